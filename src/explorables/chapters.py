@@ -1,0 +1,45 @@
+"""The registry of chapters: slug -> the module that holds its experiment.
+
+Each experiment module exposes ``Config`` (an :class:`~explorables.core.config.ExperimentConfig`
+with ``smoke``/``book``/``paper`` presets), ``run(config) -> results`` (results carry a JSON-able
+``summary``), and optionally ``figures.all_figures(results)``. Modules are imported lazily so
+that one chapter's dependencies never load for another.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: int
+    slug: str
+    title: str
+
+    def module(self) -> ModuleType:
+        """The chapter's subpackage (imported on first use)."""
+        return importlib.import_module(f"explorables.{self.slug}")
+
+    def figures_module(self) -> ModuleType | None:
+        try:
+            return importlib.import_module(f"explorables.{self.slug}.figures")
+        except ModuleNotFoundError:
+            return None
+
+
+CHAPTERS: dict[str, Chapter] = {
+    c.slug: c
+    for c in (
+        Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),
+    )
+}
+
+
+def get_chapter(slug: str) -> Chapter:
+    """The chapter registered under ``slug``, or a ``ValueError`` listing the known slugs."""
+    if slug not in CHAPTERS:
+        raise ValueError(f"unknown chapter {slug!r}; known chapters: {', '.join(sorted(CHAPTERS))}")
+    return CHAPTERS[slug]

@@ -1,0 +1,92 @@
+"""Experiment configurations with ``smoke``/``book``/``paper`` presets.
+
+Every chapter's experiment is a frozen dataclass deriving from :class:`ExperimentConfig`. The
+notebook, the tests and the command line all build it the same way
+(``Config.preset("book")``), so one code path serves every scale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from typing import Any, ClassVar, TypeVar
+
+from .validation import check_choice
+
+SCALES: tuple[str, ...] = ("smoke", "book", "paper")
+
+C = TypeVar("C", bound="ExperimentConfig")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentConfig:
+    """Base class: subclasses add fields and fill :attr:`PRESETS`.
+
+    ``PRESETS[scale]`` holds the field values that differ from the dataclass defaults at that
+    scale. ``PAPER_HARDWARE`` says what the ``paper`` preset needs (shown by ``explorables list``).
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+    PAPER_HARDWARE: ClassVar[str] = "a laptop CPU"
+
+    seed: int = 0
+    device: str = "cpu"
+
+    @classmethod
+    def preset(cls: type[C], scale: str = "book", **overrides: Any) -> C:
+        """The configuration for ``scale`` (``smoke``, ``book`` or ``paper``), with overrides."""
+        check_choice("scale", scale, SCALES)
+        values = {**cls.PRESETS.get(scale, {}), **overrides}
+        return cls(**values).validated()
+
+    def validated(self: C) -> C:
+        """Check field values; subclasses raise ``ValueError`` naming the bad field."""
+        return self
+
+    def replace(self: C, **changes: Any) -> C:
+        """A copy with ``changes`` applied and validated; unknown keys are an error."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ValueError(f"unknown config key(s) {unknown}; allowed: {sorted(known)}")
+        return dataclasses.replace(self, **changes).validated()
+
+    def with_strings(self: C, assignments: list[str]) -> C:
+        """Apply ``key=value`` strings (from ``--set``), parsing each value as the field's type."""
+        hints = typing.get_type_hints(type(self))
+        fields = {f.name for f in dataclasses.fields(self)}
+        changes: dict[str, Any] = {}
+        for item in assignments:
+            key, sep, raw = item.partition("=")
+            if not sep:
+                raise ValueError(f"--set expects key=value, got {item!r}")
+            if key not in fields:
+                raise ValueError(f"unknown config key {key!r}; allowed: {', '.join(sorted(fields))}")
+            changes[key] = _parse_value(key, raw, hints[key])
+        return self.replace(**changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON dictionary of the fields."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+
+def _parse_value(key: str, raw: str, hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    try:
+        if hint is bool:
+            if raw.lower() in ("1", "true", "yes"):
+                return True
+            if raw.lower() in ("0", "false", "no"):
+                return False
+            raise ValueError
+        if hint in (int, float, str):
+            return hint(raw)
+        if origin is tuple:
+            (item_type, *_rest) = typing.get_args(hint)
+            return tuple(item_type(p) for p in raw.split(",") if p.strip())
+    except ValueError:
+        pass
+    else:
+        raise ValueError(f"config key {key!r} has unsupported type {hint}")
+    raise ValueError(f"config key {key!r} expects {getattr(hint, '__name__', hint)}, got {raw!r}")

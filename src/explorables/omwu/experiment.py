@@ -1,0 +1,294 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+``run(OMWUConfig.preset("book"))`` is what the chapter executes, ``"smoke"`` what the tests
+execute, and ``"paper"`` the full sweep for a GPU (``explorables run omwu --scale paper``).
+
+Four experiments, all batched into as few :func:`~explorables.omwu.dynamics.simulate` calls as
+possible (the cost of a step barely depends on the batch size):
+
+1. **Bottleneck**: OMWU on the hard family ``A_delta`` for a sweep of ``delta`` and ``eta``;
+   energy, its per-step change against the predicted dissipation, ``min_i x_t,i``, the linear
+   rate, and the iterations needed to bring the energy under a target.
+2. **Uniform best iterate**: over a fine grid of ``delta``, the worst case over games of the best
+   iterate so far (KL, TV, duality gap) at several horizons ``T``.
+3. **Random games** with a chosen interior equilibrium (double centring): monotone energy and a
+   linear rate beyond 2x2.
+4. **MWU contrast**: without optimism the energy grows.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from ..core.config import ExperimentConfig
+from ..core.validation import check_in_range, check_int, check_positive
+from . import metrics as M
+from .dynamics import simulate
+from .games import hard_game, hard_game_equilibrium, matching_pennies, random_interior_game
+
+
+@dataclass(frozen=True)
+class OMWUConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    eta: float = 0.1
+    sweep_deltas: tuple[float, ...] = (0.5, 0.3, 0.2, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
+    sweep_steps: int = 20_000
+    eta_grid: tuple[float, ...] = (0.05, 0.1, 0.2)
+    energy_target: float = 1e-3
+    worst_case_deltas: int = 40
+    worst_case_delta_min: float = 1e-4
+    horizons: tuple[int, ...] = (100, 1_000, 10_000)
+    random_games: int = 16
+    random_game_size: int = 4
+    random_game_steps: int = 20_000
+    random_record_every: int = 1
+    mwu_steps: int = 2_000
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(
+            sweep_deltas=(0.5, 0.2, 0.1, 0.05),
+            sweep_steps=3_000,
+            eta_grid=(0.2, 0.4),
+            energy_target=1e-2,
+            worst_case_deltas=8,
+            worst_case_delta_min=1e-3,
+            horizons=(10, 100, 1_000),
+            random_games=4,
+            random_game_size=3,
+            random_game_steps=3_000,
+            mwu_steps=500,
+        ),
+        "book": {},
+        "paper": dict(
+            device="auto",
+            sweep_deltas=tuple(float(d) for d in np.geomspace(0.5, 1e-4, 24)),
+            sweep_steps=200_000,
+            eta_grid=(0.025, 0.05, 0.1, 0.2),
+            energy_target=1e-4,
+            worst_case_deltas=400,
+            worst_case_delta_min=1e-6,
+            horizons=(100, 1_000, 10_000, 100_000),
+            random_games=1024,
+            random_game_size=1000,
+            random_game_steps=10_000,
+            random_record_every=100,
+            mwu_steps=10_000,
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = "one GPU with >= 24 GB (1024 games of 1000x1000 in float64); minutes"
+
+    def validated(self) -> OMWUConfig:
+        check_positive("eta", self.eta)
+        if not self.sweep_deltas:
+            raise ValueError("sweep_deltas must hold at least one delta in (0, 1)")
+        for d in self.sweep_deltas:
+            check_in_range("sweep_deltas", d, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+        for e in self.eta_grid:
+            check_in_range("eta_grid", e, 0.0, 1.0, low_inclusive=False)
+        check_int("sweep_steps", self.sweep_steps, minimum=10)
+        check_positive("energy_target", self.energy_target)
+        check_int("worst_case_deltas", self.worst_case_deltas, minimum=2)
+        check_in_range("worst_case_delta_min", self.worst_case_delta_min, 0.0, 0.5, low_inclusive=False)
+        if not self.horizons or min(self.horizons) < 1:
+            raise ValueError(f"horizons must be positive integers, got {self.horizons}")
+        check_int("random_games", self.random_games, minimum=1)
+        check_int("random_game_size", self.random_game_size, minimum=2)
+        check_int("random_game_steps", self.random_game_steps, minimum=10)
+        check_int("random_record_every", self.random_record_every, minimum=1)
+        check_int("mwu_steps", self.mwu_steps, minimum=1)
+        return self
+
+
+@dataclass
+class OMWUResults:
+    """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""
+
+    config: OMWUConfig
+    summary: dict[str, Any]
+    curves: dict[str, Any] = field(repr=False)
+
+
+def _to_numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy()
+
+
+def _bottleneck(cfg: OMWUConfig) -> tuple[dict, dict]:
+    """Experiment 1: the hard family over delta (at eta) and over eta (at every delta)."""
+    etas = sorted(set(cfg.eta_grid) | {cfg.eta})
+    grid = [(d, e) for e in etas for d in cfg.sweep_deltas]
+    A = np.stack([hard_game(d) for d, _ in grid])
+    eq = [hard_game_equilibrium(d) for d, _ in grid]
+    x_star, y_star = np.stack([e[0] for e in eq]), np.stack([e[1] for e in eq])
+    eta = np.array([e for _, e in grid])
+    traj = simulate(A, eta, cfg.sweep_steps, device=cfg.device)
+    steps = _to_numpy(traj.steps)
+    E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))  # (K, B)
+    x, y = traj.x, traj.y
+    pred = _to_numpy(M.predicted_dissipation(traj.A, x[:-1], y[:-1], x_star, y_star, traj.eta))
+    actual = np.diff(E, axis=0)
+    min_x = _to_numpy(traj.log_x.exp().amin(-1))  # (K, B)
+
+    # Compare actual and predicted dissipation where both are resolvable in float64.
+    resolvable = (np.abs(pred) > 1e-13)[1:] & (E[1:-1] > 1e-9)
+    ratio = (actual[1:] / np.where(pred[1:] == 0, np.nan, pred[1:]))[resolvable]
+    rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(len(grid))])
+    hit = np.array([M.first_hitting_time(E[:, b], steps, cfg.energy_target) for b in range(len(grid))])
+
+    # Where does the energy dissipate? Relative dissipation per step near and away from the boundary.
+    near = (min_x[:-1] < 1e-2) & (E[:-1] > 1e-9)
+    away = (min_x[:-1] >= 1e-2) & (E[:-1] > 1e-9)
+    rel = -actual / np.maximum(E[:-1], 1e-300)
+    rel_near = float(np.median(rel[1:][near[1:]])) if near[1:].any() else float("nan")
+    rel_away = float(np.median(rel[1:][away[1:]])) if away[1:].any() else float("nan")
+
+    deltas = np.array(cfg.sweep_deltas)
+    at_eta = np.array([e == cfg.eta for _, e in grid])
+    # Scaling: log rate ~ a log(delta) + b log(eta) + c, on the pairs where the rate is measurable
+    # (E decayed by at least a factor e during the run).
+    decayed = E[-1] < E[1] / np.e
+    logd, loge = np.log([d for d, _ in grid]), np.log(eta)
+    X = np.c_[logd, loge, np.ones(len(grid))][decayed]
+    coef = np.linalg.lstsq(X, np.log(rates[decayed]), rcond=None)[0] if decayed.sum() >= 3 else [np.nan] * 3
+
+    increases = actual[1:].max(axis=0)  # largest E_{t+1} - E_t for t >= 1, per run
+    summary = {
+        "deltas": deltas.tolist(),
+        "etas": etas,
+        "rate_at_eta": rates[at_eta].tolist(),
+        "rate_grid": rates.reshape(len(etas), len(deltas)).tolist(),
+        "rate_over_eta2_delta": (rates[at_eta] / (cfg.eta**2 * deltas)).tolist(),
+        "rate_exponent_delta": float(coef[0]),
+        "rate_exponent_eta": float(coef[1]),
+        "rate_fit_runs": int(decayed.sum()),
+        "steps_to_energy_target": hit[at_eta].tolist(),
+        "min_x_over_run": min_x[:, at_eta].min(0).tolist(),
+        "dissipation_ratio_median": float(np.median(ratio)),
+        "dissipation_ratio_p05": float(np.quantile(ratio, 0.05)),
+        "dissipation_ratio_p95": float(np.quantile(ratio, 0.95)),
+        "max_energy_increase_after_t1": float(increases.max()),
+        "first_step_energy_change_max": float(actual[0].max()),
+        "relative_dissipation_near_boundary": rel_near,
+        "relative_dissipation_away_from_boundary": rel_away,
+    }
+    curves = {
+        "steps": steps,
+        "deltas": deltas,
+        "x1": _to_numpy(x[..., 0])[:, at_eta],
+        "y1": _to_numpy(y[..., 0])[:, at_eta],
+        "energy": E[:, at_eta],
+        "predicted_energy": np.r_[E[:2], E[1] + np.cumsum(pred[1:], axis=0)][:, at_eta],
+        "min_x": min_x[:, at_eta],
+        "x_star": x_star[at_eta],
+        "y_star": y_star[at_eta],
+        "rate_grid": rates.reshape(len(etas), len(deltas)),
+        "etas": np.array(etas),
+    }
+    return summary, curves
+
+
+def _best_iterate(cfg: OMWUConfig) -> tuple[dict, dict]:
+    """Experiment 2: worst case over delta of the best iterate up to each horizon."""
+    deltas = np.geomspace(cfg.worst_case_delta_min, 0.5, cfg.worst_case_deltas)
+    A = np.stack([hard_game(d) for d in deltas])
+    eq = [hard_game_equilibrium(d) for d in deltas]
+    x_star, y_star = np.stack([e[0] for e in eq]), np.stack([e[1] for e in eq])
+    T = max(cfg.horizons)
+    traj = simulate(A, cfg.eta, T, device=cfg.device)
+    kl = M.energy(traj.log_x, traj.log_y, x_star, y_star)
+    x, y = traj.x, traj.y
+    tv = M.distance_tv(x, y, torch.as_tensor(x_star, device=x.device), torch.as_tensor(y_star, device=x.device))
+    gap = M.duality_gap(traj.A, x, y)
+    # running minimum over t: the best iterate so far
+    best = {name: _to_numpy(torch.cummin(v, dim=0).values) for name, v in (("kl", kl), ("tv", tv), ("gap", gap))}
+    steps = _to_numpy(traj.steps)
+    horizons = sorted(cfg.horizons)
+    rows = []
+    for h in horizons:
+        k = int(np.searchsorted(steps, h))
+        rows.append(
+            {
+                "T": h,
+                "worst_best_kl": float(best["kl"][k].max()),
+                "worst_best_tv": float(best["tv"][k].max()),
+                "worst_best_gap": float(best["gap"][k].max()),
+                "worst_best_gap_sqrtT": float(best["gap"][k].max() * np.sqrt(h)),
+            }
+        )
+    gaps = np.array([r["worst_best_gap"] for r in rows])
+    gap_slope = float(np.polyfit(np.log(horizons), np.log(gaps), 1)[0]) if len(rows) > 1 else float("nan")
+    # the whole curve, for the figure: worst case over games at every recorded step
+    worst = {name: v.max(axis=1) for name, v in best.items()}
+    summary = {"rows": rows, "gap_exponent": gap_slope}
+    curves = {"steps": steps, **{f"worst_{k}": v for k, v in worst.items()}}
+    return summary, curves
+
+
+def _random_games(cfg: OMWUConfig) -> dict:
+    """Experiment 3: games with a chosen interior equilibrium; energy monotone and linear rate."""
+    rng = np.random.default_rng(cfg.seed)
+    games = [random_interior_game(cfg.random_game_size, rng) for _ in range(cfg.random_games)]
+    A = np.stack([g[0] for g in games])
+    x_star, y_star = np.stack([g[1] for g in games]), np.stack([g[2] for g in games])
+    traj = simulate(A, cfg.eta, cfg.random_game_steps, record_every=cfg.random_record_every, device=cfg.device)
+    E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))
+    steps = _to_numpy(traj.steps)
+    rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(cfg.random_games)])
+    increases = np.diff(E[1:], axis=0).max(axis=0) if len(E) > 2 else np.zeros(cfg.random_games)
+    return {
+        "games": cfg.random_games,
+        "size": cfg.random_game_size,
+        "rate_min": float(rates.min()),
+        "rate_median": float(np.median(rates)),
+        "fraction_decaying": float(np.mean(rates > 0)),
+        "max_energy_increase_after_t1": float(increases.max()),
+        "energy_ratio_median": float(np.median(E[-1] / E[0])),
+    }
+
+
+def _mwu_contrast(cfg: OMWUConfig) -> tuple[dict, dict]:
+    """Experiment 4: plain MWU against OMWU on matching pennies from the same start."""
+    A = matching_pennies()
+    x0 = np.array([0.7, 0.3])
+    x_star = y_star = np.array([0.5, 0.5])
+    out, curves = {}, {}
+    for method in ("mwu", "omwu"):
+        traj = simulate(A, cfg.eta, cfg.mwu_steps, x0=x0, method=method, device=cfg.device)
+        E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))[:, 0]
+        out[method] = {"energy_start": float(E[0]), "energy_end": float(E[-1])}
+        curves[method] = {"energy": E, "x1": _to_numpy(traj.x[:, 0, 0]), "y1": _to_numpy(traj.y[:, 0, 0])}
+    curves["steps"] = _to_numpy(traj.steps)
+    return out, curves
+
+
+def run(config: OMWUConfig | None = None) -> OMWUResults:
+    """Run the four experiments of the chapter and return summary numbers and curves."""
+    cfg = (config or OMWUConfig.preset("book")).validated()
+    torch.manual_seed(cfg.seed)
+    timings = {}
+    t0 = time.perf_counter()
+    bottleneck, bottleneck_curves = _bottleneck(cfg)
+    timings["bottleneck_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    best, best_curves = _best_iterate(cfg)
+    timings["best_iterate_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    random = _random_games(cfg)
+    timings["random_games_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mwu, mwu_curves = _mwu_contrast(cfg)
+    timings["mwu_s"] = time.perf_counter() - t0
+    summary = {
+        "bottleneck": bottleneck,
+        "best_iterate": best,
+        "random_games": random,
+        "mwu_vs_omwu": mwu,
+        "timings": timings,
+    }
+    curves = {"bottleneck": bottleneck_curves, "best_iterate": best_curves, "mwu": mwu_curves}
+    return OMWUResults(config=cfg, summary=summary, curves=curves)

@@ -1,0 +1,191 @@
+"""Figures of the chapter, built from :class:`~explorables.omwu.experiment.OMWUResults`.
+
+Every builder takes results (never recomputes) and returns a plotly figure; the notebook shows
+them with :func:`explorables.core.plotting.show`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.figure
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .experiment import OMWUResults
+
+MAX_POINTS = 400
+
+
+def _bins(n: int, points: int = MAX_POINTS) -> np.ndarray:
+    return np.unique(np.linspace(0, n - 1, min(points, n)).astype(int))
+
+
+def _thin(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    return values[idx]
+
+
+def _bin_min(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Minimum over each bin ``[idx[k], idx[k+1])`` so dips survive down-sampling."""
+    return np.minimum.reduceat(values, idx)
+
+
+def idea_figure(results: OMWUResults, delta: float = 0.05, steps: int = 8_000) -> matplotlib.figure.Figure:
+    """The small picture first: one trajectory on ``A_delta``, coloured by how fast energy drains.
+
+    Colour is ``log10(-(E_{t+1} - E_t) / E_t)``: bright where the energy dissipates quickly,
+    dark where it stalls, which is where the iterate hugs the edge ``x_1 = 1`` of the square.
+    """
+    c = results.curves["bottleneck"]
+    b = int(np.argmin(np.abs(c["deltas"] - delta)))
+    k = min(steps, len(c["steps"]) - 1)
+    E = c["energy"][: k + 1, b]
+    drain = np.log10(np.maximum(-np.diff(E) / E[:-1], 1e-12))
+    fig = matplotlib.figure.Figure(figsize=(9, 3.4), dpi=100)
+    ax_traj, ax_e = fig.subplots(1, 2)
+    points = ax_traj.scatter(c["x1"][1 : k + 1, b], c["y1"][1 : k + 1, b], c=drain, s=2, cmap="viridis", vmin=-9)
+    ax_traj.plot(c["x_star"][b, 0], c["y_star"][b, 0], "r*", ms=12)
+    ax_traj.set(xlim=(0, 1.02), ylim=(0, 1), xlabel="x₁ (row player)", ylabel="y₁ (column player)",
+                title=f"OMWU on A_δ, δ = {c['deltas'][b]:g}")
+    fig.colorbar(points, ax=ax_traj, label="log₁₀ relative energy drop per step")
+    ax_e.semilogy(c["steps"][: k + 1], E, lw=1.2, label="energy E_t")
+    ax_e.semilogy(c["steps"][: k + 1], c["min_x"][: k + 1, b], lw=1, ls=":", label="min_i x_t,i")
+    ax_e.set(xlabel="t", title="energy stalls while min_i x_t,i is tiny")
+    ax_e.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def explorable_figure(results: OMWUResults) -> go.Figure:
+    """The chapter's explorable: a slider over delta for the hard game ``A_delta``.
+
+    Left: the trajectory ``(x_t1, y_t1)`` spiralling in to the equilibrium. Middle: the energy
+    ``E_t`` (log scale) and the energy predicted by summing the second-order dissipation.
+    Right: ``min_i x_t,i``; the energy plateaus line up with its dips toward 0.
+    """
+    c = results.curves["bottleneck"]
+    steps, deltas = c["steps"], c["deltas"]
+    idx = _bins(len(steps))
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=("trajectory (x₁, y₁)", "energy E_t (log)", "min_i x_t,i (log)"),
+        horizontal_spacing=0.08,
+    )
+    n_traces = 5
+    for b, d in enumerate(deltas):
+        visible = b == len(deltas) // 2
+        t = steps[idx]
+        fig.add_trace(
+            go.Scatter(
+                x=c["x1"][idx, b], y=c["y1"][idx, b], mode="lines", line=dict(width=1.2, color="#1f77b4"),
+                name="OMWU iterate", visible=visible, customdata=t,
+                hovertemplate="t=%{customdata}<br>x₁=%{x:.4f}<br>y₁=%{y:.4f}<extra></extra>",
+            ),
+            row=1, col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[c["x_star"][b, 0]], y=[c["y_star"][b, 0]], mode="markers", name="Nash equilibrium",
+                marker=dict(symbol="star", size=12, color="#d62728"), visible=visible,
+            ),
+            row=1, col=1,
+        )
+        fig.add_trace(
+            go.Scatter(x=t, y=c["energy"][idx, b], name="energy (measured)", line=dict(color="#1f77b4"), visible=visible),
+            row=1, col=2,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=t, y=np.maximum(c["predicted_energy"][idx, b], 1e-300), name="energy (predicted dissipation)",
+                line=dict(color="#ff7f0e", dash="dash"), visible=visible,
+            ),
+            row=1, col=2,
+        )
+        fig.add_trace(
+            go.Scatter(x=t, y=_bin_min(c["min_x"][:, b], idx), name="min_i x_t,i", line=dict(color="#2ca02c"), visible=visible),
+            row=1, col=3,
+        )
+    steps_ui = []
+    for b, d in enumerate(deltas):
+        vis = [False] * (n_traces * len(deltas))
+        vis[n_traces * b : n_traces * (b + 1)] = [True] * n_traces
+        steps_ui.append(dict(method="update", label=f"{d:g}", args=[{"visible": vis}]))
+    fig.update_layout(
+        sliders=[dict(active=len(deltas) // 2, currentvalue=dict(prefix="δ = "), steps=steps_ui, pad=dict(t=40))],
+        height=420,
+        margin=dict(l=40, r=20, t=50, b=20),
+        legend=dict(orientation="h", y=-0.45),
+    )
+    fig.update_xaxes(range=[0, 1], title_text="x₁", row=1, col=1)
+    fig.update_yaxes(range=[0, 1], title_text="y₁", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=2)
+    fig.update_yaxes(type="log", row=1, col=3)
+    fig.update_xaxes(title_text="t", row=1, col=2)
+    fig.update_xaxes(title_text="t", row=1, col=3)
+    return fig
+
+
+def rate_figure(results: OMWUResults) -> go.Figure:
+    """Measured linear rate ``-d log E / dt`` against delta, one line per eta (log-log)."""
+    c = results.curves["bottleneck"]
+    s = results.summary["bottleneck"]
+    # constant of the reference line c·η²·δ, fitted on the easiest games (δ >= 0.1)
+    easy = c["deltas"] >= 0.1
+    const = float(np.median((c["rate_grid"] / (c["etas"][:, None] ** 2 * c["deltas"][None, :]))[:, easy]))
+    fig = go.Figure()
+    for k, eta in enumerate(c["etas"]):
+        fig.add_trace(go.Scatter(x=c["deltas"], y=c["rate_grid"][k], mode="lines+markers", name=f"η = {eta:g}"))
+        fig.add_trace(
+            go.Scatter(x=c["deltas"], y=const * eta**2 * c["deltas"], mode="lines", line=dict(dash="dot", width=1),
+                       name=f"{const:.2f}·η²·δ", showlegend=k == 0, legendgroup="ref")
+        )
+    fig.update_layout(
+        xaxis=dict(type="log", title="δ"), yaxis=dict(type="log", title="rate  −d log E/dt"), height=380,
+        title=f"fitted: rate ∝ δ^{s['rate_exponent_delta']:.2f} · η^{s['rate_exponent_eta']:.2f}",
+        margin=dict(l=50, r=20, t=50, b=40),
+    )
+    return fig
+
+
+def best_iterate_figure(results: OMWUResults) -> go.Figure:
+    """Worst case over the family of the best iterate so far, against T (log-log)."""
+    c = results.curves["best_iterate"]
+    t = c["steps"][1:]
+    idx = np.unique(np.geomspace(1, len(t), MAX_POINTS).astype(int) - 1)
+    fig = go.Figure()
+    for key, name in (("worst_kl", "KL to Nash"), ("worst_tv", "TV to Nash"), ("worst_gap", "duality gap")):
+        fig.add_trace(go.Scatter(x=t[idx], y=c[key][1:][idx], name=name))
+    ref = c["worst_gap"][1:][idx][0] * (t[idx] / t[idx][0]) ** -0.5
+    fig.add_trace(go.Scatter(x=t[idx], y=ref, name="∝ T^(-1/2)", line=dict(dash="dot", color="gray")))
+    fig.update_layout(
+        xaxis=dict(type="log", title="T"), yaxis=dict(type="log", title="worst case over δ of min_{t≤T}"),
+        height=360, margin=dict(l=50, r=20, t=30, b=40),
+    )
+    return fig
+
+
+def mwu_figure(results: OMWUResults) -> go.Figure:
+    """MWU spirals out (energy grows) while OMWU spirals in, on matching pennies."""
+    c = results.curves["mwu"]
+    idx = _bins(len(c["steps"]))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("trajectory (x₁, y₁)", "energy E_t"))
+    for method, color in (("mwu", "#d62728"), ("omwu", "#1f77b4")):
+        fig.add_trace(go.Scatter(x=c[method]["x1"][idx], y=c[method]["y1"][idx], name=method.upper(),
+                                 line=dict(color=color, width=1)), row=1, col=1)
+        fig.add_trace(go.Scatter(x=c["steps"][idx], y=c[method]["energy"][idx], name=method.upper(),
+                                 line=dict(color=color), showlegend=False), row=1, col=2)
+    fig.update_xaxes(range=[0, 1], row=1, col=1)
+    fig.update_yaxes(range=[0, 1], scaleanchor="x", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=2)
+    fig.update_layout(height=360, margin=dict(l=40, r=20, t=40, b=30))
+    return fig
+
+
+def all_figures(results: OMWUResults) -> dict[str, go.Figure]:
+    """Every figure of the chapter by name (the command line saves these)."""
+    return {
+        "explorable": explorable_figure(results),
+        "rates": rate_figure(results),
+        "best_iterate": best_iterate_figure(results),
+        "mwu_vs_omwu": mwu_figure(results),
+    }

@@ -1,0 +1,111 @@
+r"""Distances to equilibrium, the energy, and its predicted dissipation.
+
+All functions are batched and take torch tensors (numpy arrays are converted). Strategies enter
+as *log*-probabilities wherever a logarithm is needed, so nothing underflows near the boundary.
+
+The **energy** is the Fenchel coupling between the dual iterate and the equilibrium,
+
+.. math:: E_t = \mathrm{KL}(x^* \,\|\, x_t) + \mathrm{KL}(y^* \,\|\, y_t),
+
+whose gradient in the dual variables is ``(x_t - x*, y_t - y*)``. For a game with an interior
+equilibrium, OMWU is an optimistic *skew*-gradient step on ``E``, and a second-order expansion
+of one step gives the **predicted dissipation**
+
+.. math::
+
+    E_{t+1} - E_t \approx -\frac{\eta^2}{2}\Big[\mathrm{Var}_{i\sim x_t}\big(A(y_t-y^*)\big)_i
+    + \mathrm{Var}_{j\sim y_t}\big(A^T(x_t-x^*)\big)_j\Big].
+
+Both variances vanish when ``x_t`` or ``y_t`` sits near a vertex of the simplex: this is the
+geometric bottleneck.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def _t(a) -> torch.Tensor:
+    return torch.as_tensor(a, dtype=torch.float64)
+
+
+def kl_from_log(p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
+    """``KL(p || q) = sum_i p_i (log p_i - log q_i)`` over the last axis, with ``0 log 0 = 0``."""
+    p, log_q = _t(p).to(_t(log_q).device), _t(log_q)
+    log_p = torch.where(p > 0, p.clamp_min(1e-300).log(), torch.zeros_like(p))
+    return (p * (log_p - log_q)).sum(-1)
+
+
+def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """``TV(p, q) = (1/2) sum_i |p_i - q_i|`` over the last axis."""
+    p, q = _t(p), _t(q)
+    return 0.5 * (p.to(q.device) - q).abs().sum(-1)
+
+
+def energy(log_x: torch.Tensor, log_y: torch.Tensor, x_star, y_star) -> torch.Tensor:
+    """The energy ``E = KL(x*||x) + KL(y*||y)`` (the paper's Lyapunov function), batched."""
+    return kl_from_log(x_star, log_x) + kl_from_log(y_star, log_y)
+
+
+def distance_tv(x: torch.Tensor, y: torch.Tensor, x_star, y_star) -> torch.Tensor:
+    """Total-variation distance to equilibrium, ``TV(x, x*) + TV(y, y*)``."""
+    return total_variation(x_star, x) + total_variation(y_star, y)
+
+
+def duality_gap(A: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    r"""``max_j (A^T x)_j - min_i (A y)_i >= 0``; zero exactly at an equilibrium.
+
+    ``A`` is ``(B, n, m)``; ``x`` and ``y`` are ``(..., B, n)`` and ``(..., B, m)``.
+    """
+    A, x, y = _t(A), _t(x), _t(y)
+    best_y = torch.einsum("bnm,...bn->...bm", A, x).amax(-1)
+    best_x = torch.einsum("bnm,...bm->...bn", A, y).amin(-1)
+    return best_y - best_x
+
+
+def _weighted_variance(w: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    mean = (p * w).sum(-1, keepdim=True)
+    return (p * (w - mean) ** 2).sum(-1)
+
+
+def predicted_dissipation(A, x, y, x_star, y_star, eta) -> torch.Tensor:
+    """Second-order prediction of ``E_{t+1} - E_t`` (module docstring); always ``<= 0``.
+
+    ``x``, ``y`` are strategies at step ``t`` with shapes ``(..., B, n)``/``(..., B, m)``;
+    ``x_star``, ``y_star`` broadcast against them; ``eta`` is a scalar or ``(B,)``.
+    """
+    A, x, y = _t(A), _t(x), _t(y)
+    x_star, y_star = _t(x_star).to(x.device), _t(y_star).to(y.device)
+    eta = _t(eta).to(x.device)
+    row = torch.einsum("bnm,...bm->...bn", A, y - y_star)
+    col = torch.einsum("bnm,...bn->...bm", A, x - x_star)
+    return -0.5 * eta**2 * (_weighted_variance(row, x) + _weighted_variance(col, y))
+
+
+def fit_linear_rate(values: np.ndarray, steps: np.ndarray, tail: float = 0.5, floor: float = 1e-11) -> float:
+    """Rate ``r`` of a linear (geometric) decay ``values ~ C exp(-r t)``.
+
+    Least-squares slope of ``log(values)`` against ``t``, negated (positive means decay), over
+    the last ``tail`` fraction of the records that lie above ``floor``. The floor keeps float64
+    round-off (values near ``1e-16``) out of the fit.
+    """
+    values, steps = np.asarray(values, dtype=np.float64), np.asarray(steps, dtype=np.float64)
+    if not 0 < tail <= 1:
+        raise ValueError(f"tail must lie in (0, 1], got {tail!r}")
+    above = np.nonzero(values > floor)[0]
+    if above.size < 4:
+        raise ValueError(f"need at least four values above floor={floor:g} to fit a rate")
+    end = above[-1] + 1
+    start = int(end * (1 - tail))
+    v, s = values[start:end], steps[start:end]
+    keep = v > floor
+    slope = np.polyfit(s[keep], np.log(v[keep]), 1)[0]
+    return float(-slope)
+
+
+def first_hitting_time(values: np.ndarray, steps: np.ndarray, target: float) -> float:
+    """First recorded step at which ``values <= target``; ``inf`` if never."""
+    values = np.asarray(values)
+    hit = np.nonzero(values <= target)[0]
+    return float(np.asarray(steps)[hit[0]]) if hit.size else float("inf")

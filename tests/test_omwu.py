@@ -1,0 +1,327 @@
+"""Tests of the OMWU chapter: closed forms, invariants, oracles, the claimed directions, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy.special import logsumexp, softmax
+
+from explorables.omwu import (
+    OMWUConfig,
+    biased_rock_paper_scissors,
+    duality_gap,
+    energy,
+    fit_linear_rate,
+    game_with_equilibrium,
+    hard_game,
+    hard_game_equilibrium,
+    kl_from_log,
+    matching_pennies,
+    omwu_numpy,
+    predicted_dissipation,
+    random_interior_game,
+    rock_paper_scissors,
+    run,
+    simulate,
+    solve_nash,
+    total_variation,
+)
+from explorables.omwu.claims import claims, markdown_table
+
+
+# --- one step by hand -------------------------------------------------------------------------
+
+def test_first_two_steps_match_hand_computation():
+    A = np.array([[2.0, -1.0], [0.5, 1.0]])
+    eta = 0.3
+    x0, y0 = np.array([0.6, 0.4]), np.array([0.25, 0.75])
+    log_x, log_y = omwu_numpy(A, eta, 2, x0, y0)
+    # t = 0 -> 1: g_{-1} = g_0, so the step is 2 g_0 - g_0 = g_0 (plain MWU).
+    gx0, gy0 = A @ y0, A.T @ x0
+    x1 = x0 * np.exp(-eta * gx0)
+    x1 /= x1.sum()
+    y1 = y0 * np.exp(eta * gy0)
+    y1 /= y1.sum()
+    np.testing.assert_allclose(np.exp(log_x[1]), x1, rtol=1e-14)
+    np.testing.assert_allclose(np.exp(log_y[1]), y1, rtol=1e-14)
+    # t = 1 -> 2: the optimistic step 2 g_1 - g_0.
+    gx1, gy1 = A @ y1, A.T @ x1
+    x2 = x1 * np.exp(-eta * (2 * gx1 - gx0))
+    x2 /= x2.sum()
+    y2 = y1 * np.exp(eta * (2 * gy1 - gy0))
+    y2 /= y2.sum()
+    np.testing.assert_allclose(np.exp(log_x[2]), x2, rtol=1e-14)
+    np.testing.assert_allclose(np.exp(log_y[2]), y2, rtol=1e-14)
+
+
+@pytest.mark.parametrize("method", ["omwu", "mwu"])
+def test_numpy_and_batched_torch_agree(method):
+    rng = np.random.default_rng(1)
+    games = [random_interior_game(3, rng)[0] for _ in range(3)] + [rock_paper_scissors()]
+    A = np.stack(games)
+    x0 = rng.dirichlet(np.ones(3), size=4)
+    y0 = rng.dirichlet(np.ones(3), size=4)
+    eta = np.array([0.05, 0.1, 0.2, 0.3])
+    traj = simulate(A, eta, 500, x0, y0, method=method)
+    for b in range(4):
+        log_x, log_y = omwu_numpy(A[b], eta[b], 500, x0[b], y0[b], method=method)
+        assert np.abs(traj.log_x[:, b].numpy() - log_x).max() < 1e-12
+        assert np.abs(traj.log_y[:, b].numpy() - log_y).max() < 1e-12
+
+
+def test_record_every_keeps_first_and_last():
+    traj = simulate(matching_pennies(), 0.1, 1003, record_every=100)
+    steps = traj.steps.tolist()
+    assert steps[0] == 0 and steps[-1] == 1003 and steps[1:-1] == list(range(100, 1001, 100))
+    full = simulate(matching_pennies(), 0.1, 1003)
+    torch.testing.assert_close(traj.log_x[-1], full.log_x[-1], rtol=0, atol=0)
+
+
+# --- invariants -------------------------------------------------------------------------------
+
+def test_iterates_stay_on_simplex_and_finite_for_1e5_steps_on_hard_game():
+    traj = simulate(hard_game(1e-3), 0.1, 100_000, record_every=7)
+    for log_p in (traj.log_x, traj.log_y):
+        assert torch.isfinite(log_p).all()
+        # normalised logits: logsumexp == 0 means the strategy sums to one exactly
+        assert torch.logsumexp(log_p, -1).abs().max() < 1e-12
+        assert (log_p <= 1e-15).all()
+    # near the boundary: the smallest probability is far below float64's subnormal range
+    # yet stays representable through its logarithm
+    assert traj.log_x.min() < -50
+
+
+# --- equilibria -------------------------------------------------------------------------------
+
+def test_equilibrium_of_rock_paper_scissors_is_uniform():
+    ne = solve_nash(rock_paper_scissors())
+    np.testing.assert_allclose(ne.x, np.full(3, 1 / 3), atol=1e-9)
+    np.testing.assert_allclose(ne.y, np.full(3, 1 / 3), atol=1e-9)
+    assert abs(ne.value) < 1e-9 and ne.is_interior
+
+
+def test_equilibrium_of_matching_pennies():
+    ne = solve_nash(matching_pennies())
+    np.testing.assert_allclose(ne.x, [0.5, 0.5], atol=1e-9)
+    np.testing.assert_allclose(ne.y, [0.5, 0.5], atol=1e-9)
+
+
+@pytest.mark.parametrize("delta", [0.5, 0.1, 1e-3])
+def test_lp_recovers_closed_form_of_hard_game(delta):
+    ne = solve_nash(hard_game(delta))
+    x_star, y_star = hard_game_equilibrium(delta)
+    np.testing.assert_allclose(ne.x, x_star, atol=1e-8)
+    np.testing.assert_allclose(ne.y, y_star, atol=1e-8)
+    # closed form: both best-response payoffs are equalised
+    A = hard_game(delta)
+    assert np.ptp(A.T @ x_star) < 1e-12 and np.ptp(A @ y_star) < 1e-12
+
+
+def test_biased_rps_equilibrium_is_proportional_to_1_bias_1():
+    ne = solve_nash(biased_rock_paper_scissors(3.0))
+    np.testing.assert_allclose(ne.x, np.array([1, 3, 1]) / 5, atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lp_recovers_chosen_equilibrium_of_double_centred_game(seed):
+    rng = np.random.default_rng(seed)
+    x_star, y_star = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(4))
+    A = game_with_equilibrium(x_star, y_star, rng)
+    np.testing.assert_allclose(A @ y_star, 0, atol=1e-12)
+    np.testing.assert_allclose(A.T @ x_star, 0, atol=1e-12)
+    ne = solve_nash(A)
+    np.testing.assert_allclose(ne.x, x_star, atol=1e-7)
+    np.testing.assert_allclose(ne.y, y_star, atol=1e-7)
+
+
+# --- metrics against direct formulas -----------------------------------------------------------
+
+def test_kl_tv_and_gap_match_direct_formulas():
+    rng = np.random.default_rng(0)
+    p, q = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5))
+    assert float(kl_from_log(p, np.log(q))) == pytest.approx(np.sum(p * np.log(p / q)), rel=1e-12)
+    assert float(kl_from_log(np.array([1.0, 0.0]), np.log([0.5, 0.5]))) == pytest.approx(np.log(2))
+    assert float(total_variation(p, q)) == pytest.approx(0.5 * np.abs(p - q).sum())
+    A = rng.standard_normal((4, 3))
+    x, y = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(3))
+    gap = float(duality_gap(torch.from_numpy(A[None]), torch.from_numpy(x[None]), torch.from_numpy(y[None]))[0])
+    assert gap == pytest.approx((A.T @ x).max() - (A @ y).min())
+    ne = solve_nash(A)
+    assert float(duality_gap(torch.from_numpy(A[None]), torch.from_numpy(ne.x[None]), torch.from_numpy(ne.y[None]))[0]) < 1e-8
+
+
+# --- the energy: dissipation and its prediction --------------------------------------------------
+
+def _energy_run(A, x_star, y_star, eta, steps):
+    traj = simulate(A, eta, steps)
+    E = energy(traj.log_x, traj.log_y, x_star, y_star)[:, 0].numpy()
+    pred = predicted_dissipation(traj.A, traj.x[:-1], traj.y[:-1], x_star, y_star, traj.eta)[:, 0].numpy()
+    return traj, E, pred
+
+
+@pytest.mark.parametrize("delta", [0.3, 0.05])
+def test_energy_non_increasing_after_first_step_on_hard_game(delta):
+    x_star, y_star = hard_game_equilibrium(delta)
+    _, E, _ = _energy_run(hard_game(delta), x_star, y_star, 0.05, 5_000)
+    assert np.all(np.diff(E[1:]) <= 1e-12)
+    assert E[-1] < E[1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_energy_non_increasing_on_random_interior_games(seed):
+    A, x_star, y_star = random_interior_game(4, seed)
+    _, E, _ = _energy_run(A, x_star, y_star, 0.05, 3_000)
+    assert np.all(np.diff(E[1:]) <= 1e-12)
+
+
+def test_dissipation_matches_second_order_prediction():
+    """Median of measured/predicted within 2%, and 90% of steps within 10% (eta = 0.05)."""
+    x_star, y_star = hard_game_equilibrium(0.1)
+    _, E, pred = _energy_run(hard_game(0.1), x_star, y_star, 0.05, 10_000)
+    actual = np.diff(E)[1:]
+    ok = (E[1:-1] > 1e-9) & (np.abs(pred[1:]) > 1e-14)
+    ratio = actual[ok] / pred[1:][ok]
+    assert abs(np.median(ratio) - 1) < 0.02
+    assert np.mean(np.abs(ratio - 1) < 0.1) > 0.9
+
+
+def test_prediction_error_shrinks_like_eta_cubed():
+    """The prediction is second order: halving eta should cut the absolute error by ~8x."""
+    x_star, y_star = hard_game_equilibrium(0.3)
+    errors = []
+    for eta in (0.1, 0.05):
+        _, E, pred = _energy_run(hard_game(0.3), x_star, y_star, eta, 50)
+        errors.append(np.abs(np.diff(E)[1:20] - pred[1:20]).max())
+    assert 4 < errors[0] / errors[1] < 16
+
+
+def test_kl_decays_linearly_on_interior_game():
+    A, x_star, y_star = random_interior_game(3, 7)
+    traj, E, _ = _energy_run(A, x_star, y_star, 0.1, 20_000)
+    rate = fit_linear_rate(E, traj.steps.numpy())
+    assert rate > 0
+    # linear means log E is close to a straight line in the tail: residuals are small
+    tail = slice(len(E) // 2, None)
+    t = traj.steps.numpy()[tail]
+    resid = np.log(E[tail]) - np.polyval(np.polyfit(t, np.log(E[tail]), 1), t)
+    assert np.abs(resid).max() < 0.5
+
+
+def test_mwu_energy_increases_on_matching_pennies():
+    x_star = y_star = np.array([0.5, 0.5])
+    traj = simulate(matching_pennies(), 0.1, 1_000, x0=np.array([0.7, 0.3]), method="mwu")
+    E = energy(traj.log_x, traj.log_y, x_star, y_star)[:, 0].numpy()
+    assert np.all(np.diff(E) > 0)
+
+
+def test_rate_scales_like_eta_squared_and_delta():
+    deltas, etas = [0.4, 0.2, 0.4], [0.1, 0.1, 0.2]
+    A = np.stack([hard_game(d) for d in deltas])
+    eq = [hard_game_equilibrium(d) for d in deltas]
+    traj = simulate(A, np.array(etas), 15_000)
+    E = energy(traj.log_x, traj.log_y, np.stack([e[0] for e in eq]), np.stack([e[1] for e in eq])).numpy()
+    r = [fit_linear_rate(E[:, b], traj.steps.numpy()) for b in range(3)]
+    assert 3.0 < r[2] / r[0] < 5.0  # doubling eta: ~4x
+    assert 1.5 < r[0] / r[1] < 2.7  # halving delta: ~2x
+
+
+# --- the experiment on the smoke preset: the claimed directions ----------------------------------
+
+@pytest.fixture(scope="module")
+def smoke_results():
+    return run(OMWUConfig.preset("smoke"))
+
+
+def test_smoke_run_shows_claimed_directions(smoke_results):
+    s = smoke_results.summary
+    b = s["bottleneck"]
+    assert b["max_energy_increase_after_t1"] <= 1e-12
+    assert b["relative_dissipation_near_boundary"] < 0.1 * b["relative_dissipation_away_from_boundary"]
+    rates = np.array(b["rate_at_eta"])
+    assert np.all(np.diff(rates) < 0)  # smaller delta (later in the list) -> slower
+    rows = s["best_iterate"]["rows"]
+    assert rows[-1]["worst_best_kl"] > 0.5 * rows[0]["worst_best_kl"]  # KL does not go to zero
+    assert rows[-1]["worst_best_gap"] < rows[0]["worst_best_gap"]  # the gap does
+    assert s["mwu_vs_omwu"]["mwu"]["energy_end"] > s["mwu_vs_omwu"]["mwu"]["energy_start"]
+    assert s["mwu_vs_omwu"]["omwu"]["energy_end"] < s["mwu_vs_omwu"]["omwu"]["energy_start"]
+
+
+def test_smoke_run_is_deterministic(smoke_results):
+    again = run(OMWUConfig.preset("smoke"))
+    assert again.summary["bottleneck"] == smoke_results.summary["bottleneck"]
+    assert again.summary["random_games"] == smoke_results.summary["random_games"]
+
+
+def test_claims_table_has_a_verdict_per_claim(smoke_results):
+    rows = claims(smoke_results)
+    assert len(rows) == 7
+    assert all(r.verdict.split(":")[0] in {"yes", "partly", "no"} for r in rows)
+    table = markdown_table(rows)
+    assert table.count("\n") == len(rows) + 1
+
+
+def test_figures_build_from_results(smoke_results):
+    from explorables.omwu.figures import all_figures, idea_figure
+
+    figs = all_figures(smoke_results)
+    explorable = figs["explorable"]
+    n_deltas = len(smoke_results.config.sweep_deltas)
+    assert len(explorable.layout.sliders[0].steps) == n_deltas
+    assert len(explorable.data) == 5 * n_deltas
+    assert sum(bool(tr.visible) for tr in explorable.data) == 5
+    assert len(idea_figure(smoke_results).axes) >= 2
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        (dict(A=np.array([[np.nan, 1.0], [0.0, 1.0]])), "A"),
+        (dict(A=np.zeros((0, 2))), "A"),
+        (dict(A=np.ones(3)), "A"),
+        (dict(eta=0.0), "eta"),
+        (dict(eta=-1.0), "eta"),
+        (dict(steps=0), "steps"),
+        (dict(x0=np.array([0.7, 0.7])), "x0"),
+        (dict(x0=np.array([1.0, 0.0])), "x0"),
+        (dict(y0=np.array([0.2, 0.3, 0.5])), "y0"),
+        (dict(method="sgd"), "method"),
+    ],
+)
+@pytest.mark.parametrize("impl", ["numpy", "torch"])
+def test_bad_input_raises_value_error_naming_parameter(kwargs, name, impl):
+    args = dict(A=matching_pennies(), eta=0.1, steps=10, x0=None, y0=None, method="omwu") | kwargs
+    fn = omwu_numpy if impl == "numpy" else simulate
+    with pytest.raises(ValueError, match=name):
+        if impl == "numpy":
+            fn(args["A"], args["eta"], args["steps"], args["x0"], args["y0"], args["method"])
+        else:
+            fn(args["A"], args["eta"], args["steps"], args["x0"], args["y0"], method=args["method"])
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: hard_game(0.0), "delta"),
+        (lambda: hard_game(1.5), "delta"),
+        (lambda: solve_nash(np.array([[1.0, np.inf]])), "A"),
+        (lambda: solve_nash([]), "A"),
+        (lambda: game_with_equilibrium(np.array([0.5, 0.6]), np.array([0.5, 0.5])), "x_star"),
+        (lambda: OMWUConfig.preset("huge"), "scale"),
+        (lambda: OMWUConfig.preset("smoke", eta=-0.1), "eta"),
+        (lambda: OMWUConfig.preset("smoke", sweep_deltas=(0.5, 2.0)), "sweep_deltas"),
+        (lambda: simulate(matching_pennies(), 0.1, 10, device="tpu"), "device"),
+    ],
+)
+def test_other_bad_inputs(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_reference_helpers_are_consistent():
+    """softmax/logsumexp sanity for the oracle: normalised logits reproduce the strategies."""
+    log_x, _ = omwu_numpy(rock_paper_scissors(), 0.1, 50, np.array([0.5, 0.3, 0.2]))
+    np.testing.assert_allclose(logsumexp(log_x, axis=1), 0, atol=1e-12)
+    np.testing.assert_allclose(softmax(log_x[-1]), np.exp(log_x[-1]), atol=1e-15)
