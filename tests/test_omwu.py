@@ -29,8 +29,8 @@ from explorables.omwu import (
 )
 from explorables.omwu.claims import claims, markdown_table
 
-
 # --- one step by hand -------------------------------------------------------------------------
+
 
 def test_first_two_steps_match_hand_computation():
     A = np.array([[2.0, -1.0], [0.5, 1.0]])
@@ -80,6 +80,7 @@ def test_record_every_keeps_first_and_last():
 
 # --- invariants -------------------------------------------------------------------------------
 
+
 def test_iterates_stay_on_simplex_and_finite_for_1e5_steps_on_hard_game():
     traj = simulate(hard_game(1e-3), 0.1, 100_000, record_every=7)
     for log_p in (traj.log_x, traj.log_y):
@@ -93,6 +94,7 @@ def test_iterates_stay_on_simplex_and_finite_for_1e5_steps_on_hard_game():
 
 
 # --- equilibria -------------------------------------------------------------------------------
+
 
 def test_equilibrium_of_rock_paper_scissors_is_uniform():
     ne = solve_nash(rock_paper_scissors())
@@ -137,6 +139,7 @@ def test_lp_recovers_chosen_equilibrium_of_double_centred_game(seed):
 
 # --- metrics against direct formulas -----------------------------------------------------------
 
+
 def test_kl_tv_and_gap_match_direct_formulas():
     rng = np.random.default_rng(0)
     p, q = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5))
@@ -148,10 +151,14 @@ def test_kl_tv_and_gap_match_direct_formulas():
     gap = float(duality_gap(torch.from_numpy(A[None]), torch.from_numpy(x[None]), torch.from_numpy(y[None]))[0])
     assert gap == pytest.approx((A.T @ x).max() - (A @ y).min())
     ne = solve_nash(A)
-    assert float(duality_gap(torch.from_numpy(A[None]), torch.from_numpy(ne.x[None]), torch.from_numpy(ne.y[None]))[0]) < 1e-8
+    assert (
+        float(duality_gap(torch.from_numpy(A[None]), torch.from_numpy(ne.x[None]), torch.from_numpy(ne.y[None]))[0])
+        < 1e-8
+    )
 
 
 # --- the energy: dissipation and its prediction --------------------------------------------------
+
 
 def _energy_run(A, x_star, y_star, eta, steps):
     traj = simulate(A, eta, steps)
@@ -228,6 +235,7 @@ def test_rate_scales_like_eta_squared_and_delta():
 
 # --- the experiment on the smoke preset: the claimed directions ----------------------------------
 
+
 @pytest.fixture(scope="module")
 def smoke_results():
     return run(OMWUConfig.preset("smoke"))
@@ -274,6 +282,7 @@ def test_figures_build_from_results(smoke_results):
 
 
 # --- bad input ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("kwargs", "name"),

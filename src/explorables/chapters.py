@@ -31,10 +31,7 @@ class Chapter:
 
 
 CHAPTERS: dict[str, Chapter] = {
-    c.slug: c
-    for c in (
-        Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),
-    )
+    c.slug: c for c in (Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),)
 }
 
 

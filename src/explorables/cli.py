@@ -48,8 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", choices=DEVICE_CHOICES, default=None, help="default: the preset's")
     run.add_argument("--seed", type=int, default=None)
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/<slug>-<scale>)")
-    run.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
-                     help="override one config field (repeatable)")
+    run.add_argument(
+        "--set",
+        dest="assignments",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config field (repeatable)",
+    )
     run.add_argument("--no-figures", action="store_true", help="skip writing figure files")
     return parser
 

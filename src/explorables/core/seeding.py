@@ -14,6 +14,6 @@ def seed_everything(seed: int) -> np.random.Generator:
     Chapters should prefer passing the returned generator around over relying on global state.
     """
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 - seeds third-party code that uses the legacy global RNG
     torch.manual_seed(seed)
     return np.random.default_rng(seed)

@@ -44,8 +44,13 @@ def idea_figure(results: OMWUResults, delta: float = 0.05, steps: int = 8_000) -
     ax_traj, ax_e = fig.subplots(1, 2)
     points = ax_traj.scatter(c["x1"][1 : k + 1, b], c["y1"][1 : k + 1, b], c=drain, s=2, cmap="viridis", vmin=-9)
     ax_traj.plot(c["x_star"][b, 0], c["y_star"][b, 0], "r*", ms=12)
-    ax_traj.set(xlim=(0, 1.02), ylim=(0, 1), xlabel="x₁ (row player)", ylabel="y₁ (column player)",
-                title=f"OMWU on A_δ, δ = {c['deltas'][b]:g}")
+    ax_traj.set(
+        xlim=(0, 1.02),
+        ylim=(0, 1),
+        xlabel="x₁ (row player)",
+        ylabel="y₁ (column player)",
+        title=f"OMWU on A_δ, δ = {c['deltas'][b]:g}",
+    )
     fig.colorbar(points, ax=ax_traj, label="log₁₀ relative energy drop per step")
     ax_e.semilogy(c["steps"][: k + 1], E, lw=1.2, label="energy E_t")
     ax_e.semilogy(c["steps"][: k + 1], c["min_x"][: k + 1, b], lw=1, ls=":", label="min_i x_t,i")
@@ -72,38 +77,59 @@ def explorable_figure(results: OMWUResults) -> go.Figure:
         horizontal_spacing=0.08,
     )
     n_traces = 5
-    for b, d in enumerate(deltas):
+    for b in range(len(deltas)):
         visible = b == len(deltas) // 2
         t = steps[idx]
         fig.add_trace(
             go.Scatter(
-                x=c["x1"][idx, b], y=c["y1"][idx, b], mode="lines", line=dict(width=1.2, color="#1f77b4"),
-                name="OMWU iterate", visible=visible, customdata=t,
+                x=c["x1"][idx, b],
+                y=c["y1"][idx, b],
+                mode="lines",
+                line=dict(width=1.2, color="#1f77b4"),
+                name="OMWU iterate",
+                visible=visible,
+                customdata=t,
                 hovertemplate="t=%{customdata}<br>x₁=%{x:.4f}<br>y₁=%{y:.4f}<extra></extra>",
             ),
-            row=1, col=1,
+            row=1,
+            col=1,
         )
         fig.add_trace(
             go.Scatter(
-                x=[c["x_star"][b, 0]], y=[c["y_star"][b, 0]], mode="markers", name="Nash equilibrium",
-                marker=dict(symbol="star", size=12, color="#d62728"), visible=visible,
+                x=[c["x_star"][b, 0]],
+                y=[c["y_star"][b, 0]],
+                mode="markers",
+                name="Nash equilibrium",
+                marker=dict(symbol="star", size=12, color="#d62728"),
+                visible=visible,
             ),
-            row=1, col=1,
-        )
-        fig.add_trace(
-            go.Scatter(x=t, y=c["energy"][idx, b], name="energy (measured)", line=dict(color="#1f77b4"), visible=visible),
-            row=1, col=2,
+            row=1,
+            col=1,
         )
         fig.add_trace(
             go.Scatter(
-                x=t, y=np.maximum(c["predicted_energy"][idx, b], 1e-300), name="energy (predicted dissipation)",
-                line=dict(color="#ff7f0e", dash="dash"), visible=visible,
+                x=t, y=c["energy"][idx, b], name="energy (measured)", line=dict(color="#1f77b4"), visible=visible
             ),
-            row=1, col=2,
+            row=1,
+            col=2,
         )
         fig.add_trace(
-            go.Scatter(x=t, y=_bin_min(c["min_x"][:, b], idx), name="min_i x_t,i", line=dict(color="#2ca02c"), visible=visible),
-            row=1, col=3,
+            go.Scatter(
+                x=t,
+                y=np.maximum(c["predicted_energy"][idx, b], 1e-300),
+                name="energy (predicted dissipation)",
+                line=dict(color="#ff7f0e", dash="dash"),
+                visible=visible,
+            ),
+            row=1,
+            col=2,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=t, y=_bin_min(c["min_x"][:, b], idx), name="min_i x_t,i", line=dict(color="#2ca02c"), visible=visible
+            ),
+            row=1,
+            col=3,
         )
     steps_ui = []
     for b, d in enumerate(deltas):
@@ -136,11 +162,20 @@ def rate_figure(results: OMWUResults) -> go.Figure:
     for k, eta in enumerate(c["etas"]):
         fig.add_trace(go.Scatter(x=c["deltas"], y=c["rate_grid"][k], mode="lines+markers", name=f"η = {eta:g}"))
         fig.add_trace(
-            go.Scatter(x=c["deltas"], y=const * eta**2 * c["deltas"], mode="lines", line=dict(dash="dot", width=1),
-                       name=f"{const:.2f}·η²·δ", showlegend=k == 0, legendgroup="ref")
+            go.Scatter(
+                x=c["deltas"],
+                y=const * eta**2 * c["deltas"],
+                mode="lines",
+                line=dict(dash="dot", width=1),
+                name=f"{const:.2f}·η²·δ",
+                showlegend=k == 0,
+                legendgroup="ref",
+            )
         )
     fig.update_layout(
-        xaxis=dict(type="log", title="δ"), yaxis=dict(type="log", title="rate  −d log E/dt"), height=380,
+        xaxis=dict(type="log", title="δ"),
+        yaxis=dict(type="log", title="rate  −d log E/dt"),
+        height=380,
         title=f"fitted: rate ∝ δ^{s['rate_exponent_delta']:.2f} · η^{s['rate_exponent_eta']:.2f}",
         margin=dict(l=50, r=20, t=50, b=40),
     )
@@ -158,8 +193,10 @@ def best_iterate_figure(results: OMWUResults) -> go.Figure:
     ref = c["worst_gap"][1:][idx][0] * (t[idx] / t[idx][0]) ** -0.5
     fig.add_trace(go.Scatter(x=t[idx], y=ref, name="∝ T^(-1/2)", line=dict(dash="dot", color="gray")))
     fig.update_layout(
-        xaxis=dict(type="log", title="T"), yaxis=dict(type="log", title="worst case over δ of min_{t≤T}"),
-        height=360, margin=dict(l=50, r=20, t=30, b=40),
+        xaxis=dict(type="log", title="T"),
+        yaxis=dict(type="log", title="worst case over δ of min_{t≤T}"),
+        height=360,
+        margin=dict(l=50, r=20, t=30, b=40),
     )
     return fig
 
@@ -170,10 +207,24 @@ def mwu_figure(results: OMWUResults) -> go.Figure:
     idx = _bins(len(c["steps"]))
     fig = make_subplots(rows=1, cols=2, subplot_titles=("trajectory (x₁, y₁)", "energy E_t"))
     for method, color in (("mwu", "#d62728"), ("omwu", "#1f77b4")):
-        fig.add_trace(go.Scatter(x=c[method]["x1"][idx], y=c[method]["y1"][idx], name=method.upper(),
-                                 line=dict(color=color, width=1)), row=1, col=1)
-        fig.add_trace(go.Scatter(x=c["steps"][idx], y=c[method]["energy"][idx], name=method.upper(),
-                                 line=dict(color=color), showlegend=False), row=1, col=2)
+        fig.add_trace(
+            go.Scatter(
+                x=c[method]["x1"][idx], y=c[method]["y1"][idx], name=method.upper(), line=dict(color=color, width=1)
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=c["steps"][idx],
+                y=c[method]["energy"][idx],
+                name=method.upper(),
+                line=dict(color=color),
+                showlegend=False,
+            ),
+            row=1,
+            col=2,
+        )
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_yaxes(range=[0, 1], scaleanchor="x", row=1, col=1)
     fig.update_yaxes(type="log", row=1, col=2)

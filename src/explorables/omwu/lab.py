@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogLocator, MaxNLocator, NullLocator
+from matplotlib.ticker import MaxNLocator
 from PIL import Image
 
 from . import metrics as M
@@ -72,8 +72,9 @@ class LabRun:
     min_x: np.ndarray
 
 
-def compute(game: str, delta: float, eta: float, steps: int, x_first: float, y_first: float,
-            method: str = "omwu", seed: int = 0) -> LabRun:
+def compute(
+    game: str, delta: float, eta: float, steps: int, x_first: float, y_first: float, method: str = "omwu", seed: int = 0
+) -> LabRun:
     """Run one game (numpy path) and compute everything the panel shows."""
     A = make_game(game, delta, seed)
     eq = solve_nash(A)
@@ -105,20 +106,35 @@ class OMWULab:
         style = {"description_width": "110px"}
         lay = widgets.Layout(width="340px")
         self.game = widgets.Dropdown(options=GAMES, value=game, description="game", style=style, layout=lay)
-        self.delta = widgets.FloatLogSlider(value=delta, base=10, min=-3, max=-0.31, step=0.05,
-                                            description="δ (A_delta)", style=style, layout=lay, readout_format=".3f")
-        self.eta = widgets.FloatSlider(value=eta, min=0.01, max=0.5, step=0.01, description="step size η",
-                                       style=style, layout=lay)
-        self.steps = widgets.IntSlider(value=steps, min=100, max=20_000, step=100, description="iterations T",
-                                       style=style, layout=lay)
-        self.x_first = widgets.FloatSlider(value=0.5, min=0.02, max=0.98, step=0.02, description="start x₁",
-                                           style=style, layout=lay)
-        self.y_first = widgets.FloatSlider(value=0.5, min=0.02, max=0.98, step=0.02, description="start y₁",
-                                           style=style, layout=lay)
-        self.method = widgets.ToggleButtons(options=[("OMWU", "omwu"), ("MWU", "mwu")], value="omwu",
-                                            description="method", style=style)
-        self.window = widgets.IntSlider(value=steps, min=1, max=steps, step=1, description="show up to t",
-                                        style=style, layout=lay)
+        self.delta = widgets.FloatLogSlider(
+            value=delta,
+            base=10,
+            min=-3,
+            max=-0.31,
+            step=0.05,
+            description="δ (A_delta)",
+            style=style,
+            layout=lay,
+            readout_format=".3f",
+        )
+        self.eta = widgets.FloatSlider(
+            value=eta, min=0.01, max=0.5, step=0.01, description="step size η", style=style, layout=lay
+        )
+        self.steps = widgets.IntSlider(
+            value=steps, min=100, max=20_000, step=100, description="iterations T", style=style, layout=lay
+        )
+        self.x_first = widgets.FloatSlider(
+            value=0.5, min=0.02, max=0.98, step=0.02, description="start x₁", style=style, layout=lay
+        )
+        self.y_first = widgets.FloatSlider(
+            value=0.5, min=0.02, max=0.98, step=0.02, description="start y₁", style=style, layout=lay
+        )
+        self.method = widgets.ToggleButtons(
+            options=[("OMWU", "omwu"), ("MWU", "mwu")], value="omwu", description="method", style=style
+        )
+        self.window = widgets.IntSlider(
+            value=steps, min=1, max=steps, step=1, description="show up to t", style=style, layout=lay
+        )
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="760px"))
         self.status = widgets.HTML()
         self._build_figure()
@@ -127,8 +143,19 @@ class OMWULab:
         for w in (self.game, self.delta, self.eta, self.steps, self.x_first, self.y_first, self.method):
             w.observe(self.rerun, names="value")
         self.window.observe(self.redraw, names="value")
-        controls = widgets.VBox([self.game, self.delta, self.eta, self.steps, self.x_first, self.y_first,
-                                 self.method, self.window, self.status])
+        controls = widgets.VBox(
+            [
+                self.game,
+                self.delta,
+                self.eta,
+                self.steps,
+                self.x_first,
+                self.y_first,
+                self.method,
+                self.window,
+                self.status,
+            ]
+        )
         self.widget = widgets.HBox([controls, self.image])
         self.rerun()
 
@@ -157,49 +184,93 @@ class OMWULab:
         ax_gap.set(title="duality gap", xlabel="t", yscale="log")
         ax_e.legend(fontsize=8, loc="lower left")
         ax_kl.legend(fontsize=8, loc="lower left")
-        for ax in axes.flat:  # few ticks: tick-label layout is most of matplotlib's draw time
+        for ax in axes.flat:
             ax.xaxis.set_major_locator(MaxNLocator(5))
             ax.tick_params(labelsize=8)
-        for ax in axes.flat[1:]:
-            ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 3.0), numticks=6))
-            ax.yaxis.set_minor_locator(NullLocator())
 
     def rerun(self, _change=None) -> None:
-        """Re-run the dynamics with the current controls, then redraw."""
+        """Re-run the dynamics with the current controls, fix the axes to the whole run, redraw."""
         self.delta.disabled = self.game.value != GAMES[0]
-        self.run = compute(self.game.value, self.delta.value, self.eta.value, self.steps.value,
-                           self.x_first.value, self.y_first.value, self.method.value)
+        self.run = compute(
+            self.game.value,
+            self.delta.value,
+            self.eta.value,
+            self.steps.value,
+            self.x_first.value,
+            self.y_first.value,
+            self.method.value,
+        )
+        # Axes are scaled to the whole run once, so scrubbing through time keeps them still
+        # and a redraw only has to paint the curves over a cached background (blitting).
+        self._set_data(len(self.run.steps))
+        for ax in self._axes.flat[1:]:
+            ax.relim()
+            ax.autoscale_view()
+        for line in self._lines.values():
+            line.set_visible(False)
+        self._fig.canvas.draw()
+        self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
+        for key, line in self._lines.items():
+            line.set_visible(key != "predicted" or self.method.value == "omwu")
         with self.window.hold_trait_notifications():
             self.window.max = self.steps.value
             self.window.value = self.steps.value
         self.redraw()
 
-    def redraw(self, _change=None) -> None:
-        """Redraw the four panels up to the "show up to t" slider, without re-running."""
+    def _set_data(self, k: int) -> None:
+        """Give every curve the data of the first ``k`` recorded steps (thinned to <= 1500 points)."""
         r = self.run
-        k = max(int(np.searchsorted(r.steps, self.window.value, side="right")), 2)
-        stride = max(1, k // 1500)
-        sl = slice(0, k, stride)
+        k = max(k, 2)
+        sl = slice(0, k, max(1, k // 1500))
         t = r.steps[sl]
-        positive = lambda v: np.maximum(v[sl], 1e-300)  # noqa: E731 - log axes need v > 0
         lines = self._lines
         lines["traj"].set_data(r.x1[sl], r.y1[sl])
         lines["nash"].set_data([r.x_star[0]], [r.y_star[0]])
         lines["now"].set_data([r.x1[k - 1]], [r.y1[k - 1]])
-        lines["energy"].set_data(t, positive(r.energy))
-        lines["predicted"].set_data(t, positive(r.predicted))
-        lines["predicted"].set_visible(self.method.value == "omwu")
-        for key, values in (("kl_x", r.kl_x), ("kl_y", r.kl_y), ("min_x", r.min_x), ("gap", r.gap)):
-            lines[key].set_data(t, positive(values))
-        for ax in self._axes.flat[1:]:
-            ax.relim()
-            ax.autoscale_view()
-        self._fig.canvas.draw()
+        for key, values in (
+            ("energy", r.energy),
+            ("predicted", r.predicted),
+            ("kl_x", r.kl_x),
+            ("kl_y", r.kl_y),
+            ("min_x", r.min_x),
+            ("gap", r.gap),
+        ):
+            lines[key].set_data(t, np.maximum(values[sl], 1e-300))  # log axes need values > 0
+
+    def redraw(self, _change=None) -> None:
+        """Redraw the curves up to the "show up to t" slider, without re-running."""
+        r = self.run
+        k = max(int(np.searchsorted(r.steps, self.window.value, side="right")), 2)
+        self._set_data(k)
+        canvas = self._fig.canvas
+        canvas.restore_region(self._background)
+        for line in self._lines.values():
+            if line.get_visible():
+                line.axes.draw_artist(line)
         buf = io.BytesIO()
-        width, height = self._fig.canvas.get_width_height()
-        Image.frombuffer("RGBA", (width, height), self._fig.canvas.buffer_rgba()).save(buf, "PNG", compress_level=1)
+        width, height = canvas.get_width_height()
+        Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba()).save(buf, "PNG", compress_level=1)
         self.image.value = buf.getvalue()
         self.status.value = (
             f"<small>t={int(r.steps[k - 1])}: energy {r.energy[k - 1]:.3g}, gap {r.gap[k - 1]:.3g}, "
             f"min<sub>i</sub> x<sub>t,i</sub> {r.min_x[k - 1]:.2g}</small>"
         )
+
+
+def benchmark_interactions(lab: OMWULab | None = None) -> dict[str, list]:
+    """Callables that mimic a reader's interactions, for ``benchmarks/run.py``.
+
+    ``"redraw"`` interactions only redraw (budget 150 ms); ``"rerun"`` ones re-run the method
+    (budget 1 s). Each callable changes one control, exactly as a slider drag would.
+    """
+    lab = lab or OMWULab()
+
+    def set_value(widget, value):
+        return lambda: setattr(widget, "value", value)
+
+    redraw = [set_value(lab.window, t) for t in (500, 1500, 2500, 3500, 4500) * 4]
+    rerun = [set_value(lab.eta, e) for e in (0.12, 0.2, 0.3, 0.15)]
+    rerun += [set_value(lab.delta, d) for d in (0.01, 0.1, 0.003)]
+    rerun += [set_value(lab.game, g) for g in GAMES[1:]] + [set_value(lab.game, GAMES[0])]
+    rerun += [set_value(lab.steps, 20_000)]  # the slowest setting the panel allows
+    return {"redraw": redraw, "rerun": rerun}

@@ -1,0 +1,50 @@
+# The README's commands. Each creates .venv and installs requirements.txt on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: help install book test lint unit lab serve bench clean
+
+help:
+	@echo "make book   execute every chapter and build the website into _build/html"
+	@echo "make test   lint, unit tests, execute every chapter, browser tests"
+	@echo "make lab    JupyterLab, with the .md chapters opening as notebooks"
+	@echo "make serve  serve _build/html on http://$(HOST):$(PORT)"
+	@echo "make bench  chapter execution time, live-lab latency, kernel speed (benchmarks/README.md)"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	@echo "The website is in $(CURDIR)/_build/html (open _build/html/index.html, or run 'make serve')."
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -m "not book"
+
+test: lint
+	$(BIN)/python -m pytest
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=book
+
+serve:
+	@test -d _build/html || { echo "no site yet: run 'make book' first"; exit 1; }
+	$(PYTHON) -m http.server --directory _build/html --bind $(HOST) $(PORT)
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py --write benchmarks/README.md
+
+clean:
+	rm -rf _build runs .pytest_cache .ruff_cache

@@ -1,0 +1,130 @@
+"""Measure the book's budgets and write them as a Markdown table.
+
+* each chapter's execution time from a cold kernel (jupytext + nbclient, kernel start included);
+* each live lab's latency: median and worst over its scripted interactions
+  (``explorables.<slug>.lab.benchmark_interactions``), split into redraws and reruns;
+* OMWU: batched steps per second of :func:`explorables.omwu.simulate` against a plain
+  per-game numpy loop (:func:`explorables.omwu.omwu_numpy`) on the same games, results checked equal.
+
+Usage: ``python benchmarks/run.py [--write benchmarks/README.md] [--chapters omwu ...]``.
+Budgets: chapter <= 60 s; redraw <= 150 ms; rerun <= 1 s. This script reports; tests do not time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER_BUDGET_S, REDRAW_BUDGET_S, RERUN_BUDGET_S = 60.0, 0.150, 1.0
+
+
+def chapter_time(path: Path) -> float:
+    """Wall time to execute a MyST notebook in a fresh kernel."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    nb = jupytext.read(path)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    return time.perf_counter() - start
+
+
+def lab_latency(slug: str) -> dict[str, list[float]]:
+    module = importlib.import_module(f"explorables.{slug}.lab")
+    interactions = module.benchmark_interactions()
+    timings: dict[str, list[float]] = {}
+    for kind, calls in interactions.items():
+        timings[kind] = []
+        for call in calls:
+            start = time.perf_counter()
+            call()
+            timings[kind].append(time.perf_counter() - start)
+    return timings
+
+
+def omwu_speed(games: int = 64, steps: int = 2_000) -> dict[str, float]:
+    import numpy as np
+
+    from explorables.omwu import omwu_numpy, random_interior_game, simulate
+
+    rng = np.random.default_rng(0)
+    A = np.stack([random_interior_game(4, rng)[0] for _ in range(games)])
+    start = time.perf_counter()
+    traj = simulate(A, 0.1, steps)
+    batched = time.perf_counter() - start
+    start = time.perf_counter()
+    loops = [omwu_numpy(A[b], 0.1, steps) for b in range(games)]
+    looped = time.perf_counter() - start
+    err = max(np.abs(traj.log_x[:, b].numpy() - loops[b][0]).max() for b in range(games))
+    assert err < 1e-12, f"batched and looped OMWU disagree by {err}"
+    return {
+        "games": games,
+        "steps": steps,
+        "batched_steps_per_s": games * steps / batched,
+        "loop_steps_per_s": games * steps / looped,
+        "max_abs_diff": err,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", type=Path, help="write the table into this Markdown file")
+    parser.add_argument("--chapters", nargs="*", help="slugs to measure (default: all chapters in book/)")
+    args = parser.parse_args()
+    chapters = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
+    if args.chapters:
+        chapters = [c for c in chapters if c.stem[3:] in args.chapters]
+
+    lines = [
+        "| chapter | cold execution (s) | lab redraw median / max (ms) | lab rerun median / max (ms) | within budget |",
+        "|---|---|---|---|---|",
+    ]
+    for path in chapters:
+        slug = path.stem[3:]
+        exec_s = chapter_time(path)
+        lat = lab_latency(slug)
+        redraw, rerun = lat.get("redraw", [0.0]), lat.get("rerun", [0.0])
+        ok = exec_s <= CHAPTER_BUDGET_S and statistics.median(redraw) <= REDRAW_BUDGET_S
+        ok = ok and statistics.median(rerun) <= RERUN_BUDGET_S
+        lines.append(
+            f"| {path.stem} | {exec_s:.1f} | {1e3 * statistics.median(redraw):.0f} / {1e3 * max(redraw):.0f} "
+            f"| {1e3 * statistics.median(rerun):.0f} / {1e3 * max(rerun):.0f} | {'yes' if ok else 'NO'} |"
+        )
+        print(lines[-1], flush=True)
+
+    speed = omwu_speed()
+    kernel = [
+        "",
+        "OMWU kernel: batched `simulate` (torch, float64, CPU) against a per-game numpy loop (`omwu_numpy`), "
+        f"{speed['games']} random 4x4 games x {speed['steps']} steps, results equal to {speed['max_abs_diff']:.1e}:",
+        "",
+        "| implementation | game-steps per second |",
+        "|---|---|",
+        f"| batched `simulate` | {speed['batched_steps_per_s']:,.0f} |",
+        f"| per-game loop `omwu_numpy` | {speed['loop_steps_per_s']:,.0f} |",
+        f"| speed-up | {speed['batched_steps_per_s'] / speed['loop_steps_per_s']:.1f}x |",
+    ]
+    print("\n".join(kernel))
+    machine = (
+        f"Measured {date.today()} on {platform.machine()} with {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, torch {importlib.import_module('torch').__version__}."
+    )
+    if args.write:
+        text = args.write.read_text() if args.write.exists() else ""
+        marker = "<!-- results -->"
+        head = text.split(marker)[0] if marker in text else text
+        args.write.write_text(head + marker + "\n\n" + machine + "\n\n" + "\n".join(lines + kernel) + "\n")
+        print(f"wrote {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

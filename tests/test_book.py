@@ -1,0 +1,66 @@
+"""The book builds, and every chapter executes without error (a failing cell fails this suite).
+
+One session-wide build (``jupyter-book build``, the same as ``make book``) executes every
+chapter from a cold kernel through jupyter-cache; the per-chapter tests then inspect its output.
+Rebuilding with an unchanged chapter reuses the cache, so ``make book`` then ``make test`` pays
+for execution once.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
+
+pytestmark = pytest.mark.book
+
+
+@pytest.fixture(scope="session")
+def built_book() -> Path:
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run(
+        [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    if proc.returncode != 0:
+        pytest.fail(
+            f"jupyter-book build failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+        )
+    return HTML
+
+
+def test_every_chapter_is_in_the_table_of_contents():
+    toc = (ROOT / "_toc.yml").read_text()
+    for chapter in CHAPTERS:
+        assert f"book/{chapter.stem}" in toc, f"{chapter.name} is not listed in _toc.yml"
+
+
+def test_chapters_have_no_outputs_and_a_jupytext_header():
+    for chapter in CHAPTERS:
+        text = chapter.read_text()
+        assert text.startswith("---\njupytext:"), f"{chapter.name} lacks the jupytext header"
+        assert "format_name: myst" in text
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_executed_without_error(built_book, chapter):
+    page = built_book / "book" / f"{chapter.stem}.html"
+    assert page.exists(), f"{page} was not built"
+    reports = built_book / "reports"
+    failed = sorted(reports.glob(f"*{chapter.stem}*")) if reports.exists() else []
+    assert not failed, f"execution of {chapter.name} failed: see {failed}"
+    html = page.read_text()
+    assert "Traceback (most recent call last)" not in html
+    assert 'class="output traceback' not in html and "ansi-red-fg" not in html
+    # every code cell produced its outputs: the chapter shows at least one figure
+    assert re.search(r"Plotly\.newPlot|<img", html)

@@ -1,0 +1,74 @@
+"""The command line: run writes the promised files, matching a direct call; errors are one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from explorables.cli import main
+from explorables.omwu import OMWUConfig, run
+
+
+def test_run_smoke_writes_files_matching_a_direct_call(tmp_path):
+    out = tmp_path / "omwu"
+    assert main(["run", "omwu", "--scale", "smoke", "--out", str(out), "--no-figures"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    results = json.loads((out / "results.json").read_text())
+    assert config["scale"] == "smoke" and config["eta"] == OMWUConfig.preset("smoke").eta
+    direct = run(OMWUConfig.preset("smoke")).summary
+    assert results["bottleneck"]["rate_at_eta"] == direct["bottleneck"]["rate_at_eta"]
+    assert results["best_iterate"]["rows"] == direct["best_iterate"]["rows"]
+
+
+def test_set_overrides_are_parsed_with_the_field_type(tmp_path):
+    out = tmp_path / "o"
+    assert (
+        main(
+            [
+                "run",
+                "omwu",
+                "--scale",
+                "smoke",
+                "--out",
+                str(out),
+                "--no-figures",
+                "--set",
+                "eta=0.2",
+                "--set",
+                "horizons=10,100",
+            ]
+        )
+        == 0
+    )
+    config = json.loads((out / "config.json").read_text())
+    assert config["eta"] == 0.2 and config["horizons"] == [10, 100]
+
+
+def test_figures_are_written_as_html(tmp_path):
+    assert main(["run", "omwu", "--scale", "smoke", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "explorable.html").stat().st_size > 1000
+    assert (tmp_path / "plotly.min.js").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "nosuch"], "unknown chapter 'nosuch'"),
+        (["run", "omwu", "--set", "nokey=1"], "unknown config key 'nokey'"),
+        (["run", "omwu", "--set", "eta=fast"], "expects float"),
+        (["run", "omwu", "--set", "eta"], "key=value"),
+        (["run", "omwu", "--set", "eta=-1"], "eta must be"),
+    ],
+)
+def test_errors_are_one_clear_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_list_and_module_entry_point():
+    proc = subprocess.run([sys.executable, "-m", "explorables", "list"], capture_output=True, text=True, check=True)
+    assert "omwu" in proc.stdout and "paper" in proc.stdout
