@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: help install book test lint unit lab serve bench clean
+.PHONY: help install book test lint unit lab serve bench notebooks clean
 
 help:
 	@echo "make book   execute every chapter and build the website into _build/html"
@@ -14,6 +14,7 @@ help:
 	@echo "make lab    JupyterLab, with the .md chapters opening as notebooks"
 	@echo "make serve  serve _build/html on http://$(HOST):$(PORT)"
 	@echo "make bench  chapter execution time, live-lab latency, kernel speed (benchmarks/README.md)"
+	@echo "make notebooks  regenerate the Colab copies notebooks/*.ipynb after editing a chapter"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +43,9 @@ lab: $(STAMP)
 serve:
 	@test -d _build/html || { echo "no site yet: run 'make book' first"; exit 1; }
 	$(PYTHON) -m http.server --directory _build/html --bind $(HOST) $(PORT)
+
+notebooks: $(STAMP)
+	$(BIN)/python -m explorables.colab
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --write benchmarks/README.md

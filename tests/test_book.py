@@ -9,34 +9,12 @@ for execution once.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-HTML = ROOT / "_build" / "html"
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
+from .conftest import CHAPTERS, ROOT
 
 pytestmark = pytest.mark.book
-
-
-@pytest.fixture(scope="session")
-def built_book() -> Path:
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run(
-        [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    if proc.returncode != 0:
-        pytest.fail(
-            f"jupyter-book build failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
-        )
-    return HTML
 
 
 def test_every_chapter_is_in_the_table_of_contents():

@@ -1,13 +1,21 @@
-"""A small Sphinx extension that serves the book's JavaScript from the site itself (no CDN).
+"""A small Sphinx extension for the book, enabled in ``_config.yml`` (``sphinx.extra_extensions``).
 
-Enabled in ``_config.yml`` (``sphinx.extra_extensions``). It adds ``plotly.min.js`` (copied
-from the installed ``plotly`` package, so its version always matches the Python side) to every
-page's ``<head>``, before require.js, so that plotly registers the global ``Plotly`` that
-:func:`explorables.core.plotting.show` relies on.
+* It serves plotly.js from the site itself (no CDN): ``plotly.min.js`` is copied from the
+  installed ``plotly`` package, so its version always matches the Python side, and loaded once
+  in every page's ``<head>`` before any AMD loader, so that plotly registers the global
+  ``Plotly`` that :func:`explorables.core.plotting.show` relies on.
+* It points the Colab launch button at the chapter's ``.ipynb`` copy in ``notebooks/``.
+* It drops duplicated ``<script>`` tags (a sphinx-thebe bug, see :func:`_drop_duplicate_scripts`).
+* It re-executes a chapter when its package code changed (see
+  :func:`_rerun_chapters_whose_package_changed`), so the site never shows stale outputs.
+* It forwards ipywidgets' MathJax-2 calls to MathJax 3 (:data:`MATHJAX2_SHIM`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +23,73 @@ from typing import Any
 import plotly
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+PACKAGE = Path(__file__).resolve().parent
+CHAPTER_DOC = re.compile(r"^book/\d\d-(?P<slug>\w+)$")
+
+# ipywidgets' embedder typesets HTML widgets with the MathJax-2 API (``MathJax.Hub.Queue``);
+# the site runs MathJax 3. This shim forwards those calls so the page logs no error.
+MATHJAX2_SHIM = """\
+(function () {
+  var hub = {Queue: function (job) {
+    var el = job && job[2], mj = window.MathJax;
+    if (el && mj && mj.typesetPromise) { mj.typesetPromise([el]); }
+  }};
+  var current = window.MathJax;
+  // MathJax 3 replaces window.MathJax when it starts, so add Hub to whatever is assigned.
+  Object.defineProperty(window, "MathJax", {
+    configurable: true,
+    get: function () { return current; },
+    set: function (value) { if (value && !value.Hub) { value.Hub = hub; } current = value; }
+  });
+})();"""
+
+
+def chapter_fingerprint(slug: str) -> str:
+    """Hash of the code a chapter's outputs depend on: its subpackage and the shared core."""
+    digest = hashlib.sha256()
+    for folder in (PACKAGE / slug, PACKAGE / "core"):
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(str(path.relative_to(PACKAGE)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _rerun_chapters_whose_package_changed(app: Any, env: Any, added: set, changed: set, removed: set) -> list[str]:
+    """Re-execute a chapter when its *package* code changed, not only its notebook.
+
+    jupyter-cache keys outputs on the notebook's code cells, so editing
+    ``src/explorables/<slug>/`` would otherwise leave stale figures on the site. We keep one
+    fingerprint per chapter in ``_build/.explorables-fingerprints.json``; for a chapter whose
+    fingerprint moved, its cache record is dropped and the page is marked outdated.
+    """
+    state = Path(app.outdir).parent / ".explorables-fingerprints.json"
+    old = json.loads(state.read_text()) if state.exists() else {}
+    new, stale = {}, []
+    for docname in sorted(env.found_docs):
+        match = CHAPTER_DOC.match(docname)
+        if match and (PACKAGE / match["slug"]).is_dir():
+            new[docname] = chapter_fingerprint(match["slug"])
+            if old.get(docname) != new[docname]:
+                stale.append(docname)
+    if stale:
+        _drop_cached_outputs(app, [Path(env.doc2path(d)).resolve() for d in stale])
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps(new, indent=1))
+    return [d for d in stale if d not in added and d not in changed]
+
+
+def _drop_cached_outputs(app: Any, sources: list[Path]) -> None:
+    cache_path = getattr(app.env, "mystnb_config", None)
+    cache_path = getattr(cache_path, "execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache"
+    if not Path(cache_path).exists():
+        return
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(cache_path))
+    wanted = {str(p) for p in sources}
+    for record in cache.list_cache_records():
+        if str(Path(record.uri).resolve()) in wanted:
+            cache.remove_cache(record.pk)
 
 
 def _copy_assets(app: Any, exception: Exception | None) -> None:
@@ -27,9 +102,51 @@ def _copy_assets(app: Any, exception: Exception | None) -> None:
         shutil.copyfile(PLOTLY_JS, target)
 
 
+def _point_colab_at_ipynb(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """Colab opens only .ipynb: send its launch button to ``notebooks/<chapter>.ipynb``.
+
+    sphinx-book-theme builds the Colab link from the page's source (``book/<chapter>.md``); the
+    committed Colab copies live in ``notebooks/`` (see :mod:`explorables.colab`).
+    """
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "launch-buttons":
+            continue
+        for button in group.get("buttons", []):
+            if button.get("text") == "Colab" and button.get("url", "").endswith(".md"):
+                stem = Path(button["url"]).stem
+                base = button["url"].rsplit("/blob/", 1)[0]
+                branch = button["url"].rsplit("/blob/", 1)[1].split("/", 1)[0]
+                button["url"] = f"{base}/blob/{branch}/notebooks/{stem}.ipynb"
+
+
+def _drop_duplicate_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """Keep one copy of each ``<script>``.
+
+    sphinx-thebe 0.3.1 registers its inline config (``const THEBE_JS_URL = ...``) on every
+    read pass, and the execution-statistics table makes myst-nb read twice, so the page would
+    declare the constant twice: a console error.
+    """
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        attributes = getattr(script, "attributes", {}) or {}
+        # an inline script may be registered with filename None or "": the same script
+        key = (getattr(script, "filename", None) or "", attributes.get("body"))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
 def setup(app: Any) -> dict[str, Any]:
     # priority < 200: load before require.js (which myst-nb adds for widget pages); with an AMD
     # loader already present, plotly.js would register as a module instead of window.Plotly.
     app.add_js_file(PLOTLY_JS.name, priority=100)
+    app.add_js_file(None, body=MATHJAX2_SHIM, priority=90)  # before MathJax and the widget embedder
+    app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
     app.connect("build-finished", _copy_assets)
+    app.connect("html-page-context", _point_colab_at_ipynb, priority=900)  # after sphinx-book-theme
+    app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

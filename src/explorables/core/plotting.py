@@ -18,12 +18,16 @@ plotly's own Colab renderer.
 from __future__ import annotations
 
 import hashlib
+import io
 import sys
 
+import matplotlib.figure
 import plotly.graph_objects as go
 import plotly.io as pio
 
-PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+# typesetMath off: the site loads MathJax 3 for the text, and plotly.js would call its
+# MathJax-2 API on it (a page error); our figure labels use Unicode, not LaTeX.
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "typesetMath": False}
 
 
 def figure_html(fig: go.Figure) -> str:
@@ -39,10 +43,19 @@ def figure_html(fig: go.Figure) -> str:
     )
 
 
-def show(fig: go.Figure) -> None:
-    """Display ``fig`` in a notebook or on the book's static site (see the module docstring)."""
-    from IPython.display import display
+def show(fig: go.Figure | matplotlib.figure.Figure) -> None:
+    """Display a plotly or matplotlib figure in a notebook or on the book's static site.
 
+    plotly: see the module docstring. matplotlib: rendered once to PNG (the chapters build
+    figures with ``matplotlib.figure.Figure``, never through pyplot's global state).
+    """
+    from IPython.display import Image, display
+
+    if isinstance(fig, matplotlib.figure.Figure):
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight")
+        display(Image(buf.getvalue()))
+        return
     if "google.colab" in sys.modules:  # pragma: no cover - only on Colab
         fig.show(renderer="colab", config=PLOTLY_CONFIG)
         return

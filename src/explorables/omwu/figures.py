@@ -137,10 +137,19 @@ def explorable_figure(results: OMWUResults) -> go.Figure:
         vis[n_traces * b : n_traces * (b + 1)] = [True] * n_traces
         steps_ui.append(dict(method="update", label=f"{d:g}", args=[{"visible": vis}]))
     fig.update_layout(
-        sliders=[dict(active=len(deltas) // 2, currentvalue=dict(prefix="δ = "), steps=steps_ui, pad=dict(t=40))],
-        height=420,
-        margin=dict(l=40, r=20, t=50, b=20),
-        legend=dict(orientation="h", y=-0.45),
+        sliders=[
+            dict(
+                active=len(deltas) // 2,
+                currentvalue=dict(prefix="δ = ", font=dict(size=14)),
+                steps=steps_ui,
+                y=-0.16,
+                pad=dict(t=30),
+                font=dict(size=10),
+            )
+        ],
+        height=600,
+        margin=dict(l=40, r=20, t=40, b=40),
+        legend=dict(orientation="h", x=0, y=-0.5),
     )
     fig.update_xaxes(range=[0, 1], title_text="x₁", row=1, col=1)
     fig.update_yaxes(range=[0, 1], title_text="y₁", row=1, col=1)

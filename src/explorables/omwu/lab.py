@@ -135,7 +135,7 @@ class OMWULab:
         self.window = widgets.IntSlider(
             value=steps, min=1, max=steps, step=1, description="show up to t", style=style, layout=lay
         )
-        self.image = widgets.Image(format="png", layout=widgets.Layout(width="760px"))
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="760px"))
         self.status = widgets.HTML()
         self._build_figure()
         self.run: LabRun | None = None
@@ -143,20 +143,11 @@ class OMWULab:
         for w in (self.game, self.delta, self.eta, self.steps, self.x_first, self.y_first, self.method):
             w.observe(self.rerun, names="value")
         self.window.observe(self.redraw, names="value")
-        controls = widgets.VBox(
-            [
-                self.game,
-                self.delta,
-                self.eta,
-                self.steps,
-                self.x_first,
-                self.y_first,
-                self.method,
-                self.window,
-                self.status,
-            ]
+        controls = widgets.GridBox(
+            [self.game, self.method, self.delta, self.eta, self.steps, self.window, self.x_first, self.y_first],
+            layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))"),
         )
-        self.widget = widgets.HBox([controls, self.image])
+        self.widget = widgets.VBox([controls, self.status, self.image])
         self.rerun()
 
     def _build_figure(self) -> None:

@@ -1,0 +1,271 @@
+"""The website as a reader sees it: a real (headless) Chromium over the freshly built site.
+
+A loopback HTTP server serves ``_build/html``; Chromium loads every page with every request to
+another host blocked and recorded (the network is, in effect, off). For each page: no failed
+request, no request leaving localhost, no console error, every plotly figure drawn, every widget
+panel rendered; a screenshot goes to ``_build/screenshots/``. On the OMWU page the slider is
+moved and the figure must change.
+
+Chromium comes from Debian (``apt-get install chromium``), driven through playwright's Python API
+with ``executable_path``: no browser is downloaded. Without Chromium these tests skip with that
+hint, except under CI (``CI`` set), where they fail.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from explorables import colab
+
+from .conftest import CHAPTERS, HTML, ROOT
+
+pytestmark = pytest.mark.book
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, excluding the shared plotly.min.js
+SHARED_ASSETS = ("plotly.min.js",)
+
+
+# --- things that need no browser -----------------------------------------------------------------
+
+
+def test_vendored_assets_match_their_checksums():
+    vendor = ROOT / "book" / "_static" / "third_party"
+    listed = {}
+    for line in (vendor / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        listed[name.removeprefix("./")] = digest
+    on_disk = {
+        str(p.relative_to(vendor)) for p in vendor.rglob("*") if p.is_file() and p.name not in ("README.md", "SHA256SUMS")
+    }
+    assert on_disk == set(listed), "SHA256SUMS must list exactly the vendored files"
+    for name, digest in listed.items():
+        assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, f"{name} changed"
+
+
+def test_colab_notebooks_are_in_sync_with_chapters():
+    for chapter in CHAPTERS:
+        committed = ROOT / "notebooks" / f"{chapter.stem}.ipynb"
+        assert committed.exists(), f"missing {committed.name}: run 'make notebooks'"
+        assert committed.read_text() == colab.render(colab.colab_notebook(chapter)), (
+            f"{committed.name} is stale: run 'make notebooks'"
+        )
+
+
+def test_site_pages_reference_no_cdn(built_book):
+    for page in built_book.rglob("*.html"):
+        html = page.read_text()
+        for cdn in ("cdn.jsdelivr.net/npm/@jupyter", "cdnjs.cloudflare.com", "cdn.plot.ly", "mathjax@3"):
+            assert f"src=\"https://{cdn}" not in html, f"{page.name} loads {cdn}"
+
+
+# --- the browser ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site_url(built_book):
+    handler = functools.partial(_QuietHandler, directory=str(built_book))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output readable
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        message = "Chromium not found: install it with 'apt-get install -y chromium' to run the browser tests"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def _pages(html_root: Path) -> list[str]:
+    pages = sorted(str(p.relative_to(html_root)) for p in (html_root / "book").glob("*.html"))
+    return ["index.html", *pages, "genindex.html", "search.html"]
+
+
+class PageVisit:
+    """Loads one page, recording what a reader's browser would do."""
+
+    def __init__(self, browser, url: str):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.external: list[str] = []
+        self.failed: list[str] = []
+        self.console_errors: list[str] = []
+        self.bodies: dict[str, bytes] = {}
+        self.page.route("**/*", self._route)
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        self.page.on("response", self._response)
+        self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
+        # "load" waits for every inline script (plotly draws synchronously while the page parses);
+        # then let late requests (fonts, MathJax) settle.
+        self.page.goto(url, wait_until="load")
+        self.page.wait_for_load_state("networkidle")
+
+    def _route(self, route):
+        host = urlparse(route.request.url).hostname
+        if route.request.url.startswith("data:") or host in ("127.0.0.1", "localhost"):
+            route.continue_()
+        else:
+            self.external.append(route.request.url)
+            route.abort()
+
+    def _response(self, response):
+        if response.status >= 400:
+            self.failed.append(f"{response.url} (HTTP {response.status})")
+        try:
+            self.bodies[response.url] = response.body()
+        except Exception:  # noqa: BLE001 - redirects and aborted requests have no body
+            pass
+
+    def weight(self, *, compressed: bool = True, own_only: bool = False) -> int:
+        """Bytes this page loads, except plotly.min.js.
+
+        ``compressed``: as a gzip-serving host (GitHub Pages, Netlify, nginx) would send them;
+        ``own_only``: only what is not under ``_static/`` (the page and its own images), i.e.
+        what the chapter itself adds on top of the theme's shared, cached assets.
+        """
+        total = 0
+        for url, body in self.bodies.items():
+            path = urlparse(url).path
+            if path.endswith(SHARED_ASSETS) or (own_only and "/_static/" in path):
+                continue
+            total += len(gzip.compress(body, 6)) if compressed else len(body)
+        return total
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture(scope="module")
+def visits(browser, site_url, built_book):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name in _pages(built_book):
+        visit = PageVisit(browser, f"{site_url}/{name}")
+        visit.page.wait_for_timeout(300)  # let MathJax and the widget manager finish
+        visit.page.screenshot(path=SCREENSHOTS / f"{Path(name).stem}.png", full_page=True)
+        out[name] = visit
+    print("\npage weights without plotly.min.js (KB): page itself raw | everything raw | everything gzipped")
+    for n, v in out.items():
+        print(
+            f"  {n:32s} {v.weight(compressed=False, own_only=True) / 1024:7.0f} | "
+            f"{v.weight(compressed=False) / 1024:7.0f} | {v.weight() / 1024:7.0f}"
+        )
+    yield out
+    for visit in out.values():
+        visit.close()
+
+
+def test_no_request_leaves_localhost_and_none_fails(visits):
+    for name, visit in visits.items():
+        assert not visit.external, f"{name} tried to reach the network: {visit.external}"
+        assert not visit.failed, f"{name} had failed requests: {visit.failed}"
+
+
+def test_no_console_errors(visits):
+    for name, visit in visits.items():
+        assert not visit.console_errors, f"{name} logged errors: {visit.console_errors}"
+
+
+def test_every_plotly_figure_has_drawn(visits, built_book):
+    for name, visit in visits.items():
+        figures = visit.page.locator(".js-plotly-plot")
+        expected = (built_book / name).read_text().count("Plotly.newPlot(")
+        assert figures.count() == expected, f"{name}: {figures.count()} of {expected} plotly figures drew"
+        for i in range(figures.count()):
+            figure = figures.nth(i)
+            assert figure.locator("svg.main-svg").count() > 0, f"{name}: figure {i} has no SVG"
+            traces = figure.evaluate("gd => gd._fullData.filter(t => t.visible === true).length")
+            drawn = figure.locator(".trace").count()
+            assert traces > 0 and drawn > 0, f"{name}: figure {i} drew no traces"
+
+
+def test_every_widget_panel_has_rendered(visits):
+    for name, visit in visits.items():
+        page = visit.page
+        views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
+        if not views:
+            continue
+        assert page.locator(".jupyter-widgets").count() >= views, f"{name}: widget views did not render"
+        assert page.locator(".widget-slider, .widget-hslider").count() > 0, f"{name}: no slider controls"
+        assert page.locator(".jupyter-widgets img").count() > 0, f"{name}: the lab's picture is missing"
+
+
+def test_chapter_pages_stay_under_the_weight_budget(visits):
+    """3 MB per chapter page, plotly.js aside: what a reader downloads (gzip, as hosts serve it),
+    and what the chapter itself adds uncompressed (its HTML, figure data and images)."""
+    for name, visit in visits.items():
+        if Path(name).stem[:2].isdigit():
+            assert visit.weight() <= PAGE_BUDGET_BYTES, f"{name} transfers {visit.weight() / 2**20:.2f} MB"
+            own = visit.weight(compressed=False, own_only=True)
+            assert own <= PAGE_BUDGET_BYTES, f"{name} itself weighs {own / 2**20:.2f} MB"
+
+
+def test_math_is_typeset_locally(visits):
+    page = visits["book/03-omwu.html"].page
+    assert page.locator("mjx-container").count() > 5
+
+
+def test_launch_buttons_on_every_chapter(visits):
+    for chapter in CHAPTERS:
+        html = visits[f"book/{chapter.stem}.html"].page.content()
+        assert "mybinder.org/v2/gh/" in html and f"book/{chapter.stem}.md" in html
+        assert f"/notebooks/{chapter.stem}.ipynb" in html and "colab.research.google.com" in html
+        assert "user-redirect/git-pull" in html  # JupyterHub
+        assert "initThebeSBT()" in html  # Thebe live code
+        assert f"_sources/book/{chapter.stem}.ipynb" in html and f"_sources/book/{chapter.stem}.md" in html
+
+
+def test_omwu_slider_changes_the_figure(visits):
+    page = visits["book/03-omwu.html"].page
+    figure = page.locator(".js-plotly-plot").first
+    figure.scroll_into_view_if_needed()
+    visible = "gd => gd._fullData.map((t, i) => t.visible === true ? i : -1).filter(i => i >= 0).join(',')"
+    before_traces = figure.evaluate(visible)
+    active = "gd => gd.layout.sliders[0].steps[gd.layout.sliders[0].active].label"
+    before_label = figure.evaluate(active)
+    rail = figure.locator(".slider-container .slider-rail-touch-rect")
+    box = rail.bounding_box()
+    page.mouse.click(box["x"] + 3, box["y"] + box["height"] / 2)  # the first step: the largest delta
+    page.wait_for_timeout(300)
+    after_traces = figure.evaluate(visible)
+    after_label = figure.evaluate(active)
+    assert after_traces != before_traces, "moving the slider did not change the visible traces"
+    assert after_label != before_label and after_label == "0.5"
+    page.screenshot(path=SCREENSHOTS / "03-omwu-slider-moved.png")
