@@ -33,5 +33,6 @@ def built_book() -> Path:
         timeout=3600,
     )
     if proc.returncode != 0:
-        pytest.fail(f"jupyter-book build failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
+        log = f"{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+        pytest.fail(f"jupyter-book build failed (exit {proc.returncode}):\n{log}")
     return HTML

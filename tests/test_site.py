@@ -27,7 +27,7 @@ import pytest
 
 from explorables import colab
 
-from .conftest import CHAPTERS, HTML, ROOT
+from .conftest import CHAPTERS, ROOT
 
 pytestmark = pytest.mark.book
 
@@ -54,9 +54,8 @@ def test_vendored_assets_match_their_checksums():
     for line in (vendor / "SHA256SUMS").read_text().splitlines():
         digest, name = line.split(maxsplit=1)
         listed[name.removeprefix("./")] = digest
-    on_disk = {
-        str(p.relative_to(vendor)) for p in vendor.rglob("*") if p.is_file() and p.name not in ("README.md", "SHA256SUMS")
-    }
+    skip = ("README.md", "SHA256SUMS")
+    on_disk = {str(p.relative_to(vendor)) for p in vendor.rglob("*") if p.is_file() and p.name not in skip}
     assert on_disk == set(listed), "SHA256SUMS must list exactly the vendored files"
     for name, digest in listed.items():
         assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, f"{name} changed"
@@ -75,7 +74,7 @@ def test_site_pages_reference_no_cdn(built_book):
     for page in built_book.rglob("*.html"):
         html = page.read_text()
         for cdn in ("cdn.jsdelivr.net/npm/@jupyter", "cdnjs.cloudflare.com", "cdn.plot.ly", "mathjax@3"):
-            assert f"src=\"https://{cdn}" not in html, f"{page.name} loads {cdn}"
+            assert f'src="https://{cdn}' not in html, f"{page.name} loads {cdn}"
 
 
 # --- the browser ---------------------------------------------------------------------------------
@@ -150,7 +149,7 @@ class PageVisit:
             self.failed.append(f"{response.url} (HTTP {response.status})")
         try:
             self.bodies[response.url] = response.body()
-        except Exception:  # noqa: BLE001 - redirects and aborted requests have no body
+        except Exception:  # redirects and aborted requests have no body
             pass
 
     def weight(self, *, compressed: bool = True, own_only: bool = False) -> int:
