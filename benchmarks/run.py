@@ -74,6 +74,36 @@ def omwu_speed(games: int = 64, steps: int = 2_000) -> dict[str, float]:
     }
 
 
+def checkpoint_overhead(every_s: tuple[float, ...] = (60.0, 1.0, 0.0)) -> list[str]:
+    """Wall time of the OMWU ``book`` run without checkpoints and with several intervals."""
+    import tempfile
+
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.omwu import OMWUConfig, run
+
+    config = OMWUConfig.preset("book")
+    start = time.perf_counter()
+    reference = run(config).summary
+    base = time.perf_counter() - start
+    rows = [
+        "| checkpoint interval | run time (s) | checkpoints written | time writing (s) | overhead |",
+        "|---|---|---|---|---|",
+    ]
+    rows.append(f"| none | {base:.1f} | 0 | 0 | - |")
+    for every in every_s:
+        with tempfile.TemporaryDirectory() as folder:
+            ck = Checkpointer(Path(folder), every_s=every)
+            start = time.perf_counter()
+            summary = run(config, checkpoint=ck).summary
+            elapsed = time.perf_counter() - start
+        assert {k: v for k, v in summary.items() if k != "timings"} == {
+            k: v for k, v in reference.items() if k != "timings"
+        }, "checkpointing changed the results"
+        overhead = 100 * (elapsed / base - 1)
+        rows.append(f"| every {every:g} s | {elapsed:.1f} | {ck.saves} | {ck.seconds_saving:.2f} | {overhead:+.0f}% |")
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="write the table into this Markdown file")
@@ -112,6 +142,9 @@ def main() -> int:
         f"| per-game loop `omwu_numpy` | {speed['loop_steps_per_s']:,.0f} |",
         f"| speed-up | {speed['batched_steps_per_s'] / speed['loop_steps_per_s']:.1f}x |",
     ]
+    ckpt = ["", "Checkpointing the OMWU `book` run (results checked identical to the run without checkpoints):", ""]
+    ckpt += checkpoint_overhead()
+    kernel += ckpt
     print("\n".join(kernel))
     machine = (
         f"Measured {date.today()} on {platform.machine()} with {os.cpu_count()} cores, "

@@ -18,14 +18,19 @@ class Chapter:
     number: int
     slug: str
     title: str
+    package: str = ""  # default: explorables.<slug>
+
+    @property
+    def package_name(self) -> str:
+        return self.package or f"explorables.{self.slug}"
 
     def module(self) -> ModuleType:
         """The chapter's subpackage (imported on first use)."""
-        return importlib.import_module(f"explorables.{self.slug}")
+        return importlib.import_module(self.package_name)
 
     def figures_module(self) -> ModuleType | None:
         try:
-            return importlib.import_module(f"explorables.{self.slug}.figures")
+            return importlib.import_module(f"{self.package_name}.figures")
         except ModuleNotFoundError:
             return None
 

@@ -2,8 +2,13 @@
 
 The command builds the chapter's config from a preset (plus ``--set key=value`` overrides),
 calls the same ``run(config)`` as the notebook and the tests, and writes to ``--out``:
-``config.json``, ``results.json`` (plain JSON) and one standalone HTML file per figure
-(plotly.js is written once beside them, so the files open offline).
+``config.json``, ``results.json`` (plain JSON), one standalone HTML file per figure (plotly.js
+is written once beside them, so the files open offline) and ``checkpoint.pt``. ``--resume``
+continues an interrupted run from its checkpoint and ends with the same results.
+
+Under ``torchrun --nproc-per-node N -m explorables run ...`` every process runs the experiment
+(experiments that train networks split their work with DistributedDataParallel); only rank 0
+writes files.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from .chapters import CHAPTERS, get_chapter
+from .core.checkpoint import Checkpointer, atomic_write_text
 from .core.config import SCALES
 from .core.device import DEVICE_CHOICES
+from .core.distributed import init_distributed, shutdown
 
 
 def _jsonable(value: Any) -> Any:
@@ -32,10 +39,8 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _write_json(path: Path, payload: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(_jsonable(payload), indent=2, allow_nan=False))
-    tmp.replace(path)  # atomic on POSIX: readers see the old file or the new one
+def write_json(path: Path, payload: Any) -> None:
+    atomic_write_text(path, json.dumps(_jsonable(payload), indent=2, allow_nan=False))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,20 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list chapters, their presets and what the paper preset needs")
     run = sub.add_parser("run", help="run a chapter's experiment at a given scale")
-    run.add_argument("slug", help="chapter slug, e.g. omwu")
+    run.add_argument("slug", help="chapter slug, e.g. omwu (see 'explorables list')")
     run.add_argument("--scale", choices=SCALES, default="book")
     run.add_argument("--device", choices=DEVICE_CHOICES, default=None, help="default: the preset's")
     run.add_argument("--seed", type=int, default=None)
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/<slug>-<scale>)")
-    run.add_argument(
-        "--set",
-        dest="assignments",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one config field (repeatable)",
-    )
+    run.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    run.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
+                     help="minimum seconds between checkpoints of a running loop (default 60)")  # fmt: skip
+    run.add_argument("--data-root", type=Path, default=None, help="folder with the external data the preset reads")
+    run.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
+                     help="override one config field (repeatable)")  # fmt: skip
     run.add_argument("--no-figures", action="store_true", help="skip writing figure files")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
 
@@ -65,34 +69,80 @@ def cmd_list() -> int:
         config_cls = chapter.module().Config
         print(f"{chapter.number:02d}  {chapter.slug:<16} {chapter.title}")
         print(f"    presets: {', '.join(SCALES)}; paper preset needs: {config_cls.PAPER_HARDWARE}")
+        if config_cls.DATA_ROOT_SCALES:
+            print(
+                f"    --data-root needed at: {', '.join(config_cls.DATA_ROOT_SCALES)} ({config_cls.DATA_DESCRIPTION})"
+            )
     return 0
+
+
+def make_config(args: argparse.Namespace, chapter) -> Any:
+    """The chapter's config for these arguments, or a ``ValueError`` with one clear line."""
+    config_cls = chapter.module().Config
+    config = config_cls.preset(args.scale).with_strings(args.assignments)
+    overrides = {k: v for k, v in (("device", args.device), ("seed", args.seed)) if v is not None}
+    if args.data_root is not None:
+        if not args.data_root.is_dir():
+            raise ValueError(f"--data-root {args.data_root} is not a folder")
+        overrides["data_root"] = str(args.data_root.resolve())
+    config = config.replace(**overrides)
+    if args.scale in config_cls.DATA_ROOT_SCALES and not config.data_root:
+        raise ValueError(
+            f"--data-root is required for {chapter.slug} at scale {args.scale}: {config_cls.DATA_DESCRIPTION}"
+        )
+    return config
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     chapter = get_chapter(args.slug)
+    config = make_config(args, chapter)
     module = chapter.module()
-    config = module.Config.preset(args.scale)
-    overrides = {k: v for k, v in (("device", args.device), ("seed", args.seed)) if v is not None}
-    config = config.replace(**overrides).with_strings(args.assignments)
+    info = init_distributed(config.device)
+    if info.distributed:
+        config = config.replace(device=str(info.device))
     out = args.out or Path("runs") / f"{chapter.slug}-{args.scale}"
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / "config.json", {"chapter": chapter.slug, "scale": args.scale, **config.to_dict()})
+    if info.is_main:
+        out.mkdir(parents=True, exist_ok=True)
+        if args.resume and not (out / Checkpointer.FILENAME).exists():
+            print(f"explorables: no checkpoint in {out}; starting from the beginning", file=sys.stderr)
+        write_json(out / "config.json", {"chapter": chapter.slug, "scale": args.scale, **config.to_dict()})
+    checkpoint = Checkpointer(out, every_s=args.checkpoint_every, resume=args.resume, enabled=info.is_main)
 
     start = time.perf_counter()
-    results = module.run(config)
+    results = module.run(config, checkpoint=checkpoint, progress=info.is_main and not args.quiet)
     elapsed = time.perf_counter() - start
-    _write_json(out / "results.json", results.summary)
+    if not info.is_main:
+        shutdown()
+        return 0
 
-    written = []
+    write_json(out / "results.json", results.summary)
+    written = ["config.json", "results.json"]
     figures = chapter.figures_module()
     if figures is not None and not args.no_figures:
         for name, fig in figures.all_figures(results).items():
-            path = out / f"{name}.html"
-            fig.write_html(path, include_plotlyjs="directory", full_html=True)
-            written.append(path.name)
-    print(f"{chapter.slug} · scale={args.scale} · device={config.device} · seed={config.seed} · {elapsed:.1f} s")
-    print(f"wrote {out}/: config.json, results.json" + (f", {', '.join(written)}" if written else ""))
+            fig.write_html(out / f"{name}.html", include_plotlyjs="directory", full_html=True)
+            written.append(f"{name}.html")
+    if checkpoint.saves:
+        written.append(Checkpointer.FILENAME)
+    _print_summary(chapter, args, config, info, elapsed, checkpoint, out, written, module, results)
+    shutdown()
     return 0
+
+
+def _print_summary(chapter, args, config, info, elapsed, checkpoint, out, written, module, results) -> None:
+    bar = "─" * 78
+    lines = [
+        bar,
+        f"{chapter.slug} · scale {args.scale} · device {config.device}"
+        + (f" × {info.world_size} processes" if info.distributed else "")
+        + f" · seed {config.seed} · {elapsed:.1f} s"
+        + (" (resumed)" if args.resume else ""),
+        f"checkpoints: {checkpoint.saves} written, {checkpoint.seconds_saving:.2f} s in total",
+    ]
+    if hasattr(module, "headline"):
+        lines += [f"  {line}" for line in module.headline(results)]
+    lines += [f"wrote {out}/: {', '.join(written)}", bar]
+    print("\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:

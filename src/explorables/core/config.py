@@ -29,9 +29,14 @@ class ExperimentConfig:
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
     PAPER_HARDWARE: ClassVar[str] = "a laptop CPU"
+    #: scales whose data is not generated but read from ``--data-root`` (e.g. CIFAR at "paper")
+    DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ()
+    #: what lies under ``--data-root`` (for the error message when it is missing)
+    DATA_DESCRIPTION: ClassVar[str] = ""
 
     seed: int = 0
     device: str = "cpu"
+    data_root: str = ""
 
     @classmethod
     def preset(cls: type[C], scale: str = "book", **overrides: Any) -> C:

@@ -7,7 +7,7 @@ the energy and distances (:mod:`.metrics`), the experiment (:mod:`.experiment`),
 
 from .dynamics import Trajectory, omwu_numpy, simulate
 from .equilibrium import NashEquilibrium, solve_nash
-from .experiment import OMWUConfig, OMWUResults, run
+from .experiment import OMWUConfig, OMWUResults, headline, run
 from .games import (
     biased_rock_paper_scissors,
     game_with_equilibrium,
@@ -43,6 +43,7 @@ __all__ = [
     "game_with_equilibrium",
     "hard_game",
     "hard_game_equilibrium",
+    "headline",
     "kl_from_log",
     "matching_pennies",
     "omwu_numpy",

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ..core.checkpoint import Checkpointer
 from ..core.device import resolve_device
 from ..core.validation import check_choice, check_distribution, check_int, check_matrix, check_positive
 
@@ -133,6 +134,8 @@ def simulate(
     record_every: int = 1,
     device: str | torch.device = "cpu",
     progress: bool = False,
+    checkpoint: Checkpointer | None = None,
+    checkpoint_name: str = "simulate",
 ) -> Trajectory:
     """Run OMWU or MWU on a batch of ``B`` games at once (float64, any torch device).
 
@@ -155,6 +158,10 @@ def simulate(
         ``"cpu"``, ``"cuda"``, ``"mps"`` or ``"auto"``.
     progress:
         Show a tqdm progress bar.
+    checkpoint, checkpoint_name:
+        Save the loop's state under ``checkpoint_name`` as the run goes (throttled by the
+        checkpointer), and continue from a saved state if the checkpointer holds one. A resumed
+        run gives bit-identical results to an uninterrupted one.
     """
     dev = resolve_device(device)
     check_choice("method", method, METHODS)
@@ -195,11 +202,29 @@ def simulate(
     log_y = torch.empty((n_records, B, m), dtype=torch.float64, device=dev)
     recorded = torch.empty(n_records, dtype=torch.int64)
     log_x[0], log_y[0], recorded[0] = u, v, 0
-    k = 1
+    k, first = 1, 1
 
     grad_x_prev = torch.bmm(A_t, v.exp().unsqueeze(-1)).squeeze(-1)  # g_{-1} = g_0
     grad_y_prev = torch.bmm(At, u.exp().unsqueeze(-1)).squeeze(-1)
-    for t in tqdm(range(1, steps + 1), disable=not progress, desc=method, mininterval=1.0):
+
+    saved = checkpoint.get(checkpoint_name) if checkpoint is not None else None
+    if saved is not None:
+        if (saved["steps"], saved["shape"], saved["record_every"]) != (steps, [B, n, m], record_every):
+            raise ValueError(f"checkpoint entry {checkpoint_name!r} belongs to a different run; start without --resume")
+        k, first = saved["k"], saved["t"] + 1
+        u, v = saved["u"].to(dev), saved["v"].to(dev)
+        grad_x_prev, grad_y_prev = saved["grad_x_prev"].to(dev), saved["grad_y_prev"].to(dev)
+        log_x[:k], log_y[:k], recorded[:k] = saved["log_x"].to(dev), saved["log_y"].to(dev), saved["recorded"]
+
+    def state(t: int) -> dict:
+        return {
+            "t": t, "k": k, "steps": steps, "shape": [B, n, m], "record_every": record_every,
+            "u": u, "v": v, "grad_x_prev": grad_x_prev, "grad_y_prev": grad_y_prev,
+            "log_x": log_x[:k], "log_y": log_y[:k], "recorded": recorded[:k],
+        }  # fmt: skip
+
+    bar = tqdm(total=steps, initial=first - 1, disable=not progress, desc=checkpoint_name, mininterval=1.0)
+    for t in range(first, steps + 1):
         grad_x = torch.bmm(A_t, v.exp().unsqueeze(-1)).squeeze(-1)
         grad_y = torch.bmm(At, u.exp().unsqueeze(-1)).squeeze(-1)
         if optimistic:
@@ -214,4 +239,8 @@ def simulate(
         if t % record_every == 0 or t == steps:
             log_x[k], log_y[k], recorded[k] = u, v, t
             k += 1
+        if checkpoint is not None and t % 256 == 0:
+            checkpoint.maybe_save(checkpoint_name, lambda t=t: state(t))
+        bar.update()
+    bar.close()
     return Trajectory(log_x=log_x, log_y=log_y, steps=recorded, A=A_t, eta=eta_t)

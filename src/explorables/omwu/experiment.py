@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.validation import check_in_range, check_int, check_positive
 from . import metrics as M
@@ -118,7 +119,7 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().numpy()
 
 
-def _bottleneck(cfg: OMWUConfig) -> tuple[dict, dict]:
+def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     """Experiment 1: the hard family over delta (at eta) and over eta (at every delta)."""
     etas = sorted(set(cfg.eta_grid) | {cfg.eta})
     grid = [(d, e) for e in etas for d in cfg.sweep_deltas]
@@ -126,7 +127,7 @@ def _bottleneck(cfg: OMWUConfig) -> tuple[dict, dict]:
     eq = [hard_game_equilibrium(d) for d, _ in grid]
     x_star, y_star = np.stack([e[0] for e in eq]), np.stack([e[1] for e in eq])
     eta = np.array([e for _, e in grid])
-    traj = simulate(A, eta, cfg.sweep_steps, device=cfg.device)
+    traj = simulate(A, eta, cfg.sweep_steps, device=cfg.device, **loop.named("bottleneck"))
     steps = _to_numpy(traj.steps)
     E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))  # (K, B)
     x, y = traj.x, traj.y
@@ -192,14 +193,14 @@ def _bottleneck(cfg: OMWUConfig) -> tuple[dict, dict]:
     return summary, curves
 
 
-def _best_iterate(cfg: OMWUConfig) -> tuple[dict, dict]:
+def _best_iterate(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     """Experiment 2: worst case over delta of the best iterate up to each horizon."""
     deltas = np.geomspace(cfg.worst_case_delta_min, 0.5, cfg.worst_case_deltas)
     A = np.stack([hard_game(d) for d in deltas])
     eq = [hard_game_equilibrium(d) for d in deltas]
     x_star, y_star = np.stack([e[0] for e in eq]), np.stack([e[1] for e in eq])
     T = max(cfg.horizons)
-    traj = simulate(A, cfg.eta, T, device=cfg.device)
+    traj = simulate(A, cfg.eta, T, device=cfg.device, **loop.named("best_iterate"))
     kl = M.energy(traj.log_x, traj.log_y, x_star, y_star)
     x, y = traj.x, traj.y
     tv = M.distance_tv(x, y, torch.as_tensor(x_star, device=x.device), torch.as_tensor(y_star, device=x.device))
@@ -229,18 +230,25 @@ def _best_iterate(cfg: OMWUConfig) -> tuple[dict, dict]:
     return summary, curves
 
 
-def _random_games(cfg: OMWUConfig) -> dict:
+def _random_games(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     """Experiment 3: games with a chosen interior equilibrium; energy monotone and linear rate."""
     rng = np.random.default_rng(cfg.seed)
     games = [random_interior_game(cfg.random_game_size, rng) for _ in range(cfg.random_games)]
     A = np.stack([g[0] for g in games])
     x_star, y_star = np.stack([g[1] for g in games]), np.stack([g[2] for g in games])
-    traj = simulate(A, cfg.eta, cfg.random_game_steps, record_every=cfg.random_record_every, device=cfg.device)
+    traj = simulate(
+        A,
+        cfg.eta,
+        cfg.random_game_steps,
+        record_every=cfg.random_record_every,
+        device=cfg.device,
+        **loop.named("random_games"),
+    )
     E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))
     steps = _to_numpy(traj.steps)
     rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(cfg.random_games)])
     increases = np.diff(E[1:], axis=0).max(axis=0) if len(E) > 2 else np.zeros(cfg.random_games)
-    return {
+    summary = {
         "games": cfg.random_games,
         "size": cfg.random_game_size,
         "rate_min": float(rates.min()),
@@ -249,16 +257,17 @@ def _random_games(cfg: OMWUConfig) -> dict:
         "max_energy_increase_after_t1": float(increases.max()),
         "energy_ratio_median": float(np.median(E[-1] / E[0])),
     }
+    return summary, {}
 
 
-def _mwu_contrast(cfg: OMWUConfig) -> tuple[dict, dict]:
+def _mwu_contrast(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     """Experiment 4: plain MWU against OMWU on matching pennies from the same start."""
     A = matching_pennies()
     x0 = np.array([0.7, 0.3])
     x_star = y_star = np.array([0.5, 0.5])
     out, curves = {}, {}
     for method in ("mwu", "omwu"):
-        traj = simulate(A, cfg.eta, cfg.mwu_steps, x0=x0, method=method, device=cfg.device)
+        traj = simulate(A, cfg.eta, cfg.mwu_steps, x0=x0, method=method, device=cfg.device, **loop.named(method))
         E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))[:, 0]
         out[method] = {"energy_start": float(E[0]), "energy_end": float(E[-1])}
         curves[method] = {"energy": E, "x1": _to_numpy(traj.x[:, 0, 0]), "y1": _to_numpy(traj.y[:, 0, 0])}
@@ -266,29 +275,73 @@ def _mwu_contrast(cfg: OMWUConfig) -> tuple[dict, dict]:
     return out, curves
 
 
-def run(config: OMWUConfig | None = None) -> OMWUResults:
-    """Run the four experiments of the chapter and return summary numbers and curves."""
+@dataclass
+class LoopOptions:
+    """How the long loops of a run report progress and checkpoint (see :func:`run`)."""
+
+    checkpoint: Checkpointer
+    progress: bool = False
+    phase: str = ""
+
+    def named(self, name: str) -> dict[str, Any]:
+        """Keyword arguments for :func:`~explorables.omwu.dynamics.simulate`."""
+        return {
+            "checkpoint": self.checkpoint,
+            "checkpoint_name": f"loop/{self.phase}/{name}",
+            "progress": self.progress,
+        }
+
+
+PHASES = {
+    "bottleneck": _bottleneck,
+    "best_iterate": _best_iterate,
+    "random_games": _random_games,
+    "mwu_vs_omwu": _mwu_contrast,
+}
+
+
+def run(
+    config: OMWUConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> OMWUResults:
+    """Run the four experiments of the chapter and return summary numbers and curves.
+
+    With a ``checkpoint`` (see :class:`~explorables.core.checkpoint.Checkpointer`), each
+    finished experiment and the state of the loop in progress are saved as the run goes, and a
+    checkpointer opened with ``resume=True`` continues where the previous run stopped: the
+    results are the same, to the bit, as those of an uninterrupted run.
+    """
     cfg = (config or OMWUConfig.preset("book")).validated()
     torch.manual_seed(cfg.seed)
-    timings = {}
-    t0 = time.perf_counter()
-    bottleneck, bottleneck_curves = _bottleneck(cfg)
-    timings["bottleneck_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    best, best_curves = _best_iterate(cfg)
-    timings["best_iterate_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    random = _random_games(cfg)
-    timings["random_games_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    mwu, mwu_curves = _mwu_contrast(cfg)
-    timings["mwu_s"] = time.perf_counter() - t0
-    summary = {
-        "bottleneck": bottleneck,
-        "best_iterate": best,
-        "random_games": random,
-        "mwu_vs_omwu": mwu,
-        "timings": timings,
-    }
-    curves = {"bottleneck": bottleneck_curves, "best_iterate": best_curves, "mwu": mwu_curves}
+    checkpoint = checkpoint or Checkpointer(None)
+    summary: dict[str, Any] = {}
+    curves: dict[str, Any] = {}
+    timings: dict[str, float] = {}
+    for name, phase in PHASES.items():
+        done = checkpoint.get(f"phase/{name}")
+        if done is None:
+            start = time.perf_counter()
+            phase_summary, phase_curves = phase(cfg, LoopOptions(checkpoint, progress, name))
+            done = {"summary": phase_summary, "curves": phase_curves, "seconds": time.perf_counter() - start}
+            stale_loops = tuple(k for k in checkpoint.entries if k.startswith(f"loop/{name}/"))
+            checkpoint.save(f"phase/{name}", done, drop=stale_loops)
+        summary[name], curves[name] = done["summary"], done["curves"]
+        timings[f"{name}_s"] = done["seconds"]
+    summary["timings"] = timings
+    curves["mwu"] = curves.pop("mwu_vs_omwu")
     return OMWUResults(config=cfg, summary=summary, curves=curves)
+
+
+def headline(results: OMWUResults) -> list[str]:
+    """A few key numbers for the end-of-run summary of the command line."""
+    s = results.summary
+    b, bi, rg = s["bottleneck"], s["best_iterate"], s["random_games"]
+    last = bi["rows"][-1]
+    return [
+        f"energy never rose after t=1 (max step {b['max_energy_increase_after_t1']:.1e}); "
+        f"measured/predicted dissipation median {b['dissipation_ratio_median']:.3f}",
+        f"rate on A_delta ~ delta^{b['rate_exponent_delta']:.2f} * eta^{b['rate_exponent_eta']:.2f}",
+        f"T={last['T']:,}: worst best-iterate KL {last['worst_best_kl']:.3f}, "
+        f"gap*sqrt(T) {last['worst_best_gap_sqrtT']:.2f}",
+        f"random {rg['size']}x{rg['size']} games: {rg['fraction_decaying']:.0%} decay linearly, "
+        f"median rate {rg['rate_median']:.1e}",
+    ]

@@ -1,0 +1,138 @@
+"""Checkpoints for long runs: atomic, safe to load, and carrying the random-number state.
+
+A checkpoint is one file written with ``torch.save`` and read back with
+``torch.load(weights_only=True)``, which only rebuilds tensors and plain containers (never
+arbitrary pickled objects). Writes go to a temporary file that is then renamed over the old
+one, so a process killed at any moment leaves either the previous checkpoint or the new one,
+never a torn file.
+
+The file holds named *entries*; an experiment stores, for example, the finished phases of a
+run and the state of the loop in progress. Python values inside entries must be tensors,
+numbers, strings, booleans, ``None``, lists/tuples or dicts of those; numpy arrays are stored
+as tensors and come back as numpy arrays.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+_NUMPY_TAG = "__numpy__"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (write a temporary file, fsync, rename)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def _pack(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return {_NUMPY_TAG: torch.from_numpy(np.ascontiguousarray(value))}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _pack(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_pack(v) for v in value]
+    if torch.is_tensor(value):
+        return value.detach().cpu()
+    return value
+
+
+def _unpack(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {_NUMPY_TAG}:
+            return value[_NUMPY_TAG].numpy()
+        return {k: _unpack(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unpack(v) for v in value]
+    return value
+
+
+def rng_state() -> dict[str, Any]:
+    """The global random states of torch, numpy and Python (to restore on resume)."""
+    np_state = np.random.get_state()  # noqa: NPY002 - the legacy global state is what third-party code uses
+    return {
+        "torch": torch.get_rng_state(),
+        "numpy": json.dumps([np_state[0], np_state[1].tolist(), *np_state[2:]]),
+        "python": json.dumps(random.getstate()),
+    }
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    kind, keys, pos, has_gauss, cached = json.loads(state["numpy"])
+    legacy = (kind, np.array(keys, dtype=np.uint32), pos, has_gauss, cached)
+    np.random.set_state(legacy)  # noqa: NPY002
+    version, internal, gauss = json.loads(state["python"])
+    random.setstate((version, tuple(internal), gauss))
+
+
+class Checkpointer:
+    """Named entries saved together in ``<folder>/checkpoint.pt``.
+
+    ``every_s`` throttles :meth:`maybe_save` (loop states) so a fast loop does not spend its
+    time writing; :meth:`save` always writes. A ``Checkpointer`` with ``enabled=False`` keeps
+    nothing and writes nothing (non-zero ranks, or runs without an output folder).
+    """
+
+    FILENAME = "checkpoint.pt"
+
+    def __init__(self, folder: Path | None, every_s: float = 60.0, resume: bool = False, enabled: bool = True):
+        self.path = None if folder is None else Path(folder) / self.FILENAME
+        self.enabled = enabled and self.path is not None
+        self.every_s = every_s
+        self.entries: dict[str, Any] = {}
+        self.saves = 0
+        self.seconds_saving = 0.0
+        self._last = time.monotonic()
+        if resume and self.path is not None and self.path.exists():
+            payload = torch.load(self.path, weights_only=True)
+            self.entries = _unpack(payload["entries"])
+            set_rng_state(payload["rng"])
+
+    def get(self, name: str) -> Any | None:
+        """The entry stored under ``name`` (from this run or the resumed one), or ``None``."""
+        return self.entries.get(name)
+
+    def save(self, name: str, value: Any, *, drop: tuple[str, ...] = ()) -> None:
+        """Store ``value`` under ``name`` (dropping the entries in ``drop``) and write the file."""
+        self.entries[name] = value
+        for key in drop:
+            self.entries.pop(key, None)
+        self._write()
+
+    def maybe_save(self, name: str, make_value) -> None:
+        """Store ``make_value()`` under ``name`` if ``every_s`` seconds passed since the last write."""
+        if self.enabled and time.monotonic() - self._last >= self.every_s:
+            self.save(name, make_value())
+
+    def _write(self) -> None:
+        if not self.enabled:
+            return
+        start = time.perf_counter()
+        buffer = io.BytesIO()
+        torch.save({"entries": _pack(self.entries), "rng": rng_state()}, buffer)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(self.path, buffer.getvalue())
+        self.saves += 1
+        self.seconds_saving += time.perf_counter() - start
+        self._last = time.monotonic()

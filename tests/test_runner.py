@@ -1,0 +1,205 @@
+"""The paper-scale runner: checkpoints, kill-and-resume, several processes, local datasets."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from explorables.core.checkpoint import Checkpointer, atomic_write_text
+from explorables.core.datasets import ImageFolder, load_cifar
+from explorables.omwu import OMWUConfig, run
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+
+
+def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "explorables", *args], capture_output=True, text=True, env=ENV,
+                          cwd=ROOT, **kwargs)  # fmt: skip
+
+
+def _results(folder: Path) -> dict:
+    data = json.loads((folder / "results.json").read_text())
+    data.pop("timings")
+    return data
+
+
+# --- checkpoints ---------------------------------------------------------------------------------
+
+
+def test_checkpoint_round_trip_restores_entries_and_rng(tmp_path):
+    ck = Checkpointer(tmp_path, every_s=0)
+    torch.manual_seed(3)
+    np.random.seed(3)  # noqa: NPY002 - the global state is what the checkpoint must carry
+    ck.save("phase", {"array": np.arange(5.0), "tensor": torch.ones(2), "nested": {"x": [1, 2.5, "a", None]}})
+    expected = (torch.rand(3), np.random.rand(3))  # noqa: NPY002
+    torch.manual_seed(99)
+    resumed = Checkpointer(tmp_path, resume=True)
+    entry = resumed.get("phase")
+    np.testing.assert_array_equal(entry["array"], np.arange(5.0))
+    assert torch.equal(entry["tensor"], torch.ones(2)) and entry["nested"] == {"x": [1, 2.5, "a", None]}
+    assert torch.equal(torch.rand(3), expected[0])
+    np.testing.assert_array_equal(np.random.rand(3), expected[1])  # noqa: NPY002
+
+
+def test_checkpoint_loads_with_weights_only_and_refuses_objects(tmp_path):
+    path = tmp_path / Checkpointer.FILENAME
+    torch.save({"entries": {"evil": Path("/")}, "rng": {}}, path)  # an arbitrary object
+    with pytest.raises(pickle.UnpicklingError):
+        Checkpointer(tmp_path, resume=True)
+
+
+def test_atomic_write_leaves_old_or_new(tmp_path):
+    target = tmp_path / "f.json"
+    atomic_write_text(target, "old")
+    atomic_write_text(target, "new")
+    assert target.read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.json"]  # no temporary left behind
+
+
+def test_resuming_finished_phases_gives_identical_results(tmp_path):
+    """Phases stored in a checkpoint are reused as they are (the kill test covers loops)."""
+    config = OMWUConfig.preset("smoke")
+    reference = run(config)
+    ck = Checkpointer(tmp_path, every_s=0)
+    first = run(config.replace(), checkpoint=ck)
+    assert ck.saves > 0
+    resumed = run(config, checkpoint=Checkpointer(tmp_path, resume=True))
+    for name in ("bottleneck", "best_iterate", "random_games", "mwu_vs_omwu"):
+        assert resumed.summary[name] == reference.summary[name] == first.summary[name]
+
+
+def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
+    args = ["run", "omwu", "--scale", "smoke", "--quiet", "--no-figures", "--set", "sweep_steps=40000"]
+    full, interrupted = tmp_path / "full", tmp_path / "interrupted"
+    assert _cli(*args, "--out", str(full)).returncode == 0
+
+    proc = subprocess.Popen([sys.executable, "-m", "explorables", *args, "--out", str(interrupted),
+                             "--checkpoint-every", "0"], env=ENV, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    checkpoint = interrupted / Checkpointer.FILENAME
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)  # let it get some way into the loop
+    assert proc.poll() is None, "the run finished before it could be killed; make it longer"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (interrupted / "results.json").exists()
+    saved = torch.load(checkpoint, weights_only=True)["entries"]
+    loops = [v for k, v in saved.items() if k.startswith("loop/")]
+    assert loops and 0 < loops[0]["t"] < loops[0]["steps"], "the checkpoint should hold a loop in progress"
+
+    resumed = _cli(*args, "--out", str(interrupted), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "(resumed)" in resumed.stdout
+    assert _results(interrupted) == _results(full)  # equal to the bit: JSON keeps every digit
+
+
+def test_resuming_a_different_run_is_refused(tmp_path):
+    assert _cli("run", "omwu", "--scale", "smoke", "--no-figures", "--quiet", "--out", str(tmp_path),
+                "--checkpoint-every", "0").returncode == 0  # fmt: skip
+    ck = torch.load(tmp_path / Checkpointer.FILENAME, weights_only=True)
+    assert any(k.startswith("phase/") for k in ck["entries"])
+    # a checkpoint holding a loop of another length must not be silently reused
+    bad = Checkpointer(tmp_path, resume=True)
+    bad.entries = {"loop/bottleneck/bottleneck": {"steps": 1, "shape": [1, 2, 2], "record_every": 1}}
+    with pytest.raises(ValueError, match="different run"):
+        run(OMWUConfig.preset("smoke"), checkpoint=bad)
+
+
+# --- several processes ---------------------------------------------------------------------------
+
+
+def test_two_process_gloo_run_matches_single_process(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    single = subprocess.run([sys.executable, "tests/run_toy.py", "run", "toy", "--scale", "smoke", "--quiet",
+                             "--out", str(one)], env=ENV, cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert single.returncode == 0, single.stderr
+    double = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                             "tests/run_toy.py", "run", "toy", "--scale", "smoke", "--quiet", "--out", str(two)],
+                            env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert double.returncode == 0, double.stderr[-3000:]
+    a, b = json.loads((one / "results.json").read_text()), json.loads((two / "results.json").read_text())
+    assert b["world_size"] == 2 and b["rank"] == 0  # written by rank 0
+    assert abs(a["final_loss"] - b["final_loss"]) <= 1e-10 * a["final_loss"]
+    assert sorted(p.name for p in two.iterdir()) == ["config.json", "results.json"]
+    assert double.stdout.count("wrote ") == 1  # only rank 0 reports and writes
+
+
+# --- command-line errors -----------------------------------------------------------------------------
+
+
+def test_missing_data_root_is_one_clear_line(tmp_path):
+    proc = subprocess.run([sys.executable, "tests/run_toy.py", "run", "toy", "--scale", "paper", "--out",
+                           str(tmp_path)], env=ENV, cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "--data-root is required for toy at scale paper" in proc.stderr
+    proc = subprocess.run([sys.executable, "tests/run_toy.py", "run", "toy", "--scale", "paper", "--data-root",
+                           str(tmp_path / "nope")], env=ENV, cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 2 and "is not a folder" in proc.stderr
+
+
+# --- datasets in torchvision's layouts, faked in a temporary folder ----------------------------------
+
+
+def test_image_folder_reads_torchvision_layout(tmp_path):
+    rng = np.random.default_rng(0)
+    for c, n in (("cat", 2), ("dog", 3)):
+        (tmp_path / c).mkdir()
+        for i in range(n):
+            Image.fromarray(rng.integers(0, 255, (6, 5, 3), dtype=np.uint8)).save(tmp_path / c / f"{i}.png")
+    (tmp_path / "dog" / "notes.txt").write_text("not an image")
+    ds = ImageFolder(tmp_path)
+    assert ds.classes == ["cat", "dog"] and len(ds) == 5
+    image, label = ds[4]
+    assert image.shape == (3, 6, 5) and label == 1 and 0 <= image.min() and image.max() <= 1
+    with Image.open(tmp_path / "dog" / "2.png") as img:
+        np.testing.assert_allclose(image.permute(1, 2, 0).numpy(), np.asarray(img) / 255, atol=1e-6)
+    with pytest.raises(ValueError, match="no class folders"):
+        ImageFolder(tmp_path / "cat")
+
+
+def _fake_cifar10(root: Path, per_batch: int = 4) -> np.ndarray:
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    all_data = []
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        data = rng.integers(0, 255, (per_batch, 3072), dtype=np.uint8)
+        all_data.append(data)
+        batch = {b"data": data, b"labels": list(rng.integers(0, 10, per_batch)), b"batch_label": b"x"}
+        (folder / name).write_bytes(pickle.dumps(batch, protocol=2))
+    meta = {b"label_names": [f"c{i}" for i in range(10)], b"num_cases_per_batch": per_batch}
+    (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=2))
+    return np.concatenate(all_data[:5])
+
+
+def test_cifar_reader_matches_the_written_arrays(tmp_path):
+    written = _fake_cifar10(tmp_path)
+    ds = load_cifar(tmp_path, "cifar10", train=True)
+    assert ds.images.shape == (20, 3, 32, 32) and ds.labels.shape == (20,) and len(ds.classes) == 10
+    np.testing.assert_array_equal(ds.images.reshape(20, -1), written)
+    images, labels = ds.tensors()
+    assert images.dtype == torch.float32 and labels.dtype == torch.int64
+    assert load_cifar(tmp_path, "cifar10", train=False).images.shape == (4, 3, 32, 32)
+
+
+def test_cifar_reader_refuses_pickled_objects(tmp_path):
+    _fake_cifar10(tmp_path)
+    (tmp_path / "cifar-10-batches-py" / "test_batch").write_bytes(pickle.dumps({b"data": Path("/")}))
+    with pytest.raises(pickle.UnpicklingError, match="refusing"):
+        load_cifar(tmp_path, "cifar10", train=False)
+    with pytest.raises(ValueError, match="cifar-100-python"):
+        load_cifar(tmp_path, "cifar100")
