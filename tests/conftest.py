@@ -36,3 +36,14 @@ def built_book() -> Path:
         log = f"{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
         pytest.fail(f"jupyter-book build failed (exit {proc.returncode}):\n{log}")
     return HTML
+
+
+#: filled by the browser tests, printed at the end of the session (``pytest_terminal_summary``)
+PAGE_WEIGHTS: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    if PAGE_WEIGHTS:
+        terminalreporter.section("page weights")
+        for line in PAGE_WEIGHTS:
+            terminalreporter.write_line(line)

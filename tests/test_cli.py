@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -47,10 +48,13 @@ def test_set_overrides_are_parsed_with_the_field_type(tmp_path):
     assert config["eta"] == 0.2 and config["horizons"] == [10, 100]
 
 
-def test_figures_are_written_as_html(tmp_path):
-    assert main(["run", "omwu", "--scale", "smoke", "--out", str(tmp_path)]) == 0
+def test_figures_are_written_as_html_and_png(tmp_path):
+    assert main(["run", "omwu", "--scale", "smoke", "--quiet", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "explorable.html").stat().st_size > 1000
     assert (tmp_path / "plotly.min.js").exists()
+    if shutil.which("chromium") or shutil.which("google-chrome"):  # kaleido needs a browser
+        png = (tmp_path / "explorable.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
 @pytest.mark.parametrize(

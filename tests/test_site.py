@@ -27,7 +27,7 @@ import pytest
 
 from explorables import colab
 
-from .conftest import CHAPTERS, ROOT
+from .conftest import CHAPTERS, PAGE_WEIGHTS, ROOT
 
 pytestmark = pytest.mark.book
 
@@ -180,12 +180,14 @@ def visits(browser, site_url, built_book):
         visit.page.wait_for_timeout(300)  # let MathJax and the widget manager finish
         visit.page.screenshot(path=SCREENSHOTS / f"{Path(name).stem}.png", full_page=True)
         out[name] = visit
-    print("\npage weights without plotly.min.js (KB): page itself raw | everything raw | everything gzipped")
+    PAGE_WEIGHTS.clear()
+    PAGE_WEIGHTS.append("KB, without the shared plotly.min.js: page itself (raw) | all it loads (raw) | (gzipped)")
     for n, v in out.items():
-        print(
+        PAGE_WEIGHTS.append(
             f"  {n:32s} {v.weight(compressed=False, own_only=True) / 1024:7.0f} | "
             f"{v.weight(compressed=False) / 1024:7.0f} | {v.weight() / 1024:7.0f}"
         )
+    (ROOT / "_build" / "page-weights.txt").write_text("\n".join(PAGE_WEIGHTS) + "\n")
     yield out
     for visit in out.values():
         visit.close()

@@ -2,8 +2,8 @@
 
 The command builds the chapter's config from a preset (plus ``--set key=value`` overrides),
 calls the same ``run(config)`` as the notebook and the tests, and writes to ``--out``:
-``config.json``, ``results.json`` (plain JSON), one standalone HTML file per figure (plotly.js
-is written once beside them, so the files open offline) and ``checkpoint.pt``. ``--resume``
+``config.json``, ``results.json`` (plain JSON), each figure as standalone HTML (plotly.js is
+written once beside them, so the files open offline) and as PNG, and ``checkpoint.pt``. ``--resume``
 continues an interrupted run from its checkpoint and ends with the same results.
 
 Under ``torchrun --nproc-per-node N -m explorables run ...`` every process runs the experiment
@@ -119,14 +119,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     written = ["config.json", "results.json"]
     figures = chapter.figures_module()
     if figures is not None and not args.no_figures:
-        for name, fig in figures.all_figures(results).items():
-            fig.write_html(out / f"{name}.html", include_plotlyjs="directory", full_html=True)
-            written.append(f"{name}.html")
+        written += write_figures(figures.all_figures(results), out)
     if checkpoint.saves:
         written.append(Checkpointer.FILENAME)
     _print_summary(chapter, args, config, info, elapsed, checkpoint, out, written, module, results)
     shutdown()
     return 0
+
+
+def write_figures(figures: dict[str, Any], out: Path) -> list[str]:
+    """Each figure as standalone HTML (plotly.js written once beside them) and as PNG.
+
+    PNG export (kaleido) drives a Chrome or Chromium installed on the machine; without one the
+    PNGs are skipped with a warning and the HTML files remain.
+    """
+    names = []
+    for name, fig in figures.items():
+        fig.write_html(out / f"{name}.html", include_plotlyjs="directory", full_html=True)
+        names.append(f"{name}.html")
+    try:
+        import plotly.io as pio
+
+        pio.write_images(list(figures.values()), [out / f"{name}.png" for name in figures], scale=2)
+        names += [f"{name}.png" for name in figures]
+    except Exception as exc:  # kaleido raises several types when no browser is found
+        print(f"explorables: PNG figures skipped ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})",
+              file=sys.stderr)  # fmt: skip
+    return names
 
 
 def _print_summary(chapter, args, config, info, elapsed, checkpoint, out, written, module, results) -> None:

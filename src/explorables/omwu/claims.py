@@ -127,3 +127,24 @@ def markdown_table(rows: list[Claim]) -> str:
     """The claims as a Markdown table (the notebook displays it with ``IPython.display.Markdown``)."""
     head = "| paper's claim | our setting | our measured number | reproduced? |\n|---|---|---|---|\n"
     return head + "\n".join("| " + " | ".join(c.as_row()) + " |" for c in rows)
+
+
+def sweep_table(results: OMWUResults) -> str:
+    """Per-delta numbers of the bottleneck sweep (at the chapter's eta), as a Markdown table."""
+    cfg, b = results.config, results.summary["bottleneck"]
+    head = (
+        f"| δ | x⋆₂ (distance of x⋆ to the edge) | smallest min_i x_t,i | rate −d log E/dt "
+        f"| rate / (η²δ) | steps until E < {cfg.energy_target:g} |\n|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for d, low, rate, norm, hit in zip(
+        b["deltas"],
+        b["min_x_over_run"],
+        b["rate_at_eta"],
+        b["rate_over_eta2_delta"],
+        b["steps_to_energy_target"],
+        strict=True,
+    ):
+        hit_text = f"{hit:,.0f}" if np.isfinite(hit) else f"> {cfg.sweep_steps:,}"
+        rows.append(f"| {d:g} | {d / (1 + d):.2g} | {low:.1e} | {rate:.2e} | {norm:.3g} | {hit_text} |")
+    return head + "\n".join(rows)

@@ -121,7 +121,7 @@ class OMWULab:
             value=eta, min=0.01, max=0.5, step=0.01, description="step size η", style=style, layout=lay
         )
         self.steps = widgets.IntSlider(
-            value=steps, min=100, max=20_000, step=100, description="iterations T", style=style, layout=lay
+            value=steps, min=100, max=15_000, step=100, description="iterations T", style=style, layout=lay
         )
         self.x_first = widgets.FloatSlider(
             value=0.5, min=0.02, max=0.98, step=0.02, description="start x₁", style=style, layout=lay
@@ -263,5 +263,5 @@ def benchmark_interactions(lab: OMWULab | None = None) -> dict[str, list]:
     rerun = [set_value(lab.eta, e) for e in (0.12, 0.2, 0.3, 0.15)]
     rerun += [set_value(lab.delta, d) for d in (0.01, 0.1, 0.003)]
     rerun += [set_value(lab.game, g) for g in GAMES[1:]] + [set_value(lab.game, GAMES[0])]
-    rerun += [set_value(lab.steps, 20_000)]  # the slowest setting the panel allows
+    rerun += [set_value(lab.steps, 15_000)]  # the slowest setting the panel allows
     return {"redraw": redraw, "rerun": rerun}
