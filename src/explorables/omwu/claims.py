@@ -6,22 +6,11 @@ so the table in the book is never typed by hand.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.tables import Claim, claims_table
+from ..core.tables import markdown_table as _markdown_table
 from .experiment import OMWUResults
-
-
-@dataclass(frozen=True)
-class Claim:
-    claim: str
-    setting: str
-    measured: str
-    verdict: str  # "yes" | "partly" | "no", followed by the reason
-
-    def as_row(self) -> list[str]:
-        return [self.claim, self.setting, self.measured, self.verdict]
 
 
 def claims(results: OMWUResults) -> list[Claim]:
@@ -124,18 +113,15 @@ def claims(results: OMWUResults) -> list[Claim]:
 
 
 def markdown_table(rows: list[Claim]) -> str:
-    """The claims as a Markdown table (the notebook displays it with ``IPython.display.Markdown``)."""
-    head = "| paper's claim | our setting | our measured number | reproduced? |\n|---|---|---|---|\n"
-    return head + "\n".join("| " + " | ".join(c.as_row()) + " |" for c in rows)
+    """The claims as a Markdown table."""
+    return claims_table(rows)
 
 
 def sweep_table(results: OMWUResults) -> str:
     """Per-delta numbers of the bottleneck sweep (at the chapter's eta), as a Markdown table."""
     cfg, b = results.config, results.summary["bottleneck"]
-    head = (
-        f"| δ | x⋆₂ (distance of x⋆ to the edge) | smallest min_i x_t,i | rate −d log E/dt "
-        f"| rate / (η²δ) | steps until E < {cfg.energy_target:g} |\n|---|---|---|---|---|---|\n"
-    )
+    header = ("δ", "x⋆₂ (distance of x⋆ to the edge)", "smallest min_i x_t,i", "rate −d log E/dt", "rate / (η²δ)",
+              f"steps until E < {cfg.energy_target:g}")  # fmt: skip
     rows = []
     for d, low, rate, norm, hit in zip(
         b["deltas"],
@@ -146,5 +132,5 @@ def sweep_table(results: OMWUResults) -> str:
         strict=True,
     ):
         hit_text = f"{hit:,.0f}" if np.isfinite(hit) else f"> {cfg.sweep_steps:,}"
-        rows.append(f"| {d:g} | {d / (1 + d):.2g} | {low:.1e} | {rate:.2e} | {norm:.3g} | {hit_text} |")
-    return head + "\n".join(rows)
+        rows.append((f"{d:g}", f"{d / (1 + d):.2g}", f"{low:.1e}", f"{rate:.2e}", f"{norm:.3g}", hit_text))
+    return _markdown_table(header, rows)

@@ -1,0 +1,33 @@
+"""Chapter 04: noise, Rashomon sets and simpler models.
+
+Models, Rashomon volumes and reducibility costs (:mod:`.models`), additive models on splines
+(:mod:`.gam`), exact volumes by Monte-Carlo (:mod:`.montecarlo`), data (:mod:`.data`), the
+experiment (:mod:`.experiment`), figures, claims and the live lab (:mod:`.lab`, on demand).
+"""
+
+from .experiment import RashomonConfig, RashomonResults, headline, profile_loss_grid, run
+from .gam import AdditiveBasis
+from .models import Fit, drop_feature, fit, log_volume, reducibility_cost, refit_cost, threshold, tie_features
+from .montecarlo import MonteCarloVolume, exact_log_volume
+
+Config = RashomonConfig
+
+__all__ = [
+    "AdditiveBasis",
+    "Config",
+    "Fit",
+    "MonteCarloVolume",
+    "RashomonConfig",
+    "RashomonResults",
+    "drop_feature",
+    "exact_log_volume",
+    "fit",
+    "headline",
+    "log_volume",
+    "profile_loss_grid",
+    "reducibility_cost",
+    "refit_cost",
+    "run",
+    "threshold",
+    "tie_features",
+]

@@ -1,0 +1,340 @@
+"""The chapter's experiments: how label noise moves Rashomon sets and reducibility costs.
+
+``run(RashomonConfig.preset("book"))`` is what the chapter executes; ``"smoke"`` is for tests,
+``"paper"`` for the full-scale Monte-Carlo check in 30 dimensions (``explorables run rashomon``).
+
+1. **Noise sweeps** for four model classes (linear regression with Gaussian noise ``sigma``;
+   logistic regression with label-flip rate ``rho``; a regression GAM; a logistic GAM): the
+   Rashomon log-volume under an absolute level ``theta`` and a relative one ``eps * L(beta_hat)``,
+   the reducibility cost of each simplification, the number of simplifications reachable, and
+   the size of the fitted model (``|w|`` or the shape functions' spread). Averaged over seeds.
+2. **Real data** (scikit-learn's bundled sets) with added noise: how many single features can be
+   dropped inside the Rashomon set.
+3. **Exactness checks**: Monte-Carlo volumes of the exact sets against the closed forms.
+4. **Two-feature views** for the explorable: the profile loss over ``(w1, w2)`` on a grid.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.validation import check_in_range, check_int, check_positive
+from . import data as D
+from .gam import AdditiveBasis
+from .models import drop_feature, fit, log_volume, reducibility_cost, tie_features
+from .montecarlo import exact_log_volume
+
+KINDS = ("linear", "logistic", "gam", "gam_logistic")
+
+
+@dataclass(frozen=True)
+class RashomonConfig(ExperimentConfig):
+    """Settings of :func:`run`; field defaults are the ``book`` preset."""
+
+    n: int = 2_000
+    w_star: tuple[float, ...] = (2.0, 1.0, 0.5, 0.25, 0.0)
+    sigmas: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+    flips: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+    theta: float = 0.01
+    relative_eps: float = 0.05
+    seeds: int = 3
+    n_knots: int = 6
+    gam_ridge: float = 1e-6
+    logistic_ridge: float = 1e-6
+    mc_samples: int = 100_000
+    mc_dim: int = 2
+    mc_n: int = 500
+    view_levels: int = 8
+    view_grid: int = 41
+    view_n: int = 500
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(
+            n=600,
+            sigmas=(0.1, 1.0, 3.0),
+            flips=(0.0, 0.2, 0.4),
+            seeds=1,
+            mc_samples=20_000,
+            view_levels=3,
+            view_grid=21,
+            view_n=200,
+        ),
+        "book": {},
+        "paper": dict(
+            device="auto",
+            n=20_000,
+            seeds=20,
+            mc_samples=20_000_000,
+            mc_dim=30,
+            mc_n=5_000,
+            view_grid=61,
+            sigmas=tuple(float(s) for s in np.geomspace(0.05, 4, 16)),
+            flips=tuple(float(r) for r in np.linspace(0, 0.45, 16)),
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = "a GPU for the 2e7-sample Monte-Carlo check in 30 dimensions (minutes); CPU works"
+
+    def validated(self) -> RashomonConfig:
+        check_int("n", self.n, minimum=50)
+        if len(self.w_star) < 2:
+            raise ValueError("w_star must have at least two entries")
+        for s in self.sigmas:
+            check_in_range("sigmas", s, 0.0, 100.0, low_inclusive=False)
+        for r in self.flips:
+            check_in_range("flips", r, 0.0, 0.5, high_inclusive=False)
+        check_positive("theta", self.theta)
+        check_positive("relative_eps", self.relative_eps)
+        check_int("seeds", self.seeds, minimum=1)
+        check_int("n_knots", self.n_knots, minimum=3)
+        check_int("mc_samples", self.mc_samples, minimum=1_000)
+        check_int("mc_dim", self.mc_dim, minimum=1)
+        check_int("view_levels", self.view_levels, minimum=2)
+        check_int("view_grid", self.view_grid, minimum=5)
+        return self
+
+
+@dataclass
+class RashomonResults:
+    config: RashomonConfig
+    summary: dict[str, Any]
+    curves: dict[str, Any] = field(repr=False)
+
+
+# --- one noisy data set of each kind, its fit and its simplifications ---------------------------------
+
+
+def _problem(kind: str, level: float, seed: int, cfg: RashomonConfig):
+    """``(design, y, loss, ridge, {name: C}, basis or None)`` for one noise level and seed."""
+    if kind in ("linear", "logistic"):
+        d = len(cfg.w_star)
+        if kind == "linear":
+            X, y = D.linear_data(cfg.n, cfg.w_star, level, seed)
+            loss, ridge = "squared", 0.0
+        else:
+            X, y = D.logistic_data(cfg.n, cfg.w_star, level, seed)
+            loss, ridge = "logistic", cfg.logistic_ridge
+        simplifications = {f"drop w{j + 1}": drop_feature(d, j) for j in range(d)}
+        simplifications["w1 = w2"] = tie_features(d, 0, 1)
+        simplifications["w3 = w4"] = tie_features(d, 2, 3)
+        return X, y, loss, ridge, simplifications, None
+    if kind == "gam":
+        X, y = D.additive_data(cfg.n, level, seed)
+        loss = "squared"
+    else:
+        X, y = D.additive_logistic_data(cfg.n, level, seed)
+        loss = "logistic"
+    basis = AdditiveBasis(X, n_knots=cfg.n_knots)
+    names = list(D.SHAPES)
+    simplifications = {f"f{j + 1} = {names[j]} → linear": basis.make_linear(j) for j in range(basis.d)}
+    simplifications |= {f"drop f{j + 1} = {names[j]}": basis.drop(j) for j in range(basis.d)}
+    return basis.transform(X), y, loss, cfg.gam_ridge, simplifications, basis
+
+
+def _model_size(kind: str, fitted, basis: AdditiveBasis | None) -> float:
+    if basis is None:
+        return float(np.linalg.norm(fitted.w))
+    grid = np.linspace(-1, 1, 101)
+    return float(np.mean([np.std(basis.shape(fitted.w, j, grid)) for j in range(basis.d)]))
+
+
+def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
+    levels = cfg.sigmas if kind in ("linear", "gam") else cfg.flips
+    rows = []
+    shapes = {}
+    for i, level in enumerate(levels):
+        per_seed = []
+        for seed in range(cfg.seeds):
+            design, y, loss, ridge, simplifications, basis = _problem(kind, level, seed, cfg)
+            fitted = fit(design, y, loss, ridge)
+            rel = cfg.relative_eps * fitted.loss_value
+            costs = {name: reducibility_cost(fitted, C) for name, C in simplifications.items()}
+            per_seed.append(
+                {
+                    "loss": fitted.loss_value,
+                    "log_volume_abs": log_volume(fitted, cfg.theta),
+                    "log_volume_rel": log_volume(fitted, rel),
+                    "reachable_abs": sum(c <= cfg.theta for c in costs.values()),
+                    "reachable_rel": sum(c <= rel for c in costs.values()),
+                    "size": _model_size(kind, fitted, basis),
+                    "costs": costs,
+                }
+            )
+            if basis is not None and seed == 0 and i in (0, len(levels) - 1):
+                grid = np.linspace(-1, 1, 101)
+                shapes[f"level_{i}"] = np.array([basis.shape(fitted.w, j, grid) for j in range(basis.d)])
+        names = list(per_seed[0]["costs"])
+        rows.append(
+            {
+                "level": level,
+                **{k: float(np.mean([r[k] for r in per_seed])) for k in per_seed[0] if k != "costs"},
+                "costs": {n: float(np.mean([r["costs"][n] for r in per_seed])) for n in names},
+            }
+        )
+    summary = {
+        "noise": "sigma" if kind in ("linear", "gam") else "flip rate",
+        "levels": list(levels),
+        **{k: [r[k] for r in rows] for k in rows[0] if k not in ("level", "costs")},
+        "costs": {n: [r["costs"][n] for r in rows] for n in rows[0]["costs"]},
+    }
+    return summary, {"shapes": shapes, "grid": np.linspace(-1, 1, 101)} if shapes else {}
+
+
+def _real(cfg: RashomonConfig) -> dict:
+    """Single-feature drops that stay inside the Rashomon set, with added noise."""
+    out = {}
+    for name in D.REAL_DATASETS:
+        X, y, features, loss = D.real_data(name)
+        levels = (0.0, 0.5, 1.0, 2.0) if loss == "squared" else (0.0, 0.1, 0.2, 0.3)
+        rows = []
+        for level in levels:
+            per_seed = []
+            for seed in range(cfg.seeds):
+                rng = np.random.default_rng([cfg.seed, seed])
+                yy = y + level * rng.standard_normal(len(y)) if loss == "squared" else D.flip_labels(y, level, rng)
+                fitted = fit(X, yy, loss, ridge=1e-3 if loss == "logistic" else 0.0)
+                costs = np.array([reducibility_cost(fitted, drop_feature(X.shape[1], j)) for j in range(X.shape[1])])
+                per_seed.append(
+                    {
+                        "droppable_abs": (costs <= cfg.theta).sum(),
+                        "droppable_abs_tenth": (costs <= cfg.theta / 10).sum(),
+                        "droppable_rel": (costs <= cfg.relative_eps * fitted.loss_value).sum(),
+                        "median_cost": np.median(costs),
+                        "w_norm": np.linalg.norm(fitted.w),
+                    }
+                )
+            rows.append({"noise": level, **{k: float(np.mean([r[k] for r in per_seed])) for k in per_seed[0]}})
+        out[name] = {
+            "loss": loss,
+            "features": len(features),
+            "noise_kind": "sigma" if loss == "squared" else "flip rate",
+            "rows": rows,
+        }
+    return out
+
+
+def _exactness(cfg: RashomonConfig) -> dict:
+    """Monte-Carlo volumes of exact sets against the closed form (linear) and Laplace (logistic)."""
+    w = np.r_[1.0, 0.5, np.zeros(max(cfg.mc_dim - 2, 0))][: cfg.mc_dim]
+    X, y = D.linear_data(cfg.mc_n, w, 1.0, cfg.seed)
+    lin = fit(X, y)
+    mc_lin = exact_log_volume(X, y, lin, cfg.theta, cfg.mc_samples, seed=cfg.seed, device=cfg.device)
+    X, y = D.logistic_data(cfg.mc_n, w, 0.1, cfg.seed)
+    logi = fit(X, y, "logistic", cfg.logistic_ridge)
+    out = {
+        "dim": cfg.mc_dim,
+        "linear": {
+            "closed_form": log_volume(lin, cfg.theta),
+            "monte_carlo": mc_lin.log_volume,
+            "std_error": mc_lin.std_error,
+            "max_radius": mc_lin.max_radius,
+        },
+        "logistic": [],
+    }
+    for level in (cfg.theta / 10, cfg.theta, 5 * cfg.theta):
+        mc = exact_log_volume(X, y, logi, level, cfg.mc_samples, seed=cfg.seed, device=cfg.device)
+        out["logistic"].append(
+            {
+                "theta": level,
+                "laplace": log_volume(logi, level),
+                "monte_carlo": mc.log_volume,
+                "std_error": mc.std_error,
+                "max_radius": mc.max_radius,
+            }
+        )
+    return out
+
+
+def profile_loss_grid(X, y, loss: str, w1: np.ndarray, w2: np.ndarray, ridge: float = 0.0) -> np.ndarray:
+    """``min_b L(b, w)`` on a grid of ``(w1, w2)``: the Rashomon set projected on the weights.
+
+    A simplification (a line in this plane) is reachable iff the line meets the projected set,
+    which is why we draw the profile and not a slice at the fitted intercept.
+    """
+    W1, W2 = np.meshgrid(w1, w2)
+    margin0 = X @ np.stack([W1.ravel(), W2.ravel()])  # (n, grid)
+    if loss == "squared":
+        b = (y[:, None] - margin0).mean(0)
+        value = ((y[:, None] - margin0 - b) ** 2).mean(0)
+    else:
+        b = np.zeros(margin0.shape[1])
+        for _ in range(12):  # Newton steps on the intercept, all grid points at once (converges in < 10)
+            p = expit(margin0 + b)
+            b -= (p - y[:, None]).mean(0) / np.maximum((p * (1 - p)).mean(0), 1e-12)
+        m = margin0 + b
+        value = (np.logaddexp(0, m) - y[:, None] * m).mean(0)
+    value = value + 0.5 * ridge * (W1.ravel() ** 2 + W2.ravel() ** 2)
+    return value.reshape(W1.shape)
+
+
+def _views(cfg: RashomonConfig) -> tuple[dict, dict]:
+    """Two-feature problems at several noise levels: profile-loss grids, fits and costs."""
+    sig = np.geomspace(0.2, 3.0, cfg.view_levels)
+    rho = np.linspace(0.0, 0.4, cfg.view_levels)
+    w1, w2 = np.linspace(-0.6, 2.0, cfg.view_grid), np.linspace(-0.6, 1.6, cfg.view_grid)
+    curves = {"sigma": sig, "rho": rho, "w1": w1, "w2": w2}
+    summary = {"sigma": sig.tolist(), "rho": rho.tolist()}
+    for kind, levels, w_star in (("linear", sig, (1.2, 0.6)), ("logistic", rho, (1.5, 0.8))):
+        grids, fits, costs = [], [], []
+        for level in levels:
+            if kind == "linear":
+                X, y = D.linear_data(cfg.view_n, w_star, float(level), cfg.seed, correlation=0.5)
+                loss, ridge = "squared", 0.0
+            else:
+                X, y = D.logistic_data(cfg.view_n, w_star, float(level), cfg.seed)
+                loss, ridge = "logistic", cfg.logistic_ridge
+            fitted = fit(X, y, loss, ridge)
+            grids.append(profile_loss_grid(X, y, loss, w1, w2, ridge) - fitted.loss_value)
+            fits.append([*fitted.w, fitted.loss_value])
+            costs.append(
+                [reducibility_cost(fitted, C) for C in (drop_feature(2, 0), drop_feature(2, 1), tie_features(2, 0, 1))]
+            )
+        curves[kind] = {"excess_loss": np.array(grids), "fits": np.array(fits), "costs": np.array(costs)}
+        summary[kind] = {"costs": np.array(costs).tolist(), "fits": np.array(fits).tolist()}
+    return summary, curves
+
+
+def run(
+    config: RashomonConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> RashomonResults:
+    """Run every experiment of the chapter; finished parts are checkpointed (see the runner)."""
+    cfg = (config or RashomonConfig.preset("book")).validated()
+    checkpoint = checkpoint or Checkpointer(None)
+    parts = {
+        **{k: (lambda k=k: _sweep(k, cfg)) for k in KINDS},
+        "real": lambda: (_real(cfg), {}),
+        "exactness": lambda: (_exactness(cfg), {}),
+        "views": lambda: _views(cfg),
+    }
+    summary, curves, timings = {}, {}, {}
+    for name, part in parts.items():
+        done = checkpoint.get(f"part/{name}")
+        if done is None:
+            start = time.perf_counter()
+            part_summary, part_curves = part()
+            done = {"summary": part_summary, "curves": part_curves, "seconds": time.perf_counter() - start}
+            checkpoint.save(f"part/{name}", done)
+            if progress:
+                print(f"  {name}: {done['seconds']:.1f} s", flush=True)
+        summary[name], curves[name], timings[f"{name}_s"] = done["summary"], done["curves"], done["seconds"]
+    summary["timings"] = timings
+    return RashomonResults(config=cfg, summary=summary, curves=curves)
+
+
+def headline(results: RashomonResults) -> list[str]:
+    s = results.summary
+    lin, logi, ex = s["linear"], s["logistic"], s["exactness"]
+    return [
+        f"linear: absolute-theta log-volume spread over sigma {np.ptp(lin['log_volume_abs']):.1e}; "
+        f"reachable (relative) {lin['reachable_rel'][0]:.1f} -> {lin['reachable_rel'][-1]:.1f}",
+        f"logistic: |w| {logi['size'][0]:.2f} -> {logi['size'][-1]:.2f}; reachable (absolute) "
+        f"{logi['reachable_abs'][0]:.1f} -> {logi['reachable_abs'][-1]:.1f}",
+        f"Monte-Carlo check in {ex['dim']} dims: linear {ex['linear']['monte_carlo']:.3f} vs closed form "
+        f"{ex['linear']['closed_form']:.3f}",
+    ]

@@ -1,0 +1,269 @@
+"""Figures of the chapter, built from :class:`~explorables.rashomon.experiment.RashomonResults`."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .experiment import KINDS, RashomonResults
+
+TITLES = {
+    "linear": "linear regression (noise σ)",
+    "logistic": "logistic regression (label flips ρ)",
+    "gam": "regression GAM (noise σ)",
+    "gam_logistic": "logistic GAM (label flips ρ)",
+}
+LINE_STYLE = dict(color="#444", width=1, dash="dot")
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+
+
+def explorable_figure(results: RashomonResults) -> go.Figure:
+    """Two-feature Rashomon sets with a slider over the noise level.
+
+    Each panel shows the set of weights ``(w1, w2)`` whose (profile) loss is within the level of
+    the best: solid for the absolute level ``theta``, dashed for the relative level
+    ``eps * L(beta_hat)``, together with the simplification lines ``w1 = 0``, ``w2 = 0`` and
+    ``w1 = w2``. A simplification is reachable when its line meets the set.
+    """
+    cfg, c = results.config, results.curves["views"]
+    w1, w2 = c["w1"], c["w2"]
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("linear regression", "logistic regression"), horizontal_spacing=0.1
+    )
+    per_level = 0
+    n_levels = len(c["sigma"])
+    for k in range(n_levels):
+        visible = k == 0
+        traces = []
+        for col, kind in ((1, "linear"), (2, "logistic")):
+            excess = c[kind]["excess_loss"][k]
+            fits = c[kind]["fits"][k]
+            for level, dash, name in (
+                (cfg.theta, "solid", f"R at θ = {cfg.theta:g}"),
+                (cfg.relative_eps * fits[2], "dash", f"R at {cfg.relative_eps:.0%} of L̂"),
+            ):
+                traces.append(
+                    (
+                        col,
+                        go.Contour(
+                            x=w1,
+                            y=w2,
+                            z=np.round(excess, 5),
+                            contours=dict(start=level, end=level, size=1, coloring="lines"),
+                            line=dict(width=2.5, dash=dash),
+                            colorscale=[[0, "#1f77b4"], [1, "#1f77b4"]]
+                            if col == 1
+                            else [[0, "#d62728"], [1, "#d62728"]],
+                            showscale=False,
+                            name=name,
+                            showlegend=col == 1,
+                            hoverinfo="skip",
+                            visible=visible,
+                        ),
+                    )
+                )
+            traces.append(
+                (
+                    col,
+                    go.Scatter(
+                        x=[fits[0]],
+                        y=[fits[1]],
+                        mode="markers",
+                        marker=dict(size=9, color="black"),
+                        name="best fit ŵ",
+                        showlegend=col == 1,
+                        visible=visible,
+                    ),
+                )
+            )
+        for col, trace in traces:
+            fig.add_trace(trace, row=1, col=col)
+        per_level = len(traces)
+    for col in (1, 2):  # the simplification lines, always visible
+        fig.add_trace(
+            go.Scatter(
+                x=[0, 0],
+                y=[w2[0], w2[-1]],
+                mode="lines",
+                line=LINE_STYLE,
+                name="w1 = 0",
+                showlegend=False,
+                hoverinfo="name",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[w1[0], w1[-1]],
+                y=[0, 0],
+                mode="lines",
+                line=LINE_STYLE,
+                name="w2 = 0",
+                showlegend=False,
+                hoverinfo="name",
+            ),
+            row=1,
+            col=col,
+        )
+        lo, hi = max(w1[0], w2[0]), min(w1[-1], w2[-1])
+        fig.add_trace(
+            go.Scatter(
+                x=[lo, hi],
+                y=[lo, hi],
+                mode="lines",
+                line=LINE_STYLE,
+                name="w1 = w2",
+                showlegend=False,
+                hoverinfo="name",
+            ),
+            row=1,
+            col=col,
+        )
+    n_fixed = 6
+    steps = []
+    for k in range(n_levels):
+        vis = [False] * (per_level * n_levels) + [True] * n_fixed
+        vis[per_level * k : per_level * (k + 1)] = [True] * per_level
+        label = f"σ={c['sigma'][k]:.2g} · ρ={c['rho'][k]:.2g}"
+        steps.append(dict(method="update", label=label, args=[{"visible": vis}]))
+    fig.update_layout(
+        sliders=[
+            dict(active=0, steps=steps, currentvalue=dict(prefix="noise: "), y=-0.12, pad=dict(t=30), font=dict(size=9))
+        ],
+        height=560,
+        margin=dict(l=40, r=20, t=40, b=40),
+        legend=dict(orientation="h", y=-0.45),
+    )
+    for col in (1, 2):
+        fig.update_xaxes(title_text="w1", range=[w1[0], w1[-1]], row=1, col=col)
+        fig.update_yaxes(title_text="w2", range=[w2[0], w2[-1]], row=1, col=col)
+    return fig
+
+
+def cost_figure(results: RashomonResults) -> go.Figure:
+    """Reducibility cost of every simplification against noise, one panel per model class."""
+    s, cfg = results.summary, results.config
+    fig = make_subplots(rows=2, cols=2, subplot_titles=[TITLES[k] for k in KINDS], vertical_spacing=0.14)
+    for i, kind in enumerate(KINDS):
+        row, col = divmod(i, 2)
+        levels = s[kind]["levels"]
+        for j, (name, costs) in enumerate(s[kind]["costs"].items()):
+            fig.add_trace(
+                go.Scatter(
+                    x=levels,
+                    y=np.maximum(costs, 1e-6),
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 0,
+                    marker=dict(size=4),
+                    line=dict(color=PALETTE[j % len(PALETTE)]),
+                ),
+                row=row + 1,
+                col=col + 1,
+            )
+        fig.add_hline(y=cfg.theta, line=dict(color="black", dash="dash", width=1), row=row + 1, col=col + 1)
+        fig.update_yaxes(type="log", range=[-5, 0.8], title_text="cost" if col == 0 else None, row=row + 1, col=col + 1)
+        fig.update_xaxes(title_text=s[kind]["noise"], row=row + 1, col=col + 1)
+    fig.update_layout(
+        height=720,
+        margin=dict(l=50, r=20, t=40, b=40),
+        legend=dict(font=dict(size=9)),
+        title=dict(text=f"dashed: θ = {cfg.theta:g} (below it: reachable)", font=dict(size=12)),
+    )
+    return fig
+
+
+def mechanism_figure(results: RashomonResults) -> go.Figure:
+    """Per model class: Rashomon log-volume, reachable simplifications and model size against noise."""
+    s = results.summary
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=("log-volume, absolute θ", "simplifications reachable", "size of the fitted model"),
+    )
+    colors = dict(zip(KINDS, ("#1f77b4", "#d62728", "#2ca02c", "#9467bd"), strict=True))
+    for kind in KINDS:
+        x = np.arange(len(s[kind]["levels"]))
+        v = np.array(s[kind]["log_volume_abs"])
+        fig.add_trace(
+            go.Scatter(x=x, y=v - v[0], name=TITLES[kind], line=dict(color=colors[kind]), legendgroup=kind),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=s[kind]["reachable_abs"],
+                line=dict(color=colors[kind]),
+                showlegend=False,
+                legendgroup=kind,
+                name="absolute θ",
+            ),
+            row=1,
+            col=2,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=s[kind]["reachable_rel"],
+                line=dict(color=colors[kind], dash="dash"),
+                showlegend=False,
+                legendgroup=kind,
+                name="relative θ",
+            ),
+            row=1,
+            col=2,
+        )
+        size = np.array(s[kind]["size"])
+        fig.add_trace(
+            go.Scatter(x=x, y=size / size[0], line=dict(color=colors[kind]), showlegend=False, legendgroup=kind),
+            row=1,
+            col=3,
+        )
+    fig.update_yaxes(title_text="change from the least noisy", row=1, col=1)
+    fig.update_yaxes(title_text="count (solid: absolute, dashed: relative)", row=1, col=2)
+    fig.update_yaxes(title_text="relative to the least noisy", row=1, col=3)
+    for col in (1, 2, 3):
+        fig.update_xaxes(title_text="noise level (index, low → high)", row=1, col=col)
+    fig.update_layout(height=420, margin=dict(l=50, r=20, t=40, b=40), legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def shapes_figure(results: RashomonResults) -> go.Figure:
+    """Fitted shape functions of the two GAMs at the lowest and highest noise."""
+    c = results.curves
+    names = ["f1", "f2", "f3", "f4"]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(TITLES["gam"], TITLES["gam_logistic"]))
+    for col, kind in ((1, "gam"), (2, "gam_logistic")):
+        grid = c[kind]["grid"]
+        for key, dash, tag in (
+            ("level_0", "solid", "least noise"),
+            (sorted(c[kind]["shapes"])[-1], "dash", "most noise"),
+        ):
+            for j, name in enumerate(names):
+                fig.add_trace(
+                    go.Scatter(
+                        x=grid,
+                        y=c[kind]["shapes"][key][j],
+                        line=dict(dash=dash, color=PALETTE[j]),
+                        name=f"{name}, {tag}",
+                        legendgroup=name,
+                        showlegend=col == 1,
+                    ),
+                    row=1,
+                    col=col,
+                )
+    fig.update_layout(height=380, margin=dict(l=40, r=20, t=40, b=30))
+    return fig
+
+
+def all_figures(results: RashomonResults) -> dict[str, go.Figure]:
+    return {
+        "explorable": explorable_figure(results),
+        "costs": cost_figure(results),
+        "mechanisms": mechanism_figure(results),
+        "shapes": shapes_figure(results),
+    }

@@ -1,0 +1,72 @@
+"""Generalised additive models as linear models on a spline basis, and their simplifications.
+
+Each feature ``x_j`` is expanded into cubic B-splines (``sklearn.preprocessing.SplineTransformer``,
+last spline dropped so the basis is identifiable against the intercept), so a GAM
+``b + sum_j f_j(x_j)`` is a linear model with coefficients grouped by feature, and everything in
+:mod:`.models` applies. A simplification of a shape function is a linear constraint on its group:
+
+* *drop* ``f_j``: the whole group is zero;
+* *make* ``f_j`` *linear*: the group lies on the coefficient vector that reproduces ``x`` (B-splines
+  reproduce polynomials of their degree, so this vector exists and is found by least squares).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import null_space
+from sklearn.preprocessing import SplineTransformer
+
+from ..core.validation import check_int
+
+
+class AdditiveBasis:
+    """The spline expansion of every feature, fitted on training inputs ``X``."""
+
+    def __init__(self, X: np.ndarray, n_knots: int = 6, degree: int = 3):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or not np.all(np.isfinite(X)):
+            raise ValueError(f"X must be a finite 2-D array, got shape {X.shape}")
+        check_int("n_knots", n_knots, minimum=3)
+        check_int("degree", degree, minimum=1, maximum=5)
+        self.spline = SplineTransformer(n_knots=n_knots, degree=degree, include_bias=False).fit(X)
+        self.d = X.shape[1]
+        self.per_feature = self.spline.n_features_out_ // self.d
+        raw = self.spline.transform(X)
+        self.mean = raw.mean(0)
+        self.groups = [slice(j * self.per_feature, (j + 1) * self.per_feature) for j in range(self.d)]
+        # coefficients that reproduce x_j (up to a constant) within each group
+        self.linear = []
+        for j, g in enumerate(self.groups):
+            basis = np.c_[np.ones(len(X)), raw[:, g]]
+            coef, *_ = np.linalg.lstsq(basis, X[:, j], rcond=None)
+            self.linear.append(coef[1:] / np.linalg.norm(coef[1:]))
+
+    @property
+    def n_coefficients(self) -> int:
+        return self.per_feature * self.d
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """The centred design matrix of the GAM."""
+        return self.spline.transform(np.asarray(X, dtype=np.float64)) - self.mean
+
+    def shape(self, w: np.ndarray, j: int, grid: np.ndarray) -> np.ndarray:
+        """``f_j`` on ``grid`` for coefficients ``w`` (centred as in training)."""
+        X = np.zeros((len(grid), self.d))
+        X[:, j] = grid
+        Z = self.transform(X)
+        return Z[:, self.groups[j]] @ w[self.groups[j]]
+
+    def drop(self, j: int) -> np.ndarray:
+        """Constraint ``f_j = 0``."""
+        check_int("j", j, minimum=0, maximum=self.d - 1)
+        C = np.zeros((self.per_feature, self.n_coefficients))
+        C[:, self.groups[j]] = np.eye(self.per_feature)
+        return C
+
+    def make_linear(self, j: int) -> np.ndarray:
+        """Constraint ``f_j(x) = a x + c``: the group is orthogonal to everything but the linear vector."""
+        check_int("j", j, minimum=0, maximum=self.d - 1)
+        complement = null_space(self.linear[j][None, :]).T  # (k-1, k)
+        C = np.zeros((complement.shape[0], self.n_coefficients))
+        C[:, self.groups[j]] = complement
+        return C

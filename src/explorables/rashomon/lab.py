@@ -1,0 +1,149 @@
+"""The live lab: pick a model class, a noise level and a Rashomon level; see which simplifications fit.
+
+Changing the model class, the noise or the seed refits the model (a fraction of a second);
+moving the level ``theta`` or switching absolute/relative only redraws, since the costs do not
+depend on the level.
+"""
+
+from __future__ import annotations
+
+import io
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from PIL import Image
+
+from . import data as D
+from .experiment import KINDS, RashomonConfig, _problem
+from .models import fit, reducibility_cost
+
+LABELS = {
+    "linear": "linear regression",
+    "logistic": "logistic regression",
+    "gam": "regression GAM",
+    "gam_logistic": "logistic GAM",
+}
+
+
+class RashomonLab:
+    """The panel; ``RashomonLab().widget`` is what the notebook displays."""
+
+    def __init__(self, kind: str = "logistic", noise: float = 0.2, n: int = 2_000):
+        style, lay = {"description_width": "120px"}, widgets.Layout(width="340px")
+        self.config = RashomonConfig.preset("book", n=n)
+        self.kind = widgets.Dropdown(
+            options=[(LABELS[k], k) for k in KINDS], value=kind, description="model", style=style, layout=lay
+        )
+        self.noise = widgets.FloatSlider(
+            value=noise, min=0.0, max=0.45, step=0.01, description="noise", style=style, layout=lay
+        )
+        self.theta = widgets.FloatLogSlider(
+            value=0.01, base=10, min=-4, max=-0.5, step=0.1, description="level θ or ε", style=style, layout=lay
+        )
+        self.relative = widgets.ToggleButtons(
+            options=[("absolute θ", False), ("relative ε·L̂", True)], value=False, description="level", style=style
+        )
+        self.seed = widgets.IntSlider(value=0, min=0, max=9, description="seed", style=style, layout=lay)
+        self.status = widgets.HTML()
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="760px"))
+        self._fig = Figure(figsize=(9.5, 4.2), dpi=80)
+        FigureCanvasAgg(self._fig)
+        self._axes = self._fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
+        self._fig.subplots_adjust(left=0.27, right=0.98, wspace=0.3, bottom=0.14, top=0.9)
+        for w in (self.kind, self.noise, self.seed):
+            w.observe(self.rerun, names="value")
+        for w in (self.theta, self.relative):
+            w.observe(self.redraw, names="value")
+        controls = widgets.GridBox(
+            [self.kind, self.noise, self.theta, self.seed, self.relative],
+            layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))"),
+        )
+        self.widget = widgets.VBox([controls, self.status, self.image])
+        self.rerun()
+
+    def rerun(self, _change=None) -> None:
+        """Refit at the current model class, noise level and seed, then redraw."""
+        kind = self.kind.value
+        regression = kind in ("linear", "gam")
+        self.noise.description = "noise σ" if regression else "label flips ρ"
+        self.noise.max = 3.0 if regression else 0.45
+        level = max(self.noise.value, 0.01) if regression else min(self.noise.value, 0.45)
+        design, y, loss, ridge, simplifications, basis = _problem(kind, level, self.seed.value, self.config)
+        self.fitted = fit(design, y, loss, ridge)
+        self.costs = {name: reducibility_cost(self.fitted, C) for name, C in simplifications.items()}
+        self.basis = basis
+        self._draw_static()
+        self.redraw()
+
+    def level(self) -> float:
+        return self.theta.value * (self.fitted.loss_value if self.relative.value else 1.0)
+
+    def _draw_static(self) -> None:
+        """Everything that depends on the fit only; the level's line and bar colours are blitted on top."""
+        ax_cost, ax_model = self._axes
+        ax_cost.clear()
+        ax_model.clear()
+        names = list(self.costs)
+        costs = np.maximum(np.array([self.costs[n] for n in names]), 1e-7)
+        self._bars = ax_cost.barh(names, costs, color="#bbbbbb")
+        self._line = ax_cost.axvline(self.level(), color="black", ls="--", lw=1)
+        ax_cost.set(xscale="log", xlim=(1e-6, 10), title="reducibility cost (green: reachable)")
+        ax_cost.invert_yaxis()
+        ax_cost.tick_params(labelsize=8)
+        if self.basis is None:
+            w_star = np.asarray(self.config.w_star)
+            x = np.arange(len(w_star))
+            ax_model.bar(x, self.fitted.w, color="#1f77b4", label="fitted ŵ")
+            ax_model.plot(x, w_star, "k_", ms=20, mew=2, label="true w*")
+            ax_model.set(xticks=x, xticklabels=[f"w{i + 1}" for i in x], title="weights")
+        else:
+            grid = np.linspace(-1, 1, 101)
+            for j, name in enumerate(D.SHAPES):
+                ax_model.plot(grid, self.basis.shape(self.fitted.w, j, grid), label=f"f{j + 1} (true {name})")
+            ax_model.set(title="fitted shape functions", xlabel="x")
+        ax_model.legend(fontsize=7)
+        ax_model.tick_params(labelsize=8)
+        dynamic = [*self._bars, self._line]
+        for artist in dynamic:
+            artist.set_visible(False)
+        self._fig.canvas.draw()
+        self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
+        for artist in dynamic:
+            artist.set_visible(True)
+
+    def redraw(self, _change=None) -> None:
+        """Recolour the bars and move the level's line (blitting: no full redraw)."""
+        level = self.level()
+        costs = np.array(list(self.costs.values()))
+        reachable = costs <= level
+        canvas = self._fig.canvas
+        canvas.restore_region(self._background)
+        for bar, ok in zip(self._bars, reachable, strict=True):
+            bar.set_color("#2ca02c" if ok else "#bbbbbb")
+            bar.axes.draw_artist(bar)
+        self._line.set_xdata([level, level])
+        self._line.axes.draw_artist(self._line)
+        buf = io.BytesIO()
+        w, h = canvas.get_width_height()
+        Image.frombuffer("RGBA", (w, h), canvas.buffer_rgba()).save(buf, "PNG", compress_level=1)
+        self.image.value = buf.getvalue()
+        self.status.value = (
+            f"<small>L̂ = {self.fitted.loss_value:.4f}; level = {level:.3g}; "
+            f"{int(reachable.sum())} of {len(costs)} simplifications reachable</small>"
+        )
+
+
+def benchmark_interactions(lab: RashomonLab | None = None) -> dict[str, list]:
+    """Scripted interactions for ``benchmarks/run.py`` (see :func:`explorables.omwu.lab.benchmark_interactions`)."""
+    lab = lab or RashomonLab()
+
+    def set_value(widget, value):
+        return lambda: setattr(widget, "value", value)
+
+    redraw = [set_value(lab.theta, t) for t in (0.001, 0.003, 0.03, 0.1, 0.01) * 3]
+    redraw += [set_value(lab.relative, r) for r in (True, False)]
+    rerun = [set_value(lab.noise, v) for v in (0.05, 0.3, 0.1)]
+    rerun += [set_value(lab.kind, k) for k in (*KINDS[1:], KINDS[0])] + [set_value(lab.seed, 3)]
+    return {"redraw": redraw, "rerun": rerun}

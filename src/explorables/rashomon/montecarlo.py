@@ -1,0 +1,92 @@
+r"""The exact Rashomon set's volume by Monte-Carlo, batched in torch on any device.
+
+Samples are drawn uniformly in the Laplace ellipsoid enlarged by a factor ``s``,
+:math:`E_s = \{\Delta^T H \Delta \le 2 s^2 \theta\}`, and each is kept if its *exact* loss is
+within :math:`\theta` of the minimum. Then
+:math:`\mathrm{Vol}(R_\theta) \approx \mathrm{Vol}(E_s)\cdot\hat f`, with :math:`\hat f` the
+fraction kept. This is valid when :math:`R_\theta \subset E_s`; the largest accepted sample's
+radius (``max_radius``, in units of the sampling ellipsoid) shows how close the set comes to
+the edge: near 1 means enlarge ``s``. Unlike box sampling, it still finds the set in 30
+dimensions (the acceptance fraction is about :math:`s^{-p}`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..core.device import resolve_device
+from ..core.validation import check_int, check_positive
+from .models import Fit, log_volume
+
+
+@dataclass(frozen=True)
+class MonteCarloVolume:
+    log_volume: float
+    std_error: float  # of the log-volume
+    accepted: int
+    samples: int
+    max_radius: float
+
+
+def exact_log_volume(
+    X: np.ndarray,
+    y: np.ndarray,
+    fitted: Fit,
+    level: float,
+    samples: int = 200_000,
+    enlarge: float | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+    batch: int = 65_536,
+) -> MonteCarloVolume:
+    """Monte-Carlo log-volume of ``{beta : L(beta) <= L(beta_hat) + level}`` (exact loss)."""
+    level = check_positive("level", level)
+    samples = check_int("samples", samples, minimum=100)
+    p = fitted.n_params
+    # default: enlarge the ellipsoid by 1 + 3/p, so about e^-3 of the samples are accepted in any dimension
+    enlarge = 1 + 3 / p if enlarge is None else check_positive("enlarge", enlarge)
+    if enlarge < 1:
+        raise ValueError(f"enlarge must be >= 1 (the sampling ellipsoid must contain the set), got {enlarge}")
+    dev = resolve_device(device)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    X1 = torch.as_tensor(np.c_[np.ones(len(X)), X], dtype=torch.float64, device=dev)
+    y_t = torch.as_tensor(y, dtype=torch.float64, device=dev)
+    beta = torch.as_tensor(fitted.beta, dtype=torch.float64, device=dev)
+    # Delta = scale * L^{-T} u with H = L L^T and u uniform in the unit ball
+    chol = torch.linalg.cholesky(torch.as_tensor(fitted.hessian, dtype=torch.float64, device=dev))
+    scale = enlarge * np.sqrt(2 * level)
+    penalty = fitted.ridge * torch.ones(p, dtype=torch.float64, device=dev)
+    penalty[0] = 0.0
+    accepted, max_radius, done = 0, 0.0, 0
+    while done < samples:
+        m = min(batch, samples - done)
+        u = torch.randn(m, p, generator=gen, dtype=torch.float64).to(dev)
+        radius = torch.rand(m, generator=gen, dtype=torch.float64).to(dev) ** (1 / p)
+        u = u / u.norm(dim=1, keepdim=True) * radius[:, None]
+        delta = scale * torch.linalg.solve_triangular(chol.T, u.T, upper=True).T
+        params = beta + delta
+        margin = params @ X1.T
+        if fitted.loss == "squared":
+            loss = ((y_t - margin) ** 2).mean(1)
+        else:
+            loss = -torch.nn.functional.logsigmoid((2 * y_t - 1) * margin).mean(1)
+        loss = loss + 0.5 * (penalty * params**2).sum(1)
+        keep = loss <= fitted.loss_value + level
+        accepted += int(keep.sum())
+        if keep.any():
+            max_radius = max(max_radius, float(radius[keep].max()))
+        done += m
+    if accepted == 0:
+        raise ValueError("no sample fell inside the Rashomon set; increase samples or lower enlarge")
+    fraction = accepted / samples
+    log_vol = log_volume(fitted, level) + p * np.log(enlarge) + np.log(fraction)
+    return MonteCarloVolume(
+        log_volume=float(log_vol),
+        std_error=float(np.sqrt((1 - fraction) / (fraction * samples))),
+        accepted=accepted,
+        samples=samples,
+        max_radius=max_radius,
+    )

@@ -1,0 +1,191 @@
+"""Tests of the Rashomon chapter: closed forms against refits and sampling, invariances, directions, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorables.rashomon import (
+    AdditiveBasis,
+    RashomonConfig,
+    drop_feature,
+    exact_log_volume,
+    fit,
+    log_volume,
+    profile_loss_grid,
+    reducibility_cost,
+    refit_cost,
+    run,
+    threshold,
+    tie_features,
+)
+from explorables.rashomon import data as D
+from explorables.rashomon.claims import claims, markdown_table
+from explorables.rashomon.models import loss_value
+
+
+@pytest.fixture(scope="module")
+def linear_problem():
+    X, y = D.linear_data(800, [1.5, -0.7, 0.3], 0.8, seed=1, correlation=0.3)
+    return X, y, fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def logistic_problem():
+    X, y = D.logistic_data(800, [1.2, 0.6], 0.1, seed=2)
+    return X, y, fit(X, y, "logistic", ridge=1e-6)
+
+
+def test_least_squares_fit_matches_numpy_lstsq(linear_problem):
+    X, y, f = linear_problem
+    ref, *_ = np.linalg.lstsq(np.c_[np.ones(len(X)), X], y, rcond=None)
+    np.testing.assert_allclose(f.beta, ref, atol=1e-10)
+    assert f.loss_value == pytest.approx(loss_value(X, y, f.beta, "squared"), rel=1e-12)
+
+
+def test_logistic_fit_matches_scikit_learn():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = D.logistic_data(1000, [1.0, -0.5, 0.25], 0.1, seed=3)
+    ours = fit(X, y, "logistic")
+    ref = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(ours.w, ref.coef_[0], atol=1e-5)
+    assert ours.beta[0] == pytest.approx(ref.intercept_[0], abs=1e-5)
+
+
+@pytest.mark.parametrize("C", [drop_feature(3, 0), drop_feature(3, 2), tie_features(3, 0, 1), np.eye(3)[:2]])
+def test_least_squares_cost_equals_constrained_refit(linear_problem, C):
+    X, y, f = linear_problem
+    assert reducibility_cost(f, C) == pytest.approx(refit_cost(X, y, f, C), rel=1e-9, abs=1e-12)
+
+
+def test_least_squares_volume_equals_monte_carlo(linear_problem):
+    X, y, f = linear_problem
+    mc = exact_log_volume(X, y, f, 0.02, samples=60_000, seed=0)
+    assert abs(mc.log_volume - log_volume(f, 0.02)) < 4 * mc.std_error
+    assert mc.max_radius < 1  # the set lies inside the sampling ellipsoid
+
+
+def test_logistic_laplace_volume_agrees_with_exact_for_small_theta(logistic_problem):
+    X, y, f = logistic_problem
+    mc = exact_log_volume(X, y, f, 1e-3, samples=60_000, seed=0)
+    assert abs(mc.log_volume - log_volume(f, 1e-3)) < 0.05  # within 5% in volume
+
+
+def test_logistic_laplace_cost_agrees_with_refit(logistic_problem):
+    X, y, f = logistic_problem
+    for C in (drop_feature(2, 0), drop_feature(2, 1), tie_features(2, 0, 1)):
+        exact, approx = refit_cost(X, y, f, C), reducibility_cost(f, C)
+        assert approx == pytest.approx(exact, rel=0.25), (exact, approx)
+
+
+def test_absolute_volume_is_independent_of_sigma_and_relative_grows():
+    X_vols, rel_vols = [], []
+    for sigma in (0.2, 1.0, 3.0):
+        X, y = D.linear_data(500, [1.0, 0.5], sigma, seed=0)  # the same X for every sigma
+        f = fit(X, y)
+        X_vols.append(log_volume(f, 0.01))
+        rel_vols.append(log_volume(f, threshold(f, 0.05, relative=True)))
+    assert np.ptp(X_vols) < 1e-9
+    assert np.all(np.diff(rel_vols) > 0)
+
+
+def test_gam_basis_reproduces_linear_functions_and_constraints_work():
+    X, y = D.additive_data(1500, 0.1, seed=0)
+    basis = AdditiveBasis(X)
+    Z = basis.transform(X)
+    f = fit(Z, y, ridge=1e-8)
+    # the shape-linear constraint of an already linear shape (f2 = x) costs almost nothing,
+    # that of a curved one (f1 = sin) costs a lot; both equal the explicit refit
+    cheap, dear = basis.make_linear(1), basis.make_linear(0)
+    assert reducibility_cost(f, cheap) < 1e-3 < 0.1 < reducibility_cost(f, dear)
+    assert reducibility_cost(f, dear) == pytest.approx(refit_cost(Z, y, f, dear), rel=1e-6)
+    # the linear direction really is linear: its shape function is a straight line
+    grid = np.linspace(X[:, 2].min(), X[:, 2].max(), 21)  # inside the knots' range
+    w = np.zeros(basis.n_coefficients)
+    w[basis.groups[2]] = basis.linear[2]
+    shape = basis.shape(w, 2, grid)
+    np.testing.assert_allclose(np.diff(shape, 2), 0, atol=1e-10)
+
+
+def test_profile_grid_minimum_matches_fit(logistic_problem):
+    X, y, f = logistic_problem
+    w1 = np.linspace(f.w[0] - 0.05, f.w[0] + 0.05, 11)
+    w2 = np.linspace(f.w[1] - 0.05, f.w[1] + 0.05, 11)
+    grid = profile_loss_grid(X, y, "logistic", w1, w2, ridge=1e-6)
+    assert grid.min() >= f.loss_value - 1e-9
+    assert grid[5, 5] == pytest.approx(f.loss_value, abs=1e-6)
+
+
+# --- the experiment: claimed directions on the smoke preset -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return run(RashomonConfig.preset("smoke"))
+
+
+def test_smoke_directions(smoke):
+    s = smoke.summary
+    assert np.ptp(s["linear"]["log_volume_abs"]) < 1e-9
+    assert s["linear"]["log_volume_rel"][-1] > s["linear"]["log_volume_rel"][0]
+    assert s["logistic"]["size"][-1] < 0.5 * s["logistic"]["size"][0]  # attenuation
+    assert s["logistic"]["log_volume_abs"][-1] < s["logistic"]["log_volume_abs"][0]
+    assert s["logistic"]["reachable_abs"][-1] > s["logistic"]["reachable_abs"][0]
+    assert s["gam_logistic"]["size"][-1] < s["gam_logistic"]["size"][0]  # flattening
+
+
+def test_smoke_is_deterministic_and_claims_complete(smoke):
+    again = run(RashomonConfig.preset("smoke"))
+    assert again.summary["linear"] == smoke.summary["linear"]
+    rows = claims(smoke)
+    assert len(rows) == 6 and all(r.verdict.split(":")[0] in {"yes", "partly", "no"} for r in rows)
+    assert markdown_table(rows).count("\n") == len(rows) + 1
+
+
+def test_figures_and_lab_build(smoke):
+    from explorables.rashomon.figures import all_figures
+    from explorables.rashomon.lab import RashomonLab
+
+    figs = all_figures(smoke)
+    assert len(figs["explorable"].layout.sliders[0].steps) == smoke.config.view_levels
+    lab = RashomonLab(n=400)
+    image = lab.image.value
+    lab.theta.value = 0.1
+    assert lab.image.value != image and "reachable" in lab.status.value
+    fitted = lab.fitted
+    lab.noise.value = 0.3
+    assert lab.fitted is not fitted
+
+
+# --- bad input -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: fit(np.ones((5, 2)), np.ones(4)), "y must have shape"),
+        (lambda: fit(np.array([[np.nan, 1.0]]), np.ones(1)), "finite"),
+        (lambda: fit(np.ones((5, 2)), np.ones(5), "hinge"), "loss"),
+        (lambda: fit(np.ones((5, 2)), np.full(5, 2.0), "logistic"), "labels 0 and 1"),
+        (lambda: fit(np.c_[np.arange(5.0), np.arange(5.0)], np.arange(5.0)), "singular"),
+        (lambda: fit(np.ones((5, 2)), np.ones(5), ridge=-1), "ridge"),
+        (lambda: threshold(fit(*D.linear_data(20, [1, 1], 1.0)), 0.0), "theta"),
+        (lambda: reducibility_cost(fit(*D.linear_data(20, [1, 1], 1.0)), np.ones((1, 3))), "columns"),
+        (lambda: D.logistic_data(10, [1.0], 0.7), "flip_rate"),
+        (lambda: D.real_data("iris"), "name"),
+        (lambda: RashomonConfig.preset("smoke", theta=-1.0), "theta"),
+    ],
+)
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_separable_data_is_caught_or_regularised():
+    X = np.r_[np.linspace(-2, -1, 20), np.linspace(1, 2, 20)][:, None]
+    y = (X[:, 0] > 0).astype(float)
+    with pytest.raises(ValueError, match="separable"):
+        fit(X, y, "logistic")
+    f = fit(X, y, "logistic", ridge=1e-3)  # documented remedy: finite, no NaN
+    assert np.all(np.isfinite(f.beta)) and np.isfinite(log_volume(f, 0.01))
