@@ -9,7 +9,6 @@ respond; the page says so).
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -18,8 +17,8 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
-from PIL import Image
 
+from ..core.labs import canvas_png, setter
 from . import metrics as M
 from .dynamics import omwu_numpy
 from .equilibrium import solve_nash
@@ -238,10 +237,7 @@ class OMWULab:
         for line in self._lines.values():
             if line.get_visible():
                 line.axes.draw_artist(line)
-        buf = io.BytesIO()
-        width, height = canvas.get_width_height()
-        Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba()).save(buf, "PNG", compress_level=1)
-        self.image.value = buf.getvalue()
+        self.image.value = canvas_png(canvas)
         self.status.value = (
             f"<small>t={int(r.steps[k - 1])}: energy {r.energy[k - 1]:.3g}, gap {r.gap[k - 1]:.3g}, "
             f"min<sub>i</sub> x<sub>t,i</sub> {r.min_x[k - 1]:.2g}</small>"
@@ -256,12 +252,9 @@ def benchmark_interactions(lab: OMWULab | None = None) -> dict[str, list]:
     """
     lab = lab or OMWULab()
 
-    def set_value(widget, value):
-        return lambda: setattr(widget, "value", value)
-
-    redraw = [set_value(lab.window, t) for t in (500, 1500, 2500, 3500, 4500) * 4]
-    rerun = [set_value(lab.eta, e) for e in (0.12, 0.2, 0.3, 0.15)]
-    rerun += [set_value(lab.delta, d) for d in (0.01, 0.1, 0.003)]
-    rerun += [set_value(lab.game, g) for g in GAMES[1:]] + [set_value(lab.game, GAMES[0])]
-    rerun += [set_value(lab.steps, 15_000)]  # the slowest setting the panel allows
+    redraw = [setter(lab.window, t) for t in (500, 1500, 2500, 3500, 4500) * 4]
+    rerun = [setter(lab.eta, e) for e in (0.12, 0.2, 0.3, 0.15)]
+    rerun += [setter(lab.delta, d) for d in (0.01, 0.1, 0.003)]
+    rerun += [setter(lab.game, g) for g in GAMES[1:]] + [setter(lab.game, GAMES[0])]
+    rerun += [setter(lab.steps, 15_000)]  # the slowest setting the panel allows
     return {"redraw": redraw, "rerun": rerun}

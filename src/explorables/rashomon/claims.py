@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.tables import Claim, claims_table
+from ..core.tables import markdown_table as _markdown_table
 from .experiment import RashomonResults
 
 
@@ -124,3 +125,31 @@ def claims(results: RashomonResults) -> list[Claim]:
 def markdown_table(rows: list[Claim]) -> str:
     """The claims as a Markdown table."""
     return claims_table(rows)
+
+
+def real_data_table(results: RashomonResults) -> str:
+    """Single-feature drops inside the Rashomon set on scikit-learn's data, as noise is added."""
+    cfg, real = results.config, results.summary["real"]
+    header = (
+        "data set",
+        "loss",
+        "added noise",
+        f"droppable at θ = {cfg.theta / 10:g}",
+        f"droppable at θ = {cfg.theta:g}",
+        f"droppable at {cfg.relative_eps:.0%} of L̂",
+        "‖ŵ‖",
+    )
+    rows = [
+        (
+            name,
+            r["loss"],
+            f"{r['noise_kind']} = {row['noise']:g}",
+            f"{row['droppable_abs_tenth']:.1f} / {r['features']}",
+            f"{row['droppable_abs']:.1f}",
+            f"{row['droppable_rel']:.1f}",
+            f"{row['w_norm']:.2f}",
+        )
+        for name, r in real.items()
+        for row in r["rows"]
+    ]
+    return _markdown_table(header, rows)

@@ -39,6 +39,26 @@ def explorable_figure(results: RashomonResults) -> go.Figure:
         for col, kind in ((1, "linear"), (2, "logistic")):
             excess = c[kind]["excess_loss"][k]
             fits = c[kind]["fits"][k]
+            traces.append(
+                (
+                    col,
+                    go.Contour(  # the loss landscape: log10 of the excess loss
+                        x=w1,
+                        y=w2,
+                        z=np.round(np.log10(np.maximum(excess, 1e-6)), 3),
+                        contours=dict(start=-4, end=1, size=0.5),
+                        colorscale="Greys",
+                        reversescale=True,
+                        opacity=0.35,
+                        showscale=False,
+                        line=dict(width=0.5),
+                        name="log10 excess loss",
+                        showlegend=False,
+                        visible=visible,
+                        hovertemplate="w1=%{x:.2f}, w2=%{y:.2f}<br>log10(L − L̂)=%{z:.2f}<extra></extra>",
+                    ),
+                )
+            )
             for level, dash, name in (
                 (cfg.theta, "solid", f"R at θ = {cfg.theta:g}"),
                 (cfg.relative_eps * fits[2], "dash", f"R at {cfg.relative_eps:.0%} of L̂"),

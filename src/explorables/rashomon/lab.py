@@ -7,17 +7,15 @@ depend on the level.
 
 from __future__ import annotations
 
-import io
-
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from PIL import Image
 
+from ..core.labs import canvas_png, setter
 from . import data as D
 from .experiment import KINDS, RashomonConfig, _problem
-from .models import fit, reducibility_cost
+from .models import drop_feature, fit, reducibility_cost
 
 LABELS = {
     "linear": "linear regression",
@@ -33,6 +31,9 @@ class RashomonLab:
     def __init__(self, kind: str = "logistic", noise: float = 0.2, n: int = 2_000):
         style, lay = {"description_width": "120px"}, widgets.Layout(width="340px")
         self.config = RashomonConfig.preset("book", n=n)
+        self.dataset = widgets.Dropdown(
+            options=["synthetic", *D.REAL_DATASETS], value="synthetic", description="data", style=style, layout=lay
+        )
         self.kind = widgets.Dropdown(
             options=[(LABELS[k], k) for k in KINDS], value=kind, description="model", style=style, layout=lay
         )
@@ -52,25 +53,38 @@ class RashomonLab:
         FigureCanvasAgg(self._fig)
         self._axes = self._fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
         self._fig.subplots_adjust(left=0.27, right=0.98, wspace=0.3, bottom=0.14, top=0.9)
-        for w in (self.kind, self.noise, self.seed):
+        for w in (self.dataset, self.kind, self.noise, self.seed):
             w.observe(self.rerun, names="value")
         for w in (self.theta, self.relative):
             w.observe(self.redraw, names="value")
         controls = widgets.GridBox(
-            [self.kind, self.noise, self.theta, self.seed, self.relative],
+            [self.dataset, self.kind, self.noise, self.theta, self.seed, self.relative],
             layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))"),
         )
         self.widget = widgets.VBox([controls, self.status, self.image])
         self.rerun()
 
     def rerun(self, _change=None) -> None:
-        """Refit at the current model class, noise level and seed, then redraw."""
+        """Refit at the current data, model class, noise level and seed, then redraw."""
+        real = self.dataset.value != "synthetic"
+        if real:  # a real data set fixes the model class: its own target
+            X, y, self.feature_names, loss = D.real_data(self.dataset.value)
+            with self.kind.hold_trait_notifications():
+                self.kind.value = "linear" if loss == "squared" else "logistic"
+        self.kind.disabled = real
         kind = self.kind.value
         regression = kind in ("linear", "gam")
-        self.noise.description = "noise σ" if regression else "label flips ρ"
+        self.noise.description = "added noise σ" if regression else "label flips ρ"
         self.noise.max = 3.0 if regression else 0.45
         level = max(self.noise.value, 0.01) if regression else min(self.noise.value, 0.45)
-        design, y, loss, ridge, simplifications, basis = _problem(kind, level, self.seed.value, self.config)
+        if real:
+            rng = np.random.default_rng(self.seed.value)
+            noisy = y + level * rng.standard_normal(len(y)) if loss == "squared" else D.flip_labels(y, level, rng)
+            design, y, ridge, basis = X, noisy, (1e-3 if loss == "logistic" else 0.0), None
+            simplifications = {f"drop {name}": drop_feature(X.shape[1], j) for j, name in enumerate(self.feature_names)}
+        else:
+            self.feature_names = None
+            design, y, loss, ridge, simplifications, basis = _problem(kind, level, self.seed.value, self.config)
         self.fitted = fit(design, y, loss, ridge)
         self.costs = {name: reducibility_cost(self.fitted, C) for name, C in simplifications.items()}
         self.basis = basis
@@ -92,7 +106,11 @@ class RashomonLab:
         ax_cost.set(xscale="log", xlim=(1e-6, 10), title="reducibility cost (green: reachable)")
         ax_cost.invert_yaxis()
         ax_cost.tick_params(labelsize=8)
-        if self.basis is None:
+        if self.feature_names is not None:
+            x = np.arange(len(self.fitted.w))
+            ax_model.bar(x, self.fitted.w, color="#1f77b4", label="fitted ŵ (standardised features)")
+            ax_model.set(title="weights", xticks=x[:: max(1, len(x) // 10)])
+        elif self.basis is None:
             w_star = np.asarray(self.config.w_star)
             x = np.arange(len(w_star))
             ax_model.bar(x, self.fitted.w, color="#1f77b4", label="fitted ŵ")
@@ -101,8 +119,11 @@ class RashomonLab:
         else:
             grid = np.linspace(-1, 1, 101)
             for j, name in enumerate(D.SHAPES):
-                ax_model.plot(grid, self.basis.shape(self.fitted.w, j, grid), label=f"f{j + 1} (true {name})")
-            ax_model.set(title="fitted shape functions", xlabel="x")
+                shape = self.basis.shape(self.fitted.w, j, grid)
+                (line,) = ax_model.plot(grid, shape, label=f"f{j + 1} (true {name})")
+                slope, intercept = np.polyfit(grid, shape, 1)  # its best linear fit
+                ax_model.plot(grid, slope * grid + intercept, ls=":", color=line.get_color())
+            ax_model.set(title="fitted shapes (dotted: best line)", xlabel="x")
         ax_model.legend(fontsize=7)
         ax_model.tick_params(labelsize=8)
         dynamic = [*self._bars, self._line]
@@ -125,10 +146,7 @@ class RashomonLab:
             bar.axes.draw_artist(bar)
         self._line.set_xdata([level, level])
         self._line.axes.draw_artist(self._line)
-        buf = io.BytesIO()
-        w, h = canvas.get_width_height()
-        Image.frombuffer("RGBA", (w, h), canvas.buffer_rgba()).save(buf, "PNG", compress_level=1)
-        self.image.value = buf.getvalue()
+        self.image.value = canvas_png(canvas)
         self.status.value = (
             f"<small>L̂ = {self.fitted.loss_value:.4f}; level = {level:.3g}; "
             f"{int(reachable.sum())} of {len(costs)} simplifications reachable</small>"
@@ -139,11 +157,9 @@ def benchmark_interactions(lab: RashomonLab | None = None) -> dict[str, list]:
     """Scripted interactions for ``benchmarks/run.py`` (see :func:`explorables.omwu.lab.benchmark_interactions`)."""
     lab = lab or RashomonLab()
 
-    def set_value(widget, value):
-        return lambda: setattr(widget, "value", value)
-
-    redraw = [set_value(lab.theta, t) for t in (0.001, 0.003, 0.03, 0.1, 0.01) * 3]
-    redraw += [set_value(lab.relative, r) for r in (True, False)]
-    rerun = [set_value(lab.noise, v) for v in (0.05, 0.3, 0.1)]
-    rerun += [set_value(lab.kind, k) for k in (*KINDS[1:], KINDS[0])] + [set_value(lab.seed, 3)]
+    redraw = [setter(lab.theta, t) for t in (0.001, 0.003, 0.03, 0.1, 0.01) * 3]
+    redraw += [setter(lab.relative, r) for r in (True, False)]
+    rerun = [setter(lab.noise, v) for v in (0.05, 0.3, 0.1)]
+    rerun += [setter(lab.kind, k) for k in (*KINDS[1:], KINDS[0])] + [setter(lab.seed, 3)]
+    rerun += [setter(lab.dataset, d) for d in (*D.REAL_DATASETS, "synthetic")]
     return {"redraw": redraw, "rerun": rerun}

@@ -1,0 +1,26 @@
+"""Helpers shared by the live labs (ipywidgets panels that draw with matplotlib)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+from PIL import Image
+
+
+def canvas_png(canvas: Any) -> bytes:
+    """The Agg canvas's current pixels as PNG bytes (fast compression: labs redraw often).
+
+    Reading the buffer instead of calling ``savefig`` keeps what was blitted onto the canvas and
+    skips a second full draw.
+    """
+    buf = io.BytesIO()
+    width, height = canvas.get_width_height()
+    Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba()).save(buf, "PNG", compress_level=1)
+    return buf.getvalue()
+
+
+def setter(widget: Any, value: Any) -> Callable[[], None]:
+    """A callable that moves ``widget`` to ``value``, as a reader would (for ``benchmark_interactions``)."""
+    return lambda: setattr(widget, "value", value)
