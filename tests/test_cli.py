@@ -76,3 +76,20 @@ def test_errors_are_one_clear_line(argv, message, capsys):
 def test_list_and_module_entry_point():
     proc = subprocess.run([sys.executable, "-m", "explorables", "list"], capture_output=True, text=True, check=True)
     assert "omwu" in proc.stdout and "paper" in proc.stdout
+
+
+def test_every_book_chapter_is_registered_with_presets():
+    from pathlib import Path
+
+    from explorables.chapters import CHAPTERS
+    from explorables.core.config import SCALES
+
+    root = Path(__file__).resolve().parents[1]
+    for page in sorted((root / "book").glob("[0-9][0-9]-*.md")):
+        number, slug = int(page.stem[:2]), page.stem[3:]
+        assert slug in CHAPTERS, f"{page.name} is not registered in explorables/chapters.py"
+        assert CHAPTERS[slug].number == number
+        module = CHAPTERS[slug].module()
+        for scale in SCALES:
+            assert module.Config.preset(scale).validated() is not None
+        assert callable(module.run)

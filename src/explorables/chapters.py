@@ -36,7 +36,11 @@ class Chapter:
 
 
 CHAPTERS: dict[str, Chapter] = {
-    c.slug: c for c in (Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),)
+    c.slug: c
+    for c in (
+        Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),
+        Chapter(4, "rashomon", "Noise, Rashomon sets and simpler models"),
+    )
 }
 
 
