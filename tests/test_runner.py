@@ -119,6 +119,14 @@ def test_resuming_a_different_run_is_refused(tmp_path):
         run(OMWUConfig.preset("smoke"), checkpoint=bad)
 
 
+def test_resume_with_other_settings_is_refused(tmp_path):
+    args = ["run", "omwu", "--scale", "smoke", "--no-figures", "--quiet", "--out", str(tmp_path)]
+    assert _cli(*args, "--checkpoint-every", "0").returncode == 0
+    proc = _cli(*args, "--resume", "--set", "eta=0.2")
+    assert proc.returncode == 2 and "other settings (eta)" in proc.stderr
+    assert _cli(*args, "--resume").returncode == 0  # same settings: fine
+
+
 # --- several processes ---------------------------------------------------------------------------
 
 
