@@ -37,8 +37,13 @@ unit: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=book
+	@# open the .md chapters as notebooks by default (jupytext), for this environment only
+	mkdir -p $(LAB_SETTINGS)
+	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
+	$(BIN)/jupyter lab --notebook-dir=book $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 serve:
 	@test -d _build/html || { echo "no site yet: run 'make book' first"; exit 1; }
