@@ -122,8 +122,8 @@ def main() -> int:
         exec_s = chapter_time(path)
         lat = lab_latency(slug)
         redraw, rerun = lat.get("redraw", [0.0]), lat.get("rerun", [0.0])
-        ok = exec_s <= CHAPTER_BUDGET_S and statistics.median(redraw) <= REDRAW_BUDGET_S
-        ok = ok and statistics.median(rerun) <= RERUN_BUDGET_S
+        # every interaction must meet its budget, so judge by the worst one
+        ok = exec_s <= CHAPTER_BUDGET_S and max(redraw) <= REDRAW_BUDGET_S and max(rerun) <= RERUN_BUDGET_S
         lines.append(
             f"| {path.stem} | {exec_s:.1f} | {1e3 * statistics.median(redraw):.0f} / {1e3 * max(redraw):.0f} "
             f"| {1e3 * statistics.median(rerun):.0f} / {1e3 * max(rerun):.0f} | {'yes' if ok else 'NO'} |"

@@ -287,9 +287,9 @@ def test_figures_build_from_results(smoke_results):
 @pytest.mark.parametrize(
     ("kwargs", "name"),
     [
-        (dict(A=np.array([[np.nan, 1.0], [0.0, 1.0]])), "A"),
-        (dict(A=np.zeros((0, 2))), "A"),
-        (dict(A=np.ones(3)), "A"),
+        (dict(A=np.array([[np.nan, 1.0], [0.0, 1.0]])), r"\bA must"),
+        (dict(A=np.zeros((0, 2))), r"\bA must"),
+        (dict(A=np.ones(3)), r"\bA must"),
         (dict(eta=0.0), "eta"),
         (dict(eta=-1.0), "eta"),
         (dict(steps=0), "steps"),

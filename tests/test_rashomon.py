@@ -63,13 +63,15 @@ def test_least_squares_volume_equals_monte_carlo(linear_problem):
     X, y, f = linear_problem
     mc = exact_log_volume(X, y, f, 0.02, samples=60_000, seed=0)
     assert abs(mc.log_volume - log_volume(f, 0.02)) < 4 * mc.std_error
-    assert mc.max_radius < 1  # the set lies inside the sampling ellipsoid
+    # the least-squares set *is* the Laplace ellipsoid: no accepted sample beyond radius 1/enlarge
+    assert mc.max_radius <= 1 / mc.enlarge + 1e-9 and not mc.possibly_truncated
 
 
 def test_logistic_laplace_volume_agrees_with_exact_for_small_theta(logistic_problem):
     X, y, f = logistic_problem
     mc = exact_log_volume(X, y, f, 1e-3, samples=60_000, seed=0)
     assert abs(mc.log_volume - log_volume(f, 1e-3)) < 0.05  # within 5% in volume
+    assert not mc.possibly_truncated
 
 
 def test_logistic_laplace_cost_agrees_with_refit(logistic_problem):
@@ -175,6 +177,16 @@ def test_figures_and_lab_build(smoke):
         (lambda: D.logistic_data(10, [1.0], 0.7), "flip_rate"),
         (lambda: D.real_data("iris"), "name"),
         (lambda: RashomonConfig.preset("smoke", theta=-1.0), "theta"),
+        (lambda: tie_features(3, 1, 1), "two different features"),
+        (lambda: drop_feature(2, 5), "j must be an integer"),
+        (lambda: profile_loss_grid(np.ones((3, 2)), np.ones(3), "hinge", np.zeros(2), np.zeros(2)), "loss"),
+        (lambda: D.additive_logistic_data(10, 0.7), "flip_rate"),
+        (
+            lambda: exact_log_volume(
+                *D.linear_data(20, [1, 1], 1.0), fit(*D.linear_data(20, [1, 1], 1.0)), 0.01, batch=0
+            ),
+            "batch",
+        ),
     ],
 )
 def test_bad_input(call, name):

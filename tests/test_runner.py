@@ -122,8 +122,12 @@ def test_resuming_a_different_run_is_refused(tmp_path):
 def test_resume_with_other_settings_is_refused(tmp_path):
     args = ["run", "omwu", "--scale", "smoke", "--no-figures", "--quiet", "--out", str(tmp_path)]
     assert _cli(*args, "--checkpoint-every", "0").returncode == 0
+    before = (tmp_path / "config.json").read_text()
     proc = _cli(*args, "--resume", "--set", "eta=0.2")
     assert proc.returncode == 2 and "other settings (eta)" in proc.stderr
+    assert (tmp_path / "config.json").read_text() == before  # a refused resume writes nothing
+    with pytest.raises(ValueError, match="other settings"):  # the library refuses too
+        run(OMWUConfig.preset("smoke", eta=0.2), checkpoint=Checkpointer(tmp_path, resume=True))
     assert _cli(*args, "--resume").returncode == 0  # same settings: fine
 
 

@@ -40,13 +40,16 @@ class ToyResults:
 
 def run(config: ToyConfig, *, checkpoint: Checkpointer | None = None, progress: bool = False) -> ToyResults:
     info = init_distributed(config.device)
+    if config.samples % info.world_size:
+        raise ValueError(f"samples ({config.samples}) must be divisible by the number of processes ({info.world_size})")
     gen = torch.Generator().manual_seed(config.seed)  # the same data on every process
     X = torch.randn(config.samples, config.features, generator=gen, dtype=torch.float64)
     w_true = torch.randn(config.features, 1, generator=gen, dtype=torch.float64)
     y = X @ w_true + 0.1 * torch.randn(config.samples, 1, generator=gen, dtype=torch.float64)
+    X, y = X.to(info.device), y.to(info.device)
 
     torch.manual_seed(config.seed)
-    model = torch.nn.Linear(config.features, 1, dtype=torch.float64)
+    model = torch.nn.Linear(config.features, 1, dtype=torch.float64).to(info.device)
     optimiser = torch.optim.SGD(model.parameters(), lr=config.lr)
     start = 0
     saved = checkpoint.get("train") if checkpoint is not None else None
@@ -54,7 +57,9 @@ def run(config: ToyConfig, *, checkpoint: Checkpointer | None = None, progress: 
         model.load_state_dict(saved["model"])
         optimiser.load_state_dict(saved["optimiser"])
         start = saved["step"]
-    net = DistributedDataParallel(model) if info.distributed else model
+    # equal shares, so DDP's average of the shares' gradients is the full-batch gradient
+    device_ids = [info.device.index] if info.device.type == "cuda" else None
+    net = DistributedDataParallel(model, device_ids=device_ids) if info.distributed else model
     mine = shard(config.samples, info)
     for step in range(start, config.steps):
         optimiser.zero_grad()

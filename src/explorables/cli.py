@@ -101,20 +101,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if info.distributed:
         config = config.replace(device=str(info.device))
     out = args.out or Path("runs") / f"{chapter.slug}-{args.scale}"
+    checkpoint = Checkpointer(out, every_s=args.checkpoint_every, resume=args.resume, enabled=info.is_main)
+    checkpoint.bind(config.identity())  # before writing anything: a refused resume changes no file
     if info.is_main:
         out.mkdir(parents=True, exist_ok=True)
         if args.resume and not (out / Checkpointer.FILENAME).exists():
             print(f"explorables: no checkpoint in {out}; starting from the beginning", file=sys.stderr)
+        if args.scale == "paper" and info.device.type == "cpu":
+            print("explorables: warning: the paper preset is running on the CPU (no GPU found)", file=sys.stderr)
         write_json(out / "config.json", {"chapter": chapter.slug, "scale": args.scale, **config.to_dict()})
-    checkpoint = Checkpointer(out, every_s=args.checkpoint_every, resume=args.resume, enabled=info.is_main)
-    run_identity = {"chapter": chapter.slug, **config.to_dict()}
-    run_identity.pop("device")  # resuming on another device is fine
-    saved_identity = checkpoint.get("run")
-    if saved_identity is not None and saved_identity != run_identity:
-        changed = sorted(k for k in run_identity if saved_identity.get(k) != run_identity[k])
-        raise ValueError(f"the checkpoint in {out} was written with other settings ({', '.join(changed)}); "
-                         "rerun with the same settings, or without --resume")  # fmt: skip
-    checkpoint.entries["run"] = run_identity
 
     start = time.perf_counter()
     results = module.run(config, checkpoint=checkpoint, progress=info.is_main and not args.quiet)

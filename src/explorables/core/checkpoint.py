@@ -53,7 +53,8 @@ def _pack(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_pack(v) for v in value]
     if torch.is_tensor(value):
-        return value.detach().cpu()
+        # clone: a view (e.g. the recorded prefix of a buffer) would otherwise save its whole storage
+        return value.detach().cpu().clone()
     return value
 
 
@@ -108,6 +109,22 @@ class Checkpointer:
             payload = torch.load(self.path, weights_only=True)
             self.entries = _unpack(payload["entries"])
             set_rng_state(payload["rng"])
+
+    def bind(self, identity: dict[str, Any]) -> None:
+        """Tie the checkpoint to the settings of a run; resuming one written with others is refused.
+
+        Experiments call this with their config (``run`` does it; the command line does it before
+        writing anything), so stored results are never reused for a different configuration.
+        """
+        saved = self.entries.get("run")
+        if saved is not None and saved != identity:
+            changed = sorted(k for k in set(saved) | set(identity) if saved.get(k) != identity.get(k))
+            where = f" in {self.path.parent}" if self.path is not None else ""
+            raise ValueError(
+                f"the checkpoint{where} was written with other settings ({', '.join(changed)}); "
+                "rerun with the same settings, or without --resume"
+            )
+        self.entries["run"] = identity
 
     def get(self, name: str) -> Any | None:
         """The entry stored under ``name`` (from this run or the resumed one), or ``None``."""

@@ -75,6 +75,10 @@ class ExperimentConfig:
         """Plain-JSON dictionary of the fields."""
         return json.loads(json.dumps(dataclasses.asdict(self)))
 
+    def identity(self) -> dict[str, Any]:
+        """The fields that determine the results (all but ``device``): what a checkpoint is bound to."""
+        return {k: v for k, v in self.to_dict().items() if k != "device"}
+
 
 def _parse_value(key: str, raw: str, hint: Any) -> Any:
     origin = typing.get_origin(hint)

@@ -12,9 +12,9 @@ DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """Turn ``"auto" | "cpu" | "cuda" | "mps"`` (or a ``torch.device``) into a usable device.
 
-    ``"auto"`` picks CUDA, then Apple's MPS, then the CPU. Asking for a device that this machine
-    does not have is an error, not a silent fallback, so a paper-scale run never quietly runs on
-    the CPU.
+    ``"auto"`` picks CUDA, then Apple's MPS, then the CPU (the command line warns when a
+    ``paper`` run lands on the CPU). Asking explicitly for a device that this machine does not
+    have is an error, not a silent fallback.
     """
     if isinstance(device, torch.device):
         return device

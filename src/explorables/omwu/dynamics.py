@@ -220,7 +220,7 @@ def simulate(
         return {
             "t": t, "k": k, "steps": steps, "shape": [B, n, m], "record_every": record_every,
             "u": u, "v": v, "grad_x_prev": grad_x_prev, "grad_y_prev": grad_y_prev,
-            "log_x": log_x[:k], "log_y": log_y[:k], "recorded": recorded[:k],
+            "log_x": log_x[:k].clone(), "log_y": log_y[:k].clone(), "recorded": recorded[:k].clone(),
         }  # fmt: skip
 
     bar = tqdm(total=steps, initial=first - 1, disable=not progress, desc=checkpoint_name, mininterval=1.0)

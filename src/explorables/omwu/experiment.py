@@ -96,8 +96,10 @@ class OMWUConfig(ExperimentConfig):
         check_positive("energy_target", self.energy_target)
         check_int("worst_case_deltas", self.worst_case_deltas, minimum=2)
         check_in_range("worst_case_delta_min", self.worst_case_delta_min, 0.0, 0.5, low_inclusive=False)
-        if not self.horizons or min(self.horizons) < 1:
-            raise ValueError(f"horizons must be positive integers, got {self.horizons}")
+        if not self.horizons:
+            raise ValueError("horizons must hold at least one positive integer")
+        for h in self.horizons:
+            check_int("horizons", h, minimum=1)
         check_int("random_games", self.random_games, minimum=1)
         check_int("random_game_size", self.random_game_size, minimum=2)
         check_int("random_game_steps", self.random_game_steps, minimum=10)
@@ -313,6 +315,7 @@ def run(
     cfg = (config or OMWUConfig.preset("book")).validated()
     torch.manual_seed(cfg.seed)
     checkpoint = checkpoint or Checkpointer(None)
+    checkpoint.bind(cfg.identity())
     summary: dict[str, Any] = {}
     curves: dict[str, Any] = {}
     timings: dict[str, float] = {}

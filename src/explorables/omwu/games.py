@@ -69,8 +69,11 @@ def game_with_equilibrium(
     """
     x_star = np.asarray(x_star, dtype=np.float64)
     y_star = np.asarray(y_star, dtype=np.float64)
-    x_star = check_distribution("x_star", x_star, x_star.shape[0] if x_star.ndim == 1 else -1)
-    y_star = check_distribution("y_star", y_star, y_star.shape[0] if y_star.ndim == 1 else -1)
+    for name, p in (("x_star", x_star), ("y_star", y_star)):
+        if p.ndim != 1 or p.size < 2:
+            raise ValueError(f"{name} must be a 1-D probability vector with at least 2 entries, got shape {p.shape}")
+    x_star = check_distribution("x_star", x_star, x_star.size)
+    y_star = check_distribution("y_star", y_star, y_star.size)
     scale = check_positive("scale", scale)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     n, m = x_star.size, y_star.size

@@ -63,6 +63,7 @@ def additive_data(n: int, sigma: float, seed=0, shapes: tuple[str, ...] = tuple(
 
 def additive_logistic_data(n: int, flip_rate: float, seed=0, shapes: tuple[str, ...] = tuple(SHAPES), scale=2.0):
     """Labels from ``P(y=1|x) = sigmoid(scale * sum_j f_j(x_j))``, then a fraction ``flip_rate`` flipped."""
+    flip_rate = check_in_range("flip_rate", flip_rate, 0.0, 0.5)
     X, signal = additive_data(n, 0.0, seed, shapes)
     rng = _rng(np.random.default_rng([1, seed]) if not isinstance(seed, np.random.Generator) else seed)
     y = (rng.random(n) < 1 / (1 + np.exp(-scale * signal))).astype(np.float64)

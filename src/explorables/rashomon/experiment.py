@@ -25,7 +25,7 @@ from scipy.special import expit
 
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
-from ..core.validation import check_in_range, check_int, check_positive
+from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from . import data as D
 from .gam import AdditiveBasis
 from .models import drop_feature, fit, log_volume, reducibility_cost, tie_features
@@ -97,6 +97,12 @@ class RashomonConfig(ExperimentConfig):
         check_int("mc_dim", self.mc_dim, minimum=1)
         check_int("view_levels", self.view_levels, minimum=2)
         check_int("view_grid", self.view_grid, minimum=5)
+        check_int("mc_n", self.mc_n, minimum=50)
+        check_int("view_n", self.view_n, minimum=50)
+        check_in_range("gam_ridge", self.gam_ridge, 0.0, 1.0)
+        check_in_range("logistic_ridge", self.logistic_ridge, 0.0, 1.0)
+        if not all(np.isfinite(self.w_star)):
+            raise ValueError("w_star must hold finite numbers")
         return self
 
 
@@ -151,7 +157,8 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
     for i, level in enumerate(levels):
         per_seed = []
         for seed in range(cfg.seeds):
-            design, y, loss, ridge, simplifications, basis = _problem(kind, level, seed, cfg)
+            rng = np.random.default_rng([cfg.seed, seed])
+            design, y, loss, ridge, simplifications, basis = _problem(kind, level, rng, cfg)
             fitted = fit(design, y, loss, ridge)
             rel = cfg.relative_eps * fitted.loss_value
             costs = {name: reducibility_cost(fitted, C) for name, C in simplifications.items()}
@@ -166,7 +173,7 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
                     "costs": costs,
                 }
             )
-            if basis is not None and seed == 0 and i in (0, len(levels) - 1):
+            if basis is not None and seed == 0 and i in (0, len(levels) - 1):  # shapes of the first seed
                 grid = np.linspace(-1, 1, 101)
                 shapes[f"level_{i}"] = np.array([basis.shape(fitted.w, j, grid) for j in range(basis.d)])
         names = list(per_seed[0]["costs"])
@@ -234,6 +241,7 @@ def _exactness(cfg: RashomonConfig) -> dict:
             "monte_carlo": mc_lin.log_volume,
             "std_error": mc_lin.std_error,
             "max_radius": mc_lin.max_radius,
+            "possibly_truncated": mc_lin.possibly_truncated,
         },
         "logistic": [],
     }
@@ -246,6 +254,7 @@ def _exactness(cfg: RashomonConfig) -> dict:
                 "monte_carlo": mc.log_volume,
                 "std_error": mc.std_error,
                 "max_radius": mc.max_radius,
+                "possibly_truncated": mc.possibly_truncated,
             }
         )
     return out
@@ -257,6 +266,7 @@ def profile_loss_grid(X, y, loss: str, w1: np.ndarray, w2: np.ndarray, ridge: fl
     A simplification (a line in this plane) is reachable iff the line meets the projected set,
     which is why we draw the profile and not a slice at the fitted intercept.
     """
+    check_choice("loss", loss, ("squared", "logistic"))
     W1, W2 = np.meshgrid(w1, w2)
     margin0 = X @ np.stack([W1.ravel(), W2.ravel()])  # (n, grid)
     if loss == "squared":
@@ -306,6 +316,7 @@ def run(
     """Run every experiment of the chapter; finished parts are checkpointed (see the runner)."""
     cfg = (config or RashomonConfig.preset("book")).validated()
     checkpoint = checkpoint or Checkpointer(None)
+    checkpoint.bind(cfg.identity())
     parts = {
         **{k: (lambda k=k: _sweep(k, cfg)) for k in KINDS},
         "real": lambda: (_real(cfg), {}),

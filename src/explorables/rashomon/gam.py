@@ -51,6 +51,7 @@ class AdditiveBasis:
 
     def shape(self, w: np.ndarray, j: int, grid: np.ndarray) -> np.ndarray:
         """``f_j`` on ``grid`` for coefficients ``w`` (centred as in training)."""
+        check_int("j", j, minimum=0, maximum=self.d - 1)
         X = np.zeros((len(grid), self.d))
         X[:, j] = grid
         Z = self.transform(X)

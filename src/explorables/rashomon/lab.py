@@ -84,7 +84,8 @@ class RashomonLab:
             simplifications = {f"drop {name}": drop_feature(X.shape[1], j) for j, name in enumerate(self.feature_names)}
         else:
             self.feature_names = None
-            design, y, loss, ridge, simplifications, basis = _problem(kind, level, self.seed.value, self.config)
+            rng = np.random.default_rng([self.config.seed, self.seed.value])
+            design, y, loss, ridge, simplifications, basis = _problem(kind, level, rng, self.config)
         self.fitted = fit(design, y, loss, ridge)
         self.costs = {name: reducibility_cost(self.fitted, C) for name, C in simplifications.items()}
         self.basis = basis

@@ -37,7 +37,7 @@ from scipy.linalg import null_space
 from scipy.optimize import minimize
 from scipy.special import expit, gammaln, log_expit
 
-from ..core.validation import check_choice, check_positive
+from ..core.validation import check_choice, check_int, check_positive
 
 Loss = Literal["squared", "logistic"]
 LOSSES = ("squared", "logistic")
@@ -60,6 +60,7 @@ def _check_data(X, y, loss: str) -> tuple[np.ndarray, np.ndarray]:
 
 def loss_value(X: np.ndarray, y: np.ndarray, beta: np.ndarray, loss: Loss) -> np.ndarray:
     """Empirical loss of one parameter vector ``(b, w)`` or a batch of them (rows)."""
+    check_choice("loss", loss, LOSSES)
     beta = np.atleast_2d(beta)
     margin = beta[:, :1] + beta[:, 1:] @ X.T  # (batch, n)
     if loss == "squared":
@@ -190,13 +191,20 @@ def refit_cost(X: np.ndarray, y: np.ndarray, fitted: Fit, C: np.ndarray) -> floa
 
 def drop_feature(d: int, j: int) -> np.ndarray:
     """``w_j = 0``."""
+    check_int("d", d, minimum=1)
+    check_int("j", j, minimum=0, maximum=d - 1)
     C = np.zeros((1, d))
     C[0, j] = 1.0
     return C
 
 
 def tie_features(d: int, i: int, j: int) -> np.ndarray:
-    """``w_i = w_j``."""
+    """``w_i = w_j`` (two different features)."""
+    check_int("d", d, minimum=2)
+    check_int("i", i, minimum=0, maximum=d - 1)
+    check_int("j", j, minimum=0, maximum=d - 1)
+    if i == j:
+        raise ValueError(f"tie_features needs two different features, got i = j = {i}")
     C = np.zeros((1, d))
     C[0, i], C[0, j] = 1.0, -1.0
     return C

@@ -6,8 +6,13 @@ within :math:`\theta` of the minimum. Then
 :math:`\mathrm{Vol}(R_\theta) \approx \mathrm{Vol}(E_s)\cdot\hat f`, with :math:`\hat f` the
 fraction kept. This is valid when :math:`R_\theta \subset E_s`; the largest accepted sample's
 radius (``max_radius``, in units of the sampling ellipsoid) shows how close the set comes to
-the edge: near 1 means enlarge ``s``. Unlike box sampling, it still finds the set in 30
-dimensions (the acceptance fraction is about :math:`s^{-p}`).
+the edge. When accepted samples reach more than halfway from the Laplace ellipsoid's edge
+(radius :math:`1/s`) to the sampling edge, the set may be cut off, so the estimate is redone with
+the margin :math:`s - 1` doubled (up to three times; ``possibly_truncated`` reports if that was
+not enough).
+Unlike box sampling, it still finds the set in 30 dimensions: with the default
+:math:`s = 1 + 3/p` the acceptance fraction for a near-ellipsoidal set is
+:math:`(1 + 3/p)^{-p}`, i.e. 1/8 for :math:`p = 3` and about :math:`e^{-3}` for large :math:`p`.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ class MonteCarloVolume:
     accepted: int
     samples: int
     max_radius: float
+    enlarge: float
+    possibly_truncated: bool
 
 
 def exact_log_volume(
@@ -46,12 +53,26 @@ def exact_log_volume(
     level = check_positive("level", level)
     samples = check_int("samples", samples, minimum=100)
     p = fitted.n_params
-    # default: enlarge the ellipsoid by 1 + 3/p, so about e^-3 of the samples are accepted in any dimension
     enlarge = 1 + 3 / p if enlarge is None else check_positive("enlarge", enlarge)
+    batch = check_int("batch", batch, minimum=1)
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.shape != (len(y), p - 1) or not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ValueError(f"X and y must be finite with shapes (n, {p - 1}) and (n,), got {X.shape} and {y.shape}")
     if enlarge < 1:
         raise ValueError(f"enlarge must be >= 1 (the sampling ellipsoid must contain the set), got {enlarge}")
     dev = resolve_device(device)
+    for _attempt in range(4):
+        result = _estimate(X, y, fitted, level, samples, enlarge, seed, dev, batch)
+        if not result.possibly_truncated:
+            return result
+        enlarge = 1 + 2 * (enlarge - 1)  # double the margin and sample again
+    return result
+
+
+def _estimate(X, y, fitted: Fit, level: float, samples: int, enlarge: float, seed: int, dev, batch: int):
     gen = torch.Generator(device="cpu").manual_seed(seed)
+    p = fitted.n_params
     X1 = torch.as_tensor(np.c_[np.ones(len(X)), X], dtype=torch.float64, device=dev)
     y_t = torch.as_tensor(y, dtype=torch.float64, device=dev)
     beta = torch.as_tensor(fitted.beta, dtype=torch.float64, device=dev)
@@ -80,7 +101,7 @@ def exact_log_volume(
             max_radius = max(max_radius, float(radius[keep].max()))
         done += m
     if accepted == 0:
-        raise ValueError("no sample fell inside the Rashomon set; increase samples or lower enlarge")
+        raise ValueError("no sample fell inside the Rashomon set; increase samples")
     fraction = accepted / samples
     log_vol = log_volume(fitted, level) + p * np.log(enlarge) + np.log(fraction)
     return MonteCarloVolume(
@@ -89,4 +110,8 @@ def exact_log_volume(
         accepted=accepted,
         samples=samples,
         max_radius=max_radius,
+        enlarge=enlarge,
+        # the Laplace ellipsoid's edge sits at radius 1/enlarge; accepted samples far beyond it, more
+        # than halfway to the sampling edge, suggest the exact set reaches (and may cross) that edge
+        possibly_truncated=max_radius > (1 + 1 / enlarge) / 2,
     )
