@@ -1,0 +1,46 @@
+"""The book's Sphinx extension: stale-chapter fingerprints, the Colab link, duplicate scripts."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from explorables import sphinx_ext
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_fingerprint_follows_the_chapter_and_the_core_only(tmp_path, monkeypatch):
+    _write(tmp_path / "alpha" / "method.py", "x = 1\n")
+    _write(tmp_path / "beta" / "method.py", "y = 1\n")
+    _write(tmp_path / "core" / "util.py", "z = 1\n")
+    monkeypatch.setattr(sphinx_ext, "PACKAGE", tmp_path)
+    before = sphinx_ext.chapter_fingerprint("alpha")
+    _write(tmp_path / "beta" / "method.py", "y = 2\n")  # another chapter: no effect
+    assert sphinx_ext.chapter_fingerprint("alpha") == before
+    _write(tmp_path / "alpha" / "method.py", "x = 2\n")  # its own code: changes
+    changed = sphinx_ext.chapter_fingerprint("alpha")
+    assert changed != before
+    _write(tmp_path / "core" / "util.py", "z = 2\n")  # the shared core: changes
+    assert sphinx_ext.chapter_fingerprint("alpha") != changed
+
+
+def test_colab_button_points_at_the_notebook_copy():
+    url = "https://colab.research.google.com/github/org/repo/blob/main/book/03-omwu.md"
+    context = {"header_buttons": [{"label": "launch-buttons", "buttons": [{"text": "Colab", "url": url}]}]}
+    sphinx_ext._point_colab_at_ipynb(None, "book/03-omwu", "page.html", context, None)
+    assert context["header_buttons"][0]["buttons"][0]["url"] == (
+        "https://colab.research.google.com/github/org/repo/blob/main/notebooks/03-omwu.ipynb"
+    )
+
+
+def test_duplicate_inline_scripts_are_dropped():
+    def script(filename, **attributes):
+        return SimpleNamespace(filename=filename, attributes=attributes)
+
+    first, dup, other = script(None, body="const A = 1"), script("", body="const A = 1"), script("a.js")
+    context = {"script_files": [first, dup, other]}
+    sphinx_ext._drop_duplicate_scripts(None, "p", "page.html", context, None)
+    assert context["script_files"] == [first, other]
