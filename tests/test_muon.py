@@ -1,0 +1,103 @@
+"""Muon (chapter 16, in progress): Newton–Schulz against the SVD and torch.optim.Muon; the river valley."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from explorables.muon import make_problem, newton_schulz, optimize, oscillation, polar_factor
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (20, 12), (12, 20), (3, 40)])
+def test_newton_schulz_approaches_the_polar_factor(shape):
+    G = torch.randn(*shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    X = newton_schulz(G)
+    s = torch.linalg.svdvals(X)
+    assert 0.6 < s.min() and s.max() < 1.2  # the quintic's known band, not exactly 1
+    # same singular vectors as the polar factor: X = U diag(s') V^T with s' > 0
+    P = polar_factor(G)
+    assert torch.trace(P.T @ X) / torch.linalg.matrix_norm(X) / torch.linalg.matrix_norm(P) > 0.97
+    # many steps of the classical cubic (a, b, c) = (1.5, -0.5, 0) converge to the polar factor itself
+    exact = newton_schulz(G, steps=60, coefficients=(1.5, -0.5, 0.0))
+    torch.testing.assert_close(exact, P, atol=1e-8, rtol=0)
+
+
+def test_batched_equals_one_at_a_time():
+    G = torch.randn(4, 6, 9, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    batched = newton_schulz(G)
+    for b in range(4):
+        torch.testing.assert_close(batched[b], newton_schulz(G[b]), atol=1e-12, rtol=0)
+
+
+def test_matches_torch_optim_muon():
+    from torch.optim._muon import _zeropower_via_newtonschulz
+
+    G = torch.randn(30, 20, generator=torch.Generator().manual_seed(2))
+    ours = newton_schulz(G, dtype=torch.bfloat16)
+    assert torch.equal(ours, _zeropower_via_newtonschulz(G, (3.4445, -4.775, 2.0315), 5, 1e-7))
+    W = torch.nn.Parameter(torch.randn(30, 20, generator=torch.Generator().manual_seed(3)))
+    start = W.detach().clone()
+    opt = torch.optim.Muon([W], lr=0.1, weight_decay=0.0, momentum=0.0)
+    W.grad = G.clone()
+    opt.step()
+    expected = start - 0.1 * np.sqrt(30 / 20) * ours.float()  # torch scales lr by sqrt(max(1, rows/cols))
+    torch.testing.assert_close(W.detach(), expected, atol=1e-6, rtol=0)
+
+
+def test_problem_geometry():
+    p = make_problem(m=10, n=8, rank=2, spikes=2, seed=0)
+    torch.testing.assert_close(p.U.T @ p.U, torch.eye(10, dtype=torch.float64))
+    assert float(p.loss(p.W_star)) == 0.0
+    # the gradient is the derivative of the loss (finite differences)
+    W = p.W0
+    E = torch.randn_like(W) * 1e-6
+    assert float(p.loss(W + E) - p.loss(W)) == pytest.approx(float((p.gradient(W) * E).sum()), rel=1e-4)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    p = make_problem(seed=0)
+    steps = 3000
+    return {
+        "gd": optimize(p, "gd", steps),
+        "muon": optimize(p, "muon", steps),
+        "muon_momentum": optimize(p, "muon", steps, momentum=0.9),
+        "switch": optimize(p, "switch", steps, switch_step=300),
+    }
+
+
+def test_muon_runs_down_the_river_faster_early(runs):
+    assert runs["muon"].river[100] < 0.5 * runs["gd"].river[100]
+
+
+def test_gd_ends_below_muon_near_the_bottom(runs):
+    assert runs["gd"].loss[-1] < runs["muon"].loss[-1]
+
+
+def test_muon_oscillates_and_momentum_overshoots(runs):
+    assert oscillation(runs["muon"].spike) > 0.5  # zig-zags at the bottom
+    m = runs["muon_momentum"].loss
+    assert m[-1] > 10 * m.min()  # it got much lower than where it ends: overshoot
+
+
+def test_switching_beats_both(runs):
+    final = {k: r.loss[-1] for k, r in runs.items()}
+    assert final["switch"] < 0.1 * min(final["gd"], final["muon"])
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: newton_schulz(torch.ones(3)), "G must be a matrix"),
+        (lambda: newton_schulz(torch.ones(3, 3), steps=-1), "steps"),
+        (lambda: optimize(make_problem(), "adam", 10), "method"),
+        (lambda: optimize(make_problem(), "muon", 10, muon_lr=-1.0), "muon_lr"),
+        (lambda: optimize(make_problem(), "switch", 10), "switch_step"),
+        (lambda: make_problem(rank=20), "rank"),
+        (lambda: make_problem(lam_spike=0.0), "lam_spike"),
+    ],
+)
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
