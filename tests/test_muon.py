@@ -101,3 +101,117 @@ def test_switching_beats_both(runs):
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# --- the optimiser class and the language model ------------------------------------------------------
+
+
+def test_muon_class_matches_torch_in_bfloat16_with_momentum():
+    from explorables.muon import Muon
+
+    torch.manual_seed(0)
+    a = torch.nn.Parameter(torch.randn(12, 8))
+    b = torch.nn.Parameter(a.detach().clone())
+    ours = Muon([a], lr=0.05, momentum=0.9, ns_dtype=torch.bfloat16)
+    ref = torch.optim.Muon([b], lr=0.05, weight_decay=0.0, momentum=0.9)
+    for step in range(3):
+        g = torch.randn(12, 8, generator=torch.Generator().manual_seed(step))
+        a.grad, b.grad = g.clone(), g.clone()
+        ours.step()
+        ref.step()
+    torch.testing.assert_close(a.detach(), b.detach(), atol=1e-5, rtol=0)
+
+
+def test_muon_rejects_non_matrices_and_bad_rates():
+    from explorables.muon import Muon
+
+    with pytest.raises(ValueError, match="2-D"):
+        Muon([torch.nn.Parameter(torch.zeros(3))])
+    with pytest.raises(ValueError, match="lr"):
+        Muon([torch.nn.Parameter(torch.zeros(3, 3))], lr=-0.1)
+
+
+def test_smoke_experiment_directions_and_determinism():
+    from explorables.muon import MuonConfig, run
+    from explorables.muon.claims import claims
+
+    config = MuonConfig.preset("smoke", sensing_steps=3000)
+    r = run(config)
+    sen = r.summary["sensing"]
+    assert sen["early_ratio_muon_over_gd"] < 0.5
+    assert sen["final_loss"]["GD"] < sen["final_loss"]["Muon"]
+    assert sen["final_loss"]["Muon → GD"] < 0.1 * sen["final_loss"]["GD"]
+    assert all(np.isfinite(v) for v in r.summary["lm"]["final_val_loss"].values())
+    again = run(config)
+    assert again.summary["sensing"] == r.summary["sensing"] and again.summary["lm"] == r.summary["lm"]
+    assert len(claims(r)) == 5
+
+
+def test_lm_training_resumes_after_a_kill_with_the_same_loss(tmp_path):
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
+    args = [
+        sys.executable,
+        "-m",
+        "explorables",
+        "run",
+        "muon",
+        "--scale",
+        "smoke",
+        "--quiet",
+        "--no-figures",
+        "--set",
+        "lm_steps=200",
+        "--set",
+        "sensing_steps=200",
+        "--set",
+        "switch_grid=100",
+    ]
+    full, killed = tmp_path / "full", tmp_path / "killed"
+    assert subprocess.run([*args, "--out", str(full)], env=env, cwd=root).returncode == 0
+    proc = subprocess.Popen(
+        [*args, "--out", str(killed), "--checkpoint-every", "0"],
+        env=env,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    ckpt = killed / "checkpoint.pt"
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:  # wait until the LM itself has checkpointed
+        if ckpt.exists() and any(k.startswith("lm/") for k in torch.load(ckpt, weights_only=True)["entries"]):
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert subprocess.run([*args, "--out", str(killed), "--resume"], env=env, cwd=root).returncode == 0
+    a = json.loads((full / "results.json").read_text())["lm"]
+    b = json.loads((killed / "results.json").read_text())["lm"]
+    assert a == b  # same final losses, to the bit
+
+
+def test_corpus_does_not_depend_on_what_else_is_imported():
+    import subprocess
+    import sys
+
+    code = (
+        "from explorables.muon.lm import stdlib_corpus; import hashlib; "
+        "print(hashlib.sha1(stdlib_corpus(50_000).encode()).hexdigest())"
+    )
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    busy = subprocess.run(
+        [sys.executable, "-c", "import json.tool, logging.handlers, unittest.mock, asyncio; " + code],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert plain == busy and len(plain.strip()) == 40

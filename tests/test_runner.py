@@ -215,3 +215,17 @@ def test_cifar_reader_refuses_pickled_objects(tmp_path):
         load_cifar(tmp_path, "cifar10", train=False)
     with pytest.raises(ValueError, match="cifar-100-python"):
         load_cifar(tmp_path, "cifar100")
+
+
+def test_optimizer_state_survives_a_checkpoint(tmp_path):
+    """Optimiser states are keyed by integers; a round trip must keep them (or resumed training drifts)."""
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+    model(torch.ones(4, 3)).sum().backward()
+    opt.step()
+    Checkpointer(tmp_path, every_s=0).save("opt", opt.state_dict())
+    restored = torch.optim.AdamW(model.parameters(), lr=0.1)
+    restored.load_state_dict(Checkpointer(tmp_path, resume=True).get("opt"))
+    assert set(restored.state_dict()["state"]) == set(opt.state_dict()["state"]) == {0, 1}
+    for k in (0, 1):
+        assert torch.equal(restored.state_dict()["state"][k]["exp_avg"], opt.state_dict()["state"][k]["exp_avg"])

@@ -49,7 +49,7 @@ def _pack(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, dict):
-        return {str(k): _pack(v) for k, v in value.items()}
+        return {k: _pack(v) for k, v in value.items()}  # keys as they are (optimizer states use ints)
     if isinstance(value, (list, tuple)):
         return [_pack(v) for v in value]
     if torch.is_tensor(value):

@@ -81,8 +81,13 @@ def make_problem(
     m, n = check_int("m", m, minimum=2), check_int("n", n, minimum=2)
     rank = check_int("rank", rank, minimum=1, maximum=min(m, n) - 1)
     spikes = check_int("spikes", spikes, minimum=1, maximum=min(m, n) - rank)
-    for name, value in (("lam_river", lam_river), ("lam_spike", lam_spike), ("lam_bulk", lam_bulk),
-                        ("signal", signal), ("hill", hill)):  # fmt: skip
+    for name, value in (
+        ("lam_river", lam_river),
+        ("lam_spike", lam_spike),
+        ("lam_bulk", lam_bulk),
+        ("signal", signal),
+        ("hill", hill),
+    ):
         check_positive(name, value)
     check_in_range("bulk_noise", bulk_noise, 0.0, 10.0)
     gen = np.random.default_rng(seed)

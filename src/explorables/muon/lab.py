@@ -1,0 +1,105 @@
+"""The live lab: step sizes, spike curvature, momentum and switch step on the river-valley model.
+
+Every control re-runs GD, Muon and the two-stage schedule on a 10×10 sensing problem (a fraction
+of a second); the "show up to t" slider only redraws.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..core.labs import canvas_png, setter
+from .optimizers import optimize
+from .sensing import make_problem
+
+COLORS = {"GD": "#1f77b4", "Muon": "#d62728", "Muon → GD": "#2ca02c"}
+
+
+class MuonLab:
+    """The panel; ``MuonLab().widget`` is what the notebook displays."""
+
+    def __init__(self, steps: int = 1_500, size: int = 10):
+        style, lay = {"description_width": "130px"}, widgets.Layout(width="340px")
+        self.steps, self.size = steps, size
+        self.muon_lr = widgets.FloatLogSlider(
+            value=0.02, base=10, min=-3, max=-0.5, step=0.05, description="Muon step size", style=style, layout=lay
+        )
+        self.gd_fraction = widgets.FloatSlider(
+            value=0.95, min=0.1, max=1.05, step=0.05, description="GD step × 2/λ_spike", style=style, layout=lay
+        )
+        self.lam_spike = widgets.FloatLogSlider(
+            value=100, base=10, min=0, max=3, step=0.1, description="spike curvature", style=style, layout=lay
+        )
+        self.momentum = widgets.FloatSlider(
+            value=0.0, min=0.0, max=0.95, step=0.05, description="Muon momentum", style=style, layout=lay
+        )
+        self.switch = widgets.IntSlider(
+            value=200, min=0, max=steps, step=25, description="switch step", style=style, layout=lay
+        )
+        self.window = widgets.IntSlider(
+            value=steps, min=1, max=steps, description="show up to t", style=style, layout=lay
+        )
+        self.status = widgets.HTML()
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="760px"))
+        fig = Figure(figsize=(9.5, 3.8), dpi=80)
+        FigureCanvasAgg(fig)
+        self._fig, (self._ax_path, self._ax_loss) = fig, fig.subplots(1, 2)
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.15, top=0.9, wspace=0.25)
+        for w in (self.muon_lr, self.gd_fraction, self.lam_spike, self.momentum, self.switch):
+            w.observe(self.rerun, names="value")
+        self.window.observe(self.redraw, names="value")
+        controls = widgets.GridBox(
+            [self.muon_lr, self.gd_fraction, self.lam_spike, self.momentum, self.switch, self.window],
+            layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))"),
+        )
+        self.widget = widgets.VBox([controls, self.status, self.image])
+        self.rerun()
+
+    def rerun(self, _change=None) -> None:
+        """Re-run the three optimisers with the current settings, then redraw."""
+        lam = self.lam_spike.value
+        problem = make_problem(m=self.size, n=self.size, lam_spike=lam)
+        gd_lr = self.gd_fraction.value * 2 / lam
+        common = dict(steps=self.steps, muon_lr=self.muon_lr.value, gd_lr=gd_lr)
+        self.runs = {
+            "GD": optimize(problem, "gd", **common),
+            "Muon": optimize(problem, "muon", momentum=self.momentum.value, **common),
+            "Muon → GD": optimize(
+                problem, "switch", momentum=self.momentum.value, switch_step=self.switch.value, **common
+            ),
+        }
+        self.redraw()
+
+    def redraw(self, _change=None) -> None:
+        """Draw the paths and losses up to the "show up to t" slider."""
+        t = self.window.value
+        ax_path, ax_loss = self._ax_path, self._ax_loss
+        ax_path.clear()
+        ax_loss.clear()
+        for name, run in self.runs.items():
+            ax_path.plot(run.river[: t + 1], run.spike[: t + 1], color=COLORS[name], lw=0.8, label=name)
+            ax_loss.semilogy(np.maximum(run.loss[: t + 1], 1e-12), color=COLORS[name], label=name)
+        ax_path.set(xlabel="distance along the river", ylabel="spike coordinate", title="path")
+        ax_loss.set(xlabel="step", title="loss")
+        ax_loss.axvline(self.switch.value, color="gray", ls=":", lw=1)
+        ax_loss.legend(fontsize=8)
+        for ax in (ax_path, ax_loss):
+            ax.tick_params(labelsize=8)
+        self._fig.canvas.draw()
+        self.image.value = canvas_png(self._fig.canvas)
+        final = ", ".join(f"{k}: {r.loss[t]:.1e}" for k, r in self.runs.items())
+        stable = "stable" if self.gd_fraction.value < 1 else "<b>unstable</b> (above 2/λ_spike)"
+        self.status.value = f"<small>loss at t = {t}: {final}; GD step {stable}</small>"
+
+
+def benchmark_interactions(lab: MuonLab | None = None) -> dict[str, list]:
+    """Scripted interactions for ``benchmarks/run.py``."""
+    lab = lab or MuonLab()
+    redraw = [setter(lab.window, t) for t in (100, 400, 800, 1200, 1500) * 3]
+    rerun = [setter(lab.muon_lr, v) for v in (0.01, 0.05, 0.02)]
+    rerun += [setter(lab.lam_spike, v) for v in (30, 300, 100)]
+    rerun += [setter(lab.momentum, v) for v in (0.9, 0.0)] + [setter(lab.switch, v) for v in (100, 400)]
+    return {"redraw": redraw, "rerun": rerun}

@@ -1,0 +1,60 @@
+"""A Muon optimiser for weight matrices, identical to ``torch.optim.Muon`` but with a choice of precision.
+
+``torch.optim.Muon`` runs its Newton–Schulz iteration in bfloat16, which is fast on GPUs and very
+slow on CPUs. This class does the same update (momentum ``B <- mu B + (1 - mu) G``, Nesterov
+direction, orthogonalisation, learning rate scaled by ``sqrt(max(1, rows / cols))``) with the
+iteration in ``ns_dtype``: float32 by default, ``torch.bfloat16`` to reproduce torch's numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..core.validation import check_in_range, check_positive
+from .orthogonalize import NS_COEFFICIENTS, newton_schulz
+
+
+class Muon(torch.optim.Optimizer):
+    """Muon for 2-D parameters (no weight decay)."""
+
+    def __init__(
+        self,
+        params,
+        lr: float = 0.02,
+        momentum: float = 0.95,
+        nesterov: bool = True,
+        ns_steps: int = 5,
+        ns_dtype: torch.dtype = torch.float32,
+    ):
+        check_positive("lr", lr)
+        check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
+        super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov, ns_steps=ns_steps))
+        self.ns_dtype = ns_dtype
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.ndim != 2:
+                    raise ValueError(
+                        f"Muon only updates matrices (2-D parameters), got a parameter of shape "
+                        f"{tuple(p.shape)}; give it to AdamW instead"
+                    )
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None if closure is None else closure()
+        for group in self.param_groups:
+            mu = group["momentum"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                buf = state.setdefault("momentum_buffer", torch.zeros_like(p))
+                buf.lerp_(p.grad, 1 - mu)
+                direction = p.grad.lerp(buf, mu) if group["nesterov"] else buf
+                update = newton_schulz(
+                    direction, steps=group["ns_steps"], coefficients=NS_COEFFICIENTS, dtype=self.ns_dtype
+                )
+                scale = math.sqrt(max(1.0, p.shape[0] / p.shape[1]))
+                p.add_(update.to(p.dtype), alpha=-group["lr"] * scale)
+        return loss
