@@ -91,8 +91,9 @@ def test_switching_beats_both(runs):
     [
         (lambda: newton_schulz(torch.ones(3)), "G must be a matrix"),
         (lambda: newton_schulz(torch.ones(3, 3), steps=-1), "steps"),
-        (lambda: optimize(make_problem(), "adam", 10), "method"),
+        (lambda: optimize(make_problem(), "sgd", 10), "method"),
         (lambda: optimize(make_problem(), "muon", 10, muon_lr=-1.0), "muon_lr"),
+        (lambda: optimize(make_problem(), "adam", 10, adam_lr=0.0), "adam_lr"),
         (lambda: optimize(make_problem(), "switch", 10), "switch_step"),
         (lambda: make_problem(rank=20), "rank"),
         (lambda: make_problem(lam_spike=0.0), "lam_spike"),
@@ -215,3 +216,12 @@ def test_corpus_does_not_depend_on_what_else_is_imported():
         check=True,
     ).stdout
     assert plain == busy and len(plain.strip()) == 40
+
+
+def test_momentum_gd_matches_gd_in_the_limit_and_adam_moves_every_coordinate():
+    p = make_problem(m=6, n=6, seed=1)
+    gd = optimize(p, "gd", 50)
+    gdm0 = optimize(p, "gd_momentum", 50, momentum=0.0)
+    np.testing.assert_allclose(gd.loss, gdm0.loss, rtol=1e-12)  # beta = 0 is plain GD
+    adam = optimize(p, "adam", 200, adam_lr=0.02)
+    assert adam.loss[-1] < adam.loss[0]

@@ -134,6 +134,8 @@ def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
         "Muon": optimize(problem, "muon", **common),
         "Muon + momentum": optimize(problem, "muon", momentum=cfg.momentum, **common),
         "Muon → GD": optimize(problem, "switch", switch_step=cfg.switch_step, **common),
+        "GD + momentum": optimize(problem, "gd_momentum", momentum=cfg.momentum, **common),
+        "Adam": optimize(problem, "adam", adam_lr=cfg.muon_lr, **common),
     }
     t = cfg.early_step
     summary = {

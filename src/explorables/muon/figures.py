@@ -8,7 +8,14 @@ from plotly.subplots import make_subplots
 
 from .experiment import MuonResults
 
-COLORS = {"GD": "#1f77b4", "Muon": "#d62728", "Muon + momentum": "#ff7f0e", "Muon → GD": "#2ca02c"}
+COLORS = {
+    "GD": "#1f77b4",
+    "Muon": "#d62728",
+    "Muon + momentum": "#ff7f0e",
+    "Muon → GD": "#2ca02c",
+    "GD + momentum": "#9467bd",
+    "Adam": "#8c564b",
+}
 FRAMES = 40
 
 

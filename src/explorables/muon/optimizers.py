@@ -7,7 +7,9 @@ One update per step on the single matrix parameter :math:`W`:
   :math:`B \leftarrow \beta B + (1-\beta) G`, Nesterov direction :math:`D = (1-\beta) G + \beta B`
   (:math:`D = G` when :math:`\beta = 0`), then
   :math:`W \leftarrow W - \eta_{Muon}\,\mathrm{NS}_5(D)`;
-* **switch**: Muon until ``switch_step``, then GD.
+* **switch**: Muon until ``switch_step``, then GD;
+* for comparison, **GD with (heavy-ball) momentum**, :math:`B \leftarrow \beta B + G`,
+  :math:`W \leftarrow W - \eta_{GD}(1-\beta) B`, and **Adam** (element-wise, step ``adam_lr``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..core.validation import check_choice, check_in_range, check_int, check_pos
 from .orthogonalize import newton_schulz
 from .sensing import SensingProblem
 
-METHODS = ("gd", "muon", "switch")
+METHODS = ("gd", "muon", "switch", "gd_momentum", "adam")
 
 
 @dataclass
@@ -43,6 +45,7 @@ def optimize(
     momentum: float = 0.0,
     switch_step: int | None = None,
     ns_steps: int = 5,
+    adam_lr: float = 0.01,
 ) -> SensingRun:
     """Run ``method`` (``"gd"``, ``"muon"`` or ``"switch"``) for ``steps`` steps from ``problem.W0``."""
     check_choice("method", method, METHODS)
@@ -53,13 +56,23 @@ def optimize(
         if switch_step is None:
             raise ValueError("switch_step is required for method='switch'")
         switch_step = check_int("switch_step", switch_step, minimum=0, maximum=steps)
+    adam_lr = check_positive("adam_lr", adam_lr)
     W = problem.W0.clone()
     buf = torch.zeros_like(W)
+    second = torch.zeros_like(W)
     Ws = [W]
     for t in range(steps):
         G = problem.gradient(W)
         use_muon = method == "muon" or (method == "switch" and t < switch_step)
-        if use_muon:
+        if method == "gd_momentum":
+            buf = momentum * buf + G
+            W = W - gd_lr * (1 - momentum) * buf  # (1 - beta) keeps the stable step size comparable
+        elif method == "adam":
+            buf = 0.9 * buf + 0.1 * G
+            second = 0.999 * second + 0.001 * G**2
+            m_hat, v_hat = buf / (1 - 0.9 ** (t + 1)), second / (1 - 0.999 ** (t + 1))
+            W = W - adam_lr * m_hat / (v_hat.sqrt() + 1e-12)
+        elif use_muon:
             buf = momentum * buf + (1 - momentum) * G
             direction = (1 - momentum) * G + momentum * buf
             W = W - muon_lr * newton_schulz(direction, steps=ns_steps)
