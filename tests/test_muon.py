@@ -225,3 +225,14 @@ def test_momentum_gd_matches_gd_in_the_limit_and_adam_moves_every_coordinate():
     np.testing.assert_allclose(gd.loss, gdm0.loss, rtol=1e-12)  # beta = 0 is plain GD
     adam = optimize(p, "adam", 200, adam_lr=0.02)
     assert adam.loss[-1] < adam.loss[0]
+
+
+def test_lab_reruns_on_settings_and_only_redraws_on_time():
+    from explorables.muon.lab import MuonLab
+
+    lab = MuonLab(steps=300, size=6)
+    runs, image = lab.runs, lab.image.value
+    lab.window.value = 100
+    assert lab.runs is runs and lab.image.value != image and "t = 100" in lab.status.value
+    lab.lam_spike.value = 300
+    assert lab.runs is not runs

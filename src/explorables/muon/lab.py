@@ -59,7 +59,7 @@ class MuonLab:
         self.rerun()
 
     def rerun(self, _change=None) -> None:
-        """Re-run the three optimisers with the current settings, then redraw."""
+        """Re-run the three optimisers, fix the axes to the whole run, redraw."""
         lam = self.lam_spike.value
         problem = make_problem(m=self.size, n=self.size, lam_spike=lam)
         gd_lr = self.gd_fraction.value * 2 / lam
@@ -71,25 +71,47 @@ class MuonLab:
                 problem, "switch", momentum=self.momentum.value, switch_step=self.switch.value, **common
             ),
         }
+        self._draw_static()
         self.redraw()
 
-    def redraw(self, _change=None) -> None:
-        """Draw the paths and losses up to the "show up to t" slider."""
-        t = self.window.value
+    def _draw_static(self) -> None:
+        """Axes, labels and limits for the whole run; the curves are blitted on top by :meth:`redraw`."""
         ax_path, ax_loss = self._ax_path, self._ax_loss
         ax_path.clear()
         ax_loss.clear()
+        self._lines = {}
         for name, run in self.runs.items():
-            ax_path.plot(run.river[: t + 1], run.spike[: t + 1], color=COLORS[name], lw=0.8, label=name)
-            ax_loss.semilogy(np.maximum(run.loss[: t + 1], 1e-12), color=COLORS[name], label=name)
+            (path,) = ax_path.plot(run.river, run.spike, color=COLORS[name], lw=0.8, label=name)
+            (loss,) = ax_loss.semilogy(np.maximum(run.loss, 1e-12), color=COLORS[name], label=name)
+            self._lines[name] = (path, loss)
         ax_path.set(xlabel="distance along the river", ylabel="spike coordinate", title="path")
         ax_loss.set(xlabel="step", title="loss")
         ax_loss.axvline(self.switch.value, color="gray", ls=":", lw=1)
         ax_loss.legend(fontsize=8)
         for ax in (ax_path, ax_loss):
             ax.tick_params(labelsize=8)
+        for pair in self._lines.values():
+            for line in pair:
+                line.set_visible(False)
         self._fig.canvas.draw()
-        self.image.value = canvas_png(self._fig.canvas)
+        self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
+        for pair in self._lines.values():
+            for line in pair:
+                line.set_visible(True)
+
+    def redraw(self, _change=None) -> None:
+        """Draw the paths and losses up to the "show up to t" slider (blitting: no full redraw)."""
+        t = self.window.value
+        canvas = self._fig.canvas
+        canvas.restore_region(self._background)
+        steps = np.arange(t + 1)
+        for name, (path, loss) in self._lines.items():
+            run = self.runs[name]
+            path.set_data(run.river[: t + 1], run.spike[: t + 1])
+            loss.set_data(steps, np.maximum(run.loss[: t + 1], 1e-12))
+            path.axes.draw_artist(path)
+            loss.axes.draw_artist(loss)
+        self.image.value = canvas_png(canvas)
         final = ", ".join(f"{k}: {r.loss[t]:.1e}" for k, r in self.runs.items())
         stable = "stable" if self.gd_fraction.value < 1 else "<b>unstable</b> (above 2/λ_spike)"
         self.status.value = f"<small>loss at t = {t}: {final}; GD step {stable}</small>"
