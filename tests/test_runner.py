@@ -98,7 +98,7 @@ def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
     proc.wait()
     assert not (interrupted / "results.json").exists()
     saved = torch.load(checkpoint, weights_only=True)["entries"]
-    loops = [v for k, v in saved.items() if k.startswith("loop/")]
+    loops = [v for k, v in saved.items() if "/loop/" in k]
     assert loops and 0 < loops[0]["t"] < loops[0]["steps"], "the checkpoint should hold a loop in progress"
 
     resumed = _cli(*args, "--out", str(interrupted), "--resume")
@@ -111,10 +111,10 @@ def test_resuming_a_different_run_is_refused(tmp_path):
     assert _cli("run", "omwu", "--scale", "smoke", "--no-figures", "--quiet", "--out", str(tmp_path),
                 "--checkpoint-every", "0").returncode == 0  # fmt: skip
     ck = torch.load(tmp_path / Checkpointer.FILENAME, weights_only=True)
-    assert any(k.startswith("phase/") for k in ck["entries"])
+    assert any(k.startswith("part/") for k in ck["entries"])
     # a checkpoint holding a loop of another length must not be silently reused
     bad = Checkpointer(tmp_path, resume=True)
-    bad.entries = {"loop/bottleneck/bottleneck": {"steps": 1, "shape": [1, 2, 2], "record_every": 1}}
+    bad.entries = {"bottleneck/loop/bottleneck": {"steps": 1, "shape": [1, 2, 2], "record_every": 1}}
     with pytest.raises(ValueError, match="different run"):
         run(OMWUConfig.preset("smoke"), checkpoint=bad)
 

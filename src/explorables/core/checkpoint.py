@@ -153,3 +153,30 @@ class Checkpointer:
         self.saves += 1
         self.seconds_saving += time.perf_counter() - start
         self._last = time.monotonic()
+
+
+def run_parts(
+    checkpoint: Checkpointer, parts: dict[str, Any], progress: bool = False
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
+    """Run an experiment's parts in order, reusing those a resumed checkpoint already holds.
+
+    ``parts`` maps a name to a callable returning ``(summary, curves)``. Each finished part is
+    stored under ``part/<name>`` with its run time, and the in-progress state it left under
+    ``<name>/...`` (e.g. a loop's or a training run's checkpoints) is dropped. Returns the
+    summaries, the curves and the timings (``<name>_s``), each keyed by part name.
+    """
+    summary: dict[str, Any] = {}
+    curves: dict[str, Any] = {}
+    timings: dict[str, float] = {}
+    for name, part in parts.items():
+        done = checkpoint.get(f"part/{name}")
+        if done is None:
+            start = time.perf_counter()
+            part_summary, part_curves = part()
+            done = {"summary": part_summary, "curves": part_curves, "seconds": time.perf_counter() - start}
+            in_progress = tuple(k for k in checkpoint.entries if k.startswith(f"{name}/"))
+            checkpoint.save(f"part/{name}", done, drop=in_progress)
+            if progress:
+                print(f"  {name}: {done['seconds']:.1f} s", flush=True)
+        summary[name], curves[name], timings[f"{name}_s"] = done["summary"], done["curves"], done["seconds"]
+    return summary, curves, timings

@@ -11,13 +11,12 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, run_parts
 from ..core.config import ExperimentConfig
 from ..core.validation import check_in_range, check_int, check_positive
 from .lm import SCHEDULES, stdlib_corpus, train
@@ -200,17 +199,7 @@ def run(
         "switch": lambda: _switch_grid(cfg),
         "lm": lambda: _language_model(cfg, checkpoint),
     }
-    summary, curves, timings = {}, {}, {}
-    for name, part in parts.items():
-        done = checkpoint.get(f"part/{name}")
-        if done is None:
-            start = time.perf_counter()
-            part_summary, part_curves = part()
-            done = {"summary": part_summary, "curves": part_curves, "seconds": time.perf_counter() - start}
-            checkpoint.save(f"part/{name}", done, drop=tuple(k for k in checkpoint.entries if k.startswith("lm/")))
-            if progress:
-                print(f"  {name}: {done['seconds']:.1f} s", flush=True)
-        summary[name], curves[name], timings[f"{name}_s"] = done["summary"], done["curves"], done["seconds"]
+    summary, curves, timings = run_parts(checkpoint, parts, progress)
     summary["timings"] = timings
     return MuonResults(config=cfg, summary=summary, curves=curves)
 

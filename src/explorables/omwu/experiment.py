@@ -18,14 +18,13 @@ possible (the cost of a step barely depends on the batch size):
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, run_parts
 from ..core.config import ExperimentConfig
 from ..core.validation import check_in_range, check_int, check_positive
 from . import metrics as M
@@ -289,7 +288,7 @@ class LoopOptions:
         """Keyword arguments for :func:`~explorables.omwu.dynamics.simulate`."""
         return {
             "checkpoint": self.checkpoint,
-            "checkpoint_name": f"loop/{self.phase}/{name}",
+            "checkpoint_name": f"{self.phase}/loop/{name}",
             "progress": self.progress,
         }
 
@@ -316,19 +315,11 @@ def run(
     torch.manual_seed(cfg.seed)
     checkpoint = checkpoint or Checkpointer(None)
     checkpoint.bind(cfg.identity())
-    summary: dict[str, Any] = {}
-    curves: dict[str, Any] = {}
-    timings: dict[str, float] = {}
-    for name, phase in PHASES.items():
-        done = checkpoint.get(f"phase/{name}")
-        if done is None:
-            start = time.perf_counter()
-            phase_summary, phase_curves = phase(cfg, LoopOptions(checkpoint, progress, name))
-            done = {"summary": phase_summary, "curves": phase_curves, "seconds": time.perf_counter() - start}
-            stale_loops = tuple(k for k in checkpoint.entries if k.startswith(f"loop/{name}/"))
-            checkpoint.save(f"phase/{name}", done, drop=stale_loops)
-        summary[name], curves[name] = done["summary"], done["curves"]
-        timings[f"{name}_s"] = done["seconds"]
+    parts = {
+        name: (lambda phase=phase, name=name: phase(cfg, LoopOptions(checkpoint, progress, name)))
+        for name, phase in PHASES.items()
+    }
+    summary, curves, timings = run_parts(checkpoint, parts, progress)
     summary["timings"] = timings
     curves["mwu"] = curves.pop("mwu_vs_omwu")
     return OMWUResults(config=cfg, summary=summary, curves=curves)

@@ -16,14 +16,13 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import expit
 
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, run_parts
 from ..core.config import ExperimentConfig
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from . import data as D
@@ -323,17 +322,7 @@ def run(
         "exactness": lambda: (_exactness(cfg), {}),
         "views": lambda: _views(cfg),
     }
-    summary, curves, timings = {}, {}, {}
-    for name, part in parts.items():
-        done = checkpoint.get(f"part/{name}")
-        if done is None:
-            start = time.perf_counter()
-            part_summary, part_curves = part()
-            done = {"summary": part_summary, "curves": part_curves, "seconds": time.perf_counter() - start}
-            checkpoint.save(f"part/{name}", done)
-            if progress:
-                print(f"  {name}: {done['seconds']:.1f} s", flush=True)
-        summary[name], curves[name], timings[f"{name}_s"] = done["summary"], done["curves"], done["seconds"]
+    summary, curves, timings = run_parts(checkpoint, parts, progress)
     summary["timings"] = timings
     return RashomonResults(config=cfg, summary=summary, curves=curves)
 
