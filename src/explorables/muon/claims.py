@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.tables import Claim, claims_table
+from ..core.tables import Claim
+from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from .experiment import MuonResults
 
 
@@ -76,8 +77,3 @@ def claims(results: MuonResults) -> list[Claim]:
         )
     )
     return rows
-
-
-def markdown_table(rows: list[Claim]) -> str:
-    """The claims as a Markdown table."""
-    return claims_table(rows)

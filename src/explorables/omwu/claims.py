@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.tables import Claim, claims_table
-from ..core.tables import markdown_table as _markdown_table
+from ..core.tables import Claim
+from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
+from ..core.tables import markdown_table as table
 from .experiment import OMWUResults
 
 
@@ -113,11 +114,6 @@ def claims(results: OMWUResults) -> list[Claim]:
     return rows
 
 
-def markdown_table(rows: list[Claim]) -> str:
-    """The claims as a Markdown table."""
-    return claims_table(rows)
-
-
 def sweep_table(results: OMWUResults) -> str:
     """Per-delta numbers of the bottleneck sweep (at the chapter's eta), as a Markdown table."""
     cfg, b = results.config, results.summary["bottleneck"]
@@ -134,4 +130,4 @@ def sweep_table(results: OMWUResults) -> str:
     ):
         hit_text = f"{hit:,.0f}" if np.isfinite(hit) else f"> {cfg.sweep_steps:,}"
         rows.append((f"{d:g}", f"{d / (1 + d):.2g}", f"{low:.1e}", f"{rate:.2e}", f"{norm:.3g}", hit_text))
-    return _markdown_table(header, rows)
+    return table(header, rows)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.tables import Claim, claims_table
-from ..core.tables import markdown_table as _markdown_table
+from ..core.tables import Claim
+from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
+from ..core.tables import markdown_table as table
 from .experiment import RashomonResults
 
 
@@ -125,11 +126,6 @@ def claims(results: RashomonResults) -> list[Claim]:
     return rows
 
 
-def markdown_table(rows: list[Claim]) -> str:
-    """The claims as a Markdown table."""
-    return claims_table(rows)
-
-
 def real_data_table(results: RashomonResults) -> str:
     """Single-feature drops inside the Rashomon set on scikit-learn's data, as noise is added."""
     cfg, real = results.config, results.summary["real"]
@@ -155,4 +151,4 @@ def real_data_table(results: RashomonResults) -> str:
         for name, r in real.items()
         for row in r["rows"]
     ]
-    return _markdown_table(header, rows)
+    return table(header, rows)

@@ -100,48 +100,20 @@ def explorable_figure(results: RashomonResults) -> go.Figure:
         for col, trace in traces:
             fig.add_trace(trace, row=1, col=col)
         per_level = len(traces)
+    lo, hi = max(w1[0], w2[0]), min(w1[-1], w2[-1])
+    simplification_lines = (
+        ("w1 = 0", [0, 0], [w2[0], w2[-1]]),
+        ("w2 = 0", [w1[0], w1[-1]], [0, 0]),
+        ("w1 = w2", [lo, hi], [lo, hi]),
+    )
     for col in (1, 2):  # the simplification lines, always visible
-        fig.add_trace(
-            go.Scatter(
-                x=[0, 0],
-                y=[w2[0], w2[-1]],
-                mode="lines",
-                line=LINE_STYLE,
-                name="w1 = 0",
-                showlegend=False,
-                hoverinfo="name",
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[w1[0], w1[-1]],
-                y=[0, 0],
-                mode="lines",
-                line=LINE_STYLE,
-                name="w2 = 0",
-                showlegend=False,
-                hoverinfo="name",
-            ),
-            row=1,
-            col=col,
-        )
-        lo, hi = max(w1[0], w2[0]), min(w1[-1], w2[-1])
-        fig.add_trace(
-            go.Scatter(
-                x=[lo, hi],
-                y=[lo, hi],
-                mode="lines",
-                line=LINE_STYLE,
-                name="w1 = w2",
-                showlegend=False,
-                hoverinfo="name",
-            ),
-            row=1,
-            col=col,
-        )
-    n_fixed = 6
+        for name, xs, ys in simplification_lines:
+            fig.add_trace(
+                go.Scatter(x=xs, y=ys, mode="lines", line=LINE_STYLE, name=name, showlegend=False, hoverinfo="name"),
+                row=1,
+                col=col,
+            )
+    n_fixed = 2 * len(simplification_lines)
     steps = []
     for k in range(n_levels):
         vis = [False] * (per_level * n_levels) + [True] * n_fixed
