@@ -1,0 +1,303 @@
+"""The chapter's experiment: classic examples, agreement with the oracle, and scaling.
+
+Three checkpointed parts (see :func:`run`):
+
+1. **examples**: every classic example, solved by TrAC, the oracle and the baselines, with
+   responsibility and blame, and the witness map's size;
+2. **agreement**: TrAC against the brute-force oracle (and the pruned search) on seeded random
+   Boolean SCMs small enough for the oracle; every TrAC cause re-checked by the independent
+   AC1–AC3 checker on the smallest of them;
+3. **scaling**: random Boolean SCMs for each n in ``ns``: time of TrAC, of the pruned search
+   and of the oracle (where it fits), the number of causes, and the recall and responsibility
+   error of the single-cause baselines. Instances run in parallel over ``workers`` processes and
+   each finished n is checkpointed, so ``--resume`` continues with the next n.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..core.checkpoint import Checkpointer, run_parts
+from ..core.config import ExperimentConfig
+from ..core.validation import check_in_range, check_int
+from .causes import CauseSet, brute_force_causes, but_for_causes, first_cause, is_actual_cause, pruned_search
+from .examples import classic_examples
+from .responsibility import blame, context_distribution, responsibility
+from .scm import random_boolean_scm
+from .trac import trac, witness_map
+
+
+@dataclass(frozen=True)
+class TracConfig(ExperimentConfig):
+    """Settings of the experiment; the defaults are the ``book`` preset."""
+
+    ns: tuple[int, ...] = (4, 6, 8, 10, 12, 14, 16)
+    instances: int = 12  # random SCMs per n in the scaling sweep
+    brute_max_n: int = 8  # the oracle runs on instances with n <= this (4^(n-1) interventions)
+    pruned_max_n: int = 12  # the pruned search runs up to this n
+    agreement_instances: int = 120  # random SCMs (n = 3..agreement_max_n) checked against the oracle
+    agreement_max_n: int = 8
+    recheck_max_n: int = 6  # every TrAC cause re-checked by the scalar AC1-AC3 checker up to this n
+    max_parents: int = 3
+    blame_prior: float = 0.5  # Pr(U = 1) for every exogenous variable, for blame
+    blame_max_exogenous: int = 4  # blame is computed for examples with at most this many exogenous
+    workers: int = 1  # processes for the scaling sweep; 0 = all cores
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(ns=(4, 6, 8), instances=4, agreement_instances=20, agreement_max_n=6, pruned_max_n=8),
+        "book": {},
+        "paper": dict(
+            ns=(5, 8, 10, 11, 12, 14, 15, 16, 18, 20, 22, 24, 26),
+            instances=200,
+            brute_max_n=11,
+            pruned_max_n=16,
+            agreement_instances=1000,
+            agreement_max_n=9,
+            recheck_max_n=7,
+            workers=0,
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = "a multi-core CPU (no GPU needed); about an hour on 16 cores"
+
+    def validated(self) -> TracConfig:
+        if not self.ns:
+            raise ValueError("ns must list at least one model size")
+        for n in self.ns:
+            check_int("ns", n, 2, 40)
+        check_int("instances", self.instances, 1)
+        check_int("brute_max_n", self.brute_max_n, 2, 13)
+        check_int("pruned_max_n", self.pruned_max_n, 2, 24)
+        check_int("agreement_instances", self.agreement_instances, 1)
+        check_int("agreement_max_n", self.agreement_max_n, 3, 11)
+        check_int("recheck_max_n", self.recheck_max_n, 2, 9)
+        check_int("max_parents", self.max_parents, 1, 6)
+        check_in_range("blame_prior", self.blame_prior, 0.0, 1.0)
+        check_int("blame_max_exogenous", self.blame_max_exogenous, 0, 12)
+        check_int("workers", self.workers, 0)
+        return self
+
+
+@dataclass
+class TracResults:
+    config: TracConfig
+    summary: dict[str, Any]
+    curves: dict[str, Any] = field(default_factory=dict)
+
+
+def _causes_json(cs: CauseSet) -> list[dict[str, Any]]:
+    return [
+        {"X": list(c.actual), "alternative": c.alternative, "W": c.contingency, "world": c.world, "k": c.k}
+        for c in cs.causes
+    ]
+
+
+def _examples(cfg: TracConfig) -> tuple[dict, dict]:
+    out: dict[str, Any] = {}
+    for key, ex in classic_examples().items():
+        m, u, phi = ex.model, ex.context, ex.outcome
+        t0 = time.perf_counter()
+        full = trac(m, u, phi)
+        t_trac = time.perf_counter() - t0
+        pruned = pruned_search(m, u, phi)
+        n_cands = len(m.order) - 1
+        oracle = brute_force_causes(m, u, phi) if n_cands <= 9 else None
+        bf, first = but_for_causes(m, u, phi), first_cause(m, u, phi)
+        rechecked = all(is_actual_cause(m, u, c.variables, phi) for c in full.causes) if n_cands <= 6 else None
+        wmap = witness_map(m, u, phi, max_nodes=5000)
+        in_map = all(any(d["X"] == c.variables and d["W"] == frozenset(c.contingency) for _, d in wmap.nodes(data=True))
+                     for c in full.causes)  # fmt: skip
+        variables = list(full.candidates)
+        resp = {name: responsibility(cs, variables) for name, cs in (("trac", full), ("but_for", bf), ("first", first))}
+        blames: dict[str, dict[str, float]] = {}
+        if len(m.exogenous) <= cfg.blame_max_exogenous:
+            ctxs = context_distribution(m, default=cfg.blame_prior)
+            actual = m.evaluate(u)
+            for name, method in (("trac", trac), ("but_for", but_for_causes)):
+                blames[name] = {v: blame(m, v, actual[v], phi, ctxs, method) for v in variables}
+        graph_edges = [(a, b) for a, b in m.graph.edges if a in m.formulas]
+        out[key] = {
+            "title": ex.title,
+            "source": ex.source,
+            "note": ex.note,
+            "outcome": phi,
+            "equations": {v: m.formulas[v].source for v in m.order},
+            "actual": m.evaluate(u),
+            "edges": [list(e) for e in graph_edges],
+            "causes": _causes_json(full),
+            "literature": sorted(sorted(s) for s in ex.literature),
+            "trac_sets": sorted(sorted(s) for s in full.sets),
+            "matches_literature": full.sets == set(ex.literature),
+            "matches_pruned": full.sets == pruned.sets,
+            "matches_oracle": None if oracle is None else full.sets == oracle.sets,
+            "rechecked": rechecked,
+            "witness_map_nodes": wmap.number_of_nodes(),
+            "every_cause_in_map": in_map,
+            "but_for_sets": sorted(sorted(s) for s in bf.sets),
+            "first_sets": sorted(sorted(s) for s in first.sets),
+            "responsibility": resp,
+            "blame": blames,
+            "time_trac_s": t_trac,
+        }
+    return out, {}
+
+
+def _agreement(cfg: TracConfig) -> tuple[dict, dict]:
+    rng = np.random.default_rng([cfg.seed, 1])
+    equal_oracle = equal_pruned = rechecked = recheck_failed = superset_pairs = 0
+    n_causes = []
+    for _ in range(cfg.agreement_instances):
+        n = int(rng.integers(3, cfg.agreement_max_n + 1))
+        m, u, phi = random_boolean_scm(n, rng, cfg.max_parents)
+        full = trac(m, u, phi)
+        equal_oracle += full.sets == brute_force_causes(m, u, phi).sets
+        equal_pruned += full.sets == pruned_search(m, u, phi).sets
+        superset_pairs += sum(a < b for a in full.sets for b in full.sets)
+        n_causes.append(len(full.causes))
+        if n <= cfg.recheck_max_n:
+            for c in full.causes:
+                rechecked += 1
+                recheck_failed += not is_actual_cause(m, u, c.variables, phi)
+    return {
+        "instances": cfg.agreement_instances,
+        "max_n": cfg.agreement_max_n,
+        "equal_oracle": int(equal_oracle),
+        "equal_pruned": int(equal_pruned),
+        "rechecked_causes": rechecked,
+        "recheck_failed": recheck_failed,
+        "superset_pairs": int(superset_pairs),
+        "mean_causes": float(np.mean(n_causes)),
+        "frac_multiple_causes": float(np.mean(np.array(n_causes) > 1)),
+    }, {}
+
+
+def scaling_instance(n: int, seed: int, index: int, max_parents: int, brute_max_n: int, pruned_max_n: int) -> dict:
+    """One random SCM of the scaling sweep: every method's causes, time and agreement (picklable)."""
+    rng = np.random.default_rng([seed, 2, n, index])
+    m, u, phi = random_boolean_scm(n, rng, max_parents)
+    t0 = time.perf_counter()
+    full = trac(m, u, phi)
+    row: dict[str, Any] = {"n": n, "ancestors": len(full.candidates), "causes": len(full.causes),
+                           "time_trac_s": time.perf_counter() - t0, "trac_rows": full.evaluations}  # fmt: skip
+    row["max_cause_size"] = max((len(c.actual) for c in full.causes), default=0)
+    if n <= pruned_max_n:
+        t0 = time.perf_counter()
+        pr = pruned_search(m, u, phi, max_rows=1 << 30)
+        row["time_pruned_s"] = time.perf_counter() - t0
+        row["pruned_equal"] = pr.sets == full.sets
+        row["pruned_rows"] = pr.evaluations
+    if n <= brute_max_n:
+        t0 = time.perf_counter()
+        bf = brute_force_causes(m, u, phi, max_rows=1 << 30)
+        row["time_brute_s"] = time.perf_counter() - t0
+        row["brute_equal"] = bf.sets == full.sets
+        row["brute_rows"] = bf.evaluations
+    truth = full.sets
+    resp = responsibility(full)
+    for name, method in (("but_for", but_for_causes), ("first", first_cause)):
+        t0 = time.perf_counter()
+        found = method(m, u, phi)
+        row[f"time_{name}_s"] = time.perf_counter() - t0
+        row[f"recall_{name}"] = len(found.sets & truth) / len(truth) if truth else None
+        r = responsibility(found, list(full.candidates))
+        row[f"resp_err_{name}"] = float(np.mean([abs(r[v] - resp[v]) for v in resp])) if resp else 0.0
+        row[f"resp_wrong_{name}"] = any(abs(r[v] - resp[v]) > 1e-12 for v in resp)
+    return row
+
+
+def _scaling(cfg: TracConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    workers = cfg.workers or os.cpu_count() or 1
+    rows_by_n: dict[str, list[dict]] = {}
+    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    try:
+        for n in tqdm(cfg.ns, desc="scaling", disable=not progress):
+            done = checkpoint.get(f"scaling/n={n}")
+            if done is None:
+                args = [(n, cfg.seed, i, cfg.max_parents, cfg.brute_max_n, cfg.pruned_max_n)
+                        for i in range(cfg.instances)]  # fmt: skip
+                done = list(pool.map(scaling_instance, *zip(*args, strict=True))) if pool else [
+                    scaling_instance(*a) for a in args
+                ]
+                checkpoint.save(f"scaling/n={n}", done)
+            rows_by_n[str(n)] = done
+    finally:
+        if pool:
+            pool.shutdown()
+    per_n = [_aggregate(int(n), rows) for n, rows in rows_by_n.items()]
+    return {"per_n": per_n}, {"rows": [r for rows in rows_by_n.values() for r in rows]}
+
+
+def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
+    def med(key):
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        return float(np.median(vals)) if vals else None
+
+    def mx(key):
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        return float(np.max(vals)) if vals else None
+
+    def mean(key):
+        vals = [float(r[key]) for r in rows if r.get(key) is not None]
+        return float(np.mean(vals)) if vals else None
+
+    return {
+        "n": n,
+        "instances": len(rows),
+        "ancestors_mean": mean("ancestors"),
+        "causes_mean": mean("causes"),
+        "causes_max": int(max(r["causes"] for r in rows)),
+        "frac_multiple_causes": float(np.mean([r["causes"] > 1 for r in rows])),
+        "max_cause_size": int(max(r["max_cause_size"] for r in rows)),
+        "time_trac_median_s": med("time_trac_s"),
+        "time_trac_max_s": mx("time_trac_s"),
+        "time_pruned_median_s": med("time_pruned_s"),
+        "time_brute_median_s": med("time_brute_s"),
+        "time_but_for_median_s": med("time_but_for_s"),
+        "time_first_median_s": med("time_first_s"),
+        "rows_trac_mean": mean("trac_rows"),
+        "rows_pruned_mean": mean("pruned_rows"),
+        "rows_brute_mean": mean("brute_rows"),
+        "pruned_agree": None if rows[0].get("pruned_equal") is None else bool(all(r["pruned_equal"] for r in rows)),
+        "brute_agree": None if rows[0].get("brute_equal") is None else bool(all(r["brute_equal"] for r in rows)),
+        "recall_but_for": mean("recall_but_for"),
+        "recall_first": mean("recall_first"),
+        "resp_err_but_for": mean("resp_err_but_for"),
+        "resp_err_first": mean("resp_err_first"),
+        "resp_wrong_but_for": mean("resp_wrong_but_for"),
+        "resp_wrong_first": mean("resp_wrong_first"),
+    }
+
+
+def run(config: TracConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+        ) -> TracResults:  # fmt: skip
+    """Run the three parts; with a checkpoint, finished parts (and finished n) are reused on resume."""
+    cfg = (config or TracConfig.preset("book")).validated()
+    checkpoint = checkpoint or Checkpointer(None)
+    checkpoint.bind(cfg.identity())
+    parts = {
+        "examples": lambda: _examples(cfg),
+        "agreement": lambda: _agreement(cfg),
+        "scaling": lambda: _scaling(cfg, checkpoint, progress),
+    }
+    summary, curves, timings = run_parts(checkpoint, parts, progress)
+    summary["timings"] = timings
+    return TracResults(cfg, summary, curves)
+
+
+def headline(results: TracResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    s = results.summary
+    a = s["agreement"]
+    last = s["scaling"]["per_n"][-1]
+    return [
+        f"TrAC = oracle on {a['equal_oracle']}/{a['instances']} random SCMs (n <= {a['max_n']}); "
+        f"{a['rechecked_causes']} causes re-checked, {a['recheck_failed']} failed",
+        f"n = {last['n']}: TrAC median {last['time_trac_median_s']:.3f} s, {last['causes_mean']:.1f} causes on average",
+        f"recall at n = {last['n']}: but-for {last['recall_but_for']:.2f}, first cause {last['recall_first']:.2f}",
+    ]
