@@ -46,7 +46,7 @@ __all__ = [
     "witness_map",
 ]
 
-from .experiment import TracConfig, TracResults, headline, run  # noqa: E402
+from .experiment import TracConfig, TracResults, headline, run
 
 Config = TracConfig
 __all__ += ["Config", "TracConfig", "TracResults", "headline", "run"]

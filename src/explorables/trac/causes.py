@@ -187,9 +187,14 @@ def minimal_sets(masks: Iterable[int]) -> list[int]:
 
 
 def _cause_from(
-    model: SCM, context: Mapping[str, int], phi: Formula, actual: dict[str, int], X: list[str],
-    alternative: dict[str, int], W: list[str],
-) -> Cause:  # fmt: skip
+    model: SCM,
+    context: Mapping[str, int],
+    phi: Formula,
+    actual: dict[str, int],
+    X: list[str],
+    alternative: dict[str, int],
+    W: list[str],
+) -> Cause:
     held = {w: actual[w] for w in W}
     world = model.evaluate(context, {**held, **alternative})
     if phi({**context, **world}):
@@ -207,9 +212,7 @@ def _setup(model: SCM, context: Mapping[str, int], outcome: str):
 # --- the oracle -------------------------------------------------------------------------------
 
 
-def brute_force_causes(
-    model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int = 1 << 26
-) -> CauseSet:
+def brute_force_causes(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int = 1 << 26) -> CauseSet:
     """All actual causes by exhaustive evaluation of every intervention [X⃗ ← x⃗′, W⃗ ← w⃗*].
 
     Each candidate variable is free, held at its actual value (in W⃗) or set to any value of

@@ -40,7 +40,9 @@ def _voting(n_voters: int, yes: int, key: str, title: str, note: str) -> Example
         from itertools import combinations
 
         literature = tuple(frozenset(c) for c in combinations(yes_voters, yes - need + 1))
-    return Example(key, title, model, context, "W", literature, "Chockler & Halpern (2004); Halpern (2016), ch. 6", note)
+    return Example(
+        key, title, model, context, "W", literature, "Chockler & Halpern (2004); Halpern (2016), ch. 6", note
+    )
 
 
 def classic_examples() -> dict[str, Example]:
@@ -80,10 +82,20 @@ def classic_examples() -> dict[str, Example]:
             "Halpern & Pearl (2005); Halpern (2016), ch. 2",
             "Suzy's rock hits first. ST = 1 is a cause (hold BH at its actual 0); Billy's throw is not.",
         ),
-        _voting(11, 6, "voting_6_5", "Voting, 11 voters, 6–5",
-                "Every yes voter is pivotal: six but-for causes, responsibility 1 each."),
-        _voting(3, 3, "voting_3_0", "Voting, 3 voters, 3–0",
-                "No single voter is pivotal: the causes are the pairs of voters, responsibility 1/2 each."),
+        _voting(
+            11,
+            6,
+            "voting_6_5",
+            "Voting, 11 voters, 6–5",
+            "Every yes voter is pivotal: six but-for causes, responsibility 1 each.",
+        ),
+        _voting(
+            3,
+            3,
+            "voting_3_0",
+            "Voting, 3 voters, 3–0",
+            "No single voter is pivotal: the causes are the pairs of voters, responsibility 1/2 each.",
+        ),
         Example(
             "double_prevention",
             "Double prevention (Billy shoots the enemy fighter)",

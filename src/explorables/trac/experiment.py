@@ -111,8 +111,10 @@ def _examples(cfg: TracConfig) -> tuple[dict, dict]:
         bf, first = but_for_causes(m, u, phi), first_cause(m, u, phi)
         rechecked = all(is_actual_cause(m, u, c.variables, phi) for c in full.causes) if n_cands <= 6 else None
         wmap = witness_map(m, u, phi, max_nodes=5000)
-        in_map = all(any(d["X"] == c.variables and d["W"] == frozenset(c.contingency) for _, d in wmap.nodes(data=True))
-                     for c in full.causes)  # fmt: skip
+        in_map = all(
+            any(d["X"] == c.variables and d["W"] == frozenset(c.contingency) for _, d in wmap.nodes(data=True))
+            for c in full.causes
+        )
         variables = list(full.candidates)
         resp = {name: responsibility(cs, variables) for name, cs in (("trac", full), ("but_for", bf), ("first", first))}
         blames: dict[str, dict[str, float]] = {}
@@ -183,8 +185,13 @@ def scaling_instance(n: int, seed: int, index: int, max_parents: int, brute_max_
     m, u, phi = random_boolean_scm(n, rng, max_parents)
     t0 = time.perf_counter()
     full = trac(m, u, phi)
-    row: dict[str, Any] = {"n": n, "ancestors": len(full.candidates), "causes": len(full.causes),
-                           "time_trac_s": time.perf_counter() - t0, "trac_rows": full.evaluations}  # fmt: skip
+    row: dict[str, Any] = {
+        "n": n,
+        "ancestors": len(full.candidates),
+        "causes": len(full.causes),
+        "time_trac_s": time.perf_counter() - t0,
+        "trac_rows": full.evaluations,
+    }
     row["max_cause_size"] = max((len(c.actual) for c in full.causes), default=0)
     if n <= pruned_max_n:
         t0 = time.perf_counter()
@@ -219,11 +226,14 @@ def _scaling(cfg: TracConfig, checkpoint: Checkpointer, progress: bool) -> tuple
         for n in tqdm(cfg.ns, desc="scaling", disable=not progress):
             done = checkpoint.get(f"scaling/n={n}")
             if done is None:
-                args = [(n, cfg.seed, i, cfg.max_parents, cfg.brute_max_n, cfg.pruned_max_n)
-                        for i in range(cfg.instances)]  # fmt: skip
-                done = list(pool.map(scaling_instance, *zip(*args, strict=True))) if pool else [
-                    scaling_instance(*a) for a in args
+                args = [
+                    (n, cfg.seed, i, cfg.max_parents, cfg.brute_max_n, cfg.pruned_max_n) for i in range(cfg.instances)
                 ]
+                done = (
+                    list(pool.map(scaling_instance, *zip(*args, strict=True)))
+                    if pool
+                    else [scaling_instance(*a) for a in args]
+                )
                 checkpoint.save(f"scaling/n={n}", done)
             rows_by_n[str(n)] = done
     finally:
@@ -274,8 +284,9 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
     }
 
 
-def run(config: TracConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
-        ) -> TracResults:  # fmt: skip
+def run(
+    config: TracConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> TracResults:
     """Run the three parts; with a checkpoint, finished parts (and finished n) are reused on resume."""
     cfg = (config or TracConfig.preset("book")).validated()
     checkpoint = checkpoint or Checkpointer(None)

@@ -39,8 +39,9 @@ def responsibility(cause_set: CauseSet, variables: list[str] | None = None) -> d
     return out
 
 
-def context_distribution(model: SCM, prior: Mapping[str, float] | None = None, default: float = 0.5
-                         ) -> list[tuple[dict[str, int], float]]:  # fmt: skip
+def context_distribution(
+    model: SCM, prior: Mapping[str, float] | None = None, default: float = 0.5
+) -> list[tuple[dict[str, int], float]]:
     """Every context with its probability, exogenous variables independent Bernoulli(``prior[u]``).
 
     Only for Boolean exogenous variables (give explicit ``(context, probability)`` pairs to

@@ -155,8 +155,9 @@ def _vectorised(node: ast.expr, env: Mapping[str, Any]) -> Any:
         left = np.asarray(_vectorised(node.left, env), dtype=np.int64)
         return _BINARY[type(node.op)](left, np.asarray(_vectorised(node.right, env), dtype=np.int64))
     if isinstance(node, ast.IfExp):
-        return np.where(np.asarray(_vectorised(node.test, env)) != 0, _vectorised(node.body, env),
-                        _vectorised(node.orelse, env))  # fmt: skip
+        return np.where(
+            np.asarray(_vectorised(node.test, env)) != 0, _vectorised(node.body, env), _vectorised(node.orelse, env)
+        )
     raise AssertionError(type(node))
 
 
@@ -283,7 +284,9 @@ class SCM:
             doms = [self.domains.get(p) or self.exogenous[p] for p in parents]
             if np.prod([len(d) for d in doms], dtype=float) > max_rows:
                 continue
-            rows = np.array(list(itertools.product(*doms)), dtype=np.int64).reshape(-1, len(parents) or 1)[:, : len(parents)]
+            rows = np.array(list(itertools.product(*doms)), dtype=np.int64).reshape(-1, len(parents) or 1)[
+                :, : len(parents)
+            ]
             env = {p: rows[:, j] for j, p in enumerate(parents)}
             values = self.formulas[v].batch(env, len(rows))
             bad = ~np.isin(values, self.domains[v])
@@ -385,4 +388,3 @@ def _dnf(names: list[str], table: np.ndarray) -> str:
     if len(terms) == 1:
         return terms[0]
     return " or ".join(f"({t})" if " and " in t else t for t in terms)
-

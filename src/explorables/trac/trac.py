@@ -44,8 +44,9 @@ from .causes import CauseSet, _cause_from, _chunks, _digits, _keep_best, _setup,
 from .scm import SCM
 
 
-def _witness_worlds(model: SCM, context: Mapping[str, int], phi, actual: dict[str, int], cands: list[str],
-                    max_rows: int):  # fmt: skip
+def _witness_worlds(
+    model: SCM, context: Mapping[str, int], phi, actual: dict[str, int], cands: list[str], max_rows: int
+):
     """Yield, per chunk, (codes, N masks, S masks, |S|, total) for the configurations in the witness target."""
     relevant = set(cands) | set(phi.names) | model.endogenous_ancestors(phi.names)
     order = [v for v in model.order if v in relevant]
@@ -89,10 +90,10 @@ def trac(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int 
     if not holds:
         return CauseSet(outcome, False, [], tuple(cands), "TrAC")
     best: dict[int, tuple[int, int]] = {}
-    total = 0
-    for codes, n_mask, _, s_size, total in _witness_worlds(model, context, phi, actual, cands, max_rows):
+    for codes, n_mask, _, s_size, _ in _witness_worlds(model, context, phi, actual, cands, max_rows):
         _keep_best(best, n_mask, s_size, codes)
     radices = [len(model.domains[v]) for v in cands]
+    total = int(np.prod(radices, dtype=np.int64))  # configurations enumerated
     causes = []
     for m in minimal_sets(best):
         code = best[m][1]
@@ -145,8 +146,10 @@ def witness_map(model: SCM, context: Mapping[str, int], outcome: str, *, max_nod
     for node in counts:
         X = frozenset(v for v, _, r in node if r == "flip")
         best_w[X] = min(best_w.get(X, len(node)), len(node) - len(X))
-    minimal = {frozenset(c for j, c in enumerate(cands) if (m >> j) & 1)
-               for m in minimal_sets(sum(1 << cands.index(v) for v in X) for X in best_w)}  # fmt: skip
+    minimal = {
+        frozenset(c for j, c in enumerate(cands) if (m >> j) & 1)
+        for m in minimal_sets(sum(1 << cands.index(v) for v in X) for X in best_w)
+    }
     for node, count in counts.items():
         X = frozenset(v for v, _, r in node if r == "flip")
         W = frozenset(v for v, _, r in node if r == "hold")
