@@ -162,3 +162,29 @@ def witness_map(model: SCM, context: Mapping[str, int], outcome: str, *, max_nod
     reduced = nx.transitive_reduction(graph)
     reduced.add_nodes_from(graph.nodes(data=True))
     return reduced
+
+
+def witness_target_table(model: SCM, context: Mapping[str, int], outcome: str, max_rows: int = 64) -> str:
+    """The witness target of a small model as a Markdown table: each ¬φ configuration of the
+    ancestors, the variables it must flip (N) and hold (S), and whether N is a cause."""
+    from ..core.tables import markdown_table
+
+    phi, context, actual, holds = _setup(model, context, outcome)
+    cands = candidates_of(model, phi, ancestors_only=True)
+    if not holds:
+        return f"({outcome} is false in the actual world: no causes)"
+    causes = trac(model, context, outcome).sets
+    radices = [len(model.domains[v]) for v in cands]
+    rows = []
+    for codes, n_mask, s_mask, _, _ in _witness_worlds(model, context, phi, actual, cands, 1 << 16):
+        for row, n, s in zip(_digits(codes, radices), n_mask.tolist(), s_mask.tolist(), strict=True):
+            config = " ".join(f"{c}={model.domains[c][row[j]]}" for j, c in enumerate(cands))
+            flip = frozenset(c for j, c in enumerate(cands) if (n >> j) & 1)
+            hold = [c for j, c in enumerate(cands) if (s >> j) & 1]
+            rows.append((config, "{" + ", ".join(sorted(flip, key=cands.index)) + "}",
+                         "{" + ", ".join(hold) + "}" if hold else "∅", "yes" if flip in causes else "no"))  # fmt: skip
+    if len(rows) > max_rows:
+        raise ValueError(f"the witness target has {len(rows)} configurations (> max_rows = {max_rows})")
+    actual_row = " ".join(f"{c}={actual[c]}" for c in cands)
+    header = (f"configuration v of the ancestors (actual: {actual_row})", "flip N(v)", "hold S(v)", "N(v) a cause?")
+    return markdown_table(header, rows)
