@@ -38,9 +38,9 @@ from .trac import trac, witness_map
 class TracConfig(ExperimentConfig):
     """Settings of the experiment; the defaults are the ``book`` preset."""
 
-    ns: tuple[int, ...] = (4, 6, 8, 10, 12, 14, 16)
+    ns: tuple[int, ...] = (4, 6, 8, 9, 10, 12, 14, 16, 18, 20)
     instances: int = 12  # random SCMs per n in the scaling sweep
-    brute_max_n: int = 8  # the oracle runs on instances with n <= this (4^(n-1) interventions)
+    brute_max_n: int = 9  # the oracle runs on instances with n <= this (4^(n-1) interventions)
     pruned_max_n: int = 12  # the pruned search runs up to this n
     agreement_instances: int = 120  # random SCMs (n = 3..agreement_max_n) checked against the oracle
     agreement_max_n: int = 8
