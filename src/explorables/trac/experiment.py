@@ -64,7 +64,7 @@ class TracConfig(ExperimentConfig):
             workers=0,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "a multi-core CPU (no GPU needed); about an hour on 16 cores"
+    PAPER_HARDWARE: ClassVar[str] = "a multi-core CPU (no GPU needed); not timed by us, estimated minutes on 16 cores"
 
     def validated(self) -> TracConfig:
         if not self.ns:
