@@ -245,3 +245,16 @@ def test_bad_contexts_outcomes_and_domains_raise_clear_errors():
         SCM({"A": "U"}, ["U"], domains={"A": (1,)})
     with pytest.raises(ValueError, match="max_rows"):
         brute_force_causes(ex.model, ex.context, "BS", max_rows=10)
+
+
+def test_witness_target_table_lists_the_rock_throwing_target():
+    from explorables.trac.trac import witness_target_table
+
+    rock = EXAMPLES["rock_throwing"]
+    text = witness_target_table(rock.model, rock.context, "BS")
+    lines = text.splitlines()[2:]
+    # every configuration with BS = 0 has SH = 0 and BH = 0: four of them (ST, BT free)
+    assert len(lines) == 4 and all("SH=0 BH=0" in line for line in lines)
+    assert sum(line.endswith("| yes |") for line in lines) == 2
+    with pytest.raises(ValueError, match="max_rows"):
+        witness_target_table(rock.model, rock.context, "BS", max_rows=2)
