@@ -38,11 +38,11 @@ from .trac import trac, witness_map
 class TracConfig(ExperimentConfig):
     """Settings of the experiment; the defaults are the ``book`` preset."""
 
-    ns: tuple[int, ...] = (4, 6, 8, 9, 10, 12, 14, 16, 18, 20)
-    instances: int = 12  # random SCMs per n in the scaling sweep
+    ns: tuple[int, ...] = (4, 6, 8, 9, 10, 12, 14, 16, 18)
+    instances: int = 10  # random SCMs per n in the scaling sweep
     brute_max_n: int = 9  # the oracle runs on instances with n <= this (4^(n-1) interventions)
     pruned_max_n: int = 12  # the pruned search runs up to this n
-    agreement_instances: int = 120  # random SCMs (n = 3..agreement_max_n) checked against the oracle
+    agreement_instances: int = 100  # random SCMs (n = 3..agreement_max_n) checked against the oracle
     agreement_max_n: int = 8
     recheck_max_n: int = 6  # every TrAC cause re-checked by the scalar AC1-AC3 checker up to this n
     max_parents: int = 3
