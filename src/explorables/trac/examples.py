@@ -10,6 +10,7 @@ return exactly these causes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 from .scm import SCM
 
@@ -36,9 +37,7 @@ def _voting(n_voters: int, yes: int, key: str, title: str, note: str) -> Example
     yes_voters = voters[:yes]
     if yes == need:  # every yes voter is pivotal
         literature = tuple(frozenset([v]) for v in yes_voters)
-    else:  # any `yes - need + 1` ... a cause is a set of yes voters whose flip loses the vote
-        from itertools import combinations
-
+    else:  # a cause is a smallest set of yes voters whose flip loses the vote: yes - need + 1 of them
         literature = tuple(frozenset(c) for c in combinations(yes_voters, yes - need + 1))
     return Example(
         key, title, model, context, "W", literature, "Chockler & Halpern (2004); Halpern (2016), ch. 6", note
