@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         if args.resume and not (out / Checkpointer.FILENAME).exists():
             print(f"explorables: no checkpoint in {out}; starting from the beginning", file=sys.stderr)
-        if args.scale == "paper" and info.device.type == "cpu":
+        if args.scale == "paper" and info.device.type == "cpu" and config.PAPER_WANTS_GPU:
             print("explorables: warning: the paper preset is running on the CPU (no GPU found)", file=sys.stderr)
         write_json(out / "config.json", {"chapter": chapter.slug, "scale": args.scale, **config.to_dict()})
 

@@ -29,6 +29,8 @@ class ExperimentConfig:
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
     PAPER_HARDWARE: ClassVar[str] = "a laptop CPU"
+    #: whether the ``paper`` preset is meant for a GPU (the runner warns when it finds none)
+    PAPER_WANTS_GPU: ClassVar[bool] = True
     #: scales whose data is not generated but read from ``--data-root`` (e.g. CIFAR at "paper")
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ()
     #: what lies under ``--data-root`` (for the error message when it is missing)

@@ -64,6 +64,7 @@ class TracConfig(ExperimentConfig):
             workers=0,
         ),
     }
+    PAPER_WANTS_GPU: ClassVar[bool] = False
     PAPER_HARDWARE: ClassVar[str] = "a multi-core CPU (no GPU needed); not timed by us, estimated minutes on 16 cores"
 
     def validated(self) -> TracConfig:
