@@ -128,6 +128,7 @@ class TreeSearchResults:
 def _run_all(tree: Tree, D, target: int, prediction: int) -> dict[str, int]:
     out = {}
     for alg in ALGORITHMS:
+
         def ask(v: int) -> int:
             return tree.step(v, target)
 
@@ -143,8 +144,7 @@ def _run_all(tree: Tree, D, target: int, prediction: int) -> dict[str, int]:
     return out
 
 
-def measure_tree(tree: Tree, etas: tuple[int, ...], per_eta: int, rng: np.random.Generator,
-                 D=None) -> dict[str, Any]:  # fmt: skip
+def measure_tree(tree: Tree, etas: tuple[int, ...], per_eta: int, rng: np.random.Generator, D=None) -> dict[str, Any]:
     """Queries of every algorithm against random targets with a prediction at each distance ``eta``."""
     D = spine_decomposition(tree) if D is None else D
     heights = branch_heights(tree)
@@ -277,7 +277,7 @@ def _lower_bound(cfg: TreeSearchConfig) -> tuple[dict, dict]:
 def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     """Every tree up to exhaustive_max_n vertices, every (target, prediction); centroid vs optimum."""
     checked = violations = robust_violations = misses = 0
-    worst_slack = -10**9
+    worst_slack = -(10**9)
     for g in all_trees(cfg.exhaustive_max_n):
         tree = Tree.from_networkx(g)
         D = spine_decomposition(tree)
@@ -347,7 +347,9 @@ def _explorable(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     rng = np.random.default_rng([cfg.seed, 5])
     out: dict[str, Any] = {}
     for name, n in EXPLORABLE_TREES:
-        tree = synthetic_tree(name, n, seed=cfg.seed)
+        base = synthetic_tree(name, n, seed=cfg.seed)
+        ecc = np.array([base.distances_from(v).max() for v in range(base.n)])
+        tree = Tree(base.n, base.edges, root=int(np.argmin(ecc)))  # rooted at a centre, for drawing
         D = spine_decomposition(tree)
         heights = branch_heights(tree)
         # a target far from the root, so that every eta in the grid is possible
@@ -363,8 +365,13 @@ def _explorable(cfg: TreeSearchConfig) -> tuple[dict, dict]:
                 "spine": search_trace(tree, D, "spine", target, p),
                 "centroid_queries": len(search_trace(tree, D, "centroid", target, p)["queries"]),
             }
-        out[name] = {"parents": tree.parent.tolist(), "target": target, "pathwidth": D.pathwidth,
-                     "top_spine": D.spines[0].tolist(), "runs": runs}  # fmt: skip
+        out[name] = {
+            "parents": tree.parent.tolist(),
+            "target": target,
+            "pathwidth": D.pathwidth,
+            "top_spine": D.spines[0].tolist(),
+            "runs": runs,
+        }
     return out, {}
 
 

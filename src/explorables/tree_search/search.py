@@ -255,9 +255,11 @@ def optimal_worst_case(tree: Tree) -> int:
     return opt((1 << n) - 1)
 
 
-def queries_for(tree: Tree, algorithm: str, target: int, prediction: int = 0,
-                decomposition: SpineDecomposition | None = None) -> list[int]:  # fmt: skip
+def queries_for(
+    tree: Tree, algorithm: str, target: int, prediction: int = 0, decomposition: SpineDecomposition | None = None
+) -> list[int]:
     """Run one algorithm (``"centroid"``, ``"spine"`` or ``"robust"``) against a target."""
+
     def ask(v: int) -> int:
         return tree.step(v, target)
 

@@ -246,8 +246,9 @@ def branch_heights(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
     return np.array(down, dtype=np.int64), np.array(up, dtype=np.int64)
 
 
-def random_vertex_at_distance(tree: Tree, t: int, eta: int, rng: np.random.Generator,
-                              heights: tuple[np.ndarray, np.ndarray] | None = None) -> int:  # fmt: skip
+def random_vertex_at_distance(
+    tree: Tree, t: int, eta: int, rng: np.random.Generator, heights: tuple[np.ndarray, np.ndarray] | None = None
+) -> int:
     """A random vertex at distance exactly ``eta`` from ``t``, or ``-1`` if there is none.
 
     A non-backtracking walk from ``t`` (it never comes closer to ``t``) that at each step picks
