@@ -29,7 +29,7 @@ from ..core.checkpoint import Checkpointer, run_parts
 from ..core.config import ExperimentConfig
 from ..core.validation import check_int
 from .families import SYNTHETIC, ast_tree, digits_dendrogram, directory_tree, synthetic_tree
-from .pathwidth import all_trees, spine_decomposition
+from .pathwidth import all_trees, spine_decomposition, vertex_separation_bruteforce
 from .search import (
     Memory,
     candidate_mask,
@@ -278,10 +278,13 @@ def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     """Every tree up to exhaustive_max_n vertices, every (target, prediction); centroid vs optimum."""
     checked = violations = robust_violations = misses = 0
     worst_slack = -(10**9)
+    pw_checked = pw_mismatches = 0
     for g in all_trees(cfg.exhaustive_max_n):
         tree = Tree.from_networkx(g)
         D = spine_decomposition(tree)
         k = D.pathwidth
+        pw_checked += 1
+        pw_mismatches += k != vertex_separation_bruteforce(g)
         for t in range(tree.n):
             dist = tree.distances_from(t)
             for p in range(tree.n):
@@ -312,6 +315,8 @@ def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     return {
         "max_n": cfg.exhaustive_max_n,
         "pairs_checked": checked,
+        "trees_checked": pw_checked,
+        "pathwidth_mismatches": int(pw_mismatches),
         "bound_violations": int(violations),
         "worst_slack": int(worst_slack),
         "robust_violations": int(robust_violations),
