@@ -69,7 +69,7 @@ class TreeSearchConfig(ExperimentConfig):
             family_n=300,
             etas=(0, 1, 2, 4, 8),
             targets_per_eta=8,
-            ast_modules=("json.decoder",),
+            ast_modules=("bisect",),
             directory_max=400,
             dendrogram_points=200,
             dendrogram_queries=40,
