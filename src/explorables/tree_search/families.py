@@ -141,13 +141,13 @@ class Dendrogram:
     n_points: int
 
 
-def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0) -> Dendrogram:
+def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0, dims: int = 2) -> Dendrogram:
     """Ward linkage of ``n_points`` digits; targets/predictions for ``n_queries`` held-out digits.
 
     Leaves ``0..n_points-1`` are digits, internal node ``n_points + i`` is merge ``i`` of
     ``scipy.cluster.hierarchy.linkage``. Target: the leaf of the held-out digit's nearest
-    neighbour in pixel space; prediction: its nearest neighbour after a 2-D PCA (a cheap learned
-    embedding), so the error ``eta`` is the tree distance between the two leaves.
+    neighbour in pixel space; prediction: its nearest neighbour after a ``dims``-dimensional PCA
+    (a cheap learned embedding), so the error ``eta`` is the tree distance between the two leaves.
     """
     from scipy.cluster.hierarchy import linkage
     from sklearn.datasets import load_digits
@@ -157,6 +157,7 @@ def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0)
     X = load_digits().data
     n_points = check_int("n_points", n_points, minimum=4, maximum=len(X) - 1)
     n_queries = check_int("n_queries", n_queries, minimum=1, maximum=len(X) - n_points)
+    dims = check_int("dims", dims, minimum=1, maximum=X.shape[1])
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(X))
     base, queries = X[order[:n_points]], X[order[n_points : n_points + n_queries]]
@@ -168,7 +169,7 @@ def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0)
     labels = [f"digit {j}" for j in range(m)] + [f"merge {i}" for i in range(m - 1)]
     tree = Tree.from_parents(parents, labels)
     target_pt = NearestNeighbors(n_neighbors=1).fit(base).kneighbors(queries, return_distance=False)[:, 0]
-    pca = PCA(n_components=2, random_state=seed).fit(base)
+    pca = PCA(n_components=dims, random_state=seed).fit(base)
     nn_2d = NearestNeighbors(n_neighbors=1).fit(pca.transform(base))
     pred_pt = nn_2d.kneighbors(pca.transform(queries), return_distance=False)[:, 0]
     idx = np.array([tree.index[f"digit {j}"] for j in range(m)])

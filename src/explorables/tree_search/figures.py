@@ -399,33 +399,36 @@ def lower_bound_figure(results: TreeSearchResults) -> go.Figure:
 
 
 def dendrogram_figure(results: TreeSearchResults) -> go.Figure:
-    """Learned predictions on the digits dendrogram: mean queries per eta bin, and how often each bin occurs."""
-    d = results.summary["real"]["digits dendrogram"]
-    bins = d["bins"]
-    x = [b["bin"] for b in bins]
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(
-        go.Bar(x=x, y=[b["count"] for b in bins], name="held-out digits", marker_color="#dddddd"), secondary_y=True
-    )
-    for a in ("spine", "robust", "centroid"):
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=[round(b[f"{a}_mean"], 2) for b in bins],
-                name=f"{a} (mean)",
-                line=dict(color=COLORS[a], dash="dot" if a == "robust" else None),
-            ),
-            secondary_y=False,
-        )
+    """Learned predictions on the digits dendrogram: mean queries per eta bin for each predictor."""
+    dends = {k: v for k, v in results.summary["real"].items() if "pca_dims" in v}
+    fig = go.Figure()
+    dashes = ("solid", "dash", "dot", "dashdot")
+    for i, d in enumerate(dends.values()):
+        x = [b["bin"] for b in d["bins"]]
+        label = f"{d['pca_dims']}-D PCA"
+        for a in ("spine", "centroid"):
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=[round(b[f"{a}_mean"], 2) for b in d["bins"]],
+                    name=f"{a}, prediction from {label}",
+                    line=dict(color=COLORS[a], dash=dashes[i % 4]),
+                    text=[f"{b['count']} digits" for b in d["bins"]],
+                )
+            )
+    d0 = next(iter(dends.values()))
     fig.update_layout(
-        title_text=f"digits dendrogram (n={d['n']:,}), prediction = nearest neighbour in 2-D PCA",
+        title_text=f"digits dendrogram (n={d0['n']:,}): mean queries by prediction error (hover: how many digits)",
         xaxis_title="η (tree distance between predicted and true leaf)",
+        yaxis_title="queries",
         height=380,
         margin=dict(l=40, r=40, t=50, b=40),
     )
-    fig.update_yaxes(title_text="queries", secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text="digits", secondary_y=True, showgrid=False)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=[b[0] for b in _BIN_ORDER])
     return fig
+
+
+_BIN_ORDER = (("0",), ("1",), ("2",), ("3–4",), ("5–8",), ("9–16",), ("17–32",), ("≥ 33",))
 
 
 def all_figures(results: TreeSearchResults) -> dict[str, go.Figure]:
