@@ -289,8 +289,7 @@ def spine_decomposition(tree: Tree) -> SpineDecomposition:
                 if p >= 0 and p in on_spine and comp[p] == cid:
                     a_in, a_sp = v, p  # hangs below a spine vertex
                 else:
-                    a_in = v  # the part above the spine's top vertex: joined via (spine top, its parent)
-                    a_sp = min(spine)
+                    a_sp = min(spine)  # the part above the spine's top vertex, joined to it by an edge
                     a_in = parent_t[a_sp]
                 queue.append((k, members[k], cid, lev + 1, a_in, a_sp))
             new_comp[v] = k
