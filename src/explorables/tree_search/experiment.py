@@ -83,7 +83,7 @@ class TreeSearchConfig(ExperimentConfig):
         "paper": dict(
             family_n=1_000_000,
             etas=(0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
-            targets_per_eta=500,
+            targets_per_eta=200,
             ast_modules=("json.decoder", "argparse", "typing", "ast"),
             directory_package="scipy",
             directory_max=100_000,
@@ -95,7 +95,7 @@ class TreeSearchConfig(ExperimentConfig):
             optimal_max_n=12,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "a CPU with >= 8 GB of memory (trees of 10^6 vertices); about an hour"
+    PAPER_HARDWARE: ClassVar[str] = "a CPU with >= 8 GB of memory (trees of 10^6 vertices); one to two hours"
 
     def validated(self) -> TreeSearchConfig:
         check_int("family_n", self.family_n, minimum=16, maximum=20_000_000)
