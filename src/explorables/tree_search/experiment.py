@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import networkx as nx
 import numpy as np
 
 from ..core.checkpoint import Checkpointer, run_parts
@@ -317,7 +318,7 @@ def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     gaps, opt_rows = [], []
     for n in range(2, cfg.optimal_max_n + 1):
         per_n = []
-        for g in __import__("networkx").nonisomorphic_trees(n):
+        for g in nx.nonisomorphic_trees(n):
             tree = Tree.from_networkx(g)
             opt = optimal_worst_case(tree)
             cen = max(len(centroid_search(tree, lambda v, t=t, tr=tree: tr.step(v, t))) for t in range(n))
