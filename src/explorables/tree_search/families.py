@@ -1,0 +1,189 @@
+"""The trees the chapter searches: synthetic families (as parent arrays, so a million vertices is
+cheap) and three real, offline inputs.
+
+* **Python syntax trees**: ``ast.parse`` of standard-library modules (the sources ship with Python).
+* **Directory trees** of an installed package, walked with ``os.walk`` in sorted order.
+* **A hierarchical-clustering dendrogram**: scipy's Ward ``linkage`` on scikit-learn's bundled
+  ``load_digits``. The target of a held-out digit is the leaf of its nearest neighbour in the
+  64-pixel space; the *learned prediction* is the leaf of its nearest neighbour in a 2-D PCA
+  projection fitted on the clustered digits.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.validation import check_choice, check_int
+from .tree import Tree
+
+SYNTHETIC = ("path", "caterpillar", "spider", "complete binary", "random recursive")
+
+
+def path_parents(n: int) -> np.ndarray:
+    """A path on ``n`` vertices (the sorted-array case)."""
+    n = check_int("n", n, minimum=1)
+    return np.arange(-1, n - 1, dtype=np.int64)
+
+
+def caterpillar_parents(n: int, legs: int = 1) -> np.ndarray:
+    """A caterpillar (pathwidth 1): a spine of ``n // (legs + 1)`` vertices, ``legs`` leaves on each."""
+    n = check_int("n", n, minimum=2)
+    legs = check_int("legs", legs, minimum=1)
+    spine = max(1, n // (legs + 1))
+    parents = np.full(n, -1, dtype=np.int64)
+    parents[1:spine] = np.arange(spine - 1)
+    rest = np.arange(spine, n)
+    parents[rest] = (rest - spine) % spine
+    return parents
+
+
+def spider_parents(n: int, legs: int = 8) -> np.ndarray:
+    """A spider (pathwidth 2 for >= 3 legs of length >= 2): ``legs`` paths from one centre."""
+    n = check_int("n", n, minimum=2)
+    legs = check_int("legs", legs, minimum=1, maximum=n - 1)
+    parents = np.full(n, -1, dtype=np.int64)
+    v = np.arange(1, n)
+    along = (v - 1) // legs
+    parents[1:] = np.where(along == 0, 0, v - legs)
+    return parents
+
+
+def complete_binary_parents(height: int) -> np.ndarray:
+    """A complete binary tree with ``2^(height+1) - 1`` vertices (pathwidth about height / 2)."""
+    height = check_int("height", height, minimum=0, maximum=26)
+    n = 2 ** (height + 1) - 1
+    return np.r_[-1, (np.arange(1, n) - 1) // 2].astype(np.int64)
+
+
+def random_recursive_parents(n: int, seed: int = 0) -> np.ndarray:
+    """A uniform random recursive tree: vertex ``i`` attaches to a uniform earlier vertex."""
+    n = check_int("n", n, minimum=1)
+    rng = np.random.default_rng(seed)
+    parents = np.full(n, -1, dtype=np.int64)
+    if n > 1:
+        parents[1:] = (rng.random(n - 1) * np.arange(1, n)).astype(np.int64)
+    return parents
+
+
+def synthetic_tree(family: str, n: int, seed: int = 0) -> Tree:
+    """One of :data:`SYNTHETIC` with about ``n`` vertices (complete binary: the largest <= n)."""
+    check_choice("family", family, SYNTHETIC)
+    n = check_int("n", n, minimum=3)
+    if family == "path":
+        parents = path_parents(n)
+    elif family == "caterpillar":
+        parents = caterpillar_parents(n, 2)
+    elif family == "spider":
+        parents = spider_parents(n, 6)
+    elif family == "complete binary":
+        parents = complete_binary_parents(int(np.log2(n + 1)) - 1)
+    else:
+        parents = random_recursive_parents(n, seed)
+    return Tree.from_parents(parents)
+
+
+# --- real inputs ---------------------------------------------------------------------------------
+
+
+def ast_tree(module: str = "json.decoder") -> Tree:
+    """The syntax tree of a standard-library module (vertices labelled ``i:NodeType``)."""
+    mod = importlib.import_module(module)
+    tree = ast.parse(inspect.getsource(mod))
+    parents, labels = [-1], [f"0:{type(tree).__name__}"]
+    stack = [(tree, 0)]
+    while stack:
+        node, i = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            j = len(parents)
+            parents.append(i)
+            labels.append(f"{j}:{type(child).__name__}")
+            stack.append((child, j))
+    return Tree.from_parents(parents, labels)
+
+
+def directory_tree(package: str = "numpy", max_vertices: int = 5000) -> Tree:
+    """The directory tree (folders and files) of an installed package, walked in sorted order.
+
+    ``__pycache__`` folders are skipped; the walk stops after ``max_vertices`` entries.
+    """
+    max_vertices = check_int("max_vertices", max_vertices, minimum=2)
+    root = Path(importlib.import_module(package).__file__).parent
+    parents, labels = [-1], [package]
+    where = {str(root): 0}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        here = where[dirpath]
+        for name in dirnames + sorted(filenames):
+            if len(parents) >= max_vertices:
+                dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) in where]
+                break
+            where[os.path.join(dirpath, name)] = len(parents)
+            parents.append(here)
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            labels.append(f"{package}/{rel}")
+    return Tree.from_parents(parents, labels)
+
+
+@dataclass
+class Dendrogram:
+    """A Ward dendrogram of digits with held-out queries, their targets and learned predictions."""
+
+    tree: Tree
+    targets: np.ndarray  # internal vertex ids (leaves)
+    predictions: np.ndarray  # internal vertex ids (leaves)
+    n_points: int
+
+
+def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0, dims: int = 2) -> Dendrogram:
+    """Ward linkage of ``n_points`` digits; targets/predictions for ``n_queries`` held-out digits.
+
+    Leaves ``0..n_points-1`` are digits, internal node ``n_points + i`` is merge ``i`` of
+    ``scipy.cluster.hierarchy.linkage``. Target: the leaf of the held-out digit's nearest
+    neighbour in pixel space; prediction: its nearest neighbour after a ``dims``-dimensional PCA
+    (a cheap learned embedding), so the error ``eta`` is the tree distance between the two leaves.
+    """
+    from scipy.cluster.hierarchy import linkage
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+    from sklearn.neighbors import NearestNeighbors
+
+    X = load_digits().data
+    n_points = check_int("n_points", n_points, minimum=4, maximum=len(X) - 1)
+    n_queries = check_int("n_queries", n_queries, minimum=1, maximum=len(X) - n_points)
+    dims = check_int("dims", dims, minimum=1, maximum=X.shape[1])
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(X))
+    base, queries = X[order[:n_points]], X[order[n_points : n_points + n_queries]]
+    Z = linkage(base, method="ward")
+    m = n_points
+    parents = np.full(2 * m - 1, -1, dtype=np.int64)
+    for i, (a, b) in enumerate(Z[:, :2].astype(np.int64)):
+        parents[a] = parents[b] = m + i
+    labels = [f"digit {j}" for j in range(m)] + [f"merge {i}" for i in range(m - 1)]
+    tree = Tree.from_parents(parents, labels)
+    target_pt = NearestNeighbors(n_neighbors=1).fit(base).kneighbors(queries, return_distance=False)[:, 0]
+    pca = PCA(n_components=dims, random_state=seed).fit(base)
+    nn_2d = NearestNeighbors(n_neighbors=1).fit(pca.transform(base))
+    pred_pt = nn_2d.kneighbors(pca.transform(queries), return_distance=False)[:, 0]
+    idx = np.array([tree.index[f"digit {j}"] for j in range(m)])
+    return Dendrogram(tree, idx[target_pt], idx[pred_pt], m)
+
+
+REAL = ("AST json.decoder", "AST argparse", "directory numpy", "digits dendrogram")
+
+
+def real_tree(name: str, size: int = 2000) -> Tree:
+    """One of the real trees in :data:`REAL` (``size`` caps the directory walk / dendrogram size)."""
+    check_choice("name", name, REAL)
+    if name.startswith("AST "):
+        return ast_tree(name.split(" ", 1)[1])
+    if name == "directory numpy":
+        return directory_tree("numpy", size)
+    return digits_dendrogram(max(4, min(size // 2, 1500)), 10).tree

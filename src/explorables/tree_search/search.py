@@ -1,0 +1,297 @@
+"""Search algorithms in the query model: centroid search, the prediction-based spine search, its
+robust variant, and the exact optimal worst case for small trees.
+
+Every algorithm talks to the tree only through ``ask(v)`` (the answer of the query model on
+internal ids: ``-1`` for found, else the neighbour of ``v`` toward the target) and returns the
+list of vertices it queried, the last one being the target. A vertex asked twice is answered from
+memory and counted once.
+
+**Explicit bound of the spine search** (our reconstruction of the paper's algorithm; derivation in
+the chapter). With prediction error ``eta = d(prediction, target)`` and ``k`` the exact pathwidth,
+
+    queries <= 1                                         if eta = 0,
+    queries <= 2 + k * (2 * ceil(log2(eta + 1)) + 1)     otherwise.
+
+The first query is the prediction itself. Then at each level of the spine decomposition the
+search queries the projection of the prediction on the spine, doubles its steps along the spine
+(offsets 1, 2, 4, ...) and binary-searches the last bracket: ``2 ceil(log2(d + 1)) + 1`` queries
+when the exit vertex lies ``d <= eta`` spine steps away. At most ``k`` levels have a spine of
+pathwidth ``>= 1``; the last level, a single vertex, costs one query.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .pathwidth import SpineDecomposition
+from .tree import Tree
+
+Ask = Callable[[int], int]
+
+
+def centroid_bound(n: int) -> int:
+    """Worst-case queries of centroid search on ``n`` vertices: ``floor(log2 n) + 1``."""
+    return math.floor(math.log2(n)) + 1
+
+
+def spine_bound(eta: int, k: int) -> int:
+    """Our explicit worst-case bound for :func:`spine_search` (module docstring)."""
+    if eta == 0:
+        return 1
+    return 2 + k * (2 * math.ceil(math.log2(eta + 1)) + 1)
+
+
+def robust_bound(n: int) -> int:
+    """The robust variant never needs more than ``2 (floor(log2 n) + 1)`` queries."""
+    return 2 * centroid_bound(n)
+
+
+@dataclass
+class Memory:
+    """The answers received so far (a repeated query is answered from memory, not counted)."""
+
+    ask: Ask
+    queried: list[int] = field(default_factory=list)
+    answers: dict[int, int] = field(default_factory=dict)
+
+    def __call__(self, v: int) -> int:
+        if v in self.answers:
+            return self.answers[v]
+        a = self.ask(v)
+        self.answers[v] = a
+        self.queried.append(v)
+        return a
+
+    @property
+    def found(self) -> bool:
+        return bool(self.queried) and self.answers[self.queried[-1]] == -1
+
+
+def candidate_mask(tree: Tree, answers: dict[int, int]) -> np.ndarray:
+    """The vertices consistent with all (non-found) answers: an intersection of components."""
+    mask = np.ones(tree.n, dtype=bool)
+    size = tree.size
+    for v, a in answers.items():
+        if a < 0:
+            mask[:] = False
+            mask[v] = True
+            return mask
+        if a == tree.parent[v]:
+            mask[v : v + size[v]] = False
+        else:  # a is a child of v
+            mask[:a] = False
+            mask[a + size[a] :] = False
+    return mask
+
+
+def centroid_search(tree: Tree, ask: Ask | Memory, mask: np.ndarray | None = None) -> list[int]:
+    """Query a centroid of the candidate set until found (at most ``floor(log2 n) + 1`` queries).
+
+    The centroid of a connected candidate set ``S`` is the vertex ``c`` of ``S`` with the smallest
+    ``|S ∩ T_c|`` among those with ``2 |S ∩ T_c| >= |S|``; every component of ``S - c`` then has
+    at most ``|S| / 2`` vertices. Subtree counts are prefix sums over the preorder.
+    """
+    mem = ask if isinstance(ask, Memory) else Memory(ask)
+    mask = candidate_mask(tree, mem.answers) if mask is None else mask.copy()
+    size, parent = tree.size, tree.parent
+    while True:
+        idx = np.flatnonzero(mask)
+        m = len(idx)
+        cs = np.concatenate([[0], np.cumsum(mask)])
+        s_sub = cs[idx + size[idx]] - cs[idx]
+        cand = idx[2 * s_sub >= m]
+        c = int(cand[np.argmin(s_sub[2 * s_sub >= m])])
+        a = mem(c)
+        if a < 0:
+            return mem.queried
+        if a == parent[c]:
+            mask[c : c + size[c]] = False
+        else:
+            mask[:a] = False
+            mask[a + size[a] :] = False
+
+
+class _Budget(Exception):
+    pass
+
+
+def spine_search(
+    tree: Tree, decomposition: SpineDecomposition, prediction: int, ask: Ask | Memory, budget: int | None = None
+) -> list[int]:
+    """Prediction-based search along the recursive spine decomposition (module docstring).
+
+    With a ``budget``, stops (raising an internal exception caught by :func:`robust_search`)
+    once that many queries were made without finding the target.
+    """
+    mem = ask if isinstance(ask, Memory) else Memory(ask)
+    D = decomposition
+    prediction = tree.check_vertex("prediction", prediction)
+
+    def q(v: int) -> int:
+        if budget is not None and v not in mem.answers and len(mem.queried) >= budget:
+            raise _Budget
+        return mem(v)
+
+    if q(prediction) < 0:
+        return mem.queried
+    c, proj = 0, prediction
+    while True:
+        spine = D.spines[c]
+        L = len(spine)
+        if not D.contains(c, proj):
+            proj = int(D.attach[c])  # nearest vertex of the component to the prediction
+        i = D.pos[tree.median(proj, int(spine[0]), int(spine[-1]))] if L > 1 else 0
+        _exit_index, answer = _along_spine(spine, int(i), q)
+        if answer < 0:
+            return mem.queried
+        c = D.child_containing(c, answer)
+
+
+def _direction(spine: np.ndarray, j: int, answer: int) -> int:
+    """+1 / -1 if the answer at spine index j points along the spine, 0 if off the spine."""
+    if j + 1 < len(spine) and spine[j + 1] == answer:
+        return 1
+    if j >= 1 and spine[j - 1] == answer:
+        return -1
+    return 0
+
+
+def _along_spine(spine: np.ndarray, i: int, q: Callable[[int], int]) -> tuple[int, int]:
+    """Doubling then binary search along a spine from index ``i``.
+
+    Returns the index of the exit vertex (the target, or the spine vertex whose hanging
+    component holds it) and its answer (``-1`` found, else the off-spine neighbour).
+    """
+    L = len(spine)
+    a = q(int(spine[i]))
+    if a < 0:
+        return i, a
+    s = _direction(spine, i, a)
+    if s == 0:
+        return i, a
+    lo, step = i, 1
+    while True:  # doubling: offsets 1, 2, 4, ... (clamped at the spine's end)
+        j = min(max(i + s * step, 0), L - 1)
+        a = q(int(spine[j]))
+        d = _direction(spine, j, a)
+        if a < 0 or d == 0:
+            return j, a
+        if d == s:
+            lo, step = j, 2 * step
+            continue
+        hi = j
+        break
+    while True:  # binary search strictly between lo and hi
+        m = (lo + hi) // 2 if s > 0 else -((-lo - hi) // 2)
+        a = q(int(spine[m]))
+        d = _direction(spine, m, a)
+        if a < 0 or d == 0:
+            return m, a
+        if d == s:
+            lo = m
+        else:
+            hi = m
+
+
+def robust_search(
+    tree: Tree, decomposition: SpineDecomposition, prediction: int, ask: Ask | Memory, budget: int | None = None
+) -> list[int]:
+    """Spine search for ``budget`` queries (default ``floor(log2 n) + 1``), then centroid search on
+    the vertices still consistent with the answers. Never more than ``budget + floor(log2 n) + 1``
+    queries (``2 (floor(log2 n) + 1)`` by default), and identical to spine search whenever that
+    one needs at most ``budget`` queries."""
+    mem = ask if isinstance(ask, Memory) else Memory(ask)
+    budget = centroid_bound(tree.n) if budget is None else budget
+    try:
+        return spine_search(tree, decomposition, prediction, mem, budget=budget)
+    except _Budget:
+        return centroid_search(tree, mem)
+
+
+def optimal_worst_case(tree: Tree) -> int:
+    """The optimal worst-case number of queries over all targets, exactly (small trees).
+
+    ``OPT(S) = min_{v in S} 1 + max_{C component of S - v} OPT(C)`` with ``OPT(∅) = 0``, memoised
+    over connected vertex sets as bitmasks. Exponential in the worst case: use for ``n <= 16``.
+    """
+    n = tree.n
+    if n > 16:
+        raise ValueError(f"tree must have at most 16 vertices for the exact optimum, got {n}")
+    nb = [sum(1 << u for u in tree.neighbours(v)) for v in range(n)]
+    memo: dict[int, int] = {}
+
+    def components(S: int) -> list[int]:
+        out = []
+        while S:
+            low = S & -S
+            comp, frontier = low, low
+            while frontier:
+                v = frontier.bit_length() - 1
+                frontier &= ~(1 << v)
+                new = nb[v] & S & ~comp
+                comp |= new
+                frontier |= new
+            out.append(comp)
+            S &= ~comp
+        return out
+
+    def opt(S: int) -> int:
+        if S in memo:
+            return memo[S]
+        best = n + 1
+        T = S
+        while T:
+            v = (T & -T).bit_length() - 1
+            T &= T - 1
+            worst = max((opt(C) for C in components(S & ~(1 << v))), default=0)
+            best = min(best, 1 + worst)
+        memo[S] = best
+        return best
+
+    return opt((1 << n) - 1)
+
+
+def queries_for(
+    tree: Tree, algorithm: str, target: int, prediction: int = 0, decomposition: SpineDecomposition | None = None
+) -> list[int]:
+    """Run one algorithm (``"centroid"``, ``"spine"`` or ``"robust"``) against a target."""
+
+    def ask(v: int) -> int:
+        return tree.step(v, target)
+
+    if algorithm == "centroid":
+        return centroid_search(tree, ask)
+    if decomposition is None:
+        raise ValueError(f"algorithm {algorithm!r} needs a spine decomposition")
+    if algorithm == "spine":
+        return spine_search(tree, decomposition, prediction, ask)
+    if algorithm == "robust":
+        return robust_search(tree, decomposition, prediction, ask)
+    raise ValueError(f"algorithm must be one of 'centroid', 'spine', 'robust', got {algorithm!r}")
+
+
+def all_pairs_counts(tree: Tree, decomposition: SpineDecomposition, algorithm: str) -> np.ndarray:
+    """``counts[t, p]``: queries of ``algorithm`` for every target ``t`` and prediction ``p``."""
+    counts = np.zeros((tree.n, tree.n), dtype=np.int64)
+    for t, p in ((t, p) for t in range(tree.n) for p in range(tree.n)):
+        counts[t, p] = len(queries_for(tree, algorithm, t, p, decomposition))
+    return counts
+
+
+__all__ = [
+    "Memory",
+    "all_pairs_counts",
+    "candidate_mask",
+    "centroid_bound",
+    "centroid_search",
+    "optimal_worst_case",
+    "queries_for",
+    "robust_bound",
+    "robust_search",
+    "spine_bound",
+    "spine_search",
+]

@@ -1,0 +1,376 @@
+"""Tests of the tree-search chapter: brute-force oracles on every small tree, the bounds the chapter
+states, the query model, the real inputs, the claimed directions on the smoke run, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from explorables.tree_search import (
+    FOUND,
+    Tree,
+    TreeSearchConfig,
+    TreeSearchOracle,
+    ast_tree,
+    branch_heights,
+    centroid_bound,
+    digits_dendrogram,
+    directory_tree,
+    optimal_worst_case,
+    pathwidth,
+    pathwidth_by_branches,
+    queries_for,
+    random_vertex_at_distance,
+    robust_bound,
+    run,
+    spine_bound,
+    spine_decomposition,
+    synthetic_tree,
+    vertex_separation_bruteforce,
+)
+from explorables.tree_search.claims import claims, dendrogram_table, eta_table, markdown_table
+from explorables.tree_search.families import (
+    caterpillar_parents,
+    complete_binary_parents,
+    path_parents,
+    spider_parents,
+)
+from explorables.tree_search.pathwidth import all_trees
+
+
+def _trees(max_n: int):
+    return [Tree.from_networkx(g) for g in all_trees(max_n)]
+
+
+# --- exact pathwidth -----------------------------------------------------------------------------
+
+
+def test_pathwidth_equals_brute_force_vertex_separation_on_all_trees_up_to_10_vertices():
+    count = 0
+    for g in all_trees(10):
+        assert pathwidth(g) == vertex_separation_bruteforce(g), sorted(g.edges)
+        count += 1
+    assert count == 201  # 1 + 1 + 1 + 2 + 3 + 6 + 11 + 23 + 47 + 106 trees
+
+
+def test_pathwidth_does_not_depend_on_the_root():
+    for g in all_trees(8):
+        values = {pathwidth(Tree.from_networkx(g, root=r)) for r in g.nodes}
+        assert len(values) == 1
+
+
+def test_pathwidth_agrees_with_the_branch_rule_on_random_larger_trees():
+    rng = np.random.default_rng(0)
+    for n in (12, 13, 14, 15):
+        for _ in range(2):
+            g = nx.random_labeled_tree(n, seed=int(rng.integers(1 << 30)))
+            assert pathwidth(g) == pathwidth_by_branches(g)
+
+
+@pytest.mark.parametrize("height", range(0, 11))
+def test_complete_binary_tree_has_pathwidth_ceil_half_height(height):
+    assert pathwidth(Tree.from_parents(complete_binary_parents(height))) == math.ceil(height / 2)
+
+
+def test_closed_forms_of_the_simple_families():
+    assert pathwidth(Tree.from_parents(path_parents(1))) == 0
+    assert pathwidth(Tree.from_parents(path_parents(500))) == 1
+    assert pathwidth(Tree.from_parents(caterpillar_parents(500, 3))) == 1
+    assert pathwidth(nx.star_graph(20)) == 1
+    assert pathwidth(Tree.from_parents(spider_parents(3 * 40 + 1, 3))) == 2  # three long legs
+    assert pathwidth(Tree.from_parents(spider_parents(2 * 40 + 1, 2))) == 1  # two legs: a path
+
+
+def test_spine_decomposition_is_exact_and_partitions_the_tree():
+    for tree in [*_trees(9)[::7], synthetic_tree("random recursive", 400, seed=3), ast_tree("bisect")]:
+        D = spine_decomposition(tree)
+        g = tree.to_networkx()
+        spine_vertices = np.concatenate(D.spines)
+        assert sorted(spine_vertices.tolist()) == list(range(tree.n))  # every vertex on exactly one spine
+        for c, spine in enumerate(D.spines):
+            for a, b in itertools.pairwise(spine):  # consecutive spine vertices are adjacent
+                assert b in tree.neighbours(int(a))
+            members = [v for v in range(tree.n) if D.contains(c, v)]
+            sub = nx.relabel_nodes(g.subgraph([tree.labels[v] for v in members]), tree.index)
+            assert nx.is_tree(sub)
+            assert pathwidth(sub) == D.pw[c] <= D.pathwidth - D.level[c]
+            assert int(D.level[c]) <= D.pathwidth
+
+
+# --- the query model -----------------------------------------------------------------------------
+
+
+def test_oracle_answers_the_neighbour_toward_the_target_and_counts():
+    g = nx.random_labeled_tree(30, seed=1)
+    g = nx.relabel_nodes(g, {v: f"v{v}" for v in g})
+    oracle = TreeSearchOracle(g, "v7")
+    for v in g.nodes:
+        answer = oracle.query(v)
+        if v == "v7":
+            assert answer == FOUND
+        else:
+            assert answer == nx.shortest_path(g, v, "v7")[1]
+    assert oracle.queries == 30 and len(oracle.history) == 30
+
+
+def test_tree_arrays_agree_with_networkx():
+    g = nx.random_labeled_tree(60, seed=5)
+    tree = Tree.from_networkx(g)
+    lengths = dict(nx.all_pairs_shortest_path_length(g))
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        u, v = (int(x) for x in rng.integers(60, size=2))
+        assert tree.dist(u, v) == lengths[tree.labels[u]][tree.labels[v]]
+        assert [tree.labels[x] for x in tree.path(u, v)] == nx.shortest_path(g, tree.labels[u], tree.labels[v])
+    np.testing.assert_array_equal(tree.distances_from(0), [lengths[tree.labels[0]][tree.labels[v]] for v in range(60)])
+
+
+def test_random_vertex_at_distance_is_exact_or_reports_none():
+    tree = synthetic_tree("random recursive", 200, seed=2)
+    heights = branch_heights(tree)
+    rng = np.random.default_rng(1)
+    for t in range(0, 200, 9):
+        dist = tree.distances_from(t)
+        for eta in range(0, int(dist.max()) + 3):
+            p = random_vertex_at_distance(tree, t, eta, rng, heights)
+            if eta > dist.max():
+                assert p == -1
+            else:
+                assert dist[p] == eta
+
+
+# --- every algorithm on every small tree ----------------------------------------------------------
+
+
+def _check_all_pairs(tree: Tree) -> None:
+    D = spine_decomposition(tree)
+    k, n = D.pathwidth, tree.n
+    for t in range(n):
+        dist = tree.distances_from(t)
+        centroid = queries_for(tree, "centroid", t)
+        assert centroid[-1] == t and len(centroid) <= centroid_bound(n)
+        for p in range(n):
+            spine = queries_for(tree, "spine", t, p, D)
+            robust = queries_for(tree, "robust", t, p, D)
+            assert spine[-1] == t and robust[-1] == t
+            assert len(set(spine)) == len(spine)  # never asks twice
+            assert len(spine) <= spine_bound(int(dist[p]), k)
+            assert len(robust) <= robust_bound(n)
+            if len(spine) <= centroid_bound(n):
+                assert robust == spine
+            if p == t:
+                assert len(spine) == len(robust) == 1
+
+
+def test_every_algorithm_finds_every_target_for_every_prediction_on_all_trees_up_to_9_vertices():
+    for tree in _trees(9):
+        _check_all_pairs(tree)
+
+
+def test_every_target_and_prediction_on_sampled_trees_with_10_to_12_vertices():
+    rng = np.random.default_rng(0)
+    for n in (10, 11, 12):
+        trees = list(nx.nonisomorphic_trees(n))
+        for i in rng.choice(len(trees), 6, replace=False):
+            _check_all_pairs(Tree.from_networkx(trees[int(i)]))
+
+
+def test_caterpillar_and_spider_stay_within_c_log_eta():
+    """pw 1: 2 ceil(log2(eta+1)) + 3 <= 2 log2(eta+2) + 5; pw 2: 4 ceil(...) + 4 <= 4 log2(eta+2) + 8."""
+    for parents, c, c0 in ((caterpillar_parents(60, 2), 2, 5), (spider_parents(49, 4), 4, 8)):
+        tree = Tree.from_parents(parents)
+        D = spine_decomposition(tree)
+        assert D.pathwidth == c // 2
+        for t in range(tree.n):
+            dist = tree.distances_from(t)
+            for p in range(tree.n):
+                q = len(queries_for(tree, "spine", t, p, D))
+                assert q <= c * math.log2(dist[p] + 2) + c0
+
+
+def test_doubling_search_on_a_path_is_logarithmic_in_eta():
+    tree = Tree.from_parents(path_parents(300))
+    D = spine_decomposition(tree)
+    assert len(D.spines) == 1  # the whole path is one spine
+    for t in range(0, 300, 7):
+        for p in range(300):
+            q = len(queries_for(tree, "spine", t, p, D))
+            assert q <= 2 * math.ceil(math.log2(abs(t - p) + 1)) + 1
+
+
+@pytest.mark.parametrize("name", ["random recursive", "complete binary", "spider"])
+def test_explicit_bound_on_seeded_samples_of_large_trees(name):
+    tree = synthetic_tree(name, 30_000, seed=1)
+    D = spine_decomposition(tree)
+    heights = branch_heights(tree)
+    rng = np.random.default_rng(2)
+    for eta in (0, 1, 3, 8, 20, 64):
+        for _ in range(15):
+            t = int(rng.integers(tree.n))
+            p = random_vertex_at_distance(tree, t, eta, rng, heights)
+            if p < 0:
+                continue
+            for alg, bound in (("spine", spine_bound(eta, D.pathwidth)), ("robust", robust_bound(tree.n)),
+                               ("centroid", centroid_bound(tree.n))):  # fmt: skip
+                q = queries_for(tree, alg, t, p, D)
+                assert q[-1] == t and len(q) <= bound
+
+
+def test_optimal_worst_case_closed_forms_and_centroid_is_never_better():
+    for n in range(1, 15):
+        assert optimal_worst_case(Tree.from_parents(path_parents(n))) == math.floor(math.log2(n)) + 1
+    assert optimal_worst_case(Tree.from_networkx(nx.star_graph(9))) == 2
+    for tree in _trees(8):
+        centroid = max(len(queries_for(tree, "centroid", t)) for t in range(tree.n))
+        assert optimal_worst_case(tree) <= centroid <= centroid_bound(tree.n)
+
+
+# --- real inputs ---------------------------------------------------------------------------------
+
+
+def test_real_trees_are_trees_and_deterministic():
+    a, b = ast_tree("bisect"), ast_tree("bisect")
+    assert a.labels == b.labels and a.n > 100
+    d1, d2 = directory_tree("numpy", 500), directory_tree("numpy", 500)
+    assert d1.labels == d2.labels and d1.n == 500
+    dg = digits_dendrogram(60, 20, seed=0)
+    assert dg.tree.n == 2 * 60 - 1
+    leaves = {v for v in range(dg.tree.n) if not dg.tree.children[v]}
+    assert set(dg.targets.tolist()) <= leaves and set(dg.predictions.tolist()) <= leaves
+    dg2 = digits_dendrogram(60, 20, seed=0)
+    np.testing.assert_array_equal(dg.targets, dg2.targets)
+    np.testing.assert_array_equal(dg.predictions, dg2.predictions)
+
+
+# --- the smoke run -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return run(TreeSearchConfig.preset("smoke"))
+
+
+def test_smoke_run_shows_the_claimed_directions(smoke):
+    s = smoke.summary
+    for name, f in s["families"].items():
+        assert f["bound_violations"] == 0 and f["robust_violations"] == 0, name
+        assert f["spine_mean"][0] == 1.0  # eta = 0: one query
+        i1 = f["etas"].index(1)
+        assert f["spine_mean"][i1] < f["centroid_mean"][i1], name  # a good prediction beats centroid search
+    assert s["small_trees"]["bound_violations"] == 0 and s["small_trees"]["pathwidth_mismatches"] == 0
+    rows = s["lower_bound"]["rows"]
+    assert rows[-1]["spine_max"] >= rows[-1]["counting_bound"] >= math.log2(rows[-1]["eta"] + 1)
+    assert s["lower_bound"]["spine_worst_slope_per_eta"] > 0.4  # linear in eta, not logarithmic
+    verdicts = [c.verdict for c in claims(smoke)]
+    assert all(v.split(":")[0].split(" ")[0] in ("yes", "partly", "no") for v in verdicts)
+    assert "|" in markdown_table(claims(smoke)) and "η=" in eta_table(smoke) and "all" in dendrogram_table(smoke)
+
+
+def test_same_seed_same_numbers(smoke):
+    again = run(TreeSearchConfig.preset("smoke", targets_per_eta=8))
+    for key in ("families", "real", "lower_bound", "small_trees", "explorable"):
+        assert again.summary[key] == smoke.summary[key]
+
+
+def test_figures_build(smoke):
+    from explorables.tree_search.figures import all_figures
+
+    figs = all_figures(smoke)
+    assert set(figs) == {"explorable", "idea", "curves", "lower_bound", "dendrogram"}
+    assert len(figs["explorable"].frames) > 20
+    assert len(figs["explorable"].to_json()) < 2_000_000
+
+
+def test_resuming_from_finished_parts_gives_identical_results(tmp_path, smoke):
+    from explorables.core.checkpoint import Checkpointer
+
+    config = TreeSearchConfig.preset("smoke")
+    ck = Checkpointer(tmp_path, every_s=0)
+    run(config, checkpoint=ck)
+    # as if killed after the first parts: drop the last three finished parts
+    for name in ("part/lower_bound", "part/small_trees", "part/explorable"):
+        ck.entries.pop(name)
+    ck.save("run", ck.entries["run"])
+    resumed = run(config, checkpoint=Checkpointer(tmp_path, resume=True))
+    for key in ("families", "real", "lower_bound", "small_trees", "explorable"):
+        assert resumed.summary[key] == smoke.summary[key]
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+def test_bad_input_raises_clear_errors():
+    with pytest.raises(ValueError, match="tree must be a tree"):
+        Tree.from_networkx(nx.cycle_graph(5))
+    with pytest.raises(ValueError, match="tree must be a tree"):
+        Tree.from_networkx(nx.empty_graph(3))
+    with pytest.raises(ValueError, match="undirected"):
+        Tree.from_networkx(nx.DiGraph([(0, 1)]))
+    with pytest.raises(ValueError, match="n - 1"):
+        Tree(4, np.array([[0, 1], [1, 2]]))
+    with pytest.raises(ValueError, match="connected"):
+        Tree(4, np.array([[0, 1], [1, 0], [2, 3]]))
+    with pytest.raises(ValueError, match="edges must join"):
+        Tree(3, np.array([[0, 1], [1, 5]]))
+    oracle = TreeSearchOracle(nx.path_graph(4), 2)
+    with pytest.raises(ValueError, match="not a vertex"):
+        oracle.query(17)
+    with pytest.raises(ValueError, match="target"):
+        TreeSearchOracle(nx.path_graph(4), "x")
+    tree = Tree.from_parents(path_parents(5))
+    with pytest.raises(ValueError, match="prediction"):
+        queries_for(tree, "spine", 0, 9, spine_decomposition(tree))
+    with pytest.raises(ValueError, match="algorithm"):
+        queries_for(tree, "magic", 0, 1, spine_decomposition(tree))
+    with pytest.raises(ValueError, match="family"):
+        synthetic_tree("fern", 100)
+    with pytest.raises(ValueError, match="family_n"):
+        TreeSearchConfig.preset("smoke", family_n=3)
+    with pytest.raises(ValueError, match="families"):
+        TreeSearchConfig.preset("smoke", families=("fern",))
+    with pytest.raises(ValueError, match="at most 16"):
+        optimal_worst_case(Tree.from_parents(path_parents(20)))
+
+
+def test_cli_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import torch
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "OMP_NUM_THREADS": "1"}
+    args = [sys.executable, "-m", "explorables", "run", "tree_search", "--scale", "smoke", "--quiet", "--no-figures"]
+
+    def results(folder: Path) -> dict:
+        data = json.loads((folder / "results.json").read_text())
+        data.pop("timings")
+        return data
+
+    full, interrupted = tmp_path / "full", tmp_path / "interrupted"
+    subprocess.run([*args, "--out", str(full)], env=env, cwd=root, check=True, capture_output=True)
+    proc = subprocess.Popen([*args, "--out", str(interrupted), "--checkpoint-every", "0"], env=env, cwd=root,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    checkpoint = interrupted / "checkpoint.pt"
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (interrupted / "results.json").exists()
+    parts = [k for k in torch.load(checkpoint, weights_only=True)["entries"] if k.startswith("part/")]
+    assert 0 < len(parts) < 9, parts  # killed part-way
+    resumed = subprocess.run([*args, "--out", str(interrupted), "--resume"], env=env, cwd=root, capture_output=True,
+                             text=True)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert results(interrupted) == results(full)
