@@ -1,0 +1,1 @@
+"""Chapter 19: ToMATo and ToMAToMP, multi-parameter topological clustering."""
