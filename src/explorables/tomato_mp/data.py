@@ -104,7 +104,9 @@ def second_score(X: np.ndarray, labels: np.ndarray, seed: int = 0, noise: float 
     return -d / d.std() + check_positive("noise", noise) * rng.normal(size=len(X))
 
 
-def corrupt(f: np.ndarray, fraction: float, seed: int = 0, low: float = 0.3, high: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
+def corrupt(
+    f: np.ndarray, fraction: float, seed: int = 0, low: float = 0.3, high: float = 1.5
+) -> tuple[np.ndarray, np.ndarray]:
     """Give a ``fraction`` of the points outlier values ``max f + U(low, high) * (max f - median f)``.
 
     Returns the corrupted values and the indices of the corrupted points. The outliers sit
@@ -114,7 +116,7 @@ def corrupt(f: np.ndarray, fraction: float, seed: int = 0, low: float = 0.3, hig
     f = check_function("f", f)
     check_in_range("fraction", fraction, 0.0, 0.5)
     rng = np.random.default_rng(seed + 12345)
-    m = int(round(fraction * len(f)))
+    m = round(fraction * len(f))
     idx = np.sort(rng.choice(len(f), size=m, replace=False))
     g = f.copy()
     spread = f.max() - np.median(f)

@@ -3,16 +3,17 @@
 ``run(TomatoMPConfig.preset("book"))`` is what the chapter executes, ``"smoke"`` what the tests
 execute, ``"paper"`` the full-scale run (``explorables run tomato_mp --scale paper``).
 
-Five parts, each checkpointed (``--resume`` skips the finished ones):
+Four parts, each checkpointed (``--resume`` skips the finished ones):
 
 1. **outliers**: touching blobs, ``f`` = log-KDE; for each outlier fraction, ToMATo over its
    graph parameter ``k``, ToMAToMP on (radius, f) and on (radius, f, DTM), HDBSCAN and k-means;
-   adjusted Rand index (ARI) against the planted labels, on every point.
+   adjusted Rand index (ARI) against the planted labels, on every point. At the first and last
+   fraction, ToMAToMP again with a wider radius cap ``r_max`` (the only graph-like knob left):
+   does the clustering change?
 2. **k_sweep**: ToMATo's chosen count over ``k`` on clean moons, circles, blobs and iris.
 3. **datasets**: every method on clean moons, circles and iris.
-4. **independence**: ToMAToMP with a larger radius cap ``r_max`` (the only graph-like knob
-   left), on clean and corrupted blobs: does the clustering change?
-5. **two_functions**: ToMAToMP with a density and a second synthetic score at once.
+4. **two_functions**: ToMAToMP on (radius, f, score): the corrupted density and a second,
+   clean synthetic score at once (no DTM parameter).
 
 Above ``mp_max_points`` points, ToMAToMP runs on a random subsample of that size (the MMA is
 quadratic in the points through the edges) and the other points take the label of their
@@ -45,13 +46,13 @@ BANDWIDTH = {"blobs": 0.4, "moons": 0.25, "circles": 0.25, "iris": 0.6}
 class TomatoMPConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
-    n_points: int = 240
+    n_points: int = 200
     outlier_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.10)
     tomato_ks: tuple[int, ...] = (5, 8, 10, 15, 20, 30, 40)
     reference_k: int = 10
-    nlines: int = 40
+    nlines: int = 30
     dtm_mass: float = 0.05
-    r_max_factor: float = 1.5
+    r_max_factor: float = 1.25
     datasets: tuple[str, ...] = ("moons", "circles", "iris")
     hdbscan_min_cluster_size: int = 15
     mp_max_points: int = 400
@@ -59,11 +60,11 @@ class TomatoMPConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_points=150, outlier_fractions=(0.0, 0.05), tomato_ks=(5, 10, 20), nlines=30,
-                      datasets=("moons",)),  # fmt: skip
+                      datasets=("moons",)),
         "book": {},
         "paper": dict(device="auto", n_points=100_000, outlier_fractions=(0.0, 0.01, 0.02, 0.05, 0.10),
                       tomato_ks=(5, 10, 20, 40, 80, 160), reference_k=20, nlines=60, mp_max_points=1500,
-                      n_jobs=-1),  # fmt: skip
+                      n_jobs=-1),
     }
     PAPER_HARDWARE: ClassVar[str] = (
         "one GPU for the density estimates on 10^5 points, and many CPU cores for the MMA (multipers, n_jobs=-1)"
@@ -117,7 +118,7 @@ def nearest_labels(X: np.ndarray, X_ref: np.ndarray, labels_ref: np.ndarray, dev
 
 
 def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, robust: bool, r_max_factor: float = 1.0,
-                  seed: int = 0) -> dict[str, Any]:  # fmt: skip
+                  seed: int = 0) -> dict[str, Any]:
     """ToMAToMP on ``X`` (subsampled above ``mp_max_points``); labels for every point."""
     n = len(X)
     F = np.atleast_2d(functions)
@@ -126,7 +127,7 @@ def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, 
         idx = np.sort(np.random.default_rng(seed + 7).choice(n, cfg.mp_max_points, replace=False))
     Xs = X[idx]
     res = tomato_mp(Xs, F[:, idx], robust=robust, nlines=cfg.nlines, dtm_mass=cfg.dtm_mass,
-                    r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device, n_jobs=cfg.n_jobs)  # fmt: skip
+                    r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device, n_jobs=cfg.n_jobs)
     labels = res.labels if len(idx) == n else nearest_labels(X, Xs, res.labels, cfg.device)
     top = res.summands[: min(8, len(res.summands))]
     return {
@@ -139,7 +140,7 @@ def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, 
 
 
 def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.ndarray, *,
-                with_mp: bool = True) -> tuple[dict, dict]:  # fmt: skip
+                with_mp: bool = True) -> tuple[dict, dict]:
     """Every method on one data set: ARIs and counts (summary), labels and diagrams (curves)."""
     summary: dict[str, Any] = {"tomato": {}}
     curves: dict[str, Any] = {"tomato": {}}
@@ -147,11 +148,11 @@ def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.nda
         t = tomato(X, f, k=k)
         summary["tomato"][str(k)] = {"n_clusters": t.n_clusters, "ari": ari(truth, t.labels)}
         curves["tomato"][str(k)] = {"labels": t.labels, "pairs": t.diagram.pairs, "essential": t.diagram.essential,
-                                    "tau": t.threshold}  # fmt: skip
+                                    "tau": t.threshold}
     ref = tomato(X, f, k=cfg.reference_k)
     summary["tomato_ref"] = {"k": cfg.reference_k, "n_clusters": ref.n_clusters, "ari": ari(truth, ref.labels)}
     curves["tomato_ref"] = {"labels": ref.labels, "pairs": ref.diagram.pairs, "essential": ref.diagram.essential,
-                            "tau": ref.threshold}  # fmt: skip
+                            "tau": ref.threshold}
     n_true = len(np.unique(truth))
     hd = HDBSCAN(min_cluster_size=cfg.hdbscan_min_cluster_size, copy=True).fit_predict(X) if len(X) <= 20_000 else None
     if hd is not None:
@@ -163,7 +164,7 @@ def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.nda
         for name, robust in (("mp_plain", False), ("mp_robust", True)):
             r = run_tomato_mp(cfg, X, f, robust=robust, seed=cfg.seed)
             summary[name] = {"n_clusters": r["n_clusters"], "ari": ari(truth, r["labels"]),
-                             "prominences": [round(float(p), 4) for p in r["prominences"][:8]]}  # fmt: skip
+                             "prominences": [round(float(p), 4) for p in r["prominences"][:8]]}
             curves[name] = r
     return summary, curves
 
@@ -174,14 +175,27 @@ def _blobs(cfg: TomatoMPConfig):
 
 
 def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
+    """Every method on blobs at each outlier fraction; at the first and last fraction, ToMAToMP
+    again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence)."""
     ds, f = _blobs(cfg)
-    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "runs": []}
+    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "runs": [], "independence": []}
     curves: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "runs": []}
-    for q in cfg.outlier_fractions:
+    ends = {0, len(cfg.outlier_fractions) - 1}
+    for i, q in enumerate(cfg.outlier_fractions):
         g, idx = corrupt(f, q, seed=cfg.seed)
         s, c = cluster_all(cfg, ds.X, g, ds.labels)
         summary["runs"].append({"fraction": q, "n_outliers": len(idx), **s})
         curves["runs"].append({"f": g, "outliers": idx, **c})
+        if i in ends:
+            wide = run_tomato_mp(cfg, ds.X, g, robust=True, r_max_factor=cfg.r_max_factor, seed=cfg.seed)
+            base = c["mp_robust"]
+            summary["independence"].append({
+                "fraction": q,
+                "r_max_factor": cfg.r_max_factor,
+                "n_clusters": [base["n_clusters"], wide["n_clusters"]],
+                "ari_truth": [ari(ds.labels, base["labels"]), ari(ds.labels, wide["labels"])],
+                "ari_between": ari(base["labels"], wide["labels"]),
+            })
     return summary, curves
 
 
@@ -191,9 +205,10 @@ def _k_sweep(cfg: TomatoMPConfig) -> tuple[dict, dict]:
         ds = make_dataset(name, cfg.n_points, cfg.seed)
         f = log_kde(ds.X, BANDWIDTH[name], device=cfg.device)
         counts = {str(k): tomato(ds.X, f, k=k).n_clusters for k in cfg.tomato_ks if k < len(ds.X)}
-        summary[name] = {"counts": counts, "distinct_counts": len(set(counts.values())), "true": len(np.unique(ds.labels))}
+        true = len(np.unique(ds.labels))
+        summary[name] = {"counts": counts, "distinct_counts": len(set(counts.values())), "true": true}
         if name == "moons":
-            s, c = cluster_all(cfg, ds.X, f, ds.labels, with_mp=False)
+            _, c = cluster_all(cfg, ds.X, f, ds.labels, with_mp=False)
             curves[name] = {"X": ds.X, "truth": ds.labels, "f": f, **c}
     return summary, curves
 
@@ -209,33 +224,16 @@ def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     return summary, curves
 
 
-def _independence(cfg: TomatoMPConfig) -> tuple[dict, dict]:
-    """ToMAToMP (robust) with r_max = connecting radius and r_max_factor times it."""
-    ds, f = _blobs(cfg)
-    summary: dict[str, Any] = {"r_max_factor": cfg.r_max_factor, "runs": []}
-    for q in sorted({cfg.outlier_fractions[0], cfg.outlier_fractions[-1]}):
-        g, _ = corrupt(f, q, seed=cfg.seed)
-        base = run_tomato_mp(cfg, ds.X, g, robust=True, seed=cfg.seed)
-        wide = run_tomato_mp(cfg, ds.X, g, robust=True, r_max_factor=cfg.r_max_factor, seed=cfg.seed)
-        summary["runs"].append({
-            "fraction": q,
-            "n_clusters": [base["n_clusters"], wide["n_clusters"]],
-            "ari_truth": [ari(ds.labels, base["labels"]), ari(ds.labels, wide["labels"])],
-            "ari_between": ari(base["labels"], wide["labels"]),
-        })  # fmt: skip
-    return summary, {}
-
-
 def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     ds, f = _blobs(cfg)
     q = cfg.outlier_fractions[-1]
     g, _ = corrupt(f, q, seed=cfg.seed)
     score = second_score(ds.X, ds.labels, seed=cfg.seed)
-    r = run_tomato_mp(cfg, ds.X, np.stack([g, score]), robust=True, seed=cfg.seed)
+    r = run_tomato_mp(cfg, ds.X, np.stack([g, score]), robust=False, seed=cfg.seed)
     t2 = tomato(ds.X, score, k=cfg.reference_k)
     summary = {"fraction": q, "n_clusters": r["n_clusters"], "ari": ari(ds.labels, r["labels"]),
                "parameters": r["parameters"], "tomato_score_ari": ari(ds.labels, t2.labels),
-               "tomato_score_n_clusters": t2.n_clusters}  # fmt: skip
+               "tomato_score_n_clusters": t2.n_clusters}
     return summary, {"labels": r["labels"], "score": score}
 
 
@@ -243,14 +241,13 @@ PARTS = {
     "outliers": _outliers,
     "k_sweep": _k_sweep,
     "datasets": _datasets,
-    "independence": _independence,
     "two_functions": _two_functions,
 }
 
 
 def run(config: TomatoMPConfig | None = None, *, checkpoint: Checkpointer | None = None,
-        progress: bool = False) -> TomatoMPResults:  # fmt: skip
-    """Run the five parts (see the module docstring); finished parts are checkpointed."""
+        progress: bool = False) -> TomatoMPResults:
+    """Run the four parts (see the module docstring); finished parts are checkpointed."""
     cfg = (config or TomatoMPConfig.preset("book")).validated()
     torch.manual_seed(cfg.seed)
     checkpoint = checkpoint or Checkpointer(None)
@@ -268,6 +265,7 @@ def headline(results: TomatoMPResults) -> list[str]:
         lines.append(
             f"outliers {r['fraction']:.0%}: ToMATo(k={r['tomato_ref']['k']}) K={r['tomato_ref']['n_clusters']} "
             f"ARI {r['tomato_ref']['ari']:.2f} | ToMAToMP robust K={r['mp_robust']['n_clusters']} "
-            f"ARI {r['mp_robust']['ari']:.2f} | (radius, f) K={r['mp_plain']['n_clusters']} ARI {r['mp_plain']['ari']:.2f}"
+            f"ARI {r['mp_robust']['ari']:.2f} | (radius, f) K={r['mp_plain']['n_clusters']} "
+            f"ARI {r['mp_plain']['ari']:.2f}"
         )
     return lines

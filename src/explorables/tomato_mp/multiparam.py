@@ -13,7 +13,8 @@ Our reconstruction (the paper's body is not public; see the chapter for what is 
 3. **Prominence** of a summand: the side of the largest cube ``[b, b + s·1]`` it contains, that
    is ``max over births b and deaths d of min_i (d_i - b_i)``. A summand is prominent only if it
    survives a joint move in *every* parameter.
-4. **Count** from the largest gap in the sorted prominences; **assignment**: each selected
+4. **Count**: the essential summands (one per component of the whole graph) plus the summands
+   before the largest gap in the sorted prominences of the others; **assignment**: each selected
    summand's generator vertex and its connected component at grade ``b + (s_K / 2)·1`` form a
    core; the other points join the nearest core point.
 """
@@ -267,7 +268,10 @@ def tomato_mp(
     filt = build_filtration(X, F, robust=robust, dtm_mass=dtm_mass, r_max=r_max, device=device)
     parts = summands(mma_h0(filt, nlines=nlines, n_jobs=n_jobs))
     prom = np.array([s.prominence for s in parts])
-    k = n_clusters or largest_gap_count(prom)
+    # The components of the whole graph never die: their summands are the most prominent ones
+    # (the cube reaches the top of the box) and always count, as ToMATo's essential classes do.
+    n_essential = int(components_at(filt, np.ones(filt.num_parameters)).max() + 1)
+    k = n_clusters or largest_gap_count(prom[n_essential:], n_essential)
     k = min(k, len(parts))
     selected = parts[:k]
     labels, cores = assign(filt, X, selected, scale=selected[-1].prominence / 2)
