@@ -84,8 +84,9 @@ def toy_persistence_figure(t: np.ndarray, f: np.ndarray, diagram: Diagram, tau: 
 
 
 def _step_figure(panels: list[list[list[go.Scatter]]], labels: list[str], prefix: str, titles: tuple[str, ...],
-                 static: list[tuple[go.Scatter, int]] = ()) -> go.Figure:
-    """One figure with a slider: ``panels[step][col]`` are the traces of that step in column ``col``."""
+                 notes: list[str], static: list[tuple[go.Scatter, int]] = ()) -> go.Figure:
+    """One figure with a slider: ``panels[step][col]`` are the traces of that step in column ``col``;
+    ``notes[step]`` is the figure's title at that step."""
     ncol = len(titles)
     fig = make_subplots(1, ncol, subplot_titles=titles, horizontal_spacing=0.07)
     owner = []
@@ -98,10 +99,11 @@ def _step_figure(panels: list[list[list[go.Scatter]]], labels: list[str], prefix
                 tr.visible = s == 0
                 fig.add_trace(tr, 1, c + 1)
                 owner.append(s)
-    steps = [dict(method="update", label=lab, args=[{"visible": [o in (-1, s) for o in owner]}])
-             for s, lab in enumerate(labels)]
+    steps = [dict(method="update", label=lab, args=[{"visible": [o in (-1, s) for o in owner]}, {"title.text": note}])
+             for s, (lab, note) in enumerate(zip(labels, notes, strict=True))]
     fig.update_layout(sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix=prefix), pad=dict(t=40))],
-                      height=460, margin=dict(l=40, r=10, t=40, b=30), showlegend=False)
+                      height=460, margin=dict(l=40, r=10, t=60, b=30), showlegend=False,
+                      title=dict(text=notes[0], x=0.5, font=dict(size=13)))
     return fig
 
 
@@ -135,14 +137,10 @@ def explorable_figure(results: Any) -> go.Figure:
         ])
         labels.append(f"{s['fraction']:.0%}")
     k = summ["runs"][0]["tomato_ref"]["k"]
-    fig = _step_figure(panels, labels, "outlier fraction: ",
-                       (f"ToMATo (k-NN graph, k={k})", "ToMAToMP (radius, f, DTM)", "ToMATo's diagram and τ"))
-    # per-step subtitles with counts and ARI
     notes = [f"ToMATo K={s['tomato_ref']['n_clusters']} ARI {s['tomato_ref']['ari']:.2f} · "
              f"ToMAToMP K={s['mp_robust']['n_clusters']} ARI {s['mp_robust']['ari']:.2f}" for s in summ["runs"]]
-    for step, note in zip(fig.layout.sliders[0].steps, notes, strict=True):
-        step.args.append({"title.text": note})
-    fig.update_layout(title=dict(text=notes[0], x=0.5, y=0.99, font=dict(size=13)), margin=dict(t=60))
+    fig = _step_figure(panels, labels, "outlier fraction: ",
+                       (f"ToMATo (k-NN graph, k={k})", "ToMAToMP (radius, f, DTM)", "ToMATo's diagram and τ"), notes)
     fig.update_xaxes(title_text="birth", row=1, col=3)
     fig.update_yaxes(title_text="death", row=1, col=3)
     return fig
@@ -158,12 +156,10 @@ def k_slider_figure(results: Any) -> go.Figure:
         d = _diagram_of(c)
         panels.append([_clusters(X, c["labels"]), diagram_traces(d, c["tau"], lo=float(f.min()), hi=float(f.max()))])
         labels.append(str(k))
-    fig = _step_figure(panels, labels, "ToMATo's k: ", ("ToMATo clusters (clean two moons)", "diagram and τ"))
     counts = results.summary["k_sweep"]["moons"]["counts"]
-    for step, k in zip(fig.layout.sliders[0].steps, counts, strict=True):
-        step.args.append({"title.text": f"k = {k}: ToMATo picks K = {counts[k]} (truth: 2)"})
-    fig.update_layout(title=dict(text=f"k = {labels[0]}: ToMATo picks K = {counts[labels[0]]} (truth: 2)", x=0.5,
-                                 font=dict(size=13)), margin=dict(t=60), height=420)
+    notes = [f"k = {k}: ToMATo picks K = {counts[k]} (truth: 2)" for k in labels]
+    fig = _step_figure(panels, labels, "ToMATo's k: ", ("ToMATo clusters (clean two moons)", "diagram and τ"), notes)
+    fig.update_layout(height=420)
     return fig
 
 

@@ -87,7 +87,7 @@ def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Dia
             pairs.append((f[peak[r]], f[v]))  # the younger component dies at f[v]
             parent[r] = oldest
     roots = {find(v) for v in range(n)}
-    essential = np.sort(np.array([f[peak[r]] for r in roots]))[::-1]
+    essential = -np.sort(-np.array([f[peak[r]] for r in roots]))
     arr = np.array(pairs, dtype=np.float64).reshape(-1, 2)
     return Diagram(pairs=arr[np.argsort(-(arr[:, 0] - arr[:, 1]), kind="stable")], essential=essential)
 
@@ -106,7 +106,7 @@ def gudhi_superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) 
     finite = bars[np.isfinite(bars[:, 1])] if len(bars) else np.zeros((0, 2))
     pairs = -finite  # back to superlevel values: (birth, death) with birth >= death
     pairs = pairs[pairs[:, 0] > pairs[:, 1]]  # drop zero-length bars
-    essential = np.sort(-bars[~np.isfinite(bars[:, 1]), 0])[::-1]
+    essential = np.sort(bars[~np.isfinite(bars[:, 1]), 0]) * -1.0
     return Diagram(pairs=pairs[np.argsort(-(pairs[:, 0] - pairs[:, 1]), kind="stable")], essential=essential)
 
 
@@ -117,7 +117,7 @@ def largest_gap_count(prominences: Sequence[float] | np.ndarray, n_essential: in
     ``p_1 >= p_2 >= ...`` (and ``p_0 = +inf`` for the essential ones) we keep the ``K`` before the
     largest drop ``p_K - p_(K+1)`` (with ``p_(m+1) = 0``).
     """
-    p = np.sort(np.asarray(prominences, dtype=np.float64))[::-1]
+    p = -np.sort(-np.asarray(prominences, dtype=np.float64))
     if len(p) == 0:
         return max(n_essential, 1)
     gaps = p - np.r_[p[1:], 0.0]
@@ -158,13 +158,13 @@ def tomato(
         check_int("n_clusters", n_clusters, minimum=1, maximum=len(X))
     model = Tomato(graph_type=graph_type, density_type="manual", **params).fit(X, weights=f)
     raw = np.asarray(model.diagram_, dtype=np.float64).reshape(-1, 2)
-    essential = np.sort(np.asarray(model.max_weight_per_cc_, dtype=np.float64))[::-1]
+    essential = -np.sort(-np.asarray(model.max_weight_per_cc_, dtype=np.float64))
     diagram = Diagram(pairs=raw[np.argsort(-(raw[:, 0] - raw[:, 1]), kind="stable")], essential=essential)
     count = n_clusters or largest_gap_count(diagram.prominence, len(essential))
     count = min(count, model.n_leaves_)
     model.n_clusters_ = count
     prom = np.r_[np.inf * np.ones(len(essential)), diagram.prominence]
-    prom = np.sort(prom)[::-1]
+    prom = -np.sort(-prom)
     above = prom[count - 1] if count - 1 < len(prom) else 0.0
     below = prom[count] if count < len(prom) else 0.0
     tau = float(below + (above - below) / 2) if np.isfinite(above) else float(below) + 1.0
