@@ -41,6 +41,7 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),
         Chapter(4, "rashomon", "Noise, Rashomon sets and simpler models"),
         Chapter(16, "muon", "Muon in the river valley"),
+        Chapter(19, "tomato_mp", "ToMATo and ToMAToMP: multi-parameter topological clustering"),
     )
 }
 

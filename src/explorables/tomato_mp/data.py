@@ -122,3 +122,15 @@ def corrupt(
     spread = f.max() - np.median(f)
     g[idx] = f.max() + rng.uniform(low, high, size=m) * spread
     return g, idx
+
+
+def toy_path_signal(n: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A bumpy function on the path graph ``0 - 1 - ... - n-1``: three bumps of different heights
+    plus a little noise. Returns the abscissae, the values and the edges (for the idea figure)."""
+    n = check_int("n", n, minimum=5)
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 1.0, n)
+    f = (np.exp(-((t - 0.2) / 0.08) ** 2) + 0.6 * np.exp(-((t - 0.55) / 0.1) ** 2)
+         + 0.8 * np.exp(-((t - 0.85) / 0.06) ** 2) + 0.05 * rng.normal(size=n))
+    edges = np.column_stack([np.arange(n - 1), np.arange(1, n)])
+    return t, f, edges

@@ -9,7 +9,7 @@ gudhi (the tests check that they agree), and :func:`tomato` runs ToMATo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gudhi
 import numpy as np
@@ -132,6 +132,13 @@ class TomatoResult:
     n_clusters: int
     diagram: Diagram
     threshold: float  # tau: a merge threshold that yields n_clusters (midpoint of the gap)
+    model: Tomato | None = field(default=None, repr=False, compare=False)  # gudhi's fitted object
+
+    def labels_at(self, tau: float) -> np.ndarray:
+        """Labels after merging every peak of prominence <= ``tau`` (gudhi relabels, no recomputation)."""
+        count = int(np.sum(self.diagram.prominence > tau)) + len(self.diagram.essential)
+        self.model.n_clusters_ = max(count, 1)
+        return np.asarray(self.model.labels_)
 
 
 def tomato(
@@ -168,4 +175,5 @@ def tomato(
     above = prom[count - 1] if count - 1 < len(prom) else 0.0
     below = prom[count] if count < len(prom) else 0.0
     tau = float(below + (above - below) / 2) if np.isfinite(above) else float(below) + 1.0
-    return TomatoResult(labels=np.asarray(model.labels_), n_clusters=count, diagram=diagram, threshold=tau)
+    return TomatoResult(labels=np.asarray(model.labels_).copy(), n_clusters=count, diagram=diagram, threshold=tau,
+                        model=model)
