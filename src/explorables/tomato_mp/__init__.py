@@ -24,6 +24,7 @@ from .multiparam import (
 from .persistence import (
     Diagram,
     TomatoResult,
+    gap_threshold,
     gudhi_superlevel_persistence,
     largest_gap_count,
     superlevel_persistence,
@@ -48,6 +49,7 @@ __all__ = [
     "corrupt",
     "dtm",
     "from_gudhi",
+    "gap_threshold",
     "gudhi_superlevel_persistence",
     "headline",
     "largest_gap_count",

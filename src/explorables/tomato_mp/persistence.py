@@ -124,6 +124,16 @@ def largest_gap_count(prominences: Sequence[float] | np.ndarray, n_essential: in
     return int(np.argmax(gaps)) + 1 + n_essential
 
 
+def gap_threshold(prominences: Sequence[float] | np.ndarray, n_clusters: int, n_essential: int = 0) -> float:
+    """A merge threshold tau that keeps ``n_clusters`` clusters: the midpoint of the gap between the
+    ``(n_clusters - n_essential)``-th and the next largest prominence (0 below the last one)."""
+    p = np.r_[-np.sort(-np.asarray(prominences, dtype=np.float64)), 0.0]
+    kept = max(n_clusters - n_essential, 0)
+    above = p[kept - 1] if kept >= 1 else p[0] + 1.0
+    below = p[min(kept, len(p) - 1)]
+    return float((above + below) / 2)
+
+
 @dataclass(frozen=True)
 class TomatoResult:
     """ToMATo's output: labels at the chosen count, the diagram, and the count chosen by the gap."""
@@ -170,10 +180,6 @@ def tomato(
     count = n_clusters or largest_gap_count(diagram.prominence, len(essential))
     count = min(count, model.n_leaves_)
     model.n_clusters_ = count
-    prom = np.r_[np.inf * np.ones(len(essential)), diagram.prominence]
-    prom = -np.sort(-prom)
-    above = prom[count - 1] if count - 1 < len(prom) else 0.0
-    below = prom[count] if count < len(prom) else 0.0
-    tau = float(below + (above - below) / 2) if np.isfinite(above) else float(below) + 1.0
+    tau = gap_threshold(diagram.prominence, count, len(essential))
     return TomatoResult(labels=np.asarray(model.labels_).copy(), n_clusters=count, diagram=diagram, threshold=tau,
                         model=model)
