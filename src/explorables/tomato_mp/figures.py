@@ -21,6 +21,11 @@ def colours(labels: np.ndarray) -> list[str]:
     return [NOISE if lab < 0 else PALETTE[int(lab) % len(PALETTE)] for lab in np.asarray(labels)]
 
 
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
 def _r(x: np.ndarray, digits: int = 3) -> list:
     return np.round(np.asarray(x, dtype=np.float64), digits).tolist()
 
@@ -184,18 +189,23 @@ def staircase(births: np.ndarray, deaths: np.ndarray, lo: float = 0.0, hi: float
 
 
 def summands_figure(results: Any, fractions: tuple[int, ...] = (0, -1)) -> go.Figure:
-    """The top summands of the (radius, f) module as staircase regions, clean and with outliers."""
+    """The top four summands of the (radius, f) module as staircase regions (dots: birth corners),
+    clean and with outliers."""
     cur, summ = results.curves["outliers"], results.summary["outliers"]
     titles = tuple(f"(radius, f) module, {summ['runs'][i]['fraction']:.0%} outliers" for i in fractions)
     fig = make_subplots(1, len(fractions), subplot_titles=titles)
     for col, i in enumerate(fractions, start=1):
         parts = cur["runs"][i]["mp_plain"]["summands"]
         prom = cur["runs"][i]["mp_plain"]["prominences"]
-        for j, s in enumerate(parts[:6]):
+        for j, s in enumerate(parts[:4]):
             x, y = staircase(np.asarray(s["births"]), np.asarray(s["deaths"]))
-            fig.add_trace(go.Scatter(x=_r(x), y=_r(y), fill="toself", mode="lines", opacity=0.35,
-                                     line=dict(color=PALETTE[j]), name=f"summand {j + 1} (prominence {prom[j]:.2f})",
-                                     legendgroup=str(col)), 1, col)
+            fig.add_trace(go.Scatter(x=_r(x), y=_r(y), fill="toself", mode="lines",
+                                     fillcolor=_rgba(PALETTE[j], 0.12), line=dict(color=PALETTE[j], width=2),
+                                     name=f"summand {j + 1} (prominence {prom[j]:.2f})", legendgroup=str(col)),
+                          1, col)
+            b = np.clip(np.asarray(s["births"]), 0, 1)
+            fig.add_trace(go.Scatter(x=_r(b[:, 0]), y=_r(b[:, 1]), mode="markers", showlegend=False,
+                                     marker=dict(color=PALETTE[j], size=7), hoverinfo="skip"), 1, col)
     fig.update_xaxes(title_text="radius / r_max", range=[0, 1])
     fig.update_yaxes(title_text="1 − rank(f)", range=[0, 1])
     fig.update_layout(height=420, margin=dict(l=40, r=10, t=40, b=40))
