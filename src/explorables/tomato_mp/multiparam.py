@@ -16,7 +16,8 @@ Our reconstruction (the paper's body is not public; see the chapter for what is 
 4. **Count**: the essential summands (one per component of the whole graph) plus the summands
    before the largest gap in the sorted prominences of the others; **assignment**: each selected
    summand's generator vertex and its connected component at grade ``b + (s_K / 2)·1`` form a
-   core; the other points join the nearest core point.
+   core; the other points reach a core along the Euclidean minimum spanning tree
+   (:func:`propagate`).
 """
 
 from __future__ import annotations
@@ -138,8 +139,8 @@ class Summand:
 
 def summand_prominence(births: np.ndarray, deaths: np.ndarray) -> tuple[float, np.ndarray]:
     """Side of the largest cube ``[b, b + s·1]`` inside an interval (``max_(b,d) min_i (d_i - b_i)``)."""
-    B = np.asarray(births, dtype=np.float64).reshape(-1, births.shape[-1] if np.ndim(births) > 1 else 1)
-    D = np.asarray(deaths, dtype=np.float64).reshape(-1, B.shape[1])
+    B = np.atleast_2d(np.asarray(births, dtype=np.float64))
+    D = np.atleast_2d(np.asarray(deaths, dtype=np.float64))
     if len(B) == 0 or len(D) == 0:
         return 0.0, np.zeros(B.shape[1])
     side = (D[None, :, :] - B[:, None, :]).min(-1)  # (a, b)
@@ -184,7 +185,8 @@ class ToMAToMPResult:
 
 
 def assign(filt: MultiFiltration, X: np.ndarray, selected: list[Summand], scale: float) -> tuple[np.ndarray, list]:
-    """Cores of the selected summands at grade ``corner + scale·1``, then nearest-core assignment."""
+    """Cores of the selected summands at grade ``corner + scale·1``; the other points follow
+    :func:`propagate` (the minimum spanning tree) to a core."""
     grades = filt.vertex_grades
     n = len(grades)
     owner = np.full(n, -1)
