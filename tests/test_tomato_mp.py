@@ -301,3 +301,11 @@ def test_staircase_outline_of_a_rectangle():
     x, y = staircase(np.array([[0.2, 0.1]]), np.array([[0.6, 0.5]]))
     assert min(x) == pytest.approx(0.2) and max(x) == pytest.approx(0.6)
     assert min(y) == pytest.approx(0.1) and max(y) == pytest.approx(0.5)
+
+
+def test_parallel_mmas_give_the_same_numbers(smoke):
+    from explorables.tomato_mp.experiment import _outliers
+
+    results, _ = smoke
+    parallel, _ = _outliers(TomatoMPConfig.preset("smoke", n_jobs=2))
+    assert parallel == results.summary["outliers"]

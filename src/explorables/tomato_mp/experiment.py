@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from joblib import Parallel, delayed
 from sklearn.cluster import HDBSCAN, KMeans
 from sklearn.metrics import adjusted_rand_score
 
@@ -67,7 +68,7 @@ class TomatoMPConfig(ExperimentConfig):
                       n_jobs=-1),
     }
     PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU for the density estimates on 10^5 points, and many CPU cores for the MMA (multipers, n_jobs=-1)"
+        "one GPU for the density estimates on 10^5 points, and many CPU cores (the independent MMAs run in parallel)"
     )
 
     def validated(self) -> TomatoMPConfig:
@@ -127,7 +128,7 @@ def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, 
         idx = np.sort(np.random.default_rng(seed + 7).choice(n, cfg.mp_max_points, replace=False))
     Xs = X[idx]
     res = tomato_mp(Xs, F[:, idx], robust=robust, nlines=cfg.nlines, dtm_mass=cfg.dtm_mass,
-                    r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device, n_jobs=cfg.n_jobs)
+                    r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device)
     labels = res.labels if len(idx) == n else nearest_labels(X, Xs, res.labels, cfg.device)
     top = res.summands[: min(8, len(res.summands))]
     return {
@@ -181,21 +182,31 @@ def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "runs": [], "independence": []}
     curves: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "runs": []}
     ends = {0, len(cfg.outlier_fractions) - 1}
-    for i, q in enumerate(cfg.outlier_fractions):
+
+    def one(i: int, q: float) -> tuple[dict, dict, dict | None]:
         g, idx = corrupt(f, q, seed=cfg.seed)
         s, c = cluster_all(cfg, ds.X, g, ds.labels)
-        summary["runs"].append({"fraction": q, "n_outliers": len(idx), **s})
-        curves["runs"].append({"f": g, "outliers": idx, **c})
+        independence = None
         if i in ends:
             wide = run_tomato_mp(cfg, ds.X, g, robust=True, r_max_factor=cfg.r_max_factor, seed=cfg.seed)
             base = c["mp_robust"]
-            summary["independence"].append({
+            independence = {
                 "fraction": q,
                 "r_max_factor": cfg.r_max_factor,
                 "n_clusters": [base["n_clusters"], wide["n_clusters"]],
                 "ari_truth": [ari(ds.labels, base["labels"]), ari(ds.labels, wide["labels"])],
                 "ari_between": ari(base["labels"], wide["labels"]),
-            })
+            }
+        return {"fraction": q, "n_outliers": len(idx), **s}, {"f": g, "outliers": idx, **c}, independence
+
+    # The fractions are independent MMAs: with n_jobs != 1 they run in parallel processes (joblib);
+    # the results do not depend on n_jobs.
+    jobs = Parallel(n_jobs=cfg.n_jobs)(delayed(one)(i, q) for i, q in enumerate(cfg.outlier_fractions))
+    for s, c, independence in jobs:
+        summary["runs"].append(s)
+        curves["runs"].append(c)
+        if independence is not None:
+            summary["independence"].append(independence)
     return summary, curves
 
 
