@@ -1,0 +1,282 @@
+"""The chapter's experiment, one code path for every scale.
+
+``run(TomatoMPConfig.preset("book"))`` is what the chapter executes, ``"smoke"`` what the tests
+execute, ``"paper"`` the full-scale run (``explorables run tomato_mp --scale paper``).
+
+Four parts, each checkpointed (``--resume`` skips the finished ones):
+
+1. **outliers**: touching blobs, ``f`` = log-KDE; for each outlier fraction, ToMATo over its
+   graph parameter ``k``, ToMAToMP on (radius, f) and on (radius, f, DTM), HDBSCAN and k-means;
+   adjusted Rand index (ARI) against the planted labels, on every point. At the first and last
+   fraction, ToMAToMP again with a wider radius cap ``r_max`` (the only graph-like knob left):
+   does the clustering change?
+2. **k_sweep**: ToMATo's chosen count over ``k`` on clean moons, circles, blobs and iris.
+3. **datasets**: every method on clean moons, circles and iris.
+4. **two_functions**: ToMAToMP on (radius, f, score): the corrupted density and a second,
+   clean synthetic score at once (no DTM parameter).
+
+Above ``mp_max_points`` points, ToMAToMP runs on a random subsample of that size (the MMA is
+quadratic in the points through the edges) and the other points take the label of their
+nearest subsample point; densities and ToMATo always use every point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from joblib import Parallel, delayed
+from sklearn.cluster import HDBSCAN, KMeans
+from sklearn.metrics import adjusted_rand_score
+
+from ..core.checkpoint import Checkpointer, run_parts
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.validation import check_in_range, check_int, check_positive
+from .data import DATASETS, corrupt, log_kde, make_dataset, second_score
+from .multiparam import connecting_radius, tomato_mp
+from .persistence import tomato
+
+#: KDE bandwidth per data set (in the data's units; iris is standardised)
+BANDWIDTH = {"blobs": 0.4, "moons": 0.25, "circles": 0.25, "iris": 0.6}
+
+
+@dataclass(frozen=True)
+class TomatoMPConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    n_points: int = 200
+    outlier_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.10)
+    tomato_ks: tuple[int, ...] = (5, 8, 10, 15, 20, 30, 40)
+    reference_k: int = 10
+    nlines: int = 30
+    dtm_mass: float = 0.05
+    r_max_factor: float = 1.25
+    datasets: tuple[str, ...] = ("moons", "circles", "iris")
+    hdbscan_min_cluster_size: int = 15
+    mp_max_points: int = 400
+    n_jobs: int = 1
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(n_points=150, outlier_fractions=(0.0, 0.05), tomato_ks=(5, 10, 20), nlines=30,
+                      datasets=("moons",)),
+        "book": {},
+        "paper": dict(device="auto", n_points=100_000, outlier_fractions=(0.0, 0.01, 0.02, 0.05, 0.10),
+                      tomato_ks=(5, 10, 20, 40, 80, 160), reference_k=20, nlines=60, mp_max_points=1500,
+                      n_jobs=-1),
+    }
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU for the density estimates on 10^5 points, and many CPU cores (the independent MMAs run in parallel)"
+    )
+
+    def validated(self) -> TomatoMPConfig:
+        check_int("n_points", self.n_points, minimum=30)
+        if not self.outlier_fractions:
+            raise ValueError("outlier_fractions must hold at least one fraction in [0, 0.5]")
+        for q in self.outlier_fractions:
+            check_in_range("outlier_fractions", q, 0.0, 0.5)
+        if not self.tomato_ks:
+            raise ValueError("tomato_ks must hold at least one k >= 1")
+        for k in self.tomato_ks:
+            check_int("tomato_ks", k, minimum=1, maximum=self.n_points - 1)
+        check_int("reference_k", self.reference_k, minimum=1, maximum=self.n_points - 1)
+        check_int("nlines", self.nlines, minimum=4)
+        check_in_range("dtm_mass", self.dtm_mass, 0.0, 1.0, low_inclusive=False)
+        check_positive("r_max_factor", self.r_max_factor)
+        for name in self.datasets:
+            if name not in DATASETS:
+                raise ValueError(f"datasets must be among {DATASETS}, got {name!r}")
+        check_int("hdbscan_min_cluster_size", self.hdbscan_min_cluster_size, minimum=2)
+        check_int("mp_max_points", self.mp_max_points, minimum=30)
+        return self
+
+
+@dataclass
+class TomatoMPResults:
+    """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""
+
+    config: TomatoMPConfig
+    summary: dict[str, Any]
+    curves: dict[str, Any] = field(repr=False)
+
+
+def ari(truth: np.ndarray, labels: np.ndarray) -> float:
+    """Adjusted Rand index (scikit-learn), rounded to 4 digits for the tables."""
+    return round(float(adjusted_rand_score(truth, labels)), 4)
+
+
+def nearest_labels(X: np.ndarray, X_ref: np.ndarray, labels_ref: np.ndarray, device: str = "cpu") -> np.ndarray:
+    """Label of the nearest reference point, for every row of ``X`` (torch, in blocks)."""
+    dev = resolve_device(device)
+    R = torch.as_tensor(X_ref, dtype=torch.float64, device=dev)
+    out = []
+    for start in range(0, len(X), 8192):
+        P = torch.as_tensor(X[start : start + 8192], dtype=torch.float64, device=dev)
+        out.append(torch.cdist(P, R).argmin(1).cpu().numpy())
+    return np.asarray(labels_ref)[np.concatenate(out)] if out else np.zeros(0, dtype=np.int64)
+
+
+def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, robust: bool, r_max_factor: float = 1.0,
+                  seed: int = 0) -> dict[str, Any]:
+    """ToMAToMP on ``X`` (subsampled above ``mp_max_points``); labels for every point."""
+    n = len(X)
+    F = np.atleast_2d(functions)
+    idx = np.arange(n)
+    if n > cfg.mp_max_points:
+        idx = np.sort(np.random.default_rng(seed + 7).choice(n, cfg.mp_max_points, replace=False))
+    Xs = X[idx]
+    res = tomato_mp(Xs, F[:, idx], robust=robust, nlines=cfg.nlines, dtm_mass=cfg.dtm_mass,
+                    r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device)
+    labels = res.labels if len(idx) == n else nearest_labels(X, Xs, res.labels, cfg.device)
+    top = res.summands[: min(8, len(res.summands))]
+    return {
+        "labels": labels,
+        "n_clusters": res.n_clusters,
+        "prominences": res.prominences[:20],
+        "parameters": list(res.filtration.parameters),
+        "summands": [{"births": s.births, "deaths": s.deaths} for s in top],
+    }
+
+
+def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.ndarray, *,
+                with_mp: bool = True) -> tuple[dict, dict]:
+    """Every method on one data set: ARIs and counts (summary), labels and diagrams (curves)."""
+    summary: dict[str, Any] = {"tomato": {}}
+    curves: dict[str, Any] = {"tomato": {}}
+    for k in cfg.tomato_ks:
+        t = tomato(X, f, k=k)
+        summary["tomato"][str(k)] = {"n_clusters": t.n_clusters, "ari": ari(truth, t.labels)}
+        curves["tomato"][str(k)] = {"labels": t.labels, "pairs": t.diagram.pairs, "essential": t.diagram.essential,
+                                    "tau": t.threshold}
+    ref = tomato(X, f, k=cfg.reference_k)
+    summary["tomato_ref"] = {"k": cfg.reference_k, "n_clusters": ref.n_clusters, "ari": ari(truth, ref.labels)}
+    curves["tomato_ref"] = {"labels": ref.labels, "pairs": ref.diagram.pairs, "essential": ref.diagram.essential,
+                            "tau": ref.threshold}
+    n_true = len(np.unique(truth))
+    hd = HDBSCAN(min_cluster_size=cfg.hdbscan_min_cluster_size, copy=True).fit_predict(X) if len(X) <= 20_000 else None
+    if hd is not None:
+        summary["hdbscan"] = {"n_clusters": int(hd.max() + 1), "noise": float(np.mean(hd < 0)), "ari": ari(truth, hd)}
+        curves["hdbscan"] = hd
+    km = KMeans(n_true, n_init=4, random_state=cfg.seed).fit_predict(X)
+    summary["kmeans"] = {"n_clusters": n_true, "ari": ari(truth, km)}
+    if with_mp:
+        for name, robust in (("mp_plain", False), ("mp_robust", True)):
+            r = run_tomato_mp(cfg, X, f, robust=robust, seed=cfg.seed)
+            summary[name] = {"n_clusters": r["n_clusters"], "ari": ari(truth, r["labels"]),
+                             "prominences": [round(float(p), 4) for p in r["prominences"][:8]]}
+            curves[name] = r
+    return summary, curves
+
+
+def _blobs(cfg: TomatoMPConfig):
+    ds = make_dataset("blobs", cfg.n_points, cfg.seed)
+    return ds, log_kde(ds.X, BANDWIDTH["blobs"], device=cfg.device)
+
+
+def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
+    """Every method on blobs at each outlier fraction; at the first and last fraction, ToMAToMP
+    again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence)."""
+    ds, f = _blobs(cfg)
+    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "runs": [], "independence": []}
+    curves: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "runs": []}
+    ends = {0, len(cfg.outlier_fractions) - 1}
+
+    def one(i: int, q: float) -> tuple[dict, dict, dict | None]:
+        g, idx = corrupt(f, q, seed=cfg.seed)
+        s, c = cluster_all(cfg, ds.X, g, ds.labels)
+        independence = None
+        if i in ends:
+            wide = run_tomato_mp(cfg, ds.X, g, robust=True, r_max_factor=cfg.r_max_factor, seed=cfg.seed)
+            base = c["mp_robust"]
+            independence = {
+                "fraction": q,
+                "r_max_factor": cfg.r_max_factor,
+                "n_clusters": [base["n_clusters"], wide["n_clusters"]],
+                "ari_truth": [ari(ds.labels, base["labels"]), ari(ds.labels, wide["labels"])],
+                "ari_between": ari(base["labels"], wide["labels"]),
+            }
+        return {"fraction": q, "n_outliers": len(idx), **s}, {"f": g, "outliers": idx, **c}, independence
+
+    # The fractions are independent MMAs: with n_jobs != 1 they run in parallel processes (joblib);
+    # the results do not depend on n_jobs.
+    jobs = Parallel(n_jobs=cfg.n_jobs)(delayed(one)(i, q) for i, q in enumerate(cfg.outlier_fractions))
+    for s, c, independence in jobs:
+        summary["runs"].append(s)
+        curves["runs"].append(c)
+        if independence is not None:
+            summary["independence"].append(independence)
+    return summary, curves
+
+
+def _k_sweep(cfg: TomatoMPConfig) -> tuple[dict, dict]:
+    summary, curves = {}, {}
+    for name in ("blobs", "moons", "circles", "iris"):
+        ds = make_dataset(name, cfg.n_points, cfg.seed)
+        f = log_kde(ds.X, BANDWIDTH[name], device=cfg.device)
+        counts = {str(k): tomato(ds.X, f, k=k).n_clusters for k in cfg.tomato_ks if k < len(ds.X)}
+        true = len(np.unique(ds.labels))
+        summary[name] = {"counts": counts, "distinct_counts": len(set(counts.values())), "true": true}
+        if name == "moons":
+            _, c = cluster_all(cfg, ds.X, f, ds.labels, with_mp=False)
+            curves[name] = {"X": ds.X, "truth": ds.labels, "f": f, **c}
+    return summary, curves
+
+
+def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
+    summary, curves = {}, {}
+    for name in cfg.datasets:
+        ds = make_dataset(name, cfg.n_points, cfg.seed)
+        f = log_kde(ds.X, BANDWIDTH[name], device=cfg.device)
+        s, c = cluster_all(cfg, ds.X, f, ds.labels)
+        summary[name] = {"n": len(ds.X), "true": len(np.unique(ds.labels)), **s}
+        curves[name] = {"labels_mp": c["mp_robust"]["labels"]}
+    return summary, curves
+
+
+def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
+    ds, f = _blobs(cfg)
+    q = cfg.outlier_fractions[-1]
+    g, _ = corrupt(f, q, seed=cfg.seed)
+    score = second_score(ds.X, ds.labels, seed=cfg.seed)
+    r = run_tomato_mp(cfg, ds.X, np.stack([g, score]), robust=False, seed=cfg.seed)
+    t2 = tomato(ds.X, score, k=cfg.reference_k)
+    summary = {"fraction": q, "n_clusters": r["n_clusters"], "ari": ari(ds.labels, r["labels"]),
+               "parameters": r["parameters"], "tomato_score_ari": ari(ds.labels, t2.labels),
+               "tomato_score_n_clusters": t2.n_clusters}
+    return summary, {"labels": r["labels"], "score": score}
+
+
+PARTS = {
+    "outliers": _outliers,
+    "k_sweep": _k_sweep,
+    "datasets": _datasets,
+    "two_functions": _two_functions,
+}
+
+
+def run(config: TomatoMPConfig | None = None, *, checkpoint: Checkpointer | None = None,
+        progress: bool = False) -> TomatoMPResults:
+    """Run the four parts (see the module docstring); finished parts are checkpointed."""
+    cfg = (config or TomatoMPConfig.preset("book")).validated()
+    torch.manual_seed(cfg.seed)
+    checkpoint = checkpoint or Checkpointer(None)
+    checkpoint.bind(cfg.identity())
+    parts = {name: (lambda part=part: part(cfg)) for name, part in PARTS.items()}
+    summary, curves, timings = run_parts(checkpoint, parts, progress)
+    summary["timings"] = timings
+    return TomatoMPResults(config=cfg, summary=summary, curves=curves)
+
+
+def headline(results: TomatoMPResults) -> list[str]:
+    """Key numbers for the end of a command-line run."""
+    lines = []
+    for r in results.summary["outliers"]["runs"]:
+        lines.append(
+            f"outliers {r['fraction']:.0%}: ToMATo(k={r['tomato_ref']['k']}) K={r['tomato_ref']['n_clusters']} "
+            f"ARI {r['tomato_ref']['ari']:.2f} | ToMAToMP robust K={r['mp_robust']['n_clusters']} "
+            f"ARI {r['mp_robust']['ari']:.2f} | (radius, f) K={r['mp_plain']['n_clusters']} "
+            f"ARI {r['mp_plain']['ari']:.2f}"
+        )
+    return lines

@@ -1,0 +1,280 @@
+"""ToMAToMP: clusters from the MMA decomposition of H0 of a multi-parameter filtration.
+
+Our reconstruction (the paper's body is not public; see the chapter for what is assumed):
+
+1. **Filtration** on the complete graph of the points, up to the radius ``r_max`` at which it
+   becomes connected (the longest edge of the Euclidean minimum spanning tree), so no graph is
+   chosen by hand. Every coordinate is a *sublevel* parameter in ``[0, 1]``:
+   the radius ``|uv| / r_max`` (vertices at 0), one coordinate ``1 - rank(f_i)`` per function
+   (rank-normalised superlevel sets), and, in the robust variant, ``rank(DTM)`` of the
+   distance to measure. A vertex enters at its own grade, an edge at the radius and the
+   coordinate-wise max of its endpoints' grades.
+2. **MMA** (Loiseaux, Carrière, Blumberg 2022) of H0 with multipers: a sum of interval modules.
+3. **Prominence** of a summand: the side of the largest cube ``[b, b + s·1]`` it contains, that
+   is ``max over births b and deaths d of min_i (d_i - b_i)``. A summand is prominent only if it
+   survives a joint move in *every* parameter.
+4. **Count**: the essential summands (one per component of the whole graph) plus the summands
+   before the largest gap in the sorted prominences of the others; **assignment**: each selected
+   summand's generator vertex and its connected component at grade ``b + (s_K / 2)·1`` form a
+   core; the other points reach a core along the Euclidean minimum spanning tree
+   (:func:`propagate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import gudhi
+import multipers as mp
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+from scipy.spatial.distance import pdist, squareform
+from scipy.stats import rankdata
+
+from ..core.validation import check_in_range, check_int, check_positive
+from .data import dtm as distance_to_measure
+from .persistence import largest_gap_count
+from .validate import check_functions, check_points
+
+
+@dataclass(frozen=True)
+class MultiFiltration:
+    """A 1-critical multi-filtration of a graph: one grade per vertex and per edge."""
+
+    vertex_grades: np.ndarray  # (n, p)
+    edges: np.ndarray  # (m, 2)
+    edge_grades: np.ndarray  # (m, p)
+    parameters: tuple[str, ...]
+    r_max: float
+
+    @property
+    def num_parameters(self) -> int:
+        return self.vertex_grades.shape[1]
+
+
+def ranks01(values: np.ndarray) -> np.ndarray:
+    """Ranks scaled to ``[0, 1]`` (average ranks for ties): a monotone change of the values."""
+    n = len(values)
+    return (rankdata(values) - 1.0) / max(n - 1, 1)
+
+
+def connecting_radius(X: np.ndarray) -> float:
+    """The smallest radius at which the neighbourhood graph of ``X`` is connected (longest MST edge)."""
+    X = check_points("X", X)
+    mst = minimum_spanning_tree(squareform(pdist(X)))
+    return float(mst.data.max()) if mst.nnz else 1.0
+
+
+def build_filtration(
+    X: np.ndarray,
+    functions: Sequence[Sequence[float]] | np.ndarray,
+    *,
+    robust: bool = True,
+    dtm_mass: float = 0.05,
+    r_max: float | None = None,
+    device: str = "cpu",
+) -> MultiFiltration:
+    """The (radius, functions[, DTM]) filtration of the graph of all pairs closer than ``r_max``."""
+    X = check_points("X", X)
+    F = check_functions("functions", functions, len(X))
+    r_max = connecting_radius(X) if r_max is None else check_positive("r_max", r_max)
+    cols = [np.zeros(len(X))] + [1.0 - ranks01(f) for f in F]
+    names = ["radius"] + [f"f{i + 1}" for i in range(len(F))]
+    if robust:
+        cols.append(ranks01(distance_to_measure(X, dtm_mass, device=device)))
+        names.append("DTM")
+    V = np.column_stack(cols)
+    iu, ju = np.triu_indices(len(X), 1)
+    d = pdist(X)
+    keep = d <= r_max
+    u, v = iu[keep], ju[keep]
+    E = np.column_stack([d[keep] / r_max, np.maximum(V[u, 1:], V[v, 1:])])
+    return MultiFiltration(V, np.column_stack([u, v]), E, tuple(names), float(r_max))
+
+
+def to_simplextree(filt: MultiFiltration) -> mp.SimplexTreeMulti:
+    """The filtration as a multipers simplex tree, built directly with ``insert_batch``.
+
+    This avoids converting a gudhi ``SimplexTree`` (see :func:`from_gudhi`): with gudhi 3.13 and
+    multipers 2.2.3 the default (fast) conversion crashes the interpreter.
+    """
+    st = mp.SimplexTreeMulti(num_parameters=filt.num_parameters)
+    n = len(filt.vertex_grades)
+    st.insert_batch(np.arange(n, dtype=np.int32)[None, :], np.ascontiguousarray(filt.vertex_grades))
+    if len(filt.edges):
+        st.insert_batch(np.ascontiguousarray(filt.edges.T, dtype=np.int32), np.ascontiguousarray(filt.edge_grades))
+    return st
+
+
+def from_gudhi(st: gudhi.SimplexTree, num_parameters: int) -> mp.SimplexTreeMulti:
+    """Convert a gudhi simplex tree into a multipers one (first coordinate = gudhi's filtration).
+
+    Always with ``safe_conversion=True``: multipers 2.2.3's default conversion deserialises
+    gudhi's internal buffer and, with gudhi 3.13, segfaults (``tests/test_tomato_mp.py`` keeps a
+    regression test of the safe path and documents the unsafe one).
+    """
+    return mp.SimplexTreeMulti(st, num_parameters=check_int("num_parameters", num_parameters), safe_conversion=True)
+
+
+def mma_h0(filt: MultiFiltration, nlines: int = 40, n_jobs: int = 1):
+    """The MMA decomposition (multipers ``module_approximation``) of H0, on the box ``[0, 1]^p``."""
+    check_int("nlines", nlines, minimum=4)
+    p = filt.num_parameters
+    box = np.array([np.zeros(p), np.ones(p)])
+    module = mp.module_approximation(to_simplextree(filt), box=box, nlines=nlines, n_jobs=n_jobs, ignore_warning=True)
+    return module.get_module_of_degree(0)
+
+
+@dataclass(frozen=True)
+class Summand:
+    """One interval summand: its corners, its prominence (largest cube side) and where the cube sits."""
+
+    births: np.ndarray  # (a, p) minimal corners
+    deaths: np.ndarray  # (b, p) maximal corners, clipped to the box
+    prominence: float
+    corner: np.ndarray  # b: the birth corner of the largest cube
+
+
+def summand_prominence(births: np.ndarray, deaths: np.ndarray) -> tuple[float, np.ndarray]:
+    """Side of the largest cube ``[b, b + s·1]`` inside an interval (``max_(b,d) min_i (d_i - b_i)``)."""
+    B = np.atleast_2d(np.asarray(births, dtype=np.float64))
+    D = np.atleast_2d(np.asarray(deaths, dtype=np.float64))
+    if len(B) == 0 or len(D) == 0:
+        return 0.0, np.zeros(B.shape[1])
+    side = (D[None, :, :] - B[:, None, :]).min(-1)  # (a, b)
+    i, j = np.unravel_index(np.argmax(side), side.shape)
+    return float(max(side[i, j], 0.0)), B[i]
+
+
+def summands(module) -> list[Summand]:
+    """The summands of an MMA module, with their prominences, most prominent first."""
+    out = []
+    for s in module:
+        births = np.asarray(s.get_birth_list(), dtype=np.float64)
+        deaths = np.minimum(np.asarray(s.get_death_list(), dtype=np.float64), 1.0)
+        if births.size == 0:
+            continue
+        prom, corner = summand_prominence(births, deaths)
+        out.append(Summand(births, deaths, prom, corner))
+    out.sort(key=lambda s: -s.prominence)
+    return out
+
+
+def components_at(filt: MultiFiltration, grade: np.ndarray) -> np.ndarray:
+    """Connected-component label of every vertex in the subgraph at ``grade`` (-1: not present)."""
+    present = np.all(filt.vertex_grades <= grade + 1e-12, axis=1)
+    e = filt.edges[np.all(filt.edge_grades <= grade + 1e-12, axis=1)]
+    n = len(present)
+    g = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n)) if len(e) else coo_matrix((n, n))
+    _, comp = connected_components(g, directed=False)
+    return np.where(present, comp, -1)
+
+
+@dataclass
+class ToMAToMPResult:
+    """Labels, the chosen count, the summands and their prominences, and the cores."""
+
+    labels: np.ndarray
+    n_clusters: int
+    prominences: np.ndarray
+    summands: list[Summand] = field(repr=False)
+    cores: list[np.ndarray] = field(repr=False)
+    filtration: MultiFiltration = field(repr=False)
+
+
+def assign(filt: MultiFiltration, X: np.ndarray, selected: list[Summand], scale: float) -> tuple[np.ndarray, list]:
+    """Cores of the selected summands at grade ``corner + scale·1``; the other points follow
+    :func:`propagate` (the minimum spanning tree) to a core."""
+    grades = filt.vertex_grades
+    n = len(grades)
+    owner = np.full(n, -1)
+    size = np.full(n, np.inf)
+    cores = []
+    generators: list[int] = []
+    for c, s in enumerate(selected):
+        comp = components_at(filt, s.corner + scale)
+        # The summand is alive at this grade, so its component holds no older summand's
+        # generator: among those components, take the vertex closest to a birth corner.
+        taken = {comp[g] for g in generators}
+        candidates = np.flatnonzero((comp >= 0) & ~np.isin(comp, list(taken)))
+        if len(candidates) == 0:
+            cores.append(np.zeros(0, dtype=np.int64))
+            continue
+        gap = np.abs(grades[candidates, None, :] - s.births[None, :, :]).max(-1).min(1)
+        gen = int(candidates[np.argmin(gap)])
+        generators.append(gen)
+        core = np.flatnonzero(comp == comp[gen])
+        cores.append(core)
+        better = core[len(core) < size[core]]  # a point in two cores goes to the smaller one
+        owner[better], size[better] = c, len(core)
+    return propagate(X, owner), cores
+
+
+def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """Spread the labels of ``seeds`` (-1: unlabelled) along the Euclidean minimum spanning tree.
+
+    Kruskal's order (shortest edge first) with a union-find that joins two parts unless both
+    already carry a label: every unlabelled point gets the label of the core it reaches by the
+    path whose longest step is smallest (semi-supervised single linkage). Unlike a nearest-point
+    rule, this follows the shape of elongated clusters such as the two moons.
+    """
+    labels = np.asarray(seeds).copy()
+    if np.all(labels < 0):
+        return labels
+    mst = minimum_spanning_tree(squareform(pdist(X))).tocoo()
+    parent = np.arange(len(X))
+    root_label = labels.copy()
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in np.argsort(mst.data, kind="stable"):
+        a, b = find(mst.row[i]), find(mst.col[i])
+        if a == b or (root_label[a] >= 0 and root_label[b] >= 0):
+            continue
+        parent[b] = a
+        root_label[a] = max(root_label[a], root_label[b])
+    return root_label[[find(v) for v in range(len(X))]]
+
+
+
+
+def tomato_mp(
+    X: np.ndarray,
+    functions: Sequence[Sequence[float]] | np.ndarray,
+    *,
+    robust: bool = True,
+    n_clusters: int | None = None,
+    nlines: int = 40,
+    dtm_mass: float = 0.05,
+    r_max: float | None = None,
+    device: str = "cpu",
+    n_jobs: int = 1,
+) -> ToMAToMPResult:
+    """Cluster ``X`` with ToMAToMP (our reconstruction, see the module docstring).
+
+    ``functions``: one array of ``n`` values, or several (a ``(p, n)`` array or a list).
+    ``robust`` adds the distance-to-measure parameter (mass ``dtm_mass``). Without
+    ``n_clusters``, the count is read from the largest prominence gap.
+    """
+    X = check_points("X", X)
+    F = check_functions("functions", functions, len(X))
+    check_in_range("dtm_mass", dtm_mass, 0.0, 1.0, low_inclusive=False)
+    if n_clusters is not None:
+        check_int("n_clusters", n_clusters, minimum=1, maximum=len(X))
+    filt = build_filtration(X, F, robust=robust, dtm_mass=dtm_mass, r_max=r_max, device=device)
+    parts = summands(mma_h0(filt, nlines=nlines, n_jobs=n_jobs))
+    prom = np.array([s.prominence for s in parts])
+    # The components of the whole graph never die: their summands are the most prominent ones
+    # (the cube reaches the top of the box) and always count, as ToMATo's essential classes do.
+    n_essential = int(components_at(filt, np.ones(filt.num_parameters)).max() + 1)
+    k = n_clusters or largest_gap_count(prom[n_essential:], n_essential)
+    k = min(k, len(parts))
+    selected = parts[:k]
+    labels, cores = assign(filt, X, selected, scale=selected[-1].prominence / 2)
+    return ToMAToMPResult(labels, k, prom, parts, cores, filt)

@@ -1,0 +1,185 @@
+"""0-dimensional persistence of superlevel sets on a graph, and ToMATo (gudhi) on top of it.
+
+The chapter teaches persistence with :func:`superlevel_persistence`, a short union-find that
+applies the *elder rule*; :func:`gudhi_superlevel_persistence` computes the same diagram with
+gudhi (the tests check that they agree), and :func:`tomato` runs ToMATo
+(Chazal, Guibas, Oudot, Skraba, JACM 2013) through ``gudhi.clustering.Tomato``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import gudhi
+import numpy as np
+from gudhi.clustering.tomato import Tomato
+
+from ..core.validation import check_choice, check_int, check_positive
+from .validate import check_function, check_points
+
+Edges = np.ndarray  # (m, 2) int array of undirected edges
+
+
+@dataclass(frozen=True)
+class Diagram:
+    """A 0-dim superlevel persistence diagram: finite pairs and the births of the essential classes.
+
+    ``pairs[i] = (birth, death)`` with ``birth >= death`` (a peak appears at ``f = birth`` and is
+    absorbed by an older one at ``f = death``); ``essential`` holds the peaks of the components
+    that never die (one per connected component of the graph).
+    """
+
+    pairs: np.ndarray
+    essential: np.ndarray
+
+    @property
+    def prominence(self) -> np.ndarray:
+        """``birth - death`` of every finite pair (how far a peak rises above its saddle)."""
+        return self.pairs[:, 0] - self.pairs[:, 1] if len(self.pairs) else np.zeros(0)
+
+
+def check_edges(edges: Sequence[Sequence[int]] | np.ndarray, n: int) -> np.ndarray:
+    """Validate an edge list on ``n`` vertices; return it as an ``(m, 2)`` int array."""
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2) if len(edges) else np.zeros((0, 2), np.int64)
+    if e.size and (e.min() < 0 or e.max() >= n):
+        raise ValueError(f"edges must join vertices in [0, {n - 1}], got indices in [{e.min()}, {e.max()}]")
+    return e
+
+
+def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Diagram:
+    """0-dim persistence of the superlevel sets ``{f >= t}`` of ``f`` on a graph (elder rule).
+
+    Vertices enter in decreasing order of ``f`` (ties: lower index first). A vertex with no
+    neighbour already inside starts a new component, born at its value. A vertex that touches
+    several components joins them; each one except the *oldest* (highest peak) dies there, giving
+    the pair ``(peak value, f(vertex))``. This is the union-find of ToMATo with merge threshold
+    +inf, i.e. the persistence diagram of the lower-star filtration of ``-f``.
+    """
+    f = check_function("f", f)
+    n = len(f)
+    e = check_edges(edges, n)
+    order = np.lexsort((np.arange(n), -f))  # decreasing f, ties by index
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    neighbours: list[list[int]] = [[] for _ in range(n)]
+    for u, v in e:
+        neighbours[u].append(v)
+        neighbours[v].append(u)
+
+    parent = np.arange(n)
+    peak = np.arange(n)  # peak[root]: the highest vertex of the root's component
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]  # path halving
+            x = parent[x]
+        return x
+
+    pairs: list[tuple[float, float]] = []
+    for v in order:
+        roots = {find(u) for u in neighbours[v] if rank[u] < rank[v]}
+        if not roots:
+            continue  # v is a peak: a new component, born at f[v]
+        oldest = min(roots, key=lambda r: rank[peak[r]])
+        parent[v] = oldest
+        for r in roots - {oldest}:
+            pairs.append((f[peak[r]], f[v]))  # the younger component dies at f[v]
+            parent[r] = oldest
+    roots = {find(v) for v in range(n)}
+    essential = -np.sort(-np.array([f[peak[r]] for r in roots]))
+    arr = np.array(pairs, dtype=np.float64).reshape(-1, 2)
+    return Diagram(pairs=arr[np.argsort(-(arr[:, 0] - arr[:, 1]), kind="stable")], essential=essential)
+
+
+def gudhi_superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Diagram:
+    """The same diagram computed by gudhi: lower-star filtration of ``-f`` on the graph."""
+    f = check_function("f", f)
+    e = check_edges(edges, len(f))
+    st = gudhi.SimplexTree()
+    for i, value in enumerate(f):
+        st.insert([i], filtration=-value)
+    for u, v in e:
+        st.insert([int(u), int(v)], filtration=max(-f[u], -f[v]))
+    st.compute_persistence(persistence_dim_max=True)
+    bars = st.persistence_intervals_in_dimension(0)
+    finite = bars[np.isfinite(bars[:, 1])] if len(bars) else np.zeros((0, 2))
+    pairs = -finite  # back to superlevel values: (birth, death) with birth >= death
+    pairs = pairs[pairs[:, 0] > pairs[:, 1]]  # drop zero-length bars
+    essential = np.sort(bars[~np.isfinite(bars[:, 1]), 0]) * -1.0
+    return Diagram(pairs=pairs[np.argsort(-(pairs[:, 0] - pairs[:, 1]), kind="stable")], essential=essential)
+
+
+def largest_gap_count(prominences: Sequence[float] | np.ndarray, n_essential: int = 0) -> int:
+    """Number of clusters from the largest gap in the sorted prominences.
+
+    The ``n_essential`` components that never die always count; among the finite prominences
+    ``p_1 >= p_2 >= ...`` (and ``p_0 = +inf`` for the essential ones) we keep the ``K`` before the
+    largest drop ``p_K - p_(K+1)`` (with ``p_(m+1) = 0``).
+    """
+    p = -np.sort(-np.asarray(prominences, dtype=np.float64))
+    if len(p) == 0:
+        return max(n_essential, 1)
+    gaps = p - np.r_[p[1:], 0.0]
+    return int(np.argmax(gaps)) + 1 + n_essential
+
+
+def gap_threshold(prominences: Sequence[float] | np.ndarray, n_clusters: int, n_essential: int = 0) -> float:
+    """A merge threshold tau that keeps ``n_clusters`` clusters: the midpoint of the gap between the
+    ``(n_clusters - n_essential)``-th and the next largest prominence (0 below the last one)."""
+    p = np.r_[-np.sort(-np.asarray(prominences, dtype=np.float64)), 0.0]
+    kept = max(n_clusters - n_essential, 0)
+    above = p[kept - 1] if kept >= 1 else p[0] + 1.0
+    below = p[min(kept, len(p) - 1)]
+    return float((above + below) / 2)
+
+
+@dataclass(frozen=True)
+class TomatoResult:
+    """ToMATo's output: labels at the chosen count, the diagram, and the count chosen by the gap."""
+
+    labels: np.ndarray
+    n_clusters: int
+    diagram: Diagram
+    threshold: float  # tau: a merge threshold that yields n_clusters (midpoint of the gap)
+    model: Tomato | None = field(default=None, repr=False, compare=False)  # gudhi's fitted object
+
+    def labels_at(self, tau: float) -> np.ndarray:
+        """Labels after merging every peak of prominence <= ``tau`` (gudhi relabels, no recomputation)."""
+        count = int(np.sum(self.diagram.prominence > tau)) + len(self.diagram.essential)
+        self.model.n_clusters_ = max(count, 1)
+        return np.asarray(self.model.labels_)
+
+
+def tomato(
+    X: np.ndarray,
+    f: Sequence[float] | np.ndarray,
+    *,
+    graph_type: str = "knn",
+    k: int = 10,
+    r: float = 0.5,
+    n_clusters: int | None = None,
+) -> TomatoResult:
+    """ToMATo with gudhi: graph (k-NN or radius ``r``), function values ``f`` (manual density).
+
+    Without ``n_clusters``, the count is read from the largest gap of the diagram's prominences
+    (:func:`largest_gap_count`); gudhi then merges every peak whose prominence is below the gap.
+    """
+    X = check_points("X", X)
+    f = check_function("f", f, len(X))
+    check_choice("graph_type", graph_type, ("knn", "radius"))
+    params: dict = {"k": check_int("k", k, minimum=1, maximum=len(X) - 1)} if graph_type == "knn" else {}
+    if graph_type == "radius":
+        params["r"] = check_positive("r", r)
+    if n_clusters is not None:
+        check_int("n_clusters", n_clusters, minimum=1, maximum=len(X))
+    model = Tomato(graph_type=graph_type, density_type="manual", **params).fit(X, weights=f)
+    raw = np.asarray(model.diagram_, dtype=np.float64).reshape(-1, 2)
+    essential = -np.sort(-np.asarray(model.max_weight_per_cc_, dtype=np.float64))
+    diagram = Diagram(pairs=raw[np.argsort(-(raw[:, 0] - raw[:, 1]), kind="stable")], essential=essential)
+    count = n_clusters or largest_gap_count(diagram.prominence, len(essential))
+    count = min(count, model.n_leaves_)
+    model.n_clusters_ = count
+    tau = gap_threshold(diagram.prominence, count, len(essential))
+    return TomatoResult(labels=np.asarray(model.labels_).copy(), n_clusters=count, diagram=diagram, threshold=tau,
+                        model=model)
