@@ -53,6 +53,14 @@ def test_checkpoint_round_trip_restores_entries_and_rng(tmp_path):
     np.testing.assert_array_equal(np.random.rand(3), expected[1])  # noqa: NPY002
 
 
+@pytest.mark.parametrize(
+    "view", [np.arange(3.0)[::-1], np.arange(3.0)[::-1][:1], np.arange(12.0).reshape(3, 4).T[::-1]]
+)
+def test_checkpoint_stores_strided_and_reversed_numpy_views(tmp_path, view):
+    Checkpointer(tmp_path, every_s=0).save("view", view)
+    np.testing.assert_array_equal(Checkpointer(tmp_path, resume=True).get("view"), view)
+
+
 def test_checkpoint_loads_with_weights_only_and_refuses_objects(tmp_path):
     path = tmp_path / Checkpointer.FILENAME
     torch.save({"entries": {"evil": Path("/")}, "rng": {}}, path)  # an arbitrary object

@@ -45,7 +45,8 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def _pack(value: Any) -> Any:
     if isinstance(value, np.ndarray):
-        return {_NUMPY_TAG: torch.from_numpy(np.ascontiguousarray(value))}
+        # a copy: torch refuses negative strides, which ascontiguousarray keeps on 0- and 1-element views
+        return {_NUMPY_TAG: torch.from_numpy(value.copy(order="C"))}
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, dict):
