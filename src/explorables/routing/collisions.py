@@ -167,6 +167,7 @@ def dominant_pieces(endpoints: np.ndarray, samples: int = 401) -> list[tuple[int
     pieces, start = [], 0
     for k in range(1, samples + 1):
         if k == samples or owner[k] != owner[start]:
-            pieces.append((int(owner[start]), pts[start], pts[k - 1]))
+            if k - start > 1:  # a single sample is a tie on a boundary, not a piece
+                pieces.append((int(owner[start]), pts[start], pts[k - 1]))
             start = k
     return pieces

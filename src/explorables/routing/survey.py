@@ -22,12 +22,18 @@ import numpy as np
 import torch
 
 from ..core.validation import check_int
-from .collisions import RANK_TOL, augmented, fibre_dimension
+from .collisions import augmented, fibre_dimension
 from .model import RouteReader
 from .rrt import RRTBatch
 
 _SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 _VALUE_KEY = re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self\.value\.weight$")
+
+
+def numerical_rank(M: np.ndarray, eps: float) -> int:
+    """Rank with numpy's default rule for data stored with machine epsilon ``eps``: ``s > s_max max(shape) eps``."""
+    s = np.linalg.svd(M, compute_uv=False)
+    return int((s > s.max(initial=0.0) * max(M.shape) * eps).sum()) if s.size and s.max() > 0 else 0
 
 
 @torch.no_grad()
@@ -41,7 +47,8 @@ def survey_values(model: RouteReader, data: RRTBatch, sequences: int = 200) -> l
     for layer, v in enumerate(values):  # (B, H, n, d_head)
         for head in range(v.shape[1]):
             mats = v[:, head].double().transpose(1, 2).cpu().numpy()  # (B, d_head, n)
-            ranks = np.array([np.linalg.matrix_rank(M, tol=RANK_TOL * max(1.0, np.abs(M).max())) for M in mats])
+            eps = torch.finfo(v.dtype).eps
+            ranks = np.array([numerical_rank(M, eps) for M in mats])
             fibres = np.array([fibre_dimension(M) for M in mats])
             rows.append(
                 {
@@ -119,13 +126,14 @@ def survey_bert_checkpoint(path: str | Path, heads: int | None = None, sequence_
         raise ValueError(f"{path}: no '...encoder.layer.<i>.attention.self.value.weight' tensors found")
     rows = []
     for layer, key in layers:
+        eps = torch.finfo(state[key].dtype).eps if state[key].is_floating_point() else 0.0
         W = state[key].double().numpy()
         if W.shape[0] % heads:
             raise ValueError(f"{key} has {W.shape[0]} rows, not divisible by heads={heads}")
         d_head = W.shape[0] // heads
         for h in range(heads):
             block = W[h * d_head : (h + 1) * d_head]
-            rank = int(np.linalg.matrix_rank(block, tol=RANK_TOL * max(1.0, np.abs(block).max())))
+            rank = numerical_rank(block, eps)  # the tolerance of the dtype the checkpoint was stored in
             rows.append(
                 {"layer": layer, "head": h, "d_head": d_head, "rank_W_V": rank, "suppressed_bound": n - 1 - rank}
             )
