@@ -330,3 +330,16 @@ def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
     b = json.loads((killed / "results.json").read_text())
     for part in ("collisions", "single", "multi", "overhead"):
         assert a[part] == b[part]
+
+
+def test_bert_survey_joins_the_run_when_a_checkpoint_is_given(tmp_path, capsys):
+    from explorables.routing.survey import main
+
+    torch.save(_fake_bert_state(), tmp_path / "pytorch_model.bin")
+    (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2}))
+    cfg = RoutingConfig.preset("smoke", steps=2, collision_trials=1, bert_checkpoint=str(tmp_path),
+                               bert_sequence_length=6)  # fmt: skip
+    r = run(cfg)
+    assert r.summary["bert"]["heads"][0]["rank_W_V"] == 1
+    main([str(tmp_path), "--heads", "2", "--length", "6"])
+    assert json.loads(capsys.readouterr().out)["fraction_rank_le_n_minus_2"] == 1.0

@@ -26,7 +26,7 @@ from ..core.validation import check_choice, check_int, check_positive
 from .collisions import fibre_dimension, find_collision
 from .model import FFN_KINDS, ROUTINGS, RouteAwareFFN, RouteReader
 from .rrt import make_rrt
-from .survey import survey_values
+from .survey import survey_bert_checkpoint, survey_values
 from .train import train_model
 
 BERT_BASE = dict(d_model=768, d_ff=3072, heads=12, layers=12)
@@ -54,6 +54,8 @@ class RoutingConfig(ExperimentConfig):
     collision_betas: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
     collision_d_heads: tuple[int, ...] = (2, 4, 8)
     survey_sequences: int = 100
+    bert_checkpoint: str = ""  # a local Hugging Face BERT folder or weights file: adds the "bert" rank survey
+    bert_sequence_length: int = 128
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(steps=100, train_size=8_000, test_size=1_000, collision_trials=3, survey_sequences=20),
@@ -103,6 +105,7 @@ class RoutingConfig(ExperimentConfig):
         for d in self.collision_d_heads:
             check_int("collision_d_heads", d, maximum=self.length)
         check_int("survey_sequences", self.survey_sequences, maximum=self.test_size)
+        check_int("bert_sequence_length", self.bert_sequence_length, minimum=3)
         return self
 
 
@@ -273,6 +276,8 @@ def run(
         "multi": lambda: _rrt(cfg, 2, checkpoint, models),
         "overhead": lambda: _overhead(cfg),
     }
+    if cfg.bert_checkpoint:
+        parts["bert"] = lambda: (survey_bert_checkpoint(cfg.bert_checkpoint, None, cfg.bert_sequence_length), {})
     summary, curves, timings = run_parts(checkpoint, parts, progress)
     s, m = summary["single"], summary["multi"]
     summary["multi_over_single_gain"] = m["ra_gain"] / s["ra_gain"] if s["ra_gain"] > 0 else float("nan")
@@ -291,4 +296,9 @@ def headline(results: RoutingResults) -> list[str]:
         )
     lines.append(f"multi-hop / single-hop RA gain: {s['multi_over_single_gain']:.2f}")
     lines.append(f"RA-FFN extra parameters: {s['overhead']['ours_fraction']:.1%} of our model")
+    if "bert" in s:
+        lines.append(
+            f"BERT checkpoint: rank(W_V^h) <= n - 2 for {s['bert']['fraction_rank_le_n_minus_2']:.0%} of heads "
+            f"at n = {s['bert']['sequence_length']}; at least {s['bert']['min_suppressed_bound']} suppressed dimensions"
+        )
     return lines

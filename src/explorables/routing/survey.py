@@ -145,4 +145,20 @@ def survey_bert_checkpoint(path: str | Path, heads: int | None = None, sequence_
     }
 
 
+def main(argv: list[str] | None = None) -> None:
+    """``python -m explorables.routing.survey PATH [--heads H] [--length N]``: the BERT survey, as JSON."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("path", help="a local Hugging Face BERT folder, pytorch_model.bin or model.safetensors")
+    parser.add_argument("--heads", type=int, default=None)
+    parser.add_argument("--length", type=int, default=128, help="sequence length n for the bound (default 128)")
+    args = parser.parse_args(argv)
+    out = survey_bert_checkpoint(args.path, args.heads, args.length)
+    print(json.dumps({k: v for k, v in out.items() if k != "heads"}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
+
 __all__ = ["augmented", "load_state_dict", "read_safetensors", "survey_bert_checkpoint", "survey_values"]
