@@ -343,3 +343,17 @@ def test_bert_survey_joins_the_run_when_a_checkpoint_is_given(tmp_path, capsys):
     assert r.summary["bert"]["heads"][0]["rank_W_V"] == 1
     main([str(tmp_path), "--heads", "2", "--length", "6"])
     assert json.loads(capsys.readouterr().out)["fraction_rank_le_n_minus_2"] == 1.0
+
+
+def test_paper_code_path_with_learned_routing_runs_on_cpu_at_toy_size():
+    """The paper preset (learned routing, several heads, extra layers), shrunk to a few steps."""
+    cfg = RoutingConfig.preset("paper", device="cpu", length=8, d_model=16, d_head=4, d_ff=16, extra_layers=1,
+                               train_size=256, test_size=64, steps=3, batch=32, collision_trials=1,
+                               collision_d_heads=(2,), survey_sequences=4)  # fmt: skip
+    assert cfg.routing == "learned" and cfg.heads == 4
+    r = run(cfg)
+    assert set(r.models[2]) == {"standard", "route_aware", "oracle"}
+    assert len(r.models[2]["oracle"].ffns) == 3  # two hops + one extra layer
+    assert len(r.summary["multi"]["survey"]) == 3 * 4  # every layer and head surveyed
+    p = r.summary["single"]["parameters"]
+    assert p["route_aware"] - p["standard"] == 2 * RouteAwareFFN.extra_parameters(16, 4)  # 2 layers
