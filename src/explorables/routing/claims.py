@@ -24,7 +24,14 @@ def claims(results: RoutingResults) -> list[Claim]:
             f"dominant source for {low_beta['fraction']:.0%} of α at β = {low_beta['beta']:g}, "
             + ", ".join(f"{r['fraction']:.0%} at β = {r['beta']:g}" for r in col["by_beta"][1:])
             + f"; largest ‖Vα − Vα′‖∞ = {residual:.0e}",
-            "yes: exact collisions exist (and get rarer as attention sharpens)"
+            (
+                "yes: exact collisions exist"
+                + (
+                    " (and get rarer as attention sharpens)"
+                    if col["by_beta"][-1]["fraction"] < low_beta["fraction"]
+                    else ""
+                )
+            )
             if low_beta["fraction"] > 0 and residual < 1e-9
             else "no: the LP found no harmful collision",
         )
