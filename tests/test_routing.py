@@ -284,9 +284,8 @@ def test_bad_input_is_a_clear_error():
         model(b.keys.float(), b.pointers, b.query, b.alphas)
     with pytest.raises(ValueError, match="given alpha"):
         model(b.keys, b.pointers, b.query, [b.alphas[0][:, :, :8]])
-    if torch.cuda.is_available():  # a device mismatch is named, not a deep traceback
-        with pytest.raises(ValueError, match="on cuda"):
-            model.to("cuda")(b.keys, b.pointers, b.query, b.alphas)
+    with pytest.raises(ValueError, match="model is on meta"):  # a device mismatch is named, not a deep traceback
+        RouteReader(8, 16).to("meta")(b.keys, b.pointers, b.query, b.alphas)
     with pytest.raises(ValueError, match="vocab"):
         make_rrt(4, vocab=1)
     with pytest.raises(ValueError, match="hops"):
@@ -357,3 +356,20 @@ def test_paper_code_path_with_learned_routing_runs_on_cpu_at_toy_size():
     assert len(r.summary["multi"]["survey"]) == 3 * 4  # every layer and head surveyed
     p = r.summary["single"]["parameters"]
     assert p["route_aware"] - p["standard"] == 2 * RouteAwareFFN.extra_parameters(16, 4)  # 2 layers
+
+
+# --- the live lab -------------------------------------------------------------------------------------
+
+
+def test_lab_reruns_on_head_settings_and_only_redraws_on_output_and_hops():
+    from explorables.routing.lab import RoutingLab
+
+    lab = RoutingLab()
+    assert lab.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    collision, img = lab.collision, lab.image.value
+    lab.output.value = 0.3
+    assert lab.collision is collision and lab.image.value != img  # redraw only
+    lab.d_head.value = 15  # n = 16: [V; 1^T] is invertible, no collision
+    assert lab.fibre == 0 and lab.collision is None and "dimension 0" in lab.status.value
+    lab.d_head.value = 2
+    assert lab.fibre == 13 and lab.collision is not None and lab.collision.residual < 1e-9

@@ -212,7 +212,6 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
             layers=hops + cfg.extra_layers,
             kind=kind,
             routing=cfg.routing,
-            sharpness=cfg.beta,
         ).to(device)
         name = f"{'single' if hops == 1 else 'multi'}/{kind}"
         trained = train_model(
