@@ -135,7 +135,7 @@ def collision_figure(results: RoutingResults) -> go.Figure:
         go.Bar(
             x=[str(r["d_head"]) for r in c["by_d_head"]],
             y=[r["fraction"] for r in c["by_d_head"]],
-            text=[f"fibre dim {r['fibre_dimension']}" for r in c["by_d_head"]],
+            text=[f"collision set dim {r['fibre_dimension']}" for r in c["by_d_head"]],
             showlegend=False,
         ),
         row=1,
