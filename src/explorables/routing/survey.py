@@ -1,0 +1,164 @@
+"""Rank surveys: how many routing dimensions do value matrices suppress?
+
+* :func:`survey_values` looks at the value matrices ``V = W_V X`` that a trained
+  :class:`~.model.RouteReader` actually forms on sequences (one ``d_head x n`` matrix per head,
+  layer and sequence) and reports ``rank V`` against ``n - 2`` and the suppressed dimensions
+  ``n - rank [V; 1^T]`` (:func:`~.collisions.fibre_dimension`).
+* :func:`survey_bert_checkpoint` reads a local Hugging Face BERT checkpoint (``pytorch_model.bin``
+  or ``model.safetensors``, no ``transformers`` needed) and reports, per head, the rank of its value
+  projection ``W_V^h`` (``d_head x hidden``). Any sequence's ``V = W_V^h X`` has rank at most that,
+  so for sequences of ``n`` tokens the head suppresses at least ``n - 1 - rank W_V^h`` dimensions;
+  this is a bound from the weights, not the paper's activation-based count.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..core.validation import check_int
+from .collisions import augmented, fibre_dimension
+from .model import RouteReader
+from .rrt import RRTBatch
+
+_SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+_VALUE_KEY = re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self\.value\.weight$")
+
+
+def numerical_rank(M: np.ndarray, eps: float) -> int:
+    """Rank with numpy's default rule for data stored with machine epsilon ``eps``: ``s > s_max max(shape) eps``."""
+    s = np.linalg.svd(M, compute_uv=False)
+    return int((s > s.max(initial=0.0) * max(M.shape) * eps).sum()) if s.size and s.max() > 0 else 0
+
+
+@torch.no_grad()
+def survey_values(model: RouteReader, data: RRTBatch, sequences: int = 200) -> list[dict]:
+    """Per layer and head: ranks of ``V`` over ``sequences`` sequences of ``data`` (float64 ranks)."""
+    sequences = check_int("sequences", sequences, maximum=len(data))
+    b = data[:sequences]
+    _, _, values = model(b.keys, b.pointers, b.query, b.alphas, return_attention=True)
+    n = model.length
+    rows = []
+    for layer, v in enumerate(values):  # (B, H, n, d_head)
+        for head in range(v.shape[1]):
+            mats = v[:, head].double().transpose(1, 2).cpu().numpy()  # (B, d_head, n)
+            eps = torch.finfo(v.dtype).eps
+            ranks = np.array([numerical_rank(M, eps) for M in mats])
+            fibres = np.array([fibre_dimension(M) for M in mats])
+            rows.append(
+                {
+                    "layer": layer,
+                    "head": head,
+                    "n": n,
+                    "d_head": int(v.shape[-1]),
+                    "max_rank": int(ranks.max()),
+                    "fraction_rank_le_n_minus_2": float((ranks <= n - 2).mean()),
+                    "mean_suppressed": float(fibres.mean()),
+                    "min_suppressed": int(fibres.min()),
+                }
+            )
+    return rows
+
+
+def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
+    """The tensors of a ``.safetensors`` file (8-byte header length, JSON header, raw little-endian data)."""
+    raw = Path(path).read_bytes()
+    if len(raw) < 8:
+        raise ValueError(f"{path} is not a safetensors file (too short)")
+    (size,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + size])
+    data = memoryview(raw)[8 + size :]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info["dtype"] not in _SAFETENSORS_DTYPES:
+            raise ValueError(f"{path}: tensor {name} has unsupported dtype {info['dtype']}")
+        start, end = info["data_offsets"]
+        flat = torch.frombuffer(bytearray(data[start:end]), dtype=_SAFETENSORS_DTYPES[info["dtype"]])
+        out[name] = flat.reshape(info["shape"])
+    return out
+
+
+def load_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
+    """A checkpoint's state dict: a folder holding ``model.safetensors`` or ``pytorch_model.bin``, or that file.
+
+    ``.bin``/``.pt`` files are read with ``torch.load(weights_only=True)`` (tensors only, no code).
+    """
+    path = Path(path)
+    if path.is_dir():
+        for candidate in ("model.safetensors", "pytorch_model.bin"):
+            if (path / candidate).exists():
+                path = path / candidate
+                break
+        else:
+            raise ValueError(f"{path} holds neither model.safetensors nor pytorch_model.bin")
+    if not path.exists():
+        raise ValueError(f"checkpoint {path} does not exist")
+    if path.suffix == ".safetensors":
+        return read_safetensors(path)
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(state, dict):
+        raise ValueError(f"{path} does not hold a state dict")
+    return state
+
+
+def survey_bert_checkpoint(path: str | Path, heads: int | None = None, sequence_length: int = 128) -> dict:
+    """Per-head ranks of the value projections of a BERT checkpoint, and the suppression bound at ``n``.
+
+    ``heads`` defaults to ``num_attention_heads`` of a ``config.json`` next to the weights (else 12).
+    Returns ``{"heads": [...per head...], "fraction_rank_le_n_minus_2": ..., "min_suppressed_bound": ...}``.
+    """
+    path = Path(path)
+    n = check_int("sequence_length", sequence_length, minimum=3)
+    if heads is None:
+        config = (path if path.is_dir() else path.parent) / "config.json"
+        heads = json.loads(config.read_text()).get("num_attention_heads", 12) if config.exists() else 12
+    heads = check_int("heads", heads)
+    state = load_state_dict(path)
+    layers = sorted((int(m.group(1)), k) for k in state if (m := _VALUE_KEY.search(k)))
+    if not layers:
+        raise ValueError(f"{path}: no '...encoder.layer.<i>.attention.self.value.weight' tensors found")
+    rows = []
+    for layer, key in layers:
+        eps = torch.finfo(state[key].dtype).eps if state[key].is_floating_point() else 0.0
+        W = state[key].double().numpy()
+        if W.shape[0] % heads:
+            raise ValueError(f"{key} has {W.shape[0]} rows, not divisible by heads={heads}")
+        d_head = W.shape[0] // heads
+        for h in range(heads):
+            block = W[h * d_head : (h + 1) * d_head]
+            rank = numerical_rank(block, eps)  # the tolerance of the dtype the checkpoint was stored in
+            rows.append(
+                {"layer": layer, "head": h, "d_head": d_head, "rank_W_V": rank, "suppressed_bound": n - 1 - rank}
+            )
+    return {
+        "sequence_length": n,
+        "heads": rows,
+        "fraction_rank_le_n_minus_2": float(np.mean([r["rank_W_V"] <= n - 2 for r in rows])),
+        "min_suppressed_bound": int(min(r["suppressed_bound"] for r in rows)),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m explorables.routing.survey PATH [--heads H] [--length N]``: the BERT survey, as JSON."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("path", help="a local Hugging Face BERT folder, pytorch_model.bin or model.safetensors")
+    parser.add_argument("--heads", type=int, default=None)
+    parser.add_argument("--length", type=int, default=128, help="sequence length n for the bound (default 128)")
+    args = parser.parse_args(argv)
+    out = survey_bert_checkpoint(args.path, args.heads, args.length)
+    print(json.dumps({k: v for k, v in out.items() if k != "heads"}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
+
+__all__ = ["augmented", "load_state_dict", "read_safetensors", "survey_bert_checkpoint", "survey_values"]

@@ -1,0 +1,375 @@
+"""Chapter 05 (routing): collisions, routing statistics, RA-FFN, the RRT, surveys, the runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from scipy.linalg import null_space
+
+from explorables.routing import (
+    RouteAwareFFN,
+    RouteReader,
+    RoutingConfig,
+    dominant_pieces,
+    fibre_dimension,
+    find_collision,
+    make_rrt,
+    routing_statistics,
+    run,
+    segment_in_triangle,
+    survey_bert_checkpoint,
+    train_model,
+)
+from explorables.routing.survey import load_state_dict, read_safetensors
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
+
+
+# --- collisions ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lp_finds_a_collision_with_another_dominant_token_when_rank_is_at_most_n_minus_2(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 20))
+    d = int(rng.integers(1, n - 1))  # rank V = d <= n - 2
+    V = rng.standard_normal((d, n))
+    alpha = rng.dirichlet(np.full(n, 50.0))  # near the centre: the collision line must cross a boundary
+    c = find_collision(V, alpha)
+    assert c is not None
+    assert c.residual < 1e-9
+    np.testing.assert_allclose(V @ c.alpha_prime, V @ alpha, atol=1e-9)
+    assert np.all(c.alpha_prime >= 0) and abs(c.alpha_prime.sum() - 1) < 1e-9
+    assert int(np.argmax(c.alpha_prime)) == c.source != c.original_source == int(np.argmax(alpha))
+    assert c.margin > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_full_column_rank_leaves_a_single_point(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    V = rng.standard_normal((n - 1, n))  # [V; 1^T] is n x n and invertible
+    alpha = rng.dirichlet(np.ones(n))
+    assert fibre_dimension(V) == 0
+    assert find_collision(V, alpha) is None
+
+
+@pytest.mark.parametrize(("d", "n"), [(1, 3), (2, 7), (4, 16), (6, 8), (9, 9)])
+def test_fibre_dimension_matches_scipy_null_space(d, n):
+    V = np.random.default_rng(d * n).standard_normal((d, n))
+    A = np.vstack([V, np.ones(n)])
+    assert fibre_dimension(V) == null_space(A).shape[1] == max(n - 1 - d, 0)
+
+
+def test_repeated_value_vectors_raise_the_fibre_dimension():
+    v = np.random.default_rng(0).standard_normal((3, 1))
+    V = np.hstack([v, v, v, np.eye(3)])  # three tokens with one value: rank 3, n = 6
+    assert fibre_dimension(V) == 6 - 4
+    alpha = np.array([0.3, 0.05, 0.05, 0.2, 0.2, 0.2])  # token 1 dominates; tokens 2, 3 share its value
+    c = find_collision(V, alpha)
+    assert c is not None and c.source in (1, 2)  # mass moves to a twin of token 1
+
+
+def test_three_token_segment_lies_on_the_simplex_and_the_level_set():
+    v = np.array([0.0, 1.0, 0.4])
+    for o in np.linspace(0.01, 0.99, 15):
+        ends = segment_in_triangle(v, o)
+        assert ends is not None
+        np.testing.assert_allclose(ends @ v, o, atol=1e-10)
+        np.testing.assert_allclose(ends.sum(1), 1)
+        assert np.all(ends >= 0)
+        pieces = dominant_pieces(ends)
+        assert 1 <= len(pieces) <= 3
+    assert segment_in_triangle(v, 1.5) is None
+    # an output between 0.4 and 0.6 is reached with token 2 or token 3 dominant
+    assert {t for t, _, _ in dominant_pieces(segment_in_triangle(v, 0.5))} == {1, 2}
+
+
+# --- routing statistics and RA-FFN ---------------------------------------------------------------
+
+
+def test_routing_statistics_on_hand_made_weights():
+    m = 5
+    one_hot = torch.zeros(m, dtype=torch.float64)
+    one_hot[3] = 1
+    np.testing.assert_allclose(routing_statistics(one_hot).numpy(), [1, 1, 0.75, 0.75])
+    uniform = torch.full((m,), 1 / m, dtype=torch.float64)
+    np.testing.assert_allclose(routing_statistics(uniform).numpy(), [0.2, 0, 0.5, 0.5], atol=1e-12)
+    two = torch.tensor([0.5, 0, 0, 0, 0.5], dtype=torch.float64)
+    np.testing.assert_allclose(routing_statistics(two).numpy(), [0.5, 0, 0.5, 0.5], atol=1e-12)
+    skew = torch.tensor([0.6, 0.0, 0.0, 0.0, 0.4], dtype=torch.float64)
+    np.testing.assert_allclose(
+        routing_statistics(skew).numpy(), [0.6, 0.2, 0.4, 0.16 / 0.52], atol=1e-12
+    )  # c2 = (0.36*0 + 0.16*1) / (0.36 + 0.16)
+
+
+def test_routing_statistics_invariances():
+    g = torch.Generator().manual_seed(0)
+    alpha = torch.softmax(torch.randn(6, 10, generator=g, dtype=torch.float64) * 2, -1)
+    positions = torch.arange(10, dtype=torch.float64) / 9
+    perm = torch.randperm(10, generator=g)
+    base = routing_statistics(alpha, positions)
+    shuffled = routing_statistics(alpha[:, perm], positions)
+    torch.testing.assert_close(shuffled[:, :2], base[:, :2])  # max and margin: any reordering
+    joint = routing_statistics(alpha[:, perm], positions[perm])
+    torch.testing.assert_close(joint, base)  # weights and positions permuted together: all four
+    assert not torch.allclose(shuffled[:, 2], base[:, 2])  # the centroid does see positions
+
+
+@pytest.mark.parametrize(("d_model", "d_ff", "heads"), [(32, 64, 1), (16, 48, 3), (768, 3072, 12)])
+def test_ra_ffn_adds_exactly_four_statistics_per_head_times_d_ff(d_model, d_ff, heads):
+    with torch.device("meta"):
+        count = {k: sum(p.numel() for p in RouteAwareFFN(d_model, d_ff, heads, k, 20).parameters()) for k in
+                 ("standard", "route_aware", "oracle")}  # fmt: skip
+    assert count["route_aware"] - count["standard"] == 4 * heads * d_ff == RouteAwareFFN.extra_parameters(d_ff, heads)
+    assert count["oracle"] - count["standard"] == 20 * heads * d_ff
+    assert count["standard"] == 2 * d_model * d_ff + d_ff + d_model
+
+
+def test_ra_ffn_uses_only_the_statistics():
+    torch.manual_seed(0)
+    ffn = RouteAwareFFN(8, 16, 1, "route_aware")
+    x = torch.randn(4, 8)
+    alpha = torch.softmax(torch.randn(4, 1, 6), -1)
+    same_stats = alpha.flip(-1)  # reversed: max and margin equal, centroids mirrored
+    assert not torch.allclose(ffn(x, alpha), ffn(x, same_stats))
+    perm = torch.tensor([1, 0, 2, 3, 4, 5])
+    alpha = torch.tensor([[[0.3, 0.3, 0.1, 0.1, 0.1, 0.1]]]).expand(4, 1, 6)  # swap two equal weights: no change
+    torch.testing.assert_close(ffn(x, alpha), ffn(x, alpha[..., perm]))
+
+
+# --- the RRT ---------------------------------------------------------------------------------------
+
+
+def test_rrt_labels_are_the_reference_heads_dominant_sources():
+    b = make_rrt(300, length=12, vocab=5, hops=2, beta=3.0, generator=torch.Generator().manual_seed(1))
+    assert b.keys.shape == b.pointers.shape == (300, 12) and b.query.shape == (300,)
+    assert len(b.alphas) == 2 and b.alphas[1].shape == (300, 1, 12)
+    torch.testing.assert_close(b.alphas[0].sum(-1), torch.ones(300, 1))
+    assert torch.equal(b.label, b.alphas[1][:, 0].argmax(1))
+    again = make_rrt(300, length=12, vocab=5, hops=2, beta=3.0, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(again.label, b.label) and torch.equal(again.keys, b.keys)
+    single = make_rrt(300, length=12, vocab=5, hops=1, beta=3.0, generator=torch.Generator().manual_seed(1))
+    torch.testing.assert_close(single.alphas[0], b.alphas[0])  # hop 1 is the same head
+    assert (single.label != b.label).any()
+
+
+def test_training_is_deterministic_and_resumes_from_its_checkpoint(tmp_path):
+    from explorables.core.checkpoint import Checkpointer
+
+    data = make_rrt(2_000, generator=torch.Generator().manual_seed(0))
+    test = make_rrt(300, generator=torch.Generator().manual_seed(1))
+
+    def fresh():
+        torch.manual_seed(0)
+        return RouteReader(8, 16, kind="route_aware", sharpness=4.0)
+
+    full = train_model(fresh(), data, test, steps=40, batch=32, record_every=10)
+    again = train_model(fresh(), data, test, steps=40, batch=32, record_every=10)
+    assert full.loss == again.loss and full.accuracy == again.accuracy
+    ck = Checkpointer(tmp_path, every_s=0)
+    train_model(fresh(), data, test, steps=20, batch=32, record_every=10, checkpoint=ck, name="m")
+    saved = ck.get("m")
+    assert saved["step"] == 20
+    ck.entries["m"]["step"] = 20  # resume as if killed after step 20 of 40
+    resumed = train_model(fresh(), data, test, steps=40, batch=32, record_every=10,
+                          checkpoint=Checkpointer(tmp_path, resume=True), name="m")  # fmt: skip
+    assert resumed.loss == full.loss and resumed.accuracy == full.accuracy
+
+
+def test_smoke_run_shows_the_claimed_directions():
+    """Seeded smoke run: oracle clearly above the standard FFN, RA-FFN strictly between (both tasks)."""
+    r = run(RoutingConfig.preset("smoke"))
+    for part in ("single", "multi"):
+        acc = r.summary[part]["accuracy"]
+        assert acc["oracle"] - acc["standard"] >= 0.3, acc
+        assert acc["standard"] < acc["route_aware"] < acc["oracle"], acc
+        assert acc["standard"] > r.summary[part]["chance"]
+    assert r.summary["overhead"]["ours_extra"] == r.summary["overhead"]["formula_extra"]
+    for row in r.summary["single"]["survey"]:
+        assert row["max_rank"] <= r.config.d_head and row["min_suppressed"] >= r.config.length - 1 - r.config.d_head
+    from explorables.routing.claims import claims
+    from explorables.routing.figures import all_figures
+
+    assert len(claims(r)) == 7
+    assert set(all_figures(r)) == {"explorable", "collisions", "collision_example", "accuracy"}
+
+
+# --- rank surveys and checkpoint reading -----------------------------------------------------------
+
+
+def _fake_bert_state(layers=2, hidden=8, heads=2):
+    g = torch.Generator().manual_seed(0)
+    state = {}
+    for i in range(layers):
+        W = torch.randn(hidden, hidden, generator=g)
+        W[: hidden // heads] = torch.randn(hidden // heads, 1, generator=g) @ torch.randn(1, hidden, generator=g)
+        state[f"bert.encoder.layer.{i}.attention.self.value.weight"] = W  # head 0 has rank 1
+        state[f"bert.encoder.layer.{i}.attention.self.query.weight"] = torch.randn(hidden, hidden, generator=g)
+    return state
+
+
+def test_bert_survey_reads_a_local_pytorch_checkpoint(tmp_path):
+    torch.save(_fake_bert_state(), tmp_path / "pytorch_model.bin")
+    (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2}))
+    out = survey_bert_checkpoint(tmp_path, sequence_length=6)
+    ranks = [(r["layer"], r["head"], r["rank_W_V"]) for r in out["heads"]]
+    assert ranks == [(0, 0, 1), (0, 1, 4), (1, 0, 1), (1, 1, 4)]
+    assert out["fraction_rank_le_n_minus_2"] == 1.0 and out["min_suppressed_bound"] == 6 - 1 - 4
+    assert survey_bert_checkpoint(tmp_path, sequence_length=5)["fraction_rank_le_n_minus_2"] == 0.5
+
+
+def test_safetensors_reader_matches_the_written_tensors(tmp_path):
+    state = _fake_bert_state(layers=1)
+    header, blobs, offset = {}, [], 0
+    for name, t in state.items():
+        raw = t.numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    head = json.dumps(header).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(head)) + head + b"".join(blobs))
+    loaded = read_safetensors(tmp_path / "model.safetensors")
+    for name, t in state.items():
+        assert torch.equal(loaded[name], t)
+    assert set(load_state_dict(tmp_path)) == set(state)  # the folder form finds the file
+    assert survey_bert_checkpoint(tmp_path, heads=2)["heads"][0]["rank_W_V"] == 1
+
+
+def test_bert_survey_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match="neither"):
+        load_state_dict(tmp_path)
+    torch.save({"x": torch.zeros(2)}, tmp_path / "pytorch_model.bin")
+    with pytest.raises(ValueError, match=r"value\.weight"):
+        survey_bert_checkpoint(tmp_path)
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+
+def test_bad_input_is_a_clear_error():
+    V = np.random.default_rng(0).standard_normal((2, 5))
+    with pytest.raises(ValueError, match="alpha must have shape"):
+        find_collision(V, np.ones(4) / 4)
+    with pytest.raises(ValueError, match="simplex"):
+        find_collision(V, np.array([0.5, 0.6, 0, 0, -0.1]))
+    with pytest.raises(ValueError, match="V must"):
+        find_collision(np.ones(5), np.ones(5) / 5)
+    with pytest.raises(ValueError, match="floating dtype"):
+        routing_statistics(torch.ones(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="m >= 2"):
+        routing_statistics(torch.ones(1))
+    with pytest.raises(ValueError, match="positions"):
+        RouteAwareFFN(8, 16, 1, "oracle")
+    with pytest.raises(ValueError, match="kind"):
+        RouteAwareFFN(8, 16, 1, "magic")
+    model = RouteReader(8, 16)
+    b = make_rrt(4)
+    with pytest.raises(ValueError, match="needs alphas"):
+        model(b.keys, b.pointers, b.query)
+    with pytest.raises(ValueError, match="shape"):
+        model(b.keys[:, :10], b.pointers[:, :10], b.query, b.alphas)
+    with pytest.raises(ValueError, match="int64"):
+        model(b.keys.float(), b.pointers, b.query, b.alphas)
+    with pytest.raises(ValueError, match="given alpha"):
+        model(b.keys, b.pointers, b.query, [b.alphas[0][:, :, :8]])
+    with pytest.raises(ValueError, match="model is on meta"):  # a device mismatch is named, not a deep traceback
+        RouteReader(8, 16).to("meta")(b.keys, b.pointers, b.query, b.alphas)
+    with pytest.raises(ValueError, match="vocab"):
+        make_rrt(4, vocab=1)
+    with pytest.raises(ValueError, match="hops"):
+        make_rrt(4, hops=3)
+    with pytest.raises(ValueError, match="beta"):
+        RoutingConfig.preset("smoke", beta=0)
+    with pytest.raises(ValueError, match="routing='given'"):
+        RoutingConfig.preset("smoke", heads=2)
+    with pytest.raises(ValueError, match="device"):
+        RoutingConfig.preset("smoke", device="tpu").validated() and run(RoutingConfig.preset("smoke", device="tpu"))
+
+
+# --- the runner --------------------------------------------------------------------------------------
+
+
+def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
+    args = [sys.executable, "-m", "explorables", "run", "routing", "--scale", "smoke", "--quiet", "--no-figures",
+            "--set", "steps=150", "--set", "batch=64", "--set", "train_size=2000", "--set", "test_size=200",
+            "--set", "collision_trials=1", "--set", "survey_sequences=10"]  # fmt: skip
+    full, killed = tmp_path / "full", tmp_path / "killed"
+    assert subprocess.run([*args, "--out", str(full)], env=ENV, cwd=ROOT).returncode == 0
+    proc = subprocess.Popen([*args, "--out", str(killed), "--checkpoint-every", "0"], env=ENV, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    ckpt = killed / "checkpoint.pt"
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:  # wait for a model in mid-training
+        if ckpt.exists():
+            try:
+                entries = torch.load(ckpt, weights_only=True)["entries"]
+            except Exception:  # the file is being replaced; try again
+                entries = {}
+            if any(k.startswith("single/") for k in entries):
+                break
+        time.sleep(0.1)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "results.json").exists()
+    assert subprocess.run([*args, "--out", str(killed), "--resume"], env=ENV, cwd=ROOT).returncode == 0
+    a = json.loads((full / "results.json").read_text())
+    b = json.loads((killed / "results.json").read_text())
+    for part in ("collisions", "single", "multi", "overhead"):
+        assert a[part] == b[part]
+
+
+def test_bert_survey_joins_the_run_when_a_checkpoint_is_given(tmp_path, capsys):
+    from explorables.routing.survey import main
+
+    torch.save(_fake_bert_state(), tmp_path / "pytorch_model.bin")
+    (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2}))
+    cfg = RoutingConfig.preset("smoke", steps=2, collision_trials=1, bert_checkpoint=str(tmp_path),
+                               bert_sequence_length=6)  # fmt: skip
+    r = run(cfg)
+    assert r.summary["bert"]["heads"][0]["rank_W_V"] == 1
+    main([str(tmp_path), "--heads", "2", "--length", "6"])
+    assert json.loads(capsys.readouterr().out)["fraction_rank_le_n_minus_2"] == 1.0
+
+
+def test_paper_code_path_with_learned_routing_runs_on_cpu_at_toy_size():
+    """The paper preset (learned routing, several heads, extra layers), shrunk to a few steps."""
+    cfg = RoutingConfig.preset("paper", device="cpu", length=8, d_model=16, d_head=4, d_ff=16, extra_layers=1,
+                               train_size=256, test_size=64, steps=3, batch=32, collision_trials=1,
+                               collision_d_heads=(2,), survey_sequences=4)  # fmt: skip
+    assert cfg.routing == "learned" and cfg.heads == 4
+    r = run(cfg)
+    assert set(r.models[2]) == {"standard", "route_aware", "oracle"}
+    assert len(r.models[2]["oracle"].ffns) == 3  # two hops + one extra layer
+    assert len(r.summary["multi"]["survey"]) == 3 * 4  # every layer and head surveyed
+    p = r.summary["single"]["parameters"]
+    assert p["route_aware"] - p["standard"] == 2 * RouteAwareFFN.extra_parameters(16, 4)  # 2 layers
+
+
+# --- the live lab -------------------------------------------------------------------------------------
+
+
+def test_lab_reruns_on_head_settings_and_only_redraws_on_output_and_hops():
+    from explorables.routing.lab import RoutingLab
+
+    lab = RoutingLab()
+    assert lab.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    collision, img = lab.collision, lab.image.value
+    lab.output.value = 0.3
+    assert lab.collision is collision and lab.image.value != img  # redraw only
+    lab.d_head.value = 15  # n = 16: [V; 1^T] is invertible, no collision
+    assert lab.fibre == 0 and lab.collision is None and "dimension 0" in lab.status.value
+    lab.d_head.value = 2
+    assert lab.fibre == 13 and lab.collision is not None and lab.collision.residual < 1e-9
