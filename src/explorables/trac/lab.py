@@ -105,7 +105,9 @@ class TracLab:
         self.prior = widgets.FloatSlider(
             value=0.5, min=0.05, max=0.95, step=0.05, description="Pr(U=1)", style=style, continuous_update=False
         )
-        self.cause = widgets.IntSlider(value=0, min=0, max=0, description="highlight cause", style=style)
+        self.cause = widgets.IntSlider(
+            value=0, min=0, max=0, description="highlight cause", style={"description_width": "110px"}
+        )
         self.status = widgets.HTML()
         self.table = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="640px"))
