@@ -103,7 +103,7 @@ def claims(results: TracResults) -> list[Claim]:
     # 6. (ours) Speed against brute force, separating the two savings: restricting the search
     # to the ancestors (oracle over all n - 1 variables vs oracle over the ancestors) and the
     # witness target (oracle over the ancestors vs TrAC, which also enumerates only ancestors).
-    both = [p for p in per_n if p["time_brute_median_s"] is not None]
+    both = [p for p in per_n if p["time_brute_median_s"] is not None and p.get("time_brute_anc_median_s")]
     if both:
         p = both[-1]
         full_ms, anc_ms, trac_ms = (

@@ -285,7 +285,7 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
         "pruned_agree": None if rows[0].get("pruned_equal") is None else bool(all(r["pruned_equal"] for r in rows)),
         "brute_agree": None
         if rows[0].get("brute_equal") is None
-        else bool(all(r["brute_equal"] and r["brute_anc_equal"] for r in rows)),
+        else bool(all(r["brute_equal"] and r.get("brute_anc_equal", True) for r in rows)),
         "recall_but_for": mean("recall_but_for"),
         "recall_first": mean("recall_first"),
         "resp_err_but_for": mean("resp_err_but_for"),
