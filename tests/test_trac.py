@@ -85,6 +85,41 @@ def test_trac_equals_the_brute_force_oracle_on_300_random_scms():
     assert multi > 50  # the instances are not trivial
 
 
+def _two_variable_outcomes(count: int, seed: int):
+    """Random SCMs whose outcome is a conjunction or a disjunction of literals over two variables.
+
+    The literals are chosen so that the outcome holds in the actual world (a conjunction of
+    actual values; a disjunction with at least one actual value), so that there are causes.
+    """
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(4, 8))
+        m, u, _ = random_boolean_scm(n, rng)
+        actual = m.evaluate(u)
+        later = m.order[n // 2 :]  # late variables have ancestors
+        a, b = (str(v) for v in rng.choice(later, size=2, replace=False))
+        if rng.random() < 0.5:
+            phi = f"{a} == {actual[a]} and {b} == {actual[b]}"
+        else:
+            flip = int(rng.integers(0, 2))  # the second literal is actual or not
+            phi = f"{a} == {actual[a]} or {b} == {actual[b] ^ flip}"
+        yield m, u, phi
+
+
+def test_trac_equals_the_oracle_on_outcomes_over_two_variables():
+    kinds = {"and": 0, "or": 0}
+    multi = 0
+    for m, u, phi in _two_variable_outcomes(150, seed=21):
+        found, oracle = trac(m, u, phi), brute_force_causes(m, u, phi)
+        assert found.holds
+        assert found.sets == oracle.sets, phi
+        k_trac = {c.variables: c.k for c in found.causes}
+        assert all(k_trac[c.variables] == c.k for c in oracle.causes)
+        kinds["and" if " and " in phi else "or"] += 1
+        multi += len(found.sets) > 1
+    assert min(kinds.values()) > 40 and multi > 30  # both kinds, and not trivial
+
+
 def test_pruned_search_and_baselines_against_trac():
     for m, u, phi in _random_instances(80, 4, 10, seed=5):
         full = trac(m, u, phi)

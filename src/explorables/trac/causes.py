@@ -55,10 +55,13 @@ class Cause:
 
     @property
     def variables(self) -> frozenset[str]:
+        """The cause's variables X⃗ (without their values), the key by which cause sets are compared."""
         return frozenset(self.actual)
 
     @property
     def k(self) -> int:
+        """|X⃗| + |W⃗| for this witness; with W⃗ a smallest contingency, 1/k is the Chockler–Halpern
+        responsibility of each variable of X⃗ through this cause (see :mod:`.responsibility`)."""
         return len(self.actual) + len(self.contingency)
 
     def describe(self) -> str:
@@ -212,7 +215,9 @@ def _setup(model: SCM, context: Mapping[str, int], outcome: str):
 # --- the oracle -------------------------------------------------------------------------------
 
 
-def brute_force_causes(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int = 1 << 26) -> CauseSet:
+def brute_force_causes(
+    model: SCM, context: Mapping[str, int], outcome: str, *, ancestors_only: bool = False, max_rows: int = 1 << 26
+) -> CauseSet:
     """All actual causes by exhaustive evaluation of every intervention [X⃗ ← x⃗′, W⃗ ← w⃗*].
 
     Each candidate variable is free, held at its actual value (in W⃗) or set to any value of
@@ -220,11 +225,17 @@ def brute_force_causes(model: SCM, context: Mapping[str, int], outcome: str, *, 
     AC2 if some row falsifies φ; the causes are the ⊆-minimal such sets (AC3). The contingency
     reported is a smallest W⃗ among the rows that witness the cause. Refuses more than
     ``max_rows`` interventions.
+
+    The candidates are all endogenous variables outside φ (the definition taken literally), or,
+    with ``ancestors_only``, only the ancestors of φ's variables (4^|A| interventions): the same
+    causes, since a non-ancestor cannot change φ. The chapter uses the restricted oracle to
+    separate the saving of the ancestor restriction from that of TrAC's witness target.
     """
     phi, context, actual, holds = _setup(model, context, outcome)
-    cands = candidates_of(model, phi, ancestors_only=False)
+    cands = candidates_of(model, phi, ancestors_only=ancestors_only)
+    name = "brute force (ancestors)" if ancestors_only else "brute force"
     if not holds:
-        return CauseSet(outcome, False, [], tuple(cands), "brute force")
+        return CauseSet(outcome, False, [], tuple(cands), name)
     radices = [2 + len(model.domains[v]) for v in cands]
     total = int(np.prod(radices, dtype=np.float64))
     if total > max_rows:
@@ -253,7 +264,7 @@ def brute_force_causes(model: SCM, context: Mapping[str, int], outcome: str, *, 
         W = [v for j, v in enumerate(cands) if state[j] == 1]
         alt = {v: int(doms[j][state[j] - 2]) for j, v in enumerate(cands) if state[j] >= 2}
         causes.append(_cause_from(model, context, phi, actual, X, alt, W))
-    return CauseSet(outcome, True, causes, tuple(cands), "brute force", total)
+    return CauseSet(outcome, True, causes, tuple(cands), name, total)
 
 
 def _keep_best(best: dict[int, tuple[int, int]], masks: np.ndarray, wsize: np.ndarray, codes: np.ndarray) -> None:

@@ -161,6 +161,7 @@ def explorable_figure(results: TracResults) -> go.Figure:
         xaxis=dict(visible=False),
         yaxis=dict(visible=False),
         height=520,
+        autosize=True,  # width follows the page's column (no fixed width)
         margin=dict(l=10, r=10, t=120, b=10),
         plot_bgcolor="white",
         annotations=[
@@ -198,11 +199,12 @@ def scaling_figure(results: TracResults) -> go.Figure:
         "trac": ("TrAC (witness worlds)", "#d62728"),
         "pruned": ("pruned search", "#9467bd"),
         "brute": ("brute force (oracle)", "#333333"),
+        "brute_anc": ("brute force over ancestors", "#8c564b"),
         "but_for": ("but-for baseline", "#1f77b4"),
         "first": ("first cause found", "#2ca02c"),
     }
     for key, (name, colour) in styles.items():
-        pts = [(p["n"], p[f"time_{key}_median_s"]) for p in per_n if p[f"time_{key}_median_s"] is not None]
+        pts = [(p["n"], p[f"time_{key}_median_s"]) for p in per_n if p.get(f"time_{key}_median_s") is not None]
         if pts:
             fig.add_trace(
                 go.Scatter(
@@ -216,9 +218,9 @@ def scaling_figure(results: TracResults) -> go.Figure:
                 1,
                 1,
             )
-    for key in ("trac", "pruned", "brute"):
+    for key in ("trac", "pruned", "brute", "brute_anc"):
         name, colour = styles[key]
-        pts = [(p["n"], p[f"rows_{key}_mean"]) for p in per_n if p[f"rows_{key}_mean"] is not None]
+        pts = [(p["n"], p[f"rows_{key}_mean"]) for p in per_n if p.get(f"rows_{key}_mean") is not None]
         fig.add_trace(
             go.Scatter(
                 x=[a for a, _ in pts],
@@ -288,7 +290,9 @@ def scaling_figure(results: TracResults) -> go.Figure:
     fig.update_yaxes(type="log", row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=2, col=1)
     fig.update_xaxes(title_text="n (endogenous variables)", row=2)
-    fig.update_layout(height=620, margin=dict(l=40, r=10, t=40, b=40), legend=dict(orientation="h", y=-0.14))
+    fig.update_layout(
+        height=620, autosize=True, margin=dict(l=40, r=10, t=40, b=40), legend=dict(orientation="h", y=-0.14)
+    )
     return fig
 
 

@@ -88,7 +88,7 @@ class TracLab:
             value=example,
             description="example",
             style=style,
-            layout=widgets.Layout(width="360px"),
+            layout=widgets.Layout(width="320px"),
         )
         self.equations = widgets.Textarea(
             description="equations",
@@ -100,12 +100,14 @@ class TracLab:
             description="context u", style=style, continuous_update=False, layout=widgets.Layout(width="520px")
         )
         self.outcome = widgets.Text(
-            description="outcome φ", style=style, continuous_update=False, layout=widgets.Layout(width="360px")
+            description="outcome φ", style=style, continuous_update=False, layout=widgets.Layout(width="320px")
         )
         self.prior = widgets.FloatSlider(
             value=0.5, min=0.05, max=0.95, step=0.05, description="Pr(U=1)", style=style, continuous_update=False
         )
-        self.cause = widgets.IntSlider(value=0, min=0, max=0, description="highlight cause", style=style)
+        self.cause = widgets.IntSlider(
+            value=0, min=0, max=0, description="highlight cause", style={"description_width": "110px"}
+        )
         self.status = widgets.HTML()
         self.table = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="640px"))
@@ -121,10 +123,10 @@ class TracLab:
         self.cause.observe(self.redraw, names="value")
         controls = widgets.VBox(
             [
-                widgets.HBox([self.example, self.outcome]),
+                widgets.HBox([self.example, self.outcome], layout=widgets.Layout(flex_flow="row wrap")),
                 self.equations,
                 self.context,
-                widgets.HBox([self.prior, self.cause]),
+                widgets.HBox([self.prior, self.cause], layout=widgets.Layout(flex_flow="row wrap")),
             ]
         )
         self.widget = widgets.VBox([controls, self.status, self.image, self.table])

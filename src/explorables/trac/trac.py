@@ -22,11 +22,14 @@ these joint interventions (N(v) ← v, S(v) ← actual), ordered by inclusion.
 
 **Claim (our proof).** X⃗ is an actual cause of φ iff X⃗ is a ⊆-minimal element of
 {N(v) : v ∈ T_φ}; its smallest contingency is min |S(v)| over v ∈ T_φ with N(v) = X⃗.
-*Why:* if (X⃗ ← x⃗′, W⃗ ← w⃗*) witnesses AC2 with world v, then v ∈ T_φ, every variable of
-D(v) is intervened on, so N(v) ⊆ X⃗ and S(v) ⊆ W⃗; conversely the word (N(v), S(v)) itself
-produces v, so N(v) satisfies AC2 (with N(v) ≠ ∅, because holding variables at actual values
-reproduces the actual world, where φ holds). Hence the sets satisfying AC2 are exactly the
-supersets of the N(v), and AC3 keeps the minimal ones.
+*Why:* if (X⃗ ← x⃗′, W⃗ ← w⃗*) witnesses AC2 with world v, then v ∈ T_φ and every variable of
+D(v) is intervened on, so N(v) ⊆ X⃗ (the variables of W⃗ sit at their actual values) and
+S(v) ⊆ W⃗ ∪ {X_i : x′_i = x*_i}; conversely the word (N(v), S(v)) itself produces v, so N(v)
+satisfies AC2 (with N(v) ≠ ∅, because holding variables at actual values reproduces the actual
+world, where φ holds). Hence the sets satisfying AC2 are exactly the supersets of the N(v), and
+AC3 keeps the minimal ones. For the contingency: if X⃗ is minimal, every witness has
+x′_i ≠ x*_i for all i (else X_i could move to W⃗, breaking AC3), so then S(v) ⊆ W⃗ and N(v) = X⃗;
+every witness of X⃗ is thus at least as large as some (X⃗, S(v)), which is itself a witness.
 
 So TrAC evaluates ∏_{a∈A} |dom a| configurations (2^|A| for Boolean), each once and in
 vectorised chunks, instead of the oracle's 4^n interventions: every candidate cause shares the
