@@ -229,6 +229,19 @@ def test_optimal_worst_case_closed_forms_and_centroid_is_never_better():
         assert optimal_worst_case(tree) <= centroid <= centroid_bound(tree.n)
 
 
+def test_synthetic_size_counts_the_vertices_and_the_paper_preset_reaches_a_million():
+    from explorables.tree_search import SYNTHETIC, synthetic_size
+
+    for name in SYNTHETIC:
+        for n in (3, 7, 8, 100, 1023, 1024):
+            assert synthetic_size(name, n) == synthetic_tree(name, n, seed=0).n, (name, n)
+    paper = TreeSearchConfig.preset("paper")
+    sizes = {name: synthetic_size(name, paper.family_n) for name in paper.families}
+    assert paper.family_n == 10**6
+    assert all(size == 10**6 for name, size in sizes.items() if name != "complete binary")
+    assert sizes["complete binary"] == 2**19 - 1  # the largest complete binary tree with <= 10^6 vertices
+
+
 # --- real inputs ---------------------------------------------------------------------------------
 
 
