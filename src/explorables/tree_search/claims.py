@@ -345,14 +345,14 @@ def robust_sentence(results: TreeSearchResults) -> str:
 def bin_comparison(results: TreeSearchResults, min_count: int = 10) -> tuple[float, list[str]]:
     """Largest gap between the learned predictors' mean spine-search queries within one eta bin.
 
-    Only bins with at least ``min_count`` held-out digits under every predictor count; returns the gap
-    (``nan`` if no bin qualifies) and the bins compared.
+    Only bins with at least ``min_count`` held-out digits under every predictor count, and not the bin
+    ``eta = 0`` (one query by construction); returns the gap (``nan`` if no bin qualifies) and the bins compared.
     """
     runs = list(dendrograms(results).values())
     if len(runs) < 2:
         return float("nan"), []
     per_run = [{b["bin"]: b for b in d["bins"] if b["count"] >= min_count} for d in runs]
-    shared = [b for b in per_run[0] if all(b in r for r in per_run[1:])]
+    shared = [b for b in per_run[0] if b != "0" and all(b in r for r in per_run[1:])]
     if not shared:
         return float("nan"), []
     gap = max(max(r[b]["spine_mean"] for r in per_run) - min(r[b]["spine_mean"] for r in per_run) for b in shared)
@@ -368,7 +368,8 @@ def bin_sentence(results: TreeSearchResults, min_count: int = 10) -> str:
     zero = ", ".join(f"{d['eta_zero_fraction']:.0%} ({d['pca_dims']}-D)" for d in runs)
     cost = "about the same" if gap <= 1.0 else "noticeably different amounts"
     return (
-        f"Within each η bin with at least {min_count} digits under every predictor (η ∈ {', '.join(shared)}), "
+        f"Within each η bin with η ≥ 1 and at least {min_count} digits under every predictor "
+        f"(η ∈ {', '.join(shared)}), "
         f"the predictors cost {cost}: spine search's means differ by at most {gap:.2f} queries. "
         f"How often the prediction is exact differs: {zero}."
     )
@@ -377,11 +378,11 @@ def bin_sentence(results: TreeSearchResults, min_count: int = 10) -> str:
 def learned_sentence(results: TreeSearchResults) -> str:
     """Which learned predictors make spine search cheaper than centroid search on average."""
     runs = list(dendrograms(results).values())
-    better = [f"{d['pca_dims']}-D" for d in runs if d["spine_mean"] < d["centroid_mean"]]
-    worse = [f"{d['pca_dims']}-D" for d in runs if d["spine_mean"] >= d["centroid_mean"]]
-    parts = []
-    if better:
-        parts.append(f"with the {', '.join(better)} embedding it is cheaper than centroid search on average")
-    if worse:
-        parts.append(f"with the {', '.join(worse)} embedding it is not")
-    return "; ".join(parts) if parts else "no learned predictor was measured"
+    better = ", ".join(f"{d['pca_dims']}-D" for d in runs if d["spine_mean"] < d["centroid_mean"])
+    worse = ", ".join(f"{d['pca_dims']}-D" for d in runs if d["spine_mean"] >= d["centroid_mean"])
+    if not runs:
+        return "no learned prediction was measured"
+    if not better:
+        return f"spine search does not beat centroid search on average with any of them ({worse} PCA)"
+    text = f"spine search beats centroid search on average with the {better} PCA prediction"
+    return text + (f", but not with the {worse} one" if worse else "")
