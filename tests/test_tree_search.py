@@ -229,6 +229,19 @@ def test_optimal_worst_case_closed_forms_and_centroid_is_never_better():
         assert optimal_worst_case(tree) <= centroid <= centroid_bound(tree.n)
 
 
+def test_synthetic_size_counts_the_vertices_and_the_paper_preset_reaches_a_million():
+    from explorables.tree_search import SYNTHETIC, synthetic_size
+
+    for name in SYNTHETIC:
+        for n in (3, 7, 8, 100, 1023, 1024):
+            assert synthetic_size(name, n) == synthetic_tree(name, n, seed=0).n, (name, n)
+    paper = TreeSearchConfig.preset("paper")
+    sizes = {name: synthetic_size(name, paper.family_n) for name in paper.families}
+    assert paper.family_n == 10**6
+    assert all(size == 10**6 for name, size in sizes.items() if name != "complete binary")
+    assert sizes["complete binary"] == 2**19 - 1  # the largest complete binary tree with <= 10^6 vertices
+
+
 # --- real inputs ---------------------------------------------------------------------------------
 
 
@@ -298,6 +311,93 @@ def test_resuming_from_finished_parts_gives_identical_results(tmp_path, smoke):
     resumed = run(config, checkpoint=Checkpointer(tmp_path, resume=True))
     for key in ("families", "real", "lower_bound", "small_trees", "explorable"):
         assert resumed.summary[key] == smoke.summary[key]
+
+
+# --- verdicts and glued sentences on constructed results (every branch) ---------------------------
+
+
+def _learned(dims: int, spine: float, centroid: float) -> dict:
+    return {"pca_dims": dims, "spine_mean": spine, "centroid_mean": centroid}
+
+
+def _grid(spine: list[float], centroid: list[float], etas=(0, 1, 2, 4), pathwidth: int = 1, bound: int = 11) -> dict:
+    return {
+        "n": 2000,
+        "pathwidth": pathwidth,
+        "etas": list(etas),
+        "spine_mean": spine,
+        "centroid_mean": centroid,
+        "spine_max": [math.ceil(x) for x in spine],
+        "robust_max": [math.ceil(x) for x in spine],
+        "centroid_bound": bound,
+    }
+
+
+def test_real_inputs_verdict_says_yes_partly_or_no_by_its_criterion():
+    from explorables.tree_search.claims import NOTABLY, real_inputs_verdict
+
+    ast = _grid([1, 3, 5, 7], [5, 5, 5, 5])  # spine search wins at eta = 0, 1 (a tie at eta = 2 is no win)
+    good, fair, bad = 8 * NOTABLY - 1, 8 * NOTABLY + 0.5, 9.0  # against a centroid mean of 8
+    assert real_inputs_verdict({"a": _learned(2, good, 8), "b": _learned(16, good, 8)}).startswith("yes")
+    partly = real_inputs_verdict({"a": _learned(2, bad, 8), "b": _learned(16, good, 8), "AST x": ast})
+    assert partly.startswith("partly") and "loses with 2-D" in partly and "up to η = 1" in partly
+    assert real_inputs_verdict({"a": _learned(2, fair, 8), "b": _learned(16, good, 8)}).startswith("partly")
+    assert "never notably" in real_inputs_verdict({"a": _learned(2, fair, 8)})
+    no = real_inputs_verdict({"a": _learned(2, bad, 8), "b": _learned(16, 8.0, 8), "AST x": ast})
+    assert no.startswith("no:") and "up to η = 1" in no  # a tie is not a win; eta set by us does not rescue it
+    assert real_inputs_verdict({"AST x": ast}).startswith("no")  # no learned prediction: nothing to say yes to
+
+
+def _results(families: dict, real: dict | None = None):
+    from explorables.tree_search import TreeSearchResults
+
+    return TreeSearchResults(TreeSearchConfig(), {"families": families, "real": real or {}}, curves={})
+
+
+def test_slope_sentence_follows_the_fitted_slopes():
+    from explorables.tree_search.claims import log_slopes, slope_sentence
+
+    etas = (0, 1, 3, 7, 15)  # log2(eta + 1) = 0, 1, 2, 3, 4
+    steep = _grid([1, 2, 4, 6, 8], [9] * 5, etas, pathwidth=2)  # slope 2
+    flat = _grid([1, 2, 3, 4, 5], [9] * 5, etas, pathwidth=1)  # slope 1
+    fits = log_slopes(_results({"a": flat, "b": steep}))
+    assert fits["a"][0] == pytest.approx(1.0) and fits["b"][0] == pytest.approx(2.0) and fits["b"][1] == 1.0
+    assert "grows with the pathwidth" in slope_sentence(_results({"a": flat, "b": steep}))
+    inverted = {"a": {**flat, "pathwidth": 3}, "b": steep}  # lower pathwidth, steeper curve
+    assert "does not simply follow" in slope_sentence(_results(inverted))
+
+
+def test_robust_centroid_and_learned_sentences_count_what_they_say():
+    from explorables.tree_search.claims import centroid_sentence, learned_sentence, robust_sentence
+
+    f = _grid([1, 3, 5, 7], [5, 5, 5, 5])
+    f["robust_max"] = [1, 2, 5, 9]  # lower at eta = 1, higher at eta = 4
+    text = robust_sentence(_results({"t": f}))
+    assert "at 2 of 4" in text and "a smaller one at 1 (t at η = 1: 2 vs 3)" in text and "a larger one at 1" in text
+    assert "45% (t) to 45% (t)" in centroid_sentence(_results({"t": f}))  # 5 / 11
+    real = {"a": _learned(2, 9.0, 8.0), "b": _learned(16, 4.0, 8.0)}
+    assert learned_sentence(_results({}, real)) == (
+        "spine search beats centroid search on average with the 16-D PCA prediction, but not with the 2-D one"
+    )
+    real["b"]["spine_mean"] = 8.0  # a tie is no win
+    assert learned_sentence(_results({}, real)).startswith("spine search does not beat")
+
+
+def test_bin_comparison_uses_only_bins_populated_under_every_predictor():
+    from explorables.tree_search.claims import bin_comparison, bin_sentence
+
+    def dendro(dims, bins):
+        return {**_learned(dims, 5.0, 8.0), "eta_zero_fraction": 0.5, "bins": [
+            {"bin": b, "count": c, "spine_mean": m} for b, c, m in bins]}  # fmt: skip
+
+    real = {"a": dendro(2, [("0", 20, 1.0), ("2", 30, 6.0), ("3–4", 3, 1.0)]),
+            "b": dendro(16, [("0", 50, 1.0), ("2", 12, 7.5), ("3–4", 40, 9.0)])}  # fmt: skip
+    gap, shared = bin_comparison(_results({}, real), min_count=10)
+    assert shared == ["2"] and gap == pytest.approx(1.5)  # eta = 0 and the sparse bin "3–4" are left out
+    assert "noticeably different" in bin_sentence(_results({}, real))
+    assert bin_sentence(_results({}, real), min_count=20).startswith("No η bin")  # no bin has 20 under both
+    real["b"]["bins"][1]["spine_mean"] = 6.5
+    assert "about the same" in bin_sentence(_results({}, real)) and "at most 0.50" in bin_sentence(_results({}, real))
 
 
 # --- bad input -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from .families import (
     digits_dendrogram,
     directory_tree,
     real_tree,
+    synthetic_size,
     synthetic_tree,
 )
 from .pathwidth import (
@@ -70,6 +71,7 @@ __all__ = [
     "spine_decomposition",
     "spine_search",
     "subtree_labels",
+    "synthetic_size",
     "synthetic_tree",
     "vertex_separation_bruteforce",
 ]

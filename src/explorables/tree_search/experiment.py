@@ -9,7 +9,8 @@ vertices), ``"smoke"`` what the tests execute, and ``"paper"`` trees of a millio
    centroid search, spine search and the robust variant (mean and worst), the exact pathwidth and
    the explicit bound.
 2. ``real``: the same on Python syntax trees and a package's directory tree, and on a digits
-   dendrogram with *learned* predictions (``eta`` is whatever the 2-D nearest neighbour gives).
+   dendrogram with *learned* predictions (``eta`` is whatever the nearest neighbour after a PCA
+   to each dimension in ``dendrogram_dims`` gives).
 3. ``lower_bound``: complete binary trees with the prediction at the root: the worst case over
    targets at distance ``eta`` grows linearly in ``eta`` for every algorithm (at least
    ``eta / 2`` queries by counting: ``2^eta`` targets, at most 4 answers per query).
@@ -30,7 +31,7 @@ from ..core.checkpoint import Checkpointer, run_parts
 from ..core.config import ExperimentConfig
 from ..core.validation import check_int
 from .families import SYNTHETIC, ast_tree, digits_dendrogram, directory_tree, synthetic_tree
-from .pathwidth import all_trees, spine_decomposition, vertex_separation_bruteforce
+from .pathwidth import SpineDecomposition, all_trees, spine_decomposition, vertex_separation_bruteforce
 from .search import (
     Memory,
     candidate_mask,
@@ -97,9 +98,13 @@ class TreeSearchConfig(ExperimentConfig):
         ),
     }
     PAPER_WANTS_GPU: ClassVar[bool] = False
-    PAPER_HARDWARE: ClassVar[str] = "a CPU with >= 8 GB of memory (trees of 10^6 vertices); one to two hours"
+    PAPER_HARDWARE: ClassVar[str] = (
+        "a CPU with >= 8 GB of memory (trees of 10^6 vertices); an hour or two, estimated from single "
+        "searches, not timed end to end"
+    )
 
     def validated(self) -> TreeSearchConfig:
+        """Check every field; raises ``ValueError`` naming the field and its allowed range."""
         check_int("family_n", self.family_n, minimum=16, maximum=20_000_000)
         for f in self.families:
             if f not in SYNTHETIC:
@@ -132,7 +137,8 @@ class TreeSearchResults:
     curves: dict[str, Any] = field(repr=False)
 
 
-def _run_all(tree: Tree, D, target: int, prediction: int) -> dict[str, int]:
+def _run_all(tree: Tree, D: SpineDecomposition, target: int, prediction: int) -> dict[str, int]:
+    """Queries of centroid, spine and robust search for one (target, prediction); each must end at the target."""
     out = {}
     for alg in ALGORITHMS:
 
@@ -151,8 +157,18 @@ def _run_all(tree: Tree, D, target: int, prediction: int) -> dict[str, int]:
     return out
 
 
-def measure_tree(tree: Tree, etas: tuple[int, ...], per_eta: int, rng: np.random.Generator, D=None) -> dict[str, Any]:
-    """Queries of every algorithm against random targets with a prediction at each distance ``eta``."""
+def measure_tree(
+    tree: Tree,
+    etas: tuple[int, ...],
+    per_eta: int,
+    rng: np.random.Generator,
+    D: SpineDecomposition | None = None,
+) -> dict[str, Any]:
+    """Queries of every algorithm against random targets with a prediction at each distance ``eta``.
+
+    Per ``eta``: mean and worst queries of each algorithm over ``per_eta`` targets (fewer if no vertex
+    is that far), and counts of searches above :func:`spine_bound` or :func:`robust_bound`.
+    """
     D = spine_decomposition(tree) if D is None else D
     heights = branch_heights(tree)
     k = D.pathwidth
@@ -352,7 +368,7 @@ EXPLORABLE_TREES = (("caterpillar", 45), ("spider", 43), ("complete binary", 63)
 EXPLORABLE_ETAS = (0, 1, 2, 4, 8)
 
 
-def search_trace(tree: Tree, D, algorithm: str, target: int, prediction: int) -> dict[str, list]:
+def search_trace(tree: Tree, D: SpineDecomposition, algorithm: str, target: int, prediction: int) -> dict[str, list]:
     """The queries of one search and the candidate set before each query (for drawing)."""
     mem = Memory(lambda v: tree.step(v, target))
     if algorithm == "spine":

@@ -5,8 +5,8 @@ cheap) and three real, offline inputs.
 * **Directory trees** of an installed package, walked with ``os.walk`` in sorted order.
 * **A hierarchical-clustering dendrogram**: scipy's Ward ``linkage`` on scikit-learn's bundled
   ``load_digits``. The target of a held-out digit is the leaf of its nearest neighbour in the
-  64-pixel space; the *learned prediction* is the leaf of its nearest neighbour in a 2-D PCA
-  projection fitted on the clustered digits.
+  64-pixel space; the *learned prediction* is the leaf of its nearest neighbour in a low-dimensional
+  PCA projection (2-D or 16-D in the chapter) fitted on the clustered digits.
 """
 
 from __future__ import annotations
@@ -81,12 +81,23 @@ def synthetic_tree(family: str, n: int, seed: int = 0) -> Tree:
     elif family == "caterpillar":
         parents = caterpillar_parents(n, 2)
     elif family == "spider":
-        parents = spider_parents(n, 6)
+        parents = spider_parents(n, min(6, n - 1))
     elif family == "complete binary":
         parents = complete_binary_parents(int(np.log2(n + 1)) - 1)
     else:
         parents = random_recursive_parents(n, seed)
     return Tree.from_parents(parents)
+
+
+def synthetic_size(family: str, n: int) -> int:
+    """The number of vertices of ``synthetic_tree(family, n)``, without building it.
+
+    Every family has exactly ``n`` vertices except the complete binary tree, which has the largest
+    size ``2^(h+1) - 1 <= n`` (524,287 for ``n = 10^6``).
+    """
+    check_choice("family", family, SYNTHETIC)
+    n = check_int("n", n, minimum=3)
+    return 2 ** int(np.log2(n + 1)) - 1 if family == "complete binary" else n
 
 
 # --- real inputs ---------------------------------------------------------------------------------
@@ -170,8 +181,8 @@ def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0,
     tree = Tree.from_parents(parents, labels)
     target_pt = NearestNeighbors(n_neighbors=1).fit(base).kneighbors(queries, return_distance=False)[:, 0]
     pca = PCA(n_components=dims, random_state=seed).fit(base)
-    nn_2d = NearestNeighbors(n_neighbors=1).fit(pca.transform(base))
-    pred_pt = nn_2d.kneighbors(pca.transform(queries), return_distance=False)[:, 0]
+    nn_pca = NearestNeighbors(n_neighbors=1).fit(pca.transform(base))
+    pred_pt = nn_pca.kneighbors(pca.transform(queries), return_distance=False)[:, 0]
     idx = np.array([tree.index[f"digit {j}"] for j in range(m)])
     return Dendrogram(tree, idx[target_pt], idx[pred_pt], m)
 

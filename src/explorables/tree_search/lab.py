@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -149,7 +150,7 @@ class TreeSearchLab:
         self._background = fig.canvas.copy_from_bbox(fig.bbox)
 
     # --- computing and drawing ----------------------------------------------------------------
-    def rerun(self, _change=None) -> None:
+    def rerun(self, _change: Any = None) -> None:
         """Pick the prediction at distance ``eta`` (a seeded random walk) and re-run the search."""
         if self._quiet:
             return
@@ -171,7 +172,7 @@ class TreeSearchLab:
             self._quiet = False
         self.redraw()
 
-    def redraw(self, _change=None) -> None:
+    def redraw(self, _change: Any = None) -> None:
         """Show the state after ``step`` queries (blitted over the cached tree)."""
         if self._quiet:
             return
