@@ -12,8 +12,10 @@ Four parts, each checkpointed (``--resume`` skips the finished ones):
    does the clustering change?
 2. **k_sweep**: ToMATo's chosen count over ``k`` on clean moons, circles, blobs and iris.
 3. **datasets**: every method on clean moons, circles and iris.
-4. **two_functions**: ToMAToMP on (radius, f, score): the corrupted density and a second,
-   clean synthetic score at once (no DTM parameter).
+4. **two_functions**: ToMAToMP (no DTM parameter) on blobs with the last outlier fraction, with
+   the corrupted density ``f`` alone, a second function ``h`` alone (a clean log-KDE at
+   ``second_bandwidth_factor`` times the bandwidth, computed from the points only), and both at
+   once (radius, f, h): does the second function help?
 
 Above ``mp_max_points`` points, ToMAToMP runs on a random subsample of that size (the MMA is
 quadratic in the points through the edges) and the other points take the label of their
@@ -35,7 +37,7 @@ from ..core.checkpoint import Checkpointer, run_parts
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.validation import check_in_range, check_int, check_positive
-from .data import DATASETS, corrupt, log_kde, make_dataset, second_score
+from .data import DATASETS, corrupt, log_kde, make_dataset
 from .multiparam import connecting_radius, tomato_mp
 from .persistence import tomato
 
@@ -57,6 +59,7 @@ class TomatoMPConfig(ExperimentConfig):
     datasets: tuple[str, ...] = ("moons", "circles", "iris")
     hdbscan_min_cluster_size: int = 15
     mp_max_points: int = 400
+    second_bandwidth_factor: float = 2.0
     n_jobs: int = 1
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -90,6 +93,7 @@ class TomatoMPConfig(ExperimentConfig):
                 raise ValueError(f"datasets must be among {DATASETS}, got {name!r}")
         check_int("hdbscan_min_cluster_size", self.hdbscan_min_cluster_size, minimum=2)
         check_int("mp_max_points", self.mp_max_points, minimum=30)
+        check_positive("second_bandwidth_factor", self.second_bandwidth_factor)
         return self
 
 
@@ -134,6 +138,7 @@ def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, 
     return {
         "labels": labels,
         "n_clusters": res.n_clusters,
+        "n_labels": res.n_labels,
         "prominences": res.prominences[:20],
         "parameters": list(res.filtration.parameters),
         "summands": [{"births": s.births, "deaths": s.deaths} for s in top],
@@ -164,7 +169,7 @@ def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.nda
     if with_mp:
         for name, robust in (("mp_plain", False), ("mp_robust", True)):
             r = run_tomato_mp(cfg, X, f, robust=robust, seed=cfg.seed)
-            summary[name] = {"n_clusters": r["n_clusters"], "ari": ari(truth, r["labels"]),
+            summary[name] = {"n_clusters": r["n_clusters"], "n_labels": r["n_labels"], "ari": ari(truth, r["labels"]),
                              "prominences": [round(float(p), 4) for p in r["prominences"][:8]]}
             curves[name] = r
     return summary, curves
@@ -179,7 +184,8 @@ def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """Every method on blobs at each outlier fraction; at the first and last fraction, ToMAToMP
     again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence)."""
     ds, f = _blobs(cfg)
-    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "runs": [], "independence": []}
+    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "true": len(np.unique(ds.labels)),
+                               "runs": [], "independence": []}
     curves: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "runs": []}
     ends = {0, len(cfg.outlier_fractions) - 1}
 
@@ -236,16 +242,20 @@ def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
 
 
 def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
+    """ToMAToMP with f alone, h alone, and (f, h) at once; f carries the last outlier fraction."""
     ds, f = _blobs(cfg)
     q = cfg.outlier_fractions[-1]
     g, _ = corrupt(f, q, seed=cfg.seed)
-    score = second_score(ds.X, ds.labels, seed=cfg.seed)
-    r = run_tomato_mp(cfg, ds.X, np.stack([g, score]), robust=False, seed=cfg.seed)
-    t2 = tomato(ds.X, score, k=cfg.reference_k)
-    summary = {"fraction": q, "n_clusters": r["n_clusters"], "ari": ari(ds.labels, r["labels"]),
-               "parameters": r["parameters"], "tomato_score_ari": ari(ds.labels, t2.labels),
-               "tomato_score_n_clusters": t2.n_clusters}
-    return summary, {"labels": r["labels"], "score": score}
+    h = log_kde(ds.X, cfg.second_bandwidth_factor * BANDWIDTH["blobs"], device=cfg.device)  # no labels used
+    summary: dict[str, Any] = {"fraction": q, "true": len(np.unique(ds.labels)),
+                               "bandwidths": [BANDWIDTH["blobs"], cfg.second_bandwidth_factor * BANDWIDTH["blobs"]]}
+    curves: dict[str, Any] = {"h": h}
+    for name, F in (("f", g[None]), ("h", h[None]), ("f_and_h", np.stack([g, h]))):
+        r = run_tomato_mp(cfg, ds.X, F, robust=False, seed=cfg.seed)
+        summary[name] = {"n_clusters": r["n_clusters"], "n_labels": r["n_labels"], "ari": ari(ds.labels, r["labels"]),
+                         "parameters": r["parameters"]}
+        curves[name] = r["labels"]
+    return summary, curves
 
 
 PARTS = {
