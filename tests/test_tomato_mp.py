@@ -348,11 +348,13 @@ def test_resuming_after_the_first_part_matches_an_uninterrupted_run(smoke, tmp_p
 
 def test_two_functions_part_compares_each_function_with_the_pair(smoke):
     results, _ = smoke
-    tf = results.summary["two_functions"]
-    assert tf["f"]["parameters"] == ["radius", "f1"] == tf["h"]["parameters"]
-    assert tf["f_and_h"]["parameters"] == ["radius", "f1", "f2"]
-    for name in ("f", "h", "f_and_h"):
-        assert 1 <= tf[name]["n_labels"] <= tf[name]["n_clusters"]
+    seeds = results.summary["two_functions"]["seeds"]
+    assert [one["seed"] for one in seeds] == list(results.config.two_function_seeds)
+    for tf in seeds:
+        assert tf["f"]["parameters"] == ["radius", "f1"] == tf["h"]["parameters"]
+        assert tf["f_and_h"]["parameters"] == ["radius", "f1", "f2"]
+        for name in ("f", "h", "f_and_h"):
+            assert 1 <= tf[name]["n_labels"] <= tf[name]["n_clusters"]
     row = claims(results)[2]
     assert row.verdict.split(":")[0] in ("yes", "partly", "no")
 
@@ -377,3 +379,42 @@ def test_parallel_mmas_give_the_same_numbers(smoke):
     results, _ = smoke
     parallel, _ = _outliers(TomatoMPConfig.preset("smoke", n_jobs=2))
     assert parallel == results.summary["outliers"]
+
+
+def _entry(k: int, labels: int, ari: float) -> dict:
+    return {"n_clusters": k, "n_labels": labels, "ari": ari, "parameters": []}
+
+
+@pytest.mark.parametrize(
+    ("per_seed", "verdict"),
+    [
+        ([(False, False, True), (False, True, True)], "yes"),  # pair on every seed, each alone not
+        ([(False, False, True), (False, False, False)], "partly"),  # pair more often, not always
+        ([(True, False, True)], "no"),  # f alone as good as the pair
+        ([(False, False, False)], "no"),
+    ],
+)
+def test_two_functions_verdict_follows_the_counts(per_seed, verdict):
+    from explorables.tomato_mp.claims import two_functions_claim
+
+    def ok(flag):
+        return _entry(3, 3, 0.9) if flag else _entry(4, 4, 0.6)
+
+    seeds = [{"seed": i, "true": 3, "f": ok(f), "h": ok(h), "f_and_h": ok(pair)}
+             for i, (f, h, pair) in enumerate(per_seed)]
+    tf = {"fraction": 0.1, "bandwidths": [0.4, 0.8], "seeds": seeds}
+    assert two_functions_claim(tf).verdict.startswith(verdict)
+    # fewer distinct labels than K does not count as recovered
+    for one in seeds:
+        one["f_and_h"] = _entry(3, 2, 0.9)
+    assert two_functions_claim(tf).verdict.startswith("no")
+
+
+def test_findings_text_is_built_from_the_run(smoke):
+    from explorables.tomato_mp.claims import findings_text
+
+    results, _ = smoke
+    text = findings_text(results)
+    runs = results.summary["outliers"]["runs"]
+    assert ", ".join(str(r["mp_plain"]["n_clusters"]) for r in runs) in text
+    assert f"{runs[0]['mp_robust']['ari']:.2f}" in text

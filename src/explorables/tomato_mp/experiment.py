@@ -15,7 +15,8 @@ Four parts, each checkpointed (``--resume`` skips the finished ones):
 4. **two_functions**: ToMAToMP (no DTM parameter) on blobs with the last outlier fraction, with
    the corrupted density ``f`` alone, a second function ``h`` alone (a clean log-KDE at
    ``second_bandwidth_factor`` times the bandwidth, computed from the points only), and both at
-   once (radius, f, h): does the second function help?
+   once (radius, f, h), for each seed of ``two_function_seeds`` (data and outliers): does the
+   second function help?
 
 Above ``mp_max_points`` points, ToMAToMP runs on a random subsample of that size (the MMA is
 quadratic in the points through the edges) and the other points take the label of their
@@ -60,11 +61,12 @@ class TomatoMPConfig(ExperimentConfig):
     hdbscan_min_cluster_size: int = 15
     mp_max_points: int = 400
     second_bandwidth_factor: float = 2.0
+    two_function_seeds: tuple[int, ...] = (0, 1, 2)
     n_jobs: int = 1
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_points=150, outlier_fractions=(0.0, 0.05), tomato_ks=(5, 10, 20), nlines=30,
-                      datasets=("moons",)),
+                      datasets=("moons",), two_function_seeds=(0,)),
         "book": {},
         "paper": dict(device="auto", n_points=100_000, outlier_fractions=(0.0, 0.01, 0.02, 0.05, 0.10),
                       tomato_ks=(5, 10, 20, 40, 80, 160), reference_k=20, nlines=60, mp_max_points=1500,
@@ -94,6 +96,10 @@ class TomatoMPConfig(ExperimentConfig):
         check_int("hdbscan_min_cluster_size", self.hdbscan_min_cluster_size, minimum=2)
         check_int("mp_max_points", self.mp_max_points, minimum=30)
         check_positive("second_bandwidth_factor", self.second_bandwidth_factor)
+        if not self.two_function_seeds:
+            raise ValueError("two_function_seeds must hold at least one seed (an int >= 0)")
+        for seed in self.two_function_seeds:
+            check_int("two_function_seeds", seed, minimum=0)
         return self
 
 
@@ -242,19 +248,26 @@ def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
 
 
 def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
-    """ToMAToMP with f alone, h alone, and (f, h) at once; f carries the last outlier fraction."""
-    ds, f = _blobs(cfg)
+    """ToMAToMP with f alone, h alone, and (f, h) at once; f carries the last outlier fraction.
+    One blobs sample (and outlier draw) per seed of ``two_function_seeds``."""
     q = cfg.outlier_fractions[-1]
-    g, _ = corrupt(f, q, seed=cfg.seed)
-    h = log_kde(ds.X, cfg.second_bandwidth_factor * BANDWIDTH["blobs"], device=cfg.device)  # no labels used
-    summary: dict[str, Any] = {"fraction": q, "true": len(np.unique(ds.labels)),
-                               "bandwidths": [BANDWIDTH["blobs"], cfg.second_bandwidth_factor * BANDWIDTH["blobs"]]}
-    curves: dict[str, Any] = {"h": h}
-    for name, F in (("f", g[None]), ("h", h[None]), ("f_and_h", np.stack([g, h]))):
-        r = run_tomato_mp(cfg, ds.X, F, robust=False, seed=cfg.seed)
-        summary[name] = {"n_clusters": r["n_clusters"], "n_labels": r["n_labels"], "ari": ari(ds.labels, r["labels"]),
+    bandwidths = [BANDWIDTH["blobs"], cfg.second_bandwidth_factor * BANDWIDTH["blobs"]]
+    summary: dict[str, Any] = {"fraction": q, "bandwidths": bandwidths, "seeds": []}
+    curves: dict[str, Any] = {"seeds": []}
+    for seed in cfg.two_function_seeds:
+        ds = make_dataset("blobs", cfg.n_points, seed)
+        f = log_kde(ds.X, bandwidths[0], device=cfg.device)
+        g, _ = corrupt(f, q, seed=seed)
+        h = log_kde(ds.X, bandwidths[1], device=cfg.device)  # a coarser density: no labels used
+        one: dict[str, Any] = {"seed": seed, "true": len(np.unique(ds.labels))}
+        labels: dict[str, Any] = {"h": h}
+        for name, F in (("f", g[None]), ("h", h[None]), ("f_and_h", np.stack([g, h]))):
+            r = run_tomato_mp(cfg, ds.X, F, robust=False, seed=seed)
+            one[name] = {"n_clusters": r["n_clusters"], "n_labels": r["n_labels"], "ari": ari(ds.labels, r["labels"]),
                          "parameters": r["parameters"]}
-        curves[name] = r["labels"]
+            labels[name] = r["labels"]
+        summary["seeds"].append(one)
+        curves["seeds"].append(labels)
     return summary, curves
 
 
