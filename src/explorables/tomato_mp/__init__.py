@@ -6,7 +6,7 @@ Persistence by hand and with gudhi, and ToMATo (:mod:`.persistence`); data and d
 (:mod:`.lab`, imported on demand: it needs ipywidgets).
 """
 
-from .data import DATASETS, Dataset, corrupt, dtm, log_kde, make_dataset, second_score
+from .data import DATASETS, Dataset, corrupt, dtm, log_kde, make_dataset
 from .experiment import TomatoMPConfig, TomatoMPResults, headline, run
 from .multiparam import (
     MultiFiltration,
@@ -57,7 +57,6 @@ __all__ = [
     "make_dataset",
     "mma_h0",
     "run",
-    "second_score",
     "summand_prominence",
     "summands",
     "superlevel_persistence",

@@ -94,16 +94,6 @@ def dtm(X: np.ndarray, mass: float = 0.05, *, device: str = "cpu", batch: int = 
     return torch.cat(out).cpu().numpy()
 
 
-def second_score(X: np.ndarray, labels: np.ndarray, seed: int = 0, noise: float = 0.15) -> np.ndarray:
-    """A synthetic second function (think of a gene's expression): high at each planted cluster's
-    centre, decaying with the distance to it, plus noise. Used to show several functions at once."""
-    X = check_points("X", X)
-    rng = np.random.default_rng(seed + 1)
-    centres = np.stack([X[labels == c].mean(0) for c in np.unique(labels)])
-    d = np.min(np.linalg.norm(X[:, None, :] - centres[None], axis=-1), axis=1)
-    return -d / d.std() + check_positive("noise", noise) * rng.normal(size=len(X))
-
-
 def corrupt(
     f: np.ndarray, fraction: float, seed: int = 0, low: float = 0.3, high: float = 1.5
 ) -> tuple[np.ndarray, np.ndarray]:

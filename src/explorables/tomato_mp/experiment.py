@@ -12,8 +12,11 @@ Four parts, each checkpointed (``--resume`` skips the finished ones):
    does the clustering change?
 2. **k_sweep**: ToMATo's chosen count over ``k`` on clean moons, circles, blobs and iris.
 3. **datasets**: every method on clean moons, circles and iris.
-4. **two_functions**: ToMAToMP on (radius, f, score): the corrupted density and a second,
-   clean synthetic score at once (no DTM parameter).
+4. **two_functions**: ToMAToMP (no DTM parameter) on blobs with the last outlier fraction, with
+   the corrupted density ``f`` alone, a second function ``h`` alone (a clean log-KDE at
+   ``second_bandwidth_factor`` times the bandwidth, computed from the points only), and both at
+   once (radius, f, h), for each seed of ``two_function_seeds`` (data and outliers): does the
+   second function help?
 
 Above ``mp_max_points`` points, ToMAToMP runs on a random subsample of that size (the MMA is
 quadratic in the points through the edges) and the other points take the label of their
@@ -35,7 +38,7 @@ from ..core.checkpoint import Checkpointer, run_parts
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.validation import check_in_range, check_int, check_positive
-from .data import DATASETS, corrupt, log_kde, make_dataset, second_score
+from .data import DATASETS, corrupt, log_kde, make_dataset
 from .multiparam import connecting_radius, tomato_mp
 from .persistence import tomato
 
@@ -57,11 +60,13 @@ class TomatoMPConfig(ExperimentConfig):
     datasets: tuple[str, ...] = ("moons", "circles", "iris")
     hdbscan_min_cluster_size: int = 15
     mp_max_points: int = 400
+    second_bandwidth_factor: float = 2.0
+    two_function_seeds: tuple[int, ...] = (0, 1, 2)
     n_jobs: int = 1
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_points=150, outlier_fractions=(0.0, 0.05), tomato_ks=(5, 10, 20), nlines=30,
-                      datasets=("moons",)),
+                      datasets=("moons",), two_function_seeds=(0,)),
         "book": {},
         "paper": dict(device="auto", n_points=100_000, outlier_fractions=(0.0, 0.01, 0.02, 0.05, 0.10),
                       tomato_ks=(5, 10, 20, 40, 80, 160), reference_k=20, nlines=60, mp_max_points=1500,
@@ -90,6 +95,11 @@ class TomatoMPConfig(ExperimentConfig):
                 raise ValueError(f"datasets must be among {DATASETS}, got {name!r}")
         check_int("hdbscan_min_cluster_size", self.hdbscan_min_cluster_size, minimum=2)
         check_int("mp_max_points", self.mp_max_points, minimum=30)
+        check_positive("second_bandwidth_factor", self.second_bandwidth_factor)
+        if not self.two_function_seeds:
+            raise ValueError("two_function_seeds must hold at least one seed (an int >= 0)")
+        for seed in self.two_function_seeds:
+            check_int("two_function_seeds", seed, minimum=0)
         return self
 
 
@@ -134,6 +144,7 @@ def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, 
     return {
         "labels": labels,
         "n_clusters": res.n_clusters,
+        "n_labels": res.n_labels,
         "prominences": res.prominences[:20],
         "parameters": list(res.filtration.parameters),
         "summands": [{"births": s.births, "deaths": s.deaths} for s in top],
@@ -164,7 +175,7 @@ def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.nda
     if with_mp:
         for name, robust in (("mp_plain", False), ("mp_robust", True)):
             r = run_tomato_mp(cfg, X, f, robust=robust, seed=cfg.seed)
-            summary[name] = {"n_clusters": r["n_clusters"], "ari": ari(truth, r["labels"]),
+            summary[name] = {"n_clusters": r["n_clusters"], "n_labels": r["n_labels"], "ari": ari(truth, r["labels"]),
                              "prominences": [round(float(p), 4) for p in r["prominences"][:8]]}
             curves[name] = r
     return summary, curves
@@ -179,7 +190,8 @@ def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """Every method on blobs at each outlier fraction; at the first and last fraction, ToMAToMP
     again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence)."""
     ds, f = _blobs(cfg)
-    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "runs": [], "independence": []}
+    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "true": len(np.unique(ds.labels)),
+                               "runs": [], "independence": []}
     curves: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "runs": []}
     ends = {0, len(cfg.outlier_fractions) - 1}
 
@@ -236,16 +248,27 @@ def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
 
 
 def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
-    ds, f = _blobs(cfg)
+    """ToMAToMP with f alone, h alone, and (f, h) at once; f carries the last outlier fraction.
+    One blobs sample (and outlier draw) per seed of ``two_function_seeds``."""
     q = cfg.outlier_fractions[-1]
-    g, _ = corrupt(f, q, seed=cfg.seed)
-    score = second_score(ds.X, ds.labels, seed=cfg.seed)
-    r = run_tomato_mp(cfg, ds.X, np.stack([g, score]), robust=False, seed=cfg.seed)
-    t2 = tomato(ds.X, score, k=cfg.reference_k)
-    summary = {"fraction": q, "n_clusters": r["n_clusters"], "ari": ari(ds.labels, r["labels"]),
-               "parameters": r["parameters"], "tomato_score_ari": ari(ds.labels, t2.labels),
-               "tomato_score_n_clusters": t2.n_clusters}
-    return summary, {"labels": r["labels"], "score": score}
+    bandwidths = [BANDWIDTH["blobs"], cfg.second_bandwidth_factor * BANDWIDTH["blobs"]]
+    summary: dict[str, Any] = {"fraction": q, "bandwidths": bandwidths, "seeds": []}
+    curves: dict[str, Any] = {"seeds": []}
+    for seed in cfg.two_function_seeds:
+        ds = make_dataset("blobs", cfg.n_points, seed)
+        f = log_kde(ds.X, bandwidths[0], device=cfg.device)
+        g, _ = corrupt(f, q, seed=seed)
+        h = log_kde(ds.X, bandwidths[1], device=cfg.device)  # a coarser density: no labels used
+        one: dict[str, Any] = {"seed": seed, "true": len(np.unique(ds.labels))}
+        labels: dict[str, Any] = {"h": h}
+        for name, F in (("f", g[None]), ("h", h[None]), ("f_and_h", np.stack([g, h]))):
+            r = run_tomato_mp(cfg, ds.X, F, robust=False, seed=seed)
+            one[name] = {"n_clusters": r["n_clusters"], "n_labels": r["n_labels"], "ari": ari(ds.labels, r["labels"]),
+                         "parameters": r["parameters"]}
+            labels[name] = r["labels"]
+        summary["seeds"].append(one)
+        curves["seeds"].append(labels)
+    return summary, curves
 
 
 PARTS = {

@@ -20,13 +20,13 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score
 
 from ..core.labs import canvas_png, setter
-from .data import DATASETS, corrupt, log_kde, make_dataset, second_score
+from .data import DATASETS, corrupt, log_kde, make_dataset
 from .experiment import BANDWIDTH
 from .figures import NOISE, PALETTE
 from .multiparam import tomato_mp
 from .persistence import TomatoResult, tomato
 
-FUNCTIONS = ("density (log-KDE)", "density + second score")
+FUNCTIONS = ("density (log-KDE)", "density + coarse density (2× bandwidth)")
 
 
 def _colours(labels: np.ndarray) -> np.ndarray:
@@ -44,7 +44,7 @@ def prepare(dataset: str, functions: str, fraction: float, n: int = 150, seed: i
     ds = make_dataset(dataset, n, seed)
     f = log_kde(ds.X, BANDWIDTH[dataset])
     g, idx = corrupt(f, fraction, seed=seed)
-    F = [g] if functions == FUNCTIONS[0] else [g, second_score(ds.X, ds.labels, seed=seed)]
+    F = [g] if functions == FUNCTIONS[0] else [g, log_kde(ds.X, 2 * BANDWIDTH[dataset])]  # no labels used
     view = ds.X if ds.X.shape[1] == 2 else PCA(2, random_state=seed).fit_transform(ds.X)
     return ds.X, view, np.stack(F), ds.labels, idx
 
@@ -159,8 +159,8 @@ class TomatoMPLab:
                                                       for i in range(len(p))])
         a_mp.set(xlabel="summand (sorted)", ylabel="prominence (cube side)", ylim=(0, 1.05))
         a_mp.set_title(f"MMA summands of {', '.join(self.mp.filtration.parameters)}", fontsize=10)
-        a_mc.set_title(f"ToMAToMP: K={self.mp.n_clusters}, ARI {adjusted_rand_score(truth, self.mp.labels):.2f}",
-                       fontsize=10)
+        mp_ari = adjusted_rand_score(truth, self.mp.labels)
+        a_mc.set_title(f"ToMAToMP: K={self.mp.n_clusters} ({self.mp.n_labels} labels), ARI {mp_ari:.2f}", fontsize=10)
         a_td.set_title("ToMATo's diagram and τ (dashed)", fontsize=10)
         # background without the artists that τ moves, then blit them
         self._tomato_pts.set_visible(False)
@@ -193,7 +193,8 @@ class TomatoMPLab:
         k = int(labels.max() + 1)
         self.status.value = (
             f"<small>ToMATo (k={self.k.value}, τ={tau:.2f}): K={k}, ARI {adjusted_rand_score(truth, labels):.2f} · "
-            f"ToMAToMP: K={self.mp.n_clusters}, ARI {adjusted_rand_score(truth, self.mp.labels):.2f} · "
+            f"ToMAToMP: K={self.mp.n_clusters} ({self.mp.n_labels} labels), "
+            f"ARI {adjusted_rand_score(truth, self.mp.labels):.2f} · "
             f"{len(d.pairs) + len(d.essential)} peaks in ToMATo's diagram</small>"
         )
 

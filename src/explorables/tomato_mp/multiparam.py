@@ -17,7 +17,8 @@ Our reconstruction (the paper's body is not public; see the chapter for what is 
    before the largest gap in the sorted prominences of the others; **assignment**: each selected
    summand's generator vertex and its connected component at grade ``b + (s_K / 2)·1`` form a
    core; the other points reach a core along the Euclidean minimum spanning tree
-   (:func:`propagate`).
+   (:func:`propagate`). The assignment is a heuristic of ours (see :func:`assign`): it can
+   return fewer distinct labels than the count ``K``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class MultiFiltration:
 
     @property
     def num_parameters(self) -> int:
+        """Number of filtration parameters ``p`` (radius, one per function, and the DTM if robust)."""
         return self.vertex_grades.shape[1]
 
 
@@ -118,7 +120,7 @@ def from_gudhi(st: gudhi.SimplexTree, num_parameters: int) -> mp.SimplexTreeMult
     return mp.SimplexTreeMulti(st, num_parameters=check_int("num_parameters", num_parameters), safe_conversion=True)
 
 
-def mma_h0(filt: MultiFiltration, nlines: int = 40, n_jobs: int = 1):
+def mma_h0(filt: MultiFiltration, nlines: int = 40, n_jobs: int = 1) -> mp.PyModule_f64:
     """The MMA decomposition (multipers ``module_approximation``) of H0, on the box ``[0, 1]^p``."""
     check_int("nlines", nlines, minimum=4)
     p = filt.num_parameters
@@ -135,6 +137,7 @@ class Summand:
     deaths: np.ndarray  # (b, p) maximal corners, clipped to the box
     prominence: float
     corner: np.ndarray  # b: the birth corner of the largest cube
+    essential: bool = False  # one death corner is +inf in every coordinate: the summand never dies
 
 
 def summand_prominence(births: np.ndarray, deaths: np.ndarray) -> tuple[float, np.ndarray]:
@@ -153,11 +156,13 @@ def summands(module) -> list[Summand]:
     out = []
     for s in module:
         births = np.asarray(s.get_birth_list(), dtype=np.float64)
-        deaths = np.minimum(np.asarray(s.get_death_list(), dtype=np.float64), 1.0)
+        raw_deaths = np.asarray(s.get_death_list(), dtype=np.float64)
         if births.size == 0:
             continue
+        deaths = np.minimum(raw_deaths, 1.0)
+        essential = bool(raw_deaths.size and np.any(np.all(np.isposinf(np.atleast_2d(raw_deaths)), axis=1)))
         prom, corner = summand_prominence(births, deaths)
-        out.append(Summand(births, deaths, prom, corner))
+        out.append(Summand(births, deaths, prom, corner, essential))
     out.sort(key=lambda s: -s.prominence)
     return out
 
@@ -183,10 +188,30 @@ class ToMAToMPResult:
     cores: list[np.ndarray] = field(repr=False)
     filtration: MultiFiltration = field(repr=False)
 
+    @property
+    def n_labels(self) -> int:
+        """Number of distinct labels actually assigned (can be below ``n_clusters``, see :func:`assign`)."""
+        return len(np.unique(self.labels[self.labels >= 0]))
+
+    @property
+    def n_empty_cores(self) -> int:
+        """Selected summands that got no core (every component was already taken)."""
+        return sum(1 for c in self.cores if len(c) == 0)
+
 
 def assign(filt: MultiFiltration, X: np.ndarray, selected: list[Summand], scale: float) -> tuple[np.ndarray, list]:
     """Cores of the selected summands at grade ``corner + scale·1``; the other points follow
-    :func:`propagate` (the minimum spanning tree) to a core."""
+    :func:`propagate` (the minimum spanning tree) to a core.
+
+    A heuristic, not a theorem: MMA gives each summand's births and deaths, not the vertex that
+    generates it. We take, among the components at the cube's grade that hold no generator of a
+    more prominent summand, the vertex closest (sup norm) to a birth corner. When the summand's
+    own component already holds an older generator (the approximation blurs supports), that
+    vertex lies in *another* component and need not belong to the summand's support; and when
+    every component is taken, the summand gets an empty core and no label. So the labels can
+    have fewer distinct values than the count ``K``: :attr:`ToMAToMPResult.n_labels` and
+    :attr:`ToMAToMPResult.n_empty_cores` report it.
+    """
     grades = filt.vertex_grades
     n = len(grades)
     owner = np.full(n, -1)
@@ -242,6 +267,21 @@ def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     return root_label[[find(v) for v in range(len(X))]]
 
 
+def check_essential_first(parts: list[Summand], n_essential: int) -> None:
+    """Check that the ``n_essential`` most prominent summands are the ones that never die.
+
+    A summand is essential when one of its death corners is ``+inf`` in every coordinate (one per
+    connected component of the whole graph). Its largest cube then reaches the top of the box,
+    and it is born at the component's best grade, so we expect it to be at least as prominent as
+    any other summand. :func:`tomato_mp` relies on this to count the essential summands apart; a
+    ``RuntimeError`` means the MMA broke the assumption.
+    """
+    essential = [s.essential for s in parts]
+    if sum(essential) != n_essential or not all(essential[:n_essential]):
+        raise RuntimeError(
+            f"expected the {n_essential} essential summand(s) to be the most prominent, "
+            f"found essential flags {essential[: n_essential + 3]} in prominence order"
+        )
 
 
 def tomato_mp(
@@ -273,6 +313,7 @@ def tomato_mp(
     # The components of the whole graph never die: their summands are the most prominent ones
     # (the cube reaches the top of the box) and always count, as ToMATo's essential classes do.
     n_essential = int(components_at(filt, np.ones(filt.num_parameters)).max() + 1)
+    check_essential_first(parts, n_essential)
     k = n_clusters or largest_gap_count(prom[n_essential:], n_essential)
     k = min(k, len(parts))
     selected = parts[:k]

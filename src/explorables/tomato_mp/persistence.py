@@ -54,7 +54,9 @@ def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Dia
     neighbour already inside starts a new component, born at its value. A vertex that touches
     several components joins them; each one except the *oldest* (highest peak) dies there, giving
     the pair ``(peak value, f(vertex))``. This is the union-find of ToMATo with merge threshold
-    +inf, i.e. the persistence diagram of the lower-star filtration of ``-f``.
+    +inf, i.e. the persistence diagram of the lower-star filtration of ``-f``. Pairs of length
+    zero (a peak absorbed at its own value, which happens with tied values) are dropped, as
+    :func:`gudhi_superlevel_persistence` drops them.
     """
     f = check_function("f", f)
     n = len(f)
@@ -84,7 +86,8 @@ def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Dia
         oldest = min(roots, key=lambda r: rank[peak[r]])
         parent[v] = oldest
         for r in roots - {oldest}:
-            pairs.append((f[peak[r]], f[v]))  # the younger component dies at f[v]
+            if f[peak[r]] > f[v]:  # the younger component dies at f[v] (zero-length pairs dropped)
+                pairs.append((f[peak[r]], f[v]))
             parent[r] = oldest
     roots = {find(v) for v in range(n)}
     essential = -np.sort(-np.array([f[peak[r]] for r in roots]))
@@ -110,17 +113,27 @@ def gudhi_superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) 
     return Diagram(pairs=pairs[np.argsort(-(pairs[:, 0] - pairs[:, 1]), kind="stable")], essential=essential)
 
 
-def largest_gap_count(prominences: Sequence[float] | np.ndarray, n_essential: int = 0) -> int:
+def largest_gap_count(
+    prominences: Sequence[float] | np.ndarray, n_essential: int = 0, *, top: float | None = None
+) -> int:
     """Number of clusters from the largest gap in the sorted prominences.
 
-    The ``n_essential`` components that never die always count; among the finite prominences
-    ``p_1 >= p_2 >= ...`` (and ``p_0 = +inf`` for the essential ones) we keep the ``K`` before the
-    largest drop ``p_K - p_(K+1)`` (with ``p_(m+1) = 0``).
+    The ``n_essential`` components that never die always count. Among the finite prominences
+    ``p_1 >= p_2 >= ... >= p_m`` (with ``p_(m+1) = 0``) we keep the ``K`` before the largest drop
+    ``p_K - p_(K+1)``, and return ``n_essential + K``.
+
+    Limitation: the drops start at ``p_1``, so as soon as there is one finite peak the answer is
+    at least ``n_essential + 1``; pure noise (``[0.1, 0.09]``) still yields an extra cluster. Pass
+    ``top``, a prominence for the essential classes (e.g. the range of ``f``, or the cube size of
+    an essential MMA summand), to add the drop ``top - p_1``: when it is the largest, the answer
+    is ``n_essential`` (one cluster per connected component).
     """
     p = -np.sort(-np.asarray(prominences, dtype=np.float64))
     if len(p) == 0:
         return max(n_essential, 1)
     gaps = p - np.r_[p[1:], 0.0]
+    if top is not None and top - p[0] > gaps.max():
+        return max(n_essential, 1)
     return int(np.argmax(gaps)) + 1 + n_essential
 
 
@@ -145,10 +158,18 @@ class TomatoResult:
     model: Tomato | None = field(default=None, repr=False, compare=False)  # gudhi's fitted object
 
     def labels_at(self, tau: float) -> np.ndarray:
-        """Labels after merging every peak of prominence <= ``tau`` (gudhi relabels, no recomputation)."""
+        """Labels after merging every peak of prominence <= ``tau`` (gudhi relabels, no recomputation).
+
+        gudhi relabels by setting ``n_clusters_`` on its fitted object; we restore the fitted count
+        afterwards, so ``self.model`` still describes ``self.labels`` and the result is not mutated.
+        """
         count = int(np.sum(self.diagram.prominence > tau)) + len(self.diagram.essential)
-        self.model.n_clusters_ = max(count, 1)
-        return np.asarray(self.model.labels_)
+        fitted = self.model.n_clusters_
+        try:
+            self.model.n_clusters_ = max(count, 1)
+            return np.asarray(self.model.labels_).copy()
+        finally:
+            self.model.n_clusters_ = fitted
 
 
 def tomato(
@@ -175,6 +196,7 @@ def tomato(
         check_int("n_clusters", n_clusters, minimum=1, maximum=len(X))
     model = Tomato(graph_type=graph_type, density_type="manual", **params).fit(X, weights=f)
     raw = np.asarray(model.diagram_, dtype=np.float64).reshape(-1, 2)
+    raw = raw[raw[:, 0] > raw[:, 1]]  # zero-length pairs (tied values) dropped, as in the diagrams above
     essential = -np.sort(-np.asarray(model.max_weight_per_cc_, dtype=np.float64))
     diagram = Diagram(pairs=raw[np.argsort(-(raw[:, 0] - raw[:, 1]), kind="stable")], essential=essential)
     count = n_clusters or largest_gap_count(diagram.prominence, len(essential))
