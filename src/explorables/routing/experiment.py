@@ -360,6 +360,13 @@ def headline(results: RoutingResults) -> list[str]:
             f"RRT {part}-hop accuracy: standard {a['standard']:.3f}, RA-FFN {a['route_aware']:.3f}, "
             f"oracle {a['oracle']:.3f} (gap closed {s[part]['gap_closed']:.0%})"
         )
+    for part in ("single", "multi"):
+        controls = s[part].get("controls", {})
+        if controls:
+            lines.append(
+                f"RRT {part}-hop controls (standard FFN): "
+                + ", ".join(f"{name} (d_head = {c['d_head']}) {c['accuracy']:.3f}" for name, c in controls.items())
+            )
     lines.append(f"multi-hop / single-hop RA gain: {s['multi_over_single_gain']:.2f}")
     lines.append(f"RA-FFN extra parameters: {s['overhead']['ours_fraction']:.1%} of our model")
     if "bert" in s:
