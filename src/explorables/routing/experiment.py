@@ -110,7 +110,10 @@ class RoutingConfig(ExperimentConfig):
             survey_sequences=1_000,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "one GPU (6 models of 6 layers, 30k steps each: about an hour)"
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU (10 models of 5-6 layers: three FFNs and two controls at one and two hops, 30k steps each; "
+        "an estimate of one to two hours, not measured)"
+    )
 
     def validated(self) -> RoutingConfig:
         check_int("length", self.length, minimum=4)
