@@ -86,7 +86,11 @@ def claims(results: RoutingResults) -> list[Claim]:
             verdict += (
                 "; the no-collision control "
                 + ("reaches the oracle's level" if closed >= 1 else f"closes {closed:.0%} of it")
-                + (", so it comes from the rank bottleneck" if closed >= 0.75 else ": collisions explain part of it")
+                + (
+                    ", so it comes from the rank bottleneck (the control's head is also wider; here the two go together)"
+                    if closed >= 0.75
+                    else ": collisions explain part of it"
+                )
             )
         verdict += ". The oracle is given α and the label is argmax α, so its accuracy is an upper reference"
     else:
