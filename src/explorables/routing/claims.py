@@ -87,7 +87,7 @@ def claims(results: RoutingResults) -> list[Claim]:
                 "; the no-collision control "
                 + ("reaches the oracle's level" if closed >= 1 else f"closes {closed:.0%} of it")
                 + (
-                    ", so it comes from the rank bottleneck (the control's head is also wider; here the two go together)"
+                    ", so it comes from the rank bottleneck (its head is also wider; the two go together)"
                     if closed >= 0.75
                     else ": collisions explain part of it"
                 )
