@@ -24,6 +24,7 @@ from explorables.routing import (
     fibre_dimension,
     find_collision,
     make_rrt,
+    rounding_accuracy,
     routing_statistics,
     run,
     segment_in_triangle,
@@ -165,6 +166,59 @@ def test_rrt_labels_are_the_reference_heads_dominant_sources():
     assert (single.label != b.label).any()
 
 
+def test_values_carry_position_only_when_asked():
+    """Same content everywhere, one-hot attention at two positions: only positional values tell them apart."""
+    keys = torch.zeros(2, 6, dtype=torch.long)
+    query = torch.zeros(2, dtype=torch.long)
+    alpha = torch.zeros(2, 1, 6)
+    alpha[0, 0, 1] = alpha[1, 0, 4] = 1.0
+    for value_positions in (False, True):
+        torch.manual_seed(0)
+        model = RouteReader(4, 6, d_model=8, d_head=2, d_ff=8, value_positions=value_positions)
+        out = model(keys, keys, query, [alpha])
+        assert torch.allclose(out[0], out[1]) != value_positions
+    extra = sum(p.numel() for p in model.parameters()) - sum(
+        p.numel() for p in RouteReader(4, 6, d_model=8, d_head=2, d_ff=8).parameters()
+    )
+    assert extra == 6 * 2  # one learned d_head vector per position (layers = heads = 1)
+
+
+def test_rounding_a_centroid_names_one_hot_sources_and_less_for_soft_ones():
+    soft = make_rrt(400, length=10, vocab=4, beta=1.0, generator=torch.Generator().manual_seed(2))
+    b = soft[:]
+    b.alphas = [torch.nn.functional.one_hot(b.label, 10).float()[:, None]]  # one-hot on the label
+    assert rounding_accuracy(b, 3) == rounding_accuracy(b, 2) == 1.0  # then a centroid is the source
+    assert rounding_accuracy(soft, 2) <= rounding_accuracy(soft, 3) < 1.0  # squaring leans toward the winner
+    with pytest.raises(ValueError, match="statistic"):
+        rounding_accuracy(b, 4)
+
+
+def test_bert_base_parameter_count_from_its_shapes():
+    from explorables.routing.experiment import bert_base_parameters
+
+    assert bert_base_parameters() == 109_482_240  # bert-base-uncased's published parameter count
+    # one more layer adds exactly one encoder layer: attention (4 d^2 + 4 d), FFN (2 d f + f + d), 2 LayerNorms
+    d, f = 768, 3072
+    assert bert_base_parameters(layers=13) - bert_base_parameters() == 4 * d * d + 4 * d + 2 * d * f + f + d + 4 * d
+
+
+def test_worked_collision_example_gives_up_cleanly_when_none_exists(monkeypatch):
+    """When the LP never finds a harmful collision: a bounded number of tries, and no endless loop."""
+    from explorables.routing import experiment
+    from explorables.routing.experiment import EXAMPLE_TRIES, _collisions
+    from explorables.routing.figures import example_figure
+
+    calls = []
+    monkeypatch.setattr(experiment, "find_collision", lambda V, alpha: calls.append(1))  # always None
+    cfg = RoutingConfig.preset("smoke", collision_trials=1, collision_betas=(1.0,), collision_d_heads=(2,))
+    summary, curves = _collisions(cfg)
+    assert len(calls) == 2 + EXAMPLE_TRIES  # one per rate trial, then the bounded search
+    assert summary["example"]["found"] is False and summary["example"]["tries"] == EXAMPLE_TRIES
+    assert curves["example_alpha_prime"] is None
+    fake = type("R", (), {"summary": {"collisions": summary}, "curves": {"collisions": curves}})()
+    assert len(example_figure(fake).data) == 1
+
+
 def test_training_is_deterministic_and_resumes_from_its_checkpoint(tmp_path):
     from explorables.core.checkpoint import Checkpointer
 
@@ -189,20 +243,24 @@ def test_training_is_deterministic_and_resumes_from_its_checkpoint(tmp_path):
 
 
 def test_smoke_run_shows_the_claimed_directions():
-    """Seeded smoke run: oracle clearly above the standard FFN, RA-FFN strictly between (both tasks)."""
+    """Seeded smoke run: oracle above the standard FFN, RA-FFN strictly between (both tasks); the controls:
+    without collisions (d_head = n) the standard model does better, without positions in the values worse."""
     r = run(RoutingConfig.preset("smoke"))
     for part in ("single", "multi"):
-        acc = r.summary[part]["accuracy"]
-        assert acc["oracle"] - acc["standard"] >= 0.3, acc
+        acc, controls = r.summary[part]["accuracy"], r.summary[part]["controls"]
         assert acc["standard"] < acc["route_aware"] < acc["oracle"], acc
         assert acc["standard"] > r.summary[part]["chance"]
+        assert controls["no_collision"]["d_head"] == r.config.length
+        assert controls["no_collision"]["accuracy"] > acc["standard"] > controls["content_only"]["accuracy"]
+        assert set(r.summary[part]["validation_accuracy"]) == set(acc)
     assert r.summary["overhead"]["ours_extra"] == r.summary["overhead"]["formula_extra"]
     for row in r.summary["single"]["survey"]:
         assert row["max_rank"] <= r.config.d_head and row["min_suppressed"] >= r.config.length - 1 - r.config.d_head
-    from explorables.routing.claims import claims
+    from explorables.routing.claims import claims, survey_table
     from explorables.routing.figures import all_figures
 
     assert len(claims(r)) == 7
+    assert survey_table(r).count("\n") == 1 + len(r.summary["single"]["survey"]) + len(r.summary["multi"]["survey"])
     assert set(all_figures(r)) == {"explorable", "collisions", "collision_example", "accuracy"}
 
 
@@ -292,6 +350,8 @@ def test_bad_input_is_a_clear_error():
         make_rrt(4, hops=3)
     with pytest.raises(ValueError, match="beta"):
         RoutingConfig.preset("smoke", beta=0)
+    with pytest.raises(ValueError, match=r"d_head must be an integer >= 1 and <= 14"):  # rank V <= n - 2
+        RoutingConfig.preset("smoke", d_head=15)
     with pytest.raises(ValueError, match="routing='given'"):
         RoutingConfig.preset("smoke", heads=2)
     with pytest.raises(ValueError, match="device"):

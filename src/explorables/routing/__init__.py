@@ -12,7 +12,7 @@ from .experiment import RoutingConfig, RoutingResults, headline, run
 from .model import FFN_KINDS, STAT_NAMES, RouteAwareFFN, RouteReader, routing_statistics
 from .rrt import ReferenceHeads, RRTBatch, make_rrt
 from .survey import load_state_dict, survey_bert_checkpoint, survey_values
-from .train import accuracy, train_model
+from .train import accuracy, rounding_accuracy, train_model
 
 Config = RoutingConfig
 
@@ -34,6 +34,7 @@ __all__ = [
     "headline",
     "load_state_dict",
     "make_rrt",
+    "rounding_accuracy",
     "routing_statistics",
     "run",
     "segment_in_triangle",

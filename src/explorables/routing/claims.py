@@ -60,27 +60,62 @@ def claims(results: RoutingResults) -> list[Claim]:
             "partly: the same count on our small heads, not on BERT-Base",
         )
     )
-    # 4. The RRT gap.
+    # 4. The RRT gap, and whether collisions cause it (the no-collision control: d_head = n).
     a1 = single["accuracy"]
-    rows.append(
-        Claim(
-            "RRT: standard Transformers 31.4% source identification, oracle routing statistics 94.6%",
-            f"our RRT reconstruction: {n} tokens, vocabulary {cfg.vocab}, reference head with β = {cfg.beta:g}; "
-            f"read-out Transformer (d = {cfg.d_model}, d_head = {d}), {cfg.steps} steps × {cfg.batch}",
-            f"single hop: standard {a1['standard']:.1%}, oracle {a1['oracle']:.1%} (chance {single['chance']:.1%})",
-            "yes: a large gap (the numbers are from our own task, which only resembles the paper's)"
-            if single["gap"] >= 0.4
-            else "no: the gap is small in our run",
-        )
+    controls = single.get("controls", {})
+    setting = (
+        f"our RRT reconstruction: {n} tokens, vocabulary {cfg.vocab}, reference head with β = {cfg.beta:g}; "
+        f"read-out Transformer (d = {cfg.d_model}, d_head = {d}, values "
+        f"{'carry their position' if cfg.value_positions else 'content only'}), {cfg.steps} steps × {cfg.batch}"
     )
+    measured = f"single hop: standard {a1['standard']:.1%}, oracle {a1['oracle']:.1%} (chance {single['chance']:.1%})"
+    if "no_collision" in controls:
+        nc = controls["no_collision"]
+        closed = single["no_collision_gap_closed"]
+        setting += f"; control: the same standard model with d_head = {nc['d_head']} = n, where no collision exists"
+        measured += f"; no-collision control {nc['accuracy']:.1%}"
+        if "content_only" in controls:
+            measured += f"; content-only values {controls['content_only']['accuracy']:.1%}"
+        if single["gap"] >= 0.4:
+            verdict = "partly: a large gap"
+        elif single["gap"] >= 0.02:
+            verdict = f"partly: a gap of {100 * single['gap']:.0f} percentage points, far smaller than the paper's 63"
+        else:
+            verdict = "no: no gap in our run"
+        if single["gap"] >= 0.02:
+            verdict += (
+                "; the no-collision control "
+                + ("reaches the oracle's level" if closed >= 1 else f"closes {closed:.0%} of it")
+                + (
+                    ", so it comes from the rank bottleneck (its head is also wider; the two go together)"
+                    if closed >= 0.75
+                    else ": collisions explain part of it"
+                )
+            )
+        verdict += ". The oracle is given α and the label is argmax α, so its accuracy is an upper reference"
+    else:
+        verdict = (
+            "partly: a large gap, but without the no-collision control (controls=False) it is not tied to collisions"
+            if single["gap"] >= 0.4
+            else "no: the gap is small in our run"
+        )
+    rows.append(
+        Claim("RRT: standard Transformers 31.4% source identification, oracle routing statistics 94.6%", setting,
+              measured, verdict)
+    )  # fmt: skip
     # 5. RA-FFN closes > 75% of the gap.
     g1, g2 = single["gap_closed"], multi["gap_closed"]
+    r1, r2 = single["rounding"]["squared_centroid"], multi["rounding"]["squared_centroid"]
     rows.append(
         Claim(
             "RA-FFN recovers over 75% of the oracle gain",
-            "RA-FFN with our four statistics (max weight, top-2 margin, two attention centroids), same training",
-            f"RA-FFN {a1['route_aware']:.1%}: {g1:.0%} of the gap closed (single hop), {g2:.0%} (two hops)",
-            "yes"
+            "RA-FFN with our four statistics (max weight, top-2 margin, two attention centroids), same training; "
+            "baseline without training: round (n − 1)·c₂ (the squared-weight centroid) to a position",
+            f"RA-FFN {a1['route_aware']:.1%}: {g1:.0%} of the gap closed (single hop), {g2:.0%} (two hops); "
+            f"rounding c₂ alone: {r1:.1%} (single hop), {r2:.1%} (two hops)",
+            "no: there is (almost) no gap to close in this run"
+            if min(single["gap"], multi["gap"]) < 0.02
+            else "yes"
             if min(g1, g2) > 0.75
             else (
                 "partly: RA-FFN lands between standard and oracle but closes less than 75% of the gap"
@@ -96,11 +131,12 @@ def claims(results: RoutingResults) -> list[Claim]:
             f"counted on the modules: ours (d_ff = {cfg.d_ff}, one head per layer), and a BERT-Base-shaped "
             f"FFN (768 → 3072, {BERT_BASE['heads']} heads, 4 statistics per head)",
             f"ours: +{over['ours_extra']} parameters ({over['ours_fraction']:.1%} of a tiny model); BERT-Base "
-            f"shape: +{over['bert_extra_per_layer']:,} per layer = {over['bert_fraction_of_model']:.2%} of 110M",
+            f"shape: +{over['bert_extra_per_layer']:,} per layer = {over['bert_fraction_of_model']:.2%} of BERT-Base's "
+            f"{over['bert_parameters']:,} (counted from its shapes)",
             "yes"
             if over["bert_fraction_of_model"] < 0.011
             else "partly: per-head statistics cost more than 1.1% at BERT-Base shape; statistics pooled over "
-            "heads would cost 12× less (the paper's exact layout is not public)",
+            f"heads would cost {BERT_BASE['heads']}× less (the paper's exact layout is not public)",
         )
     )
     # 7. Multi-hop gains about 6x single-hop.
@@ -110,7 +146,28 @@ def claims(results: RoutingResults) -> list[Claim]:
             "Gains are about 6× larger on multi-hop than on single-hop tasks",
             "RA-FFN's gain over the standard FFN, two hops vs single hop (our pointer-chasing RRT)",
             f"gain {multi['ra_gain']:+.3f} (two hops) vs {single['ra_gain']:+.3f} (single hop): ratio {ratio:.2f}",
-            "yes" if ratio >= 3 else "no: in our task the two gains are comparable",
+            "yes"
+            if ratio >= 3
+            else "no: in our task the two gains are comparable"
+            if 0.5 <= ratio <= 2
+            else "no: in our task the two-hop gain is the smaller one"
+            if ratio < 0.5
+            else "no: the two-hop gain is larger, but by less than 3×",
         )
     )
     return rows
+
+
+def survey_table(results: RoutingResults) -> str:
+    """Markdown table of the rank survey of the trained standard models (one row per task, layer and head)."""
+    lines = [
+        "| task | layer | head | max rank V | share of sequences with rank V ≤ n − 2 | suppressed dimensions |",
+        "|---|---|---|---|---|---|",
+    ]
+    for part in ("single", "multi"):
+        for r in results.summary[part]["survey"]:
+            lines.append(
+                f"| {part} | {r['layer']} | {r['head']} | {r['max_rank']} | {r['fraction_rank_le_n_minus_2']:.0%} | "
+                f"{r['mean_suppressed']:.0f} of {r['n'] - 1} |"
+            )
+    return "\n".join(lines)

@@ -5,9 +5,15 @@
    source, as a function of the sharpness ``beta`` and of ``d_head``.
 2. **RRT, single hop and two hops**: the same :class:`~.model.RouteReader` with a standard FFN,
    the Route-Aware FFN (four routing statistics) and the oracle FFN (all of ``alpha``), trained
-   from the same seed on the same data; test accuracy of naming the dominant source.
+   from the same seed on the same data; test accuracy of naming the dominant source. Values carry
+   their position (``v_j = W_V [x_j ; e_j]``, ``value_positions=True``). Two controls train the
+   standard model again: with ``d_head = length`` (``[V; 1^T]`` can have full column rank, so no
+   collision is possible: the **no-collision control**) and with content-only values (no position
+   in ``V`` at all). A baseline without training rounds one statistic, ``(m - 1) c_2``, to a position.
+   A validation split (never used for training) is reported next to the test split.
 3. **Rank survey** of the trained standard models' value matrices.
-4. **Parameter overhead** of RA-FFN, counted on the modules (ours, and a BERT-Base-shaped FFN).
+4. **Parameter overhead** of RA-FFN, counted on the modules (ours, and a BERT-Base-shaped FFN),
+   against BERT-Base's parameter count computed from its shapes (:func:`bert_base_parameters`).
 """
 
 from __future__ import annotations
@@ -27,9 +33,27 @@ from .collisions import fibre_dimension, find_collision
 from .model import FFN_KINDS, ROUTINGS, RouteAwareFFN, RouteReader
 from .rrt import make_rrt
 from .survey import survey_bert_checkpoint, survey_values
-from .train import train_model
+from .train import accuracy, rounding_accuracy, train_model
 
-BERT_BASE = dict(d_model=768, d_ff=3072, heads=12, layers=12)
+BERT_BASE = dict(d_model=768, d_ff=3072, heads=12, layers=12, vocab=30522, max_positions=512, token_types=2)
+EXAMPLE_TRIES = 200  # random heads tried for the worked collision before reporting that none was found
+
+
+def bert_base_parameters(
+    d_model: int = 768, d_ff: int = 3072, layers: int = 12, vocab: int = 30522, max_positions: int = 512,
+    token_types: int = 2,
+) -> int:  # fmt: skip
+    """Parameters of a BERT encoder with a pooler, counted from its shapes (Devlin et al., 2019).
+
+    Embeddings (word, position, token type, one LayerNorm), then per layer the Q, K, V, O
+    projections with biases, two LayerNorms and the FFN ``d -> d_ff -> d`` with biases, then the
+    pooler ``d -> d``. BERT-Base's shapes give 109,482,240 (the "110M" of the paper).
+    """
+    d, f = d_model, d_ff
+    embeddings = (vocab + max_positions + token_types) * d + 2 * d
+    layer = 4 * (d * d + d) + 2 * (2 * d) + (d * f + f) + (f * d + d)
+    pooler = d * d + d
+    return embeddings + layers * layer + pooler
 
 
 @dataclass(frozen=True)
@@ -45,7 +69,10 @@ class RoutingConfig(ExperimentConfig):
     d_ff: int = 64
     extra_layers: int = 0
     routing: str = "given"
+    value_positions: bool = True
+    controls: bool = True  # the no-collision (d_head = length) and content-only-value controls
     train_size: int = 20_000
+    validation_size: int = 2_000
     test_size: int = 2_000
     steps: int = 150
     batch: int = 256
@@ -58,7 +85,9 @@ class RoutingConfig(ExperimentConfig):
     bert_sequence_length: int = 128
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(steps=100, train_size=8_000, test_size=1_000, collision_trials=3, survey_sequences=20),
+        "smoke": dict(
+            steps=100, train_size=8_000, validation_size=500, test_size=1_000, collision_trials=3, survey_sequences=20
+        ),
         "book": {},
         "paper": dict(
             device="auto",
@@ -71,6 +100,7 @@ class RoutingConfig(ExperimentConfig):
             extra_layers=4,
             routing="learned",
             train_size=1_000_000,
+            validation_size=20_000,
             test_size=20_000,
             steps=30_000,
             batch=512,
@@ -80,7 +110,10 @@ class RoutingConfig(ExperimentConfig):
             survey_sequences=1_000,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "one GPU (6 models of 6 layers, 30k steps each: about an hour)"
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU (10 models of 5-6 layers: three FFNs and two controls at one and two hops, 30k steps each; "
+        "an estimate of one to two hours, not measured)"
+    )
 
     def validated(self) -> RoutingConfig:
         check_int("length", self.length, minimum=4)
@@ -88,13 +121,14 @@ class RoutingConfig(ExperimentConfig):
         check_positive("beta", self.beta)
         check_int("d_model", self.d_model)
         check_int("heads", self.heads)
-        check_int("d_head", self.d_head)
+        check_int("d_head", self.d_head, maximum=self.length - 2)  # rank V <= n - 2: the collision regime
         check_int("d_ff", self.d_ff)
         check_int("extra_layers", self.extra_layers, minimum=0)
         check_choice("routing", self.routing, ROUTINGS)
         if self.routing == "given" and (self.heads != 1 or self.extra_layers):
             raise ValueError("routing='given' supplies one head per hop: it needs heads=1 and extra_layers=0")
         check_int("train_size", self.train_size, minimum=self.batch)
+        check_int("validation_size", self.validation_size, minimum=10)
         check_int("test_size", self.test_size, minimum=10)
         check_int("steps", self.steps)
         check_int("batch", self.batch)
@@ -146,8 +180,11 @@ def _collisions(cfg: RoutingConfig) -> tuple[dict, dict]:
     by_d = [
         {"d_head": d, **_collision_rate(n, d, cfg.beta, cfg.collision_trials, cfg.seed)} for d in cfg.collision_d_heads
     ]
-    # one worked example at the chapter's (n, d_head, beta)
-    while True:
+    # one worked example at the chapter's (n, d_head, beta): the first of EXAMPLE_TRIES random heads with a
+    # harmful collision (there may be none, e.g. for very sharp attention)
+    tries = 0
+    while tries < EXAMPLE_TRIES:
+        tries += 1
         V = rng.standard_normal((cfg.d_head, n))
         z = rng.standard_normal(n)
         alpha = np.exp(cfg.beta * (z - z.max()))
@@ -155,21 +192,24 @@ def _collisions(cfg: RoutingConfig) -> tuple[dict, dict]:
         example = find_collision(V, alpha)
         if example is not None:
             break
+    found = example is not None
     summary = {
         "n": n,
         "d_head": cfg.d_head,
         "by_beta": by_beta,
         "by_d_head": by_d,
         "example": {
+            "found": found,
+            "tries": tries,
             "fibre_dimension": fibre_dimension(V),
-            "source": example.original_source,
-            "new_source": example.source,
-            "margin": example.margin,
-            "residual": example.residual,
-            "lp_calls": example.lp_calls,
+            "source": int(np.argmax(alpha)),
+            "new_source": example.source if found else None,
+            "margin": example.margin if found else None,
+            "residual": example.residual if found else None,
+            "lp_calls": example.lp_calls if found else None,
         },
     }
-    return summary, {"example_alpha": alpha, "example_alpha_prime": example.alpha_prime}
+    return summary, {"example_alpha": alpha, "example_alpha_prime": example.alpha_prime if found else None}
 
 
 @contextmanager
@@ -196,24 +236,32 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
     data_seed = cfg.seed * 1_000 + hops
     common = dict(length=cfg.length, vocab=cfg.vocab, hops=hops, beta=cfg.beta, head_seed=cfg.seed)
     train = make_rrt(cfg.train_size, generator=torch.Generator().manual_seed(data_seed), **common).to(device)
+    validation = make_rrt(cfg.validation_size, generator=torch.Generator().manual_seed(data_seed + 250), **common)
+    validation = validation.to(device)
     test = make_rrt(cfg.test_size, generator=torch.Generator().manual_seed(data_seed + 500), **common).to(device)
-    summary: dict[str, Any] = {"accuracy": {}, "parameters": {}}
+    summary: dict[str, Any] = {"accuracy": {}, "validation_accuracy": {}, "parameters": {}, "controls": {}}
     curves: dict[str, Any] = {}
     models[hops] = {}
-    for kind in FFN_KINDS:
+    # (name, FFN kind, d_head, values carry position): the three models, then the two controls
+    variants = [(kind, kind, cfg.d_head, cfg.value_positions) for kind in FFN_KINDS]
+    if cfg.controls:
+        variants += [("no_collision", "standard", cfg.length, cfg.value_positions), ("content_only", "standard",
+                     cfg.d_head, False)]  # fmt: skip
+    for variant, kind, d_head, value_positions in variants:
         torch.manual_seed(cfg.seed)  # same initial weights for the shared parts
         model = RouteReader(
             cfg.vocab,
             cfg.length,
             d_model=cfg.d_model,
             heads=cfg.heads,
-            d_head=cfg.d_head,
+            d_head=d_head,
             d_ff=cfg.d_ff,
             layers=hops + cfg.extra_layers,
             kind=kind,
             routing=cfg.routing,
+            value_positions=value_positions,
         ).to(device)
-        name = f"{'single' if hops == 1 else 'multi'}/{kind}"
+        name = f"{'single' if hops == 1 else 'multi'}/{variant}"
         trained = train_model(
             model,
             train,
@@ -225,15 +273,24 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
             checkpoint=checkpoint,
             name=name,
         )
+        curves[variant] = {"steps": trained.steps, "loss": trained.loss}
+        if variant not in FFN_KINDS:
+            summary["controls"][variant] = {"d_head": d_head, "value_positions": value_positions,
+                                            "accuracy": trained.accuracy}  # fmt: skip
+            continue
         models[hops][kind] = trained.model
         summary["accuracy"][kind] = trained.accuracy
+        summary["validation_accuracy"][kind] = accuracy(trained.model, validation)
         summary["parameters"][kind] = trained.parameters
-        curves[kind] = {"steps": trained.steps, "loss": trained.loss}
+    summary["rounding"] = {"centroid": rounding_accuracy(test, 2), "squared_centroid": rounding_accuracy(test, 3)}
     acc = summary["accuracy"]
     gap = acc["oracle"] - acc["standard"]
     summary["gap"] = gap
     summary["ra_gain"] = acc["route_aware"] - acc["standard"]
     summary["gap_closed"] = summary["ra_gain"] / gap if gap > 0 else float("nan")
+    if "no_collision" in summary["controls"]:
+        gain = summary["controls"]["no_collision"]["accuracy"] - acc["standard"]
+        summary["no_collision_gap_closed"] = gain / gap if gap > 0 else float("nan")
     summary["chance"] = 1.0 / cfg.length
     summary["reference_max_weight"] = float(test.alphas[-1].max(-1).values.mean())
     summary["survey"] = survey_values(models[hops]["standard"], test, cfg.survey_sequences)
@@ -246,7 +303,8 @@ def _overhead(cfg: RoutingConfig) -> tuple[dict, dict]:
 
     ours = {
         kind: count(
-            RouteReader(cfg.vocab, cfg.length, cfg.d_model, cfg.heads, cfg.d_head, cfg.d_ff, 1, kind, cfg.routing)
+            RouteReader(cfg.vocab, cfg.length, cfg.d_model, cfg.heads, cfg.d_head, cfg.d_ff, 1, kind, cfg.routing,
+                        value_positions=cfg.value_positions)
         )
         for kind in FFN_KINDS
     }
@@ -265,7 +323,10 @@ def _overhead(cfg: RoutingConfig) -> tuple[dict, dict]:
         "bert_extra_per_layer": bert_extra,
         "bert_fraction_of_ffn": bert_extra / ffn["standard"],
         "bert_fraction_of_encoder_layer": bert_extra / layer,
-        "bert_fraction_of_model": BERT_BASE["layers"] * bert_extra / 110e6,
+        "bert_parameters": bert_base_parameters(),
+        "bert_fraction_of_model": BERT_BASE["layers"] * bert_extra / bert_base_parameters(),
+        # the same four statistics pooled over the heads of a layer: one set per layer instead of one per head
+        "bert_fraction_of_model_pooled": BERT_BASE["layers"] * bert_extra / h / bert_base_parameters(),
     }
     return summary, {}
 
@@ -302,6 +363,13 @@ def headline(results: RoutingResults) -> list[str]:
             f"RRT {part}-hop accuracy: standard {a['standard']:.3f}, RA-FFN {a['route_aware']:.3f}, "
             f"oracle {a['oracle']:.3f} (gap closed {s[part]['gap_closed']:.0%})"
         )
+    for part in ("single", "multi"):
+        controls = s[part].get("controls", {})
+        if controls:
+            lines.append(
+                f"RRT {part}-hop controls (standard FFN): "
+                + ", ".join(f"{name} (d_head = {c['d_head']}) {c['accuracy']:.3f}" for name, c in controls.items())
+            )
     lines.append(f"multi-hop / single-hop RA gain: {s['multi_over_single_gain']:.2f}")
     lines.append(f"RA-FFN extra parameters: {s['overhead']['ours_fraction']:.1%} of our model")
     if "bert" in s:

@@ -13,6 +13,7 @@ TOKEN_COLORS = ("#1f77b4", "#d62728", "#2ca02c")
 TOKEN_FILLS = ("rgba(31,119,180,0.18)", "rgba(214,39,40,0.18)", "rgba(44,160,44,0.18)")
 KIND_COLORS = {"standard": "#7f7f7f", "route_aware": "#ff7f0e", "oracle": "#1f77b4"}
 KIND_NAMES = {"standard": "standard FFN", "route_aware": "RA-FFN (4 statistics)", "oracle": "oracle FFN (all of α)"}
+CONTROL_COLORS = {"no_collision": "#2ca02c", "content_only": "#c7c7c7"}
 CORNERS = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
 TRIANGLE_VALUES = (0.0, 1.0, 0.4)  # v: one value per token (d_head = 1, so rank V = 1 = n - 2)
 
@@ -152,19 +153,21 @@ def collision_figure(results: RoutingResults) -> go.Figure:
 def example_figure(results: RoutingResults) -> go.Figure:
     """The worked collision: ``alpha`` and the LP's ``alpha'``, same output, different dominant source."""
     a = np.asarray(results.curves["collisions"]["example_alpha"])
-    b = np.asarray(results.curves["collisions"]["example_alpha_prime"])
+    b = results.curves["collisions"]["example_alpha_prime"]
     ex = results.summary["collisions"]["example"]
     pos = np.arange(1, len(a) + 1)
-    fig = go.Figure(
-        [
-            go.Bar(x=pos, y=a.round(4), name=f"α (dominant: token {ex['source'] + 1})"),
-            go.Bar(x=pos, y=b.round(4), name=f"α′ from the LP (dominant: token {ex['new_source'] + 1})"),
-        ]
-    )
+    bars = [go.Bar(x=pos, y=a.round(4), name=f"α (dominant: token {ex['source'] + 1})")]
+    if ex.get("found", True):
+        b = np.asarray(b)
+        bars.append(go.Bar(x=pos, y=b.round(4), name=f"α′ from the LP (dominant: token {ex['new_source'] + 1})"))
+        title = f"same head output: ‖Vα − Vα′‖∞ = {ex['residual']:.1e}"
+    else:
+        title = f"no harmful collision in {ex['tries']} random heads (the last one is shown)"
+    fig = go.Figure(bars)
     fig.update_layout(
         barmode="group",
         height=300,
-        title=dict(text=f"same head output: ‖Vα − Vα′‖∞ = {ex['residual']:.1e}", font=dict(size=13)),
+        title=dict(text=title, font=dict(size=13)),
         xaxis_title="source token",
         yaxis_title="weight",
         margin=dict(l=60, r=10, t=40, b=40),
@@ -174,7 +177,7 @@ def example_figure(results: RoutingResults) -> go.Figure:
 
 
 def accuracy_figure(results: RoutingResults) -> go.Figure:
-    """RRT test accuracy of the three FFNs, single hop and two hops, with chance."""
+    """RRT test accuracy of the three FFNs and the controls, single hop and two hops, with chance."""
     s = results.summary
     fig = go.Figure()
     tasks = ["single hop", "two hops (pointer chasing)"]
@@ -190,13 +193,39 @@ def accuracy_figure(results: RoutingResults) -> go.Figure:
                 textposition="outside",
             )
         )
+    controls = s["single"].get("controls", {})
+    names = {
+        "no_collision": "standard, d_head = {} = n (no collisions)",
+        "content_only": "standard, d_head = {}, values without position",
+    }
+    for name, control in controls.items():
+        ys = [s[part]["controls"][name]["accuracy"] for part in ("single", "multi")]
+        fig.add_trace(
+            go.Bar(
+                x=tasks,
+                y=ys,
+                name=names[name].format(control["d_head"]),
+                marker_color=CONTROL_COLORS[name],
+                text=[f"{y:.2f}" for y in ys],
+                textposition="outside",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=tasks,
+            y=[s[part]["rounding"]["squared_centroid"] for part in ("single", "multi")],
+            mode="markers",
+            marker=dict(symbol="line-ew-open", size=60, color="black"),
+            name="no training: round (n − 1)·c₂",
+        )
+    )
     fig.add_hline(y=s["single"]["chance"], line_dash="dot", annotation_text="chance", line_color="black")
     fig.update_layout(
         barmode="group",
-        height=360,
+        height=430,
         yaxis=dict(title="accuracy naming the dominant source", range=[0, 1.1]),
-        margin=dict(l=60, r=10, t=30, b=40),
-        legend=dict(orientation="h", y=1.12),
+        margin=dict(l=60, r=10, t=80, b=40),
+        legend=dict(orientation="h", y=1.25),
     )
     return fig
 

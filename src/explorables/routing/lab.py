@@ -16,10 +16,10 @@ from matplotlib.patches import Polygon
 
 from ..core.labs import canvas_png, setter
 from .collisions import dominant_pieces, fibre_dimension, find_collision, segment_in_triangle
-from .figures import CORNERS, KIND_COLORS, TOKEN_COLORS, TRIANGLE_VALUES
+from .figures import CONTROL_COLORS, CORNERS, KIND_COLORS, TOKEN_COLORS, TRIANGLE_VALUES
 
 KINDS = ("standard", "route_aware", "oracle")
-KIND_LABELS = ("standard", "RA-FFN", "oracle")
+KIND_LABELS = ("standard", "RA-FFN", "oracle", "d_head=n")  # the last: the no-collision control
 
 
 def random_head(n: int, d_head: int, beta: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -39,7 +39,11 @@ class RoutingLab:
         self.accuracy = None
         if results is not None:
             s = results.summary
-            self.accuracy = {hop: [s[hop]["accuracy"][k] for k in KINDS] for hop in ("single", "multi")}
+            self.accuracy = {
+                hop: [s[hop]["accuracy"][k] for k in KINDS]
+                + [s[hop].get("controls", {}).get("no_collision", {}).get("accuracy", 0.0)]
+                for hop in ("single", "multi")
+            }
         self.n = widgets.IntSlider(value=16, min=3, max=32, description="tokens n", style=style, layout=lay)
         self.d_head = widgets.IntSlider(value=4, min=1, max=32, description="d_head", style=style, layout=lay)
         self.beta = widgets.FloatLogSlider(
@@ -85,7 +89,8 @@ class RoutingLab:
         ax.axis("off")
         self._segments = [ax.plot([], [], lw=5, color="k", animated=True)[0] for _ in range(3)]
         axb = self._ax_acc
-        self._bars = axb.bar(KIND_LABELS, [0, 0, 0], color=[KIND_COLORS[k] for k in KINDS], animated=True)
+        colors = [KIND_COLORS[k] for k in KINDS] + [CONTROL_COLORS["no_collision"]]
+        self._bars = axb.bar(KIND_LABELS, [0] * len(KIND_LABELS), color=colors, animated=True)
         axb.set(ylim=(0, 1.05), title="RRT accuracy (chapter's run)")
         axb.tick_params(labelsize=8)
         if self.accuracy is None:
@@ -135,7 +140,7 @@ class RoutingLab:
             else:
                 line.set_data([], [])
             self._ax_tri.draw_artist(line)
-        heights = self.accuracy[self.hops.value] if self.accuracy is not None else [0, 0, 0]
+        heights = self.accuracy[self.hops.value] if self.accuracy is not None else [0] * len(KIND_LABELS)
         for bar, h in zip(self._bars, heights, strict=True):
             bar.set_height(h)
             self._ax_acc.draw_artist(bar)

@@ -1,8 +1,8 @@
 """A small Transformer whose FFN can see the attention weights: standard, Route-Aware and oracle.
 
 Every attention head computes weights ``alpha`` over the ``m`` positions of the sequence and
-passes on only ``V alpha`` (values content-only by default: positions enter the attention
-*scores*, as with rotary embeddings, never the values). The FFN that follows therefore sees
+passes on only ``V alpha`` (values carry content, plus position with ``value_positions=True``).
+The FFN that follows therefore sees
 
 * ``standard``: the residual stream only (the usual Transformer block);
 * ``route_aware`` (RA-FFN): the residual stream plus four routing statistics of each head's
@@ -48,9 +48,10 @@ def routing_statistics(alpha: torch.Tensor, positions: torch.Tensor | None = Non
 
     with positions ``p_j = j / (m - 1)`` unless ``positions`` is given (shape ``(m,)``). The first two
     are symmetric functions of ``alpha`` (invariant to any reordering); the centroids are invariant
-    when weights and positions are permuted together. None of them is the argmax position: a
-    centroid equals it only when the head puts all its weight on one position (the centroid under
-    ``alpha^p`` would tend to the argmax as ``p -> infinity``, which is why we stop at ``p = 2``).
+    when weights and positions are permuted together. None of them is the argmax position, but
+    ``c_2`` is close to a soft argmax: the centroid under ``alpha^p`` tends to the argmax as
+    ``p -> infinity``, and already at ``p = 2`` rounding ``(m - 1) c_2`` often names the argmax
+    (:func:`~.train.rounding_accuracy` measures how often). The four were chosen in scratch runs.
     Returns shape ``(..., 4)``, in the order of :data:`STAT_NAMES`.
     """
     _check_alpha(alpha)
@@ -127,8 +128,10 @@ class RouteReader(nn.Module):
     """A pre-norm Transformer read-out: a query token attends over ``length`` context tokens, layer by layer.
 
     Layer ``l`` computes attention weights ``alpha_l`` (shape ``(B, H, m)``, ``m = length``), mixes
-    content-only values ``v_j = W_V x_j`` (``d_head`` each: positions never enter the values, as
-    with rotary embeddings), adds ``W_O concat_h(V_h alpha_h)`` to the query's residual stream ``h``,
+    values ``v_j = W_V x_j`` (``d_head`` each; content only, as with rotary embeddings) or, with
+    ``value_positions=True``, ``v_j = W_V [x_j ; e_j] = W_V x_j + P_j`` with one-hot positions
+    ``e_j`` and a learned ``P`` (``layers x heads x length x d_head``), adds ``W_O concat_h(V_h alpha_h)``
+    to the query's residual stream ``h``,
     then applies its FFN (:class:`RouteAwareFFN`, which sees ``alpha_l`` if its kind says so):
 
         h <- h + W_O (V alpha_l),   h <- h + FFN_l(LN(h), alpha_l),   logits = W_out LN(h).
@@ -152,6 +155,7 @@ class RouteReader(nn.Module):
         kind: str = "standard",
         routing: str = "given",
         sharpness: float = 1.0,
+        value_positions: bool = False,
     ):
         super().__init__()
         check_int("vocab", vocab, minimum=2)
@@ -162,12 +166,15 @@ class RouteReader(nn.Module):
         self.kind = check_choice("kind", kind, FFN_KINDS)
         self.routing = check_choice("routing", routing, ROUTINGS)
         self.sharpness = sharpness
+        self.value_positions = bool(value_positions)
         self.key_embed = nn.Embedding(vocab, d_model)
         self.pointer_embed = nn.Embedding(vocab, d_model)
         self.context_norm = nn.LayerNorm(d_model)
         self.norms = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(2 * layers))
         self.values = nn.ModuleList(nn.Linear(d_model, heads * d_head, bias=False) for _ in range(layers))
         self.outs = nn.ModuleList(nn.Linear(heads * d_head, d_model) for _ in range(layers))
+        if self.value_positions:  # v_j = W_V [x_j ; e_j] = W_x x_j + P_j with a learned P (one-hot positions e_j)
+            self.position_values = nn.Parameter(torch.randn(layers, heads, length, d_head) * 0.5)
         self.ffns = nn.ModuleList(RouteAwareFFN(d_model, d_ff, heads, kind, length) for _ in range(layers))
         if routing == "learned":
             self.queries = nn.ModuleList(nn.Linear(d_model, heads * d_head) for _ in range(layers))
@@ -176,7 +183,9 @@ class RouteReader(nn.Module):
         self.final_norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, length)
 
-    def _check_inputs(self, keys, pointers, query, alphas):
+    def _check_inputs(
+        self, keys: torch.Tensor, pointers: torch.Tensor, query: torch.Tensor, alphas: list[torch.Tensor] | None
+    ) -> None:
         for name, t in (("keys", keys), ("pointers", pointers), ("query", query)):
             if not torch.is_tensor(t) or t.dtype != torch.long:
                 raise ValueError(f"{name} must be an int64 tensor of symbols, got {getattr(t, 'dtype', type(t))}")
@@ -194,8 +203,21 @@ class RouteReader(nn.Module):
                 if tuple(a.shape) != want or not a.is_floating_point():
                     raise ValueError(f"each given alpha must be a float tensor of shape {want}, got {tuple(a.shape)}")
 
-    def forward(self, keys, pointers, query, alphas=None, *, return_attention: bool = False):
-        """Logits over the ``length`` source positions (and, optionally, the weights and values per layer)."""
+    def forward(
+        self,
+        keys: torch.Tensor,
+        pointers: torch.Tensor,
+        query: torch.Tensor,
+        alphas: list[torch.Tensor] | None = None,
+        *,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """Logits ``(B, length)`` over the source positions.
+
+        ``keys``, ``pointers``: int64 ``(B, length)``; ``query``: int64 ``(B,)``; ``alphas``: one float
+        ``(B, heads, length)`` tensor per layer (required for ``routing="given"``). With
+        ``return_attention=True`` also the weights ``(B, H, m)`` and values ``(B, H, m, d_head)`` per layer.
+        """
         self._check_inputs(keys, pointers, query, alphas)
         x = self.context_norm(self.key_embed(keys) + self.pointer_embed(pointers))  # (B, m, d)
         h = self.key_embed(query)  # (B, d)
@@ -203,6 +225,8 @@ class RouteReader(nn.Module):
         used, values = [], []
         for layer in range(self.layers):
             v = self.values[layer](x).view(B, m, self.heads, self.d_head).transpose(1, 2)  # (B, H, m, dh)
+            if self.value_positions:
+                v = v + self.position_values[layer]
             if self.routing == "given":
                 alpha = alphas[layer].to(x.dtype)
             else:

@@ -9,7 +9,7 @@ from torch import nn
 
 from ..core.checkpoint import Checkpointer
 from ..core.validation import check_int, check_positive
-from .model import RouteReader
+from .model import N_STATS, RouteReader, routing_statistics
 from .rrt import RRTBatch
 
 
@@ -33,6 +33,21 @@ def accuracy(model: RouteReader, data: RRTBatch, batch: int = 4096) -> float:
         hits += int((model(b.keys, b.pointers, b.query, b.alphas).argmax(1) == b.label).sum())
     model.train()
     return hits / len(data)
+
+
+@torch.no_grad()
+def rounding_accuracy(data: RRTBatch, statistic: int = 3) -> float:
+    """A baseline without training: round one routing statistic of the last hop to a position.
+
+    The centroids lie in ``[0, 1]`` (positions ``p_j = j / (m - 1)``), so ``round((m - 1) c)`` is a
+    position; this is the fraction of ``data`` where it equals the label. For the squared-weight
+    centroid ``c_2`` (``statistic=3``) this is high: ``c_2`` is close to a soft argmax.
+    """
+    statistic = check_int("statistic", statistic, minimum=0, maximum=N_STATS - 1)
+    alpha = data.alphas[-1][:, 0].double()
+    m = alpha.shape[-1]
+    guess = (routing_statistics(alpha)[:, statistic] * (m - 1)).round().long()
+    return float((guess == data.label).double().mean())
 
 
 def train_model(
