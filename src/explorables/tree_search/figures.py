@@ -275,79 +275,22 @@ def curves_figure(results: TreeSearchResults) -> go.Figure:
         c = _family_curves(f)
         r, col = i // cols + 1, i % cols + 1
         show = i == 0
-        fig.add_trace(
-            go.Scatter(
-                x=c["x"],
-                y=c["spine"],
-                name="spine search (mean)",
-                line=dict(color=COLORS["spine"]),
-                legendgroup="s",
-                showlegend=show,
+        # (y values, legend name, line or marker style, legend group) of each curve in a panel
+        curves = [
+            (c["spine"], "spine search (mean)", dict(line=dict(color=COLORS["spine"])), "s"),
+            (
+                f["spine_max"],
+                "spine search (worst)",
+                dict(mode="markers", marker=dict(color=COLORS["spine"], symbol="triangle-up-open")),
+                "sw",
             ),
-            r,
-            col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=c["x"],
-                y=f["spine_max"],
-                name="spine search (worst)",
-                mode="markers",
-                marker=dict(color=COLORS["spine"], symbol="triangle-up-open"),
-                legendgroup="sw",
-                showlegend=show,
-            ),
-            r,
-            col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=c["x"],
-                y=c["robust"],
-                name="robust (mean)",
-                line=dict(color=COLORS["robust"], dash="dot"),
-                legendgroup="r",
-                showlegend=show,
-            ),
-            r,
-            col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=c["x"],
-                y=c["centroid"],
-                name="centroid (mean)",
-                line=dict(color=COLORS["centroid"]),
-                legendgroup="c",
-                showlegend=show,
-            ),
-            r,
-            col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=c["x"],
-                y=c["bound"],
-                name="our bound",
-                line=dict(color=COLORS["bound"], dash="dash"),
-                legendgroup="b",
-                showlegend=show,
-            ),
-            r,
-            col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=c["x"],
-                y=c["ref"],
-                name="k·log₂(η+1)",
-                line=dict(color=COLORS["ref"], dash="dot"),
-                legendgroup="k",
-                showlegend=show,
-            ),
-            r,
-            col,
-        )
+            (c["robust"], "robust (mean)", dict(line=dict(color=COLORS["robust"], dash="dot")), "r"),
+            (c["centroid"], "centroid (mean)", dict(line=dict(color=COLORS["centroid"])), "c"),
+            (c["bound"], "our bound", dict(line=dict(color=COLORS["bound"], dash="dash")), "b"),
+            (c["ref"], "k·log₂(η+1)", dict(line=dict(color=COLORS["ref"], dash="dot")), "k"),
+        ]
+        for y, label, style, group in curves:
+            fig.add_trace(go.Scatter(x=c["x"], y=y, name=label, legendgroup=group, showlegend=show, **style), r, col)
         fig.update_xaxes(type="log", row=r, col=col)
         fig.update_yaxes(
             range=[0, max(max(f["spine_max"]), max(c["bound"][:-1] or [1]), f["centroid_bound"]) + 2], row=r, col=col
