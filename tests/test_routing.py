@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import struct
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,9 +27,7 @@ from explorables.routing import (
 )
 from explorables.routing.survey import load_state_dict, read_safetensors
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
-
+from .cli_runs import cli, kill_mid_run
 
 # --- collisions ----------------------------------------------------------------------------------
 
@@ -362,29 +354,14 @@ def test_bad_input_is_a_clear_error():
 
 
 def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
-    args = [sys.executable, "-m", "explorables", "run", "routing", "--scale", "smoke", "--quiet", "--no-figures",
+    args = ["run", "routing", "--scale", "smoke", "--quiet", "--no-figures",
             "--set", "steps=150", "--set", "batch=64", "--set", "train_size=2000", "--set", "test_size=200",
             "--set", "collision_trials=1", "--set", "survey_sequences=10"]  # fmt: skip
     full, killed = tmp_path / "full", tmp_path / "killed"
-    assert subprocess.run([*args, "--out", str(full)], env=ENV, cwd=ROOT).returncode == 0
-    proc = subprocess.Popen([*args, "--out", str(killed), "--checkpoint-every", "0"], env=ENV, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    ckpt = killed / "checkpoint.pt"
-    deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:  # wait for a model in mid-training
-        if ckpt.exists():
-            try:
-                entries = torch.load(ckpt, weights_only=True)["entries"]
-            except Exception:  # the file is being replaced; try again
-                entries = {}
-            if any(k.startswith("single/") for k in entries):
-                break
-        time.sleep(0.1)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert not (killed / "results.json").exists()
-    assert subprocess.run([*args, "--out", str(killed), "--resume"], env=ENV, cwd=ROOT).returncode == 0
+    assert cli(*args, "--out", str(full)).returncode == 0
+    # killed while a single-hop model is in mid-training
+    kill_mid_run(args, killed, ready=lambda entries: any(k.startswith("single/") for k in entries))
+    assert cli(*args, "--out", str(killed), "--resume").returncode == 0
     a = json.loads((full / "results.json").read_text())
     b = json.loads((killed / "results.json").read_text())
     for part in ("collisions", "single", "multi", "overhead"):

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,20 +17,8 @@ from explorables.core.checkpoint import Checkpointer, atomic_write_text
 from explorables.core.datasets import ImageFolder, load_cifar
 from explorables.omwu import OMWUConfig, run
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-
-
-def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explorables", *args], capture_output=True, text=True, env=ENV,
-                          cwd=ROOT, **kwargs)  # fmt: skip
-
-
-def _results(folder: Path) -> dict:
-    data = json.loads((folder / "results.json").read_text())
-    data.pop("timings")
-    return data
-
+from .cli_runs import ENV, ROOT, kill_mid_run, untimed_results
+from .cli_runs import cli as _cli
 
 # --- checkpoints ---------------------------------------------------------------------------------
 
@@ -93,26 +78,15 @@ def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
     full, interrupted = tmp_path / "full", tmp_path / "interrupted"
     assert _cli(*args, "--out", str(full)).returncode == 0
 
-    proc = subprocess.Popen([sys.executable, "-m", "explorables", *args, "--out", str(interrupted),
-                             "--checkpoint-every", "0"], env=ENV, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    checkpoint = interrupted / Checkpointer.FILENAME
-    deadline = time.monotonic() + 120
-    while not checkpoint.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    time.sleep(0.5)  # let it get some way into the loop
-    assert proc.poll() is None, "the run finished before it could be killed; make it longer"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert not (interrupted / "results.json").exists()
-    saved = torch.load(checkpoint, weights_only=True)["entries"]
+    # killed inside a loop, not between parts
+    saved = kill_mid_run(args, interrupted, ready=lambda entries: any("/loop/" in k for k in entries))
     loops = [v for k, v in saved.items() if "/loop/" in k]
     assert loops and 0 < loops[0]["t"] < loops[0]["steps"], "the checkpoint should hold a loop in progress"
 
     resumed = _cli(*args, "--out", str(interrupted), "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert "(resumed)" in resumed.stdout
-    assert _results(interrupted) == _results(full)  # equal to the bit: JSON keeps every digit
+    assert untimed_results(interrupted) == untimed_results(full)  # equal to the bit: JSON keeps every digit
 
 
 def test_resuming_a_different_run_is_refused(tmp_path):

@@ -437,40 +437,15 @@ def test_bad_input_raises_clear_errors():
 
 
 def test_cli_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
-    import json
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
+    from .cli_runs import cli, kill_mid_run, untimed_results
 
-    import torch
-
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(root / "src"), "OMP_NUM_THREADS": "1"}
-    args = [sys.executable, "-m", "explorables", "run", "tree_search", "--scale", "smoke", "--quiet", "--no-figures"]
-
-    def results(folder: Path) -> dict:
-        data = json.loads((folder / "results.json").read_text())
-        data.pop("timings")
-        return data
-
+    args = ["run", "tree_search", "--scale", "smoke", "--quiet", "--no-figures"]
     full, interrupted = tmp_path / "full", tmp_path / "interrupted"
-    subprocess.run([*args, "--out", str(full)], env=env, cwd=root, check=True, capture_output=True)
-    proc = subprocess.Popen([*args, "--out", str(interrupted), "--checkpoint-every", "0"], env=env, cwd=root,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    checkpoint = interrupted / "checkpoint.pt"
-    deadline = time.monotonic() + 120
-    while not checkpoint.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert not (interrupted / "results.json").exists()
-    parts = [k for k in torch.load(checkpoint, weights_only=True)["entries"] if k.startswith("part/")]
+    done = cli(*args, "--out", str(full))
+    assert done.returncode == 0, done.stderr
+    entries = kill_mid_run(args, interrupted, timeout_s=120)
+    parts = [k for k in entries if k.startswith("part/")]
     assert 0 < len(parts) < 9, parts  # killed part-way
-    resumed = subprocess.run([*args, "--out", str(interrupted), "--resume"], env=env, cwd=root, capture_output=True,
-                             text=True)  # fmt: skip
+    resumed = cli(*args, "--out", str(interrupted), "--resume")
     assert resumed.returncode == 0, resumed.stderr
-    assert results(interrupted) == results(full)
+    assert untimed_results(interrupted) == untimed_results(full)
