@@ -25,6 +25,7 @@ from explorables.routing import (
     survey_bert_checkpoint,
     train_model,
 )
+from explorables.routing.claims import hop_ratio_verdict, rrt_verdict
 from explorables.routing.survey import load_state_dict, read_safetensors
 
 from .cli_runs import cli, kill_mid_run
@@ -410,3 +411,33 @@ def test_lab_reruns_on_head_settings_and_only_redraws_on_output_and_hops():
     assert lab.fibre == 0 and lab.collision is None and "dimension 0" in lab.status.value
     lab.d_head.value = 2
     assert lab.fibre == 13 and lab.collision is not None and lab.collision.residual < 1e-9
+
+
+# --- the verdicts of the claims table follow from the numbers ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gap", "closed", "starts", "mentions"),
+    [
+        (0.6, 1.1, "partly: a large gap", "closes 100%"),
+        (0.06, 0.9, "partly (direction only)", "also wider"),
+        (0.06, 0.4, "partly (direction only)", "closes only 40%"),
+        (0.06, -0.2, "partly (direction only)", "does not close it"),
+        (0.06, None, "partly (direction only)", "not tied to collisions"),
+        (0.01, 1.0, "no: no gap", "no gap"),
+    ],
+)
+def test_rrt_verdict_covers_every_case(gap, closed, starts, mentions):
+    verdict = rrt_verdict(gap, closed, given_routing=True)
+    assert verdict.startswith(starts) and mentions in verdict
+    assert ("near-trivial" in verdict) == (gap >= 0.02)
+    assert "near-trivial" not in rrt_verdict(gap, closed, given_routing=False)
+
+
+@pytest.mark.parametrize(
+    ("ratio", "starts"),
+    [(6.0, "yes"), (3.0, "yes"), (2.5, "no: the two-hop gain is larger"), (1.0, "no: in our task the two gains are"),
+     (0.2, "no: in our task the two-hop gain is the smaller"), (float("nan"), "no: RA-FFN gains nothing")],
+)  # fmt: skip
+def test_hop_ratio_verdict_covers_every_case(ratio, starts):
+    assert hop_ratio_verdict(ratio).startswith(starts)
