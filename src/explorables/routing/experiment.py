@@ -288,6 +288,9 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
     summary["gap"] = gap
     summary["ra_gain"] = acc["route_aware"] - acc["standard"]
     summary["gap_closed"] = summary["ra_gain"] / gap if gap > 0 else float("nan")
+    val = summary["validation_accuracy"]
+    val_gap = val["oracle"] - val["standard"]
+    summary["validation_gap_closed"] = (val["route_aware"] - val["standard"]) / val_gap if val_gap > 0 else float("nan")
     if "no_collision" in summary["controls"]:
         gain = summary["controls"]["no_collision"]["accuracy"] - acc["standard"]
         summary["no_collision_gap_closed"] = gain / gap if gap > 0 else float("nan")
