@@ -6,6 +6,7 @@ import math
 
 from ..core.tables import Claim
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
+from ..core.tables import markdown_table as table
 from .experiment import BERT_BASE, RoutingResults
 
 
@@ -174,14 +175,11 @@ def hop_ratio_verdict(ratio: float) -> str:
 
 def survey_table(results: RoutingResults) -> str:
     """Markdown table of the rank survey of the trained standard models (one row per task, layer and head)."""
-    lines = [
-        "| task | layer | head | max rank V | share of sequences with rank V ≤ n − 2 | suppressed dimensions |",
-        "|---|---|---|---|---|---|",
-    ]
-    for part in ("single", "multi"):
-        for r in results.summary[part]["survey"]:
-            lines.append(
-                f"| {part} | {r['layer']} | {r['head']} | {r['max_rank']} | {r['fraction_rank_le_n_minus_2']:.0%} | "
-                f"{r['mean_suppressed']:.0f} of {r['n'] - 1} |"
-            )
-    return "\n".join(lines)
+    header = ("task", "layer", "head", "max rank V", "share of sequences with rank V ≤ n − 2", "suppressed dimensions")
+    rows = [
+        (part, r["layer"], r["head"], r["max_rank"], f"{r['fraction_rank_le_n_minus_2']:.0%}",
+         f"{r['mean_suppressed']:.0f} of {r['n'] - 1}")
+        for part in ("single", "multi")
+        for r in results.summary[part]["survey"]
+    ]  # fmt: skip
+    return table(header, rows)
