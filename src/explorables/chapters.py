@@ -1,9 +1,18 @@
 """The registry of chapters: slug -> the module that holds its experiment.
 
-Each experiment module exposes ``Config`` (an :class:`~explorables.core.config.ExperimentConfig`
-with ``smoke``/``book``/``paper`` presets), ``run(config) -> results`` (results carry a JSON-able
-``summary``), and optionally ``figures.all_figures(results)``. Modules are imported lazily so
-that one chapter's dependencies never load for another.
+The chapter contract (``tests/test_contract.py`` checks it for every chapter registered here):
+
+* the subpackage exposes ``Config`` (an :class:`~explorables.core.config.ExperimentConfig` whose
+  every field is declared with :func:`~explorables.core.params.param`, with ``smoke``/``book``/
+  ``paper`` presets) and ``run(config, *, checkpoint=None, progress=False)`` returning a
+  :class:`~explorables.core.experiment.Results` with a JSON-able ``summary``;
+* ``claims.claims(results)`` returns :class:`~explorables.core.tables.Claim` rows whose verdicts
+  start with yes / partly / no;
+* ``figures.all_figures(results)`` returns the chapter's figures by name;
+* ``lab.benchmark_interactions()`` returns ``{"redraw": [...], "rerun": [...]}`` callables
+  (:func:`~explorables.core.labs.interactions`).
+
+Modules are imported lazily so that one chapter's dependencies never load for another.
 """
 
 from __future__ import annotations
@@ -33,6 +42,10 @@ class Chapter:
             return importlib.import_module(f"{self.package_name}.figures")
         except ModuleNotFoundError:
             return None
+
+    def submodule(self, name: str) -> ModuleType:
+        """``explorables.<slug>.<name>``: every chapter has ``experiment``, ``claims``, ``figures`` and ``lab``."""
+        return importlib.import_module(f"{self.package_name}.{name}")
 
 
 CHAPTERS: dict[str, Chapter] = {

@@ -46,7 +46,10 @@ def write_json(path: Path, payload: Any) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="explorables", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list chapters, their presets and what the paper preset needs")
+    listing = sub.add_parser("list", help="list chapters; with a slug, every setting of its presets")
+    listing.add_argument("slug", nargs="?", default=None, help="a chapter slug: show its settings")
+    show = sub.add_parser("show", help="every setting of a chapter: value per preset, allowed range, meaning")
+    show.add_argument("slug", help="chapter slug, e.g. omwu")
     run = sub.add_parser("run", help="run a chapter's experiment at a given scale")
     run.add_argument("slug", help="chapter slug, e.g. omwu (see 'explorables list')")
     run.add_argument("--scale", choices=SCALES, default="book")
@@ -74,6 +77,27 @@ def cmd_list() -> int:
                 f"    --data-root needed at: {', '.join(config_cls.DATA_ROOT_SCALES)} ({config_cls.DATA_DESCRIPTION})"
             )
     return 0
+
+
+def cmd_show(slug: str) -> int:
+    """Each field of the chapter's config: its value in every preset, what it accepts, what it means."""
+    chapter = get_chapter(slug)
+    config_cls = chapter.module().Config
+    presets = {scale: config_cls.preset(scale) for scale in SCALES}
+    print(f"{chapter.number:02d}  {chapter.slug}: {chapter.title}")
+    print(f"    paper preset needs: {config_cls.PAPER_HARDWARE}")
+    print("    change a setting with: --set NAME=VALUE (tuples: comma-separated)\n")
+    for name, _value, allowed, doc in config_cls.describe_fields("book"):
+        values = " · ".join(f"{scale} {_short(getattr(presets[scale], name))}" for scale in SCALES)
+        print(f"  {name}: {doc}")
+        print(f"      {values}")
+        print(f"      accepts {allowed}")
+    return 0
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = ",".join(map(str, value)) if isinstance(value, tuple) else repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def make_config(args: argparse.Namespace, chapter) -> Any:
@@ -172,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
-            return cmd_list()
+            return cmd_show(args.slug) if args.slug else cmd_list()
+        if args.command == "show":
+            return cmd_show(args.slug)
         return cmd_run(args)
     except ValueError as exc:
         print(f"explorables: error: {exc}", file=sys.stderr)

@@ -12,6 +12,7 @@ import json
 import typing
 from typing import Any, ClassVar, TypeVar
 
+from .params import Device, Int, Text, field_doc, field_rule, param
 from .validation import check_choice
 
 SCALES: tuple[str, ...] = ("smoke", "book", "paper")
@@ -36,9 +37,9 @@ class ExperimentConfig:
     #: what lies under ``--data-root`` (for the error message when it is missing)
     DATA_DESCRIPTION: ClassVar[str] = ""
 
-    seed: int = 0
-    device: str = "cpu"
-    data_root: str = ""
+    seed: int = param(0, Int(0), "base seed of the run; every random draw derives from it")
+    device: str = param("cpu", Device(), "torch device ('auto' picks CUDA, then MPS, then the CPU)")
+    data_root: str = param("", Text(), "folder with external data (the paper-scale datasets); empty: none")
 
     @classmethod
     def preset(cls: type[C], scale: str = "book", **overrides: Any) -> C:
@@ -48,8 +49,33 @@ class ExperimentConfig:
         return cls(**values).validated()
 
     def validated(self: C) -> C:
-        """Check field values; subclasses raise ``ValueError`` naming the bad field."""
-        return self
+        """Every field checked by its declared rule (:mod:`~explorables.core.params`), then :meth:`cross_checks`.
+
+        Returns the config with values normalised by their rules (a list becomes a tuple, ``3.0``
+        an ``int``); a bad value raises ``ValueError`` naming the field and what it accepts.
+        """
+        values = {}
+        for f in dataclasses.fields(self):
+            rule = field_rule(f)
+            value = getattr(self, f.name)
+            values[f.name] = value if rule is None else rule.check(f.name, value)
+        same = all(values[k] is getattr(self, k) for k in values)
+        checked = self if same else dataclasses.replace(self, **values)
+        checked.cross_checks()
+        return checked
+
+    def cross_checks(self) -> None:
+        """Rules that involve several fields; subclasses raise ``ValueError`` naming the fields."""
+
+    @classmethod
+    def describe_fields(cls, scale: str = "book") -> list[tuple[str, Any, str, str]]:
+        """``(name, value at scale, what it accepts, what it means)`` for every field."""
+        config = cls.preset(scale)
+        rows = []
+        for f in dataclasses.fields(cls):
+            rule = field_rule(f)
+            rows.append((f.name, getattr(config, f.name), rule.describe() if rule else "(unchecked)", field_doc(f)))
+        return rows
 
     def replace(self: C, **changes: Any) -> C:
         """A copy with ``changes`` applied and validated; unknown keys are an error."""

@@ -15,6 +15,9 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> s
     return "\n".join([line(header), "|" + "---|" * len(header), *(line(r) for r in rows)])
 
 
+VERDICTS: tuple[str, ...] = ("yes", "partly", "no")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One row of a chapter's claims table: the paper's claim, our setting, our number, a verdict.
@@ -27,6 +30,12 @@ class Claim:
     setting: str
     measured: str
     verdict: str
+
+    @property
+    def outcome(self) -> str:
+        """The verdict's first word, lower-cased and stripped of punctuation: "yes", "partly" or "no"."""
+        words = self.verdict.split()
+        return words[0].strip(".,:;!*()").lower() if words else ""
 
     def as_row(self) -> list[str]:
         return [self.claim, self.setting, self.measured, self.verdict]

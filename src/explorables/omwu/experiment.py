@@ -18,15 +18,16 @@ possible (the cost of a step barely depends on the batch size):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-from ..core.checkpoint import Checkpointer, run_parts
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
-from ..core.validation import check_in_range, check_int, check_positive
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Float, Int, Positive, Tuple, param
 from . import metrics as M
 from .dynamics import simulate
 from .games import hard_game, hard_game_equilibrium, matching_pennies, random_interior_game
@@ -36,19 +37,27 @@ from .games import hard_game, hard_game_equilibrium, matching_pennies, random_in
 class OMWUConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
-    eta: float = 0.1
-    sweep_deltas: tuple[float, ...] = (0.5, 0.3, 0.2, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
-    sweep_steps: int = 20_000
-    eta_grid: tuple[float, ...] = (0.05, 0.1, 0.2)
-    energy_target: float = 1e-3
-    worst_case_deltas: int = 40
-    worst_case_delta_min: float = 1e-4
-    horizons: tuple[int, ...] = (100, 1_000, 10_000)
-    random_games: int = 16
-    random_game_size: int = 4
-    random_game_steps: int = 20_000
-    random_record_every: int = 1
-    mwu_steps: int = 2_000
+    eta: float = param(0.1, Positive(), "step size eta of OMWU, eq. (omwu-step)")
+    sweep_deltas: tuple[float, ...] = param(
+        (0.5, 0.3, 0.2, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001),
+        Tuple(Float(0.0, 1.0, low_inclusive=False, high_inclusive=False)),
+        "deltas of the hard game A_delta in the bottleneck sweep (the equilibrium nears the boundary as delta -> 0)",
+    )
+    sweep_steps: int = param(20_000, Int(10), "OMWU steps per run of the bottleneck sweep")
+    eta_grid: tuple[float, ...] = param(
+        (0.05, 0.1, 0.2), Tuple(Float(0.0, 1.0, low_inclusive=False)), "step sizes of the rate-vs-eta fit"
+    )
+    energy_target: float = param(1e-3, Positive(), "energy (KL to equilibrium) a run must reach to count as converged")
+    worst_case_deltas: int = param(40, Int(2), "number of deltas (log-spaced) over which the worst case is taken")
+    worst_case_delta_min: float = param(
+        1e-4, Float(0.0, 0.5, low_inclusive=False), "smallest delta of the worst-case grid (the largest is 0.5)"
+    )
+    horizons: tuple[int, ...] = param((100, 1_000, 10_000), Tuple(Int(1)), "horizons T of the best-iterate table")
+    random_games: int = param(16, Int(1), "number of random games with a chosen interior equilibrium")
+    random_game_size: int = param(4, Int(2), "actions per player in each random game")
+    random_game_steps: int = param(20_000, Int(10), "OMWU steps on each random game")
+    random_record_every: int = param(1, Int(1), "record the random games' trajectories every this many steps")
+    mwu_steps: int = param(2_000, Int(1), "steps of the plain-MWU vs OMWU contrast on matching pennies")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
@@ -83,37 +92,9 @@ class OMWUConfig(ExperimentConfig):
     }
     PAPER_HARDWARE: ClassVar[str] = "one GPU with >= 24 GB (1024 games of 1000x1000 in float64); minutes"
 
-    def validated(self) -> OMWUConfig:
-        check_positive("eta", self.eta)
-        if not self.sweep_deltas:
-            raise ValueError("sweep_deltas must hold at least one delta in (0, 1)")
-        for d in self.sweep_deltas:
-            check_in_range("sweep_deltas", d, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-        for e in self.eta_grid:
-            check_in_range("eta_grid", e, 0.0, 1.0, low_inclusive=False)
-        check_int("sweep_steps", self.sweep_steps, minimum=10)
-        check_positive("energy_target", self.energy_target)
-        check_int("worst_case_deltas", self.worst_case_deltas, minimum=2)
-        check_in_range("worst_case_delta_min", self.worst_case_delta_min, 0.0, 0.5, low_inclusive=False)
-        if not self.horizons:
-            raise ValueError("horizons must hold at least one positive integer")
-        for h in self.horizons:
-            check_int("horizons", h, minimum=1)
-        check_int("random_games", self.random_games, minimum=1)
-        check_int("random_game_size", self.random_game_size, minimum=2)
-        check_int("random_game_steps", self.random_game_steps, minimum=10)
-        check_int("random_record_every", self.random_record_every, minimum=1)
-        check_int("mwu_steps", self.mwu_steps, minimum=1)
-        return self
 
-
-@dataclass
-class OMWUResults:
+class OMWUResults(Results[OMWUConfig]):
     """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""
-
-    config: OMWUConfig
-    summary: dict[str, Any]
-    curves: dict[str, Any] = field(repr=False)
 
 
 def _to_numpy(t: torch.Tensor) -> np.ndarray:
@@ -311,16 +292,12 @@ def run(
     checkpointer opened with ``resume=True`` continues where the previous run stopped: the
     results are the same, to the bit, as those of an uninterrupted run.
     """
-    cfg = (config or OMWUConfig.preset("book")).validated()
-    torch.manual_seed(cfg.seed)
-    checkpoint = checkpoint or Checkpointer(None)
-    checkpoint.bind(cfg.identity())
+    cfg, checkpoint = start_run(OMWUConfig, config, checkpoint)
     parts = {
         name: (lambda phase=phase, name=name: phase(cfg, LoopOptions(checkpoint, progress, name)))
         for name, phase in PHASES.items()
     }
-    summary, curves, timings = run_parts(checkpoint, parts, progress)
-    summary["timings"] = timings
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
     curves["mwu"] = curves.pop("mwu_vs_omwu")
     return OMWUResults(config=cfg, summary=summary, curves=curves)
 

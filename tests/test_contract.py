@@ -1,0 +1,149 @@
+"""The chapter contract, checked once for every registered chapter (see ``explorables.chapters``).
+
+A new chapter gets all of these checks by registering in ``CHAPTERS``: its smoke run is JSON-able
+and deterministic, its claims carry verdicts and measured numbers, its figures and lab build, and
+every config field refuses bad values with an error that names the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import typing
+from typing import Any
+
+import matplotlib.figure
+import plotly.graph_objects as go
+import pytest
+
+from explorables.chapters import CHAPTERS
+from explorables.cli import _jsonable
+from explorables.core.config import SCALES
+from explorables.core.experiment import Results
+from explorables.core.params import Rule, field_doc, field_rule
+from explorables.core.tables import VERDICTS, Claim
+
+SLUGS = sorted(CHAPTERS)
+_SMOKE: dict[str, Any] = {}
+
+
+def smoke(slug: str) -> Results:
+    """The chapter's smoke run, computed once per test session."""
+    if slug not in _SMOKE:
+        module = CHAPTERS[slug].module()
+        _SMOKE[slug] = module.run(module.Config.preset("smoke"))
+    return _SMOKE[slug]
+
+
+def without_timings(value: Any) -> Any:
+    """A summary with wall-clock entries removed (the only part allowed to differ between runs)."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k != "timings" and not k.endswith("_seconds")}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def type_bad_values(hint: Any) -> list[Any]:
+    """Values of the wrong type for a field's annotation: every field must refuse these."""
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        return ["yes", 2]
+    if hint is int:
+        return ["seven", 2.5]
+    if hint is float:
+        return ["seven", float("nan")]
+    if hint is str:
+        return [3]
+    if origin is tuple:
+        return ["not-a-tuple", 3.5]
+    return []
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_smoke_run_returns_results_with_a_json_summary(slug):
+    results = smoke(slug)
+    assert isinstance(results, Results), f"{slug}.run must return a core.experiment.Results"
+    assert isinstance(results.config, CHAPTERS[slug].module().Config)
+    text = json.dumps(_jsonable(results.summary), allow_nan=False)
+    assert len(text) > 2
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_claims_have_verdicts_and_measured_numbers(slug):
+    claims = CHAPTERS[slug].submodule("claims").claims(smoke(slug))
+    assert claims, f"{slug} has no claims"
+    for claim in claims:
+        assert isinstance(claim, Claim)
+        assert claim.outcome in VERDICTS, f"{slug}: verdict {claim.verdict!r} must start with yes / partly / no"
+        assert re.search(r"\d", claim.measured), f"{slug}: claim {claim.claim!r} has no measured number"
+        assert claim.claim.strip() and claim.setting.strip()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_figure_builders_return_figures(slug):
+    figures = CHAPTERS[slug].submodule("figures").all_figures(smoke(slug))
+    assert figures and all(isinstance(k, str) for k in figures)
+    for name, fig in figures.items():
+        assert isinstance(fig, (go.Figure, matplotlib.figure.Figure)), f"{slug}: figure {name!r} is {type(fig)}"
+        if isinstance(fig, go.Figure):
+            assert len(fig.data) > 0, f"{slug}: figure {name!r} has no traces"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_lab_builds_and_its_benchmark_interactions_run(slug):
+    interactions = CHAPTERS[slug].submodule("lab").benchmark_interactions()
+    assert set(interactions) == {"redraw", "rerun"}
+    for kind in ("redraw", "rerun"):
+        calls = interactions[kind]
+        assert calls and all(callable(c) for c in calls), f"{slug}: no {kind} interactions"
+        calls[0]()  # one of each: the benchmark runs them all
+        calls[-1]()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_field_is_declared_with_a_rule_and_a_doc(slug):
+    config_cls = CHAPTERS[slug].module().Config
+    for f in dataclasses.fields(config_cls):
+        assert isinstance(field_rule(f), Rule), f"{slug}: field {f.name!r} has no rule (declare it with param)"
+        assert field_doc(f), f"{slug}: field {f.name!r} has no doc"
+    for scale in SCALES:
+        config_cls.preset(scale)  # every preset passes its own rules
+
+
+def _bad_value_cases() -> list[tuple[str, str]]:
+    cases = []
+    for slug in SLUGS:
+        for f in dataclasses.fields(CHAPTERS[slug].module().Config):
+            cases.append((slug, f.name))
+    return cases
+
+
+@pytest.mark.parametrize(("slug", "name"), _bad_value_cases())
+def test_every_field_refuses_bad_values_naming_the_field(slug, name):
+    config_cls = CHAPTERS[slug].module().Config
+    f = next(f for f in dataclasses.fields(config_cls) if f.name == name)
+    hints = typing.get_type_hints(config_cls)
+    rule = field_rule(f)
+    bad = type_bad_values(hints[name]) + (rule.bad_values() if rule is not None else [])
+    assert bad, f"{slug}: no bad values could be generated for {name!r}"
+    base = config_cls.preset("smoke")
+    for value in bad:
+        with pytest.raises(ValueError, match=re.escape(name)):
+            base.replace(**{name: value})
+            pytest.fail(f"{slug}: {name}={value!r} was accepted")
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_same_seed_gives_identical_summaries(slug):
+    module = CHAPTERS[slug].module()
+    again = module.run(module.Config.preset("smoke"))
+    first = without_timings(_jsonable(smoke(slug).summary))
+    assert without_timings(_jsonable(again.summary)) == first
+
+
+def test_nan_floats_are_refused_as_numbers():
+    """The bad-value generator covers NaN for floats (a sanity check of this file's own helper)."""
+    assert any(isinstance(v, float) and math.isnan(v) for v in type_bad_values(float))
