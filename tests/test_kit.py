@@ -1,0 +1,247 @@
+"""The chapter kit in ``explorables.core``: declarative rules, the run preamble, figure and lab helpers."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import ClassVar
+
+import plotly.graph_objects as go
+import pytest
+
+from explorables.cli import main
+from explorables.core.checkpoint import Checkpointer
+from explorables.core.config import ExperimentConfig
+from explorables.core.experiment import Results, run_parts_timed, start_run
+from explorables.core.figures import PALETTE, SEQUENCE, add_frame, color, frame_slider, style
+from explorables.core.labs import interactions
+from explorables.core.params import (
+    Bool,
+    Choice,
+    Device,
+    Float,
+    Int,
+    Positive,
+    Probability,
+    Seeds,
+    Text,
+    Tuple,
+    field_doc,
+    field_rule,
+    param,
+)
+
+# --- rules ---------------------------------------------------------------------------------------
+
+RULES = [
+    Int(1),
+    Int(0, 5),
+    Float(0.0, 1.0),
+    Float(0.0, 1.0, low_inclusive=False, high_inclusive=False),
+    Positive(),
+    Probability(open_low=True),
+    Bool(),
+    Choice(("a", "b")),
+    Text(nonempty=True),
+    Device(),
+    Tuple(Int(1)),
+    Tuple(Float(0.0, 1.0), min_len=2, increasing=True),
+    Seeds(),
+]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=repr)
+def test_every_rule_refuses_its_own_bad_values_naming_the_field(rule):
+    bad = rule.bad_values()
+    assert bad
+    for value in bad:
+        with pytest.raises(ValueError, match=r"^the_field"):
+            rule.check("the_field", value)
+
+
+@pytest.mark.parametrize(
+    ("rule", "good", "normalised"),
+    [
+        (Int(1), 3.0, 3),
+        (Int(0, 5), 5, 5),
+        (Float(0.0, 1.0), 1, 1.0),
+        (Positive(), 1e-300, 1e-300),
+        (Bool(), True, True),
+        (Choice(("a", "b")), "b", "b"),
+        (Device(), "cuda:1", "cuda:1"),
+        (Tuple(Int(1)), [1, 2.0], (1, 2)),
+        (Tuple(Float(0.0, 1.0), min_len=2, increasing=True), (0.1, 0.5), (0.1, 0.5)),
+        (Seeds(), [0, 1, 2], (0, 1, 2)),
+    ],
+)
+def test_rules_accept_and_normalise_good_values(rule, good, normalised):
+    out = rule.check("x", good)
+    assert out == normalised and type(out) is type(normalised)
+
+
+@pytest.mark.parametrize(
+    ("rule", "value", "message"),
+    [
+        (Int(1), 0, r"x must be an integer >= 1, got 0"),
+        (Int(0, 5), 6, r"x must be an integer in \[0, 5\], got 6"),
+        (Float(0.0, 1.0, low_inclusive=False), 0.0, r"x must be a finite number in \(0, 1\], got 0.0"),
+        (Positive(), float("nan"), r"x must be a finite number > 0, got nan"),
+        (Seeds(), (1, 1), r"x must be .*distinct.*repeated"),
+        (Tuple(Int(1)), (1, 0), r"x\[1\] must be an integer >= 1"),
+        (Tuple(Float(0.0, 1.0), increasing=True), (0.5, 0.2), r"strictly increasing"),
+        (Choice(("a", "b")), "c", r"x must be one of 'a', 'b', got 'c'"),
+    ],
+)
+def test_errors_say_what_is_allowed(rule, value, message):
+    with pytest.raises(ValueError, match=message):
+        rule.check("x", value)
+
+
+def test_param_needs_a_rule_and_a_doc():
+    with pytest.raises(TypeError, match="Rule"):
+        param(1, int, "a count")
+    with pytest.raises(ValueError, match="doc"):
+        param(1, Int(1), "  ")
+    f = param([1, 2], Tuple(Int(1)), "a grid")
+    assert f.default == (1, 2)
+
+
+# --- a toy config, to test the generic validation -------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyConfig(ExperimentConfig):
+    n_steps: int = param(10, Int(1), "steps of the toy loop")
+    n_burn_in: int = param(2, Int(0), "steps discarded at the start")
+    lr_grid: tuple[float, ...] = param((0.1, 0.2), Tuple(Positive()), "learning rates tried")
+    use_momentum: bool = param(False, Bool(), "whether to use momentum")
+
+    PRESETS: ClassVar = {"smoke": {"n_steps": 4}, "book": {}, "paper": {"n_steps": 1000, "device": "auto"}}
+
+    def cross_checks(self) -> None:
+        if self.n_burn_in >= self.n_steps:
+            raise ValueError(f"n_burn_in must be < n_steps ({self.n_steps}), got {self.n_burn_in}")
+
+
+def test_validated_applies_every_rule_and_normalises():
+    config = ToyConfig.preset("book", n_steps=5.0, lr_grid=[0.5])
+    assert config.n_steps == 5 and isinstance(config.n_steps, int) and config.lr_grid == (0.5,)
+    with pytest.raises(ValueError, match="n_steps must be an integer >= 1"):
+        ToyConfig.preset("book", n_steps=0)
+    with pytest.raises(ValueError, match="use_momentum must be True or False"):
+        ToyConfig.preset("book", use_momentum=1)
+    with pytest.raises(ValueError, match=r"lr_grid\[0\] must be a finite number > 0"):
+        ToyConfig.preset("book").replace(lr_grid=(math.nan,))
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        ToyConfig.preset("book", seed=-1)
+
+
+def test_cross_checks_run_after_the_field_rules():
+    with pytest.raises(ValueError, match=r"n_burn_in must be < n_steps \(4\)"):
+        ToyConfig.preset("smoke", n_burn_in=4)
+
+
+def test_describe_fields_lists_every_field_with_its_rule_and_doc():
+    rows = {name: (value, allowed, doc) for name, value, allowed, doc in ToyConfig.describe_fields("smoke")}
+    assert set(rows) == {f.name for f in dataclasses.fields(ToyConfig)}
+    assert rows["n_steps"] == (4, "an integer >= 1", "steps of the toy loop")
+    assert all(field_doc(f) and field_rule(f) for f in dataclasses.fields(ToyConfig))
+
+
+def test_with_strings_goes_through_the_rules():
+    config = ToyConfig.preset("smoke").with_strings(["lr_grid=0.1,0.3", "use_momentum=true"])
+    assert config.lr_grid == (0.1, 0.3) and config.use_momentum is True
+    with pytest.raises(ValueError, match="n_steps must be an integer >= 1"):
+        ToyConfig.preset("smoke").with_strings(["n_steps=-3"])
+
+
+# --- the run preamble -----------------------------------------------------------------------------
+
+
+class ToyResults(Results[ToyConfig]):
+    """Results of the toy run."""
+
+
+def toy_run(config=None, *, checkpoint=None, progress=False) -> ToyResults:
+    import torch
+
+    cfg, checkpoint = start_run(ToyConfig, config, checkpoint)
+    parts = {"draw": lambda: ({"value": float(torch.rand(()).item())}, {"steps": list(range(cfg.n_steps))})}
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    return ToyResults(cfg, summary, curves)
+
+
+def test_start_run_validates_seeds_and_binds_the_checkpoint(tmp_path):
+    a, b = toy_run(ToyConfig.preset("smoke")), toy_run(ToyConfig.preset("smoke"))
+    assert a.summary["draw"] == b.summary["draw"]  # seeded from config.seed
+    assert "draw_s" in a.summary["timings"] and a.curves["draw"]["steps"] == [0, 1, 2, 3]
+    assert toy_run(ToyConfig.preset("smoke", seed=1)).summary["draw"] != a.summary["draw"]
+    assert toy_run().config == ToyConfig.preset("book")
+    with pytest.raises(ValueError, match="config must be a ToyConfig"):
+        toy_run(object())
+    toy_run(ToyConfig.preset("smoke"), checkpoint=Checkpointer(tmp_path, every_s=0))
+    with pytest.raises(ValueError, match="other settings"):
+        toy_run(ToyConfig.preset("smoke", n_steps=7), checkpoint=Checkpointer(tmp_path, resume=True))
+
+
+# --- figures and labs ----------------------------------------------------------------------------
+
+
+def test_frame_slider_shows_one_frame_at_a_time_and_keeps_fixed_traces():
+    fig = go.Figure()
+    fixed = add_frame(fig, [go.Scatter(x=[0], y=[0])])
+    frames = [add_frame(fig, [go.Scatter(x=[k], y=[k]), go.Scatter(x=[k], y=[-k])]) for k in range(3)]
+    frame_slider(fig, frames, ["a", "b", "c"], prefix="k = ", active=1, layouts=[{"title.text": t} for t in "abc"])
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["a", "b", "c"] and fig.layout.sliders[0].active == 1
+    for k, s in enumerate(steps):
+        visible = s.args[0]["visible"]
+        assert visible[fixed[0]] is True
+        assert [visible[i] for f in frames for i in f] == [j == k for j in range(3) for _ in range(2)]
+        assert s.args[1] == {"title.text": "abc"[k]}
+    assert [fig.data[i].visible for i in frames[1]] == [True, True] and fig.data[frames[0][0]].visible is False
+    assert fig.layout.title.text == "b"
+
+
+@pytest.mark.parametrize(
+    ("frames", "labels", "kwargs", "message"),
+    [
+        ([[0]], ["a", "b"], {}, "same length"),
+        ([], [], {}, "at least one frame"),
+        ([[0]], ["a"], {"active": 3}, "active must lie"),
+        ([[5]], ["a"], {}, "indices must lie"),
+    ],
+)
+def test_frame_slider_refuses_inconsistent_frames(frames, labels, kwargs, message):
+    fig = go.Figure(go.Scatter(x=[0], y=[0]))
+    with pytest.raises(ValueError, match=message):
+        frame_slider(fig, frames, labels, **kwargs)
+
+
+def test_palette_and_style():
+    assert len(set(SEQUENCE)) == len(SEQUENCE) and color(len(SEQUENCE)) == SEQUENCE[0]
+    assert all(v.startswith("#") and len(v) == 7 for v in PALETTE.values())
+    fig = style(go.Figure(), height=300, legend_below=True)
+    assert fig.layout.height == 300 and fig.layout.legend.orientation == "h"
+
+
+def test_interactions_move_the_widget_to_each_value():
+    class Widget:
+        value = 0
+
+    w = Widget()
+    calls = interactions(redraw=[(w, [1, 2])], rerun=[(w, [3])])
+    assert set(calls) == {"redraw", "rerun"} and len(calls["redraw"]) == 2
+    seen = []
+    for call in calls["redraw"] + calls["rerun"]:
+        call()
+        seen.append(w.value)
+    assert seen == [1, 2, 3]
+
+
+def test_show_prints_every_field_with_values_range_and_doc(capsys):
+    assert main(["show", "omwu"]) == 0
+    out = capsys.readouterr().out
+    assert "eta:" in out and "accepts a finite number > 0" in out and "smoke" in out and "paper" in out
+    assert main(["list", "omwu"]) == 0
+    assert main(["show", "nosuch"]) == 2
