@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from .chapters import CHAPTERS, get_chapter
-from .core.checkpoint import Checkpointer, atomic_write_text
+from .core.checkpoint import Checkpointer, FolderLock, atomic_write_text, remove_stale_temporaries
 from .core.config import SCALES
 from .core.device import DEVICE_CHOICES
 from .core.distributed import init_distributed, shutdown
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=None)
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/<slug>-<scale>)")
     run.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    run.add_argument("--restart", action="store_true", help="delete the checkpoint in --out and start over")
     run.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
                      help="minimum seconds between checkpoints of a running loop (default 60)")  # fmt: skip
     run.add_argument("--data-root", type=Path, default=None, help="folder with the external data the preset reads")
@@ -117,14 +119,43 @@ def make_config(args: argparse.Namespace, chapter) -> Any:
     return config
 
 
+def check_run_arguments(args: argparse.Namespace, out: Path) -> None:
+    """Refuse, before any work, the run options that cannot work (one clear line each)."""
+    every = args.checkpoint_every
+    if not (math.isfinite(every) and every >= 0):
+        raise ValueError(f"--checkpoint-every must be a finite number of seconds >= 0, got {every}")
+    if args.resume and args.restart:
+        raise ValueError("--resume and --restart exclude each other: continue the run, or start it over")
+    for parent in (out, *out.parents):
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"--out {out}: {parent} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--out {out} cannot be created ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out} is not writable")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     chapter = get_chapter(args.slug)
     config = make_config(args, chapter)
-    module = chapter.module()
+    out = args.out or Path("runs") / f"{chapter.slug}-{args.scale}"
     info = init_distributed(config.device)
+    if not info.is_main:
+        return _run(args, chapter, config, out, info)
+    check_run_arguments(args, out)
+    with FolderLock(out):
+        remove_stale_temporaries(out)
+        if args.restart:
+            (out / Checkpointer.FILENAME).unlink(missing_ok=True)
+        return _run(args, chapter, config, out, info)
+
+
+def _run(args: argparse.Namespace, chapter, config, out: Path, info) -> int:
+    module = chapter.module()
     if info.distributed:
         config = config.replace(device=str(info.device))
-    out = args.out or Path("runs") / f"{chapter.slug}-{args.scale}"
     checkpoint = Checkpointer(out, every_s=args.checkpoint_every, resume=args.resume, enabled=info.is_main)
     checkpoint.bind(config.identity())  # before writing anything: a refused resume changes no file
     if info.is_main:
@@ -202,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_run(args)
     except ValueError as exc:
         print(f"explorables: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a disk full or a folder removed mid-run: one line, not a traceback
+        print(f"explorables: error: {exc.strerror or exc} ({exc.filename or 'output'})", file=sys.stderr)
         return 2
 
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import random
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,100 @@ def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate((version, tuple(internal), gauss))
 
 
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """The checkpoint file's payload, or a ``ValueError`` saying it cannot be used and what to do.
+
+    ``torch.load(weights_only=True)`` rebuilds only tensors and plain containers; an empty,
+    truncated, foreign or tampered file becomes one clear error instead of a deep traceback.
+    """
+    try:
+        payload = torch.load(path, weights_only=True)
+        if not (isinstance(payload, dict) and isinstance(payload.get("entries"), dict) and "rng" in payload):
+            raise ValueError("not a checkpoint written by explorables")
+        _ = payload["rng"]["torch"], payload["rng"]["numpy"], payload["rng"]["python"]
+    except (EOFError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, ValueError, KeyError, TypeError,
+            AttributeError, OSError) as exc:  # fmt: skip
+        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise ValueError(
+            f"the checkpoint {path} cannot be used ({type(exc).__name__}: {reason}); "
+            "rerun with --restart to start over (it deletes the checkpoint), or without --resume"
+        ) from None
+    return payload
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Delete ``.<name>.<pid>.tmp`` files left in ``folder`` by writes that were killed.
+
+    Call it only while holding the folder's :class:`FolderLock`, so no live writer owns them.
+    """
+    removed = []
+    for tmp in Path(folder).glob(".*.tmp"):
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class FolderLock:
+    """An advisory lock on an output folder: ``<folder>/.lock`` holds the owner's pid.
+
+    A second run into the same folder is refused while the owner lives; a lock left by a process
+    that died (a stale lock) is taken over. Use as a context manager.
+    """
+
+    NAME = ".lock"
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / self.NAME
+        self.held = False
+
+    def acquire(self) -> None:
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    owner = int(self.path.read_text().strip() or "0")
+                except (OSError, ValueError):
+                    owner = 0
+                if owner != os.getpid() and _pid_alive(owner):
+                    raise ValueError(
+                        f"another run (pid {owner}) is writing to {self.path.parent}; "
+                        "wait for it, or choose another --out"
+                    ) from None
+                self.path.unlink(missing_ok=True)  # stale: its owner is gone
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(str(os.getpid()))
+            self.held = True
+            return
+        raise ValueError(f"could not lock {self.path.parent} (another run keeps taking it); choose another --out")
+
+    def release(self) -> None:
+        if self.held:
+            self.path.unlink(missing_ok=True)
+            self.held = False
+
+    def __enter__(self) -> FolderLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class Checkpointer:
     """Named entries saved together in ``<folder>/checkpoint.pt``.
 
@@ -107,7 +203,7 @@ class Checkpointer:
         self.seconds_saving = 0.0
         self._last = time.monotonic()
         if resume and self.path is not None and self.path.exists():
-            payload = torch.load(self.path, weights_only=True)
+            payload = read_checkpoint(self.path)
             self.entries = _unpack(payload["entries"])
             set_rng_state(payload["rng"])
 

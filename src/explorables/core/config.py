@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from .params import Device, Int, Text, field_doc, field_rule, param
@@ -37,7 +38,7 @@ class ExperimentConfig:
     #: what lies under ``--data-root`` (for the error message when it is missing)
     DATA_DESCRIPTION: ClassVar[str] = ""
 
-    seed: int = param(0, Int(0), "base seed of the run; every random draw derives from it")
+    seed: int = param(0, Int(0, 2**32 - 1), "base seed of the run; every random draw derives from it")
     device: str = param("cpu", Device(), "torch device ('auto' picks CUDA, then MPS, then the CPU)")
     data_root: str = param("", Text(), "folder with external data (the paper-scale datasets); empty: none")
 
@@ -59,6 +60,8 @@ class ExperimentConfig:
             rule = field_rule(f)
             value = getattr(self, f.name)
             values[f.name] = value if rule is None else rule.check(f.name, value)
+        if values["data_root"] and not Path(values["data_root"]).is_dir():
+            raise ValueError(f"data_root must be an existing folder, got {values['data_root']!r}")
         same = all(values[k] is getattr(self, k) for k in values)
         checked = self if same else dataclasses.replace(self, **values)
         checked.cross_checks()

@@ -1,0 +1,119 @@
+"""The runner under careless or hostile use: corrupt checkpoints, shared output folders, killed writes, bad options."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from explorables.cli import main
+from explorables.core.checkpoint import Checkpointer, FolderLock, read_checkpoint, remove_stale_temporaries
+from explorables.core.config import ExperimentConfig
+
+SMOKE = ["run", "omwu", "--scale", "smoke", "--quiet", "--no-figures"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\x00garbage" * 50, b"PK\x03\x04truncated-zip", None],
+    ids=["empty", "random-bytes", "truncated", "foreign-tensor"],
+)
+def test_a_corrupt_checkpoint_is_one_clear_line_and_nothing_is_overwritten(tmp_path, capsys, content):
+    path = tmp_path / Checkpointer.FILENAME
+    if content is None:
+        import torch
+
+        torch.save({"weights": torch.ones(2)}, path)  # a real torch file, but not ours
+    else:
+        path.write_bytes(content)
+    before = path.read_bytes()
+    assert main([*SMOKE, "--out", str(tmp_path), "--resume"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot be used" in err and "--restart" in err
+    assert path.read_bytes() == before and not (tmp_path / "results.json").exists()
+    with pytest.raises(ValueError, match="cannot be used"):
+        read_checkpoint(path)
+
+
+def test_restart_deletes_the_checkpoint_and_runs(tmp_path):
+    (tmp_path / Checkpointer.FILENAME).write_bytes(b"junk")
+    assert main([*SMOKE, "--out", str(tmp_path), "--restart"]) == 0
+    assert (tmp_path / "results.json").exists()
+    read_checkpoint(tmp_path / Checkpointer.FILENAME)  # the new one is sound
+    assert main([*SMOKE, "--out", str(tmp_path), "--restart", "--resume"]) == 2
+
+
+def test_a_folder_held_by_a_live_run_is_refused_and_a_stale_lock_is_taken_over(tmp_path, capsys):
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (tmp_path / FolderLock.NAME).write_text(str(sleeper.pid))
+        assert main([*SMOKE, "--out", str(tmp_path)]) == 2
+        assert f"pid {sleeper.pid}" in capsys.readouterr().err
+        assert not (tmp_path / "config.json").exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    # the owner is gone: its lock is stale and the next run takes it over, then releases it
+    assert main([*SMOKE, "--out", str(tmp_path)]) == 0
+    assert not (tmp_path / FolderLock.NAME).exists()
+
+
+def test_two_runs_into_one_folder_never_mix_their_files(tmp_path):
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "explorables", *SMOKE, "--out", str(tmp_path)]
+    procs = [subprocess.Popen([*cmd, "--seed", str(s)], env=env, stderr=subprocess.PIPE, text=True) for s in (0, 1)]
+    outcomes = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    codes = sorted(code for code, _ in outcomes)
+    # either both ran one after the other, or the second was refused: never a silent mix
+    assert codes in ([0, 0], [0, 2])
+    if codes == [0, 2]:
+        assert any("another run" in err for _, err in outcomes)
+    import json
+
+    seed = json.loads((tmp_path / "config.json").read_text())["seed"]
+    ck = Checkpointer(tmp_path, resume=True)
+    assert ck.get("run")["seed"] == seed
+
+
+def test_leftover_temporaries_are_removed_when_a_run_starts(tmp_path):
+    stale = tmp_path / f".{Checkpointer.FILENAME}.99999999.tmp"
+    stale.write_bytes(b"x" * 1000)
+    assert remove_stale_temporaries(tmp_path) == [stale] and not stale.exists()
+    stale.write_bytes(b"x")
+    assert main([*SMOKE, "--out", str(tmp_path)]) == 0
+    assert not stale.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--checkpoint-every", "nan"], "--checkpoint-every must be a finite number"),
+        (["--checkpoint-every", "-1"], "--checkpoint-every must be a finite number"),
+        (["--seed", "-1"], "seed must be an integer in [0, 4294967295]"),
+        (["--seed", str(2**64)], "seed must be an integer in [0, 4294967295]"),
+        (["--set", "data_root=/nonexistent/folder"], "data_root must be an existing folder"),
+    ],
+)
+def test_bad_options_are_refused_before_any_work(tmp_path, capsys, extra, message):
+    out = tmp_path / "out"
+    assert main([*SMOKE, "--out", str(out), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not (out / "config.json").exists()
+
+
+def test_out_that_is_a_file_or_under_a_file_is_refused(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out in (afile, afile / "sub"):
+        assert main([*SMOKE, "--out", str(out)]) == 2
+        assert "is a file, not a folder" in capsys.readouterr().err
+    assert afile.read_text() == "x"
+
+
+def test_data_root_must_exist_through_the_api_too(tmp_path):
+    with pytest.raises(ValueError, match="data_root must be an existing folder"):
+        ExperimentConfig(data_root=str(tmp_path / "missing")).validated()
+    assert ExperimentConfig(data_root=str(tmp_path)).validated().data_root == str(tmp_path)
