@@ -84,7 +84,7 @@ def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Dia
         if not roots:
             continue  # no higher neighbour: v is a peak, a component born at f(v)
         oldest = min(roots, key=lambda r: rank[r])  # elder rule (tomato-elder): the highest peak survives
-        parent[v] = oldest  # v is the saddle s where the components meet
+        parent[v] = oldest  # v joins the elder; when it touches several components, v is the saddle s
         for r in roots - {oldest}:
             if f[r] > f[v]:  # peak r dies at s: the pair (f(r), f(s)), prominence f(r) - f(s) (tomato-prominence)
                 pairs.append((f[r], f[v]))
