@@ -417,3 +417,11 @@ def test_findings_text_is_built_from_the_run(smoke):
     runs = results.summary["outliers"]["runs"]
     assert ", ".join(str(r["mp_plain"]["n_clusters"]) for r in runs) in text
     assert f"{runs[0]['mp_robust']['ari']:.2f}" in text
+
+
+def test_cross_checks_bound_k_by_the_number_of_points():
+    with pytest.raises(ValueError, match="k_grid must be at most n_points - 1 = 49"):
+        TomatoMPConfig.preset("smoke", n_points=50, k_grid=(5, 50))
+    with pytest.raises(ValueError, match="reference_k"):
+        TomatoMPConfig.preset("smoke", n_points=50, reference_k=60)
+    assert TomatoMPConfig.preset("smoke", n_points=50, k_grid=(5, 49), reference_k=49).k_grid == (5, 49)

@@ -53,25 +53,40 @@ class TomatoMPConfig(ExperimentConfig):
 
     n_points: int = param(200, Int(30), "points per generated data set (blobs, moons, circles; iris keeps its 150)")
     outlier_fraction_grid: tuple[float, ...] = param(
-        (0.0, 0.02, 0.05, 0.10), Tuple(Float(0.0, 0.5)),
+        (0.0, 0.02, 0.05, 0.10),
+        Tuple(Float(0.0, 0.5)),
         "fractions q of the blobs given outlier function values max f + U(0.3, 1.5)(max f - median f)",
     )
-    k_grid: tuple[int, ...] = param((5, 8, 10, 15, 20, 30, 40), Tuple(Int(1)),
-                                    "ToMATo's k (neighbours in the k-NN graph) swept on clean and corrupted data")
+    k_grid: tuple[int, ...] = param(
+        (5, 8, 10, 15, 20, 30, 40),
+        Tuple(Int(1)),
+        "ToMATo's k (neighbours in the k-NN graph of eq. tomato-elder) swept on clean and corrupted data",
+    )
     reference_k: int = param(10, Int(1), "ToMATo's k in the method comparison (the ToMATo column of the tables)")
-    n_lines: int = param(30, Int(4), "lines along which multipers slices the module in the MMA (its resolution)")
-    dtm_mass_fraction: float = param(0.05, Float(0.0, 1.0, low_inclusive=False),
-                                     "mass m of the distance to measure: the fraction of points it averages over")
-    r_max_factor: float = param(1.25, Positive(),
-                                "widening of the radius cap r_max (x the connecting radius) in the independence check")
-    datasets: tuple[str, ...] = param(("moons", "circles", "iris"), Tuple(Choice(DATASETS), min_len=0, distinct=True),
-                                      "clean data sets every method is run on (the blobs are always run)")
+    n_lines: int = param(
+        30, Int(4), "MMA resolution: lines along which multipers slices the module (summands: eq. tomatomp-prominence)"
+    )
+    dtm_mass_fraction: float = param(
+        0.05,
+        Float(0.0, 1.0, low_inclusive=False),
+        "mass m of the DTM coordinate of eq. (tomatomp-grades): the fraction of points it averages over",
+    )
+    r_max_factor: float = param(
+        1.25, Positive(), "r_max of eq. (tomatomp-grades) x this factor, against r_max alone, in the independence check"
+    )
+    datasets: tuple[str, ...] = param(
+        ("moons", "circles", "iris"),
+        Tuple(Choice(DATASETS), min_len=0, distinct=True),
+        "clean data sets every method is run on (the blobs are always run)",
+    )
     hdbscan_min_cluster_size: int = param(15, Int(2), "HDBSCAN's min_cluster_size (the baseline's only knob)")
     mp_subsample_size: int = param(400, Int(30), "ToMAToMP runs on a random subsample of at most this many points")
-    second_bandwidth_factor: float = param(2.0, Positive(),
-                                           "bandwidth of the second function h, a clean log-KDE, x the first one's")
-    two_function_seeds: tuple[int, ...] = param((0, 1, 2), Seeds(),
-                                                "seeds of the blobs samples and outlier draws of the two-function part")
+    second_bandwidth_factor: float = param(
+        2.0, Positive(), "bandwidth of the second function h, a clean log-KDE, x the first one's"
+    )
+    two_function_seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds of the blobs samples and outlier draws of the two-function part"
+    )
     workers: int = param(1, Int(0), "processes for the outlier fractions' independent MMAs (joblib); 0 = all cores")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
