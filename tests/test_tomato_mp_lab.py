@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorables.tomato_mp.lab import FUNCTIONS, TomatoMPLab, benchmark_interactions, compute_mp, prepare
+from explorables.tomato_mp.lab import FUNCTIONS, TomatoMPLab, compute_mp, prepare
 
 
 @pytest.fixture(scope="module")
 def lab():
-    return TomatoMPLab(nlines=20)
+    return TomatoMPLab(n_lines=20)
 
 
 def test_lab_renders_an_image_and_a_status(lab):
@@ -48,10 +48,3 @@ def test_two_functions_add_a_parameter():
 def test_iris_is_shown_in_two_dimensions():
     X, view, _, truth, _ = prepare("iris", FUNCTIONS[0], 0.0)
     assert X.shape == (150, 4) and view.shape == (150, 2) and len(np.unique(truth)) == 3
-
-
-def test_benchmark_interactions_run(lab):
-    calls = benchmark_interactions(lab)
-    assert calls["redraw"] and calls["rerun"]
-    for call in calls["redraw"][:3]:
-        call()

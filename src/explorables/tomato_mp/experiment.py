@@ -18,14 +18,14 @@ Four parts, each checkpointed (``--resume`` skips the finished ones):
    once (radius, f, h), for each seed of ``two_function_seeds`` (data and outliers): does the
    second function help?
 
-Above ``mp_max_points`` points, ToMAToMP runs on a random subsample of that size (the MMA is
+Above ``mp_subsample_size`` points, ToMAToMP runs on a random subsample of that size (the MMA is
 quadratic in the points through the edges) and the other points take the label of their
 nearest subsample point; densities and ToMATo always use every point.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,10 +34,11 @@ from joblib import Parallel, delayed
 from sklearn.cluster import HDBSCAN, KMeans
 from sklearn.metrics import adjusted_rand_score
 
-from ..core.checkpoint import Checkpointer, run_parts
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
-from ..core.validation import check_in_range, check_int, check_positive
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
 from .data import DATASETS, corrupt, log_kde, make_dataset
 from .multiparam import connecting_radius, tomato_mp
 from .persistence import tomato
@@ -50,66 +51,65 @@ BANDWIDTH = {"blobs": 0.4, "moons": 0.25, "circles": 0.25, "iris": 0.6}
 class TomatoMPConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
-    n_points: int = 200
-    outlier_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.10)
-    tomato_ks: tuple[int, ...] = (5, 8, 10, 15, 20, 30, 40)
-    reference_k: int = 10
-    nlines: int = 30
-    dtm_mass: float = 0.05
-    r_max_factor: float = 1.25
-    datasets: tuple[str, ...] = ("moons", "circles", "iris")
-    hdbscan_min_cluster_size: int = 15
-    mp_max_points: int = 400
-    second_bandwidth_factor: float = 2.0
-    two_function_seeds: tuple[int, ...] = (0, 1, 2)
-    n_jobs: int = 1
+    n_points: int = param(200, Int(30), "points per generated data set (blobs, moons, circles; iris keeps its 150)")
+    outlier_fraction_grid: tuple[float, ...] = param(
+        (0.0, 0.02, 0.05, 0.10),
+        Tuple(Float(0.0, 0.5)),
+        "fractions q of the blobs given outlier function values max f + U(0.3, 1.5)(max f - median f)",
+    )
+    k_grid: tuple[int, ...] = param(
+        (5, 8, 10, 15, 20, 30, 40),
+        Tuple(Int(1)),
+        "ToMATo's k (neighbours in the k-NN graph of eq. tomato-elder) swept on clean and corrupted data",
+    )
+    reference_k: int = param(10, Int(1), "ToMATo's k in the method comparison (the ToMATo column of the tables)")
+    n_lines: int = param(
+        30, Int(4), "MMA resolution: lines along which multipers slices the module (summands: eq. tomatomp-prominence)"
+    )
+    dtm_mass_fraction: float = param(
+        0.05,
+        Float(0.0, 1.0, low_inclusive=False),
+        "mass m of the DTM coordinate of eq. (tomatomp-grades): the fraction of points it averages over",
+    )
+    r_max_factor: float = param(
+        1.25, Positive(), "r_max of eq. (tomatomp-grades) x this factor, against r_max alone, in the independence check"
+    )
+    datasets: tuple[str, ...] = param(
+        ("moons", "circles", "iris"),
+        Tuple(Choice(DATASETS), min_len=0, distinct=True),
+        "clean data sets every method is run on (the blobs are always run)",
+    )
+    hdbscan_min_cluster_size: int = param(15, Int(2), "HDBSCAN's min_cluster_size (the baseline's only knob)")
+    mp_subsample_size: int = param(400, Int(30), "ToMAToMP runs on a random subsample of at most this many points")
+    second_bandwidth_factor: float = param(
+        2.0, Positive(), "bandwidth of the second function h, a clean log-KDE, x the first one's"
+    )
+    two_function_seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds of the blobs samples and outlier draws of the two-function part"
+    )
+    workers: int = param(1, Int(0), "processes for the outlier fractions' independent MMAs (joblib); 0 = all cores")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(n_points=150, outlier_fractions=(0.0, 0.05), tomato_ks=(5, 10, 20), nlines=30,
+        "smoke": dict(n_points=150, outlier_fraction_grid=(0.0, 0.05), k_grid=(5, 10, 20), n_lines=30,
                       datasets=("moons",), two_function_seeds=(0,)),
         "book": {},
-        "paper": dict(device="auto", n_points=100_000, outlier_fractions=(0.0, 0.01, 0.02, 0.05, 0.10),
-                      tomato_ks=(5, 10, 20, 40, 80, 160), reference_k=20, nlines=60, mp_max_points=1500,
-                      n_jobs=-1),
+        "paper": dict(device="auto", n_points=100_000, outlier_fraction_grid=(0.0, 0.01, 0.02, 0.05, 0.10),
+                      k_grid=(5, 10, 20, 40, 80, 160), reference_k=20, n_lines=60, mp_subsample_size=1500,
+                      workers=0),
     }
     PAPER_HARDWARE: ClassVar[str] = (
         "one GPU for the density estimates on 10^5 points, and many CPU cores (the independent MMAs run in parallel)"
     )
 
-    def validated(self) -> TomatoMPConfig:
-        check_int("n_points", self.n_points, minimum=30)
-        if not self.outlier_fractions:
-            raise ValueError("outlier_fractions must hold at least one fraction in [0, 0.5]")
-        for q in self.outlier_fractions:
-            check_in_range("outlier_fractions", q, 0.0, 0.5)
-        if not self.tomato_ks:
-            raise ValueError("tomato_ks must hold at least one k >= 1")
-        for k in self.tomato_ks:
-            check_int("tomato_ks", k, minimum=1, maximum=self.n_points - 1)
-        check_int("reference_k", self.reference_k, minimum=1, maximum=self.n_points - 1)
-        check_int("nlines", self.nlines, minimum=4)
-        check_in_range("dtm_mass", self.dtm_mass, 0.0, 1.0, low_inclusive=False)
-        check_positive("r_max_factor", self.r_max_factor)
-        for name in self.datasets:
-            if name not in DATASETS:
-                raise ValueError(f"datasets must be among {DATASETS}, got {name!r}")
-        check_int("hdbscan_min_cluster_size", self.hdbscan_min_cluster_size, minimum=2)
-        check_int("mp_max_points", self.mp_max_points, minimum=30)
-        check_positive("second_bandwidth_factor", self.second_bandwidth_factor)
-        if not self.two_function_seeds:
-            raise ValueError("two_function_seeds must hold at least one seed (an int >= 0)")
-        for seed in self.two_function_seeds:
-            check_int("two_function_seeds", seed, minimum=0)
-        return self
+    def cross_checks(self) -> None:
+        for name, ks in (("k_grid", self.k_grid), ("reference_k", (self.reference_k,))):
+            for k in ks:
+                if k > self.n_points - 1:
+                    raise ValueError(f"{name} must be at most n_points - 1 = {self.n_points - 1}, got {k}")
 
 
-@dataclass
-class TomatoMPResults:
+class TomatoMPResults(Results[TomatoMPConfig]):
     """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""
-
-    config: TomatoMPConfig
-    summary: dict[str, Any]
-    curves: dict[str, Any] = field(repr=False)
 
 
 def ari(truth: np.ndarray, labels: np.ndarray) -> float:
@@ -130,14 +130,14 @@ def nearest_labels(X: np.ndarray, X_ref: np.ndarray, labels_ref: np.ndarray, dev
 
 def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, robust: bool, r_max_factor: float = 1.0,
                   seed: int = 0) -> dict[str, Any]:
-    """ToMAToMP on ``X`` (subsampled above ``mp_max_points``); labels for every point."""
+    """ToMAToMP on ``X`` (subsampled above ``mp_subsample_size``); labels for every point."""
     n = len(X)
     F = np.atleast_2d(functions)
     idx = np.arange(n)
-    if n > cfg.mp_max_points:
-        idx = np.sort(np.random.default_rng(seed + 7).choice(n, cfg.mp_max_points, replace=False))
+    if n > cfg.mp_subsample_size:
+        idx = np.sort(np.random.default_rng(seed + 7).choice(n, cfg.mp_subsample_size, replace=False))
     Xs = X[idx]
-    res = tomato_mp(Xs, F[:, idx], robust=robust, nlines=cfg.nlines, dtm_mass=cfg.dtm_mass,
+    res = tomato_mp(Xs, F[:, idx], robust=robust, n_lines=cfg.n_lines, dtm_mass=cfg.dtm_mass_fraction,
                     r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device)
     labels = res.labels if len(idx) == n else nearest_labels(X, Xs, res.labels, cfg.device)
     top = res.summands[: min(8, len(res.summands))]
@@ -156,7 +156,7 @@ def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.nda
     """Every method on one data set: ARIs and counts (summary), labels and diagrams (curves)."""
     summary: dict[str, Any] = {"tomato": {}}
     curves: dict[str, Any] = {"tomato": {}}
-    for k in cfg.tomato_ks:
+    for k in cfg.k_grid:
         t = tomato(X, f, k=k)
         summary["tomato"][str(k)] = {"n_clusters": t.n_clusters, "ari": ari(truth, t.labels)}
         curves["tomato"][str(k)] = {"labels": t.labels, "pairs": t.diagram.pairs, "essential": t.diagram.essential,
@@ -190,10 +190,10 @@ def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """Every method on blobs at each outlier fraction; at the first and last fraction, ToMAToMP
     again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence)."""
     ds, f = _blobs(cfg)
-    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fractions), "true": len(np.unique(ds.labels)),
+    summary: dict[str, Any] = {"fractions": list(cfg.outlier_fraction_grid), "true": len(np.unique(ds.labels)),
                                "runs": [], "independence": []}
     curves: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "runs": []}
-    ends = {0, len(cfg.outlier_fractions) - 1}
+    ends = {0, len(cfg.outlier_fraction_grid) - 1}
 
     def one(i: int, q: float) -> tuple[dict, dict, dict | None]:
         g, idx = corrupt(f, q, seed=cfg.seed)
@@ -211,9 +211,9 @@ def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
             }
         return {"fraction": q, "n_outliers": len(idx), **s}, {"f": g, "outliers": idx, **c}, independence
 
-    # The fractions are independent MMAs: with n_jobs != 1 they run in parallel processes (joblib);
-    # the results do not depend on n_jobs.
-    jobs = Parallel(n_jobs=cfg.n_jobs)(delayed(one)(i, q) for i, q in enumerate(cfg.outlier_fractions))
+    # The fractions are independent MMAs: with workers != 1 they run in parallel processes (joblib);
+    # the results do not depend on workers.
+    jobs = Parallel(n_jobs=cfg.workers or -1)(delayed(one)(i, q) for i, q in enumerate(cfg.outlier_fraction_grid))
     for s, c, independence in jobs:
         summary["runs"].append(s)
         curves["runs"].append(c)
@@ -227,7 +227,7 @@ def _k_sweep(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     for name in ("blobs", "moons", "circles", "iris"):
         ds = make_dataset(name, cfg.n_points, cfg.seed)
         f = log_kde(ds.X, BANDWIDTH[name], device=cfg.device)
-        counts = {str(k): tomato(ds.X, f, k=k).n_clusters for k in cfg.tomato_ks if k < len(ds.X)}
+        counts = {str(k): tomato(ds.X, f, k=k).n_clusters for k in cfg.k_grid if k < len(ds.X)}
         true = len(np.unique(ds.labels))
         summary[name] = {"counts": counts, "distinct_counts": len(set(counts.values())), "true": true}
         if name == "moons":
@@ -250,7 +250,7 @@ def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
 def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """ToMAToMP with f alone, h alone, and (f, h) at once; f carries the last outlier fraction.
     One blobs sample (and outlier draw) per seed of ``two_function_seeds``."""
-    q = cfg.outlier_fractions[-1]
+    q = cfg.outlier_fraction_grid[-1]
     bandwidths = [BANDWIDTH["blobs"], cfg.second_bandwidth_factor * BANDWIDTH["blobs"]]
     summary: dict[str, Any] = {"fraction": q, "bandwidths": bandwidths, "seeds": []}
     curves: dict[str, Any] = {"seeds": []}
@@ -282,14 +282,10 @@ PARTS = {
 def run(config: TomatoMPConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> TomatoMPResults:
     """Run the four parts (see the module docstring); finished parts are checkpointed."""
-    cfg = (config or TomatoMPConfig.preset("book")).validated()
-    torch.manual_seed(cfg.seed)
-    checkpoint = checkpoint or Checkpointer(None)
-    checkpoint.bind(cfg.identity())
-    parts = {name: (lambda part=part: part(cfg)) for name, part in PARTS.items()}
-    summary, curves, timings = run_parts(checkpoint, parts, progress)
-    summary["timings"] = timings
-    return TomatoMPResults(config=cfg, summary=summary, curves=curves)
+    cfg, checkpoint = start_run(TomatoMPConfig, config, checkpoint)
+    summary, curves = run_parts_timed(checkpoint, {name: (lambda part=part: part(cfg)) for name, part in PARTS.items()},
+                                      progress)
+    return TomatoMPResults(cfg, summary, curves)
 
 
 def headline(results: TomatoMPResults) -> list[str]:

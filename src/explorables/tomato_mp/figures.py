@@ -9,16 +9,17 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.figures import PALETTE, add_frame, color, frame_slider, style
 from .persistence import Diagram
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
-NOISE = "#c8c8c8"
+#: opacity of the grey that marks unlabelled points (-1, noise)
+NOISE_ALPHA = 0.4
 
 
 def colours(labels: np.ndarray) -> list[str]:
-    """A colour per point: the label's palette entry (grey for -1, noise)."""
-    return [NOISE if lab < 0 else PALETTE[int(lab) % len(PALETTE)] for lab in np.asarray(labels)]
+    """A colour per point: the label's palette entry (light grey for -1, noise)."""
+    noise = _rgba(PALETTE["grey"], NOISE_ALPHA)
+    return [noise if lab < 0 else color(int(lab)) for lab in np.asarray(labels)]
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
@@ -41,14 +42,14 @@ def diagram_traces(diagram: Diagram, tau: float | None, *, lo: float, hi: float)
     traces = [
         go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="black", width=1), name="diagonal",
                    hoverinfo="skip", showlegend=False),
-        go.Scatter(x=_r(pairs[:, 0]), y=_r(pairs[:, 1]), mode="markers", marker=dict(size=6, color="#1f77b4"),
+        go.Scatter(x=_r(pairs[:, 0]), y=_r(pairs[:, 1]), mode="markers", marker=dict(size=6, color=PALETTE["blue"]),
                    name="peak (birth, death)", hovertemplate="birth %{x}<br>death %{y}<extra></extra>"),
         go.Scatter(x=_r(diagram.essential), y=[top] * len(diagram.essential), mode="markers",
-                   marker=dict(size=9, symbol="triangle-up", color="#d62728"), name="never dies"),
+                   marker=dict(size=9, symbol="triangle-up", color=PALETTE["red"]), name="never dies"),
     ]
     if tau is not None and np.isfinite(tau):
         traces.append(go.Scatter(x=[lo + tau, hi], y=[lo, hi - tau], mode="lines",
-                                 line=dict(color="#ff7f0e", dash="dash"), name=f"τ = {tau:.2f}"))
+                                 line=dict(color=PALETTE["orange"], dash="dash"), name=f"τ = {tau:.2f}"))
     return traces
 
 
@@ -63,8 +64,8 @@ def barcode_traces(diagram: Diagram, tau: float | None) -> list[go.Scatter]:
         (xk if keep else xs).extend([d, b, None])
         (yk if keep else ys).extend([i, i, None])
     return [
-        go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#9ecae1", width=3), name="bar: merged (< τ)"),
-        go.Scatter(x=xk, y=yk, mode="lines", line=dict(color="#08519c", width=3), name="bar: a cluster"),
+        go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=PALETTE["light_blue"], width=3), name="bar: merged (< τ)"),
+        go.Scatter(x=xk, y=yk, mode="lines", line=dict(color=PALETTE["dark_blue"], width=3), name="bar: a cluster"),
     ]
 
 
@@ -73,7 +74,7 @@ def toy_persistence_figure(t: np.ndarray, f: np.ndarray, diagram: Diagram, tau: 
     fig = make_subplots(1, 3, subplot_titles=("f on a path graph (sweep f ≥ level downwards)", "barcode",
                                               "persistence diagram"), column_widths=[0.45, 0.25, 0.3])
     fig.add_trace(go.Scatter(x=_r(t), y=_r(f), mode="lines+markers", marker=dict(size=4), name="f",
-                             line=dict(color="#444")), 1, 1)
+                             line=dict(color=PALETTE["grey"])), 1, 1)
     for tr in barcode_traces(diagram, tau):
         fig.add_trace(tr, 1, 2)
     lo, hi = float(f.min()), float(f.max())
@@ -84,32 +85,18 @@ def toy_persistence_figure(t: np.ndarray, f: np.ndarray, diagram: Diagram, tau: 
     fig.update_yaxes(showticklabels=False, row=1, col=2)
     fig.update_xaxes(title_text="birth (peak height)", row=1, col=3)
     fig.update_yaxes(title_text="death (saddle height)", row=1, col=3)
-    fig.update_layout(height=380, margin=dict(l=40, r=10, t=40, b=40), legend=dict(orientation="h", y=-0.2))
-    return fig
+    return style(fig, height=380, legend_below=True)
 
 
 def _step_figure(panels: list[list[list[go.Scatter]]], labels: list[str], prefix: str, titles: tuple[str, ...],
-                 notes: list[str], static: list[tuple[go.Scatter, int]] = ()) -> go.Figure:
+                 notes: list[str]) -> go.Figure:
     """One figure with a slider: ``panels[step][col]`` are the traces of that step in column ``col``;
     ``notes[step]`` is the figure's title at that step."""
-    ncol = len(titles)
-    fig = make_subplots(1, ncol, subplot_titles=titles, horizontal_spacing=0.07)
-    owner = []
-    for tr, col in static:
-        fig.add_trace(tr, 1, col)
-        owner.append(-1)
-    for s, cols in enumerate(panels):
-        for c, traces in enumerate(cols):
-            for tr in traces:
-                tr.visible = s == 0
-                fig.add_trace(tr, 1, c + 1)
-                owner.append(s)
-    steps = [dict(method="update", label=lab, args=[{"visible": [o in (-1, s) for o in owner]}, {"title.text": note}])
-             for s, (lab, note) in enumerate(zip(labels, notes, strict=True))]
-    fig.update_layout(sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix=prefix), pad=dict(t=40))],
-                      height=460, margin=dict(l=40, r=10, t=60, b=30), showlegend=False,
-                      title=dict(text=notes[0], x=0.5, font=dict(size=13)))
-    return fig
+    fig = make_subplots(1, len(titles), subplot_titles=titles, horizontal_spacing=0.07)
+    frames = [add_frame(fig, [(tr, 1, c + 1) for c, traces in enumerate(cols) for tr in traces]) for cols in panels]
+    frame_slider(fig, frames, labels, prefix=prefix, layouts=[{"title.text": note} for note in notes], pad_top=40)
+    fig.update_layout(showlegend=False, title=dict(x=0.5, font=dict(size=13)))
+    return style(fig, height=460, top=60, bottom=30)
 
 
 def _clusters(X: np.ndarray, labels: np.ndarray, outliers: np.ndarray | None = None, name: str = "") -> list:
@@ -200,16 +187,15 @@ def summands_figure(results: Any, fractions: tuple[int, ...] = (0, -1)) -> go.Fi
         for j, s in enumerate(parts[:4]):
             x, y = staircase(np.asarray(s["births"]), np.asarray(s["deaths"]))
             fig.add_trace(go.Scatter(x=_r(x), y=_r(y), fill="toself", mode="lines",
-                                     fillcolor=_rgba(PALETTE[j], 0.12), line=dict(color=PALETTE[j], width=2),
+                                     fillcolor=_rgba(color(j), 0.12), line=dict(color=color(j), width=2),
                                      name=f"summand {j + 1} (prominence {prom[j]:.2f})", legendgroup=str(col)),
                           1, col)
             b = np.clip(np.asarray(s["births"]), 0, 1)
             fig.add_trace(go.Scatter(x=_r(b[:, 0]), y=_r(b[:, 1]), mode="markers", showlegend=False,
-                                     marker=dict(color=PALETTE[j], size=7), hoverinfo="skip"), 1, col)
+                                     marker=dict(color=color(j), size=7), hoverinfo="skip"), 1, col)
     fig.update_xaxes(title_text="radius / r_max", range=[0, 1])
     fig.update_yaxes(title_text="1 − rank(f)", range=[0, 1])
-    fig.update_layout(height=420, margin=dict(l=40, r=10, t=40, b=40))
-    return fig
+    return style(fig, height=420)
 
 
 def prominence_figure(results: Any) -> go.Figure:
@@ -220,12 +206,11 @@ def prominence_figure(results: Any) -> go.Figure:
         for col, key in ((1, "mp_plain"), (2, "mp_robust")):
             p = run[key]["prominences"]
             fig.add_trace(go.Scatter(x=list(range(1, len(p) + 1)), y=p, mode="lines+markers",
-                                     line=dict(color=PALETTE[i]), name=f"{run['fraction']:.0%} outliers",
+                                     line=dict(color=color(i)), name=f"{run['fraction']:.0%} outliers",
                                      showlegend=col == 1, legendgroup=str(i)), 1, col)
     fig.update_xaxes(title_text="summand (sorted)")
     fig.update_yaxes(title_text="prominence (largest cube side)", row=1, col=1)
-    fig.update_layout(height=360, margin=dict(l=40, r=10, t=40, b=40))
-    return fig
+    return style(fig, height=360)
 
 
 METHODS = (("tomato_ref", "ToMATo (k-NN)"), ("mp_plain", "ToMAToMP (radius, f)"),
@@ -239,10 +224,11 @@ def ari_figure(results: Any) -> go.Figure:
     fig = go.Figure()
     for key, name in METHODS:
         if key in runs[0]:
-            fig.add_trace(go.Scatter(x=q, y=[r[key]["ari"] for r in runs], mode="lines+markers", name=name))
+            fig.add_trace(go.Scatter(x=q, y=[r[key]["ari"] for r in runs], mode="lines+markers", name=name,
+                                     line=dict(color=color(len(fig.data)))))
     fig.update_layout(xaxis_title="points with an outlier function value (%)", yaxis_title="ARI (all points)",
-                      height=360, margin=dict(l=40, r=10, t=20, b=40), yaxis_range=[-0.05, 1.05])
-    return fig
+                      yaxis_range=[-0.05, 1.05])
+    return style(fig, height=360, top=20)
 
 
 def all_figures(results: Any) -> dict[str, go.Figure]:

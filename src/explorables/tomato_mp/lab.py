@@ -19,10 +19,11 @@ from matplotlib.figure import Figure
 from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score
 
-from ..core.labs import canvas_png, setter
+from ..core.figures import PALETTE, SEQUENCE
+from ..core.labs import canvas_png, interactions
 from .data import DATASETS, corrupt, log_kde, make_dataset
 from .experiment import BANDWIDTH
-from .figures import NOISE, PALETTE
+from .figures import NOISE_ALPHA
 from .multiparam import tomato_mp
 from .persistence import TomatoResult, tomato
 
@@ -32,9 +33,9 @@ FUNCTIONS = ("density (log-KDE)", "density + coarse density (2× bandwidth)")
 def _colours(labels: np.ndarray) -> np.ndarray:
     from matplotlib.colors import to_rgba
 
-    table = np.array([to_rgba(c) for c in PALETTE])
-    out = table[np.asarray(labels) % len(PALETTE)]
-    out[np.asarray(labels) < 0] = to_rgba(NOISE)
+    table = np.array([to_rgba(c) for c in SEQUENCE])
+    out = table[np.asarray(labels) % len(SEQUENCE)]
+    out[np.asarray(labels) < 0] = to_rgba(PALETTE["grey"], NOISE_ALPHA)
     return out
 
 
@@ -50,16 +51,16 @@ def prepare(dataset: str, functions: str, fraction: float, n: int = 150, seed: i
 
 
 @lru_cache(maxsize=64)
-def compute_mp(dataset: str, functions: str, fraction: float, nlines: int, robust: bool = True):
+def compute_mp(dataset: str, functions: str, fraction: float, n_lines: int, robust: bool = True):
     """ToMAToMP on the lab's data (cached: the MMA is the slow part)."""
     X, _, F, _, _ = prepare(dataset, functions, fraction)
-    return tomato_mp(X, F, robust=robust, nlines=nlines)
+    return tomato_mp(X, F, robust=robust, n_lines=n_lines)
 
 
 class TomatoMPLab:
     """The panel. ``TomatoMPLab().widget`` is what the notebook displays."""
 
-    def __init__(self, dataset: str = "blobs", fraction: float = 0.05, k: int = 10, nlines: int = 30):
+    def __init__(self, dataset: str = "blobs", fraction: float = 0.05, k: int = 10, n_lines: int = 30):
         style = {"description_width": "120px"}
         lay = widgets.Layout(width="330px")
         self.dataset = widgets.Dropdown(options=DATASETS, value=dataset, description="data set", style=style,
@@ -68,7 +69,7 @@ class TomatoMPLab:
                                           style=style, layout=lay)
         self.fraction = widgets.FloatSlider(value=fraction, min=0.0, max=0.2, step=0.01, description="outlier fraction",
                                             style=style, layout=lay, readout_format=".2f")
-        self.nlines = widgets.IntSlider(value=nlines, min=10, max=60, step=5, description="MMA lines", style=style,
+        self.n_lines = widgets.IntSlider(value=n_lines, min=10, max=60, step=5, description="MMA lines", style=style,
                                         layout=lay)
         self.k = widgets.IntSlider(value=k, min=3, max=40, step=1, description="ToMATo k", style=style, layout=lay)
         self.tau = widgets.FloatSlider(value=1.0, min=0.0, max=5.0, step=0.01, description="ToMATo τ", style=style,
@@ -78,12 +79,12 @@ class TomatoMPLab:
         self.tomato_run: TomatoResult | None = None
         self._suspended = True
         self._build_figure()
-        for w in (self.dataset, self.functions, self.fraction, self.nlines):
+        for w in (self.dataset, self.functions, self.fraction, self.n_lines):
             w.observe(self.rerun_mp, names="value")
         self.k.observe(self.rerun_tomato, names="value")
         self.tau.observe(self.redraw, names="value")
         controls = widgets.GridBox(
-            [self.dataset, self.functions, self.fraction, self.nlines, self.k, self.tau],
+            [self.dataset, self.functions, self.fraction, self.n_lines, self.k, self.tau],
             layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(330px, 1fr))"),
         )
         self.widget = widgets.VBox([controls, self.status, self.image])
@@ -98,10 +99,10 @@ class TomatoMPLab:
         (a_tc, a_td), (a_mc, a_mp) = axes
         self._tomato_pts = a_tc.scatter([], [], s=14)
         self._tomato_out = a_tc.scatter([], [], s=40, marker="x", c="k", linewidths=1)
-        self._diag_pts = a_td.scatter([], [], s=14, c="#1f77b4")
-        self._diag_ess = a_td.scatter([], [], s=40, marker="^", c="#d62728")
+        self._diag_pts = a_td.scatter([], [], s=14, c=PALETTE["blue"])
+        self._diag_ess = a_td.scatter([], [], s=40, marker="^", c=PALETTE["red"])
         (self._diag_line,) = a_td.plot([], [], "k-", lw=0.8)
-        (self._tau_line,) = a_td.plot([], [], "--", color="#ff7f0e", lw=1.5)
+        (self._tau_line,) = a_td.plot([], [], "--", color=PALETTE["orange"], lw=1.5)
         self._mp_pts = a_mc.scatter([], [], s=14)
         self._mp_out = a_mc.scatter([], [], s=40, marker="x", c="k", linewidths=1)
         a_td.set(xlabel="birth", ylabel="death")
@@ -115,7 +116,7 @@ class TomatoMPLab:
         """Recompute ToMAToMP (cached) for the current data, functions, outliers and resolution."""
         self.status.value = "<small>computing the MMA decomposition…</small>"
         self.mp = compute_mp(self.dataset.value, self.functions.value, round(self.fraction.value, 2),
-                             self.nlines.value)
+                             self.n_lines.value)
         self.rerun_tomato()
 
     def rerun_tomato(self, _change=None) -> None:
@@ -155,8 +156,8 @@ class TomatoMPLab:
         a_td.set_ylim(lo - pad, hi + 2 * pad)
         a_mp.clear()
         p = self.mp.prominences[:15]
-        a_mp.bar(np.arange(1, len(p) + 1), p, color=["#08519c" if i < self.mp.n_clusters else "#9ecae1"
-                                                      for i in range(len(p))])
+        kept, merged = PALETTE["dark_blue"], PALETTE["light_blue"]
+        a_mp.bar(np.arange(1, len(p) + 1), p, color=[kept if i < self.mp.n_clusters else merged for i in range(len(p))])
         a_mp.set(xlabel="summand (sorted)", ylabel="prominence (cube side)", ylim=(0, 1.05))
         a_mp.set_title(f"MMA summands of {', '.join(self.mp.filtration.parameters)}", fontsize=10)
         mp_ari = adjusted_rand_score(truth, self.mp.labels)
@@ -204,8 +205,7 @@ def benchmark_interactions(lab: TomatoMPLab | None = None) -> dict[str, list]:
     k moves rerun ToMATo, and the outlier fraction / MMA lines rerun the MMA (1 s budget)."""
     lab = lab or TomatoMPLab()
     top = lab.tau.max
-    redraw = [setter(lab.tau, round(top * q, 2)) for q in (0.1, 0.3, 0.5, 0.7, 0.9) * 3]
-    rerun = [setter(lab.k, k) for k in (5, 15, 25, 10)]
-    rerun += [setter(lab.fraction, q) for q in (0.0, 0.1)] + [setter(lab.nlines, 20)]
-    rerun += [setter(lab.dataset, "moons")]
-    return {"redraw": redraw, "rerun": rerun}
+    return interactions(
+        redraw=[(lab.tau, [round(top * q, 2) for q in (0.1, 0.3, 0.5, 0.7, 0.9) * 3])],
+        rerun=[(lab.k, (5, 15, 25, 10)), (lab.fraction, (0.0, 0.1)), (lab.n_lines, (20,)), (lab.dataset, ("moons",))],
+    )

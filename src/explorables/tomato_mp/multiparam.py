@@ -120,12 +120,12 @@ def from_gudhi(st: gudhi.SimplexTree, num_parameters: int) -> mp.SimplexTreeMult
     return mp.SimplexTreeMulti(st, num_parameters=check_int("num_parameters", num_parameters), safe_conversion=True)
 
 
-def mma_h0(filt: MultiFiltration, nlines: int = 40, n_jobs: int = 1) -> mp.PyModule_f64:
+def mma_h0(filt: MultiFiltration, n_lines: int = 40, n_jobs: int = 1) -> mp.PyModule_f64:
     """The MMA decomposition (multipers ``module_approximation``) of H0, on the box ``[0, 1]^p``."""
-    check_int("nlines", nlines, minimum=4)
+    check_int("n_lines", n_lines, minimum=4)
     p = filt.num_parameters
     box = np.array([np.zeros(p), np.ones(p)])
-    module = mp.module_approximation(to_simplextree(filt), box=box, nlines=nlines, n_jobs=n_jobs, ignore_warning=True)
+    module = mp.module_approximation(to_simplextree(filt), box=box, nlines=n_lines, n_jobs=n_jobs, ignore_warning=True)
     return module.get_module_of_degree(0)
 
 
@@ -290,7 +290,7 @@ def tomato_mp(
     *,
     robust: bool = True,
     n_clusters: int | None = None,
-    nlines: int = 40,
+    n_lines: int = 40,
     dtm_mass: float = 0.05,
     r_max: float | None = None,
     device: str = "cpu",
@@ -308,7 +308,7 @@ def tomato_mp(
     if n_clusters is not None:
         check_int("n_clusters", n_clusters, minimum=1, maximum=len(X))
     filt = build_filtration(X, F, robust=robust, dtm_mass=dtm_mass, r_max=r_max, device=device)
-    parts = summands(mma_h0(filt, nlines=nlines, n_jobs=n_jobs))
+    parts = summands(mma_h0(filt, n_lines=n_lines, n_jobs=n_jobs))
     prom = np.array([s.prominence for s in parts])
     # The components of the whole graph never die: their summands are the most prominent ones
     # (the cube reaches the top of the box) and always count, as ToMATo's essential classes do.

@@ -47,50 +47,49 @@ def check_edges(edges: Sequence[Sequence[int]] | np.ndarray, n: int) -> np.ndarr
     return e
 
 
-def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Diagram:
-    """0-dim persistence of the superlevel sets ``{f >= t}`` of ``f`` on a graph (elder rule).
+def adjacency(edges: Edges, n: int) -> list[list[int]]:
+    """The neighbours of each of the ``n`` vertices of an undirected graph."""
+    neighbours: list[list[int]] = [[] for _ in range(n)]
+    for u, v in edges:
+        neighbours[u].append(v)
+        neighbours[v].append(u)
+    return neighbours
 
-    Vertices enter in decreasing order of ``f`` (ties: lower index first). A vertex with no
-    neighbour already inside starts a new component, born at its value. A vertex that touches
-    several components joins them; each one except the *oldest* (highest peak) dies there, giving
-    the pair ``(peak value, f(vertex))``. This is the union-find of ToMATo with merge threshold
-    +inf, i.e. the persistence diagram of the lower-star filtration of ``-f``. Pairs of length
-    zero (a peak absorbed at its own value, which happens with tied values) are dropped, as
-    :func:`gudhi_superlevel_persistence` drops them.
+
+def find(parent: np.ndarray, x: int) -> int:
+    """The root of ``x`` in a union-find forest (with path halving)."""
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Diagram:
+    """0-dim persistence of the superlevel sets ``{f >= t}`` of ``f`` on a graph: a union-find
+    with the elder rule, eq. (tomato-elder); ToMATo's merge with threshold tau = +inf.
+
+    Equal to gudhi's lower-star persistence of ``-f`` (:func:`gudhi_superlevel_persistence`);
+    zero-length pairs (a peak absorbed at its own value, from ties) are dropped, as gudhi does.
     """
     f = check_function("f", f)
     n = len(f)
-    e = check_edges(edges, n)
-    order = np.lexsort((np.arange(n), -f))  # decreasing f, ties by index
+    neighbours = adjacency(check_edges(edges, n), n)
+    order = np.lexsort((np.arange(n), -f))  # sweep t from +inf down: decreasing f, ties by index
     rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    neighbours: list[list[int]] = [[] for _ in range(n)]
-    for u, v in e:
-        neighbours[u].append(v)
-        neighbours[v].append(u)
-
-    parent = np.arange(n)
-    peak = np.arange(n)  # peak[root]: the highest vertex of the root's component
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]  # path halving
-            x = parent[x]
-        return x
-
+    rank[order] = np.arange(n)  # rank[u] < rank[v]: u is already in {f >= f(v)} when v enters
+    parent = np.arange(n)  # union-find forest; every root is the peak (highest vertex) of its component
     pairs: list[tuple[float, float]] = []
     for v in order:
-        roots = {find(u) for u in neighbours[v] if rank[u] < rank[v]}
+        roots = {find(parent, u) for u in neighbours[v] if rank[u] < rank[v]}
         if not roots:
-            continue  # v is a peak: a new component, born at f[v]
-        oldest = min(roots, key=lambda r: rank[peak[r]])
-        parent[v] = oldest
+            continue  # no higher neighbour: v is a peak, a component born at f(v)
+        oldest = min(roots, key=lambda r: rank[r])  # elder rule (tomato-elder): the highest peak survives
+        parent[v] = oldest  # v joins the elder; when it touches several components, v is the saddle s
         for r in roots - {oldest}:
-            if f[peak[r]] > f[v]:  # the younger component dies at f[v] (zero-length pairs dropped)
-                pairs.append((f[peak[r]], f[v]))
-            parent[r] = oldest
-    roots = {find(v) for v in range(n)}
-    essential = -np.sort(-np.array([f[peak[r]] for r in roots]))
+            if f[r] > f[v]:  # peak r dies at s: the pair (f(r), f(s)), prominence f(r) - f(s) (tomato-prominence)
+                pairs.append((f[r], f[v]))
+            parent[r] = oldest  # r's component merges into the elder's
+    essential = -np.sort(-f[list({find(parent, v) for v in range(n)})])  # the peaks that never die
     arr = np.array(pairs, dtype=np.float64).reshape(-1, 2)
     return Diagram(pairs=arr[np.argsort(-(arr[:, 0] - arr[:, 1]), kind="stable")], essential=essential)
 
