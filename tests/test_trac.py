@@ -293,3 +293,35 @@ def test_witness_target_table_lists_the_rock_throwing_target():
     assert sum(line.endswith("| yes |") for line in lines) == 2
     with pytest.raises(ValueError, match="max_rows"):
         witness_target_table(rock.model, rock.context, "BS", max_rows=2)
+
+
+def test_witness_worlds_match_a_scalar_reading_of_the_definitions():
+    """The enumeration shown on the page, against eq. (trac-target) and (trac-witness) evaluated one
+    configuration at a time with the scalar interpreter: same worlds, same N(v) and S(v)."""
+    from explorables.trac.causes import _setup, candidates_of
+    from explorables.trac.trac import witness_worlds
+
+    for m, u, outcome in _random_instances(40, 3, 7, seed=21):
+        phi, context, actual, _holds = _setup(m, u, outcome)
+        cands = candidates_of(m, phi, ancestors_only=True)
+        got = sorted(
+            (int(n), int(s), int(k))
+            for _codes, ns, ss, ks, _ in witness_worlds(m, context, phi, actual, cands, 1 << 20)
+            for n, s, k in zip(ns, ss, ks, strict=True)
+        )
+        expected = []
+        for values in itertools.product(*(m.domains[c] for c in cands)):
+            v, env, n_mask, s_mask = dict(zip(cands, values, strict=True)), dict(context), 0, 0
+            for name in m.order:
+                computed = m.formulas[name](env)
+                if name in v:
+                    bit = 1 << cands.index(name)
+                    if v[name] != computed:  # name in D(v)
+                        n_mask |= bit if v[name] != actual[name] else 0
+                        s_mask |= bit if v[name] == actual[name] else 0
+                    env[name] = v[name]
+                else:
+                    env[name] = computed
+            if not phi(env):
+                expected.append((n_mask, s_mask, s_mask.bit_count()))
+        assert got == sorted(expected)

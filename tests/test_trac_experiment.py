@@ -47,16 +47,10 @@ def test_smoke_run_shows_the_claimed_directions(smoke):
     rows = claims(smoke)
     assert rows[0].verdict.startswith("yes") and rows[2].verdict.startswith("yes")
     assert "verdict yes if" in rows[2].setting and "5 s" in rows[3].setting
-    json.dumps(s)  # plain JSON
-
-
-def test_same_seed_same_numbers(smoke):
-    again = run(TracConfig.preset("smoke"))
-    assert _untimed(again.summary) == _untimed(smoke.summary)
 
 
 def test_parallel_workers_give_the_same_results():
-    cfg = TracConfig.preset("smoke", ns=(4, 6), instances=3)
+    cfg = TracConfig.preset("smoke", n_variables_grid=(4, 6), n_instances=3)
     assert _untimed(run(cfg.replace(workers=2)).summary) == _untimed(run(cfg).summary)
 
 
@@ -94,19 +88,71 @@ def test_tables_and_figures_build(smoke):
     assert "blame" in responsibility_table(smoke) and "recall" in scaling_table(smoke)
     figs = all_figures(smoke)
     explorable = figs["explorable"]
-    assert len(explorable.layout.updatemenus[0].buttons) == len(smoke.summary["examples"])
-    n_causes = len(smoke.summary["examples"]["ff_conjunctive"]["causes"])
-    assert len(explorable.layout.sliders[0].steps) == n_causes
+    examples = smoke.summary["examples"]
+    buttons = explorable.layout.updatemenus[0].buttons
+    assert len(buttons) == len(examples)
+    steps = explorable.layout.sliders[0].steps
+    assert len(steps) == sum(len(e["causes"]) for e in examples.values())  # every cause of every example
     assert sum(bool(t.visible) for t in explorable.data) == 2  # edges + one cause's nodes
+    for button in buttons:  # a button shows its example's first cause: the slider's step of that cause
+        step = steps[button.args[1]["sliders[0].active"]]
+        assert button.args[0]["visible"] == step.args[0]["visible"] and sum(button.args[0]["visible"]) == 2
+        assert button.args[1]["title.text"] == step.args[1]["title.text"] and "cause 1 of" in step.args[1]["title.text"]
 
 
-def test_bad_config_names_the_field():
-    with pytest.raises(ValueError, match="instances"):
-        TracConfig.preset("smoke", instances=0)
-    with pytest.raises(ValueError, match="brute_max_n"):
-        TracConfig.preset("smoke", brute_max_n=30)
-    with pytest.raises(ValueError, match="ns"):
-        TracConfig.preset("smoke", ns=())
+# --- the verdicts on constructed summaries ---------------------------------------------------------
+
+
+def _claims_results(**changes):
+    """A constructed summary with every entry ``claims`` reads; ``changes`` override entries of the last n."""
+    from explorables.trac import TracResults
+
+    example = {"matches_literature": True, "every_cause_in_map": True, "witness_map_nodes": 5}
+    agreement = {"instances": 10, "max_n": 6, "equal_oracle": 10, "recheck_failed": 0, "superset_pairs": 0,
+                 "rechecked_causes": 12}  # fmt: skip
+    small = {"n": 8, "brute_agree": True, "frac_multiple_causes": 0.5, "recall_but_for": 0.8, "recall_first": 0.7,
+             "time_trac_max_seconds": 0.01, "ancestors_mean": 5.0, "time_trac_median_seconds": 0.001,
+             "resp_wrong_but_for": 0.3, "resp_wrong_first": 0.2, "resp_err_but_for": 0.1, "resp_err_first": 0.1,
+             "time_brute_median_seconds": 0.1, "time_brute_anc_median_seconds": 0.01, "rows_brute_mean": 16384.0,
+             "rows_brute_anc_mean": 900.0, "rows_trac_mean": 32.0}  # fmt: skip
+    large = {**small, "n": 16, "brute_agree": None, "time_brute_median_seconds": None,
+             "time_brute_anc_median_seconds": None, "rows_brute_mean": None, "rows_brute_anc_mean": None,
+             **changes}  # fmt: skip
+    summary = {"examples": {"a": example, "b": dict(example)}, "agreement": agreement,
+               "scaling": {"per_n": [small, large]}}  # fmt: skip
+    return TracResults(TracConfig(), summary)
+
+
+def test_claims_verdicts_follow_their_criteria_on_constructed_summaries():
+    def outcomes(results):
+        return [c.outcome for c in claims(results)]
+
+    assert outcomes(_claims_results()) == ["yes", "partly", "yes", "yes", "yes", "yes"]
+    assert outcomes(_claims_results(time_trac_max_seconds=5.0))[3] == "no"  # the criterion: under 5 s at n >= 15
+    assert claims(_claims_results(n=14))[3].verdict.startswith("partly: the sweep stopped below n = 15")
+    assert outcomes(_claims_results(resp_wrong_first=0.0))[4] == "partly"  # one baseline never wrong
+    # a baseline with full recall wherever several causes exist: no
+    full_recall = _claims_results(recall_first=1.0)
+    full_recall.summary["scaling"]["per_n"][0]["recall_first"] = 1.0
+    assert outcomes(full_recall)[2] == "no"
+    # soundness and completeness: any mismatch, failed recheck or nested pair of causes is a "no"
+    for key, value in (("equal_oracle", 9), ("recheck_failed", 1), ("superset_pairs", 1)):
+        broken = _claims_results()
+        broken.summary["agreement"][key] = value
+        assert outcomes(broken)[0] == "no", key
+    broken = _claims_results()
+    broken.summary["scaling"]["per_n"][0]["brute_agree"] = False
+    assert outcomes(broken)[0] == "no" and "(sweep: not all)" in claims(broken)[0].measured
+    broken = _claims_results()
+    broken.summary["examples"]["b"]["every_cause_in_map"] = False
+    assert outcomes(broken)[1] == "no"
+    # speed: TrAC not faster than the ancestors-only oracle is a "no"; without an oracle run the row is absent
+    slow = _claims_results()
+    slow.summary["scaling"]["per_n"][0]["time_trac_median_seconds"] = 0.02
+    assert outcomes(slow)[5] == "no"
+    no_oracle = _claims_results()
+    no_oracle.summary["scaling"]["per_n"][0].update(time_brute_median_seconds=None, time_brute_anc_median_seconds=None)
+    assert len(claims(no_oracle)) == 5
 
 
 # --- the live lab -----------------------------------------------------------------------------

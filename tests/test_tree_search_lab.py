@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorables.tree_search.lab import LAB_TREES, TreeSearchLab, benchmark_interactions, lab_tree
+from explorables.tree_search.lab import LAB_TREES, TreeSearchLab, lab_tree
 
 
 def test_lab_builds_and_renders_an_image():
@@ -34,10 +34,3 @@ def test_every_lab_tree_searches_to_the_target(name):
         lab.algorithm.value = alg
         assert lab.run.queries[-1] == lab.run.target
 
-
-def test_benchmark_interactions_are_callables():
-    lab = TreeSearchLab(n=40)
-    inter = benchmark_interactions(lab)
-    assert inter["redraw"] and inter["rerun"]
-    inter["redraw"][0]()
-    inter["rerun"][0]()

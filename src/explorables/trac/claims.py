@@ -63,7 +63,7 @@ def claims(results: TracResults) -> list[Claim]:
     rows.append(
         Claim(
             "Single-cause baselines do not recover the full cause set",
-            f"{cfg.instances} random SCMs per n ∈ {{{', '.join(str(p['n']) for p in per_n)}}}; "
+            f"{cfg.n_instances} random SCMs per n ∈ {{{', '.join(str(p['n']) for p in per_n)}}}; "
             "verdict yes if, at some n, each baseline's mean recall (causes found / all causes) is below 1",
             f"mean recall at n = {last['n']}: but-for {last['recall_but_for']:.2f}, first cause found "
             f"{last['recall_first']:.2f} (worst n: {rb:.2f}, {rf:.2f}); ≥ 2 causes in "
@@ -75,14 +75,14 @@ def claims(results: TracResults) -> list[Claim]:
     # 4. Feasible up to 15 nodes.
     at15 = [p for p in per_n if p["n"] >= 15]
     biggest = per_n[-1]
-    feasible = bool(at15) and all(p["time_trac_max_s"] < 5.0 for p in at15)
+    feasible = bool(at15) and all(p["time_trac_max_seconds"] < 5.0 for p in at15)
     rows.append(
         Claim(
             "Practical for graphs of up to 15 nodes",
             f"random SCMs up to n = {biggest['n']} (mean {biggest['ancestors_mean']:.1f} ancestors of the outcome); "
             "verdict yes if every instance with n ≥ 15 took under 5 s wall-clock on the machine that built this page",
-            f"TrAC at n = {biggest['n']}: median {biggest['time_trac_median_s'] * 1e3:.1f} ms, "
-            f"max {biggest['time_trac_max_s'] * 1e3:.0f} ms per instance",
+            f"TrAC at n = {biggest['n']}: median {biggest['time_trac_median_seconds'] * 1e3:.1f} ms, "
+            f"max {biggest['time_trac_max_seconds'] * 1e3:.0f} ms per instance",
             "yes" if feasible else ("partly: the sweep stopped below n = 15" if not at15 else "no: over 5 s at n ≥ 15"),
         )
     )
@@ -103,11 +103,11 @@ def claims(results: TracResults) -> list[Claim]:
     # 6. (ours) Speed against brute force, separating the two savings: restricting the search
     # to the ancestors (oracle over all n - 1 variables vs oracle over the ancestors) and the
     # witness target (oracle over the ancestors vs TrAC, which also enumerates only ancestors).
-    both = [p for p in per_n if p["time_brute_median_s"] is not None and p.get("time_brute_anc_median_s")]
+    both = [p for p in per_n if p["time_brute_median_seconds"] is not None and p.get("time_brute_anc_median_seconds")]
     if both:
         p = both[-1]
         full_ms, anc_ms, trac_ms = (
-            p[k] * 1e3 for k in ("time_brute_median_s", "time_brute_anc_median_s", "time_trac_median_s")
+            p[f"time_{k}_median_seconds"] * 1e3 for k in ("brute", "brute_anc", "trac")
         )
         rows.append(
             Claim(
@@ -200,10 +200,10 @@ def scaling_table(results: TracResults) -> str:
             p["n"],
             f"{p['ancestors_mean']:.1f}",
             f"{p['causes_mean']:.1f} / {p['causes_max']}",
-            ms(p["time_trac_median_s"]),
-            ms(p["time_pruned_median_s"]),
-            ms(p["time_brute_median_s"]),
-            ms(p.get("time_brute_anc_median_s")),
+            ms(p["time_trac_median_seconds"]),
+            ms(p["time_pruned_median_seconds"]),
+            ms(p["time_brute_median_seconds"]),
+            ms(p.get("time_brute_anc_median_seconds")),
             f"{p['recall_but_for']:.2f}",
             f"{p['recall_first']:.2f}",
         )

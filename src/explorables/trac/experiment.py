@@ -7,7 +7,7 @@ Three checkpointed parts (see :func:`run`):
 2. **agreement**: TrAC against the brute-force oracle (and the pruned search) on seeded random
    Boolean SCMs small enough for the oracle; every TrAC cause re-checked by the independent
    AC1–AC3 checker on the smallest of them;
-3. **scaling**: random Boolean SCMs for each n in ``ns``: time of TrAC, of the pruned search
+3. **scaling**: random Boolean SCMs for each n in ``n_variables_grid``: time of TrAC, of the pruned search
    and of the oracle over all variables and over the ancestors only (where it fits), the number
    of causes, and the recall and responsibility error of the single-cause baselines. Instances
    run in parallel over ``workers`` processes and each finished n is checkpointed, so
@@ -19,15 +19,16 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..core.checkpoint import Checkpointer, run_parts
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
-from ..core.validation import check_in_range, check_int
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Int, Probability, Tuple, param
 from .causes import CauseSet, brute_force_causes, but_for_causes, first_cause, is_actual_cause, pruned_search
 from .examples import classic_examples
 from .responsibility import blame, context_distribution, responsibility
@@ -39,27 +40,37 @@ from .trac import trac, witness_map
 class TracConfig(ExperimentConfig):
     """Settings of the experiment; the defaults are the ``book`` preset."""
 
-    ns: tuple[int, ...] = (4, 6, 8, 9, 10, 12, 14, 16, 18)
-    instances: int = 10  # random SCMs per n in the scaling sweep
-    brute_max_n: int = 9  # the oracle runs on instances with n <= this (4^(n-1) interventions)
-    pruned_max_n: int = 12  # the pruned search runs up to this n
-    agreement_instances: int = 100  # random SCMs (n = 3..agreement_max_n) checked against the oracle
-    agreement_max_n: int = 8
-    recheck_max_n: int = 6  # every TrAC cause re-checked by the scalar AC1-AC3 checker up to this n
-    max_parents: int = 3
-    blame_prior: float = 0.5  # Pr(U = 1) for every exogenous variable, for blame
-    blame_max_exogenous: int = 4  # blame is computed for examples with at most this many exogenous
-    workers: int = 1  # processes for the scaling sweep; 0 = all cores
+    n_variables_grid: tuple[int, ...] = param(
+        (4, 6, 8, 9, 10, 12, 14, 16, 18),
+        Tuple(Int(2, 40), increasing=True),
+        "numbers n of endogenous variables of the random SCMs in the scaling sweep",
+    )
+    n_instances: int = param(10, Int(1), "random SCMs per n in the scaling sweep")
+    brute_max_n: int = param(9, Int(2, 13), "the brute-force oracle runs up to this n (4^(n-1) interventions)")
+    pruned_max_n: int = param(12, Int(2, 24), "the pruned search runs up to this n (about 3^|A| interventions)")
+    n_agreement_instances: int = param(
+        100, Int(1), "random SCMs (n = 3 .. agreement_max_n) on which TrAC is compared with the oracle"
+    )
+    agreement_max_n: int = param(8, Int(3, 11), "largest n of the agreement check against the oracle")
+    recheck_max_n: int = param(6, Int(2, 9), "every TrAC cause is re-checked by the AC1-AC3 checker up to this n")
+    max_parents: int = param(3, Int(1, 6), "parents of each endogenous variable in a random SCM at most (1 to this)")
+    p_exogenous_true: float = param(0.5, Probability(), "Pr(U = 1) for every exogenous variable U, for blame")
+    blame_max_exogenous: int = param(
+        4, Int(0, 12), "blame (2^|U| contexts) is computed for examples with at most this many exogenous variables"
+    )
+    workers: int = param(1, Int(0), "processes for the scaling sweep; 0: all cores (same numbers for any count)")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(ns=(4, 6, 8), instances=4, agreement_instances=20, agreement_max_n=6, pruned_max_n=8),
+        "smoke": dict(
+            n_variables_grid=(4, 6, 8), n_instances=4, n_agreement_instances=20, agreement_max_n=6, pruned_max_n=8
+        ),
         "book": {},
         "paper": dict(
-            ns=(5, 8, 10, 11, 12, 14, 15, 16, 18, 20, 22, 24, 26),
-            instances=200,
+            n_variables_grid=(5, 8, 10, 11, 12, 14, 15, 16, 18, 20, 22, 24, 26),
+            n_instances=200,
             brute_max_n=11,
             pruned_max_n=16,
-            agreement_instances=1000,
+            n_agreement_instances=1000,
             agreement_max_n=9,
             recheck_max_n=7,
             workers=0,
@@ -68,29 +79,9 @@ class TracConfig(ExperimentConfig):
     PAPER_WANTS_GPU: ClassVar[bool] = False
     PAPER_HARDWARE: ClassVar[str] = "a multi-core CPU (no GPU needed); not timed by us, estimated minutes on 16 cores"
 
-    def validated(self) -> TracConfig:
-        if not self.ns:
-            raise ValueError("ns must list at least one model size")
-        for n in self.ns:
-            check_int("ns", n, 2, 40)
-        check_int("instances", self.instances, 1)
-        check_int("brute_max_n", self.brute_max_n, 2, 13)
-        check_int("pruned_max_n", self.pruned_max_n, 2, 24)
-        check_int("agreement_instances", self.agreement_instances, 1)
-        check_int("agreement_max_n", self.agreement_max_n, 3, 11)
-        check_int("recheck_max_n", self.recheck_max_n, 2, 9)
-        check_int("max_parents", self.max_parents, 1, 6)
-        check_in_range("blame_prior", self.blame_prior, 0.0, 1.0)
-        check_int("blame_max_exogenous", self.blame_max_exogenous, 0, 12)
-        check_int("workers", self.workers, 0)
-        return self
 
-
-@dataclass
-class TracResults:
-    config: TracConfig
-    summary: dict[str, Any]
-    curves: dict[str, Any] = field(default_factory=dict)
+class TracResults(Results[TracConfig]):
+    """What :func:`run` returns: the config, a JSON-able ``summary`` and every scaling instance's row."""
 
 
 def _causes_json(cs: CauseSet) -> list[dict[str, Any]]:
@@ -121,7 +112,7 @@ def _examples(cfg: TracConfig) -> tuple[dict, dict]:
         resp = {name: responsibility(cs, variables) for name, cs in (("trac", full), ("but_for", bf), ("first", first))}
         blames: dict[str, dict[str, float]] = {}
         if len(m.exogenous) <= cfg.blame_max_exogenous:
-            ctxs = context_distribution(m, default=cfg.blame_prior)
+            ctxs = context_distribution(m, default=cfg.p_exogenous_true)
             actual = m.evaluate(u)
             for name, method in (("trac", trac), ("but_for", but_for_causes)):
                 blames[name] = {v: blame(m, v, actual[v], phi, ctxs, method) for v in variables}
@@ -147,7 +138,7 @@ def _examples(cfg: TracConfig) -> tuple[dict, dict]:
             "first_sets": sorted(sorted(s) for s in first.sets),
             "responsibility": resp,
             "blame": blames,
-            "time_trac_s": t_trac,
+            "time_trac_seconds": t_trac,
         }
     return out, {}
 
@@ -156,7 +147,7 @@ def _agreement(cfg: TracConfig) -> tuple[dict, dict]:
     rng = np.random.default_rng([cfg.seed, 1])
     equal_oracle = equal_pruned = rechecked = recheck_failed = superset_pairs = 0
     n_causes = []
-    for _ in range(cfg.agreement_instances):
+    for _ in range(cfg.n_agreement_instances):
         n = int(rng.integers(3, cfg.agreement_max_n + 1))
         m, u, phi = random_boolean_scm(n, rng, cfg.max_parents)
         full = trac(m, u, phi)
@@ -169,7 +160,7 @@ def _agreement(cfg: TracConfig) -> tuple[dict, dict]:
                 rechecked += 1
                 recheck_failed += not is_actual_cause(m, u, c.variables, phi)
     return {
-        "instances": cfg.agreement_instances,
+        "instances": cfg.n_agreement_instances,
         "max_n": cfg.agreement_max_n,
         "equal_oracle": int(equal_oracle),
         "equal_pruned": int(equal_pruned),
@@ -191,25 +182,25 @@ def scaling_instance(n: int, seed: int, index: int, max_parents: int, brute_max_
         "n": n,
         "ancestors": len(full.candidates),
         "causes": len(full.causes),
-        "time_trac_s": time.perf_counter() - t0,
+        "time_trac_seconds": time.perf_counter() - t0,
         "trac_rows": full.evaluations,
     }
     row["max_cause_size"] = max((len(c.actual) for c in full.causes), default=0)
     if n <= pruned_max_n:
         t0 = time.perf_counter()
         pr = pruned_search(m, u, phi, max_rows=1 << 30)
-        row["time_pruned_s"] = time.perf_counter() - t0
+        row["time_pruned_seconds"] = time.perf_counter() - t0
         row["pruned_equal"] = pr.sets == full.sets
         row["pruned_rows"] = pr.evaluations
     if n <= brute_max_n:
         t0 = time.perf_counter()
         bf = brute_force_causes(m, u, phi, max_rows=1 << 30)
-        row["time_brute_s"] = time.perf_counter() - t0
+        row["time_brute_seconds"] = time.perf_counter() - t0
         row["brute_equal"] = bf.sets == full.sets
         row["brute_rows"] = bf.evaluations
         t0 = time.perf_counter()
         anc = brute_force_causes(m, u, phi, ancestors_only=True, max_rows=1 << 30)
-        row["time_brute_anc_s"] = time.perf_counter() - t0
+        row["time_brute_anc_seconds"] = time.perf_counter() - t0
         row["brute_anc_equal"] = anc.sets == full.sets
         row["brute_anc_rows"] = anc.evaluations
     truth = full.sets
@@ -217,7 +208,7 @@ def scaling_instance(n: int, seed: int, index: int, max_parents: int, brute_max_
     for name, method in (("but_for", but_for_causes), ("first", first_cause)):
         t0 = time.perf_counter()
         found = method(m, u, phi)
-        row[f"time_{name}_s"] = time.perf_counter() - t0
+        row[f"time_{name}_seconds"] = time.perf_counter() - t0
         row[f"recall_{name}"] = len(found.sets & truth) / len(truth) if truth else None
         r = responsibility(found, list(full.candidates))
         row[f"resp_err_{name}"] = float(np.mean([abs(r[v] - resp[v]) for v in resp])) if resp else 0.0
@@ -230,11 +221,11 @@ def _scaling(cfg: TracConfig, checkpoint: Checkpointer, progress: bool) -> tuple
     rows_by_n: dict[str, list[dict]] = {}
     pool = ProcessPoolExecutor(workers) if workers > 1 else None
     try:
-        for n in tqdm(cfg.ns, desc="scaling", disable=not progress):
+        for n in tqdm(cfg.n_variables_grid, desc="scaling", disable=not progress):
             done = checkpoint.get(f"scaling/n={n}")
             if done is None:
                 args = [
-                    (n, cfg.seed, i, cfg.max_parents, cfg.brute_max_n, cfg.pruned_max_n) for i in range(cfg.instances)
+                    (n, cfg.seed, i, cfg.max_parents, cfg.brute_max_n, cfg.pruned_max_n) for i in range(cfg.n_instances)
                 ]
                 done = (
                     list(pool.map(scaling_instance, *zip(*args, strict=True)))
@@ -271,13 +262,13 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
         "causes_max": int(max(r["causes"] for r in rows)),
         "frac_multiple_causes": float(np.mean([r["causes"] > 1 for r in rows])),
         "max_cause_size": int(max(r["max_cause_size"] for r in rows)),
-        "time_trac_median_s": med("time_trac_s"),
-        "time_trac_max_s": mx("time_trac_s"),
-        "time_pruned_median_s": med("time_pruned_s"),
-        "time_brute_median_s": med("time_brute_s"),
-        "time_brute_anc_median_s": med("time_brute_anc_s"),
-        "time_but_for_median_s": med("time_but_for_s"),
-        "time_first_median_s": med("time_first_s"),
+        "time_trac_median_seconds": med("time_trac_seconds"),
+        "time_trac_max_seconds": mx("time_trac_seconds"),
+        "time_pruned_median_seconds": med("time_pruned_seconds"),
+        "time_brute_median_seconds": med("time_brute_seconds"),
+        "time_brute_anc_median_seconds": med("time_brute_anc_seconds"),
+        "time_but_for_median_seconds": med("time_but_for_seconds"),
+        "time_first_median_seconds": med("time_first_seconds"),
         "rows_trac_mean": mean("trac_rows"),
         "rows_pruned_mean": mean("pruned_rows"),
         "rows_brute_mean": mean("brute_rows"),
@@ -298,17 +289,18 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
 def run(
     config: TracConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TracResults:
-    """Run the three parts; with a checkpoint, finished parts (and finished n) are reused on resume."""
-    cfg = (config or TracConfig.preset("book")).validated()
-    checkpoint = checkpoint or Checkpointer(None)
-    checkpoint.bind(cfg.identity())
+    """Run the three parts; with a checkpoint, finished parts (and finished n) are reused on resume.
+
+    Every random model comes from a generator seeded explicitly from ``config.seed`` (and, in the
+    sweep, from n and the instance's index), so the global random states are left alone.
+    """
+    cfg, checkpoint = start_run(TracConfig, config, checkpoint, seed=False)
     parts = {
         "examples": lambda: _examples(cfg),
         "agreement": lambda: _agreement(cfg),
         "scaling": lambda: _scaling(cfg, checkpoint, progress),
     }
-    summary, curves, timings = run_parts(checkpoint, parts, progress)
-    summary["timings"] = timings
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
     return TracResults(cfg, summary, curves)
 
 
@@ -320,6 +312,7 @@ def headline(results: TracResults) -> list[str]:
     return [
         f"TrAC = oracle on {a['equal_oracle']}/{a['instances']} random SCMs (n <= {a['max_n']}); "
         f"{a['rechecked_causes']} causes re-checked, {a['recheck_failed']} failed",
-        f"n = {last['n']}: TrAC median {last['time_trac_median_s']:.3f} s, {last['causes_mean']:.1f} causes on average",
+        f"n = {last['n']}: TrAC median {last['time_trac_median_seconds']:.3f} s, "
+        f"{last['causes_mean']:.1f} causes on average",
         f"recall at n = {last['n']}: but-for {last['recall_but_for']:.2f}, first cause {last['recall_first']:.2f}",
     ]

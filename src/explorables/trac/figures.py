@@ -12,6 +12,7 @@ import networkx as nx
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.figures import PALETTE, add_frame, frame_slider, style
 from .experiment import TracResults
 
 SHORT_NAMES = {
@@ -23,7 +24,9 @@ SHORT_NAMES = {
     "double_prevention": "double prev.",
     "bogus_prevention": "bogus prev.",
 }
-ROLE_COLOURS = {"cause": "#d62728", "contingency": "#1f77b4", "outcome": "#e6a817", "free": "#b0b0b0"}
+#: node colours of the explorable and the lab, by role in the cause's witness
+ROLE_COLOURS = {"cause": PALETTE["red"], "contingency": PALETTE["blue"], "outcome": PALETTE["gold"], "free": "silver"}
+EDGE_COLOUR = "darkgray"
 
 
 def layered_positions(nodes: list[str], edges: list[list[str]]) -> dict[str, tuple[float, float]]:
@@ -62,7 +65,8 @@ def _cause_title(ex: dict[str, Any], i: int) -> str:
 
 
 def explorable_figure(results: TracResults) -> go.Figure:
-    """The explorable: each example as a graph; buttons pick the example, the slider a cause.
+    """The explorable: each example as a graph; the slider steps through every cause of every
+    example, and the buttons jump to an example's first cause.
 
     Red: the cause X⃗ (its counterfactual value shown after the arrow); blue: the contingency
     W⃗, held at its actual value; gold: the outcome's variables; grey: free variables. Every
@@ -70,7 +74,8 @@ def explorable_figure(results: TracResults) -> go.Figure:
     """
     examples = results.summary["examples"]
     fig = go.Figure()
-    index: list[tuple[str, int | None]] = []  # (example, cause index or None for edges)
+    frames: list[list[int]] = []  # one per (example, cause): its edge trace and its node trace
+    labels, titles, first = [], [], {}
     for key, ex in examples.items():
         nodes = list(ex["actual"])
         pos = layered_positions(nodes, ex["edges"])
@@ -78,73 +83,46 @@ def explorable_figure(results: TracResults) -> go.Figure:
         for a, b in ex["edges"]:
             xs += [pos[a][0], pos[b][0], None]
             ys += [pos[a][1], pos[b][1], None]
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                mode="lines",
-                line=dict(color="#999", width=1.2),
-                hoverinfo="skip",
-                visible=False,
-                showlegend=False,
-            )
-        )
-        index.append((key, None))
+        edge = go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=EDGE_COLOUR, width=1.2), hoverinfo="skip")
+        (edges,) = add_frame(fig, [edge])
+        first[key] = len(frames)
         for i, cause in enumerate(ex["causes"]):
             roles = _roles(ex, cause)
-            text = [f"{v}<br>{ex['actual'][v]}→{cause['world'][v]}" for v in nodes]
-            hover = [f"{v} = {ex['equations'][v]}<br>role: {roles[v]}" for v in nodes]
-            fig.add_trace(
-                go.Scatter(
-                    x=[pos[v][0] for v in nodes],
-                    y=[pos[v][1] for v in nodes],
-                    mode="markers+text",
-                    text=text,
-                    textposition="middle center",
-                    textfont=dict(size=10),
-                    hovertext=hover,
-                    hoverinfo="text",
-                    marker=dict(
-                        size=46,
-                        color=[ROLE_COLOURS[roles[v]] for v in nodes],
-                        opacity=0.85,
-                        line=dict(color="#333", width=1),
-                    ),
-                    visible=False,
-                    showlegend=False,
-                )
+            nodes_trace = go.Scatter(
+                x=[pos[v][0] for v in nodes],
+                y=[pos[v][1] for v in nodes],
+                mode="markers+text",
+                text=[f"{v}<br>{ex['actual'][v]}→{cause['world'][v]}" for v in nodes],
+                textposition="middle center",
+                textfont=dict(size=10),
+                hovertext=[f"{v} = {ex['equations'][v]}<br>role: {roles[v]}" for v in nodes],
+                hoverinfo="text",
+                marker=dict(
+                    size=46,
+                    color=[ROLE_COLOURS[roles[v]] for v in nodes],
+                    opacity=0.85,
+                    line=dict(color="black", width=1),
+                ),
             )
-            index.append((key, i))
+            frames.append([edges, *add_frame(fig, [nodes_trace])])
+            labels.append(" ∧ ".join(cause["X"]))
+            titles.append({"title.text": _cause_title(ex, i)})
+    fig.update_traces(showlegend=False)
+    frame_slider(fig, frames, labels, prefix="cause: ", layouts=titles)
+    fig.layout.sliders[0].update(x=0.05, len=0.9)
 
-    def visible(key: str, i: int) -> list[bool]:
-        return [k == key and (j is None or j == i) for k, j in index]
+    def jump(k: int) -> list[Any]:  # what a button does: the slider's step k, shown as the slider would
+        shown = set(frames[k])
+        return [{"visible": [i in shown for i in range(len(fig.data))]}, {**titles[k], "sliders[0].active": k}]
 
-    def slider(key: str) -> dict[str, Any]:
-        ex = examples[key]
-        steps = [
-            dict(
-                method="update",
-                label=" ∧ ".join(c["X"]),
-                args=[{"visible": visible(key, i)}, {"title.text": _cause_title(ex, i)}],
-            )
-            for i, c in enumerate(ex["causes"])
-        ]
-        return dict(active=0, steps=steps, currentvalue=dict(prefix="cause: "), pad=dict(t=30), x=0.05, len=0.9)
-
-    keys = list(examples)
     buttons = [
-        dict(
-            method="update",
-            label=SHORT_NAMES.get(k, examples[k]["title"]),
-            args=[{"visible": visible(k, 0)}, {"sliders": [slider(k)], "title.text": _cause_title(examples[k], 0)}],
-        )
-        for k in keys
+        dict(method="update", label=SHORT_NAMES.get(key, examples[key]["title"]), args=jump(k))
+        for key, k in first.items()
     ]
-    for t, v in zip(fig.data, visible(keys[0], 0), strict=True):
-        t.visible = v
     legend = " ".join(f"<span style='color:{c}'>●</span> {name}" for name, c in ROLE_COLOURS.items())
+    style(fig, height=520, top=120, bottom=10)
     fig.update_layout(
-        title=dict(text=_cause_title(examples[keys[0]], 0), font=dict(size=13)),
+        title=dict(font=dict(size=13)),
         updatemenus=[
             dict(
                 type="buttons",
@@ -157,13 +135,9 @@ def explorable_figure(results: TracResults) -> go.Figure:
                 font=dict(size=10),
             )
         ],
-        sliders=[slider(keys[0])],
         xaxis=dict(visible=False),
         yaxis=dict(visible=False),
-        height=520,
         autosize=True,  # width follows the page's column (no fixed width)
-        margin=dict(l=10, r=10, t=120, b=10),
-        plot_bgcolor="white",
         annotations=[
             dict(
                 text=legend + " · node text: actual → counterfactual value",
@@ -196,15 +170,16 @@ def scaling_figure(results: TracResults) -> go.Figure:
         ),
     )
     styles = {
-        "trac": ("TrAC (witness worlds)", "#d62728"),
-        "pruned": ("pruned search", "#9467bd"),
-        "brute": ("brute force (oracle)", "#333333"),
-        "brute_anc": ("brute force over ancestors", "#8c564b"),
-        "but_for": ("but-for baseline", "#1f77b4"),
-        "first": ("first cause found", "#2ca02c"),
+        "trac": ("TrAC (witness worlds)", PALETTE["red"]),
+        "pruned": ("pruned search", PALETTE["purple"]),
+        "brute": ("brute force (oracle)", "black"),
+        "brute_anc": ("brute force over ancestors", PALETTE["brown"]),
+        "but_for": ("but-for baseline", PALETTE["blue"]),
+        "first": ("first cause found", PALETTE["green"]),
     }
     for key, (name, colour) in styles.items():
-        pts = [(p["n"], p[f"time_{key}_median_s"]) for p in per_n if p.get(f"time_{key}_median_s") is not None]
+        column = f"time_{key}_median_seconds"
+        pts = [(p["n"], p[column]) for p in per_n if p.get(column) is not None]
         if pts:
             fig.add_trace(
                 go.Scatter(
@@ -239,7 +214,7 @@ def scaling_figure(results: TracResults) -> go.Figure:
             x=ns,
             y=[1.0] * len(ns),
             mode="lines+markers",
-            line=dict(color="#d62728"),
+            line=dict(color=PALETTE["red"]),
             name="TrAC",
             legendgroup="trac",
             showlegend=False,
@@ -267,7 +242,7 @@ def scaling_figure(results: TracResults) -> go.Figure:
             x=ns,
             y=[round(p["causes_mean"], 3) for p in per_n],
             mode="lines+markers",
-            line=dict(color="#d62728"),
+            line=dict(color=PALETTE["red"]),
             name="mean",
             showlegend=False,
         ),
@@ -279,7 +254,7 @@ def scaling_figure(results: TracResults) -> go.Figure:
             x=ns,
             y=[p["causes_max"] for p in per_n],
             mode="lines+markers",
-            line=dict(color="#d62728", dash="dot"),
+            line=dict(color=PALETTE["red"], dash="dot"),
             name="max",
             showlegend=False,
         ),
@@ -290,9 +265,8 @@ def scaling_figure(results: TracResults) -> go.Figure:
     fig.update_yaxes(type="log", row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=2, col=1)
     fig.update_xaxes(title_text="n (endogenous variables)", row=2)
-    fig.update_layout(
-        height=620, autosize=True, margin=dict(l=40, r=10, t=40, b=40), legend=dict(orientation="h", y=-0.14)
-    )
+    style(fig, height=620)
+    fig.update_layout(autosize=True, legend=dict(orientation="h", y=-0.14))
     return fig
 
 

@@ -15,10 +15,11 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..core.labs import canvas_png, setter
+from ..core.figures import PALETTE
+from ..core.labs import canvas_png, interactions
 from .causes import CauseSet
 from .examples import classic_examples
-from .figures import ROLE_COLOURS, layered_positions
+from .figures import EDGE_COLOUR, ROLE_COLOURS, layered_positions
 from .responsibility import blame, context_distribution, responsibility
 from .scm import SCM, parse_formula, random_boolean_scm
 from .trac import trac
@@ -150,7 +151,7 @@ class TracLab:
             context = model.check_context(parse_context(self.context.value))
             result = trac(model, context, self.outcome.value)
         except ValueError as exc:
-            self.status.value = f"<span style='color:#b00'><b>Error:</b> {html.escape(str(exc))}</span>"
+            self.status.value = f"<span style='color:{PALETTE['red']}'><b>Error:</b> {html.escape(str(exc))}</span>"
             return
         self.model, self.ctx, self.result = model, context, result
         self.resp = responsibility(result)
@@ -182,9 +183,9 @@ class TracLab:
                 "",
                 xy=self.pos[b],
                 xytext=self.pos[a],
-                arrowprops=dict(arrowstyle="-|>", color="#888", shrinkA=14, shrinkB=14, lw=1),
+                arrowprops=dict(arrowstyle="-|>", color=EDGE_COLOUR, shrinkA=14, shrinkB=14, lw=1),
             )
-        self._nodes = ax.scatter(xy[:, 0], xy[:, 1], s=900, c="#b0b0b0", edgecolors="#333", zorder=3)
+        self._nodes = ax.scatter(xy[:, 0], xy[:, 1], s=900, c=ROLE_COLOURS["free"], edgecolors="black", zorder=3)
         self._labels = [ax.text(x, y, "", ha="center", va="center", fontsize=8, zorder=4) for x, y in xy]
         self._nodes.set_visible(False)
         for t in self._labels:
@@ -262,11 +263,12 @@ def benchmark_interactions(lab: TracLab | None = None) -> dict[str, list]:
     recomputes blame (budget 1 s).
     """
     lab = lab or TracLab("voting_3_0")
-    redraw = [setter(lab.cause, i) for i in (1, 2, 0, 2, 1, 0) * 3]
-    rerun = [
-        setter(lab.example, k)
-        for k in ("rock_throwing", "double_prevention", "random", "voting_6_5", "ff_disjunctive", "bogus_prevention")
-    ]
-    rerun += [setter(lab.prior, p) for p in (0.3, 0.7)]
-    rerun += [setter(lab.outcome, o) for o in ("VS == 1", "VS")]  # on bogus prevention
-    return {"redraw": redraw, "rerun": rerun}
+    examples = ("rock_throwing", "double_prevention", "random", "voting_6_5", "ff_disjunctive", "bogus_prevention")
+    return interactions(
+        redraw=[(lab.cause, (1, 2, 0, 2, 1, 0) * 3)],
+        rerun=[
+            (lab.example, examples),
+            (lab.prior, (0.3, 0.7)),
+            (lab.outcome, ("VS == 1", "VS")),  # on bogus prevention, the last example
+        ],
+    )

@@ -47,37 +47,42 @@ from .causes import CauseSet, _cause_from, _chunks, _digits, _keep_best, _setup,
 from .scm import SCM
 
 
-def _witness_worlds(
+def witness_worlds(
     model: SCM, context: Mapping[str, int], phi, actual: dict[str, int], cands: list[str], max_rows: int
 ):
-    """Yield, per chunk, (codes, N masks, S masks, |S|, total) for the configurations in the witness target."""
+    """The witness target T_φ, eq. (trac-target), chunk by chunk, with each world's forced intervention.
+
+    Yields ``(codes, N masks, S masks, |S|, total)`` for the configurations ``v`` of the ancestors
+    ``cands`` in which φ is false: ``N(v)`` (to flip) and ``S(v)`` (to hold) as bit masks over
+    ``cands``, eq. (trac-witness).
+    """
     relevant = set(cands) | set(phi.names) | model.endogenous_ancestors(phi.names)
-    order = [v for v in model.order if v in relevant]
+    order = [v for v in model.order if v in relevant]  # topological: parents are computed first
     radices = [len(model.domains[v]) for v in cands]
-    total = int(np.prod(radices, dtype=np.float64))
+    total = int(np.prod(radices, dtype=np.float64))  # every configuration v of the ancestors A
     if total > max_rows:
         raise ValueError(f"trac would enumerate {total:,} configurations (> max_rows = {max_rows:,})")
     pos = {v: j for j, v in enumerate(cands)}
-    weights = np.int64(1) << np.arange(len(cands), dtype=np.int64)
-    act = np.array([actual[v] for v in cands], dtype=np.int64)
+    weights = np.int64(1) << np.arange(len(cands), dtype=np.int64)  # variable j <-> bit j of a mask
+    act = np.array([actual[v] for v in cands], dtype=np.int64)  # the actual values a*
     doms = [np.array(model.domains[v], dtype=np.int64) for v in cands]
-    for codes in _chunks(total):
+    for codes in _chunks(total):  # vectorised: one row per configuration v
         digits = _digits(codes, radices)
         vals = np.stack([doms[j][digits[:, j]] for j in range(len(cands))], axis=1) if cands else digits
         env: dict = dict(context)
         deviates = np.zeros_like(vals, dtype=bool)
         for v in order:
-            computed = model.formulas[v].batch(env, len(codes))
+            computed = model.formulas[v].batch(env, len(codes))  # f_a(v), from v's own parent values
             if v in pos:
                 j = pos[v]
-                deviates[:, j] = vals[:, j] != computed
-                env[v] = vals[:, j]
+                deviates[:, j] = vals[:, j] != computed  # a in D(v): v_a != f_a(v)
+                env[v] = vals[:, j]  # an ancestor takes its value in v
             else:
-                env[v] = computed
-        in_target = phi.batch(env, len(codes)) == 0
-        off = vals != act
-        n_mask = ((deviates & off) * weights).sum(1)
-        held = deviates & ~off
+                env[v] = computed  # φ's own variables follow their equations
+        in_target = phi.batch(env, len(codes)) == 0  # v in T_φ: φ is false in v
+        off = vals != act  # v_a != a*
+        n_mask = ((deviates & off) * weights).sum(1)  # N(v) = D(v) ∩ {a : v_a != a*}: flipped
+        held = deviates & ~off  # S(v) = D(v) \ N(v): held at the actual value
         s_mask = (held * weights).sum(1)
         yield codes[in_target], n_mask[in_target], s_mask[in_target], held[in_target].sum(1), total
 
@@ -93,7 +98,7 @@ def trac(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int 
     if not holds:
         return CauseSet(outcome, False, [], tuple(cands), "TrAC")
     best: dict[int, tuple[int, int]] = {}
-    for codes, n_mask, _, s_size, _ in _witness_worlds(model, context, phi, actual, cands, max_rows):
+    for codes, n_mask, _, s_size, _ in witness_worlds(model, context, phi, actual, cands, max_rows):
         _keep_best(best, n_mask, s_size, codes)
     radices = [len(model.domains[v]) for v in cands]
     total = int(np.prod(radices, dtype=np.int64))  # configurations enumerated
@@ -134,7 +139,7 @@ def witness_map(model: SCM, context: Mapping[str, int], outcome: str, *, max_nod
         return graph
     radices = [len(model.domains[v]) for v in cands]
     counts: dict[frozenset, int] = {}
-    for codes, n_mask, s_mask, _, _ in _witness_worlds(model, context, phi, actual, cands, 1 << 24):
+    for codes, n_mask, s_mask, _, _ in witness_worlds(model, context, phi, actual, cands, 1 << 24):
         digits = _digits(codes, radices)
         for row, n, s in zip(digits, n_mask.tolist(), s_mask.tolist(), strict=True):
             node = frozenset(
@@ -179,7 +184,7 @@ def witness_target_table(model: SCM, context: Mapping[str, int], outcome: str, m
     causes = trac(model, context, outcome).sets
     radices = [len(model.domains[v]) for v in cands]
     rows = []
-    for codes, n_mask, s_mask, _, _ in _witness_worlds(model, context, phi, actual, cands, 1 << 16):
+    for codes, n_mask, s_mask, _, _ in witness_worlds(model, context, phi, actual, cands, 1 << 16):
         for row, n, s in zip(_digits(codes, radices), n_mask.tolist(), s_mask.tolist(), strict=True):
             config = " ".join(f"{c}={model.domains[c][row[j]]}" for j, c in enumerate(cands))
             flip = frozenset(c for j, c in enumerate(cands) if (n >> j) & 1)

@@ -103,7 +103,7 @@ def claims(results: TreeSearchResults) -> list[Claim]:
             Claim(
                 "Sorted array (a path): doubling binary search needs O(log η) queries",
                 f"path on {p['n']:,} vertices, η ∈ {{{', '.join(map(str, p['etas']))}}}, "
-                f"{cfg.targets_per_eta} targets each",
+                f"{cfg.n_targets_per_eta} targets each",
                 f"worst {p['spine_max'][-1]} queries at η = {p['etas'][-1]} "
                 f"(2⌈log₂(η+1)⌉+1 = {2 * math.ceil(math.log2(p['etas'][-1] + 1)) + 1}); centroid "
                 f"(binary search) ≈ {np.mean(p['centroid_mean']):.1f}",
@@ -201,7 +201,7 @@ def claims(results: TreeSearchResults) -> list[Claim]:
         Claim(
             "(ours) Exact pathwidth of trees; centroid search ≤ ⌊log₂ n⌋+1 and its gap to the optimum",
             f"all {st['trees_checked']} trees with ≤ {st['max_n']} vertices vs brute-force vertex separation; "
-            f"exact optimum on all trees with ≤ {cfg.optimal_max_n} vertices",
+            f"exact optimum on all trees with ≤ {cfg.optimal_max_size} vertices",
             f"{st['pathwidth_mismatches']} pathwidth mismatches; {st['centroid_bound_violations']} centroid bound "
             f"violations; centroid optimal on {st['centroid_optimal_fraction']:.0%} of trees, "
             f"at most {st['centroid_max_gap']} query above",
@@ -386,3 +386,23 @@ def learned_sentence(results: TreeSearchResults) -> str:
         return f"spine search does not beat centroid search on average with any of them ({worse} PCA)"
     text = f"spine search beats centroid search on average with the {better} PCA prediction"
     return text + (f", but not with the {worse} one" if worse else "")
+
+
+def small_trees_sentence(results: TreeSearchResults) -> str:
+    """Whether the bound held on every (target, prediction) pair of the small trees, and how tightly.
+
+    ``worst_slack`` is the largest ``queries - bound`` over all pairs: 0 means the bound holds and
+    is attained, a negative value that it holds with room to spare, a positive one that it failed.
+    """
+    st = results.summary["small_trees"]
+    slack = st["worst_slack"]
+    where = f"On all {st['pairs_checked']:,} (target, prediction) pairs of the trees with at most {st['max_n']} "
+    where += "vertices"
+    if slack == 0:
+        return f"{where}, the bound holds and is attained."
+    if slack < 0:
+        return f"{where}, the bound holds with at least {-slack} queries to spare."
+    return (
+        f"{where}, the bound fails: {st['bound_violations']:,} searches exceed it, by up to {slack} "
+        f"quer{'y' if slack == 1 else 'ies'}."
+    )

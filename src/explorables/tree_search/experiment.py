@@ -5,32 +5,43 @@ vertices), ``"smoke"`` what the tests execute, and ``"paper"`` trees of a millio
 (``python -m explorables run tree_search --scale paper``). Parts, each checkpointed on its own:
 
 1. ``family_<name>``: for each synthetic family and each prediction error ``eta`` in the grid,
-   ``targets_per_eta`` random targets with a prediction at distance exactly ``eta``; queries of
+   ``n_targets_per_eta`` random targets with a prediction at distance exactly ``eta``; queries of
    centroid search, spine search and the robust variant (mean and worst), the exact pathwidth and
    the explicit bound.
 2. ``real``: the same on Python syntax trees and a package's directory tree, and on a digits
    dendrogram with *learned* predictions (``eta`` is whatever the nearest neighbour after a PCA
-   to each dimension in ``dendrogram_dims`` gives).
+   to each dimension in ``d_pca_grid`` gives).
 3. ``lower_bound``: complete binary trees with the prediction at the root: the worst case over
    targets at distance ``eta`` grows linearly in ``eta`` for every algorithm (at least
    ``eta / 2`` queries by counting: ``2^eta`` targets, at most 4 answers per query).
-4. ``small_trees``: every tree up to ``exhaustive_max_n`` vertices, every target and prediction:
+4. ``small_trees``: every tree up to ``exhaustive_max_size`` vertices, every target and prediction:
    the bound is never exceeded; centroid search against the exact optimum.
 5. ``explorable``: search traces on small drawn trees for the chapter's figure.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import networkx as nx
 import numpy as np
 
-from ..core.checkpoint import Checkpointer, run_parts
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
-from ..core.validation import check_int
-from .families import SYNTHETIC, ast_tree, digits_dendrogram, directory_tree, synthetic_tree
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Choice, Int, Rule, Tuple, param
+from .families import (
+    N_DIGITS,
+    SYNTHETIC,
+    ast_tree,
+    digits_dendrogram,
+    directory_tree,
+    package_directory,
+    stdlib_source,
+    synthetic_tree,
+)
 from .pathwidth import SpineDecomposition, all_trees, spine_decomposition, vertex_separation_bruteforce
 from .search import (
     Memory,
@@ -48,53 +59,109 @@ from .tree import Tree, branch_heights, random_vertex_at_distance
 ALGORITHMS = ("centroid", "spine", "robust")
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class StdlibModule(Rule):
+    """A pure-Python standard-library module, by dotted name (read as source, never imported)."""
+
+    def check(self, name: str, value: Any) -> str:
+        try:
+            stdlib_source(value)
+        except ValueError:
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}") from None
+        return value
+
+    def describe(self) -> str:
+        return "the dotted name of a pure-Python standard-library module (e.g. 'json.decoder')"
+
+    def bad_values(self) -> list[Any]:
+        return ["no_such_module", "numpy", "sys", 3, "../json", ""]
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class InstalledPackage(Rule):
+    """An installed top-level package, by name (its folder is walked, nothing is imported)."""
+
+    def check(self, name: str, value: Any) -> str:
+        try:
+            package_directory(value)
+        except ValueError:
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}") from None
+        return value
+
+    def describe(self) -> str:
+        return "the name of an installed top-level package outside the working directory (e.g. 'numpy')"
+
+    def bad_values(self) -> list[Any]:
+        return ["no_such_package", "numpy.linalg", "../numpy", "", 3]
+
+
 @dataclass(frozen=True)
 class TreeSearchConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
-    family_n: int = 2000
-    families: tuple[str, ...] = SYNTHETIC
-    etas: tuple[int, ...] = (0, 1, 2, 4, 8, 16, 32, 64)
-    targets_per_eta: int = 30
-    ast_modules: tuple[str, ...] = ("json.decoder", "argparse")
-    directory_package: str = "numpy"
-    directory_max: int = 3000
-    dendrogram_points: int = 1000
-    dendrogram_queries: int = 300
-    dendrogram_dims: tuple[int, ...] = (2, 16)
-    lower_bound_height: int = 12
-    lower_bound_targets: int = 60
-    exhaustive_max_n: int = 8
-    optimal_max_n: int = 10
+    family_tree_size: int = param(
+        2000, Int(16, 20_000_000), "vertices of each synthetic tree (complete binary: the largest with at most that)"
+    )
+    families: tuple[str, ...] = param(
+        SYNTHETIC, Tuple(Choice(SYNTHETIC), distinct=True), "synthetic tree families searched on the eta grid"
+    )
+    eta_grid: tuple[int, ...] = param(
+        (0, 1, 2, 4, 8, 16, 32, 64), Tuple(Int(0)), "prediction errors eta = d(prediction, target), in tree edges"
+    )
+    n_targets_per_eta: int = param(30, Int(1), "random targets per tree and eta, each with a prediction eta edges away")
+    ast_modules: tuple[str, ...] = param(
+        ("json.decoder", "argparse"), Tuple(StdlibModule()), "standard-library modules whose syntax trees are searched"
+    )
+    directory_package: str = param("numpy", InstalledPackage(), "installed package whose directory tree is searched")
+    directory_max_size: int = param(3000, Int(2), "vertices of the directory tree at most (the walk stops there)")
+    n_dendrogram_points: int = param(
+        1000, Int(4, 1700), "digits clustered into the Ward dendrogram (of the 1,797 in load_digits)"
+    )
+    n_dendrogram_queries: int = param(
+        300, Int(1, 1793), "held-out digits searched for in the dendrogram (at most 1,797 - n_dendrogram_points)"
+    )
+    d_pca_grid: tuple[int, ...] = param(
+        (2, 16), Tuple(Int(1, 64)), "PCA dimensions of the learned predictors (nearest neighbour after the PCA)"
+    )
+    lower_bound_height: int = param(
+        12, Int(2, 22), "height of the complete binary tree of the lower bound (2^(h+1) - 1 vertices)"
+    )
+    n_lower_bound_targets: int = param(60, Int(1), "targets per depth eta on the lower-bound tree (all if fewer)")
+    exhaustive_max_size: int = param(
+        8, Int(1, 12), "every tree with at most this many vertices: every target and prediction checked"
+    )
+    optimal_max_size: int = param(
+        10, Int(1, 14), "centroid search against the exact optimum on every tree with at most this many vertices"
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            family_n=300,
-            etas=(0, 1, 2, 4, 8),
-            targets_per_eta=8,
+            family_tree_size=300,
+            eta_grid=(0, 1, 2, 4, 8),
+            n_targets_per_eta=8,
             ast_modules=("bisect",),
-            directory_max=400,
-            dendrogram_points=200,
-            dendrogram_queries=40,
+            directory_max_size=400,
+            n_dendrogram_points=200,
+            n_dendrogram_queries=40,
             lower_bound_height=7,
-            lower_bound_targets=10,
-            exhaustive_max_n=6,
-            optimal_max_n=7,
+            n_lower_bound_targets=10,
+            exhaustive_max_size=6,
+            optimal_max_size=7,
         ),
         "book": {},
         "paper": dict(
-            family_n=1_000_000,
-            etas=(0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
-            targets_per_eta=200,
+            family_tree_size=1_000_000,
+            eta_grid=(0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
+            n_targets_per_eta=200,
             ast_modules=("json.decoder", "argparse", "typing", "ast"),
             directory_package="scipy",
-            directory_max=100_000,
-            dendrogram_points=1500,
-            dendrogram_queries=297,
+            directory_max_size=100_000,
+            n_dendrogram_points=1500,
+            n_dendrogram_queries=297,
             lower_bound_height=19,
-            lower_bound_targets=500,
-            exhaustive_max_n=10,
-            optimal_max_n=12,
+            n_lower_bound_targets=500,
+            exhaustive_max_size=10,
+            optimal_max_size=12,
         ),
     }
     PAPER_WANTS_GPU: ClassVar[bool] = False
@@ -103,38 +170,17 @@ class TreeSearchConfig(ExperimentConfig):
         "searches, not timed end to end"
     )
 
-    def validated(self) -> TreeSearchConfig:
-        """Check every field; raises ``ValueError`` naming the field and its allowed range."""
-        check_int("family_n", self.family_n, minimum=16, maximum=20_000_000)
-        for f in self.families:
-            if f not in SYNTHETIC:
-                raise ValueError(f"families must be drawn from {SYNTHETIC}, got {f!r}")
-        if not self.etas:
-            raise ValueError("etas must hold at least one integer >= 0")
-        for e in self.etas:
-            check_int("etas", e, minimum=0)
-        check_int("targets_per_eta", self.targets_per_eta, minimum=1)
-        check_int("directory_max", self.directory_max, minimum=2)
-        check_int("dendrogram_points", self.dendrogram_points, minimum=4, maximum=1700)
-        check_int("dendrogram_queries", self.dendrogram_queries, minimum=1, maximum=1797 - self.dendrogram_points)
-        if not self.dendrogram_dims:
-            raise ValueError("dendrogram_dims must hold at least one PCA dimension in [1, 64]")
-        for d in self.dendrogram_dims:
-            check_int("dendrogram_dims", d, minimum=1, maximum=64)
-        check_int("lower_bound_height", self.lower_bound_height, minimum=2, maximum=22)
-        check_int("lower_bound_targets", self.lower_bound_targets, minimum=1)
-        check_int("exhaustive_max_n", self.exhaustive_max_n, minimum=1, maximum=12)
-        check_int("optimal_max_n", self.optimal_max_n, minimum=1, maximum=14)
-        return self
+    def cross_checks(self) -> None:
+        held_out = N_DIGITS - self.n_dendrogram_points
+        if self.n_dendrogram_queries > held_out:
+            raise ValueError(
+                f"n_dendrogram_queries must be <= {held_out} (1,797 digits - n_dendrogram_points), "
+                f"got {self.n_dendrogram_queries}"
+            )
 
 
-@dataclass
-class TreeSearchResults:
+class TreeSearchResults(Results[TreeSearchConfig]):
     """What :func:`run` returns: a JSON-able ``summary`` and the traces the figures draw."""
-
-    config: TreeSearchConfig
-    summary: dict[str, Any]
-    curves: dict[str, Any] = field(repr=False)
 
 
 def _run_all(tree: Tree, D: SpineDecomposition, target: int, prediction: int) -> dict[str, int]:
@@ -214,8 +260,8 @@ def measure_tree(
 
 def _family(cfg: TreeSearchConfig, name: str, index: int) -> tuple[dict, dict]:
     rng = np.random.default_rng([cfg.seed, 1, index])
-    tree = synthetic_tree(name, cfg.family_n, seed=cfg.seed)
-    return measure_tree(tree, cfg.etas, cfg.targets_per_eta, rng), {}
+    tree = synthetic_tree(name, cfg.family_tree_size, seed=cfg.seed)
+    return measure_tree(tree, cfg.eta_grid, cfg.n_targets_per_eta, rng), {}
 
 
 ETA_BINS = ((0, 0), (1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, 32), (33, 10**9))
@@ -225,13 +271,13 @@ def _real(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     rng = np.random.default_rng([cfg.seed, 2])
     out: dict[str, Any] = {}
     for module in cfg.ast_modules:
-        out[f"AST {module}"] = measure_tree(ast_tree(module), cfg.etas, cfg.targets_per_eta, rng)
+        out[f"AST {module}"] = measure_tree(ast_tree(module), cfg.eta_grid, cfg.n_targets_per_eta, rng)
     out[f"directory {cfg.directory_package}"] = measure_tree(
-        directory_tree(cfg.directory_package, cfg.directory_max), cfg.etas, cfg.targets_per_eta, rng
+        directory_tree(cfg.directory_package, cfg.directory_max_size), cfg.eta_grid, cfg.n_targets_per_eta, rng
     )
     # the dendrogram with learned predictions (one entry per PCA dimension)
     curves = {}
-    for n_dims in cfg.dendrogram_dims:
+    for n_dims in cfg.d_pca_grid:
         key = dendrogram_key(cfg, n_dims)
         out[key], curves[key] = _dendrogram(cfg, n_dims)
     return out, curves
@@ -239,12 +285,12 @@ def _real(cfg: TreeSearchConfig) -> tuple[dict, dict]:
 
 def dendrogram_key(cfg: TreeSearchConfig, n_dims: int) -> str:
     """The summary key of the dendrogram run with a ``n_dims``-D PCA predictor."""
-    return "digits dendrogram" if n_dims == cfg.dendrogram_dims[0] else f"digits dendrogram ({n_dims}-D PCA)"
+    return "digits dendrogram" if n_dims == cfg.d_pca_grid[0] else f"digits dendrogram ({n_dims}-D PCA)"
 
 
 def _dendrogram(cfg: TreeSearchConfig, n_dims: int) -> tuple[dict, dict]:
     """Held-out digits: target = leaf of the pixel-space nearest neighbour, prediction = PCA neighbour."""
-    dg = digits_dendrogram(cfg.dendrogram_points, cfg.dendrogram_queries, cfg.seed, n_dims)
+    dg = digits_dendrogram(cfg.n_dendrogram_points, cfg.n_dendrogram_queries, cfg.seed, n_dims)
     tree, D = dg.tree, spine_decomposition(dg.tree)
     etas, counts = [], {a: [] for a in ALGORITHMS}
     for t, p in zip(dg.targets.tolist(), dg.predictions.tolist(), strict=True):
@@ -292,8 +338,8 @@ def _lower_bound(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     rows = []
     for eta in range(1, cfg.lower_bound_height + 1):
         level = np.flatnonzero(tree.depth == eta)
-        many = len(level) > cfg.lower_bound_targets
-        chosen = rng.choice(level, cfg.lower_bound_targets, replace=False) if many else level
+        many = len(level) > cfg.n_lower_bound_targets
+        chosen = rng.choice(level, cfg.n_lower_bound_targets, replace=False) if many else level
         res = [_run_all(tree, D, int(t), 0) for t in chosen]
         rows.append(
             {
@@ -312,11 +358,11 @@ def _lower_bound(cfg: TreeSearchConfig) -> tuple[dict, dict]:
 
 
 def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
-    """Every tree up to exhaustive_max_n vertices, every (target, prediction); centroid vs optimum."""
+    """Every tree up to exhaustive_max_size vertices, every (target, prediction); centroid vs optimum."""
     checked = violations = robust_violations = misses = 0
     worst_slack = -(10**9)
     pw_checked = pw_mismatches = 0
-    for g in all_trees(cfg.exhaustive_max_n):
+    for g in all_trees(cfg.exhaustive_max_size):
         tree = Tree.from_networkx(g)
         D = spine_decomposition(tree)
         k = D.pathwidth
@@ -333,7 +379,7 @@ def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
                 robust_violations += res["robust"] > robust_bound(tree.n)
                 misses += res["centroid"] > centroid_bound(tree.n)
     gaps, opt_rows = [], []
-    for n in range(2, cfg.optimal_max_n + 1):
+    for n in range(2, cfg.optimal_max_size + 1):
         per_n = []
         for g in nx.nonisomorphic_trees(n):
             tree = Tree.from_networkx(g)
@@ -350,7 +396,7 @@ def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
             }
         )
     return {
-        "max_n": cfg.exhaustive_max_n,
+        "max_n": cfg.exhaustive_max_size,
         "pairs_checked": checked,
         "trees_checked": pw_checked,
         "pathwidth_mismatches": int(pw_mismatches),
@@ -420,10 +466,12 @@ def _explorable(cfg: TreeSearchConfig) -> tuple[dict, dict]:
 def run(
     config: TreeSearchConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TreeSearchResults:
-    """Run every part of the experiment (module docstring); resumable part by part."""
-    cfg = (config or TreeSearchConfig.preset("book")).validated()
-    checkpoint = checkpoint or Checkpointer(None)
-    checkpoint.bind(cfg.identity())
+    """Run every part of the experiment (module docstring); resumable part by part.
+
+    Every random draw comes from a generator seeded explicitly from ``config.seed``, so the global
+    random states are left alone.
+    """
+    cfg, checkpoint = start_run(TreeSearchConfig, config, checkpoint, seed=False)
     parts: dict[str, Any] = {}
     for i, name in enumerate(cfg.families):
         parts[f"family_{name.replace(' ', '_')}"] = lambda name=name, i=i: _family(cfg, name, i)
@@ -431,13 +479,11 @@ def run(
     parts["lower_bound"] = lambda: _lower_bound(cfg)
     parts["small_trees"] = lambda: _small_trees(cfg)
     parts["explorable"] = lambda: _explorable(cfg)
-    summary, curves, timings = run_parts(checkpoint, parts, progress)
-    families = {name: summary.pop(f"family_{name.replace(' ', '_')}") for name in cfg.families}
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    summary["families"] = {name: summary.pop(f"family_{name.replace(' ', '_')}") for name in cfg.families}
     for name in cfg.families:
         curves.pop(f"family_{name.replace(' ', '_')}", None)
-    summary["families"] = families
-    summary["timings"] = timings
-    return TreeSearchResults(config=cfg, summary=summary, curves=curves)
+    return TreeSearchResults(cfg, summary, curves)
 
 
 def headline(results: TreeSearchResults) -> list[str]:

@@ -2,7 +2,11 @@
 cheap) and three real, offline inputs.
 
 * **Python syntax trees**: ``ast.parse`` of standard-library modules (the sources ship with Python).
-* **Directory trees** of an installed package, walked with ``os.walk`` in sorted order.
+  The name is checked against ``sys.stdlib_module_names`` and the source file is found in the
+  standard library's own folder and read as text: nothing is imported, so no code runs, and a file
+  of the same name in the working directory is never looked at.
+* **Directory trees** of an installed package, walked with ``os.walk`` in sorted order (located
+  without importing it, on ``sys.path`` minus the working directory).
 * **A hierarchical-clustering dendrogram**: scipy's Ward ``linkage`` on scikit-learn's bundled
   ``load_digits``. The target of a held-out digit is the leaf of its nearest neighbour in the
   64-pixel space; the *learned prediction* is the leaf of its nearest neighbour in a low-dimensional
@@ -12,10 +16,12 @@ cheap) and three real, offline inputs.
 from __future__ import annotations
 
 import ast
-import importlib
-import inspect
 import os
+import sys
+import sysconfig
+import tokenize
 from dataclasses import dataclass
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +30,8 @@ from ..core.validation import check_choice, check_int
 from .tree import Tree
 
 SYNTHETIC = ("path", "caterpillar", "spider", "complete binary", "random recursive")
+N_DIGITS = 1797
+"""Digits in scikit-learn's bundled ``load_digits`` (8x8 images): the dendrogram's points and queries."""
 
 
 def path_parents(n: int) -> np.ndarray:
@@ -103,10 +111,53 @@ def synthetic_size(family: str, n: int) -> int:
 # --- real inputs ---------------------------------------------------------------------------------
 
 
+def stdlib_source(module: str) -> Path:
+    """The source file of a pure-Python standard-library module (e.g. ``"json.decoder"``), found without importing.
+
+    The top-level name must be in ``sys.stdlib_module_names``; the file is searched for only in
+    the standard library's folder (``sysconfig``), so neither the working directory nor
+    ``sys.path`` is consulted and no code is executed. Built-in and compiled modules (``sys``,
+    ``math``) have no source and are refused.
+    """
+    parts = module.split(".") if isinstance(module, str) else []
+    if not parts or not all(p.isidentifier() for p in parts) or parts[0] not in sys.stdlib_module_names:
+        raise ValueError(f"module must be the dotted name of a standard-library module, got {module!r}")
+    path: list[str] | None = [sysconfig.get_path("stdlib")]
+    spec = None
+    for i in range(len(parts)):
+        spec = PathFinder.find_spec(".".join(parts[: i + 1]), path) if path else None
+        if spec is None:
+            break
+        path = spec.submodule_search_locations
+    origin = spec.origin if spec is not None else None
+    if origin is None or not origin.endswith(".py"):
+        raise ValueError(f"module must be a standard-library module with Python source, got {module!r}")
+    return Path(origin)
+
+
+def package_directory(package: str) -> Path:
+    """The folder of an installed top-level package (e.g. ``"numpy"``), found without importing it.
+
+    Searched for on ``sys.path`` without the working directory (``""``, ``"."`` or the current
+    folder), so a folder of the same name where the command runs is never walked.
+    """
+    if not isinstance(package, str) or not package.isidentifier():
+        raise ValueError(f"package must be the name of an installed top-level package, got {package!r}")
+    cwd = Path.cwd().resolve()
+    path = [p for p in sys.path if p not in ("", ".") and Path(p).resolve() != cwd]
+    spec = PathFinder.find_spec(package, path)
+    if spec is None or not spec.submodule_search_locations or spec.origin is None:
+        raise ValueError(f"package must be the name of an installed top-level package, got {package!r}")
+    return Path(spec.origin).parent
+
+
 def ast_tree(module: str = "json.decoder") -> Tree:
-    """The syntax tree of a standard-library module (vertices labelled ``i:NodeType``)."""
-    mod = importlib.import_module(module)
-    tree = ast.parse(inspect.getsource(mod))
+    """The syntax tree of a standard-library module (vertices labelled ``i:NodeType``).
+
+    The source is read as text from :func:`stdlib_source`: the module is never imported.
+    """
+    with tokenize.open(stdlib_source(module)) as f:  # honours the file's encoding declaration
+        tree = ast.parse(f.read())
     parents, labels = [-1], [f"0:{type(tree).__name__}"]
     stack = [(tree, 0)]
     while stack:
@@ -125,7 +176,7 @@ def directory_tree(package: str = "numpy", max_vertices: int = 5000) -> Tree:
     ``__pycache__`` folders are skipped; the walk stops after ``max_vertices`` entries.
     """
     max_vertices = check_int("max_vertices", max_vertices, minimum=2)
-    root = Path(importlib.import_module(package).__file__).parent
+    root = package_directory(package)
     parents, labels = [-1], [package]
     where = {str(root): 0}
     for dirpath, dirnames, filenames in os.walk(root):

@@ -9,12 +9,29 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.figures import PALETTE, style
 from .experiment import EXPLORABLE_TREES, TreeSearchResults
 from .pathwidth import spine_decomposition
 from .search import spine_bound
 from .tree import Tree
 
-COLORS = {"spine": "#d62728", "robust": "#9467bd", "centroid": "#1f77b4", "bound": "#7f7f7f", "ref": "#2ca02c"}
+#: one colour per algorithm and reference curve, from the book's palette
+COLORS = {
+    "spine": PALETTE["red"],
+    "robust": PALETTE["purple"],
+    "centroid": PALETTE["blue"],
+    "bound": PALETTE["grey"],
+    "ref": PALETTE["green"],
+}
+#: the drawn tree: edges, vertices, the top spine, the candidate set and the target
+TREE_COLORS = {
+    "edge": "lightgray",
+    "vertex": "darkgray",
+    "top_spine": PALETTE["orange"],
+    "candidate": PALETTE["light_blue"],
+    "queried": PALETTE["red"],
+    "target": PALETTE["green"],
+}
 
 
 def tidy_layout(parents: np.ndarray | list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -125,13 +142,13 @@ def explorable_figure(results: TreeSearchResults) -> go.Figure:
                 starts.setdefault(name, fname)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.08)
     styles = [
-        dict(mode="lines", line=dict(color="#bbbbbb", width=1), name="edges", hoverinfo="skip"),
-        dict(mode="markers", marker=dict(color="#999999", size=5), name="vertices", hoverinfo="skip"),
-        dict(mode="lines", line=dict(color="#ff7f0e", width=4), name="top spine", opacity=0.6),
-        dict(mode="markers", marker=dict(color="#9ecae1", size=10), name="still possible"),
+        dict(mode="lines", line=dict(color=TREE_COLORS["edge"], width=1), name="edges", hoverinfo="skip"),
+        dict(mode="markers", marker=dict(color=TREE_COLORS["vertex"], size=5), name="vertices", hoverinfo="skip"),
+        dict(mode="lines", line=dict(color=TREE_COLORS["top_spine"], width=4), name="top spine", opacity=0.6),
+        dict(mode="markers", marker=dict(color=TREE_COLORS["candidate"], size=10), name="still possible"),
         dict(
             mode="markers+text",
-            marker=dict(color=COLORS["spine"], size=11),
+            marker=dict(color=TREE_COLORS["queried"], size=11),
             textposition="top center",
             textfont=dict(size=10),
             name="queried (in order)",
@@ -141,7 +158,7 @@ def explorable_figure(results: TreeSearchResults) -> go.Figure:
             marker=dict(symbol="diamond-open", size=16, color="black", line=dict(width=2)),
             name="prediction",
         ),
-        dict(mode="markers", marker=dict(symbol="star", size=15, color="#2ca02c"), name="target"),
+        dict(mode="markers", marker=dict(symbol="star", size=15, color=TREE_COLORS["target"]), name="target"),
         dict(mode="lines+markers", line=dict(color=COLORS["spine"]), name="spine search (mean)"),
         dict(mode="lines+markers", line=dict(color=COLORS["robust"], dash="dot"), name="robust (mean)"),
         dict(mode="lines+markers", line=dict(color=COLORS["centroid"]), name="centroid (mean)"),
@@ -161,7 +178,7 @@ def explorable_figure(results: TreeSearchResults) -> go.Figure:
         sliders=[
             dict(
                 active=first,
-                currentvalue=dict(prefix="frame: ", font=dict(size=12, color="#333333")),
+                currentvalue=dict(prefix="frame: ", font=dict(size=12, color="black")),
                 pad=dict(t=10),
                 y=-0.02,
                 ticklen=0,
@@ -220,9 +237,10 @@ def spine_picture(parents: list[int] | np.ndarray, title: str = "") -> go.Figure
     x, y = x0[order], y0[order]
     edx, edy = _edges_xy(tree.parent, x, y)
     fig = go.Figure(
-        go.Scatter(x=edx, y=edy, mode="lines", line=dict(color="#cccccc"), hoverinfo="skip", showlegend=False)
+        go.Scatter(x=edx, y=edy, mode="lines", line=dict(color=TREE_COLORS["edge"]), hoverinfo="skip", showlegend=False)
     )
-    palette = ["#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#9467bd", "#8c564b", "#e377c2"]
+    # level 0 red, then orange, green, ... (the chapter's text names the first two)
+    palette = [PALETTE[k] for k in ("red", "orange", "green", "blue", "purple", "brown", "pink")]
     for level in range(D.depth):
         comps = np.flatnonzero(D.level == level)
         for j, c in enumerate(comps):
@@ -232,7 +250,7 @@ def spine_picture(parents: list[int] | np.ndarray, title: str = "") -> go.Figure
                     x=x[sp],
                     y=y[sp],
                     mode="lines+markers",
-                    line=dict(color=palette[level % 7], width=3),
+                    line=dict(color=palette[level % len(palette)], width=3),
                     marker=dict(size=7),
                     name=f"level {level} spines (pathwidth ≤ {D.pathwidth - level})",
                     legendgroup=str(level),
@@ -240,10 +258,9 @@ def spine_picture(parents: list[int] | np.ndarray, title: str = "") -> go.Figure
                     hoverinfo="skip",
                 )
             )
+    style(fig, height=380, top=50, bottom=10)
     fig.update_layout(
         title_text=title or f"spine decomposition, pathwidth {D.pathwidth}",
-        height=380,
-        margin=dict(l=10, r=10, t=50, b=10),
         xaxis_visible=False,
         yaxis_visible=False,
     )
@@ -289,14 +306,15 @@ def curves_figure(results: TreeSearchResults) -> go.Figure:
             (c["bound"], "our bound", dict(line=dict(color=COLORS["bound"], dash="dash")), "b"),
             (c["ref"], "k·log₂(η+1)", dict(line=dict(color=COLORS["ref"], dash="dot")), "k"),
         ]
-        for y, label, style, group in curves:
-            fig.add_trace(go.Scatter(x=c["x"], y=y, name=label, legendgroup=group, showlegend=show, **style), r, col)
+        for y, label, look, group in curves:
+            fig.add_trace(go.Scatter(x=c["x"], y=y, name=label, legendgroup=group, showlegend=show, **look), r, col)
         fig.update_xaxes(type="log", row=r, col=col)
         fig.update_yaxes(
             range=[0, max(max(f["spine_max"]), max(c["bound"][:-1] or [1]), f["centroid_bound"]) + 2], row=r, col=col
         )
     fig.update_xaxes(title_text="η + 1", row=rows)
-    fig.update_layout(height=330 * rows, margin=dict(l=30, r=20, t=50, b=40), legend=dict(orientation="h", y=-0.12))
+    style(fig, height=330 * rows, top=50)
+    fig.update_layout(legend=dict(orientation="h", y=-0.12))
     return fig
 
 
@@ -331,12 +349,11 @@ def lower_bound_figure(results: TreeSearchResults) -> go.Figure:
             line=dict(color=COLORS["ref"], dash="dot"),
         )
     )
+    style(fig, height=380, top=50)
     fig.update_layout(
         title_text=f"complete binary tree (n={lb['n']:,}), prediction at the root",
         xaxis_title="η (depth of the target)",
         yaxis_title="queries",
-        height=380,
-        margin=dict(l=40, r=20, t=50, b=40),
     )
     return fig
 
@@ -360,12 +377,11 @@ def dendrogram_figure(results: TreeSearchResults) -> go.Figure:
                 )
             )
     d0 = next(iter(dends.values()))
+    style(fig, height=380, top=50)
     fig.update_layout(
         title_text=f"digits dendrogram (n={d0['n']:,}): mean queries by prediction error (hover: how many digits)",
         xaxis_title="η (tree distance between predicted and true leaf)",
         yaxis_title="queries",
-        height=380,
-        margin=dict(l=40, r=40, t=50, b=40),
     )
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=[b[0] for b in _BIN_ORDER])
     return fig

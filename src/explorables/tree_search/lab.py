@@ -19,11 +19,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from ..core.labs import canvas_png, setter
+from ..core.labs import canvas_png, interactions
 from ..core.validation import check_choice
 from .experiment import search_trace
 from .families import ast_tree, digits_dendrogram, synthetic_tree
-from .figures import tidy_layout
+from .figures import TREE_COLORS, tidy_layout
 from .pathwidth import SpineDecomposition, spine_decomposition
 from .search import centroid_bound, spine_bound
 from .tree import Tree, branch_heights, random_vertex_at_distance
@@ -126,22 +126,22 @@ class TreeSearchLab:
         ax = fig.add_axes((0.01, 0.01, 0.98, 0.9))
         ax.set_axis_off()
         segs = np.stack([xy[T.parent[1:]], xy[1:]], axis=1)
-        ax.add_collection(LineCollection(segs, colors="#bbbbbb", linewidths=0.8))
+        ax.add_collection(LineCollection(segs, colors=TREE_COLORS["edge"], linewidths=0.8))
         ms = 18 if T.n <= 120 else 6
-        ax.scatter(xy[:, 0], xy[:, 1], s=ms, c="#999999", zorder=2)
+        ax.scatter(xy[:, 0], xy[:, 1], s=ms, c=TREE_COLORS["vertex"], zorder=2)
         # the top spine, for orientation
         sp = self._D.spines[0]
-        ax.plot(xy[sp, 0], xy[sp, 1], color="#ff7f0e", lw=3, alpha=0.5, zorder=1)
+        ax.plot(xy[sp, 0], xy[sp, 1], color=TREE_COLORS["top_spine"], lw=3, alpha=0.5, zorder=1)
         pad = 0.03
         ax.set_xlim(xy[:, 0].min() - pad, xy[:, 0].max() + pad)
         ax.set_ylim(xy[:, 1].min() - 0.6, xy[:, 1].max() + 0.6)
         self._art = {
-            "cand": ax.scatter([], [], s=ms * 3, c="#9ecae1", zorder=3),
-            "queried": ax.scatter([], [], s=ms * 4, c="#d62728", zorder=4),
+            "cand": ax.scatter([], [], s=ms * 3, c=TREE_COLORS["candidate"], zorder=3),
+            "queried": ax.scatter([], [], s=ms * 4, c=TREE_COLORS["queried"], zorder=4),
             "pred": ax.scatter(
                 [], [], s=220, marker="D", facecolors="none", edgecolors="black", linewidths=2, zorder=5
             ),
-            "target": ax.scatter([], [], s=260, marker="*", c="#2ca02c", zorder=6),
+            "target": ax.scatter([], [], s=260, marker="*", c=TREE_COLORS["target"], zorder=6),
         }
         self._texts = [ax.text(0, 0, "", fontsize=9, ha="center", va="bottom", zorder=7) for _ in range(MAX_LABELS)]
         self._title = fig.text(0.01, 0.95, "", fontsize=11)
@@ -213,10 +213,13 @@ def benchmark_interactions(lab: TreeSearchLab | None = None) -> dict[str, list]:
     (budget 1 s). Each callable changes one control, exactly as a slider drag would.
     """
     lab = lab or TreeSearchLab()
-    redraw = [setter(lab.step, s) for s in (0, 1, 2, 3, 4, 5) * 3]
-    rerun = [setter(lab.eta, e) for e in (1, 3, 10, 20)]
-    rerun += [setter(lab.algorithm, a) for a in ("robust", "centroid", "spine")]
-    rerun += [setter(lab.target, t) for t in (3, 10)]
-    rerun += [setter(lab.tree, name) for name in LAB_TREES[1:]]
-    rerun += [setter(lab.n, 300)]
-    return {"redraw": redraw, "rerun": rerun}
+    return interactions(
+        redraw=[(lab.step, (0, 1, 2, 3, 4, 5) * 3)],
+        rerun=[
+            (lab.eta, (1, 3, 10, 20)),
+            (lab.algorithm, ("robust", "centroid", "spine")),
+            (lab.target, (3, 10)),
+            (lab.tree, LAB_TREES[1:]),
+            (lab.n, (300,)),
+        ],
+    )

@@ -145,7 +145,7 @@ def spine_search(
         if not D.contains(c, proj):
             proj = int(D.attach[c])  # nearest vertex of the component to the prediction
         i = D.pos[tree.median(proj, int(spine[0]), int(spine[-1]))] if L > 1 else 0
-        _exit_index, answer = _along_spine(spine, int(i), q)
+        _exit_index, answer = doubling_along_spine(spine, int(i), q)
         if answer < 0:
             return mem.queried
         c = D.child_containing(c, answer)
@@ -160,32 +160,34 @@ def _direction(spine: np.ndarray, j: int, answer: int) -> int:
     return 0
 
 
-def _along_spine(spine: np.ndarray, i: int, q: Callable[[int], int]) -> tuple[int, int]:
-    """Doubling then binary search along a spine from index ``i``.
+def doubling_along_spine(spine: np.ndarray, i: int, q: Callable[[int], int]) -> tuple[int, int]:
+    """Doubling, then binary search, along one spine from index ``i``: eq. (ts-doubling) per level.
 
     Returns the index of the exit vertex (the target, or the spine vertex whose hanging
-    component holds it) and its answer (``-1`` found, else the off-spine neighbour).
+    component holds it) and its answer (``-1`` found, else the off-spine neighbour). With the
+    exit ``d`` spine steps from ``i`` and ``2^(j-1) < d <= 2^j``: one query at ``i``, ``j + 1``
+    doubling queries, at most ``j - 1`` binary-search queries; ``2j + 1 <= 2 ceil(log2(d + 1)) + 1``.
     """
     L = len(spine)
-    a = q(int(spine[i]))
+    a = q(int(spine[i]))  # query pi, the spine vertex nearest the prediction: the "+ 1" of (ts-doubling)
     if a < 0:
-        return i, a
-    s = _direction(spine, i, a)
+        return i, a  # found
+    s = _direction(spine, i, a)  # the answer points along the spine (+1 / -1) or off it (0)
     if s == 0:
-        return i, a
+        return i, a  # pi is the exit: recurse into the component the answer points to
     lo, step = i, 1
-    while True:  # doubling: offsets 1, 2, 4, ... (clamped at the spine's end)
-        j = min(max(i + s * step, 0), L - 1)
+    while True:  # doubling: offsets 1, 2, 4, ..., 2^j with 2^(j-1) < d <= 2^j: j + 1 queries
+        j = min(max(i + s * step, 0), L - 1)  # clamped at the spine's end
         a = q(int(spine[j]))
         d = _direction(spine, j, a)
         if a < 0 or d == 0:
-            return j, a
-        if d == s:
+            return j, a  # found, or the exit
+        if d == s:  # the target lies further on: double the offset
             lo, step = j, 2 * step
             continue
-        hi = j
+        hi = j  # the answer points back: the exit lies strictly between lo and hi
         break
-    while True:  # binary search strictly between lo and hi
+    while True:  # binary search of the 2^(j-1) - 1 vertices inside the bracket: at most j - 1 queries
         m = (lo + hi) // 2 if s > 0 else -((-lo - hi) // 2)
         a = q(int(spine[m]))
         d = _direction(spine, m, a)
@@ -288,6 +290,7 @@ __all__ = [
     "candidate_mask",
     "centroid_bound",
     "centroid_search",
+    "doubling_along_spine",
     "optimal_worst_case",
     "queries_for",
     "robust_bound",
