@@ -38,9 +38,12 @@ def smoke(slug: str) -> Results:
 
 
 def without_timings(value: Any) -> Any:
-    """A summary with wall-clock entries removed (the only part allowed to differ between runs)."""
+    """A summary with wall-clock entries removed (the only part allowed to differ between runs).
+
+    Wall-clock keys are ``timings`` and names ending in ``_s`` or ``_seconds`` (the naming table).
+    """
     if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k != "timings" and not k.endswith("_seconds")}
+        return {k: without_timings(v) for k, v in value.items() if k != "timings" and not k.endswith(("_s", "_seconds"))}
     if isinstance(value, list):
         return [without_timings(v) for v in value]
     return value

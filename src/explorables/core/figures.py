@@ -27,6 +27,9 @@ PALETTE: dict[str, str] = {
     "light_blue": "#9ecae1",
     "dark_blue": "#08519c",
     "gold": "#e6a817",
+    "light_grey": "#d3d3d3",
+    "dark_grey": "#505050",
+    "black": "#000000",
 }
 #: The palette in drawing order, for series without a meaning of their own.
 SEQUENCE: tuple[str, ...] = tuple(PALETTE[k] for k in ("blue", "orange", "green", "red", "purple", "brown", "pink",
