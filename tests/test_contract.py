@@ -43,7 +43,8 @@ def without_timings(value: Any) -> Any:
     Wall-clock keys are ``timings`` and names ending in ``_s`` or ``_seconds`` (the naming table).
     """
     if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k != "timings" and not k.endswith(("_s", "_seconds"))}
+        wall_clock = ("_s", "_seconds")
+        return {k: without_timings(v) for k, v in value.items() if k != "timings" and not k.endswith(wall_clock)}
     if isinstance(value, list):
         return [without_timings(v) for v in value]
     return value
