@@ -302,7 +302,6 @@ def run(
         for name, phase in PHASES.items()
     }
     summary, curves = run_parts_timed(checkpoint, parts, progress)
-    curves["mwu"] = curves.pop("mwu_vs_omwu")
     return OMWUResults(config=cfg, summary=summary, curves=curves)
 
 

@@ -207,7 +207,7 @@ def best_iterate_figure(results: OMWUResults) -> go.Figure:
 
 def mwu_figure(results: OMWUResults) -> go.Figure:
     """MWU spirals out (energy grows) while OMWU spirals in, on matching pennies."""
-    c = results.curves["mwu"]
+    c = results.curves["mwu_vs_omwu"]
     idx = _bins(len(c["steps"]))
     fig = make_subplots(rows=1, cols=2, subplot_titles=("trajectory (x₁, y₁)", "energy E_t"))
     for method, line_color in (("mwu", PALETTE["red"]), ("omwu", PALETTE["blue"])):
