@@ -48,7 +48,7 @@ class RashomonConfig(ExperimentConfig):
     sigma_grid: tuple[float, ...] = param(
         (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
         Tuple(Float(0.0, 100.0, low_inclusive=False)),
-        "Gaussian label-noise levels sigma of the regression sweeps (linear and GAM)",
+        "std sigma of the Gaussian noise on the targets in the regression sweeps (linear and GAM)",
     )
     flip_rate_grid: tuple[float, ...] = param(
         (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4),
@@ -59,7 +59,9 @@ class RashomonConfig(ExperimentConfig):
     relative_eps: float = param(
         0.05, Positive(), "relative Rashomon level: theta = relative_eps * L(beta_hat), a fraction of the best loss"
     )
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds each noise level is averaged over")
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds each noise level is averaged over (each drawn together with the base seed)"
+    )
     n_knots: int = param(6, Int(3), "spline knots per feature of the additive models (GAMs)")
     gam_ridge: float = param(1e-6, Float(0.0, 1.0), "ridge penalty of the GAM fits (keeps the spline basis solvable)")
     logistic_ridge: float = param(
