@@ -39,13 +39,13 @@ def test_set_overrides_are_parsed_with_the_field_type(tmp_path):
                 "--set",
                 "eta=0.2",
                 "--set",
-                "horizons=10,100",
+                "horizon_grid=10,100",
             ]
         )
         == 0
     )
     config = json.loads((out / "config.json").read_text())
-    assert config["eta"] == 0.2 and config["horizons"] == [10, 100]
+    assert config["eta"] == 0.2 and config["horizon_grid"] == [10, 100]
 
 
 def test_figures_are_written_as_html_and_png(tmp_path):

@@ -19,6 +19,7 @@ from explorables.omwu import (
     kl_from_log,
     matching_pennies,
     omwu_numpy,
+    omwu_step,
     predicted_dissipation,
     random_interior_game,
     rock_paper_scissors,
@@ -27,7 +28,16 @@ from explorables.omwu import (
     solve_nash,
     total_variation,
 )
-from explorables.omwu.claims import claims, markdown_table
+from explorables.omwu.claims import (
+    best_iterate_lower_bound_verdict,
+    boundary_measured,
+    boundary_verdict,
+    dissipation_size_verdict,
+    dissipation_verdict,
+    gap_rate_verdict,
+    linear_rate_verdict,
+    rate_scaling_verdict,
+)
 
 # --- one step by hand -------------------------------------------------------------------------
 
@@ -53,6 +63,30 @@ def test_first_two_steps_match_hand_computation():
     y2 /= y2.sum()
     np.testing.assert_allclose(np.exp(log_x[2]), x2, rtol=1e-14)
     np.testing.assert_allclose(np.exp(log_y[2]), y2, rtol=1e-14)
+
+
+@pytest.mark.parametrize("optimistic", [True, False])
+def test_omwu_step_matches_the_update_written_out(optimistic):
+    """The function the chapter shows: eq. (omwu-step) (or MWU) in multiplicative form, by hand."""
+    A = np.array([[2.0, -1.0], [0.5, 1.0]])
+    eta = 0.3
+    x1, y1 = np.array([0.6, 0.4]), np.array([0.25, 0.75])
+    x0, y0 = np.array([0.3, 0.7]), np.array([0.5, 0.5])  # the previous iterates
+    gx0, gy0 = A @ y0, A.T @ x0
+    A_t = torch.from_numpy(A[None])
+    u, v, gx, gy = omwu_step(
+        A_t, A_t.transpose(1, 2), torch.from_numpy(np.log(x1))[None], torch.from_numpy(np.log(y1))[None],
+        torch.from_numpy(gx0)[None], torch.from_numpy(gy0)[None], torch.tensor([[eta]], dtype=torch.float64),
+        optimistic=optimistic,
+    )  # fmt: skip
+    gx1, gy1 = A @ y1, A.T @ x1
+    np.testing.assert_allclose(gx[0].numpy(), gx1, rtol=1e-14)
+    np.testing.assert_allclose(gy[0].numpy(), gy1, rtol=1e-14)
+    step_x, step_y = (2 * gx1 - gx0, 2 * gy1 - gy0) if optimistic else (gx1, gy1)
+    x2, y2 = x1 * np.exp(-eta * step_x), y1 * np.exp(eta * step_y)
+    np.testing.assert_allclose(u[0].exp().numpy(), x2 / x2.sum(), rtol=1e-14)
+    np.testing.assert_allclose(v[0].exp().numpy(), y2 / y2.sum(), rtol=1e-14)
+    assert abs(float(torch.logsumexp(u[0], 0))) < 1e-15  # stored normalised: u = log x
 
 
 @pytest.mark.parametrize("method", ["omwu", "mwu"])
@@ -255,30 +289,56 @@ def test_smoke_run_shows_claimed_directions(smoke_results):
     assert s["mwu_vs_omwu"]["omwu"]["energy_end"] < s["mwu_vs_omwu"]["omwu"]["energy_start"]
 
 
-def test_smoke_run_is_deterministic(smoke_results):
-    again = run(OMWUConfig.preset("smoke"))
-    assert again.summary["bottleneck"] == smoke_results.summary["bottleneck"]
-    assert again.summary["random_games"] == smoke_results.summary["random_games"]
+def test_explorable_has_one_frame_of_five_traces_per_delta(smoke_results):
+    from explorables.omwu.figures import explorable_figure, idea_figure
 
-
-def test_claims_table_has_a_verdict_per_claim(smoke_results):
-    rows = claims(smoke_results)
-    assert len(rows) == 7
-    assert all(r.verdict.split(":")[0] in {"yes", "partly", "no"} for r in rows)
-    table = markdown_table(rows)
-    assert table.count("\n") == len(rows) + 1
-
-
-def test_figures_build_from_results(smoke_results):
-    from explorables.omwu.figures import all_figures, idea_figure
-
-    figs = all_figures(smoke_results)
-    explorable = figs["explorable"]
-    n_deltas = len(smoke_results.config.sweep_deltas)
+    explorable = explorable_figure(smoke_results)
+    n_deltas = len(smoke_results.config.delta_grid)
     assert len(explorable.layout.sliders[0].steps) == n_deltas
     assert len(explorable.data) == 5 * n_deltas
     assert sum(bool(tr.visible) for tr in explorable.data) == 5
     assert len(idea_figure(smoke_results).axes) >= 2
+
+
+# --- verdicts on constructed numbers --------------------------------------------------------------
+
+
+def test_dissipation_verdicts():
+    assert dissipation_verdict(3e-16) == "yes"
+    assert dissipation_verdict(1e-12) == "yes"  # the criterion is inclusive
+    assert dissipation_verdict(2e-12).startswith("no")
+    assert dissipation_verdict(float("nan")).startswith("no")
+    assert dissipation_size_verdict(1.0).startswith("partly")
+    assert dissipation_size_verdict(0.951).startswith("partly")
+    assert dissipation_size_verdict(1.05).startswith("no")
+    assert dissipation_size_verdict(float("nan")).startswith("no")
+
+
+def test_boundary_verdict_and_text():
+    assert boundary_verdict(1e-6, 1e-3) == "yes"
+    assert boundary_verdict(1e-4, 1e-3).startswith("no")  # exactly a tenth is not "far smaller"
+    assert boundary_verdict(float("nan"), 1e-3).startswith("no")  # no step near the boundary
+    assert "1,000× slower near" in boundary_measured(1e-6, 1e-3)
+    assert "slower" not in boundary_measured(0.0, 1e-3)  # no ratio when nothing dissipates near
+
+
+def test_rate_verdicts():
+    assert linear_rate_verdict(1.0) == "yes"
+    assert linear_rate_verdict(0.9375).startswith("partly")
+    assert rate_scaling_verdict(1.0, 2.0).startswith("partly: we see a clean power law")
+    assert rate_scaling_verdict(1.3, 2.0).endswith("not a clean power law")
+    assert rate_scaling_verdict(1.0, 1.7).endswith("not a clean power law")
+    assert rate_scaling_verdict(float("nan"), 2.0).endswith("not a clean power law")
+
+
+def test_best_iterate_verdicts():
+    assert best_iterate_lower_bound_verdict(1.0, 0.8) == "yes"
+    assert best_iterate_lower_bound_verdict(0.9, 0.8).startswith("no")  # KL must keep more than 90%
+    assert best_iterate_lower_bound_verdict(1.0, 0.5).startswith("no")
+    # log(10_000) / log(100) = 2: gap·sqrt(T) may grow up to 4x its first value
+    assert gap_rate_verdict([0.1, 0.2, 0.4], 100, 10_000).startswith("yes")
+    assert gap_rate_verdict([0.1, 0.2, 0.41], 100, 10_000).startswith("no")
+    assert gap_rate_verdict([0.3, 0.2, 0.1], 100, 10_000).startswith("yes")  # shrinking is fine
 
 
 # --- bad input ---------------------------------------------------------------------------------
@@ -319,8 +379,6 @@ def test_bad_input_raises_value_error_naming_parameter(kwargs, name, impl):
         (lambda: solve_nash([]), "A"),
         (lambda: game_with_equilibrium(np.array([0.5, 0.6]), np.array([0.5, 0.5])), "x_star"),
         (lambda: OMWUConfig.preset("huge"), "scale"),
-        (lambda: OMWUConfig.preset("smoke", eta=-0.1), "eta"),
-        (lambda: OMWUConfig.preset("smoke", sweep_deltas=(0.5, 2.0)), "sweep_deltas"),
         (lambda: simulate(matching_pennies(), 0.1, 10, device="tpu"), "device"),
     ],
 )

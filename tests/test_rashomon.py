@@ -20,7 +20,14 @@ from explorables.rashomon import (
     tie_features,
 )
 from explorables.rashomon import data as D
-from explorables.rashomon.claims import claims, markdown_table
+from explorables.rashomon.claims import (
+    closed_form_verdict,
+    contradiction_verdict,
+    gam_mechanism_verdict,
+    linear_mechanism_verdict,
+    logistic_mechanism_verdict,
+    real_data_verdict,
+)
 from explorables.rashomon.models import loss_value
 
 
@@ -137,27 +144,63 @@ def test_smoke_directions(smoke):
     assert s["gam_logistic"]["size"][-1] < s["gam_logistic"]["size"][0]  # flattening
 
 
-def test_smoke_is_deterministic_and_claims_complete(smoke):
-    again = run(RashomonConfig.preset("smoke"))
-    assert again.summary["linear"] == smoke.summary["linear"]
-    rows = claims(smoke)
-    assert len(rows) == 6 and all(r.verdict.split(":")[0] in {"yes", "partly", "no"} for r in rows)
-    assert markdown_table(rows).count("\n") == len(rows) + 1
+def test_explorable_has_one_frame_per_noise_level(smoke):
+    from explorables.rashomon.figures import explorable_figure
+
+    fig = explorable_figure(smoke)
+    assert len(fig.layout.sliders[0].steps) == smoke.config.n_view_levels
+    # per frame, in each of the two panels: the landscape, the two level sets and the best fit; plus the
+    # three simplification lines per panel, in no frame, so visible on every frame
+    assert len(fig.data) == 8 * smoke.config.n_view_levels + 6
+    shown = [tr for tr in fig.data if tr.visible]
+    assert len(shown) == 8 + 6
+    assert sum(tr.name in ("w1 = 0", "w2 = 0", "w1 = w2") for tr in shown) == 6
 
 
-def test_figures_and_lab_build(smoke):
-    from explorables.rashomon.figures import all_figures
+def test_lab_level_only_redraws_and_noise_refits():
     from explorables.rashomon.lab import RashomonLab
 
-    figs = all_figures(smoke)
-    assert len(figs["explorable"].layout.sliders[0].steps) == smoke.config.view_levels
     lab = RashomonLab(n=400)
-    image = lab.image.value
+    image, fitted = lab.image.value, lab.fitted
     lab.theta.value = 0.1
     assert lab.image.value != image and "reachable" in lab.status.value
-    fitted = lab.fitted
+    assert lab.fitted is fitted  # the costs do not depend on the level: no refit
     lab.noise.value = 0.3
     assert lab.fitted is not fitted
+
+
+# --- verdicts on constructed numbers ------------------------------------------------------------------
+
+
+def test_contradiction_verdict_needs_all_three_signs():
+    assert contradiction_verdict(0.0, -0.5, 2.0).startswith("yes")
+    assert contradiction_verdict(1e-8, -0.5, 2.0).startswith("no")  # the linear volume moved
+    assert contradiction_verdict(0.0, 0.0, 2.0).startswith("no")  # the logistic volume did not shrink
+    assert contradiction_verdict(0.0, -0.5, 0.0).startswith("no")  # nothing became reachable
+    assert contradiction_verdict(float("nan"), -0.5, 2.0).startswith("no")
+
+
+def test_mechanism_verdicts():
+    assert linear_mechanism_verdict(3.0, 0.0).startswith("partly: only through a level")
+    assert linear_mechanism_verdict(3.0, 1.0).startswith("no")  # the absolute level gained some too
+    assert linear_mechanism_verdict(0.0, 0.0).startswith("no")
+    assert logistic_mechanism_verdict(-1.0, -0.1).startswith("yes")
+    assert logistic_mechanism_verdict(-1.0, 0.0) == "no"
+    assert logistic_mechanism_verdict(0.5, -0.1) == "no"
+    assert gam_mechanism_verdict(-1.0, 2.0).startswith("partly: noise fits wiggles")
+    assert gam_mechanism_verdict(0.0, 2.0) == "partly: see the figures"
+    assert gam_mechanism_verdict(-1.0, 0.0) == "partly: see the figures"
+
+
+def test_closed_form_and_real_data_verdicts():
+    assert closed_form_verdict(1.0, 0.01, False).startswith("yes")
+    assert closed_form_verdict(4.0, 0.01, False).startswith("partly")  # 4 standard errors is too far
+    assert closed_form_verdict(1.0, 0.05, False).startswith("partly")
+    assert closed_form_verdict(1.0, 0.01, True).startswith("partly")  # a truncated sample decides nothing
+    assert closed_form_verdict(float("nan"), 0.01, False).startswith("partly")
+    assert real_data_verdict([1.0, 0.5, 2.0]).endswith("on every set")
+    assert real_data_verdict([1.0, 0.0, 2.0]).endswith("some sets, not all")
+    assert real_data_verdict([-1.0]).endswith("some sets, not all")
 
 
 # --- bad input -----------------------------------------------------------------------------------------
@@ -176,7 +219,6 @@ def test_figures_and_lab_build(smoke):
         (lambda: reducibility_cost(fit(*D.linear_data(20, [1, 1], 1.0)), np.ones((1, 3))), "columns"),
         (lambda: D.logistic_data(10, [1.0], 0.7), "flip_rate"),
         (lambda: D.real_data("iris"), "name"),
-        (lambda: RashomonConfig.preset("smoke", theta=-1.0), "theta"),
         (lambda: tie_features(3, 1, 1), "two different features"),
         (lambda: drop_feature(2, 5), "j must be an integer"),
         (lambda: profile_loss_grid(np.ones((3, 2)), np.ones(3), "hinge", np.zeros(2), np.zeros(2)), "loss"),

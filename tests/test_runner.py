@@ -74,7 +74,7 @@ def test_resuming_finished_phases_gives_identical_results(tmp_path):
 
 
 def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
-    args = ["run", "omwu", "--scale", "smoke", "--quiet", "--no-figures", "--set", "sweep_steps=40000"]
+    args = ["run", "omwu", "--scale", "smoke", "--quiet", "--no-figures", "--set", "n_sweep_steps=40000"]
     full, interrupted = tmp_path / "full", tmp_path / "interrupted"
     assert _cli(*args, "--out", str(full)).returncode == 0
 

@@ -5,7 +5,7 @@ the energy and distances (:mod:`.metrics`), the experiment (:mod:`.experiment`),
 (:mod:`.figures`) and the live lab (:mod:`.lab`, imported on demand: it needs ipywidgets).
 """
 
-from .dynamics import Trajectory, omwu_numpy, simulate
+from .dynamics import Trajectory, omwu_numpy, omwu_step, simulate
 from .equilibrium import NashEquilibrium, solve_nash
 from .experiment import OMWUConfig, OMWUResults, headline, run
 from .games import (
@@ -47,6 +47,7 @@ __all__ = [
     "kl_from_log",
     "matching_pennies",
     "omwu_numpy",
+    "omwu_step",
     "predicted_dissipation",
     "random_interior_game",
     "rock_paper_scissors",

@@ -20,7 +20,8 @@ Two implementations share these equations:
 
 * :func:`omwu_numpy`: one game, a plain numpy loop, written to be read. Tests and benchmarks
   use it as the oracle, and the live lab uses it because it is fastest for one small game.
-* :func:`simulate`: a batch of games and starting points at once, in float64 torch on any device.
+* :func:`simulate`: a batch of games and starting points at once, in float64 torch on any device;
+  its loop calls :func:`omwu_step`, the update written once (the chapter shows it).
 """
 
 from __future__ import annotations
@@ -79,6 +80,39 @@ def omwu_numpy(
         grad_x_prev, grad_y_prev = grad_x, grad_y
         log_x[t], log_y[t] = u, v
     return log_x, log_y
+
+
+def omwu_step(
+    A: torch.Tensor,
+    At: torch.Tensor,
+    u: torch.Tensor,
+    v: torch.Tensor,
+    grad_x_prev: torch.Tensor,
+    grad_y_prev: torch.Tensor,
+    eta: torch.Tensor,
+    *,
+    optimistic: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""One step of OMWU, eq. (omwu-step), on a batch of ``B`` games in normalised logits.
+
+    ``A`` is ``(B, n, m)`` and ``At`` its transpose; ``u = log x_t`` ``(B, n)`` and ``v = log y_t``
+    ``(B, m)``; ``grad_x_prev = A y_{t-1}``, ``grad_y_prev = A^T x_{t-1}``; ``eta`` is ``(B, 1)``.
+    Returns ``(u_{t+1}, v_{t+1}, A y_t, A^T x_t)``: the new logits, and the gradients that the next
+    step needs as its "previous" ones. ``optimistic=False`` is plain MWU, eq. (mwu-step).
+    """
+    grad_x = torch.bmm(A, v.exp().unsqueeze(-1)).squeeze(-1)  # g_t = A y_t, with y_t = softmax(v_t) = exp(v_t)
+    grad_y = torch.bmm(At, u.exp().unsqueeze(-1)).squeeze(-1)  # A^T x_t, with x_t = exp(u_t)
+    if optimistic:  # eq. (omwu-step): step along the extrapolated gradient 2 g_t - g_{t-1}
+        u = u - eta * (2 * grad_x - grad_x_prev)  # the row player minimises x^T A y
+        v = v + eta * (2 * grad_y - grad_y_prev)  # the column player maximises it
+    else:  # eq. (mwu-step): plain multiplicative weights, no optimism
+        u = u - eta * grad_x
+        v = v + eta * grad_y
+    # store u_{t+1} - logsumexp(u_{t+1}) = log softmax(u_{t+1}) = log x_{t+1}: softmax ignores the
+    # shift, and a probability of 1e-300 stays exact as a logarithm
+    u = torch.log_softmax(u, dim=-1)
+    v = torch.log_softmax(v, dim=-1)
+    return u, v, grad_x, grad_y
 
 
 @dataclass
@@ -225,17 +259,9 @@ def simulate(
 
     bar = tqdm(total=steps, initial=first - 1, disable=not progress, desc=checkpoint_name, mininterval=1.0)
     for t in range(first, steps + 1):
-        grad_x = torch.bmm(A_t, v.exp().unsqueeze(-1)).squeeze(-1)
-        grad_y = torch.bmm(At, u.exp().unsqueeze(-1)).squeeze(-1)
-        if optimistic:
-            u = u - step_size * (2 * grad_x - grad_x_prev)
-            v = v + step_size * (2 * grad_y - grad_y_prev)
-        else:
-            u = u - step_size * grad_x
-            v = v + step_size * grad_y
-        u = torch.log_softmax(u, dim=-1)
-        v = torch.log_softmax(v, dim=-1)
-        grad_x_prev, grad_y_prev = grad_x, grad_y
+        u, v, grad_x_prev, grad_y_prev = omwu_step(
+            A_t, At, u, v, grad_x_prev, grad_y_prev, step_size, optimistic=optimistic
+        )
         if t % record_every == 0 or t == steps:
             log_x[k], log_y[k], recorded[k] = u, v, t
             k += 1

@@ -38,56 +38,60 @@ class OMWUConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     eta: float = param(0.1, Positive(), "step size eta of OMWU, eq. (omwu-step)")
-    sweep_deltas: tuple[float, ...] = param(
+    delta_grid: tuple[float, ...] = param(
         (0.5, 0.3, 0.2, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001),
         Tuple(Float(0.0, 1.0, low_inclusive=False, high_inclusive=False)),
-        "deltas of the hard game A_delta in the bottleneck sweep (the equilibrium nears the boundary as delta -> 0)",
+        "deltas of the hard game A_delta in the bottleneck sweep (its equilibrium nears the edge as delta -> 0)",
     )
-    sweep_steps: int = param(20_000, Int(10), "OMWU steps per run of the bottleneck sweep")
+    n_sweep_steps: int = param(20_000, Int(10), "OMWU steps per run of the bottleneck sweep")
     eta_grid: tuple[float, ...] = param(
         (0.05, 0.1, 0.2), Tuple(Float(0.0, 1.0, low_inclusive=False)), "step sizes of the rate-vs-eta fit"
     )
-    energy_target: float = param(1e-3, Positive(), "energy (KL to equilibrium) a run must reach to count as converged")
-    worst_case_deltas: int = param(40, Int(2), "number of deltas (log-spaced) over which the worst case is taken")
+    energy_tol: float = param(
+        1e-3, Positive(), "energy E_t (KL to equilibrium, eq. omwu-energy) under which a run counts as converged"
+    )
+    n_worst_case_deltas: int = param(40, Int(2), "deltas (log-spaced) over which the worst case is taken")
     worst_case_delta_min: float = param(
         1e-4, Float(0.0, 0.5, low_inclusive=False), "smallest delta of the worst-case grid (the largest is 0.5)"
     )
-    horizons: tuple[int, ...] = param((100, 1_000, 10_000), Tuple(Int(1)), "horizons T of the best-iterate table")
-    random_games: int = param(16, Int(1), "number of random games with a chosen interior equilibrium")
+    horizon_grid: tuple[int, ...] = param(
+        (100, 1_000, 10_000), Tuple(Int(1)), "horizons T (steps) of the best-iterate table"
+    )
+    n_random_games: int = param(16, Int(1), "random games with a chosen interior equilibrium")
     random_game_size: int = param(4, Int(2), "actions per player in each random game")
-    random_game_steps: int = param(20_000, Int(10), "OMWU steps on each random game")
+    n_random_game_steps: int = param(20_000, Int(10), "OMWU steps on each random game")
     random_record_every: int = param(1, Int(1), "record the random games' trajectories every this many steps")
-    mwu_steps: int = param(2_000, Int(1), "steps of the plain-MWU vs OMWU contrast on matching pennies")
+    n_mwu_steps: int = param(2_000, Int(1), "steps of the plain-MWU vs OMWU contrast on matching pennies")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            sweep_deltas=(0.5, 0.2, 0.1, 0.05),
-            sweep_steps=3_000,
+            delta_grid=(0.5, 0.2, 0.1, 0.05),
+            n_sweep_steps=3_000,
             eta_grid=(0.2, 0.4),
-            energy_target=1e-2,
-            worst_case_deltas=8,
+            energy_tol=1e-2,
+            n_worst_case_deltas=8,
             worst_case_delta_min=1e-3,
-            horizons=(10, 100, 1_000),
-            random_games=4,
+            horizon_grid=(10, 100, 1_000),
+            n_random_games=4,
             random_game_size=3,
-            random_game_steps=3_000,
-            mwu_steps=500,
+            n_random_game_steps=3_000,
+            n_mwu_steps=500,
         ),
         "book": {},
         "paper": dict(
             device="auto",
-            sweep_deltas=tuple(float(d) for d in np.geomspace(0.5, 1e-4, 24)),
-            sweep_steps=200_000,
+            delta_grid=tuple(float(d) for d in np.geomspace(0.5, 1e-4, 24)),
+            n_sweep_steps=200_000,
             eta_grid=(0.025, 0.05, 0.1, 0.2),
-            energy_target=1e-4,
-            worst_case_deltas=400,
+            energy_tol=1e-4,
+            n_worst_case_deltas=400,
             worst_case_delta_min=1e-6,
-            horizons=(100, 1_000, 10_000, 100_000),
-            random_games=1024,
+            horizon_grid=(100, 1_000, 10_000, 100_000),
+            n_random_games=1024,
             random_game_size=1000,
-            random_game_steps=10_000,
+            n_random_game_steps=10_000,
             random_record_every=100,
-            mwu_steps=10_000,
+            n_mwu_steps=10_000,
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = "one GPU with >= 24 GB (1024 games of 1000x1000 in float64); minutes"
@@ -104,12 +108,12 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
 def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     """Experiment 1: the hard family over delta (at eta) and over eta (at every delta)."""
     etas = sorted(set(cfg.eta_grid) | {cfg.eta})
-    grid = [(d, e) for e in etas for d in cfg.sweep_deltas]
+    grid = [(d, e) for e in etas for d in cfg.delta_grid]
     A = np.stack([hard_game(d) for d, _ in grid])
     eq = [hard_game_equilibrium(d) for d, _ in grid]
     x_star, y_star = np.stack([e[0] for e in eq]), np.stack([e[1] for e in eq])
     eta = np.array([e for _, e in grid])
-    traj = simulate(A, eta, cfg.sweep_steps, device=cfg.device, **loop.named("bottleneck"))
+    traj = simulate(A, eta, cfg.n_sweep_steps, device=cfg.device, **loop.named("bottleneck"))
     steps = _to_numpy(traj.steps)
     E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))  # (K, B)
     x, y = traj.x, traj.y
@@ -121,7 +125,7 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     resolvable = (np.abs(pred) > 1e-13)[1:] & (E[1:-1] > 1e-9)
     ratio = (actual[1:] / np.where(pred[1:] == 0, np.nan, pred[1:]))[resolvable]
     rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(len(grid))])
-    hit = np.array([M.first_hitting_time(E[:, b], steps, cfg.energy_target) for b in range(len(grid))])
+    hit = np.array([M.first_hitting_time(E[:, b], steps, cfg.energy_tol) for b in range(len(grid))])
 
     # Where does the energy dissipate? Relative dissipation per step near and away from the boundary.
     near = (min_x[:-1] < 1e-2) & (E[:-1] > 1e-9)
@@ -130,7 +134,7 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     rel_near = float(np.median(rel[1:][near[1:]])) if near[1:].any() else float("nan")
     rel_away = float(np.median(rel[1:][away[1:]])) if away[1:].any() else float("nan")
 
-    deltas = np.array(cfg.sweep_deltas)
+    deltas = np.array(cfg.delta_grid)
     at_eta = np.array([e == cfg.eta for _, e in grid])
     # Scaling: log rate ~ a log(delta) + b log(eta) + c, on the pairs where the rate is measurable
     # (E decayed by at least a factor e during the run).
@@ -177,11 +181,11 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
 
 def _best_iterate(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     """Experiment 2: worst case over delta of the best iterate up to each horizon."""
-    deltas = np.geomspace(cfg.worst_case_delta_min, 0.5, cfg.worst_case_deltas)
+    deltas = np.geomspace(cfg.worst_case_delta_min, 0.5, cfg.n_worst_case_deltas)
     A = np.stack([hard_game(d) for d in deltas])
     eq = [hard_game_equilibrium(d) for d in deltas]
     x_star, y_star = np.stack([e[0] for e in eq]), np.stack([e[1] for e in eq])
-    T = max(cfg.horizons)
+    T = max(cfg.horizon_grid)
     traj = simulate(A, cfg.eta, T, device=cfg.device, **loop.named("best_iterate"))
     kl = M.energy(traj.log_x, traj.log_y, x_star, y_star)
     x, y = traj.x, traj.y
@@ -190,7 +194,7 @@ def _best_iterate(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     # running minimum over t: the best iterate so far
     best = {name: _to_numpy(torch.cummin(v, dim=0).values) for name, v in (("kl", kl), ("tv", tv), ("gap", gap))}
     steps = _to_numpy(traj.steps)
-    horizons = sorted(cfg.horizons)
+    horizons = sorted(cfg.horizon_grid)
     rows = []
     for h in horizons:
         k = int(np.searchsorted(steps, h))
@@ -215,23 +219,23 @@ def _best_iterate(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
 def _random_games(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     """Experiment 3: games with a chosen interior equilibrium; energy monotone and linear rate."""
     rng = np.random.default_rng(cfg.seed)
-    games = [random_interior_game(cfg.random_game_size, rng) for _ in range(cfg.random_games)]
+    games = [random_interior_game(cfg.random_game_size, rng) for _ in range(cfg.n_random_games)]
     A = np.stack([g[0] for g in games])
     x_star, y_star = np.stack([g[1] for g in games]), np.stack([g[2] for g in games])
     traj = simulate(
         A,
         cfg.eta,
-        cfg.random_game_steps,
+        cfg.n_random_game_steps,
         record_every=cfg.random_record_every,
         device=cfg.device,
         **loop.named("random_games"),
     )
     E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))
     steps = _to_numpy(traj.steps)
-    rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(cfg.random_games)])
-    increases = np.diff(E[1:], axis=0).max(axis=0) if len(E) > 2 else np.zeros(cfg.random_games)
+    rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(cfg.n_random_games)])
+    increases = np.diff(E[1:], axis=0).max(axis=0) if len(E) > 2 else np.zeros(cfg.n_random_games)
     summary = {
-        "games": cfg.random_games,
+        "games": cfg.n_random_games,
         "size": cfg.random_game_size,
         "rate_min": float(rates.min()),
         "rate_median": float(np.median(rates)),
@@ -249,7 +253,7 @@ def _mwu_contrast(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     x_star = y_star = np.array([0.5, 0.5])
     out, curves = {}, {}
     for method in ("mwu", "omwu"):
-        traj = simulate(A, cfg.eta, cfg.mwu_steps, x0=x0, method=method, device=cfg.device, **loop.named(method))
+        traj = simulate(A, cfg.eta, cfg.n_mwu_steps, x0=x0, method=method, device=cfg.device, **loop.named(method))
         E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))[:, 0]
         out[method] = {"energy_start": float(E[0]), "energy_end": float(E[-1])}
         curves[method] = {"energy": E, "x1": _to_numpy(traj.x[:, 0, 0]), "y1": _to_numpy(traj.y[:, 0, 0])}
@@ -298,7 +302,6 @@ def run(
         for name, phase in PHASES.items()
     }
     summary, curves = run_parts_timed(checkpoint, parts, progress)
-    curves["mwu"] = curves.pop("mwu_vs_omwu")
     return OMWUResults(config=cfg, summary=summary, curves=curves)
 
 

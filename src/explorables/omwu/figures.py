@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
 from .experiment import OMWUResults
 
 MAX_POINTS = 400
@@ -76,81 +77,71 @@ def explorable_figure(results: OMWUResults) -> go.Figure:
         subplot_titles=("trajectory (x₁, y₁)", "energy E_t (log)", "min_i x_t,i (log)"),
         horizontal_spacing=0.08,
     )
-    n_traces = 5
+    t = steps[idx]
+    frames = []
     for b in range(len(deltas)):
-        visible = b == len(deltas) // 2
-        t = steps[idx]
-        fig.add_trace(
-            go.Scatter(
-                x=c["x1"][idx, b],
-                y=c["y1"][idx, b],
-                mode="lines",
-                line=dict(width=1.2, color="#1f77b4"),
-                name="OMWU iterate",
-                visible=visible,
-                customdata=t,
-                hovertemplate="t=%{customdata}<br>x₁=%{x:.4f}<br>y₁=%{y:.4f}<extra></extra>",
-            ),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[c["x_star"][b, 0]],
-                y=[c["y_star"][b, 0]],
-                mode="markers",
-                name="Nash equilibrium",
-                marker=dict(symbol="star", size=12, color="#d62728"),
-                visible=visible,
-            ),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=t, y=c["energy"][idx, b], name="energy (measured)", line=dict(color="#1f77b4"), visible=visible
-            ),
-            row=1,
-            col=2,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=t,
-                y=np.maximum(c["predicted_energy"][idx, b], 1e-300),
-                name="energy (predicted dissipation)",
-                line=dict(color="#ff7f0e", dash="dash"),
-                visible=visible,
-            ),
-            row=1,
-            col=2,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=t, y=_bin_min(c["min_x"][:, b], idx), name="min_i x_t,i", line=dict(color="#2ca02c"), visible=visible
-            ),
-            row=1,
-            col=3,
-        )
-    steps_ui = []
-    for b, d in enumerate(deltas):
-        vis = [False] * (n_traces * len(deltas))
-        vis[n_traces * b : n_traces * (b + 1)] = [True] * n_traces
-        steps_ui.append(dict(method="update", label=f"{d:g}", args=[{"visible": vis}]))
-    fig.update_layout(
-        sliders=[
-            dict(
-                active=len(deltas) // 2,
-                currentvalue=dict(prefix="δ = ", font=dict(size=14)),
-                steps=steps_ui,
-                y=-0.16,
-                pad=dict(t=30),
-                font=dict(size=10),
+        frames.append(
+            add_frame(
+                fig,
+                [
+                    (
+                        go.Scatter(
+                            x=c["x1"][idx, b],
+                            y=c["y1"][idx, b],
+                            mode="lines",
+                            line=dict(width=1.2, color=PALETTE["blue"]),
+                            name="OMWU iterate",
+                            customdata=t,
+                            hovertemplate="t=%{customdata}<br>x₁=%{x:.4f}<br>y₁=%{y:.4f}<extra></extra>",
+                        ),
+                        1,
+                        1,
+                    ),
+                    (
+                        go.Scatter(
+                            x=[c["x_star"][b, 0]],
+                            y=[c["y_star"][b, 0]],
+                            mode="markers",
+                            name="Nash equilibrium",
+                            marker=dict(symbol="star", size=12, color=PALETTE["red"]),
+                        ),
+                        1,
+                        1,
+                    ),
+                    (
+                        go.Scatter(
+                            x=t, y=c["energy"][idx, b], name="energy (measured)", line=dict(color=PALETTE["blue"])
+                        ),
+                        1,
+                        2,
+                    ),
+                    (
+                        go.Scatter(
+                            x=t,
+                            y=np.maximum(c["predicted_energy"][idx, b], 1e-300),
+                            name="energy (predicted dissipation)",
+                            line=dict(color=PALETTE["orange"], dash="dash"),
+                        ),
+                        1,
+                        2,
+                    ),
+                    (
+                        go.Scatter(
+                            x=t,
+                            y=_bin_min(c["min_x"][:, b], idx),
+                            name="min_i x_t,i",
+                            line=dict(color=PALETTE["green"]),
+                        ),
+                        1,
+                        3,
+                    ),
+                ],
             )
-        ],
-        height=600,
-        margin=dict(l=40, r=20, t=40, b=40),
-        legend=dict(orientation="h", x=0, y=-0.5),
-    )
+        )
+    frame_slider(fig, frames, [f"{d:g}" for d in deltas], prefix="δ = ", active=len(deltas) // 2, y=-0.16)
+    fig.layout.sliders[0].font.size = 10  # twelve labels side by side
+    style(fig, height=600)
+    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.5))
     fig.update_xaxes(range=[0, 1], title_text="x₁", row=1, col=1)
     fig.update_yaxes(range=[0, 1], title_text="y₁", row=1, col=1)
     fig.update_yaxes(type="log", row=1, col=2)
@@ -169,24 +160,27 @@ def rate_figure(results: OMWUResults) -> go.Figure:
     const = float(np.median((c["rate_grid"] / (c["etas"][:, None] ** 2 * c["deltas"][None, :]))[:, easy]))
     fig = go.Figure()
     for k, eta in enumerate(c["etas"]):
-        fig.add_trace(go.Scatter(x=c["deltas"], y=c["rate_grid"][k], mode="lines+markers", name=f"η = {eta:g}"))
+        fig.add_trace(
+            go.Scatter(
+                x=c["deltas"], y=c["rate_grid"][k], mode="lines+markers", name=f"η = {eta:g}", line=dict(color=color(k))
+            )
+        )
         fig.add_trace(
             go.Scatter(
                 x=c["deltas"],
                 y=const * eta**2 * c["deltas"],
                 mode="lines",
-                line=dict(dash="dot", width=1),
+                line=dict(color=color(k), dash="dot", width=1),
                 name=f"{const:.2f}·η²·δ",
                 showlegend=k == 0,
                 legendgroup="ref",
             )
         )
+    style(fig, height=380, top=50)
     fig.update_layout(
         xaxis=dict(type="log", title="δ"),
         yaxis=dict(type="log", title="rate  −d log E/dt"),
-        height=380,
         title=f"fitted: rate ∝ δ^{s['rate_exponent_delta']:.2f} · η^{s['rate_exponent_eta']:.2f}",
-        margin=dict(l=50, r=20, t=50, b=40),
     )
     return fig
 
@@ -197,28 +191,32 @@ def best_iterate_figure(results: OMWUResults) -> go.Figure:
     t = c["steps"][1:]
     idx = np.unique(np.geomspace(1, len(t), MAX_POINTS).astype(int) - 1)
     fig = go.Figure()
-    for key, name in (("worst_kl", "KL to Nash"), ("worst_tv", "TV to Nash"), ("worst_gap", "duality gap")):
-        fig.add_trace(go.Scatter(x=t[idx], y=c[key][1:][idx], name=name))
+    for k, (key, name) in enumerate(
+        (("worst_kl", "KL to Nash"), ("worst_tv", "TV to Nash"), ("worst_gap", "duality gap"))
+    ):
+        fig.add_trace(go.Scatter(x=t[idx], y=c[key][1:][idx], name=name, line=dict(color=color(k))))
     ref = c["worst_gap"][1:][idx][0] * (t[idx] / t[idx][0]) ** -0.5
-    fig.add_trace(go.Scatter(x=t[idx], y=ref, name="∝ T^(-1/2)", line=dict(dash="dot", color="gray")))
+    fig.add_trace(go.Scatter(x=t[idx], y=ref, name="∝ T^(-1/2)", line=REFERENCE_LINE))
+    style(fig, height=360, top=30)
     fig.update_layout(
         xaxis=dict(type="log", title="T"),
         yaxis=dict(type="log", title="worst case over δ of min_{t≤T}"),
-        height=360,
-        margin=dict(l=50, r=20, t=30, b=40),
     )
     return fig
 
 
 def mwu_figure(results: OMWUResults) -> go.Figure:
     """MWU spirals out (energy grows) while OMWU spirals in, on matching pennies."""
-    c = results.curves["mwu"]
+    c = results.curves["mwu_vs_omwu"]
     idx = _bins(len(c["steps"]))
     fig = make_subplots(rows=1, cols=2, subplot_titles=("trajectory (x₁, y₁)", "energy E_t"))
-    for method, color in (("mwu", "#d62728"), ("omwu", "#1f77b4")):
+    for method, line_color in (("mwu", PALETTE["red"]), ("omwu", PALETTE["blue"])):
         fig.add_trace(
             go.Scatter(
-                x=c[method]["x1"][idx], y=c[method]["y1"][idx], name=method.upper(), line=dict(color=color, width=1)
+                x=c[method]["x1"][idx],
+                y=c[method]["y1"][idx],
+                name=method.upper(),
+                line=dict(color=line_color, width=1),
             ),
             row=1,
             col=1,
@@ -228,7 +226,7 @@ def mwu_figure(results: OMWUResults) -> go.Figure:
                 x=c["steps"][idx],
                 y=c[method]["energy"][idx],
                 name=method.upper(),
-                line=dict(color=color),
+                line=dict(color=line_color),
                 showlegend=False,
             ),
             row=1,
@@ -237,8 +235,7 @@ def mwu_figure(results: OMWUResults) -> go.Figure:
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_yaxes(range=[0, 1], scaleanchor="x", row=1, col=1)
     fig.update_yaxes(type="log", row=1, col=2)
-    fig.update_layout(height=360, margin=dict(l=40, r=20, t=40, b=30))
-    return fig
+    return style(fig, height=360)
 
 
 def all_figures(results: OMWUResults) -> dict[str, go.Figure]:

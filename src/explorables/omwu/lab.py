@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..core.labs import canvas_png, setter
+from ..core.labs import canvas_png, interactions
 from . import metrics as M
 from .dynamics import omwu_numpy
 from .equilibrium import solve_nash
@@ -245,16 +245,15 @@ class OMWULab:
 
 
 def benchmark_interactions(lab: OMWULab | None = None) -> dict[str, list]:
-    """Callables that mimic a reader's interactions, for ``benchmarks/run.py``.
-
-    ``"redraw"`` interactions only redraw (budget 150 ms); ``"rerun"`` ones re-run the method
-    (budget 1 s). Each callable changes one control, exactly as a slider drag would.
-    """
+    """The reader's interactions that ``benchmarks/run.py`` times: the time slider only redraws;
+    eta, delta, the game and the horizon re-run the method (the last one at the slowest setting)."""
     lab = lab or OMWULab()
-
-    redraw = [setter(lab.window, t) for t in (500, 1500, 2500, 3500, 4500) * 4]
-    rerun = [setter(lab.eta, e) for e in (0.12, 0.2, 0.3, 0.15)]
-    rerun += [setter(lab.delta, d) for d in (0.01, 0.1, 0.003)]
-    rerun += [setter(lab.game, g) for g in GAMES[1:]] + [setter(lab.game, GAMES[0])]
-    rerun += [setter(lab.steps, 15_000)]  # the slowest setting the panel allows
-    return {"redraw": redraw, "rerun": rerun}
+    return interactions(
+        redraw=[(lab.window, (500, 1500, 2500, 3500, 4500) * 4)],
+        rerun=[
+            (lab.eta, (0.12, 0.2, 0.3, 0.15)),
+            (lab.delta, (0.01, 0.1, 0.003)),
+            (lab.game, (*GAMES[1:], GAMES[0])),
+            (lab.steps, (15_000,)),
+        ],
+    )

@@ -16,15 +16,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import expit
 
-from ..core.checkpoint import Checkpointer, run_parts
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
-from ..core.validation import check_choice, check_in_range, check_int, check_positive
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Float, Int, Positive, Seeds, Tuple, param
+from ..core.validation import check_choice
 from . import data as D
 from .gam import AdditiveBasis
 from .models import drop_feature, fit, log_volume, reducibility_cost, tie_features
@@ -37,79 +39,70 @@ KINDS = ("linear", "logistic", "gam", "gam_logistic")
 class RashomonConfig(ExperimentConfig):
     """Settings of :func:`run`; field defaults are the ``book`` preset."""
 
-    n: int = 2_000
-    w_star: tuple[float, ...] = (2.0, 1.0, 0.5, 0.25, 0.0)
-    sigmas: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
-    flips: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
-    theta: float = 0.01
-    relative_eps: float = 0.05
-    seeds: int = 3
-    n_knots: int = 6
-    gam_ridge: float = 1e-6
-    logistic_ridge: float = 1e-6
-    mc_samples: int = 100_000
-    mc_dim: int = 2
-    mc_n: int = 500
-    view_levels: int = 8
-    view_grid: int = 41
-    view_n: int = 500
+    n_samples: int = param(2_000, Int(50), "samples per synthetic data set of the noise sweeps")
+    w_star: tuple[float, ...] = param(
+        (2.0, 1.0, 0.5, 0.25, 0.0),
+        Tuple(Float(), min_len=4),
+        "true weights w* of the linear and logistic data (>= 4: the sweeps tie w1 = w2 and w3 = w4)",
+    )
+    sigma_grid: tuple[float, ...] = param(
+        (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
+        Tuple(Float(0.0, 100.0, low_inclusive=False)),
+        "std sigma of the Gaussian noise on the targets in the regression sweeps (linear and GAM)",
+    )
+    flip_rate_grid: tuple[float, ...] = param(
+        (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4),
+        Tuple(Float(0.0, 0.5, high_inclusive=False)),
+        "label-flip rates rho of the classification sweeps (logistic and logistic GAM)",
+    )
+    theta: float = param(0.01, Positive(), "absolute Rashomon level theta: loss above the best, eq. (rashomon-set)")
+    relative_eps: float = param(
+        0.05, Positive(), "relative Rashomon level: theta = relative_eps * L(beta_hat), a fraction of the best loss"
+    )
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds each noise level is averaged over (each drawn together with the base seed)"
+    )
+    n_knots: int = param(6, Int(3), "spline knots per feature of the additive models (GAMs)")
+    gam_ridge: float = param(1e-6, Float(0.0, 1.0), "ridge penalty of the GAM fits (keeps the spline basis solvable)")
+    logistic_ridge: float = param(
+        1e-6, Float(0.0, 1.0), "ridge penalty of the logistic fits (keeps separable data finite)"
+    )
+    n_mc_draws: int = param(100_000, Int(1_000), "Monte-Carlo draws per exact Rashomon volume")
+    d_mc: int = param(2, Int(1), "weights (dimension) of the Monte-Carlo volume check")
+    n_mc_samples: int = param(500, Int(50), "samples of the data set of the Monte-Carlo volume check")
+    n_view_levels: int = param(8, Int(2), "noise levels of the two-feature explorable (slider positions)")
+    n_view_points: int = param(41, Int(5), "grid points per axis of the explorable's loss landscape")
+    n_view_samples: int = param(500, Int(50), "samples per data set of the two-feature explorable")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            n=600,
-            sigmas=(0.1, 1.0, 3.0),
-            flips=(0.0, 0.2, 0.4),
-            seeds=1,
-            mc_samples=20_000,
-            view_levels=3,
-            view_grid=21,
-            view_n=200,
+            n_samples=600,
+            sigma_grid=(0.1, 1.0, 3.0),
+            flip_rate_grid=(0.0, 0.2, 0.4),
+            seeds=(0,),
+            n_mc_draws=20_000,
+            n_view_levels=3,
+            n_view_points=21,
+            n_view_samples=200,
         ),
         "book": {},
         "paper": dict(
             device="auto",
-            n=20_000,
-            seeds=20,
-            mc_samples=20_000_000,
-            mc_dim=30,
-            mc_n=5_000,
-            view_grid=61,
-            sigmas=tuple(float(s) for s in np.geomspace(0.05, 4, 16)),
-            flips=tuple(float(r) for r in np.linspace(0, 0.45, 16)),
+            n_samples=20_000,
+            seeds=tuple(range(20)),
+            n_mc_draws=20_000_000,
+            d_mc=30,
+            n_mc_samples=5_000,
+            n_view_points=61,
+            sigma_grid=tuple(float(s) for s in np.geomspace(0.05, 4, 16)),
+            flip_rate_grid=tuple(float(r) for r in np.linspace(0, 0.45, 16)),
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = "a GPU for the 2e7-sample Monte-Carlo check in 30 dimensions (minutes); CPU works"
 
-    def validated(self) -> RashomonConfig:
-        check_int("n", self.n, minimum=50)
-        if len(self.w_star) < 2:
-            raise ValueError("w_star must have at least two entries")
-        for s in self.sigmas:
-            check_in_range("sigmas", s, 0.0, 100.0, low_inclusive=False)
-        for r in self.flips:
-            check_in_range("flips", r, 0.0, 0.5, high_inclusive=False)
-        check_positive("theta", self.theta)
-        check_positive("relative_eps", self.relative_eps)
-        check_int("seeds", self.seeds, minimum=1)
-        check_int("n_knots", self.n_knots, minimum=3)
-        check_int("mc_samples", self.mc_samples, minimum=1_000)
-        check_int("mc_dim", self.mc_dim, minimum=1)
-        check_int("view_levels", self.view_levels, minimum=2)
-        check_int("view_grid", self.view_grid, minimum=5)
-        check_int("mc_n", self.mc_n, minimum=50)
-        check_int("view_n", self.view_n, minimum=50)
-        check_in_range("gam_ridge", self.gam_ridge, 0.0, 1.0)
-        check_in_range("logistic_ridge", self.logistic_ridge, 0.0, 1.0)
-        if not all(np.isfinite(self.w_star)):
-            raise ValueError("w_star must hold finite numbers")
-        return self
 
-
-@dataclass
-class RashomonResults:
-    config: RashomonConfig
-    summary: dict[str, Any]
-    curves: dict[str, Any] = field(repr=False)
+class RashomonResults(Results[RashomonConfig]):
+    """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""
 
 
 # --- one noisy data set of each kind, its fit and its simplifications ---------------------------------
@@ -120,20 +113,20 @@ def _problem(kind: str, level: float, seed: int, cfg: RashomonConfig):
     if kind in ("linear", "logistic"):
         d = len(cfg.w_star)
         if kind == "linear":
-            X, y = D.linear_data(cfg.n, cfg.w_star, level, seed)
+            X, y = D.linear_data(cfg.n_samples, cfg.w_star, level, seed)
             loss, ridge = "squared", 0.0
         else:
-            X, y = D.logistic_data(cfg.n, cfg.w_star, level, seed)
+            X, y = D.logistic_data(cfg.n_samples, cfg.w_star, level, seed)
             loss, ridge = "logistic", cfg.logistic_ridge
         simplifications = {f"drop w{j + 1}": drop_feature(d, j) for j in range(d)}
         simplifications["w1 = w2"] = tie_features(d, 0, 1)
         simplifications["w3 = w4"] = tie_features(d, 2, 3)
         return X, y, loss, ridge, simplifications, None
     if kind == "gam":
-        X, y = D.additive_data(cfg.n, level, seed)
+        X, y = D.additive_data(cfg.n_samples, level, seed)
         loss = "squared"
     else:
-        X, y = D.additive_logistic_data(cfg.n, level, seed)
+        X, y = D.additive_logistic_data(cfg.n_samples, level, seed)
         loss = "logistic"
     basis = AdditiveBasis(X, n_knots=cfg.n_knots)
     names = list(D.SHAPES)
@@ -150,12 +143,12 @@ def _model_size(kind: str, fitted, basis: AdditiveBasis | None) -> float:
 
 
 def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
-    levels = cfg.sigmas if kind in ("linear", "gam") else cfg.flips
+    levels = cfg.sigma_grid if kind in ("linear", "gam") else cfg.flip_rate_grid
     rows = []
     shapes = {}
     for i, level in enumerate(levels):
         per_seed = []
-        for seed in range(cfg.seeds):
+        for seed in cfg.seeds:
             rng = np.random.default_rng([cfg.seed, seed])
             design, y, loss, ridge, simplifications, basis = _problem(kind, level, rng, cfg)
             fitted = fit(design, y, loss, ridge)
@@ -172,7 +165,7 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
                     "costs": costs,
                 }
             )
-            if basis is not None and seed == 0 and i in (0, len(levels) - 1):  # shapes of the first seed
+            if basis is not None and seed == cfg.seeds[0] and i in (0, len(levels) - 1):  # shapes of the first seed
                 grid = np.linspace(-1, 1, 101)
                 shapes[f"level_{i}"] = np.array([basis.shape(fitted.w, j, grid) for j in range(basis.d)])
         names = list(per_seed[0]["costs"])
@@ -201,7 +194,7 @@ def _real(cfg: RashomonConfig) -> dict:
         rows = []
         for level in levels:
             per_seed = []
-            for seed in range(cfg.seeds):
+            for seed in cfg.seeds:
                 rng = np.random.default_rng([cfg.seed, seed])
                 yy = y + level * rng.standard_normal(len(y)) if loss == "squared" else D.flip_labels(y, level, rng)
                 fitted = fit(X, yy, loss, ridge=1e-3 if loss == "logistic" else 0.0)
@@ -227,14 +220,14 @@ def _real(cfg: RashomonConfig) -> dict:
 
 def _exactness(cfg: RashomonConfig) -> dict:
     """Monte-Carlo volumes of exact sets against the closed form (linear) and Laplace (logistic)."""
-    w = np.r_[1.0, 0.5, np.zeros(max(cfg.mc_dim - 2, 0))][: cfg.mc_dim]
-    X, y = D.linear_data(cfg.mc_n, w, 1.0, cfg.seed)
+    w = np.r_[1.0, 0.5, np.zeros(max(cfg.d_mc - 2, 0))][: cfg.d_mc]
+    X, y = D.linear_data(cfg.n_mc_samples, w, 1.0, cfg.seed)
     lin = fit(X, y)
-    mc_lin = exact_log_volume(X, y, lin, cfg.theta, cfg.mc_samples, seed=cfg.seed, device=cfg.device)
-    X, y = D.logistic_data(cfg.mc_n, w, 0.1, cfg.seed)
+    mc_lin = exact_log_volume(X, y, lin, cfg.theta, cfg.n_mc_draws, seed=cfg.seed, device=cfg.device)
+    X, y = D.logistic_data(cfg.n_mc_samples, w, 0.1, cfg.seed)
     logi = fit(X, y, "logistic", cfg.logistic_ridge)
     out = {
-        "dim": cfg.mc_dim,
+        "dim": cfg.d_mc,
         "linear": {
             "closed_form": log_volume(lin, cfg.theta),
             "monte_carlo": mc_lin.log_volume,
@@ -245,7 +238,7 @@ def _exactness(cfg: RashomonConfig) -> dict:
         "logistic": [],
     }
     for level in (cfg.theta / 10, cfg.theta, 5 * cfg.theta):
-        mc = exact_log_volume(X, y, logi, level, cfg.mc_samples, seed=cfg.seed, device=cfg.device)
+        mc = exact_log_volume(X, y, logi, level, cfg.n_mc_draws, seed=cfg.seed, device=cfg.device)
         out["logistic"].append(
             {
                 "theta": level,
@@ -284,19 +277,19 @@ def profile_loss_grid(X, y, loss: str, w1: np.ndarray, w2: np.ndarray, ridge: fl
 
 def _views(cfg: RashomonConfig) -> tuple[dict, dict]:
     """Two-feature problems at several noise levels: profile-loss grids, fits and costs."""
-    sig = np.geomspace(0.2, 3.0, cfg.view_levels)
-    rho = np.linspace(0.0, 0.4, cfg.view_levels)
-    w1, w2 = np.linspace(-0.6, 2.0, cfg.view_grid), np.linspace(-0.6, 1.6, cfg.view_grid)
+    sig = np.geomspace(0.2, 3.0, cfg.n_view_levels)
+    rho = np.linspace(0.0, 0.4, cfg.n_view_levels)
+    w1, w2 = np.linspace(-0.6, 2.0, cfg.n_view_points), np.linspace(-0.6, 1.6, cfg.n_view_points)
     curves = {"sigma": sig, "rho": rho, "w1": w1, "w2": w2}
     summary = {"sigma": sig.tolist(), "rho": rho.tolist()}
     for kind, levels, w_star in (("linear", sig, (1.2, 0.6)), ("logistic", rho, (1.5, 0.8))):
         grids, fits, costs = [], [], []
         for level in levels:
             if kind == "linear":
-                X, y = D.linear_data(cfg.view_n, w_star, float(level), cfg.seed, correlation=0.5)
+                X, y = D.linear_data(cfg.n_view_samples, w_star, float(level), cfg.seed, correlation=0.5)
                 loss, ridge = "squared", 0.0
             else:
-                X, y = D.logistic_data(cfg.view_n, w_star, float(level), cfg.seed)
+                X, y = D.logistic_data(cfg.n_view_samples, w_star, float(level), cfg.seed)
                 loss, ridge = "logistic", cfg.logistic_ridge
             fitted = fit(X, y, loss, ridge)
             grids.append(profile_loss_grid(X, y, loss, w1, w2, ridge) - fitted.loss_value)
@@ -313,17 +306,14 @@ def run(
     config: RashomonConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> RashomonResults:
     """Run every experiment of the chapter; finished parts are checkpointed (see the runner)."""
-    cfg = (config or RashomonConfig.preset("book")).validated()
-    checkpoint = checkpoint or Checkpointer(None)
-    checkpoint.bind(cfg.identity())
+    cfg, checkpoint = start_run(RashomonConfig, config, checkpoint)
     parts = {
         **{k: (lambda k=k: _sweep(k, cfg)) for k in KINDS},
         "real": lambda: (_real(cfg), {}),
         "exactness": lambda: (_exactness(cfg), {}),
         "views": lambda: _views(cfg),
     }
-    summary, curves, timings = run_parts(checkpoint, parts, progress)
-    summary["timings"] = timings
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
     return RashomonResults(config=cfg, summary=summary, curves=curves)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, frame_slider, style
 from .experiment import KINDS, RashomonResults
 
 TITLES = {
@@ -14,8 +15,9 @@ TITLES = {
     "gam": "regression GAM (noise σ)",
     "gam_logistic": "logistic GAM (label flips ρ)",
 }
-LINE_STYLE = dict(color="#444", width=1, dash="dot")
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+#: one colour per model class, and for the simplifications / shape functions drawn in order
+KIND_COLORS = dict(zip(KINDS, (PALETTE[k] for k in ("blue", "red", "green", "purple")), strict=True))
+SERIES = tuple(PALETTE[k] for k in ("blue", "red", "green", "purple", "orange", "brown", "pink", "cyan"))
 
 
 def explorable_figure(results: RashomonResults) -> go.Figure:
@@ -31,10 +33,9 @@ def explorable_figure(results: RashomonResults) -> go.Figure:
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("linear regression", "logistic regression"), horizontal_spacing=0.1
     )
-    per_level = 0
     n_levels = len(c["sigma"])
+    frames = []
     for k in range(n_levels):
-        visible = k == 0
         traces = []
         for col, kind in ((1, "linear"), (2, "logistic")):
             excess = c[kind]["excess_loss"][k]
@@ -54,7 +55,6 @@ def explorable_figure(results: RashomonResults) -> go.Figure:
                         line=dict(width=0.5),
                         name="log10 excess loss",
                         showlegend=False,
-                        visible=visible,
                         hovertemplate="w1=%{x:.2f}, w2=%{y:.2f}<br>log10(L − L̂)=%{z:.2f}<extra></extra>",
                     ),
                 )
@@ -72,14 +72,11 @@ def explorable_figure(results: RashomonResults) -> go.Figure:
                             z=np.round(excess, 5),
                             contours=dict(start=level, end=level, size=1, coloring="lines"),
                             line=dict(width=2.5, dash=dash),
-                            colorscale=[[0, "#1f77b4"], [1, "#1f77b4"]]
-                            if col == 1
-                            else [[0, "#d62728"], [1, "#d62728"]],
+                            colorscale=[[0, KIND_COLORS[kind]], [1, KIND_COLORS[kind]]],
                             showscale=False,
                             name=name,
                             showlegend=col == 1,
                             hoverinfo="skip",
-                            visible=visible,
                         ),
                     )
                 )
@@ -93,13 +90,10 @@ def explorable_figure(results: RashomonResults) -> go.Figure:
                         marker=dict(size=9, color="black"),
                         name="best fit ŵ",
                         showlegend=col == 1,
-                        visible=visible,
                     ),
                 )
             )
-        for col, trace in traces:
-            fig.add_trace(trace, row=1, col=col)
-        per_level = len(traces)
+        frames.append(add_frame(fig, [(trace, 1, col) for col, trace in traces]))
     lo, hi = max(w1[0], w2[0]), min(w1[-1], w2[-1])
     simplification_lines = (
         ("w1 = 0", [0, 0], [w2[0], w2[-1]]),
@@ -109,25 +103,17 @@ def explorable_figure(results: RashomonResults) -> go.Figure:
     for col in (1, 2):  # the simplification lines, always visible
         for name, xs, ys in simplification_lines:
             fig.add_trace(
-                go.Scatter(x=xs, y=ys, mode="lines", line=LINE_STYLE, name=name, showlegend=False, hoverinfo="name"),
+                go.Scatter(
+                    x=xs, y=ys, mode="lines", line=REFERENCE_LINE, name=name, showlegend=False, hoverinfo="name"
+                ),
                 row=1,
                 col=col,
             )
-    n_fixed = 2 * len(simplification_lines)
-    steps = []
-    for k in range(n_levels):
-        vis = [False] * (per_level * n_levels) + [True] * n_fixed
-        vis[per_level * k : per_level * (k + 1)] = [True] * per_level
-        label = f"σ={c['sigma'][k]:.2g} · ρ={c['rho'][k]:.2g}"
-        steps.append(dict(method="update", label=label, args=[{"visible": vis}]))
-    fig.update_layout(
-        sliders=[
-            dict(active=0, steps=steps, currentvalue=dict(prefix="noise: "), y=-0.12, pad=dict(t=30), font=dict(size=9))
-        ],
-        height=560,
-        margin=dict(l=40, r=20, t=40, b=40),
-        legend=dict(orientation="h", y=-0.45),
-    )
+    labels = [f"σ={c['sigma'][k]:.2g} · ρ={c['rho'][k]:.2g}" for k in range(n_levels)]
+    frame_slider(fig, frames, labels, prefix="noise: ", y=-0.12)
+    fig.layout.sliders[0].font.size = 9
+    style(fig, height=560)
+    fig.update_layout(legend=dict(orientation="h", y=-0.45))
     for col in (1, 2):
         fig.update_xaxes(title_text="w1", range=[w1[0], w1[-1]], row=1, col=col)
         fig.update_yaxes(title_text="w2", range=[w2[0], w2[-1]], row=1, col=col)
@@ -151,7 +137,7 @@ def cost_figure(results: RashomonResults) -> go.Figure:
                     legendgroup=name,
                     showlegend=col == 0,
                     marker=dict(size=4),
-                    line=dict(color=PALETTE[j % len(PALETTE)]),
+                    line=dict(color=SERIES[j % len(SERIES)]),
                 ),
                 row=row + 1,
                 col=col + 1,
@@ -159,9 +145,8 @@ def cost_figure(results: RashomonResults) -> go.Figure:
         fig.add_hline(y=cfg.theta, line=dict(color="black", dash="dash", width=1), row=row + 1, col=col + 1)
         fig.update_yaxes(type="log", range=[-5, 0.8], title_text="cost" if col == 0 else None, row=row + 1, col=col + 1)
         fig.update_xaxes(title_text=s[kind]["noise"], row=row + 1, col=col + 1)
+    style(fig, height=720)
     fig.update_layout(
-        height=720,
-        margin=dict(l=50, r=20, t=40, b=40),
         legend=dict(font=dict(size=9)),
         title=dict(text=f"dashed: θ = {cfg.theta:g} (below it: reachable)", font=dict(size=12)),
     )
@@ -176,7 +161,7 @@ def mechanism_figure(results: RashomonResults) -> go.Figure:
         cols=3,
         subplot_titles=("log-volume, absolute θ", "simplifications reachable", "size of the fitted model"),
     )
-    colors = dict(zip(KINDS, ("#1f77b4", "#d62728", "#2ca02c", "#9467bd"), strict=True))
+    colors = KIND_COLORS
     for kind in KINDS:
         x = np.arange(len(s[kind]["levels"]))
         v = np.array(s[kind]["log_volume_abs"])
@@ -220,7 +205,8 @@ def mechanism_figure(results: RashomonResults) -> go.Figure:
     fig.update_yaxes(title_text="relative to the least noisy", row=1, col=3)
     for col in (1, 2, 3):
         fig.update_xaxes(title_text="noise level (index, low → high)", row=1, col=col)
-    fig.update_layout(height=420, margin=dict(l=50, r=20, t=40, b=40), legend=dict(orientation="h", y=-0.3))
+    style(fig, height=420)
+    fig.update_layout(legend=dict(orientation="h", y=-0.3))
     return fig
 
 
@@ -240,7 +226,7 @@ def shapes_figure(results: RashomonResults) -> go.Figure:
                     go.Scatter(
                         x=grid,
                         y=c[kind]["shapes"][key][j],
-                        line=dict(dash=dash, color=PALETTE[j]),
+                        line=dict(dash=dash, color=SERIES[j]),
                         name=f"{name}, {tag}",
                         legendgroup=name,
                         showlegend=col == 1,
@@ -248,11 +234,11 @@ def shapes_figure(results: RashomonResults) -> go.Figure:
                     row=1,
                     col=col,
                 )
-    fig.update_layout(height=380, margin=dict(l=40, r=20, t=40, b=30))
-    return fig
+    return style(fig, height=380)
 
 
 def all_figures(results: RashomonResults) -> dict[str, go.Figure]:
+    """Every figure of the chapter by name (the command line saves these)."""
     return {
         "explorable": explorable_figure(results),
         "costs": cost_figure(results),

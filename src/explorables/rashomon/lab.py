@@ -12,10 +12,13 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..core.labs import canvas_png, setter
+from ..core.figures import PALETTE
+from ..core.labs import canvas_png, interactions
 from . import data as D
 from .experiment import KINDS, RashomonConfig, _problem
 from .models import drop_feature, fit, reducibility_cost
+
+REACHABLE, UNREACHABLE = PALETTE["green"], PALETTE["grey"]
 
 LABELS = {
     "linear": "linear regression",
@@ -30,7 +33,7 @@ class RashomonLab:
 
     def __init__(self, kind: str = "logistic", noise: float = 0.2, n: int = 2_000):
         style, lay = {"description_width": "120px"}, widgets.Layout(width="340px")
-        self.config = RashomonConfig.preset("book", n=n)
+        self.config = RashomonConfig.preset("book", n_samples=n)
         self.dataset = widgets.Dropdown(
             options=["synthetic", *D.REAL_DATASETS], value="synthetic", description="data", style=style, layout=lay
         )
@@ -102,19 +105,19 @@ class RashomonLab:
         ax_model.clear()
         names = list(self.costs)
         costs = np.maximum(np.array([self.costs[n] for n in names]), 1e-7)
-        self._bars = ax_cost.barh(names, costs, color="#bbbbbb")
+        self._bars = ax_cost.barh(names, costs, color=UNREACHABLE)
         self._line = ax_cost.axvline(self.level(), color="black", ls="--", lw=1)
         ax_cost.set(xscale="log", xlim=(1e-6, 10), title="reducibility cost (green: reachable)")
         ax_cost.invert_yaxis()
         ax_cost.tick_params(labelsize=8)
         if self.feature_names is not None:
             x = np.arange(len(self.fitted.w))
-            ax_model.bar(x, self.fitted.w, color="#1f77b4", label="fitted ŵ (standardised features)")
+            ax_model.bar(x, self.fitted.w, color=PALETTE["blue"], label="fitted ŵ (standardised features)")
             ax_model.set(title="weights", xticks=x[:: max(1, len(x) // 10)])
         elif self.basis is None:
             w_star = np.asarray(self.config.w_star)
             x = np.arange(len(w_star))
-            ax_model.bar(x, self.fitted.w, color="#1f77b4", label="fitted ŵ")
+            ax_model.bar(x, self.fitted.w, color=PALETTE["blue"], label="fitted ŵ")
             ax_model.plot(x, w_star, "k_", ms=20, mew=2, label="true w*")
             ax_model.set(xticks=x, xticklabels=[f"w{i + 1}" for i in x], title="weights")
         else:
@@ -143,7 +146,7 @@ class RashomonLab:
         canvas = self._fig.canvas
         canvas.restore_region(self._background)
         for bar, ok in zip(self._bars, reachable, strict=True):
-            bar.set_color("#2ca02c" if ok else "#bbbbbb")
+            bar.set_color(REACHABLE if ok else UNREACHABLE)
             bar.axes.draw_artist(bar)
         self._line.set_xdata([level, level])
         self._line.axes.draw_artist(self._line)
@@ -155,12 +158,15 @@ class RashomonLab:
 
 
 def benchmark_interactions(lab: RashomonLab | None = None) -> dict[str, list]:
-    """Scripted interactions for ``benchmarks/run.py`` (see :func:`explorables.omwu.lab.benchmark_interactions`)."""
+    """The reader's interactions that ``benchmarks/run.py`` times: the level and its convention only
+    redraw; the noise, the model class, the seed and the data set refit."""
     lab = lab or RashomonLab()
-
-    redraw = [setter(lab.theta, t) for t in (0.001, 0.003, 0.03, 0.1, 0.01) * 3]
-    redraw += [setter(lab.relative, r) for r in (True, False)]
-    rerun = [setter(lab.noise, v) for v in (0.05, 0.3, 0.1)]
-    rerun += [setter(lab.kind, k) for k in (*KINDS[1:], KINDS[0])] + [setter(lab.seed, 3)]
-    rerun += [setter(lab.dataset, d) for d in (*D.REAL_DATASETS, "synthetic")]
-    return {"redraw": redraw, "rerun": rerun}
+    return interactions(
+        redraw=[(lab.theta, (0.001, 0.003, 0.03, 0.1, 0.01) * 3), (lab.relative, (True, False))],
+        rerun=[
+            (lab.noise, (0.05, 0.3, 0.1)),
+            (lab.kind, (*KINDS[1:], KINDS[0])),
+            (lab.seed, (3,)),
+            (lab.dataset, (*D.REAL_DATASETS, "synthetic")),
+        ],
+    )

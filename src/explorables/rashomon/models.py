@@ -169,13 +169,24 @@ def log_volume(fitted: Fit, level: float) -> float:
 
 
 def reducibility_cost(fitted: Fit, C: np.ndarray) -> float:
-    """Second-order reducibility cost ``1/2 (C w)^T (C H^-1_ww C^T)^-1 (C w)`` (exact for squared loss)."""
+    r"""The loss a simplification ``C w = 0`` costs, eq. (rashomon-cost): exact for the squared loss.
+
+    Near the best fit the loss is the bowl :math:`L(\hat\beta + \Delta) = L(\hat\beta) + \frac12
+    \Delta^T H \Delta` (exactly so for least squares). Minimising the bowl over the intercept and the
+    weights with :math:`C(\hat w + \Delta_w) = 0` gives
+    :math:`c(C) = \frac12 (C\hat w)^T (C [H^{-1}]_{ww} C^T)^{-1} (C\hat w)`: a Mahalanobis distance from
+    :math:`\hat w` to the constraint. The simplification is reachable in :math:`R_\theta` iff
+    :math:`c(C) \le \theta`, eq. (rashomon-set).
+    """
     C = np.atleast_2d(np.asarray(C, dtype=np.float64))
     d = fitted.w.size
     if C.shape[1] != d:
         raise ValueError(f"constraint C must have {d} columns (one per weight), got shape {C.shape}")
+    # [H^-1]_ww: the w block of the inverse Hessian (the block of the inverse lets the intercept re-fit freely)
     cov = np.linalg.inv(fitted.hessian)[1:, 1:]
+    # C w_hat: how far the best fit is from obeying the simplification (0 if it already does)
     cw = C @ fitted.w
+    # c(C) = 1/2 (C w_hat)^T (C [H^-1]_ww C^T)^-1 (C w_hat), eq. (rashomon-cost)
     return float(0.5 * cw @ np.linalg.solve(C @ cov @ C.T, cw))
 
 
