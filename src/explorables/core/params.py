@@ -2,7 +2,7 @@
 
 A chapter's config declares every field with :func:`param`::
 
-    sweep_steps: int = param(20_000, Int(10), "OMWU steps per run of the delta sweep")
+    n_sweep_steps: int = param(20_000, Int(10), "OMWU steps per run of the bottleneck sweep")
 
 and :meth:`~explorables.core.config.ExperimentConfig.validated` applies every rule, so no chapter
 writes its own imperative validation; cross-field rules stay as a small ``cross_checks`` method.
