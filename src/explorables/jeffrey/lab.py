@@ -70,8 +70,14 @@ class JeffreyLab:
             cfg = results.config
             den_state, clf_state = results.curves["toy_model"]["denoiser"], results.curves["toy"]["classifier_state"]
         else:
+            # the book's network sizes and T (so the latency is the page's), trained briefly
+            book = JeffreyConfig.preset("book")
             cfg = JeffreyConfig.preset(
-                "smoke", n_diffusion_steps=30, n_toy_denoiser_steps=600, toy_d_hidden=64, n_toy_classifier_steps=300
+                "smoke",
+                n_diffusion_steps=book.n_diffusion_steps,
+                toy_d_hidden=book.toy_d_hidden,
+                n_toy_denoiser_steps=500,
+                n_toy_classifier_steps=200,
             )
             den_state, clf_state = _train_small(cfg)
         self.device = torch.device("cpu")
