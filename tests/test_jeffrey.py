@@ -370,3 +370,17 @@ def test_verdict_functions_give_each_outcome():
     assert C.independence_verdict(s(0.1), s(0.02), s(0.2), s(0.05)).startswith("yes")
     assert C.independence_verdict(s(0.1), s(0.02), s(0.2), s(0.15)).startswith("partly")
     assert C.independence_verdict(s(0.1), s(0.08), s(0.2), s(0.15)).startswith("no")
+
+
+def test_fairness_sentence_follows_the_verdict():
+    im: dict = {}
+    R = type("R", (), {"summary": {"images": im}})  # a results stand-in with just the numbers the sentence reads
+
+    for mi_after, tv_after, word in ((0.02, 0.05, "independent"), (0.02, 0.19, "direction"), (0.09, 0.19, "not")):
+        im.update(
+            fair_mutual_information_unguided=s(0.1),
+            fair_mutual_information_jeffrey=s(mi_after),
+            fair_tv_unguided=s(0.2),
+            fair_tv_jeffrey=s(tv_after),
+        )
+        assert word in C.fairness_sentence(R)

@@ -65,7 +65,7 @@ def _train_small(cfg: JeffreyConfig) -> tuple[dict, dict]:
 class JeffreyLab:
     """The panel; ``JeffreyLab(results).widget`` is what the notebook displays."""
 
-    def __init__(self, results: JeffreyResults | None = None, n_samples: int = 600, seed: int = 0):
+    def __init__(self, results: JeffreyResults | None = None, n_samples: int = 500, seed: int = 0):
         if results is not None:
             cfg = results.config
             den_state, clf_state = results.curves["toy_model"]["denoiser"], results.curves["toy"]["classifier_state"]
@@ -174,35 +174,48 @@ class JeffreyLab:
             self.n_samples, q_cells, torch.Generator().manual_seed(self.seed + 1)
         ).numpy()
         self.q_cells = q_cells
+        self._draw_static()
         self.redraw()
 
-    def redraw(self, _change=None) -> None:
-        """Draw the chosen point set and the cell marginals (achieved, target, model)."""
-        pts = {SHOW[0]: self.samples, SHOW[1]: self.exact, SHOW[2]: self.unguided}[self.show.value]
+    def _draw_static(self) -> None:
+        """Axes, guide lines and the bars (they change only on a rerun); the points are blitted by :meth:`redraw`."""
         ax, bx = self._ax_pts, self._ax_bar
         ax.clear()
         bx.clear()
-        cells = Y.toy_cells(torch.as_tensor(pts)).numpy()
-        ax.scatter(pts[:, 0], pts[:, 1], s=3, c=[COLORS[c] for c in cells], alpha=0.6, linewidths=0)
         ax.axhline(0, color="grey", lw=0.5)
         ax.axvline(0, color="grey", lw=0.5)
-        ax.set(xlim=(-3.2, 3.2), ylim=(-3.2, 3.2), title=self.show.value, aspect="equal")
-        achieved = cell_frequencies(Y.toy_cells(torch.as_tensor(self.samples)), 4)
+        ax.set(xlim=(-3.2, 3.2), ylim=(-3.2, 3.2), aspect="equal")
+        self.achieved = cell_frequencies(Y.toy_cells(torch.as_tensor(self.samples)), 4)
         xs = np.arange(4)
         bx.bar(xs - 0.27, self.p_model, 0.27, color=PALETTE["grey"], label="model p")
-        bx.bar(xs, achieved, 0.27, color=PALETTE["dark_blue"], label="guided")
+        bx.bar(xs, self.achieved, 0.27, color=PALETTE["dark_blue"], label="guided")
         bx.bar(xs + 0.27, self.q_cells, 0.27, color=PALETTE["red"], label="target q")
         bx.set_xticks(xs, ["−,−", "−,+", "+,−", "+,+"])
         bx.set(ylim=(0, 1), title="cell marginal (signs of x₁, x₂)")
         bx.legend(fontsize=8, loc="upper center", ncol=3)
         for a in (ax, bx):
             a.tick_params(labelsize=8)
+        self._points = ax.scatter([], [], s=3, alpha=0.6, linewidths=0, animated=True)
+        self._title = ax.set_title("", animated=True)
         self._fig.canvas.draw()
-        self.image.value = canvas_png(self._fig.canvas)
+        self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
         self.status.value = (
-            f"<small>TV(guided, target) = {tv_distance(achieved, self.q_cells):.3f}; "
+            f"<small>TV(guided, target) = {tv_distance(self.achieved, self.q_cells):.3f}; "
             f"TV(model, target) = {tv_distance(self.p_model, self.q_cells):.3f}</small>"
         )
+
+    def redraw(self, _change=None) -> None:
+        """Blit the chosen point set (guided, exact Jeffrey target or unguided) onto the static picture."""
+        pts = {SHOW[0]: self.samples, SHOW[1]: self.exact, SHOW[2]: self.unguided}[self.show.value]
+        canvas = self._fig.canvas
+        canvas.restore_region(self._background)
+        cells = Y.toy_cells(torch.as_tensor(pts)).numpy()
+        self._points.set_offsets(pts)
+        self._points.set_facecolor(np.asarray(COLORS)[cells])
+        self._title.set_text(self.show.value)
+        self._ax_pts.draw_artist(self._points)
+        self._ax_pts.draw_artist(self._title)
+        self.image.value = canvas_png(canvas)
 
 
 def benchmark_interactions(lab: JeffreyLab | None = None) -> dict[str, list]:
