@@ -55,22 +55,24 @@ def joint_verdict(mmd_before: Stat, mmd_after: Stat, cond_before: Stat, cond_aft
 
 
 def comparison_verdict(jeffrey: Stat, baseline: Stat, lower_is_better: bool = True) -> str:
-    """Jeffrey against the baseline on one number. The difference counts when it exceeds the two sds added.
-    Yes: Jeffrey clearly better. Partly: within that noise band. No: the baseline clearly better."""
+    """Is Jeffrey guidance better than the baseline on one number? A difference counts when it exceeds
+    the two sds added. Yes: Jeffrey clearly better. No otherwise, saying whether it is a tie within
+    that band or the baseline is clearly better (a tie does not reproduce "better")."""
     sign = 1.0 if lower_is_better else -1.0
     gap = sign * (baseline["mean"] - jeffrey["mean"])
     noise = jeffrey["sd"] + baseline["sd"]
     if gap > noise:
         return "yes: Jeffrey guidance is clearly better"
     if gap >= -noise:
-        return "partly: a tie within the seed-to-seed spread"
+        return "no: not better; a tie within the seed-to-seed spread"
     return "no: plain classifier guidance is clearly better here"
 
 
-def control_verdict(tv_to_control: Stat, tv_to_fair: Stat, tol: float = 0.1) -> str:
-    """Control: guiding to another target must land on it (TV <= ``tol``) and not on the fairness target
-    (TV to it >= 2x the TV to its own target). Yes if both, no otherwise."""
-    if tv_to_control["mean"] <= tol and tv_to_fair["mean"] >= 2 * tv_to_control["mean"]:
+def control_verdict(tv_to_control: Stat, tv_to_fair: Stat, tv_unguided: Stat) -> str:
+    """Control: guiding to another target must land near it, not on the fairness target. Yes: the TV to
+    its own target is cut at least 3x from the unguided model's, and the TV to the fairness target is
+    at least twice the TV to its own. No otherwise."""
+    if tv_to_control["mean"] <= tv_unguided["mean"] / 3 and tv_to_fair["mean"] >= 2 * tv_to_control["mean"]:
         return "yes: the samples follow the target they are given, not a generic decorrelation"
     return "no: the control does not land on its own target"
 
@@ -141,7 +143,7 @@ def claims(results: JeffreyResults) -> list[Claim]:
             f"Jeffrey guidance toward a reversed-coupling target (coupling {cfg.control_coupling:g})",
             f"TV to its own target {_pm(t['control_tv_to_control'])} (unguided {_pm(t['control_tv_unguided'])}); "
             f"to p(a)p(b) {_pm(t['control_tv_to_fair'])}",
-            control_verdict(t["control_tv_to_control"], t["control_tv_to_fair"]),
+            control_verdict(t["control_tv_to_control"], t["control_tv_to_fair"], t["control_tv_unguided"]),
         ),
     ]
     if "images" in s:
