@@ -70,9 +70,11 @@ def comparison_verdict(jeffrey: Stat, baseline: Stat, lower_is_better: bool = Tr
 
 def control_verdict(tv_to_control: Stat, tv_to_fair: Stat, tv_unguided: Stat) -> str:
     """Control: guiding to another target must land near it, not on the fairness target. Yes: the TV to
-    its own target is cut at least 3x from the unguided model's, and the TV to the fairness target is
-    at least twice the TV to its own. No otherwise."""
-    if tv_to_control["mean"] <= tv_unguided["mean"] / 3 and tv_to_fair["mean"] >= 2 * tv_to_control["mean"]:
+    its own target is cut at least 3x from the unguided model's, and the samples are clearly closer to
+    their own target than to the fairness target (the two TVs apart by more than their sds added).
+    No otherwise."""
+    closer = tv_to_control["mean"] + tv_to_control["sd"] < tv_to_fair["mean"] - tv_to_fair["sd"]
+    if tv_to_control["mean"] <= tv_unguided["mean"] / 3 and closer:
         return "yes: the samples follow the target they are given, not a generic decorrelation"
     return "no: the control does not land on its own target"
 
