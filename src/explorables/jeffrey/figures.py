@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from matplotlib.figure import Figure
 from plotly.subplots import make_subplots
 
 from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
@@ -149,30 +148,25 @@ def sweep_figure(results: JeffreyResults) -> go.Figure:
     return style(fig, height=340, legend_below=True, bottom=80)
 
 
-def digits_figure(results: JeffreyResults) -> Figure:
+def digits_figure(results: JeffreyResults) -> go.Figure:
     """Rows of images: held-out real, unguided, Jeffrey (embedding target), classifier guidance, Jeffrey (fairness)."""
     c = results.curves["images"]
-    rows = [
-        ("held-out real", "real"),
-        ("unguided", "unguided"),
-        ("Jeffrey: embedding", "jeffrey"),
-        ("classifier guidance", "classifier"),
-        ("Jeffrey: fairness", "fair_jeffrey"),
-    ]
+    rows = [("held-out real", "real"), ("unguided", "unguided"), ("Jeffrey: embedding", "jeffrey"),
+            ("classifier guidance", "classifier"), ("Jeffrey: fairness", "fair_jeffrey")]  # fmt: skip
     n = min(12, len(c["real"]))
-    fig = Figure(figsize=(n * 0.55 + 1.6, len(rows) * 0.62), dpi=100)
-    axes = fig.subplots(len(rows), n, squeeze=False)
-    for r, (label, key) in enumerate(rows):
+    first = np.asarray(c["real"][0])
+    channels, h, w = first.shape
+    pad = max(1, h // 8)
+    mosaic = np.full((len(rows) * (h + pad), n * (w + pad), 3), 255, dtype=np.uint8)
+    for r, (_, key) in enumerate(rows):
         for j in range(n):
-            ax = axes[r, j]
-            img = np.asarray(c[key][j])
-            img = img[0] if img.shape[0] == 1 else np.transpose((img + 1) / 2, (1, 2, 0))
-            ax.imshow(img, cmap="gray_r" if img.ndim == 2 else None, vmin=-1 if img.ndim == 2 else 0, vmax=1)
-            ax.set_xticks([])
-            ax.set_yticks([])
-        axes[r, 0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=8)
-    fig.subplots_adjust(left=0.2, right=0.99, top=0.99, bottom=0.01, wspace=0.05, hspace=0.05)
-    return fig
+            img = (np.asarray(c[key][j]).transpose(1, 2, 0) + 1) / 2  # [-1, 1] -> [0, 1], H x W x C
+            img = np.repeat(1 - img, 3, axis=2) if channels == 1 else img  # digits: dark ink on white
+            mosaic[r * (h + pad) : r * (h + pad) + h, j * (w + pad) : j * (w + pad) + w] = np.clip(img * 255, 0, 255)
+    fig = go.Figure(go.Image(z=mosaic, hoverinfo="skip"))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(tickvals=[r * (h + pad) + h / 2 for r in range(len(rows))], ticktext=[label for label, _ in rows])
+    return style(fig, height=60 * len(rows) + 40, top=10, bottom=10)
 
 
 def fairness_figure(results: JeffreyResults) -> go.Figure:
