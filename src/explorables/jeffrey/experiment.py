@@ -138,7 +138,8 @@ class JeffreyConfig(ExperimentConfig):
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU with >= 16 GB (CIFAR-10 from --data-root, a 2-level U-Net, 200k steps); about 10-14 h on an A100"
+        "one GPU with >= 16 GB (CIFAR-10 from --data-root, a 2-level U-Net, 200k steps); "
+        "roughly 10-14 h on an A100 (our estimate, not measured)"
     )
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = (
