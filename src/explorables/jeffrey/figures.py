@@ -86,9 +86,12 @@ def explorable_figure(results: JeffreyResults) -> go.Figure:
         col=3,
     )
     frames, layouts = [], []
+    active = scales.index(1.0) if 1.0 in scales else 0
     for k, s in enumerate(scales):
         xj, xc = c["jeffrey"][k], c["classifier"][k]
-        traces = [(tr, 1, 1) for tr in _scatter(xj, "J", showlegend=k == 0)] + [(tr, 1, 2) for tr in _scatter(xc, "C")]
+        traces = [(tr, 1, 1) for tr in _scatter(xj, "J", showlegend=k == active)] + [
+            (tr, 1, 2) for tr in _scatter(xc, "C")
+        ]
         traces += [
             (go.Bar(x=list(CELL_NAMES), y=_joint(xj), name="Jeffrey", marker_color=PALETTE["dark_blue"]), 1, 3),
             (go.Bar(x=list(CELL_NAMES), y=_joint(xc), name="classifier guidance", marker_color=PALETTE["gold"]), 1, 3),
@@ -106,7 +109,6 @@ def explorable_figure(results: JeffreyResults) -> go.Figure:
         fig.update_yaxes(range=[-3.2, 3.2], row=1, col=col, scaleanchor=f"x{col}")
     fig.update_xaxes(tickangle=45, row=1, col=3)
     fig.update_yaxes(range=[0, 0.8], row=1, col=3)
-    active = scales.index(1.0) if 1.0 in scales else 0
     style(fig, height=470, legend_below=True, top=70, bottom=110)
     fig.update_layout(barmode="group", title=dict(font=dict(size=12)))
     return frame_slider(
