@@ -56,6 +56,7 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter(5, "routing", "Attention routing collisions and the Route-Aware FFN"),
         Chapter(13, "tree_search", "Learning-augmented search on trees"),
         Chapter(14, "trac", "TrAC: tracing all actual causes"),
+        Chapter(15, "jeffrey", "Jeffrey guidance for diffusion models"),
         Chapter(16, "muon", "Muon in the river valley"),
         Chapter(19, "tomato_mp", "ToMATo and ToMAToMP: multi-parameter topological clustering"),
     )

@@ -1,0 +1,261 @@
+"""A small DDPM in torch, time-dependent classifiers, and guided sampling (Jeffrey and classifier guidance).
+
+Everything follows a ``device`` argument; random draws come from CPU ``torch.Generator`` objects
+and are moved to the device, so a seed gives the same numbers on the CPU whatever else ran before.
+
+* :class:`NoiseSchedule`: the cosine schedule of DDPM, ``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps``.
+* :class:`TimeMLP`: an MLP on ``(x_t, features of t)``; it is the noise predictor ``eps_theta``,
+  the time-dependent classifier ``c_t(s | x_t)`` and the ``log h_t`` network.
+* :func:`fit`: one resumable training loop for all three.
+* :func:`jeffrey_log_h` / :func:`classifier_log_prob`: the two guidance potentials.
+* :func:`guided_epsilon` and :func:`sample`: ancestral sampling with the guided score, eq. (guided-eps).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ..core.checkpoint import Checkpointer
+from ..core.validation import check_in_range, check_int, check_positive
+
+#: a guidance potential: ``(x_t, t) -> log h_t(x_t)`` per sample (shape ``(n,)``)
+Potential = Callable[[torch.Tensor, int], torch.Tensor]
+
+
+@dataclass
+class NoiseSchedule:
+    """DDPM's discrete forward process with the cosine schedule of Nichol and Dhariwal (2021)."""
+
+    betas: torch.Tensor
+    alphas: torch.Tensor
+    alpha_bars: torch.Tensor
+
+    @classmethod
+    def cosine(cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008) -> NoiseSchedule:
+        n_steps = check_int("n_steps", n_steps, minimum=2)
+        s = torch.arange(n_steps + 1, dtype=torch.float64) / n_steps
+        f = torch.cos((s + offset) / (1 + offset) * math.pi / 2) ** 2
+        betas = (1 - f[1:] / f[:-1]).clamp(max=0.999)
+        alphas = 1 - betas
+        return cls(betas.float().to(device), alphas.float().to(device), torch.cumprod(alphas, 0).float().to(device))
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.betas)
+
+    def noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+        """``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps`` for a batch of steps ``t``."""
+        ab = self.alpha_bars[t].view(-1, *([1] * (x0.ndim - 1)))
+        return ab.sqrt() * x0 + (1 - ab).sqrt() * eps
+
+
+def time_features(t: torch.Tensor, n_steps: int, d: int = 16) -> torch.Tensor:
+    """Sinusoidal features of the step ``t`` (as in Transformers and DDPM), shape ``(n, d)``."""
+    freqs = torch.exp(torch.linspace(0, math.log(200.0), d // 2, device=t.device))
+    angle = (t.float() / n_steps)[:, None] * freqs[None, :]
+    return torch.cat([angle.sin(), angle.cos()], dim=1)
+
+
+class TimeMLP(nn.Module):
+    """An MLP on ``[x_t, features(t)]`` with SiLU activations; ``d_out`` outputs."""
+
+    def __init__(self, d_in: int, d_out: int, n_steps: int, d_hidden: int = 128, n_layers: int = 3, d_time: int = 16):
+        super().__init__()
+        self.n_steps, self.d_time = n_steps, d_time
+        layers: list[nn.Module] = []
+        width = d_in + d_time
+        for _ in range(n_layers):
+            layers += [nn.Linear(width, d_hidden), nn.SiLU()]
+            width = d_hidden
+        layers.append(nn.Linear(width, d_out))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        x = x.flatten(1)
+        return self.net(torch.cat([x, time_features(t, self.n_steps, self.d_time)], dim=1))
+
+
+def fit(
+    model: nn.Module,
+    batch_loss: Callable[[nn.Module, torch.Generator], torch.Tensor],
+    *,
+    n_steps: int,
+    lr: float,
+    generator: torch.Generator,
+    checkpoint: Checkpointer | None = None,
+    name: str = "",
+) -> list[float]:
+    """Adam on ``batch_loss(model, generator)`` for ``n_steps`` steps, with a cosine learning-rate decay.
+
+    Resumable: with a ``checkpoint`` the loop stores the model, the optimiser, the generator and
+    the step under ``name`` (throttled), and a resumed run continues from there. Returns the
+    loss every 50 steps.
+    """
+    n_steps = check_int("n_steps", n_steps, minimum=1)
+    check_positive("lr", lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 * (1 + math.cos(math.pi * min(k, n_steps) / n_steps)))
+    start, losses = 0, []
+    saved = checkpoint.get(name) if checkpoint is not None and name else None
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["scheduler"])
+        generator.set_state(saved["generator"])
+        start, losses = int(saved["step"]), list(saved["losses"])
+    model.train()
+    for step in range(start, n_steps):
+        loss = batch_loss(model, generator)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 50 == 0:
+            losses.append(float(loss.detach()))
+        if checkpoint is not None and name:
+            checkpoint.maybe_save(
+                name,
+                lambda step=step: {
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(),
+                    "generator": generator.get_state(),
+                    "step": step + 1,
+                    "losses": losses,
+                },
+            )
+    model.eval()
+    return losses
+
+
+def _batch(data: torch.Tensor, batch_size: int, schedule: NoiseSchedule, gen: torch.Generator):
+    """A random batch of training points, steps and noises; the noised points ``x_t``."""
+    device = data.device
+    idx = torch.randint(len(data), (batch_size,), generator=gen).to(device)
+    t = torch.randint(schedule.n_steps, (batch_size,), generator=gen).to(device)
+    eps = torch.randn((batch_size, *data.shape[1:]), generator=gen).to(device)
+    return idx, t, eps, schedule.noise(data[idx], t, eps)
+
+
+def denoiser_loss(data: torch.Tensor, schedule: NoiseSchedule, batch_size: int):
+    """DDPM's simple loss ``|| eps - eps_theta(x_t, t) ||^2`` on random batches of ``data``."""
+
+    def loss(model: nn.Module, gen: torch.Generator) -> torch.Tensor:
+        _, t, eps, x_t = _batch(data, batch_size, schedule, gen)
+        return F.mse_loss(model(x_t, t), eps.flatten(1))
+
+    return loss
+
+
+def classifier_loss(data: torch.Tensor, labels: torch.Tensor, schedule: NoiseSchedule, batch_size: int):
+    """Cross-entropy of a time-dependent classifier ``c_t(s | x_t)`` on noised ``data`` with labels ``s(x_0)``."""
+
+    def loss(model: nn.Module, gen: torch.Generator) -> torch.Tensor:
+        idx, t, _, x_t = _batch(data, batch_size, schedule, gen)
+        return F.cross_entropy(model(x_t, t), labels[idx])
+
+    return loss
+
+
+def log_h_loss(data: torch.Tensor, weights: torch.Tensor, schedule: NoiseSchedule, batch_size: int):
+    """Weighted logistic loss whose minimiser is ``f(x_t, t) = log E[w(x_0) | x_t] = log h_t(x_t)``, eq. (h-logistic).
+
+    Each noised model sample counts once as a "positive" with weight ``w(x_0)`` and once as a
+    "negative" with weight 1: ``w softplus(-f) + softplus(f)``, minimised pointwise by
+    ``sigmoid(f) = h / (1 + h)``.
+    """
+
+    def loss(model: nn.Module, gen: torch.Generator) -> torch.Tensor:
+        idx, t, _, x_t = _batch(data, batch_size, schedule, gen)
+        f = model(x_t, t)[:, 0]
+        return (weights[idx] * F.softplus(-f) + F.softplus(f)).mean()
+
+    return loss
+
+
+def jeffrey_log_h(logits: torch.Tensor, log_w: torch.Tensor) -> torch.Tensor:
+    """``log h_t(x_t) = log sum_s c_t(s | x_t) w(s)`` from a classifier's logits, eq. (jeffrey-discrete).
+
+    ``log_w`` may hold ``-inf`` where the target puts no mass (``w = 0``).
+    """
+    # c_t(s | x_t) = softmax(logits)_s, so log sum_s c_t(s|x_t) w(s) = LSE(logits + log w) - LSE(logits)
+    return torch.logsumexp(logits + log_w, dim=-1) - torch.logsumexp(logits, dim=-1)
+
+
+def classifier_log_prob(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """``log c_t(y | x_t)`` for one label per sample: plain classifier guidance's potential, eq. (cg-eps)."""
+    return torch.log_softmax(logits, dim=-1).gather(1, labels[:, None])[:, 0]
+
+
+def group_logits(logits: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
+    """Logits of a coarser statistic: ``log sum_{s in g} exp(logit_s)`` for each group ``g`` of cells."""
+    out = torch.full((*logits.shape[:-1], n_groups), -math.inf, device=logits.device, dtype=logits.dtype)
+    for g in range(n_groups):
+        out[..., g] = torch.logsumexp(logits[..., groups == g], dim=-1)
+    return out
+
+
+def guided_epsilon(
+    eps: torch.Tensor, x_t: torch.Tensor, t: int, schedule: NoiseSchedule, potential: Potential, scale: float
+) -> torch.Tensor:
+    """The guided noise prediction of eq. (guided-eps): ``eps - scale sqrt(1 - abar_t) grad log h_t(x_t)``.
+
+    ``eps_theta = -sqrt(1 - abar_t) grad log p_t``, so subtracting ``scale sqrt(1 - abar_t) grad log h_t``
+    adds ``scale * grad log h_t`` to the score: ``grad log p'_t = grad log p_t + grad log h_t`` at scale 1.
+    """
+    with torch.enable_grad():
+        x = x_t.detach().requires_grad_(True)
+        (grad,) = torch.autograd.grad(potential(x, t).sum(), x)  # grad_x log h_t(x_t), one row per sample
+    return eps - scale * (1 - schedule.alpha_bars[t]).sqrt() * grad
+
+
+@torch.no_grad()
+def sample(
+    denoiser: nn.Module,
+    schedule: NoiseSchedule,
+    n: int,
+    shape: tuple[int, ...],
+    *,
+    generator: torch.Generator,
+    potential: Potential | None = None,
+    scale: float = 0.0,
+    clip: float | None = None,
+) -> torch.Tensor:
+    """Ancestral DDPM sampling of ``n`` points of ``shape``, guided by ``potential`` at ``scale`` (0: unguided).
+
+    ``clip`` clamps the final samples to ``[-clip, clip]`` (images live in ``[-1, 1]``).
+    """
+    n = check_int("n", n, minimum=1)
+    scale = check_in_range("scale", scale, 0.0, 1e3)
+    device = schedule.betas.device
+    x = torch.randn((n, *shape), generator=generator).to(device)
+    for t in reversed(range(schedule.n_steps)):
+        tt = torch.full((n,), t, device=device, dtype=torch.long)
+        eps = denoiser(x, tt).view_as(x)
+        if potential is not None and scale > 0:
+            eps = guided_epsilon(eps, x, t, schedule, potential, scale)
+        beta, alpha, ab = schedule.betas[t], schedule.alphas[t], schedule.alpha_bars[t]
+        mean = (x - beta / (1 - ab).sqrt() * eps) / alpha.sqrt()
+        if t > 0:
+            ab_prev = schedule.alpha_bars[t - 1]
+            sigma = (beta * (1 - ab_prev) / (1 - ab)).sqrt()  # DDPM's posterior standard deviation
+            x = mean + sigma * torch.randn(x.shape, generator=generator).to(device)
+        else:
+            x = mean
+    return x.clamp(-clip, clip) if clip is not None else x
+
+
+def time_potential(model: nn.Module, fn: Callable[[torch.Tensor], torch.Tensor]) -> Potential:
+    """A potential ``(x_t, t) -> fn(model(x_t, t))`` (the model is evaluated at the sampler's step)."""
+
+    def potential(x: torch.Tensor, t: int) -> torch.Tensor:
+        tt = torch.full((len(x),), t, device=x.device, dtype=torch.long)
+        return fn(model(x, tt))
+
+    return potential

@@ -1,0 +1,685 @@
+"""The chapter's experiments, one code path for every scale.
+
+1. **rule**: Jeffrey's rule on a small table (his cloth-by-candlelight example): conditionals kept,
+   target marginal hit, and KL-minimal among tables with that marginal (checked against random ones).
+2. **toy_model**: a DDPM on the 2-D toy (the "pretrained" model; trained once from the base seed).
+3. **toy**: for each seed of ``seeds``: a time-dependent classifier ``c_t(s | x_t)`` over the four
+   cells, the model's own cell marginal from unguided samples, the fairness target
+   ``q = p(a) p(b)``, and samples from the unguided model, Jeffrey guidance and plain classifier
+   guidance (label ``y ~ q``, then ``grad log c_t(y | x_t)``), against exact samples of the
+   Jeffrey-updated distribution. A control guides toward another target (reversed coupling).
+   On the first seed, both guidances over ``scale_grid`` for the explorable.
+4. **image_model**: on digits (or CIFAR-10 / an image folder at paper scale): two embedding
+   classifiers (the target/metric one and an independent one) and a DDPM denoiser.
+5. **images**: for each seed: Jeffrey guidance toward the real-embedding distribution
+   (density ratio + ``log h_t`` network), plain classifier guidance on the class, and fairness
+   (class independent of "thick stroke") by Jeffrey guidance and by classifier guidance.
+
+The pretrained diffusion models are fixed within a run (as in the paper, guidance is applied to a
+given model); the seeds cover everything guidance does: its networks, its density ratio, its samples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
+from . import diffusion as D
+from . import images as I
+from . import toy as Y
+from .metrics import cell_frequencies, conditional_mmd2, frechet_distance, mmd2
+from .rule import independent_target, jeffrey_update, jeffrey_weights, kl_divergence, tv_distance
+
+#: Jeffrey's cloth-by-candlelight example: p(x, s), x = sold (no, yes), s = colour (green, blue, violet)
+CLOTH_JOINT = ((0.12, 0.18, 0.32), (0.18, 0.12, 0.08))
+CLOTH_TARGET = (0.7, 0.25, 0.05)
+
+
+@dataclass(frozen=True)
+class JeffreyConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds of the guidance runs (classifiers, ratios, samples)")
+    n_diffusion_steps: int = param(50, Int(2), "DDPM steps T (training and ancestral sampling)")
+    guidance_scale: float = param(1.0, Positive(), "guidance scale gamma of the claims, eq. (guided-eps); 1 is exact")
+    scale_grid: tuple[float, ...] = param(
+        (0.5, 1.0, 2.0, 4.0), Tuple(Positive(), increasing=True), "guidance scales of the explorable (first seed)"
+    )
+    lr: float = param(2e-3, Positive(), "Adam learning rate of every network (cosine decay)")
+    # the 2-D toy
+    n_toy_train: int = param(8192, Int(64), "training points of the 2-D toy")
+    toy_d_hidden: int = param(128, Int(4), "width of the toy's networks")
+    n_toy_denoiser_steps: int = param(1200, Int(1), "training steps of the toy's noise predictor")
+    n_toy_classifier_steps: int = param(400, Int(1), "training steps of the toy's time-dependent classifier")
+    toy_batch_size: int = param(512, Int(2), "batch size of the toy's networks")
+    n_toy_samples: int = param(1000, Int(20), "samples per method and seed on the toy (and exact target samples)")
+    control_coupling: float = param(
+        -0.5, Float(-1.0, 1.0), "coupling of the control target (0 is the fairness target; -1 the most anti-correlated)"
+    )
+    # images
+    use_images: bool = param(True, Bool(), "run the image experiments (embedding target, fairness)")
+    dataset: str = param(
+        "digits", Choice(I.DATASETS), "image data: sklearn digits, or CIFAR-10 / image folder from --data-root"
+    )
+    image_size: int = param(32, Int(8), "side of image_folder images after resizing (pixels)")
+    n_test: int = param(500, Int(10), "held-out real images the Fréchet distances are measured against")
+    image_limit: int = param(0, Int(0), "keep at most this many training images (0: all)")
+    denoiser: str = param(
+        "mlp", Choice(("mlp", "unet")), "noise predictor for images: an MLP on pixels, or a small U-Net"
+    )
+    image_d_hidden: int = param(256, Int(4), "width of the image noise predictor (MLP) / base channels (U-Net)")
+    n_image_denoiser_steps: int = param(2000, Int(1), "training steps of the image noise predictor")
+    image_batch_size: int = param(128, Int(2), "batch size of the image networks")
+    n_embedder_steps: int = param(200, Int(1), "training steps of each embedding classifier")
+    d_embed: int = param(32, Int(2), "embedding dimension of the metric/target embedding classifier")
+    n_image_classifier_steps: int = param(
+        500, Int(1), "training steps of the time-dependent class x thickness classifier"
+    )
+    n_h_steps: int = param(500, Int(1), "training steps of the log h_t network, eq. (h-logistic)")
+    n_ratio_samples: int = param(1000, Int(20), "unguided samples for the density ratio, the h_t fit and the marginals")
+    n_image_samples: int = param(600, Int(20), "samples per method and seed for the Fréchet distance and fairness")
+    weight_clip: float = param(20.0, Float(1.0, 1e6), "cap of the density-ratio weights, in multiples of their median")
+    ratio_c: float = param(0.1, Positive(), "inverse L2 strength of the density-ratio logistic regression")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(
+            n_diffusion_steps=10,
+            scale_grid=(1.0, 2.0),
+            n_toy_train=1024,
+            toy_d_hidden=32,
+            n_toy_denoiser_steps=200,
+            n_toy_classifier_steps=100,
+            toy_batch_size=256,
+            n_toy_samples=200,
+            image_d_hidden=32,
+            n_image_denoiser_steps=100,
+            n_embedder_steps=50,
+            n_image_classifier_steps=50,
+            n_h_steps=50,
+            n_ratio_samples=200,
+            n_image_samples=100,
+            n_test=200,
+        ),
+        "book": {},
+        "paper": dict(
+            device="auto",
+            dataset="cifar10",
+            denoiser="unet",
+            seeds=(0, 1, 2, 3, 4),
+            n_diffusion_steps=250,
+            scale_grid=(0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
+            n_toy_train=100_000,
+            toy_d_hidden=256,
+            n_toy_denoiser_steps=20_000,
+            n_toy_classifier_steps=5_000,
+            n_toy_samples=10_000,
+            n_test=10_000,
+            image_d_hidden=64,
+            n_image_denoiser_steps=200_000,
+            image_batch_size=128,
+            n_embedder_steps=5_000,
+            d_embed=128,
+            n_image_classifier_steps=50_000,
+            n_h_steps=50_000,
+            n_ratio_samples=20_000,
+            n_image_samples=10_000,
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU with >= 16 GB (CIFAR-10 from --data-root, a 2-level U-Net, 200k steps); "
+        "roughly 10-14 h on an A100 (our estimate, not measured)"
+    )
+    DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
+    DATA_DESCRIPTION: ClassVar[str] = (
+        "torchvision's cifar-10-batches-py/ (dataset=cifar10) or <class>/<image> folders (dataset=image_folder)"
+    )
+
+
+class JeffreyResults(Results[JeffreyConfig]):
+    """What :func:`run` returns: a JSON-able ``summary`` and the arrays (and trained models) the figures and lab use."""
+
+
+@contextmanager
+def _one_cpu_thread(device: torch.device) -> Iterator[None]:
+    """Train tiny CPU models on one thread: faster under load, and the numbers do not depend on the core count."""
+    if device.type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def mean_sd(values: list[float]) -> dict[str, float]:
+    """Mean and sample standard deviation (0 for one value) of a list of numbers."""
+    arr = np.asarray(values, dtype=np.float64)
+    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0}
+
+
+def mutual_information(joint: np.ndarray) -> float:
+    """``I(a; b)`` in nats of a 2-D table (0 iff independent)."""
+    p = np.asarray(joint, dtype=np.float64)
+    p = p / p.sum()
+    ind = np.outer(p.sum(1), p.sum(0))
+    mask = p > 0
+    return float(np.sum(p[mask] * np.log(p[mask] / ind[mask])))
+
+
+def supported_target(target: np.ndarray, marginal: np.ndarray) -> np.ndarray:
+    """``target`` with its mass on cells the model never produced removed, renormalised (Jeffrey can only reweight)."""
+    q = np.where(marginal > 0, target, 0.0)
+    return q / q.sum()
+
+
+# ---------------------------------------------------------------------------------------------- 1
+def _rule() -> tuple[dict, dict]:
+    p = np.asarray(CLOTH_JOINT)
+    q = np.asarray(CLOTH_TARGET)
+    updated = jeffrey_update(p, q)
+    cond_before, cond_after = p / p.sum(0), updated / updated.sum(0)
+    # KL(r || p) of random tables r with the same s-marginal q: Jeffrey's update should beat them all
+    rng = np.random.default_rng(0)
+    others = []
+    for _ in range(2000):
+        cond = rng.dirichlet(np.ones(p.shape[0]), size=p.shape[1]).T  # r(x | s)
+        others.append(kl_divergence(cond * q[None, :], p))
+    summary = {
+        "joint": p.tolist(),
+        "target": q.tolist(),
+        "updated": updated.tolist(),
+        "weights": jeffrey_weights(q, p.sum(0)).tolist(),
+        "conditional_change": float(np.abs(cond_before - cond_after).max()),
+        "marginal_error": float(np.abs(updated.sum(0) - q).max()),
+        "kl_jeffrey": kl_divergence(updated, p),
+        "kl_random_min": float(min(others)),
+    }
+    return summary, {}
+
+
+# ---------------------------------------------------------------------------------------------- 2, 3
+def _toy_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    device = resolve_device(cfg.device)
+    with _one_cpu_thread(device):
+        gen = torch.Generator().manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        data = Y.sample_toy(cfg.n_toy_train, gen).to(device)
+        schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
+        model = D.TimeMLP(2, 2, cfg.n_diffusion_steps, cfg.toy_d_hidden).to(device)
+        losses = D.fit(
+            model,
+            D.denoiser_loss(data, schedule, cfg.toy_batch_size),
+            n_steps=cfg.n_toy_denoiser_steps,
+            lr=cfg.lr,
+            generator=gen,
+            checkpoint=checkpoint,
+            name="toy_model/denoiser",
+        )
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    return {"final_loss": losses[-1]}, {"denoiser": state}
+
+
+def toy_denoiser(cfg: JeffreyConfig, state: dict, device: torch.device) -> D.TimeMLP:
+    """The toy's trained noise predictor from its saved state."""
+    model = D.TimeMLP(2, 2, cfg.n_diffusion_steps, cfg.toy_d_hidden).to(device)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def toy_classifier(cfg: JeffreyConfig, state: dict | None, device: torch.device) -> D.TimeMLP:
+    """The toy's time-dependent classifier over the four cells (from its saved state if given)."""
+    model = D.TimeMLP(2, Y.N_CELLS, cfg.n_diffusion_steps, cfg.toy_d_hidden // 2, n_layers=2).to(device)
+    if state is not None:
+        model.load_state_dict(state)
+    return model.eval()
+
+
+def jeffrey_potential(classifier: torch.nn.Module, log_w: torch.Tensor) -> D.Potential:
+    """``log h_t`` of eq. (jeffrey-discrete) from a time-dependent classifier and ``log w``."""
+    return D.time_potential(classifier, lambda logits: D.jeffrey_log_h(logits, log_w))
+
+
+def classifier_potential(classifier: torch.nn.Module, labels: torch.Tensor) -> D.Potential:
+    """``log c_t(y | x_t)`` with one label per sample: plain classifier guidance, eq. (cg-eps)."""
+    return D.time_potential(classifier, lambda logits: D.classifier_log_prob(logits, labels))
+
+
+def _log_w(target: np.ndarray, marginal: np.ndarray, device: torch.device) -> torch.Tensor:
+    w = jeffrey_weights(target, marginal)
+    with np.errstate(divide="ignore"):
+        return torch.as_tensor(np.log(w), dtype=torch.float32, device=device)
+
+
+def _toy_metrics(x: torch.Tensor, q: np.ndarray, exact: torch.Tensor) -> dict[str, Any]:
+    x = x.cpu()
+    cells = Y.toy_cells(x)
+    joint = cell_frequencies(cells, Y.N_CELLS)
+    return {
+        "joint": joint.tolist(),
+        "tv": tv_distance(joint, q),
+        "mmd2": mmd2(x, exact),
+        "cond_mmd2": conditional_mmd2(x, cells, exact, Y.toy_cells(exact), q),
+        "mutual_information": mutual_information(joint.reshape(2, 2)),
+    }
+
+
+def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    device = resolve_device(cfg.device)
+    schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
+    n, scale = cfg.n_toy_samples, cfg.guidance_scale
+    true_marginal = Y.cell_marginal()
+    rows, curves = [], {}
+    with _one_cpu_thread(device):
+        denoiser = toy_denoiser(cfg, models["denoiser"], device)
+        for k, seed in enumerate(tqdm(cfg.seeds, desc="toy seeds", disable=not progress)):
+            name = f"toy/seed{seed}"
+            done = checkpoint.get(name)
+            if done is not None:
+                rows.append(done["row"])
+                curves = done["curves"] or curves
+                continue
+            run_seed = 10_000 * cfg.seed + seed
+            gen = torch.Generator().manual_seed(run_seed)
+            torch.manual_seed(run_seed)
+            data = Y.sample_toy(cfg.n_toy_train, gen).to(device)
+            clf = toy_classifier(cfg, None, device)
+            D.fit(
+                clf,
+                D.classifier_loss(data, Y.toy_cells(data), schedule, cfg.toy_batch_size),
+                n_steps=cfg.n_toy_classifier_steps,
+                lr=cfg.lr,
+                generator=gen,
+            )
+            unguided = D.sample(denoiser, schedule, n, (2,), generator=gen).cpu()
+            p_model = cell_frequencies(Y.toy_cells(unguided), Y.N_CELLS)
+            q = supported_target(independent_target(p_model.reshape(2, 2)).ravel(), p_model)
+            exact = Y.sample_jeffrey_target(n, supported_target(q, true_marginal), gen)
+            log_w = _log_w(q, p_model, device)
+            jeff = D.sample(
+                denoiser, schedule, n, (2,), generator=gen, potential=jeffrey_potential(clf, log_w), scale=scale
+            )
+            labels = torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen).to(device)
+            cg = D.sample(
+                denoiser, schedule, n, (2,), generator=gen, potential=classifier_potential(clf, labels), scale=scale
+            )
+            # control: the same machinery toward another target (reversed coupling) must land there, not at q
+            p_a, p_b = q.reshape(2, 2).sum(1)[1], q.reshape(2, 2).sum(0)[1]
+            q_control = supported_target(Y.joint_target(p_a, p_b, cfg.control_coupling), p_model)
+            control = D.sample(
+                denoiser,
+                schedule,
+                n,
+                (2,),
+                generator=gen,
+                potential=jeffrey_potential(clf, _log_w(q_control, p_model, device)),
+                scale=scale,
+            )
+            control_joint = cell_frequencies(Y.toy_cells(control.cpu()), Y.N_CELLS)
+            row = {
+                "seed": run_seed,
+                "model_joint": p_model.tolist(),
+                "target": q.tolist(),
+                "unguided": _toy_metrics(unguided, q, exact),
+                "jeffrey": _toy_metrics(jeff, q, exact),
+                "classifier": _toy_metrics(cg, q, exact),
+                "control": {
+                    "target": q_control.tolist(),
+                    "joint": control_joint.tolist(),
+                    "tv_to_control": tv_distance(control_joint, q_control),
+                    "tv_to_fair": tv_distance(control_joint, q),
+                    "tv_unguided_to_control": tv_distance(p_model, q_control),
+                },
+                "exact_floor_mmd2": mmd2(exact, Y.sample_jeffrey_target(n, supported_target(q, true_marginal), gen)),
+                "model_mmd2_to_data": mmd2(unguided, Y.sample_toy(n, gen)),
+            }
+            seed_curves: dict[str, Any] = {}
+            if k == 0:  # the explorable: both guidances over the scale grid, and the lab's classifier
+                sweep = {"jeffrey": [], "classifier": []}
+                points = {"jeffrey": [], "classifier": []}
+                for s in cfg.scale_grid:
+                    xj = D.sample(
+                        denoiser, schedule, n, (2,), generator=gen, potential=jeffrey_potential(clf, log_w), scale=s
+                    )
+                    xc = D.sample(
+                        denoiser, schedule, n, (2,), generator=gen, potential=classifier_potential(clf, labels), scale=s
+                    )
+                    for key, x in (("jeffrey", xj), ("classifier", xc)):
+                        sweep[key].append(_toy_metrics(x, q, exact))
+                        points[key].append(x.cpu().numpy())
+                row["sweep"] = {"scales": list(cfg.scale_grid), **sweep}
+                seed_curves = {
+                    "scales": np.array(cfg.scale_grid),
+                    "jeffrey": np.stack(points["jeffrey"]),
+                    "classifier": np.stack(points["classifier"]),
+                    "unguided": unguided.numpy(),
+                    "exact": exact.numpy(),
+                    "target": q,
+                    "classifier_state": {k2: v.detach().cpu() for k2, v in clf.state_dict().items()},
+                }
+                curves = seed_curves
+            checkpoint.save(name, {"row": row, "curves": seed_curves})
+            rows.append(row)
+
+    def agg(method: str, key: str) -> dict[str, float]:
+        return mean_sd([r[method][key] for r in rows])
+
+    summary = {
+        "seeds": rows,
+        "sweep": rows[0]["sweep"],
+        **{
+            f"{m}_{key}": agg(m, key)
+            for m in ("unguided", "jeffrey", "classifier")
+            for key in ("tv", "mmd2", "cond_mmd2", "mutual_information")
+        },
+        "control_tv_to_control": mean_sd([r["control"]["tv_to_control"] for r in rows]),
+        "control_tv_to_fair": mean_sd([r["control"]["tv_to_fair"] for r in rows]),
+        "control_tv_unguided": mean_sd([r["control"]["tv_unguided_to_control"] for r in rows]),
+        "exact_floor_mmd2": mean_sd([r["exact_floor_mmd2"] for r in rows]),
+        "model_mmd2_to_data": mean_sd([r["model_mmd2_to_data"] for r in rows]),
+    }
+    return summary, curves
+
+
+# ---------------------------------------------------------------------------------------------- 4, 5
+def image_denoiser(cfg: JeffreyConfig, shape: tuple[int, ...], device: torch.device) -> torch.nn.Module:
+    """The image noise predictor: an MLP on pixels, or a small U-Net."""
+    if cfg.denoiser == "unet":
+        return I.UNet(shape[0], cfg.n_diffusion_steps, width=cfg.image_d_hidden).to(device)
+    d = math.prod(shape)
+    return D.TimeMLP(d, d, cfg.n_diffusion_steps, cfg.image_d_hidden).to(device)
+
+
+def _image_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    device = resolve_device(cfg.device)
+    data = I.load_images(
+        cfg.dataset, cfg.data_root, seed=cfg.seed, n_test=cfg.n_test, image_size=cfg.image_size, limit=cfg.image_limit
+    )
+    with _one_cpu_thread(device):
+        train = data.train.to(device)
+        labels = data.train_labels.to(device)
+        # the metric/target embedding, and an independent one (other width, other seed) for the control
+        emb = I.train_embedder(
+            train, labels, data.n_classes, d_embed=cfg.d_embed, n_steps=cfg.n_embedder_steps, seed=cfg.seed
+        )
+        emb2 = I.train_embedder(
+            train,
+            labels,
+            data.n_classes,
+            d_hidden=96,
+            d_embed=max(2, cfg.d_embed * 3 // 4),
+            n_steps=cfg.n_embedder_steps,
+            seed=cfg.seed + 1,
+        )
+        test = data.test.to(device)
+        with torch.no_grad():
+            acc = [float((m(test).argmax(1).cpu() == data.test_labels).float().mean()) for m in (emb, emb2)]
+        gen = torch.Generator().manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
+        model = image_denoiser(cfg, tuple(train.shape[1:]), device)
+        losses = D.fit(
+            model,
+            D.denoiser_loss(train, schedule, cfg.image_batch_size),
+            n_steps=cfg.n_image_denoiser_steps,
+            lr=cfg.lr,
+            generator=gen,
+            checkpoint=checkpoint,
+            name="image_model/denoiser",
+        )
+
+    def cpu(m: torch.nn.Module) -> dict:
+        return {k: v.detach().cpu() for k, v in m.state_dict().items()}
+
+    summary = {
+        "n_train": len(data.train),
+        "n_test": len(data.test),
+        "embedder_accuracy": acc[0],
+        "control_embedder_accuracy": acc[1],
+        "final_loss": losses[-1],
+        "train_vs_test_frechet": frechet_distance(I.embed(emb, train), I.embed(emb, test)),
+    }
+    curves = {
+        "denoiser": cpu(model),
+        "embedder": cpu(emb),
+        "control_embedder": cpu(emb2),
+        "n_classes": data.n_classes,
+        "shape": list(train.shape[1:]),
+    }
+    return summary, curves
+
+
+def _restore_embedders(
+    cfg: JeffreyConfig, models: dict, d_in: int, device: torch.device
+) -> tuple[I.Embedder, I.Embedder]:
+    emb = I.Embedder(d_in, models["n_classes"], 128, cfg.d_embed).to(device)
+    emb2 = I.Embedder(d_in, models["n_classes"], 96, max(2, cfg.d_embed * 3 // 4)).to(device)
+    emb.load_state_dict(models["embedder"])
+    emb2.load_state_dict(models["control_embedder"])
+    for m in (emb, emb2):
+        m.eval().requires_grad_(False)
+    return emb, emb2
+
+
+def _fair_metrics(cells: torch.Tensor, q: np.ndarray, n_classes: int) -> dict[str, Any]:
+    joint = cell_frequencies(cells, 2 * n_classes)
+    return {
+        "joint": joint.tolist(),
+        "tv": tv_distance(joint, q),
+        "mutual_information": mutual_information(joint.reshape(n_classes, 2)),
+    }
+
+
+def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    device = resolve_device(cfg.device)
+    data = I.load_images(
+        cfg.dataset, cfg.data_root, seed=cfg.seed, n_test=cfg.n_test, image_size=cfg.image_size, limit=cfg.image_limit
+    )
+    shape = tuple(models["shape"])
+    n_classes, n_cells = models["n_classes"], 2 * models["n_classes"]
+    schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
+    rows, curves = [], {}
+    with _one_cpu_thread(device):
+        train, test = data.train.to(device), data.test.to(device)
+        emb, emb2 = _restore_embedders(cfg, models, math.prod(shape), device)
+        denoiser = image_denoiser(cfg, shape, device)
+        denoiser.load_state_dict(models["denoiser"])
+        denoiser.eval()
+        real_emb = I.embed(emb, train)  # the target q(e): embeddings of the *training* images
+        test_emb, test_emb2 = I.embed(emb, test), I.embed(emb2, test)  # only the metric sees the test images
+        for k, seed in enumerate(tqdm(cfg.seeds, desc="image seeds", disable=not progress)):
+            name = f"images/seed{seed}"
+            done = checkpoint.get(name)
+            if done is not None:
+                rows.append(done["row"])
+                curves = done["curves"] or curves
+                continue
+            run_seed = 10_000 * cfg.seed + seed
+            gen = torch.Generator().manual_seed(run_seed)
+            torch.manual_seed(run_seed)
+
+            def draw(n: int, potential: D.Potential | None = None, gen: torch.Generator = gen) -> torch.Tensor:
+                return D.sample(
+                    denoiser,
+                    schedule,
+                    n,
+                    shape,
+                    generator=gen,
+                    potential=potential,
+                    scale=cfg.guidance_scale if potential is not None else 0.0,
+                    clip=1.0,
+                )
+
+            # unguided pool: the model's own distribution p (density ratio, h_t fit, classifier, marginals)
+            pool = draw(cfg.n_ratio_samples)
+            ratio = I.fit_density_ratio(real_emb, I.embed(emb, pool), c=cfg.ratio_c, seed=run_seed)
+            w = I.normalised_weights(ratio.log_w(I.embed(emb, pool)), cfg.weight_clip)
+            ess = float(w.sum() ** 2 / (w**2).sum() / len(w))
+            h_net = D.TimeMLP(math.prod(shape), 1, cfg.n_diffusion_steps, 128, n_layers=2).to(device)
+            D.fit(
+                h_net,
+                D.log_h_loss(
+                    pool, torch.as_tensor(w, dtype=torch.float32, device=device), schedule, cfg.image_batch_size
+                ),
+                n_steps=cfg.n_h_steps,
+                lr=cfg.lr,
+                generator=gen,
+            )
+            # the statistic s(x) = (class, thick): "thick" is ink above the model's median, a threshold fixed here
+            threshold = float(I.ink(pool).median())
+            pool_cells = I.image_cells(emb, pool, threshold)
+            # c_t(s | x_t) under the model p, as the definition of h_t asks: trained on the model's samples
+            clf = D.TimeMLP(math.prod(shape), n_cells, cfg.n_diffusion_steps, 128, n_layers=2).to(device)
+            D.fit(
+                clf,
+                D.classifier_loss(pool, pool_cells, schedule, cfg.image_batch_size),
+                n_steps=cfg.n_image_classifier_steps,
+                lr=cfg.lr,
+                generator=gen,
+            )
+            clf.eval()
+            groups = torch.arange(n_cells, device=device) // 2  # cell -> class
+            n = cfg.n_image_samples
+            unguided = draw(n)
+            jeff = draw(n, D.time_potential(h_net, lambda f: f[:, 0]))
+            class_marginal = np.bincount(data.train_labels.numpy(), minlength=n_classes) / len(data.train_labels)
+            labels = torch.multinomial(torch.as_tensor(class_marginal), n, replacement=True, generator=gen).to(device)
+            cg = draw(
+                n,
+                D.time_potential(
+                    clf, lambda lg, g=groups, y=labels: D.classifier_log_prob(D.group_logits(lg, g, n_classes), y)
+                ),
+            )
+            # fairness: class independent of thickness
+            p_model = cell_frequencies(pool_cells.cpu(), n_cells)
+            q = supported_target(independent_target(p_model.reshape(n_classes, 2)).ravel(), p_model)
+            fair_j = draw(n, jeffrey_potential(clf, _log_w(q, p_model, device)))
+            cell_labels = torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen).to(device)
+            fair_c = draw(n, classifier_potential(clf, cell_labels))
+
+            def frechet(x: torch.Tensor) -> dict[str, float]:
+                return {
+                    "metric": frechet_distance(I.embed(emb, x), test_emb),
+                    "control": frechet_distance(I.embed(emb2, x), test_emb2),
+                }
+
+            floor = cell_frequencies(torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen), n_cells)
+            row = {
+                "seed": run_seed,
+                "ess_fraction": ess,
+                "fair_tv_floor": tv_distance(floor, q),
+                "frechet": {"unguided": frechet(unguided), "jeffrey": frechet(jeff), "classifier": frechet(cg)},
+                "fairness": {
+                    "target": q.tolist(),
+                    "unguided": _fair_metrics(I.image_cells(emb, unguided, threshold).cpu(), q, n_classes),
+                    "jeffrey": _fair_metrics(I.image_cells(emb, fair_j, threshold).cpu(), q, n_classes),
+                    "classifier": _fair_metrics(I.image_cells(emb, fair_c, threshold).cpu(), q, n_classes),
+                },
+            }
+            seed_curves: dict[str, Any] = {}
+            if k == 0:
+                seed_curves = {
+                    key: x[:24].cpu().numpy()
+                    for key, x in (
+                        ("unguided", unguided),
+                        ("jeffrey", jeff),
+                        ("classifier", cg),
+                        ("fair_jeffrey", fair_j),
+                        ("real", test),
+                    )
+                }
+                curves = seed_curves
+            checkpoint.save(name, {"row": row, "curves": seed_curves})
+            rows.append(row)
+    summary: dict[str, Any] = {
+        "seeds": rows,
+        "ess_fraction": mean_sd([r["ess_fraction"] for r in rows]),
+        "fair_tv_floor": mean_sd([r["fair_tv_floor"] for r in rows]),
+    }
+    for m in ("unguided", "jeffrey", "classifier"):
+        for which in ("metric", "control"):
+            summary[f"frechet_{which}_{m}"] = mean_sd([r["frechet"][m][which] for r in rows])
+        for key in ("tv", "mutual_information"):
+            summary[f"fair_{key}_{m}"] = mean_sd([r["fairness"][m][key] for r in rows])
+    return summary, curves
+
+
+def run(
+    config: JeffreyConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> JeffreyResults:
+    """Run the chapter's experiments (see the module docstring); resumable part by part and seed by seed."""
+    cfg, checkpoint = start_run(JeffreyConfig, config, checkpoint)
+    models: dict[str, Any] = {}
+
+    def toy_model() -> tuple[dict, dict]:
+        return _toy_model(cfg, checkpoint, progress)
+
+    def toy() -> tuple[dict, dict]:
+        return _toy(cfg, models["toy_model"], checkpoint, progress)
+
+    def image_model() -> tuple[dict, dict]:
+        return _image_model(cfg, checkpoint, progress)
+
+    def images() -> tuple[dict, dict]:
+        return _images(cfg, models["image_model"], checkpoint, progress)
+
+    parts: dict[str, Any] = {"rule": _rule}
+    parts["toy_model"] = _keep(toy_model, models, "toy_model")
+    parts["toy"] = toy
+    if cfg.use_images:
+        parts["image_model"] = _keep(image_model, models, "image_model")
+        parts["images"] = images
+    summary, curves = _run_parts_lazily(checkpoint, parts, models, progress)
+    return JeffreyResults(cfg, summary, curves)
+
+
+def _keep(part: Any, models: dict, name: str) -> Any:
+    """Wrap a model-training part so that later parts find its curves (the trained weights) in ``models``."""
+
+    def wrapped() -> tuple[dict, dict]:
+        summary, curves = part()
+        models[name], models[f"{name}_summary"] = curves, summary
+        return summary, curves
+
+    return wrapped
+
+
+def _run_parts_lazily(checkpoint: Checkpointer, parts: dict, models: dict, progress: bool) -> tuple[dict, dict]:
+    """:func:`run_parts_timed`, where a resumed model part (skipped) still hands its weights to the parts after it."""
+    for name in ("toy_model", "image_model"):
+        done = checkpoint.get(f"part/{name}")
+        if done is not None:
+            models[name], models[f"{name}_summary"] = done["curves"], done["summary"]
+    return run_parts_timed(checkpoint, parts, progress)
+
+
+def headline(results: JeffreyResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    t = results.summary["toy"]
+    lines = [
+        f"toy TV to p(a)p(b): unguided {t['unguided_tv']['mean']:.3f} -> Jeffrey {t['jeffrey_tv']['mean']:.3f} "
+        f"(classifier guidance {t['classifier_tv']['mean']:.3f})",
+        f"toy MMD^2 to the exact Jeffrey target: {t['unguided_mmd2']['mean']:.4f} -> {t['jeffrey_mmd2']['mean']:.4f} "
+        f"(classifier guidance {t['classifier_mmd2']['mean']:.4f})",
+    ]
+    if "images" in results.summary:
+        im = results.summary["images"]
+        lines.append(
+            f"Fréchet (embedding stand-in for FID): {im['frechet_metric_unguided']['mean']:.1f} -> "
+            f"{im['frechet_metric_jeffrey']['mean']:.1f} "
+            f"(classifier guidance {im['frechet_metric_classifier']['mean']:.1f})"
+        )
+    return lines

@@ -1,0 +1,110 @@
+"""Jeffrey's rule of conditioning on a finite table, eq. (jeffrey-rule), and the checks around it.
+
+A joint table ``joint[x, s]`` holds ``p(x, s)``, with ``s`` the statistic whose marginal we want to
+move to a target ``q(s)``. Jeffrey's rule keeps every conditional ``p(x | s)`` and swaps the marginal:
+
+    p'(x, s) = p(x | s) q(s) = p(x, s) w(s),    w(s) = q(s) / p(s)        (jeffrey-rule)
+
+Among all joints whose ``s``-marginal is ``q``, it is the one closest to ``p`` in KL divergence
+(either direction), eq. (jeffrey-kl); :func:`kl_divergence` lets the tests check that numerically.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ATOL = 1e-6
+
+
+def _as_array(name: str, value: object) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
+    if arr.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite numbers (no NaN or inf)")
+    return arr
+
+
+def check_distribution_table(name: str, value: object) -> np.ndarray:
+    """A probability table: finite, entries ``>= 0``, summing to 1 (within 1e-6); returned renormalised."""
+    arr = _as_array(name, value)
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must have entries >= 0 (a probability distribution), got min {arr.min():.3g}")
+    total = arr.sum()
+    if abs(total - 1.0) > _ATOL:
+        raise ValueError(f"{name} must sum to 1 (a probability distribution), got sum {total:.6g}")
+    return arr / total
+
+
+def check_target(target: object, marginal: object, name: str = "target") -> np.ndarray:
+    """Check that ``target`` can be reached from ``marginal`` by Jeffrey's rule.
+
+    ``target`` must be a distribution of the same length as ``marginal``, and must put no mass on
+    a value of the statistic that ``marginal`` never takes (reweighting cannot create mass there:
+    ``w = q / p`` would be infinite).
+    """
+    p = check_distribution_table("marginal", marginal)
+    q = check_distribution_table(name, target)
+    if q.shape != p.shape:
+        raise ValueError(f"{name} must have shape {p.shape} (one entry per value of the statistic), got {q.shape}")
+    bad = np.flatnonzero((q > 0) & (p <= 0))
+    if bad.size:
+        raise ValueError(
+            f"{name} puts mass on value(s) {bad.tolist()} of the statistic where the model's marginal is 0; "
+            "Jeffrey's rule can only reweight, so the target must be 0 there"
+        )
+    return q
+
+
+def jeffrey_weights(target: object, marginal: object) -> np.ndarray:
+    """The likelihood ratio ``w(s) = q(s) / p(s)`` of eq. (jeffrey-rule); 0 where ``p(s) = q(s) = 0``."""
+    p = check_distribution_table("marginal", marginal)
+    q = check_target(target, p)
+    w = np.zeros_like(p)
+    np.divide(q, p, out=w, where=p > 0)
+    return w
+
+
+def jeffrey_update(joint: object, target: object) -> np.ndarray:
+    """Jeffrey's rule, eq. (jeffrey-rule): ``joint[x, s] * q(s) / p(s)``.
+
+    ``joint`` is a 2-D table ``p(x, s)`` (the statistic is the last axis); ``target`` is ``q(s)``.
+    The result keeps ``p(x | s)`` for every ``s`` with ``p(s) > 0`` and has ``s``-marginal ``q``.
+    """
+    p = check_distribution_table("joint", joint)
+    if p.ndim != 2:
+        raise ValueError(f"joint must be a 2-D table p(x, s), got shape {p.shape}")
+    w = jeffrey_weights(target, p.sum(axis=0))
+    return p * w[None, :]
+
+
+def kl_divergence(p: object, q: object) -> float:
+    """``KL(p || q) = sum p log(p / q)`` over the entries of two tables (inf if ``p`` has mass where ``q`` has none)."""
+    p = check_distribution_table("p", p)
+    q = check_distribution_table("q", q)
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
+    mask = p > 0
+    if np.any(q[mask] <= 0):
+        return float("inf")
+    return float(np.sum(p[mask] * np.log(p[mask] / q[mask])))
+
+
+def tv_distance(p: object, q: object) -> float:
+    """Total variation ``(1/2) sum |p - q|`` between two distributions of the same shape."""
+    p = check_distribution_table("p", p)
+    q = check_distribution_table("q", q)
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
+    return float(0.5 * np.abs(p - q).sum())
+
+
+def independent_target(joint: object) -> np.ndarray:
+    """The fairness target ``q(a, b) = p(a) p(b)`` of a 2-D attribute table ``p(a, b)``: same marginals, independent."""
+    p = check_distribution_table("joint", joint)
+    if p.ndim != 2:
+        raise ValueError(f"joint must be a 2-D table p(a, b), got shape {p.shape}")
+    return np.outer(p.sum(axis=1), p.sum(axis=0))

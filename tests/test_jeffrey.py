@@ -1,0 +1,388 @@
+"""Chapter 15 (Jeffrey guidance): the rule, the guidance potentials, the sampler, metrics, data, verdicts.
+
+The chapter contract (JSON summary, determinism, config validation, figures, lab) is in test_contract.py.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.optimize
+import torch
+from PIL import Image
+
+from explorables.core.checkpoint import Checkpointer
+from explorables.jeffrey import claims as C
+from explorables.jeffrey import diffusion as D
+from explorables.jeffrey import images as I
+from explorables.jeffrey import toy as Y
+from explorables.jeffrey.experiment import JeffreyConfig, mutual_information, run, supported_target
+from explorables.jeffrey.metrics import cell_frequencies, frechet_distance, mmd2
+from explorables.jeffrey.rule import (
+    check_target,
+    independent_target,
+    jeffrey_update,
+    jeffrey_weights,
+    kl_divergence,
+    tv_distance,
+)
+
+RNG = np.random.default_rng(0)
+
+
+def random_joint(n_x: int, n_s: int, rng=RNG) -> np.ndarray:
+    return rng.dirichlet(np.ones(n_x * n_s)).reshape(n_x, n_s)
+
+
+# ------------------------------------------------------------------------------ Jeffrey's rule
+@pytest.mark.parametrize("shape", [(2, 3), (5, 2), (4, 4)])
+def test_update_keeps_conditionals_exactly_and_hits_the_target(shape):
+    for _ in range(20):
+        p = random_joint(*shape)
+        q = RNG.dirichlet(np.ones(shape[1]))
+        r = jeffrey_update(p, q)
+        np.testing.assert_allclose(r.sum(0), q, atol=1e-12)
+        np.testing.assert_allclose(r / r.sum(0), p / p.sum(0), atol=1e-12)
+
+
+def test_update_is_the_kl_minimiser_with_that_marginal():
+    """Minimise KL(r || p) (and KL(p || r)) over tables with s-marginal q numerically: Jeffrey's table wins."""
+    p = random_joint(3, 3, np.random.default_rng(1))
+    q = np.array([0.6, 0.3, 0.1])
+    r_star = jeffrey_update(p, q)
+
+    def table(theta: np.ndarray) -> np.ndarray:  # r(x | s) by a softmax per column, times q(s)
+        logits = theta.reshape(3, 3)
+        cond = np.exp(logits - logits.max(0)) / np.exp(logits - logits.max(0)).sum(0)
+        return cond * q[None, :]
+
+    for objective in (lambda th: kl_divergence(table(th), p), lambda th: kl_divergence(p, table(th))):
+        best = min(
+            (
+                scipy.optimize.minimize(objective, np.random.default_rng(k).normal(size=9), method="BFGS")
+                for k in range(5)
+            ),
+            key=lambda res: res.fun,
+        )
+        assert objective(np.log(r_star / q[None, :]).ravel()) <= best.fun + 1e-7
+        np.testing.assert_allclose(table(best.x), r_star, atol=1e-3)
+
+
+def test_weights_are_the_likelihood_ratio_and_independence_target_has_the_marginals():
+    p = random_joint(2, 3)
+    q = np.array([0.2, 0.5, 0.3])
+    np.testing.assert_allclose(jeffrey_weights(q, p.sum(0)), q / p.sum(0))
+    ind = independent_target(p)
+    np.testing.assert_allclose(ind.sum(1), p.sum(1))
+    np.testing.assert_allclose(ind.sum(0), p.sum(0))
+    assert mutual_information(ind) == pytest.approx(0.0, abs=1e-12)
+    assert mutual_information(p) > 0
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ([0.5, 0.6, -0.1], "entries >= 0"),
+        ([0.5, 0.2, 0.2], "sum to 1"),
+        ([0.5, np.nan, 0.5], "finite"),
+        ([0.5, 0.5], "shape"),
+        ([0.2, 0.3, 0.5], "where the model's marginal is 0"),
+    ],
+)
+def test_bad_targets_are_refused_with_a_clear_error(target, message):
+    marginal = np.array([0.5, 0.5, 0.0])
+    with pytest.raises(ValueError, match="target") as err:
+        check_target(target, marginal)
+    assert message in str(err.value)
+    with pytest.raises(ValueError):
+        jeffrey_update(np.array([[0.25, 0.25, 0.0], [0.25, 0.25, 0.0]]), target)
+
+
+def test_zero_target_on_an_empty_cell_is_fine_and_supported_target_removes_unreachable_mass():
+    np.testing.assert_allclose(jeffrey_weights([0.5, 0.5, 0.0], [0.25, 0.75, 0.0]), [2.0, 2 / 3, 0.0])
+    np.testing.assert_allclose(supported_target(np.array([0.2, 0.3, 0.5]), np.array([0.5, 0.5, 0.0])), [0.4, 0.6, 0.0])
+
+
+# ------------------------------------------------------------------------------ guidance potentials
+def test_jeffrey_log_h_matches_the_definition_and_vanishes_for_unit_weights():
+    logits = torch.randn(7, 4, dtype=torch.float64)
+    w = torch.tensor([0.5, 2.0, 0.0, 1.5], dtype=torch.float64)
+    with np.errstate(divide="ignore"):
+        log_w = torch.log(w)
+    brute = torch.log((torch.softmax(logits, -1) * w).sum(-1))
+    torch.testing.assert_close(D.jeffrey_log_h(logits, log_w), brute)
+    torch.testing.assert_close(
+        D.jeffrey_log_h(logits, torch.zeros(4, dtype=torch.float64)), torch.zeros(7, dtype=torch.float64)
+    )
+    labels = torch.tensor([0, 1, 2, 3, 0, 1, 2])
+    torch.testing.assert_close(
+        D.classifier_log_prob(logits, labels), torch.log_softmax(logits, -1)[torch.arange(7), labels]
+    )
+
+
+def test_group_logits_marginalise_the_classifier():
+    logits = torch.randn(5, 4)
+    groups = torch.tensor([0, 0, 1, 1])
+    coarse = torch.softmax(D.group_logits(logits, groups, 2), -1)
+    fine = torch.softmax(logits, -1)
+    torch.testing.assert_close(coarse, torch.stack([fine[:, :2].sum(1), fine[:, 2:].sum(1)], 1))
+
+
+def test_guided_epsilon_adds_the_scaled_gradient_of_log_h():
+    schedule = D.NoiseSchedule.cosine(10)
+    a = torch.tensor([0.3, -2.0])
+    x, eps = torch.randn(4, 2), torch.randn(4, 2)
+    out = D.guided_epsilon(eps, x, 6, schedule, lambda z, t: z @ a, scale=2.5)  # grad log h = a
+    torch.testing.assert_close(out, eps - 2.5 * (1 - schedule.alpha_bars[6]).sqrt() * a.expand(4, 2))
+
+
+def test_unit_weights_leave_the_sampler_unchanged():
+    schedule = D.NoiseSchedule.cosine(8)
+    torch.manual_seed(0)
+    den, clf = D.TimeMLP(2, 2, 8, 16), D.TimeMLP(2, 4, 8, 16)
+    plain = D.sample(den, schedule, 50, (2,), generator=torch.Generator().manual_seed(3))
+    potential = D.time_potential(clf, lambda lg: D.jeffrey_log_h(lg, torch.zeros(4)))
+    guided = D.sample(
+        den, schedule, 50, (2,), generator=torch.Generator().manual_seed(3), potential=potential, scale=3.0
+    )
+    torch.testing.assert_close(plain, guided)
+
+
+def test_log_h_loss_is_minimised_by_the_log_of_the_mean_weight():
+    """For a fixed x_t, E[w softplus(-f) + softplus(f)] is minimised at f = log E[w]: the logistic estimate of h_t."""
+    w = torch.tensor([0.1, 3.0, 0.5, 1.2], dtype=torch.float64)
+    f = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([f], lr=0.5, max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-14)
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * torch.nn.functional.softplus(-f) + torch.nn.functional.softplus(f)).mean()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    assert float(f.detach()) == pytest.approx(float(torch.log(w.mean())), abs=1e-6)
+
+
+def test_sampler_refuses_bad_input():
+    schedule = D.NoiseSchedule.cosine(5)
+    den = D.TimeMLP(2, 2, 5, 8)
+    with pytest.raises(ValueError, match="n"):
+        D.sample(den, schedule, 0, (2,), generator=torch.Generator())
+    with pytest.raises(ValueError, match="scale"):
+        D.sample(den, schedule, 3, (2,), generator=torch.Generator(), scale=-1.0)
+    with pytest.raises(ValueError, match="n_steps"):
+        D.NoiseSchedule.cosine(1)
+
+
+def test_fit_resumes_to_the_same_weights(tmp_path):
+    data = torch.randn(64, 2)
+    schedule = D.NoiseSchedule.cosine(5)
+
+    def train(checkpoint, stop_at=None):
+        torch.manual_seed(0)
+        model = D.TimeMLP(2, 2, 5, 8)
+        loss = D.denoiser_loss(data, schedule, 16)
+        calls = {"n": 0}
+
+        def batch_loss(m, g):
+            calls["n"] += 1
+            if stop_at is not None and calls["n"] > stop_at:
+                raise KeyboardInterrupt  # a kill in the middle of training
+            return loss(m, g)
+
+        D.fit(
+            model,
+            batch_loss,
+            n_steps=30,
+            lr=1e-2,
+            generator=torch.Generator().manual_seed(1),
+            checkpoint=checkpoint,
+            name="part/model",
+        )
+        return model
+
+    reference = train(None)
+    ck = Checkpointer(tmp_path, every_s=0.0)
+    with pytest.raises(KeyboardInterrupt):
+        train(ck, stop_at=12)
+    resumed = train(Checkpointer(tmp_path, every_s=0.0, resume=True))
+    for a, b in zip(reference.parameters(), resumed.parameters(), strict=True):
+        torch.testing.assert_close(a, b)
+
+
+# ------------------------------------------------------------------------------ toy and metrics
+def test_exact_jeffrey_samples_have_the_target_marginal_and_the_model_conditionals():
+    q = np.array([0.25, 0.25, 0.25, 0.25])
+    gen = torch.Generator().manual_seed(0)
+    x = Y.sample_jeffrey_target(20_000, q, gen)
+    freq = cell_frequencies(Y.toy_cells(x), 4)
+    assert tv_distance(freq, q) < 0.02
+    base = Y.sample_toy(200_000, gen)
+    for s in (1, 3):  # a rare cell and a common one: same conditional mean as p(x | s)
+        torch.testing.assert_close(
+            x[Y.toy_cells(x) == s].mean(0), base[Y.toy_cells(base) == s].mean(0), atol=0.05, rtol=0
+        )
+    with pytest.raises(ValueError, match="target"):
+        Y.sample_jeffrey_target(10, [0.5, 0.5, 0.5, -0.5], gen)
+
+
+@pytest.mark.parametrize("coupling", [-1.0, -0.5, 0.0, 0.5, 1.0])
+def test_joint_target_has_the_asked_marginals(coupling):
+    q = Y.joint_target(0.3, 0.6, coupling).reshape(2, 2)
+    np.testing.assert_allclose(q.sum(1)[1], 0.3, atol=1e-12)
+    np.testing.assert_allclose(q.sum(0)[1], 0.6, atol=1e-12)
+    if coupling == 0:
+        assert mutual_information(q) == pytest.approx(0, abs=1e-12)
+    if abs(coupling) == 1:
+        assert q.min() == pytest.approx(0, abs=1e-12)
+    with pytest.raises(ValueError, match="coupling"):
+        Y.joint_target(0.3, 0.6, 1.5)
+
+
+def test_mmd_separates_distributions_and_frechet_matches_the_gaussian_closed_form():
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(800, 2, generator=gen), torch.randn(800, 2, generator=gen)
+    assert abs(mmd2(a, b)) < 0.01
+    assert mmd2(a, b + 1.0) > 0.1
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 1, size=(200_000, 3))
+    y = rng.normal(0, 1, size=(200_000, 3)) * np.array([2.0, 1.0, 0.5]) + np.array([1.0, 0.0, 0.0])
+    closed = 1.0 + (1 - 2) ** 2 + 0 + (1 - 0.5) ** 2  # |mu|^2 + sum (sigma_a - sigma_b)^2 for diagonal covariances
+    assert frechet_distance(x, y) == pytest.approx(closed, rel=0.02)
+    with pytest.raises(ValueError, match="same d"):
+        frechet_distance(x, y[:, :2])
+
+
+def test_seeded_smoke_run_moves_the_marginal_and_keeps_the_conditionals():
+    """The claimed direction: TV to p(a)p(b) falls by >= 0.2; conditionals stay within 1.5x + 0.02 of the model's."""
+    cfg = JeffreyConfig.preset(
+        "smoke",
+        use_images=False,
+        seeds=(0,),
+        n_diffusion_steps=25,
+        toy_d_hidden=128,
+        n_toy_denoiser_steps=1000,
+        n_toy_classifier_steps=400,
+        n_toy_samples=500,
+    )
+    t = run(cfg).summary["toy"]["seeds"][0]
+    assert t["unguided"]["tv"] - t["jeffrey"]["tv"] >= 0.2
+    assert t["jeffrey"]["cond_mmd2"] <= 1.5 * t["unguided"]["cond_mmd2"] + 0.02
+    assert t["jeffrey"]["mutual_information"] < t["unguided"]["mutual_information"] / 2
+
+
+# ------------------------------------------------------------------------------ images and data
+def test_held_out_images_never_reach_guidance(monkeypatch):
+    """The Fréchet reference (test split) is seen by the metric only: scrambling it leaves every sample unchanged."""
+    cfg = JeffreyConfig.preset("smoke", seeds=(0,))
+    first = run(cfg).summary["images"]["seeds"][0]
+    original = I.load_images
+
+    def scrambled(*args, **kwargs):
+        data = original(*args, **kwargs)
+        data.test = torch.rand_like(data.test) * 2 - 1
+        data.test_labels = data.test_labels.flip(0)
+        return data
+
+    monkeypatch.setattr(I, "load_images", scrambled)
+    second = run(cfg).summary["images"]["seeds"][0]
+    assert second["fairness"] == first["fairness"]  # statistics of the guided samples: identical
+    assert second["frechet"]["jeffrey"]["metric"] != first["frechet"]["jeffrey"]["metric"]  # only the metric moved
+
+
+def _write_fake_cifar(root):
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {b"data": rng.integers(0, 256, size=(6, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 3, 6))}
+        (folder / name).write_bytes(pickle.dumps(batch))
+    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"a", b"b", b"c"]}))
+
+
+def test_loading_cifar_and_image_folders_from_a_data_root(tmp_path):
+    _write_fake_cifar(tmp_path / "c")
+    data = I.load_images("cifar10", str(tmp_path / "c"), n_test=4)
+    assert data.train.shape == (30, 3, 32, 32) and data.test.shape == (4, 3, 32, 32)
+    assert data.train.min() >= -1 and data.train.max() <= 1 and data.n_classes == 3
+    for cls in ("smiling", "neutral"):
+        (tmp_path / "f" / cls).mkdir(parents=True)
+        for k in range(5):
+            Image.fromarray(np.full((20, 20, 3), 40 * k, dtype=np.uint8)).save(tmp_path / "f" / cls / f"{k}.png")
+    folder = I.load_images("image_folder", str(tmp_path / "f"), n_test=3, image_size=8)
+    assert folder.train.shape == (7, 3, 8, 8) and folder.test.shape == (3, 3, 8, 8) and folder.n_classes == 2
+    (tmp_path / "one" / "only").mkdir(parents=True)
+    Image.fromarray(np.zeros((8, 8, 3), dtype=np.uint8)).save(tmp_path / "one" / "only" / "0.png")
+    with pytest.raises(ValueError, match="at least 2 class folders"):
+        I.load_images("image_folder", str(tmp_path / "one"), n_test=2)
+    with pytest.raises(ValueError, match="data-root"):
+        I.load_images("cifar10", "", n_test=2)
+    with pytest.raises(ValueError, match="dataset"):
+        I.load_images("imagenet")
+
+
+def test_digits_split_and_unet_shapes():
+    data = I.load_images("digits", n_test=100)
+    assert data.train.shape[1:] == (1, 8, 8) and len(data.test) == 100
+    assert data.train.min() >= -1 and data.train.max() <= 1
+    unet = I.UNet(3, 10, width=16, d_time=16)
+    out = unet(torch.randn(2, 3, 8, 8), torch.tensor([0, 9]))
+    assert out.shape == (2, 3 * 8 * 8)
+
+
+def test_density_ratio_recovers_a_gaussian_ratio():
+    rng = np.random.default_rng(0)
+    real, gen = rng.normal(1.0, 1.0, size=(4000, 1)), rng.normal(0.0, 1.0, size=(4000, 1))
+    ratio = I.fit_density_ratio(real, gen, c=100.0)
+    e = np.array([[-1.0], [0.0], [1.0], [2.0]])
+    np.testing.assert_allclose(ratio.log_w(e), e[:, 0] - 0.5, atol=0.15)  # log N(e; 1, 1) / N(e; 0, 1) = e - 1/2
+
+
+# ------------------------------------------------------------------------------ verdicts
+def s(mean: float, sd: float = 0.0) -> dict[str, float]:
+    return {"mean": mean, "sd": sd}
+
+
+def test_verdict_functions_give_each_outcome():
+    assert C.rule_verdict(0.0, 0.0, 0.1, 0.2).startswith("yes")
+    assert C.rule_verdict(1e-3, 0.0, 0.1, 0.2).startswith("no")
+    assert C.rule_verdict(0.0, 0.0, 0.3, 0.2).startswith("no")
+    assert C.marginal_verdict(s(0.36, 0.01), s(0.03, 0.01)).startswith("yes")
+    assert C.marginal_verdict(s(0.36, 0.01), s(0.2, 0.01)).startswith("partly")
+    assert C.marginal_verdict(s(0.36, 0.05), s(0.33, 0.05)).startswith("no")
+    assert C.joint_verdict(s(0.1), s(0.01), s(0.05), s(0.05)).startswith("yes")
+    assert C.joint_verdict(s(0.1), s(0.01), s(0.05), s(0.2)).startswith("partly")
+    assert C.joint_verdict(s(0.1), s(0.08), s(0.05), s(0.05)).startswith("partly")
+    assert C.joint_verdict(s(0.1), s(0.08), s(0.05), s(0.2)).startswith("no")
+    assert C.comparison_verdict(s(1.0, 0.1), s(2.0, 0.1)).startswith("yes")
+    assert "tie" in C.comparison_verdict(s(1.0, 0.5), s(1.2, 0.5))
+    assert C.comparison_verdict(s(1.0, 0.5), s(1.2, 0.5)).startswith("no")
+    assert "clearly better here" in C.comparison_verdict(s(2.0, 0.1), s(1.0, 0.1))
+    assert C.comparison_verdict(s(2.0, 0.1), s(1.0, 0.1), lower_is_better=False).startswith("yes")
+    assert C.control_verdict(s(0.12), s(0.3), s(0.6)).startswith("yes")
+    assert C.control_verdict(s(0.25), s(0.3), s(0.6)).startswith("no")
+    assert C.control_verdict(s(0.12, 0.05), s(0.2, 0.05), s(0.6)).startswith("no")
+    assert C.frechet_verdict(s(100, 5), s(70, 5), s(100, 5), s(80, 5)).startswith("yes")
+    assert C.frechet_verdict(s(100, 5), s(70, 5), s(100, 5), s(95, 5)).startswith("partly")
+    assert C.frechet_verdict(s(100, 5), s(88, 2), s(100, 5), s(88, 5)).startswith("partly")
+    assert C.frechet_verdict(s(100, 5), s(97, 5), s(100, 5), s(97, 5)).startswith("no")
+    assert C.independence_verdict(s(0.1), s(0.02), s(0.2), s(0.05)).startswith("yes")
+    assert C.independence_verdict(s(0.1), s(0.02), s(0.2), s(0.15)).startswith("partly")
+    assert C.independence_verdict(s(0.1), s(0.08), s(0.2), s(0.15)).startswith("no")
+
+
+def test_fairness_sentence_follows_the_verdict():
+    im: dict = {}
+    R = type("R", (), {"summary": {"images": im}})  # a results stand-in with just the numbers the sentence reads
+
+    for mi_after, tv_after, word in ((0.02, 0.05, "independent"), (0.02, 0.19, "direction"), (0.09, 0.19, "not")):
+        im.update(
+            fair_mutual_information_unguided=s(0.1),
+            fair_mutual_information_jeffrey=s(mi_after),
+            fair_tv_unguided=s(0.2),
+            fair_tv_jeffrey=s(tv_after),
+        )
+        assert word in C.fairness_sentence(R)
