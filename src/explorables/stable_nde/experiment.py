@@ -335,7 +335,7 @@ def _system_part(
     summary["dt"] = system.dt
 
     # curves for the figures: the first seed's rollouts (a few), subsampled
-    every = max(1, cfg.rollout_steps // 400)
+    every = max(1, cfg.rollout_steps // 200)
     k = min(cfg.n_phase_curves, cfg.n_rollouts)
     curves: dict[str, Any] = {
         "time": (np.arange(0, cfg.rollout_steps + 1, every) * system.dt),

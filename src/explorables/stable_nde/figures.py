@@ -26,7 +26,7 @@ def _clip(points: np.ndarray, radius: float) -> np.ndarray:
     return out
 
 
-def explorable_figure(results: StableNDEResults, system: str = "pendulum", n_frames: int = 6) -> go.Figure:
+def explorable_figure(results: StableNDEResults, system: str = "pendulum", n_frames: int = 5) -> go.Figure:
     """Phase portraits of the truth and of every trained model (first seed) with a slider over rollout time."""
     c = results.curves[system]
     (i, j), (xlab, ylab) = AXES[system]
