@@ -266,7 +266,8 @@ def test_smoke_run_on_kuramoto_sivashinsky_uses_the_same_code_path():
 
 
 def test_alignment_and_lens_verdicts():
-    assert C.alignment_verdict({"a": 0.2, "b": 0.06}).startswith("yes")
+    assert C.alignment_verdict({"a": 0.2, "b": 0.15}).startswith("yes")
+    assert C.alignment_verdict({"a": 0.2, "b": 0.06}).startswith("partly")
     assert C.alignment_verdict({"a": 0.2, "b": -0.01}).startswith("partly")
     assert C.alignment_verdict({"a": -0.2, "b": 0.01}).startswith("no")
     assert C.lens_verdict({"a": 0.1}, {"a": 0.1}).startswith("yes")

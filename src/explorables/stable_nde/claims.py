@@ -17,8 +17,9 @@ from .experiment import CONTROL, TRAINED, StableNDEResults
 from .losses import METHOD_LABELS
 
 LABELS = {**METHOD_LABELS, CONTROL: "one-step, more steps (control)"}
-#: a cheap loss "aligns better" than one-step when its mean cosine is higher by at least this
-ALIGNMENT_MARGIN = 0.05
+#: a cheap loss "aligns better" than one-step when its mean cosine is higher by at least this (the seed-to-seed
+#: spread of a system's mean gain is a few hundredths, so smaller gains are not told apart from noise)
+ALIGNMENT_MARGIN = 0.1
 #: a method is "cheap" next to unrolled training when its step costs at most this fraction of an unrolled step
 CHEAP_FRACTION = 0.75
 
@@ -33,13 +34,13 @@ def alignment_gains(results: StableNDEResults, method: str) -> dict[str, float]:
 
 
 def alignment_verdict(gains: dict[str, float], margin: float = ALIGNMENT_MARGIN) -> str:
-    """yes: the mean gain over one-step is >= ``margin`` on every system; partly: on some, or > 0 on average; no."""
+    """yes: the mean gain over one-step is >= ``margin`` on every system; partly: on some; no: on none."""
     values = list(gains.values())
     if values and all(g >= margin for g in values):
         return f"yes: higher than one-step by ≥ {margin} on every system"
-    if any(g >= margin for g in values) or (values and float(np.mean(values)) > 0):
+    if any(g >= margin for g in values):
         return f"partly: higher than one-step by ≥ {margin} on some systems only"
-    return "no: not better aligned than the one-step gradient"
+    return f"no: not better aligned than the one-step gradient by ≥ {margin} on any system"
 
 
 def lens_verdict(

@@ -91,23 +91,24 @@ class EnsembleCNN(nn.Module):
         kernel_size = check_int("kernel_size", kernel_size)
         if kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd, got {kernel_size}")
-        torch.manual_seed(seed)
-        sizes = [1] + [channels] * depth + [1]
-        self.layers = nn.ModuleList(
-            nn.Conv1d(
-                a * n_members,
-                b * n_members,
-                kernel_size,
-                padding=kernel_size // 2,
-                padding_mode="circular",
-                groups=n_members,
-                dtype=dtype,
+        with torch.random.fork_rng(devices=[]):  # seeded init without touching the global random state
+            torch.manual_seed(seed)
+            sizes = [1] + [channels] * depth + [1]
+            self.layers = nn.ModuleList(
+                nn.Conv1d(
+                    a * n_members,
+                    b * n_members,
+                    kernel_size,
+                    padding=kernel_size // 2,
+                    padding_mode="circular",
+                    groups=n_members,
+                    dtype=dtype,
+                )
+                for a, b in itertools.pairwise(sizes)
             )
-            for a, b in itertools.pairwise(sizes)
-        )
-        with torch.no_grad():
-            self.layers[-1].weight.mul_(0.1)
-            self.layers[-1].bias.zero_()
+            with torch.no_grad():
+                self.layers[-1].weight.mul_(0.1)
+                self.layers[-1].bias.zero_()
         self.n_members = n_members
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
