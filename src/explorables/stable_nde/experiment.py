@@ -65,7 +65,7 @@ class StableNDEConfig(ExperimentConfig):
     width: int = param(32, Int(1, 1024), "hidden units of the residual MLP (channels of the KS CNN)")
     depth: int = param(2, Int(1, 8), "hidden layers of the residual network")
     solver: str = param("rk4", Choice(("rk4", "euler")), "explicit solver of the hybrid model, eq. (nde-step)")
-    n_train_steps: int = param(300, Int(1), "Adam steps of every method (the control takes control_step_factor x)")
+    n_train_steps: int = param(200, Int(1), "Adam steps of every method (the control takes control_step_factor x)")
     batch_size: int = param(128, Int(1), "(state, next state) pairs per training step, for every method")
     horizon: int = param(8, Int(1, 256), "unroll length K of the unrolled loss and of the rollout-shaped noise")
     lr: float = param(3e-3, Positive(), "Adam learning rate")
@@ -82,12 +82,12 @@ class StableNDEConfig(ExperimentConfig):
     )
     refresh_every: int = param(10, Int(1), "training steps between refreshes of the bank of rollout errors")
     alignment_steps: tuple[int, ...] = param(
-        (0, 50, 300), Tuple(Int(0), increasing=True), "one-step training steps at which gradient cosines are measured"
+        (0, 50, 200), Tuple(Int(0), increasing=True), "one-step training steps at which gradient cosines are measured"
     )
     n_alignment_windows: int = param(64, Int(1), "windows of K + 1 states the gradient cosines are measured on")
     control_step_factor: int = param(3, Int(1, 100), "the control trains one-step for this many times the steps")
     n_rollouts: int = param(32, Int(1), "held-out initial states rolled out per model")
-    rollout_steps: int = param(1000, Int(10), "steps of every long rollout")
+    rollout_steps: int = param(800, Int(10), "steps of every long rollout")
     n_lyapunov: int = param(8, Int(1), "rollouts used for the Lyapunov exponent estimate (Lorenz)")
     n_phase_curves: int = param(3, Int(1, 32), "rollouts drawn in the phase-portrait figure")
 
