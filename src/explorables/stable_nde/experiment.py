@@ -1,0 +1,396 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+For each system (pendulum, Lorenz-63; Kuramoto–Sivashinsky at full scale), and for every seed in
+``seeds`` (each seed: its own data, initial weights and batches; the seeds train side by side as
+members of one ensemble):
+
+1. **Training.** The same hybrid model trained with each loss: one-step, K-step unrolled,
+   isotropic noise, rollout-shaped noise, Jacobian matching and the complete regulariser, all with
+   the same number of steps on the same batches; plus a **control**, one-step training with
+   ``control_step_factor`` times the steps (at least the complete regulariser's wall-clock).
+2. **Gradient alignment** (the paper's lens): at snapshots of the one-step run, the cosine between
+   each cheap loss's gradient and the K-step unrolled gradient, on the same windows.
+3. **Stability**: every trained model (and the truth) rolled out for ``rollout_steps`` steps from
+   the same held-out initial states: blow-up fraction, energy drift (pendulum), the distance of
+   the long-run distribution of ``z`` to the truth's and the largest Lyapunov exponent (Lorenz).
+4. **Cost**: wall-clock seconds per training step of each method.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
+from .losses import CHEAP_METHODS, METHODS
+from .metrics import blow_up_step, energy_drift, histogram_distance, lyapunov_exponent
+from .models import HybridModel, make_model, stack_models
+from .solvers import rollout
+from .systems import SYSTEMS, System, make_system
+from .training import gradient_cosines, sample_windows, train
+
+CONTROL = "one_step_long"
+TRAINED: tuple[str, ...] = (*METHODS, CONTROL)
+
+
+@dataclass(frozen=True)
+class StableNDEConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    systems: tuple[str, ...] = param(
+        ("pendulum", "lorenz"),
+        Tuple(Choice(SYSTEMS), distinct=True),
+        "systems to run: 'pendulum', 'lorenz', 'ks' (Kuramoto–Sivashinsky, full scale)",
+    )
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds (data, initial weights, batches) the verdicts are taken over"
+    )
+    pendulum_dt: float = param(0.2, Float(0.0, 1.0, low_inclusive=False), "time step of the pendulum data and model")
+    lorenz_dt: float = param(0.02, Float(0.0, 0.05, low_inclusive=False), "time step of the Lorenz-63 data and model")
+    ks_dt: float = param(
+        0.25, Float(0.0, 1.0, low_inclusive=False), "time step of the Kuramoto–Sivashinsky data and model"
+    )
+    ks_grid: int = param(64, Int(16, 1024), "grid points of Kuramoto–Sivashinsky (even)")
+    n_trajectories: int = param(32, Int(1), "true training trajectories per seed")
+    trajectory_steps: int = param(100, Int(2), "steps per training trajectory")
+    width: int = param(32, Int(1, 1024), "hidden units of the residual MLP (channels of the KS CNN)")
+    depth: int = param(2, Int(1, 8), "hidden layers of the residual network")
+    solver: str = param("rk4", Choice(("rk4", "euler")), "explicit solver of the hybrid model, eq. (nde-step)")
+    n_train_steps: int = param(200, Int(1), "Adam steps of every method (the control takes control_step_factor x)")
+    batch_size: int = param(128, Int(1), "(state, next state) pairs per training step, for every method")
+    horizon: int = param(8, Int(1, 256), "unroll length K of the unrolled loss and of the rollout-shaped noise")
+    lr: float = param(3e-3, Positive(), "Adam learning rate")
+    noise_std: float = param(
+        0.05, Float(0.0, 10.0), "isotropic noise / Jacobian probe size, in units of the state's scale"
+    )
+    jacobian_weight: float = param(
+        1.0, Float(0.0, 1e6), "weight lambda of the Jacobian-matching term, eq. (nde-jacobian)"
+    )
+    jvp_mode: str = param(
+        "difference",
+        Choice(("forward", "difference")),
+        "model JVP of the Jacobian term: forward-mode AD, or central differences (cheaper on a CPU)",
+    )
+    refresh_every: int = param(10, Int(1), "training steps between refreshes of the bank of rollout errors")
+    alignment_steps: tuple[int, ...] = param(
+        (0, 50, 200), Tuple(Int(0), increasing=True), "one-step training steps at which gradient cosines are measured"
+    )
+    n_alignment_windows: int = param(64, Int(1), "windows of K + 1 states the gradient cosines are measured on")
+    control_step_factor: int = param(3, Int(1, 100), "the control trains one-step for this many times the steps")
+    n_rollouts: int = param(32, Int(1), "held-out initial states rolled out per model")
+    rollout_steps: int = param(800, Int(10), "steps of every long rollout")
+    n_lyapunov: int = param(8, Int(1), "rollouts used for the Lyapunov exponent estimate (Lorenz)")
+    n_phase_curves: int = param(3, Int(1, 32), "rollouts drawn in the phase-portrait figure")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(
+            n_trajectories=8,
+            trajectory_steps=40,
+            width=16,
+            n_train_steps=20,
+            batch_size=32,
+            horizon=4,
+            alignment_steps=(0, 20),
+            n_alignment_windows=16,
+            n_rollouts=8,
+            rollout_steps=100,
+            n_lyapunov=4,
+            control_step_factor=2,
+            seeds=(0, 1, 2),
+        ),
+        "book": {},
+        "paper": dict(
+            device="auto",
+            systems=("pendulum", "lorenz", "ks"),
+            seeds=(0, 1, 2, 3, 4),
+            n_trajectories=256,
+            trajectory_steps=400,
+            width=64,
+            n_train_steps=20_000,
+            batch_size=512,
+            horizon=32,
+            alignment_steps=(0, 200, 2_000, 20_000),
+            n_alignment_windows=256,
+            n_rollouts=256,
+            rollout_steps=20_000,
+            n_lyapunov=64,
+            control_step_factor=4,
+            jvp_mode="forward",
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = "one GPU (any with >= 8 GB); about an hour for the three systems (estimate)"
+
+    def cross_checks(self) -> None:
+        if self.horizon > self.trajectory_steps:
+            raise ValueError(f"horizon must be <= trajectory_steps ({self.trajectory_steps}), got {self.horizon}")
+        if self.batch_size < self.horizon:
+            raise ValueError(f"batch_size must be >= horizon ({self.horizon}), got {self.batch_size}")
+        if self.alignment_steps[-1] > self.n_train_steps:
+            raise ValueError(
+                f"alignment_steps must be <= n_train_steps ({self.n_train_steps}), got {self.alignment_steps}"
+            )
+        if self.ks_grid % 2:
+            raise ValueError(f"ks_grid must be even, got {self.ks_grid}")
+
+
+class StableNDEResults(Results[StableNDEConfig]):
+    """What :func:`run` returns: a JSON-able ``summary`` per system and the arrays the figures draw."""
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run with ``n`` torch threads, then restore the previous count.
+
+    The models are tiny: on a CPU, thread synchronisation costs more than it saves (and on a
+    loaded machine, far more), so the chapter runs single-threaded. Same count, same numbers.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def build_system(cfg: StableNDEConfig, name: str) -> System:
+    """The system ``name`` with the config's time step (and grid, for KS)."""
+    if name == "pendulum":
+        return make_system(name, dt=cfg.pendulum_dt)
+    if name == "lorenz":
+        return make_system(name, dt=cfg.lorenz_dt)
+    return make_system(name, dt=cfg.ks_dt, n_grid=cfg.ks_grid)
+
+
+def member_seeds(cfg: StableNDEConfig, system_index: int) -> tuple[int, ...]:
+    """One seed per member, derived from the base seed, the system and the entry of ``seeds``."""
+    return tuple(1_000_003 * cfg.seed + 1_009 * system_index + s for s in cfg.seeds)
+
+
+def make_data(system: System, cfg: StableNDEConfig, seeds: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """True training trajectories, one independent set per seed: ``(S, n_trajectories, trajectory_steps + 1, d)``."""
+    return torch.stack(
+        [
+            system.trajectories(
+                cfg.n_trajectories, cfg.trajectory_steps, torch.Generator().manual_seed(s), device=device
+            )
+            for s in seeds
+        ]
+    )
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    arr = np.asarray(values, dtype=float)
+    finite = arr[np.isfinite(arr)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    return float(finite.mean()), float(finite.std(ddof=1)) if finite.size > 1 else 0.0
+
+
+def _stats(per_seed: list[float]) -> dict[str, Any]:
+    mean, sd = _mean_sd(per_seed)
+    return {"per_seed": [float(v) for v in per_seed], "mean": mean, "sd": sd}
+
+
+def _observable(name: str, states: torch.Tensor) -> torch.Tensor:
+    """The coordinate whose long-run distribution is compared with the truth's: Lorenz z, or every KS grid value."""
+    return states[..., 2] if name == "lorenz" else states
+
+
+def _system_part(
+    cfg: StableNDEConfig, index: int, name: str, checkpoint: Checkpointer, progress: bool
+) -> tuple[dict, dict]:
+    device = resolve_device(cfg.device)
+    system = build_system(cfg, name)
+    seeds = member_seeds(cfg, index)
+    n = len(seeds)
+    data = make_data(system, cfg, seeds, device)
+    common = dict(
+        batch_size=cfg.batch_size,
+        horizon=cfg.horizon,
+        lr=cfg.lr,
+        noise_std=cfg.noise_std,
+        weight=cfg.jacobian_weight,
+        jvp_mode=cfg.jvp_mode,
+        refresh_every=cfg.refresh_every,
+        data_seed=seeds[0] + 7,
+    )
+
+    # 1. training: every method from the same initial weights, on the same batches
+    models: dict[str, HybridModel] = {}
+    summary: dict[str, Any] = {"final_loss": {}, "step_cost_seconds": {}}
+    snapshots: dict[int, dict[str, torch.Tensor]] = {}
+    for method in TRAINED:
+        model = make_model(system, n, width=cfg.width, depth=cfg.depth, seeds=seeds, solver=cfg.solver, device=device)
+        key = f"{name}/trained/{method}"
+        done = checkpoint.get(key)
+        if done is None:
+            steps = cfg.n_train_steps * (cfg.control_step_factor if method == CONTROL else 1)
+            record = train(
+                model,
+                data,
+                "one_step" if method == CONTROL else method,
+                n_steps=steps,
+                snapshot_steps=cfg.alignment_steps if method == "one_step" else (),
+                checkpoint=checkpoint,
+                name=f"{name}/loop/{method}",
+                progress=progress,
+                **common,
+            )
+            done = {
+                "model": model.state_dict(),
+                "losses": record.losses,
+                "seconds_per_step": record.seconds_per_step,
+                "snapshots": {str(k): v for k, v in record.snapshots.items()},
+            }
+            checkpoint.save(key, done, drop=(f"{name}/loop/{method}",))
+        model.load_state_dict(done["model"])
+        models[method] = model
+        summary["final_loss"][method] = float(np.mean(done["losses"][-10:]))
+        summary["step_cost_seconds"][method] = float(done["seconds_per_step"])
+        if method == "one_step":
+            snapshots = {int(k): v for k, v in done["snapshots"].items()}
+
+    # 2. gradient alignment at snapshots of the one-step run
+    windows = sample_windows(data, cfg.n_alignment_windows, cfg.horizon, torch.Generator().manual_seed(seeds[0] + 11))
+    probe = make_model(system, n, width=cfg.width, depth=cfg.depth, seeds=seeds, solver=cfg.solver, device=device)
+    cosines: dict[str, list[list[float]]] = {m: [] for m in CHEAP_METHODS}
+    for k in cfg.alignment_steps:
+        probe.load_state_dict(snapshots[k])
+        cos = gradient_cosines(
+            probe,
+            windows,
+            noise_std=cfg.noise_std,
+            weight=cfg.jacobian_weight,
+            jvp_mode=cfg.jvp_mode,
+            generator=torch.Generator().manual_seed(seeds[0] + 13),
+        )
+        for m in CHEAP_METHODS:
+            cosines[m].append([float(c) for c in cos[m]])
+    summary["alignment"] = {
+        "steps": list(cfg.alignment_steps),
+        "horizon": cfg.horizon,
+        "cosine": cosines,
+        "mean": {m: [_mean_sd(c)[0] for c in v] for m, v in cosines.items()},
+        "sd": {m: [_mean_sd(c)[1] for c in v] for m, v in cosines.items()},
+    }
+
+    # 3. stability: all methods' members in one ensemble, rolled out from the same held-out states
+    x0 = system.trajectories(cfg.n_rollouts, 1, torch.Generator().manual_seed(seeds[0] + 17), device=device)[:, 0]
+    joint = stack_models([models[m] for m in TRAINED])
+    states = x0.expand(joint.n_members, -1, -1).contiguous()
+    traj = rollout(joint.step, states, cfg.rollout_steps)  # (T + 1, methods * S, B, d)
+    truth = rollout(system.true_step, x0, cfg.rollout_steps)  # (T + 1, B, d)
+    first_bad = blow_up_step(traj, system.blow_up_radius)  # (methods * S, B)
+    blown = (first_bad <= cfg.rollout_steps).double().mean(-1).view(len(TRAINED), n)
+    stability: dict[str, Any] = {}
+    burn = cfg.rollout_steps // 5
+    truth_summary: dict[str, float] = {}
+    if system.energy is not None:
+        drift = energy_drift(traj, system.energy).view(len(TRAINED), n, -1)
+        truth_summary["energy_drift"] = float(energy_drift(truth, system.energy).median())
+    chaotic = system.energy is None
+    if chaotic:  # the long-run distribution of one observable (Lorenz: z; KS: u) and the Lyapunov exponent
+        z_true = _observable(name, truth[burn:]).cpu().numpy()
+        n_lyap = min(cfg.n_lyapunov, cfg.n_rollouts)
+        lyap = lyapunov_exponent(
+            joint.step,
+            states[:, :n_lyap].contiguous(),
+            cfg.rollout_steps,
+            system.dt,
+            n_transient=burn,
+            generator=torch.Generator().manual_seed(seeds[0] + 19),
+        )
+        lyap = torch.where(first_bad[:, :n_lyap] <= cfg.rollout_steps, torch.nan, lyap)  # blown up: no estimate
+        lyap = lyap.view(len(TRAINED), n, n_lyap)
+        lyap_true = lyapunov_exponent(
+            system.true_step,
+            x0[:n_lyap],
+            cfg.rollout_steps,
+            system.dt,
+            n_transient=burn,
+            generator=torch.Generator().manual_seed(seeds[0] + 19),
+        )
+        truth_summary["lyapunov"] = float(lyap_true.mean())
+        observed = _observable(name, traj[burn:]).cpu().numpy().copy()  # (T', methods * S, B, ...)
+        observed[:, (first_bad <= cfg.rollout_steps).cpu().numpy()] = np.nan  # blown-up rollouts are counted apart
+    for i, method in enumerate(TRAINED):
+        entry = {"blow_up_fraction": _stats(blown[i].tolist())}
+        if system.energy is not None:
+            entry["energy_drift"] = _stats([float(torch.nanmedian(drift[i, s])) for s in range(n)])
+        if chaotic:
+            entry["z_distance"] = _stats([histogram_distance(observed[:, i * n + s], z_true) for s in range(n)])
+            entry["lyapunov"] = _stats([float(torch.nanmean(lyap[i, s])) for s in range(n)])
+        stability[method] = entry
+    summary["stability"] = stability
+    summary["truth"] = truth_summary
+    summary["dt"] = system.dt
+
+    # curves for the figures: the first seed's rollouts (a few), subsampled
+    every = max(1, cfg.rollout_steps // 200)
+    k = min(cfg.n_phase_curves, cfg.n_rollouts)
+    curves: dict[str, Any] = {
+        "time": (np.arange(0, cfg.rollout_steps + 1, every) * system.dt),
+        "truth": truth[::every, :k].cpu().numpy(),
+        "rollouts": {m: traj[::every, i * n, :k].cpu().numpy() for i, m in enumerate(TRAINED)},
+        "blow_up_step": {m: first_bad[i * n, :k].cpu().numpy() for i, m in enumerate(TRAINED)},
+    }
+    if system.energy is not None:
+        h = system.energy(traj[::every]).view(-1, len(TRAINED), n, cfg.n_rollouts)
+        curves["energy_drift"] = {
+            m: torch.nanmedian((h[:, i] - h[:1, i]).abs(), dim=-1).values.cpu().numpy() for i, m in enumerate(TRAINED)
+        }
+    if chaotic:
+        edges = np.linspace(0.0, 50.0, 41) if name == "lorenz" else np.linspace(-4.0, 4.0, 41)
+        curves["z_edges"] = edges
+        curves["z_truth"] = np.histogram(z_true.ravel(), bins=edges, density=True)[0]
+        curves["z_hist"] = {}
+        for i, m in enumerate(TRAINED):
+            vals = observed[:, i * n : (i + 1) * n].ravel()
+            vals = vals[np.isfinite(vals)]
+            curves["z_hist"][m] = (
+                np.histogram(vals, bins=edges, density=True)[0] if vals.size else np.zeros(len(edges) - 1)
+            )
+    curves["losses"] = {m: np.asarray(checkpoint.get(f"{name}/trained/{m}")["losses"]) for m in TRAINED}
+    return summary, curves
+
+
+def run(
+    config: StableNDEConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> StableNDEResults:
+    """Train, measure alignment and stability for every system of ``config`` (see the module docstring).
+
+    Each system is a checkpointed part; inside it every trained method is stored as it finishes
+    and the training loop in progress is checkpointed, so ``--resume`` continues where a run stopped.
+    """
+    cfg, checkpoint = start_run(StableNDEConfig, config, checkpoint)
+    with torch_threads(1) if resolve_device(cfg.device).type == "cpu" else contextlib.nullcontext():
+        parts = {
+            name: (lambda i=i, name=name: _system_part(cfg, i, name, checkpoint, progress))
+            for i, name in enumerate(cfg.systems)
+        }
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
+    return StableNDEResults(cfg, summary, curves)
+
+
+def headline(results: StableNDEResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    lines = []
+    for name in results.config.systems:
+        s = results.summary[name]
+        a = s["alignment"]["mean"]
+        st = s["stability"]
+        lines.append(
+            f"{name}: cosine with unrolled at step {s['alignment']['steps'][0]}: one-step {a['one_step'][0]:.2f}, "
+            f"complete {a['complete'][0]:.2f}; blow-ups one-step {st['one_step']['blow_up_fraction']['mean']:.0%}, "
+            f"complete {st['complete']['blow_up_fraction']['mean']:.0%}"
+        )
+    return lines

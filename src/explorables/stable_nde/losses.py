@@ -1,0 +1,240 @@
+"""The training losses: one-step, K-step unrolled, noise injection, Jacobian matching, and the complete regulariser.
+
+All losses take an ensemble :class:`~explorables.stable_nde.models.HybridModel` and states of shape
+``(S, B, d)`` (member, batch, dimension). Squared errors are measured in the system's normalised
+units (divided by ``system.scale``), averaged over the batch and *summed over members*, so each
+member's gradient is its own loss's gradient.
+
+Equations (labels of the chapter):
+
+* one-step, eq. (nde-onestep): ``|Phi_theta(x_k) - x_{k+1}|^2``;
+* K-step unrolled, eq. (nde-unrolled): ``1/K sum_j |Phi_theta^j(x_k) - x_{k+j}|^2`` (backpropagation
+  through all K steps: the expensive reference);
+* noise injection, eq. (nde-noise): ``|Phi_theta(x_k + delta) - x_{k+1}|^2`` with a clean target and
+  ``delta`` either isotropic Gaussian or the model's own rollout error (rollout-shaped);
+* Jacobian matching, eq. (nde-jacobian): one-step ``+ lambda |(J_theta(x) - J(x)) v|^2`` with
+  forward-mode JVPs (:func:`torch.func.jvp`) of the model and of the true one-step map;
+* the complete regulariser, eq. (nde-complete): ``|Phi_theta(x_k + delta) - x_{k+1} - J(x_k) delta|^2``
+  with rollout-shaped ``delta``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.func import jvp
+
+from ..core.validation import check_choice, check_in_range, check_int
+from .models import HybridModel
+from .systems import System
+
+METHODS: tuple[str, ...] = ("one_step", "unrolled", "noise_iso", "noise_rollout", "jacobian", "complete")
+#: the cheap losses whose gradients are compared with the unrolled one
+CHEAP_METHODS: tuple[str, ...] = ("one_step", "noise_iso", "noise_rollout", "jacobian", "complete")
+#: methods that use the true system's directional derivatives J(x) v (from the known dynamics)
+USES_TRUE_JACOBIAN: tuple[str, ...] = ("jacobian", "complete")
+METHOD_LABELS: dict[str, str] = {
+    "one_step": "one-step",
+    "unrolled": "unrolled (K steps)",
+    "noise_iso": "isotropic noise",
+    "noise_rollout": "rollout-shaped noise",
+    "jacobian": "Jacobian matching",
+    "complete": "complete regulariser",
+}
+
+
+def _check_states(name: str, x: torch.Tensor, model: HybridModel) -> None:
+    if x.ndim != 3 or x.shape[0] != model.n_members or x.shape[-1] != model.system.dim:
+        raise ValueError(
+            f"{name} must have shape (n_members={model.n_members}, batch, dim={model.system.dim}), got {tuple(x.shape)}"
+        )
+
+
+def squared_error(model: HybridModel, residual: torch.Tensor) -> torch.Tensor:
+    """``sum_s mean_b |residual / scale|^2``: the members' mean squared errors, summed over members."""
+    return ((residual / model.scale) ** 2).sum(-1).mean(-1).sum()
+
+
+JVP_MODES: tuple[str, ...] = ("forward", "difference")
+#: step of the central differences, along the unit direction (float64: error ~1e-10)
+DIFFERENCE_STEP = 1e-5
+
+
+def directional_derivative(
+    fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: torch.Tensor, mode: str = "forward"
+) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """``(fn(x), J_fn(x) v)`` by forward-mode AD (:func:`torch.func.jvp`), or ``(None, J v)`` by central differences.
+
+    ``"difference"``: ``|v| (fn(x + h u) - fn(x - h u)) / 2h`` with ``u = v/|v|`` per state and
+    ``h = 1e-5``; differentiable in ``fn``'s parameters like the forward mode, and on a CPU far
+    cheaper for tiny networks. The tests check that the two agree.
+    """
+    check_choice("jvp mode", mode, JVP_MODES)
+    if mode == "forward":
+        return jvp(fn, (x,), (v,))
+    norm = v.norm(dim=-1, keepdim=True)
+    unit = v / torch.where(norm > 0, norm, 1.0)
+    h = DIFFERENCE_STEP
+    return None, norm * (fn(x + h * unit) - fn(x - h * unit)) / (2 * h)
+
+
+def true_jvp(system: System, x: torch.Tensor, v: torch.Tensor, mode: str = "difference") -> torch.Tensor:
+    """``J(x) v``: the true one-step map's directional derivative, no gradient kept.
+
+    By default a central difference of two neighbouring true trajectories, as one would get from
+    data; ``mode="forward"`` differentiates the true solver instead.
+    """
+    with torch.no_grad():
+        return directional_derivative(system.true_step, x, v, mode)[1]
+
+
+def one_step_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Eq. (nde-onestep): ``|Phi_theta(x) - y|^2`` for data pairs ``y = Phi(x)``."""
+    _check_states("x", x, model)
+    _check_states("y", y, model)
+    return squared_error(model, model.step(x) - y)
+
+
+def unrolled_loss(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
+    """Eq. (nde-unrolled): roll ``K = windows.shape[2] - 1`` steps from ``windows[:, :, 0]`` and average
+    the squared errors against ``windows[:, :, 1:]``, backpropagating through the whole rollout.
+
+    With ``K = 1`` this is :func:`one_step_loss` on the pairs ``(windows[:, :, 0], windows[:, :, 1])``.
+    """
+    if windows.ndim != 4 or windows.shape[0] != model.n_members or windows.shape[-1] != model.system.dim:
+        raise ValueError(
+            f"windows must have shape (n_members={model.n_members}, batch, K + 1, dim={model.system.dim}), "
+            f"got {tuple(windows.shape)}"
+        )
+    horizon = windows.shape[2] - 1
+    if horizon < 1:
+        raise ValueError(f"windows must hold K + 1 >= 2 states per window (horizon K >= 1), got {windows.shape[2]}")
+    x = windows[:, :, 0]
+    total = windows.new_zeros(())
+    for j in range(1, horizon + 1):
+        x = model.step(x)
+        total = total + squared_error(model, x - windows[:, :, j])
+    return total / horizon
+
+
+def rollout_errors(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
+    """The model's own rollout errors ``e_j = Phi_theta^j(x_0) - x_j`` at the inputs of steps ``j = 0 .. K-1``.
+
+    Shape ``(S, B, K, d)``, ``e_0 = 0``; computed without gradient (the stop-gradient of eq. (nde-pushforward)).
+    """
+    horizon = windows.shape[2] - 1
+    errors = torch.zeros_like(windows[:, :, :horizon])
+    with torch.no_grad():
+        x = windows[:, :, 0]
+        for j in range(1, horizon):
+            x = model.step(x)
+            errors[:, :, j] = x - windows[:, :, j]
+    return errors
+
+
+def noise_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
+    """Eq. (nde-noise): ``|Phi_theta(x + delta) - y|^2``, a perturbed input with the *clean* target."""
+    _check_states("delta", delta, model)
+    return one_step_loss(model, x + delta, y)
+
+
+def jacobian_loss(
+    model: HybridModel,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    v: torch.Tensor,
+    weight: float = 1.0,
+    jvp_mode: str = "forward",
+) -> torch.Tensor:
+    """Eq. (nde-jacobian): ``|Phi_theta(x) - y|^2 + weight |J_theta(x) v - J(x) v|^2``.
+
+    One forward-mode pass (:func:`torch.func.jvp`) gives both ``Phi_theta(x)`` and ``J_theta(x) v``
+    (``jvp_mode="difference"``: central differences instead, see :func:`directional_derivative`);
+    ``J(x) v`` comes from :func:`true_jvp` (neighbouring true trajectories).
+    """
+    _check_states("x", x, model)
+    _check_states("y", y, model)
+    _check_states("v", v, model)
+    weight = check_in_range("weight", weight, 0.0, float("inf"))
+    prediction, model_jv = directional_derivative(model.step, x, v, jvp_mode)
+    if prediction is None:
+        prediction = model.step(x)
+    return squared_error(model, prediction - y) + weight * squared_error(model, model_jv - true_jvp(model.system, x, v))
+
+
+def complete_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
+    """The complete regulariser, eq. (nde-complete): ``|Phi_theta(x + delta) - y - J(x) delta|^2``.
+
+    ``delta`` is the model's own rollout error arriving at the true state ``x`` (drawn from
+    :func:`rollout_errors`, no gradient). By eq. (nde-taylor) the residual is
+    ``r_theta(x) + (J_theta - J) delta + O(|delta|^2)``: the one-step residual *and* the Jacobian
+    mismatch along the directions rollouts take, without the true system's own error growth
+    ``J delta``, which no model can (or should) remove.
+    """
+    _check_states("x", x, model)
+    _check_states("y", y, model)
+    _check_states("delta", delta, model)
+    delta = delta.detach()  # stop-gradient: delta is data, eq. (nde-pushforward)
+    perturbed = model.step(x + delta)  # Phi_theta(x_k + delta)
+    linearised_target = y + true_jvp(model.system, x, delta)  # Phi(x_k + delta) ~ x_{k+1} + J(x_k) delta
+    return squared_error(model, perturbed - linearised_target)  # |r_theta + (J_theta - J) delta|^2, eq. (nde-complete)
+
+
+@dataclass
+class Batch:
+    """What one loss evaluation sees: pairs ``(x, y)``, perturbations ``delta`` and, for the unrolled loss, windows."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    delta: torch.Tensor
+    windows: torch.Tensor | None = None
+
+
+def pairs_from_windows(windows: torch.Tensor, errors: torch.Tensor | None = None) -> Batch:
+    """Every step of every window as a pair ``(x_j, x_{j+1})`` with its rollout error ``e_j``: ``(S, B K, d)``."""
+    s, b, k1, d = windows.shape
+    x = windows[:, :, :-1].reshape(s, b * (k1 - 1), d)
+    y = windows[:, :, 1:].reshape(s, b * (k1 - 1), d)
+    delta = torch.zeros_like(x) if errors is None else errors.reshape(s, b * (k1 - 1), d)
+    return Batch(x, y, delta, windows)
+
+
+def method_loss(
+    method: str,
+    model: HybridModel,
+    batch: Batch,
+    *,
+    noise_std: float = 0.05,
+    weight: float = 1.0,
+    jvp_mode: str = "forward",
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """The training loss of ``method`` on ``batch``.
+
+    ``noise_std`` (in normalised units, times ``system.scale``) sets the isotropic noise and the
+    Jacobian-matching probe directions; ``weight`` is the Jacobian term's weight ``lambda``.
+    """
+    check_choice("method", method, METHODS)
+    noise_std = check_in_range("noise_std", noise_std, 0.0, float("inf"))
+    if method == "unrolled":
+        if batch.windows is None:
+            raise ValueError("the unrolled loss needs batch.windows")
+        return unrolled_loss(model, batch.windows)
+    if method == "one_step":
+        return one_step_loss(model, batch.x, batch.y)
+    if method == "noise_rollout":
+        return noise_loss(model, batch.x, batch.y, batch.delta)
+    if method == "complete":
+        return complete_loss(model, batch.x, batch.y, batch.delta)
+    gaussian = torch.randn(batch.x.shape, generator=generator, dtype=batch.x.dtype).to(batch.x.device)
+    probe = noise_std * model.scale * gaussian
+    if method == "noise_iso":
+        return noise_loss(model, batch.x, batch.y, probe)
+    return jacobian_loss(model, batch.x, batch.y, probe, weight, jvp_mode)
+
+
+def check_horizon(horizon: int, n_steps: int) -> int:
+    """A horizon ``K`` in ``[1, n_steps]`` (trajectories of ``n_steps`` steps hold windows of ``K + 1`` states)."""
+    return check_int("horizon", horizon, minimum=1, maximum=n_steps)

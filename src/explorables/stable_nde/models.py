@@ -1,0 +1,204 @@
+"""Hybrid models: known physics plus a learned residual, as an *ensemble* of independent members.
+
+Every tensor carries a leading member axis ``S``: states are ``(S, B, d)`` and member ``s`` only
+ever touches its own weights. Members are the seeds of one method (and, for the joint rollouts,
+several methods side by side), so one batched forward pass trains or rolls out all of them; since
+the loss is a sum over members and Adam is elementwise, each member trains exactly as it would
+alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import torch
+from torch import nn
+
+from ..core.validation import check_choice, check_int
+from .solvers import SOLVERS
+from .systems import System
+
+
+class EnsembleMLP(nn.Module):
+    """``S`` independent tanh MLPs ``R^d -> R^d`` with ``depth`` hidden layers of ``width`` units.
+
+    Weights are ``(S, fan_in, fan_out)``; a member's parameters are row ``s`` of every tensor. The
+    last layer starts small (x 0.1) so a fresh hybrid model starts close to its known physics.
+    """
+
+    def __init__(
+        self,
+        n_members: int,
+        dim: int,
+        width: int = 32,
+        depth: int = 2,
+        *,
+        generators: list[torch.Generator] | None = None,
+        init_gain: float = 0.1,
+        dtype: torch.dtype = torch.float64,
+    ):
+        super().__init__()
+        n_members = check_int("n_members", n_members)
+        dim, width, depth = check_int("dim", dim), check_int("width", width), check_int("depth", depth)
+        if generators is not None and len(generators) != n_members:
+            raise ValueError(f"generators must hold one generator per member ({n_members}), got {len(generators)}")
+        sizes = [dim] + [width] * depth + [dim]
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for i, (a, b) in enumerate(itertools.pairwise(sizes)):
+            gain = init_gain if i == len(sizes) - 2 else 1.0
+            w = torch.stack(
+                [
+                    torch.randn(a, b, generator=None if generators is None else generators[s], dtype=dtype)
+                    for s in range(n_members)
+                ]
+            ) * (gain / math.sqrt(a))
+            self.weights.append(nn.Parameter(w))
+            self.biases.append(nn.Parameter(torch.zeros(n_members, 1, b, dtype=dtype)))
+        self.n_members = n_members
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        """``h``: ``(S, B, d)`` normalised states -> ``(S, B, d)`` residual (normalised)."""
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            h = torch.baddbmm(b, h, w)
+            if i < last:
+                h = torch.tanh(h)
+        return h
+
+
+class EnsembleCNN(nn.Module):
+    """``S`` independent periodic 1-D CNNs on a grid (Kuramoto–Sivashinsky), as grouped convolutions.
+
+    Channels of member ``s`` are the ``s``-th block of every layer (``groups = S``), so the first
+    axis of every weight and bias splits into ``S`` equal member blocks, like :class:`EnsembleMLP`.
+    """
+
+    def __init__(
+        self,
+        n_members: int,
+        channels: int = 32,
+        depth: int = 3,
+        kernel_size: int = 5,
+        *,
+        seed: int = 0,
+        dtype: torch.dtype = torch.float64,
+    ):
+        super().__init__()
+        n_members = check_int("n_members", n_members)
+        channels, depth = check_int("channels", channels), check_int("depth", depth)
+        kernel_size = check_int("kernel_size", kernel_size)
+        if kernel_size % 2 == 0:
+            raise ValueError(f"kernel_size must be odd, got {kernel_size}")
+        with torch.random.fork_rng(devices=[]):  # seeded init without touching the global random state
+            torch.manual_seed(seed)
+            sizes = [1] + [channels] * depth + [1]
+            self.layers = nn.ModuleList(
+                nn.Conv1d(
+                    a * n_members,
+                    b * n_members,
+                    kernel_size,
+                    padding=kernel_size // 2,
+                    padding_mode="circular",
+                    groups=n_members,
+                    dtype=dtype,
+                )
+                for a, b in itertools.pairwise(sizes)
+            )
+            with torch.no_grad():
+                self.layers[-1].weight.mul_(0.1)
+                self.layers[-1].bias.zero_()
+        self.n_members = n_members
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        """``h``: ``(S, B, N)`` -> ``(S, B, N)``."""
+        z = h.transpose(0, 1)  # (B, S, N): member s is channel block s
+        for i, layer in enumerate(self.layers):
+            z = layer(z)
+            if i < len(self.layers) - 1:
+                z = torch.tanh(z)
+        return z.transpose(0, 1)
+
+
+class HybridModel(nn.Module):
+    """The hybrid model's one-step map ``Phi_theta``, eq. (nde-hybrid) and (nde-step).
+
+    ``f_theta(x) = f_known(x) + out_scale * net((x - center) / scale)``, stepped by the system's
+    solver. ``step(x)`` maps ``(S, B, d)`` to ``(S, B, d)``.
+    """
+
+    def __init__(self, system: System, net: EnsembleMLP | EnsembleCNN, solver: str = "rk4"):
+        super().__init__()
+        self.system, self.net, self.solver = system, net, check_choice("solver", solver, SOLVERS)
+        self.register_buffer("center", system.center.clone())
+        self.register_buffer("scale", system.scale.clone())
+
+    @property
+    def n_members(self) -> int:
+        return self.net.n_members
+
+    def residual(self, x: torch.Tensor) -> torch.Tensor:
+        """The learned part of the vector field, in the system's units."""
+        return self.system.out_scale * self.net((x - self.center) / self.scale)
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        if x.ndim != 3 or x.shape[0] != self.n_members or x.shape[-1] != self.system.dim:
+            raise ValueError(
+                f"x must have shape (n_members={self.n_members}, batch, dim={self.system.dim}), got {tuple(x.shape)}"
+            )
+        return self.system.step_with(self.residual, x, solver=self.solver)
+
+    def member_vectors(self, tensors: list[torch.Tensor] | None = None) -> torch.Tensor:
+        """Parameters (or gradients given as ``tensors``, in parameter order) as one row per member: ``(S, P)``."""
+        tensors = [p for p in self.parameters()] if tensors is None else tensors
+        return torch.cat([t.reshape(self.n_members, -1) for t in tensors], dim=1)
+
+
+def make_model(
+    system: System,
+    n_members: int,
+    *,
+    width: int = 32,
+    depth: int = 2,
+    seeds: tuple[int, ...] = (),
+    solver: str = "rk4",
+    init_gain: float = 0.1,
+    device: str | torch.device = "cpu",
+) -> HybridModel:
+    """A fresh hybrid ensemble for ``system``: an MLP residual for ODEs, a CNN for Kuramoto–Sivashinsky.
+
+    Member ``s`` is initialised from ``seeds[s]`` (default ``0, 1, ...``).
+    """
+    seeds = tuple(seeds) or tuple(range(n_members))
+    if len(seeds) != n_members:
+        raise ValueError(f"seeds must hold one seed per member ({n_members}), got {len(seeds)}")
+    if system.linear_symbol is not None:
+        net: nn.Module = EnsembleCNN(n_members, channels=width, depth=depth, seed=seeds[0])
+    else:
+        gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        net = EnsembleMLP(n_members, system.dim, width, depth, generators=gens, init_gain=init_gain)
+    return HybridModel(system, net, solver).to(device)
+
+
+def stack_models(models: list[HybridModel]) -> HybridModel:
+    """One ensemble holding every member of ``models`` (same system and architecture), in order."""
+    if not models:
+        raise ValueError("models must hold at least one model")
+    first = models[0]
+    if isinstance(first.net, EnsembleMLP):
+        depth = len(first.net.weights) - 1
+        width = first.net.weights[0].shape[-1]
+        net: nn.Module = EnsembleMLP(
+            sum(m.n_members for m in models), first.system.dim, width, depth, dtype=first.net.weights[0].dtype
+        )
+    else:
+        channels = first.net.layers[0].out_channels // first.n_members
+        net = EnsembleCNN(
+            sum(m.n_members for m in models), channels, len(first.net.layers) - 1, first.net.layers[0].kernel_size[0]
+        )
+    stacked = HybridModel(first.system, net, first.solver).to(first.center.device)
+    with torch.no_grad():
+        for target, *sources in zip(stacked.net.parameters(), *(m.net.parameters() for m in models), strict=True):
+            target.copy_(torch.cat([s.detach() for s in sources], dim=0))
+    return stacked

@@ -1,0 +1,231 @@
+"""The dynamical systems: known physics, the part a network must learn, and the truth.
+
+Each :class:`System` splits its vector field as ``f = f_known + f_residual`` (eq. (nde-hybrid)):
+the hybrid model keeps ``f_known`` and replaces ``f_residual`` by a network. The true residual is
+used only to *generate data* (and, for the two methods that say so, the true system's
+directional derivatives); the model's step never calls it.
+
+* :func:`pendulum`: ``q' = p``, ``p' = -sin q``; known part the linearised pendulum ``p' = -q``,
+  residual ``q - sin q``; energy ``H = p^2/2 - cos q`` is conserved by the truth.
+* :func:`lorenz63`: Lorenz's 1963 system with sigma = 10, rho = 28, beta = 8/3; known part the
+  linear terms, residual the two quadratic ones ``(0, -x z, x y)``.
+* :func:`kuramoto_sivashinsky`: ``u_t = -u_xx - u_xxxx - u u_x`` on a periodic domain (the full-scale
+  system); known part the linear operator (exact in Fourier space), residual the nonlinear term,
+  learned by a 1-D CNN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from ..core.validation import check_choice, check_int, check_positive
+from .solvers import integrating_factor_rk4_step, step
+
+Field = Callable[[torch.Tensor], torch.Tensor]
+SYSTEMS: tuple[str, ...] = ("pendulum", "lorenz", "ks")
+
+
+@dataclass
+class System:
+    """A system ``dx/dt = f_known(x) + f_residual(x)`` sampled every ``dt``.
+
+    ``center``/``scale`` normalise the network's input and ``out_scale`` its output (fixed, from
+    the system's known ranges, not from data); ``blow_up_radius`` is the norm beyond which a
+    rollout counts as blown up; ``substeps`` is how many solver steps the *truth* takes per ``dt``.
+    """
+
+    name: str
+    dim: int
+    dt: float
+    known: Field
+    true_residual: Field
+    sample_initial: Callable[[int, torch.Generator], torch.Tensor]
+    center: torch.Tensor
+    scale: torch.Tensor
+    out_scale: float
+    blow_up_radius: float
+    substeps: int = 4
+    spin_up_steps: int = 0
+    energy: Field | None = None
+    linear_symbol: torch.Tensor | None = field(default=None, repr=False)  # KS only: Fourier multipliers
+
+    def step_with(self, residual: Field, x: torch.Tensor, dt: float | None = None, solver: str = "rk4") -> torch.Tensor:
+        """One hybrid step of size ``dt`` (default ``self.dt``) with ``residual`` as the unknown part, eq. (nde-step).
+
+        ODE systems: ``solver`` (RK4 or Euler) on ``f_known + residual``. KS: integrating-factor
+        RK4 with the exact linear part and ``residual`` (in physical space) as the nonlinear term.
+        """
+        dt = self.dt if dt is None else dt
+        if self.linear_symbol is None:
+            return step(lambda z: self.known(z) + residual(z), x, dt, solver)
+        symbol = self.linear_symbol.to(x.device)
+
+        def nonlinear(u_hat: torch.Tensor) -> torch.Tensor:
+            return torch.fft.rfft(residual(torch.fft.irfft(u_hat, n=self.dim)))
+
+        return torch.fft.irfft(integrating_factor_rk4_step(nonlinear, torch.fft.rfft(x), symbol, dt), n=self.dim)
+
+    def true_step(self, x: torch.Tensor) -> torch.Tensor:
+        """The truth's one-step map ``Phi`` (``substeps`` solver steps of the true field per ``dt``)."""
+        h = self.dt / self.substeps
+        for _ in range(self.substeps):
+            x = self.step_with(self.true_residual, x, h)
+        return x
+
+    def trajectories(
+        self,
+        n_trajectories: int,
+        n_steps: int,
+        generator: torch.Generator,
+        dtype: torch.dtype = torch.float64,
+        device: str | torch.device = "cpu",
+    ) -> torch.Tensor:
+        """``n_trajectories`` true trajectories of ``n_steps`` steps: shape ``(n_trajectories, n_steps + 1, dim)``.
+
+        Initial states come from :attr:`sample_initial`, then ``spin_up_steps`` discarded steps
+        (Lorenz: onto the attractor).
+        """
+        n_trajectories = check_int("n_trajectories", n_trajectories)
+        n_steps = check_int("n_steps", n_steps)
+        x = self.sample_initial(n_trajectories, generator).to(dtype=dtype, device=device)
+        out = torch.empty((n_steps + 1, n_trajectories, self.dim), dtype=dtype, device=device)
+        with torch.no_grad():
+            for _ in range(self.spin_up_steps):
+                x = self.true_step(x)
+            out[0] = x
+            for t in range(n_steps):
+                x = self.true_step(x)
+                out[t + 1] = x
+        return out.transpose(0, 1).contiguous()
+
+
+def _uniform(n: int, low: float, high: float, generator: torch.Generator) -> torch.Tensor:
+    return low + (high - low) * torch.rand(n, generator=generator, dtype=torch.float64)
+
+
+def pendulum(dt: float = 0.1, max_energy: float = 0.7) -> System:
+    """The frictionless pendulum; initial states with energy ``H < max_energy`` (below the separatrix at 1)."""
+    check_positive("dt", dt)
+    max_energy = float(max_energy)
+    if not -1.0 < max_energy < 1.0:
+        raise ValueError(f"max_energy must lie in (-1, 1) (oscillations below the separatrix), got {max_energy!r}")
+
+    def known(x: torch.Tensor) -> torch.Tensor:
+        return torch.stack((x[..., 1], -x[..., 0]), dim=-1)
+
+    def true_residual(x: torch.Tensor) -> torch.Tensor:
+        q = x[..., 0]
+        return torch.stack((torch.zeros_like(q), q - torch.sin(q)), dim=-1)
+
+    def energy(x: torch.Tensor) -> torch.Tensor:
+        return 0.5 * x[..., 1] ** 2 - torch.cos(x[..., 0])
+
+    q_max = math.acos(-max_energy)
+
+    def sample_initial(n: int, generator: torch.Generator) -> torch.Tensor:
+        # a point of each orbit: q0 in [0.3, q_max) at rest, then a random phase along the orbit
+        # (sign flips of q and p keep H)
+        q0 = _uniform(n, 0.3, q_max, generator)
+        h = -torch.cos(q0)
+        q = q0 * _uniform(n, -1.0, 1.0, generator)
+        p2 = torch.clamp(2 * (h + torch.cos(q)), min=0.0)
+        sign = torch.where(torch.rand(n, generator=generator, dtype=torch.float64) < 0.5, -1.0, 1.0)
+        return torch.stack((q, sign * p2.sqrt()), dim=-1)
+
+    return System(
+        name="pendulum",
+        dim=2,
+        dt=dt,
+        known=known,
+        true_residual=true_residual,
+        sample_initial=sample_initial,
+        center=torch.zeros(2, dtype=torch.float64),
+        scale=torch.tensor([1.5, 1.5], dtype=torch.float64),
+        out_scale=1.0,
+        blow_up_radius=10.0,
+        energy=energy,
+    )
+
+
+def lorenz63(dt: float = 0.01, sigma: float = 10.0, rho: float = 28.0, beta: float = 8.0 / 3.0) -> System:
+    """Lorenz-63; initial states spun up onto the attractor."""
+    check_positive("dt", dt)
+
+    def known(x: torch.Tensor) -> torch.Tensor:
+        a, b, c = x[..., 0], x[..., 1], x[..., 2]
+        return torch.stack((sigma * (b - a), rho * a - b, -beta * c), dim=-1)
+
+    def true_residual(x: torch.Tensor) -> torch.Tensor:
+        a, b, c = x[..., 0], x[..., 1], x[..., 2]
+        return torch.stack((torch.zeros_like(a), -a * c, a * b), dim=-1)
+
+    def sample_initial(n: int, generator: torch.Generator) -> torch.Tensor:
+        x = torch.randn(n, 3, generator=generator, dtype=torch.float64) * torch.tensor([8.0, 8.0, 8.0])
+        return x + torch.tensor([0.0, 0.0, 25.0])
+
+    return System(
+        name="lorenz",
+        dim=3,
+        dt=dt,
+        known=known,
+        true_residual=true_residual,
+        sample_initial=sample_initial,
+        center=torch.tensor([0.0, 0.0, 25.0], dtype=torch.float64),
+        scale=torch.tensor([8.0, 9.0, 8.5], dtype=torch.float64),
+        out_scale=150.0,
+        blow_up_radius=200.0,
+        substeps=2,
+        spin_up_steps=round(10.0 / dt),
+    )
+
+
+def kuramoto_sivashinsky(n_grid: int = 64, length: float = 22.0, dt: float = 0.25) -> System:
+    """Kuramoto–Sivashinsky ``u_t = -u_xx - u_xxxx - (u^2/2)_x`` on ``[0, length)``, ``n_grid`` points."""
+    n_grid = check_int("n_grid", n_grid, minimum=8)
+    if n_grid % 2:
+        raise ValueError(f"n_grid must be even (real FFT), got {n_grid}")
+    check_positive("length", length)
+    check_positive("dt", dt)
+    k = 2 * math.pi / length * torch.arange(n_grid // 2 + 1, dtype=torch.float64)
+    symbol = (k**2 - k**4).to(torch.complex128)
+    dealias = (torch.arange(n_grid // 2 + 1) < (2 * n_grid) // 6 + 1).to(torch.float64)  # 2/3 rule
+
+    def known(u: torch.Tensor) -> torch.Tensor:  # the linear part, in physical space (for reference)
+        return torch.fft.irfft(symbol.to(u.device) * torch.fft.rfft(u), n=n_grid)
+
+    def true_residual(u: torch.Tensor) -> torch.Tensor:
+        u_hat = torch.fft.rfft(u * u) * dealias.to(u.device)
+        return torch.fft.irfft(-0.5j * k.to(u.device) * u_hat, n=n_grid)
+
+    def sample_initial(n: int, generator: torch.Generator) -> torch.Tensor:
+        x = torch.arange(n_grid, dtype=torch.float64) * (length / n_grid)
+        phase = 2 * math.pi * torch.rand(n, 4, 1, generator=generator, dtype=torch.float64)
+        amp = torch.randn(n, 4, 1, generator=generator, dtype=torch.float64)
+        modes = torch.arange(1, 5, dtype=torch.float64).view(1, 4, 1)
+        return (amp * torch.cos(2 * math.pi * modes * x / length + phase)).sum(1)
+
+    return System(
+        name="ks",
+        dim=n_grid,
+        dt=dt,
+        known=known,
+        true_residual=true_residual,
+        sample_initial=sample_initial,
+        center=torch.zeros(n_grid, dtype=torch.float64),
+        scale=torch.full((n_grid,), 1.5, dtype=torch.float64),
+        out_scale=3.0,
+        blow_up_radius=20.0 * math.sqrt(n_grid),
+        substeps=4,
+        spin_up_steps=round(100.0 / dt),
+        linear_symbol=symbol,
+    )
+
+
+def make_system(name: str, **kwargs) -> System:
+    """The system called ``name`` (``"pendulum"``, ``"lorenz"`` or ``"ks"``)."""
+    check_choice("system", name, SYSTEMS)
+    return {"pendulum": pendulum, "lorenz": lorenz63, "ks": kuramoto_sivashinsky}[name](**kwargs)

@@ -1,0 +1,189 @@
+"""Training loops (every method, the same data and batches) and the gradient-alignment measurement.
+
+Data are true trajectories, one set per member: ``(S, n_trajectories, n_steps + 1, d)``. A
+training step of every method sees the same number of (state, next state) pairs,
+``batch_size``: the unrolled loss as ``batch_size / K`` windows of ``K`` steps, the others as
+pairs. Methods with rollout-shaped perturbations draw them from a *bank* of the model's own
+rollout errors, refreshed every ``refresh_every`` steps (a detached K-step forward rollout, its
+cost counted in the method's time per step).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+from tqdm.auto import tqdm
+
+from ..core.checkpoint import Checkpointer
+from ..core.validation import check_choice, check_int, check_positive
+from .losses import CHEAP_METHODS, METHODS, Batch, method_loss, pairs_from_windows, rollout_errors, unrolled_loss
+from .models import HybridModel
+
+ROLLOUT_SHAPED: tuple[str, ...] = ("noise_rollout", "complete")
+
+
+def sample_windows(data: torch.Tensor, n_windows: int, horizon: int, generator: torch.Generator) -> torch.Tensor:
+    """Random windows of ``horizon + 1`` consecutive true states per member: ``(S, n_windows, horizon + 1, d)``."""
+    if data.ndim != 4:
+        raise ValueError(f"data must have shape (n_members, n_trajectories, n_steps + 1, dim), got {tuple(data.shape)}")
+    s, n_traj, length, _ = data.shape
+    horizon = check_int("horizon", horizon, minimum=1, maximum=length - 1)
+    n_windows = check_int("n_windows", n_windows)
+    traj = torch.randint(n_traj, (s, n_windows), generator=generator)
+    start = torch.randint(length - horizon, (s, n_windows), generator=generator)
+    offsets = torch.arange(horizon + 1)
+    member = torch.arange(s).view(s, 1, 1)
+    idx_t = (start.unsqueeze(-1) + offsets).to(data.device)
+    return data[member.to(data.device), traj.unsqueeze(-1).to(data.device), idx_t]
+
+
+@dataclass
+class TrainRecord:
+    """What one training run leaves: the loss per recorded step, snapshots of the weights, and its cost."""
+
+    method: str
+    losses: list[float] = field(default_factory=list)
+    snapshots: dict[int, dict[str, torch.Tensor]] = field(default_factory=dict)
+    seconds_per_step: float = float("nan")
+
+
+def train(
+    model: HybridModel,
+    data: torch.Tensor,
+    method: str,
+    *,
+    n_steps: int,
+    batch_size: int,
+    horizon: int,
+    lr: float = 3e-3,
+    noise_std: float = 0.05,
+    weight: float = 1.0,
+    jvp_mode: str = "forward",
+    refresh_every: int = 10,
+    data_seed: int = 0,
+    snapshot_steps: tuple[int, ...] = (),
+    checkpoint: Checkpointer | None = None,
+    name: str = "train",
+    progress: bool = False,
+) -> TrainRecord:
+    """Train ``model`` in place with ``method``'s loss (Adam, ``n_steps`` steps).
+
+    Every method draws its windows from a generator seeded with ``data_seed``, so all methods see
+    the same data in the same order. ``snapshot_steps`` lists the steps (0 = before training) at
+    which the weights are kept (for the alignment measurement). With a ``checkpoint``, the loop
+    state is stored under ``name`` (throttled) and a resumed run continues from it.
+    """
+    check_choice("method", method, METHODS)
+    n_steps = check_int("n_steps", n_steps, minimum=0)
+    batch_size = check_int("batch_size", batch_size)
+    horizon = check_int("horizon", horizon, minimum=1, maximum=data.shape[2] - 1)
+    if batch_size < horizon:
+        raise ValueError(f"batch_size must be >= horizon ({horizon}), got {batch_size}")
+    check_positive("lr", lr)
+    refresh_every = check_int("refresh_every", refresh_every)
+    for k in snapshot_steps:
+        check_int("snapshot_steps item", k, minimum=0, maximum=n_steps)
+
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    gen = torch.Generator().manual_seed(data_seed)
+    noise_gen = torch.Generator().manual_seed(data_seed + 1)
+    record = TrainRecord(method)
+    start, seconds = 0, 0.0
+    bank: Batch | None = None
+    saved = checkpoint.get(name) if checkpoint is not None else None
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        gen.set_state(saved["generator"])
+        noise_gen.set_state(saved["noise_generator"])
+        start, seconds, record.losses = saved["step"], saved["seconds"], list(saved["losses"])
+        record.snapshots = {int(k): v for k, v in saved["snapshots"].items()}
+        bank = None if saved["bank"] is None else Batch(*saved["bank"])
+    n_pairs_windows = max(1, batch_size // horizon)
+    bar = tqdm(range(start, n_steps), desc=f"{name}", disable=not progress, leave=False)
+    for step in bar:
+        if step in snapshot_steps:
+            record.snapshots[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        tic = time.perf_counter()
+        if method == "unrolled":
+            batch = Batch(*(None,) * 3, windows=sample_windows(data, n_pairs_windows, horizon, gen))
+            loss = unrolled_loss(model, batch.windows)
+        else:
+            if method in ROLLOUT_SHAPED:
+                if bank is None or step % refresh_every == 0:  # refresh the bank of rollout errors
+                    windows = sample_windows(data, n_pairs_windows, horizon, gen)
+                    bank = pairs_from_windows(windows, rollout_errors(model, windows))
+                pick = torch.randint(bank.x.shape[1], (batch_size,), generator=gen).to(data.device)
+                batch = Batch(bank.x[:, pick], bank.y[:, pick], bank.delta[:, pick])
+            else:
+                pairs = pairs_from_windows(sample_windows(data, batch_size, 1, gen))
+                batch = pairs
+            loss = method_loss(
+                method, model, batch, noise_std=noise_std, weight=weight, jvp_mode=jvp_mode, generator=noise_gen
+            )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        seconds += time.perf_counter() - tic
+        record.losses.append(float(loss.detach()) / model.n_members)
+        if checkpoint is not None:
+            checkpoint.maybe_save(
+                name,
+                lambda step=step, seconds=seconds, bank=bank: {
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "generator": gen.get_state(),
+                    "noise_generator": noise_gen.get_state(),
+                    "step": step + 1,
+                    "seconds": seconds,
+                    "losses": record.losses,
+                    "snapshots": {str(k): v for k, v in record.snapshots.items()},
+                    "bank": None if bank is None else [bank.x, bank.y, bank.delta],
+                },
+            )
+    if n_steps in snapshot_steps:
+        record.snapshots[n_steps] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    record.seconds_per_step = seconds / max(n_steps, 1)
+    return record
+
+
+def cosine_rows(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Row-wise cosine similarity of ``(S, P)`` matrices, clipped to ``[-1, 1]`` (0 where a row is zero)."""
+    num = (a * b).sum(1)
+    den = a.norm(dim=1) * b.norm(dim=1)
+    return torch.where(den > 0, num / torch.where(den > 0, den, 1.0), torch.zeros_like(num)).clamp(-1.0, 1.0)
+
+
+def gradient_cosines(
+    model: HybridModel,
+    windows: torch.Tensor,
+    *,
+    noise_std: float = 0.05,
+    weight: float = 1.0,
+    jvp_mode: str = "forward",
+    generator: torch.Generator | None = None,
+    methods: tuple[str, ...] = CHEAP_METHODS,
+) -> dict[str, torch.Tensor]:
+    """Cosine between each cheap loss's gradient and the K-step unrolled gradient, per member: ``{method: (S,)}``.
+
+    All losses see the same windows: the unrolled loss rolls them out (eq. (nde-unrolled)); the cheap
+    ones use every step of every window as a pair, with the model's *current* rollout errors as
+    rollout-shaped perturbations (eq. (nde-pushforward)).
+    """
+    params = list(model.parameters())
+
+    def grad_of(loss: torch.Tensor) -> torch.Tensor:
+        return model.member_vectors(list(torch.autograd.grad(loss, params)))
+
+    reference = grad_of(unrolled_loss(model, windows))
+    batch = pairs_from_windows(windows, rollout_errors(model, windows))
+    out = {}
+    for method in methods:
+        check_choice("method", method, CHEAP_METHODS)
+        loss = method_loss(
+            method, model, batch, noise_std=noise_std, weight=weight, jvp_mode=jvp_mode, generator=generator
+        )
+        out[method] = cosine_rows(grad_of(loss), reference)
+    return out

@@ -1,0 +1,329 @@
+"""Chapter 08 (stable_nde): solver orders, JVPs, the losses' identities, the alignment claim's direction,
+what the truth may reach, stability metrics, resume, verdicts and clear errors.
+
+The chapter contract (JSON summary, determinism, config fields, figures, lab) is in test_contract.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorables.core.checkpoint import Checkpointer
+from explorables.stable_nde import (
+    Config,
+    complete_loss,
+    cosine_rows,
+    gradient_cosines,
+    integrate,
+    jacobian_loss,
+    lorenz63,
+    lyapunov_exponent,
+    make_model,
+    one_step_loss,
+    pendulum,
+    rollout,
+    run,
+    sample_windows,
+    train,
+    true_jvp,
+    unrolled_loss,
+)
+from explorables.stable_nde import claims as C
+from explorables.stable_nde.experiment import torch_threads
+from explorables.stable_nde.losses import directional_derivative, method_loss, pairs_from_windows, rollout_errors
+from explorables.stable_nde.metrics import blow_up_step
+from explorables.stable_nde.solvers import step as rk4_step_checked
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with torch_threads(1):
+        yield
+
+
+def _pendulum_setup(n_members: int = 2, seed: int = 0):
+    system = pendulum(dt=0.2)
+    data = torch.stack([system.trajectories(6, 30, torch.Generator().manual_seed(seed + s)) for s in range(n_members)])
+    model = make_model(system, n_members, width=8, seeds=tuple(range(seed, seed + n_members)), init_gain=1.0)
+    return system, data, model
+
+
+# ---------------------------------------------------------------- solvers
+
+
+@pytest.mark.parametrize(("solver", "order"), [("euler", 1), ("rk4", 4)])
+def test_solvers_converge_at_their_order_on_a_linear_ode(solver, order):
+    a = torch.tensor([[-0.1, 1.0], [-1.0, -0.1]], dtype=torch.float64)  # damped rotation
+    x0 = torch.tensor([1.0, 0.5], dtype=torch.float64)
+    exact = torch.linalg.matrix_exp(2.0 * a) @ x0
+
+    def field(x):
+        return x @ a.T
+
+    errors = [(integrate(field, x0, 2.0, n, solver) - exact).norm().item() for n in (40, 80, 160)]
+    rates = [math.log2(e1 / e2) for e1, e2 in itertools.pairwise(errors)]
+    assert all(abs(r - order) < 0.25 for r in rates), rates
+
+
+def test_the_truth_conserves_the_pendulum_energy():
+    system = pendulum(dt=0.2)
+    x0 = system.trajectories(8, 1, torch.Generator().manual_seed(0))[:, 0]
+    traj = rollout(system.true_step, x0, 1000)
+    h = system.energy(traj)
+    assert (h - h[0]).abs().max() < 1e-4
+
+
+# ---------------------------------------------------------------- JVPs and losses
+
+
+def test_forward_mode_jvp_equals_central_differences_for_model_and_truth():
+    system, data, model = _pendulum_setup()
+    x = data[:, :, 3]
+    v = torch.randn(x.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    fwd = directional_derivative(model.step, x, v, "forward")[1]
+    diff = directional_derivative(model.step, x, v, "difference")[1]
+    assert torch.allclose(fwd, diff, rtol=1e-6, atol=1e-8)
+    assert torch.allclose(true_jvp(system, x, v, "forward"), true_jvp(system, x, v, "difference"), atol=1e-8)
+    # and an independent check: a one-sided difference with a tiny step
+    h = 1e-7
+    one_sided = (model.step(x + h * v) - model.step(x)) / h
+    assert torch.allclose(fwd, one_sided, atol=1e-5)
+
+
+def test_jacobian_loss_and_its_gradient_agree_between_jvp_modes():
+    _, data, model = _pendulum_setup()
+    x, y = data[:, :, 3], data[:, :, 4]
+    v = 0.1 * torch.randn(x.shape, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    grads = []
+    for mode in ("forward", "difference"):
+        model.zero_grad()
+        loss = jacobian_loss(model, x, y, v, weight=5.0, jvp_mode=mode)
+        loss.backward()
+        grads.append(model.member_vectors([p.grad.clone() for p in model.parameters()]))
+    assert torch.allclose(grads[0], grads[1], rtol=1e-5, atol=1e-9)
+
+
+def test_unrolled_loss_with_one_step_equals_the_one_step_loss_and_gradient():
+    _, data, model = _pendulum_setup()
+    windows = sample_windows(data, 16, 1, torch.Generator().manual_seed(0))
+    a = unrolled_loss(model, windows)
+    b = one_step_loss(model, windows[:, :, 0], windows[:, :, 1])
+    assert torch.equal(a, b)
+    ga = torch.autograd.grad(a, list(model.parameters()))
+    gb = torch.autograd.grad(b, list(model.parameters()))
+    assert all(torch.equal(u, w) for u, w in zip(ga, gb, strict=True))
+
+
+def test_rollout_shaped_noise_has_the_unrolled_loss_value_and_complete_removes_true_error_growth():
+    system, data, model = _pendulum_setup()
+    windows = sample_windows(data, 8, 5, torch.Generator().manual_seed(3))
+    errors = rollout_errors(model, windows)
+    assert torch.equal(errors[:, :, 0], torch.zeros_like(errors[:, :, 0]))
+    batch = pairs_from_windows(windows, errors)
+    # the pushforward loss evaluates the same squared errors as the unrolled loss (only its gradient is truncated)
+    noise = method_loss("noise_rollout", model, batch)
+    assert torch.allclose(noise, unrolled_loss(model, windows), rtol=1e-12)
+    # the complete loss of the *true* model is ~0 at any perturbation (consistency); clean-target noise's is not
+    exact = make_model(system, 2, width=8)
+    exact.step = system.true_step  # the truth in the model's place
+    x, y = batch.x, batch.y
+    delta = 1e-3 * torch.randn(x.shape, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    clean_target = method_loss("noise_rollout", exact, batch.__class__(x, y, delta))
+    assert clean_target > 0
+    assert complete_loss(exact, x, y, delta) < 1e-4 * clean_target
+
+
+def test_cosines_lie_in_minus_one_one_and_are_exact_on_parallel_vectors():
+    a = torch.randn(4, 10, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    assert torch.allclose(cosine_rows(a, 3 * a), torch.ones(4, dtype=torch.float64))
+    assert torch.allclose(cosine_rows(a, -a), -torch.ones(4, dtype=torch.float64))
+    assert torch.equal(cosine_rows(torch.zeros_like(a), a), torch.zeros(4, dtype=torch.float64))
+    _, data, model = _pendulum_setup()
+    windows = sample_windows(data, 8, 4, torch.Generator().manual_seed(0))
+    for cos in gradient_cosines(model, windows, generator=torch.Generator().manual_seed(0)).values():
+        assert cos.shape == (2,) and bool(((cos >= -1) & (cos <= 1)).all())
+
+
+def test_complete_regulariser_aligns_better_with_the_unrolled_gradient_than_one_step():
+    """The claimed direction on a seeded Lorenz case (3 members, after 50 one-step Adam steps), with a margin."""
+    system = lorenz63(dt=0.02)
+    data = torch.stack([system.trajectories(8, 40, torch.Generator().manual_seed(20 + s)) for s in range(3)])
+    model = make_model(system, 3, width=16, seeds=(2, 3, 4))
+    train(model, data, "one_step", n_steps=50, batch_size=32, horizon=8, data_seed=2)
+    windows = sample_windows(data, 32, 8, torch.Generator().manual_seed(2))
+    cos = gradient_cosines(model, windows, jvp_mode="difference", generator=torch.Generator().manual_seed(0))
+    assert cos["complete"].mean() > cos["one_step"].mean() + 0.1
+    assert cos["noise_rollout"].mean() > cos["one_step"].mean() + 0.1
+
+
+def test_methods_that_claim_not_to_use_the_true_dynamics_never_call_it():
+    system, data, _ = _pendulum_setup()
+    calls = {"n": 0}
+    true_residual = system.true_residual
+
+    def counting(x):
+        calls["n"] += 1
+        return true_residual(x)
+
+    system.true_residual = counting  # data already generated: from here on, every call is counted
+    for method in ("one_step", "unrolled", "noise_iso", "noise_rollout"):
+        model = make_model(system, 2, width=8)
+        train(model, data, method, n_steps=3, batch_size=8, horizon=4, refresh_every=2)
+    assert calls["n"] == 0
+    for method in ("jacobian", "complete"):  # these declare that they use the true J(x) v
+        train(make_model(system, 2, width=8), data, method, n_steps=1, batch_size=8, horizon=4)
+    assert calls["n"] > 0
+
+
+# ---------------------------------------------------------------- training, metrics, resume
+
+
+def test_training_resumes_from_a_checkpoint_to_the_same_weights(tmp_path):
+    _, data, _ = _pendulum_setup()
+    system = pendulum(dt=0.2)
+    straight = make_model(system, 2, width=8)
+    train(straight, data, "complete", n_steps=12, batch_size=16, horizon=4, refresh_every=5)
+
+    checkpoint = Checkpointer(tmp_path, every_s=0.0)
+    first = make_model(system, 2, width=8)
+    train(
+        first,
+        data,
+        "complete",
+        n_steps=7,
+        batch_size=16,
+        horizon=4,
+        refresh_every=5,
+        checkpoint=checkpoint,
+        name="loop",
+    )
+    resumed = make_model(system, 2, width=8)
+    train(
+        resumed,
+        data,
+        "complete",
+        n_steps=12,
+        batch_size=16,
+        horizon=4,
+        refresh_every=5,
+        checkpoint=Checkpointer(tmp_path, resume=True),
+        name="loop",
+    )
+    for a, b in zip(straight.parameters(), resumed.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_lyapunov_exponent_of_a_linear_map_and_of_lorenz():
+    a = 1.3
+
+    def linear(x):
+        return a * x
+
+    lam = lyapunov_exponent(linear, torch.zeros(1, 2, 3, dtype=torch.float64), 50, 0.1)
+    assert torch.allclose(lam, torch.full((1, 2), math.log(a) / 0.1, dtype=torch.float64))
+    system = lorenz63(dt=0.02)
+    x0 = system.trajectories(4, 1, torch.Generator().manual_seed(0))[:, 0]
+    est = lyapunov_exponent(
+        system.true_step, x0, 2000, system.dt, n_transient=100, generator=torch.Generator().manual_seed(0)
+    )
+    assert 0.6 < float(est.mean()) < 1.2  # the literature value is about 0.906
+
+
+def test_blow_up_step_finds_the_first_escape():
+    traj = torch.zeros(6, 3, 2, dtype=torch.float64)
+    traj[3:, 1, 0] = 100.0
+    traj[2, 2, 1] = float("nan")
+    assert blow_up_step(traj, 10.0).tolist() == [6, 3, 2]
+
+
+def test_smoke_run_on_kuramoto_sivashinsky_uses_the_same_code_path():
+    cfg = Config.preset(
+        "smoke",
+        systems=("ks",),
+        ks_grid=16,
+        ks_dt=0.5,
+        n_trajectories=2,
+        trajectory_steps=10,
+        n_train_steps=4,
+        alignment_steps=(0, 4),
+        n_rollouts=2,
+        rollout_steps=20,
+        width=4,
+        depth=1,
+        seeds=(0, 1),
+    )
+    s = run(cfg).summary["ks"]
+    assert set(s["stability"]) >= {"one_step", "complete", "unrolled"}
+    assert all(-1 <= c <= 1 for v in s["alignment"]["cosine"].values() for row in v for c in row)
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+def test_alignment_and_lens_verdicts():
+    assert C.alignment_verdict({"a": 0.2, "b": 0.15}).startswith("yes")
+    assert C.alignment_verdict({"a": 0.2, "b": 0.06}).startswith("partly")
+    assert C.alignment_verdict({"a": 0.2, "b": -0.01}).startswith("partly")
+    assert C.alignment_verdict({"a": -0.2, "b": 0.01}).startswith("no")
+    assert C.lens_verdict({"a": 0.1}, {"a": 0.1}).startswith("yes")
+    assert C.lens_verdict({"a": 0.1}, {"a": 0.0}).startswith("partly: rollout-shaped noise")
+    assert C.lens_verdict({"a": 0.0, "b": 0.1}, {"a": 0.0, "b": 0.0}).startswith("partly")
+    assert C.lens_verdict({"a": 0.0}, {"a": 0.0}).startswith("no")
+
+
+def test_stability_and_cost_verdicts():
+    def entry(blow, drift):
+        return {"blow_up_fraction": {"mean": blow}, "energy_drift": {"mean": drift}, "z_distance": {"mean": drift}}
+
+    assert C.improves(entry(0.0, 0.1), entry(0.1, 0.2), "pendulum")
+    assert not C.improves(entry(0.2, 0.1), entry(0.1, 0.2), "pendulum")
+    assert not C.improves(entry(0.0, 0.3), entry(0.0, 0.2), "lorenz")
+    assert not C.improves(entry(0.0, float("nan")), entry(0.0, 0.2), "lorenz")
+    assert C.improves(entry(0.0, 0.3), entry(0.0, float("nan")), "lorenz")
+    assert C.stability_verdict({"a": True, "b": True}).startswith("yes")
+    assert C.stability_verdict({"a": True, "b": False}).startswith("partly")
+    assert C.stability_verdict({"a": False}).startswith("no")
+    assert C.cost_verdict(4.0, 1.5).startswith("yes")
+    assert C.cost_verdict(2.0, 1.9).startswith("no")
+
+
+# ---------------------------------------------------------------- clear errors
+
+
+def test_bad_inputs_give_clear_errors():
+    system, data, model = _pendulum_setup()
+    f = system.known
+    with pytest.raises(ValueError, match="dt"):
+        pendulum(dt=0.0)
+    with pytest.raises(ValueError, match="t_end"):
+        integrate(f, data[0, 0, 0], -1.0, 10)
+    with pytest.raises(ValueError, match="dt"):
+        rk4_step_checked(f, data[0, 0, 0], -0.1)
+    with pytest.raises(ValueError, match="solver"):
+        integrate(f, data[0, 0, 0], 1.0, 10, "midpoint")
+    with pytest.raises(ValueError, match="horizon"):
+        sample_windows(data, 4, 31, torch.Generator())
+    with pytest.raises(ValueError, match="horizon"):
+        unrolled_loss(model, data[:, :, :1])
+    with pytest.raises(ValueError, match="windows"):
+        unrolled_loss(model, data[0])
+    with pytest.raises(ValueError, match="x must have shape"):
+        one_step_loss(model, data[0, :, 0], data[0, :, 1])
+    with pytest.raises(ValueError, match="delta"):
+        complete_loss(model, data[:, :, 0], data[:, :, 1], data[:1, :, 0])
+    with pytest.raises(ValueError, match="method"):
+        train(model, data, "magic", n_steps=1, batch_size=8, horizon=2)
+    with pytest.raises(ValueError, match="batch_size"):
+        train(model, data, "one_step", n_steps=1, batch_size=2, horizon=4)
+    with pytest.raises(ValueError, match="max_energy"):
+        pendulum(max_energy=1.5)
+    with pytest.raises(ValueError, match="horizon"):
+        Config.preset("smoke", horizon=50)
+    with pytest.raises(ValueError, match="alignment_steps"):
+        Config.preset("smoke", alignment_steps=(0, 10_000))
+    assert np.isfinite(float(one_step_loss(model, data[:, :, 0], data[:, :, 1])))
