@@ -1,4 +1,4 @@
-"""Muon (chapter 16, in progress): Newton–Schulz against the SVD and torch.optim.Muon; the river valley."""
+"""Muon (chapter 16): Newton–Schulz against the SVD and torch.optim.Muon; the river valley."""
 
 from __future__ import annotations
 
@@ -132,20 +132,47 @@ def test_muon_rejects_non_matrices_and_bad_rates():
         Muon([torch.nn.Parameter(torch.zeros(3, 3))], lr=-0.1)
 
 
-def test_smoke_experiment_directions_and_determinism():
+def test_smoke_experiment_shows_the_claimed_directions():
     from explorables.muon import MuonConfig, run
-    from explorables.muon.claims import claims
 
-    config = MuonConfig.preset("smoke", sensing_steps=3000)
-    r = run(config)
+    r = run(MuonConfig.preset("smoke", n_sensing_steps=3000))
     sen = r.summary["sensing"]
     assert sen["early_ratio_muon_over_gd"] < 0.5
     assert sen["final_loss"]["GD"] < sen["final_loss"]["Muon"]
     assert sen["final_loss"]["Muon → GD"] < 0.1 * sen["final_loss"]["GD"]
     assert all(np.isfinite(v) for v in r.summary["lm"]["final_val_loss"].values())
-    again = run(config)
-    assert again.summary["sensing"] == r.summary["sensing"] and again.summary["lm"] == r.summary["lm"]
-    assert len(claims(r)) == 5
+
+
+def test_config_cross_checks_name_the_fields():
+    from explorables.muon import MuonConfig
+
+    base = MuonConfig.preset("smoke")
+    for changes, name in [
+        (dict(n_river=base.matrix_size - 1), "n_river"),
+        (dict(n_spikes=base.matrix_size), "n_spikes"),
+        (dict(switch_step=base.n_sensing_steps + 1), "switch_step"),
+        (dict(early_step=base.n_sensing_steps + 1), "early_step"),
+        (dict(switch_grid=(10, base.n_sensing_steps + 1)), "switch_grid"),
+        (dict(lm_d_model=26), "lm_d_model"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            base.replace(**changes)
+
+
+# --- verdicts, on constructed numbers -------------------------------------------------------------------
+
+
+def test_verdicts_follow_their_criteria_at_the_edges():
+    from explorables.muon.claims import early_verdict, late_verdict, lm_verdict, overshoot_verdict, switch_verdict
+
+    assert early_verdict(0.34) == "yes" and early_verdict(0.5).startswith("no") and early_verdict(2.0).startswith("no")
+    assert late_verdict(1e-3, 1e-2).startswith("yes") and late_verdict(1e-2, 1e-2).startswith("no")
+    assert late_verdict(float("nan"), 1e-2).startswith("no")  # a diverged GD is no evidence
+    assert overshoot_verdict(11.0, 1.0).startswith("yes") and overshoot_verdict(10.0, 1.0).startswith("no")
+    assert switch_verdict(0.09, 1.0) == "yes" and switch_verdict(0.1, 1.0).startswith("partly")
+    assert switch_verdict(2.0, 1.0).startswith("partly")
+    assert lm_verdict({"adamw": 2.8, "muon": 2.7, "muon_then_adamw": 2.6}).startswith("partly")
+    assert lm_verdict({"adamw": 2.8, "muon": 2.7, "muon_then_adamw": 2.7}).startswith("no")
 
 
 def test_lm_training_resumes_after_a_kill_with_the_same_loss(tmp_path):
@@ -158,7 +185,7 @@ def test_lm_training_resumes_after_a_kill_with_the_same_loss(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "OMP_NUM_THREADS": "1"}  # this checkout's package
     args = [
         sys.executable,
         "-m",
@@ -170,9 +197,9 @@ def test_lm_training_resumes_after_a_kill_with_the_same_loss(tmp_path):
         "--quiet",
         "--no-figures",
         "--set",
-        "lm_steps=200",
+        "n_lm_steps=200",
         "--set",
-        "sensing_steps=200",
+        "n_sensing_steps=200",
         "--set",
         "switch_grid=100",
     ]

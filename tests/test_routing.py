@@ -25,7 +25,15 @@ from explorables.routing import (
     survey_bert_checkpoint,
     train_model,
 )
-from explorables.routing.claims import hop_ratio_verdict, rrt_verdict
+from explorables.routing.claims import (
+    collision_verdict,
+    control_meaning,
+    control_reading,
+    hop_ratio_verdict,
+    overhead_verdict,
+    ra_gain_verdict,
+    rrt_verdict,
+)
 from explorables.routing.survey import load_state_dict, read_safetensors
 
 from .cli_runs import cli, kill_mid_run
@@ -203,7 +211,7 @@ def test_worked_collision_example_gives_up_cleanly_when_none_exists(monkeypatch)
 
     calls = []
     monkeypatch.setattr(experiment, "find_collision", lambda V, alpha: calls.append(1))  # always None
-    cfg = RoutingConfig.preset("smoke", collision_trials=1, collision_betas=(1.0,), collision_d_heads=(2,))
+    cfg = RoutingConfig.preset("smoke", n_collision_trials=1, beta_grid=(1.0,), d_head_grid=(2,))
     summary, curves = _collisions(cfg)
     assert len(calls) == 2 + EXAMPLE_TRIES  # one per rate trial, then the bounded search
     assert summary["example"]["found"] is False and summary["example"]["tries"] == EXAMPLE_TRIES
@@ -243,18 +251,16 @@ def test_smoke_run_shows_the_claimed_directions():
         acc, controls = r.summary[part]["accuracy"], r.summary[part]["controls"]
         assert acc["standard"] < acc["route_aware"] < acc["oracle"], acc
         assert acc["standard"] > r.summary[part]["chance"]
-        assert controls["no_collision"]["d_head"] == r.config.length
+        assert controls["no_collision"]["d_head"] == r.config.n_tokens
         assert controls["no_collision"]["accuracy"] > acc["standard"] > controls["content_only"]["accuracy"]
         assert set(r.summary[part]["validation_accuracy"]) == set(acc)
     assert r.summary["overhead"]["ours_extra"] == r.summary["overhead"]["formula_extra"]
     for row in r.summary["single"]["survey"]:
-        assert row["max_rank"] <= r.config.d_head and row["min_suppressed"] >= r.config.length - 1 - r.config.d_head
+        assert row["max_rank"] <= r.config.d_head and row["min_suppressed"] >= r.config.n_tokens - 1 - r.config.d_head
     from explorables.routing.claims import claims, survey_table
-    from explorables.routing.figures import all_figures
 
     assert len(claims(r)) == 7
     assert survey_table(r).count("\n") == 1 + len(r.summary["single"]["survey"]) + len(r.summary["multi"]["survey"])
-    assert set(all_figures(r)) == {"explorable", "collisions", "collision_example", "accuracy"}
 
 
 # --- rank surveys and checkpoint reading -----------------------------------------------------------
@@ -341,14 +347,20 @@ def test_bad_input_is_a_clear_error():
         make_rrt(4, vocab=1)
     with pytest.raises(ValueError, match="hops"):
         make_rrt(4, hops=3)
-    with pytest.raises(ValueError, match="beta"):
-        RoutingConfig.preset("smoke", beta=0)
-    with pytest.raises(ValueError, match=r"d_head must be an integer >= 1 and <= 14"):  # rank V <= n - 2
-        RoutingConfig.preset("smoke", d_head=15)
-    with pytest.raises(ValueError, match="routing='given'"):
-        RoutingConfig.preset("smoke", heads=2)
-    with pytest.raises(ValueError, match="device"):
-        RoutingConfig.preset("smoke", device="tpu").validated() and run(RoutingConfig.preset("smoke", device="tpu"))
+
+
+def test_config_cross_checks_name_the_fields():
+    """Rules between fields (each field's own rule is checked by tests/test_contract.py)."""
+    for changes, message in [
+        (dict(d_head=15), r"d_head must be <= n_tokens - 2 = 14"),  # rank V <= n - 2: the collision regime
+        (dict(n_heads=2), "routing='given'"),
+        (dict(n_extra_layers=1), "routing='given'"),
+        (dict(n_train=100, batch_size=256), "n_train must be >= batch_size"),
+        (dict(d_head_grid=(2, 17)), "d_head_grid"),
+        (dict(n_survey_sequences=2_000), "n_survey_sequences"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            RoutingConfig.preset("smoke", **changes)
 
 
 # --- the runner --------------------------------------------------------------------------------------
@@ -356,8 +368,8 @@ def test_bad_input_is_a_clear_error():
 
 def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
     args = ["run", "routing", "--scale", "smoke", "--quiet", "--no-figures",
-            "--set", "steps=150", "--set", "batch=64", "--set", "train_size=2000", "--set", "test_size=200",
-            "--set", "collision_trials=1", "--set", "survey_sequences=10"]  # fmt: skip
+            "--set", "n_steps=150", "--set", "batch_size=64", "--set", "n_train=2000", "--set", "n_test=200",
+            "--set", "n_collision_trials=1", "--set", "n_survey_sequences=10"]  # fmt: skip
     full, killed = tmp_path / "full", tmp_path / "killed"
     assert cli(*args, "--out", str(full)).returncode == 0
     # killed while a single-hop model is in mid-training
@@ -374,8 +386,8 @@ def test_bert_survey_joins_the_run_when_a_checkpoint_is_given(tmp_path, capsys):
 
     torch.save(_fake_bert_state(), tmp_path / "pytorch_model.bin")
     (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2}))
-    cfg = RoutingConfig.preset("smoke", steps=2, collision_trials=1, bert_checkpoint=str(tmp_path),
-                               bert_sequence_length=6)  # fmt: skip
+    cfg = RoutingConfig.preset("smoke", n_steps=2, n_collision_trials=1, bert_checkpoint=str(tmp_path),
+                               bert_n_tokens=6)  # fmt: skip
     r = run(cfg)
     assert r.summary["bert"]["heads"][0]["rank_W_V"] == 1
     main([str(tmp_path), "--heads", "2", "--length", "6"])
@@ -384,10 +396,10 @@ def test_bert_survey_joins_the_run_when_a_checkpoint_is_given(tmp_path, capsys):
 
 def test_paper_code_path_with_learned_routing_runs_on_cpu_at_toy_size():
     """The paper preset (learned routing, several heads, extra layers), shrunk to a few steps."""
-    cfg = RoutingConfig.preset("paper", device="cpu", length=8, d_model=16, d_head=4, d_ff=16, extra_layers=1,
-                               train_size=256, test_size=64, steps=3, batch=32, collision_trials=1,
-                               collision_d_heads=(2,), survey_sequences=4)  # fmt: skip
-    assert cfg.routing == "learned" and cfg.heads == 4
+    cfg = RoutingConfig.preset("paper", device="cpu", n_tokens=8, d_model=16, d_head=4, d_ff=16, n_extra_layers=1,
+                               n_train=256, n_test=64, n_steps=3, batch_size=32, n_collision_trials=1,
+                               d_head_grid=(2,), n_survey_sequences=4)  # fmt: skip
+    assert cfg.routing == "learned" and cfg.n_heads == 4
     r = run(cfg)
     assert set(r.models[2]) == {"standard", "route_aware", "oracle"}
     assert len(r.models[2]["oracle"].ffns) == 3  # two hops + one extra layer
@@ -441,3 +453,36 @@ def test_rrt_verdict_covers_every_case(gap, closed, starts, mentions):
 )  # fmt: skip
 def test_hop_ratio_verdict_covers_every_case(ratio, starts):
     assert hop_ratio_verdict(ratio).startswith(starts)
+
+
+def test_collision_verdict_needs_a_collision_at_low_sharpness_and_a_rounding_level_residual():
+    assert collision_verdict([0.5, 0.2], 1e-15) == "yes: exact collisions exist (and get rarer as attention sharpens)"
+    assert collision_verdict([0.5, 0.5], 1e-15) == "yes: exact collisions exist"
+    assert collision_verdict([0.0, 0.3], 1e-15).startswith("no")  # none at the lowest sharpness
+    assert collision_verdict([0.5, 0.2], 1e-6).startswith("no")  # not exact
+    assert collision_verdict([], 0.0).startswith("no")
+
+
+@pytest.mark.parametrize(
+    ("gaps", "closed", "starts"),
+    [((0.3, 0.3), (0.8, 0.9), "yes"), ((0.3, 0.3), (0.75, 0.9), "partly"), ((0.3, 0.3), (0.11, 0.9), "partly"),
+     ((0.3, 0.3), (0.1, 0.9), "no: RA-FFN does not"), ((0.01, 0.3), (0.9, 0.9), "no: there is (almost) no gap"),
+     ((0.3, 0.3), (-0.5, 0.9), "no: RA-FFN does not")],
+)  # fmt: skip
+def test_ra_gain_verdict_takes_the_weaker_hop(gaps, closed, starts):
+    assert ra_gain_verdict(*gaps, *closed).startswith(starts)
+
+
+def test_overhead_verdict_threshold_and_pooling_hint():
+    assert overhead_verdict(0.0109) == "yes"
+    partly = overhead_verdict(0.011, heads=12)
+    assert partly.startswith("partly") and "12× less" in partly
+
+
+def test_control_sentences_follow_the_share_closed():
+    assert control_reading({"single": 1.2, "multi": 0.8}) == (
+        "closes all (one hop) and 80% (two hops) of the gap to the oracle"
+    )
+    assert "cannot say" in control_meaning({"single": 1.0, "multi": 0.75})
+    assert "only part" in control_meaning({"single": 1.0, "multi": 0.74})
+    assert "only part" in control_meaning({"single": -0.2, "multi": 0.9})

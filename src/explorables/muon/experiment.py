@@ -11,72 +11,89 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core.checkpoint import Checkpointer, run_parts
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
-from ..core.validation import check_in_range, check_int, check_positive
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Float, Int, Positive, Probability, Tuple, param
 from .lm import SCHEDULES, stdlib_corpus, train
 from .optimizers import optimize, oscillation
 from .sensing import make_problem
+
+LM_HEADS = 4  # attention heads of the character model (lm.CharTransformer's default)
 
 
 @dataclass(frozen=True)
 class MuonConfig(ExperimentConfig):
     """Settings of :func:`run`; field defaults are the ``book`` preset."""
 
-    size: int = 20
-    rank: int = 3
-    spikes: int = 2
-    lam_river: float = 0.05
-    lam_spike: float = 100.0
-    lam_bulk: float = 0.005
-    muon_lr: float = 0.02
-    momentum: float = 0.9
-    sensing_steps: int = 3_000
-    switch_step: int = 300
-    early_step: int = 100
-    switch_grid: tuple[int, ...] = (50, 100, 200, 400, 800, 1200, 1600, 2000, 2400, 2800, 2950)
-    spike_grid: tuple[float, ...] = (25.0, 100.0, 400.0)
-    lm_steps: int = 120
-    lm_batch: int = 24
-    lm_context: int = 48
-    lm_width: int = 48
-    lm_layers: int = 2
-    lm_chars: int = 200_000
-    lm_switch_fraction: float = 0.6
+    matrix_size: int = param(20, Int(4), "rows = columns of the sensed matrix W (m = n)")
+    n_river: int = param(3, Int(1), "river (signal) directions: the rank of the solution W*, curvature lam_river")
+    n_spikes: int = param(2, Int(1), "spike (hill) directions, curvature lam_spike")
+    lam_river: float = param(0.05, Positive(), "curvature of the river coordinates (small), eq. (muon-valley)")
+    lam_spike: float = param(
+        100.0, Positive(), "curvature of the spike coordinates (large); GD's step is 1.9 / lam_spike"
+    )
+    lam_bulk: float = param(0.005, Positive(), "curvature of every other coordinate (the tiny bulk)")
+    muon_lr: float = param(0.02, Positive(), "Muon's step size eta (also Adam's, for comparison), eq. (muon-step)")
+    momentum: float = param(
+        0.9, Float(0.0, 1.0, high_inclusive=False), "momentum beta of 'Muon + momentum' and 'GD + momentum'"
+    )
+    n_sensing_steps: int = param(3_000, Int(10), "optimiser steps of every run on the sensing problem")
+    switch_step: int = param(300, Int(0), "step at which the two-stage schedule hands over from Muon to GD")
+    early_step: int = param(100, Int(1), "step t at which the river distances of Muon and GD are compared")
+    switch_grid: tuple[int, ...] = param(
+        (50, 100, 200, 400, 800, 1200, 1600, 2000, 2400, 2800, 2950),
+        Tuple(Int(0), increasing=True),
+        "switch steps tried by the when-to-switch sweep",
+    )
+    lam_spike_grid: tuple[float, ...] = param(
+        (25.0, 100.0, 400.0),
+        Tuple(Positive()),
+        "spike curvatures of the when-to-switch sweep (GD step 1.9 / lam_spike each)",
+    )
+    n_lm_steps: int = param(120, Int(1), "training steps of the character language model, per schedule")
+    lm_batch_size: int = param(24, Int(1), "sequences per training batch of the language model")
+    lm_context_size: int = param(48, Int(2), "characters per training sequence (the model's context)")
+    lm_d_model: int = param(48, Int(LM_HEADS), f"width of the language model (a multiple of its {LM_HEADS} heads)")
+    n_lm_layers: int = param(2, Int(1), "Transformer layers of the language model")
+    n_lm_chars: int = param(200_000, Int(1_000), "characters of standard-library docstrings in the corpus (at most)")
+    lm_switch_fraction: float = param(
+        0.6, Probability(), "share of the language model's steps before 'Muon, then AdamW' switches to AdamW"
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            size=10,
-            sensing_steps=1_200,
+            matrix_size=10,
+            n_sensing_steps=1_200,
             switch_step=200,
             switch_grid=(100, 300),
-            spike_grid=(100.0,),
-            lm_steps=20,
-            lm_batch=8,
-            lm_context=24,
-            lm_width=24,
-            lm_chars=20_000,
+            lam_spike_grid=(100.0,),
+            n_lm_steps=20,
+            lm_batch_size=8,
+            lm_context_size=24,
+            lm_d_model=24,
+            n_lm_chars=20_000,
         ),
         "book": {},
         "paper": dict(
             device="auto",
-            size=200,
-            rank=10,
-            spikes=10,
-            sensing_steps=20_000,
+            matrix_size=200,
+            n_river=10,
+            n_spikes=10,
+            n_sensing_steps=20_000,
             switch_grid=tuple(int(s) for s in np.geomspace(50, 10_000, 16)),
-            spike_grid=(10.0, 25.0, 100.0, 400.0, 1600.0),
-            lm_steps=20_000,
-            lm_batch=64,
-            lm_context=256,
-            lm_width=512,
-            lm_layers=8,
-            lm_chars=20_000_000,
+            lam_spike_grid=(10.0, 25.0, 100.0, 400.0, 1600.0),
+            n_lm_steps=20_000,
+            lm_batch_size=64,
+            lm_context_size=256,
+            lm_d_model=512,
+            n_lm_layers=8,
+            n_lm_chars=20_000_000,
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = "one GPU for the 8-layer, 512-wide language model (hours); the rest is small"
@@ -86,38 +103,36 @@ class MuonConfig(ExperimentConfig):
         """GD's step size, just under the stability limit 2 / lam_spike."""
         return 1.9 / self.lam_spike
 
-    def validated(self) -> MuonConfig:
-        check_int("size", self.size, minimum=4)
-        check_int("rank", self.rank, minimum=1, maximum=self.size - 2)
-        check_int("spikes", self.spikes, minimum=1, maximum=self.size - self.rank)
-        for name in ("lam_river", "lam_spike", "lam_bulk", "muon_lr"):
-            check_positive(name, getattr(self, name))
-        check_in_range("momentum", self.momentum, 0.0, 1.0, high_inclusive=False)
-        check_int("sensing_steps", self.sensing_steps, minimum=10)
-        check_int("switch_step", self.switch_step, minimum=0, maximum=self.sensing_steps)
-        check_int("early_step", self.early_step, minimum=1, maximum=self.sensing_steps)
-        for s in self.switch_grid:
-            check_int("switch_grid", s, minimum=0, maximum=self.sensing_steps)
-        for lam in self.spike_grid:
-            check_positive("spike_grid", lam)
-        check_int("lm_steps", self.lm_steps, minimum=1)
-        check_in_range("lm_switch_fraction", self.lm_switch_fraction, 0.0, 1.0)
-        return self
+    def cross_checks(self) -> None:
+        if self.n_river > self.matrix_size - 2:
+            raise ValueError(f"n_river must be <= matrix_size - 2 = {self.matrix_size - 2}, got {self.n_river}")
+        if self.n_spikes > self.matrix_size - self.n_river:
+            raise ValueError(
+                f"n_spikes must be <= matrix_size - n_river = {self.matrix_size - self.n_river}, got {self.n_spikes}"
+            )
+        for name in ("switch_step", "early_step"):
+            if getattr(self, name) > self.n_sensing_steps:
+                raise ValueError(
+                    f"{name} must be <= n_sensing_steps ({self.n_sensing_steps}), got {getattr(self, name)}"
+                )
+        if self.switch_grid[-1] > self.n_sensing_steps:
+            raise ValueError(
+                f"switch_grid must lie in [0, n_sensing_steps = {self.n_sensing_steps}], got {self.switch_grid}"
+            )
+        if self.lm_d_model % LM_HEADS:
+            raise ValueError(f"lm_d_model must be a multiple of {LM_HEADS} (the heads), got {self.lm_d_model}")
 
 
-@dataclass
-class MuonResults:
-    config: MuonConfig
-    summary: dict[str, Any]
-    curves: dict[str, Any] = field(repr=False)
+class MuonResults(Results[MuonConfig]):
+    """What :func:`run` returns: a JSON-able ``summary`` and the curves the figures draw."""
 
 
 def _problem(cfg: MuonConfig, lam_spike: float | None = None):
     return make_problem(
-        m=cfg.size,
-        n=cfg.size,
-        rank=cfg.rank,
-        spikes=cfg.spikes,
+        m=cfg.matrix_size,
+        n=cfg.matrix_size,
+        rank=cfg.n_river,
+        spikes=cfg.n_spikes,
         lam_river=cfg.lam_river,
         lam_spike=lam_spike or cfg.lam_spike,
         lam_bulk=cfg.lam_bulk,
@@ -127,7 +142,7 @@ def _problem(cfg: MuonConfig, lam_spike: float | None = None):
 
 def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
     problem = _problem(cfg)
-    common = dict(steps=cfg.sensing_steps, muon_lr=cfg.muon_lr, gd_lr=cfg.gd_lr)
+    common = dict(steps=cfg.n_sensing_steps, muon_lr=cfg.muon_lr, gd_lr=cfg.gd_lr)
     runs = {
         "GD": optimize(problem, "gd", **common),
         "Muon": optimize(problem, "muon", **common),
@@ -152,10 +167,10 @@ def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
 
 def _switch_grid(cfg: MuonConfig) -> tuple[dict, dict]:
     table = []
-    for lam in cfg.spike_grid:
+    for lam in cfg.lam_spike_grid:
         problem = _problem(cfg, lam)
         finals = [
-            float(optimize(problem, "switch", cfg.sensing_steps, cfg.muon_lr, 1.9 / lam, switch_step=s).loss[-1])
+            float(optimize(problem, "switch", cfg.n_sensing_steps, cfg.muon_lr, 1.9 / lam, switch_step=s).loss[-1])
             for s in cfg.switch_grid
         ]
         table.append({"lam_spike": lam, "final_loss": finals, "best_switch": cfg.switch_grid[int(np.argmin(finals))]})
@@ -163,18 +178,18 @@ def _switch_grid(cfg: MuonConfig) -> tuple[dict, dict]:
 
 
 def _language_model(cfg: MuonConfig, checkpoint: Checkpointer) -> tuple[dict, dict]:
-    text = stdlib_corpus(cfg.lm_chars)
+    text = stdlib_corpus(cfg.n_lm_chars)
     runs = {}
     for schedule in SCHEDULES:
         runs[schedule] = train(
             text,
             schedule,
-            steps=cfg.lm_steps,
+            steps=cfg.n_lm_steps,
             switch_fraction=cfg.lm_switch_fraction,
-            batch=cfg.lm_batch,
-            context=cfg.lm_context,
-            d_model=cfg.lm_width,
-            layers=cfg.lm_layers,
+            batch=cfg.lm_batch_size,
+            context=cfg.lm_context_size,
+            d_model=cfg.lm_d_model,
+            layers=cfg.n_lm_layers,
             seed=cfg.seed,
             device=cfg.device,
             checkpoint=checkpoint,
@@ -182,7 +197,7 @@ def _language_model(cfg: MuonConfig, checkpoint: Checkpointer) -> tuple[dict, di
     summary = {
         "chars": len(text),
         "final_val_loss": {k: r.val_loss[-1] for k, r in runs.items()},
-        "switch_step": int(cfg.lm_switch_fraction * cfg.lm_steps),
+        "switch_step": int(cfg.lm_switch_fraction * cfg.n_lm_steps),
     }
     return summary, {k: asdict(r) for k, r in runs.items()}
 
@@ -191,17 +206,14 @@ def run(
     config: MuonConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> MuonResults:
     """Run the chapter's experiments; finished parts and the language model's training are checkpointed."""
-    cfg = (config or MuonConfig.preset("book")).validated()
-    checkpoint = checkpoint or Checkpointer(None)
-    checkpoint.bind(cfg.identity())
+    cfg, checkpoint = start_run(MuonConfig, config, checkpoint)
     parts = {
         "sensing": lambda: _sensing(cfg),
         "switch": lambda: _switch_grid(cfg),
         "lm": lambda: _language_model(cfg, checkpoint),
     }
-    summary, curves, timings = run_parts(checkpoint, parts, progress)
-    summary["timings"] = timings
-    return MuonResults(config=cfg, summary=summary, curves=curves)
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    return MuonResults(cfg, summary, curves)
 
 
 def headline(results: MuonResults) -> list[str]:

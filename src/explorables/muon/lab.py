@@ -11,11 +11,11 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..core.labs import canvas_png, setter
+from ..core.figures import PALETTE
+from ..core.labs import canvas_png, interactions
+from .figures import COLORS
 from .optimizers import optimize
 from .sensing import make_problem
-
-COLORS = {"GD": "#1f77b4", "Muon": "#d62728", "Muon → GD": "#2ca02c"}
 
 
 class MuonLab:
@@ -86,7 +86,7 @@ class MuonLab:
             self._lines[name] = (path, loss)
         ax_path.set(xlabel="distance along the river", ylabel="spike coordinate", title="path")
         ax_loss.set(xlabel="step", title="loss")
-        ax_loss.axvline(self.switch.value, color="gray", ls=":", lw=1)
+        ax_loss.axvline(self.switch.value, color=PALETTE["grey"], ls=":", lw=1)
         ax_loss.legend(fontsize=8)
         for ax in (ax_path, ax_loss):
             ax.tick_params(labelsize=8)
@@ -118,10 +118,10 @@ class MuonLab:
 
 
 def benchmark_interactions(lab: MuonLab | None = None) -> dict[str, list]:
-    """Scripted interactions for ``benchmarks/run.py``."""
+    """Scripted interactions for ``benchmarks/run.py``: the time slider redraws, every other control reruns."""
     lab = lab or MuonLab()
-    redraw = [setter(lab.window, t) for t in (100, 400, 800, 1200, 1500) * 3]
-    rerun = [setter(lab.muon_lr, v) for v in (0.01, 0.05, 0.02)]
-    rerun += [setter(lab.lam_spike, v) for v in (30, 300, 100)]
-    rerun += [setter(lab.momentum, v) for v in (0.9, 0.0)] + [setter(lab.switch, v) for v in (100, 400)]
-    return {"redraw": redraw, "rerun": rerun}
+    return interactions(
+        redraw=[(lab.window, (100, 400, 800, 1200, 1500) * 3)],
+        rerun=[(lab.muon_lr, (0.01, 0.05, 0.02)), (lab.lam_spike, (30, 300, 100)), (lab.momentum, (0.9, 0.0)),
+               (lab.switch, (100, 400))],
+    )  # fmt: skip

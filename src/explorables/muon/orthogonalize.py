@@ -41,18 +41,18 @@ def newton_schulz(
     a, b, c = coefficients
     X = G.to(dtype) if dtype is not None else G.clone()
     tall = G.size(-2) > G.size(-1)
-    if tall:
+    if tall:  # work on the wide side: X X^T is then the smaller Gram matrix
         X = X.mT
-    X = X / X.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)  # spectral norm <= Frobenius norm <= 1
+    X = X / X.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)  # X_0 = G / ||G||_F: singular values in [0, 1]
     for _ in range(steps):
-        A = X @ X.mT
+        A = X @ X.mT  # A_k = X_k X_k^T
         if X.ndim == 2:  # fused, in the same order as torch.optim.Muon (identical bfloat16 results)
-            B = torch.addmm(A, A, A, beta=b, alpha=c)
-            X = torch.addmm(X, B, X, beta=a)
+            B = torch.addmm(A, A, A, beta=b, alpha=c)  # B_k = b A_k + c A_k^2
+            X = torch.addmm(X, B, X, beta=a)  # X_{k+1} = a X_k + B_k X_k, eq. (muon-ns)
         else:
             B = b * A + c * (A @ A)
             X = a * X + B @ X
-    return X.mT if tall else X
+    return X.mT if tall else X  # ~ U V^T: every singular value mapped near 1
 
 
 def polar_factor(G: torch.Tensor) -> torch.Tensor:

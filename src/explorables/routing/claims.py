@@ -27,16 +27,7 @@ def claims(results: RoutingResults) -> list[Claim]:
             f"dominant source for {low_beta['fraction']:.0%} of α at β = {low_beta['beta']:g}, "
             + ", ".join(f"{r['fraction']:.0%} at β = {r['beta']:g}" for r in col["by_beta"][1:])
             + f"; largest ‖Vα − Vα′‖∞ = {residual:.0e}",
-            (
-                "yes: exact collisions exist"
-                + (
-                    " (and get rarer as attention sharpens)"
-                    if col["by_beta"][-1]["fraction"] < low_beta["fraction"]
-                    else ""
-                )
-            )
-            if low_beta["fraction"] > 0 and residual < 1e-9
-            else "no: the LP found no harmful collision",
+            collision_verdict([r["fraction"] for r in col["by_beta"]], residual),
         )
     )
     # 2. 97% of BERT-Base heads: not measurable here.
@@ -46,7 +37,7 @@ def claims(results: RoutingResults) -> list[Claim]:
         Claim(
             "rank(V) ≤ n − 2 in over 97% of BERT-Base heads",
             "BERT-Base weights cannot be downloaded here; instead the value matrices V = W_V X of our own trained "
-            f"models on {cfg.survey_sequences} test sequences each",
+            f"models on {cfg.n_survey_sequences} test sequences each",
             f"our heads: rank(V) ≤ n − 2 on {frac:.0%} of sequences (d_head = {d} < n − 1 = {n - 1} by design)",
             "partly: not measured on BERT-Base (the command in 'Going to full scale' does it from a local "
             "checkpoint); our heads satisfy the condition by construction",
@@ -67,9 +58,10 @@ def claims(results: RoutingResults) -> list[Claim]:
     a1 = single["accuracy"]
     controls = single.get("controls", {})
     setting = (
-        f"our RRT reconstruction: {n} tokens, vocabulary {cfg.vocab}, reference head with β = {cfg.beta:g}; "
+        f"our RRT reconstruction: {n} tokens, vocabulary {cfg.vocab_size}, reference head with β = {cfg.beta:g}; "
         f"read-out Transformer (d = {cfg.d_model}, d_head = {d}, values "
-        f"{'carry their position' if cfg.value_positions else 'content only'}), {cfg.steps} steps × {cfg.batch}"
+        f"{'carry their position' if cfg.use_value_positions else 'content only'}), {cfg.n_steps} steps × "
+        f"{cfg.batch_size}"
     )
     measured = f"single hop: standard {a1['standard']:.1%}, oracle {a1['oracle']:.1%} (chance {single['chance']:.1%})"
     if "no_collision" in controls:
@@ -96,15 +88,7 @@ def claims(results: RoutingResults) -> list[Claim]:
             "baseline without training: round (n − 1)·c₂ (the squared-weight centroid) to a position",
             f"RA-FFN {a1['route_aware']:.1%}: {g1:.0%} of the gap closed (single hop), {g2:.0%} (two hops); "
             f"rounding c₂ alone: {r1:.1%} (single hop), {r2:.1%} (two hops)",
-            "no: there is (almost) no gap to close in this run"
-            if min(single["gap"], multi["gap"]) < 0.02
-            else "yes"
-            if min(g1, g2) > 0.75
-            else (
-                "partly: RA-FFN lands between standard and oracle but closes less than 75% of the gap"
-                if min(g1, g2) > 0.1
-                else "no: RA-FFN does not close the gap"
-            ),
+            ra_gain_verdict(single["gap"], multi["gap"], g1, g2),
         )
     )
     # 6. Parameter overhead.
@@ -116,10 +100,7 @@ def claims(results: RoutingResults) -> list[Claim]:
             f"ours: +{over['ours_extra']} parameters ({over['ours_fraction']:.1%} of a tiny model); BERT-Base "
             f"shape: +{over['bert_extra_per_layer']:,} per layer = {over['bert_fraction_of_model']:.2%} of BERT-Base's "
             f"{over['bert_parameters']:,} (counted from its shapes)",
-            "yes"
-            if over["bert_fraction_of_model"] < 0.011
-            else "partly: per-head statistics cost more than 1.1% at BERT-Base shape; statistics pooled over "
-            f"heads would cost {BERT_BASE['heads']}× less (the paper's exact layout is not public)",
+            overhead_verdict(over["bert_fraction_of_model"]),
         )
     )
     # 7. Multi-hop gains about 6x single-hop.
@@ -135,6 +116,41 @@ def claims(results: RoutingResults) -> list[Claim]:
     return rows
 
 
+def collision_verdict(fractions: list[float], residual: float) -> str:
+    """Verdict on "collisions exist when rank V <= n - 2" from the share of random heads with a harmful
+    collision at each sharpness of ``beta_grid`` (increasing) and the largest residual ``||V a - V a'||_inf``.
+
+    Exact collisions need a positive share at the lowest sharpness and a residual at rounding level.
+    """
+    if not (fractions and fractions[0] > 0 and residual < 1e-9):
+        return "no: the LP found no harmful collision"
+    rarer = " (and get rarer as attention sharpens)" if fractions[-1] < fractions[0] else ""
+    return "yes: exact collisions exist" + rarer
+
+
+def ra_gain_verdict(gap_single: float, gap_multi: float, closed_single: float, closed_multi: float) -> str:
+    """Verdict on "RA-FFN recovers over 75% of the oracle gain" from the standard-to-oracle gaps and the
+    shares of them RA-FFN closes, at one and two hops (the weaker of the two decides)."""
+    if min(gap_single, gap_multi) < 0.02:
+        return "no: there is (almost) no gap to close in this run"
+    closed = min(closed_single, closed_multi)
+    if closed > 0.75:
+        return "yes"
+    if closed > 0.1:
+        return "partly: RA-FFN lands between standard and oracle but closes less than 75% of the gap"
+    return "no: RA-FFN does not close the gap"
+
+
+def overhead_verdict(fraction_of_model: float, heads: int = BERT_BASE["heads"]) -> str:
+    """Verdict on "under 1.1% additional parameters" from RA-FFN's share of BERT-Base's parameters."""
+    if fraction_of_model < 0.011:
+        return "yes"
+    return (
+        "partly: per-head statistics cost more than 1.1% at BERT-Base shape; statistics pooled over "
+        f"heads would cost {heads}× less (the paper's exact layout is not public)"
+    )
+
+
 def rrt_verdict(gap: float, control_closed: float | None, *, given_routing: bool) -> str:
     """Verdict on the RRT claim from the standard-to-oracle ``gap`` (a fraction) and the share of it the
     no-collision control (``d_head = n``) closes (``None`` when the controls were not run)."""
@@ -145,7 +161,7 @@ def rrt_verdict(gap: float, control_closed: float | None, *, given_routing: bool
     else:
         return "no: no gap in our run"
     if control_closed is None:
-        verdict += "; without the no-collision control (controls=False) the gap is not tied to collisions"
+        verdict += "; without the no-collision control (use_controls=False) the gap is not tied to collisions"
     elif control_closed >= 0.75:
         verdict += (
             f"; the no-collision control closes {min(control_closed, 1):.0%} of it: a head whose output determines α "
@@ -171,6 +187,35 @@ def hop_ratio_verdict(ratio: float) -> str:
     if ratio < 0.5:
         return "no: in our task the two-hop gain is the smaller one"
     return "no: the two-hop gain is larger, but by less than 3×"
+
+
+def control_reading(closed: dict[str, float]) -> str:
+    """How much of the standard-to-oracle gap the no-collision control closes, one hop and two (a phrase)."""
+    share = {part: "all" if c >= 1 else f"{c:.0%}" for part, c in closed.items()}
+    return f"closes {share['single']} (one hop) and {share['multi']} (two hops) of the gap to the oracle"
+
+
+def control_meaning(closed: dict[str, float]) -> str:
+    """What the no-collision control's share of the gap does and does not show (a clause)."""
+    if min(closed.values()) >= 0.75:
+        return (
+            "a head whose output determines α recovers the source; whether the narrow head loses it "
+            "to its rank or only to its size, this control cannot say"
+        )
+    return "the rank bottleneck explains only part of what is left of the gap"
+
+
+def sentences(results: RoutingResults) -> dict[str, str]:
+    """The phrases of the chapter's text that depend on the numbers, by glue name."""
+    s = results.summary
+    closed = {part: s[part]["no_collision_gap_closed"] for part in ("single", "multi")}
+    single = s["single"]
+    above = single["rounding"]["squared_centroid"] > single["accuracy"]["route_aware"]
+    return {
+        "control_reading": control_reading(closed),
+        "control_meaning": control_meaning(closed),
+        "rounding_vs_ra": "above" if above else "below",
+    }
 
 
 def survey_table(results: RoutingResults) -> str:

@@ -6,8 +6,8 @@
 2. **RRT, single hop and two hops**: the same :class:`~.model.RouteReader` with a standard FFN,
    the Route-Aware FFN (four routing statistics) and the oracle FFN (all of ``alpha``), trained
    from the same seed on the same data; test accuracy of naming the dominant source. Values carry
-   their position (``v_j = W_V [x_j ; e_j]``, ``value_positions=True``). Two controls train the
-   standard model again: with ``d_head = length`` (``[V; 1^T]`` can have full column rank, so no
+   their position (``v_j = W_V [x_j ; e_j]``, ``use_value_positions=True``). Two controls train the
+   standard model again: with ``d_head = n_tokens`` (``[V; 1^T]`` can have full column rank, so no
    collision is possible: the **no-collision control**) and with content-only values (no position
    in ``V`` at all). A baseline without training rounds one statistic, ``(m - 1) c_2``, to a position.
    A validation split (never used for training) is reported next to the test split.
@@ -25,10 +25,11 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from ..core.checkpoint import Checkpointer, run_parts
+from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
-from ..core.validation import check_choice, check_int, check_positive
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Bool, Choice, Int, Positive, Text, Tuple, param
 from .collisions import fibre_dimension, find_collision
 from .model import FFN_KINDS, ROUTINGS, RouteAwareFFN, RouteReader
 from .rrt import make_rrt
@@ -60,54 +61,66 @@ def bert_base_parameters(
 class RoutingConfig(ExperimentConfig):
     """Settings of :func:`run`; field defaults are the ``book`` preset."""
 
-    length: int = 16
-    vocab: int = 8
-    beta: float = 4.0
-    d_model: int = 32
-    heads: int = 1
-    d_head: int = 4
-    d_ff: int = 64
-    extra_layers: int = 0
-    routing: str = "given"
-    value_positions: bool = True
-    controls: bool = True  # the no-collision (d_head = length) and content-only-value controls
-    train_size: int = 20_000
-    validation_size: int = 2_000
-    test_size: int = 2_000
-    steps: int = 150
-    batch: int = 256
-    lr: float = 1e-2
-    collision_trials: int = 12
-    collision_betas: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
-    collision_d_heads: tuple[int, ...] = (2, 4, 8)
-    survey_sequences: int = 100
-    bert_checkpoint: str = ""  # a local Hugging Face BERT folder or weights file: adds the "bert" rank survey
-    bert_sequence_length: int = 128
+    n_tokens: int = param(16, Int(4), "source tokens n of a sequence (the length the heads attend over)")
+    vocab_size: int = param(8, Int(2), "symbols a key or pointer is drawn from (small: contents repeat)")
+    beta: float = param(4.0, Positive(), "sharpness of the reference heads, alpha = softmax(beta z)")
+    d_model: int = param(32, Int(1), "width of the read-out Transformer's residual stream")
+    n_heads: int = param(1, Int(1), "attention heads per layer")
+    d_head: int = param(4, Int(1), "width of a head's values (rank V <= d_head <= n_tokens - 2: collisions exist)")
+    d_ff: int = param(64, Int(1), "hidden width of every FFN, eq. (ra-ffn)")
+    n_extra_layers: int = param(0, Int(0), "layers beyond one per hop (learned routing only)")
+    routing: str = param(
+        "given", Choice(ROUTINGS), "'given': layers use the task's reference heads; 'learned': own attention"
+    )
+    use_value_positions: bool = param(
+        True, Bool(), "values carry their position, v_j = W_V [x_j ; e_j] (else content only)"
+    )
+    use_controls: bool = param(
+        True, Bool(), "also train the no-collision (d_head = n_tokens) and content-only-value controls"
+    )
+    n_train: int = param(20_000, Int(1), "RRT training sequences (at least one batch)")
+    n_validation: int = param(2_000, Int(10), "RRT validation sequences (never trained on)")
+    n_test: int = param(2_000, Int(10), "RRT test sequences")
+    n_steps: int = param(150, Int(1), "AdamW steps per model")
+    batch_size: int = param(256, Int(1), "sequences per training batch")
+    lr: float = param(1e-2, Positive(), "AdamW learning rate")
+    n_collision_trials: int = param(12, Int(1), "random heads per point of the collision-rate curves")
+    beta_grid: tuple[float, ...] = param(
+        (1.0, 2.0, 4.0, 8.0), Tuple(Positive(), increasing=True), "sharpnesses beta of the collision-rate curve"
+    )
+    d_head_grid: tuple[int, ...] = param(
+        (2, 4, 8), Tuple(Int(1), increasing=True), "head widths of the collision-rate bars (each <= n_tokens)"
+    )
+    n_survey_sequences: int = param(100, Int(1), "test sequences whose value matrices the rank survey inspects")
+    bert_checkpoint: str = param(
+        "", Text(), "a local Hugging Face BERT folder or weights file: adds the 'bert' rank survey (empty: none)"
+    )
+    bert_n_tokens: int = param(128, Int(3), "sequence length n at which the BERT survey bounds suppressed dimensions")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            steps=100, train_size=8_000, validation_size=500, test_size=1_000, collision_trials=3, survey_sequences=20
+            n_steps=100, n_train=8_000, n_validation=500, n_test=1_000, n_collision_trials=3, n_survey_sequences=20
         ),
         "book": {},
         "paper": dict(
             device="auto",
-            length=32,
-            vocab=16,
+            n_tokens=32,
+            vocab_size=16,
             d_model=256,
-            heads=4,
+            n_heads=4,
             d_head=16,
             d_ff=1024,
-            extra_layers=4,
+            n_extra_layers=4,
             routing="learned",
-            train_size=1_000_000,
-            validation_size=20_000,
-            test_size=20_000,
-            steps=30_000,
-            batch=512,
+            n_train=1_000_000,
+            n_validation=20_000,
+            n_test=20_000,
+            n_steps=30_000,
+            batch_size=512,
             lr=5e-4,
-            collision_trials=200,
-            collision_d_heads=(4, 8, 16, 30),
-            survey_sequences=1_000,
+            n_collision_trials=200,
+            d_head_grid=(4, 8, 16, 30),
+            n_survey_sequences=1_000,
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = (
@@ -115,39 +128,24 @@ class RoutingConfig(ExperimentConfig):
         "an estimate of one to two hours, not measured)"
     )
 
-    def validated(self) -> RoutingConfig:
-        check_int("length", self.length, minimum=4)
-        check_int("vocab", self.vocab, minimum=2)
-        check_positive("beta", self.beta)
-        check_int("d_model", self.d_model)
-        check_int("heads", self.heads)
-        check_int("d_head", self.d_head, maximum=self.length - 2)  # rank V <= n - 2: the collision regime
-        check_int("d_ff", self.d_ff)
-        check_int("extra_layers", self.extra_layers, minimum=0)
-        check_choice("routing", self.routing, ROUTINGS)
-        if self.routing == "given" and (self.heads != 1 or self.extra_layers):
-            raise ValueError("routing='given' supplies one head per hop: it needs heads=1 and extra_layers=0")
-        check_int("train_size", self.train_size, minimum=self.batch)
-        check_int("validation_size", self.validation_size, minimum=10)
-        check_int("test_size", self.test_size, minimum=10)
-        check_int("steps", self.steps)
-        check_int("batch", self.batch)
-        check_positive("lr", self.lr)
-        check_int("collision_trials", self.collision_trials)
-        for b in self.collision_betas:
-            check_positive("collision_betas", b)
-        for d in self.collision_d_heads:
-            check_int("collision_d_heads", d, maximum=self.length)
-        check_int("survey_sequences", self.survey_sequences, maximum=self.test_size)
-        check_int("bert_sequence_length", self.bert_sequence_length, minimum=3)
-        return self
+    def cross_checks(self) -> None:
+        n = self.n_tokens
+        if self.d_head > n - 2:  # rank V <= n - 2: the collision regime
+            raise ValueError(f"d_head must be <= n_tokens - 2 = {n - 2} (the collision regime), got {self.d_head}")
+        if self.routing == "given" and (self.n_heads != 1 or self.n_extra_layers):
+            raise ValueError("routing='given' supplies one head per hop: it needs n_heads=1 and n_extra_layers=0")
+        if self.n_train < self.batch_size:
+            raise ValueError(f"n_train must be >= batch_size ({self.batch_size}), got {self.n_train}")
+        if self.d_head_grid[-1] > n:
+            raise ValueError(f"d_head_grid must lie in [1, n_tokens = {n}], got {self.d_head_grid}")
+        if self.n_survey_sequences > self.n_test:
+            raise ValueError(f"n_survey_sequences must be <= n_test ({self.n_test}), got {self.n_survey_sequences}")
 
 
 @dataclass
-class RoutingResults:
-    config: RoutingConfig
-    summary: dict[str, Any]
-    curves: dict[str, Any] = field(repr=False)
+class RoutingResults(Results[RoutingConfig]):
+    """What :func:`run` returns; ``models`` holds the trained read-outs by hop and FFN kind (not checkpointed)."""
+
     models: dict[str, dict[str, RouteReader]] = field(default_factory=dict, repr=False)
 
 
@@ -173,13 +171,11 @@ def _collision_rate(n: int, d: int, beta: float, trials: int, seed: int) -> dict
 
 def _collisions(cfg: RoutingConfig) -> tuple[dict, dict]:
     rng = np.random.default_rng(cfg.seed)
-    n = cfg.length
+    n = cfg.n_tokens
     by_beta = [
-        {"beta": b, **_collision_rate(n, cfg.d_head, b, cfg.collision_trials, cfg.seed)} for b in cfg.collision_betas
+        {"beta": b, **_collision_rate(n, cfg.d_head, b, cfg.n_collision_trials, cfg.seed)} for b in cfg.beta_grid
     ]
-    by_d = [
-        {"d_head": d, **_collision_rate(n, d, cfg.beta, cfg.collision_trials, cfg.seed)} for d in cfg.collision_d_heads
-    ]
+    by_d = [{"d_head": d, **_collision_rate(n, d, cfg.beta, cfg.n_collision_trials, cfg.seed)} for d in cfg.d_head_grid]
     # one worked example at the chapter's (n, d_head, beta): the first of EXAMPLE_TRIES random heads with a
     # harmful collision (there may be none, e.g. for very sharp attention)
     tries = 0
@@ -234,29 +230,29 @@ def _rrt(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict) 
 
 def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict, device) -> tuple[dict, dict]:
     data_seed = cfg.seed * 1_000 + hops
-    common = dict(length=cfg.length, vocab=cfg.vocab, hops=hops, beta=cfg.beta, head_seed=cfg.seed)
-    train = make_rrt(cfg.train_size, generator=torch.Generator().manual_seed(data_seed), **common).to(device)
-    validation = make_rrt(cfg.validation_size, generator=torch.Generator().manual_seed(data_seed + 250), **common)
+    common = dict(length=cfg.n_tokens, vocab=cfg.vocab_size, hops=hops, beta=cfg.beta, head_seed=cfg.seed)
+    train = make_rrt(cfg.n_train, generator=torch.Generator().manual_seed(data_seed), **common).to(device)
+    validation = make_rrt(cfg.n_validation, generator=torch.Generator().manual_seed(data_seed + 250), **common)
     validation = validation.to(device)
-    test = make_rrt(cfg.test_size, generator=torch.Generator().manual_seed(data_seed + 500), **common).to(device)
+    test = make_rrt(cfg.n_test, generator=torch.Generator().manual_seed(data_seed + 500), **common).to(device)
     summary: dict[str, Any] = {"accuracy": {}, "validation_accuracy": {}, "parameters": {}, "controls": {}}
     curves: dict[str, Any] = {}
     models[hops] = {}
     # (name, FFN kind, d_head, values carry position): the three models, then the two controls
-    variants = [(kind, kind, cfg.d_head, cfg.value_positions) for kind in FFN_KINDS]
-    if cfg.controls:
-        variants += [("no_collision", "standard", cfg.length, cfg.value_positions), ("content_only", "standard",
+    variants = [(kind, kind, cfg.d_head, cfg.use_value_positions) for kind in FFN_KINDS]
+    if cfg.use_controls:
+        variants += [("no_collision", "standard", cfg.n_tokens, cfg.use_value_positions), ("content_only", "standard",
                      cfg.d_head, False)]  # fmt: skip
     for variant, kind, d_head, value_positions in variants:
         torch.manual_seed(cfg.seed)  # same initial weights for the shared parts
         model = RouteReader(
-            cfg.vocab,
-            cfg.length,
+            cfg.vocab_size,
+            cfg.n_tokens,
             d_model=cfg.d_model,
-            heads=cfg.heads,
+            heads=cfg.n_heads,
             d_head=d_head,
             d_ff=cfg.d_ff,
-            layers=hops + cfg.extra_layers,
+            layers=hops + cfg.n_extra_layers,
             kind=kind,
             routing=cfg.routing,
             value_positions=value_positions,
@@ -266,8 +262,8 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
             model,
             train,
             test,
-            steps=cfg.steps,
-            batch=cfg.batch,
+            steps=cfg.n_steps,
+            batch=cfg.batch_size,
             lr=cfg.lr,
             seed=cfg.seed,
             checkpoint=checkpoint,
@@ -294,9 +290,9 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
     if "no_collision" in summary["controls"]:
         gain = summary["controls"]["no_collision"]["accuracy"] - acc["standard"]
         summary["no_collision_gap_closed"] = gain / gap if gap > 0 else float("nan")
-    summary["chance"] = 1.0 / cfg.length
+    summary["chance"] = 1.0 / cfg.n_tokens
     summary["reference_max_weight"] = float(test.alphas[-1].max(-1).values.mean())
-    summary["survey"] = survey_values(models[hops]["standard"], test, cfg.survey_sequences)
+    summary["survey"] = survey_values(models[hops]["standard"], test, cfg.n_survey_sequences)
     return summary, curves
 
 
@@ -306,8 +302,18 @@ def _overhead(cfg: RoutingConfig) -> tuple[dict, dict]:
 
     ours = {
         kind: count(
-            RouteReader(cfg.vocab, cfg.length, cfg.d_model, cfg.heads, cfg.d_head, cfg.d_ff, 1, kind, cfg.routing,
-                        value_positions=cfg.value_positions)
+            RouteReader(
+                cfg.vocab_size,
+                cfg.n_tokens,
+                cfg.d_model,
+                cfg.n_heads,
+                cfg.d_head,
+                cfg.d_ff,
+                1,
+                kind,
+                cfg.routing,
+                value_positions=cfg.use_value_positions,
+            )
         )
         for kind in FFN_KINDS
     }
@@ -321,7 +327,7 @@ def _overhead(cfg: RoutingConfig) -> tuple[dict, dict]:
         "ours": ours,
         "ours_extra": ours["route_aware"] - ours["standard"],
         "ours_fraction": (ours["route_aware"] - ours["standard"]) / ours["standard"],
-        "formula_extra": RouteAwareFFN.extra_parameters(cfg.d_ff, cfg.heads),
+        "formula_extra": RouteAwareFFN.extra_parameters(cfg.d_ff, cfg.n_heads),
         "bert_ffn": ffn,
         "bert_extra_per_layer": bert_extra,
         "bert_fraction_of_ffn": bert_extra / ffn["standard"],
@@ -338,9 +344,7 @@ def run(
     config: RoutingConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> RoutingResults:
     """Run the chapter's experiments; finished parts and each model's training are checkpointed."""
-    cfg = (config or RoutingConfig.preset("book")).validated()
-    checkpoint = checkpoint or Checkpointer(None)
-    checkpoint.bind(cfg.identity())
+    cfg, checkpoint = start_run(RoutingConfig, config, checkpoint)
     models: dict = {}
     parts = {
         "collisions": lambda: _collisions(cfg),
@@ -349,12 +353,11 @@ def run(
         "overhead": lambda: _overhead(cfg),
     }
     if cfg.bert_checkpoint:
-        parts["bert"] = lambda: (survey_bert_checkpoint(cfg.bert_checkpoint, None, cfg.bert_sequence_length), {})
-    summary, curves, timings = run_parts(checkpoint, parts, progress)
+        parts["bert"] = lambda: (survey_bert_checkpoint(cfg.bert_checkpoint, None, cfg.bert_n_tokens), {})
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
     s, m = summary["single"], summary["multi"]
     summary["multi_over_single_gain"] = m["ra_gain"] / s["ra_gain"] if s["ra_gain"] > 0 else float("nan")
-    summary["timings"] = timings
-    return RoutingResults(config=cfg, summary=summary, curves=curves, models=models)
+    return RoutingResults(cfg, summary, curves, models=models)
 
 
 def headline(results: RoutingResults) -> list[str]:

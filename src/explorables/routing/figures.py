@@ -6,14 +6,22 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
 from .collisions import dominant_pieces, segment_in_triangle
 from .experiment import RoutingResults
 
-TOKEN_COLORS = ("#1f77b4", "#d62728", "#2ca02c")
-TOKEN_FILLS = ("rgba(31,119,180,0.18)", "rgba(214,39,40,0.18)", "rgba(44,160,44,0.18)")
-KIND_COLORS = {"standard": "#7f7f7f", "route_aware": "#ff7f0e", "oracle": "#1f77b4"}
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    """A palette colour with transparency, as plotly's ``rgba(r,g,b,a)``."""
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+TOKEN_COLORS = (PALETTE["blue"], PALETTE["red"], PALETTE["green"])
+TOKEN_FILLS = tuple(_rgba(c, 0.18) for c in TOKEN_COLORS)
+KIND_COLORS = {"standard": PALETTE["grey"], "route_aware": PALETTE["orange"], "oracle": PALETTE["blue"]}
 KIND_NAMES = {"standard": "standard FFN", "route_aware": "RA-FFN (4 statistics)", "oracle": "oracle FFN (all of α)"}
-CONTROL_COLORS = {"no_collision": "#2ca02c", "content_only": "#c7c7c7"}
+CONTROL_COLORS = {"no_collision": PALETTE["green"], "content_only": _rgba(PALETTE["grey"], 0.45)}
 CORNERS = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
 TRIANGLE_VALUES = (0.0, 1.0, 0.4)  # v: one value per token (d_head = 1, so rank V = 1 = n - 2)
 
@@ -60,50 +68,38 @@ def explorable_figure(v: tuple[float, float, float] = TRIANGLE_VALUES, frames: i
             hoverinfo="skip",
         )
     )
-    fixed = len(fig.data)
     outputs = np.linspace(min(v), max(v), frames + 2)[1:-1]
-    counts, titles = [], []
+    slider_frames, titles = [], []
     for o in outputs:
-        seg = segment_in_triangle(v, o)
-        pieces = dominant_pieces(seg)
+        pieces = dominant_pieces(segment_in_triangle(v, o))
+        traces = []
         for token, start, end in pieces:
             xy = _xy(np.vstack([start, end])).round(4)
-            fig.add_trace(
+            traces.append(
                 go.Scatter(
                     x=xy[:, 0],
                     y=xy[:, 1],
                     mode="lines",
                     line=dict(color=TOKEN_COLORS[token], width=6),
                     name=f"same output, token {token + 1} dominant",
-                    visible=False,
                     showlegend=False,
                     hovertemplate=f"o = {o:.2f}<br>dominant: token {token + 1}<extra></extra>",
                 )
             )
-        counts.append(len(pieces))
+        slider_frames.append(add_frame(fig, traces))
         winners = sorted({t + 1 for t, _, _ in pieces})
         titles.append(
             f"output o = {o:.2f}: the segment's weightings all give o; dominant token "
             + (" or ".join(map(str, winners)) + (" — a collision" if len(winners) > 1 else ""))
         )
-    start_frame = frames // 2
-    steps, offset = [], fixed
-    for f, (o, c) in enumerate(zip(outputs, counts, strict=True)):
-        visible = [True] * fixed + [False] * (len(fig.data) - fixed)
-        for t in range(offset, offset + c):
-            visible[t] = True
-        if f == start_frame:
-            for t in range(offset, offset + c):
-                fig.data[t].visible = True
-        steps.append(dict(method="update", label=f"{o:.2f}", args=[{"visible": visible}, {"title.text": titles[f]}]))
-        offset += c
+    frame_slider(fig, slider_frames, [f"{o:.2f}" for o in outputs], prefix="head output o = ", active=frames // 2,
+                 layouts=[{"title.text": t} for t in titles])  # fmt: skip
+    style(fig, height=470, top=50, bottom=10)
     fig.update_layout(
-        title=dict(text=titles[start_frame], font=dict(size=13)),
-        sliders=[dict(active=start_frame, steps=steps, currentvalue=dict(prefix="head output o = "), pad=dict(t=30))],
+        title_font=dict(size=13),
         xaxis=dict(visible=False, range=[-0.25, 1.25]),
         yaxis=dict(visible=False, scaleanchor="x", range=[-0.12, 0.98]),
-        height=470,
-        margin=dict(l=10, r=10, t=50, b=10),
+        margin=dict(l=10, r=10),
         legend=dict(orientation="h", y=-0.02),
         plot_bgcolor="white",
     )
@@ -126,6 +122,7 @@ def collision_figure(results: RoutingResults) -> go.Figure:
             x=[r["beta"] for r in c["by_beta"]],
             y=[r["fraction"] for r in c["by_beta"]],
             mode="lines+markers",
+            line=dict(color=color(0)),
             name="against β",
             showlegend=False,
         ),
@@ -137,6 +134,7 @@ def collision_figure(results: RoutingResults) -> go.Figure:
             x=[str(r["d_head"]) for r in c["by_d_head"]],
             y=[r["fraction"] for r in c["by_d_head"]],
             text=[f"collision set dim {r['fibre_dimension']}" for r in c["by_d_head"]],
+            marker_color=color(0),
             showlegend=False,
         ),
         row=1,
@@ -146,7 +144,8 @@ def collision_figure(results: RoutingResults) -> go.Figure:
     fig.update_xaxes(title_text="d_head (= rank V)", row=1, col=2)
     fig.update_yaxes(title_text="fraction of α with a harmful collision", range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], row=1, col=2)
-    fig.update_layout(height=340, margin=dict(l=60, r=10, t=40, b=50))
+    style(fig, height=340, bottom=50)
+    fig.update_layout(margin=dict(l=60, r=10))
     return fig
 
 
@@ -156,21 +155,22 @@ def example_figure(results: RoutingResults) -> go.Figure:
     b = results.curves["collisions"]["example_alpha_prime"]
     ex = results.summary["collisions"]["example"]
     pos = np.arange(1, len(a) + 1)
-    bars = [go.Bar(x=pos, y=a.round(4), name=f"α (dominant: token {ex['source'] + 1})")]
+    bars = [go.Bar(x=pos, y=a.round(4), name=f"α (dominant: token {ex['source'] + 1})", marker_color=color(0))]
     if ex.get("found", True):
         b = np.asarray(b)
-        bars.append(go.Bar(x=pos, y=b.round(4), name=f"α′ from the LP (dominant: token {ex['new_source'] + 1})"))
+        name = f"α′ from the LP (dominant: token {ex['new_source'] + 1})"
+        bars.append(go.Bar(x=pos, y=b.round(4), name=name, marker_color=color(1)))
         title = f"same head output: ‖Vα − Vα′‖∞ = {ex['residual']:.1e}"
     else:
         title = f"no harmful collision in {ex['tries']} random heads (the last one is shown)"
     fig = go.Figure(bars)
+    style(fig, height=300)
     fig.update_layout(
         barmode="group",
-        height=300,
         title=dict(text=title, font=dict(size=13)),
         xaxis_title="source token",
         yaxis_title="weight",
-        margin=dict(l=60, r=10, t=40, b=40),
+        margin=dict(l=60, r=10),
         legend=dict(orientation="h", y=1.12),
     )
     return fig
@@ -219,12 +219,12 @@ def accuracy_figure(results: RoutingResults) -> go.Figure:
             name="no training: round (n − 1)·c₂",
         )
     )
-    fig.add_hline(y=s["single"]["chance"], line_dash="dot", annotation_text="chance", line_color="black")
+    fig.add_hline(y=s["single"]["chance"], line=REFERENCE_LINE, annotation_text="chance")
+    style(fig, height=430, top=80)
     fig.update_layout(
         barmode="group",
-        height=430,
         yaxis=dict(title="accuracy naming the dominant source", range=[0, 1.1]),
-        margin=dict(l=60, r=10, t=80, b=40),
+        margin=dict(l=60, r=10),
         legend=dict(orientation="h", y=1.25),
     )
     return fig

@@ -14,7 +14,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from ..core.labs import canvas_png, setter
+from ..core.figures import PALETTE
+from ..core.labs import canvas_png, interactions
 from .collisions import dominant_pieces, fibre_dimension, find_collision, segment_in_triangle
 from .figures import CONTROL_COLORS, CORNERS, KIND_COLORS, TOKEN_COLORS, TRIANGLE_VALUES
 
@@ -107,10 +108,10 @@ class RoutingLab:
         ax = self._ax_alpha
         ax.clear()
         pos = np.arange(1, n + 1)
-        ax.bar(pos - 0.2, alpha, width=0.4, label=f"α (dominant {int(alpha.argmax()) + 1})", color="#1f77b4")
+        ax.bar(pos - 0.2, alpha, width=0.4, label=f"α (dominant {int(alpha.argmax()) + 1})", color=PALETTE["blue"])
         if self.collision is not None:
             c = self.collision
-            ax.bar(pos + 0.2, c.alpha_prime, width=0.4, label=f"α′ (dominant {c.source + 1})", color="#ff7f0e")
+            ax.bar(pos + 0.2, c.alpha_prime, width=0.4, label=f"α′ (dominant {c.source + 1})", color=PALETTE["orange"])
             ax.set_title(f"same output V α′ = V α, residual {c.residual:.0e}", fontsize=10)
         else:
             ax.set_title("no weighting with the same output has another dominant token", fontsize=10)
@@ -162,14 +163,12 @@ class RoutingLab:
 
 
 def benchmark_interactions(lab: RoutingLab | None = None) -> dict[str, list]:
-    """Scripted interactions for ``benchmarks/run.py``."""
+    """Scripted interactions for ``benchmarks/run.py``: output and hops redraw; the head's settings rerun the LP."""
     if lab is None:
         from .experiment import RoutingConfig, run
 
-        lab = RoutingLab(run(RoutingConfig.preset("smoke", steps=5, collision_trials=1)))
-    redraw = [setter(lab.output, v) for v in (0.2, 0.35, 0.5, 0.65, 0.8) * 2]
-    redraw += [setter(lab.hops, v) for v in ("multi", "single")]
-    rerun = [setter(lab.beta, v) for v in (1.0, 4.0, 2.0)]
-    rerun += [setter(lab.d_head, v) for v in (2, 8, 14, 4)] + [setter(lab.n, v) for v in (24, 16)]
-    rerun += [setter(lab.seed, v) for v in (1, 2)]
-    return {"redraw": redraw, "rerun": rerun}
+        lab = RoutingLab(run(RoutingConfig.preset("smoke", n_steps=5, n_collision_trials=1)))
+    return interactions(
+        redraw=[(lab.output, (0.2, 0.35, 0.5, 0.65, 0.8) * 2), (lab.hops, ("multi", "single"))],
+        rerun=[(lab.beta, (1.0, 4.0, 2.0)), (lab.d_head, (2, 8, 14, 4)), (lab.n, (24, 16)), (lab.seed, (1, 2))],
+    )

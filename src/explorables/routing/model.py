@@ -56,15 +56,16 @@ def routing_statistics(alpha: torch.Tensor, positions: torch.Tensor | None = Non
     """
     _check_alpha(alpha)
     m = alpha.shape[-1]
-    if positions is None:
+    if positions is None:  # p_j = j / (m - 1)
         positions = torch.arange(m, device=alpha.device, dtype=alpha.dtype) / (m - 1)
     elif positions.shape != (m,):
         raise ValueError(f"positions must have shape ({m},) (the last dim of alpha), got {tuple(positions.shape)}")
     positions = positions.to(alpha)
-    top2 = alpha.topk(2, dim=-1).values
-    centroid = (alpha * positions).sum(-1)
+    top2 = alpha.topk(2, dim=-1).values  # alpha_(1) >= alpha_(2), the two largest weights
+    centroid = (alpha * positions).sum(-1)  # c_1 = sum_j alpha_j p_j
     squared = alpha * alpha
-    squared_centroid = (squared * positions).sum(-1) / squared.sum(-1).clamp_min(1e-30)
+    squared_centroid = (squared * positions).sum(-1) / squared.sum(-1).clamp_min(1e-30)  # c_2
+    # r(alpha) = (alpha_(1), alpha_(1) - alpha_(2), c_1, c_2), eq. (routing-stats)
     return torch.stack([top2[..., 0], top2[..., 0] - top2[..., 1], centroid, squared_centroid], dim=-1)
 
 
@@ -113,12 +114,13 @@ class RouteAwareFFN(nn.Module):
         return side.flatten(-2)
 
     def forward(self, x: torch.Tensor, alpha: torch.Tensor | None = None) -> torch.Tensor:
-        hidden = self.up(x)
+        """``W_2 GELU(W_1 x + U r(alpha) + b_1) + b_2``, eq. (ra-ffn); ``alpha`` has shape ``(..., H, m)``."""
+        hidden = self.up(x)  # W_1 x + b_1
         if self.route is not None:
             if alpha is None:
                 raise ValueError(f"alpha is required by a {self.kind!r} FFN")
-            hidden = hidden + self.route(self.side_input(alpha))
-        return self.down(nn.functional.gelu(hidden))
+            hidden = hidden + self.route(self.side_input(alpha))  # + U r(alpha): 4 statistics per head
+        return self.down(nn.functional.gelu(hidden))  # W_2 GELU(.) + b_2
 
 
 ROUTINGS = ("given", "learned")
