@@ -108,6 +108,11 @@ Inline `{glue:text}` in code stays as it is.
 print("{cite:p}`not-a-role-in-code`")
 ```
 
+```{figure} img/pic.png
+:alt: a picture
+The caption.
+```
+
 ## Exercises
 
 ````{exercise} Scaling by hand
@@ -180,6 +185,7 @@ def test_every_construct_becomes_plain_markdown(demo):
     # glued values: named in the text, printed where computed
     assert "The measured rate is [`rate`]" in text
     assert nb.metadata["explorables"]["glue_formats"] == {"rate": ".3f"}
+    assert "![a picture](../book/img/pic.png)\n\n*The caption.*" in text
     # code fences and inline code are left alone
     assert 'print("{cite:p}`not-a-role-in-code`")' in text and "Inline `{glue:text}` in code" in text
 

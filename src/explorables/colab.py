@@ -16,6 +16,7 @@ regenerates them.
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 import textwrap
@@ -88,9 +89,9 @@ def setup_cell(formats: dict[str, str], root: Path = ROOT) -> nbformat.NotebookN
     return cell
 
 
-def colab_notebook(chapter: Path, root: Path = ROOT) -> nbformat.NotebookNode:
-    """The notebook copy of one chapter (a MyST ``.md`` file)."""
-    nb = notebooks.convert(chapter)
+def colab_notebook(chapter: Path, root: Path = ROOT, out_dir: Path | None = None) -> nbformat.NotebookNode:
+    """The notebook copy of one chapter (a MyST ``.md`` file), to be saved in ``out_dir``."""
+    nb = notebooks.convert(chapter, out_dir=out_dir or root / "notebooks")
     formats = nb.metadata.pop("explorables", {}).get("glue_formats", {})
     nb.cells.insert(0, setup_cell(formats, root))
     for i, cell in enumerate(nb.cells):
@@ -112,13 +113,16 @@ def chapters(root: Path = ROOT) -> list[Path]:
     return sorted((root / "book").glob("[0-9][0-9]-*.md"))
 
 
-def main(root: Path = ROOT) -> int:
-    out = root / "notebooks"
-    out.mkdir(exist_ok=True)
+def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
+    parser = argparse.ArgumentParser(description="Write the notebook copies of the chapters.")
+    parser.add_argument("--out", type=Path, default=root / "notebooks", help="folder (default notebooks/)")
+    out = parser.parse_args(argv).out
+    out = out if out.is_absolute() else root / out
+    out.mkdir(parents=True, exist_ok=True)
     for chapter in chapters(root):
         target = out / f"{chapter.stem}.ipynb"
-        target.write_text(render(colab_notebook(chapter, root)))
-        print(f"wrote {target.relative_to(root)}")
+        target.write_text(render(colab_notebook(chapter, root, out)))
+        print(f"wrote {target}")
     return 0
 
 

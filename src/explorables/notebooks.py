@@ -35,6 +35,7 @@ the executed notebook for the site's download button.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -270,8 +271,10 @@ class _Solution:
 class Converter:
     """Converts one chapter (its notebook, as jupytext reads it) for the notebook front-ends."""
 
-    def __init__(self, chapter: Path, values: Mapping[str, str] | None = None, bib: Path | None = None):
+    def __init__(self, chapter: Path, values: Mapping[str, str] | None = None, bib: Path | None = None,
+                 out_dir: Path | None = None):
         self.chapter = chapter
+        self.out_dir = out_dir or chapter.parent.parent / "notebooks"  # where the notebook will live
         self.folder = chapter.parent
         self.values = dict(values or {})  # glued name -> text/plain, from an executed notebook
         self.bib = Bibliography(bib if bib is not None else self.folder / "references.bib")
@@ -436,7 +439,7 @@ class Converter:
             return self.bib.references(self.cited)
         if name in ("figure", "image"):
             alt = block.options.get("alt", "")
-            image = f"![{alt}]({_relative_to_notebooks(block.arg)})"
+            image = f"![{alt}]({self._relative(block.arg)})"
             caption = self.markdown(block.body)
             return f"{image}\n\n*{caption}*" if caption else image
         if name in ("table", "list-table"):
@@ -454,6 +457,12 @@ class Converter:
             return ""
         heading = f"**{name.title()}{': ' + self.inline(block.arg) if block.arg else ''}**"
         return _quote(heading, self.markdown(block.body))
+
+    def _relative(self, path: str) -> str:
+        """An image path of the chapter, as seen from the notebook's folder."""
+        if re.match(r"^[a-z]+://|^/", path):
+            return path
+        return os.path.relpath((self.folder / path).resolve(), self.out_dir.resolve())
 
     def literalinclude(self, block: Directive) -> str:
         path = (self.folder / block.arg).resolve()
@@ -616,8 +625,6 @@ def _select_lines(lines: list[str], spec: str) -> list[str]:
     return chosen
 
 
-def _relative_to_notebooks(path: str) -> str:
-    return path if re.match(r"^[a-z]+://|^/", path) else f"../book/{path}"
 
 
 def _number_cells(nb: nbformat.NotebookNode) -> None:
@@ -641,17 +648,19 @@ def glued_values(nb: nbformat.NotebookNode) -> dict[str, str]:
     return values
 
 
-def convert(chapter: Path, nb: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
+def convert(chapter: Path, nb: nbformat.NotebookNode | None = None, out_dir: Path | None = None
+            ) -> nbformat.NotebookNode:
     """Convert ``chapter`` (``book/NN-slug.md``) for the notebook front-ends.
 
     ``nb`` is the chapter's notebook if it has been executed (its outputs are kept, and the values
-    it glued are written into the text); otherwise the chapter is read with jupytext.
+    it glued are written into the text); otherwise the chapter is read with jupytext. ``out_dir``:
+    the folder the notebook will be saved in (for image paths; default ``notebooks/``).
     """
     import jupytext
 
     executed = nb is not None
     nb = nb if executed else jupytext.read(chapter)
-    converter = Converter(chapter, values=glued_values(nb) if executed else None)
+    converter = Converter(chapter, values=glued_values(nb) if executed else None, out_dir=out_dir)
     out = converter.convert(nb)
     if converter.formats and not executed:
         out.metadata["explorables"] = {"glue_formats": converter.formats}
