@@ -12,9 +12,14 @@ kernel (jupytext + nbclient, as ``benchmarks/run.py`` does) under these conditio
 * ``hog-package``: a busy loop pinned to the last CPU (another program on the machine), the
   package's count (it cannot see the other program: torch's default);
 * ``hog-threads-1``: the same busy loop, ``EXPLORABLES_THREADS=1`` (the override a reader on a
-  shared machine would set).
+  shared machine would set);
+* ``free-threads-1``: no busy loop, ``EXPLORABLES_THREADS=1``;
+* ``free-passive``, ``hog-passive``: the package's count with ``OMP_WAIT_POLICY=PASSIVE``
+  (OpenMP threads sleep instead of spinning while they wait; the results do not change).
 
-Usage: ``python benchmarks/threads.py [--chapter 16-muon] [--scale smoke] [--conditions ...]``.
+Usage: ``python benchmarks/threads.py [--chapter 16-muon] [--scale smoke] [--conditions ...]``;
+``--same-numbers SLUG`` instead runs ``explorables run SLUG --scale smoke`` with sleeping and with
+spinning OpenMP threads and checks that the two ``results.json`` summaries are identical.
 The ``parameters`` cell's ``SCALE`` is replaced by ``--scale``; ``book`` is what the site runs.
 Times include the kernel start. The machine's load average is printed with each time.
 """
@@ -32,7 +37,8 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDITIONS = ("free", "1cpu-torch-default", "1cpu-package", "hog-package", "hog-threads-1")
+CONDITIONS = ("free", "1cpu-torch-default", "1cpu-package", "hog-package", "hog-threads-1", "free-threads-1",
+              "free-passive", "hog-passive")
 HOG = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
 
 
@@ -59,8 +65,10 @@ def condition(name: str) -> Iterator[None]:
                 os.environ["EXPLORABLES_THREADS"] = str(physical_cores())
         if name.startswith("hog"):
             hog = subprocess.Popen([sys.executable, "-c", HOG, str(cpus[-1])])
-            if name == "hog-threads-1":
-                os.environ["EXPLORABLES_THREADS"] = "1"
+        if name.endswith("threads-1"):
+            os.environ["EXPLORABLES_THREADS"] = "1"
+        if name.endswith("passive"):
+            os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
         yield
     finally:
         if hog is not None:
@@ -96,12 +104,36 @@ def execute(chapter: Path, scale: str) -> tuple[float, float, str]:
     return elapsed, in_cells, threads_used
 
 
+def same_numbers(slug: str) -> bool:
+    """Do sleeping (PASSIVE, the package's default) and spinning (ACTIVE) OpenMP threads give the
+    same results? (They should: only the waiting changes, not the thread count.)"""
+    import json
+    import tempfile
+
+    summaries = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for policy in ("PASSIVE", "ACTIVE"):
+            out = Path(tmp) / policy
+            env = {**os.environ, "OMP_WAIT_POLICY": policy}
+            subprocess.run([sys.executable, "-m", "explorables", "run", slug, "--scale", "smoke", "--out", str(out),
+                            "--no-figures", "--quiet"], env=env, check=True, timeout=900)
+            summary = json.loads((out / "results.json").read_text())
+            summary.pop("timings", None)  # wall-clock seconds: the only part expected to differ
+            summaries[policy] = summary
+    same = summaries["PASSIVE"] == summaries["ACTIVE"]
+    print(f"{slug}: smoke summaries with PASSIVE and ACTIVE OpenMP waiting are {'identical' if same else 'DIFFERENT'}")
+    return same
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chapter", default="16-muon", help="book/<chapter>.md (default 16-muon)")
     parser.add_argument("--scale", default="smoke", choices=("smoke", "book"))
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS), choices=CONDITIONS)
+    parser.add_argument("--same-numbers", metavar="SLUG", help="only check that the wait policy changes no number")
     args = parser.parse_args(argv)
+    if args.same_numbers:
+        return 0 if same_numbers(args.same_numbers) else 1
     chapter = ROOT / "book" / f"{args.chapter}.md"
     print(f"{chapter.name}, SCALE={args.scale!r}, CPUs {sorted(os.sched_getaffinity(0))}, "
           f"physical cores {physical_cores()}")

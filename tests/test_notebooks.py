@@ -339,7 +339,8 @@ def test_thread_count_follows_the_environment_variable(monkeypatch):
 
 
 def _fresh_python(code: str, **env: str) -> str:
-    environ = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS") and k != threads.ENV}
+    environ = {k: v for k, v in os.environ.items()
+               if not k.endswith("_NUM_THREADS") and k not in (threads.ENV, "OMP_WAIT_POLICY")}
     environ.update(env)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ, capture_output=True,
                           text=True, check=True, timeout=120).stdout.strip()
@@ -354,6 +355,8 @@ def test_importing_the_package_sets_torch_threads_once():
     got, cpus = map(int, _fresh_python(code).split())
     assert got == cpus
     assert _fresh_python(code, EXPLORABLES_THREADS="1").split()[0] == "1"
+    waits = "import explorables, os; print(os.environ['OMP_WAIT_POLICY'])"
+    assert _fresh_python(waits) == "PASSIVE" and _fresh_python(waits, OMP_WAIT_POLICY="ACTIVE") == "ACTIVE"
     # a count someone already lowered is kept
     lowered = "import torch; torch.set_num_threads(1); import explorables; print(torch.get_num_threads())"
     assert _fresh_python(lowered) == "1"

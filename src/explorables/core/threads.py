@@ -15,6 +15,15 @@ Where nothing limits the process this is the machine's physical core count, whic
 uses anyway, so results do not change. It never *raises* a thread count someone already lowered
 (``torch.set_num_threads(1)`` in a test, ``OMP_NUM_THREADS=1`` in the environment), unless
 ``EXPLORABLES_THREADS`` asks for it.
+
+It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless set): torch's OpenMP threads then sleep while
+they wait for each other instead of spinning. On a CPU that other programs keep busy, spinning
+threads steal the time the working ones need; ``benchmarks/threads.py`` measured a torch chapter
+2-4x slower with spinning than with sleeping threads on this book's loaded 2-core machine, and
+the same time as with one thread. The thread count, hence every number, stays the same. Like the
+thread variables it takes effect only if torch has not started yet, which is the case when a
+notebook's first import is ``explorables`` (the notebook copies' first cell does it) and for the
+kernels the book build starts (they inherit the build's environment).
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from pathlib import Path
 ENV = "EXPLORABLES_THREADS"
 #: read by OpenMP (torch's intra-op pool), MKL, OpenBLAS and numexpr when they start
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+#: OpenMP threads sleep, not spin, while waiting (read when torch's OpenMP runtime starts)
+WAIT_POLICY = ("OMP_WAIT_POLICY", "PASSIVE")
 CGROUP = Path("/sys/fs/cgroup")
 
 _applied: int | None = None
@@ -118,6 +129,7 @@ def configure() -> int:
     if _applied is not None:
         return _applied
     count = thread_count()
+    os.environ.setdefault(*WAIT_POLICY)
     forced = bool(os.environ.get(ENV, "").strip())
     for name in THREAD_ENV:
         if forced:
