@@ -224,7 +224,7 @@ def test_an_executed_notebook_gets_the_values_written_into_the_text(demo):
     """The site's download button: the executed notebook, with myst-nb's glue outputs."""
     nb = jupytext.read(demo)
     glue_cell = next(c for c in nb.cells if c.cell_type == "code" and "glue(" in c.source)
-    glue_cell.outputs = [
+    glue_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="kept\n")] + [
         nbformat.v4.new_output(
             "display_data",
             data={"application/papermill.record/text/plain": repr(value)},
@@ -237,7 +237,9 @@ def test_an_executed_notebook_gets_the_values_written_into_the_text(demo):
     assert "The measured rate is 0.123 and the gap closes." in text
     assert notebooks.myst_left(out) == []
     kept = next(c for c in out.cells if c.cell_type == "code" and "glue(" in c.source)
-    assert len(kept.outputs) == 2 and "from explorables.notebooks import glue" in kept.source
+    # the glue records (invisible in notebook front-ends) go, other outputs stay
+    assert [o.get("text") for o in kept.outputs] == ["kept\n"]
+    assert "from explorables.notebooks import glue" in kept.source
 
 
 def test_pyobject_finds_methods_and_refuses_unknown_names():
@@ -373,3 +375,39 @@ def test_physical_cores_ignore_hyperthreads(tmp_path):
     blocks = [f"processor : {i}\nphysical id : 0\ncore id : {i % 2}\n" for i in range(4)]
     (tmp_path / "cpuinfo").write_text("\n".join(blocks))
     assert threads.physical_cores(tmp_path / "cpuinfo") == 2
+
+
+# --- the site's side (explorables.sphinx_ext) -------------------------------------------------------
+
+
+def test_launch_buttons_point_at_the_notebook_copies():
+    from explorables import sphinx_ext
+
+    repo = "https://github.com/org/repo"
+    buttons = [
+        {"text": "Binder", "url": "https://mybinder.org/v2/gh/org/repo/main?urlpath=lab/tree/book/03-omwu.md"},
+        {"text": "JupyterHub", "url": f"https://hub/hub/user-redirect/git-pull?repo={repo}&urlpath=lab/tree/repo/"
+                                      "book/03-omwu.md&branch=main"},
+        {"text": "Colab", "url": "https://colab.research.google.com/github/org/repo/blob/main/book/03-omwu.md"},
+    ]
+    context = {"header_buttons": [{"label": "launch-buttons", "buttons": buttons}]}
+    sphinx_ext._point_launch_buttons_at_notebooks(None, "book/03-omwu", "page.html", context, None)
+    for button in buttons:
+        assert "notebooks/03-omwu.ipynb" in button["url"] and "book/03-omwu.md" not in button["url"]
+
+
+def test_thebe_assets_are_dropped_when_thebe_is_off():
+    from types import SimpleNamespace
+
+    from explorables import sphinx_ext
+
+    def script(filename, **attributes):
+        return SimpleNamespace(filename=filename, attributes=attributes)
+
+    config = script(None, body='const THEBE_JS_URL = "https://unpkg.com/thebe@0.8.2/lib/index.js"')
+    keep = script("plotly.min.js")
+    context = {"script_files": [config, script("sphinx-thebe.js"), keep],
+               "css_files": ["_static/sphinx-thebe.css", "_static/styles.css"]}
+    off = SimpleNamespace(config=SimpleNamespace(html_theme_options={"launch_buttons": {"thebe": False}}))
+    sphinx_ext._drop_thebe(off, "p", "page.html", context, None)
+    assert context["script_files"] == [keep] and context["css_files"] == ["_static/styles.css"]

@@ -490,6 +490,8 @@ class Converter:
                              cell.source, flags=re.M)
         cell.source = re.sub(r"^(\s*)import myst_nb[ \t]*$", r"\1from explorables import notebooks as myst_nb",
                              cell.source, flags=re.M)
+        if cell.get("outputs"):  # myst-nb's glue records: the values are in the text already
+            cell.outputs = [o for o in cell.outputs if not _glue_record(o)]
         tags = set(cell.metadata.get("tags", []))
         jupyter = dict(cell.metadata.get("jupyter", {}))
         if tags & {"hide-input", "remove-input", "remove-cell", "hide-cell"}:
@@ -634,6 +636,10 @@ def _number_cells(nb: nbformat.NotebookNode) -> None:
             cell.metadata["id"] = cell.id  # Colab names collapsed sections by this id
 
 
+def _glue_record(output: Any) -> bool:
+    return bool(output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix"))
+
+
 def glued_values(nb: nbformat.NotebookNode) -> dict[str, str]:
     """``name -> text/plain`` of every value an executed notebook glued (myst-nb's outputs)."""
     values: dict[str, str] = {}
@@ -648,19 +654,23 @@ def glued_values(nb: nbformat.NotebookNode) -> dict[str, str]:
     return values
 
 
-def convert(chapter: Path, nb: nbformat.NotebookNode | None = None, out_dir: Path | None = None
-            ) -> nbformat.NotebookNode:
+def convert(chapter: Path, nb: nbformat.NotebookNode | None = None, out_dir: Path | None = None,
+            values: Mapping[str, str] | None = None) -> nbformat.NotebookNode:
     """Convert ``chapter`` (``book/NN-slug.md``) for the notebook front-ends.
 
     ``nb`` is the chapter's notebook if it has been executed (its outputs are kept, and the values
     it glued are written into the text); otherwise the chapter is read with jupytext. ``out_dir``:
     the folder the notebook will be saved in (for image paths; default ``notebooks/``).
+    ``values``: the glued values (``name -> text/plain``) where the notebook no longer holds them
+    (myst-nb moves them to ``<page>.glue.json``).
     """
     import jupytext
 
     executed = nb is not None
     nb = nb if executed else jupytext.read(chapter)
-    converter = Converter(chapter, values=glued_values(nb) if executed else None, out_dir=out_dir)
+    if values is None and executed:
+        values = glued_values(nb)
+    converter = Converter(chapter, values=values, out_dir=out_dir)
     out = converter.convert(nb)
     if converter.formats and not executed:
         out.metadata["explorables"] = {"glue_formats": converter.formats}

@@ -8,6 +8,10 @@
   ``notebooks/`` (plain Jupyter Markdown, see :mod:`explorables.notebooks`), and makes the
   ``.ipynb`` download button serve the executed chapter converted the same way, with the glued
   numbers written into the text and the solutions folded.
+* Without Thebe (``launch_buttons.thebe: false``) it drops what sphinx-thebe, which Jupyter Book
+  always loads, puts on every page anyway: a script naming its CDN URL, its loader, its
+  stylesheet and a kernel configuration pointing at an example repository
+  (:func:`_drop_thebe`), so no page names a CDN or a repository other than the book's.
 * It drops duplicated ``<script>`` tags (a sphinx-thebe bug, see :func:`_drop_duplicate_scripts`).
 * It re-executes a chapter when its package code changed (see
   :func:`_rerun_chapters_whose_package_changed`), so the site never shows stale outputs.
@@ -126,6 +130,59 @@ def _point_launch_buttons_at_notebooks(app: Any, pagename: str, templatename: st
 _point_colab_at_ipynb = _point_launch_buttons_at_notebooks  # its first name, when it moved Colab only
 
 
+def _with_outputs(app: Any, source: Path, copied: Any) -> Any:
+    """The executed notebook: ``copied`` if it has outputs, else the jupyter-cache record's.
+
+    When a chapter comes from the cache, myst-nb 1.4 writes the notebook it read, before the
+    cached outputs were merged into it (``jupyter_execute/<page>.ipynb`` has no outputs).
+    """
+    if any(cell.get("outputs") for cell in copied.cells if cell.cell_type == "code"):
+        return copied
+    cache_path = getattr(getattr(app.env, "mystnb_config", None), "execution_cache_path", "")
+    cache_path = Path(cache_path or Path(app.outdir).parent / ".jupyter_cache")
+    if not cache_path.exists():
+        return copied
+    import jupytext
+    from jupyter_cache import get_cache
+
+    try:
+        _, merged = get_cache(str(cache_path)).merge_match_into_notebook(jupytext.read(source))
+    except KeyError:  # no cache record for this version of the chapter
+        return copied
+    return merged
+
+
+def _thebe_enabled(app: Any) -> bool:
+    options = getattr(app.config, "html_theme_options", {}) or {}
+    return bool((options.get("launch_buttons") or {}).get("thebe"))
+
+
+def _drop_thebe_config_node(app: Any, doctree: Any, docname: str) -> None:
+    """sphinx-thebe's ``<script type="text/x-thebe-config">`` node, when Thebe is off."""
+    if _thebe_enabled(app):
+        return
+    from docutils import nodes
+
+    for node in list(doctree.findall(nodes.raw)):
+        if "x-thebe-config" in node.astext():
+            node.parent.remove(node)
+
+
+def _drop_thebe(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """sphinx-thebe's scripts and stylesheet, when Thebe is off."""
+    if _thebe_enabled(app):
+        return
+
+    def thebe(asset: Any) -> bool:
+        filename = str(getattr(asset, "filename", None) or asset)
+        body = (getattr(asset, "attributes", {}) or {}).get("body") or ""
+        return "thebe" in filename or "THEBE_JS_URL" in body
+
+    for key in ("script_files", "css_files"):
+        if context.get(key):
+            context[key] = [asset for asset in context[key] if not thebe(asset)]
+
+
 def _convert_downloaded_notebook(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     """The ``.ipynb`` download button: the executed chapter, as plain Jupyter Markdown.
 
@@ -142,8 +199,15 @@ def _convert_downloaded_notebook(app: Any, pagename: str, templatename: str, con
     target = Path(app.outdir) / "_sources" / context["ipynb_source"]
     if not target.exists():
         return
-    executed = nbformat.read(target, as_version=4)
-    converted = notebooks.convert(Path(app.env.doc2path(pagename)), executed)
+    source = Path(app.env.doc2path(pagename))
+    executed = _with_outputs(app, source, nbformat.read(target, as_version=4))
+    # myst-nb takes the glued values out of the notebook it writes and keeps them beside it
+    glue_file = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.glue.json"
+    values = None
+    if glue_file.exists():
+        glued = json.loads(glue_file.read_text())
+        values = {k: v["data"]["text/plain"] for k, v in glued.items() if "text/plain" in v.get("data", {})}
+    converted = notebooks.convert(source, executed, values=values)
     target.write_text(nbformat.writes(converted) + "\n")
 
 
@@ -178,4 +242,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("html-page-context", _point_launch_buttons_at_notebooks, priority=900)  # after sphinx-book-theme
     app.connect("html-page-context", _convert_downloaded_notebook, priority=900)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("doctree-resolved", _drop_thebe_config_node, priority=900)  # after sphinx-thebe adds it
     return {"parallel_read_safe": True, "parallel_write_safe": True}
