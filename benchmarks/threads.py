@@ -4,7 +4,10 @@
 (:mod:`explorables.core.threads`). This script executes one chapter notebook from a cold
 kernel (jupytext + nbclient, as ``benchmarks/run.py`` does) under these conditions:
 
-* ``free``: nothing else pinned to our CPUs; the package's count (here torch's own default);
+* ``free``: nothing else pinned to our CPUs; the package's settings (thread count: here torch's
+  own default; OpenMP threads sleep while waiting, ``OMP_WAIT_POLICY=PASSIVE``);
+* ``free-active``: the same with ``OMP_WAIT_POLICY=ACTIVE`` (spinning threads, as torch does by
+  itself: the state before the package set the policy);
 * ``1cpu-torch-default``: the kernel may run on CPU 0 only (an affinity mask, as a container or
   Binder's quota gives), threads forced to torch's default (``EXPLORABLES_THREADS`` = physical
   cores), i.e. what happened before the package set the count;
@@ -14,8 +17,9 @@ kernel (jupytext + nbclient, as ``benchmarks/run.py`` does) under these conditio
 * ``hog-threads-1``: the same busy loop, ``EXPLORABLES_THREADS=1`` (the override a reader on a
   shared machine would set);
 * ``free-threads-1``: no busy loop, ``EXPLORABLES_THREADS=1``;
-* ``free-passive``, ``hog-passive``: the package's count with ``OMP_WAIT_POLICY=PASSIVE``
-  (OpenMP threads sleep instead of spinning while they wait; the results do not change).
+* ``hog-active``: the busy loop, spinning OpenMP threads.
+
+Results are in ``benchmarks/threads.md``.
 
 Usage: ``python benchmarks/threads.py [--chapter 16-muon] [--scale smoke] [--conditions ...]``;
 ``--same-numbers SLUG`` instead runs ``explorables run SLUG --scale smoke`` with sleeping and with
@@ -37,8 +41,8 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDITIONS = ("free", "1cpu-torch-default", "1cpu-package", "hog-package", "hog-threads-1", "free-threads-1",
-              "free-passive", "hog-passive")
+CONDITIONS = ("free", "free-active", "free-threads-1", "hog-package", "hog-active", "hog-threads-1",
+              "1cpu-torch-default", "1cpu-package")
 HOG = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
 
 
@@ -67,8 +71,9 @@ def condition(name: str) -> Iterator[None]:
             hog = subprocess.Popen([sys.executable, "-c", HOG, str(cpus[-1])])
         if name.endswith("threads-1"):
             os.environ["EXPLORABLES_THREADS"] = "1"
-        if name.endswith("passive"):
-            os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        os.environ.pop("OMP_WAIT_POLICY", None)
+        if name.endswith("active"):
+            os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
         yield
     finally:
         if hog is not None:

@@ -34,7 +34,8 @@ NOT_ON_COLAB = ("jupyterlab", "ipykernel", "notebook", "jupyter-server")
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]*)==(?P<version>\S+)$")
 
 SETUP_CELL = """\
-# Setup. On Colab, this first installs the book's package and the versions it is tested with
+# @title Setup (run me first): on Colab, installs the tested versions
+# On Colab, this first installs the book's package and the versions it is tested with
 # (torch's CPU build; a minute or two). In JupyterLab or Binder they are installed already.
 import sys
 
@@ -86,6 +87,8 @@ def setup_cell(formats: dict[str, str], root: Path = ROOT) -> nbformat.NotebookN
     source = SETUP_CELL.format(pins=listed, index=" ".join(options), repo=url, branch=branch, formats=shown)
     cell = nbformat.v4.new_code_cell(source)
     cell.metadata["tags"] = ["colab-install"]
+    cell.metadata["cellView"] = "form"  # Colab shows the title only
+    cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab: a folded input, click to show
     return cell
 
 
