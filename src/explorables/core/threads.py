@@ -18,9 +18,9 @@ uses anyway, so results do not change. It never *raises* a thread count someone 
 
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless set): torch's OpenMP threads then sleep while
 they wait for each other instead of spinning. On a CPU that other programs keep busy, spinning
-threads steal the time the working ones need; ``benchmarks/threads.py`` measured a torch chapter
-2-4x slower with spinning than with sleeping threads on this book's loaded 2-core machine, and
-the same time as with one thread. The thread count, hence every number, stays the same. Like the
+threads steal the time the working ones need: on this book's loaded 2-core machine a torch
+chapter ran 2-9x slower with spinning than with sleeping threads (``benchmarks/threads.md``).
+The thread count, hence every number, stays the same. Like the
 thread variables it takes effect only if torch has not started yet, which is the case when a
 notebook's first import is ``explorables`` (the notebook copies' first cell does it) and for the
 kernels the book build starts (they inherit the build's environment).
