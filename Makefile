@@ -11,7 +11,7 @@ PORT   ?= 8000
 help:
 	@echo "make book   execute every chapter and build the website into _build/html"
 	@echo "make test   lint, unit tests, execute every chapter, browser tests"
-	@echo "make lab    JupyterLab, with the .md chapters opening as notebooks"
+	@echo "make lab    JupyterLab on the chapters as notebooks (as Binder and Colab show them)"
 	@echo "make serve  serve _build/html on http://$(HOST):$(PORT)"
 	@echo "make bench  chapter execution time, live-lab latency, kernel speed (benchmarks/README.md)"
 	@echo "make notebooks  regenerate the Colab copies notebooks/*.ipynb after editing a chapter"
@@ -38,12 +38,16 @@ test: lint
 	$(BIN)/python -m pytest
 
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+LAB_DIR      := _build/lab
 
 lab: $(STAMP)
-	@# open the .md chapters as notebooks by default (jupytext), for this environment only
+	@# the chapters as readers get them (plain Jupyter Markdown, solutions folded), freshly
+	@# converted into $(LAB_DIR) so that running them never touches the committed notebooks/
+	$(BIN)/python -m explorables.colab --out $(LAB_DIR)
+	@# the .md sources (book/) still open as notebooks too, for authors (jupytext)
 	mkdir -p $(LAB_SETTINGS)
 	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
-	$(BIN)/jupyter lab --notebook-dir=book $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.default_url=/lab/tree/$(LAB_DIR) $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 serve:
 	@test -d _build/html || { echo "no site yet: run 'make book' first"; exit 1; }

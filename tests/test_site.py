@@ -18,8 +18,13 @@ import gzip
 import hashlib
 import http.server
 import os
+import re
 import shutil
+import socket
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -244,13 +249,55 @@ def test_math_is_typeset_locally(visits):
 
 
 def test_launch_buttons_on_every_chapter(visits):
+    url, branch = colab.repository()
+    repo = url.removeprefix("https://github.com/")
     for chapter in CHAPTERS:
         html = visits[f"book/{chapter.stem}.html"].page.content()
-        assert "mybinder.org/v2/gh/" in html and f"book/{chapter.stem}.md" in html
-        assert f"/notebooks/{chapter.stem}.ipynb" in html and "colab.research.google.com" in html
-        assert "user-redirect/git-pull" in html  # JupyterHub
-        assert "initThebeSBT()" in html  # Thebe live code
+        # Binder and Colab open the notebook copy, from the one repository setting
+        assert f"mybinder.org/v2/gh/{repo}/{branch}?urlpath=lab/tree/notebooks/{chapter.stem}.ipynb" in html
+        assert f"colab.research.google.com/github/{repo}/blob/{branch}/notebooks/{chapter.stem}.ipynb" in html
+        assert f"{url}" in html  # the repository button
+        assert "user-redirect/git-pull" not in html  # no hub configured: no JupyterHub button
+        assert "initThebeSBT()" not in html and "thebe" not in html.lower()  # no Live Code (needs a CDN)
         assert f"_sources/book/{chapter.stem}.ipynb" in html and f"_sources/book/{chapter.stem}.md" in html
+
+
+def test_clicking_every_header_button_makes_no_outside_request(browser, site_url):
+    """Open every dropdown in the header (launch, download, ...) with the network off: the page
+    itself requests nothing outside (the buttons inside are links, followed only by a reader)."""
+    chapter = CHAPTERS[0].stem
+    visit = PageVisit(browser, f"{site_url}/book/{chapter}.html")
+    try:
+        page = visit.page
+        toggles = page.locator(".article-header-buttons .dropdown-toggle")
+        assert toggles.count() >= 2  # launch and download
+        for i in range(toggles.count()):
+            toggles.nth(i).click()
+            page.wait_for_timeout(300)
+        assert page.locator("text=Live Code").count() == 0
+        page.screenshot(path=SCREENSHOTS / f"{chapter}-launch-menu.png")
+        page.wait_for_load_state("networkidle")
+        assert not visit.external, f"clicking the header buttons reached the network: {visit.external}"
+        assert not visit.failed and not visit.console_errors
+    finally:
+        visit.close()
+
+
+def test_downloaded_notebooks_read_as_plain_jupyter_markdown(built_book):
+    """The .ipynb download: the executed chapter, MyST converted, glued numbers in the text."""
+    import nbformat
+
+    from explorables import notebooks
+
+    for chapter in CHAPTERS:
+        nb = nbformat.read(built_book / "_sources" / "book" / f"{chapter.stem}.ipynb", as_version=4)
+        assert notebooks.myst_left(nb) == [], f"{chapter.stem}.ipynb shows MyST-only syntax"
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert not re.search(r"\[`\w+`\](?!\()", text), f"{chapter.stem}.ipynb: a glued value is not in the text"
+        source = chapter.read_text()
+        if "solution-start" in source or ":class: dropdown" in source:
+            assert "## Solutions" in text
+        assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "outputs were dropped"
 
 
 def test_omwu_slider_changes_the_figure(visits):
@@ -270,3 +317,124 @@ def test_omwu_slider_changes_the_figure(visits):
     assert after_traces != before_traces, "moving the slider did not change the visible traces"
     assert after_label != before_label and after_label == "0.5"
     page.screenshot(path=SCREENSHOTS / "03-omwu-slider-moved.png")
+
+
+# --- JupyterLab, as `make lab`, Binder and the Colab copy show a chapter ------------------------------
+
+LAB_CHAPTER = "03-omwu"  # the worked example; run at SCALE = "smoke" to keep the test short
+
+
+@pytest.fixture(scope="module")
+def jupyterlab(tmp_path_factory):
+    """A real JupyterLab on loopback, serving a folder with one chapter's notebook copy."""
+    folder = tmp_path_factory.mktemp("lab")
+    settings = folder / ".settings"
+    # render every cell (no windowing), and no news or update checks (they would go online)
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        '{"windowingMode": "none"}')
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}')
+    import nbformat
+
+    source = ROOT / "notebooks" / f"{LAB_CHAPTER}.ipynb"
+    if not source.exists():
+        pytest.skip(f"no {source.name}")
+    nb = nbformat.read(source, as_version=4)
+    for cell in nb.cells:
+        if "parameters" in cell.metadata.get("tags", []):
+            cell.source = 'SCALE = "smoke"'
+    notebook = folder / source.name
+    nbformat.write(nb, notebook)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "explorables-test"
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings)}
+    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+               f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
+               "--LabApp.news_url=", "--ServerApp.allow_root=True"]
+    log = open(folder / "lab.log", "w")
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        import urllib.request
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"JupyterLab did not start:\n{(folder / 'lab.log').read_text()[-3000:]}")
+                time.sleep(1)
+        yield f"{base}/lab/tree/{notebook.name}?token={token}", nb
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def test_jupyterlab_runs_a_chapter_with_numbers_shown_and_solutions_folded(browser, jupyterlab):
+    url, nb = jupyterlab
+    visit = PageVisit(browser, url)
+    page = visit.page
+    try:
+        page.set_default_timeout(60_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+        page.screenshot(path=SCREENSHOTS / "jupyterlab-opened.png")
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        # cells whose input is folded (hide-input on the site) show no prompt
+        n_shown = sum(c.cell_type == "code" and not c.metadata.get("jupyter", {}).get("source_hidden")
+                      for c in nb.cells)
+        deadline = time.monotonic() + 480
+        while time.monotonic() < deadline:  # every code cell has its execution count: done
+            prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
+            numbered = [p for p in prompts if re.search(r"\[\d+\]", p)]
+            if len(numbered) >= n_shown and not any("*" in p for p in prompts):
+                break
+            page.wait_for_timeout(2000)
+        else:
+            pytest.fail(f"the chapter did not finish running: {prompts}")
+        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
+        assert not tracebacks, tracebacks[:1]
+        # numbers: each glue call printed "name = value" under the cell that computes it
+        glued = page.locator(".jp-OutputArea-output", has_text=re.compile(r"^\w+ = [-+\d.,e]+", re.M))
+        page.screenshot(path=SCREENSHOTS / "jupyterlab-after-run.png")
+        assert glued.count() > 0, "no glued value printed under its cell"
+        glued.first.scroll_into_view_if_needed()
+        assert glued.first.is_visible(), "the first glued value is not visible"
+        # no raw MyST anywhere in the rendered text
+        rendered = "\n".join(page.locator(".jp-RenderedMarkdown").all_inner_texts())
+        for raw in ("{glue", "{cite", "```{", "{eq}", "{doc}"):
+            assert raw not in rendered, f"JupyterLab shows raw MyST: {raw}"
+        assert "$$" not in rendered, "raw $$ math in the rendered text"
+        assert page.locator(".jp-RenderedMarkdown mjx-container").count() > 0, "no typeset math"
+        # solutions: folded under their headings at the end
+        folded = [i for i, c in enumerate(nb.cells) if c.metadata.get("jp-MarkdownHeadingCollapsed")]
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        assert folded and cells.count() == len(nb.cells)
+        headings = [cells.nth(i) for i in folded]
+        for heading in headings:
+            assert "jp-MarkdownHeadingCollapsed" in heading.get_attribute("class"), "a solution is not folded"
+        hidden = cells.nth(folded[0] + 1)
+        assert not hidden.is_visible(), f"the solution is visible: {nb.cells[folded[0] + 1].source[:60]!r}"
+        glued.first.scroll_into_view_if_needed()
+        page.screenshot(path=SCREENSHOTS / "jupyterlab-glued-number.png")
+        headings[-1].scroll_into_view_if_needed()
+        page.screenshot(path=SCREENSHOTS / "jupyterlab-solutions-folded.png")
+        # and it unfolds on a click
+        headings[0].locator(".jp-collapseHeadingButton").click()
+        hidden.wait_for(state="visible", timeout=10_000)
+        page.screenshot(path=SCREENSHOTS / "jupyterlab-solution-unfolded.png")
+        assert not visit.external, f"JupyterLab reached the network: {visit.external}"
+    finally:
+        visit.close()

@@ -4,7 +4,14 @@
   installed ``plotly`` package, so its version always matches the Python side, and loaded once
   in every page's ``<head>`` before any AMD loader, so that plotly registers the global
   ``Plotly`` that :func:`explorables.core.plotting.show` relies on.
-* It points the Colab launch button at the chapter's ``.ipynb`` copy in ``notebooks/``.
+* It points the Binder, JupyterHub and Colab launch buttons at the chapter's notebook copy in
+  ``notebooks/`` (plain Jupyter Markdown, see :mod:`explorables.notebooks`), and makes the
+  ``.ipynb`` download button serve the executed chapter converted the same way, with the glued
+  numbers written into the text and the solutions folded.
+* Without Thebe (``launch_buttons.thebe: false``) it drops what sphinx-thebe, which Jupyter Book
+  always loads, puts on every page anyway: a script naming its CDN URL, its loader, its
+  stylesheet and a kernel configuration pointing at an example repository
+  (:func:`_drop_thebe`), so no page names a CDN or a repository other than the book's.
 * It drops duplicated ``<script>`` tags (a sphinx-thebe bug, see :func:`_drop_duplicate_scripts`).
 * It re-executes a chapter when its package code changed (see
   :func:`_rerun_chapters_whose_package_changed`), so the site never shows stale outputs.
@@ -102,21 +109,106 @@ def _copy_assets(app: Any, exception: Exception | None) -> None:
         shutil.copyfile(PLOTLY_JS, target)
 
 
-def _point_colab_at_ipynb(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """Colab opens only .ipynb: send its launch button to ``notebooks/<chapter>.ipynb``.
+def _point_launch_buttons_at_notebooks(app: Any, pagename: str, templatename: str, context: dict,
+                                       doctree: Any) -> None:
+    """Binder, JupyterHub and Colab open ``notebooks/<chapter>.ipynb``, not ``book/<chapter>.md``.
 
-    sphinx-book-theme builds the Colab link from the page's source (``book/<chapter>.md``); the
-    committed Colab copies live in ``notebooks/`` (see :mod:`explorables.colab`).
+    sphinx-book-theme builds their links from the page's source (``book/<chapter>.md``), which
+    Colab cannot open and JupyterLab would show as raw MyST; the committed notebook copies
+    (:mod:`explorables.colab`) read right in all three.
     """
+    stem = Path(pagename).name
     for group in context.get("header_buttons", []):
         if group.get("label") != "launch-buttons":
             continue
         for button in group.get("buttons", []):
-            if button.get("text") == "Colab" and button.get("url", "").endswith(".md"):
-                stem = Path(button["url"]).stem
-                base = button["url"].rsplit("/blob/", 1)[0]
-                branch = button["url"].rsplit("/blob/", 1)[1].split("/", 1)[0]
-                button["url"] = f"{base}/blob/{branch}/notebooks/{stem}.ipynb"
+            url = button.get("url", "")
+            if button.get("text") in ("Binder", "JupyterHub", "Colab") and f"book/{stem}.md" in url:
+                button["url"] = url.replace(f"book/{stem}.md", f"notebooks/{stem}.ipynb")
+
+
+_point_colab_at_ipynb = _point_launch_buttons_at_notebooks  # its first name, when it moved Colab only
+
+
+def _with_outputs(app: Any, source: Path, copied: Any) -> Any:
+    """The executed notebook: ``copied`` if it has outputs, else the jupyter-cache record's.
+
+    When a chapter comes from the cache, myst-nb 1.4 writes the notebook it read, before the
+    cached outputs were merged into it (``jupyter_execute/<page>.ipynb`` has no outputs).
+    """
+    if any(cell.get("outputs") for cell in copied.cells if cell.cell_type == "code"):
+        return copied
+    cache_path = getattr(getattr(app.env, "mystnb_config", None), "execution_cache_path", "")
+    cache_path = Path(cache_path or Path(app.outdir).parent / ".jupyter_cache")
+    if not cache_path.exists():
+        return copied
+    import jupytext
+    from jupyter_cache import get_cache
+
+    try:
+        _, merged = get_cache(str(cache_path)).merge_match_into_notebook(jupytext.read(source))
+    except KeyError:  # no cache record for this version of the chapter
+        return copied
+    return merged
+
+
+def _thebe_enabled(app: Any) -> bool:
+    options = getattr(app.config, "html_theme_options", {}) or {}
+    return bool((options.get("launch_buttons") or {}).get("thebe"))
+
+
+def _drop_thebe_config_node(app: Any, doctree: Any, docname: str) -> None:
+    """sphinx-thebe's ``<script type="text/x-thebe-config">`` node, when Thebe is off."""
+    if _thebe_enabled(app):
+        return
+    from docutils import nodes
+
+    for node in list(doctree.findall(nodes.raw)):
+        if "x-thebe-config" in node.astext():
+            node.parent.remove(node)
+
+
+def _drop_thebe(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """sphinx-thebe's scripts and stylesheet, when Thebe is off."""
+    if _thebe_enabled(app):
+        return
+
+    def thebe(asset: Any) -> bool:
+        filename = str(getattr(asset, "filename", None) or asset)
+        body = (getattr(asset, "attributes", {}) or {}).get("body") or ""
+        return "thebe" in filename or "THEBE_JS_URL" in body
+
+    for key in ("script_files", "css_files"):
+        if context.get(key):
+            context[key] = [asset for asset in context[key] if not thebe(asset)]
+
+
+def _convert_downloaded_notebook(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """The ``.ipynb`` download button: the executed chapter, as plain Jupyter Markdown.
+
+    sphinx-book-theme copies the executed notebook (MyST Markdown cells) to
+    ``_sources/<page>.ipynb``; this replaces it with :func:`explorables.notebooks.convert`'s
+    version, outputs kept and glued numbers written into the text.
+    """
+    if not context.get("ipynb_source") or not CHAPTER_DOC.match(pagename):
+        return
+    import nbformat
+
+    from explorables import notebooks
+
+    target = Path(app.outdir) / "_sources" / context["ipynb_source"]
+    if not target.exists():
+        return
+    source = Path(app.env.doc2path(pagename))
+    executed = _with_outputs(app, source, nbformat.read(target, as_version=4))
+    # myst-nb takes the glued values out of the notebook it writes and keeps them beside it
+    glue_file = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.glue.json"
+    values = None
+    if glue_file.exists():
+        glued = json.loads(glue_file.read_text())
+        values = {k: v["data"]["text/plain"] for k, v in glued.items() if "text/plain" in v.get("data", {})}
+    converted = notebooks.convert(source, executed, values=values)
+    target.write_text(nbformat.writes(converted) + "\n")
 
 
 def _drop_duplicate_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
@@ -147,6 +239,9 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_js_file(None, body=MATHJAX2_SHIM, priority=90)  # before MathJax and the widget embedder
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
     app.connect("build-finished", _copy_assets)
-    app.connect("html-page-context", _point_colab_at_ipynb, priority=900)  # after sphinx-book-theme
+    app.connect("html-page-context", _point_launch_buttons_at_notebooks, priority=900)  # after sphinx-book-theme
+    app.connect("html-page-context", _convert_downloaded_notebook, priority=900)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("doctree-resolved", _drop_thebe_config_node, priority=900)  # after sphinx-thebe adds it
     return {"parallel_read_safe": True, "parallel_write_safe": True}
