@@ -245,3 +245,17 @@ def test_show_prints_every_field_with_values_range_and_doc(capsys):
     assert "eta:" in out and "accepts a finite number > 0" in out and "smoke" in out and "paper" in out
     assert main(["list", "omwu"]) == 0
     assert main(["show", "nosuch"]) == 2
+
+
+def test_one_cpu_thread_restores_the_count_even_on_errors():
+    import torch
+
+    from explorables.core.threads import one_cpu_thread
+
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError, match="boom"), one_cpu_thread("cpu"):
+        assert torch.get_num_threads() == 1
+        raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    with one_cpu_thread(torch.device("meta")):  # not the CPU: left alone
+        assert torch.get_num_threads() == before

@@ -14,33 +14,17 @@ One update per step on the single matrix parameter :math:`W`:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..core.threads import one_cpu_thread
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from .orthogonalize import newton_schulz
 from .sensing import SensingProblem
 
 METHODS = ("gd", "muon", "switch", "gd_momentum", "adam")
-
-
-@contextmanager
-def one_cpu_thread() -> Iterator[None]:
-    """Run the small CPU matrices of the sensing model on one torch thread, then restore the count.
-
-    Thousands of tiny steps gain nothing from a second thread, and on a loaded machine waiting for
-    it costs up to ~50x (measured: 300 Muon steps on 20x20, 22 s with two threads vs 0.3 s with one).
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @dataclass

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -30,6 +29,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Int, Positive, Text, Tuple, param
+from ..core.threads import one_cpu_thread
 from .collisions import fibre_dimension, find_collision
 from .model import FFN_KINDS, ROUTINGS, RouteAwareFFN, RouteReader
 from .rrt import make_rrt
@@ -208,23 +208,9 @@ def _collisions(cfg: RoutingConfig) -> tuple[dict, dict]:
     return summary, {"example_alpha": alpha, "example_alpha_prime": example.alpha_prime if found else None}
 
 
-@contextmanager
-def _one_cpu_thread(device: torch.device):
-    """Train tiny CPU models on one thread: faster under load, and the numbers do not depend on the core count."""
-    if device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _rrt(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict) -> tuple[dict, dict]:
     device = resolve_device(cfg.device)
-    with _one_cpu_thread(device):
+    with one_cpu_thread(device):
         return _rrt_on(cfg, hops, checkpoint, models, device)
 
 
