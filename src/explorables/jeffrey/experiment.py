@@ -64,7 +64,7 @@ class JeffreyConfig(ExperimentConfig):
     n_toy_denoiser_steps: int = param(1200, Int(1), "training steps of the toy's noise predictor")
     n_toy_classifier_steps: int = param(400, Int(1), "training steps of the toy's time-dependent classifier")
     toy_batch_size: int = param(512, Int(2), "batch size of the toy's networks")
-    n_toy_samples: int = param(1000, Int(20), "samples per method and seed on the toy (and exact target samples)")
+    n_toy_samples: int = param(800, Int(20), "samples per method and seed on the toy (and exact target samples)")
     control_coupling: float = param(
         -0.5, Float(-1.0, 1.0), "coupling of the control target (0 is the fairness target; -1 the most anti-correlated)"
     )
@@ -80,7 +80,7 @@ class JeffreyConfig(ExperimentConfig):
         "mlp", Choice(("mlp", "unet")), "noise predictor for images: an MLP on pixels, or a small U-Net"
     )
     image_d_hidden: int = param(256, Int(4), "width of the image noise predictor (MLP) / base channels (U-Net)")
-    n_image_denoiser_steps: int = param(2000, Int(1), "training steps of the image noise predictor")
+    n_image_denoiser_steps: int = param(1200, Int(1), "training steps of the image noise predictor")
     image_batch_size: int = param(128, Int(2), "batch size of the image networks")
     n_embedder_steps: int = param(200, Int(1), "training steps of each embedding classifier")
     d_embed: int = param(32, Int(2), "embedding dimension of the metric/target embedding classifier")
@@ -89,7 +89,7 @@ class JeffreyConfig(ExperimentConfig):
     )
     n_h_steps: int = param(500, Int(1), "training steps of the log h_t network, eq. (h-logistic)")
     n_ratio_samples: int = param(1000, Int(20), "unguided samples for the density ratio, the h_t fit and the marginals")
-    n_image_samples: int = param(600, Int(20), "samples per method and seed for the Fréchet distance and fairness")
+    n_image_samples: int = param(500, Int(20), "samples per method and seed for the Fréchet distance and fairness")
     weight_clip: float = param(20.0, Float(1.0, 1e6), "cap of the density-ratio weights, in multiples of their median")
     ratio_c: float = param(0.1, Positive(), "inverse L2 strength of the density-ratio logistic regression")
 
@@ -577,9 +577,16 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                 }
 
             floor = cell_frequencies(torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen), n_cells)
+
+            def class_tv(x: torch.Tensor, threshold: float = threshold, target: np.ndarray = class_marginal) -> float:
+                """TV of the predicted class marginal to the training one: the baseline's own target."""
+                classes = I.image_cells(emb, x, threshold).cpu() // 2
+                return tv_distance(cell_frequencies(classes, n_classes), target)
+
             row = {
                 "seed": run_seed,
                 "ess_fraction": ess,
+                "class_tv": {"unguided": class_tv(unguided), "jeffrey": class_tv(jeff), "classifier": class_tv(cg)},
                 "fair_tv_floor": tv_distance(floor, q),
                 "frechet": {"unguided": frechet(unguided), "jeffrey": frechet(jeff), "classifier": frechet(cg)},
                 "fairness": {
@@ -614,6 +621,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
             summary[f"frechet_{which}_{m}"] = mean_sd([r["frechet"][m][which] for r in rows])
         for key in ("tv", "mutual_information"):
             summary[f"fair_{key}_{m}"] = mean_sd([r["fairness"][m][key] for r in rows])
+        summary[f"class_tv_{m}"] = mean_sd([r["class_tv"][m] for r in rows])
     return summary, curves
 
 
