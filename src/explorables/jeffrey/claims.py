@@ -256,8 +256,9 @@ def fairness_sentence(results: JeffreyResults) -> str:
             "the guidance works in direction, not in size, at this scale."
         )
     return (
-        "Here our reduced run does not reproduce the claim: neither guidance moves the 20-cell joint much, "
-        "although both work on the four-cell toy. We have not isolated the cause at this scale; the suspects are "
+        "Here our reduced run does not reproduce the claim: Jeffrey guidance does not move the 20-cell joint much "
+        "(classifier guidance with the same classifier: see the table), although it works on the four-cell toy. "
+        "We have not isolated the cause at this scale; the suspects are "
         "the time-dependent classifier (20 cells learned from a thousand noised model samples) and the small MLP "
         "denoiser, whose noised images carry little class information at large t."
     )
