@@ -386,3 +386,48 @@ def test_fairness_sentence_follows_the_verdict():
             fair_tv_jeffrey=s(tv_after),
         )
         assert word in C.fairness_sentence(R)
+
+
+def test_comparison_verdicts_on_both_numbers_and_the_baselines_own_check():
+    # toy: MMD² and TV
+    assert C.toy_comparison_verdict(s(1.0, 0.1), s(2.0, 0.1), s(0.05, 0.01), s(0.05, 0.01)).startswith("yes")
+    tv_worse = C.toy_comparison_verdict(s(1.0, 0.1), s(2.0, 0.1), s(0.05, 0.01), s(0.01, 0.01))
+    assert tv_worse.startswith("no") and tv_worse.endswith("on TV")
+    assert "tie" in C.toy_comparison_verdict(s(1.0, 0.5), s(1.2, 0.5), s(0.05, 0.02), s(0.04, 0.02))
+    assert "MMD² and TV" in C.toy_comparison_verdict(s(2.0, 0.1), s(1.0, 0.1), s(0.1, 0.01), s(0.01, 0.01))
+    # images: both embeddings, and the baseline must not miss its own class target
+    good, bad, own = s(100, 5), s(200, 5), s(0.05, 0.01)
+    assert C.embedding_comparison_verdict(good, bad, good, bad, own, s(0.05, 0.01)).startswith("yes")
+    assert C.embedding_comparison_verdict(good, bad, good, bad, own, s(0.2, 0.01)).startswith("partly")
+    assert C.embedding_comparison_verdict(good, bad, s(150, 40), s(160, 40), own, own).startswith("no")
+    assert C.embedding_comparison_verdict(bad, good, good, bad, own, own).startswith("no")
+
+
+def test_sentences_follow_the_numbers():
+    def results(toy=None, images=None, floor=10.0):
+        summary = {"toy": toy or {}, "images": images or {}, "image_model": {"train_vs_test_frechet": floor}}
+        return type("R", (), {"summary": summary})
+
+    kept = C.conditional_sentence(results(toy={"unguided_cond_mmd2": s(0.1, 0.01), "jeffrey_cond_mmd2": s(0.12, 0.01)}))
+    assert "does not distort" in kept and "falls" not in kept
+    falls = C.conditional_sentence(
+        results(toy={"unguided_cond_mmd2": s(0.1, 0.01), "jeffrey_cond_mmd2": s(0.05, 0.01)})
+    )
+    assert "even falls" in falls
+    bent = C.conditional_sentence(results(toy={"unguided_cond_mmd2": s(0.1, 0.01), "jeffrey_cond_mmd2": s(0.2, 0.01)}))
+    assert "distorts" in bent
+
+    def images(metric_after, control_after):
+        return {
+            "frechet_metric_unguided": s(200, 5),
+            "frechet_metric_jeffrey": s(metric_after, 5),
+            "frechet_control_unguided": s(150, 5),
+            "frechet_control_jeffrey": s(control_after, 5),
+        }
+
+    assert "also shows a clear fall" in C.frechet_sentence(results(images=images(120, 100)))
+    assert "part of the gap" in C.frechet_sentence(results(images=images(120, 100)))
+    assert "no clear change" in C.frechet_sentence(results(images=images(120, 148)))
+    assert "clearly worse" in C.frechet_sentence(results(images=images(120, 180)))
+    assert "reaches" in C.frechet_sentence(results(images=images(8, 100)))
+    assert "does not close" in C.frechet_sentence(results(images=images(210, 150)))

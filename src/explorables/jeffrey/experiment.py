@@ -22,8 +22,6 @@ given model); the seeds cover everything guidance does: its networks, its densit
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -36,6 +34,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
+from ..core.threads import one_cpu_thread
 from . import diffusion as D
 from . import images as I
 from . import toy as Y
@@ -64,7 +63,7 @@ class JeffreyConfig(ExperimentConfig):
     n_toy_denoiser_steps: int = param(1200, Int(1), "training steps of the toy's noise predictor")
     n_toy_classifier_steps: int = param(400, Int(1), "training steps of the toy's time-dependent classifier")
     toy_batch_size: int = param(512, Int(2), "batch size of the toy's networks")
-    n_toy_samples: int = param(1000, Int(20), "samples per method and seed on the toy (and exact target samples)")
+    n_toy_samples: int = param(800, Int(20), "samples per method and seed on the toy (and exact target samples)")
     control_coupling: float = param(
         -0.5, Float(-1.0, 1.0), "coupling of the control target (0 is the fairness target; -1 the most anti-correlated)"
     )
@@ -80,7 +79,7 @@ class JeffreyConfig(ExperimentConfig):
         "mlp", Choice(("mlp", "unet")), "noise predictor for images: an MLP on pixels, or a small U-Net"
     )
     image_d_hidden: int = param(256, Int(4), "width of the image noise predictor (MLP) / base channels (U-Net)")
-    n_image_denoiser_steps: int = param(2000, Int(1), "training steps of the image noise predictor")
+    n_image_denoiser_steps: int = param(1200, Int(1), "training steps of the image noise predictor")
     image_batch_size: int = param(128, Int(2), "batch size of the image networks")
     n_embedder_steps: int = param(200, Int(1), "training steps of each embedding classifier")
     d_embed: int = param(32, Int(2), "embedding dimension of the metric/target embedding classifier")
@@ -89,7 +88,7 @@ class JeffreyConfig(ExperimentConfig):
     )
     n_h_steps: int = param(500, Int(1), "training steps of the log h_t network, eq. (h-logistic)")
     n_ratio_samples: int = param(1000, Int(20), "unguided samples for the density ratio, the h_t fit and the marginals")
-    n_image_samples: int = param(600, Int(20), "samples per method and seed for the Fréchet distance and fairness")
+    n_image_samples: int = param(500, Int(20), "samples per method and seed for the Fréchet distance and fairness")
     weight_clip: float = param(20.0, Float(1.0, 1e6), "cap of the density-ratio weights, in multiples of their median")
     ratio_c: float = param(0.1, Positive(), "inverse L2 strength of the density-ratio logistic regression")
 
@@ -151,20 +150,6 @@ class JeffreyResults(Results[JeffreyConfig]):
     """What :func:`run` returns: a JSON-able ``summary`` and the arrays (and trained models) the figures and lab use."""
 
 
-@contextmanager
-def _one_cpu_thread(device: torch.device) -> Iterator[None]:
-    """Train tiny CPU models on one thread: faster under load, and the numbers do not depend on the core count."""
-    if device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def mean_sd(values: list[float]) -> dict[str, float]:
     """Mean and sample standard deviation (0 for one value) of a list of numbers."""
     arr = np.asarray(values, dtype=np.float64)
@@ -214,7 +199,7 @@ def _rule() -> tuple[dict, dict]:
 # ---------------------------------------------------------------------------------------------- 2, 3
 def _toy_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
     device = resolve_device(cfg.device)
-    with _one_cpu_thread(device):
+    with one_cpu_thread(device):
         gen = torch.Generator().manual_seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         data = Y.sample_toy(cfg.n_toy_train, gen).to(device)
@@ -283,7 +268,7 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
     n, scale = cfg.n_toy_samples, cfg.guidance_scale
     true_marginal = Y.cell_marginal()
     rows, curves = [], {}
-    with _one_cpu_thread(device):
+    with one_cpu_thread(device):
         denoiser = toy_denoiser(cfg, models["denoiser"], device)
         for k, seed in enumerate(tqdm(cfg.seeds, desc="toy seeds", disable=not progress)):
             name = f"toy/seed{seed}"
@@ -408,7 +393,7 @@ def _image_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -
     data = I.load_images(
         cfg.dataset, cfg.data_root, seed=cfg.seed, n_test=cfg.n_test, image_size=cfg.image_size, limit=cfg.image_limit
     )
-    with _one_cpu_thread(device):
+    with one_cpu_thread(device):
         train = data.train.to(device)
         labels = data.train_labels.to(device)
         # the metric/target embedding, and an independent one (other width, other seed) for the control
@@ -492,7 +477,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
     n_classes, n_cells = models["n_classes"], 2 * models["n_classes"]
     schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
     rows, curves = [], {}
-    with _one_cpu_thread(device):
+    with one_cpu_thread(device):
         train, test = data.train.to(device), data.test.to(device)
         emb, emb2 = _restore_embedders(cfg, models, math.prod(shape), device)
         denoiser = image_denoiser(cfg, shape, device)
@@ -577,9 +562,16 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                 }
 
             floor = cell_frequencies(torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen), n_cells)
+
+            def class_tv(x: torch.Tensor, threshold: float = threshold, target: np.ndarray = class_marginal) -> float:
+                """TV of the predicted class marginal to the training one: the baseline's own target."""
+                classes = I.image_cells(emb, x, threshold).cpu() // 2
+                return tv_distance(cell_frequencies(classes, n_classes), target)
+
             row = {
                 "seed": run_seed,
                 "ess_fraction": ess,
+                "class_tv": {"unguided": class_tv(unguided), "jeffrey": class_tv(jeff), "classifier": class_tv(cg)},
                 "fair_tv_floor": tv_distance(floor, q),
                 "frechet": {"unguided": frechet(unguided), "jeffrey": frechet(jeff), "classifier": frechet(cg)},
                 "fairness": {
@@ -614,6 +606,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
             summary[f"frechet_{which}_{m}"] = mean_sd([r["frechet"][m][which] for r in rows])
         for key in ("tv", "mutual_information"):
             summary[f"fair_{key}_{m}"] = mean_sd([r["fairness"][m][key] for r in rows])
+        summary[f"class_tv_{m}"] = mean_sd([r["class_tv"][m] for r in rows])
     return summary, curves
 
 

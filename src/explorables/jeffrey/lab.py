@@ -15,12 +15,12 @@ from matplotlib.figure import Figure
 
 from ..core.figures import PALETTE
 from ..core.labs import canvas_png, interactions
+from ..core.threads import one_cpu_thread
 from . import diffusion as D
 from . import toy as Y
 from .experiment import (
     JeffreyConfig,
     JeffreyResults,
-    _one_cpu_thread,
     classifier_potential,
     jeffrey_potential,
     toy_classifier,
@@ -42,7 +42,7 @@ def _train_small(cfg: JeffreyConfig) -> tuple[dict, dict]:
     torch.manual_seed(cfg.seed)
     schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps)
     data = Y.sample_toy(cfg.n_toy_train, gen)
-    with _one_cpu_thread(device):
+    with one_cpu_thread(device):
         den = toy_denoiser(cfg, D.TimeMLP(2, 2, cfg.n_diffusion_steps, cfg.toy_d_hidden).state_dict(), device)
         D.fit(
             den,
@@ -158,7 +158,7 @@ class JeffreyLab:
         else:
             labels = torch.multinomial(torch.as_tensor(q_group), self.n_samples, replacement=True, generator=gen)
             potential = classifier_potential(clf, labels)
-        with _one_cpu_thread(self.device):
+        with one_cpu_thread(self.device):
             self.samples = D.sample(
                 self.denoiser,
                 self.schedule,
@@ -177,19 +177,21 @@ class JeffreyLab:
         self._draw_static()
         self.redraw()
 
-    def _draw_static(self) -> None:
-        """Axes, guide lines and the bars (they change only on a rerun); the points are blitted by :meth:`redraw`."""
+    def _build_figure(self) -> None:
+        """Axes, guide lines, legend and the bar artists, drawn once; bars and points are blitted on top."""
         ax, bx = self._ax_pts, self._ax_bar
-        ax.clear()
-        bx.clear()
         ax.axhline(0, color="grey", lw=0.5)
         ax.axvline(0, color="grey", lw=0.5)
         ax.set(xlim=(-3.2, 3.2), ylim=(-3.2, 3.2), aspect="equal")
-        self.achieved = cell_frequencies(Y.toy_cells(torch.as_tensor(self.samples)), 4)
         xs = np.arange(4)
-        bx.bar(xs - 0.27, self.p_model, 0.27, color=PALETTE["grey"], label="model p")
-        bx.bar(xs, self.achieved, 0.27, color=PALETTE["dark_blue"], label="guided")
-        bx.bar(xs + 0.27, self.q_cells, 0.27, color=PALETTE["red"], label="target q")
+        self._bars = [
+            bx.bar(xs + dx, np.zeros(4), 0.27, color=color, label=label, animated=True)
+            for dx, color, label in (
+                (-0.27, PALETTE["grey"], "model p"),
+                (0.0, PALETTE["dark_blue"], "guided"),
+                (0.27, PALETTE["red"], "target q"),
+            )
+        ]
         bx.set_xticks(xs, ["−,−", "−,+", "+,−", "+,+"])
         bx.set(ylim=(0, 1), title="cell marginal (signs of x₁, x₂)")
         bx.legend(fontsize=8, loc="upper center", ncol=3)
@@ -199,13 +201,22 @@ class JeffreyLab:
         self._title = ax.set_title("", animated=True)
         self._fig.canvas.draw()
         self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
+
+    def _draw_static(self) -> None:
+        """Set the bars (they change only on a rerun) and the status line; :meth:`redraw` blits them."""
+        if not hasattr(self, "_background"):
+            self._build_figure()
+        self.achieved = cell_frequencies(Y.toy_cells(torch.as_tensor(self.samples)), 4)
+        for bars, heights in zip(self._bars, (self.p_model, self.achieved, self.q_cells), strict=True):
+            for rect, height in zip(bars, heights, strict=True):
+                rect.set_height(float(height))
         self.status.value = (
             f"<small>TV(guided, target) = {tv_distance(self.achieved, self.q_cells):.3f}; "
             f"TV(model, target) = {tv_distance(self.p_model, self.q_cells):.3f}</small>"
         )
 
     def redraw(self, _change=None) -> None:
-        """Blit the chosen point set (guided, exact Jeffrey target or unguided) onto the static picture."""
+        """Blit the bars and the chosen point set (guided, exact Jeffrey target or unguided) onto the static picture."""
         pts = {SHOW[0]: self.samples, SHOW[1]: self.exact, SHOW[2]: self.unguided}[self.show.value]
         canvas = self._fig.canvas
         canvas.restore_region(self._background)
@@ -213,6 +224,9 @@ class JeffreyLab:
         self._points.set_offsets(pts)
         self._points.set_facecolor(np.asarray(COLORS)[cells])
         self._title.set_text(self.show.value)
+        for bars in self._bars:
+            for rect in bars:
+                self._ax_bar.draw_artist(rect)
         self._ax_pts.draw_artist(self._points)
         self._ax_pts.draw_artist(self._title)
         self.image.value = canvas_png(canvas)

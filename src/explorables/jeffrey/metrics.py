@@ -29,8 +29,9 @@ def mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths: tuple[float, ...] = BANDW
         return sum(torch.exp(-d2 / (2 * h * h)) for h in bandwidths)
 
     n, m = len(x), len(y)
-    kxx = (k(x, x).sum() - k(x, x).diagonal().sum()) / (n * (n - 1))
-    kyy = (k(y, y).sum() - k(y, y).diagonal().sum()) / (m * (m - 1))
+    k_xx, k_yy = k(x, x), k(y, y)  # each Gram matrix once (it is the expensive part)
+    kxx = (k_xx.sum() - k_xx.diagonal().sum()) / (n * (n - 1))
+    kyy = (k_yy.sum() - k_yy.diagonal().sum()) / (m * (m - 1))
     return float(kxx + kyy - 2 * k(x, y).mean())
 
 

@@ -12,6 +12,7 @@ for (rejection sampling of ``p(x | s)``, exact).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -88,7 +89,15 @@ def sample_jeffrey_target(
 
 
 def cell_marginal(joint: tuple[float, ...] = TOY_JOINT, n: int = 400_000, seed: int = 12345) -> np.ndarray:
-    """The cell marginal ``p(s)`` of the toy, by Monte Carlo (the Gaussian tails cross the axes a little)."""
+    """The cell marginal ``p(s)`` of the toy, by Monte Carlo (the Gaussian tails cross the axes a little).
+
+    Cached per ``(joint, n, seed)``: the same numbers every call, drawn once (the lab calls it on every rerun).
+    """
+    return _cell_marginal(tuple(float(v) for v in joint), n, seed).copy()
+
+
+@functools.lru_cache(maxsize=8)
+def _cell_marginal(joint: tuple[float, ...], n: int, seed: int) -> np.ndarray:
     x = sample_toy(n, torch.Generator().manual_seed(seed), joint)
     return np.bincount(toy_cells(x).numpy(), minlength=N_CELLS) / n
 
