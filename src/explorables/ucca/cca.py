@@ -118,7 +118,11 @@ def variate_correlations(fit: CCAFit, X: np.ndarray, Y: np.ndarray) -> np.ndarra
 def check_permutation(perm: np.ndarray, n: int, name: str = "perm") -> np.ndarray:
     """``perm`` as an integer array that is a permutation of ``0 .. n−1``, else ``ValueError``."""
     perm = np.asarray(perm)
-    if perm.shape != (n,) or not np.issubdtype(perm.dtype, np.integer) or not np.array_equal(np.sort(perm), np.arange(n)):
+    if (
+        perm.shape != (n,)
+        or not np.issubdtype(perm.dtype, np.integer)
+        or not np.array_equal(np.sort(perm), np.arange(n))
+    ):
         raise ValueError(f"{name} must be a permutation of 0..{n - 1} (an integer array of length {n})")
     return perm
 

@@ -137,10 +137,14 @@ def qap_diagnosis(found: list[float], truth_basin: list[float], tol: float = 1e-
     short = sum(f < t - tol for f, t in zip(found, truth_basin, strict=True))
     n = len(found)
     if short == 0:
-        return (f"on all {n} seeds UCCA's pairing scores at least as high on eq. (ucca-qap) as the best pairing "
-                "near the truth: where it misses, the objective itself prefers other pairings")
+        return (
+            f"on all {n} seeds UCCA's pairing scores at least as high on eq. (ucca-qap) as the best pairing "
+            "near the truth: where it misses, the objective itself prefers other pairings"
+        )
     if short == n:
-        return (f"on all {n} seeds a pairing near the truth scores higher on eq. (ucca-qap) than UCCA's: "
-                "the objective points to the truth, the search did not reach it")
+        return (
+            f"on all {n} seeds a pairing near the truth scores higher on eq. (ucca-qap) than UCCA's: "
+            "the objective points to the truth, the search did not reach it"
+        )
     return (f"on {short} of {n} seeds a pairing near the truth scores higher on eq. (ucca-qap) than UCCA's "
             f"(the search stopped short); on the other {n - short} UCCA's pairing scores at least as high")  # fmt: skip

@@ -50,7 +50,9 @@ class UCCAConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     datasets: tuple[str, ...] = param(DATASETS, Tuple(Choice(DATASETS), distinct=True), "datasets of the benchmark")
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds each dataset is run with (data draw, split, shuffle, restarts)")
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds each dataset is run with (data draw, split, shuffle, restarts)"
+    )
     n_train: int = param(200, Int(10), "samples in each unpaired training view (real data: at most this many)")
     n_test: int = param(300, Int(10), "held-out paired samples scored on the true pairing (real data: at most half)")
     d_latent: int = param(3, Int(1, 50), "dimension of the synthetic shared latent z")
@@ -63,7 +65,9 @@ class UCCAConfig(ExperimentConfig):
     n_components: int = param(2, Int(1), "k: canonical directions scored (and refined by the alternation)")
     n_restarts: int = param(8, Int(1), "starts of the QAP solver (random rotations), eq. (ucca-qap)")
     n_alternations: int = param(10, Int(0), "at most this many rounds of CCA + assignment, eq. (ucca-alternate)")
-    solver: str = param("faq", Choice(SOLVERS), "QAP solver: scipy's FAQ, or the entropic relaxation (torch) for large n")
+    solver: str = param(
+        "faq", Choice(SOLVERS), "QAP solver: scipy's FAQ, or the entropic relaxation (torch) for large n"
+    )
     n_random_pairings: int = param(10, Int(1), "random pairings averaged for the random baseline")
     n_identity_checks: int = param(100, Int(1), "random permutations on which eq. (ucca-qap) is checked")
     non_gaussianity_grid: tuple[float, ...] = param(
@@ -91,7 +95,9 @@ class UCCAConfig(ExperimentConfig):
             raise ValueError(f"n_components must be <= d_reduced ({self.d_reduced}), got {self.n_components}")
         if "clustered" in self.datasets or "gaussian" in self.datasets:
             if self.d_reduced > min(self.d_x, self.d_y):
-                raise ValueError(f"d_reduced must be <= min(d_x, d_y) = {min(self.d_x, self.d_y)}, got {self.d_reduced}")
+                raise ValueError(
+                    f"d_reduced must be <= min(d_x, d_y) = {min(self.d_x, self.d_y)}, got {self.d_reduced}"
+                )
         if self.d_reduced >= self.n_train:
             raise ValueError(f"d_reduced must be < n_train ({self.n_train}), got {self.d_reduced}")
 
@@ -124,7 +130,12 @@ def _pairing_stats(pairing: np.ndarray, truth: np.ndarray, train: TwoViews, shuf
 
 
 def trial(
-    cfg: UCCAConfig, dataset: str, seed: int, *, non_gaussianity: float | None = None, path: bool = False,
+    cfg: UCCAConfig,
+    dataset: str,
+    seed: int,
+    *,
+    non_gaussianity: float | None = None,
+    path: bool = False,
     baselines: bool = True,
 ) -> dict:
     """One dataset, one seed: every method fitted on the unpaired training set, scored on the true test pairs.
@@ -250,7 +261,9 @@ def _non_gaussianity(cfg: UCCAConfig) -> tuple[dict, dict]:
     return {"rows": rows}, {"scatter": scatters}
 
 
-def run(config: UCCAConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False) -> UCCAResults:
+def run(
+    config: UCCAConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> UCCAResults:
     """Run the identity check, the benchmark (one part per dataset) and the non-Gaussianity sweep."""
     cfg, checkpoint = start_run(UCCAConfig, config, checkpoint)
     parts: dict[str, Any] = {"identity": lambda: _identity(cfg)}
@@ -266,7 +279,5 @@ def headline(results: UCCAResults) -> list[str]:
     lines = [f"identity eq. (ucca-qap): largest gap {s['identity']['max_gap']:.1e}"]
     for name in results.config.datasets:
         r = s[name]
-        lines.append(
-            f"{name}: " + ", ".join(f"{m} {r[m]['mean']:.2f}±{r[m]['sd']:.2f}" for m in METHODS)
-        )
+        lines.append(f"{name}: " + ", ".join(f"{m} {r[m]['mean']:.2f}±{r[m]['sd']:.2f}" for m in METHODS))
     return lines

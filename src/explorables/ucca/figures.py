@@ -20,7 +20,9 @@ def idea_figure(results: UCCAResults) -> go.Figure:
     """
     path = results.curves["clustered"]["path"]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("view X, whitened", "view Y, whitened (rows shuffled)"))
-    for col, (cloud, labels) in enumerate(((path["x_cloud"], path["labels_x"]), (path["y_cloud"], path["labels_y"])), 1):
+    for col, (cloud, labels) in enumerate(
+        ((path["x_cloud"], path["labels_x"]), (path["y_cloud"], path["labels_y"])), 1
+    ):
         cloud, labels = np.asarray(cloud), np.asarray(labels)
         fig.add_trace(go.Scatter(
             x=cloud[:, 0], y=cloud[:, 1], mode="markers", showlegend=False,
@@ -60,7 +62,9 @@ def alternation_figure(results: UCCAResults) -> go.Figure:
         ])  # fmt: skip
         frames.append(idx)
         labels.append("after QAP" if t == 0 else f"round {t}")
-    layouts = [{"title.text": f"{lab}: {f['exact']:.0%} exact matches"} for lab, f in zip(labels, frames_data, strict=True)]
+    layouts = [
+        {"title.text": f"{lab}: {f['exact']:.0%} exact matches"} for lab, f in zip(labels, frames_data, strict=True)
+    ]
     fig.update_yaxes(range=[-1, 1.1], row=1, col=2)
     fig.update_layout(barmode="group")
     frame_slider(fig, frames, labels, prefix="step: ", active=len(frames) - 1, layouts=layouts)

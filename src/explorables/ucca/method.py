@@ -5,7 +5,8 @@ The pipeline (our reconstruction from the abstract; see the chapter):
 1. whiten each view to ``d`` principal directions, separately (eq. ``ucca-whiten``): no pairing needed;
 2. find a pairing ``P`` that maximises ``Σ ρ_i²(P) = tr(A P B Pᵀ) / n²`` (eq. ``ucca-qap``), a
    Koopmans–Beckmann QAP, approximately: scipy's FAQ from several starts, each a random rotation
-   of the reduced space (:func:`faq_pairing`), or, for large ``n``, an entropic relaxation in torch (:func:`entropic_pairing`);
+   of the reduced space (:func:`faq_pairing`), or, for large ``n``, an entropic relaxation in
+   torch (:func:`entropic_pairing`);
 3. alternate CCA on the matched pairs and a linear assignment (:func:`refine_pairing`,
    eq. ``ucca-alternate``), which never decreases the sum of the top-``k`` correlations;
 4. the projections are those of the last CCA, mapped back to the raw views.
@@ -19,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_limits
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 from scipy.stats import ortho_group
+from threadpoolctl import threadpool_limits
 
 from ..core.device import resolve_device
 from ..core.validation import check_choice, check_int, check_matrix, check_positive
@@ -172,7 +173,8 @@ def ucca(
     X, Y = check_matrix("X", X), check_matrix("Y", Y)
     if X.shape[0] != Y.shape[0]:
         raise ValueError(
-            f"X and Y must hold the same number of samples (rows) for a one-to-one pairing, got {X.shape[0]} and {Y.shape[0]}"
+            "X and Y must hold the same number of samples (rows) for a one-to-one pairing, "
+            f"got {X.shape[0]} and {Y.shape[0]}"
         )
     n = X.shape[0]
     d_max = min(X.shape[1], Y.shape[1], n - 1)
