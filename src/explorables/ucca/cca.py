@@ -82,16 +82,18 @@ def _check_views(X: np.ndarray, Y: np.ndarray, same_n: bool = True) -> tuple[np.
 def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None) -> CCAFit:
     """Classical CCA of paired views (row ``i`` of ``X`` goes with row ``i`` of ``Y``).
 
-    Each view is whitened to ``d`` principal directions (all of them by default; eq.
-    ``ucca-whiten``), then the SVD of ``X̃ᵀỸ / n`` gives the canonical correlations and directions
-    (eq. ``ucca-cca``). Returns weights that act on the *centred raw* views.
+    Each view is whitened (eq. ``ucca-whiten``) to ``d`` principal directions, or to its full rank
+    when ``d`` is ``None``; then the SVD of ``X̃ᵀỸ / n`` gives the canonical correlations and
+    directions (eq. ``ucca-cca``). Returns weights that act on the *centred raw* views.
     """
     X, Y = _check_views(X, Y)
     n = X.shape[0]
-    d_max = min(X.shape[1], Y.shape[1], n - 1)
-    d = d_max if d is None else check_int("d", d, 1, d_max)
-    n_components = check_int("n_components", n_components, 1, d)
-    wx, wy = fit_whitening(X, d, name="X"), fit_whitening(Y, d, name="Y")
+    if d is None:
+        d_x, d_y = min(X.shape[1], n - 1), min(Y.shape[1], n - 1)
+    else:
+        d_x = d_y = check_int("d", d, 1, min(X.shape[1], Y.shape[1], n - 1))
+    n_components = check_int("n_components", n_components, 1, min(d_x, d_y))
+    wx, wy = fit_whitening(X, d_x, name="X"), fit_whitening(Y, d_y, name="Y")
     u, s, vt = np.linalg.svd(wx(X).T @ wy(Y) / n)
     k = n_components
     return CCAFit(
