@@ -14,6 +14,7 @@ from explorables.ucca.cca import cca, qap_objective, sum_squared_correlations, v
 from explorables.ucca.claims import (
     baselines_verdict,
     beats_baselines,
+    comparison_sentence,
     gaussian_control_verdict,
     identity_verdict,
     qap_diagnosis,
@@ -100,10 +101,10 @@ def test_faq_pairing_never_scores_below_its_starts_and_brute_force_on_tiny_input
 def test_entropic_relaxation_reaches_a_good_pairing_on_small_clustered_data():
     rng = np.random.default_rng(6)
     views = synthetic_views(80, rng=rng, noise=0.1)
-    X, Y, shuffle = unpaired(views, rng)
+    X, Y, _ = unpaired(views, rng)
     Xw, Yw = whiten(X, 3), whiten(Y, 3)
     pairing, scores = entropic_pairing(Xw, Yw, n_restarts=3, epsilon=0.5, n_outer=10, n_sinkhorn=30, rng=rng)
-    faq, faq_scores = faq_pairing(Xw, Yw, n_restarts=3, rng=rng)
+    _, faq_scores = faq_pairing(Xw, Yw, n_restarts=3, rng=rng)
     assert sum_squared_correlations(Xw, Yw, pairing) == pytest.approx(max(scores))
     assert max(scores) >= 0.9 * max(faq_scores)
 
@@ -228,3 +229,18 @@ def test_verdict_functions_follow_their_criteria():
     assert "search" in qap_diagnosis([1.0, 1.0], [2.0, 2.0])
     assert "objective itself" in qap_diagnosis([2.0, 2.0], [1.9, 2.0])
     assert "1 of 2" in qap_diagnosis([1.0, 2.0], [2.0, 2.0])
+
+
+def test_comparison_sentence_names_the_best_method():
+    from types import SimpleNamespace
+
+    def stats(u, w, g):
+        return {m: {"mean": v} for m, v in (("ucca", u), ("wasserstein_procrustes", w), ("gromov_wasserstein", g))}
+
+    res = SimpleNamespace(config=SimpleNamespace(datasets=("clustered", "digits", "gaussian")),
+                          summary={"clustered": stats(0.9, 0.4, 0.5), "digits": stats(0.1, 0.5, 0.0),
+                                   "gaussian": stats(0.3, 0.32, 0.0)})  # fmt: skip
+    text = comparison_sentence(res)
+    assert "UCCA is best (0.90)" in text
+    assert "Wasserstein–Procrustes is ahead (0.50" in text
+    assert "within 0.05" in text

@@ -143,8 +143,25 @@ def qap_diagnosis(found: list[float], truth_basin: list[float], tol: float = 1e-
         )
     if short == n:
         return (
-            f"on all {n} seeds a pairing near the truth scores higher on eq. (ucca-qap) than UCCA's: "
+            f"on all {n} seeds a pairing near the truth scores higher on the QAP objective than UCCA's: "
             "the objective points to the truth, the search did not reach it"
         )
-    return (f"on {short} of {n} seeds a pairing near the truth scores higher on eq. (ucca-qap) than UCCA's "
+    return (f"on {short} of {n} seeds a pairing near the truth scores higher on the QAP objective than UCCA's "
             f"(the search stopped short); on the other {n - short} UCCA's pairing scores at least as high")  # fmt: skip
+
+
+def comparison_sentence(results: UCCAResults, tie: float = 0.05) -> str:
+    """Per dataset, the best unpaired method by mean, and whether UCCA is within ``tie`` of it."""
+    s, parts = results.summary, []
+    for name in results.config.datasets:
+        means = {m: s[name][m]["mean"] for m in ("ucca", *BASELINES)}
+        best = max(means, key=means.get)
+        if best == "ucca":
+            parts.append(f"{DATASET_NAMES[name]}: UCCA is best ({means['ucca']:.2f})")
+        elif means[best] - means["ucca"] <= tie:
+            parts.append(f"{DATASET_NAMES[name]}: {METHOD_NAMES[best]} ({means[best]:.2f}) and UCCA "
+                         f"({means['ucca']:.2f}) are within {tie}")  # fmt: skip
+        else:
+            parts.append(f"{DATASET_NAMES[name]}: {METHOD_NAMES[best]} is ahead ({means[best]:.2f} against UCCA's "
+                         f"{means['ucca']:.2f})")  # fmt: skip
+    return "; ".join(parts)

@@ -85,7 +85,7 @@ def entropic_pairing(
     Yw: np.ndarray,
     *,
     n_restarts: int = 8,
-    epsilon: float = 0.05,
+    epsilon: float = 0.5,
     n_outer: int = 30,
     n_sinkhorn: int = 50,
     device: str = "cpu",
