@@ -19,6 +19,7 @@ from explorables.ucca.claims import (
     identity_verdict,
     qap_diagnosis,
     recovery_verdict,
+    wins_on_dataset,
 )
 from explorables.ucca.data import synthetic_views, unpaired
 from explorables.ucca.method import entropic_pairing, faq_pairing, refine_pairing, ucca
@@ -220,6 +221,14 @@ def test_verdict_functions_follow_their_criteria():
     a, b = {"mean": 0.9, "sd": 0.05}, {"mean": 0.5, "sd": 0.1}
     assert beats_baselines(a, [b]) and not beats_baselines(b, [a])
     assert not beats_baselines({"mean": 0.9, "sd": 0.0}, [{"mean": 0.6, "sd": 0.4}])  # within the baseline's sd
+
+    def summary(u, w, g):
+        means = {"oracle": 1.0, "random": 0.0, "ucca": u, "wasserstein_procrustes": w, "gromov_wasserstein": g}
+        return {m: {"mean": v, "sd": 0.05} for m, v in means.items()}
+
+    assert wins_on_dataset(summary(0.9, 0.5, 0.4))
+    assert not wins_on_dataset(summary(0.25, 0.1, 0.0))  # ahead of failing baselines while failing too
+    assert not wins_on_dataset(summary(0.9, 0.85, 0.4))
     assert baselines_verdict({"x": True, "y": True}).startswith("yes")
     assert baselines_verdict({"x": True, "y": False}).startswith("partly")
     assert baselines_verdict({"x": False}).startswith("no")
@@ -237,10 +246,11 @@ def test_comparison_sentence_names_the_best_method():
     def stats(u, w, g):
         return {m: {"mean": v} for m, v in (("ucca", u), ("wasserstein_procrustes", w), ("gromov_wasserstein", g))}
 
-    res = SimpleNamespace(config=SimpleNamespace(datasets=("clustered", "digits", "gaussian")),
-                          summary={"clustered": stats(0.9, 0.4, 0.5), "digits": stats(0.1, 0.5, 0.0),
-                                   "gaussian": stats(0.3, 0.32, 0.0)})  # fmt: skip
+    summary = {"clustered": stats(0.9, 0.4, 0.5), "digits": stats(0.1, 0.5, 0.0),
+               "gaussian": stats(0.4, 0.42, 0.0), "breast_cancer": stats(0.1, 0.2, 0.0)}  # fmt: skip
+    res = SimpleNamespace(config=SimpleNamespace(datasets=tuple(summary)), summary=summary)
     text = comparison_sentence(res)
     assert "UCCA is best (0.90)" in text
     assert "Wasserstein–Procrustes is ahead (0.50" in text
     assert "within 0.05" in text
+    assert "no unpaired method reaches 0.3 (best 0.20)" in text
