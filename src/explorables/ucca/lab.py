@@ -48,7 +48,7 @@ def compute(
     X, Y_shuffled, shuffle = unpaired(train, rng)
     truth = np.argsort(shuffle)
     k = min(2, d)
-    fit = ucca(X, Y_shuffled, n_components=k, d=d, n_restarts=n_restarts, n_alternations=8, rng=rng)
+    fit = ucca(X, Y_shuffled, n_components=k, d=d, n_restarts=n_restarts, n_faq=3, n_alternations=8, rng=rng)
     labels_x = train.labels if train.labels is not None else np.zeros(N_TRAIN, dtype=int)
     labels_y = labels_x[shuffle]
     n_labels = int(labels_x.max()) + 1
@@ -79,7 +79,7 @@ class UCCALab:
         self.noise = widgets.FloatSlider(value=0.3, min=0.0, max=1.5, step=0.05, description="noise",
                                          style=style, layout=lay)  # fmt: skip
         self.d = widgets.IntSlider(value=3, min=1, max=8, description="reduced dim d", style=style, layout=lay)
-        self.n_restarts = widgets.IntSlider(value=4, min=1, max=12, description="restarts", style=style, layout=lay)
+        self.n_restarts = widgets.IntSlider(value=16, min=3, max=48, description="restarts", style=style, layout=lay)
         self.step = widgets.IntSlider(value=0, min=0, max=0, description="step", style=style, layout=lay)
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="760px"))
         self.status = widgets.HTML()
@@ -143,5 +143,5 @@ def benchmark_interactions(lab: UCCALab | None = None) -> dict[str, list]:
     return interactions(
         redraw=[(lab.step, (steps * 4)[:12])],
         rerun=[(lab.noise, (0.5, 0.2)), (lab.non_gaussianity, (0.6, 0.9)), (lab.d, (4, 3)),
-               (lab.latent, ("gaussian", "clustered")), (lab.n_restarts, (8,))],
+               (lab.latent, ("gaussian", "clustered")), (lab.n_restarts, (48,))],
     )  # fmt: skip
