@@ -63,8 +63,8 @@ class UCCAConfig(ExperimentConfig):
     noise: float = param(0.3, Float(0.0, 10.0), "standard deviation of the synthetic views' independent noise")
     d_reduced: int = param(3, Int(1), "d: principal directions kept per view before whitening, eq. (ucca-whiten)")
     n_components: int = param(2, Int(1), "k: canonical directions scored (and refined by the alternation)")
-    n_restarts: int = param(48, Int(1), "cheap starts (random rotations + Procrustes) ranked by eq. (ucca-qap)")
-    n_faq: int = param(5, Int(1), "FAQ runs on eq. (ucca-qap), from the best-ranked starts")
+    n_restarts: int = param(32, Int(1), "cheap starts (random rotations + Procrustes) ranked by eq. (ucca-qap)")
+    n_faq: int = param(4, Int(1), "FAQ runs on eq. (ucca-qap), from the best-ranked starts")
     n_alternations: int = param(10, Int(0), "at most this many rounds of CCA + assignment, eq. (ucca-alternate)")
     solver: str = param(
         "faq", Choice(SOLVERS), "QAP solver: scipy's FAQ, or the entropic relaxation (torch) for large n"
