@@ -70,7 +70,7 @@ def gromov_wasserstein_pairing(
 
 
 def wasserstein_procrustes_pairing(
-    X: np.ndarray, Y: np.ndarray, *, d: int, n_restarts: int = 8, n_iterations: int = 10, rng: np.random.Generator
+    X: np.ndarray, Y: np.ndarray, *, d: int, n_restarts: int = 8, n_iterations: int = 5, rng: np.random.Generator
 ) -> np.ndarray:
     """Wasserstein–Procrustes on views whitened to ``d`` directions, best of ``n_restarts`` rotation starts.
 
