@@ -149,7 +149,7 @@ def qap_diagnosis(found: list[float], truth_basin: list[float], tol: float = 1e-
     if short == 0:
         return (
             f"on all {n} seeds UCCA's pairing scores at least as high on the QAP objective as the best pairing "
-            "near the truth: where it misses, the objective itself prefers other pairings"
+            "near the truth (so any miss there comes from the objective itself, not from the search)"
         )
     if short == n:
         return (
