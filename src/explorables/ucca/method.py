@@ -1,0 +1,225 @@
+"""UCCA: CCA from two *unpaired* sets, through the quadratic assignment problem.
+
+The pipeline (our reconstruction from the abstract; see the chapter):
+
+1. whiten each view to ``d`` principal directions, separately (eq. ``ucca-whiten``): no pairing needed;
+2. find a pairing ``P`` that maximises ``Σ ρ_i²(P) = tr(A P B Pᵀ) / n²`` (eq. ``ucca-qap``), a
+   Koopmans–Beckmann QAP, approximately: scipy's FAQ from several starts, each a random rotation
+   of the reduced space (:func:`faq_pairing`), or, for large ``n``, an entropic relaxation in
+   torch (:func:`entropic_pairing`);
+3. alternate CCA on the matched pairs and a linear assignment (:func:`refine_pairing`,
+   eq. ``ucca-alternate``), which never decreases the sum of the top-``k`` correlations;
+4. the projections are those of the last CCA, mapped back to the raw views.
+
+Nothing here ever sees the true pairing: the functions receive two sets of rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from scipy.optimize import linear_sum_assignment, quadratic_assignment
+from scipy.stats import ortho_group
+from threadpoolctl import threadpool_limits
+
+from ..core.device import resolve_device
+from ..core.validation import check_choice, check_int, check_matrix, check_positive
+from .cca import CCAFit, fit_whitening
+
+SOLVERS: tuple[str, ...] = ("faq", "entropic")
+
+
+@dataclass
+class UCCAFit:
+    """What :func:`ucca` returns: the projections, the final pairing and the path that led to it."""
+
+    fit: CCAFit  # projections acting on the raw views
+    pairing: np.ndarray  # row i of X matched with row pairing[i] of the Y it was given
+    qap_objective: float  # Σρ² (all d directions) of the pairing after step 2, eq. (ucca-qap)
+    pairings: list[np.ndarray] = field(default_factory=list)  # after step 2, then after each alternation
+    objectives: list[float] = field(default_factory=list)  # Σ of the top-k correlations along the way
+    restart_objectives: list[float] = field(default_factory=list)  # Σρ² of each FAQ restart
+
+
+def rotation_start(Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A starting pairing: a random orthogonal map ``Q`` of the reduced space, then ``max_P tr(P ỸQᵀX̃ᵀ)``.
+
+    For whitened views of one latent, ``X̃ ≈ Ỹ Q`` for some orthogonal ``Q`` (d × d), so random
+    ``Q`` (Haar, from scipy) explore the few-dimensional space where the good pairings live; the
+    pairing of each is a linear assignment (scipy's ``linear_sum_assignment``).
+    """
+    Q = ortho_group.rvs(Xw.shape[1], random_state=rng) if Xw.shape[1] > 1 else np.array([[rng.choice([-1.0, 1.0])]])
+    _, pairing = linear_sum_assignment(Xw @ Q @ Yw.T, maximize=True)
+    return pairing
+
+
+def screened_start(Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator, n_steps: int = 5) -> np.ndarray:
+    """A :func:`rotation_start` improved by a few cheap rounds of orthogonal map + assignment (Procrustes)."""
+    pairing = rotation_start(Xw, Yw, rng)
+    for _ in range(n_steps):
+        u, _, vt = np.linalg.svd(Xw.T @ Yw[pairing])
+        _, new = linear_sum_assignment(Xw @ (u @ vt) @ Yw.T, maximize=True)
+        if np.array_equal(new, pairing):
+            break
+        pairing = new
+    return pairing
+
+
+def faq_pairing(
+    Xw: np.ndarray,
+    Yw: np.ndarray,
+    *,
+    n_restarts: int = 48,
+    n_faq: int = 5,
+    maxiter: int = 30,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[float]]:
+    """Approximately maximise ``tr(A P B Pᵀ)`` (eq. ``ucca-qap``) with scipy's FAQ from the best starts.
+
+    ``A = X̃X̃ᵀ`` and ``B = ỸỸᵀ`` are the Gram matrices of the whitened views. ``n_restarts`` cheap
+    starts (:func:`screened_start`: a random rotation of the reduced space, then a few Procrustes
+    rounds) are ranked by the QAP objective; FAQ runs from the ``n_faq`` best. (The barycentre
+    ``11ᵀ/n``, scipy's default, is a stationary point here: the views are centred, so ``A 1 = 0``
+    and the gradient ``A J B`` vanishes.) Everything is chosen by the objective alone: no pairing
+    information is used. Returns the best permutation and the ``Σρ² = tr(A P B Pᵀ)/n²`` of each FAQ run.
+    """
+    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
+    n_restarts = check_int("n_restarts", n_restarts, 1)
+    n_faq = check_int("n_faq", n_faq, 1)
+    n = Xw.shape[0]
+    A, B = Xw @ Xw.T, Yw @ Yw.T
+
+    def objective(p: np.ndarray) -> float:  # Σρ² of a pairing, eq. (ucca-qap), in O(n d²)
+        return float(np.sum((Xw.T @ Yw[p] / n) ** 2))
+
+    starts = sorted((screened_start(Xw, Yw, rng) for _ in range(n_restarts)), key=objective, reverse=True)
+    best, scores = None, []
+    for start in starts[:n_faq]:
+        options = dict(maximize=True, P0=np.eye(n)[start], maxiter=maxiter, rng=rng)
+        res = quadratic_assignment(A, B, method="faq", options=options)  # scipy's FAQ
+        scores.append(float(res.fun) / n**2)
+        if best is None or scores[-1] > max(scores[:-1]):
+            best = res.col_ind
+    return np.asarray(best), scores
+
+
+def entropic_pairing(
+    Xw: np.ndarray,
+    Yw: np.ndarray,
+    *,
+    n_restarts: int = 8,
+    epsilon: float = 0.5,
+    n_outer: int = 30,
+    n_sinkhorn: int = 50,
+    device: str = "cpu",
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[float]]:
+    """An entropic relaxation of eq. ``ucca-qap`` for large ``n`` (torch, any device), rounded to permutations.
+
+    Mirror ascent on couplings ``T`` with uniform marginals, the entropic Gromov–Wasserstein
+    iteration of Peyré et al. (2016) for the inner-product loss: ``T ← Sinkhorn(exp(A T B / ε))``.
+    ``A T B = X̃ (X̃ᵀ T Ỹ) Ỹᵀ`` costs ``O(n² d)``, never ``O(n³)``. Each restart starts from a
+    :func:`rotation_start` pairing; each result is rounded with ``linear_sum_assignment`` on ``T``
+    and the best by ``Σρ²`` is kept. Returns it and every restart's ``Σρ²``.
+    """
+    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
+    n_restarts = check_int("n_restarts", n_restarts, 1)
+    epsilon = check_positive("epsilon", epsilon)
+    n_outer = check_int("n_outer", n_outer, 1)
+    n_sinkhorn = check_int("n_sinkhorn", n_sinkhorn, 1)
+    dev = resolve_device(device)
+    n = Xw.shape[0]
+    x = torch.as_tensor(Xw, dtype=torch.float64, device=dev)
+    y = torch.as_tensor(Yw, dtype=torch.float64, device=dev)
+    log_marg = torch.full((n,), -float(np.log(n)), dtype=torch.float64, device=dev)
+    best, scores = None, []
+    for _ in range(n_restarts):
+        start = torch.as_tensor(rotation_start(Xw, Yw, rng), device=dev)
+        T = torch.zeros((n, n), dtype=torch.float64, device=dev)
+        T[torch.arange(n, device=dev), start] = 1.0 / n
+        for _ in range(n_outer):
+            logits = (x @ (x.T @ T @ y) @ y.T) / epsilon  # the gradient A T B of tr(A T B Tᵀ)/2, over ε
+            f = torch.zeros(n, dtype=torch.float64, device=dev)
+            for _ in range(n_sinkhorn):  # log-domain Sinkhorn to uniform marginals
+                g = log_marg - torch.logsumexp(logits + f[:, None], dim=0)
+                f = log_marg - torch.logsumexp(logits + g[None, :], dim=1)
+            T = torch.exp(logits + f[:, None] + g[None, :])
+        _, pairing = linear_sum_assignment(T.cpu().numpy(), maximize=True)
+        scores.append(float(np.sum((Xw.T @ Yw[pairing] / n) ** 2)))
+        if best is None or scores[-1] > max(scores[:-1]):
+            best = pairing
+    return np.asarray(best), scores
+
+
+def refine_pairing(
+    Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray, n_components: int, n_alternations: int
+) -> tuple[list[np.ndarray], list[float]]:
+    """Alternate CCA on the matched pairs and a linear assignment (eq. ``ucca-alternate``).
+
+    Both steps maximise the same objective, the sum of the top-``k`` correlations
+    ``Σ_c u_cᵀ X̃ᵀ P Ỹ v_c / n``: CCA over the directions for a fixed pairing, the assignment
+    over pairings for fixed directions. So it never decreases; it stops when the pairing is stable.
+    Returns the pairings (the start, then one per alternation) and the objective after each CCA.
+    """
+    n = Xw.shape[0]
+    pairings, objectives = [np.asarray(pairing)], []
+    for _ in range(n_alternations + 1):
+        u, s, vt = np.linalg.svd(Xw.T @ Yw[pairings[-1]] / n)  # CCA on the matched pairs, eq. (ucca-cca)
+        objectives.append(float(s[:n_components].sum()))
+        if len(pairings) > n_alternations:
+            break
+        score = (Xw @ u[:, :n_components]) @ (Yw @ vt[:n_components].T).T  # ⟨x̃_i U, ỹ_j V⟩ for all i, j
+        _, new = linear_sum_assignment(score, maximize=True)  # the best pairing for these directions
+        pairings.append(new)
+        if np.array_equal(new, pairings[-2]):  # a fixed point: further rounds change nothing
+            break
+    return pairings, objectives
+
+
+def ucca(
+    X: np.ndarray,
+    Y: np.ndarray,
+    *,
+    n_components: int = 2,
+    d: int = 5,
+    n_restarts: int = 48,
+    n_faq: int = 5,
+    n_alternations: int = 10,
+    solver: str = "faq",
+    device: str = "cpu",
+    rng: np.random.Generator,
+) -> UCCAFit:
+    """Unpaired CCA: projections of ``X`` (n × p) and ``Y`` (m × q, rows in any order) without pairs.
+
+    ``X`` and ``Y`` must hold the same number of samples (a pairing is a permutation) and the
+    order of ``Y``'s rows carries no information. Steps 1–4 of the module docstring.
+    """
+    X, Y = check_matrix("X", X), check_matrix("Y", Y)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(
+            "X and Y must hold the same number of samples (rows) for a one-to-one pairing, "
+            f"got {X.shape[0]} and {Y.shape[0]}"
+        )
+    n = X.shape[0]
+    d_max = min(X.shape[1], Y.shape[1], n - 1)
+    if d_max < 1:
+        raise ValueError(f"X and Y need at least 2 samples, got n={n}")
+    d = check_int("d", d, 1, d_max)
+    n_components = check_int("n_components", n_components, 1, d)
+    n_alternations = check_int("n_alternations", n_alternations, 0)
+    solver = check_choice("solver", solver, SOLVERS)
+    wx, wy = fit_whitening(X, d, name="X"), fit_whitening(Y, d, name="Y")  # step 1, eq. (ucca-whiten)
+    Xw, Yw = wx(X), wy(Y)
+    # n × n products of small matrices: one BLAS thread is faster, and on a shared machine far faster
+    with threadpool_limits(1, user_api="blas"):
+        if solver == "faq":  # step 2, eq. (ucca-qap)
+            start, restarts = faq_pairing(Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, rng=rng)
+        else:
+            start, restarts = entropic_pairing(Xw, Yw, n_restarts=n_restarts, device=device, rng=rng)
+        qap = float(np.sum((Xw.T @ Yw[start] / n) ** 2))
+        pairings, objectives = refine_pairing(Xw, Yw, start, n_components, n_alternations)  # step 3
+    u, s, vt = np.linalg.svd(Xw.T @ Yw[pairings[-1]] / n)  # step 4: the last CCA, on raw coordinates
+    fit = CCAFit(wx.matrix @ u[:, :n_components], wy.matrix @ vt[:n_components].T, s[:n_components], wx.mean, wy.mean)
+    return UCCAFit(fit, pairings[-1], qap, pairings, objectives, restarts)

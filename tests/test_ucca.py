@@ -1,0 +1,256 @@
+"""Chapter 09 (UCCA): the science. The chapter contract (config fields, determinism, claims shape,
+figures, lab) is covered by tests/test_contract.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import quadratic_assignment
+from sklearn.cross_decomposition import CCA as SklearnCCA
+
+from explorables.ucca import experiment as E
+from explorables.ucca.baselines import cca_on_pairing, random_pairing
+from explorables.ucca.cca import cca, qap_objective, sum_squared_correlations, variate_correlations, whiten
+from explorables.ucca.claims import (
+    baselines_verdict,
+    beats_baselines,
+    comparison_sentence,
+    gaussian_control_verdict,
+    identity_verdict,
+    qap_diagnosis,
+    recovery_verdict,
+    wins_on_dataset,
+)
+from explorables.ucca.data import synthetic_views, unpaired
+from explorables.ucca.method import entropic_pairing, faq_pairing, refine_pairing, ucca
+
+
+def _whitened_pair(rng, n=40, d=3):
+    return whiten(rng.standard_normal((n, 6)), d), whiten(rng.standard_normal((n, 5)), d)
+
+
+# --- classical CCA and the CCA-QAP identity -------------------------------------------------------
+
+
+def test_whitening_gives_identity_covariance():
+    rng = np.random.default_rng(0)
+    Xw = whiten(rng.standard_normal((100, 7)) @ rng.standard_normal((7, 7)), 4)
+    np.testing.assert_allclose(Xw.mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(Xw.T @ Xw / 100, np.eye(4), atol=1e-10)
+
+
+def test_cca_qap_identity_on_random_permutations():
+    """Σρ² of whitened views paired by P equals tr(A P B Pᵀ)/n² (eq. ucca-qap), for any P."""
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        n = int(rng.integers(10, 60))
+        Xw, Yw = _whitened_pair(rng, n)
+        A, B = Xw @ Xw.T, Yw @ Yw.T
+        perm = rng.permutation(n)
+        rho = np.linalg.svd(Xw.T @ Yw[perm] / n, compute_uv=False)
+        assert np.sum(rho**2) == pytest.approx(qap_objective(A, B, perm) / n**2, abs=1e-12)
+        assert sum_squared_correlations(Xw, Yw, perm) == pytest.approx(np.sum(rho**2), abs=1e-12)
+
+
+def test_qap_objective_follows_scipys_convention():
+    """Our objective of scipy's returned permutation equals scipy's reported value."""
+    rng = np.random.default_rng(2)
+    Xw, Yw = _whitened_pair(rng, 30)
+    A, B = Xw @ Xw.T, Yw @ Yw.T
+    res = quadratic_assignment(A, B, options=dict(maximize=True, rng=rng))
+    assert qap_objective(A, B, res.col_ind) == pytest.approx(res.fun, rel=1e-12)
+
+
+def test_our_cca_matches_scikit_learn_up_to_sign():
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((400, 2))
+    X = z @ rng.standard_normal((2, 5)) + 0.5 * rng.standard_normal((400, 5))
+    Y = z @ rng.standard_normal((2, 4)) + 0.5 * rng.standard_normal((400, 4))
+    ours = cca(X, Y, 2)
+    u, v = ours.transform(X, Y)
+    sk = SklearnCCA(n_components=2, max_iter=5000, tol=1e-12).fit(X, Y)
+    su, sv = sk.transform(X, Y)
+    for c in range(2):
+        assert abs(np.corrcoef(u[:, c], su[:, c])[0, 1]) == pytest.approx(1.0, abs=1e-6)
+        assert abs(np.corrcoef(v[:, c], sv[:, c])[0, 1]) == pytest.approx(1.0, abs=1e-6)
+        assert np.corrcoef(su[:, c], sv[:, c])[0, 1] == pytest.approx(ours.correlations[c], abs=1e-6)
+
+
+def test_alternation_never_decreases_its_objective():
+    """Both steps of eq. (ucca-alternate) maximise the sum of the top-k correlations."""
+    rng = np.random.default_rng(4)
+    views = synthetic_views(120, rng=rng)
+    X, Y, _ = unpaired(views, rng)
+    Xw, Yw = whiten(X, 3), whiten(Y, 3)
+    _, objectives = refine_pairing(Xw, Yw, rng.permutation(120), 2, 15)
+    assert np.all(np.diff(objectives) >= -1e-12)
+
+
+def test_faq_pairing_never_scores_below_its_starts_and_brute_force_on_tiny_inputs():
+    """On n = 6 (720 permutations), FAQ from rotation starts is compared with the exact QAP optimum."""
+    from itertools import permutations
+
+    rng = np.random.default_rng(5)
+    Xw, Yw = _whitened_pair(rng, 6, 2)
+    best = max(sum_squared_correlations(Xw, Yw, np.array(p)) for p in permutations(range(6)))
+    found, scores = faq_pairing(Xw, Yw, n_restarts=10, rng=rng)
+    assert sum_squared_correlations(Xw, Yw, found) == pytest.approx(max(scores))
+    assert max(scores) <= best + 1e-12
+    assert max(scores) >= 0.9 * best
+
+
+def test_entropic_relaxation_reaches_a_good_pairing_on_small_clustered_data():
+    rng = np.random.default_rng(6)
+    views = synthetic_views(80, rng=rng, noise=0.1)
+    X, Y, _ = unpaired(views, rng)
+    Xw, Yw = whiten(X, 3), whiten(Y, 3)
+    pairing, scores = entropic_pairing(Xw, Yw, n_restarts=3, epsilon=0.5, n_outer=10, n_sinkhorn=30, rng=rng)
+    _, faq_scores = faq_pairing(Xw, Yw, n_restarts=3, rng=rng)
+    assert sum_squared_correlations(Xw, Yw, pairing) == pytest.approx(max(scores))
+    assert max(scores) >= 0.9 * max(faq_scores)
+
+
+# --- UCCA on synthetic data: where it works and where it cannot -------------------------------------
+
+
+def _scores(latent: str, seed: int, n: int = 150) -> tuple[float, float, float]:
+    rng = np.random.default_rng(seed)
+    views = synthetic_views(n + 300, latent=latent, rng=rng)
+    train, test = views.subset(np.arange(n)), views.subset(np.arange(n, n + 300))
+    X, Y_shuffled, _ = unpaired(train, rng)
+    oracle = variate_correlations(cca(train.X, train.Y, 2, d=3), test.X, test.Y).mean()
+    fit = ucca(X, Y_shuffled, n_components=2, d=3, n_restarts=8, rng=rng)
+    found = variate_correlations(fit.fit, test.X, test.Y).mean()
+    rand = np.mean([
+        variate_correlations(cca_on_pairing(X, Y_shuffled, random_pairing(n, rng), 2, 3), test.X, test.Y).mean()
+        for _ in range(10)
+    ])  # fmt: skip
+    return float(oracle), float(found), float(rand)
+
+
+def test_ucca_recovers_the_true_correlation_on_a_clustered_latent():
+    results = np.array([_scores("clustered", s) for s in (1, 3, 5)])
+    oracle, found, rand = results.mean(0)
+    assert found >= 0.8 * oracle
+    assert found >= rand + 0.5
+
+
+def test_ucca_cannot_recover_it_on_a_gaussian_latent():
+    results = np.array([_scores("gaussian", s) for s in (1, 3, 5)])
+    oracle, found, _ = results.mean(0)
+    assert oracle > 0.9  # the views are strongly correlated: the pairing, not the data, is what is missing
+    assert found < 0.8 * oracle
+
+
+# --- the true pairing never reaches the method --------------------------------------------------------
+
+
+def test_the_true_pairing_never_reaches_ucca_or_the_baselines(monkeypatch):
+    """Every method gets X and a shuffled Y (never row-aligned with X); scores use the held-out true pairs."""
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def spy(real):
+        def wrapped(X, Y, *args, **kwargs):
+            seen.append((np.array(X), np.array(Y)))
+            return real(X, Y, *args, **kwargs)
+
+        return wrapped
+
+    for name in ("ucca", "wasserstein_procrustes_pairing", "gromov_wasserstein_pairing"):
+        monkeypatch.setattr(E, name, spy(getattr(E, name)))
+    cfg = E.UCCAConfig.preset("smoke", datasets=("clustered",), seeds=(0,))
+    rng = np.random.default_rng([cfg.seed, 0, E.DATASETS.index("clustered")])
+    train, _ = E.load_split(cfg, "clustered", rng)  # the same draw the trial makes
+    E.trial(cfg, "clustered", 0)
+    assert len(seen) == 3
+    for X, Y in seen:
+        np.testing.assert_array_equal(X, train.X)
+        assert not np.array_equal(Y, train.Y)  # shuffled ...
+        np.testing.assert_array_equal(np.sort(Y, axis=0), np.sort(train.Y, axis=0))  # ... but the same rows
+        aligned = np.mean(np.all(np.isclose(Y, train.Y), axis=1))
+        assert aligned < 0.1  # almost no row is where its partner is
+
+
+# --- bad input ------------------------------------------------------------------------------------------
+
+
+def test_mismatched_sample_counts_are_refused():
+    rng = np.random.default_rng(8)
+    with pytest.raises(ValueError, match="same number of samples"):
+        ucca(rng.standard_normal((50, 4)), rng.standard_normal((49, 4)), rng=rng)
+    with pytest.raises(ValueError, match="same number of rows"):
+        cca(rng.standard_normal((50, 4)), rng.standard_normal((49, 4)), 1)
+
+
+def test_too_few_samples_or_dimensions_for_the_components_are_refused():
+    rng = np.random.default_rng(9)
+    with pytest.raises(ValueError, match="n_components"):
+        ucca(rng.standard_normal((50, 4)), rng.standard_normal((50, 4)), n_components=3, d=2, rng=rng)
+    with pytest.raises(ValueError, match="d must be"):
+        ucca(rng.standard_normal((5, 8)), rng.standard_normal((5, 8)), d=6, rng=rng)  # d <= n - 1
+    with pytest.raises(ValueError, match="d must be"):
+        cca(rng.standard_normal((50, 2)), rng.standard_normal((50, 4)), 1, d=3)  # d <= min(p, q)
+
+
+def test_nans_are_refused_with_the_views_name():
+    rng = np.random.default_rng(10)
+    X, Y = rng.standard_normal((30, 4)), rng.standard_normal((30, 4))
+    Y[3, 1] = np.nan
+    with pytest.raises(ValueError, match="Y must contain only finite"):
+        ucca(X, Y, rng=rng)
+
+
+def test_bad_permutations_and_solvers_are_refused():
+    rng = np.random.default_rng(11)
+    Xw, Yw = _whitened_pair(rng, 10)
+    with pytest.raises(ValueError, match="perm must be a permutation"):
+        sum_squared_correlations(Xw, Yw, np.array([0] * 10))
+    with pytest.raises(ValueError, match="solver"):
+        ucca(Xw, Yw, d=2, solver="magic", rng=rng)
+
+
+# --- verdicts -----------------------------------------------------------------------------------------
+
+
+def test_verdict_functions_follow_their_criteria():
+    assert identity_verdict(1e-15).startswith("yes") and identity_verdict(1e-3).startswith("no")
+    assert recovery_verdict(0.9, 1.0, 0.0).startswith("yes")
+    assert recovery_verdict(0.7, 1.0, 0.0).startswith("partly")  # above random + 0.5, below 0.8 x oracle
+    assert recovery_verdict(0.9, 1.0, 0.5).startswith("partly")  # >= 0.8 x oracle but not random + 0.5
+    assert recovery_verdict(0.2, 1.0, 0.0).startswith("no")
+    a, b = {"mean": 0.9, "sd": 0.05}, {"mean": 0.5, "sd": 0.1}
+    assert beats_baselines(a, [b]) and not beats_baselines(b, [a])
+    assert not beats_baselines({"mean": 0.9, "sd": 0.0}, [{"mean": 0.6, "sd": 0.4}])  # within the baseline's sd
+
+    def summary(u, w, g):
+        means = {"oracle": 1.0, "random": 0.0, "ucca": u, "wasserstein_procrustes": w, "gromov_wasserstein": g}
+        return {m: {"mean": v, "sd": 0.05} for m, v in means.items()}
+
+    assert wins_on_dataset(summary(0.9, 0.5, 0.4))
+    assert not wins_on_dataset(summary(0.25, 0.1, 0.0))  # ahead of failing baselines while failing too
+    assert not wins_on_dataset(summary(0.9, 0.85, 0.4))
+    assert baselines_verdict({"x": True, "y": True}).startswith("yes")
+    assert baselines_verdict({"x": True, "y": False}).startswith("partly")
+    assert baselines_verdict({"x": False}).startswith("no")
+    assert gaussian_control_verdict(0.2, 0.95).startswith("yes")
+    assert gaussian_control_verdict(0.2, 0.5).startswith("partly")
+    assert gaussian_control_verdict(0.9, 0.95).startswith("no")
+    assert "search" in qap_diagnosis([1.0, 1.0], [2.0, 2.0])
+    assert "objective itself" in qap_diagnosis([2.0, 2.0], [1.9, 2.0])
+    assert "1 of 2" in qap_diagnosis([1.0, 2.0], [2.0, 2.0])
+
+
+def test_comparison_sentence_names_the_best_method():
+    from types import SimpleNamespace
+
+    def stats(u, w, g):
+        return {m: {"mean": v} for m, v in (("ucca", u), ("wasserstein_procrustes", w), ("gromov_wasserstein", g))}
+
+    summary = {"clustered": stats(0.9, 0.4, 0.5), "digits": stats(0.1, 0.5, 0.0),
+               "gaussian": stats(0.4, 0.42, 0.0), "breast_cancer": stats(0.1, 0.2, 0.0)}  # fmt: skip
+    res = SimpleNamespace(config=SimpleNamespace(datasets=tuple(summary)), summary=summary)
+    text = comparison_sentence(res)
+    assert "UCCA is best (0.90)" in text
+    assert "Wasserstein–Procrustes is ahead (0.50" in text
+    assert "within 0.05" in text
+    assert "no unpaired method reaches 0.3 (best 0.20)" in text
