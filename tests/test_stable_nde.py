@@ -35,7 +35,14 @@ from explorables.stable_nde import (
 )
 from explorables.stable_nde import claims as C
 from explorables.stable_nde.experiment import torch_threads
-from explorables.stable_nde.losses import directional_derivative, method_loss, pairs_from_windows, rollout_errors
+from explorables.stable_nde.losses import (
+    Batch,
+    directional_derivative,
+    heldout_unrolled_error,
+    method_loss,
+    pairs_from_windows,
+    rollout_errors,
+)
 from explorables.stable_nde.metrics import blow_up_step
 from explorables.stable_nde.solvers import step as rk4_step_checked
 
@@ -136,6 +143,36 @@ def test_rollout_shaped_noise_has_the_unrolled_loss_value_and_complete_removes_t
     clean_target = method_loss("noise_rollout", exact, batch.__class__(x, y, delta))
     assert clean_target > 0
     assert complete_loss(exact, x, y, delta) < 1e-4 * clean_target
+
+
+def test_heldout_error_is_the_unrolled_loss_per_member():
+    _, data, model = _pendulum_setup()
+    windows = sample_windows(data, 8, 5, torch.Generator().manual_seed(6))
+    per_member = heldout_unrolled_error(model, windows)
+    assert per_member.shape == (2,)
+    assert torch.allclose(per_member.sum(), unrolled_loss(model, windows), rtol=1e-12)
+    # member 0 alone gives member 0's value
+    single = make_model(pendulum(dt=0.2), 1, width=8, seeds=(0,), init_gain=1.0)
+    assert torch.allclose(heldout_unrolled_error(single, windows[:1]), per_member[:1], rtol=1e-12)
+
+
+def test_jacobian_term_does_not_shrink_with_the_noise_scale():
+    """The Jacobian-matching probes are unit-size (the term is quadratic in the probe): the loss must not
+    depend on ``noise_std``, and its regulariser must equal weight x the mean of |(J_theta - J) v|^2."""
+    system, data, model = _pendulum_setup()
+    batch = pairs_from_windows(sample_windows(data, 8, 1, torch.Generator().manual_seed(7)))
+    values = [
+        method_loss("jacobian", model, batch, noise_std=sd, weight=3.0, generator=torch.Generator().manual_seed(8))
+        for sd in (0.01, 0.5)
+    ]
+    assert torch.equal(values[0], values[1])
+    onestep = method_loss("one_step", model, batch)
+    v = model.scale * torch.randn(batch.x.shape, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    mismatch = directional_derivative(model.step, batch.x, v)[1] - true_jvp(system, batch.x, v, "forward")
+    expected = onestep + 3.0 * ((mismatch / model.scale) ** 2).sum(-1).mean(-1).sum()
+    assert torch.allclose(values[0], expected, rtol=1e-6)
+    assert values[0] - onestep > 1e-2 * onestep  # not negligible next to the one-step loss
+    assert isinstance(batch, Batch)
 
 
 def test_cosines_lie_in_minus_one_one_and_are_exact_on_parallel_vectors():
@@ -290,6 +327,19 @@ def test_stability_and_cost_verdicts():
     assert C.stability_verdict({"a": False}).startswith("no")
     assert C.cost_verdict(4.0, 1.5).startswith("yes")
     assert C.cost_verdict(2.0, 1.9).startswith("no")
+
+
+def test_reference_fit_sentence():
+    def e(mean, sd):
+        return {"mean": mean, "sd": sd}
+
+    assert C.fits_better(e(1.0, 0.1), e(2.0, 0.5))
+    assert not C.fits_better(e(1.0, 0.3), e(1.5, 0.3))  # within the spread
+    good = {"unrolled": e(1e-3, 1e-4), "one_step": e(1e-2, 1e-3)}
+    bad = {"unrolled": e(1e-1, 1e-2), "one_step": e(1e-2, 1e-3)}
+    assert "as it should" in C.reference_fit_sentence({"a": good, "b": good})
+    assert "on a only" in C.reference_fit_sentence({"a": good, "b": bad})
+    assert "under-trained" in C.reference_fit_sentence({"a": bad, "b": bad})
 
 
 # ---------------------------------------------------------------- clear errors

@@ -119,6 +119,26 @@ def unrolled_loss(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     return total / horizon
 
 
+def heldout_unrolled_error(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
+    """Eq. (nde-unrolled) per member, without gradient: ``(S,)``, the K-step loss each member reaches on ``windows``.
+
+    Used on held-out trajectories as the validation criterion of the chapter (it is none of the
+    long-rollout test metrics); the sum over members equals :func:`unrolled_loss` up to rounding.
+    """
+    if windows.ndim != 4 or windows.shape[0] != model.n_members or windows.shape[2] < 2:
+        raise ValueError(
+            f"windows must have shape (n_members={model.n_members}, batch, K + 1 >= 2, dim), got {tuple(windows.shape)}"
+        )
+    horizon = windows.shape[2] - 1
+    total = windows.new_zeros(windows.shape[0])
+    with torch.no_grad():
+        x = windows[:, :, 0]
+        for j in range(1, horizon + 1):
+            x = model.step(x)
+            total = total + (((x - windows[:, :, j]) / model.scale) ** 2).sum(-1).mean(-1)
+    return total / horizon
+
+
 def rollout_errors(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     """The model's own rollout errors ``e_j = Phi_theta^j(x_0) - x_j`` at the inputs of steps ``j = 0 .. K-1``.
 
@@ -213,8 +233,12 @@ def method_loss(
 ) -> torch.Tensor:
     """The training loss of ``method`` on ``batch``.
 
-    ``noise_std`` (in normalised units, times ``system.scale``) sets the isotropic noise and the
-    Jacobian-matching probe directions; ``weight`` is the Jacobian term's weight ``lambda``.
+    ``noise_std`` (in normalised units, times ``system.scale``) sets the isotropic noise;
+    ``weight`` is the Jacobian term's weight ``lambda``. The Jacobian-matching probes ``v`` are
+    standard Gaussian in normalised units (``system.scale * N(0, I)``), whatever ``noise_std``: the
+    term of eq. (nde-jacobian) is quadratic in ``v``, so probes of size ``sigma`` would only rescale
+    ``lambda`` by ``sigma^2`` (with ``sigma = 0.05`` the term vanished next to the one-step loss).
+    Unit probes make it an unbiased estimate of ``lambda |J_theta - J|_F^2`` in normalised units.
     """
     check_choice("method", method, METHODS)
     noise_std = check_in_range("noise_std", noise_std, 0.0, float("inf"))
@@ -229,10 +253,9 @@ def method_loss(
     if method == "complete":
         return complete_loss(model, batch.x, batch.y, batch.delta)
     gaussian = torch.randn(batch.x.shape, generator=generator, dtype=batch.x.dtype).to(batch.x.device)
-    probe = noise_std * model.scale * gaussian
     if method == "noise_iso":
-        return noise_loss(model, batch.x, batch.y, probe)
-    return jacobian_loss(model, batch.x, batch.y, probe, weight, jvp_mode)
+        return noise_loss(model, batch.x, batch.y, noise_std * model.scale * gaussian)
+    return jacobian_loss(model, batch.x, batch.y, model.scale * gaussian, weight, jvp_mode)
 
 
 def check_horizon(horizon: int, n_steps: int) -> int:
