@@ -20,8 +20,6 @@ members of one ensemble):
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -33,6 +31,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
+from ..core.threads import one_cpu_thread
 from .losses import CHEAP_METHODS, METHODS, heldout_unrolled_error
 from .metrics import blow_up_step, energy_drift, histogram_distance, lyapunov_exponent
 from .models import HybridModel, make_model, stack_models
@@ -147,21 +146,6 @@ class StableNDEConfig(ExperimentConfig):
 
 class StableNDEResults(Results[StableNDEConfig]):
     """What :func:`run` returns: a JSON-able ``summary`` per system and the arrays the figures draw."""
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run with ``n`` torch threads, then restore the previous count.
-
-    The models are tiny: on a CPU, thread synchronisation costs more than it saves (and on a
-    loaded machine, far more), so the chapter runs single-threaded. Same count, same numbers.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def build_system(cfg: StableNDEConfig, name: str) -> System:
@@ -385,7 +369,7 @@ def run(
     and the training loop in progress is checkpointed, so ``--resume`` continues where a run stopped.
     """
     cfg, checkpoint = start_run(StableNDEConfig, config, checkpoint)
-    with torch_threads(1) if resolve_device(cfg.device).type == "cpu" else contextlib.nullcontext():
+    with one_cpu_thread(resolve_device(cfg.device)):
         parts = {
             name: (lambda i=i, name=name: _system_part(cfg, i, name, checkpoint, progress))
             for i, name in enumerate(cfg.systems)

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from ..core.figures import PALETTE
 from ..core.labs import canvas_png, interactions
-from .experiment import torch_threads
+from ..core.threads import one_cpu_thread
 from .losses import METHOD_LABELS, METHODS
 from .metrics import blow_up_step
 from .models import make_model
@@ -32,7 +32,7 @@ class StableNDELab:
         style, lay = {"description_width": "120px"}, widgets.Layout(width="330px")
         self.n_steps, self.rollout_steps, self.seed = n_steps, rollout_steps, seed
         self.system = pendulum(dt=0.2)
-        with torch_threads(1):
+        with one_cpu_thread():
             self.data = self.system.trajectories(24, 80, torch.Generator().manual_seed(seed)).unsqueeze(0)
             self.x0 = self.system.trajectories(n_curves, 1, torch.Generator().manual_seed(seed + 1))[:, 0]
             self.truth = rollout(self.system.true_step, self.x0, rollout_steps).numpy()
@@ -79,7 +79,7 @@ class StableNDELab:
         """Train a fresh model with the chosen loss, measure gradient alignment, roll it out, redraw."""
         method, k = self.method.value, self.horizon.value
         self.status.value = f"<small>training with {METHOD_LABELS[method]} …</small>"
-        with torch_threads(1):
+        with one_cpu_thread():
             model = make_model(self.system, 1, width=16, depth=2, seeds=(self.seed,))
             windows = sample_windows(self.data, 32, k, torch.Generator().manual_seed(self.seed + 2))
             opts = dict(noise_std=self.noise_std.value, weight=self.weight.value, jvp_mode="difference")
