@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from explorables.core.checkpoint import Checkpointer
+from explorables.core.threads import one_cpu_thread
 from explorables.stable_nde import (
     Config,
     complete_loss,
@@ -34,7 +35,6 @@ from explorables.stable_nde import (
     unrolled_loss,
 )
 from explorables.stable_nde import claims as C
-from explorables.stable_nde.experiment import torch_threads
 from explorables.stable_nde.losses import (
     Batch,
     directional_derivative,
@@ -49,7 +49,7 @@ from explorables.stable_nde.solvers import step as rk4_step_checked
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    with torch_threads(1):
+    with one_cpu_thread():
         yield
 
 
