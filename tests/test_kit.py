@@ -259,3 +259,15 @@ def test_one_cpu_thread_restores_the_count_even_on_errors():
     assert torch.get_num_threads() == before
     with one_cpu_thread(torch.device("meta")):  # not the CPU: left alone
         assert torch.get_num_threads() == before
+
+
+def test_readme_and_contributing_list_every_registered_chapter():
+    from pathlib import Path
+
+    from explorables.chapters import CHAPTERS
+
+    root = Path(__file__).resolve().parents[1]
+    readme, contributing = (root / "README.md").read_text(), (root / "CONTRIBUTING.md").read_text()
+    for slug in CHAPTERS:
+        assert f"`{slug}`" in readme, f"README.md does not list {slug}"
+        assert f"`{slug}`" in contributing, f"CONTRIBUTING.md does not list {slug}"
