@@ -188,11 +188,13 @@ def truth_basin_objective(Xw: np.ndarray, Yw: np.ndarray, truth: np.ndarray) -> 
     """A diagnosis that uses the truth (never part of a method): ``Σρ²`` of the pairing FAQ reaches from the truth.
 
     If UCCA's pairing scores below this, its search stopped short; if above, eq. (ucca-qap) itself
-    prefers pairings far from the truth.
+    prefers pairings far from the truth. It has its own generator (FAQ draws nothing from it when
+    given ``P0``), so it cannot shift any method's random draws.
     """
     n = Xw.shape[0]
     with threadpool_limits(1, user_api="blas"):
-        res = quadratic_assignment(Xw @ Xw.T, Yw @ Yw.T, options=dict(maximize=True, P0=np.eye(n)[truth]))
+        options = dict(maximize=True, P0=np.eye(n)[truth], rng=np.random.default_rng(0))
+        res = quadratic_assignment(Xw @ Xw.T, Yw @ Yw.T, options=options)
     return float(res.fun) / n**2
 
 
