@@ -18,6 +18,8 @@ from explorables.ucca.claims import (
     gaussian_control_verdict,
     identity_verdict,
     qap_diagnosis,
+    qap_step_sentence,
+    recovered_seeds,
     recovery_verdict,
     wins_on_dataset,
 )
@@ -171,6 +173,18 @@ def test_the_true_pairing_never_reaches_ucca_or_the_baselines(monkeypatch):
         assert aligned < 0.1  # almost no row is where its partner is
 
 
+def test_the_truth_started_diagnosis_never_feeds_back_into_any_method(monkeypatch):
+    """The diagnosis FAQ started at the truth (text only) leaves every method's numbers unchanged."""
+    cfg = E.UCCAConfig.preset("smoke", datasets=("clustered",), seeds=(0,))
+    with_diagnosis = E.trial(cfg, "clustered", 0)
+    monkeypatch.setattr(E, "truth_basin_objective", lambda *a, **k: float("nan"))
+    monkeypatch.setattr(E, "sum_squared_correlations", lambda *a, **k: float("nan"))
+    without = E.trial(cfg, "clustered", 0)
+    for key in (*E.METHODS, "ucca_pairing", "qap_found"):
+        assert without[key] == with_diagnosis[key], key
+    assert np.isnan(without["qap_truth_basin"]) and not np.isnan(with_diagnosis["qap_truth_basin"])
+
+
 # --- bad input ------------------------------------------------------------------------------------------
 
 
@@ -217,6 +231,9 @@ def test_verdict_functions_follow_their_criteria():
     assert recovery_verdict(0.9, 1.0, 0.0).startswith("yes")
     assert recovery_verdict(0.7, 1.0, 0.0).startswith("partly")  # above random + 0.5, below 0.8 x oracle
     assert recovery_verdict(0.9, 1.0, 0.5).startswith("partly")  # >= 0.8 x oracle but not random + 0.5
+    assert "below 0.8" not in recovery_verdict(0.9, 1.0, 0.5)  # its words say which criterion failed
+    assert recovered_seeds({"ucca": {"values": [0.9, 0.1, 0.85]}, "oracle": {"values": [1.0, 1.0, 1.0]},
+                            "random": {"values": [0.0, 0.0, 0.4]}}) == 1  # fmt: skip
     assert recovery_verdict(0.2, 1.0, 0.0).startswith("no")
     a, b = {"mean": 0.9, "sd": 0.05}, {"mean": 0.5, "sd": 0.1}
     assert beats_baselines(a, [b]) and not beats_baselines(b, [a])
@@ -254,3 +271,6 @@ def test_comparison_sentence_names_the_best_method():
     assert "Wasserstein–Procrustes is ahead (0.50" in text
     assert "within 0.05" in text
     assert "no unpaired method reaches 0.3 (best 0.20)" in text
+    steps = qap_step_sentence(res)
+    assert "+0.50 (UCCA ahead)" in steps and "-0.40 (Wasserstein–Procrustes ahead)" in steps
+    assert "-0.02 (little)" in steps

@@ -10,8 +10,9 @@ pairing, exactly as for UCCA.
   multimodal data by SCOT (Demetci et al., 2022); the coupling is rounded to a permutation.
 * :func:`wasserstein_procrustes_pairing`: Wasserstein–Procrustes (Grave et al., 2019), the
   unsupervised alignment of word embeddings: alternate an orthogonal map (Procrustes) and a linear
-  assignment, on the same whitened views and from the same rotation starts as UCCA, but without the
-  QAP: it isolates what the QAP step adds.
+  assignment, on the same whitened views, from as many random rotation starts of the same kind as UCCA
+  (its own draws) and with as many Procrustes rounds per start as UCCA's screening, but without the QAP
+  (no FAQ, no alternation): it isolates what the QAP step adds to those starts.
 """
 
 from __future__ import annotations
