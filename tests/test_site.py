@@ -218,7 +218,7 @@ def test_every_plotly_figure_has_drawn(visits, built_book):
             figure = figures.nth(i)
             assert figure.locator("svg.main-svg").count() > 0, f"{name}: figure {i} has no SVG"
             traces = figure.evaluate("gd => gd._fullData.filter(t => t.visible === true).length")
-            drawn = figure.locator(".trace").count()
+            drawn = figure.locator(".trace, .imagelayer image").count()  # image traces draw an <image>
             assert traces > 0 and drawn > 0, f"{name}: figure {i} drew no traces"
 
 
