@@ -106,7 +106,8 @@ def faq_pairing(
     and the gradient ``A J B`` vanishes.) With ``reflect``, FAQ then also runs from each sign flip of the
     best pairing's canonical directions (:func:`reflected_pairings`, eq. ``ucca-reflect``), repeated while
     that improves the objective. Everything is chosen by the objective alone: no pairing information is
-    used. Returns the best permutation and the ``Σρ² = tr(A P B Pᵀ)/n²`` of each FAQ run.
+    used. Returns the best permutation and the ``Σρ² = tr(A P B Pᵀ)/n²`` of each FAQ run (of its start where
+    FAQ ended lower).
     """
     Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
     n_restarts = check_int("n_restarts", n_restarts, 1)
@@ -120,20 +121,21 @@ def faq_pairing(
     starts = sorted((screened_start(Xw, Yw, rng) for _ in range(n_restarts)), key=objective, reverse=True)
     best, scores = None, []
 
-    def search(start: np.ndarray) -> bool:  # one FAQ run; True if it improves on the best so far
+    def search(start: np.ndarray) -> bool:  # one FAQ run; True if it (or its start) improves on the best so far
         nonlocal best
         options = dict(maximize=True, P0=np.eye(n)[start], maxiter=maxiter, rng=rng)
         res = quadratic_assignment(A, B, method="faq", options=options)  # scipy's FAQ
-        scores.append(float(res.fun) / n**2)
+        found = res.col_ind if float(res.fun) / n**2 >= objective(start) else start
+        scores.append(objective(found))
         if best is None or scores[-1] > max(scores[:-1]) + 1e-12:
-            best = res.col_ind
+            best = found
             return True
         return False
 
     for start in starts[:n_faq]:
         search(start)
     improved = reflect
-    while improved:  # sign flips of the best pairing's canonical directions, eq. (ucca-reflect)
+    while improved:  # FAQ from the sign flips of the best pairing's canonical directions, eq. (ucca-reflect)
         improved = any([search(p) for p in reflected_pairings(Xw, Yw, best)])
     return np.asarray(best), scores
 
