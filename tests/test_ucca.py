@@ -9,6 +9,7 @@ from scipy.optimize import quadratic_assignment
 from sklearn.cross_decomposition import CCA as SklearnCCA
 
 from explorables.ucca import experiment as E
+from explorables.ucca import method as M
 from explorables.ucca.baselines import cca_on_pairing, random_pairing
 from explorables.ucca.cca import cca, qap_objective, sum_squared_correlations, variate_correlations, whiten
 from explorables.ucca.claims import (
@@ -24,7 +25,7 @@ from explorables.ucca.claims import (
     wins_on_dataset,
 )
 from explorables.ucca.data import synthetic_views, unpaired
-from explorables.ucca.method import entropic_pairing, faq_pairing, refine_pairing, ucca
+from explorables.ucca.method import entropic_pairing, faq_pairing, refine_pairing, reflected_pairings, ucca
 
 
 def _whitened_pair(rng, n=40, d=3):
@@ -101,6 +102,38 @@ def test_faq_pairing_never_scores_below_its_starts_and_brute_force_on_tiny_input
     assert max(scores) >= 0.9 * best
 
 
+def test_reflections_lead_back_from_a_sign_flipped_pairing_toward_the_truth():
+    """A pairing with some canonical directions of the truth reflected scores lower on eq. (ucca-qap); among
+    its own reflections (eq. ucca-reflect) is one scoring higher, so the sign flips can climb back."""
+    rng = np.random.default_rng(0)
+    X, Y, shuffle = unpaired(synthetic_views(60, rng=rng, noise=0.1), rng)
+    truth = np.argsort(shuffle)
+    Xw, Yw = whiten(X, 3), whiten(Y, 3)
+    flipped = reflected_pairings(Xw, Yw, truth)
+    assert len(flipped) == 2**3 - 1
+    for p in flipped:
+        assert sorted(p) == list(range(60))  # a permutation
+        value = sum_squared_correlations(Xw, Yw, p)
+        assert value < sum_squared_correlations(Xw, Yw, truth)
+        assert max(sum_squared_correlations(Xw, Yw, q) for q in reflected_pairings(Xw, Yw, p)) > value
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_search_ends_at_least_as_high_as_every_reflection_of_its_pairing(seed):
+    """With reflections, no sign flip of the returned pairing's directions (eq. ucca-reflect) scores higher on
+    eq. (ucca-qap); without them, exactly n_faq FAQ runs."""
+    views = synthetic_views(70, rng=np.random.default_rng(seed), noise=0.3)
+    X, Y, _ = unpaired(views, np.random.default_rng(seed))
+    Xw, Yw = whiten(X, 3), whiten(Y, 3)
+    _, plain_scores = faq_pairing(Xw, Yw, n_restarts=6, n_faq=2, reflect=False, rng=np.random.default_rng(seed))
+    assert len(plain_scores) == 2
+    found, scores = faq_pairing(Xw, Yw, n_restarts=6, n_faq=2, rng=np.random.default_rng(seed))
+    value = sum_squared_correlations(Xw, Yw, found)
+    assert len(scores) >= 2 + 2**3 - 1  # at least one round of the 7 reflections
+    assert value == pytest.approx(max(scores))
+    assert all(sum_squared_correlations(Xw, Yw, p) <= value + 1e-12 for p in reflected_pairings(Xw, Yw, found))
+
+
 def test_entropic_relaxation_reaches_a_good_pairing_on_small_clustered_data():
     rng = np.random.default_rng(6)
     views = synthetic_views(80, rng=rng, noise=0.1)
@@ -160,11 +193,21 @@ def test_the_true_pairing_never_reaches_ucca_or_the_baselines(monkeypatch):
 
     for name in ("ucca", "wasserstein_procrustes_pairing", "gromov_wasserstein_pairing"):
         monkeypatch.setattr(E, name, spy(getattr(E, name)))
+    reflected: list[np.ndarray] = []  # the reflection step runs inside ucca, on what ucca was given
+    real_reflect = M.reflected_pairings
+
+    def spy_reflect(Xw, Yw, pairing):
+        reflected.append(np.array(Yw))
+        return real_reflect(Xw, Yw, pairing)
+
+    monkeypatch.setattr(M, "reflected_pairings", spy_reflect)
     cfg = E.UCCAConfig.preset("smoke", datasets=("clustered",), seeds=(0,))
     rng = np.random.default_rng([cfg.seed, 0, E.DATASETS.index("clustered")])
     train, _ = E.load_split(cfg, "clustered", rng)  # the same draw the trial makes
     E.trial(cfg, "clustered", 0)
     assert len(seen) == 3
+    assert reflected  # the step ran, and only on the whitened shuffled Y ucca received
+    np.testing.assert_allclose(reflected[0], whiten(seen[0][1], cfg.d_reduced))
     for X, Y in seen:
         np.testing.assert_array_equal(X, train.X)
         assert not np.array_equal(Y, train.Y)  # shuffled ...

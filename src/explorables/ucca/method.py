@@ -5,7 +5,8 @@ The pipeline (our reconstruction from the abstract; see the chapter):
 1. whiten each view to ``d`` principal directions, separately (eq. ``ucca-whiten``): no pairing needed;
 2. find a pairing ``P`` that maximises ``Σ ρ_i²(P) = tr(A P B Pᵀ) / n²`` (eq. ``ucca-qap``), a
    Koopmans–Beckmann QAP, approximately: scipy's FAQ from several starts, each a random rotation
-   of the reduced space (:func:`faq_pairing`), or, for large ``n``, an entropic relaxation in
+   of the reduced space, then the sign flips of the best pairing's canonical directions
+   (:func:`faq_pairing`, :func:`reflected_pairings`), or, for large ``n``, an entropic relaxation in
    torch (:func:`entropic_pairing`);
 3. alternate CCA on the matched pairs and a linear assignment (:func:`refine_pairing`,
    eq. ``ucca-alternate``), which never decreases the sum of the top-``k`` correlations;
@@ -17,6 +18,7 @@ Nothing here ever sees the true pairing: the functions receive two sets of rows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import product
 
 import numpy as np
 import torch
@@ -67,6 +69,24 @@ def screened_start(Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator, n_s
     return pairing
 
 
+def reflected_pairings(Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray) -> list[np.ndarray]:
+    """The pairings of ``pairing``'s canonical directions with some of their signs flipped (eq. ``ucca-reflect``).
+
+    CCA on the matched pairs gives ``X̃ᵀPỸ/n = U diag(ρ) Vᵀ``; each direction is defined only up to
+    sign, so for every sign vector ``σ ∈ {±1}^d`` other than all ``+1`` the pairing
+    ``max_P tr(P Ỹ V diag(σ) Uᵀ X̃ᵀ)`` (scipy's ``linear_sum_assignment``) matches ``x̃_i`` with the ``ỹ_j``
+    whose ``c``-th canonical coordinate is *reflected* where ``σ_c = −1``. Returns the ``2^d − 1`` pairings;
+    the QAP objective decides between them and ``pairing`` (no pairing information is used).
+    """
+    u, _, vt = np.linalg.svd(Xw.T @ Yw[pairing])
+    out = []
+    for signs in product((1.0, -1.0), repeat=Xw.shape[1]):
+        if min(signs) < 0:
+            _, reflected = linear_sum_assignment(Xw @ (u * np.array(signs)) @ vt @ Yw.T, maximize=True)
+            out.append(reflected)
+    return out
+
+
 def faq_pairing(
     Xw: np.ndarray,
     Yw: np.ndarray,
@@ -74,6 +94,7 @@ def faq_pairing(
     n_restarts: int = 48,
     n_faq: int = 5,
     maxiter: int = 30,
+    reflect: bool = True,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, list[float]]:
     """Approximately maximise ``tr(A P B Pᵀ)`` (eq. ``ucca-qap``) with scipy's FAQ from the best starts.
@@ -82,8 +103,11 @@ def faq_pairing(
     starts (:func:`screened_start`: a random rotation of the reduced space, then a few Procrustes
     rounds) are ranked by the QAP objective; FAQ runs from the ``n_faq`` best. (The barycentre
     ``11ᵀ/n``, scipy's default, is a stationary point here: the views are centred, so ``A 1 = 0``
-    and the gradient ``A J B`` vanishes.) Everything is chosen by the objective alone: no pairing
-    information is used. Returns the best permutation and the ``Σρ² = tr(A P B Pᵀ)/n²`` of each FAQ run.
+    and the gradient ``A J B`` vanishes.) With ``reflect``, FAQ then also runs from each sign flip of the
+    best pairing's canonical directions (:func:`reflected_pairings`, eq. ``ucca-reflect``), repeated while
+    that improves the objective. Everything is chosen by the objective alone: no pairing information is
+    used. Returns the best permutation and the ``Σρ² = tr(A P B Pᵀ)/n²`` of each FAQ run (of its start where
+    FAQ ended lower).
     """
     Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
     n_restarts = check_int("n_restarts", n_restarts, 1)
@@ -96,12 +120,23 @@ def faq_pairing(
 
     starts = sorted((screened_start(Xw, Yw, rng) for _ in range(n_restarts)), key=objective, reverse=True)
     best, scores = None, []
-    for start in starts[:n_faq]:
+
+    def search(start: np.ndarray) -> bool:  # one FAQ run; True if it (or its start) improves on the best so far
+        nonlocal best
         options = dict(maximize=True, P0=np.eye(n)[start], maxiter=maxiter, rng=rng)
         res = quadratic_assignment(A, B, method="faq", options=options)  # scipy's FAQ
-        scores.append(float(res.fun) / n**2)
-        if best is None or scores[-1] > max(scores[:-1]):
-            best = res.col_ind
+        found = res.col_ind if float(res.fun) / n**2 >= objective(start) else start
+        scores.append(objective(found))
+        if best is None or scores[-1] > max(scores[:-1]) + 1e-12:
+            best = found
+            return True
+        return False
+
+    for start in starts[:n_faq]:
+        search(start)
+    improved = reflect
+    while improved:  # FAQ from the sign flips of the best pairing's canonical directions, eq. (ucca-reflect)
+        improved = any([search(p) for p in reflected_pairings(Xw, Yw, best)])
     return np.asarray(best), scores
 
 
@@ -114,6 +149,7 @@ def entropic_pairing(
     n_outer: int = 30,
     n_sinkhorn: int = 50,
     device: str = "cpu",
+    reflect: bool = True,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, list[float]]:
     """An entropic relaxation of eq. ``ucca-qap`` for large ``n`` (torch, any device), rounded to permutations.
@@ -122,7 +158,9 @@ def entropic_pairing(
     iteration of Peyré et al. (2016) for the inner-product loss: ``T ← Sinkhorn(exp(A T B / ε))``.
     ``A T B = X̃ (X̃ᵀ T Ỹ) Ỹᵀ`` costs ``O(n² d)``, never ``O(n³)``. Each restart starts from a
     :func:`rotation_start` pairing; each result is rounded with ``linear_sum_assignment`` on ``T``
-    and the best by ``Σρ²`` is kept. Returns it and every restart's ``Σρ²``.
+    and the best by ``Σρ²`` is kept. With ``reflect``, the sign flips of its canonical directions
+    (:func:`reflected_pairings`, eq. ``ucca-reflect``) replace it while one scores higher (assignments
+    only: no FAQ at this ``n``). Returns it and every restart's ``Σρ²``.
     """
     Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
     n_restarts = check_int("n_restarts", n_restarts, 1)
@@ -150,6 +188,14 @@ def entropic_pairing(
         scores.append(float(np.sum((Xw.T @ Yw[pairing] / n) ** 2)))
         if best is None or scores[-1] > max(scores[:-1]):
             best = pairing
+    improved = reflect
+    while improved:  # sign flips of the best pairing's canonical directions, eq. (ucca-reflect)
+        candidates = [(float(np.sum((Xw.T @ Yw[p] / n) ** 2)), p) for p in reflected_pairings(Xw, Yw, best)]
+        value, reflection = max(candidates, key=lambda c: c[0])
+        improved = value > max(scores) + 1e-12
+        if improved:
+            best = reflection
+            scores.append(value)
     return np.asarray(best), scores
 
 
@@ -188,6 +234,7 @@ def ucca(
     n_faq: int = 5,
     n_alternations: int = 10,
     solver: str = "faq",
+    reflect: bool = True,
     device: str = "cpu",
     rng: np.random.Generator,
 ) -> UCCAFit:
@@ -215,9 +262,9 @@ def ucca(
     # n × n products of small matrices: one BLAS thread is faster, and on a shared machine far faster
     with threadpool_limits(1, user_api="blas"):
         if solver == "faq":  # step 2, eq. (ucca-qap)
-            start, restarts = faq_pairing(Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, rng=rng)
+            start, restarts = faq_pairing(Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, reflect=reflect, rng=rng)
         else:
-            start, restarts = entropic_pairing(Xw, Yw, n_restarts=n_restarts, device=device, rng=rng)
+            start, restarts = entropic_pairing(Xw, Yw, n_restarts=n_restarts, device=device, reflect=reflect, rng=rng)
         qap = float(np.sum((Xw.T @ Yw[start] / n) ** 2))
         pairings, objectives = refine_pairing(Xw, Yw, start, n_components, n_alternations)  # step 3
     u, s, vt = np.linalg.svd(Xw.T @ Yw[pairings[-1]] / n)  # step 4: the last CCA, on raw coordinates
