@@ -6,6 +6,8 @@ criterion in its docstring, each unit-tested), so the table in the book is never
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..core.tables import Claim, markdown_table
 from ..core.tables import claims_table as claims_markdown  # noqa: F401 - what the notebook imports
 from .experiment import DATASET_NAMES, METHOD_NAMES, METHODS, UCCAResults
@@ -68,14 +70,24 @@ def baselines_verdict(wins: dict[str, bool]) -> str:
     return "no: not clearly ahead of the baselines on any real dataset"
 
 
-def gaussian_control_verdict(gaussian_ratio: float, clustered_ratio: float) -> str:
-    """The identifiability limit: yes if UCCA/oracle (means over seeds) is < 0.8 on Gaussian latents while
-    >= 0.8 on clustered ones (the recovery criterion fails on one and holds on the other)."""
-    if gaussian_ratio < 0.8 <= clustered_ratio:
-        return "yes: below 0.8 × oracle on Gaussian latents, above it on clustered ones"
-    if gaussian_ratio < 0.8:
+def gaussian_control_verdict(gaussian_ratios: Sequence[float], clustered_ratio: float) -> str:
+    """The identifiability limit: yes if UCCA/oracle stays < 0.8 on most Gaussian-latent seeds (so its mean is
+    < 0.8 too) while the clustered mean is >= 0.8; partly if the Gaussian mean is < 0.8 but most Gaussian seeds
+    reach 0.8 (a mean pulled down by a few failures is not a limit), or if the clustered mean is below 0.8 too;
+    no if the Gaussian mean reaches 0.8."""
+    ratios = [float(r) for r in gaussian_ratios]
+    if not ratios:
+        raise ValueError("gaussian_ratios must hold at least one seed's UCCA / oracle ratio")
+    mean = sum(ratios) / len(ratios)
+    reached = sum(r >= 0.8 for r in ratios)
+    if mean >= 0.8:
+        return "no: UCCA reaches 0.8 × oracle on Gaussian latents as well"
+    if 2 * reached > len(ratios):
+        return (f"partly: below 0.8 × oracle on average, but UCCA reaches it on {reached} of {len(ratios)} "
+                "Gaussian seeds (a finite sample is not rotation-invariant enough)")  # fmt: skip
+    if clustered_ratio < 0.8:
         return "partly: below 0.8 × oracle on Gaussian latents, but on clustered ones too"
-    return "no: UCCA reaches 0.8 × oracle on Gaussian latents as well"
+    return "yes: below 0.8 × oracle on most Gaussian seeds, above it on clustered ones"
 
 
 def _triple(s: dict) -> str:
@@ -137,12 +149,12 @@ def claims(results: UCCAResults) -> list[Claim]:
         rows.append(Claim(
             "Control (ours, not the paper's): without non-Gaussian structure (a Gaussian latent, not identifiable "
             "in the population) UCCA should fall short",
-            f"same views with a Gaussian latent; {seeds}; criterion: mean UCCA / oracle < 0.8 on the Gaussian "
-            "latent and ≥ 0.8 on the clustered one",
+            f"same views with a Gaussian latent; {seeds}; criterion: UCCA / oracle < 0.8 on most Gaussian "
+            "seeds (and on average), ≥ 0.8 on the clustered latent",
             f"UCCA / oracle: Gaussian {g['ucca_over_oracle']['mean']:.2f} ± {g['ucca_over_oracle']['sd']:.2f} "
             f"(per seed {per_seed}), clustered {c['ucca_over_oracle']['mean']:.2f} ± "
             f"{c['ucca_over_oracle']['sd']:.2f}",
-            gaussian_control_verdict(g["ucca_over_oracle"]["mean"], c["ucca_over_oracle"]["mean"]),
+            gaussian_control_verdict(g["ucca_over_oracle"]["values"], c["ucca_over_oracle"]["mean"]),
         ))  # fmt: skip
     return rows
 
