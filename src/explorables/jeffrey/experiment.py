@@ -204,18 +204,53 @@ def _toy_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -> 
         torch.manual_seed(cfg.seed)
         data = Y.sample_toy(cfg.n_toy_train, gen).to(device)
         schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
-        model = D.TimeMLP(2, 2, cfg.n_diffusion_steps, cfg.toy_d_hidden).to(device)
-        losses = D.fit(
-            model,
-            D.denoiser_loss(data, schedule, cfg.toy_batch_size),
-            n_steps=cfg.n_toy_denoiser_steps,
-            lr=cfg.lr,
-            generator=gen,
-            checkpoint=checkpoint,
-            name="toy_model/denoiser",
-        )
+        model, losses = train_toy_denoiser(cfg, data, schedule, gen, device, checkpoint)
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     return {"final_loss": losses[-1]}, {"denoiser": state}
+
+
+def train_toy_denoiser(
+    cfg: JeffreyConfig,
+    data: torch.Tensor,
+    schedule: D.NoiseSchedule,
+    gen: torch.Generator,
+    device: torch.device,
+    checkpoint: Checkpointer | None = None,
+) -> tuple[D.TimeMLP, list[float]]:
+    """The toy's noise predictor trained on ``data`` with the DDPM noise-prediction loss; also its loss per step."""
+    model = D.TimeMLP(2, 2, cfg.n_diffusion_steps, cfg.toy_d_hidden).to(device)
+    losses = D.fit(
+        model,
+        D.denoiser_loss(data, schedule, cfg.toy_batch_size),
+        n_steps=cfg.n_toy_denoiser_steps,
+        lr=cfg.lr,
+        generator=gen,
+        checkpoint=checkpoint,
+        name="toy_model/denoiser",
+    )
+    return model, losses
+
+
+def train_toy_classifier(
+    cfg: JeffreyConfig, data: torch.Tensor, schedule: D.NoiseSchedule, gen: torch.Generator, device: torch.device
+) -> D.TimeMLP:
+    """The toy's time-dependent classifier c_t(s | x_t) over the four cells, trained on noised ``data``."""
+    clf = toy_classifier(cfg, None, device)
+    D.fit(
+        clf,
+        D.classifier_loss(data, Y.toy_cells(data), schedule, cfg.toy_batch_size),
+        n_steps=cfg.n_toy_classifier_steps,
+        lr=cfg.lr,
+        generator=gen,
+    )
+    return clf
+
+
+def seeded_generator(cfg: JeffreyConfig, seed: int) -> tuple[int, torch.Generator]:
+    """``(run_seed, generator)`` for one of ``cfg.seeds``; torch's global state is seeded with it too."""
+    run_seed = 10_000 * cfg.seed + seed
+    torch.manual_seed(run_seed)
+    return run_seed, torch.Generator().manual_seed(run_seed)
 
 
 def toy_denoiser(cfg: JeffreyConfig, state: dict, device: torch.device) -> D.TimeMLP:
@@ -277,18 +312,9 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
                 rows.append(done["row"])
                 curves = done["curves"] or curves
                 continue
-            run_seed = 10_000 * cfg.seed + seed
-            gen = torch.Generator().manual_seed(run_seed)
-            torch.manual_seed(run_seed)
+            run_seed, gen = seeded_generator(cfg, seed)
             data = Y.sample_toy(cfg.n_toy_train, gen).to(device)
-            clf = toy_classifier(cfg, None, device)
-            D.fit(
-                clf,
-                D.classifier_loss(data, Y.toy_cells(data), schedule, cfg.toy_batch_size),
-                n_steps=cfg.n_toy_classifier_steps,
-                lr=cfg.lr,
-                generator=gen,
-            )
+            clf = train_toy_classifier(cfg, data, schedule, gen, device)
             unguided = D.sample(denoiser, schedule, n, (2,), generator=gen).cpu()
             p_model = cell_frequencies(Y.toy_cells(unguided), Y.N_CELLS)
             q = supported_target(independent_target(p_model.reshape(2, 2)).ravel(), p_model)
@@ -492,9 +518,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                 rows.append(done["row"])
                 curves = done["curves"] or curves
                 continue
-            run_seed = 10_000 * cfg.seed + seed
-            gen = torch.Generator().manual_seed(run_seed)
-            torch.manual_seed(run_seed)
+            run_seed, gen = seeded_generator(cfg, seed)
 
             def draw(n: int, potential: D.Potential | None = None, gen: torch.Generator = gen) -> torch.Tensor:
                 return D.sample(

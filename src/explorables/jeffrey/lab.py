@@ -25,6 +25,8 @@ from .experiment import (
     jeffrey_potential,
     toy_classifier,
     toy_denoiser,
+    train_toy_classifier,
+    train_toy_denoiser,
 )
 from .metrics import cell_frequencies
 from .rule import jeffrey_weights, tv_distance
@@ -43,22 +45,8 @@ def _train_small(cfg: JeffreyConfig) -> tuple[dict, dict]:
     schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps)
     data = Y.sample_toy(cfg.n_toy_train, gen)
     with one_cpu_thread(device):
-        den = toy_denoiser(cfg, D.TimeMLP(2, 2, cfg.n_diffusion_steps, cfg.toy_d_hidden).state_dict(), device)
-        D.fit(
-            den,
-            D.denoiser_loss(data, schedule, cfg.toy_batch_size),
-            n_steps=cfg.n_toy_denoiser_steps,
-            lr=cfg.lr,
-            generator=gen,
-        )
-        clf = toy_classifier(cfg, None, device)
-        D.fit(
-            clf,
-            D.classifier_loss(data, Y.toy_cells(data), schedule, cfg.toy_batch_size),
-            n_steps=cfg.n_toy_classifier_steps,
-            lr=cfg.lr,
-            generator=gen,
-        )
+        den, _ = train_toy_denoiser(cfg, data, schedule, gen, device)
+        clf = train_toy_classifier(cfg, data, schedule, gen, device)
     return den.state_dict(), clf.state_dict()
 
 
