@@ -16,10 +16,11 @@ help:
 	@echo "make bench  chapter execution time, live-lab latency, kernel speed (benchmarks/README.md)"
 	@echo "make notebooks  regenerate the Colab copies notebooks/*.ipynb after editing a chapter"
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	touch $(STAMP)
 
 install: $(STAMP)
