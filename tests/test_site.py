@@ -285,6 +285,50 @@ def test_clicking_every_header_button_makes_no_outside_request(browser, site_url
         visit.close()
 
 
+@pytest.mark.parametrize("width", [400, 900])
+def test_navigation_menus_open_on_phones_and_tablets(browser, site_url, width):
+    """The visible menu button opens the chapter list, and the contents button the page contents
+    (both themes bind only the first, hidden, toggle: book/_static/sidebar-toggles.js)."""
+    chapter = CHAPTERS[0].stem
+    context = browser.new_context(viewport={"width": width, "height": 850})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/book/{chapter}.html", wait_until="load")
+        for toggle, dialog in [(".primary-toggle", "#pst-primary-sidebar-modal"),
+                               (".secondary-toggle", "#pst-secondary-sidebar-modal")]:
+            visible = page.locator(f"{toggle}:visible")
+            assert visible.count() >= 1, f"no visible {toggle} at {width} px"
+            visible.first.click()
+            page.wait_for_timeout(300)
+            assert page.locator(dialog).evaluate("d => d.open"), f"{toggle} did not open {dialog} at {width} px"
+            assert page.locator(f"{dialog} a").first.is_visible()
+            if toggle == ".primary-toggle":
+                page.screenshot(path=SCREENSHOTS / f"phone-menu-{width}px.png")
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(200)
+            assert not page.locator(dialog).evaluate("d => d.open")
+    finally:
+        context.close()
+
+
+def test_sidebar_button_hides_the_chapter_list_on_wide_screens(browser, site_url):
+    chapter = CHAPTERS[0].stem
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/book/{chapter}.html", wait_until="load")
+        sidebar = page.locator("#pst-primary-sidebar")
+        assert sidebar.is_visible()
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_timeout(300)
+        assert not sidebar.is_visible(), "the sidebar button did not hide the chapter list at 1280 px"
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_timeout(300)
+        assert sidebar.is_visible()
+    finally:
+        context.close()
+
+
 def test_downloaded_notebooks_read_as_plain_jupyter_markdown(built_book):
     """The .ipynb download: the executed chapter, MyST converted, glued numbers in the text."""
     import nbformat
