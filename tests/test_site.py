@@ -248,6 +248,36 @@ def test_math_is_typeset_locally(visits):
     assert page.locator("mjx-container").count() > 5
 
 
+def test_glued_numbers_read_as_part_of_their_sentence(visits):
+    """A glued value has its paragraph's weight (myst-nb's default bold made whole paragraphs bold)."""
+    for name, visit in visits.items():
+        bold = visit.page.evaluate(
+            """() => [...document.querySelectorAll('span.pasted-text')].filter(
+                   e => getComputedStyle(e).fontWeight !== getComputedStyle(e.parentElement).fontWeight
+               ).map(e => e.textContent.slice(0, 40))"""
+        )
+        assert not bold, f"{name}: glued values in another weight than their text: {bold[:5]}"
+
+
+def test_printed_output_is_never_cut_off(visits):
+    """No printed line hides its end behind a scroll bar at 1280 px (routing's 'LPs solved' value was)."""
+    for name, visit in visits.items():
+        clipped = visit.page.evaluate(
+            """() => [...document.querySelectorAll('div.cell_output pre')].filter(
+                   e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))"""
+        )
+        assert not clipped, f"{name}: printed output wider than the page: {clipped[:3]}"
+
+
+def test_live_lab_labels_are_not_truncated(visits):
+    for name, visit in visits.items():
+        cut = visit.page.evaluate(
+            """() => [...document.querySelectorAll('.widget-label')].filter(
+                   e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+        )
+        assert not cut, f"{name}: live-lab labels cut off: {cut}"
+
+
 def test_launch_buttons_on_every_chapter(visits):
     url, branch = colab.repository()
     repo = url.removeprefix("https://github.com/")

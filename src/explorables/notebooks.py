@@ -45,6 +45,8 @@ from typing import Any
 
 import nbformat
 
+from explorables import teaching
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # --- inside a notebook: glue -----------------------------------------------------------------------
@@ -453,7 +455,11 @@ class Converter:
         if name in ("tab-set", "tab-item", "card", "grid", "grid-item", "grid-item-card", "div", "container"):
             heading = f"**{self.inline(block.arg)}**\n\n" if block.arg else ""
             return heading + self.markdown(block.body)
-        if name in ("raw", "eval-rst", "nb-exec-table", "tableofcontents", "toctree", "only"):
+        if name == "teaching":
+            card = teaching.parse_card(block.body)
+            return _quote("**Learning goals and prerequisites**", self.markdown(teaching.card_markdown(card)))
+        if name in ("raw", "eval-rst", "nb-exec-table", "tableofcontents", "toctree", "only", "instructor-notes",
+                    "course-map"):
             return ""
         heading = f"**{name.title()}{': ' + self.inline(block.arg) if block.arg else ''}**"
         return _quote(heading, self.markdown(block.body))

@@ -239,6 +239,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_js_file(None, body=MATHJAX2_SHIM, priority=90)  # before MathJax and the widget embedder
     # book/_static/sidebar-toggles.js: the phone menu and the sidebar collapse button (see the file)
     app.add_js_file("sidebar-toggles.js", loading_method="defer")
+    app.add_css_file("explorables.css")  # book/_static/explorables.css
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
     app.connect("build-finished", _copy_assets)
     app.connect("html-page-context", _point_launch_buttons_at_notebooks, priority=900)  # after sphinx-book-theme
