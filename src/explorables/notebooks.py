@@ -237,8 +237,9 @@ class Bibliography:
             return key
         people = entry.persons.get("author") or entry.persons.get("editor") or []
         names = [Text.from_latex(" ".join(p.last_names)).render_as("text") for p in people]
-        if not names:
-            return key
+        if not names:  # authors unknown (a paper cited by title and venue): its title, as the site does
+            title = entry.fields.get("title")
+            return f"*{Text.from_latex(title).render_as('text')}*" if title else key
         if len(names) == 1:
             return names[0]
         if len(names) == 2:
