@@ -154,11 +154,16 @@ def eval_batch(tasks: tuple[str, ...], n_seeds: int, n: int, n_steps: int, seed:
 
 
 @torch.no_grad()
-def eval_losses(params: Params, net: Net, schedule: Schedule, batch: dict, seed_of: torch.Tensor) -> torch.Tensor:
-    """Denoising loss of every member on every task's fixed evaluation batch: ``(M, K)``."""
+def eval_losses(
+    params: Params, net: Net, schedule: Schedule, batch: dict, seed_of: torch.Tensor, first_task: int = 0
+) -> torch.Tensor:
+    """Denoising loss of every member on every task's fixed evaluation batch: ``(M, K)``.
+
+    ``batch`` may hold a slice of the tasks, starting at task index ``first_task``.
+    """
     x, t, noise = batch["x"][seed_of], batch["t"][seed_of], batch["noise"][seed_of]  # (M, K, n, d)
     m, k, n, d = x.shape
-    task = torch.arange(k, device=x.device).view(1, k, 1).expand(m, k, n)
+    task = torch.arange(first_task, first_task + k, device=x.device).view(1, k, 1).expand(m, k, n)
     losses = per_sample_loss(params, net, schedule, x.reshape(m, k * n, d), task.reshape(m, -1), t.reshape(m, -1),
                              noise.reshape(m, k * n, d))  # fmt: skip
     return losses.view(m, k, n).mean(-1)
@@ -302,8 +307,11 @@ def reconvergence_steps(
     bound = (1 + tol) * target
     found = torch.full(target.shape, float(max_steps + eval_every), device=device)
 
+    one_task = {k: v[:, task_index : task_index + 1] for k, v in eval_set.items()}  # (S, 1, n, ...)
+
     def check(step: int) -> None:
-        loss = eval_losses({k: v.detach() for k, v in params.items()}, net, schedule, eval_set, seed_of)[:, task_index]
+        detached = {k: v.detach() for k, v in params.items()}
+        loss = eval_losses(detached, net, schedule, one_task, seed_of, first_task=task_index)[:, 0]
         hit = (loss <= bound) & (found > max_steps)
         found[hit] = float(step)
 

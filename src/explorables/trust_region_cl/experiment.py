@@ -68,7 +68,7 @@ class TrustRegionCLConfig(ExperimentConfig):
     lr: float = param(1e-2, Positive(), "Adam learning rate (every method, and the re-convergence fine-tuning)")
     replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
     trust_lambda: float = param(
-        1.0, Float(0.0, 1e6), "strength lambda of the Fisher trust region of TR-CL and its control, eq. (trcl-penalty)"
+        1000.0, Float(0.0, 1e6), "strength lambda of the Fisher trust region of TR-CL and its control, eq. (trcl-penalty)"
     )
     ewc_lambda: float = param(1000.0, Float(0.0, 1e9), "strength lambda of EWC's Fisher penalty (no replay)")
     reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
@@ -86,7 +86,7 @@ class TrustRegionCLConfig(ExperimentConfig):
     reconverge_max_steps: int = param(100, Int(1), "re-convergence: at most this many fine-tuning steps")
     reconverge_eval_every: int = param(2, Int(1), "re-convergence: fine-tuning steps between two loss checks")
     maml_lambda_grid: tuple[float, ...] = param(
-        (0.3, 3.0, 30.0, 300.0),
+        (10.0, 100.0, 1000.0, 10000.0),
         Tuple(Positive(), increasing=True),
         "MAML reading: trust-region strengths lambda, from loose to tight",
     )
@@ -110,7 +110,7 @@ class TrustRegionCLConfig(ExperimentConfig):
             n_projections=16,
             n_eval=64,
             reconverge_max_steps=20,
-            maml_lambda_grid=(1.0, 100.0),
+            maml_lambda_grid=(10.0, 10000.0),
             maml_steps=20,
             n_maml=64,
         ),
@@ -216,6 +216,7 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
             "first_task_forgetting": _stats((final - just_after)[sl, 0].cpu().numpy()),
             "last_task_swd": _stats(final[sl, -1].cpu().numpy()),
             "loss_increase": _stats(loss_increase[sl].cpu().numpy()),
+            "first_task_loss_increase": _stats((record.eval_losses[-1] - post_loss)[sl, 0].cpu().numpy()),
             "final_loss": _stats(record.eval_losses[-1][sl].mean(1).cpu().numpy()),
         }
     curves = {

@@ -32,10 +32,10 @@ LAB_METHODS: tuple[str, ...] = ("finetune", "trcl")
 class TrustRegionCLLab:
     """The panel; ``TrustRegionCLLab().widget`` is what the notebook displays."""
 
-    def __init__(self, n_steps_per_task: int = 80, n_samples: int = 150, seed: int = 0):
+    def __init__(self, n_steps_per_task: int = 150, n_samples: int = 150, seed: int = 0):
         style, lay = {"description_width": "130px"}, widgets.Layout(width="340px")
         self.n_steps, self.n_samples, self.seed = n_steps_per_task, n_samples, seed
-        self.trust = widgets.FloatLogSlider(value=1.0, base=10, min=-2, max=3, step=0.25,
+        self.trust = widgets.FloatLogSlider(value=1000.0, base=10, min=0, max=4, step=0.25,
                                             description="trust region λ", style=style, layout=lay)  # fmt: skip
         self.replay = widgets.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25, description="replay weight β",
                                           style=style, layout=lay)  # fmt: skip
@@ -60,14 +60,14 @@ class TrustRegionCLLab:
         tasks = ORDERS[self.order.value]
         self.status.value = "<small>training fine-tuning and TR-CL on three tasks …</small>"
         with one_cpu_thread():
-            net, schedule = Net(2, len(tasks), width=32, depth=2), make_schedule(20)
+            net, schedule = Net(2, len(tasks), width=48, depth=2), make_schedule(30)
             members = [Member(m, 0) for m in LAB_METHODS]
             params = init_params(net, [self.seed] * len(members))
             record = train_sequence(
                 params, net, schedule, tasks, members,
                 Strengths(replay_weight=self.replay.value, trust_lambda=self.trust.value),
-                n_seeds=1, n_steps_per_task=self.n_steps, batch_size=64, lr=5e-3, n_fisher=32,
-                n_samples=self.n_samples, eval_set=eval_batch(tasks, 1, 8, 20, self.seed, "cpu"), seed=self.seed,
+                n_seeds=1, n_steps_per_task=self.n_steps, batch_size=64, lr=1e-2, n_fisher=32,
+                n_samples=self.n_samples, eval_set=eval_batch(tasks, 1, 8, 30, self.seed, "cpu"), seed=self.seed,
             )  # fmt: skip
             g = torch.Generator().manual_seed(self.seed + 1)
             real = torch.stack([sample_task(t, self.n_samples, g) for t in tasks])
@@ -115,5 +115,5 @@ def benchmark_interactions(lab: TrustRegionCLLab | None = None) -> dict[str, lis
     lab = lab or TrustRegionCLLab()
     return interactions(
         redraw=[(lab.after, (1, 2, 3) * 4)],
-        rerun=[(lab.trust, (10.0, 1.0)), (lab.replay, (0.0, 1.0)), (lab.order, (list(ORDERS)[1], list(ORDERS)[0]))],
+        rerun=[(lab.trust, (10.0, 1000.0)), (lab.replay, (0.0, 1.0)), (lab.order, (list(ORDERS)[1], list(ORDERS)[0]))],
     )
