@@ -54,8 +54,15 @@ def test_fisher_matches_a_per_sample_loop():
         expected = {k: torch.zeros_like(v[m]) for k, v in params.items()}
         for n in range(7):
             p = {k: v[m : m + 1].clone().requires_grad_(True) for k, v in params.items()}
-            loss = per_sample_loss(p, NET, SCHEDULE, x[m : m + 1, n : n + 1], task[m : m + 1, n : n + 1],
-                                   t[m : m + 1, n : n + 1], noise[m : m + 1, n : n + 1]).sum()  # fmt: skip
+            loss = per_sample_loss(
+                p,
+                NET,
+                SCHEDULE,
+                x[m : m + 1, n : n + 1],
+                task[m : m + 1, n : n + 1],
+                t[m : m + 1, n : n + 1],
+                noise[m : m + 1, n : n + 1],
+            ).sum()
             grads = torch.autograd.grad(loss, list(p.values()))
             for k, g in zip(p, grads, strict=True):
                 expected[k] += g[0].pow(2) / 7
@@ -97,7 +104,10 @@ def test_members_are_independent():
 
 def test_sliced_wasserstein_matches_pot_exact_transport_on_each_direction():
     g = torch.Generator().manual_seed(5)
-    x, y = torch.randn(40, 2, generator=g, dtype=torch.float64), 2 + torch.randn(40, 2, generator=g, dtype=torch.float64)
+    x, y = (
+        torch.randn(40, 2, generator=g, dtype=torch.float64),
+        2 + torch.randn(40, 2, generator=g, dtype=torch.float64),
+    )
     dirs = random_directions(6, 2, g).double()
     per_direction = []
     for d in dirs:  # exact 1-D optimal transport with squared cost, by POT's network simplex
@@ -131,9 +141,23 @@ def test_training_never_sees_real_data_of_earlier_tasks(monkeypatch):
         assert set(calls) <= {tasks[k]}, f"task {k + 1} drew real data of {set(calls) - {tasks[k]}}"
         calls.clear()
 
-    continual.train_sequence(init_params(net, [0] * 3), net, make_schedule(10), tasks, members, Strengths(),
-                             n_seeds=1, n_steps_per_task=3, batch_size=8, lr=1e-2, n_fisher=4, n_samples=6,
-                             eval_set=eval_set, seed=0, on_step=on_step)  # fmt: skip
+    continual.train_sequence(
+        init_params(net, [0] * 3),
+        net,
+        make_schedule(10),
+        tasks,
+        members,
+        Strengths(),
+        n_seeds=1,
+        n_steps_per_task=3,
+        batch_size=8,
+        lr=1e-2,
+        n_fisher=4,
+        n_samples=6,
+        eval_set=eval_set,
+        seed=0,
+        on_step=on_step,
+    )
     assert current.count("moons") == 3 and current.count("circles") == 3
 
 
@@ -143,8 +167,19 @@ def test_maml_reading_tends_to_the_one_step_update_as_the_trust_region_tightens(
     fisher = {k: 0.5 + torch.rand(v.shape, generator=g).expand_as(v).clone() for k, v in anchor.items()}
     fisher = {k: f.clone() for k, f in fisher.items()}
     new, rep = _batch(3, 16, 1), _batch(3, 16, 2)
-    out = maml_reading(anchor, fisher, NET, SCHEDULE, new, rep, torch.tensor([1.0, 100.0, 10_000.0]),
-                       replay_weight=1.0, damping=0.1, n_steps=200, lr=0.05)  # fmt: skip
+    out = maml_reading(
+        anchor,
+        fisher,
+        NET,
+        SCHEDULE,
+        new,
+        rep,
+        torch.tensor([1.0, 100.0, 10_000.0]),
+        replay_weight=1.0,
+        damping=0.1,
+        n_steps=200,
+        lr=0.05,
+    )
     cos = out["cos_maml"]
     assert cos[2] > 0.999 and cos[2] > cos[0]
     assert out["step_norm"][2] < out["step_norm"][0]
@@ -155,9 +190,23 @@ def test_reconvergence_counts_zero_when_already_there_and_censors_when_never():
     params = init_params(NET.__class__(2, 2, 6, 1, 4), [0, 1])
     net = Net(2, 2, 6, 1, 4)
     eval_set = eval_batch(tasks, 1, 8, 10, 0, "cpu")
-    found = reconvergence_steps(params, net, SCHEDULE, 0, "gaussians", torch.tensor([float("inf"), 0.0]), eval_set,
-                                torch.tensor([0, 0]), n_seeds=1, tol=0.1, max_steps=6, eval_every=2, batch_size=8,
-                                lr=1e-2, seed=0)  # fmt: skip
+    found = reconvergence_steps(
+        params,
+        net,
+        SCHEDULE,
+        0,
+        "gaussians",
+        torch.tensor([float("inf"), 0.0]),
+        eval_set,
+        torch.tensor([0, 0]),
+        n_seeds=1,
+        tol=0.1,
+        max_steps=6,
+        eval_every=2,
+        batch_size=8,
+        lr=1e-2,
+        seed=0,
+    )
     assert found.tolist() == [0.0, 8.0]
 
 

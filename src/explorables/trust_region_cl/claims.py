@@ -6,6 +6,8 @@ written in each; the book glues their output and never decides between sentences
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..core.tables import Claim
@@ -41,7 +43,7 @@ def comparison_verdict(wins: dict[str, bool], what: str) -> str:
 def maml_verdict(cosines: list[float], threshold: float = COSINE_THRESHOLD) -> str:
     """yes: the cosine grows as the trust region tightens and reaches ``threshold`` at the tightest;
     partly: it grows but stays below; no: it does not grow."""
-    grows = all(b >= a - 1e-9 for a, b in zip(cosines[:-1], cosines[1:], strict=True)) and cosines[-1] > cosines[0]
+    grows = all(b >= a - 1e-9 for a, b in itertools.pairwise(cosines)) and cosines[-1] > cosines[0]
     if grows and cosines[-1] >= threshold:
         return f"yes: the cosine rises with λ and reaches ≥ {threshold} at the tightest trust region"
     if cosines[-1] > cosines[0]:
@@ -53,7 +55,9 @@ def control_verdict(fisher_wins: bool) -> str:
     """Whether the Fisher metric matters: TR-CL against the same method with an isotropic metric of equal trace."""
     if fisher_wins:
         return "yes: the Fisher metric beats an isotropic trust region of the same trace"
-    return "no: an isotropic trust region of the same trace does as well; the Fisher shape made no measurable difference"
+    return (
+        "no: an isotropic trust region of the same trace does as well; the Fisher shape made no measurable difference"
+    )
 
 
 def _wins(results: TrustRegionCLResults, part: str, key: str, against: tuple[str, ...] = BASELINES) -> dict[str, bool]:
@@ -119,9 +123,16 @@ def plasticity_sentence(results: TrustRegionCLResults) -> str:
     """Whether TR-CL's retention is bought with stiffness: its last task's quality against fine-tuning's."""
     m = results.summary["sequence"]["methods"]
     tr, ft = m["trcl"]["last_task_swd"], m["finetune"]["last_task_swd"]
-    verb = "learns the last task about as well as" if tr["mean"] <= ft["mean"] + max(ft["sd"], 0.02) else "learns the last task worse than"
-    return (f"TR-CL {verb} fine-tuning (SWD on the last task {_pm(tr)} against {_pm(ft)}), so its retention is "
-            + ("not bought with stiffness." if verb.startswith("learns the last task about") else "partly bought with stiffness."))  # fmt: skip
+    verb = (
+        "learns the last task about as well as"
+        if tr["mean"] <= ft["mean"] + max(ft["sd"], 0.02)
+        else "learns the last task worse than"
+    )
+    return f"TR-CL {verb} fine-tuning (SWD on the last task {_pm(tr)} against {_pm(ft)}), so its retention is " + (
+        "not bought with stiffness."
+        if verb.startswith("learns the last task about")
+        else "partly bought with stiffness."
+    )
 
 
 def results_table(results: TrustRegionCLResults) -> str:
@@ -129,18 +140,36 @@ def results_table(results: TrustRegionCLResults) -> str:
     seq, rec = results.summary["sequence"]["methods"], results.summary["reconvergence"]["methods"]
     rows = []
     for m in TRAINED:
-        rows.append([METHODS[m].label, _pm(seq[m]["final_swd"]), _pm(seq[m]["forgetting"]),
-                     _pm(seq[m]["first_task_forgetting"]), _pm(seq[m]["final_loss"]),
-                     f"{rec[m]['steps']['mean']:.1f} ± {rec[m]['steps']['sd']:.1f}", str(rec[m]["n_censored"])])  # fmt: skip
-    header = ["method", "final SWD", "forgetting", "forgetting, task 1", "held-out loss", "re-convergence steps",
-              "runs not back in time"]  # fmt: skip
+        rows.append(
+            [
+                METHODS[m].label,
+                _pm(seq[m]["final_swd"]),
+                _pm(seq[m]["forgetting"]),
+                _pm(seq[m]["first_task_forgetting"]),
+                _pm(seq[m]["final_loss"]),
+                f"{rec[m]['steps']['mean']:.1f} ± {rec[m]['steps']['sd']:.1f}",
+                str(rec[m]["n_censored"]),
+            ]
+        )
+    header = [
+        "method",
+        "final SWD",
+        "forgetting",
+        "forgetting, task 1",
+        "held-out loss",
+        "re-convergence steps",
+        "runs not back in time",
+    ]
     return table(header, rows)
 
 
 def maml_table(results: TrustRegionCLResults) -> str:
     """The MAML reading per trust-region strength."""
     s = results.summary["maml"]
-    rows = [[f"{lam:g}", _pm(a), _pm(b), f"{c['mean']:.2e}"]
-            for lam, a, b, c in zip(s["lambdas"], s["cos_maml"], s["cos_gradient"], s["step_norm"], strict=True)]  # fmt: skip
-    return table(["λ", "cos(step, −D⁻¹∇L) (one-step MAML inner update)", "cos(step, −∇L) (plain gradient)", "|step|"],
-                 rows)  # fmt: skip
+    rows = [
+        [f"{lam:g}", _pm(a), _pm(b), f"{c['mean']:.2e}"]
+        for lam, a, b, c in zip(s["lambdas"], s["cos_maml"], s["cos_gradient"], s["step_norm"], strict=True)
+    ]
+    return table(
+        ["λ", "cos(step, −D⁻¹∇L) (one-step MAML inner update)", "cos(step, −∇L) (plain gradient)", "|step|"], rows
+    )

@@ -164,8 +164,9 @@ def eval_losses(
     x, t, noise = batch["x"][seed_of], batch["t"][seed_of], batch["noise"][seed_of]  # (M, K, n, d)
     m, k, n, d = x.shape
     task = torch.arange(first_task, first_task + k, device=x.device).view(1, k, 1).expand(m, k, n)
-    losses = per_sample_loss(params, net, schedule, x.reshape(m, k * n, d), task.reshape(m, -1), t.reshape(m, -1),
-                             noise.reshape(m, k * n, d))  # fmt: skip
+    losses = per_sample_loss(
+        params, net, schedule, x.reshape(m, k * n, d), task.reshape(m, -1), t.reshape(m, -1), noise.reshape(m, k * n, d)
+    )
     return losses.view(m, k, n).mean(-1)
 
 
@@ -206,8 +207,12 @@ def train_sequence(
     meths = [METHODS[mem.method] for mem in members]
     beta = torch.tensor([strengths.replay_weight if me.replay else 0.0 for me in meths], device=device)
     lam = torch.tensor(
-        [0.0 if me.metric == "none" else (strengths.ewc_lambda if me.penalty == "ewc" else strengths.trust_lambda)
-         for me in meths], device=device)  # fmt: skip
+        [
+            0.0 if me.metric == "none" else (strengths.ewc_lambda if me.penalty == "ewc" else strengths.trust_lambda)
+            for me in meths
+        ],
+        device=device,
+    )
     iso = torch.tensor([me.metric == "isotropic" for me in meths], device=device)
     reptile = torch.tensor([me.reptile for me in meths], device=device, dtype=torch.float32)
     data_gens = [torch.Generator().manual_seed(seed * 7919 + 101 * s) for s in range(n_seeds)]
@@ -220,11 +225,16 @@ def train_sequence(
     switch: dict = {}
     for k, name in enumerate(tasks):
         if k == len(tasks) - 1 and k > 0:  # the state the MAML reading starts from
-            switch = {"anchor": {n: v.clone() for n, v in anchor.items()},
-                      "fisher": {n: v.clone() for n, v in fisher.items()},
-                      "buffer_x": buffer_x.clone(), "buffer_c": buffer_c.clone()}  # fmt: skip
-        metric = {n: torch.where(iso.view(-1, *([1] * (f.dim() - 1))), isotropic_like(fisher)[n], f)
-                  for n, f in fisher.items()}  # fmt: skip
+            switch = {
+                "anchor": {n: v.clone() for n, v in anchor.items()},
+                "fisher": {n: v.clone() for n, v in fisher.items()},
+                "buffer_x": buffer_x.clone(),
+                "buffer_c": buffer_c.clone(),
+            }
+        metric = {
+            n: torch.where(iso.view(-1, *([1] * (f.dim() - 1))), isotropic_like(fisher)[n], f)
+            for n, f in fisher.items()
+        }
         opt = torch.optim.Adam(list(params.values()), lr=lr)
         start = {n: v.detach().clone() for n, v in params.items()}
         task_losses = []
@@ -268,8 +278,9 @@ def train_sequence(
         samples.append(gen.view(m_count, k + 1, n_samples, -1))
         buffer_x, buffer_c = gen, labels
         losses_after.append(eval_losses(detached, net, schedule, eval_set, seed_of))
-    return SequenceRecord(samples, losses_after, {n: v.detach() for n, v in params.items()}, switch,
-                          torch.stack(train_losses))  # fmt: skip
+    return SequenceRecord(
+        samples, losses_after, {n: v.detach() for n, v in params.items()}, switch, torch.stack(train_losses)
+    )
 
 
 # ----------------------------------------------------------------------------------- re-convergence

@@ -12,6 +12,7 @@ per-sample gradients for the Fisher estimate (:mod:`.continual`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -68,7 +69,7 @@ def init_params(net: Net, seeds: list[int] | tuple[int, ...], device: torch.devi
     for s in seeds:
         g = torch.Generator().manual_seed(int(s))
         p = {}
-        for i, (a, b) in enumerate(zip(dims[:-1], dims[1:], strict=True)):
+        for i, (a, b) in enumerate(itertools.pairwise(dims)):
             bound = 1.0 / math.sqrt(a)  # torch.nn.Linear's default uniform initialisation
             p[f"w{i}"] = (2 * torch.rand(a, b, generator=g) - 1) * bound
             p[f"b{i}"] = (2 * torch.rand(1, b, generator=g) - 1) * bound
@@ -90,7 +91,14 @@ def time_features(t: torch.Tensor, n_steps: int, d_time: int) -> torch.Tensor:
 
 def predict_noise(params: Params, net: Net, x: torch.Tensor, t: torch.Tensor, task: torch.Tensor, n_steps: int):
     """``eps_theta(x_t, t, task)`` for every member: ``x`` is ``(M, B, d)``, ``t`` and ``task`` are ``(M, B)``."""
-    h = torch.cat([x, time_features(t, n_steps, net.d_time), (task.unsqueeze(-1) == torch.arange(net.n_tasks, device=task.device)).float()], -1)
+    h = torch.cat(
+        [
+            x,
+            time_features(t, n_steps, net.d_time),
+            (task.unsqueeze(-1) == torch.arange(net.n_tasks, device=task.device)).float(),
+        ],
+        -1,
+    )
     last = n_layers(params) - 1
     for i in range(last + 1):
         h = torch.baddbmm(params[f"b{i}"], h, params[f"w{i}"])
@@ -108,7 +116,9 @@ def per_sample_loss(
     t: torch.Tensor,
     noise: torch.Tensor,
 ) -> torch.Tensor:
-    """The denoising loss of every sample, eq. (trcl-denoise): ``|eps - eps_theta(sqrt(abar_t) x0 + sqrt(1-abar_t) eps, t, c)|^2``.
+    """The denoising loss of every sample, eq. (trcl-denoise).
+
+    ``|eps - eps_theta(sqrt(abar_t) x0 + sqrt(1 - abar_t) eps, t, c)|^2`` with the data ``x0``, its task label ``c``.
 
     Shapes: ``x0`` and ``noise`` ``(M, B, d)``; ``task`` and ``t`` ``(M, B)``. Returns ``(M, B)``
     (the squared error averaged over coordinates).

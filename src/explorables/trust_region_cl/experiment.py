@@ -68,7 +68,9 @@ class TrustRegionCLConfig(ExperimentConfig):
     lr: float = param(1e-2, Positive(), "Adam learning rate (every method, and the re-convergence fine-tuning)")
     replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
     trust_lambda: float = param(
-        1000.0, Float(0.0, 1e6), "strength lambda of the Fisher trust region of TR-CL and its control, eq. (trcl-penalty)"
+        1000.0,
+        Float(0.0, 1e6),
+        "strength lambda of the Fisher trust region of TR-CL and its control, eq. (trcl-penalty)",
     )
     ewc_lambda: float = param(1000.0, Float(0.0, 1e9), "strength lambda of EWC's Fisher penalty (no replay)")
     reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
@@ -171,11 +173,14 @@ class _Setup:
         self.net = Net(task_dim(cfg.tasks[0]), len(cfg.tasks), cfg.width, cfg.depth)
         self.schedule = make_schedule(cfg.n_diffusion_steps, device=self.device)
         self.member_seeds = [1_000_003 * cfg.seed + 7_919 * s + 1 for s in cfg.seeds]
-        self.eval_set = eval_batch(cfg.tasks, self.n_seeds, cfg.n_eval, cfg.n_diffusion_steps, cfg.seed + 12_345, self.device)
+        self.eval_set = eval_batch(
+            cfg.tasks, self.n_seeds, cfg.n_eval, cfg.n_diffusion_steps, cfg.seed + 12_345, self.device
+        )
         g = torch.Generator().manual_seed(cfg.seed + 54_321)
         self.directions = random_directions(cfg.n_projections, self.net.d_data, g).to(self.device)
         draw = lambda: torch.stack(  # noqa: E731 - (S, K, n, d) fresh real samples
-            [torch.stack([sample_task(t, cfg.n_samples, g) for t in cfg.tasks]) for _ in cfg.seeds]).to(self.device)
+            [torch.stack([sample_task(t, cfg.n_samples, g) for t in cfg.tasks]) for _ in cfg.seeds]
+        ).to(self.device)
         self.reference = draw()
         self.floor = sliced_wasserstein(self.reference, draw(), self.directions)  # (S, K): real vs real
 
@@ -193,10 +198,22 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
     seeds = [setup.member_seeds[mem.seed_index] for mem in setup.members]
     params = init_params(setup.net, seeds, setup.device)
     record = train_sequence(
-        params, setup.net, setup.schedule, cfg.tasks, setup.members, setup.strengths(),
-        n_seeds=setup.n_seeds, n_steps_per_task=cfg.n_steps_per_task, batch_size=cfg.batch_size, lr=cfg.lr,
-        n_fisher=cfg.n_fisher, n_samples=cfg.n_samples, eval_set=setup.eval_set, seed=cfg.seed, progress=progress,
-    )  # fmt: skip
+        params,
+        setup.net,
+        setup.schedule,
+        cfg.tasks,
+        setup.members,
+        setup.strengths(),
+        n_seeds=setup.n_seeds,
+        n_steps_per_task=cfg.n_steps_per_task,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        n_fisher=cfg.n_fisher,
+        n_samples=cfg.n_samples,
+        eval_set=setup.eval_set,
+        seed=cfg.seed,
+        progress=progress,
+    )
     checkpoint.save("trained/record", _record_state(record))
     ref = setup.reference[setup.seed_of]  # (M, K, n, d)
     # swd[k][m, j]: after task k, task j <= k
@@ -222,8 +239,20 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
     curves = {
         "samples": [s[:: setup.n_seeds].cpu().numpy() for s in record.samples],  # first seed of every method
         "swd_matrix": np.stack(  # (methods, after task, task): mean over seeds, NaN for unseen tasks
-            [np.stack([np.pad(swd[k][setup.method_slice(m)].mean(0).cpu().numpy(), (0, n_tasks - k - 1),
-                              constant_values=np.nan) for k in range(n_tasks)]) for m in TRAINED]),  # fmt: skip
+            [
+                np.stack(
+                    [
+                        np.pad(
+                            swd[k][setup.method_slice(m)].mean(0).cpu().numpy(),
+                            (0, n_tasks - k - 1),
+                            constant_values=np.nan,
+                        )
+                        for k in range(n_tasks)
+                    ]
+                )
+                for m in TRAINED
+            ]
+        ),
         "reference": setup.reference[0].cpu().numpy(),
         "train_losses": record.train_losses.cpu().numpy(),  # (K, steps, M)
     }
@@ -231,8 +260,11 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
 
 
 def _record_state(record: SequenceRecord) -> dict:
-    return {"params": record.params, "switch": record.switch,
-            "post_loss": torch.stack([record.eval_losses[k][:, k] for k in range(len(record.eval_losses))], 1)}  # fmt: skip
+    return {
+        "params": record.params,
+        "switch": record.switch,
+        "post_loss": torch.stack([record.eval_losses[k][:, k] for k in range(len(record.eval_losses))], 1),
+    }
 
 
 def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
@@ -244,10 +276,22 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
         found = checkpoint.get(key)
         if found is None:
             found = reconvergence_steps(
-                state["params"], setup.net, setup.schedule, j, name, state["post_loss"][:, j], setup.eval_set,
-                setup.seed_of, n_seeds=setup.n_seeds, tol=cfg.reconverge_tol, max_steps=cfg.reconverge_max_steps,
-                eval_every=cfg.reconverge_eval_every, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed,
-            )  # fmt: skip
+                state["params"],
+                setup.net,
+                setup.schedule,
+                j,
+                name,
+                state["post_loss"][:, j],
+                setup.eval_set,
+                setup.seed_of,
+                n_seeds=setup.n_seeds,
+                tol=cfg.reconverge_tol,
+                max_steps=cfg.reconverge_max_steps,
+                eval_every=cfg.reconverge_eval_every,
+                batch_size=cfg.batch_size,
+                lr=cfg.lr,
+                seed=cfg.seed,
+            )
             checkpoint.save(key, found)
         steps.append(found)
     steps_t = torch.stack(steps, 1)  # (M, K - 1)
@@ -290,9 +334,18 @@ def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
     new_batch = batch(x_new, torch.full((n_seeds, cfg.n_maml), last, dtype=torch.long, device=setup.device))
     replay_batch = batch(x_rep, c_rep)
     out = maml_reading(
-        anchor, fisher, setup.net, setup.schedule, new_batch, replay_batch, grid.repeat_interleave(n_seeds),
-        replay_weight=cfg.replay_weight, damping=cfg.fisher_damping, n_steps=cfg.maml_steps, lr=cfg.maml_lr,
-    )  # fmt: skip
+        anchor,
+        fisher,
+        setup.net,
+        setup.schedule,
+        new_batch,
+        replay_batch,
+        grid.repeat_interleave(n_seeds),
+        replay_weight=cfg.replay_weight,
+        damping=cfg.fisher_damping,
+        n_steps=cfg.maml_steps,
+        lr=cfg.maml_lr,
+    )
     summary: dict[str, Any] = {"lambdas": list(cfg.maml_lambda_grid)}
     for key, value in out.items():
         per = value.view(n_grid, n_seeds).cpu().numpy()
@@ -325,10 +378,15 @@ def headline(results: TrustRegionCLResults) -> list[str]:
     s = results.summary
     lines = []
     for m in TRAINED:
-        q, f, r = (s["sequence"]["methods"][m]["final_swd"], s["sequence"]["methods"][m]["forgetting"],
-                   s["reconvergence"]["methods"][m]["steps"])  # fmt: skip
-        lines.append(f"{METHODS[m].label}: final SWD {q['mean']:.3f} ± {q['sd']:.3f}, forgetting "
-                     f"{f['mean']:+.3f}, re-convergence {r['mean']:.1f} steps")  # fmt: skip
+        q, f, r = (
+            s["sequence"]["methods"][m]["final_swd"],
+            s["sequence"]["methods"][m]["forgetting"],
+            s["reconvergence"]["methods"][m]["steps"],
+        )
+        lines.append(
+            f"{METHODS[m].label}: final SWD {q['mean']:.3f} ± {q['sd']:.3f}, forgetting "
+            f"{f['mean']:+.3f}, re-convergence {r['mean']:.1f} steps"
+        )
     cos = s["maml"]["cos_maml"]
     lines.append(f"MAML reading: cosine {cos[0]['mean']:.2f} (loosest) -> {cos[-1]['mean']:.2f} (tightest)")
     return lines

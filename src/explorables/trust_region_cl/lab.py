@@ -35,10 +35,12 @@ class TrustRegionCLLab:
     def __init__(self, n_steps_per_task: int = 150, n_samples: int = 150, seed: int = 0):
         style, lay = {"description_width": "130px"}, widgets.Layout(width="340px")
         self.n_steps, self.n_samples, self.seed = n_steps_per_task, n_samples, seed
-        self.trust = widgets.FloatLogSlider(value=1000.0, base=10, min=0, max=4, step=0.25,
-                                            description="trust region λ", style=style, layout=lay)  # fmt: skip
-        self.replay = widgets.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25, description="replay weight β",
-                                          style=style, layout=lay)  # fmt: skip
+        self.trust = widgets.FloatLogSlider(
+            value=1000.0, base=10, min=0, max=4, step=0.25, description="trust region λ", style=style, layout=lay
+        )
+        self.replay = widgets.FloatSlider(
+            value=1.0, min=0.0, max=4.0, step=0.25, description="replay weight β", style=style, layout=lay
+        )
         self.order = widgets.Dropdown(options=list(ORDERS), description="task order", style=style, layout=lay)
         self.after = widgets.IntSlider(value=3, min=1, max=3, description="after task", style=style, layout=lay)
         self.status = widgets.HTML()
@@ -50,8 +52,10 @@ class TrustRegionCLLab:
         for w in (self.trust, self.replay, self.order):
             w.observe(self.rerun, names="value")
         self.after.observe(self.redraw, names="value")
-        controls = widgets.GridBox([self.trust, self.replay, self.order, self.after],
-                                   layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))"))  # fmt: skip
+        controls = widgets.GridBox(
+            [self.trust, self.replay, self.order, self.after],
+            layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))"),
+        )
         self.widget = widgets.VBox([controls, self.status, self.image])
         self.rerun()
 
@@ -64,11 +68,21 @@ class TrustRegionCLLab:
             members = [Member(m, 0) for m in LAB_METHODS]
             params = init_params(net, [self.seed] * len(members))
             record = train_sequence(
-                params, net, schedule, tasks, members,
+                params,
+                net,
+                schedule,
+                tasks,
+                members,
                 Strengths(replay_weight=self.replay.value, trust_lambda=self.trust.value),
-                n_seeds=1, n_steps_per_task=self.n_steps, batch_size=64, lr=1e-2, n_fisher=32,
-                n_samples=self.n_samples, eval_set=eval_batch(tasks, 1, 8, 30, self.seed, "cpu"), seed=self.seed,
-            )  # fmt: skip
+                n_seeds=1,
+                n_steps_per_task=self.n_steps,
+                batch_size=64,
+                lr=1e-2,
+                n_fisher=32,
+                n_samples=self.n_samples,
+                eval_set=eval_batch(tasks, 1, 8, 30, self.seed, "cpu"),
+                seed=self.seed,
+            )
             g = torch.Generator().manual_seed(self.seed + 1)
             real = torch.stack([sample_task(t, self.n_samples, g) for t in tasks])
             dirs = random_directions(32, 2, g)
@@ -91,8 +105,9 @@ class TrustRegionCLLab:
         self._fig.canvas.draw()
         self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
         colours = (PALETTE["blue"], PALETTE["green"])
-        self._dots = [[self._axes[i, j].scatter([], [], s=3, color=colours[i]) for j in range(3)]
-                      for i in range(len(LAB_METHODS))]  # fmt: skip
+        self._dots = [
+            [self._axes[i, j].scatter([], [], s=3, color=colours[i]) for j in range(3)] for i in range(len(LAB_METHODS))
+        ]
 
     def redraw(self, _change=None) -> None:
         """Show the samples generated after the chosen task (blitting onto the static axes)."""
@@ -105,9 +120,16 @@ class TrustRegionCLLab:
                 dots.set_offsets(self.samples[k][i, j] if j <= k else np.empty((0, 2)))
                 dots.axes.draw_artist(dots)
         self.image.value = canvas_png(canvas)
-        parts = [f"{METHODS[m].label}: " + ", ".join(f"{TASK_LABELS[self.tasks[j]]} {self.swd[k][i, j]:.2f}"
-                                                     for j in range(k + 1)) for i, m in enumerate(LAB_METHODS)]  # fmt: skip
-        self.status.value = f"<small>after task {k + 1}, sliced Wasserstein to real data (lower: better): " + "; ".join(parts) + "</small>"
+        parts = [
+            f"{METHODS[m].label}: "
+            + ", ".join(f"{TASK_LABELS[self.tasks[j]]} {self.swd[k][i, j]:.2f}" for j in range(k + 1))
+            for i, m in enumerate(LAB_METHODS)
+        ]
+        self.status.value = (
+            f"<small>after task {k + 1}, sliced Wasserstein to real data (lower: better): "
+            + "; ".join(parts)
+            + "</small>"
+        )
 
 
 def benchmark_interactions(lab: TrustRegionCLLab | None = None) -> dict[str, list]:
@@ -115,5 +137,5 @@ def benchmark_interactions(lab: TrustRegionCLLab | None = None) -> dict[str, lis
     lab = lab or TrustRegionCLLab()
     return interactions(
         redraw=[(lab.after, (1, 2, 3) * 4)],
-        rerun=[(lab.trust, (10.0, 1000.0)), (lab.replay, (0.0, 1.0)), (lab.order, (list(ORDERS)[1], list(ORDERS)[0]))],
+        rerun=[(lab.trust, (10.0, 1000.0)), (lab.replay, (0.0, 1.0)), (lab.order, tuple(ORDERS)[1::-1])],
     )

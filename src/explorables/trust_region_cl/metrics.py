@@ -22,7 +22,9 @@ def sliced_wasserstein(x: torch.Tensor, y: torch.Tensor, directions: torch.Tenso
     and the squared gaps are averaged over points and directions. Returns ``(...)``.
     """
     if x.shape[-2:] != y.shape[-2:]:
-        raise ValueError(f"x and y must hold the same number of points of the same dimension, got {x.shape} and {y.shape}")
+        raise ValueError(
+            f"x and y must hold the same number of points of the same dimension, got {x.shape} and {y.shape}"
+        )
     px = torch.sort(x @ directions.T, dim=-2).values
     py = torch.sort(y @ directions.T, dim=-2).values
     return (px - py).pow(2).mean((-2, -1)).sqrt()
