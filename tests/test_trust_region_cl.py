@@ -251,3 +251,29 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     # direction with a margin, on the first task's held-out loss increase and its sample quality
     assert seq["finetune"]["first_task_loss_increase"]["mean"] > seq["trcl"]["first_task_loss_increase"]["mean"] + 0.01
     assert seq["finetune"]["first_task_forgetting"]["mean"] > seq["trcl"]["first_task_forgetting"]["mean"]
+
+
+def test_trcl_without_replay_is_ewc_to_the_bit():
+    tasks = ("gaussians", "moons")
+    net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
+    common = dict(
+        n_seeds=1,
+        n_steps_per_task=5,
+        batch_size=8,
+        lr=1e-2,
+        n_fisher=4,
+        n_samples=6,
+        eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"),
+        seed=0,
+    )
+    strengths = Strengths(replay_weight=0.0, trust_lambda=50.0, ewc_lambda=50.0)
+    runs = {
+        m: continual.train_sequence(init_params(net, [0]), net, schedule, tasks, [Member(m, 0)], strengths, **common)
+        for m in ("ewc", "trcl")
+    }
+    for k in runs["ewc"].params:
+        assert torch.equal(runs["ewc"].params[k], runs["trcl"].params[k])
+    with_replay = continual.train_sequence(
+        init_params(net, [0]), net, schedule, tasks, [Member("trcl", 0)], Strengths(trust_lambda=50.0), **common
+    )
+    assert not torch.equal(with_replay.params["w0"], runs["trcl"].params["w0"])

@@ -135,6 +135,16 @@ def plasticity_sentence(results: TrustRegionCLResults) -> str:
     )
 
 
+def reconvergence_sentence(results: TrustRegionCLResults) -> str:
+    """How much of re-convergence is retention: the share of (task, seed) runs back within tolerance at step 0."""
+    rec = results.summary["reconvergence"]["methods"]
+    shares = ", ".join(f"{METHODS[m].label} {rec[m]['fraction_at_start']:.0%}" for m in ("trcl", *BASELINES))
+    return (
+        "Re-convergence as measured here mixes two things: how much was retained, and how fast the rest comes "
+        f"back. The share of (task, seed) runs already within tolerance before any fine-tuning step: {shares}."
+    )
+
+
 def results_table(results: TrustRegionCLResults) -> str:
     """Every method's numbers (mean ± sd over seeds): the table under the claims."""
     seq, rec = results.summary["sequence"]["methods"], results.summary["reconvergence"]["methods"]

@@ -304,6 +304,7 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
             "first_task_steps": _stats(steps_t[sl, 0].cpu().numpy()),
             "steps_per_task": steps_t[sl].mean(0).cpu().numpy().tolist(),
             "n_censored": int(censored[sl].sum()),
+            "fraction_at_start": float((steps_t[sl] == 0).float().mean()),
         }
     return summary, {"steps": steps_t.cpu().numpy()}
 
