@@ -30,7 +30,7 @@ from explorables.trust_region_cl import (
     sliced_wasserstein,
     trust_region_penalty,
 )
-from explorables.trust_region_cl.claims import beats, comparison_verdict, control_verdict, maml_verdict
+from explorables.trust_region_cl.claims import compare, comparison_verdict, control_verdict, maml_verdict
 from explorables.trust_region_cl.continual import eval_batch, flat
 
 NET = Net(d_data=2, n_tasks=3, width=6, depth=2, d_time=4)
@@ -231,14 +231,16 @@ def test_digit_tasks_come_from_the_bundled_data_set():
 
 
 def test_verdict_rules_on_constructed_numbers():
-    assert beats([1.0, 1.0, 3.0], [2.0, 2.0, 2.0])
-    assert not beats([1.0, 3.0, 3.0], [2.0, 2.0, 2.0])
-    assert not beats([0.0, 0.0, 0.0], [0.0, 0.0, 0.0])  # ties are not wins
+    assert compare([1.0, 1.0, 3.0], [2.0, 2.0, 2.0], 0.1) == "win"
+    assert compare([1.0, 1.0, 3.0], [2.0, 2.0, 2.0], 0.5) == "tie"  # within the margin
+    assert compare([1.0, 3.0, 3.0], [2.0, 2.0, 2.0], 0.0) == "loss"
+    assert compare([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 0.0) == "tie"
     with pytest.raises(ValueError, match="paired"):
-        beats([1.0], [1.0, 2.0])
-    assert comparison_verdict({"finetune": True, "ewc": True}, "x").startswith("yes")
-    assert comparison_verdict({"finetune": True, "ewc": False}, "x").startswith("partly")
-    assert comparison_verdict({"finetune": False, "ewc": False}, "x").startswith("no")
+        compare([1.0], [1.0, 2.0], 0.1)
+    assert comparison_verdict({"finetune": "win", "ewc": "win"}, "x").startswith("yes")
+    assert comparison_verdict({"finetune": "win", "ewc": "tie"}, "x").startswith("partly")
+    assert comparison_verdict({"finetune": "win", "ewc": "loss"}, "x").startswith("no")
+    assert comparison_verdict({"finetune": "tie", "ewc": "tie"}, "x").startswith("no")
     assert maml_verdict([0.3, 0.6, 0.95]).startswith("yes")
     assert maml_verdict([0.3, 0.6, 0.8]).startswith("partly")
     assert maml_verdict([0.6, 0.5, 0.4]).startswith("no")
