@@ -279,3 +279,10 @@ def test_trcl_without_replay_is_ewc_to_the_bit():
         init_params(net, [0]), net, schedule, tasks, [Member("trcl", 0)], Strengths(trust_lambda=50.0), **common
     )
     assert not torch.equal(with_replay.params["w0"], runs["trcl"].params["w0"])
+
+
+def test_the_paper_presets_digit_code_path_runs_at_tiny_size():
+    cfg = Config.preset("smoke", tasks=("digit0", "digit1"), seeds=(0,), n_steps_per_task=3, n_samples=8, n_eval=8)
+    results = run(cfg)
+    assert results.curves["sequence"]["samples"][-1].shape[-1] == 64
+    assert Config.preset("paper").tasks == tuple(f"digit{k}" for k in range(10))
