@@ -286,3 +286,46 @@ def test_the_paper_presets_digit_code_path_runs_at_tiny_size():
     results = run(cfg)
     assert results.curves["sequence"]["samples"][-1].shape[-1] == 64
     assert Config.preset("paper").tasks == tuple(f"digit{k}" for k in range(10))
+
+
+def _fake(summary: dict):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(summary=summary, config=Config.preset("smoke"))
+
+
+def test_reading_sentences_follow_the_numbers():
+    from explorables.trust_region_cl.claims import ewc_sentence, maml_sentence, plasticity_sentence
+
+    def maml(cos, plain):
+        return {
+            "maml": {
+                "lambdas": [1.0, 10.0],
+                "cos_maml": [{"mean": 0.1}, {"mean": cos}],
+                "cos_gradient": [{"mean": 0.1}, {"mean": plain}],
+            }
+        }
+
+    assert "must become" in maml_sentence(_fake(maml(0.99, 0.3))) and "not the gradient" in maml_sentence(
+        _fake(maml(0.99, 0.3))
+    )
+    assert "short of" in maml_sentence(_fake(maml(0.5, 0.45))) and "little difference" in maml_sentence(
+        _fake(maml(0.5, 0.45))
+    )
+
+    def seq(trcl, ewc):
+        stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
+        methods = {"trcl": trcl, "ewc": ewc, "finetune": ewc}
+        return {
+            "sequence": {
+                "methods": {
+                    m: {"final_swd": stats(v), "forgetting": stats(v), "last_task_swd": stats(v)}
+                    for m, v in methods.items()
+                }
+            }
+        }
+
+    assert "adds little" in ewc_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21])))
+    assert "measurably" in ewc_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
+    assert "not bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
+    assert "partly bought" in plasticity_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])))

@@ -155,6 +155,40 @@ def plasticity_sentence(results: TrustRegionCLResults) -> str:
     )
 
 
+def maml_sentence(results: TrustRegionCLResults) -> str:
+    """What the MAML table says: does the step follow the one-step (preconditioned) update, and the plain gradient?"""
+    m = results.summary["maml"]
+    cos, plain = m["cos_maml"][-1]["mean"], m["cos_gradient"][-1]["mean"]
+    lam = m["lambdas"][-1]
+    first = f"At the tightest trust region (λ = {lam:g}) the step's cosine with the one-step update is {cos:.3f}" + (
+        ", as the implicit-step equation says it must become" if cos >= COSINE_THRESHOLD else ", short of the limit"
+    )
+    second = (
+        f"; with the plain gradient it is {plain:.2f}, so the step follows the Fisher-preconditioned direction, "
+        "not the gradient alone."
+        if plain < cos - 0.1
+        else f"; with the plain gradient it is {plain:.2f}, so the metric makes little difference to the direction."
+    )
+    return first + second
+
+
+def ewc_sentence(results: TrustRegionCLResults) -> str:
+    """TR-CL is EWC plus replay (same penalty, same strength): what replay added, from the final SWD and forgetting."""
+    methods = results.summary["sequence"]["methods"]
+    quality = compare(methods["trcl"]["final_swd"]["per_seed"], methods["ewc"]["final_swd"]["per_seed"], SWD_MARGIN)
+    forget = compare(methods["trcl"]["forgetting"]["per_seed"], methods["ewc"]["forgetting"]["per_seed"], SWD_MARGIN)
+    words = {"win": "better than", "tie": "within the margin of", "loss": "worse than"}
+    return (
+        f"TR-CL is EWC plus replay, with the same penalty and strength. Its final sample quality is {words[quality]} "
+        f"EWC's, and its forgetting {words[forget]} EWC's: "
+        + (
+            "at this scale replay adds little on top of the Fisher penalty."
+            if quality == "tie" and forget == "tie"
+            else "replay changes the outcome measurably on at least one of the two."
+        )
+    )
+
+
 def reconvergence_sentence(results: TrustRegionCLResults) -> str:
     """How much of re-convergence is retention: the share of (task, seed) runs back within tolerance at step 0."""
     rec = results.summary["reconvergence"]["methods"]
