@@ -138,8 +138,8 @@ class TrustRegionCLConfig(ExperimentConfig):
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU (any with >= 8 GB): ten digit classes in sequence, 30 members of a 4x512 MLP; tens of minutes "
-        "(estimate, not timed)"
+        "one GPU with >= 16 GB (ten digit classes in sequence, 30 members of a 4x512 MLP; the per-sample Fisher "
+        "gradients take ~7 GB per chunk of 64 samples); tens of minutes (estimate, not timed)"
     )
 
     def cross_checks(self) -> None:
