@@ -63,7 +63,7 @@ class TrustRegionCLConfig(ExperimentConfig):
     width: int = param(64, Int(4, 4096), "hidden units per layer of the noise predictor")
     depth: int = param(3, Int(1, 16), "hidden layers of the noise predictor")
     n_diffusion_steps: int = param(40, Int(2, 1000), "DDPM steps T of the linear noise schedule")
-    n_steps_per_task: int = param(600, Int(1), "Adam steps on each task")
+    n_steps_per_task: int = param(400, Int(1), "Adam steps on each task")
     batch_size: int = param(128, Int(1), "real samples of the current task per step (and replayed samples)")
     lr: float = param(1e-2, Positive(), "Adam learning rate (every method, and the re-convergence fine-tuning)")
     replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
