@@ -62,9 +62,12 @@ def maml_verdict(cosines: list[float], threshold: float = COSINE_THRESHOLD) -> s
     partly: it grows but stays below; no: it does not grow."""
     grows = all(b >= a - 1e-9 for a, b in itertools.pairwise(cosines)) and cosines[-1] > cosines[0]
     if grows and cosines[-1] >= threshold:
-        return f"yes: the cosine rises with λ and reaches ≥ {threshold} at the tightest trust region"
+        return (
+            f"yes, for our reconstruction of the reading: the cosine rises with λ and reaches ≥ {threshold} "
+            "at the tightest trust region"
+        )
     if cosines[-1] > cosines[0]:
-        return f"partly: the cosine rises with λ but stays below {threshold}"
+        return f"partly, for our reconstruction of the reading: the cosine rises with λ but stays below {threshold}"
     return "no: the cosine does not rise as the trust region tightens"
 
 
