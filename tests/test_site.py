@@ -248,6 +248,36 @@ def test_math_is_typeset_locally(visits):
     assert page.locator("mjx-container").count() > 5
 
 
+def test_glued_numbers_read_as_part_of_their_sentence(visits):
+    """A glued value has its paragraph's weight (myst-nb's default bold made whole paragraphs bold)."""
+    for name, visit in visits.items():
+        bold = visit.page.evaluate(
+            """() => [...document.querySelectorAll('span.pasted-text')].filter(
+                   e => getComputedStyle(e).fontWeight !== getComputedStyle(e.parentElement).fontWeight
+               ).map(e => e.textContent.slice(0, 40))"""
+        )
+        assert not bold, f"{name}: glued values in another weight than their text: {bold[:5]}"
+
+
+def test_printed_output_is_never_cut_off(visits):
+    """No printed line hides its end behind a scroll bar at 1280 px (routing's 'LPs solved' value was)."""
+    for name, visit in visits.items():
+        clipped = visit.page.evaluate(
+            """() => [...document.querySelectorAll('div.cell_output pre')].filter(
+                   e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))"""
+        )
+        assert not clipped, f"{name}: printed output wider than the page: {clipped[:3]}"
+
+
+def test_live_lab_labels_are_not_truncated(visits):
+    for name, visit in visits.items():
+        cut = visit.page.evaluate(
+            """() => [...document.querySelectorAll('.widget-label')].filter(
+                   e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+        )
+        assert not cut, f"{name}: live-lab labels cut off: {cut}"
+
+
 def test_launch_buttons_on_every_chapter(visits):
     url, branch = colab.repository()
     repo = url.removeprefix("https://github.com/")
@@ -283,6 +313,50 @@ def test_clicking_every_header_button_makes_no_outside_request(browser, site_url
         assert not visit.failed and not visit.console_errors
     finally:
         visit.close()
+
+
+@pytest.mark.parametrize("width", [400, 900])
+def test_navigation_menus_open_on_phones_and_tablets(browser, site_url, width):
+    """The visible menu button opens the chapter list, and the contents button the page contents
+    (both themes bind only the first, hidden, toggle: book/_static/sidebar-toggles.js)."""
+    chapter = CHAPTERS[0].stem
+    context = browser.new_context(viewport={"width": width, "height": 850})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/book/{chapter}.html", wait_until="load")
+        for toggle, dialog in [(".primary-toggle", "#pst-primary-sidebar-modal"),
+                               (".secondary-toggle", "#pst-secondary-sidebar-modal")]:
+            visible = page.locator(f"{toggle}:visible")
+            assert visible.count() >= 1, f"no visible {toggle} at {width} px"
+            visible.first.click()
+            page.wait_for_timeout(300)
+            assert page.locator(dialog).evaluate("d => d.open"), f"{toggle} did not open {dialog} at {width} px"
+            assert page.locator(f"{dialog} a").first.is_visible()
+            if toggle == ".primary-toggle":
+                page.screenshot(path=SCREENSHOTS / f"phone-menu-{width}px.png")
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(200)
+            assert not page.locator(dialog).evaluate("d => d.open")
+    finally:
+        context.close()
+
+
+def test_sidebar_button_hides_the_chapter_list_on_wide_screens(browser, site_url):
+    chapter = CHAPTERS[0].stem
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/book/{chapter}.html", wait_until="load")
+        sidebar = page.locator("#pst-primary-sidebar")
+        assert sidebar.is_visible()
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_timeout(300)
+        assert not sidebar.is_visible(), "the sidebar button did not hide the chapter list at 1280 px"
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_timeout(300)
+        assert sidebar.is_visible()
+    finally:
+        context.close()
 
 
 def test_downloaded_notebooks_read_as_plain_jupyter_markdown(built_book):
