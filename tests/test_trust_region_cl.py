@@ -185,6 +185,24 @@ def test_maml_reading_tends_to_the_one_step_update_as_the_trust_region_tightens(
     assert out["step_norm"][2] < out["step_norm"][0]
 
 
+def test_trained_step_cosine_is_one_along_the_one_step_update_and_not_otherwise():
+    anchor = init_params(NET, [0, 1])
+    g = torch.Generator().manual_seed(7)
+    fisher = {k: 0.5 + torch.rand(v.shape, generator=g) for k, v in anchor.items()}
+    new, rep = _batch(2, 16, 1), _batch(2, 16, 2)
+    metric = continual.damped_metric(fisher, 0.1)
+    grad = continual.replay_objective_grad(anchor, NET, SCHEDULE, new, rep, 1.0)
+    # member 0 moved exactly along -D^{-1} grad L, member 1 along +grad L (uphill)
+    trained = {k: anchor[k] + torch.stack([-3.0 * grad[k][0] / metric[k][0], 2.0 * grad[k][1]]) for k in anchor}
+    out = continual.trained_step_cosines(
+        anchor, trained, fisher, NET, SCHEDULE, new, rep, replay_weight=1.0, damping=0.1
+    )
+    assert out["cos_maml"][0] == pytest.approx(1.0, abs=1e-5)
+    assert out["cos_gradient"][1] == pytest.approx(-1.0, abs=1e-5)
+    assert out["cos_maml"][1] < 0
+    torch.testing.assert_close(out["step_norm"], flat({k: trained[k] - anchor[k] for k in anchor}).norm(dim=1))
+
+
 def test_reconvergence_counts_zero_when_already_there_and_censors_when_never():
     tasks = ("gaussians", "moons")
     params = init_params(NET.__class__(2, 2, 6, 1, 4), [0, 1])
@@ -241,7 +259,7 @@ def test_verdict_rules_on_constructed_numbers():
     assert comparison_verdict({"finetune": "win", "ewc": "tie"}, "x").startswith("partly")
     assert comparison_verdict({"finetune": "win", "ewc": "loss"}, "x").startswith("no")
     assert comparison_verdict({"finetune": "tie", "ewc": "tie"}, "x").startswith("no")
-    assert maml_verdict([0.3, 0.6, 0.95]).startswith("yes")
+    assert maml_verdict([0.3, 0.6, 0.95]).startswith("yes") and "by construction" in maml_verdict([0.3, 0.6, 0.95])
     assert maml_verdict([0.3, 0.6, 0.8]).startswith("partly")
     assert maml_verdict([0.6, 0.5, 0.4]).startswith("no")
     assert control_verdict(True).startswith("yes") and control_verdict(False).startswith("no")
@@ -297,21 +315,25 @@ def _fake(summary: dict):
 def test_reading_sentences_follow_the_numbers():
     from explorables.trust_region_cl.claims import ewc_sentence, maml_sentence, plasticity_sentence
 
-    def maml(cos, plain):
+    def maml(cos, trained_trcl, trained_replay):
+        stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
         return {
             "maml": {
                 "lambdas": [1.0, 10.0],
+                "trust_lambda": 10.0,
                 "cos_maml": [{"mean": 0.1}, {"mean": cos}],
-                "cos_gradient": [{"mean": 0.1}, {"mean": plain}],
+                "cos_gradient": [{"mean": 0.1}, {"mean": 0.1}],
+                "trained_trcl": {"cos_maml": stats(trained_trcl)},
+                "trained_replay": {"cos_maml": stats(trained_replay)},
             }
         }
 
-    assert "must become" in maml_sentence(_fake(maml(0.99, 0.3))) and "not the gradient" in maml_sentence(
-        _fake(maml(0.99, 0.3))
-    )
-    assert "short of" in maml_sentence(_fake(maml(0.5, 0.45))) and "little difference" in maml_sentence(
-        _fake(maml(0.5, 0.45))
-    )
+    closer = maml_sentence(_fake(maml(0.99, [0.6, 0.6, 0.6], [0.3, 0.3, 0.3])))
+    assert "must become" in closer and "is closer to the one-step update" in closer
+    assert "at the strength TR-CL trains with (λ = 10) it is 0.990" in closer
+    not_closer = maml_sentence(_fake(maml(0.5, [0.31, 0.31, 0.31], [0.3, 0.3, 0.3])))
+    assert "short of" in not_closer and "not closer" in not_closer
+    assert "further" in maml_sentence(_fake(maml(0.99, [0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
 
     def seq(trcl, ewc):
         stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731

@@ -24,6 +24,8 @@ COSINE_THRESHOLD = 0.9
 #: and about two loss checks of re-convergence (fixed after base seeds 0 and 1 gave flipping verdicts without them)
 SWD_MARGIN = 0.03
 STEPS_MARGIN = 5.0
+#: differences of trained-step cosines smaller than this are ties (set by the reviewer before seeing the book numbers)
+COSINE_MARGIN = 0.05
 
 
 def compare(candidate: list[float], baseline: list[float], margin: float) -> str:
@@ -59,15 +61,27 @@ def comparison_verdict(outcomes: dict[str, str], what: str) -> str:
 
 def maml_verdict(cosines: list[float], threshold: float = COSINE_THRESHOLD) -> str:
     """yes: the cosine grows as the trust region tightens and reaches ``threshold`` at the tightest;
-    partly: it grows but stays below; no: it does not grow."""
+    partly: it grows but stays below; no: it does not grow.
+
+    The limit is first-order Taylor algebra: for any smooth loss the exact trust-region step turns
+    into the one-step update as lambda grows (a test shows it on random data and a random metric).
+    So a "yes" checks our reading and our solver on the trained model, and where the approximation
+    is tight; it is not evidence that TR-CL behaves like a meta-learner, and the verdict says so.
+    """
     grows = all(b >= a - 1e-9 for a, b in itertools.pairwise(cosines)) and cosines[-1] > cosines[0]
+    caveat = (
+        " (this limit holds for any smooth loss by construction: it checks our algebra, not that TR-CL meta-learns)"
+    )
     if grows and cosines[-1] >= threshold:
         return (
             f"yes, for our reconstruction of the reading: the cosine rises with λ and reaches ≥ {threshold} "
-            "at the tightest trust region"
+            "at the tightest trust region" + caveat
         )
     if cosines[-1] > cosines[0]:
-        return f"partly, for our reconstruction of the reading: the cosine rises with λ but stays below {threshold}"
+        return (
+            f"partly, for our reconstruction of the reading: the cosine rises with λ but stays below {threshold}"
+            + caveat
+        )
     return "no: the cosine does not rise as the trust region tightens"
 
 
@@ -129,7 +143,8 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             f"last task switch, TR-CL anchors of {n} seeds; λ = "
             + ", ".join(f"{v:g}" for v in s["maml"]["lambdas"])
             + "; cosine of the trust-region step with the one-step update −D⁻¹∇L",
-            ", ".join(f"{c['mean']:.2f} ± {c['sd']:.2f}" for c in s["maml"]["cos_maml"]),
+            ", ".join(f"{c['mean']:.2f} ± {c['sd']:.2f}" for c in s["maml"]["cos_maml"])
+            + f" (the step TR-CL took in training: {_pm(s['maml']['trained_trcl']['cos_maml'])})",
             maml_verdict(cos),
         ),
         Claim(
@@ -159,20 +174,32 @@ def plasticity_sentence(results: TrustRegionCLResults) -> str:
 
 
 def maml_sentence(results: TrustRegionCLResults) -> str:
-    """What the MAML table says: does the step follow the one-step (preconditioned) update, and the plain gradient?"""
+    """What the MAML table says, and what it does not: the limit is algebra; the step training
+    actually took (Adam, stochastic batches) is the part that could have come out otherwise."""
     m = results.summary["maml"]
-    cos, plain = m["cos_maml"][-1]["mean"], m["cos_gradient"][-1]["mean"]
-    lam = m["lambdas"][-1]
+    cos, lam = m["cos_maml"][-1]["mean"], m["lambdas"][-1]
     first = f"At the tightest trust region (λ = {lam:g}) the step's cosine with the one-step update is {cos:.3f}" + (
-        ", as the implicit-step equation says it must become" if cos >= COSINE_THRESHOLD else ", short of the limit"
+        ", as the implicit-step equation says it must become for any smooth loss"
+        if cos >= COSINE_THRESHOLD
+        else ", short of the limit the implicit-step equation predicts"
     )
+    if m["trust_lambda"] in m["lambdas"]:
+        at = m["cos_maml"][m["lambdas"].index(m["trust_lambda"])]["mean"]
+        first += f"; at the strength TR-CL trains with (λ = {m['trust_lambda']:g}) it is {at:.3f}"
+    tr, rp = m["trained_trcl"]["cos_maml"], m["trained_replay"]["cos_maml"]
     second = (
-        f"; with the plain gradient it is {plain:.2f}, so the step follows the Fisher-preconditioned direction, "
-        "not the gradient alone."
-        if plain < cos - 0.1
-        else f"; with the plain gradient it is {plain:.2f}, so the metric makes little difference to the direction."
+        ". The step that training really took on the last task (Adam, stochastic batches, "
+        f"{results.config.n_steps_per_task} steps) has cosine {_pm(tr)} with the same one-step update; "
+        f"for generative replay, which has no penalty, the same cosine (with its own anchor and Fisher) is {_pm(rp)}"
     )
-    return first + second
+    verdict = compare([-v for v in tr["per_seed"]], [-v for v in rp["per_seed"]], COSINE_MARGIN)
+    third = {
+        "win": ", so the real TR-CL step is closer to the one-step update than a step without the trust region.",
+        "tie": ", so on this number the real TR-CL step is not closer to the one-step update than a step without "
+        "the trust region.",
+        "loss": ", so the real TR-CL step is further from the one-step update than a step without the trust region.",
+    }[verdict]
+    return first + second + third
 
 
 def ewc_sentence(results: TrustRegionCLResults) -> str:
@@ -237,6 +264,9 @@ def maml_table(results: TrustRegionCLResults) -> str:
         [f"{lam:g}", _pm(a), _pm(b), f"{c['mean']:.2e}"]
         for lam, a, b, c in zip(s["lambdas"], s["cos_maml"], s["cos_gradient"], s["step_norm"], strict=True)
     ]
+    for key, label in (("trained_trcl", "TR-CL as trained"), ("trained_replay", "generative replay as trained")):
+        t = s[key]
+        rows.append([label, _pm(t["cos_maml"]), _pm(t["cos_gradient"]), f"{t['step_norm']['mean']:.2e}"])
     return table(
         ["λ", "cos(step, −D⁻¹∇L) (one-step MAML inner update)", "cos(step, −∇L) (plain gradient)", "|step|"], rows
     )

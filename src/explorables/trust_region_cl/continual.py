@@ -373,16 +373,11 @@ def maml_reading(
     displacement ``u = theta - theta*`` with the explicit one-step update ``-D^{-1} grad L(theta*)``
     (eq. trcl-maml) and with the plain gradient step ``-grad L(theta*)``, and ``|u|``.
     """
-    mean_f = flat(fisher).mean(1)
-    metric = {k: f + damping * mean_f.view(-1, *([1] * (f.dim() - 1))) for k, f in fisher.items()}
+    metric = damped_metric(fisher, damping)
     lam = lambdas.view(-1)
 
     def objective_grad(p: Params) -> Params:
-        p = {k: v.detach().requires_grad_(True) for k, v in p.items()}
-        loss = per_sample_loss(p, net, schedule, *new_batch).mean(1)
-        loss = loss + replay_weight * per_sample_loss(p, net, schedule, *replay_batch).mean(1)
-        grads = torch.autograd.grad(loss.sum(), list(p.values()))
-        return dict(zip(p, grads, strict=True))
+        return replay_objective_grad(p, net, schedule, new_batch, replay_batch, replay_weight)
 
     g0 = objective_grad(anchor)
     theta = {k: v.clone() for k, v in anchor.items()}
@@ -398,3 +393,52 @@ def maml_reading(
     plain = -flat(g0)
     cos = torch.nn.functional.cosine_similarity
     return {"cos_maml": cos(u, one_step, dim=1), "cos_gradient": cos(u, plain, dim=1), "step_norm": u.norm(dim=1)}
+
+
+def damped_metric(fisher: Params, damping: float) -> Params:
+    """``D = F + damping * mean(F)`` per member (the metric of the MAML reading; invertible for ``damping > 0``)."""
+    mean_f = flat(fisher).mean(1)
+    return {k: f + damping * mean_f.view(-1, *([1] * (f.dim() - 1))) for k, f in fisher.items()}
+
+
+def replay_objective_grad(
+    params: Params,
+    net: Net,
+    schedule: Schedule,
+    new_batch: tuple[torch.Tensor, ...],
+    replay_batch: tuple[torch.Tensor, ...],
+    replay_weight: float,
+) -> Params:
+    """``grad L`` per member, with ``L = L_new + beta L_replay`` on fixed batches ``(x0, task, t, noise)``."""
+    p = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+    loss = per_sample_loss(p, net, schedule, *new_batch).mean(1)
+    loss = loss + replay_weight * per_sample_loss(p, net, schedule, *replay_batch).mean(1)
+    grads = torch.autograd.grad(loss.sum(), list(p.values()))
+    return dict(zip(p, grads, strict=True))
+
+
+def trained_step_cosines(
+    anchor: Params,
+    trained: Params,
+    fisher: Params,
+    net: Net,
+    schedule: Schedule,
+    new_batch: tuple[torch.Tensor, ...],
+    replay_batch: tuple[torch.Tensor, ...],
+    *,
+    replay_weight: float,
+    damping: float,
+) -> dict[str, torch.Tensor]:
+    """The displacement training actually made on the last task, ``trained - anchor`` (Adam on
+    stochastic batches, many steps), against the one-step update ``-D^{-1} grad L(theta*)``
+    (eq. trcl-maml) and the plain gradient step ``-grad L(theta*)``, per member.
+
+    Unlike :func:`maml_reading`, nothing here tends to 1 by construction: it asks whether the
+    update TR-CL really makes looks like the one preconditioned step of the reading.
+    """
+    metric = damped_metric(fisher, damping)
+    g0 = replay_objective_grad(anchor, net, schedule, new_batch, replay_batch, replay_weight)
+    u = flat({k: trained[k] - anchor[k] for k in anchor})
+    cos = torch.nn.functional.cosine_similarity
+    one_step = -flat({k: g0[k] / metric[k] for k in g0})
+    return {"cos_maml": cos(u, one_step, dim=1), "cos_gradient": cos(u, -flat(g0), dim=1), "step_norm": u.norm(dim=1)}

@@ -41,6 +41,7 @@ from .continual import (
     maml_reading,
     reconvergence_steps,
     train_sequence,
+    trained_step_cosines,
 )
 from .diffusion import Net, init_params, make_schedule
 from .metrics import random_directions, sliced_wasserstein
@@ -307,7 +308,8 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
 
 def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
     cfg = setup.cfg
-    switch = checkpoint.get("trained/record")["switch"]
+    state = checkpoint.get("trained/record")
+    switch = state["switch"]
     sl = setup.method_slice("trcl")
     grid = torch.tensor(cfg.maml_lambda_grid, device=setup.device)
     n_grid, n_seeds = len(grid), setup.n_seeds
@@ -347,6 +349,27 @@ def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
     for key, value in out.items():
         per = value.view(n_grid, n_seeds).cpu().numpy()
         summary[key] = [_stats(row) for row in per]
+    # the steps training actually took on the last task (Adam, stochastic batches), on the same fixed
+    # batches: TR-CL (lambda = trust_lambda), and generative replay as the reference without a penalty
+    first = lambda b: tuple(v[:n_seeds] for v in b)  # noqa: E731 - the grid's first block: one copy per seed
+    new_first, (_, c_first, t_first, noise_first) = first(new_batch), first(replay_batch)
+    for method in ("trcl", "replay"):
+        ms = setup.method_slice(method)
+        bx_m = switch["buffer_x"][ms]
+        x_rep_m = torch.gather(bx_m, 1, idx.unsqueeze(-1).expand(-1, -1, bx_m.shape[-1]))
+        trained = trained_step_cosines(
+            {k: v[ms] for k, v in switch["anchor"].items()},
+            {k: v[ms] for k, v in state["params"].items()},
+            {k: v[ms] for k, v in switch["fisher"].items()},
+            setup.net,
+            setup.schedule,
+            new_first,
+            (x_rep_m, c_first, t_first, noise_first),
+            replay_weight=cfg.replay_weight,
+            damping=cfg.fisher_damping,
+        )
+        summary[f"trained_{method}"] = {key: _stats(value.cpu().numpy()) for key, value in trained.items()}
+    summary["trust_lambda"] = cfg.trust_lambda
     return summary, {}
 
 
