@@ -30,7 +30,13 @@ from explorables.trust_region_cl import (
     sliced_wasserstein,
     trust_region_penalty,
 )
-from explorables.trust_region_cl.claims import compare, comparison_verdict, control_verdict, maml_verdict
+from explorables.trust_region_cl.claims import (
+    compare,
+    comparison_verdict,
+    control_verdict,
+    maml_verdict,
+    reconvergence_verdict,
+)
 from explorables.trust_region_cl.continual import eval_batch, flat
 
 NET = Net(d_data=2, n_tasks=3, width=6, depth=2, d_time=4)
@@ -262,6 +268,9 @@ def test_verdict_rules_on_constructed_numbers():
     assert maml_verdict([0.3, 0.6, 0.95]).startswith("yes") and "by construction" in maml_verdict([0.3, 0.6, 0.95])
     assert maml_verdict([0.3, 0.6, 0.8]).startswith("partly")
     assert maml_verdict([0.6, 0.5, 0.4]).startswith("no")
+    mostly_retained = reconvergence_verdict({"finetune": "win", "ewc": "tie"}, 0.9)
+    assert mostly_retained.startswith("partly") and "mostly measures retention" in mostly_retained
+    assert "retention" not in reconvergence_verdict({"finetune": "win", "ewc": "tie"}, 0.2)
     assert control_verdict(True).startswith("yes") and control_verdict(False).startswith("no")
 
 
