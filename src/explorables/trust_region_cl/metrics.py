@@ -15,7 +15,7 @@ def random_directions(n_projections: int, d: int, generator: torch.Generator) ->
 
 
 def sliced_wasserstein(x: torch.Tensor, y: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:
-    """Sliced 2-Wasserstein distance, eq. (trcl-swd), between point sets ``x`` and ``y`` of equal size.
+    """Sliced 2-Wasserstein distance between point sets ``x`` and ``y`` of equal size.
 
     ``x`` and ``y`` are ``(..., n, d)``; ``directions`` is ``(P, d)``. Each set is projected on every
     direction, the projections are sorted (the 1-D optimal transport plan pairs order statistics),
