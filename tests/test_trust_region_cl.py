@@ -338,7 +338,7 @@ def test_reading_sentences_follow_the_numbers():
         }
 
     closer = maml_sentence(_fake(maml(0.99, [0.6, 0.6, 0.6], [0.3, 0.3, 0.3])))
-    assert "must become" in closer and "is closer to the one-step update" in closer
+    assert "must become" in closer and "is closer to the one-step update" in closer and "far from 1" in closer
     assert "at the strength TR-CL trains with (λ = 10) it is 0.990" in closer
     not_closer = maml_sentence(_fake(maml(0.5, [0.31, 0.31, 0.31], [0.3, 0.3, 0.3])))
     assert "short of" in not_closer and "not closer" in not_closer

@@ -205,7 +205,13 @@ def maml_sentence(results: TrustRegionCLResults) -> str:
     tr, rp = m["trained_trcl"]["cos_maml"], m["trained_replay"]["cos_maml"]
     second = (
         ". The step that training really took on the last task (Adam, stochastic batches, "
-        f"{results.config.n_steps_per_task} steps) has cosine {_pm(tr)} with the same one-step update; "
+        f"{results.config.n_steps_per_task} steps) has cosine {_pm(tr)} with the same one-step update"
+        + (
+            " (far from 1: the update TR-CL really makes is not that one preconditioned step)"
+            if tr["mean"] < COSINE_THRESHOLD
+            else " (close to 1)"
+        )
+        + "; "
         f"for generative replay, which has no penalty, the same cosine (with its own anchor and Fisher) is {_pm(rp)}"
     )
     verdict = compare([-v for v in tr["per_seed"]], [-v for v in rp["per_seed"]], COSINE_MARGIN)
