@@ -124,8 +124,6 @@ class DCDMConfig(ExperimentConfig):
     DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-10-batches-py/ folder (dataset=cifar10)"
 
     def cross_checks(self) -> None:
-        if self.dataset == "cifar10" and not self.data_root:
-            raise ValueError("dataset='cifar10' needs data_root (the folder holding cifar-10-batches-py/)")
         if self.network == "unet" and self.dataset != "cifar10":
             raise ValueError("network='unet' needs dataset='cifar10' (the MLPs serve the digits)")
 
@@ -166,8 +164,11 @@ def evaluate(
     assign = models.assign(data.x_train)  # (E, n)
     weights_test = models.concept_weights(data.x_test)
     samples = models.sample_concepts(cfg.n_samples_per_concept).cpu().numpy()  # (E, K, n, D)
-    bandwidth = median_bandwidth(data.x_test.cpu().numpy())
-    floor = mmd2(x_np[: len(data.x_test)], data.x_test.cpu().numpy(), bandwidth)
+    x_test = data.x_test.cpu().numpy()
+    bandwidth = median_bandwidth(x_test)
+    floor = mmd2(x_np[: len(x_test)], x_test, bandwidth)
+    # generation for the quality score: concept weights from the aggregate posterior (random training inputs)
+    generated = models.sample_like(data.x_train[torch.randperm(len(data.x_train))[: len(x_test)]]).cpu().numpy()
     rng = np.random.default_rng(cfg.seed)
     per_member: list[dict[str, float]] = []
     t_edit = int(round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1)))
@@ -179,8 +180,7 @@ def evaluate(
         predicted = np.stack([classify(samples[e, k]) for k in range(n_concepts)])
         scores["purity"], _ = usage_weighted_purity(predicted, usage)
         scores["n_used"] = int((usage >= 0.01).sum())
-        pick = rng.choice(n_concepts * cfg.n_samples_per_concept, size=len(data.x_test), p=np.repeat(usage, cfg.n_samples_per_concept) / cfg.n_samples_per_concept)
-        scores["mmd2"] = mmd2(samples[e].reshape(-1, samples.shape[-1])[pick], data.x_test.cpu().numpy(), bandwidth)
+        scores["mmd2"] = mmd2(generated[e], x_test, bandwidth)
         if arm in CONCEPT_ARMS and scores["n_used"] >= 2:
             scores.update(_intervention_scores(models, e, data, weights_test[e, :n_edit], usage, assign[e], classify, t_edit, rng))
         per_member.append(scores)
@@ -257,8 +257,38 @@ def _train_and_evaluate(
     curves["mixing"] = _mixing(cfg, models, curves["usage"], decode, device)
     curves["centres_decoded"] = decode(curves["centres"])
     curves["samples_decoded"] = np.stack([decode(s) for s in curves["samples"]])
+    curves["interventions"] = _intervention_examples(cfg, models, data, curves, decode)
     summary["n_train"] = len(data.x_train)
     return summary, curves
+
+
+def _intervention_examples(cfg: DCDMConfig, models: ConceptModels, data: Dt.Dataset, curves: dict, decode, n: int = 8):
+    """Pictures of interventions (first seed of DCDM): ``n`` held-out inputs, each regenerated as is and
+    with its top concept weight swapped for the next used concept's (fixed noise)."""
+    e = models.index("dcdm", 0)
+    usage = curves["usage"]
+    used = np.flatnonzero(usage >= 0.01)
+    weights = models.concept_weights(data.x_test[:n])[e]
+    top = weights.argmax(-1).cpu().numpy()
+    target = np.array([used[(np.searchsorted(used, k) + 1) % len(used)] if len(used) > 1 else k for k in top])
+    member = models.denoiser.member(e)
+    t_edit = int(round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1)))
+    x0 = data.x_test[:n]
+    state = torch.get_rng_state()
+    torch.manual_seed(cfg.seed + 3)
+    kept = M.intervene(x0, weights, weights, models.centres[e], member, models.schedule, t_edit)
+    torch.manual_seed(cfg.seed + 3)
+    edited = M.intervene(x0, weights, M.swap_weights(weights, torch.as_tensor(target)), models.centres[e], member,
+                         models.schedule, t_edit)  # fmt: skip
+    torch.set_rng_state(state)
+    labels = curves["concept_labels"]
+    return {
+        "originals": decode(x0.cpu().numpy()),
+        "kept": decode(kept.cpu().numpy()),
+        "edited": decode(edited.cpu().numpy()),
+        "from_labels": labels[top],
+        "to_labels": labels[target],
+    }
 
 
 def _mixing(cfg: DCDMConfig, models: ConceptModels, usage: np.ndarray, decode, device) -> dict[str, Any]:

@@ -93,6 +93,16 @@ class ConceptModels:
         return x.reshape(self.n_members, n_concepts, n_per_concept, d)
 
 
+    @torch.no_grad()
+    def sample_like(self, x: torch.Tensor) -> torch.Tensor:
+        """One sample per input of ``x`` for every member, ``(E, n, D)``: ``pi`` drawn from each input's
+        inferred ``Dir(alpha(x))`` (the aggregate posterior over concept weights), ``m = pi C``, then the
+        reverse process. Only the weights come from ``x``; the sample itself starts from noise."""
+        h = self.encoder(x.expand(self.n_members, -1, -1))
+        m = M.concept_weights(h, self.softmax_mask()) @ self.centres
+        return M.reverse_process(self.denoiser, self.schedule, m)
+
+
 def member_seed(base_seed: int, seed: int) -> int:
     """The initialisation seed of the members trained from ``seed`` in a run with base seed ``base_seed``."""
     return int(seed) + 7919 * int(base_seed)
