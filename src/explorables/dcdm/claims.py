@@ -37,7 +37,10 @@ def discovery_verdict(dcdm: Stat, kmeans: Stat, untrained: Stat, tol: float = 0.
     if above_control and dcdm["mean"] >= kmeans["mean"] - tol:
         return f"yes: far above the untrained encoder, within {tol} of k-means or better"
     if above_control:
-        return f"partly: concepts track the labels (well above the untrained encoder) but k-means does better by more than {tol}"
+        return (
+            "partly: concepts track the labels (well above the untrained encoder) "
+            f"but k-means does better by more than {tol}"
+        )
     return "no: not clearly better than an untrained encoder's grouping"
 
 
@@ -153,5 +156,8 @@ def ablation_sentence(results: DCDMResults, part: str = "images") -> str:
     return {
         "yes": "DCDM's concepts track the labels clearly better than every ablation's.",
         "partly": f"DCDM beats some ablations clearly ({verdict.split(':', 1)[1].strip()}), not all.",
-        "no": "No ablation is clearly worse than DCDM: within the seed-to-seed spread, each of the three parts we removed can go without hurting the concepts.",
+        "no": (
+            "No ablation is clearly worse than DCDM: within the seed-to-seed spread, each of the three parts "
+            "we removed can go without hurting the concepts."
+        ),
     }[word]

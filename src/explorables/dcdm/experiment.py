@@ -32,8 +32,8 @@ from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Probability, Seeds, param
 from ..core.threads import one_cpu_thread
-from . import dcdm as M
 from . import data as Dt
+from . import dcdm as M
 from .metrics import (
     cluster_scores,
     kmeans_assign,
@@ -44,7 +44,7 @@ from .metrics import (
     usage_weighted_purity,
 )
 from .networks import ConvEncoder, MLPDenoiser, MLPEncoder, UNet
-from .training import ARMS, CONCEPT_ARMS, ConceptModels, TrainSettings, generator_noise, train_concept_models
+from .training import CONCEPT_ARMS, ConceptModels, TrainSettings, generator_noise, train_concept_models
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class DCDMConfig(ExperimentConfig):
     prior: float = param(0.3, Positive(), "symmetric Dirichlet prior alpha_0 of the KL term, eq. (dcdm-elbo)")
     beta: float = param(0.003, Float(0.0, 10.0), "weight beta of the Dirichlet KL in eq. (dcdm-elbo)")
     lr: float = param(3e-3, Positive(), "Adam learning rate (cosine decay)")
-    batch_size: int = param(256, Int(2), "inputs per training step and member")
+    batch_size: int = param(128, Int(2), "inputs per training step and member")
     n_samples_per_concept: int = param(40, Int(2), "samples generated per concept and member (purity, quality)")
     n_intervene: int = param(120, Int(2), "held-out inputs edited per member (interventions)")
     edit_fraction: float = param(
@@ -68,15 +68,17 @@ class DCDMConfig(ExperimentConfig):
     mixture_std: float = param(0.25, Positive(), "standard deviation of each mode of the mixture")
     n_mixture_train: int = param(3000, Int(20), "training points of the mixture")
     n_mixture_concepts: int = param(6, Int(1, 50), "concepts K on the mixture")
-    n_mixture_steps: int = param(600, Int(1), "training steps on the mixture")
+    n_mixture_steps: int = param(500, Int(1), "training steps on the mixture")
     mixture_d_hidden: int = param(64, Int(4), "width of the mixture's encoder and denoiser")
     # images
-    dataset: str = param("digits", Choice(("digits", "cifar10")), "image data: sklearn digits, or CIFAR-10 from --data-root")
+    dataset: str = param(
+        "digits", Choice(("digits", "cifar10")), "image data: sklearn digits, or CIFAR-10 from --data-root"
+    )
     n_concepts: int = param(10, Int(1, 200), "concepts K on the images")
     d_pca: int = param(20, Int(2, 64), "principal components the digits are reduced to (model space)")
     n_test: int = param(300, Int(20), "held-out images (sample-quality floor, interventions)")
     n_image_train: int = param(0, Int(0), "training images kept (0: all)")
-    n_image_steps: int = param(900, Int(1), "training steps on the images")
+    n_image_steps: int = param(1200, Int(1), "training steps on the images")
     encoder_d_hidden: int = param(128, Int(4), "width of the concept encoder (MLP) / base channels (CNN)")
     denoiser_d_hidden: int = param(64, Int(4), "width of the image denoiser (MLP) / base channels (U-Net)")
     denoiser_n_layers: int = param(2, Int(1, 8), "hidden layers of the MLP denoiser")
@@ -84,12 +86,13 @@ class DCDMConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            n_diffusion_steps=20,
+            seeds=(0, 1),
+            n_diffusion_steps=10,
             n_mixture_train=600,
-            n_mixture_steps=150,
+            n_mixture_steps=100,
             mixture_d_hidden=32,
             n_image_train=500,
-            n_image_steps=150,
+            n_image_steps=100,
             n_test=60,
             n_samples_per_concept=10,
             n_intervene=30,
@@ -148,7 +151,7 @@ def _networks(cfg: DCDMConfig, data: Dt.Dataset, n_concepts: int, d_hidden: int,
 
 def snapshot_steps(n_steps: int, n_snapshots: int) -> list[int]:
     """The training steps the explorable shows: ``n_snapshots`` steps from 0 to ``n_steps``, spaced evenly."""
-    return sorted({int(round(v)) for v in np.linspace(0, n_steps, n_snapshots)})
+    return sorted({round(float(v)) for v in np.linspace(0, n_steps, n_snapshots)})
 
 
 def evaluate(
@@ -171,7 +174,7 @@ def evaluate(
     generated = models.sample_like(data.x_train[torch.randperm(len(data.x_train))[: len(x_test)]]).cpu().numpy()
     rng = np.random.default_rng(cfg.seed)
     per_member: list[dict[str, float]] = []
-    t_edit = int(round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1)))
+    t_edit = round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1))
     n_edit = min(cfg.n_intervene, len(data.x_test))
     for e in range(models.n_members):
         arm = models.arms[e // len(models.seeds)]
@@ -182,22 +185,27 @@ def evaluate(
         scores["n_used"] = int((usage >= 0.01).sum())
         scores["mmd2"] = mmd2(generated[e], x_test, bandwidth)
         if arm in CONCEPT_ARMS and scores["n_used"] >= 2:
-            scores.update(_intervention_scores(models, e, data, weights_test[e, :n_edit], usage, assign[e], classify, t_edit, rng))
+            scores.update(
+                _intervention_scores(models, e, data, weights_test[e, :n_edit], usage, assign[e], classify, t_edit, rng)
+            )
         per_member.append(scores)
     summary: dict[str, Any] = {"arms": {}, "mmd2_floor": floor}
     for a, arm in enumerate(models.arms):
         rows = per_member[a * len(models.seeds) : (a + 1) * len(models.seeds)]
         summary["arms"][arm] = {
-            key: mean_sd([r[key] for r in rows if key in r])
-            for key in rows[0]
-            if all(key in r for r in rows)
+            key: mean_sd([r[key] for r in rows if key in r]) for key in rows[0] if all(key in r for r in rows)
         }
         summary["arms"][arm]["nmi_per_seed"] = [r["nmi"] for r in rows]
-    km = [cluster_scores(data.y_train, kmeans_assign(x_np, n_concepts, models.seeds[i] + 7919 * cfg.seed)[0])
-          for i in range(len(models.seeds))]  # fmt: skip
+    km = [
+        cluster_scores(data.y_train, kmeans_assign(x_np, n_concepts, models.seeds[i] + 7919 * cfg.seed)[0])
+        for i in range(len(models.seeds))
+    ]
     summary["kmeans"] = {"nmi": mean_sd([r["nmi"] for r in km]), "ari": mean_sd([r["ari"] for r in km])}
     untrained = [cluster_scores(data.y_train, untrained_assign[i]) for i in range(len(untrained_assign))]
-    summary["untrained"] = {"nmi": mean_sd([r["nmi"] for r in untrained]), "ari": mean_sd([r["ari"] for r in untrained])}
+    summary["untrained"] = {
+        "nmi": mean_sd([r["nmi"] for r in untrained]),
+        "ari": mean_sd([r["ari"] for r in untrained]),
+    }
     first = models.index("dcdm", 0) if "dcdm" in models.arms else 0
     curves = {
         "centres": models.centres[first].cpu().numpy(),
@@ -242,16 +250,32 @@ def _train_and_evaluate(
         centres = models.centres[e].detach()
         n_concepts, d = centres.shape
         m = centres[:, None, :].expand(-1, n_show, -1).reshape(-1, d)
-        x = M.reverse_process(models.denoiser.member(e), models.schedule, m, noise=generator_noise(cfg.seed + 1, device))
-        frames.append({"step": step, "centres": decode(centres.cpu().numpy()), "samples": decode(x.cpu().numpy()).reshape(n_concepts, n_show, *decode(x[:1].cpu().numpy()).shape[1:])})
+        x = M.reverse_process(
+            models.denoiser.member(e), models.schedule, m, noise=generator_noise(cfg.seed + 1, device)
+        )
+        frames.append(
+            {
+                "step": step,
+                "centres": decode(centres.cpu().numpy()),
+                "samples": decode(x.cpu().numpy()).reshape(n_concepts, n_show, *decode(x[:1].cpu().numpy()).shape[1:]),
+            }
+        )
         if step == 0:
             untrained.append(models.assign(data.x_train)[[models.index("dcdm", i) for i in range(len(models.seeds))]])
 
     untrained: list[np.ndarray] = []
     models = train_concept_models(
-        data.x_train, settings, *nets, seeds=cfg.seeds, base_seed=cfg.seed, checkpoint=checkpoint, name=name,
-        snapshot_steps=steps, on_snapshot=on_snapshot, progress=progress,
-    )  # fmt: skip
+        data.x_train,
+        settings,
+        *nets,
+        seeds=cfg.seeds,
+        base_seed=cfg.seed,
+        checkpoint=checkpoint,
+        name=name,
+        snapshot_steps=steps,
+        on_snapshot=on_snapshot,
+        progress=progress,
+    )
     summary, curves = evaluate(cfg, models, data, classify, untrained[0] if untrained else models.assign(data.x_train))
     curves["frames"] = frames
     curves["mixing"] = _mixing(cfg, models, curves["usage"], decode, device)
@@ -272,14 +296,21 @@ def _intervention_examples(cfg: DCDMConfig, models: ConceptModels, data: Dt.Data
     top = weights.argmax(-1).cpu().numpy()
     target = np.array([used[(np.searchsorted(used, k) + 1) % len(used)] if len(used) > 1 else k for k in top])
     member = models.denoiser.member(e)
-    t_edit = int(round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1)))
+    t_edit = round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1))
     x0 = data.x_test[:n]
     state = torch.get_rng_state()
     torch.manual_seed(cfg.seed + 3)
     kept = M.intervene(x0, weights, weights, models.centres[e], member, models.schedule, t_edit)
     torch.manual_seed(cfg.seed + 3)
-    edited = M.intervene(x0, weights, M.swap_weights(weights, torch.as_tensor(target)), models.centres[e], member,
-                         models.schedule, t_edit)  # fmt: skip
+    edited = M.intervene(
+        x0,
+        weights,
+        M.swap_weights(weights, torch.as_tensor(target)),
+        models.centres[e],
+        member,
+        models.schedule,
+        t_edit,
+    )
     torch.set_rng_state(state)
     labels = curves["concept_labels"]
     return {
@@ -295,7 +326,7 @@ def _mixing(cfg: DCDMConfig, models: ConceptModels, usage: np.ndarray, decode, d
     """Samples of ``pi = (1 - lam) e_a + lam e_b`` between the two most used concepts (first seed, fixed noise)."""
     e = models.index("dcdm", 0)
     n_concepts = models.centres.shape[1]
-    a, b = (np.argsort(-usage)[:2].tolist() + [0, 0])[:2] if n_concepts > 1 else (0, 0)
+    a, b = [*np.argsort(-usage)[:2].tolist(), 0, 0][:2] if n_concepts > 1 else (0, 0)
     lams = np.linspace(0, 1, 6)
     pis = torch.zeros(len(lams), n_concepts, device=device)
     pis[:, a] += torch.tensor(1 - lams, dtype=torch.float32, device=device)
@@ -316,8 +347,9 @@ def _mixture(cfg: DCDMConfig, checkpoint: Checkpointer, progress: bool) -> tuple
     torch.manual_seed(cfg.seed)
     data = Dt.mixture_data(cfg.n_mixture_train, 500, cfg.n_modes, cfg.mixture_std, cfg.seed)
     data.x_train, data.x_test = data.x_train.to(device), data.x_test.to(device)
-    settings = TrainSettings(cfg.n_mixture_concepts, cfg.n_mixture_steps, cfg.n_diffusion_steps, cfg.batch_size,
-                             cfg.lr, cfg.beta, cfg.prior)  # fmt: skip
+    settings = TrainSettings(
+        cfg.n_mixture_concepts, cfg.n_mixture_steps, cfg.n_diffusion_steps, cfg.batch_size, cfg.lr, cfg.beta, cfg.prior
+    )
     nets = (
         lambda: MLPEncoder(2, cfg.n_mixture_concepts, cfg.mixture_d_hidden, 2),
         lambda: MLPDenoiser(2, cfg.n_diffusion_steps, cfg.mixture_d_hidden, 3),
@@ -327,7 +359,9 @@ def _mixture(cfg: DCDMConfig, checkpoint: Checkpointer, progress: bool) -> tuple
         return Dt.mixture_classifier(np.asarray(points), cfg.n_modes)
 
     with one_cpu_thread(device):
-        summary, curves = _train_and_evaluate(cfg, data, settings, nets, classify, checkpoint, progress, "mixture/train", _identity)
+        summary, curves = _train_and_evaluate(
+            cfg, data, settings, nets, classify, checkpoint, progress, "mixture/train", _identity
+        )
     curves["data"] = data.x_train.cpu().numpy()[:1000]
     curves["data_labels"] = data.y_train[:1000]
     return summary, curves
@@ -350,11 +384,14 @@ def _images(cfg: DCDMConfig, checkpoint: Checkpointer, progress: bool) -> tuple[
     def classify(x: np.ndarray) -> np.ndarray:
         return clf.predict(np.asarray(x).reshape(len(x), -1))
 
-    settings = TrainSettings(cfg.n_concepts, cfg.n_image_steps, cfg.n_diffusion_steps, cfg.batch_size, cfg.lr,
-                             cfg.beta, cfg.prior)  # fmt: skip
+    settings = TrainSettings(
+        cfg.n_concepts, cfg.n_image_steps, cfg.n_diffusion_steps, cfg.batch_size, cfg.lr, cfg.beta, cfg.prior
+    )
     nets = _networks(cfg, data, cfg.n_concepts, cfg.encoder_d_hidden, cfg.denoiser_d_hidden, cfg.denoiser_n_layers)
     with one_cpu_thread(device):
-        summary, curves = _train_and_evaluate(cfg, data, settings, nets, classify, checkpoint, progress, "images/train", data.decode)
+        summary, curves = _train_and_evaluate(
+            cfg, data, settings, nets, classify, checkpoint, progress, "images/train", data.decode
+        )
     summary["dataset"] = data.name
     summary["classifier_test_accuracy"] = float((classify(data.x_test.cpu().numpy()) == data.y_test).mean())
     curves["image_shape"] = list(data.image_shape or ())
@@ -364,7 +401,9 @@ def _images(cfg: DCDMConfig, checkpoint: Checkpointer, progress: bool) -> tuple[
 PHASES = {"mixture": _mixture, "images": _images}
 
 
-def run(config: DCDMConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False) -> DCDMResults:
+def run(
+    config: DCDMConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> DCDMResults:
     """Run the chapter's experiments (see the module docstring); ``progress`` shows tqdm bars."""
     cfg, checkpoint = start_run(DCDMConfig, config, checkpoint)
     parts = {name: (lambda phase=phase: phase(cfg, checkpoint, progress)) for name, phase in PHASES.items()}
@@ -379,7 +418,8 @@ def headline(results: DCDMResults) -> list[str]:
         s = results.summary[part]
         d = s["arms"]["dcdm"]
         lines.append(
-            f"{part}: DCDM NMI {d['nmi']['mean']:.3f} ± {d['nmi']['sd']:.3f}, k-means {s['kmeans']['nmi']['mean']:.3f}, "
+            f"{part}: DCDM NMI {d['nmi']['mean']:.3f} ± {d['nmi']['sd']:.3f}, "
+            f"k-means {s['kmeans']['nmi']['mean']:.3f}, "
             f"purity {d['purity']['mean']:.3f}"
         )
     return lines

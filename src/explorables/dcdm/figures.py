@@ -54,21 +54,60 @@ def explorable_figure(results: DCDMResults) -> go.Figure:
     """The centres and their samples over training (first seed of DCDM): the mixture and the digits."""
     mix, img = results.curves["mixture"], results.curves["images"]
     fig = make_subplots(
-        1, 2, column_widths=[0.5, 0.5],
-        subplot_titles=("2-D mixture: data (grey), centres (stars), samples per concept", "digits: centre, then samples, per concept"),
-    )  # fmt: skip
+        1,
+        2,
+        column_widths=[0.5, 0.5],
+        subplot_titles=(
+            "2-D mixture: data (grey), centres (stars), samples per concept",
+            "digits: centre, then samples, per concept",
+        ),
+    )
     data = mix["data"]
-    fig.add_trace(go.Scatter(x=data[:, 0], y=data[:, 1], mode="markers", marker=dict(size=3, color=PALETTE["light_grey"]),
-                             name="data", showlegend=False), 1, 1)  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=data[:, 0],
+            y=data[:, 1],
+            mode="markers",
+            marker=dict(size=3, color=PALETTE["light_grey"]),
+            name="data",
+            showlegend=False,
+        ),
+        1,
+        1,
+    )
     frames, labels = [], []
     grey = _is_grey(img["frames"][0]["samples"])
     for f_mix, f_img in zip(mix["frames"], img["frames"], strict=False):
         traces = []
         for k, (c, pts) in enumerate(zip(f_mix["centres"], f_mix["samples"], strict=True)):
-            traces.append((go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", marker=dict(size=5, color=color(k), opacity=0.7),
-                                      showlegend=False, hoverinfo="skip"), 1, 1))  # fmt: skip
-            traces.append((go.Scatter(x=[c[0]], y=[c[1]], mode="markers", marker=dict(size=16, symbol="star", color=color(k),
-                                      line=dict(width=1, color=PALETTE["black"])), showlegend=False, name=f"centre {k}"), 1, 1))  # fmt: skip
+            traces.append(
+                (
+                    go.Scatter(
+                        x=pts[:, 0],
+                        y=pts[:, 1],
+                        mode="markers",
+                        marker=dict(size=5, color=color(k), opacity=0.7),
+                        showlegend=False,
+                        hoverinfo="skip",
+                    ),
+                    1,
+                    1,
+                )
+            )
+            traces.append(
+                (
+                    go.Scatter(
+                        x=[c[0]],
+                        y=[c[1]],
+                        mode="markers",
+                        marker=dict(size=16, symbol="star", color=color(k), line=dict(width=1, color=PALETTE["black"])),
+                        showlegend=False,
+                        name=f"centre {k}",
+                    ),
+                    1,
+                    1,
+                )
+            )
         if grey:
             traces.append((_grey(_image_panel(f_img["centres"], f_img["samples"])), 1, 2))
         frames.append(add_frame(fig, traces))
@@ -86,14 +125,35 @@ def mixing_figure(results: DCDMResults) -> go.Figure:
     mix, img = results.curves["mixture"]["mixing"], results.curves["images"]["mixing"]
     fig = make_subplots(1, 2, subplot_titles=("2-D mixture", "digits (4 samples per λ, same noise)"))
     data = results.curves["mixture"]["data"]
-    fig.add_trace(go.Scatter(x=data[:, 0], y=data[:, 1], mode="markers", marker=dict(size=3, color=PALETTE["light_grey"]),
-                             showlegend=False, hoverinfo="skip"), 1, 1)  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=data[:, 0],
+            y=data[:, 1],
+            mode="markers",
+            marker=dict(size=3, color=PALETTE["light_grey"]),
+            showlegend=False,
+            hoverinfo="skip",
+        ),
+        1,
+        1,
+    )
     frames, labels = [], []
     grey = _is_grey(img["samples"])
     for i, lam in enumerate(mix["lambdas"]):
         pts = mix["samples"][i]
-        traces = [(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", marker=dict(size=6, color=PALETTE["blue"]),
-                              showlegend=False), 1, 1)]  # fmt: skip
+        traces = [
+            (
+                go.Scatter(
+                    x=pts[:, 0],
+                    y=pts[:, 1],
+                    mode="markers",
+                    marker=dict(size=6, color=PALETTE["blue"]),
+                    showlegend=False,
+                ),
+                1,
+                1,
+            )
+        ]
         if grey:
             traces.append((_grey(mosaic(np.asarray(img["samples"][i])[None])[::-1]), 1, 2))
         frames.append(add_frame(fig, traces))
@@ -113,8 +173,15 @@ def scores_figure(results: DCDMResults, metric: str = "nmi") -> go.Figure:
     for i, part in enumerate(("mixture", "images")):
         s = results.summary[part]
         stats = [s["arms"][a][metric] for a in ARMS if a != "ddpm"] + [s["kmeans"][metric], s["untrained"][metric]]
-        fig.add_trace(go.Bar(x=names, y=[v["mean"] for v in stats], error_y=dict(array=[v["sd"] for v in stats]),
-                             name="2-D mixture" if part == "mixture" else "digits", marker_color=color(i)))  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=[v["mean"] for v in stats],
+                error_y=dict(array=[v["sd"] for v in stats]),
+                name="2-D mixture" if part == "mixture" else "digits",
+                marker_color=color(i),
+            )
+        )
     fig.update_layout(barmode="group", yaxis_title=metric.upper() + " against the labels", yaxis_range=[0, 1.05])
     return style(fig, height=360, legend_below=True)
 
@@ -126,8 +193,12 @@ def intervention_figure(results: DCDMResults) -> go.Figure:
     if ex is not None and _is_grey(ex["originals"]):
         fig.add_trace(_grey(mosaic(np.stack([ex["originals"], ex["kept"], ex["edited"]]))[::-1]))
         titles = ", ".join(f"{int(a)}→{int(b)}" for a, b in zip(ex["from_labels"], ex["to_labels"], strict=True))
-        fig.update_layout(title=dict(text=f"rows: input, regenerated as is, regenerated with the swap; concept labels {titles}",
-                                     font=dict(size=11)))  # fmt: skip
+        fig.update_layout(
+            title=dict(
+                text=f"rows: input, regenerated as is, regenerated with the swap; concept labels {titles}",
+                font=dict(size=11),
+            )
+        )
     else:
         fig.add_trace(go.Scatter(x=[0], y=[0], mode="text", text=["no intervention examples in this run"]))
     fig.update_xaxes(visible=False)
@@ -145,9 +216,17 @@ def loss_figure(results: DCDMResults) -> go.Figure:
             continue
         for e in range(losses.shape[1]):
             arm = ARMS[e // n_seeds]
-            fig.add_trace(go.Scatter(x=np.arange(len(losses)) * 50, y=losses[:, e], mode="lines",
-                                     line=dict(color=color(ARMS.index(arm)), dash=dash, width=1),
-                                     name=ARM_LABELS[arm], legendgroup=arm, showlegend=e % n_seeds == 0))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=np.arange(len(losses)) * 50,
+                    y=losses[:, e],
+                    mode="lines",
+                    line=dict(color=color(ARMS.index(arm)), dash=dash, width=1),
+                    name=ARM_LABELS[arm],
+                    legendgroup=arm,
+                    showlegend=e % n_seeds == 0,
+                )
+            )
     fig.update_layout(xaxis_title="training step (digits)", yaxis_title="loss of eq. (dcdm-elbo)")
     return style(fig, height=320, legend_below=True)
 

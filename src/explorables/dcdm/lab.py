@@ -26,15 +26,17 @@ ALL = "all concepts"
 class DCDMLab:
     """The panel; ``DCDMLab().widget`` is what the notebook displays."""
 
-    def __init__(self, n_modes: int = 6, n_steps: int = 250, n_train: int = 1500, seed: int = 0):
+    def __init__(self, n_modes: int = 6, n_steps: int = 200, n_train: int = 1500, seed: int = 0):
         self.n_modes, self.n_steps, self.seed = n_modes, n_steps, seed
         self.data = Dt.mixture_data(n_train, 10, n_modes, 0.25, seed)
         style, lay = {"description_width": "150px"}, widgets.Layout(width="360px")
         self.k = widgets.IntSlider(value=n_modes, min=1, max=12, description="concepts K", style=style, layout=lay)
-        self.prior = widgets.FloatLogSlider(value=0.3, base=10, min=-2, max=1, step=0.25, description="prior α₀",
-                                            style=style, layout=lay)  # fmt: skip
-        self.beta = widgets.FloatLogSlider(value=0.003, base=10, min=-4, max=0, step=0.25, description="KL weight β",
-                                           style=style, layout=lay)  # fmt: skip
+        self.prior = widgets.FloatLogSlider(
+            value=0.3, base=10, min=-2, max=1, step=0.25, description="prior α₀", style=style, layout=lay
+        )
+        self.beta = widgets.FloatLogSlider(
+            value=0.003, base=10, min=-4, max=0, step=0.25, description="KL weight β", style=style, layout=lay
+        )
         self.concept = widgets.Dropdown(options=[ALL], value=ALL, description="show", style=style, layout=lay)
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="520px"))
@@ -59,9 +61,13 @@ class DCDMLab:
         torch.manual_seed(self.seed)
         with one_cpu_thread("cpu"):
             models = train_concept_models(
-                self.data.x_train, settings, lambda: MLPEncoder(2, k, 32, 2), lambda: MLPDenoiser(2, 20, 32, 2),
-                seeds=(self.seed,), arms=("dcdm",),
-            )  # fmt: skip
+                self.data.x_train,
+                settings,
+                lambda: MLPEncoder(2, k, 32, 2),
+                lambda: MLPDenoiser(2, 20, 32, 2),
+                seeds=(self.seed,),
+                arms=("dcdm",),
+            )
             self.samples = models.sample_concepts(40, noise=generator_noise(self.seed + 1))[0].numpy()
         self.centres = models.centres[0].numpy()
         assign = models.assign(self.data.x_train)[0]

@@ -68,11 +68,16 @@ class ConvEncoder(nn.Module):
         super().__init__()
         self.shape = (channels, size, size)
         self.net = nn.Sequential(
-            nn.Conv2d(channels, width, 3, 2, 1), nn.SiLU(),
-            nn.Conv2d(width, 2 * width, 3, 2, 1), nn.SiLU(),
-            nn.Conv2d(2 * width, 2 * width, 3, 2, 1), nn.SiLU(),
-            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * width, n_concepts),
-        )  # fmt: skip
+            nn.Conv2d(channels, width, 3, 2, 1),
+            nn.SiLU(),
+            nn.Conv2d(width, 2 * width, 3, 2, 1),
+            nn.SiLU(),
+            nn.Conv2d(2 * width, 2 * width, 3, 2, 1),
+            nn.SiLU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(2 * width, n_concepts),
+        )
 
     def forward(self, x0: torch.Tensor) -> torch.Tensor:
         lead = x0.shape[:-1]

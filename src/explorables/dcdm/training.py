@@ -75,7 +75,9 @@ class ConceptModels:
     def concept_weights(self, x: torch.Tensor, batch_size: int = 4096) -> torch.Tensor:
         """The inferred weights of every input for every member, ``(E, n, K)``: the Dirichlet mean
         ``alpha / sum(alpha)`` (the softmax for the softmax arm)."""
-        outs = [self.encoder(x[i : i + batch_size].expand(self.n_members, -1, -1)) for i in range(0, len(x), batch_size)]
+        outs = [
+            self.encoder(x[i : i + batch_size].expand(self.n_members, -1, -1)) for i in range(0, len(x), batch_size)
+        ]
         h = torch.cat(outs, dim=1)
         alpha = M.concentrations(h)
         return torch.where(self.softmax_mask()[:, None, None], h.softmax(-1), alpha / alpha.sum(-1, keepdim=True))
@@ -91,7 +93,6 @@ class ConceptModels:
         m = self.centres[:, :, None, :].expand(-1, -1, n_per_concept, -1).reshape(self.n_members, -1, d)
         x = M.reverse_process(self.denoiser, self.schedule, m, noise=noise)
         return x.reshape(self.n_members, n_concepts, n_per_concept, d)
-
 
     @torch.no_grad()
     def sample_like(self, x: torch.Tensor) -> torch.Tensor:
@@ -143,10 +144,14 @@ def train_concept_models(
         pick = torch.randint(len(x_train), (settings.n_concepts,), generator=torch.Generator().manual_seed(s))
         starts.append(torch.zeros_like(x_train[pick]) if arm == "ddpm" else x_train[pick.to(device)].clone())
     centres = torch.nn.Parameter(torch.stack(starts))
-    models = ConceptModels(encoder, denoiser, centres, arms, seeds, M.NoiseSchedule.cosine(settings.n_diffusion_steps, device))
+    models = ConceptModels(
+        encoder, denoiser, centres, arms, seeds, M.NoiseSchedule.cosine(settings.n_diffusion_steps, device)
+    )
     per_member = [a for a in arms for _ in seeds]
     learn = torch.tensor([a not in ("fixed_centres", "ddpm") for a in per_member], device=device)
-    beta = torch.tensor([0.0 if a in ("softmax", "no_kl", "ddpm") else settings.beta for a in per_member], device=device)
+    beta = torch.tensor(
+        [0.0 if a in ("softmax", "no_kl", "ddpm") else settings.beta for a in per_member], device=device
+    )
     softmax = models.softmax_mask()
     params = [*encoder.parameters(), *denoiser.parameters(), centres]
     opt = torch.optim.Adam(params, lr=settings.lr)
@@ -170,7 +175,9 @@ def train_concept_models(
         idx = torch.randint(len(x_train), (models.n_members, settings.batch_size), device=device)
         x0 = x_train[idx]
         c = torch.where(learn[:, None, None], centres, centres.detach())
-        loss, _ = M.dcdm_loss(x0, encoder(x0), c, denoiser, models.schedule, beta=beta, prior=settings.prior, softmax=softmax)
+        loss, _ = M.dcdm_loss(
+            x0, encoder(x0), c, denoiser, models.schedule, beta=beta, prior=settings.prior, softmax=softmax
+        )
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()  # members are independent: the sum's gradient is each member's own
         opt.step()
