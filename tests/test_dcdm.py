@@ -265,3 +265,22 @@ def test_paper_path_reads_cifar_from_the_data_root_and_trains_unets(tmp_path):
         Dt.cifar_data("", 0, 6, seed=0)
     with pytest.raises(ValueError, match="network"):
         X.DCDMConfig.preset("book", network="unet")
+
+
+def _fake_results(dcdm_nmi: float, kmeans_nmi: float, dcdm_mmd: float, ddpm_mmd: float):
+    stat = lambda m: {"mean": m, "sd": 0.01}  # noqa: E731
+    arms = {a: {"nmi": stat(0.3), "ari": stat(0.2), "purity": stat(0.3), "mmd2": stat(ddpm_mmd)} for a in ARMS}
+    arms["dcdm"] = {"nmi": stat(dcdm_nmi), "ari": stat(0.5), "purity": stat(0.8), "mmd2": stat(dcdm_mmd)}
+    part = {"arms": arms, "kmeans": {"nmi": stat(kmeans_nmi)}, "untrained": {"nmi": stat(0.2)}, "mmd2_floor": 0.0}
+    return X.DCDMResults(X.DCDMConfig.preset("smoke"), {"mixture": part, "images": part})
+
+
+def test_sentences_follow_the_verdicts():
+    good = _fake_results(0.75, 0.76, 0.1, 0.1)
+    assert "about as well as k-means" in C.discovery_sentence(good, "images")
+    assert "as close to the data" in C.quality_sentence(good)
+    worse = _fake_results(0.5, 0.75, 0.5, 0.1)
+    assert "k-means on the same inputs matches the labels better" in C.discovery_sentence(worse, "mixture")
+    assert "clearly further" in C.quality_sentence(worse)
+    assert C.ablation_sentence(good).startswith("DCDM's concepts track the labels clearly better")
+    assert len(C.claims(good)) == 8  # no intervention rows without intervention scores

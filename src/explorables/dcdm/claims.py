@@ -161,3 +161,28 @@ def ablation_sentence(results: DCDMResults, part: str = "images") -> str:
             "we removed can go without hurting the concepts."
         ),
     }[word]
+
+
+def discovery_sentence(results: DCDMResults, part: str) -> str:
+    """How DCDM's concepts compare with k-means and the untrained encoder on ``part`` (from :func:`discovery_verdict`)."""
+    s = _part(results, part)
+    verdict = discovery_verdict(s["arms"]["dcdm"]["nmi"], s["kmeans"]["nmi"], s["untrained"]["nmi"])
+    return {
+        "yes": "Here the concepts match the labels about as well as k-means does, and far better than the untrained "
+        "encoder.",
+        "partly": "Here the concepts are learned (far above the untrained encoder) but k-means on the same inputs "
+        "matches the labels better.",
+        "no": "Here the concepts are no better than the grouping an untrained encoder already makes.",
+    }[verdict.split(":")[0]]
+
+
+def quality_sentence(results: DCDMResults) -> str:
+    """Whether generation kept its quality on both datasets (from :func:`quality_verdict`)."""
+    words = []
+    for part, name in PART_NAMES.items():
+        a = _part(results, part)["arms"]
+        words.append((name, quality_verdict(a["dcdm"]["mmd2"], a["ddpm"]["mmd2"]).split(":")[0]))
+    if all(w == "yes" for _, w in words):
+        return "On both datasets DCDM's samples are as close to the data as the plain DDPM's."
+    bad = [name for name, w in words if w != "yes"]
+    return f"On the {' and the '.join(bad)} DCDM's samples are clearly further from the data than the plain DDPM's."
