@@ -201,9 +201,11 @@ def test_metrics_on_hand_made_inputs():
 
 def test_verdicts_follow_their_criteria():
     s = lambda m, sd=0.01: {"mean": m, "sd": sd}  # noqa: E731
-    assert C.discovery_verdict(s(0.8), s(0.8), s(0.3)).startswith("yes")
-    assert C.discovery_verdict(s(0.6), s(0.8), s(0.3)).startswith("partly")
-    assert C.discovery_verdict(s(0.35), s(0.8), s(0.3)).startswith("no")
+    assert C.discovery_verdict(s(0.8), s(0.8), s(0.3), [0.8, 0.8], [0.3, 0.3]).startswith("yes")
+    assert C.discovery_verdict(s(0.6), s(0.8), s(0.3), [0.6, 0.6], [0.3, 0.3]).startswith("partly")
+    assert C.discovery_verdict(s(0.35), s(0.8), s(0.3), [0.35, 0.35], [0.3, 0.3]).startswith("no")
+    # paired: one seed where training did not beat its own initial encoder is enough for "no"
+    assert C.discovery_verdict(s(0.8), s(0.8), s(0.3), [0.9, 0.5], [0.05, 0.55]).startswith("no")
     abl = {"fixed_centres": s(0.5), "softmax": s(0.7), "no_kl": s(0.69)}
     assert C.ablation_verdict(s(0.7), abl).startswith("partly")
     assert C.ablation_verdict(s(0.9), abl).startswith("yes")
@@ -271,7 +273,9 @@ def _fake_results(dcdm_nmi: float, kmeans_nmi: float, dcdm_mmd: float, ddpm_mmd:
     stat = lambda m: {"mean": m, "sd": 0.01}  # noqa: E731
     arms = {a: {"nmi": stat(0.3), "ari": stat(0.2), "purity": stat(0.3), "mmd2": stat(ddpm_mmd)} for a in ARMS}
     arms["dcdm"] = {"nmi": stat(dcdm_nmi), "ari": stat(0.5), "purity": stat(0.8), "mmd2": stat(dcdm_mmd)}
-    part = {"arms": arms, "kmeans": {"nmi": stat(kmeans_nmi)}, "untrained": {"nmi": stat(0.2)}, "mmd2_floor": 0.0}
+    arms["dcdm"]["nmi_per_seed"] = [dcdm_nmi] * 3
+    untrained = {"nmi": stat(0.2), "nmi_per_seed": [0.2] * 3}
+    part = {"arms": arms, "kmeans": {"nmi": stat(kmeans_nmi)}, "untrained": untrained, "mmd2_floor": 0.0}
     return X.DCDMResults(X.DCDMConfig.preset("smoke"), {"mixture": part, "images": part})
 
 
