@@ -57,7 +57,7 @@ class DCDMLab:
     def rerun(self, _change=None) -> None:
         """Retrain one small DCDM with the current K, alpha_0 and beta, sample every concept, redraw."""
         k = int(self.k.value)
-        settings = TrainSettings(k, self.n_steps, 20, 128, 5e-3, float(self.beta.value), float(self.prior.value))
+        settings = TrainSettings(k, self.n_steps, 20, 64, 5e-3, float(self.beta.value), float(self.prior.value))
         torch.manual_seed(self.seed)
         with one_cpu_thread("cpu"):
             models = train_concept_models(
