@@ -288,3 +288,31 @@ def test_sentences_follow_the_verdicts():
     assert "clearly further" in C.quality_sentence(worse)
     assert C.ablation_sentence(good).startswith("DCDM's concepts track the labels clearly better")
     assert len(C.claims(good)) == 8  # no intervention rows without intervention scores
+
+
+def test_the_control_is_the_encoder_the_trained_models_started_from():
+    cfg = X.DCDMConfig.preset("smoke", seeds=(3, 4))
+    data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
+    make_encoder = lambda: MLPEncoder(2, 4, 16, 2)  # noqa: E731
+    seen = {}
+
+    def at_start(step, models):
+        idx = [models.index("dcdm", i) for i in range(len(models.seeds))]
+        seen[step] = models.assign(data.x_train)[idx]
+
+    torch.manual_seed(0)
+    state = torch.get_rng_state()
+    control = X.untrained_assignment(cfg, make_encoder, data.x_train)
+    assert torch.equal(torch.get_rng_state(), state)  # the control leaves the global generator alone
+    train_concept_models(
+        data.x_train,
+        TrainSettings(4, 2, 10, 16, 1e-3, 0.0, 0.3),
+        make_encoder,
+        lambda: MLPDenoiser(2, 10, 16, 1),
+        seeds=cfg.seeds,
+        base_seed=cfg.seed,
+        arms=("dcdm", "softmax"),
+        snapshot_steps=(0,),
+        on_snapshot=at_start,
+    )
+    assert np.array_equal(control, seen[0])

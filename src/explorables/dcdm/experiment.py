@@ -43,8 +43,15 @@ from .metrics import (
     mmd2,
     usage_weighted_purity,
 )
-from .networks import ConvEncoder, MLPDenoiser, MLPEncoder, UNet
-from .training import CONCEPT_ARMS, ConceptModels, TrainSettings, generator_noise, train_concept_models
+from .networks import ConvEncoder, Ensemble, MLPDenoiser, MLPEncoder, UNet
+from .training import (
+    CONCEPT_ARMS,
+    ConceptModels,
+    TrainSettings,
+    generator_noise,
+    member_seed,
+    train_concept_models,
+)
 
 
 @dataclass(frozen=True)
@@ -262,10 +269,7 @@ def _train_and_evaluate(
                 "samples": decode(x.cpu().numpy()).reshape(n_concepts, n_show, *decode(x[:1].cpu().numpy()).shape[1:]),
             }
         )
-        if step == 0:
-            untrained.append(models.assign(data.x_train)[[models.index("dcdm", i) for i in range(len(models.seeds))]])
 
-    untrained: list[np.ndarray] = []
     models = train_concept_models(
         data.x_train,
         settings,
@@ -278,7 +282,7 @@ def _train_and_evaluate(
         on_snapshot=on_snapshot,
         progress=progress,
     )
-    summary, curves = evaluate(cfg, models, data, classify, untrained[0] if untrained else models.assign(data.x_train))
+    summary, curves = evaluate(cfg, models, data, classify, untrained_assignment(cfg, nets[0], data.x_train))
     curves["frames"] = frames
     curves["mixing"] = _mixing(cfg, models, curves["usage"], decode, device)
     curves["centres_decoded"] = decode(curves["centres"])
@@ -286,6 +290,18 @@ def _train_and_evaluate(
     curves["interventions"] = _intervention_examples(cfg, models, data, curves, decode)
     summary["n_train"] = len(data.x_train)
     return summary, curves
+
+
+def untrained_assignment(cfg: DCDMConfig, make_encoder, x: torch.Tensor) -> np.ndarray:
+    """The control: each seed's concept encoder as initialised (before any training step), ``(n_seeds, n)``.
+
+    Built from the same member seeds as the trained models, so it is exactly where they started; torch's
+    global generator is left as it was (and a resumed run gets the same control)."""
+    with torch.random.fork_rng(devices=[]):
+        encoder = Ensemble(make_encoder, [member_seed(cfg.seed, s) for s in cfg.seeds], x.device)
+        with torch.no_grad():
+            h = encoder(x.expand(len(cfg.seeds), -1, -1))
+    return M.concentrations(h).argmax(-1).cpu().numpy()
 
 
 def _intervention_examples(cfg: DCDMConfig, models: ConceptModels, data: Dt.Dataset, curves: dict, decode, n: int = 8):

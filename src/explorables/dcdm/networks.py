@@ -128,6 +128,8 @@ class Ensemble(nn.Module):
 
     Inputs carry a leading member dimension; ``torch.func.vmap`` maps the one module over the stacked
     parameters, so the members are independent models that share nothing but the batched arithmetic.
+    Building it seeds torch's global generator with each member's seed in turn (the draws that follow
+    are then fixed by the last seed, so a run stays reproducible from its base seed).
     """
 
     def __init__(self, make: Callable[[], nn.Module], seeds: Sequence[int], device: str | torch.device = "cpu"):
