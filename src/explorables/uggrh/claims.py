@@ -108,7 +108,7 @@ def gain_sentence(results: UGGRHResults) -> str:
     rates = results.config.missing_rate_grid
     g0 = float(np.mean([np.mean(v) for v in _gains(results, rates[0]).values()]))
     g1 = float(np.mean([np.mean(v) for v in _gains(results, rates[-1]).values()]))
-    trend = "grows" if g1 > g0 + 0.01 else ("shrinks" if g1 < g0 - 0.01 else "stays about the same")
+    trend = "rises" if g1 > g0 + 0.01 else ("falls" if g1 < g0 - 0.01 else "stays about the same")
     return (f"Averaged over code lengths, UGGRH's gain over the baseline is {g0:+.3f} mAP with complete data and "
             f"{g1:+.3f} at {rates[-1]:.0%} missing: it {trend} as modalities go missing.")  # fmt: skip
 

@@ -118,8 +118,6 @@ class UGGRHConfig(ExperimentConfig):
             raise ValueError(f"ablation_bits must be one of bits_grid {self.bits_grid}, got {self.ablation_bits}")
         if self.n_class_tags > self.d_text or self.n_noise_tags > self.d_text:
             raise ValueError(f"n_class_tags and n_noise_tags must be <= d_text ({self.d_text})")
-        if self.dataset != "digits" and not self.data_root:
-            raise ValueError(f"dataset={self.dataset!r} is read from data_root ({NPZ_LAYOUT}); set data_root")
         if self.dataset == "digits" and self.n_query + self.n_train + self.n_database > 1797 - 1:
             raise ValueError(
                 f"n_query + n_train + n_database must be < 1797 (the digits), got "
@@ -144,6 +142,8 @@ def load_data(cfg: UGGRHConfig, seed: int) -> tuple[Modalities, Modalities, Moda
     if cfg.dataset == "digits":
         data = digits_with_tags(cfg.d_text, cfg.n_class_tags, cfg.p_tag, cfg.n_noise_tags, rng=rng)
     else:
+        if not cfg.data_root:
+            raise ValueError(f"dataset={cfg.dataset!r} is read from data_root ({NPZ_LAYOUT}); set data_root")
         data = load_features(cfg.data_root, cfg.dataset)
     return split(data, cfg.n_query, cfg.n_train, cfg.n_database, rng)
 

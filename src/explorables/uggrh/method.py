@@ -253,7 +253,8 @@ def uggrh_loss(
     k = u_image.shape[1]
 
     def reconstruction(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return ((a @ b.T / k - s) ** 2).mean()  # ‖A Bᵀ / k − S‖² / n²
+        diff = torch.addmm(s, a, b.T, beta=-1.0, alpha=1.0 / k)  # A Bᵀ / k − S in one kernel
+        return torch.linalg.vector_norm(diff) ** 2 / diff.numel()  # ‖A Bᵀ / k − S‖² / n²
 
     loss = reconstruction(u_image, u_image) + reconstruction(u_text, u_text) + reconstruction(u_image, u_text)
     if u_unified is not None:
