@@ -264,7 +264,7 @@ def test_smoke_run_beats_random_codes_and_claims_build():
     for part in ("missing_0", "missing_70"):
         chance = s[part]["random"]["mean"]
         for method in ("baseline", "uggrh"):
-            assert s[part][method]["16"]["mean"]["mean"] > chance + 0.1, (part, method)
+            assert s[part][method]["16"]["mean"]["mean"] > chance + 0.05, (part, method)
     rows = C.claims(results)
     assert len(rows) >= 7
     assert "mAP" in C.gain_sentence(results) and any(w in C.gain_sentence(results) for w in ("rises", "falls", "same"))

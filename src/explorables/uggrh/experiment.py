@@ -90,7 +90,7 @@ class UGGRHConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            n_query=80, n_train=120, n_database=300, n_epochs=30, n_completion_steps=30, n_hidden=64, seeds=(0, 1),
+            n_query=80, n_train=100, n_database=300, n_epochs=30, n_completion_steps=30, n_hidden=64, seeds=(0, 1),
             missing_rate_grid=(0.0, 0.7), bits_grid=(16,), ablation_bits=16, imbalance_share_grid=(),
             timing_n_database=5_000, timing_n_queries=5,
         ),
