@@ -52,7 +52,7 @@ class UGGRHConfig(ExperimentConfig):
 
     dataset: str = param("digits", Choice(DATASETS), "digits + synthetic tags (generated), or features from data_root")
     n_query: int = param(300, Int(1), "complete query pairs (held out)")
-    n_train: int = param(500, Int(10), "training pairs, of which a missing_rate share lose one modality")
+    n_train: int = param(400, Int(10), "training pairs, of which a missing_rate share lose one modality")
     n_database: int = param(0, Int(0), "complete database pairs searched by the queries (0: all the rest)")
     d_text: int = param(100, Int(2), "tag vocabulary of the synthetic text modality")
     n_class_tags: int = param(8, Int(1), "typical tags of each hidden class")
@@ -67,9 +67,9 @@ class UGGRHConfig(ExperimentConfig):
     bits_grid: tuple[int, ...] = param((16, 32, 64), Tuple(Int(4, 1024), increasing=True), "code lengths (bits)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds of the split, the missing pattern and the networks")
     n_hidden: int = param(128, Int(4), "hidden units of every MLP (encoders, translators, critics, fusion)")
-    n_epochs: int = param(120, Int(1), "full-batch Adam steps of the hash network")
-    lr: float = param(3e-3, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (all networks)")
-    n_completion_steps: int = param(150, Int(1), "Adam steps of the translators and critics, eq. (completion-loss)")
+    n_epochs: int = param(80, Int(1), "full-batch Adam steps of the hash network")
+    lr: float = param(5e-3, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (all networks)")
+    n_completion_steps: int = param(100, Int(1), "Adam steps of the translators and critics, eq. (completion-loss)")
     adversarial_weight: float = param(0.05, Float(0.0, 10.0), "weight of the adversarial term, eq. (completion-loss)")
     k_neighbours: int = param(10, Int(1), "neighbours per sample in the attention graph, eq. (hash-attention)")
     eta: float = param(0.4, Probability(), "weight of second-order similarity, eq. (djsrh-mix)")
@@ -79,12 +79,12 @@ class UGGRHConfig(ExperimentConfig):
     )
     ablation_bits: int = param(32, Int(4, 1024), "code length of the ablations (must be in bits_grid)")
     imbalance_share_grid: tuple[float, ...] = param(
-        (0.0, 1.0),
+        (),
         Tuple(Probability(), min_len=0, increasing=True),
         "image_missing_share values of the imbalance part (at the highest missing rate; empty: skip)",
     )
     use_examples: bool = param(True, Bool(), "store retrieval examples (digits only) for the figure")
-    timing_n_database: int = param(200_000, Int(100), "database size of the speed comparison")
+    timing_n_database: int = param(50_000, Int(100), "database size of the speed comparison")
     timing_d_float: int = param(512, Int(1), "dimension of the float features of the speed comparison")
     timing_n_queries: int = param(20, Int(1), "queries timed in the speed comparison")
 
@@ -99,6 +99,7 @@ class UGGRHConfig(ExperimentConfig):
             device="auto", dataset="mirflickr", n_query=2000, n_train=5000, n_database=0, n_hidden=1024,
             n_epochs=500, n_completion_steps=1000, lr=1e-3, missing_rate_grid=(0.0, 0.1, 0.3, 0.5, 0.7),
             bits_grid=(16, 32, 64, 128), seeds=(0, 1, 2, 3, 4), k_neighbours=20, use_examples=False,
+            imbalance_share_grid=(0.0, 1.0),
             timing_n_database=1_000_000, timing_n_queries=100,
         ),
     }  # fmt: skip
