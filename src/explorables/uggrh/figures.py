@@ -88,6 +88,8 @@ def similarity_figure(results: UGGRHResults) -> go.Figure:
         if method in curves:
             fig.add_trace(go.Heatmap(z=np.asarray(curves[method]["target"]), zmin=-1, zmax=1, colorscale="RdBu",
                                      reversescale=True, showscale=col == 2), row=1, col=col)  # fmt: skip
+        else:
+            fig.add_trace(go.Scatter(x=[0], y=[0], mode="text", text=["not stored (digits only)"]), row=1, col=col)
         fig.update_yaxes(autorange="reversed", showticklabels=False, row=1, col=col)
         fig.update_xaxes(showticklabels=False, row=1, col=col)
     return style(fig, height=360)
