@@ -239,17 +239,25 @@ def test_verdict_functions():
     assert C.speed_verdict(1e-4, 1e-2).startswith("yes")
     assert C.speed_verdict(1e-3, 2e-3).startswith("partly")
     assert C.speed_verdict(1e-2, 1e-3).startswith("no")
-    assert C.gain_verdict({"16": [0.05, 0.04, 0.06], "32": [0.1, 0.05, 0.04]}).startswith("yes")
-    assert C.gain_verdict({"16": [0.05, -0.01, 0.06], "32": [0.1, 0.05, 0.04]}).startswith("partly")
+    # gain: mean - sd of the paired gains >= 0.03 at a code length is a win
+    assert C.gain_verdict({"16": [0.05, 0.04, 0.06], "32": [0.1, 0.09, 0.08]}).startswith("yes")
+    assert C.gain_verdict({"16": [0.05, -0.01, 0.06], "32": [0.1, 0.09, 0.08]}).startswith("partly")
+    assert C.gain_verdict({"16": [0.09, 0.01, 0.01]}).startswith("no")  # mean 0.037 > margin, but within its spread
     assert C.gain_verdict({"16": [0.01, 0.01, 0.01]}).startswith("no")
-    assert C.robustness_verdict({"16": (0.1, 0.2), "32": (0.1, 0.3)}).startswith("yes")
-    assert C.robustness_verdict({"16": (0.1, 0.2), "32": (0.3, 0.3)}).startswith("partly")
-    assert C.robustness_verdict({"16": (0.2, 0.2)}).startswith("no")
+    with pytest.raises(ValueError, match="2 seeds"):
+        C.gain_verdict({"16": [0.1]})
+    # robustness: (uggrh drop, baseline drop, uggrh at 0%, baseline at 0%)
+    assert C.robustness_verdict({"16": (0.1, 0.2, 0.8, 0.8), "32": (0.1, 0.3, 0.8, 0.81)}).startswith("yes")
+    assert C.robustness_verdict({"16": (0.1, 0.2, 0.8, 0.8), "32": (0.3, 0.3, 0.8, 0.8)}).startswith("partly")
+    assert C.robustness_verdict({"16": (0.2, 0.2, 0.8, 0.8)}).startswith("no")
+    lower_start = C.robustness_verdict({"16": (0.1, 0.2, 0.7, 0.8)})  # falls less only because it starts lower
+    assert lower_start.startswith("no") and "lower start" in lower_start
     assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.75, 0.81]).startswith("yes")
     assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.85, 0.81]).startswith("partly")
     assert C.module_verdict([0.8, 0.8, 0.8], [0.8, 0.85, 0.81]).startswith("no")
     assert C.control_verdict([0.8, 0.8], [0.7, 0.75]).startswith("yes")
-    assert C.control_verdict([0.8, 0.8], [0.79, 0.78]).startswith("partly")
+    assert C.control_verdict([0.8, 0.8], [0.79, 0.78]).startswith("no")  # ahead, but within the margin
+    assert C.control_verdict([0.8, 0.9], [0.81, 0.8]).startswith("partly")
     assert C.control_verdict([0.8, 0.8], [0.9, 0.9]).startswith("no")
     assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.05, 0.04]}).startswith("yes")
     assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.0, 0.04]}).startswith("partly")
