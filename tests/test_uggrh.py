@@ -286,3 +286,22 @@ def test_config_cross_checks():
         Config.preset("smoke", missing_rate_grid=(0.3, 0.7))
     with pytest.raises(ValueError, match="data_root"):
         run(Config.preset("smoke", dataset="coco"))
+
+
+def test_uggrh_loss_matches_its_equation_and_vanishes_at_a_perfect_fit():
+    """Eq. (uggrh-loss) against a direct evaluation, and zero when binary codes reproduce S exactly."""
+    gen = torch.Generator().manual_seed(0)
+    n, k = 12, 8
+    u_i, u_t, u_f = (torch.tanh(torch.randn(n, k, generator=gen)) for _ in range(3))
+    s = torch.rand(n, n, generator=gen) * 2 - 1
+
+    def rec(a, b):
+        return ((a @ b.T / k - s) ** 2).mean()
+
+    baseline = rec(u_i, u_i) + rec(u_t, u_t) + rec(u_i, u_t)
+    assert torch.allclose(M.uggrh_loss(u_i, u_t, None, s, 0.5), baseline, atol=1e-6)
+    b = torch.sign(u_f)
+    full = baseline + rec(u_f, u_f) + 0.5 * (((u_i - b) ** 2).mean() + ((u_t - b) ** 2).mean())
+    assert torch.allclose(M.uggrh_loss(u_i, u_t, u_f, s, 0.5), full, atol=1e-6)
+    codes = torch.sign(torch.randn(n, k, generator=gen))
+    assert M.uggrh_loss(codes, codes, codes, codes @ codes.T / k, 0.5).item() < 1e-10
