@@ -190,7 +190,8 @@ def claims(results: UGGRHResults) -> list[Claim]:
         rows.append(Claim(
             f"Each module matters: {what}",
             f"ablation at {high:.0%} missing, {ab['bits']} bits; {n_seeds}",
-            f"UGGRH {np.mean(full):.3f} vs {METHOD_NAMES[name]} {_ms(ab[name])}",
+            f"UGGRH {np.mean(full):.3f} vs {METHOD_NAMES[name]} {_ms(ab[name])}; cost of removing it, paired by "
+            f"seed: {np.mean(cost := np.subtract(full, ab[name]['values'])):+.3f} ± {np.std(cost, ddof=1):.3f}",
             module_verdict(full, ab[name]["values"]),
         ))  # fmt: skip
     if "imbalance" in s:
