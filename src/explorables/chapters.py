@@ -58,6 +58,7 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter(8, "stable_nde", "Stable training of neural differential equations"),
         Chapter(9, "ucca", "Unpaired CCA through the quadratic assignment problem"),
         Chapter(12, "trust_region_cl", "Trust-region continual learning"),
+        Chapter(11, "uggrh", "UGGRH: incomplete cross-modal hashing"),
         Chapter(13, "tree_search", "Learning-augmented search on trees"),
         Chapter(14, "trac", "TrAC: tracing all actual causes"),
         Chapter(15, "jeffrey", "Jeffrey guidance for diffusion models"),
