@@ -121,9 +121,9 @@ class VirtualFlowConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            clip_s=0.8, n_train_scenes=3, n_test_scenes=2, d_hidden=16, n_layers=1, n_train_steps=60,
-            n_regression_steps=30, n_reflow_pairs=2000,
-            n_reflow_steps=30, batch_size=512, steps_grid=(1, 4), n_sample_steps=4, reflow_teacher_steps=4,
+            seeds=(0, 1), clip_s=0.8, n_train_scenes=2, n_test_scenes=1, d_hidden=16, n_layers=1, n_train_steps=40,
+            n_regression_steps=20, n_reflow_pairs=2000,
+            n_reflow_steps=20, batch_size=512, steps_grid=(1, 4), n_sample_steps=4, reflow_teacher_steps=4,
             explorable_distances=(0.15,),
         ),
         "book": {},
