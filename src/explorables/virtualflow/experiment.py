@@ -39,6 +39,7 @@ from .flow import (
     Regressor,
     VelocityNet,
     evaluations_per_sample,
+    fixed_loss,
     parameter_count,
     reflow_pairs,
     sample,
@@ -191,6 +192,8 @@ class Models:
     supervised: Regressor
     control: Regressor
     losses: dict[str, list[float]]
+    loss_before: dict[str, float]  # training loss on fixed bins and draws, before training
+    loss_after: dict[str, float]  # the same, after training
 
 
 def train_models(cfg: VirtualFlowConfig, train: list[Example], seed: int, device: torch.device,
@@ -202,6 +205,11 @@ def train_models(cfg: VirtualFlowConfig, train: list[Example], seed: int, device
     d_cond = cond.shape[1]
     kw = dict(batch_size=cfg.batch_size, lr=cfg.lr)
     flow = VelocityNet(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    control = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    supervised = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    truth_x, cond_s = supervised_data(train, device)  # the only place the truth is read in training
+    probes = {"flow": (flow, pseudo_x, cond), "control": (control, pseudo_x, cond), "supervised": (supervised, truth_x, cond_s)}
+    before = {m: fixed_loss(net, x, c, n=20_000, seed=seed) for m, (net, x, c) in probes.items()}
     bar = tqdm(total=cfg.n_train_steps, desc=f"seed {seed}: Virtual-Flow", disable=not progress)
     flow_loss = train_flow(flow, pseudo_x, cond, generator=gen, on_step=lambda _k: bar.update(),
                            n_steps=cfg.n_train_steps, **kw)
@@ -212,13 +220,11 @@ def train_models(cfg: VirtualFlowConfig, train: list[Example], seed: int, device
     reflow = copy.deepcopy(flow)
     reflow_loss = train_flow(reflow, x1, cond[keep], generator=gen, x0=x0,
                              n_steps=cfg.n_reflow_steps, batch_size=cfg.batch_size, lr=cfg.lr / 2)
-    control = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
     control_loss = train_regression(control, pseudo_x, cond, generator=gen, n_steps=cfg.n_regression_steps, **kw)
-    truth_x, cond_s = supervised_data(train, device)  # the only place the truth is used in training
-    supervised = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
     sup_loss = train_regression(supervised, truth_x, cond_s, generator=gen, n_steps=cfg.n_regression_steps, **kw)
     losses = {"flow": flow_loss, "reflow": reflow_loss, "control": control_loss, "supervised": sup_loss}
-    return Models(flow, reflow, supervised, control, losses)
+    after = {m: fixed_loss(net, x, c, n=20_000, seed=seed) for m, (net, x, c) in probes.items()}
+    return Models(flow, reflow, supervised, control, losses, before, after)
 
 
 def estimate(models: Models, ex: Example, method: str, *, n_steps: int, solver: str, x0: torch.Tensor,
@@ -359,8 +365,8 @@ def _seed_part(cfg: VirtualFlowConfig, k: int, seed: int, progress: bool) -> tup
     train_seconds = time.perf_counter() - start
     summary, audio = evaluate_seed(cfg, models, test, device, seed)
     summary["train_seconds"] = train_seconds
-    summary["final_loss"] = {m: float(np.mean(v[-max(1, len(v) // 10):])) for m, v in models.losses.items()}
-    summary["first_loss"] = {m: float(np.mean(v[: max(1, len(v) // 10)])) for m, v in models.losses.items()}
+    summary["loss_before"] = models.loss_before
+    summary["loss_after"] = models.loss_after
     summary["n_parameters"] = {"flow": parameter_count(models.flow), "supervised": parameter_count(models.supervised)}
     summary["rt60"] = float(np.mean([e.scene.rt60 for e in test]))
     curves: dict[str, Any] = {"losses": {m: np.asarray(v, np.float32) for m, v in models.losses.items()}}

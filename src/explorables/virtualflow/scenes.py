@@ -82,7 +82,8 @@ def random_scene(
     dims = (float(rng.uniform(4, 7)), float(rng.uniform(3, 6)), float(rng.uniform(2.5, 3.5)))
     center = np.array([rng.uniform(1.5, dims[0] - 1.5), rng.uniform(1.5, dims[1] - 1.5), HEIGHT])
     real = circular_array(center, n_mics, array_radius, rotation=float(rng.uniform(0, 2 * np.pi)))
-    angle = float(rng.uniform(0, 2 * np.pi)) if vm_angle is None else float(vm_angle)
+    drawn = float(rng.uniform(0, 2 * np.pi))  # always drawn, so a given angle leaves every later draw unchanged
+    angle = drawn if vm_angle is None else float(vm_angle)
     dist = float(rng.uniform(*vm_distance))
     virtual = center + dist * np.array([np.cos(angle), np.sin(angle), 0.0])
 
