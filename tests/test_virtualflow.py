@@ -90,8 +90,13 @@ def test_bad_geometry_rates_and_empty_arrays_are_refused():
     with pytest.raises(ValueError, match="real_mics"):
         simulate(outside, 4000, np.random.default_rng(0), snr_db=10, anechoic=True)
     with pytest.raises(ValueError, match="virtual_mic"):
-        simulate(dataclasses.replace(scene, virtual_mic=np.array([1.0, 1.0, -2.0])), 4000,
-                 np.random.default_rng(0), snr_db=10, anechoic=True)
+        simulate(
+            dataclasses.replace(scene, virtual_mic=np.array([1.0, 1.0, -2.0])),
+            4000,
+            np.random.default_rng(0),
+            snr_db=10,
+            anechoic=True,
+        )
     with pytest.raises(ValueError, match="real_mics"):
         simulate(dataclasses.replace(scene, real_mics=np.zeros((0, 3))), 4000, np.random.default_rng(0), snr_db=10)
     with pytest.raises(ValueError, match="real_mics"):
@@ -103,8 +108,15 @@ def test_bad_geometry_rates_and_empty_arrays_are_refused():
     with pytest.raises(ValueError, match="spec_real"):
         estimate_azimuth(np.zeros((1, 65, 10), complex), scene.real_mics[:1], FS, 128)
     with pytest.raises(ValueError, match="rt60"):
-        room = Scene((30.0, 30.0, 10.0), 0.06, np.array([5.0, 5, 1.5]), np.array([9.0, 5, 1.5]),
-                     circular_array(np.array([7.0, 7, 1.5]), 2, 0.05), np.array([7.2, 7, 1.5]), FS)
+        room = Scene(
+            (30.0, 30.0, 10.0),
+            0.06,
+            np.array([5.0, 5, 1.5]),
+            np.array([9.0, 5, 1.5]),
+            circular_array(np.array([7.0, 7, 1.5]), 2, 0.05),
+            np.array([7.2, 7, 1.5]),
+            FS,
+        )
         simulate(room, 4000, np.random.default_rng(0), snr_db=10)
 
 
@@ -195,14 +207,23 @@ def test_virtual_flow_never_receives_the_truth():
     or the control (their weights are identical); only the supervised reference, which is meant to use it, breaks."""
     cfg = VirtualFlowConfig.preset("smoke")
     train = [build_example(cfg, 0, "train", i) for i in range(cfg.n_train_scenes)]
-    blind = [dataclasses.replace(e, truth=np.full_like(e.truth, np.nan), truth_wave=np.full_like(e.truth_wave, np.nan),
-                                 vm_recording=np.full_like(e.vm_recording, np.nan)) for e in train]
+    blind = [
+        dataclasses.replace(
+            e,
+            truth=np.full_like(e.truth, np.nan),
+            truth_wave=np.full_like(e.truth_wave, np.nan),
+            vm_recording=np.full_like(e.vm_recording, np.nan),
+        )
+        for e in train
+    ]
     target, cond = unsupervised_data(blind, torch.device("cpu"))
     assert torch.isfinite(target).all() and torch.isfinite(cond).all()
     a = train_models(cfg, train, 0, torch.device("cpu"))
     b = train_models(cfg, blind, 0, torch.device("cpu"))
     for name in ("flow", "reflow", "control"):
-        for (k, v), w in zip(getattr(a, name).state_dict().items(), getattr(b, name).state_dict().values(), strict=True):
+        for (k, v), w in zip(
+            getattr(a, name).state_dict().items(), getattr(b, name).state_dict().values(), strict=True
+        ):
             assert torch.equal(v, w), f"{name}.{k} changed when the truth was hidden"
     assert not all(torch.isfinite(p).all() for p in b.supervised.parameters())
 

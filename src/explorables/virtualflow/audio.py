@@ -10,6 +10,7 @@ harmonic series with a gliding pitch, shaped by three formant resonators and a s
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import shutil
 import subprocess
@@ -48,9 +49,7 @@ def check_sample_rate(fs: int) -> int:
 
 def espeak_path() -> str | None:
     """The espeak-ng executable, or ``None`` where it is not installed."""
-    return shutil.which("espeak-ng") or (
-        "/usr/bin/espeak-ng" if Path("/usr/bin/espeak-ng").exists() else None
-    )
+    return shutil.which("espeak-ng") or ("/usr/bin/espeak-ng" if Path("/usr/bin/espeak-ng").exists() else None)
 
 
 @functools.lru_cache(maxsize=64)
@@ -102,7 +101,7 @@ def harmonic_source(n_samples: int, fs: int, rng: np.random.Generator) -> np.nda
     n_syll = max(1, int(n_samples / fs * syll))
     out = np.zeros(n_samples)
     bounds = np.linspace(0, n_samples, n_syll + 1).astype(int)
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+    for a, b in itertools.pairwise(bounds):
         seg = x[a:b]
         for formant in rng.uniform([300, 900, 2200], [800, 2000, min(3400, 0.45 * fs)]):
             r = math.exp(-math.pi * 120 / fs)

@@ -33,17 +33,21 @@ def learning_verdict(flow: float, pseudo: float, nearest: float, margin: float =
     if flow >= pseudo + margin:
         return f"yes: ≥ {margin:g} dB above the pseudo-targets it was trained on"
     if flow >= nearest + margin:
-        return (f"partly: better than the nearest real mic, but within {margin:g} dB of its own pseudo-target "
-                f"({flow - pseudo:+.2f} dB): it learned the pseudo-target, not more")
-    return "no: not ≥ {m:g} dB better than the nearest real mic".format(m=margin)
+        return (
+            f"partly: better than the nearest real mic, but within {margin:g} dB of its own pseudo-target "
+            f"({flow - pseudo:+.2f} dB): it learned the pseudo-target, not more"
+        )
+    return f"no: not ≥ {margin:g} dB better than the nearest real mic"
 
 
 def magnitude_verdict(flow_ratio: float, supervised_ratio: float, margin: float = MAGNITUDE_MARGIN) -> str:
     """Energy ratio (dB, estimate over truth) in the top band. yes: Virtual-Flow's is closer to 0 dB than the
     supervised model's by at least ``margin``; no otherwise."""
     if abs(flow_ratio) + margin <= abs(supervised_ratio):
-        return (f"yes: in the top band Virtual-Flow's magnitude is off by {flow_ratio:+.1f} dB, the supervised "
-                f"model's by {supervised_ratio:+.1f} dB")
+        return (
+            f"yes: in the top band Virtual-Flow's magnitude is off by {flow_ratio:+.1f} dB, the supervised "
+            f"model's by {supervised_ratio:+.1f} dB"
+        )
     return f"no: the top-band magnitude is not ≥ {margin:g} dB closer to the truth than the supervised model's"
 
 
@@ -57,12 +61,14 @@ def beamforming_verdict(reflow: float, supervised: float, real: float, margin: f
         return f"partly: not below the supervised VM, but < {margin:g} dB above the real mics alone"
     if beats_real:
         return f"partly: ≥ {margin:g} dB above the real mics alone, but below the supervised VM"
-    return (f"no: {reflow - real:+.2f} dB over the real mics alone, {reflow - supervised:+.2f} dB against the "
-            "supervised VM")
+    return (
+        f"no: {reflow - real:+.2f} dB over the real mics alone, {reflow - supervised:+.2f} dB against the supervised VM"
+    )
 
 
-def reflow_verdict(reflow_one: float, base_many: float, base_one: float, tol: float = REFLOW_TOL,
-                   gap: float = STEP_GAP) -> str:
+def reflow_verdict(
+    reflow_one: float, base_many: float, base_one: float, tol: float = REFLOW_TOL, gap: float = STEP_GAP
+) -> str:
     """SI-SDR (dB) against the truth. yes: reflow at one step is within ``tol`` of the base flow at many steps,
     and the base flow at one step is more than ``gap`` worse; partly: reflow matches but the base flow's one step
     is already close (reflow is not needed here); no: reflow at one step is not within ``tol``."""
@@ -70,16 +76,20 @@ def reflow_verdict(reflow_one: float, base_many: float, base_one: float, tol: fl
         return f"no: reflow's one step is {reflow_one - base_many:+.2f} dB from the base flow's many steps"
     if base_one < base_many - gap:
         return f"yes: reflow's one step matches many steps; the base flow's one step is {base_one - base_many:+.2f} dB"
-    return (f"partly: reflow's one step matches many steps, but so does the base flow's one step "
-            f"({base_one - base_many:+.2f} dB): the learned flow is already nearly straight")
+    return (
+        f"partly: reflow's one step matches many steps, but so does the base flow's one step "
+        f"({base_one - base_many:+.2f} dB): the learned flow is already nearly straight"
+    )
 
 
 def compute_verdict(nfe_reflow: int, nfe_flow: int, nfe_supervised: int) -> str:
     """Network evaluations per bin. partly: reflow needs no more than the same-size regression network and fewer
     than the base flow (the paper's comparison with larger published models is not reproduced); no otherwise."""
     if nfe_reflow <= nfe_supervised and nfe_reflow < nfe_flow:
-        return (f"partly: {nfe_reflow} evaluation, {nfe_flow // nfe_reflow}× fewer than the base flow and as many as "
-                "a same-size regression network; larger published models not compared")
+        return (
+            f"partly: {nfe_reflow} evaluation, {nfe_flow // nfe_reflow}× fewer than the base flow and as many as "
+            "a same-size regression network; larger published models not compared"
+        )
     return "no: reflow does not reduce the number of network evaluations"
 
 
@@ -91,7 +101,10 @@ def control_sentence(flow: float, control: float, pseudo: float) -> str:
     elif control >= flow + 0.5:
         head = f"the regression network fitted to the same pseudo-targets is {control - flow:.2f} dB above Virtual-Flow"
     else:
-        head = f"Virtual-Flow and the regression network fitted to the same pseudo-targets agree within 0.5 dB ({flow - control:+.2f} dB)"
+        head = (
+            "Virtual-Flow and the regression network fitted to the same pseudo-targets agree within 0.5 dB "
+            f"({flow - control:+.2f} dB)"
+        )
     return f"{head}; both stay close to the pseudo-target itself ({flow - pseudo:+.2f} and {control - pseudo:+.2f} dB)."
 
 
@@ -113,8 +126,10 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
     k_many = cfg.n_sample_steps
     steps_flow = {k: a[f"steps/flow/{k}"]["mean"] for k in cfg.steps_grid}
     base_many = steps_flow.get(k_many, si["flow"]["mean"])
-    setting = (f"{cfg.n_train_scenes} training and {cfg.n_test_scenes} test rooms per seed, {n} seeds, "
-               f"{cfg.n_mics} real mics, {cfg.fs // 1000} kHz")
+    setting = (
+        f"{cfg.n_train_scenes} training and {cfg.n_test_scenes} test rooms per seed, {n} seeds, "
+        f"{cfg.n_mics} real mics, {cfg.fs // 1000} kHz"
+    )
     return [
         Claim(
             "Virtual-Flow generates virtual-mic signals without ground-truth targets (pseudo-VM targets)",
@@ -155,7 +170,8 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
         ),
         Claim(
             "Control: is it the flow, or any network fitted to the pseudo-targets?",
-            "the same network body trained by regression on the same pseudo-targets, same steps as the supervised model",
+            "the same network body trained by regression on the same pseudo-targets, as many steps as the supervised "
+            "model",
             f"control {_pm(si['control'])} dB vs Virtual-Flow {_pm(si['flow'])} dB",
             control_verdict(si["flow"]["mean"], si["control"]["mean"], si["pseudo"]["mean"]),
         ),
@@ -171,10 +187,15 @@ def method_table(results: VirtualFlowResults) -> str:
     rows = []
     for m in METHODS:
         nmse, en = a[f"nmse/{m}"], a[f"energy/{m}"]
-        rows.append((METHOD_LABELS[m], _pm(a[f"sisdr/{m}"]),
-                     *[f"{mu:.1f} ± {sd:.1f}" for mu, sd in zip(nmse["mean"], nmse["sd"], strict=True)],
-                     *[f"{mu:+.1f} ± {sd:.1f}" for mu, sd in zip(en["mean"], en["sd"], strict=True)],
-                     a["nfe"][m]))
+        rows.append(
+            (
+                METHOD_LABELS[m],
+                _pm(a[f"sisdr/{m}"]),
+                *[f"{mu:.1f} ± {sd:.1f}" for mu, sd in zip(nmse["mean"], nmse["sd"], strict=True)],
+                *[f"{mu:+.1f} ± {sd:.1f}" for mu, sd in zip(en["mean"], en["sd"], strict=True)],
+                a["nfe"][m],
+            )
+        )
     return table(header, rows)
 
 
@@ -182,8 +203,15 @@ def beamforming_table(results: VirtualFlowResults) -> str:
     """Per channel set: MVDR output SI-SDR and STOI (mean ± sd over seeds) and the gain over the real mics alone."""
     a = results.summary["aggregate"]
     real = a["beam_sisdr/real"]["mean"]
-    rows = [(BEAM_LABELS[b], _pm(a[f"beam_sisdr/{b}"]), f"{a[f'beam_sisdr/{b}']['mean'] - real:+.2f}",
-             _pm(a[f"beam_stoi/{b}"], ".3f")) for b in BEAMFORMING]
+    rows = [
+        (
+            BEAM_LABELS[b],
+            _pm(a[f"beam_sisdr/{b}"]),
+            f"{a[f'beam_sisdr/{b}']['mean'] - real:+.2f}",
+            _pm(a[f"beam_stoi/{b}"], ".3f"),
+        )
+        for b in BEAMFORMING
+    ]
     return table(("channels", "MVDR SI-SDR (dB)", "gain (dB)", "STOI"), rows)
 
 
@@ -192,6 +220,8 @@ def band_sentence(results: VirtualFlowResults) -> str:
     cfg, a = results.config, results.summary["aggregate"]
     nmse = a["nmse/pseudo"]["mean"]
     trend = "grows" if nmse[-1] > nmse[0] else "does not grow"
-    return (f"The pseudo-target's error {trend} with frequency: {nmse[0]:.1f} dB below "
-            f"{cfg.fs / 2 / cfg.n_bands:.0f} Hz, {nmse[-1]:.1f} dB in the top band (0 dB is an error as large as "
-            "the signal).")
+    return (
+        f"The pseudo-target's error {trend} with frequency: {nmse[0]:.1f} dB below "
+        f"{cfg.fs / 2 / cfg.n_bands:.0f} Hz, {nmse[-1]:.1f} dB in the top band (0 dB is an error as large as "
+        "the signal)."
+    )

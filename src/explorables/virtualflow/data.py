@@ -70,7 +70,12 @@ def condition_bins(aligned: np.ndarray, weights: np.ndarray, scale: float) -> np
 
 
 def make_example(
-    scene: Scene, sim: dict[str, np.ndarray], *, nfft: int, lead_s: float, doa_method: str = "NormMUSIC",
+    scene: Scene,
+    sim: dict[str, np.ndarray],
+    *,
+    nfft: int,
+    lead_s: float,
+    doa_method: str = "NormMUSIC",
     azimuth: float | None = None,
 ) -> Example:
     """The pipeline on one simulated scene (``sim`` from :func:`~.scenes.simulate`).
@@ -82,7 +87,11 @@ def make_example(
     hop = nfft // 2
     spec_real = stft(sim["real"], nfft, hop)
     first = first_speech_frame(lead_s, scene.fs, nfft)
-    az = estimate_azimuth(spec_real[:, :, first:], scene.real_mics, scene.fs, nfft, method=doa_method) if azimuth is None else azimuth
+    az = (
+        estimate_azimuth(spec_real[:, :, first:], scene.real_mics, scene.fs, nfft, method=doa_method)
+        if azimuth is None
+        else azimuth
+    )
     delays = plane_wave_delays(scene.real_mics, scene.virtual_mic, az)
     aligned = align_channels(spec_real, delays, scene.fs, nfft)
     weights = inverse_distance_weights(scene.real_mics, scene.virtual_mic)

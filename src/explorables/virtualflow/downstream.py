@@ -20,7 +20,9 @@ def si_sdr(estimate: np.ndarray, reference: np.ndarray) -> float:
     """Scale-invariant SDR in dB, eq. (vf-sisdr): ``10 log10(|a s|^2 / |a s - x|^2)``, ``a = <x, s> / |s|^2``."""
     est, ref = np.asarray(estimate, float), np.asarray(reference, float)
     if est.shape != ref.shape or est.ndim != 1 or est.size == 0:
-        raise ValueError(f"estimate and reference must be 1-D arrays of the same length, got {est.shape} and {ref.shape}")
+        raise ValueError(
+            f"estimate and reference must be 1-D arrays of the same length, got {est.shape} and {ref.shape}"
+        )
     alpha = est @ ref / max(ref @ ref, 1e-20)
     target = alpha * ref
     return float(10 * np.log10(max(target @ target, 1e-20) / max((target - est) @ (target - est), 1e-20)))

@@ -106,9 +106,7 @@ class Regressor(nn.Module):
         return mix_channels(self.mlp(cond), cond, self.n_mics)
 
 
-def cfm_loss(
-    net: VelocityNet, x1: torch.Tensor, cond: torch.Tensor, x0: torch.Tensor, t: torch.Tensor
-) -> torch.Tensor:
+def cfm_loss(net: VelocityNet, x1: torch.Tensor, cond: torch.Tensor, x0: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """Conditional flow matching on the straight path ``x_t = (1 - t) x0 + t x1`` (eq. vf-path), in the
     endpoint form of eq. (vf-cfm): ``|| x1_hat(x_t, t | c) - x1 ||^2``, which is the velocity loss
     ``|| v(x_t, t | c) - (x1 - x0) ||^2`` weighted by ``(1 - t)^2``. ``x1`` is the pseudo-target (or, in
@@ -129,22 +127,27 @@ def train_flow(
     x0: torch.Tensor | None = None,
     on_step: Callable[[int], None] | None = None,
 ) -> list[float]:
-    """Adam (gradient norm clipped at 1, cosine learning-rate decay) on :func:`cfm_loss` over random bins; fresh Gaussian ``x0`` each step, or the fixed couplings
+    """Adam (gradient norm clipped at 1, cosine learning-rate decay) on :func:`cfm_loss` over random bins;
+    fresh Gaussian ``x0`` each step, or the fixed couplings
     ``(x0[i], target[i])`` of reflow when ``x0`` is given. Returns the loss per step."""
     n_steps = check_int("n_steps", n_steps, 1)
     batch_size = check_int("batch_size", batch_size, 1)
     check_positive("lr", lr)
     if target.shape[0] != cond.shape[0] or target.shape[0] == 0:
-        raise ValueError(f"target and cond must hold the same non-zero number of frames, got "
-                         f"{target.shape[0]} and {cond.shape[0]}")
+        raise ValueError(
+            f"target and cond must hold the same non-zero number of frames, got {target.shape[0]} and {cond.shape[0]}"
+        )
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
     dev = target.device
     losses = []
     for step in range(n_steps):
         idx = torch.randint(0, target.shape[0], (batch_size,), generator=generator).to(dev)
-        noise = (x0[idx] if x0 is not None else
-                 torch.randn(batch_size, target.shape[1], generator=generator).to(dev, target.dtype))
+        noise = (
+            x0[idx]
+            if x0 is not None
+            else torch.randn(batch_size, target.shape[1], generator=generator).to(dev, target.dtype)
+        )
         t = torch.rand(batch_size, generator=generator).to(dev, target.dtype)
         loss = cfm_loss(net, target[idx], cond[idx], noise, t)
         opt.zero_grad()
@@ -173,7 +176,13 @@ def fixed_loss(net: VelocityNet | Regressor, target: torch.Tensor, cond: torch.T
 
 
 def train_regression(
-    net: Regressor, target: torch.Tensor, cond: torch.Tensor, *, n_steps: int, batch_size: int, lr: float,
+    net: Regressor,
+    target: torch.Tensor,
+    cond: torch.Tensor,
+    *,
+    n_steps: int,
+    batch_size: int,
+    lr: float,
     generator: torch.Generator,
 ) -> list[float]:
     """Adam on the mean squared error ``|| f(c) - target ||^2`` (the supervised baseline and the control)."""
@@ -195,9 +204,7 @@ def train_regression(
 
 
 @torch.no_grad()
-def sample(
-    net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int, solver: str = "euler"
-) -> torch.Tensor:
+def sample(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int, solver: str = "euler") -> torch.Tensor:
     """Integrate ``dx/dt = v(x, t | c)`` from ``x0`` at ``t = 0`` to ``t = 1`` in ``n_steps`` equal steps,
     eq. (vf-ode): Euler (one network evaluation per step) or Heun (two)."""
     n_steps = check_int("n_steps", n_steps, 1)
@@ -219,13 +226,19 @@ def evaluations_per_sample(n_steps: int, solver: str = "euler") -> int:
 
 
 def reflow_pairs(
-    base: VelocityNet, cond: torch.Tensor, *, n_steps: int, generator: torch.Generator, solver: str = "euler",
+    base: VelocityNet,
+    cond: torch.Tensor,
+    *,
+    n_steps: int,
+    generator: torch.Generator,
+    solver: str = "euler",
     chunk: int = 4096,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Reflow's couplings (eq. vf-reflow): fresh noise ``x0`` and the base model's ODE solution ``x1 = ODE(x0 | c)``."""
     x0 = torch.randn(cond.shape[0], base.d_frame, generator=generator).to(cond.device, cond.dtype)
-    x1 = torch.cat([sample(base, cond[i : i + chunk], x0[i : i + chunk], n_steps, solver)
-                    for i in range(0, cond.shape[0], chunk)])
+    x1 = torch.cat(
+        [sample(base, cond[i : i + chunk], x0[i : i + chunk], n_steps, solver) for i in range(0, cond.shape[0], chunk)]
+    )
     return x0, x1
 
 

@@ -20,8 +20,12 @@ from .downstream import si_sdr
 from .experiment import Models, VirtualFlowConfig, beamform, build_example, estimate, train_models
 from .scenes import random_scene, simulate
 
-SHOW = (("Virtual-Flow", "flow"), ("pseudo-target", "pseudo"), ("nearest real mic", "nearest"),
-        ("supervised (trained with the truth)", "supervised"))
+SHOW = (
+    ("Virtual-Flow", "flow"),
+    ("pseudo-target", "pseudo"),
+    ("nearest real mic", "nearest"),
+    ("supervised (trained with the truth)", "supervised"),
+)
 
 
 class VirtualFlowLab:
@@ -33,22 +37,34 @@ class VirtualFlowLab:
         self.torch = torch
         self.seed = seed
         self.cfg = VirtualFlowConfig.preset(
-            "smoke", seeds=(0,), n_train_scenes=n_scenes, n_train_steps=n_steps, n_regression_steps=n_steps // 2,
-            n_reflow_steps=n_steps // 2, d_hidden=32, clip_s=1.0, seed=seed,
+            "smoke",
+            seeds=(0,),
+            n_train_scenes=n_scenes,
+            n_train_steps=n_steps,
+            n_regression_steps=n_steps // 2,
+            n_reflow_steps=n_steps // 2,
+            d_hidden=32,
+            clip_s=1.0,
+            seed=seed,
         )
         self.models: dict[int, Models] = {}
         style, lay = {"description_width": "110px"}, widgets.Layout(width="320px")
-        self.distance = widgets.FloatSlider(value=0.15, min=0.11, max=0.3, step=0.01, description="VM distance (m)",
-                                            style=style, layout=lay)
-        self.angle = widgets.IntSlider(value=45, min=0, max=359, step=15, description="VM angle (°)", style=style,
-                                       layout=lay)
+        self.distance = widgets.FloatSlider(
+            value=0.15, min=0.11, max=0.3, step=0.01, description="VM distance (m)", style=style, layout=lay
+        )
+        self.angle = widgets.IntSlider(
+            value=45, min=0, max=359, step=15, description="VM angle (°)", style=style, layout=lay
+        )
         self.n_mics = widgets.IntSlider(value=3, min=2, max=4, description="real mics", style=style, layout=lay)
-        self.snr = widgets.FloatSlider(value=10.0, min=0.0, max=20.0, step=1.0, description="SNR (dB)", style=style,
-                                       layout=lay)
-        self.rt60 = widgets.FloatSlider(value=0.2, min=0.15, max=0.4, step=0.05, description="RT60 (s)",
-                                        style=style, layout=lay)
-        self.steps = widgets.SelectionSlider(options=[1, 2, 4, 8], value=4, description="Euler steps", style=style,
-                                             layout=lay)
+        self.snr = widgets.FloatSlider(
+            value=10.0, min=0.0, max=20.0, step=1.0, description="SNR (dB)", style=style, layout=lay
+        )
+        self.rt60 = widgets.FloatSlider(
+            value=0.2, min=0.15, max=0.4, step=0.05, description="RT60 (s)", style=style, layout=lay
+        )
+        self.steps = widgets.SelectionSlider(
+            options=[1, 2, 4, 8], value=4, description="Euler steps", style=style, layout=lay
+        )
         self.reflow = widgets.Checkbox(value=False, description="use the reflowed model", style=style, layout=lay)
         self.show = widgets.Dropdown(options=SHOW, value="flow", description="compare with", style=style, layout=lay)
         self.status = widgets.HTML()
@@ -83,23 +99,43 @@ class VirtualFlowLab:
             models = self._models(cfg.n_mics)
             rng = np.random.default_rng(self.seed + 12_345)
             rt = float(self.rt60.value)
-            scene = random_scene(rng, fs=cfg.fs, n_mics=cfg.n_mics, array_radius=cfg.array_radius,
-                                 vm_distance=(self.distance.value, self.distance.value), rt60_range=(rt, rt),
-                                 vm_angle=np.radians(self.angle.value))
-            sim = simulate(scene, int(cfg.clip_s * cfg.fs), rng, snr_db=float(self.snr.value),
-                           sensor_snr_db=cfg.sensor_snr_db, lead_s=cfg.lead_s, max_order=cfg.max_order)
+            scene = random_scene(
+                rng,
+                fs=cfg.fs,
+                n_mics=cfg.n_mics,
+                array_radius=cfg.array_radius,
+                vm_distance=(self.distance.value, self.distance.value),
+                rt60_range=(rt, rt),
+                vm_angle=np.radians(self.angle.value),
+            )
+            sim = simulate(
+                scene,
+                int(cfg.clip_s * cfg.fs),
+                rng,
+                snr_db=float(self.snr.value),
+                sensor_snr_db=cfg.sensor_snr_db,
+                lead_s=cfg.lead_s,
+                max_order=cfg.max_order,
+            )
             ex = make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
             x0 = self.torch.randn(ex.cond.shape[0], 2, generator=self.torch.Generator().manual_seed(self.seed))
             name = "reflow" if self.reflow.value else "flow"
-            specs = {m: estimate(models, ex, m, n_steps=self.steps.value, solver=cfg.solver, x0=x0,
-                                 device=self.torch.device("cpu")) for m in ("pseudo", "nearest", "supervised")}
-            specs["flow"] = estimate(models, ex, name, n_steps=self.steps.value, solver=cfg.solver, x0=x0,
-                                     device=self.torch.device("cpu"))
+            specs = {
+                m: estimate(
+                    models, ex, m, n_steps=self.steps.value, solver=cfg.solver, x0=x0, device=self.torch.device("cpu")
+                )
+                for m in ("pseudo", "nearest", "supervised")
+            }
+            specs["flow"] = estimate(
+                models, ex, name, n_steps=self.steps.value, solver=cfg.solver, x0=x0, device=self.torch.device("cpu")
+            )
             hop, n = cfg.nfft // 2, ex.real.shape[1]
             from .pseudo import istft
 
             first = int(np.ceil(cfg.lead_s * cfg.fs / hop)) * hop
-            self.scores = {m: si_sdr(istft(s, cfg.nfft, hop, n)[first:], ex.truth_wave[first:]) for m, s in specs.items()}
+            self.scores = {
+                m: si_sdr(istft(s, cfg.nfft, hop, n)[first:], ex.truth_wave[first:]) for m, s in specs.items()
+            }
             ref = ex.real_speech[0]
             self.beam = (si_sdr(beamform(ex, None, cfg), ref), si_sdr(beamform(ex, specs["flow"], cfg), ref))
         peak = np.abs(ex.truth).max()
@@ -142,6 +178,11 @@ def benchmark_interactions(lab: VirtualFlowLab | None = None) -> dict[str, list]
     lab = lab or VirtualFlowLab()
     return interactions(
         redraw=[(lab.show, ("pseudo", "nearest", "supervised", "flow") * 2)],
-        rerun=[(lab.distance, (0.2, 0.12)), (lab.steps, (1, 8)), (lab.reflow, (True, False)), (lab.snr, (5.0,)),
-               (lab.rt60, (0.3,))],
+        rerun=[
+            (lab.distance, (0.2, 0.12)),
+            (lab.steps, (1, 8)),
+            (lab.reflow, (True, False)),
+            (lab.snr, (5.0,)),
+            (lab.rt60, (0.3,)),
+        ],
     )

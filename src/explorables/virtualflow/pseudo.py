@@ -37,7 +37,12 @@ def istft(spec: np.ndarray, nfft: int, hop: int, length: int) -> np.ndarray:
 
 
 def estimate_azimuth(
-    spec_real: np.ndarray, real_mics: np.ndarray, fs: int, nfft: int, *, method: str = "SRP",
+    spec_real: np.ndarray,
+    real_mics: np.ndarray,
+    fs: int,
+    nfft: int,
+    *,
+    method: str = "SRP",
     freq_range: tuple[float, float] = (300.0, 3500.0),
 ) -> float:
     """Azimuth (radians) of the strongest source from the real microphones' STFT ``(M, F, T)``.
@@ -50,8 +55,9 @@ def estimate_azimuth(
     if spec_real.ndim != 3 or spec_real.shape[0] < 2:
         raise ValueError(f"spec_real must have shape (M >= 2, F, T), got {spec_real.shape}")
     locations = np.asarray(real_mics, float)[:, :2].T
-    doa = pra.doa.algorithms[method](locations - locations.mean(1, keepdims=True), fs, nfft,
-                                     c=SPEED_OF_SOUND, num_src=1, n_grid=360)
+    doa = pra.doa.algorithms[method](
+        locations - locations.mean(1, keepdims=True), fs, nfft, c=SPEED_OF_SOUND, num_src=1, n_grid=360
+    )
     hi = min(freq_range[1], 0.45 * fs)
     doa.locate_sources(spec_real, freq_range=[freq_range[0], hi])
     return float(doa.azimuth_recon[0])

@@ -128,7 +128,7 @@ def simulate(
     real = check_points_in_room("real_mics", scene.real_mics, scene.room_dim)
     virtual = check_points_in_room("virtual_mic", scene.virtual_mic, scene.room_dim)
     src = check_points_in_room("source", scene.source, scene.room_dim)[0]
-    lead = int(round(lead_s * fs))
+    lead = round(lead_s * fs)
     if lead >= n_samples:
         raise ValueError(f"lead_s must be shorter than the clip ({n_samples / fs:.2f} s), got {lead_s}")
     dry = speech if speech is not None else speech_signal(n_samples - lead, fs, rng, use_espeak=use_espeak)
@@ -139,8 +139,10 @@ def simulate(
         try:
             absorption, order = pra.inverse_sabine(scene.rt60, list(scene.room_dim), c=SPEED_OF_SOUND)
         except ValueError:
-            raise ValueError(f"rt60 {scene.rt60:.3f} s is too short for a room of {scene.room_dim} m "
-                             "(Sabine's formula would need walls absorbing more than all the sound)") from None
+            raise ValueError(
+                f"rt60 {scene.rt60:.3f} s is too short for a room of {scene.room_dim} m "
+                "(Sabine's formula would need walls absorbing more than all the sound)"
+            ) from None
         room = pra.ShoeBox(
             list(scene.room_dim), fs=fs, materials=pra.Material(absorption), max_order=min(order, max_order)
         )
