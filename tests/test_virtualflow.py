@@ -170,7 +170,7 @@ def test_mvdr_is_distortionless_and_one_channel_is_the_identity():
     np.testing.assert_allclose(mvdr(x[:1], n0), x[0], rtol=1e-6, atol=1e-9)
 
 
-def test_flow_matching_loss_decreases_and_reflow_straightens(smoke_results):
+def test_flow_matching_loss_decreases_on_the_smoke_run(smoke_results):
     s = smoke_results.summary
     for seed in smoke_results.config.seeds:
         p = s[f"seed_{seed}"]
@@ -252,6 +252,24 @@ def test_verdicts_on_constructed_numbers():
     assert claims.compute_verdict(2, 2, 1).startswith("no")
     assert claims.control_verdict(2.0, 1.0, 0.0).startswith("yes")
     assert claims.control_verdict(1.1, 1.0, 0.0).startswith("no")
+
+
+def test_physical_sentence_switches_on_the_margin(smoke_results):
+    a = smoke_results.summary["aggregate"]
+    weak = dataclasses.replace(
+        smoke_results,
+        summary={
+            "aggregate": {**a, "beam_sisdr/physical": {"mean": 0.0, "sd": 0}, "beam_sisdr/real": {"mean": 0.0, "sd": 0}}
+        },
+    )
+    strong = dataclasses.replace(
+        smoke_results,
+        summary={
+            "aggregate": {**a, "beam_sisdr/physical": {"mean": 3.0, "sd": 0}, "beam_sisdr/real": {"mean": 0.0, "sd": 0}}
+        },
+    )
+    assert "weak test" in claims.physical_sentence(weak)
+    assert "can use a good extra channel" in claims.physical_sentence(strong)
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):
