@@ -179,11 +179,19 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
 
 
 def method_table(results: VirtualFlowResults) -> str:
-    """Per estimator: SI-SDR against the truth, per-band NMSE and energy ratio (mean ± sd over seeds), evaluations."""
+    """Per estimator: SI-SDR against the truth, per-band NMSE and energy ratio (mean ± sd over seeds), network
+    evaluations per bin, and wall-clock milliseconds per second of audio on this machine (one CPU run, noisy)."""
     cfg, a = results.config, results.summary["aggregate"]
     edges = [cfg.fs / 2 * b / cfg.n_bands / 1000 for b in range(cfg.n_bands + 1)]
     bands = [f"{edges[b]:g}–{edges[b + 1]:g} kHz" for b in range(cfg.n_bands)]
-    header = ("estimator", "SI-SDR (dB)", *[f"NMSE {b}" for b in bands], *[f"energy {b}" for b in bands], "evals")
+    header = (
+        "estimator",
+        "SI-SDR (dB)",
+        *[f"NMSE {b}" for b in bands],
+        *[f"energy {b}" for b in bands],
+        "evals",
+        "ms per s of audio",
+    )
     rows = []
     for m in METHODS:
         nmse, en = a[f"nmse/{m}"], a[f"energy/{m}"]
@@ -194,6 +202,7 @@ def method_table(results: VirtualFlowResults) -> str:
                 *[f"{mu:.1f} ± {sd:.1f}" for mu, sd in zip(nmse["mean"], nmse["sd"], strict=True)],
                 *[f"{mu:+.1f} ± {sd:.1f}" for mu, sd in zip(en["mean"], en["sd"], strict=True)],
                 a["nfe"][m],
+                f"{1e3 * a['compute_seconds'][m]['mean']:.1f}",
             )
         )
     return table(header, rows)
