@@ -189,8 +189,10 @@ class VirtualFlowConfig(ExperimentConfig):
             raise ValueError(f"lead_s must be < clip_s ({self.clip_s}), got {self.lead_s}")
         if self.nfft % 2 or self.lead_s * self.fs < 2 * self.nfft:
             raise ValueError(f"nfft must be even and lead_s * fs >= 2 * nfft (noise frames), got nfft={self.nfft}")
-        if self.vm_distance[0] <= self.array_radius / 2 and self.vm_distance[0] == 0:
-            raise ValueError(f"vm_distance must start above 0, got {self.vm_distance}")
+        if self.vm_distance[0] <= 0:
+            raise ValueError(
+                f"vm_distance must start above 0 (a virtual mic at the array centre), got {self.vm_distance}"
+            )
 
 
 class VirtualFlowResults(Results[VirtualFlowConfig]):

@@ -1,16 +1,15 @@
-"""Conditional flow matching on STFT frames, its ODE samplers, reflow, and the regression baselines.
+"""Conditional flow matching on STFT bins, its ODE sampler, reflow, and the regression baselines.
 
-A frame of the virtual microphone's STFT (real and imaginary parts of ``F`` bins: a vector of
-``2F`` numbers) is generated from Gaussian noise by integrating a learned velocity field,
-conditioned on the real microphones' frames shifted to the virtual position (eq. vf-delay) and on
-the distances from the virtual position to each real microphone. The network is a small MLP over
-whole frames (:class:`FrameMLP`); the same MLP body regresses the target directly for the
-supervised baseline and for the control.
+Every time-frequency bin of the virtual microphone's STFT (real and imaginary part: two numbers)
+is generated from Gaussian noise by integrating a learned velocity field, conditioned on the real
+microphones' bins shifted to the virtual position (eq. vf-delay, this frame and its neighbours),
+the bin's frequency and the geometric weights of eq. (vf-pseudo). One small residual MLP
+(:class:`FrameMLP`) with a filter-and-sum output head (:func:`mix_channels`, eq. vf-head) serves the
+flow and, without the noisy input and the time, the supervised baseline and the control.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
@@ -245,20 +244,3 @@ def reflow_pairs(
 def parameter_count(net: nn.Module) -> int:
     """Number of trainable parameters."""
     return sum(p.numel() for p in net.parameters() if p.requires_grad)
-
-
-def straightness(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int = 16) -> float:
-    """Mean squared deviation of the velocity along an ODE path from the path's chord (0 for a straight flow)."""
-    with torch.no_grad():
-        x, dt, dev = x0, 1.0 / n_steps, []
-        xs, vs = [x0], []
-        for k in range(n_steps):
-            t = torch.full((x.shape[0],), k * dt, dtype=x.dtype, device=x.device)
-            v = net(x, t, cond)
-            vs.append(v)
-            x = x + dt * v
-            xs.append(x)
-        chord = x - x0
-        for v in vs:
-            dev.append((v - chord).pow(2).mean().item())
-    return float(math.fsum(dev) / len(dev))

@@ -6,7 +6,8 @@ Only the abstract is public; the construction below is our reconstruction of its
 origin, so the virtual microphone's signal is each real one shifted by
 :math:`\\tau_m = (p_m - p_v)\\cdot u / c`, eq. (vf-delay), and the pseudo-target averages the shifted
 real channels with inverse-distance weights, eq. (vf-pseudo). The direction :math:`u` is estimated
-from the real microphones with SRP-PHAT or a GCC-PHAT-based method from :mod:`pyroomacoustics.doa`.
+from the real microphones by a grid search of :mod:`pyroomacoustics.doa` (NormMUSIC in the book; SRP-PHAT,
+MUSIC and TOPS are the alternatives).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def estimate_azimuth(
 ) -> float:
     """Azimuth (radians) of the strongest source from the real microphones' STFT ``(M, F, T)``.
 
-    pyroomacoustics' DOA grid search (SRP-PHAT by default) over 360 directions in the horizontal
-    plane; the band ``freq_range`` is clipped to below Nyquist.
+    pyroomacoustics' DOA grid search (``method``: SRP-PHAT, MUSIC, NormMUSIC or TOPS) over 360 directions in
+    the horizontal plane; the band ``freq_range`` is clipped to below Nyquist.
     """
     method = check_choice("method", method, DOA_METHODS)
     spec_real = np.asarray(spec_real)
