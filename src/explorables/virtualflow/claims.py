@@ -237,8 +237,8 @@ def physical_sentence(results: VirtualFlowResults, margin: float = BEAM_MARGIN) 
             f"(below the {margin:g} dB that counts as help): with a short noise-only lead to estimate the noise "
             "covariance and a reverberant interferer, even real extra data barely helps our beamformer, so the "
             "downstream comparison is a weak test at this scale. The supervised channel's "
-            f"{sup:+.2f} dB is then not spatial information but a denoised copy of the talker (it was trained on "
-            "the clean signal), which the beamformer can lean on."
+            f"{sup:+.2f} dB is then more likely a denoised copy of the talker (it was trained on the clean signal) "
+            "than extra spatial information."
         )
     return (
         f"A physical microphone at the virtual position adds {gain:+.2f} dB to the MVDR output: the beamformer can "
