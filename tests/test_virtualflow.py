@@ -153,6 +153,63 @@ def test_si_sdr_and_band_errors_closed_forms():
     np.testing.assert_allclose(out["nmse_db"], 20 * np.log10(0.5), atol=1e-9)
 
 
+def test_magnitude_error_ignores_the_phase_and_energy_ratio_ignores_the_bins():
+    rng = np.random.default_rng(1)
+    spec = rng.standard_normal((65, 20)) + 1j * rng.standard_normal((65, 20))
+    scrambled = spec * np.exp(2j * np.pi * rng.random(spec.shape))  # right magnitudes, random phases
+    out = band_errors(scrambled, spec, FS, 4)
+    assert max(out["mag_nmse_db"]) < -100 and max(np.abs(out["energy_ratio_db"])) < 1e-9
+    assert min(out["nmse_db"]) > 1.0  # random phases: the complex error is about twice the energy (+3 dB)
+    shuffled = rng.permutation(spec.ravel()).reshape(spec.shape)  # energy moved between bins of a band
+    out = band_errors(shuffled, spec, FS, 1)
+    assert out["mag_nmse_db"][0] > -10 and abs(out["energy_ratio_db"][0]) < 1e-9
+
+
+def test_a_linear_extra_channel_does_not_change_the_mvdr_output():
+    """The first exercise's claim: a channel that is a fixed linear combination of the real ones (per frequency),
+    like the pseudo-target of eq. (vf-pseudo), leaves MVDR's output unchanged (up to the diagonal loading)."""
+    rng = np.random.default_rng(2)
+    c, f, t, n0 = 3, 17, 600, 200
+    d = rng.standard_normal((c, f)) + 1j * rng.standard_normal((c, f))
+    s = rng.standard_normal((f, t)) + 1j * rng.standard_normal((f, t))
+    s[:, :n0] = 0
+    x = d[:, :, None] * s[None] + 0.5 * (rng.standard_normal((c, f, t)) + 1j * rng.standard_normal((c, f, t)))
+    mix = rng.standard_normal((c, f)) + 1j * rng.standard_normal((c, f))
+    extra = np.einsum("cf,cft->ft", mix, x)
+    y_real = mvdr(x, n0, loading=1e-9)
+    y_more = mvdr(np.concatenate([x, extra[None]], 0), n0, loading=1e-9)
+    rel = np.mean(np.abs(y_more - y_real) ** 2) / np.mean(np.abs(y_real) ** 2)
+    assert rel < 1e-4
+
+
+def test_endpoint_loss_is_the_velocity_loss_weighted_by_one_minus_t_squared():
+    """Eqs. (vf-cfm) and (vf-velocity): on the path of eq. (vf-path), (1 - t) (v - (x1 - x0)) = x1_hat - x1."""
+    torch.manual_seed(0)
+    net = VelocityNet(2, 2 * 6 + 7 + 2, 16, 1)
+    cond = torch.randn(50, net.d_cond)
+    x0, x1, t = torch.randn(50, 2), torch.randn(50, 2), 0.9 * torch.rand(50)
+    x_t = (1 - t[:, None]) * x0 + t[:, None] * x1
+    lhs = (1 - t[:, None]) * (net(x_t, t, cond) - (x1 - x0))
+    torch.testing.assert_close(lhs, net.endpoint(x_t, t, cond) - x1, atol=1e-5, rtol=1e-5)
+
+
+def test_a_flow_that_predicts_the_pseudo_target_lands_on_it_in_one_step_from_any_noise():
+    """The second exercise's claim: if x1_hat(x_t, t | c) = F(c) (here the pseudo-target: the head with zero
+    corrections), the ODE's paths are straight and one Euler step from any x0 lands exactly on F(c)."""
+    rng = np.random.default_rng(3)
+    aligned = rng.standard_normal((3, 9, 5)) + 1j * rng.standard_normal((3, 9, 5))
+    w = np.array([0.5, 0.3, 0.2])
+    cond = torch.from_numpy(condition_bins(aligned, w, 1.0))
+    net = VelocityNet(3, cond.shape[1], 16, 1)
+    with torch.no_grad():
+        net.mlp.out.weight.zero_()
+    target = torch.from_numpy(spec_to_bins(np.tensordot(w, aligned, axes=1), 1.0))
+    for seed in (0, 1):
+        x0 = torch.randn(cond.shape[0], 2, generator=torch.Generator().manual_seed(seed))
+        torch.testing.assert_close(sample(net, cond, x0, 1), target, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(sample(net, cond, x0, 8), target, atol=1e-5, rtol=1e-5)
+
+
 def test_mvdr_is_distortionless_and_one_channel_is_the_identity():
     rng = np.random.default_rng(0)
     c, f, t, n0 = 4, 33, 400, 100
@@ -239,8 +296,10 @@ def test_verdicts_on_constructed_numbers():
     assert claims.learning_verdict(2.0, 0.5, -3.0).startswith("yes")
     assert claims.learning_verdict(0.6, 0.5, -3.0).startswith("partly")
     assert claims.learning_verdict(-2.5, 0.5, -3.0).startswith("no")
-    assert claims.magnitude_verdict(-0.5, -5.0).startswith("yes")
-    assert claims.magnitude_verdict(-4.5, -5.0).startswith("no")
+    assert claims.magnitude_verdict(-0.5, -5.0, -6.0, -5.0, -0.5).startswith("yes")
+    assert claims.magnitude_verdict(-0.5, -5.0, -4.0, -5.0, -0.5).startswith("partly")
+    assert claims.magnitude_verdict(-4.5, -5.0, -9.0, -5.0, -0.5).startswith("no")
+    assert "pseudo-target itself is at -0.7 dB" in claims.magnitude_verdict(-0.5, -5.0, -6.0, -5.0, -0.7)
     assert claims.beamforming_verdict(8.0, 7.0, 6.0).startswith("yes")
     assert claims.beamforming_verdict(7.5, 8.0, 6.0).startswith("partly")
     assert claims.beamforming_verdict(6.2, 6.0, 6.0).startswith("partly")

@@ -1,10 +1,11 @@
 """Scores: SI-SDR, per-band errors of a virtual-mic estimate, MVDR beamforming, STOI.
 
 * SI-SDR, eq. (vf-sisdr), in numpy.
-* Per frequency band: the complex error (normalised MSE, dB) and the *energy ratio*
-  ``10 log10(sum |X_hat|^2 / sum |X|^2)``, which is 0 dB when the band's magnitude is right and
+* Per frequency band: the complex error (normalised MSE, dB), the *energy ratio*
+  ``10 log10(sum |X_hat|^2 / sum |X|^2)``, which is 0 dB when the band's total energy is right and
   negative when an estimate loses energy there (what regression toward the mean does where the
-  phase is unpredictable).
+  phase is unpredictable), and the bin-by-bin *magnitude error*
+  ``10 log10(sum (|X_hat| - |X|)^2 / sum |X|^2)``, which ignores the phase but not where the energy sits.
 * MVDR in the STFT domain, eq. (vf-mvdr): the steering vector by covariance whitening from the
   noise covariance (the leading noise-only frames, so no oracle) and the mixture covariance.
 * STOI from :mod:`pystoi` (it resamples to 10 kHz itself). PESQ is not installed; we do not report it.
@@ -37,19 +38,21 @@ def band_errors(
     estimate: np.ndarray, reference: np.ndarray, fs: int, n_bands: int, first_frame: int = 0
 ) -> dict[str, list[float]]:
     """Per band, on STFTs ``(F, T)`` from frame ``first_frame`` on: ``"nmse_db"`` (complex error over the
-    reference's energy) and ``"energy_ratio_db"`` (the estimate's energy over the reference's)."""
+    reference's energy), ``"energy_ratio_db"`` (the estimate's energy over the reference's) and ``"mag_nmse_db"``
+    (the error of the magnitudes, bin by bin, over the reference's energy)."""
     est, ref = np.asarray(estimate)[:, first_frame:], np.asarray(reference)[:, first_frame:]
     if est.shape != ref.shape:
         raise ValueError(f"estimate and reference must have the same shape, got {est.shape} and {ref.shape}")
     freqs = np.linspace(0, fs / 2, ref.shape[0])
     edges = band_edges(fs, n_bands)
-    nmse, ratio = [], []
+    nmse, ratio, mag = [], [], []
     for b in range(n_bands):
         sel = (freqs >= edges[b]) & ((freqs < edges[b + 1]) if b < n_bands - 1 else (freqs <= edges[b + 1]))
         e_ref = np.sum(np.abs(ref[sel]) ** 2) + 1e-20
         nmse.append(float(10 * np.log10(np.sum(np.abs(est[sel] - ref[sel]) ** 2) / e_ref + 1e-20)))
         ratio.append(float(10 * np.log10(np.sum(np.abs(est[sel]) ** 2) / e_ref + 1e-20)))
-    return {"nmse_db": nmse, "energy_ratio_db": ratio}
+        mag.append(float(10 * np.log10(np.sum((np.abs(est[sel]) - np.abs(ref[sel])) ** 2) / e_ref + 1e-20)))
+    return {"nmse_db": nmse, "energy_ratio_db": ratio, "mag_nmse_db": mag}
 
 
 def mvdr(spec: np.ndarray, n_noise_frames: int, ref: int = 0, loading: float = 1e-3) -> np.ndarray:

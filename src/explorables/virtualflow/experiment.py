@@ -373,6 +373,7 @@ def evaluate_seed(
             bands = band_errors(specs[m], ex.truth, cfg.fs, cfg.n_bands, first)
             add(f"nmse/{m}", bands["nmse_db"])
             add(f"energy/{m}", bands["energy_ratio_db"])
+            add(f"magerr/{m}", bands["mag_nmse_db"])
             if j == 0:
                 audio[m] = wave
         # steps vs quality, base and reflow, from the same noise; distance to the base's teacher solve
