@@ -55,6 +55,7 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter(4, "rashomon", "Noise, Rashomon sets and simpler models"),
         Chapter(5, "routing", "Attention routing collisions and the Route-Aware FFN"),
         Chapter(7, "dcdm", "Dirichlet concept diffusion: concepts discovered while learning to generate"),
+        Chapter(6, "virtualflow", "Virtual-Flow: virtual microphones by flow matching"),
         Chapter(8, "stable_nde", "Stable training of neural differential equations"),
         Chapter(9, "ucca", "Unpaired CCA through the quadratic assignment problem"),
         Chapter(11, "uggrh", "UGGRH: incomplete cross-modal hashing"),
