@@ -31,10 +31,12 @@ def explorable_figure(results: TrustRegionCLResults, n_points: int = 200) -> go.
         row_titles=rows,
     )
     marker = dict(size=2.5)
+    # SVG scatter, not WebGL (Scattergl): a page may hold about 16 WebGL contexts and this figure
+    # has one panel per method and task; without WebGL (some school machines) nothing would draw
     for j in range(k_tasks):  # real data: always shown
         pts = reference[j, :n_points]
         fig.add_trace(
-            go.Scattergl(
+            go.Scatter(
                 x=pts[:, 0].round(3),
                 y=pts[:, 1].round(3),
                 mode="markers",
@@ -53,7 +55,7 @@ def explorable_figure(results: TrustRegionCLResults, n_points: int = 200) -> go.
                 pts = np.asarray(samples[k])[i, j, :n_points]
                 traces.append(
                     (
-                        go.Scattergl(
+                        go.Scatter(
                             x=pts[:, 0].round(3),
                             y=pts[:, 1].round(3),
                             mode="markers",
