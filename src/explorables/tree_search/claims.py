@@ -65,7 +65,7 @@ def crossover_sentence(results: TreeSearchResults, names: tuple[str, ...] | None
         row = cross[name]
         n_etas = span([len(e) for e in row["etas"]])
         parts.append(
-            f"up to η = {span(dense_wins_up_to(row))} on the {name} (it loses at {span(row['losses'])} of the "
+            f"up to η = {span(dense_wins_up_to(row))} on the {name}{' tree' if name.endswith(('binary', 'recursive')) else ''} (it loses at {span(row['losses'])} of the "
             f"{n_etas} values of η)"
         )
     return "; ".join(parts)
