@@ -64,9 +64,10 @@ def crossover_sentence(results: TreeSearchResults, names: tuple[str, ...] | None
     for name in names:
         row = cross[name]
         n_etas = span([len(e) for e in row["etas"]])
+        tree_word = " tree" if name.endswith(("binary", "recursive")) else ""
         parts.append(
-            f"up to η = {span(dense_wins_up_to(row))} on the {name}{' tree' if name.endswith(('binary', 'recursive')) else ''} (it loses at {span(row['losses'])} of the "
-            f"{n_etas} values of η)"
+            f"up to η = {span(dense_wins_up_to(row))} on the {name}{tree_word} "
+            f"(it loses at {span(row['losses'])} of the {n_etas} values of η)"
         )
     return "; ".join(parts)
 
