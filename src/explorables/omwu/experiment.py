@@ -201,6 +201,7 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
         "x_star": x_star[at_eta],
         "y_star": y_star[at_eta],
         "rate_grid": rates.reshape(len(etas), len(deltas)),
+        "rate_settled_grid": settled.reshape(len(etas), len(deltas)),
         "etas": np.array(etas),
     }
     return summary, curves

@@ -159,7 +159,10 @@ def explorable_figure(results: OMWUResults) -> go.Figure:
 
 
 def rate_figure(results: OMWUResults) -> go.Figure:
-    """Measured linear rate ``-d log E / dt`` against delta, one line per eta (log-log)."""
+    """Measured linear rate ``-d log E / dt`` against delta, one line per eta (log-log).
+
+    Open markers: runs still in their transient (not settled, see the experiment's scaling fit).
+    """
     c = results.curves["bottleneck"]
     s = results.summary["bottleneck"]
     # constant of the reference line c·η²·δ, fitted on the easiest games (δ >= 0.1)
@@ -169,7 +172,12 @@ def rate_figure(results: OMWUResults) -> go.Figure:
     for k, eta in enumerate(c["etas"]):
         fig.add_trace(
             go.Scatter(
-                x=c["deltas"], y=c["rate_grid"][k], mode="lines+markers", name=f"η = {eta:g}", line=dict(color=color(k))
+                x=c["deltas"],
+                y=c["rate_grid"][k],
+                mode="lines+markers",
+                name=f"η = {eta:g}",
+                line=dict(color=color(k)),
+                marker=dict(symbol=["circle" if v else "circle-open" for v in c["rate_settled_grid"][k]], size=8),
             )
         )
         fig.add_trace(
