@@ -11,6 +11,9 @@ vertices), ``"smoke"`` what the tests execute, and ``"paper"`` trees of a millio
 2. ``real``: the same on Python syntax trees and a package's directory tree, and on a digits
    dendrogram with *learned* predictions (``eta`` is whatever the nearest neighbour after a PCA
    to each dimension in ``d_pca_grid`` gives).
+2b. ``crossover``: every ``eta`` in 1..max(eta_grid) on the trees with ``eta`` set by us, for
+   ``n_crossover_seeds`` seeds: where spine search stops beating centroid search (a grid of powers
+   of two would flatter doubling search).
 3. ``lower_bound``: complete binary trees with the prediction at the root: the worst case over
    targets at distance ``eta`` grows linearly in ``eta`` for every algorithm (at least
    ``eta / 2`` queries by counting: ``2^eta`` targets, at most 4 answers per query).
