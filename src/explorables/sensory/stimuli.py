@@ -106,8 +106,14 @@ def captions(stimuli: Stimuli, phrasing: int = 0) -> list[str]:
 
 
 def cue_text(cue: str) -> str:
-    """The text of a named cue (:data:`CUES`), or ``cue`` itself if it is free text."""
-    return CUES.get(cue, cue)
+    """The text of a named cue (:data:`CUES`), or ``cue`` itself if it is free text (which must not be empty)."""
+    if not isinstance(cue, str):
+        raise ValueError(f"cue must be a string, got {cue!r}")
+    if cue in CUES:
+        return CUES[cue]
+    if not cue.strip():
+        raise ValueError(f"cue must be one of {sorted(CUES)} or a non-empty text, got {cue!r}")
+    return cue
 
 
 def prompt(caption: str, cue: str) -> str:
