@@ -57,20 +57,29 @@ def above_chance_verdict(vision: Sequence[float], audio: Sequence[float], chance
     return f"no: not clearly above chance (< chance + {MARGIN}) for either encoder"
 
 
+MIN_GAIN = 0.01  # a gain smaller than this (in mutual k-NN alignment) is not an effect, whatever the seeds say
+
+
+def clear_gain(gains: Sequence[float]) -> bool:
+    """A gain is clear if its mean over seeds exceeds both MIN_GAIN and twice its standard error (2 sd / sqrt(n))."""
+    m, sd = _stats(gains)
+    return m > max(MIN_GAIN, 2 * sd / np.sqrt(len(gains)))
+
+
 def direction_verdict(vision_gain: Sequence[float], audio_gain: Sequence[float]) -> str:
-    """A cue effect in the predicted direction, per seed gains for vision and audio (each should be > 0):
-    yes if both mean gains are > 0 and every seed's gains are > 0; partly if both means are > 0 but some seed
-    disagrees, or only one mean is > 0 and all its seeds agree; no otherwise."""
-    means = [float(np.mean(g)) for g in (vision_gain, audio_gain)]
+    """A cue effect in the predicted direction, from per-seed gains for vision and audio (each should be > 0):
+    yes if both gains are clear (:func:`clear_gain`: mean > 0.01 and > 2 standard errors) and > 0 on every seed;
+    partly if both are clear but some seed disagrees, or if exactly one is clear; no if neither is."""
+    clear = [clear_gain(g) for g in (vision_gain, audio_gain)]
     every = [all(x > 0 for x in g) for g in (vision_gain, audio_gain)]
-    if all(m > 0 for m in means) and all(every):
-        return "yes: both gains > 0 on average and on every seed"
-    if all(m > 0 for m in means):
-        return "partly: both gains > 0 on average, but not on every seed"
-    if (means[0] > 0 and every[0]) or (means[1] > 0 and every[1]):
-        which = "vision" if means[0] > 0 and every[0] else "audio"
-        return f"partly: only the {which} gain is > 0 (on every seed); the other is not"
-    return "no: the predicted direction does not hold on average for both encoders"
+    if all(clear) and all(every):
+        return "yes: both gains clear (mean > 0.01 and > 2 s.e.) and > 0 on every seed"
+    if all(clear):
+        return "partly: both gains clear on average, but not > 0 on every seed"
+    if any(clear):
+        which = "vision" if clear[0] else "audio"
+        return f"partly: only the {which} gain is clear (mean > 0.01 and > 2 s.e.); the other is not"
+    return "no: neither gain is clear (mean > 0.01 and > 2 standard errors over seeds)"
 
 
 def control_verdict(values: dict[str, float], chance: float, tol: float = 0.05) -> str:
