@@ -186,10 +186,29 @@ def reference_sentence(results: SensoryResults) -> str:
     a = results.summary["alignment"]
     if "none" not in results.config.cues:
         return "the no-cue condition was not run"
-    parts = []
+    parts, above = [], []
     for enc in ENCODERS:
         lm = float(np.mean(layer_means(results, "none", enc, 0)))
         bow = a["bag_of_words"][enc]["mean"]
         word = "above" if lm > bow + 0.02 else ("below" if lm < bow - 0.02 else "about level with")
+        above.append(word == "above")
         parts.append(f"with the {enc} encoder the model scores {lm:.3f}, {word} the bag of words ({bow:.3f})")
-    return "; ".join(parts)
+    if not any(above):
+        tail = ("so the model organises the items around what "
+                "the captions describe no better than a list of their words is")  # fmt: skip
+    else:
+        tail = "so for " + " and ".join(e for e, up in zip(ENCODERS, above, strict=True) if up) + (
+            " the model organises the captions closer to the encoder than their bare words do")
+    return "; ".join(parts) + "; " + tail
+
+
+def reproduction_sentence(results: SensoryResults) -> str:
+    """What was reproduced, read from the claims' verdicts (above chance; the cue effects)."""
+    rows = claims(results)
+    base = [c for c in rows if c.claim.startswith("A text-only LLM")]
+    cue_rows = [c for c in rows if "cue" in c.claim or "prompting" in c.claim or "grows" in c.claim]
+    first = (f"Alignment of the no-cue representations with the encoders: {base[0].outcome}"
+             if base else "The no-cue condition was not run")  # fmt: skip
+    counts = {v: sum(c.outcome == v for c in cue_rows) for v in ("yes", "partly", "no")}
+    return (f"{first}. Of the {len(cue_rows)} cue and continuation-length rows, {counts['yes']} read yes, "
+            f"{counts['partly']} partly and {counts['no']} no")  # fmt: skip
