@@ -187,6 +187,9 @@ def load_language_model(
         else:
             model, tokenizer = _from_pretrained(gguf_folder(), gguf_file=GGUF_FILE)
             _write_cache(model, tokenizer, cached)
+            # and read back: the GGUF-built model computes the same function up to float32 rounding (its
+            # config differs in details), so first and later runs use the model as read from the cache
+            model, tokenizer = _from_pretrained(cached)
             source = "gguf"
         label = name
     model = model.to(device)
