@@ -77,6 +77,7 @@ class SensoryLab:
                 self.reps["yours"] = self.reps["none"]
             self.redraw()
             return
+        self.status.value = f"<small>running the model on {len(self.texts)} prompts with your cue…</small>"
         self.reps["yours"] = cue_representations(self.lm, self.texts, text)
         self.redraw()
 
