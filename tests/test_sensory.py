@@ -209,8 +209,9 @@ def test_real_model_loads_offline_deterministic_and_cached(tmp_path, monkeypatch
 def test_direction_verdict_needs_clear_gains():
     assert C.direction_verdict([0.1, 0.12, 0.08], [0.03, 0.025, 0.02]).startswith("yes")
     assert C.direction_verdict([0.3, 0.3, 0.3, 0.3, -0.01], [0.03, 0.025, 0.02, 0.03, 0.02]).startswith("partly: both")
-    assert C.direction_verdict([0.1, 0.12, 0.08], [-0.03, -0.01, 0.0]).startswith("partly: only the vision")
-    assert C.direction_verdict([-0.1, 0.2, -0.3], [0.03, 0.025, 0.02]).startswith("partly: only the audio")
+    # one modality alone is not the claim: "no", with the clear one named
+    assert C.direction_verdict([0.1, 0.12, 0.08], [-0.03, -0.01, 0.0]).startswith("no: only the vision")
+    assert C.direction_verdict([-0.1, 0.2, -0.3], [0.03, 0.025, 0.02]).startswith("no: only the audio")
     assert C.direction_verdict([0.006, 0.004, 0.005], [0.2, -0.2, 0.1]).startswith("no")  # too small; too noisy
     assert C.clear_gain([0.02, 0.021, 0.019]) and not C.clear_gain([0.005, 0.006, 0.004])
     assert C.direction_verdict([-0.1, 0.02, -0.3], [-0.03, -0.01, 0.02]).startswith("no")
