@@ -1,8 +1,8 @@
 """The live lab: type your own cue and see how it moves SmolLM2 toward the vision or the audio encoder.
 
-On start the lab draws 24 items (seed 0, first phrasing), encodes their pictures and sounds, and
+On start the lab draws 16 items (seed 0, first phrasing), encodes their pictures and sounds, and
 runs the model on every caption under the three named cues, keeping the last prompt token's
-hidden state at every layer. Typing a cue (press Enter) re-runs the model on the 24 prompts with
+hidden state at every layer. Typing a cue (press Enter) re-runs the model on the 16 prompts with
 your cue (a rerun); the layer, k and encoder controls only recompute the alignment and redraw.
 """
 
@@ -21,7 +21,7 @@ from .experiment import ENCODERS
 from .llm import LanguageModel, load_language_model, representations
 from .stimuli import captions, prompt, sample_stimuli
 
-N_ITEMS = 24
+N_ITEMS = 16
 NAMED = ("none", "see", "hear")
 COLOURS = {"none": PALETTE["grey"], "see": PALETTE["blue"], "hear": PALETTE["orange"], "yours": PALETTE["green"]}
 
@@ -108,7 +108,7 @@ class SensoryLab:
         if self.cue.value.strip():
             gap = scores["yours"][layer] - scores["none"][layer]
             self.status.value = (f"<small>{len(self.texts)} items, chance {chance:.3f}; your cue minus no cue at "
-                                 f"layer {layer}: {gap:+.3f} (one draw of items: differences under about 0.05 "
+                                 f"layer {layer}: {gap:+.3f} (one draw of items: differences under about 0.1 "
                                  "are within seed noise)</small>")  # fmt: skip
 
 
