@@ -124,7 +124,8 @@ def claims(results: SensoryResults) -> list[Claim]:
             "A text-only LLM's representations are shaped by perceptual regularities (align with specialist "
             "encoders)",
             f"no cue, last prompt token (T = 0); {setup}",
-            f"vision {_level(v)}, audio {_level(au)}; chance {chance:.3f}",
+            f"vision {_level(v)}, audio {_level(au)}; chance {chance:.3f}; a bag of words of the captions (no "
+            f"model): vision {a['bag_of_words']['vision']['mean']:.3f}, audio {a['bag_of_words']['audio']['mean']:.3f}",
             above_chance_verdict(v, au, chance),
         ))  # fmt: skip
     for t, label in ((0, "last prompt token (T = 0)"), (tmax, f"generative representation (T = {tmax})")):
