@@ -265,6 +265,47 @@ def test_essential_summands_must_come_first():
         multiparam.check_essential_first([part(1.0, True), part(0.5, False)], 2)
 
 
+def test_essential_summands_are_put_first_whatever_their_prominence():
+    def part(prom, essential):
+        return multiparam.Summand(np.zeros((1, 2)), np.ones((1, 2)), prom, np.zeros(2), essential)
+
+    ordered = multiparam.essential_first([part(1.0, False), part(0.5, True), part(0.2, False)])
+    assert [s.essential for s in ordered] == [True, False, False]
+    assert [s.prominence for s in ordered] == [0.5, 1.0, 0.2]
+
+
+def test_tomato_mp_accepts_minus_log_kde_on_iris():
+    # issue 28: the essential summand was less prominent than a finite one and tomato_mp raised RuntimeError
+    iris = data.make_dataset("iris")
+    res = multiparam.tomato_mp(iris.X, -data.log_kde(iris.X, 0.3), n_lines=20)
+    assert res.summands[0].essential and 1 <= res.n_labels <= res.n_clusters
+
+
+def test_tomato_mp_takes_a_plain_list_of_floats():
+    # issue 28: a list of floats was read as a list of functions, each a scalar
+    moons = data.make_dataset("moons", 40, seed=0)
+    f = data.log_kde(moons.X, 0.25)
+    res = multiparam.tomato_mp(moons.X, [float(v) for v in f], n_lines=10)
+    ref = multiparam.tomato_mp(moons.X, f, n_lines=10)
+    assert np.array_equal(res.labels, ref.labels)
+
+
+def test_tomato_never_reports_fewer_clusters_than_labels():
+    # issue 28: asked for fewer clusters than the graph has components, n_clusters was below the labels' count
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 100]
+    res = persistence.tomato(X, data.log_kde(X, 1.0), k=3, n_clusters=1)
+    assert res.n_clusters == len(np.unique(res.labels)) == len(res.diagram.essential) >= 2
+
+
+def test_copies_of_one_point_are_refused():
+    # issue 28: 20 identical points gave 11 clusters silently
+    with pytest.raises(ValueError, match="distinct points"):
+        persistence.tomato(np.zeros((20, 2)), np.zeros(20), k=10)
+    with pytest.raises(ValueError, match="distinct points"):
+        multiparam.tomato_mp(np.ones((20, 2)), np.zeros(20))
+
+
 def test_propagate_follows_the_minimum_spanning_tree():
     X = np.array([[0.0, 0], [1, 0], [2, 0], [10, 0], [11, 0]])
     labels = multiparam.propagate(X, np.array([0, -1, -1, 1, -1]))
