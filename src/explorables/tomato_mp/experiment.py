@@ -9,9 +9,11 @@ Four parts, each checkpointed (``--resume`` skips the finished ones):
    graph parameter ``k``, ToMAToMP on (radius, f) and on (radius, f, DTM), HDBSCAN and k-means;
    adjusted Rand index (ARI) against the planted labels, on every point. At the first and last
    fraction, ToMAToMP again with a wider radius cap ``r_max`` (the only graph-like knob left):
-   does the clustering change?
+   does the clustering change? Repeated on ``n_seeds`` seeds (base seed + 0, 1, ...: new blobs,
+   outlier draws and subsamples). Every method list includes a control, ToMATo on ``-DTM`` alone
+   (it never sees ``f``): if it is as robust as ToMAToMP, the robustness is the DTM's.
 2. **k_sweep**: ToMATo's chosen count over ``k`` on clean moons, circles, blobs and iris.
-3. **datasets**: every method on clean moons, circles and iris.
+3. **datasets**: every method on clean moons, circles and iris, on the same ``n_seeds`` seeds.
 4. **two_functions**: ToMAToMP (no DTM parameter) on blobs with the last outlier fraction, with
    the corrupted density ``f`` alone, a second function ``h`` alone (a clean log-KDE at
    ``second_bandwidth_factor`` times the bandwidth, computed from the points only), and both at
