@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import gudhi
 import numpy as np
@@ -451,13 +452,28 @@ def test_two_functions_verdict_follows_the_counts(per_seed, verdict):
 
 
 def test_findings_text_is_built_from_the_run(smoke):
+    from explorables.tomato_mp import claims as C
     from explorables.tomato_mp.claims import findings_text
 
     results, _ = smoke
     text = findings_text(results)
-    runs = results.summary["outliers"]["runs"]
-    assert ", ".join(str(r["mp_plain"]["n_clusters"]) for r in runs) in text
-    assert f"{runs[0]['mp_robust']['ari']:.2f}" in text
+    runs = results.summary["outliers"]["seed_runs"]
+    rec = C.recovered_cells(runs, results.summary["outliers"]["true"])
+    assert f"ToMAToMP on (radius, f) in {rec['mp_plain']}, ToMATo at k = 10 in {rec['tomato_ref']}" in text
+    assert f"mean ARI {np.mean([one[0]['mp_robust']['ari'] for one in runs]):.2f}" in text
+
+
+def test_outlier_sweep_repeats_on_every_seed_and_runs_the_dtm_control():
+    from explorables.tomato_mp.experiment import _outliers
+
+    cfg = TomatoMPConfig.preset("smoke", n_seeds=2, outlier_fraction_grid=(0.05,), k_grid=(10,), seed=3)
+    summary, _ = _outliers(cfg)
+    assert summary["seeds"] == [3, 4] and summary["seed_runs"][0] == summary["runs"]
+    first, second = (one[0] for one in summary["seed_runs"])
+    assert first["n_outliers"] == second["n_outliers"] and first != second  # a new sample per seed
+    # the control never sees f: with and without outliers it gives the same clustering
+    clean, _ = _outliers(replace(cfg, outlier_fraction_grid=(0.0,)))
+    assert clean["runs"][0]["tomato_dtm"] == first["tomato_dtm"]
 
 
 def test_cross_checks_bound_k_by_the_number_of_points():
