@@ -17,6 +17,7 @@ alone. The learner sees observations and environment labels only, never the true
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -40,7 +41,7 @@ class EnsembleMLP(nn.Module):
     def __init__(self, sizes: Sequence[int], generators: Sequence[torch.Generator]):
         super().__init__()
         self.weights = nn.ParameterList(
-            [nn.Parameter(_init((a, b), generators, 1.0 / math.sqrt(a))) for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+            [nn.Parameter(_init((a, b), generators, 1.0 / math.sqrt(a))) for a, b in itertools.pairwise(sizes)]
         )
         self.biases = nn.ParameterList([nn.Parameter(torch.zeros(len(generators), 1, b)) for b in sizes[1:]])
 
@@ -123,11 +124,20 @@ class EnsembleVAE(nn.Module):
         out = self.encoder(torch.cat([x, onehot], dim=-1))
         return out[..., : self.d_latent], out[..., self.d_latent :].clamp(-12.0, 6.0)
 
-    def elbo(self, x: torch.Tensor, env: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        """One-sample ELBO per member, eq. (crl-elbo), mean over the batch (constants dropped): ``(M,)``."""
+    def elbo(
+        self,
+        x: torch.Tensor,
+        env: torch.Tensor,
+        generator: torch.Generator | None = None,
+        noise: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """One-sample ELBO per member, eq. (crl-elbo), mean over the batch (constants dropped): ``(M,)``.
+
+        ``noise``: the standard-normal draws of the reparametrisation (else drawn from ``generator``).
+        """
         onehot = env if env.ndim == 3 else nn.functional.one_hot(env, self.loc.shape[1]).to(x.dtype)
         mu, log_var = self.encode(x, onehot)
-        eps = torch.randn(mu.shape, generator=generator).to(mu.device)
+        eps = torch.randn(mu.shape, generator=generator).to(mu.device) if noise is None else noise
         z = mu + torch.exp(0.5 * log_var) * eps
         log_lik = -0.5 * ((x - self.decoder(z)) / self.obs_std).pow(2).sum(-1)
         log_q = -0.5 * (eps.pow(2) + log_var).sum(-1)
@@ -165,12 +175,15 @@ def fit(
     m, n, d_obs = x.shape
     model = EnsembleVAE(priors, d_obs, d_latent, n_envs, width=width, seeds=seeds, obs_std=obs_std).to(x.device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    gen = torch.Generator().manual_seed(int(seeds[0]) + 1)
+    # every member's minibatches and reparametrisation noise come from its own generator, so a
+    # member trains exactly as it would alone
+    gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]
     rows = torch.arange(m, device=x.device).unsqueeze(1)
     onehot = nn.functional.one_hot(env, n_envs).to(x.dtype)
     for step in tqdm(range(n_steps), desc="VAEs", disable=not progress):
-        idx = torch.randint(0, n, (m, batch_size), generator=gen).to(x.device)
-        loss = -model.elbo(x[rows, idx], onehot[rows, idx], gen).sum()
+        idx = torch.stack([torch.randint(0, n, (batch_size,), generator=gen) for gen in gens]).to(x.device)
+        eps = torch.stack([torch.randn(batch_size, d_latent, generator=gen) for gen in gens]).to(x.device)
+        loss = -model.elbo(x[rows, idx], onehot[rows, idx], noise=eps).sum()
         loss = loss + sparsity * model.influences().abs().sum()
         opt.zero_grad()
         loss.backward()

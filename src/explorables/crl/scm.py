@@ -247,7 +247,9 @@ def make_data(
     return LatentData((x - x.mean(0)) / x.std(0), env, z, scm)
 
 
-def make_motion_data(scm: LatentSCM, n_per_env: int, rng: np.random.Generator, *, obs_noise: float = 0.01) -> LatentData:
+def make_motion_data(
+    scm: LatentSCM, n_per_env: int, rng: np.random.Generator, *, obs_noise: float = 0.01
+) -> LatentData:
     """Stick-figure observations: the knee, ankle and toe coordinates (6 numbers) of each sampled pose."""
     n_per_env = check_int("n_per_env", n_per_env, minimum=2)
     env = np.repeat(np.arange(scm.n_envs), n_per_env)
