@@ -205,7 +205,7 @@ def claims(results: CRLResults) -> list[Claim]:
                 "one edge's influence fixed, the others change; prediction per component stated beforehand",
                 "; ".join(
                     f"{a['pattern']}: "
-                    + ", ".join(f"{m:.2f}{'✓' if i else '✗'}" 
+                    + ", ".join(f"{m:.2f}{'✓' if i else '✗'}"
                                 for m, i in zip(medians(a), a["identifiable"], strict=True))
                     for a in shown
                 ),
