@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from scipy.stats import special_ortho_group
 
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
@@ -29,7 +30,7 @@ from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Int, Positive, Seeds, Tuple, param
 from ..core.threads import one_cpu_thread
-from .metrics import matched_correlations
+from .metrics import matched_correlations, mcc
 from .model import encode_means, fit
 from .scm import (
     MOTION_GAITS,
@@ -178,6 +179,15 @@ def _stats(values: list[float]) -> dict[str, Any]:
     }
 
 
+def chance_mcc(z: np.ndarray, n_rotations: int, seed: int) -> float:
+    """Median MCC of random rotations of the standardised latents: what a learner that finds the
+    latents only up to a rotation (a plain VAE, at best) scores by chance (scipy's Haar rotations)."""
+    zs = (z - z.mean(0)) / z.std(0)
+    d = z.shape[1]
+    rotations = (special_ortho_group.rvs(d, random_state=seed + k) for k in range(n_rotations))
+    return float(np.median([mcc(zs, zs @ r) for r in rotations]))
+
+
 def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
     device = resolve_device(cfg.device)
     arm_list = arms(cfg)
@@ -236,6 +246,11 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
         checkpoint.save("training/fit", done)
 
     summary: dict[str, Any] = {"arms": {}, "members": len(members)}
+    all_change = next((a for a in arm_list if a.data == "synthetic" and a.pattern == "all"), None)
+    if all_change is not None:  # the chance level of MCC on these latents
+        summary["chance_mcc"] = _stats(
+            [chance_mcc(datasets[(all_change, s)].z, 50, data_seed(cfg, s)) for s in range(len(cfg.seeds))]
+        )
     per_component = done["per_component"]
     for a in arm_list:
         rows = [per_component[members.index((a, s))] for s in range(len(cfg.seeds))]

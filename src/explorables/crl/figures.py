@@ -142,15 +142,10 @@ def motion_figure(results: CRLResults, n_poses: int = 12) -> Figure:
     return fig
 
 
-def all_figures(results: CRLResults) -> dict:
-    """Every figure of the chapter, by name (what ``python -m explorables run crl`` writes)."""
-    figures = {
-        "graphs": graph_figure(results.config.edge_patterns, results.config.d_latent),
-        "explorable": explorable_figure(results),
-        "training": training_figure(results),
-    }
+def all_figures(results: CRLResults) -> dict[str, go.Figure]:
+    """Every plotly figure of the chapter, by name (what ``python -m explorables run crl`` writes as HTML;
+    the matplotlib pictures, :func:`graph_figure` and :func:`motion_figure`, are drawn by the page)."""
+    figures = {"explorable": explorable_figure(results), "training": training_figure(results)}
     if results.config.use_baselines:
         figures["baselines"] = baseline_figure(results)
-    if results.config.use_motion:
-        figures["motion"] = motion_figure(results)
     return figures

@@ -1,7 +1,7 @@
 """The live lab: choose which influences change, the number of environments, the noise family and
 the post-nonlinearity; a causal-prior VAE and a plain VAE are trained side by side on fresh data.
 
-A rerun draws one latent model and its data (150 samples per environment), trains the two VAEs
+A rerun draws one latent model and its data (100 samples per environment), trains the two VAEs
 for ``n_steps`` Adam steps as one ensemble (the status line says when it is training) and scores
 each latent after the optimal matching; the "show component" buttons only redraw the scatter of a
 true latent against the causal model's matched estimate.
@@ -29,7 +29,7 @@ EDGES: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (0, 2))
 class CRLLab:
     """The panel; ``CRLLab().widget`` is what the notebook displays."""
 
-    def __init__(self, n_steps: int = 600, n_per_env: int = 150, seed: int = 0):
+    def __init__(self, n_steps: int = 400, n_per_env: int = 100, seed: int = 0):
         self.n_steps, self.n_per_env, self.seed = n_steps, n_per_env, seed
         style, lay = {"description_width": "120px"}, widgets.Layout(width="300px")
         self.changes = [
