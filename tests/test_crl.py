@@ -272,3 +272,16 @@ def test_verdicts_on_constructed_numbers():
     assert control_verdict([0.2, 0.3]).startswith("yes")
     assert control_verdict([0.2, 0.0]).startswith("partly")
     assert control_verdict([0.01]).startswith("no")
+
+
+def test_exogenous_noise_is_what_the_sampler_added():
+    from explorables.crl.experiment import exogenous_noise
+
+    graph = default_graph(3)
+    scm = make_scm(graph, set(), 4, np.random.default_rng(13))
+    data = make_data(scm, 50, 6, np.random.default_rng(14))
+    base = np.random.default_rng(14).standard_normal((200, 3))
+    assert np.allclose(exogenous_noise(data), scm.noise_loc[data.env] + scm.noise_scale[data.env] * base)
+    pnl = make_scm(graph, None, 4, np.random.default_rng(13), post_nonlinear=True)
+    with pytest.raises(ValueError, match="post_nonlinear"):
+        exogenous_noise(make_data(pnl, 10, 6, np.random.default_rng(0)))
