@@ -18,6 +18,7 @@ from explorables.crl import (
     default_graph,
     fit,
     make_arm_data,
+    make_data,
     make_mixing,
     make_scm,
     matched_correlations,
