@@ -102,6 +102,7 @@ class CRLConfig(ExperimentConfig):
     width: int = param(32, Int(4, 4096), "hidden units of the encoder and decoder MLPs")
     sparsity: float = param(1e-3, Positive(), "weight of the L1 penalty on the learned influences (per sample)")
     obs_std: float = param(0.1, Positive(), "decoder standard deviation (standardised observations)")
+    n_rotations: int = param(30, Int(1), "random rotations behind each chance level of MCC")
     record_every: int = param(300, Int(100), "steps between MCC snapshots of the training-curve figure")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -198,13 +199,13 @@ def _stats(values: list[float]) -> dict[str, Any]:
     }
 
 
-def chance_mcc(z: np.ndarray, n_rotations: int, seed: int) -> float:
+def chance_mcc(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> float:
     """Median MCC of random rotations of the standardised latents: what a learner that finds the
     latents only up to a rotation (a plain VAE, at best) scores by chance (scipy's Haar rotations)."""
     zs = (z - z.mean(0)) / z.std(0)
     d = z.shape[1]
     rotations = (special_ortho_group.rvs(d, random_state=seed + k) for k in range(n_rotations))
-    return float(np.median([mcc(zs, zs @ r) for r in rotations]))
+    return float(np.median([mcc(zs, zs @ r, kind) for r in rotations]))
 
 
 def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
@@ -266,10 +267,6 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
 
     summary: dict[str, Any] = {"arms": {}, "members": len(members)}
     all_change = next((a for a in arm_list if a.data == "synthetic" and a.pattern == "all"), None)
-    if all_change is not None:  # the chance level of MCC on these latents
-        summary["chance_mcc"] = _stats(
-            [chance_mcc(datasets[(all_change, s)].z, 50, data_seed(cfg, s)) for s in range(len(cfg.seeds))]
-        )
     per_component = done["per_component"]
     for a in arm_list:
         rows = [per_component[members.index((a, s))] for s in range(len(cfg.seeds))]
@@ -283,9 +280,14 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             "target": a.target,
             "mcc": _stats(comps.mean(1).tolist()),
             "elbo": _stats([float(done["elbo"][members.index((a, s))]) for s in range(len(cfg.seeds))]),
+            # the chance level: median MCC of random rotations of this arm's own targets
+            "chance": _stats([chance_mcc(truths[k], cfg.n_rotations, data_seed(cfg, s), kinds[k])
+                              for s, k in ((s, members.index((a, s))) for s in range(len(cfg.seeds)))]),
             "components": [_stats(comps[:, i].tolist()) for i in range(comps.shape[1])],
             "correlation": "spearman" if a.data == "pnl" else "pearson",
         }
+    if all_change is not None:
+        summary["chance_mcc"] = summary["arms"][all_change.name]["chance"]
     curves: dict[str, Any] = {
         "curve_steps": np.asarray(done["curve_steps"]),
         "curve_mcc": {
