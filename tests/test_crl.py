@@ -262,6 +262,8 @@ def test_verdicts_on_constructed_numbers():
     assert identified_verdict(0.9, [0.7, 0.99, 0.99], 0.8).startswith("partly")
     assert identified_verdict(0.78, [0.7, 0.99, 0.65], 0.8).startswith("no")  # below chance
     assert identified_verdict(0.5, [0.5, 0.6, 0.4], 0.3).startswith("no")
+    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.88).startswith("partly")  # plain as high
+    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.8).startswith("yes")
     assert beats_verdict({"plain": 0.1, "factorised": 0.06}).startswith("yes")
     assert beats_verdict({"plain": 0.1, "factorised": 0.01}).startswith("partly")
     assert beats_verdict({"plain": -0.1}).startswith("no")

@@ -80,7 +80,9 @@ class Arm:
 class CRLConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds (model draw, data, initial weights) of the verdicts")
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2, 3, 4), Seeds(), "seeds (model draw, data, initial weights) of the verdicts"
+    )
     d_latent: int = param(3, Int(3, 16), "number of latents (chain 0→1→…→d-1 plus the edge 0→2)")
     n_envs: int = param(10, Int(3, 100), "number of environments u")
     n_per_env: int = param(300, Int(20), "samples per environment")
@@ -96,17 +98,18 @@ class CRLConfig(ExperimentConfig):
     )
     use_post_nonlinear: bool = param(True, Bool(), "train the causal prior on post-nonlinear data, eq. (crl-pnl)")
     use_motion: bool = param(True, Bool(), "run the kinematic-chain (stick-figure) case")
-    n_steps: int = param(1500, Int(100), "Adam steps of every VAE (all trained side by side)")
+    n_steps: int = param(1000, Int(100), "Adam steps of every VAE (all trained side by side)")
     batch_size: int = param(64, Int(2), "samples per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate")
     width: int = param(32, Int(4, 4096), "hidden units of the encoder and decoder MLPs")
     sparsity: float = param(1e-3, Positive(), "weight of the L1 penalty on the learned influences (per sample)")
     obs_std: float = param(0.1, Positive(), "decoder standard deviation (standardised observations)")
     n_rotations: int = param(30, Int(1), "random rotations behind each chance level of MCC")
-    record_every: int = param(300, Int(100), "steps between MCC snapshots of the training-curve figure")
+    record_every: int = param(200, Int(100), "steps between MCC snapshots of the training-curve figure")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
+            seeds=(0, 1, 2),
             n_per_env=80,
             n_steps=200,
             edge_patterns=("all", "fix 1→2"),
