@@ -262,14 +262,16 @@ def test_verdicts_on_constructed_numbers():
     assert identified_verdict(0.9, [0.7, 0.99, 0.99], 0.8).startswith("partly")
     assert identified_verdict(0.78, [0.7, 0.99, 0.65], 0.8).startswith("no")  # below chance
     assert identified_verdict(0.5, [0.5, 0.6, 0.4], 0.3).startswith("no")
-    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.88).startswith("partly")  # plain as high
+    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.88).startswith("no")  # plain as high
     assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.8).startswith("yes")
     assert beats_verdict({"plain": 0.1, "factorised": 0.06}).startswith("yes")
     assert beats_verdict({"plain": 0.1, "factorised": 0.01}).startswith("partly")
     assert beats_verdict({"plain": -0.1}).startswith("no")
-    assert pattern_matches([0.9, 0.85, 0.6], [True, True, False])
-    assert not pattern_matches([0.9, 0.85, 0.8], [True, True, False])  # gap below 0.1
-    assert not pattern_matches([0.9, 0.7, 0.5], [True, True, False])  # an identifiable one not recovered
+    full = [0.95, 0.95, 0.95]
+    assert pattern_matches([0.9, 0.85, 0.6], [True, True, False], full)
+    assert not pattern_matches([0.9, 0.85, 0.8], [True, True, False], full)  # gap below 0.1
+    assert not pattern_matches([0.9, 0.7, 0.5], [True, True, False], full)  # an identifiable one not recovered
+    assert not pattern_matches([0.9, 0.85, 0.6], [True, True, False], [0.95, 0.95, 0.65])  # no cost of fixing
     assert partial_verdict({"a": True, "b": True}).startswith("yes")
     assert partial_verdict({"a": True, "b": False}).startswith("partly")
     assert partial_verdict({"a": False}).startswith("no")
