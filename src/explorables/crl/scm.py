@@ -186,12 +186,10 @@ def motion_scm(rng: np.random.Generator, changing: set[tuple[int, int]] | None =
     weights = np.zeros((n, 3, 3))
     weights[:, 0, 1] = np.linspace(0.4, 1.4, n) if (0, 1) in changing else 0.9  # hip swing drives the knee
     weights[:, 1, 2] = np.linspace(-0.2, -0.9, n) if (1, 2) in changing else -0.5  # knee flexion, ankle reacts
-    weights = weights[:, :, :] * 1.0
-    perm = rng.permutation(n)  # gaits in random order: the couplings are not monotone in the label
-    weights = weights[perm]
-    noise_scale = np.column_stack([np.linspace(0.15, 0.45, n), np.linspace(0.1, 0.3, n), np.full(n, 0.12)])[perm]
+    # gaits in the order of MOTION_GAITS: couplings, swing ranges and mean knee bend grow with speed
+    noise_scale = np.column_stack([np.linspace(0.15, 0.45, n), np.linspace(0.1, 0.3, n), np.full(n, 0.12)])
     noise_scale = noise_scale * rng.uniform(0.8, 1.2, (n, 3))
-    noise_loc = np.column_stack([np.zeros(n), np.linspace(0.1, 0.5, n), np.linspace(-0.05, 0.1, n)])[perm]
+    noise_loc = np.column_stack([np.zeros(n), np.linspace(0.1, 0.5, n), np.linspace(-0.05, 0.1, n)])
     return LatentSCM(graph, changing, weights, noise_loc, noise_scale, "gaussian", False)
 
 
