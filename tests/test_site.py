@@ -218,7 +218,8 @@ def test_every_plotly_figure_has_drawn(visits, built_book):
             figure = figures.nth(i)
             assert figure.locator("svg.main-svg").count() > 0, f"{name}: figure {i} has no SVG"
             traces = figure.evaluate("gd => gd._fullData.filter(t => t.visible === true).length")
-            drawn = figure.locator(".trace, .imagelayer image").count()  # image traces draw an <image>
+            # image traces draw an <image> in .imagelayer, heatmaps one in their .hm group
+            drawn = figure.locator(".trace, .imagelayer image, .hm image").count()
             assert traces > 0 and drawn > 0, f"{name}: figure {i} drew no traces"
 
 
@@ -408,6 +409,17 @@ def test_sidebar_button_hides_the_chapter_list_on_wide_screens(browser, site_url
         assert sidebar.is_visible()
     finally:
         context.close()
+
+
+def test_citations_link_to_their_own_pages_bibliography(built_book):
+    """A paper cited by several chapters (bibtex.duplicate_citation is silenced in _config.yml):
+    every citation link on a chapter page points into that page, never to another chapter."""
+    for chapter in CHAPTERS:
+        html = (built_book / "book" / f"{chapter.stem}.html").read_text()
+        cites = re.findall(r'<span class="bibtex-citation"[^>]*>.*?</span>', html, re.S)
+        links = [href for c in cites for href in re.findall(r'href="([^"]+)"', c)]
+        away = [h for h in links if not h.startswith("#")]
+        assert not away, f"{chapter.stem}: citations link to other pages: {away[:3]}"
 
 
 def test_downloaded_notebooks_read_as_plain_jupyter_markdown(built_book):

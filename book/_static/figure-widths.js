@@ -7,9 +7,9 @@
 // x-axis title (it wraps into more rows on a narrow figure) is moved down, and the figure grows
 // by as much. Nothing changes where the page is wide enough.
 (function () {
-  const PER_COLUMN = 260; // px a panel needs for its ticks and axis labels
+  const PER_COLUMN = 220; // px a panel needs for its ticks and axis labels
   const RIGHT_LEGEND = 170; // px for a vertical legend beside the panels
-  const PER_CHARACTER = 7; // px per character of a title (plotly's 12-14 px sans-serif)
+  const PER_CHARACTER = 8; // px per character of a title (plotly's 12-14 px sans-serif)
 
   function text(value) {
     return (typeof value === "string" ? value : (value && value.text) || "").replace(/<[^>]*>/g, "");
