@@ -62,6 +62,21 @@ def test_mcc_is_near_zero_for_independent_noise():
     assert mcc(z, noise) < 0.03
 
 
+def test_chance_level_is_set_by_the_dimension_not_by_causal_links():
+    """A random rotation scores about 0.83 MCC with three latents whether they are the chapter's
+    correlated latents or independent ones, and much less with ten: why the page calls its
+    three-latent MCCs uninformative. Orthogonal invariance: rotating independent Gaussians changes nothing."""
+    rng = np.random.default_rng(7)
+    indep3, indep10 = rng.standard_normal((3000, 3)), rng.standard_normal((3000, 10))
+    scm = make_scm(default_graph(3), None, 10, np.random.default_rng(3))
+    z = sample_latents(scm, np.repeat(np.arange(10), 300), np.random.default_rng(4))
+    c_chapter = crl_experiment.chance_mcc(z, 20, 0)
+    c3, c10 = crl_experiment.chance_mcc(indep3, 20, 0), crl_experiment.chance_mcc(indep10, 20, 0)
+    assert abs(c_chapter - c3) < 0.05
+    assert c3 > 0.75
+    assert c10 < c3 - 0.15
+
+
 def test_matching_agrees_with_brute_force_over_permutations():
     rng = np.random.default_rng(3)
     for _ in range(20):
@@ -241,8 +256,10 @@ def test_the_learner_never_receives_the_true_latents(monkeypatch):
 def test_smoke_run_shows_the_claimed_directions():
     """Seeded smoke run. The direction the paper implies for MCC (causal prior above the plain VAE
     with all influences changing) is *not* reproduced at our scale (see the chapter), so it is
-    reported, not asserted. What must hold: the causal prior, which contains the plain and the
-    factorised priors as special cases, fits the data better (higher ELBO, with a margin), and the
+    reported, not asserted: with three latents a random rotation already scores about 0.83 MCC, and a
+    reviewer's runs with 4-8x the steps and 3x the samples still left the causal prior level with
+    the plain VAE (the page gives the numbers), so no affordable seeded setting shows it.
+    What must hold: the causal prior, which contains the plain and the factorised priors as special cases, fits the data better (higher ELBO, with a margin), and the
     prediction gives every latent a verdict."""
     results = crl_experiment.run(CRLConfig.preset("smoke"))
     arms = results.summary["arms"]
