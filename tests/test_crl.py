@@ -259,8 +259,9 @@ def test_smoke_run_shows_the_claimed_directions():
     reported, not asserted: with three latents a random rotation already scores about 0.83 MCC, and a
     reviewer's runs with 4-8x the steps and 3x the samples still left the causal prior level with
     the plain VAE (the page gives the numbers), so no affordable seeded setting shows it.
-    What must hold: the causal prior, which contains the plain and the factorised priors as special cases, fits the data better (higher ELBO, with a margin), and the
-    prediction gives every latent a verdict."""
+    What must hold: the causal prior, which contains the plain and the factorised priors as special
+    cases, fits the data better (higher ELBO, with a margin), and the prediction gives every latent a
+    verdict."""
     results = crl_experiment.run(CRLConfig.preset("smoke"))
     arms = results.summary["arms"]
     assert arms["causal / all"]["elbo"]["mean"] >= arms["plain / all"]["elbo"]["mean"] + 0.1
