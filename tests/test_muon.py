@@ -140,8 +140,8 @@ def test_smoke_experiment_shows_the_claimed_directions():
     assert sen["early_ratio_muon_over_gd"] < 0.5
     tail = sen["by_seed"]["tail_loss"]
     assert len(tail["GD"]) == len(r.config.seeds) >= 3
-    assert all(g < m for g, m in zip(tail["GD"], tail["Muon"]))
-    assert all(x < g / 3 for x, g in zip(tail["Muon → GD"], tail["GD"]))
+    assert all(g < m for g, m in zip(tail["GD"], tail["Muon"], strict=True))
+    assert all(x < g / 3 for x, g in zip(tail["Muon → GD"], tail["GD"], strict=True))
     assert all(np.isfinite(v) for v in r.summary["lm"]["final_val_loss"].values())
 
 
@@ -166,7 +166,7 @@ def test_config_cross_checks_name_the_fields():
 
 
 def test_verdicts_follow_their_criteria_at_the_edges():
-    from explorables.muon.claims import early_verdict, late_verdict, lm_verdict, overshoot_verdict, switch_verdict
+    from explorables.muon.claims import early_verdict, late_verdict, overshoot_verdict, switch_verdict
 
     assert early_verdict([0.34, 0.3, 0.4]) == "yes" and early_verdict([0.3, 0.5, 0.2]).startswith("no")
     assert late_verdict([1e-3, 1e-3], [1e-2, 1e-2]).startswith("yes")
@@ -176,7 +176,8 @@ def test_verdicts_follow_their_criteria_at_the_edges():
     assert overshoot_verdict([11.0, 10.0], [1.0, 1.0]).startswith("no")
     # the switch: every seed's (better single) / switch ratio must exceed 3 for "yes", 1 for "partly"
     assert switch_verdict([0.1, 0.3], [1.0, 1.0]).startswith("yes")  # ratios 10 and 3.3
-    assert switch_verdict([0.1, 0.5], [1.0, 1.0]).startswith("partly") and switch_verdict([0.1, 1.0], [1.0, 1.0]).startswith("no")
+    assert switch_verdict([0.1, 0.5], [1.0, 1.0]).startswith("partly")
+    assert switch_verdict([0.1, 1.0], [1.0, 1.0]).startswith("no")
 
 
 def test_switch_verdict_reads_the_spread_not_a_tenfold_knife_edge():
