@@ -253,6 +253,8 @@ def test_lm_training_resumes_after_a_kill_with_the_same_loss(tmp_path):
         "n_sensing_steps=200",
         "--set",
         "switch_grid=100",
+        "--set",
+        "n_tail_steps=50",
     ]
     full, killed = tmp_path / "full", tmp_path / "killed"
     assert subprocess.run([*args, "--out", str(full)], env=env, cwd=root).returncode == 0
