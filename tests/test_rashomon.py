@@ -172,18 +172,21 @@ def test_lab_level_only_redraws_and_noise_refits():
 # --- verdicts on constructed numbers ------------------------------------------------------------------
 
 
-def test_contradiction_verdict_needs_all_three_signs():
-    assert contradiction_verdict(0.0, -0.5, 2.0).startswith("yes")
-    assert contradiction_verdict(1e-8, -0.5, 2.0).startswith("no")  # the linear volume moved
-    assert contradiction_verdict(0.0, 0.0, 2.0).startswith("no")  # the logistic volume did not shrink
-    assert contradiction_verdict(0.0, -0.5, 0.0).startswith("no")  # nothing became reachable
-    assert contradiction_verdict(float("nan"), -0.5, 2.0).startswith("no")
+def test_contradiction_verdict_reads_every_seed_and_not_the_linear_identity():
+    assert contradiction_verdict([-0.5, -0.2, -0.1], [2.0, 1.0, 3.0]).startswith("yes")
+    assert contradiction_verdict([-0.5, 0.1, -0.6], [2.0, 1.0, 3.0]).startswith("partly")  # one seed grew
+    assert contradiction_verdict([0.0, 0.0, 0.0], [2.0, 1.0, 3.0]).startswith("no")  # the volume did not shrink
+    assert contradiction_verdict([-0.5, -0.5], [0.0, 0.0]).startswith("no")  # nothing became reachable
+    assert contradiction_verdict([float("nan")], [2.0]).startswith("no")
 
 
 def test_mechanism_verdicts():
-    assert linear_mechanism_verdict(3.0, 0.0).startswith("partly: only through a level")
-    assert linear_mechanism_verdict(3.0, 1.0).startswith("no")  # the absolute level gained some too
-    assert linear_mechanism_verdict(0.0, 0.0).startswith("no")
+    # per-seed trends; the landed verdict asked the fixed-theta mean change to be exactly 0 and printed
+    # "no" when one seed of three gained one simplification at sigma = 3 (base seeds 1 and 2)
+    assert linear_mechanism_verdict([3.0, 2.0, 4.0], [0.0, 1.0, 0.0]).startswith("partly: only through a level")
+    assert linear_mechanism_verdict([3.0, 2.0, 4.0], [0.0, -1.0, 0.0]).startswith("partly: only through a level")
+    assert linear_mechanism_verdict([3.0, 2.0, 4.0], [1.0, 1.0, 1.0]).startswith("no")  # fixed theta gains too
+    assert linear_mechanism_verdict([3.0, 0.0, 4.0], [0.0, 0.0, 0.0]).startswith("no")  # one seed without gain
     assert logistic_mechanism_verdict(-1.0, -0.1).startswith("yes")
     assert logistic_mechanism_verdict(-1.0, 0.0) == "no"
     assert logistic_mechanism_verdict(0.5, -0.1) == "no"
@@ -198,9 +201,13 @@ def test_closed_form_and_real_data_verdicts():
     assert closed_form_verdict(1.0, 0.05, False).startswith("partly")
     assert closed_form_verdict(1.0, 0.01, True).startswith("partly")  # a truncated sample decides nothing
     assert closed_form_verdict(float("nan"), 0.01, False).startswith("partly")
-    assert real_data_verdict([1.0, 0.5, 2.0]).endswith("on every set")
-    assert real_data_verdict([1.0, 0.0, 2.0]).endswith("some sets, not all")
-    assert real_data_verdict([-1.0]).endswith("some sets, not all")
+    # per set (outer) and seed (inner): droppable features at the most noise minus at none
+    up, flat, down = [1.0, 2.0, 1.0], [0.0, 0.0, 0.0], [-1.0, -2.0, 0.0]
+    assert real_data_verdict([up, up], [flat, flat]).startswith("partly: more features become droppable")
+    assert real_data_verdict([up, down], [up, up]).startswith("partly: only under the relative level")
+    # the landed verdict had no "no" branch: nothing gained anywhere must say "no"
+    assert real_data_verdict([down, flat], [up, flat]).startswith("no")
+    assert real_data_verdict([down, down], [up, [1.0, 0.0, 1.0]]).startswith("no")  # one seed without gain
 
 
 # --- bad input -----------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import numpy as np
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Float, Int, Positive, Probability, Tuple, param
+from ..core.params import Float, Int, Positive, Probability, Seeds, Tuple, param
 from .lm import SCHEDULES, stdlib_corpus, train
 from .optimizers import optimize, oscillation
 from .sensing import make_problem
@@ -44,6 +44,12 @@ class MuonConfig(ExperimentConfig):
         0.9, Float(0.0, 1.0, high_inclusive=False), "momentum beta of 'Muon + momentum' and 'GD + momentum'"
     )
     n_sensing_steps: int = param(3_000, Int(10), "optimiser steps of every run on the sensing problem")
+    n_tail_steps: int = param(
+        300, Int(1), "last steps whose median loss is a run's 'tail loss' (Muon's end is a chaotic orbit, not a point)"
+    )
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds the verdicts are taken over (valley bases and start; LM weights and batches)"
+    )
     switch_step: int = param(300, Int(0), "step at which the two-stage schedule hands over from Muon to GD")
     early_step: int = param(100, Int(1), "step t at which the river distances of Muon and GD are compared")
     switch_grid: tuple[int, ...] = param(
@@ -110,7 +116,7 @@ class MuonConfig(ExperimentConfig):
             raise ValueError(
                 f"n_spikes must be <= matrix_size - n_river = {self.matrix_size - self.n_river}, got {self.n_spikes}"
             )
-        for name in ("switch_step", "early_step"):
+        for name in ("switch_step", "early_step", "n_tail_steps"):
             if getattr(self, name) > self.n_sensing_steps:
                 raise ValueError(
                     f"{name} must be <= n_sensing_steps ({self.n_sensing_steps}), got {getattr(self, name)}"
@@ -127,7 +133,17 @@ class MuonResults(Results[MuonConfig]):
     """What :func:`run` returns: a JSON-able ``summary`` and the curves the figures draw."""
 
 
-def _problem(cfg: MuonConfig, lam_spike: float | None = None):
+def run_seed(cfg: MuonConfig, seed: int) -> int:
+    """The seed of one run: ``seed`` of ``cfg.seeds``, drawn together with the base seed ``cfg.seed``."""
+    return 1_000 * cfg.seed + seed
+
+
+def tail_loss(loss: np.ndarray, n_tail_steps: int) -> float:
+    """Median loss over the last ``n_tail_steps`` steps: a run's end level, robust to where an orbit stops."""
+    return float(np.median(np.asarray(loss)[-n_tail_steps:]))
+
+
+def _problem(cfg: MuonConfig, lam_spike: float | None = None, seed: int | None = None):
     return make_problem(
         m=cfg.matrix_size,
         n=cfg.matrix_size,
@@ -136,14 +152,14 @@ def _problem(cfg: MuonConfig, lam_spike: float | None = None):
         lam_river=cfg.lam_river,
         lam_spike=lam_spike or cfg.lam_spike,
         lam_bulk=cfg.lam_bulk,
-        seed=cfg.seed,
+        seed=run_seed(cfg, cfg.seeds[0]) if seed is None else seed,
     )
 
 
-def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
-    problem = _problem(cfg)
+def _sensing_runs(cfg: MuonConfig, seed: int) -> dict:
+    problem = _problem(cfg, seed=seed)
     common = dict(steps=cfg.n_sensing_steps, muon_lr=cfg.muon_lr, gd_lr=cfg.gd_lr)
-    runs = {
+    return {
         "GD": optimize(problem, "gd", **common),
         "Muon": optimize(problem, "muon", **common),
         "Muon + momentum": optimize(problem, "muon", momentum=cfg.momentum, **common),
@@ -151,7 +167,12 @@ def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
         "GD + momentum": optimize(problem, "gd_momentum", momentum=cfg.momentum, **common),
         "Adam": optimize(problem, "adam", adam_lr=cfg.muon_lr, **common),
     }
-    t = cfg.early_step
+
+
+def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
+    """Every run on each seed's valley; the curves (and the single-run numbers) are the first seed's."""
+    per_seed = [_sensing_runs(cfg, run_seed(cfg, seed)) for seed in cfg.seeds]
+    runs, t, n = per_seed[0], cfg.early_step, cfg.n_tail_steps
     summary = {
         "river_start": float(runs["GD"].river[0]),
         "river_early": {k: float(r.river[t]) for k, r in runs.items()},
@@ -160,6 +181,12 @@ def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
         "min_loss": {k: float(r.loss.min()) for k, r in runs.items()},
         "spike_oscillation": {k: oscillation(r.spike) for k, r in runs.items()},
         "gd_lr": cfg.gd_lr,
+        "seeds": list(cfg.seeds),
+        "by_seed": {
+            "early_ratio_muon_over_gd": [float(r["Muon"].river[t] / r["GD"].river[t]) for r in per_seed],
+            "tail_loss": {k: [tail_loss(r[k].loss, n) for r in per_seed] for k in runs},
+            "min_loss": {k: [float(r[k].loss.min()) for r in per_seed] for k in runs},
+        },
     }
     curves = {k: asdict(r) for k, r in runs.items()}
     return summary, curves
@@ -180,23 +207,29 @@ def _switch_grid(cfg: MuonConfig) -> tuple[dict, dict]:
 def _language_model(cfg: MuonConfig, checkpoint: Checkpointer) -> tuple[dict, dict]:
     text = stdlib_corpus(cfg.n_lm_chars)
     runs = {}
-    for schedule in SCHEDULES:
-        runs[schedule] = train(
-            text,
-            schedule,
-            steps=cfg.n_lm_steps,
-            switch_fraction=cfg.lm_switch_fraction,
-            batch=cfg.lm_batch_size,
-            context=cfg.lm_context_size,
-            d_model=cfg.lm_d_model,
-            layers=cfg.n_lm_layers,
-            seed=cfg.seed,
-            device=cfg.device,
-            checkpoint=checkpoint,
-        )
+    by_seed: dict[str, list[float]] = {schedule: [] for schedule in SCHEDULES}
+    for seed in cfg.seeds:
+        for schedule in SCHEDULES:
+            run_ = train(
+                text,
+                schedule,
+                steps=cfg.n_lm_steps,
+                switch_fraction=cfg.lm_switch_fraction,
+                batch=cfg.lm_batch_size,
+                context=cfg.lm_context_size,
+                d_model=cfg.lm_d_model,
+                layers=cfg.n_lm_layers,
+                seed=run_seed(cfg, seed),
+                device=cfg.device,
+                checkpoint=checkpoint,
+            )
+            by_seed[schedule].append(run_.val_loss[-1])
+            if seed == cfg.seeds[0]:
+                runs[schedule] = run_
     summary = {
         "chars": len(text),
         "final_val_loss": {k: r.val_loss[-1] for k, r in runs.items()},
+        "final_val_loss_by_seed": by_seed,
         "switch_step": int(cfg.lm_switch_fraction * cfg.n_lm_steps),
     }
     return summary, {k: asdict(r) for k, r in runs.items()}

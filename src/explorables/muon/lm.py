@@ -166,7 +166,7 @@ def train(
     switch_at = math.floor(switch_fraction * steps) if schedule == "muon_then_adamw" else steps
     gen = torch.Generator().manual_seed(seed)
     record, start = LMRun(schedule), 0
-    name = f"lm/{schedule}"  # inside the experiment's "lm" part: dropped once the part is done
+    name = f"lm/{schedule}/{seed}"  # inside the experiment's "lm" part: dropped once the part is done
     saved = checkpoint.get(name) if checkpoint is not None else None
     if saved is not None:
         model.load_state_dict(saved["model"])

@@ -144,7 +144,7 @@ def _model_size(kind: str, fitted, basis: AdditiveBasis | None) -> float:
 
 def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
     levels = cfg.sigma_grid if kind in ("linear", "gam") else cfg.flip_rate_grid
-    rows = []
+    rows, seed_rows = [], []
     shapes = {}
     for i, level in enumerate(levels):
         per_seed = []
@@ -169,6 +169,7 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
                 grid = np.linspace(-1, 1, 101)
                 shapes[f"level_{i}"] = np.array([basis.shape(fitted.w, j, grid) for j in range(basis.d)])
         names = list(per_seed[0]["costs"])
+        seed_rows.append(per_seed)
         rows.append(
             {
                 "level": level,
@@ -181,6 +182,11 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
         "levels": list(levels),
         **{k: [r[k] for r in rows] for k in rows[0] if k not in ("level", "costs")},
         "costs": {n: [r["costs"][n] for r in rows] for n in rows[0]["costs"]},
+        # per seed (outer) and level (inner): what the verdicts read, so they decide on the spread
+        "by_seed": {
+            k: [[float(seed_rows[i][j][k]) for i in range(len(levels))] for j in range(len(cfg.seeds))]
+            for k in ("reachable_abs", "reachable_rel", "log_volume_abs", "size")
+        },
     }
     return summary, {"shapes": shapes, "grid": np.linspace(-1, 1, 101)} if shapes else {}
 
@@ -208,7 +214,13 @@ def _real(cfg: RashomonConfig) -> dict:
                         "w_norm": np.linalg.norm(fitted.w),
                     }
                 )
-            rows.append({"noise": level, **{k: float(np.mean([r[k] for r in per_seed])) for k in per_seed[0]}})
+            rows.append(
+                {
+                    "noise": level,
+                    **{k: float(np.mean([r[k] for r in per_seed])) for k in per_seed[0]},
+                    "by_seed": {k: [float(r[k]) for r in per_seed] for k in ("droppable_abs_tenth", "droppable_rel")},
+                }
+            )
         out[name] = {
             "loss": loss,
             "features": len(features),
