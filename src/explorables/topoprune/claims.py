@@ -1,0 +1,183 @@
+"""The chapter's claims table: each claim of the abstract, our setting, our number, a verdict.
+
+Verdicts are computed from the measured numbers by the small functions below (each with its
+criterion in its docstring, each unit-tested), so the table in the book is never typed by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..core.tables import Claim, markdown_table
+from ..core.tables import claims_table as claims_markdown  # noqa: F401 - what the notebook imports
+from .experiment import BASELINES, METHOD_NAMES, METHODS, SCORED, TopoPruneResults
+
+GEOMETRIC: tuple[str, ...] = ("centre", "d2", "ccs")  # the extrinsic-geometry baselines the paper contrasts
+TIE = 0.005  # half a point of accuracy: differences below this are ties
+NEAR = 0.01  # one point of accuracy
+
+
+def persistence_verdict(max_gap: float) -> str:
+    """Persistence read off torch distances at gudhi's pairs equals gudhi's diagram: yes if the largest
+    gap is <= 1e-9."""
+    return "yes: equal to gudhi's diagram to rounding" if max_gap <= 1e-9 else "no: our values differ from gudhi's"
+
+
+def accuracy_verdict(topo: float, baselines: Mapping[str, float], random: float) -> str:
+    """TopoPrune is as accurate as the best baseline: yes if its mean accuracy is within ``TIE`` (0.5 pt) of
+    the best baseline's mean or above it; partly if it is only within ``NEAR`` (1 pt) of random or above;
+    no if it is more than 1 pt below random."""
+    best = max(baselines, key=baselines.get)
+    if topo >= baselines[best] - TIE:
+        return f"yes: within {TIE:.3f} of the best baseline ({METHOD_NAMES[best]}) or above"
+    if topo >= random - NEAR:
+        return (f"partly: not below random by more than {NEAR:.2f}, but behind the best baseline "
+                f"({METHOD_NAMES[best]}) by {baselines[best] - topo:.3f}")  # fmt: skip
+    return f"no: {random - topo:.3f} below random selection"
+
+
+def robustness_verdict(rank_ok: bool, overlap_ok: bool, accuracy_ok: bool) -> str:
+    """Robust to feature noise, against the geometric baselines: yes if TopoPrune's scores keep their
+    ranking at least as well as the distance to the class centre (``rank_ok``), its kept set overlaps its
+    clean kept set at least as much as every geometric baseline's (``overlap_ok``) and its accuracy moves
+    no more than theirs (``accuracy_ok``); partly if some of the three hold; no if none does."""
+    held = [name for name, ok in (("ranks", rank_ok), ("kept sets", overlap_ok), ("accuracy", accuracy_ok)) if ok]
+    if len(held) == 3:
+        return "yes: ranks, kept sets and accuracy at least as stable as the geometric baselines'"
+    if held:
+        return f"partly: as stable as the geometric baselines only in {', '.join(held)}"
+    return "no: less stable than the geometric baselines in ranks, kept sets and accuracy"
+
+
+def transfer_verdict(accuracy: str, rank_ok: bool) -> str:
+    """Transfers across architectures: yes if the accuracy verdict on subsets chosen with the *other*
+    network's features is yes and TopoPrune's scores agree across the two networks at least as well as
+    the distance to the class centre (Spearman); partly if the accuracy verdict is yes or partly; no
+    otherwise."""
+    if accuracy.startswith("yes") and rank_ok:
+        return "yes: as accurate as the best baseline, and its ranking agrees across the networks"
+    if accuracy.startswith(("yes", "partly")):
+        why = "its ranking does not agree across the networks" if accuracy.startswith("yes") else accuracy[8:]
+        return f"partly: {why}"
+    return f"no: {accuracy[4:]}"
+
+
+def control_verdict(topo: float, control: float) -> str:
+    """The persistence is what helps (our control): yes if TopoPrune's mean accuracy beats the control's
+    (same UMAP embedding and selection rule, score = mean kNN radius, no persistence) by more than ``TIE``;
+    no if it does not (then the embedding and the selection rule explain whatever TopoPrune reaches)."""
+    if topo - control > TIE:
+        return f"yes: persistence adds {topo - control:.3f} over the embedding alone"
+    return f"no: TopoPrune {topo - control:+.3f} against the same pipeline without persistence"
+
+
+def _ms(d: Mapping) -> str:
+    return f"{d['mean']:.3f} ± {d['sd']:.3f}"
+
+
+def mean_abs(d: Mapping) -> float:
+    """Mean over seeds of the absolute value (how far the accuracy moves, whatever the direction)."""
+    return float(np.mean(np.abs(d["values"])))
+
+
+def robustness_checks(results: TopoPruneResults, rate: str) -> tuple[bool, bool, bool]:
+    """``(rank_ok, overlap_ok, accuracy_ok)`` of :func:`robustness_verdict` at pruning rate ``rate``."""
+    m = results.summary["methods"]
+    rank_ok = m["spearman_noise"]["topoprune"]["mean"] >= m["spearman_noise"]["centre"]["mean"]
+    overlap_ok = all(m["jaccard"]["topoprune"][rate]["mean"] >= m["jaccard"][g][rate]["mean"] for g in GEOMETRIC)
+    moves = {k: mean_abs(m["noise_change"][k][rate]) for k in ("topoprune", *GEOMETRIC)}
+    accuracy_ok = all(moves["topoprune"] <= moves[g] + TIE for g in GEOMETRIC)
+    return rank_ok, overlap_ok, accuracy_ok
+
+
+def claims(results: TopoPruneResults) -> list[Claim]:
+    """Evaluate the paper's claims on ``results`` (criteria in the verdict functions above)."""
+    cfg, s = results.config, results.summary
+    m = s["methods"]
+    top = str(max(cfg.prune_grid))
+    seeds = f"{len(cfg.seeds)} seed(s)"
+    setting = (f"{cfg.dataset}, pool of {m['n_pool']}, MLP trained on the kept subset, {m['n_test']} test images; "
+               f"{seeds}")  # fmt: skip
+
+    def accuracy_row(view: str) -> tuple[str, str]:
+        acc = m["accuracy"][view]
+        base = {b: acc[b][top]["mean"] for b in BASELINES}
+        measured = (f"TopoPrune {_ms(acc['topoprune'][top])}; " + ", ".join(f"{METHOD_NAMES[b]} {_ms(acc[b][top])}"
+                    for b in BASELINES) + f"; full pool {_ms(m['full_accuracy'])}")  # fmt: skip
+        return measured, accuracy_verdict(acc["topoprune"][top]["mean"], base, acc["random"][top]["mean"])
+
+    rows = [Claim(
+        "Differentiable persistent homology (our implementation: torch distances at gudhi's persistence pairs)",
+        f"{s['persistence_check']['n_clouds']} random clouds of {cfg.n_neighbours + 1} points, H0 and H1",
+        f"largest gap to gudhi's diagram {s['persistence_check']['max_gap']:.1e}",
+        persistence_verdict(s["persistence_check"]["max_gap"]),
+    )]  # fmt: skip
+    measured, verdict = accuracy_row("mlp")
+    rows.append(Claim("High accuracy at high pruning rates (e.g. 90%)",
+                      f"pruning {float(top):.0%}, MLP features select; {setting}; criterion: within {TIE} of the "
+                      "best baseline", measured, verdict))  # fmt: skip
+    rank_ok, overlap_ok, accuracy_ok = robustness_checks(results, top)
+    rho = m["spearman_noise"]
+    rows.append(Claim(
+        "Robust to noise in the latent features (geometric methods are not)",
+        f"noise {cfg.noise} × each feature's sd on the MLP features; pruning {float(top):.0%}; {seeds}",
+        f"Spearman of scores clean vs noisy: TopoPrune {_ms(rho['topoprune'])}, centre distance "
+        f"{_ms(rho['centre'])}; kept-set Jaccard: " + ", ".join(
+            f"{METHOD_NAMES[k]} {m['jaccard'][k][top]['mean']:.2f}" for k in ("topoprune", *GEOMETRIC, "random"))
+        + "; mean |accuracy change|: " + ", ".join(
+            f"{METHOD_NAMES[k]} {mean_abs(m['noise_change'][k][top]):.3f}" for k in ("topoprune", *GEOMETRIC)),
+        robustness_verdict(rank_ok, overlap_ok, accuracy_ok),
+    ))  # fmt: skip
+    measured, verdict = accuracy_row("cnn")
+    rho_t = m["spearman_transfer"]
+    rows.append(Claim(
+        "Transfers across architectures",
+        f"CNN features select, the MLP trains; pruning {float(top):.0%}; {seeds}",
+        measured + f"; Spearman of scores MLP vs CNN features: TopoPrune {_ms(rho_t['topoprune'])}, centre "
+        f"distance {_ms(rho_t['centre'])}",
+        transfer_verdict(verdict, rho_t["topoprune"]["mean"] >= rho_t["centre"]["mean"]),
+    ))  # fmt: skip
+    acc = m["accuracy"]["mlp"]
+    rows.append(Claim(
+        "Control (ours): the gain comes from the persistence, not from the UMAP embedding and the selection rule",
+        f"same embedding and class-balanced coverage selection, score = mean kNN radius; pruning "
+        f"{float(top):.0%}; {seeds}",
+        f"TopoPrune {_ms(acc['topoprune'][top])}, control {_ms(acc['umap_radius'][top])}",
+        control_verdict(acc["topoprune"][top]["mean"], acc["umap_radius"][top]["mean"]),
+    ))  # fmt: skip
+    return rows
+
+
+def accuracy_table(results: TopoPruneResults, view: str = "mlp") -> str:
+    """Test accuracy (mean ± sd over seeds) per method and pruning rate, for one feature view (Markdown)."""
+    m, rates = results.summary["methods"], [str(r) for r in results.config.prune_grid]
+    header = ("method", *(f"pruned {float(r):.0%}" for r in rates))
+    return markdown_table(header, [(METHOD_NAMES[k], *(_ms(m["accuracy"][view][k][r]) for r in rates))
+                                   for k in METHODS])  # fmt: skip
+
+
+def robustness_table(results: TopoPruneResults) -> str:
+    """Per method: Spearman of scores (clean vs noisy, MLP vs CNN), kept-set Jaccard and accuracy moves (Markdown)."""
+    m, rates = results.summary["methods"], [str(r) for r in results.config.prune_grid]
+    top = rates[-1]
+    header = ("method", "Spearman clean–noisy", "Spearman MLP–CNN", *(f"Jaccard {float(r):.0%}" for r in rates),
+              f"accuracy change under noise ({float(top):.0%})", f"change, CNN features ({float(top):.0%})")
+    rows = []
+    for k in METHODS:
+        rho = _ms(m["spearman_noise"][k]) if k in SCORED else "–"
+        rho_t = _ms(m["spearman_transfer"][k]) if k in SCORED else "–"
+        rows.append((METHOD_NAMES[k], rho, rho_t, *(_ms(m["jaccard"][k][r]) for r in rates),
+                     _ms(m["noise_change"][k][top]), _ms(m["transfer_change"][k][top])))  # fmt: skip
+    return markdown_table(header, rows)
+
+
+def ranking_sentence(results: TopoPruneResults) -> str:
+    """Which method is most accurate at each pruning rate (MLP features), and where TopoPrune ranks."""
+    m, parts = results.summary["methods"]["accuracy"]["mlp"], []
+    for r in (str(x) for x in results.config.prune_grid):
+        order = sorted(METHODS, key=lambda k: -m[k][r]["mean"])
+        parts.append(f"at {float(r):.0%} pruning the best is {METHOD_NAMES[order[0]]} ({m[order[0]][r]['mean']:.3f}) "
+                     f"and TopoPrune ranks {order.index('topoprune') + 1} of {len(order)}")  # fmt: skip
+    return "; ".join(parts)
