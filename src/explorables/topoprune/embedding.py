@@ -24,13 +24,20 @@ def umap_embedding(
     d_embed = check_int("d_embed", d_embed, 1, f.shape[1])
     n_neighbours = check_int("n_neighbours", n_neighbours, 2, f.shape[0] - 1)
     n_epochs = check_int("n_epochs", n_epochs, 1)
+    import torch
     import umap  # imported here: numba compiles on first use (seconds)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": we want the seed
-        reducer = umap.UMAP(n_components=d_embed, n_neighbors=n_neighbours, n_epochs=n_epochs,
-                            random_state=seed, init="spectral")  # fmt: skip
-        return np.asarray(reducer.fit_transform(f), dtype=np.float64)
+    threads = torch.get_num_threads()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": we want the seed
+            reducer = umap.UMAP(n_components=d_embed, n_neighbors=n_neighbours, n_epochs=n_epochs,
+                                random_state=seed, init="spectral")  # fmt: skip
+            return np.asarray(reducer.fit_transform(f), dtype=np.float64)
+    finally:
+        # umap-learn's thread limits, on exit, reset the OpenMP pool torch shares to another count;
+        # torch's thread count (hence its float results) must not depend on whether UMAP ran before
+        torch.set_num_threads(threads)
 
 
 def warm_up_umap() -> float:
