@@ -31,6 +31,7 @@ from explorables.topoprune.claims import (
     control_verdict,
     persistence_verdict,
     robustness_verdict,
+    stability_phrase,
     transfer_verdict,
 )
 from explorables.topoprune.embedding import pca_embedding
@@ -216,3 +217,6 @@ def test_verdicts_follow_their_criteria():
     assert transfer_verdict("partly: behind", True).startswith("partly")
     assert transfer_verdict("no: 0.02 below random", True).startswith("no")
     assert control_verdict(0.92, 0.90).startswith("yes") and control_verdict(0.90, 0.902).startswith("no")
+    assert stability_phrase(0.05, 0.07, 0.05).startswith("close to random")
+    assert stability_phrase(0.05, 0.30, 0.05).startswith("partly")
+    assert stability_phrase(0.8, 0.30, 0.05).startswith("stable")

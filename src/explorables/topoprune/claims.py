@@ -181,3 +181,21 @@ def ranking_sentence(results: TopoPruneResults) -> str:
         parts.append(f"at {float(r):.0%} pruning the best is {METHOD_NAMES[order[0]]} ({m[order[0]][r]['mean']:.3f}) "
                      f"and TopoPrune ranks {order.index('topoprune') + 1} of {len(order)}")  # fmt: skip
     return "; ".join(parts)
+
+
+def stability_phrase(rho: float, jaccard: float, jaccard_random: float) -> str:
+    """How stable a score's choice of samples is under feature noise: "close to random" if the kept sets
+    overlap within 0.05 of two random draws' overlap and the scores' rank correlation is below 0.3;
+    "stable" if the rank correlation is at least 0.7; "partly stable" otherwise."""
+    if jaccard <= jaccard_random + 0.05 and rho < 0.3:
+        return "close to random: its kept set overlaps the clean one about as much as two random draws do"
+    if rho >= 0.7:
+        return "stable: the scores keep their ranking"
+    return "partly stable: the ranking survives only in part"
+
+
+def stability_sentence(results: TopoPruneResults) -> str:
+    """:func:`stability_phrase` for TopoPrune at the highest pruning rate of the run."""
+    m, top = results.summary["methods"], str(max(results.config.prune_grid))
+    return stability_phrase(m["spearman_noise"]["topoprune"]["mean"], m["jaccard"]["topoprune"][top]["mean"],
+                            m["jaccard"]["random"][top]["mean"])  # fmt: skip
