@@ -38,6 +38,7 @@ class TopoPruneLab:
         net, _ = train_feature_network("mlp", self.split, n_epochs=20, seed=seed)
         self.features = extract_features(net, self.split.x_train)
         self._embeddings: dict[float, np.ndarray] = {}
+        self._scores: dict[tuple[float, int], np.ndarray] = {}
         style = {"description_width": "110px"}
         lay = widgets.Layout(width="320px")
         self.noise = widgets.SelectionSlider(options=[0.0, 0.25, 0.5, 1.0], value=0.0, description="feature noise",
@@ -87,11 +88,14 @@ class TopoPruneLab:
         return self._embeddings[noise]
 
     def rerun(self, _change=None) -> None:
-        """Re-embed (cached), re-score, re-select and train the MLP on the kept subset."""
+        """Re-embed and re-score (both cached per setting), re-select and train the MLP on the kept subset."""
         self.Z = self.embedding(self.noise.value)
         y, rate, method, rng = self.split.y_train, self.rate.value, self.method.value, np.random.default_rng(0)
         self.hoods = neighbourhoods(self.Z, self.k.value)
-        self.scores = topological_scores(self.Z, self.k.value, n_steps=2)
+        key = (self.noise.value, self.k.value)
+        if key not in self._scores:
+            self._scores[key] = topological_scores(self.Z, self.k.value, n_steps=2)
+        self.scores = self._scores[key]
         if method == "topoprune":
             self.kept = select_by_score(self.scores, y, rate, "coverage")
         elif method == "umap_radius":
