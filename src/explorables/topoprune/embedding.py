@@ -56,8 +56,10 @@ def pca_embedding(features: np.ndarray, *, d_embed: int = 2) -> np.ndarray:
         raise ValueError(f"features must be a 2-D array of at least 2 samples, got shape {f.shape}")
     d_embed = check_int("d_embed", d_embed, 1, f.shape[1])
     centred = f - f.mean(0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    return centred @ vt[:d_embed].T
+    _, vectors = np.linalg.eigh(centred.T @ centred)  # ascending eigenvalues: the last are the top directions
+    top = vectors[:, ::-1][:, :d_embed]
+    signs = np.sign(top[np.abs(top).argmax(axis=0), np.arange(d_embed)])  # each axis's largest loading > 0
+    return centred @ (top * signs)
 
 
 def knn_radius(Z: np.ndarray, n_neighbours: int = 15) -> np.ndarray:

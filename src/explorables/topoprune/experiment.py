@@ -88,7 +88,7 @@ class TopoPruneConfig(ExperimentConfig):
     n_check_clouds: int = param(20, Int(1), "neighbourhoods on which eq. (topoprune-pers) is compared with gudhi")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(seeds=(0,), embedder="pca", prune_grid=(0.9,), n_feature_epochs=8, n_umap_epochs=30,
+        "smoke": dict(seeds=(0,), embedder="pca", prune_grid=(0.9,), n_feature_epochs=4, n_umap_epochs=30,
                       n_topo_steps=1, use_h1=False, n_train_steps=60, n_check_clouds=5),
         "book": {},
         "paper": dict(dataset="cifar10", device="auto", seeds=(0, 1, 2, 3, 4), n_feature_epochs=60,
