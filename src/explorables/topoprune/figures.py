@@ -23,9 +23,8 @@ def explorable_figure(results: TopoPruneResults) -> go.Figure:
     points of TopoPrune (left) and of the distance to the class centre (right) ringed. Slider: clean or
     noisy features × pruning rate."""
     ex, cfg = results.curves["example"], results.config
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.06,
-                        subplot_titles=("TopoPrune: colour = score, ringed = kept",
-                                        "distance to class centre: colour = class, ringed = kept"))  # fmt: skip
+    titles = ("TopoPrune (colour: score)", "distance to class centre (colour: class)")
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.06, subplot_titles=titles)
     frames, labels = [], []
     for v, name in (("mlp", "clean"), ("mlp_noisy", f"noise {cfg.noise}")):
         Z, score, y = ex["embedding"][v], ex["scores"][v], np.asarray(ex["labels"])
@@ -56,7 +55,7 @@ def diagram_figure(results: TopoPruneResults) -> go.Figure:
     """Three neighbourhoods (lowest, median, highest TopoPrune score): the local cloud before and after the
     topological descent, and its persistence diagram (H0 deaths at birth 0, H1 pairs)."""
     ex = results.curves["example"]["examples"]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("neighbourhood: before (blue), after descent (orange)",
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("cloud (blue), after descent (orange)",
                                                         "persistence diagram"))  # fmt: skip
     top = max(max(e["h0"].max(initial=0), e["h1"].max(initial=0)) for e in ex) * 1.05
     fig.add_trace(go.Scatter(x=[0, top], y=[0, top], mode="lines", line=REFERENCE_LINE, showlegend=False), 1, 2)
