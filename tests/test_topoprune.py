@@ -222,3 +222,24 @@ def test_verdicts_follow_their_criteria():
     assert stability_phrase(0.05, 0.07, 0.05).startswith("close to random")
     assert stability_phrase(0.05, 0.30, 0.05).startswith("partly")
     assert stability_phrase(0.8, 0.30, 0.05).startswith("stable")
+
+
+def test_the_cifar_code_path_runs_on_a_tiny_fake_cifar(tmp_path):
+    """The paper preset's data path (torchvision's CIFAR layout under data_root), end to end at toy size."""
+    import pickle
+
+    from explorables.topoprune import run
+
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {b"data": rng.integers(0, 256, size=(24, 3072), dtype=np.uint8), b"labels": list(np.arange(24) % 3)}
+        (folder / name).write_bytes(pickle.dumps(batch))
+    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"a", b"b", b"c"]}))
+    cfg = TopoPruneConfig.preset("smoke", dataset="cifar10", data_root=str(tmp_path), n_pool=90, n_neighbours=5,
+                                 n_umap_neighbours=5, n_feature_epochs=1, n_train_steps=2)  # fmt: skip
+    results = run(cfg)
+    assert results.summary["methods"]["n_pool"] == 90 and results.summary["methods"]["n_test"] == 24
+    with pytest.raises(ValueError, match="data_root"):
+        run(TopoPruneConfig.preset("smoke", dataset="cifar10"))

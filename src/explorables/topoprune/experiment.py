@@ -66,7 +66,7 @@ class TopoPruneConfig(ExperimentConfig):
     dataset: str = param("digits", Choice(DATASETS), "data: scikit-learn's bundled digits, or CIFAR from data_root")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds (split, networks, UMAP, noise, training)")
     test_fraction: float = param(0.3, Float(0.05, 0.5), "digits: fraction of each class held out for testing")
-    n_pool: int = param(50_000, Int(100), "CIFAR: training images used as the pool (digits: all of the split)")
+    n_pool: int = param(50_000, Int(30), "CIFAR: training images used as the pool (digits: all of the split)")
     prune_grid: tuple[float, ...] = param(
         (0.5, 0.7, 0.9), Tuple(Float(0, 1, low_inclusive=False, high_inclusive=False), increasing=True),
         "pruning rates: the fraction of the pool removed",
