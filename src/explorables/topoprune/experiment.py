@@ -72,7 +72,7 @@ class TopoPruneConfig(ExperimentConfig):
         "pruning rates: the fraction of the pool removed",
     )
     noise: float = param(0.5, Float(0.0, 10.0), "feature noise, in units of each latent feature's standard deviation")
-    n_feature_epochs: int = param(30, Int(1), "epochs of the feature networks on the whole pool")
+    n_feature_epochs: int = param(15, Int(1), "epochs of the feature networks on the whole pool")
     embedder: str = param("umap", Choice(EMBEDDERS), "global embedding: UMAP (the method), or PCA (tests only)")
     d_embed: int = param(2, Int(1, 64), "dimension of the UMAP embedding")
     n_umap_neighbours: int = param(15, Int(2), "UMAP's n_neighbors")
@@ -84,7 +84,7 @@ class TopoPruneConfig(ExperimentConfig):
     topo_selection: str = param("coverage", Choice(SELECTIONS), "how TopoPrune keeps samples by score in a class")
     n_strata: int = param(10, Int(1), "CCS: strata of the score range")
     hard_cutoff: float = param(0.1, Float(0.0, 0.9), "CCS: fraction of hardest samples dropped first")
-    n_train_steps: int = param(150, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
+    n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
     n_check_clouds: int = param(20, Int(1), "neighbourhoods on which eq. (topoprune-pers) is compared with gudhi")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {

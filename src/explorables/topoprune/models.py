@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..core.threads import one_cpu_thread
 from ..core.validation import check_in_range, check_int, check_positive
 
 ARCHITECTURES: tuple[str, ...] = ("mlp", "cnn")
@@ -110,6 +111,13 @@ def train_feature_network(
     """Train the feature network on the whole pool (Adam, cross-entropy); returns it and its test accuracy."""
     n_epochs = check_int("n_epochs", n_epochs, 1)
     batch_size = check_int("batch_size", batch_size, 1)
+    with one_cpu_thread(device):  # tiny networks: a second CPU thread only adds waiting
+        return _train_feature_network(architecture, split, n_epochs, batch_size, lr, seed, device)
+
+
+def _train_feature_network(
+    architecture: str, split: Split, n_epochs: int, batch_size: int, lr: float, seed: int, device
+) -> tuple[nn.Module, float]:
     torch.manual_seed(seed)
     net = make_network(architecture, split).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
@@ -136,7 +144,8 @@ def accuracy(net: nn.Module, split: Split, device: str | torch.device = "cpu") -
 def extract_features(net: nn.Module, images: np.ndarray, device: str | torch.device = "cpu") -> np.ndarray:
     """Penultimate activations of ``net`` on ``images``, standardised per feature (float64)."""
     net.eval()
-    feats = torch.cat([net.features(b) for b in torch.as_tensor(images, device=device).split(4096)])
+    with one_cpu_thread(device):
+        feats = torch.cat([net.features(b) for b in torch.as_tensor(images, device=device).split(4096)])
     net.train()
     f = feats.double().cpu().numpy()
     return (f - f.mean(0)) / np.where(f.std(0) > 1e-12, f.std(0), 1.0)
@@ -160,6 +169,12 @@ def train_on_subsets(
     """
     n_steps = check_int("n_steps", n_steps, 1)
     check_positive("lr", lr)
+    with one_cpu_thread(device):  # small matrices: a second CPU thread only adds waiting
+        return _train_on_subsets(split, subsets, n_steps, d_hidden, lr, weight_decay, seed, device)
+
+
+def _train_on_subsets(split: Split, subsets: list[np.ndarray], n_steps: int, d_hidden: int, lr: float,
+                      weight_decay: float, seed: int, device) -> np.ndarray:  # fmt: skip
     if not subsets:
         raise ValueError("subsets must hold at least one index array")
     n_pool = len(split.y_train)

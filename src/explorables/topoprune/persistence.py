@@ -16,6 +16,7 @@ import gudhi
 import numpy as np
 import torch
 
+from ..core.threads import one_cpu_thread
 from ..core.validation import check_int, check_positive
 
 
@@ -127,7 +128,17 @@ def topological_scores(
     n_steps = check_int("n_steps", n_steps, 1)
     lr = check_positive("lr", lr)
     hoods = neighbourhoods(arr, n_neighbours)
-    start = torch.as_tensor(local_clouds(arr, hoods))
+    with one_cpu_thread():  # (n, k + 1, k + 1) distances: small blocks, one thread is faster
+        moved = _descend(torch.as_tensor(local_clouds(arr, hoods)), n_steps, lr, max_dimension)
+    total = np.zeros(arr.shape[0])
+    count = np.zeros(arr.shape[0])
+    np.add.at(total, hoods, moved)
+    np.add.at(count, hoods, 1.0)
+    return total / count
+
+
+def _descend(start: torch.Tensor, n_steps: int, lr: float, max_dimension: int) -> np.ndarray:
+    """Eq. (topoprune-step) on every neighbourhood at once; returns each point's displacement ``(n, k + 1)``."""
     clouds = start.clone().requires_grad_(True)
     for _ in range(n_steps):
         h0, h1 = batched_pairs(clouds.detach().numpy(), max_dimension)
@@ -137,9 +148,4 @@ def topological_scores(
         (grad,) = torch.autograd.grad(loss, clouds)  # neighbourhoods are independent: one backward for all
         with torch.no_grad():
             clouds -= lr * grad
-    moved = (clouds.detach() - start).norm(dim=-1).numpy()  # (n, k + 1)
-    total = np.zeros(arr.shape[0])
-    count = np.zeros(arr.shape[0])
-    np.add.at(total, hoods, moved)
-    np.add.at(count, hoods, 1.0)
-    return total / count
+    return (clouds.detach() - start).norm(dim=-1).numpy()
