@@ -16,7 +16,7 @@ from .experiment import BASELINES, METHOD_NAMES, METHODS, SCORED, TopoPruneResul
 
 GEOMETRIC: tuple[str, ...] = ("centre", "d2", "ccs")  # the extrinsic-geometry baselines the paper contrasts
 TIE = 0.005  # half a point of accuracy: differences below this are ties
-NEAR = 0.01  # one point of accuracy
+NEAR = 0.02  # two points of accuracy: about what 3 seeds resolve here (per-method sd over seeds 0.01-0.02)
 
 
 def persistence_verdict(max_gap: float) -> str:
@@ -33,32 +33,38 @@ def paired_gap(a: list[float], b: list[float]) -> tuple[float, float]:
 
 
 def accuracy_verdict(topo: list[float], baselines: Mapping[str, list[float]], random: list[float]) -> str:
-    """TopoPrune is as accurate as the best baseline (per-seed accuracies, paired by seed): yes if its mean is
-    within ``TIE`` (0.5 pt) of the best baseline's mean or above it; no if it is clearly below random
-    selection (the paired gap exceeds ``NEAR``, 1 pt, *and* two standard errors); partly otherwise."""
+    """TopoPrune is accurate at this pruning rate (per-seed accuracies, paired by seed): yes if its mean is
+    within ``TIE`` (0.5 pt) of the best baseline's mean or above it *and* above random selection by more
+    than ``NEAR`` (2 pt) and two standard errors; no if it is below random by more than ``NEAR`` and two
+    standard errors; partly otherwise (not clearly below random, not clearly a better pruner than it)."""
     means = {b: float(np.mean(v)) for b, v in baselines.items()}
     best = max(means, key=means.get)
     mean = float(np.mean(topo))
-    if mean >= means[best] - TIE:
-        return f"yes: within {TIE:.3f} of the best baseline ({METHOD_NAMES[best]}) or above"
-    gap, se = paired_gap(random, topo)
-    if gap > max(NEAR, 2 * se):
-        return f"no: clearly below random selection (TopoPrune − random = {-gap:+.3f} ± {se:.3f}, paired by seed)"
-    return (f"partly: not clearly below random (TopoPrune − random = {-gap:+.3f} ± {se:.3f}, paired), but "
-            f"behind the best baseline ({METHOD_NAMES[best]}) by {means[best] - mean:.3f}")  # fmt: skip
+    gap, se = paired_gap(topo, random)  # TopoPrune - random, per seed
+    if mean >= means[best] - TIE and gap > max(NEAR, 2 * se):
+        return f"yes: within {TIE:.3f} of the best baseline or above, and clearly above random ({gap:+.3f} ± {se:.3f})"
+    if -gap > max(NEAR, 2 * se):
+        return f"no: clearly below random selection (TopoPrune − random = {gap:+.3f} ± {se:.3f}, paired by seed)"
+    return (f"partly: not clearly different from random (TopoPrune − random = {gap:+.3f} ± {se:.3f}, paired); "
+            f"best baseline ({METHOD_NAMES[best]}) − TopoPrune = {means[best] - mean:+.3f}")  # fmt: skip
 
 
 def robustness_verdict(rank_ok: bool, overlap_ok: bool, accuracy_ok: bool) -> str:
     """Robust to feature noise, against the geometric baselines: yes if TopoPrune's scores keep their
     ranking at least as well as the distance to the class centre (``rank_ok``), its kept set overlaps its
     clean kept set at least as much as every geometric baseline's (``overlap_ok``) and its accuracy moves
-    not clearly more than theirs (``accuracy_ok``, see :func:`robustness_checks`); partly if some of the
-    three hold; no if none does."""
-    held = [name for name, ok in (("ranks", rank_ok), ("kept sets", overlap_ok), ("accuracy", accuracy_ok)) if ok]
-    if len(held) == 3:
+    not clearly more than theirs (``accuracy_ok``, see :func:`robustness_checks`); partly if its ranks or
+    its kept sets are that stable; no if neither is. A steady accuracy alone is not robustness here: random
+    selection's accuracy is just as steady under feature noise (it ignores the features), and with 3 seeds
+    accuracy changes of a point are within the noise, so ``accuracy_ok`` only qualifies the wording."""
+    held = [name for name, ok in (("ranks", rank_ok), ("kept sets", overlap_ok)) if ok]
+    if held and accuracy_ok and len(held) == 2:
         return "yes: ranks, kept sets and accuracy at least as stable as the geometric baselines'"
     if held:
-        return f"partly: as stable as the geometric baselines only in {', '.join(held)}"
+        return f"partly: as stable as the geometric baselines in {' and '.join(held)}"
+    if accuracy_ok:
+        return ("no: ranks and kept sets far less stable than the geometric baselines'; its accuracy moves no "
+                "more than theirs, but neither does random selection's")
     return "no: less stable than the geometric baselines in ranks, kept sets and accuracy"
 
 
@@ -138,7 +144,7 @@ def claims(results: TopoPruneResults) -> list[Claim]:
     measured, verdict = accuracy_row("mlp")
     rows.append(Claim("High accuracy at high pruning rates (e.g. 90%)",
                       f"pruning {float(top):.0%}, MLP features select; {setting}; criterion: within {TIE} of the "
-                      "best baseline", measured, verdict))  # fmt: skip
+                      f"best baseline and > {NEAR} (and 2 se) above random", measured, verdict))  # fmt: skip
     rank_ok, overlap_ok, accuracy_ok = robustness_checks(results, top)
     rho = m["spearman_noise"]
     rows.append(Claim(
