@@ -145,6 +145,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="write the table into this Markdown file")
     parser.add_argument("--chapters", nargs="*", help="slugs to measure (default: all chapters in book/)")
+    parser.add_argument(
+        "--no-kernel", action="store_true", help="skip the OMWU kernel-speed and checkpoint benchmarks (minutes)"
+    )
     args = parser.parse_args()
     chapters = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
     if args.chapters:
@@ -170,6 +173,11 @@ def main() -> int:
         )
         print(lines[-1], flush=True)
 
+    if args.no_kernel:
+        if args.write:
+            print("--write needs the kernel benchmarks too (drop --no-kernel)")
+            return 2
+        return 0
     speed = omwu_speed()
     kernel = [
         "",

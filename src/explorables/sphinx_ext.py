@@ -247,6 +247,8 @@ def setup(app: Any) -> dict[str, Any]:
     # book/_static/sidebar-toggles.js: the phone menu and the sidebar collapse button (see the file)
     app.add_js_file("sidebar-toggles.js", loading_method="defer")
     app.add_css_file("explorables.css")  # book/_static/explorables.css
+    # book/_static/figure-widths.js: figures scroll sideways instead of squeezing; legends clear axis titles
+    app.add_js_file("figure-widths.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
     app.connect("build-finished", _copy_assets)
     app.connect("html-page-context", _point_launch_buttons_at_notebooks, priority=900)  # after sphinx-book-theme
