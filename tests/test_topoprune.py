@@ -76,10 +76,30 @@ def test_gradient_of_total_persistence_matches_finite_differences(seed):
     for idx in np.ndindex(*base.shape):
         plus, minus = base.copy(), base.copy()
         plus[idx] += eps
-        minus[idx] -= eps  # pairs recomputed by gudhi at each perturbed cloud
-        numeric[idx] = (total_persistence(torch.as_tensor(plus)).item()
-                        - total_persistence(torch.as_tensor(minus)).item()) / (2 * eps)  # fmt: skip
+        minus[idx] -= eps
+        # the reference is gudhi's own diagram at each perturbed cloud, not our pair-to-distance mapping
+        numeric[idx] = (_gudhi_total_persistence(plus) - _gudhi_total_persistence(minus)) / (2 * eps)
     np.testing.assert_allclose(grad.numpy(), numeric, atol=1e-5)
+    assert np.abs(numeric).max() > 0.1  # a non-trivial gradient, so the comparison can fail
+
+
+def _gudhi_total_persistence(points: np.ndarray) -> float:
+    d0, h1 = _gudhi_diagram(points)
+    return float(d0.sum() + (h1[:, 1] - h1[:, 0]).sum())
+
+
+def test_umap_leaves_torch_thread_count_as_it_found_it():
+    """umap-learn's thread limits reset the OpenMP pool torch shares; umap_embedding restores torch's count."""
+    from explorables.topoprune import umap_embedding
+
+    before = torch.get_num_threads()
+    try:
+        for n in sorted({1, max(1, before)}):
+            torch.set_num_threads(n)
+            umap_embedding(np.random.default_rng(0).standard_normal((40, 4)), n_neighbours=5, n_epochs=10)
+            assert torch.get_num_threads() == n
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_batched_scores_equal_one_neighbourhood_at_a_time():
