@@ -29,6 +29,7 @@ from explorables.topoprune import (
 from explorables.topoprune.claims import (
     accuracy_verdict,
     control_verdict,
+    ends_verdict,
     persistence_verdict,
     robustness_verdict,
     stability_phrase,
@@ -244,6 +245,9 @@ def test_verdicts_follow_their_criteria():
     assert control_verdict([0.92, 0.93, 0.91], [0.90, 0.91, 0.89]).startswith("yes")
     assert control_verdict([0.95, 0.90, 0.91], [0.90, 0.91, 0.89]).startswith("no")  # +0.02 but noisy
     assert control_verdict([0.90, 0.91], [0.902, 0.905]).startswith("no")
+    assert ends_verdict({"easy": "no: below", "hard": "partly: tie"}).startswith("partly")
+    assert ends_verdict({"easy": "yes: above", "hard": "no: below"}).startswith("yes")
+    assert ends_verdict({"easy": "no: a", "hard": "no: b"}) == "no: lowest scores: no: a; highest scores: no: b"
     assert stability_phrase(0.05, 0.07, 0.05).startswith("close to random")
     assert stability_phrase(0.05, 0.30, 0.05).startswith("partly")
     assert stability_phrase(0.8, 0.30, 0.05).startswith("stable")

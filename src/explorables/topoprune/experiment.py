@@ -55,6 +55,8 @@ METHOD_NAMES: dict[str, str] = {
 BASELINES: tuple[str, ...] = ("random", "centre", "d2", "ccs")
 SCORED: tuple[str, ...] = ("centre", "umap_radius", "topoprune")  # methods with a per-sample score
 VIEWS: tuple[str, ...] = ("mlp", "cnn", "mlp_noisy")
+END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
+END_SCORED: tuple[str, ...] = ("umap_radius", "topoprune")  # scored, with the ends also trained
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
 EMBEDDERS: tuple[str, ...] = ("umap", "pca")
 
@@ -195,17 +197,25 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         scores[view], kept[view] = select_all(cfg, features[view], embeddings[view], y, rng)
     train_seed = int(rng.integers(2**31))
     accuracy: dict[str, dict[str, dict[str, float]]] = {v: {m: {} for m in METHODS} for v in VIEWS}
+    # the same scores kept at either end instead of by cfg.topo_selection (MLP features): does the
+    # selection rule, rather than the score, decide the accuracy?
+    ends = {mode: {m: {} for m in END_SCORED} for mode in END_MODES}
     for rate in cfg.prune_grid:
         members = [(v, m) for v in VIEWS for m in METHODS]
         accs = train_on_subsets(split, [kept[v][m][rate] for v, m in members], n_steps=cfg.n_train_steps,
                                 seed=train_seed, device=device)  # fmt: skip
         for (v, m), a in zip(members, accs, strict=True):
             accuracy[v][m][str(rate)] = float(a)
+        extra = [(mode, m) for mode in END_MODES for m in END_SCORED]
+        accs = train_on_subsets(split, [select_by_score(scores["mlp"][m], y, rate, mode) for mode, m in extra],
+                                n_steps=cfg.n_train_steps, seed=train_seed, device=device)  # fmt: skip
+        for (mode, m), a in zip(extra, accs, strict=True):
+            ends[mode][m][str(rate)] = float(a)
     full = float(train_on_subsets(split, [np.arange(len(y))], n_steps=cfg.n_train_steps, seed=train_seed,
                                   device=device)[0])  # fmt: skip
     summary = {
         "n_pool": len(y), "n_test": len(split.y_test), "net_accuracy": net_accuracy,
-        "full_accuracy": full, "accuracy": accuracy,
+        "full_accuracy": full, "accuracy": accuracy, "ends": ends,
         "jaccard": {m: {str(r): jaccard(kept["mlp"][m][r], kept["mlp_noisy"][m][r]) for r in cfg.prune_grid}
                     for m in METHODS},
         "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
@@ -262,6 +272,8 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
         out["transfer_change"][m] = {r: _mean_sd([p["accuracy"]["cnn"][m][r] - p["accuracy"]["mlp"][m][r]
                                                   for p in parts]) for r in rates}  # fmt: skip
         out["jaccard"][m] = {r: _mean_sd([p["jaccard"][m][r] for p in parts]) for r in rates}
+    out["ends"] = {mode: {m: {r: _mean_sd([p["ends"][mode][m][r] for p in parts]) for r in rates}
+                          for m in END_SCORED} for mode in END_MODES}  # fmt: skip
     out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}
     out["spearman_transfer"] = {m: _mean_sd([p["spearman_transfer"][m] for p in parts]) for m in SCORED}
     out["full_accuracy"] = _mean_sd([p["full_accuracy"] for p in parts])
