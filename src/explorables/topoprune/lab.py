@@ -48,15 +48,18 @@ class TopoPruneLab:
                                         style=style, layout=lay)  # fmt: skip
         self.method = widgets.Dropdown(options=[(METHOD_NAMES[m], m) for m in LAB_METHODS], value="topoprune",
                                        description="method", style=style, layout=lay)  # fmt: skip
+        self.keep = widgets.Dropdown(options=[("evenly spaced ranks", "coverage"), ("lowest scores", "easy"),
+                                              ("highest scores", "hard")], value="coverage",
+                                     description="keep (by score)", style=style, layout=lay)  # fmt: skip
         self.sample = widgets.FloatSlider(value=1.0, min=0.0, max=1.0, step=0.1, description="sample (score %ile)",
                                           style=style, layout=lay)  # fmt: skip
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="760px"))
         self.status = widgets.HTML()
         self._build_figure()
-        for w in (self.noise, self.k, self.rate, self.method):
+        for w in (self.noise, self.k, self.rate, self.method, self.keep):
             w.observe(self.rerun, names="value")
         self.sample.observe(self.redraw, names="value")
-        controls = widgets.GridBox([self.noise, self.k, self.rate, self.method, self.sample],
+        controls = widgets.GridBox([self.noise, self.k, self.rate, self.method, self.keep, self.sample],
                                    layout=widgets.Layout(grid_template_columns="repeat(auto-fill, minmax(320px, 1fr))"))
         self.widget = widgets.VBox([controls, self.status, self.image])
         self.rerun()
@@ -97,9 +100,9 @@ class TopoPruneLab:
             self._scores[key] = topological_scores(self.Z, self.k.value, n_steps=2)
         self.scores = self._scores[key]
         if method == "topoprune":
-            self.kept = select_by_score(self.scores, y, rate, "coverage")
+            self.kept = select_by_score(self.scores, y, rate, self.keep.value)
         elif method == "umap_radius":
-            self.kept = select_by_score(knn_radius(self.Z, self.k.value), y, rate, "coverage")
+            self.kept = select_by_score(knn_radius(self.Z, self.k.value), y, rate, self.keep.value)
         elif method == "centre":
             self.kept = select_by_score(centre_distance(self.features, y), y, rate, "easy")
         elif method == "d2":
@@ -143,6 +146,7 @@ def benchmark_interactions(lab: TopoPruneLab | None = None) -> dict[str, list]:
     lab = lab or TopoPruneLab()
     return interactions(
         redraw=[(lab.sample, (0.0, 0.3, 0.5, 0.8, 1.0, 0.6))],
-        rerun=[(lab.rate, (0.7, 0.9)), (lab.method, ("centre", "topoprune")), (lab.k, (10, 15)),
+        rerun=[(lab.rate, (0.7, 0.9)), (lab.method, ("centre", "topoprune")), (lab.keep, ("hard", "coverage")),
+               (lab.k, (10, 15)),
                (lab.noise, (0.5, 0.0))],
     )  # fmt: skip
