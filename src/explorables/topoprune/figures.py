@@ -29,16 +29,16 @@ def explorable_figure(results: TopoPruneResults) -> go.Figure:
     for v, name in (("mlp", "clean"), ("mlp_noisy", f"noise {cfg.noise}")):
         Z, score, y = ex["embedding"][v], ex["scores"][v], np.asarray(ex["labels"])
         back = add_frame(fig, [
-            (go.Scattergl(x=_r(Z[:, 0]), y=_r(Z[:, 1]), mode="markers", showlegend=False, hoverinfo="skip",
+            (go.Scatter(x=_r(Z[:, 0]), y=_r(Z[:, 1]), mode="markers", showlegend=False, hoverinfo="skip",
                           marker=dict(size=4, color=_r(score), colorscale="Viridis", opacity=0.5,
                                       colorbar=dict(title="score", x=0.46, len=0.8))), 1, 1),
-            (go.Scattergl(x=_r(Z[:, 0]), y=_r(Z[:, 1]), mode="markers", showlegend=False, hoverinfo="skip",
+            (go.Scatter(x=_r(Z[:, 0]), y=_r(Z[:, 1]), mode="markers", showlegend=False, hoverinfo="skip",
                           marker=dict(size=4, color=[color(int(c)) for c in y], opacity=0.4)), 1, 2),
         ])  # fmt: skip
         for r in (str(x) for x in cfg.prune_grid):
             kept = [np.asarray(ex["kept"][v][m][r]) for m in ("topoprune", "centre")]
             ring = [
-                (go.Scattergl(x=_r(Z[k, 0]), y=_r(Z[k, 1]), mode="markers", showlegend=False, hoverinfo="skip",
+                (go.Scatter(x=_r(Z[k, 0]), y=_r(Z[k, 1]), mode="markers", showlegend=False, hoverinfo="skip",
                               marker=dict(size=7, color="rgba(0,0,0,0)", line=dict(color=PALETTE["black"], width=1))),
                  1, col)
                 for col, k in ((1, kept[0]), (2, kept[1]))
