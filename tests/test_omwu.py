@@ -323,8 +323,11 @@ def test_boundary_verdict_and_text():
 
 
 def test_rate_verdicts():
-    assert linear_rate_verdict(1.0) == "yes"
-    assert linear_rate_verdict(0.9375).startswith("partly")
+    assert linear_rate_verdict([1.0, 1.0, 1.0], 0.05, 20_000).startswith("yes")
+    assert linear_rate_verdict([1.0, 0.0, 1.0], 0.05, 20_000).startswith("partly")  # one seed short is not yes
+    assert linear_rate_verdict([0.0, 0.0, 0.0], 0.05, 20_000).startswith("no")
+    with pytest.raises(ValueError, match="fraction_linear"):
+        linear_rate_verdict([], 0.05, 20_000)
     assert rate_scaling_verdict(1.0, 2.0).startswith("partly: we see a clean power law")
     assert rate_scaling_verdict(1.3, 2.0).endswith("not a clean power law")
     assert rate_scaling_verdict(1.0, 1.7).endswith("not a clean power law")
@@ -335,10 +338,42 @@ def test_best_iterate_verdicts():
     assert best_iterate_lower_bound_verdict(1.0, 0.8) == "yes"
     assert best_iterate_lower_bound_verdict(0.9, 0.8).startswith("no")  # KL must keep more than 90%
     assert best_iterate_lower_bound_verdict(1.0, 0.5).startswith("no")
-    # log(10_000) / log(100) = 2: gap·sqrt(T) may grow up to 4x its first value
-    assert gap_rate_verdict([0.1, 0.2, 0.4], 100, 10_000).startswith("yes")
-    assert gap_rate_verdict([0.1, 0.2, 0.41], 100, 10_000).startswith("no")
-    assert gap_rate_verdict([0.3, 0.2, 0.1], 100, 10_000).startswith("yes")  # shrinking is fine
+    # the book's horizons: gap·sqrt(T) 0.94 -> 2.13 -> 1.79, exponent -0.36: slower than T^-1/2
+    assert gap_rate_verdict(-0.36, 100, 10_000).startswith("partly") and "T = 100…10,000" in gap_rate_verdict(
+        -0.36, 100, 10_000
+    )
+    assert gap_rate_verdict(-0.52, 100, 100_000).startswith("yes")
+    assert gap_rate_verdict(-0.45, 100, 10_000).startswith("yes")
+    assert gap_rate_verdict(-0.05, 100, 10_000).startswith("no")
+    with pytest.raises(ValueError, match="gap_exponent"):
+        gap_rate_verdict(float("nan"), 100, 10_000)
+
+
+def test_rate_windows_tell_a_linear_decay_from_a_transient():
+    from explorables.omwu.metrics import rate_windows, rates_agree
+
+    t = np.arange(4000, dtype=float)
+    linear = np.exp(-1e-3 * t)
+    early, late = rate_windows(linear, t)
+    assert early == pytest.approx(1e-3) and late == pytest.approx(1e-3) and rates_agree(early, late, 0.05)
+    # a sum of two exponentials: the slow one takes over late, so the windows disagree (but both rates > 0)
+    transient = np.exp(-3e-3 * t) + 0.05 * np.exp(-2e-4 * t)
+    early, late = rate_windows(transient, t)
+    assert early > 0 and late > 0 and not rates_agree(early, late, 0.05)
+    assert not rates_agree(float("nan"), 1.0, 0.05) and not rates_agree(-1.0, -1.0, 0.05)
+    # decay to the float floor early: too few records above it for two windows
+    assert np.isnan(rate_windows(np.r_[np.exp(-np.arange(10.0)), np.zeros(100)], np.arange(110.0))[0])
+    with pytest.raises(ValueError, match="finite"):
+        rate_windows(np.array([1.0, np.nan, 0.5, 0.2]), np.arange(4.0))
+
+
+def test_sweep_table_marks_transient_rates(smoke_results):
+    from explorables.omwu.claims import sweep_table
+
+    b = smoke_results.summary["bottleneck"]
+    assert len(b["rate_settled_at_eta"]) == len(b["deltas"])
+    text = sweep_table(smoke_results)
+    assert text.count("(transient)") == sum(not v for v in b["rate_settled_at_eta"])
 
 
 # --- bad input ---------------------------------------------------------------------------------
@@ -422,3 +457,11 @@ def test_metrics_refuse_what_they_used_to_accept_silently():
         M.fit_linear_rate(np.where(steps == 7, np.nan, values), steps)
     with pytest.raises(ValueError, match="equal length"):
         M.fit_linear_rate(values, steps[:-1])
+
+
+def test_gap_sentence_follows_the_verdict():
+    from explorables.omwu.claims import gap_sentence
+
+    assert '"partly"' in gap_sentence(-0.36, 100, 10_000) and "10,000" in gap_sentence(-0.36, 100, 10_000)
+    assert '"yes"' in gap_sentence(-0.52, 100, 100_000)
+    assert '"no"' in gap_sentence(0.1, 100, 10_000)

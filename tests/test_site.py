@@ -218,7 +218,8 @@ def test_every_plotly_figure_has_drawn(visits, built_book):
             figure = figures.nth(i)
             assert figure.locator("svg.main-svg").count() > 0, f"{name}: figure {i} has no SVG"
             traces = figure.evaluate("gd => gd._fullData.filter(t => t.visible === true).length")
-            drawn = figure.locator(".trace, .imagelayer image").count()  # image traces draw an <image>
+            # image traces draw an <image> in .imagelayer, heatmaps one in their .hm group
+            drawn = figure.locator(".trace, .imagelayer image, .hm image").count()
             assert traces > 0 and drawn > 0, f"{name}: figure {i} drew no traces"
 
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import gudhi
 import numpy as np
@@ -265,6 +266,47 @@ def test_essential_summands_must_come_first():
         multiparam.check_essential_first([part(1.0, True), part(0.5, False)], 2)
 
 
+def test_essential_summands_are_put_first_whatever_their_prominence():
+    def part(prom, essential):
+        return multiparam.Summand(np.zeros((1, 2)), np.ones((1, 2)), prom, np.zeros(2), essential)
+
+    ordered = multiparam.essential_first([part(1.0, False), part(0.5, True), part(0.2, False)])
+    assert [s.essential for s in ordered] == [True, False, False]
+    assert [s.prominence for s in ordered] == [0.5, 1.0, 0.2]
+
+
+def test_tomato_mp_accepts_minus_log_kde_on_iris():
+    # issue 28: the essential summand was less prominent than a finite one and tomato_mp raised RuntimeError
+    iris = data.make_dataset("iris")
+    res = multiparam.tomato_mp(iris.X, -data.log_kde(iris.X, 0.3), n_lines=20)
+    assert res.summands[0].essential and 1 <= res.n_labels <= res.n_clusters
+
+
+def test_tomato_mp_takes_a_plain_list_of_floats():
+    # issue 28: a list of floats was read as a list of functions, each a scalar
+    moons = data.make_dataset("moons", 40, seed=0)
+    f = data.log_kde(moons.X, 0.25)
+    res = multiparam.tomato_mp(moons.X, [float(v) for v in f], n_lines=10)
+    ref = multiparam.tomato_mp(moons.X, f, n_lines=10)
+    assert np.array_equal(res.labels, ref.labels)
+
+
+def test_tomato_never_reports_fewer_clusters_than_labels():
+    # issue 28: asked for fewer clusters than the graph has components, n_clusters was below the labels' count
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 100]
+    res = persistence.tomato(X, data.log_kde(X, 1.0), k=3, n_clusters=1)
+    assert res.n_clusters == len(np.unique(res.labels)) == len(res.diagram.essential) >= 2
+
+
+def test_copies_of_one_point_are_refused():
+    # issue 28: 20 identical points gave 11 clusters silently
+    with pytest.raises(ValueError, match="distinct points"):
+        persistence.tomato(np.zeros((20, 2)), np.zeros(20), k=10)
+    with pytest.raises(ValueError, match="distinct points"):
+        multiparam.tomato_mp(np.ones((20, 2)), np.zeros(20))
+
+
 def test_propagate_follows_the_minimum_spanning_tree():
     X = np.array([[0.0, 0], [1, 0], [2, 0], [10, 0], [11, 0]])
     labels = multiparam.propagate(X, np.array([0, -1, -1, 1, -1]))
@@ -410,13 +452,28 @@ def test_two_functions_verdict_follows_the_counts(per_seed, verdict):
 
 
 def test_findings_text_is_built_from_the_run(smoke):
+    from explorables.tomato_mp import claims as C
     from explorables.tomato_mp.claims import findings_text
 
     results, _ = smoke
     text = findings_text(results)
-    runs = results.summary["outliers"]["runs"]
-    assert ", ".join(str(r["mp_plain"]["n_clusters"]) for r in runs) in text
-    assert f"{runs[0]['mp_robust']['ari']:.2f}" in text
+    runs = results.summary["outliers"]["seed_runs"]
+    rec = C.recovered_cells(runs, results.summary["outliers"]["true"])
+    assert f"ToMAToMP on (radius, f) in {rec['mp_plain']}, ToMATo at k = 10 in {rec['tomato_ref']}" in text
+    assert f"mean ARI {np.mean([one[0]['mp_robust']['ari'] for one in runs]):.2f}" in text
+
+
+def test_outlier_sweep_repeats_on_every_seed_and_runs_the_dtm_control():
+    from explorables.tomato_mp.experiment import _outliers
+
+    cfg = TomatoMPConfig.preset("smoke", n_seeds=2, outlier_fraction_grid=(0.05,), k_grid=(10,), seed=3)
+    summary, _ = _outliers(cfg)
+    assert summary["seeds"] == [3, 4] and summary["seed_runs"][0] == summary["runs"]
+    first, second = (one[0] for one in summary["seed_runs"])
+    assert first["n_outliers"] == second["n_outliers"] and first != second  # a new sample per seed
+    # the control never sees f: with and without outliers it gives the same clustering
+    clean, _ = _outliers(replace(cfg, outlier_fraction_grid=(0.0,)))
+    assert clean["runs"][0]["tomato_dtm"] == first["tomato_dtm"]
 
 
 def test_cross_checks_bound_k_by_the_number_of_points():

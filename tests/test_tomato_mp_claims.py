@@ -14,13 +14,15 @@ def entry(k: int, ari: float, labels: int | None = None) -> dict:
     return {"n_clusters": k, "n_labels": k if labels is None else labels, "ari": ari}
 
 
-def blobs_run(fraction: float, *, tomato=(3, 0.9), robust=(3, 0.9), plain=(3, 0.9), ks=(3, 3)) -> dict:
+def blobs_run(fraction: float, *, tomato=(3, 0.9), robust=(3, 0.9), plain=(3, 0.9), ks=(3, 3),
+              control=(3, 0.9)) -> dict:
     return {
         "fraction": fraction,
         "tomato": {str(5 * (i + 1)): {"n_clusters": k, "ari": 0.5} for i, k in enumerate(ks)},
         "tomato_ref": {"k": 10, **entry(*tomato)},
         "mp_robust": entry(*robust),
         "mp_plain": entry(*plain),
+        "tomato_dtm": entry(*control),
         "hdbscan": entry(3, 0.6),
         "kmeans": entry(3, 0.6),
     }
@@ -52,20 +54,25 @@ def test_graph_independence_verdict_is_never_a_plain_yes():
     assert C.graph_independence_verdict([{"ari_between": 1.0}, {"ari_between": 0.94}]).startswith("no")
 
 
-def test_robustness_verdict():
-    runs = [blobs_run(0.0), blobs_run(0.1, plain=(4, 0.7))]
-    assert C.robustness_verdict(runs, 3) == "yes, with our DTM parameter; (radius, f) alone was not robust"
-    assert C.robustness_verdict([blobs_run(0.0)], 3).endswith("also held here")
-    assert C.robustness_verdict([blobs_run(0.1, robust=(3, 0.8))], 3).startswith("no")  # ARI must exceed 0.8
-    assert C.robustness_verdict([blobs_run(0.1, robust=(2, 0.95))], 3).startswith("no")
+def test_robustness_verdict_counts_labels_and_names_the_control():
+    # issue 28: the right K with too few labels is not a recovery
+    runs = [[blobs_run(0.0), blobs_run(0.1, robust=(3, 0.9, 2))], [blobs_run(0.0), blobs_run(0.1)]]
+    rec = C.recovered_cells(runs, 3)
+    assert rec["mp_robust"] == 3 and rec["tomato_dtm"] == 4
+    assert C.robustness_verdict(rec, 4).startswith("partly")
+    assert C.robustness_verdict(rec, 4).endswith("the robustness is the DTM's")
+    assert C.robustness_verdict({"mp_robust": 4, "tomato_ref": 1, "tomato_dtm": 2}, 4) == "yes"
+    assert C.robustness_verdict({"mp_robust": 4, "tomato_ref": 4, "tomato_dtm": 2}, 4).endswith("f recovers as often")
+    assert C.robustness_verdict({"mp_robust": 1, "tomato_ref": 0, "tomato_dtm": 0}, 4).startswith("no")
 
 
-def test_improvement_verdict():
-    assert C.improvement_verdict(0.9, {"A": 0.8, "B": 0.5}) == "yes"
-    assert C.improvement_verdict(0.81, {"A": 0.78, "B": 0.6}) == "partly: ahead of B; not clearly ahead of A"
-    # edge case: ahead of no baseline is a "no", not "partly: ahead of none"
-    assert C.improvement_verdict(0.5, {"A": 0.6, "B": 0.55}) == "no: not clearly ahead of any baseline (A, B)"
-    assert C.improvement_verdict(0.85, {"A": 0.8}).startswith("no")  # exactly the margin is not ahead
+def test_improvement_verdict_needs_every_seed():
+    assert C.improvement_verdict([0.9, 0.9, 0.9], {"A": [0.8, 0.8, 0.8], "B": [0.5, 0.5, 0.5]}) == "yes"
+    # issue 28: ahead on one seed and behind on the others is not ahead
+    assert C.improvement_verdict([0.9, 0.79, 0.76], {"A": [0.6, 0.81, 0.85], "B": [0.5, 0.5, 0.5]}) == (
+        "partly: ahead of B; not clearly ahead of A")
+    assert C.improvement_verdict([0.5], {"A": [0.6], "B": [0.55]}) == "no: not clearly ahead of any baseline (A, B)"
+    assert C.improvement_verdict([0.85], {"A": [0.8]}).startswith("no")  # exactly the margin is not ahead
 
 
 @pytest.mark.parametrize(
@@ -86,30 +93,24 @@ def test_two_functions_verdict(wins, verdict):
 
 
 def test_outliers_sentence_follows_the_counts():
-    good = [blobs_run(0.0), blobs_run(0.1, tomato=(5, 0.4))]
-    text = C.outliers_sentence(good, 3, 10)
-    assert "kept 3 clusters at every outlier fraction (0%, 10%; ARI never below 0.90)" in text
-    assert ", while ToMATo (k = 10) chose K = 3, 5 (its ARI falls to 0.40)." in text
-    bad = [blobs_run(0.0), blobs_run(0.1, robust=(3, 0.9, 2))]  # right K but only 2 labels: not recovered
-    text = C.outliers_sentence(bad, 3, 10)
-    assert "chose K = 3, 3 over the outlier fractions 0%, 10% (truth 3" in text
-    assert "; ToMATo (k = 10) also kept the right count here (K = 3, 3)." in text
-    # a wrong ToMATo count on the clean run alone does not count as "outliers broke it"
-    assert "also kept" in C.outliers_sentence([blobs_run(0.0, tomato=(4, 0.7)), blobs_run(0.1)], 3, 10)
-
-
-def test_plain_filtration_sentence():
-    assert "not robust" in C.plain_filtration_sentence([blobs_run(0.0), blobs_run(0.1, plain=(4, 0.8))], 3)
-    assert "robust in this run too" in C.plain_filtration_sentence([blobs_run(0.0), blobs_run(0.1)], 3)
+    text = C.outliers_sentence({"mp_robust": 10, "mp_plain": 6, "tomato_ref": 7, "tomato_dtm": 12}, 12, 3, 10)
+    assert "(radius, f, DTM) recovered the blobs" in text and "in 10, ToMAToMP on (radius, f) in 6" in text
+    assert "comes from the DTM coordinate" in text
+    text = C.outliers_sentence({"mp_robust": 10, "mp_plain": 10, "tomato_ref": 7, "tomato_dtm": 2}, 12, 3, 10)
+    assert "the DTM parameter was not needed" in text
+    text = C.outliers_sentence({"mp_robust": 10, "mp_plain": 3, "tomato_ref": 7, "tomato_dtm": 2}, 12, 3, 10)
+    assert "makes the difference" in text
 
 
 def test_comparison_sentences_and_their_margins():
-    assert "scores below ToMATo (ARI 0.80 against 0.85)" in C.clean_blobs_sentence(0.80, 0.85)
+    assert "scores below ToMATo (mean ARI 0.80 against 0.85)" in C.clean_blobs_sentence(0.80, 0.85)
     assert "close or ToMAToMP is ahead" in C.clean_blobs_sentence(0.84, 0.85)  # within 0.02
     assert C.circles_sentence(0.5, 0.9).endswith("bumpy.")
     assert C.circles_sentence(0.88, 0.9).endswith("0.90.")  # within 0.05: no reason given
-    assert C.mean_ari_sentence(7, 0.81, 0.78, 10).endswith("not a clear improvement over a well-tuned ToMATo.")
-    assert C.mean_ari_sentence(7, 0.9, 0.78, 10).endswith("k = 10.")
+    # issue 28: a fixed k is not "well-tuned", and one good seed is not an improvement
+    text = C.mean_ari_sentence(7, [0.9, 0.79], [0.8, 0.81], 10)
+    assert "well-tuned" not in text and text.endswith("not ahead by more than 0.05 on every seed).")
+    assert C.mean_ari_sentence(7, [0.9, 0.9], [0.78, 0.8], 10).endswith("ahead by more than 0.05 on every seed.")
 
 
 def test_findings_text_assembles_the_sentences():
@@ -124,9 +125,10 @@ def test_findings_text_assembles_the_sentences():
     }
     results = TomatoMPResults(TomatoMPConfig.preset("smoke"), summary)
     text = C.findings_text(results)
-    assert text.startswith(C.outliers_sentence(runs, 3, results.config.reference_k))
+    rec = C.recovered_cells([runs], 3)
+    assert text.startswith(C.outliers_sentence(rec, 2, 1, results.config.reference_k))
     assert C.circles_sentence(0.3, 0.9) in text
     assert 'the verdict is "no: f and h alone recovers the blobs as often as the pair"' in text
-    assert text.endswith("took 12.3 s of this run.")
+    assert text.endswith("took 12.3 s of this run.") and "background noise" in text
     del summary["datasets"]["circles"]
     assert "circles" not in C.findings_text(results)

@@ -532,3 +532,47 @@ def test_cli_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
     resumed = cli(*args, "--out", str(interrupted), "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert untimed_results(interrupted) == untimed_results(full)
+
+
+def test_dense_crossover_scan_reads_every_eta_and_undoes_the_power_of_two_artefact():
+    """On a grid of powers of two the path looks won up to eta = 64 (each eta is a doubling probe);
+    on every eta in 1..64 spine search loses long before, on every seed."""
+    import dataclasses
+
+    from explorables.tree_search.claims import dense_wins_up_to, wins_up_to
+    from explorables.tree_search.experiment import _crossover, measure_tree
+    from explorables.tree_search.families import synthetic_tree
+
+    cfg = dataclasses.replace(
+        TreeSearchConfig.preset("smoke"),
+        families=("path",),
+        family_tree_size=2000,
+        eta_grid=(0, 1, 2, 4, 8, 16, 32, 64),
+        crossover_targets_per_eta=6,
+        n_crossover_seeds=3,
+    )
+    cross, _ = _crossover(cfg)
+    path = cross["path"]
+    assert path["seeds"] == [cfg.seed, cfg.seed + 1, cfg.seed + 2]
+    assert all(etas == list(range(1, 65)) for etas in path["etas"])
+    assert "AST bisect" in cross and f"directory {cfg.directory_package}" in cross
+    grid = measure_tree(synthetic_tree("path", 2000), cfg.eta_grid, 6, np.random.default_rng(0))
+    assert wins_up_to(grid) >= 32  # the artefact the dense scan removes
+    assert max(dense_wins_up_to(path)) < 32 and min(path["losses"]) >= 16
+
+
+def test_dense_wins_and_crossover_sentence_follow_first_loss():
+    from explorables.tree_search.claims import crossover_sentence, dense_wins_up_to, real_inputs_verdict
+    from explorables.tree_search.experiment import first_loss
+
+    assert first_loss([1, 2, 3, 4], [1, 2, 5, 1], [3, 3, 5, 9]) == 3  # a tie is a loss, later wins do not count
+    assert first_loss([1, 2], [1, 1], [2, 2]) is None
+    row = {"etas": [[1, 2, 3, 4]] * 2 + [[1, 2]], "first_loss": [3, 2, None], "losses": [2, 3, 0]}
+    assert dense_wins_up_to(row) == [2, 1, 2]
+    res = _results({}, {})
+    res.summary["crossover"] = {"path": row}
+    text = crossover_sentence(res)
+    assert "up to η = 1–2 on the path" in text and "0–3 of the 2–4 values" in text
+    ast = _grid([1, 3, 5, 7], [5, 5, 5, 5])  # the grid says: wins up to eta = 1
+    verdict = real_inputs_verdict({"AST x": ast, "a": _learned(2, 1.0, 8)}, {"AST x": row})
+    assert verdict.startswith("yes") and "up to η = 1–2" in verdict

@@ -51,6 +51,7 @@ class Chapter:
 CHAPTERS: dict[str, Chapter] = {
     c.slug: c
     for c in (
+        Chapter(2, "sensory", "Sensory prompts: perceptual alignment in a text-only language model"),
         Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),
         Chapter(4, "rashomon", "Noise, Rashomon sets and simpler models"),
         Chapter(5, "routing", "Attention routing collisions and the Route-Aware FFN"),
@@ -64,6 +65,7 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter(14, "trac", "TrAC: tracing all actual causes"),
         Chapter(15, "jeffrey", "Jeffrey guidance for diffusion models"),
         Chapter(16, "muon", "Muon in the river valley"),
+        Chapter(17, "crl", "Causal representation learning with changing causal influences"),
         Chapter(18, "topoprune", "TopoPrune: topological data pruning"),
         Chapter(19, "tomato_mp", "ToMATo and ToMAToMP: multi-parameter topological clustering"),
     )

@@ -57,7 +57,13 @@ class OMWUConfig(ExperimentConfig):
     horizon_grid: tuple[int, ...] = param(
         (100, 1_000, 10_000), Tuple(Int(1)), "horizons T (steps) of the best-iterate table"
     )
-    n_random_games: int = param(16, Int(1), "random games with a chosen interior equilibrium")
+    rate_agreement: float = param(
+        0.05,
+        Float(0.0, 1.0, low_inclusive=False),
+        "a rate counts as linear (settled) when its fits over the run's 3rd and 4th quarter agree to this fraction",
+    )
+    n_random_games: int = param(16, Int(1), "random games with a chosen interior equilibrium, per seed")
+    n_game_seeds: int = param(3, Int(1, 20), "seeds of the random games (seed, seed + 1, ...), batched in one run")
     random_game_size: int = param(4, Int(2), "actions per player in each random game")
     n_random_game_steps: int = param(20_000, Int(10), "OMWU steps on each random game")
     random_record_every: int = param(1, Int(1), "record the random games' trajectories every this many steps")
@@ -87,23 +93,27 @@ class OMWUConfig(ExperimentConfig):
             n_worst_case_deltas=400,
             worst_case_delta_min=1e-6,
             horizon_grid=(100, 1_000, 10_000, 100_000),
-            n_random_games=1024,
+            n_random_games=342,
+            n_game_seeds=3,
             random_game_size=1000,
             n_random_game_steps=10_000,
             random_record_every=100,
             n_mwu_steps=10_000,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "one GPU with >= 24 GB (1024 games of 1000x1000 in float64); minutes"
+    PAPER_HARDWARE: ClassVar[str] = "one GPU with >= 24 GB (1026 games of 1000x1000 in float64); minutes"
 
     def memory_estimate(self) -> dict[str, float]:
         """The random games' payoff matrices and recorded trajectories, and the sweep's records (float64)."""
         records = self.n_random_game_steps // self.random_record_every + 1
         return {
             # each game is built, then stacked: two copies
-            "random games (n_random_games x random_game_size^2)": 16.0 * self.n_random_games * self.random_game_size**2,
-            "random-game records (n_random_game_steps / random_record_every x n_random_games x random_game_size)":
-                8.0 * 4 * records * self.n_random_games * self.random_game_size,
+            "random games (n_game_seeds x n_random_games x random_game_size^2)": 16.0
+            * self.n_game_seeds
+            * self.n_random_games
+            * self.random_game_size**2,
+            "random-game records (n_random_game_steps / random_record_every x n_game_seeds x n_random_games x "
+            "random_game_size)": 8.0 * 4 * records * self.n_game_seeds * self.n_random_games * self.random_game_size,
             "sweep records (n_sweep_steps x delta_grid)": 8.0 * 8 * (self.n_sweep_steps + 1) * len(self.delta_grid),
         }
 
@@ -136,6 +146,7 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     resolvable = (np.abs(pred) > 1e-13)[1:] & (E[1:-1] > 1e-9)
     ratio = (actual[1:] / np.where(pred[1:] == 0, np.nan, pred[1:]))[resolvable]
     rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(len(grid))])
+    windows = np.array([M.rate_windows(E[:, b], steps) for b in range(len(grid))])
     hit = np.array([M.first_hitting_time(E[:, b], steps, cfg.energy_tol) for b in range(len(grid))])
 
     # Where does the energy dissipate? Relative dissipation per step near and away from the boundary.
@@ -147,12 +158,15 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
 
     deltas = np.array(cfg.delta_grid)
     at_eta = np.array([e == cfg.eta for _, e in grid])
-    # Scaling: log rate ~ a log(delta) + b log(eta) + c, on the pairs where the rate is measurable
-    # (E decayed by at least a factor e during the run).
+    # Scaling: log rate ~ a log(delta) + b log(eta) + c, on the pairs whose rate has settled: E decayed
+    # by at least a factor e during the run, and the rates over the run's 3rd and 4th quarters agree
+    # to cfg.rate_agreement (a run whose energy fell below float64's floor early settled long before).
     decayed = E[-1] < E[1] / np.e
+    agree = np.array([M.rates_agree(a, b, cfg.rate_agreement) for a, b in windows])
+    settled = decayed & (agree | np.isnan(windows).any(axis=1))
     logd, loge = np.log([d for d, _ in grid]), np.log(eta)
-    X = np.c_[logd, loge, np.ones(len(grid))][decayed]
-    coef = np.linalg.lstsq(X, np.log(rates[decayed]), rcond=None)[0] if decayed.sum() >= 3 else [np.nan] * 3
+    X = np.c_[logd, loge, np.ones(len(grid))][settled]
+    coef = np.linalg.lstsq(X, np.log(rates[settled]), rcond=None)[0] if settled.sum() >= 3 else [np.nan] * 3
 
     increases = actual[1:].max(axis=0)  # largest E_{t+1} - E_t for t >= 1, per run
     summary = {
@@ -163,7 +177,9 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
         "rate_over_eta2_delta": (rates[at_eta] / (cfg.eta**2 * deltas)).tolist(),
         "rate_exponent_delta": float(coef[0]),
         "rate_exponent_eta": float(coef[1]),
-        "rate_fit_runs": int(decayed.sum()),
+        "rate_fit_runs": int(settled.sum()),
+        "rate_settled_at_eta": settled[at_eta].tolist(),
+        "rate_window_ratio_at_eta": (windows[at_eta, 0] / windows[at_eta, 1]).tolist(),
         "steps_to_energy_target": hit[at_eta].tolist(),
         "min_x_over_run": min_x[:, at_eta].min(0).tolist(),
         "dissipation_ratio_median": float(np.median(ratio)),
@@ -185,6 +201,7 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
         "x_star": x_star[at_eta],
         "y_star": y_star[at_eta],
         "rate_grid": rates.reshape(len(etas), len(deltas)),
+        "rate_settled_grid": settled.reshape(len(etas), len(deltas)),
         "etas": np.array(etas),
     }
     return summary, curves
@@ -228,9 +245,17 @@ def _best_iterate(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
 
 
 def _random_games(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
-    """Experiment 3: games with a chosen interior equilibrium; energy monotone and linear rate."""
-    rng = np.random.default_rng(cfg.seed)
-    games = [random_interior_game(cfg.random_game_size, rng) for _ in range(cfg.n_random_games)]
+    """Experiment 3: games with a chosen interior equilibrium; energy monotone and linear rate.
+
+    ``n_random_games`` games for each of ``n_game_seeds`` seeds (``cfg.seed + i``), in one batch. A game
+    decays *linearly* when its rates over the run's 3rd and 4th quarters agree to ``rate_agreement``
+    (:func:`~explorables.omwu.metrics.rates_agree`); the fraction of such games is reported per seed.
+    """
+    seeds = [cfg.seed + i for i in range(cfg.n_game_seeds)]
+    games = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        games += [random_interior_game(cfg.random_game_size, rng) for _ in range(cfg.n_random_games)]
     A = np.stack([g[0] for g in games])
     x_star, y_star = np.stack([g[1] for g in games]), np.stack([g[2] for g in games])
     traj = simulate(
@@ -243,10 +268,15 @@ def _random_games(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
     )
     E = _to_numpy(M.energy(traj.log_x, traj.log_y, x_star, y_star))
     steps = _to_numpy(traj.steps)
-    rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(cfg.n_random_games)])
-    increases = np.diff(E[1:], axis=0).max(axis=0) if len(E) > 2 else np.zeros(cfg.n_random_games)
+    n = len(games)
+    rates = np.array([M.fit_linear_rate(E[:, b], steps) for b in range(n)])
+    windows = [M.rate_windows(E[:, b], steps) for b in range(n)]
+    linear = np.array([M.rates_agree(a, b, cfg.rate_agreement) for a, b in windows]).reshape(len(seeds), -1)
+    increases = np.diff(E[1:], axis=0).max(axis=0) if len(E) > 2 else np.zeros(n)
     summary = {
         "games": cfg.n_random_games,
+        "seeds": seeds,
+        "fraction_linear": linear.mean(axis=1).tolist(),
         "size": cfg.random_game_size,
         "rate_min": float(rates.min()),
         "rate_median": float(np.median(rates)),
@@ -327,6 +357,7 @@ def headline(results: OMWUResults) -> list[str]:
         f"rate on A_delta ~ delta^{b['rate_exponent_delta']:.2f} * eta^{b['rate_exponent_eta']:.2f}",
         f"T={last['T']:,}: worst best-iterate KL {last['worst_best_kl']:.3f}, "
         f"gap*sqrt(T) {last['worst_best_gap_sqrtT']:.2f}",
-        f"random {rg['size']}x{rg['size']} games: {rg['fraction_decaying']:.0%} decay linearly, "
+        f"random {rg['size']}x{rg['size']} games: {min(rg['fraction_linear']):.0%}-{max(rg['fraction_linear']):.0%} "
+        "decay linearly per seed, "
         f"median rate {rg['rate_median']:.1e}",
     ]

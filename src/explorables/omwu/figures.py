@@ -58,8 +58,9 @@ def idea_figure(results: OMWUResults, delta: float = 0.05, steps: int = 8_000) -
     ax_e.semilogy(c["steps"][: k + 1], E, lw=1.4, color="C0", label="energy E_t (left axis)")
     ax_e.set(xlabel="t", ylabel="energy E_t", title="energy stalls while min_i x_t,i is tiny")
     ax_min = ax_e.twinx()
-    ax_min.semilogy(c["steps"][: k + 1], c["min_x"][: k + 1, b], lw=1, ls=":", color="C1",
-                    label="min_i x_t,i (right axis)")
+    ax_min.semilogy(
+        c["steps"][: k + 1], c["min_x"][: k + 1, b], lw=1, ls=":", color="C1", label="min_i x_t,i (right axis)"
+    )
     ax_min.set_ylabel("min_i x_t,i")
     handles = ax_e.get_legend_handles_labels()[0] + ax_min.get_legend_handles_labels()[0]
     ax_e.legend(handles=handles, loc="lower left", fontsize=8)
@@ -158,7 +159,10 @@ def explorable_figure(results: OMWUResults) -> go.Figure:
 
 
 def rate_figure(results: OMWUResults) -> go.Figure:
-    """Measured linear rate ``-d log E / dt`` against delta, one line per eta (log-log)."""
+    """Measured linear rate ``-d log E / dt`` against delta, one line per eta (log-log).
+
+    Open markers: runs still in their transient (not settled, see the experiment's scaling fit).
+    """
     c = results.curves["bottleneck"]
     s = results.summary["bottleneck"]
     # constant of the reference line c·η²·δ, fitted on the easiest games (δ >= 0.1)
@@ -168,7 +172,12 @@ def rate_figure(results: OMWUResults) -> go.Figure:
     for k, eta in enumerate(c["etas"]):
         fig.add_trace(
             go.Scatter(
-                x=c["deltas"], y=c["rate_grid"][k], mode="lines+markers", name=f"η = {eta:g}", line=dict(color=color(k))
+                x=c["deltas"],
+                y=c["rate_grid"][k],
+                mode="lines+markers",
+                name=f"η = {eta:g}",
+                line=dict(color=color(k)),
+                marker=dict(symbol=["circle" if v else "circle-open" for v in c["rate_settled_grid"][k]], size=8),
             )
         )
         fig.add_trace(

@@ -127,6 +127,34 @@ def fit_linear_rate(values: np.ndarray, steps: np.ndarray, tail: float = 0.5, fl
     return float(-slope)
 
 
+def rate_windows(values: np.ndarray, steps: np.ndarray, floor: float = 1e-11) -> tuple[float, float]:
+    """Rates of :func:`fit_linear_rate` over the 3rd and the 4th quarter of the records above ``floor``.
+
+    A linear (geometric) decay ``values ~ C exp(-r t)`` has the same rate in both windows; a run still
+    in its transient does not. ``(nan, nan)`` when a window holds fewer than four records.
+    """
+    values, steps = np.asarray(values, dtype=np.float64), np.asarray(steps, dtype=np.float64)
+    if values.ndim != 1 or values.shape != steps.shape:
+        raise ValueError(f"values and steps must be 1-D of equal length, got {values.shape} and {steps.shape}")
+    if not np.isfinite(values).all() or not np.isfinite(steps).all():
+        raise ValueError("values and steps must be finite (a NaN or inf would silently drop out of the fit)")
+    above = np.nonzero(values > floor)[0]
+    end = above[-1] + 1 if above.size else 0
+    half, three_quarters = end // 2, (3 * end) // 4
+    if three_quarters - half < 4 or end - three_quarters < 4:
+        return float("nan"), float("nan")
+    early = fit_linear_rate(values[half:three_quarters], steps[half:three_quarters], tail=1.0, floor=floor)
+    late = fit_linear_rate(values[three_quarters:end], steps[three_quarters:end], tail=1.0, floor=floor)
+    return early, late
+
+
+def rates_agree(early: float, late: float, tolerance: float) -> bool:
+    """Both rates positive and ``|early - late| <= tolerance * max(early, late)`` (False on NaN)."""
+    if not (np.isfinite(early) and np.isfinite(late)) or early <= 0 or late <= 0:
+        return False
+    return bool(abs(early - late) <= tolerance * max(early, late))
+
+
 def first_hitting_time(values: np.ndarray, steps: np.ndarray, target: float) -> float:
     """First recorded step at which ``values <= target``; ``inf`` if never."""
     values = np.asarray(values)

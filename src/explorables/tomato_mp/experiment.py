@@ -9,9 +9,11 @@ Four parts, each checkpointed (``--resume`` skips the finished ones):
    graph parameter ``k``, ToMAToMP on (radius, f) and on (radius, f, DTM), HDBSCAN and k-means;
    adjusted Rand index (ARI) against the planted labels, on every point. At the first and last
    fraction, ToMAToMP again with a wider radius cap ``r_max`` (the only graph-like knob left):
-   does the clustering change?
+   does the clustering change? Repeated on ``n_seeds`` seeds (base seed + 0, 1, ...: new blobs,
+   outlier draws and subsamples). Every method list includes a control, ToMATo on ``-DTM`` alone
+   (it never sees ``f``): if it is as robust as ToMAToMP, the robustness is the DTM's.
 2. **k_sweep**: ToMATo's chosen count over ``k`` on clean moons, circles, blobs and iris.
-3. **datasets**: every method on clean moons, circles and iris.
+3. **datasets**: every method on clean moons, circles and iris, on the same ``n_seeds`` seeds.
 4. **two_functions**: ToMAToMP (no DTM parameter) on blobs with the last outlier fraction, with
    the corrupted density ``f`` alone, a second function ``h`` alone (a clean log-KDE at
    ``second_bandwidth_factor`` times the bandwidth, computed from the points only), and both at
@@ -25,7 +27,7 @@ nearest subsample point; densities and ToMATo always use every point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,7 +41,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
-from .data import DATASETS, corrupt, log_kde, make_dataset
+from .data import DATASETS, corrupt, dtm, log_kde, make_dataset
 from .multiparam import connecting_radius, tomato_mp
 from .persistence import tomato
 
@@ -49,7 +51,8 @@ BANDWIDTH = {"blobs": 0.4, "moons": 0.25, "circles": 0.25, "iris": 0.6}
 
 @dataclass(frozen=True)
 class TomatoMPConfig(ExperimentConfig):
-    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+    """Settings of :func:`run`. Field defaults are the ``book`` preset, except ``workers`` (the book runs the
+    outlier sweep's MMAs on all cores; the numbers do not depend on it)."""
 
     n_points: int = param(200, Int(30), "points per generated data set (blobs, moons, circles; iris keeps its 150)")
     outlier_fraction_grid: tuple[float, ...] = param(
@@ -87,12 +90,15 @@ class TomatoMPConfig(ExperimentConfig):
     two_function_seeds: tuple[int, ...] = param(
         (0, 1, 2), Seeds(), "seeds of the blobs samples and outlier draws of the two-function part"
     )
+    n_seeds: int = param(
+        3, Int(1), "seeds (base seed + 0, 1, ...) of the blobs, outlier draws and clean data sets of parts 1 and 3"
+    )
     workers: int = param(1, Int(0), "processes for the outlier fractions' independent MMAs (joblib); 0 = all cores")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_points=150, outlier_fraction_grid=(0.0, 0.05), k_grid=(5, 10, 20), n_lines=30,
-                      datasets=("moons",), two_function_seeds=(0,)),
-        "book": {},
+                      datasets=("moons",), two_function_seeds=(0,), n_seeds=1),
+        "book": dict(workers=0),
         "paper": dict(device="auto", n_points=100_000, outlier_fraction_grid=(0.0, 0.01, 0.02, 0.05, 0.10),
                       k_grid=(5, 10, 20, 40, 80, 160), reference_k=20, n_lines=60, mp_subsample_size=1500,
                       workers=0),
@@ -163,6 +169,9 @@ def cluster_all(cfg: TomatoMPConfig, X: np.ndarray, f: np.ndarray, truth: np.nda
                                     "tau": t.threshold}
     ref = tomato(X, f, k=cfg.reference_k)
     summary["tomato_ref"] = {"k": cfg.reference_k, "n_clusters": ref.n_clusters, "ari": ari(truth, ref.labels)}
+    # Control: ToMATo on -DTM alone (no f at all): how much of ToMAToMP's robustness the DTM brings by itself.
+    control = tomato(X, -dtm(X, cfg.dtm_mass_fraction, device=cfg.device), k=cfg.reference_k)
+    summary["tomato_dtm"] = {"n_clusters": control.n_clusters, "ari": ari(truth, control.labels)}
     curves["tomato_ref"] = {"labels": ref.labels, "pairs": ref.diagram.pairs, "essential": ref.diagram.essential,
                             "tau": ref.threshold}
     n_true = len(np.unique(truth))
@@ -186,21 +195,34 @@ def _blobs(cfg: TomatoMPConfig):
     return ds, log_kde(ds.X, BANDWIDTH["blobs"], device=cfg.device)
 
 
+def seeds_of(cfg: TomatoMPConfig) -> list[int]:
+    """The seeds of parts 1 and 3: the base seed and the ``n_seeds - 1`` after it."""
+    return [cfg.seed + i for i in range(cfg.n_seeds)]
+
+
 def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """Every method on blobs at each outlier fraction; at the first and last fraction, ToMAToMP
-    again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence)."""
-    ds, f = _blobs(cfg)
+    again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence). Repeated
+    for every seed of :func:`seeds_of` (a new blobs sample and outlier draw): ``runs``,
+    ``independence`` and the curves are the base seed's, ``seed_runs`` and ``seed_independence``
+    hold every seed's (the base seed first)."""
+    seeds = seeds_of(cfg)
+    blobs = {seed: _blobs(replace(cfg, seed=seed)) for seed in seeds}
+    ds = blobs[cfg.seed][0]
     summary: dict[str, Any] = {"fractions": list(cfg.outlier_fraction_grid), "true": len(np.unique(ds.labels)),
-                               "runs": [], "independence": []}
+                               "seeds": seeds, "runs": [], "independence": [],
+                               "seed_runs": [[] for _ in seeds], "seed_independence": [[] for _ in seeds]}
     curves: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "runs": []}
     ends = {0, len(cfg.outlier_fraction_grid) - 1}
 
-    def one(i: int, q: float) -> tuple[dict, dict, dict | None]:
-        g, idx = corrupt(f, q, seed=cfg.seed)
-        s, c = cluster_all(cfg, ds.X, g, ds.labels)
+    def one(seed: int, i: int, q: float) -> tuple[dict, dict, dict | None]:
+        cfg_s = replace(cfg, seed=seed)
+        ds, f = blobs[seed]
+        g, idx = corrupt(f, q, seed=seed)
+        s, c = cluster_all(cfg_s, ds.X, g, ds.labels)
         independence = None
         if i in ends:
-            wide = run_tomato_mp(cfg, ds.X, g, robust=True, r_max_factor=cfg.r_max_factor, seed=cfg.seed)
+            wide = run_tomato_mp(cfg_s, ds.X, g, robust=True, r_max_factor=cfg.r_max_factor, seed=seed)
             base = c["mp_robust"]
             independence = {
                 "fraction": q,
@@ -213,12 +235,17 @@ def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
 
     # The fractions are independent MMAs: with workers != 1 they run in parallel processes (joblib);
     # the results do not depend on workers.
-    jobs = Parallel(n_jobs=cfg.workers or -1)(delayed(one)(i, q) for i, q in enumerate(cfg.outlier_fraction_grid))
-    for s, c, independence in jobs:
-        summary["runs"].append(s)
-        curves["runs"].append(c)
+    tasks = [(j, seed, i, q) for j, seed in enumerate(seeds) for i, q in enumerate(cfg.outlier_fraction_grid)]
+    jobs = Parallel(n_jobs=cfg.workers or -1)(delayed(one)(seed, i, q) for _, seed, i, q in tasks)
+    for (j, _, _, _), (s, c, independence) in zip(tasks, jobs, strict=True):
+        summary["seed_runs"][j].append(s)
         if independence is not None:
-            summary["independence"].append(independence)
+            summary["seed_independence"][j].append(independence)
+        if j == 0:
+            summary["runs"].append(s)
+            curves["runs"].append(c)
+            if independence is not None:
+                summary["independence"].append(independence)
     return summary, curves
 
 
@@ -237,13 +264,22 @@ def _k_sweep(cfg: TomatoMPConfig) -> tuple[dict, dict]:
 
 
 def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
+    """Every method on each clean data set, for every seed of :func:`seeds_of`: the entry is the
+    base seed's, its ``seeds`` list holds every seed's ARIs and counts (iris is the same each time,
+    only the subsampling and k-means seeds change)."""
     summary, curves = {}, {}
     for name in cfg.datasets:
-        ds = make_dataset(name, cfg.n_points, cfg.seed)
-        f = log_kde(ds.X, BANDWIDTH[name], device=cfg.device)
-        s, c = cluster_all(cfg, ds.X, f, ds.labels)
-        summary[name] = {"n": len(ds.X), "true": len(np.unique(ds.labels)), **s}
-        curves[name] = {"labels_mp": c["mp_robust"]["labels"]}
+        per_seed = []
+        for seed in seeds_of(cfg):
+            cfg_s = replace(cfg, seed=seed)
+            ds = make_dataset(name, cfg.n_points, seed)
+            f = log_kde(ds.X, BANDWIDTH[name], device=cfg.device)
+            s, c = cluster_all(cfg_s, ds.X, f, ds.labels)
+            if seed == cfg.seed:
+                summary[name] = {"n": len(ds.X), "true": len(np.unique(ds.labels)), **s}
+                curves[name] = {"labels_mp": c["mp_robust"]["labels"]}
+            per_seed.append({"seed": seed, **{k: v for k, v in s.items() if k != "tomato"}})
+        summary[name]["seeds"] = per_seed
     return summary, curves
 
 

@@ -214,7 +214,8 @@ def prominence_figure(results: Any) -> go.Figure:
 
 
 METHODS = (("tomato_ref", "ToMATo (k-NN)"), ("mp_plain", "ToMAToMP (radius, f)"),
-           ("mp_robust", "ToMAToMP (radius, f, DTM)"), ("hdbscan", "HDBSCAN"), ("kmeans", "k-means (true K)"))
+           ("mp_robust", "ToMAToMP (radius, f, DTM)"),
+           ("tomato_dtm", "ToMATo on the DTM (control)"), ("hdbscan", "HDBSCAN"), ("kmeans", "k-means (true K)"))
 
 
 def ari_figure(results: Any) -> go.Figure:

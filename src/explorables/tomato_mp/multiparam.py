@@ -267,14 +267,19 @@ def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     return root_label[[find(v) for v in range(len(X))]]
 
 
+def essential_first(parts: list[Summand]) -> list[Summand]:
+    """The summands with the essential ones (never dying) first, each group most prominent first."""
+    return [s for s in parts if s.essential] + [s for s in parts if not s.essential]
+
+
 def check_essential_first(parts: list[Summand], n_essential: int) -> None:
     """Check that the ``n_essential`` most prominent summands are the ones that never die.
 
     A summand is essential when one of its death corners is ``+inf`` in every coordinate (one per
-    connected component of the whole graph). Its largest cube then reaches the top of the box,
-    and it is born at the component's best grade, so we expect it to be at least as prominent as
-    any other summand. :func:`tomato_mp` relies on this to count the essential summands apart; a
-    ``RuntimeError`` means the MMA broke the assumption.
+    connected component of the whole graph). :func:`tomato_mp` puts them first
+    (:func:`essential_first`; they need not be the most prominent: an essential summand born late
+    along a function axis has a small cube) and counts them apart; a ``RuntimeError`` means the
+    MMA found a different number of essential summands than the graph has components.
     """
     essential = [s.essential for s in parts]
     if sum(essential) != n_essential or not all(essential[:n_essential]):
@@ -308,10 +313,11 @@ def tomato_mp(
     if n_clusters is not None:
         check_int("n_clusters", n_clusters, minimum=1, maximum=len(X))
     filt = build_filtration(X, F, robust=robust, dtm_mass=dtm_mass, r_max=r_max, device=device)
-    parts = summands(mma_h0(filt, n_lines=n_lines, n_jobs=n_jobs))
+    parts = essential_first(summands(mma_h0(filt, n_lines=n_lines, n_jobs=n_jobs)))
     prom = np.array([s.prominence for s in parts])
-    # The components of the whole graph never die: their summands are the most prominent ones
-    # (the cube reaches the top of the box) and always count, as ToMATo's essential classes do.
+    # The components of the whole graph never die: their summands always count, as ToMATo's
+    # essential classes do, whatever their cube size (with f = -log KDE, say, an essential summand
+    # can be born late and be less prominent than a finite one).
     n_essential = int(components_at(filt, np.ones(filt.num_parameters)).max() + 1)
     check_essential_first(parts, n_essential)
     k = n_clusters or largest_gap_count(prom[n_essential:], n_essential)

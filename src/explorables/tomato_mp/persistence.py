@@ -184,6 +184,9 @@ def tomato(
 
     Without ``n_clusters``, the count is read from the largest gap of the diagram's prominences
     (:func:`largest_gap_count`); gudhi then merges every peak whose prominence is below the gap.
+    The graph's components are never merged: asked for fewer clusters than components, ToMATo
+    returns one cluster per component, and ``n_clusters`` says so. ``X`` must hold at least two
+    distinct points (copies of a single point have no structure to cluster).
     """
     X = check_points("X", X)
     f = check_function("f", f, len(X))
@@ -199,7 +202,8 @@ def tomato(
     essential = -np.sort(-np.asarray(model.max_weight_per_cc_, dtype=np.float64))
     diagram = Diagram(pairs=raw[np.argsort(-(raw[:, 0] - raw[:, 1]), kind="stable")], essential=essential)
     count = n_clusters or largest_gap_count(diagram.prominence, len(essential))
-    count = min(count, model.n_leaves_)
+    # gudhi cannot merge components of the graph: at least one cluster per component
+    count = max(min(count, model.n_leaves_), len(essential))
     model.n_clusters_ = count
     tau = gap_threshold(diagram.prominence, count, len(essential))
     return TomatoResult(labels=np.asarray(model.labels_).copy(), n_clusters=count, diagram=diagram, threshold=tau,

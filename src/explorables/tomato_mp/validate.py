@@ -14,6 +14,8 @@ def check_points(name: str, X: Any, min_points: int = 2) -> np.ndarray:
     arr = check_matrix(name, X)
     if len(arr) < min_points:
         raise ValueError(f"{name} must hold at least {min_points} points, got {len(arr)}")
+    if min_points >= 2 and len(arr) and np.all(arr == arr[0]):
+        raise ValueError(f"{name} must hold at least 2 distinct points, got {len(arr)} copies of one point")
     return arr
 
 
@@ -33,7 +35,10 @@ def check_function(name: str, f: Any, n: int | None = None) -> np.ndarray:
 
 
 def check_functions(name: str, fs: Any, n: int) -> np.ndarray:
-    """One or several functions on ``n`` points, as a ``(p, n)`` array (a 1-D input is one function)."""
+    """One or several functions on ``n`` points, as a ``(p, n)`` array (a 1-D input, array or plain
+    list of numbers, is one function)."""
+    if isinstance(fs, (list, tuple)) and len(fs) and all(np.isscalar(v) for v in fs):
+        return check_function(name, fs, n)[None, :]  # a plain list of floats is one function
     arr = np.asarray(fs, dtype=np.float64) if not isinstance(fs, (list, tuple)) else None
     if arr is not None and arr.ndim == 1:
         return check_function(name, arr, n)[None, :]

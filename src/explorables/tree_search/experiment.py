@@ -11,6 +11,9 @@ vertices), ``"smoke"`` what the tests execute, and ``"paper"`` trees of a millio
 2. ``real``: the same on Python syntax trees and a package's directory tree, and on a digits
    dendrogram with *learned* predictions (``eta`` is whatever the nearest neighbour after a PCA
    to each dimension in ``d_pca_grid`` gives).
+2b. ``crossover``: every ``eta`` in 1..max(eta_grid) on the trees with ``eta`` set by us, for
+   ``n_crossover_seeds`` seeds: where spine search stops beating centroid search (a grid of powers
+   of two would flatter doubling search).
 3. ``lower_bound``: complete binary trees with the prediction at the root: the worst case over
    targets at distance ``eta`` grows linearly in ``eta`` for every algorithm (at least
    ``eta / 2`` queries by counting: ``2^eta`` targets, at most 4 answers per query).
@@ -109,6 +112,12 @@ class TreeSearchConfig(ExperimentConfig):
         (0, 1, 2, 4, 8, 16, 32, 64), Tuple(Int(0)), "prediction errors eta = d(prediction, target), in tree edges"
     )
     n_targets_per_eta: int = param(30, Int(1), "random targets per tree and eta, each with a prediction eta edges away")
+    n_crossover_seeds: int = param(
+        3, Int(1, 20), "seeds of the dense crossover scan (every eta in 1..max(eta_grid), trees with eta set by us)"
+    )
+    crossover_targets_per_eta: int = param(
+        12, Int(1), "random targets per tree, eta and seed in the dense crossover scan"
+    )
     ast_modules: tuple[str, ...] = param(
         ("json.decoder", "argparse"), Tuple(StdlibModule()), "standard-library modules whose syntax trees are searched"
     )
@@ -139,6 +148,7 @@ class TreeSearchConfig(ExperimentConfig):
             family_tree_size=300,
             eta_grid=(0, 1, 2, 4, 8),
             n_targets_per_eta=8,
+            crossover_targets_per_eta=4,
             ast_modules=("bisect",),
             directory_max_size=400,
             n_dendrogram_points=200,
@@ -262,6 +272,52 @@ def _family(cfg: TreeSearchConfig, name: str, index: int) -> tuple[dict, dict]:
     rng = np.random.default_rng([cfg.seed, 1, index])
     tree = synthetic_tree(name, cfg.family_tree_size, seed=cfg.seed)
     return measure_tree(tree, cfg.eta_grid, cfg.n_targets_per_eta, rng), {}
+
+
+def first_loss(etas: list[int], spine_mean: list[float], centroid_mean: list[float]) -> int | None:
+    """The smallest eta at which spine search's mean is not below centroid search's (``None``: it never loses)."""
+    for eta, sp, ce in zip(etas, spine_mean, centroid_mean, strict=True):
+        if sp >= ce:
+            return int(eta)
+    return None
+
+
+def _crossover_trees(cfg: TreeSearchConfig, seed: int) -> dict[str, Tree]:
+    """The trees on which we set eta ourselves: the synthetic families (drawn with ``seed``) and the real trees."""
+    trees = {name: synthetic_tree(name, cfg.family_tree_size, seed=seed) for name in cfg.families}
+    for module in cfg.ast_modules:
+        trees[f"AST {module}"] = ast_tree(module)
+    trees[f"directory {cfg.directory_package}"] = directory_tree(cfg.directory_package, cfg.directory_max_size)
+    return trees
+
+
+def _crossover(cfg: TreeSearchConfig) -> tuple[dict, dict]:
+    """Where spine search stops beating centroid search: every eta in 1..max(eta_grid), several seeds.
+
+    A grid of powers of two flatters doubling search (at eta = 2^j the prediction's distance is one of
+    its probes), so the crossover is read off a dense grid. Per tree and seed (seed ``cfg.seed + i``,
+    which also draws the random synthetic trees): the mean queries per eta over
+    ``crossover_targets_per_eta`` targets, the first eta at which spine search's mean is not below
+    centroid search's (:func:`first_loss`), and the number of etas at which it loses (lists, one entry
+    per seed; ``etas`` too, since a random tree may not reach every eta).
+    """
+    etas = tuple(range(1, max(max(cfg.eta_grid), 1) + 1))
+    out: dict[str, Any] = {}
+    for i in range(cfg.n_crossover_seeds):
+        seed = cfg.seed + i
+        for j, (name, tree) in enumerate(_crossover_trees(cfg, seed).items()):
+            rng = np.random.default_rng([seed, 6, j])
+            f = measure_tree(tree, etas, cfg.crossover_targets_per_eta, rng)
+            row = out.setdefault(
+                name, {"seeds": [], "etas": [], "first_loss": [], "losses": [], "spine_mean": [], "centroid_mean": []}
+            )
+            row["etas"].append(f["etas"])  # a random tree of some seed may not reach every eta
+            row["seeds"].append(seed)
+            row["first_loss"].append(first_loss(f["etas"], f["spine_mean"], f["centroid_mean"]))
+            row["losses"].append(int(sum(s >= c for s, c in zip(f["spine_mean"], f["centroid_mean"], strict=True))))
+            row["spine_mean"].append(f["spine_mean"])
+            row["centroid_mean"].append(f["centroid_mean"])
+    return out, {}
 
 
 ETA_BINS = ((0, 0), (1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, 32), (33, 10**9))
@@ -476,6 +532,7 @@ def run(
     for i, name in enumerate(cfg.families):
         parts[f"family_{name.replace(' ', '_')}"] = lambda name=name, i=i: _family(cfg, name, i)
     parts["real"] = lambda: _real(cfg)
+    parts["crossover"] = lambda: _crossover(cfg)
     parts["lower_bound"] = lambda: _lower_bound(cfg)
     parts["small_trees"] = lambda: _small_trees(cfg)
     parts["explorable"] = lambda: _explorable(cfg)

@@ -1,0 +1,329 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+For every seed in ``seeds`` one latent causal model is drawn (graph :func:`~.scm.default_graph`,
+``n_envs`` environments, an injective MLP mixing), and for every *edge pattern* (which influences
+change: all, all but one edge, none) data are sampled from it with the same noise draws and mixing,
+so that two patterns differ only in what changes. Then, in one ensemble trained side by side:
+
+* the **causal-prior VAE** on every pattern's data;
+* the baselines on the all-change data: a **factorised environment prior** (iVAE) and a **plain VAE**;
+* a check in iVAE's own setting: the factorised prior on data whose influences are fixed, scored
+  against the exogenous noise (independent given the environment, hence identifiable by iVAE);
+* the causal-prior VAE on **post-nonlinear** all-change data (scored with rank correlations);
+* the **motion-like case**: the kinematic chain hip -> knee -> ankle under six gaits, observed as
+  stick-figure coordinates, fitted by the causal-prior and the plain VAE.
+
+Every member is scored by the per-component correlation after the optimal matching (MCC) of its
+posterior means with the true latents, which only this evaluation reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from scipy.stats import special_ortho_group
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Bool, Choice, Int, Positive, Seeds, Tuple, param
+from ..core.threads import one_cpu_thread
+from .metrics import matched_correlations, mcc
+from .model import encode_means, fit
+from .scm import (
+    MOTION_GAITS,
+    NOISE_FAMILIES,
+    LatentData,
+    default_graph,
+    make_data,
+    make_motion_data,
+    make_scm,
+    motion_scm,
+)
+
+#: which influences change: every edge, all but one edge, or none (the noise still changes)
+PATTERNS: tuple[str, ...] = ("all", "fix 0→1", "fix 1→2", "fix 0→2", "none")
+
+
+def changing_edges(pattern: str, edges: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The edges whose influence changes under ``pattern`` (one of :data:`PATTERNS`)."""
+    if pattern == "all":
+        return set(edges)
+    if pattern == "none":
+        return set()
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {PATTERNS}, got {pattern!r}")
+    j, i = (int(c) for c in pattern.split()[1].split("→"))
+    return set(edges) - {(j, i)}
+
+
+#: the sanity check in iVAE's own setting: fixed influences, the factorised prior scored against the exogenous noise
+IVAE_CHECK = "factorised / none, vs noise"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One trained setting: a prior on one kind of data (``pattern`` for the synthetic model)."""
+
+    name: str
+    prior: str
+    data: str  # "synthetic", "pnl" or "motion"
+    pattern: str = "all"
+    target: str = "latents"  # what the MCC is scored against: the latents, or the exogenous noise
+
+
+@dataclass(frozen=True)
+class CRLConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2, 3, 4), Seeds(), "seeds (model draw, data, initial weights) of the verdicts"
+    )
+    d_latent: int = param(3, Int(3, 16), "number of latents (chain 0→1→…→d-1 plus the edge 0→2)")
+    n_envs: int = param(10, Int(3, 100), "number of environments u")
+    n_per_env: int = param(300, Int(20), "samples per environment")
+    d_obs: int = param(10, Int(6, 4096), "observed dimensions (the injective mixing's output; >= d_latent)")
+    mixing_layers: int = param(2, Int(1, 6), "layers of the leaky-ReLU mixing MLP, eq. (crl-mixing) (1: linear)")
+    noise: str = param("gaussian", Choice(NOISE_FAMILIES), "family of the exogenous noise n_i")
+    edge_patterns: tuple[str, ...] = param(
+        PATTERNS, Tuple(Choice(PATTERNS), distinct=True), "which influences change, per trained pattern"
+    )
+    use_baselines: bool = param(True, Bool(), "train the factorised (iVAE) and plain VAE baselines on all-change data")
+    use_ivae_check: bool = param(
+        True, Bool(), "train the factorised prior with fixed influences and score it against the exogenous noise"
+    )
+    use_post_nonlinear: bool = param(True, Bool(), "train the causal prior on post-nonlinear data, eq. (crl-pnl)")
+    use_motion: bool = param(True, Bool(), "run the kinematic-chain (stick-figure) case")
+    n_steps: int = param(1000, Int(100), "Adam steps of every VAE (all trained side by side)")
+    batch_size: int = param(64, Int(2), "samples per step and member")
+    lr: float = param(1e-2, Positive(), "Adam learning rate")
+    width: int = param(32, Int(4, 4096), "hidden units of the encoder and decoder MLPs")
+    sparsity: float = param(1e-3, Positive(), "weight of the L1 penalty on the learned influences (per sample)")
+    obs_std: float = param(0.1, Positive(), "decoder standard deviation (standardised observations)")
+    n_rotations: int = param(30, Int(1), "random rotations behind each chance level of MCC")
+    record_every: int = param(200, Int(100), "steps between MCC snapshots of the training-curve figure")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(
+            seeds=(0, 1, 2),
+            n_per_env=80,
+            n_steps=200,
+            edge_patterns=("all", "fix 1→2"),
+            use_post_nonlinear=False,
+            record_every=100,
+        ),
+        "book": {},
+        "paper": dict(
+            device="auto",
+            seeds=(0, 1, 2, 3, 4),
+            d_latent=10,
+            n_envs=40,
+            n_per_env=2000,
+            d_obs=64,
+            mixing_layers=3,
+            n_steps=50_000,
+            batch_size=512,
+            lr=1e-3,
+            width=256,
+            record_every=1000,
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = "one GPU (any with >= 8 GB); about an hour (estimate, not timed)"
+
+    def cross_checks(self) -> None:
+        if self.d_obs < self.d_latent:
+            raise ValueError(f"d_obs must be >= d_latent ({self.d_latent}), got {self.d_obs}")
+        if self.record_every % 100:
+            raise ValueError(f"record_every must be a multiple of 100, got {self.record_every}")
+
+
+class CRLResults(Results[CRLConfig]):
+    """What :func:`run` returns: per-arm MCC summaries and the arrays the figures draw."""
+
+
+def arms(cfg: CRLConfig) -> list[Arm]:
+    """The trained settings of ``cfg``, in a fixed order."""
+    out = [Arm(f"causal / {p}", "causal", "synthetic", p) for p in cfg.edge_patterns]
+    if cfg.use_baselines:
+        out += [Arm("factorised / all", "factorised", "synthetic"), Arm("plain / all", "plain", "synthetic")]
+    if cfg.use_ivae_check:
+        out.append(Arm(IVAE_CHECK, "factorised", "synthetic", "none", target="noise"))
+    if cfg.use_post_nonlinear:
+        out.append(Arm("causal / post-nonlinear", "causal", "pnl"))
+    if cfg.use_motion:
+        out += [Arm("motion / causal", "causal", "motion"), Arm("motion / plain", "plain", "motion")]
+    return out
+
+
+def data_seed(cfg: CRLConfig, s: int) -> int:
+    """The seed of seed-entry ``s``'s model draw and data (derived from the base seed)."""
+    return 1_000_003 * cfg.seed + 7_919 * s + 11
+
+
+def make_arm_data(cfg: CRLConfig, arm: Arm, s: int) -> LatentData:
+    """The data set of ``arm`` under seed entry ``s``: same draws for every pattern of one seed."""
+    rng = np.random.default_rng(data_seed(cfg, s))
+    if arm.data == "motion":
+        n_per_gait = -(-cfg.n_envs * cfg.n_per_env // len(MOTION_GAITS))  # rounded up; trimmed to n later
+        return make_motion_data(motion_scm(rng), n_per_gait, rng)
+    graph = default_graph(cfg.d_latent)
+    changing = changing_edges(arm.pattern, sorted(graph.edges))
+    scm = make_scm(graph, changing, cfg.n_envs, rng, noise=cfg.noise, post_nonlinear=arm.data == "pnl")
+    return make_data(scm, cfg.n_per_env, cfg.d_obs, rng, n_layers=cfg.mixing_layers)
+
+
+def exogenous_noise(data: LatentData) -> np.ndarray:
+    """The exogenous noise ``n_i = z_i - f_i(pa_i; u)`` of every sample (additive-noise data only)."""
+    if data.scm.post_nonlinear:
+        raise ValueError("exogenous_noise needs additive-noise data (post_nonlinear=False)")
+    return np.column_stack([data.z[:, i] - data.scm.mechanism(i, data.z, data.env) for i in range(data.scm.d_latent)])
+
+
+def _pad(data: LatentData, n: int, d_obs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations padded with zero columns to ``d_obs`` and trimmed to ``n`` rows (motion data)."""
+    x = np.zeros((n, d_obs))
+    x[:, : data.x.shape[1]] = data.x[:n]
+    return x, data.env[:n]
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    arr = np.asarray(values, dtype=float)
+    return {
+        "per_seed": [float(v) for v in arr],
+        "mean": float(arr.mean()),
+        "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
+        "median": float(np.median(arr)),
+        "min": float(arr.min()),
+        "max": float(arr.max()),
+    }
+
+
+def chance_mcc(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> float:
+    """Median MCC of random rotations of the standardised latents: what a learner that finds the
+    latents only up to a rotation (a plain VAE, at best) scores by chance (scipy's Haar rotations)."""
+    zs = (z - z.mean(0)) / z.std(0)
+    d = z.shape[1]
+    rotations = (special_ortho_group.rvs(d, random_state=seed + k) for k in range(n_rotations))
+    return float(np.median([mcc(zs, zs @ r, kind) for r in rotations]))
+
+
+def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    device = resolve_device(cfg.device)
+    arm_list = arms(cfg)
+    members = [(a, s) for a in arm_list for s in range(len(cfg.seeds))]
+    datasets = {(a, s): make_arm_data(cfg, a, s) for a, s in members}
+    n = cfg.n_envs * cfg.n_per_env
+    n_model_envs = max(cfg.n_envs, len(MOTION_GAITS))
+    xs, envs = zip(*(_pad(datasets[m], n, cfg.d_obs) for m in members), strict=True)
+    x = torch.tensor(np.stack(xs), dtype=torch.float32, device=device)
+    env = torch.tensor(np.stack(envs), dtype=torch.long, device=device)
+    d_latents = {a.data: (3 if a.data == "motion" else cfg.d_latent) for a in arm_list}
+    d_latent = max(d_latents.values())
+    kinds = ["spearman" if a.data == "pnl" else "pearson" for a, _ in members]
+    truths = [(exogenous_noise(datasets[m]) if m[0].target == "noise" else datasets[m].z)[:n] for m in members]
+
+    def score(model) -> list[list[float]]:
+        means = encode_means(model, x, env)
+        return [matched_correlations(truths[k], means[k], kinds[k]).tolist() for k in range(len(members))]
+
+    curve_steps: list[int] = []
+    curve_mcc: list[list[float]] = []
+
+    def record(step: int, model) -> None:
+        if step % cfg.record_every == 0:
+            curve_steps.append(step)
+            curve_mcc.append([float(np.mean(c)) for c in score(model)])
+
+    done = checkpoint.get("training/fit")
+    if done is None:
+        model = fit(
+            x,
+            env,
+            [a.prior for a, _ in members],
+            n_model_envs,
+            d_latent,
+            seeds=[10_007 * cfg.seed + 101 * s + 1 for _, s in members],
+            n_steps=cfg.n_steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            width=cfg.width,
+            sparsity=cfg.sparsity,
+            obs_std=cfg.obs_std,
+            callback=record,
+            progress=progress,
+        )
+        with torch.no_grad():  # the ELBO on all of each member's data, averaged over 4 noise draws
+            gen = torch.Generator().manual_seed(data_seed(cfg, 0))
+            elbo = torch.stack([model.elbo(x, env, gen) for _ in range(4)]).mean(0)
+        done = {
+            "per_component": score(model),
+            "elbo": elbo.cpu().numpy(),
+            "curve_steps": curve_steps,
+            "curve_mcc": curve_mcc,
+            "influences": model.influences().detach().cpu().numpy(),
+        }
+        checkpoint.save("training/fit", done)
+
+    summary: dict[str, Any] = {"arms": {}, "members": len(members)}
+    all_change = next((a for a in arm_list if a.data == "synthetic" and a.pattern == "all"), None)
+    per_component = done["per_component"]
+    for a in arm_list:
+        rows = [per_component[members.index((a, s))] for s in range(len(cfg.seeds))]
+        data = datasets[(a, 0)]
+        comps = np.asarray(rows)  # (seeds, d)
+        summary["arms"][a.name] = {
+            "prior": a.prior,
+            "data": a.data,
+            "pattern": a.pattern,
+            "identifiable": [True] * data.scm.d_latent if a.target == "noise" else data.scm.identifiable(),
+            "target": a.target,
+            "mcc": _stats(comps.mean(1).tolist()),
+            "elbo": _stats([float(done["elbo"][members.index((a, s))]) for s in range(len(cfg.seeds))]),
+            # the chance level: median MCC of random rotations of this arm's own targets
+            "chance": _stats([chance_mcc(truths[k], cfg.n_rotations, data_seed(cfg, s), kinds[k])
+                              for s, k in ((s, members.index((a, s))) for s in range(len(cfg.seeds)))]),
+            "components": [_stats(comps[:, i].tolist()) for i in range(comps.shape[1])],
+            "correlation": "spearman" if a.data == "pnl" else "pearson",
+        }
+    if all_change is not None:
+        summary["chance_mcc"] = summary["arms"][all_change.name]["chance"]
+    curves: dict[str, Any] = {
+        "curve_steps": np.asarray(done["curve_steps"]),
+        "curve_mcc": {
+            a.name: np.asarray(
+                [[row[members.index((a, s))] for s in range(len(cfg.seeds))] for row in done["curve_mcc"]]
+            )
+            for a in arm_list
+        },
+    }
+    if cfg.use_motion:
+        motion = datasets[(next(a for a in arm_list if a.data == "motion"), 0)]
+        curves["motion_angles"] = motion.z
+        curves["motion_env"] = motion.env
+    return summary, curves
+
+
+def run(
+    config: CRLConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> CRLResults:
+    """Draw the latent models, train every arm's VAEs side by side and score them (module docstring)."""
+    cfg, checkpoint = start_run(CRLConfig, config, checkpoint)
+    with one_cpu_thread(resolve_device(cfg.device)):
+        parts, curves = run_parts_timed(
+            checkpoint, {"training": lambda: _training_part(cfg, checkpoint, progress)}, progress
+        )
+    summary = {**parts["training"], "timings": parts["timings"]}
+    return CRLResults(cfg, summary, curves["training"])
+
+
+def headline(results: CRLResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    return [
+        f"{name}: MCC {a['mcc']['mean']:.2f} ± {a['mcc']['sd']:.2f}; per component (median) "
+        + ", ".join(f"{c['median']:.2f}" for c in a["components"])
+        for name, a in results.summary["arms"].items()
+    ]

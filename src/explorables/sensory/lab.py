@@ -1,0 +1,122 @@
+"""The live lab: type your own cue and see how it moves SmolLM2 toward the vision or the audio encoder.
+
+On start the lab draws 16 items (seed 0, first phrasing), encodes their pictures and sounds, and
+runs the model on every caption under the three named cues, keeping the last prompt token's
+hidden state at every layer. Typing a cue (press Enter) re-runs the model on the 16 prompts with
+your cue (a rerun); the layer, k and encoder controls only recompute the alignment and redraw.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..core.figures import PALETTE, REFERENCE_LINE
+from ..core.labs import canvas_png, interactions
+from .alignment import chance_level, mutual_knn_alignment
+from .encoders import audio_features, vision_features
+from .experiment import ENCODERS
+from .llm import LanguageModel, load_language_model, representations
+from .stimuli import captions, prompt, sample_stimuli
+
+N_ITEMS = 16
+NAMED = ("none", "see", "hear")
+COLOURS = {"none": PALETTE["grey"], "see": PALETTE["blue"], "hear": PALETTE["orange"], "yours": PALETTE["green"]}
+
+
+def cue_representations(lm: LanguageModel, texts: list[str], cue: str) -> np.ndarray:
+    """``(n_layers + 1, n, d)``: the last prompt token's state at every layer for ``cue`` + each caption."""
+    if not isinstance(cue, str):
+        raise ValueError(f"cue must be a string, got {cue!r}")
+    reps, _ = representations(lm, [prompt(t, cue) for t in texts], tuple(range(lm.n_layers + 1)), 0)
+    return reps[0]
+
+
+class SensoryLab:
+    """The panel. ``SensoryLab().widget`` is what the notebook displays; ``lm`` defaults to SmolLM2 (offline)."""
+
+    def __init__(self, lm: LanguageModel | None = None, n_items: int = N_ITEMS, seed: int = 0) -> None:
+        self.lm = lm or load_language_model()
+        stimuli = sample_stimuli(n_items, np.random.default_rng([seed, 0]))
+        self.texts = captions(stimuli, 0)
+        self.features = {"vision": vision_features(stimuli), "audio": audio_features(stimuli)}
+        self.reps = {cue: cue_representations(self.lm, self.texts, cue) for cue in NAMED}
+        style = {"description_width": "90px"}
+        lay = widgets.Layout(width="330px")
+        self.cue = widgets.Text(value="Picture its colour and shape.", description="your cue", continuous_update=False,
+                                style=style, layout=widgets.Layout(width="520px"))  # fmt: skip
+        self.layer = widgets.IntSlider(value=self.lm.n_layers, min=0, max=self.lm.n_layers, description="layer",
+                                       style=style, layout=lay)  # fmt: skip
+        self.k = widgets.IntSlider(value=3, min=1, max=n_items - 2, description="k", style=style, layout=lay)
+        self.encoder = widgets.ToggleButtons(options=list(ENCODERS), value="vision", description="encoder", style=style)
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="780px"))
+        self.status = widgets.HTML()
+        self._build_figure()
+        self.cue.observe(self.rerun, names="value")
+        for w in (self.layer, self.k, self.encoder):
+            w.observe(self.redraw, names="value")
+        controls = widgets.VBox([self.cue, widgets.HBox([self.layer, self.k]), self.encoder])
+        self.widget = widgets.VBox([controls, self.status, self.image])
+        self.rerun()
+
+    def _build_figure(self) -> None:
+        fig = Figure(figsize=(9.5, 3.4), dpi=80)
+        FigureCanvasAgg(fig)
+        self._ax_bar, self._ax_layers = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.88, wspace=0.3)
+        self._fig = fig
+
+    def rerun(self, _change=None) -> None:
+        """Run the model with the typed cue (an empty cue is refused with a message), then redraw."""
+        text = self.cue.value.strip()
+        if not text:
+            self.status.value = "<small>cue must be a non-empty text; showing the last valid cue</small>"
+            if "yours" not in self.reps:
+                self.reps["yours"] = self.reps["none"]
+            self.redraw()
+            return
+        self.status.value = f"<small>running the model on {len(self.texts)} prompts with your cue…</small>"
+        self.reps["yours"] = cue_representations(self.lm, self.texts, text)
+        self.redraw()
+
+    def alignments(self) -> dict[str, np.ndarray]:
+        """Per cue: mutual k-NN alignment with the chosen encoder at every layer."""
+        feats, k = self.features[self.encoder.value], self.k.value
+        return {cue: np.array([mutual_knn_alignment(r, feats, k) for r in reps]) for cue, reps in self.reps.items()}
+
+    def redraw(self, _change=None) -> None:
+        """Recompute the alignments (no model run) and draw them."""
+        scores, layer = self.alignments(), self.layer.value
+        chance = chance_level(len(self.texts), self.k.value)
+        ax, ax2 = self._ax_bar, self._ax_layers
+        ax.clear()
+        ax2.clear()
+        names = list(scores)
+        ax.bar(names, [scores[c][layer] for c in names], color=[COLOURS[c] for c in names])
+        ax.axhline(chance, **{"color": REFERENCE_LINE["color"], "linestyle": ":", "linewidth": 1})
+        ax.set(ylim=(0, 1), title=f"layer {layer}, vs {self.encoder.value} encoder", ylabel="mutual k-NN alignment")
+        for c in names:
+            ax2.plot(scores[c], color=COLOURS[c], label=c, linewidth=2 if c == "yours" else 1)
+        ax2.axvline(layer, color=PALETTE["light_grey"], linewidth=1)
+        ax2.axhline(chance, color=REFERENCE_LINE["color"], linestyle=":", linewidth=1)
+        ax2.set(xlabel="layer", ylim=(0, 1), title="every layer")
+        ax2.legend(fontsize=7, loc="upper left", ncols=4)
+        self._fig.canvas.draw()
+        self.image.value = canvas_png(self._fig.canvas)
+        if self.cue.value.strip():
+            gap = scores["yours"][layer] - scores["none"][layer]
+            self.status.value = (f"<small>{len(self.texts)} items, chance {chance:.3f}; your cue minus no cue at "
+                                 f"layer {layer}: {gap:+.3f} (one draw of items: differences under about 0.1 "
+                                 "are within seed noise)</small>")  # fmt: skip
+
+
+def benchmark_interactions(lab: SensoryLab | None = None) -> dict[str, list]:
+    """A reader's interactions for ``benchmarks/run.py``: layer, k and encoder redraw; a new cue re-runs the model."""
+    lab = lab or SensoryLab()
+    top = lab.lm.n_layers
+    return interactions(
+        redraw=[(lab.layer, (top // 2, top // 3, top)), (lab.k, (5, 3)), (lab.encoder, ("audio", "vision"))],
+        rerun=[(lab.cue, ("Listen to the sound it makes.", "Picture its colour and shape."))],
+    )

@@ -1,0 +1,189 @@
+"""A small synthetic world whose items have a look and a sound, drawn independently.
+
+Every item has three visual attributes (colour, shape, size) and three auditory ones (pitch,
+timbre, rhythm). Each item is given three ways: a **caption** in words (what the language model
+reads), a **picture** rendered with numpy (what the vision encoder sees) and a **sound**
+synthesised with numpy (what the audio encoder hears). Because the visual and auditory attributes
+are drawn independently, an encoder of one modality carries no information about the other:
+any alignment between the language model and the vision encoder comes from the visual words of
+the captions, and likewise for sound.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.validation import check_int
+
+COLOURS: dict[str, tuple[float, float, float]] = {
+    "red": (0.85, 0.1, 0.1), "orange": (0.95, 0.55, 0.1), "yellow": (0.95, 0.9, 0.15),
+    "green": (0.15, 0.7, 0.2), "blue": (0.15, 0.3, 0.9), "purple": (0.55, 0.2, 0.75),
+}  # fmt: skip
+SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond")
+SIZES: dict[str, float] = {"small": 0.22, "large": 0.42}  # radius as a fraction of the picture's side
+PITCHES: dict[str, float] = {"low": 140.0, "middle": 440.0, "high": 1400.0}  # fundamental (Hz)
+TIMBRES: tuple[str, ...] = ("whistling", "buzzing", "hissing")  # sine, sawtooth-like harmonics, band noise
+RHYTHMS: dict[str, float] = {"steady": 0.0, "slow-pulsing": 2.0, "fast-pulsing": 9.0}  # pulses per second
+
+VISUAL_ATTRIBUTES: tuple[str, ...] = ("colour", "shape", "size")
+AUDITORY_ATTRIBUTES: tuple[str, ...] = ("pitch", "timbre", "rhythm")
+
+#: Caption phrasings: each seed of the experiment uses one (its index modulo this list).
+PHRASINGS: tuple[str, ...] = (
+    "A {size} {colour} {shape} making a {pitch}, {rhythm} {timbre} sound.",
+    "A {rhythm}, {pitch} {timbre} sound from a {colour} {shape}, {size}.",
+    "It is {colour}, {size} and a {shape}; its sound is {timbre}, {pitch} and {rhythm}.",
+    "Its sound: {pitch}, {timbre}, {rhythm}. Its look: a {size} {colour} {shape}.",
+)
+
+#: Sensory cues put before the caption (reconstructed: the paper's exact wording was not available).
+CUES: dict[str, str] = {
+    "none": "",
+    "see": "Imagine what you would see.",
+    "hear": "Imagine what you would hear.",
+}
+
+SAMPLE_RATE = 8000  # Hz
+SOUND_S = 0.5  # seconds
+IMAGE_SIZE = 32  # pixels
+
+
+@dataclass(frozen=True)
+class Stimuli:
+    """``n`` items: attribute indices (``visual``: colour, shape, size; ``auditory``: pitch, timbre, rhythm)
+    and the nuisance draws (position, phase, jitter) the renderers use."""
+
+    visual: np.ndarray  # (n, 3) int
+    auditory: np.ndarray  # (n, 3) int
+    offsets: np.ndarray  # (n, 2) picture position jitter, fraction of the side
+    detune: np.ndarray  # (n,) relative pitch jitter
+    noise_seeds: np.ndarray  # (n,) seeds of each item's pixel and sample noise
+
+    @property
+    def n(self) -> int:
+        return int(self.visual.shape[0])
+
+    def words(self, i: int) -> dict[str, str]:
+        """The attribute words of item ``i``."""
+        c, s, z = self.visual[i]
+        p, t, r = self.auditory[i]
+        return {"colour": list(COLOURS)[c], "shape": SHAPES[s], "size": list(SIZES)[z],
+                "pitch": list(PITCHES)[p], "timbre": TIMBRES[t], "rhythm": list(RHYTHMS)[r]}  # fmt: skip
+
+
+def sample_stimuli(n: int, rng: np.random.Generator) -> Stimuli:
+    """``n`` items with distinct visual combinations where possible, auditory attributes drawn independently.
+
+    Visual combinations (48) and auditory ones (27) are each sampled without replacement
+    (cycling when ``n`` exceeds the count), then paired at random: knowing an item's look says
+    nothing about its sound.
+    """
+    n = check_int("n", n, 4)
+    vis = np.array(list(itertools.product(range(len(COLOURS)), range(len(SHAPES)), range(len(SIZES)))))
+    aud = np.array(list(itertools.product(range(len(PITCHES)), range(len(TIMBRES)), range(len(RHYTHMS)))))
+
+    def draw(table: np.ndarray) -> np.ndarray:
+        reps = -(-n // len(table))
+        order = np.concatenate([rng.permutation(len(table)) for _ in range(reps)])[:n]
+        return table[order]
+
+    visual, auditory = draw(vis), draw(aud)
+    return Stimuli(visual, auditory, rng.uniform(-0.12, 0.12, size=(n, 2)), rng.uniform(-0.03, 0.03, size=n),
+                   rng.integers(0, 2**31 - 1, size=n))  # fmt: skip
+
+
+def captions(stimuli: Stimuli, phrasing: int = 0) -> list[str]:
+    """The items' captions in phrasing ``phrasing`` (an index into :data:`PHRASINGS`)."""
+    phrasing = check_int("phrasing", phrasing, 0, len(PHRASINGS) - 1)
+    out = []
+    for i in range(stimuli.n):
+        text = PHRASINGS[phrasing].format(**stimuli.words(i))
+        out.append(text[0].upper() + text[1:])
+    return out
+
+
+def cue_text(cue: str) -> str:
+    """The text of a named cue (:data:`CUES`), or ``cue`` itself if it is free text (which must not be empty)."""
+    if not isinstance(cue, str):
+        raise ValueError(f"cue must be a string, got {cue!r}")
+    if cue in CUES:
+        return CUES[cue]
+    if not cue.strip():
+        raise ValueError(f"cue must be one of {sorted(CUES)} or a non-empty text, got {cue!r}")
+    return cue
+
+
+def prompt(caption: str, cue: str) -> str:
+    """The user message: the cue's text (if any) then the caption (eq. ``sensory-prompt``)."""
+    text = cue_text(cue).strip()
+    return f"{text} {caption}" if text else caption
+
+
+def render_image(stimuli: Stimuli, i: int, size: int = IMAGE_SIZE) -> np.ndarray:
+    """Item ``i``'s picture: ``(size, size, 3)`` floats in [0, 1], a coloured shape on grey, plus pixel noise."""
+    c, s, z = stimuli.visual[i]
+    rgb = np.array(list(COLOURS.values())[c])
+    radius = list(SIZES.values())[z]
+    yy, xx = np.mgrid[0:size, 0:size] / (size - 1) * 2 - 1  # [-1, 1]
+    x = xx - 2 * stimuli.offsets[i, 0] * (1 - radius)
+    y = yy - 2 * stimuli.offsets[i, 1] * (1 - radius)
+    r = 2 * radius
+    shape = SHAPES[s]
+    if shape == "circle":
+        mask = x**2 + y**2 <= r**2
+    elif shape == "square":
+        mask = (np.abs(x) <= 0.85 * r) & (np.abs(y) <= 0.85 * r)
+    elif shape == "triangle":
+        mask = (y >= -r) & (y <= r) & (np.abs(x) <= (y + r) / 2)  # apex up (rows grow downwards)
+    else:  # diamond
+        mask = np.abs(x) + np.abs(y) <= 1.1 * r
+    noise = np.random.default_rng(stimuli.noise_seeds[i]).normal(0.0, 0.04, size=(size, size, 3))
+    image = np.where(mask[..., None], rgb, 0.5) + noise
+    return np.clip(image, 0.0, 1.0)
+
+
+def synth_sound(stimuli: Stimuli, i: int, sample_rate: int = SAMPLE_RATE, seconds: float = SOUND_S) -> np.ndarray:
+    """Item ``i``'s sound: ``sample_rate * seconds`` samples in [-1, 1].
+
+    Pitch sets the fundamental; timbre is a sine (whistling), a sawtooth-like sum of 12 harmonics
+    (buzzing) or noise band-passed around the fundamental (hissing); rhythm is an amplitude
+    envelope (steady, or raised-cosine pulses at 2 or 9 per second).
+    """
+    p, t, r = stimuli.auditory[i]
+    gen = np.random.default_rng(stimuli.noise_seeds[i] + 1)
+    n = int(sample_rate * seconds)
+    time = np.arange(n) / sample_rate
+    f0 = list(PITCHES.values())[p] * (1 + stimuli.detune[i])
+    phase = gen.uniform(0, 2 * np.pi)
+    timbre = TIMBRES[t]
+    if timbre == "whistling":
+        wave = np.sin(2 * np.pi * f0 * time + phase)
+    elif timbre == "buzzing":
+        harmonics = [h for h in range(1, 13) if h * f0 < sample_rate / 2]
+        wave = sum(np.sin(2 * np.pi * h * f0 * time + h * phase) / h for h in harmonics)
+    else:  # hissing: white noise filtered to a band around f0 (in the frequency domain)
+        spectrum = np.fft.rfft(gen.standard_normal(n))
+        freqs = np.fft.rfftfreq(n, 1 / sample_rate)
+        spectrum *= np.exp(-0.5 * (np.log(np.maximum(freqs, 1.0) / f0) / 0.25) ** 2)
+        wave = np.fft.irfft(spectrum, n)
+    rate = list(RHYTHMS.values())[r]
+    envelope = np.ones(n) if rate == 0 else 0.5 * (1 - np.cos(2 * np.pi * rate * time + gen.uniform(0, 0.5)))
+    wave = wave * envelope + gen.normal(0.0, 0.01, size=n)
+    return wave / max(np.max(np.abs(wave)), 1e-9)
+
+
+def attribute_features(stimuli: Stimuli, modality: str) -> np.ndarray:
+    """One-hot attributes of one modality (``"visual"`` or ``"auditory"``): the ground-truth space.
+
+    Used only to check the encoders (what their neighbourhoods reflect), never by the language model.
+    """
+    if modality == "visual":
+        table, sizes = stimuli.visual, (len(COLOURS), len(SHAPES), len(SIZES))
+    elif modality == "auditory":
+        table, sizes = stimuli.auditory, (len(PITCHES), len(TIMBRES), len(RHYTHMS))
+    else:
+        raise ValueError(f"modality must be 'visual' or 'auditory', got {modality!r}")
+    return np.concatenate([np.eye(m)[table[:, j]] for j, m in enumerate(sizes)], axis=1)

@@ -1,0 +1,311 @@
+"""Chapter 17 (crl): the generator, the MCC metric, the priors, the learner's inputs and the claimed direction."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from explorables.crl import (
+    PATTERNS,
+    CRLConfig,
+    EnsembleVAE,
+    changing_edges,
+    correlation_matrix,
+    default_graph,
+    fit,
+    make_arm_data,
+    make_data,
+    make_mixing,
+    make_scm,
+    matched_correlations,
+    mcc,
+    mix,
+    sample_latents,
+    stick_figure,
+)
+from explorables.crl import experiment as crl_experiment
+from explorables.crl.claims import (
+    beats_verdict,
+    control_verdict,
+    identified_verdict,
+    partial_verdict,
+    pattern_matches,
+)
+from explorables.crl.scm import SEGMENTS, g
+
+# --- the metric ----------------------------------------------------------------------------------
+
+
+def test_mcc_is_one_for_a_permuted_rescaled_shifted_copy():
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((500, 4)) @ rng.standard_normal((4, 4))  # correlated latents
+    perm = [2, 0, 3, 1]
+    copy = z[:, perm] * np.array([-3.0, 0.5, 2.0, -0.1]) + 7.0
+    assert np.allclose(matched_correlations(z, copy), 1.0)
+    assert mcc(z, copy) == pytest.approx(1.0)
+
+
+def test_spearman_mcc_is_one_for_monotone_component_maps():
+    z = np.random.default_rng(1).standard_normal((400, 3))
+    warped = np.column_stack([np.exp(z[:, 2]), z[:, 0] ** 3, -np.tanh(z[:, 1])])
+    assert mcc(z, warped, "spearman") == pytest.approx(1.0)
+    assert mcc(z, warped, "pearson") < 0.99
+
+
+def test_mcc_is_near_zero_for_independent_noise():
+    rng = np.random.default_rng(2)
+    z, noise = rng.standard_normal((20_000, 3)), rng.standard_normal((20_000, 3))
+    assert mcc(z, noise) < 0.03
+
+
+def test_chance_level_is_set_by_the_dimension_not_by_causal_links():
+    """A random rotation scores about 0.83 MCC with three latents whether they are the chapter's
+    correlated latents or independent ones, and much less with ten: why the page calls its
+    three-latent MCCs uninformative. Orthogonal invariance: rotating independent Gaussians changes nothing."""
+    rng = np.random.default_rng(7)
+    indep3, indep10 = rng.standard_normal((3000, 3)), rng.standard_normal((3000, 10))
+    scm = make_scm(default_graph(3), None, 10, np.random.default_rng(3))
+    z = sample_latents(scm, np.repeat(np.arange(10), 300), np.random.default_rng(4))
+    c_chapter = crl_experiment.chance_mcc(z, 20, 0)
+    c3, c10 = crl_experiment.chance_mcc(indep3, 20, 0), crl_experiment.chance_mcc(indep10, 20, 0)
+    assert abs(c_chapter - c3) < 0.05
+    assert c3 > 0.75
+    assert c10 < c3 - 0.15
+
+
+def test_matching_agrees_with_brute_force_over_permutations():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        a, b = rng.standard_normal((50, 4)), rng.standard_normal((50, 4))
+        b[:, 0] += a[:, 1]
+        corr = correlation_matrix(a, b)
+        best = max(sum(corr[i, p[i]] for i in range(4)) for p in itertools.permutations(range(4)))
+        assert matched_correlations(a, b).sum() == pytest.approx(best)
+
+
+def test_metric_refuses_bad_shapes():
+    with pytest.raises(ValueError, match="z_true"):
+        mcc(np.zeros((10, 3)), np.zeros((9, 3)))
+    with pytest.raises(ValueError, match="kind"):
+        mcc(np.zeros((10, 3)), np.zeros((10, 3)), "kendall")
+
+
+# --- the generator -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_environment_changes_alter_exactly_the_stated_mechanisms(pattern):
+    graph = default_graph(3)
+    changing = changing_edges(pattern, sorted(graph.edges))
+    scm = make_scm(graph, changing, 6, np.random.default_rng(4))
+    z = np.random.default_rng(5).standard_normal((200, 3))
+    for i in graph.nodes:
+        outputs = [scm.mechanism(i, z, np.full(200, u)) for u in range(scm.n_envs)]
+        differs = any(not np.allclose(outputs[0], o) for o in outputs[1:])
+        assert differs == any(e in changing for e in graph.in_edges(i)), (pattern, i)
+    for j, i in graph.edges:  # fixed edges keep one weight; changing ones take several
+        assert (np.unique(scm.weights[:, j, i]).size > 1) == ((j, i) in changing)
+    assert np.all(scm.weights[:, ~nx.to_numpy_array(graph, nodelist=range(3)).astype(bool)] == 0)
+
+
+def test_patterns_of_one_seed_share_every_draw_but_the_changes():
+    graph = default_graph(3)
+    full = make_scm(graph, None, 5, np.random.default_rng(6))
+    fixed = make_scm(graph, {(0, 1), (0, 2)}, 5, np.random.default_rng(6))
+    assert np.array_equal(full.noise_scale, fixed.noise_scale) and np.array_equal(full.noise_loc, fixed.noise_loc)
+    assert np.array_equal(full.weights[:, 0, 1], fixed.weights[:, 0, 1])
+    assert np.all(fixed.weights[:, 1, 2] == full.weights[0, 1, 2])
+
+
+def test_sampling_follows_the_additive_noise_model():
+    scm = make_scm(default_graph(3), None, 4, np.random.default_rng(7))
+    env = np.repeat(np.arange(4), 50)
+    z = sample_latents(scm, env, np.random.default_rng(8))
+    base = np.random.default_rng(8).standard_normal((200, 3))
+    noise = scm.noise_loc[env] + scm.noise_scale[env] * base
+    for i in range(3):  # z_i - f_i(pa_i; u) is exactly the exogenous noise
+        assert np.allclose(z[:, i] - scm.mechanism(i, z, env), noise[:, i])
+    lam = scm.weights[env]
+    assert np.allclose(z[:, 2], lam[:, 0, 2] * g(z[:, 0]) + lam[:, 1, 2] * g(z[:, 1]) + noise[:, 2])
+
+
+def test_post_nonlinear_latents_are_a_monotone_map_of_the_additive_ones():
+    scm = make_scm(default_graph(3), None, 4, np.random.default_rng(9), post_nonlinear=True)
+    env = np.repeat(np.arange(4), 50)
+    z = sample_latents(scm, env, np.random.default_rng(10))
+    base = np.random.default_rng(10).standard_normal((200, 3))
+    mechanisms = np.column_stack([scm.mechanism(i, z, env) for i in range(3)])
+    pre = scm.noise_loc[env] + scm.noise_scale[env] * base + mechanisms
+    assert np.allclose(z, pre + pre**3 / 3)
+
+
+def test_identifiability_prediction_follows_the_changing_edges():
+    graph = default_graph(3)
+    predict = {p: make_scm(graph, changing_edges(p, sorted(graph.edges)), 3, np.random.default_rng(0)).identifiable()
+               for p in PATTERNS}
+    assert predict["all"] == [True, True, True]
+    assert predict["fix 0→1"] == [True, False, True]
+    assert predict["fix 1→2"] == predict["fix 0→2"] == [True, True, False]
+    assert predict["none"] == [True, False, False]
+
+
+def test_mixing_is_injective_and_the_stick_figure_keeps_its_segments():
+    rng = np.random.default_rng(11)
+    mats = make_mixing(3, 10, rng)
+    z = rng.standard_normal((50, 3))
+    eps = 1e-6
+    for row in z[:5]:
+        jac = np.column_stack([(mix(row + eps * e, mats) - mix(row, mats)) / eps for e in np.eye(3)])
+        assert np.linalg.matrix_rank(jac, tol=1e-6) == 3
+    joints = stick_figure(rng.uniform(-1, 1, (40, 3)))
+    lengths = np.linalg.norm(np.diff(joints, axis=1), axis=-1)
+    assert np.allclose(lengths, SEGMENTS)
+
+
+def test_generator_refuses_bad_input():
+    graph = default_graph(3)
+    with pytest.raises(ValueError, match="changing"):
+        make_scm(graph, {(2, 0)}, 4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="n_envs"):
+        make_scm(graph, None, 1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="noise"):
+        make_scm(graph, None, 4, np.random.default_rng(0), noise="cauchy")
+    scm = make_scm(graph, None, 4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="env"):
+        sample_latents(scm, np.array([0, 4]), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="pattern"):
+        changing_edges("fix 5→6", sorted(graph.edges))
+
+
+# --- the model -----------------------------------------------------------------------------------
+
+
+def test_priors_match_torch_distributions():
+    model = EnsembleVAE(("causal", "factorised", "plain"), 6, 3, 4, seeds=(0, 1, 2))
+    with torch.no_grad():
+        for p in (model.loc, model.log_scale, model.influence):
+            p.normal_(0, 0.5, generator=torch.Generator().manual_seed(3))
+    z = torch.randn(3, 20, 3, generator=torch.Generator().manual_seed(4))
+    env = torch.randint(0, 4, (3, 20), generator=torch.Generator().manual_seed(5))
+    got = model.log_prior(z, env)
+    const = 1.5 * np.log(2 * np.pi)
+    gz = model.parent_functions(z).detach()
+    with torch.no_grad():
+        for m in range(3):
+            loc, scale = model.loc[m, env[m]], model.log_scale[m, env[m]].exp()
+            if m == 0:  # causal: z_i's mean adds sum_{j<i} lambda_ij(u) g_j(z_j)
+                lam = model.influence[m, env[m]] * torch.tril(torch.ones(3, 3), -1)
+                loc = loc + (lam @ gz[m].unsqueeze(-1)).squeeze(-1)
+            if m == 2:  # plain: N(0, I)
+                loc, scale = torch.zeros_like(loc), torch.ones_like(scale)
+            want = torch.distributions.Normal(loc, scale).log_prob(z[m]).sum(-1) + const
+            assert torch.allclose(got[m], want, atol=1e-5)
+
+
+def test_members_train_as_they_would_alone():
+    rng = np.random.default_rng(12)
+    x = torch.tensor(rng.standard_normal((2, 60, 6)), dtype=torch.float32)
+    env = torch.tensor(rng.integers(0, 3, (2, 60)))
+    pair = fit(x, env, ("causal", "plain"), 3, 2, seeds=(7, 8), n_steps=30, batch_size=16)
+    alone = fit(x[:1], env[:1], ("causal",), 3, 2, seeds=(7,), n_steps=30, batch_size=16)
+    for a, b in zip(pair.parameters(), alone.parameters(), strict=True):
+        assert torch.allclose(a[:1], b, atol=1e-4)
+
+
+def test_fit_refuses_bad_shapes():
+    with pytest.raises(ValueError, match="x must be"):
+        fit(torch.zeros(2, 10, 4), torch.zeros(2, 9, dtype=torch.long), ("plain", "plain"), 2, 2, seeds=(0, 1))
+    with pytest.raises(ValueError, match="priors"):
+        EnsembleVAE(("gaussian",), 4, 2, 2, seeds=(0,))
+
+
+# --- the experiment ------------------------------------------------------------------------------
+
+TINY = dict(n_per_env=30, n_steps=100, edge_patterns=("all",), use_post_nonlinear=False, record_every=100)
+
+
+def test_the_learner_never_receives_the_true_latents(monkeypatch):
+    cfg = CRLConfig.preset("smoke", **TINY)
+    seen: list = []
+    real_fit = crl_experiment.fit
+
+    def spy(*args, **kwargs):
+        seen.extend([*args, *kwargs.values()])
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(crl_experiment, "fit", spy)
+    crl_experiment.run(cfg)
+    assert seen
+    arrays = [np.asarray(a.cpu() if isinstance(a, torch.Tensor) else a, dtype=float) for a in seen
+              if isinstance(a, (torch.Tensor, np.ndarray))]
+    for arm in crl_experiment.arms(cfg):
+        for s in range(len(cfg.seeds)):
+            z = make_arm_data(cfg, arm, s).z
+            n = min(len(z), cfg.n_envs * cfg.n_per_env)
+            for a in arrays:  # no column of any argument is (an affine copy of) a true latent
+                cols = a.reshape(-1, a.shape[-1]) if a.ndim >= 2 else a.reshape(-1, 1)
+                for block in np.split(cols, len(cols) // n) if len(cols) % n == 0 else []:
+                    corr = correlation_matrix(z[:n], block) if block.std(0).min() > 0 else np.zeros(1)
+                    assert corr.max() < 0.999
+
+
+def test_smoke_run_shows_the_claimed_directions():
+    """Seeded smoke run. The direction the paper implies for MCC (causal prior above the plain VAE
+    with all influences changing) is *not* reproduced at our scale (see the chapter), so it is
+    reported, not asserted: with three latents a random rotation already scores about 0.83 MCC, and a
+    reviewer's runs with 4-8x the steps and 3x the samples still left the causal prior level with
+    the plain VAE (the page gives the numbers), so no affordable seeded setting shows it.
+    What must hold: the causal prior, which contains the plain and the factorised priors as special
+    cases, fits the data better (higher ELBO, with a margin), and the prediction gives every latent a
+    verdict."""
+    results = crl_experiment.run(CRLConfig.preset("smoke"))
+    arms = results.summary["arms"]
+    assert arms["causal / all"]["elbo"]["mean"] >= arms["plain / all"]["elbo"]["mean"] + 0.1
+    assert arms["causal / all"]["elbo"]["mean"] >= arms["factorised / all"]["elbo"]["mean"]
+    assert arms["causal / all"]["identifiable"] == [True, True, True]
+    assert arms["causal / fix 1→2"]["identifiable"] == [True, True, False]
+    for arm in arms.values():
+        assert all(0.0 <= c["median"] <= 1.0 for c in arm["components"])
+
+
+# --- the verdicts --------------------------------------------------------------------------------
+
+
+def test_verdicts_on_constructed_numbers():
+    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8).startswith("yes")
+    assert identified_verdict(0.9, [0.7, 0.99, 0.99], 0.8).startswith("partly")
+    assert identified_verdict(0.78, [0.7, 0.99, 0.65], 0.8).startswith("no")  # below chance
+    assert identified_verdict(0.5, [0.5, 0.6, 0.4], 0.3).startswith("no")
+    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.88).startswith("no")  # plain as high
+    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.8).startswith("yes")
+    assert beats_verdict({"plain": 0.1, "factorised": 0.06}).startswith("yes")
+    assert beats_verdict({"plain": 0.1, "factorised": 0.01}).startswith("partly")
+    assert beats_verdict({"plain": -0.1}).startswith("no")
+    full = [0.95, 0.95, 0.95]
+    assert pattern_matches([0.9, 0.85, 0.6], [True, True, False], full)
+    assert not pattern_matches([0.9, 0.85, 0.8], [True, True, False], full)  # gap below 0.1
+    assert not pattern_matches([0.9, 0.7, 0.5], [True, True, False], full)  # an identifiable one not recovered
+    assert not pattern_matches([0.9, 0.85, 0.6], [True, True, False], [0.95, 0.95, 0.65])  # no cost of fixing
+    assert partial_verdict({"a": True, "b": True}).startswith("yes")
+    assert partial_verdict({"a": True, "b": False}).startswith("partly")
+    assert partial_verdict({"a": False}).startswith("no")
+    assert control_verdict([0.2, 0.3]).startswith("yes")
+    assert control_verdict([0.2, 0.0]).startswith("partly")
+    assert control_verdict([0.01]).startswith("no")
+
+
+def test_exogenous_noise_is_what_the_sampler_added():
+    from explorables.crl.experiment import exogenous_noise
+
+    graph = default_graph(3)
+    scm = make_scm(graph, set(), 4, np.random.default_rng(13))
+    data = make_data(scm, 50, 6, np.random.default_rng(14))
+    base = np.random.default_rng(14).standard_normal((200, 3))
+    assert np.allclose(exogenous_noise(data), scm.noise_loc[data.env] + scm.noise_scale[data.env] * base)
+    pnl = make_scm(graph, None, 4, np.random.default_rng(13), post_nonlinear=True)
+    with pytest.raises(ValueError, match="post_nonlinear"):
+        exogenous_noise(make_data(pnl, 10, 6, np.random.default_rng(0)))

