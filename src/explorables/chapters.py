@@ -66,6 +66,7 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter(15, "jeffrey", "Jeffrey guidance for diffusion models"),
         Chapter(16, "muon", "Muon in the river valley"),
         Chapter(17, "crl", "Causal representation learning with changing causal influences"),
+        Chapter(18, "topoprune", "TopoPrune: topological data pruning"),
         Chapter(19, "tomato_mp", "ToMATo and ToMAToMP: multi-parameter topological clustering"),
     )
 }

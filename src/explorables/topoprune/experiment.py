@@ -1,0 +1,307 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+Per seed: split the data into a training pool and a test set; train the two feature networks (an
+MLP and a small CNN) on the whole pool; take their penultimate features; add Gaussian noise to a
+copy of the MLP's features (the latent perturbation). For each of the three feature views
+(MLP, CNN, noisy MLP) every method scores the pool and keeps a class-balanced subset at every
+pruning rate; an MLP on the raw pixels is then trained from scratch on each subset and tested.
+
+* in-architecture accuracy: MLP features select, the MLP trains;
+* transfer: CNN features select, the MLP trains ("select with one architecture, train the other");
+* robustness: the noisy MLP features select; we compare accuracy, kept-set overlap (Jaccard) and
+  the rank correlation of the scores with the clean run.
+
+Parts: ``persistence_check`` (eq. topoprune-pers against gudhi) and one part per seed; the
+summary per method, view and rate (mean ± sd over seeds) is assembled from the seeds' parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
+from .embedding import knn_radius, pca_embedding, umap_embedding, warm_up_umap
+from .models import (
+    ARCHITECTURES,
+    Split,
+    add_feature_noise,
+    cifar_split,
+    digits_split,
+    extract_features,
+    train_feature_network,
+    train_on_subsets,
+)
+from .persistence import flag_pairs, local_clouds, neighbourhoods, persistence_values, topological_scores
+from .selection import SELECTIONS, ccs_selection, centre_distance, d2_selection, random_selection, select_by_score
+
+METHODS: tuple[str, ...] = ("random", "centre", "d2", "ccs", "umap_radius", "topoprune")
+METHOD_NAMES: dict[str, str] = {
+    "random": "random",
+    "centre": "distance to class centre",
+    "d2": "D2-style graph",
+    "ccs": "coverage-centric (CCS)",
+    "umap_radius": "UMAP kNN radius (control)",
+    "topoprune": "TopoPrune",
+}
+BASELINES: tuple[str, ...] = ("random", "centre", "d2", "ccs")
+SCORED: tuple[str, ...] = ("centre", "umap_radius", "topoprune")  # methods with a per-sample score
+VIEWS: tuple[str, ...] = ("mlp", "cnn", "mlp_noisy")
+END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
+END_SCORED: tuple[str, ...] = ("umap_radius", "topoprune")  # scored, with the ends also trained
+DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
+EMBEDDERS: tuple[str, ...] = ("umap", "pca")
+
+
+@dataclass(frozen=True)
+class TopoPruneConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    dataset: str = param("digits", Choice(DATASETS), "data: scikit-learn's bundled digits, or CIFAR from data_root")
+    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds (split, networks, UMAP, noise, training)")
+    test_fraction: float = param(0.3, Float(0.05, 0.5), "digits: fraction of each class held out for testing")
+    n_pool: int = param(50_000, Int(30), "CIFAR: training images used as the pool (digits: all of the split)")
+    prune_grid: tuple[float, ...] = param(
+        (0.5, 0.7, 0.9), Tuple(Float(0, 1, low_inclusive=False, high_inclusive=False), increasing=True),
+        "pruning rates: the fraction of the pool removed",
+    )
+    noise: float = param(0.5, Float(0.0, 10.0), "feature noise, in units of each latent feature's standard deviation")
+    n_feature_epochs: int = param(15, Int(1), "epochs of the feature networks on the whole pool")
+    embedder: str = param("umap", Choice(EMBEDDERS), "global embedding: UMAP (the method), or PCA (tests only)")
+    d_embed: int = param(2, Int(1, 64), "dimension of the UMAP embedding")
+    n_umap_neighbours: int = param(15, Int(2), "UMAP's n_neighbors")
+    n_umap_epochs: int = param(100, Int(10), "UMAP's optimisation epochs")
+    n_neighbours: int = param(15, Int(3, 64), "k: size of each sample's local neighbourhood in the embedding")
+    n_topo_steps: int = param(2, Int(1, 50), "T: descent steps of the local optimisation, eq. (topoprune-step)")
+    topo_lr: float = param(0.05, Positive(), "eta: step size of the local optimisation, eq. (topoprune-step)")
+    use_h1: bool = param(True, Bool(), "include H1 (loops) in the local loss, not only H0")
+    topo_selection: str = param("coverage", Choice(SELECTIONS), "how TopoPrune keeps samples by score in a class")
+    n_strata: int = param(10, Int(1), "CCS: strata of the score range")
+    hard_cutoff: float = param(0.1, Float(0.0, 0.9), "CCS: fraction of hardest samples dropped first")
+    n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
+    n_check_clouds: int = param(20, Int(1), "neighbourhoods on which eq. (topoprune-pers) is compared with gudhi")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(seeds=(0,), embedder="pca", prune_grid=(0.9,), n_feature_epochs=4, n_umap_epochs=30,
+                      n_topo_steps=1, use_h1=False, n_train_steps=60, n_check_clouds=5),
+        "book": {},
+        "paper": dict(dataset="cifar10", device="auto", seeds=(0, 1, 2, 3, 4), n_feature_epochs=60,
+                      n_umap_epochs=200, n_train_steps=2000, d_embed=8, n_check_clouds=100),
+    }  # fmt: skip
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU (any with >= 8 GB) for the networks and the trainings on the subsets, and many CPU cores for "
+        "UMAP and gudhi (50,000 neighbourhoods per view per step); estimated a few hours, not measured"
+    )
+    DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
+    DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-10-batches-py/ (or cifar-100-python/) folder"
+
+
+class TopoPruneResults(Results[TopoPruneConfig]):
+    """What :func:`run` returns: per-seed parts, the aggregated ``methods`` summary and the figures' arrays."""
+
+
+def load_split(cfg: TopoPruneConfig, rng: np.random.Generator) -> Split:
+    """The pool and test set of ``cfg.dataset``."""
+    if cfg.dataset == "digits":
+        return digits_split(cfg.test_fraction, rng)
+    if not cfg.data_root:
+        raise ValueError(f"dataset {cfg.dataset!r} needs data_root (a folder with torchvision's CIFAR layout)")
+    return cifar_split(cfg.data_root, cfg.dataset, cfg.n_pool)
+
+
+def embed(cfg: TopoPruneConfig, features: np.ndarray, seed: int) -> np.ndarray:
+    """The global embedding of ``features`` (UMAP, or PCA in the ``smoke`` preset)."""
+    if cfg.embedder == "pca":
+        return pca_embedding(features, d_embed=cfg.d_embed)
+    return umap_embedding(features, d_embed=cfg.d_embed, n_neighbours=cfg.n_umap_neighbours,
+                          n_epochs=cfg.n_umap_epochs, seed=seed)  # fmt: skip
+
+
+def select_all(
+    cfg: TopoPruneConfig, features: np.ndarray, Z: np.ndarray, labels: np.ndarray, rng: np.random.Generator
+) -> tuple[dict[str, np.ndarray], dict[str, dict[float, np.ndarray]]]:
+    """Every method's scores (where it has one) and kept indices at every rate, for one feature view.
+
+    TopoPrune and the control see only the embedding ``Z`` (no labels) for their scores; labels
+    enter only through the class-balanced budget.
+    """
+    scores = {
+        "centre": centre_distance(features, labels),
+        "umap_radius": knn_radius(Z, cfg.n_neighbours),
+        "topoprune": topological_scores(Z, cfg.n_neighbours, cfg.n_topo_steps, cfg.topo_lr, int(cfg.use_h1)),
+    }
+    kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in METHODS}
+    for rate in cfg.prune_grid:
+        kept["random"][rate] = random_selection(labels, rate, rng)
+        kept["centre"][rate] = select_by_score(scores["centre"], labels, rate, "easy")
+        kept["d2"][rate] = d2_selection(features, labels, rate, n_neighbours=cfg.n_neighbours)
+        kept["ccs"][rate] = ccs_selection(scores["centre"], labels, rate, rng, n_strata=cfg.n_strata,
+                                          hard_cutoff=cfg.hard_cutoff)  # fmt: skip
+        kept["umap_radius"][rate] = select_by_score(scores["umap_radius"], labels, rate, cfg.topo_selection)
+        kept["topoprune"][rate] = select_by_score(scores["topoprune"], labels, rate, cfg.topo_selection)
+    return scores, kept
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Overlap of two kept sets, ``|a ∩ b| / |a ∪ b|``."""
+    a, b = set(np.asarray(a).tolist()), set(np.asarray(b).tolist())
+    return len(a & b) / max(len(a | b), 1)
+
+
+def example_neighbourhoods(cfg: TopoPruneConfig, Z: np.ndarray, scores: np.ndarray) -> list[dict[str, Any]]:
+    """The samples of lowest, median and highest TopoPrune score: their local cloud before and after the
+    optimisation, and its persistence diagram (gudhi), for the figure."""
+    hoods = neighbourhoods(Z, cfg.n_neighbours)
+    order = np.argsort(scores)
+    out = []
+    for label, i in (("lowest score", order[0]), ("median score", order[len(order) // 2]),
+                     ("highest score", order[-1])):  # fmt: skip
+        cloud = torch.as_tensor(local_clouds(Z, hoods[i : i + 1])[0])
+        moved = cloud.clone()
+        for _ in range(cfg.n_topo_steps):
+            moved.requires_grad_(True)
+            pairs = flag_pairs(moved.detach().numpy(), int(cfg.use_h1))
+            d0, h1 = persistence_values(moved, pairs)
+            (grad,) = torch.autograd.grad(d0.sum() + (h1[:, 1] - h1[:, 0]).sum(), moved)
+            moved = (moved - cfg.topo_lr * grad).detach()
+        pairs = flag_pairs(cloud.numpy(), 1)
+        d0, h1 = persistence_values(cloud, pairs)
+        out.append({"label": label, "index": int(i), "score": float(scores[i]), "cloud": cloud.numpy(),
+                    "moved": moved.numpy(), "h0": d0.numpy(), "h1": h1.numpy()})  # fmt: skip
+    return out
+
+
+def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
+    """One seed: features, every view's selections, one batched training per rate."""
+    rng = np.random.default_rng([cfg.seed, seed])
+    device = resolve_device(cfg.device)
+    split = load_split(cfg, rng)
+    y = split.y_train
+    features, net_accuracy = {}, {}
+    for j, arch in enumerate(ARCHITECTURES):
+        net, acc = train_feature_network(arch, split, n_epochs=cfg.n_feature_epochs,
+                                         seed=int(rng.integers(2**31)) + j, device=device)  # fmt: skip
+        features[arch], net_accuracy[arch] = extract_features(net, split.x_train, device), acc
+    features["mlp_noisy"] = add_feature_noise(features["mlp"], cfg.noise, rng)
+    embeddings, scores, kept = {}, {}, {}
+    for view in VIEWS:
+        embeddings[view] = embed(cfg, features[view], int(rng.integers(2**31)))
+        scores[view], kept[view] = select_all(cfg, features[view], embeddings[view], y, rng)
+    train_seed = int(rng.integers(2**31))
+    accuracy: dict[str, dict[str, dict[str, float]]] = {v: {m: {} for m in METHODS} for v in VIEWS}
+    # the same scores kept at either end instead of by cfg.topo_selection (MLP features): does the
+    # selection rule, rather than the score, decide the accuracy?
+    ends = {mode: {m: {} for m in END_SCORED} for mode in END_MODES}
+    for rate in cfg.prune_grid:
+        members = [(v, m) for v in VIEWS for m in METHODS]
+        accs = train_on_subsets(split, [kept[v][m][rate] for v, m in members], n_steps=cfg.n_train_steps,
+                                seed=train_seed, device=device)  # fmt: skip
+        for (v, m), a in zip(members, accs, strict=True):
+            accuracy[v][m][str(rate)] = float(a)
+        extra = [(mode, m) for mode in END_MODES for m in END_SCORED]
+        accs = train_on_subsets(split, [select_by_score(scores["mlp"][m], y, rate, mode) for mode, m in extra],
+                                n_steps=cfg.n_train_steps, seed=train_seed, device=device)  # fmt: skip
+        for (mode, m), a in zip(extra, accs, strict=True):
+            ends[mode][m][str(rate)] = float(a)
+    full = float(train_on_subsets(split, [np.arange(len(y))], n_steps=cfg.n_train_steps, seed=train_seed,
+                                  device=device)[0])  # fmt: skip
+    summary = {
+        "n_pool": len(y), "n_test": len(split.y_test), "net_accuracy": net_accuracy,
+        "full_accuracy": full, "accuracy": accuracy, "ends": ends,
+        "jaccard": {m: {str(r): jaccard(kept["mlp"][m][r], kept["mlp_noisy"][m][r]) for r in cfg.prune_grid}
+                    for m in METHODS},
+        "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
+        "spearman_transfer": {m: float(spearmanr(scores["mlp"][m], scores["cnn"][m])[0]) for m in SCORED},
+    }  # fmt: skip
+    curves: dict[str, Any] = {}
+    if seed == cfg.seeds[0]:
+        curves = {
+            "labels": y,
+            "embedding": {v: embeddings[v] for v in ("mlp", "mlp_noisy")},
+            "scores": {v: scores[v]["topoprune"] for v in ("mlp", "mlp_noisy")},
+            "kept": {v: {m: {str(r): kept[v][m][r] for r in cfg.prune_grid} for m in ("topoprune", "centre")}
+                     for v in ("mlp", "mlp_noisy")},
+            "examples": example_neighbourhoods(cfg, embeddings["mlp"], scores["mlp"]["topoprune"]),
+        }  # fmt: skip
+    return summary, curves
+
+
+def _persistence_check(cfg: TopoPruneConfig) -> tuple[dict, dict]:
+    """Eq. (topoprune-pers) against gudhi's own diagram on random neighbourhood-sized clouds: largest gap."""
+    rng = np.random.default_rng([cfg.seed, 7])
+    import gudhi
+
+    gaps = []
+    for _ in range(cfg.n_check_clouds):
+        cloud = rng.standard_normal((cfg.n_neighbours + 1, 2))
+        tree = gudhi.RipsComplex(points=cloud).create_simplex_tree(max_dimension=2)
+        tree.compute_persistence()
+        d0, h1 = persistence_values(torch.as_tensor(cloud), flag_pairs(cloud, 1))
+        ref0 = np.sort(tree.persistence_intervals_in_dimension(0)[:, 1])
+        ref0 = ref0[np.isfinite(ref0)]
+        ref1 = tree.persistence_intervals_in_dimension(1).reshape(-1, 2)
+        ours1, ref1 = h1.numpy()[np.lexsort(h1.numpy().T)], ref1[np.lexsort(ref1.T)]
+        gaps.append(max(np.abs(np.sort(d0.numpy()) - ref0).max(initial=0.0),
+                        np.abs(ours1 - ref1).max(initial=0.0)))  # fmt: skip
+    return {"n_clouds": cfg.n_check_clouds, "max_gap": float(max(gaps))}, {}
+
+
+def _mean_sd(values: list[float]) -> dict[str, Any]:
+    arr = np.asarray(values, dtype=float)
+    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0, "values": arr.tolist()}
+
+
+def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
+    """Mean ± sd over seeds of every measured number (per view, method and rate)."""
+    rates = [str(r) for r in cfg.prune_grid]
+    out: dict[str, Any] = {"accuracy": {}, "noise_change": {}, "transfer_change": {}, "jaccard": {}}
+    for v in VIEWS:
+        out["accuracy"][v] = {m: {r: _mean_sd([p["accuracy"][v][m][r] for p in parts]) for r in rates}
+                              for m in METHODS}  # fmt: skip
+    for m in METHODS:
+        out["noise_change"][m] = {r: _mean_sd([p["accuracy"]["mlp_noisy"][m][r] - p["accuracy"]["mlp"][m][r]
+                                               for p in parts]) for r in rates}  # fmt: skip
+        out["transfer_change"][m] = {r: _mean_sd([p["accuracy"]["cnn"][m][r] - p["accuracy"]["mlp"][m][r]
+                                                  for p in parts]) for r in rates}  # fmt: skip
+        out["jaccard"][m] = {r: _mean_sd([p["jaccard"][m][r] for p in parts]) for r in rates}
+    out["ends"] = {mode: {m: {r: _mean_sd([p["ends"][mode][m][r] for p in parts]) for r in rates}
+                          for m in END_SCORED} for mode in END_MODES}  # fmt: skip
+    out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}
+    out["spearman_transfer"] = {m: _mean_sd([p["spearman_transfer"][m] for p in parts]) for m in SCORED}
+    out["full_accuracy"] = _mean_sd([p["full_accuracy"] for p in parts])
+    out["net_accuracy"] = {a: _mean_sd([p["net_accuracy"][a] for p in parts]) for a in ARCHITECTURES}
+    out["n_pool"], out["n_test"] = parts[0]["n_pool"], parts[0]["n_test"]
+    return out
+
+
+def run(
+    config: TopoPruneConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> TopoPruneResults:
+    """The persistence check, then one part per seed; the summary's ``methods`` aggregates the seeds."""
+    cfg, checkpoint = start_run(TopoPruneConfig, config, checkpoint)
+    parts: dict[str, Any] = {"persistence_check": lambda: _persistence_check(cfg)}
+    if cfg.embedder == "umap":
+        parts["umap_warm_up"] = lambda: ({"first_call_s": warm_up_umap()}, {})
+    parts |= {f"seed_{s}": (lambda s=s: _seed(cfg, s)) for s in cfg.seeds}
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    summary["methods"] = aggregate(cfg, [summary[f"seed_{s}"] for s in cfg.seeds])
+    curves["example"] = curves[f"seed_{cfg.seeds[0]}"]
+    return TopoPruneResults(cfg, summary, curves)
+
+
+def headline(results: TopoPruneResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    m = results.summary["methods"]
+    lines = [f"persistence vs gudhi: largest gap {results.summary['persistence_check']['max_gap']:.1e}"]
+    for r in (str(x) for x in results.config.prune_grid):
+        lines.append(f"prune {r}: " + ", ".join(
+            f"{k} {m['accuracy']['mlp'][k][r]['mean']:.3f}±{m['accuracy']['mlp'][k][r]['sd']:.3f}" for k in METHODS))
+    return lines

@@ -1,0 +1,216 @@
+"""Data, the two feature networks (an MLP and a small CNN) and the downstream training on a subset.
+
+The feature networks are trained on the whole training pool (as a pretrained model would be);
+their penultimate activations are the latent features every pruning method scores. The model
+trained on a kept subset is an MLP on the raw pixels, trained from scratch; many subsets are
+trained side by side as one batched ensemble (each member sees only its own subset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..core.threads import one_cpu_thread
+from ..core.validation import check_in_range, check_int, check_positive
+
+ARCHITECTURES: tuple[str, ...] = ("mlp", "cnn")
+
+
+@dataclass(frozen=True)
+class Split:
+    """Images ``(n, c, h, w)`` in ``[0, 1]`` and labels, for the training pool and the test set."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        return int(max(self.y_train.max(), self.y_test.max())) + 1
+
+
+def digits_split(test_fraction: float, rng: np.random.Generator) -> Split:
+    """scikit-learn's bundled 8×8 digits (1,797 images), split per class into a pool and a test set."""
+    from sklearn.datasets import load_digits
+
+    test_fraction = check_in_range("test_fraction", test_fraction, 0.0, 1.0, low_inclusive=False,
+                                   high_inclusive=False)  # fmt: skip
+    images, labels = load_digits(return_X_y=True)
+    images = (images / 16.0).reshape(-1, 1, 8, 8).astype(np.float32)
+    test = np.zeros(len(labels), dtype=bool)
+    for c in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == c))
+        test[members[: round(test_fraction * len(members))]] = True
+    return Split(images[~test], labels[~test], images[test], labels[test])
+
+
+def cifar_split(root: str, name: str = "cifar10", n_train: int | None = None) -> Split:
+    """CIFAR from ``root`` (torchvision's layout, read by ``core.datasets``; never downloaded)."""
+    from ..core.datasets import load_cifar
+
+    train, test = load_cifar(root, name, train=True), load_cifar(root, name, train=False)
+    n = len(train.labels) if n_train is None else min(n_train, len(train.labels))
+    return Split((train.images[:n] / 255.0).astype(np.float32), train.labels[:n],
+                 (test.images / 255.0).astype(np.float32), test.labels)  # fmt: skip
+
+
+class MLP(nn.Module):
+    """Two hidden layers; ``features`` is the second hidden layer (the penultimate activations)."""
+
+    def __init__(self, d_in: int, n_classes: int, d_hidden: int = 64):
+        super().__init__()
+        self.body = nn.Sequential(nn.Flatten(), nn.Linear(d_in, d_hidden), nn.ReLU(),
+                                  nn.Linear(d_hidden, d_hidden), nn.ReLU())  # fmt: skip
+        self.head = nn.Linear(d_hidden, n_classes)
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x))
+
+
+class CNN(nn.Module):
+    """Two 3×3 convolutions with max-pooling, then a hidden layer (the penultimate activations)."""
+
+    def __init__(self, channels: int, size: int, n_classes: int, width: int = 16, d_hidden: int = 64):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(channels, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(width, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(width * (size // 4) ** 2, d_hidden), nn.ReLU(),
+        )  # fmt: skip
+        self.head = nn.Linear(d_hidden, n_classes)
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x))
+
+
+def make_network(architecture: str, split: Split) -> nn.Module:
+    """The feature network of ``architecture`` (``"mlp"`` or ``"cnn"``) for the split's image shape."""
+    c, h, w = split.x_train.shape[1:]
+    if architecture == "mlp":
+        return MLP(c * h * w, split.n_classes)
+    if architecture == "cnn":
+        return CNN(c, h, split.n_classes)
+    raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
+
+
+def train_feature_network(
+    architecture: str, split: Split, *, n_epochs: int, batch_size: int = 128, lr: float = 3e-3,
+    seed: int = 0, device: str | torch.device = "cpu",
+) -> tuple[nn.Module, float]:
+    """Train the feature network on the whole pool (Adam, cross-entropy); returns it and its test accuracy."""
+    n_epochs = check_int("n_epochs", n_epochs, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    with one_cpu_thread(device):  # tiny networks: a second CPU thread only adds waiting
+        return _train_feature_network(architecture, split, n_epochs, batch_size, lr, seed, device)
+
+
+def _train_feature_network(
+    architecture: str, split: Split, n_epochs: int, batch_size: int, lr: float, seed: int, device
+) -> tuple[nn.Module, float]:
+    torch.manual_seed(seed)
+    net = make_network(architecture, split).to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    x, y = torch.as_tensor(split.x_train, device=device), torch.as_tensor(split.y_train, device=device)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(n_epochs):
+        for batch in torch.randperm(len(y), generator=gen).split(batch_size):
+            opt.zero_grad()
+            nn.functional.cross_entropy(net(x[batch]), y[batch]).backward()
+            opt.step()
+    return net, accuracy(net, split, device)
+
+
+@torch.no_grad()
+def accuracy(net: nn.Module, split: Split, device: str | torch.device = "cpu") -> float:
+    """Test accuracy of ``net``."""
+    net.eval()
+    pred = net(torch.as_tensor(split.x_test, device=device)).argmax(-1).cpu().numpy()
+    net.train()
+    return float(np.mean(pred == split.y_test))
+
+
+@torch.no_grad()
+def extract_features(net: nn.Module, images: np.ndarray, device: str | torch.device = "cpu") -> np.ndarray:
+    """Penultimate activations of ``net`` on ``images``, standardised per feature (float64)."""
+    net.eval()
+    with one_cpu_thread(device):
+        feats = torch.cat([net.features(b) for b in torch.as_tensor(images, device=device).split(4096)])
+    net.train()
+    f = feats.double().cpu().numpy()
+    return (f - f.mean(0)) / np.where(f.std(0) > 1e-12, f.std(0), 1.0)
+
+
+def add_feature_noise(features: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
+    """Features plus Gaussian noise of ``noise`` times each feature's standard deviation (a latent perturbation)."""
+    noise = check_in_range("noise", noise, 0.0, np.inf)
+    return features + noise * features.std(0) * rng.standard_normal(features.shape)
+
+
+def train_on_subsets(
+    split: Split, subsets: list[np.ndarray], *, n_steps: int, d_hidden: int = 64, lr: float = 1e-2,
+    weight_decay: float = 1e-4, seed: int = 0, device: str | torch.device = "cpu",
+) -> np.ndarray:
+    """Test accuracy of an MLP (pixels → ``d_hidden`` → classes) trained from scratch on each subset.
+
+    All subsets train at once as a batched ensemble: member ``m`` has its own weights and sees only
+    the pool indices ``subsets[m]`` (padded and masked), full-batch Adam for ``n_steps`` steps.
+    Adam acts per weight, so the members do not interact.
+    """
+    n_steps = check_int("n_steps", n_steps, 1)
+    check_positive("lr", lr)
+    with one_cpu_thread(device):  # small matrices: a second CPU thread only adds waiting
+        return _train_on_subsets(split, subsets, n_steps, d_hidden, lr, weight_decay, seed, device)
+
+
+def _train_on_subsets(split: Split, subsets: list[np.ndarray], n_steps: int, d_hidden: int, lr: float,
+                      weight_decay: float, seed: int, device) -> np.ndarray:  # fmt: skip
+    if not subsets:
+        raise ValueError("subsets must hold at least one index array")
+    n_pool = len(split.y_train)
+    for m, s in enumerate(subsets):
+        s = np.asarray(s)
+        if s.ndim != 1 or len(s) == 0 or s.min() < 0 or s.max() >= n_pool:
+            raise ValueError(f"subsets[{m}] must be a non-empty 1-D array of pool indices in [0, {n_pool - 1}]")
+    dev = torch.device(device)
+    gen = torch.Generator().manual_seed(seed)
+    x_pool = torch.as_tensor(split.x_train.reshape(n_pool, -1), device=dev)
+    y_pool = torch.as_tensor(split.y_train, device=dev)
+    n_members, d_in, k = len(subsets), x_pool.shape[1], split.n_classes
+    width = max(len(s) for s in subsets)
+    index = torch.zeros((n_members, width), dtype=torch.long)
+    mask = torch.zeros((n_members, width))
+    for m, s in enumerate(subsets):
+        index[m, : len(s)] = torch.as_tensor(np.asarray(s))
+        mask[m, : len(s)] = 1.0
+    index, mask = index.to(dev), mask.to(dev)
+    xb, yb = x_pool[index], y_pool[index]  # (M, width, d_in), (M, width)
+
+    def init(fan_in: int, *shape: int) -> torch.Tensor:
+        bound = 1.0 / np.sqrt(fan_in)
+        return ((torch.rand(*shape, generator=gen) * 2 - 1) * bound).to(dev).requires_grad_(True)
+
+    w1, b1 = init(d_in, n_members, d_in, d_hidden), init(d_in, n_members, 1, d_hidden)
+    w2, b2 = init(d_hidden, n_members, d_hidden, k), init(d_hidden, n_members, 1, k)
+    opt = torch.optim.Adam([w1, b1, w2, b2], lr=lr, weight_decay=weight_decay)
+    for _ in range(n_steps):
+        logits = torch.relu(xb @ w1 + b1) @ w2 + b2
+        loss = nn.functional.cross_entropy(logits.reshape(-1, k), yb.reshape(-1), reduction="none")
+        loss = ((loss.reshape(n_members, width) * mask).sum(1) / mask.sum(1)).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        x_test = torch.as_tensor(split.x_test.reshape(len(split.y_test), -1), device=dev)
+        pred = (torch.relu(x_test @ w1 + b1) @ w2 + b2).argmax(-1).cpu().numpy()  # (M, n_test)
+    return (pred == split.y_test[None, :]).mean(axis=1)

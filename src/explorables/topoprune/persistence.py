@@ -1,0 +1,151 @@
+"""Local persistent homology of a point cloud, made differentiable with torch.
+
+gudhi computes the Vietoris–Rips persistence of a small cloud and, with
+``flag_persistence_generators``, says *which edges* create and destroy every class: an H0 class
+dies at an edge ``(a, b)``, an H1 class is born at an edge ``(b1, b2)`` and dies at an edge
+``(d1, d2)``. With those index pairs fixed, every birth and death is a distance between two
+points, so a torch distance matrix gives the same values *and* their gradients (the recipe of
+Carrière et al., ICML 2021). This is eq. (topoprune-pers) and (topoprune-loss) of the chapter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gudhi
+import numpy as np
+import torch
+
+from ..core.threads import one_cpu_thread
+from ..core.validation import check_int, check_positive
+
+
+@dataclass(frozen=True)
+class FlagPairs:
+    """Persistence pairs of a Rips filtration as point indices (from gudhi).
+
+    ``h0``: ``(m0, 2)`` edges at which the finite H0 classes die (they are born at 0);
+    ``h1``: ``(m1, 4)`` birth edge ``(b1, b2)`` and death edge ``(d1, d2)`` of each finite H1 class.
+    """
+
+    h0: np.ndarray
+    h1: np.ndarray
+
+
+def _check_points(name: str, points: np.ndarray) -> np.ndarray:
+    arr = np.asarray(points, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must be a 2-D array of at least 2 points, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must hold finite coordinates")
+    return arr
+
+
+def flag_pairs(points: np.ndarray, max_dimension: int = 1) -> FlagPairs:
+    """The persistence pairs of the Rips filtration of ``points``, as edges (gudhi).
+
+    ``max_dimension`` 0 gives H0 only, 1 gives H0 and H1 (triangles are added to the complex).
+    """
+    arr = _check_points("points", points)
+    max_dimension = check_int("max_dimension", max_dimension, 0, 1)
+    tree = gudhi.RipsComplex(points=arr).create_simplex_tree(max_dimension=max_dimension + 1)
+    tree.compute_persistence()
+    regular, higher, _, _ = tree.flag_persistence_generators()
+    h0 = np.asarray(regular, dtype=np.int64).reshape(-1, 3)[:, 1:]  # [vertex, a, b]: dies at edge (a, b)
+    h1 = np.asarray(higher[0], dtype=np.int64).reshape(-1, 4) if higher else np.zeros((0, 4), dtype=np.int64)
+    return FlagPairs(h0=h0, h1=h1)
+
+
+def persistence_values(points: torch.Tensor, pairs: FlagPairs) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(deaths_h0, (births_h1, deaths_h1))`` read off torch distances at gudhi's pairs, eq. (topoprune-pers).
+
+    Differentiable in ``points`` (for fixed pairs, which is how the pairs behave away from ties).
+    """
+    dist = torch.cdist(points, points)
+    h0, h1 = torch.as_tensor(pairs.h0), torch.as_tensor(pairs.h1)
+    deaths0 = dist[h0[:, 0], h0[:, 1]]
+    births1, deaths1 = dist[h1[:, 0], h1[:, 1]], dist[h1[:, 2], h1[:, 3]]
+    return deaths0, torch.stack([births1, deaths1], dim=-1)
+
+
+def total_persistence(points: torch.Tensor, pairs: FlagPairs | None = None) -> torch.Tensor:
+    """The local loss of eq. (topoprune-loss): the summed lifetimes of the finite H0 and H1 classes."""
+    if pairs is None:
+        pairs = flag_pairs(points.detach().cpu().numpy())
+    deaths0, h1 = persistence_values(points, pairs)
+    return deaths0.sum() + (h1[:, 1] - h1[:, 0]).sum()
+
+
+def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
+    """``(n, k + 1)`` indices: each sample followed by its ``k`` nearest neighbours in ``Z`` (Euclidean)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    arr = _check_points("Z", Z)
+    k = check_int("n_neighbours", n_neighbours, 2, arr.shape[0] - 1)
+    _, idx = NearestNeighbors(n_neighbors=k + 1).fit(arr).kneighbors(arr)
+    # the sample itself first (duplicates of it could come first otherwise)
+    own = np.arange(arr.shape[0])
+    rest = np.array([[j for j in row if j != i][:k] for i, row in zip(own, idx, strict=True)])
+    return np.concatenate([own[:, None], rest], axis=1)
+
+
+def batched_pairs(clouds: np.ndarray, max_dimension: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """gudhi's pairs of every cloud in ``clouds`` (``(n, m, d)``), stacked with the cloud's index in front.
+
+    Returns ``h0`` as ``(·, 3)`` rows ``[cloud, a, b]`` and ``h1`` as ``(·, 5)`` rows
+    ``[cloud, b1, b2, d1, d2]``, ready to index a batched distance matrix.
+    """
+    h0s, h1s = [], []
+    for i, cloud in enumerate(clouds):
+        pairs = flag_pairs(cloud, max_dimension=max_dimension)
+        h0s.append(np.c_[np.full(len(pairs.h0), i), pairs.h0])
+        h1s.append(np.c_[np.full(len(pairs.h1), i), pairs.h1])
+    return torch.as_tensor(np.concatenate(h0s)), torch.as_tensor(np.concatenate(h1s).reshape(-1, 5))
+
+
+def local_clouds(Z: np.ndarray, hoods: np.ndarray) -> np.ndarray:
+    """Each neighbourhood centred on its sample and scaled by its mean distance to its neighbours.
+
+    The scaling makes the score scale-free: a dense and a sparse region with the same shape get the
+    same persistence (our choice; the abstract does not say).
+    """
+    clouds = Z[hoods] - Z[hoods[:, :1]]
+    radius = np.linalg.norm(clouds[:, 1:], axis=-1).mean(axis=1)
+    return clouds / np.where(radius > 0, radius, 1.0)[:, None, None]
+
+
+def topological_scores(
+    Z: np.ndarray, n_neighbours: int = 15, n_steps: int = 3, lr: float = 0.05, max_dimension: int = 1
+) -> np.ndarray:
+    """TopoPrune's per-sample complexity score, eq. (topoprune-score) (our reconstruction).
+
+    Every sample's neighbourhood in the embedding ``Z`` is optimised by ``n_steps`` steps of
+    gradient descent on its total persistence, eq. (topoprune-loss), with gudhi's pairs recomputed
+    at every step; a sample's score is its mean displacement over all the neighbourhoods it belongs
+    to (its own and those of the samples that count it as a neighbour). Uses no labels.
+    """
+    arr = _check_points("Z", Z)
+    n_steps = check_int("n_steps", n_steps, 1)
+    lr = check_positive("lr", lr)
+    hoods = neighbourhoods(arr, n_neighbours)
+    with one_cpu_thread():  # (n, k + 1, k + 1) distances: small blocks, one thread is faster
+        moved = _descend(torch.as_tensor(local_clouds(arr, hoods)), n_steps, lr, max_dimension)
+    total = np.zeros(arr.shape[0])
+    count = np.zeros(arr.shape[0])
+    np.add.at(total, hoods, moved)
+    np.add.at(count, hoods, 1.0)
+    return total / count
+
+
+def _descend(start: torch.Tensor, n_steps: int, lr: float, max_dimension: int) -> np.ndarray:
+    """Eq. (topoprune-step) on every neighbourhood at once; returns each point's displacement ``(n, k + 1)``."""
+    clouds = start.clone().requires_grad_(True)
+    for _ in range(n_steps):
+        h0, h1 = batched_pairs(clouds.detach().numpy(), max_dimension)
+        dist = torch.cdist(clouds, clouds)  # (n, k + 1, k + 1): all neighbourhoods at once
+        loss = dist[h0[:, 0], h0[:, 1], h0[:, 2]].sum()
+        loss = loss + (dist[h1[:, 0], h1[:, 3], h1[:, 4]] - dist[h1[:, 0], h1[:, 1], h1[:, 2]]).sum()
+        (grad,) = torch.autograd.grad(loss, clouds)  # neighbourhoods are independent: one backward for all
+        with torch.no_grad():
+            clouds -= lr * grad
+    return (clouds.detach() - start).norm(dim=-1).numpy()

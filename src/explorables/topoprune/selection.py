@@ -1,0 +1,160 @@
+"""Class-balanced selection, and the baselines' scores.
+
+Every method keeps exactly ``class_budget(labels, prune_fraction)[c]`` samples of class ``c``;
+only the choice *within* a class differs. Labels are used for that balance (as the paper's
+class-balanced selection does) and by the supervised baselines; TopoPrune's *scores* never see
+them (:func:`explorables.topoprune.persistence.topological_scores` takes only the embedding).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.validation import check_in_range, check_int
+
+SELECTIONS: tuple[str, ...] = ("coverage", "easy", "hard")
+
+
+def check_rate(prune_fraction: float) -> float:
+    """A pruning rate must lie strictly between 0 and 1 (the fraction of the pool removed)."""
+    return check_in_range("prune_fraction", prune_fraction, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+
+
+def _check_labels(labels: np.ndarray, n: int | None = None, name: str = "scores") -> np.ndarray:
+    arr = np.asarray(labels)
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"labels must be a non-empty 1-D integer array, got shape {arr.shape}, dtype {arr.dtype}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} and labels must have the same length, got {n} and {arr.shape[0]}")
+    return arr
+
+
+def _check_scores(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim != 1:
+        raise ValueError(f"scores must be a 1-D array, got shape {s.shape}")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("scores must be finite")
+    return s, _check_labels(labels, s.shape[0])
+
+
+def class_budget(labels: np.ndarray, prune_fraction: float) -> dict[int, int]:
+    """Samples kept per class: ``round((1 - prune_fraction) * n_c)``, at least one, eq. (topoprune-budget)."""
+    rate = check_rate(prune_fraction)
+    labels = _check_labels(labels)
+    classes, counts = np.unique(labels, return_counts=True)
+    return {int(c): int(max(1, round((1.0 - rate) * n))) for c, n in zip(classes, counts, strict=True)}
+
+
+def select_by_score(
+    scores: np.ndarray, labels: np.ndarray, prune_fraction: float, mode: str = "coverage"
+) -> np.ndarray:
+    """Kept pool indices (sorted), class-balanced, chosen by ``scores`` within each class.
+
+    ``easy``: the lowest scores; ``hard``: the highest; ``coverage``: evenly spaced ranks of the
+    class's sorted scores (the kept set spans the whole score range, deterministic stratification).
+    """
+    s, y = _check_scores(scores, labels)
+    if mode not in SELECTIONS:
+        raise ValueError(f"mode must be one of {SELECTIONS}, got {mode!r}")
+    kept = []
+    for c, m in class_budget(y, prune_fraction).items():
+        members = np.flatnonzero(y == c)
+        ranked = members[np.argsort(s[members], kind="stable")]
+        if mode == "easy":
+            kept.append(ranked[:m])
+        elif mode == "hard":
+            kept.append(ranked[len(ranked) - m :])
+        else:
+            kept.append(ranked[((np.arange(m) + 0.5) * len(ranked) / m).astype(int)])
+    return np.sort(np.concatenate(kept))
+
+
+def random_selection(labels: np.ndarray, prune_fraction: float, rng: np.random.Generator) -> np.ndarray:
+    """Class-balanced uniform random subset."""
+    y = _check_labels(labels)
+    return np.sort(np.concatenate([
+        rng.choice(np.flatnonzero(y == c), size=m, replace=False) for c, m in class_budget(y, prune_fraction).items()
+    ]))  # fmt: skip
+
+
+def centre_distance(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Distance of each sample to its class's mean feature vector (an extrinsic, Euclidean score)."""
+    f = np.asarray(features, dtype=np.float64)
+    if f.ndim != 2:
+        raise ValueError(f"features must be a 2-D array (samples × features), got shape {f.shape}")
+    y = _check_labels(labels, f.shape[0], "features")
+    out = np.empty(len(y))
+    for c in np.unique(y):
+        members = y == c
+        out[members] = np.linalg.norm(f[members] - f[members].mean(0), axis=1)
+    return out
+
+
+def ccs_selection(
+    scores: np.ndarray, labels: np.ndarray, prune_fraction: float, rng: np.random.Generator,
+    *, n_strata: int = 10, hard_cutoff: float = 0.1,
+) -> np.ndarray:
+    """Coverage-centric coreset selection (Zheng et al., ICLR 2023), per class.
+
+    Drop the ``hard_cutoff`` fraction of hardest samples (highest ``scores``), split the score range
+    into ``n_strata`` equal-width strata, and share the class budget over the strata, smallest
+    stratum first (a stratum gives what it has, the rest goes on); sample uniformly inside each.
+    """
+    s, y = _check_scores(scores, labels)
+    n_strata = check_int("n_strata", n_strata, 1)
+    hard_cutoff = check_in_range("hard_cutoff", hard_cutoff, 0.0, 1.0, high_inclusive=False)
+    kept = []
+    for c, m in class_budget(y, prune_fraction).items():
+        members = np.flatnonzero(y == c)
+        ranked = members[np.argsort(s[members], kind="stable")]
+        pool = ranked[: max(m, round((1.0 - hard_cutoff) * len(ranked)))]
+        edges = np.linspace(s[pool].min(), s[pool].max(), n_strata + 1)
+        which = np.clip(np.searchsorted(edges, s[pool], side="right") - 1, 0, n_strata - 1)
+        strata = [pool[which == b] for b in range(n_strata) if np.any(which == b)]
+        budget, chosen = m, []
+        for j, stratum in enumerate(sorted(strata, key=len)):
+            take = min(len(stratum), budget // (len(strata) - j))
+            chosen.append(rng.choice(stratum, size=take, replace=False))
+            budget -= take
+        kept.append(np.concatenate(chosen))
+    return np.sort(np.concatenate(kept))
+
+
+def d2_selection(
+    features: np.ndarray, labels: np.ndarray, prune_fraction: float, *, n_neighbours: int = 10, gamma: float = 1.0,
+) -> np.ndarray:
+    """D2-pruning-style graph selection (after Maharana et al., ICLR 2024), per class.
+
+    A kNN graph over the class's features carries a difficulty score (distance to the class mean,
+    scaled to [0, 1]); forward message passing adds each node's neighbours' scores weighted by
+    ``exp(-gamma d²)``; nodes are then picked greedily by score, and each pick lowers its
+    neighbours' scores by the same weights times the pick's score (reverse message passing), so
+    the selection spreads over the graph.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    f = np.asarray(features, dtype=np.float64)
+    difficulty = centre_distance(f, labels)
+    y = np.asarray(labels)
+    kept = []
+    for c, m in class_budget(y, prune_fraction).items():
+        members = np.flatnonzero(y == c)
+        k = min(n_neighbours, len(members) - 1)
+        s = difficulty[members] / max(difficulty[members].max(), 1e-12)
+        if k < 1:
+            kept.append(members[:m])
+            continue
+        dist, idx = NearestNeighbors(n_neighbors=k + 1).fit(f[members]).kneighbors(f[members])
+        dist, idx = dist[:, 1:], idx[:, 1:]
+        weight = np.exp(-gamma * (dist / max(np.median(dist), 1e-12)) ** 2)
+        score = s + (weight * s[idx]).sum(1)  # forward message passing
+        alive = np.ones(len(members), dtype=bool)
+        picks = []
+        for _ in range(m):
+            i = int(np.argmax(np.where(alive, score, -np.inf)))
+            picks.append(i)
+            alive[i] = False
+            score[idx[i]] -= weight[i] * score[i]  # reverse message passing
+        kept.append(members[picks])
+    return np.sort(np.concatenate(kept))

@@ -1,0 +1,274 @@
+"""Chapter 18 (TopoPrune): persistence against gudhi, gradients against finite differences, exact
+class-balanced budgets, a seeded smoke run against an adversarial subset, bad input, verdicts."""
+
+from __future__ import annotations
+
+import gudhi
+import numpy as np
+import pytest
+import torch
+
+from explorables.topoprune import (
+    ccs_selection,
+    centre_distance,
+    class_budget,
+    d2_selection,
+    digits_split,
+    extract_features,
+    flag_pairs,
+    local_clouds,
+    neighbourhoods,
+    persistence_values,
+    random_selection,
+    select_by_score,
+    topological_scores,
+    total_persistence,
+    train_feature_network,
+    train_on_subsets,
+)
+from explorables.topoprune.claims import (
+    accuracy_verdict,
+    control_verdict,
+    ends_verdict,
+    persistence_verdict,
+    robustness_verdict,
+    stability_phrase,
+    transfer_verdict,
+)
+from explorables.topoprune.embedding import pca_embedding
+from explorables.topoprune.experiment import TopoPruneConfig, select_all
+
+
+def _gudhi_diagram(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    tree = gudhi.RipsComplex(points=points).create_simplex_tree(max_dimension=2)
+    tree.compute_persistence()
+    d0 = tree.persistence_intervals_in_dimension(0)[:, 1]
+    h1 = tree.persistence_intervals_in_dimension(1).reshape(-1, 2)
+    return np.sort(d0[np.isfinite(d0)]), h1[np.lexsort(h1.T)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_persistence_read_off_torch_distances_equals_gudhi(seed):
+    rng = np.random.default_rng(seed)
+    points = rng.standard_normal((14, 2)) if seed % 2 else rng.standard_normal((10, 3))
+    d0, h1 = persistence_values(torch.as_tensor(points), flag_pairs(points))
+    ref0, ref1 = _gudhi_diagram(points)
+    ours1 = h1.numpy()[np.lexsort(h1.numpy().T)]
+    np.testing.assert_allclose(np.sort(d0.numpy()), ref0, atol=1e-12)
+    assert ours1.shape == ref1.shape
+    np.testing.assert_allclose(ours1, ref1, atol=1e-12)
+
+
+def test_a_circle_has_one_long_loop():
+    theta = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+    points = np.c_[np.cos(theta), np.sin(theta)]
+    _, h1 = persistence_values(torch.as_tensor(points), flag_pairs(points))
+    lifetimes = (h1[:, 1] - h1[:, 0]).numpy()
+    assert lifetimes.max() > 0.5 and np.sum(lifetimes > 0.1) == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gradient_of_total_persistence_matches_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    points = torch.as_tensor(rng.standard_normal((9, 2)), dtype=torch.float64).requires_grad_(True)
+    (grad,) = torch.autograd.grad(total_persistence(points), points)
+    eps, numeric = 1e-6, np.zeros(points.shape)
+    base = points.detach().numpy()
+    for idx in np.ndindex(*base.shape):
+        plus, minus = base.copy(), base.copy()
+        plus[idx] += eps
+        minus[idx] -= eps
+        # the reference is gudhi's own diagram at each perturbed cloud, not our pair-to-distance mapping
+        numeric[idx] = (_gudhi_total_persistence(plus) - _gudhi_total_persistence(minus)) / (2 * eps)
+    np.testing.assert_allclose(grad.numpy(), numeric, atol=1e-5)
+    assert np.abs(numeric).max() > 0.1  # a non-trivial gradient, so the comparison can fail
+
+
+def _gudhi_total_persistence(points: np.ndarray) -> float:
+    d0, h1 = _gudhi_diagram(points)
+    return float(d0.sum() + (h1[:, 1] - h1[:, 0]).sum())
+
+
+def test_umap_leaves_torch_thread_count_as_it_found_it():
+    """umap-learn's thread limits reset the OpenMP pool torch shares; umap_embedding restores torch's count."""
+    from explorables.topoprune import umap_embedding
+
+    before = torch.get_num_threads()
+    try:
+        for n in sorted({1, max(1, before)}):
+            torch.set_num_threads(n)
+            umap_embedding(np.random.default_rng(0).standard_normal((40, 4)), n_neighbours=5, n_epochs=10)
+            assert torch.get_num_threads() == n
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_batched_scores_equal_one_neighbourhood_at_a_time():
+    """One descent step: each sample's displacement in its own neighbourhood is lr × its gradient there."""
+    rng = np.random.default_rng(0)
+    Z, k, lr = rng.standard_normal((40, 2)), 6, 0.05
+    hoods = neighbourhoods(Z, k)
+    clouds = local_clouds(Z, hoods)
+    expected_total, expected_count = np.zeros(40), np.zeros(40)
+    for i in range(40):
+        cloud = torch.as_tensor(clouds[i]).requires_grad_(True)
+        (grad,) = torch.autograd.grad(total_persistence(cloud), cloud)
+        np.add.at(expected_total, hoods[i], lr * grad.norm(dim=-1).numpy())
+        np.add.at(expected_count, hoods[i], 1.0)
+    np.testing.assert_allclose(topological_scores(Z, k, n_steps=1, lr=lr), expected_total / expected_count,
+                               atol=1e-12)  # fmt: skip
+
+
+def test_neighbourhoods_start_with_the_sample_and_scores_are_scale_free():
+    rng = np.random.default_rng(1)
+    Z = rng.standard_normal((50, 2))
+    hoods = neighbourhoods(Z, 5)
+    assert np.array_equal(hoods[:, 0], np.arange(50)) and hoods.shape == (50, 6)
+    np.testing.assert_allclose(topological_scores(Z, 5, n_steps=2), topological_scores(7.0 * Z + 3.0, 5, n_steps=2),
+                               atol=1e-9)  # fmt: skip
+
+
+def _labels() -> np.ndarray:
+    return np.repeat(np.arange(4), [10, 23, 37, 50])
+
+
+@pytest.mark.parametrize("rate", [0.5, 0.7, 0.9, 0.97])
+def test_every_selection_keeps_exactly_the_class_budget(rate):
+    y = _labels()
+    rng = np.random.default_rng(0)
+    features = rng.standard_normal((len(y), 5)) + y[:, None]
+    scores = rng.random(len(y))
+    budget = class_budget(y, rate)
+    assert budget == {c: max(1, round((1 - rate) * n)) for c, n in zip(range(4), [10, 23, 37, 50], strict=True)}
+    subsets = [select_by_score(scores, y, rate, mode) for mode in ("easy", "hard", "coverage")]
+    subsets += [random_selection(y, rate, rng), ccs_selection(scores, y, rate, rng), d2_selection(features, y, rate)]
+    for kept in subsets:
+        assert len(np.unique(kept)) == len(kept)
+        assert {c: int(np.sum(y[kept] == c)) for c in range(4)} == budget
+
+
+def test_selection_modes_pick_the_ends_and_the_spread_of_the_scores():
+    y = np.zeros(100, dtype=int)
+    scores = np.arange(100.0)
+    assert np.array_equal(select_by_score(scores, y, 0.9, "easy"), np.arange(10))
+    assert np.array_equal(select_by_score(scores, y, 0.9, "hard"), np.arange(90, 100))
+    assert np.array_equal(select_by_score(scores, y, 0.9, "coverage"), np.arange(5, 100, 10))
+
+
+def test_ccs_drops_the_hardest_first():
+    y = np.zeros(200, dtype=int)
+    scores = np.random.default_rng(0).random(200)
+    kept = ccs_selection(scores, y, 0.8, np.random.default_rng(1), hard_cutoff=0.2)
+    assert scores[kept].max() <= np.quantile(scores, 0.8) + 1e-12
+
+
+def test_topoprune_scores_never_see_the_labels():
+    cfg = TopoPruneConfig.preset("smoke")
+    rng = np.random.default_rng(0)
+    features = rng.standard_normal((120, 6))
+    Z = pca_embedding(features)
+    y = np.repeat(np.arange(4), 30)
+    scores, _ = select_all(cfg, features, Z, y, np.random.default_rng(1))
+    shuffled, _ = select_all(cfg, features, Z, rng.permutation(y), np.random.default_rng(1))
+    np.testing.assert_array_equal(scores["topoprune"], shuffled["topoprune"])
+    np.testing.assert_array_equal(scores["umap_radius"], shuffled["umap_radius"])
+
+
+def test_seeded_topoprune_subset_beats_an_adversarial_subset():
+    """At 90% pruning, TopoPrune's subset trains a better MLP than the same-size subset of the samples
+    farthest from their class centre (the outliers)."""
+    split = digits_split(0.3, np.random.default_rng(0))
+    net, _ = train_feature_network("mlp", split, n_epochs=8, seed=0)
+    features = extract_features(net, split.x_train)
+    y = split.y_train
+    topo = select_by_score(topological_scores(pca_embedding(features), 15, n_steps=1), y, 0.9, "coverage")
+    adversarial = select_by_score(centre_distance(features, y), y, 0.9, "hard")
+    assert len(topo) == len(adversarial)
+    acc_topo, acc_adv = train_on_subsets(split, [topo, adversarial], n_steps=60, seed=0)
+    assert acc_topo > acc_adv + 0.02
+
+
+def test_umap_embedding_is_seeded():
+    from explorables.topoprune import umap_embedding
+
+    X = np.random.default_rng(0).standard_normal((150, 8))
+    a, b = umap_embedding(X, n_epochs=20, seed=3), umap_embedding(X, n_epochs=20, seed=3)
+    assert a.shape == (150, 2)
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_bad_rates_are_refused(rate):
+    with pytest.raises(ValueError, match="prune_fraction"):
+        class_budget(_labels(), rate)
+    with pytest.raises(ValueError, match="prune_fraction"):
+        select_by_score(np.zeros(120), _labels(), rate)
+
+
+def test_bad_shapes_are_refused():
+    y = _labels()
+    with pytest.raises(ValueError, match="same length"):
+        select_by_score(np.zeros(len(y) - 1), y, 0.5)
+    with pytest.raises(ValueError, match="scores"):
+        select_by_score(np.zeros((len(y), 2)), y, 0.5)
+    with pytest.raises(ValueError, match="features"):
+        centre_distance(np.zeros((len(y) + 2, 3)), y)
+    with pytest.raises(ValueError, match="mode"):
+        select_by_score(np.zeros(len(y)), y, 0.5, "middle")
+    with pytest.raises(ValueError, match="points"):
+        flag_pairs(np.zeros(5))
+    with pytest.raises(ValueError, match="n_neighbours"):
+        neighbourhoods(np.zeros((5, 2)) + np.arange(5)[:, None], 10)
+    split = digits_split(0.3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="subsets"):
+        train_on_subsets(split, [np.array([0, len(split.y_train)])], n_steps=1)
+
+
+def test_verdicts_follow_their_criteria():
+    assert persistence_verdict(1e-12).startswith("yes") and persistence_verdict(1e-3).startswith("no")
+    random = [0.89, 0.90, 0.91]
+    base = {"random": random, "centre": [0.85] * 3, "d2": [0.91, 0.92, 0.93], "ccs": [0.91] * 3}
+    assert accuracy_verdict([0.92, 0.925, 0.935], base, random).startswith("yes")
+    assert accuracy_verdict([0.905, 0.915, 0.93], base, random).startswith("partly")  # 1.7 pt above random
+    assert accuracy_verdict([0.90, 0.905, 0.91], base, random).startswith("partly")
+    assert accuracy_verdict([0.86, 0.87, 0.88], base, random).startswith("no")  # 3 pt below on every seed
+    assert accuracy_verdict([0.83, 0.92, 0.86], base, random).startswith("partly")  # 3 pt below, but noisy
+    assert robustness_verdict(True, True, True).startswith("yes")
+    assert robustness_verdict(False, True, False).startswith("partly")
+    assert robustness_verdict(True, True, False).startswith("partly")
+    assert robustness_verdict(False, False, True).startswith("no")
+    assert robustness_verdict(False, False, False).startswith("no")
+    assert transfer_verdict("yes: ...", True).startswith("yes")
+    assert transfer_verdict("yes: ...", False).startswith("partly")
+    assert transfer_verdict("partly: behind", True).startswith("partly")
+    assert transfer_verdict("no: 0.02 below random", True).startswith("no")
+    assert control_verdict([0.92, 0.93, 0.91], [0.90, 0.91, 0.89]).startswith("yes")
+    assert control_verdict([0.95, 0.90, 0.91], [0.90, 0.91, 0.89]).startswith("no")  # +0.02 but noisy
+    assert control_verdict([0.90, 0.91], [0.902, 0.905]).startswith("no")
+    assert ends_verdict({"easy": "no: below", "hard": "partly: tie"}).startswith("partly")
+    assert ends_verdict({"easy": "yes: above", "hard": "no: below"}).startswith("yes")
+    assert ends_verdict({"easy": "no: a", "hard": "no: b"}) == "no: lowest scores: no: a; highest scores: no: b"
+    assert stability_phrase(0.05, 0.07, 0.05).startswith("close to random")
+    assert stability_phrase(0.05, 0.30, 0.05).startswith("partly")
+    assert stability_phrase(0.8, 0.30, 0.05).startswith("stable")
+
+
+def test_the_cifar_code_path_runs_on_a_tiny_fake_cifar(tmp_path):
+    """The paper preset's data path (torchvision's CIFAR layout under data_root), end to end at toy size."""
+    import pickle
+
+    from explorables.topoprune import run
+
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {b"data": rng.integers(0, 256, size=(24, 3072), dtype=np.uint8), b"labels": list(np.arange(24) % 3)}
+        (folder / name).write_bytes(pickle.dumps(batch))
+    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"a", b"b", b"c"]}))
+    cfg = TopoPruneConfig.preset("smoke", dataset="cifar10", data_root=str(tmp_path), n_pool=90, n_neighbours=5,
+                                 n_umap_neighbours=5, n_feature_epochs=1, n_train_steps=2)  # fmt: skip
+    results = run(cfg)
+    assert results.summary["methods"]["n_pool"] == 90 and results.summary["methods"]["n_test"] == 24
+    with pytest.raises(ValueError, match="data_root"):
+        run(TopoPruneConfig.preset("smoke", dataset="cifar10"))
