@@ -51,9 +51,11 @@ def probe_verdict(gaps: dict[int, float], margin: float = PROBE_MARGIN) -> str:
     and the gap is larger than at the most classes; partly: only the first; no: otherwise."""
     low, high = gaps[min(gaps)], gaps[max(gaps)]
     if low >= margin and low > high:
-        return f"yes: prototype targets carry more fine-label information (≥ {margin:.2f} more), most at the fewest classes"
+        return (f"yes: prototype targets carry more fine-label information (≥ {margin:.2f} more), "
+                "most at the fewest classes")
     if low >= margin:
-        return f"partly: prototype targets carry more information (≥ {margin:.2f}) but the gap does not grow as C shrinks"
+        return (f"partly: prototype targets carry more information (≥ {margin:.2f}) "
+                "but the gap does not grow as C shrinks")
     return f"no: prototype targets do not carry ≥ {margin:.2f} more fine-label information than the logits"
 
 
@@ -162,3 +164,41 @@ def probe_table(results: RPKDResults) -> str:
 def headline(results: RPKDResults) -> list[str]:
     """Key numbers for the end-of-run summary."""
     return [f"{c.claim}: {c.measured} -> {c.verdict}" for c in claims(results)]
+
+
+def logit_sentence(results: RPKDResults) -> str:
+    """How RPKD compares with the best logit method (KD or OFA) across class counts, in words."""
+    grid = results.summary["class_grid"]
+    low, high = min(grid), max(grid)
+    g_low = gain(results, "rpkd", best_logit_arm(results, low), low)
+    g_high = gain(results, "rpkd", best_logit_arm(results, high), high)
+    wins = beats(accuracy_of(results, "rpkd", low), accuracy_of(results, best_logit_arm(results, low), low))
+    if wins:
+        return "At the fewest classes RPKD beats the best logit method."
+    if g_low > g_high:
+        return ("The gap to the best logit method narrows as C shrinks, the direction the paper predicts, "
+                "but it does not turn into a win.")
+    return "RPKD trails the best logit method, and the gap does not narrow as C shrinks."
+
+
+def rpkd_kd_sentence(results: RPKDResults) -> str:
+    """Whether adding RPKD's branches on top of KD improves on KD, in words."""
+    grid = results.summary["class_grid"]
+    wins = [beats(accuracy_of(results, "rpkd_kd", c), accuracy_of(results, "kd", c)) for c in grid]
+    if all(wins):
+        return "Adding RPKD's branches to KD improves on KD at every class count."
+    if any(wins):
+        return "Adding RPKD's branches to KD improves on KD at some class counts only."
+    return "Adding RPKD's branches to KD does not improve on KD at any class count."
+
+
+def control_sentence(results: RPKDResults) -> str:
+    """What the control says about where RPKD's transfer comes from, in words."""
+    grid = results.summary["class_grid"]
+    wins = [beats(accuracy_of(results, "rpkd", c), accuracy_of(results, CONTROL, c)) for c in grid]
+    if all(wins):
+        return "RPKD beats the control at every class count: the prototypes, not the projection alone, carry the gain."
+    if any(wins):
+        return "RPKD beats the control at some class counts only: the prototypes add something, not everywhere."
+    return ("The control is within noise of RPKD at every class count, so at this scale we cannot attribute "
+            "RPKD's transfer to the prototypes rather than to matching features through a random projection.")

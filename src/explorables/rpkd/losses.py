@@ -107,7 +107,7 @@ def global_distribution(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -
 
 
 def activation_maps(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -> torch.Tensor:
-    """Eq. (rpkd-map): log of each prototype's softmax over the ``L`` locations: ``(M, B, L, d)`` -> ``(M, B, K, L)``."""
+    """Eq. (rpkd-map): log of each prototype's softmax over the ``L`` locations, ``(M, B, L, d) -> (M, B, K, L)``."""
     return F.log_softmax(prototype_scores(z, prototypes, tau).transpose(-1, -2), dim=-1)
 
 

@@ -14,7 +14,6 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from ..core.validation import check_choice, check_int, check_positive
-from .data import super_labels
 from .losses import (
     RandomPrototypes,
     as_tokens,
@@ -64,7 +63,8 @@ class LossWeights:
         rows = []
         for arm in arms:
             check_choice("arm", arm, ARMS)
-            rows += [[(1.0 if t == "ce" else getattr(self, t)) if t in ARM_TERMS[arm] else 0.0 for t in TERMS]] * n_seeds
+            row = [(1.0 if t == "ce" else getattr(self, t)) if t in ARM_TERMS[arm] else 0.0 for t in TERMS]
+            rows += [row] * n_seeds
         return torch.tensor(rows)
 
 
@@ -141,6 +141,12 @@ def member_losses(
     return torch.stack(terms, dim=1)
 
 
+def _take(t: torch.Tensor, idx: torch.Tensor, n_arms: int) -> torch.Tensor:
+    """Rows ``idx (S, B)`` of each seed's ``t (S, N, ...)``, repeated: member ``a * S + s`` gets seed ``s``'s."""
+    picked = torch.gather(t, 1, idx.view(*idx.shape, *[1] * (t.dim() - 2)).expand(-1, -1, *t.shape[2:]))
+    return picked.repeat(n_arms, *[1] * (t.dim() - 1))
+
+
 def train_students(
     kind: str, arms: tuple[str, ...], images: torch.Tensor, labels: torch.Tensor, teacher_logits: torch.Tensor,
     teacher_tokens: torch.Tensor, prototypes: RandomPrototypes, weights: LossWeights, *, width: int, grid: int,
@@ -165,13 +171,8 @@ def train_students(
     for _ in tqdm(range(n_steps), desc="students", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g)
         idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1).to(device)  # the labelled images in every batch
-
-        def take(t: torch.Tensor) -> torch.Tensor:
-            picked = torch.gather(t, 1, idx.view(*idx.shape, *[1] * (t.dim() - 2)).expand(-1, -1, *t.shape[2:]))
-            return picked.repeat(n_arms, *[1] * (t.dim() - 1))  # members a * S + s see seed s's batch
-
         terms = member_losses(
-            model, prototypes, take(images), take(labels), take(teacher_logits), take(teacher_tokens),
+            model, prototypes, *(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens)),
             grid=grid, temperature=temperature, tau=tau, ofa_eps=ofa_eps,
         )
         loss = (weight * terms).sum()
@@ -191,8 +192,3 @@ def accuracy(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, n_arm
     net = model.student if isinstance(model, Distiller) else model
     logits, _, _ = net(x)
     return (logits.argmax(dim=-1) == y).float().mean(dim=1)
-
-
-def stack_seeds(images: torch.Tensor, fine: torch.Tensor, index_sets: list[torch.Tensor], n_classes: int):
-    """``(S, N, ...)`` images and ``(S, N)`` super-class labels of each seed's index set."""
-    return torch.stack([images[i] for i in index_sets]), torch.stack([super_labels(fine[i], n_classes) for i in index_sets])
