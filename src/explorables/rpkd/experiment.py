@@ -91,8 +91,6 @@ class RPKDConfig(ExperimentConfig):
             raise ValueError(f"image_size must be 8 for dataset 'digits', got {self.image_size}")
         if self.image_size % 2:
             raise ValueError(f"image_size must be even, got {self.image_size}")
-        if self.dataset != "digits" and not self.data_root:
-            raise ValueError(f"dataset {self.dataset!r} needs data_root (a folder with {self.DATA_DESCRIPTION})")
 
     def weights(self) -> LossWeights:
         return LossWeights(kd=self.kd_weight, ofa=self.ofa_weight, glob=self.glob_weight, map=self.map_weight,
@@ -107,6 +105,8 @@ def load_task(cfg: RPKDConfig) -> ImageTask:
     """The image task of the config: digits (bundled) or CIFAR (read from ``data_root``)."""
     if cfg.dataset == "digits":
         return load_digits_task()
+    if not cfg.data_root:
+        raise ValueError(f"data_root must name a folder with {RPKDConfig.DATA_DESCRIPTION} for dataset {cfg.dataset!r}")
     return load_cifar_task(cfg.data_root, cfg.dataset, size=cfg.image_size)
 
 
