@@ -73,8 +73,8 @@ class RPKDConfig(ExperimentConfig):
     feature_weight: float = param(1.0, Float(0.0, 1e4), "weight of the control's feature-matching term")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(class_grid=(5, 2), n_teacher_steps=60, n_student_steps=30, n_test=200, batch_size=32,
-                      n_labelled=30, student_width=8, n_probe=300),
+        "smoke": dict(class_grid=(2,), n_teacher_steps=100, n_student_steps=25, n_test=200, batch_size=24,
+                      n_labelled=20, student_width=8, n_probe=300),
         "book": {},
         "paper": dict(
             device="auto", dataset="cifar100", image_size=16, n_test=2000, n_labelled=2000, teacher_width=64,
