@@ -116,7 +116,8 @@ def claims(results: RPKDResults) -> list[Claim]:
     g_high = gain(results, "rpkd", best_high, high)
     rows.append(Claim(
         "RPKD beats logit-based distillation (OFA), most where the label space is small",
-        f"{results.config.student} student, {results.config.n_labelled} labels, C = {', '.join(map(str, grid))}, {n_seeds} seeds",
+        f"{results.config.student} student, {results.config.n_labelled} labels, "
+        f"C = {', '.join(map(str, grid))}, {n_seeds} seeds",
         f"C = {low}: RPKD {_fmt(accuracy_of(results, 'rpkd', low))} vs {ARM_LABELS[best_low]} "
         f"{_fmt(accuracy_of(results, best_low, low))}; gain {g_low:+.3f} (C = {high}: {g_high:+.3f})",
         low_class_verdict(
