@@ -169,8 +169,8 @@ def train_students(
     curve = []
     labelled = torch.nonzero(labels[0] >= 0).flatten()
     for _ in tqdm(range(n_steps), desc="students", disable=not progress, leave=False):
-        idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g)
-        idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1).to(device)  # the labelled images in every batch
+        idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
+        idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1)  # the labelled images in every batch
         terms = member_losses(
             model, prototypes, *(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens)),
             grid=grid, temperature=temperature, tau=tau, ofa_eps=ofa_eps,
