@@ -176,9 +176,12 @@ def test_verdicts_on_constructed_numbers():
     assert probe_verdict({2: 0.5, 10: 0.1}).startswith("yes")
     assert probe_verdict({2: 0.5, 10: 0.6}).startswith("partly")
     assert probe_verdict({2: 0.05, 10: 0.0}).startswith("no")
-    assert transfer_verdict({2: True, 10: True}).startswith("yes")
-    assert transfer_verdict({2: True, 10: False}).startswith("partly")
-    assert control_verdict({2: False, 10: False}).startswith("no")
+    assert transfer_verdict({2: 0.1, 10: 0.01}).startswith("yes")
+    assert transfer_verdict({2: 0.1, 10: -0.05}).startswith("partly")
+    assert transfer_verdict({2: 0.0, 10: -0.05}).startswith("no")
+    assert control_verdict({2: 0.08, 10: 0.04}).startswith("yes")
+    assert control_verdict({2: 0.08, 10: -0.04}).startswith("partly")
+    assert control_verdict({2: 0.01, 10: -0.01}).startswith("no")
 
 
 def test_bad_inputs_name_the_parameter():
