@@ -29,7 +29,7 @@ N_SHOWN = 4
 class RPKDLab:
     """The panel; ``RPKDLab().widget`` is what the notebook displays."""
 
-    def __init__(self, n_steps: int = 40, n_labelled: int = 50, seed: int = 0):
+    def __init__(self, n_steps: int = 25, n_labelled: int = 50, seed: int = 0):
         style, lay = {"description_width": "130px"}, widgets.Layout(width="330px")
         self.n_steps, self.n_labelled, self.seed = n_steps, n_labelled, seed
         task = load_digits_task()
@@ -81,7 +81,7 @@ class RPKDLab:
             weights = LossWeights(glob=self.glob_weight.value, map=self.map_weight.value)
             model, _ = train_students(
                 self.student.value, LAB_ARMS, self.x_train[None], labels, t_logits, t_tokens, prototypes, weights,
-                width=16, grid=4, n_steps=self.n_steps, batch_size=64, lr=1e-2, temperature=4.0, tau=tau, ofa_eps=1.5,
+                width=16, grid=4, n_steps=self.n_steps, batch_size=48, lr=1e-2, temperature=4.0, tau=tau, ofa_eps=1.5,
                 seed=self.seed, device=torch.device("cpu"),
             )
             y_test = super_labels(self.fine_test, c)[None]
@@ -103,7 +103,7 @@ class RPKDLab:
         """The CNN teacher of ``C = n_classes`` and its targets, trained on first use and then kept."""
         if n_classes not in self.teachers:
             teacher = train_teachers(self.x_train[None], super_labels(self.fine_train, n_classes)[None], n_classes,
-                                     width=8, n_steps=150, batch_size=64, lr=1e-2, seed=self.seed + n_classes,
+                                     width=8, n_steps=100, batch_size=64, lr=1e-2, seed=self.seed + n_classes,
                                      device=torch.device("cpu"))
             self.teachers[n_classes] = (teacher, *teacher_targets(teacher, self.x_train[None], 4))
         return self.teachers[n_classes]
@@ -122,17 +122,21 @@ class RPKDLab:
                 a.set_xticks([])
                 a.set_yticks([])
                 a.set_title(("teacher" if r == 0 else "RPKD student") + f" #{i}", fontsize=7)
-        self._images = [[a.imshow(np.zeros((4, 4)), vmin=0, vmax=1, cmap="viridis") for a in row]
+        self._images = [[a.imshow(np.zeros((4, 4)), vmin=0, vmax=1, cmap="viridis", animated=True) for a in row]
                         for row in self._ax_maps]
+        self._fig.canvas.draw()  # everything but the maps; redraw blits the maps onto this background
+        self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
 
     def redraw(self, _change=None) -> None:
         """Show where the chosen prototype fires (its activation map) on four test images."""
         k = min(self.prototype.value, self.maps_teacher.shape[1] - 1)
+        self._fig.canvas.restore_region(self._background)
         for r, maps in enumerate((self.maps_teacher, self.maps_student)):
             for i in range(N_SHOWN):
                 m = maps[i, k].reshape(4, 4)
-                self._images[r][i].set_data(m / max(m.max(), 1e-12))
-        self._fig.canvas.draw()
+                image = self._images[r][i]
+                image.set_data(m / max(m.max(), 1e-12))
+                image.axes.draw_artist(image)
         self.image.value = canvas_png(self._fig.canvas)
         acc = ", ".join(f"{ARM_LABELS[a]} {v:.3f}" for a, v in zip(LAB_ARMS, self.acc, strict=True))
         self.status.value = f"<small>{acc}; teacher {self.teacher_acc:.3f}; prototype {k}</small>"
