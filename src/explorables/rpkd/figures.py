@@ -9,6 +9,8 @@ from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slid
 from .experiment import RPKDResults
 from .training import ARM_LABELS
 
+#: short bar labels (the control's full name is in the chapter's text)
+SHORT = {"ce": "CE", "kd": "KD", "ofa": "OFA", "rpkd": "RPKD", "rpkd_kd": "RPKD+KD", "feature_match": "control"}
 PROBE_LABELS = {"logits": "class logits (KD, OFA)", "prototypes": "prototype distribution", "maps": "activation maps"}
 
 
@@ -23,13 +25,13 @@ def explorable_figure(results: RPKDResults) -> go.Figure:
         part = results.summary[f"C={c}"]
         acc = part["accuracy"]
         bar = go.Bar(
-            x=[ARM_LABELS[a].replace(" (control)", "<br>(control)") for a in arms],
+            x=[SHORT[a] for a in arms],
             y=[acc[a]["mean"] for a in arms],
             error_y=dict(type="data", array=[acc[a]["sd"] for a in arms]),
             marker_color=[color(i) for i in range(len(arms))], showlegend=False,
-            hovertemplate="%{x}: %{y:.3f}<extra></extra>",
+            customdata=[ARM_LABELS[a] for a in arms], hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
         )
-        teacher = go.Scatter(x=[ARM_LABELS[arms[0]], ARM_LABELS[arms[-1]].replace(" (control)", "<br>(control)")],
+        teacher = go.Scatter(x=[SHORT[arms[0]], SHORT[arms[-1]]],
                              y=[part["teacher_accuracy"]] * 2, mode="lines", line=REFERENCE_LINE,
                              name="teacher", showlegend=False, hovertemplate="teacher: %{y:.3f}<extra></extra>")
         marker = go.Scatter(x=[c, c], y=[0, 1], mode="lines", line=dict(color=PALETTE["light_grey"], width=6),
