@@ -6,10 +6,11 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: help install book test lint unit lab serve bench notebooks clean
+.PHONY: help install book student test lint unit lab serve bench notebooks clean
 
 help:
 	@echo "make book   execute every chapter and build the website into _build/html"
+	@echo "make student  the student edition (no solutions, no instructor notes) into _build/student"
 	@echo "make test   lint, unit tests, execute every chapter, browser tests"
 	@echo "make lab    JupyterLab on the chapters as notebooks (as Binder and Colab show them)"
 	@echo "make serve  serve _build/html on http://$(HOST):$(PORT)"
@@ -28,6 +29,12 @@ install: $(STAMP)
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 	@echo "The website is in $(CURDIR)/_build/html (open _build/html/index.html, or run 'make serve')."
+
+# The student edition: the same executed chapters (it reuses make book's execution cache) without
+# solutions or instructor notes. The website from `make book` is the instructor edition.
+student: $(STAMP)
+	EXPLORABLES_EDITION=student $(BIN)/jupyter-book build . --path-output _build/student --warningiserror --keep-going
+	@echo "The student edition is in $(CURDIR)/_build/student/_build/html"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -94,6 +94,9 @@ def test_figure_builders_return_figures(slug):
         assert isinstance(fig, (go.Figure, matplotlib.figure.Figure)), f"{slug}: figure {name!r} is {type(fig)}"
         if isinstance(fig, go.Figure):
             assert len(fig.data) > 0, f"{slug}: figure {name!r} has no traces"
+            # WebGL traces draw nothing where WebGL is missing, and a page gets ~16 WebGL contexts
+            webgl = sorted({t.type for t in fig.data if t.type.endswith("gl")})
+            assert not webgl, f"{slug}: figure {name!r} uses WebGL traces {webgl}; use their SVG versions"
 
 
 @pytest.mark.parametrize("slug", SLUGS)

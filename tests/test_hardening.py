@@ -117,3 +117,49 @@ def test_data_root_must_exist_through_the_api_too(tmp_path):
     with pytest.raises(ValueError, match="data_root must be an existing folder"):
         ExperimentConfig(data_root=str(tmp_path / "missing")).validated()
     assert ExperimentConfig(data_root=str(tmp_path)).validated().data_root == str(tmp_path)
+
+
+# --- memory: refused before any work, with the estimate (issue 29) ----------------------------------
+
+
+def test_check_memory_names_the_biggest_items_and_the_budget():
+    from explorables.core.resources import GIB, check_memory
+
+    check_memory({"small": 1.0}, budget=GIB)  # fits: nothing happens
+    with pytest.raises(ValueError, match=r"about 3\.0 GiB.*1\.0 GiB.*matrices \(n\^2\): 2\.0 GiB; vectors"):
+        check_memory({"vectors": 1.0 * GIB, "matrices (n^2)": 2.0 * GIB}, budget=GIB)
+
+
+def test_available_memory_honours_the_override(monkeypatch):
+    from explorables.core.resources import GIB, available_memory_bytes
+
+    monkeypatch.delenv("EXPLORABLES_MEMORY_GB", raising=False)
+    assert available_memory_bytes() > 0.1 * GIB
+    monkeypatch.setenv("EXPLORABLES_MEMORY_GB", "1.5")
+    assert available_memory_bytes() == int(1.5 * GIB)
+    for bad in ("lots", "-2", "0"):
+        monkeypatch.setenv("EXPLORABLES_MEMORY_GB", bad)
+        with pytest.raises(ValueError, match="EXPLORABLES_MEMORY_GB"):
+            available_memory_bytes()
+
+
+def test_an_oversized_setting_is_refused_before_any_work(monkeypatch):
+    """omwu's random_game_size=200000 used to die in numpy with a 298 GiB allocation traceback."""
+    from explorables.omwu import OMWUConfig
+
+    config = OMWUConfig.preset("smoke")
+    with pytest.raises(ValueError, match=r"random_game_size\^2\): [\d,.]+ GiB"):
+        config.replace(random_game_size=200_000)
+    monkeypatch.setenv("EXPLORABLES_MEMORY_GB", "0.001")  # 1 MiB: even the smoke preset cannot fit
+    with pytest.raises(ValueError, match=r"more than the 0\.0 GiB"):
+        OMWUConfig.preset("smoke").validated()
+
+
+@pytest.mark.parametrize("scale", ["smoke", "book"])
+def test_every_chapter_fits_its_own_presets_in_a_laptop(scale, monkeypatch):
+    """The estimates never refuse what the book itself runs (8 GiB is a small laptop)."""
+    from explorables.chapters import CHAPTERS
+
+    monkeypatch.setenv("EXPLORABLES_MEMORY_GB", "8")
+    for chapter in CHAPTERS.values():
+        chapter.module().Config.preset(scale).validated()

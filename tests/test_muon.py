@@ -263,3 +263,18 @@ def test_lab_reruns_on_settings_and_only_redraws_on_time():
     assert lab.runs is runs and lab.image.value != image and "t = 100" in lab.status.value
     lab.lam_spike.value = 300
     assert lab.runs is not runs
+
+
+def test_newton_schulz_refuses_non_finite_input():
+    """Issue 28: NaN used to pass straight through to the update."""
+    import torch
+
+    from explorables.muon.orthogonalize import newton_schulz
+
+    G = torch.randn(4, 3)
+    G[1, 2] = float("nan")
+    with pytest.raises(ValueError, match="finite"):
+        newton_schulz(G)
+    G[1, 2] = float("inf")
+    with pytest.raises(ValueError, match="finite"):
+        newton_schulz(G)

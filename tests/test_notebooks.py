@@ -411,3 +411,18 @@ def test_thebe_assets_are_dropped_when_thebe_is_off():
     off = SimpleNamespace(config=SimpleNamespace(html_theme_options={"launch_buttons": {"thebe": False}}))
     sphinx_ext._drop_thebe(off, "p", "page.html", context, None)
     assert context["script_files"] == [keep] and context["css_files"] == ["_static/styles.css"]
+
+
+def test_citations_without_authors_use_the_title(tmp_path):
+    """A paper whose authors are unknown is cited by its title, as on the website, never by its key."""
+    from explorables.notebooks import Bibliography
+
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@misc{anon2026, title = {A Paper Without {Authors}}, howpublished = {NeurIPS 2026}, year = {2026}}\n"
+        "@article{known2020, title = {T}, author = {Doe, Jane and Roe, Rick}, journal = {J}, year = {2020}}\n"
+    )
+    refs = Bibliography(bib)
+    assert refs.cite(["anon2026"], textual=True) == "*A Paper Without Authors* (2026)"
+    assert refs.cite(["known2020"], textual=False) == "(Doe and Roe, 2020)"
+    assert "anon2026" not in refs.references(["anon2026", "known2020"])

@@ -392,3 +392,33 @@ def test_reference_helpers_are_consistent():
     log_x, _ = omwu_numpy(rock_paper_scissors(), 0.1, 50, np.array([0.5, 0.3, 0.2]))
     np.testing.assert_allclose(logsumexp(log_x, axis=1), 0, atol=1e-12)
     np.testing.assert_allclose(softmax(log_x[-1]), np.exp(log_x[-1]), atol=1e-15)
+
+
+def test_metrics_refuse_what_they_used_to_accept_silently():
+    """Issue 28: an x* off the simplex, eta <= 0, NaN in a rate fit: a ValueError naming the argument."""
+    import numpy as np
+    import torch
+
+    from explorables.omwu import metrics as M
+
+    log_x = torch.log(torch.tensor([[0.5, 0.5]], dtype=torch.float64))
+    good = torch.tensor([0.5, 0.5], dtype=torch.float64)
+    with pytest.raises(ValueError, match="x_star"):
+        M.energy(log_x, log_x, torch.tensor([0.9, 0.9], dtype=torch.float64), good)
+    with pytest.raises(ValueError, match="y_star"):
+        M.energy(log_x, log_x, good, torch.tensor([1.5, -0.5], dtype=torch.float64))
+    with pytest.raises(ValueError, match="log_x"):
+        M.energy(torch.full((1, 2), float("nan"), dtype=torch.float64), log_x, good, good)
+    A = torch.eye(2, dtype=torch.float64)[None]
+    x = torch.tensor([[0.5, 0.5]], dtype=torch.float64)
+    assert float(M.predicted_dissipation(A, x, x, good, good, 0.1)) <= 0
+    for eta in (-0.1, 0.0, float("nan")):
+        with pytest.raises(ValueError, match="eta"):
+            M.predicted_dissipation(A, x, x, good, good, eta)
+    steps = np.arange(10.0)
+    values = np.exp(-0.3 * steps)
+    assert M.fit_linear_rate(values, steps) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="finite"):
+        M.fit_linear_rate(np.where(steps == 7, np.nan, values), steps)
+    with pytest.raises(ValueError, match="equal length"):
+        M.fit_linear_rate(values, steps[:-1])

@@ -304,6 +304,50 @@ def test_safetensors_reader_matches_the_written_tensors(tmp_path):
     assert survey_bert_checkpoint(tmp_path, heads=2)["heads"][0]["rank_W_V"] == 1
 
 
+def _safetensors_bytes(header: dict, data: bytes) -> bytes:
+    head = json.dumps(header).encode()
+    return struct.pack("<Q", len(head)) + head + data
+
+
+_GOOD_HEADER = {"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\x01\x02",
+        struct.pack("<Q", 2**40) + b"{}",  # header length beyond the file
+        struct.pack("<Q", 5) + b"nojson",
+        _safetensors_bytes({"w": {"dtype": "Q7", "shape": [2, 2], "data_offsets": [0, 16]}}, bytes(16)),
+        _safetensors_bytes({"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 64]}}, bytes(16)),
+        _safetensors_bytes({"w": {"dtype": "F32", "shape": [3, 3], "data_offsets": [0, 16]}}, bytes(16)),
+        _safetensors_bytes(_GOOD_HEADER, bytes(8)),  # truncated data
+        _safetensors_bytes({"w": {"dtype": "F32"}}, bytes(16)),  # fields missing
+        bytes(range(256)) * 4,
+    ],
+    ids=["empty", "short", "huge-header", "not-json", "dtype", "offsets", "shape", "truncated", "fields", "random"],
+)
+def test_malformed_safetensors_give_one_clear_error(tmp_path, content):
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a readable safetensors file"):
+        read_safetensors(path)
+    with pytest.raises(ValueError, match="safetensors"):
+        survey_bert_checkpoint(tmp_path, heads=2)
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage" * 10, None], ids=["empty", "random", "not-tensors"])
+def test_malformed_pytorch_checkpoints_give_one_clear_error(tmp_path, content):
+    path = tmp_path / "pytorch_model.bin"
+    if content is None:
+        torch.save({"w": [1, 2, 3]}, path)  # loads, but is not a state dict of tensors
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"pytorch_model\.bin"):
+        load_state_dict(tmp_path)
+
+
 def test_bert_survey_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="neither"):
         load_state_dict(tmp_path)

@@ -248,6 +248,87 @@ def test_math_is_typeset_locally(visits):
     assert page.locator("mjx-container").count() > 5
 
 
+def test_glued_numbers_read_as_part_of_their_sentence(visits):
+    """A glued value has its paragraph's weight (myst-nb's default bold made whole paragraphs bold)."""
+    for name, visit in visits.items():
+        bold = visit.page.evaluate(
+            """() => [...document.querySelectorAll('span.pasted-text')].filter(
+                   e => getComputedStyle(e).fontWeight !== getComputedStyle(e.parentElement).fontWeight
+               ).map(e => e.textContent.slice(0, 40))"""
+        )
+        assert not bold, f"{name}: glued values in another weight than their text: {bold[:5]}"
+
+
+def test_printed_output_is_never_cut_off(visits):
+    """No printed line hides its end behind a scroll bar at 1280 px (routing's 'LPs solved' value was)."""
+    for name, visit in visits.items():
+        clipped = visit.page.evaluate(
+            """() => [...document.querySelectorAll('div.cell_output pre')].filter(
+                   e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))"""
+        )
+        assert not clipped, f"{name}: printed output wider than the page: {clipped[:3]}"
+
+
+def test_live_lab_labels_are_not_truncated(visits):
+    for name, visit in visits.items():
+        cut = visit.page.evaluate(
+            """() => [...document.querySelectorAll('.widget-label')].filter(
+                   e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+        )
+        assert not cut, f"{name}: live-lab labels cut off: {cut}"
+
+
+# Text boxes of every drawn plotly figure that overlap each other or stick out of the figure.
+FIGURE_TEXT_PROBLEMS = """
+() => {
+  const out = [];
+  const sel = '.gtitle, .g-gtitle text, .xtitle, .ytitle, .annotation-text, .legendtext, .infolayer .annotation text';
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+    const box = plot.getBoundingClientRect();
+    if (box.width === 0) continue;
+    const texts = [...plot.querySelectorAll(sel)]
+      .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0);
+    const rects = texts.map(t => [t.textContent.trim().slice(0, 30), t.getBoundingClientRect()]);
+    for (const [name, r] of rects) {
+      if (r.left < box.left - 2 || r.right > box.right + 2 || r.top < box.top - 2 || r.bottom > box.bottom + 2)
+        out.push(`clipped: "${name}"`);
+    }
+    for (let i = 0; i < rects.length; i++) for (let j = i + 1; j < rects.length; j++) {
+      const a = rects[i][1], b = rects[j][1];
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 2 && h > 2) out.push(`overlap: "${rects[i][0]}" / "${rects[j][0]}"`);
+    }
+  }
+  return out;
+}
+"""
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_figures_never_overlap_or_clip_their_text(browser, site_url, width):
+    """Titles, axis titles, subplot titles and legends of every figure, at phone and desktop width
+    (book/_static/figure-widths.js gives multi-panel figures a minimum width and moves legends)."""
+    problems = {}
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        for chapter in CHAPTERS:
+            page = context.new_page()
+            page.goto(f"{site_url}/book/{chapter.stem}.html", wait_until="load")
+            page.wait_for_timeout(400)  # the width and legend fixes run after the figures draw
+            found = page.evaluate(FIGURE_TEXT_PROBLEMS)
+            if found:
+                problems[chapter.stem] = found[:4]
+            if width == 400 and chapter == CHAPTERS[0]:
+                figure = page.locator(".js-plotly-plot").first
+                figure.scroll_into_view_if_needed()
+                page.screenshot(path=SCREENSHOTS / "figure-400px.png")
+            page.close()
+    finally:
+        context.close()
+    assert not problems, f"figure text overlaps or is clipped at {width} px: {problems}"
+
+
 def test_launch_buttons_on_every_chapter(visits):
     url, branch = colab.repository()
     repo = url.removeprefix("https://github.com/")
@@ -283,6 +364,61 @@ def test_clicking_every_header_button_makes_no_outside_request(browser, site_url
         assert not visit.failed and not visit.console_errors
     finally:
         visit.close()
+
+
+@pytest.mark.parametrize("width", [400, 900])
+def test_navigation_menus_open_on_phones_and_tablets(browser, site_url, width):
+    """The visible menu button opens the chapter list, and the contents button the page contents
+    (both themes bind only the first, hidden, toggle: book/_static/sidebar-toggles.js)."""
+    chapter = CHAPTERS[0].stem
+    context = browser.new_context(viewport={"width": width, "height": 850})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/book/{chapter}.html", wait_until="load")
+        for toggle, dialog in [(".primary-toggle", "#pst-primary-sidebar-modal"),
+                               (".secondary-toggle", "#pst-secondary-sidebar-modal")]:
+            visible = page.locator(f"{toggle}:visible")
+            assert visible.count() >= 1, f"no visible {toggle} at {width} px"
+            visible.first.click()
+            page.wait_for_timeout(300)
+            assert page.locator(dialog).evaluate("d => d.open"), f"{toggle} did not open {dialog} at {width} px"
+            assert page.locator(f"{dialog} a").first.is_visible()
+            if toggle == ".primary-toggle":
+                page.screenshot(path=SCREENSHOTS / f"phone-menu-{width}px.png")
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(200)
+            assert not page.locator(dialog).evaluate("d => d.open")
+    finally:
+        context.close()
+
+
+def test_sidebar_button_hides_the_chapter_list_on_wide_screens(browser, site_url):
+    chapter = CHAPTERS[0].stem
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/book/{chapter}.html", wait_until="load")
+        sidebar = page.locator("#pst-primary-sidebar")
+        assert sidebar.is_visible()
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_timeout(300)
+        assert not sidebar.is_visible(), "the sidebar button did not hide the chapter list at 1280 px"
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_timeout(300)
+        assert sidebar.is_visible()
+    finally:
+        context.close()
+
+
+def test_citations_link_to_their_own_pages_bibliography(built_book):
+    """A paper cited by several chapters (bibtex.duplicate_citation is silenced in _config.yml):
+    every citation link on a chapter page points into that page, never to another chapter."""
+    for chapter in CHAPTERS:
+        html = (built_book / "book" / f"{chapter.stem}.html").read_text()
+        cites = re.findall(r'<span class="bibtex-citation"[^>]*>.*?</span>', html, re.S)
+        links = [href for c in cites for href in re.findall(r'href="([^"]+)"', c)]
+        away = [h for h in links if not h.startswith("#")]
+        assert not away, f"{chapter.stem}: citations link to other pages: {away[:3]}"
 
 
 def test_downloaded_notebooks_read_as_plain_jupyter_markdown(built_book):

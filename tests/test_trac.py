@@ -325,3 +325,31 @@ def test_witness_worlds_match_a_scalar_reading_of_the_definitions():
             if not phi(env):
                 expected.append((n_mask, s_mask, s_mask.bit_count()))
         assert got == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("not " * 150 + "A", "nested at most"),
+        ("-" * 400 + "A", "nested at most"),
+        ("A" + " + A" * 150, "nested at most"),
+        ("(" * 1500 + "A" + ")" * 1500, "at most 2000 characters"),
+        ("A == " + "9" * 40, "integer constants"),
+        ("A" + " or A" * 500, "at most 2000 characters"),
+    ],
+)
+def test_oversized_formulas_are_refused_with_a_clear_error(source, message):
+    """Deep, long or huge-constant formulas: a ValueError naming the limit, never RecursionError,
+    MemoryError or OverflowError from the parser or the interpreters."""
+    from explorables.trac.scm import parse_formula
+
+    with pytest.raises(ValueError, match=message):
+        parse_formula(source, "equation for Y")
+
+
+def test_formulas_at_the_limits_still_evaluate():
+    from explorables.trac.scm import MAX_FORMULA_DEPTH, parse_formula
+
+    chain = parse_formula("A" + " + A" * (MAX_FORMULA_DEPTH - 3))
+    assert chain({"A": 1}) == MAX_FORMULA_DEPTH - 2
+    assert parse_formula("not " * (MAX_FORMULA_DEPTH - 2) + "A")({"A": 1}) in (0, 1)

@@ -45,6 +45,8 @@ from typing import Any
 
 import nbformat
 
+from explorables import teaching
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # --- inside a notebook: glue -----------------------------------------------------------------------
@@ -235,8 +237,9 @@ class Bibliography:
             return key
         people = entry.persons.get("author") or entry.persons.get("editor") or []
         names = [Text.from_latex(" ".join(p.last_names)).render_as("text") for p in people]
-        if not names:
-            return key
+        if not names:  # authors unknown (a paper cited by title and venue): its title, as the site does
+            title = entry.fields.get("title")
+            return f"*{Text.from_latex(title).render_as('text')}*" if title else key
         if len(names) == 1:
             return names[0]
         if len(names) == 2:
@@ -453,7 +456,11 @@ class Converter:
         if name in ("tab-set", "tab-item", "card", "grid", "grid-item", "grid-item-card", "div", "container"):
             heading = f"**{self.inline(block.arg)}**\n\n" if block.arg else ""
             return heading + self.markdown(block.body)
-        if name in ("raw", "eval-rst", "nb-exec-table", "tableofcontents", "toctree", "only"):
+        if name == "teaching":
+            card = teaching.parse_card(block.body)
+            return _quote("**Learning goals and prerequisites**", self.markdown(teaching.card_markdown(card)))
+        if name in ("raw", "eval-rst", "nb-exec-table", "tableofcontents", "toctree", "only", "instructor-notes",
+                    "course-map"):
             return ""
         heading = f"**{name.title()}{': ' + self.inline(block.arg) if block.arg else ''}**"
         return _quote(heading, self.markdown(block.body))

@@ -69,7 +69,9 @@ def _rerun_chapters_whose_package_changed(app: Any, env: Any, added: set, change
     fingerprint per chapter in ``_build/.explorables-fingerprints.json``; for a chapter whose
     fingerprint moved, its cache record is dropped and the page is marked outdated.
     """
-    state = Path(app.outdir).parent / ".explorables-fingerprints.json"
+    # next to the execution cache it describes (a build with another --path-output that shares the
+    # cache, like `make student`, must see the same fingerprints, or it would drop every record)
+    state = _cache_path(app).parent / ".explorables-fingerprints.json"
     old = json.loads(state.read_text()) if state.exists() else {}
     new, stale = {}, []
     for docname in sorted(env.found_docs):
@@ -85,10 +87,15 @@ def _rerun_chapters_whose_package_changed(app: Any, env: Any, added: set, change
     return [d for d in stale if d not in added and d not in changed]
 
 
+def _cache_path(app: Any) -> Path:
+    """The jupyter-cache folder myst-nb executes into (``nb_execution_cache_path``, else its default)."""
+    configured = getattr(app.config, "nb_execution_cache_path", "") or ""
+    return Path(configured) if configured else Path(app.outdir).parent / ".jupyter_cache"
+
+
 def _drop_cached_outputs(app: Any, sources: list[Path]) -> None:
-    cache_path = getattr(app.env, "mystnb_config", None)
-    cache_path = getattr(cache_path, "execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache"
-    if not Path(cache_path).exists():
+    cache_path = _cache_path(app)
+    if not cache_path.exists():
         return
     from jupyter_cache import get_cache
 
@@ -237,6 +244,11 @@ def setup(app: Any) -> dict[str, Any]:
     # loader already present, plotly.js would register as a module instead of window.Plotly.
     app.add_js_file(PLOTLY_JS.name, priority=100)
     app.add_js_file(None, body=MATHJAX2_SHIM, priority=90)  # before MathJax and the widget embedder
+    # book/_static/sidebar-toggles.js: the phone menu and the sidebar collapse button (see the file)
+    app.add_js_file("sidebar-toggles.js", loading_method="defer")
+    app.add_css_file("explorables.css")  # book/_static/explorables.css
+    # book/_static/figure-widths.js: figures scroll sideways instead of squeezing; legends clear axis titles
+    app.add_js_file("figure-widths.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
     app.connect("build-finished", _copy_assets)
     app.connect("html-page-context", _point_launch_buttons_at_notebooks, priority=900)  # after sphinx-book-theme

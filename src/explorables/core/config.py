@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from .params import Device, Int, Text, field_doc, field_rule, param
+from .resources import check_memory
 from .validation import check_choice
 
 SCALES: tuple[str, ...] = ("smoke", "book", "paper")
@@ -65,10 +66,20 @@ class ExperimentConfig:
         same = all(values[k] is getattr(self, k) for k in values)
         checked = self if same else dataclasses.replace(self, **values)
         checked.cross_checks()
+        check_memory(checked.memory_estimate())
         return checked
 
     def cross_checks(self) -> None:
         """Rules that involve several fields; subclasses raise ``ValueError`` naming the fields."""
+
+    def memory_estimate(self) -> dict[str, float]:
+        """Bytes the run's largest arrays need, keyed by what they are and the fields that size them.
+
+        ``validated()`` refuses a configuration whose total exceeds the machine's memory
+        (:func:`~explorables.core.resources.check_memory`). Chapters whose sizes are settings
+        override this; the default (no estimate) checks nothing.
+        """
+        return {}
 
     @classmethod
     def describe_fields(cls, scale: str = "book") -> list[tuple[str, Any, str, str]]:

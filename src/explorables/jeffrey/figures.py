@@ -19,7 +19,7 @@ def _cells(x: np.ndarray) -> np.ndarray:
     return 2 * (x[:, 0] > 0) + (x[:, 1] > 0)
 
 
-def _scatter(x: np.ndarray, name: str, showlegend: bool = False) -> list[go.Scattergl]:
+def _scatter(x: np.ndarray, name: str, showlegend: bool = False) -> list[go.Scatter]:
     x = x[:N_SHOWN]
     cells = _cells(x)
     return [

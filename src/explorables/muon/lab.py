@@ -22,7 +22,7 @@ class MuonLab:
     """The panel; ``MuonLab().widget`` is what the notebook displays."""
 
     def __init__(self, steps: int = 1_500, size: int = 10):
-        style, lay = {"description_width": "130px"}, widgets.Layout(width="340px")
+        style, lay = {"description_width": "170px"}, widgets.Layout(width="380px")
         self.steps, self.size = steps, size
         self.muon_lr = widgets.FloatLogSlider(
             value=0.02, base=10, min=-3, max=-0.5, step=0.05, description="Muon step size", style=style, layout=lay

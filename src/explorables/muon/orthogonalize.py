@@ -36,6 +36,8 @@ def newton_schulz(
     if not torch.is_tensor(G) or G.ndim < 2:
         raise ValueError(f"G must be a matrix (or a batch of them), got {getattr(G, 'shape', type(G))}")
     steps = check_int("steps", steps, minimum=0, maximum=99)
+    if not bool(torch.isfinite(G).all()):
+        raise ValueError("G must be finite: it holds NaN or inf (a diverged gradient?)")
     if len(coefficients) != 3:
         raise ValueError(f"coefficients must be three numbers (a, b, c), got {coefficients}")
     a, b, c = coefficients

@@ -96,6 +96,17 @@ class OMWUConfig(ExperimentConfig):
     }
     PAPER_HARDWARE: ClassVar[str] = "one GPU with >= 24 GB (1024 games of 1000x1000 in float64); minutes"
 
+    def memory_estimate(self) -> dict[str, float]:
+        """The random games' payoff matrices and recorded trajectories, and the sweep's records (float64)."""
+        records = self.n_random_game_steps // self.random_record_every + 1
+        return {
+            # each game is built, then stacked: two copies
+            "random games (n_random_games x random_game_size^2)": 16.0 * self.n_random_games * self.random_game_size**2,
+            "random-game records (n_random_game_steps / random_record_every x n_random_games x random_game_size)":
+                8.0 * 4 * records * self.n_random_games * self.random_game_size,
+            "sweep records (n_sweep_steps x delta_grid)": 8.0 * 8 * (self.n_sweep_steps + 1) * len(self.delta_grid),
+        }
+
 
 class OMWUResults(Results[OMWUConfig]):
     """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""

@@ -53,10 +53,16 @@ def idea_figure(results: OMWUResults, delta: float = 0.05, steps: int = 8_000) -
         title=f"OMWU on A_δ, δ = {c['deltas'][b]:g}",
     )
     fig.colorbar(points, ax=ax_traj, label="log₁₀ relative energy drop per step")
-    ax_e.semilogy(c["steps"][: k + 1], E, lw=1.2, label="energy E_t")
-    ax_e.semilogy(c["steps"][: k + 1], c["min_x"][: k + 1, b], lw=1, ls=":", label="min_i x_t,i")
-    ax_e.set(xlabel="t", title="energy stalls while min_i x_t,i is tiny")
-    ax_e.legend(loc="lower left", fontsize=8)
+    # two axes: on one shared log axis the energy's steps (a factor of two) vanish next to
+    # min_i x_t,i's ten decades
+    ax_e.semilogy(c["steps"][: k + 1], E, lw=1.4, color="C0", label="energy E_t (left axis)")
+    ax_e.set(xlabel="t", ylabel="energy E_t", title="energy stalls while min_i x_t,i is tiny")
+    ax_min = ax_e.twinx()
+    ax_min.semilogy(c["steps"][: k + 1], c["min_x"][: k + 1, b], lw=1, ls=":", color="C1",
+                    label="min_i x_t,i (right axis)")
+    ax_min.set_ylabel("min_i x_t,i")
+    handles = ax_e.get_legend_handles_labels()[0] + ax_min.get_legend_handles_labels()[0]
+    ax_e.legend(handles=handles, loc="lower left", fontsize=8)
     fig.tight_layout()
     return fig
 

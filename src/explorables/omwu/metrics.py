@@ -43,8 +43,25 @@ def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return 0.5 * (p.to(q.device) - q).abs().sum(-1)
 
 
+def _check_strategy(name: str, p: torch.Tensor, tol: float = 1e-6) -> torch.Tensor:
+    """``p`` must be a finite probability vector (or a batch of them) on the last axis."""
+    p = _t(p)
+    if p.ndim == 0 or not bool(torch.isfinite(p).all()):
+        raise ValueError(f"{name} must be a finite probability vector, got {p}")
+    if bool((p < -tol).any()) or not bool(torch.allclose(p.sum(-1), torch.ones((), dtype=p.dtype), atol=tol)):
+        raise ValueError(f"{name} must lie on the simplex (entries >= 0, summing to 1), got sums {p.sum(-1)}")
+    return p
+
+
 def energy(log_x: torch.Tensor, log_y: torch.Tensor, x_star, y_star) -> torch.Tensor:
-    """The energy ``E = KL(x*||x) + KL(y*||y)`` (the paper's Lyapunov function), batched."""
+    """The energy ``E = KL(x*||x) + KL(y*||y)`` (the paper's Lyapunov function), batched.
+
+    ``x_star``/``y_star`` must lie on the simplex and ``log_x``/``log_y`` must not be NaN
+    (``ValueError`` naming the argument otherwise)."""
+    x_star, y_star = _check_strategy("x_star", x_star), _check_strategy("y_star", y_star)
+    for name, value in (("log_x", log_x), ("log_y", log_y)):
+        if bool(torch.isnan(_t(value)).any()):
+            raise ValueError(f"{name} holds NaN")
     return kl_from_log(x_star, log_x) + kl_from_log(y_star, log_y)
 
 
@@ -76,8 +93,10 @@ def predicted_dissipation(A, x, y, x_star, y_star, eta) -> torch.Tensor:
     ``x_star``, ``y_star`` broadcast against them; ``eta`` is a scalar or ``(B,)``.
     """
     A, x, y = _t(A), _t(x), _t(y)
-    x_star, y_star = _t(x_star).to(x.device), _t(y_star).to(y.device)
+    x_star, y_star = _check_strategy("x_star", x_star).to(x.device), _check_strategy("y_star", y_star).to(y.device)
     eta = _t(eta).to(x.device)
+    if not bool(torch.isfinite(eta).all()) or bool((eta <= 0).any()):
+        raise ValueError(f"eta must be a positive finite step size, got {eta}")
     row = torch.einsum("bnm,...bm->...bn", A, y - y_star)
     col = torch.einsum("bnm,...bn->...bm", A, x - x_star)
     return -0.5 * eta**2 * (_weighted_variance(row, x) + _weighted_variance(col, y))
@@ -93,6 +112,10 @@ def fit_linear_rate(values: np.ndarray, steps: np.ndarray, tail: float = 0.5, fl
     values, steps = np.asarray(values, dtype=np.float64), np.asarray(steps, dtype=np.float64)
     if not 0 < tail <= 1:
         raise ValueError(f"tail must lie in (0, 1], got {tail!r}")
+    if values.ndim != 1 or values.shape != steps.shape:
+        raise ValueError(f"values and steps must be 1-D of equal length, got {values.shape} and {steps.shape}")
+    if not np.isfinite(values).all() or not np.isfinite(steps).all():
+        raise ValueError("values and steps must be finite (a NaN or inf would silently drop out of the fit)")
     above = np.nonzero(values > floor)[0]
     if above.size < 4:
         raise ValueError(f"need at least four values above floor={floor:g} to fit a rate")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,6 @@ from .collisions import augmented, fibre_dimension
 from .model import RouteReader
 from .rrt import RRTBatch
 
-_SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 _VALUE_KEY = re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self\.value\.weight$")
 
 
@@ -66,23 +64,18 @@ def survey_values(model: RouteReader, data: RRTBatch, sequences: int = 200) -> l
 
 
 def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
-    """The tensors of a ``.safetensors`` file (8-byte header length, JSON header, raw little-endian data)."""
-    raw = Path(path).read_bytes()
-    if len(raw) < 8:
-        raise ValueError(f"{path} is not a safetensors file (too short)")
-    (size,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + size])
-    data = memoryview(raw)[8 + size :]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if info["dtype"] not in _SAFETENSORS_DTYPES:
-            raise ValueError(f"{path}: tensor {name} has unsupported dtype {info['dtype']}")
-        start, end = info["data_offsets"]
-        flat = torch.frombuffer(bytearray(data[start:end]), dtype=_SAFETENSORS_DTYPES[info["dtype"]])
-        out[name] = flat.reshape(info["shape"])
-    return out
+    """The tensors of a ``.safetensors`` file, read by the ``safetensors`` library (it checks the
+    header, the dtypes and that every tensor's byte range lies inside the file and matches its shape).
+
+    Any malformed file gives a ``ValueError`` naming it, never the library's own exception.
+    """
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path), device="cpu")
+    except (SafetensorError, OSError, ValueError, RuntimeError, TypeError, KeyError) as error:
+        raise ValueError(f"{path} is not a readable safetensors file ({type(error).__name__}: {error})") from None
 
 
 def load_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
@@ -102,9 +95,12 @@ def load_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         raise ValueError(f"checkpoint {path} does not exist")
     if path.suffix == ".safetensors":
         return read_safetensors(path)
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(state, dict):
-        raise ValueError(f"{path} does not hold a state dict")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # EOFError, UnpicklingError, RuntimeError, ...: all mean "not a checkpoint"
+        raise ValueError(f"{path} is not a readable PyTorch checkpoint ({type(error).__name__})") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ValueError(f"{path} does not hold a state dict of tensors")
     return state
 
 

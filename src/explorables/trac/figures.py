@@ -164,7 +164,7 @@ def scaling_figure(results: TracResults) -> go.Figure:
         vertical_spacing=0.16,
         subplot_titles=(
             "median time per instance (s)",
-            "interventions / configurations evaluated (mean)",
+            "evaluations per instance (mean)",
             "recall of the cause set",
             "causes per instance (mean, max dotted)",
         ),

@@ -65,17 +65,40 @@ class Formula:
         return np.broadcast_to(np.asarray(out, dtype=np.int64), (size,))
 
 
+MAX_FORMULA_CHARS = 2_000  # a model's equations are short; bounds parsing time and memory
+MAX_FORMULA_DEPTH = 100  # nesting depth of the syntax tree (the interpreters recurse on it)
+MAX_CONSTANT = 2**31 - 1  # integer constants (values live in small domains anyway)
+
+
+def _depth(tree: ast.AST) -> int:
+    """Nesting depth of ``tree``, without recursion (so a deep tree cannot overflow the stack here)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
 def parse_formula(source: str, where: str = "formula") -> Formula:
     """Parse ``source`` into a :class:`Formula`, allowing only the safe subset (module docstring).
 
-    Raises ``ValueError`` naming ``where`` (e.g. ``equation for BS``) and the offending construct.
+    Raises ``ValueError`` naming ``where`` (e.g. ``equation for BS``) and the offending construct,
+    also for a formula longer than :data:`MAX_FORMULA_CHARS` characters, nested deeper than
+    :data:`MAX_FORMULA_DEPTH`, or with an integer constant beyond ±:data:`MAX_CONSTANT`.
     """
     if not isinstance(source, str) or not source.strip():
         raise ValueError(f"{where} must be a non-empty formula string, got {source!r}")
+    if len(source) > MAX_FORMULA_CHARS:
+        raise ValueError(f"{where}: a formula may have at most {MAX_FORMULA_CHARS} characters, got {len(source)}")
     try:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise ValueError(f"{where}: cannot parse {source!r} ({exc.msg})") from None
+        raise ValueError(f"{where}: cannot parse {source[:80]!r} ({exc.msg})") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ValueError(f"{where}: the formula is nested too deeply or too large to parse") from None
+    if _depth(tree) > MAX_FORMULA_DEPTH:
+        raise ValueError(f"{where}: a formula may be nested at most {MAX_FORMULA_DEPTH} levels deep")
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -83,6 +106,8 @@ def parse_formula(source: str, where: str = "formula") -> Formula:
         elif isinstance(node, ast.Constant):
             if not isinstance(node.value, (bool, int)):
                 raise ValueError(f"{where}: only integer and Boolean constants are allowed, got {node.value!r}")
+            if abs(int(node.value)) > MAX_CONSTANT:
+                raise ValueError(f"{where}: integer constants must lie within ±{MAX_CONSTANT}")
         elif isinstance(node, ast.BoolOp | ast.And | ast.Or | ast.Not | ast.Load | ast.IfExp | ast.USub):
             continue
         elif isinstance(node, ast.UnaryOp):

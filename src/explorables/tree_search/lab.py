@@ -67,8 +67,8 @@ class TreeSearchLab:
     """The ipywidgets panel (``lab.widget``)."""
 
     def __init__(self, tree: str = "caterpillar", n: int = 80, eta: int = 6, algorithm: str = "spine"):
-        style = {"description_width": "110px"}
-        lay = widgets.Layout(width="330px")
+        style = {"description_width": "140px"}
+        lay = widgets.Layout(width="360px")
         self.tree = widgets.Dropdown(options=LAB_TREES, value=tree, description="tree", style=style, layout=lay)
         self.n = widgets.IntSlider(
             value=n, min=15, max=300, step=5, description="vertices", style=style, layout=lay, continuous_update=False

@@ -1,0 +1,85 @@
+"""How the chapter scores concepts and samples (scikit-learn does the clustering scores and k-means).
+
+* :func:`cluster_scores`: NMI and ARI of an assignment against labels (``sklearn.metrics``).
+* :func:`kmeans_assign`: k-means on the same inputs (``sklearn.cluster.KMeans``).
+* :func:`usage_weighted_purity`: how pure the samples generated for each concept are under a classifier.
+* :func:`mmd2`: the squared maximum mean discrepancy between two samples (a sample-quality distance).
+* :func:`majority_labels`: the label most inputs of each concept carry (evaluation only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+from ..core.validation import check_int
+
+
+def mean_sd(values) -> dict[str, float]:
+    """Mean and sample standard deviation (0 for one value)."""
+    arr = np.asarray(values, dtype=np.float64)
+    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0}
+
+
+def cluster_scores(labels: np.ndarray, assignment: np.ndarray) -> dict[str, float]:
+    """NMI (arithmetic normalisation) and ARI of ``assignment`` against ``labels``."""
+    labels, assignment = np.asarray(labels), np.asarray(assignment)
+    if labels.shape != assignment.shape:
+        raise ValueError(f"labels and assignment must have the same shape, got {labels.shape} and {assignment.shape}")
+    return {
+        "nmi": float(normalized_mutual_info_score(labels, assignment)),
+        "ari": float(adjusted_rand_score(labels, assignment)),
+    }
+
+
+def kmeans_assign(x: np.ndarray, n_clusters: int, seed: int, n_init: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """k-means (k-means++ starts, best of ``n_init``) on ``x``: the assignment and the centres."""
+    n_clusters = check_int("n_clusters", n_clusters, minimum=1)
+    km = KMeans(n_clusters, n_init=n_init, random_state=seed).fit(np.asarray(x, dtype=np.float64))
+    return km.labels_, km.cluster_centers_
+
+
+def majority_labels(assignment: np.ndarray, labels: np.ndarray, n_concepts: int) -> np.ndarray:
+    """For each concept, the label most of its inputs carry (``-1`` for an unused concept)."""
+    out = np.full(n_concepts, -1)
+    for k in range(n_concepts):
+        members = labels[assignment == k]
+        if len(members):
+            out[k] = np.bincount(members).argmax()
+    return out
+
+
+def usage_weighted_purity(predicted: np.ndarray, usage: np.ndarray) -> tuple[float, np.ndarray]:
+    """Purity of concept-conditioned samples: ``predicted[k]`` are the classifier's labels of the samples
+    generated for concept ``k``; its purity is the share of its most common label. Returns the mean over
+    concepts weighted by ``usage`` (the share of training inputs each concept takes) and the purities."""
+    predicted = np.asarray(predicted)
+    usage = np.asarray(usage, dtype=np.float64)
+    if predicted.ndim != 2 or len(predicted) != len(usage):
+        raise ValueError(f"predicted must be (n_concepts, n) with n_concepts = len(usage) = {len(usage)}")
+    purity = np.array([np.bincount(row).max() / len(row) for row in predicted])
+    return float((purity * usage).sum() / usage.sum()), purity
+
+
+def median_bandwidth(x: np.ndarray, max_points: int = 500) -> float:
+    """The median pairwise distance of (up to ``max_points`` of) ``x``: the RBF bandwidth of :func:`mmd2`."""
+    x = np.asarray(x, dtype=np.float64)[:max_points]
+    d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    return float(np.median(d[np.triu_indices(len(x), 1)]))
+
+
+def mmd2(x: np.ndarray, y: np.ndarray, bandwidth: float) -> float:
+    """Unbiased squared MMD with the kernel ``exp(-|a - b|^2 / (2 h^2))`` (Gretton et al., 2012)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) < 2 or len(y) < 2:
+        raise ValueError("mmd2 needs at least two points in each sample")
+
+    def k(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.exp(-((a[:, None] - b[None]) ** 2).sum(-1) / (2 * bandwidth**2))
+
+    kxx, kyy, kxy = k(x, x), k(y, y), k(x, y)
+    n, m = len(x), len(y)
+    return float(
+        (kxx.sum() - np.trace(kxx)) / (n * (n - 1)) + (kyy.sum() - np.trace(kyy)) / (m * (m - 1)) - 2 * kxy.mean()
+    )

@@ -1,0 +1,208 @@
+"""Training DCDM and its ablations side by side, and using the trained models (no labels anywhere here).
+
+An *arm* is one variant of the method; a *member* is one arm trained from one seed. All members of
+an experiment form one :class:`ConceptModels`: stacked encoders, denoisers and centres, trained
+together by :func:`train_concept_models` (the members share nothing but the batched arithmetic;
+each draws its own batches, noise and Dirichlet samples). Members of the same seed start from the
+same weights and the same centres, so the arms are compared in pairs.
+
+Arms:
+
+* ``dcdm``: learned centres, ``pi ~ Dir(alpha(x_0))``, KL weight ``beta`` (the method);
+* ``fixed_centres``: the same, but the centres stay where they start (random training inputs);
+* ``softmax``: learned centres, ``pi = softmax(h)`` (deterministic, no Dirichlet, no KL);
+* ``no_kl``: learned centres, Dirichlet weights, ``beta = 0``;
+* ``ddpm``: centres fixed at zero, so ``m = 0``: a plain DDPM with the same denoiser (the baseline
+  for sample quality).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..core.checkpoint import Checkpointer
+from ..core.validation import check_int, check_positive
+from . import dcdm as M
+from .networks import Ensemble
+
+ARMS: tuple[str, ...] = ("dcdm", "fixed_centres", "softmax", "no_kl", "ddpm")
+CONCEPT_ARMS: tuple[str, ...] = ARMS[:4]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What :func:`train_concept_models` needs besides the data (the config's fields, one dataset's share)."""
+
+    n_concepts: int
+    n_steps: int
+    n_diffusion_steps: int
+    batch_size: int
+    lr: float
+    beta: float
+    prior: float
+
+
+@dataclass
+class ConceptModels:
+    """Trained members: ``encoder`` and ``denoiser`` ensembles, ``centres`` ``(E, K, D)``, and who is who."""
+
+    encoder: Ensemble
+    denoiser: Ensemble
+    centres: torch.Tensor
+    arms: tuple[str, ...]
+    seeds: tuple[int, ...]
+    schedule: M.NoiseSchedule
+    losses: list[list[float]] = field(default_factory=list)
+
+    @property
+    def n_members(self) -> int:
+        return len(self.arms) * len(self.seeds)
+
+    def index(self, arm: str, seed_index: int) -> int:
+        """The member of ``arm`` trained from the ``seed_index``-th seed."""
+        return self.arms.index(arm) * len(self.seeds) + seed_index
+
+    def softmax_mask(self) -> torch.Tensor:
+        return torch.tensor([a == "softmax" for a in self.arms for _ in self.seeds], device=self.centres.device)
+
+    @torch.no_grad()
+    def concept_weights(self, x: torch.Tensor, batch_size: int = 4096) -> torch.Tensor:
+        """The inferred weights of every input for every member, ``(E, n, K)``: the Dirichlet mean
+        ``alpha / sum(alpha)`` (the softmax for the softmax arm)."""
+        outs = [
+            self.encoder(x[i : i + batch_size].expand(self.n_members, -1, -1)) for i in range(0, len(x), batch_size)
+        ]
+        h = torch.cat(outs, dim=1)
+        alpha = M.concentrations(h)
+        return torch.where(self.softmax_mask()[:, None, None], h.softmax(-1), alpha / alpha.sum(-1, keepdim=True))
+
+    def assign(self, x: torch.Tensor) -> np.ndarray:
+        """The concept of every input for every member, ``(E, n)``: the argmax of the inferred weights."""
+        return self.concept_weights(x).argmax(-1).cpu().numpy()
+
+    @torch.no_grad()
+    def sample_concepts(self, n_per_concept: int, noise: Callable | None = None) -> torch.Tensor:
+        """``n_per_concept`` samples of each concept (one-hot ``pi``) for every member, ``(E, K, n, D)``."""
+        n_concepts, d = self.centres.shape[1], self.centres.shape[2]
+        m = self.centres[:, :, None, :].expand(-1, -1, n_per_concept, -1).reshape(self.n_members, -1, d)
+        x = M.reverse_process(self.denoiser, self.schedule, m, noise=noise)
+        return x.reshape(self.n_members, n_concepts, n_per_concept, d)
+
+    @torch.no_grad()
+    def sample_like(self, x: torch.Tensor) -> torch.Tensor:
+        """One sample per input of ``x`` for every member, ``(E, n, D)``: ``pi`` drawn from each input's
+        inferred ``Dir(alpha(x))`` (the aggregate posterior over concept weights), ``m = pi C``, then the
+        reverse process. Only the weights come from ``x``; the sample itself starts from noise."""
+        h = self.encoder(x.expand(self.n_members, -1, -1))
+        m = M.concept_weights(h, self.softmax_mask()) @ self.centres
+        return M.reverse_process(self.denoiser, self.schedule, m)
+
+
+def member_seed(base_seed: int, seed: int) -> int:
+    """The initialisation seed of the members trained from ``seed`` in a run with base seed ``base_seed``."""
+    return int(seed) + 7919 * int(base_seed)
+
+
+def train_concept_models(
+    x_train: torch.Tensor,
+    settings: TrainSettings,
+    make_encoder: Callable[[], torch.nn.Module],
+    make_denoiser: Callable[[], torch.nn.Module],
+    *,
+    seeds: Sequence[int],
+    base_seed: int = 0,
+    arms: Sequence[str] = ARMS,
+    checkpoint: Checkpointer | None = None,
+    name: str = "",
+    snapshot_steps: Sequence[int] = (),
+    on_snapshot: Callable[[int, ConceptModels], None] | None = None,
+    progress: bool = False,
+) -> ConceptModels:
+    """Train every arm from every seed on ``x_train`` with the objective of eq. (dcdm-elbo) (Adam, cosine decay).
+
+    Takes inputs only: no labels reach the training. ``on_snapshot(step, models)`` is called at the
+    ``snapshot_steps`` (the explorable's frames). Resumable through ``checkpoint`` under ``name``.
+    """
+    unknown = sorted(set(arms) - set(ARMS))
+    if unknown:
+        raise ValueError(f"arms must be among {ARMS}, got {unknown}")
+    n_steps = check_int("n_steps", settings.n_steps, minimum=1)
+    check_positive("lr", settings.lr)
+    device = x_train.device
+    arms, seeds = tuple(arms), tuple(int(s) for s in seeds)
+    init_seeds = [member_seed(base_seed, s) for _ in arms for s in seeds]
+    encoder = Ensemble(make_encoder, init_seeds, device)
+    denoiser = Ensemble(make_denoiser, init_seeds, device)
+    starts = []
+    for arm, s in zip([a for a in arms for _ in seeds], init_seeds, strict=True):
+        pick = torch.randint(len(x_train), (settings.n_concepts,), generator=torch.Generator().manual_seed(s))
+        starts.append(torch.zeros_like(x_train[pick]) if arm == "ddpm" else x_train[pick.to(device)].clone())
+    centres = torch.nn.Parameter(torch.stack(starts))
+    models = ConceptModels(
+        encoder, denoiser, centres, arms, seeds, M.NoiseSchedule.cosine(settings.n_diffusion_steps, device)
+    )
+    per_member = [a for a in arms for _ in seeds]
+    learn = torch.tensor([a not in ("fixed_centres", "ddpm") for a in per_member], device=device)
+    beta = torch.tensor(
+        [0.0 if a in ("softmax", "no_kl", "ddpm") else settings.beta for a in per_member], device=device
+    )
+    softmax = models.softmax_mask()
+    params = [*encoder.parameters(), *denoiser.parameters(), centres]
+    opt = torch.optim.Adam(params, lr=settings.lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 * (1 + math.cos(math.pi * min(k, n_steps) / n_steps)))
+    start = 0
+    saved = checkpoint.get(name) if checkpoint is not None and name else None
+    if saved is not None:
+        encoder.load_state_dict(saved["encoder"])
+        denoiser.load_state_dict(saved["denoiser"])
+        with torch.no_grad():
+            centres.copy_(saved["centres"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["scheduler"])
+        start, models.losses = int(saved["step"]), [list(v) for v in saved["losses"]]
+    snapshot_steps = set(snapshot_steps)
+    for step in tqdm(range(start, n_steps + 1), disable=not progress, desc=name or "train"):
+        if step in snapshot_steps and on_snapshot is not None:
+            on_snapshot(step, models)
+        if step == n_steps:
+            break
+        idx = torch.randint(len(x_train), (models.n_members, settings.batch_size), device=device)
+        x0 = x_train[idx]
+        c = torch.where(learn[:, None, None], centres, centres.detach())
+        loss, _ = M.dcdm_loss(
+            x0, encoder(x0), c, denoiser, models.schedule, beta=beta, prior=settings.prior, softmax=softmax
+        )
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()  # members are independent: the sum's gradient is each member's own
+        opt.step()
+        sched.step()
+        if step % 50 == 0:
+            models.losses.append([float(v) for v in loss.detach().cpu()])
+        if checkpoint is not None and name:
+            checkpoint.maybe_save(
+                name,
+                lambda step=step: {
+                    "encoder": encoder.state_dict(),
+                    "denoiser": denoiser.state_dict(),
+                    "centres": centres.detach().clone(),
+                    "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(),
+                    "step": step + 1,
+                    "losses": models.losses,
+                },
+            )
+    models.centres = centres.detach()
+    return models
+
+
+def generator_noise(seed: int, device: str | torch.device = "cpu") -> Callable[[tuple[int, ...]], torch.Tensor]:
+    """A noise source for :func:`~explorables.dcdm.dcdm.reverse_process` from its own generator (fixed
+    noise for pictures, leaving torch's global random state alone)."""
+    gen = torch.Generator().manual_seed(int(seed))
+    return lambda shape: torch.randn(shape, generator=gen).to(device)

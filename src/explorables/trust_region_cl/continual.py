@@ -1,0 +1,444 @@
+"""Continual learning of a task sequence: fine-tuning, EWC, generative replay, Reptile with replay,
+and the trust-region method (generative replay plus a Fisher-metric trust region).
+
+Every method is a set of *members* of one ensemble (:mod:`.diffusion`), one per seed; a member's
+loss on task ``k`` is, eq. (trcl-objective),
+
+    L_new(theta) + beta * L_replay(theta) + (lambda / 2) * sum_i F_i (theta_i - theta*_i)^2,
+
+with ``beta = 0`` for the methods without replay and ``lambda = 0`` for those without a penalty.
+``L_replay`` is the denoising loss on samples that a frozen copy of the member (its parameters
+at the end of task ``k - 1``) generated for every earlier task, with their task labels.
+``F`` is the diagonal empirical Fisher of the denoising loss, accumulated online over tasks, and
+``theta*`` the parameters at the end of the previous task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from tqdm.auto import tqdm
+
+from ..core.validation import check_choice, check_in_range, check_int, check_positive
+from .diffusion import Net, Params, Schedule, draw_t_noise, per_sample_loss, sample
+from .tasks import sample_task
+
+
+@dataclass(frozen=True)
+class Method:
+    """What a continual learner does on each new task."""
+
+    name: str
+    label: str
+    replay: bool  # generative replay of earlier tasks
+    metric: str  # trust-region metric: "none", "fisher" (diagonal Fisher) or "isotropic" (same trace)
+    reptile: bool = False  # Reptile interpolation of the weights after every few steps
+    penalty: str = "trust"  # which strength the penalty uses: "trust" (trust_lambda) or "ewc" (ewc_lambda)
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("finetune", "fine-tuning", replay=False, metric="none"),
+        Method("ewc", "EWC", replay=False, metric="fisher", penalty="ewc"),
+        Method("replay", "generative replay", replay=True, metric="none"),
+        Method("reptile", "Reptile + replay", replay=True, metric="none", reptile=True),
+        Method("trcl", "trust region (TR-CL)", replay=True, metric="fisher"),
+        Method("trcl_iso", "TR-CL, isotropic metric (control)", replay=True, metric="isotropic"),
+    )
+}
+BASELINES: tuple[str, ...] = ("finetune", "ewc", "replay", "reptile")
+CONTROL = "trcl_iso"
+
+
+# --------------------------------------------------------------------------------------------- Fisher
+def diagonal_fisher(
+    params: Params,
+    net: Net,
+    schedule: Schedule,
+    x0: torch.Tensor,
+    task: torch.Tensor,
+    t: torch.Tensor,
+    noise: torch.Tensor,
+    chunk_size: int = 64,
+) -> Params:
+    """Diagonal empirical Fisher of the denoising loss, eq. (trcl-fisher), per member.
+
+    ``F_i = (1/N) sum_n (d l_n / d theta_i)^2`` over ``N`` samples, each with its own draw of the
+    step ``t`` and the noise: ``x0``/``noise`` are ``(M, N, d)``, ``task``/``t`` ``(M, N)``.
+    Per-sample gradients come from ``torch.func`` (``vmap`` of ``grad``); member ``m``'s
+    parameters only enter its own loss, so one call gives every member's Fisher.
+    """
+
+    def one(p: Params, x: torch.Tensor, c: torch.Tensor, tt: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        return per_sample_loss(p, net, schedule, x[:, None], c[:, None], tt[:, None], e[:, None]).sum()
+
+    grads = torch.func.vmap(torch.func.grad(one), in_dims=(None, 1, 1, 1, 1), chunk_size=chunk_size)(
+        params, x0, task, t, noise
+    )
+    return {k: g.pow(2).mean(0) for k, g in grads.items()}
+
+
+def isotropic_like(fisher: Params) -> Params:
+    """The control's metric: every entry replaced by the member's mean Fisher entry (same trace, no shape)."""
+    total = sum(f.flatten(1).sum(1) for f in fisher.values())
+    count = sum(f[0].numel() for f in fisher.values())
+    mean = total / count
+    return {k: mean.view(-1, *([1] * (f.dim() - 1))).expand_as(f).clone() for k, f in fisher.items()}
+
+
+def trust_region_penalty(params: Params, anchor: Params, metric: Params, strength: torch.Tensor) -> torch.Tensor:
+    """The trust-region penalty, eq. (trcl-penalty): ``(lambda/2) sum_i F_i (theta_i - theta*_i)^2`` per member.
+
+    ``strength`` holds ``lambda`` per member, shape ``(M,)``; returns ``(M,)``. It is zero at the
+    anchor and exactly quadratic in the displacement.
+    """
+    total = sum((metric[k] * (params[k] - anchor[k]).pow(2)).flatten(1).sum(1) for k in params)
+    return 0.5 * strength * total
+
+
+# ---------------------------------------------------------------------------------- the sequence
+@dataclass(frozen=True)
+class Member:
+    """One model of the ensemble: which method, which seed (index into the run's seeds)."""
+
+    method: str
+    seed_index: int
+
+
+@dataclass(frozen=True)
+class Strengths:
+    """The methods' knobs: replay weight beta, the trust-region and EWC strengths lambda, Reptile's step."""
+
+    replay_weight: float = 1.0
+    trust_lambda: float = 1.0
+    ewc_lambda: float = 1.0
+    reptile_every: int = 10
+    reptile_step: float = 0.5
+    fisher_decay: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_in_range("replay_weight", self.replay_weight, 0.0, 1e6)
+        check_in_range("trust_lambda", self.trust_lambda, 0.0, 1e9)
+        check_in_range("ewc_lambda", self.ewc_lambda, 0.0, 1e9)
+        check_int("reptile_every", self.reptile_every, 1)
+        check_in_range("reptile_step", self.reptile_step, 0.0, 1.0, low_inclusive=False)
+        check_in_range("fisher_decay", self.fisher_decay, 0.0, 1.0)
+
+
+@dataclass
+class SequenceRecord:
+    """What :func:`train_sequence` measured: after each task, samples of every task seen so far and
+    the denoising loss of every task on fixed evaluation batches; plus the state at the last switch."""
+
+    samples: list[torch.Tensor]  # per task k: (M, k + 1, n_samples, d), samples generated after task k
+    eval_losses: list[torch.Tensor]  # per task k: (M, n_tasks), evaluation losses after task k
+    params: Params  # parameters after the whole sequence
+    switch: dict  # the state when the last task starts: anchor, Fisher, replay buffer (for the MAML reading)
+    train_losses: torch.Tensor  # (n_tasks, n_steps_per_task, M) new-task losses
+
+
+def _gather(buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    return torch.gather(buffer, 1, idx.unsqueeze(-1).expand(-1, -1, buffer.shape[-1]))
+
+
+def eval_batch(tasks: tuple[str, ...], n_seeds: int, n: int, n_steps: int, seed: int, device) -> dict:
+    """Fixed evaluation batches per task and seed (real data, steps and noise drawn once): ``(S, K, n, d)``."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.stack([torch.stack([sample_task(t, n, g) for t in tasks]) for _ in range(n_seeds)]).to(device)
+    t = torch.randint(0, n_steps, x.shape[:3], generator=g).to(device)
+    noise = torch.randn(x.shape, generator=g).to(device)
+    return {"x": x, "t": t, "noise": noise}
+
+
+@torch.no_grad()
+def eval_losses(
+    params: Params, net: Net, schedule: Schedule, batch: dict, seed_of: torch.Tensor, first_task: int = 0
+) -> torch.Tensor:
+    """Denoising loss of every member on every task's fixed evaluation batch: ``(M, K)``.
+
+    ``batch`` may hold a slice of the tasks, starting at task index ``first_task``.
+    """
+    x, t, noise = batch["x"][seed_of], batch["t"][seed_of], batch["noise"][seed_of]  # (M, K, n, d)
+    m, k, n, d = x.shape
+    task = torch.arange(first_task, first_task + k, device=x.device).view(1, k, 1).expand(m, k, n)
+    losses = per_sample_loss(
+        params, net, schedule, x.reshape(m, k * n, d), task.reshape(m, -1), t.reshape(m, -1), noise.reshape(m, k * n, d)
+    )
+    return losses.view(m, k, n).mean(-1)
+
+
+def train_sequence(
+    params: Params,
+    net: Net,
+    schedule: Schedule,
+    tasks: tuple[str, ...],
+    members: list[Member],
+    strengths: Strengths,
+    *,
+    n_seeds: int,
+    n_steps_per_task: int,
+    batch_size: int,
+    lr: float,
+    n_fisher: int,
+    n_samples: int,
+    eval_set: dict,
+    seed: int,
+    progress: bool = False,
+    on_step: Callable[[int, int], None] | None = None,
+) -> SequenceRecord:
+    """Train every member on ``tasks`` in order, each with its method (see the module docstring).
+
+    Data: each seed has its own stream of real samples of the current task (members of different
+    methods with the same seed see the same batches). Real data of earlier tasks is never used for
+    training; replay uses only the samples a member generated itself. After each task the member's
+    Fisher is computed on real data of that task (the task just learned, as in online EWC), and
+    ``n_samples`` samples of every task seen so far are generated: they are both the evaluation
+    samples and the next task's replay buffer.
+    """
+    for mem in members:
+        check_choice("method", mem.method, tuple(METHODS))
+    check_positive("lr", lr)
+    device = params["w0"].device
+    m_count = len(members)
+    seed_of = torch.tensor([mem.seed_index for mem in members], device=device)
+    meths = [METHODS[mem.method] for mem in members]
+    beta = torch.tensor([strengths.replay_weight if me.replay else 0.0 for me in meths], device=device)
+    lam = torch.tensor(
+        [
+            0.0 if me.metric == "none" else (strengths.ewc_lambda if me.penalty == "ewc" else strengths.trust_lambda)
+            for me in meths
+        ],
+        device=device,
+    )
+    iso = torch.tensor([me.metric == "isotropic" for me in meths], device=device)
+    reptile = torch.tensor([me.reptile for me in meths], device=device, dtype=torch.float32)
+    data_gens = [torch.Generator().manual_seed(seed * 7919 + 101 * s) for s in range(n_seeds)]
+    g = torch.Generator().manual_seed(seed * 7919 + 17)
+    params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    fisher = {k: torch.zeros_like(v) for k, v in params.items()}
+    anchor = {k: v.detach().clone() for k, v in params.items()}
+    samples, losses_after, train_losses = [], [], []
+    buffer_x = buffer_c = None
+    switch: dict = {}
+    for k, name in enumerate(tasks):
+        if k == len(tasks) - 1 and k > 0:  # the state the MAML reading starts from
+            switch = {
+                "anchor": {n: v.clone() for n, v in anchor.items()},
+                "fisher": {n: v.clone() for n, v in fisher.items()},
+                "buffer_x": buffer_x.clone(),
+                "buffer_c": buffer_c.clone(),
+            }
+        metric = {
+            n: torch.where(iso.view(-1, *([1] * (f.dim() - 1))), isotropic_like(fisher)[n], f)
+            for n, f in fisher.items()
+        }
+        opt = torch.optim.Adam(list(params.values()), lr=lr)
+        start = {n: v.detach().clone() for n, v in params.items()}
+        task_losses = []
+        steps = range(n_steps_per_task)
+        for step in tqdm(steps, desc=f"task {k + 1}: {name}", leave=False) if progress else steps:
+            x0 = torch.stack([sample_task(name, batch_size, dg) for dg in data_gens]).to(device)[seed_of]
+            t, noise = draw_t_noise(x0.shape, schedule.n_steps, g, device)
+            c = torch.full(t.shape, k, dtype=torch.long, device=device)
+            new = per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1)
+            loss = new
+            if buffer_x is not None:
+                idx = torch.randint(0, buffer_x.shape[1], (m_count, batch_size), generator=g).to(device)
+                xr, cr = _gather(buffer_x, idx), torch.gather(buffer_c, 1, idx)
+                tr, nr = draw_t_noise(xr.shape, schedule.n_steps, g, device)
+                loss = loss + beta * per_sample_loss(params, net, schedule, xr, cr, tr, nr).mean(1)
+                loss = loss + trust_region_penalty(params, anchor, metric, lam)
+            opt.zero_grad(set_to_none=True)
+            loss.sum().backward()
+            opt.step()
+            task_losses.append(new.detach())
+            if (step + 1) % strengths.reptile_every == 0:  # Reptile: move only part of the way
+                with torch.no_grad():
+                    for n, v in params.items():
+                        r = reptile.view(-1, *([1] * (v.dim() - 1)))
+                        v.copy_(v - r * (1 - strengths.reptile_step) * (v - start[n]))
+                        start[n] = v.detach().clone()
+            if on_step is not None:
+                on_step(k, step)
+        train_losses.append(torch.stack(task_losses))
+        detached = {n: v.detach() for n, v in params.items()}
+        # online Fisher of the task just learned, on real data of that task
+        xf = torch.stack([sample_task(name, n_fisher, dg) for dg in data_gens]).to(device)[seed_of]
+        tf, nf = draw_t_noise(xf.shape, schedule.n_steps, g, device)
+        cf = torch.full(tf.shape, k, dtype=torch.long, device=device)
+        new_fisher = diagonal_fisher(detached, net, schedule, xf, cf, tf, nf)
+        fisher = {n: strengths.fisher_decay * fisher[n] + new_fisher[n] for n in fisher}
+        anchor = {n: v.clone() for n, v in detached.items()}
+        # samples of every task so far: evaluation now, replay buffer for the next task
+        labels = torch.arange(k + 1, device=device).repeat_interleave(n_samples).expand(m_count, -1).contiguous()
+        gen = sample(detached, net, schedule, labels, g)
+        samples.append(gen.view(m_count, k + 1, n_samples, -1))
+        buffer_x, buffer_c = gen, labels
+        losses_after.append(eval_losses(detached, net, schedule, eval_set, seed_of))
+    return SequenceRecord(
+        samples, losses_after, {n: v.detach() for n, v in params.items()}, switch, torch.stack(train_losses)
+    )
+
+
+# ----------------------------------------------------------------------------------- re-convergence
+def reconvergence_steps(
+    params: Params,
+    net: Net,
+    schedule: Schedule,
+    task_index: int,
+    task_name: str,
+    target: torch.Tensor,
+    eval_set: dict,
+    seed_of: torch.Tensor,
+    *,
+    n_seeds: int,
+    tol: float,
+    max_steps: int,
+    eval_every: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+) -> torch.Tensor:
+    """Steps of plain fine-tuning on real data of an earlier task until its evaluation loss is back
+    within ``tol`` of ``target`` (its loss right after it was learned), per member.
+
+    Every member is fine-tuned the same way (Adam, no replay, no penalty), so the count measures
+    the starting point each method left behind. A member already within tolerance scores 0; one
+    that never gets there within ``max_steps`` scores ``max_steps + eval_every`` (censored).
+    """
+    check_positive("tol", tol)
+    device = params["w0"].device
+    params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    opt = torch.optim.Adam(list(params.values()), lr=lr)
+    data_gens = [torch.Generator().manual_seed(seed * 6007 + 31 * s + task_index) for s in range(n_seeds)]
+    g = torch.Generator().manual_seed(seed * 6007 + 7 + task_index)
+    bound = (1 + tol) * target
+    found = torch.full(target.shape, float(max_steps + eval_every), device=device)
+
+    one_task = {k: v[:, task_index : task_index + 1] for k, v in eval_set.items()}  # (S, 1, n, ...)
+
+    def check(step: int) -> None:
+        detached = {k: v.detach() for k, v in params.items()}
+        loss = eval_losses(detached, net, schedule, one_task, seed_of, first_task=task_index)[:, 0]
+        hit = (loss <= bound) & (found > max_steps)
+        found[hit] = float(step)
+
+    check(0)
+    for step in range(1, max_steps + 1):
+        if bool((found <= max_steps).all()):
+            break
+        x0 = torch.stack([sample_task(task_name, batch_size, dg) for dg in data_gens]).to(device)[seed_of]
+        t, noise = draw_t_noise(x0.shape, schedule.n_steps, g, device)
+        c = torch.full(t.shape, task_index, dtype=torch.long, device=device)
+        loss = per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1).sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % eval_every == 0:
+            check(step)
+    return found
+
+
+# ---------------------------------------------------------------------------------- the MAML reading
+def flat(p: Params) -> torch.Tensor:
+    """Parameters (or gradients) as one vector per member: ``(M, P)``."""
+    return torch.cat([v.flatten(1) for v in p.values()], 1)
+
+
+def maml_reading(
+    anchor: Params,
+    fisher: Params,
+    net: Net,
+    schedule: Schedule,
+    new_batch: tuple[torch.Tensor, ...],
+    replay_batch: tuple[torch.Tensor, ...],
+    lambdas: torch.Tensor,
+    *,
+    replay_weight: float,
+    damping: float,
+    n_steps: int,
+    lr: float,
+) -> dict[str, torch.Tensor]:
+    """The trust-region update from the anchor, against a one-step (Fisher-preconditioned) inner update.
+
+    Per member (an anchor with its Fisher and fixed batches ``(x0, task, t, noise)``; ``lambdas`` is
+    ``(M,)``): ``n_steps`` of preconditioned gradient descent on the trust-region objective
+    ``J(theta) = L(theta) + (lambda/2) (theta - theta*)^T D (theta - theta*)``, with
+    ``L = L_new + beta L_replay`` and ``D = F + damping * mean(F)``; the preconditioner is
+    ``lambda D + 1/lr``. Its stationary point solves ``theta = theta* - (1/lambda) D^{-1} grad L(theta)``,
+    eq. (trcl-implicit): one *implicit* inner step from the anchor. Returns the cosine of the
+    displacement ``u = theta - theta*`` with the explicit one-step update ``-D^{-1} grad L(theta*)``
+    (eq. trcl-maml) and with the plain gradient step ``-grad L(theta*)``, and ``|u|``.
+    """
+    metric = damped_metric(fisher, damping)
+    lam = lambdas.view(-1)
+
+    def objective_grad(p: Params) -> Params:
+        return replay_objective_grad(p, net, schedule, new_batch, replay_batch, replay_weight)
+
+    g0 = objective_grad(anchor)
+    theta = {k: v.clone() for k, v in anchor.items()}
+    shape = {k: (-1, *([1] * (v.dim() - 1))) for k, v in anchor.items()}
+    for _ in range(n_steps):
+        g = objective_grad(theta)
+        for k in theta:
+            lam_k = lam.view(shape[k])
+            full = g[k] + lam_k * metric[k] * (theta[k] - anchor[k])
+            theta[k] = theta[k] - full / (lam_k * metric[k] + 1.0 / lr)
+    u = flat({k: theta[k] - anchor[k] for k in theta})
+    one_step = -flat({k: g0[k] / metric[k] for k in g0})
+    plain = -flat(g0)
+    cos = torch.nn.functional.cosine_similarity
+    return {"cos_maml": cos(u, one_step, dim=1), "cos_gradient": cos(u, plain, dim=1), "step_norm": u.norm(dim=1)}
+
+
+def damped_metric(fisher: Params, damping: float) -> Params:
+    """``D = F + damping * mean(F)`` per member (the metric of the MAML reading; invertible for ``damping > 0``)."""
+    mean_f = flat(fisher).mean(1)
+    return {k: f + damping * mean_f.view(-1, *([1] * (f.dim() - 1))) for k, f in fisher.items()}
+
+
+def replay_objective_grad(
+    params: Params,
+    net: Net,
+    schedule: Schedule,
+    new_batch: tuple[torch.Tensor, ...],
+    replay_batch: tuple[torch.Tensor, ...],
+    replay_weight: float,
+) -> Params:
+    """``grad L`` per member, with ``L = L_new + beta L_replay`` on fixed batches ``(x0, task, t, noise)``."""
+    p = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+    loss = per_sample_loss(p, net, schedule, *new_batch).mean(1)
+    loss = loss + replay_weight * per_sample_loss(p, net, schedule, *replay_batch).mean(1)
+    grads = torch.autograd.grad(loss.sum(), list(p.values()))
+    return dict(zip(p, grads, strict=True))
+
+
+def trained_step_cosines(
+    anchor: Params,
+    trained: Params,
+    fisher: Params,
+    net: Net,
+    schedule: Schedule,
+    new_batch: tuple[torch.Tensor, ...],
+    replay_batch: tuple[torch.Tensor, ...],
+    *,
+    replay_weight: float,
+    damping: float,
+) -> dict[str, torch.Tensor]:
+    """The displacement training actually made on the last task, ``trained - anchor`` (Adam on
+    stochastic batches, many steps), against the one-step update ``-D^{-1} grad L(theta*)``
+    (eq. trcl-maml) and the plain gradient step ``-grad L(theta*)``, per member.
+
+    Unlike :func:`maml_reading`, nothing here tends to 1 by construction: it asks whether the
+    update TR-CL really makes looks like the one preconditioned step of the reading.
+    """
+    metric = damped_metric(fisher, damping)
+    g0 = replay_objective_grad(anchor, net, schedule, new_batch, replay_batch, replay_weight)
+    u = flat({k: trained[k] - anchor[k] for k in anchor})
+    cos = torch.nn.functional.cosine_similarity
+    one_step = -flat({k: g0[k] / metric[k] for k in g0})
+    return {"cos_maml": cos(u, one_step, dim=1), "cos_gradient": cos(u, -flat(g0), dim=1), "step_norm": u.norm(dim=1)}

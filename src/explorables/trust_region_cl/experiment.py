@@ -1,0 +1,412 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+For every seed in ``seeds`` and every method (fine-tuning, EWC, generative replay, Reptile with
+replay, the trust-region method, and the control: the trust region with an isotropic metric of
+the same trace), one task-conditioned diffusion model learns ``tasks`` in order. All methods and
+seeds train side by side as members of one ensemble (:mod:`.diffusion`); members with the same
+seed start from the same weights and see the same batches of the current task.
+
+Parts:
+
+1. ``sequence``: the continual run; after each task, samples of every task seen so far, their
+   sliced Wasserstein distance to fresh real samples, and every task's denoising loss on a fixed
+   evaluation batch.
+2. ``reconvergence``: from the final weights, plain fine-tuning on real data of each earlier task
+   until its evaluation loss is back within ``reconverge_tol`` of its value right after it was
+   learned; the number of steps, per member.
+3. ``maml``: the MAML reading, at the last task switch: the trust-region update from the anchor
+   at growing strengths, against the one-step inner update (cosines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Choice, Float, Int, Positive, Probability, Seeds, Tuple, param
+from ..core.threads import one_cpu_thread
+from .continual import (
+    METHODS,
+    Member,
+    SequenceRecord,
+    Strengths,
+    eval_batch,
+    maml_reading,
+    reconvergence_steps,
+    train_sequence,
+    trained_step_cosines,
+)
+from .diffusion import Net, init_params, make_schedule
+from .metrics import random_directions, sliced_wasserstein
+from .tasks import TASKS, TOY_TASKS, check_tasks, sample_task, task_dim
+
+TRAINED: tuple[str, ...] = tuple(METHODS)
+
+
+@dataclass(frozen=True)
+class TrustRegionCLConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    tasks: tuple[str, ...] = param(
+        TOY_TASKS,
+        Tuple(Choice(TASKS), distinct=True),
+        "the task sequence, in order: 2-D tasks ('gaussians', 'moons', 'circles', 'spiral', 'checkerboard') "
+        "or digit classes ('digit0' ... 'digit9'), not mixed",
+    )
+    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds (initial weights, data) the verdicts are taken over")
+    width: int = param(64, Int(4, 4096), "hidden units per layer of the noise predictor")
+    depth: int = param(3, Int(1, 16), "hidden layers of the noise predictor")
+    n_diffusion_steps: int = param(40, Int(2, 1000), "DDPM steps T of the linear noise schedule")
+    n_steps_per_task: int = param(400, Int(1), "Adam steps on each task")
+    batch_size: int = param(128, Int(1), "real samples of the current task per step (and replayed samples)")
+    lr: float = param(1e-2, Positive(), "Adam learning rate (every method, and the re-convergence fine-tuning)")
+    replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
+    trust_lambda: float = param(
+        1000.0,
+        Float(0.0, 1e6),
+        "strength lambda of the Fisher trust region of TR-CL and its control, eq. (trcl-penalty)",
+    )
+    ewc_lambda: float = param(1000.0, Float(0.0, 1e9), "strength lambda of EWC's Fisher penalty (no replay)")
+    reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
+    reptile_step: float = param(
+        0.5, Probability(open_low=True), "Reptile + replay: fraction of the inner displacement kept"
+    )
+    fisher_decay: float = param(1.0, Probability(), "online Fisher: F <- decay * F + F(new task)")
+    n_fisher: int = param(128, Int(1), "real samples per task for the diagonal Fisher")
+    n_samples: int = param(256, Int(2), "generated samples per task and member: evaluation and replay buffer")
+    n_projections: int = param(64, Int(1), "random directions of the sliced Wasserstein distance")
+    n_eval: int = param(256, Int(1), "real samples per task in the fixed evaluation batch (losses)")
+    reconverge_tol: float = param(
+        0.02, Float(0.0, 1.0, low_inclusive=False), "re-convergence: relative tolerance on the task's evaluation loss"
+    )
+    reconverge_max_steps: int = param(100, Int(1), "re-convergence: at most this many fine-tuning steps")
+    reconverge_eval_every: int = param(2, Int(1), "re-convergence: fine-tuning steps between two loss checks")
+    maml_lambda_grid: tuple[float, ...] = param(
+        (10.0, 100.0, 1000.0, 10000.0),
+        Tuple(Positive(), increasing=True),
+        "MAML reading: trust-region strengths lambda, from loose to tight",
+    )
+    maml_steps: int = param(100, Int(1), "MAML reading: preconditioned gradient steps on the trust-region objective")
+    maml_lr: float = param(0.05, Positive(), "MAML reading: step size 1/c of the preconditioner lambda D + c")
+    fisher_damping: float = param(
+        0.1, Float(0.0, 100.0), "MAML reading: D = F + damping * mean(F) (keeps D invertible)"
+    )
+    n_maml: int = param(256, Int(1), "MAML reading: samples in the fixed new-task and replay batches")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(
+            tasks=("gaussians", "moons", "circles"),
+            width=32,
+            depth=2,
+            n_diffusion_steps=20,
+            n_steps_per_task=60,
+            batch_size=64,
+            n_fisher=32,
+            n_samples=64,
+            n_projections=16,
+            n_eval=64,
+            reconverge_max_steps=20,
+            maml_lambda_grid=(10.0, 10000.0),
+            maml_steps=20,
+            n_maml=64,
+        ),
+        "book": {},
+        "paper": dict(
+            device="auto",
+            tasks=tuple(f"digit{k}" for k in range(10)),
+            seeds=(0, 1, 2, 3, 4),
+            width=512,
+            depth=4,
+            n_diffusion_steps=200,
+            n_steps_per_task=5000,
+            batch_size=256,
+            lr=1e-3,
+            n_fisher=1024,
+            n_samples=1024,
+            n_projections=256,
+            n_eval=1024,
+            reconverge_max_steps=2000,
+            reconverge_eval_every=10,
+            maml_steps=500,
+            n_maml=1024,
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU with >= 16 GB (ten digit classes in sequence, 30 members of a 4x512 MLP; the per-sample Fisher "
+        "gradients take ~7 GB per chunk of 64 samples); tens of minutes (estimate, not timed)"
+    )
+
+    def cross_checks(self) -> None:
+        check_tasks(self.tasks)
+        if len(self.tasks) < 2:
+            raise ValueError(f"tasks must hold at least two tasks for continual learning, got {self.tasks!r}")
+
+
+class TrustRegionCLResults(Results[TrustRegionCLConfig]):
+    """What :func:`run` returns: a JSON-able ``summary`` and the arrays the figures draw."""
+
+
+def _stats(per_seed: list[float] | np.ndarray) -> dict[str, Any]:
+    arr = np.asarray(per_seed, dtype=float)
+    return {"per_seed": arr.tolist(), "mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
+
+
+class _Setup:
+    """Everything the parts share: the net, schedule, members, evaluation batches and real references."""
+
+    def __init__(self, cfg: TrustRegionCLConfig):
+        self.cfg = cfg
+        self.device = resolve_device(cfg.device)
+        self.n_seeds = len(cfg.seeds)
+        self.members = [Member(m, s) for m in TRAINED for s in range(self.n_seeds)]
+        self.seed_of = torch.tensor([mem.seed_index for mem in self.members], device=self.device)
+        self.net = Net(task_dim(cfg.tasks[0]), len(cfg.tasks), cfg.width, cfg.depth)
+        self.schedule = make_schedule(cfg.n_diffusion_steps, device=self.device)
+        self.member_seeds = [1_000_003 * cfg.seed + 7_919 * s + 1 for s in cfg.seeds]
+        self.eval_set = eval_batch(
+            cfg.tasks, self.n_seeds, cfg.n_eval, cfg.n_diffusion_steps, cfg.seed + 12_345, self.device
+        )
+        g = torch.Generator().manual_seed(cfg.seed + 54_321)
+        self.directions = random_directions(cfg.n_projections, self.net.d_data, g).to(self.device)
+        draw = lambda: torch.stack(  # noqa: E731 - (S, K, n, d) fresh real samples
+            [torch.stack([sample_task(t, cfg.n_samples, g) for t in cfg.tasks]) for _ in cfg.seeds]
+        ).to(self.device)
+        self.reference = draw()
+        self.floor = sliced_wasserstein(self.reference, draw(), self.directions)  # (S, K): real vs real
+
+    def method_slice(self, method: str) -> slice:
+        i = TRAINED.index(method)
+        return slice(i * self.n_seeds, (i + 1) * self.n_seeds)
+
+    def strengths(self) -> Strengths:
+        c = self.cfg
+        return Strengths(c.replay_weight, c.trust_lambda, c.ewc_lambda, c.reptile_every, c.reptile_step, c.fisher_decay)
+
+
+def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    cfg, n_tasks = setup.cfg, len(setup.cfg.tasks)
+    seeds = [setup.member_seeds[mem.seed_index] for mem in setup.members]
+    params = init_params(setup.net, seeds, setup.device)
+    record = train_sequence(
+        params,
+        setup.net,
+        setup.schedule,
+        cfg.tasks,
+        setup.members,
+        setup.strengths(),
+        n_seeds=setup.n_seeds,
+        n_steps_per_task=cfg.n_steps_per_task,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        n_fisher=cfg.n_fisher,
+        n_samples=cfg.n_samples,
+        eval_set=setup.eval_set,
+        seed=cfg.seed,
+        progress=progress,
+    )
+    checkpoint.save("trained/record", _record_state(record))
+    ref = setup.reference[setup.seed_of]  # (M, K, n, d)
+    # swd[k][m, j]: after task k, task j <= k
+    swd = [sliced_wasserstein(record.samples[k], ref[:, : k + 1], setup.directions) for k in range(n_tasks)]
+    final = swd[-1]  # (M, K)
+    just_after = torch.stack([swd[k][:, k] for k in range(n_tasks)], 1)  # (M, K)
+    forgetting = (final - just_after)[:, :-1].mean(1)
+    post_loss = torch.stack([record.eval_losses[k][:, k] for k in range(n_tasks)], 1)
+    loss_increase = (record.eval_losses[-1] - post_loss)[:, :-1].mean(1)
+    summary: dict[str, Any] = {"methods": {}, "floor": _stats(setup.floor.mean(1).cpu().numpy())}
+    for method in TRAINED:
+        sl = setup.method_slice(method)
+        summary["methods"][method] = {
+            "final_swd": _stats(final[sl].mean(1).cpu().numpy()),
+            "final_swd_per_task": final[sl].mean(0).cpu().numpy().tolist(),
+            "forgetting": _stats(forgetting[sl].cpu().numpy()),
+            "first_task_forgetting": _stats((final - just_after)[sl, 0].cpu().numpy()),
+            "last_task_swd": _stats(final[sl, -1].cpu().numpy()),
+            "loss_increase": _stats(loss_increase[sl].cpu().numpy()),
+            "first_task_loss_increase": _stats((record.eval_losses[-1] - post_loss)[sl, 0].cpu().numpy()),
+            "final_loss": _stats(record.eval_losses[-1][sl].mean(1).cpu().numpy()),
+        }
+    curves = {
+        "samples": [s[:: setup.n_seeds].cpu().numpy() for s in record.samples],  # first seed of every method
+        "swd_matrix": np.stack(  # (methods, after task, task): mean over seeds, NaN for unseen tasks
+            [
+                np.stack(
+                    [
+                        np.pad(
+                            swd[k][setup.method_slice(m)].mean(0).cpu().numpy(),
+                            (0, n_tasks - k - 1),
+                            constant_values=np.nan,
+                        )
+                        for k in range(n_tasks)
+                    ]
+                )
+                for m in TRAINED
+            ]
+        ),
+        "reference": setup.reference[0].cpu().numpy(),
+        "train_losses": record.train_losses.cpu().numpy(),  # (K, steps, M)
+    }
+    return summary, curves
+
+
+def _record_state(record: SequenceRecord) -> dict:
+    return {
+        "params": record.params,
+        "switch": record.switch,
+        "post_loss": torch.stack([record.eval_losses[k][:, k] for k in range(len(record.eval_losses))], 1),
+    }
+
+
+def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
+    cfg = setup.cfg
+    state = checkpoint.get("trained/record")
+    steps = []
+    for j, name in enumerate(cfg.tasks[:-1]):
+        key = f"reconvergence/{j}"
+        found = checkpoint.get(key)
+        if found is None:
+            found = reconvergence_steps(
+                state["params"],
+                setup.net,
+                setup.schedule,
+                j,
+                name,
+                state["post_loss"][:, j],
+                setup.eval_set,
+                setup.seed_of,
+                n_seeds=setup.n_seeds,
+                tol=cfg.reconverge_tol,
+                max_steps=cfg.reconverge_max_steps,
+                eval_every=cfg.reconverge_eval_every,
+                batch_size=cfg.batch_size,
+                lr=cfg.lr,
+                seed=cfg.seed,
+            )
+            checkpoint.save(key, found)
+        steps.append(found)
+    steps_t = torch.stack(steps, 1)  # (M, K - 1)
+    censored = steps_t > cfg.reconverge_max_steps
+    summary: dict[str, Any] = {"methods": {}}
+    for method in TRAINED:
+        sl = setup.method_slice(method)
+        summary["methods"][method] = {
+            "steps": _stats(steps_t[sl].mean(1).cpu().numpy()),
+            "first_task_steps": _stats(steps_t[sl, 0].cpu().numpy()),
+            "steps_per_task": steps_t[sl].mean(0).cpu().numpy().tolist(),
+            "n_censored": int(censored[sl].sum()),
+            "fraction_at_start": float((steps_t[sl] == 0).float().mean()),
+        }
+    return summary, {"steps": steps_t.cpu().numpy()}
+
+
+def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
+    cfg = setup.cfg
+    state = checkpoint.get("trained/record")
+    switch = state["switch"]
+    sl = setup.method_slice("trcl")
+    grid = torch.tensor(cfg.maml_lambda_grid, device=setup.device)
+    n_grid, n_seeds = len(grid), setup.n_seeds
+    # members: (lambda, seed) pairs, seed fastest; each a copy of that seed's TR-CL anchor
+    rep = lambda v: v[sl].repeat(n_grid, *([1] * (v.dim() - 1)))  # noqa: E731
+    anchor = {k: rep(v) for k, v in switch["anchor"].items()}
+    fisher = {k: rep(v) for k, v in switch["fisher"].items()}
+    g = torch.Generator().manual_seed(cfg.seed + 777)
+    last = len(cfg.tasks) - 1
+    x_new = torch.stack([sample_task(cfg.tasks[last], cfg.n_maml, g) for _ in range(n_seeds)]).to(setup.device)
+    idx = torch.randint(0, switch["buffer_x"].shape[1], (n_seeds, cfg.n_maml), generator=g).to(setup.device)
+    bx = switch["buffer_x"][sl]
+    x_rep = torch.gather(bx, 1, idx.unsqueeze(-1).expand(-1, -1, bx.shape[-1]))
+    c_rep = torch.gather(switch["buffer_c"][sl], 1, idx)
+
+    def batch(x0: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        t = torch.randint(0, cfg.n_diffusion_steps, c.shape, generator=g).to(setup.device)
+        noise = torch.randn(x0.shape, generator=g).to(setup.device)
+        return tuple(v.repeat(n_grid, *([1] * (v.dim() - 1))) for v in (x0, c, t, noise))
+
+    new_batch = batch(x_new, torch.full((n_seeds, cfg.n_maml), last, dtype=torch.long, device=setup.device))
+    replay_batch = batch(x_rep, c_rep)
+    out = maml_reading(
+        anchor,
+        fisher,
+        setup.net,
+        setup.schedule,
+        new_batch,
+        replay_batch,
+        grid.repeat_interleave(n_seeds),
+        replay_weight=cfg.replay_weight,
+        damping=cfg.fisher_damping,
+        n_steps=cfg.maml_steps,
+        lr=cfg.maml_lr,
+    )
+    summary: dict[str, Any] = {"lambdas": list(cfg.maml_lambda_grid)}
+    for key, value in out.items():
+        per = value.view(n_grid, n_seeds).cpu().numpy()
+        summary[key] = [_stats(row) for row in per]
+    # the steps training actually took on the last task (Adam, stochastic batches), on the same fixed
+    # batches: TR-CL (lambda = trust_lambda), and generative replay as the reference without a penalty
+    first = lambda b: tuple(v[:n_seeds] for v in b)  # noqa: E731 - the grid's first block: one copy per seed
+    new_first, (_, c_first, t_first, noise_first) = first(new_batch), first(replay_batch)
+    for method in ("trcl", "replay"):
+        ms = setup.method_slice(method)
+        bx_m = switch["buffer_x"][ms]
+        x_rep_m = torch.gather(bx_m, 1, idx.unsqueeze(-1).expand(-1, -1, bx_m.shape[-1]))
+        trained = trained_step_cosines(
+            {k: v[ms] for k, v in switch["anchor"].items()},
+            {k: v[ms] for k, v in state["params"].items()},
+            {k: v[ms] for k, v in switch["fisher"].items()},
+            setup.net,
+            setup.schedule,
+            new_first,
+            (x_rep_m, c_first, t_first, noise_first),
+            replay_weight=cfg.replay_weight,
+            damping=cfg.fisher_damping,
+        )
+        summary[f"trained_{method}"] = {key: _stats(value.cpu().numpy()) for key, value in trained.items()}
+    summary["trust_lambda"] = cfg.trust_lambda
+    return summary, {}
+
+
+def run(
+    config: TrustRegionCLConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> TrustRegionCLResults:
+    """The continual sequence, re-convergence and the MAML reading (see the module docstring).
+
+    Each part is checkpointed; the trained weights and the state at the last switch are stored,
+    so ``--resume`` skips the finished parts.
+    """
+    cfg, checkpoint = start_run(TrustRegionCLConfig, config, checkpoint)
+    with one_cpu_thread(resolve_device(cfg.device)):
+        setup = _Setup(cfg)
+        parts = {
+            "sequence": lambda: _sequence_part(setup, checkpoint, progress),
+            "reconvergence": lambda: _reconvergence_part(setup, checkpoint),
+            "maml": lambda: _maml_part(setup, checkpoint),
+        }
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
+    return TrustRegionCLResults(cfg, summary, curves)
+
+
+def headline(results: TrustRegionCLResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    s = results.summary
+    lines = []
+    for m in TRAINED:
+        q, f, r = (
+            s["sequence"]["methods"][m]["final_swd"],
+            s["sequence"]["methods"][m]["forgetting"],
+            s["reconvergence"]["methods"][m]["steps"],
+        )
+        lines.append(
+            f"{METHODS[m].label}: final SWD {q['mean']:.3f} ± {q['sd']:.3f}, forgetting "
+            f"{f['mean']:+.3f}, re-convergence {r['mean']:.1f} steps"
+        )
+    cos = s["maml"]["cos_maml"]
+    lines.append(f"MAML reading: cosine {cos[0]['mean']:.2f} (loosest) -> {cos[-1]['mean']:.2f} (tightest)")
+    return lines

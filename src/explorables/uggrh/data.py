@@ -1,0 +1,185 @@
+"""Two modalities of one object, with some modalities missing.
+
+* :func:`digits_with_tags`: scikit-learn's 8x8 digits as the "image" view and a synthetic "tag"
+  view drawn from the hidden digit class (each class has a few typical tags, each kept with a
+  probability, plus random tags). The class is returned separately and only the evaluation reads it.
+* :func:`make_incomplete`: hides one modality of a fraction of the training pairs. The hidden rows
+  are overwritten with NaN in :class:`IncompletePairs`, so a missing value cannot reach training
+  unnoticed: any arithmetic on it would turn the result into NaN.
+* :func:`load_features`: the paper-scale features (MIRFlickr-25K, NUS-WIDE, MS COCO) read from
+  ``<data_root>/<dataset>.npz`` (layout in :data:`NPZ_LAYOUT`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..core.validation import check_in_range, check_int
+
+NPZ_LAYOUT = (
+    "<data_root>/<dataset>.npz with float arrays 'image' (n, d_image) (e.g. VGG fc7 features), 'text' "
+    "(n, d_text) (bag-of-words or tag vectors) and 'labels' (n, n_classes) multi-hot, used only to score; "
+    "datasets: mirflickr, nuswide, coco"
+)
+
+
+@dataclass(frozen=True)
+class Modalities:
+    """Complete paired data: row ``i`` of ``image`` and ``text`` describe the same object."""
+
+    image: np.ndarray
+    text: np.ndarray
+    labels: np.ndarray  # (n, n_classes) multi-hot: read by the evaluation only
+
+    def __post_init__(self) -> None:
+        n = self.image.shape[0]
+        if self.text.shape[0] != n or self.labels.shape[0] != n:
+            raise ValueError(
+                f"image, text and labels must have the same number of rows, got "
+                f"{self.image.shape[0]}, {self.text.shape[0]} and {self.labels.shape[0]}"
+            )
+
+    def subset(self, rows: np.ndarray) -> Modalities:
+        return Modalities(self.image[rows], self.text[rows], self.labels[rows])
+
+
+@dataclass(frozen=True)
+class IncompletePairs:
+    """What a training function receives: both views, a mask of what is observed, and no labels.
+
+    Rows where a modality is missing hold NaN in that modality's array.
+    """
+
+    image: np.ndarray
+    text: np.ndarray
+    has_image: np.ndarray
+    has_text: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = self.image.shape[0]
+        if self.text.shape[0] != n or self.has_image.shape != (n,) or self.has_text.shape != (n,):
+            raise ValueError(
+                f"image ({self.image.shape[0]} rows), text ({self.text.shape[0]} rows) and the two masks "
+                "must describe the same samples"
+            )
+        if not np.all(self.has_image | self.has_text):
+            raise ValueError("every sample must keep at least one modality (has_image | has_text)")
+
+    @property
+    def n(self) -> int:
+        return self.image.shape[0]
+
+    @property
+    def complete(self) -> np.ndarray:
+        """Rows where both modalities are observed."""
+        return self.has_image & self.has_text
+
+
+@lru_cache(maxsize=1)
+def _digits() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    return digits.data.astype(np.float64) / 16.0, digits.target.copy()
+
+
+def digits_with_tags(
+    d_text: int = 100,
+    n_class_tags: int = 8,
+    p_tag: float = 0.6,
+    n_noise_tags: int = 3,
+    *,
+    rng: np.random.Generator,
+) -> Modalities:
+    """Digits images (pixels / 16) and tag vectors generated from the hidden digit class.
+
+    Each class owns ``n_class_tags`` tags (random, possibly shared with other classes); a sample
+    keeps each of its class's tags with probability ``p_tag`` and gets ``n_noise_tags`` random tags.
+    """
+    d_text = check_int("d_text", d_text, 2)
+    n_class_tags = check_int("n_class_tags", n_class_tags, 1, d_text)
+    p_tag = check_in_range("p_tag", p_tag, 0.0, 1.0, low_inclusive=False)
+    n_noise_tags = check_int("n_noise_tags", n_noise_tags, 0, d_text)
+    image, classes = (a.copy() for a in _digits())
+    n, n_classes = len(classes), int(classes.max()) + 1
+    class_tags = np.stack([rng.choice(d_text, n_class_tags, replace=False) for _ in range(n_classes)])
+    text = np.zeros((n, d_text))
+    keep = rng.random((n, n_class_tags)) < p_tag
+    rows = np.repeat(np.arange(n), n_class_tags).reshape(n, n_class_tags)
+    text[rows[keep], class_tags[classes][keep]] = 1.0
+    for _ in range(n_noise_tags):
+        text[np.arange(n), rng.integers(0, d_text, n)] = 1.0
+    labels = np.eye(n_classes)[classes]
+    return Modalities(image, text, labels)
+
+
+def load_features(data_root: str | Path, dataset: str) -> Modalities:
+    """Paper-scale features from ``<data_root>/<dataset>.npz`` (layout: :data:`NPZ_LAYOUT`)."""
+    path = Path(data_root) / f"{dataset}.npz"
+    if not path.is_file():
+        raise ValueError(f"data_root must hold {path.name}: {NPZ_LAYOUT}; not found: {path}")
+    with np.load(path, allow_pickle=False) as z:
+        missing = [k for k in ("image", "text", "labels") if k not in z.files]
+        if missing:
+            raise ValueError(f"{path} lacks array(s) {missing}: {NPZ_LAYOUT}")
+        image, text, labels = (np.asarray(z[k], dtype=np.float64) for k in ("image", "text", "labels"))
+    for name, arr in (("image", image), ("text", text), ("labels", labels)):
+        if arr.ndim != 2 or not np.all(np.isfinite(arr)):
+            raise ValueError(f"{path}: '{name}' must be a finite 2-d array, got shape {arr.shape}")
+    keep = labels.sum(1) > 0  # the usual protocol: drop samples without any label
+    return Modalities(image[keep], text[keep], labels[keep])
+
+
+def split(
+    data: Modalities, n_query: int, n_train: int, n_database: int, rng: np.random.Generator
+) -> tuple[Modalities, Modalities, Modalities]:
+    """Disjoint random ``(train, query, database)`` sets; ``n_database = 0`` takes all the rest."""
+    n = data.image.shape[0]
+    n_query = check_int("n_query", n_query, 1)
+    n_train = check_int("n_train", n_train, 2)
+    n_database = check_int("n_database", n_database, 0)
+    rest = n - n_query - n_train
+    if n_database > rest or rest < 1:
+        raise ValueError(
+            f"n_query + n_train + n_database must be <= the {n} samples, got {n_query} + {n_train} + {n_database}"
+        )
+    order = rng.permutation(n)
+    db = order[n_query + n_train :] if n_database == 0 else order[n_query + n_train : n_query + n_train + n_database]
+    return data.subset(order[n_query : n_query + n_train]), data.subset(order[:n_query]), data.subset(db)
+
+
+def make_incomplete(
+    image: np.ndarray,
+    text: np.ndarray,
+    missing_rate: float,
+    image_missing_share: float = 0.5,
+    *,
+    rng: np.random.Generator,
+) -> IncompletePairs:
+    """Hide one modality of ``round(missing_rate * n)`` random pairs.
+
+    Of those, ``round(image_missing_share * m)`` lose their image and the rest their text (modality
+    imbalance). Hidden values are overwritten with NaN.
+    """
+    image, text = np.asarray(image, dtype=np.float64), np.asarray(text, dtype=np.float64)
+    if image.ndim != 2 or text.ndim != 2 or image.shape[0] != text.shape[0]:
+        raise ValueError(
+            f"image and text must be 2-d with the same number of rows, got shapes {image.shape} and {text.shape}"
+        )
+    missing_rate = check_in_range("missing_rate", missing_rate, 0.0, 1.0, high_inclusive=False)
+    image_missing_share = check_in_range("image_missing_share", image_missing_share, 0.0, 1.0)
+    n = image.shape[0]
+    m = round(missing_rate * n)
+    chosen = rng.permutation(n)[:m]
+    m_image = round(image_missing_share * m)
+    has_image, has_text = np.ones(n, bool), np.ones(n, bool)
+    has_image[chosen[:m_image]] = False
+    has_text[chosen[m_image:]] = False
+    image, text = image.copy(), text.copy()
+    image[~has_image] = np.nan
+    text[~has_text] = np.nan
+    return IncompletePairs(image, text, has_image, has_text)

@@ -1,0 +1,137 @@
+"""From simulated recordings to the time-frequency bins the networks see.
+
+:func:`make_example` runs the unsupervised pipeline on one scene: STFT of the real microphones,
+the talker's direction (DOA on the real microphones), the real channels shifted to the virtual
+position (eq. vf-delay) and the pseudo-target (eq. vf-pseudo). The true virtual signal is kept in
+the separate field ``truth``: only the supervised baseline and the evaluation read it, and
+:func:`unsupervised_data` (what Virtual-Flow trains on) is built without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .pseudo import align_channels, estimate_azimuth, inverse_distance_weights, plane_wave_delays, stft
+from .scenes import Scene
+
+
+@dataclass
+class Example:
+    """One scene, ready for the networks. ``truth`` is for the supervised baseline and scoring only."""
+
+    scene: Scene
+    real: np.ndarray  # (M, N) recordings
+    spec_real: np.ndarray  # (M, F, T)
+    azimuth: float  # estimated from the real mics
+    aligned: np.ndarray  # (M, F, T), eq. (vf-delay)
+    pseudo: np.ndarray  # (F, T), eq. (vf-pseudo)
+    scale: float  # rms of the real STFT: every network input and output is divided by it
+    cond: np.ndarray  # (T * F, d_cond) float32, one row per time-frequency bin
+    truth: np.ndarray  # (F, T): STFT of the talker's image at the VM (NOT used by Virtual-Flow)
+    truth_wave: np.ndarray  # (N,)
+    vm_recording: np.ndarray  # (N,): a physical microphone at the VM (beamforming reference)
+    real_speech: np.ndarray  # (M, N): the talker's image at the real mics (beamforming reference)
+
+
+def spec_to_bins(spec: np.ndarray, scale: float) -> np.ndarray:
+    """``(F, T)`` complex -> ``(T * F, 2)`` float32 (real, imaginary) divided by ``scale``, frame by frame."""
+    s = np.asarray(spec).T.reshape(-1) / scale
+    return np.stack([s.real, s.imag], 1).astype(np.float32)
+
+
+def bins_to_spec(bins: np.ndarray, scale: float, n_freq: int) -> np.ndarray:
+    """Inverse of :func:`spec_to_bins`: ``(T * F, 2)`` -> ``(F, T)`` complex."""
+    b = np.asarray(bins, dtype=np.float64)
+    return (b[:, 0] + 1j * b[:, 1]).reshape(-1, n_freq).T * scale
+
+
+def frequency_features(n_freq: int) -> np.ndarray:
+    """Per bin: ``f / f_Nyquist`` and ``sin, cos(pi k f / f_Nyquist)``, ``k = 1, 2, 3``: ``(F, 7)``."""
+    r = np.linspace(0, 1, n_freq)
+    return np.stack([r, *[fn(np.pi * k * r) for k in (1, 2, 3) for fn in (np.sin, np.cos)]], 1)
+
+
+def condition_bins(aligned: np.ndarray, weights: np.ndarray, scale: float) -> np.ndarray:
+    """The condition ``c`` of every time-frequency bin: the aligned real channels (real, imaginary) in that
+    bin and in the previous and next frame, the bin's frequency features, and the geometric weights
+    ``w_m`` of eq. (vf-pseudo) (last): ``(T * F, 6 M + 7 + M)`` float32."""
+    m, n_freq, t = aligned.shape
+    a = aligned / scale
+    padded = np.pad(a, ((0, 0), (0, 0), (1, 1)))
+    ctx = [padded[:, :, k : k + t] for k in (1, 0, 2)]  # this frame, previous, next
+    parts = [np.stack([c.real, c.imag], 1).reshape(2 * m, n_freq, t) for c in ctx]
+    chans = np.concatenate(parts, 0).transpose(2, 1, 0).reshape(t * n_freq, 6 * m)  # frame-major bins
+    freq = np.tile(frequency_features(n_freq), (t, 1))
+    geo = np.repeat(np.asarray(weights, float)[None], t * n_freq, 0)
+    return np.concatenate([chans, freq, geo], 1).astype(np.float32)
+
+
+def make_example(
+    scene: Scene,
+    sim: dict[str, np.ndarray],
+    *,
+    nfft: int,
+    lead_s: float,
+    doa_method: str = "NormMUSIC",
+    azimuth: float | None = None,
+) -> Example:
+    """The pipeline on one simulated scene (``sim`` from :func:`~.scenes.simulate`).
+
+    ``azimuth=None`` estimates the direction from the real microphones (the method); a given
+    azimuth is only for tests and the "oracle direction" illustration. The direction is estimated on
+    the frames after the ``lead_s`` seconds of noise only.
+    """
+    hop = nfft // 2
+    spec_real = stft(sim["real"], nfft, hop)
+    first = first_speech_frame(lead_s, scene.fs, nfft)
+    az = (
+        estimate_azimuth(spec_real[:, :, first:], scene.real_mics, scene.fs, nfft, method=doa_method)
+        if azimuth is None
+        else azimuth
+    )
+    delays = plane_wave_delays(scene.real_mics, scene.virtual_mic, az)
+    aligned = align_channels(spec_real, delays, scene.fs, nfft)
+    weights = inverse_distance_weights(scene.real_mics, scene.virtual_mic)
+    pseudo = np.tensordot(weights, aligned, axes=1)
+    scale = float(np.sqrt(np.mean(np.abs(spec_real) ** 2)) + 1e-12)
+    return Example(
+        scene=scene,
+        real=sim["real"],
+        spec_real=spec_real,
+        azimuth=az,
+        aligned=aligned,
+        pseudo=pseudo,
+        scale=scale,
+        cond=condition_bins(aligned, weights, scale),
+        truth=stft(sim["vm_speech"], nfft, hop),
+        truth_wave=sim["vm_speech"],
+        vm_recording=sim["vm_recording"],
+        real_speech=sim["real_speech"],
+    )
+
+
+def first_speech_frame(lead_s: float, fs: int, nfft: int) -> int:
+    """The first STFT frame (hop ``nfft / 2``) that may hold the talker (the clip starts with ``lead_s`` of noise)."""
+    return int(np.ceil(lead_s * fs / (nfft // 2)))
+
+
+def unsupervised_data(examples: list[Example], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """What Virtual-Flow trains on: ``(pseudo-target bins, condition bins)``; no field of the truth is read."""
+    target = np.concatenate([spec_to_bins(e.pseudo, e.scale) for e in examples])
+    cond = np.concatenate([e.cond for e in examples])
+    return torch.from_numpy(target).to(device), torch.from_numpy(cond).to(device)
+
+
+def supervised_data(examples: list[Example], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the supervised baseline trains on: ``(true VM bins, condition bins)``."""
+    target = np.concatenate([spec_to_bins(e.truth, e.scale) for e in examples])
+    cond = np.concatenate([e.cond for e in examples])
+    return torch.from_numpy(target).to(device), torch.from_numpy(cond).to(device)
+
+
+def nearest_mic(example: Example) -> int:
+    """Index of the real microphone closest to the virtual position."""
+    return int(np.argmin(np.linalg.norm(example.scene.real_mics - example.scene.virtual_mic, axis=1)))

@@ -1,0 +1,526 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights and batches):
+
+1. **Scenes.** ``n_train_scenes`` and ``n_test_scenes`` random shoebox rooms (pyroomacoustics),
+   ``n_mics`` real microphones on a circle, one virtual position next to them, a talker and an
+   interferer; every scene runs the unsupervised pipeline (DOA, delays, pseudo-target).
+2. **Training.** Virtual-Flow (conditional flow matching toward the pseudo-targets, no truth);
+   its reflow (retrained on its own noise-to-sample couplings); the *supervised* regression
+   baseline, trained on the true virtual signals (the upper reference); and the *control*, the
+   same regression network trained on the pseudo-targets (is it the flow, or just a network
+   fitted to pseudo-targets?).
+3. **Evaluation** on the test rooms: every virtual-mic estimate against the true virtual signal
+   (SI-SDR, per-band error and energy ratio), steps vs quality for the base and the reflowed flow,
+   and MVDR beamforming with the real microphones alone or with one virtual channel added.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
+from .audio import SAMPLE_RATES, source_kind
+from .data import (
+    Example,
+    bins_to_spec,
+    first_speech_frame,
+    make_example,
+    nearest_mic,
+    supervised_data,
+    unsupervised_data,
+)
+from .downstream import band_errors, mvdr, si_sdr, stoi
+from .flow import (
+    SOLVERS,
+    Regressor,
+    VelocityNet,
+    evaluations_per_sample,
+    fixed_loss,
+    parameter_count,
+    reflow_pairs,
+    sample,
+    train_flow,
+    train_regression,
+)
+from .pseudo import DOA_METHODS, istft, stft, true_azimuth
+from .scenes import random_scene, simulate
+
+#: the virtual-mic estimators compared against the truth, in table order
+METHODS: tuple[str, ...] = ("nearest", "pseudo", "control", "flow", "reflow", "supervised")
+METHOD_LABELS: dict[str, str] = {
+    "nearest": "nearest real mic",
+    "pseudo": "pseudo-target (no learning)",
+    "control": "regression on pseudo-targets (control)",
+    "flow": "Virtual-Flow",
+    "reflow": "Virtual-Flow + reflow, 1 step",
+    "supervised": "supervised with the truth (reference)",
+}
+#: channel sets of the beamforming comparison: the real mics alone, or with one more channel
+BEAMFORMING: tuple[str, ...] = ("real", "pseudo", "control", "flow", "reflow", "supervised", "physical")
+BEAM_LABELS: dict[str, str] = {
+    "real": "real mics only",
+    "pseudo": "+ pseudo-target",
+    "control": "+ control",
+    "flow": "+ Virtual-Flow",
+    "reflow": "+ reflow (1 step)",
+    "supervised": "+ supervised VM",
+    "physical": "+ a physical mic there",
+}
+
+
+@dataclass(frozen=True)
+class VirtualFlowConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds (rooms, speech, weights, batches) the verdicts are taken over"
+    )
+    fs: int = param(8000, Int(8000, 16000), "sample rate in Hz (8000 or 16000)")
+    clip_s: float = param(1.2, Float(0.3, 10.0), "length of every clip in seconds (the first lead_s are noise only)")
+    lead_s: float = param(0.25, Float(0.05, 1.0), "seconds before the talker starts (the beamformer's noise frames)")
+    nfft: int = param(256, Int(32, 2048), "STFT size (hop nfft/2, Hann window)")
+    n_mics: int = param(3, Int(2, 8), "real microphones on a circle")
+    array_radius: float = param(0.1, Float(0.01, 0.5), "radius of the real array in metres")
+    vm_distance: tuple[float, ...] = param(
+        (0.12, 0.25),
+        Tuple(Float(0.0, 1.0), min_len=2, max_len=2, increasing=True),
+        "range of the virtual mic's distance from the array centre, metres",
+    )
+    rt60_range: tuple[float, ...] = param(
+        (0.15, 0.3), Tuple(Float(0.05, 2.0), min_len=2, max_len=2, increasing=True), "range of the rooms' RT60, s"
+    )
+    snr_range: tuple[float, ...] = param(
+        (5.0, 15.0),
+        Tuple(Float(-20.0, 40.0), min_len=2, max_len=2, increasing=True),
+        "range of the talker-to-interferer ratio at the real mics, dB",
+    )
+    sensor_snr_db: float = param(30.0, Float(0.0, 80.0), "white sensor noise level, dB below the talker")
+    max_order: int = param(20, Int(0, 100), "cap on the image-source order (speed; shortens the late tail)")
+    doa_method: str = param(
+        "NormMUSIC", Choice(DOA_METHODS), "pyroomacoustics DOA method for the pseudo-target's direction"
+    )
+    use_espeak: bool = param(True, Bool(), "speech from espeak-ng when installed (else the harmonic fallback)")
+    n_train_scenes: int = param(24, Int(1), "training rooms per seed")
+    n_test_scenes: int = param(5, Int(1), "test rooms per seed")
+    d_hidden: int = param(64, Int(8, 8192), "width of every network")
+    n_layers: int = param(2, Int(1, 32), "residual blocks of every network")
+    n_train_steps: int = param(500, Int(1), "Adam steps of Virtual-Flow (flow matching)")
+    n_regression_steps: int = param(250, Int(1), "Adam steps of the supervised baseline and of the control (each)")
+    n_reflow_steps: int = param(200, Int(1), "Adam steps of the reflow retraining (from the base weights)")
+    n_reflow_pairs: int = param(
+        50_000, Int(1), "time-frequency bins (random training bins) reflow's couplings are made for"
+    )
+    batch_size: int = param(1024, Int(1), "time-frequency bins per training step")
+    lr: float = param(2e-3, Positive(), "Adam learning rate (cosine decay)")
+    solver: str = param("euler", Choice(SOLVERS), "ODE solver of the sampler, eq. (vf-ode)")
+    n_sample_steps: int = param(8, Int(1, 1024), "solver steps of Virtual-Flow in the comparison")
+    steps_grid: tuple[int, ...] = param(
+        (1, 2, 4, 8), Tuple(Int(1, 1024), increasing=True), "solver steps of the steps-vs-quality curves"
+    )
+    reflow_teacher_steps: int = param(8, Int(1, 1024), "solver steps of the base model when it makes reflow's pairs")
+    n_bands: int = param(4, Int(1, 64), "equal-width frequency bands of the per-band errors")
+    explorable_distances: tuple[float, ...] = param(
+        (0.12, 0.18, 0.25),
+        Tuple(Float(0.0, 1.0, low_inclusive=False), increasing=True),
+        "virtual-mic distances of the explorable figure (one test room, first seed)",
+    )
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(
+            seeds=(0, 1),
+            clip_s=0.8,
+            n_train_scenes=2,
+            n_test_scenes=1,
+            d_hidden=16,
+            n_layers=1,
+            n_train_steps=40,
+            n_regression_steps=20,
+            n_reflow_pairs=2000,
+            n_reflow_steps=20,
+            batch_size=512,
+            steps_grid=(1, 4),
+            n_sample_steps=4,
+            reflow_teacher_steps=4,
+            explorable_distances=(0.15,),
+        ),
+        "book": {},
+        "paper": dict(
+            device="auto",
+            fs=16000,
+            clip_s=4.0,
+            nfft=512,
+            n_mics=4,
+            n_train_scenes=5000,
+            n_test_scenes=200,
+            d_hidden=512,
+            n_layers=4,
+            n_train_steps=200_000,
+            n_reflow_steps=50_000,
+            batch_size=65_536,
+            n_regression_steps=200_000,
+            n_reflow_pairs=5_000_000,
+            max_order=40,
+            seeds=(0, 1, 2),
+            steps_grid=(1, 2, 4, 8, 16, 32),
+            n_sample_steps=16,
+            reflow_teacher_steps=32,
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = (
+        "one GPU with >= 16 GB for the networks (hours; not timed) and many CPU cores for the room simulation"
+    )
+
+    def cross_checks(self) -> None:
+        if self.fs not in SAMPLE_RATES:
+            raise ValueError(f"fs must be one of {SAMPLE_RATES}, got {self.fs}")
+        if self.lead_s >= self.clip_s:
+            raise ValueError(f"lead_s must be < clip_s ({self.clip_s}), got {self.lead_s}")
+        if self.nfft % 2 or self.lead_s * self.fs < 2 * self.nfft:
+            raise ValueError(f"nfft must be even and lead_s * fs >= 2 * nfft (noise frames), got nfft={self.nfft}")
+        if self.vm_distance[0] <= 0:
+            raise ValueError(
+                f"vm_distance must start above 0 (a virtual mic at the array centre), got {self.vm_distance}"
+            )
+
+
+class VirtualFlowResults(Results[VirtualFlowConfig]):
+    """What :func:`run` returns: per-seed summaries, their aggregate, and the arrays the figures draw."""
+
+
+def scene_seed(cfg: VirtualFlowConfig, seed: int, split: str, index: int) -> int:
+    """One integer seed per scene, derived from the base seed, the entry of ``seeds``, the split and the index."""
+    return 1_000_003 * cfg.seed + 10_007 * seed + (0 if split == "train" else 5_000_000) + index
+
+
+def build_example(
+    cfg: VirtualFlowConfig,
+    seed: int,
+    split: str,
+    index: int,
+    *,
+    vm_distance: float | None = None,
+    vm_angle: float | None = None,
+) -> Example:
+    """Scene number ``index`` of ``split`` for ``seed``: simulated, then through the unsupervised pipeline."""
+    rng = np.random.default_rng(scene_seed(cfg, seed, split, index))
+    dist = cfg.vm_distance if vm_distance is None else (vm_distance, vm_distance)
+    scene = random_scene(
+        rng,
+        fs=cfg.fs,
+        n_mics=cfg.n_mics,
+        array_radius=cfg.array_radius,
+        vm_distance=dist,
+        rt60_range=cfg.rt60_range,
+        vm_angle=vm_angle,
+    )
+    snr = float(rng.uniform(*cfg.snr_range))
+    sim = simulate(
+        scene,
+        round(cfg.clip_s * cfg.fs),
+        rng,
+        snr_db=snr,
+        sensor_snr_db=cfg.sensor_snr_db,
+        lead_s=cfg.lead_s,
+        max_order=cfg.max_order,
+        use_espeak=cfg.use_espeak,
+    )
+    return make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
+
+
+def relocate(cfg: VirtualFlowConfig, seed: int, index: int, distance: float) -> Example:
+    """Test scene ``index`` with its virtual mic moved to ``distance`` (same room, speech, noise, angle)."""
+    rng = np.random.default_rng(scene_seed(cfg, seed, "test", index))
+    base = random_scene(
+        rng,
+        fs=cfg.fs,
+        n_mics=cfg.n_mics,
+        array_radius=cfg.array_radius,
+        vm_distance=cfg.vm_distance,
+        rt60_range=cfg.rt60_range,
+    )
+    d = base.virtual_mic - base.real_mics.mean(0)
+    angle = float(np.arctan2(d[1], d[0]))
+    return build_example(cfg, seed, "test", index, vm_distance=distance, vm_angle=angle)
+
+
+@dataclass
+class Models:
+    """The trained networks of one seed."""
+
+    flow: VelocityNet
+    reflow: VelocityNet
+    supervised: Regressor
+    control: Regressor
+    losses: dict[str, list[float]]
+    loss_before: dict[str, float]  # training loss on fixed bins and draws, before training
+    loss_after: dict[str, float]  # the same, after training
+
+
+def train_models(
+    cfg: VirtualFlowConfig, train: list[Example], seed: int, device: torch.device, progress: bool = False
+) -> Models:
+    """Virtual-Flow (pseudo-targets only), its reflow, the supervised reference and the control."""
+    torch.manual_seed(cfg.seed * 7919 + seed)
+    gen = torch.Generator().manual_seed(cfg.seed * 7919 + seed)
+    pseudo_x, cond = unsupervised_data(train, device)
+    d_cond = cond.shape[1]
+    kw = dict(batch_size=cfg.batch_size, lr=cfg.lr)
+    flow = VelocityNet(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    control = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    supervised = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    truth_x, cond_s = supervised_data(train, device)  # the only place the truth is read in training
+    probes = {
+        "flow": (flow, pseudo_x, cond),
+        "control": (control, pseudo_x, cond),
+        "supervised": (supervised, truth_x, cond_s),
+    }
+    before = {m: fixed_loss(net, x, c, n=20_000, seed=seed) for m, (net, x, c) in probes.items()}
+    bar = tqdm(total=cfg.n_train_steps, desc=f"seed {seed}: Virtual-Flow", disable=not progress)
+    flow_loss = train_flow(
+        flow, pseudo_x, cond, generator=gen, on_step=lambda _k: bar.update(), n_steps=cfg.n_train_steps, **kw
+    )
+    bar.close()
+    # reflow, eq. (vf-reflow): couplings (x0, ODE(x0)) from the base model, retrained from its weights
+    keep = torch.randperm(cond.shape[0], generator=gen)[: cfg.n_reflow_pairs].to(device)
+    x0, x1 = reflow_pairs(flow, cond[keep], n_steps=cfg.reflow_teacher_steps, generator=gen, solver=cfg.solver)
+    reflow = copy.deepcopy(flow)
+    reflow_loss = train_flow(
+        reflow,
+        x1,
+        cond[keep],
+        generator=gen,
+        x0=x0,
+        n_steps=cfg.n_reflow_steps,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr / 2,
+    )
+    control_loss = train_regression(control, pseudo_x, cond, generator=gen, n_steps=cfg.n_regression_steps, **kw)
+    sup_loss = train_regression(supervised, truth_x, cond_s, generator=gen, n_steps=cfg.n_regression_steps, **kw)
+    losses = {"flow": flow_loss, "reflow": reflow_loss, "control": control_loss, "supervised": sup_loss}
+    after = {m: fixed_loss(net, x, c, n=20_000, seed=seed) for m, (net, x, c) in probes.items()}
+    return Models(flow, reflow, supervised, control, losses, before, after)
+
+
+def estimate(
+    models: Models, ex: Example, method: str, *, n_steps: int, solver: str, x0: torch.Tensor, device: torch.device
+) -> np.ndarray:
+    """The virtual-mic STFT ``(F, T)`` of one estimator on one scene (flows start from the given ``x0``)."""
+    if method == "nearest":
+        return ex.spec_real[nearest_mic(ex)]
+    if method == "pseudo":
+        return ex.pseudo
+    cond = torch.from_numpy(ex.cond).to(device)
+    with torch.no_grad():
+        if method in ("supervised", "control"):
+            frames = getattr(models, method)(cond)
+        elif method in ("flow", "reflow"):
+            frames = sample(getattr(models, method), cond, x0, n_steps, solver)
+        else:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return bins_to_spec(frames.cpu().numpy(), ex.scale, ex.truth.shape[0])
+
+
+def beamform(ex: Example, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> np.ndarray:
+    """MVDR output waveform from the real channels, plus ``extra`` (an STFT ``(F, T)``) when given."""
+    hop = cfg.nfft // 2
+    chans = ex.spec_real if extra is None else np.concatenate([ex.spec_real, extra[None]], 0)
+    n_noise = int((cfg.lead_s * cfg.fs - cfg.nfft) // hop)
+    return istft(mvdr(chans, n_noise), cfg.nfft, hop, ex.real.shape[1])
+
+
+def _mean_sd(values: list[float]) -> dict[str, float]:
+    arr = np.asarray(values, float)
+    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
+
+
+def evaluate_seed(
+    cfg: VirtualFlowConfig, models: Models, test: list[Example], device: torch.device, seed: int
+) -> tuple[dict, dict]:
+    """Scores of every estimator on the test scenes of one seed (means over scenes), and one scene's audio."""
+    hop = cfg.nfft // 2
+    first = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft)
+    gen = torch.Generator().manual_seed(cfg.seed * 104_729 + seed)
+    per: dict[str, list] = {}
+    compute: dict[str, list[float]] = {}
+
+    def add(key: str, value: Any) -> None:
+        per.setdefault(key, []).append(value)
+
+    audio: dict[str, np.ndarray] = {}
+    for j, ex in enumerate(test):
+        n = ex.real.shape[1]
+        x0 = torch.randn(ex.cond.shape[0], models.flow.d_frame, generator=gen).to(device)
+        specs = {}
+        for m in METHODS:
+            steps = 1 if m == "reflow" else cfg.n_sample_steps
+            start = time.perf_counter()
+            specs[m] = estimate(models, ex, m, n_steps=steps, solver=cfg.solver, x0=x0, device=device)
+            compute.setdefault(m, []).append((time.perf_counter() - start) / (n / cfg.fs))
+            wave = istft(specs[m], cfg.nfft, hop, n)
+            add(f"sisdr/{m}", si_sdr(wave[first * hop :], ex.truth_wave[first * hop :]))
+            bands = band_errors(specs[m], ex.truth, cfg.fs, cfg.n_bands, first)
+            add(f"nmse/{m}", bands["nmse_db"])
+            add(f"energy/{m}", bands["energy_ratio_db"])
+            add(f"magerr/{m}", bands["mag_nmse_db"])
+            if j == 0:
+                audio[m] = wave
+        # steps vs quality, base and reflow, from the same noise; distance to the base's teacher solve
+        teacher = estimate(
+            models, ex, "flow", n_steps=cfg.reflow_teacher_steps, solver=cfg.solver, x0=x0, device=device
+        )
+        for name in ("flow", "reflow"):
+            for k in cfg.steps_grid:
+                spec = estimate(models, ex, name, n_steps=k, solver=cfg.solver, x0=x0, device=device)
+                add(
+                    f"steps/{name}/{k}",
+                    si_sdr(istft(spec, cfg.nfft, hop, n)[first * hop :], ex.truth_wave[first * hop :]),
+                )
+                gap = np.mean(np.abs(spec - teacher) ** 2) / np.mean(np.abs(teacher) ** 2)
+                add(f"to_teacher/{name}/{k}", float(10 * np.log10(gap + 1e-20)))
+        # downstream: MVDR with the real mics, or with one extra channel
+        ref = ex.real_speech[0]
+        for b in BEAMFORMING:
+            extra = None if b == "real" else (stft(ex.vm_recording, cfg.nfft, hop) if b == "physical" else specs[b])
+            out = beamform(ex, extra, cfg)
+            add(f"beam_sisdr/{b}", si_sdr(out, ref))
+            add(f"beam_stoi/{b}", stoi(out, ref, cfg.fs))
+            if j == 0 and b in ("real", "flow", "physical"):
+                audio[f"beam_{b}"] = out
+        add(
+            "doa_error_deg",
+            float(
+                np.degrees(abs(np.angle(np.exp(1j * (ex.azimuth - true_azimuth(ex.scene.source, ex.scene.real_mics))))))
+            ),
+        )
+        if j == 0:
+            audio["truth"] = ex.truth_wave
+            audio["mic0"] = ex.real[0]
+    summary: dict[str, Any] = {}
+    for key, values in per.items():
+        arr = np.asarray(values, float)
+        summary[key] = arr.mean(0).tolist()
+    summary["compute_seconds"] = {m: float(np.mean(v)) for m, v in compute.items()}
+    return summary, {k: np.asarray(v, np.float32) for k, v in audio.items()}
+
+
+def explorable_frames(cfg: VirtualFlowConfig, models: Models, seed: int, device: torch.device) -> dict:
+    """The first test room with the VM at each of ``explorable_distances``: dB spectrograms of the truth,
+    the pseudo-target and Virtual-Flow at each step count of ``steps_grid`` (and reflow at one step)."""
+    hop = cfg.nfft // 2
+    first = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft)
+    out: dict[str, Any] = {"distances": list(cfg.explorable_distances), "steps": list(cfg.steps_grid)}
+    for i, dist in enumerate(cfg.explorable_distances):
+        ex = relocate(cfg, seed, 0, dist)
+        n = ex.real.shape[1]
+        x0 = torch.randn(
+            ex.cond.shape[0], models.flow.d_frame, generator=torch.Generator().manual_seed(cfg.seed + 17)
+        ).to(device)
+        peak = np.abs(ex.truth).max()
+
+        def db(spec: np.ndarray, peak: float = peak) -> np.ndarray:
+            return np.round(np.clip(20 * np.log10(np.abs(spec) / peak + 1e-6), -60, 0)).astype(np.int8)
+
+        def score(spec: np.ndarray, ex: Example = ex, n: int = n) -> float:
+            return si_sdr(istft(spec, cfg.nfft, hop, n)[first * hop :], ex.truth_wave[first * hop :])
+
+        out[f"{i}/truth"] = db(ex.truth)
+        out[f"{i}/pseudo"] = db(ex.pseudo)
+        out[f"{i}/pseudo_sisdr"] = score(ex.pseudo)
+        nearest = ex.spec_real[nearest_mic(ex)]
+        out[f"{i}/nearest_sisdr"] = score(nearest)
+        sis = []
+        for k in cfg.steps_grid:
+            spec = estimate(models, ex, "flow", n_steps=k, solver=cfg.solver, x0=x0, device=device)
+            out[f"{i}/flow/{k}"] = db(spec)
+            sis.append(score(spec))
+        out[f"{i}/flow_sisdr"] = sis
+        spec = estimate(models, ex, "reflow", n_steps=1, solver=cfg.solver, x0=x0, device=device)
+        out[f"{i}/reflow"] = db(spec)
+        out[f"{i}/reflow_sisdr"] = score(spec)
+    return out
+
+
+def _seed_part(cfg: VirtualFlowConfig, k: int, seed: int, progress: bool) -> tuple[dict, dict]:
+    device = resolve_device(cfg.device)
+    train = [build_example(cfg, seed, "train", i) for i in range(cfg.n_train_scenes)]
+    test = [build_example(cfg, seed, "test", i) for i in range(cfg.n_test_scenes)]
+    start = time.perf_counter()
+    models = train_models(cfg, train, seed, device, progress)
+    train_seconds = time.perf_counter() - start
+    summary, audio = evaluate_seed(cfg, models, test, device, seed)
+    summary["train_seconds"] = train_seconds
+    summary["loss_before"] = models.loss_before
+    summary["loss_after"] = models.loss_after
+    summary["n_parameters"] = {"flow": parameter_count(models.flow), "supervised": parameter_count(models.supervised)}
+    summary["rt60"] = float(np.mean([e.scene.rt60 for e in test]))
+    curves: dict[str, Any] = {"losses": {m: np.asarray(v, np.float32) for m, v in models.losses.items()}}
+    if k == 0:
+        curves["audio"] = audio
+        curves["explorable"] = explorable_frames(cfg, models, seed, device)
+        ex = test[0]
+        curves["scene"] = {
+            "room_dim": np.asarray(ex.scene.room_dim),
+            "source": ex.scene.source,
+            "interferer": ex.scene.interferer,
+            "real_mics": ex.scene.real_mics,
+            "virtual_mic": ex.scene.virtual_mic,
+            "azimuth": ex.azimuth,
+        }
+    return summary, curves
+
+
+def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
+    """Mean and sd over seeds of every per-seed number (lists element-wise)."""
+    out: dict[str, Any] = {}
+    for key, first in per_seed[0].items():
+        if isinstance(first, dict):
+            out[key] = {m: _mean_sd([p[key][m] for p in per_seed]) for m in first}
+        elif isinstance(first, list):
+            arr = np.asarray([p[key] for p in per_seed], float)
+            out[key] = {
+                "mean": arr.mean(0).tolist(),
+                "sd": (arr.std(0, ddof=1) if len(per_seed) > 1 else np.zeros(arr.shape[1])).tolist(),
+            }
+        else:
+            out[key] = _mean_sd([p[key] for p in per_seed])
+    out["nfe"] = {m: 0 for m in ("nearest", "pseudo")}
+    out["nfe"].update(
+        control=1,
+        supervised=1,
+        reflow=evaluations_per_sample(1, cfg.solver),
+        flow=evaluations_per_sample(cfg.n_sample_steps, cfg.solver),
+    )
+    out["source"] = source_kind(cfg.use_espeak)
+    return out
+
+
+def run(
+    config: VirtualFlowConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+) -> VirtualFlowResults:
+    """Simulate, train and evaluate every seed (one checkpointed part each), then aggregate over seeds."""
+    cfg, checkpoint = start_run(VirtualFlowConfig, config, checkpoint)
+    parts = {f"seed_{s}": (lambda k=k, s=s: _seed_part(cfg, k, s, progress)) for k, s in enumerate(cfg.seeds)}
+    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    summary["aggregate"] = aggregate(cfg, [summary[f"seed_{s}"] for s in cfg.seeds])
+    return VirtualFlowResults(cfg, summary, curves)
+
+
+def headline(results: VirtualFlowResults) -> list[str]:
+    """Key numbers for the end-of-run summary of the command line."""
+    a = results.summary["aggregate"]
+    return [
+        f"SI-SDR vs the true VM, {METHOD_LABELS[m]}: {a[f'sisdr/{m}']['mean']:.2f} ± {a[f'sisdr/{m}']['sd']:.2f} dB"
+        for m in METHODS
+    ] + [f"MVDR SI-SDR, {BEAM_LABELS[b]}: {a[f'beam_sisdr/{b}']['mean']:.2f} dB" for b in BEAMFORMING]

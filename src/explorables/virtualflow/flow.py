@@ -1,0 +1,246 @@
+"""Conditional flow matching on STFT bins, its ODE sampler, reflow, and the regression baselines.
+
+Every time-frequency bin of the virtual microphone's STFT (real and imaginary part: two numbers)
+is generated from Gaussian noise by integrating a learned velocity field, conditioned on the real
+microphones' bins shifted to the virtual position (eq. vf-delay, this frame and its neighbours),
+the bin's frequency and the geometric weights of eq. (vf-pseudo). One small residual MLP
+(:class:`FrameMLP`) with a filter-and-sum output head (:func:`mix_channels`, eq. vf-head) serves the
+flow and, without the noisy input and the time, the supervised baseline and the control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from ..core.validation import check_choice, check_int, check_positive
+
+SOLVERS: tuple[str, ...] = ("euler", "heun")
+
+
+class FrameMLP(nn.Module):
+    """A residual MLP with SiLU activations and layer norm: ``d_in -> d_hidden (x n_layers) -> d_out``."""
+
+    def __init__(self, d_in: int, d_out: int, d_hidden: int = 256, n_layers: int = 3) -> None:
+        super().__init__()
+        self.inp = nn.Linear(d_in, d_hidden)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.LayerNorm(d_hidden), nn.Linear(d_hidden, d_hidden), nn.SiLU()) for _ in range(n_layers)
+        )
+        self.out = nn.Linear(d_hidden, d_out)
+        nn.init.zeros_(self.out.bias)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        h = self.inp(h)
+        for block in self.blocks:
+            h = h + block(h)
+        return self.out(h)
+
+
+def mix_channels(out: torch.Tensor, cond: torch.Tensor, n_mics: int) -> torch.Tensor:
+    """The filter-and-sum head, eq. (vf-head): ``sum_m (w_m + g_m) a_m + r`` in complex arithmetic.
+
+    ``out`` holds ``2 n_mics`` numbers (complex corrections ``g_m``) and then 2 (a residual ``r``);
+    the first ``2 n_mics`` columns of ``cond`` are the aligned real channels ``a_m`` of this bin
+    (real, imaginary per mic) and its last ``n_mics`` the geometric weights ``w_m`` of eq. (vf-pseudo).
+    With ``g = r = 0`` the head *is* the pseudo-target. Returns ``(B, 2)``.
+    """
+    b = out.shape[0]
+    g = out[:, : 2 * n_mics].reshape(b, n_mics, 2)
+    w = cond[:, -n_mics:]
+    a = cond[:, : 2 * n_mics].reshape(b, n_mics, 2)
+    g_real, g_imag = w + g[..., 0], g[..., 1]
+    real = (g_real * a[..., 0] - g_imag * a[..., 1]).sum(1)
+    imag = (g_real * a[..., 1] + g_imag * a[..., 0]).sum(1)
+    return torch.stack([real, imag], 1) + out[:, 2 * n_mics : 2 * n_mics + 2]
+
+
+def _head(d_hidden: int, n_layers: int, d_in: int, n_mics: int) -> FrameMLP:
+    """An MLP for :func:`mix_channels` whose output starts small (the head starts near the pseudo-target)."""
+    mlp = FrameMLP(d_in, 2 * n_mics + 2, d_hidden, n_layers)
+    with torch.no_grad():
+        mlp.out.weight.mul_(0.1)
+    return mlp
+
+
+def time_features(t: torch.Tensor, n: int = 8) -> torch.Tensor:
+    """Sinusoidal features of the flow time ``t`` in [0, 1]: ``(B, 2n)``."""
+    freqs = torch.pi * 2.0 ** torch.arange(n, device=t.device, dtype=t.dtype)
+    return torch.cat([torch.sin(t[:, None] * freqs), torch.cos(t[:, None] * freqs)], -1)
+
+
+class VelocityNet(nn.Module):
+    """``v_theta(x_t, t | c)``: the velocity field of eq. (vf-ode) over one time-frequency bin.
+
+    The network predicts the endpoint ``x1_hat(x_t, t | c)`` and the velocity is
+    ``(x1_hat - x_t) / (1 - t)``, eq. (vf-velocity): on the straight path of eq. (vf-path) this is
+    exactly the target velocity ``x1 - x0`` when ``x1_hat = x1``.
+    """
+
+    def __init__(self, n_mics: int, d_cond: int, d_hidden: int = 64, n_layers: int = 2) -> None:
+        super().__init__()
+        self.d_frame, self.d_cond, self.n_mics = 2, d_cond, n_mics
+        self.mlp = _head(d_hidden, n_layers, 2 + d_cond + 16, n_mics)
+
+    def endpoint(self, x_t: torch.Tensor, t: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        """The predicted endpoint ``x1_hat`` of the path through ``x_t`` at time ``t``, eq. (vf-head)."""
+        return mix_channels(self.mlp(torch.cat([x_t, cond, time_features(t)], -1)), cond, self.n_mics)
+
+    def forward(self, x_t: torch.Tensor, t: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        return (self.endpoint(x_t, t, cond) - x_t) / (1 - t[:, None]).clamp_min(1e-3)  # eq. (vf-velocity)
+
+
+class Regressor(nn.Module):
+    """``f_theta(c)``: one bin of the VM predicted directly from the condition, with the same head (the
+    regression baselines)."""
+
+    def __init__(self, n_mics: int, d_cond: int, d_hidden: int = 64, n_layers: int = 2) -> None:
+        super().__init__()
+        self.d_frame, self.d_cond, self.n_mics = 2, d_cond, n_mics
+        self.mlp = _head(d_hidden, n_layers, d_cond, n_mics)
+
+    def forward(self, cond: torch.Tensor) -> torch.Tensor:
+        return mix_channels(self.mlp(cond), cond, self.n_mics)
+
+
+def cfm_loss(net: VelocityNet, x1: torch.Tensor, cond: torch.Tensor, x0: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """Conditional flow matching on the straight path ``x_t = (1 - t) x0 + t x1`` (eq. vf-path), in the
+    endpoint form of eq. (vf-cfm): ``|| x1_hat(x_t, t | c) - x1 ||^2``, which is the velocity loss
+    ``|| v(x_t, t | c) - (x1 - x0) ||^2`` weighted by ``(1 - t)^2``. ``x1`` is the pseudo-target (or, in
+    reflow, the base model's own sample from ``x0``)."""
+    x_t = (1 - t[:, None]) * x0 + t[:, None] * x1  # eq. (vf-path)
+    return (net.endpoint(x_t, t, cond) - x1).pow(2).mean()  # eq. (vf-cfm)
+
+
+def train_flow(
+    net: VelocityNet,
+    target: torch.Tensor,
+    cond: torch.Tensor,
+    *,
+    n_steps: int,
+    batch_size: int,
+    lr: float,
+    generator: torch.Generator,
+    x0: torch.Tensor | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> list[float]:
+    """Adam (gradient norm clipped at 1, cosine learning-rate decay) on :func:`cfm_loss` over random bins;
+    fresh Gaussian ``x0`` each step, or the fixed couplings
+    ``(x0[i], target[i])`` of reflow when ``x0`` is given. Returns the loss per step."""
+    n_steps = check_int("n_steps", n_steps, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    check_positive("lr", lr)
+    if target.shape[0] != cond.shape[0] or target.shape[0] == 0:
+        raise ValueError(
+            f"target and cond must hold the same non-zero number of frames, got {target.shape[0]} and {cond.shape[0]}"
+        )
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
+    dev = target.device
+    losses = []
+    for step in range(n_steps):
+        idx = torch.randint(0, target.shape[0], (batch_size,), generator=generator).to(dev)
+        noise = (
+            x0[idx]
+            if x0 is not None
+            else torch.randn(batch_size, target.shape[1], generator=generator).to(dev, target.dtype)
+        )
+        t = torch.rand(batch_size, generator=generator).to(dev, target.dtype)
+        loss = cfm_loss(net, target[idx], cond[idx], noise, t)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(net.parameters(), 1.0)  # a few loud bins must not throw the weights off
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+        if on_step is not None:
+            on_step(step)
+    return losses
+
+
+@torch.no_grad()
+def fixed_loss(net: VelocityNet | Regressor, target: torch.Tensor, cond: torch.Tensor, *, n: int, seed: int) -> float:
+    """The training loss on ``n`` fixed bins with fixed draws of ``x0`` and ``t`` (eq. vf-cfm for a flow, the
+    mean squared error for a regressor): comparable before and after training, free of minibatch noise."""
+    gen = torch.Generator().manual_seed(seed)
+    idx = torch.randperm(target.shape[0], generator=gen)[:n].to(target.device)
+    x1, c = target[idx], cond[idx]
+    if isinstance(net, Regressor):
+        return float((net(c) - x1).pow(2).mean())
+    x0 = torch.randn(x1.shape, generator=gen).to(x1.device, x1.dtype)
+    t = torch.rand(x1.shape[0], generator=gen).to(x1.device, x1.dtype)
+    return float(cfm_loss(net, x1, c, x0, t))
+
+
+def train_regression(
+    net: Regressor,
+    target: torch.Tensor,
+    cond: torch.Tensor,
+    *,
+    n_steps: int,
+    batch_size: int,
+    lr: float,
+    generator: torch.Generator,
+) -> list[float]:
+    """Adam on the mean squared error ``|| f(c) - target ||^2`` (the supervised baseline and the control)."""
+    n_steps = check_int("n_steps", n_steps, 1)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
+    dev = target.device
+    losses = []
+    for _ in range(n_steps):
+        idx = torch.randint(0, target.shape[0], (batch_size,), generator=generator).to(dev)
+        loss = (net(cond[idx]) - target[idx]).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+    return losses
+
+
+@torch.no_grad()
+def sample(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int, solver: str = "euler") -> torch.Tensor:
+    """Integrate ``dx/dt = v(x, t | c)`` from ``x0`` at ``t = 0`` to ``t = 1`` in ``n_steps`` equal steps,
+    eq. (vf-ode): Euler (one network evaluation per step) or Heun (two)."""
+    n_steps = check_int("n_steps", n_steps, 1)
+    solver = check_choice("solver", solver, SOLVERS)
+    x, dt = x0, 1.0 / n_steps
+    for k in range(n_steps):
+        t = torch.full((x.shape[0],), k * dt, dtype=x.dtype, device=x.device)
+        v = net(x, t, cond)
+        if solver == "heun":
+            x_pred = x + dt * v
+            v = 0.5 * (v + net(x_pred, t + dt, cond))
+        x = x + dt * v
+    return x
+
+
+def evaluations_per_sample(n_steps: int, solver: str = "euler") -> int:
+    """Network evaluations one ODE solve costs (Heun: two per step)."""
+    return n_steps * (2 if solver == "heun" else 1)
+
+
+def reflow_pairs(
+    base: VelocityNet,
+    cond: torch.Tensor,
+    *,
+    n_steps: int,
+    generator: torch.Generator,
+    solver: str = "euler",
+    chunk: int = 4096,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Reflow's couplings (eq. vf-reflow): fresh noise ``x0`` and the base model's ODE solution ``x1 = ODE(x0 | c)``."""
+    x0 = torch.randn(cond.shape[0], base.d_frame, generator=generator).to(cond.device, cond.dtype)
+    x1 = torch.cat(
+        [sample(base, cond[i : i + chunk], x0[i : i + chunk], n_steps, solver) for i in range(0, cond.shape[0], chunk)]
+    )
+    return x0, x1
+
+
+def parameter_count(net: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in net.parameters() if p.requires_grad)

@@ -1,0 +1,354 @@
+"""Chapter 07 (dcdm): the forward process, the Dirichlet ELBO, the sampler, the arms, the verdicts.
+
+Determinism, JSON summaries, config validation, figures and the lab are the contract test's job.
+"""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from torch.distributions import Dirichlet, kl_divergence
+
+from explorables.dcdm import claims as C
+from explorables.dcdm import data as Dt
+from explorables.dcdm import dcdm as M
+from explorables.dcdm import experiment as X
+from explorables.dcdm.metrics import cluster_scores, majority_labels, mmd2, usage_weighted_purity
+from explorables.dcdm.networks import Ensemble, MLPDenoiser, MLPEncoder, UNet
+from explorables.dcdm.training import ARMS, ConceptModels, TrainSettings, train_concept_models
+
+
+def test_forward_process_has_the_stated_mean_and_variance():
+    """Monte Carlo: x_t has mean sqrt(abar) x0 + (1 - sqrt(abar)) m and variance 1 - abar, eq. (dcdm-forward)."""
+    torch.manual_seed(0)
+    schedule = M.NoiseSchedule.cosine(30)
+    x0, m = torch.tensor([1.5, -0.5]), torch.tensor([-2.0, 3.0])
+    for t in (0, 10, 29):
+        n = 200_000
+        tt = torch.full((n,), t)
+        x = M.forward_sample(x0.expand(n, 2), m.expand(n, 2), tt, torch.randn(n, 2), schedule)
+        ab = schedule.alpha_bars[t]
+        assert torch.allclose(x.mean(0), ab.sqrt() * x0 + (1 - ab.sqrt()) * m, atol=0.01)
+        assert torch.allclose(x.var(0), (1 - ab).expand(2), rtol=0.02, atol=1e-4)
+    assert schedule.alpha_bars[-1] < 1e-2  # x_T is (almost) N(m, I): the mean has moved to the centre
+
+
+def test_forward_marginal_is_the_composition_of_mean_shifted_steps():
+    """x_t = sqrt(alpha_t) x_{t-1} + (1 - sqrt(alpha_t)) m + sqrt(beta_t) eps, iterated, gives eq. (dcdm-forward)."""
+    torch.manual_seed(1)
+    schedule = M.NoiseSchedule.cosine(8)
+    n, x0, m = 200_000, torch.tensor([2.0]), torch.tensor([-1.0])
+    x = x0.expand(n, 1).clone()
+    for t in range(8):
+        a = schedule.alphas[t]
+        x = a.sqrt() * x + (1 - a.sqrt()) * m + (1 - a).sqrt() * torch.randn(n, 1)
+        mean, std = M.forward_mean_std(x0, m, torch.tensor(t), schedule)
+        assert abs(float(x.mean()) - float(mean)) < 0.01
+        assert abs(float(x.std()) - float(std)) < 0.01
+
+
+def test_dirichlet_kl_matches_torch_and_monte_carlo():
+    torch.manual_seed(2)
+    alpha = torch.rand(5, 4) * 3 + 0.05
+    prior = torch.full((4,), 0.3)
+    ours = M.dirichlet_kl(alpha, 0.3)
+    reference = kl_divergence(Dirichlet(alpha), Dirichlet(prior.expand(5, 4)))
+    assert torch.allclose(ours, reference, atol=1e-5)
+    q = Dirichlet(alpha[0].double())
+    x = q.sample((400_000,))
+    mc = (q.log_prob(x) - Dirichlet(prior.double()).log_prob(x)).mean()
+    assert abs(float(mc) - float(ours[0])) < 0.05 * float(ours[0]) + 0.02
+    assert float(M.dirichlet_kl(torch.full((3,), 0.3), 0.3)) == pytest.approx(0.0, abs=1e-6)  # KL(p || p) = 0
+
+
+def test_elbo_terms_are_finite_and_gradients_flow_through_the_dirichlet():
+    torch.manual_seed(3)
+    schedule = M.NoiseSchedule.cosine(10)
+    den = MLPDenoiser(3, 10, 16, 2)
+    for scale in (0.0, 10.0, -10.0):  # extreme encoder outputs: concentrations at both clamps
+        h = (torch.randn(32, 4) * scale).requires_grad_(True)
+        centres = torch.randn(4, 3, requires_grad=True)
+        loss, parts = M.dcdm_loss(torch.randn(32, 3), h, centres, den, schedule, beta=0.1, prior=0.3)
+        assert torch.isfinite(loss) and torch.isfinite(parts["kl"]) and torch.isfinite(parts["reconstruction"])
+        loss.backward()
+        assert torch.isfinite(h.grad).all() and torch.isfinite(centres.grad).all()
+        assert centres.grad.abs().sum() > 0  # the centres learn from the ELBO
+    h = torch.zeros(32, 4, requires_grad=True)
+    M.dcdm_loss(torch.randn(32, 3), h, torch.randn(4, 3), den, schedule, beta=0.0, prior=0.3)[0].backward()
+    assert h.grad.abs().sum() > 0  # rsample: the reconstruction term alone reaches the encoder
+
+
+def test_one_concept_reduces_to_ddpm():
+    """K = 1: pi = 1 and KL = 0; with the centre at 0 the DCDM loss is DDPM's loss (same draws), and with a
+    centre c it is DDPM's loss on x - c for a denoiser that works in y = x - m."""
+    schedule = M.NoiseSchedule.cosine(10)
+    den = MLPDenoiser(2, 10, 16, 2)
+    x0, h = torch.randn(64, 2), torch.randn(64, 1)
+    torch.manual_seed(4)
+    ours, parts = M.dcdm_loss(x0, h, torch.zeros(1, 2), den, schedule, beta=1.0, prior=0.3)
+    torch.manual_seed(4)
+    ddpm = M.ddpm_loss(x0, den, schedule)
+    assert float(parts["kl"]) == pytest.approx(0.0, abs=1e-6)
+    assert torch.allclose(ours, ddpm, atol=1e-6)
+    c = torch.tensor([[2.0, -1.0]])
+
+    def in_y(x_t, t, m):  # the same network applied to y_t = x_t - m
+        return den(x_t - m, t, torch.zeros_like(m))
+
+    torch.manual_seed(5)
+    shifted, _ = M.dcdm_loss(x0, h, c, in_y, schedule, beta=1.0, prior=0.3)
+    torch.manual_seed(5)
+    assert torch.allclose(shifted, M.ddpm_loss(x0 - c, den, schedule), atol=1e-5)
+
+
+def test_reverse_process_with_the_exact_noise_predictor_recovers_a_point_mass():
+    """For data = a single point a, eps*(x_t) = (y_t - sqrt(abar) (a - m)) / sqrt(1 - abar); the sampler
+    must then return a from any start, for any centre m (eq. (dcdm-reverse))."""
+    schedule = M.NoiseSchedule.cosine(20)
+    a = torch.tensor([0.7, -1.2])
+
+    def oracle(x_t, t, m):
+        ab = schedule.alpha_bars[t][..., None]
+        return (x_t - m - ab.sqrt() * (a - m)) / (1 - ab).sqrt()
+
+    torch.manual_seed(6)
+    m = torch.randn(50, 2) * 3
+    out = M.reverse_process(oracle, schedule, m)
+    assert torch.allclose(out, a.expand(50, 2), atol=1e-4)
+
+
+def test_swap_weights_and_intervention_keep_the_input_when_nothing_changes():
+    pi = torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    swapped = M.swap_weights(pi, torch.tensor([2, 0]))
+    assert torch.allclose(swapped, torch.tensor([[0.1, 0.2, 0.7], [0.8, 0.1, 0.1]]))
+    assert torch.allclose(swapped.sum(-1), pi.sum(-1))
+    schedule = M.NoiseSchedule.cosine(10)
+    a = torch.tensor([0.5, 0.5])
+
+    def oracle(x_t, t, m):
+        ab = schedule.alpha_bars[t][..., None]
+        return (x_t - m - ab.sqrt() * (a - m)) / (1 - ab).sqrt()
+
+    centres = torch.randn(3, 2)
+    out = M.intervene(a.expand(2, 2), pi, swapped, centres, oracle, schedule, t_edit=6)
+    assert torch.allclose(out, a.expand(2, 2), atol=1e-4)
+    with pytest.raises(ValueError, match="t_edit"):
+        M.intervene(a.expand(2, 2), pi, pi, centres, oracle, schedule, t_edit=10)
+
+
+def test_labels_never_reach_the_training_code():
+    """Training functions take inputs and settings, never labels."""
+    forbidden = {"y", "labels", "label", "y_train", "targets", "classes", "data"}
+    for fn in (
+        train_concept_models,
+        M.dcdm_loss,
+        ConceptModels.assign,
+        ConceptModels.concept_weights,
+        ConceptModels.sample_concepts,
+    ):
+        assert not forbidden & set(inspect.signature(fn).parameters), fn.__name__
+    assert not forbidden & set(TrainSettings.__dataclass_fields__)
+    # the experiment hands train_concept_models the inputs tensor, not the Dataset that also holds labels
+    source = inspect.getsource(X._train_and_evaluate)
+    assert "train_concept_models(\n        data.x_train," in source
+
+
+def test_training_is_blind_to_the_labels(monkeypatch):
+    """Behaviour, not only signatures: the mixture experiment with its labels shuffled trains exactly the
+    same models (centres, samples, concept usage), while the label-based scores change."""
+    cfg = X.DCDMConfig.preset(
+        "smoke", seeds=(0, 1), n_mixture_train=200, n_mixture_steps=20, n_diffusion_steps=5, n_snapshots=2
+    )
+    real = Dt.mixture_data
+
+    def shuffled(*args, **kwargs):
+        data = real(*args, **kwargs)
+        data.y_train = np.random.default_rng(9).permutation(data.y_train)
+        return data
+
+    summary, curves = X._mixture(cfg, None, False)
+    monkeypatch.setattr(Dt, "mixture_data", shuffled)
+    summary_s, curves_s = X._mixture(cfg, None, False)
+    assert np.array_equal(curves["centres"], curves_s["centres"])
+    assert np.array_equal(curves["samples"], curves_s["samples"])
+    assert np.array_equal(curves["usage"], curves_s["usage"])
+    assert summary["arms"]["dcdm"]["nmi"] != summary_s["arms"]["dcdm"]["nmi"]
+
+
+def test_ensemble_members_are_independent_models():
+    ens = Ensemble(lambda: MLPEncoder(3, 4, 8, 2), [0, 1])
+    x = torch.randn(2, 5, 3)
+    out = ens(x)
+    torch.manual_seed(1)
+    single = MLPEncoder(3, 4, 8, 2)
+    assert torch.allclose(out[1], single(x[1]), atol=1e-6)
+    assert torch.allclose(ens.member(0)(x[0]), out[0], atol=1e-6)
+
+
+def test_smoke_training_beats_chance_nmi_on_the_mixture():
+    data = Dt.mixture_data(600, 10, 4, 0.25, seed=0)
+    settings = TrainSettings(4, 120, 20, 64, 5e-3, 0.003, 0.3)
+    torch.manual_seed(0)
+    models = train_concept_models(
+        data.x_train,
+        settings,
+        lambda: MLPEncoder(2, 4, 32, 2),
+        lambda: MLPDenoiser(2, 20, 32, 2),
+        seeds=(0, 1),
+        arms=("dcdm",),
+    )
+    assign = models.assign(data.x_train)
+    rng = np.random.default_rng(0)
+    for row in assign:
+        nmi = cluster_scores(data.y_train, row)["nmi"]
+        chance = cluster_scores(rng.permutation(data.y_train), row)["nmi"]
+        assert nmi > chance + 0.3
+
+
+def test_metrics_on_hand_made_inputs():
+    assert cluster_scores(np.array([0, 0, 1, 1]), np.array([5, 5, 2, 2]))["nmi"] == pytest.approx(1.0)
+    assert list(majority_labels(np.array([0, 0, 0, 2]), np.array([3, 3, 1, 7]), 3)) == [3, -1, 7]
+    total, purity = usage_weighted_purity(np.array([[1, 1, 1, 2], [0, 0, 0, 0]]), np.array([0.5, 0.5]))
+    assert list(purity) == [0.75, 1.0] and total == pytest.approx(0.875)
+    rng = np.random.default_rng(0)
+    a, b, c = rng.normal(size=(300, 2)), rng.normal(size=(300, 2)), rng.normal(size=(300, 2)) + 2
+    assert abs(mmd2(a, b, 1.0)) < 0.02 < mmd2(a, c, 1.0)
+    with pytest.raises(ValueError, match="labels and assignment"):
+        cluster_scores(np.zeros(3), np.zeros(4))
+
+
+def test_verdicts_follow_their_criteria():
+    s = lambda m, sd=0.01: {"mean": m, "sd": sd}  # noqa: E731
+    assert C.discovery_verdict(s(0.8), s(0.8), s(0.3), [0.8, 0.8], [0.3, 0.3]).startswith("yes")
+    assert C.discovery_verdict(s(0.6), s(0.8), s(0.3), [0.6, 0.6], [0.3, 0.3]).startswith("partly")
+    assert C.discovery_verdict(s(0.35), s(0.8), s(0.3), [0.35, 0.35], [0.3, 0.3]).startswith("no")
+    # paired: one seed where training did not beat its own initial encoder is enough for "no"
+    assert C.discovery_verdict(s(0.8), s(0.8), s(0.3), [0.9, 0.5], [0.05, 0.55]).startswith("no")
+    abl = {"fixed_centres": s(0.5), "softmax": s(0.7), "no_kl": s(0.69)}
+    assert C.ablation_verdict(s(0.7), abl).startswith("partly")
+    # the verdict does not name the ablations beaten (they change with the base seed); the helper does
+    assert C.ablation_verdict(s(0.7), abl) == C.ablation_verdict(
+        s(0.7), {**abl, "fixed_centres": s(0.7), "softmax": s(0.5)}
+    )
+    assert C.beaten_ablations(s(0.7), abl) == ["fixed centres"]
+    assert C.ablation_verdict(s(0.9), abl).startswith("yes")
+    assert C.ablation_verdict(s(0.4), abl).startswith("no")
+    assert C.purity_verdict(s(0.8), s(0.3), s(0.5)).startswith("yes")
+    assert C.purity_verdict(s(0.6), s(0.3), s(0.4)).startswith("partly")
+    assert C.purity_verdict(s(0.3), s(0.3), s(0.3)).startswith("no")
+    # the second control: fixed random centres that give samples as pure leave only "partly"
+    assert C.purity_verdict(s(0.95), s(0.3), s(0.95)) == (
+        "partly: purer than unconditional samples, but fixed random centres give samples as pure"
+    )
+    assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001)).startswith("yes")
+    assert C.quality_verdict(s(0.018, 0.001), s(0.010, 0.001)).startswith("partly")
+    assert C.quality_verdict(s(0.05, 0.001), s(0.010, 0.001)).startswith("no")
+    assert C.intervention_verdict(s(0.7), s(0.1)).startswith("yes")
+    assert C.intervention_verdict(s(0.35), s(0.1)).startswith("partly")
+    assert C.intervention_verdict(s(0.12), s(0.1)).startswith("no")
+
+
+def _write_fake_cifar(root):
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {
+            b"data": rng.integers(0, 256, size=(24, 3072), dtype=np.uint8),
+            b"labels": list(rng.integers(0, 3, 24)),
+        }
+        (folder / name).write_bytes(pickle.dumps(batch))
+    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"a", b"b", b"c"]}))
+
+
+def test_paper_path_reads_cifar_from_the_data_root_and_trains_unets(tmp_path):
+    _write_fake_cifar(tmp_path)
+    data = Dt.cifar_data(str(tmp_path), 0, 20, seed=0)
+    assert data.x_train.shape == (120, 3072) and data.x_test.shape == (20, 3072)
+    assert data.x_train.min() >= -1 and data.x_train.max() <= 1
+    assert data.decode(data.x_test[:2].numpy()).shape == (2, 32, 32, 3)
+    unet = UNet(3, 32, 10, width=8, d_time=8)
+    assert unet(torch.randn(2, 3072), torch.tensor([0, 5]), torch.randn(2, 3072)).shape == (2, 3072)
+    cfg = X.DCDMConfig.preset(
+        "paper",
+        device="cpu",
+        data_root=str(tmp_path),
+        n_concepts=3,
+        n_diffusion_steps=4,
+        n_image_steps=2,
+        encoder_d_hidden=8,
+        denoiser_d_hidden=8,
+        batch_size=4,
+        n_test=20,
+        n_samples_per_concept=2,
+        n_intervene=3,
+        n_snapshots=2,
+        seeds=(0, 1),
+        n_mixture_train=100,
+        n_mixture_steps=2,
+        mixture_d_hidden=8,
+    )
+    summary = X._images(cfg, None, False)[0]
+    assert summary["dataset"] == "cifar10" and set(summary["arms"]) == set(ARMS)
+    with pytest.raises(ValueError, match="data-root"):
+        Dt.cifar_data("", 0, 6, seed=0)
+    with pytest.raises(ValueError, match="network"):
+        X.DCDMConfig.preset("book", network="unet")
+
+
+def _fake_results(dcdm_nmi: float, kmeans_nmi: float, dcdm_mmd: float, ddpm_mmd: float, purity_fixed: float = 0.3):
+    stat = lambda m: {"mean": m, "sd": 0.01}  # noqa: E731
+    arms = {a: {"nmi": stat(0.3), "ari": stat(0.2), "purity": stat(0.3), "mmd2": stat(ddpm_mmd)} for a in ARMS}
+    arms["dcdm"] = {"nmi": stat(dcdm_nmi), "ari": stat(0.5), "purity": stat(0.8), "mmd2": stat(dcdm_mmd)}
+    arms["dcdm"]["nmi_per_seed"] = [dcdm_nmi] * 3
+    arms["fixed_centres"]["purity"] = stat(purity_fixed)
+    untrained = {"nmi": stat(0.2), "nmi_per_seed": [0.2] * 3}
+    part = {"arms": arms, "kmeans": {"nmi": stat(kmeans_nmi)}, "untrained": untrained, "mmd2_floor": 0.0}
+    return X.DCDMResults(X.DCDMConfig.preset("smoke"), {"mixture": part, "images": part})
+
+
+def test_sentences_follow_the_verdicts():
+    good = _fake_results(0.75, 0.76, 0.1, 0.1)
+    assert "about as well as k-means" in C.discovery_sentence(good, "images")
+    assert "not clearly further from the data" in C.quality_sentence(good)
+    assert C.prototype_sentence(good).startswith("On both datasets the learned concepts give purer samples")
+    worse = _fake_results(0.5, 0.75, 0.5, 0.1)
+    assert "k-means on the same inputs matches the labels better" in C.discovery_sentence(worse, "mixture")
+    assert "clearly further" in C.quality_sentence(worse)
+    assert C.ablation_sentence(good).startswith("DCDM's concepts track the labels clearly better")
+    assert len(C.claims(good)) == 8  # no intervention rows without intervention scores
+    as_pure = _fake_results(0.75, 0.76, 0.1, 0.1, purity_fixed=0.8)
+    assert "Fixed random centres give samples as pure" in C.prototype_sentence(as_pure)
+    assert "not that learning the centres made them so" in C.prototype_sentence(as_pure)
+
+
+def test_the_control_is_the_encoder_the_trained_models_started_from():
+    cfg = X.DCDMConfig.preset("smoke", seeds=(3, 4))
+    data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
+    make_encoder = lambda: MLPEncoder(2, 4, 16, 2)  # noqa: E731
+    seen = {}
+
+    def at_start(step, models):
+        idx = [models.index("dcdm", i) for i in range(len(models.seeds))]
+        seen[step] = models.assign(data.x_train)[idx]
+
+    torch.manual_seed(0)
+    state = torch.get_rng_state()
+    control = X.untrained_assignment(cfg, make_encoder, data.x_train)
+    assert torch.equal(torch.get_rng_state(), state)  # the control leaves the global generator alone
+    train_concept_models(
+        data.x_train,
+        TrainSettings(4, 2, 10, 16, 1e-3, 0.0, 0.3),
+        make_encoder,
+        lambda: MLPDenoiser(2, 10, 16, 1),
+        seeds=cfg.seeds,
+        base_seed=cfg.seed,
+        arms=("dcdm", "softmax"),
+        snapshot_steps=(0,),
+        on_snapshot=at_start,
+    )
+    assert np.array_equal(control, seen[0])

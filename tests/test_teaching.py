@@ -1,0 +1,129 @@
+"""The teacher's kit: chapter headers, instructor notes, the course map and the two editions."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorables import teaching
+from explorables.notebooks import Converter
+
+from .conftest import CHAPTERS, ROOT
+
+GOOD = """
+topic: Causality
+difficulty: advanced
+reading_minutes: 40
+exercise_minutes: 60
+goals:
+  - "state the definition"
+prerequisites:
+  - "structural causal models"
+after: [03-omwu]
+"""
+
+
+def _block(text: str, name: str) -> list[str]:
+    return re.findall(rf"^```\{{{name}\}}\n(.*?)^```$", text, re.S | re.M)
+
+
+def test_a_valid_header_parses():
+    card = teaching.parse_card(GOOD)
+    assert card.topic == "Causality" and card.goals == ("state the definition",)
+    assert card.after == ("03-omwu",) and card.total_minutes == 100
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (("topic: Causality", "topic: Astrology"), "topic"),
+        (("difficulty: advanced", "difficulty: easy-ish"), "difficulty"),
+        (("reading_minutes: 40", "reading_minutes: 0"), "reading_minutes"),
+        (("reading_minutes: 40", "reading_minutes: true"), "reading_minutes"),
+        (("exercise_minutes: 60", "exercise_minutes: 6000"), "exercise_minutes"),
+        (('  - "state the definition"', ""), "goals"),
+        (("after: [03-omwu]", "after: 03-omwu"), "after"),
+        (("after: [03-omwu]", "afterwards: [03-omwu]"), "unknown field"),
+    ],
+)
+def test_a_bad_header_names_its_field(change, field):
+    old, new = change
+    with pytest.raises(ValueError, match=field):
+        teaching.parse_card(GOOD.replace(old, new))
+
+
+def test_missing_fields_and_non_mappings_are_refused():
+    with pytest.raises(ValueError, match="missing"):
+        teaching.parse_card("topic: Causality\n")
+    with pytest.raises(ValueError, match="field: value"):
+        teaching.parse_card("- a list\n")
+
+
+def test_the_edition_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv("EXPLORABLES_EDITION", raising=False)
+    assert teaching.edition() == "instructor"
+    monkeypatch.setenv("EXPLORABLES_EDITION", "student")
+    assert teaching.edition() == "student"
+    monkeypatch.setenv("EXPLORABLES_EDITION", "teacher")
+    with pytest.raises(ValueError, match="EXPLORABLES_EDITION"):
+        teaching.edition()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_has_a_teaching_header_and_instructor_notes(chapter: Path):
+    text = chapter.read_text()
+    headers = _block(text, "teaching")
+    assert len(headers) == 1, f"{chapter.name}: expected one {{teaching}} header, found {len(headers)}"
+    card = teaching.parse_card(headers[0])
+    assert text.index("```{teaching}") < text.index("## The question"), "the header goes under the title"
+    for stem in card.after:
+        assert (chapter.parent / f"{stem}.md").exists(), f"{chapter.name}: after names {stem}, not a chapter"
+        assert stem != chapter.stem
+    notes = _block(text, "instructor-notes")
+    assert len(notes) == 1 and notes[0].strip(), f"{chapter.name}: expected one non-empty {{instructor-notes}}"
+    assert text.index("```{instructor-notes}") < text.index("## Exercises")
+
+
+def test_notebook_copies_show_the_header_and_leave_out_instructor_notes(tmp_path):
+    converter = Converter(ROOT / "book" / "03-omwu.md", bib=ROOT / "book" / "references.bib", out_dir=tmp_path)
+    source = f"```{{teaching}}\n{GOOD.strip()}\n```\n\ntext\n\n```{{instructor-notes}}\nsecret demo\n```\n"
+    markdown = converter.markdown(source)
+    assert "Learning goals and prerequisites" in markdown and "state the definition" in markdown
+    assert "advanced" in markdown and "secret demo" not in markdown
+
+
+def test_course_page_is_in_the_table_of_contents():
+    assert "file: book/teaching" in (ROOT / "_toc.yml").read_text()
+
+
+@pytest.mark.book
+def test_the_student_edition_drops_solutions_and_instructor_notes(built_book, tmp_path):
+    """``make student`` (EXPLORABLES_EDITION=student), against the website (the instructor edition)
+    that ``built_book`` just built; it reuses that build's execution cache."""
+    chapter = CHAPTERS[0].stem
+    instructor = (built_book / "book" / f"{chapter}.html").read_text()
+    assert "instructor-notes" in instructor and 'class="solution' in instructor
+    course = (built_book / "book" / "teaching.html").read_text()
+    for path in CHAPTERS:
+        assert f"{path.stem}.html" in course, f"the course map does not list {path.stem}"
+
+    jb = Path(sys.executable).with_name("jupyter-book")
+    env = {**os.environ, "EXPLORABLES_EDITION": "student"}
+    proc = subprocess.run(
+        [str(jb), "build", str(ROOT), "--path-output", str(tmp_path), "--warningiserror", "--keep-going"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+    )
+    assert proc.returncode == 0, f"student edition failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    html = tmp_path / "_build" / "html" / "book"
+    for path in CHAPTERS:
+        page = (html / f"{path.stem}.html").read_text()
+        assert 'class="solution' not in page, f"{path.stem}: a solution is left in the student edition"
+        assert "instructor-notes" not in page, f"{path.stem}: instructor notes left in the student edition"
+        assert "Learning goals and prerequisites" in page
+        assert 'class="admonition exercise' in page or "exercise" in page
+    assert (html / "teaching.html").exists()

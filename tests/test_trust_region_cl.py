@@ -1,0 +1,414 @@
+"""Tests of chapter 12 (trust-region continual learning): the Fisher against a per-sample loop, the
+penalty's shape, the sliced Wasserstein distance against POT, member independence, no real data of
+earlier tasks in training, the MAML reading's limit, the claims' verdict rules, and the seeded
+smoke direction."""
+
+from __future__ import annotations
+
+import numpy as np
+import ot
+import pytest
+import torch
+
+import explorables.trust_region_cl.continual as continual
+from explorables.trust_region_cl import (
+    Config,
+    Member,
+    Net,
+    Strengths,
+    check_tasks,
+    diagonal_fisher,
+    init_params,
+    isotropic_like,
+    make_schedule,
+    maml_reading,
+    per_sample_loss,
+    random_directions,
+    reconvergence_steps,
+    run,
+    sample_task,
+    sliced_wasserstein,
+    trust_region_penalty,
+)
+from explorables.trust_region_cl.claims import (
+    compare,
+    comparison_verdict,
+    control_verdict,
+    maml_verdict,
+    reconvergence_verdict,
+)
+from explorables.trust_region_cl.continual import eval_batch, flat
+
+NET = Net(d_data=2, n_tasks=3, width=6, depth=2, d_time=4)
+SCHEDULE = make_schedule(10)
+
+
+def _batch(m: int, n: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(m, n, 2, generator=g)
+    task = torch.randint(0, 3, (m, n), generator=g)
+    t = torch.randint(0, 10, (m, n), generator=g)
+    noise = torch.randn(m, n, 2, generator=g)
+    return x, task, t, noise
+
+
+def test_fisher_matches_a_per_sample_loop():
+    params = init_params(NET, [0, 1])
+    x, task, t, noise = _batch(2, 7)
+    fisher = diagonal_fisher(params, NET, SCHEDULE, x, task, t, noise, chunk_size=3)
+    for m in range(2):  # exact: one backward pass per sample of this member alone
+        expected = {k: torch.zeros_like(v[m]) for k, v in params.items()}
+        for n in range(7):
+            p = {k: v[m : m + 1].clone().requires_grad_(True) for k, v in params.items()}
+            loss = per_sample_loss(
+                p,
+                NET,
+                SCHEDULE,
+                x[m : m + 1, n : n + 1],
+                task[m : m + 1, n : n + 1],
+                t[m : m + 1, n : n + 1],
+                noise[m : m + 1, n : n + 1],
+            ).sum()
+            grads = torch.autograd.grad(loss, list(p.values()))
+            for k, g in zip(p, grads, strict=True):
+                expected[k] += g[0].pow(2) / 7
+        for k in params:
+            torch.testing.assert_close(fisher[k][m], expected[k], rtol=1e-5, atol=1e-8)
+
+
+def test_penalty_is_zero_at_the_anchor_and_quadratic_around_it():
+    anchor = init_params(NET, [0, 1])
+    g = torch.Generator().manual_seed(3)
+    metric = {k: torch.rand(v.shape, generator=g) for k, v in anchor.items()}
+    direction = {k: torch.randn(v.shape, generator=g) for k, v in anchor.items()}
+    lam = torch.tensor([0.5, 3.0])
+    assert torch.equal(trust_region_penalty(anchor, anchor, metric, lam), torch.zeros(2))
+    base = trust_region_penalty({k: anchor[k] + direction[k] for k in anchor}, anchor, metric, lam)
+    explicit = 0.5 * lam * sum((metric[k] * direction[k] ** 2).flatten(1).sum(1) for k in anchor)
+    torch.testing.assert_close(base, explicit)
+    for s in (0.5, -2.0, 3.0):
+        moved = {k: anchor[k] + s * direction[k] for k in anchor}
+        torch.testing.assert_close(trust_region_penalty(moved, anchor, metric, lam), s**2 * base, rtol=1e-4, atol=1e-6)
+
+
+def test_isotropic_control_keeps_the_trace_and_loses_the_shape():
+    g = torch.Generator().manual_seed(4)
+    fisher = {k: torch.rand(v.shape, generator=g) for k, v in init_params(NET, [0, 1]).items()}
+    iso = isotropic_like(fisher)
+    torch.testing.assert_close(flat(iso).sum(1), flat(fisher).sum(1))
+    assert torch.allclose(flat(iso), flat(iso)[:, :1])
+
+
+def test_members_are_independent():
+    params = {k: v.clone().requires_grad_(True) for k, v in init_params(NET, [0, 1, 2]).items()}
+    losses = per_sample_loss(params, NET, SCHEDULE, *_batch(3, 5)).mean(1)
+    grads = torch.autograd.grad(losses[1], list(params.values()))
+    for g in grads:
+        assert torch.count_nonzero(g[0]) == 0 and torch.count_nonzero(g[2]) == 0
+        assert torch.count_nonzero(g[1]) > 0
+
+
+def test_sliced_wasserstein_matches_pot_exact_transport_on_each_direction():
+    g = torch.Generator().manual_seed(5)
+    x, y = (
+        torch.randn(40, 2, generator=g, dtype=torch.float64),
+        2 + torch.randn(40, 2, generator=g, dtype=torch.float64),
+    )
+    dirs = random_directions(6, 2, g).double()
+    per_direction = []
+    for d in dirs:  # exact 1-D optimal transport with squared cost, by POT's network simplex
+        px, py = (x @ d).numpy(), (y @ d).numpy()
+        cost = (px[:, None] - py[None, :]) ** 2
+        per_direction.append(ot.emd2(np.full(40, 1 / 40), np.full(40, 1 / 40), cost))
+    assert float(sliced_wasserstein(x, y, dirs)) == pytest.approx(np.sqrt(np.mean(per_direction)), rel=1e-9)
+    assert float(sliced_wasserstein(x, x, dirs)) == 0.0
+
+
+def test_training_never_sees_real_data_of_earlier_tasks(monkeypatch):
+    calls: list[str] = []
+    real = continual.sample_task
+
+    def spy(name, n, generator, device="cpu"):
+        calls.append(name)
+        return real(name, n, generator, device)
+
+    tasks = ("gaussians", "moons", "circles")
+    current: list[str] = []
+    eval_set = eval_batch(tasks, 1, 4, 10, 0, "cpu")  # evaluation data: built before the spy is installed
+    monkeypatch.setattr(continual, "sample_task", spy)
+    net = Net(2, 3, width=8, depth=1)
+    members = [Member(m, 0) for m in ("replay", "trcl", "reptile")]
+
+    def on_step(k, step):  # every real batch drawn in task k is task k's
+        current.append(tasks[k])
+        if step == 0 and k > 0:  # the one Fisher batch of the task just finished, drawn when it ended
+            assert calls.count(tasks[k - 1]) == 1
+            calls.remove(tasks[k - 1])
+        assert set(calls) <= {tasks[k]}, f"task {k + 1} drew real data of {set(calls) - {tasks[k]}}"
+        calls.clear()
+
+    continual.train_sequence(
+        init_params(net, [0] * 3),
+        net,
+        make_schedule(10),
+        tasks,
+        members,
+        Strengths(),
+        n_seeds=1,
+        n_steps_per_task=3,
+        batch_size=8,
+        lr=1e-2,
+        n_fisher=4,
+        n_samples=6,
+        eval_set=eval_set,
+        seed=0,
+        on_step=on_step,
+    )
+    assert current.count("moons") == 3 and current.count("circles") == 3
+
+
+def test_maml_reading_tends_to_the_one_step_update_as_the_trust_region_tightens():
+    anchor = init_params(NET, [0, 0, 0])
+    g = torch.Generator().manual_seed(6)
+    fisher = {k: 0.5 + torch.rand(v.shape, generator=g).expand_as(v).clone() for k, v in anchor.items()}
+    fisher = {k: f.clone() for k, f in fisher.items()}
+    new, rep = _batch(3, 16, 1), _batch(3, 16, 2)
+    out = maml_reading(
+        anchor,
+        fisher,
+        NET,
+        SCHEDULE,
+        new,
+        rep,
+        torch.tensor([1.0, 100.0, 10_000.0]),
+        replay_weight=1.0,
+        damping=0.1,
+        n_steps=200,
+        lr=0.05,
+    )
+    cos = out["cos_maml"]
+    assert cos[2] > 0.999 and cos[2] > cos[0]
+    assert out["step_norm"][2] < out["step_norm"][0]
+
+
+def test_maml_reading_solves_the_trust_region_problem_like_scipy():
+    """The preconditioned iteration of maml_reading reaches the minimiser of eq. (trcl-implicit)'s
+    objective, checked against scipy's L-BFGS on one member of a tiny net."""
+    from scipy.optimize import minimize
+
+    anchor = init_params(NET, [0])
+    g = torch.Generator().manual_seed(8)
+    fisher = {k: 0.5 + torch.rand(v.shape, generator=g) for k, v in anchor.items()}
+    new, rep = _batch(1, 16, 1), _batch(1, 16, 2)
+    lam, damping = 3.0, 0.1
+    out = maml_reading(
+        anchor,
+        fisher,
+        NET,
+        SCHEDULE,
+        new,
+        rep,
+        torch.tensor([lam]),
+        replay_weight=1.0,
+        damping=damping,
+        n_steps=1000,
+        lr=0.05,
+    )
+    metric = flat(continual.damped_metric(fisher, damping))[0].double()
+    theta0 = flat(anchor)[0].double()
+    shapes = {k: v.shape for k, v in anchor.items()}
+
+    def unflat(vec: torch.Tensor) -> dict:
+        parts, i = {}, 0
+        for k, shape in shapes.items():
+            n = int(np.prod(shape))
+            parts[k] = vec[i : i + n].view(shape).float()
+            i += n
+        return parts
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        vec = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        p = unflat(vec)
+        loss = per_sample_loss(p, NET, SCHEDULE, *new).mean() + per_sample_loss(p, NET, SCHEDULE, *rep).mean()
+        total = loss.double() + 0.5 * lam * (metric * (vec - theta0) ** 2).sum()
+        (grad,) = torch.autograd.grad(total, vec)
+        return float(total.detach()), grad.numpy()
+
+    ref = minimize(objective, theta0.numpy(), jac=True, method="L-BFGS-B", options={"gtol": 1e-9, "maxiter": 5000})
+    u_ref = torch.tensor(ref.x) - theta0
+    grad0 = continual.replay_objective_grad(anchor, NET, SCHEDULE, new, rep, 1.0)
+    one_step = -flat({k: grad0[k] / continual.damped_metric(fisher, damping)[k] for k in grad0})[0].double()
+    assert float(out["step_norm"][0]) == pytest.approx(float(u_ref.norm()), rel=2e-3)
+    cos_ref = float(torch.nn.functional.cosine_similarity(u_ref, one_step, dim=0))
+    assert float(out["cos_maml"][0]) == pytest.approx(cos_ref, abs=2e-3)
+
+
+def test_trained_step_cosine_is_one_along_the_one_step_update_and_not_otherwise():
+    anchor = init_params(NET, [0, 1])
+    g = torch.Generator().manual_seed(7)
+    fisher = {k: 0.5 + torch.rand(v.shape, generator=g) for k, v in anchor.items()}
+    new, rep = _batch(2, 16, 1), _batch(2, 16, 2)
+    metric = continual.damped_metric(fisher, 0.1)
+    grad = continual.replay_objective_grad(anchor, NET, SCHEDULE, new, rep, 1.0)
+    # member 0 moved exactly along -D^{-1} grad L, member 1 along +grad L (uphill)
+    trained = {k: anchor[k] + torch.stack([-3.0 * grad[k][0] / metric[k][0], 2.0 * grad[k][1]]) for k in anchor}
+    out = continual.trained_step_cosines(
+        anchor, trained, fisher, NET, SCHEDULE, new, rep, replay_weight=1.0, damping=0.1
+    )
+    assert out["cos_maml"][0] == pytest.approx(1.0, abs=1e-5)
+    assert out["cos_gradient"][1] == pytest.approx(-1.0, abs=1e-5)
+    assert out["cos_maml"][1] < 0
+    torch.testing.assert_close(out["step_norm"], flat({k: trained[k] - anchor[k] for k in anchor}).norm(dim=1))
+
+
+def test_reconvergence_counts_zero_when_already_there_and_censors_when_never():
+    tasks = ("gaussians", "moons")
+    params = init_params(NET.__class__(2, 2, 6, 1, 4), [0, 1])
+    net = Net(2, 2, 6, 1, 4)
+    eval_set = eval_batch(tasks, 1, 8, 10, 0, "cpu")
+    found = reconvergence_steps(
+        params,
+        net,
+        SCHEDULE,
+        0,
+        "gaussians",
+        torch.tensor([float("inf"), 0.0]),
+        eval_set,
+        torch.tensor([0, 0]),
+        n_seeds=1,
+        tol=0.1,
+        max_steps=6,
+        eval_every=2,
+        batch_size=8,
+        lr=1e-2,
+        seed=0,
+    )
+    assert found.tolist() == [0.0, 8.0]
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ValueError, match="tasks"):
+        check_tasks([])
+    with pytest.raises(ValueError, match="tasks"):
+        check_tasks(["moons", "digit3"])
+    with pytest.raises(ValueError, match="trust_lambda"):
+        Strengths(trust_lambda=-1.0)
+    with pytest.raises(ValueError, match="replay_weight"):
+        Strengths(replay_weight=float("nan"))
+    with pytest.raises(ValueError, match="task"):
+        sample_task("triangles", 3, torch.Generator())
+    with pytest.raises(ValueError, match="tasks"):
+        Config.preset("smoke", tasks=("moons",))
+
+
+def test_digit_tasks_come_from_the_bundled_data_set():
+    x = sample_task("digit3", 5, torch.Generator().manual_seed(0))
+    assert x.shape == (5, 64) and float(x.min()) >= -1.0 and float(x.max()) <= 1.0 + 1 / 8
+
+
+def test_verdict_rules_on_constructed_numbers():
+    assert compare([1.0, 1.0, 3.0], [2.0, 2.0, 2.0], 0.1) == "win"
+    assert compare([1.0, 1.0, 3.0], [2.0, 2.0, 2.0], 0.5) == "tie"  # within the margin
+    assert compare([1.0, 3.0, 3.0], [2.0, 2.0, 2.0], 0.0) == "loss"
+    assert compare([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 0.0) == "tie"
+    with pytest.raises(ValueError, match="paired"):
+        compare([1.0], [1.0, 2.0], 0.1)
+    assert comparison_verdict({"finetune": "win", "ewc": "win"}, "x").startswith("yes")
+    assert comparison_verdict({"finetune": "win", "ewc": "tie"}, "x").startswith("partly")
+    assert comparison_verdict({"finetune": "win", "ewc": "loss"}, "x").startswith("no")
+    assert comparison_verdict({"finetune": "tie", "ewc": "tie"}, "x").startswith("no")
+    assert maml_verdict([0.3, 0.6, 0.95]).startswith("yes") and "by construction" in maml_verdict([0.3, 0.6, 0.95])
+    assert maml_verdict([0.3, 0.6, 0.8]).startswith("partly")
+    assert maml_verdict([0.6, 0.5, 0.4]).startswith("no")
+    mostly_retained = reconvergence_verdict({"finetune": "win", "ewc": "tie"}, 0.9)
+    assert mostly_retained.startswith("partly") and "mostly measures retention" in mostly_retained
+    assert "retention" not in reconvergence_verdict({"finetune": "win", "ewc": "tie"}, 0.2)
+    assert control_verdict(True).startswith("yes") and control_verdict(False).startswith("no")
+
+
+def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
+    results = run(Config.preset("smoke"))
+    seq = results.summary["sequence"]["methods"]
+    # direction with a margin, on the first task's held-out loss increase and its sample quality
+    assert seq["finetune"]["first_task_loss_increase"]["mean"] > seq["trcl"]["first_task_loss_increase"]["mean"] + 0.01
+    assert seq["finetune"]["first_task_forgetting"]["mean"] > seq["trcl"]["first_task_forgetting"]["mean"]
+
+
+def test_trcl_without_replay_is_ewc_to_the_bit():
+    tasks = ("gaussians", "moons")
+    net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
+    common = dict(
+        n_seeds=1,
+        n_steps_per_task=5,
+        batch_size=8,
+        lr=1e-2,
+        n_fisher=4,
+        n_samples=6,
+        eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"),
+        seed=0,
+    )
+    strengths = Strengths(replay_weight=0.0, trust_lambda=50.0, ewc_lambda=50.0)
+    runs = {
+        m: continual.train_sequence(init_params(net, [0]), net, schedule, tasks, [Member(m, 0)], strengths, **common)
+        for m in ("ewc", "trcl")
+    }
+    for k in runs["ewc"].params:
+        assert torch.equal(runs["ewc"].params[k], runs["trcl"].params[k])
+    with_replay = continual.train_sequence(
+        init_params(net, [0]), net, schedule, tasks, [Member("trcl", 0)], Strengths(trust_lambda=50.0), **common
+    )
+    assert not torch.equal(with_replay.params["w0"], runs["trcl"].params["w0"])
+
+
+def test_the_paper_presets_digit_code_path_runs_at_tiny_size():
+    cfg = Config.preset("smoke", tasks=("digit0", "digit1"), seeds=(0,), n_steps_per_task=3, n_samples=8, n_eval=8)
+    results = run(cfg)
+    assert results.curves["sequence"]["samples"][-1].shape[-1] == 64
+    assert Config.preset("paper").tasks == tuple(f"digit{k}" for k in range(10))
+
+
+def _fake(summary: dict):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(summary=summary, config=Config.preset("smoke"))
+
+
+def test_reading_sentences_follow_the_numbers():
+    from explorables.trust_region_cl.claims import ewc_sentence, maml_sentence, plasticity_sentence
+
+    def maml(cos, trained_trcl, trained_replay):
+        stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
+        return {
+            "maml": {
+                "lambdas": [1.0, 10.0],
+                "trust_lambda": 10.0,
+                "cos_maml": [{"mean": 0.1}, {"mean": cos}],
+                "cos_gradient": [{"mean": 0.1}, {"mean": 0.1}],
+                "trained_trcl": {"cos_maml": stats(trained_trcl)},
+                "trained_replay": {"cos_maml": stats(trained_replay)},
+            }
+        }
+
+    closer = maml_sentence(_fake(maml(0.99, [0.6, 0.6, 0.6], [0.3, 0.3, 0.3])))
+    assert "must become" in closer and "is closer to the one-step update" in closer and "far from 1" in closer
+    assert "at the strength TR-CL trains with (λ = 10) it is 0.990" in closer
+    not_closer = maml_sentence(_fake(maml(0.5, [0.31, 0.31, 0.31], [0.3, 0.3, 0.3])))
+    assert "short of" in not_closer and "not closer" in not_closer
+    assert "further" in maml_sentence(_fake(maml(0.99, [0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
+
+    def seq(trcl, ewc):
+        stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
+        methods = {"trcl": trcl, "ewc": ewc, "finetune": ewc}
+        return {
+            "sequence": {
+                "methods": {
+                    m: {"final_swd": stats(v), "forgetting": stats(v), "last_task_swd": stats(v)}
+                    for m, v in methods.items()
+                }
+            }
+        }
+
+    assert "adds little" in ewc_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21])))
+    assert "measurably" in ewc_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
+    assert "not bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
+    assert "partly bought" in plasticity_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])))

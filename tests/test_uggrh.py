@@ -1,0 +1,307 @@
+"""Chapter 11 (uggrh): retrieval metrics against hand-made cases and brute force, the missing-data
+discipline (no labels and no hidden value ever reach training), the modules, and a seeded smoke run."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+import torch
+
+from explorables.uggrh import (
+    Config,
+    IncompletePairs,
+    Modules,
+    TrainSettings,
+    average_precision,
+    digits_with_tags,
+    hamming_distances,
+    hamming_ranking,
+    make_incomplete,
+    map_at_all,
+    mean_average_precision,
+    pack_codes,
+    packed_hamming,
+    prepare,
+    run,
+    similarity_target,
+    split,
+    train_hashing,
+)
+from explorables.uggrh import claims as C
+from explorables.uggrh import method as M
+from explorables.uggrh.data import load_features
+from explorables.uggrh.experiment import evaluate
+
+FAST = TrainSettings(n_hidden=32, n_epochs=15, n_completion_steps=15, k_neighbours=5)
+
+
+# ---------------------------------------------------------------- retrieval
+
+
+def test_average_precision_on_hand_made_rankings():
+    assert average_precision([1, 0, 1, 0]) == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert average_precision([0, 0, 1]) == pytest.approx(1 / 3)
+    assert average_precision([1, 1, 1]) == 1.0
+    assert average_precision([0, 0, 0]) == 0.0  # no relevant item: AP 0
+
+
+def test_map_matches_brute_force_definition():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n_q, n_d, bits = 5, 17, 6
+        q = np.where(rng.random((n_q, bits)) < 0.5, 1, -1)
+        d = np.where(rng.random((n_d, bits)) < 0.5, 1, -1)
+        ql, dl = np.eye(3)[rng.integers(0, 3, n_q)], np.eye(3)[rng.integers(0, 3, n_d)]
+        brute = []
+        for i in range(n_q):  # the definition, written out: sort by (distance, index), average precision@hits
+            dist = [sum(a != b for a, b in zip(q[i], d[j], strict=True)) for j in range(n_d)]
+            order = sorted(range(n_d), key=lambda j: (dist[j], j))
+            rel = [bool(ql[i] @ dl[j]) for j in order]
+            precisions = [sum(rel[: r + 1]) / (r + 1) for r in range(n_d) if rel[r]]
+            brute.append(np.mean(precisions) if precisions else 0.0)
+        assert map_at_all(q, d, ql, dl) == pytest.approx(np.mean(brute), abs=1e-12)
+
+
+def test_hamming_distance_inner_product_identity_and_ranking_ties():
+    q = np.array([[1, 1, -1, -1]])
+    d = np.array([[1, 1, -1, -1], [-1, 1, -1, -1], [1, -1, -1, -1], [-1, -1, 1, 1]])
+    assert hamming_distances(q, d).tolist() == [[0, 1, 1, 4]]
+    assert hamming_ranking(q, d).tolist() == [[0, 1, 2, 3]]  # tie between 1 and 2: by index
+    rng = np.random.default_rng(1)
+    a, b = np.where(rng.random((7, 40)) < 0.5, 1, -1), np.where(rng.random((9, 40)) < 0.5, 1, -1)
+    packed = packed_hamming(pack_codes(a), pack_codes(b))
+    assert np.array_equal(packed, hamming_distances(a, b))
+    assert np.array_equal(hamming_distances(a, b), (40 - a @ b.T) // 2)
+
+
+def test_mean_average_precision_perfect_and_reversed():
+    relevant = np.array([[True, True, False, False]])
+    assert mean_average_precision(np.array([[0, 1, 2, 3]]), relevant) == 1.0
+    assert mean_average_precision(np.array([[3, 2, 1, 0]]), relevant) == pytest.approx((1 / 3 + 2 / 4) / 2)
+
+
+def test_retrieval_refuses_bad_codes():
+    with pytest.raises(ValueError, match="query"):
+        hamming_distances(np.array([[0, 1]]), np.array([[1, 1]]))
+    with pytest.raises(ValueError, match="n_bits"):
+        hamming_distances(np.array([[1, 1]]), np.array([[1, 1, 1]]))
+
+
+# ---------------------------------------------------------------- data and missingness
+
+
+def test_bad_missing_rates_and_mismatched_counts_are_refused():
+    rng = np.random.default_rng(0)
+    x, t = rng.random((10, 4)), rng.random((10, 3))
+    for rate in (-0.1, 1.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="missing_rate"):
+            make_incomplete(x, t, rate, rng=rng)
+    with pytest.raises(ValueError, match="image_missing_share"):
+        make_incomplete(x, t, 0.5, 1.2, rng=rng)
+    with pytest.raises(ValueError, match="same number of rows"):
+        make_incomplete(x, t[:9], 0.5, rng=rng)
+    with pytest.raises(ValueError, match="at least one modality"):
+        IncompletePairs(x, t, np.zeros(10, bool), np.ones(10, bool) & (np.arange(10) > 0))
+    data = digits_with_tags(rng=rng)
+    with pytest.raises(ValueError, match="n_query"):
+        split(data, 1000, 700, 200, rng)
+
+
+def test_missing_pattern_rate_share_and_nan():
+    rng = np.random.default_rng(0)
+    x, t = rng.random((200, 4)), rng.random((200, 3))
+    pairs = make_incomplete(x, t, 0.6, 0.25, rng=rng)
+    assert (~pairs.complete).sum() == 120 and (~pairs.has_image).sum() == 30 and (~pairs.has_text).sum() == 90
+    assert np.isnan(pairs.image[~pairs.has_image]).all() and np.isnan(pairs.text[~pairs.has_text]).all()
+    assert np.isfinite(pairs.image[pairs.has_image]).all()
+
+
+def test_training_functions_never_receive_labels():
+    for fn in (prepare, train_hashing, M.train_completion, M.fill_missing, M.similarity_target):
+        params = inspect.signature(fn).parameters
+        assert not any("label" in p or "class" in p for p in params), fn.__name__
+    assert not any("label" in f.name for f in dataclasses.fields(IncompletePairs))
+    with pytest.raises(ValueError, match="IncompletePairs"):
+        prepare(digits_with_tags(rng=np.random.default_rng(0)), Modules(), FAST, seed=0)
+
+
+@pytest.mark.parametrize(
+    "modules", [None, Modules(), Modules(use_completion=False)], ids=["baseline", "uggrh", "meanfill"]
+)
+def test_missing_values_never_reach_training(modules):
+    """The same training run with two different hidden contents (NaN vs the true values): identical codes."""
+    rng = np.random.default_rng(3)
+    data = digits_with_tags(rng=rng)
+    train, query, _ = split(data, 50, 120, 100, rng)
+    pairs = make_incomplete(train.image, train.text, 0.5, rng=rng)
+    revealed = dataclasses.replace(
+        pairs,
+        image=np.where(pairs.has_image[:, None], pairs.image, train.image),
+        text=np.where(pairs.has_text[:, None], pairs.text, 1e6),  # garbage where hidden
+    )
+    codes = []
+    for p in (pairs, revealed):
+        h = train_hashing(prepare(p, modules, FAST, seed=0), 16, modules, FAST, seed=0)
+        codes.append((h.image_codes(query.image), h.text_codes(query.text)))
+    assert np.array_equal(codes[0][0], codes[1][0]) and np.array_equal(codes[0][1], codes[1][1])
+    assert np.isin(codes[0][0], (-1, 1)).all()
+
+
+def test_load_features_reads_the_documented_npz(tmp_path):
+    rng = np.random.default_rng(0)
+    labels = (rng.random((30, 5)) < 0.3).astype(float)
+    labels[0] = 0  # a sample without labels is dropped
+    np.savez(tmp_path / "mirflickr.npz", image=rng.random((30, 12)), text=rng.random((30, 7)), labels=labels)
+    data = load_features(tmp_path, "mirflickr")
+    assert data.image.shape == (int((labels.sum(1) > 0).sum()), 12) and data.text.shape[1] == 7
+    with pytest.raises(ValueError, match=r"coco\.npz"):
+        load_features(tmp_path, "coco")
+    np.savez(tmp_path / "nuswide.npz", image=rng.random((30, 12)))
+    with pytest.raises(ValueError, match="lacks"):
+        load_features(tmp_path, "nuswide")
+
+
+# ---------------------------------------------------------------- the method
+
+
+def test_similarity_target_reduces_to_djsrh_joint_without_confidences():
+    rng = np.random.default_rng(0)
+    x, t = torch.tensor(rng.standard_normal((20, 5))), torch.tensor(rng.standard_normal((20, 4)))
+    fx, ft = torch.nn.functional.normalize(x, dim=1), torch.nn.functional.normalize(t, dim=1)
+    joint = 0.5 * (fx @ fx.T + ft @ ft.T)
+    expected = ((1 - 0.3) * joint + 0.3 * joint @ joint.T / 20) * 1.2
+    got = similarity_target(x, t, eta=0.3, scale=1.2)
+    assert torch.allclose(got, expected.clamp(-1, 1), atol=1e-12)
+    ones = torch.ones(20, dtype=x.dtype)
+    assert torch.allclose(similarity_target(x, t, ones, ones, eta=0.3, scale=1.2), got, atol=1e-12)
+
+
+def test_confidence_zero_removes_a_modality_from_the_target():
+    """A row whose text has confidence 0 gets its similarities from the images alone (eq. refined-similarity)."""
+    rng = np.random.default_rng(1)
+    x, t = torch.tensor(rng.standard_normal((6, 5))), torch.tensor(rng.standard_normal((6, 4)))
+    c_t = torch.ones(6, dtype=x.dtype)
+    c_t[0] = 0.0
+    s = similarity_target(x, t, None, c_t, eta=0.0, scale=1.0)
+    fx = torch.nn.functional.normalize(x, dim=1)
+    assert torch.allclose(s[0, 1:], (fx @ fx.T)[0, 1:], atol=1e-12)
+
+
+def test_graph_attention_only_mixes_neighbours():
+    torch.manual_seed(0)
+    layer = M.HashGraphAttention(4)
+    h = torch.randn(6, 4)
+    neighbours = torch.tensor([[i, (i + 1) % 6] for i in range(6)])
+    out = layer(h, neighbours, torch.tanh(h))
+    h2 = h.clone()
+    h2[3] += 10.0  # node 3 is a neighbour of node 2 only
+    out2 = layer(h2, neighbours, torch.tanh(h2))
+    changed = (out2 - out).abs().sum(1) > 1e-9
+    assert changed.tolist() == [False, False, True, True, False, False]
+
+
+def test_knn_graph_puts_self_first():
+    s = torch.tensor([[1.0, 0.9, -0.5], [0.9, 1.0, 0.2], [-0.5, 0.2, 1.0]])
+    g = M.knn_graph(s, 1)
+    assert g.tolist() == [[0, 1], [1, 0], [2, 1]]
+
+
+@pytest.mark.parametrize("modules", [None, *[Modules(**{k: False}) for k in dataclasses.asdict(Modules())]])
+def test_every_variant_trains_to_pm_one_codes(modules):
+    rng = np.random.default_rng(0)
+    data = digits_with_tags(rng=rng)
+    train, query, database = split(data, 30, 80, 60, rng)
+    pairs = make_incomplete(train.image, train.text, 0.5, rng=rng)
+    h = train_hashing(prepare(pairs, modules, FAST, seed=0), 8, modules, FAST, seed=0)
+    codes = h.image_codes(query.image)
+    assert codes.shape == (30, 8) and set(np.unique(codes)) <= {-1, 1}
+    assert 0.0 <= evaluate(h, query, database)["i2t"] <= 1.0
+
+
+def test_bad_method_inputs_are_refused():
+    rng = np.random.default_rng(0)
+    x, t = rng.random((10, 4)), rng.random((10, 3))
+    pairs = make_incomplete(x, t, 0.0, rng=rng)
+    prepared = prepare(pairs, None, FAST, seed=0)
+    with pytest.raises(ValueError, match="n_bits"):
+        train_hashing(prepared, 0, None, FAST, seed=0)
+    with pytest.raises(ValueError, match="p_tag"):
+        digits_with_tags(p_tag=0.0, rng=rng)
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+def test_verdict_functions():
+    assert C.speed_verdict(1e-4, 1e-2).startswith("yes")
+    assert C.speed_verdict(1e-3, 2e-3).startswith("partly")
+    assert C.speed_verdict(1e-2, 1e-3).startswith("no")
+    # gain: mean - sd of the paired gains >= 0.03 at a code length is a win
+    assert C.gain_verdict({"16": [0.05, 0.04, 0.06], "32": [0.1, 0.09, 0.08]}).startswith("yes")
+    assert C.gain_verdict({"16": [0.05, -0.01, 0.06], "32": [0.1, 0.09, 0.08]}).startswith("partly")
+    assert C.gain_verdict({"16": [0.09, 0.01, 0.01]}).startswith("no")  # mean 0.037 > margin, but within its spread
+    assert C.gain_verdict({"16": [0.01, 0.01, 0.01]}).startswith("no")
+    with pytest.raises(ValueError, match="2 seeds"):
+        C.gain_verdict({"16": [0.1]})
+    # robustness: (uggrh drop, baseline drop, uggrh at 0%, baseline at 0%)
+    assert C.robustness_verdict({"16": (0.1, 0.2, 0.8, 0.8), "32": (0.1, 0.3, 0.8, 0.81)}).startswith("yes")
+    assert C.robustness_verdict({"16": (0.1, 0.2, 0.8, 0.8), "32": (0.3, 0.3, 0.8, 0.8)}).startswith("partly")
+    assert C.robustness_verdict({"16": (0.2, 0.2, 0.8, 0.8)}).startswith("no")
+    lower_start = C.robustness_verdict({"16": (0.1, 0.2, 0.7, 0.8)})  # falls less only because it starts lower
+    assert lower_start.startswith("no") and "lower start" in lower_start
+    assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.75, 0.81]).startswith("yes")
+    assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.85, 0.81]).startswith("partly")
+    assert C.module_verdict([0.8, 0.8, 0.8], [0.8, 0.85, 0.81]).startswith("no")
+    assert C.control_verdict([0.8, 0.8], [0.7, 0.75]).startswith("yes")
+    assert C.control_verdict([0.8, 0.8], [0.79, 0.78]).startswith("no")  # ahead, but within the margin
+    assert C.control_verdict([0.8, 0.9], [0.81, 0.8]).startswith("partly")
+    assert C.control_verdict([0.8, 0.8], [0.9, 0.9]).startswith("no")
+    assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.05, 0.04]}).startswith("yes")
+    assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.0, 0.04]}).startswith("partly")
+
+
+# ---------------------------------------------------------------- seeded smoke run
+
+
+def test_smoke_run_beats_random_codes_and_claims_build():
+    results = run(Config.preset("smoke"))
+    s = results.summary
+    for part in ("missing_0", "missing_70"):
+        chance = s[part]["random"]["mean"]
+        for method in ("baseline", "uggrh"):
+            assert s[part][method]["16"]["mean"]["mean"] > chance + 0.05, (part, method)
+    rows = C.claims(results)
+    assert len(rows) >= 7
+    assert "mAP" in C.gain_sentence(results) and any(w in C.gain_sentence(results) for w in ("rises", "falls", "same"))
+    assert len(C.sweep_table(results).splitlines()) == 2 + 2 * 2  # header + 2 methods x 2 rates (16 bits)
+
+
+def test_config_cross_checks():
+    with pytest.raises(ValueError, match="ablation_bits"):
+        Config.preset("smoke", ablation_bits=64)
+    with pytest.raises(ValueError, match="missing_rate_grid"):
+        Config.preset("smoke", missing_rate_grid=(0.3, 0.7))
+    with pytest.raises(ValueError, match="data_root"):
+        run(Config.preset("smoke", dataset="coco"))
+
+
+def test_uggrh_loss_matches_its_equation_and_vanishes_at_a_perfect_fit():
+    """Eq. (uggrh-loss) against a direct evaluation, and zero when binary codes reproduce S exactly."""
+    gen = torch.Generator().manual_seed(0)
+    n, k = 12, 8
+    u_i, u_t, u_f = (torch.tanh(torch.randn(n, k, generator=gen)) for _ in range(3))
+    s = torch.rand(n, n, generator=gen) * 2 - 1
+
+    def rec(a, b):
+        return ((a @ b.T / k - s) ** 2).mean()
+
+    baseline = rec(u_i, u_i) + rec(u_t, u_t) + rec(u_i, u_t)
+    assert torch.allclose(M.uggrh_loss(u_i, u_t, None, s, 0.5), baseline, atol=1e-6)
+    b = torch.sign(u_f)
+    full = baseline + rec(u_f, u_f) + 0.5 * (((u_i - b) ** 2).mean() + ((u_t - b) ** 2).mean())
+    assert torch.allclose(M.uggrh_loss(u_i, u_t, u_f, s, 0.5), full, atol=1e-6)
+    codes = torch.sign(torch.randn(n, k, generator=gen))
+    assert M.uggrh_loss(codes, codes, codes, codes @ codes.T / k, 0.5).item() < 1e-10

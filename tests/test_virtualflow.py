@@ -1,0 +1,338 @@
+"""Chapter 06 (virtualflow): geometry, the pseudo-target, flow matching, reflow, beamforming, claims, leaks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyroomacoustics as pra
+import pytest
+import torch
+
+from explorables.virtualflow import audio, claims
+from explorables.virtualflow.data import bins_to_spec, condition_bins, spec_to_bins, unsupervised_data
+from explorables.virtualflow.downstream import band_errors, mvdr, si_sdr
+from explorables.virtualflow.experiment import VirtualFlowConfig, build_example, run, train_models
+from explorables.virtualflow.flow import (
+    Regressor,
+    VelocityNet,
+    mix_channels,
+    reflow_pairs,
+    sample,
+    train_flow,
+)
+from explorables.virtualflow.pseudo import (
+    estimate_azimuth,
+    istft,
+    plane_wave_delays,
+    pseudo_target,
+    stft,
+)
+from explorables.virtualflow.scenes import SPEED_OF_SOUND, Scene, circular_array, simulate
+
+FS = 8000
+
+
+@pytest.fixture(scope="module")
+def smoke_results():
+    return run(VirtualFlowConfig.preset("smoke"))
+
+
+def far_field_scene(azimuth: float, distance: float = 40.0) -> Scene:
+    center = np.array([50.0, 50.0, 1.5])
+    real = circular_array(center, 3, 0.05)
+    vm = center + np.array([0.08, 0.03, 0.0])
+    src = center + distance * np.array([np.cos(azimuth), np.sin(azimuth), 0.0])
+    return Scene((100.0, 100.0, 10.0), 0.0, src, src, real, vm, FS)
+
+
+def test_delays_match_the_geometry_of_the_simulated_room():
+    """pyroomacoustics' direct-path arrival times differ between mics as the geometry says, and the
+    plane-wave delays tend to those differences for a far source."""
+    scene = far_field_scene(0.7)
+    room = pra.AnechoicRoom(dim=3, fs=FS, air_absorption=False)
+    room.add_source(scene.source)
+    mics = np.concatenate([scene.real_mics, scene.virtual_mic[None]])
+    room.add_microphone_array(mics.T)
+    room.compute_rir()
+    peaks = []
+    for m in range(4):
+        rir = np.asarray(room.rir[m][0])
+        up = np.fft.irfft(np.fft.rfft(rir), 64 * rir.size)  # 64x band-limited upsampling to find the peak
+        peaks.append(np.argmax(up) / 64)
+    dist = np.linalg.norm(mics - scene.source, axis=1)
+    np.testing.assert_allclose(np.diff(peaks), np.diff(dist) / SPEED_OF_SOUND * FS, atol=0.05)
+    tau = plane_wave_delays(scene.real_mics, scene.virtual_mic, 0.7)
+    exact = (dist[3] - dist[:3]) / SPEED_OF_SOUND  # the VM hears the wave this much later than mic m
+    np.testing.assert_allclose(tau, exact, atol=2e-7)
+
+
+@pytest.mark.parametrize("azimuth", [0.7, 2.5, -1.9])
+def test_anechoic_far_field_pseudo_target_equals_the_true_vm(azimuth):
+    """Anechoic, one far source: the pseudo-target (true or estimated direction) is the true VM signal within
+    25 dB SI-SDR (fractional delays in the STFT are approximate; 25 dB is a 0.3% error energy)."""
+    scene = far_field_scene(azimuth)
+    sim = simulate(scene, 9600, np.random.default_rng(0), snr_db=30, sensor_snr_db=80, anechoic=True)
+    spec = stft(sim["real"], 128, 64)
+    estimated = estimate_azimuth(spec, scene.real_mics, FS, 128, method="NormMUSIC")
+    assert abs(np.angle(np.exp(1j * (estimated - azimuth)))) < np.radians(3)
+    for az in (azimuth, estimated):
+        p = istft(pseudo_target(spec, scene.real_mics, scene.virtual_mic, az, FS, 128), 128, 64, 9600)
+        assert si_sdr(p[500:-500], sim["vm_speech"][500:-500]) > 25
+    nearest = sim["real"][np.argmin(np.linalg.norm(scene.real_mics - scene.virtual_mic, axis=1))]
+    if azimuth == 0.7:  # the test is not trivial: here the nearest mic is clearly off
+        assert si_sdr(nearest, sim["vm_speech"]) < 15
+
+
+def test_bad_geometry_rates_and_empty_arrays_are_refused():
+    scene = far_field_scene(0.3)
+    outside = dataclasses.replace(scene, real_mics=scene.real_mics + np.array([60.0, 0, 0]))
+    with pytest.raises(ValueError, match="real_mics"):
+        simulate(outside, 4000, np.random.default_rng(0), snr_db=10, anechoic=True)
+    with pytest.raises(ValueError, match="virtual_mic"):
+        simulate(
+            dataclasses.replace(scene, virtual_mic=np.array([1.0, 1.0, -2.0])),
+            4000,
+            np.random.default_rng(0),
+            snr_db=10,
+            anechoic=True,
+        )
+    with pytest.raises(ValueError, match="real_mics"):
+        simulate(dataclasses.replace(scene, real_mics=np.zeros((0, 3))), 4000, np.random.default_rng(0), snr_db=10)
+    with pytest.raises(ValueError, match="real_mics"):
+        plane_wave_delays(np.zeros((0, 3)), np.zeros(3), 0.0)
+    with pytest.raises(ValueError, match="fs"):
+        simulate(dataclasses.replace(scene, fs=11025), 4000, np.random.default_rng(0), snr_db=10, anechoic=True)
+    with pytest.raises(ValueError, match="fs"):
+        audio.harmonic_source(100, 44100, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="spec_real"):
+        estimate_azimuth(np.zeros((1, 65, 10), complex), scene.real_mics[:1], FS, 128)
+    with pytest.raises(ValueError, match="rt60"):
+        room = Scene(
+            (30.0, 30.0, 10.0),
+            0.06,
+            np.array([5.0, 5, 1.5]),
+            np.array([9.0, 5, 1.5]),
+            circular_array(np.array([7.0, 7, 1.5]), 2, 0.05),
+            np.array([7.2, 7, 1.5]),
+            FS,
+        )
+        simulate(room, 4000, np.random.default_rng(0), snr_db=10)
+
+
+def test_harmonic_fallback_when_espeak_is_missing(monkeypatch):
+    monkeypatch.setattr(audio, "espeak_path", lambda: None)
+    assert audio.source_kind() == "harmonic"
+    x = audio.speech_signal(4000, FS, np.random.default_rng(1))
+    assert x.shape == (4000,) and np.all(np.isfinite(x)) and 0.5 < np.abs(x).max() <= 0.9 + 1e-9
+    spectrum = np.abs(np.fft.rfft(x)) ** 2
+    assert spectrum[: spectrum.size // 4].sum() > spectrum[spectrum.size // 2 :].sum()  # speech-like tilt
+
+
+def test_bins_round_trip_and_the_head_starts_at_the_pseudo_target():
+    rng = np.random.default_rng(0)
+    aligned = rng.standard_normal((3, 9, 5)) + 1j * rng.standard_normal((3, 9, 5))
+    w = np.array([0.5, 0.3, 0.2])
+    spec = np.tensordot(w, aligned, axes=1)
+    np.testing.assert_allclose(bins_to_spec(spec_to_bins(spec, 2.0), 2.0, 9), spec, atol=1e-5)
+    cond = torch.from_numpy(condition_bins(aligned, w, 2.0))
+    head = mix_channels(torch.zeros(cond.shape[0], 8), cond, 3)  # no correction: the pseudo-target, eq. (vf-pseudo)
+    np.testing.assert_allclose(head.numpy(), spec_to_bins(spec, 2.0), atol=1e-5)
+
+
+def test_si_sdr_and_band_errors_closed_forms():
+    rng = np.random.default_rng(0)
+    s = rng.standard_normal(2000)
+    assert si_sdr(3.0 * s, s) > 100
+    noise = rng.standard_normal(2000)
+    noise -= noise @ s / (s @ s) * s  # orthogonal to s: SI-SDR = 10 log10(|s|^2 / |n|^2)
+    assert si_sdr(s + 0.5 * noise, s) == pytest.approx(10 * np.log10((s @ s) / (0.25 * noise @ noise)), abs=1e-9)
+    spec = rng.standard_normal((65, 20)) + 1j * rng.standard_normal((65, 20))
+    out = band_errors(0.5 * spec, spec, FS, 4)
+    np.testing.assert_allclose(out["energy_ratio_db"], 20 * np.log10(0.5), atol=1e-9)
+    np.testing.assert_allclose(out["nmse_db"], 20 * np.log10(0.5), atol=1e-9)
+
+
+def test_magnitude_error_ignores_the_phase_and_energy_ratio_ignores_the_bins():
+    rng = np.random.default_rng(1)
+    spec = rng.standard_normal((65, 20)) + 1j * rng.standard_normal((65, 20))
+    scrambled = spec * np.exp(2j * np.pi * rng.random(spec.shape))  # right magnitudes, random phases
+    out = band_errors(scrambled, spec, FS, 4)
+    assert max(out["mag_nmse_db"]) < -100 and max(np.abs(out["energy_ratio_db"])) < 1e-9
+    assert min(out["nmse_db"]) > 1.0  # random phases: the complex error is about twice the energy (+3 dB)
+    shuffled = rng.permutation(spec.ravel()).reshape(spec.shape)  # energy moved between bins of a band
+    out = band_errors(shuffled, spec, FS, 1)
+    assert out["mag_nmse_db"][0] > -10 and abs(out["energy_ratio_db"][0]) < 1e-9
+
+
+def test_a_linear_extra_channel_does_not_change_the_mvdr_output():
+    """The first exercise's claim: a channel that is a fixed linear combination of the real ones (per frequency),
+    like the pseudo-target of eq. (vf-pseudo), leaves MVDR's output unchanged (up to the diagonal loading)."""
+    rng = np.random.default_rng(2)
+    c, f, t, n0 = 3, 17, 600, 200
+    d = rng.standard_normal((c, f)) + 1j * rng.standard_normal((c, f))
+    s = rng.standard_normal((f, t)) + 1j * rng.standard_normal((f, t))
+    s[:, :n0] = 0
+    x = d[:, :, None] * s[None] + 0.5 * (rng.standard_normal((c, f, t)) + 1j * rng.standard_normal((c, f, t)))
+    mix = rng.standard_normal((c, f)) + 1j * rng.standard_normal((c, f))
+    extra = np.einsum("cf,cft->ft", mix, x)
+    y_real = mvdr(x, n0, loading=1e-9)
+    y_more = mvdr(np.concatenate([x, extra[None]], 0), n0, loading=1e-9)
+    rel = np.mean(np.abs(y_more - y_real) ** 2) / np.mean(np.abs(y_real) ** 2)
+    assert rel < 1e-4
+
+
+def test_endpoint_loss_is_the_velocity_loss_weighted_by_one_minus_t_squared():
+    """Eqs. (vf-cfm) and (vf-velocity): on the path of eq. (vf-path), (1 - t) (v - (x1 - x0)) = x1_hat - x1."""
+    torch.manual_seed(0)
+    net = VelocityNet(2, 2 * 6 + 7 + 2, 16, 1)
+    cond = torch.randn(50, net.d_cond)
+    x0, x1, t = torch.randn(50, 2), torch.randn(50, 2), 0.9 * torch.rand(50)
+    x_t = (1 - t[:, None]) * x0 + t[:, None] * x1
+    lhs = (1 - t[:, None]) * (net(x_t, t, cond) - (x1 - x0))
+    torch.testing.assert_close(lhs, net.endpoint(x_t, t, cond) - x1, atol=1e-5, rtol=1e-5)
+
+
+def test_a_flow_that_predicts_the_pseudo_target_lands_on_it_in_one_step_from_any_noise():
+    """The second exercise's claim: if x1_hat(x_t, t | c) = F(c) (here the pseudo-target: the head with zero
+    corrections), the ODE's paths are straight and one Euler step from any x0 lands exactly on F(c)."""
+    rng = np.random.default_rng(3)
+    aligned = rng.standard_normal((3, 9, 5)) + 1j * rng.standard_normal((3, 9, 5))
+    w = np.array([0.5, 0.3, 0.2])
+    cond = torch.from_numpy(condition_bins(aligned, w, 1.0))
+    net = VelocityNet(3, cond.shape[1], 16, 1)
+    with torch.no_grad():
+        net.mlp.out.weight.zero_()
+    target = torch.from_numpy(spec_to_bins(np.tensordot(w, aligned, axes=1), 1.0))
+    for seed in (0, 1):
+        x0 = torch.randn(cond.shape[0], 2, generator=torch.Generator().manual_seed(seed))
+        torch.testing.assert_close(sample(net, cond, x0, 1), target, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(sample(net, cond, x0, 8), target, atol=1e-5, rtol=1e-5)
+
+
+def test_mvdr_is_distortionless_and_one_channel_is_the_identity():
+    rng = np.random.default_rng(0)
+    c, f, t, n0 = 4, 33, 400, 100
+    d = rng.standard_normal((c, f)) + 1j * rng.standard_normal((c, f))
+    d /= d[:1]
+    s = rng.standard_normal((f, t)) + 1j * rng.standard_normal((f, t))
+    s[:, :n0] = 0  # the talker starts after the noise-only frames
+    noise = 0.3 * (rng.standard_normal((c, f, t)) + 1j * rng.standard_normal((c, f, t)))
+    x = d[:, :, None] * s[None] + noise
+    y = mvdr(x, n0)
+    speech = slice(n0, None)
+    err_mvdr = np.mean(np.abs(y[:, speech] - s[:, speech]) ** 2)
+    err_mic = np.mean(np.abs(x[0][:, speech] - s[:, speech]) ** 2)
+    assert err_mvdr < err_mic / 2.5  # four mics in white noise: close to a 6 dB gain
+    np.testing.assert_allclose(mvdr(x[:1], n0), x[0], rtol=1e-6, atol=1e-9)
+
+
+def test_flow_matching_loss_decreases_on_the_smoke_run(smoke_results):
+    s = smoke_results.summary
+    for seed in smoke_results.config.seeds:
+        p = s[f"seed_{seed}"]
+        assert p["loss_after"]["flow"] < p["loss_before"]["flow"]  # eq. (vf-cfm) on fixed bins and draws
+
+
+def test_reflow_one_step_is_closer_to_many_steps_than_the_base_one_step():
+    """A conditional flow toward a two-point target (+-1 with the sign a coin flip) is curved; after reflow its
+    one-step samples are much closer to the base model's many-step samples than the base's own one step."""
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(0)
+    n = 4000
+    cond = torch.randn(n, 3, generator=gen)  # [a_real, a_imag, w]: one "mic"
+    cond[:, 2] = 1.0
+    sign = torch.where(torch.rand(n, generator=gen) < 0.5, -1.0, 1.0)
+    target = torch.stack([sign, 0.3 * cond[:, 0]], 1)
+    base = VelocityNet(1, 3, d_hidden=64, n_layers=2)
+    losses = train_flow(base, target, cond, n_steps=400, batch_size=256, lr=3e-3, generator=gen)
+    assert np.mean(losses[-40:]) < np.mean(losses[:40])
+    x0, x1 = reflow_pairs(base, cond, n_steps=32, generator=gen)
+    reflowed = VelocityNet(1, 3, d_hidden=64, n_layers=2)
+    reflowed.load_state_dict(base.state_dict())
+    train_flow(reflowed, x1, cond, x0=x0, n_steps=400, batch_size=256, lr=1.5e-3, generator=gen)
+    test_x0 = torch.randn(500, 2, generator=gen)
+    c = cond[:500]
+    many = sample(base, c, test_x0, 32)
+    base_gap = (sample(base, c, test_x0, 1) - many).pow(2).mean()
+    reflow_gap = (sample(reflowed, c, test_x0, 1) - many).pow(2).mean()
+    assert reflow_gap < 0.5 * base_gap
+
+
+def test_virtual_flow_never_receives_the_truth():
+    """Replacing every true VM signal of the training rooms by NaN changes nothing in Virtual-Flow, its reflow
+    or the control (their weights are identical); only the supervised reference, which is meant to use it, breaks."""
+    cfg = VirtualFlowConfig.preset("smoke")
+    train = [build_example(cfg, 0, "train", i) for i in range(cfg.n_train_scenes)]
+    blind = [
+        dataclasses.replace(
+            e,
+            truth=np.full_like(e.truth, np.nan),
+            truth_wave=np.full_like(e.truth_wave, np.nan),
+            vm_recording=np.full_like(e.vm_recording, np.nan),
+        )
+        for e in train
+    ]
+    target, cond = unsupervised_data(blind, torch.device("cpu"))
+    assert torch.isfinite(target).all() and torch.isfinite(cond).all()
+    a = train_models(cfg, train, 0, torch.device("cpu"))
+    b = train_models(cfg, blind, 0, torch.device("cpu"))
+    for name in ("flow", "reflow", "control"):
+        for (k, v), w in zip(
+            getattr(a, name).state_dict().items(), getattr(b, name).state_dict().values(), strict=True
+        ):
+            assert torch.equal(v, w), f"{name}.{k} changed when the truth was hidden"
+    assert not all(torch.isfinite(p).all() for p in b.supervised.parameters())
+
+
+def test_regressor_and_velocity_net_shapes():
+    cond = torch.randn(7, 3 * 6 + 7 + 3)
+    assert Regressor(3, cond.shape[1], 16, 1)(cond).shape == (7, 2)
+    net = VelocityNet(3, cond.shape[1], 16, 1)
+    assert sample(net, cond, torch.randn(7, 2), 3, "heun").shape == (7, 2)
+
+
+def test_verdicts_on_constructed_numbers():
+    assert claims.learning_verdict(2.0, 0.5, -3.0).startswith("yes")
+    assert claims.learning_verdict(0.6, 0.5, -3.0).startswith("partly")
+    assert claims.learning_verdict(-2.5, 0.5, -3.0).startswith("no")
+    assert claims.magnitude_verdict(-0.5, -5.0, -6.0, -5.0, -0.5).startswith("yes")
+    assert claims.magnitude_verdict(-0.5, -5.0, -4.0, -5.0, -0.5).startswith("partly")
+    assert claims.magnitude_verdict(-4.5, -5.0, -9.0, -5.0, -0.5).startswith("no")
+    assert "pseudo-target itself is at -0.7 dB" in claims.magnitude_verdict(-0.5, -5.0, -6.0, -5.0, -0.7)
+    assert claims.beamforming_verdict(8.0, 7.0, 6.0).startswith("yes")
+    assert claims.beamforming_verdict(7.5, 8.0, 6.0).startswith("partly")
+    assert claims.beamforming_verdict(6.2, 6.0, 6.0).startswith("partly")
+    assert claims.beamforming_verdict(5.0, 7.0, 6.0).startswith("no")
+    assert claims.reflow_verdict(-1.0, -1.2, -4.0).startswith("yes")
+    assert claims.reflow_verdict(-1.0, -1.2, -1.5).startswith("partly")
+    assert claims.reflow_verdict(-3.0, -1.2, -4.0).startswith("no")
+    assert claims.compute_verdict(1, 8, 1).startswith("partly")
+    assert claims.compute_verdict(2, 2, 1).startswith("no")
+    assert claims.control_verdict(2.0, 1.0, 0.0).startswith("yes")
+    assert claims.control_verdict(1.1, 1.0, 0.0).startswith("no")
+
+
+def test_physical_sentence_switches_on_the_margin(smoke_results):
+    a = smoke_results.summary["aggregate"]
+    weak = dataclasses.replace(
+        smoke_results,
+        summary={
+            "aggregate": {**a, "beam_sisdr/physical": {"mean": 0.0, "sd": 0}, "beam_sisdr/real": {"mean": 0.0, "sd": 0}}
+        },
+    )
+    strong = dataclasses.replace(
+        smoke_results,
+        summary={
+            "aggregate": {**a, "beam_sisdr/physical": {"mean": 3.0, "sd": 0}, "beam_sisdr/real": {"mean": 0.0, "sd": 0}}
+        },
+    )
+    assert "weak test" in claims.physical_sentence(weak)
+    assert "can use a good extra channel" in claims.physical_sentence(strong)
+
+
+def test_smoke_claims_read_the_measured_numbers(smoke_results):
+    rows = claims.claims(smoke_results)
+    a = smoke_results.summary["aggregate"]
+    assert f"{a['sisdr/flow']['mean']:.2f}" in rows[0].measured
+    assert f"{a['beam_sisdr/real']['mean']:.2f}" in rows[2].measured
