@@ -22,9 +22,16 @@ from explorables.rpkd import (
     student_labels,
     super_labels,
 )
-from explorables.rpkd.claims import beats, control_verdict, low_class_verdict, probe_verdict, transfer_verdict
+from explorables.rpkd.claims import (
+    beats,
+    claims,
+    control_verdict,
+    low_class_verdict,
+    probe_verdict,
+    transfer_verdict,
+)
 from explorables.rpkd.data import load_cifar_task, load_digits_task, make_split
-from explorables.rpkd.experiment import RPKDConfig, run
+from explorables.rpkd.experiment import STANDARD_ARMS, RPKDConfig, run, standard_protocol
 from explorables.rpkd.models import EnsembleConv2d, EnsembleLinear
 from explorables.rpkd.probe import distillation_targets
 from explorables.rpkd.training import (
@@ -164,6 +171,17 @@ def test_seeded_smoke_run_every_method_beats_chance():
         assert part["teacher_accuracy"] > 1.0 / c + 0.1
         for arm in ARMS:
             assert part["accuracy"][arm]["mean"] > 1.0 / c, (c, arm)
+
+
+def test_standard_protocol_labels_every_training_image_and_adds_its_rows():
+    cfg = RPKDConfig.preset("smoke")
+    std = standard_protocol(cfg)
+    assert std.n_labelled == 1797 - cfg.n_test and std.arms == STANDARD_ARMS
+    labels = student_labels(torch.arange(std.n_labelled) % 10, std.n_labelled, 2)
+    assert (labels >= 0).all()  # no image is unlabelled: CE sees every label, as in the usual KD protocol
+    small = RPKDConfig.preset("smoke", n_student_steps=3, n_teacher_steps=3)
+    rows = claims(run(small), run(standard_protocol(small)))
+    assert sum("standard protocol" in r.claim for r in rows) == 2
 
 
 def test_verdicts_on_constructed_numbers():

@@ -18,6 +18,7 @@ and the test split are drawn once from the base seed (one teacher per class coun
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -55,7 +56,7 @@ class RPKDConfig(ExperimentConfig):
     n_labelled: int = param(50, Int(2), "training images whose label the student sees")
     teacher_width: int = param(8, Int(1, 512), "teacher channels (then twice as many)")
     student_width: int = param(16, Int(2, 512), "student width (mixer d_model; CNN channels of the last map)")
-    n_teacher_steps: int = param(200, Int(1), "Adam steps of the teacher")
+    n_teacher_steps: int = param(400, Int(1), "Adam steps of the teacher")
     n_student_steps: int = param(150, Int(1), "Adam steps of every student arm")
     batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
     lr: float = param(1e-2, Positive(), "Adam learning rate (teacher and students)")
@@ -108,6 +109,18 @@ def load_task(cfg: RPKDConfig) -> ImageTask:
     if not cfg.data_root:
         raise ValueError(f"data_root must name a folder with {RPKDConfig.DATA_DESCRIPTION} for dataset {cfg.dataset!r}")
     return load_cifar_task(cfg.data_root, cfg.dataset, size=cfg.image_size)
+
+
+#: the arms of the standard-protocol run (every label known): the methods, without the control, to fit the budget
+STANDARD_ARMS: tuple[str, ...] = ("ce", "kd", "ofa", "rpkd")
+
+
+def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
+    """The usual distillation protocol (and the paper's, as far as its abstract says): the student sees the
+    label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
+    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`."""
+    n_train = len(load_task(cfg).fine) - cfg.n_test
+    return dataclasses.replace(cfg, n_labelled=n_train, arms=tuple(a for a in STANDARD_ARMS if a in ARMS))
 
 
 def _stats(values: list[float]) -> dict[str, Any]:

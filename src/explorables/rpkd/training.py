@@ -154,7 +154,9 @@ def train_students(
     device: torch.device, progress: bool = False,
 ) -> tuple[Distiller, list[float]]:
     """All arms x seeds trained side by side. ``images (S, N, 1, H, W)``; ``labels (S, N)`` hold ``-1``
-    where the student has no label. Returns the ensemble (member ``a * S + s``) and the loss curve."""
+    where the student has no label. With some labels missing, the labelled images join every batch; with
+    every label known (the standard protocol) batches are plain random draws. Returns the ensemble (member
+    ``a * S + s``) and the loss curve."""
     n_seeds, n = labels.shape
     n_arms = len(arms)
     check_int("n_steps", n_steps, 1)
@@ -170,7 +172,8 @@ def train_students(
     labelled = torch.nonzero(labels[0] >= 0).flatten()
     for _ in tqdm(range(n_steps), desc="students", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
-        idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1)  # the labelled images in every batch
+        if len(labelled) < n:  # semi-supervised: the few labelled images join every batch
+            idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1)
         terms = member_losses(
             model, prototypes, *(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens)),
             grid=grid, temperature=temperature, tau=tau, ofa_eps=ofa_eps,
