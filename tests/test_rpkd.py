@@ -191,6 +191,9 @@ def test_verdicts_on_constructed_numbers():
     assert low_class_verdict(True, True, 0.01, 0.05).startswith("partly")
     assert low_class_verdict(False, False, -0.01, -0.05).startswith("partly")
     assert low_class_verdict(False, False, -0.05, -0.01).startswith("no")
+    # a narrowing within the seed-to-seed noise is not a trend
+    assert low_class_verdict(False, False, -0.003, -0.015, noise=0.018).startswith("no")
+    assert low_class_verdict(False, False, -0.06, -0.25, noise=0.02).startswith("partly")
     assert probe_verdict({2: 0.5, 10: 0.1}).startswith("yes")
     assert probe_verdict({2: 0.5, 10: 0.6}).startswith("partly")
     assert probe_verdict({2: 0.05, 10: 0.0}).startswith("no")
