@@ -49,7 +49,8 @@ def low_class_verdict(wins_low: bool, wins_high: bool, gain_low: float, gain_hig
         return "partly: RPKD wins at the fewest classes only, or its advantage does not grow as C shrinks"
     if grows:
         return "partly: RPKD trails the best logit method, though by less as C shrinks"
-    return "no: RPKD does not beat the best logit method (KD or OFA) at any class count, nor close the gap as C shrinks"
+    return ("no: RPKD does not beat the best logit method (KD or OFA) at any class count, nor close the gap "
+            "as C shrinks by more than the seed-to-seed sd")
 
 
 def probe_verdict(gaps: dict[int, float], margin: float = PROBE_MARGIN) -> str:
