@@ -1,0 +1,88 @@
+"""The image task: scikit-learn's bundled digits (8x8), regrouped into super-classes; CIFAR at paper scale.
+
+Super-classes: the fine label (digit 0-9) modulo ``C``, so ``C = 5`` merges {0, 5}, {1, 6}, ...
+and ``C = 2`` is parity. Each super-class is a union of unlike digits, so the label says less
+and less about the fine identity as ``C`` shrinks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from ..core.validation import check_int
+
+
+def super_labels(fine: np.ndarray | torch.Tensor, n_classes: int, n_fine: int = 10):
+    """Eq. (rpkd-super): the super-class ``fine mod C`` of every fine label."""
+    check_int("n_classes", n_classes, 2, n_fine)
+    return fine % n_classes
+
+
+@dataclass
+class ImageTask:
+    """Images ``(N, 1, H, W)`` in [0, 1] (one channel) and fine labels ``(N,)``."""
+
+    images: torch.Tensor
+    fine: torch.Tensor
+
+    @property
+    def image_size(self) -> int:
+        return int(self.images.shape[-1])
+
+
+@lru_cache(maxsize=1)
+def load_digits_task() -> ImageTask:
+    """scikit-learn's ``load_digits`` (1797 images of 8x8, shipped with the package; no download); cached."""
+    from sklearn.datasets import load_digits
+
+    bunch = load_digits()
+    images = torch.tensor(bunch.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    return ImageTask(images=images, fine=torch.tensor(bunch.target, dtype=torch.long))
+
+
+def load_cifar_task(root: str, name: str = "cifar100", size: int = 16, n_fine: int = 10) -> ImageTask:
+    """Paper scale: CIFAR from ``root`` (torchvision's layout, read by :mod:`explorables.core.datasets`),
+    grey-scaled, resized to ``size`` and restricted to the first ``n_fine`` fine classes."""
+    from torch.nn import functional as F
+
+    from ..core.datasets import load_cifar
+
+    check_int("size", size, 4)
+    train, test = load_cifar(root, name, train=True), load_cifar(root, name, train=False)
+    images = np.concatenate([train.images, test.images])
+    fine = np.concatenate([train.labels, test.labels])
+    keep = fine < n_fine
+    x = torch.from_numpy(images[keep]).float().div_(255).mean(dim=1, keepdim=True)
+    x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False)
+    return ImageTask(images=x, fine=torch.from_numpy(fine[keep]).long())
+
+
+@dataclass
+class Split:
+    """Index sets of one seed: ``train`` (the teacher's data and the transfer set), ``labelled`` (the
+    student's labelled subset of ``train``) and ``test``."""
+
+    train: torch.Tensor
+    labelled: torch.Tensor
+    test: torch.Tensor
+
+
+def make_split(n_images: int, n_test: int, n_labelled: int, seed: int) -> Split:
+    """A seeded random split; ``labelled`` is the first ``n_labelled`` images of ``train``."""
+    check_int("n_test", n_test, 1, n_images - 2)
+    check_int("n_labelled", n_labelled, 1, n_images - n_test)
+    perm = torch.randperm(n_images, generator=torch.Generator().manual_seed(seed))
+    test, train = perm[:n_test], perm[n_test:]
+    return Split(train=train, labelled=train[:n_labelled], test=test)
+
+
+def student_labels(fine_train: torch.Tensor, n_labelled: int, n_classes: int) -> torch.Tensor:
+    """The labels a student may see on the transfer set: the super-class on its first ``n_labelled``
+    images and ``-1`` (unknown) everywhere else. The distillation terms never read them."""
+    labels = super_labels(fine_train, n_classes).clone()
+    labels[n_labelled:] = -1
+    return labels

@@ -1,0 +1,188 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
+
+1. **Teacher.** A CNN trained with cross-entropy on the ``C``-class labels of the training split.
+2. **Probe** (the mechanism, apart from student training): linear probes read the teacher's
+   targets on the transfer set (``C``-way soft logits; RPKD's ``K``-way prototype distribution and
+   activation maps) and predict the fine digit; held-out probe accuracy per target.
+3. **Distillation.** A heterogeneous student (an MLP-mixer over 2x2-pixel tokens, or a narrow
+   CNN) sees the labels of only ``n_labelled`` training images and the teacher's outputs on all
+   of them (the transfer set). Arms: CE alone, Hinton KD, OFA, RPKD, RPKD + KD, and the control
+   (CE plus feature matching through RPKD's own frozen random projection, without prototypes).
+   Every arm and seed trains side by side as one member of an ensemble, on the same batches.
+
+Seeds change the student's labelled subset, its initial weights and its batches; the teacher
+and the test split are drawn once from the base seed (one teacher per class count).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
+from ..core.threads import one_cpu_thread
+from .data import ImageTask, load_cifar_task, load_digits_task, make_split, student_labels, super_labels
+from .losses import RandomPrototypes
+from .models import STUDENTS
+from .probe import TARGETS, distillation_targets, probe_accuracy
+from .training import ARMS, CONTROL, LossWeights, accuracy, teacher_targets, train_students, train_teachers
+
+DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
+
+
+@dataclass(frozen=True)
+class RPKDConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    dataset: str = param("digits", Choice(DATASETS), "'digits' (scikit-learn, bundled) or CIFAR from --data-root")
+    image_size: int = param(8, Int(4, 64), "image side (CIFAR is grey-scaled and resized to it; digits are 8)")
+    class_grid: tuple[int, ...] = param(
+        (10, 5, 2), Tuple(Int(2, 10), distinct=True), "super-class counts C (labels: fine digit mod C)"
+    )
+    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "student seeds (labelled subset, weights, batches)")
+    student: str = param("mixer", Choice(STUDENTS), "student: 'mixer' (2x2-pixel tokens) or 'cnn' (narrow CNN)")
+    arms: tuple[str, ...] = param(ARMS, Tuple(Choice(ARMS), distinct=True), "methods trained (and the control)")
+    n_test: int = param(497, Int(10), "test images (the rest is the training / transfer split)")
+    n_labelled: int = param(50, Int(2), "training images whose label the student sees")
+    teacher_width: int = param(8, Int(1, 512), "teacher channels (then twice as many)")
+    student_width: int = param(16, Int(2, 512), "student width (mixer d_model; CNN channels of the last map)")
+    n_teacher_steps: int = param(400, Int(1), "Adam steps of the teacher")
+    n_student_steps: int = param(150, Int(1), "Adam steps of every student arm")
+    batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
+    lr: float = param(1e-2, Positive(), "Adam learning rate (teacher and students)")
+    n_prototypes: int = param(64, Int(2, 65536), "K, the frozen random prototypes")
+    d_prototype: int = param(32, Int(1, 4096), "d, the dimension of the prototype space")
+    tau: float = param(0.2, Float(0.0, 10.0, low_inclusive=False), "tau, temperature of the prototype scores")
+    temperature: float = param(4.0, Float(0.0, 100.0, low_inclusive=False), "T, Hinton KD temperature")
+    ofa_eps: float = param(1.5, Float(0.0, 10.0, low_inclusive=False), "epsilon, OFA's target exponent")
+    n_probe: int = param(800, Int(20), "transfer images the probe uses (half to fit, half to score)")
+    grid: int = param(4, Int(1, 64), "side of the common grid of the feature branch")
+    kd_weight: float = param(1.0, Float(0.0, 1e4), "alpha, weight of the KD term")
+    ofa_weight: float = param(1.0, Float(0.0, 1e4), "weight of the OFA terms (final and intermediate exit)")
+    glob_weight: float = param(1.0, Float(0.0, 1e4), "beta, weight of RPKD's global (logit) branch")
+    map_weight: float = param(1.0, Float(0.0, 1e4), "gamma, weight of RPKD's feature (map) branch")
+    feature_weight: float = param(1.0, Float(0.0, 1e4), "weight of the control's feature-matching term")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(class_grid=(2,), n_teacher_steps=100, n_student_steps=25, n_test=200, batch_size=24,
+                      n_labelled=20, student_width=8, n_probe=300),
+        "book": {},
+        "paper": dict(
+            device="auto", dataset="cifar100", image_size=16, n_test=2000, n_labelled=2000, teacher_width=64,
+            student_width=64, n_teacher_steps=5000, n_student_steps=5000, batch_size=256, n_prototypes=1024,
+            d_prototype=256, seeds=(0, 1, 2, 3, 4),
+        ),
+    }
+    PAPER_HARDWARE: ClassVar[str] = "one GPU (any with >= 8 GB); tens of minutes for three class counts (estimate)"
+    DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
+    DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-100-python/ (or cifar-10-batches-py/) folder"
+
+    def cross_checks(self) -> None:
+        if self.dataset == "digits" and self.image_size != 8:
+            raise ValueError(f"image_size must be 8 for dataset 'digits', got {self.image_size}")
+        if self.image_size % 2:
+            raise ValueError(f"image_size must be even, got {self.image_size}")
+
+    def weights(self) -> LossWeights:
+        return LossWeights(kd=self.kd_weight, ofa=self.ofa_weight, glob=self.glob_weight, map=self.map_weight,
+                           feature=self.feature_weight)
+
+
+class RPKDResults(Results[RPKDConfig]):
+    """What :func:`run` returns: per class count, accuracy per arm and seed, and probe accuracy per target."""
+
+
+def load_task(cfg: RPKDConfig) -> ImageTask:
+    """The image task of the config: digits (bundled) or CIFAR (read from ``data_root``)."""
+    if cfg.dataset == "digits":
+        return load_digits_task()
+    if not cfg.data_root:
+        raise ValueError(f"data_root must name a folder with {RPKDConfig.DATA_DESCRIPTION} for dataset {cfg.dataset!r}")
+    return load_cifar_task(cfg.data_root, cfg.dataset, size=cfg.image_size)
+
+
+#: the arms of the standard-protocol run (every label known): the methods, without the control, to fit the budget
+STANDARD_ARMS: tuple[str, ...] = ("ce", "kd", "ofa", "rpkd")
+
+
+def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
+    """The usual distillation protocol (and the paper's, as far as its abstract says): the student sees the
+    label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
+    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`."""
+    n_train = len(load_task(cfg).fine) - cfg.n_test
+    return dataclasses.replace(cfg, n_labelled=n_train, arms=tuple(a for a in STANDARD_ARMS if a in ARMS))
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    arr = np.asarray(values, dtype=float)
+    return {"per_seed": arr.tolist(), "mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
+
+
+def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> tuple[dict, dict]:
+    """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``."""
+    device = resolve_device(cfg.device)
+    task = load_task(cfg)
+    base = make_split(len(task.fine), cfg.n_test, cfg.n_labelled, cfg.seed)
+    x_train, fine_train = task.images[base.train].to(device), task.fine[base.train]
+    x_test, y_test = task.images[base.test].to(device), super_labels(task.fine[base.test], n_classes).to(device)
+    n_seeds = len(cfg.seeds)
+
+    # 1. the teacher: the C-class labels of every training image
+    teacher = train_teachers(
+        x_train[None], super_labels(fine_train, n_classes)[None].to(device), n_classes, width=cfg.teacher_width,
+        n_steps=cfg.n_teacher_steps, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed + 31 * n_classes,
+        device=device, progress=progress,
+    )
+    teacher_acc = float(accuracy(teacher, x_test[None], y_test[None])[0])
+    t_logits, t_tokens = teacher_targets(teacher, x_train[None], cfg.grid)
+    prototypes = RandomPrototypes(cfg.n_prototypes, cfg.d_prototype, t_tokens.shape[-1], cfg.seed + 7).to(device)
+
+    # 2. the probe: fine-label information in each target (fine labels reach the probe only)
+    targets = distillation_targets(t_logits[0], prototypes.project_teacher(t_tokens[0]), prototypes.prototypes,
+                                   temperature=cfg.temperature, tau=cfg.tau)
+    probe = {name: probe_accuracy(targets[name], fine_train.numpy(), cfg.seed, cfg.n_probe) for name in TARGETS}
+
+    # 3. the students: seed s sees its own labelled subset (a seeded reordering of the training split)
+    orders = [torch.randperm(len(fine_train), generator=torch.Generator().manual_seed(cfg.seed * 1000 + s))
+              for s in cfg.seeds]
+    order = torch.stack(orders).to(device)
+    images = x_train[order]
+    labels = torch.stack([student_labels(fine_train[o], cfg.n_labelled, n_classes) for o in orders]).to(device)
+    model, curve = train_students(
+        cfg.student, cfg.arms, images, labels, t_logits[0][order], t_tokens[0][order], prototypes, cfg.weights(),
+        width=cfg.student_width, grid=cfg.grid, n_steps=cfg.n_student_steps, batch_size=cfg.batch_size, lr=cfg.lr,
+        temperature=cfg.temperature, tau=cfg.tau, ofa_eps=cfg.ofa_eps, seed=cfg.seed + n_classes, device=device,
+        progress=progress,
+    )
+    acc = accuracy(model, x_test[None].expand(n_seeds, *x_test.shape), y_test[None].expand(n_seeds, -1),
+                   len(cfg.arms)).reshape(len(cfg.arms), n_seeds)
+    summary = {
+        "n_classes": n_classes,
+        "teacher_accuracy": teacher_acc,
+        "probe": probe,
+        "accuracy": {arm: _stats(acc[a].tolist()) for a, arm in enumerate(cfg.arms)},
+    }
+    return summary, {"loss": np.asarray(curve)}
+
+
+def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = None,
+        progress: bool = False) -> RPKDResults:
+    """Every class count of ``class_grid``, each a checkpointed part named ``C=<n>``."""
+    cfg, checkpoint = start_run(RPKDConfig, config, checkpoint)
+    parts = {f"C={c}": (lambda c=c: class_count_part(cfg, c, progress)) for c in cfg.class_grid}
+    with one_cpu_thread(resolve_device(cfg.device)):  # tiny networks: a second thread only waits (core.threads)
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
+    summary["class_grid"] = list(cfg.class_grid)
+    summary["arms"] = list(cfg.arms)
+    summary["control"] = CONTROL
+    return RPKDResults(cfg, summary, curves)

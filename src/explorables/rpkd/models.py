@@ -1,0 +1,140 @@
+"""Teacher and students as *ensembles*: many independent networks trained side by side.
+
+Every layer holds one set of weights per member (``M`` members): a member is one (method, seed)
+arm of the experiment, so all arms train in one batched forward and backward pass while staying
+independent (no weight or gradient is shared; the loss is a sum over members). Inputs and
+outputs carry the member axis first: images ``(M, B, 1, H, W)``.
+
+* :class:`CNN`: the teacher (and the narrow-CNN student): 3x3 convolutions, ReLU, one 2x2 max-pool;
+  its last feature map is a ``(M, B, c, h, w)`` grid.
+* :class:`Mixer`: an MLP-mixer-like student (tokens of ``patch x patch`` pixels, a token-mixing
+  and a channel-mixing MLP); its last features are a token sequence ``(M, B, T, c)``.
+
+Both return ``(logits, features, stage1)``: ``stage1`` is the pooled output of the first stage,
+which OFA's intermediate exit head reads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ..core.validation import check_choice, check_int
+
+STUDENTS: tuple[str, ...] = ("mixer", "cnn")
+
+
+class EnsembleLinear(nn.Module):
+    """``M`` independent linear maps: ``(M, ..., d_in) -> (M, ..., d_out)``."""
+
+    def __init__(self, n_members: int, d_in: int, d_out: int, generator: torch.Generator):
+        super().__init__()
+        bound = 1.0 / math.sqrt(d_in)
+        self.weight = nn.Parameter((torch.rand(n_members, d_in, d_out, generator=generator) * 2 - 1) * bound)
+        self.bias = nn.Parameter((torch.rand(n_members, d_out, generator=generator) * 2 - 1) * bound)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        flat = x.reshape(shape[0], -1, shape[-1])
+        out = torch.baddbmm(self.bias[:, None, :], flat, self.weight)
+        return out.reshape(*shape[:-1], out.shape[-1])
+
+
+class EnsembleConv2d(nn.Module):
+    """``M`` independent 3x3 convolutions (padding 1), computed as one grouped convolution."""
+
+    def __init__(self, n_members: int, c_in: int, c_out: int, generator: torch.Generator):
+        super().__init__()
+        bound = 1.0 / math.sqrt(c_in * 9)
+        self.n_members = n_members
+        self.weight = nn.Parameter((torch.rand(n_members * c_out, c_in, 3, 3, generator=generator) * 2 - 1) * bound)
+        self.bias = nn.Parameter((torch.rand(n_members * c_out, generator=generator) * 2 - 1) * bound)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        m, b, c, h, w = x.shape
+        flat = x.permute(1, 0, 2, 3, 4).reshape(b, m * c, h, w)
+        out = F.conv2d(flat, self.weight, self.bias, padding=1, groups=self.n_members)
+        return out.reshape(b, m, -1, h, w).permute(1, 0, 2, 3, 4)
+
+
+def _pool2(x: torch.Tensor) -> torch.Tensor:
+    m, b, c, h, w = x.shape
+    return F.max_pool2d(x.reshape(m * b, c, h, w), 2).reshape(m, b, c, h // 2, w // 2)
+
+
+class CNN(nn.Module):
+    """conv(1->c1), conv(c1->c1), max-pool, conv(c1->c2): a ``(c2, H/2, W/2)`` feature map, pooled to logits."""
+
+    def __init__(self, n_members: int, n_classes: int, c1: int, c2: int, generator: torch.Generator):
+        super().__init__()
+        self.conv1 = EnsembleConv2d(n_members, 1, c1, generator)
+        self.conv2 = EnsembleConv2d(n_members, c1, c1, generator)
+        self.conv3 = EnsembleConv2d(n_members, c1, c2, generator)
+        self.head = EnsembleLinear(n_members, c2, n_classes, generator)
+        self.d_feature = c2
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        h = F.relu(self.conv1(x))
+        stage1 = h.mean(dim=(-2, -1))
+        h = _pool2(F.relu(self.conv2(h)))
+        features = F.relu(self.conv3(h))  # (M, B, c2, h, w)
+        return self.head(features.mean(dim=(-2, -1))), features, stage1
+
+
+class Mixer(nn.Module):
+    """An MLP-mixer with one block: patch embedding, token-mixing MLP, channel-mixing MLP (pre-LayerNorm)."""
+
+    def __init__(
+        self, n_members: int, n_classes: int, d_model: int, image_size: int, patch: int, generator: torch.Generator
+    ):
+        super().__init__()
+        self.patch = patch
+        n_tokens = (image_size // patch) ** 2
+        self.embed = EnsembleLinear(n_members, patch * patch, d_model, generator)
+        self.token_mlp1 = EnsembleLinear(n_members, n_tokens, n_tokens, generator)
+        self.token_mlp2 = EnsembleLinear(n_members, n_tokens, n_tokens, generator)
+        self.channel_mlp1 = EnsembleLinear(n_members, d_model, 2 * d_model, generator)
+        self.channel_mlp2 = EnsembleLinear(n_members, 2 * d_model, d_model, generator)
+        self.head = EnsembleLinear(n_members, d_model, n_classes, generator)
+        self.d_feature = d_model
+
+    def tokens(self, x: torch.Tensor) -> torch.Tensor:
+        """Non-overlapping ``patch x patch`` patches, row-major: ``(M, B, 1, H, W) -> (M, B, T, patch^2)``."""
+        m, b, _, h, w = x.shape
+        p = self.patch
+        t = x.reshape(m, b, h // p, p, w // p, p).permute(0, 1, 2, 4, 3, 5)
+        return t.reshape(m, b, (h // p) * (w // p), p * p)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        h = self.embed(self.tokens(x))  # (M, B, T, d)
+        stage1 = h.mean(dim=2)
+        mixed = F.layer_norm(h, h.shape[-1:]).transpose(-1, -2)  # (M, B, d, T)
+        h = h + self.token_mlp2(F.gelu(self.token_mlp1(mixed))).transpose(-1, -2)
+        h = h + self.channel_mlp2(F.gelu(self.channel_mlp1(F.layer_norm(h, h.shape[-1:]))))
+        return self.head(h.mean(dim=2)), h, stage1
+
+
+def make_teacher(n_members: int, n_classes: int, width: int, seed: int, device: torch.device | str = "cpu") -> CNN:
+    """The CNN teacher ensemble (channels ``width`` then ``2 * width``)."""
+    check_int("n_members", n_members, 1)
+    check_int("n_classes", n_classes, 2)
+    check_int("width", width, 1)
+    return CNN(n_members, n_classes, width, 2 * width, torch.Generator().manual_seed(seed)).to(device)
+
+
+def make_student(
+    kind: str, n_members: int, n_classes: int, width: int, seed: int, image_size: int = 8,
+    device: torch.device | str = "cpu",
+) -> nn.Module:
+    """The student ensemble: ``'mixer'`` (tokens of 2x2 pixels, ``d_model = width``) or ``'cnn'`` (narrow CNN)."""
+    check_choice("student", kind, STUDENTS)
+    check_int("n_members", n_members, 1)
+    check_int("n_classes", n_classes, 2)
+    check_int("width", width, 1)
+    g = torch.Generator().manual_seed(seed)
+    if kind == "mixer":
+        return Mixer(n_members, n_classes, width, image_size, 2, g).to(device)
+    return CNN(n_members, n_classes, max(1, width // 2), width, g).to(device)

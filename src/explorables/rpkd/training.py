@@ -1,0 +1,197 @@
+"""Training the teachers and the students: every (method, seed) arm is one member of an ensemble.
+
+The student's labels reach only the cross-entropy term (and OFA's target mask), and only on the
+labelled subset; the distillation terms read the teacher's outputs on the transfer set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from tqdm.auto import tqdm
+
+from ..core.validation import check_choice, check_int, check_positive
+from .losses import (
+    RandomPrototypes,
+    as_tokens,
+    cross_entropy,
+    feature_match_loss,
+    kd_loss,
+    ofa_loss,
+    rpkd_losses,
+)
+from .models import EnsembleLinear, make_student, make_teacher
+
+#: the methods compared, and the control (CE plus feature matching through the same random projection, no prototypes)
+CONTROL = "feature_match"
+ARMS: tuple[str, ...] = ("ce", "kd", "ofa", "rpkd", "rpkd_kd", CONTROL)
+ARM_LABELS = {
+    "ce": "CE",
+    "kd": "KD",
+    "ofa": "OFA",
+    "rpkd": "RPKD",
+    "rpkd_kd": "RPKD + KD",
+    CONTROL: "random-projection feature matching (control)",
+}
+TERMS: tuple[str, ...] = ("ce", "kd", "ofa", "glob", "map", "feature")
+#: which loss terms each arm switches on (their weights come from :class:`LossWeights`)
+ARM_TERMS: dict[str, tuple[str, ...]] = {
+    "ce": ("ce",),
+    "kd": ("ce", "kd"),
+    "ofa": ("ce", "ofa"),
+    "rpkd": ("ce", "glob", "map"),
+    "rpkd_kd": ("ce", "kd", "glob", "map"),
+    CONTROL: ("ce", "feature"),
+}
+
+
+@dataclass(frozen=True)
+class LossWeights:
+    """Weights of the terms; eq. (rpkd-total): ``L = CE + alpha KD + beta L_glob + gamma L_map``."""
+
+    kd: float = 1.0
+    ofa: float = 1.0
+    glob: float = 1.0
+    map: float = 1.0
+    feature: float = 1.0
+
+    def matrix(self, arms: tuple[str, ...], n_seeds: int) -> torch.Tensor:
+        """``(len(arms) * n_seeds, len(TERMS))``: the weight of every term for every member (arm-major)."""
+        rows = []
+        for arm in arms:
+            check_choice("arm", arm, ARMS)
+            row = [(1.0 if t == "ce" else getattr(self, t)) if t in ARM_TERMS[arm] else 0.0 for t in TERMS]
+            rows += [row] * n_seeds
+        return torch.tensor(rows)
+
+
+def train_teachers(
+    images: torch.Tensor, labels: torch.Tensor, n_classes: int, *, width: int, n_steps: int, batch_size: int,
+    lr: float, seed: int, device: torch.device, progress: bool = False,
+) -> nn.Module:
+    """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE."""
+    n_seeds, n = labels.shape
+    teacher = make_teacher(n_seeds, n_classes, width, seed, device)
+    opt = torch.optim.Adam(teacher.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(seed + 1)
+    for _ in tqdm(range(n_steps), desc="teachers", disable=not progress, leave=False):
+        idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
+        x = torch.gather(images, 1, idx[..., None, None, None].expand(-1, -1, *images.shape[2:]))
+        logits, _, _ = teacher(x)
+        loss = cross_entropy(logits, torch.gather(labels, 1, idx)).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    teacher.eval()
+    return teacher
+
+
+@torch.no_grad()
+def teacher_targets(teacher: nn.Module, images: torch.Tensor, grid: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The teacher's logits ``(S, N, C)`` and its feature map on the common grid, each channel
+    standardised over the transfer set: ``(S, N, grid^2, c_T)``."""
+    logits, features, _ = teacher(images)
+    tokens = as_tokens(features, grid)
+    mean = tokens.mean(dim=(1, 2), keepdim=True)
+    std = tokens.std(dim=(1, 2), keepdim=True).clamp(min=1e-6)
+    return logits, (tokens - mean) / std
+
+
+class Distiller(nn.Module):
+    """A student ensemble with its learnable projector ``g_S`` into the prototype space and OFA's exit head."""
+
+    def __init__(self, student: nn.Module, n_members: int, d_stage1: int, n_classes: int, d_prototype: int, seed: int):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed + 17)
+        self.student = student
+        self.projector = EnsembleLinear(n_members, student.d_feature, d_prototype, g)
+        self.ofa_head = EnsembleLinear(n_members, d_stage1, n_classes, g)
+
+    def forward(self, x: torch.Tensor, grid: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        logits, features, stage1 = self.student(x)
+        return logits, self.projector(as_tokens(features, grid)), self.ofa_head(stage1)
+
+
+def member_losses(
+    model: Distiller, prototypes: RandomPrototypes, x: torch.Tensor, labels: torch.Tensor,
+    teacher_logits: torch.Tensor, teacher_tokens: torch.Tensor, *, grid: int, temperature: float, tau: float,
+    ofa_eps: float,
+) -> torch.Tensor:
+    """Every term for every member on one batch: ``(M, len(TERMS))``.
+
+    ``labels (M, B)`` are ``-1`` where the student has no label; they reach only CE and OFA's mask.
+    """
+    logits, z_student, ofa_logits = model(x, grid)
+    n_classes = logits.shape[-1]
+    mask = F.one_hot(labels.clamp(min=0), n_classes).float() * (labels >= 0)[..., None]
+    z_teacher = prototypes.project_teacher(teacher_tokens)
+    glob, maps = rpkd_losses(z_student, z_teacher, prototypes.prototypes, tau)
+    ofa = ofa_loss(logits, teacher_logits, mask, ofa_eps) + ofa_loss(ofa_logits, teacher_logits, mask, ofa_eps)
+    terms = [
+        cross_entropy(logits, labels),
+        kd_loss(logits, teacher_logits, temperature),
+        ofa,
+        glob,
+        maps,
+        feature_match_loss(z_student, z_teacher),
+    ]
+    return torch.stack(terms, dim=1)
+
+
+def _take(t: torch.Tensor, idx: torch.Tensor, n_arms: int) -> torch.Tensor:
+    """Rows ``idx (S, B)`` of each seed's ``t (S, N, ...)``, repeated: member ``a * S + s`` gets seed ``s``'s."""
+    picked = torch.gather(t, 1, idx.view(*idx.shape, *[1] * (t.dim() - 2)).expand(-1, -1, *t.shape[2:]))
+    return picked.repeat(n_arms, *[1] * (t.dim() - 1))
+
+
+def train_students(
+    kind: str, arms: tuple[str, ...], images: torch.Tensor, labels: torch.Tensor, teacher_logits: torch.Tensor,
+    teacher_tokens: torch.Tensor, prototypes: RandomPrototypes, weights: LossWeights, *, width: int, grid: int,
+    n_steps: int, batch_size: int, lr: float, temperature: float, tau: float, ofa_eps: float, seed: int,
+    device: torch.device, progress: bool = False,
+) -> tuple[Distiller, list[float]]:
+    """All arms x seeds trained side by side. ``images (S, N, 1, H, W)``; ``labels (S, N)`` hold ``-1``
+    where the student has no label. With some labels missing, the labelled images join every batch; with
+    every label known (the standard protocol) batches are plain random draws. Returns the ensemble (member
+    ``a * S + s``) and the loss curve."""
+    n_seeds, n = labels.shape
+    n_arms = len(arms)
+    check_int("n_steps", n_steps, 1)
+    check_positive("lr", lr)
+    n_classes = teacher_logits.shape[-1]
+    student = make_student(kind, n_arms * n_seeds, n_classes, width, seed, images.shape[-1], device)
+    d_stage1 = student.conv1.weight.shape[0] // (n_arms * n_seeds) if kind == "cnn" else width
+    model = Distiller(student, n_arms * n_seeds, d_stage1, n_classes, prototypes.prototypes.shape[1], seed).to(device)
+    weight = weights.matrix(arms, n_seeds).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(seed + 2)
+    curve = []
+    labelled = torch.nonzero(labels[0] >= 0).flatten()
+    for _ in tqdm(range(n_steps), desc="students", disable=not progress, leave=False):
+        idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
+        if len(labelled) < n:  # semi-supervised: the few labelled images join every batch
+            idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1)
+        terms = member_losses(
+            model, prototypes, *(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens)),
+            grid=grid, temperature=temperature, tau=tau, ofa_eps=ofa_eps,
+        )
+        loss = (weight * terms).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        curve.append(float(loss.detach()) / weight.shape[0])
+    model.eval()
+    return model, curve
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, n_arms: int = 1) -> torch.Tensor:
+    """Test accuracy per member; ``images (S, N, ...)`` and ``labels (S, N)`` are repeated over ``n_arms``."""
+    x = images.repeat(n_arms, *[1] * (images.dim() - 1))
+    y = labels.repeat(n_arms, 1)
+    net = model.student if isinstance(model, Distiller) else model
+    logits, _, _ = net(x)
+    return (logits.argmax(dim=-1) == y).float().mean(dim=1)

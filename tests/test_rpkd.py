@@ -1,0 +1,251 @@
+"""Chapter 01 (rpkd): properties of the losses, the ensembles, the probe, the leak guard and the claims."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+
+from explorables.rpkd import (
+    RandomPrototypes,
+    as_tokens,
+    feature_match_loss,
+    kd_loss,
+    make_student,
+    make_teacher,
+    ofa_loss,
+    probe_accuracy,
+    rpkd_losses,
+    student_labels,
+    super_labels,
+)
+from explorables.rpkd.claims import (
+    beats,
+    claims,
+    control_verdict,
+    low_class_verdict,
+    probe_verdict,
+    transfer_verdict,
+)
+from explorables.rpkd.data import load_cifar_task, load_digits_task, make_split
+from explorables.rpkd.experiment import STANDARD_ARMS, RPKDConfig, run, standard_protocol
+from explorables.rpkd.models import EnsembleConv2d, EnsembleLinear
+from explorables.rpkd.probe import distillation_targets
+from explorables.rpkd.training import (
+    ARMS,
+    TERMS,
+    LossWeights,
+    member_losses,
+    teacher_targets,
+    train_students,
+    train_teachers,
+)
+
+
+def _z(m=2, b=5, length=16, d=8, seed=0):
+    return torch.randn(m, b, length, d, generator=torch.Generator().manual_seed(seed))
+
+
+def test_every_distillation_loss_is_zero_when_student_equals_teacher():
+    z = _z()
+    prototypes = RandomPrototypes(32, 8, 12, seed=0).prototypes
+    glob, maps = rpkd_losses(z, z.clone(), prototypes, tau=0.2)
+    assert torch.allclose(glob, torch.zeros(2), atol=1e-6) and torch.allclose(maps, torch.zeros(2), atol=1e-6)
+    assert torch.allclose(feature_match_loss(z, z.clone()), torch.zeros(2), atol=1e-6)
+    logits = torch.randn(2, 5, 3)
+    assert torch.allclose(kd_loss(logits, logits.clone(), 4.0), torch.zeros(2), atol=1e-6)
+    # OFA is a cross-entropy: with eps = 1 and no label it is KL + the teacher's entropy, so minus the entropy it is 0
+    p = F.softmax(logits, dim=-1)
+    entropy = -(p * p.log()).sum(-1).mean(1)
+    assert torch.allclose(ofa_loss(logits, logits.clone(), torch.zeros_like(p), 1.0) - entropy, torch.zeros(2),
+                          atol=1e-6)
+    # and they are positive when the student differs
+    glob2, maps2 = rpkd_losses(_z(seed=1), z, prototypes, tau=0.2)
+    assert (glob2 > 0).all() and (maps2 > 0).all()
+
+
+def test_ofa_matches_its_formula_with_a_label():
+    s, t = torch.randn(1, 4, 3), torch.randn(1, 4, 3)
+    y = F.one_hot(torch.tensor([[0, 2, 1, 1]]), 3).float()
+    p_t, log_p_s = F.softmax(t, -1), F.log_softmax(s, -1)
+    expected = -(((p_t + y) ** 1.5 - y) * log_p_s).sum(-1).mean()
+    assert torch.allclose(ofa_loss(s, t, y, 1.5), expected.reshape(1))
+
+
+def test_prototypes_are_frozen_and_unchanged_by_training():
+    task = load_digits_task()
+    split = make_split(len(task.fine), 200, 20, seed=0)
+    x, fine = task.images[split.train][:300], task.fine[split.train][:300]
+    teacher = train_teachers(x[None], super_labels(fine, 2)[None], 2, width=4, n_steps=3, batch_size=16, lr=1e-2,
+                             seed=0, device=torch.device("cpu"))
+    logits, tokens = teacher_targets(teacher, x[None], 4)
+    protos = RandomPrototypes(16, 8, tokens.shape[-1], seed=3)
+    before = {k: v.clone() for k, v in protos.state_dict().items()}
+    assert list(protos.parameters()) == []  # buffers, not parameters: no optimizer can see them
+    model, _ = train_students("mixer", ("rpkd",), x[None], student_labels(fine, 20, 2)[None], logits, tokens, protos,
+                              LossWeights(), width=8, grid=4, n_steps=3, batch_size=16, lr=1e-2, temperature=4.0,
+                              tau=0.2, ofa_eps=1.5, seed=0, device=torch.device("cpu"))
+    for k, v in protos.state_dict().items():
+        assert torch.equal(v, before[k]) and not v.requires_grad
+    assert all(not any(p is b for b in protos.buffers()) for p in model.parameters())
+
+
+@pytest.mark.parametrize("kind", ["mixer", "cnn"])
+def test_shapes_for_cnn_maps_and_token_sequences_of_different_widths(kind):
+    x = torch.rand(3, 5, 1, 8, 8)
+    student = make_student(kind, 3, 4, 12, seed=0)
+    logits, features, _ = student(x)
+    assert logits.shape == (3, 5, 4)
+    tokens = as_tokens(features, 4)
+    assert tokens.shape == (3, 5, 16, student.d_feature)
+    teacher = make_teacher(3, 4, 6, seed=0)
+    t_tokens = as_tokens(teacher(x)[1], 2)  # a coarser common grid works too
+    assert t_tokens.shape == (3, 5, 4, 12)
+    protos = RandomPrototypes(10, 7, t_tokens.shape[-1], seed=0)
+    z_s = EnsembleLinear(3, student.d_feature, 7, torch.Generator().manual_seed(0))(as_tokens(features, 2))
+    glob, maps = rpkd_losses(z_s, protos.project_teacher(t_tokens), protos.prototypes, 0.3)
+    assert glob.shape == maps.shape == (3,)
+    with pytest.raises(ValueError, match="square"):
+        as_tokens(torch.rand(1, 2, 15, 4), 2)
+
+
+def test_ensemble_members_are_independent_networks():
+    g = torch.Generator().manual_seed(0)
+    conv = EnsembleConv2d(3, 2, 4, g)
+    x = torch.rand(3, 5, 2, 6, 6)
+    out = conv(x)
+    w, b = conv.weight.reshape(3, 4, 2, 3, 3), conv.bias.reshape(3, 4)
+    for m in range(3):
+        assert torch.allclose(out[m], F.conv2d(x[m], w[m], b[m], padding=1), atol=1e-6)
+    # a gradient of member 1's output reaches member 1's weights only
+    out[1].sum().backward()
+    grad = conv.weight.grad.reshape(3, -1).abs().sum(1)
+    assert grad[1] > 0 and grad[0] == 0 and grad[2] == 0
+
+
+def test_labels_reach_only_cross_entropy_and_ofa():
+    """The leak guard: the student sees labels only on its labelled subset, and only through CE and OFA."""
+    fine = torch.arange(40) % 10
+    labels = student_labels(fine, 12, 5)
+    assert (labels[:12] >= 0).all() and (labels[12:] == -1).all()
+    torch.manual_seed(0)
+    student = make_student("mixer", 2, 5, 8, seed=0)
+    from explorables.rpkd.training import Distiller
+
+    model = Distiller(student, 2, 8, 5, 6, seed=0)
+    protos = RandomPrototypes(12, 6, 10, seed=0)
+    x = torch.rand(2, 40, 1, 8, 8)
+    t_logits, t_tokens = torch.randn(2, 40, 5), torch.randn(2, 40, 16, 10)
+    hidden = member_losses(model, protos, x, torch.full((2, 40), -1), t_logits, t_tokens, grid=4, temperature=4.0,
+                           tau=0.2, ofa_eps=1.5)
+    shown = member_losses(model, protos, x, super_labels(fine, 5).expand(2, -1), t_logits, t_tokens, grid=4,
+                          temperature=4.0, tau=0.2, ofa_eps=1.5)
+    changed = ~torch.isclose(hidden, shown).all(dim=0)
+    assert [t for t, c in zip(TERMS, changed.tolist(), strict=True) if c] == ["ce", "ofa"]
+
+
+def test_probe_information_gap_between_prototypes_and_two_class_logits():
+    task = load_digits_task()
+    split = make_split(len(task.fine), 297, 50, seed=0)
+    x, fine = task.images[split.train], task.fine[split.train]
+    teacher = train_teachers(x[None], super_labels(fine, 2)[None], 2, width=8, n_steps=80, batch_size=64, lr=1e-2,
+                             seed=0, device=torch.device("cpu"))
+    logits, tokens = teacher_targets(teacher, x[None], 4)
+    protos = RandomPrototypes(64, 32, tokens.shape[-1], seed=7)
+    targets = distillation_targets(logits[0], protos.project_teacher(tokens[0]), protos.prototypes,
+                                   temperature=4.0, tau=0.2)
+    acc = {k: probe_accuracy(v, fine.numpy(), seed=0, n_probe=600) for k, v in targets.items()}
+    assert acc["logits"] < 0.45  # two numbers per image cannot name ten digits
+    assert acc["prototypes"] > acc["logits"] + 0.2
+    assert acc["maps"] > acc["logits"] + 0.2
+
+
+def test_seeded_smoke_run_every_method_beats_chance():
+    cfg = RPKDConfig.preset("smoke")
+    results = run(cfg)
+    for c in cfg.class_grid:
+        part = results.summary[f"C={c}"]
+        assert part["teacher_accuracy"] > 1.0 / c + 0.1
+        for arm in ARMS:
+            assert part["accuracy"][arm]["mean"] > 1.0 / c, (c, arm)
+
+
+def test_standard_protocol_labels_every_training_image_and_adds_its_rows():
+    cfg = RPKDConfig.preset("smoke")
+    std = standard_protocol(cfg)
+    assert std.n_labelled == 1797 - cfg.n_test and std.arms == STANDARD_ARMS
+    labels = student_labels(torch.arange(std.n_labelled) % 10, std.n_labelled, 2)
+    assert (labels >= 0).all()  # no image is unlabelled: CE sees every label, as in the usual KD protocol
+    small = RPKDConfig.preset("smoke", n_student_steps=3, n_teacher_steps=3)
+    rows = claims(run(small), run(standard_protocol(small)))
+    assert sum("standard protocol" in r.claim for r in rows) == 2
+
+
+def test_verdicts_on_constructed_numbers():
+    assert beats({"mean": 0.9, "sd": 0.01}, {"mean": 0.85, "sd": 0.02})
+    assert not beats({"mean": 0.9, "sd": 0.08}, {"mean": 0.85, "sd": 0.02})
+    assert low_class_verdict(True, False, 0.05, 0.0).startswith("yes")
+    assert low_class_verdict(True, True, 0.01, 0.05).startswith("partly")
+    assert low_class_verdict(False, False, -0.01, -0.05).startswith("partly")
+    assert low_class_verdict(False, False, -0.05, -0.01).startswith("no")
+    # a narrowing within the seed-to-seed noise is not a trend
+    assert low_class_verdict(False, False, -0.003, -0.015, noise=0.018).startswith("no")
+    assert low_class_verdict(False, False, -0.06, -0.25, noise=0.02).startswith("partly")
+    assert probe_verdict({2: 0.5, 10: 0.1}).startswith("yes")
+    assert probe_verdict({2: 0.5, 10: 0.6}).startswith("partly")
+    assert probe_verdict({2: 0.05, 10: 0.0}).startswith("no")
+    assert transfer_verdict({2: 0.1, 10: 0.01}).startswith("yes")
+    assert transfer_verdict({2: 0.1, 10: -0.05}).startswith("partly")
+    assert transfer_verdict({2: 0.0, 10: -0.05}).startswith("no")
+    assert control_verdict({2: 0.08, 10: 0.04}).startswith("yes")
+    assert control_verdict({2: 0.08, 10: -0.04}).startswith("partly")
+    assert control_verdict({2: 0.01, 10: -0.01}).startswith("no")
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ValueError, match="student"):
+        make_student("vit", 1, 2, 4, seed=0)
+    with pytest.raises(ValueError, match="n_classes"):
+        super_labels(torch.arange(5), 11)
+    with pytest.raises(ValueError, match="tau"):
+        rpkd_losses(_z(), _z(), RandomPrototypes(4, 8, 8, 0).prototypes, tau=0.0)
+    with pytest.raises(ValueError, match="n_labelled"):
+        make_split(100, 20, 90, seed=0)
+    with pytest.raises(ValueError, match="features"):
+        probe_accuracy(np.zeros((3, 2)), np.zeros(4), seed=0)
+
+
+def _fake_cifar100(root):
+    folder = root / "cifar-100-python"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name, n in (("train", 60), ("test", 20)):
+        data = {"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), "fine_labels": list(rng.integers(0, 20, n))}
+        (folder / name).write_bytes(pickle.dumps(data))
+    (folder / "meta").write_bytes(pickle.dumps({"fine_label_names": [f"c{i}" for i in range(20)]}))
+
+
+def test_paper_code_path_runs_on_a_tiny_fake_cifar(tmp_path):
+    _fake_cifar100(tmp_path)
+    cfg = RPKDConfig.preset("smoke", dataset="cifar100", data_root=str(tmp_path), image_size=8, n_test=10,
+                            n_labelled=6, n_teacher_steps=2, n_student_steps=2, batch_size=8, n_probe=20)
+    results = run(cfg)
+    assert set(results.summary["C=2"]["accuracy"]) == set(cfg.arms)
+    with pytest.raises(ValueError, match="data_root"):
+        run(RPKDConfig.preset("smoke", dataset="cifar100"))
+
+
+def test_cifar_reader_on_a_tiny_fake_dataset(tmp_path):
+    folder = tmp_path / "cifar-100-python"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name, n in (("train", 30), ("test", 10)):
+        data = {"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), "fine_labels": list(rng.integers(0, 20, n))}
+        (folder / name).write_bytes(pickle.dumps(data))
+    (folder / "meta").write_bytes(pickle.dumps({"fine_label_names": [f"c{i}" for i in range(20)]}))
+    task = load_cifar_task(str(tmp_path), "cifar100", size=8, n_fine=10)
+    assert task.images.shape[1:] == (1, 8, 8) and (task.fine < 10).all() and len(task.fine) == len(task.images)
+    assert 0.0 <= float(task.images.min()) and float(task.images.max()) <= 1.0
