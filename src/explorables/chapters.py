@@ -51,8 +51,8 @@ class Chapter:
 CHAPTERS: dict[str, Chapter] = {
     c.slug: c
     for c in (
-        Chapter(2, "sensory", "Sensory prompts: perceptual alignment in a text-only language model"),
         Chapter(1, "rpkd", "Random prototype knowledge distillation"),
+        Chapter(2, "sensory", "Sensory prompts: perceptual alignment in a text-only language model"),
         Chapter(3, "omwu", "Optimistic multiplicative weights: energy dissipation"),
         Chapter(4, "rashomon", "Noise, Rashomon sets and simpler models"),
         Chapter(5, "routing", "Attention routing collisions and the Route-Aware FFN"),
