@@ -39,8 +39,8 @@ class TopoPruneLab:
         self.features = extract_features(net, self.split.x_train)
         self._embeddings: dict[float, np.ndarray] = {}
         self._scores: dict[tuple[float, int], np.ndarray] = {}
-        style = {"description_width": "110px"}
-        lay = widgets.Layout(width="320px")
+        style = {"description_width": "140px"}
+        lay = widgets.Layout(width="350px")
         self.noise = widgets.SelectionSlider(options=[0.0, 0.25, 0.5, 1.0], value=0.0, description="feature noise",
                                              style=style, layout=lay)  # fmt: skip
         self.k = widgets.IntSlider(value=15, min=5, max=30, description="neighbourhood k", style=style, layout=lay)
