@@ -174,6 +174,24 @@ def test_topoprune_scores_never_see_the_labels():
     np.testing.assert_array_equal(scores["umap_radius"], shuffled["umap_radius"])
 
 
+def test_the_views_of_a_seed_share_one_umap_seed(monkeypatch):
+    """Clean, noisy and CNN views differ by their features only: UMAP gets the same seed for each, so
+    the robustness and transfer comparisons do not also measure UMAP's own randomness."""
+    from explorables.topoprune import experiment
+
+    seen: list[int] = []
+    real = experiment.embed
+
+    def spy(cfg, features, seed):
+        seen.append(seed)
+        return real(cfg, features, seed)
+
+    monkeypatch.setattr(experiment, "embed", spy)
+    experiment.run(TopoPruneConfig.preset("smoke", seeds=(0, 1)))
+    assert len(seen) == 2 * 3
+    assert len(set(seen[:3])) == 1 and len(set(seen[3:])) == 1 and seen[0] != seen[3]
+
+
 def test_seeded_topoprune_subset_beats_an_adversarial_subset():
     """At 90% pruning, TopoPrune's subset trains a better MLP than the same-size subset of the samples
     farthest from their class centre (the outliers)."""

@@ -192,8 +192,13 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         features[arch], net_accuracy[arch] = extract_features(net, split.x_train, device), acc
     features["mlp_noisy"] = add_feature_noise(features["mlp"], cfg.noise, rng)
     embeddings, scores, kept = {}, {}, {}
+    umap_seed: int | None = None
     for view in VIEWS:
-        embeddings[view] = embed(cfg, features[view], int(rng.integers(2**31)))
+        drawn = int(rng.integers(2**31))  # one draw per view, so that the later draws stay as they were
+        # one UMAP seed for every view of a seed: the noisy and the CNN views differ from the clean one
+        # by their features only, not also by UMAP's random layout (the baselines use no UMAP)
+        umap_seed = drawn if umap_seed is None else umap_seed
+        embeddings[view] = embed(cfg, features[view], umap_seed)
         scores[view], kept[view] = select_all(cfg, features[view], embeddings[view], y, rng)
     train_seed = int(rng.integers(2**31))
     accuracy: dict[str, dict[str, dict[str, float]]] = {v: {m: {} for m in METHODS} for v in VIEWS}
