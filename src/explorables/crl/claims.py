@@ -7,7 +7,10 @@ sentences itself.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from ..core.tables import Claim
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
@@ -40,8 +43,10 @@ def identified_verdict(
 ) -> str:
     """yes: mean MCC >= IDENTIFIED, every component's median >= RECOVERED and (when a non-identifiable
     ``baseline``'s mean MCC is given) the mean above it by >= MARGIN; partly: some component recovered
-    with the mean above ``chance`` (the MCC of a random rotation of the same targets), short of the
-    above; no: otherwise, including a high MCC that the non-identifiable baseline reaches too."""
+    with the mean above ``chance`` (the MCC of a random rotation of the same targets) by >= MARGIN,
+    short of the above; no: otherwise, including a high MCC that the non-identifiable baseline
+    reaches too. (Review: "partly" first needed only a mean above chance; a mean 0.002 above it read
+    "partly" on one base seed and "no" on the others.)"""
     recovered = sum(m >= RECOVERED for m in component_medians)
     high = mean_mcc >= IDENTIFIED and recovered == len(component_medians)
     above_baseline = baseline is None or mean_mcc >= baseline + MARGIN
@@ -49,16 +54,33 @@ def identified_verdict(
         return f"yes: mean MCC ≥ {IDENTIFIED} and every component's median ≥ {RECOVERED}"
     if high:
         return f"no: high MCC, but the plain VAE reaches it too ({baseline:.2f}, within {MARGIN})"
-    if recovered and mean_mcc > chance:
+    if recovered and mean_mcc >= chance + MARGIN:
         return (f"partly: {recovered} of {len(component_medians)} components with median ≥ {RECOVERED}, "
-                f"mean above the chance level {chance:.2f}")
+                f"mean above the chance level {chance:.2f} by ≥ {MARGIN}")
+    where = ("not above" if mean_mcc <= chance else f"less than {MARGIN} above")
     return (f"no: {recovered} of {len(component_medians)} components with median ≥ {RECOVERED}; mean MCC "
-            f"{'above' if mean_mcc > chance else 'not above'} the chance level {chance:.2f} of a random rotation")
+            f"{where} the chance level {chance:.2f} of a random rotation")
 
 
-def beats_verdict(gains: dict[str, float], margin: float = MARGIN) -> str:
-    """yes: mean MCC higher than every baseline's by >= ``margin``; partly: than some; no: than none."""
-    above = [name for name, g in gains.items() if g >= margin]
+def paired_gain(gain: float | Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error over seeds of per-seed paired differences (a single number: se 0)."""
+    d = np.atleast_1d(np.asarray(gain, dtype=float))
+    return float(d.mean()), (float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0)
+
+
+def clearly_above(gain: float | Sequence[float], margin: float) -> bool:
+    """The mean of the per-seed differences is >= ``margin`` and more than two standard errors above 0."""
+    mean, se = paired_gain(gain)
+    return mean >= margin and mean > 2 * se
+
+
+def beats_verdict(gains: dict[str, float | Sequence[float]], margin: float = MARGIN) -> str:
+    """yes: mean MCC higher than every baseline's by >= ``margin``; partly: than some; no: than none.
+
+    ``gains`` holds per baseline the per-seed MCC differences (same data draws, so paired by seed) or
+    one number; a gain counts when its mean is >= ``margin`` and more than two standard errors above 0
+    (added in review: a mean gain of 0.05 with a paired standard error of 0.03 is within the noise)."""
+    above = [name for name, g in gains.items() if clearly_above(g, margin)]
     if gains and len(above) == len(gains):
         return f"yes: higher than every baseline by ≥ {margin}"
     if above:
@@ -67,14 +89,24 @@ def beats_verdict(gains: dict[str, float], margin: float = MARGIN) -> str:
 
 
 def pattern_matches(
-    medians: list[float], identifiable: list[bool], all_change: list[float], gap: float = GAP
+    medians: list[float],
+    identifiable: list[bool],
+    all_change: list[float],
+    gap: float = GAP,
+    paired_drops: Sequence[Sequence[float]] | None = None,
 ) -> bool:
     """Whether one pattern's per-component medians follow the prediction: every predicted-identifiable
     component recovered (>= RECOVERED), and every other one both below the lowest of those and below
-    its own median in the all-change run (``all_change``) by >= ``gap``: fixing its influence costs it."""
+    its own median in the all-change run (``all_change``) by >= ``gap``: fixing its influence costs it.
+
+    ``paired_drops`` (optional): per predicted non-identifiable component, its per-seed drops from the
+    all-change run (same data draws); then each drop's mean must also exceed two standard errors
+    (added in review: a drop of 0.12 ± 0.09 read as "follows the prediction" on one base seed)."""
     ok = [m for m, i in zip(medians, identifiable, strict=True) if i]
     bad = [(m, a) for m, i, a in zip(medians, identifiable, all_change, strict=True) if not i]
     if not ok or min(ok) < RECOVERED:
+        return False
+    if paired_drops is not None and not all(clearly_above(d, 0.0) for d in paired_drops):
         return False
     return all(m <= min(ok) - gap and m <= a - gap for m, a in bad)
 
@@ -114,6 +146,12 @@ def medians(arm: dict[str, Any]) -> list[float]:
     return [c["median"] for c in arm["components"]]
 
 
+def per_seed(arm: dict[str, Any], component: int | None = None) -> np.ndarray:
+    """Per-seed MCC of an arm (mean over components), or of one component."""
+    stats = arm["mcc"] if component is None else arm["components"][component]
+    return np.asarray(stats["per_seed"], dtype=float)
+
+
 def partial_matches(results: CRLResults) -> dict[str, bool]:
     """Per some-change pattern (``fix …``): whether it follows the prediction (:func:`pattern_matches`)."""
     out: dict[str, bool] = {}
@@ -122,7 +160,8 @@ def partial_matches(results: CRLResults) -> dict[str, bool]:
         return out
     for arm in results.summary["arms"].values():
         if arm["prior"] == "causal" and arm["data"] == "synthetic" and arm["pattern"].startswith("fix"):
-            out[arm["pattern"]] = pattern_matches(medians(arm), arm["identifiable"], medians(full))
+            drops = [per_seed(full, i) - per_seed(arm, i) for i, ok in enumerate(arm["identifiable"]) if not ok]
+            out[arm["pattern"]] = pattern_matches(medians(arm), arm["identifiable"], medians(full), paired_drops=drops)
     return out
 
 
@@ -209,13 +248,16 @@ def claims(results: CRLResults) -> list[Claim]:
         )
         baselines = {n: a for n, a in results.summary["arms"].items() if n in ("factorised / all", "plain / all")}
         if baselines:
-            gains = {n.split(" /")[0]: full["mcc"]["mean"] - a["mcc"]["mean"] for n, a in baselines.items()}
+            gains = {n.split(" /")[0]: per_seed(full) - per_seed(a) for n, a in baselines.items()}
             out.append(
                 Claim(
                     "The causal prior is what recovers them (against a plain VAE and a factorised prior)",
                     "same data, same networks and steps; iVAE's factorised environment prior; N(0, I) prior",
                     "; ".join(f"{n} {fmt(a['mcc'])}" for n, a in baselines.items())
-                    + f"; random rotation of the true latents {fmt(full['chance'])}",
+                    + f"; random rotation of the true latents {fmt(full['chance'])}; causal − baseline, paired by "
+                    + "seed (mean ± se): "
+                    + ", ".join(f"{n} {m:+.3f} ± {se:.3f}" for n, (m, se) in
+                                ((n, paired_gain(g)) for n, g in gains.items())),
                     beats_verdict(gains),
                 )
             )
@@ -260,7 +302,7 @@ def claims(results: CRLResults) -> list[Claim]:
         out.append(
             Claim(
                 "Extends to latent post-nonlinear models",
-                "z_i = h(f_i + n_i), h(v) = v + v³/3; rank (Spearman) MCC",
+                "z_i = h(f_i + n_i), h(v) = v/2 + 2 tanh(2v); rank (Spearman) MCC",
                 f"MCC {fmt(pnl['mcc'])}",
                 identified_verdict(pnl["mcc"]["mean"], medians(pnl), pnl["chance"]["mean"]),
             )
@@ -270,7 +312,7 @@ def claims(results: CRLResults) -> list[Claim]:
         ok = identified_verdict(
             motion["mcc"]["mean"], medians(motion), motion["chance"]["mean"], plain_motion["mcc"]["mean"]
         )
-        gain = motion["mcc"]["mean"] - plain_motion["mcc"]["mean"]
+        gain = per_seed(motion) - per_seed(plain_motion)
         out.append(
             Claim(
                 "Human-motion case study (ours: a synthetic kinematic chain)",

@@ -2,7 +2,7 @@
 
 Every member is a VAE (MLP encoder ``q(z | x)``, MLP decoder ``p(x | z)``) with one of three priors:
 
-* ``"plain"``: ``p(z) = N(0, I)``, blind to the environment;
+* ``"plain"``: ``p(z) = N(0, I)`` and an encoder ``q(z | x)``, blind to the environment;
 * ``"factorised"``: ``p(z | u) = prod_i N(z_i; m_i(u), s_i(u)^2)``, iVAE's conditionally factorised prior;
 * ``"causal"``: ``p(z | u) = prod_i N(z_i; m_i(u) + sum_{j<i} lambda_ij(u) g_j(z_j), s_i(u)^2)``, eq.
   (crl-prior): an additive-noise causal model over the latents in a fixed causal order (strictly
@@ -120,8 +120,8 @@ class EnsembleVAE(nn.Module):
 
     def encode(self, x: torch.Tensor, onehot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and log-variance of ``q(z | x, u)`` (iVAE's encoder sees the environment's
-        one-hot code too), each ``(M, B, d)``."""
-        out = self.encoder(torch.cat([x, onehot], dim=-1))
+        one-hot code too; the plain VAE's encoder gets zeros there, ``q(z | x)``), each ``(M, B, d)``."""
+        out = self.encoder(torch.cat([x, onehot * self.env_on], dim=-1))
         return out[..., : self.d_latent], out[..., self.d_latent :].clamp(-12.0, 6.0)
 
     def elbo(
