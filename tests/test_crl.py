@@ -240,6 +240,25 @@ def test_members_train_as_they_would_alone():
         assert torch.allclose(a[:1], b, atol=1e-4)
 
 
+def test_interrupted_training_resumes_to_the_bit(tmp_path):
+    from explorables.core.checkpoint import Checkpointer
+
+    rng = np.random.default_rng(12)
+    x = torch.tensor(rng.standard_normal((2, 60, 6)), dtype=torch.float32)
+    env = torch.tensor(rng.integers(0, 3, (2, 60)))
+    args, kw = (x, env, ("causal", "plain"), 3, 2), dict(seeds=(7, 8), batch_size=16)
+    whole = fit(*args, n_steps=200, **kw)
+    fit(*args, n_steps=100, checkpoint=Checkpointer(tmp_path, every_s=0.0), name="loop",
+        extra_state=lambda: {"note": 1}, **kw)  # "killed" after 100 steps: its last loop state is on disk
+    resumed = Checkpointer(tmp_path, every_s=3600.0, resume=True)
+    assert resumed.get("loop")["step"] == 100 and resumed.get("loop")["extra"] == {"note": 1}
+    calls: list[int] = []
+    rest = fit(*args, n_steps=200, checkpoint=resumed, name="loop", callback=lambda k, _: calls.append(k), **kw)
+    assert calls == [200]  # it went on from step 100, not from the start
+    for a, b in zip(whole.parameters(), rest.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
 def test_fit_refuses_bad_shapes():
     with pytest.raises(ValueError, match="x must be"):
         fit(torch.zeros(2, 10, 4), torch.zeros(2, 9, dtype=torch.long), ("plain", "plain"), 2, 2, seeds=(0, 1))
@@ -275,6 +294,28 @@ def test_the_learner_never_receives_the_true_latents(monkeypatch):
                 for block in np.split(cols, len(cols) // n) if len(cols) % n == 0 else []:
                     corr = correlation_matrix(z[:n], block) if block.std(0).min() > 0 else np.zeros(1)
                     assert corr.max() < 0.999
+
+
+def test_a_run_killed_mid_training_resumes_to_the_same_results(tmp_path, monkeypatch):
+    from explorables.core.checkpoint import Checkpointer
+
+    cfg = CRLConfig.preset("smoke", **{**TINY, "n_steps": 200})
+    whole = crl_experiment.run(cfg)
+    real_fit = crl_experiment.fit
+
+    def killed(*args, **kwargs):
+        real_fit(*args, **{**kwargs, "n_steps": 100})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(crl_experiment, "fit", killed)
+    with pytest.raises(KeyboardInterrupt):
+        crl_experiment.run(cfg, checkpoint=Checkpointer(tmp_path, every_s=0.0))
+    monkeypatch.setattr(crl_experiment, "fit", real_fit)
+    resumed = crl_experiment.run(cfg, checkpoint=Checkpointer(tmp_path, every_s=3600.0, resume=True))
+    assert resumed.summary["arms"] == whole.summary["arms"]
+    assert np.array_equal(resumed.curves["curve_steps"], whole.curves["curve_steps"])
+    for name, curve in whole.curves["curve_mcc"].items():
+        assert np.array_equal(resumed.curves["curve_mcc"][name], curve)
 
 
 def test_smoke_run_shows_the_claimed_directions():

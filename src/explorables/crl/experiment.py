@@ -239,6 +239,10 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             curve_mcc.append([float(np.mean(c)) for c in score(model)])
 
     done = checkpoint.get("training/fit")
+    loop = checkpoint.get("training/loop")
+    if done is None and loop is not None and loop["extra"] is not None:  # resuming an interrupted training
+        curve_steps.extend(loop["extra"]["curve_steps"])
+        curve_mcc.extend(loop["extra"]["curve_mcc"])
     if done is None:
         model = fit(
             x,
@@ -255,6 +259,9 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             obs_std=cfg.obs_std,
             callback=record,
             progress=progress,
+            checkpoint=checkpoint,
+            name="training/loop",
+            extra_state=lambda: {"curve_steps": list(curve_steps), "curve_mcc": [list(r) for r in curve_mcc]},
         )
         with torch.no_grad():  # the ELBO on all of each member's data, averaged over 4 noise draws
             gen = torch.Generator().manual_seed(data_seed(cfg, 0))
@@ -266,7 +273,7 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             "curve_mcc": curve_mcc,
             "influences": model.influences().detach().cpu().numpy(),
         }
-        checkpoint.save("training/fit", done)
+        checkpoint.save("training/fit", done, drop=("training/loop",))
 
     summary: dict[str, Any] = {"arms": {}, "members": len(members)}
     all_change = next((a for a in arm_list if a.data == "synthetic" and a.pattern == "all"), None)

@@ -20,12 +20,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from ..core.checkpoint import Checkpointer
 from ..core.validation import check_choice, check_int, check_positive
 
 PRIORS: tuple[str, ...] = ("causal", "factorised", "plain")
@@ -160,6 +162,9 @@ def fit(
     obs_std: float = 0.1,
     callback: Callable[[int, EnsembleVAE], None] | None = None,
     progress: bool = False,
+    checkpoint: Checkpointer | None = None,
+    name: str = "",
+    extra_state: Callable[[], Any] | None = None,
 ) -> EnsembleVAE:
     """Train ``len(priors)`` VAEs on observations ``x`` ``(M, n, d_obs)`` with environment labels ``env``
     ``(M, n)`` by maximising the ELBO (Adam, minibatches drawn per member), eq. (crl-elbo).
@@ -167,6 +172,11 @@ def fit(
     Member ``m`` sees ``x[m]`` and ``env[m]`` only; ``d_latent`` is the number of latents it fits
     (the true number; choosing it is not part of this chapter).
     ``callback(step, model)`` (optional) is called every 100 steps (the training-curve snapshots).
+
+    Resumable: with a ``checkpoint`` the loop stores the model, the optimiser, every member's
+    generator and the step under ``name`` (throttled by the checkpointer), plus ``extra_state()``
+    (the caller's own loop state, e.g. its curves; the caller reads it back from
+    ``checkpoint.get(name)["extra"]``), and a resumed run continues from there, to the bit.
     """
     if x.ndim != 3 or env.shape != x.shape[:2]:
         raise ValueError(f"x must be (M, n, d_obs) and env (M, n), got {tuple(x.shape)} and {tuple(env.shape)}")
@@ -180,7 +190,15 @@ def fit(
     gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]
     rows = torch.arange(m, device=x.device).unsqueeze(1)
     onehot = nn.functional.one_hot(env, n_envs).to(x.dtype)
-    for step in tqdm(range(n_steps), desc="VAEs", disable=not progress):
+    start = 0
+    saved = checkpoint.get(name) if checkpoint is not None and name else None
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        for gen, state in zip(gens, saved["generators"], strict=True):
+            gen.set_state(state)
+        start = int(saved["step"])
+    for step in tqdm(range(start, n_steps), desc="VAEs", disable=not progress, initial=start, total=n_steps):
         idx = torch.stack([torch.randint(0, n, (batch_size,), generator=gen) for gen in gens]).to(x.device)
         eps = torch.stack([torch.randn(batch_size, d_latent, generator=gen) for gen in gens]).to(x.device)
         loss = -model.elbo(x[rows, idx], onehot[rows, idx], noise=eps).sum()
@@ -190,6 +208,17 @@ def fit(
         opt.step()
         if callback is not None and (step + 1) % 100 == 0:
             callback(step + 1, model)
+        if checkpoint is not None and name:
+            checkpoint.maybe_save(
+                name,
+                lambda step=step: {
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "generators": [gen.get_state() for gen in gens],
+                    "step": step + 1,
+                    "extra": None if extra_state is None else extra_state(),
+                },
+            )
     return model
 
 
