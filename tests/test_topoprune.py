@@ -119,6 +119,18 @@ def test_batched_scores_equal_one_neighbourhood_at_a_time():
                                atol=1e-12)  # fmt: skip
 
 
+def test_persistence_pairs_over_several_processes_equal_one_process():
+    from explorables.topoprune.persistence import batched_pairs
+
+    Z = np.random.default_rng(4).standard_normal((80, 2))
+    clouds = local_clouds(Z, neighbourhoods(Z, 6))
+    for a, b in zip(batched_pairs(clouds, 1, workers=2), batched_pairs(clouds, 1, workers=1), strict=True):
+        assert torch.equal(a, b)
+    np.testing.assert_array_equal(topological_scores(Z, 6, n_steps=2, workers=2), topological_scores(Z, 6, n_steps=2))
+    with pytest.raises(ValueError, match="workers"):
+        batched_pairs(clouds, 1, workers=-1)
+
+
 def test_neighbourhoods_start_with_the_sample_and_scores_are_scale_free():
     rng = np.random.default_rng(1)
     Z = rng.standard_normal((50, 2))

@@ -88,17 +88,19 @@ class TopoPruneConfig(ExperimentConfig):
     hard_cutoff: float = param(0.1, Float(0.0, 0.9), "CCS: fraction of hardest samples dropped first")
     n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
     n_check_clouds: int = param(20, Int(1), "neighbourhoods on which eq. (topoprune-pers) is compared with gudhi")
+    workers: int = param(1, Int(0), "processes for gudhi's persistence pairs; 0: all cores (same numbers for any n)")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(seeds=(0,), embedder="pca", prune_grid=(0.9,), n_feature_epochs=4, n_umap_epochs=30,
                       n_topo_steps=1, use_h1=False, n_train_steps=60, n_check_clouds=5),
         "book": {},
         "paper": dict(dataset="cifar10", device="auto", seeds=(0, 1, 2, 3, 4), n_feature_epochs=60,
-                      n_umap_epochs=200, n_train_steps=2000, d_embed=8, n_check_clouds=100),
+                      n_umap_epochs=200, n_train_steps=2000, d_embed=8, n_check_clouds=100, workers=0),
     }  # fmt: skip
     PAPER_HARDWARE: ClassVar[str] = (
         "one GPU (any with >= 8 GB) for the networks and the trainings on the subsets, and many CPU cores for "
-        "UMAP and gudhi (50,000 neighbourhoods per view per step); estimated a few hours, not measured"
+        "gudhi (50,000 neighbourhoods per view per descent step, spread over all cores; --set workers=N to "
+        "limit); UMAP runs seeded, hence on one core; estimated a few hours, not measured"
     )
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-10-batches-py/ (or cifar-100-python/) folder"
@@ -136,7 +138,8 @@ def select_all(
     scores = {
         "centre": centre_distance(features, labels),
         "umap_radius": knn_radius(Z, cfg.n_neighbours),
-        "topoprune": topological_scores(Z, cfg.n_neighbours, cfg.n_topo_steps, cfg.topo_lr, int(cfg.use_h1)),
+        "topoprune": topological_scores(Z, cfg.n_neighbours, cfg.n_topo_steps, cfg.topo_lr, int(cfg.use_h1),
+                                        cfg.workers),
     }
     kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in METHODS}
     for rate in cfg.prune_grid:

@@ -10,7 +10,10 @@ Carrière et al., ICML 2021). This is eq. (topoprune-pers) and (topoprune-loss) 
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 
 import gudhi
 import numpy as np
@@ -89,15 +92,28 @@ def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
     return np.concatenate([own[:, None], rest], axis=1)
 
 
-def batched_pairs(clouds: np.ndarray, max_dimension: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[FlagPairs]:
+    return [flag_pairs(cloud, max_dimension=max_dimension) for cloud in clouds]
+
+
+def batched_pairs(
+    clouds: np.ndarray, max_dimension: int = 1, workers: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """gudhi's pairs of every cloud in ``clouds`` (``(n, m, d)``), stacked with the cloud's index in front.
 
     Returns ``h0`` as ``(·, 3)`` rows ``[cloud, a, b]`` and ``h1`` as ``(·, 5)`` rows
-    ``[cloud, b1, b2, d1, d2]``, ready to index a batched distance matrix.
+    ``[cloud, b1, b2, d1, d2]``, ready to index a batched distance matrix. ``workers`` processes
+    share the clouds (0: all cores); the pairs, hence every number, are the same for any count.
     """
+    workers = check_int("workers", workers, 0) or os.cpu_count() or 1
+    if workers > 1 and len(clouds) >= 8 * workers:
+        chunks = np.array_split(np.asarray(clouds), 4 * workers)
+        with ProcessPoolExecutor(workers) as pool:
+            all_pairs = [p for chunk in pool.map(_chunk_pairs, chunks, repeat(max_dimension)) for p in chunk]
+    else:
+        all_pairs = _chunk_pairs(clouds, max_dimension)
     h0s, h1s = [], []
-    for i, cloud in enumerate(clouds):
-        pairs = flag_pairs(cloud, max_dimension=max_dimension)
+    for i, pairs in enumerate(all_pairs):
         h0s.append(np.c_[np.full(len(pairs.h0), i), pairs.h0])
         h1s.append(np.c_[np.full(len(pairs.h1), i), pairs.h1])
     return torch.as_tensor(np.concatenate(h0s)), torch.as_tensor(np.concatenate(h1s).reshape(-1, 5))
@@ -115,7 +131,8 @@ def local_clouds(Z: np.ndarray, hoods: np.ndarray) -> np.ndarray:
 
 
 def topological_scores(
-    Z: np.ndarray, n_neighbours: int = 15, n_steps: int = 3, lr: float = 0.05, max_dimension: int = 1
+    Z: np.ndarray, n_neighbours: int = 15, n_steps: int = 3, lr: float = 0.05, max_dimension: int = 1,
+    workers: int = 1,
 ) -> np.ndarray:
     """TopoPrune's per-sample complexity score, eq. (topoprune-score) (our reconstruction).
 
@@ -123,13 +140,14 @@ def topological_scores(
     gradient descent on its total persistence, eq. (topoprune-loss), with gudhi's pairs recomputed
     at every step; a sample's score is its mean displacement over all the neighbourhoods it belongs
     to (its own and those of the samples that count it as a neighbour). Uses no labels.
+    ``workers``: processes for gudhi's pairs (0: all cores; the scores do not depend on it).
     """
     arr = _check_points("Z", Z)
     n_steps = check_int("n_steps", n_steps, 1)
     lr = check_positive("lr", lr)
     hoods = neighbourhoods(arr, n_neighbours)
     with one_cpu_thread():  # (n, k + 1, k + 1) distances: small blocks, one thread is faster
-        moved = _descend(torch.as_tensor(local_clouds(arr, hoods)), n_steps, lr, max_dimension)
+        moved = _descend(torch.as_tensor(local_clouds(arr, hoods)), n_steps, lr, max_dimension, workers)
     total = np.zeros(arr.shape[0])
     count = np.zeros(arr.shape[0])
     np.add.at(total, hoods, moved)
@@ -137,11 +155,11 @@ def topological_scores(
     return total / count
 
 
-def _descend(start: torch.Tensor, n_steps: int, lr: float, max_dimension: int) -> np.ndarray:
+def _descend(start: torch.Tensor, n_steps: int, lr: float, max_dimension: int, workers: int = 1) -> np.ndarray:
     """Eq. (topoprune-step) on every neighbourhood at once; returns each point's displacement ``(n, k + 1)``."""
     clouds = start.clone().requires_grad_(True)
     for _ in range(n_steps):
-        h0, h1 = batched_pairs(clouds.detach().numpy(), max_dimension)
+        h0, h1 = batched_pairs(clouds.detach().numpy(), max_dimension, workers)
         dist = torch.cdist(clouds, clouds)  # (n, k + 1, k + 1): all neighbourhoods at once
         loss = dist[h0[:, 0], h0[:, 1], h0[:, 2]].sum()
         loss = loss + (dist[h1[:, 0], h1[:, 3], h1[:, 4]] - dist[h1[:, 0], h1[:, 1], h1[:, 2]]).sum()
