@@ -161,7 +161,8 @@ def demo(tmp_path: Path) -> Path:
 
 
 def _markdown(nb: nbformat.NotebookNode) -> str:
-    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    """What a reader of ``nb`` sees as text (Markdown cells and live text cells' saved output)."""
+    return "\n\n".join(notebooks.texts(nb))
 
 
 def test_every_construct_becomes_plain_markdown(demo):
@@ -220,6 +221,43 @@ def test_glue_prints_the_value_where_it_is_computed():
     assert notebooks.GLUED["rate"] == 0.123456
 
 
+def test_text_naming_glued_numbers_becomes_live_text_cells(demo):
+    nb = notebooks.convert(demo)
+    live = [c for c in nb.cells if "live-text" in c.metadata.get("tags", [])]
+    assert live, "the paragraph with a glued number is not a live text cell"
+    for cell in live:
+        assert cell.cell_type == "code" and cell.metadata["jupyter"]["source_hidden"]
+        assert cell.metadata["cellView"] == "form"
+        saved = "".join(cell.outputs[0]["data"]["text/markdown"])
+        assert "[`" in saved and not saved.lstrip().startswith("#"), "headings stay Markdown cells"
+        assert saved in cell.source or repr(saved) in cell.source
+    # the other paragraphs stay Markdown, and no Markdown cell names a glued number
+    assert not any("[`rate`]" in c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_split_at_headings_keeps_code_fences_whole():
+    text = "# Title\nA [`x`] here.\n\n```python\n# not a heading\n```\n## Next\nmore"
+    assert notebooks._split_at_headings(text) == [
+        "# Title", "A [`x`] here.\n\n```python\n# not a heading\n```", "## Next", "more"]
+
+
+def test_live_text_fills_numbers_computed_before_and_after_it():
+    """Run in a real kernel: the display a live text cell made is updated by a later glue call."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from explorables.notebooks import glue, glue_formats, live_text\n"
+                                  "glue_formats({'early': '.2f', 'late': '.1f'})\nglue('early', 1.234)"),
+        nbformat.v4.new_code_cell("live_text('Early [`early`], late [`late`], never [`never`].', "
+                                  "('early', 'late', 'never'))"),
+        nbformat.v4.new_code_cell("glue('late', 2.25)"),
+    ])
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    shown = "".join(nb.cells[1].outputs[0]["data"]["text/markdown"])
+    assert shown == "Early 1.23, late 2.2, never [`never`]."
+    assert nb.cells[2].outputs[0]["text"] == "late = 2.2\n"
+
+
 def test_an_executed_notebook_gets_the_values_written_into_the_text(demo):
     """The site's download button: the executed notebook, with myst-nb's glue outputs."""
     nb = jupytext.read(demo)
@@ -260,7 +298,7 @@ def test_each_chapter_converts_without_myst_left(chapter):
     # every code cell of the chapter is still there, in the same order
     original = [c.source for c in md.cells if c.cell_type == "code"]
     converted = [c.source.replace("from explorables.notebooks import glue", "from myst_nb import glue")
-                 for c in nb.cells[1:] if c.cell_type == "code"]
+                 for c in nb.cells[1:] if c.cell_type == "code" and "live-text" not in c.metadata.get("tags", [])]
     assert sorted(original) == sorted(converted)
 
 

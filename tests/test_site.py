@@ -557,6 +557,16 @@ def test_jupyterlab_runs_a_chapter_with_numbers_shown_and_solutions_folded(brows
             assert raw not in rendered, f"JupyterLab shows raw MyST: {raw}"
         assert "$$" not in rendered, "raw $$ math in the rendered text"
         assert page.locator(".jp-RenderedMarkdown mjx-container").count() > 0, "no typeset math"
+        # numbers in the text: every live paragraph has its numbers in place after "Run all"
+        live_cells = [c for c in nb.cells if "live-text" in c.metadata.get("tags", [])]
+        names = {n for c in live_cells for n in re.findall(r"\[`(\w+)`\]", c.source)}
+        assert names, "the chapter has no live text cells"
+        left = sorted(n for n in names if f"[{n}]" in rendered)
+        assert not left, f"the text still names numbers instead of showing them: {left[:5]}"
+        live = page.locator(".jp-OutputArea-output[data-mime-type='text/markdown']")
+        assert live.count() > 0, "no live text paragraph rendered"
+        live.first.scroll_into_view_if_needed()
+        page.screenshot(path=SCREENSHOTS / "jupyterlab-numbers-in-text.png")
         # solutions: folded under their headings at the end
         folded = [i for i, c in enumerate(nb.cells) if c.metadata.get("jp-MarkdownHeadingCollapsed")]
         cells = page.locator(".jp-Notebook .jp-Cell")

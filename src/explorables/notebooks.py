@@ -12,10 +12,13 @@ into a notebook that reads right in all of them:
   ``:pyobject:``, the function or class is cut out of the module with :mod:`ast`);
 * citations become "Author (year)" / "(Author et al., year)" from ``book/references.bib``
   (pybtex), and ``{bibliography}`` the list of the works the chapter cites;
-* numbers: the chapter's ``glue(...)`` calls run :func:`glue` here, which prints each value (with
-  the format the text uses) under the cell that computes it, and the text names it
-  ([`name`]); a notebook that has already been executed (the site's download) gets the values
-  written into the text instead;
+* numbers: a paragraph that shows glued numbers becomes a *live text* cell (input hidden) whose
+  saved output is the paragraph with each number named ([`name`]); when it runs,
+  :func:`live_text` shows the paragraph with the numbers in place, and each later ``glue(...)``
+  call (:func:`glue`, which also prints the value under the cell that computes it) fills in the
+  numbers that were not computed yet, so after "Run all" every paragraph reads as on the site.
+  A notebook that has already been executed (the site's download) gets the values written into
+  plain Markdown instead;
 * exercises stay where they are, as quotes; their solutions move to a "Solutions" section at the
   end of the notebook, one heading per solution, folded (JupyterLab's
   ``jp-MarkdownHeadingCollapsed`` cell metadata, Colab's ``collapsed_sections``). Their code
@@ -74,10 +77,10 @@ def format_value(value: Any, spec: str = "") -> str:
 
 
 def glue(name: str, variable: Any, display: bool = True) -> None:
-    """Stand-in for ``myst_nb.glue`` in the notebooks: records the value and prints it.
+    """Stand-in for ``myst_nb.glue`` in the notebooks: records the value, prints it, fills the text.
 
-    The site writes glued values into the text; a notebook front-end cannot, so the value is
-    shown where it is computed, as ``name = value``, and the text refers to it as [`name`].
+    The value is shown where it is computed, as ``name = value``, and every live text cell
+    (:func:`live_text`) that names it is redrawn with the number in place.
     """
     GLUED[name] = variable
     if display and not isinstance(variable, str | int | float):
@@ -86,6 +89,48 @@ def glue(name: str, variable: Any, display: bool = True) -> None:
         show(variable)
     else:
         print(f"{name} = {format_value(variable, _FORMATS.get(name, ''))}")
+    for live in _LIVE.get(name, []):
+        live.redraw()
+
+
+@dataclass
+class _LiveText:
+    markdown: str
+    names: tuple[str, ...]
+    handle: Any = None
+
+    def filled(self) -> str:
+        """The paragraph with the numbers glued so far in place of their [`name`] placeholders."""
+        text = self.markdown
+        for name in self.names:
+            if name in GLUED and isinstance(GLUED[name], str | int | float):
+                text = text.replace(PLACEHOLDER.format(name=name), format_value(GLUED[name], _FORMATS.get(name, "")))
+        return text
+
+    def redraw(self) -> None:
+        from IPython.display import Markdown
+
+        if self.handle is not None:
+            self.handle.update(Markdown(self.filled()))
+
+
+#: live text cells shown in this kernel, by the glued names they wait for
+_LIVE: dict[str, list[_LiveText]] = {}
+
+
+def live_text(markdown: str, names: Iterable[str]) -> None:
+    """Show a paragraph of the chapter with its glued numbers in place (a notebook's *live text* cell).
+
+    ``markdown`` names each number as [`name`]; the numbers already glued are filled in now, the
+    others when the cell that computes them runs (:func:`glue` updates this display), so a text
+    that refers to a result further down reads right after "Run all".
+    """
+    from IPython.display import Markdown, display
+
+    live = _LiveText(markdown, tuple(names))
+    live.handle = display(Markdown(live.filled()), display_id=True)
+    for name in live.names:
+        _LIVE.setdefault(name, []).append(live)
 
 
 def restart_if_stale(pins: Iterable[str]) -> list[str]:
@@ -286,6 +331,7 @@ class Converter:
         self.equations: dict[str, int] = {}
         self.exercises: dict[str, tuple[int, str]] = {}
         self.targets: dict[str, str] = {}
+        self.placeholders: list[str] = []  # glued names the text names but does not know yet
 
     # -- pre-scan: numbers and titles that references need -----------------------------------------
 
@@ -382,6 +428,7 @@ class Converter:
             glued = glued.strip()
             if glued in self.values:
                 return format_value(_literal(self.values[glued]), spec.strip())
+            self.placeholders.append(glued)
             return PLACEHOLDER.format(name=glued)
         if name == "eq":
             return f"({self.equations[target]})" if target in self.equations else f"({target})"
@@ -539,10 +586,10 @@ class Converter:
                     solutions.append(folded)
                     (current.cells if current else cells).append(nbformat.v4.new_markdown_cell(_pointer(folded.title)))
                 else:
+                    self.placeholders = []
                     text = self.markdown(piece)
                     if text.strip():
-                        new = nbformat.v4.new_markdown_cell(text)
-                        (current.cells if current else cells).append(new)
+                        (current.cells if current else cells).extend(self.text_cells(text))
         if solutions:
             cells.extend(_solutions_section(solutions))
         out = nbformat.v4.new_notebook(cells=cells, metadata=dict(nb.metadata))
@@ -552,6 +599,30 @@ class Converter:
         if folded_ids:
             out.metadata["colab"] = {"collapsed_sections": folded_ids}
         return out
+
+    def text_cells(self, text: str) -> list[nbformat.NotebookNode]:
+        """Markdown cells for ``text``; the parts that name glued numbers become live text cells.
+
+        Headings stay Markdown cells (the notebook's outline and folding rely on them).
+        """
+        if not self.placeholders:
+            return [nbformat.v4.new_markdown_cell(text)]
+        cells = []
+        for chunk in _split_at_headings(text):
+            names = [n for n in dict.fromkeys(self.placeholders) if PLACEHOLDER.format(name=n) in chunk]
+            if not names:
+                if chunk.strip():
+                    cells.append(nbformat.v4.new_markdown_cell(chunk))
+                continue
+            source = f"# @title\nfrom explorables.notebooks import live_text\n\nlive_text({chunk!r}, {tuple(names)!r})"
+            cell = nbformat.v4.new_code_cell(source)
+            cell.metadata["cellView"] = "form"  # Colab: the output only
+            cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab: a folded input
+            cell.metadata["tags"] = ["live-text"]
+            # before it runs, the paragraph reads with each number named
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": chunk})]
+            cells.append(cell)
+        return cells
 
     def _exercise_title(self, label: str) -> str:
         number, title = self.exercises.get(label, (0, ""))
@@ -573,6 +644,24 @@ def _solutions_section(solutions: list[_Solution]) -> list[nbformat.NotebookNode
         cells.append(heading)
         cells.extend(solution.cells)
     return cells
+
+
+def _split_at_headings(text: str) -> list[str]:
+    """``text`` cut before and after each heading line (outside code fences); no empty chunks."""
+    chunks: list[list[str]] = [[]]
+    fence = None
+    for line in text.split("\n"):
+        match = CODE_FENCE.match(line)
+        if fence:
+            if match and match["fence"][0] == fence[0] and len(match["fence"]) >= len(fence):
+                fence = None
+        elif match:
+            fence = match["fence"]
+        elif re.match(r"^#{1,6}\s", line):
+            chunks.extend([[line], []])
+            continue
+        chunks[-1].append(line)
+    return [c for c in ("\n".join(lines).strip("\n") for lines in chunks) if c.strip()]
 
 
 def _folds(block: Directive) -> bool:
@@ -689,7 +778,18 @@ def myst_left(nb: nbformat.NotebookNode) -> list[str]:
 
     Code blocks and inline code are skipped: there, MyST syntax is shown as code on purpose.
     """
-    return [c.source for c in nb.cells if c.cell_type == "markdown" and MYST_ONLY.search(_without_code(c.source))]
+    return [text for text in texts(nb) if MYST_ONLY.search(_without_code(text))]
+
+
+def texts(nb: nbformat.NotebookNode) -> list[str]:
+    """The reader's text of ``nb``: its Markdown cells and the saved text of its live text cells."""
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found.append(cell.source)
+        elif "live-text" in cell.metadata.get("tags", []):
+            found.extend("".join(o.get("data", {}).get("text/markdown", "")) for o in cell.get("outputs", []))
+    return found
 
 
 def _without_code(text: str) -> str:
