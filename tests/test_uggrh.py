@@ -263,6 +263,28 @@ def test_verdict_functions():
     assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.0, 0.04]}).startswith("partly")
 
 
+def test_reading_sentences_follow_the_numbers():
+    """The page's sentences about the control, the lower start and the ablations come from the numbers."""
+    assert "every seed" in C.control_reading([0.8, 0.8], [0.7, 0.75]) and "more than avoiding" in C.control_reading(
+        [0.8, 0.8], [0.7, 0.75]
+    )
+    assert C.control_reading([0.8, 0.9], [0.81, 0.8]).startswith("UGGRH is ahead") and "only part" in (
+        C.control_reading([0.8, 0.9], [0.81, 0.8])
+    )
+    ahead = C.control_reading([0.7, 0.7], [0.75, 0.75])
+    assert "is ahead of UGGRH by 0.050" in ahead and "mean-fill hurts" in ahead
+    assert "inside the 0.03 margin" in C.control_reading([0.8, 0.8], [0.79, 0.79])
+    assert "16 bits" in C.lower_start_reading({"16": (0.68, 0.77), "32": (0.81, 0.80)})
+    assert "32" not in C.lower_start_reading({"16": (0.68, 0.77), "32": (0.81, 0.80)})
+    assert C.lower_start_reading({"16": (0.76, 0.77)}).startswith("With complete data")
+    yes, no = "yes: ...", "no: ..."
+    text = C.ablation_reading({"completion": yes, "fusion": no}, 0.44, 0.58, no)
+    assert "credit completion with" in text and "fusion" not in text and "do not lift" in text and "below even" in text
+    text = C.ablation_reading({"completion": yes, "refinement": yes}, 0.6, 0.58, yes)
+    assert "completion and refinement" in text and "lift UGGRH above" in text and "below even" not in text
+    assert C.ablation_reading({"fusion": no}, 0.6, 0.58, no).startswith("No ablation")
+
+
 # ---------------------------------------------------------------- seeded smoke run
 
 
@@ -277,6 +299,8 @@ def test_smoke_run_beats_random_codes_and_claims_build():
     assert len(rows) >= 7
     assert "mAP" in C.gain_sentence(results) and any(w in C.gain_sentence(results) for w in ("rises", "falls", "same"))
     assert len(C.sweep_table(results).splitlines()) == 2 + 2 * 2  # header + 2 methods x 2 rates (16 bits)
+    for sentence in (C.control_sentence, C.lower_start_sentence, C.ablation_sentence):
+        assert sentence(results).endswith(".")
 
 
 def test_config_cross_checks():
