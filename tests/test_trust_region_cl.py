@@ -324,6 +324,10 @@ def test_verdict_rules_on_constructed_numbers():
     assert mostly_retained.startswith("partly") and "mostly measures retention" in mostly_retained
     assert "retention" not in reconvergence_verdict({"finetune": "win", "ewc": "tie"}, 0.2)
     assert control_verdict(True).startswith("yes") and control_verdict(False).startswith("no")
+    assert control_verdict("win") == control_verdict(True) and control_verdict("tie") == control_verdict(False)
+    assert control_verdict("loss").startswith("no") and "does better" in control_verdict("loss")
+    with pytest.raises(ValueError, match="outcome"):
+        control_verdict("draw")
 
 
 def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
@@ -332,6 +336,11 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     # direction with a margin, on the first task's held-out loss increase and its sample quality
     assert seq["finetune"]["first_task_loss_increase"]["mean"] > seq["trcl"]["first_task_loss_increase"]["mean"] + 0.01
     assert seq["finetune"]["first_task_forgetting"]["mean"] > seq["trcl"]["first_task_forgetting"]["mean"]
+    # the verdicts on "best" count only the abstract's baselines: a win over fine-tuning alone is not "partly"
+    from explorables.trust_region_cl.claims import claims
+
+    for row in claims(results)[:3]:
+        assert "fine-tuning" not in row.verdict and "fine-tuning: reference" in row.setting
 
 
 def test_trcl_without_replay_is_ewc_to_the_bit():
