@@ -303,6 +303,37 @@ def test_smoke_run_beats_random_codes_and_claims_build():
         assert sentence(results).endswith(".")
 
 
+def test_an_interrupted_run_resumes_from_the_last_finished_seed(tmp_path, monkeypatch):
+    """Each seed of a part is checkpointed: a run stopped inside a part resumes there with the same numbers."""
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.uggrh import experiment as E
+
+    cfg = Config.preset("smoke", missing_rate_grid=(0.0, 0.5), n_epochs=5, n_completion_steps=5, use_examples=False,
+                        timing_n_database=200, timing_n_queries=1)  # fmt: skip
+    full = run(cfg).summary
+    real, calls = E._fit_eval, []
+
+    def stop_at_the_second_seed_of_the_second_part(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2 * 2 + 2 + 1:  # part 1: 2 seeds x 2 methods; part 2: seed 0's two methods, then stop
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(E, "_fit_eval", stop_at_the_second_seed_of_the_second_part)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, checkpoint=Checkpointer(tmp_path))
+    recomputed = []
+    monkeypatch.setattr(E, "_fit_eval", lambda *a, **k: recomputed.append(1) or real(*a, **k))
+    resumed_from = Checkpointer(tmp_path, resume=True)
+    assert resumed_from.get("part/missing_0") is not None and resumed_from.get("missing_50/seed_0") is not None
+    assert resumed_from.get("missing_50/seed_1") is None
+    resumed = run(cfg, checkpoint=resumed_from).summary
+    assert len(recomputed) == 2 + 2 * 5  # only missing_50's seed 1 (2 methods), then the ablations (5 per seed)
+    for part in ("missing_0", "missing_50", "ablations"):
+        assert resumed[part] == full[part]
+    assert not any(k.startswith("missing_50/") for k in resumed_from.entries)  # dropped once the part is done
+
+
 def test_config_cross_checks():
     with pytest.raises(ValueError, match="ablation_bits"):
         Config.preset("smoke", ablation_bits=64)
