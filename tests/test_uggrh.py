@@ -263,6 +263,28 @@ def test_verdict_functions():
     assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.0, 0.04]}).startswith("partly")
 
 
+def test_reading_sentences_follow_the_numbers():
+    """The page's sentences about the control, the lower start and the ablations come from the numbers."""
+    assert "every seed" in C.control_reading([0.8, 0.8], [0.7, 0.75]) and "more than avoiding" in C.control_reading(
+        [0.8, 0.8], [0.7, 0.75]
+    )
+    assert C.control_reading([0.8, 0.9], [0.81, 0.8]).startswith("UGGRH is ahead") and "only part" in (
+        C.control_reading([0.8, 0.9], [0.81, 0.8])
+    )
+    ahead = C.control_reading([0.7, 0.7], [0.75, 0.75])
+    assert "is ahead of UGGRH by 0.050" in ahead and "mean-fill hurts" in ahead
+    assert "inside the 0.03 margin" in C.control_reading([0.8, 0.8], [0.79, 0.79])
+    assert "16 bits" in C.lower_start_reading({"16": (0.68, 0.77), "32": (0.81, 0.80)})
+    assert "32" not in C.lower_start_reading({"16": (0.68, 0.77), "32": (0.81, 0.80)})
+    assert C.lower_start_reading({"16": (0.76, 0.77)}).startswith("With complete data")
+    yes, no = "yes: ...", "no: ..."
+    text = C.ablation_reading({"completion": yes, "fusion": no}, 0.44, 0.58, no)
+    assert "credit completion with" in text and "fusion" not in text and "do not lift" in text and "below even" in text
+    text = C.ablation_reading({"completion": yes, "refinement": yes}, 0.6, 0.58, yes)
+    assert "completion and refinement" in text and "lift UGGRH above" in text and "below even" not in text
+    assert C.ablation_reading({"fusion": no}, 0.6, 0.58, no).startswith("No ablation")
+
+
 # ---------------------------------------------------------------- seeded smoke run
 
 
@@ -277,6 +299,39 @@ def test_smoke_run_beats_random_codes_and_claims_build():
     assert len(rows) >= 7
     assert "mAP" in C.gain_sentence(results) and any(w in C.gain_sentence(results) for w in ("rises", "falls", "same"))
     assert len(C.sweep_table(results).splitlines()) == 2 + 2 * 2  # header + 2 methods x 2 rates (16 bits)
+    for sentence in (C.control_sentence, C.lower_start_sentence, C.ablation_sentence):
+        assert sentence(results).endswith(".")
+
+
+def test_an_interrupted_run_resumes_from_the_last_finished_seed(tmp_path, monkeypatch):
+    """Each seed of a part is checkpointed: a run stopped inside a part resumes there with the same numbers."""
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.uggrh import experiment as E
+
+    cfg = Config.preset("smoke", missing_rate_grid=(0.0, 0.5), n_epochs=5, n_completion_steps=5, use_examples=False,
+                        timing_n_database=200, timing_n_queries=1)  # fmt: skip
+    full = run(cfg).summary
+    real, calls = E._fit_eval, []
+
+    def stop_at_the_second_seed_of_the_second_part(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2 * 2 + 2 + 1:  # part 1: 2 seeds x 2 methods; part 2: seed 0's two methods, then stop
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(E, "_fit_eval", stop_at_the_second_seed_of_the_second_part)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, checkpoint=Checkpointer(tmp_path))
+    recomputed = []
+    monkeypatch.setattr(E, "_fit_eval", lambda *a, **k: recomputed.append(1) or real(*a, **k))
+    resumed_from = Checkpointer(tmp_path, resume=True)
+    assert resumed_from.get("part/missing_0") is not None and resumed_from.get("missing_50/seed_0") is not None
+    assert resumed_from.get("missing_50/seed_1") is None
+    resumed = run(cfg, checkpoint=resumed_from).summary
+    assert len(recomputed) == 2 + 2 * 5  # only missing_50's seed 1 (2 methods), then the ablations (5 per seed)
+    for part in ("missing_0", "missing_50", "ablations"):
+        assert resumed[part] == full[part]
+    assert not any(k.startswith("missing_50/") for k in resumed_from.entries)  # dropped once the part is done
 
 
 def test_config_cross_checks():

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
+from ..core.checkpoint import Checkpointer
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from .diffusion import Net, Params, Schedule, draw_t_noise, per_sample_loss, sample
 from .tasks import sample_task
@@ -188,6 +189,8 @@ def train_sequence(
     seed: int,
     progress: bool = False,
     on_step: Callable[[int, int], None] | None = None,
+    checkpoint: Checkpointer | None = None,
+    checkpoint_name: str = "",
 ) -> SequenceRecord:
     """Train every member on ``tasks`` in order, each with its method (see the module docstring).
 
@@ -197,6 +200,11 @@ def train_sequence(
     Fisher is computed on real data of that task (the task just learned, as in online EWC), and
     ``n_samples`` samples of every task seen so far are generated: they are both the evaluation
     samples and the next task's replay buffer.
+
+    With a ``checkpoint`` and a ``checkpoint_name``, the whole state is saved at every task switch
+    (weights, Fisher, anchor, replay buffer, what was measured, the random generators; Adam starts
+    afresh on each task), and a resumed run continues from the last finished task with the same
+    numbers as an uninterrupted one.
     """
     for mem in members:
         check_choice("method", mem.method, tuple(METHODS))
@@ -223,7 +231,24 @@ def train_sequence(
     samples, losses_after, train_losses = [], [], []
     buffer_x = buffer_c = None
     switch: dict = {}
+    first_task = 0
+    saved = checkpoint.get(checkpoint_name) if checkpoint is not None and checkpoint_name else None
+    if saved is not None:  # resume after the last finished task
+        first_task = int(saved["next_task"])
+        params = {n: v.to(device).clone().requires_grad_(True) for n, v in saved["params"].items()}
+        fisher, anchor = ({n: v.to(device) for n, v in saved[key].items()} for key in ("fisher", "anchor"))
+        buffer_x, buffer_c = saved["buffer_x"].to(device), saved["buffer_c"].to(device)
+        samples = [v.to(device) for v in saved["samples"]]
+        losses_after = [v.to(device) for v in saved["losses_after"]]
+        train_losses = [v.to(device) for v in saved["train_losses"]]
+        switch = {k: ({n: v.to(device) for n, v in x.items()} if isinstance(x, dict) else x.to(device))
+                  for k, x in saved["switch"].items()}  # fmt: skip
+        for dg, state in zip(data_gens, saved["data_gens"], strict=True):
+            dg.set_state(state)
+        g.set_state(saved["generator"])
     for k, name in enumerate(tasks):
+        if k < first_task:
+            continue
         if k == len(tasks) - 1 and k > 0:  # the state the MAML reading starts from
             switch = {
                 "anchor": {n: v.clone() for n, v in anchor.items()},
@@ -278,6 +303,16 @@ def train_sequence(
         samples.append(gen.view(m_count, k + 1, n_samples, -1))
         buffer_x, buffer_c = gen, labels
         losses_after.append(eval_losses(detached, net, schedule, eval_set, seed_of))
+        if checkpoint is not None and checkpoint_name and k < len(tasks) - 1:
+            checkpoint.save(
+                checkpoint_name,
+                {
+                    "next_task": k + 1, "params": detached, "fisher": fisher, "anchor": anchor,
+                    "buffer_x": buffer_x, "buffer_c": buffer_c, "samples": samples, "losses_after": losses_after,
+                    "train_losses": train_losses, "switch": switch,
+                    "data_gens": [dg.get_state() for dg in data_gens], "generator": g.get_state(),
+                },
+            )  # fmt: skip
     return SequenceRecord(
         samples, losses_after, {n: v.detach() for n, v in params.items()}, switch, torch.stack(train_losses)
     )

@@ -210,6 +210,8 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
         eval_set=setup.eval_set,
         seed=cfg.seed,
         progress=progress,
+        checkpoint=checkpoint,
+        checkpoint_name="sequence/train",  # the state at each task switch (dropped once the part is done)
     )
     checkpoint.save("trained/record", _record_state(record))
     ref = setup.reference[setup.seed_of]  # (M, K, n, d)

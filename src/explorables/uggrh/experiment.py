@@ -213,25 +213,46 @@ def _mean_sd(values) -> dict[str, Any]:
     return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0, "values": arr.tolist()}
 
 
-def _missing_part(cfg: UGGRHConfig, rate: float) -> tuple[dict, dict]:
-    """Baseline and UGGRH at one missing rate: mAP per code length, mean ± sd over seeds."""
+def _per_seed(checkpoint: Checkpointer | None, key: str, compute) -> Any:
+    """``compute()``, stored under ``key`` so that a resumed run skips the seeds it already finished."""
+    found = checkpoint.get(key) if checkpoint is not None else None
+    if found is None:
+        found = compute()
+        if checkpoint is not None:
+            checkpoint.save(key, found)
+    return found
+
+
+def _missing_part(cfg: UGGRHConfig, rate: float, checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
+    """Baseline and UGGRH at one missing rate: mAP per code length, mean ± sd over seeds (each seed checkpointed)."""
     last = rate == cfg.missing_rate_grid[-1]
     per: dict[str, dict[int, list[dict]]] = {"baseline": {b: [] for b in cfg.bits_grid},
                                              "uggrh": {b: [] for b in cfg.bits_grid}}  # fmt: skip
     randoms, confidence, curves = [], [], {}
-    for i, seed in enumerate(cfg.seeds):
+
+    def one_seed(i: int, seed: int) -> dict:
         train, query, database = load_data(cfg, seed)
         pairs = incomplete(cfg, train, rate, seed)
         show = cfg.use_examples and cfg.dataset == "digits" and last and i == 0
+        out: dict[str, Any] = {"curves": {}}
         for method, modules in (("baseline", None), ("uggrh", ABLATIONS["uggrh"])):
             res = _fit_eval(cfg, pairs, modules, cfg.bits_grid, query, database, seed, examples=show)
-            for b in cfg.bits_grid:
-                per[method][b].append(res[b])
+            out[method] = {str(b): res[b] for b in cfg.bits_grid}
             if method == "uggrh":
-                confidence.append(res["confidence"])
+                out["confidence"] = res["confidence"]
             if show:
-                curves[method] = {"examples": res["examples"], "target": res["target"]}
-        randoms.append(random_codes_map(query, database, cfg.bits_grid[0], np.random.default_rng([cfg.seed, seed, 3])))
+                out["curves"][method] = {"examples": res["examples"], "target": res["target"]}
+        out["random"] = random_codes_map(query, database, cfg.bits_grid[0], np.random.default_rng([cfg.seed, seed, 3]))
+        return out
+
+    for i, seed in enumerate(cfg.seeds):
+        done = _per_seed(checkpoint, f"{part_name(rate)}/seed_{seed}", lambda i=i, seed=seed: one_seed(i, seed))
+        for method in per:
+            for b in cfg.bits_grid:
+                per[method][b].append(done[method][str(b)])
+        confidence.append(done["confidence"])
+        curves.update(done["curves"])
+        randoms.append(done["random"])
     summary: dict[str, Any] = {"missing_rate": rate, "random": _mean_sd(randoms), "confidence": confidence}
     for method, by_bits in per.items():
         summary[method] = {
@@ -242,23 +263,31 @@ def _missing_part(cfg: UGGRHConfig, rate: float) -> tuple[dict, dict]:
     return summary, curves
 
 
-def _ablations(cfg: UGGRHConfig) -> tuple[dict, dict]:
+def _ablations(cfg: UGGRHConfig, checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
     """At the highest missing rate and ``ablation_bits``: UGGRH without each module, and the control."""
     rate, bits = cfg.missing_rate_grid[-1], cfg.ablation_bits
     scores: dict[str, list[float]] = {name: [] for name in (*ABLATIONS, "drop_incomplete") if name != "uggrh"}
-    for seed in cfg.seeds:
+
+    def one_seed(seed: int) -> dict[str, float]:
+        out = {}
         train, query, database = load_data(cfg, seed)
         pairs = incomplete(cfg, train, rate, seed)
         for name, modules in ABLATIONS.items():
             if name != "uggrh":
                 r = _fit_eval(cfg, pairs, modules, (bits,), query, database, seed)[bits]
-                scores[name].append(0.5 * (r["i2t"] + r["t2i"]))
+                out[name] = 0.5 * (r["i2t"] + r["t2i"])
         keep = pairs.complete  # the control: the baseline trained on the complete pairs only
         complete_pairs = IncompletePairs(
             pairs.image[keep], pairs.text[keep], pairs.has_image[keep], pairs.has_text[keep]
         )
         r = _fit_eval(cfg, complete_pairs, None, (bits,), query, database, seed)[bits]
-        scores["drop_incomplete"].append(0.5 * (r["i2t"] + r["t2i"]))
+        out["drop_incomplete"] = 0.5 * (r["i2t"] + r["t2i"])
+        return out
+
+    for seed in cfg.seeds:
+        done = _per_seed(checkpoint, f"ablations/seed_{seed}", lambda seed=seed: one_seed(seed))
+        for name in scores:
+            scores[name].append(done[name])
     return {"missing_rate": rate, "bits": bits, **{k: _mean_sd(v) for k, v in scores.items()}}, {}
 
 
@@ -295,8 +324,10 @@ def run(
 ) -> UGGRHResults:
     """Run the missing-rate sweep, the ablations with the control, the imbalance part and the speed part."""
     cfg, checkpoint = start_run(UGGRHConfig, config, checkpoint)
-    parts: dict[str, Any] = {part_name(r): (lambda r=r: _missing_part(cfg, r)) for r in cfg.missing_rate_grid}
-    parts["ablations"] = lambda: _ablations(cfg)
+    parts: dict[str, Any] = {
+        part_name(r): (lambda r=r: _missing_part(cfg, r, checkpoint)) for r in cfg.missing_rate_grid
+    }
+    parts["ablations"] = lambda: _ablations(cfg, checkpoint)
     if cfg.imbalance_share_grid:
         parts["imbalance"] = lambda: _imbalance(cfg)
     parts["speed"] = lambda: _speed(cfg)
