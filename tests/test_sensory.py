@@ -297,3 +297,13 @@ def test_reference_and_reproduction_sentences_follow_the_numbers():
     assert sum(r.outcome == "yes" for r in cue_rows) == 4  # the crossover and the gain over no cue, at both T
     assert C.reproduction_sentence(model).endswith(f"Of the {len(cue_rows)} cue and continuation-length rows, "
                                                    "4 read yes, 0 partly and 1 no")
+
+
+def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():
+    results = _constructed(0.2, 0.3, (0.1, 0.1))
+    cfg = results.config
+    cka = np.arange(len(cfg.cues) * 2 * 2 * len(cfg.layer_grid), dtype=float).reshape(len(cfg.cues), 2, 2, -1) / 100
+    results.summary["alignment"]["cka_mean"] = cka.tolist()
+    lines = C.cka_table(results, 1).splitlines()
+    assert len(lines) == 2 + 2 * len(cfg.cues)
+    assert lines[2].split("|")[3].strip() == f"{cka[0, 0, 1, 0]:.3f}"  # no cue, vision, T = T_max, first layer

@@ -202,6 +202,17 @@ def alignment_table(results: SensoryResults, t: int = 0) -> str:
     return markdown_table(header, rows)
 
 
+def cka_table(results: SensoryResults, which: int = 0) -> str:
+    """Linear CKA (eq. sensory-cka) per cue, encoder and layer, mean over seeds, at ``T = 0`` (``which=0``) or
+    at ``T = T_max`` (``which=1``): the whole-Gram-matrix comparison next to mutual k-NN's neighbourhoods."""
+    cfg, a = results.config, results.summary["alignment"]
+    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid))
+    rows = [(CUE_NAMES.get(cue, cue), enc, *(f"{a['cka_mean'][c][e][which][li]:.3f}"
+                                            for li in range(len(cfg.layer_grid))))
+            for c, cue in enumerate(cfg.cues) for e, enc in enumerate(ENCODERS)]  # fmt: skip
+    return markdown_table(header, rows)
+
+
 def reference_sentence(results: SensoryResults) -> str:
     """The model's no-cue alignment (T = 0, mean over layers and seeds) against a bag of words of the captions."""
     a = results.summary["alignment"]
