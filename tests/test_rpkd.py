@@ -27,6 +27,7 @@ from explorables.rpkd.claims import (
     best_logit_arm,
     claims,
     comparison_noise,
+    control_noise,
     control_sentence,
     control_verdict,
     logit_sentence,
@@ -329,3 +330,19 @@ def test_teacher_targets_standardise_other_images_with_the_transfer_set_statisti
     few_logits, few = teacher_targets(teacher, x[:, :4], 4, reference=x)
     assert torch.allclose(few, tokens[:, :4], atol=1e-5) and torch.allclose(few_logits, logits[:, :4])
     assert not torch.allclose(teacher_targets(teacher, x[:, :4], 4)[1], tokens[:, :4], atol=1e-3)
+
+
+def test_a_control_gain_within_twice_its_standard_error_reads_no():
+    assert control_verdict({2: 0.03, 10: 0.01}).startswith("partly")
+    assert control_verdict({2: 0.03, 10: 0.01}, noise=0.03).startswith("no: RPKD's average gain")
+    assert control_verdict({2: 0.08, 10: 0.06}, noise=0.03).startswith("yes")
+    results = _constructed(_arms())
+    per_seed = {10: ([0.70, 0.74, 0.72], [0.70, 0.70, 0.70]), 2: ([0.9, 0.9, 0.96], [0.9, 0.9, 0.9])}
+    for c, (rpkd, ctrl) in per_seed.items():
+        results.summary[f"C={c}"]["accuracy"]["rpkd"].update(per_seed=rpkd, mean=float(np.mean(rpkd)))
+        results.summary[f"C={c}"]["accuracy"]["feature_match"].update(per_seed=ctrl, mean=float(np.mean(ctrl)))
+    d10, d2 = np.array([0.0, 0.04, 0.02]), np.array([0.0, 0.0, 0.06])
+    expected = 2 * np.sqrt(d10.var(ddof=1) / 3 + d2.var(ddof=1) / 3) / 2
+    assert control_noise(results) == pytest.approx(expected)
+    # mean gain 0.02 over the two class counts, noise ~0.04: the control's row and sentence read "no"
+    assert claims(results)[-1].verdict.startswith("no") and control_sentence(results).startswith("The control")
