@@ -307,3 +307,15 @@ def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():
     lines = C.cka_table(results, 1).splitlines()
     assert len(lines) == 2 + 2 * len(cfg.cues)
     assert lines[2].split("|")[3].strip() == f"{cka[0, 0, 1, 0]:.3f}"  # no cue, vision, T = T_max, first layer
+
+
+def test_all_figures_are_plotly_so_the_command_line_can_write_them(tmp_path):
+    """`explorables run sensory` writes every figure of all_figures as HTML (a matplotlib figure crashed it)."""
+    import plotly.graph_objects as go
+
+    from explorables.cli import write_figures
+    from explorables.sensory import figures as F
+
+    figs = F.all_figures(E.run(E.SensoryConfig.preset("smoke")))
+    assert figs and all(isinstance(f, go.Figure) for f in figs.values())
+    assert "explorable.html" in write_figures(figs, tmp_path)
