@@ -24,14 +24,27 @@ from explorables.rpkd import (
 )
 from explorables.rpkd.claims import (
     beats,
+    best_logit_arm,
     claims,
+    comparison_noise,
+    control_noise,
+    control_sentence,
     control_verdict,
+    logit_sentence,
     low_class_verdict,
     probe_verdict,
+    rpkd_kd_sentence,
     transfer_verdict,
 )
 from explorables.rpkd.data import load_cifar_task, load_digits_task, make_split
-from explorables.rpkd.experiment import STANDARD_ARMS, RPKDConfig, run, standard_protocol
+from explorables.rpkd.experiment import (
+    STANDARD_ARMS,
+    RPKDConfig,
+    RPKDResults,
+    labelled_count,
+    run,
+    standard_protocol,
+)
 from explorables.rpkd.models import EnsembleConv2d, EnsembleLinear
 from explorables.rpkd.probe import distillation_targets
 from explorables.rpkd.training import (
@@ -249,3 +262,87 @@ def test_cifar_reader_on_a_tiny_fake_dataset(tmp_path):
     task = load_cifar_task(str(tmp_path), "cifar100", size=8, n_fine=10)
     assert task.images.shape[1:] == (1, 8, 8) and (task.fine < 10).all() and len(task.fine) == len(task.images)
     assert 0.0 <= float(task.images.min()) and float(task.images.max()) <= 1.0
+
+
+def _constructed(acc: dict[str, dict[int, tuple[float, float]]], protocol: str = "few_label",
+                 probe: dict[int, tuple[float, float]] | None = None) -> RPKDResults:
+    """Results with made-up accuracies ``{arm: {C: (mean, sd)}}`` (and probe accuracies), for the claim functions."""
+    grid = sorted(next(iter(acc.values())), reverse=True)
+    probe = probe or {c: (0.3, 0.9) for c in grid}
+    summary = {"class_grid": grid, "arms": list(acc), "control": "feature_match", "protocol": protocol,
+               "n_labelled": 1300 if protocol == "standard" else 50}
+    for c in grid:
+        summary[f"C={c}"] = {
+            "teacher_accuracy": 0.95, "probe": {"logits": probe[c][0], "prototypes": probe[c][1], "maps": probe[c][1]},
+            "accuracy": {a: {"mean": v[c][0], "sd": v[c][1], "per_seed": [v[c][0]] * 3} for a, v in acc.items()},
+        }
+    return RPKDResults(RPKDConfig(protocol=protocol), summary, {})
+
+
+def _arms(**means: float) -> dict[str, dict[int, tuple[float, float]]]:
+    """Every arm at C = 10 and 2 with sd 0.005; ``<arm>=x`` sets its mean at C = 2 (0.8 elsewhere)."""
+    arms = ("ce", "kd", "ofa", "rpkd", "rpkd_kd", "feature_match")
+    return {a: {10: (0.8, 0.005), 2: (means.get(a, 0.8), 0.005)} for a in arms}
+
+
+def test_result_sentences_follow_the_numbers():
+    wins = _constructed(_arms(rpkd=0.9, kd=0.85, ofa=0.82))
+    assert best_logit_arm(wins, 2) == "kd" and comparison_noise(wins, 2, 10) == pytest.approx(0.01)
+    assert logit_sentence(wins).startswith("At the fewest classes RPKD beats")
+    narrows = _arms(rpkd=0.84, kd=0.86)
+    narrows["rpkd"][10] = (0.7, 0.005)  # behind by 0.1 at C = 10, by 0.02 at C = 2
+    assert logit_sentence(_constructed(narrows)).startswith("The gap to the best logit method narrows")
+    trails = _arms(kd=0.9)
+    trails["rpkd"][10] = (0.7, 0.005)
+    trails["rpkd"][2] = (0.6, 0.005)  # behind by 0.1 at C = 10 and by 0.3 at C = 2: no narrowing
+    assert logit_sentence(_constructed(trails)).startswith("RPKD trails")
+    assert rpkd_kd_sentence(_constructed(_arms(rpkd_kd=0.83))).startswith("Adding RPKD's branches to KD improves "
+                                                                           "on KD at some")
+    assert rpkd_kd_sentence(_constructed(_arms())).endswith("at any class count.")
+    assert control_sentence(_constructed(_arms())).startswith("The control does as well")
+    strong = _arms()
+    strong["rpkd"] = {10: (0.9, 0.005), 2: (0.9, 0.005)}
+    assert control_sentence(_constructed(strong)).startswith("The prototypes, not the random projection")
+
+
+def test_claims_of_a_standard_protocol_run_and_of_a_run_without_some_arms():
+    std = _constructed(_arms(), protocol="standard")
+    rows = claims(std)
+    assert rows[0].claim.startswith("with few classes") and all("few labels" not in r.claim for r in rows)
+    assert sum("standard protocol" in r.claim for r in rows) == 2 and "1300 labels" in rows[1].setting
+    few = {a: v for a, v in _arms().items() if a in ("ce", "rpkd")}
+    rows = claims(_constructed(few))  # no KD, OFA or control trained: only the rows these arms can fill
+    assert len(rows) == 2 and "gain over CE" in rows[1].measured and "KD's" not in rows[1].measured
+
+
+def test_standard_protocol_field_labels_every_training_image():
+    assert labelled_count(RPKDConfig(protocol="standard", n_labelled=50), 1300) == 1300
+    assert labelled_count(RPKDConfig(n_labelled=50), 1300) == 50
+    assert RPKDConfig.preset("paper").protocol == "standard"  # the paper's benchmarks are fully labelled
+    assert standard_protocol(RPKDConfig.preset("smoke")).protocol == "standard"
+
+
+def test_teacher_targets_standardise_other_images_with_the_transfer_set_statistics():
+    x = load_digits_task().images[:64][None]
+    teacher = make_teacher(1, 2, 4, seed=0)
+    teacher.eval()
+    logits, tokens = teacher_targets(teacher, x, 4)
+    few_logits, few = teacher_targets(teacher, x[:, :4], 4, reference=x)
+    assert torch.allclose(few, tokens[:, :4], atol=1e-5) and torch.allclose(few_logits, logits[:, :4])
+    assert not torch.allclose(teacher_targets(teacher, x[:, :4], 4)[1], tokens[:, :4], atol=1e-3)
+
+
+def test_a_control_gain_within_twice_its_standard_error_reads_no():
+    assert control_verdict({2: 0.03, 10: 0.01}).startswith("partly")
+    assert control_verdict({2: 0.03, 10: 0.01}, noise=0.03).startswith("no: RPKD's average gain")
+    assert control_verdict({2: 0.08, 10: 0.06}, noise=0.03).startswith("yes")
+    results = _constructed(_arms())
+    per_seed = {10: ([0.70, 0.74, 0.72], [0.70, 0.70, 0.70]), 2: ([0.9, 0.9, 0.96], [0.9, 0.9, 0.9])}
+    for c, (rpkd, ctrl) in per_seed.items():
+        results.summary[f"C={c}"]["accuracy"]["rpkd"].update(per_seed=rpkd, mean=float(np.mean(rpkd)))
+        results.summary[f"C={c}"]["accuracy"]["feature_match"].update(per_seed=ctrl, mean=float(np.mean(ctrl)))
+    d10, d2 = np.array([0.0, 0.04, 0.02]), np.array([0.0, 0.0, 0.06])
+    expected = 2 * np.sqrt(d10.var(ddof=1) / 3 + d2.var(ddof=1) / 3) / 2
+    assert control_noise(results) == pytest.approx(expected)
+    # mean gain 0.02 over the two class counts, noise ~0.04: the control's row and sentence read "no"
+    assert claims(results)[-1].verdict.startswith("no") and control_sentence(results).startswith("The control")

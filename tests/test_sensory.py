@@ -225,3 +225,97 @@ def test_above_chance_metric_and_control_verdicts():
     assert C.metric_verdict(1.0, 0.9, 0.11, 0.1).startswith("no")
     assert C.control_verdict({"a": 0.11, "b": 0.09}, 0.1).startswith("yes")
     assert C.control_verdict({"a": 0.3, "b": 0.09}, 0.1).startswith("no: a")
+
+
+def test_an_interrupted_run_resumes_at_the_seed_it_had_not_finished(tmp_path, monkeypatch):
+    """Each finished seed is checkpointed: a resumed run measures only the others, and gives the same summary."""
+    from explorables.core.checkpoint import Checkpointer
+
+    cfg = E.SensoryConfig.preset("smoke")
+    uninterrupted = E.run(cfg).summary["alignment"]
+    real, calls = E.seed_alignment, []
+
+    def crash_on_second(cfg_, lm, seed, phrasing):
+        calls.append(seed)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(cfg_, lm, seed, phrasing)
+
+    monkeypatch.setattr(E, "seed_alignment", crash_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        E.run(cfg, checkpoint=Checkpointer(tmp_path))
+    calls.clear()
+    monkeypatch.setattr(E, "seed_alignment", lambda *a: (calls.append(a[2]), real(*a))[1])
+    resumed = E.run(cfg, checkpoint=Checkpointer(tmp_path, resume=True)).summary["alignment"]
+    assert calls == list(cfg.seeds[1:])
+    for key in ("mean", "per_seed", "bag_of_words", "encoder_vs_encoder", "shuffled", "examples"):
+        assert resumed[key] == uninterrupted[key], key
+
+
+def test_above_chance_needs_more_than_the_bag_of_words_reference_for_a_yes():
+    v, au = [0.2, 0.25, 0.3], [0.3, 0.2, 0.22]
+    assert C.above_chance_verdict(v, au, 0.1, [0.1, 0.1]).startswith("yes")
+    assert C.above_chance_verdict(v, au, 0.1, [0.3, 0.1]).startswith("partly: above chance for both encoders, but "
+                                                                      "for vision no higher")
+    assert "vision and audio" in C.above_chance_verdict(v, au, 0.1, [0.3, 0.3])
+    assert C.above_chance_verdict([0.12, 0.09, 0.13], [0.1, 0.1, 0.11], 0.1, [0.0, 0.0]).startswith("no")
+
+
+def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: float = 0.0) -> E.SensoryResults:
+    """Results with made-up alignments: no cue at ``none_v``/``none_a``; "see" adds ``gain`` to vision and "hear"
+    to audio (every layer, T and seed, plus a small seed-to-seed spread)."""
+    cfg = E.SensoryConfig.preset("smoke")
+    n_t, n_l = cfg.n_new_tokens + 1, len(cfg.layer_grid)
+    per_seed = np.zeros((len(cfg.seeds), len(cfg.cues), 2, n_t, n_l))
+    for s in range(len(cfg.seeds)):
+        jitter = 0.002 * s
+        for c, cue in enumerate(cfg.cues):
+            per_seed[s, c, 0] = none_v + jitter + (gain if cue == "see" else 0.0)
+            per_seed[s, c, 1] = none_a + jitter + (gain if cue == "hear" else 0.0)
+    level = {"mean": 0.1, "sd": 0.0, "values": [0.1] * len(cfg.seeds)}
+    alignment = {
+        "model": {"name": "constructed"}, "chance": 0.1, "per_seed": per_seed.tolist(),
+        "bag_of_words": {"vision": {"mean": bow[0]}, "audio": {"mean": bow[1]}},
+        "encoder_vs_encoder": level, "shuffled": level,
+    }
+    metric = {"n": 60, "k": 5, "chance": 0.085, "identical": 1.0, "rotated_scaled": 1.0,
+              "independent": {"mean": 0.09, "sd": 0.01}}
+    return E.SensoryResults(cfg, {"alignment": alignment, "metric": metric}, {})
+
+
+def test_reference_and_reproduction_sentences_follow_the_numbers():
+    words = _constructed(0.2, 0.3, (0.29, 0.35))
+    assert "below the bag of words" in C.reference_sentence(words)
+    assert C.reference_sentence(words).endswith("no better than a list of their words is")
+    assert C.reproduction_sentence(words).startswith("Alignment of the no-cue representations with the encoders: "
+                                                     "partly")
+    model = _constructed(0.4, 0.3, (0.2, 0.35), gain=0.05)
+    assert C.reference_sentence(model).endswith("for vision the model organises the captions closer to the encoder "
+                                                "than their bare words do")
+    rows = C.claims(model)
+    cue_rows = [r for r in rows if "cue" in r.claim or "prompting" in r.claim or "grows" in r.claim]
+    assert sum(r.outcome == "yes" for r in cue_rows) == 4  # the crossover and the gain over no cue, at both T
+    assert C.reproduction_sentence(model).endswith(f"Of the {len(cue_rows)} cue and continuation-length rows, "
+                                                   "4 read yes, 0 partly and 1 no")
+
+
+def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():
+    results = _constructed(0.2, 0.3, (0.1, 0.1))
+    cfg = results.config
+    cka = np.arange(len(cfg.cues) * 2 * 2 * len(cfg.layer_grid), dtype=float).reshape(len(cfg.cues), 2, 2, -1) / 100
+    results.summary["alignment"]["cka_mean"] = cka.tolist()
+    lines = C.cka_table(results, 1).splitlines()
+    assert len(lines) == 2 + 2 * len(cfg.cues)
+    assert lines[2].split("|")[3].strip() == f"{cka[0, 0, 1, 0]:.3f}"  # no cue, vision, T = T_max, first layer
+
+
+def test_all_figures_are_plotly_so_the_command_line_can_write_them(tmp_path):
+    """`explorables run sensory` writes every figure of all_figures as HTML (a matplotlib figure crashed it)."""
+    import plotly.graph_objects as go
+
+    from explorables.cli import write_figures
+    from explorables.sensory import figures as F
+
+    figs = F.all_figures(E.run(E.SensoryConfig.preset("smoke")))
+    assert figs and all(isinstance(f, go.Figure) for f in figs.values())
+    assert "explorable.html" in write_figures(figs, tmp_path)

@@ -6,6 +6,7 @@ global prototype distribution and its per-prototype activation maps. Compared wi
 and OFA at 10, 5 and 2 super-classes, with a probe of the targets' fine-label information.
 """
 
+from .claims import headline
 from .data import load_digits_task, make_split, student_labels, super_labels
 from .experiment import RPKDConfig, RPKDResults, run
 from .losses import (
@@ -29,7 +30,7 @@ Config = RPKDConfig
 __all__ = [
     "ARMS", "ARM_LABELS", "CONTROL", "Config", "LossWeights", "RPKDConfig", "RPKDResults", "RandomPrototypes",
     "activation_maps", "as_tokens", "cross_entropy", "distillation_targets", "feature_match_loss",
-    "global_distribution", "kd_loss", "load_digits_task", "make_split", "make_student", "make_teacher", "ofa_loss",
-    "probe_accuracy", "prototype_scores", "rpkd_losses", "run", "student_labels", "super_labels", "train_students",
-    "train_teachers",
+    "global_distribution", "headline", "kd_loss", "load_digits_task", "make_split", "make_student", "make_teacher",
+    "ofa_loss", "probe_accuracy", "prototype_scores", "rpkd_losses", "run", "student_labels", "super_labels",
+    "train_students", "train_teachers",
 ]

@@ -7,9 +7,10 @@ For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
    targets on the transfer set (``C``-way soft logits; RPKD's ``K``-way prototype distribution and
    activation maps) and predict the fine digit; held-out probe accuracy per target.
 3. **Distillation.** A heterogeneous student (an MLP-mixer over 2x2-pixel tokens, or a narrow
-   CNN) sees the labels of only ``n_labelled`` training images and the teacher's outputs on all
-   of them (the transfer set). Arms: CE alone, Hinton KD, OFA, RPKD, RPKD + KD, and the control
-   (CE plus feature matching through RPKD's own frozen random projection, without prototypes).
+   CNN) sees the teacher's outputs on every training image (the transfer set) and the labels of
+   only ``n_labelled`` of them (``protocol="few_label"``) or of all of them (``"standard"``). Arms:
+   CE alone, Hinton KD, OFA, RPKD, RPKD + KD, and the control (CE plus feature matching through
+   RPKD's own frozen random projection, without prototypes).
    Every arm and seed trains side by side as one member of an ensemble, on the same batches.
 
 Seeds change the student's labelled subset, its initial weights and its batches; the teacher
@@ -38,6 +39,8 @@ from .probe import TARGETS, distillation_targets, probe_accuracy
 from .training import ARMS, CONTROL, LossWeights, accuracy, teacher_targets, train_students, train_teachers
 
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
+#: "few_label": the student sees ``n_labelled`` labels; "standard": every training label (CE on all of them)
+PROTOCOLS: tuple[str, ...] = ("few_label", "standard")
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,9 @@ class RPKDConfig(ExperimentConfig):
     student: str = param("mixer", Choice(STUDENTS), "student: 'mixer' (2x2-pixel tokens) or 'cnn' (narrow CNN)")
     arms: tuple[str, ...] = param(ARMS, Tuple(Choice(ARMS), distinct=True), "methods trained (and the control)")
     n_test: int = param(497, Int(10), "test images (the rest is the training / transfer split)")
-    n_labelled: int = param(50, Int(2), "training images whose label the student sees")
+    n_labelled: int = param(50, Int(2), "training images whose label the student sees (protocol 'few_label')")
+    protocol: str = param("few_label", Choice(PROTOCOLS),
+                          "'few_label' (n_labelled labels) or 'standard' (every training label; n_labelled unused)")
     teacher_width: int = param(8, Int(1, 512), "teacher channels (then twice as many)")
     student_width: int = param(16, Int(2, 512), "student width (mixer d_model; CNN channels of the last map)")
     n_teacher_steps: int = param(400, Int(1), "Adam steps of the teacher")
@@ -78,7 +83,8 @@ class RPKDConfig(ExperimentConfig):
                       n_labelled=20, student_width=8, n_probe=300),
         "book": {},
         "paper": dict(
-            device="auto", dataset="cifar100", image_size=16, n_test=2000, n_labelled=2000, teacher_width=64,
+            device="auto", dataset="cifar100", protocol="standard", image_size=16, n_test=2000, n_labelled=2000,
+            teacher_width=64,
             student_width=64, n_teacher_steps=5000, n_student_steps=5000, batch_size=256, n_prototypes=1024,
             d_prototype=256, seeds=(0, 1, 2, 3, 4),
         ),
@@ -120,7 +126,13 @@ def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
     label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
     seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`."""
     n_train = len(load_task(cfg).fine) - cfg.n_test
-    return dataclasses.replace(cfg, n_labelled=n_train, arms=tuple(a for a in STANDARD_ARMS if a in ARMS))
+    return dataclasses.replace(cfg, protocol="standard", n_labelled=n_train,
+                               arms=tuple(a for a in STANDARD_ARMS if a in ARMS))
+
+
+def labelled_count(cfg: RPKDConfig, n_train: int) -> int:
+    """How many training images' labels the student sees: all of them under the standard protocol."""
+    return n_train if cfg.protocol == "standard" else cfg.n_labelled
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
@@ -132,7 +144,9 @@ def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) ->
     """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``."""
     device = resolve_device(cfg.device)
     task = load_task(cfg)
-    base = make_split(len(task.fine), cfg.n_test, cfg.n_labelled, cfg.seed)
+    n_train = len(task.fine) - cfg.n_test
+    n_labelled = labelled_count(cfg, n_train)
+    base = make_split(len(task.fine), cfg.n_test, n_labelled, cfg.seed)
     x_train, fine_train = task.images[base.train].to(device), task.fine[base.train]
     x_test, y_test = task.images[base.test].to(device), super_labels(task.fine[base.test], n_classes).to(device)
     n_seeds = len(cfg.seeds)
@@ -157,7 +171,7 @@ def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) ->
               for s in cfg.seeds]
     order = torch.stack(orders).to(device)
     images = x_train[order]
-    labels = torch.stack([student_labels(fine_train[o], cfg.n_labelled, n_classes) for o in orders]).to(device)
+    labels = torch.stack([student_labels(fine_train[o], n_labelled, n_classes) for o in orders]).to(device)
     model, curve = train_students(
         cfg.student, cfg.arms, images, labels, t_logits[0][order], t_tokens[0][order], prototypes, cfg.weights(),
         width=cfg.student_width, grid=cfg.grid, n_steps=cfg.n_student_steps, batch_size=cfg.batch_size, lr=cfg.lr,
@@ -185,4 +199,6 @@ def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = N
     summary["class_grid"] = list(cfg.class_grid)
     summary["arms"] = list(cfg.arms)
     summary["control"] = CONTROL
+    summary["protocol"] = cfg.protocol
+    summary["n_labelled"] = labelled_count(cfg, len(load_task(cfg).fine) - cfg.n_test)
     return RPKDResults(cfg, summary, curves)

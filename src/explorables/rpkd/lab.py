@@ -89,7 +89,7 @@ class RPKDLab:
             self.teacher_acc = float(accuracy(teacher, self.x_test[None], y_test)[0])
             shown = self.x_test[:N_SHOWN][None].expand(len(LAB_ARMS), -1, -1, -1, -1)
             _, z_student, _ = model(shown, 4)
-            _, t_shown = teacher_targets(teacher, self.x_test[:N_SHOWN][None], 4)
+            _, t_shown = teacher_targets(teacher, self.x_test[:N_SHOWN][None], 4, reference=self.x_train[None])
             with torch.no_grad():
                 self.maps_teacher = activation_maps(prototypes.project_teacher(t_shown[0]), prototypes.prototypes,
                                                     tau).exp().numpy()

@@ -90,13 +90,18 @@ def train_teachers(
 
 
 @torch.no_grad()
-def teacher_targets(teacher: nn.Module, images: torch.Tensor, grid: int) -> tuple[torch.Tensor, torch.Tensor]:
+def teacher_targets(
+    teacher: nn.Module, images: torch.Tensor, grid: int, reference: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The teacher's logits ``(S, N, C)`` and its feature map on the common grid, each channel
-    standardised over the transfer set: ``(S, N, grid^2, c_T)``."""
+    standardised over the transfer set: ``(S, N, grid^2, c_T)``. The transfer set is ``images``
+    unless ``reference`` (images ``(S, N', ...)``) is given: then a few other images (the lab's
+    test images) are standardised with the statistics the students were trained against."""
     logits, features, _ = teacher(images)
     tokens = as_tokens(features, grid)
-    mean = tokens.mean(dim=(1, 2), keepdim=True)
-    std = tokens.std(dim=(1, 2), keepdim=True).clamp(min=1e-6)
+    ref = tokens if reference is None else as_tokens(teacher(reference)[1], grid)
+    mean = ref.mean(dim=(1, 2), keepdim=True)
+    std = ref.std(dim=(1, 2), keepdim=True).clamp(min=1e-6)
     return logits, (tokens - mean) / std
 
 

@@ -153,14 +153,24 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     }  # fmt: skip
 
 
-def _alignment(cfg: SensoryConfig) -> tuple[dict, dict]:
+def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
+    """Every seed's :func:`seed_alignment`; each finished seed is stored (``alignment/seed=<s>``), so a
+    resumed run (``--resume``) measures only the seeds it had not finished."""
     start = time.perf_counter()
     lm = load_language_model(cfg.model, model_path=cfg.model_path, cache_dir=cfg.cache_dir, device=cfg.device)
     load = {"name": lm.name, "source": lm.source, "load_s": lm.load_s, "wall_s": time.perf_counter() - start,
             "n_layers": lm.n_layers, "d_model": lm.d_model}  # fmt: skip
     if max(cfg.layer_grid) > lm.n_layers:
         raise ValueError(f"layer_grid must lie in [0, {lm.n_layers}] for {lm.name}, got {cfg.layer_grid}")
-    per_seed = [seed_alignment(cfg, lm, s, i % len(PHRASINGS)) for i, s in enumerate(cfg.seeds)]
+    per_seed = []
+    for i, seed in enumerate(cfg.seeds):
+        key = f"alignment/seed={seed}"
+        done = checkpoint.get(key) if checkpoint is not None else None
+        if done is None:
+            done = seed_alignment(cfg, lm, seed, i % len(PHRASINGS))
+            if checkpoint is not None:
+                checkpoint.save(key, done)
+        per_seed.append(done)
     mknn = np.stack([p["mknn"] for p in per_seed])  # (seeds, cues, encoders, T, layers)
     cka = np.stack([p["cka"] for p in per_seed])
     summary: dict[str, Any] = {
@@ -185,7 +195,7 @@ def run(
 ) -> SensoryResults:
     """Check the metric, load the model, measure alignment per seed, cue, encoder, layer and T."""
     cfg, checkpoint = start_run(SensoryConfig, config, checkpoint)
-    parts: dict[str, Any] = {"metric": lambda: _metric(cfg), "alignment": lambda: _alignment(cfg)}
+    parts: dict[str, Any] = {"metric": lambda: _metric(cfg), "alignment": lambda: _alignment(cfg, checkpoint)}
     summary, curves = run_parts_timed(checkpoint, parts, progress)
     return SensoryResults(cfg, summary, curves)
 

@@ -125,10 +125,10 @@ def controls_figure(results: SensoryResults) -> go.Figure:
     return style(fig, height=380, bottom=120)
 
 
-def all_figures(results: SensoryResults) -> dict:
-    """Every figure of the chapter, by name."""
+def all_figures(results: SensoryResults) -> dict[str, go.Figure]:
+    """Every plotly figure of the chapter, by name (what ``python -m explorables run sensory`` writes as HTML;
+    the matplotlib picture of the stimuli, :func:`stimuli_figure`, is drawn by the page)."""
     return {
-        "stimuli": stimuli_figure(results),
         "explorable": explorable_figure(results),
         "crossover": crossover_figure(results),
         "controls": controls_figure(results),
