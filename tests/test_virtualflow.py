@@ -304,9 +304,16 @@ def test_verdicts_on_constructed_numbers():
     assert claims.beamforming_verdict(7.5, 8.0, 6.0).startswith("partly")
     assert claims.beamforming_verdict(6.2, 6.0, 6.0).startswith("partly")
     assert claims.beamforming_verdict(5.0, 7.0, 6.0).startswith("no")
+    # the physical-mic control qualifies the verdict (same word) when even a real extra mic does not help
+    assert "weak test" in claims.beamforming_verdict(5.0, 7.0, 6.0, physical=6.1)
+    assert "weak test" not in claims.beamforming_verdict(5.0, 7.0, 6.0, physical=7.5)
+    assert claims.beamforming_verdict(8.0, 7.0, 6.0, physical=6.1).startswith("yes")
     assert claims.reflow_verdict(-1.0, -1.2, -4.0).startswith("yes")
     assert claims.reflow_verdict(-1.0, -1.2, -1.5).startswith("partly")
     assert claims.reflow_verdict(-3.0, -1.2, -4.0).startswith("no")
+    # reflow above the base flow's many steps by more than the tolerance is not "no", and not called "matches"
+    better = claims.reflow_verdict(0.5, -1.2, -4.0)
+    assert better.startswith("yes") and "above many steps" in better and "matches" not in better
     assert claims.compute_verdict(1, 8, 1).startswith("partly")
     assert claims.compute_verdict(2, 2, 1).startswith("no")
     assert claims.control_verdict(2.0, 1.0, 0.0).startswith("yes")
@@ -329,6 +336,12 @@ def test_physical_sentence_switches_on_the_margin(smoke_results):
     )
     assert "weak test" in claims.physical_sentence(weak)
     assert "can use a good extra channel" in claims.physical_sentence(strong)
+    # the "denoised copy" reading is offered only when the supervised channel does clear the margin
+    sup = {"mean": 1.0, "sd": 0}
+    for value, reading in ((1.0, True), (-0.5, False)):
+        agg = {**weak.summary["aggregate"], "beam_sisdr/supervised": {**sup, "mean": value}}
+        sentence = claims.physical_sentence(dataclasses.replace(weak, summary={"aggregate": agg}))
+        assert ("denoised copy" in sentence) is reading and "weak test" in sentence
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):
@@ -336,3 +349,67 @@ def test_smoke_claims_read_the_measured_numbers(smoke_results):
     a = smoke_results.summary["aggregate"]
     assert f"{a['sisdr/flow']['mean']:.2f}" in rows[0].measured
     assert f"{a['beam_sisdr/real']['mean']:.2f}" in rows[2].measured
+
+
+def test_an_interrupted_training_loop_resumes_to_the_same_weights(tmp_path):
+    """The loop state stored by train_flow (weights, optimiser, schedule, generator, losses) lets a killed run
+    continue and end exactly where an uninterrupted one does (the paper preset trains for hours per seed)."""
+    from explorables.core.checkpoint import Checkpointer
+
+    cond = torch.randn(300, 3, generator=torch.Generator().manual_seed(0))
+    cond[:, 2] = 1.0
+    target = torch.stack([cond[:, 0], -cond[:, 1]], 1)
+
+    def fresh():
+        torch.manual_seed(5)
+        return VelocityNet(1, 3, d_hidden=16, n_layers=1), torch.Generator().manual_seed(1)
+
+    net, gen = fresh()
+    kw = dict(n_steps=20, batch_size=32, lr=1e-2)
+    whole = train_flow(net, target, cond, generator=gen, **kw)
+
+    class Killed(Exception):
+        pass
+
+    def kill_at(k):
+        def on_step(step):
+            if step == k:
+                raise Killed
+
+        return on_step
+
+    first, gen_a = fresh()
+    with pytest.raises(Killed):
+        train_flow(
+            first,
+            target,
+            cond,
+            generator=gen_a,
+            on_step=kill_at(11),
+            **kw,
+            checkpoint=Checkpointer(tmp_path, every_s=0.0),
+            name="seed_0/flow",
+        )
+    resumed, gen_b = fresh()
+    again = train_flow(
+        resumed, target, cond, generator=gen_b, **kw, checkpoint=Checkpointer(tmp_path, resume=True), name="seed_0/flow"
+    )
+    assert again == whole
+    for a, b in zip(net.state_dict().values(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    assert torch.equal(gen.get_state(), gen_b.get_state())  # what the next phase (reflow's pairs) draws from
+    # a finished loop is stored too: resuming it trains nothing and returns the same losses and weights
+    done, gen_c = fresh()
+    assert (
+        train_flow(
+            done,
+            target,
+            cond,
+            generator=gen_c,
+            **kw,
+            checkpoint=Checkpointer(tmp_path, resume=True),
+            name="seed_0/flow",
+        )
+        == whole
+    )
+    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), done.state_dict().values(), strict=True))
