@@ -413,3 +413,37 @@ def test_an_interrupted_training_loop_resumes_to_the_same_weights(tmp_path):
         == whole
     )
     assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), done.state_dict().values(), strict=True))
+
+
+def test_paper_speech_is_read_from_the_data_root(tmp_path):
+    """The paper preset's talkers come from clean-speech WAV files under --data-root (any layout, any rate,
+    int or float, mono or stereo), cut to the clip; an empty folder or a broken file is a clear error."""
+    from scipy.io import wavfile
+
+    rng = np.random.default_rng(0)
+    t = np.arange(16000) / 16000
+    (tmp_path / "spk1").mkdir()
+    wavfile.write(tmp_path / "spk1" / "a.wav", 16000, (0.5 * np.sin(2 * np.pi * 220 * t) * 32767).astype(np.int16))
+    stereo = np.stack([np.sin(2 * np.pi * 330 * t[:8000]), np.sin(2 * np.pi * 440 * t[:8000])], 1)
+    wavfile.write(tmp_path / "b.WAV", 8000, (0.3 * stereo).astype(np.float32))
+    files = audio.speech_corpus(str(tmp_path))
+    assert [f.rsplit("/", 1)[-1] for f in files] == ["b.WAV", "a.wav"]
+    utterances = [audio.corpus_utterance(f, FS) for f in files]
+    assert all(np.isclose(np.abs(u).max(), 0.9) for u in utterances)
+    assert utterances[1].size == pytest.approx(8000, abs=2)  # 1 s at 16 kHz resampled to 8 kHz
+    cut = audio.speech_signal(3000, FS, rng, corpus=files)
+    assert any(
+        any(np.allclose(cut, u[s : s + 3000]) for s in range(u.size - 3000 + 1)) for u in utterances
+    )  # a contiguous piece of one of the files, not espeak-ng
+    cfg = VirtualFlowConfig.preset("smoke", data_root=str(tmp_path))
+    ex = build_example(cfg, 0, "train", 0)
+    assert np.all(np.isfinite(ex.real)) and audio.source_kind(True, cfg.data_root) == "WAV files from --data-root"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="data_root"):
+        audio.speech_corpus(str(empty))
+    (empty / "broken.wav").write_bytes(b"not a wav file")
+    audio.speech_corpus.cache_clear()
+    with pytest.raises(ValueError, match="data_root"):
+        audio.corpus_utterance(audio.speech_corpus(str(empty))[0], FS)
+    assert "paper" in VirtualFlowConfig.DATA_ROOT_SCALES

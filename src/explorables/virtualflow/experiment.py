@@ -31,7 +31,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
-from .audio import SAMPLE_RATES, source_kind
+from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
     Example,
     bins_to_spec,
@@ -181,6 +181,11 @@ class VirtualFlowConfig(ExperimentConfig):
     PAPER_HARDWARE: ClassVar[str] = (
         "one GPU with >= 16 GB for the networks (hours; not timed) and many CPU cores for the room simulation"
     )
+    DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
+    DATA_DESCRIPTION: ClassVar[str] = (
+        "a folder of clean-speech WAV files for the talkers, any layout (searched recursively); optional at the "
+        "other scales (espeak-ng speaks without it)"
+    )
 
     def cross_checks(self) -> None:
         if self.fs not in SAMPLE_RATES:
@@ -235,6 +240,7 @@ def build_example(
         lead_s=cfg.lead_s,
         max_order=cfg.max_order,
         use_espeak=cfg.use_espeak,
+        corpus=speech_corpus(cfg.data_root) if cfg.data_root else (),
     )
     return make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
 
@@ -528,7 +534,7 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
         reflow=evaluations_per_sample(1, cfg.solver),
         flow=evaluations_per_sample(cfg.n_sample_steps, cfg.solver),
     )
-    out["source"] = source_kind(cfg.use_espeak)
+    out["source"] = source_kind(cfg.use_espeak, cfg.data_root)
     return out
 
 
