@@ -12,7 +12,9 @@ one batched model, then measures, with labels used only here, in the evaluation:
 * purity of concept-conditioned samples under a separately trained classifier (the mixture's
   Bayes classifier; a logistic regression on the training split for images);
 * sample quality: squared MMD of generated samples to held-out data, against the plain DDPM arm
-  and against the floor of training data itself;
+  and against the floor of training data itself; DCDM's concept weights drawn from the inferred
+  Dirichlets of random training inputs (the aggregate posterior), and, as a check, from its own
+  prior ``Dir(alpha_0)`` (generation that looks at no input);
 * interventions: held-out inputs re-generated after swapping their top concept weight with
   another concept's, scored by how often the classifier then gives the new concept's label.
 """
@@ -180,6 +182,8 @@ def evaluate(
     floor = mmd2(x_np[: len(x_test)], x_test, bandwidth)
     # generation for the quality score: concept weights from the aggregate posterior (random training inputs)
     generated = models.sample_like(data.x_train[torch.randperm(len(data.x_train))[: len(x_test)]]).cpu().numpy()
+    # and from the model's own prior, pi ~ Dir(alpha_0): generation that looks at no input (own generators)
+    from_prior = models.sample_prior(len(x_test), cfg.prior, seed=cfg.seed + 11).cpu().numpy()
     rng = np.random.default_rng(cfg.seed)
     per_member: list[dict[str, float]] = []
     t_edit = round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1))
@@ -192,6 +196,7 @@ def evaluate(
         scores["purity"], _ = usage_weighted_purity(predicted, usage)
         scores["n_used"] = int((usage >= 0.01).sum())
         scores["mmd2"] = mmd2(generated[e], x_test, bandwidth)
+        scores["mmd2_prior"] = mmd2(from_prior[e], x_test, bandwidth)
         if arm in CONCEPT_ARMS and scores["n_used"] >= 2:
             scores.update(
                 _intervention_scores(models, e, data, weights_test[e, :n_edit], usage, assign[e], classify, t_edit, rng)
