@@ -447,3 +447,15 @@ def test_paper_speech_is_read_from_the_data_root(tmp_path):
     with pytest.raises(ValueError, match="data_root"):
         audio.corpus_utterance(audio.speech_corpus(str(empty))[0], FS)
     assert "paper" in VirtualFlowConfig.DATA_ROOT_SCALES
+
+
+def test_band_sentence_follows_the_pseudo_targets_band_errors(smoke_results):
+    a = smoke_results.summary["aggregate"]
+    n = smoke_results.config.n_bands
+
+    def with_nmse(values):
+        agg = {**a, "nmse/pseudo": {"mean": values, "sd": [0.0] * n}}
+        return claims.band_sentence(dataclasses.replace(smoke_results, summary={"aggregate": agg}))
+
+    assert "error grows with frequency" in with_nmse(list(np.linspace(-5, 1, n)))
+    assert "does not grow" in with_nmse(list(np.linspace(1, -5, n)))
