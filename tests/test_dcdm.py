@@ -217,6 +217,10 @@ def test_metrics_on_hand_made_inputs():
     rng = np.random.default_rng(0)
     a, b, c = rng.normal(size=(300, 2)), rng.normal(size=(300, 2)), rng.normal(size=(300, 2)) + 2
     assert abs(mmd2(a, b, 1.0)) < 0.02 < mmd2(a, c, 1.0)
+    # the pairwise distances without the (n, m, D) broadcast agree with it (paper scale: D = 3072)
+    from explorables.dcdm.metrics import squared_distances
+
+    np.testing.assert_allclose(squared_distances(a, c), ((a[:, None] - c[None]) ** 2).sum(-1), atol=1e-9)
     with pytest.raises(ValueError, match="labels and assignment"):
         cluster_scores(np.zeros(3), np.zeros(4))
 
@@ -251,6 +255,21 @@ def test_verdicts_follow_their_criteria():
     assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001), s(0.011, 0.001)).startswith("yes")
     assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001), s(0.05, 0.001)).startswith("partly")
     assert C.quality_verdict(s(0.05, 0.001), s(0.010, 0.001), s(0.011, 0.001)).startswith("no")
+    # paired by seed: one bad member inflates the sd, but further on every seed by more than the DDPM's sd counts
+    wide = s(0.0033, 0.0032)
+    assert C.quality_verdict(s(0.0, 0.0005), s(0.001, 0.0005), wide).startswith("yes")  # unpaired: hidden
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0015, 0.0014], [0.001, 0.001, 0.001]
+    ).startswith("partly")
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0005, 0.0014], [0.001, 0.001, 0.001]
+    ).startswith("partly")  # further on most seeds, by more than the DDPM's sd on average
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0005, 0.0008], [0.001, 0.001, 0.001]
+    ).startswith("yes")  # further on one seed only: not clearly worse
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.0013, 0.0012, 0.0014], [0.001, 0.001, 0.001]
+    ).startswith("yes")  # further on every seed, but within the DDPM's own spread
     assert C.intervention_verdict(s(0.7), s(0.1)).startswith("yes")
     assert C.intervention_verdict(s(0.35), s(0.1)).startswith("partly")
     assert C.intervention_verdict(s(0.12), s(0.1)).startswith("no")

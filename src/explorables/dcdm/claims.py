@@ -96,14 +96,41 @@ def not_clearly_worse(a: Stat, b: Stat) -> bool:
     return a["mean"] <= b["mean"] + a["sd"] + b["sd"] or a["mean"] <= 1.25 * b["mean"]
 
 
-def quality_verdict(dcdm: Stat, ddpm: Stat, dcdm_prior: Stat | None = None) -> str:
+def prior_clearly_worse(prior_per_seed: list[float], ddpm_per_seed: list[float], ddpm: Stat) -> bool:
+    """Samples drawn with the model's own prior are clearly further from the data than the plain DDPM's: further
+    on most seeds (paired: the members of a seed start from the same weights) and, on average, by more than the
+    DDPM's own seed-to-seed sd. Not "both sds added" as elsewhere: one badly trained DCDM member inflates its sd
+    and would hide a gap most seeds show. (Written in review: "every seed" first, but at base seed 0 one digits
+    member's prior samples matched the DDPM's while the mean gap was still 3.6x, and the verdict flipped with
+    the base seed.)"""
+    if not prior_per_seed or len(prior_per_seed) != len(ddpm_per_seed):
+        return False
+    gaps = [p - d for p, d in zip(prior_per_seed, ddpm_per_seed, strict=True)]
+    return sum(g > 0 for g in gaps) > len(gaps) / 2 and sum(gaps) / len(gaps) > ddpm["sd"]
+
+
+def quality_verdict(
+    dcdm: Stat,
+    ddpm: Stat,
+    dcdm_prior: Stat | None = None,
+    prior_per_seed: list[float] | None = None,
+    ddpm_per_seed: list[float] | None = None,
+) -> str:
     """Squared MMD of samples to held-out data, DCDM against the plain DDPM with the same denoiser.
     ``dcdm`` takes its concept weights from the inferred Dirichlets of random training inputs (the aggregate
     posterior); ``dcdm_prior``, when given, from the model's own prior ``Dir(alpha_0)`` (no input looked at).
-    Yes: not clearly worse (DCDM mean <= DDPM mean + both sds, or <= 1.25x the DDPM's), with both kinds of weights.
-    Partly: not clearly worse with the aggregate posterior only, or within 2x the DDPM's. No: worse than that."""
+    Yes: not clearly worse (DCDM mean <= DDPM mean + both sds, or <= 1.25x the DDPM's) with the aggregate
+    posterior, and with the prior not clearly worse either (per seed when ``prior_per_seed`` and ``ddpm_per_seed``
+    are given, :func:`prior_clearly_worse`; else as for the posterior). Partly: not clearly worse with the
+    aggregate posterior only, or within 2x the DDPM's. No: worse than that."""
     if not_clearly_worse(dcdm, ddpm):
-        if dcdm_prior is None or not_clearly_worse(dcdm_prior, ddpm):
+        if dcdm_prior is None:
+            prior_ok = True
+        elif prior_per_seed is not None and ddpm_per_seed is not None:
+            prior_ok = not prior_clearly_worse(prior_per_seed, ddpm_per_seed, ddpm)
+        else:
+            prior_ok = not_clearly_worse(dcdm_prior, ddpm)
+        if prior_ok:
             return "yes: samples not clearly further from the data than the plain DDPM's"
         return (
             "partly: not clearly further than the plain DDPM's with concept weights inferred from training inputs, "
@@ -129,6 +156,14 @@ def intervention_verdict(hit: Stat, base: Stat, good: float = 0.5) -> str:
 
 def _part(results: DCDMResults, part: str) -> dict:
     return results.summary[part]
+
+
+def _quality(arms: dict) -> str:
+    """:func:`quality_verdict` on one dataset's arms (the prior check paired by seed where the run stored it)."""
+    d, p = arms["dcdm"], arms["ddpm"]
+    return quality_verdict(
+        d["mmd2"], p["mmd2"], d.get("mmd2_prior"), d.get("mmd2_prior_per_seed"), p.get("mmd2_per_seed")
+    )
 
 
 def claims(results: DCDMResults) -> list[Claim]:
@@ -179,7 +214,7 @@ def claims(results: DCDMResults) -> list[Claim]:
                 f"DCDM {pm(a['dcdm']['mmd2'], 4)}"
                 + (f" (weights from its prior: {pm(a['dcdm']['mmd2_prior'], 4)})" if "mmd2_prior" in a["dcdm"] else "")
                 + f"; DDPM {pm(a['ddpm']['mmd2'], 4)}; data floor {s['mmd2_floor']:.4f}",
-                quality_verdict(a["dcdm"]["mmd2"], a["ddpm"]["mmd2"], a["dcdm"].get("mmd2_prior")),
+                _quality(a),
             )
         )
         hit, base = a["dcdm"].get("intervention_hit"), a["dcdm"].get("intervention_base")
@@ -231,8 +266,7 @@ def quality_sentence(results: DCDMResults) -> str:
     for part, name in PART_NAMES.items():
         a = _part(results, part)["arms"]
         posterior = not_clearly_worse(a["dcdm"]["mmd2"], a["ddpm"]["mmd2"])
-        prior = a["dcdm"].get("mmd2_prior")
-        words.append((name, posterior, prior is None or not_clearly_worse(prior, a["ddpm"]["mmd2"])))
+        words.append((name, posterior, not posterior or _quality(a).startswith("yes")))
     if all(post and prior for _, post, prior in words):
         return (
             "On both datasets DCDM's samples are not clearly further from the data than the plain DDPM's "
