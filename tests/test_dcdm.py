@@ -19,7 +19,7 @@ from explorables.dcdm import dcdm as M
 from explorables.dcdm import experiment as X
 from explorables.dcdm.metrics import cluster_scores, majority_labels, mmd2, usage_weighted_purity
 from explorables.dcdm.networks import Ensemble, MLPDenoiser, MLPEncoder, UNet
-from explorables.dcdm.training import ARMS, ConceptModels, TrainSettings, train_concept_models
+from explorables.dcdm.training import ARMS, ConceptModels, TrainSettings, generator_noise, train_concept_models
 
 
 def test_forward_process_has_the_stated_mean_and_variance():
@@ -217,6 +217,10 @@ def test_metrics_on_hand_made_inputs():
     rng = np.random.default_rng(0)
     a, b, c = rng.normal(size=(300, 2)), rng.normal(size=(300, 2)), rng.normal(size=(300, 2)) + 2
     assert abs(mmd2(a, b, 1.0)) < 0.02 < mmd2(a, c, 1.0)
+    # the pairwise distances without the (n, m, D) broadcast agree with it (paper scale: D = 3072)
+    from explorables.dcdm.metrics import squared_distances
+
+    np.testing.assert_allclose(squared_distances(a, c), ((a[:, None] - c[None]) ** 2).sum(-1), atol=1e-9)
     with pytest.raises(ValueError, match="labels and assignment"):
         cluster_scores(np.zeros(3), np.zeros(4))
 
@@ -247,6 +251,25 @@ def test_verdicts_follow_their_criteria():
     assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001)).startswith("yes")
     assert C.quality_verdict(s(0.018, 0.001), s(0.010, 0.001)).startswith("partly")
     assert C.quality_verdict(s(0.05, 0.001), s(0.010, 0.001)).startswith("no")
+    # generation from the model's own prior is checked too: only the aggregate posterior passing is "partly"
+    assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001), s(0.011, 0.001)).startswith("yes")
+    assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001), s(0.05, 0.001)).startswith("partly")
+    assert C.quality_verdict(s(0.05, 0.001), s(0.010, 0.001), s(0.011, 0.001)).startswith("no")
+    # paired by seed: one bad member inflates the sd, but further on every seed by more than the DDPM's sd counts
+    wide = s(0.0033, 0.0032)
+    assert C.quality_verdict(s(0.0, 0.0005), s(0.001, 0.0005), wide).startswith("yes")  # unpaired: hidden
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0015, 0.0014], [0.001, 0.001, 0.001]
+    ).startswith("partly")
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0005, 0.0014], [0.001, 0.001, 0.001]
+    ).startswith("partly")  # further on most seeds, by more than the DDPM's sd on average
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0005, 0.0008], [0.001, 0.001, 0.001]
+    ).startswith("yes")  # further on one seed only: not clearly worse
+    assert C.quality_verdict(
+        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.0013, 0.0012, 0.0014], [0.001, 0.001, 0.001]
+    ).startswith("yes")  # further on every seed, but within the DDPM's own spread
     assert C.intervention_verdict(s(0.7), s(0.1)).startswith("yes")
     assert C.intervention_verdict(s(0.35), s(0.1)).startswith("partly")
     assert C.intervention_verdict(s(0.12), s(0.1)).startswith("no")
@@ -321,6 +344,11 @@ def test_sentences_follow_the_verdicts():
     assert "clearly further" in C.quality_sentence(worse)
     assert C.ablation_sentence(good).startswith("DCDM's concepts track the labels clearly better")
     assert len(C.claims(good)) == 8  # no intervention rows without intervention scores
+    prior_worse = _fake_results(0.75, 0.76, 0.1, 0.1)
+    for part in ("mixture", "images"):
+        prior_worse.summary[part]["arms"]["dcdm"]["mmd2_prior"] = {"mean": 0.5, "sd": 0.01}
+    assert "only when their concept weights are inferred from training inputs" in C.quality_sentence(prior_worse)
+    assert any(r.verdict.startswith("partly") and "own prior" in r.verdict for r in C.claims(prior_worse))
     as_pure = _fake_results(0.75, 0.76, 0.1, 0.1, purity_fixed=0.8)
     assert "Fixed random centres give samples as pure" in C.prototype_sentence(as_pure)
     assert "not that learning the centres made them so" in C.prototype_sentence(as_pure)
@@ -352,3 +380,26 @@ def test_the_control_is_the_encoder_the_trained_models_started_from():
         on_snapshot=at_start,
     )
     assert np.array_equal(control, seen[0])
+
+
+def test_samples_from_the_prior_look_at_no_input_and_leave_the_global_generator_alone():
+    """Generation from the model's own Dir(alpha_0) (the sample-quality check): seeded, the global random state
+    untouched, one sample per member; the plain DDPM arm (centres at 0) samples with m = 0."""
+    data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
+    models = train_concept_models(
+        data.x_train,
+        TrainSettings(4, 3, 10, 16, 1e-3, 0.003, 0.3),
+        lambda: MLPEncoder(2, 4, 16, 2),
+        lambda: MLPDenoiser(2, 10, 16, 1),
+        seeds=(0, 1),
+        arms=("dcdm", "ddpm"),
+    )
+    state = torch.get_rng_state()
+    a = models.sample_prior(7, 0.3, seed=3)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert a.shape == (4, 7, 2) and torch.isfinite(a).all()
+    assert torch.equal(a, models.sample_prior(7, 0.3, seed=3))
+    assert not torch.equal(a, models.sample_prior(7, 0.3, seed=4))
+    ddpm = models.index("ddpm", 0)
+    zero = M.reverse_process(models.denoiser, models.schedule, torch.zeros(4, 7, 2), noise=generator_noise(3))[ddpm]
+    assert torch.allclose(a[ddpm], zero, atol=1e-6)

@@ -304,9 +304,16 @@ def test_verdicts_on_constructed_numbers():
     assert claims.beamforming_verdict(7.5, 8.0, 6.0).startswith("partly")
     assert claims.beamforming_verdict(6.2, 6.0, 6.0).startswith("partly")
     assert claims.beamforming_verdict(5.0, 7.0, 6.0).startswith("no")
+    # the physical-mic control qualifies the verdict (same word) when even a real extra mic does not help
+    assert "weak test" in claims.beamforming_verdict(5.0, 7.0, 6.0, physical=6.1)
+    assert "weak test" not in claims.beamforming_verdict(5.0, 7.0, 6.0, physical=7.5)
+    assert claims.beamforming_verdict(8.0, 7.0, 6.0, physical=6.1).startswith("yes")
     assert claims.reflow_verdict(-1.0, -1.2, -4.0).startswith("yes")
     assert claims.reflow_verdict(-1.0, -1.2, -1.5).startswith("partly")
     assert claims.reflow_verdict(-3.0, -1.2, -4.0).startswith("no")
+    # reflow above the base flow's many steps by more than the tolerance is not "no", and not called "matches"
+    better = claims.reflow_verdict(0.5, -1.2, -4.0)
+    assert better.startswith("yes") and "above many steps" in better and "matches" not in better
     assert claims.compute_verdict(1, 8, 1).startswith("partly")
     assert claims.compute_verdict(2, 2, 1).startswith("no")
     assert claims.control_verdict(2.0, 1.0, 0.0).startswith("yes")
@@ -329,6 +336,12 @@ def test_physical_sentence_switches_on_the_margin(smoke_results):
     )
     assert "weak test" in claims.physical_sentence(weak)
     assert "can use a good extra channel" in claims.physical_sentence(strong)
+    # the "denoised copy" reading is offered only when the supervised channel does clear the margin
+    sup = {"mean": 1.0, "sd": 0}
+    for value, reading in ((1.0, True), (-0.5, False)):
+        agg = {**weak.summary["aggregate"], "beam_sisdr/supervised": {**sup, "mean": value}}
+        sentence = claims.physical_sentence(dataclasses.replace(weak, summary={"aggregate": agg}))
+        assert ("denoised copy" in sentence) is reading and "weak test" in sentence
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):
@@ -336,3 +349,113 @@ def test_smoke_claims_read_the_measured_numbers(smoke_results):
     a = smoke_results.summary["aggregate"]
     assert f"{a['sisdr/flow']['mean']:.2f}" in rows[0].measured
     assert f"{a['beam_sisdr/real']['mean']:.2f}" in rows[2].measured
+
+
+def test_an_interrupted_training_loop_resumes_to_the_same_weights(tmp_path):
+    """The loop state stored by train_flow (weights, optimiser, schedule, generator, losses) lets a killed run
+    continue and end exactly where an uninterrupted one does (the paper preset trains for hours per seed)."""
+    from explorables.core.checkpoint import Checkpointer
+
+    cond = torch.randn(300, 3, generator=torch.Generator().manual_seed(0))
+    cond[:, 2] = 1.0
+    target = torch.stack([cond[:, 0], -cond[:, 1]], 1)
+
+    def fresh():
+        torch.manual_seed(5)
+        return VelocityNet(1, 3, d_hidden=16, n_layers=1), torch.Generator().manual_seed(1)
+
+    net, gen = fresh()
+    kw = dict(n_steps=20, batch_size=32, lr=1e-2)
+    whole = train_flow(net, target, cond, generator=gen, **kw)
+
+    class Killed(Exception):
+        pass
+
+    def kill_at(k):
+        def on_step(step):
+            if step == k:
+                raise Killed
+
+        return on_step
+
+    first, gen_a = fresh()
+    with pytest.raises(Killed):
+        train_flow(
+            first,
+            target,
+            cond,
+            generator=gen_a,
+            on_step=kill_at(11),
+            **kw,
+            checkpoint=Checkpointer(tmp_path, every_s=0.0),
+            name="seed_0/flow",
+        )
+    resumed, gen_b = fresh()
+    again = train_flow(
+        resumed, target, cond, generator=gen_b, **kw, checkpoint=Checkpointer(tmp_path, resume=True), name="seed_0/flow"
+    )
+    assert again == whole
+    for a, b in zip(net.state_dict().values(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    assert torch.equal(gen.get_state(), gen_b.get_state())  # what the next phase (reflow's pairs) draws from
+    # a finished loop is stored too: resuming it trains nothing and returns the same losses and weights
+    done, gen_c = fresh()
+    assert (
+        train_flow(
+            done,
+            target,
+            cond,
+            generator=gen_c,
+            **kw,
+            checkpoint=Checkpointer(tmp_path, resume=True),
+            name="seed_0/flow",
+        )
+        == whole
+    )
+    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), done.state_dict().values(), strict=True))
+
+
+def test_paper_speech_is_read_from_the_data_root(tmp_path):
+    """The paper preset's talkers come from clean-speech WAV files under --data-root (any layout, any rate,
+    int or float, mono or stereo), cut to the clip; an empty folder or a broken file is a clear error."""
+    from scipy.io import wavfile
+
+    rng = np.random.default_rng(0)
+    t = np.arange(16000) / 16000
+    (tmp_path / "spk1").mkdir()
+    wavfile.write(tmp_path / "spk1" / "a.wav", 16000, (0.5 * np.sin(2 * np.pi * 220 * t) * 32767).astype(np.int16))
+    stereo = np.stack([np.sin(2 * np.pi * 330 * t[:8000]), np.sin(2 * np.pi * 440 * t[:8000])], 1)
+    wavfile.write(tmp_path / "b.WAV", 8000, (0.3 * stereo).astype(np.float32))
+    files = audio.speech_corpus(str(tmp_path))
+    assert [f.rsplit("/", 1)[-1] for f in files] == ["b.WAV", "a.wav"]
+    utterances = [audio.corpus_utterance(f, FS) for f in files]
+    assert all(np.isclose(np.abs(u).max(), 0.9) for u in utterances)
+    assert utterances[1].size == pytest.approx(8000, abs=2)  # 1 s at 16 kHz resampled to 8 kHz
+    cut = audio.speech_signal(3000, FS, rng, corpus=files)
+    assert any(
+        any(np.allclose(cut, u[s : s + 3000]) for s in range(u.size - 3000 + 1)) for u in utterances
+    )  # a contiguous piece of one of the files, not espeak-ng
+    cfg = VirtualFlowConfig.preset("smoke", data_root=str(tmp_path))
+    ex = build_example(cfg, 0, "train", 0)
+    assert np.all(np.isfinite(ex.real)) and audio.source_kind(True, cfg.data_root) == "WAV files from --data-root"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="data_root"):
+        audio.speech_corpus(str(empty))
+    (empty / "broken.wav").write_bytes(b"not a wav file")
+    audio.speech_corpus.cache_clear()
+    with pytest.raises(ValueError, match="data_root"):
+        audio.corpus_utterance(audio.speech_corpus(str(empty))[0], FS)
+    assert "paper" in VirtualFlowConfig.DATA_ROOT_SCALES
+
+
+def test_band_sentence_follows_the_pseudo_targets_band_errors(smoke_results):
+    a = smoke_results.summary["aggregate"]
+    n = smoke_results.config.n_bands
+
+    def with_nmse(values):
+        agg = {**a, "nmse/pseudo": {"mean": values, "sd": [0.0] * n}}
+        return claims.band_sentence(dataclasses.replace(smoke_results, summary={"aggregate": agg}))
+
+    assert "error grows with frequency" in with_nmse(list(np.linspace(-5, 1, n)))
+    assert "does not grow" in with_nmse(list(np.linspace(1, -5, n)))

@@ -12,7 +12,9 @@ one batched model, then measures, with labels used only here, in the evaluation:
 * purity of concept-conditioned samples under a separately trained classifier (the mixture's
   Bayes classifier; a logistic regression on the training split for images);
 * sample quality: squared MMD of generated samples to held-out data, against the plain DDPM arm
-  and against the floor of training data itself;
+  and against the floor of training data itself; DCDM's concept weights drawn from the inferred
+  Dirichlets of random training inputs (the aggregate posterior), and, as a check, from its own
+  prior ``Dir(alpha_0)`` (generation that looks at no input);
 * interventions: held-out inputs re-generated after swapping their top concept weight with
   another concept's, scored by how often the classifier then gives the new concept's label.
 """
@@ -180,6 +182,9 @@ def evaluate(
     floor = mmd2(x_np[: len(x_test)], x_test, bandwidth)
     # generation for the quality score: concept weights from the aggregate posterior (random training inputs)
     generated = models.sample_like(data.x_train[torch.randperm(len(data.x_train))[: len(x_test)]]).cpu().numpy()
+    # and from the model's own prior, pi ~ Dir(alpha_0): generation that looks at no input (own generators);
+    # 4x as many samples, so the estimator's own noise does not decide the verdict
+    from_prior = models.sample_prior(4 * len(x_test), cfg.prior, seed=cfg.seed + 11).cpu().numpy()
     rng = np.random.default_rng(cfg.seed)
     per_member: list[dict[str, float]] = []
     t_edit = round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1))
@@ -192,6 +197,7 @@ def evaluate(
         scores["purity"], _ = usage_weighted_purity(predicted, usage)
         scores["n_used"] = int((usage >= 0.01).sum())
         scores["mmd2"] = mmd2(generated[e], x_test, bandwidth)
+        scores["mmd2_prior"] = mmd2(from_prior[e], x_test, bandwidth)
         if arm in CONCEPT_ARMS and scores["n_used"] >= 2:
             scores.update(
                 _intervention_scores(models, e, data, weights_test[e, :n_edit], usage, assign[e], classify, t_edit, rng)
@@ -203,7 +209,8 @@ def evaluate(
         summary["arms"][arm] = {
             key: mean_sd([r[key] for r in rows if key in r]) for key in rows[0] if all(key in r for r in rows)
         }
-        summary["arms"][arm]["nmi_per_seed"] = [r["nmi"] for r in rows]
+        for key in ("nmi", "mmd2", "mmd2_prior"):
+            summary["arms"][arm][f"{key}_per_seed"] = [r[key] for r in rows]
     km = [
         cluster_scores(data.y_train, kmeans_assign(x_np, n_concepts, models.seeds[i] + 7919 * cfg.seed)[0])
         for i in range(len(models.seeds))

@@ -103,6 +103,17 @@ class ConceptModels:
         m = M.concept_weights(h, self.softmax_mask()) @ self.centres
         return M.reverse_process(self.denoiser, self.schedule, m)
 
+    @torch.no_grad()
+    def sample_prior(self, n: int, prior: float, seed: int) -> torch.Tensor:
+        """``n`` samples for every member from the model's own prior, ``(E, n, D)``: ``pi ~ Dir(prior)``
+        (symmetric), ``m = pi C``, then the reverse process; no input is looked at. The draws come from
+        their own generators (seeded by ``seed``), so torch's global random state is left alone."""
+        n_concepts = self.centres.shape[1]
+        pi = np.random.default_rng(seed).dirichlet(np.full(n_concepts, float(prior)), size=(self.n_members, n))
+        pi = torch.as_tensor(pi, dtype=self.centres.dtype, device=self.centres.device)
+        device = self.centres.device
+        return M.reverse_process(self.denoiser, self.schedule, pi @ self.centres, noise=generator_noise(seed, device))
+
 
 def member_seed(base_seed: int, seed: int) -> int:
     """The initialisation seed of the members trained from ``seed`` in a run with base seed ``base_seed``."""

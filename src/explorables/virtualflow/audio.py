@@ -112,23 +112,69 @@ def harmonic_source(n_samples: int, fs: int, rng: np.random.Generator) -> np.nda
     return out / (np.abs(out).max() + 1e-12) * 0.9
 
 
-def speech_signal(n_samples: int, fs: int, rng: np.random.Generator, *, use_espeak: bool = True) -> np.ndarray:
-    """One source signal of ``n_samples``: a random espeak-ng sentence (random pitch), cut or padded
-    to length, or the harmonic fallback when ``use_espeak`` is false or espeak-ng is missing."""
+@functools.lru_cache(maxsize=8)
+def speech_corpus(root: str) -> tuple[str, ...]:
+    """The clean-speech WAV files under the folder ``root`` (searched recursively, sorted): the paper
+    preset's talkers, read from ``--data-root`` (never downloaded). ``ValueError`` when there are none."""
+    folder = Path(root)
+    if not folder.is_dir():
+        raise ValueError(f"data_root must be a folder of clean-speech WAV files, got {root!r}")
+    files = tuple(sorted(str(f) for f in folder.rglob("*") if f.suffix.lower() == ".wav" and f.is_file()))
+    if not files:
+        raise ValueError(f"data_root {root!r} holds no .wav files (clean speech, any layout, searched recursively)")
+    return files
+
+
+@functools.lru_cache(maxsize=256)
+def corpus_utterance(path: str, fs: int) -> np.ndarray:
+    """One WAV file of the corpus as float, mono (channels averaged), resampled to ``fs``, leading and
+    trailing silence trimmed, peak-normalised to 0.9."""
     fs = check_sample_rate(fs)
+    try:
+        rate, data = wavfile.read(path)
+    except (ValueError, OSError) as err:
+        raise ValueError(f"could not read the WAV file {path!r} of data_root: {err}") from None
+    x = np.asarray(data)
+    if np.issubdtype(x.dtype, np.integer):
+        x = x / float(np.iinfo(x.dtype).max)
+    x = x.astype(np.float64)
+    if x.ndim == 2:
+        x = x.mean(1)
+    if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)):
+        raise ValueError(f"the WAV file {path!r} of data_root must hold finite, non-empty audio")
+    g = math.gcd(int(rate), fs)
+    x = _trim_silence(resample_poly(x, fs // g, int(rate) // g))
+    return x / (np.abs(x).max() + 1e-12) * 0.9
+
+
+def _cut(x: np.ndarray, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    if x.size >= n_samples:
+        start = int(rng.integers(0, x.size - n_samples + 1))
+        return x[start : start + n_samples].copy()
+    return np.pad(x, (0, n_samples - x.size))
+
+
+def speech_signal(
+    n_samples: int, fs: int, rng: np.random.Generator, *, use_espeak: bool = True, corpus: tuple[str, ...] = ()
+) -> np.ndarray:
+    """One source signal of ``n_samples``: a random file of ``corpus`` (WAV paths, from :func:`speech_corpus`)
+    when given, else a random espeak-ng sentence (random pitch), cut or padded to length, or the harmonic
+    fallback when ``use_espeak`` is false or espeak-ng is missing."""
+    fs = check_sample_rate(fs)
+    if corpus:
+        return _cut(corpus_utterance(corpus[int(rng.integers(len(corpus)))], fs), n_samples, rng)
     if use_espeak and espeak_path() is not None:
         text = SENTENCES[int(rng.integers(len(SENTENCES)))]
         pitch = PITCHES[int(rng.integers(len(PITCHES)))]
-        x = espeak_utterance(text, fs, pitch)
-        if x.size >= n_samples:
-            start = int(rng.integers(0, x.size - n_samples + 1))
-            return x[start : start + n_samples].copy()
-        return np.pad(x, (0, n_samples - x.size))
+        return _cut(espeak_utterance(text, fs, pitch), n_samples, rng)
     return harmonic_source(n_samples, fs, rng)
 
 
-def source_kind(use_espeak: bool = True) -> str:
-    """Which source :func:`speech_signal` uses here: ``"espeak-ng"`` or ``"harmonic"``."""
+def source_kind(use_espeak: bool = True, data_root: str = "") -> str:
+    """Which source :func:`speech_signal` uses here: WAV files from ``data_root``, ``"espeak-ng"`` or
+    ``"harmonic"``."""
+    if data_root:
+        return "WAV files from --data-root"
     return "espeak-ng" if use_espeak and espeak_path() is not None else "harmonic"
 
 

@@ -66,33 +66,47 @@ def magnitude_verdict(
     )
 
 
-def beamforming_verdict(reflow: float, supervised: float, real: float, margin: float = BEAM_MARGIN) -> str:
+def beamforming_verdict(
+    reflow: float, supervised: float, real: float, physical: float | None = None, margin: float = BEAM_MARGIN
+) -> str:
     """MVDR output SI-SDR (dB). yes: adding the reflowed Virtual-Flow channel beats adding the supervised one and
-    the real mics alone by ``margin``; partly: one of the two; no: neither."""
+    the real mics alone by ``margin``; partly: one of the two; no: neither. When ``physical`` (the output with a
+    physical mic at the virtual position) is given and even that adds less than ``margin``, the verdict says that
+    this beamformer cannot show a virtual channel's value (the verdict word is unchanged)."""
     beats_sup, beats_real = reflow >= supervised, reflow >= real + margin
     if beats_sup and beats_real:
-        return f"yes: above the supervised VM and ≥ {margin:g} dB above the real mics alone"
-    if beats_sup:
-        return f"partly: not below the supervised VM, but < {margin:g} dB above the real mics alone"
-    if beats_real:
-        return f"partly: ≥ {margin:g} dB above the real mics alone, but below the supervised VM"
-    return (
-        f"no: {reflow - real:+.2f} dB over the real mics alone, {reflow - supervised:+.2f} dB against the supervised VM"
-    )
+        verdict = f"yes: above the supervised VM and ≥ {margin:g} dB above the real mics alone"
+    elif beats_sup:
+        verdict = f"partly: not below the supervised VM, but < {margin:g} dB above the real mics alone"
+    elif beats_real:
+        verdict = f"partly: ≥ {margin:g} dB above the real mics alone, but below the supervised VM"
+    else:
+        verdict = (
+            f"no: {reflow - real:+.2f} dB over the real mics alone, {reflow - supervised:+.2f} dB against the "
+            "supervised VM"
+        )
+    if physical is not None and physical < real + margin:
+        verdict += f"; a weak test here: even a physical mic at the virtual position adds {physical - real:+.2f} dB"
+    return verdict
 
 
 def reflow_verdict(
     reflow_one: float, base_many: float, base_one: float, tol: float = REFLOW_TOL, gap: float = STEP_GAP
 ) -> str:
-    """SI-SDR (dB) against the truth. yes: reflow at one step is within ``tol`` of the base flow at many steps,
-    and the base flow at one step is more than ``gap`` worse; partly: reflow matches but the base flow's one step
-    is already close (reflow is not needed here); no: reflow at one step is not within ``tol``."""
-    if abs(reflow_one - base_many) > tol and reflow_one < base_many:
+    """SI-SDR (dB) against the truth. yes: reflow at one step is within ``tol`` of the base flow at many steps (or
+    above it), and the base flow at one step is more than ``gap`` worse; partly: reflow matches but the base flow's
+    one step is already close (reflow is not needed here); no: reflow at one step is more than ``tol`` below."""
+    if reflow_one < base_many - tol:
         return f"no: reflow's one step is {reflow_one - base_many:+.2f} dB from the base flow's many steps"
+    matches = (
+        "matches many steps"
+        if reflow_one <= base_many + tol
+        else f"is {reflow_one - base_many:+.2f} dB above many steps"
+    )
     if base_one < base_many - gap:
-        return f"yes: reflow's one step matches many steps; the base flow's one step is {base_one - base_many:+.2f} dB"
+        return f"yes: reflow's one step {matches}; the base flow's one step is {base_one - base_many:+.2f} dB"
     return (
-        f"partly: reflow's one step matches many steps, but so does the base flow's one step "
+        f"partly: reflow's one step {matches}, but the base flow's one step is already close "
         f"({base_one - base_many:+.2f} dB): the learned flow is already nearly straight"
     )
 
@@ -173,7 +187,9 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             "plus one VM channel; output SI-SDR against the talker's image at mic 0",
             f"real only {_pm(beam['real'])} dB; + reflow VM {_pm(beam['reflow'])}; + supervised VM "
             f"{_pm(beam['supervised'])}; + a physical mic {_pm(beam['physical'])}",
-            beamforming_verdict(beam["reflow"]["mean"], beam["supervised"]["mean"], beam["real"]["mean"]),
+            beamforming_verdict(
+                beam["reflow"]["mean"], beam["supervised"]["mean"], beam["real"]["mean"], beam["physical"]["mean"]
+            ),
         ),
         Claim(
             "Reflow distillation gives one-step sampling",
@@ -253,14 +269,18 @@ def physical_sentence(results: VirtualFlowResults, margin: float = BEAM_MARGIN) 
     gain = a["beam_sisdr/physical"]["mean"] - a["beam_sisdr/real"]["mean"]
     sup = a["beam_sisdr/supervised"]["mean"] - a["beam_sisdr/real"]["mean"]
     if gain < margin:
-        return (
+        weak = (
             f"A physical microphone at the virtual position changes the MVDR output by only {gain:+.2f} dB here "
             f"(below the {margin:g} dB that counts as help): with a short noise-only lead to estimate the noise "
             "covariance and a reverberant interferer, even real extra data barely helps our beamformer, so the "
-            "downstream comparison is a weak test at this scale. The supervised channel's "
-            f"{sup:+.2f} dB is then more likely a denoised copy of the talker (it was trained on the clean signal) "
-            "than extra spatial information."
+            "downstream comparison is a weak test at this scale."
         )
+        if sup >= margin:
+            return (
+                f"{weak} The supervised channel's {sup:+.2f} dB is then more likely a denoised copy of the talker "
+                "(it was trained on the clean signal) than extra spatial information."
+            )
+        return f"{weak} The supervised channel does not clear the margin either ({sup:+.2f} dB)."
     return (
         f"A physical microphone at the virtual position adds {gain:+.2f} dB to the MVDR output: the beamformer can "
         f"use a good extra channel, and the virtual channels are measured against that (supervised {sup:+.2f} dB)."

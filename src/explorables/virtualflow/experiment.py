@@ -31,7 +31,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
-from .audio import SAMPLE_RATES, source_kind
+from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
     Example,
     bins_to_spec,
@@ -181,6 +181,11 @@ class VirtualFlowConfig(ExperimentConfig):
     PAPER_HARDWARE: ClassVar[str] = (
         "one GPU with >= 16 GB for the networks (hours; not timed) and many CPU cores for the room simulation"
     )
+    DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
+    DATA_DESCRIPTION: ClassVar[str] = (
+        "a folder of clean-speech WAV files for the talkers, any layout (searched recursively); optional at the "
+        "other scales (espeak-ng speaks without it)"
+    )
 
     def cross_checks(self) -> None:
         if self.fs not in SAMPLE_RATES:
@@ -235,6 +240,7 @@ def build_example(
         lead_s=cfg.lead_s,
         max_order=cfg.max_order,
         use_espeak=cfg.use_espeak,
+        corpus=speech_corpus(cfg.data_root) if cfg.data_root else (),
     )
     return make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
 
@@ -269,9 +275,17 @@ class Models:
 
 
 def train_models(
-    cfg: VirtualFlowConfig, train: list[Example], seed: int, device: torch.device, progress: bool = False
+    cfg: VirtualFlowConfig,
+    train: list[Example],
+    seed: int,
+    device: torch.device,
+    progress: bool = False,
+    checkpoint: Checkpointer | None = None,
 ) -> Models:
-    """Virtual-Flow (pseudo-targets only), its reflow, the supervised reference and the control."""
+    """Virtual-Flow (pseudo-targets only), its reflow, the supervised reference and the control.
+
+    With a ``checkpoint``, each training loop stores its state under ``seed_<seed>/<network>``, so a
+    resumed run continues inside the seed's training and ends with the same weights."""
     torch.manual_seed(cfg.seed * 7919 + seed)
     gen = torch.Generator().manual_seed(cfg.seed * 7919 + seed)
     pseudo_x, cond = unsupervised_data(train, device)
@@ -288,8 +302,17 @@ def train_models(
     }
     before = {m: fixed_loss(net, x, c, n=20_000, seed=seed) for m, (net, x, c) in probes.items()}
     bar = tqdm(total=cfg.n_train_steps, desc=f"seed {seed}: Virtual-Flow", disable=not progress)
+    ckpt = dict(checkpoint=checkpoint)
     flow_loss = train_flow(
-        flow, pseudo_x, cond, generator=gen, on_step=lambda _k: bar.update(), n_steps=cfg.n_train_steps, **kw
+        flow,
+        pseudo_x,
+        cond,
+        generator=gen,
+        on_step=lambda _k: bar.update(),
+        n_steps=cfg.n_train_steps,
+        name=f"seed_{seed}/flow",
+        **ckpt,
+        **kw,
     )
     bar.close()
     # reflow, eq. (vf-reflow): couplings (x0, ODE(x0)) from the base model, retrained from its weights
@@ -305,9 +328,16 @@ def train_models(
         n_steps=cfg.n_reflow_steps,
         batch_size=cfg.batch_size,
         lr=cfg.lr / 2,
+        name=f"seed_{seed}/reflow",
+        **ckpt,
     )
-    control_loss = train_regression(control, pseudo_x, cond, generator=gen, n_steps=cfg.n_regression_steps, **kw)
-    sup_loss = train_regression(supervised, truth_x, cond_s, generator=gen, n_steps=cfg.n_regression_steps, **kw)
+    n_reg = cfg.n_regression_steps
+    control_loss = train_regression(
+        control, pseudo_x, cond, generator=gen, n_steps=n_reg, name=f"seed_{seed}/control", **ckpt, **kw
+    )
+    sup_loss = train_regression(
+        supervised, truth_x, cond_s, generator=gen, n_steps=n_reg, name=f"seed_{seed}/supervised", **ckpt, **kw
+    )
     losses = {"flow": flow_loss, "reflow": reflow_loss, "control": control_loss, "supervised": sup_loss}
     after = {m: fixed_loss(net, x, c, n=20_000, seed=seed) for m, (net, x, c) in probes.items()}
     return Models(flow, reflow, supervised, control, losses, before, after)
@@ -452,12 +482,14 @@ def explorable_frames(cfg: VirtualFlowConfig, models: Models, seed: int, device:
     return out
 
 
-def _seed_part(cfg: VirtualFlowConfig, k: int, seed: int, progress: bool) -> tuple[dict, dict]:
+def _seed_part(
+    cfg: VirtualFlowConfig, k: int, seed: int, progress: bool, checkpoint: Checkpointer | None = None
+) -> tuple[dict, dict]:
     device = resolve_device(cfg.device)
     train = [build_example(cfg, seed, "train", i) for i in range(cfg.n_train_scenes)]
     test = [build_example(cfg, seed, "test", i) for i in range(cfg.n_test_scenes)]
     start = time.perf_counter()
-    models = train_models(cfg, train, seed, device, progress)
+    models = train_models(cfg, train, seed, device, progress, checkpoint)
     train_seconds = time.perf_counter() - start
     summary, audio = evaluate_seed(cfg, models, test, device, seed)
     summary["train_seconds"] = train_seconds
@@ -502,7 +534,7 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
         reflow=evaluations_per_sample(1, cfg.solver),
         flow=evaluations_per_sample(cfg.n_sample_steps, cfg.solver),
     )
-    out["source"] = source_kind(cfg.use_espeak)
+    out["source"] = source_kind(cfg.use_espeak, cfg.data_root)
     return out
 
 
@@ -511,7 +543,9 @@ def run(
 ) -> VirtualFlowResults:
     """Simulate, train and evaluate every seed (one checkpointed part each), then aggregate over seeds."""
     cfg, checkpoint = start_run(VirtualFlowConfig, config, checkpoint)
-    parts = {f"seed_{s}": (lambda k=k, s=s: _seed_part(cfg, k, s, progress)) for k, s in enumerate(cfg.seeds)}
+    parts = {
+        f"seed_{s}": (lambda k=k, s=s: _seed_part(cfg, k, s, progress, checkpoint)) for k, s in enumerate(cfg.seeds)
+    }
     summary, curves = run_parts_timed(checkpoint, parts, progress)
     summary["aggregate"] = aggregate(cfg, [summary[f"seed_{s}"] for s in cfg.seeds])
     return VirtualFlowResults(cfg, summary, curves)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from ..core.checkpoint import Checkpointer
 from ..core.validation import check_choice, check_int, check_positive
 
 SOLVERS: tuple[str, ...] = ("euler", "heun")
@@ -125,10 +126,16 @@ def train_flow(
     generator: torch.Generator,
     x0: torch.Tensor | None = None,
     on_step: Callable[[int], None] | None = None,
+    checkpoint: Checkpointer | None = None,
+    name: str = "",
 ) -> list[float]:
     """Adam (gradient norm clipped at 1, cosine learning-rate decay) on :func:`cfm_loss` over random bins;
     fresh Gaussian ``x0`` each step, or the fixed couplings
-    ``(x0[i], target[i])`` of reflow when ``x0`` is given. Returns the loss per step."""
+    ``(x0[i], target[i])`` of reflow when ``x0`` is given. Returns the loss per step.
+
+    With a ``checkpoint`` and a ``name``, the loop state (weights, optimiser, schedule, ``generator`` and the
+    losses) is stored under ``name`` (throttled, and always at the end); a resumed run continues from it and
+    ends with the same weights and the same ``generator`` state."""
     n_steps = check_int("n_steps", n_steps, 1)
     batch_size = check_int("batch_size", batch_size, 1)
     check_positive("lr", lr)
@@ -139,8 +146,8 @@ def train_flow(
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
     dev = target.device
-    losses = []
-    for step in range(n_steps):
+    start, losses = _resume(checkpoint, name, net, opt, sched, generator)
+    for step in range(start, n_steps):
         idx = torch.randint(0, target.shape[0], (batch_size,), generator=generator).to(dev)
         noise = (
             x0[idx]
@@ -155,9 +162,43 @@ def train_flow(
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
+        _save(checkpoint, name, net, opt, sched, generator, step + 1, losses, final=step + 1 == n_steps)
         if on_step is not None:
             on_step(step)
     return losses
+
+
+def _resume(checkpoint, name, net, opt, sched, generator) -> tuple[int, list[float]]:
+    """The step and losses a training loop resumes from (``0, []`` without a stored state), its state restored."""
+    saved = checkpoint.get(name) if checkpoint is not None and name else None
+    if saved is None:
+        return 0, []
+    net.load_state_dict(saved["net"])
+    opt.load_state_dict(saved["optimizer"])
+    sched.load_state_dict(saved["scheduler"])
+    generator.set_state(saved["generator"])
+    return int(saved["step"]), [float(v) for v in saved["losses"]]
+
+
+def _save(checkpoint, name, net, opt, sched, generator, step: int, losses: list[float], *, final: bool) -> None:
+    """Store a training loop's state under ``name``: throttled during the loop, always at its end."""
+    if checkpoint is None or not name:
+        return
+
+    def state() -> dict:
+        return {
+            "net": {k: v.detach().clone() for k, v in net.state_dict().items()},
+            "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict(),
+            "generator": generator.get_state(),
+            "step": step,
+            "losses": torch.tensor(losses, dtype=torch.float64),
+        }
+
+    if final:
+        checkpoint.save(name, state())
+    else:
+        checkpoint.maybe_save(name, state)
 
 
 @torch.no_grad()
@@ -183,14 +224,17 @@ def train_regression(
     batch_size: int,
     lr: float,
     generator: torch.Generator,
+    checkpoint: Checkpointer | None = None,
+    name: str = "",
 ) -> list[float]:
-    """Adam on the mean squared error ``|| f(c) - target ||^2`` (the supervised baseline and the control)."""
+    """Adam on the mean squared error ``|| f(c) - target ||^2`` (the supervised baseline and the control);
+    checkpointed under ``name`` like :func:`train_flow`."""
     n_steps = check_int("n_steps", n_steps, 1)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
     dev = target.device
-    losses = []
-    for _ in range(n_steps):
+    start, losses = _resume(checkpoint, name, net, opt, sched, generator)
+    for step in range(start, n_steps):
         idx = torch.randint(0, target.shape[0], (batch_size,), generator=generator).to(dev)
         loss = (net(cond[idx]) - target[idx]).pow(2).mean()
         opt.zero_grad()
@@ -199,6 +243,7 @@ def train_regression(
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
+        _save(checkpoint, name, net, opt, sched, generator, step + 1, losses, final=step + 1 == n_steps)
     return losses
 
 

@@ -112,14 +112,17 @@ def simulate(
     use_espeak: bool = True,
     speech: np.ndarray | None = None,
     anechoic: bool = False,
+    corpus: tuple[str, ...] = (),
 ) -> dict[str, np.ndarray]:
     """Render ``scene``: speech that starts after ``lead_s`` seconds of silence (so the first frames
     hold noise only, which the beamformer uses), an interferer at ``snr_db`` (talker-to-interferer
     ratio at the real mics) and white sensor noise at ``sensor_snr_db``.
 
     The image-source order is capped at ``max_order`` (speed); ``anechoic`` keeps the direct path
-    only and no interferer. Returns float arrays of ``n_samples``: ``real`` (M, N), ``real_speech``
-    (M, N), ``vm_speech`` (N,), ``vm_recording`` (N,), ``source`` (N,).
+    only and no interferer. The talker is ``speech`` when given, else drawn by
+    :func:`~.audio.speech_signal` (from the WAV files of ``corpus`` when given). Returns float arrays of
+    ``n_samples``: ``real`` (M, N), ``real_speech`` (M, N), ``vm_speech`` (N,), ``vm_recording`` (N,),
+    ``source`` (N,).
     """
     fs = check_sample_rate(scene.fs)
     n_samples = check_int("n_samples", n_samples, 64)
@@ -131,7 +134,9 @@ def simulate(
     lead = round(lead_s * fs)
     if lead >= n_samples:
         raise ValueError(f"lead_s must be shorter than the clip ({n_samples / fs:.2f} s), got {lead_s}")
-    dry = speech if speech is not None else speech_signal(n_samples - lead, fs, rng, use_espeak=use_espeak)
+    dry = (
+        speech if speech is not None else speech_signal(n_samples - lead, fs, rng, use_espeak=use_espeak, corpus=corpus)
+    )
     dry = np.concatenate([np.zeros(lead), np.asarray(dry, float)[: n_samples - lead]])
     if anechoic:
         room = pra.AnechoicRoom(dim=3, fs=fs, air_absorption=False)
