@@ -148,7 +148,7 @@ def claims(results: RashomonResults) -> list[Claim]:
     rows.append(
         Claim(
             "Linear models: noise drives simplicity through its own mechanism",
-            f"relative level {cfg.relative_eps:.0%} of L̂ versus absolute θ",
+            f"relative level {cfg.relative_eps:.0%} of L̂ versus absolute θ; seeds {', '.join(map(str, cfg.seeds))}",
             f"mean over seeds: reachable (relative) {lin['reachable_rel'][0]:.1f} → {lin['reachable_rel'][-1]:.1f} "
             f"(per-seed change min {min(_trend(v) for v in lin['by_seed']['reachable_rel']):.0f}); (absolute) "
             f"{lin['reachable_abs'][0]:.1f} → {lin['reachable_abs'][-1]:.1f}; |ŵ| {lin['size'][0]:.2f} → "
@@ -164,7 +164,7 @@ def claims(results: RashomonResults) -> list[Claim]:
     rows.append(
         Claim(
             "Logistic models: a different mechanism",
-            "label flips ρ, absolute θ",
+            f"label flips ρ, absolute θ; means over seeds {', '.join(map(str, cfg.seeds))}",
             f"|ŵ| {logi['size'][0]:.2f} → {logi['size'][-1]:.2f} (attenuation); cost of dropping w1 "
             f"{logi['costs']['drop w1'][0]:.3f} → {logi['costs']['drop w1'][-1]:.4f}",
             logistic_mechanism_verdict(_trend(logi["size"]), _trend(logi["costs"]["drop w1"])),
@@ -175,7 +175,8 @@ def claims(results: RashomonResults) -> list[Claim]:
     rows.append(
         Claim(
             "Generalised additive models: a third picture",
-            f"cubic splines, {cfg.n_knots} knots per feature; σ (regression) and ρ (logistic)",
+            f"cubic splines, {cfg.n_knots} knots per feature; σ (regression) and ρ (logistic); means over seeds "
+            f"{', '.join(map(str, cfg.seeds))}",
             f"regression GAM reachable (absolute) {gam['reachable_abs'][0]:.1f} → {gam['reachable_abs'][-1]:.1f}, "
             f"(relative) {gam['reachable_rel'][0]:.1f} → {gam['reachable_rel'][-1]:.1f}; logistic GAM shape spread "
             f"{glog['size'][0]:.2f} → {glog['size'][-1]:.2f}, reachable {glog['reachable_abs'][0]:.1f} → "
