@@ -53,6 +53,12 @@ def feature_noise_verdict(volume_trends: Sequence[float], reachable_trends: Sequ
     return "no: with noisy features the volume does track simplicity"
 
 
+def feature_noise_trends(results: RashomonResults) -> tuple[list[float], list[float]]:
+    """Per seed, the feature-noise sweep's last-minus-first fixed-theta log-volume and reachable count."""
+    fn = results.summary["feature_noise"]
+    return [_trend(v) for v in fn["by_seed"]["log_volume_abs"]], [_trend(v) for v in fn["by_seed"]["reachable_abs"]]
+
+
 def linear_mechanism_verdict(reachable_rel_trends: Sequence[float], reachable_abs_trends: Sequence[float]) -> str:
     """Linear: more simplifications reachable under the relative level on every seed, and under the absolute
     level fewer than one gained on average over seeds (a single seed can gain one by chance at large sigma,
@@ -130,8 +136,7 @@ def claims(results: RashomonResults) -> list[Claim]:
 
     # 1b. The same test in the linear class, where it can fail: noise on the features moves X^T X / n.
     fn = s["feature_noise"]
-    fn_vol = [_trend(v) for v in fn["by_seed"]["log_volume_abs"]]
-    fn_reach = [_trend(v) for v in fn["by_seed"]["reachable_abs"]]
+    fn_vol, fn_reach = feature_noise_trends(results)
     rows.append(
         Claim(
             "The same, for linear models with noise on the features (our addition: a test that can fail there)",
