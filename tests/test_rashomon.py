@@ -23,6 +23,7 @@ from explorables.rashomon import data as D
 from explorables.rashomon.claims import (
     closed_form_verdict,
     contradiction_verdict,
+    feature_noise_verdict,
     gam_mechanism_verdict,
     linear_mechanism_verdict,
     logistic_mechanism_verdict,
@@ -250,3 +251,21 @@ def test_separable_data_is_caught_or_regularised():
         fit(X, y, "logistic")
     f = fit(X, y, "logistic", ridge=1e-3)  # documented remedy: finite, no NaN
     assert np.all(np.isfinite(f.beta)) and np.isfinite(log_volume(f, 0.01))
+
+
+def test_feature_noise_verdict_reads_every_seed():
+    assert feature_noise_verdict([-5.7, -5.6, -5.8], [1.0, 2.0, 1.0]).startswith("yes")
+    assert feature_noise_verdict([-5.7, 0.2, -5.8], [1.0, 2.0, 1.0]).startswith("partly")  # one seed grew
+    assert feature_noise_verdict([-5.7, -5.6, -5.8], [1.0, 0.0, 1.0]).startswith("partly")  # one seed gained none
+    assert feature_noise_verdict([0.5, 0.4, 0.6], [1.0, 2.0, 1.0]).startswith("no")
+    assert feature_noise_verdict([float("nan")], [1.0]).startswith("no")
+
+
+def test_feature_noise_moves_the_linear_volume_that_target_noise_cannot(smoke):
+    """Issue 28: the target-noise volume is an identity; noise on the features grows X^T X / n, so the
+    fixed-theta volume falls on every seed while the estimate attenuates."""
+    fn = smoke.summary["feature_noise"]
+    assert np.ptp(smoke.summary["linear"]["log_volume_abs"]) < 1e-9
+    for volume in fn["by_seed"]["log_volume_abs"]:
+        assert volume[-1] < volume[0] - 1.0
+    assert fn["size"][-1] < 0.5 * fn["size"][0]

@@ -530,3 +530,39 @@ def test_control_sentences_follow_the_share_closed():
     assert "cannot say" in control_meaning({"single": 1.0, "multi": 0.75})
     assert "only part" in control_meaning({"single": 1.0, "multi": 0.74})
     assert "only part" in control_meaning({"single": -0.2, "multi": 0.9})
+
+
+# --- issue 28: the RRT over several seeds --------------------------------------------------------
+
+
+def test_rrt_seeds_pool_to_means_and_the_first_seed_is_the_single_seed_run():
+    """Every seed is its own run (the first one equals a run on that seed alone), the summary's accuracies
+    are the seeds' means, and the claims table names the seeds and decides on the weakest one."""
+    from explorables.routing.claims import claims
+
+    tiny = dict(n_steps=3, n_train=512, batch_size=64, n_collision_trials=1, n_test=100, n_validation=50,
+                n_survey_sequences=10, beta_grid=(1.0,), d_head_grid=(2,))  # fmt: skip
+    two = run(RoutingConfig.preset("smoke", seeds=(0, 1), **tiny))
+    one = run(RoutingConfig.preset("smoke", seeds=(0,), **tiny))
+    for part in ("single", "multi"):
+        s, by = two.summary[part], two.summary[part]["by_seed"]
+        assert s["seeds"] == [0, 1] and len(by["gap"]) == 2
+        for kind, values in by["accuracy"].items():
+            assert values[0] == one.summary[part]["accuracy"][kind]
+            assert s["accuracy"][kind] == pytest.approx(np.mean(values))
+        for name, values in by["controls"].items():
+            assert s["controls"][name]["accuracy"] == pytest.approx(np.mean(values))
+        assert s["gap"] == pytest.approx(s["accuracy"]["oracle"] - s["accuracy"]["standard"])
+        assert by["gap"] != [by["gap"][0]] * 2 or by["accuracy"]["standard"][0] != by["accuracy"]["standard"][1]
+    assert len(two.summary["multi_over_single_gain_by_seed"]) == 2
+    rows = claims(two)
+    assert all("seeds 0, 1" in rows[i].setting for i in (3, 4, 6))
+
+
+def test_weakest_seed_is_nan_when_any_seed_has_no_gap():
+    from explorables.routing.claims import spread, weakest
+
+    assert weakest([0.4, 0.2, 0.9]) == 0.2
+    assert np.isnan(weakest([0.4, float("nan")])) and np.isnan(weakest([float("nan"), 0.4]))
+    assert spread([0.5]) == "50.0%" and spread([0.4, 0.6]) == "50.0% ± 10.0% (40.0% to 60.0%)"
+    assert spread([-0.1, 0.1], "+.2f") == "+0.00 ± 0.10 (-0.10 to +0.10)"

@@ -128,7 +128,8 @@ def claims(results: OMWUResults) -> list[Claim]:
         Claim(
             "The energy of the dual iterates dissipates",
             f"A_δ for {len(b['deltas'])} δ × {len(b['etas'])} η, {cfg.n_sweep_steps:,} steps; "
-            f"{rg['games']} random {rg['size']}×{rg['size']} games",
+            f"{rg['games']} random {rg['size']}×{rg['size']} games for each of seeds "
+            f"{', '.join(map(str, rg['seeds']))}",
             f"largest E_(t+1) − E_t over t ≥ 1: {worst:.1e} "
             f"(first step, a plain MWU step: +{b['first_step_energy_change_max']:.1e})",
             dissipation_verdict(worst),

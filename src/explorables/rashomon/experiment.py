@@ -191,6 +191,45 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
     return summary, {"shapes": shapes, "grid": np.linspace(-1, 1, 101)} if shapes else {}
 
 
+def _feature_noise(cfg: RashomonConfig) -> tuple[dict, dict]:
+    """Linear regression with noise on the *features* (errors in variables) instead of the targets.
+
+    Targets keep the smallest noise of ``sigma_grid``; the observed features are ``X + s * noise`` for each
+    ``s`` of ``sigma_grid``. Unlike target noise this moves the least-squares Hessian ``X^T X / n`` (by about
+    ``s^2``), so the fixed-theta volume can grow or shrink: a test of the first claim in the linear class
+    that could fail, where the target-noise sweep's flat volume is an identity.
+    """
+    d = len(cfg.w_star)
+    simplifications = {f"drop w{j + 1}": drop_feature(d, j) for j in range(d)}
+    simplifications["w1 = w2"] = tie_features(d, 0, 1)
+    simplifications["w3 = w4"] = tie_features(d, 2, 3)
+    target_sigma = min(cfg.sigma_grid)
+    keys = ("log_volume_abs", "reachable_abs", "reachable_rel", "size")
+    by_seed: dict[str, list[list[float]]] = {k: [] for k in keys}
+    for seed in cfg.seeds:
+        rows = {k: [] for k in keys}
+        for level in cfg.sigma_grid:
+            rng = np.random.default_rng([cfg.seed, seed, 7])  # the same clean data at every level
+            X, y = D.linear_data(cfg.n_samples, cfg.w_star, target_sigma, rng)
+            X_obs = X + level * rng.standard_normal(X.shape)
+            fitted = fit(X_obs, y, "squared", 0.0)
+            rel = cfg.relative_eps * fitted.loss_value
+            costs = [reducibility_cost(fitted, C) for C in simplifications.values()]
+            rows["log_volume_abs"].append(log_volume(fitted, cfg.theta))
+            rows["reachable_abs"].append(float(sum(c <= cfg.theta for c in costs)))
+            rows["reachable_rel"].append(float(sum(c <= rel for c in costs)))
+            rows["size"].append(float(np.linalg.norm(fitted.w)))
+        for k in keys:
+            by_seed[k].append(rows[k])
+    summary = {
+        "levels": list(cfg.sigma_grid),
+        "target_sigma": target_sigma,
+        **{k: np.mean(by_seed[k], axis=0).tolist() for k in keys},
+        "by_seed": by_seed,
+    }
+    return summary, {}
+
+
 def _real(cfg: RashomonConfig) -> dict:
     """Single-feature drops that stay inside the Rashomon set, with added noise."""
     out = {}
@@ -321,6 +360,7 @@ def run(
     cfg, checkpoint = start_run(RashomonConfig, config, checkpoint)
     parts = {
         **{k: (lambda k=k: _sweep(k, cfg)) for k in KINDS},
+        "feature_noise": lambda: _feature_noise(cfg),
         "real": lambda: (_real(cfg), {}),
         "exactness": lambda: (_exactness(cfg), {}),
         "views": lambda: _views(cfg),

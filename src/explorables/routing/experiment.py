@@ -10,7 +10,9 @@
    standard model again: with ``d_head = n_tokens`` (``[V; 1^T]`` can have full column rank, so no
    collision is possible: the **no-collision control**) and with content-only values (no position
    in ``V`` at all). A baseline without training rounds one statistic, ``(m - 1) c_2``, to a position.
-   A validation split (never used for training) is reported next to the test split.
+   A validation split (never used for training) is reported next to the test split. All of this
+   is repeated on every seed of ``seeds`` (new data, reference heads and weights): accuracies are
+   means over seeds, and ``by_seed`` keeps each seed's numbers for the verdicts.
 3. **Rank survey** of the trained standard models' value matrices.
 4. **Parameter overhead** of RA-FFN, counted on the modules (ours, and a BERT-Base-shaped FFN),
    against BERT-Base's parameter count computed from its shapes (:func:`bert_base_parameters`).
@@ -18,6 +20,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -28,7 +31,7 @@ from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Bool, Choice, Int, Positive, Text, Tuple, param
+from ..core.params import Bool, Choice, Int, Positive, Seeds, Text, Tuple, param
 from ..core.threads import one_cpu_thread
 from .collisions import fibre_dimension, find_collision
 from .model import FFN_KINDS, ROUTINGS, RouteAwareFFN, RouteReader
@@ -81,6 +84,9 @@ class RoutingConfig(ExperimentConfig):
     n_train: int = param(20_000, Int(1), "RRT training sequences (at least one batch)")
     n_validation: int = param(2_000, Int(10), "RRT validation sequences (never trained on)")
     n_test: int = param(2_000, Int(10), "RRT test sequences")
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2), Seeds(), "seeds of the RRT runs (data, reference heads, weights, batches): the verdicts' seeds"
+    )
     n_steps: int = param(150, Int(1), "AdamW steps per model")
     batch_size: int = param(256, Int(1), "sequences per training batch")
     lr: float = param(1e-2, Positive(), "AdamW learning rate")
@@ -99,7 +105,13 @@ class RoutingConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            n_steps=100, n_train=8_000, n_validation=500, n_test=1_000, n_collision_trials=3, n_survey_sequences=20
+            seeds=(0,),
+            n_steps=100,
+            n_train=8_000,
+            n_validation=500,
+            n_test=1_000,
+            n_collision_trials=3,
+            n_survey_sequences=20,
         ),
         "book": {},
         "paper": dict(
@@ -124,8 +136,8 @@ class RoutingConfig(ExperimentConfig):
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU (10 models of 5-6 layers: three FFNs and two controls at one and two hops, 30k steps each; "
-        "an estimate of one to two hours, not measured)"
+        "one GPU (10 models of 5-6 layers on each of 3 seeds: three FFNs and two controls at one and two hops, "
+        "30k steps each; an estimate of three to six hours, not measured)"
     )
 
     def cross_checks(self) -> None:
@@ -208,13 +220,72 @@ def _collisions(cfg: RoutingConfig) -> tuple[dict, dict]:
     return summary, {"example_alpha": alpha, "example_alpha_prime": example.alpha_prime if found else None}
 
 
+def run_seed(cfg: RoutingConfig, seed: int) -> int:
+    """The seed of one RRT run: ``seed`` of ``cfg.seeds``, drawn together with the base seed ``cfg.seed``."""
+    return 1_000 * cfg.seed + seed
+
+
 def _rrt(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict) -> tuple[dict, dict]:
+    """The RRT at ``hops`` on every seed of ``cfg.seeds``: numbers pooled (:func:`pool_seeds`); the curves,
+    models and rank survey are the first seed's."""
     device = resolve_device(cfg.device)
+    per_seed, first_curves = [], {}
     with one_cpu_thread(device):
-        return _rrt_on(cfg, hops, checkpoint, models, device)
+        for i, seed in enumerate(cfg.seeds):
+            sub = dataclasses.replace(cfg, seed=run_seed(cfg, seed))  # not re-validated: the seed may exceed 2**32
+            kept: dict = {}
+            summary, curves = _rrt_on(sub, hops, checkpoint, kept, device, tag=f"seed{seed}")
+            per_seed.append(summary)
+            if i == 0:
+                models[hops], first_curves = kept[hops], curves
+    return pool_seeds(per_seed, cfg.seeds), first_curves
 
 
-def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict, device) -> tuple[dict, dict]:
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values))
+
+
+def pool_seeds(per_seed: list[dict], seeds: tuple[int, ...]) -> dict:
+    """One RRT summary from the per-seed ones: accuracies (and rounding, reference weight) are means over
+    seeds, the gaps and shares closed are computed from those means, ``by_seed`` keeps every seed's own
+    numbers (what the verdicts decide on), and the rank survey is the first seed's."""
+    first = per_seed[0]
+    out = dict(first)
+    out["seeds"] = list(seeds)
+    for key in ("accuracy", "validation_accuracy", "rounding"):
+        out[key] = {k: _mean([p[key][k] for p in per_seed]) for k in first[key]}
+    out["controls"] = {
+        name: {**c, "accuracy": _mean([p["controls"][name]["accuracy"] for p in per_seed])}
+        for name, c in first["controls"].items()
+    }
+    out["reference_max_weight"] = _mean([p["reference_max_weight"] for p in per_seed])
+    out.update(_gaps(out["accuracy"], out["validation_accuracy"], out["controls"]))
+    keys = ["gap", "ra_gain", "gap_closed", "validation_gap_closed"]
+    keys += ["no_collision_gap_closed"] if "no_collision_gap_closed" in first else []
+    out["by_seed"] = {key: [p[key] for p in per_seed] for key in keys}
+    out["by_seed"]["accuracy"] = {k: [p["accuracy"][k] for p in per_seed] for k in first["accuracy"]}
+    out["by_seed"]["controls"] = {
+        name: [p["controls"][name]["accuracy"] for p in per_seed] for name in first["controls"]
+    }
+    return out
+
+
+def _gaps(acc: dict, val: dict, controls: dict) -> dict:
+    """Standard-to-oracle gap, RA-FFN's gain and the shares of the gap closed, from accuracies."""
+    gap = acc["oracle"] - acc["standard"]
+    out = {"gap": gap, "ra_gain": acc["route_aware"] - acc["standard"]}
+    out["gap_closed"] = out["ra_gain"] / gap if gap > 0 else float("nan")
+    val_gap = val["oracle"] - val["standard"]
+    out["validation_gap_closed"] = (val["route_aware"] - val["standard"]) / val_gap if val_gap > 0 else float("nan")
+    if "no_collision" in controls:
+        gain = controls["no_collision"]["accuracy"] - acc["standard"]
+        out["no_collision_gap_closed"] = gain / gap if gap > 0 else float("nan")
+    return out
+
+
+def _rrt_on(
+    cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict, device, tag: str = ""
+) -> tuple[dict, dict]:
     data_seed = cfg.seed * 1_000 + hops
     common = dict(length=cfg.n_tokens, vocab=cfg.vocab_size, hops=hops, beta=cfg.beta, head_seed=cfg.seed)
     train = make_rrt(cfg.n_train, generator=torch.Generator().manual_seed(data_seed), **common).to(device)
@@ -243,7 +314,7 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
             routing=cfg.routing,
             value_positions=value_positions,
         ).to(device)
-        name = f"{'single' if hops == 1 else 'multi'}/{variant}"
+        name = f"{'single' if hops == 1 else 'multi'}/{tag + '/' if tag else ''}{variant}"
         trained = train_model(
             model,
             train,
@@ -265,17 +336,7 @@ def _rrt_on(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dic
         summary["validation_accuracy"][kind] = accuracy(trained.model, validation)
         summary["parameters"][kind] = trained.parameters
     summary["rounding"] = {"centroid": rounding_accuracy(test, 2), "squared_centroid": rounding_accuracy(test, 3)}
-    acc = summary["accuracy"]
-    gap = acc["oracle"] - acc["standard"]
-    summary["gap"] = gap
-    summary["ra_gain"] = acc["route_aware"] - acc["standard"]
-    summary["gap_closed"] = summary["ra_gain"] / gap if gap > 0 else float("nan")
-    val = summary["validation_accuracy"]
-    val_gap = val["oracle"] - val["standard"]
-    summary["validation_gap_closed"] = (val["route_aware"] - val["standard"]) / val_gap if val_gap > 0 else float("nan")
-    if "no_collision" in summary["controls"]:
-        gain = summary["controls"]["no_collision"]["accuracy"] - acc["standard"]
-        summary["no_collision_gap_closed"] = gain / gap if gap > 0 else float("nan")
+    summary.update(_gaps(summary["accuracy"], summary["validation_accuracy"], summary["controls"]))
     summary["chance"] = 1.0 / cfg.n_tokens
     summary["reference_max_weight"] = float(test.alphas[-1].max(-1).values.mean())
     summary["survey"] = survey_values(models[hops]["standard"], test, cfg.n_survey_sequences)
@@ -343,6 +404,10 @@ def run(
     summary, curves = run_parts_timed(checkpoint, parts, progress)
     s, m = summary["single"], summary["multi"]
     summary["multi_over_single_gain"] = m["ra_gain"] / s["ra_gain"] if s["ra_gain"] > 0 else float("nan")
+    summary["multi_over_single_gain_by_seed"] = [
+        mg / sg if sg > 0 else float("nan")
+        for sg, mg in zip(s["by_seed"]["ra_gain"], m["by_seed"]["ra_gain"], strict=True)
+    ]
     return RoutingResults(cfg, summary, curves, models=models)
 
 

@@ -27,7 +27,8 @@ def claims(results: TracResults) -> list[Claim]:
     rows.append(
         Claim(
             "TrAC is sound and complete for enumerating all actual causes",
-            f"{ag['instances']} random Boolean SCMs (n = 3–{ag['max_n']}) + the sweep up to n = "
+            f"{ag['instances']} random Boolean SCMs (n = 3–{ag['max_n']}, drawn from base seed {cfg.seed}) "
+            "+ the sweep up to n = "
             f"{max((p['n'] for p in oracle_sweep), default=0)} against the brute-force oracle; "
             f"{len(ex)} classic examples",
             f"equal to the oracle on {ag['equal_oracle']}/{ag['instances']} "
@@ -63,7 +64,8 @@ def claims(results: TracResults) -> list[Claim]:
     rows.append(
         Claim(
             "Single-cause baselines do not recover the full cause set",
-            f"{cfg.n_instances} random SCMs per n ∈ {{{', '.join(str(p['n']) for p in per_n)}}}; "
+            f"{cfg.n_instances} random SCMs per n ∈ {{{', '.join(str(p['n']) for p in per_n)}}} "
+            f"(each its own draw from base seed {cfg.seed}); "
             "verdict yes if, at some n, each baseline's mean recall (causes found / all causes) is below 1",
             f"mean recall at n = {last['n']}: but-for {last['recall_but_for']:.2f}, first cause found "
             f"{last['recall_first']:.2f} (worst n: {rb:.2f}, {rf:.2f}); ≥ 2 causes in "

@@ -143,7 +143,7 @@ def claims(results: TreeSearchResults) -> list[Claim]:
             Claim(
                 "Sorted array (a path): doubling binary search needs O(log η) queries",
                 f"path on {p['n']:,} vertices, η ∈ {{{', '.join(map(str, p['etas']))}}}, "
-                f"{cfg.n_targets_per_eta} targets each",
+                f"{cfg.n_targets_per_eta} random targets each (base seed {cfg.seed})",
                 f"worst {p['spine_max'][-1]} queries at η = {p['etas'][-1]} "
                 f"(2⌈log₂(η+1)⌉+1 = {2 * math.ceil(math.log2(p['etas'][-1] + 1)) + 1}); centroid "
                 f"(binary search) ≈ {np.mean(p['centroid_mean']):.1f}",
