@@ -75,6 +75,15 @@ def test_colab_notebooks_are_in_sync_with_chapters():
         )
 
 
+def test_references_and_text_hold_no_internal_notes():
+    """A reader sees neither placeholder authors nor the book's own working notes."""
+    bib = (ROOT / "book" / "references.bib").read_text()
+    for internal in ("Authors of", "paper list", "working title", "research notes"):
+        assert internal.lower() not in bib.lower(), f"references.bib shows an internal note: {internal!r}"
+    for chapter in CHAPTERS:
+        assert "research notes" not in chapter.read_text().lower(), f"{chapter.name} cites notes readers cannot see"
+
+
 def test_site_pages_reference_no_cdn(built_book):
     for page in built_book.rglob("*.html"):
         html = page.read_text()
