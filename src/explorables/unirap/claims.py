@@ -172,7 +172,8 @@ def efficiency_sentence(results: UniRAPResults) -> str:
     a, b = lead(low), lead(high)
     if a > MARGIN and b < a - MARGIN:
         return (f"The curriculum's lead, averaged over the three metrics, shrinks from {a:+.2f} at {low} labelled "
-                f"scenes to {b:+.2f} at {high}: the parsing stages stand in for instruction labels where those are few.")
+                f"scenes to {b:+.2f} at {high}: the parsing stages stand in for instruction labels where those "
+                "are few.")
     if a > MARGIN:
         return f"The curriculum leads by {a:+.2f} (mean over metrics) at {low} labelled scenes and {b:+.2f} at {high}."
     return (f"Averaged over the three metrics the curriculum's lead is {a:+.2f} at {low} labelled scenes and "

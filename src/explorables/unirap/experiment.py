@@ -46,12 +46,12 @@ class UniRAPConfig(ExperimentConfig):
     image_size: int = param(32, Int(16, 256), "scene side in pixels (a multiple of 4)")
     max_clutter: int = param(4, Int(0, 20), "clutter blobs per scene: uniform in 0..max_clutter")
     n_parsing: int = param(600, Int(8), "general-parsing scenes (tool name only: box and whole mask, no instruction)")
-    labelled_grid: tuple[int, ...] = param((16, 48, 144), Tuple(Int(4), distinct=True, increasing=True),
+    labelled_grid: tuple[int, ...] = param((16, 64), Tuple(Int(4), distinct=True, increasing=True),
                                            "instruction-labelled scene counts of the data-efficiency curves")
-    n_labelled: int = param(48, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
+    n_labelled: int = param(64, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(200, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
-    n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
+    n_steps: int = param(300, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
     batch_size: int = param(12, Int(2), "scenes per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate (peak; warm-up, then a linear decay to 20 %)")
     stage_fractions: tuple[float, ...] = param(
@@ -64,8 +64,8 @@ class UniRAPConfig(ExperimentConfig):
     n_shown: int = param(10, Int(1, 100), "test scenes in the explorable's slider")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(n_parsing=120, labelled_grid=(12, 48), n_labelled=48, n_test=60, n_steps=150, batch_size=8,
-                      n_shown=3, d_model=16, width=8, seeds=(0,)),
+        "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
+                      n_shown=3, d_model=16, width=12, seeds=(0,)),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
                       n_labelled=400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, width=48, d_model=192,
@@ -82,7 +82,8 @@ class UniRAPConfig(ExperimentConfig):
         if self.n_labelled not in self.labelled_grid:
             raise ValueError(f"n_labelled must be one of labelled_grid {self.labelled_grid}, got {self.n_labelled}")
         if sum(self.stage_fractions) >= 1:
-            raise ValueError(f"stage_fractions must sum to < 1 (the last stage needs steps), got {self.stage_fractions}")
+            raise ValueError(f"stage_fractions must sum to < 1 (the last stage needs steps), "
+                             f"got {self.stage_fractions}")
 
     def memory_estimate(self) -> dict[str, float]:
         n_scenes = self.n_parsing + max(self.labelled_grid) + self.n_test

@@ -89,7 +89,8 @@ def efficiency_figure(results: UniRAPResults) -> go.Figure:
             st = [scores(results, regime, n)[key] for n in counts]
             fig.add_trace(go.Scatter(x=counts, y=[s["mean"] for s in st], mode="lines+markers", name=LABELS[regime],
                                      error_y=dict(type="data", array=[s["sd"] for s in st]),
-                                     line=dict(color=color(j)), showlegend=col == 1, legendgroup=regime), row=1, col=col)
+                                     line=dict(color=color(j)), showlegend=col == 1, legendgroup=regime),
+                          row=1, col=col)
         n = results.summary["n_labelled"]
         for j, arch in enumerate(("separate", "pose_direct")):
             st = scores(results, arch)[key]

@@ -36,19 +36,18 @@ def _zeros(n: int, shape: tuple[int, ...]) -> nn.Parameter:
 
 
 class EConv(nn.Module):
-    """A convolution per member: ``(M, B, C_in, H, W) -> (M, B, C_out, H', W')``."""
+    """A convolution per member, on the batch-first layout ``(B, M * C_in, H, W) -> (B, M * C_out, H', W')``
+    (grouped by member: no copies between layers)."""
 
     def __init__(self, gens, c_in: int, c_out: int, k: int, stride: int, padding: int):
         super().__init__()
         self.weight = _init(gens, (c_out, c_in, k, k), math.sqrt(2.0 / (c_in * k * k)))
         self.bias = _zeros(len(gens), (c_out,))
-        self.stride, self.padding = stride, padding
+        self.stride, self.padding, self.groups = stride, padding, len(gens)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        m, b = x.shape[:2]
-        y = F.conv2d(x.transpose(0, 1).reshape(b, -1, *x.shape[3:]), self.weight.flatten(0, 1), self.bias.flatten(),
-                     stride=self.stride, padding=self.padding, groups=m)
-        return y.reshape(b, m, -1, *y.shape[2:]).transpose(0, 1)
+        return F.conv2d(x, self.weight.flatten(0, 1), self.bias.flatten(), stride=self.stride, padding=self.padding,
+                        groups=self.groups)
 
 
 class ELinear(nn.Module):
@@ -145,19 +144,19 @@ class Head(nn.Module):
 
 
 def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """What the pose head reads from the mask: ``prob`` (M, B, h, w) in [0, 1] and ``features``
-    (M, B, h*w, D) -> the mask-weighted features (M, B, D) and the geometry (M, B, 5): the centroid
-    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20)."""
+    """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
+    (..., D, h*w) -> the mask-weighted features (..., D) and the geometry (..., 5): the centroid
+    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose)."""
     h, w = prob.shape[-2:]
     ys, xs = torch.meshgrid((torch.arange(h, device=prob.device) + 0.5) / h,
                             (torch.arange(w, device=prob.device) + 0.5) / w, indexing="ij")
-    a = prob.flatten(2)
-    a = a / (a.sum(-1, keepdim=True) + 1e-3)
+    a = prob.flatten(-2)
+    a = a / (a.sum(-1, keepdim=True) + 1e-3)                       # a(p), the mask's weights
     xs, ys = xs.flatten(), ys.flatten()
-    cx, cy = (a * xs).sum(-1), (a * ys).sum(-1)
+    cx, cy = (a * xs).sum(-1), (a * ys).sum(-1)                   # c, the centroid
     dx, dy = xs - cx[..., None], ys - cy[..., None]
-    moments = torch.stack([(a * dx * dx).sum(-1), (a * dy * dy).sum(-1), (a * dx * dy).sum(-1)], -1) * 20
-    pooled = torch.einsum("mbp,mbpd->mbd", a, features)
+    moments = torch.stack([(a * dx * dx).sum(-1), (a * dy * dy).sum(-1), (a * dx * dy).sum(-1)], -1) * 20  # Sigma
+    pooled = (features @ a[..., None])[..., 0]                    # f, the mask-weighted features
     return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
 
 
@@ -176,12 +175,12 @@ class UniRAP(nn.Module):
         self.arch, self.n_members, self.image_size, self.d_model = arch, len(seeds), image_size, d_model
         gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
         n, d, g = len(gens), d_model, image_size // 4
-        # image encoder: image tokens from a small CNN at S/4; pixel features at full resolution from each
-        # pixel's colour and position, plus its image token's context
+        # image encoder: image tokens from a small CNN at S/4; pixel features at S/2 from each 2x2 cell's
+        # colour and position, plus its image token's context
         self.conv1 = EConv(gens, 5, width, 4, 4, 0)  # RGB + the pixel's (x, y) coordinates, 4x4 patches
         self.conv2 = EConv(gens, width, d, 3, 1, 1)
         self.pos = _init(gens, (g * g, d), 0.5)
-        self.pix_low, self.pix_tok = ELinear(gens, 5, width), ELinear(gens, d, width)
+        self.pix_low, self.pix_tok = EConv(gens, 5, width, 1, 1, 0), EConv(gens, d, width, 1, 1, 0)
         # instruction encoder: learned word and position embeddings
         self.words = _init(gens, (n_words, d), 0.5)
         self.word_pos = _init(gens, (max_words, d), 0.2)
@@ -200,16 +199,18 @@ class UniRAP(nn.Module):
         self.pose_head = Head(gens, d + width + 5, d, 5)
 
     def encode(self, images: torch.Tensor, tokens: torch.Tensor):
+        """Image tokens (M, B, T, D), pixel features at half resolution (B, M, width, S*S/4), word embeddings
+        (M, B, L, D), valid words."""
         m, b, _, h, w = images.shape
         ys, xs = torch.meshgrid(torch.linspace(-1, 1, h, device=images.device),
                                 torch.linspace(-1, 1, w, device=images.device), indexing="ij")
-        x = torch.cat([images, torch.stack([xs, ys])[None, None].expand(m, b, 2, h, w)], 2)
-        f = F.relu(self.conv2(F.relu(self.conv1(x))))              # (M, B, D, S/4, S/4)
+        x = torch.cat([images.transpose(0, 1), torch.stack([xs, ys])[None, None].expand(b, m, 2, h, w)], 2)
+        x = x.reshape(b, m * 5, h, w)  # batch-first for the grouped convolutions
+        f = F.relu(self.conv2(F.relu(self.conv1(x))))              # (B, M * D, S/4, S/4)
         g = f.shape[-1]
-        image_tokens = f.flatten(3).transpose(2, 3) + self.pos[:, None]
-        ctx = self.pix_tok(image_tokens).transpose(2, 3).reshape(m * b, -1, g, g)
-        ctx = F.interpolate(ctx, scale_factor=4, mode="nearest").reshape(m, b, -1, h * w).transpose(2, 3)
-        pixels = F.relu(self.pix_low(x.flatten(3).transpose(2, 3)) + ctx)  # (M, B, S*S, width)
+        image_tokens = f.reshape(b, m, -1, g * g).permute(1, 0, 3, 2) + self.pos[:, None]
+        ctx = F.interpolate(self.pix_tok(f), scale_factor=2, mode="nearest")
+        pixels = F.relu(self.pix_low(F.avg_pool2d(x, 2)) + ctx).reshape(b, m, -1, h * w // 4)
         idx = torch.arange(m, device=tokens.device)[:, None, None]
         words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
         return image_tokens, pixels, words, tokens != 0
@@ -221,32 +222,37 @@ class UniRAP(nn.Module):
         ``pose`` (M, B, 5: x, y in [0, 1], the vector (cos 2θ, sin 2θ) unnormalised, width / S).
         """
         image_tokens, pixels, words, valid = self.encode(images, tokens)
-        m = self.n_members
+        m, b = images.shape[:2]
         if self.arch == "separate":  # three decoders: each sees the same encodings
             rep = lambda x: x[:, None].expand(m, 3, *x.shape[1:]).flatten(0, 1)  # noqa: E731
             q = self.decoder(rep(image_tokens), rep(words), rep(valid)).reshape(m, 3, *words.shape[1:2], -1)
             q_box, q_mask, q_pose = q[:, 0], q[:, 1], q[:, 2]
         else:
             q_box = q_mask = q_pose = self.decoder(image_tokens, words, valid)
-        half = self.image_size
-        scale = 1.0 / math.sqrt(pixels.shape[-1])
+        size = self.image_size // 2  # the maps are at half resolution
+        scale = 1.0 / math.sqrt(pixels.shape[2])
+        bm = lambda t: t.transpose(0, 1)  # noqa: E731  (M, B, ...) <-> (B, M, ...)
+
+        def pixel_map(embed: ELinear, q: torch.Tensor) -> torch.Tensor:  # <W q, F(p)>: (B, M, S*S)
+            return torch.einsum("bmd,bmdp->bmp", bm(embed(q)), pixels) * scale
+
         # box: a detection map over the pixels; its centroid is the box centre, the head adds the size
-        det = torch.einsum("mbd,mbpd->mbp", self.box_embed(q_box), pixels) * scale
-        pooled, geometry = mask_statistics(det.softmax(-1).reshape(m, -1, half, half), pixels)
+        det = pixel_map(self.box_embed, q_box).softmax(-1).reshape(b, m, size, size)
+        pooled, geometry = map(bm, mask_statistics(det, pixels))
         out = self.box_head(torch.cat([q_box, pooled, geometry], -1))
         box = torch.cat([geometry[..., :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
         # mask: sigmoid(<W q, F_pixel>) (eq. unirap-mask)
-        logits = torch.einsum("mbd,mbpd->mbp", self.mask_embed(q_mask), pixels) * scale
-        logits = (logits + self.mask_bias[:, None]).reshape(m, -1, half, half)
+        logits = (pixel_map(self.mask_embed, q_mask) + bm(self.mask_bias[:, None])).reshape(b, m, size, size)
         if self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
-            pooled, geometry = mask_statistics(torch.sigmoid(logits), pixels)
+            pooled, geometry = map(bm, mask_statistics(torch.sigmoid(logits), pixels))
         else:  # the ablations: the pose reads a map of its own, not the segmentation
-            own = torch.einsum("mbd,mbpd->mbp", self.pose_embed(q_pose), pixels) * scale
-            pooled, geometry = mask_statistics(own.softmax(-1).reshape(m, -1, half, half), pixels)
+            own = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
+            pooled, geometry = map(bm, mask_statistics(own, pixels))
         out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1))
         xy = geometry[..., :2] + 0.2 * torch.tanh(out[..., :2])
         pose = torch.cat([xy, out[..., 2:4], torch.sigmoid(out[..., 4:])], -1)
-        return {"box": box, "mask_logits": logits, "pose": pose}
+        mask_logits = F.interpolate(logits, scale_factor=2, mode="bilinear", align_corners=False)
+        return {"box": box, "mask_logits": bm(mask_logits), "pose": pose}
 
 
 def decode(out: dict[str, torch.Tensor], image_size: int) -> dict:

@@ -185,7 +185,8 @@ def tokenize(text: str) -> np.ndarray:
     words = re.findall(r"[a-z]+", text.lower().replace("'s", ""))
     unknown = [w for w in words if w not in WORD_ID]
     if unknown:
-        raise ValueError(f"instruction has words outside the vocabulary: {unknown}; known words: {', '.join(VOCAB[1:])}")
+        raise ValueError(f"instruction has words outside the vocabulary: {unknown}; "
+                         f"known words: {', '.join(VOCAB[1:])}")
     if not words or len(words) > MAX_WORDS:
         raise ValueError(f"instruction must have 1 to {MAX_WORDS} words, got {len(words)}")
     ids = np.zeros(MAX_WORDS, np.int64)

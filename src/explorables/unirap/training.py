@@ -48,8 +48,8 @@ def schedule(member: Member, n_steps: int, batch_size: int, n_parsing: int, labe
     the loss weights ``(box, mask, pose)`` per sample: ``(n_steps, batch_size)`` and ``(n_steps, batch_size, 3)``."""
     idx = np.zeros((n_steps, batch_size), np.int64)
     w = np.zeros((n_steps, batch_size, 3), np.float32)
-    s1 = int(round(stage_fractions[0] * n_steps))
-    s2 = s1 + int(round(stage_fractions[1] * n_steps))
+    s1 = round(stage_fractions[0] * n_steps)
+    s2 = s1 + round(stage_fractions[1] * n_steps)
     lab = n_parsing + labelled
     for t in range(n_steps):
         if member.regime == "joint":
@@ -80,7 +80,8 @@ def losses(out: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> tor
     """Per member and sample, the three losses ``(M, B, 3)``: box L1, mask BCE + Dice, pose L1 + angle MSE."""
     l_box = 5 * (out["box"] - target["box"]).abs().sum(-1)
     logits, mask = out["mask_logits"], target["mask"]
-    bce = F.binary_cross_entropy_with_logits(logits, mask, reduction="none", pos_weight=torch.tensor(4.0)).mean((-2, -1))
+    pos_weight = torch.tensor(4.0, device=logits.device)  # parts are a few percent of the pixels
+    bce = F.binary_cross_entropy_with_logits(logits, mask, reduction="none", pos_weight=pos_weight).mean((-2, -1))
     p = torch.sigmoid(logits)
     dice = 1 - (2 * (p * mask).sum((-2, -1)) + 1) / (p.sum((-2, -1)) + mask.sum((-2, -1)) + 1)
     pose, t = out["pose"], target["pose"]
