@@ -205,6 +205,7 @@ def test_unified_verdict():
 def test_pose_verdict():
     assert C.pose_verdict(_st(0.5), _st(0.3)).startswith("yes")
     assert C.pose_verdict(_st(0.5, 0.1), _st(0.45, 0.1)).startswith("partly")
+    assert C.pose_verdict(_st(0.5, 0.1), _st(0.49, 0.1)).startswith("no")  # level within the margin
     assert C.pose_verdict(_st(0.3), _st(0.5)).startswith("no")
 
 

@@ -46,10 +46,10 @@ def unified_verdict(unified: dict[str, dict], separate: dict[str, dict], chance:
 
 def pose_verdict(with_mask: dict, without_mask: dict) -> str:
     """Grasp success with and without the mask features (``{"mean", "sd"}``). yes: reading the mask beats
-    not reading it; partly: higher but by less than the margin or the sd; no: not higher."""
+    not reading it; partly: higher by at least the margin but not by more than the sd; no: otherwise."""
     if beats(with_mask, without_mask):
         return "yes: the pose head that reads the segmentation grasps better"
-    if with_mask["mean"] > without_mask["mean"]:
+    if with_mask["mean"] - without_mask["mean"] >= MARGIN:
         return "partly: reading the segmentation helps the pose, by less than the seed-to-seed spread"
     return "no: the pose head does as well without the segmentation features"
 

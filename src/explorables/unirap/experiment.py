@@ -51,11 +51,11 @@ class UniRAPConfig(ExperimentConfig):
     n_labelled: int = param(64, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(200, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
-    n_steps: int = param(300, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
+    n_steps: int = param(350, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
     batch_size: int = param(12, Int(2), "scenes per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate (peak; warm-up, then a linear decay to 20 %)")
     stage_fractions: tuple[float, ...] = param(
-        (0.25, 0.25), Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
+        (0.15, 0.15), Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
         "curriculum: fractions of the steps for stage 1 (detection) and stage 2 (+ segmentation) on parsing data")
     width: int = param(16, Int(2, 512), "channels of the first convolution and of the pixel features")
     d_model: int = param(24, Int(4, 1024), "width of image tokens, words and the interface token")

@@ -45,7 +45,8 @@ class UniRAPLab:
             model.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
             self.models[regime] = model.eval()
         style, lay = {"description_width": "110px"}, widgets.Layout(width="360px")
-        self.instruction = widgets.Text(value="grasp the mug by its handle", description="instruction",
+        first = make_scene(3, self.cfg.image_size, n_clutter=2, max_clutter=10).tools[0].name
+        self.instruction = widgets.Text(value=f"grasp the {first} by its handle", description="instruction",
                                         continuous_update=False, style=style, layout=widgets.Layout(width="460px"))
         self.scene_seed = widgets.IntSlider(value=3, min=0, max=200, description="scene", style=style, layout=lay)
         self.clutter = widgets.IntSlider(value=2, min=0, max=10, description="clutter blobs", style=style, layout=lay)
