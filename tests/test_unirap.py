@@ -35,6 +35,13 @@ def test_same_seed_same_scene_and_other_seed_other_scene():
     assert not np.array_equal(a.image, c.image)
 
 
+def test_clutter_changes_the_background_not_the_tools():
+    a, b = make_scene(5, n_clutter=0), make_scene(5, n_clutter=8)
+    assert [t.name for t in a.tools] == [t.name for t in b.tools]
+    assert all(np.array_equal(s.mask, t.mask) for s, t in zip(a.tools, b.tools, strict=True))
+    assert not np.array_equal(a.image, b.image)
+
+
 def test_masks_lie_inside_boxes_and_grasps_on_their_part():
     for seed in range(40):
         scene = make_scene(seed, n_clutter=3)
@@ -198,7 +205,10 @@ CHANCE = {"box_accuracy": 0.05, "mask_iou": 0.03, "grasp_success": 0.02}
 
 def test_unified_verdict():
     assert C.unified_verdict(_three(0.8, 0.6, 0.5), _three(0.8, 0.6, 0.3), CHANCE).startswith("yes")
-    assert C.unified_verdict(_three(0.8, 0.6, 0.5), _three(0.9, 0.6, 0.3), CHANCE).startswith("partly")
+    assert C.unified_verdict(_three(0.8, 0.6, 0.5), _three(0.81, 0.61, 0.5), CHANCE).startswith("yes")  # level
+    assert C.unified_verdict(_three(0.8, 0.6, 0.5), _three(0.9, 0.66, 0.5), CHANCE).startswith("partly")
+    per_seed = {k: {"mean": 0.5, "sd": 0.1, "per_seed": [0.4, 0.5, 0.6]} for k in C.METRICS}
+    assert C.composite(per_seed) == pytest.approx({"mean": 0.5, "sd": 0.1})
     assert C.unified_verdict(_three(0.8, 0.03, 0.5), _three(0.8, 0.6, 0.3), CHANCE).startswith("no")
 
 
@@ -211,7 +221,7 @@ def test_pose_verdict():
 
 def test_efficiency_and_order_verdicts():
     for verdict in (C.efficiency_verdict, C.order_verdict):
-        assert verdict(_three(0.8, 0.6, 0.5), _three(0.5, 0.4, 0.5)).startswith("yes")
+        assert verdict(_three(0.8, 0.6, 0.7), _three(0.5, 0.4, 0.5)).startswith("yes")
         assert verdict(_three(0.8, 0.4, 0.5), _three(0.5, 0.4, 0.5)).startswith("partly")
-        assert verdict(_three(0.8, 0.6, 0.2), _three(0.5, 0.4, 0.5)).startswith("partly")  # wins two, loses one
+        assert verdict(_three(0.8, 0.6, 0.2), _three(0.5, 0.4, 0.5)).startswith("no")  # wins two, loses one
         assert verdict(_three(0.5, 0.4, 0.5, sd=0.2), _three(0.6, 0.45, 0.5, sd=0.2)).startswith("no")

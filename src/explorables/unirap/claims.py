@@ -6,6 +6,8 @@ docstring; the book glues their output and never decides between sentences itsel
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.tables import Claim
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
@@ -31,16 +33,29 @@ def as_stats(value: float) -> dict:
     return {"mean": float(value), "sd": 0.0}
 
 
+def composite(st: dict[str, dict]) -> dict:
+    """The mean of the three metrics, per seed when the seeds are known: ``{"mean", "sd"}`` over seeds
+    (without ``per_seed`` lists, the mean of the means and of the sds)."""
+    if all("per_seed" in st[k] for k in METRICS):
+        per = np.mean([st[k]["per_seed"] for k in METRICS], axis=0)
+        return {"mean": float(per.mean()), "sd": float(per.std(ddof=1)) if per.size > 1 else 0.0}
+    return {"mean": float(np.mean([st[k]["mean"] for k in METRICS])),
+            "sd": float(np.mean([st[k]["sd"] for k in METRICS]))}
+
+
 def unified_verdict(unified: dict[str, dict], separate: dict[str, dict], chance: dict[str, float]) -> str:
-    """yes: the unified model beats chance on all three metrics and separate task heads beat it on none;
-    partly: it beats chance on all three but separate heads beat it on some; no: it fails to beat chance
-    on some metric. Arguments map each metric to ``{"mean", "sd"}`` (``chance``: to a number)."""
+    """yes: the unified model beats chance on all three metrics and separate task heads do not beat it on
+    the mean of the three metrics (:func:`composite`, per seed); partly: above chance on all three, but
+    separate heads beat it on that mean; no: it fails to beat chance on some metric. Arguments map each
+    metric to ``{"mean", "sd"[, "per_seed"]}`` (``chance``: to a number)."""
     above = all(beats(unified[k], as_stats(chance[k])) for k in METRICS)
-    lost = [SHORT[k] for k in METRICS if beats(separate[k], unified[k])]
-    if above and not lost:
-        return "yes: one decoder does all three tasks above chance, and separate heads beat it on none"
+    uni, sep = composite(unified), composite(separate)
+    lead = sep["mean"] - uni["mean"]
+    if above and not beats(sep, uni):
+        return (f"yes: one decoder does all three tasks above chance, and separate heads do not beat it "
+                f"(their lead on the mean of the metrics: {lead:+.2f})")
     if above:
-        return f"partly: above chance on all three tasks, but separate task heads do better on {', '.join(lost)}"
+        return f"partly: above chance on all three tasks, but separate task heads beat it by {lead:.2f} on average"
     return "no: the unified model does not beat a chance predictor on every task"
 
 
@@ -54,30 +69,34 @@ def pose_verdict(with_mask: dict, without_mask: dict) -> str:
     return "no: the pose head does as well without the segmentation features"
 
 
+def _comparison(a: dict[str, dict], b: dict[str, dict]) -> tuple[list[str], list[str]]:
+    """The metrics on which ``a`` beats ``b``, and those on which ``b`` beats ``a`` (short names)."""
+    return ([SHORT[k] for k in METRICS if beats(a[k], b[k])], [SHORT[k] for k in METRICS if beats(b[k], a[k])])
+
+
 def efficiency_verdict(curriculum: dict[str, dict], joint: dict[str, dict]) -> str:
     """At the fewest instruction-labelled scenes, per metric ``{"mean", "sd"}``. yes: the curriculum beats
-    joint training on at least two metrics and loses on none; partly: it beats it on one metric, or on
-    more while losing on some; no: on none."""
-    wins = [k for k in METRICS if beats(curriculum[k], joint[k])]
-    losses = [k for k in METRICS if beats(joint[k], curriculum[k])]
-    if len(wins) >= 2 and not losses:
-        return "yes: with few instruction labels the curriculum beats joint training"
+    joint training on all three metrics; partly: on some and loses on none; no: on none, or it loses on some."""
+    wins, losses = _comparison(curriculum, joint)
+    if len(wins) == len(METRICS):
+        return "yes: with few instruction labels the curriculum beats joint training on all three tasks"
+    if wins and not losses:
+        return f"partly: with few instruction labels the curriculum wins on {', '.join(wins)} only"
     if wins:
-        return f"partly: the curriculum wins on {', '.join(SHORT[k] for k in wins)} only"
+        return f"no: the curriculum wins on {', '.join(wins)} but loses on {', '.join(losses)}"
     return "no: the curriculum does not beat joint training with few instruction labels"
 
 
 def order_verdict(curriculum: dict[str, dict], mixed: dict[str, dict]) -> str:
     """The control: the curriculum against joint training on the *same* data (parsing + instruction scenes,
-    mixed in every batch), per metric. yes: the curriculum beats it on at least two metrics and loses on
-    none (its order matters); partly: it beats it on one; no: on none (the gain is the data, not the order)."""
-    wins = [k for k in METRICS if beats(curriculum[k], mixed[k])]
-    losses = [k for k in METRICS if beats(mixed[k], curriculum[k])]
-    if len(wins) >= 2 and not losses:
+    mixed in every batch), per metric. yes: the curriculum beats it on all three metrics (its order
+    matters); partly: on some and loses on none; no: otherwise (the gain is the data, not the order)."""
+    wins, losses = _comparison(curriculum, mixed)
+    if len(wins) == len(METRICS):
         return "yes: the order of the stages matters, not only the extra parsing data"
-    if wins:
-        return f"partly: the order helps on {', '.join(SHORT[k] for k in wins)} only"
-    return "no: joint training on the same data does as well: the parsing data helps, not the order"
+    if wins and not losses:
+        return f"partly: the order helps on {', '.join(wins)} only"
+    return "no: joint training on the same data does as well or better: the parsing data helps, not the order"
 
 
 def scores(results: UniRAPResults, regime: str, n: int | None = None) -> dict[str, dict]:
@@ -109,7 +128,7 @@ def claims(results: UniRAPResults) -> list[Claim]:
         Claim(
             "one unified decoder performs detection, part-level affordance segmentation and 4-DoF pose together",
             f"{cfg.image_size}-px procedural scenes, {n} instruction-labelled scenes, curriculum; vs three separate "
-            f"task decoders, and vs chance ({_three({k: as_stats(v) for k, v in chance.items()})}); {steps}",
+            f"task decoders, and vs chance ({', '.join(f'{SHORT[k]} {v:.2f}' for k, v in chance.items())}); {steps}",
             f"unified {_three(cur)}; separate {_three(sep)}",
             unified_verdict(cur, sep, chance),
         ),

@@ -49,7 +49,7 @@ class UniRAPConfig(ExperimentConfig):
     labelled_grid: tuple[int, ...] = param((16, 64), Tuple(Int(4), distinct=True, increasing=True),
                                            "instruction-labelled scene counts of the data-efficiency curves")
     n_labelled: int = param(64, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
-    n_test: int = param(200, Int(10), "held-out instruction scenes (their labels only score)")
+    n_test: int = param(500, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
     n_steps: int = param(350, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
     batch_size: int = param(12, Int(2), "scenes per step and member")

@@ -56,7 +56,7 @@ class UniRAPLab:
         self.show_mask = widgets.Checkbox(value=True, description="show the predicted mask", style=style)
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="420px"))
-        fig = Figure(figsize=(4.2, 4.2), dpi=80)
+        fig = Figure(figsize=(4.2, 4.2), dpi=72)
         FigureCanvasAgg(fig)
         self._fig, self._ax = fig, fig.add_axes((0.02, 0.02, 0.96, 0.9))
         for w in (self.instruction, self.scene_seed, self.clutter, self.regime):
@@ -114,22 +114,34 @@ class UniRAPLab:
                        linestyles="dashed"),
         ]
         ax.set_title(f"“{self.instruction.value}”", fontsize=9)
+        for artist in [self._mask_artist, *self._truth_artists]:  # drawn by redraw, over a cached background
+            artist.set_animated(True)
+        self._fig.canvas.draw()
+        self._background = self._fig.canvas.copy_from_bbox(self._fig.bbox)
 
     def redraw(self, _change=None) -> None:
         """Show or hide the truth and the predicted mask."""
-        for artist in self._truth_artists:
-            artist.set_visible(self.show_truth.value)
-        if self._mask_artist is not None:
-            self._mask_artist.set_visible(self.show_mask.value)
-        self._fig.canvas.draw()
-        self.image.value = canvas_png(self._fig.canvas)
+        if not hasattr(self, "_background"):
+            return
+        canvas = self._fig.canvas
+        canvas.restore_region(self._background)
+        shown = ([self._mask_artist] if self.show_mask.value else []) + (self._truth_artists if self.show_truth.value
+                                                                         else [])
+        for artist in shown:
+            self._ax.draw_artist(artist)
+        self.image.value = canvas_png(canvas)
 
 
 def benchmark_interactions(lab: UniRAPLab | None = None) -> dict[str, list]:
     """Scripted interactions for ``benchmarks/run.py``: overlay toggles (redraws), and reruns."""
     lab = lab or UniRAPLab()
+    tool = lab.instruction.value.split()[2]  # "grasp the <tool> by its handle"
+    size = lab.cfg.image_size
+    scenes = [k for k in range(4, 200)
+              if tool in [t.name for t in make_scene(k, size, n_clutter=lab.clutter.value, max_clutter=10).tools]][:3]
     return interactions(
         redraw=[(lab.show_truth, (False, True) * 2), (lab.show_mask, (False, True))],
-        rerun=[(lab.scene_seed, (5, 9, 12)), (lab.clutter, (6, 0)), (lab.regime, ("joint", "curriculum")),
-               (lab.instruction, ("something to cut with", "pick up the hammer"))],
+        rerun=[(lab.scene_seed, (*scenes, lab.scene_seed.value)), (lab.clutter, (8, lab.clutter.value)),
+               (lab.regime, ("joint", "curriculum")),
+               (lab.instruction, (f"pick up the {tool}", f"touch the handle of the {tool}"))],
     )

@@ -130,13 +130,14 @@ def make_scene(seed: int, size: int = 32, n_tools: int | None = None, n_clutter:
     grad = rng.normal(0, 0.08, 2)
     image = base + grad[0] * (xs / size - 0.5) + grad[1] * (ys / size - 0.5)
     image = np.repeat(image[None], 3, axis=0) + rng.normal(0, 0.03, (3, size, size))
+    crng = np.random.default_rng([seed, 7])  # clutter has its own stream: more clutter, same tools
     for _ in range(n_clutter):  # blobs behind the tools
-        cx, cy = rng.uniform(0, size, 2)
-        rx, ry = rng.uniform(1.5, 4.5, 2) * unit
-        a = rng.uniform(0, math.pi)
+        cx, cy = crng.uniform(0, size, 2)
+        rx, ry = crng.uniform(1.5, 4.5, 2) * unit
+        a = crng.uniform(0, math.pi)
         du, dv = (xs - cx) * math.cos(a) + (ys - cy) * math.sin(a), -(xs - cx) * math.sin(a) + (ys - cy) * math.cos(a)
-        blob = (du / rx) ** 2 + (dv / ry) ** 2 <= 1 if rng.uniform() < 0.5 else (np.abs(du) <= rx) & (np.abs(dv) <= ry)
-        image[:, blob] = _colour(rng)[:, None]
+        blob = (du / rx) ** 2 + (dv / ry) ** 2 <= 1 if crng.uniform() < 0.5 else (np.abs(du) <= rx) & (np.abs(dv) <= ry)
+        image[:, blob] = _colour(crng)[:, None]
     names = [TOOLS[i] for i in rng.permutation(len(TOOLS))[:n_tools]]
     blocked = np.zeros((size, size), bool)  # the tools placed so far, grown by a pixel
     tools: list[Tool] = []
