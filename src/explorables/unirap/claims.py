@@ -148,8 +148,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
         ),
         Claim(
             "the pose is better decoded from the intermediate segmentation features",
-            f"same model and schedule, the pose head reads the mask (pooled features, centroid, moments) or only "
-            f"the interface token; {n} labelled scenes, {steps}",
+            f"same model and schedule, the pose head reads the mask (pooled features, centroid, moments) or a "
+            f"map of its own (no mask); {n} labelled scenes, {steps}",
             f"grasp success with the mask {_fmt(cur['grasp_success'])}, without {_fmt(direct['grasp_success'])}",
             pose_verdict(cur["grasp_success"], direct["grasp_success"]),
         ),

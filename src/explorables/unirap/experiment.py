@@ -19,6 +19,7 @@ its batches.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -95,8 +96,10 @@ class UniRAPResults(Results[UniRAPConfig]):
     few test scenes, and the lab's models (seed 0, curriculum and joint, at ``n_labelled``) in ``curves``."""
 
 
+@functools.lru_cache(maxsize=2)
 def datasets(cfg: UniRAPConfig) -> tuple[dict, dict, dict]:
-    """The parsing scenes, the instruction pool and the test scenes (three disjoint seeds)."""
+    """The parsing scenes, the instruction pool and the test scenes (three disjoint seeds); cached, since
+    every part reads them (treat them as read-only)."""
     size, clutter = cfg.image_size, cfg.max_clutter
     parsing = make_dataset(cfg.n_parsing, cfg.seed * 4 + 1, size, "parsing", clutter)
     pool = make_dataset(max(cfg.labelled_grid), cfg.seed * 4 + 2, size, "instruction", clutter)
