@@ -5,13 +5,15 @@ Reconstructed (the abstract names the parts, not their design): a CNN image enco
 embeddings for the instruction; a learnable interface token ``[AFF]``, fused with the
 instruction's mean embedding, that attends (with the instruction's words) over the image tokens
 through a few transformer decoder layers; and the Unified Affordance Decoder's three heads on the
-decoded ``[AFF]`` token ``q``: a box head, a mask head ``sigmoid(<W q, F_pixel>)`` (the
-LISA/SAM pattern) and a pose head that reads the *mask*: the mask-weighted pixel features, the
-mask's centroid and second moments, with ``q``.
+decoded ``[AFF]`` token ``q``: a box head (the centroid of a detection map ``softmax_p <W_b q,
+F_pixel>`` plus a size), a mask head ``sigmoid(<W_m q, F_pixel>)`` (the LISA/SAM pattern) and a pose
+head that reads the *mask*: the mask-weighted pixel features, the mask's centroid and second
+moments, with ``q``.
 
 Architectures (``arch``): ``"unified"`` (the above), ``"pose_direct"`` (the same, but the pose
-head reads ``q`` only: no segmentation features) and ``"separate"`` (three independent
-decoders, one interface token each, for box, mask and pose; the pose decoder cannot see the mask).
+head reads the same statistics of a map of its own, ``softmax_p <W_p q, F_pixel>``, not of the
+mask) and ``"separate"`` (three independent decoders, one interface token each, for box, mask and
+pose; the pose reads a map of its own, as in ``"pose_direct"``).
 The forward pass takes the image and the instruction's word ids only.
 """
 
