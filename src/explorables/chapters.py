@@ -60,6 +60,7 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter(7, "dcdm", "Dirichlet concept diffusion: concepts discovered while learning to generate"),
         Chapter(8, "stable_nde", "Stable training of neural differential equations"),
         Chapter(9, "ucca", "Unpaired CCA through the quadratic assignment problem"),
+        Chapter(10, "unirap", "UniRAP: part-level affordance from language"),
         Chapter(11, "uggrh", "UGGRH: incomplete cross-modal hashing"),
         Chapter(12, "trust_region_cl", "Trust-region continual learning"),
         Chapter(13, "tree_search", "Learning-augmented search on trees"),

@@ -1,0 +1,189 @@
+"""The chapter's reduced-scale reproduction, one code path for every scale.
+
+Data (all procedural, from the base seed): ``n_parsing`` general-parsing scenes (query: a tool's
+name; targets: its box and whole mask; no instruction, no part, no grasp), an instruction pool of
+``max(labelled_grid)`` scenes (instruction, part mask, grasp), and ``n_test`` held-out instruction
+scenes, drawn from their own seed (their labels are used only to score).
+
+Three parts, each one batched ensemble (all members on the same step count and batch size):
+
+* ``unified``: the unified model under the three regimes (curriculum, joint, and the control
+  joint-on-the-curriculum's-data), at every instruction-labelled count of ``labelled_grid``;
+* ``pose_direct``: the ablation, a pose head that does not read the mask, at ``n_labelled``;
+* ``separate``: three task decoders, no shared decoder, at ``n_labelled``.
+
+Seed ``s`` sets a member's initial weights (the same for every regime), its labelled subset (the
+first ``n`` of a seeded permutation of the pool, so smaller subsets are nested in larger ones) and
+its batches.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from ..core.checkpoint import Checkpointer
+from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
+from ..core.experiment import Results, run_parts_timed, start_run
+from ..core.params import Float, Int, Positive, Seeds, Tuple, param
+from ..core.threads import one_cpu_thread
+from . import metrics
+from .model import UniRAP, decode, member_state
+from .scenes import JAW, VOCAB, make_dataset
+from .training import REGIMES, Member, predict, schedule, train
+
+ARRAYS = ("images", "tokens", "boxes", "masks", "grasps")
+
+
+@dataclass(frozen=True)
+class UniRAPConfig(ExperimentConfig):
+    """Settings of :func:`run`. Field defaults are the ``book`` preset."""
+
+    image_size: int = param(32, Int(16, 256), "scene side in pixels (a multiple of 4)")
+    max_clutter: int = param(4, Int(0, 20), "clutter blobs per scene: uniform in 0..max_clutter")
+    n_parsing: int = param(600, Int(8), "general-parsing scenes (tool name only: box and whole mask, no instruction)")
+    labelled_grid: tuple[int, ...] = param((16, 64), Tuple(Int(4), distinct=True, increasing=True),
+                                           "instruction-labelled scene counts of the data-efficiency curves")
+    n_labelled: int = param(64, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
+    n_test: int = param(500, Int(10), "held-out instruction scenes (their labels only score)")
+    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
+    n_steps: int = param(350, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
+    batch_size: int = param(12, Int(2), "scenes per step and member")
+    lr: float = param(1e-2, Positive(), "Adam learning rate (peak; warm-up, then a linear decay to 20 %)")
+    stage_fractions: tuple[float, ...] = param(
+        (0.15, 0.15), Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
+        "curriculum: fractions of the steps for stage 1 (detection) and stage 2 (+ segmentation) on parsing data")
+    width: int = param(16, Int(2, 512), "channels of the first convolution and of the pixel features")
+    d_model: int = param(24, Int(4, 1024), "width of image tokens, words and the interface token")
+    n_layers: int = param(2, Int(1, 24), "decoder layers of the interface token")
+    n_heads: int = param(2, Int(1, 32), "attention heads")
+    n_shown: int = param(10, Int(1, 100), "test scenes in the explorable's slider")
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
+                      n_shown=3, d_model=16, width=12, seeds=(0,)),
+        "book": {},
+        "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
+                      n_labelled=400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, width=48, d_model=192,
+                      n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8),
+    }
+    PAPER_HARDWARE: ClassVar[str] = ("one GPU with >= 24 GB (ensembles of up to 60 members on 96-pixel scenes); "
+                                     "about 2-4 hours (estimate, not timed)")
+
+    def cross_checks(self) -> None:
+        if self.image_size % 4:
+            raise ValueError(f"image_size must be a multiple of 4, got {self.image_size}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model must be a multiple of n_heads ({self.n_heads}), got {self.d_model}")
+        if self.n_labelled not in self.labelled_grid:
+            raise ValueError(f"n_labelled must be one of labelled_grid {self.labelled_grid}, got {self.n_labelled}")
+        if sum(self.stage_fractions) >= 1:
+            raise ValueError(f"stage_fractions must sum to < 1 (the last stage needs steps), "
+                             f"got {self.stage_fractions}")
+
+    def memory_estimate(self) -> dict[str, float]:
+        n_scenes = self.n_parsing + max(self.labelled_grid) + self.n_test
+        return {"n_parsing, labelled_grid, n_test, image_size": n_scenes * 4 * self.image_size ** 2 * 4.0}
+
+
+class UniRAPResults(Results[UniRAPConfig]):
+    """What :func:`run` returns: the three metrics per regime, labelled count and seed; predictions on a
+    few test scenes, and the lab's models (seed 0, curriculum and joint, at ``n_labelled``) in ``curves``."""
+
+
+@functools.lru_cache(maxsize=2)
+def datasets(cfg: UniRAPConfig) -> tuple[dict, dict, dict]:
+    """The parsing scenes, the instruction pool and the test scenes (three disjoint seeds); cached, since
+    every part reads them (treat them as read-only)."""
+    size, clutter = cfg.image_size, cfg.max_clutter
+    parsing = make_dataset(cfg.n_parsing, cfg.seed * 4 + 1, size, "parsing", clutter)
+    pool = make_dataset(max(cfg.labelled_grid), cfg.seed * 4 + 2, size, "instruction", clutter)
+    test = make_dataset(cfg.n_test, cfg.seed * 4 + 3, size, "instruction", clutter)
+    return parsing, pool, test
+
+
+def make_model(cfg: UniRAPConfig, seeds: list[int], arch: str) -> UniRAP:
+    return UniRAP(seeds, arch=arch, image_size=cfg.image_size, width=cfg.width, d_model=cfg.d_model,
+                  n_layers=cfg.n_layers, n_heads=cfg.n_heads, n_words=len(VOCAB))
+
+
+def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
+    """The members of a part (``unified``: every regime at every grid count; the others: the curriculum at
+    ``n_labelled``)."""
+    if part == "unified":  # the control (joint on the curriculum's data) at the fewest labels only
+        return ([Member(r, n, s) for r in REGIMES[:2] for n in cfg.labelled_grid for s in cfg.seeds]
+                + [Member(REGIMES[2], min(cfg.labelled_grid), s) for s in cfg.seeds])
+    return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds]
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    arr = np.asarray(values, dtype=float)
+    return {"per_seed": arr.tolist(), "mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
+
+
+def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    """Train the part's ensemble and score every member on the test scenes: ``(summary, curves)``."""
+    device = resolve_device(cfg.device)
+    parsing, pool_data, test = datasets(cfg)
+    pool = {k: torch.as_tensor(np.concatenate([parsing[k], pool_data[k]])).to(device) for k in ARRAYS}
+    members = members_of(cfg, part)
+    idx, weights = [], []
+    for k, m in enumerate(members):
+        labelled = np.random.default_rng([cfg.seed, m.seed]).permutation(len(pool_data["boxes"]))[: m.n_labelled]
+        rng = np.random.default_rng([cfg.seed, m.seed, k, 17])
+        i, w = schedule(m, cfg.n_steps, cfg.batch_size, cfg.n_parsing, labelled, cfg.stage_fractions, rng)
+        idx.append(i)
+        weights.append(w)
+    arch = "unified" if part == "unified" else part
+    model = make_model(cfg, [m.seed for m in members], arch).to(device)
+    curve = train(model, pool, torch.as_tensor(np.stack(idx, 1)), torch.as_tensor(np.stack(weights, 1)), lr=cfg.lr,
+                  checkpoint=checkpoint, name=f"{part}/train", progress=progress)
+    images, tokens = torch.as_tensor(test["images"]).to(device), torch.as_tensor(test["tokens"]).to(device)
+    pred = decode(predict(model, images, tokens), cfg.image_size)
+    jaw = JAW * cfg.image_size / 32
+    scores = [metrics.evaluate({k: v[i] for k, v in pred.items()}, test, jaw) for i in range(len(members))]
+    summary: dict[str, Any] = {}
+    groups = sorted({(m.regime if part == "unified" else part, m.n_labelled) for m in members})
+    for regime, n in groups:
+        rows = [s for m, s in zip(members, scores, strict=True)
+                if (m.regime if part == "unified" else part) == regime and m.n_labelled == n]
+        summary.setdefault(regime, {})[str(n)] = {key: _stats([r[key] for r in rows]) for key in rows[0]}
+    curves: dict[str, Any] = {"loss": curve}
+    shown = slice(0, cfg.n_shown)
+    if part == "unified":
+        first = {r: next(i for i, m in enumerate(members)
+                         if m.regime == r and m.n_labelled == cfg.n_labelled and m.seed == cfg.seeds[0])
+                 for r in ("curriculum", "joint")}
+        curves["lab_models"] = {r: member_state(model, i) for r, i in first.items()}
+        curves["shown"] = {r: {k: v[i][shown] for k, v in pred.items()} for r, i in first.items()}
+        summary["chance"] = metrics.evaluate(metrics.prior_predictions(pool_data, test), test, jaw)
+    else:
+        curves["shown"] = {part: {k: v[0][shown] for k, v in pred.items()}}
+    return summary, curves
+
+
+PARTS = ("unified", "pose_direct", "separate")
+
+
+def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None = None,
+        progress: bool = False) -> UniRAPResults:
+    """The three parts (``unified``, ``pose_direct``, ``separate``), each checkpointed."""
+    cfg, checkpoint = start_run(UniRAPConfig, config, checkpoint)
+    parts = {p: (lambda p=p: train_part(cfg, p, checkpoint, progress)) for p in PARTS}
+    with one_cpu_thread(resolve_device(cfg.device)):  # small grouped ops: a second thread only waits (core.threads)
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
+    summary["labelled_grid"] = list(cfg.labelled_grid)
+    summary["n_labelled"] = cfg.n_labelled
+    summary["n_seeds"] = len(cfg.seeds)
+    return UniRAPResults(cfg, summary, curves)
+
+
+def scene_arrays(cfg: UniRAPConfig) -> dict:
+    """The test scenes shown by the explorable (regenerated from the seed: cheap and deterministic)."""
+    test = make_dataset(cfg.n_shown, cfg.seed * 4 + 3, cfg.image_size, "instruction", cfg.max_clutter)
+    return test

@@ -1,0 +1,119 @@
+"""The three metrics: box accuracy (IoU > 0.5), mask IoU, and grasp success (rectangle metric).
+
+Grasp success follows the usual rectangle metric of grasp detection: the predicted grasp is a
+success when its closing angle is within 30 degrees of the true one (angles modulo 180 degrees:
+a parallel gripper is symmetric) and the IoU of the two grasp rectangles exceeds 0.25. A grasp
+``(x, y, theta, width)`` is the rectangle centred at ``(x, y)`` whose side ``width`` (the opening)
+runs along ``theta`` and whose other side is the jaw size :data:`~explorables.unirap.scenes.JAW`.
+Rectangle IoU is exact (convex polygon clipping), not rasterised.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+BOX_IOU = 0.5
+GRASP_ANGLE_DEG = 30.0
+GRASP_IOU = 0.25
+
+
+def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of axis-aligned boxes ``(..., 4)`` given as ``(x0, y0, x1, y1)``."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    w = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+    h = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+    inter = w * h
+    area = lambda x: np.clip(x[..., 2] - x[..., 0], 0, None) * np.clip(x[..., 3] - x[..., 1], 0, None)  # noqa: E731
+    union = area(a) + area(b) - inter
+    return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+
+
+def mask_iou(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
+    """IoU of boolean masks ``(..., H, W)`` (1 where both are empty)."""
+    pred, true = np.asarray(pred, bool), np.asarray(true, bool)
+    inter = (pred & true).sum(axis=(-2, -1))
+    union = (pred | true).sum(axis=(-2, -1))
+    return np.where(union > 0, inter / np.maximum(union, 1), 1.0)
+
+
+def grasp_rectangle(grasp: np.ndarray, jaw: float) -> np.ndarray:
+    """The 4 corners (counter-clockwise) of grasp ``(x, y, theta, width)`` with jaw size ``jaw``."""
+    x, y, theta, width = (float(g) for g in grasp)
+    d = np.array([math.cos(theta), math.sin(theta)])  # the opening's direction
+    n = np.array([-d[1], d[0]])
+    c = np.array([x, y])
+    hw, hj = width / 2, jaw / 2
+    return np.array([c - hw * d - hj * n, c + hw * d - hj * n, c + hw * d + hj * n, c - hw * d + hj * n])
+
+
+def _area(poly: np.ndarray) -> float:
+    if len(poly) < 3:
+        return 0.0
+    x, y = poly[:, 0], poly[:, 1]
+    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+
+
+def _clip(subject: list, a: np.ndarray, b: np.ndarray) -> list:
+    """Sutherland-Hodgman: the part of polygon ``subject`` left of the directed edge a -> b."""
+    side = lambda p: (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])  # noqa: E731
+    out = []
+    for i, p in enumerate(subject):
+        q = subject[i - 1]
+        sp, sq = side(p), side(q)
+        if sp >= 0:
+            if sq < 0:
+                out.append(q + (p - q) * (sq / (sq - sp)))
+            out.append(p)
+        elif sq >= 0:
+            out.append(q + (p - q) * (sq / (sq - sp)))
+    return out
+
+
+def polygon_iou(p: np.ndarray, q: np.ndarray) -> float:
+    """IoU of two convex polygons given counter-clockwise (corners ``(k, 2)``)."""
+    inter: list = list(p)
+    for i in range(len(q)):
+        if not inter:
+            break
+        inter = _clip(inter, q[i], q[(i + 1) % len(q)])
+    a_inter = _area(np.array(inter)) if inter else 0.0
+    union = _area(p) + _area(q) - a_inter
+    return a_inter / union if union > 0 else 0.0
+
+
+def angle_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|a - b| for grasp angles (radians), modulo pi: in [0, pi/2]."""
+    d = np.abs(np.asarray(a, float) - np.asarray(b, float)) % math.pi
+    return np.minimum(d, math.pi - d)
+
+
+def grasp_success(pred: np.ndarray, true: np.ndarray, jaw: float) -> np.ndarray:
+    """Rectangle metric per grasp ``(..., 4)``: angle within 30 degrees and rectangle IoU > 0.25."""
+    pred, true = np.asarray(pred, float).reshape(-1, 4), np.asarray(true, float).reshape(-1, 4)
+    ok = angle_difference(pred[:, 2], true[:, 2]) < math.radians(GRASP_ANGLE_DEG)
+    iou = np.array([polygon_iou(grasp_rectangle(p, jaw), grasp_rectangle(t, jaw)) if k else 0.0
+                    for p, t, k in zip(pred, true, ok, strict=True)])
+    return ok & (iou > GRASP_IOU)
+
+
+def evaluate(pred: dict, data: dict, jaw: float) -> dict[str, float]:
+    """The three metrics of one model on ``data`` (``make_dataset`` arrays); ``pred`` holds
+    ``boxes`` (n, 4), ``masks`` (n, S, S) booleans and ``grasps`` (n, 4), in pixels."""
+    return {
+        "box_accuracy": float((box_iou(pred["boxes"], data["boxes"]) > BOX_IOU).mean()),
+        "mask_iou": float(mask_iou(pred["masks"], data["masks"]).mean()),
+        "grasp_success": float(grasp_success(pred["grasps"], data["grasps"], jaw).mean()),
+    }
+
+
+def prior_predictions(train: dict, test: dict) -> dict:
+    """A chance-level predictor that ignores the image and the instruction: the training set's mean
+    box and mean grasp, and the whole image as the mask."""
+    n = len(test["boxes"])
+    mean_grasp = train["grasps"].mean(axis=0)
+    angle = 0.5 * math.atan2(np.sin(2 * train["grasps"][:, 2]).mean(), np.cos(2 * train["grasps"][:, 2]).mean())
+    mean_grasp[2] = angle % math.pi
+    return {"boxes": np.repeat(train["boxes"].mean(axis=0)[None], n, 0),
+            "masks": np.ones_like(test["masks"], bool), "grasps": np.repeat(mean_grasp[None], n, 0)}

@@ -1,0 +1,277 @@
+"""The model, as an ensemble: every member (a training regime and a seed) has its own weights and
+all members run in one batched forward pass (grouped convolutions, batched matrix products).
+
+Reconstructed (the abstract names the parts, not their design): a CNN image encoder; learned word
+embeddings for the instruction; a learnable interface token ``[AFF]``, fused with the
+instruction's mean embedding, that attends (with the instruction's words) over the image tokens
+through a few transformer decoder layers; and the Unified Affordance Decoder's three heads on the
+decoded ``[AFF]`` token ``q``: a box head (the centroid of a detection map ``softmax_p <W_b q,
+F_pixel>`` plus a size), a mask head ``sigmoid(<W_m q, F_pixel>)`` (the LISA/SAM pattern) and a pose
+head that reads the *mask*: the mask-weighted pixel features, the mask's centroid and second
+moments, with ``q``.
+
+Architectures (``arch``): ``"unified"`` (the above), ``"pose_direct"`` (the same, but the pose
+head reads the same statistics of a map of its own, ``softmax_p <W_p q, F_pixel>``, not of the
+mask) and ``"separate"`` (three independent decoders, one interface token each, for box, mask and
+pose; the pose reads a map of its own, as in ``"pose_direct"``).
+The forward pass takes the image and the instruction's word ids only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+ARCHS: tuple[str, ...] = ("unified", "pose_direct", "separate")
+
+
+def _init(gens: list[torch.Generator], shape: tuple[int, ...], scale: float) -> nn.Parameter:
+    """One parameter of shape ``(members, *shape)``, member ``m`` drawn from its own generator."""
+    return nn.Parameter(torch.stack([torch.randn(shape, generator=g) * scale for g in gens]))
+
+
+def _zeros(n: int, shape: tuple[int, ...]) -> nn.Parameter:
+    return nn.Parameter(torch.zeros((n, *shape)))
+
+
+class EConv(nn.Module):
+    """A convolution per member, on the batch-first layout ``(B, M * C_in, H, W) -> (B, M * C_out, H', W')``
+    (grouped by member: no copies between layers)."""
+
+    def __init__(self, gens, c_in: int, c_out: int, k: int, stride: int, padding: int):
+        super().__init__()
+        self.weight = _init(gens, (c_out, c_in, k, k), math.sqrt(2.0 / (c_in * k * k)))
+        self.bias = _zeros(len(gens), (c_out,))
+        self.stride, self.padding, self.groups = stride, padding, len(gens)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(x, self.weight.flatten(0, 1), self.bias.flatten(), stride=self.stride, padding=self.padding,
+                        groups=self.groups)
+
+
+class ELinear(nn.Module):
+    """A linear map per member on the last axis: ``(M, ..., d_in) -> (M, ..., d_out)``."""
+
+    def __init__(self, gens, d_in: int, d_out: int, scale: float = 1.0):
+        super().__init__()
+        self.weight = _init(gens, (d_in, d_out), scale / math.sqrt(d_in))
+        self.bias = _zeros(len(gens), (d_out,))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        y = torch.baddbmm(self.bias[:, None], x.reshape(shape[0], -1, shape[-1]), self.weight)
+        return y.reshape(*shape[:-1], -1)
+
+
+class ELayerNorm(nn.Module):
+    def __init__(self, n: int, d: int):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(n, d))
+        self.bias = _zeros(n, (d,))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        view = (x.shape[0],) + (1,) * (x.dim() - 2) + (x.shape[-1],)
+        return F.layer_norm(x, x.shape[-1:]) * self.gain.view(view) + self.bias.view(view)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, n_heads: int,
+              valid: torch.Tensor | None = None) -> torch.Tensor:
+    """Scaled dot-product attention ``(M, B, T, D)``, heads split from ``D``; ``valid`` (M, B, T_k) masks keys."""
+    m, b, tq, d = q.shape
+    split = lambda x: x.reshape(m, b, x.shape[2], n_heads, d // n_heads).transpose(2, 3)  # noqa: E731
+    scores = split(q) @ split(k).transpose(-1, -2) / math.sqrt(d // n_heads)
+    if valid is not None:
+        scores = scores.masked_fill(~valid[:, :, None, None, :], float("-inf"))
+    return (scores.softmax(-1) @ split(v)).transpose(2, 3).reshape(m, b, tq, d)
+
+
+class DecoderLayer(nn.Module):
+    """Queries ([AFF] + words): self-attention, cross-attention to the image tokens, an MLP."""
+
+    def __init__(self, gens, d: int, n_heads: int):
+        super().__init__()
+        n = len(gens)
+        self.n_heads = n_heads
+        self.ln1, self.ln2, self.ln3 = ELayerNorm(n, d), ELayerNorm(n, d), ELayerNorm(n, d)
+        self.qkv = ELinear(gens, d, 3 * d)
+        self.out1 = ELinear(gens, d, d, 0.5)
+        self.q2 = ELinear(gens, d, d)
+        self.out2 = ELinear(gens, d, d, 0.5)
+        self.mlp1 = ELinear(gens, d, 2 * d)
+        self.mlp2 = ELinear(gens, 2 * d, d, 0.5)
+
+    def forward(self, x, keys, values, valid):
+        q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        x = x + self.out1(attention(q, k, v, self.n_heads, valid))
+        x = x + self.out2(attention(self.q2(self.ln2(x)), keys, values, self.n_heads))
+        return x + self.mlp2(F.gelu(self.mlp1(self.ln3(x))))
+
+
+class InterfaceDecoder(nn.Module):
+    """The [AFF] interface token fused with the instruction, decoded against the image tokens."""
+
+    def __init__(self, gens, d: int, n_layers: int, n_heads: int):
+        super().__init__()
+        n = len(gens)
+        self.aff = _init(gens, (d,), 0.5)
+        self.ln_img = ELayerNorm(n, d)
+        self.kv = ELinear(gens, d, 2 * d)
+        self.layers = nn.ModuleList(DecoderLayer(gens, d, n_heads) for _ in range(n_layers))
+        self.ln_out = ELayerNorm(n, d)
+
+    def forward(self, image_tokens: torch.Tensor, words: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """``image_tokens`` (M, B, T, D), ``words`` (M, B, L, D), ``valid`` (M, B, L) -> ``q`` (M, B, D)."""
+        w = valid[..., None].float()
+        fused = self.aff[:, None] + (words * w).sum(2) / w.sum(2).clamp(min=1)  # [AFF] + the instruction
+        x = torch.cat([fused[:, :, None], words], dim=2)
+        mask = torch.cat([torch.ones_like(valid[:, :, :1]), valid], dim=2)
+        keys, values = self.kv(self.ln_img(image_tokens)).chunk(2, dim=-1)
+        for layer in self.layers:
+            x = layer(x, keys, values, mask)
+        return self.ln_out(x[:, :, 0])
+
+
+class Head(nn.Module):
+    """A two-layer MLP per member."""
+
+    def __init__(self, gens, d_in: int, d_hidden: int, d_out: int):
+        super().__init__()
+        self.l1, self.l2 = ELinear(gens, d_in, d_hidden), ELinear(gens, d_hidden, d_out, 0.5)
+
+    def forward(self, x):
+        return self.l2(F.relu(self.l1(x)))
+
+
+def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
+    (..., D, h*w) -> the mask-weighted features (..., D) and the geometry (..., 5): the centroid
+    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose)."""
+    h, w = prob.shape[-2:]
+    ys, xs = torch.meshgrid((torch.arange(h, device=prob.device) + 0.5) / h,
+                            (torch.arange(w, device=prob.device) + 0.5) / w, indexing="ij")
+    a = prob.flatten(-2)
+    a = a / (a.sum(-1, keepdim=True) + 1e-3)                       # a(p), the mask's weights
+    xs, ys = xs.flatten(), ys.flatten()
+    cx, cy = (a * xs).sum(-1), (a * ys).sum(-1)                   # c, the centroid
+    dx, dy = xs - cx[..., None], ys - cy[..., None]
+    moments = torch.stack([(a * dx * dx).sum(-1), (a * dy * dy).sum(-1), (a * dx * dy).sum(-1)], -1) * 20  # Sigma
+    pooled = (features @ a[..., None])[..., 0]                    # f, the mask-weighted features
+    return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
+
+
+class UniRAP(nn.Module):
+    """The ensemble model; ``seeds[m]`` initialises member ``m`` (same seed, same initial encoder)."""
+
+    def __init__(self, seeds: list[int], arch: str = "unified", image_size: int = 32, width: int = 16,
+                 d_model: int = 24, n_layers: int = 2, n_heads: int = 2, n_words: int = 64, max_words: int = 8):
+        super().__init__()
+        if arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
+        if image_size % 4:
+            raise ValueError(f"image_size must be a multiple of 4, got {image_size}")
+        if d_model % n_heads:
+            raise ValueError(f"d_model must be a multiple of n_heads ({n_heads}), got {d_model}")
+        self.arch, self.n_members, self.image_size, self.d_model = arch, len(seeds), image_size, d_model
+        gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        n, d, g = len(gens), d_model, image_size // 4
+        # image encoder: image tokens from a small CNN at S/4; pixel features at S/2 from each 2x2 cell's
+        # colour and position, plus its image token's context
+        self.conv1 = EConv(gens, 5, width, 4, 4, 0)  # RGB + the pixel's (x, y) coordinates, 4x4 patches
+        self.conv2 = EConv(gens, width, d, 3, 1, 1)
+        self.pos = _init(gens, (g * g, d), 0.5)
+        self.pix_low, self.pix_tok = EConv(gens, 5, width, 1, 1, 0), EConv(gens, d, width, 1, 1, 0)
+        # instruction encoder: learned word and position embeddings
+        self.words = _init(gens, (n_words, d), 0.5)
+        self.word_pos = _init(gens, (max_words, d), 0.2)
+        # decoders: one shared by the three heads, or one per head ("separate")
+        n_dec = 3 * n if arch == "separate" else n
+        dec_gens = gens if arch != "separate" else [torch.Generator().manual_seed(int(s) * 7919 + k)
+                                                     for s in seeds for k in range(3)]
+        assert len(dec_gens) == n_dec
+        self.decoder = InterfaceDecoder(dec_gens, d, n_layers, n_heads)
+        # the UAD's heads: each reads a map <W q, F_pixel> over the pixel features
+        self.box_embed = ELinear(gens, d, width)
+        self.box_head = Head(gens, d + width + 5, d, 4)
+        self.mask_embed = ELinear(gens, d, width)
+        self.mask_bias = _zeros(n, (1,))
+        self.pose_embed = ELinear(gens, d, width)  # the pose's own map (used when the pose does not read the mask)
+        self.pose_head = Head(gens, d + width + 5, d, 5)
+
+    def encode(self, images: torch.Tensor, tokens: torch.Tensor):
+        """Image tokens (M, B, T, D), pixel features at half resolution (B, M, width, S*S/4), word embeddings
+        (M, B, L, D), valid words."""
+        m, b, _, h, w = images.shape
+        ys, xs = torch.meshgrid(torch.linspace(-1, 1, h, device=images.device),
+                                torch.linspace(-1, 1, w, device=images.device), indexing="ij")
+        x = torch.cat([images.transpose(0, 1), torch.stack([xs, ys])[None, None].expand(b, m, 2, h, w)], 2)
+        x = x.reshape(b, m * 5, h, w)  # batch-first for the grouped convolutions
+        f = F.relu(self.conv2(F.relu(self.conv1(x))))              # (B, M * D, S/4, S/4)
+        g = f.shape[-1]
+        image_tokens = f.reshape(b, m, -1, g * g).permute(1, 0, 3, 2) + self.pos[:, None]
+        ctx = F.interpolate(self.pix_tok(f), scale_factor=2, mode="nearest")
+        pixels = F.relu(self.pix_low(F.avg_pool2d(x, 2)) + ctx).reshape(b, m, -1, h * w // 4)
+        idx = torch.arange(m, device=tokens.device)[:, None, None]
+        words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
+        return image_tokens, pixels, words, tokens != 0
+
+    def forward(self, images: torch.Tensor, tokens: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``images`` (M, B, 3, S, S) and instruction word ids ``tokens`` (M, B, L): nothing else.
+
+        Returns ``box`` (M, B, 4: cx, cy, w, h in [0, 1]), ``mask_logits`` (M, B, S, S) and
+        ``pose`` (M, B, 5: x, y in [0, 1], the vector (cos 2θ, sin 2θ) unnormalised, width / S).
+        """
+        image_tokens, pixels, words, valid = self.encode(images, tokens)
+        m, b = images.shape[:2]
+        if self.arch == "separate":  # three decoders: each sees the same encodings
+            rep = lambda x: x[:, None].expand(m, 3, *x.shape[1:]).flatten(0, 1)  # noqa: E731
+            q = self.decoder(rep(image_tokens), rep(words), rep(valid)).reshape(m, 3, *words.shape[1:2], -1)
+            q_box, q_mask, q_pose = q[:, 0], q[:, 1], q[:, 2]
+        else:
+            q_box = q_mask = q_pose = self.decoder(image_tokens, words, valid)
+        size = self.image_size // 2  # the maps are at half resolution
+        scale = 1.0 / math.sqrt(pixels.shape[2])
+        bm = lambda t: t.transpose(0, 1)  # noqa: E731  (M, B, ...) <-> (B, M, ...)
+
+        def pixel_map(embed: ELinear, q: torch.Tensor) -> torch.Tensor:  # <W q, F(p)>: (B, M, S*S)
+            return torch.einsum("bmd,bmdp->bmp", bm(embed(q)), pixels) * scale
+
+        # box: a detection map over the pixels; its centroid is the box centre, the head adds the size
+        det = pixel_map(self.box_embed, q_box).softmax(-1).reshape(b, m, size, size)
+        pooled, geometry = map(bm, mask_statistics(det, pixels))
+        out = self.box_head(torch.cat([q_box, pooled, geometry], -1))
+        box = torch.cat([geometry[..., :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
+        # mask: sigmoid(<W q, F_pixel>) (eq. unirap-mask)
+        logits = (pixel_map(self.mask_embed, q_mask) + bm(self.mask_bias[:, None])).reshape(b, m, size, size)
+        if self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
+            pooled, geometry = map(bm, mask_statistics(torch.sigmoid(logits), pixels))
+        else:  # the ablations: the pose reads a map of its own, not the segmentation
+            own = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
+            pooled, geometry = map(bm, mask_statistics(own, pixels))
+        out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1))
+        xy = geometry[..., :2] + 0.2 * torch.tanh(out[..., :2])
+        pose = torch.cat([xy, out[..., 2:4], torch.sigmoid(out[..., 4:])], -1)
+        mask_logits = F.interpolate(logits, scale_factor=2, mode="bilinear", align_corners=False)
+        return {"box": box, "mask_logits": bm(mask_logits), "pose": pose}
+
+
+def decode(out: dict[str, torch.Tensor], image_size: int) -> dict:
+    """Model outputs -> pixel-space predictions (numpy): ``boxes`` (M, B, 4: x0, y0, x1, y1),
+    ``masks`` (M, B, S, S) booleans, ``grasps`` (M, B, 4: x, y, theta in [0, pi), width)."""
+    s = float(image_size)
+    cx, cy, w, h = out["box"].unbind(-1)
+    boxes = torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], -1) * s
+    p = out["pose"]
+    theta = (0.5 * torch.atan2(p[..., 3], p[..., 2])) % math.pi
+    grasps = torch.stack([p[..., 0] * s, p[..., 1] * s, theta, p[..., 4] * s], -1)
+    return {"boxes": boxes.detach().cpu().numpy(), "masks": (out["mask_logits"] > 0).cpu().numpy(),
+            "grasps": grasps.detach().cpu().numpy()}
+
+
+def member_state(model: UniRAP, index: int) -> dict[str, torch.Tensor]:
+    """The weights of member ``index`` (a 1-member ``unified`` or ``pose_direct`` model's state dict)."""
+    if model.arch == "separate":
+        raise ValueError("member_state takes a 'unified' or 'pose_direct' model")
+    return {k: v[index: index + 1].detach().clone() for k, v in model.state_dict().items()}

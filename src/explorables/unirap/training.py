@@ -1,0 +1,138 @@
+"""Training regimes, losses, and the ensemble's training loop.
+
+Every regime gets the *same number of optimiser steps* and batch size (the control against "the
+curriculum simply trains longer"). Per step, each member draws its own batch from a pool that
+holds the general-parsing scenes (query: the tool's name; targets: its box and whole mask) and
+the member's instruction-labelled scenes (targets: box, part mask, grasp). Which pool and which
+losses depend on the regime and the stage:
+
+* ``curriculum``: stage 1, detection on parsing data; stage 2, + segmentation (parsing data);
+  stage 3, box + part mask + pose on the instruction-labelled scenes;
+* ``joint``: all three losses on the instruction-labelled scenes from the first step;
+* ``joint_parsing`` (control): the curriculum's data without its order: every batch half parsing
+  (box + mask), half instruction-labelled (all three losses).
+
+The architectures ``pose_direct`` and ``separate`` train with the curriculum's schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+from tqdm.auto import tqdm
+
+from ..core.checkpoint import Checkpointer
+from .model import UniRAP
+
+REGIMES: tuple[str, ...] = ("curriculum", "joint", "joint_parsing")
+LABELS = {"curriculum": "unified + curriculum", "joint": "unified, joint training",
+          "joint_parsing": "control: joint on the curriculum's data", "separate": "separate task heads",
+          "pose_direct": "pose head without mask features"}
+
+
+@dataclass(frozen=True)
+class Member:
+    """One ensemble member: its regime, its instruction-labelled scene count and its seed."""
+
+    regime: str
+    n_labelled: int
+    seed: int
+
+
+def schedule(member: Member, n_steps: int, batch_size: int, n_parsing: int, labelled: np.ndarray,
+             stage_fractions: tuple[float, float], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: the batch's indices into the pool (parsing scenes first, then instruction scenes) and
+    the loss weights ``(box, mask, pose)`` per sample: ``(n_steps, batch_size)`` and ``(n_steps, batch_size, 3)``."""
+    idx = np.zeros((n_steps, batch_size), np.int64)
+    w = np.zeros((n_steps, batch_size, 3), np.float32)
+    s1 = round(stage_fractions[0] * n_steps)
+    s2 = s1 + round(stage_fractions[1] * n_steps)
+    lab = n_parsing + labelled
+    for t in range(n_steps):
+        if member.regime == "joint":
+            n_parse = 0
+        elif member.regime == "joint_parsing":
+            n_parse = batch_size // 2
+        elif member.regime == "curriculum":
+            n_parse = batch_size if t < s2 else 0
+        else:
+            raise ValueError(f"regime must be one of {REGIMES}, got {member.regime!r}")
+        idx[t, :n_parse] = rng.integers(0, n_parsing, n_parse)
+        idx[t, n_parse:] = lab[rng.integers(0, len(lab), batch_size - n_parse)]
+        w[t, :n_parse] = (1, 1, 0) if (member.regime != "curriculum" or t >= s1) else (1, 0, 0)
+        w[t, n_parse:] = (1, 1, 1)
+    return idx, w
+
+
+def targets(pool: dict[str, torch.Tensor], image_size: int) -> dict[str, torch.Tensor]:
+    """The pool's targets in the model's units: box (cx, cy, w, h) / S, pose (x, y, cos 2θ, sin 2θ, w / S)."""
+    s = float(image_size)
+    b, g = pool["boxes"], pool["grasps"]
+    box = torch.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1) / s
+    pose = torch.stack([g[:, 0] / s, g[:, 1] / s, torch.cos(2 * g[:, 2]), torch.sin(2 * g[:, 2]), g[:, 3] / s], 1)
+    return {"box": box, "mask": pool["masks"].float(), "pose": pose}
+
+
+def losses(out: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Per member and sample, the three losses ``(M, B, 3)``: box L1, mask BCE + Dice, pose L1 + angle MSE."""
+    l_box = 5 * (out["box"] - target["box"]).abs().sum(-1)
+    logits, mask = out["mask_logits"], target["mask"]
+    pos_weight = torch.tensor(4.0, device=logits.device)  # parts are a few percent of the pixels
+    bce = F.binary_cross_entropy_with_logits(logits, mask, reduction="none", pos_weight=pos_weight).mean((-2, -1))
+    p = torch.sigmoid(logits)
+    dice = 1 - (2 * (p * mask).sum((-2, -1)) + 1) / (p.sum((-2, -1)) + mask.sum((-2, -1)) + 1)
+    pose, t = out["pose"], target["pose"]
+    l_pose = 5 * (pose[..., :2] - t[..., :2]).abs().sum(-1) + ((pose[..., 2:4] - t[..., 2:4]) ** 2).sum(-1) \
+        + 5 * (pose[..., 4] - t[..., 4]).abs()
+    return torch.stack([l_box, 3 * (bce + dice), l_pose], -1)
+
+
+def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
+          checkpoint: Checkpointer | None = None, name: str = "train", progress: bool = False) -> np.ndarray:
+    """Adam on every member at once: member ``m`` at step ``t`` trains on ``pool[idx[t, m]]`` with the loss
+    weights ``weights[t, m]`` ``(B, 3)``. Resumes from ``checkpoint`` (entry ``<name>``) if it holds a state.
+    Returns the mean loss per step."""
+    device = next(model.parameters()).device
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    n_steps = idx.shape[0]
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, (t + 1) / 20) * (1 - 0.8 * t / n_steps))
+    tgt = targets(pool, model.image_size)
+    curve = np.zeros(n_steps, np.float32)
+    start = 0
+    saved = checkpoint.get(name) if checkpoint is not None else None
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["scheduler"])
+        curve[: saved["step"]] = saved["curve"][: saved["step"]]
+        start = saved["step"]
+    model.train()
+    for t in tqdm(range(start, n_steps), disable=not progress, desc=name, leave=False):
+        batch = idx[t].to(device)
+        out = model(pool["images"][batch], pool["tokens"][batch])
+        per = losses(out, {k: v[batch] for k, v in tgt.items()})
+        w = weights[t].to(device)
+        loss = ((per * w).sum(-1)).mean(-1).sum()  # a sum over members: each member's gradient is its own
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        curve[t] = loss.item() / model.n_members
+        if checkpoint is not None:
+            checkpoint.maybe_save(name, lambda t=t: {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                                     "scheduler": sched.state_dict(), "step": t + 1, "curve": curve})
+    model.eval()
+    return curve
+
+
+@torch.no_grad()
+def predict(model: UniRAP, images: torch.Tensor, tokens: torch.Tensor, chunk: int = 100) -> dict[str, torch.Tensor]:
+    """Every member on the same ``images`` (N, 3, S, S) and ``tokens`` (N, L), in chunks."""
+    model.eval()
+    m = model.n_members
+    outs = [model(images[i: i + chunk][None].expand(m, -1, -1, -1, -1), tokens[i: i + chunk][None].expand(m, -1, -1))
+            for i in range(0, len(images), chunk)]
+    return {k: torch.cat([o[k] for o in outs], 1) for k in outs[0]}

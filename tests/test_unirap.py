@@ -1,0 +1,228 @@
+"""Chapter 10 (UniRAP): the scene generator, the metrics, the model's inputs, the schedules, the
+smoke run's direction, and the verdicts on constructed numbers."""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorables.unirap import claims as C
+from explorables.unirap import metrics
+from explorables.unirap.experiment import UniRAPConfig, datasets, run
+from explorables.unirap.model import UniRAP
+from explorables.unirap.scenes import (
+    PARTS,
+    make_dataset,
+    make_scene,
+    parse_instruction,
+    resolve,
+    sample_instruction,
+    tokenize,
+)
+from explorables.unirap.training import Member, schedule
+
+# --- the generator ---------------------------------------------------------------------------
+
+
+def test_same_seed_same_scene_and_other_seed_other_scene():
+    a, b, c = make_scene(7), make_scene(7), make_scene(8)
+    assert np.array_equal(a.image, b.image)
+    assert [t.name for t in a.tools] == [t.name for t in b.tools]
+    assert not np.array_equal(a.image, c.image)
+
+
+def test_clutter_changes_the_background_not_the_tools():
+    a, b = make_scene(5, n_clutter=0), make_scene(5, n_clutter=8)
+    assert [t.name for t in a.tools] == [t.name for t in b.tools]
+    assert all(np.array_equal(s.mask, t.mask) for s, t in zip(a.tools, b.tools, strict=True))
+    assert not np.array_equal(a.image, b.image)
+
+
+def test_masks_lie_inside_boxes_and_grasps_on_their_part():
+    for seed in range(40):
+        scene = make_scene(seed, n_clutter=3)
+        assert scene.tools
+        for tool in scene.tools:
+            rows, cols = np.nonzero(tool.mask)
+            x0, y0, x1, y1 = tool.box
+            assert cols.min() >= x0 and cols.max() < x1 and rows.min() >= y0 and rows.max() < y1
+            for part, mask in tool.parts.items():
+                assert not (mask & ~tool.mask).any()  # parts are inside the tool
+                x, y, theta, width = tool.grasps[part]
+                assert mask[int(y), int(x)], f"grasp of the {tool.name}'s {part} is off the part"
+                assert 0 <= theta < math.pi and width > 0
+        for i, s in enumerate(scene.tools):  # tools do not overlap
+            for t in scene.tools[i + 1:]:
+                assert not (s.mask & t.mask).any()
+
+
+def test_dataset_targets_match_the_instruction_and_lie_in_the_box():
+    data = make_dataset(60, seed=3)
+    for i in range(60):
+        mask = data["masks"][i].astype(bool)
+        rows, cols = np.nonzero(mask)
+        x0, y0, x1, y1 = data["boxes"][i]
+        assert mask.any() and cols.min() >= x0 and cols.max() < x1 and rows.min() >= y0 and rows.max() < y1
+        x, y = data["grasps"][i][:2]
+        assert mask[int(y), int(x)]
+
+
+def test_instructions_refer_to_objects_present():
+    rng = np.random.default_rng(0)
+    for seed in range(60):
+        scene = make_scene(seed)
+        text = sample_instruction(rng, scene)
+        tool, part = resolve(scene, text)
+        assert tool in scene.tools and part in PARTS[tool.name]
+
+
+def test_instruction_parsing():
+    assert parse_instruction("grasp the mug by its handle") == ("mug", "handle")
+    assert parse_instruction("something to cut with") == ("knife", "handle")
+    assert parse_instruction("touch the head of the hammer") == ("hammer", "head")
+    assert parse_instruction("pick up the spatula") == ("spatula", "handle")
+
+
+def test_absent_object_or_part_is_a_clear_error():
+    scene = next(s for s in (make_scene(k) for k in range(100)) if "knife" not in [t.name for t in s.tools])
+    with pytest.raises(ValueError, match="no knife"):
+        resolve(scene, "something to cut with")
+    with pytest.raises(ValueError, match="has no part 'blade'"):
+        parse_instruction("grasp the mug by its blade")
+    with pytest.raises(ValueError, match="vocabulary"):
+        tokenize("grasp the teapot")
+    with pytest.raises(ValueError, match="names no object"):
+        parse_instruction("grasp the handle")
+
+
+# --- the metrics, on hand-made cases -----------------------------------------------------------
+
+
+def test_box_and_mask_iou_by_hand():
+    assert metrics.box_iou(np.array([0, 0, 2, 2]), np.array([0, 0, 2, 2])) == pytest.approx(1.0)
+    assert metrics.box_iou(np.array([0, 0, 2, 2]), np.array([1, 0, 3, 2])) == pytest.approx(1 / 3)
+    assert metrics.box_iou(np.array([0, 0, 1, 1]), np.array([2, 2, 3, 3])) == 0.0
+    a = np.zeros((4, 4), bool)
+    b = np.zeros((4, 4), bool)
+    a[:2], b[1:3] = True, True
+    assert metrics.mask_iou(a, b) == pytest.approx(4 / 12)
+
+
+def test_rectangle_iou_by_hand():
+    r = metrics.grasp_rectangle(np.array([5.0, 5.0, 0.0, 4.0]), jaw=2.0)
+    assert metrics.polygon_iou(r, r) == pytest.approx(1.0)
+    shifted = metrics.grasp_rectangle(np.array([7.0, 5.0, 0.0, 4.0]), jaw=2.0)  # half the opening along x
+    assert metrics.polygon_iou(r, shifted) == pytest.approx(1 / 3)
+    square = metrics.grasp_rectangle(np.array([0.0, 0.0, 0.3, 2.0]), jaw=2.0)
+    turned = metrics.grasp_rectangle(np.array([0.0, 0.0, 0.3 + math.pi / 2, 2.0]), jaw=2.0)
+    assert metrics.polygon_iou(square, turned) == pytest.approx(1.0)
+    far = metrics.grasp_rectangle(np.array([50.0, 5.0, 0.0, 4.0]), jaw=2.0)
+    assert metrics.polygon_iou(r, far) == 0.0
+
+
+def test_grasp_success_by_hand():
+    true = np.array([10.0, 10.0, math.radians(1), 5.0])
+    assert metrics.grasp_success(true, true, 4.0).all()
+    assert metrics.grasp_success(np.array([10.0, 10.0, math.radians(179), 5.0]), true, 4.0).all()  # modulo 180
+    assert not metrics.grasp_success(np.array([10.0, 10.0, math.radians(41), 5.0]), true, 4.0).any()  # 40 degrees
+    assert not metrics.grasp_success(np.array([20.0, 10.0, math.radians(1), 5.0]), true, 4.0).any()  # IoU 0
+    assert metrics.grasp_success(np.array([10.5, 10.0, math.radians(20), 6.0]), true, 4.0).all()
+
+
+# --- the model and the schedules ----------------------------------------------------------------
+
+
+def test_forward_takes_only_image_and_instruction():
+    assert list(inspect.signature(UniRAP.forward).parameters) == ["self", "images", "tokens"]
+
+
+@pytest.mark.parametrize("arch", ["unified", "pose_direct", "separate"])
+def test_ensemble_members_are_independent(arch):
+    torch.manual_seed(0)
+    x, tok = torch.rand(2, 3, 3, 16, 16), torch.randint(1, 10, (2, 3, 8))
+    both = UniRAP([4, 9], arch=arch, image_size=16, width=4, d_model=8)
+    alone = UniRAP([4], arch=arch, image_size=16, width=4, d_model=8)
+    with torch.no_grad():
+        a, b = both(x, tok), alone(x[:1], tok[:1])
+    for k in a:
+        torch.testing.assert_close(a[k][:1], b[k], rtol=1e-4, atol=1e-5)
+
+
+def test_schedules_follow_their_regime():
+    rng = np.random.default_rng(0)
+    labelled = np.arange(5)
+    n_parsing = 50
+    idx, w = schedule(Member("curriculum", 5, 0), 40, 6, n_parsing, labelled, (0.25, 0.25), rng)
+    assert (idx[:20] < n_parsing).all() and (idx[20:] >= n_parsing).all() and (idx[20:] < n_parsing + 5).all()
+    assert (w[:10] == (1, 0, 0)).all() and (w[10:20] == (1, 1, 0)).all() and (w[20:] == 1).all()
+    idx, w = schedule(Member("joint", 5, 0), 40, 6, n_parsing, labelled, (0.25, 0.25), rng)
+    assert (idx >= n_parsing).all() and (w == 1).all()
+    idx, w = schedule(Member("joint_parsing", 5, 0), 40, 6, n_parsing, labelled, (0.25, 0.25), rng)
+    assert (idx[:, :3] < n_parsing).all() and (idx[:, 3:] >= n_parsing).all() and (w[:, :3, 2] == 0).all()
+
+
+def test_test_scenes_are_not_training_scenes():
+    cfg = UniRAPConfig.preset("smoke")
+    parsing, pool, test = datasets(cfg)
+    train_images = np.concatenate([parsing["images"], pool["images"]]).reshape(-1, 3 * cfg.image_size ** 2)
+    seen = {row.tobytes() for row in train_images}
+    assert not any(row.tobytes() in seen for row in test["images"].reshape(len(test["images"]), -1))
+
+
+# --- the smoke run ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return run(UniRAPConfig.preset("smoke"))
+
+
+def test_smoke_run_unified_model_beats_chance_on_all_three_heads(smoke):
+    chance = smoke.summary["unified"]["chance"]
+    unified = C.scores(smoke, "curriculum")
+    for key in C.METRICS:
+        assert unified[key]["mean"] > chance[key], key
+    assert len(C.claims(smoke)) == 4
+
+
+# --- verdicts on constructed numbers ------------------------------------------------------------
+
+
+def _st(mean, sd=0.01):
+    return {"mean": mean, "sd": sd}
+
+
+def _three(box, miou, grasp, sd=0.01):
+    return {"box_accuracy": _st(box, sd), "mask_iou": _st(miou, sd), "grasp_success": _st(grasp, sd)}
+
+
+CHANCE = {"box_accuracy": 0.05, "mask_iou": 0.03, "grasp_success": 0.02}
+
+
+def test_unified_verdict():
+    assert C.unified_verdict(_three(0.8, 0.6, 0.5), _three(0.8, 0.6, 0.3), CHANCE).startswith("yes")
+    assert C.unified_verdict(_three(0.8, 0.6, 0.5), _three(0.81, 0.61, 0.5), CHANCE).startswith("yes")  # level
+    assert C.unified_verdict(_three(0.8, 0.6, 0.5), _three(0.9, 0.66, 0.5), CHANCE).startswith("partly")
+    per_seed = {k: {"mean": 0.5, "sd": 0.1, "per_seed": [0.4, 0.5, 0.6]} for k in C.METRICS}
+    assert C.composite(per_seed) == pytest.approx({"mean": 0.5, "sd": 0.1})
+    assert C.unified_verdict(_three(0.8, 0.03, 0.5), _three(0.8, 0.6, 0.3), CHANCE).startswith("no")
+
+
+def test_pose_verdict():
+    assert C.pose_verdict(_st(0.5), _st(0.3)).startswith("yes")
+    assert C.pose_verdict(_st(0.5, 0.1), _st(0.45, 0.1)).startswith("partly")
+    assert C.pose_verdict(_st(0.5, 0.1), _st(0.49, 0.1)).startswith("no")  # level within the margin
+    assert C.pose_verdict(_st(0.3), _st(0.5)).startswith("no")
+
+
+def test_efficiency_and_order_verdicts():
+    for verdict in (C.efficiency_verdict, C.order_verdict):
+        assert verdict(_three(0.8, 0.6, 0.7), _three(0.5, 0.4, 0.5)).startswith("yes")
+        assert verdict(_three(0.9, 0.4, 0.5), _three(0.5, 0.4, 0.5)).startswith("partly")  # one metric carries it
+        assert verdict(_three(0.8, 0.6, 0.2), _three(0.5, 0.4, 0.5)).startswith("partly")  # wins two, loses one
+        assert verdict(_three(0.5, 0.4, 0.5, sd=0.2), _three(0.6, 0.45, 0.5, sd=0.2)).startswith("no")
+        assert verdict(_three(0.6, 0.4, 0.5, sd=0.2), _three(0.5, 0.4, 0.5, sd=0.2)).startswith("no")  # in the noise
