@@ -43,6 +43,7 @@ from explorables.rpkd.experiment import (
     RPKDResults,
     labelled_count,
     run,
+    run_protocols,
     standard_protocol,
 )
 from explorables.rpkd.models import EnsembleConv2d, EnsembleLinear
@@ -195,6 +196,19 @@ def test_standard_protocol_labels_every_training_image_and_adds_its_rows():
     small = RPKDConfig.preset("smoke", n_student_steps=3, n_teacher_steps=3)
     rows = claims(run(small), run(standard_protocol(small)))
     assert sum("standard protocol" in r.claim for r in rows) == 2
+
+
+def test_the_two_protocols_side_by_side_equal_the_runs_one_after_the_other():
+    small = RPKDConfig.preset("smoke", n_student_steps=3, n_teacher_steps=3)
+    parallel = run_protocols(small, workers=2)
+    sequential = (run(small), run(standard_protocol(small)))
+    for a, b in zip(parallel, sequential, strict=True):
+        assert a.summary["protocol"] == b.summary["protocol"]
+        for c in small.class_grid:
+            assert a.summary[f"C={c}"]["accuracy"] == b.summary[f"C={c}"]["accuracy"]
+            assert a.summary[f"C={c}"]["probe"] == b.summary[f"C={c}"]["probe"]
+    with pytest.raises(ValueError, match="workers"):
+        run_protocols(small, workers=-1)
 
 
 def test_verdicts_on_constructed_numbers():

@@ -31,7 +31,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
-from ..core.threads import one_cpu_thread
+from ..core.threads import available_cpus, one_cpu_thread
 from .data import ImageTask, load_cifar_task, load_digits_task, make_split, student_labels, super_labels
 from .losses import RandomPrototypes
 from .models import STUDENTS
@@ -202,3 +202,26 @@ def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = N
     summary["protocol"] = cfg.protocol
     summary["n_labelled"] = labelled_count(cfg, len(load_task(cfg).fine) - cfg.n_test)
     return RPKDResults(cfg, summary, curves)
+
+
+def run_protocols(config: RPKDConfig | None = None, *, workers: int = 0) -> tuple[RPKDResults, RPKDResults]:
+    """The page's two runs: ``run(config)`` (its protocol) and ``run(standard_protocol(config))``.
+
+    Each run trains on one CPU thread (:func:`run`), so on a machine with two CPUs the two runs go to
+    two processes side by side (joblib); ``workers`` = 1 runs them one after the other, 0 uses as many
+    processes as there are CPUs (at most 2). The numbers do not depend on ``workers``: each process runs
+    the same code on the same seeds.
+    """
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
+        raise ValueError(f"workers must be an integer >= 0 (0: one per CPU, at most 2), got {workers!r}")
+    cfg = (config or RPKDConfig.preset("book")).validated()
+    configs = (cfg, standard_protocol(cfg))
+    n_jobs = min(2, workers or available_cpus())
+    if n_jobs == 1:
+        first, second = (run(c) for c in configs)
+    else:
+        from joblib import Parallel, delayed
+
+        first, second = Parallel(n_jobs=n_jobs)(delayed(run)(c) for c in configs)
+    return first, second
+
