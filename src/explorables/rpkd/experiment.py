@@ -20,6 +20,7 @@ and the test split are drawn once from the base seed (one teacher per class coun
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -196,6 +197,11 @@ def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = N
     parts = {f"C={c}": (lambda c=c: class_count_part(cfg, c, progress)) for c in cfg.class_grid}
     with one_cpu_thread(resolve_device(cfg.device)):  # tiny networks: a second thread only waits (core.threads)
         summary, curves = run_parts_timed(checkpoint, parts, progress)
+    return _results(cfg, summary, curves)
+
+
+def _results(cfg: RPKDConfig, summary: dict[str, Any], curves: dict[str, Any]) -> RPKDResults:
+    """The run's results from its parts' summaries and curves (keyed ``C=<n>``)."""
     summary["class_grid"] = list(cfg.class_grid)
     summary["arms"] = list(cfg.arms)
     summary["control"] = CONTROL
@@ -207,21 +213,35 @@ def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = N
 def run_protocols(config: RPKDConfig | None = None, *, workers: int = 0) -> tuple[RPKDResults, RPKDResults]:
     """The page's two runs: ``run(config)`` (its protocol) and ``run(standard_protocol(config))``.
 
-    Each run trains on one CPU thread (:func:`run`), so on a machine with two CPUs the two runs go to
-    two processes side by side (joblib); ``workers`` = 1 runs them one after the other, 0 uses as many
-    processes as there are CPUs (at most 2). The numbers do not depend on ``workers``: each process runs
-    the same code on the same seeds.
+    Every class count of each run is an independent job on one CPU thread (as in :func:`run`), so
+    the jobs go to ``workers`` processes side by side (joblib; 0: one per CPU; 1: one after the
+    other in this process). The numbers do not depend on ``workers``: each job runs the same code on
+    the same seeds (tested). No checkpoint: for a resumable run, call :func:`run` (the CLI does).
     """
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
-        raise ValueError(f"workers must be an integer >= 0 (0: one per CPU, at most 2), got {workers!r}")
+        raise ValueError(f"workers must be an integer >= 0 (0: one process per CPU), got {workers!r}")
     cfg = (config or RPKDConfig.preset("book")).validated()
     configs = (cfg, standard_protocol(cfg))
-    n_jobs = min(2, workers or available_cpus())
+    jobs = [(c, n) for c in configs for n in c.class_grid]  # the few-label parts (the longest) first
+    n_jobs = min(len(jobs), workers or available_cpus())
     if n_jobs == 1:
-        first, second = (run(c) for c in configs)
+        done = [_timed_part(c, n) for c, n in jobs]
     else:
         from joblib import Parallel, delayed
 
-        first, second = Parallel(n_jobs=n_jobs)(delayed(run)(c) for c in configs)
-    return first, second
+        done = Parallel(n_jobs=n_jobs)(delayed(_timed_part)(c, n) for c, n in jobs)
+    results = []
+    for c in configs:
+        mine = [(n, out) for (owner, n), out in zip(jobs, done, strict=True) if owner is c]
+        summary = {f"C={n}": part_summary for n, (part_summary, _, _) in mine}
+        summary["timings"] = {f"C={n}_s": seconds for n, (_, _, seconds) in mine}
+        results.append(_results(c, summary, {f"C={n}": curves for n, (_, curves, _) in mine}))
+    return results[0], results[1]
 
+
+def _timed_part(cfg: RPKDConfig, n_classes: int) -> tuple[dict, dict, float]:
+    """One class count of :func:`run` (summary, curves, seconds), on one CPU thread."""
+    start = time.perf_counter()
+    with one_cpu_thread(resolve_device(cfg.device)):
+        part_summary, curves = class_count_part(cfg, n_classes)
+    return part_summary, curves, time.perf_counter() - start
