@@ -173,6 +173,26 @@ def test_test_scenes_are_not_training_scenes():
     assert not any(row.tobytes() in seen for row in test["images"].reshape(len(test["images"]), -1))
 
 
+@pytest.mark.parametrize("part", ["unified", "pose_direct"])
+def test_test_labels_never_reach_the_model(monkeypatch, part):
+    """Scrambling the test scenes' boxes, masks and grasps changes the scores but not a single prediction."""
+    from dataclasses import replace
+
+    from explorables.unirap import experiment
+
+    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=8, n_test=12, n_parsing=24, labelled_grid=(8,), n_labelled=8)
+    parsing, pool, test = datasets(cfg)
+    rng = np.random.default_rng(0)
+    scrambled = dict(test, boxes=test["boxes"][rng.permutation(12)], masks=1 - test["masks"],
+                     grasps=test["grasps"][rng.permutation(12)])
+    _, clean = experiment.train_part(cfg, part, None, False)
+    monkeypatch.setattr(experiment, "datasets", lambda c: (parsing, pool, scrambled))
+    _, dirty = experiment.train_part(cfg, part, None, False)
+    for regime, pred in clean["shown"].items():
+        for key, value in pred.items():
+            assert np.array_equal(value, dirty["shown"][regime][key]), (regime, key)
+
+
 # --- the smoke run ------------------------------------------------------------------------------
 
 
