@@ -209,6 +209,13 @@ def test_smoke_run_unified_model_beats_chance_on_all_three_heads(smoke):
     assert len(C.claims(smoke)) == 4
 
 
+def test_smoke_run_reads_the_instruction(smoke):
+    """The control: the same models given another test scene's instruction score lower on average."""
+    shuffled = C.scores(smoke, "shuffled")
+    assert C.composite(shuffled)["mean"] < C.composite(C.scores(smoke, "curriculum"))["mean"]
+    assert "another scene's instruction" in C.regime_table(smoke)
+
+
 # --- verdicts on constructed numbers ------------------------------------------------------------
 
 

@@ -202,12 +202,15 @@ def claims(results: UniRAPResults) -> list[Claim]:
 
 def regime_table(results: UniRAPResults) -> str:
     """The three metrics (mean ± sd over seeds) of every regime at ``n_labelled`` (the control at the fewest
-    labels), with chance."""
+    labels), the curriculum models given other scenes' instructions (when the run has them), and chance."""
     low = min(results.summary["labelled_grid"])
     rows = [[LABELS[r], *(_fmt(scores(results, r)[k]) for k in METRICS)]
             for r in ("curriculum", "joint", "separate", "pose_direct")]
     rows.insert(2, [f"{LABELS['joint_parsing']} (at n = {low})",
                     *(_fmt(scores(results, "joint_parsing", low)[k]) for k in METRICS)])
+    if "shuffled" in results.summary["unified"]:  # (absent from runs checkpointed before this control)
+        rows.append([f"{LABELS['curriculum']}, another scene's instruction (control)",
+                     *(_fmt(scores(results, "shuffled")[k]) for k in METRICS)])
     chance = results.summary["unified"]["chance"]
     rows.append(["chance (mean box and grasp, whole-image mask)", *(f"{chance[k]:.2f}" for k in METRICS)])
     return table(["regime", *(METRIC_LABELS[k] for k in METRICS)], rows)
