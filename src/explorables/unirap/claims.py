@@ -43,20 +43,40 @@ def composite(st: dict[str, dict]) -> dict:
             "sd": float(np.mean([st[k]["sd"] for k in METRICS]))}
 
 
-def unified_verdict(unified: dict[str, dict], separate: dict[str, dict], chance: dict[str, float]) -> str:
-    """yes: the unified model beats chance on all three metrics and separate task heads do not beat it on
-    the mean of the three metrics (:func:`composite`, per seed); partly: above chance on all three, but
-    separate heads beat it on that mean; no: it fails to beat chance on some metric. Arguments map each
-    metric to ``{"mean", "sd"[, "per_seed"]}`` (``chance``: to a number)."""
-    above = all(beats(unified[k], as_stats(chance[k])) for k in METRICS)
+#: the absolute bar of a "yes" for the unified model: every metric at least this (the pass mark that the
+#: research notes set for part-mask IoU and grasp success before the chapter was built; applied to box
+#: accuracy as well)
+BAR = 0.6
+
+
+def unified_verdict(unified: dict[str, dict], separate: dict[str, dict], chance: dict[str, float],
+                    bar: float = BAR) -> str:
+    """yes: the unified model *works* and does not lose to separate task heads: it beats chance on all three
+    metrics, reaches ``bar`` on each of them, and separate heads beat it neither on the mean of the three
+    metrics (:func:`composite`, per seed) nor on any single metric; partly: above chance on all three, but
+    below the bar on some metric or beaten by separate heads; no: it fails to beat chance on some metric.
+    Arguments map each metric to ``{"mean", "sd"[, "per_seed"]}`` (``chance``: to a number)."""
+    not_above = [SHORT[k] for k in METRICS if not beats(unified[k], as_stats(chance[k]))]
+    if not_above:
+        return f"no: the unified model does not beat a chance predictor on {', '.join(not_above)}"
+    below = [f"{SHORT[k]} {unified[k]['mean']:.2f}" for k in METRICS if unified[k]["mean"] < bar]
     uni, sep = composite(unified), composite(separate)
     lead = sep["mean"] - uni["mean"]
-    if above and not beats(sep, uni):
-        return (f"yes: one decoder does all three tasks above chance, and separate heads do not beat it "
-                f"(their lead on the mean of the metrics: {lead:+.2f})")
-    if above:
-        return f"partly: above chance on all three tasks, but separate task heads beat it by {lead:.2f} on average"
-    return "no: the unified model does not beat a chance predictor on every task"
+    sep_wins = [SHORT[k] for k in METRICS if beats(separate[k], unified[k])]
+    if beats(sep, uni):
+        sep_wins.insert(0, f"the mean of the metrics (by {lead:.2f})")
+    if not below and not sep_wins:
+        return (f"yes: one decoder does all three tasks above chance and above the bar of {bar:.2f}, and separate "
+                f"heads do not beat it (their lead on the mean of the metrics: {lead:+.2f})")
+    reasons = []
+    if below:
+        reasons.append(f"it falls short of the bar of {bar:.2f} ({', '.join(below)})")
+    if sep_wins:
+        reasons.append(f"separate task heads beat it on {', '.join(sep_wins)}")
+    else:
+        reasons.append(f"separate task heads do not beat it beyond the seed-to-seed spread "
+                       f"(their lead on the mean of the metrics: {lead:+.2f})")
+    return "partly: above chance on all three tasks, but " + "; ".join(reasons)
 
 
 def pose_verdict(with_mask: dict, without_mask: dict) -> str:
@@ -66,7 +86,7 @@ def pose_verdict(with_mask: dict, without_mask: dict) -> str:
         return "yes: the pose head that reads the segmentation grasps better"
     if with_mask["mean"] - without_mask["mean"] >= MARGIN:
         return "partly: reading the segmentation helps the pose, by less than the seed-to-seed spread"
-    return "no: the pose head does as well without the segmentation features"
+    return "no: the pose head does as well or better without the segmentation features"
 
 
 def _comparison(a: dict[str, dict], b: dict[str, dict]) -> tuple[list[str], list[str]]:
@@ -100,17 +120,25 @@ def efficiency_verdict(curriculum: dict[str, dict], joint: dict[str, dict]) -> s
             f"seed-to-seed spread (mean of the metrics {lead:+.2f})")
 
 
-def order_verdict(curriculum: dict[str, dict], mixed: dict[str, dict]) -> str:
+def order_verdict(curriculum: dict[str, dict], mixed: dict[str, dict], joint: dict[str, dict] | None = None) -> str:
     """The control: the curriculum against joint training on the *same* data (parsing + instruction scenes,
-    mixed in every batch), by :func:`_pooled_verdict`. yes: the order of the stages matters; no: the gain
-    is the data, not the order."""
+    mixed in every batch), by :func:`_pooled_verdict`. yes: the order of the stages matters; no: it does not.
+    With ``joint`` (joint training on the instruction scenes only), a "no" also says whether the parsing
+    data itself helps: whether ``mixed`` beats ``joint`` on the mean of the metrics (:func:`composite`)."""
     outcome, _, _, lead = _pooled_verdict(curriculum, mixed)
     if outcome == "yes":
         return "yes: the order of the stages matters, not only the extra parsing data"
     if outcome == "partly":
         return f"partly: the order helps on the mean of the metrics ({lead:+.2f}), on no clear majority of them"
-    return (f"no: joint training on the same data does as well or better (curriculum minus it, mean of the "
-            f"metrics: {lead:+.2f}): the parsing data helps, not the order")
+    text = (f"no: joint training on the same data does as well or better (curriculum minus it, mean of the "
+            f"metrics: {lead:+.2f})")
+    if joint is None:
+        return text
+    data_lead = composite(mixed)["mean"] - composite(joint)["mean"]
+    if beats(composite(mixed), composite(joint)):
+        return f"{text}: the parsing data helps ({data_lead:+.2f} over joint training without it), not the order"
+    return (f"{text}, and the parsing data does not clearly help either ({data_lead:+.2f} over joint training "
+            "without it)")
 
 
 def scores(results: UniRAPResults, regime: str, n: int | None = None) -> dict[str, dict]:
@@ -142,7 +170,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
         Claim(
             "one unified decoder performs detection, part-level affordance segmentation and 4-DoF pose together",
             f"{cfg.image_size}-px procedural scenes, {n} instruction-labelled scenes, curriculum; vs three separate "
-            f"task decoders, and vs chance ({', '.join(f'{SHORT[k]} {v:.2f}' for k, v in chance.items())}); {steps}",
+            f"task decoders, vs chance ({', '.join(f'{SHORT[k]} {v:.2f}' for k, v in chance.items())}) and vs "
+            f"an absolute bar of {BAR:.2f} on every metric; {steps}",
             f"unified {_three(cur)}; separate {_three(sep)}",
             unified_verdict(cur, sep, chance),
         ),
@@ -166,19 +195,22 @@ def claims(results: UniRAPResults) -> list[Claim]:
             f"joint training on the curriculum's data (every batch half parsing, half instruction scenes), "
             f"{low} labelled scenes; {steps}",
             f"curriculum {_three(cur_low)}; joint on the same data {_three(mixed_low)}",
-            order_verdict(cur_low, mixed_low),
+            order_verdict(cur_low, mixed_low, joint_low),
         ),
     ]
 
 
 def regime_table(results: UniRAPResults) -> str:
     """The three metrics (mean ± sd over seeds) of every regime at ``n_labelled`` (the control at the fewest
-    labels), with chance."""
+    labels), the curriculum models given other scenes' instructions (when the run has them), and chance."""
     low = min(results.summary["labelled_grid"])
     rows = [[LABELS[r], *(_fmt(scores(results, r)[k]) for k in METRICS)]
             for r in ("curriculum", "joint", "separate", "pose_direct")]
     rows.insert(2, [f"{LABELS['joint_parsing']} (at n = {low})",
                     *(_fmt(scores(results, "joint_parsing", low)[k]) for k in METRICS)])
+    if "shuffled" in results.summary["unified"]:  # (absent from runs checkpointed before this control)
+        rows.append([f"{LABELS['curriculum']}, another scene's instruction (control)",
+                     *(_fmt(scores(results, "shuffled")[k]) for k in METRICS)])
     chance = results.summary["unified"]["chance"]
     rows.append(["chance (mean box and grasp, whole-image mask)", *(f"{chance[k]:.2f}" for k in METRICS)])
     return table(["regime", *(METRIC_LABELS[k] for k in METRICS)], rows)

@@ -12,6 +12,9 @@ Three parts, each one batched ensemble (all members on the same step count and b
 * ``pose_direct``: the ablation, a pose head that does not read the mask, at ``n_labelled``;
 * ``separate``: three task decoders, no shared decoder, at ``n_labelled``.
 
+``unified`` also scores its curriculum members at ``n_labelled`` with each test scene given another test
+scene's instruction (``summary['unified']['shuffled']``): the control that the model reads the instruction.
+
 Seed ``s`` sets a member's initial weights (the same for every regime), its labelled subset (the
 first ``n`` of a seeded permutation of the pool, so smaller subsets are nested in larger ones) and
 its batches.
@@ -162,6 +165,15 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
         curves["lab_models"] = {r: member_state(model, i) for r, i in first.items()}
         curves["shown"] = {r: {k: v[i][shown] for k, v in pred.items()} for r, i in first.items()}
         summary["chance"] = metrics.evaluate(metrics.prior_predictions(pool_data, test), test, jaw)
+        # control: the same models, each test scene with another test scene's instruction (does the model
+        # read the instruction, or find the most salient tool?)
+        perm = np.random.default_rng([cfg.seed, 23]).permutation(len(test["tokens"]))
+        at_n = [i for i, m in enumerate(members) if m.regime == "curriculum" and m.n_labelled == cfg.n_labelled]
+        sub = make_model(cfg, [members[i].seed for i in at_n], "unified").to(device)  # only these members
+        sub.load_state_dict({k: v[at_n] for k, v in model.state_dict().items()})
+        shuffled = decode(predict(sub, images, tokens[torch.as_tensor(perm).to(device)]), cfg.image_size)
+        rows = [metrics.evaluate({k: v[j] for k, v in shuffled.items()}, test, jaw) for j in range(len(at_n))]
+        summary["shuffled"] = {str(cfg.n_labelled): {key: _stats([r[key] for r in rows]) for key in rows[0]}}
     else:
         curves["shown"] = {part: {k: v[0][shown] for k, v in pred.items()}}
     return summary, curves
