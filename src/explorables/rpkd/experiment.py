@@ -33,6 +33,7 @@ from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
 from ..core.threads import available_cpus, one_cpu_thread
+from ..core.validation import check_int
 from .data import ImageTask, load_cifar_task, load_digits_task, make_split, student_labels, super_labels
 from .losses import RandomPrototypes
 from .models import STUDENTS
@@ -218,8 +219,7 @@ def run_protocols(config: RPKDConfig | None = None, *, workers: int = 0) -> tupl
     other in this process). The numbers do not depend on ``workers``: each job runs the same code on
     the same seeds (tested). No checkpoint: for a resumable run, call :func:`run` (the CLI does).
     """
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
-        raise ValueError(f"workers must be an integer >= 0 (0: one process per CPU), got {workers!r}")
+    workers = check_int("workers", workers, 0)  # 0: one process per CPU
     cfg = (config or RPKDConfig.preset("book")).validated()
     configs = (cfg, standard_protocol(cfg))
     jobs = [(c, n) for c in configs for n in c.class_grid]  # the few-label parts (the longest) first
