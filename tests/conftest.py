@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from . import api_fuzz
+
 # Determinism and speed on the 2-core CI machine: one intra-op thread per test process.
 torch.set_num_threads(int(os.environ.get("EXPLORABLES_TEST_THREADS", "1")))
 
@@ -43,7 +45,31 @@ PAGE_WEIGHTS: list[str] = []
 
 
 def pytest_terminal_summary(terminalreporter):
+    if api_fuzz.REPORT:
+        terminalreporter.section("API fuzz")
+        for line in api_fuzz.report_lines():
+            terminalreporter.write_line(line)
     if PAGE_WEIGHTS:
         terminalreporter.section("page weights")
         for line in PAGE_WEIGHTS:
             terminalreporter.write_line(line)
+
+
+# The API fuzz (tests/test_api_fuzz.py) replays the valid calls the other tests make: record them
+# from the start of the session, and run the fuzz after every other test.
+def pytest_configure(config):
+    if os.environ.get("EXPLORABLES_API_FUZZ", "1") != "0":
+        api_fuzz.RECORDER = api_fuzz.Recorder()
+        api_fuzz.RECORDER.install()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: item.nodeid.startswith("tests/test_api_fuzz.py"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    dump = os.environ.get("EXPLORABLES_API_FUZZ_DUMP")
+    if dump and api_fuzz.RECORDER is not None:
+        api_fuzz.RECORDER.dump(Path(dump))
+    if api_fuzz.RECORDER is not None:
+        api_fuzz.RECORDER.uninstall()

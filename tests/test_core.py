@@ -86,3 +86,13 @@ def test_config_strings_and_unknown_keys():
         cfg.with_strings(["steps=many"])
     with pytest.raises(ValueError, match="scale must be one of"):
         Toy.preset("huge")
+
+
+def test_constructing_a_config_checks_it_as_preset_and_replace_do():
+    from explorables.core.config import ExperimentConfig
+
+    assert ExperimentConfig(seed=3).seed == 3
+    assert ExperimentConfig(seed=3.0).seed == 3 and isinstance(ExperimentConfig(seed=3.0).seed, int)
+    for bad in (-1, 2**32, "3", 2.5):
+        with pytest.raises(ValueError, match="seed"):
+            ExperimentConfig(seed=bad)

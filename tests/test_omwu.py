@@ -289,6 +289,14 @@ def test_smoke_run_shows_claimed_directions(smoke_results):
     assert s["mwu_vs_omwu"]["omwu"]["energy_end"] < s["mwu_vs_omwu"]["omwu"]["energy_start"]
 
 
+def test_headline_quotes_the_run(smoke_results):
+    from explorables.omwu import headline
+
+    lines = headline(smoke_results)
+    assert lines and all(isinstance(line, str) and line for line in lines)
+    assert f"{smoke_results.summary['random_games']['size']}x" in " ".join(lines)
+
+
 def test_explorable_has_one_frame_of_five_traces_per_delta(smoke_results):
     from explorables.omwu.figures import explorable_figure, idea_figure
 
@@ -455,7 +463,7 @@ def test_metrics_refuse_what_they_used_to_accept_silently():
     assert M.fit_linear_rate(values, steps) == pytest.approx(0.3)
     with pytest.raises(ValueError, match="finite"):
         M.fit_linear_rate(np.where(steps == 7, np.nan, values), steps)
-    with pytest.raises(ValueError, match="equal length"):
+    with pytest.raises(ValueError, match="steps"):
         M.fit_linear_rate(values, steps[:-1])
 
 

@@ -43,6 +43,20 @@ class ExperimentConfig:
     device: str = param("cpu", Device(), "torch device ('auto' picks CUDA, then MPS, then the CPU)")
     data_root: str = param("", Text(), "folder with external data (the paper-scale datasets); empty: none")
 
+    def __post_init__(self) -> None:
+        """Constructing a config checks it (``Config(n=-1)`` fails as ``preset``/``replace`` do)."""
+        for f in dataclasses.fields(self):
+            rule = field_rule(f)
+            value = getattr(self, f.name)
+            if rule is not None:
+                checked = rule.check(f.name, value)
+                if checked is not value:
+                    object.__setattr__(self, f.name, checked)
+        if self.data_root and not Path(self.data_root).is_dir():
+            raise ValueError(f"data_root must be an existing folder, got {self.data_root!r}")
+        self.cross_checks()
+        check_memory(self.memory_estimate())
+
     @classmethod
     def preset(cls: type[C], scale: str = "book", **overrides: Any) -> C:
         """The configuration for ``scale`` (``smoke``, ``book`` or ``paper``), with overrides."""
@@ -51,23 +65,14 @@ class ExperimentConfig:
         return cls(**values).validated()
 
     def validated(self: C) -> C:
-        """Every field checked by its declared rule (:mod:`~explorables.core.params`), then :meth:`cross_checks`.
+        """The config, checked: every field by its declared rule (:mod:`~explorables.core.params`),
+        then :meth:`cross_checks` and the memory estimate.
 
-        Returns the config with values normalised by their rules (a list becomes a tuple, ``3.0``
-        an ``int``); a bad value raises ``ValueError`` naming the field and what it accepts.
+        Construction already checks (``__post_init__``), normalising values by their rules (a list
+        becomes a tuple, ``3.0`` an ``int``); a bad value raises ``ValueError`` naming the field
+        and what it accepts. This re-check is for a config changed behind the dataclass's back.
         """
-        values = {}
-        for f in dataclasses.fields(self):
-            rule = field_rule(f)
-            value = getattr(self, f.name)
-            values[f.name] = value if rule is None else rule.check(f.name, value)
-        if values["data_root"] and not Path(values["data_root"]).is_dir():
-            raise ValueError(f"data_root must be an existing folder, got {values['data_root']!r}")
-        same = all(values[k] is getattr(self, k) for k in values)
-        checked = self if same else dataclasses.replace(self, **values)
-        checked.cross_checks()
-        check_memory(checked.memory_estimate())
-        return checked
+        return dataclasses.replace(self)
 
     def cross_checks(self) -> None:
         """Rules that involve several fields; subclasses raise ``ValueError`` naming the fields."""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import torch
 
+from .arguments import checked
 from .validation import check_choice
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 
 
+@checked()
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """Turn ``"auto" | "cpu" | "cuda" | "mps"`` (or a ``torch.device``) into a usable device.
 

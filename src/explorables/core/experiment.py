@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .arguments import checked
 from .checkpoint import Checkpointer, run_parts
 from .config import ExperimentConfig
 from .seeding import seed_everything
@@ -24,6 +25,7 @@ from .seeding import seed_everything
 C = TypeVar("C", bound=ExperimentConfig)
 
 
+@checked()
 @dataclass
 class Results(Generic[C]):
     """What a chapter's ``run`` returns: its config, a JSON-able ``summary`` and the figures' arrays."""

@@ -7,7 +7,10 @@ import random
 import numpy as np
 import torch
 
+from .arguments import checked
 
+
+@checked()
 def seed_everything(seed: int) -> np.random.Generator:
     """Seed Python, numpy and torch, and return a fresh ``numpy.random.Generator`` for ``seed``.
 

@@ -33,14 +33,18 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
 from ..core.device import resolve_device
+from ..core.params import Int
+from ..core.resources import check_memory
 from ..core.validation import check_choice, check_distribution, check_int, check_matrix, check_positive
 
 Method = Literal["omwu", "mwu"]
 METHODS: tuple[str, ...] = ("omwu", "mwu")
 
 
+@checked(steps=Int(1, 10**7))
 def omwu_numpy(
     A: np.ndarray,
     eta: float,
@@ -82,6 +86,15 @@ def omwu_numpy(
     return log_x, log_y
 
 
+@checked(
+    A=Array("b n m"),
+    At=Array("b m n"),
+    u=Array("b n", finite=False),  # log-probabilities: -inf is a zero probability
+    v=Array("b m", finite=False),
+    grad_x_prev=Array("b n"),
+    grad_y_prev=Array("b m"),
+    eta=Array("b 1"),
+)
 def omwu_step(
     A: torch.Tensor,
     At: torch.Tensor,
@@ -115,6 +128,7 @@ def omwu_step(
     return u, v, grad_x, grad_y
 
 
+@checked()
 @dataclass
 class Trajectory:
     """Recorded log-strategies of a batch of runs.
@@ -157,6 +171,7 @@ def _as_batch(name: str, value: np.ndarray | torch.Tensor, ndim: int, device: to
     return t
 
 
+@checked(record_every=Int(1))
 def simulate(
     A: np.ndarray | torch.Tensor,
     eta: float | np.ndarray | torch.Tensor,
@@ -232,6 +247,9 @@ def simulate(
     optimistic = method == "omwu"
 
     n_records = steps // record_every + 1 + (steps % record_every != 0)
+    check_memory(
+        {f"recorded log-strategies, steps={steps} / record_every={record_every}": 8.0 * n_records * B * (n + m)}
+    )
     log_x = torch.empty((n_records, B, n), dtype=torch.float64, device=dev)
     log_y = torch.empty((n_records, B, m), dtype=torch.float64, device=dev)
     recorded = torch.empty(n_records, dtype=torch.int64)
@@ -259,7 +277,7 @@ def simulate(
 
     bar = tqdm(total=steps, initial=first - 1, disable=not progress, desc=checkpoint_name, mininterval=1.0)
     for t in range(first, steps + 1):
-        u, v, grad_x_prev, grad_y_prev = omwu_step(
+        u, v, grad_x_prev, grad_y_prev = omwu_step.__wrapped__(  # inputs checked above, once
             A_t, At, u, v, grad_x_prev, grad_y_prev, step_size, optimistic=optimistic
         )
         if t % record_every == 0 or t == steps:

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
+from ..core.arguments import Array, checked
 from ..core.validation import check_matrix
 
 
+@checked(x=Array("n"), y=Array("m"))
 @dataclass(frozen=True)
 class NashEquilibrium:
     """An equilibrium ``(x, y)`` of ``min_x max_y x^T A y`` and the game's value."""
@@ -24,6 +26,7 @@ class NashEquilibrium:
         return bool(self.x.min() > 1e-9 and self.y.min() > 1e-9)
 
 
+@checked(A=Array("n m"))
 def solve_nash(A: np.ndarray) -> NashEquilibrium:
     r"""Solve a zero-sum game exactly with two linear programs (HiGHS via scipy).
 

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
@@ -327,6 +328,7 @@ PHASES = {
 }
 
 
+@checked()
 def run(
     config: OMWUConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> OMWUResults:
@@ -346,6 +348,7 @@ def run(
     return OMWUResults(config=cfg, summary=summary, curves=curves)
 
 
+@checked()
 def headline(results: OMWUResults) -> list[str]:
     """A few key numbers for the end-of-run summary of the command line."""
     s = results.summary

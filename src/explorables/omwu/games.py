@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.arguments import checked
+from ..core.params import Int
 from ..core.validation import check_distribution, check_in_range, check_int, check_positive
 
 
+@checked()
 def matching_pennies() -> np.ndarray:
     """Matching pennies: the unique equilibrium is uniform for both players."""
     return np.array([[1.0, -1.0], [-1.0, 1.0]])
 
 
+@checked()
 def rock_paper_scissors() -> np.ndarray:
     """Rock-paper-scissors as the row player's loss; the unique equilibrium is uniform."""
     return np.array([[0.0, 1.0, -1.0], [-1.0, 0.0, 1.0], [1.0, -1.0, 0.0]])
 
 
+@checked()
 def biased_rock_paper_scissors(bias: float = 3.0) -> np.ndarray:
     """Rock-paper-scissors where the (rock beats scissors) outcome is scaled by ``bias``.
 
@@ -33,6 +38,7 @@ def biased_rock_paper_scissors(bias: float = 3.0) -> np.ndarray:
     return np.array([[0.0, 1.0, -b], [-1.0, 0.0, 1.0], [b, -1.0, 0.0]])
 
 
+@checked()
 def hard_game(delta: float) -> np.ndarray:
     r"""The 2x2 family :math:`A_\delta = [[1/2+\delta, 1/2], [0, 1]]`.
 
@@ -44,6 +50,7 @@ def hard_game(delta: float) -> np.ndarray:
     return np.array([[0.5 + d, 0.5], [0.0, 1.0]])
 
 
+@checked()
 def hard_game_equilibrium(delta: float) -> tuple[np.ndarray, np.ndarray]:
     r"""Closed-form equilibrium of :func:`hard_game`.
 
@@ -56,6 +63,7 @@ def hard_game_equilibrium(delta: float) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+@checked()
 def game_with_equilibrium(
     x_star: np.ndarray, y_star: np.ndarray, rng: np.random.Generator | int = 0, scale: float = 1.0
 ) -> np.ndarray:
@@ -75,7 +83,7 @@ def game_with_equilibrium(
     x_star = check_distribution("x_star", x_star, x_star.size)
     y_star = check_distribution("y_star", y_star, y_star.size)
     scale = check_positive("scale", scale)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(check_int("rng", rng, minimum=0))
     n, m = x_star.size, y_star.size
     b = gen.standard_normal((n, m))
     ones_n, ones_m = np.ones(n), np.ones(m)
@@ -83,6 +91,7 @@ def game_with_equilibrium(
     return scale * a / np.abs(a).max()
 
 
+@checked(n=Int(2, 10_000))
 def random_interior_game(
     n: int, rng: np.random.Generator | int = 0, min_prob: float = 0.05
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -94,7 +103,7 @@ def random_interior_game(
     """
     n = check_int("n", n, minimum=2)
     min_prob = check_in_range("min_prob", min_prob, 0.0, 1.0, low_inclusive=False)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(check_int("rng", rng, minimum=0))
     x_star = (1 - min_prob) * gen.dirichlet(np.ones(n)) + min_prob / n
     y_star = (1 - min_prob) * gen.dirichlet(np.ones(n)) + min_prob / n
     return game_with_equilibrium(x_star, y_star, gen), x_star, y_star

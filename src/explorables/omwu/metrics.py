@@ -25,11 +25,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..core.arguments import Array, checked
+from ..core.params import Float
+
 
 def _t(a) -> torch.Tensor:
     return torch.as_tensor(a, dtype=torch.float64)
 
 
+@checked(p=Array("... n"), log_q=Array("... n", finite=False))
 def kl_from_log(p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
     """``KL(p || q) = sum_i p_i (log p_i - log q_i)`` over the last axis, with ``0 log 0 = 0``."""
     p, log_q = _t(p).to(_t(log_q).device), _t(log_q)
@@ -37,6 +41,7 @@ def kl_from_log(p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
     return (p * (log_p - log_q)).sum(-1)
 
 
+@checked(p=Array("... n"), q=Array("... n"))
 def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """``TV(p, q) = (1/2) sum_i |p_i - q_i|`` over the last axis."""
     p, q = _t(p), _t(q)
@@ -53,7 +58,10 @@ def _check_strategy(name: str, p: torch.Tensor, tol: float = 1e-6) -> torch.Tens
     return p
 
 
-def energy(log_x: torch.Tensor, log_y: torch.Tensor, x_star, y_star) -> torch.Tensor:
+@checked(
+    log_x=Array("... n", finite=False), log_y=Array("... m", finite=False), x_star=Array("... n"), y_star=Array("... m")
+)
+def energy(log_x: torch.Tensor, log_y: torch.Tensor, x_star: torch.Tensor, y_star: torch.Tensor) -> torch.Tensor:
     """The energy ``E = KL(x*||x) + KL(y*||y)`` (the paper's Lyapunov function), batched.
 
     ``x_star``/``y_star`` must lie on the simplex and ``log_x``/``log_y`` must not be NaN
@@ -65,11 +73,13 @@ def energy(log_x: torch.Tensor, log_y: torch.Tensor, x_star, y_star) -> torch.Te
     return kl_from_log(x_star, log_x) + kl_from_log(y_star, log_y)
 
 
-def distance_tv(x: torch.Tensor, y: torch.Tensor, x_star, y_star) -> torch.Tensor:
+@checked(x=Array("... n"), y=Array("... m"), x_star=Array("... n"), y_star=Array("... m"))
+def distance_tv(x: torch.Tensor, y: torch.Tensor, x_star: torch.Tensor, y_star: torch.Tensor) -> torch.Tensor:
     """Total-variation distance to equilibrium, ``TV(x, x*) + TV(y, y*)``."""
     return total_variation(x_star, x) + total_variation(y_star, y)
 
 
+@checked(A=Array("b n m"), x=Array("... b n"), y=Array("... b m"))
 def duality_gap(A: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     r"""``max_j (A^T x)_j - min_i (A y)_i >= 0``; zero exactly at an equilibrium.
 
@@ -86,7 +96,15 @@ def _weighted_variance(w: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     return (p * (w - mean) ** 2).sum(-1)
 
 
-def predicted_dissipation(A, x, y, x_star, y_star, eta) -> torch.Tensor:
+@checked(A=Array("b n m"), x=Array("... b n"), y=Array("... b m"), x_star=Array("... n"), y_star=Array("... m"))
+def predicted_dissipation(
+    A: torch.Tensor,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    x_star: torch.Tensor,
+    y_star: torch.Tensor,
+    eta: float | torch.Tensor,
+) -> torch.Tensor:
     """Second-order prediction of ``E_{t+1} - E_t`` (module docstring); always ``<= 0``.
 
     ``x``, ``y`` are strategies at step ``t`` with shapes ``(..., B, n)``/``(..., B, m)``;
@@ -102,6 +120,7 @@ def predicted_dissipation(A, x, y, x_star, y_star, eta) -> torch.Tensor:
     return -0.5 * eta**2 * (_weighted_variance(row, x) + _weighted_variance(col, y))
 
 
+@checked(values=Array("t"), steps=Array("t"), tail=Float(0, 1, low_inclusive=False), floor=Float(0))
 def fit_linear_rate(values: np.ndarray, steps: np.ndarray, tail: float = 0.5, floor: float = 1e-11) -> float:
     """Rate ``r`` of a linear (geometric) decay ``values ~ C exp(-r t)``.
 

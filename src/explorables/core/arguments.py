@@ -1,0 +1,366 @@
+"""Checked arguments for public functions: ``@checked`` validates every argument before the body runs.
+
+Every public function and class of a chapter is declared with :func:`checked`::
+
+    @checked(steps=Int(1, 10**7), A=Array("k n m"), x=Array("b n"), y=Array("b m"))
+    def simulate(A: torch.Tensor, x: torch.Tensor, y: torch.Tensor, eta: float, steps: int) -> ...
+
+Before the function runs, each argument is checked
+
+* against its **type hint** (``int``, ``float``, ``bool``, ``str``, ``Path``, arrays, tensors,
+  models, ``X | None``, ``Literal[...]``, containers): a wrong type raises ``TypeError``;
+* by the **rule** given for it in ``@checked(...)``: any :class:`~explorables.core.params.Rule`
+  (``Int``, ``Float``, ``Positive()``, ``Choice``, ...) or :class:`Array` (shape with named
+  dimensions shared across the arguments, finiteness, no empty axis); an ``Array`` rule takes
+  the place of the type hint (it accepts a numpy array, a tensor or a nested list of numbers);
+* by a **default rule** when none is given: an ``int`` lies in ``[0, 2**32)``, a ``float`` is
+  finite, a float array or tensor holds no NaN or infinity.
+
+Every error names the parameter and what it accepts, so bad input never becomes a traceback from
+deep inside numpy or torch, nor a silent NaN. Rules normalise values (``3.0`` becomes ``3``),
+and the function receives the normalised ones. ``fn.__wrapped__`` is the unchecked function, for
+a hot inner loop that has already checked its inputs.
+
+This is the ``@validate_params`` decorator of scikit-learn and the runtime shape checks of
+jaxtyping, at the size this book needs; ``tests/test_api_fuzz.py`` holds every public callable
+to it.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import functools
+import inspect
+import math
+import os
+import re
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+from .params import Rule
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ArgumentError(TypeError, ValueError):
+    """A bad argument: both a ``TypeError`` and a ``ValueError``, so callers (and older tests)
+    catching either one catch it. Its message names the parameter and what it accepts."""
+
+
+#: the largest integer a parameter takes when its rule does not say (seeds are below it too)
+DEFAULT_INT_MAX = 2**32 - 1
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Array(Rule):
+    """A numpy array or torch tensor (or, for numpy, a nested list of numbers) of a given shape.
+
+        ``shape`` names the axes: ``"b n"`` is 2-D; a name used by several parameters of one call
+        must have one size (``x: "b n"`` and ``A: "k n m"`` share ``n``); an integer fixes a size;
+        ``_`` is any size; a leading ``...`` allows any number of leading axes. ``shape=None`` checks
+        no shape. ``finite`` refuses NaN and infinities (float data); ``finite=False`` allows
+    infinities (``log 0``) but still refuses NaN unless ``allow_nan``. ``nonempty`` refuses an axis
+        of size 0, ``min_size`` names a smallest size per axis name, ``integer`` asks for an integer
+        dtype.
+    """
+
+    shape: str | None = None
+    finite: bool = True
+    allow_nan: bool = False
+    nonempty: bool = True
+    integer: bool = False
+    min_size: tuple[tuple[str, int], ...] = ()
+
+    def check(self, name: str, value: Any) -> Any:
+        return self.check_dims(name, value, {})
+
+    def check_dims(self, name: str, value: Any, dims: dict[str, tuple[int, str]]) -> Any:
+        if isinstance(value, torch.Tensor):
+            shape = tuple(value.shape)
+            is_float = value.is_floating_point() or value.is_complex()
+            is_int = not is_float and value.dtype != torch.bool
+            finite = (lambda: bool(torch.isfinite(value).all())) if is_float else (lambda: True)
+            has_nan = (lambda: bool(torch.isnan(value).any())) if is_float else (lambda: False)
+        else:
+            if isinstance(value, (str, bytes)) or value is None:
+                raise ArgumentError(f"{name} must be an array of numbers, got {type(value).__name__}")
+            try:
+                arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+            except (TypeError, ValueError) as error:
+                raise ArgumentError(f"{name} must be an array of numbers: {error}") from None
+            if arr.dtype.kind not in "biufc":
+                raise ArgumentError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
+            shape = arr.shape
+            is_float = arr.dtype.kind in "fc"
+            is_int = arr.dtype.kind in "iu"
+            finite = (lambda: bool(np.all(np.isfinite(arr)))) if is_float else (lambda: True)
+            has_nan = (lambda: bool(np.isnan(arr).any())) if is_float else (lambda: False)
+        if self.integer and not is_int:
+            raise ArgumentError(f"{name} must hold integers, got a float array")
+        if self.shape is not None:
+            self._check_shape(name, shape, dims)
+        if self.nonempty and any(s == 0 for s in shape):
+            raise ArgumentError(f"{name} must not be empty, got shape {shape}")
+        if self.finite and not finite():
+            raise ArgumentError(f"{name} must hold only finite numbers (no NaN or inf)")
+        if not self.allow_nan and has_nan():
+            raise ArgumentError(f"{name} must not hold NaN")
+        return value
+
+    def _check_shape(self, name: str, shape: tuple[int, ...], dims: dict[str, tuple[int, str]]) -> None:
+        tokens = self.shape.split() if self.shape else []
+        leading = bool(tokens) and tokens[0] == "..."
+        if leading:
+            tokens = tokens[1:]
+        spec = "(" + ", ".join((["..."] if leading else []) + tokens) + ")"
+        if (len(shape) < len(tokens)) if leading else (len(shape) != len(tokens)):
+            raise ArgumentError(f"{name} must have shape {spec}, got {len(shape)}-D shape {shape}")
+        sizes = shape[len(shape) - len(tokens) :]
+        minimum = dict(self.min_size)
+        for token, size in zip(tokens, sizes, strict=True):
+            if token == "_":
+                continue
+            if re.fullmatch(r"\d+", token):
+                if size != int(token):
+                    raise ArgumentError(f"{name} must have shape {spec}, got {shape}")
+                continue
+            if token in minimum and size < minimum[token]:
+                raise ArgumentError(f"{name} must have shape {spec} with {token} >= {minimum[token]}, got {shape}")
+            if token in dims and dims[token][0] != size:
+                seen, where = dims[token]
+                raise ArgumentError(f"{name} must have shape {spec} with {token} = {seen} (from {where}), got {shape}")
+            dims.setdefault(token, (size, name))
+
+    def describe(self) -> str:
+        shape = f" of shape ({', '.join(self.shape.split())})" if self.shape else ""
+        return f"an array{shape}" + (", finite" if self.finite else "")
+
+    def bad_values(self) -> list[Any]:
+        return ["array", None, np.array([np.nan])]
+
+
+def checked(**rules: Rule) -> Callable[[F], F]:
+    """Check a function's arguments (or a class's constructor's) before it runs; see the module doc.
+
+    ``rules`` maps parameter names to a :class:`~explorables.core.params.Rule` or an
+    :class:`Array`; every other parameter gets its type-hint check and default rule.
+    """
+    for key, rule in rules.items():
+        if not isinstance(rule, Rule):
+            raise TypeError(f"checked: the rule for {key!r} must be a Rule (Int, Float, Array, ...), got {rule!r}")
+
+    def decorate(target: F) -> F:
+        if inspect.isclass(target):
+            init = target.__init__
+            target.__init__ = _checked_function(init, rules, owner=target)  # type: ignore[misc]
+            return target
+        return _checked_function(target, rules)  # type: ignore[return-value]
+
+    return decorate
+
+
+def _checked_function(fn: Callable, rules: dict[str, Rule], owner: type | None = None) -> Callable:
+    signature = inspect.signature(fn)
+    unknown = sorted(set(rules) - set(signature.parameters))
+    if unknown:
+        raise TypeError(f"checked: {fn.__qualname__} has no parameter(s) {unknown}")
+    plan: list[tuple[str, Any, Rule | None]] | None = None
+
+    def make_plan() -> list[tuple[str, Any, Rule | None]]:
+        hints = _hints(fn, owner)
+        steps = []
+        for pname, param in signature.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname in ("self", "cls"):
+                continue
+            steps.append((pname, hints.get(pname, inspect.Parameter.empty), rules.get(pname)))
+        return steps
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nonlocal plan
+        if plan is None:
+            plan = make_plan()
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{fn.__qualname__}: {error}") from None
+        arguments = bound.arguments
+        dims: dict[str, tuple[int, str]] = {}
+        for pname, hint, rule in plan:
+            if pname not in arguments:
+                continue
+            value = arguments[pname]
+            default = signature.parameters[pname].default
+            if value is None and (default is None or _allows_none(hint)):
+                continue
+            if value is default and rule is None and not _is_checkable_scalar(value):
+                continue  # the function's own default (an object, a callable): nothing to check
+            if hint is not inspect.Parameter.empty and not isinstance(rule, Array) and not _matches(value, hint):
+                raise ArgumentError(f"{pname} must be {_describe(hint)}, got {_short(value)}")
+            if rule is None:
+                rule = _default_rule(value, default)
+            if rule is None:
+                continue
+            if isinstance(rule, Array):
+                arguments[pname] = rule.check_dims(pname, value, dims)
+            else:
+                arguments[pname] = rule.check(pname, value)
+        return fn(*bound.args, **bound.kwargs)
+
+    wrapper.__explorables_rules__ = rules  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _is_checkable_scalar(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating))
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _DefaultInt(Rule):
+    def check(self, name: str, value: Any) -> int:
+        v = int(value)
+        if not 0 <= v <= DEFAULT_INT_MAX:
+            raise ArgumentError(f"{name} must be an integer in [0, 2**32), got {value!r}")
+        return v
+
+    def describe(self) -> str:
+        return "an integer in [0, 2**32)"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _DefaultFloat(Rule):
+    allow_inf: bool = False
+
+    def check(self, name: str, value: Any) -> float:
+        v = float(value)
+        if math.isnan(v) or (math.isinf(v) and not self.allow_inf):
+            raise ArgumentError(f"{name} must be a finite number, got {value!r}")
+        return v
+
+    def describe(self) -> str:
+        return "a finite number"
+
+
+def _default_rule(value: Any, default: Any) -> Rule | None:
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return _DefaultInt()
+    if isinstance(value, (float, np.floating)):
+        return _DefaultFloat(allow_inf=isinstance(default, float) and math.isinf(default))
+    if isinstance(value, (np.ndarray, torch.Tensor)):
+        return Array()
+    return None
+
+
+def _hints(fn: Callable, owner: type | None) -> dict[str, Any]:
+    """The resolved type hints of ``fn`` (a dataclass's generated ``__init__`` reads its class's)."""
+    target = getattr(fn, "__wrapped__", fn)
+    try:
+        return typing.get_type_hints(target)
+    except Exception:
+        pass
+    if owner is not None:
+        try:
+            return typing.get_type_hints(owner)
+        except Exception:
+            pass
+    hints = {}
+    globalns = getattr(target, "__globals__", {})
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        try:
+            hints[name] = eval(annotation, globalns) if isinstance(annotation, str) else annotation
+        except Exception:  # a name only imported under TYPE_CHECKING: leave that parameter to its rule
+            continue
+    return hints
+
+
+def _allows_none(hint: Any) -> bool:
+    if hint is inspect.Parameter.empty or hint is Any or hint is None or hint is type(None):
+        return True
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_allows_none(a) for a in typing.get_args(hint))
+    return False
+
+
+_ABSTRACT = {
+    collections.abc.Sequence: (list, tuple, range, np.ndarray, torch.Tensor),
+}
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` has the type ``hint`` names (containers: the container, not every item)."""
+    if isinstance(hint, TypeVar):
+        bound = hint.__bound__
+        return bound is None or not inspect.isclass(bound) or isinstance(value, bound)
+    if hint is Any or hint is object or isinstance(hint, str):
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, a) for a in typing.get_args(hint))
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _matches(value, typing.get_args(hint)[0])
+    if origin is not None:
+        hint = origin
+    if hint is bool:
+        return isinstance(value, (bool, np.bool_))
+    if hint is int:
+        if isinstance(value, float):
+            return value.is_integer()
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if hint is float:
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if hint is complex:
+        return isinstance(value, (int, float, complex, np.number)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if hint in (Path, os.PathLike):
+        return isinstance(value, (str, os.PathLike))
+    if hint is np.ndarray:
+        return isinstance(value, np.ndarray) or (isinstance(value, (list, tuple)) and not isinstance(value, str))
+    if hint in (collections.abc.Callable, Callable):
+        return callable(value)
+    if hint in (collections.abc.Sequence,):
+        return isinstance(value, (collections.abc.Sequence, np.ndarray, torch.Tensor)) and not isinstance(value, str)
+    if hint in (collections.abc.Iterable, collections.abc.Iterator, collections.abc.Collection):
+        return isinstance(value, hint) and not isinstance(value, str)
+    if inspect.isclass(hint):
+        if getattr(hint, "_is_protocol", False) and not getattr(hint, "_is_runtime_protocol", False):
+            return True
+        try:
+            return isinstance(value, hint)
+        except TypeError:
+            return True
+    return True
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(hint))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(map(repr, typing.get_args(hint)))
+    if hint is None or hint is type(None):
+        return "None"
+    names = {bool: "True or False", int: "an integer", float: "a number", str: "a string", Path: "a path"}
+    if hint in names:
+        return names[hint]
+    base = origin or hint
+    return f"a {getattr(base, '__name__', str(base))}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
+    return text if len(text) < 60 else text[:57] + "..."

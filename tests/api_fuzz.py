@@ -1,0 +1,451 @@
+"""A generated fuzz of every public function and class of every package (issue 29).
+
+How the inputs are generated
+----------------------------
+Valid calls are not written by hand: while the test suite runs, :class:`Recorder` wraps every
+callable that a package lists in ``__all__`` (functions, and the ``__init__`` of classes) and
+keeps a deep copy of the first calls that *returned normally*. Calls a test makes inside
+``pytest.raises`` fail and are not kept, so every kept call is a valid one.
+
+:func:`fuzz_callable` then replays each kept call once per (parameter, hostile value): one
+argument is replaced, the others stay valid. The hostile values follow the recorded value's type
+(:func:`hostile_values`): ``None``, a string or a number of the wrong kind, NaN and infinities,
+``-1``, ``0``, ``10**12``, an empty array, an array with an extra or missing axis, an array
+holding NaN. Each value is marked *must refuse* (it can never be meant: a string where a model is
+expected, NaN as a step size) or *may accept* (it might be meant: ``0`` steps, an empty list).
+
+Every mutated call ends in one of five outcomes:
+
+``clean``   ``ValueError`` or ``TypeError`` whose message names the parameter, or a *may accept*
+            value that returned a result with no NaN or infinity the valid call did not have;
+``other``   any other exception, or a ``ValueError``/``TypeError`` that does not name it;
+``silent``  a *must refuse* value that was accepted, or a result with new NaN or infinity;
+``hang``    a call still running after its time limit (``max(2 s, 20 x`` the valid call);
+``skipped`` never: every generated input gets one of the four above.
+
+The fuzz passes when ``other``, ``silent`` and ``hang`` are all zero.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import importlib
+import inspect
+import math
+import pickle
+import pkgutil
+import signal
+import time
+import types
+import typing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import explorables
+
+#: how many valid calls are kept per callable
+CALLS_KEPT = 2
+#: a deep copy above this size (bytes, roughly) is not kept: replaying it would be slow
+MAX_RECORD_BYTES = 64 * 2**20
+OUTCOMES = ("clean", "other", "silent", "hang")
+
+#: the session's recorder (installed by ``conftest.pytest_configure``)
+RECORDER: Recorder | None = None
+#: per package: {"callables": n, "cases": {outcome: count}}, printed at the end of the session
+REPORT: dict[str, dict] = {}
+
+
+def packages() -> list[str]:
+    """The chapter packages and ``core``, by name."""
+    return ["core", *sorted(m.name for m in pkgutil.iter_modules(explorables.__path__) if m.ispkg and m.name != "core")]
+
+
+def public_callables(package: str) -> dict[str, Any]:
+    """``{"package.name": object}`` for every function and class in the package's ``__all__``."""
+    module = importlib.import_module(f"explorables.{package}")
+    found = {}
+    for name in getattr(module, "__all__", []):
+        obj = getattr(module, name)
+        if inspect.isclass(obj):
+            if _fuzzable_class(obj):
+                found[f"{package}.{name}"] = obj
+        elif callable(obj) and not isinstance(obj, (int, float, str, tuple, dict, list)):
+            found[f"{package}.{name}"] = obj
+    return found
+
+
+def _fuzzable_class(cls: type) -> bool:
+    """Classes whose constructor takes arguments written in this project (not enums or exceptions)."""
+    if issubclass(cls, BaseException) or getattr(cls, "_is_protocol", False):
+        return False
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        # a dataclass or NamedTuple defines its own; an inherited torch/nn __init__ is fine too
+        init = getattr(cls, "__init__", None)
+    return init is not None and init is not object.__init__ and hasattr(init, "__code__")
+
+
+# --------------------------------------------------------------------------------------------
+# recording valid calls
+
+
+@dataclasses.dataclass
+class Record:
+    """One valid call: its arguments (deep-copied before the call), how long it took, its result's health."""
+
+    args: tuple
+    kwargs: dict
+    seconds: float
+    nonfinite_result: bool
+
+
+class Recorder:
+    """Wraps the public callables of every package and keeps their first valid calls."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, list[Record]] = {}
+        self.callables: dict[str, Any] = {}
+        self._undo: list[Callable[[], None]] = []
+
+    def install(self) -> None:
+        for package in packages():
+            for qualname, obj in public_callables(package).items():
+                self.callables[qualname] = obj
+                self.records.setdefault(qualname, [])
+                if inspect.isclass(obj):
+                    self._wrap_init(qualname, obj)
+                else:
+                    self._wrap_function(qualname, obj, package)
+
+    def uninstall(self) -> None:
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+
+    def dump(self, path: Path) -> None:
+        """Pickle the kept calls that can be pickled (for a fuzz run in another process)."""
+        kept = {}
+        for qualname, records in self.records.items():
+            good = []
+            for record in records:
+                try:
+                    pickle.dumps(record)
+                except Exception:
+                    continue
+                good.append(record)
+            kept[qualname] = good
+        path.write_bytes(pickle.dumps(kept))
+
+    def _recording(self, qualname: str, fn: Callable, args: tuple, kwargs: dict, skip_first: bool = False) -> Any:
+        kept = self.records[qualname]
+        if len(kept) >= CALLS_KEPT:
+            return fn(*args, **kwargs)
+        stored = args[1:] if skip_first else args
+        try:
+            saved = copy.deepcopy((stored, kwargs))
+        except Exception:  # tensors inside an autograd graph, locks, generators: not replayable
+            saved = None
+        if saved is not None and _approx_bytes(saved) > MAX_RECORD_BYTES:
+            saved = None
+        start = time.perf_counter()
+        result = fn(*args, **kwargs)
+        if saved is not None:
+            made = args[0] if skip_first else result  # a class's call makes the instance
+            kept.append(Record(saved[0], saved[1], time.perf_counter() - start, _has_nonfinite(made)))
+        return result
+
+    def _wrap_function(self, qualname: str, fn: Callable, package: str) -> None:
+        recorder = self
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return recorder._recording(qualname, fn, args, kwargs)
+
+        wrapper.__explorables_fuzz_original__ = fn  # type: ignore[attr-defined]
+        module_names = {f"explorables.{package}", getattr(fn, "__module__", "")}
+        for module_name in module_names:
+            module = importlib.import_module(module_name) if module_name.startswith("explorables") else None
+            if module is None:
+                continue
+            for attr, value in list(vars(module).items()):
+                if value is fn:
+                    setattr(module, attr, wrapper)
+                    self._undo.append(functools.partial(setattr, module, attr, fn))
+
+    def _wrap_init(self, qualname: str, cls: type) -> None:
+        original = cls.__dict__.get("__init__")
+        init = cls.__init__
+        recorder = self
+
+        @functools.wraps(init)
+        def wrapper(self_: Any, *args: Any, **kwargs: Any) -> None:
+            if type(self_) is not cls:  # a subclass constructing through super(): not this class's call
+                return init(self_, *args, **kwargs)
+            return recorder._recording(qualname, init, (self_, *args), kwargs, skip_first=True)
+
+        cls.__init__ = wrapper  # type: ignore[misc]
+        if original is None:
+            self._undo.append(lambda: delattr(cls, "__init__"))
+        else:
+            self._undo.append(functools.partial(setattr, cls, "__init__", original))
+
+
+def original(obj: Any) -> Any:
+    """The unwrapped callable (the fuzz calls it directly, so it records nothing)."""
+    return getattr(obj, "__explorables_fuzz_original__", obj)
+
+
+def _approx_bytes(value: Any, _seen: set | None = None) -> int:
+    seen = _seen if _seen is not None else set()
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, torch.Tensor):
+        return value.element_size() * value.nelement()
+    if isinstance(value, torch.nn.Module):
+        return sum(_approx_bytes(t, seen) for t in value.state_dict().values())
+    if isinstance(value, dict):
+        return sum(_approx_bytes(v, seen) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_approx_bytes(v, seen) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(_approx_bytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    return 64
+
+
+def _has_nonfinite(value: Any, depth: int = 0) -> bool:
+    """Whether a result holds NaN or an infinity anywhere (numbers, arrays, tensors, containers)."""
+    if depth > 6:
+        return False
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (float, np.floating)):
+        return not math.isfinite(float(value))
+    if isinstance(value, complex):
+        return not (math.isfinite(value.real) and math.isfinite(value.imag))
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" and value.size > 0 and not bool(np.all(np.isfinite(value)))
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point() and value.numel() > 0 and not bool(torch.isfinite(value.detach()).all())
+    if isinstance(value, dict):
+        return any(_has_nonfinite(v, depth + 1) for v in list(value.values())[:200])
+    if isinstance(value, (list, tuple)):
+        return any(_has_nonfinite(v, depth + 1) for v in list(value)[:200])
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(_has_nonfinite(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value))
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# hostile values
+
+
+@dataclasses.dataclass(frozen=True)
+class Hostile:
+    label: str
+    value: Any
+    must_refuse: bool
+
+
+def _none_allowed(param: inspect.Parameter, hint: Any) -> bool:
+    if param.default is None:
+        return True
+    if hint is None:
+        return False
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return type(None) in typing.get_args(hint)
+    return hint is type(None) or hint is Any or hint is object
+
+
+def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> list[Hostile]:
+    """Hostile replacements for ``value`` (a valid argument of ``param``), by its type."""
+    out: list[Hostile] = []
+    none_ok = _none_allowed(param, hint)
+    if value is not None:
+        out.append(Hostile("None", None, must_refuse=not none_ok))
+    if isinstance(value, bool):
+        out.append(Hostile("str", "yes", must_refuse=True))
+        return out
+    if isinstance(value, (int, np.integer)):
+        negative_meant = value < 0 or (isinstance(param.default, int) and param.default < 0)
+        out += [
+            Hostile("str", "3", must_refuse=True),
+            Hostile("fraction", 2.5, must_refuse=True),
+            Hostile("nan", math.nan, must_refuse=True),
+            Hostile("-1", -1, must_refuse=not negative_meant),
+            Hostile("0", 0, must_refuse=False),
+            Hostile("1e12", 10**12, must_refuse=False),
+        ]
+        return out
+    if isinstance(value, (float, np.floating)):
+        inf_meant = math.isinf(value) or (isinstance(param.default, float) and math.isinf(param.default))
+        out += [
+            Hostile("str", "0.5", must_refuse=True),
+            Hostile("nan", math.nan, must_refuse=True),
+            Hostile("inf", math.inf, must_refuse=not inf_meant),
+            Hostile("-inf", -math.inf, must_refuse=not inf_meant),
+            Hostile("-1", -1.0, must_refuse=False),
+            Hostile("0", 0.0, must_refuse=False),
+            Hostile("1e12", 1e12, must_refuse=False),
+        ]
+        return out
+    if isinstance(value, str):
+        out += [Hostile("int", 3, must_refuse=True), Hostile("unknown str", "no-such-value", must_refuse=False)]
+        return out
+    if isinstance(value, Path):
+        out += [
+            Hostile("int", 3, must_refuse=True),
+            Hostile("missing path", Path("no-such-folder/x"), must_refuse=False),
+        ]
+        return out
+    if isinstance(value, (np.ndarray, torch.Tensor)):
+        out.append(Hostile("str", "array", must_refuse=True))
+        if value.ndim >= 1 and _numel(value) > 0:
+            out.append(Hostile("0-d", value.reshape(-1)[:1].reshape(()), must_refuse=False))
+        if value.ndim >= 1:
+            out.append(Hostile("empty", value[:0], must_refuse=False))
+            out.append(Hostile("extra axis", value[None], must_refuse=False))
+        if value.ndim >= 2:
+            out.append(Hostile("flattened", value.reshape(-1), must_refuse=False))
+        if _is_float_array(value) and value.ndim >= 1 and _numel(value) > 0:
+            bad = value.clone() if isinstance(value, torch.Tensor) else value.copy()
+            bad.reshape(-1)[0] = math.nan
+            out.append(Hostile("holds NaN", bad, must_refuse=False))
+        return out
+    if isinstance(value, (list, tuple)):
+        out += [
+            Hostile("int", 3, must_refuse=True),
+            Hostile("empty", type(value)() if type(value) in (list, tuple) else [], must_refuse=False),
+        ]
+        return out
+    if isinstance(value, dict):
+        out += [Hostile("int", 3, must_refuse=True), Hostile("empty", {}, must_refuse=False)]
+        return out
+    # models, graphs, configs, results, trees, generators, callables ...
+    out += [
+        Hostile("str", "not-an-object", must_refuse=True),
+        Hostile("int", 3, must_refuse=not isinstance(value, np.random.Generator)),
+    ]
+    return out
+
+
+def _is_float_array(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point()
+    return value.dtype.kind == "f"
+
+
+def _numel(value: Any) -> int:
+    return value.numel() if isinstance(value, torch.Tensor) else value.size
+
+
+# --------------------------------------------------------------------------------------------
+# replaying with one argument replaced
+
+
+class FuzzTimeout(BaseException):
+    """Raised by the alarm in a call past its limit (a BaseException: ``except Exception`` cannot swallow it)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise FuzzTimeout
+
+
+@dataclasses.dataclass
+class Case:
+    callable: str
+    parameter: str
+    value: str
+    outcome: str
+    detail: str
+
+
+def _names(message: str, name: str) -> bool:
+    return name in message
+
+
+def _hints(fn: Any) -> dict[str, Any]:
+    target = fn.__init__ if inspect.isclass(fn) else fn
+    try:
+        return typing.get_type_hints(target)
+    except Exception:
+        return {}
+
+
+def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 2.0) -> Iterator[Case]:
+    """Every (parameter, hostile value) case of one recorded call, with its outcome."""
+    fn = original(fn)
+    target = fn
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        return
+    try:
+        bound = signature.bind(*record.args, **record.kwargs)
+    except TypeError:
+        return
+    hints = _hints(fn)
+    limit = max(min_limit_s, 20 * record.seconds)
+    for pname, param in signature.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname not in bound.arguments:
+            continue
+        for hostile in hostile_values(param, bound.arguments[pname], hints.get(pname)):
+            yield _one_case(qualname, fn, signature, record, pname, hostile, limit)
+
+
+def _one_case(
+    qualname: str, fn: Any, signature: inspect.Signature, record: Record, pname: str, hostile: Hostile, limit: float
+) -> Case:
+    args, kwargs = copy.deepcopy((record.args, record.kwargs))
+    bound = signature.bind(*args, **kwargs)
+    bound.arguments[pname] = hostile.value
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    outcome, detail = "clean", ""
+    try:
+        result = fn(*bound.args, **bound.kwargs)
+    except FuzzTimeout:
+        outcome, detail = "hang", f"still running after {limit:.1f} s"
+    except (ValueError, TypeError) as error:
+        message = str(error)
+        if not _names(message, pname):
+            outcome, detail = "other", f"{type(error).__name__} not naming {pname!r}: {message[:160]}"
+    except Exception as error:  # every other exception is a finding
+        outcome, detail = "other", f"{type(error).__name__}: {str(error)[:160]}"
+    else:
+        if hostile.must_refuse:
+            outcome, detail = "silent", "accepted"
+        elif _has_nonfinite(result) and not record.nonfinite_result:
+            outcome, detail = "silent", "result holds NaN or inf"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return Case(qualname, pname, hostile.label, outcome, detail)
+
+
+def report_lines() -> list[str]:
+    """The per-package table printed at the end of the session."""
+    lines = [f"{'package':<16} {'callables':>9} {'inputs':>7} " + " ".join(f"{o:>6}" for o in OUTCOMES)]
+    total = dict.fromkeys(OUTCOMES, 0)
+    n_callables = n_inputs = 0
+    for package, row in REPORT.items():
+        counts = row["cases"]
+        inputs = sum(counts.values())
+        n_callables += row["callables"]
+        n_inputs += inputs
+        for o in OUTCOMES:
+            total[o] += counts.get(o, 0)
+        lines.append(
+            f"{package:<16} {row['callables']:>9} {inputs:>7} " + " ".join(f"{counts.get(o, 0):>6}" for o in OUTCOMES)
+        )
+    lines.append(f"{'all':<16} {n_callables:>9} {n_inputs:>7} " + " ".join(f"{total[o]:>6}" for o in OUTCOMES))
+    return lines

@@ -1,0 +1,67 @@
+"""The generated API fuzz (issue 29): every public callable of every package, one hostile argument at a time.
+
+See ``tests/api_fuzz.py`` for how the inputs are generated and judged. This file runs after every
+other test (``conftest.pytest_collection_modifyitems``) because it replays the valid calls those
+tests made. Run on its own, it first runs the package's own tests in a subprocess to record them.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from . import api_fuzz
+from .conftest import ROOT
+
+
+def _records(package: str, tmp_path) -> dict[str, list[api_fuzz.Record]]:
+    callables = api_fuzz.public_callables(package)
+    recorder = api_fuzz.RECORDER
+    if recorder is not None and any(recorder.records.get(q) for q in callables):
+        return recorder.records
+    # not recorded in this session: run the package's own tests in a subprocess and read what they kept
+    tests = sorted(ROOT.glob(f"tests/test_{package}*.py")) or [ROOT / "tests" / "test_kit.py"]
+    dump = tmp_path / "records.pkl"
+    env = {**os.environ, "EXPLORABLES_API_FUZZ": "1", "EXPLORABLES_API_FUZZ_DUMP": str(dump)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-m", "not book", "-p", "no:cacheprovider", *map(str, tests)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if not dump.exists():
+        pytest.fail(f"recording the valid calls of {package} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return pickle.loads(dump.read_bytes())  # written by our own subprocess just now
+
+
+@pytest.mark.parametrize("package", api_fuzz.packages())
+def test_every_public_callable_refuses_hostile_arguments_cleanly(package, tmp_path, monkeypatch):
+    records = _records(package, tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)  # a function handed a bogus path writes nothing into the repository
+    callables = api_fuzz.public_callables(package)
+    counts: collections.Counter = collections.Counter()
+    findings, never_called = [], []
+    for qualname, obj in callables.items():
+        kept = records.get(qualname) or []
+        if not kept:
+            never_called.append(qualname)
+            continue
+        for case in api_fuzz.fuzz_callable(qualname, obj, kept[0]):
+            counts[case.outcome] += 1
+            if case.outcome != "clean":
+                findings.append(case)
+    api_fuzz.REPORT[package] = {"callables": len(callables) - len(never_called), "cases": dict(counts)}
+    lines = [f"{c.outcome:>6}  {c.callable}({c.parameter}={c.value}): {c.detail}" for c in findings]
+    assert not findings, (
+        f"{len(findings)} of {sum(counts.values())} hostile inputs were not refused cleanly:\n" + "\n".join(lines)
+    )
+    assert not never_called, f"no test makes a valid call of {never_called}: the fuzz has nothing to replay"
