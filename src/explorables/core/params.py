@@ -29,6 +29,9 @@ from typing import Any
 import numpy as np
 
 _INF = math.inf
+#: the implicit upper bound of an integer with no declared maximum: the largest seed. No count,
+#: size or step number in this book comes near it, and ``10**12`` steps is refused, not run for ever.
+INT_CAP = 2**32 - 1
 
 
 class Rule:
@@ -71,6 +74,8 @@ class Int(Rule):
         value = int(value)
         if value < self.minimum or (self.maximum is not None and value > self.maximum):
             raise ValueError(f"{name} must be {self.describe()}, got {value!r}")
+        if value > INT_CAP:
+            raise ValueError(f"{name} must be {self.describe()} and <= {INT_CAP}, got {value!r}")
         return value
 
     def describe(self) -> str:
@@ -80,8 +85,7 @@ class Int(Rule):
 
     def bad_values(self) -> list[Any]:
         bad: list[Any] = ["seven", 2.5, True, self.minimum - 1]
-        if self.maximum is not None:
-            bad.append(self.maximum + 1)
+        bad.append(self.maximum + 1 if self.maximum is not None else INT_CAP + 1)
         return bad
 
 

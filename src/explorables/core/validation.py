@@ -48,6 +48,8 @@ def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = Non
         else:
             raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     value = int(value)
+    if maximum is None and value > 2**32 - 1:  # the implicit cap of core.params.Int
+        maximum = 2**32 - 1
     if value < minimum or (maximum is not None and value > maximum):
         upper = "" if maximum is None else f" and <= {maximum}"
         raise ValueError(f"{name} must be an integer >= {minimum}{upper}, got {value!r}")
