@@ -60,6 +60,8 @@ OUTCOMES = ("clean", "other", "silent", "hang")
 RECORDER: Recorder | None = None
 #: per package: {"callables": n, "cases": {outcome: count}}, printed at the end of the session
 REPORT: dict[str, dict] = {}
+#: per chapter: {outcome: count} of the command-line fuzz (tests/test_cli_fuzz.py)
+CLI_REPORT: dict[str, dict] = {}
 
 
 def packages() -> list[str]:
@@ -443,6 +445,18 @@ def _one_case(
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     return Case(qualname, pname, hostile.label, outcome, detail)
+
+
+def cli_report_lines() -> list[str]:
+    """The command-line fuzz's per-chapter table."""
+    lines = [f"{'chapter':<16} {'inputs':>7} " + " ".join(f"{o:>6}" for o in OUTCOMES)]
+    total: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
+    for slug, counts in CLI_REPORT.items():
+        for o in OUTCOMES:
+            total[o] += counts.get(o, 0)
+        lines.append(f"{slug:<16} {sum(counts.values()):>7} " + " ".join(f"{counts.get(o, 0):>6}" for o in OUTCOMES))
+    lines.append(f"{'all':<16} {sum(total.values()):>7} " + " ".join(f"{total[o]:>6}" for o in OUTCOMES))
+    return lines
 
 
 def report_lines() -> list[str]:

@@ -49,6 +49,10 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("API fuzz")
         for line in api_fuzz.report_lines():
             terminalreporter.write_line(line)
+    if api_fuzz.CLI_REPORT:
+        terminalreporter.section("command-line fuzz")
+        for line in api_fuzz.cli_report_lines():
+            terminalreporter.write_line(line)
     if PAGE_WEIGHTS:
         terminalreporter.section("page weights")
         for line in PAGE_WEIGHTS:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 import pytest
@@ -96,3 +96,74 @@ def test_constructing_a_config_checks_it_as_preset_and_replace_do():
     for bad in (-1, 2**32, "3", 2.5):
         with pytest.raises(ValueError, match="seed"):
             ExperimentConfig(seed=bad)
+
+
+# --- core.arguments.checked: the checks every public callable declares ------------------------------
+
+
+def test_checked_refuses_by_hint_rule_and_default_naming_the_parameter():
+    from explorables.core.arguments import ArgumentError, Array, checked
+    from explorables.core.params import Int
+
+    @checked(steps=Int(1, 100), x=Array("b n"), y=Array("b m"))
+    def f(x: np.ndarray, y: np.ndarray, steps: int, eta: float = 0.1, kind: Literal["a", "b"] = "a",
+          flag: bool = True, note: str | None = None) -> int:
+        return steps
+
+    x, y = np.ones((2, 3)), np.ones((2, 5))
+    assert f(x, y, 3.0) == 3 and isinstance(f(x, y, 3.0), int)  # a rule normalises what the body sees
+    assert f(x.tolist(), y, 3) == 3  # an Array rule takes nested lists too
+    bad = [
+        ({"steps": 0}, "steps"), ({"steps": 2.5}, "steps"), ({"steps": "3"}, "steps"),
+        ({"eta": float("nan")}, "eta"), ({"eta": "0.1"}, "eta"), ({"kind": "c"}, "kind"),
+        ({"flag": "yes"}, "flag"), ({"note": 3}, "note"),
+        ({"x": np.ones((3, 3))}, "y"),  # b = 3 from x, but y has 2 rows
+        ({"x": np.ones(3)}, "x"), ({"x": np.full((2, 3), np.nan)}, "x"), ({"x": np.ones((2, 0))}, "x"),
+        ({"x": "array"}, "x"), ({"x": None}, "x"),
+    ]
+    for change, name in bad:
+        kwargs = {"x": x, "y": y, "steps": 3, **change}
+        with pytest.raises(ValueError, match=name):
+            f(**kwargs)
+    with pytest.raises(TypeError, match="note"):  # a wrong type is a TypeError and a ValueError at once
+        f(x, y, 3, note=3)
+    assert issubclass(ArgumentError, TypeError) and issubclass(ArgumentError, ValueError)
+    assert f.__wrapped__(x, y, -5) == -5  # the unchecked function, for a loop that has checked once
+
+
+def test_checked_default_rules_cap_integers_and_keep_infinite_defaults():
+    import math
+
+    from explorables.core.arguments import checked
+
+    @checked()
+    def g(n: int, tol: float = math.inf) -> float:
+        return n * 0 + tol
+
+    assert g(5) == math.inf and g(5, math.inf) == math.inf  # an infinite default may be passed
+    for n in (-1, 2**32, 10**12):
+        with pytest.raises(ValueError, match="n must be an integer in"):
+            g(n)
+    with pytest.raises(ValueError, match="tol"):
+        g(5, float("nan"))
+
+
+def test_checked_on_a_dataclass_checks_its_constructor_and_refuses_unknown_rules():
+    import dataclasses
+
+    from explorables.core.arguments import checked
+    from explorables.core.params import Positive
+
+    @checked(scale=Positive())
+    @dataclasses.dataclass
+    class Box:
+        scale: float
+        name: str = "box"
+
+    assert Box(2).scale == 2.0
+    with pytest.raises(ValueError, match="scale"):
+        Box(-1.0)
+    with pytest.raises(TypeError, match="name"):
+        Box(1.0, name=3)
+    with pytest.raises(TypeError, match="no parameter"):
+        checked(nope=Positive())(lambda x: x)

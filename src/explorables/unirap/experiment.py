@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -182,6 +183,7 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
 PARTS = ("unified", "pose_direct", "separate")
 
 
+@checked()
 def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> UniRAPResults:
     """The three parts (``unified``, ``pose_direct``, ``separate``), each checkpointed."""

@@ -14,11 +14,15 @@ import math
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Positive
+
 BOX_IOU = 0.5
 GRASP_ANGLE_DEG = 30.0
 GRASP_IOU = 0.25
 
 
+@checked(a=Array("... 4"), b=Array("... 4"))
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """IoU of axis-aligned boxes ``(..., 4)`` given as ``(x0, y0, x1, y1)``."""
     a, b = np.asarray(a, float), np.asarray(b, float)
@@ -30,6 +34,7 @@ def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
 
+@checked(pred=Array("... h w"), true=Array("... h w"))
 def mask_iou(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
     """IoU of boolean masks ``(..., H, W)`` (1 where both are empty)."""
     pred, true = np.asarray(pred, bool), np.asarray(true, bool)
@@ -38,6 +43,7 @@ def mask_iou(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
     return np.where(union > 0, inter / np.maximum(union, 1), 1.0)
 
 
+@checked(grasp=Array("4"), jaw=Positive())
 def grasp_rectangle(grasp: np.ndarray, jaw: float) -> np.ndarray:
     """The 4 corners (counter-clockwise) of grasp ``(x, y, theta, width)`` with jaw size ``jaw``."""
     x, y, theta, width = (float(g) for g in grasp)
@@ -71,8 +77,10 @@ def _clip(subject: list, a: np.ndarray, b: np.ndarray) -> list:
     return out
 
 
+@checked(p=Array("k 2", min_size=(("k", 3),)), q=Array("j 2", min_size=(("j", 3),)))
 def polygon_iou(p: np.ndarray, q: np.ndarray) -> float:
     """IoU of two convex polygons given counter-clockwise (corners ``(k, 2)``)."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
     inter: list = list(p)
     for i in range(len(q)):
         if not inter:
@@ -89,11 +97,15 @@ def angle_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.minimum(d, math.pi - d)
 
 
+@checked(pred=Array("... 4"), true=Array("... 4"), jaw=Positive())
 def grasp_success(pred: np.ndarray, true: np.ndarray, jaw: float) -> np.ndarray:
     """Rectangle metric per grasp ``(..., 4)``: angle within 30 degrees and rectangle IoU > 0.25."""
     pred, true = np.asarray(pred, float).reshape(-1, 4), np.asarray(true, float).reshape(-1, 4)
+    if pred.shape != true.shape:
+        raise ValueError(f"pred and true must hold as many grasps, got {len(pred)} and {len(true)}")
     ok = angle_difference(pred[:, 2], true[:, 2]) < math.radians(GRASP_ANGLE_DEG)
-    iou = np.array([polygon_iou(grasp_rectangle(p, jaw), grasp_rectangle(t, jaw)) if k else 0.0
+    rect, iou_of = grasp_rectangle.__wrapped__, polygon_iou.__wrapped__  # inputs checked above
+    iou = np.array([iou_of(rect(p, jaw), rect(t, jaw)) if k else 0.0
                     for p, t, k in zip(pred, true, ok, strict=True)])
     return ok & (iou > GRASP_IOU)
 

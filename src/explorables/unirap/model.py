@@ -25,6 +25,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Int, Tuple
+
 ARCHS: tuple[str, ...] = ("unified", "pose_direct", "separate")
 
 
@@ -145,11 +148,14 @@ class Head(nn.Module):
         return self.l2(F.relu(self.l1(x)))
 
 
+@checked(prob=Array("... h w"), features=Array("... d hw"))
 def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
     (..., D, h*w) -> the mask-weighted features (..., D) and the geometry (..., 5): the centroid
     (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose)."""
     h, w = prob.shape[-2:]
+    if features.shape[-1] != h * w:
+        raise ValueError(f"features must have h*w = {h * w} columns (from prob's shape), got {features.shape[-1]}")
     ys, xs = torch.meshgrid((torch.arange(h, device=prob.device) + 0.5) / h,
                             (torch.arange(w, device=prob.device) + 0.5) / w, indexing="ij")
     a = prob.flatten(-2)
@@ -162,6 +168,17 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
 
 
+@checked(
+    seeds=Tuple(Int(0)),
+    arch=Choice(ARCHS),
+    image_size=Int(8, 512),
+    width=Int(1, 4096),
+    d_model=Int(1, 4096),
+    n_layers=Int(1, 64),
+    n_heads=Int(1, 64),
+    n_words=Int(1, 100_000),
+    max_words=Int(1, 1024),
+)
 class UniRAP(nn.Module):
     """The ensemble model; ``seeds[m]`` initialises member ``m`` (same seed, same initial encoder)."""
 
@@ -240,16 +257,16 @@ class UniRAP(nn.Module):
 
         # box: a detection map over the pixels; its centroid is the box centre, the head adds the size
         det = pixel_map(self.box_embed, q_box).softmax(-1).reshape(b, m, size, size)
-        pooled, geometry = map(bm, mask_statistics(det, pixels))
+        pooled, geometry = map(bm, mask_statistics.__wrapped__(det, pixels))
         out = self.box_head(torch.cat([q_box, pooled, geometry], -1))
         box = torch.cat([geometry[..., :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
         # mask: sigmoid(<W q, F_pixel>) (eq. unirap-mask)
         logits = (pixel_map(self.mask_embed, q_mask) + bm(self.mask_bias[:, None])).reshape(b, m, size, size)
         if self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
-            pooled, geometry = map(bm, mask_statistics(torch.sigmoid(logits), pixels))
+            pooled, geometry = map(bm, mask_statistics.__wrapped__(torch.sigmoid(logits), pixels))
         else:  # the ablations: the pose reads a map of its own, not the segmentation
             own = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
-            pooled, geometry = map(bm, mask_statistics(own, pixels))
+            pooled, geometry = map(bm, mask_statistics.__wrapped__(own, pixels))
         out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1))
         xy = geometry[..., :2] + 0.2 * torch.tanh(out[..., :2])
         pose = torch.cat([xy, out[..., 2:4], torch.sigmoid(out[..., 4:])], -1)
@@ -257,9 +274,29 @@ class UniRAP(nn.Module):
         return {"box": box, "mask_logits": bm(mask_logits), "pose": pose}
 
 
+def check_outputs(name: str, out: dict, keys: tuple[str, ...]) -> None:
+    """``out`` must be a dict holding finite float tensors under ``keys`` (``ValueError`` naming ``name``)."""
+    if not isinstance(out, dict):
+        raise ValueError(f"{name} must be a dict of tensors with keys {keys}, got {type(out).__name__}")
+    missing = [k for k in keys if k not in out]
+    if missing:
+        raise ValueError(f"{name} lacks the key(s) {missing} (needs {keys})")
+    for k in keys:
+        v = out[k]
+        if not isinstance(v, torch.Tensor) or not v.is_floating_point() or v.ndim < 2:
+            raise ValueError(f"{name}[{k!r}] must be a float tensor with member and batch axes, got {type(v).__name__}")
+        if not bool(torch.isfinite(v).all()):
+            raise ValueError(f"{name}[{k!r}] must hold only finite numbers")
+
+
+@checked(image_size=Int(8, 512))
 def decode(out: dict[str, torch.Tensor], image_size: int) -> dict:
     """Model outputs -> pixel-space predictions (numpy): ``boxes`` (M, B, 4: x0, y0, x1, y1),
     ``masks`` (M, B, S, S) booleans, ``grasps`` (M, B, 4: x, y, theta in [0, pi), width)."""
+    check_outputs("out", out, ("box", "pose", "mask_logits"))
+    if out["box"].shape[-1] != 4 or out["pose"].shape[-1] != 5:
+        raise ValueError(f"out['box'] must end in 4 and out['pose'] in 5 values, got {tuple(out['box'].shape)}, "
+                         f"{tuple(out['pose'].shape)}")
     s = float(image_size)
     cx, cy, w, h = out["box"].unbind(-1)
     boxes = torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], -1) * s

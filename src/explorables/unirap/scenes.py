@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Int
 from ..core.validation import check_int
 
 #: tool -> its parts (the first is the part a plain "pick up the <tool>" grasps)
@@ -89,6 +91,7 @@ class Tool:
     grasps: dict[str, np.ndarray]  # part -> (x, y, theta in [0, pi), width), pixels
 
 
+@checked(image=Array("3 s s"), n_clutter=Int(0, 50))
 @dataclass
 class Scene:
     """An RGB image (3, S, S) in [0, 1], its tools, and how many clutter blobs it has."""
@@ -96,6 +99,10 @@ class Scene:
     image: np.ndarray
     tools: list[Tool]
     n_clutter: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tools, list) or not all(isinstance(t, Tool) for t in self.tools):
+            raise ValueError(f"tools must be a list of Tool, got {type(self.tools).__name__}")
 
     def tool(self, name: str) -> Tool:
         for t in self.tools:
@@ -116,6 +123,7 @@ def _colour(rng: np.random.Generator, hue: float | None = None, value: tuple[flo
     return val - val * sat * np.clip(np.minimum(k, 4.0 - k), 0.0, 1.0)
 
 
+@checked(max_clutter=Int(0, 50))
 def make_scene(seed: int, size: int = 32, n_tools: int | None = None, n_clutter: int | None = None,
                max_clutter: int = 4) -> Scene:
     """The scene of ``seed``: 1-3 distinct tools (or ``n_tools``), 0..``max_clutter`` blobs (or ``n_clutter``)."""
@@ -181,26 +189,28 @@ def _dilate(mask: np.ndarray) -> np.ndarray:
     return grown
 
 
+@checked()
 def tokenize(text: str) -> np.ndarray:
     """The instruction as word ids, padded to :data:`MAX_WORDS`; an unknown word is a ``ValueError``."""
     words = re.findall(r"[a-z]+", text.lower().replace("'s", ""))
     unknown = [w for w in words if w not in WORD_ID]
     if unknown:
-        raise ValueError(f"instruction has words outside the vocabulary: {unknown}; "
+        raise ValueError(f"text has words outside the vocabulary: {unknown}; "
                          f"known words: {', '.join(VOCAB[1:])}")
     if not words or len(words) > MAX_WORDS:
-        raise ValueError(f"instruction must have 1 to {MAX_WORDS} words, got {len(words)}")
+        raise ValueError(f"text must have 1 to {MAX_WORDS} words, got {len(words)}")
     ids = np.zeros(MAX_WORDS, np.int64)
     ids[: len(words)] = [WORD_ID[w] for w in words]
     return ids
 
 
+@checked()
 def parse_instruction(text: str) -> tuple[str, str]:
     """``(tool, part)`` an instruction refers to (the handle when it names a tool or a function only).
 
     A part the tool does not have is a ``ValueError`` naming the tool's parts.
     """
-    tokenize(text)
+    tokenize.__wrapped__(text)
     words = re.findall(r"[a-z]+", text.lower().replace("'s", ""))
     tools = [w for w in words if w in PARTS]
     verbs = [w for w in words if w in FUNCTIONS and w not in tools and "something" in words]
@@ -209,18 +219,22 @@ def parse_instruction(text: str) -> tuple[str, str]:
     elif tools:
         tool = tools[0]
     else:
-        raise ValueError(f"instruction names no object: {text!r} (objects: {', '.join(TOOLS)}; "
+        raise ValueError(f"text names no object: {text!r} (objects: {', '.join(TOOLS)}; "
                          f"or 'something to <{'|'.join(FUNCTIONS)}> with')")
     named = [w for w in words if w in {p for ps in PARTS.values() for p in ps}]
     part = named[0] if named else PARTS[tool][0]
     if part not in PARTS[tool]:
-        raise ValueError(f"a {tool} has no part {part!r} (its parts: {', '.join(PARTS[tool])})")
+        raise ValueError(f"text asks for a part a {tool} does not have: {part!r} (its parts: {', '.join(PARTS[tool])})")
     return tool, part
 
 
+@checked()
 def resolve(scene: Scene, text: str) -> tuple[Tool, str]:
     """The tool and part of ``scene`` that ``text`` refers to; a ``ValueError`` if the scene lacks them."""
-    tool, part = parse_instruction(text)
+    tool, part = parse_instruction.__wrapped__(text)
+    if tool not in {t.name for t in scene.tools}:
+        present = ", ".join(t.name for t in scene.tools)
+        raise ValueError(f"text names a {tool}, but the scene has no {tool} (objects present: {present})")
     return scene.tool(tool), part
 
 
@@ -238,6 +252,7 @@ def sample_instruction(rng: np.random.Generator, scene: Scene) -> str:
     return template.format(verb=verb).replace(" with", " from") if verb == "drink" else template.format(verb=verb)
 
 
+@checked(n=Int(0, 100_000), size=Int(16, 512), kind=Choice(("instruction", "parsing")), max_clutter=Int(0, 50))
 def make_dataset(n: int, seed: int, size: int = 32, kind: str = "instruction", max_clutter: int = 4) -> dict:
     """``n`` samples as arrays.
 

@@ -24,8 +24,10 @@ import torch
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
+from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
-from .model import UniRAP
+from ..core.params import Choice, Float, Int, Probability, Tuple
+from .model import UniRAP, check_outputs
 
 REGIMES: tuple[str, ...] = ("curriculum", "joint", "joint_parsing")
 LABELS = {"curriculum": "unified + curriculum", "joint": "unified, joint training",
@@ -33,6 +35,7 @@ LABELS = {"curriculum": "unified + curriculum", "joint": "unified, joint trainin
           "pose_direct": "pose head without mask features"}
 
 
+@checked(regime=Choice(REGIMES), n_labelled=Int(1, 10**6))
 @dataclass(frozen=True)
 class Member:
     """One ensemble member: its regime, its instruction-labelled scene count and its seed."""
@@ -42,10 +45,22 @@ class Member:
     seed: int
 
 
+@checked(
+    n_steps=Int(1, 10**7),
+    batch_size=Int(1, 10**5),
+    n_parsing=Int(1, 10**7),
+    labelled=Array("k", integer=True),
+    stage_fractions=Tuple(Probability(), min_len=2, max_len=2),
+)
 def schedule(member: Member, n_steps: int, batch_size: int, n_parsing: int, labelled: np.ndarray,
              stage_fractions: tuple[float, float], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Per step: the batch's indices into the pool (parsing scenes first, then instruction scenes) and
     the loss weights ``(box, mask, pose)`` per sample: ``(n_steps, batch_size)`` and ``(n_steps, batch_size, 3)``."""
+    if sum(stage_fractions) > 1:
+        raise ValueError(f"stage_fractions must sum to at most 1, got {stage_fractions}")
+    labelled = np.asarray(labelled)
+    if labelled.min() < 0:
+        raise ValueError(f"labelled must hold indices >= 0, got min {labelled.min()}")
     idx = np.zeros((n_steps, batch_size), np.int64)
     w = np.zeros((n_steps, batch_size, 3), np.float32)
     s1 = round(stage_fractions[0] * n_steps)
@@ -76,8 +91,15 @@ def targets(pool: dict[str, torch.Tensor], image_size: int) -> dict[str, torch.T
     return {"box": box, "mask": pool["masks"].float(), "pose": pose}
 
 
+@checked()
 def losses(out: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> torch.Tensor:
     """Per member and sample, the three losses ``(M, B, 3)``: box L1, mask BCE + Dice, pose L1 + angle MSE."""
+    check_outputs("out", out, ("box", "mask_logits", "pose"))
+    if not isinstance(target, dict) or any(not isinstance(target.get(k), torch.Tensor) for k in ("box", "mask", "pose")):  # noqa: E501
+        raise ValueError("target must be a dict of tensors with keys ('box', 'mask', 'pose')")
+    for k, key in (("box", "box"), ("mask_logits", "mask"), ("pose", "pose")):
+        if target[key].shape != out[k].shape:
+            raise ValueError(f"target[{key!r}] has shape {tuple(target[key].shape)}, out[{k!r}] {tuple(out[k].shape)}")
     l_box = 5 * (out["box"] - target["box"]).abs().sum(-1)
     logits, mask = out["mask_logits"], target["mask"]
     pos_weight = torch.tensor(4.0, device=logits.device)  # parts are a few percent of the pixels
@@ -90,11 +112,20 @@ def losses(out: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> tor
     return torch.stack([l_box, 3 * (bce + dice), l_pose], -1)
 
 
+@checked(idx=Array("t m b", integer=True), weights=Array("t m b 3"), lr=Float(0, 1, low_inclusive=False))
 def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
           checkpoint: Checkpointer | None = None, name: str = "train", progress: bool = False) -> np.ndarray:
     """Adam on every member at once: member ``m`` at step ``t`` trains on ``pool[idx[t, m]]`` with the loss
     weights ``weights[t, m]`` ``(B, 3)``. Resumes from ``checkpoint`` (entry ``<name>``) if it holds a state.
     Returns the mean loss per step."""
+    if not isinstance(pool, dict) or any(k not in pool for k in ("images", "tokens", "boxes", "masks", "grasps")):
+        raise ValueError("pool must be a dict of tensors with keys images, tokens, boxes, masks, grasps")
+    if idx.shape[1] != model.n_members:
+        raise ValueError(f"idx must have one column per member ({model.n_members}), got shape {tuple(idx.shape)}")
+    if int(idx.min()) < 0 or int(idx.max()) >= len(pool["images"]):
+        raise ValueError(
+            f"idx must index the pool (0 to {len(pool['images']) - 1}), got {int(idx.min())}..{int(idx.max())}"
+        )
     device = next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     n_steps = idx.shape[0]
@@ -113,7 +144,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
     for t in tqdm(range(start, n_steps), disable=not progress, desc=name, leave=False):
         batch = idx[t].to(device)
         out = model(pool["images"][batch], pool["tokens"][batch])
-        per = losses(out, {k: v[batch] for k, v in tgt.items()})
+        per = losses.__wrapped__(out, {k: v[batch] for k, v in tgt.items()})
         w = weights[t].to(device)
         loss = ((per * w).sum(-1)).mean(-1).sum()  # a sum over members: each member's gradient is its own
         opt.zero_grad(set_to_none=True)
