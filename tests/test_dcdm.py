@@ -403,3 +403,51 @@ def test_samples_from_the_prior_look_at_no_input_and_leave_the_global_generator_
     ddpm = models.index("ddpm", 0)
     zero = M.reverse_process(models.denoiser, models.schedule, torch.zeros(4, 7, 2), noise=generator_noise(3))[ddpm]
     assert torch.allclose(a[ddpm], zero, atol=1e-6)
+
+
+def test_concept_weights_lie_on_the_simplex_and_the_softmax_arm_is_deterministic():
+    torch.manual_seed(7)
+    h = torch.randn(2, 5, 4) * 3
+    pi = M.concept_weights(h, torch.tensor([False, True]))
+    assert pi.shape == (2, 5, 4) and (pi >= 0).all()
+    torch.testing.assert_close(pi.sum(-1), torch.ones(2, 5))
+    torch.testing.assert_close(pi[1], h[1].softmax(-1))  # the softmax member: softmax(h), no draw
+    alpha = M.concentrations(h)
+    assert float(alpha.min()) >= np.exp(M.LOG_ALPHA_RANGE[0]) - 1e-6
+    assert float(alpha.max()) <= np.exp(M.LOG_ALPHA_RANGE[1]) + 1e-3
+    with pytest.raises(ValueError, match="softmax"):
+        M.concept_weights(h, torch.tensor([True, False, True]))
+
+
+def test_a_tiny_run_scores_every_arm_and_its_headline_quotes_the_summary():
+    cfg = X.DCDMConfig.preset(
+        "smoke",
+        seeds=(0,),
+        n_diffusion_steps=3,
+        n_modes=3,
+        n_mixture_train=40,
+        n_mixture_concepts=3,
+        n_mixture_steps=2,
+        mixture_d_hidden=4,
+        n_concepts=3,
+        d_pca=4,
+        n_test=20,
+        n_image_train=60,
+        n_image_steps=2,
+        encoder_d_hidden=4,
+        denoiser_d_hidden=4,
+        denoiser_n_layers=1,
+        batch_size=8,
+        n_samples_per_concept=2,
+        n_intervene=2,
+        n_snapshots=2,
+    )
+    results = X.run(cfg)
+    lines = X.headline(results)
+    assert len(lines) == 2
+    for part, line in zip(("mixture", "images"), lines, strict=True):
+        assert set(results.summary[part]["arms"]) == set(ARMS)
+        nmi = results.summary[part]["arms"]["dcdm"]["nmi"]["mean"]
+        assert line.startswith(f"{part}: DCDM NMI {nmi:.3f}")
+    with pytest.raises(ValueError, match="results"):
+        X.headline(X.DCDMResults(cfg, {"mixture": {}}))

@@ -18,8 +18,15 @@ from explorables.jeffrey import claims as C
 from explorables.jeffrey import diffusion as D
 from explorables.jeffrey import images as I
 from explorables.jeffrey import toy as Y
-from explorables.jeffrey.experiment import JeffreyConfig, mutual_information, run, supported_target
-from explorables.jeffrey.metrics import cell_frequencies, frechet_distance, mmd2
+from explorables.jeffrey.experiment import (
+    JeffreyConfig,
+    JeffreyResults,
+    headline,
+    mutual_information,
+    run,
+    supported_target,
+)
+from explorables.jeffrey.metrics import cell_frequencies, conditional_mmd2, frechet_distance, mmd2
 from explorables.jeffrey.rule import (
     check_target,
     independent_target,
@@ -256,6 +263,19 @@ def test_mmd_separates_distributions_and_frechet_matches_the_gaussian_closed_for
         frechet_distance(x, y[:, :2])
 
 
+def test_conditional_mmd2_weights_the_per_cell_distances():
+    gen = torch.Generator().manual_seed(0)
+    x, y = torch.randn(400, 2, generator=gen), torch.randn(400, 2, generator=gen)
+    cx, cy = (x[:, 0] > 0).long(), (y[:, 0] > 0).long()
+    y = y + torch.tensor([0.0, 1.0]) * (cy[:, None] == 1)  # only the conditional of cell 1 moves
+    got = conditional_mmd2(x, cx, y, cy, np.array([0.25, 0.75]))
+    per_cell = [mmd2(x[cx == s], y[cy == s]) for s in (0, 1)]
+    assert got == pytest.approx(0.25 * per_cell[0] + 0.75 * per_cell[1])
+    assert per_cell[1] > 0.1 > abs(per_cell[0])
+    # a cell with no points is skipped and its weight renormalised away
+    assert conditional_mmd2(x, cx, y, cy, np.array([0.25, 0.75, 0.5])) == pytest.approx(got)
+
+
 def test_seeded_smoke_run_moves_the_marginal_and_keeps_the_conditionals():
     """The claimed direction: TV to p(a)p(b) falls by >= 0.2; conditionals stay within 1.5x + 0.02 of the model's."""
     cfg = JeffreyConfig.preset(
@@ -268,10 +288,18 @@ def test_seeded_smoke_run_moves_the_marginal_and_keeps_the_conditionals():
         n_toy_classifier_steps=400,
         n_toy_samples=500,
     )
-    t = run(cfg).summary["toy"]["seeds"][0]
+    results = run(cfg)
+    t = results.summary["toy"]["seeds"][0]
     assert t["unguided"]["tv"] - t["jeffrey"]["tv"] >= 0.2
     assert t["jeffrey"]["cond_mmd2"] <= 1.5 * t["unguided"]["cond_mmd2"] + 0.02
     assert t["jeffrey"]["mutual_information"] < t["unguided"]["mutual_information"] / 2
+    lines = headline(results)  # no image part: the two toy lines, quoting the summary
+    toy = results.summary["toy"]
+    assert len(lines) == 2 and "images" not in results.summary
+    assert f"unguided {toy['unguided_tv']['mean']:.3f} -> Jeffrey {toy['jeffrey_tv']['mean']:.3f}" in lines[0]
+    assert f"{toy['jeffrey_mmd2']['mean']:.4f}" in lines[1]
+    with pytest.raises(ValueError, match="results"):
+        headline(JeffreyResults(cfg, {"rule": {}}))
 
 
 # ------------------------------------------------------------------------------ images and data

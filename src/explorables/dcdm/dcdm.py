@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import torch
 from torch.distributions import Dirichlet
 
+from ..core.arguments import ArgumentError, Array, checked
+from ..core.params import Float, Int, Positive
 from ..core.validation import check_int, check_positive
 
 #: a noise predictor ``(x_t, t, m) -> eps_hat`` with the shapes of ``x_t``
@@ -34,17 +36,93 @@ Denoiser = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 #: concentrations are ``exp`` of the encoder's outputs, clamped to this range (stable Dirichlet gradients)
 LOG_ALPHA_RANGE = (-3.0, 5.0)
+#: the most diffusion steps a schedule takes (beyond it ``abar_1`` rounds to 1 in float32)
+MAX_DIFFUSION_STEPS = 100_000
 
 
+def _tensor(name: str, value: object) -> torch.Tensor:
+    """``value`` if it is a torch tensor (an ``Array`` rule also lets numpy arrays through)."""
+    if not isinstance(value, torch.Tensor):
+        raise ArgumentError(f"{name} must be a torch tensor, got {type(value).__name__}")
+    return value
+
+
+def _check_shape(name: str, value: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
+    if tuple(value.shape) != tuple(shape):
+        raise ArgumentError(f"{name} must have shape {tuple(shape)} ({what}), got {tuple(value.shape)}")
+
+
+def _check_prefix(name: str, value: torch.Tensor, like: torch.Tensor, like_name: str) -> None:
+    """``value`` holds one entry per leading index of ``like`` (its shape is a prefix of ``like.shape[:-1]``)."""
+    if value.ndim >= like.ndim or tuple(value.shape) != tuple(like.shape[: value.ndim]):
+        raise ArgumentError(
+            f"{name} must be a number or hold one entry per leading index of {like_name} (a shape that starts "
+            f"{tuple(like.shape[:-1])}), got shape {tuple(value.shape)}"
+        )
+
+
+def _check_steps(name: str, t: torch.Tensor, lead: tuple[int, ...], schedule: NoiseSchedule) -> None:
+    """``t``: integer steps in ``[0, T)``, one per row (shape ``lead``) or one for all (0-d)."""
+    _tensor(name, t)
+    if t.ndim and tuple(t.shape) != tuple(lead):
+        raise ArgumentError(
+            f"{name} must have shape () or x0's leading axes {tuple(lead)} (one step per row of x0), "
+            f"got {tuple(t.shape)}"
+        )
+    if int(t.min()) < 0 or int(t.max()) >= schedule.n_steps:
+        raise ArgumentError(
+            f"{name} must hold steps in [0, {schedule.n_steps - 1}], got [{int(t.min())}, {int(t.max())}]"
+        )
+
+
+def _centre_shape(pi_name: str, pi: torch.Tensor, centres: torch.Tensor) -> tuple[int, ...]:
+    """The shape of ``pi @ centres`` (weights ``(..., K)``, centres ``(..., K, D)``)."""
+    try:
+        lead = torch.broadcast_shapes(tuple(pi.shape[:-2]), tuple(centres.shape[:-2]))
+    except RuntimeError:
+        raise ArgumentError(
+            f"centres (shape {tuple(centres.shape)}) must have leading axes that broadcast with those of "
+            f"{pi_name} (shape {tuple(pi.shape)})"
+        ) from None
+    return (*lead, *pi.shape[-2:-1], centres.shape[-1])
+
+
+def _check_number_or_tensor(name: str, value: torch.Tensor | float, minimum: float, strict: bool) -> None:
+    bad = (value <= minimum) if strict else (value < minimum)
+    if bool(torch.as_tensor(bad).any()):
+        raise ArgumentError(f"{name} must be {'>' if strict else '>='} {minimum:g}, got {value!r}"[:200])
+
+
+@checked(betas=Array("t"), alphas=Array("t"), alpha_bars=Array("t"))
 @dataclass
 class NoiseSchedule:
-    """DDPM's discrete schedule (cosine, Nichol and Dhariwal 2021): ``betas``, ``alphas``, ``alpha_bars``."""
+    """DDPM's discrete schedule (cosine, Nichol and Dhariwal 2021): ``betas``, ``alphas``, ``alpha_bars``.
+
+    Three tensors of shape ``(T,)``: ``betas`` in ``(0, 1)``, ``alphas = 1 - betas`` in ``(0, 1)`` and
+    ``alpha_bars`` (their running product) in ``(0, 1)``; the sampler divides by ``sqrt(alphas)`` and by
+    ``sqrt(1 - alpha_bars)``.
+    """
 
     betas: torch.Tensor
     alphas: torch.Tensor
     alpha_bars: torch.Tensor
 
+    def __post_init__(self) -> None:
+        for name in ("betas", "alphas", "alpha_bars"):
+            value = _tensor(name, getattr(self, name))
+            if not value.is_floating_point():
+                raise ArgumentError(f"{name} must be a float tensor, got dtype {value.dtype}")
+            if not bool(((value > 0) & (value < 1)).all()):
+                raise ArgumentError(
+                    f"{name} must lie in (0, 1) (a noise schedule), got values in [{value.min()}, {value.max()}]"
+                )
+
     @classmethod
+    @checked(
+        n_steps=Int(1, MAX_DIFFUSION_STEPS),
+        offset=Positive(),
+        max_beta=Float(0.0, 1.0, low_inclusive=False, high_inclusive=False),
+    )
     def cosine(
         cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008, max_beta: float = 0.5
     ) -> NoiseSchedule:
@@ -68,33 +146,69 @@ def _bcast(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return values.view(*values.shape, *([1] * (like.ndim - values.ndim)))
 
 
-def forward_mean_std(
+def _check_forward(x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule: NoiseSchedule) -> None:
+    _tensor("x0", x0)
+    _tensor("m", m)
+    try:
+        fits = torch.broadcast_shapes(tuple(m.shape), tuple(x0.shape)) == tuple(x0.shape)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ArgumentError(f"m must broadcast to the shape of x0 {tuple(x0.shape)}, got {tuple(m.shape)}")
+    _check_steps("t", t, tuple(x0.shape[:-1]), schedule)
+
+
+def _forward_mean_std(
     x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule: NoiseSchedule
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean and standard deviation of ``q(x_t | x_0, m)``, eq. (dcdm-forward)."""
     ab = _bcast(schedule.alpha_bars[t], x0)
     return ab.sqrt() * x0 + (1 - ab.sqrt()) * m, (1 - ab).sqrt().expand_as(x0)
 
 
-def forward_sample(
+@checked(x0=Array("... d"), m=Array("... d"), t=Array(integer=True))
+def forward_mean_std(
+    x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule: NoiseSchedule
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and standard deviation of ``q(x_t | x_0, m)``, eq. (dcdm-forward).
+
+    ``x0`` is ``(..., D)``, ``m`` broadcasts to it, ``t`` holds integer steps in ``[0, T)``: one per row
+    (shape ``x0.shape[:-1]``) or one for all (0-d).
+    """
+    _check_forward(x0, m, t, schedule)
+    return _forward_mean_std(x0, m, t, schedule)
+
+
+def _forward_sample(
     x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, eps: torch.Tensor, schedule: NoiseSchedule
 ) -> torch.Tensor:
-    """``x_t = sqrt(abar_t) x_0 + (1 - sqrt(abar_t)) m + sqrt(1 - abar_t) eps``, eq. (dcdm-forward)."""
-    mean, std = forward_mean_std(x0, m, t, schedule)
+    mean, std = _forward_mean_std(x0, m, t, schedule)
     return mean + std * eps
 
 
-def concentrations(encoder_out: torch.Tensor) -> torch.Tensor:
-    """The Dirichlet concentrations ``alpha(x_0) = exp(h)`` of the encoder's outputs ``h`` (clamped)."""
+@checked(x0=Array("... d"), m=Array("... d"), t=Array(integer=True), eps=Array("... d"))
+def forward_sample(
+    x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, eps: torch.Tensor, schedule: NoiseSchedule
+) -> torch.Tensor:
+    """``x_t = sqrt(abar_t) x_0 + (1 - sqrt(abar_t)) m + sqrt(1 - abar_t) eps``, eq. (dcdm-forward).
+
+    Shapes as in :func:`forward_mean_std`; the noise ``eps`` has the shape of ``x0``.
+    """
+    _check_forward(x0, m, t, schedule)
+    _check_shape("eps", _tensor("eps", eps), tuple(x0.shape), "the shape of x0")
+    return _forward_sample(x0, m, t, eps, schedule)
+
+
+def _concentrations(encoder_out: torch.Tensor) -> torch.Tensor:
     return encoder_out.clamp(*LOG_ALPHA_RANGE).exp()
 
 
-def dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Tensor:
-    """``KL(Dir(alpha) || Dir(prior))`` in closed form over the last axis, eq. (dir-kl).
+@checked(encoder_out=Array("... k"))
+def concentrations(encoder_out: torch.Tensor) -> torch.Tensor:
+    """The Dirichlet concentrations ``alpha(x_0) = exp(h)`` of the encoder's outputs ``h`` ``(..., K)`` (clamped)."""
+    return _concentrations(_tensor("encoder_out", encoder_out))
 
-    ``KL = ln G(a_0) - sum ln G(a_k) - ln G(b_0) + sum ln G(b_k) + sum (a_k - b_k)(psi(a_k) - psi(a_0))``
-    with ``a_0 = sum a_k`` and ``b_0 = sum b_k``; ``prior`` may be a number (a symmetric prior).
-    """
+
+def _dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Tensor:
     prior = torch.as_tensor(prior, dtype=alpha.dtype, device=alpha.device).expand_as(alpha)
     a0, b0 = alpha.sum(-1), prior.sum(-1)
     return (
@@ -106,16 +220,77 @@ def dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Tens
     )
 
 
-def concept_weights(encoder_out: torch.Tensor, softmax: torch.Tensor | bool = False) -> torch.Tensor:
-    """Concept weights ``pi``: a reparameterised draw from ``Dir(alpha(x_0))`` (gradients flow through
-    ``rsample``), or, for the softmax ablation, the deterministic ``softmax(h)``. ``softmax`` may be a
-    boolean per leading index (one per ensemble member)."""
-    alpha = concentrations(encoder_out)
+@checked(alpha=Array("... k"))
+def dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Tensor:
+    """``KL(Dir(alpha) || Dir(prior))`` in closed form over the last axis, eq. (dir-kl).
+
+    ``KL = ln G(a_0) - sum ln G(a_k) - ln G(b_0) + sum ln G(b_k) + sum (a_k - b_k)(psi(a_k) - psi(a_0))``
+    with ``a_0 = sum a_k`` and ``b_0 = sum b_k``; ``alpha`` ``(..., K)`` and ``prior`` hold concentrations
+    ``> 0``; ``prior`` may be a number (a symmetric prior) or a tensor that broadcasts to ``alpha``.
+    """
+    _tensor("alpha", alpha)
+    _check_number_or_tensor("alpha", alpha, 0.0, strict=True)
+    if isinstance(prior, torch.Tensor):
+        try:
+            fits = torch.broadcast_shapes(tuple(prior.shape), tuple(alpha.shape)) == tuple(alpha.shape)
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ArgumentError(
+                f"prior must broadcast to the shape of alpha {tuple(alpha.shape)}, got {tuple(prior.shape)}"
+            )
+    _check_number_or_tensor("prior", prior, 0.0, strict=True)
+    return _dirichlet_kl(alpha, prior)
+
+
+def _check_softmax(softmax: torch.Tensor | bool, encoder_out: torch.Tensor) -> None:
+    if isinstance(softmax, torch.Tensor):
+        if softmax.dtype != torch.bool:
+            raise ArgumentError(f"softmax must be True, False or a bool tensor, got dtype {softmax.dtype}")
+        _check_prefix("softmax", softmax, encoder_out, "encoder_out")
+
+
+def _concept_weights(encoder_out: torch.Tensor, softmax: torch.Tensor | bool = False) -> torch.Tensor:
+    alpha = _concentrations(encoder_out)
     pi = Dirichlet(alpha).rsample() if alpha.shape[-1] > 1 else torch.ones_like(alpha)
     soft = torch.as_tensor(softmax, device=pi.device)
     return torch.where(_bcast(soft, pi), encoder_out.softmax(-1), pi) if soft.any() else pi
 
 
+@checked(encoder_out=Array("... k"))
+def concept_weights(encoder_out: torch.Tensor, softmax: torch.Tensor | bool = False) -> torch.Tensor:
+    """Concept weights ``pi``: a reparameterised draw from ``Dir(alpha(x_0))`` (gradients flow through
+    ``rsample``), or, for the softmax ablation, the deterministic ``softmax(h)``. ``softmax`` may be a
+    boolean per leading index (one per ensemble member)."""
+    _tensor("encoder_out", encoder_out)
+    _check_softmax(softmax, encoder_out)
+    return _concept_weights(encoder_out, softmax)
+
+
+def _dcdm_loss(
+    x0: torch.Tensor,
+    encoder_out: torch.Tensor,
+    centres: torch.Tensor,
+    denoiser: Denoiser,
+    schedule: NoiseSchedule,
+    *,
+    beta: torch.Tensor | float,
+    prior: float,
+    softmax: torch.Tensor | bool = False,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    pi = _concept_weights(encoder_out, softmax)  # pi ~ Dir(alpha(x_0)), reparameterised
+    m = pi @ centres  # m = sum_k pi_k c_k, the weighted centre
+    t = torch.randint(schedule.n_steps, x0.shape[:-1], device=x0.device)  # t ~ U{0, ..., T-1}
+    eps = torch.randn_like(x0)  # eps ~ N(0, I)
+    x_t = _forward_sample(x0, m, t, eps, schedule)  # eq. (dcdm-forward): the mean is shifted toward m
+    reconstruction = ((eps - denoiser(x_t, t, m)) ** 2).mean(-1)  # || eps - eps_theta(x_t, t, m) ||^2 / D
+    kl = _dirichlet_kl(_concentrations(encoder_out), prior)  # KL(Dir(alpha(x_0)) || Dir(alpha_0)), eq. (dir-kl)
+    beta = _bcast(torch.as_tensor(beta, device=x0.device, dtype=x0.dtype), kl)
+    loss = (reconstruction + beta * kl).mean(-1)
+    return loss, {"reconstruction": reconstruction.mean(-1), "kl": kl.mean(-1)}
+
+
+@checked(x0=Array("... b d"), encoder_out=Array("... b k"), centres=Array("... k d"), prior=Positive())
 def dcdm_loss(
     x0: torch.Tensor,
     encoder_out: torch.Tensor,
@@ -129,23 +304,30 @@ def dcdm_loss(
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The DCDM objective of eq. (dcdm-elbo) on a batch; returns the loss per leading index and its parts.
 
-    Shapes: ``x0 (..., B, D)``, ``encoder_out (..., B, K)``, ``centres (..., K, D)``; ``beta`` a number
-    or one per leading index. The loss averages over the batch ``B``.
+    Shapes: ``x0 (..., B, D)``, ``encoder_out (..., B, K)``, ``centres (..., K, D)``; ``beta >= 0`` a number
+    or one per leading index; ``prior > 0``. The loss averages over the batch ``B``.
     """
-    pi = concept_weights(encoder_out, softmax)  # pi ~ Dir(alpha(x_0)), reparameterised
-    m = pi @ centres  # m = sum_k pi_k c_k, the weighted centre
-    t = torch.randint(schedule.n_steps, x0.shape[:-1], device=x0.device)  # t ~ U{0, ..., T-1}
-    eps = torch.randn_like(x0)  # eps ~ N(0, I)
-    x_t = forward_sample(x0, m, t, eps, schedule)  # eq. (dcdm-forward): the mean is shifted toward m
-    reconstruction = ((eps - denoiser(x_t, t, m)) ** 2).mean(-1)  # || eps - eps_theta(x_t, t, m) ||^2 / D
-    kl = dirichlet_kl(concentrations(encoder_out), prior)  # KL(Dir(alpha(x_0)) || Dir(alpha_0)), eq. (dir-kl)
-    beta = _bcast(torch.as_tensor(beta, device=x0.device, dtype=x0.dtype), kl)
-    loss = (reconstruction + beta * kl).mean(-1)
-    return loss, {"reconstruction": reconstruction.mean(-1), "kl": kl.mean(-1)}
+    _tensor("x0", x0)
+    _tensor("encoder_out", encoder_out)
+    _tensor("centres", centres)
+    _check_shape("encoder_out", encoder_out, (*x0.shape[:-1], encoder_out.shape[-1]), "x0's leading axes, then K")
+    if _centre_shape("encoder_out", encoder_out, centres) != tuple(x0.shape):
+        raise ArgumentError(
+            f"centres (shape {tuple(centres.shape)}) must have leading axes that broadcast to those of "
+            f"x0 {tuple(x0.shape[:-2])}"
+        )
+    if isinstance(beta, torch.Tensor):
+        _check_prefix("beta", beta, x0, "x0")
+    _check_number_or_tensor("beta", beta, 0.0, strict=False)
+    _check_softmax(softmax, encoder_out)
+    return _dcdm_loss(x0, encoder_out, centres, denoiser, schedule, beta=beta, prior=prior, softmax=softmax)
 
 
+@checked(x0=Array("... b d"))
 def ddpm_loss(x0: torch.Tensor, denoiser: Denoiser, schedule: NoiseSchedule) -> torch.Tensor:
-    """Plain DDPM's simple loss ``E || eps - eps_theta(x_t, t) ||^2 / D`` (``m = 0``), for comparison."""
+    """Plain DDPM's simple loss ``E || eps - eps_theta(x_t, t) ||^2 / D`` (``m = 0``) on ``x0 (..., B, D)``,
+    for comparison."""
+    _tensor("x0", x0)
     t = torch.randint(schedule.n_steps, x0.shape[:-1], device=x0.device)
     eps = torch.randn_like(x0)
     ab = _bcast(schedule.alpha_bars[t], x0)
@@ -154,7 +336,7 @@ def ddpm_loss(x0: torch.Tensor, denoiser: Denoiser, schedule: NoiseSchedule) -> 
 
 
 @torch.no_grad()
-def reverse_process(
+def _reverse_process(
     denoiser: Denoiser,
     schedule: NoiseSchedule,
     m: torch.Tensor,
@@ -163,14 +345,8 @@ def reverse_process(
     t_start: int | None = None,
     noise: Callable[[tuple[int, ...]], torch.Tensor] | None = None,
 ) -> torch.Tensor:
-    """Ancestral sampling given weighted centres ``m``, eq. (dcdm-reverse).
-
-    In ``y = x - m`` the forward process is DDPM's, so each step is DDPM's posterior step on ``y`` and
-    ``x = y + m``. Starts from ``x_T ~ N(m, I)``, or from ``x_start`` at step ``t_start`` (interventions).
-    ``noise(shape)`` draws the Gaussians (default ``torch.randn``).
-    """
     draw = noise or (lambda shape: torch.randn(shape, device=m.device))
-    t_start = schedule.n_steps - 1 if t_start is None else check_int("t_start", t_start, 0, schedule.n_steps - 1)
+    t_start = schedule.n_steps - 1 if t_start is None else t_start
     y = draw(tuple(m.shape)) if x_start is None else x_start - m
     for t in range(t_start, -1, -1):
         tt = torch.full(m.shape[:-1], t, device=m.device, dtype=torch.long)
@@ -183,6 +359,37 @@ def reverse_process(
     return y + m
 
 
+@checked(m=Array("... b d"), x_start=Array("... b d"), t_start=Int(0, MAX_DIFFUSION_STEPS - 1))
+def reverse_process(
+    denoiser: Denoiser,
+    schedule: NoiseSchedule,
+    m: torch.Tensor,
+    *,
+    x_start: torch.Tensor | None = None,
+    t_start: int | None = None,
+    noise: Callable[[tuple[int, ...]], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """Ancestral sampling given weighted centres ``m`` ``(..., B, D)``, eq. (dcdm-reverse).
+
+    In ``y = x - m`` the forward process is DDPM's, so each step is DDPM's posterior step on ``y`` and
+    ``x = y + m``. Starts from ``x_T ~ N(m, I)``, or from ``x_start`` (the shape of ``m``) at step
+    ``t_start`` in ``[0, T)`` (interventions). ``noise(shape)`` draws the Gaussians (default ``torch.randn``).
+    """
+    _tensor("m", m)
+    if x_start is not None:
+        _check_shape("x_start", _tensor("x_start", x_start), tuple(m.shape), "the shape of m")
+    if t_start is not None:
+        check_int("t_start", t_start, 0, schedule.n_steps - 1)
+    return _reverse_process(denoiser, schedule, m, x_start=x_start, t_start=t_start, noise=noise)
+
+
+@checked(
+    x0=Array("... b d"),
+    pi=Array("... b k"),
+    pi_new=Array("... b k"),
+    centres=Array("... k d"),
+    t_edit=Int(0, MAX_DIFFUSION_STEPS - 1),
+)
 def intervene(
     x0: torch.Tensor,
     pi: torch.Tensor,
@@ -194,20 +401,37 @@ def intervene(
 ) -> torch.Tensor:
     """Swap an input's concept weights and regenerate, eq. (dcdm-intervene).
 
-    ``x_0`` is noised to step ``t_edit`` under its own centre ``m = pi C``; the mean shift is moved to
-    the new centre ``m' = pi' C`` (``x'_t = x_t + (1 - sqrt(abar_t)) (m' - m)``, the same noise under the
-    new concept's forward process), and the reverse process runs from there with ``m'``.
+    ``x_0`` ``(..., B, D)`` is noised to step ``t_edit`` in ``[0, T)`` under its own centre ``m = pi C`` (weights
+    ``pi`` ``(..., B, K)``, centres ``C`` ``(..., K, D)``); the mean shift is moved to the new centre
+    ``m' = pi' C`` (``x'_t = x_t + (1 - sqrt(abar_t)) (m' - m)``, the same noise under the new concept's
+    forward process), and the reverse process runs from there with ``m'``.
     """
+    for name, value in (("x0", x0), ("pi", pi), ("pi_new", pi_new), ("centres", centres)):
+        _tensor(name, value)
     t_edit = check_int("t_edit", t_edit, 0, schedule.n_steps - 1)
+    _check_shape("pi_new", pi_new, tuple(pi.shape), "the shape of pi")
+    if _centre_shape("pi", pi, centres) != tuple(x0.shape):
+        raise ArgumentError(
+            f"pi (shape {tuple(pi.shape)}) and centres (shape {tuple(centres.shape)}) must give weighted centres "
+            f"pi @ centres of the shape of x0 {tuple(x0.shape)}"
+        )
     m, m_new = pi @ centres, pi_new @ centres
     t = torch.full(x0.shape[:-1], t_edit, device=x0.device, dtype=torch.long)
-    x_t = forward_sample(x0, m, t, torch.randn_like(x0), schedule)
+    x_t = _forward_sample(x0, m, t, torch.randn_like(x0), schedule)
     x_t = x_t + (1 - schedule.alpha_bars[t_edit].sqrt()) * (m_new - m)
-    return reverse_process(denoiser, schedule, m_new, x_start=x_t, t_start=t_edit)
+    return _reverse_process(denoiser, schedule, m_new, x_start=x_t, t_start=t_edit)
 
 
+@checked(pi=Array("... k"), target=Array(integer=True))
 def swap_weights(pi: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """``pi`` with the weight of its top concept and of concept ``target`` exchanged (per row)."""
+    """``pi`` ``(..., K)`` with the weight of its top concept and of concept ``target`` exchanged (per row);
+    ``target`` holds one concept in ``[0, K)`` per row (shape ``pi.shape[:-1]``)."""
+    _tensor("pi", pi)
+    _check_shape("target", _tensor("target", target), tuple(pi.shape[:-1]), "one concept per row of pi")
+    if int(target.min()) < 0 or int(target.max()) >= pi.shape[-1]:
+        raise ArgumentError(
+            f"target must hold concepts in [0, {pi.shape[-1] - 1}], got [{int(target.min())}, {int(target.max())}]"
+        )
     top = pi.argmax(-1, keepdim=True)
     tgt = target.view(*pi.shape[:-1], 1).to(top.device)
     out = pi.clone()

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from sklearn.linear_model import LogisticRegression
 
+from ..core.arguments import ArgumentError, checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -426,6 +427,7 @@ def _images(cfg: DCDMConfig, checkpoint: Checkpointer, progress: bool) -> tuple[
 PHASES = {"mixture": _mixture, "images": _images}
 
 
+@checked()
 def run(
     config: DCDMConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> DCDMResults:
@@ -436,8 +438,12 @@ def run(
     return DCDMResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: DCDMResults) -> list[str]:
-    """The key numbers for the end-of-run summary of the command line."""
+    """The key numbers for the end-of-run summary of the command line (``results`` of :func:`run`)."""
+    missing = [part for part in ("mixture", "images") if part not in results.summary]
+    if missing:
+        raise ArgumentError(f"results must be the results of run (with parts mixture and images), missing {missing}")
     lines = []
     for part in ("mixture", "images"):
         s = results.summary[part]

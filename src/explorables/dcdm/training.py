@@ -26,7 +26,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ..core.arguments import DEFAULT_INT_MAX, ArgumentError, Array, checked
 from ..core.checkpoint import Checkpointer
+from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
 from ..core.validation import check_int, check_positive
 from . import dcdm as M
 from .networks import Ensemble
@@ -35,6 +37,15 @@ ARMS: tuple[str, ...] = ("dcdm", "fixed_centres", "softmax", "no_kl", "ddpm")
 CONCEPT_ARMS: tuple[str, ...] = ARMS[:4]
 
 
+@checked(
+    n_concepts=Int(1, 10_000),
+    n_steps=Int(1, 10**9),
+    n_diffusion_steps=Int(1, M.MAX_DIFFUSION_STEPS),
+    batch_size=Int(1, 10**6),
+    lr=Positive(),
+    beta=Float(0.0),
+    prior=Positive(),
+)
 @dataclass(frozen=True)
 class TrainSettings:
     """What :func:`train_concept_models` needs besides the data (the config's fields, one dataset's share)."""
@@ -48,9 +59,17 @@ class TrainSettings:
     prior: float
 
 
+@checked(
+    centres=Array("e k d"),
+    arms=Tuple(Choice(ARMS), distinct=True),
+    seeds=Tuple(Int(0, DEFAULT_INT_MAX), distinct=True),
+)
 @dataclass
 class ConceptModels:
-    """Trained members: ``encoder`` and ``denoiser`` ensembles, ``centres`` ``(E, K, D)``, and who is who."""
+    """Trained members: ``encoder`` and ``denoiser`` ensembles, ``centres`` ``(E, K, D)``, and who is who.
+
+    ``E = len(arms) * len(seeds)`` members, arm-major (all seeds of the first arm, then the next arm's).
+    """
 
     encoder: Ensemble
     denoiser: Ensemble
@@ -59,6 +78,16 @@ class ConceptModels:
     seeds: tuple[int, ...]
     schedule: M.NoiseSchedule
     losses: list[list[float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.centres, torch.Tensor):
+            raise ArgumentError(f"centres must be a torch tensor, got {type(self.centres).__name__}")
+        n = len(self.arms) * len(self.seeds)
+        for name in ("centres", "encoder", "denoiser"):
+            value = getattr(self, name)
+            size = value.shape[0] if name == "centres" else value.n_members
+            if size != n:
+                raise ArgumentError(f"{name} must hold len(arms) * len(seeds) = {n} members, got {size}")
 
     @property
     def n_members(self) -> int:
@@ -120,6 +149,15 @@ def member_seed(base_seed: int, seed: int) -> int:
     return int(seed) + 7919 * int(base_seed)
 
 
+@checked(
+    x_train=Array("n d"),
+    seeds=Tuple(Int(0, DEFAULT_INT_MAX), distinct=True),
+    base_seed=Int(0, DEFAULT_INT_MAX),
+    arms=Tuple(Choice(ARMS), distinct=True),
+    name=Text(),
+    snapshot_steps=Tuple(Int(0, 10**9), min_len=0),
+    progress=Bool(),
+)
 def train_concept_models(
     x_train: torch.Tensor,
     settings: TrainSettings,
@@ -137,9 +175,12 @@ def train_concept_models(
 ) -> ConceptModels:
     """Train every arm from every seed on ``x_train`` with the objective of eq. (dcdm-elbo) (Adam, cosine decay).
 
-    Takes inputs only: no labels reach the training. ``on_snapshot(step, models)`` is called at the
+    Takes inputs only: no labels reach the training. ``x_train`` is ``(n, D)``; ``seeds`` and ``arms``
+    (among :data:`ARMS`) are distinct and non-empty. ``on_snapshot(step, models)`` is called at the
     ``snapshot_steps`` (the explorable's frames). Resumable through ``checkpoint`` under ``name``.
     """
+    if not isinstance(x_train, torch.Tensor):
+        raise ArgumentError(f"x_train must be a torch tensor, got {type(x_train).__name__}")
     unknown = sorted(set(arms) - set(ARMS))
     if unknown:
         raise ValueError(f"arms must be among {ARMS}, got {unknown}")
@@ -186,7 +227,7 @@ def train_concept_models(
         idx = torch.randint(len(x_train), (models.n_members, settings.batch_size), device=device)
         x0 = x_train[idx]
         c = torch.where(learn[:, None, None], centres, centres.detach())
-        loss, _ = M.dcdm_loss(
+        loss, _ = M._dcdm_loss(  # the inputs are checked: no per-step argument checks
             x0, encoder(x0), c, denoiser, models.schedule, beta=beta, prior=settings.prior, softmax=softmax
         )
         opt.zero_grad(set_to_none=True)

@@ -21,22 +21,52 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..core.arguments import ArgumentError, Array, checked
 from ..core.checkpoint import Checkpointer
+from ..core.params import Float, Int, Positive, Tuple
+from ..core.resources import check_memory
 from ..core.validation import check_in_range, check_int, check_positive
 
 #: a guidance potential: ``(x_t, t) -> log h_t(x_t)`` per sample (shape ``(n,)``)
 Potential = Callable[[torch.Tensor, int], torch.Tensor]
+#: the most diffusion steps a schedule takes (beyond it ``abar_1`` rounds to 1 in float32)
+MAX_DIFFUSION_STEPS = 100_000
+#: the largest guidance scale the sampler takes
+MAX_SCALE = 1e3
 
 
+def _tensor(name: str, value: object) -> torch.Tensor:
+    """``value`` if it is a torch tensor (an ``Array`` rule also lets numpy arrays through)."""
+    if not isinstance(value, torch.Tensor):
+        raise ArgumentError(f"{name} must be a torch tensor, got {type(value).__name__}")
+    return value
+
+
+@checked(betas=Array("t"), alphas=Array("t"), alpha_bars=Array("t"))
 @dataclass
 class NoiseSchedule:
-    """DDPM's discrete forward process with the cosine schedule of Nichol and Dhariwal (2021)."""
+    """DDPM's discrete forward process with the cosine schedule of Nichol and Dhariwal (2021).
+
+    Three float tensors of shape ``(T,)`` with entries in ``(0, 1)``: ``betas``, ``alphas = 1 - betas``
+    and their running product ``alpha_bars`` (the sampler divides by ``sqrt(alphas)`` and ``sqrt(1 - alpha_bars)``).
+    """
 
     betas: torch.Tensor
     alphas: torch.Tensor
     alpha_bars: torch.Tensor
 
+    def __post_init__(self) -> None:
+        for name in ("betas", "alphas", "alpha_bars"):
+            value = _tensor(name, getattr(self, name))
+            if not value.is_floating_point():
+                raise ArgumentError(f"{name} must be a float tensor, got dtype {value.dtype}")
+            if not bool(((value > 0) & (value < 1)).all()):
+                raise ArgumentError(
+                    f"{name} must lie in (0, 1) (a noise schedule), got values in [{value.min()}, {value.max()}]"
+                )
+
     @classmethod
+    @checked(n_steps=Int(2, MAX_DIFFUSION_STEPS), offset=Positive())
     def cosine(cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008) -> NoiseSchedule:
         n_steps = check_int("n_steps", n_steps, minimum=2)
         s = torch.arange(n_steps + 1, dtype=torch.float64) / n_steps
@@ -62,10 +92,27 @@ def time_features(t: torch.Tensor, n_steps: int, d: int = 16) -> torch.Tensor:
     return torch.cat([angle.sin(), angle.cos()], dim=1)
 
 
+@checked(
+    d_in=Int(1, 10**7),
+    d_out=Int(1, 10**7),
+    n_steps=Int(1, MAX_DIFFUSION_STEPS),
+    d_hidden=Int(1, 10**6),
+    n_layers=Int(0, 1000),
+    d_time=Int(2, 10**4),
+)
 class TimeMLP(nn.Module):
-    """An MLP on ``[x_t, features(t)]`` with SiLU activations; ``d_out`` outputs."""
+    """An MLP on ``[x_t, features(t)]`` with SiLU activations; ``d_out`` outputs.
+
+    ``d_in`` is the size of a flattened input ``x_t``, ``n_steps`` the schedule's ``T`` (it scales the
+    step features), ``d_time`` (even) the number of sinusoidal step features.
+    """
 
     def __init__(self, d_in: int, d_out: int, n_steps: int, d_hidden: int = 128, n_layers: int = 3, d_time: int = 16):
+        if d_time % 2:
+            raise ArgumentError(f"d_time must be an even integer (sine and cosine features), got {d_time}")
+        # an upper bound on the weights: first layer, hidden layers, output layer
+        n_weights = (d_in + d_time + 1) * (d_hidden + d_out) + n_layers * (d_hidden + 1) * (d_hidden + d_out)
+        check_memory({"TimeMLP weights (d_in, d_hidden, n_layers, d_out)": 4.0 * n_weights})
         super().__init__()
         self.n_steps, self.d_time = n_steps, d_time
         layers: list[nn.Module] = []
@@ -179,18 +226,40 @@ def log_h_loss(data: torch.Tensor, weights: torch.Tensor, schedule: NoiseSchedul
     return loss
 
 
-def jeffrey_log_h(logits: torch.Tensor, log_w: torch.Tensor) -> torch.Tensor:
-    """``log h_t(x_t) = log sum_s c_t(s | x_t) w(s)`` from a classifier's logits, eq. (jeffrey-discrete).
-
-    ``log_w`` may hold ``-inf`` where the target puts no mass (``w = 0``).
-    """
-    # c_t(s | x_t) = softmax(logits)_s, so log sum_s c_t(s|x_t) w(s) = LSE(logits + log w) - LSE(logits)
+def _jeffrey_log_h(logits: torch.Tensor, log_w: torch.Tensor) -> torch.Tensor:
     return torch.logsumexp(logits + log_w, dim=-1) - torch.logsumexp(logits, dim=-1)
 
 
-def classifier_log_prob(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """``log c_t(y | x_t)`` for one label per sample: plain classifier guidance's potential, eq. (cg-eps)."""
+@checked(logits=Array("... s"), log_w=Array("s", finite=False))
+def jeffrey_log_h(logits: torch.Tensor, log_w: torch.Tensor) -> torch.Tensor:
+    """``log h_t(x_t) = log sum_s c_t(s | x_t) w(s)`` from a classifier's logits, eq. (jeffrey-discrete).
+
+    ``logits`` is ``(..., S)``, ``log_w`` ``(S,)``; ``log_w`` may hold ``-inf`` where the target puts no mass
+    (``w = 0``), but not ``+inf`` and not only ``-inf``.
+    """
+    _tensor("logits", logits)
+    _tensor("log_w", log_w)
+    if bool((log_w == math.inf).any()) or not bool(torch.isfinite(log_w).any()):
+        raise ArgumentError("log_w must hold log weights < inf, at least one of them finite (w > 0 somewhere)")
+    # c_t(s | x_t) = softmax(logits)_s, so log sum_s c_t(s|x_t) w(s) = LSE(logits + log w) - LSE(logits)
+    return _jeffrey_log_h(logits, log_w)
+
+
+def _classifier_log_prob(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits, dim=-1).gather(1, labels[:, None])[:, 0]
+
+
+@checked(logits=Array("n s"), labels=Array("n", integer=True))
+def classifier_log_prob(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """``log c_t(y | x_t)`` for one label per sample: plain classifier guidance's potential, eq. (cg-eps).
+
+    ``logits`` is ``(n, S)``, ``labels`` ``(n,)`` integers in ``[0, S)``.
+    """
+    _tensor("logits", logits)
+    _tensor("labels", labels)
+    if int(labels.min()) < 0 or int(labels.max()) >= logits.shape[1]:
+        raise ArgumentError(f"labels must lie in [0, {logits.shape[1] - 1}] (one class of logits per sample)")
+    return _classifier_log_prob(logits, labels)
 
 
 def group_logits(logits: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
@@ -201,6 +270,21 @@ def group_logits(logits: torch.Tensor, groups: torch.Tensor, n_groups: int) -> t
     return out
 
 
+def _guided_epsilon(
+    eps: torch.Tensor, x_t: torch.Tensor, t: int, schedule: NoiseSchedule, potential: Potential, scale: float
+) -> torch.Tensor:
+    with torch.enable_grad():
+        x = x_t.detach().requires_grad_(True)
+        (grad,) = torch.autograd.grad(potential(x, t).sum(), x)  # grad_x log h_t(x_t), one row per sample
+    return eps - scale * (1 - schedule.alpha_bars[t]).sqrt() * grad
+
+
+@checked(
+    eps=Array(),
+    x_t=Array(),
+    t=Int(0, MAX_DIFFUSION_STEPS - 1),
+    scale=Float(0.0, MAX_SCALE),
+)
 def guided_epsilon(
     eps: torch.Tensor, x_t: torch.Tensor, t: int, schedule: NoiseSchedule, potential: Potential, scale: float
 ) -> torch.Tensor:
@@ -208,13 +292,23 @@ def guided_epsilon(
 
     ``eps_theta = -sqrt(1 - abar_t) grad log p_t``, so subtracting ``scale sqrt(1 - abar_t) grad log h_t``
     adds ``scale * grad log h_t`` to the score: ``grad log p'_t = grad log p_t + grad log h_t`` at scale 1.
+    ``eps`` and ``x_t`` are ``(n, ...)``; ``t`` is a step in ``[0, T)``; ``scale`` in ``[0, 1000]``;
+    ``potential(x, t)`` returns one value per sample, ``(n,)``.
     """
+    _tensor("x_t", x_t)
+    if tuple(_tensor("eps", eps).shape) != tuple(x_t.shape) or x_t.ndim == 0:
+        raise ArgumentError(f"eps must have the shape of x_t {tuple(x_t.shape)} (n, ...), got {tuple(eps.shape)}")
+    check_int("t", t, 0, schedule.n_steps - 1)
     with torch.enable_grad():
         x = x_t.detach().requires_grad_(True)
-        (grad,) = torch.autograd.grad(potential(x, t).sum(), x)  # grad_x log h_t(x_t), one row per sample
+        value = potential(x, t)
+        if not isinstance(value, torch.Tensor) or tuple(value.shape) != (len(x),):
+            raise ArgumentError(f"potential must return a tensor of shape ({len(x)},) (one value per sample)")
+        (grad,) = torch.autograd.grad(value.sum(), x)  # grad_x log h_t(x_t), one row per sample
     return eps - scale * (1 - schedule.alpha_bars[t]).sqrt() * grad
 
 
+@checked(n=Int(1, 10**8), shape=Tuple(Int(1, 10**7)), scale=Float(0.0, MAX_SCALE), clip=Positive())
 @torch.no_grad()
 def sample(
     denoiser: nn.Module,
@@ -229,17 +323,19 @@ def sample(
 ) -> torch.Tensor:
     """Ancestral DDPM sampling of ``n`` points of ``shape``, guided by ``potential`` at ``scale`` (0: unguided).
 
-    ``clip`` clamps the final samples to ``[-clip, clip]`` (images live in ``[-1, 1]``).
+    ``clip`` clamps the final samples to ``[-clip, clip]`` (images live in ``[-1, 1]``); ``scale`` lies in
+    ``[0, 1000]``.
     """
     n = check_int("n", n, minimum=1)
-    scale = check_in_range("scale", scale, 0.0, 1e3)
+    scale = check_in_range("scale", scale, 0.0, MAX_SCALE)
+    check_memory({"samples and their noise (n x prod(shape))": 4.0 * 4 * n * math.prod(shape)})
     device = schedule.betas.device
     x = torch.randn((n, *shape), generator=generator).to(device)
     for t in reversed(range(schedule.n_steps)):
         tt = torch.full((n,), t, device=device, dtype=torch.long)
         eps = denoiser(x, tt).view_as(x)
         if potential is not None and scale > 0:
-            eps = guided_epsilon(eps, x, t, schedule, potential, scale)
+            eps = _guided_epsilon(eps, x, t, schedule, potential, scale)  # inputs checked: no per-step checks
         beta, alpha, ab = schedule.betas[t], schedule.alphas[t], schedule.alpha_bars[t]
         mean = (x - beta / (1 - ab).sqrt() * eps) / alpha.sqrt()
         if t > 0:

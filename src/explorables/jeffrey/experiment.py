@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ..core.arguments import ArgumentError, checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -270,12 +271,12 @@ def toy_classifier(cfg: JeffreyConfig, state: dict | None, device: torch.device)
 
 def jeffrey_potential(classifier: torch.nn.Module, log_w: torch.Tensor) -> D.Potential:
     """``log h_t`` of eq. (jeffrey-discrete) from a time-dependent classifier and ``log w``."""
-    return D.time_potential(classifier, lambda logits: D.jeffrey_log_h(logits, log_w))
+    return D.time_potential(classifier, lambda logits: D._jeffrey_log_h(logits, log_w))  # hot: unchecked
 
 
 def classifier_potential(classifier: torch.nn.Module, labels: torch.Tensor) -> D.Potential:
     """``log c_t(y | x_t)`` with one label per sample: plain classifier guidance, eq. (cg-eps)."""
-    return D.time_potential(classifier, lambda logits: D.classifier_log_prob(logits, labels))
+    return D.time_potential(classifier, lambda logits: D._classifier_log_prob(logits, labels))  # hot: unchecked
 
 
 def _log_w(target: np.ndarray, marginal: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -634,6 +635,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
     return summary, curves
 
 
+@checked()
 def run(
     config: JeffreyConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> JeffreyResults:
@@ -683,8 +685,11 @@ def _run_parts_lazily(checkpoint: Checkpointer, parts: dict, models: dict, progr
     return run_parts_timed(checkpoint, parts, progress)
 
 
+@checked()
 def headline(results: JeffreyResults) -> list[str]:
-    """Key numbers for the end-of-run summary of the command line."""
+    """Key numbers for the end-of-run summary of the command line (``results`` of :func:`run`)."""
+    if "toy" not in results.summary:
+        raise ArgumentError("results must be the results of run (with a toy part), got no 'toy' in results.summary")
     t = results.summary["toy"]
     lines = [
         f"toy TV to p(a)p(b): unguided {t['unguided_tv']['mean']:.3f} -> Jeffrey {t['jeffrey_tv']['mean']:.3f} "

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.arguments import checked
+from ..core.params import Text
+
 _ATOL = 1e-6
 
 
@@ -39,6 +42,7 @@ def check_distribution_table(name: str, value: object) -> np.ndarray:
     return arr / total
 
 
+@checked(name=Text(nonempty=True))
 def check_target(target: object, marginal: object, name: str = "target") -> np.ndarray:
     """Check that ``target`` can be reached from ``marginal`` by Jeffrey's rule.
 
@@ -49,7 +53,9 @@ def check_target(target: object, marginal: object, name: str = "target") -> np.n
     p = check_distribution_table("marginal", marginal)
     q = check_distribution_table(name, target)
     if q.shape != p.shape:
-        raise ValueError(f"{name} must have shape {p.shape} (one entry per value of the statistic), got {q.shape}")
+        raise ValueError(
+            f"{name} must have the shape of marginal {p.shape} (one entry per value of the statistic), got {q.shape}"
+        )
     bad = np.flatnonzero((q > 0) & (p <= 0))
     if bad.size:
         raise ValueError(
