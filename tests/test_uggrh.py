@@ -19,6 +19,7 @@ from explorables.uggrh import (
     digits_with_tags,
     hamming_distances,
     hamming_ranking,
+    headline,
     make_incomplete,
     map_at_all,
     mean_average_precision,
@@ -101,7 +102,7 @@ def test_bad_missing_rates_and_mismatched_counts_are_refused():
             make_incomplete(x, t, rate, rng=rng)
     with pytest.raises(ValueError, match="image_missing_share"):
         make_incomplete(x, t, 0.5, 1.2, rng=rng)
-    with pytest.raises(ValueError, match="same number of rows"):
+    with pytest.raises(ValueError, match="text must have shape"):
         make_incomplete(x, t[:9], 0.5, rng=rng)
     with pytest.raises(ValueError, match="at least one modality"):
         IncompletePairs(x, t, np.zeros(10, bool), np.ones(10, bool) & (np.arange(10) > 0))
@@ -301,6 +302,9 @@ def test_smoke_run_beats_random_codes_and_claims_build():
     assert len(C.sweep_table(results).splitlines()) == 2 + 2 * 2  # header + 2 methods x 2 rates (16 bits)
     for sentence in (C.control_sentence, C.lower_start_sentence, C.ablation_sentence):
         assert sentence(results).endswith(".")
+    lines = headline(results)  # one line per (method, bits, rate), then the speed and the ablations
+    assert len(lines) == 2 * 1 * 2 + 2 and lines[-2].startswith("search per query") and "ablations" in lines[-1]
+    assert f"{s['missing_0']['uggrh']['16']['i2t']['mean']:.3f}" in lines[1]
 
 
 def test_an_interrupted_run_resumes_from_the_last_finished_seed(tmp_path, monkeypatch):

@@ -10,16 +10,25 @@ import pytest
 import torch
 
 from explorables.virtualflow import audio, claims
-from explorables.virtualflow.data import bins_to_spec, condition_bins, spec_to_bins, unsupervised_data
-from explorables.virtualflow.downstream import band_errors, mvdr, si_sdr
-from explorables.virtualflow.experiment import VirtualFlowConfig, build_example, run, train_models
+from explorables.virtualflow.data import (
+    bins_to_spec,
+    condition_bins,
+    make_example,
+    spec_to_bins,
+    supervised_data,
+    unsupervised_data,
+)
+from explorables.virtualflow.downstream import band_errors, mvdr, si_sdr, stoi
+from explorables.virtualflow.experiment import VirtualFlowConfig, build_example, headline, run, train_models
 from explorables.virtualflow.flow import (
     Regressor,
     VelocityNet,
+    cfm_loss,
     mix_channels,
     reflow_pairs,
     sample,
     train_flow,
+    train_regression,
 )
 from explorables.virtualflow.pseudo import (
     estimate_azimuth,
@@ -28,7 +37,7 @@ from explorables.virtualflow.pseudo import (
     pseudo_target,
     stft,
 )
-from explorables.virtualflow.scenes import SPEED_OF_SOUND, Scene, circular_array, simulate
+from explorables.virtualflow.scenes import SPEED_OF_SOUND, Scene, circular_array, random_scene, simulate
 
 FS = 8000
 
@@ -72,7 +81,7 @@ def test_anechoic_far_field_pseudo_target_equals_the_true_vm(azimuth):
     """Anechoic, one far source: the pseudo-target (true or estimated direction) is the true VM signal within
     25 dB SI-SDR (fractional delays in the STFT are approximate; 25 dB is a 0.3% error energy)."""
     scene = far_field_scene(azimuth)
-    sim = simulate(scene, 9600, np.random.default_rng(0), snr_db=30, sensor_snr_db=80, anechoic=True)
+    sim = simulate(scene, 9600, np.random.default_rng(0), snr_db=30.0, sensor_snr_db=80.0, anechoic=True)
     spec = stft(sim["real"], 128, 64)
     estimated = estimate_azimuth(spec, scene.real_mics, FS, 128, method="NormMUSIC")
     assert abs(np.angle(np.exp(1j * (estimated - azimuth)))) < np.radians(3)
@@ -191,6 +200,8 @@ def test_endpoint_loss_is_the_velocity_loss_weighted_by_one_minus_t_squared():
     x_t = (1 - t[:, None]) * x0 + t[:, None] * x1
     lhs = (1 - t[:, None]) * (net(x_t, t, cond) - (x1 - x0))
     torch.testing.assert_close(lhs, net.endpoint(x_t, t, cond) - x1, atol=1e-5, rtol=1e-5)
+    # so cfm_loss, eq. (vf-cfm), is the mean squared velocity error weighted by (1 - t)^2
+    torch.testing.assert_close(cfm_loss(net, x1, cond, x0, t), lhs.pow(2).mean(), atol=1e-5, rtol=1e-5)
 
 
 def test_a_flow_that_predicts_the_pseudo_target_lands_on_it_in_one_step_from_any_noise():
@@ -260,16 +271,21 @@ def test_reflow_one_step_is_closer_to_many_steps_than_the_base_one_step():
 
 
 def test_virtual_flow_never_receives_the_truth():
-    """Replacing every true VM signal of the training rooms by NaN changes nothing in Virtual-Flow, its reflow
-    or the control (their weights are identical); only the supervised reference, which is meant to use it, breaks."""
+    """Replacing every true VM signal of the training rooms by loud garbage changes nothing in Virtual-Flow, its
+    reflow or the control (their weights are identical); only the supervised reference, which is meant to use it,
+    changes. (An Example refuses NaN, so the garbage is finite: 1e3 times the rms of each signal.)"""
     cfg = VirtualFlowConfig.preset("smoke")
     train = [build_example(cfg, 0, "train", i) for i in range(cfg.n_train_scenes)]
+    gen = np.random.default_rng(0)
+
+    def garbage(a):
+        scale = 1e3 * np.sqrt(np.mean(np.abs(a) ** 2))
+        noise = gen.standard_normal(a.shape) * scale
+        return noise + 1j * gen.standard_normal(a.shape) * scale if np.iscomplexobj(a) else noise
+
     blind = [
         dataclasses.replace(
-            e,
-            truth=np.full_like(e.truth, np.nan),
-            truth_wave=np.full_like(e.truth_wave, np.nan),
-            vm_recording=np.full_like(e.vm_recording, np.nan),
+            e, truth=garbage(e.truth), truth_wave=garbage(e.truth_wave), vm_recording=garbage(e.vm_recording)
         )
         for e in train
     ]
@@ -282,7 +298,9 @@ def test_virtual_flow_never_receives_the_truth():
             getattr(a, name).state_dict().items(), getattr(b, name).state_dict().values(), strict=True
         ):
             assert torch.equal(v, w), f"{name}.{k} changed when the truth was hidden"
-    assert not all(torch.isfinite(p).all() for p in b.supervised.parameters())
+    assert not all(
+        torch.equal(v, w) for v, w in zip(a.supervised.parameters(), b.supervised.parameters(), strict=True)
+    )
 
 
 def test_regressor_and_velocity_net_shapes():
@@ -459,3 +477,69 @@ def test_band_sentence_follows_the_pseudo_targets_band_errors(smoke_results):
 
     assert "error grows with frequency" in with_nmse(list(np.linspace(-5, 1, n)))
     assert "does not grow" in with_nmse(list(np.linspace(1, -5, n)))
+
+
+def test_random_scene_geometry_and_a_given_angle_leaves_the_other_draws_alone():
+    """Every position lies inside the room, the array on its circle, the VM at a distance from the drawn range;
+    fixing ``vm_angle`` moves only the VM (the angle is drawn either way)."""
+    kw = dict(fs=FS, n_mics=3, array_radius=0.1, vm_distance=(0.12, 0.25), rt60_range=(0.15, 0.3))
+    scene = random_scene(np.random.default_rng(4), **kw)
+    dims = np.asarray(scene.room_dim)
+    for p in (scene.source, scene.interferer, scene.virtual_mic, *scene.real_mics):
+        assert np.all(p > 0) and np.all(p < dims)
+    center = scene.real_mics.mean(0)
+    np.testing.assert_allclose(np.linalg.norm(scene.real_mics - center, axis=1), 0.1, atol=1e-12)
+    assert 0.12 <= np.linalg.norm(scene.virtual_mic - center) <= 0.25 and 0.15 <= scene.rt60 <= 0.3
+    fixed = random_scene(np.random.default_rng(4), **kw, vm_angle=1.0)
+    for field in ("room_dim", "rt60", "source", "interferer", "real_mics"):
+        np.testing.assert_array_equal(getattr(fixed, field), getattr(scene, field))
+    direction = (fixed.virtual_mic - center)[:2]
+    assert np.isclose(np.arctan2(direction[1], direction[0]), 1.0)
+
+
+def test_make_example_builds_the_pseudo_target_and_the_data_split_the_truth_off():
+    """make_example's pseudo-target is eq. (vf-pseudo) of its aligned channels; unsupervised_data and
+    supervised_data share the condition and differ only in the target (pseudo vs truth), one row per bin."""
+    scene = random_scene(
+        np.random.default_rng(5), fs=FS, n_mics=3, array_radius=0.1, vm_distance=(0.12, 0.25), rt60_range=(0.15, 0.3)
+    )
+    sim = simulate(scene, 4000, np.random.default_rng(6), snr_db=10.0, use_espeak=False)
+    ex = make_example(scene, sim, nfft=128, lead_s=0.2, azimuth=0.4)
+    assert ex.azimuth == 0.4
+    pseudo = pseudo_target(ex.spec_real, scene.real_mics, scene.virtual_mic, 0.4, FS, 128)
+    np.testing.assert_allclose(ex.pseudo, pseudo, atol=1e-10)
+    n_bins = ex.pseudo.size
+    assert ex.cond.shape == (n_bins, 6 * 3 + 7 + 3) and ex.truth.shape == ex.pseudo.shape
+    (ut, uc), (st, sc) = unsupervised_data([ex], "cpu"), supervised_data([ex], torch.device("cpu"))
+    assert torch.equal(uc, sc) and ut.shape == st.shape == (n_bins, 2)
+    np.testing.assert_allclose(st.numpy(), spec_to_bins(ex.truth, ex.scale))
+    np.testing.assert_allclose(ut.numpy(), spec_to_bins(ex.pseudo, ex.scale))
+    estimated = make_example(scene, sim, nfft=128, lead_s=0.2)  # the direction from the real mics
+    assert np.isfinite(estimated.azimuth) and estimated.cond.shape == ex.cond.shape
+
+
+def test_stoi_is_one_for_the_reference_itself_and_falls_with_noise():
+    rng = np.random.default_rng(7)
+    ref = audio.harmonic_source(2 * FS, FS, rng)
+    assert stoi(ref, ref, FS) == pytest.approx(1.0, abs=1e-6)
+    noisy = ref + 3.0 * rng.standard_normal(ref.size) * ref.std()
+    assert stoi(noisy, ref, FS) < 0.9
+
+
+def test_regression_fits_a_linear_target():
+    """train_regression's loss falls on a target the head can represent (a fixed filter of the channels)."""
+    gen = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    cond = torch.randn(800, 3, generator=gen)  # [a_real, a_imag, w]: one "mic"
+    cond[:, 2] = 1.0
+    target = 0.5 * cond[:, :2]
+    net = Regressor(1, 3, d_hidden=16, n_layers=1)
+    losses = train_regression(net, target, cond, n_steps=150, batch_size=128, lr=1e-2, generator=gen)
+    assert len(losses) == 150 and np.mean(losses[-15:]) < 0.2 * np.mean(losses[:15])
+
+
+def test_headline_reports_every_method_and_channel_set(smoke_results):
+    lines = headline(smoke_results)
+    a = smoke_results.summary["aggregate"]
+    assert len(lines) == 6 + 7 and f"{a['sisdr/flow']['mean']:.2f}" in lines[3]
+    assert lines[-1].startswith("MVDR SI-SDR") and f"{a['beam_sisdr/physical']['mean']:.2f}" in lines[-1]

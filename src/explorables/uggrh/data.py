@@ -18,15 +18,22 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.validation import check_in_range, check_int
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Probability
+from ..core.validation import check_int
 
 NPZ_LAYOUT = (
     "<data_root>/<dataset>.npz with float arrays 'image' (n, d_image) (e.g. VGG fc7 features), 'text' "
     "(n, d_text) (bag-of-words or tag vectors) and 'labels' (n, n_classes) multi-hot, used only to score; "
     "datasets: mirflickr, nuswide, coco"
 )
+#: the paper-scale datasets :func:`load_features` reads
+FEATURE_DATASETS: tuple[str, ...] = ("mirflickr", "nuswide", "coco")
+#: the largest synthetic tag vocabulary (the text view is 1797 x d_text float64)
+MAX_D_TEXT = 100_000
 
 
+@checked(image=Array("n d_image"), text=Array("n d_text"), labels=Array("n n_classes"))
 @dataclass(frozen=True)
 class Modalities:
     """Complete paired data: row ``i`` of ``image`` and ``text`` describe the same object."""
@@ -36,6 +43,9 @@ class Modalities:
     labels: np.ndarray  # (n, n_classes) multi-hot: read by the evaluation only
 
     def __post_init__(self) -> None:
+        for name in ("image", "text", "labels"):
+            if not isinstance(getattr(self, name), np.ndarray):
+                raise ValueError(f"{name} must be a numpy array, got {type(getattr(self, name)).__name__}")
         n = self.image.shape[0]
         if self.text.shape[0] != n or self.labels.shape[0] != n:
             raise ValueError(
@@ -47,11 +57,17 @@ class Modalities:
         return Modalities(self.image[rows], self.text[rows], self.labels[rows])
 
 
+@checked(
+    image=Array("n d_image", finite=False, allow_nan=True),
+    text=Array("n d_text", finite=False, allow_nan=True),
+    has_image=Array("n"),
+    has_text=Array("n"),
+)
 @dataclass(frozen=True)
 class IncompletePairs:
     """What a training function receives: both views, a mask of what is observed, and no labels.
 
-    Rows where a modality is missing hold NaN in that modality's array.
+    Rows where a modality is missing hold NaN in that modality's array (observed rows must be finite).
     """
 
     image: np.ndarray
@@ -66,8 +82,18 @@ class IncompletePairs:
                 f"image ({self.image.shape[0]} rows), text ({self.text.shape[0]} rows) and the two masks "
                 "must describe the same samples"
             )
+        for name in ("image", "text", "has_image", "has_text"):
+            if not isinstance(getattr(self, name), np.ndarray):
+                raise ValueError(f"{name} must be a numpy array, got {type(getattr(self, name)).__name__}")
+        for name in ("has_image", "has_text"):
+            dtype = getattr(self, name).dtype
+            if dtype.kind != "b":
+                raise ValueError(f"{name} must be a boolean mask (True: observed), got dtype {dtype}")
         if not np.all(self.has_image | self.has_text):
             raise ValueError("every sample must keep at least one modality (has_image | has_text)")
+        for name, mask in (("image", self.has_image), ("text", self.has_text)):
+            if not np.all(np.isfinite(getattr(self, name)[mask])):
+                raise ValueError(f"{name} must hold finite numbers in every observed row (has_{name})")
 
     @property
     def n(self) -> int:
@@ -87,6 +113,12 @@ def _digits() -> tuple[np.ndarray, np.ndarray]:
     return digits.data.astype(np.float64) / 16.0, digits.target.copy()
 
 
+@checked(
+    d_text=Int(2, MAX_D_TEXT),
+    n_class_tags=Int(1, MAX_D_TEXT),
+    p_tag=Probability(open_low=True),
+    n_noise_tags=Int(0, MAX_D_TEXT),
+)
 def digits_with_tags(
     d_text: int = 100,
     n_class_tags: int = 8,
@@ -100,9 +132,7 @@ def digits_with_tags(
     Each class owns ``n_class_tags`` tags (random, possibly shared with other classes); a sample
     keeps each of its class's tags with probability ``p_tag`` and gets ``n_noise_tags`` random tags.
     """
-    d_text = check_int("d_text", d_text, 2)
     n_class_tags = check_int("n_class_tags", n_class_tags, 1, d_text)
-    p_tag = check_in_range("p_tag", p_tag, 0.0, 1.0, low_inclusive=False)
     n_noise_tags = check_int("n_noise_tags", n_noise_tags, 0, d_text)
     image, classes = (a.copy() for a in _digits())
     n, n_classes = len(classes), int(classes.max()) + 1
@@ -117,6 +147,7 @@ def digits_with_tags(
     return Modalities(image, text, labels)
 
 
+@checked(dataset=Choice(FEATURE_DATASETS))
 def load_features(data_root: str | Path, dataset: str) -> Modalities:
     """Paper-scale features from ``<data_root>/<dataset>.npz`` (layout: :data:`NPZ_LAYOUT`)."""
     path = Path(data_root) / f"{dataset}.npz"
@@ -134,14 +165,12 @@ def load_features(data_root: str | Path, dataset: str) -> Modalities:
     return Modalities(image[keep], text[keep], labels[keep])
 
 
+@checked(n_query=Int(1), n_train=Int(2), n_database=Int(0))
 def split(
     data: Modalities, n_query: int, n_train: int, n_database: int, rng: np.random.Generator
 ) -> tuple[Modalities, Modalities, Modalities]:
     """Disjoint random ``(train, query, database)`` sets; ``n_database = 0`` takes all the rest."""
     n = data.image.shape[0]
-    n_query = check_int("n_query", n_query, 1)
-    n_train = check_int("n_train", n_train, 2)
-    n_database = check_int("n_database", n_database, 0)
     rest = n - n_query - n_train
     if n_database > rest or rest < 1:
         raise ValueError(
@@ -152,6 +181,12 @@ def split(
     return data.subset(order[n_query : n_query + n_train]), data.subset(order[:n_query]), data.subset(db)
 
 
+@checked(
+    image=Array("n d_image"),
+    text=Array("n d_text"),
+    missing_rate=Float(0.0, 1.0, high_inclusive=False),
+    image_missing_share=Probability(),
+)
 def make_incomplete(
     image: np.ndarray,
     text: np.ndarray,
@@ -166,12 +201,6 @@ def make_incomplete(
     imbalance). Hidden values are overwritten with NaN.
     """
     image, text = np.asarray(image, dtype=np.float64), np.asarray(text, dtype=np.float64)
-    if image.ndim != 2 or text.ndim != 2 or image.shape[0] != text.shape[0]:
-        raise ValueError(
-            f"image and text must be 2-d with the same number of rows, got shapes {image.shape} and {text.shape}"
-        )
-    missing_rate = check_in_range("missing_rate", missing_rate, 0.0, 1.0, high_inclusive=False)
-    image_missing_share = check_in_range("image_missing_share", image_missing_share, 0.0, 1.0)
     n = image.shape[0]
     m = round(missing_rate * n)
     chosen = rng.permutation(n)[:m]

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
@@ -319,6 +320,7 @@ def part_name(rate: float) -> str:
     return f"missing_{round(rate * 100)}"
 
 
+@checked()
 def run(
     config: UGGRHConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> UGGRHResults:
@@ -355,6 +357,7 @@ def drop(results: UGGRHResults, method: str, bits: int) -> dict[str, Any]:
     return _mean_sd(np.subtract(first, last))
 
 
+@checked()
 def headline(results: UGGRHResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     cfg = results.config

@@ -27,12 +27,38 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..core.arguments import ArgumentError, Array, checked
+from ..core.device import resolve_device
+from ..core.params import Float, Int, Positive, Probability
+from ..core.resources import check_memory
 from ..core.threads import one_cpu_thread
 from .data import IncompletePairs
 
 EPS = 1e-8
+#: the widest layer (hidden units, features, bits) a network here takes: a Linear of 2**17 x 2**17 is 64 GiB
+MAX_WIDTH = 2**17
 
 
+def _tensors(**values: torch.Tensor | None) -> None:
+    """A ``TypeError`` naming the first argument that is neither a torch tensor nor ``None``."""
+    for name, value in values.items():
+        if value is not None and not isinstance(value, torch.Tensor):
+            raise ArgumentError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+
+
+def _same_device(**values: torch.Tensor | None) -> None:
+    """A ``ValueError`` naming an argument whose tensor is on another device than the first one."""
+    device = None
+    for name, value in values.items():
+        if value is None:
+            continue
+        if device is None:
+            device = value.device
+        elif value.device != device:
+            raise ArgumentError(f"{name} must be on the device of the other tensors ({device}), got {value.device}")
+
+
+@checked()
 @dataclass(frozen=True)
 class Modules:
     """Which UGGRH modules are on (the ablations turn one off each)."""
@@ -43,6 +69,17 @@ class Modules:
     use_fusion: bool = True
 
 
+@checked(
+    n_hidden=Int(2, MAX_WIDTH),
+    n_epochs=Int(1, 10**7),
+    lr=Float(0.0, 1.0, low_inclusive=False),
+    n_completion_steps=Int(1, 10**7),
+    adversarial_weight=Float(0.0, 10.0),
+    k_neighbours=Int(1),
+    eta=Probability(),
+    similarity_scale=Positive(),
+    quantization_weight=Float(0.0, 100.0),
+)
 @dataclass(frozen=True)
 class TrainSettings:
     """Sizes and weights shared by the baseline and UGGRH (the same for both, so only the modules differ)."""
@@ -66,6 +103,7 @@ def observed_means(pairs: IncompletePairs) -> tuple[np.ndarray, np.ndarray]:
     return pairs.image[pairs.has_image].mean(0), pairs.text[pairs.has_text].mean(0)
 
 
+@checked()
 def fill_missing(pairs: IncompletePairs) -> tuple[np.ndarray, np.ndarray]:
     """Centred features with every missing row set to 0, i.e. to the observed mean: *mean-fill*.
 
@@ -94,13 +132,26 @@ class Completion:
     text_critic: nn.Module
 
 
+@checked(image=Array("n d_image"), text=Array("n d_text"), complete=Array("n"))
 def train_completion(
     image: torch.Tensor, text: torch.Tensor, complete: torch.Tensor, settings: TrainSettings
 ) -> Completion:
     """Train ``G_i->t``, ``G_t->i`` and the critics ``D_i``, ``D_t`` on the complete pairs, eq. (completion-loss).
 
-    ``image``/``text``: centred, mean-filled features; only the rows where ``complete`` is true are read.
+    ``image``/``text``: centred, mean-filled features (float tensors); only the rows where the boolean
+    tensor ``complete`` is true are read, and there must be at least 2 of them.
     """
+    _tensors(image=image, text=text, complete=complete)
+    _same_device(image=image, text=text, complete=complete)
+    for name, value in (("image", image), ("text", text)):
+        if not value.is_floating_point():
+            raise ArgumentError(f"{name} must be a float tensor, got dtype {value.dtype}")
+    if text.dtype != image.dtype:
+        raise ArgumentError(f"text must have the dtype of image ({image.dtype}), got {text.dtype}")
+    if complete.dtype != torch.bool:
+        raise ArgumentError(f"complete must be a boolean tensor (True: both modalities observed), got {complete.dtype}")
+    if int(complete.sum()) < 2:
+        raise ArgumentError(f"complete must mark at least 2 complete pairs to train on, got {int(complete.sum())}")
     x, t = image[complete], text[complete]
     h = settings.n_hidden
     g_it, g_ti = _mlp(x.shape[1], h, t.shape[1]), _mlp(t.shape[1], h, x.shape[1])
@@ -155,6 +206,15 @@ def complete_views(
 # ---------------------------------------------------------------- 2. similarity target
 
 
+@checked(
+    image=Array("n d_image"),
+    text=Array("n d_text"),
+    c_image=Array("n"),
+    c_text=Array("n"),
+    image_as_text=Array("n d_text"),
+    eta=Probability(),
+    scale=Positive(),
+)
 def similarity_target(
     image: torch.Tensor,
     text: torch.Tensor,
@@ -168,8 +228,13 @@ def similarity_target(
     """The training target S: confidence-weighted fusion, eq. (refined-similarity), then DJSRH's mix, eq. (djsrh-mix).
 
     With no confidences (all 1) and no matching signal this is DJSRH's joint similarity
-    ``(S_I + S_T) / 2`` of the baseline.
+    ``(S_I + S_T) / 2`` of the baseline. Confidences lie in ``[0, 1]``; ``eta`` in ``[0, 1]``.
     """
+    _tensors(image=image, text=text, c_image=c_image, c_text=c_text, image_as_text=image_as_text)
+    _same_device(image=image, text=text, c_image=c_image, c_text=c_text, image_as_text=image_as_text)
+    for name, value in (("c_image", c_image), ("c_text", c_text)):
+        if value is not None and not bool(((value >= 0) & (value <= 1)).all()):
+            raise ArgumentError(f"{name} must hold confidences in [0, 1]")
     n = image.shape[0]
     ones = torch.ones(n, device=image.device)
     c_i = ones if c_image is None else c_image
@@ -197,6 +262,7 @@ def knn_graph(s: torch.Tensor, k: int) -> torch.Tensor:
 # ---------------------------------------------------------------- 3. + 4. the hash network
 
 
+@checked(dim=Int(1, MAX_WIDTH // 8))
 class HashGraphAttention(nn.Module):
     """One graph-attention layer whose scores also reward agreeing relaxed codes, eq. (hash-attention)."""
 
@@ -215,10 +281,17 @@ class HashGraphAttention(nn.Module):
         return h + F.elu((alpha[:, :, None] * g_nb).sum(1))  # residual message passing
 
 
+@checked(d_image=Int(1, MAX_WIDTH), d_text=Int(1, MAX_WIDTH), n_bits=Int(1, 4096), n_hidden=Int(1, MAX_WIDTH))
 class HashNet(nn.Module):
     """Two modality hash functions (used at query time) and, for UGGRH, attention and fusion (training only)."""
 
     def __init__(self, d_image: int, d_text: int, n_bits: int, n_hidden: int, modules: Modules | None) -> None:
+        check_memory(
+            {
+                "hash network weights ((d_image + d_text + 4 n_bits) x n_hidden + (2 n_bits)^2 floats)": 4.0
+                * ((d_image + d_text + 4 * n_bits) * n_hidden + (2 * n_bits) ** 2)
+            }
+        )
         super().__init__()
         self.n_bits = n_bits
         self.image_encoder = _mlp(d_image, n_hidden, n_bits)
@@ -239,6 +312,13 @@ class HashNet(nn.Module):
         return torch.tanh(0.5 * (h[:, : self.n_bits] + h[:, self.n_bits :]))
 
 
+@checked(
+    u_image=Array("n n_bits"),
+    u_text=Array("n n_bits"),
+    u_unified=Array("n n_bits"),
+    s=Array("n n"),
+    quantization_weight=Float(0.0),
+)
 def uggrh_loss(
     u_image: torch.Tensor,
     u_text: torch.Tensor,
@@ -250,6 +330,11 @@ def uggrh_loss(
 
     With ``u_unified = None`` it is the baseline's DJSRH-style loss (intra- and cross-modal terms only).
     """
+    _tensors(u_image=u_image, u_text=u_text, u_unified=u_unified, s=s)
+    _same_device(u_image=u_image, u_text=u_text, u_unified=u_unified, s=s)
+    for name, value in (("u_image", u_image), ("u_text", u_text), ("u_unified", u_unified), ("s", s)):
+        if value is not None and value.dtype != s.dtype:
+            raise ArgumentError(f"{name} must have the float dtype of s ({s.dtype}), got {value.dtype}")
     k = u_image.shape[1]
 
     def reconstruction(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -301,8 +386,14 @@ class HashFunctions:
         return self._codes(self.net.text_encoder, text, self.text_mean)
 
 
+@checked()
 def prepare(
-    pairs: IncompletePairs, modules: Modules | None, settings: TrainSettings, *, seed: int, device: str = "cpu"
+    pairs: IncompletePairs,
+    modules: Modules | None,
+    settings: TrainSettings,
+    *,
+    seed: int,
+    device: str | torch.device = "cpu",
 ) -> Prepared:
     """Steps 1-2: fill the missing modalities and build the similarity target (``modules=None``: the baseline).
 
@@ -312,7 +403,10 @@ def prepare(
     """
     if not isinstance(pairs, IncompletePairs):
         raise ValueError(f"pairs must be IncompletePairs (views and masks, no labels), got {type(pairs).__name__}")
-    dev = torch.device(device)
+    for name, mask in (("image", pairs.has_image), ("text", pairs.has_text)):
+        if not mask.any():
+            raise ValueError(f"pairs must observe the {name} of at least one sample (has_{name} is all False)")
+    dev = resolve_device(device)
     mean_i, mean_t = observed_means(pairs)
     filled_i, filled_t = fill_missing(pairs)
     as_tensor = lambda a: torch.as_tensor(a, dtype=torch.float32, device=dev)  # noqa: E731
@@ -340,6 +434,7 @@ def prepare(
     return Prepared(img, txt, target, neighbours, mean_i, mean_t, conf)
 
 
+@checked(n_bits=Int(1, 4096))
 def train_hashing(
     prepared: Prepared,
     n_bits: int,
@@ -347,12 +442,10 @@ def train_hashing(
     settings: TrainSettings,
     *,
     seed: int,
-    device: str = "cpu",
+    device: str | torch.device = "cpu",
 ) -> HashFunctions:
     """Steps 3-4: train the hash network on ``prepared`` with eq. (uggrh-loss) (``modules=None``: the baseline)."""
-    if not isinstance(n_bits, int) or n_bits < 1:
-        raise ValueError(f"n_bits must be an integer >= 1, got {n_bits!r}")
-    dev = torch.device(device)
+    dev = resolve_device(device)
     with one_cpu_thread(dev), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         net = HashNet(prepared.image.shape[1], prepared.text.shape[1], n_bits, settings.n_hidden, modules).to(dev)
@@ -361,7 +454,7 @@ def train_hashing(
             z_i, z_t = net.image_encoder(prepared.image), net.text_encoder(prepared.text)
             u_f = None if modules is None else net.unified(z_i, z_t, prepared.neighbours)
             ramp = min(1.0, 2.0 * epoch / settings.n_epochs)  # unified codes are noise at first: ramp their pull
-            loss = uggrh_loss(
+            loss = uggrh_loss.__wrapped__(  # inputs are the network's own: no per-epoch checks
                 torch.tanh(z_i), torch.tanh(z_t), u_f, prepared.target, ramp * settings.quantization_weight
             )
             opt.zero_grad()

@@ -12,6 +12,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..core.arguments import Array, checked
+
 
 def check_codes(name: str, codes: np.ndarray) -> np.ndarray:
     """``codes`` as an int8 matrix of ±1, or a ``ValueError`` naming it."""
@@ -23,6 +25,7 @@ def check_codes(name: str, codes: np.ndarray) -> np.ndarray:
     return arr.astype(np.int8)
 
 
+@checked(query=Array("n_query n_bits"), database=Array("n_database n_bits"))
 def hamming_distances(query: np.ndarray, database: np.ndarray) -> np.ndarray:
     """``d_H(q, b) = (n_bits - q·b) / 2`` for every query-database pair, eq. (hamming-inner)."""
     q, b = check_codes("query", query), check_codes("database", database)
@@ -32,9 +35,10 @@ def hamming_distances(query: np.ndarray, database: np.ndarray) -> np.ndarray:
     return (q.shape[1] - inner) // 2
 
 
+@checked(query=Array("n_query n_bits"), database=Array("n_database n_bits"))
 def hamming_ranking(query: np.ndarray, database: np.ndarray) -> np.ndarray:
     """Database indices per query, nearest first (ties by index)."""
-    return np.argsort(hamming_distances(query, database), axis=1, kind="stable")
+    return np.argsort(hamming_distances.__wrapped__(query, database), axis=1, kind="stable")
 
 
 def relevance(query_labels: np.ndarray, database_labels: np.ndarray) -> np.ndarray:
@@ -45,14 +49,21 @@ def relevance(query_labels: np.ndarray, database_labels: np.ndarray) -> np.ndarr
     return (ql @ dl.T) > 0
 
 
-def average_precision(relevant_in_order: np.ndarray) -> float:
+def _check_binary(name: str, value: np.ndarray) -> np.ndarray:
+    """``value`` as a bool array if it holds only booleans or 0/1, else a ``ValueError`` naming it."""
+    arr = np.asarray(value)
+    if arr.dtype != bool and not np.all((arr == 0) | (arr == 1)):
+        raise ValueError(f"{name} must hold booleans (or 0/1): relevant or not")
+    return arr.astype(bool)
+
+
+@checked(relevant_in_order=Array("n", nonempty=False))
+def average_precision(relevant_in_order: np.ndarray | list) -> float:
     """AP of one ranked list: the mean of precision@r over the ranks r of relevant items, eq. (map-all).
 
     A query with no relevant item has AP 0 (it still counts in the mean).
     """
-    rel = np.asarray(relevant_in_order, dtype=bool)
-    if rel.ndim != 1:
-        raise ValueError(f"relevant_in_order must be 1-d, got shape {rel.shape}")
+    rel = _check_binary("relevant_in_order", relevant_in_order)
     hits = np.cumsum(rel)
     if hits.size == 0 or hits[-1] == 0:
         return 0.0
@@ -60,11 +71,16 @@ def average_precision(relevant_in_order: np.ndarray) -> float:
     return float(np.mean(hits[rel] / ranks))
 
 
+@checked(ranking=Array("n_query n_database", integer=True), relevant=Array("n_query n_database"))
 def mean_average_precision(ranking: np.ndarray, relevant: np.ndarray) -> float:
-    """mAP@all: the mean over queries of :func:`average_precision` of the whole ranked database."""
-    ranking, relevant = np.asarray(ranking), np.asarray(relevant, dtype=bool)
-    if ranking.shape != relevant.shape:
-        raise ValueError(f"ranking and relevant must have the same shape, got {ranking.shape} and {relevant.shape}")
+    """mAP@all: the mean over queries of :func:`average_precision` of the whole ranked database.
+
+    ``ranking`` holds database indices per query (a permutation of each row's ``n_database`` items),
+    ``relevant[q, j]`` whether database item ``j`` is relevant to query ``q``.
+    """
+    ranking, relevant = np.asarray(ranking), _check_binary("relevant", relevant)
+    if ranking.min() < 0 or ranking.max() >= ranking.shape[1]:
+        raise ValueError(f"ranking must hold database indices in [0, {ranking.shape[1] - 1}]")
     ordered = np.take_along_axis(relevant, ranking, axis=1)
     hits = np.cumsum(ordered, axis=1)
     precision = hits / np.arange(1, ordered.shape[1] + 1)
@@ -73,19 +89,36 @@ def mean_average_precision(ranking: np.ndarray, relevant: np.ndarray) -> float:
     return float(ap.mean())
 
 
-def map_at_all(query_codes: np.ndarray, database_codes: np.ndarray, query_labels, database_labels) -> float:
+@checked(
+    query_codes=Array("n_query n_bits"),
+    database_codes=Array("n_database n_bits"),
+    query_labels=Array("n_query n_classes"),
+    database_labels=Array("n_database n_classes"),
+)
+def map_at_all(
+    query_codes: np.ndarray, database_codes: np.ndarray, query_labels: np.ndarray, database_labels: np.ndarray
+) -> float:
     """Rank the database by Hamming distance to each query and score it: mAP@all."""
-    ranking = hamming_ranking(query_codes, database_codes)
-    return mean_average_precision(ranking, relevance(query_labels, database_labels))
+    ranking = hamming_ranking.__wrapped__(query_codes, database_codes)
+    return mean_average_precision.__wrapped__(ranking, relevance(query_labels, database_labels))
 
 
+@checked(codes=Array("n n_bits"))
 def pack_codes(codes: np.ndarray) -> np.ndarray:
     """±1 codes as bits (+1 -> 1), eight to a byte: ``n_bits / 8`` bytes per item."""
     return np.packbits(check_codes("codes", codes) > 0, axis=1)
 
 
+@checked(
+    query_packed=Array("n_query n_bytes", integer=True), database_packed=Array("n_database n_bytes", integer=True)
+)
 def packed_hamming(query_packed: np.ndarray, database_packed: np.ndarray) -> np.ndarray:
-    """Hamming distances from packed codes: XOR, then count the set bits (``np.bitwise_count``)."""
+    """Hamming distances from packed codes (:func:`pack_codes`, unsigned integers): XOR, then count the set
+    bits (``np.bitwise_count``)."""
+    query_packed, database_packed = np.asarray(query_packed), np.asarray(database_packed)
+    for name, arr in (("query_packed", query_packed), ("database_packed", database_packed)):
+        if arr.dtype.kind != "u":
+            raise ValueError(f"{name} must hold unsigned integers (packed bits from pack_codes), got dtype {arr.dtype}")
     x = np.bitwise_xor(query_packed[:, None, :], database_packed[None, :, :])
     return np.bitwise_count(x).sum(axis=2, dtype=np.int32)
 

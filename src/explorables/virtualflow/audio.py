@@ -21,6 +21,8 @@ import numpy as np
 from scipy.io import wavfile
 from scipy.signal import lfilter, resample_poly
 
+from ..core.arguments import checked
+from ..core.params import Int, Text, Tuple
 from ..core.validation import check_positive
 
 #: sample rates the chapter supports (the STFT sizes and the DOA band are set for these)
@@ -38,6 +40,8 @@ SENTENCES: tuple[str, ...] = (
 )
 #: espeak-ng pitch settings (0-99) that give the bank several speakers
 PITCHES: tuple[int, ...] = (25, 45, 65, 85)
+#: the longest signal the chapter makes (samples: 10 minutes at 16 kHz)
+MAX_SAMPLES = 10**7
 
 
 def check_sample_rate(fs: int) -> int:
@@ -83,6 +87,7 @@ def _trim_silence(x: np.ndarray, threshold: float = 0.02) -> np.ndarray:
     return x[loud[0] : loud[-1] + 1] if loud.size else x
 
 
+@checked(n_samples=Int(1, MAX_SAMPLES))
 def harmonic_source(n_samples: int, fs: int, rng: np.random.Generator) -> np.ndarray:
     """A speech-like signal without a synthesiser: harmonics of a gliding pitch through formants.
 
@@ -91,8 +96,6 @@ def harmonic_source(n_samples: int, fs: int, rng: np.random.Generator) -> np.nda
     changing every syllable); a syllable envelope of 4-6 Hz. Peak-normalised to 0.9.
     """
     fs = check_sample_rate(fs)
-    if n_samples < 1:
-        raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     f0 = np.linspace(*rng.uniform(90, 220, size=2), n_samples)
     phase = 2 * np.pi * np.cumsum(f0) / fs
     n_harm = int(fs / 2 / 90)
@@ -154,6 +157,7 @@ def _cut(x: np.ndarray, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     return np.pad(x, (0, n_samples - x.size))
 
 
+@checked(n_samples=Int(1, MAX_SAMPLES), corpus=Tuple(Text(nonempty=True), min_len=0))
 def speech_signal(
     n_samples: int, fs: int, rng: np.random.Generator, *, use_espeak: bool = True, corpus: tuple[str, ...] = ()
 ) -> np.ndarray:
@@ -170,6 +174,7 @@ def speech_signal(
     return harmonic_source(n_samples, fs, rng)
 
 
+@checked()
 def source_kind(use_espeak: bool = True, data_root: str = "") -> str:
     """Which source :func:`speech_signal` uses here: WAV files from ``data_root``, ``"espeak-ng"`` or
     ``"harmonic"``."""

@@ -14,10 +14,36 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .pseudo import align_channels, estimate_azimuth, inverse_distance_weights, plane_wave_delays, stft
+from ..core.arguments import ArgumentError, Array, checked
+from ..core.device import resolve_device
+from ..core.params import Choice, Float, Int
+from .pseudo import (
+    DOA_METHODS,
+    MAX_NFFT,
+    align_channels,
+    estimate_azimuth,
+    inverse_distance_weights,
+    plane_wave_delays,
+    stft,
+)
 from .scenes import Scene
 
+#: the arrays :func:`~.scenes.simulate` returns that :func:`make_example` reads
+SIM_KEYS: tuple[str, ...] = ("real", "real_speech", "vm_speech", "vm_recording")
 
+
+@checked(
+    real=Array("m n"),
+    spec_real=Array("m f t"),
+    aligned=Array("m f t"),
+    pseudo=Array("f t"),
+    scale=Float(0.0, low_inclusive=False),
+    cond=Array("bins d_cond"),
+    truth=Array("f t"),
+    truth_wave=Array("n"),
+    vm_recording=Array("n"),
+    real_speech=Array("m n"),
+)
 @dataclass
 class Example:
     """One scene, ready for the networks. ``truth`` is for the supervised baseline and scoring only."""
@@ -34,6 +60,17 @@ class Example:
     truth_wave: np.ndarray  # (N,)
     vm_recording: np.ndarray  # (N,): a physical microphone at the VM (beamforming reference)
     real_speech: np.ndarray  # (M, N): the talker's image at the real mics (beamforming reference)
+
+    def __post_init__(self) -> None:
+        m, (n_freq, t) = self.real.shape[0], self.pseudo.shape
+        if self.scene.real_mics.shape[0] != m:
+            raise ArgumentError(
+                f"real must have one row per real mic of scene ({self.scene.real_mics.shape[0]}), got {m}"
+            )
+        if self.cond.shape[0] != n_freq * t:
+            raise ArgumentError(
+                f"cond must have one row per time-frequency bin (F x T = {n_freq * t}), got {self.cond.shape}"
+            )
 
 
 def spec_to_bins(spec: np.ndarray, scale: float) -> np.ndarray:
@@ -69,6 +106,7 @@ def condition_bins(aligned: np.ndarray, weights: np.ndarray, scale: float) -> np
     return np.concatenate([chans, freq, geo], 1).astype(np.float32)
 
 
+@checked(nfft=Int(2, MAX_NFFT), lead_s=Float(0.0), doa_method=Choice(DOA_METHODS))
 def make_example(
     scene: Scene,
     sim: dict[str, np.ndarray],
@@ -84,9 +122,23 @@ def make_example(
     azimuth is only for tests and the "oracle direction" illustration. The direction is estimated on
     the frames after the ``lead_s`` seconds of noise only.
     """
+    missing = [k for k in SIM_KEYS if k not in sim]
+    if missing:
+        raise ArgumentError(f"sim must be what simulate returns (arrays {SIM_KEYS}); it lacks {missing}")
+    m = scene.real_mics.shape[0]
+    for key in SIM_KEYS:
+        arr = np.asarray(sim[key])
+        ndim = 2 if key in ("real", "real_speech") else 1
+        if arr.ndim != ndim or arr.shape[-1] < nfft or (ndim == 2 and arr.shape[0] != m):
+            shape = f"({m}, N)" if ndim == 2 else "(N,)"
+            raise ArgumentError(f"sim[{key!r}] must have shape {shape} with N >= nfft = {nfft}, got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ArgumentError(f"sim[{key!r}] must hold only finite numbers")
     hop = nfft // 2
     spec_real = stft(sim["real"], nfft, hop)
     first = first_speech_frame(lead_s, scene.fs, nfft)
+    if azimuth is None and first >= spec_real.shape[2]:
+        raise ArgumentError(f"lead_s must leave frames of the clip after it to estimate the direction, got {lead_s}")
     az = (
         estimate_azimuth(spec_real[:, :, first:], scene.real_mics, scene.fs, nfft, method=doa_method)
         if azimuth is None
@@ -118,15 +170,32 @@ def first_speech_frame(lead_s: float, fs: int, nfft: int) -> int:
     return int(np.ceil(lead_s * fs / (nfft // 2)))
 
 
-def unsupervised_data(examples: list[Example], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def _check_examples(examples: list[Example]) -> None:
+    if not examples:
+        raise ArgumentError("examples must hold at least one Example")
+    for i, e in enumerate(examples):
+        if not isinstance(e, Example):
+            raise ArgumentError(f"examples[{i}] must be an Example, got {type(e).__name__}")
+    widths = {e.cond.shape[1] for e in examples}
+    if len(widths) > 1:
+        raise ArgumentError(f"examples must share one condition width (the same n_mics), got {sorted(widths)}")
+
+
+@checked()
+def unsupervised_data(examples: list[Example], device: str | torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """What Virtual-Flow trains on: ``(pseudo-target bins, condition bins)``; no field of the truth is read."""
+    _check_examples(examples)
+    device = resolve_device(device)
     target = np.concatenate([spec_to_bins(e.pseudo, e.scale) for e in examples])
     cond = np.concatenate([e.cond for e in examples])
     return torch.from_numpy(target).to(device), torch.from_numpy(cond).to(device)
 
 
-def supervised_data(examples: list[Example], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+@checked()
+def supervised_data(examples: list[Example], device: str | torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """What the supervised baseline trains on: ``(true VM bins, condition bins)``."""
+    _check_examples(examples)
+    device = resolve_device(device)
     target = np.concatenate([spec_to_bins(e.truth, e.scale) for e in examples])
     cond = np.concatenate([e.cond for e in examples])
     return torch.from_numpy(target).to(device), torch.from_numpy(cond).to(device)

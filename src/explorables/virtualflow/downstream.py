@@ -16,7 +16,14 @@ from __future__ import annotations
 import numpy as np
 from pystoi import stoi as _stoi
 
+from ..core.arguments import ArgumentError, Array, checked
+from ..core.params import Float, Int
 
+#: sample rates (Hz) the scores take
+FS_RULE = Int(1000, 192_000)
+
+
+@checked(estimate=Array("n"), reference=Array("n"))
 def si_sdr(estimate: np.ndarray, reference: np.ndarray) -> float:
     """Scale-invariant SDR in dB, eq. (vf-sisdr): ``10 log10(|a s|^2 / |a s - x|^2)``, ``a = <x, s> / |s|^2``."""
     est, ref = np.asarray(estimate, float), np.asarray(reference, float)
@@ -34,12 +41,15 @@ def band_edges(fs: int, n_bands: int) -> np.ndarray:
     return np.linspace(0, fs / 2, n_bands + 1)
 
 
+@checked(estimate=Array("f t"), reference=Array("f t"), fs=FS_RULE, n_bands=Int(1, 1024), first_frame=Int(0))
 def band_errors(
     estimate: np.ndarray, reference: np.ndarray, fs: int, n_bands: int, first_frame: int = 0
 ) -> dict[str, list[float]]:
     """Per band, on STFTs ``(F, T)`` from frame ``first_frame`` on: ``"nmse_db"`` (complex error over the
     reference's energy), ``"energy_ratio_db"`` (the estimate's energy over the reference's) and ``"mag_nmse_db"``
     (the error of the magnitudes, bin by bin, over the reference's energy)."""
+    if first_frame >= np.shape(reference)[1]:
+        raise ArgumentError(f"first_frame must be below the {np.shape(reference)[1]} frames, got {first_frame}")
     est, ref = np.asarray(estimate)[:, first_frame:], np.asarray(reference)[:, first_frame:]
     if est.shape != ref.shape:
         raise ValueError(f"estimate and reference must have the same shape, got {est.shape} and {ref.shape}")
@@ -55,6 +65,7 @@ def band_errors(
     return {"nmse_db": nmse, "energy_ratio_db": ratio, "mag_nmse_db": mag}
 
 
+@checked(spec=Array("c f t"), n_noise_frames=Int(1), ref=Int(0), loading=Float(0.0, 1e3))
 def mvdr(spec: np.ndarray, n_noise_frames: int, ref: int = 0, loading: float = 1e-3) -> np.ndarray:
     """MVDR, eq. (vf-mvdr), on the channels' STFT ``(C, F, T)``; returns the output STFT ``(F, T)``.
 
@@ -90,6 +101,7 @@ def mvdr(spec: np.ndarray, n_noise_frames: int, ref: int = 0, loading: float = 1
     return np.einsum("fc,fct->ft", w[:, :, 0].conj(), x)
 
 
+@checked(estimate=Array("n"), reference=Array("n"), fs=FS_RULE)
 def stoi(estimate: np.ndarray, reference: np.ndarray, fs: int) -> float:
     """Short-time objective intelligibility (pystoi, the classical STOI of Taal et al.), in [0, 1]-ish."""
     return float(_stoi(np.asarray(reference, float), np.asarray(estimate, float), fs, extended=False))

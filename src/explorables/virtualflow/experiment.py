@@ -26,11 +26,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
+from ..core.params import Bool, Choice, Float, Int, Seeds, Tuple, param
 from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
     Example,
@@ -123,7 +124,7 @@ class VirtualFlowConfig(ExperimentConfig):
         50_000, Int(1), "time-frequency bins (random training bins) reflow's couplings are made for"
     )
     batch_size: int = param(1024, Int(1), "time-frequency bins per training step")
-    lr: float = param(2e-3, Positive(), "Adam learning rate (cosine decay)")
+    lr: float = param(2e-3, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (cosine decay)")
     solver: str = param("euler", Choice(SOLVERS), "ODE solver of the sampler, eq. (vf-ode)")
     n_sample_steps: int = param(8, Int(1, 1024), "solver steps of Virtual-Flow in the comparison")
     steps_grid: tuple[int, ...] = param(
@@ -538,6 +539,7 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
     return out
 
 
+@checked()
 def run(
     config: VirtualFlowConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> VirtualFlowResults:
@@ -551,6 +553,7 @@ def run(
     return VirtualFlowResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: VirtualFlowResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     a = results.summary["aggregate"]

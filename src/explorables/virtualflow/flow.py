@@ -15,10 +15,45 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from ..core.arguments import ArgumentError, Array, checked
 from ..core.checkpoint import Checkpointer
-from ..core.validation import check_choice, check_int, check_positive
+from ..core.params import Choice, Float, Int
 
 SOLVERS: tuple[str, ...] = ("euler", "heun")
+#: the rules of the networks' sizes (the config's ranges: up to 8 real mics, 8192 wide, 32 blocks)
+NET_RULES = dict(n_mics=Int(1, 64), d_cond=Int(1, 2**16), d_hidden=Int(1, 8192), n_layers=Int(1, 64))
+#: training and sampling steps
+STEPS = Int(1, 10**7)
+#: an Adam learning rate
+LR = Float(0.0, 1.0, low_inclusive=False)
+
+
+def _check_cond_width(n_mics: int, d_cond: int) -> None:
+    """The head of eq. (vf-head) reads ``2 n_mics`` aligned channels and ``n_mics`` weights from the condition."""
+    if d_cond < 3 * n_mics:
+        raise ArgumentError(f"d_cond must be >= 3 n_mics = {3 * n_mics} (channels and weights), got {d_cond}")
+
+
+def _check_bins(net: nn.Module, cond: torch.Tensor, **frames: torch.Tensor | None) -> None:
+    """The tensors a network reads: ``cond`` ``(B, net.d_cond)`` and frames ``(B, 2)``, on one device, one dtype."""
+    for name, value in {"cond": cond, **frames}.items():
+        if value is not None and not isinstance(value, torch.Tensor):
+            raise ArgumentError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+        if value is not None and not value.is_floating_point():
+            raise ArgumentError(f"{name} must be a float tensor, got dtype {value.dtype}")
+        if value is not None and (value.device != cond.device or value.dtype != cond.dtype):
+            raise ArgumentError(
+                f"{name} must be on cond's device and of its dtype ({cond.device}, {cond.dtype}), "
+                f"got {value.device}, {value.dtype}"
+            )
+    if cond.shape[1] != net.d_cond:
+        raise ArgumentError(f"cond must have the network's d_cond = {net.d_cond} columns, got {tuple(cond.shape)}")
+    weight = next(net.parameters())
+    if weight.device != cond.device or weight.dtype != cond.dtype:
+        raise ArgumentError(
+            f"cond must be on the network's device and of its dtype ({weight.device}, {weight.dtype}), "
+            f"got {cond.device}, {cond.dtype}"
+        )
 
 
 class FrameMLP(nn.Module):
@@ -72,6 +107,7 @@ def time_features(t: torch.Tensor, n: int = 8) -> torch.Tensor:
     return torch.cat([torch.sin(t[:, None] * freqs), torch.cos(t[:, None] * freqs)], -1)
 
 
+@checked(**NET_RULES)
 class VelocityNet(nn.Module):
     """``v_theta(x_t, t | c)``: the velocity field of eq. (vf-ode) over one time-frequency bin.
 
@@ -81,6 +117,7 @@ class VelocityNet(nn.Module):
     """
 
     def __init__(self, n_mics: int, d_cond: int, d_hidden: int = 64, n_layers: int = 2) -> None:
+        _check_cond_width(n_mics, d_cond)
         super().__init__()
         self.d_frame, self.d_cond, self.n_mics = 2, d_cond, n_mics
         self.mlp = _head(d_hidden, n_layers, 2 + d_cond + 16, n_mics)
@@ -93,11 +130,13 @@ class VelocityNet(nn.Module):
         return (self.endpoint(x_t, t, cond) - x_t) / (1 - t[:, None]).clamp_min(1e-3)  # eq. (vf-velocity)
 
 
+@checked(**NET_RULES)
 class Regressor(nn.Module):
     """``f_theta(c)``: one bin of the VM predicted directly from the condition, with the same head (the
     regression baselines)."""
 
     def __init__(self, n_mics: int, d_cond: int, d_hidden: int = 64, n_layers: int = 2) -> None:
+        _check_cond_width(n_mics, d_cond)
         super().__init__()
         self.d_frame, self.d_cond, self.n_mics = 2, d_cond, n_mics
         self.mlp = _head(d_hidden, n_layers, d_cond, n_mics)
@@ -106,15 +145,27 @@ class Regressor(nn.Module):
         return mix_channels(self.mlp(cond), cond, self.n_mics)
 
 
+@checked(x1=Array("b 2"), cond=Array("b d_cond"), x0=Array("b 2"), t=Array("b"))
 def cfm_loss(net: VelocityNet, x1: torch.Tensor, cond: torch.Tensor, x0: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """Conditional flow matching on the straight path ``x_t = (1 - t) x0 + t x1`` (eq. vf-path), in the
     endpoint form of eq. (vf-cfm): ``|| x1_hat(x_t, t | c) - x1 ||^2``, which is the velocity loss
     ``|| v(x_t, t | c) - (x1 - x0) ||^2`` weighted by ``(1 - t)^2``. ``x1`` is the pseudo-target (or, in
-    reflow, the base model's own sample from ``x0``)."""
+    reflow, the base model's own sample from ``x0``); ``t`` lies in ``[0, 1]``."""
+    _check_bins(net, cond, x1=x1, x0=x0, t=t)
+    if not bool(((t >= 0) & (t <= 1)).all()):
+        raise ArgumentError("t must hold flow times in [0, 1]")
     x_t = (1 - t[:, None]) * x0 + t[:, None] * x1  # eq. (vf-path)
     return (net.endpoint(x_t, t, cond) - x1).pow(2).mean()  # eq. (vf-cfm)
 
 
+@checked(
+    target=Array("b 2"),
+    cond=Array("b d_cond"),
+    n_steps=STEPS,
+    batch_size=Int(1, 10**7),
+    lr=LR,
+    x0=Array("b 2"),
+)
 def train_flow(
     net: VelocityNet,
     target: torch.Tensor,
@@ -136,13 +187,7 @@ def train_flow(
     With a ``checkpoint`` and a ``name``, the loop state (weights, optimiser, schedule, ``generator`` and the
     losses) is stored under ``name`` (throttled, and always at the end); a resumed run continues from it and
     ends with the same weights and the same ``generator`` state."""
-    n_steps = check_int("n_steps", n_steps, 1)
-    batch_size = check_int("batch_size", batch_size, 1)
-    check_positive("lr", lr)
-    if target.shape[0] != cond.shape[0] or target.shape[0] == 0:
-        raise ValueError(
-            f"target and cond must hold the same non-zero number of frames, got {target.shape[0]} and {cond.shape[0]}"
-        )
+    _check_bins(net, cond, target=target, x0=x0)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
     dev = target.device
@@ -155,7 +200,7 @@ def train_flow(
             else torch.randn(batch_size, target.shape[1], generator=generator).to(dev, target.dtype)
         )
         t = torch.rand(batch_size, generator=generator).to(dev, target.dtype)
-        loss = cfm_loss(net, target[idx], cond[idx], noise, t)
+        loss = cfm_loss.__wrapped__(net, target[idx], cond[idx], noise, t)  # inputs checked above, once
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(net.parameters(), 1.0)  # a few loud bins must not throw the weights off
@@ -215,6 +260,7 @@ def fixed_loss(net: VelocityNet | Regressor, target: torch.Tensor, cond: torch.T
     return float(cfm_loss(net, x1, c, x0, t))
 
 
+@checked(target=Array("b 2"), cond=Array("b d_cond"), n_steps=STEPS, batch_size=Int(1, 10**7), lr=LR)
 def train_regression(
     net: Regressor,
     target: torch.Tensor,
@@ -229,7 +275,7 @@ def train_regression(
 ) -> list[float]:
     """Adam on the mean squared error ``|| f(c) - target ||^2`` (the supervised baseline and the control);
     checkpointed under ``name`` like :func:`train_flow`."""
-    n_steps = check_int("n_steps", n_steps, 1)
+    _check_bins(net, cond, target=target)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
     dev = target.device
@@ -247,12 +293,12 @@ def train_regression(
     return losses
 
 
+@checked(cond=Array("b d_cond"), x0=Array("b 2"), n_steps=Int(1, 10**5), solver=Choice(SOLVERS))
 @torch.no_grad()
 def sample(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int, solver: str = "euler") -> torch.Tensor:
     """Integrate ``dx/dt = v(x, t | c)`` from ``x0`` at ``t = 0`` to ``t = 1`` in ``n_steps`` equal steps,
     eq. (vf-ode): Euler (one network evaluation per step) or Heun (two)."""
-    n_steps = check_int("n_steps", n_steps, 1)
-    solver = check_choice("solver", solver, SOLVERS)
+    _check_bins(net, cond, x0=x0)
     x, dt = x0, 1.0 / n_steps
     for k in range(n_steps):
         t = torch.full((x.shape[0],), k * dt, dtype=x.dtype, device=x.device)
@@ -269,6 +315,7 @@ def evaluations_per_sample(n_steps: int, solver: str = "euler") -> int:
     return n_steps * (2 if solver == "heun" else 1)
 
 
+@checked(cond=Array("b d_cond"), n_steps=Int(1, 10**5), solver=Choice(SOLVERS), chunk=Int(1, 10**7))
 def reflow_pairs(
     base: VelocityNet,
     cond: torch.Tensor,
@@ -279,9 +326,13 @@ def reflow_pairs(
     chunk: int = 4096,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Reflow's couplings (eq. vf-reflow): fresh noise ``x0`` and the base model's ODE solution ``x1 = ODE(x0 | c)``."""
+    _check_bins(base, cond)
     x0 = torch.randn(cond.shape[0], base.d_frame, generator=generator).to(cond.device, cond.dtype)
     x1 = torch.cat(
-        [sample(base, cond[i : i + chunk], x0[i : i + chunk], n_steps, solver) for i in range(0, cond.shape[0], chunk)]
+        [
+            sample.__wrapped__(base, cond[i : i + chunk], x0[i : i + chunk], n_steps, solver)  # checked above
+            for i in range(0, cond.shape[0], chunk)
+        ]
     )
     return x0, x1
 

@@ -20,16 +20,26 @@ from dataclasses import dataclass
 import numpy as np
 import pyroomacoustics as pra
 
-from ..core.validation import check_in_range, check_int
-from .audio import babble_noise, check_sample_rate, speech_signal
+from ..core.arguments import Array, checked
+from ..core.params import Float, Int, Positive, Text, Tuple
+from ..core.validation import check_in_range
+from .audio import MAX_SAMPLES, babble_noise, check_sample_rate, speech_signal
 
 SPEED_OF_SOUND = 343.0
 HEIGHT = 1.5  # metres: talker, interferer and every microphone (a horizontal plane, azimuth-only DOA)
 
 
+@checked(
+    room_dim=Tuple(Positive(), min_len=3, max_len=3),
+    rt60=Float(0.0, 2.0),
+    source=Array("3"),
+    interferer=Array("3"),
+    real_mics=Array("m 3"),
+    virtual_mic=Array("3"),
+)
 @dataclass(frozen=True)
 class Scene:
-    """Geometry of one simulated scene (metres, seconds, Hz)."""
+    """Geometry of one simulated scene (metres, seconds, Hz; ``fs`` one of :data:`~.audio.SAMPLE_RATES`)."""
 
     room_dim: tuple[float, float, float]
     rt60: float
@@ -38,6 +48,9 @@ class Scene:
     real_mics: np.ndarray  # (M, 3)
     virtual_mic: np.ndarray  # (3,)
     fs: int
+
+    def __post_init__(self) -> None:
+        check_sample_rate(self.fs)
 
 
 def check_points_in_room(name: str, points: np.ndarray, room_dim: tuple[float, float, float]) -> np.ndarray:
@@ -57,14 +70,19 @@ def check_points_in_room(name: str, points: np.ndarray, room_dim: tuple[float, f
     return pts
 
 
+@checked(center=Array("3"), n_mics=Int(1, 16), radius=Float(0.0, 1.0, low_inclusive=False))
 def circular_array(center: np.ndarray, n_mics: int, radius: float, rotation: float = 0.0) -> np.ndarray:
     """``n_mics`` positions on a horizontal circle of ``radius`` around ``center``: ``(n_mics, 3)``."""
-    n_mics = check_int("n_mics", n_mics, 1, 16)
-    radius = check_in_range("radius", radius, 0.0, 1.0, low_inclusive=False)
     angles = rotation + 2 * np.pi * np.arange(n_mics) / n_mics
     return np.asarray(center, float) + radius * np.stack([np.cos(angles), np.sin(angles), np.zeros(n_mics)], 1)
 
 
+@checked(
+    n_mics=Int(1, 16),
+    array_radius=Float(0.0, 1.0, low_inclusive=False),
+    vm_distance=Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
+    rt60_range=Tuple(Float(0.0, 2.0), min_len=2, max_len=2),
+)
 def random_scene(
     rng: np.random.Generator,
     *,
@@ -100,6 +118,15 @@ def random_scene(
     return Scene(dims, float(rng.uniform(*rt60_range)), source, interferer, real, virtual, fs)
 
 
+@checked(
+    n_samples=Int(64, MAX_SAMPLES),
+    snr_db=Float(-30.0, 60.0),
+    sensor_snr_db=Float(-30.0, 120.0),
+    lead_s=Float(0.0),
+    max_order=Int(0, 100),
+    speech=Array("n"),
+    corpus=Tuple(Text(nonempty=True), min_len=0),
+)
 def simulate(
     scene: Scene,
     n_samples: int,
@@ -125,8 +152,6 @@ def simulate(
     ``source`` (N,).
     """
     fs = check_sample_rate(scene.fs)
-    n_samples = check_int("n_samples", n_samples, 64)
-    check_in_range("snr_db", snr_db, -30, 60)
     check_in_range("rt60", scene.rt60, 0.0, 2.0)
     real = check_points_in_room("real_mics", scene.real_mics, scene.room_dim)
     virtual = check_points_in_room("virtual_mic", scene.virtual_mic, scene.room_dim)
