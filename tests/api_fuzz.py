@@ -273,6 +273,8 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> li
     """Hostile replacements for ``value`` (a valid argument of ``param``), by its type."""
     out: list[Hostile] = []
     none_ok = _none_allowed(param, hint)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and _means_float(hint):
+        value = float(value)  # a float parameter called with 30: fuzz it as the float it is
     if value is not None:
         out.append(Hostile("None", None, must_refuse=not none_ok))
     if isinstance(value, bool):
@@ -339,6 +341,16 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> li
         Hostile("int", 3, must_refuse=not isinstance(value, np.random.Generator)),
     ]
     return out
+
+
+def _means_float(hint: Any) -> bool:
+    """Whether the hint names a float and not an int (``float``, ``float | None``, ...)."""
+    if hint is float:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        return float in args and int not in args
+    return False
 
 
 def _is_default(param: inspect.Parameter, value: Any) -> bool:
