@@ -21,7 +21,7 @@ Every mutated call ends in one of five outcomes:
             value that returned a result with no NaN or infinity the valid call did not have;
 ``other``   any other exception, or a ``ValueError``/``TypeError`` that does not name it;
 ``silent``  a *must refuse* value that was accepted, or a result with new NaN or infinity;
-``hang``    a call still running after its time limit (``max(2 s, 20 x`` the valid call);
+``hang``    a call still running after its time limit (``max(10 s, 20 x`` the valid call);
 ``skipped`` never: every generated input gets one of the four above.
 
 The fuzz passes when ``other``, ``silent`` and ``hang`` are all zero.
@@ -406,7 +406,7 @@ def _hints(fn: Any) -> dict[str, Any]:
         return {}
 
 
-def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 2.0) -> Iterator[Case]:
+def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 10.0) -> Iterator[Case]:
     """Every (parameter, hostile value) case of one recorded call, with its outcome."""
     fn = original(fn)
     target = fn
