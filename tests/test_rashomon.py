@@ -11,6 +11,7 @@ from explorables.rashomon import (
     drop_feature,
     exact_log_volume,
     fit,
+    headline,
     log_volume,
     profile_loss_grid,
     reducibility_cost,
@@ -143,6 +144,14 @@ def test_smoke_directions(smoke):
     assert s["logistic"]["log_volume_abs"][-1] < s["logistic"]["log_volume_abs"][0]
     assert s["logistic"]["reachable_abs"][-1] > s["logistic"]["reachable_abs"][0]
     assert s["gam_logistic"]["size"][-1] < s["gam_logistic"]["size"][0]  # flattening
+
+
+def test_headline_reports_the_run_it_is_given(smoke):
+    lines = headline(smoke)
+    assert len(lines) == 3 and all(isinstance(line, str) and line for line in lines)
+    ex = smoke.summary["exactness"]
+    assert f"in {ex['dim']} dims" in lines[2]
+    assert f"{ex['linear']['closed_form']:.3f}" in lines[2]
 
 
 def test_explorable_has_one_frame_per_noise_level(smoke):

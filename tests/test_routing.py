@@ -17,12 +17,14 @@ from explorables.routing import (
     dominant_pieces,
     fibre_dimension,
     find_collision,
+    headline,
     make_rrt,
     rounding_accuracy,
     routing_statistics,
     run,
     segment_in_triangle,
     survey_bert_checkpoint,
+    survey_values,
     train_model,
 )
 from explorables.routing.claims import (
@@ -255,6 +257,10 @@ def test_smoke_run_shows_the_claimed_directions():
         assert controls["no_collision"]["accuracy"] > acc["standard"] > controls["content_only"]["accuracy"]
         assert set(r.summary[part]["validation_accuracy"]) == set(acc)
     assert r.summary["overhead"]["ours_extra"] == r.summary["overhead"]["formula_extra"]
+    lines = headline(r)
+    assert all(isinstance(line, str) and line for line in lines)
+    assert f"standard {r.summary['single']['accuracy']['standard']:.3f}" in lines[0]
+    assert len(lines) == 2 + 2 + 2  # accuracies and controls per hop, the gain ratio, the overhead (no BERT)
     for row in r.summary["single"]["survey"]:
         assert row["max_rank"] <= r.config.d_head and row["min_suppressed"] >= r.config.n_tokens - 1 - r.config.d_head
     from explorables.routing.claims import claims, survey_table
@@ -264,6 +270,22 @@ def test_smoke_run_shows_the_claimed_directions():
 
 
 # --- rank surveys and checkpoint reading -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("d_head", [2, 4])
+def test_value_survey_ranks_are_bounded_by_the_head_width(d_head):
+    """rank V <= d_head for every sequence, so at least n - 1 - d_head routing dimensions are suppressed."""
+    data = make_rrt(30, length=10, vocab=4, hops=2, generator=torch.Generator().manual_seed(3))
+    torch.manual_seed(0)
+    model = RouteReader(4, 10, d_model=8, d_head=d_head, d_ff=8, layers=2, value_positions=True)
+    rows = survey_values(model, data, sequences=12)
+    assert [(r["layer"], r["head"]) for r in rows] == [(0, 0), (1, 0)]
+    for r in rows:
+        assert r["n"] == 10 and r["d_head"] == d_head
+        assert r["max_rank"] <= d_head and r["fraction_rank_le_n_minus_2"] == 1.0
+        assert r["min_suppressed"] >= 10 - 1 - d_head and r["mean_suppressed"] >= r["min_suppressed"]
+    with pytest.raises(ValueError, match="sequences"):
+        survey_values(model, data, sequences=31)
 
 
 def _fake_bert_state(layers=2, hidden=8, heads=2):

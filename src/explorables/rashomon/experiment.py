@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import expit
 
+from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Float, Int, Positive, Seeds, Tuple, param
-from ..core.validation import check_choice
+from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
 from . import data as D
 from .gam import AdditiveBasis
 from .models import drop_feature, fit, log_volume, reducibility_cost, tie_features
@@ -303,13 +303,25 @@ def _exactness(cfg: RashomonConfig) -> dict:
     return out
 
 
-def profile_loss_grid(X, y, loss: str, w1: np.ndarray, w2: np.ndarray, ridge: float = 0.0) -> np.ndarray:
+@checked(
+    X=Array("n 2"),
+    y=Array("n"),
+    loss=Choice(("squared", "logistic")),
+    w1=Array("a"),
+    w2=Array("b"),
+    ridge=Float(0.0),
+)
+def profile_loss_grid(
+    X: np.ndarray, y: np.ndarray, loss: str, w1: np.ndarray, w2: np.ndarray, ridge: float = 0.0
+) -> np.ndarray:
     """``min_b L(b, w)`` on a grid of ``(w1, w2)``: the Rashomon set projected on the weights.
 
     A simplification (a line in this plane) is reachable iff the line meets the projected set,
     which is why we draw the profile and not a slice at the fitted intercept.
     """
-    check_choice("loss", loss, ("squared", "logistic"))
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if loss == "logistic" and not np.all(np.isin(y, (0.0, 1.0))):
+        raise ValueError("y must hold labels 0 and 1 for the logistic loss")
     W1, W2 = np.meshgrid(w1, w2)
     margin0 = X @ np.stack([W1.ravel(), W2.ravel()])  # (n, grid)
     if loss == "squared":
@@ -353,6 +365,7 @@ def _views(cfg: RashomonConfig) -> tuple[dict, dict]:
     return summary, curves
 
 
+@checked()
 def run(
     config: RashomonConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> RashomonResults:
@@ -369,7 +382,9 @@ def run(
     return RashomonResults(config=cfg, summary=summary, curves=curves)
 
 
+@checked()
 def headline(results: RashomonResults) -> list[str]:
+    """A few key numbers for the end-of-run summary of the command line."""
     s = results.summary
     lin, logi, ex = s["linear"], s["logistic"], s["exactness"]
     return [

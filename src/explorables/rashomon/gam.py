@@ -16,18 +16,19 @@ import numpy as np
 from scipy.linalg import null_space
 from sklearn.preprocessing import SplineTransformer
 
+from ..core.arguments import Array, checked
+from ..core.params import Int
 from ..core.validation import check_int
 
 
+@checked(X=Array("n d", min_size=(("n", 2),)), n_knots=Int(3, 1_000), degree=Int(1, 5))
 class AdditiveBasis:
     """The spline expansion of every feature, fitted on training inputs ``X``."""
 
     def __init__(self, X: np.ndarray, n_knots: int = 6, degree: int = 3):
         X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or not np.all(np.isfinite(X)):
-            raise ValueError(f"X must be a finite 2-D array, got shape {X.shape}")
-        check_int("n_knots", n_knots, minimum=3)
-        check_int("degree", degree, minimum=1, maximum=5)
+        if np.any(X.min(0) == X.max(0)):
+            raise ValueError("X must vary in every column (a spline basis needs a range of values to place its knots)")
         self.spline = SplineTransformer(n_knots=n_knots, degree=degree, include_bias=False).fit(X)
         self.d = X.shape[1]
         self.per_feature = self.spline.n_features_out_ // self.d

@@ -37,7 +37,12 @@ from scipy.linalg import null_space
 from scipy.optimize import minimize
 from scipy.special import expit, gammaln, log_expit
 
-from ..core.validation import check_choice, check_int, check_positive
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Positive
+from ..core.validation import check_choice, check_int
+
+#: the largest number of features a constraint is built for (a bigger ``d`` is a typo, not a model)
+MAX_FEATURES = 10**6
 
 Loss = Literal["squared", "logistic"]
 LOSSES = ("squared", "logistic")
@@ -90,6 +95,12 @@ def _loss_grad_hess(X1: np.ndarray, y: np.ndarray, beta: np.ndarray, loss: Loss,
     return value, grad + penalty * beta, hess + np.diag(penalty)
 
 
+@checked(
+    beta=Array("p"),
+    hessian=Array("p p"),
+    loss=Choice(LOSSES),
+    ridge=Float(0.0),
+)
 @dataclass(frozen=True)
 class Fit:
     """A fitted model: ``beta = (b, w)``, its loss, and the loss Hessian at ``beta``."""
@@ -109,6 +120,13 @@ class Fit:
         return self.beta.size
 
 
+@checked(
+    X=Array("n d"),
+    y=Array("n"),
+    loss=Choice(LOSSES),
+    ridge=Float(0.0),
+    basis=Array("d k", nonempty=False),  # k = 0: every weight fixed at 0, only the intercept is fitted
+)
 def fit(
     X: np.ndarray, y: np.ndarray, loss: Loss = "squared", ridge: float = 0.0, basis: np.ndarray | None = None
 ) -> Fit:
@@ -152,15 +170,15 @@ def fit(
     return Fit(beta=beta, loss_value=float(value), hessian=hess, loss=loss, ridge=ridge)
 
 
+@checked(theta=Positive())
 def threshold(fitted: Fit, theta: float, relative: bool = False) -> float:
     """The Rashomon level: ``theta`` itself, or ``theta * L(beta_hat)`` when ``relative``."""
-    theta = check_positive("theta", theta)
     return theta * fitted.loss_value if relative else theta
 
 
+@checked(level=Positive())
 def log_volume(fitted: Fit, level: float) -> float:
     """Log-volume of the (quadratic) Rashomon set ``{Delta^T H Delta <= 2 level}``, all parameters."""
-    level = check_positive("level", level)
     p = fitted.n_params
     sign, logdet = np.linalg.slogdet(fitted.hessian)
     if sign <= 0:
@@ -168,6 +186,19 @@ def log_volume(fitted: Fit, level: float) -> float:
     return float(p / 2 * np.log(np.pi) - gammaln(p / 2 + 1) + p / 2 * np.log(2 * level) - 0.5 * logdet)
 
 
+def _check_constraint(C: np.ndarray, d: int) -> np.ndarray:
+    """``C`` as a 2-D float array of ``d`` columns with linearly independent rows (else a ``ValueError`` naming it)."""
+    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
+    if C.ndim != 2:
+        raise ValueError(f"constraint C must be 1-D or 2-D (rows of a constraint C w = 0), got shape {C.shape}")
+    if C.shape[1] != d:
+        raise ValueError(f"constraint C must have {d} columns (one per weight), got shape {C.shape}")
+    if C.shape[0] > d or np.linalg.matrix_rank(C) < C.shape[0]:
+        raise ValueError(f"constraint C must have linearly independent rows (at most {d}), got shape {C.shape}")
+    return C
+
+
+@checked(C=Array("... d"))
 def reducibility_cost(fitted: Fit, C: np.ndarray) -> float:
     r"""The loss a simplification ``C w = 0`` costs, eq. (rashomon-cost): exact for the squared loss.
 
@@ -178,10 +209,7 @@ def reducibility_cost(fitted: Fit, C: np.ndarray) -> float:
     :math:`\hat w` to the constraint. The simplification is reachable in :math:`R_\theta` iff
     :math:`c(C) \le \theta`, eq. (rashomon-set).
     """
-    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
-    d = fitted.w.size
-    if C.shape[1] != d:
-        raise ValueError(f"constraint C must have {d} columns (one per weight), got shape {C.shape}")
+    C = _check_constraint(C, fitted.w.size)
     # [H^-1]_ww: the w block of the inverse Hessian (the block of the inverse lets the intercept re-fit freely)
     cov = np.linalg.inv(fitted.hessian)[1:, 1:]
     # C w_hat: how far the best fit is from obeying the simplification (0 if it already does)
@@ -190,9 +218,12 @@ def reducibility_cost(fitted: Fit, C: np.ndarray) -> float:
     return float(0.5 * cw @ np.linalg.solve(C @ cov @ C.T, cw))
 
 
+@checked(X=Array("n d"), y=Array("n"), C=Array("... d"))
 def refit_cost(X: np.ndarray, y: np.ndarray, fitted: Fit, C: np.ndarray) -> float:
     """Exact reducibility cost: refit under ``C w = 0`` and return the loss increase."""
-    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
+    if np.shape(X)[1] != fitted.w.size:
+        raise ValueError(f"X must have {fitted.w.size} columns (the weights of fitted), got shape {np.shape(X)}")
+    C = _check_constraint(C, fitted.w.size)
     constrained = fit(X, y, fitted.loss, fitted.ridge, basis=null_space(C))
     return constrained.loss_value - fitted.loss_value
 
@@ -200,18 +231,18 @@ def refit_cost(X: np.ndarray, y: np.ndarray, fitted: Fit, C: np.ndarray) -> floa
 # --- simplifications as constraints -------------------------------------------------------------
 
 
+@checked(d=Int(1, MAX_FEATURES), j=Int(0))
 def drop_feature(d: int, j: int) -> np.ndarray:
     """``w_j = 0``."""
-    check_int("d", d, minimum=1)
     check_int("j", j, minimum=0, maximum=d - 1)
     C = np.zeros((1, d))
     C[0, j] = 1.0
     return C
 
 
+@checked(d=Int(2, MAX_FEATURES), i=Int(0), j=Int(0))
 def tie_features(d: int, i: int, j: int) -> np.ndarray:
     """``w_i = w_j`` (two different features)."""
-    check_int("d", d, minimum=2)
     check_int("i", i, minimum=0, maximum=d - 1)
     check_int("j", j, minimum=0, maximum=d - 1)
     if i == j:

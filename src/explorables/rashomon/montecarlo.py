@@ -22,13 +22,28 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..core.arguments import Array, checked
 from ..core.device import resolve_device
-from ..core.validation import check_int, check_positive
+from ..core.params import Device, Float, Int, Positive
 from .models import Fit, log_volume
 
+#: the most Monte-Carlo draws one estimate takes (the paper preset draws 2e7)
+MAX_SAMPLES = 10**9
 
+
+@checked(
+    std_error=Float(0.0),
+    accepted=Int(1, MAX_SAMPLES),
+    samples=Int(1, MAX_SAMPLES),
+    max_radius=Float(0.0, 1.0),
+    enlarge=Float(1.0),
+)
 @dataclass(frozen=True)
 class MonteCarloVolume:
+    """A Monte-Carlo estimate of a Rashomon log-volume: ``accepted`` of ``samples`` draws in the
+    ellipsoid enlarged by ``enlarge`` fell inside the set, the farthest at ``max_radius`` (in units
+    of the sampling ellipsoid)."""
+
     log_volume: float
     std_error: float  # of the log-volume
     accepted: int
@@ -37,7 +52,20 @@ class MonteCarloVolume:
     enlarge: float
     possibly_truncated: bool
 
+    def __post_init__(self) -> None:
+        if self.accepted > self.samples:
+            raise ValueError(f"accepted must be at most samples = {self.samples}, got {self.accepted}")
 
+
+@checked(
+    X=Array("n d"),
+    y=Array("n"),
+    level=Positive(),
+    samples=Int(100, MAX_SAMPLES),
+    enlarge=Float(1.0),
+    device=Device(),
+    batch=Int(1, MAX_SAMPLES),
+)
 def exact_log_volume(
     X: np.ndarray,
     y: np.ndarray,
@@ -50,17 +78,14 @@ def exact_log_volume(
     batch: int = 65_536,
 ) -> MonteCarloVolume:
     """Monte-Carlo log-volume of ``{beta : L(beta) <= L(beta_hat) + level}`` (exact loss)."""
-    level = check_positive("level", level)
-    samples = check_int("samples", samples, minimum=100)
     p = fitted.n_params
-    enlarge = 1 + 3 / p if enlarge is None else check_positive("enlarge", enlarge)
-    batch = check_int("batch", batch, minimum=1)
+    enlarge = 1 + 3 / p if enlarge is None else enlarge
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if X.shape != (len(y), p - 1) or not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError(f"X and y must be finite with shapes (n, {p - 1}) and (n,), got {X.shape} and {y.shape}")
-    if enlarge < 1:
-        raise ValueError(f"enlarge must be >= 1 (the sampling ellipsoid must contain the set), got {enlarge}")
+    if X.shape[1] != p - 1:
+        raise ValueError(f"X must have {p - 1} columns (the weights of fitted), got shape {X.shape}")
+    if fitted.loss == "logistic" and not np.all(np.isin(y, (0.0, 1.0))):
+        raise ValueError("y must hold labels 0 and 1 for the logistic loss")
     dev = resolve_device(device)
     for _attempt in range(4):
         result = _estimate(X, y, fitted, level, samples, enlarge, seed, dev, batch)

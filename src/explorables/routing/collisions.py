@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from ..core.validation import check_int, check_matrix, check_positive
+from ..core.arguments import Array, checked
+from ..core.params import Float, Int, Positive
+from ..core.validation import check_int, check_matrix
 
 RANK_TOL = 1e-10
 
@@ -42,7 +44,8 @@ def augmented(V) -> np.ndarray:
     return np.vstack([V, np.ones((1, V.shape[1]))])
 
 
-def fibre_dimension(V) -> int:
+@checked(V=Array("d n"))
+def fibre_dimension(V: np.ndarray) -> int:
     """``n - rank [V; 1^T]``: the dimension of the collision set of an interior ``alpha``."""
     A = augmented(V)
     return int(A.shape[1] - np.linalg.matrix_rank(A, tol=RANK_TOL * max(1.0, np.abs(A).max())))
@@ -57,6 +60,14 @@ def suppressed_dimensions(V) -> int:
     return fibre_dimension(V)
 
 
+@checked(
+    alpha_prime=Array("n", min_size=(("n", 2),)),
+    source=Int(0),
+    original_source=Int(0),
+    margin=Positive(),
+    residual=Float(0.0),
+    lp_calls=Int(1),
+)
 @dataclass
 class Collision:
     """A colliding weighting ``alpha_prime`` whose dominant source is ``source`` (not ``alpha``'s)."""
@@ -67,6 +78,16 @@ class Collision:
     margin: float  # alpha'_source - max_{i != source} alpha'_i  (> 0)
     residual: float  # ||V alpha' - V alpha||_inf
     lp_calls: int
+
+    def __post_init__(self) -> None:
+        n = len(self.alpha_prime)
+        if np.any(np.asarray(self.alpha_prime) < 0):
+            raise ValueError("alpha_prime must be a weighting: its entries must be >= 0")
+        for name in ("source", "original_source"):
+            if (position := getattr(self, name)) >= n:
+                raise ValueError(f"{name} must be a position of alpha_prime, in [0, {n - 1}], got {position}")
+        if self.source == self.original_source:
+            raise ValueError(f"source must differ from original_source (a harmful collision), both are {self.source}")
 
 
 def _max_margin(A: np.ndarray, b: np.ndarray, j: int) -> tuple[float, np.ndarray] | None:
@@ -93,7 +114,10 @@ def _max_margin(A: np.ndarray, b: np.ndarray, j: int) -> tuple[float, np.ndarray
     return float(res.x[n]), res.x[:n]
 
 
-def find_collision(V, alpha, *, min_margin: float = 1e-6, candidates: int | None = None) -> Collision | None:
+@checked(V=Array("d n"), alpha=Array("n"), min_margin=Positive(), candidates=Int(1))
+def find_collision(
+    V: np.ndarray, alpha: np.ndarray, *, min_margin: float = 1e-6, candidates: int | None = None
+) -> Collision | None:
     """A weighting ``alpha'`` with ``V alpha' = V alpha``, on the simplex, whose argmax is another token.
 
     Tries the other tokens ``j`` in decreasing order of ``alpha_j`` (at most ``candidates`` of them):
@@ -106,7 +130,6 @@ def find_collision(V, alpha, *, min_margin: float = 1e-6, candidates: int | None
     A = augmented(V)
     a = _check_weights(A[:-1], alpha)
     n = A.shape[1]
-    check_positive("min_margin", min_margin)
     candidates = n - 1 if candidates is None else check_int("candidates", candidates, maximum=n - 1)
     b = A @ a
     source = int(np.argmax(a))
@@ -130,7 +153,8 @@ def find_collision(V, alpha, *, min_margin: float = 1e-6, candidates: int | None
     return None
 
 
-def segment_in_triangle(v, output: float) -> np.ndarray | None:
+@checked(v=Array(None))
+def segment_in_triangle(v: np.ndarray, output: float) -> np.ndarray | None:
     """The preimage ``{alpha in simplex: v . alpha = output}`` for ``n = 3`` and a 1 x 3 ``V``.
 
     With rank 1 = n - 2 it is a segment; returns its two endpoints (barycentric, shape ``(2, 3)``),
@@ -159,8 +183,10 @@ def segment_in_triangle(v, output: float) -> np.ndarray | None:
     return np.vstack(far)
 
 
+@checked(endpoints=Array("2 n"), samples=Int(2, 10**7))
 def dominant_pieces(endpoints: np.ndarray, samples: int = 401) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """Split a segment (two barycentric endpoints) into pieces by dominant token: ``(token, start, end)``."""
+    endpoints = np.asarray(endpoints, dtype=np.float64)
     s = np.linspace(0.0, 1.0, samples)[:, None]
     pts = (1 - s) * endpoints[0] + s * endpoints[1]
     owner = pts.argmax(1)

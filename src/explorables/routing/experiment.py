@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -154,11 +155,16 @@ class RoutingConfig(ExperimentConfig):
             raise ValueError(f"n_survey_sequences must be <= n_test ({self.n_test}), got {self.n_survey_sequences}")
 
 
+@checked()
 @dataclass
 class RoutingResults(Results[RoutingConfig]):
     """What :func:`run` returns; ``models`` holds the trained read-outs by hop and FFN kind (not checkpointed)."""
 
-    models: dict[str, dict[str, RouteReader]] = field(default_factory=dict, repr=False)
+    models: dict[int, dict[str, RouteReader]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, RoutingConfig):
+            raise ValueError(f"config must be a RoutingConfig, got {type(self.config).__name__}")
 
 
 def _collision_rate(n: int, d: int, beta: float, trials: int, seed: int) -> dict:
@@ -387,6 +393,7 @@ def _overhead(cfg: RoutingConfig) -> tuple[dict, dict]:
     return summary, {}
 
 
+@checked()
 def run(
     config: RoutingConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> RoutingResults:
@@ -411,7 +418,9 @@ def run(
     return RoutingResults(cfg, summary, curves, models=models)
 
 
+@checked()
 def headline(results: RoutingResults) -> list[str]:
+    """A few key numbers for the end-of-run summary of the command line."""
     s = results.summary
     lines = []
     for part in ("single", "multi"):

@@ -20,7 +20,15 @@ import math
 import torch
 from torch import nn
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Int, Positive
+from ..core.resources import check_memory
 from ..core.validation import check_choice, check_int
+
+#: the largest width, vocabulary or length a model is built with (bigger is a typo; memory is checked too)
+MAX_SIZE = 10**6
+#: bytes per parameter (float32), for the memory estimate of a model before it is built
+_BYTES = 4
 
 FFN_KINDS = ("standard", "route_aware", "oracle")
 N_STATS = 4
@@ -37,6 +45,7 @@ def _check_alpha(alpha: torch.Tensor) -> torch.Tensor:
     return alpha
 
 
+@checked(alpha=Array("... m"), positions=Array("m"))
 def routing_statistics(alpha: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
     """Four routing statistics of attention weights ``alpha`` (shape ``(..., m)``, rows on the simplex).
 
@@ -58,9 +67,9 @@ def routing_statistics(alpha: torch.Tensor, positions: torch.Tensor | None = Non
     m = alpha.shape[-1]
     if positions is None:  # p_j = j / (m - 1)
         positions = torch.arange(m, device=alpha.device, dtype=alpha.dtype) / (m - 1)
-    elif positions.shape != (m,):
+    elif tuple(positions.shape) != (m,):
         raise ValueError(f"positions must have shape ({m},) (the last dim of alpha), got {tuple(positions.shape)}")
-    positions = positions.to(alpha)
+    positions = torch.as_tensor(positions).to(alpha)
     top2 = alpha.topk(2, dim=-1).values  # alpha_(1) >= alpha_(2), the two largest weights
     centroid = (alpha * positions).sum(-1)  # c_1 = sum_j alpha_j p_j
     squared = alpha * alpha
@@ -69,6 +78,13 @@ def routing_statistics(alpha: torch.Tensor, positions: torch.Tensor | None = Non
     return torch.stack([top2[..., 0], top2[..., 0] - top2[..., 1], centroid, squared_centroid], dim=-1)
 
 
+@checked(
+    d_model=Int(1, MAX_SIZE),
+    d_ff=Int(1, MAX_SIZE),
+    heads=Int(1, 10_000),
+    kind=Choice(FFN_KINDS),
+    positions=Int(2, MAX_SIZE),
+)
 class RouteAwareFFN(nn.Module):
     """``FFN(x, r) = W_2 GELU(W_1 x + U r + b_1) + b_2``: a standard FFN plus a side input ``r``.
 
@@ -89,6 +105,8 @@ class RouteAwareFFN(nn.Module):
             self.positions = check_int("positions", positions, minimum=2)
         else:
             self.positions = positions
+        side = {"standard": 0, "route_aware": N_STATS * heads, "oracle": (positions or 0) * heads}[kind]
+        check_memory({"FFN weights (d_model x d_ff x 2 + side inputs x d_ff)": _BYTES * d_ff * (2 * d_model + side)})
         self.up = nn.Linear(d_model, d_ff)
         self.down = nn.Linear(d_ff, d_model)
         self.side_dim = {"standard": 0, "route_aware": N_STATS * heads, "oracle": (positions or 0) * heads}[kind]
@@ -110,7 +128,8 @@ class RouteAwareFFN(nn.Module):
             raise ValueError(f"alpha must have shape (..., heads={self.heads}, m), got {tuple(alpha.shape)}")
         if self.kind == "oracle" and alpha.shape[-1] != self.positions:
             raise ValueError(f"alpha must have m={self.positions} positions for this oracle FFN, got {alpha.shape[-1]}")
-        side = routing_statistics(alpha) if self.kind == "route_aware" else alpha
+        # alpha's shape was checked here; its values come from a softmax or a checked batch (no per-call scan)
+        side = routing_statistics.__wrapped__(alpha) if self.kind == "route_aware" else alpha
         return side.flatten(-2)
 
     def forward(self, x: torch.Tensor, alpha: torch.Tensor | None = None) -> torch.Tensor:
@@ -126,6 +145,18 @@ class RouteAwareFFN(nn.Module):
 ROUTINGS = ("given", "learned")
 
 
+@checked(
+    vocab=Int(2, MAX_SIZE),
+    length=Int(2, MAX_SIZE),
+    d_model=Int(1, MAX_SIZE),
+    heads=Int(1, 10_000),
+    d_head=Int(1, MAX_SIZE),
+    d_ff=Int(1, MAX_SIZE),
+    layers=Int(1, 10_000),
+    kind=Choice(FFN_KINDS),
+    routing=Choice(ROUTINGS),
+    sharpness=Positive(),
+)
 class RouteReader(nn.Module):
     """A pre-norm Transformer read-out: a query token attends over ``length`` context tokens, layer by layer.
 
@@ -167,6 +198,17 @@ class RouteReader(nn.Module):
         self.d_head = check_int("d_head", d_head)
         self.kind = check_choice("kind", kind, FFN_KINDS)
         self.routing = check_choice("routing", routing, ROUTINGS)
+        side = {"standard": 0, "route_aware": N_STATS * heads, "oracle": length * heads}[kind]
+        hd = heads * d_head
+        check_memory(
+            {
+                "embeddings (vocab x d_model x 2)": _BYTES * 2 * vocab * d_model,
+                "attention (layers x d_model x heads x d_head x 2)": _BYTES * layers * 2 * d_model * hd,
+                "positions (layers x heads x length x d_head x 2)": _BYTES * layers * 2 * length * hd,
+                "FFNs (layers x d_ff x (2 d_model + side inputs))": _BYTES * layers * d_ff * (2 * d_model + side),
+                "read-out (d_model x length)": _BYTES * d_model * length,
+            }
+        )
         self.sharpness = sharpness
         self.value_positions = bool(value_positions)
         self.key_embed = nn.Embedding(vocab, d_model)

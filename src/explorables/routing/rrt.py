@@ -16,23 +16,65 @@ random tables and matrices are drawn from ``head_seed`` and are the same for eve
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
 
-from ..core.validation import check_int, check_positive
+from ..core.arguments import Array, checked
+from ..core.params import Int, Positive
+from ..core.resources import check_memory
+from ..core.validation import check_int
+
+#: the largest vocabulary, length or width of the task (bigger is a typo; memory is checked too)
+MAX_SIZE = 10**6
+#: torch seeds take any integer in [0, 2**64)
+MAX_SEED = 2**64 - 1
+#: the width of the reference heads' tables
+WIDTH = 16
 
 
+@checked(
+    keys=Array("b m", integer=True),
+    pointers=Array("b m", integer=True),
+    query=Array("b", integer=True),
+    label=Array("b", integer=True),
+)
 @dataclass
 class RRTBatch:
+    """A batch of RRT examples: ``(B, length)`` int64 keys and pointers, ``(B,)`` int64 queries and labels,
+    and per hop the reference heads' float weights ``(B, 1, length)`` (rows on the simplex)."""
+
     keys: torch.Tensor  # (B, length) int64
     pointers: torch.Tensor  # (B, length) int64
     query: torch.Tensor  # (B,) int64
     alphas: list[torch.Tensor]  # per hop, (B, 1, length): the reference heads' weights
     label: torch.Tensor  # (B,) int64: the dominant source of the last hop
 
+    def __post_init__(self) -> None:
+        for name in ("keys", "pointers", "query", "label"):
+            t = getattr(self, name)
+            if not torch.is_tensor(t) or t.dtype != torch.long:
+                raise ValueError(f"{name} must be an int64 tensor, got {getattr(t, 'dtype', type(t).__name__)}")
+            if t.device != self.keys.device:
+                raise ValueError(f"{name} must be on the device of keys ({self.keys.device}), got {t.device}")
+            if bool((t < 0).any()):
+                raise ValueError(f"{name} must hold symbols or positions >= 0")
+        B, m = self.keys.shape
+        if not self.alphas:
+            raise ValueError("alphas must hold one weight tensor per hop (at least one), got an empty list")
+        if bool((self.label >= m).any()):
+            raise ValueError(f"label must hold positions in [0, {m - 1}] (length = {m})")
+        for i, a in enumerate(self.alphas):
+            if not torch.is_tensor(a) or not a.is_floating_point() or a.ndim != 3 or a.shape[0] != B or a.shape[2] != m:
+                raise ValueError(f"alphas[{i}] must be a float tensor of shape ({B}, heads, {m}), got {_describe(a)}")
+            if a.device != self.keys.device:
+                raise ValueError(f"alphas[{i}] must be on the device of keys ({self.keys.device}), got {a.device}")
+            if not bool(torch.isfinite(a).all()) or bool((a < 0).any()):
+                raise ValueError(f"alphas[{i}] must hold finite weights >= 0 (attention weights)")
+
     def to(self, device: str | torch.device) -> RRTBatch:
-        return RRTBatch(
+        return _trusted(
             self.keys.to(device),
             self.pointers.to(device),
             self.query.to(device),
@@ -41,7 +83,7 @@ class RRTBatch:
         )
 
     def __getitem__(self, index) -> RRTBatch:
-        return RRTBatch(
+        return _trusted(
             self.keys[index],
             self.pointers[index],
             self.query[index],
@@ -53,14 +95,40 @@ class RRTBatch:
         return len(self.label)
 
 
+def _describe(t: object) -> str:
+    return f"{t.dtype} of shape {tuple(t.shape)}" if torch.is_tensor(t) else type(t).__name__
+
+
+def _trusted(*values: object) -> RRTBatch:
+    """An :class:`RRTBatch` of parts of a checked one (a slice, a move to a device): built without
+    re-checking, as the training loop does it every step."""
+    batch = object.__new__(RRTBatch)
+    for f, value in zip(dataclasses.fields(RRTBatch), values, strict=True):
+        object.__setattr__(batch, f.name, value)
+    return batch
+
+
+@checked(
+    vocab=Int(2, MAX_SIZE),
+    length=Int(2, MAX_SIZE),
+    hops=Int(1, 2),
+    width=Int(1, 10_000),
+    head_seed=Int(0, MAX_SEED),
+)
 class ReferenceHeads:
     """The task's fixed random routing: ``hops`` heads of width ``width`` (see the module docstring)."""
 
-    def __init__(self, vocab: int, length: int, hops: int = 1, width: int = 16, head_seed: int = 0):
+    def __init__(self, vocab: int, length: int, hops: int = 1, width: int = WIDTH, head_seed: int = 0):
         self.vocab = check_int("vocab", vocab, minimum=2)
         self.length = check_int("length", length, minimum=2)
         self.hops = check_int("hops", hops, minimum=1, maximum=2)
         self.width = check_int("width", width)
+        check_memory(
+            {
+                "embeddings ((2 vocab + length) x width)": 8 * (2 * vocab + length) * width,
+                "matrices (hops x width^2)": 8 * hops * width * width,
+            }
+        )
         g = torch.Generator().manual_seed(head_seed)
         scale = width**-0.5
         self.e_key = torch.randn(vocab, width, generator=g, dtype=torch.float64) * scale
@@ -76,7 +144,7 @@ class ReferenceHeads:
 
     def route(self, keys: torch.Tensor, pointers: torch.Tensor, query: torch.Tensor, beta: float) -> list[torch.Tensor]:
         """The weights of every hop, each of shape ``(B, length)`` (float64)."""
-        beta = check_positive("beta", beta)
+        beta = Positive().check("beta", beta)
         u = self.e_key[query]
         alphas = []
         for hop in range(self.hops):
@@ -86,6 +154,14 @@ class ReferenceHeads:
         return alphas
 
 
+@checked(
+    size=Int(1, 10**9),
+    length=Int(2, MAX_SIZE),
+    vocab=Int(2, MAX_SIZE),
+    hops=Int(1, 2),
+    beta=Positive(),
+    head_seed=Int(0, MAX_SEED),
+)
 def make_rrt(
     size: int,
     length: int = 16,
@@ -101,6 +177,13 @@ def make_rrt(
     Weights are returned in float32 with shape ``(size, 1, length)`` per hop (one head per layer).
     """
     size = check_int("size", size)
+    width = WIDTH
+    check_memory(
+        {
+            "token representations (size x length x width, float64)": 8 * size * length * width,
+            "symbols and weights (size x length x (3 + 2 hops))": 8 * size * length * (3 + 2 * hops),
+        }
+    )
     heads = ReferenceHeads(vocab, length, hops, head_seed=head_seed)
     generator = generator or torch.Generator().manual_seed(0)
     keys = torch.randint(vocab, (size, length), generator=generator)

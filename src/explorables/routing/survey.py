@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..core.arguments import checked
+from ..core.params import Int
 from ..core.validation import check_int
 from .collisions import augmented, fibre_dimension
 from .model import RouteReader
@@ -34,9 +36,13 @@ def numerical_rank(M: np.ndarray, eps: float) -> int:
     return int((s > s.max(initial=0.0) * max(M.shape) * eps).sum()) if s.size and s.max() > 0 else 0
 
 
+@checked(sequences=Int(1))
 @torch.no_grad()
 def survey_values(model: RouteReader, data: RRTBatch, sequences: int = 200) -> list[dict]:
     """Per layer and head: ranks of ``V`` over ``sequences`` sequences of ``data`` (float64 ranks)."""
+    from .train import check_model_data
+
+    check_model_data(model, data)
     sequences = check_int("sequences", sequences, maximum=len(data))
     b = data[:sequences]
     _, _, values = model(b.keys, b.pointers, b.query, b.alphas, return_attention=True)
@@ -75,9 +81,10 @@ def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
     try:
         return load_file(str(path), device="cpu")
     except (SafetensorError, OSError, ValueError, RuntimeError, TypeError, KeyError) as error:
-        raise ValueError(f"{path} is not a readable safetensors file ({type(error).__name__}: {error})") from None
+        raise ValueError(f"path {path} is not a readable safetensors file ({type(error).__name__}: {error})") from None
 
 
+@checked()
 def load_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     """A checkpoint's state dict: a folder holding ``model.safetensors`` or ``pytorch_model.bin``, or that file.
 
@@ -90,20 +97,33 @@ def load_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
                 path = path / candidate
                 break
         else:
-            raise ValueError(f"{path} holds neither model.safetensors nor pytorch_model.bin")
+            raise ValueError(f"path {path} holds neither model.safetensors nor pytorch_model.bin")
     if not path.exists():
-        raise ValueError(f"checkpoint {path} does not exist")
+        raise ValueError(f"path must name an existing checkpoint (a folder or a file), got {str(path)!r}")
     if path.suffix == ".safetensors":
         return read_safetensors(path)
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # EOFError, UnpicklingError, RuntimeError, ...: all mean "not a checkpoint"
-        raise ValueError(f"{path} is not a readable PyTorch checkpoint ({type(error).__name__})") from None
+        raise ValueError(f"path {path} is not a readable PyTorch checkpoint ({type(error).__name__})") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise ValueError(f"{path} does not hold a state dict of tensors")
+        raise ValueError(f"path {path} does not hold a state dict of tensors")
     return state
 
 
+def _config_heads(config: Path) -> int:
+    """``num_attention_heads`` of a checkpoint's ``config.json`` (12 if it does not say)."""
+    try:
+        data = json.loads(config.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"path: {config} is not a readable JSON config ({type(error).__name__})") from None
+    heads = data.get("num_attention_heads", 12) if isinstance(data, dict) else None
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+        raise ValueError(f"path: {config} must give num_attention_heads as an integer >= 1, got {heads!r}")
+    return heads
+
+
+@checked(heads=Int(1, 10_000), sequence_length=Int(3, 10**9))
 def survey_bert_checkpoint(path: str | Path, heads: int | None = None, sequence_length: int = 128) -> dict:
     """Per-head ranks of the value projections of a BERT checkpoint, and the suppression bound at ``n``.
 
@@ -112,14 +132,16 @@ def survey_bert_checkpoint(path: str | Path, heads: int | None = None, sequence_
     """
     path = Path(path)
     n = check_int("sequence_length", sequence_length, minimum=3)
+    if not path.exists():
+        raise ValueError(f"path must name an existing checkpoint (a folder or a file), got {str(path)!r}")
     if heads is None:
         config = (path if path.is_dir() else path.parent) / "config.json"
-        heads = json.loads(config.read_text()).get("num_attention_heads", 12) if config.exists() else 12
+        heads = _config_heads(config) if config.exists() else 12
     heads = check_int("heads", heads)
     state = load_state_dict(path)
     layers = sorted((int(m.group(1)), k) for k in state if (m := _VALUE_KEY.search(k)))
     if not layers:
-        raise ValueError(f"{path}: no '...encoder.layer.<i>.attention.self.value.weight' tensors found")
+        raise ValueError(f"path {path}: no '...encoder.layer.<i>.attention.self.value.weight' tensors found")
     rows = []
     for layer, key in layers:
         eps = torch.finfo(state[key].dtype).eps if state[key].is_floating_point() else 0.0

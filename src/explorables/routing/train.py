@@ -7,10 +7,33 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
-from ..core.validation import check_int, check_positive
+from ..core.params import Int, Positive, Text
+from ..core.validation import check_int
 from .model import N_STATS, RouteReader, routing_statistics
-from .rrt import RRTBatch
+from .rrt import MAX_SEED, RRTBatch
+
+#: the most AdamW steps one training run takes (the paper preset takes 3e4)
+MAX_STEPS = 10**7
+
+
+def check_model_data(model: RouteReader, data: RRTBatch, name: str = "data") -> None:
+    """A ``ValueError`` naming ``name`` unless ``data`` is a non-empty batch that ``model`` reads: its
+    sequence length, its hops (one given weighting per layer) and its device."""
+    if len(data) == 0:
+        raise ValueError(f"{name} must hold at least one example, got an empty batch")
+    if data.keys.shape[1] != model.length:
+        raise ValueError(f"{name} must have sequences of length {model.length} (the model's), got {data.keys.shape[1]}")
+    if model.routing == "given":
+        if len(data.alphas) != model.layers or any(a.shape[1] != model.heads for a in data.alphas):
+            raise ValueError(
+                f"{name} must give one weighting of {model.heads} head(s) per layer ({model.layers}) for "
+                f"routing='given', got {len(data.alphas)} of shape {[tuple(a.shape) for a in data.alphas]}"
+            )
+    device = model.head.weight.device
+    if data.keys.device != device:
+        raise ValueError(f"{name} is on {data.keys.device} but the model is on {device}")
 
 
 @dataclass
@@ -23,9 +46,11 @@ class TrainedModel:
     loss: list[float] = field(default_factory=list)
 
 
+@checked(batch=Int(1, 2**31))
 @torch.no_grad()
 def accuracy(model: RouteReader, data: RRTBatch, batch: int = 4096) -> float:
     """Fraction of ``data`` whose predicted source position equals the label."""
+    check_model_data(model, data)
     model.eval()
     hits = 0
     for start in range(0, len(data), batch):
@@ -35,6 +60,7 @@ def accuracy(model: RouteReader, data: RRTBatch, batch: int = 4096) -> float:
     return hits / len(data)
 
 
+@checked(statistic=Int(0, N_STATS - 1))
 @torch.no_grad()
 def rounding_accuracy(data: RRTBatch, statistic: int = 3) -> float:
     """A baseline without training: round one routing statistic of the last hop to a position.
@@ -43,13 +69,22 @@ def rounding_accuracy(data: RRTBatch, statistic: int = 3) -> float:
     position; this is the fraction of ``data`` where it equals the label. For the squared-weight
     centroid ``c_2`` (``statistic=3``) this is high: ``c_2`` is close to a soft argmax.
     """
-    statistic = check_int("statistic", statistic, minimum=0, maximum=N_STATS - 1)
+    if len(data) == 0:
+        raise ValueError("data must hold at least one example, got an empty batch")
     alpha = data.alphas[-1][:, 0].double()
     m = alpha.shape[-1]
     guess = (routing_statistics(alpha)[:, statistic] * (m - 1)).round().long()
     return float((guess == data.label).double().mean())
 
 
+@checked(
+    steps=Int(1, MAX_STEPS),
+    batch=Int(1),
+    lr=Positive(),
+    seed=Int(0, MAX_SEED),
+    record_every=Int(1),
+    name=Text(nonempty=True),
+)
 def train_model(
     model: RouteReader,
     train: RRTBatch,
@@ -69,10 +104,9 @@ def train_model(
     ``checkpoint.maybe_save``; a resumed run continues from it and ends with the same weights.
     ``model``, ``train`` and ``test`` must be on the same device.
     """
-    steps = check_int("steps", steps)
+    check_model_data(model, train, "train")
+    check_model_data(model, test, "test")
     batch = check_int("batch", batch, maximum=len(train))
-    check_positive("lr", lr)
-    check_int("record_every", record_every)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     start, rec_steps, rec_loss = 0, [], []
