@@ -100,12 +100,17 @@ def _fuzzable_class(cls: type) -> bool:
 
 @dataclasses.dataclass
 class Record:
-    """One valid call: its arguments (deep-copied before the call), how long it took, its result's health."""
+    """One valid call: its arguments (deep-copied before the call), how long it took, its result's health.
+
+    ``copied=False``: an argument cannot be deep-copied (a compiled extension's object, such as a
+    multipers module); the arguments are then kept as they were passed, and replayed as they are.
+    """
 
     args: tuple
     kwargs: dict
     seconds: float
     nonfinite_result: bool
+    copied: bool = True
 
 
 class Recorder:
@@ -150,17 +155,18 @@ class Recorder:
         if len(kept) >= CALLS_KEPT:
             return fn(*args, **kwargs)
         stored = args[1:] if skip_first else args
+        copied = True
         try:
             saved = copy.deepcopy((stored, kwargs))
-        except Exception:  # tensors inside an autograd graph, locks, generators: not replayable
-            saved = None
-        if saved is not None and _approx_bytes(saved) > MAX_RECORD_BYTES:
+        except Exception:  # an extension object, a tensor inside an autograd graph: keep the arguments as passed
+            saved, copied = (stored, dict(kwargs)), False
+        if _approx_bytes(saved) > MAX_RECORD_BYTES:
             saved = None
         start = time.perf_counter()
         result = fn(*args, **kwargs)
         if saved is not None:
             made = args[0] if skip_first else result  # a class's call makes the instance
-            kept.append(Record(saved[0], saved[1], time.perf_counter() - start, _has_nonfinite(made)))
+            kept.append(Record(saved[0], saved[1], time.perf_counter() - start, _has_nonfinite(made), copied))
         return result
 
     def _wrap_function(self, qualname: str, fn: Callable, package: str) -> None:
@@ -277,6 +283,10 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> li
         value = float(value)  # a float parameter called with 30: fuzz it as the float it is
     if value is not None:
         out.append(Hostile("None", None, must_refuse=not none_ok))
+    if value is None:  # the type is the hint's: an object of no type a hint names
+        typed = hint is not None and hint is not Any and hint is not object and not isinstance(hint, typing.TypeVar)
+        out.append(Hostile("object", object(), must_refuse=typed))
+        return out
     if isinstance(value, bool):
         out.append(Hostile("str", "yes", must_refuse=True))
         return out
@@ -432,7 +442,7 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 1
 def _one_case(
     qualname: str, fn: Any, signature: inspect.Signature, record: Record, pname: str, hostile: Hostile, limit: float
 ) -> Case:
-    args, kwargs = copy.deepcopy((record.args, record.kwargs))
+    args, kwargs = copy.deepcopy((record.args, record.kwargs)) if record.copied else (record.args, dict(record.kwargs))
     bound = signature.bind(*args, **kwargs)
     bound.arguments[pname] = hostile.value
     old = signal.signal(signal.SIGALRM, _on_alarm)
