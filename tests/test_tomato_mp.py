@@ -16,7 +16,7 @@ from sklearn.neighbors import KernelDensity
 
 from explorables.core.checkpoint import Checkpointer
 from explorables.tomato_mp import data, multiparam, persistence
-from explorables.tomato_mp.experiment import TomatoMPConfig, run
+from explorables.tomato_mp.experiment import TomatoMPConfig, headline, run
 from explorables.tomato_mp.figures import explorable_figure, staircase
 
 
@@ -205,6 +205,27 @@ def test_safe_gudhi_conversion_regression():
         assert got[key] == pytest.approx(want[key])
 
 
+class _CopyableSimplexTree(gudhi.SimplexTree):
+    """gudhi 3.13's ``SimplexTree.__deepcopy__`` takes no ``memo`` argument, so ``copy.deepcopy`` fails
+    on it; this subclass copies with gudhi's copy constructor (the API fuzz keeps deep copies of calls)."""
+
+    def __deepcopy__(self, memo):
+        return _CopyableSimplexTree(self)
+
+
+@pytest.mark.parametrize("num_parameters", [1, 3])
+def test_from_gudhi_keeps_every_simplex_with_its_grade_on_the_first_axis(num_parameters):
+    st = _CopyableSimplexTree()
+    for i, v in enumerate((0.5, 0.25, 0.75)):
+        st.insert([i], filtration=v)
+    st.insert([0, 1, 2], filtration=1.0)  # a triangle: its edges enter with it
+    stm = multiparam.from_gudhi(st, num_parameters=num_parameters)
+    assert stm.num_parameters == num_parameters and stm.num_simplices == st.num_simplices() == 7
+    want = {tuple(s): g for s, g in st.get_simplices()}
+    for s, g in stm.get_simplices():
+        assert np.asarray(g)[0] == pytest.approx(want[tuple(s)])
+
+
 @pytest.mark.skipif(
     not os.environ.get("EXPLORABLES_CRASH_TESTS"), reason="documents a crash; set EXPLORABLES_CRASH_TESTS=1"
 )
@@ -319,7 +340,7 @@ def test_bad_input_gives_clear_errors(blobs):
     bad[3] = np.nan
     with pytest.raises(ValueError, match=r"functions.*finite"):
         multiparam.tomato_mp(ds.X, bad)
-    with pytest.raises(ValueError, match="f must contain only finite"):
+    with pytest.raises(ValueError, match=r"f must (contain|hold) only finite"):
         persistence.tomato(ds.X, bad)
     with pytest.raises(ValueError, match="one value per point"):
         multiparam.tomato_mp(ds.X, f[:-1])
@@ -364,6 +385,16 @@ def test_smoke_run_shows_the_claimed_directions(smoke):
     # ToMATo picks a wrong count for at least one k on corrupted data
     assert any(t["n_clusters"] != true for r in corrupted for t in r["tomato"].values())
     assert results.summary["k_sweep"]["moons"]["distinct_counts"] > 1
+
+
+def test_headline_has_one_line_per_outlier_fraction_with_its_counts(smoke):
+    results, _ = smoke
+    runs = results.summary["outliers"]["runs"]
+    lines = headline(results)
+    assert len(lines) == len(runs) == len(results.config.outlier_fraction_grid)
+    for line, r in zip(lines, runs, strict=True):
+        assert line.startswith(f"outliers {r['fraction']:.0%}: ToMATo(k={r['tomato_ref']['k']})")
+        assert f"ToMAToMP robust K={r['mp_robust']['n_clusters']} " in line
 
 
 def test_resuming_from_finished_parts_gives_identical_results(smoke):

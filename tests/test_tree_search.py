@@ -20,11 +20,13 @@ from explorables.tree_search import (
     centroid_bound,
     digits_dendrogram,
     directory_tree,
+    headline,
     optimal_worst_case,
     pathwidth,
     pathwidth_by_branches,
     queries_for,
     random_vertex_at_distance,
+    real_tree,
     robust_bound,
     run,
     spine_bound,
@@ -282,6 +284,15 @@ def test_real_trees_are_trees_and_deterministic():
     np.testing.assert_array_equal(dg.predictions, dg2.predictions)
 
 
+def test_real_tree_is_the_named_input_and_size_caps_the_directory_walk():
+    assert real_tree("AST json.decoder").labels == ast_tree("json.decoder").labels
+    d = real_tree("directory numpy", size=300)
+    assert d.n == 300 and d.labels == directory_tree("numpy", 300).labels
+    assert nx.is_tree(d.to_networkx())
+    dg = real_tree("digits dendrogram", size=200)  # 100 digits clustered: a binary tree with 2 * 100 - 1 vertices
+    assert dg.n == 2 * 100 - 1 and sum(1 for v in range(dg.n) if not dg.children[v]) == 100
+
+
 def test_module_and_package_settings_never_import_or_read_the_working_directory(tmp_path, monkeypatch):
     """Issue 29: ast_modules / directory_package used to go to importlib.import_module, so a
     ``NAME.py`` where the command ran was executed. Now names are checked and sources read as text."""
@@ -333,6 +344,17 @@ def test_smoke_run_shows_the_claimed_directions(smoke):
     assert s["lower_bound"]["spine_worst_slope_per_eta"] > 0.4  # linear in eta, not logarithmic
     assert [c.outcome for c in claims(smoke)][:3] == ["yes", "yes", "yes"]  # doubling, lower bound, our bound
     assert "|" in markdown_table(claims(smoke)) and "η=" in eta_table(smoke) and "all" in dendrogram_table(smoke)
+
+
+def test_headline_has_one_line_per_family_and_learned_predictor(smoke):
+    s = smoke.summary
+    lines = headline(smoke)
+    learned = [v for v in s["real"].values() if "pca_dims" in v]
+    with_etas = [k for k, v in s["real"].items() if "etas" in v]
+    assert len(lines) == len(s["families"]) + len(with_etas) + len(learned)
+    for line, (name, f) in zip(lines, s["families"].items(), strict=False):
+        assert line.startswith(f"{name} (n={f['n']:,}, pw={f['pathwidth']})")
+        assert line.endswith(f"bound violations {f['bound_violations']}")
 
 
 def test_explorable_figure_steps_through_searches_and_stays_small(smoke):

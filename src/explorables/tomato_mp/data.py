@@ -13,13 +13,17 @@ import numpy as np
 import torch
 from sklearn.datasets import load_iris, make_circles, make_moons
 
+from ..core.arguments import Array, checked
 from ..core.device import resolve_device
+from ..core.params import Choice, Device, Float, Int, Positive
+from ..core.resources import check_memory
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from .validate import check_function, check_points
 
 DATASETS = ("blobs", "moons", "circles", "iris")
 
 
+@checked(X=Array("n d"), labels=Array("n", integer=True))
 @dataclass(frozen=True)
 class Dataset:
     """Points, planted labels, and a name."""
@@ -29,6 +33,7 @@ class Dataset:
     labels: np.ndarray
 
 
+@checked(name=Choice(DATASETS), n=Int(10))
 def make_dataset(name: str, n: int = 300, seed: int = 0) -> Dataset:
     """One of :data:`DATASETS` with ``n`` points (iris always has its 150 flowers).
 
@@ -38,6 +43,7 @@ def make_dataset(name: str, n: int = 300, seed: int = 0) -> Dataset:
     """
     check_choice("name", name, DATASETS)
     n = check_int("n", n, minimum=10)
+    check_memory({f"make_dataset n = {n:,} points (about 64 bytes each)": 64 * n})
     rng = np.random.default_rng(seed)
     if name == "blobs":
         centres = np.array([(0.0, 0.0), (2.6, 0.0), (1.3, 2.2)])
@@ -61,6 +67,7 @@ def _torch(X: np.ndarray, device: str | torch.device) -> torch.Tensor:
     return torch.as_tensor(X, dtype=torch.float64, device=resolve_device(device))
 
 
+@checked(X=Array("n d"), bandwidth=Positive(), device=Device(), batch=Int(1))
 def log_kde(X: np.ndarray, bandwidth: float = 0.4, *, device: str = "cpu", batch: int = 4096) -> np.ndarray:
     """Gaussian kernel density estimate at the points, in logs (up to an additive constant).
 
@@ -76,6 +83,7 @@ def log_kde(X: np.ndarray, bandwidth: float = 0.4, *, device: str = "cpu", batch
     return torch.cat(out).cpu().numpy()
 
 
+@checked(X=Array("n d"), mass=Float(0.0, 1.0, low_inclusive=False), device=Device(), batch=Int(1))
 def dtm(X: np.ndarray, mass: float = 0.05, *, device: str = "cpu", batch: int = 4096) -> np.ndarray:
     """Distance to measure (Chazal, Cohen-Steiner, Mérigot 2011) at the points.
 
@@ -94,6 +102,7 @@ def dtm(X: np.ndarray, mass: float = 0.05, *, device: str = "cpu", batch: int = 
     return torch.cat(out).cpu().numpy()
 
 
+@checked(f=Array("n"), fraction=Float(0.0, 0.5))
 def corrupt(
     f: np.ndarray, fraction: float, seed: int = 0, low: float = 0.3, high: float = 1.5
 ) -> tuple[np.ndarray, np.ndarray]:

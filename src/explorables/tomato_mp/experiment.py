@@ -36,6 +36,7 @@ from joblib import Parallel, delayed
 from sklearn.cluster import HDBSCAN, KMeans
 from sklearn.metrics import adjusted_rand_score
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -315,6 +316,7 @@ PARTS = {
 }
 
 
+@checked()
 def run(config: TomatoMPConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> TomatoMPResults:
     """Run the four parts (see the module docstring); finished parts are checkpointed."""
@@ -324,6 +326,7 @@ def run(config: TomatoMPConfig | None = None, *, checkpoint: Checkpointer | None
     return TomatoMPResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: TomatoMPResults) -> list[str]:
     """Key numbers for the end of a command-line run."""
     lines = []

@@ -34,12 +34,21 @@ from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 from scipy.spatial.distance import pdist, squareform
 from scipy.stats import rankdata
 
+from ..core.arguments import Array, checked
+from ..core.params import Device, Float, Int, Positive, Text, Tuple
 from ..core.validation import check_in_range, check_int, check_positive
 from .data import dtm as distance_to_measure
 from .persistence import largest_gap_count
 from .validate import check_functions, check_points
 
 
+@checked(
+    vertex_grades=Array("n p"),
+    edges=Array("m 2", integer=True, nonempty=False),
+    edge_grades=Array("m p", nonempty=False),
+    parameters=Tuple(Text(nonempty=True)),
+    r_max=Positive(),
+)
 @dataclass(frozen=True)
 class MultiFiltration:
     """A 1-critical multi-filtration of a graph: one grade per vertex and per edge."""
@@ -49,6 +58,13 @@ class MultiFiltration:
     edge_grades: np.ndarray  # (m, p)
     parameters: tuple[str, ...]
     r_max: float
+
+    def __post_init__(self) -> None:
+        n, p = np.shape(self.vertex_grades)
+        if len(self.parameters) != p:
+            raise ValueError(f"parameters must name the p = {p} grade coordinates, got {len(self.parameters)}")
+        if len(self.edges) and (np.min(self.edges) < 0 or np.max(self.edges) >= n):
+            raise ValueError(f"edges must join vertices in [0, {n - 1}]")
 
     @property
     def num_parameters(self) -> int:
@@ -62,6 +78,7 @@ def ranks01(values: np.ndarray) -> np.ndarray:
     return (rankdata(values) - 1.0) / max(n - 1, 1)
 
 
+@checked(X=Array("n d"))
 def connecting_radius(X: np.ndarray) -> float:
     """The smallest radius at which the neighbourhood graph of ``X`` is connected (longest MST edge)."""
     X = check_points("X", X)
@@ -69,6 +86,7 @@ def connecting_radius(X: np.ndarray) -> float:
     return float(mst.data.max()) if mst.nnz else 1.0
 
 
+@checked(X=Array("n d"), dtm_mass=Float(0.0, 1.0, low_inclusive=False), r_max=Positive(), device=Device())
 def build_filtration(
     X: np.ndarray,
     functions: Sequence[Sequence[float]] | np.ndarray,
@@ -96,6 +114,7 @@ def build_filtration(
     return MultiFiltration(V, np.column_stack([u, v]), E, tuple(names), float(r_max))
 
 
+@checked()
 def to_simplextree(filt: MultiFiltration) -> mp.SimplexTreeMulti:
     """The filtration as a multipers simplex tree, built directly with ``insert_batch``.
 
@@ -110,6 +129,7 @@ def to_simplextree(filt: MultiFiltration) -> mp.SimplexTreeMulti:
     return st
 
 
+@checked(num_parameters=Int(1, 64))
 def from_gudhi(st: gudhi.SimplexTree, num_parameters: int) -> mp.SimplexTreeMulti:
     """Convert a gudhi simplex tree into a multipers one (first coordinate = gudhi's filtration).
 
@@ -120,6 +140,11 @@ def from_gudhi(st: gudhi.SimplexTree, num_parameters: int) -> mp.SimplexTreeMult
     return mp.SimplexTreeMulti(st, num_parameters=check_int("num_parameters", num_parameters), safe_conversion=True)
 
 
+#: the most lines ``mma_h0`` slices along (its time grows like ``n_lines^(p-1)``)
+MAX_LINES = 10_000
+
+
+@checked(n_lines=Int(4, MAX_LINES), n_jobs=Int(1, 1024))
 def mma_h0(filt: MultiFiltration, n_lines: int = 40, n_jobs: int = 1) -> mp.PyModule_f64:
     """The MMA decomposition (multipers ``module_approximation``) of H0, on the box ``[0, 1]^p``."""
     check_int("n_lines", n_lines, minimum=4)
@@ -129,6 +154,12 @@ def mma_h0(filt: MultiFiltration, n_lines: int = 40, n_jobs: int = 1) -> mp.PyMo
     return module.get_module_of_degree(0)
 
 
+@checked(
+    births=Array("a p", finite=False),
+    deaths=Array("b p", finite=False),
+    prominence=Float(0.0),
+    corner=Array("p", finite=False),
+)
 @dataclass(frozen=True)
 class Summand:
     """One interval summand: its corners, its prominence (largest cube side) and where the cube sits."""
@@ -140,6 +171,10 @@ class Summand:
     essential: bool = False  # one death corner is +inf in every coordinate: the summand never dies
 
 
+@checked(
+    births=Array("a p", finite=False, nonempty=False, min_size=(("p", 1),)),
+    deaths=Array("b p", finite=False, nonempty=False, min_size=(("p", 1),)),
+)
 def summand_prominence(births: np.ndarray, deaths: np.ndarray) -> tuple[float, np.ndarray]:
     """Side of the largest cube ``[b, b + s·1]`` inside an interval (``max_(b,d) min_i (d_i - b_i)``)."""
     B = np.atleast_2d(np.asarray(births, dtype=np.float64))
@@ -151,7 +186,8 @@ def summand_prominence(births: np.ndarray, deaths: np.ndarray) -> tuple[float, n
     return float(max(side[i, j], 0.0)), B[i]
 
 
-def summands(module) -> list[Summand]:
+@checked()
+def summands(module: mp.PyModule_f64) -> list[Summand]:
     """The summands of an MMA module, with their prominences, most prominent first."""
     out = []
     for s in module:
@@ -161,7 +197,7 @@ def summands(module) -> list[Summand]:
             continue
         deaths = np.minimum(raw_deaths, 1.0)
         essential = bool(raw_deaths.size and np.any(np.all(np.isposinf(np.atleast_2d(raw_deaths)), axis=1)))
-        prom, corner = summand_prominence(births, deaths)
+        prom, corner = summand_prominence.__wrapped__(births, deaths)
         out.append(Summand(births, deaths, prom, corner, essential))
     out.sort(key=lambda s: -s.prominence)
     return out
@@ -177,6 +213,7 @@ def components_at(filt: MultiFiltration, grade: np.ndarray) -> np.ndarray:
     return np.where(present, comp, -1)
 
 
+@checked(labels=Array("n", integer=True), n_clusters=Int(1), prominences=Array("k", nonempty=False))
 @dataclass
 class ToMAToMPResult:
     """Labels, the chosen count, the summands and their prominences, and the cores."""
@@ -289,6 +326,15 @@ def check_essential_first(parts: list[Summand], n_essential: int) -> None:
         )
 
 
+@checked(
+    X=Array("n d"),
+    n_clusters=Int(1),
+    n_lines=Int(4, MAX_LINES),
+    dtm_mass=Float(0.0, 1.0, low_inclusive=False),
+    r_max=Positive(),
+    device=Device(),
+    n_jobs=Int(1, 1024),
+)
 def tomato_mp(
     X: np.ndarray,
     functions: Sequence[Sequence[float]] | np.ndarray,

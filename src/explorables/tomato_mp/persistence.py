@@ -15,12 +15,15 @@ import gudhi
 import numpy as np
 from gudhi.clustering.tomato import Tomato
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Int, Positive
 from ..core.validation import check_choice, check_int, check_positive
 from .validate import check_function, check_points
 
 Edges = np.ndarray  # (m, 2) int array of undirected edges
 
 
+@checked(pairs=Array("m 2", nonempty=False), essential=Array("k", nonempty=False))
 @dataclass(frozen=True)
 class Diagram:
     """A 0-dim superlevel persistence diagram: finite pairs and the births of the essential classes.
@@ -41,7 +44,15 @@ class Diagram:
 
 def check_edges(edges: Sequence[Sequence[int]] | np.ndarray, n: int) -> np.ndarray:
     """Validate an edge list on ``n`` vertices; return it as an ``(m, 2)`` int array."""
-    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2) if len(edges) else np.zeros((0, 2), np.int64)
+    if edges is None or isinstance(edges, (str, bytes)):
+        raise ValueError(f"edges must be an (m, 2) array of vertex indices, got {type(edges).__name__}")
+    raw = np.asarray(edges)
+    if raw.size == 0:
+        return np.zeros((0, 2), np.int64)
+    if raw.ndim != 2 or raw.shape[1] != 2 or raw.dtype.kind not in "iu":
+        raise ValueError(f"edges must be an (m, 2) array of integer vertex indices, got shape {raw.shape} "
+                         f"of dtype {raw.dtype}")
+    e = raw.astype(np.int64)
     if e.size and (e.min() < 0 or e.max() >= n):
         raise ValueError(f"edges must join vertices in [0, {n - 1}], got indices in [{e.min()}, {e.max()}]")
     return e
@@ -64,6 +75,7 @@ def find(parent: np.ndarray, x: int) -> int:
     return x
 
 
+@checked()
 def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Diagram:
     """0-dim persistence of the superlevel sets ``{f >= t}`` of ``f`` on a graph: a union-find
     with the elder rule, eq. (tomato-elder); ToMATo's merge with threshold tau = +inf.
@@ -94,6 +106,7 @@ def superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Dia
     return Diagram(pairs=arr[np.argsort(-(arr[:, 0] - arr[:, 1]), kind="stable")], essential=essential)
 
 
+@checked()
 def gudhi_superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) -> Diagram:
     """The same diagram computed by gudhi: lower-star filtration of ``-f`` on the graph."""
     f = check_function("f", f)
@@ -112,6 +125,7 @@ def gudhi_superlevel_persistence(f: Sequence[float] | np.ndarray, edges: Edges) 
     return Diagram(pairs=pairs[np.argsort(-(pairs[:, 0] - pairs[:, 1]), kind="stable")], essential=essential)
 
 
+@checked(prominences=Array("m", nonempty=False), n_essential=Int(0))
 def largest_gap_count(
     prominences: Sequence[float] | np.ndarray, n_essential: int = 0, *, top: float | None = None
 ) -> int:
@@ -136,16 +150,19 @@ def largest_gap_count(
     return int(np.argmax(gaps)) + 1 + n_essential
 
 
+@checked(prominences=Array("m", nonempty=False), n_clusters=Int(1), n_essential=Int(0))
 def gap_threshold(prominences: Sequence[float] | np.ndarray, n_clusters: int, n_essential: int = 0) -> float:
     """A merge threshold tau that keeps ``n_clusters`` clusters: the midpoint of the gap between the
-    ``(n_clusters - n_essential)``-th and the next largest prominence (0 below the last one)."""
+    ``(n_clusters - n_essential)``-th and the next largest prominence (0 below the last one). Asked
+    for more clusters than there are peaks, it keeps them all (tau = 0)."""
     p = np.r_[-np.sort(-np.asarray(prominences, dtype=np.float64)), 0.0]
-    kept = max(n_clusters - n_essential, 0)
+    kept = min(max(n_clusters - n_essential, 0), len(p))
     above = p[kept - 1] if kept >= 1 else p[0] + 1.0
     below = p[min(kept, len(p) - 1)]
     return float((above + below) / 2)
 
 
+@checked(labels=Array("n", integer=True), n_clusters=Int(1))
 @dataclass(frozen=True)
 class TomatoResult:
     """ToMATo's output: labels at the chosen count, the diagram, and the count chosen by the gap."""
@@ -171,6 +188,7 @@ class TomatoResult:
             self.model.n_clusters_ = fitted
 
 
+@checked(X=Array("n d"), graph_type=Choice(("knn", "radius")), k=Int(1), r=Positive(), n_clusters=Int(1))
 def tomato(
     X: np.ndarray,
     f: Sequence[float] | np.ndarray,

@@ -37,9 +37,20 @@ def check_function(name: str, f: Any, n: int | None = None) -> np.ndarray:
 def check_functions(name: str, fs: Any, n: int) -> np.ndarray:
     """One or several functions on ``n`` points, as a ``(p, n)`` array (a 1-D input, array or plain
     list of numbers, is one function)."""
+    if fs is None or isinstance(fs, (str, bytes)) or np.isscalar(fs):
+        raise ValueError(f"{name} must be one function ({n} values) or several (a (p, {n}) array or a list of them), "
+                         f"got {type(fs).__name__}")
     if isinstance(fs, (list, tuple)) and len(fs) and all(np.isscalar(v) for v in fs):
         return check_function(name, fs, n)[None, :]  # a plain list of floats is one function
-    arr = np.asarray(fs, dtype=np.float64) if not isinstance(fs, (list, tuple)) else None
+    if isinstance(fs, (list, tuple)):
+        arr = None
+    else:
+        try:
+            arr = np.asarray(fs, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
+        if arr.ndim not in (1, 2):
+            raise ValueError(f"{name} must be one function ({n} values) or a (p, {n}) array, got shape {arr.shape}")
     if arr is not None and arr.ndim == 1:
         return check_function(name, arr, n)[None, :]
     rows = list(fs) if arr is None else list(arr)

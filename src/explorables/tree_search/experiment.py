@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import networkx as nx
 import numpy as np
 
+from ..core.arguments import checked as checked_args
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
@@ -201,12 +202,13 @@ def _run_all(tree: Tree, D: SpineDecomposition, target: int, prediction: int) ->
         def ask(v: int) -> int:
             return tree.step(v, target)
 
+        # the unchecked searches: tree, D and the vertices are the experiment's own, called many times
         if alg == "centroid":
-            q = centroid_search(tree, ask)
+            q = centroid_search.__wrapped__(tree, ask)
         elif alg == "spine":
-            q = spine_search(tree, D, prediction, ask)
+            q = spine_search.__wrapped__(tree, D, prediction, ask)
         else:
-            q = robust_search(tree, D, prediction, ask)
+            q = robust_search.__wrapped__(tree, D, prediction, ask)
         if q[-1] != target:
             raise RuntimeError(f"{alg} search ended at {q[-1]}, not at the target {target}")
         out[alg] = len(q)
@@ -236,7 +238,7 @@ def measure_tree(
         while len(counts["spine"]) < per_eta and tries < 20 * per_eta:
             tries += 1
             t = int(rng.integers(tree.n))
-            p = random_vertex_at_distance(tree, t, eta, rng, heights)
+            p = random_vertex_at_distance.__wrapped__(tree, t, eta, rng, heights)
             if p < 0:
                 continue
             res = _run_all(tree, D, t, p)
@@ -519,6 +521,7 @@ def _explorable(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     return out, {}
 
 
+@checked_args()
 def run(
     config: TreeSearchConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TreeSearchResults:
@@ -543,6 +546,7 @@ def run(
     return TreeSearchResults(cfg, summary, curves)
 
 
+@checked_args()
 def headline(results: TreeSearchResults) -> list[str]:
     """A few key numbers for the end-of-run summary of the command line."""
     s = results.summary

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.arguments import checked
+from ..core.params import Choice, Int
+from ..core.resources import check_memory
 from ..core.validation import check_choice, check_int
 from .tree import Tree
 
@@ -80,10 +83,16 @@ def random_recursive_parents(n: int, seed: int = 0) -> np.ndarray:
     return parents
 
 
+#: bytes per vertex of a :class:`Tree` and its search structures, roughly (numpy arrays and Python lists)
+BYTES_PER_VERTEX = 400
+
+
+@checked(family=Choice(SYNTHETIC), n=Int(3))
 def synthetic_tree(family: str, n: int, seed: int = 0) -> Tree:
     """One of :data:`SYNTHETIC` with about ``n`` vertices (complete binary: the largest <= n)."""
     check_choice("family", family, SYNTHETIC)
     n = check_int("n", n, minimum=3)
+    check_memory({f"synthetic_tree n = {n:,} vertices (about {BYTES_PER_VERTEX} bytes each)": BYTES_PER_VERTEX * n})
     if family == "path":
         parents = path_parents(n)
     elif family == "caterpillar":
@@ -97,6 +106,7 @@ def synthetic_tree(family: str, n: int, seed: int = 0) -> Tree:
     return Tree.from_parents(parents)
 
 
+@checked(family=Choice(SYNTHETIC), n=Int(3))
 def synthetic_size(family: str, n: int) -> int:
     """The number of vertices of ``synthetic_tree(family, n)``, without building it.
 
@@ -151,6 +161,7 @@ def package_directory(package: str) -> Path:
     return Path(spec.origin).parent
 
 
+@checked()
 def ast_tree(module: str = "json.decoder") -> Tree:
     """The syntax tree of a standard-library module (vertices labelled ``i:NodeType``).
 
@@ -170,6 +181,7 @@ def ast_tree(module: str = "json.decoder") -> Tree:
     return Tree.from_parents(parents, labels)
 
 
+@checked(max_vertices=Int(2))
 def directory_tree(package: str = "numpy", max_vertices: int = 5000) -> Tree:
     """The directory tree (folders and files) of an installed package, walked in sorted order.
 
@@ -203,6 +215,7 @@ class Dendrogram:
     n_points: int
 
 
+@checked()
 def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0, dims: int = 2) -> Dendrogram:
     """Ward linkage of ``n_points`` digits; targets/predictions for ``n_queries`` held-out digits.
 
@@ -241,6 +254,7 @@ def digits_dendrogram(n_points: int = 1000, n_queries: int = 300, seed: int = 0,
 REAL = ("AST json.decoder", "AST argparse", "directory numpy", "digits dendrogram")
 
 
+@checked(name=Choice(REAL), size=Int(2))
 def real_tree(name: str, size: int = 2000) -> Tree:
     """One of the real trees in :data:`REAL` (``size`` caps the directory walk / dendrogram size)."""
     check_choice("name", name, REAL)

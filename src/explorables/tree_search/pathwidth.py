@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from ..core.arguments import Array, checked
 from .tree import Tree
 
 Label = tuple[int, tuple[int, ...], int]  # (pathwidth, roots of the minimal heavy subtrees, their LCA)
@@ -113,6 +114,7 @@ class _Labeller:
             base[v] = self.combine(v, [base[c] for c in self.kids(v)], ())
 
 
+@checked()
 def subtree_labels(tree: Tree) -> list[Label]:
     """The label of every rooted subtree ``T_v`` of ``tree`` (rooted at internal vertex 0)."""
     lab = _Labeller(tree, [0] * tree.n, 0)
@@ -120,6 +122,7 @@ def subtree_labels(tree: Tree) -> list[Label]:
     return [lab.base[v] for v in range(tree.n)]
 
 
+@checked()
 def pathwidth(tree: Tree | nx.Graph) -> int:
     """Exact pathwidth of a tree (label algorithm above; quadratic at worst, near-linear in practice)."""
     if not isinstance(tree, Tree):
@@ -127,6 +130,7 @@ def pathwidth(tree: Tree | nx.Graph) -> int:
     return subtree_labels(tree)[0][0]
 
 
+@checked()
 def vertex_separation_bruteforce(graph: nx.Graph) -> int:
     """Vertex separation number by dynamic programming over vertex subsets (= pathwidth; Kinnersley 1992).
 
@@ -151,13 +155,19 @@ def vertex_separation_bruteforce(graph: nx.Graph) -> int:
     return f[full]
 
 
+@checked()
 def pathwidth_by_branches(graph: nx.Graph) -> int:
     """Pathwidth from Scheffler's branch rule, by recursion on vertex sets (small trees only).
 
     ``pw(T) >= k + 1`` iff some vertex has three branches of pathwidth ``>= k`` (``k >= 1``), so
     ``pw(T) = max(1, max_v 1 + third-largest branch pathwidth at v)`` for ``n >= 2``. A second,
-    independent oracle for the tests.
+    independent oracle for the tests. ``graph`` must be a tree with at most 16 vertices.
     """
+    n = graph.number_of_nodes()
+    if n == 0 or graph.is_directed() or not nx.is_tree(graph):
+        raise ValueError("graph must be an undirected tree (non-empty, connected and acyclic)")
+    if n > 16:
+        raise ValueError(f"graph must have at most 16 vertices for the branch rule, got {n}")
     memo: dict[frozenset, int] = {}
 
     def pw(vs: frozenset) -> int:
@@ -177,6 +187,14 @@ def pathwidth_by_branches(graph: nx.Graph) -> int:
     return pw(frozenset(graph.nodes))
 
 
+_INDEX = Array("m", integer=True)
+_VERTEX = Array("n", integer=True)
+
+
+@checked(
+    parent=_INDEX, level=_INDEX, pw=_INDEX, attach=_INDEX, attach_spine=_INDEX, ctin=_INDEX, ctout=_INDEX,
+    comp_of=_VERTEX, pos=_VERTEX,
+)
 @dataclass
 class SpineDecomposition:
     """The recursive spine decomposition of a tree (component 0 is the whole tree).
@@ -198,6 +216,10 @@ class SpineDecomposition:
     pos: np.ndarray
     ctin: np.ndarray
     ctout: np.ndarray
+
+    def __post_init__(self) -> None:
+        if len(self.spines) != len(self.parent):
+            raise ValueError(f"spines must hold one spine per component ({len(self.parent)}), got {len(self.spines)}")
 
     @property
     def depth(self) -> int:
@@ -224,6 +246,7 @@ class SpineDecomposition:
         return d
 
 
+@checked()
 def spine_decomposition(tree: Tree) -> SpineDecomposition:
     """Decompose ``tree`` recursively into spines (exact: every component of level ``l`` has pathwidth
     ``<= pw(T) - l``, so there are at most ``pw(T) + 1`` levels). O(n · levels) plus the labelling."""

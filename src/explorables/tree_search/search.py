@@ -27,17 +27,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Int
 from .pathwidth import SpineDecomposition
 from .tree import Tree
 
 Ask = Callable[[int], int]
 
 
+@checked(n=Int(1))
 def centroid_bound(n: int) -> int:
     """Worst-case queries of centroid search on ``n`` vertices: ``floor(log2 n) + 1``."""
     return math.floor(math.log2(n)) + 1
 
 
+@checked(eta=Int(0), k=Int(0))
 def spine_bound(eta: int, k: int) -> int:
     """Our explicit worst-case bound for :func:`spine_search` (module docstring)."""
     if eta == 0:
@@ -45,11 +49,13 @@ def spine_bound(eta: int, k: int) -> int:
     return 2 + k * (2 * math.ceil(math.log2(eta + 1)) + 1)
 
 
+@checked(n=Int(1))
 def robust_bound(n: int) -> int:
     """The robust variant never needs more than ``2 (floor(log2 n) + 1)`` queries."""
     return 2 * centroid_bound(n)
 
 
+@checked()
 @dataclass
 class Memory:
     """The answers received so far (a repeated query is answered from memory, not counted)."""
@@ -88,19 +94,28 @@ def candidate_mask(tree: Tree, answers: dict[int, int]) -> np.ndarray:
     return mask
 
 
+@checked(mask=Array("n"))
 def centroid_search(tree: Tree, ask: Ask | Memory, mask: np.ndarray | None = None) -> list[int]:
     """Query a centroid of the candidate set until found (at most ``floor(log2 n) + 1`` queries).
 
     The centroid of a connected candidate set ``S`` is the vertex ``c`` of ``S`` with the smallest
     ``|S ∩ T_c|`` among those with ``2 |S ∩ T_c| >= |S|``; every component of ``S - c`` then has
-    at most ``|S| / 2`` vertices. Subtree counts are prefix sums over the preorder.
+    at most ``|S| / 2`` vertices. Subtree counts are prefix sums over the preorder. ``mask``, if
+    given, is a boolean array of length ``n`` marking the candidates (default: those consistent
+    with the answers in ``ask``'s memory).
     """
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_ or mask.shape != (tree.n,) or not mask.any():
+            raise ValueError(f"mask must be a boolean array of length n = {tree.n} with at least one True entry")
     mem = ask if isinstance(ask, Memory) else Memory(ask)
     mask = candidate_mask(tree, mem.answers) if mask is None else mask.copy()
     size, parent = tree.size, tree.parent
     while True:
         idx = np.flatnonzero(mask)
         m = len(idx)
+        if m == 0:
+            raise ValueError("ask gave answers that no vertex of the tree is consistent with (is it this tree's?)")
         cs = np.concatenate([[0], np.cumsum(mask)])
         s_sub = cs[idx + size[idx]] - cs[idx]
         cand = idx[2 * s_sub >= m]
@@ -119,15 +134,37 @@ class _Budget(Exception):
     pass
 
 
+def check_decomposition(tree: Tree, decomposition: SpineDecomposition) -> None:
+    """A ``ValueError`` naming ``decomposition`` unless it was made from a tree of ``tree``'s size."""
+    if len(decomposition.comp_of) != tree.n or len(decomposition.pos) != tree.n:
+        raise ValueError(
+            f"decomposition must be spine_decomposition(tree) of this tree (n = {tree.n}), "
+            f"got one of a tree with {len(decomposition.comp_of)} vertices"
+        )
+
+
+@checked(budget=Int(0))
 def spine_search(
     tree: Tree, decomposition: SpineDecomposition, prediction: int, ask: Ask | Memory, budget: int | None = None
 ) -> list[int]:
     """Prediction-based search along the recursive spine decomposition (module docstring).
 
-    With a ``budget``, stops (raising an internal exception caught by :func:`robust_search`)
-    once that many queries were made without finding the target.
+    With a ``budget``, stops once that many queries were made without finding the target and
+    returns the queries made so far (the last one is then not the target: ``Memory.found`` is
+    false); :func:`robust_search` continues from there with centroid search.
     """
+    check_decomposition(tree, decomposition)
     mem = ask if isinstance(ask, Memory) else Memory(ask)
+    try:
+        return _spine_search(tree, decomposition, prediction, mem, budget)
+    except _Budget:
+        return mem.queried
+
+
+def _spine_search(
+    tree: Tree, decomposition: SpineDecomposition, prediction: int, mem: Memory, budget: int | None
+) -> list[int]:
+    """:func:`spine_search` on a :class:`Memory`, raising ``_Budget`` when the budget runs out."""
     D = decomposition
     prediction = tree.check_vertex("prediction", prediction)
 
@@ -199,6 +236,7 @@ def doubling_along_spine(spine: np.ndarray, i: int, q: Callable[[int], int]) -> 
             hi = m
 
 
+@checked(budget=Int(0))
 def robust_search(
     tree: Tree, decomposition: SpineDecomposition, prediction: int, ask: Ask | Memory, budget: int | None = None
 ) -> list[int]:
@@ -206,14 +244,16 @@ def robust_search(
     the vertices still consistent with the answers. Never more than ``budget + floor(log2 n) + 1``
     queries (``2 (floor(log2 n) + 1)`` by default), and identical to spine search whenever that
     one needs at most ``budget`` queries."""
+    check_decomposition(tree, decomposition)
     mem = ask if isinstance(ask, Memory) else Memory(ask)
-    budget = centroid_bound(tree.n) if budget is None else budget
+    budget = centroid_bound.__wrapped__(tree.n) if budget is None else budget
     try:
-        return spine_search(tree, decomposition, prediction, mem, budget=budget)
+        return _spine_search(tree, decomposition, prediction, mem, budget)
     except _Budget:
-        return centroid_search(tree, mem)
+        return centroid_search.__wrapped__(tree, mem)
 
 
+@checked()
 def optimal_worst_case(tree: Tree) -> int:
     """The optimal worst-case number of queries over all targets, exactly (small trees).
 
@@ -257,10 +297,22 @@ def optimal_worst_case(tree: Tree) -> int:
     return opt((1 << n) - 1)
 
 
+@checked(algorithm=Choice(("centroid", "spine", "robust")))
 def queries_for(
     tree: Tree, algorithm: str, target: int, prediction: int = 0, decomposition: SpineDecomposition | None = None
 ) -> list[int]:
     """Run one algorithm (``"centroid"``, ``"spine"`` or ``"robust"``) against a target."""
+    target = tree.check_vertex("target", target)
+    prediction = tree.check_vertex("prediction", prediction)
+    if decomposition is not None:
+        check_decomposition(tree, decomposition)
+    return _queries_for(tree, algorithm, target, prediction, decomposition)
+
+
+def _queries_for(
+    tree: Tree, algorithm: str, target: int, prediction: int, decomposition: SpineDecomposition | None
+) -> list[int]:
+    """:func:`queries_for` on checked arguments (the unchecked searches, for loops over many pairs)."""
 
     def ask(v: int) -> int:
         return tree.step(v, target)
@@ -268,7 +320,7 @@ def queries_for(
     if algorithm == "centroid":
         return centroid_search(tree, ask)
     if decomposition is None:
-        raise ValueError(f"algorithm {algorithm!r} needs a spine decomposition")
+        raise ValueError(f"decomposition must be given: algorithm {algorithm!r} needs a spine decomposition")
     if algorithm == "spine":
         return spine_search(tree, decomposition, prediction, ask)
     if algorithm == "robust":
@@ -278,9 +330,10 @@ def queries_for(
 
 def all_pairs_counts(tree: Tree, decomposition: SpineDecomposition, algorithm: str) -> np.ndarray:
     """``counts[t, p]``: queries of ``algorithm`` for every target ``t`` and prediction ``p``."""
+    queries_for(tree, algorithm, 0, 0, decomposition)  # checks the arguments once
     counts = np.zeros((tree.n, tree.n), dtype=np.int64)
     for t, p in ((t, p) for t in range(tree.n) for p in range(tree.n)):
-        counts[t, p] = len(queries_for(tree, algorithm, t, p, decomposition))
+        counts[t, p] = len(_queries_for(tree, algorithm, t, p, decomposition))
     return counts
 
 

@@ -19,11 +19,14 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Int
 from ..core.validation import check_int
 
 FOUND = "found"
 
 
+@checked(n=Int(1, 10**9), edges=Array("m 2", integer=True, nonempty=False), root=Int(0))
 class Tree:
     """An unrooted tree on ``n`` vertices, stored in DFS preorder from ``labels[0]``.
 
@@ -35,7 +38,7 @@ class Tree:
         n = check_int("n", n, minimum=1)
         edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
         if len(edges) != n - 1:
-            raise ValueError(f"tree must have exactly n - 1 = {n - 1} edges, got {len(edges)}")
+            raise ValueError(f"edges must hold exactly n - 1 = {n - 1} edges (a tree), got {len(edges)}")
         if len(edges) and (edges.min() < 0 or edges.max() >= n):
             raise ValueError(f"edges must join vertices in [0, {n - 1}]")
         if np.any(edges[:, 0] == edges[:, 1]):
@@ -226,6 +229,7 @@ class Tree:
         return dist
 
 
+@checked()
 def branch_heights(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
     """``down[v]``: height of ``v``'s subtree; ``up[v]``: longest path from ``v`` that starts toward its parent."""
     n, parent = tree.n, tree.parent.tolist()
@@ -246,6 +250,7 @@ def branch_heights(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
     return np.array(down, dtype=np.int64), np.array(up, dtype=np.int64)
 
 
+@checked(eta=Int(0))
 def random_vertex_at_distance(
     tree: Tree, t: int, eta: int, rng: np.random.Generator, heights: tuple[np.ndarray, np.ndarray] | None = None
 ) -> int:
@@ -254,7 +259,13 @@ def random_vertex_at_distance(
     A non-backtracking walk from ``t`` (it never comes closer to ``t``) that at each step picks
     uniformly among the branches still deep enough to go on for the remaining steps, so it never
     gets stuck. Not uniform on the sphere, but every vertex at distance ``eta`` can be reached.
+    ``heights`` is :func:`branch_heights` of ``tree`` (computed when not given).
     """
+    t = tree.check_vertex("t", t)
+    if heights is not None and (
+        len(heights) != 2 or any(np.shape(h) != (tree.n,) for h in heights)
+    ):
+        raise ValueError(f"heights must be branch_heights(tree): two arrays of length n = {tree.n}")
     if eta == 0:
         return t
     down, up = heights if heights is not None else branch_heights(tree)
@@ -271,6 +282,7 @@ def random_vertex_at_distance(
     return v
 
 
+@checked()
 class TreeSearchOracle:
     """The query model: a hidden target; ``query(v)`` answers ``"found"`` or the next vertex toward it.
 
