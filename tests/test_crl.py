@@ -11,20 +11,26 @@ import torch
 from torch import nn
 
 from explorables.crl import (
+    MOTION_GAITS,
+    MOTION_JOINTS,
     PATTERNS,
     CRLConfig,
     EnsembleVAE,
     changing_edges,
     correlation_matrix,
     default_graph,
+    encode_means,
     fit,
+    headline,
     make_arm_data,
     make_data,
     make_mixing,
+    make_motion_data,
     make_scm,
     matched_correlations,
     mcc,
     mix,
+    motion_scm,
     sample_latents,
     stick_figure,
 )
@@ -195,6 +201,18 @@ def test_generator_refuses_bad_input():
         changing_edges("fix 5→6", sorted(graph.edges))
 
 
+def test_the_motion_chain_is_observed_through_its_stick_figure():
+    scm = motion_scm(np.random.default_rng(20))
+    assert scm.n_envs == len(MOTION_GAITS) and scm.d_latent == len(MOTION_JOINTS)
+    assert scm.identifiable() == [True, True, True]
+    assert motion_scm(np.random.default_rng(20), {(0, 1)}).identifiable() == [True, True, False]
+    data = make_motion_data(scm, 50, np.random.default_rng(21))
+    assert data.x.shape == (50 * len(MOTION_GAITS), 6) and data.z.shape == (50 * len(MOTION_GAITS), 3)
+    np.testing.assert_array_equal(data.env, np.repeat(np.arange(len(MOTION_GAITS)), 50))
+    np.testing.assert_allclose(data.x.std(0), 1.0)  # standardised observations
+    assert correlation_matrix(data.z, data.x)[0].max() > 0.9  # the knee's position follows the hip's swing
+
+
 # --- the model -----------------------------------------------------------------------------------
 
 
@@ -228,6 +246,9 @@ def test_the_plain_vae_is_blind_to_the_environment():
         (mu_a, _), (mu_b, _) = (model.encode(x, c) for c in codes)
     assert torch.equal(mu_a[1], mu_b[1])  # plain: q(z | x)
     assert not torch.allclose(mu_a[0], mu_b[0])  # causal: q(z | x, u)
+    means = encode_means(model, x, torch.full((2, 20), 3))  # the posterior means, from labels
+    assert means.shape == (2, 20, 3)
+    np.testing.assert_array_equal(means, mu_b.numpy())
 
 
 def test_members_train_as_they_would_alone():
@@ -335,6 +356,10 @@ def test_smoke_run_shows_the_claimed_directions():
     assert arms["causal / fix 1→2"]["identifiable"] == [True, True, False]
     for arm in arms.values():
         assert all(0.0 <= c["median"] <= 1.0 for c in arm["components"])
+    lines = headline(results)  # one line per arm, quoting its MCC
+    assert len(lines) == len(arms)
+    for line, (name, arm) in zip(lines, arms.items(), strict=True):
+        assert line.startswith(f"{name}: MCC {arm['mcc']['mean']:.2f}")
 
 
 # --- the verdicts --------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def test_switching_beats_both(runs):
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda: newton_schulz(torch.ones(3)), "G must be a matrix"),
+        (lambda: newton_schulz(torch.ones(3)), "G must have shape"),
         (lambda: newton_schulz(torch.ones(3, 3), steps=-1), "steps"),
         (lambda: optimize(make_problem(), "sgd", 10), "method"),
         (lambda: optimize(make_problem(), "muon", 10, muon_lr=-1.0), "muon_lr"),
@@ -133,7 +133,7 @@ def test_muon_rejects_non_matrices_and_bad_rates():
 
 
 def test_smoke_experiment_shows_the_claimed_directions():
-    from explorables.muon import MuonConfig, run
+    from explorables.muon import MuonConfig, headline, run
 
     r = run(MuonConfig.preset("smoke", n_sensing_steps=3000))
     sen = r.summary["sensing"]
@@ -143,6 +143,15 @@ def test_smoke_experiment_shows_the_claimed_directions():
     assert all(g < m for g, m in zip(tail["GD"], tail["Muon"], strict=True))
     assert all(x < g / 3 for x, g in zip(tail["Muon → GD"], tail["GD"], strict=True))
     assert all(np.isfinite(v) for v in r.summary["lm"]["final_val_loss"].values())
+    lines = headline(r)  # the command line's summary quotes the run's own numbers
+    assert f"Muon/GD = {sen['early_ratio_muon_over_gd']:.2f}" in lines[0]
+    assert all(name in lines[2] for name in r.summary["lm"]["final_val_loss"])
+
+
+def test_an_overflowing_step_size_is_refused_naming_it():
+    problem = make_problem(m=6, n=6)
+    with pytest.raises(ValueError, match="gd_lr is too large"):
+        optimize(problem, "gd", 400, gd_lr=1.0)  # |1 - 1.0 x 100| ** 400 overflows float64
 
 
 def test_config_cross_checks_name_the_fields():

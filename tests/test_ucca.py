@@ -253,7 +253,7 @@ def test_nans_are_refused_with_the_views_name():
     rng = np.random.default_rng(10)
     X, Y = rng.standard_normal((30, 4)), rng.standard_normal((30, 4))
     Y[3, 1] = np.nan
-    with pytest.raises(ValueError, match="Y must contain only finite"):
+    with pytest.raises(ValueError, match="Y must hold only finite"):
         ucca(X, Y, rng=rng)
 
 
@@ -322,3 +322,58 @@ def test_comparison_sentence_names_the_best_method():
     steps = qap_step_sentence(res)
     assert "+0.50 (UCCA ahead)" in steps and "-0.40 (Wasserstein–Procrustes ahead)" in steps
     assert "-0.02 (little)" in steps
+
+
+# --- the rest of the public API -------------------------------------------------------------------------
+
+
+def test_a_fitted_whitening_maps_its_own_view_to_identity_covariance_and_is_whiten():
+    from explorables.ucca import fit_whitening
+
+    X = synthetic_views(60, rng=np.random.default_rng(3)).X
+    w = fit_whitening(X, 4)
+    Xw = w(X)
+    np.testing.assert_allclose(Xw.T @ Xw / X.shape[0], np.eye(4), atol=1e-10)
+    np.testing.assert_allclose(Xw, whiten(X, 4))
+    with pytest.raises(ValueError, match="d must be"):
+        fit_whitening(X, 0)
+
+
+def test_the_unpaired_baselines_return_permutations_no_worse_than_random_on_identical_views():
+    from explorables.ucca import gromov_wasserstein_pairing, wasserstein_procrustes_pairing
+
+    rng = np.random.default_rng(4)
+    X = synthetic_views(40, d_x=5, d_y=5, rng=rng).X
+    Y = X[rng.permutation(40)]  # the same rows, shuffled: a pairing with every correlation 1 exists
+    Xw, Yw = whiten(X, 3), whiten(Y, 3)
+    random_score = np.mean([sum_squared_correlations(Xw, Yw, random_pairing(40, rng)) for _ in range(20)])
+    for pairing in (
+        wasserstein_procrustes_pairing(X, Y, d=3, n_restarts=4, rng=np.random.default_rng(0)),
+        gromov_wasserstein_pairing(X, Y),
+    ):
+        np.testing.assert_array_equal(np.sort(pairing), np.arange(40))
+        assert sum_squared_correlations(Xw, Yw, pairing) > random_score
+
+
+def test_the_bundled_real_views_pair_row_by_row():
+    from explorables.ucca import breast_cancer_views, digit_halves
+
+    for views, p, n_classes in ((digit_halves(), 32, 10), (breast_cancer_views(), 10, 2)):
+        assert views.X.shape[0] == views.Y.shape[0] == views.labels.shape[0]
+        assert views.X.shape[1] == views.Y.shape[1] == p
+        assert np.all(np.isfinite(views.X)) and np.all(np.isfinite(views.Y))
+        assert set(np.unique(views.labels)) == set(range(n_classes))
+
+
+def test_a_tiny_run_reports_every_dataset_and_its_headline():
+    from explorables.ucca import UCCAConfig, UCCAResults, headline, run
+
+    cfg = UCCAConfig.preset(
+        "smoke", datasets=("gaussian",), seeds=(0,), n_train=30, n_test=30, n_restarts=2, n_faq=1,
+        n_alternations=1, n_random_pairings=1, n_identity_checks=2, non_gaussianity_grid=(0.0,),
+    )  # fmt: skip
+    results = run(cfg)
+    assert isinstance(results, UCCAResults)
+    assert results.summary["identity"]["max_gap"] < 1e-8  # eq. (ucca-qap) holds on every permutation
+    lines = headline(results)
+    assert lines[0].startswith("identity") and any(line.startswith("gaussian:") for line in lines)

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from scipy.stats import special_ortho_group
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -49,6 +50,7 @@ from .scm import (
 PATTERNS: tuple[str, ...] = ("all", "fix 0→1", "fix 1→2", "fix 0→2", "none")
 
 
+@checked(pattern=Choice(PATTERNS))
 def changing_edges(pattern: str, edges: list[tuple[int, int]]) -> set[tuple[int, int]]:
     """The edges whose influence changes under ``pattern`` (one of :data:`PATTERNS`)."""
     if pattern == "all":
@@ -145,6 +147,7 @@ class CRLResults(Results[CRLConfig]):
     """What :func:`run` returns: per-arm MCC summaries and the arrays the figures draw."""
 
 
+@checked()
 def arms(cfg: CRLConfig) -> list[Arm]:
     """The trained settings of ``cfg``, in a fixed order."""
     out = [Arm(f"causal / {p}", "causal", "synthetic", p) for p in cfg.edge_patterns]
@@ -164,8 +167,11 @@ def data_seed(cfg: CRLConfig, s: int) -> int:
     return 1_000_003 * cfg.seed + 7_919 * s + 11
 
 
+@checked()
 def make_arm_data(cfg: CRLConfig, arm: Arm, s: int) -> LatentData:
     """The data set of ``arm`` under seed entry ``s``: same draws for every pattern of one seed."""
+    if s >= len(cfg.seeds):
+        raise ValueError(f"s must index cfg.seeds (0..{len(cfg.seeds) - 1}), got {s}")
     rng = np.random.default_rng(data_seed(cfg, s))
     if arm.data == "motion":
         n_per_gait = -(-cfg.n_envs * cfg.n_per_env // len(MOTION_GAITS))  # rounded up; trimmed to n later
@@ -314,6 +320,7 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
     return summary, curves
 
 
+@checked()
 def run(
     config: CRLConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> CRLResults:
@@ -327,6 +334,7 @@ def run(
     return CRLResults(cfg, summary, curves["training"])
 
 
+@checked()
 def headline(results: CRLResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     return [

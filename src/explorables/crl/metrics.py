@@ -6,9 +6,15 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.stats import rankdata
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice
 from ..core.validation import check_choice
 
+KINDS: tuple[str, ...] = ("pearson", "spearman")
+_RULES = dict(z_true=Array("n d"), z_learned=Array("m k"), kind=Choice(KINDS))
 
+
+@checked(**_RULES)
 def correlation_matrix(z_true: np.ndarray, z_learned: np.ndarray, kind: str = "pearson") -> np.ndarray:
     """``|corr(z_true[:, i], z_learned[:, j])|`` for every pair, ``(d_true, d_learned)``.
 
@@ -26,19 +32,21 @@ def correlation_matrix(z_true: np.ndarray, z_learned: np.ndarray, kind: str = "p
     return np.abs(a.T @ b) / len(a)
 
 
+@checked(**_RULES)
 def matched_correlations(z_true: np.ndarray, z_learned: np.ndarray, kind: str = "pearson") -> np.ndarray:
     """Per true component, its absolute correlation with the learned component it is matched to.
 
     The matching maximises the summed absolute correlation (scipy's ``linear_sum_assignment``, the
     Hungarian method), so a permuted, rescaled copy of the latents scores 1 on every component.
     """
-    corr = correlation_matrix(z_true, z_learned, kind)
+    corr = correlation_matrix.__wrapped__(z_true, z_learned, kind)  # arguments checked above
     rows, cols = linear_sum_assignment(-corr)
     out = np.zeros(corr.shape[0])
     out[rows] = corr[rows, cols]
     return out
 
 
+@checked(**_RULES)
 def mcc(z_true: np.ndarray, z_learned: np.ndarray, kind: str = "pearson") -> float:
     """The mean correlation coefficient: the mean of :func:`matched_correlations`."""
-    return float(matched_correlations(z_true, z_learned, kind).mean())
+    return float(matched_correlations.__wrapped__(z_true, z_learned, kind).mean())

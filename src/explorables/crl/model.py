@@ -27,10 +27,30 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
+from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
+from ..core.resources import check_memory
 from ..core.validation import check_choice, check_int, check_positive
 
 PRIORS: tuple[str, ...] = ("causal", "factorised", "plain")
+#: the largest size (observed dimension, latents, environments, width) a model here takes
+MAX_SIZE = 100_000
+_SIZES = dict(
+    priors=Tuple(Choice(PRIORS)),
+    n_envs=Int(1, MAX_SIZE),
+    d_latent=Int(1, MAX_SIZE),
+    width=Int(1, MAX_SIZE),
+    seeds=Tuple(Int(0)),
+    obs_std=Positive(),
+)
+
+
+def _check_model_memory(m: int, d_obs: int, d_latent: int, n_envs: int, width: int, g_width: int) -> None:
+    """The parameters, their gradients and Adam's two moments (float32) must fit in memory."""
+    per_member = (d_obs + n_envs + 2 * width + 2 * d_latent) * width + (width + d_obs) * width
+    per_member += n_envs * d_latent * (d_latent + 2) + 3 * d_latent * g_width
+    check_memory({"the ensemble's parameters (priors x width x (d_obs + n_envs + width))": 16.0 * m * per_member})
 
 
 def _init(shape: tuple[int, ...], generators: Sequence[torch.Generator], scale: float) -> torch.Tensor:
@@ -55,6 +75,7 @@ class EnsembleMLP(nn.Module):
         return x
 
 
+@checked(d_obs=Int(1, MAX_SIZE), g_width=Int(1, MAX_SIZE), **_SIZES)
 class EnsembleVAE(nn.Module):
     """``M`` VAEs with the priors ``priors[m]`` (see the module docstring); ``n_envs`` environments."""
 
@@ -78,6 +99,7 @@ class EnsembleVAE(nn.Module):
         d_obs, d_latent = check_int("d_obs", d_obs), check_int("d_latent", d_latent)
         n_envs, width = check_int("n_envs", n_envs), check_int("width", width)
         self.obs_std = check_positive("obs_std", obs_std)
+        _check_model_memory(len(priors), d_obs, d_latent, n_envs, width, g_width)
         gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
         m = len(priors)
         self.priors, self.d_latent = tuple(priors), d_latent
@@ -146,6 +168,17 @@ class EnsembleVAE(nn.Module):
         return (log_lik + self.log_prior(z, onehot) - log_q).mean(-1)
 
 
+@checked(
+    x=Array("m n o"),
+    env=Array("_ _", integer=True),
+    n_steps=Int(1, 10**8),
+    batch_size=Int(1, 10**6),
+    lr=Positive(),
+    sparsity=Float(0.0),
+    progress=Bool(),
+    name=Text(),
+    **_SIZES,
+)
 def fit(
     x: torch.Tensor,
     env: torch.Tensor,
@@ -178,8 +211,16 @@ def fit(
     (the caller's own loop state, e.g. its curves; the caller reads it back from
     ``checkpoint.get(name)["extra"]``), and a resumed run continues from there, to the bit.
     """
+    if not torch.is_tensor(x) or not torch.is_tensor(env):
+        raise TypeError(f"x and env must be torch tensors, got {type(x).__name__} and {type(env).__name__}")
     if x.ndim != 3 or env.shape != x.shape[:2]:
         raise ValueError(f"x must be (M, n, d_obs) and env (M, n), got {tuple(x.shape)} and {tuple(env.shape)}")
+    if not x.is_floating_point() or env.dtype != torch.long:
+        raise TypeError(f"x must be a float tensor and env a long one, got dtypes {x.dtype} and {env.dtype}")
+    if len(priors) != x.shape[0]:
+        raise ValueError(f"priors must hold one prior per member of x ({x.shape[0]}), got {len(priors)}")
+    if int(env.min()) < 0 or int(env.max()) >= n_envs:
+        raise ValueError(f"env must hold labels in [0, n_envs - 1 = {n_envs - 1}], got labels up to {int(env.max())}")
     n_steps, batch_size = check_int("n_steps", n_steps), check_int("batch_size", batch_size)
     check_positive("lr", lr)
     m, n, d_obs = x.shape
@@ -219,11 +260,21 @@ def fit(
                     "extra": None if extra_state is None else extra_state(),
                 },
             )
+    if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        raise ValueError(f"lr = {lr} is too large for this data: training diverged (a parameter is NaN or inf)")
     return model
 
 
+@checked(x=Array("m n o"), env=Array("m n", integer=True))
 def encode_means(model: EnsembleVAE, x: torch.Tensor, env: torch.Tensor) -> np.ndarray:
     """Posterior means ``(M, n, d)`` of every member on its own observations (what MCC is computed on)."""
+    if not torch.is_tensor(x) or not torch.is_tensor(env) or not x.is_floating_point() or env.dtype != torch.long:
+        raise TypeError(f"x and env must be float and long tensors, got {type(x).__name__} and {type(env).__name__}")
+    n_envs, d_obs = model.loc.shape[1], model.encoder.weights[0].shape[1] - model.loc.shape[1]
+    if x.shape[0] != len(model.priors) or x.shape[2] != d_obs:
+        raise ValueError(f"x must have shape ({len(model.priors)}, n, {d_obs}) for this model, got {tuple(x.shape)}")
+    if int(env.min()) < 0 or int(env.max()) >= n_envs:
+        raise ValueError(f"env must hold labels in [0, {n_envs - 1}], got [{int(env.min())}, {int(env.max())}]")
     with torch.no_grad():
         onehot = nn.functional.one_hot(env, model.loc.shape[1]).to(x.dtype)
         return model.encode(x, onehot)[0].cpu().numpy()

@@ -21,13 +21,20 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Bool, Choice, Float, Int, Positive
 from ..core.validation import check_choice, check_int, check_positive
 
 NOISE_FAMILIES: tuple[str, ...] = ("gaussian", "laplace")
+#: the most latents, observed dimensions, environments or layers a model here takes
+MAX_SIZE = 10_000
+#: the most numbers (samples x dimensions) one data set may hold
+MAX_NUMBERS = 10**8
 #: segment lengths of the stick figure: thigh, shin, foot
 SEGMENTS: tuple[float, float, float] = (1.0, 1.0, 0.35)
 
 
+@checked(d_latent=Int(2, MAX_SIZE))
 def default_graph(d_latent: int = 3) -> nx.DiGraph:
     """A chain ``0 -> 1 -> ... -> d-1`` plus the edge ``0 -> 2`` (when ``d >= 3``): a DAG in causal order."""
     d_latent = check_int("d_latent", d_latent, minimum=2)
@@ -54,6 +61,13 @@ def h(v: np.ndarray) -> np.ndarray:
     return 0.5 * v + 2.0 * np.tanh(2.0 * v)
 
 
+@checked(
+    weights=Array("u d d"),
+    noise_loc=Array("u d"),
+    noise_scale=Array("u d"),
+    noise=Choice(NOISE_FAMILIES),
+    post_nonlinear=Bool(),
+)
 @dataclass(frozen=True)
 class LatentSCM:
     """A latent causal model with environment-dependent influences and noise.
@@ -70,6 +84,15 @@ class LatentSCM:
     noise_scale: np.ndarray
     noise: str = "gaussian"
     post_nonlinear: bool = False
+
+    def __post_init__(self) -> None:
+        d = self.weights.shape[1]
+        if sorted(self.graph.nodes) != list(range(d)):
+            raise ValueError(f"graph must have the nodes 0..{d - 1} of weights (u, d, d), got {self.graph.nodes}")
+        if not self.changing <= set(self.graph.edges):
+            raise ValueError(f"changing must be a subset of the graph's edges, got {sorted(self.changing)}")
+        if not np.all(np.asarray(self.noise_scale) > 0):
+            raise ValueError("noise_scale must hold positive numbers")
 
     @property
     def d_latent(self) -> int:
@@ -92,6 +115,7 @@ class LatentSCM:
         return [all(e in self.changing for e in self.graph.in_edges(i)) for i in range(self.d_latent)]
 
 
+@checked(n_envs=Int(2, MAX_SIZE), noise=Choice(NOISE_FAMILIES), post_nonlinear=Bool())
 def make_scm(
     graph: nx.DiGraph,
     changing: frozenset[tuple[int, int]] | set[tuple[int, int]] | None,
@@ -129,6 +153,7 @@ def make_scm(
     return LatentSCM(graph, changing, weights, noise_loc, noise_scale, noise, post_nonlinear)
 
 
+@checked(env=Array("n", integer=True))
 def sample_latents(scm: LatentSCM, env: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Latents ``(n, d)`` for environment labels ``env`` (``(n,)``), by ancestral sampling, eq. (crl-anm)/(crl-pnl)."""
     env = np.asarray(env, dtype=int)
@@ -147,6 +172,7 @@ def sample_latents(scm: LatentSCM, env: np.ndarray, rng: np.random.Generator) ->
     return z
 
 
+@checked(d_latent=Int(1, MAX_SIZE), d_obs=Int(1, MAX_SIZE), n_layers=Int(1, 100))
 def make_mixing(d_latent: int, d_obs: int, rng: np.random.Generator, n_layers: int = 2) -> list[np.ndarray]:
     """Weights of an injective mixing MLP, eq. (crl-mixing): ``d_latent -> d_obs`` of full column rank, then
     square layers kept well conditioned (singular values in [0.5, 1.5])."""
@@ -161,8 +187,17 @@ def make_mixing(d_latent: int, d_obs: int, rng: np.random.Generator, n_layers: i
     return mats
 
 
+@checked(z=Array("... d"), slope=Positive())
 def mix(z: np.ndarray, mats: list[np.ndarray], slope: float = 0.2) -> np.ndarray:
     """Observations ``x = W_L sigma(... sigma(W_1 z))`` with leaky ReLU ``sigma`` (slope ``slope``): injective."""
+    if not mats:
+        raise ValueError("mats must hold at least one weight matrix")
+    width = np.shape(z)[-1]
+    for k, w in enumerate(mats):
+        Array("o a").check(f"mats[{k}]", w)
+        if np.shape(w)[1] != width:
+            raise ValueError(f"mats[{k}] must have {width} columns (its input's width), got shape {np.shape(w)}")
+        width = np.shape(w)[0]
     check_positive("slope", slope)
     x = z
     for k, w in enumerate(mats):
@@ -178,6 +213,7 @@ MOTION_JOINTS: tuple[str, ...] = ("hip", "knee", "ankle")
 MOTION_GAITS: tuple[str, ...] = ("slow walk", "walk", "brisk walk", "jog", "run", "limp")
 
 
+@checked()
 def motion_scm(rng: np.random.Generator, changing: set[tuple[int, int]] | None = None) -> LatentSCM:
     """The kinematic chain hip -> knee -> ankle, one environment per gait.
 
@@ -188,6 +224,8 @@ def motion_scm(rng: np.random.Generator, changing: set[tuple[int, int]] | None =
     graph = nx.DiGraph([(0, 1), (1, 2)])
     n = len(MOTION_GAITS)
     changing = frozenset(graph.edges if changing is None else changing)
+    if not changing <= set(graph.edges):
+        raise ValueError(f"changing must be a subset of the chain's edges [(0, 1), (1, 2)], got {sorted(changing)}")
     weights = np.zeros((n, 3, 3))
     weights[:, 0, 1] = np.linspace(0.4, 1.4, n) if (0, 1) in changing else 0.9  # hip swing drives the knee
     weights[:, 1, 2] = np.linspace(-0.2, -0.9, n) if (1, 2) in changing else -0.5  # knee flexion, ankle reacts
@@ -198,6 +236,7 @@ def motion_scm(rng: np.random.Generator, changing: set[tuple[int, int]] | None =
     return LatentSCM(graph, changing, weights, noise_loc, noise_scale, "gaussian", False)
 
 
+@checked(angles=Array("n 3"))
 def stick_figure(angles: np.ndarray) -> np.ndarray:
     """Joint coordinates of a leg from ``(n, 3)`` angles (hip swing, knee bend, ankle bend; radians).
 
@@ -219,6 +258,7 @@ def stick_figure(angles: np.ndarray) -> np.ndarray:
     return np.stack([hip, knee, ankle, toe], axis=1)
 
 
+@checked(x=Array("n o"), env=Array("n", integer=True), z=Array("n d"))
 @dataclass(frozen=True)
 class LatentData:
     """A data set: observations ``x`` ``(n, d_obs)``, environment labels ``env`` ``(n,)`` and the true
@@ -229,7 +269,14 @@ class LatentData:
     z: np.ndarray
     scm: LatentSCM
 
+    def __post_init__(self) -> None:
+        if self.z.shape[1] != self.scm.d_latent:
+            raise ValueError(f"z must have the scm's {self.scm.d_latent} latents as columns, got shape {self.z.shape}")
+        if self.env.min() < 0 or self.env.max() >= self.scm.n_envs:
+            raise ValueError(f"env must hold labels in [0, {self.scm.n_envs - 1}]")
 
+
+@checked(n_per_env=Int(2, MAX_NUMBERS), d_obs=Int(1, MAX_SIZE), n_layers=Int(1, 100), obs_noise=Float(0.0, 100.0))
 def make_data(
     scm: LatentSCM,
     n_per_env: int,
@@ -242,6 +289,8 @@ def make_data(
     """``n_per_env`` samples per environment, mixed by a random injective MLP into ``d_obs`` dimensions
     (latents standardised first, over all environments), plus Gaussian noise of std ``obs_noise``."""
     n_per_env = check_int("n_per_env", n_per_env, minimum=2)
+    if scm.n_envs * n_per_env * (d_obs + scm.d_latent) > MAX_NUMBERS:
+        raise ValueError(f"n_per_env x n_envs x (d_obs + d_latent) must be <= {MAX_NUMBERS:.0e}, got {n_per_env}")
     env = np.repeat(np.arange(scm.n_envs), n_per_env)
     z = sample_latents(scm, env, rng)
     zs = (z - z.mean(0)) / z.std(0)
@@ -250,11 +299,16 @@ def make_data(
     return LatentData((x - x.mean(0)) / x.std(0), env, z, scm)
 
 
+@checked(n_per_env=Int(2, MAX_NUMBERS), obs_noise=Float(0.0, 100.0))
 def make_motion_data(
     scm: LatentSCM, n_per_env: int, rng: np.random.Generator, *, obs_noise: float = 0.01
 ) -> LatentData:
     """Stick-figure observations: the knee, ankle and toe coordinates (6 numbers) of each sampled pose."""
     n_per_env = check_int("n_per_env", n_per_env, minimum=2)
+    if scm.d_latent != 3:
+        raise ValueError(f"scm must be a kinematic chain of 3 joint angles (motion_scm), got {scm.d_latent} latents")
+    if scm.n_envs * n_per_env * 12 > MAX_NUMBERS:
+        raise ValueError(f"n_per_env x n_envs x 12 must be at most {MAX_NUMBERS:.0e}, got n_per_env={n_per_env}")
     env = np.repeat(np.arange(scm.n_envs), n_per_env)
     z = sample_latents(scm, env, rng)
     x = stick_figure(z)[:, 1:].reshape(len(z), -1)

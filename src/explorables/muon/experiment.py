@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
@@ -235,6 +236,7 @@ def _language_model(cfg: MuonConfig, checkpoint: Checkpointer) -> tuple[dict, di
     return summary, {k: asdict(r) for k, r in runs.items()}
 
 
+@checked()
 def run(
     config: MuonConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> MuonResults:
@@ -249,6 +251,7 @@ def run(
     return MuonResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: MuonResults) -> list[str]:
     s = results.summary["sensing"]
     lm = results.summary["lm"]["final_val_loss"]

@@ -12,10 +12,13 @@ import math
 
 import torch
 
+from ..core.arguments import checked
+from ..core.params import Bool, Float, Int, Positive
 from ..core.validation import check_in_range, check_positive
 from .orthogonalize import NS_COEFFICIENTS, newton_schulz
 
 
+@checked(lr=Positive(), momentum=Float(0.0, 1.0, high_inclusive=False), nesterov=Bool(), ns_steps=Int(0, 99))
 class Muon(torch.optim.Optimizer):
     """Muon for 2-D parameters (no weight decay)."""
 
@@ -28,6 +31,11 @@ class Muon(torch.optim.Optimizer):
         ns_steps: int = 5,
         ns_dtype: torch.dtype = torch.float32,
     ):
+        if isinstance(params, (torch.Tensor, str, bytes)) or not hasattr(params, "__iter__"):
+            raise TypeError(f"params must be an iterable of parameters (or groups), got {type(params).__name__}")
+        params = list(params)
+        if not params:
+            raise ValueError("params must hold at least one parameter, got an empty list")
         check_positive("lr", lr)
         check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
         super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov, ns_steps=ns_steps))
@@ -52,7 +60,7 @@ class Muon(torch.optim.Optimizer):
                 buf = state.setdefault("momentum_buffer", torch.zeros_like(p))
                 buf.lerp_(p.grad, 1 - mu)
                 direction = p.grad.lerp(buf, mu) if group["nesterov"] else buf
-                update = newton_schulz(
+                update = newton_schulz.__wrapped__(  # the step's arguments were checked at construction
                     direction, steps=group["ns_steps"], coefficients=NS_COEFFICIENTS, dtype=self.ns_dtype
                 )
                 scale = math.sqrt(max(1.0, p.shape[0] / p.shape[1]))

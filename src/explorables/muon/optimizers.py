@@ -19,14 +19,20 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Positive
+from ..core.resources import check_memory
 from ..core.threads import one_cpu_thread
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from .orthogonalize import newton_schulz
 from .sensing import SensingProblem
 
 METHODS = ("gd", "muon", "switch", "gd_momentum", "adam")
+#: the most steps one run takes
+MAX_STEPS = 10**7
 
 
+@checked(method=Choice(METHODS), loss=Array("t"), river=Array("t"), spike=Array("t"))
 @dataclass
 class SensingRun:
     """Per-step records of one optimiser on a :class:`SensingProblem` (``steps + 1`` entries)."""
@@ -37,6 +43,16 @@ class SensingRun:
     spike: np.ndarray
 
 
+@checked(
+    method=Choice(METHODS),
+    steps=Int(1, MAX_STEPS),
+    muon_lr=Positive(),
+    gd_lr=Positive(),
+    momentum=Float(0.0, 1.0, high_inclusive=False),
+    switch_step=Int(0, MAX_STEPS),
+    ns_steps=Int(0, 99),
+    adam_lr=Positive(),
+)
 def optimize(
     problem: SensingProblem,
     method: str,
@@ -48,7 +64,11 @@ def optimize(
     ns_steps: int = 5,
     adam_lr: float = 0.01,
 ) -> SensingRun:
-    """Run ``method`` (``"gd"``, ``"muon"`` or ``"switch"``) for ``steps`` steps from ``problem.W0``."""
+    """Run ``method`` (``"gd"``, ``"muon"`` or ``"switch"``) for ``steps`` steps from ``problem.W0``.
+
+    A step size so large that the run overflows (its loss reaches inf or NaN) is refused with a
+    ``ValueError`` naming it, rather than returned as a record of infinities.
+    """
     check_choice("method", method, METHODS)
     steps = check_int("steps", steps, minimum=1)
     muon_lr, gd_lr = check_positive("muon_lr", muon_lr), check_positive("gd_lr", gd_lr)
@@ -58,14 +78,23 @@ def optimize(
             raise ValueError("switch_step is required for method='switch'")
         switch_step = check_int("switch_step", switch_step, minimum=0, maximum=steps)
     adam_lr = check_positive("adam_lr", adam_lr)
+    check_memory({"the run's iterates (steps x m x n, float64)": 2.0 * (steps + 1) * problem.W0.numel() * 8})
     with one_cpu_thread():
-        return _optimize(problem, method, steps, muon_lr, gd_lr, momentum, switch_step, ns_steps, adam_lr)
+        records = _optimize(problem, method, steps, muon_lr, gd_lr, momentum, switch_step, ns_steps, adam_lr)
+    if not all(np.all(np.isfinite(r)) for r in records):
+        lr = {"muon": "muon_lr", "adam": "adam_lr"}.get(method, "gd_lr" if method != "switch" else "muon_lr or gd_lr")
+        step = int(np.argmin(np.isfinite(records[0]))) if not np.all(np.isfinite(records[0])) else steps
+        raise ValueError(
+            f"{lr} is too large for this problem: the {method} run overflowed (loss inf or NaN by step {step}); "
+            f"GD is stable for gd_lr < 2 / max curvature = {2 / float(problem.curvature.max()):.3g}"
+        )
+    return SensingRun(method, *records)
 
 
 def _optimize(
     problem: SensingProblem, method: str, steps: int, muon_lr: float, gd_lr: float, momentum: float,
     switch_step: int | None, ns_steps: int, adam_lr: float,
-) -> SensingRun:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     W = problem.W0.clone()
     buf = torch.zeros_like(W)
     second = torch.zeros_like(W)
@@ -84,19 +113,15 @@ def _optimize(
         elif use_muon:
             buf = momentum * buf + (1 - momentum) * G
             direction = (1 - momentum) * G + momentum * buf
-            W = W - muon_lr * newton_schulz(direction, steps=ns_steps)
+            W = W - muon_lr * newton_schulz.__wrapped__(direction, steps=ns_steps)  # arguments checked once above
         else:
             W = W - gd_lr * G
         Ws.append(W)
     stack = torch.stack(Ws)
-    return SensingRun(
-        method=method,
-        loss=problem.loss(stack).numpy(),
-        river=problem.river_distance(stack).numpy(),
-        spike=problem.spike_coordinate(stack).numpy(),
-    )
+    return problem.loss(stack).numpy(), problem.river_distance(stack).numpy(), problem.spike_coordinate(stack).numpy()
 
 
+@checked(values=Array("t"), tail=Float(0.0, 1.0, low_inclusive=False))
 def oscillation(values: np.ndarray, tail: float = 0.25) -> float:
     """Fraction of sign changes of the step-to-step differences over the last ``tail`` of a run.
 

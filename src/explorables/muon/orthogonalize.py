@@ -16,11 +16,19 @@ from __future__ import annotations
 
 import torch
 
+from ..core.arguments import Array, checked
+from ..core.params import Float, Int, Positive, Tuple
 from ..core.validation import check_int
 
 NS_COEFFICIENTS = (3.4445, -4.775, 2.0315)
 
 
+@checked(
+    G=Array("... m n"),
+    steps=Int(0, 99),
+    coefficients=Tuple(Float(), min_len=3, max_len=3),
+    eps=Positive(),
+)
 def newton_schulz(
     G: torch.Tensor,
     steps: int = 5,
@@ -57,7 +65,10 @@ def newton_schulz(
     return X.mT if tall else X  # ~ U V^T: every singular value mapped near 1
 
 
+@checked(G=Array("... m n"))
 def polar_factor(G: torch.Tensor) -> torch.Tensor:
     """The exact polar factor ``U V^T`` of ``G = U S V^T`` (an SVD; the reference for tests)."""
+    if not torch.is_tensor(G):
+        raise TypeError(f"G must be a torch tensor (a matrix or a batch of them), got {type(G).__name__}")
     U, _, Vh = torch.linalg.svd(G, full_matrices=False)
     return U @ Vh

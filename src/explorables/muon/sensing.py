@@ -27,9 +27,23 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..core.arguments import Array, checked
+from ..core.params import Float, Int, Positive
 from ..core.validation import check_in_range, check_int, check_positive
 
+#: the largest matrix side a problem takes
+MAX_SIDE = 4_096
 
+
+@checked(
+    U=Array("m m"),
+    V=Array("n n"),
+    curvature=Array("m n"),
+    W_star=Array("m n"),
+    W0=Array("m n"),
+    rank=Int(1, MAX_SIDE),
+    spikes=Int(1, MAX_SIDE),
+)
 @dataclass(frozen=True)
 class SensingProblem:
     """A river-valley quadratic: bases, curvatures, solution and start (all float64 tensors)."""
@@ -41,6 +55,14 @@ class SensingProblem:
     W0: torch.Tensor
     rank: int
     spikes: int
+
+    def __post_init__(self) -> None:
+        for name in ("U", "V", "curvature", "W_star", "W0"):
+            if not torch.is_tensor(getattr(self, name)):
+                raise TypeError(f"{name} must be a torch tensor, got {type(getattr(self, name)).__name__}")
+        side = min(self.curvature.shape)
+        if self.rank + self.spikes > side:
+            raise ValueError(f"rank + spikes must be at most min(m, n) = {side}, got {self.rank} + {self.spikes}")
 
     def coordinates(self, W: torch.Tensor) -> torch.Tensor:
         """``Z = U^T (W - W*) V``; works on a batch ``(..., m, n)``."""
@@ -64,6 +86,19 @@ class SensingProblem:
         return self.coordinates(W)[..., self.rank, self.rank]
 
 
+@checked(
+    m=Int(2, MAX_SIDE),
+    n=Int(2, MAX_SIDE),
+    rank=Int(1, MAX_SIDE),
+    spikes=Int(1, MAX_SIDE),
+    lam_river=Positive(),
+    lam_spike=Positive(),
+    lam_bulk=Positive(),
+    signal=Positive(),
+    hill=Positive(),
+    bulk_noise=Float(0.0, 10.0),
+    seed=Int(0),
+)
 def make_problem(
     m: int = 20,
     n: int = 20,

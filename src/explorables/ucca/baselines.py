@@ -22,17 +22,24 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 from threadpoolctl import threadpool_limits
 
+from ..core.arguments import Array, checked
+from ..core.params import Bool, Int, Positive
 from ..core.validation import check_int, check_matrix
-from .cca import CCAFit, cca, check_permutation, fit_whitening
+from .cca import MAX_SIZE, CCAFit, cca, check_permutation, fit_whitening
 from .method import rotation_start
 
 
+@checked(X=Array("n p"), Y=Array("m q"), pairing=Array("_"), n_components=Int(1, MAX_SIZE), d=Int(1, MAX_SIZE))
 def cca_on_pairing(X: np.ndarray, Y: np.ndarray, pairing: np.ndarray, n_components: int, d: int) -> CCAFit:
     """CCA (eq. ``ucca-cca``, views whitened to ``d`` directions) of ``X`` paired with ``Y[pairing]``."""
-    pairing = check_permutation(pairing, np.shape(X)[0], "pairing")
-    return cca(X, np.asarray(Y)[pairing], n_components, d=d)
+    X, Y = check_matrix("X", X), check_matrix("Y", Y)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
+    pairing = check_permutation(pairing, X.shape[0], "pairing")
+    return cca(X, Y[pairing], n_components, d=d)
 
 
+@checked(n=Int(1, 10**7))
 def random_pairing(n: int, rng: np.random.Generator) -> np.ndarray:
     """A uniformly random permutation of ``0 .. n−1``."""
     return rng.permutation(check_int("n", n, 1))
@@ -44,6 +51,7 @@ def _standardised_distances(Z: np.ndarray) -> np.ndarray:
     return D / D.max()
 
 
+@checked(X=Array("n p"), Y=Array("m q"), entropic=Bool(), epsilon=Positive())
 def gromov_wasserstein_pairing(
     X: np.ndarray, Y: np.ndarray, *, entropic: bool = False, epsilon: float = 5e-3
 ) -> np.ndarray:
@@ -70,6 +78,7 @@ def gromov_wasserstein_pairing(
     return pairing
 
 
+@checked(X=Array("n p"), Y=Array("m q"), d=Int(1, MAX_SIZE), n_restarts=Int(1, 10_000), n_iterations=Int(1, 10_000))
 def wasserstein_procrustes_pairing(
     X: np.ndarray, Y: np.ndarray, *, d: int, n_restarts: int = 8, n_iterations: int = 5, rng: np.random.Generator
 ) -> np.ndarray:

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Int, Text
 from ..core.validation import check_int, check_matrix
+
+#: the largest number of samples, features or directions a function here takes
+MAX_SIZE = 10**6
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,9 @@ class Whitening:
         return (X - self.mean) @ self.matrix
 
 
+@checked(
+    x_weights=Array("p k"), y_weights=Array("q k"), correlations=Array("k"), x_mean=Array("p"), y_mean=Array("q")
+)
 @dataclass(frozen=True)
 class CCAFit:
     """Projections ``x_weights`` (p × k), ``y_weights`` (q × k) and the fitted canonical correlations."""
@@ -46,6 +54,7 @@ class CCAFit:
         return (X - self.x_mean) @ self.x_weights, (Y - self.y_mean) @ self.y_weights
 
 
+@checked(X=Array("n p"), d=Int(1, MAX_SIZE), name=Text(nonempty=True))
 def fit_whitening(X: np.ndarray, d: int, *, name: str = "X") -> Whitening:
     """Centre ``X``, keep its top ``d`` principal directions and scale them to unit variance.
 
@@ -67,9 +76,10 @@ def fit_whitening(X: np.ndarray, d: int, *, name: str = "X") -> Whitening:
     return Whitening(mean=mean, matrix=(vt[:d].T * signs) / np.sqrt(var))
 
 
+@checked(X=Array("n p"), d=Int(1, MAX_SIZE), name=Text(nonempty=True))
 def whiten(X: np.ndarray, d: int, *, name: str = "X") -> np.ndarray:
     """``X̃``: ``X`` centred, reduced to ``d`` principal directions and whitened (eq. ``ucca-whiten``)."""
-    return fit_whitening(X, d, name=name)(X)
+    return fit_whitening.__wrapped__(X, d, name=name)(X)  # arguments checked above
 
 
 def _check_views(X: np.ndarray, Y: np.ndarray, same_n: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -79,6 +89,7 @@ def _check_views(X: np.ndarray, Y: np.ndarray, same_n: bool = True) -> tuple[np.
     return X, Y
 
 
+@checked(X=Array("n p"), Y=Array("m q"), n_components=Int(1, MAX_SIZE), d=Int(1, MAX_SIZE))
 def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None) -> CCAFit:
     """Classical CCA of paired views (row ``i`` of ``X`` goes with row ``i`` of ``Y``).
 
@@ -93,7 +104,7 @@ def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None
     else:
         d_x = d_y = check_int("d", d, 1, min(X.shape[1], Y.shape[1], n - 1))
     n_components = check_int("n_components", n_components, 1, min(d_x, d_y))
-    wx, wy = fit_whitening(X, d_x, name="X"), fit_whitening(Y, d_y, name="Y")
+    wx, wy = fit_whitening.__wrapped__(X, d_x, name="X"), fit_whitening.__wrapped__(Y, d_y, name="Y")
     u, s, vt = np.linalg.svd(wx(X).T @ wy(Y) / n)
     k = n_components
     return CCAFit(
@@ -105,12 +116,18 @@ def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None
     )
 
 
+@checked(X=Array("n p"), Y=Array("m q"))
 def variate_correlations(fit: CCAFit, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Pearson correlation of each pair of canonical variates on paired data ``(X, Y)``.
 
     This is how every method is scored: on the **true** pairing, usually of held-out samples.
     """
     X, Y = _check_views(X, Y)
+    if X.shape[1] != fit.x_weights.shape[0] or Y.shape[1] != fit.y_weights.shape[0]:
+        raise ValueError(
+            f"X and Y must have the fit's {fit.x_weights.shape[0]} and {fit.y_weights.shape[0]} columns, "
+            f"got {X.shape[1]} and {Y.shape[1]}"
+        )
     u, v = fit.transform(X, Y)
     u, v = u - u.mean(0), v - v.mean(0)
     denom = np.sqrt((u**2).sum(0) * (v**2).sum(0))
@@ -129,16 +146,20 @@ def check_permutation(perm: np.ndarray, n: int, name: str = "perm") -> np.ndarra
     return perm
 
 
+@checked(Xw=Array("n p"), Yw=Array("m q"), perm=Array("n"))
 def sum_squared_correlations(Xw: np.ndarray, Yw: np.ndarray, perm: np.ndarray) -> float:
     """``Σ_i ρ_i²`` of whitened views paired by ``perm`` (row ``i`` of ``Xw`` with row ``perm[i]`` of ``Yw``).
 
     The left side of eq. ``ucca-qap``: the squared Frobenius norm of ``X̃ᵀ P Ỹ / n``.
     """
-    Xw, Yw = _check_views(Xw, Yw)
+    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
+    if Xw.shape[0] != Yw.shape[0]:
+        raise ValueError(f"Xw and Yw must have the same number of rows, got {Xw.shape[0]} and {Yw.shape[0]}")
     perm = check_permutation(perm, Xw.shape[0])
     return float(np.sum((Xw.T @ Yw[perm] / Xw.shape[0]) ** 2))
 
 
+@checked(A=Array("n m"), B=Array("k l"), perm=Array("_"))
 def qap_objective(A: np.ndarray, B: np.ndarray, perm: np.ndarray) -> float:
     """Koopmans–Beckmann objective ``tr(Aᵀ P B Pᵀ) = Σ_ij A_ij B_perm(i)perm(j)`` (scipy's convention).
 

@@ -13,11 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Probability
 from ..core.validation import check_choice, check_in_range, check_int
 
 LATENTS: tuple[str, ...] = ("clustered", "gaussian")
+#: the most numbers (samples x features) a synthetic draw may hold
+MAX_NUMBERS = 10**8
 
 
+@checked(X=Array("n p"), Y=Array("m q"), labels=Array("n", integer=True))
 @dataclass(frozen=True)
 class TwoViews:
     """Paired views (row ``i`` of ``X`` with row ``i`` of ``Y``) and optional cluster labels."""
@@ -25,6 +30,10 @@ class TwoViews:
     X: np.ndarray
     Y: np.ndarray
     labels: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.X.shape[0] != self.Y.shape[0]:
+            raise ValueError(f"X and Y must have the same number of rows, got {self.X.shape[0]} and {self.Y.shape[0]}")
 
     def subset(self, rows: np.ndarray) -> TwoViews:
         return TwoViews(self.X[rows], self.Y[rows], None if self.labels is None else self.labels[rows])
@@ -61,6 +70,16 @@ def shared_latent(
     return lam * c + np.sqrt(1.0 - lam**2) * g, labels
 
 
+@checked(
+    n=Int(2, MAX_NUMBERS),
+    d_latent=Int(1, 10_000),
+    d_x=Int(1, 10_000),
+    d_y=Int(1, 10_000),
+    latent=Choice(LATENTS),
+    non_gaussianity=Probability(),
+    n_clusters=Int(2, 10_000),
+    noise=Float(0.0, 100.0),
+)
 def synthetic_views(
     n: int,
     *,
@@ -79,6 +98,8 @@ def synthetic_views(
     ``F`` independent standard Gaussian noise. The true canonical correlations are high when
     ``noise`` is small.
     """
+    if n * (d_latent + d_x + d_y) > MAX_NUMBERS:
+        raise ValueError(f"n x (d_latent + d_x + d_y) must be at most {MAX_NUMBERS:.0e} numbers, got n={n}")
     d_x = check_int("d_x", d_x, 1)
     d_y = check_int("d_y", d_y, 1)
     noise = check_in_range("noise", noise, 0.0, 100.0)
@@ -92,6 +113,7 @@ def synthetic_views(
     return TwoViews(X, Y, labels if latent == "clustered" else None)
 
 
+@checked()
 def digit_halves() -> TwoViews:
     """scikit-learn's bundled 8×8 digits (1797 images, no download), split into left and right halves.
 
@@ -107,6 +129,7 @@ def digit_halves() -> TwoViews:
     return TwoViews(X, Y, digits.target.astype(int))
 
 
+@checked()
 def breast_cancer_views() -> TwoViews:
     """scikit-learn's bundled Wisconsin breast-cancer table (569 tumours, no download), two feature groups.
 
@@ -121,6 +144,7 @@ def breast_cancer_views() -> TwoViews:
     return TwoViews(features[:, :10], features[:, 20:30], table.target.astype(int))
 
 
+@checked()
 def unpaired(views: TwoViews, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hide the pairing: ``(X, Y[shuffle], shuffle)``.
 

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.optimize import quadratic_assignment
 from threadpoolctl import threadpool_limits
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
@@ -267,6 +268,7 @@ def _non_gaussianity(cfg: UCCAConfig) -> tuple[dict, dict]:
     return {"rows": rows}, {"scatter": scatters}
 
 
+@checked()
 def run(
     config: UCCAConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> UCCAResults:
@@ -279,6 +281,7 @@ def run(
     return UCCAResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: UCCAResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     s = results.summary

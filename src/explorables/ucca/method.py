@@ -26,13 +26,18 @@ from scipy.optimize import linear_sum_assignment, quadratic_assignment
 from scipy.stats import ortho_group
 from threadpoolctl import threadpool_limits
 
+from ..core.arguments import Array, checked
 from ..core.device import resolve_device
+from ..core.params import Bool, Choice, Device, Int, Positive
 from ..core.validation import check_choice, check_int, check_matrix, check_positive
-from .cca import CCAFit, fit_whitening
+from .cca import MAX_SIZE, CCAFit, check_permutation, fit_whitening
 
 SOLVERS: tuple[str, ...] = ("faq", "entropic")
+#: the most restarts, iterations or alternations a solver here takes
+MAX_ITERATIONS = 100_000
 
 
+@checked(pairing=Array("n", integer=True))
 @dataclass
 class UCCAFit:
     """What :func:`ucca` returns: the projections, the final pairing and the path that led to it."""
@@ -45,6 +50,7 @@ class UCCAFit:
     restart_objectives: list[float] = field(default_factory=list)  # Σρ² of each FAQ restart
 
 
+@checked(Xw=Array("n d"), Yw=Array("m d"))
 def rotation_start(Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A starting pairing: a random orthogonal map ``Q`` of the reduced space, then ``max_P tr(P ỸQᵀX̃ᵀ)``.
 
@@ -87,6 +93,14 @@ def reflected_pairings(Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray) -> l
     return out
 
 
+@checked(
+    Xw=Array("n d"),
+    Yw=Array("n d"),
+    n_restarts=Int(1, MAX_ITERATIONS),
+    n_faq=Int(1, MAX_ITERATIONS),
+    maxiter=Int(1, MAX_ITERATIONS),
+    reflect=Bool(),
+)
 def faq_pairing(
     Xw: np.ndarray,
     Yw: np.ndarray,
@@ -140,6 +154,16 @@ def faq_pairing(
     return np.asarray(best), scores
 
 
+@checked(
+    Xw=Array("n d"),
+    Yw=Array("n d"),
+    n_restarts=Int(1, MAX_ITERATIONS),
+    epsilon=Positive(),
+    n_outer=Int(1, MAX_ITERATIONS),
+    n_sinkhorn=Int(1, MAX_ITERATIONS),
+    device=Device(),
+    reflect=Bool(),
+)
 def entropic_pairing(
     Xw: np.ndarray,
     Yw: np.ndarray,
@@ -199,6 +223,13 @@ def entropic_pairing(
     return np.asarray(best), scores
 
 
+@checked(
+    Xw=Array("n d"),
+    Yw=Array("m e"),
+    pairing=Array("_"),
+    n_components=Int(1, MAX_SIZE),
+    n_alternations=Int(0, MAX_ITERATIONS),
+)
 def refine_pairing(
     Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray, n_components: int, n_alternations: int
 ) -> tuple[list[np.ndarray], list[float]]:
@@ -209,7 +240,12 @@ def refine_pairing(
     over pairings for fixed directions. So it never decreases; it stops when the pairing is stable.
     Returns the pairings (the start, then one per alternation) and the objective after each CCA.
     """
+    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
     n = Xw.shape[0]
+    if Yw.shape[0] != n:
+        raise ValueError(f"Xw and Yw must have the same number of rows, got {n} and {Yw.shape[0]}")
+    pairing = check_permutation(pairing, n, "pairing")
+    n_components = check_int("n_components", n_components, 1, min(Xw.shape[1], Yw.shape[1]))
     pairings, objectives = [np.asarray(pairing)], []
     for _ in range(n_alternations + 1):
         u, s, vt = np.linalg.svd(Xw.T @ Yw[pairings[-1]] / n)  # CCA on the matched pairs, eq. (ucca-cca)
@@ -224,6 +260,18 @@ def refine_pairing(
     return pairings, objectives
 
 
+@checked(
+    X=Array("n p"),
+    Y=Array("m q"),
+    n_components=Int(1, MAX_SIZE),
+    d=Int(1, MAX_SIZE),
+    n_restarts=Int(1, MAX_ITERATIONS),
+    n_faq=Int(1, MAX_ITERATIONS),
+    n_alternations=Int(0, MAX_ITERATIONS),
+    solver=Choice(SOLVERS),
+    reflect=Bool(),
+    device=Device(),
+)
 def ucca(
     X: np.ndarray,
     Y: np.ndarray,
