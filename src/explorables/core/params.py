@@ -74,7 +74,7 @@ class Int(Rule):
         value = int(value)
         if value < self.minimum or (self.maximum is not None and value > self.maximum):
             raise ValueError(f"{name} must be {self.describe()}, got {value!r}")
-        if value > INT_CAP:
+        if self.maximum is None and value > INT_CAP:
             raise ValueError(f"{name} must be {self.describe()} and <= {INT_CAP}, got {value!r}")
         return value
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import gudhi
 import multipers as mp
 import numpy as np
+from multipers.mma_structures import PyModule_f64
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 from scipy.spatial.distance import pdist, squareform
@@ -187,8 +188,10 @@ def summand_prominence(births: np.ndarray, deaths: np.ndarray) -> tuple[float, n
 
 
 @checked()
-def summands(module: mp.PyModule_f64) -> list[Summand]:
+def summands(module: PyModule_f64) -> list[Summand]:
     """The summands of an MMA module, with their prominences, most prominent first."""
+    if not isinstance(module, PyModule_f64):
+        raise TypeError(f"module must be a multipers PyModule_f64 (from mma_h0), got {type(module).__name__}")
     out = []
     for s in module:
         births = np.asarray(s.get_birth_list(), dtype=np.float64)
