@@ -11,13 +11,18 @@ from torch.nn import functional as F
 
 from explorables.rpkd import (
     RandomPrototypes,
+    activation_maps,
     as_tokens,
+    cross_entropy,
     feature_match_loss,
+    global_distribution,
+    headline,
     kd_loss,
     make_student,
     make_teacher,
     ofa_loss,
     probe_accuracy,
+    prototype_scores,
     rpkd_losses,
     student_labels,
     super_labels,
@@ -233,7 +238,7 @@ def test_verdicts_on_constructed_numbers():
 
 
 def test_bad_inputs_name_the_parameter():
-    with pytest.raises(ValueError, match="student"):
+    with pytest.raises(ValueError, match="kind"):
         make_student("vit", 1, 2, 4, seed=0)
     with pytest.raises(ValueError, match="n_classes"):
         super_labels(torch.arange(5), 11)
@@ -360,3 +365,51 @@ def test_a_control_gain_within_twice_its_standard_error_reads_no():
     assert control_noise(results) == pytest.approx(expected)
     # mean gain 0.02 over the two class counts, noise ~0.04: the control's row and sentence read "no"
     assert claims(results)[-1].verdict.startswith("no") and control_sentence(results).startswith("The control")
+
+
+def test_prototype_scores_are_cosines_over_tau_and_both_branches_are_distributions():
+    protos = RandomPrototypes(6, 5, 3, seed=1).prototypes
+    tau = 0.25
+    z = _z(m=2, b=3, length=4, d=5)
+    scores = prototype_scores(z, protos, tau)
+    assert scores.shape == (2, 3, 4, 6) and float(scores.abs().max()) <= 1 / tau + 1e-5
+    # a location pointing along prototype k (any length) scores cos = 1 there: 1 / tau
+    along = prototype_scores(3.0 * protos, protos, tau)
+    assert torch.allclose(torch.diagonal(along), torch.full((6,), 1 / tau), atol=1e-5)
+    glob = global_distribution(z, protos, tau)  # over the K prototypes
+    maps = activation_maps(z, protos, tau)  # each prototype over the L locations
+    assert glob.shape == (2, 3, 6) and maps.shape == (2, 3, 6, 4)
+    assert torch.allclose(glob.exp().sum(-1), torch.ones(2, 3), atol=1e-5)
+    assert torch.allclose(maps.exp().sum(-1), torch.ones(2, 3, 6), atol=1e-5)
+    # the global branch reads the mean location: moving locations around it changes nothing
+    assert torch.allclose(global_distribution(z.flip(-2), protos, tau), glob, atol=1e-6)
+
+
+def test_cross_entropy_skips_unknown_labels_per_member():
+    logits = torch.randn(2, 5, 3, generator=torch.Generator().manual_seed(0))
+    labels = torch.tensor([[0, 2, -1, 1, -1], [-1, -1, -1, -1, -1]])
+    loss = cross_entropy(logits, labels)
+    known = labels[0] >= 0
+    assert torch.allclose(loss[0], F.cross_entropy(logits[0][known], labels[0][known]))
+    assert loss[1] == 0  # no label known: no cross-entropy
+    with pytest.raises(ValueError, match="labels"):
+        cross_entropy(logits, torch.full((2, 5), 3))
+
+
+def test_as_tokens_pools_maps_and_keeps_a_token_grid_of_its_own_size():
+    maps = torch.rand(2, 3, 4, 6, 6)
+    pooled = as_tokens(maps, 1)
+    assert torch.allclose(pooled[:, :, 0], maps.mean(dim=(-2, -1)), atol=1e-6)
+    tokens = torch.rand(2, 3, 16, 5)  # a 4x4 token sequence on its own 4x4 grid: unchanged
+    assert torch.allclose(as_tokens(tokens, 4), tokens)
+    with pytest.raises(ValueError, match="grid"):
+        as_tokens(tokens, 0)
+
+
+def test_headline_has_one_line_per_claim_with_its_verdict():
+    results = _constructed(_arms(rpkd=0.9))
+    lines = headline(results)
+    rows = claims(results)
+    assert len(lines) == len(rows) and all(line.endswith(row.verdict) for line, row in zip(lines, rows, strict=True))
+    std = _constructed(_arms(), protocol="standard")
+    assert len(headline(results, std)) == len(claims(results, std))

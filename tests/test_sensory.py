@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 import torch
 
+from explorables.sensory import cell, headline, normalise, render_image, synth_sound
 from explorables.sensory import claims as C
 from explorables.sensory import experiment as E
 from explorables.sensory.alignment import chance_level, knn_indices, linear_cka, mutual_knn_alignment
 from explorables.sensory.encoders import audio_features, vision_features
 from explorables.sensory.llm import common_prefix_length, load_language_model, representations
-from explorables.sensory.stimuli import Stimuli, attribute_features, captions, prompt, sample_stimuli
+from explorables.sensory.stimuli import COLOURS, PITCHES, Stimuli, attribute_features, captions, prompt, sample_stimuli
 
 
 def _brute_force_mknn(a: np.ndarray, b: np.ndarray, k: int) -> float:
@@ -309,13 +310,74 @@ def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():
     assert lines[2].split("|")[3].strip() == f"{cka[0, 0, 1, 0]:.3f}"  # no cue, vision, T = T_max, first layer
 
 
-def test_all_figures_are_plotly_so_the_command_line_can_write_them(tmp_path):
+@pytest.fixture(scope="module")
+def smoke_results():
+    return E.run(E.SensoryConfig.preset("smoke"))
+
+
+def test_all_figures_are_plotly_so_the_command_line_can_write_them(tmp_path, smoke_results):
     """`explorables run sensory` writes every figure of all_figures as HTML (a matplotlib figure crashed it)."""
     import plotly.graph_objects as go
 
     from explorables.cli import write_figures
     from explorables.sensory import figures as F
 
-    figs = F.all_figures(E.run(E.SensoryConfig.preset("smoke")))
+    figs = F.all_figures(smoke_results)
     assert figs and all(isinstance(f, go.Figure) for f in figs.values())
     assert "explorable.html" in write_figures(figs, tmp_path)
+
+
+def test_cell_reads_the_seed_mean_and_headline_prints_the_top_layer(smoke_results):
+    cfg = smoke_results.config
+    for cue in cfg.cues:
+        for encoder in E.ENCODERS:
+            values = cell(smoke_results, cue, encoder, cfg.n_new_tokens, cfg.layer_grid[0], seed_values=True)
+            assert len(values) == len(cfg.seeds) and all(0.0 <= v <= 1.0 for v in values)
+            mean = cell(smoke_results, cue, encoder, cfg.n_new_tokens, cfg.layer_grid[0])
+            assert mean == pytest.approx(float(np.mean(values)))
+    lines = headline(smoke_results)
+    assert len(lines) == 1 + len(cfg.cues)
+    top = cell(smoke_results, cfg.cues[0], "vision", 0, cfg.layer_grid[-1])
+    assert f"vision {top:.3f}" in lines[1]
+    with pytest.raises(ValueError, match="layer"):
+        cell(smoke_results, cfg.cues[0], "vision", 0, max(cfg.layer_grid) + 1)
+
+
+def test_normalise_centres_columns_and_gives_unit_rows_and_knn_indices_are_the_nearest_others():
+    rng = np.random.default_rng(9)
+    a = rng.integers(1, 6, (6, 4)) * rng.choice([-1, 1], (6, 4))
+    x = np.vstack([a, -a, np.zeros((1, 4))]).astype(float)  # integer rows with mean exactly 0; the last is the mean
+    z = normalise(x)
+    norms = np.linalg.norm(z, axis=1)
+    assert norms[-1] == 0 and np.allclose(norms[:-1], 1.0)  # the centroid's row stays zero
+    y = rng.standard_normal((12, 4)) + 3.0
+    centred = y - y.mean(axis=0)
+    zy = normalise(y)
+    assert np.allclose(zy * np.linalg.norm(centred, axis=1, keepdims=True), centred)
+    nn = knn_indices(y, 4)
+    for i in range(12):
+        others = sorted((j for j in range(12) if j != i), key=lambda j: -float(zy[i] @ zy[j]))
+        assert i not in nn[i] and set(nn[i]) == set(others[:4])
+
+
+def _one_item(visual: tuple[int, int, int], auditory: tuple[int, int, int], seed: int = 5) -> Stimuli:
+    return Stimuli(np.array([visual]), np.array([auditory]), np.zeros((1, 2)), np.zeros(1), np.array([seed]))
+
+
+def test_render_image_draws_the_items_colour_on_grey():
+    for shape in range(4):
+        item = _one_item((4, shape, 0), (0, 0, 0))  # a small blue shape, centred
+        image = render_image(item, 0, size=33)
+        assert image.shape == (33, 33, 3) and image.min() >= 0.0 and image.max() <= 1.0
+        assert np.allclose(image[16, 16], list(COLOURS.values())[4], atol=0.2)  # its centre: the colour
+        assert np.allclose(image[0, 0], 0.5, atol=0.2)  # a corner: the grey background
+        np.testing.assert_array_equal(image, render_image(item, 0, size=33))  # seeded noise: the same picture
+
+
+def test_synth_sound_of_a_steady_whistle_peaks_at_its_pitch():
+    item = _one_item((0, 0, 0), (1, 0, 0))  # middle pitch, whistling, steady
+    wave = synth_sound(item, 0, sample_rate=8000, seconds=0.5)
+    assert wave.shape == (4000,) and np.max(np.abs(wave)) == pytest.approx(1.0)
+    spectrum = np.abs(np.fft.rfft(wave))
+    peak = np.fft.rfftfreq(wave.size, 1 / 8000)[np.argmax(spectrum)]
+    assert peak == pytest.approx(PITCHES["middle"], abs=2.0)  # 2 Hz: the resolution of half a second

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.arguments import checked
 from ..core.tables import Claim
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
@@ -263,6 +264,7 @@ def probe_table(results: RPKDResults) -> str:
     return table(["target", *(f"C = {c}" for c in grid)], rows)
 
 
+@checked()
 def headline(results: RPKDResults, standard: RPKDResults | None = None) -> list[str]:
     """Key numbers for the end-of-run summary."""
     return [f"{c.claim}: {c.measured} -> {c.verdict}" for c in claims(results, standard)]

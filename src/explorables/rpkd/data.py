@@ -13,12 +13,19 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from ..core.arguments import Array, checked
+from ..core.params import Int
 from ..core.validation import check_int
 
 
-def super_labels(fine: np.ndarray | torch.Tensor, n_classes: int, n_fine: int = 10):
-    """Eq. (rpkd-super): the super-class ``fine mod C`` of every fine label."""
+@checked(fine=Array("n", integer=True), n_classes=Int(2), n_fine=Int(2, 10**6))
+def super_labels(fine: np.ndarray | torch.Tensor, n_classes: int, n_fine: int = 10) -> np.ndarray | torch.Tensor:
+    """Eq. (rpkd-super): the super-class ``fine mod C`` of every fine label (``fine`` in ``[0, n_fine)``)."""
     check_int("n_classes", n_classes, 2, n_fine)
+    fine = fine if isinstance(fine, torch.Tensor) else np.asarray(fine)
+    if int(fine.min()) < 0 or int(fine.max()) >= n_fine:
+        raise ValueError(f"fine must hold labels in [0, n_fine = {n_fine}), got values in "
+                         f"[{int(fine.min())}, {int(fine.max())}]")
     return fine % n_classes
 
 
@@ -34,6 +41,7 @@ class ImageTask:
         return int(self.images.shape[-1])
 
 
+@checked()
 @lru_cache(maxsize=1)
 def load_digits_task() -> ImageTask:
     """scikit-learn's ``load_digits`` (1797 images of 8x8, shipped with the package; no download); cached."""
@@ -71,6 +79,7 @@ class Split:
     test: torch.Tensor
 
 
+@checked(n_images=Int(3, 10**7), n_test=Int(1), n_labelled=Int(1))
 def make_split(n_images: int, n_test: int, n_labelled: int, seed: int) -> Split:
     """A seeded random split; ``labelled`` is the first ``n_labelled`` images of ``train``."""
     check_int("n_test", n_test, 1, n_images - 2)
@@ -80,9 +89,15 @@ def make_split(n_images: int, n_test: int, n_labelled: int, seed: int) -> Split:
     return Split(train=train, labelled=train[:n_labelled], test=test)
 
 
-def student_labels(fine_train: torch.Tensor, n_labelled: int, n_classes: int) -> torch.Tensor:
+@checked(fine_train=Array("n", integer=True), n_labelled=Int(0), n_classes=Int(2, 10))
+def student_labels(
+    fine_train: np.ndarray | torch.Tensor, n_labelled: int, n_classes: int
+) -> np.ndarray | torch.Tensor:
     """The labels a student may see on the transfer set: the super-class on its first ``n_labelled``
     images and ``-1`` (unknown) everywhere else. The distillation terms never read them."""
-    labels = super_labels(fine_train, n_classes).clone()
+    if n_labelled > len(fine_train):
+        raise ValueError(f"n_labelled must be <= len(fine_train) = {len(fine_train)}, got {n_labelled}")
+    labels = super_labels.__wrapped__(fine_train, n_classes)  # checked here, by this function's rules
+    labels = labels.clone() if isinstance(labels, torch.Tensor) else np.array(labels)
     labels[n_labelled:] = -1
     return labels

@@ -27,18 +27,19 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
+from ..core.params import Choice, Int, Seeds, Tuple, param
 from ..core.threads import available_cpus, one_cpu_thread
 from ..core.validation import check_int
 from .data import ImageTask, load_cifar_task, load_digits_task, make_split, student_labels, super_labels
-from .losses import RandomPrototypes
+from .losses import GRID, OFA_EPS, TAU, TEMPERATURE, RandomPrototypes
 from .models import STUDENTS
 from .probe import TARGETS, distillation_targets, probe_accuracy
-from .training import ARMS, CONTROL, LossWeights, accuracy, teacher_targets, train_students, train_teachers
+from .training import ARMS, CONTROL, LR, WEIGHT, LossWeights, accuracy, teacher_targets, train_students, train_teachers
 
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
 #: "few_label": the student sees ``n_labelled`` labels; "standard": every training label (CE on all of them)
@@ -66,19 +67,19 @@ class RPKDConfig(ExperimentConfig):
     n_teacher_steps: int = param(400, Int(1), "Adam steps of the teacher")
     n_student_steps: int = param(150, Int(1), "Adam steps of every student arm")
     batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
-    lr: float = param(1e-2, Positive(), "Adam learning rate (teacher and students)")
+    lr: float = param(1e-2, LR, "Adam learning rate (teacher and students)")
     n_prototypes: int = param(64, Int(2, 65536), "K, the frozen random prototypes")
     d_prototype: int = param(32, Int(1, 4096), "d, the dimension of the prototype space")
-    tau: float = param(0.2, Float(0.0, 10.0, low_inclusive=False), "tau, temperature of the prototype scores")
-    temperature: float = param(4.0, Float(0.0, 100.0, low_inclusive=False), "T, Hinton KD temperature")
-    ofa_eps: float = param(1.5, Float(0.0, 10.0, low_inclusive=False), "epsilon, OFA's target exponent")
+    tau: float = param(0.2, TAU, "tau, temperature of the prototype scores")
+    temperature: float = param(4.0, TEMPERATURE, "T, Hinton KD temperature")
+    ofa_eps: float = param(1.5, OFA_EPS, "epsilon, OFA's target exponent")
     n_probe: int = param(800, Int(20), "transfer images the probe uses (half to fit, half to score)")
-    grid: int = param(4, Int(1, 64), "side of the common grid of the feature branch")
-    kd_weight: float = param(1.0, Float(0.0, 1e4), "alpha, weight of the KD term")
-    ofa_weight: float = param(1.0, Float(0.0, 1e4), "weight of the OFA terms (final and intermediate exit)")
-    glob_weight: float = param(1.0, Float(0.0, 1e4), "beta, weight of RPKD's global (logit) branch")
-    map_weight: float = param(1.0, Float(0.0, 1e4), "gamma, weight of RPKD's feature (map) branch")
-    feature_weight: float = param(1.0, Float(0.0, 1e4), "weight of the control's feature-matching term")
+    grid: int = param(4, GRID, "side of the common grid of the feature branch")
+    kd_weight: float = param(1.0, WEIGHT, "alpha, weight of the KD term")
+    ofa_weight: float = param(1.0, WEIGHT, "weight of the OFA terms (final and intermediate exit)")
+    glob_weight: float = param(1.0, WEIGHT, "beta, weight of RPKD's global (logit) branch")
+    map_weight: float = param(1.0, WEIGHT, "gamma, weight of RPKD's feature (map) branch")
+    feature_weight: float = param(1.0, WEIGHT, "weight of the control's feature-matching term")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(class_grid=(2,), n_teacher_steps=100, n_student_steps=25, n_test=200, batch_size=24,
@@ -191,6 +192,7 @@ def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) ->
     return summary, {"loss": np.asarray(curve)}
 
 
+@checked()
 def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> RPKDResults:
     """Every class count of ``class_grid``, each a checkpointed part named ``C=<n>``."""

@@ -16,15 +16,68 @@ which OFA's intermediate exit head reads.
 
 from __future__ import annotations
 
+import itertools
 import math
+from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..core.validation import check_choice, check_int
+from ..core.arguments import checked
+from ..core.params import Choice, Int, Rule
+from ..core.resources import check_memory
 
 STUDENTS: tuple[str, ...] = ("mixer", "cnn")
+#: what the ensemble builders accept
+MEMBERS = Int(1, 4096)
+CLASSES = Int(2, 1000)
+WIDTH = Int(1, 512)
+DEVICES = ("cpu", "cuda", "mps")
+SEED_MAX = 2**62
+
+
+@dataclass(frozen=True, repr=False)
+class Seed(Rule):
+    """A seed of a torch generator: an integer in ``[0, 2**62]`` (the run derives seeds as ``seed + offset``, so a
+    config's largest seed, ``2**32 - 1``, plus an offset is still one)."""
+
+    def check(self, name: str, value: Any) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) <= SEED_MAX:
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}")
+        return int(value)
+
+    def describe(self) -> str:
+        return "an integer seed in [0, 2**62]"
+
+    def bad_values(self) -> list[Any]:
+        return ["seven", 2.5, True, -1, SEED_MAX + 1]
+
+
+SEED = Seed()
+
+
+def check_device(name: str, device: torch.device | str) -> torch.device:
+    """A ``torch.device``, or a name ``cpu``, ``cuda``, ``cuda:N`` or ``mps``, that this machine has."""
+    text = str(device) if isinstance(device, torch.device) else device
+    base, _, index = text.partition(":") if isinstance(text, str) else ("", "", "")
+    if base not in DEVICES or (index and not (base == "cuda" and index.isdigit())):
+        raise ValueError(f"{name} must be a torch.device or one of 'cpu', 'cuda', 'cuda:N', 'mps', got {device!r}")
+    if base == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name}={device!r} was requested but torch sees no CUDA GPU")
+    if base == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ValueError(f"{name}={device!r} was requested but MPS is not available")
+    return device if isinstance(device, torch.device) else torch.device(device)
+
+
+def _weights_bytes(n_members: int, widths: tuple[int, ...], n_classes: int) -> int:
+    """Bytes of an ensemble's 3x3 convolutions over ``widths`` channels and its head (with Adam's two moments)."""
+    params = sum(9 * a * b + b for a, b in itertools.pairwise(widths)) + widths[-1] * (n_classes + 1)
+    return 4 * 4 * n_members * params
 
 
 class EnsembleLinear(nn.Module):
@@ -117,23 +170,27 @@ class Mixer(nn.Module):
         return self.head(h.mean(dim=2)), h, stage1
 
 
+@checked(n_members=MEMBERS, n_classes=CLASSES, width=WIDTH, seed=SEED)
 def make_teacher(n_members: int, n_classes: int, width: int, seed: int, device: torch.device | str = "cpu") -> CNN:
     """The CNN teacher ensemble (channels ``width`` then ``2 * width``)."""
-    check_int("n_members", n_members, 1)
-    check_int("n_classes", n_classes, 2)
-    check_int("width", width, 1)
+    device = check_device("device", device)
+    check_memory({"teacher weights (n_members x width^2)": _weights_bytes(n_members, (1, width, width, 2 * width),
+                                                                          n_classes)})
     return CNN(n_members, n_classes, width, 2 * width, torch.Generator().manual_seed(seed)).to(device)
 
 
+@checked(kind=Choice(STUDENTS), n_members=MEMBERS, n_classes=CLASSES, width=WIDTH, seed=SEED, image_size=Int(2, 64))
 def make_student(
     kind: str, n_members: int, n_classes: int, width: int, seed: int, image_size: int = 8,
     device: torch.device | str = "cpu",
 ) -> nn.Module:
     """The student ensemble: ``'mixer'`` (tokens of 2x2 pixels, ``d_model = width``) or ``'cnn'`` (narrow CNN)."""
-    check_choice("student", kind, STUDENTS)
-    check_int("n_members", n_members, 1)
-    check_int("n_classes", n_classes, 2)
-    check_int("width", width, 1)
+    device = check_device("device", device)
+    if kind == "mixer" and image_size % 2:
+        raise ValueError(f"image_size must be even for the mixer student (2x2-pixel tokens), got {image_size}")
+    n_tokens = (image_size // 2) ** 2
+    check_memory({"student weights (n_members x width^2, image_size^4)": 16 * n_members * (
+        2 * n_tokens**2 + 4 * width**2 + (4 + n_classes) * width + 9 * width**2)})
     g = torch.Generator().manual_seed(seed)
     if kind == "mixer":
         return Mixer(n_members, n_classes, width, image_size, 2, g).to(device)

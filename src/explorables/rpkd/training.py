@@ -13,17 +13,25 @@ from torch import nn
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from ..core.validation import check_choice, check_int, check_positive
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Tuple
+from ..core.validation import check_choice
 from .losses import (
+    GRID,
+    OFA_EPS,
+    TAU,
+    TEMPERATURE,
     RandomPrototypes,
+    _cross_entropy,
     as_tokens,
-    cross_entropy,
+    check_labels,
     feature_match_loss,
     kd_loss,
     ofa_loss,
+    require_tensors,
     rpkd_losses,
 )
-from .models import EnsembleLinear, make_student, make_teacher
+from .models import CLASSES, SEED, STUDENTS, WIDTH, EnsembleLinear, check_device, make_student, make_teacher
 
 #: the methods compared, and the control (CE plus feature matching through the same random projection, no prototypes)
 CONTROL = "feature_match"
@@ -48,6 +56,17 @@ ARM_TERMS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: a term's weight (the config's ``*_weight`` fields use the same rule)
+WEIGHT = Float(0.0, 1e4)
+#: Adam's learning rate: a step above 10 in every weight is never meant (the loss runs to NaN)
+LR = Float(0.0, 10.0, low_inclusive=False)
+#: optimiser steps of one training call
+STEPS = Int(1, 10**7)
+#: images: one channel, at least 2x2 pixels (the CNN max-pools once)
+IMAGES = Array("s n 1 h w", min_size=(("h", 2), ("w", 2)))
+
+
+@checked(kd=WEIGHT, ofa=WEIGHT, glob=WEIGHT, map=WEIGHT, feature=WEIGHT)
 @dataclass(frozen=True)
 class LossWeights:
     """Weights of the terms; eq. (rpkd-total): ``L = CE + alpha KD + beta L_glob + gamma L_map``."""
@@ -68,11 +87,16 @@ class LossWeights:
         return torch.tensor(rows)
 
 
+@checked(images=IMAGES, labels=Array("s n", integer=True), n_classes=CLASSES, width=WIDTH, n_steps=STEPS,
+         batch_size=Int(1), lr=LR, seed=SEED)
 def train_teachers(
     images: torch.Tensor, labels: torch.Tensor, n_classes: int, *, width: int, n_steps: int, batch_size: int,
-    lr: float, seed: int, device: torch.device, progress: bool = False,
+    lr: float, seed: int, device: torch.device | str, progress: bool = False,
 ) -> nn.Module:
     """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE."""
+    require_tensors(images=images, labels=labels)
+    check_labels("labels", labels, n_classes, unknown=False)
+    device = check_device("device", device)
     n_seeds, n = labels.shape
     teacher = make_teacher(n_seeds, n_classes, width, seed, device)
     opt = torch.optim.Adam(teacher.parameters(), lr=lr)
@@ -81,7 +105,7 @@ def train_teachers(
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         x = torch.gather(images, 1, idx[..., None, None, None].expand(-1, -1, *images.shape[2:]))
         logits, _, _ = teacher(x)
-        loss = cross_entropy(logits, torch.gather(labels, 1, idx)).sum()
+        loss = _cross_entropy(logits, torch.gather(labels, 1, idx)).sum()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -117,7 +141,7 @@ class Distiller(nn.Module):
 
     def forward(self, x: torch.Tensor, grid: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         logits, features, stage1 = self.student(x)
-        return logits, self.projector(as_tokens(features, grid)), self.ofa_head(stage1)
+        return logits, self.projector(as_tokens.__wrapped__(features, grid)), self.ofa_head(stage1)
 
 
 def member_losses(
@@ -133,15 +157,17 @@ def member_losses(
     n_classes = logits.shape[-1]
     mask = F.one_hot(labels.clamp(min=0), n_classes).float() * (labels >= 0)[..., None]
     z_teacher = prototypes.project_teacher(teacher_tokens)
-    glob, maps = rpkd_losses(z_student, z_teacher, prototypes.prototypes, tau)
-    ofa = ofa_loss(logits, teacher_logits, mask, ofa_eps) + ofa_loss(ofa_logits, teacher_logits, mask, ofa_eps)
+    # the public losses unchecked (``__wrapped__``): the caller checked their inputs once, not every step
+    glob, maps = rpkd_losses.__wrapped__(z_student, z_teacher, prototypes.prototypes, tau)
+    ofa = ofa_loss.__wrapped__(logits, teacher_logits, mask, ofa_eps) + ofa_loss.__wrapped__(
+        ofa_logits, teacher_logits, mask, ofa_eps)
     terms = [
-        cross_entropy(logits, labels),
-        kd_loss(logits, teacher_logits, temperature),
+        _cross_entropy(logits, labels),
+        kd_loss.__wrapped__(logits, teacher_logits, temperature),
         ofa,
         glob,
         maps,
-        feature_match_loss(z_student, z_teacher),
+        feature_match_loss.__wrapped__(z_student, z_teacher),
     ]
     return torch.stack(terms, dim=1)
 
@@ -152,21 +178,40 @@ def _take(t: torch.Tensor, idx: torch.Tensor, n_arms: int) -> torch.Tensor:
     return picked.repeat(n_arms, *[1] * (t.dim() - 1))
 
 
+@checked(
+    kind=Choice(STUDENTS), arms=Tuple(Choice(ARMS)), images=IMAGES, labels=Array("s n", integer=True),
+    teacher_logits=Array("s n c"), teacher_tokens=Array("s n l e"), width=WIDTH, grid=GRID, n_steps=STEPS,
+    batch_size=Int(1), lr=LR, temperature=TEMPERATURE, tau=TAU, ofa_eps=OFA_EPS, seed=SEED,
+)
 def train_students(
     kind: str, arms: tuple[str, ...], images: torch.Tensor, labels: torch.Tensor, teacher_logits: torch.Tensor,
     teacher_tokens: torch.Tensor, prototypes: RandomPrototypes, weights: LossWeights, *, width: int, grid: int,
     n_steps: int, batch_size: int, lr: float, temperature: float, tau: float, ofa_eps: float, seed: int,
-    device: torch.device, progress: bool = False,
+    device: torch.device | str, progress: bool = False,
 ) -> tuple[Distiller, list[float]]:
     """All arms x seeds trained side by side. ``images (S, N, 1, H, W)``; ``labels (S, N)`` hold ``-1``
     where the student has no label. With some labels missing, the labelled images join every batch; with
     every label known (the standard protocol) batches are plain random draws. Returns the ensemble (member
     ``a * S + s``) and the loss curve."""
+    require_tensors(images=images, labels=labels, teacher_logits=teacher_logits, teacher_tokens=teacher_tokens)
+    n_classes = teacher_logits.shape[-1]
+    if n_classes < 2:
+        raise ValueError(f"teacher_logits must have >= 2 classes (last axis), got shape {tuple(teacher_logits.shape)}")
+    check_labels("labels", labels, n_classes)
+    if teacher_tokens.shape[2] != grid * grid:
+        raise ValueError(f"teacher_tokens must hold grid^2 = {grid * grid} locations (axis 2), "
+                         f"got shape {tuple(teacher_tokens.shape)}")
+    d_teacher = prototypes.teacher_projection.shape[0]
+    if teacher_tokens.shape[3] != d_teacher:
+        raise ValueError(f"teacher_tokens must have the prototypes' teacher width {d_teacher} on its last axis, "
+                         f"got shape {tuple(teacher_tokens.shape)}")
+    side = images.shape[-1]
+    if images.shape[-2] != side or side > 64 or (kind == "mixer" and side % 2):
+        raise ValueError(f"images must be square pictures of side <= 64 (even for the mixer), "
+                         f"got shape {tuple(images.shape)}")
+    device = check_device("device", device)
     n_seeds, n = labels.shape
     n_arms = len(arms)
-    check_int("n_steps", n_steps, 1)
-    check_positive("lr", lr)
-    n_classes = teacher_logits.shape[-1]
     student = make_student(kind, n_arms * n_seeds, n_classes, width, seed, images.shape[-1], device)
     d_stage1 = student.conv1.weight.shape[0] // (n_arms * n_seeds) if kind == "cnn" else width
     model = Distiller(student, n_arms * n_seeds, d_stage1, n_classes, prototypes.prototypes.shape[1], seed).to(device)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Int
 from ..core.validation import check_int
+
+#: two feature sets of the same items: each 2-D, >= 3 rows; their row counts are compared by ``_paired``
+FEATURES_A = Array("n_a d_a", min_size=(("n_a", 3),))
+FEATURES_B = Array("n_b d_b", min_size=(("n_b", 3),))
 
 
 def _paired(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -27,20 +33,30 @@ def _paired(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> tuple[np.
     return a, b
 
 
+@checked(features=Array("n d"))
 def normalise(features: np.ndarray) -> np.ndarray:
     """Centre the columns, then scale every row to unit length (a zero row stays zero)."""
+    return _normalise(features)
+
+
+def _normalise(features: np.ndarray) -> np.ndarray:
     x = np.asarray(features, dtype=np.float64)
     x = x - x.mean(axis=0, keepdims=True)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return x / np.where(norms > 0, norms, 1.0)
 
 
+@checked(features=Array("n d", min_size=(("n", 3),)), k=Int(1))
 def knn_indices(features: np.ndarray, k: int) -> np.ndarray:
-    """``(n, k)``: each item's ``k`` nearest other items by cosine similarity after centring.
+    """``(n, k)``: each item's ``k`` nearest other items by cosine similarity after centring (``1 <= k <= n - 2``).
 
     Ties are broken by the lower index (a stable sort), so equal inputs give equal neighbourhoods.
     """
-    x = normalise(features)
+    return _knn_indices(features, k)
+
+
+def _knn_indices(features: np.ndarray, k: int) -> np.ndarray:
+    x = _normalise(features)
     n = x.shape[0]
     k = check_int("k", k, 1, n - 2)
     sim = x @ x.T
@@ -48,6 +64,7 @@ def knn_indices(features: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(-sim, axis=1, kind="stable")[:, :k]
 
 
+@checked(features_a=FEATURES_A, features_b=FEATURES_B, k=Int(1))
 def mutual_knn_alignment(features_a: np.ndarray, features_b: np.ndarray, k: int = 5) -> float:
     """Mutual k-NN alignment, eq. (sensory-mknn): mean over items of |N_A(i) ∩ N_B(i)| / k.
 
@@ -58,13 +75,14 @@ def mutual_knn_alignment(features_a: np.ndarray, features_b: np.ndarray, k: int 
     a, b = _paired("features_a", features_a, "features_b", features_b)
     n = a.shape[0]
     k = check_int("k", k, 1, n - 2)
-    na, nb = knn_indices(a, k), knn_indices(b, k)
+    na, nb = _knn_indices(a, k), _knn_indices(b, k)
     hits = np.zeros((n, n), dtype=bool)
     hits[np.arange(n)[:, None], na] = True
     overlap = hits[np.arange(n)[:, None], nb].sum(axis=1)  # |N_A(i) ∩ N_B(i)|
     return float(np.mean(overlap / k))
 
 
+@checked(n=Int(3), k=Int(1))
 def chance_level(n: int, k: int) -> float:
     """Expected mutual k-NN alignment of independent neighbourhoods: ``k / (n - 1)``.
 
@@ -76,6 +94,7 @@ def chance_level(n: int, k: int) -> float:
     return k / (n - 1)
 
 
+@checked(features_a=FEATURES_A, features_b=FEATURES_B)
 def linear_cka(features_a: np.ndarray, features_b: np.ndarray) -> float:
     """Linear centred kernel alignment, eq. (sensory-cka).
 

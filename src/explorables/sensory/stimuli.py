@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Text
 from ..core.validation import check_int
 
 COLOURS: dict[str, tuple[float, float, float]] = {
@@ -46,11 +48,18 @@ CUES: dict[str, str] = {
     "hear": "Imagine what you would hear.",
 }
 
+_VISUAL_SIZES = (len(COLOURS), len(SHAPES), len(SIZES))
+_AUDITORY_SIZES = (len(PITCHES), len(TIMBRES), len(RHYTHMS))
+
 SAMPLE_RATE = 8000  # Hz
 SOUND_S = 0.5  # seconds
 IMAGE_SIZE = 32  # pixels
 
 
+@checked(
+    visual=Array("n 3", integer=True), auditory=Array("n 3", integer=True), offsets=Array("n 2"),
+    detune=Array("n"), noise_seeds=Array("n", integer=True),
+)
 @dataclass(frozen=True)
 class Stimuli:
     """``n`` items: attribute indices (``visual``: colour, shape, size; ``auditory``: pitch, timbre, rhythm)
@@ -61,6 +70,20 @@ class Stimuli:
     offsets: np.ndarray  # (n, 2) picture position jitter, fraction of the side
     detune: np.ndarray  # (n,) relative pitch jitter
     noise_seeds: np.ndarray  # (n,) seeds of each item's pixel and sample noise
+
+    def __post_init__(self) -> None:
+        for name, sizes in (("visual", _VISUAL_SIZES), ("auditory", _AUDITORY_SIZES)):
+            table = np.asarray(getattr(self, name))
+            if (table < 0).any() or (table >= np.asarray(sizes)).any():
+                raise ValueError(f"{name} must hold attribute indices in [0, {sizes}) per column, "
+                                 f"got columns in [{table.min(axis=0).tolist()}, {table.max(axis=0).tolist()}]")
+        if (np.abs(np.asarray(self.offsets)) > 0.5).any():
+            raise ValueError("offsets must lie in [-0.5, 0.5] (a fraction of the picture's side)")
+        if (np.abs(np.asarray(self.detune)) >= 0.5).any():
+            raise ValueError("detune must lie in (-0.5, 0.5) (a relative pitch jitter)")
+        seeds = np.asarray(self.noise_seeds)
+        if (seeds < 0).any() or (seeds >= 2**62).any():
+            raise ValueError("noise_seeds must hold seeds in [0, 2**62)")
 
     @property
     def n(self) -> int:
@@ -74,6 +97,7 @@ class Stimuli:
                 "pitch": list(PITCHES)[p], "timbre": TIMBRES[t], "rhythm": list(RHYTHMS)[r]}  # fmt: skip
 
 
+@checked(n=Int(4, 10**6))
 def sample_stimuli(n: int, rng: np.random.Generator) -> Stimuli:
     """``n`` items with distinct visual combinations where possible, auditory attributes drawn independently.
 
@@ -95,6 +119,7 @@ def sample_stimuli(n: int, rng: np.random.Generator) -> Stimuli:
                    rng.integers(0, 2**31 - 1, size=n))  # fmt: skip
 
 
+@checked(phrasing=Int(0, len(PHRASINGS) - 1))
 def captions(stimuli: Stimuli, phrasing: int = 0) -> list[str]:
     """The items' captions in phrasing ``phrasing`` (an index into :data:`PHRASINGS`)."""
     phrasing = check_int("phrasing", phrasing, 0, len(PHRASINGS) - 1)
@@ -116,14 +141,17 @@ def cue_text(cue: str) -> str:
     return cue
 
 
+@checked(caption=Text(nonempty=True), cue=Text())
 def prompt(caption: str, cue: str) -> str:
     """The user message: the cue's text (if any) then the caption (eq. ``sensory-prompt``)."""
     text = cue_text(cue).strip()
     return f"{text} {caption}" if text else caption
 
 
+@checked(i=Int(0), size=Int(2, 2048))
 def render_image(stimuli: Stimuli, i: int, size: int = IMAGE_SIZE) -> np.ndarray:
     """Item ``i``'s picture: ``(size, size, 3)`` floats in [0, 1], a coloured shape on grey, plus pixel noise."""
+    _check_item(stimuli, i)
     c, s, z = stimuli.visual[i]
     rgb = np.array(list(COLOURS.values())[c])
     radius = list(SIZES.values())[z]
@@ -145,6 +173,12 @@ def render_image(stimuli: Stimuli, i: int, size: int = IMAGE_SIZE) -> np.ndarray
     return np.clip(image, 0.0, 1.0)
 
 
+def _check_item(stimuli: Stimuli, i: int) -> None:
+    if i >= stimuli.n:
+        raise ValueError(f"i must be an item index in [0, {stimuli.n}), got {i}")
+
+
+@checked(i=Int(0), sample_rate=Int(1000, 192_000), seconds=Float(0.0, 60.0, low_inclusive=False))
 def synth_sound(stimuli: Stimuli, i: int, sample_rate: int = SAMPLE_RATE, seconds: float = SOUND_S) -> np.ndarray:
     """Item ``i``'s sound: ``sample_rate * seconds`` samples in [-1, 1].
 
@@ -152,6 +186,9 @@ def synth_sound(stimuli: Stimuli, i: int, sample_rate: int = SAMPLE_RATE, second
     (buzzing) or noise band-passed around the fundamental (hissing); rhythm is an amplitude
     envelope (steady, or raised-cosine pulses at 2 or 9 per second).
     """
+    _check_item(stimuli, i)
+    if int(sample_rate * seconds) < 2:
+        raise ValueError(f"seconds must give at least 2 samples at sample_rate {sample_rate}, got {seconds!r}")
     p, t, r = stimuli.auditory[i]
     gen = np.random.default_rng(stimuli.noise_seeds[i] + 1)
     n = int(sample_rate * seconds)
@@ -175,6 +212,7 @@ def synth_sound(stimuli: Stimuli, i: int, sample_rate: int = SAMPLE_RATE, second
     return wave / max(np.max(np.abs(wave)), 1e-9)
 
 
+@checked(modality=Choice(("visual", "auditory")))
 def attribute_features(stimuli: Stimuli, modality: str) -> np.ndarray:
     """One-hot attributes of one modality (``"visual"`` or ``"auditory"``): the ground-truth space.
 
