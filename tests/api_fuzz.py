@@ -177,6 +177,8 @@ class Recorder:
             return recorder._recording(qualname, fn, args, kwargs)
 
         wrapper.__explorables_fuzz_original__ = fn  # type: ignore[attr-defined]
+        # ``fn.__wrapped__`` stays the unchecked function a package's hot loop calls
+        wrapper.__wrapped__ = getattr(fn, "__wrapped__", fn)  # type: ignore[attr-defined]
         module_names = {f"explorables.{package}", getattr(fn, "__module__", "")}
         for module_name in module_names:
             module = importlib.import_module(module_name) if module_name.startswith("explorables") else None
