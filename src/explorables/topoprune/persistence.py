@@ -76,12 +76,18 @@ def flag_pairs(points: np.ndarray, max_dimension: int = 1) -> FlagPairs:
     """
     arr = _check_points("points", points)
     max_dimension = check_int("max_dimension", max_dimension, 0, 1)
+    h0, h1 = _pair_arrays(arr, max_dimension)
+    return FlagPairs(h0=h0, h1=h1)
+
+
+def _pair_arrays(arr: np.ndarray, max_dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    """gudhi's pairs of one checked float64 cloud: ``h0`` ``(m0, 2)`` and ``h1`` ``(m1, 4)`` point indices."""
     tree = gudhi.RipsComplex(points=arr).create_simplex_tree(max_dimension=max_dimension + 1)
     tree.compute_persistence()
     regular, higher, _, _ = tree.flag_persistence_generators()
     h0 = np.asarray(regular, dtype=np.int64).reshape(-1, 3)[:, 1:]  # [vertex, a, b]: dies at edge (a, b)
     h1 = np.asarray(higher[0], dtype=np.int64).reshape(-1, 4) if higher else np.zeros((0, 4), dtype=np.int64)
-    return FlagPairs(h0=h0, h1=h1)
+    return h0, h1
 
 
 @checked(points=_POINTS)
@@ -122,9 +128,9 @@ def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
     return np.concatenate([own[:, None], rest], axis=1)
 
 
-def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[FlagPairs]:
+def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[tuple[np.ndarray, np.ndarray]]:
     # the clouds are made from a checked embedding: no per-cloud argument checks in this hot loop
-    return [flag_pairs.__wrapped__(cloud, max_dimension=max_dimension) for cloud in clouds]
+    return [_pair_arrays(np.asarray(cloud, dtype=np.float64), max_dimension) for cloud in clouds]
 
 
 def batched_pairs(
@@ -144,9 +150,9 @@ def batched_pairs(
     else:
         all_pairs = _chunk_pairs(clouds, max_dimension)
     h0s, h1s = [], []
-    for i, pairs in enumerate(all_pairs):
-        h0s.append(np.c_[np.full(len(pairs.h0), i), pairs.h0])
-        h1s.append(np.c_[np.full(len(pairs.h1), i), pairs.h1])
+    for i, (h0, h1) in enumerate(all_pairs):
+        h0s.append(np.c_[np.full(len(h0), i), h0])
+        h1s.append(np.c_[np.full(len(h1), i), h1])
     return torch.as_tensor(np.concatenate(h0s)), torch.as_tensor(np.concatenate(h1s).reshape(-1, 5))
 
 
