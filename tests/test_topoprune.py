@@ -140,6 +140,26 @@ def test_neighbourhoods_start_with_the_sample_and_scores_are_scale_free():
                                atol=1e-9)  # fmt: skip
 
 
+def test_knn_radius_is_the_mean_distance_to_the_nearest_neighbours():
+    from explorables.topoprune import knn_radius
+
+    Z = np.c_[np.arange(10.0), np.zeros(10)]  # unit-spaced points on a line
+    radius = knn_radius(Z, 2)
+    np.testing.assert_allclose(radius[1:-1], 1.0)  # inner points: one neighbour on each side
+    np.testing.assert_allclose(radius[[0, -1]], 1.5)  # the ends: neighbours at 1 and 2
+    np.testing.assert_allclose(knn_radius(3.0 * Z + 5.0, 2), 3.0 * radius)  # distances scale, translations vanish
+
+
+def test_feature_noise_is_scaled_by_each_features_spread():
+    from explorables.topoprune import add_feature_noise
+
+    rng = np.random.default_rng(0)
+    features = rng.standard_normal((20_000, 3)) * np.array([0.5, 1.0, 4.0])
+    np.testing.assert_array_equal(add_feature_noise(features, 0.0, np.random.default_rng(1)), features)
+    noisy = add_feature_noise(features, 0.5, np.random.default_rng(1))
+    np.testing.assert_allclose((noisy - features).std(0), 0.5 * features.std(0), rtol=0.03)
+
+
 def _labels() -> np.ndarray:
     return np.repeat(np.arange(4), [10, 23, 37, 50])
 
@@ -300,5 +320,11 @@ def test_the_cifar_code_path_runs_on_a_tiny_fake_cifar(tmp_path):
                                  n_umap_neighbours=5, n_feature_epochs=1, n_train_steps=2)  # fmt: skip
     results = run(cfg)
     assert results.summary["methods"]["n_pool"] == 90 and results.summary["methods"]["n_test"] == 24
+    from explorables.topoprune import METHODS, headline
+
+    lines = headline(results)  # the persistence gap, then one line per pruning rate naming every method
+    assert len(lines) == 1 + len(cfg.prune_grid) and lines[0].startswith("persistence vs gudhi")
+    assert all(f"prune {r}:" in line for r, line in zip(cfg.prune_grid, lines[1:], strict=True))
+    assert all(f" {m} " in line for m in METHODS for line in lines[1:])
     with pytest.raises(ValueError, match="data_root"):
         run(TopoPruneConfig.preset("smoke", dataset="cifar10"))

@@ -108,6 +108,22 @@ def test_members_are_independent():
         assert torch.count_nonzero(g[1]) > 0
 
 
+def test_the_ensemble_predicts_like_each_member_alone_and_the_loss_is_its_squared_error():
+    from explorables.trust_region_cl import predict_noise
+
+    params = init_params(NET, [0, 1])
+    x, task, t, noise = _batch(2, 5)
+    both = predict_noise(params, NET, x, t, task, 10)
+    for m in range(2):
+        one = {k: v[m : m + 1] for k, v in params.items()}
+        torch.testing.assert_close(both[m : m + 1], predict_noise(one, NET, x[m : m + 1], t[m : m + 1],
+                                                                  task[m : m + 1], 10))  # fmt: skip
+    ab = SCHEDULE.alphas_bar[t].unsqueeze(-1)  # eq. (trcl-denoise): the noisy point, then the squared error
+    xt = ab.sqrt() * x + (1 - ab).sqrt() * noise
+    expected = (predict_noise(params, NET, xt, t, task, SCHEDULE.n_steps) - noise).pow(2).mean(-1)
+    torch.testing.assert_close(per_sample_loss(params, NET, SCHEDULE, x, task, t, noise), expected)
+
+
 def test_sliced_wasserstein_matches_pot_exact_transport_on_each_direction():
     g = torch.Generator().manual_seed(5)
     x, y = (
@@ -122,6 +138,52 @@ def test_sliced_wasserstein_matches_pot_exact_transport_on_each_direction():
         per_direction.append(ot.emd2(np.full(40, 1 / 40), np.full(40, 1 / 40), cost))
     assert float(sliced_wasserstein(x, y, dirs)) == pytest.approx(np.sqrt(np.mean(per_direction)), rel=1e-9)
     assert float(sliced_wasserstein(x, x, dirs)) == 0.0
+
+
+def test_a_sequence_is_seeded_and_records_every_task():
+    tasks = ("gaussians", "moons")
+    net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
+    members = [Member("trcl", 0), Member("finetune", 1)]
+
+    def train(seed: int):
+        return continual.train_sequence(
+            init_params(net, [0, 1]), net, schedule, tasks, members, Strengths(), n_seeds=2, n_steps_per_task=4,
+            batch_size=8, lr=1e-2, n_fisher=4, n_samples=5, eval_set=eval_batch(tasks, 2, 4, 10, 0, "cpu"), seed=seed,
+        )  # fmt: skip
+
+    a, b, c = train(0), train(0), train(1)
+    assert [tuple(s.shape) for s in a.samples] == [(2, 1, 5, 2), (2, 2, 5, 2)]  # every task seen so far
+    assert [tuple(v.shape) for v in a.eval_losses] == [(2, 2)] * 2 and tuple(a.train_losses.shape) == (2, 4, 2)
+    assert all(torch.equal(a.params[k], b.params[k]) for k in a.params)  # the seed decides everything
+    assert not torch.equal(a.params["w0"], c.params["w0"])
+
+
+def test_sampling_with_a_zero_network_is_the_gaussian_recursion():
+    """With eps_theta = 0 the sampler divides by sqrt(1 - beta) and adds sqrt(beta) noise at every step but the
+    last, from N(0, 1): the variance of the samples follows that recursion exactly."""
+    from explorables.trust_region_cl import sample
+
+    net, schedule = Net(d_data=2, n_tasks=1, width=4, depth=1, d_time=4), make_schedule(10)
+    params = {k: torch.zeros_like(v) for k, v in init_params(net, [0]).items()}
+    task = torch.zeros(1, 20_000, dtype=torch.long)
+    x = sample(params, net, schedule, task, torch.Generator().manual_seed(0))
+    var = 1.0
+    for step in reversed(range(10)):
+        beta = float(schedule.betas[step])
+        var = var / (1 - beta) + (beta if step > 0 else 0.0)
+    assert tuple(x.shape) == (1, 20_000, 2)
+    assert float(x.var()) == pytest.approx(var, rel=0.03) and abs(float(x.mean())) < 0.05
+    assert torch.equal(x, sample(params, net, schedule, task, torch.Generator().manual_seed(0)))
+
+
+def test_a_method_is_its_fields():
+    from explorables.trust_region_cl import METHODS, Method
+
+    assert Method("trcl", "trust region (TR-CL)", replay=True, metric="fisher") == METHODS["trcl"]
+    plain = Method("x", "x", replay=False, metric="none")
+    assert plain.penalty == "trust" and not plain.reptile
+    with pytest.raises(ValueError, match="metric"):
+        Method("x", "x", replay=True, metric="euclid")
 
 
 def test_training_never_sees_real_data_of_earlier_tasks(monkeypatch):
@@ -287,6 +349,7 @@ def test_reconvergence_counts_zero_when_already_there_and_censors_when_never():
 
 
 def test_bad_inputs_name_the_parameter():
+    assert check_tasks(["moons", "spiral"]) == ("moons", "spiral")
     with pytest.raises(ValueError, match="tasks"):
         check_tasks([])
     with pytest.raises(ValueError, match="tasks"):
@@ -295,7 +358,7 @@ def test_bad_inputs_name_the_parameter():
         Strengths(trust_lambda=-1.0)
     with pytest.raises(ValueError, match="replay_weight"):
         Strengths(replay_weight=float("nan"))
-    with pytest.raises(ValueError, match="task"):
+    with pytest.raises(ValueError, match="name"):
         sample_task("triangles", 3, torch.Generator())
     with pytest.raises(ValueError, match="tasks"):
         Config.preset("smoke", tasks=("moons",))
@@ -333,6 +396,11 @@ def test_verdict_rules_on_constructed_numbers():
 def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     results = run(Config.preset("smoke"))
     seq = results.summary["sequence"]["methods"]
+    from explorables.trust_region_cl import METHODS, TRAINED, headline
+
+    lines = headline(results)  # one line per trained method, then the MAML reading
+    assert len(lines) == len(TRAINED) + 1 and lines[-1].startswith("MAML reading")
+    assert all(line.startswith(METHODS[m].label) for m, line in zip(TRAINED, lines, strict=False))
     # direction with a margin, on the first task's held-out loss increase and its sample quality
     assert seq["finetune"]["first_task_loss_increase"]["mean"] > seq["trcl"]["first_task_loss_increase"]["mean"] + 0.01
     assert seq["finetune"]["first_task_forgetting"]["mean"] > seq["trcl"]["first_task_forgetting"]["mean"]

@@ -7,9 +7,12 @@ import warnings
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Int
 from ..core.validation import check_int
 
 
+@checked(features=Array("n d"), n_epochs=Int(1, 100_000))
 def umap_embedding(
     features: np.ndarray, *, d_embed: int = 2, n_neighbours: int = 15, n_epochs: int = 100, seed: int = 0
 ) -> np.ndarray:
@@ -62,6 +65,7 @@ def pca_embedding(features: np.ndarray, *, d_embed: int = 2) -> np.ndarray:
     return centred @ (top * signs)
 
 
+@checked(Z=Array("n d", min_size=(("n", 2),)))
 def knn_radius(Z: np.ndarray, n_neighbours: int = 15) -> np.ndarray:
     """Mean distance of each point to its ``n_neighbours`` nearest neighbours in the embedding.
 

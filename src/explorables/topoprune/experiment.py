@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -290,6 +291,7 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     return out
 
 
+@checked()
 def run(
     config: TopoPruneConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TopoPruneResults:
@@ -305,6 +307,7 @@ def run(
     return TopoPruneResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: TopoPruneResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     m = results.summary["methods"]

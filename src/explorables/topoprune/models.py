@@ -14,6 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..core.arguments import Array, checked
+from ..core.device import resolve_device
+from ..core.params import Choice, Float, Int, Positive, Probability
+from ..core.resources import check_memory
 from ..core.threads import one_cpu_thread
 from ..core.validation import check_in_range, check_int, check_positive
 
@@ -34,6 +38,7 @@ class Split:
         return int(max(self.y_train.max(), self.y_test.max())) + 1
 
 
+@checked(test_fraction=Probability(open_low=True, open_high=True))
 def digits_split(test_fraction: float, rng: np.random.Generator) -> Split:
     """scikit-learn's bundled 8×8 digits (1,797 images), split per class into a pool and a test set."""
     from sklearn.datasets import load_digits
@@ -104,6 +109,7 @@ def make_network(architecture: str, split: Split) -> nn.Module:
     raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
 
 
+@checked(architecture=Choice(ARCHITECTURES), n_epochs=Int(1, 10_000), batch_size=Int(1, 10**7), lr=Positive())
 def train_feature_network(
     architecture: str, split: Split, *, n_epochs: int, batch_size: int = 128, lr: float = 3e-3,
     seed: int = 0, device: str | torch.device = "cpu",
@@ -111,6 +117,7 @@ def train_feature_network(
     """Train the feature network on the whole pool (Adam, cross-entropy); returns it and its test accuracy."""
     n_epochs = check_int("n_epochs", n_epochs, 1)
     batch_size = check_int("batch_size", batch_size, 1)
+    device = resolve_device(device)
     with one_cpu_thread(device):  # tiny networks: a second CPU thread only adds waiting
         return _train_feature_network(architecture, split, n_epochs, batch_size, lr, seed, device)
 
@@ -140,9 +147,34 @@ def accuracy(net: nn.Module, split: Split, device: str | torch.device = "cpu") -
     return float(np.mean(pred == split.y_test))
 
 
+def _check_images(net: MLP | CNN, images: np.ndarray | torch.Tensor) -> None:
+    """``images`` of the shape and dtype ``net`` takes (a batch of the images it was made for)."""
+    shape = tuple(images.shape)
+    if isinstance(net, CNN):
+        conv, second, linear = net.body[0], net.body[3], net.body[7]
+        ok = len(shape) == 4 and shape[1] == conv.in_channels
+        ok = ok and second.out_channels * (shape[2] // 4) * (shape[3] // 4) == linear.in_features
+        want = f"(n, {conv.in_channels}, h, w) with {second.out_channels} * (h // 4) * (w // 4) = {linear.in_features}"
+    else:
+        linear = net.body[1]
+        ok = len(shape) >= 2 and int(np.prod(shape[1:])) == linear.in_features
+        want = f"(n, ...) with {linear.in_features} values per image"
+    if not ok:
+        raise ValueError(f"images must have shape {want} for this network, got {shape}")
+    dtype = torch.as_tensor(images[:1]).dtype
+    if dtype != linear.weight.dtype:
+        raise TypeError(f"images must have the dtype of the network's weights ({linear.weight.dtype}), got {dtype}")
+
+
+@checked(images=Array(None))
 @torch.no_grad()
-def extract_features(net: nn.Module, images: np.ndarray, device: str | torch.device = "cpu") -> np.ndarray:
-    """Penultimate activations of ``net`` on ``images``, standardised per feature (float64)."""
+def extract_features(
+    net: MLP | CNN, images: np.ndarray | torch.Tensor, device: str | torch.device = "cpu"
+) -> np.ndarray:
+    """Penultimate activations of ``net`` (a feature network of this chapter) on ``images``, standardised
+    per feature (float64)."""
+    _check_images(net, images)
+    device = resolve_device(device)
     net.eval()
     with one_cpu_thread(device):
         feats = torch.cat([net.features(b) for b in torch.as_tensor(images, device=device).split(4096)])
@@ -151,12 +183,15 @@ def extract_features(net: nn.Module, images: np.ndarray, device: str | torch.dev
     return (f - f.mean(0)) / np.where(f.std(0) > 1e-12, f.std(0), 1.0)
 
 
+@checked(features=Array("n d"), noise=Float(0.0))
 def add_feature_noise(features: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
     """Features plus Gaussian noise of ``noise`` times each feature's standard deviation (a latent perturbation)."""
     noise = check_in_range("noise", noise, 0.0, np.inf)
+    features = np.asarray(features)
     return features + noise * features.std(0) * rng.standard_normal(features.shape)
 
 
+@checked(n_steps=Int(1, 10**6), d_hidden=Int(1, 100_000), lr=Positive(), weight_decay=Float(0.0))
 def train_on_subsets(
     split: Split, subsets: list[np.ndarray], *, n_steps: int, d_hidden: int = 64, lr: float = 1e-2,
     weight_decay: float = 1e-4, seed: int = 0, device: str | torch.device = "cpu",
@@ -169,19 +204,34 @@ def train_on_subsets(
     """
     n_steps = check_int("n_steps", n_steps, 1)
     check_positive("lr", lr)
+    _check_subsets(split, subsets)
+    n_members, width = len(subsets), max(len(s) for s in subsets)
+    d_in, k = int(np.prod(split.x_train.shape[1:])), split.n_classes
+    check_memory({
+        "the ensemble's weights, gradients and Adam moments (len(subsets) x d_in x d_hidden)":
+            16.0 * n_members * (d_in + 1 + k) * d_hidden,
+        "the gathered batches and activations (len(subsets) x largest subset x (d_in + d_hidden))":
+            8.0 * n_members * width * (d_in + d_hidden),
+    })  # fmt: skip
+    device = resolve_device(device)
     with one_cpu_thread(device):  # small matrices: a second CPU thread only adds waiting
         return _train_on_subsets(split, subsets, n_steps, d_hidden, lr, weight_decay, seed, device)
 
 
-def _train_on_subsets(split: Split, subsets: list[np.ndarray], n_steps: int, d_hidden: int, lr: float,
-                      weight_decay: float, seed: int, device) -> np.ndarray:  # fmt: skip
+def _check_subsets(split: Split, subsets: list[np.ndarray]) -> None:
     if not subsets:
         raise ValueError("subsets must hold at least one index array")
     n_pool = len(split.y_train)
     for m, s in enumerate(subsets):
         s = np.asarray(s)
-        if s.ndim != 1 or len(s) == 0 or s.min() < 0 or s.max() >= n_pool:
+        if s.ndim != 1 or len(s) == 0 or s.dtype.kind not in "iu" or s.min() < 0 or s.max() >= n_pool:
             raise ValueError(f"subsets[{m}] must be a non-empty 1-D array of pool indices in [0, {n_pool - 1}]")
+
+
+def _train_on_subsets(split: Split, subsets: list[np.ndarray], n_steps: int, d_hidden: int, lr: float,
+                      weight_decay: float, seed: int, device) -> np.ndarray:  # fmt: skip
+    _check_subsets(split, subsets)
+    n_pool = len(split.y_train)
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
     x_pool = torch.as_tensor(split.x_train.reshape(n_pool, -1), device=dev)

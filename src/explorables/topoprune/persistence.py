@@ -19,10 +19,16 @@ import gudhi
 import numpy as np
 import torch
 
+from ..core.arguments import Array, checked
+from ..core.params import Int, Positive
 from ..core.threads import one_cpu_thread
 from ..core.validation import check_int, check_positive
 
+#: a point cloud: at least two points of at least one coordinate
+_POINTS = Array("n d", min_size=(("n", 2),))
 
+
+@checked(h0=Array("m0 2", integer=True, nonempty=False), h1=Array("m1 4", integer=True, nonempty=False))
 @dataclass(frozen=True)
 class FlagPairs:
     """Persistence pairs of a Rips filtration as point indices (from gudhi).
@@ -34,6 +40,12 @@ class FlagPairs:
     h0: np.ndarray
     h1: np.ndarray
 
+    def __post_init__(self) -> None:
+        for name in ("h0", "h1"):
+            value = np.asarray(getattr(self, name))
+            if value.size and value.min() < 0:
+                raise ValueError(f"{name} must hold point indices >= 0, got {int(value.min())}")
+
 
 def _check_points(name: str, points: np.ndarray) -> np.ndarray:
     arr = np.asarray(points, dtype=np.float64)
@@ -44,6 +56,19 @@ def _check_points(name: str, points: np.ndarray) -> np.ndarray:
     return arr
 
 
+def _check_tensor_points(points: torch.Tensor, pairs: FlagPairs | None) -> None:
+    """``points`` a float tensor (it is differentiated), and every index of ``pairs`` one of its points."""
+    if not isinstance(points, torch.Tensor) or not points.is_floating_point():
+        raise TypeError(f"points must be a floating-point torch.Tensor of shape (n, d), got {type(points).__name__}")
+    if pairs is None:
+        return
+    n = points.shape[0]
+    for name, index in (("h0", pairs.h0), ("h1", pairs.h1)):
+        if np.size(index) and int(np.max(index)) >= n:
+            raise ValueError(f"pairs.{name} holds point index {int(np.max(index))}, but points has only {n} points")
+
+
+@checked(points=_POINTS, max_dimension=Int(0, 1))
 def flag_pairs(points: np.ndarray, max_dimension: int = 1) -> FlagPairs:
     """The persistence pairs of the Rips filtration of ``points``, as edges (gudhi).
 
@@ -51,19 +76,27 @@ def flag_pairs(points: np.ndarray, max_dimension: int = 1) -> FlagPairs:
     """
     arr = _check_points("points", points)
     max_dimension = check_int("max_dimension", max_dimension, 0, 1)
+    h0, h1 = _pair_arrays(arr, max_dimension)
+    return FlagPairs(h0=h0, h1=h1)
+
+
+def _pair_arrays(arr: np.ndarray, max_dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    """gudhi's pairs of one checked float64 cloud: ``h0`` ``(m0, 2)`` and ``h1`` ``(m1, 4)`` point indices."""
     tree = gudhi.RipsComplex(points=arr).create_simplex_tree(max_dimension=max_dimension + 1)
     tree.compute_persistence()
     regular, higher, _, _ = tree.flag_persistence_generators()
     h0 = np.asarray(regular, dtype=np.int64).reshape(-1, 3)[:, 1:]  # [vertex, a, b]: dies at edge (a, b)
     h1 = np.asarray(higher[0], dtype=np.int64).reshape(-1, 4) if higher else np.zeros((0, 4), dtype=np.int64)
-    return FlagPairs(h0=h0, h1=h1)
+    return h0, h1
 
 
+@checked(points=_POINTS)
 def persistence_values(points: torch.Tensor, pairs: FlagPairs) -> tuple[torch.Tensor, torch.Tensor]:
     """``(deaths_h0, (births_h1, deaths_h1))`` read off torch distances at gudhi's pairs, eq. (topoprune-pers).
 
     Differentiable in ``points`` (for fixed pairs, which is how the pairs behave away from ties).
     """
+    _check_tensor_points(points, pairs)
     dist = torch.cdist(points, points)
     h0, h1 = torch.as_tensor(pairs.h0), torch.as_tensor(pairs.h1)
     deaths0 = dist[h0[:, 0], h0[:, 1]]
@@ -71,14 +104,17 @@ def persistence_values(points: torch.Tensor, pairs: FlagPairs) -> tuple[torch.Te
     return deaths0, torch.stack([births1, deaths1], dim=-1)
 
 
+@checked(points=_POINTS)
 def total_persistence(points: torch.Tensor, pairs: FlagPairs | None = None) -> torch.Tensor:
     """The local loss of eq. (topoprune-loss): the summed lifetimes of the finite H0 and H1 classes."""
+    _check_tensor_points(points, pairs)
     if pairs is None:
-        pairs = flag_pairs(points.detach().cpu().numpy())
-    deaths0, h1 = persistence_values(points, pairs)
+        pairs = flag_pairs.__wrapped__(points.detach().cpu().numpy())  # points checked above
+    deaths0, h1 = persistence_values.__wrapped__(points, pairs)  # checked above
     return deaths0.sum() + (h1[:, 1] - h1[:, 0]).sum()
 
 
+@checked(Z=_POINTS, n_neighbours=Int(2))
 def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
     """``(n, k + 1)`` indices: each sample followed by its ``k`` nearest neighbours in ``Z`` (Euclidean)."""
     from sklearn.neighbors import NearestNeighbors
@@ -92,8 +128,9 @@ def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
     return np.concatenate([own[:, None], rest], axis=1)
 
 
-def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[FlagPairs]:
-    return [flag_pairs(cloud, max_dimension=max_dimension) for cloud in clouds]
+def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    # the clouds are made from a checked embedding: no per-cloud argument checks in this hot loop
+    return [_pair_arrays(np.asarray(cloud, dtype=np.float64), max_dimension) for cloud in clouds]
 
 
 def batched_pairs(
@@ -113,23 +150,29 @@ def batched_pairs(
     else:
         all_pairs = _chunk_pairs(clouds, max_dimension)
     h0s, h1s = [], []
-    for i, pairs in enumerate(all_pairs):
-        h0s.append(np.c_[np.full(len(pairs.h0), i), pairs.h0])
-        h1s.append(np.c_[np.full(len(pairs.h1), i), pairs.h1])
+    for i, (h0, h1) in enumerate(all_pairs):
+        h0s.append(np.c_[np.full(len(h0), i), h0])
+        h1s.append(np.c_[np.full(len(h1), i), h1])
     return torch.as_tensor(np.concatenate(h0s)), torch.as_tensor(np.concatenate(h1s).reshape(-1, 5))
 
 
+@checked(Z=Array("n d"), hoods=Array("m k", integer=True, min_size=(("k", 2),)))
 def local_clouds(Z: np.ndarray, hoods: np.ndarray) -> np.ndarray:
     """Each neighbourhood centred on its sample and scaled by its mean distance to its neighbours.
 
     The scaling makes the score scale-free: a dense and a sparse region with the same shape get the
     same persistence (our choice; the abstract does not say).
+    ``hoods`` is ``(m, k + 1)`` indices of rows of ``Z`` (as :func:`neighbourhoods` returns), ``k >= 1``.
     """
+    Z, hoods = np.asarray(Z), np.asarray(hoods)
+    if hoods.min() < 0 or hoods.max() >= Z.shape[0]:
+        raise ValueError(f"hoods must hold row indices of Z in [0, {Z.shape[0] - 1}], got {hoods.min()}..{hoods.max()}")
     clouds = Z[hoods] - Z[hoods[:, :1]]
     radius = np.linalg.norm(clouds[:, 1:], axis=-1).mean(axis=1)
     return clouds / np.where(radius > 0, radius, 1.0)[:, None, None]
 
 
+@checked(Z=_POINTS, n_steps=Int(1, 10_000), lr=Positive(), max_dimension=Int(0, 1), workers=Int(0, 1024))
 def topological_scores(
     Z: np.ndarray, n_neighbours: int = 15, n_steps: int = 3, lr: float = 0.05, max_dimension: int = 1,
     workers: int = 1,

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Probability
 from ..core.validation import check_in_range, check_int
 
 SELECTIONS: tuple[str, ...] = ("coverage", "easy", "hard")
+
+#: the rules shared by the selections (labels' length against scores/features is checked inside, by name)
+_LABELS = Array("m", integer=True)
+_RATE = Probability(open_low=True, open_high=True)
 
 
 def check_rate(prune_fraction: float) -> float:
@@ -38,6 +44,7 @@ def _check_scores(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, n
     return s, _check_labels(labels, s.shape[0])
 
 
+@checked(labels=_LABELS, prune_fraction=_RATE)
 def class_budget(labels: np.ndarray, prune_fraction: float) -> dict[int, int]:
     """Samples kept per class: ``round((1 - prune_fraction) * n_c)``, at least one, eq. (topoprune-budget)."""
     rate = check_rate(prune_fraction)
@@ -46,6 +53,7 @@ def class_budget(labels: np.ndarray, prune_fraction: float) -> dict[int, int]:
     return {int(c): int(max(1, round((1.0 - rate) * n))) for c, n in zip(classes, counts, strict=True)}
 
 
+@checked(scores=Array("n"), labels=_LABELS, prune_fraction=_RATE, mode=Choice(SELECTIONS))
 def select_by_score(
     scores: np.ndarray, labels: np.ndarray, prune_fraction: float, mode: str = "coverage"
 ) -> np.ndarray:
@@ -70,6 +78,7 @@ def select_by_score(
     return np.sort(np.concatenate(kept))
 
 
+@checked(labels=_LABELS, prune_fraction=_RATE)
 def random_selection(labels: np.ndarray, prune_fraction: float, rng: np.random.Generator) -> np.ndarray:
     """Class-balanced uniform random subset."""
     y = _check_labels(labels)
@@ -78,6 +87,7 @@ def random_selection(labels: np.ndarray, prune_fraction: float, rng: np.random.G
     ]))  # fmt: skip
 
 
+@checked(features=Array("n d"), labels=_LABELS)
 def centre_distance(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Distance of each sample to its class's mean feature vector (an extrinsic, Euclidean score)."""
     f = np.asarray(features, dtype=np.float64)
@@ -91,6 +101,8 @@ def centre_distance(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
+@checked(scores=Array("n"), labels=_LABELS, prune_fraction=_RATE, n_strata=Int(1, 10**6),
+         hard_cutoff=Float(0.0, 1.0, high_inclusive=False))  # fmt: skip
 def ccs_selection(
     scores: np.ndarray, labels: np.ndarray, prune_fraction: float, rng: np.random.Generator,
     *, n_strata: int = 10, hard_cutoff: float = 0.1,
@@ -121,6 +133,7 @@ def ccs_selection(
     return np.sort(np.concatenate(kept))
 
 
+@checked(features=Array("n d"), labels=_LABELS, prune_fraction=_RATE, n_neighbours=Int(1, 10**6), gamma=Float(0.0))
 def d2_selection(
     features: np.ndarray, labels: np.ndarray, prune_fraction: float, *, n_neighbours: int = 10, gamma: float = 1.0,
 ) -> np.ndarray:
@@ -135,7 +148,7 @@ def d2_selection(
     from sklearn.neighbors import NearestNeighbors
 
     f = np.asarray(features, dtype=np.float64)
-    difficulty = centre_distance(f, labels)
+    difficulty = centre_distance.__wrapped__(f, labels)  # checked by this function's own rules
     y = np.asarray(labels)
     kept = []
     for c, m in class_budget(y, prune_fraction).items():

@@ -21,12 +21,38 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
+from ..core.arguments import ArgumentError, Array, checked
 from ..core.checkpoint import Checkpointer
+from ..core.params import Bool, Choice, Float, Int, Positive, Text
+from ..core.resources import check_memory
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
-from .diffusion import Net, Params, Schedule, draw_t_noise, per_sample_loss, sample
-from .tasks import sample_task
+from .diffusion import (
+    LABELS,
+    X_BATCH,
+    Net,
+    Params,
+    Schedule,
+    _per_sample_loss,
+    _sample,
+    check_inputs,
+    check_param_dict,
+    draw_t_noise,
+)
+from .tasks import TASKS, check_tasks, task_dim
+from .tasks import sample_task as _checked_sample_task
+
+#: the task sampler without its argument checks: the training loops call it on every batch, with a task and a
+#: batch size checked once per call of :func:`train_sequence` (a module attribute, so a test can spy on it)
+sample_task = _checked_sample_task.__wrapped__
+
+METRICS: tuple[str, ...] = ("none", "fisher", "isotropic")
+PENALTIES: tuple[str, ...] = ("trust", "ewc")
+#: an Adam (or preconditioned) step size: above 1 these small diffusion nets only diverge
+LEARNING_RATE = Float(0.0, 1.0, low_inclusive=False)
 
 
+@checked(name=Text(nonempty=True), label=Text(nonempty=True), replay=Bool(), metric=Choice(METRICS), reptile=Bool(),
+         penalty=Choice(PENALTIES))  # fmt: skip
 @dataclass(frozen=True)
 class Method:
     """What a continual learner does on each new task."""
@@ -54,7 +80,56 @@ BASELINES: tuple[str, ...] = ("finetune", "ewc", "replay", "reptile")
 CONTROL = "trcl_iso"
 
 
+# ------------------------------------------------------------------------------------------- checks
+def _check_members(members: list, n_seeds: int) -> None:
+    if not isinstance(members, (list, tuple)) or not members:
+        raise ArgumentError(f"members must be a non-empty list of Member, got {members!r:.60}")
+    for i, mem in enumerate(members):
+        if not isinstance(mem, Member):
+            raise ArgumentError(f"members[{i}] must be a Member, got {type(mem).__name__}")
+        if mem.seed_index >= n_seeds:
+            raise ArgumentError(f"members[{i}].seed_index must be < n_seeds = {n_seeds}, got {mem.seed_index}")
+
+
+def _check_eval_set(eval_set: dict, net: Net, n_steps: int, n_tasks: int, n_seeds: int) -> None:
+    """Fixed evaluation batches as :func:`eval_batch` makes: ``x``, ``noise`` ``(S, K, n, d)``; ``t`` ``(S, K, n)``."""
+    if not isinstance(eval_set, dict) or set(eval_set) != {"x", "t", "noise"}:
+        raise ArgumentError(f"eval_set must be a dict with keys 'x', 't', 'noise' (eval_batch's), got {eval_set!r:.60}")
+    dims: dict = {}
+    Array("s k n d").check_dims("eval_set['x']", eval_set["x"], dims)
+    Array("s k n", integer=True).check_dims("eval_set['t']", eval_set["t"], dims)
+    Array("s k n d").check_dims("eval_set['noise']", eval_set["noise"], dims)
+    s_count, k_count, _, d = eval_set["x"].shape
+    if s_count < n_seeds or k_count < n_tasks or d != net.d_data:
+        raise ArgumentError(f"eval_set must hold >= {n_seeds} seeds, >= {n_tasks} tasks and {net.d_data} coordinates, "
+                            f"got eval_set['x'] of shape {tuple(eval_set['x'].shape)}")  # fmt: skip
+    for key in ("x", "t", "noise"):
+        if not isinstance(eval_set[key], torch.Tensor):
+            raise ArgumentError(f"eval_set[{key!r}] must be a torch.Tensor, got {type(eval_set[key]).__name__}")
+    if int(eval_set["t"].min()) < 0 or int(eval_set["t"].max()) >= n_steps:
+        raise ArgumentError(f"eval_set['t'] must hold steps in [0, {n_steps - 1}]")
+
+
+def _check_batch(name: str, batch: tuple, net: Net, schedule: Schedule, members: int) -> None:
+    """A fixed batch ``(x0, task, t, noise)`` of :func:`per_sample_loss`'s shapes, one row per member."""
+    if not isinstance(batch, (tuple, list)) or len(batch) != 4:
+        raise ArgumentError(f"{name} must be a tuple (x0, task, t, noise), got {batch!r:.60}")
+    dims: dict = {}
+    for i, rule in enumerate((X_BATCH, LABELS, LABELS, X_BATCH)):
+        rule.check_dims(f"{name}[{i}]", batch[i], dims)
+    check_inputs(net, schedule.n_steps, members, where=f"{name}: ", x0=batch[0], task=batch[1], t=batch[2],
+                 noise=batch[3])  # fmt: skip
+
+
+def _check_tensor(name: str, value: torch.Tensor, members: int) -> None:
+    if not isinstance(value, torch.Tensor):
+        raise ArgumentError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.shape[0] != members:
+        raise ArgumentError(f"{name} must have one entry per member ({members}), got shape {tuple(value.shape)}")
+
+
 # --------------------------------------------------------------------------------------------- Fisher
+@checked(x0=X_BATCH, task=LABELS, t=LABELS, noise=X_BATCH, chunk_size=Int(1, 10**6))
 def diagonal_fisher(
     params: Params,
     net: Net,
@@ -72,9 +147,15 @@ def diagonal_fisher(
     Per-sample gradients come from ``torch.func`` (``vmap`` of ``grad``); member ``m``'s
     parameters only enter its own loss, so one call gives every member's Fisher.
     """
+    members = check_param_dict("params", params, net.shapes())
+    check_inputs(net, schedule.n_steps, members, x0=x0, task=task, t=t, noise=noise)
+    return _diagonal_fisher(params, net, schedule, x0, task, t, noise, chunk_size)
 
+
+def _diagonal_fisher(params: Params, net: Net, schedule: Schedule, x0: torch.Tensor, task: torch.Tensor,
+                     t: torch.Tensor, noise: torch.Tensor, chunk_size: int = 64) -> Params:  # fmt: skip
     def one(p: Params, x: torch.Tensor, c: torch.Tensor, tt: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
-        return per_sample_loss(p, net, schedule, x[:, None], c[:, None], tt[:, None], e[:, None]).sum()
+        return _per_sample_loss(p, net, schedule, x[:, None], c[:, None], tt[:, None], e[:, None]).sum()
 
     grads = torch.func.vmap(torch.func.grad(one), in_dims=(None, 1, 1, 1, 1), chunk_size=chunk_size)(
         params, x0, task, t, noise
@@ -82,25 +163,45 @@ def diagonal_fisher(
     return {k: g.pow(2).mean(0) for k, g in grads.items()}
 
 
+@checked()
 def isotropic_like(fisher: Params) -> Params:
     """The control's metric: every entry replaced by the member's mean Fisher entry (same trace, no shape)."""
+    check_param_dict("fisher", fisher)
+    if any(bool((f < 0).any()) for f in fisher.values()):
+        raise ArgumentError("fisher must hold entries >= 0 (a diagonal Fisher)")
+    return _isotropic_like(fisher)
+
+
+def _isotropic_like(fisher: Params) -> Params:
     total = sum(f.flatten(1).sum(1) for f in fisher.values())
     count = sum(f[0].numel() for f in fisher.values())
     mean = total / count
     return {k: mean.view(-1, *([1] * (f.dim() - 1))).expand_as(f).clone() for k, f in fisher.items()}
 
 
+@checked(strength=Array("m"))
 def trust_region_penalty(params: Params, anchor: Params, metric: Params, strength: torch.Tensor) -> torch.Tensor:
     """The trust-region penalty, eq. (trcl-penalty): ``(lambda/2) sum_i F_i (theta_i - theta*_i)^2`` per member.
 
     ``strength`` holds ``lambda`` per member, shape ``(M,)``; returns ``(M,)``. It is zero at the
     anchor and exactly quadratic in the displacement.
     """
+    members = check_param_dict("params", params)
+    shapes = {k: tuple(v.shape[1:]) for k, v in params.items()}
+    for name, value in (("anchor", anchor), ("metric", metric)):
+        if check_param_dict(name, value, shapes) != members:
+            raise ArgumentError(f"{name} must have the members of params ({members})")
+    _check_tensor("strength", strength, members)
+    return _trust_region_penalty(params, anchor, metric, strength)
+
+
+def _trust_region_penalty(params: Params, anchor: Params, metric: Params, strength: torch.Tensor) -> torch.Tensor:
     total = sum((metric[k] * (params[k] - anchor[k]).pow(2)).flatten(1).sum(1) for k in params)
     return 0.5 * strength * total
 
 
 # ---------------------------------------------------------------------------------- the sequence
+@checked(method=Choice(tuple(METHODS)), seed_index=Int(0, 10**6))
 @dataclass(frozen=True)
 class Member:
     """One model of the ensemble: which method, which seed (index into the run's seeds)."""
@@ -165,12 +266,14 @@ def eval_losses(
     x, t, noise = batch["x"][seed_of], batch["t"][seed_of], batch["noise"][seed_of]  # (M, K, n, d)
     m, k, n, d = x.shape
     task = torch.arange(first_task, first_task + k, device=x.device).view(1, k, 1).expand(m, k, n)
-    losses = per_sample_loss(
+    losses = _per_sample_loss(
         params, net, schedule, x.reshape(m, k * n, d), task.reshape(m, -1), t.reshape(m, -1), noise.reshape(m, k * n, d)
     )
     return losses.view(m, k, n).mean(-1)
 
 
+@checked(n_seeds=Int(1, 10_000), n_steps_per_task=Int(1, 10**7), batch_size=Int(1, 10**6), lr=LEARNING_RATE,
+         n_fisher=Int(1, 10**6), n_samples=Int(1, 10**6), progress=Bool(), checkpoint_name=Text())  # fmt: skip
 def train_sequence(
     params: Params,
     net: Net,
@@ -206,9 +309,25 @@ def train_sequence(
     afresh on each task), and a resumed run continues from the last finished task with the same
     numbers as an uninterrupted one.
     """
+    tasks = check_tasks(tasks)
+    if task_dim(tasks[0]) != net.d_data or len(tasks) > net.n_tasks:
+        raise ArgumentError(f"tasks must be at most net.n_tasks = {net.n_tasks} tasks of net.d_data = {net.d_data} "
+                            f"coordinates, got {tasks!r}")  # fmt: skip
+    _check_members(members, n_seeds)
     for mem in members:
         check_choice("method", mem.method, tuple(METHODS))
     check_positive("lr", lr)
+    if check_param_dict("params", params, net.shapes()) != len(members):
+        raise ArgumentError(f"params must hold one member per entry of members ({len(members)})")
+    _check_eval_set(eval_set, net, schedule.n_steps, len(tasks), max(mem.seed_index for mem in members) + 1)
+    m_count, n_weights = len(members), sum(a * b for a, b in net.shapes().values())
+    check_memory({
+        "the training batches' activations (members x batch_size x width x depth)":
+            32.0 * m_count * batch_size * (net.d_in + net.width * net.depth),
+        "the replay buffer and the samples kept (members x tasks x n_samples x d)":
+            8.0 * m_count * len(tasks) ** 2 * n_samples * net.d_data,
+        "the Fisher's per-sample gradients (64 x members x weights)": 4.0 * 64 * m_count * n_weights,
+    })  # fmt: skip
     device = params["w0"].device
     m_count = len(members)
     seed_of = torch.tensor([mem.seed_index for mem in members], device=device)
@@ -257,7 +376,7 @@ def train_sequence(
                 "buffer_c": buffer_c.clone(),
             }
         metric = {
-            n: torch.where(iso.view(-1, *([1] * (f.dim() - 1))), isotropic_like(fisher)[n], f)
+            n: torch.where(iso.view(-1, *([1] * (f.dim() - 1))), _isotropic_like(fisher)[n], f)
             for n, f in fisher.items()
         }
         opt = torch.optim.Adam(list(params.values()), lr=lr)
@@ -268,14 +387,14 @@ def train_sequence(
             x0 = torch.stack([sample_task(name, batch_size, dg) for dg in data_gens]).to(device)[seed_of]
             t, noise = draw_t_noise(x0.shape, schedule.n_steps, g, device)
             c = torch.full(t.shape, k, dtype=torch.long, device=device)
-            new = per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1)
+            new = _per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1)
             loss = new
             if buffer_x is not None:
                 idx = torch.randint(0, buffer_x.shape[1], (m_count, batch_size), generator=g).to(device)
                 xr, cr = _gather(buffer_x, idx), torch.gather(buffer_c, 1, idx)
                 tr, nr = draw_t_noise(xr.shape, schedule.n_steps, g, device)
-                loss = loss + beta * per_sample_loss(params, net, schedule, xr, cr, tr, nr).mean(1)
-                loss = loss + trust_region_penalty(params, anchor, metric, lam)
+                loss = loss + beta * _per_sample_loss(params, net, schedule, xr, cr, tr, nr).mean(1)
+                loss = loss + _trust_region_penalty(params, anchor, metric, lam)
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             opt.step()
@@ -294,12 +413,12 @@ def train_sequence(
         xf = torch.stack([sample_task(name, n_fisher, dg) for dg in data_gens]).to(device)[seed_of]
         tf, nf = draw_t_noise(xf.shape, schedule.n_steps, g, device)
         cf = torch.full(tf.shape, k, dtype=torch.long, device=device)
-        new_fisher = diagonal_fisher(detached, net, schedule, xf, cf, tf, nf)
+        new_fisher = _diagonal_fisher(detached, net, schedule, xf, cf, tf, nf)
         fisher = {n: strengths.fisher_decay * fisher[n] + new_fisher[n] for n in fisher}
         anchor = {n: v.clone() for n, v in detached.items()}
         # samples of every task so far: evaluation now, replay buffer for the next task
         labels = torch.arange(k + 1, device=device).repeat_interleave(n_samples).expand(m_count, -1).contiguous()
-        gen = sample(detached, net, schedule, labels, g)
+        gen = _sample(detached, net, schedule, labels, g)
         samples.append(gen.view(m_count, k + 1, n_samples, -1))
         buffer_x, buffer_c = gen, labels
         losses_after.append(eval_losses(detached, net, schedule, eval_set, seed_of))
@@ -319,6 +438,9 @@ def train_sequence(
 
 
 # ----------------------------------------------------------------------------------- re-convergence
+@checked(task_index=Int(0, 10_000), task_name=Choice(TASKS), target=Array("m", finite=False),
+         seed_of=Array("m", integer=True), n_seeds=Int(1, 10_000), tol=Positive(), max_steps=Int(0, 10**7),
+         eval_every=Int(1, 10**7), batch_size=Int(1, 10**6), lr=LEARNING_RATE)  # fmt: skip
 def reconvergence_steps(
     params: Params,
     net: Net,
@@ -345,6 +467,18 @@ def reconvergence_steps(
     that never gets there within ``max_steps`` scores ``max_steps + eval_every`` (censored).
     """
     check_positive("tol", tol)
+    members = check_param_dict("params", params, net.shapes())
+    _check_tensor("target", target, members)
+    _check_tensor("seed_of", seed_of, members)
+    if int(seed_of.min()) < 0 or int(seed_of.max()) >= n_seeds:
+        raise ArgumentError(f"seed_of must hold seed indices in [0, n_seeds - 1 = {n_seeds - 1}]")
+    if task_dim(task_name) != net.d_data:
+        raise ArgumentError(f"task_name must be a task of net.d_data = {net.d_data} coordinates, got {task_name!r}")
+    if task_index >= net.n_tasks:
+        raise ArgumentError(f"task_index must be < net.n_tasks = {net.n_tasks}, got {task_index}")
+    _check_eval_set(eval_set, net, schedule.n_steps, task_index + 1, n_seeds)
+    check_memory({"the fine-tuning batches' activations (members x batch_size x width x depth)":
+                  32.0 * members * batch_size * (net.d_in + net.width * net.depth)})  # fmt: skip
     device = params["w0"].device
     params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
     opt = torch.optim.Adam(list(params.values()), lr=lr)
@@ -368,7 +502,7 @@ def reconvergence_steps(
         x0 = torch.stack([sample_task(task_name, batch_size, dg) for dg in data_gens]).to(device)[seed_of]
         t, noise = draw_t_noise(x0.shape, schedule.n_steps, g, device)
         c = torch.full(t.shape, task_index, dtype=torch.long, device=device)
-        loss = per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1).sum()
+        loss = _per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1).sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -383,6 +517,8 @@ def flat(p: Params) -> torch.Tensor:
     return torch.cat([v.flatten(1) for v in p.values()], 1)
 
 
+@checked(lambdas=Array("m"), replay_weight=Float(0.0, 1e6), damping=Float(0.0, 1e6, low_inclusive=False),
+         n_steps=Int(1, 10**6), lr=LEARNING_RATE)  # fmt: skip
 def maml_reading(
     anchor: Params,
     fisher: Params,
@@ -408,6 +544,16 @@ def maml_reading(
     displacement ``u = theta - theta*`` with the explicit one-step update ``-D^{-1} grad L(theta*)``
     (eq. trcl-maml) and with the plain gradient step ``-grad L(theta*)``, and ``|u|``.
     """
+    members = check_param_dict("anchor", anchor, net.shapes())
+    if check_param_dict("fisher", fisher, net.shapes()) != members:
+        raise ArgumentError(f"fisher must have the members of anchor ({members})")
+    if any(bool((f < 0).any()) for f in fisher.values()) or not bool((flat(fisher).mean(1) > 0).all()):
+        raise ArgumentError("fisher must hold entries >= 0 with a positive mean per member (D must be invertible)")
+    _check_batch("new_batch", new_batch, net, schedule, members)
+    _check_batch("replay_batch", replay_batch, net, schedule, members)
+    _check_tensor("lambdas", lambdas, members)
+    if bool((lambdas < 0).any()):
+        raise ArgumentError("lambdas must hold trust-region strengths >= 0")
     metric = damped_metric(fisher, damping)
     lam = lambdas.view(-1)
 
@@ -446,8 +592,8 @@ def replay_objective_grad(
 ) -> Params:
     """``grad L`` per member, with ``L = L_new + beta L_replay`` on fixed batches ``(x0, task, t, noise)``."""
     p = {k: v.detach().requires_grad_(True) for k, v in params.items()}
-    loss = per_sample_loss(p, net, schedule, *new_batch).mean(1)
-    loss = loss + replay_weight * per_sample_loss(p, net, schedule, *replay_batch).mean(1)
+    loss = _per_sample_loss(p, net, schedule, *new_batch).mean(1)
+    loss = loss + replay_weight * _per_sample_loss(p, net, schedule, *replay_batch).mean(1)
     grads = torch.autograd.grad(loss.sum(), list(p.values()))
     return dict(zip(p, grads, strict=True))
 

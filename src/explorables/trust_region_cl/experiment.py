@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -66,7 +67,9 @@ class TrustRegionCLConfig(ExperimentConfig):
     n_diffusion_steps: int = param(40, Int(2, 1000), "DDPM steps T of the linear noise schedule")
     n_steps_per_task: int = param(400, Int(1), "Adam steps on each task")
     batch_size: int = param(128, Int(1), "real samples of the current task per step (and replayed samples)")
-    lr: float = param(1e-2, Positive(), "Adam learning rate (every method, and the re-convergence fine-tuning)")
+    lr: float = param(
+        1e-2, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (every method, and re-convergence fine-tuning)"
+    )
     replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
     trust_lambda: float = param(
         1000.0,
@@ -94,9 +97,11 @@ class TrustRegionCLConfig(ExperimentConfig):
         "MAML reading: trust-region strengths lambda, from loose to tight",
     )
     maml_steps: int = param(100, Int(1), "MAML reading: preconditioned gradient steps on the trust-region objective")
-    maml_lr: float = param(0.05, Positive(), "MAML reading: step size 1/c of the preconditioner lambda D + c")
+    maml_lr: float = param(
+        0.05, Float(0.0, 1.0, low_inclusive=False), "MAML reading: step size 1/c of the preconditioner lambda D + c"
+    )
     fisher_damping: float = param(
-        0.1, Float(0.0, 100.0), "MAML reading: D = F + damping * mean(F) (keeps D invertible)"
+        0.1, Float(0.0, 100.0, low_inclusive=False), "MAML reading: D = F + damping * mean(F) (keeps D invertible)"
     )
     n_maml: int = param(256, Int(1), "MAML reading: samples in the fixed new-task and replay batches")
 
@@ -375,6 +380,7 @@ def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
     return summary, {}
 
 
+@checked()
 def run(
     config: TrustRegionCLConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TrustRegionCLResults:
@@ -395,6 +401,7 @@ def run(
     return TrustRegionCLResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: TrustRegionCLResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     s = results.summary

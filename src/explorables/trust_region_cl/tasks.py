@@ -13,6 +13,10 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from ..core.arguments import checked
+from ..core.device import resolve_device
+from ..core.params import Choice, Int
+from ..core.resources import check_memory
 from ..core.validation import check_choice, check_int
 
 TOY_TASKS: tuple[str, ...] = ("gaussians", "moons", "circles", "spiral", "checkerboard")
@@ -34,6 +38,7 @@ def task_dim(name: str) -> int:
     return 2 if name in TOY_TASKS else 64
 
 
+@checked()
 def check_tasks(tasks: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """``tasks`` as a tuple of known, distinct task names of one dimension, or a ``ValueError``."""
     tasks = tuple(tasks)
@@ -57,10 +62,14 @@ def _digits() -> tuple[torch.Tensor, np.ndarray]:
     return images, data.target
 
 
+@checked(name=Choice(TASKS), n=Int(1, 10**9))
 def sample_task(name: str, n: int, generator: torch.Generator, device: torch.device | str = "cpu") -> torch.Tensor:
     """``n`` samples of task ``name``, shape ``(n, task_dim(name))``, drawn with ``generator`` (on the CPU)."""
     check_choice("task", name, TASKS)
     n = check_int("n", n, 1)
+    if n * task_dim(name) > 2**24:  # a large request: is there room for it (not asked on every training batch)
+        check_memory({f"the samples and their draws (n x {task_dim(name)} coordinates)": 16.0 * n * task_dim(name)})
+    device = resolve_device(device)
     g = generator
     if name == "gaussians":  # 8 Gaussians on a circle of radius 2
         k = torch.randint(0, 8, (n,), generator=g)
