@@ -11,7 +11,8 @@ keeps a deep copy of the first calls that *returned normally*. Calls a test make
 argument is replaced, the others stay valid. The hostile values follow the recorded value's type
 (:func:`hostile_values`): ``None``, a string or a number of the wrong kind, NaN and infinities,
 ``-1``, ``0``, ``10**12``, an empty array, an array with an extra or missing axis, an array
-holding NaN. Each value is marked *must refuse* (it can never be meant: a string where a model is
+holding NaN (never the parameter's own default: that call is documented as valid). Each value is
+marked *must refuse* (it can never be meant: a string where a model is
 expected, NaN as a step size) or *may accept* (it might be meant: ``0`` steps, an empty list).
 
 Every mutated call ends in one of five outcomes:
@@ -338,6 +339,16 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> li
     return out
 
 
+def _is_default(param: inspect.Parameter, value: Any) -> bool:
+    default = param.default
+    if default is inspect.Parameter.empty:
+        return False
+    if value is default:
+        return True
+    scalar = (int, float, str, bool)
+    return type(value) is type(default) and isinstance(value, scalar) and value == default
+
+
 def _is_float_array(value: Any) -> bool:
     if isinstance(value, torch.Tensor):
         return value.is_floating_point()
@@ -399,6 +410,8 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 2
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname not in bound.arguments:
             continue
         for hostile in hostile_values(param, bound.arguments[pname], hints.get(pname)):
+            if _is_default(param, hostile.value):
+                continue  # the declared default is a documented valid call, not a hostile one
             yield _one_case(qualname, fn, signature, record, pname, hostile, limit)
 
 
