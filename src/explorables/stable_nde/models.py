@@ -19,8 +19,7 @@ from torch import nn
 from ..core.arguments import checked
 from ..core.device import resolve_device
 from ..core.params import Choice, Device, Int
-from ..core.resources import check_memory
-from .solvers import SOLVERS
+from .solvers import SOLVERS, check_fits
 from .systems import System
 
 #: the largest ensemble, width and depth a constructor takes (the memory check bounds their product)
@@ -70,7 +69,7 @@ class EnsembleMLP(nn.Module):
             if not all(isinstance(g, torch.Generator) for g in generators):
                 raise ValueError("generators must hold torch.Generator objects")
         weights = _mlp_bytes(n_members, dim, width, depth)
-        check_memory({"the weights (n_members x (dim x width x 2 + width^2 x depth))": weights})
+        check_fits({"the weights (n_members x (dim x width x 2 + width^2 x depth))": weights})
         sizes = [dim] + [width] * depth + [dim]
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
@@ -126,7 +125,7 @@ class EnsembleCNN(nn.Module):
         if not dtype.is_floating_point:
             raise ValueError(f"dtype must be a floating-point torch dtype, got {dtype}")
         weights = _cnn_bytes(n_members, channels, depth, kernel_size)
-        check_memory({"the weights (n_members x channels^2 x depth x kernel_size)": weights})
+        check_fits({"the weights (n_members x channels^2 x depth x kernel_size)": weights})
         with torch.random.fork_rng(devices=[]):  # seeded init without touching the global random state
             torch.manual_seed(seed)
             sizes = [1] + [channels] * depth + [1]
@@ -223,10 +222,9 @@ def make_model(
     if isinstance(device, str):
         device = resolve_device(Device().check("device", device))
     if system.linear_symbol is not None:
-        check_memory({"the weights (n_members x width^2 x depth)": _cnn_bytes(n_members, width, depth, 5)})
+        check_fits({"the weights (n_members x width^2 x depth)": _cnn_bytes(n_members, width, depth, 5)})
         net: nn.Module = EnsembleCNN(n_members, channels=width, depth=depth, seed=seeds[0])
     else:
-        check_memory({"the weights (n_members x width^2 x depth)": _mlp_bytes(n_members, system.dim, width, depth)})
         gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
         net = EnsembleMLP(n_members, system.dim, width, depth, generators=gens, init_gain=init_gain)
     return HybridModel(system, net, solver).to(device)

@@ -109,6 +109,16 @@ def integrating_factor_rk4_step(
     return e_full * x_hat + (dt / 6) * (e_full * k1 + 2 * e_half * (k2 + k3) + k4)
 
 
+#: estimates below this many bytes fit any machine the book runs on: not worth reading the memory limit
+SMALL_BYTES = 2**28
+
+
+def check_fits(estimate: dict[str, float]) -> None:
+    """:func:`~explorables.core.resources.check_memory`, skipped for an estimate under :data:`SMALL_BYTES`."""
+    if sum(estimate.values()) > SMALL_BYTES:
+        check_memory(estimate)
+
+
 def check_states_fit(name: str, x: torch.Tensor, one_step: Callable) -> None:
     """States ``x`` fit a one-step map that is a system's or a hybrid model's method: the last axis is the
     system's ``dim`` (and, for an ensemble model, ``x`` is ``(n_members, batch, dim)``)."""
@@ -134,7 +144,7 @@ def rollout(
     """
     x0 = _as_tensor(x0)
     check_states_fit("x0", x0, one_step)
-    check_memory({"the rollout (n_steps + 1) x x0.numel()": (n_steps + 1) * x0.numel() * x0.element_size()})
+    check_fits({"the rollout (n_steps + 1) x x0.numel()": (n_steps + 1) * x0.numel() * x0.element_size()})
     out = torch.empty((n_steps + 1, *x0.shape), dtype=x0.dtype, device=x0.device)
     out[0] = x0
     x = x0

@@ -20,7 +20,6 @@ from tqdm.auto import tqdm
 from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
 from ..core.params import Choice, Float, Int, Positive, Text
-from ..core.resources import check_memory
 from ..core.validation import check_choice, check_int
 from .losses import (
     CHEAP_METHODS,
@@ -34,6 +33,7 @@ from .losses import (
     pairs_from_windows,
 )
 from .models import HybridModel
+from .solvers import check_fits
 
 ROLLOUT_SHAPED: tuple[str, ...] = ("noise_rollout", "complete")
 
@@ -48,7 +48,7 @@ def sample_windows(data: torch.Tensor, n_windows: int, horizon: int, generator: 
         raise TypeError(f"data must be a torch tensor, got {type(data).__name__}")
     horizon = check_int("horizon", horizon, minimum=1, maximum=data.shape[2] - 1)
     windows = _window_bytes(data, n_windows, horizon)
-    check_memory({"the windows (n_windows x (horizon + 1) x data members x dim)": windows})
+    check_fits({"the windows (n_windows x (horizon + 1) x data members x dim)": windows})
     return _sample_windows(data, n_windows, horizon, generator)
 
 
@@ -130,7 +130,7 @@ def train(
     for k in snapshot_steps:
         check_int("snapshot_steps item", k, minimum=0, maximum=n_steps)
     batch_bytes = _window_bytes(data, batch_size, horizon)
-    check_memory({"a batch (batch_size x (horizon + 1) x data members x dim)": batch_bytes})
+    check_fits({"a batch (batch_size x (horizon + 1) x data members x dim)": batch_bytes})
 
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(data_seed)
