@@ -374,7 +374,7 @@ def _check_value(name: str, value: Any, domain: tuple[int, ...]) -> int:
     return int(value)
 
 
-@checked(n=Int(1, 10_000), max_parents=Int(1, 12), p_root=Probability())
+@checked(n=Int(1, 1_000), max_parents=Int(1, 12), p_root=Probability())
 def random_boolean_scm(
     n: int, rng: np.random.Generator, max_parents: int = 3, p_root: float = 0.25
 ) -> tuple[SCM, dict[str, int], str]:
@@ -385,7 +385,8 @@ def random_boolean_scm(
     ``max_parents`` parents among earlier variables (biased to recent ones, so graphs are deep)
     and a random non-constant truth table written as a DNF formula. The outcome is the variable
     with the most ancestors; the event is "it takes its actual value".
-    Returns ``(model, context, outcome formula)``.
+    Returns ``(model, context, outcome formula)``. ``n`` is at most 1,000 (a second to build; the
+    enumerators need far fewer), ``max_parents`` at most 12 (truth tables of ``2**max_parents`` rows).
     """
     equations: dict[str, str] = {}
     exogenous: list[str] = []
