@@ -19,17 +19,26 @@ from explorables.stable_nde import (
     Config,
     complete_loss,
     cosine_rows,
+    energy_drift,
+    euler_step,
     gradient_cosines,
+    headline,
+    histogram_distance,
     integrate,
     jacobian_loss,
+    kuramoto_sivashinsky,
     lorenz63,
     lyapunov_exponent,
     make_model,
+    make_system,
+    noise_loss,
     one_step_loss,
     pendulum,
+    rk4_step,
     rollout,
     run,
     sample_windows,
+    stack_models,
     train,
     true_jvp,
     unrolled_loss,
@@ -75,6 +84,30 @@ def test_solvers_converge_at_their_order_on_a_linear_ode(solver, order):
     errors = [(integrate(field, x0, 2.0, n, solver) - exact).norm().item() for n in (40, 80, 160)]
     rates = [math.log2(e1 / e2) for e1, e2 in itertools.pairwise(errors)]
     assert all(abs(r - order) < 0.25 for r in rates), rates
+
+
+def test_one_steps_on_a_linear_ode_are_their_taylor_polynomials():
+    """For x' = lambda x (elementwise), Euler is (1 + h lambda) x and RK4 is sum_{k <= 4} (h lambda)^k / k! x."""
+    lam, h = -0.7, 0.3
+    x = torch.tensor([[1.0, 0.5], [-0.3, 2.0]], dtype=torch.float64)
+
+    def field(z):
+        return lam * z
+
+    assert torch.allclose(euler_step(field, x, h), (1 + h * lam) * x, rtol=1e-14)
+    taylor = sum((h * lam) ** k / math.factorial(k) for k in range(5))
+    assert torch.allclose(rk4_step(field, x, h), taylor * x, rtol=1e-13)
+
+
+def test_make_system_builds_the_named_system_with_its_arguments():
+    assert make_system("pendulum", dt=0.3).dt == 0.3 and make_system("pendulum").dim == 2
+    lorenz = make_system("lorenz", dt=0.01)
+    assert lorenz.dim == 3 and lorenz.spin_up_steps == lorenz63(dt=0.01).spin_up_steps == 1000
+    ks = make_system("ks", n_grid=16, dt=0.5)
+    assert ks.dim == 16 and ks.linear_symbol.shape == (9,)
+    assert torch.equal(ks.linear_symbol, kuramoto_sivashinsky(16, dt=0.5).linear_symbol)
+    with pytest.raises(ValueError, match="name"):
+        make_system("duffing")
 
 
 def test_the_truth_conserves_the_pendulum_energy():
@@ -143,6 +176,28 @@ def test_rollout_shaped_noise_has_the_unrolled_loss_value_and_complete_removes_t
     clean_target = method_loss("noise_rollout", exact, batch.__class__(x, y, delta))
     assert clean_target > 0
     assert complete_loss(exact, x, y, delta) < 1e-4 * clean_target
+
+
+def test_noise_loss_is_the_one_step_loss_at_the_perturbed_input():
+    _, data, model = _pendulum_setup()
+    x, y = data[:, :, 3], data[:, :, 4]
+    delta = 0.01 * torch.randn(x.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    assert torch.equal(noise_loss(model, x, y, torch.zeros_like(x)), one_step_loss(model, x, y))
+    assert torch.equal(noise_loss(model, x, y, delta), one_step_loss(model, x + delta, y))
+
+
+def test_stacked_models_step_every_member_as_its_own_model():
+    system, data, model = _pendulum_setup()
+    other = make_model(system, 3, width=8, seeds=(5, 6, 7))
+    stacked = stack_models([model, other])
+    assert stacked.n_members == 5
+    x = data[:, :, 3]
+    x5 = torch.cat([x, x[:1].expand(3, -1, -1)])
+    with torch.no_grad():
+        expected = torch.cat([model.step(x5[:2]), other.step(x5[2:])])
+        assert torch.allclose(stacked.step(x5), expected, rtol=1e-13, atol=1e-15)
+    with pytest.raises(ValueError, match="models"):
+        stack_models([model, make_model(system, 1, width=4)])
 
 
 def test_heldout_error_is_the_unrolled_loss_per_member():
@@ -271,6 +326,20 @@ def test_lyapunov_exponent_of_a_linear_map_and_of_lorenz():
     assert 0.6 < float(est.mean()) < 1.2  # the literature value is about 0.906
 
 
+def test_energy_drift_and_histogram_distance_on_closed_forms():
+    system = pendulum()
+    traj = torch.zeros(4, 2, 2, dtype=torch.float64)  # (T + 1, rollouts, (q, p)): H = p^2/2 - cos q
+    traj[-1, 0, 1] = 1.0  # rollout 0 ends at p = 1: H goes from -1 to -1/2
+    traj[2:, 1, 0] = float("inf")  # rollout 1 blows up
+    drift = energy_drift(traj, system.energy)
+    assert drift[0].item() == pytest.approx(0.5) and math.isnan(drift[1].item())
+    reference = np.linspace(0.0, 1.0, 101)
+    assert histogram_distance(reference + 0.25, reference) == pytest.approx(0.25)  # W1 of a shift is its size
+    with_blow_ups = np.concatenate([reference + 0.25, [np.nan, np.inf]])
+    assert histogram_distance(with_blow_ups, reference) == pytest.approx(0.25)  # non-finite samples left out
+    assert math.isnan(histogram_distance(np.full(3, np.nan), reference))  # every rollout blew up
+
+
 def test_blow_up_step_finds_the_first_escape():
     traj = torch.zeros(6, 3, 2, dtype=torch.float64)
     traj[3:, 1, 0] = 100.0
@@ -294,7 +363,10 @@ def test_smoke_run_on_kuramoto_sivashinsky_uses_the_same_code_path():
         depth=1,
         seeds=(0, 1),
     )
-    s = run(cfg).summary["ks"]
+    results = run(cfg)
+    s = results.summary["ks"]
+    (line,) = headline(results)
+    assert line.startswith("ks: cosine with unrolled at step 0")
     assert set(s["stability"]) >= {"one_step", "complete", "unrolled"}
     assert all(-1 <= c <= 1 for v in s["alignment"]["cosine"].values() for row in v for c in row)
 

@@ -9,6 +9,7 @@ import pytest
 
 from explorables.trac import (
     SCM,
+    ac2_witness,
     brute_force_causes,
     but_for_causes,
     classic_examples,
@@ -17,6 +18,7 @@ from explorables.trac import (
     is_actual_cause,
     minimal_sets,
     parse_formula,
+    parse_outcome,
     pruned_search,
     random_boolean_scm,
     responsibility,
@@ -142,6 +144,36 @@ def test_every_reported_cause_passes_the_independent_checker_and_none_contains_a
             assert world == c.world and not parse_formula(phi)({**u, **world})
             assert all(actual[w] == x for w, x in c.contingency.items())  # W held at actual values
         assert not any(a < b for a in result.sets for b in result.sets)
+
+
+def test_ac2_witness_falsifies_the_outcome_with_a_smallest_contingency():
+    """Every cause's witness from the literal search holds W at actual values, falsifies φ, and is no
+    larger than the contingency TrAC reports (both are smallest); BT in the rock story has none."""
+    for ex in EXAMPLES.values():
+        if len(ex.model.order) > 7:
+            continue
+        actual = ex.model.evaluate(ex.context)
+        phi = parse_outcome(ex.model, ex.outcome)
+        for c in trac(ex.model, ex.context, ex.outcome).causes:
+            held, alt = ac2_witness(ex.model, ex.context, c.variables, ex.outcome)
+            assert set(alt) == c.variables and all(actual[w] == x for w, x in held.items())
+            assert not phi({**ex.context, **ex.model.evaluate(ex.context, {**held, **alt})})
+            assert len(held) == len(c.contingency)
+    rock = EXAMPLES["rock_throwing"]
+    assert ac2_witness(rock.model, rock.context, ["BT"], "BS") is None
+
+
+def test_parse_outcome_reads_an_event_over_endogenous_variables():
+    rock = EXAMPLES["rock_throwing"]
+    phi = parse_outcome(rock.model, "BS == 1 and not BH")
+    assert phi.names == {"BS", "BH"}
+    actual = rock.model.evaluate(rock.context)
+    assert phi({**rock.context, **actual}) == 1
+    assert phi({**rock.context, **rock.model.evaluate(rock.context, {"ST": 0})}) == 0  # BH = 1 then
+    with pytest.raises(ValueError, match="outcome"):
+        parse_outcome(rock.model, "U_ST")  # exogenous, not endogenous
+    with pytest.raises(ValueError, match="outcome"):
+        parse_outcome(rock.model, "1")
 
 
 def test_the_checker_rejects_every_non_cause_up_to_size_two():

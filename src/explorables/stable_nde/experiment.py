@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -360,6 +361,7 @@ def _system_part(
     return summary, curves
 
 
+@checked()
 def run(
     config: StableNDEConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> StableNDEResults:
@@ -378,6 +380,7 @@ def run(
     return StableNDEResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: StableNDEResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     lines = []

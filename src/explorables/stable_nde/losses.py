@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import torch
 from torch.func import jvp
 
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float
 from ..core.validation import check_choice, check_in_range, check_int
 from .models import HybridModel
 from .systems import System
@@ -46,10 +48,30 @@ METHOD_LABELS: dict[str, str] = {
 
 
 def _check_states(name: str, x: torch.Tensor, model: HybridModel) -> None:
+    _check_tensor(name, x, model)
     if x.ndim != 3 or x.shape[0] != model.n_members or x.shape[-1] != model.system.dim:
         raise ValueError(
             f"{name} must have shape (n_members={model.n_members}, batch, dim={model.system.dim}), got {tuple(x.shape)}"
         )
+
+
+def _check_tensor(name: str, x: torch.Tensor, model: HybridModel) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch tensor, got {type(x).__name__}")
+    dtype = model.scale.dtype
+    if x.dtype != dtype:
+        raise ValueError(f"{name} must have the model's dtype {dtype}, got {x.dtype}")
+
+
+def _check_windows(windows: torch.Tensor, model: HybridModel) -> None:
+    _check_tensor("windows", windows, model)
+    if windows.ndim != 4 or windows.shape[0] != model.n_members or windows.shape[-1] != model.system.dim:
+        raise ValueError(
+            f"windows must have shape (n_members={model.n_members}, batch, K + 1, dim={model.system.dim}), "
+            f"got {tuple(windows.shape)}"
+        )
+    if windows.shape[2] < 2:
+        raise ValueError(f"windows must hold K + 1 >= 2 states per window (horizon K >= 1), got {windows.shape[2]}")
 
 
 def squared_error(model: HybridModel, residual: torch.Tensor) -> torch.Tensor:
@@ -80,16 +102,30 @@ def directional_derivative(
     return None, norm * (fn(x + h * unit) - fn(x - h * unit)) / (2 * h)
 
 
+@checked(x=Array("... d"), v=Array("... d"), mode=Choice(JVP_MODES))
 def true_jvp(system: System, x: torch.Tensor, v: torch.Tensor, mode: str = "difference") -> torch.Tensor:
     """``J(x) v``: the true one-step map's directional derivative, no gradient kept.
 
     By default a central difference of two neighbouring true trajectories, as one would get from
-    data; ``mode="forward"`` differentiates the true solver instead.
+    data; ``mode="forward"`` differentiates the true solver instead. ``x`` and ``v``: tensors of one
+    shape ``(..., system.dim)``.
     """
+    for name, t in (("x", x), ("v", v)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point torch tensor, got {type(t).__name__}")
+        if t.shape[-1] != system.dim:
+            raise ValueError(f"{name} must have shape (..., dim={system.dim}), got {tuple(t.shape)}")
+    if x.shape != v.shape or x.dtype != v.dtype:
+        raise ValueError(f"v must have the shape and dtype of x {tuple(x.shape)}, got {tuple(v.shape)} ({v.dtype})")
+    return _true_jvp(system, x, v, mode)
+
+
+def _true_jvp(system: System, x: torch.Tensor, v: torch.Tensor, mode: str = "difference") -> torch.Tensor:
     with torch.no_grad():
         return directional_derivative(system.true_step, x, v, mode)[1]
 
 
+@checked(x=Array("s b d"), y=Array("s b d"))
 def one_step_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Eq. (nde-onestep): ``|Phi_theta(x) - y|^2`` for data pairs ``y = Phi(x)``."""
     _check_states("x", x, model)
@@ -97,20 +133,15 @@ def one_step_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor) -> torch
     return squared_error(model, model.step(x) - y)
 
 
+@checked(windows=Array("s b k d"))
 def unrolled_loss(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     """Eq. (nde-unrolled): roll ``K = windows.shape[2] - 1`` steps from ``windows[:, :, 0]`` and average
     the squared errors against ``windows[:, :, 1:]``, backpropagating through the whole rollout.
 
     With ``K = 1`` this is :func:`one_step_loss` on the pairs ``(windows[:, :, 0], windows[:, :, 1])``.
     """
-    if windows.ndim != 4 or windows.shape[0] != model.n_members or windows.shape[-1] != model.system.dim:
-        raise ValueError(
-            f"windows must have shape (n_members={model.n_members}, batch, K + 1, dim={model.system.dim}), "
-            f"got {tuple(windows.shape)}"
-        )
+    _check_windows(windows, model)
     horizon = windows.shape[2] - 1
-    if horizon < 1:
-        raise ValueError(f"windows must hold K + 1 >= 2 states per window (horizon K >= 1), got {windows.shape[2]}")
     x = windows[:, :, 0]
     total = windows.new_zeros(())
     for j in range(1, horizon + 1):
@@ -139,11 +170,13 @@ def heldout_unrolled_error(model: HybridModel, windows: torch.Tensor) -> torch.T
     return total / horizon
 
 
+@checked(windows=Array("s b k d"))
 def rollout_errors(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     """The model's own rollout errors ``e_j = Phi_theta^j(x_0) - x_j`` at the inputs of steps ``j = 0 .. K-1``.
 
     Shape ``(S, B, K, d)``, ``e_0 = 0``; computed without gradient (the stop-gradient of eq. (nde-pushforward)).
     """
+    _check_windows(windows, model)
     horizon = windows.shape[2] - 1
     errors = torch.zeros_like(windows[:, :, :horizon])
     with torch.no_grad():
@@ -154,12 +187,15 @@ def rollout_errors(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     return errors
 
 
+@checked(x=Array("s b d"), y=Array("s b d"), delta=Array("s b d"))
 def noise_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
     """Eq. (nde-noise): ``|Phi_theta(x + delta) - y|^2``, a perturbed input with the *clean* target."""
+    _check_states("x", x, model)
     _check_states("delta", delta, model)
-    return one_step_loss(model, x + delta, y)
+    return _one_step_loss(model, x + delta, y)
 
 
+@checked(x=Array("s b d"), y=Array("s b d"), v=Array("s b d"), weight=Float(0.0), jvp_mode=Choice(JVP_MODES))
 def jacobian_loss(
     model: HybridModel,
     x: torch.Tensor,
@@ -181,9 +217,11 @@ def jacobian_loss(
     prediction, model_jv = directional_derivative(model.step, x, v, jvp_mode)
     if prediction is None:
         prediction = model.step(x)
-    return squared_error(model, prediction - y) + weight * squared_error(model, model_jv - true_jvp(model.system, x, v))
+    mismatch = model_jv - _true_jvp(model.system, x, v)
+    return squared_error(model, prediction - y) + weight * squared_error(model, mismatch)
 
 
+@checked(x=Array("s b d"), y=Array("s b d"), delta=Array("s b d"))
 def complete_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
     """The complete regulariser, eq. (nde-complete): ``|Phi_theta(x + delta) - y - J(x) delta|^2``.
 
@@ -198,8 +236,18 @@ def complete_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: t
     _check_states("delta", delta, model)
     delta = delta.detach()  # stop-gradient: delta is data, eq. (nde-pushforward)
     perturbed = model.step(x + delta)  # Phi_theta(x_k + delta)
-    linearised_target = y + true_jvp(model.system, x, delta)  # Phi(x_k + delta) ~ x_{k+1} + J(x_k) delta
+    linearised_target = y + _true_jvp(model.system, x, delta)  # Phi(x_k + delta) ~ x_{k+1} + J(x_k) delta
     return squared_error(model, perturbed - linearised_target)  # |r_theta + (J_theta - J) delta|^2, eq. (nde-complete)
+
+
+# the unchecked losses, for the training loop (its batches are made by the package; a diverging model's
+# rollout errors may be non-finite, which the loss then reports rather than refuses)
+_one_step_loss = one_step_loss.__wrapped__
+_unrolled_loss = unrolled_loss.__wrapped__
+_noise_loss = noise_loss.__wrapped__
+_jacobian_loss = jacobian_loss.__wrapped__
+_complete_loss = complete_loss.__wrapped__
+_rollout_errors = rollout_errors.__wrapped__
 
 
 @dataclass
@@ -245,17 +293,17 @@ def method_loss(
     if method == "unrolled":
         if batch.windows is None:
             raise ValueError("the unrolled loss needs batch.windows")
-        return unrolled_loss(model, batch.windows)
+        return _unrolled_loss(model, batch.windows)
     if method == "one_step":
-        return one_step_loss(model, batch.x, batch.y)
+        return _one_step_loss(model, batch.x, batch.y)
     if method == "noise_rollout":
-        return noise_loss(model, batch.x, batch.y, batch.delta)
+        return _noise_loss(model, batch.x, batch.y, batch.delta)
     if method == "complete":
-        return complete_loss(model, batch.x, batch.y, batch.delta)
+        return _complete_loss(model, batch.x, batch.y, batch.delta)
     gaussian = torch.randn(batch.x.shape, generator=generator, dtype=batch.x.dtype).to(batch.x.device)
     if method == "noise_iso":
-        return noise_loss(model, batch.x, batch.y, noise_std * model.scale * gaussian)
-    return jacobian_loss(model, batch.x, batch.y, model.scale * gaussian, weight, jvp_mode)
+        return _noise_loss(model, batch.x, batch.y, noise_std * model.scale * gaussian)
+    return _jacobian_loss(model, batch.x, batch.y, model.scale * gaussian, weight, jvp_mode)
 
 
 def check_horizon(horizon: int, n_steps: int) -> int:

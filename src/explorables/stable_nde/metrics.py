@@ -9,15 +9,29 @@ import numpy as np
 import torch
 from scipy.stats import wasserstein_distance
 
-from ..core.validation import check_int, check_positive
+from ..core.arguments import Array, checked
+from ..core.params import Int, Positive
+from .solvers import check_states_fit
 
 
-def blow_up_step(trajectories: torch.Tensor, radius: float) -> torch.Tensor:
+def _trajectories(trajectories: torch.Tensor | np.ndarray) -> torch.Tensor:
+    """Rollouts ``(T + 1, ...batch, d)`` as a tensor; later states may be non-finite, the initial ones may not."""
+    t = torch.as_tensor(trajectories)
+    if t.ndim < 2:
+        raise ValueError(f"trajectories must have shape (T + 1, ..., d), got {tuple(t.shape)}")
+    if t.is_floating_point() and not bool(torch.isfinite(t[0]).all()):
+        raise ValueError("trajectories must start from finite states: trajectories[0] holds NaN or inf")
+    return t
+
+
+@checked(trajectories=Array(finite=False, allow_nan=True), radius=Positive())
+def blow_up_step(trajectories: torch.Tensor | np.ndarray, radius: float) -> torch.Tensor:
     """First step at which a rollout leaves the ball of ``radius`` (or turns non-finite); ``T + 1`` if never.
 
-    ``trajectories``: ``(T + 1, ...batch, d)``; returns ``(...batch)`` integers.
+    ``trajectories``: ``(T + 1, ...batch, d)``, finite at step 0 (later steps may blow up); returns
+    ``(...batch)`` integers.
     """
-    check_positive("radius", radius)
+    trajectories = _trajectories(trajectories)
     norm = trajectories.norm(dim=-1)
     bad = ~torch.isfinite(norm) | (norm > radius)
     n = trajectories.shape[0]
@@ -25,28 +39,50 @@ def blow_up_step(trajectories: torch.Tensor, radius: float) -> torch.Tensor:
     return first
 
 
-def energy_drift(trajectories: torch.Tensor, energy: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
-    """``|H(x_T) - H(x_0)|`` per rollout (NaN where the rollout is not finite)."""
+@checked(trajectories=Array(finite=False, allow_nan=True))
+def energy_drift(
+    trajectories: torch.Tensor | np.ndarray, energy: Callable[[torch.Tensor], torch.Tensor]
+) -> torch.Tensor:
+    """``|H(x_T) - H(x_0)|`` per rollout (NaN where the rollout is not finite).
+
+    ``trajectories``: ``(T + 1, ...batch, d)``, finite at step 0; ``energy`` maps it to ``(T + 1, ...batch)``.
+    """
+    trajectories = _trajectories(trajectories)
     h = energy(trajectories)
+    if not isinstance(h, torch.Tensor) or tuple(h.shape) != tuple(trajectories.shape[:-1]):
+        raise ValueError(
+            f"energy must map trajectories {tuple(trajectories.shape)} to a tensor of shape "
+            f"{tuple(trajectories.shape[:-1])}, got {getattr(h, 'shape', type(h).__name__)}"
+        )
     drift = (h[-1] - h[0]).abs()
     return torch.where(torch.isfinite(drift), drift, torch.full_like(drift, float("nan")))
 
 
-def histogram_distance(samples: np.ndarray, reference: np.ndarray) -> float:
+@checked(samples=Array(finite=False, allow_nan=True), reference=Array())
+def histogram_distance(samples: np.ndarray | torch.Tensor, reference: np.ndarray | torch.Tensor) -> float:
     """1-Wasserstein distance between two 1-D empirical distributions (``scipy.stats.wasserstein_distance``).
 
     NaN when ``samples`` holds no finite value (every rollout blew up).
     """
-    samples = np.asarray(samples, dtype=float).ravel()
+    samples = _numpy(samples).ravel()
     samples = samples[np.isfinite(samples)]
     if samples.size == 0:
         return float("nan")
-    return float(wasserstein_distance(samples, np.asarray(reference, dtype=float).ravel()))
+    return float(wasserstein_distance(samples, _numpy(reference).ravel()))
 
 
+def _numpy(values: np.ndarray | torch.Tensor) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    return np.asarray(values, dtype=float)
+
+
+@checked(
+    x0=Array("... d"), n_steps=Int(1, 10**8), dt=Positive(), n_transient=Int(0, 10**8), d0=Positive()
+)
 def lyapunov_exponent(
     one_step: Callable[[torch.Tensor], torch.Tensor],
-    x0: torch.Tensor,
+    x0: torch.Tensor | np.ndarray,
     n_steps: int,
     dt: float,
     *,
@@ -61,9 +97,10 @@ def lyapunov_exponent(
     ``lambda = sum_t log(|d_t| / d0) / (n_steps dt)`` after ``n_transient`` steps. NaN where a
     trajectory is not finite. ``x0``: ``(S, B, d)`` for an ensemble step.
     """
-    n_steps = check_int("n_steps", n_steps)
-    n_transient = check_int("n_transient", n_transient, minimum=0)
-    check_positive("dt", dt)
+    x0 = torch.as_tensor(x0)
+    if not x0.is_floating_point():
+        x0 = x0.to(torch.float64)
+    check_states_fit("x0", x0, one_step)
     direction = torch.randn(x0.shape, generator=generator, dtype=x0.dtype).to(x0.device)
     direction = direction / direction.norm(dim=-1, keepdim=True)
     x, y = x0, x0 + d0 * direction

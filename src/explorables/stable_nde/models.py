@@ -11,15 +11,37 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from ..core.validation import check_choice, check_int
-from .solvers import SOLVERS
+from ..core.arguments import checked
+from ..core.device import resolve_device
+from ..core.params import Choice, Device, Int
+from .solvers import SOLVERS, check_fits
 from .systems import System
 
+#: the largest ensemble, width and depth a constructor takes (the memory check bounds their product)
+MAX_MEMBERS = 2**16
+MAX_WIDTH = 2**16
+MAX_DEPTH = 64
 
+
+def _mlp_bytes(n_members: int, dim: int, width: int, depth: int, itemsize: int = 8) -> float:
+    return float(n_members) * (2 * dim * width + (depth - 1) * width * width + depth * width + dim) * itemsize
+
+
+def _cnn_bytes(n_members: int, channels: int, depth: int, kernel_size: int, itemsize: int = 8) -> float:
+    return float(n_members) * (2 * channels + (depth - 1) * channels * channels) * (kernel_size + 1) * itemsize
+
+
+@checked(
+    n_members=Int(1, MAX_MEMBERS),
+    dim=Int(1, 2**20),
+    width=Int(1, MAX_WIDTH),
+    depth=Int(1, MAX_DEPTH),
+)
 class EnsembleMLP(nn.Module):
     """``S`` independent tanh MLPs ``R^d -> R^d`` with ``depth`` hidden layers of ``width`` units.
 
@@ -39,10 +61,15 @@ class EnsembleMLP(nn.Module):
         dtype: torch.dtype = torch.float64,
     ):
         super().__init__()
-        n_members = check_int("n_members", n_members)
-        dim, width, depth = check_int("dim", dim), check_int("width", width), check_int("depth", depth)
-        if generators is not None and len(generators) != n_members:
-            raise ValueError(f"generators must hold one generator per member ({n_members}), got {len(generators)}")
+        if not dtype.is_floating_point:
+            raise ValueError(f"dtype must be a floating-point torch dtype, got {dtype}")
+        if generators is not None:
+            if len(generators) != n_members:
+                raise ValueError(f"generators must hold one generator per member ({n_members}), got {len(generators)}")
+            if not all(isinstance(g, torch.Generator) for g in generators):
+                raise ValueError("generators must hold torch.Generator objects")
+        weights = _mlp_bytes(n_members, dim, width, depth)
+        check_fits({"the weights (n_members x (dim x width x 2 + width^2 x depth))": weights})
         sizes = [dim] + [width] * depth + [dim]
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
@@ -68,6 +95,13 @@ class EnsembleMLP(nn.Module):
         return h
 
 
+@checked(
+    n_members=Int(1, MAX_MEMBERS),
+    channels=Int(1, MAX_WIDTH),
+    depth=Int(1, MAX_DEPTH),
+    kernel_size=Int(1, 1025),
+    seed=Int(0, 2**63 - 1),
+)
 class EnsembleCNN(nn.Module):
     """``S`` independent periodic 1-D CNNs on a grid (Kuramoto–Sivashinsky), as grouped convolutions.
 
@@ -86,11 +120,12 @@ class EnsembleCNN(nn.Module):
         dtype: torch.dtype = torch.float64,
     ):
         super().__init__()
-        n_members = check_int("n_members", n_members)
-        channels, depth = check_int("channels", channels), check_int("depth", depth)
-        kernel_size = check_int("kernel_size", kernel_size)
         if kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd, got {kernel_size}")
+        if not dtype.is_floating_point:
+            raise ValueError(f"dtype must be a floating-point torch dtype, got {dtype}")
+        weights = _cnn_bytes(n_members, channels, depth, kernel_size)
+        check_fits({"the weights (n_members x channels^2 x depth x kernel_size)": weights})
         with torch.random.fork_rng(devices=[]):  # seeded init without touching the global random state
             torch.manual_seed(seed)
             sizes = [1] + [channels] * depth + [1]
@@ -121,6 +156,7 @@ class EnsembleCNN(nn.Module):
         return z.transpose(0, 1)
 
 
+@checked(solver=Choice(SOLVERS))
 class HybridModel(nn.Module):
     """The hybrid model's one-step map ``Phi_theta``, eq. (nde-hybrid) and (nde-step).
 
@@ -130,7 +166,10 @@ class HybridModel(nn.Module):
 
     def __init__(self, system: System, net: EnsembleMLP | EnsembleCNN, solver: str = "rk4"):
         super().__init__()
-        self.system, self.net, self.solver = system, net, check_choice("solver", solver, SOLVERS)
+        if isinstance(net, EnsembleMLP) and net.weights[0].shape[1] != system.dim:
+            width = net.weights[0].shape[1]
+            raise ValueError(f"net must map the system's dim = {system.dim}, got an MLP of input width {width}")
+        self.system, self.net, self.solver = system, net, solver
         self.register_buffer("center", system.center.clone())
         self.register_buffer("scale", system.scale.clone())
 
@@ -155,25 +194,35 @@ class HybridModel(nn.Module):
         return torch.cat([t.reshape(self.n_members, -1) for t in tensors], dim=1)
 
 
+@checked(
+    n_members=Int(1, MAX_MEMBERS),
+    width=Int(1, MAX_WIDTH),
+    depth=Int(1, MAX_DEPTH),
+    solver=Choice(SOLVERS),
+)
 def make_model(
     system: System,
     n_members: int,
     *,
     width: int = 32,
     depth: int = 2,
-    seeds: tuple[int, ...] = (),
+    seeds: Sequence[int] = (),
     solver: str = "rk4",
     init_gain: float = 0.1,
     device: str | torch.device = "cpu",
 ) -> HybridModel:
     """A fresh hybrid ensemble for ``system``: an MLP residual for ODEs, a CNN for Kuramoto–Sivashinsky.
 
-    Member ``s`` is initialised from ``seeds[s]`` (default ``0, 1, ...``).
+    Member ``s`` is initialised from ``seeds[s]`` (default ``0, 1, ...``; integers in ``[0, 2**63)``).
     """
     seeds = tuple(seeds) or tuple(range(n_members))
     if len(seeds) != n_members:
         raise ValueError(f"seeds must hold one seed per member ({n_members}), got {len(seeds)}")
+    seeds = tuple(Int(0, 2**63 - 1).check(f"seeds[{i}]", s) for i, s in enumerate(seeds))
+    if isinstance(device, str):
+        device = resolve_device(Device().check("device", device))
     if system.linear_symbol is not None:
+        check_fits({"the weights (n_members x width^2 x depth)": _cnn_bytes(n_members, width, depth, 5)})
         net: nn.Module = EnsembleCNN(n_members, channels=width, depth=depth, seed=seeds[0])
     else:
         gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
@@ -181,11 +230,27 @@ def make_model(
     return HybridModel(system, net, solver).to(device)
 
 
-def stack_models(models: list[HybridModel]) -> HybridModel:
-    """One ensemble holding every member of ``models`` (same system and architecture), in order."""
+def _architecture(model: HybridModel) -> tuple:
+    """What two models must share to be stacked: the system, the solver, the net's kind and every
+    parameter's shape past the member axis, and its dtype."""
+    shapes = tuple((tuple(p.shape[1:]), p.dtype) for p in model.net.parameters())
+    if isinstance(model.net, EnsembleCNN):  # grouped convolutions: the first axis is members x channels
+        shapes = tuple((p.shape[0] // model.n_members, *p.shape[1:]) for p in model.net.parameters())
+    return (model.system.name, model.system.dim, model.system.dt), model.solver, type(model.net), shapes
+
+
+@checked()
+def stack_models(models: Sequence[HybridModel]) -> HybridModel:
+    """One ensemble holding every member of ``models`` (same system, solver and architecture), in order."""
     if not models:
         raise ValueError("models must hold at least one model")
+    if not all(isinstance(m, HybridModel) for m in models):
+        raise ValueError(f"models must hold HybridModel objects, got {[type(m).__name__ for m in models]}")
     first = models[0]
+    if any(_architecture(m) != _architecture(first) for m in models[1:]):
+        raise ValueError("models must share one system, solver and architecture (width, depth, dtype) to be stacked")
+    if sum(m.n_members for m in models) > MAX_MEMBERS:
+        raise ValueError(f"models must hold at most {MAX_MEMBERS} members in all")
     if isinstance(first.net, EnsembleMLP):
         depth = len(first.net.weights) - 1
         width = first.net.weights[0].shape[-1]

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
-from ..core.validation import check_choice, check_int, check_positive
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Int, Positive
+from ..core.resources import check_memory
+from ..core.validation import check_choice, check_positive
 
 VectorField = Callable[[torch.Tensor], torch.Tensor]
 
@@ -26,13 +30,23 @@ SOLVERS: tuple[str, ...] = ("euler", "rk4")
 SOLVER_ORDER: dict[str, int] = {"euler": 1, "rk4": 4}
 
 
-def euler_step(f: VectorField, x: torch.Tensor, dt: float) -> torch.Tensor:
+@checked(x=Array("... d"), dt=Positive())
+def euler_step(f: VectorField, x: torch.Tensor | np.ndarray, dt: float) -> torch.Tensor:
     """Forward Euler, ``x + dt f(x)``: eq. (nde-step) with a first-order increment."""
+    x = _as_tensor(x)
     return x + dt * f(x)
 
 
-def rk4_step(f: VectorField, x: torch.Tensor, dt: float) -> torch.Tensor:
+def _as_tensor(x: torch.Tensor | np.ndarray) -> torch.Tensor:
+    """A floating-point tensor (a numpy array or a tensor of integers becomes a float64 tensor)."""
+    t = torch.as_tensor(x)
+    return t if t.is_floating_point() or t.is_complex() else t.to(torch.float64)
+
+
+@checked(x=Array("... d"), dt=Positive())
+def rk4_step(f: VectorField, x: torch.Tensor | np.ndarray, dt: float) -> torch.Tensor:
     """Classical RK4: ``x + dt/6 (k1 + 2 k2 + 2 k3 + k4)``, eq. (nde-step) with a fourth-order increment."""
+    x = _as_tensor(x)
     k1 = f(x)
     k2 = f(x + 0.5 * dt * k1)
     k3 = f(x + 0.5 * dt * k2)
@@ -44,17 +58,34 @@ def step(f: VectorField, x: torch.Tensor, dt: float, solver: str = "rk4") -> tor
     """One step of ``solver`` (``"euler"`` or ``"rk4"``) with step size ``dt > 0``."""
     check_positive("dt", dt)
     check_choice("solver", solver, SOLVERS)
-    return (rk4_step if solver == "rk4" else euler_step)(f, x, dt)
+    # the unchecked steps: a rollout's states may blow up (the stability metrics count that), and the
+    # checks would cost every step of every rollout
+    return (_RK4_STEP if solver == "rk4" else _EULER_STEP)(f, x, dt)
 
 
-def integrate(f: VectorField, x0: torch.Tensor, t_end: float, n_steps: int, solver: str = "rk4") -> torch.Tensor:
-    """The state at ``t_end`` after ``n_steps`` equal steps of ``solver`` from ``x0`` (used to measure the order)."""
-    check_positive("t_end", t_end)
-    n_steps = check_int("n_steps", n_steps)
+#: the unchecked one-step maps (taken at import, before anything can wrap the public names)
+_RK4_STEP = rk4_step.__wrapped__
+_EULER_STEP = euler_step.__wrapped__
+
+
+@checked(x0=Array("... d"), t_end=Positive(), n_steps=Int(1, 10**7), solver=Choice(SOLVERS))
+def integrate(
+    f: VectorField, x0: torch.Tensor | np.ndarray, t_end: float, n_steps: int, solver: str = "rk4"
+) -> torch.Tensor:
+    """The state at ``t_end`` after ``n_steps`` equal steps of ``solver`` from ``x0`` (used to measure the order).
+
+    Raises ``ValueError`` when the steps ``t_end / n_steps`` are too large for the field: the state
+    stops being finite (an explicit solver is only stable for small steps).
+    """
     dt = t_end / n_steps
-    x = x0
+    x = _as_tensor(x0)
     for _ in range(n_steps):
         x = step(f, x, dt, solver)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(
+            f"the solution is not finite at t_end = {t_end:g} with n_steps = {n_steps} (step {dt:g}): "
+            "make t_end smaller or n_steps larger"
+        )
     return x
 
 
@@ -78,12 +109,42 @@ def integrating_factor_rk4_step(
     return e_full * x_hat + (dt / 6) * (e_full * k1 + 2 * e_half * (k2 + k3) + k4)
 
 
-def rollout(one_step: Callable[[torch.Tensor], torch.Tensor], x0: torch.Tensor, n_steps: int) -> torch.Tensor:
+#: estimates below this many bytes fit any machine the book runs on: not worth reading the memory limit
+SMALL_BYTES = 2**28
+
+
+def check_fits(estimate: dict[str, float]) -> None:
+    """:func:`~explorables.core.resources.check_memory`, skipped for an estimate under :data:`SMALL_BYTES`."""
+    if sum(estimate.values()) > SMALL_BYTES:
+        check_memory(estimate)
+
+
+def check_states_fit(name: str, x: torch.Tensor, one_step: Callable) -> None:
+    """States ``x`` fit a one-step map that is a system's or a hybrid model's method: the last axis is the
+    system's ``dim`` (and, for an ensemble model, ``x`` is ``(n_members, batch, dim)``)."""
+    owner = getattr(one_step, "__self__", None)
+    system = getattr(owner, "system", owner)
+    dim = getattr(system, "dim", None)
+    members = getattr(owner, "n_members", None)
+    if isinstance(members, int) and isinstance(dim, int) and (x.ndim != 3 or x.shape[0] != members):
+        raise ValueError(f"{name} must have shape (n_members={members}, batch, dim={dim}), got {tuple(x.shape)}")
+    if isinstance(dim, int) and x.shape[-1] != dim:
+        label = getattr(system, "name", type(system).__name__)
+        raise ValueError(f"{name} must have shape (..., dim={dim}) for the system {label!r}, got {tuple(x.shape)}")
+
+
+@checked(x0=Array("... d"), n_steps=Int(0, 10**8))
+def rollout(
+    one_step: Callable[[torch.Tensor], torch.Tensor], x0: torch.Tensor | np.ndarray, n_steps: int
+) -> torch.Tensor:
     """``x0, Phi(x0), Phi^2(x0), ...``: shape ``(n_steps + 1, *x0.shape)`` (no gradient kept).
 
-    Non-finite states stay non-finite: a blow-up is something the stability metrics count, not an error.
+    Non-finite states stay non-finite: a blow-up is something the stability metrics count, not an error
+    (the initial states ``x0`` must be finite).
     """
-    n_steps = check_int("n_steps", n_steps, minimum=0)
+    x0 = _as_tensor(x0)
+    check_states_fit("x0", x0, one_step)
+    check_fits({"the rollout (n_steps + 1) x x0.numel()": (n_steps + 1) * x0.numel() * x0.element_size()})
     out = torch.empty((n_steps + 1, *x0.shape), dtype=x0.dtype, device=x0.device)
     out[0] = x0
     x = x0

@@ -22,13 +22,27 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..core.validation import check_choice, check_int, check_positive
+from ..core.arguments import Array, checked
+from ..core.params import Choice, Float, Int, Positive, Text
+from ..core.validation import check_int
 from .solvers import integrating_factor_rk4_step, step
 
 Field = Callable[[torch.Tensor], torch.Tensor]
 SYSTEMS: tuple[str, ...] = ("pendulum", "lorenz", "ks")
 
 
+@checked(
+    name=Text(nonempty=True),
+    dim=Int(1, 2**20),
+    dt=Positive(),
+    center=Array("d"),
+    scale=Array("d"),
+    out_scale=Positive(),
+    blow_up_radius=Positive(),
+    substeps=Int(1, 10**4),
+    spin_up_steps=Int(0, 10**7),
+    linear_symbol=Array("k"),
+)
 @dataclass
 class System:
     """A system ``dx/dt = f_known(x) + f_residual(x)`` sampled every ``dt``.
@@ -52,6 +66,23 @@ class System:
     spin_up_steps: int = 0
     energy: Field | None = None
     linear_symbol: torch.Tensor | None = field(default=None, repr=False)  # KS only: Fourier multipliers
+
+    def __post_init__(self) -> None:
+        self.center = torch.as_tensor(self.center)
+        self.scale = torch.as_tensor(self.scale)
+        for name in ("center", "scale"):
+            shape = tuple(getattr(self, name).shape)
+            if shape != (self.dim,):
+                raise ValueError(f"{name} must have shape (dim,) = ({self.dim},), got {shape}")
+        if not bool((self.scale > 0).all()):
+            raise ValueError("scale must hold positive numbers (it divides the network's input)")
+        if self.linear_symbol is not None:
+            self.linear_symbol = torch.as_tensor(self.linear_symbol)
+            if tuple(self.linear_symbol.shape) != (self.dim // 2 + 1,):
+                raise ValueError(
+                    f"linear_symbol must have shape (dim // 2 + 1,) = ({self.dim // 2 + 1},) (real FFT of the grid), "
+                    f"got {tuple(self.linear_symbol.shape)}"
+                )
 
     def step_with(self, residual: Field, x: torch.Tensor, dt: float | None = None, solver: str = "rk4") -> torch.Tensor:
         """One hybrid step of size ``dt`` (default ``self.dt``) with ``residual`` as the unknown part, eq. (nde-step).
@@ -107,12 +138,10 @@ def _uniform(n: int, low: float, high: float, generator: torch.Generator) -> tor
     return low + (high - low) * torch.rand(n, generator=generator, dtype=torch.float64)
 
 
+@checked(dt=Positive(), max_energy=Float(-1.0, 1.0, low_inclusive=False, high_inclusive=False))
 def pendulum(dt: float = 0.1, max_energy: float = 0.7) -> System:
-    """The frictionless pendulum; initial states with energy ``H < max_energy`` (below the separatrix at 1)."""
-    check_positive("dt", dt)
-    max_energy = float(max_energy)
-    if not -1.0 < max_energy < 1.0:
-        raise ValueError(f"max_energy must lie in (-1, 1) (oscillations below the separatrix), got {max_energy!r}")
+    """The frictionless pendulum; initial states with energy ``H < max_energy`` (below the separatrix at 1,
+    so ``max_energy`` lies in (-1, 1): oscillations only)."""
 
     def known(x: torch.Tensor) -> torch.Tensor:
         return torch.stack((x[..., 1], -x[..., 0]), dim=-1)
@@ -151,9 +180,9 @@ def pendulum(dt: float = 0.1, max_energy: float = 0.7) -> System:
     )
 
 
+@checked(dt=Float(1e-6, math.inf))
 def lorenz63(dt: float = 0.01, sigma: float = 10.0, rho: float = 28.0, beta: float = 8.0 / 3.0) -> System:
-    """Lorenz-63; initial states spun up onto the attractor."""
-    check_positive("dt", dt)
+    """Lorenz-63; initial states spun up onto the attractor (``10 / dt`` steps, so ``dt >= 1e-6``)."""
 
     def known(x: torch.Tensor) -> torch.Tensor:
         a, b, c = x[..., 0], x[..., 1], x[..., 2]
@@ -183,13 +212,14 @@ def lorenz63(dt: float = 0.01, sigma: float = 10.0, rho: float = 28.0, beta: flo
     )
 
 
+@checked(n_grid=Int(8, 2**16), length=Positive(), dt=Float(1e-5, math.inf))
 def kuramoto_sivashinsky(n_grid: int = 64, length: float = 22.0, dt: float = 0.25) -> System:
-    """Kuramoto–Sivashinsky ``u_t = -u_xx - u_xxxx - (u^2/2)_x`` on ``[0, length)``, ``n_grid`` points."""
-    n_grid = check_int("n_grid", n_grid, minimum=8)
+    """Kuramoto–Sivashinsky ``u_t = -u_xx - u_xxxx - (u^2/2)_x`` on ``[0, length)``, ``n_grid`` points (even).
+
+    Initial states are spun up for ``100 / dt`` steps, so ``dt >= 1e-5``.
+    """
     if n_grid % 2:
         raise ValueError(f"n_grid must be even (real FFT), got {n_grid}")
-    check_positive("length", length)
-    check_positive("dt", dt)
     k = 2 * math.pi / length * torch.arange(n_grid // 2 + 1, dtype=torch.float64)
     symbol = (k**2 - k**4).to(torch.complex128)
     dealias = (torch.arange(n_grid // 2 + 1) < (2 * n_grid) // 6 + 1).to(torch.float64)  # 2/3 rule
@@ -225,7 +255,7 @@ def kuramoto_sivashinsky(n_grid: int = 64, length: float = 22.0, dt: float = 0.2
     )
 
 
+@checked(name=Choice(SYSTEMS))
 def make_system(name: str, **kwargs) -> System:
-    """The system called ``name`` (``"pendulum"``, ``"lorenz"`` or ``"ks"``)."""
-    check_choice("system", name, SYSTEMS)
+    """The system called ``name`` (``"pendulum"``, ``"lorenz"`` or ``"ks"``), with its keyword arguments."""
     return {"pendulum": pendulum, "lorenz": lorenz63, "ks": kuramoto_sivashinsky}[name](**kwargs)

@@ -13,24 +13,52 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
-from ..core.validation import check_choice, check_int, check_positive
-from .losses import CHEAP_METHODS, METHODS, Batch, method_loss, pairs_from_windows, rollout_errors, unrolled_loss
+from ..core.params import Choice, Float, Int, Positive, Text
+from ..core.validation import check_choice, check_int
+from .losses import (
+    CHEAP_METHODS,
+    JVP_MODES,
+    METHODS,
+    Batch,
+    _check_windows,
+    _rollout_errors,
+    _unrolled_loss,
+    method_loss,
+    pairs_from_windows,
+)
 from .models import HybridModel
+from .solvers import check_fits
 
 ROLLOUT_SHAPED: tuple[str, ...] = ("noise_rollout", "complete")
 
 
+@checked(data=Array("s n t d"), n_windows=Int(1, 10**9), horizon=Int(1))
 def sample_windows(data: torch.Tensor, n_windows: int, horizon: int, generator: torch.Generator) -> torch.Tensor:
-    """Random windows of ``horizon + 1`` consecutive true states per member: ``(S, n_windows, horizon + 1, d)``."""
-    if data.ndim != 4:
-        raise ValueError(f"data must have shape (n_members, n_trajectories, n_steps + 1, dim), got {tuple(data.shape)}")
+    """Random windows of ``horizon + 1`` consecutive true states per member: ``(S, n_windows, horizon + 1, d)``.
+
+    ``data``: a tensor ``(n_members, n_trajectories, n_steps + 1, dim)``; ``horizon`` at most ``n_steps``.
+    """
+    if not isinstance(data, torch.Tensor):
+        raise TypeError(f"data must be a torch tensor, got {type(data).__name__}")
+    horizon = check_int("horizon", horizon, minimum=1, maximum=data.shape[2] - 1)
+    windows = _window_bytes(data, n_windows, horizon)
+    check_fits({"the windows (n_windows x (horizon + 1) x data members x dim)": windows})
+    return _sample_windows(data, n_windows, horizon, generator)
+
+
+def _window_bytes(data: torch.Tensor, n_windows: int, horizon: int) -> float:
+    s, d = data.shape[0], data.shape[-1]
+    return float(s) * n_windows * (horizon + 1) * (d * data.element_size() + 3 * 8)  # the states and their indices
+
+
+def _sample_windows(data: torch.Tensor, n_windows: int, horizon: int, generator: torch.Generator) -> torch.Tensor:
     s, n_traj, length, _ = data.shape
-    horizon = check_int("horizon", horizon, minimum=1, maximum=length - 1)
-    n_windows = check_int("n_windows", n_windows)
     traj = torch.randint(n_traj, (s, n_windows), generator=generator)
     start = torch.randint(length - horizon, (s, n_windows), generator=generator)
     offsets = torch.arange(horizon + 1)
@@ -49,6 +77,20 @@ class TrainRecord:
     seconds_per_step: float = float("nan")
 
 
+@checked(
+    data=Array("s n t d"),
+    method=Choice(METHODS),
+    n_steps=Int(0, 10**8),
+    batch_size=Int(1, 10**9),
+    horizon=Int(1),
+    lr=Positive(),
+    noise_std=Float(0.0),
+    weight=Float(0.0),
+    jvp_mode=Choice(JVP_MODES),
+    refresh_every=Int(1),
+    data_seed=Int(0, 2**63 - 2),
+    name=Text(nonempty=True),
+)
 def train(
     model: HybridModel,
     data: torch.Tensor,
@@ -75,16 +117,20 @@ def train(
     which the weights are kept (for the alignment measurement). With a ``checkpoint``, the loop
     state is stored under ``name`` (throttled) and a resumed run continues from it.
     """
-    check_choice("method", method, METHODS)
-    n_steps = check_int("n_steps", n_steps, minimum=0)
-    batch_size = check_int("batch_size", batch_size)
+    if not isinstance(data, torch.Tensor):
+        raise TypeError(f"data must be a torch tensor, got {type(data).__name__}")
+    if data.shape[0] != model.n_members or data.shape[-1] != model.system.dim or data.dtype != model.scale.dtype:
+        raise ValueError(
+            f"data must have shape (n_members={model.n_members}, n_trajectories, n_steps + 1, dim={model.system.dim}) "
+            f"and dtype {model.scale.dtype}, got {tuple(data.shape)} ({data.dtype})"
+        )
     horizon = check_int("horizon", horizon, minimum=1, maximum=data.shape[2] - 1)
     if batch_size < horizon:
         raise ValueError(f"batch_size must be >= horizon ({horizon}), got {batch_size}")
-    check_positive("lr", lr)
-    refresh_every = check_int("refresh_every", refresh_every)
     for k in snapshot_steps:
         check_int("snapshot_steps item", k, minimum=0, maximum=n_steps)
+    batch_bytes = _window_bytes(data, batch_size, horizon)
+    check_fits({"a batch (batch_size x (horizon + 1) x data members x dim)": batch_bytes})
 
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(data_seed)
@@ -108,17 +154,17 @@ def train(
             record.snapshots[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         tic = time.perf_counter()
         if method == "unrolled":
-            batch = Batch(*(None,) * 3, windows=sample_windows(data, n_pairs_windows, horizon, gen))
-            loss = unrolled_loss(model, batch.windows)
+            batch = Batch(*(None,) * 3, windows=_sample_windows(data, n_pairs_windows, horizon, gen))
+            loss = _unrolled_loss(model, batch.windows)
         else:
             if method in ROLLOUT_SHAPED:
                 if bank is None or step % refresh_every == 0:  # refresh the bank of rollout errors
-                    windows = sample_windows(data, n_pairs_windows, horizon, gen)
-                    bank = pairs_from_windows(windows, rollout_errors(model, windows))
+                    windows = _sample_windows(data, n_pairs_windows, horizon, gen)
+                    bank = pairs_from_windows(windows, _rollout_errors(model, windows))
                 pick = torch.randint(bank.x.shape[1], (batch_size,), generator=gen).to(data.device)
                 batch = Batch(bank.x[:, pick], bank.y[:, pick], bank.delta[:, pick])
             else:
-                pairs = pairs_from_windows(sample_windows(data, batch_size, 1, gen))
+                pairs = pairs_from_windows(_sample_windows(data, batch_size, 1, gen))
                 batch = pairs
             loss = method_loss(
                 method, model, batch, noise_std=noise_std, weight=weight, jvp_mode=jvp_mode, generator=noise_gen
@@ -149,13 +195,17 @@ def train(
     return record
 
 
-def cosine_rows(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+@checked(a=Array("s p"), b=Array("s p"))
+def cosine_rows(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray) -> torch.Tensor:
     """Row-wise cosine similarity of ``(S, P)`` matrices, clipped to ``[-1, 1]`` (0 where a row is zero)."""
+    a, b = torch.as_tensor(a), torch.as_tensor(b)
+    a, b = (t if t.is_floating_point() else t.to(torch.float64) for t in (a, b))
     num = (a * b).sum(1)
     den = a.norm(dim=1) * b.norm(dim=1)
     return torch.where(den > 0, num / torch.where(den > 0, den, 1.0), torch.zeros_like(num)).clamp(-1.0, 1.0)
 
 
+@checked(windows=Array("s b k d"), noise_std=Float(0.0), weight=Float(0.0), jvp_mode=Choice(JVP_MODES))
 def gradient_cosines(
     model: HybridModel,
     windows: torch.Tensor,
@@ -172,16 +222,18 @@ def gradient_cosines(
     ones use every step of every window as a pair, with the model's *current* rollout errors as
     rollout-shaped perturbations (eq. (nde-pushforward)).
     """
+    for i, method in enumerate(methods):
+        check_choice(f"methods[{i}]", method, CHEAP_METHODS)
+    _check_windows(windows, model)
     params = list(model.parameters())
 
     def grad_of(loss: torch.Tensor) -> torch.Tensor:
         return model.member_vectors(list(torch.autograd.grad(loss, params)))
 
-    reference = grad_of(unrolled_loss(model, windows))
-    batch = pairs_from_windows(windows, rollout_errors(model, windows))
+    reference = grad_of(_unrolled_loss(model, windows))
+    batch = pairs_from_windows(windows, _rollout_errors(model, windows))
     out = {}
     for method in methods:
-        check_choice("method", method, CHEAP_METHODS)
         loss = method_loss(
             method, model, batch, noise_std=noise_std, weight=weight, jvp_mode=jvp_mode, generator=generator
         )

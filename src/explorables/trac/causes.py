@@ -34,11 +34,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.arguments import checked
+from ..core.params import Int
 from .scm import SCM, Formula, parse_formula
 
 CHUNK_ROWS = 1 << 17
 
 
+@checked()
 @dataclass(frozen=True)
 class Cause:
     """An actual cause X⃗ = x⃗ with one witness: contingency W⃗ = w⃗* and alternative x⃗′.
@@ -71,6 +74,7 @@ class Cause:
         return f"{x}   (set {alt}; hold {{{w}}})" if self.contingency else f"{x}   (set {alt}; W = ∅)"
 
 
+@checked(evaluations=Int(0))
 @dataclass
 class CauseSet:
     """All causes found by one method, with what it cost."""
@@ -87,9 +91,10 @@ class CauseSet:
         return {c.variables for c in self.causes}
 
 
+@checked()
 def parse_outcome(model: SCM, outcome: str) -> Formula:
     """The event φ as a formula over endogenous variables (e.g. ``"BS"`` or ``"Y == 0"``)."""
-    phi = parse_formula(outcome, "outcome")
+    phi = parse_formula.__wrapped__(outcome, "outcome")
     unknown = sorted(phi.names - set(model.formulas))
     if unknown:
         raise ValueError(f"outcome {outcome!r} uses {unknown}, which are not endogenous variables of the model")
@@ -110,6 +115,7 @@ def candidates_of(model: SCM, phi: Formula, ancestors_only: bool) -> list[str]:
 # --- the independent checker (scalar interpreter, literal definition) --------------------------
 
 
+@checked()
 def ac2_witness(
     model: SCM, context: Mapping[str, int], variables: Iterable[str], outcome: str
 ) -> tuple[dict[str, int], dict[str, int]] | None:
@@ -118,7 +124,7 @@ def ac2_witness(
     Literal search over every W⃗ ⊆ candidates ∖ X⃗ and every x⃗′ ∈ ∏ dom(X), by the scalar
     interpreter (independent of the batched evaluator the enumerators use).
     """
-    phi = parse_outcome(model, outcome)
+    phi = parse_outcome.__wrapped__(model, outcome)
     actual = model.evaluate(context)
     X = _check_variables(model, phi, variables)
     rest = [v for v in candidates_of(model, phi, False) if v not in X]
@@ -133,16 +139,18 @@ def ac2_witness(
     return None
 
 
+@checked()
 def is_actual_cause(model: SCM, context: Mapping[str, int], variables: Iterable[str], outcome: str) -> bool:
     """Whether X⃗ = (actual values of ``variables``) is an actual cause of ``outcome`` (AC1–AC3)."""
-    phi = parse_outcome(model, outcome)
+    phi = parse_outcome.__wrapped__(model, outcome)
     X = _check_variables(model, phi, variables)
     if not X or not phi({**context, **model.evaluate(context)}):  # AC1
         return False
-    if ac2_witness(model, context, X, outcome) is None:  # AC2(a^m)
+    witness = ac2_witness.__wrapped__  # the arguments are checked above, once
+    if witness(model, context, X, outcome) is None:  # AC2(a^m)
         return False
     return not any(  # AC3: no strict non-empty subset satisfies AC2 (AC1 holds for every subset)
-        ac2_witness(model, context, sub, outcome) is not None
+        witness(model, context, sub, outcome) is not None
         for size in range(1, len(X))
         for sub in itertools.combinations(X, size)
     )
@@ -174,6 +182,7 @@ def _chunks(total: int, chunk: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
         yield np.arange(start, min(total, start + chunk), dtype=np.int64)
 
 
+@checked()
 def minimal_sets(masks: Iterable[int]) -> list[int]:
     """The ⊆-minimal elements of a family of sets given as bit masks (sorted by size, then value)."""
     unique = np.unique(np.fromiter(masks, dtype=np.int64))
@@ -206,7 +215,7 @@ def _cause_from(
 
 
 def _setup(model: SCM, context: Mapping[str, int], outcome: str):
-    phi = parse_outcome(model, outcome)
+    phi = parse_outcome.__wrapped__(model, outcome)
     context = model.check_context(context)
     actual = model.evaluate(context)
     return phi, context, actual, bool(phi({**context, **actual}))
@@ -215,6 +224,7 @@ def _setup(model: SCM, context: Mapping[str, int], outcome: str):
 # --- the oracle -------------------------------------------------------------------------------
 
 
+@checked(max_rows=Int(1, 2**40))
 def brute_force_causes(
     model: SCM, context: Mapping[str, int], outcome: str, *, ancestors_only: bool = False, max_rows: int = 1 << 26
 ) -> CauseSet:
@@ -282,6 +292,7 @@ def _keep_best(best: dict[int, tuple[int, int]], masks: np.ndarray, wsize: np.nd
 # --- baselines --------------------------------------------------------------------------------
 
 
+@checked(max_rows=Int(1, 2**40))
 def pruned_search(
     model: SCM, context: Mapping[str, int], outcome: str, *, first_only: bool = False, max_rows: int = 1 << 26
 ) -> CauseSet:
@@ -347,6 +358,7 @@ def _first_failing(model, context, phi, actual, X, rest, alts):
     return alt, [v for j, v in enumerate(rest) if rows[b, j]]
 
 
+@checked()
 def but_for_causes(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """Single variables whose change alone (W⃗ = ∅) falsifies φ: counterfactual dependence.
 
@@ -369,6 +381,7 @@ def but_for_causes(model: SCM, context: Mapping[str, int], outcome: str) -> Caus
     return CauseSet(outcome, True, causes, tuple(cands), "but-for", evaluations)
 
 
+@checked()
 def first_cause(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """The first minimal cause a size-ordered search finds (what single-cause solvers return)."""
-    return pruned_search(model, context, outcome, first_only=True)
+    return pruned_search.__wrapped__(model, context, outcome, first_only=True)  # arguments checked above

@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
+from ..core.arguments import checked
 from .scm import SCM
 
 
+@checked()
 @dataclass(frozen=True)
 class Example:
     """A named model with its actual context, outcome, and the literature's causes."""
@@ -44,6 +46,7 @@ def _voting(n_voters: int, yes: int, key: str, title: str, note: str) -> Example
     )
 
 
+@checked()
 def classic_examples() -> dict[str, Example]:
     """The examples of the chapter, keyed by a short name (insertion order is the book's)."""
     ex: list[Example] = [

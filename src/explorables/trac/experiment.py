@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
@@ -286,6 +287,7 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
     }
 
 
+@checked()
 def run(
     config: TracConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TracResults:
@@ -304,6 +306,7 @@ def run(
     return TracResults(cfg, summary, curves)
 
 
+@checked()
 def headline(results: TracResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     s = results.summary

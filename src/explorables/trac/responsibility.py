@@ -22,12 +22,15 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from ..core.arguments import checked
+from ..core.params import Int, Probability
 from ..core.validation import check_in_range
 from .causes import CauseSet
 from .scm import BOOL, SCM
 from .trac import trac
 
 
+@checked()
 def responsibility(cause_set: CauseSet, variables: list[str] | None = None) -> dict[str, float]:
     """``{variable: degree of responsibility}`` from the causes in ``cause_set`` (0 if in none)."""
     names = list(variables if variables is not None else cause_set.candidates)
@@ -39,6 +42,7 @@ def responsibility(cause_set: CauseSet, variables: list[str] | None = None) -> d
     return out
 
 
+@checked(default=Probability())
 def context_distribution(
     model: SCM, prior: Mapping[str, float] | None = None, default: float = 0.5
 ) -> list[tuple[dict[str, int], float]]:
@@ -66,6 +70,7 @@ def context_distribution(
     return out
 
 
+@checked(value=Int(-128, 127))
 def blame(
     model: SCM,
     variable: str,
@@ -75,8 +80,19 @@ def blame(
     method: Callable[[SCM, Mapping[str, int], str], CauseSet] = trac,
 ) -> float:
     """Blame of ``variable = value`` for ``outcome``: Σ_u Pr(u) · dr((M_{X←x}, u), X = x, φ)."""
+    for item in contexts:
+        if not (isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], Mapping)):
+            raise ValueError(f"contexts must hold (context dict, probability) pairs, got {item!r}")
+        p = item[1]
+        if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating) or not 0 <= p <= 1:
+            raise ValueError(f"contexts must hold probabilities in [0, 1], got {p!r}")
     total = sum(p for _, p in contexts)
     if not contexts or abs(total - 1.0) > 1e-9:
         raise ValueError(f"contexts must be (context, probability) pairs summing to 1, got total {total:g}")
+    if variable not in model.formulas:
+        raise ValueError(f"variable must be an endogenous variable of the model ({model.order}), got {variable!r}")
+    if value not in model.domains[variable]:
+        raise ValueError(f"value must be in the domain {model.domains[variable]} of {variable}, got {value!r}")
     forced = model.intervened({variable: value})
-    return float(sum(p * responsibility(method(forced, ctx, outcome), [variable])[variable] for ctx, p in contexts))
+    degree = responsibility.__wrapped__  # its arguments are made here
+    return float(sum(p * degree(method(forced, ctx, outcome), [variable])[variable] for ctx, p in contexts))

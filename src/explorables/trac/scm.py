@@ -33,6 +33,9 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from ..core.arguments import checked
+from ..core.params import Int, Probability, Text
+
 BOOL: tuple[int, ...] = (0, 1)
 MAX_DOMAIN = 16  # small finite domains only: values are stored as int8
 
@@ -80,6 +83,7 @@ def _depth(tree: ast.AST) -> int:
     return deepest
 
 
+@checked(where=Text())
 def parse_formula(source: str, where: str = "formula") -> Formula:
     """Parse ``source`` into a :class:`Formula`, allowing only the safe subset (module docstring).
 
@@ -186,6 +190,7 @@ def _vectorised(node: ast.expr, env: Mapping[str, Any]) -> Any:
     raise AssertionError(type(node))
 
 
+@checked()
 class SCM:
     """A recursive structural causal model over finite domains (Boolean by default).
 
@@ -228,7 +233,7 @@ class SCM:
         for v, src in equations.items():
             if not isinstance(v, str) or not v.isidentifier():
                 raise ValueError(f"variable names must be identifiers, got {v!r}")
-            self.formulas[v] = parse_formula(src, f"equation for {v}")
+            self.formulas[v] = parse_formula.__wrapped__(src, f"equation for {v}")  # names the equation
         graph = nx.DiGraph()
         graph.add_nodes_from(self.exogenous, exogenous=True)
         graph.add_nodes_from(self.formulas, exogenous=False)
@@ -369,6 +374,7 @@ def _check_value(name: str, value: Any, domain: tuple[int, ...]) -> int:
     return int(value)
 
 
+@checked(n=Int(1, 1_000), max_parents=Int(1, 12), p_root=Probability())
 def random_boolean_scm(
     n: int, rng: np.random.Generator, max_parents: int = 3, p_root: float = 0.25
 ) -> tuple[SCM, dict[str, int], str]:
@@ -379,7 +385,8 @@ def random_boolean_scm(
     ``max_parents`` parents among earlier variables (biased to recent ones, so graphs are deep)
     and a random non-constant truth table written as a DNF formula. The outcome is the variable
     with the most ancestors; the event is "it takes its actual value".
-    Returns ``(model, context, outcome formula)``.
+    Returns ``(model, context, outcome formula)``. ``n`` is at most 1,000 (a second to build; the
+    enumerators need far fewer), ``max_parents`` at most 12 (truth tables of ``2**max_parents`` rows).
     """
     equations: dict[str, str] = {}
     exogenous: list[str] = []

@@ -43,6 +43,8 @@ from collections.abc import Mapping
 import networkx as nx
 import numpy as np
 
+from ..core.arguments import checked
+from ..core.params import Int
 from .causes import CauseSet, _cause_from, _chunks, _digits, _keep_best, _setup, candidates_of, minimal_sets
 from .scm import SCM
 
@@ -87,6 +89,7 @@ def witness_worlds(
         yield codes[in_target], n_mask[in_target], s_mask[in_target], held[in_target].sum(1), total
 
 
+@checked(max_rows=Int(1, 2**40))
 def trac(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int = 1 << 28) -> CauseSet:
     """All actual causes of ``outcome`` in (M, u), each with a smallest contingency set (TrAC).
 
@@ -123,6 +126,7 @@ def trac(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int 
     return CauseSet(outcome, True, causes, tuple(cands), "TrAC", total)
 
 
+@checked(max_nodes=Int(1, 10**7))
 def witness_map(model: SCM, context: Mapping[str, int], outcome: str, *, max_nodes: int = 500) -> nx.DiGraph:
     """The witness map: distinct shortest joint interventions of the witness target, as a DAG.
 
@@ -181,7 +185,7 @@ def witness_target_table(model: SCM, context: Mapping[str, int], outcome: str, m
     cands = candidates_of(model, phi, ancestors_only=True)
     if not holds:
         return f"({outcome} is false in the actual world: no causes)"
-    causes = trac(model, context, outcome).sets
+    causes = trac.__wrapped__(model, context, outcome).sets
     radices = [len(model.domains[v]) for v in cands]
     rows = []
     for codes, n_mask, s_mask, _, _ in witness_worlds(model, context, phi, actual, cands, 1 << 16):
