@@ -8,6 +8,7 @@ gets one clear line with the estimate instead of a memory traceback an hour late
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +44,12 @@ def available_memory_bytes() -> int:
         if not value > 0:
             raise ValueError(f"EXPLORABLES_MEMORY_GB must be a positive number of GiB, got {override!r}")
         return int(value * GIB)
+    return _machine_memory_bytes()
+
+
+@functools.lru_cache(maxsize=1)
+def _machine_memory_bytes() -> int:
+    """Read once per process: the cgroup files take a millisecond, and every checked call may ask."""
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     limit = cgroup_memory_limit()
     return min(physical, limit) if limit else physical
