@@ -35,8 +35,10 @@ import functools
 import importlib
 import inspect
 import math
+import os
 import pickle
 import pkgutil
+import re
 import signal
 import time
 import types
@@ -49,6 +51,7 @@ import numpy as np
 import torch
 
 import explorables
+from explorables.core.arguments import Array
 
 #: how many valid calls are kept per callable
 CALLS_KEPT = 2
@@ -155,13 +158,13 @@ class Recorder:
         if len(kept) >= CALLS_KEPT:
             return fn(*args, **kwargs)
         stored = args[1:] if skip_first else args
+        if _approx_bytes((stored, kwargs)) > MAX_RECORD_BYTES:
+            return fn(*args, **kwargs)  # too big to replay quickly: left to a smaller call
         copied = True
         try:
             saved = copy.deepcopy((stored, kwargs))
         except Exception:  # an extension object, a tensor inside an autograd graph: keep the arguments as passed
             saved, copied = (stored, dict(kwargs)), False
-        if _approx_bytes(saved) > MAX_RECORD_BYTES:
-            saved = None
         start = time.perf_counter()
         result = fn(*args, **kwargs)
         if saved is not None:
@@ -277,8 +280,12 @@ def _none_allowed(param: inspect.Parameter, hint: Any) -> bool:
     return hint is type(None) or hint is Any or hint is object
 
 
-def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> list[Hostile]:
-    """Hostile replacements for ``value`` (a valid argument of ``param``), by its type."""
+def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None, rule: Any = None) -> list[Hostile]:
+    """Hostile replacements for ``value`` (a valid argument of ``param``), by its type.
+
+    ``rule``, the parameter's declared rule, says whether NaN or infinities are meant: an array
+    holding them must be refused unless its ``Array`` rule allows them.
+    """
     out: list[Hostile] = []
     none_ok = _none_allowed(param, hint)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and _means_float(hint):
@@ -296,6 +303,7 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> li
         negative_meant = value < 0 or (isinstance(param.default, int) and param.default < 0)
         out += [
             Hostile("str", "3", must_refuse=True),
+            Hostile("bool", True, must_refuse=True),
             Hostile("fraction", 2.5, must_refuse=True),
             Hostile("nan", math.nan, must_refuse=True),
             Hostile("-1", -1, must_refuse=not negative_meant),
@@ -316,7 +324,11 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> li
         ]
         return out
     if isinstance(value, str):
-        out += [Hostile("int", 3, must_refuse=True), Hostile("unknown str", "no-such-value", must_refuse=False)]
+        out += [
+            Hostile("int", 3, must_refuse=True),
+            Hostile("array", np.array([1.0, 2.0]), must_refuse=True),
+            Hostile("unknown str", "no-such-value", must_refuse=False),
+        ]
         return out
     if isinstance(value, Path):
         out += [
@@ -334,9 +346,12 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None) -> li
         if value.ndim >= 2:
             out.append(Hostile("flattened", value.reshape(-1), must_refuse=False))
         if _is_float_array(value) and value.ndim >= 1 and _numel(value) > 0:
-            bad = value.clone() if isinstance(value, torch.Tensor) else value.copy()
-            bad.reshape(-1)[0] = math.nan
-            out.append(Hostile("holds NaN", bad, must_refuse=False))
+            nan_meant = (isinstance(rule, Array) and rule.allow_nan) or (rule is not None and not isinstance(rule, Array))
+            inf_meant = (isinstance(rule, Array) and not rule.finite) or (rule is not None and not isinstance(rule, Array))
+            for label, bad_number, meant in (("holds NaN", math.nan, nan_meant), ("holds inf", math.inf, inf_meant)):
+                bad = value.clone() if isinstance(value, torch.Tensor) else value.copy()
+                bad.reshape(-1)[0] = bad_number
+                out.append(Hostile(label, bad, must_refuse=not meant))
         return out
     if isinstance(value, (list, tuple)):
         out += [
@@ -407,7 +422,20 @@ class Case:
 
 
 def _names(message: str, name: str) -> bool:
-    return name in message
+    """The message names the parameter as a word (``x`` is not named by ``x_star`` or by ``max``)."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message) is not None
+
+
+def _raised_by_a_library(error: BaseException) -> str | None:
+    """The file of the innermost frame, when it lies outside this package (numpy, torch, ...)."""
+    tb = error.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    if last is None or f"{os.sep}explorables{os.sep}" in last or last.endswith("api_fuzz.py"):
+        return None
+    return last
 
 
 def _hints(fn: Any) -> dict[str, Any]:
@@ -430,15 +458,23 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 1
         bound = signature.bind(*record.args, **record.kwargs)
     except TypeError:
         return
+    bound.apply_defaults()  # a parameter the recorded call left at its default is fuzzed too
     hints = _hints(fn)
+    rules = declared_rules(fn)
     limit = max(min_limit_s, 20 * record.seconds)
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname not in bound.arguments:
             continue
-        for hostile in hostile_values(param, bound.arguments[pname], hints.get(pname)):
+        for hostile in hostile_values(param, bound.arguments[pname], hints.get(pname), rules.get(pname)):
             if _is_default(param, hostile.value):
                 continue  # the declared default is a documented valid call, not a hostile one
             yield _one_case(qualname, fn, signature, record, pname, hostile, limit)
+
+
+def declared_rules(fn: Any) -> dict[str, Any]:
+    """The rules the callable declared with ``@checked`` (a class: its constructor's)."""
+    target = fn.__init__ if inspect.isclass(fn) else fn
+    return dict(getattr(target, "__explorables_rules__", {}))
 
 
 def _one_case(
@@ -456,8 +492,11 @@ def _one_case(
         outcome, detail = "hang", f"still running after {limit:.1f} s"
     except (ValueError, TypeError) as error:
         message = str(error)
+        library = _raised_by_a_library(error)
         if not _names(message, pname):
             outcome, detail = "other", f"{type(error).__name__} not naming {pname!r}: {message[:160]}"
+        elif library is not None:
+            outcome, detail = "other", f"{type(error).__name__} from {Path(library).name}, not a check: {message[:120]}"
     except Exception as error:  # every other exception is a finding
         outcome, detail = "other", f"{type(error).__name__}: {str(error)[:160]}"
     else:

@@ -51,6 +51,8 @@ def render(value: object) -> str | None:
 def _same(a: object, b: object) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -141,10 +143,13 @@ def run_cli(argv: list[str], capsys) -> tuple[str, str]:
         return "silent", "exit 0: the run went ahead"
     if code != 2:
         return "other", f"exit {code}: {err[-200:]}"
-    last = err.splitlines()[-1] if err else ""
+    lines = err.splitlines()
     if "Traceback" in err:
         return "other", f"traceback: {err[-200:]}"
-    return "clean", last
+    argparse_usage = len(lines) == 2 and lines[0].startswith("usage:")  # argparse: its usage, then the error
+    if len(lines) != 1 and not argparse_usage:
+        return "other", f"{len(lines)} lines on stderr: {err[-200:]}"
+    return "clean", lines[-1]
 
 
 @pytest.mark.parametrize("slug", SLUGS)

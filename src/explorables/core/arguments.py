@@ -205,7 +205,7 @@ def _checked_function(fn: Callable, rules: dict[str, Rule], owner: type | None =
             if hint is not inspect.Parameter.empty and not isinstance(rule, Array) and not _matches(value, hint):
                 raise ArgumentError(f"{pname} must be {_describe(hint)}, got {_short(value)}")
             if rule is None:
-                rule = _default_rule(value, default)
+                rule = _default_rule(value, default, hint)
             if rule is None:
                 continue
             if isinstance(rule, Array):
@@ -248,9 +248,22 @@ class _DefaultFloat(Rule):
         return "a finite number"
 
 
-def _default_rule(value: Any, default: Any) -> Rule | None:
+def _hint_names(hint: Any) -> tuple:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return typing.get_args(hint)
+    return (hint,)
+
+
+def _default_rule(value: Any, default: Any, hint: Any = None) -> Rule | None:
+    """The rule for a parameter declared without one, by its value and what its hint names."""
     if isinstance(value, (bool, np.bool_)):
         return None
+    names = _hint_names(hint)
+    allow_inf = isinstance(default, float) and math.isinf(default)
+    if isinstance(value, (int, np.integer)) and float in names and int not in names:
+        return _DefaultFloat(allow_inf=allow_inf)  # a float parameter given 3: a number, not a count
+    if isinstance(value, (float, np.floating)) and int in names and float not in names:
+        return _DefaultInt()  # an int parameter given 3.0 (``_matches`` let only integral floats through)
     if isinstance(value, (int, np.integer)):
         return _DefaultInt()
     if isinstance(value, (float, np.floating)):
@@ -267,7 +280,7 @@ def _hints(fn: Callable, owner: type | None) -> dict[str, Any]:
         return typing.get_type_hints(target)
     except Exception:
         pass
-    if owner is not None:
+    if owner is not None and dataclasses.is_dataclass(owner):  # its __init__ takes exactly its fields
         try:
             return typing.get_type_hints(owner)
         except Exception:
