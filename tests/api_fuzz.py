@@ -346,8 +346,9 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None, rule:
         if value.ndim >= 2:
             out.append(Hostile("flattened", value.reshape(-1), must_refuse=False))
         if _is_float_array(value) and value.ndim >= 1 and _numel(value) > 0:
-            nan_meant = (isinstance(rule, Array) and rule.allow_nan) or (rule is not None and not isinstance(rule, Array))
-            inf_meant = (isinstance(rule, Array) and not rule.finite) or (rule is not None and not isinstance(rule, Array))
+            custom = rule is not None and not isinstance(rule, Array)  # a rule of the chapter's own: it decides
+            nan_meant = custom or (isinstance(rule, Array) and rule.allow_nan)
+            inf_meant = custom or (isinstance(rule, Array) and not rule.finite)
             for label, bad_number, meant in (("holds NaN", math.nan, nan_meant), ("holds inf", math.inf, inf_meant)):
                 bad = value.clone() if isinstance(value, torch.Tensor) else value.copy()
                 bad.reshape(-1)[0] = bad_number
