@@ -235,27 +235,32 @@ def _approx_bytes(value: Any, _seen: set | None = None) -> int:
     return 64
 
 
-def _has_nonfinite(value: Any, depth: int = 0) -> bool:
-    """Whether a result holds NaN or an infinity anywhere (numbers, arrays, tensors, containers)."""
-    if depth > 6:
+def _has_nonfinite(value: Any, depth: int = 0, nan_only: bool = False) -> bool:
+    """Whether a result holds NaN or an infinity (``nan_only``: NaN) anywhere: numbers, arrays, tensors, containers."""
+    if depth > 6 or isinstance(value, bool):
         return False
-    if isinstance(value, bool):
-        return False
+    bad = math.isnan if nan_only else (lambda v: not math.isfinite(v))
     if isinstance(value, (float, np.floating)):
-        return not math.isfinite(float(value))
+        return bad(float(value))
     if isinstance(value, complex):
-        return not (math.isfinite(value.real) and math.isfinite(value.imag))
+        return bad(value.real) or bad(value.imag)
     if isinstance(value, np.ndarray):
-        return value.dtype.kind in "fc" and value.size > 0 and not bool(np.all(np.isfinite(value)))
+        if value.dtype.kind not in "fc" or value.size == 0:
+            return False
+        return bool(np.isnan(value).any()) if nan_only else not bool(np.all(np.isfinite(value)))
     if isinstance(value, torch.Tensor):
-        return value.is_floating_point() and value.numel() > 0 and not bool(torch.isfinite(value.detach()).all())
+        if not value.is_floating_point() or value.numel() == 0:
+            return False
+        v = value.detach()
+        return bool(torch.isnan(v).any()) if nan_only else not bool(torch.isfinite(v).all())
+    items: list = []
     if isinstance(value, dict):
-        return any(_has_nonfinite(v, depth + 1) for v in list(value.values())[:200])
-    if isinstance(value, (list, tuple)):
-        return any(_has_nonfinite(v, depth + 1) for v in list(value)[:200])
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return any(_has_nonfinite(getattr(value, f.name, None), depth + 1) for f in dataclasses.fields(value))
-    return False
+        items = list(value.values())[:200]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)[:200]
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, f.name, None) for f in dataclasses.fields(value)]
+    return any(_has_nonfinite(v, depth + 1, nan_only) for v in items)
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,6 +272,8 @@ class Hostile:
     label: str
     value: Any
     must_refuse: bool
+    #: what an accepted value's result must not hold: "NaN or inf" (new ones), "no NaN", "nothing"
+    judge: str = "NaN or inf"
 
 
 def _none_allowed(param: inspect.Parameter, hint: Any) -> bool:
@@ -350,9 +357,12 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None, rule:
             nan_meant = custom or (isinstance(rule, Array) and rule.allow_nan)
             inf_meant = custom or (isinstance(rule, Array) and not rule.finite)
             for label, bad_number, meant in (("holds NaN", math.nan, nan_meant), ("holds inf", math.inf, inf_meant)):
-                bad = value.clone() if isinstance(value, torch.Tensor) else value.copy()
+                # a contiguous copy: reshape(-1) of a strided view would be a copy, and the write lost
+                bad = value.contiguous().clone() if isinstance(value, torch.Tensor) else np.array(value, order="C")
                 bad.reshape(-1)[0] = bad_number
-                out.append(Hostile(label, bad, must_refuse=not meant))
+                # a NaN the rule allows may come out again; an infinity it allows may make an infinite result
+                judge = "nothing" if label == "holds NaN" else "no NaN"
+                out.append(Hostile(label, bad, must_refuse=not meant, judge=judge))
         return out
     if isinstance(value, (list, tuple)):
         out += [
@@ -503,8 +513,10 @@ def _one_case(
     else:
         if hostile.must_refuse:
             outcome, detail = "silent", "accepted"
-        elif _has_nonfinite(result) and not record.nonfinite_result:
+        elif hostile.judge == "NaN or inf" and _has_nonfinite(result) and not record.nonfinite_result:
             outcome, detail = "silent", "result holds NaN or inf"
+        elif hostile.judge == "no NaN" and _has_nonfinite(result, nan_only=True) and not record.nonfinite_result:
+            outcome, detail = "silent", "result holds NaN"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

@@ -146,7 +146,8 @@ def run_cli(argv: list[str], capsys) -> tuple[str, str]:
     lines = err.splitlines()
     if "Traceback" in err:
         return "other", f"traceback: {err[-200:]}"
-    argparse_usage = len(lines) == 2 and lines[0].startswith("usage:")  # argparse: its usage, then the error
+    # argparse prints its (wrapped) usage, then one error line
+    argparse_usage = bool(lines) and lines[0].startswith("usage:") and ": error: " in lines[-1]
     if len(lines) != 1 and not argparse_usage:
         return "other", f"{len(lines)} lines on stderr: {err[-200:]}"
     return "clean", lines[-1]

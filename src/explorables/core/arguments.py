@@ -322,7 +322,8 @@ def _matches(value: Any, hint: Any) -> bool:
     if origin in (typing.Union, types.UnionType):
         return any(_matches(value, a) for a in typing.get_args(hint))
     if origin is typing.Literal:
-        return value in typing.get_args(hint)
+        literal = (str, bytes, int, float, bool, type(None))
+        return isinstance(value, literal) and any(type(value) is type(a) and value == a for a in typing.get_args(hint))
     if origin is typing.Annotated:
         return _matches(value, typing.get_args(hint)[0])
     if origin is not None:

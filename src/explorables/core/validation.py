@@ -92,13 +92,13 @@ def check_distribution(name: str, value: Any, size: int, *, atol: float = 1e-9) 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...] | list[str]) -> str:
     """Return ``value`` if it is one of ``allowed``, else raise ``ValueError`` listing them."""
-    if value not in allowed:
+    if not isinstance(value, (str, int, float)) or value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
 
 
 def _as_float(name: str, value: Any) -> float:
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):  # float("0.5") would accept a string
         raise ValueError(f"{name} must be a number, got {value!r}")
     try:
         v = float(value)

@@ -196,7 +196,10 @@ def mix(z: np.ndarray, mats: list[np.ndarray], slope: float = 0.2) -> np.ndarray
     for k, w in enumerate(mats):
         Array("o a").check(f"mats[{k}]", w)
         if np.shape(w)[1] != width:
-            raise ValueError(f"mats[{k}] must have {width} columns (its input's width), got shape {np.shape(w)}")
+            raise ValueError(
+                f"mats[{k}] must have {width} columns ({'the width of z' if k == 0 else f'the rows of mats[{k - 1}]'}), "
+                f"got shape {np.shape(w)}"
+            )
         width = np.shape(w)[0]
     check_positive("slope", slope)
     x = z

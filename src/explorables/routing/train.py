@@ -9,7 +9,7 @@ from torch import nn
 
 from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
-from ..core.params import Int, Positive, Text
+from ..core.params import Float, Int, Positive, Text
 from ..core.validation import check_int
 from .model import N_STATS, RouteReader, routing_statistics
 from .rrt import MAX_SEED, RRTBatch
@@ -80,7 +80,7 @@ def rounding_accuracy(data: RRTBatch, statistic: int = 3) -> float:
 @checked(
     steps=Int(1, MAX_STEPS),
     batch=Int(1),
-    lr=Positive(),
+    lr=Float(0, 1, low_inclusive=False),
     seed=Int(0, MAX_SEED),
     record_every=Int(1),
     name=Text(nonempty=True),

@@ -114,6 +114,8 @@ def corrupt(
     """
     f = check_function("f", f)
     check_in_range("fraction", fraction, 0.0, 0.5)
+    if not 0 <= low < high <= 1e6:
+        raise ValueError(f"low and high must satisfy 0 <= low < high <= 1e6, got low={low!r}, high={high!r}")
     rng = np.random.default_rng(seed + 12345)
     m = round(fraction * len(f))
     idx = np.sort(rng.choice(len(f), size=m, replace=False))
