@@ -66,9 +66,9 @@ class Array(Rule):
         must have one size (``x: "b n"`` and ``A: "k n m"`` share ``n``); an integer fixes a size;
         ``_`` is any size; a leading ``...`` allows any number of leading axes. ``shape=None`` checks
         no shape. ``finite`` refuses NaN and infinities (float data); ``finite=False`` allows
-    infinities (``log 0``) but still refuses NaN unless ``allow_nan``. ``nonempty`` refuses an axis
+        infinities (``log 0``) but still refuses NaN unless ``allow_nan``. ``nonempty`` refuses an axis
         of size 0, ``min_size`` names a smallest size per axis name, ``integer`` asks for an integer
-        dtype.
+        dtype, ``at_most`` bounds the values from above (log-probabilities: ``at_most=0``).
     """
 
     shape: str | None = None
@@ -77,6 +77,7 @@ class Array(Rule):
     nonempty: bool = True
     integer: bool = False
     min_size: tuple[tuple[str, int], ...] = ()
+    at_most: float | None = None
 
     def check(self, name: str, value: Any) -> Any:
         return self.check_dims(name, value, {})
@@ -112,6 +113,8 @@ class Array(Rule):
             raise ArgumentError(f"{name} must hold only finite numbers (no NaN or inf)")
         if not self.allow_nan and has_nan():
             raise ArgumentError(f"{name} must not hold NaN")
+        if self.at_most is not None and _numel_above(value, self.at_most):
+            raise ArgumentError(f"{name} must hold values <= {self.at_most:g}")
         return value
 
     def _check_shape(self, name: str, shape: tuple[int, ...], dims: dict[str, tuple[int, str]]) -> None:
@@ -144,6 +147,12 @@ class Array(Rule):
 
     def bad_values(self) -> list[Any]:
         return ["array", None, np.array([np.nan])]
+
+
+def _numel_above(value: Any, bound: float) -> bool:
+    if isinstance(value, torch.Tensor):
+        return bool((value > bound).any())
+    return bool(np.any(np.asarray(value) > bound))
 
 
 def checked(**rules: Rule) -> Callable[[F], F]:

@@ -197,7 +197,8 @@ def mix(z: np.ndarray, mats: list[np.ndarray], slope: float = 0.2) -> np.ndarray
         Array("o a").check(f"mats[{k}]", w)
         if np.shape(w)[1] != width:
             raise ValueError(
-                f"mats[{k}] must have {width} columns ({'the width of z' if k == 0 else f'the rows of mats[{k - 1}]'}), "
+                f"mats[{k}] must have {width} columns "
+                f"({'the width of z' if k == 0 else f'the rows of mats[{k - 1}]'}), "
                 f"got shape {np.shape(w)}"
             )
         width = np.shape(w)[0]

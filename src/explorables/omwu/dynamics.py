@@ -89,8 +89,8 @@ def omwu_numpy(
 @checked(
     A=Array("b n m"),
     At=Array("b m n"),
-    u=Array("b n", finite=False),  # log-probabilities: -inf is a zero probability
-    v=Array("b m", finite=False),
+    u=Array("b n", finite=False, at_most=0.0),  # log-probabilities: -inf is a zero probability
+    v=Array("b m", finite=False, at_most=0.0),
     grad_x_prev=Array("b n"),
     grad_y_prev=Array("b m"),
     eta=Array("b 1"),
@@ -113,9 +113,6 @@ def omwu_step(
     Returns ``(u_{t+1}, v_{t+1}, A y_t, A^T x_t)``: the new logits, and the gradients that the next
     step needs as its "previous" ones. ``optimistic=False`` is plain MWU, eq. (mwu-step).
     """
-    for name, logits in (("u", u), ("v", v)):
-        if bool(torch.isnan(logits).any()) or bool((logits > 1e-9).any()):
-            raise ValueError(f"{name} must hold log-probabilities (<= 0, -inf allowed), got NaN or a positive value")
     grad_x = torch.bmm(A, v.exp().unsqueeze(-1)).squeeze(-1)  # g_t = A y_t, with y_t = softmax(v_t) = exp(v_t)
     grad_y = torch.bmm(At, u.exp().unsqueeze(-1)).squeeze(-1)  # A^T x_t, with x_t = exp(u_t)
     if optimistic:  # eq. (omwu-step): step along the extrapolated gradient 2 g_t - g_{t-1}

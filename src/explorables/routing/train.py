@@ -9,7 +9,7 @@ from torch import nn
 
 from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
-from ..core.params import Float, Int, Positive, Text
+from ..core.params import Float, Int, Text
 from ..core.validation import check_int
 from .model import N_STATS, RouteReader, routing_statistics
 from .rrt import MAX_SEED, RRTBatch
