@@ -48,7 +48,9 @@ def test_validation_messages_name_the_parameter_and_range(call, message):
 
 
 def test_valid_inputs_pass_through():
-    assert check_int("T", 3.0) == 3 and check_positive("eta", "0.5") == 0.5
+    assert check_int("T", 3.0) == 3 and check_positive("eta", np.float32(0.5)) == 0.5
+    with pytest.raises(ValueError, match="eta must be a number"):  # a string is not a number (issue 29)
+        check_positive("eta", "0.5")
     np.testing.assert_allclose(check_distribution("x", [0.25, 0.75], 2), [0.25, 0.75])
     assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device("auto").type in ("cpu", "cuda", "mps")
