@@ -7,22 +7,26 @@ callable that a package lists in ``__all__`` (functions, and the ``__init__`` of
 keeps a deep copy of the first calls that *returned normally*. Calls a test makes inside
 ``pytest.raises`` fail and are not kept, so every kept call is a valid one.
 
-:func:`fuzz_callable` then replays each kept call once per (parameter, hostile value): one
-argument is replaced, the others stay valid. The hostile values follow the recorded value's type
-(:func:`hostile_values`): ``None``, a string or a number of the wrong kind, NaN and infinities,
-``-1``, ``0``, ``10**12``, an empty array, an array with an extra or missing axis, an array
-holding NaN (never the parameter's own default: that call is documented as valid). Each value is
-marked *must refuse* (it can never be meant: a string where a model is
-expected, NaN as a step size) or *may accept* (it might be meant: ``0`` steps, an empty list).
+:func:`fuzz_callable` then replays each kept call once per (parameter, hostile value), also for
+the parameters the call left at their default: one argument is replaced, the others stay valid.
+The hostile values follow the recorded value's type (:func:`hostile_values`): ``None``, a string
+or a number of the wrong kind, a bool where an int is meant, an array where a string is, NaN and
+infinities, ``-1``, ``0``, ``10**12``, an empty array, an array with an extra or missing axis, an
+array holding NaN or an infinity (refused unless the parameter's ``Array`` rule allows it); never
+the parameter's own default, a call documented as valid. Each value is marked *must refuse* (it
+can never be meant: a string where a model is expected, NaN as a step size) or *may accept* (it
+might be meant: ``0`` steps, an empty list).
 
 Every mutated call ends in one of five outcomes:
 
-``clean``   ``ValueError`` or ``TypeError`` whose message names the parameter, or a *may accept*
-            value that returned a result with no NaN or infinity the valid call did not have;
+``refused``  ``ValueError`` or ``TypeError`` raised by the package (not from inside numpy or torch)
+             whose message names the parameter as a word;
+``accepted`` a *may accept* value that returned a result with no NaN or infinity the valid call
+             did not have;
 ``other``   any other exception, or a ``ValueError``/``TypeError`` that does not name it;
 ``silent``  a *must refuse* value that was accepted, or a result with new NaN or infinity;
 ``hang``    a call still running after its time limit (``max(10 s, 20 x`` the valid call);
-``skipped`` never: every generated input gets one of the four above.
+``skipped`` never: every generated input gets one of the five.
 
 The fuzz passes when ``other``, ``silent`` and ``hang`` are all zero.
 """
@@ -57,7 +61,9 @@ from explorables.core.arguments import Array
 CALLS_KEPT = 2
 #: a deep copy above this size (bytes, roughly) is not kept: replaying it would be slow
 MAX_RECORD_BYTES = 64 * 2**20
-OUTCOMES = ("clean", "other", "silent", "hang")
+OUTCOMES = ("refused", "accepted", "other", "silent", "hang")
+#: the outcomes that are findings (the fuzz passes when there are none)
+FINDINGS = ("other", "silent", "hang")
 
 #: the session's recorder (installed by ``conftest.pytest_configure``)
 RECORDER: Recorder | None = None
@@ -496,7 +502,7 @@ def _one_case(
     bound.arguments[pname] = hostile.value
     old = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
-    outcome, detail = "clean", ""
+    outcome, detail = "refused", ""
     try:
         result = fn(*bound.args, **bound.kwargs)
     except FuzzTimeout:
@@ -517,6 +523,8 @@ def _one_case(
             outcome, detail = "silent", "result holds NaN or inf"
         elif hostile.judge == "no NaN" and _has_nonfinite(result, nan_only=True) and not record.nonfinite_result:
             outcome, detail = "silent", "result holds NaN"
+        else:
+            outcome, detail = "accepted", "a value that may be meant, with a healthy result"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -525,19 +533,19 @@ def _one_case(
 
 def cli_report_lines() -> list[str]:
     """The command-line fuzz's per-chapter table."""
-    lines = [f"{'chapter':<16} {'inputs':>7} " + " ".join(f"{o:>6}" for o in OUTCOMES)]
+    lines = [f"{'chapter':<16} {'inputs':>7} " + " ".join(f"{o:>8}" for o in OUTCOMES)]
     total: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     for slug, counts in CLI_REPORT.items():
         for o in OUTCOMES:
             total[o] += counts.get(o, 0)
-        lines.append(f"{slug:<16} {sum(counts.values()):>7} " + " ".join(f"{counts.get(o, 0):>6}" for o in OUTCOMES))
-    lines.append(f"{'all':<16} {sum(total.values()):>7} " + " ".join(f"{total[o]:>6}" for o in OUTCOMES))
+        lines.append(f"{slug:<16} {sum(counts.values()):>7} " + " ".join(f"{counts.get(o, 0):>8}" for o in OUTCOMES))
+    lines.append(f"{'all':<16} {sum(total.values()):>7} " + " ".join(f"{total[o]:>8}" for o in OUTCOMES))
     return lines
 
 
 def report_lines() -> list[str]:
     """The per-package table printed at the end of the session."""
-    lines = [f"{'package':<16} {'callables':>9} {'inputs':>7} " + " ".join(f"{o:>6}" for o in OUTCOMES)]
+    lines = [f"{'package':<16} {'callables':>9} {'inputs':>7} " + " ".join(f"{o:>8}" for o in OUTCOMES)]
     total = dict.fromkeys(OUTCOMES, 0)
     n_callables = n_inputs = 0
     for package, row in REPORT.items():
@@ -548,7 +556,7 @@ def report_lines() -> list[str]:
         for o in OUTCOMES:
             total[o] += counts.get(o, 0)
         lines.append(
-            f"{package:<16} {row['callables']:>9} {inputs:>7} " + " ".join(f"{counts.get(o, 0):>6}" for o in OUTCOMES)
+            f"{package:<16} {row['callables']:>9} {inputs:>7} " + " ".join(f"{counts.get(o, 0):>8}" for o in OUTCOMES)
         )
-    lines.append(f"{'all':<16} {n_callables:>9} {n_inputs:>7} " + " ".join(f"{total[o]:>6}" for o in OUTCOMES))
+    lines.append(f"{'all':<16} {n_callables:>9} {n_inputs:>7} " + " ".join(f"{total[o]:>8}" for o in OUTCOMES))
     return lines

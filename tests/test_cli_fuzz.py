@@ -11,7 +11,7 @@ The inputs are generated, not listed by hand:
   a place that cannot be created), ``--data-root`` (missing), ``--resume`` with ``--restart``,
   unknown or malformed ``--set``, unknown ``--scale``/``--device``.
 
-Each runs in-process on the smoke preset. The only clean outcome is exit code 2 with one line on
+Each runs in-process on the smoke preset. The only good outcome (``refused``) is exit code 2 with one line on
 stderr that names the option or field, and nothing written to ``--out``. Anything else is a
 finding: ``other`` (a traceback, another exit code, more than one line or no name), ``silent``
 (the run started: exit 0) or ``hang`` (still running after 30 s).
@@ -150,7 +150,7 @@ def run_cli(argv: list[str], capsys) -> tuple[str, str]:
     argparse_usage = bool(lines) and lines[0].startswith("usage:") and ": error: " in lines[-1]
     if len(lines) != 1 and not argparse_usage:
         return "other", f"{len(lines)} lines on stderr: {err[-200:]}"
-    return "clean", lines[-1]
+    return "refused", lines[-1]
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -164,12 +164,12 @@ def test_every_bad_setting_and_option_is_one_clear_line_before_any_work(slug, tm
         out = tmp_path / f"out-{k}"  # a folder per input: one accepted run cannot mask the next
         argv = [*base, *extra] if "--out" in extra else [*base, "--out", str(out), *extra]
         outcome, detail = run_cli(argv, capsys)
-        if outcome == "clean" and name not in detail and name.lstrip("-") not in detail:
+        if outcome == "refused" and name not in detail and name.lstrip("-") not in detail:
             outcome, detail = "other", f"the message does not name {name!r}: {detail}"
-        if outcome == "clean" and (out / "config.json").exists():
+        if outcome == "refused" and (out / "config.json").exists():
             outcome, detail = "other", "refused, but only after writing config.json"
         counts[outcome] += 1
-        if outcome != "clean":
+        if outcome != "refused":
             findings.append(f"{outcome:>6}  {' '.join(extra)}: {detail}")
     CLI_REPORT[slug] = counts
     assert not findings, f"{len(findings)} of {sum(counts.values())} bad command lines:\n" + "\n".join(findings)
