@@ -150,26 +150,32 @@ class FolderLock:
         self.held = False
 
     def acquire(self) -> None:
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
+        # The lock file appears with the owner's pid already in it (written to a temporary, then
+        # hard-linked into place, which fails if the lock exists): a second run never reads an
+        # empty lock, takes it for stale and runs alongside the first.
+        tmp = self.path.with_name(f"{self.NAME}-{os.getpid()}.claim")  # not a .tmp: temporaries get swept
+        tmp.write_text(str(os.getpid()))
+        try:
+            for _ in range(2):
                 try:
-                    owner = int(self.path.read_text().strip() or "0")
-                except (OSError, ValueError):
-                    owner = 0
-                if owner != os.getpid() and _pid_alive(owner):
-                    raise ValueError(
-                        f"another run (pid {owner}) is writing to {self.path.parent}; "
-                        "wait for it, or choose another --out"
-                    ) from None
-                self.path.unlink(missing_ok=True)  # stale: its owner is gone
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(str(os.getpid()))
-            self.held = True
-            return
-        raise ValueError(f"could not lock {self.path.parent} (another run keeps taking it); choose another --out")
+                    os.link(tmp, self.path)
+                except FileExistsError:
+                    try:
+                        owner = int(self.path.read_text().strip() or "0")
+                    except (OSError, ValueError):
+                        owner = 0
+                    if owner != os.getpid() and _pid_alive(owner):
+                        raise ValueError(
+                            f"another run (pid {owner}) is writing to {self.path.parent}; "
+                            "wait for it, or choose another --out"
+                        ) from None
+                    self.path.unlink(missing_ok=True)  # stale: its owner is gone
+                    continue
+                self.held = True
+                return
+            raise ValueError(f"could not lock {self.path.parent} (another run keeps taking it); choose another --out")
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def release(self) -> None:
         if self.held:
