@@ -169,3 +169,18 @@ def test_checked_on_a_dataclass_checks_its_constructor_and_refuses_unknown_rules
         Box(1.0, name=3)
     with pytest.raises(TypeError, match="no parameter"):
         checked(nope=Positive())(lambda x: x)
+
+
+def test_array_rule_bounds_values_strictly_and_can_ask_for_a_tensor():
+    from explorables.core.arguments import Array
+
+    rule = Array("t", tensor=True, above=0.0, below=1.0)
+    inside = torch.tensor([0.1, 0.9])
+    assert rule.check("betas", inside) is inside
+    for bad, message in (
+        (np.array([0.1, 0.9]), "betas must be a torch tensor"),
+        (torch.tensor([0.0, 0.5]), r"betas must hold values in \(0, 1\)"),
+        (torch.tensor([0.5, 1.0]), r"betas must hold values in \(0, 1\)"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            rule.check("betas", bad)

@@ -68,7 +68,8 @@ class Array(Rule):
         no shape. ``finite`` refuses NaN and infinities (float data); ``finite=False`` allows
         infinities (``log 0``) but still refuses NaN unless ``allow_nan``. ``nonempty`` refuses an axis
         of size 0, ``min_size`` names a smallest size per axis name, ``integer`` asks for an integer
-        dtype, ``at_most`` bounds the values from above (log-probabilities: ``at_most=0``).
+        dtype, ``at_most`` bounds the values from above (log-probabilities: ``at_most=0``),
+        ``above``/``below`` bound them strictly, ``tensor`` asks for a torch tensor.
     """
 
     shape: str | None = None
@@ -78,11 +79,18 @@ class Array(Rule):
     integer: bool = False
     min_size: tuple[tuple[str, int], ...] = ()
     at_most: float | None = None
+    #: values strictly inside ``(above, below)`` (probabilities of a noise schedule: ``above=0, below=1``)
+    above: float | None = None
+    below: float | None = None
+    #: a torch tensor only (the function calls torch on it; numpy arrays and lists are refused)
+    tensor: bool = False
 
     def check(self, name: str, value: Any) -> Any:
         return self.check_dims(name, value, {})
 
     def check_dims(self, name: str, value: Any, dims: dict[str, tuple[int, str]]) -> Any:
+        if self.tensor and not isinstance(value, torch.Tensor):
+            raise ArgumentError(f"{name} must be a torch tensor, got {type(value).__name__}")
         if isinstance(value, torch.Tensor):
             shape = tuple(value.shape)
             is_float = value.is_floating_point() or value.is_complex()
@@ -115,6 +123,12 @@ class Array(Rule):
             raise ArgumentError(f"{name} must not hold NaN")
         if self.at_most is not None and _numel_above(value, self.at_most):
             raise ArgumentError(f"{name} must hold values <= {self.at_most:g}")
+        if (self.above is not None and not _all_above(value, self.above)) or (
+            self.below is not None and _numel_above(value, self.below, strict=False)
+        ):
+            low = "-inf" if self.above is None else f"{self.above:g}"
+            high = "inf" if self.below is None else f"{self.below:g}"
+            raise ArgumentError(f"{name} must hold values in ({low}, {high})")
         return value
 
     def _check_shape(self, name: str, shape: tuple[int, ...], dims: dict[str, tuple[int, str]]) -> None:
@@ -149,10 +163,18 @@ class Array(Rule):
         return ["array", None, np.array([np.nan])]
 
 
-def _numel_above(value: Any, bound: float) -> bool:
+def _numel_above(value: Any, bound: float, strict: bool = True) -> bool:
+    """Whether some value is ``> bound`` (``strict=False``: ``>= bound``)."""
     if isinstance(value, torch.Tensor):
-        return bool((value > bound).any())
-    return bool(np.any(np.asarray(value) > bound))
+        return bool((value > bound).any() if strict else (value >= bound).any())
+    arr = np.asarray(value)
+    return bool(np.any(arr > bound) if strict else np.any(arr >= bound))
+
+
+def _all_above(value: Any, bound: float) -> bool:
+    if isinstance(value, torch.Tensor):
+        return bool((value > bound).all())
+    return bool(np.all(np.asarray(value) > bound))
 
 
 def checked(**rules: Rule) -> Callable[[F], F]:

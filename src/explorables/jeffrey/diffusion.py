@@ -42,7 +42,11 @@ def _tensor(name: str, value: object) -> torch.Tensor:
     return value
 
 
-@checked(betas=Array("t"), alphas=Array("t"), alpha_bars=Array("t"))
+@checked(
+    betas=Array("t", tensor=True, above=0.0, below=1.0),
+    alphas=Array("t", tensor=True, above=0.0, below=1.0),
+    alpha_bars=Array("t", tensor=True, above=0.0, below=1.0),
+)
 @dataclass
 class NoiseSchedule:
     """DDPM's discrete forward process with the cosine schedule of Nichol and Dhariwal (2021).
@@ -55,15 +59,6 @@ class NoiseSchedule:
     alphas: torch.Tensor
     alpha_bars: torch.Tensor
 
-    def __post_init__(self) -> None:
-        for name in ("betas", "alphas", "alpha_bars"):
-            value = _tensor(name, getattr(self, name))
-            if not value.is_floating_point():
-                raise ArgumentError(f"{name} must be a float tensor, got dtype {value.dtype}")
-            if not bool(((value > 0) & (value < 1)).all()):
-                raise ArgumentError(
-                    f"{name} must lie in (0, 1) (a noise schedule), got values in [{value.min()}, {value.max()}]"
-                )
 
     @classmethod
     @checked(n_steps=Int(2, MAX_DIFFUSION_STEPS), offset=Positive())
