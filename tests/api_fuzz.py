@@ -25,7 +25,10 @@ Every mutated call ends in one of five outcomes:
              did not have;
 ``other``   any other exception, or a ``ValueError``/``TypeError`` that does not name it;
 ``silent``  a *must refuse* value that was accepted, or a result with new NaN or infinity;
-``hang``    a call still running after its time limit (``max(10 s, 20 x`` the valid call);
+``hang``    a call past its limit: ``max(60 s, 20 x`` the valid call) of the process's *CPU time*
+             (a busy machine slows the wall clock, not the work a call does), or ten minutes of wall
+             time for a call that blocks without computing. A normal slow path (the language
+             model's first conversion, about 30 s of CPU) stays well under both;
 ``skipped`` never: every generated input gets one of the five.
 
 The fuzz passes when ``other``, ``silent`` and ``hang`` are all zero.
@@ -33,6 +36,7 @@ The fuzz passes when ``other``, ``silent`` and ``hang`` are all zero.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -64,6 +68,9 @@ MAX_RECORD_BYTES = 64 * 2**20
 OUTCOMES = ("refused", "accepted", "other", "silent", "hang")
 #: the outcomes that are findings (the fuzz passes when there are none)
 FINDINGS = ("other", "silent", "hang")
+#: the smallest CPU-time limit of a mutated call, and the smallest wall-clock limit of any call (s)
+MIN_CPU_LIMIT_S = 60.0
+WALL_LIMIT_S = 600.0
 
 #: the session's recorder (installed by ``conftest.pytest_configure``)
 RECORDER: Recorder | None = None
@@ -117,7 +124,7 @@ class Record:
 
     args: tuple
     kwargs: dict
-    seconds: float
+    cpu_seconds: float  # the process's CPU time during the call (all threads)
     nonfinite_result: bool
     copied: bool = True
 
@@ -171,11 +178,11 @@ class Recorder:
             saved = copy.deepcopy((stored, kwargs))
         except Exception:  # an extension object, a tensor inside an autograd graph: keep the arguments as passed
             saved, copied = (stored, dict(kwargs)), False
-        start = time.perf_counter()
+        start = time.process_time()
         result = fn(*args, **kwargs)
         if saved is not None:
             made = args[0] if skip_first else result  # a class's call makes the instance
-            kept.append(Record(saved[0], saved[1], time.perf_counter() - start, _has_nonfinite(made), copied))
+            kept.append(Record(saved[0], saved[1], time.process_time() - start, _has_nonfinite(made), copied))
         return result
 
     def _wrap_function(self, qualname: str, fn: Callable, package: str) -> None:
@@ -429,6 +436,27 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise FuzzTimeout
 
 
+@contextlib.contextmanager
+def time_bound(cpu_limit_s: float) -> Iterator[None]:
+    """Raise :class:`FuzzTimeout` in the block past ``cpu_limit_s`` of the process's CPU time, or
+    past ``max(WALL_LIMIT_S, 5 x cpu_limit_s)`` of wall time (a block that waits without computing).
+
+    CPU time, not wall time, is the hang bound: a machine busy with other processes slows the wall
+    clock, not the work a call does, so the verdict does not depend on the machine's load.
+    """
+    old_prof = signal.signal(signal.SIGPROF, _on_alarm)
+    old_alarm = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_PROF, cpu_limit_s)
+    signal.setitimer(signal.ITIMER_REAL, max(WALL_LIMIT_S, 5 * cpu_limit_s))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGPROF, old_prof)
+        signal.signal(signal.SIGALRM, old_alarm)
+
+
 @dataclasses.dataclass
 class Case:
     callable: str
@@ -463,7 +491,7 @@ def _hints(fn: Any) -> dict[str, Any]:
         return {}
 
 
-def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 10.0) -> Iterator[Case]:
+def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = MIN_CPU_LIMIT_S) -> Iterator[Case]:
     """Every (parameter, hostile value) case of one recorded call, with its outcome."""
     fn = original(fn)
     target = fn
@@ -478,7 +506,7 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = 1
     bound.apply_defaults()  # a parameter the recorded call left at its default is fuzzed too
     hints = _hints(fn)
     rules = declared_rules(fn)
-    limit = max(min_limit_s, 20 * record.seconds)
+    limit = max(min_limit_s, 20 * record.cpu_seconds)
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname not in bound.arguments:
             continue
@@ -500,13 +528,12 @@ def _one_case(
     args, kwargs = copy.deepcopy((record.args, record.kwargs)) if record.copied else (record.args, dict(record.kwargs))
     bound = signature.bind(*args, **kwargs)
     bound.arguments[pname] = hostile.value
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
     outcome, detail = "refused", ""
     try:
-        result = fn(*bound.args, **bound.kwargs)
+        with time_bound(limit):
+            result = fn(*bound.args, **bound.kwargs)
     except FuzzTimeout:
-        outcome, detail = "hang", f"still running after {limit:.1f} s"
+        outcome, detail = "hang", f"still running after {limit:.1f} s of CPU time (or far more wall time)"
     except (ValueError, TypeError) as error:
         message = str(error)
         library = _raised_by_a_library(error)
@@ -525,9 +552,6 @@ def _one_case(
             outcome, detail = "silent", "result holds NaN"
         else:
             outcome, detail = "accepted", "a value that may be meant, with a healthy result"
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
     return Case(qualname, pname, hostile.label, outcome, detail)
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from .params import Device, Int, Text, field_doc, field_rule, param
+from .params import Device, Folder, Int, field_doc, field_rule, param
 from .resources import check_memory
 from .validation import check_choice
 
@@ -41,7 +40,7 @@ class ExperimentConfig:
 
     seed: int = param(0, Int(0, 2**32 - 1), "base seed of the run; every random draw derives from it")
     device: str = param("cpu", Device(), "torch device ('auto' picks CUDA, then MPS, then the CPU)")
-    data_root: str = param("", Text(), "folder with external data (the paper-scale datasets); empty: none")
+    data_root: str = param("", Folder(), "folder with external data (the paper-scale datasets); empty: none")
 
     def __post_init__(self) -> None:
         """Constructing a config checks it (``Config(n=-1)`` fails as ``preset``/``replace`` do)."""
@@ -52,8 +51,6 @@ class ExperimentConfig:
                 checked = rule.check(f.name, value)
                 if checked is not value:
                     object.__setattr__(self, f.name, checked)
-        if self.data_root and not Path(self.data_root).is_dir():
-            raise ValueError(f"data_root must be an existing folder, got {self.data_root!r}")
         self.cross_checks()
         check_memory(self.memory_estimate())
 

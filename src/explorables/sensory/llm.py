@@ -31,7 +31,7 @@ import torch
 
 from ..core.arguments import checked
 from ..core.device import resolve_device
-from ..core.params import Choice, Float, Int, Text, Tuple
+from ..core.params import Choice, Float, Folder, Int, Text, Tuple
 from ..core.validation import check_int
 
 MODELS: tuple[str, ...] = ("smollm2-135m", "tiny-random")
@@ -172,14 +172,14 @@ def tiny_random_model(seed: int = 0) -> Any:
         return LlamaForCausalLM(config).eval()
 
 
-@checked(name=Choice(MODELS), model_path=Text(), cache_dir=Text())
+@checked(name=Choice(MODELS), model_path=Folder(), cache_dir=Folder())
 def load_language_model(
     name: str = "smollm2-135m", *, model_path: str = "", cache_dir: str = "", device: str = "cpu", reuse: bool = True
 ) -> LanguageModel:
     """Load the language model offline (see the module's docstring); ``reuse`` keeps it for the process.
 
-    ``model_path`` (a local Hugging Face model folder) overrides ``name``; ``cache_dir`` overrides
-    :func:`default_cache_dir`.
+    ``model_path`` (a local Hugging Face model folder) overrides ``name``; ``cache_dir`` (an
+    existing folder) overrides :func:`default_cache_dir`, which is created when needed.
     """
     device = str(resolve_device(device))
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
@@ -189,10 +189,6 @@ def load_language_model(
     start = time.perf_counter()
     if model_path:
         folder = Path(model_path)
-        if not folder.is_dir():
-            raise ValueError(
-                f"model_path must be an existing folder holding a Hugging Face causal LM, got {model_path!r}"
-            )
         model, tokenizer = _from_pretrained(folder)
         source, label = "path", folder.name
     elif name == "tiny-random":
