@@ -20,10 +20,12 @@ import pytest
 
 from explorables.chapters import CHAPTERS
 from explorables.cli import _jsonable
+from explorables.core import seed_study
 from explorables.core.config import SCALES
 from explorables.core.experiment import Results
 from explorables.core.params import Rule, field_doc, field_rule
-from explorables.core.tables import VERDICTS, Claim
+from explorables.core.tables import Claim
+from explorables.core.verdicts import WORDS, drive
 
 SLUGS = sorted(CHAPTERS)
 _SMOKE: dict[str, Any] = {}
@@ -79,11 +81,33 @@ def test_smoke_run_returns_results_with_a_json_summary(slug):
 def test_claims_have_verdicts_and_measured_numbers(slug):
     claims = CHAPTERS[slug].submodule("claims").claims(smoke(slug))
     assert claims, f"{slug} has no claims"
+    gates = {c.name for c in claims if c.kind == "gate"}
     for claim in claims:
         assert isinstance(claim, Claim)
-        assert claim.outcome in VERDICTS, f"{slug}: verdict {claim.verdict!r} must start with yes / partly / no"
+        assert claim.outcome in WORDS[claim.kind], f"{slug}: {claim.kind} verdict {claim.verdict!r}"
         assert re.search(r"\d", claim.measured), f"{slug}: claim {claim.claim!r} has no measured number"
         assert claim.claim.strip() and claim.setting.strip()
+        assert set(claim.gates) <= gates, f"{slug}: {claim.claim!r} depends on gates it does not report"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_criteria_are_declared_and_every_verdict_branch_is_reached(slug):
+    """Claims kit 3: each verdict function, driven with synthetic numbers, reaches every word its kind needs."""
+    criteria = getattr(CHAPTERS[slug].submodule("claims"), "CRITERIA", None)
+    assert criteria, f"{slug}: claims.py declares no CRITERIA (one Criterion per verdict function)"
+    assert any(c.kind == "gate" for c in criteria), f"{slug}: no gate among its criteria"
+    problems = drive(criteria)
+    assert not problems, f"{slug}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_seed_study_is_committed_and_made_from_the_current_source(slug):
+    """The page's verdict-per-base-seed table comes from a study of the code as it is now."""
+    study = seed_study.load_study(slug)
+    assert study["seeds"] == list(seed_study.STUDY_SEEDS) and study["scale"] == "book"
+    assert seed_study.is_fresh(slug), (
+        f"{slug}: the seed study is stale (the package changed): run `python -m explorables seeds {slug}`"
+    )
 
 
 @pytest.mark.parametrize("slug", SLUGS)

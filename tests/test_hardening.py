@@ -45,19 +45,25 @@ def test_restart_deletes_the_checkpoint_and_runs(tmp_path):
     assert main([*SMOKE, "--out", str(tmp_path), "--restart", "--resume"]) == 2
 
 
-def test_a_folder_held_by_a_live_run_is_refused_and_a_stale_lock_is_taken_over(tmp_path, capsys):
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+def test_a_folder_held_by_a_live_run_is_refused_and_a_killed_owner_never_blocks(tmp_path, capsys):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom explorables.core.checkpoint import FolderLock\n"
+         "lock = FolderLock(sys.argv[1])\nlock.acquire()\nprint('held', flush=True)\ntime.sleep(120)", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
     try:
-        (tmp_path / FolderLock.NAME).write_text(str(sleeper.pid))
+        assert holder.stdout.readline().strip() == "held"
         assert main([*SMOKE, "--out", str(tmp_path)]) == 2
-        assert f"pid {sleeper.pid}" in capsys.readouterr().err
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "another run" in err and str(tmp_path) in err
         assert not (tmp_path / "config.json").exists()
     finally:
-        sleeper.kill()
-        sleeper.wait()
-    # the owner is gone: its lock is stale and the next run takes it over, then releases it
+        holder.kill()  # SIGKILL: the owner gets no chance to release its lock
+        holder.wait()
+    # the owner is gone: the next run takes the folder, then releases it
     assert main([*SMOKE, "--out", str(tmp_path)]) == 0
-    assert not (tmp_path / FolderLock.NAME).exists()
+    with FolderLock(tmp_path):
+        pass
 
 
 def test_two_runs_into_one_folder_never_mix_their_files(tmp_path):

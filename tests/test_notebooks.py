@@ -409,10 +409,15 @@ def test_unlimited_here_means_torchs_own_default():
         assert threads.available_cpus() == default
 
 
-def test_physical_cores_ignore_hyperthreads(tmp_path):
-    blocks = [f"processor : {i}\nphysical id : 0\ncore id : {i % 2}\n" for i in range(4)]
-    (tmp_path / "cpuinfo").write_text("\n".join(blocks))
-    assert threads.physical_cores(tmp_path / "cpuinfo") == 2
+def test_physical_cores_ignore_hyperthreads(monkeypatch):
+    assert 1 <= threads.physical_cores() <= (os.cpu_count() or 1)
+    # 2 cores with 2 hyper-threads each, all 4 CPUs available and no quota: 2 threads
+    monkeypatch.setattr(threads.psutil, "cpu_count", lambda logical=True: 4 if logical else 2)
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(threads, "cgroup_cpu_limit", lambda: None)
+    assert threads.physical_cores() == 2 and threads.available_cpus() == 2
+    monkeypatch.setattr(threads.psutil, "cpu_count", lambda logical=True: None)  # unknown: the CPUs seen
+    assert threads.physical_cores() == (os.cpu_count() or 1)
 
 
 # --- the site's side (explorables.sphinx_ext) -------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorables run <slug> --scale {smoke,book,paper}`` and ``list``.
+"""Command line: ``python -m explorables run <slug> --scale {smoke,book,paper}``, ``list``, ``show`` and ``seeds``.
 
 The command builds the chapter's config from a preset (plus ``--set key=value`` overrides),
 calls the same ``run(config)`` as the notebook and the tests, and writes to ``--out``:
@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override one config field (repeatable)")  # fmt: skip
     run.add_argument("--no-figures", action="store_true", help="skip writing figure files")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    seeds = sub.add_parser("seeds", help="rerun a preset's claims over base seeds; write data/seed_studies/<slug>.json")
+    seeds.add_argument("slug", help="chapter slug, e.g. omwu")
+    seeds.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated base seeds (default 0,1,2,3,4)")
+    seeds.add_argument("--scale", choices=SCALES, default="book")
+    seeds.add_argument("--out", type=Path, default=None, help="folder for the study (default data/seed_studies)")
     return parser
 
 
@@ -222,6 +227,26 @@ def _print_summary(chapter, args, config, info, elapsed, checkpoint, out, writte
     print("\n".join(lines))
 
 
+def cmd_seeds(args: argparse.Namespace) -> int:
+    """Run the seed study of one chapter and write it (see :mod:`explorables.core.seed_study`)."""
+    from .core.seed_study import run_study, write_study
+
+    get_chapter(args.slug)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise ValueError(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
+    if not seeds or any(s < 0 or s > 2**32 - 1 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds must be distinct integers in [0, 2**32 - 1], got {args.seeds!r}")
+    study = run_study(args.slug, seeds, scale=args.scale, progress=True)
+    path = write_study(study, args.out)
+    split = [r["claim"] for r in study["rows"] if not r["agree"] and r["kind"] != "check"]
+    print(f"wrote {path}; verdicts differ between base seeds on {len(split)} row(s)" + (": " if split else ""))
+    for claim in split:
+        print(f"  {claim}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -230,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_show(args.slug) if args.slug else cmd_list()
         if args.command == "show":
             return cmd_show(args.slug)
+        if args.command == "seeds":
+            return cmd_seeds(args)
         return cmd_run(args)
     except ValueError as exc:
         print(f"explorables: error: {exc}", file=sys.stderr)

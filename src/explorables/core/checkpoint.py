@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from filelock import FileLock, Timeout
 
 _NUMPY_TAG = "__numpy__"
 
@@ -124,63 +125,35 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     return removed
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class FolderLock:
-    """An advisory lock on an output folder: ``<folder>/.lock`` holds the owner's pid.
+    """An exclusive lock on an output folder, held through ``<folder>/.lock`` (``filelock``).
 
-    A second run into the same folder is refused while the owner lives; a lock left by a process
-    that died (a stale lock) is taken over. Use as a context manager.
+    A second run into the same folder, from this process or another, is refused while the lock is
+    held. It is an OS lock (``flock``), which the kernel drops when its holder exits in any way,
+    SIGKILL included: a dead run never blocks the next one. The empty ``.lock`` file stays after
+    release (deleting it would let two runs lock two different files). Use as a context manager.
     """
 
     NAME = ".lock"
 
     def __init__(self, folder: Path):
         self.path = Path(folder) / self.NAME
-        self.held = False
+        self._lock = FileLock(self.path, timeout=0)
+
+    @property
+    def held(self) -> bool:
+        return self._lock.is_locked
 
     def acquire(self) -> None:
-        # The lock file appears with the owner's pid already in it (written to a temporary, then
-        # hard-linked into place, which fails if the lock exists): a second run never reads an
-        # empty lock, takes it for stale and runs alongside the first.
-        tmp = self.path.with_name(f"{self.NAME}-{os.getpid()}.claim")  # not a .tmp: temporaries get swept
-        tmp.write_text(str(os.getpid()))
         try:
-            for _ in range(2):
-                try:
-                    os.link(tmp, self.path)
-                except FileExistsError:
-                    try:
-                        owner = int(self.path.read_text().strip() or "0")
-                    except (OSError, ValueError):
-                        owner = 0
-                    if owner != os.getpid() and _pid_alive(owner):
-                        raise ValueError(
-                            f"another run (pid {owner}) is writing to {self.path.parent}; "
-                            "wait for it, or choose another --out"
-                        ) from None
-                    self.path.unlink(missing_ok=True)  # stale: its owner is gone
-                    continue
-                self.held = True
-                return
-            raise ValueError(f"could not lock {self.path.parent} (another run keeps taking it); choose another --out")
-        finally:
-            tmp.unlink(missing_ok=True)
+            self._lock.acquire()
+        except Timeout:
+            raise ValueError(
+                f"another run is writing to {self.path.parent}; wait for it, or choose another --out"
+            ) from None
 
     def release(self) -> None:
-        if self.held:
-            self.path.unlink(missing_ok=True)
-            self.held = False
+        self._lock.release()
 
     def __enter__(self) -> FolderLock:
         self.acquire()

@@ -36,6 +36,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+# psutil, not joblib.cpu_count: importing joblib imports numpy, whose BLAS would start its threads
+# before configure() sets their count (psutil imports neither numpy nor torch)
+import psutil
+
 ENV = "EXPLORABLES_THREADS"
 #: read by OpenMP (torch's intra-op pool), MKL, OpenBLAS and numexpr when they start
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -79,19 +83,9 @@ def _read_limit(folder: Path) -> float | None:
         return None
 
 
-def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
-    """Physical cores (distinct ``physical id``/``core id`` pairs), or ``os.cpu_count()`` if unknown."""
-    try:
-        text = cpuinfo.read_text()
-    except OSError:
-        return os.cpu_count() or 1
-    cores = set()
-    for block in text.split("\n\n"):
-        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
-        fields = {k.strip(): v.strip() for k, v in fields.items()}
-        if "core id" in fields:
-            cores.add((fields.get("physical id", "0"), fields["core id"]))
-    return len(cores) or os.cpu_count() or 1
+def physical_cores() -> int:
+    """The machine's physical cores, hyper-threads not counted (``psutil``), or ``os.cpu_count()`` if unknown."""
+    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
 
 
 def available_cpus() -> int:
