@@ -3,10 +3,11 @@
 ``python -m explorables seeds <slug> --seeds 0,1,2,3,4`` runs the chapter's ``book`` preset once
 per base seed (the config's ``seed``, from which every draw of the run derives), computes its
 claims table (``claims.claims(run(config))``, or ``claims.page_claims(config)`` where the page
-runs more than one experiment for its table), and writes ``data/seed_studies/<slug>.json``: every row's kind and verdict word per
-base seed, with the measured numbers. The file is stamped with a hash of the chapter's package
-source (:func:`source_hash`); a test fails when the stamp is stale, so a page never shows a study
-of code that has changed since. The page glues :func:`study_table` from the file.
+runs more than one experiment for its table), and writes ``data/seed_studies/<slug>.json``:
+every row's kind and verdict word per base seed, with the measured numbers. The file is stamped
+with a hash of the chapter's package source (:func:`source_hash`); a test fails when the stamp
+is stale, so a page never shows a study of code that has changed since. The page glues
+:func:`study_table` from the file.
 """
 
 from __future__ import annotations
