@@ -11,9 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
-
-from explorables.core.checkpoint import Checkpointer
+from explorables.core.checkpoint import Checkpointer, read_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 # the package from this checkout, and ``tests`` importable (tests/run_toy.py); one thread: deterministic and fair
@@ -39,7 +37,7 @@ def untimed_results(folder: Path) -> dict:
 
 def _entries(checkpoint: Path) -> dict:
     try:
-        return torch.load(checkpoint, weights_only=True)["entries"]
+        return read_checkpoint(checkpoint)["entries"]
     except Exception:  # the file is being replaced right now; look again
         return {}
 

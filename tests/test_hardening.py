@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -37,6 +39,94 @@ def test_a_corrupt_checkpoint_is_one_clear_line_and_nothing_is_overwritten(tmp_p
         read_checkpoint(path)
 
 
+def _sound_checkpoint(folder) -> bytes:
+    assert main([*SMOKE, "--out", str(folder), "--checkpoint-every", "0"]) == 0
+    return (folder / Checkpointer.FILENAME).read_bytes()
+
+
+def _bit_flipped(data: bytes) -> bytes:
+    i = len(data) // 2
+    return data[:i] + bytes([data[i] ^ 0x10]) + data[i + 1 :]
+
+
+@pytest.mark.parametrize(
+    "corrupt", ["one-byte", "truncated", "bit-flipped", "link-out", "fifo", "folder", "old-format"]
+)
+def test_any_damaged_checkpoint_is_refused_in_one_line_without_waiting(tmp_path, capsys, corrupt):
+    sound = _sound_checkpoint(tmp_path / "sound")
+    path = tmp_path / "run" / Checkpointer.FILENAME
+    path.parent.mkdir()
+    if corrupt == "one-byte":
+        path.write_bytes(sound[:1])
+    elif corrupt == "truncated":
+        path.write_bytes(sound[: len(sound) - 100])
+    elif corrupt == "bit-flipped":  # would load and resume with changed numbers without the checksum
+        path.write_bytes(_bit_flipped(sound))
+    elif corrupt == "link-out":
+        path.symlink_to("/etc/passwd")
+    elif corrupt == "fifo":  # opening a FIFO for reading would wait for a writer for ever
+        os.mkfifo(path)
+    elif corrupt == "folder":
+        path.mkdir()
+    else:  # a bare torch file of our old format: no header, no checksum
+        import torch
+
+        torch.save({"entries": {}, "rng": {}}, path)
+    with pytest.raises(ValueError, match="cannot be used"):
+        read_checkpoint(path)
+    if corrupt != "link-out":  # a link is refused earlier, as a link in --out (below)
+        assert main([*SMOKE, "--out", str(path.parent), "--resume"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "--restart" in err
+
+
+def test_the_runner_never_writes_through_links_and_removes_only_its_own_temporaries(tmp_path, capsys):
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").symlink_to(target)
+    assert main([*SMOKE, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "symbolic links" in err and "results.json" in err
+    assert target.read_text() == "keep me"
+    (out / "results.json").unlink()
+    foreign = [out / ".notes.tmp", out / ".draft.tmp", out / "data.1.tmp"]  # not of the form .<name>.<pid>.tmp
+    for f in foreign:
+        f.write_text("someone else's")
+    ours = out / f".{Checkpointer.FILENAME}.12345.tmp"
+    ours.write_bytes(b"x")
+    assert remove_stale_temporaries(out) == [ours]
+    assert all(f.exists() for f in foreign)
+
+
+def test_a_module_planted_in_the_working_directory_never_runs(tmp_path):
+    for name in ("doctest", "inspect", "typing_extensions"):
+        (tmp_path / f"{name}.py").write_text("raise SystemExit('PLANTED')\n")
+    proc = subprocess.run([sys.executable, "-m", "explorables", "list"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and "PLANTED" not in proc.stdout + proc.stderr
+    assert "rpkd" in proc.stdout
+
+
+def test_a_terminated_run_ends_in_one_line_and_can_resume(tmp_path):
+    args = [sys.executable, "-m", "explorables", "run", "muon", "--scale", "smoke", "--quiet", "--no-figures",
+            "--out", str(tmp_path), "--checkpoint-every", "0"]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # wait for the first checkpoint (bounded by the run itself: it ends on its own if never signalled)
+    while proc.poll() is None and not (tmp_path / Checkpointer.FILENAME).exists():
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        pytest.fail("the smoke run ended before its first checkpoint")
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=300)[1].strip()
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["explorables: interrupted; continue with the same command and --resume"]
+    read_checkpoint(tmp_path / Checkpointer.FILENAME)  # the last checkpoint is sound
+    assert main(["run", "muon", "--scale", "smoke", "--quiet", "--no-figures", "--out", str(tmp_path),
+                 "--resume"]) == 0  # fmt: skip
+
+
 def test_restart_deletes_the_checkpoint_and_runs(tmp_path):
     (tmp_path / Checkpointer.FILENAME).write_bytes(b"junk")
     assert main([*SMOKE, "--out", str(tmp_path), "--restart"]) == 0
@@ -56,6 +146,7 @@ def test_a_folder_held_by_a_live_run_is_refused_and_a_killed_owner_never_blocks(
         assert main([*SMOKE, "--out", str(tmp_path)]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "another run" in err and str(tmp_path) in err
+        assert f"pid {holder.pid}" in err  # the holder's host and pid, for the reader
         assert not (tmp_path / "config.json").exists()
     finally:
         holder.kill()  # SIGKILL: the owner gets no chance to release its lock

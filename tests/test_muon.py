@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from explorables.core.checkpoint import read_checkpoint
 from explorables.muon import make_problem, newton_schulz, optimize, oscillation, polar_factor
 
 
@@ -277,7 +278,7 @@ def test_lm_training_resumes_after_a_kill_with_the_same_loss(tmp_path):
     ckpt = killed / "checkpoint.pt"
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:  # wait until the LM itself has checkpointed
-        if ckpt.exists() and any(k.startswith("lm/") for k in torch.load(ckpt, weights_only=True)["entries"]):
+        if ckpt.exists() and any(k.startswith("lm/") for k in read_checkpoint(ckpt)["entries"]):
             break
         time.sleep(0.2)
     assert proc.poll() is None, "the run ended before it could be killed"

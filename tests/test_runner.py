@@ -13,7 +13,7 @@ import pytest
 import torch
 from PIL import Image
 
-from explorables.core.checkpoint import Checkpointer, atomic_write_text
+from explorables.core.checkpoint import Checkpointer, FolderLock, atomic_write_text, checkpoint_bytes, read_checkpoint
 from explorables.core.datasets import ImageFolder, load_cifar
 from explorables.omwu import OMWUConfig, run
 
@@ -48,7 +48,8 @@ def test_checkpoint_stores_strided_and_reversed_numpy_views(tmp_path, view):
 
 def test_checkpoint_loads_with_weights_only_and_refuses_objects(tmp_path):
     path = tmp_path / Checkpointer.FILENAME
-    torch.save({"entries": {"evil": Path("/")}, "rng": {}}, path)  # an arbitrary object
+    # an arbitrary object, with a valid header and checksum: only weights_only stands in its way
+    path.write_bytes(checkpoint_bytes({"entries": {"evil": Path("/")}, "rng": {}}))
     with pytest.raises(ValueError, match="UnpicklingError"):  # weights_only refused to rebuild it
         Checkpointer(tmp_path, resume=True)
 
@@ -92,7 +93,7 @@ def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
 def test_resuming_a_different_run_is_refused(tmp_path):
     assert _cli("run", "omwu", "--scale", "smoke", "--no-figures", "--quiet", "--out", str(tmp_path),
                 "--checkpoint-every", "0").returncode == 0  # fmt: skip
-    ck = torch.load(tmp_path / Checkpointer.FILENAME, weights_only=True)
+    ck = read_checkpoint(tmp_path / Checkpointer.FILENAME)
     assert any(k.startswith("part/") for k in ck["entries"])
     # a checkpoint holding a loop of another length must not be silently reused
     bad = Checkpointer(tmp_path, resume=True)
@@ -128,7 +129,8 @@ def test_two_process_gloo_run_matches_single_process(tmp_path):
     a, b = json.loads((one / "results.json").read_text()), json.loads((two / "results.json").read_text())
     assert b["world_size"] == 2 and b["rank"] == 0  # written by rank 0
     assert abs(a["final_loss"] - b["final_loss"]) <= 1e-10 * a["final_loss"]
-    assert sorted(p.name for p in two.iterdir()) == ["config.json", "results.json"]
+    visible = sorted(p.name for p in two.iterdir() if p.name not in (FolderLock.NAME, FolderLock.OWNER))
+    assert visible == ["config.json", "results.json"]
     assert double.stdout.count("wrote ") == 1  # only rank 0 reports and writes
 
 

@@ -10,6 +10,22 @@ Importing the package sets torch's and BLAS's thread count to the CPUs this proc
 __version__ = "0.1.0"
 
 
+def _forget_working_directory() -> None:
+    # ``python -m explorables`` puts the working directory first on sys.path, so a file there named
+    # like a module that torch or numpy imports later (``doctest.py``, ``inspect.py``) would run
+    # instead of it. While ``-m`` locates this package sys.argv[0] is "-m": drop the working directory
+    # then (the package itself is already found; the console script ``explorables`` never adds it).
+    import os
+    import sys
+
+    if sys.argv[:1] == ["-m"]:
+        here = os.getcwd()
+        sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]
+
+
+_forget_working_directory()
+
+
 def _configure_threads() -> None:
     # explorables.core's __init__ imports torch; load only core/threads.py, so that the thread
     # count is in the environment before torch and BLAS start their thread pools.

@@ -17,7 +17,9 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -140,6 +142,10 @@ def check_run_arguments(args: argparse.Namespace, out: Path) -> None:
         raise ValueError(f"--out {out} cannot be created ({exc.strerror or exc})") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise ValueError(f"--out {out} is not writable")
+    links = sorted(p.name for p in out.iterdir() if p.is_symlink())
+    if links:
+        raise ValueError(f"--out {out} holds symbolic links ({', '.join(links[:3])}); the runner never writes "
+                         "through links: remove them or choose another --out")  # fmt: skip
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -250,6 +256,17 @@ def cmd_seeds(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = None
+    if args.command in ("run", "seeds") and threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)  # a terminated run ends like Ctrl-C: one line
+    try:
+        return _dispatch(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "list":
             return cmd_show(args.slug) if args.slug else cmd_list()
@@ -264,6 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a disk full or a folder removed mid-run: one line, not a traceback
         print(f"explorables: error: {exc.strerror or exc} ({exc.filename or 'output'})", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (see _terminate): the last checkpoint stays resumable
+        print("explorables: interrupted; continue with the same command and --resume", file=sys.stderr)
+        return 130
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":  # pragma: no cover

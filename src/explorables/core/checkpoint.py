@@ -1,10 +1,13 @@
 """Checkpoints for long runs: atomic, safe to load, and carrying the random-number state.
 
-A checkpoint is one file written with ``torch.save`` and read back with
-``torch.load(weights_only=True)``, which only rebuilds tensors and plain containers (never
-arbitrary pickled objects). Writes go to a temporary file that is then renamed over the old
-one, so a process killed at any moment leaves either the previous checkpoint or the new one,
-never a torn file.
+A checkpoint is one file: a header (:data:`MAGIC` and the SHA-256 of the payload) followed by the
+payload written with ``torch.save`` and read back with ``torch.load(weights_only=True)``, which
+only rebuilds tensors and plain containers (never arbitrary pickled objects). A file that is not a
+regular file (a FIFO, a directory, a symbolic link), is too short, or whose payload does not match
+its checksum (truncated, bit-flipped) is refused in one line before anything is unpickled.
+Writes go to a temporary file (created exclusively, never through a link) that is then renamed
+over the old one, so a process killed at any moment leaves either the previous checkpoint or the
+new one, never a torn file.
 
 The file holds named *entries*; an experiment stores, for example, the finished phases of a
 run and the state of the loop in progress. Python values inside entries must be tensors,
@@ -14,13 +17,15 @@ as tensors and come back as numpy arrays.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
-import pickle
 import random
+import re
+import socket
+import stat
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +34,25 @@ import torch
 from filelock import FileLock, Timeout
 
 _NUMPY_TAG = "__numpy__"
+#: the first bytes of every checkpoint file (format version 2: header + SHA-256 + torch payload)
+MAGIC = b"EXPLORABLES-CKPT-2\n"
+_DIGEST = 32
+#: the temporaries :func:`atomic_write_bytes` creates: ``.<name>.<pid>.tmp``
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp$")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (write a temporary file, fsync, rename)."""
+    """Write ``data`` to ``path`` atomically (write a temporary file, fsync, rename).
+
+    The temporary is created exclusively and never through a symbolic link (``O_EXCL |
+    O_NOFOLLOW``), and the rename replaces a link at ``path`` rather than writing through it.
+    """
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()  # our own name and pid: a leftover of this process, or a planted link
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
@@ -91,19 +108,48 @@ def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate((version, tuple(internal), gauss))
 
 
+def checkpoint_bytes(payload: dict[str, Any]) -> bytes:
+    """The file's bytes for ``payload``: :data:`MAGIC`, the payload's SHA-256, the ``torch.save`` payload."""
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    body = buffer.getvalue()
+    return MAGIC + hashlib.sha256(body).digest() + body
+
+
+def _verified_body(path: Path) -> bytes:
+    """The payload bytes of a checkpoint file, after checking what the file is and its checksum."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError("it is a symbolic link; a checkpoint is a regular file the run wrote itself")
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError("it is not a regular file (a folder, a FIFO or a device)")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read()
+    head = len(MAGIC) + _DIGEST
+    if len(data) < head or not data.startswith(MAGIC):
+        raise ValueError("not a checkpoint written by this version of explorables (no header)")
+    body = data[head:]
+    if hashlib.sha256(body).digest() != data[len(MAGIC) : head]:
+        raise ValueError("its checksum does not match: the file is truncated or altered")
+    return body
+
+
 def read_checkpoint(path: Path) -> dict[str, Any]:
     """The checkpoint file's payload, or a ``ValueError`` saying it cannot be used and what to do.
 
-    ``torch.load(weights_only=True)`` rebuilds only tensors and plain containers; an empty,
-    truncated, foreign or tampered file becomes one clear error instead of a deep traceback.
+    The file's type and checksum are checked first (:func:`_verified_body`); then
+    ``torch.load(weights_only=True)`` rebuilds only tensors and plain containers. Whatever is wrong
+    (empty, truncated, bit-flipped, foreign, a link, a FIFO) becomes one clear line, never a
+    traceback or a wait.
     """
     try:
-        payload = torch.load(path, weights_only=True)
+        body = _verified_body(Path(path))
+        payload = torch.load(io.BytesIO(body), weights_only=True)
         if not (isinstance(payload, dict) and isinstance(payload.get("entries"), dict) and "rng" in payload):
             raise ValueError("not a checkpoint written by explorables")
         _ = payload["rng"]["torch"], payload["rng"]["numpy"], payload["rng"]["python"]
-    except (EOFError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, ValueError, KeyError, TypeError,
-            AttributeError, OSError) as exc:  # fmt: skip
+    except Exception as exc:  # any failure to read is the same one line for the user
         reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise ValueError(
             f"the checkpoint {path} cannot be used ({type(exc).__name__}: {reason}); "
@@ -113,13 +159,14 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 
 
 def remove_stale_temporaries(folder: Path) -> list[Path]:
-    """Delete ``.<name>.<pid>.tmp`` files left in ``folder`` by writes that were killed.
+    """Delete the ``.<name>.<pid>.tmp`` files that :func:`atomic_write_bytes` left in ``folder`` when killed.
 
+    Only names of that exact form, and only regular files (never a link or what it points to).
     Call it only while holding the folder's :class:`FolderLock`, so no live writer owns them.
     """
     removed = []
-    for tmp in Path(folder).glob(".*.tmp"):
-        if tmp.is_file():
+    for tmp in Path(folder).iterdir():
+        if _TEMPORARY.match(tmp.name) and not tmp.is_symlink() and tmp.is_file():
             tmp.unlink(missing_ok=True)
             removed.append(tmp)
     return removed
@@ -131,10 +178,13 @@ class FolderLock:
     A second run into the same folder, from this process or another, is refused while the lock is
     held. It is an OS lock (``flock``), which the kernel drops when its holder exits in any way,
     SIGKILL included: a dead run never blocks the next one. The empty ``.lock`` file stays after
-    release (deleting it would let two runs lock two different files). Use as a context manager.
+    release (deleting it would let two runs lock two different files). The holder writes its host
+    and pid to ``.lock.owner`` for the refusal's message (information only: the lock is the flock).
+    Use as a context manager.
     """
 
     NAME = ".lock"
+    OWNER = ".lock.owner"
 
     def __init__(self, folder: Path):
         self.path = Path(folder) / self.NAME
@@ -148,11 +198,23 @@ class FolderLock:
         try:
             self._lock.acquire()
         except Timeout:
+            owner = ""
+            try:
+                owner = (self.path.parent / self.OWNER).read_text()[:120].strip()
+            except (OSError, UnicodeDecodeError):
+                pass
+            by = f" (held by {owner})" if owner else ""
             raise ValueError(
-                f"another run is writing to {self.path.parent}; wait for it, or choose another --out"
+                f"another run is writing to {self.path.parent}{by}; wait for it, or choose another --out"
             ) from None
+        try:
+            atomic_write_text(self.path.parent / self.OWNER, f"host {socket.gethostname()} pid {os.getpid()}\n")
+        except OSError:
+            pass  # the message loses a detail; the lock itself holds
 
     def release(self) -> None:
+        if self._lock.is_locked:
+            (self.path.parent / self.OWNER).unlink(missing_ok=True)
         self._lock.release()
 
     def __enter__(self) -> FolderLock:
@@ -222,10 +284,9 @@ class Checkpointer:
         if not self.enabled:
             return
         start = time.perf_counter()
-        buffer = io.BytesIO()
-        torch.save({"entries": _pack(self.entries), "rng": rng_state()}, buffer)
+        data = checkpoint_bytes({"entries": _pack(self.entries), "rng": rng_state()})
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(self.path, buffer.getvalue())
+        atomic_write_bytes(self.path, data)
         self.saves += 1
         self.seconds_saving += time.perf_counter() - start
         self._last = time.monotonic()

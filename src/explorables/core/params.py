@@ -203,7 +203,7 @@ class Folder(Rule):
         return value
 
     def describe(self) -> str:
-        return "the path of an existing folder, or empty"
+        return "an existing folder, or empty"
 
     def bad_values(self) -> list[Any]:
         return [3, float("nan"), "/no-such-folder/explorables"]
