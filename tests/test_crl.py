@@ -10,6 +10,8 @@ import pytest
 import torch
 from torch import nn
 
+from explorables.core.tables import apply_gates
+from explorables.core.verdicts import drive
 from explorables.crl import (
     MOTION_GAITS,
     MOTION_JOINTS,
@@ -36,11 +38,18 @@ from explorables.crl import (
 )
 from explorables.crl import experiment as crl_experiment
 from explorables.crl.claims import (
+    ABOVE_CHANCE,
+    CRITERIA,
+    GAP,
+    MARGIN,
     beats_verdict,
+    claims,
+    components_verdict,
     control_verdict,
-    identified_verdict,
+    metric_check,
     partial_verdict,
-    pattern_matches,
+    pattern_word,
+    recovery_gate,
 )
 from explorables.crl.scm import SEGMENTS, g, h
 
@@ -366,37 +375,40 @@ def test_smoke_run_shows_the_claimed_directions():
 
 
 def test_verdicts_on_constructed_numbers():
-    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8).startswith("yes")
-    assert identified_verdict(0.9, [0.7, 0.99, 0.99], 0.8).startswith("partly")
-    assert identified_verdict(0.78, [0.7, 0.99, 0.65], 0.8).startswith("no")  # below chance
-    assert identified_verdict(0.5, [0.5, 0.6, 0.4], 0.3).startswith("no")
-    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.88).startswith("no")  # plain as high
-    assert identified_verdict(0.9, [0.85, 0.9, 0.95], 0.8, baseline=0.8).startswith("yes")
-    assert beats_verdict({"plain": 0.1, "factorised": 0.06}).startswith("yes")
-    assert beats_verdict({"plain": 0.1, "factorised": 0.01}).startswith("partly")
-    assert beats_verdict({"plain": -0.1}).startswith("no")
-    full = [0.95, 0.95, 0.95]
-    assert pattern_matches([0.9, 0.85, 0.6], [True, True, False], full)
-    assert not pattern_matches([0.9, 0.85, 0.8], [True, True, False], full)  # gap below 0.1
-    assert not pattern_matches([0.9, 0.7, 0.5], [True, True, False], full)  # an identifiable one not recovered
-    assert not pattern_matches([0.9, 0.85, 0.6], [True, True, False], [0.95, 0.95, 0.65])  # no cost of fixing
-    assert partial_verdict({"a": True, "b": True}).startswith("yes")
-    assert partial_verdict({"a": True, "b": False}).startswith("partly")
-    assert partial_verdict({"a": False}).startswith("no")
-    assert control_verdict([0.2, 0.3]).startswith("yes")
-    assert control_verdict([0.2, 0.0]).startswith("partly")
-    assert control_verdict([0.01]).startswith("no")
-    # review: "partly" needs a mean above chance by MARGIN; gains and drops are judged paired by seed
-    assert identified_verdict(0.822, [0.85, 0.8, 0.81], 0.82).startswith("no")  # 0.002 above chance
-    assert identified_verdict(0.84, [0.85, 0.7, 0.81], 0.78).startswith("partly")
-    assert identified_verdict(0.81, [0.85, 0.7, 0.81], 0.78).startswith("no")  # 0.03 above chance
+    """Synthetic per-seed numbers through every branch (interval rule: mean ± 2 se over seeds)."""
+    up, down = [0.30, 0.31, 0.29], [0.0, 0.01, -0.01]
+    assert ABOVE_CHANCE > MARGIN > 0 and GAP > 0
+    assert metric_check(1e-14).startswith("pass") and metric_check(0.01).startswith("fail")
+    assert recovery_gate([0.2, 0.3, 0.25]).startswith("pass")
+    assert recovery_gate([0.5, 0.5, 0.1]).startswith("fail")  # the mean clears it, one seed does not
+    assert components_verdict({"z0": up, "z1": up}).startswith("yes")
+    assert components_verdict({"z0": up, "z1": down}).startswith("partly")
+    assert components_verdict({"z0": down, "z1": down}).startswith("no")
+    assert components_verdict({"z0": [0.0, 0.3, 0.15]}).startswith("unclear")  # straddles the margin
     assert beats_verdict({"plain": [0.1, 0.12, 0.08], "factorised": [0.07, 0.06, 0.08]}).startswith("yes")
-    assert beats_verdict({"plain": [0.3, -0.1, 0.2, -0.15, 0.05]}).startswith("no")  # mean 0.06, se 0.08
-    assert beats_verdict({"plain": [0.3, -0.1, 0.2, -0.15, 0.05], "factorised": [0.06] * 5}).startswith("partly")
-    drops = [[0.3, 0.25, 0.35]]
-    assert pattern_matches([0.9, 0.85, 0.6], [True, True, False], full, paired_drops=drops)
-    noisy = [[0.6, -0.1, 0.5, -0.05, -0.05]]  # mean 0.18, se 0.15: not clearly a drop
-    assert not pattern_matches([0.9, 0.85, 0.6], [True, True, False], full, paired_drops=noisy)
+    assert beats_verdict({"plain": [0.1, 0.12, 0.08], "factorised": down}).startswith("partly")
+    assert beats_verdict({"plain": [-0.1, -0.12, -0.08], "factorised": down}).startswith("no")  # behind both
+    assert beats_verdict({"plain": [0.3, -0.1, 0.2, -0.15, 0.05]}).startswith("unclear")  # mean 0.06, se 0.08
+    assert pattern_word([up, up], [up]) == "yes"
+    assert pattern_word([up, down], [up]) == "no"  # an identifiable one not recovered
+    assert pattern_word([up, up], [down]) == "no"  # fixing the edge costs its child nothing
+    assert pattern_word([up], [[0.6, -0.1, 0.5, -0.05, -0.05]]) == "unclear"  # a noisy drop
+    assert partial_verdict({"a": ([up], [up]), "b": ([up], [down])}).startswith("partly")
+    assert partial_verdict({"a": ([up], [down])}).startswith("no")
+    assert control_verdict({"z1": [0.2, 0.3, 0.25], "z2": [0.2, 0.3, 0.25]}).startswith("yes")
+    assert control_verdict({"z1": [0.2, 0.3, 0.25], "z2": down}).startswith("partly")
+    assert control_verdict({"z1": down}).startswith("no")
+    assert drive(CRITERIA) == []
+
+
+def test_claims_of_the_smoke_run_have_their_kinds_and_gates():
+    rows = claims(crl_experiment.run(CRLConfig.preset("smoke")))
+    kinds = [r.kind for r in rows]
+    assert kinds.count("check") == 1 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "motion"}
+    assert all(r.gates for r in rows if r.kind == "claim")
+    for r in apply_gates(rows):  # a claim whose gate failed reads untested, never no
+        failed = any(g.name in r.gates and g.outcome == "fail" for g in rows if g.kind == "gate")
+        assert (r.outcome == "untested") == (r.kind == "claim" and failed)
 
 
 def test_exogenous_noise_is_what_the_sampler_added():

@@ -31,62 +31,83 @@ def blobs_run(fraction: float, *, tomato=(3, 0.9), robust=(3, 0.9), plain=(3, 0.
 # ---------------------------------------------------------------- verdicts
 
 
-def test_k_dependence_verdict():
-    moving = {"moons": {"distinct_counts": 2}, "blobs": {"distinct_counts": 1}}
-    assert C.k_dependence_verdict(moving) == "yes: the count changes with k on 1 of 2 data sets"
-    assert C.k_dependence_verdict({"blobs": {"distinct_counts": 1}}).startswith("no")
+UP, DOWN = [0.3, 0.31, 0.29], [0.0, 0.01, -0.01]
 
 
-def test_wrong_count_shares_and_outlier_verdict():
+def test_gates_pass_and_fail():
+    assert C.k_matters_gate(3).startswith("pass") and C.k_matters_gate(1).startswith("fail")
+    assert C.outliers_hurt_gate([0.5, 0.6, 0.55]).startswith("pass")
+    assert C.outliers_hurt_gate([0.5, 0.0, 0.55]).startswith("fail")  # the interval reaches below 0.25
+    assert C.one_not_enough_gate([0, 0, 0]).startswith("pass")
+    assert C.one_not_enough_gate([0, 1, 0]).startswith("fail")  # h alone recovers on one seed
+    assert C.persistence_check(0.0).startswith("pass") and C.persistence_check(1e-6).startswith("fail")
+
+
+def test_wrong_count_shares_and_extra_wrong():
     runs = [blobs_run(0.0, ks=(3, 4)), blobs_run(0.1, ks=(5, 5)), blobs_run(0.2, ks=(3, 6))]
     wrong, clean = C.wrong_count_shares(runs, 3)
     assert wrong == pytest.approx(3 / 4) and clean == pytest.approx(1 / 2)
-    assert C.outlier_sensitivity_verdict(wrong, clean).startswith("no")  # 0.75 is not > 0.5 + 0.25
-    assert C.outlier_sensitivity_verdict(0.76, 0.5) == "yes"
-    # edge case: no corrupted fraction at all gives NaN and an explicit "no", not a comparison with NaN
+    assert C.extra_wrong([runs], 3) == [pytest.approx(1 / 4)]
+    # edge case: no corrupted fraction at all gives NaN, and no extra share
     wrong, _ = C.wrong_count_shares([blobs_run(0.0)], 3)
     assert math.isnan(wrong)
-    assert C.outlier_sensitivity_verdict(wrong, 0.0) == "no: no outlier fraction above 0 was run"
+    assert C.extra_wrong([[blobs_run(0.0)]], 3) == [0.0]
 
 
-def test_graph_independence_verdict_is_never_a_plain_yes():
-    assert C.graph_independence_verdict([{"ari_between": 1.0}, {"ari_between": 0.95}]).startswith("partly")
-    assert C.graph_independence_verdict([{"ari_between": 1.0}, {"ari_between": 0.94}]).startswith("no")
+def test_independence_verdict_reaches_every_word():
+    assert C.independence_verdict([1.0, 0.99, 1.0]).startswith("yes")
+    assert C.independence_verdict([0.6, 0.62, 0.61]).startswith("no")
+    assert C.independence_verdict([0.9, 1.0, 0.95]).startswith("unclear")
 
 
-def test_robustness_verdict_counts_labels_and_names_the_control():
+def test_robustness_counts_labels_and_names_the_control():
     # issue 28: the right K with too few labels is not a recovery
     runs = [[blobs_run(0.0), blobs_run(0.1, robust=(3, 0.9, 2))], [blobs_run(0.0), blobs_run(0.1)]]
     rec = C.recovered_cells(runs, 3)
     assert rec["mp_robust"] == 3 and rec["tomato_dtm"] == 4
-    assert C.robustness_verdict(rec, 4).startswith("partly")
-    assert C.robustness_verdict(rec, 4).endswith("the robustness is the DTM's")
-    assert C.robustness_verdict({"mp_robust": 4, "tomato_ref": 1, "tomato_dtm": 2}, 4) == "yes"
-    assert C.robustness_verdict({"mp_robust": 4, "tomato_ref": 4, "tomato_dtm": 2}, 4).endswith("f recovers as often")
-    assert C.robustness_verdict({"mp_robust": 1, "tomato_ref": 0, "tomato_dtm": 0}, 4).startswith("no")
+    share, gains = C.robustness_parts(runs, 3)
+    assert share == [0.0, 1.0] and gains["the DTM alone"] == [0.0, 0.0]
+    assert C.robustness_verdict([1, 1, 1], {"ToMATo on f": UP, "the DTM alone": UP}).startswith("yes")
+    partly = C.robustness_verdict([1, 1, 1], {"ToMATo on f": UP, "the DTM alone": DOWN})
+    assert partly.startswith("partly") and "no: above the DTM alone" in partly  # the robustness is the DTM's
+    assert C.robustness_verdict([0, 0, 0], {"ToMATo on f": DOWN}).startswith("no")
+    assert C.robustness_verdict([0.5, 1.0, 0.75], {"ToMATo on f": DOWN}).startswith("unclear")
 
 
-def test_improvement_verdict_needs_every_seed():
-    assert C.improvement_verdict([0.9, 0.9, 0.9], {"A": [0.8, 0.8, 0.8], "B": [0.5, 0.5, 0.5]}) == "yes"
+def test_improvement_verdict_is_paired_and_behind_every_baseline_reads_no():
+    assert C.improvement_verdict({"A": [0.1, 0.12, 0.11], "B": UP}).startswith("yes")
     # issue 28: ahead on one seed and behind on the others is not ahead
-    assert C.improvement_verdict([0.9, 0.79, 0.76], {"A": [0.6, 0.81, 0.85], "B": [0.5, 0.5, 0.5]}) == (
-        "partly: ahead of B; not clearly ahead of A")
-    assert C.improvement_verdict([0.5], {"A": [0.6], "B": [0.55]}) == "no: not clearly ahead of any baseline (A, B)"
-    assert C.improvement_verdict([0.85], {"A": [0.8]}).startswith("no")  # exactly the margin is not ahead
+    assert C.improvement_verdict({"A": [0.3, -0.02, -0.09], "B": UP}).startswith("partly")
+    assert C.improvement_verdict({"A": [-0.1, -0.12, -0.11], "B": DOWN}).startswith("no")
+    assert C.improvement_verdict({"A": [0.0, 0.1, 0.05]}).startswith("unclear")
 
 
-@pytest.mark.parametrize(
-    ("wins", "verdict"),
-    [
-        ((0, 2, 3, 3), "yes"),
-        ((0, 0, 0, 1), "no: f and h alone"),  # nobody recovers: both "match" the pair
-        ((1, 1, 2, 3), "partly"),
-        ((3, 0, 3, 3), "no: f alone"),
-        ((1, 2, 2, 3), "no: h alone"),
-    ],
-)
-def test_two_functions_verdict(wins, verdict):
-    assert C.two_functions_verdict(*wins).startswith(verdict)
+def _tf(per_seed):
+    def one(i, f, h, pair):
+        return {"seed": i, "true": 3, "f": entry(*f), "h": entry(*h), "f_and_h": entry(*pair)}
+
+    return {"fraction": 0.1, "bandwidths": [0.4, 0.8], "seeds": [one(i, *p) for i, p in enumerate(per_seed)]}
+
+
+def test_two_functions_claim_and_its_gate():
+    bad, good = (4, 0.6), (3, 0.95)
+    tf = _tf([(bad, bad, good), (bad, (4, 0.55), (3, 0.92)), (bad, bad, (3, 0.97))])
+    alone, _, gain = C.two_function_values(tf)
+    assert alone == [0.0, 0.0, 0.0] and gain == pytest.approx([0.35, 0.32, 0.37])
+    assert C.two_functions_claim(tf).verdict.startswith("yes") and C.two_functions_claim(tf).gates == (
+        "one_not_enough",)
+    assert C.two_functions_verdict([0.9, 0.92, 0.91], DOWN).startswith("partly")  # reaches it, but so does one alone
+    assert C.two_functions_verdict([0.5, 0.52, 0.51], DOWN).startswith("no")
+    assert C.two_functions_verdict([0.7, 0.9, 0.8], DOWN).startswith("unclear")
+    # fewer distinct labels than K does not count as a single function recovering
+    tf = _tf([((3, 0.9, 2), bad, good)])
+    assert C.two_function_values(tf)[0] == [0.0]
+
+
+def test_criteria_reach_every_branch():
+    from explorables.core.verdicts import drive
+
+    assert drive(C.CRITERIA) == []
 
 
 # ---------------------------------------------------------------- sentences
@@ -108,9 +129,10 @@ def test_comparison_sentences_and_their_margins():
     assert C.circles_sentence(0.5, 0.9).endswith("bumpy.")
     assert C.circles_sentence(0.88, 0.9).endswith("0.90.")  # within 0.05: no reason given
     # issue 28: a fixed k is not "well-tuned", and one good seed is not an improvement
-    text = C.mean_ari_sentence(7, [0.9, 0.79], [0.8, 0.81], 10)
-    assert "well-tuned" not in text and text.endswith("not ahead by more than 0.05 on every seed).")
-    assert C.mean_ari_sentence(7, [0.9, 0.9], [0.78, 0.8], 10).endswith("ahead by more than 0.05 on every seed.")
+    text = C.mean_ari_sentence(7, [0.9, 0.79, 0.8], [0.8, 0.81, 0.82], 10)
+    assert "well-tuned" not in text and ": within the seeds' noise" in text
+    assert ": ToMAToMP is ahead" in C.mean_ari_sentence(7, [0.9, 0.9, 0.91], [0.78, 0.8, 0.79], 10)
+    assert ": not an improvement" in C.mean_ari_sentence(7, [0.7, 0.71, 0.7], [0.8, 0.8, 0.81], 10)
 
 
 def test_findings_text_assembles_the_sentences():
@@ -128,7 +150,7 @@ def test_findings_text_assembles_the_sentences():
     rec = C.recovered_cells([runs], 3)
     assert text.startswith(C.outliers_sentence(rec, 2, 1, results.config.reference_k))
     assert C.circles_sentence(0.3, 0.9) in text
-    assert 'the verdict is "no: f and h alone recovers the blobs as often as the pair"' in text
+    assert "a single function alone recovers the blobs on 1 of 1 seeds, so this part cannot show" in text
     assert text.endswith("took 12.3 s of this run.") and "background noise" in text
     del summary["datasets"]["circles"]
     assert "circles" not in C.findings_text(results)

@@ -1,112 +1,153 @@
-"""The chapter's claims table: each claim of the abstract, our setting, our number, a verdict.
+"""The chapter's claims table (Claims kit 3): one check, two gates, the paper's claims.
 
-Verdicts are computed from the measured numbers by the small functions below (each with its
-criterion in its docstring, each unit-tested), so the table in the book is never typed by hand.
+Every verdict follows the book-wide rules of :mod:`explorables.core.verdicts` on per-seed values,
+paired by seed (same split, networks and UMAP seed): mean ± 2 standard errors against a threshold
+declared once below and in :data:`CRITERIA`.
+
+* **check** (ours): persistence read off torch distances at gudhi's pairs equals gudhi's diagram;
+* **gate** ``stable``: the abstract's argument is pruning *through the stability of topology*, so
+  before any comparison the score must keep its ranking under the feature noise of the robustness
+  claim (Spearman clean vs noisy, interval ≥ :data:`STABLE`, fixed by the chapter issue before the
+  comparisons); every claim depends on it;
+* **gate** ``extractors``: the same for the MLP's against the CNN's features (the transfer claim);
+* **claims**: accuracy at the highest pruning rate (per baseline; behind random reads no),
+  robustness to feature noise (ranks and kept sets against the geometric baselines), transfer across
+  architectures, our control (persistence against the same pipeline without it) and the selection
+  rule's two ends (both reported, neither chosen after the fact).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..core.tables import Claim, markdown_table
 from ..core.tables import claims_table as claims_markdown  # noqa: F401 - what the notebook imports
+from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
 from .experiment import BASELINES, END_MODES, END_SCORED, METHOD_NAMES, METHODS, SCORED, TopoPruneResults
 
 GEOMETRIC: tuple[str, ...] = ("centre", "d2", "ccs")  # the extrinsic-geometry baselines the paper contrasts
-TIE = 0.005  # half a point of accuracy: differences below this are ties
-NEAR = 0.02  # two points of accuracy: about what 3 seeds resolve here (per-method sd over seeds 0.01-0.02)
+#: gates: the score's rank correlation with itself (clean vs noisy features; MLP vs CNN features)
+STABLE = 0.7
+#: an accuracy gain counts when its paired per-seed interval clears half a point
+ACC_MARGIN = 0.005
+#: a stability gain (Spearman or Jaccard, TopoPrune minus a geometric baseline) counts above zero
+RANK_MARGIN = 0.0
+#: the check: largest gap to gudhi's diagram
+PERSISTENCE_TOL = 1e-9
+#: page wording (:func:`stability_phrase`): "close to random" below this rank correlation and within
+#: this much of two random draws' kept-set overlap
+RANDOM_RHO, RANDOM_JACCARD = 0.3, 0.05
 
 
-def persistence_verdict(max_gap: float) -> str:
-    """Persistence read off torch distances at gudhi's pairs equals gudhi's diagram: yes if the largest
-    gap is <= 1e-9."""
-    return "yes: equal to gudhi's diagram to rounding" if max_gap <= 1e-9 else "no: our values differ from gudhi's"
+def _iv(values: Sequence[float]) -> str:
+    return interval(values).format(digits=3, signed=True)
 
 
-def paired_gap(a: list[float], b: list[float]) -> tuple[float, float]:
-    """Mean and standard error over seeds of the paired differences ``a - b`` (same seed, same split)."""
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
-    return float(d.mean()), se
+def _ms(d: Mapping) -> str:
+    """``mean ± sd`` (sample sd) of a summary entry's per-seed values."""
+    return fmt_mean_sd(d["values"], 3)
 
 
-def accuracy_verdict(topo: list[float], baselines: Mapping[str, list[float]], random: list[float]) -> str:
-    """TopoPrune is accurate at this pruning rate (per-seed accuracies, paired by seed): yes if its mean is
-    within ``TIE`` (0.5 pt) of the best baseline's mean or above it *and* above random selection by more
-    than ``NEAR`` (2 pt) and two standard errors; no if it is below random by more than ``NEAR`` and two
-    standard errors; partly otherwise (not clearly below random, not clearly a better pruner than it)."""
-    means = {b: float(np.mean(v)) for b, v in baselines.items()}
-    best = max(means, key=means.get)
-    mean = float(np.mean(topo))
-    gap, se = paired_gap(topo, random)  # TopoPrune - random, per seed
-    if mean >= means[best] - TIE and gap > max(NEAR, 2 * se):
-        return f"yes: within {TIE:.3f} of the best baseline or above, and clearly above random ({gap:+.3f} ± {se:.3f})"
-    if -gap > max(NEAR, 2 * se):
-        return f"no: clearly below random selection (TopoPrune − random = {gap:+.3f} ± {se:.3f}, paired by seed)"
-    return (f"partly: not clearly different from random (TopoPrune − random = {gap:+.3f} ± {se:.3f}, paired); "
-            f"best baseline ({METHOD_NAMES[best]}) − TopoPrune = {means[best] - mean:+.3f}")  # fmt: skip
+# --- verdict functions (pure, driven by CRITERIA with synthetic numbers) ---------------------------
 
 
-def robustness_verdict(rank_ok: bool, overlap_ok: bool, accuracy_ok: bool) -> str:
-    """Robust to feature noise, against the geometric baselines: yes if TopoPrune's scores keep their
-    ranking at least as well as the distance to the class centre (``rank_ok``), its kept set overlaps its
-    clean kept set at least as much as every geometric baseline's (``overlap_ok``) and its accuracy moves
-    not clearly more than theirs (``accuracy_ok``, see :func:`robustness_checks`); partly if its ranks or
-    its kept sets are that stable; no if neither is. A steady accuracy alone is not robustness here: random
-    selection's accuracy is just as steady under feature noise (it ignores the features), and with 3 seeds
-    accuracy changes of a point are within the noise, so ``accuracy_ok`` only qualifies the wording."""
-    held = [name for name, ok in (("ranks", rank_ok), ("kept sets", overlap_ok)) if ok]
-    if held and accuracy_ok and len(held) == 2:
-        return "yes: ranks, kept sets and accuracy at least as stable as the geometric baselines'"
-    if held:
-        return f"partly: as stable as the geometric baselines in {' and '.join(held)}"
-    if accuracy_ok:
-        return ("no: ranks and kept sets far less stable than the geometric baselines'; its accuracy moves no "
-                "more than theirs, but neither does random selection's")
-    return "no: less stable than the geometric baselines in ranks, kept sets and accuracy"
+def persistence_verdict(max_gap: float, tol: float = PERSISTENCE_TOL) -> str:
+    """pass when persistence read off torch distances at gudhi's pairs equals gudhi's diagram within ``tol``."""
+    word = "pass" if max_gap <= tol else "fail"
+    return f"{word}: largest gap {max_gap:.1e} vs {tol:.0e}"
 
 
-def transfer_verdict(accuracy: str, rank_ok: bool) -> str:
-    """Transfers across architectures: yes if the accuracy verdict on subsets chosen with the *other*
-    network's features is yes and TopoPrune's scores agree across the two networks at least as well as
-    the distance to the class centre (Spearman); partly if the accuracy verdict is yes or partly; no
-    otherwise."""
-    if accuracy.startswith("yes") and rank_ok:
-        return "yes: as accurate as the best baseline, and its ranking agrees across the networks"
-    if accuracy.startswith(("yes", "partly")):
-        why = "its ranking does not agree across the networks" if accuracy.startswith("yes") else accuracy[8:]
-        return f"partly: {why}"
-    return f"no: {accuracy[4:]}"
+def stability_gate(rho: Sequence[float], level: float = STABLE) -> str:
+    """pass when the per-seed rank correlations' interval clears ``level``."""
+    return f"{gate(rho, level)}: Spearman {_iv(rho)} vs {level}"
 
 
-def control_verdict(topo: list[float], control: list[float]) -> str:
-    """The persistence is what helps (our control): yes if TopoPrune's accuracy beats the control's (same
-    UMAP embedding and selection rule, score = mean kNN radius, no persistence) by more than ``TIE`` *and*
-    by more than two standard errors of the per-seed paired differences; no otherwise (then the embedding
-    and the selection rule explain whatever TopoPrune reaches, within our seeds' resolution)."""
-    gap, se = paired_gap(topo, control)
-    if gap > max(TIE, 2 * se):
-        return f"yes: persistence adds {gap:.3f} ± {se:.3f} (paired, per seed) over the embedding alone"
-    return f"no: TopoPrune {gap:+.3f} ± {se:.3f} (paired, per seed) against the same pipeline without persistence"
+def accuracy_verdict(gains: Mapping[str, Sequence[float]], margin: float = ACC_MARGIN) -> str:
+    """Per baseline, TopoPrune's paired accuracy gain (per seed) against ``margin``, combined over the
+    baselines; a method that is not above random selection (part ``random`` reads no) reads no."""
+    parts = {name: compare(g, margin) for name, g in gains.items()}
+    if parts.get("random") == "no":
+        return f"no: not above random selection by ≥ {margin} (gain {_iv(gains['random'])}, paired)"
+    return scope_verdict(parts, f"paired accuracy gain ≥ {margin}")
+
+
+def robustness_verdict(gains: Mapping[str, Sequence[float]], margin: float = RANK_MARGIN) -> str:
+    """Per comparison (ranks against the centre distance, kept sets against each geometric baseline),
+    TopoPrune's paired stability gain against ``margin``, combined. A steady accuracy is not counted:
+    random selection's accuracy is just as steady under feature noise (it ignores the features)."""
+    parts = {name: compare(g, margin) for name, g in gains.items()}
+    return scope_verdict(parts, f"paired stability gain > {margin}")
+
+
+def control_verdict(gain: Sequence[float], margin: float = ACC_MARGIN) -> str:
+    """The persistence is what helps (our control): TopoPrune's paired gain over the same pipeline with
+    the mean kNN radius as score (no persistence) against ``margin``."""
+    return f"{compare(gain, margin)}: persistence adds {_iv(gain)} (paired) vs {margin}"
 
 
 END_NAMES: dict[str, str] = {"easy": "lowest scores", "hard": "highest scores"}
 
 
-def ends_verdict(by_end: Mapping[str, str]) -> str:
-    """TopoPrune is accurate when it keeps one *end* of its score (top-k or bottom-k per class) instead of
-    evenly spaced ranks: the better of the ends' :func:`accuracy_verdict` words (yes > partly > no; generous,
-    since the abstract does not say which end), with every end's verdict quoted."""
-    order = ("yes", "partly", "no")
-    best = min(by_end.values(), key=lambda v: order.index(v.split(":")[0]))
-    word = best.split(":")[0]
-    return f"{word}: " + "; ".join(f"{END_NAMES.get(k, k)}: {v}" for k, v in by_end.items())
+def ends_verdict(gains: Mapping[str, Sequence[float]], margin: float = ACC_MARGIN) -> str:
+    """Keeping one end of the score (per class) beats random selection: per end, the paired gain against
+    ``margin``; both ends are parts of the claim (none is chosen after the fact)."""
+    parts = {END_NAMES.get(k, k): compare(g, margin) for k, g in gains.items()}
+    return scope_verdict(parts, f"paired gain over random ≥ {margin}")
 
 
-def _ms(d: Mapping) -> str:
-    return f"{d['mean']:.3f} ± {d['sd']:.3f}"
+_UP, _MID, _DOWN = [0.03, 0.031, 0.029], [-0.01, 0.02, 0.005], [-0.02, -0.021, -0.019]
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion("persistence equals gudhi's", "check", persistence_verdict, PERSISTENCE_TOL, "largest gap ≤ tol",
+              {"pass": ((1e-12,), {}), "fail": ((1e-3,), {})}),
+    Criterion("score is stable (stable, extractors)", "gate", stability_gate, STABLE,
+              "interval of per-seed Spearman ≥ level",
+              {"pass": (([0.8, 0.82, 0.81],), {}), "fail": (([0.05, 0.1, 0.02],), {})}),
+    Criterion("accuracy at the highest rate (and transfer)", "claim", accuracy_verdict, ACC_MARGIN,
+              "per baseline, interval of the paired gain vs margin; combined; not above random reads no",
+              {"yes": (({"random": _UP, "centre": _UP},), {}), "partly": (({"random": _UP, "ccs": _DOWN},), {}),
+               "no": (({"random": _DOWN, "centre": _UP},), {}), "unclear": (({"random": _MID, "ccs": _DOWN},), {})},
+              scoped=True),
+    Criterion("robust to feature noise", "claim", robustness_verdict, RANK_MARGIN,
+              "per comparison, interval of the paired stability gain vs margin; combined",
+              {"yes": (({"ranks": _UP, "kept sets": _UP},), {}), "partly": (({"ranks": _UP, "kept": _DOWN},), {}),
+               "no": (({"ranks": _DOWN},), {}), "unclear": (({"ranks": _MID},), {})},
+              scoped=True),
+    Criterion("control: persistence adds accuracy", "claim", control_verdict, ACC_MARGIN,
+              "interval of the paired gain over the control vs margin",
+              {"yes": ((_UP,), {}), "no": ((_DOWN,), {}), "unclear": ((_MID,), {})}),
+    Criterion("an end of the score beats random", "claim", ends_verdict, ACC_MARGIN,
+              "per end, interval of the paired gain over random vs margin; combined over both ends",
+              {"yes": (({"easy": _UP, "hard": _UP},), {}), "partly": (({"easy": _UP, "hard": _DOWN},), {}),
+               "no": (({"easy": _DOWN, "hard": _DOWN},), {}), "unclear": (({"easy": _MID, "hard": _DOWN},), {})},
+              scoped=True),
+)
+
+
+# --- the rows -------------------------------------------------------------------------------------
+
+
+def _values(d: Mapping) -> np.ndarray:
+    return np.asarray(d["values"], dtype=float)
+
+
+def accuracy_gains(results: TopoPruneResults, view: str, rate: str) -> dict[str, np.ndarray]:
+    """Per baseline, TopoPrune's per-seed accuracy minus the baseline's (same seed, same split)."""
+    acc = results.summary["methods"]["accuracy"][view]
+    return {b: _values(acc["topoprune"][rate]) - _values(acc[b][rate]) for b in BASELINES}
+
+
+def robustness_gains(results: TopoPruneResults, rate: str) -> dict[str, np.ndarray]:
+    """TopoPrune's per-seed stability minus the geometric baselines': ranks (Spearman clean vs noisy,
+    against the centre distance, the one geometric *score*) and kept sets (Jaccard, against each)."""
+    m = results.summary["methods"]
+    gains = {"ranks vs centre distance": _values(m["spearman_noise"]["topoprune"]) - _values(
+        m["spearman_noise"]["centre"])}  # fmt: skip
+    for g in GEOMETRIC:
+        gains[f"kept sets vs {METHOD_NAMES[g]}"] = _values(m["jaccard"]["topoprune"][rate]) - _values(
+            m["jaccard"][g][rate])  # fmt: skip
+    return gains
 
 
 def mean_abs(d: Mapping) -> float:
@@ -114,91 +155,82 @@ def mean_abs(d: Mapping) -> float:
     return float(np.mean(np.abs(d["values"])))
 
 
-def robustness_checks(results: TopoPruneResults, rate: str) -> tuple[bool, bool, bool]:
-    """``(rank_ok, overlap_ok, accuracy_ok)`` of :func:`robustness_verdict` at pruning rate ``rate``.
-
-    ``rank_ok``: TopoPrune's clean-vs-noisy Spearman >= the centre distance's (means over seeds);
-    ``overlap_ok``: its clean-vs-noisy Jaccard >= every geometric baseline's; ``accuracy_ok``: its mean
-    |accuracy change| under noise is not clearly larger than the geometric baselines' average (by no more
-    than ``TIE`` or two standard errors of its own per-seed changes, whichever is larger).
-    """
-    m = results.summary["methods"]
-    rank_ok = m["spearman_noise"]["topoprune"]["mean"] >= m["spearman_noise"]["centre"]["mean"]
-    overlap_ok = all(m["jaccard"]["topoprune"][rate]["mean"] >= m["jaccard"][g][rate]["mean"] for g in GEOMETRIC)
-    topo = np.abs(m["noise_change"]["topoprune"][rate]["values"])
-    se = float(topo.std(ddof=1) / np.sqrt(topo.size)) if topo.size > 1 else 0.0
-    geometric = float(np.mean([mean_abs(m["noise_change"][g][rate]) for g in GEOMETRIC]))
-    accuracy_ok = float(topo.mean()) <= geometric + max(TIE, 2 * se)
-    return rank_ok, overlap_ok, accuracy_ok
-
-
 def claims(results: TopoPruneResults) -> list[Claim]:
-    """Evaluate the paper's claims on ``results`` (criteria in the verdict functions above)."""
+    """The rows: the check, the gates ``stable`` and ``extractors``, the claims (criteria in :data:`CRITERIA`)."""
     cfg, s = results.config, results.summary
     m = s["methods"]
     top = str(max(cfg.prune_grid))
     seeds = f"{len(cfg.seeds)} seed(s)"
     setting = (f"{cfg.dataset}, pool of {m['n_pool']}, MLP trained on the kept subset, {m['n_test']} test images; "
                f"{seeds}")  # fmt: skip
+    rho, rho_t = m["spearman_noise"], m["spearman_transfer"]
 
-    def accuracy_row(view: str) -> tuple[str, str]:
+    def accuracy_measured(view: str) -> str:
         acc = m["accuracy"][view]
-        base = {b: acc[b][top]["values"] for b in BASELINES}
-        measured = (f"TopoPrune {_ms(acc['topoprune'][top])}; " + ", ".join(f"{METHOD_NAMES[b]} {_ms(acc[b][top])}"
-                    for b in BASELINES) + f"; full pool {_ms(m['full_accuracy'])}")  # fmt: skip
-        return measured, accuracy_verdict(acc["topoprune"][top]["values"], base, acc["random"][top]["values"])
+        return (f"TopoPrune {_ms(acc['topoprune'][top])}; " + ", ".join(f"{METHOD_NAMES[b]} {_ms(acc[b][top])}"
+                for b in BASELINES) + f"; full pool {_ms(m['full_accuracy'])}; TopoPrune − random "
+                + _iv(accuracy_gains(results, view, top)["random"]))  # fmt: skip
 
-    rows = [Claim(
-        "Differentiable persistent homology (our implementation: torch distances at gudhi's persistence pairs)",
-        f"{s['persistence_check']['n_clouds']} random clouds of {cfg.n_neighbours + 1} points, H0 and H1",
-        f"largest gap to gudhi's diagram {s['persistence_check']['max_gap']:.1e}",
-        persistence_verdict(s["persistence_check"]["max_gap"]),
-    )]  # fmt: skip
-    measured, verdict = accuracy_row("mlp")
-    rows.append(Claim("High accuracy at high pruning rates (e.g. 90%)",
-                      f"pruning {float(top):.0%}, MLP features select; {setting}; criterion: within {TIE} of the "
-                      f"best baseline and > {NEAR} (and 2 se) above random", measured, verdict))  # fmt: skip
-    rank_ok, overlap_ok, accuracy_ok = robustness_checks(results, top)
-    rho = m["spearman_noise"]
+    rows = [
+        Claim(
+            "Differentiable persistent homology (our implementation: torch distances at gudhi's persistence pairs)",
+            f"{s['persistence_check']['n_clouds']} random clouds of {cfg.n_neighbours + 1} points, H0 and H1",
+            f"largest gap to gudhi's diagram {s['persistence_check']['max_gap']:.1e}",
+            persistence_verdict(s["persistence_check"]["max_gap"]), kind="check",
+        ),
+        Claim(
+            "The score is stable under small feature noise (the stability the abstract argues from)",
+            f"Spearman of TopoPrune's scores, clean vs noise {cfg.noise} × each feature's sd; MLP features; {seeds}",
+            f"Spearman {_ms(rho['topoprune'])} (centre distance {_ms(rho['centre'])})",
+            stability_gate(rho["topoprune"]["values"]), kind="gate", name="stable",
+        ),
+        Claim(
+            "The score is stable across feature extractors",
+            f"Spearman of TopoPrune's scores, MLP vs CNN features; {seeds}",
+            f"Spearman {_ms(rho_t['topoprune'])} (centre distance {_ms(rho_t['centre'])})",
+            stability_gate(rho_t["topoprune"]["values"]), kind="gate", name="extractors",
+        ),
+        Claim(
+            "High accuracy at high pruning rates (e.g. 90%)",
+            f"pruning {float(top):.0%}, MLP features select; {setting}",
+            accuracy_measured("mlp"), accuracy_verdict(accuracy_gains(results, "mlp", top)), gates=("stable",),
+        ),
+    ]
+    gains = robustness_gains(results, top)
     rows.append(Claim(
         "Robust to noise in the latent features (geometric methods are not)",
         f"noise {cfg.noise} × each feature's sd on the MLP features; pruning {float(top):.0%}; {seeds}",
-        f"Spearman of scores clean vs noisy: TopoPrune {_ms(rho['topoprune'])}, centre distance "
-        f"{_ms(rho['centre'])}; kept-set Jaccard: " + ", ".join(
-            f"{METHOD_NAMES[k]} {m['jaccard'][k][top]['mean']:.2f}" for k in ("topoprune", *GEOMETRIC, "random"))
+        "TopoPrune − baseline, paired: " + ", ".join(f"{k} {_iv(v)}" for k, v in gains.items())
         + "; mean |accuracy change|: " + ", ".join(
-            f"{METHOD_NAMES[k]} {mean_abs(m['noise_change'][k][top]):.3f}" for k in ("topoprune", *GEOMETRIC)),
-        robustness_verdict(rank_ok, overlap_ok, accuracy_ok),
+            f"{METHOD_NAMES[k]} {mean_abs(m['noise_change'][k][top]):.3f}"
+            for k in ("topoprune", *GEOMETRIC, "random")),
+        robustness_verdict(gains), gates=("stable",),
     ))  # fmt: skip
-    measured, verdict = accuracy_row("cnn")
-    rho_t = m["spearman_transfer"]
     rows.append(Claim(
         "Transfers across architectures",
         f"CNN features select, the MLP trains; pruning {float(top):.0%}; {seeds}",
-        measured + f"; Spearman of scores MLP vs CNN features: TopoPrune {_ms(rho_t['topoprune'])}, centre "
-        f"distance {_ms(rho_t['centre'])}",
-        transfer_verdict(verdict, rho_t["topoprune"]["mean"] >= rho_t["centre"]["mean"]),
+        accuracy_measured("cnn"), accuracy_verdict(accuracy_gains(results, "cnn", top)),
+        gates=("stable", "extractors"),
     ))  # fmt: skip
     acc = m["accuracy"]["mlp"]
+    control = _values(acc["topoprune"][top]) - _values(acc["umap_radius"][top])
     rows.append(Claim(
         "Control (ours): the gain comes from the persistence, not from the UMAP embedding and the selection rule",
         f"same embedding and class-balanced coverage selection, score = mean kNN radius; pruning "
         f"{float(top):.0%}; {seeds}",
         f"TopoPrune {_ms(acc['topoprune'][top])}, control {_ms(acc['umap_radius'][top])}",
-        control_verdict(acc["topoprune"][top]["values"], acc["umap_radius"][top]["values"]),
+        control_verdict(control), gates=("stable",),
     ))  # fmt: skip
     ends = m["ends"]
-    by_end = {mode: accuracy_verdict(ends[mode]["topoprune"][top]["values"],
-                                     {b: acc[b][top]["values"] for b in BASELINES}, acc["random"][top]["values"])
-              for mode in END_MODES}  # fmt: skip
+    end_gains = {mode: _values(ends[mode]["topoprune"][top]) - _values(acc["random"][top]) for mode in END_MODES}
     rows.append(Claim(
-        "Selection-rule check (ours): high accuracy at 90% when TopoPrune keeps one end of its score",
+        "Selection rule (ours): high accuracy at 90% when TopoPrune keeps one end of its score",
         f"MLP features; per class the lowest or the highest scores (top-k), instead of evenly spaced ranks; "
-        f"pruning {float(top):.0%}; {seeds}; criterion: the accuracy claim's, better end counts",
-        "; ".join(f"{END_NAMES[mode]}: TopoPrune {_ms(ends[mode]['topoprune'][top])}, control "
-                  f"{_ms(ends[mode]['umap_radius'][top])}" for mode in END_MODES)
-        + f"; random {_ms(acc['random'][top])}; evenly spaced ranks {_ms(acc['topoprune'][top])}",
-        ends_verdict(by_end),
+        f"pruning {float(top):.0%}; {seeds}; both ends are parts of the claim",
+        "; ".join(f"{END_NAMES[mode]}: TopoPrune {_ms(ends[mode]['topoprune'][top])} (− random "
+                  f"{_iv(end_gains[mode])}), control {_ms(ends[mode]['umap_radius'][top])}" for mode in END_MODES)
+        + f"; random {_ms(acc['random'][top])}",
+        ends_verdict(end_gains), gates=("stable",),
     ))  # fmt: skip
     return rows
 
@@ -250,12 +282,12 @@ def ranking_sentence(results: TopoPruneResults) -> str:
 
 
 def stability_phrase(rho: float, jaccard: float, jaccard_random: float) -> str:
-    """How stable a score's choice of samples is under feature noise: "close to random" if the kept sets
-    overlap within 0.05 of two random draws' overlap and the scores' rank correlation is below 0.3;
-    "stable" if the rank correlation is at least 0.7; "partly stable" otherwise."""
-    if jaccard <= jaccard_random + 0.05 and rho < 0.3:
+    """How stable a score's choice of samples is under feature noise, in words for the page: "close to
+    random" if the kept sets overlap within ``RANDOM_JACCARD`` of two random draws' overlap and the scores'
+    rank correlation is below ``RANDOM_RHO``; "stable" if it is at least ``STABLE``; "partly stable" otherwise."""
+    if jaccard <= jaccard_random + RANDOM_JACCARD and rho < RANDOM_RHO:
         return "close to random: its kept set overlaps the clean one about as much as two random draws do"
-    if rho >= 0.7:
+    if rho >= STABLE:
         return "stable: the scores keep their ranking"
     return "partly stable: the ranking survives only in part"
 
