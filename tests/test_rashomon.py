@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from explorables.core.tables import apply_gates
+from explorables.core.verdicts import drive
 from explorables.rashomon import (
     AdditiveBasis,
     RashomonConfig,
@@ -22,13 +24,19 @@ from explorables.rashomon import (
 )
 from explorables.rashomon import data as D
 from explorables.rashomon.claims import (
-    closed_form_verdict,
+    CRITERIA,
+    claims,
+    closed_form_check,
     contradiction_verdict,
     feature_noise_verdict,
     gam_mechanism_verdict,
+    identity_check,
     linear_mechanism_verdict,
     logistic_mechanism_verdict,
+    loss_rises,
+    noise_gate,
     real_data_verdict,
+    real_gains,
 )
 from explorables.rashomon.models import loss_value
 
@@ -179,45 +187,78 @@ def test_lab_level_only_redraws_and_noise_refits():
     assert lab.fitted is not fitted
 
 
-# --- verdicts on constructed numbers ------------------------------------------------------------------
+# --- verdicts on constructed numbers (Claims kit 3: intervals over seeds) ---------------------------------
+
+UP, FLAT, DOWN = [3.0, 4.0, 3.0, 4.0, 3.0], [0.0] * 5, [-1.0, -2.0, -1.0, -2.0, -1.0]
+NOISY, SHRINK = [-2.0, 3.0, 0.0, 2.0, -1.0], [-2.0, -2.2, -2.1, -2.3, -2.0]
 
 
-def test_contradiction_verdict_reads_every_seed_and_not_the_linear_identity():
-    assert contradiction_verdict([-0.5, -0.2, -0.1], [2.0, 1.0, 3.0]).startswith("yes")
-    assert contradiction_verdict([-0.5, 0.1, -0.6], [2.0, 1.0, 3.0]).startswith("partly")  # one seed grew
-    assert contradiction_verdict([0.0, 0.0, 0.0], [2.0, 1.0, 3.0]).startswith("no")  # the volume did not shrink
-    assert contradiction_verdict([-0.5, -0.5], [0.0, 0.0]).startswith("no")  # nothing became reachable
-    assert contradiction_verdict([float("nan")], [2.0]).startswith("no")
+def test_every_criterion_reaches_every_branch():
+    assert drive(CRITERIA) == []
 
 
-def test_mechanism_verdicts():
-    # per-seed trends; the landed verdict asked the fixed-theta mean change to be exactly 0 and printed
-    # "no" when one seed of three gained one simplification at sigma = 3 (base seeds 1 and 2)
-    assert linear_mechanism_verdict([3.0, 2.0, 4.0], [0.0, 1.0, 0.0]).startswith("partly: only through a level")
-    assert linear_mechanism_verdict([3.0, 2.0, 4.0], [0.0, -1.0, 0.0]).startswith("partly: only through a level")
-    assert linear_mechanism_verdict([3.0, 2.0, 4.0], [1.0, 1.0, 1.0]).startswith("no")  # fixed theta gains too
-    assert linear_mechanism_verdict([3.0, 0.0, 4.0], [0.0, 0.0, 0.0]).startswith("no")  # one seed without gain
-    assert logistic_mechanism_verdict(-1.0, -0.1).startswith("yes")
-    assert logistic_mechanism_verdict(-1.0, 0.0) == "no"
-    assert logistic_mechanism_verdict(0.5, -0.1) == "no"
-    assert gam_mechanism_verdict(-1.0, 2.0).startswith("partly: noise fits wiggles")
-    assert gam_mechanism_verdict(0.0, 2.0) == "partly: see the figures"
-    assert gam_mechanism_verdict(-1.0, 0.0) == "partly: see the figures"
+def test_noise_gate_needs_every_seed_of_every_sweep():
+    assert noise_gate({"logistic": [0.3, 0.2], "linear": [8.0, 9.0]}, 0.01).startswith("pass")
+    assert noise_gate({"logistic": [0.3, 0.05], "linear": [8.0, 9.0]}, 0.01).startswith("fail: ")
+    assert "logistic" in noise_gate({"logistic": [0.3, 0.05], "linear": [8.0, 9.0]}, 0.01)
+    assert noise_gate({"logistic": [0.3, 0.2]}, 0.1).startswith("fail")  # the need scales with theta
 
 
-def test_closed_form_and_real_data_verdicts():
-    assert closed_form_verdict(1.0, 0.01, False).startswith("yes")
-    assert closed_form_verdict(4.0, 0.01, False).startswith("partly")  # 4 standard errors is too far
-    assert closed_form_verdict(1.0, 0.05, False).startswith("partly")
-    assert closed_form_verdict(1.0, 0.01, True).startswith("partly")  # a truncated sample decides nothing
-    assert closed_form_verdict(float("nan"), 0.01, False).startswith("partly")
-    # per set (outer) and seed (inner): droppable features at the most noise minus at none
-    up, flat, down = [1.0, 2.0, 1.0], [0.0, 0.0, 0.0], [-1.0, -2.0, 0.0]
-    assert real_data_verdict([up, up], [flat, flat]).startswith("partly: more features become droppable")
-    assert real_data_verdict([up, down], [up, up]).startswith("partly: only under the relative level")
-    # the landed verdict had no "no" branch: nothing gained anywhere must say "no"
-    assert real_data_verdict([down, flat], [up, flat]).startswith("no")
-    assert real_data_verdict([down, down], [up, [1.0, 0.0, 1.0]]).startswith("no")  # one seed without gain
+def test_checks_pass_and_fail():
+    assert identity_check(0.0).startswith("pass") and identity_check(1e-6).startswith("fail")
+    assert closed_form_check(1.0, 0.01, False).startswith("pass")
+    assert closed_form_check(4.0, 0.01, False).startswith("fail")  # 4 standard errors is too far
+    assert closed_form_check(1.0, 0.05, False).startswith("fail")
+    assert closed_form_check(1.0, 0.01, True).startswith("fail")  # a truncated sample decides nothing
+    assert closed_form_check(float("nan"), 0.01, False).startswith("fail")
+
+
+def test_contradiction_needs_a_smaller_set_and_more_reachable_on_the_interval():
+    assert contradiction_verdict(SHRINK, UP).startswith("yes")
+    assert contradiction_verdict(FLAT, UP).startswith("no")  # the volume did not shrink
+    assert contradiction_verdict([0.5, 0.6, 0.4], UP).startswith("no")  # it grew
+    assert contradiction_verdict(SHRINK, FLAT).startswith("no")  # nothing became reachable
+    assert contradiction_verdict(SHRINK, NOISY).startswith("unclear")  # the gain is within seed noise
+    assert contradiction_verdict([-2.0], [3.0]).startswith("unclear")  # one seed decides nothing
+    assert feature_noise_verdict(SHRINK, UP).startswith("yes")
+    assert feature_noise_verdict(SHRINK, [1.0, 0.0, 1.0]).startswith("unclear")  # one seed gained none
+    assert feature_noise_verdict([0.5, 0.4, 0.6], UP).startswith("no")
+
+
+def test_mechanism_verdicts_can_say_every_word():
+    assert linear_mechanism_verdict(UP, UP).startswith("yes")
+    assert linear_mechanism_verdict(UP, FLAT).startswith("partly: more simplifications reachable with σ — yes")
+    assert linear_mechanism_verdict(UP, [0.0, 1.0, 0.0, 0.0, 0.0]).startswith("partly")  # one seed's chance gain
+    assert linear_mechanism_verdict(FLAT, DOWN).startswith("no")
+    assert linear_mechanism_verdict(NOISY, FLAT).startswith("unclear")
+    assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [0.1, 0.05, 0.08]).startswith("yes")
+    assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [1.1, 1.2, 1.0]).startswith("no")  # the cost did not fall
+    assert logistic_mechanism_verdict([0.95, 0.97, 0.96], [0.1, 0.05, 0.08]).startswith("no")  # |w| barely fell
+    assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [0.5, 1.5, 0.9]).startswith("unclear")
+    # the landed GAM verdict returned "partly" on both branches: it must be able to say yes, no and unclear
+    assert gam_mechanism_verdict(UP, UP).startswith("yes")
+    assert gam_mechanism_verdict(DOWN, UP).startswith("partly: more simplifications reachable at a fixed θ")
+    assert gam_mechanism_verdict(DOWN, FLAT).startswith("no")
+    assert gam_mechanism_verdict(NOISY, FLAT).startswith("unclear")
+
+
+def test_real_data_verdict_is_judged_at_the_fixed_level_per_set():
+    assert real_data_verdict({"a": UP, "b": UP}).startswith("yes")
+    assert real_data_verdict({"a": UP, "b": DOWN}).startswith("partly")
+    assert real_data_verdict({"a": FLAT, "b": DOWN}).startswith("no")  # behind everywhere: no, never partly
+    assert real_data_verdict({"a": NOISY, "b": DOWN}).startswith("unclear")
+
+
+def test_claims_of_the_smoke_run_have_gates_checks_and_claims(smoke):
+    rows = apply_gates(claims(smoke))
+    kinds = [r.kind for r in rows]
+    assert kinds.count("gate") == 1 and kinds.count("check") == 2
+    assert all(r.gates == ("noise",) for r in rows if r.kind == "claim")
+    rises = loss_rises(smoke)
+    assert set(rises) >= {"linear", "logistic", "gam", "gam_logistic", "feature_noise", *smoke.summary["real"]}
+    assert all(len(r) == len(smoke.config.seeds) for r in rises.values())
+    gains = real_gains(smoke)
+    assert set(gains) == set(smoke.summary["real"])
 
 
 # --- bad input -----------------------------------------------------------------------------------------
@@ -260,14 +301,6 @@ def test_separable_data_is_caught_or_regularised():
         fit(X, y, "logistic")
     f = fit(X, y, "logistic", ridge=1e-3)  # documented remedy: finite, no NaN
     assert np.all(np.isfinite(f.beta)) and np.isfinite(log_volume(f, 0.01))
-
-
-def test_feature_noise_verdict_reads_every_seed():
-    assert feature_noise_verdict([-5.7, -5.6, -5.8], [1.0, 2.0, 1.0]).startswith("yes")
-    assert feature_noise_verdict([-5.7, 0.2, -5.8], [1.0, 2.0, 1.0]).startswith("partly")  # one seed grew
-    assert feature_noise_verdict([-5.7, -5.6, -5.8], [1.0, 0.0, 1.0]).startswith("partly")  # one seed gained none
-    assert feature_noise_verdict([0.5, 0.4, 0.6], [1.0, 2.0, 1.0]).startswith("no")
-    assert feature_noise_verdict([float("nan")], [1.0]).startswith("no")
 
 
 def test_feature_noise_moves_the_linear_volume_that_target_noise_cannot(smoke):

@@ -60,7 +60,7 @@ class RashomonConfig(ExperimentConfig):
         0.05, Positive(), "relative Rashomon level: theta = relative_eps * L(beta_hat), a fraction of the best loss"
     )
     seeds: tuple[int, ...] = param(
-        (0, 1, 2), Seeds(), "seeds each noise level is averaged over (each drawn together with the base seed)"
+        (0, 1, 2, 3, 4), Seeds(), "seeds each noise level is averaged over (each drawn together with the base seed)"
     )
     n_knots: int = param(6, Int(3), "spline knots per feature of the additive models (GAMs)")
     gam_ridge: float = param(1e-6, Float(0.0, 1.0), "ridge penalty of the GAM fits (keeps the spline basis solvable)")
@@ -185,8 +185,12 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
         # per seed (outer) and level (inner): what the verdicts read, so they decide on the spread
         "by_seed": {
             k: [[float(seed_rows[i][j][k]) for i in range(len(levels))] for j in range(len(cfg.seeds))]
-            for k in ("reachable_abs", "reachable_rel", "log_volume_abs", "size")
+            for k in ("reachable_abs", "reachable_rel", "log_volume_abs", "size", "loss")
         },
+    }
+    summary["by_seed"]["costs"] = {
+        n: [[float(seed_rows[i][j]["costs"][n]) for i in range(len(levels))] for j in range(len(cfg.seeds))]
+        for n in names
     }
     return summary, {"shapes": shapes, "grid": np.linspace(-1, 1, 101)} if shapes else {}
 
@@ -204,7 +208,7 @@ def _feature_noise(cfg: RashomonConfig) -> tuple[dict, dict]:
     simplifications["w1 = w2"] = tie_features(d, 0, 1)
     simplifications["w3 = w4"] = tie_features(d, 2, 3)
     target_sigma = min(cfg.sigma_grid)
-    keys = ("log_volume_abs", "reachable_abs", "reachable_rel", "size")
+    keys = ("log_volume_abs", "reachable_abs", "reachable_rel", "size", "loss")
     by_seed: dict[str, list[list[float]]] = {k: [] for k in keys}
     for seed in cfg.seeds:
         rows = {k: [] for k in keys}
@@ -219,6 +223,7 @@ def _feature_noise(cfg: RashomonConfig) -> tuple[dict, dict]:
             rows["reachable_abs"].append(float(sum(c <= cfg.theta for c in costs)))
             rows["reachable_rel"].append(float(sum(c <= rel for c in costs)))
             rows["size"].append(float(np.linalg.norm(fitted.w)))
+            rows["loss"].append(float(fitted.loss_value))
         for k in keys:
             by_seed[k].append(rows[k])
     summary = {
@@ -251,13 +256,16 @@ def _real(cfg: RashomonConfig) -> dict:
                         "droppable_rel": (costs <= cfg.relative_eps * fitted.loss_value).sum(),
                         "median_cost": np.median(costs),
                         "w_norm": np.linalg.norm(fitted.w),
+                        "loss": fitted.loss_value,
                     }
                 )
             rows.append(
                 {
                     "noise": level,
                     **{k: float(np.mean([r[k] for r in per_seed])) for k in per_seed[0]},
-                    "by_seed": {k: [float(r[k]) for r in per_seed] for k in ("droppable_abs_tenth", "droppable_rel")},
+                    "by_seed": {
+                        k: [float(r[k]) for r in per_seed] for k in ("droppable_abs_tenth", "droppable_rel", "loss")
+                    },
                 }
             )
         out[name] = {
