@@ -5,6 +5,7 @@ Determinism, JSON summaries, config validation, figures and the lab are the cont
 
 from __future__ import annotations
 
+import copy
 import inspect
 import pickle
 
@@ -13,6 +14,7 @@ import pytest
 import torch
 from torch.distributions import Dirichlet, kl_divergence
 
+from explorables.core.verdicts import drive
 from explorables.dcdm import claims as C
 from explorables.dcdm import data as Dt
 from explorables.dcdm import dcdm as M
@@ -226,53 +228,51 @@ def test_metrics_on_hand_made_inputs():
 
 
 def test_verdicts_follow_their_criteria():
-    s = lambda m, sd=0.01: {"mean": m, "sd": sd}  # noqa: E731
-    assert C.discovery_verdict(s(0.8), s(0.8), s(0.3), [0.8, 0.8], [0.3, 0.3]).startswith("yes")
-    assert C.discovery_verdict(s(0.6), s(0.8), s(0.3), [0.6, 0.6], [0.3, 0.3]).startswith("partly")
-    assert C.discovery_verdict(s(0.35), s(0.8), s(0.3), [0.35, 0.35], [0.3, 0.3]).startswith("no")
-    # paired: one seed where training did not beat its own initial encoder is enough for "no"
-    assert C.discovery_verdict(s(0.8), s(0.8), s(0.3), [0.9, 0.5], [0.05, 0.55]).startswith("no")
-    abl = {"fixed_centres": s(0.5), "softmax": s(0.7), "no_kl": s(0.69)}
-    assert C.ablation_verdict(s(0.7), abl).startswith("partly")
-    # the verdict does not name the ablations beaten (they change with the base seed); the helper does
-    assert C.ablation_verdict(s(0.7), abl) == C.ablation_verdict(
-        s(0.7), {**abl, "fixed_centres": s(0.7), "softmax": s(0.5)}
-    )
-    assert C.beaten_ablations(s(0.7), abl) == ["fixed centres"]
-    assert C.ablation_verdict(s(0.9), abl).startswith("yes")
-    assert C.ablation_verdict(s(0.4), abl).startswith("no")
-    assert C.purity_verdict(s(0.8), s(0.3), s(0.5)).startswith("yes")
-    assert C.purity_verdict(s(0.6), s(0.3), s(0.4)).startswith("partly")
-    assert C.purity_verdict(s(0.3), s(0.3), s(0.3)).startswith("no")
-    # the second control: fixed random centres that give samples as pure leave only "partly"
-    assert C.purity_verdict(s(0.95), s(0.3), s(0.95)) == (
-        "partly: purer than unconditional samples, but fixed random centres give samples as pure"
-    )
-    assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001)).startswith("yes")
-    assert C.quality_verdict(s(0.018, 0.001), s(0.010, 0.001)).startswith("partly")
-    assert C.quality_verdict(s(0.05, 0.001), s(0.010, 0.001)).startswith("no")
-    # generation from the model's own prior is checked too: only the aggregate posterior passing is "partly"
-    assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001), s(0.011, 0.001)).startswith("yes")
-    assert C.quality_verdict(s(0.011, 0.001), s(0.010, 0.001), s(0.05, 0.001)).startswith("partly")
-    assert C.quality_verdict(s(0.05, 0.001), s(0.010, 0.001), s(0.011, 0.001)).startswith("no")
-    # paired by seed: one bad member inflates the sd, but further on every seed by more than the DDPM's sd counts
-    wide = s(0.0033, 0.0032)
-    assert C.quality_verdict(s(0.0, 0.0005), s(0.001, 0.0005), wide).startswith("yes")  # unpaired: hidden
-    assert C.quality_verdict(
-        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0015, 0.0014], [0.001, 0.001, 0.001]
-    ).startswith("partly")
-    assert C.quality_verdict(
-        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0005, 0.0014], [0.001, 0.001, 0.001]
-    ).startswith("partly")  # further on most seeds, by more than the DDPM's sd on average
-    assert C.quality_verdict(
-        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.007, 0.0005, 0.0008], [0.001, 0.001, 0.001]
-    ).startswith("yes")  # further on one seed only: not clearly worse
-    assert C.quality_verdict(
-        s(0.0, 0.0005), s(0.001, 0.0005), wide, [0.0013, 0.0012, 0.0014], [0.001, 0.001, 0.001]
-    ).startswith("yes")  # further on every seed, but within the DDPM's own spread
-    assert C.intervention_verdict(s(0.7), s(0.1)).startswith("yes")
-    assert C.intervention_verdict(s(0.35), s(0.1)).startswith("partly")
-    assert C.intervention_verdict(s(0.12), s(0.1)).startswith("no")
+    hi, lo, mid = [0.80, 0.82, 0.81], [0.30, 0.31, 0.29], [0.2, 0.6, 0.4]
+    assert C.discovery_verdict(hi, hi, lo).startswith("yes")
+    assert C.discovery_verdict(hi, [0.95, 0.96, 0.97], lo).startswith("partly")  # learned, but k-means is better
+    assert C.discovery_verdict(lo, hi, lo).startswith("no")
+    assert C.discovery_verdict(mid, [0.95, 0.96, 0.97], lo).startswith("unclear")
+    # paired by seed: a mean gain that one seed contradicts is not a "yes"
+    assert not C.discovery_verdict([0.9, 0.5, 0.8], hi, [0.05, 0.55, 0.3]).startswith("yes")
+    abl = {"fixed_centres": lo, "softmax": hi, "no_kl": hi}
+    assert C.ablation_verdict(hi, abl).startswith("partly") and "yes: fixed centres" in C.ablation_verdict(hi, abl)
+    assert C.ablation_verdict(hi, dict.fromkeys(abl, lo)).startswith("yes")
+    # level with every ablation (a tight interval around 0) reads no, not unclear: the margin is an effect size
+    assert C.ablation_verdict(lo, dict.fromkeys(abl, lo)).startswith("no")
+    assert C.ablation_verdict(mid, dict.fromkeys(abl, lo)).startswith("unclear")
+    assert C.purity_verdict(hi, lo, lo).startswith("yes")
+    assert C.purity_verdict(hi, lo, hi).startswith("partly")  # fixed random centres give samples as pure
+    assert C.purity_verdict(lo, lo, lo).startswith("no")
+    assert C.purity_verdict([0.5, 0.9, 0.7], [0.55, 0.85, 0.7], [0.55, 0.85, 0.7]).startswith("unclear")
+    ddpm, near, far = [0.001, 0.0011, 0.0012], [0.0012, 0.0011, 0.001], [0.02, 0.021, 0.022]
+    assert C.quality_verdict(near, near, ddpm, 0.02).startswith("yes")
+    assert C.quality_verdict(near, far, ddpm, 0.02).startswith("partly")  # only the aggregate posterior keeps up
+    assert C.quality_verdict(far, far, ddpm, 0.02).startswith("no")
+    assert C.quality_verdict([0.001, 0.009, 0.005], [0.001, 0.009, 0.005], ddpm, 0.02).startswith("unclear")
+    # the margin is a quarter of the DDPM's gain over the Gaussian fit: an excess of 0.004 passes at 0.02, not 0.01
+    plus = [v + 0.004 for v in ddpm]
+    assert C.quality_verdict(plus, plus, ddpm, 0.02).startswith("yes")
+    assert C.quality_verdict(plus, plus, ddpm, 0.01).startswith("no")
+    assert C.intervention_verdict([0.7, 0.72, 0.71], [0.05, 0.06, 0.04]).startswith("yes")
+    assert C.intervention_verdict([0.3, 0.32, 0.31], [0.05, 0.06, 0.04]).startswith("no")
+    assert C.intervention_verdict([0.3, 0.7, 0.5], [0.0, 0.0, 0.0]).startswith("unclear")
+    with pytest.raises(ValueError, match="same length"):
+        C.intervention_verdict([0.7, 0.7], [0.1, 0.1, 0.1])
+
+
+def test_gates_and_the_check_follow_their_criteria():
+    assert C.cluster_gate([0.8, 0.82, 0.81], [0.3, 0.31, 0.29]).startswith("pass")
+    assert C.cluster_gate([0.35, 0.36, 0.34], [0.3, 0.31, 0.29]).startswith("fail")  # no room above the control
+    assert C.classifier_gate(0.95).startswith("pass") and C.classifier_gate(0.5).startswith("fail")
+    assert C.quality_gate([0.001, 0.0011, 0.0012], 0.01).startswith("pass")
+    assert C.quality_gate([0.008, 0.009, 0.0085], 0.01).startswith("fail")
+    assert C.kl_verdict(C.kl_check_error()).startswith("pass") and C.kl_verdict(1.0).startswith("fail")
+    assert drive(C.CRITERIA) == []
+    # the samples of the quality gate's reference have the data's mean and covariance
+    x = np.random.default_rng(0).normal(size=(4000, 3)) @ np.array([[1.0, 0.5, 0], [0, 1, 0], [0, 0, 0.2]])
+    g = X.gaussian_fit_samples(x, 20000, seed=1)
+    assert np.allclose(g.mean(0), x.mean(0), atol=0.03) and np.allclose(np.cov(g.T), np.cov(x.T), atol=0.05)
 
 
 def _write_fake_cifar(root):
@@ -324,34 +324,53 @@ def test_paper_path_reads_cifar_from_the_data_root_and_trains_unets(tmp_path):
 
 
 def _fake_results(dcdm_nmi: float, kmeans_nmi: float, dcdm_mmd: float, ddpm_mmd: float, purity_fixed: float = 0.3):
-    stat = lambda m: {"mean": m, "sd": 0.01}  # noqa: E731
-    arms = {a: {"nmi": stat(0.3), "ari": stat(0.2), "purity": stat(0.3), "mmd2": stat(ddpm_mmd)} for a in ARMS}
-    arms["dcdm"] = {"nmi": stat(dcdm_nmi), "ari": stat(0.5), "purity": stat(0.8), "mmd2": stat(dcdm_mmd)}
-    arms["dcdm"]["nmi_per_seed"] = [dcdm_nmi] * 3
-    arms["fixed_centres"]["purity"] = stat(purity_fixed)
-    untrained = {"nmi": stat(0.2), "nmi_per_seed": [0.2] * 3}
-    part = {"arms": arms, "kmeans": {"nmi": stat(kmeans_nmi)}, "untrained": untrained, "mmd2_floor": 0.0}
-    return X.DCDMResults(X.DCDMConfig.preset("smoke"), {"mixture": part, "images": part})
+    """A summary with the keys claims() reads; each per-seed list varies a little around its value."""
+    per = lambda m: [m - 0.005, m, m + 0.005]  # noqa: E731
+    stat = lambda m: {"mean": m, "sd": 0.005}  # noqa: E731
+
+    def arm(nmi, purity, mmd):
+        keys = {"nmi": nmi, "ari": 0.2, "purity": purity, "mmd2": mmd, "mmd2_prior": mmd}
+        return {**{k: stat(v) for k, v in keys.items()}, **{f"{k}_per_seed": per(v) for k, v in keys.items()}}
+
+    arms = {a: arm(0.3, 0.3, ddpm_mmd) for a in ARMS}
+    arms["dcdm"] = arm(dcdm_nmi, 0.8, dcdm_mmd)
+    arms["fixed_centres"] = arm(0.3, purity_fixed, ddpm_mmd)
+    untrained = {"nmi": stat(0.2), "nmi_per_seed": per(0.2)}
+    part = {
+        "arms": arms,
+        "kmeans": {"nmi": stat(kmeans_nmi), "nmi_per_seed": per(kmeans_nmi)},
+        "untrained": untrained,
+        "mmd2_floor": 0.0,
+        "mmd2_gaussian": 1.0,
+        "classifier_test_accuracy": 0.95,
+    }
+    return X.DCDMResults(X.DCDMConfig.preset("smoke"), {"mixture": part, "images": copy.deepcopy(part)})
 
 
 def test_sentences_follow_the_verdicts():
     good = _fake_results(0.75, 0.76, 0.1, 0.1)
     assert "about as well as k-means" in C.discovery_sentence(good, "images")
-    assert "not clearly further from the data" in C.quality_sentence(good)
-    assert C.prototype_sentence(good).startswith("On both datasets the learned concepts give purer samples")
-    worse = _fake_results(0.5, 0.75, 0.5, 0.1)
-    assert "k-means on the same inputs matches the labels better" in C.discovery_sentence(worse, "mixture")
-    assert "clearly further" in C.quality_sentence(worse)
+    assert "not further from the data" in C.quality_sentence(good)
+    assert C.prototype_sentence(good).startswith("On the 2-D mixture, the learned concepts give samples purer")
     assert C.ablation_sentence(good).startswith("DCDM's concepts track the labels clearly better")
-    assert len(C.claims(good)) == 8  # no intervention rows without intervention scores
+    rows = C.claims(good)
+    assert [r.kind for r in rows].count("check") == 1 and [r.kind for r in rows].count("gate") == 6
+    assert len([r for r in rows if r.kind == "claim"]) == 8  # no intervention rows without intervention scores
+    worse = _fake_results(0.5, 0.75, 0.9, 0.1)
+    assert "only one of the two parts holds" in C.discovery_sentence(worse, "mixture")
+    assert "further from the data than the plain DDPM's by more than the margin" in C.quality_sentence(worse)
     prior_worse = _fake_results(0.75, 0.76, 0.1, 0.1)
     for part in ("mixture", "images"):
-        prior_worse.summary[part]["arms"]["dcdm"]["mmd2_prior"] = {"mean": 0.5, "sd": 0.01}
-    assert "only when their concept weights are inferred from training inputs" in C.quality_sentence(prior_worse)
-    assert any(r.verdict.startswith("partly") and "own prior" in r.verdict for r in C.claims(prior_worse))
+        prior_worse.summary[part]["arms"]["dcdm"]["mmd2_prior_per_seed"] = [0.5, 0.51, 0.49]
+    assert "only one way of choosing the concept weights" in C.quality_sentence(prior_worse)
+    assert any(r.verdict.startswith("partly") and "from its prior" in r.verdict for r in C.claims(prior_worse))
     as_pure = _fake_results(0.75, 0.76, 0.1, 0.1, purity_fixed=0.8)
-    assert "Fixed random centres give samples as pure" in C.prototype_sentence(as_pure)
-    assert "not that learning the centres made them so" in C.prototype_sentence(as_pure)
+    assert "whether or not the centre was learned" in C.prototype_sentence(as_pure)
+    # a failed gate turns its claims untested, and the sentences say so
+    weak = _fake_results(0.75, 0.76, 0.1, 0.1)
+    weak.summary["images"]["classifier_test_accuracy"] = 0.5
+    assert "too weak to judge purity" in C.prototype_sentence(weak)
+    assert "the learned concepts give samples purer" in C.prototype_sentence(weak)  # the mixture's still reads yes
 
 
 def test_the_control_is_the_encoder_the_trained_models_started_from():

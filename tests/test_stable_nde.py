@@ -15,6 +15,7 @@ import torch
 
 from explorables.core.checkpoint import Checkpointer
 from explorables.core.threads import one_cpu_thread
+from explorables.core.verdicts import drive
 from explorables.stable_nde import (
     Config,
     complete_loss,
@@ -45,6 +46,7 @@ from explorables.stable_nde import (
 )
 from explorables.stable_nde import claims as C
 from explorables.stable_nde.losses import (
+    CHEAP_METHODS,
     Batch,
     directional_derivative,
     heldout_unrolled_error,
@@ -374,44 +376,47 @@ def test_smoke_run_on_kuramoto_sivashinsky_uses_the_same_code_path():
 # ---------------------------------------------------------------- verdicts
 
 
+UP, FLAT, MID = [0.3, 0.32, 0.31], [0.0, 0.01, -0.01], [0.0, 0.2, 0.1]
+
+
 def test_alignment_and_lens_verdicts():
-    assert C.alignment_verdict({"a": 0.2, "b": 0.15}).startswith("yes")
-    assert C.alignment_verdict({"a": 0.2, "b": 0.06}).startswith("partly")
-    assert C.alignment_verdict({"a": 0.2, "b": -0.01}).startswith("partly")
-    assert C.alignment_verdict({"a": -0.2, "b": 0.01}).startswith("no")
-    assert C.lens_verdict({"a": 0.1}, {"a": 0.1}).startswith("yes")
-    assert C.lens_verdict({"a": 0.1}, {"a": 0.0}).startswith("partly: rollout-shaped noise")
-    assert C.lens_verdict({"a": 0.0, "b": 0.1}, {"a": 0.0, "b": 0.0}).startswith("partly")
-    assert C.lens_verdict({"a": 0.0}, {"a": 0.0}).startswith("no")
+    assert C.alignment_verdict({"a": UP, "b": UP}).startswith("yes")
+    assert C.alignment_verdict({"a": UP, "b": FLAT}).startswith("partly")
+    assert C.alignment_verdict({"a": FLAT, "b": FLAT}).startswith("no")
+    assert C.alignment_verdict({"a": MID, "b": FLAT}).startswith("unclear")
+    # the margin is judged on the interval: a mean gain of 0.12 whose interval reaches below 0.1 is not a "yes"
+    assert C.alignment_verdict({"a": [0.05, 0.2, 0.11]}).startswith("unclear")
+    assert C.lens_verdict({"a": UP}, {"a": UP}).startswith("yes")
+    assert C.lens_verdict({"a": UP}, {"a": FLAT}).startswith("partly")
+    assert "yes: rollout noise, a" in C.lens_verdict({"a": UP}, {"a": FLAT})
+    assert C.lens_verdict({"a": FLAT}, {"a": FLAT}).startswith("no")
+    assert C.lens_verdict({"a": MID}, {"a": FLAT}).startswith("unclear")
 
 
-def test_stability_and_cost_verdicts():
-    def entry(blow, drift):
-        return {"blow_up_fraction": {"mean": blow}, "energy_drift": {"mean": drift}, "z_distance": {"mean": drift}}
+def test_stability_verdicts():
+    zero, one = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
+    assert C.system_stability(zero, zero, [0.5, 0.55, 0.5], one)[0] == "yes"  # same blow-ups, half the drift
+    assert C.system_stability(zero, [0.5, 0.6, 0.5], one, one)[0] == "yes"  # clearly fewer blow-ups
+    assert C.system_stability([0.5, 0.6, 0.5], zero, [0.5, 0.55, 0.5], one)[0] == "no"  # more blow-ups
+    assert C.system_stability(zero, zero, [1.0, 1.01, 0.99], one)[0] == "no"  # no gain at all
+    assert C.system_stability(zero, zero, [0.3, 1.5, 0.8], one)[0] == "unclear"
+    nan = [float("nan")] * 3
+    assert C.system_stability(one, one, nan, nan)[0] == "no"  # everything blows up for both: not more stable
+    stable, same = (zero, zero, [0.5, 0.55, 0.5], one), (zero, zero, [1.0, 1.01, 0.99], one)
+    assert C.stability_claim({"a": stable, "b": stable}).startswith("yes")
+    assert C.stability_claim({"a": stable, "b": same}).startswith("partly")
+    assert C.stability_claim({"a": same, "b": same}).startswith("no")
+    assert "the longer one-step control" in C.stability_claim({"a": same}, against="the longer one-step control")
 
-    assert C.improves(entry(0.0, 0.1), entry(0.1, 0.2), "pendulum")
-    assert not C.improves(entry(0.2, 0.1), entry(0.1, 0.2), "pendulum")
-    assert not C.improves(entry(0.0, 0.3), entry(0.0, 0.2), "lorenz")
-    assert not C.improves(entry(0.0, float("nan")), entry(0.0, 0.2), "lorenz")
-    assert C.improves(entry(0.0, 0.3), entry(0.0, float("nan")), "lorenz")
-    assert C.stability_verdict({"a": True, "b": True}).startswith("yes")
-    assert C.stability_verdict({"a": True, "b": False}).startswith("partly")
-    assert C.stability_verdict({"a": False}).startswith("no")
-    assert C.cost_verdict(4.0, 1.5).startswith("yes")
-    assert C.cost_verdict(2.0, 1.9).startswith("no")
 
-
-def test_reference_fit_sentence():
-    def e(mean, sd):
-        return {"mean": mean, "sd": sd}
-
-    assert C.fits_better(e(1.0, 0.1), e(2.0, 0.5))
-    assert not C.fits_better(e(1.0, 0.3), e(1.5, 0.3))  # within the spread
-    good = {"unrolled": e(1e-3, 1e-4), "one_step": e(1e-2, 1e-3)}
-    bad = {"unrolled": e(1e-1, 1e-2), "one_step": e(1e-2, 1e-3)}
-    assert "as it should" in C.reference_fit_sentence({"a": good, "b": good})
-    assert "on a only" in C.reference_fit_sentence({"a": good, "b": bad})
-    assert "under-trained" in C.reference_fit_sentence({"a": bad, "b": bad})
+def test_checks_and_the_reference_gate():
+    assert C.expensive_check({"a": 4.0, "b": 3.0}).startswith("pass")
+    assert C.expensive_check({"a": 4.0, "b": 1.2}) == "fail: unrolled < 2× one-step on b"
+    assert C.cheap_check({"a": 0.4}).startswith("pass") and C.cheap_check({"a": 0.9}).startswith("fail")
+    assert C.reference_gate([0.1, 0.2, 0.3], [1.0, 1.0, 1.0]).startswith("pass")
+    assert C.reference_gate([0.1, 0.9, 0.3], [1.0, 1.0, 1.0]).startswith("fail")  # every seed must clear it
+    assert C.reference_gate([0.1, float("inf"), 0.3], [1.0, 1.0, 1.0]).startswith("fail")
+    assert drive(C.CRITERIA) == []
 
 
 # ---------------------------------------------------------------- clear errors
@@ -449,3 +454,39 @@ def test_bad_inputs_give_clear_errors():
     with pytest.raises(ValueError, match="alignment_steps"):
         Config.preset("smoke", alignment_steps=(0, 10_000))
     assert np.isfinite(float(one_step_loss(model, data[:, :, 0], data[:, :, 1])))
+
+
+def _fake_results(unrolled_loss: float):
+    """A summary with the keys claims() reads: the unrolled model's held-out loss is ``unrolled_loss`` x one-step's."""
+    cfg = Config.preset("smoke")
+    methods = (*C.METHOD_LABELS, C.CONTROL)
+    per = lambda m: {"per_seed": [m * (1 + 0.01 * i) for i in range(3)], "mean": m, "sd": 0.01}  # noqa: E731
+    summary = {}
+    for n in cfg.systems:
+        key = C.secondary_metric(n)[0]
+        stability = {m: {"blow_up_fraction": per(0.0), "heldout_loss": per(1.0), key: per(1.0)} for m in methods}
+        stability["unrolled"]["heldout_loss"] = per(unrolled_loss)
+        stability["complete"][key] = per(0.5)
+        cosine = {m: [[0.5, 0.51, 0.49]] * len(cfg.alignment_steps) for m in CHEAP_METHODS}
+        cosine["complete"] = [[0.8, 0.81, 0.79]] * len(cfg.alignment_steps)
+        summary[n] = {
+            "step_cost_seconds": {m: 0.001 * (4 if m == "unrolled" else 1) for m in methods},
+            "stability": stability,
+            "alignment": {"cosine": cosine},
+        }
+    return C.StableNDEResults(cfg, summary, {})
+
+
+def test_claims_follow_the_reference_gate():
+    good = C.claims(_fake_results(0.5))
+    assert [r.kind for r in good].count("check") == 2 and [r.kind for r in good].count("gate") == 2
+    words = {r.claim: r.outcome for r in C.apply_gates(good) if r.kind == "claim"}
+    assert words["The complete regulariser improves the stability of the learned dynamics"] == "yes"
+    assert words["The complete regulariser follows from this view (its gradient approximates the unrolled one)"] == (
+        "yes"
+    )
+    assert words["Noise injection and Jacobian regularisation both approximate the unrolled gradient"] == "no"
+    assert "as it should" in C.reference_sentence(_fake_results(0.5))
+    bad = _fake_results(0.95)  # the reference does not fit its own loss: every claim untested
+    assert set(C.verdict_words(bad).values()) == {"untested"}
+    assert "under-trained" in C.reference_sentence(bad)

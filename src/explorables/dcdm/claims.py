@@ -1,316 +1,493 @@
 """The chapter's claims table, and the tested functions that turn measured numbers into verdicts.
 
-Each verdict function states its criterion in its docstring; the notebook only glues their output.
-Stochastic numbers are ``{"mean": ..., "sd": ...}`` over the seeds of the run. A difference
-"counts" when it is larger than the two standard deviations added.
+Claims kit 3 (:mod:`explorables.core.verdicts`): every verdict is decided on the interval over the
+run's seeds (mean ± 2 standard errors of per-seed values, paired by seed: the members of one seed
+start from the same weights and centres). Three kinds of rows:
+
+* a **check** (our own verification): the closed-form Dirichlet KL agrees with torch's;
+* **gates** (the setup can show the effect), per dataset: *clusters* (k-means on the same inputs
+  finds the labels far better than the untrained encoder does: there is structure to discover),
+  *classifier* (the classifier that scores purity and interventions is accurate on held-out data),
+  *quality* (the sample-quality distance tells the plain DDPM from a Gaussian fit to the data);
+* the paper's **claims**, per dataset: discovery, ablations, prototypes, sample quality, interventions.
+
+Every threshold is a module constant below, and :data:`CRITERIA` drives every verdict function
+through each of its branches with synthetic numbers (the contract test runs it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch.distributions import Dirichlet, kl_divergence
+
 from ..core.tables import Claim
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
+from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
+from .dcdm import dirichlet_kl
 from .experiment import DCDMResults
 
-Stat = dict[str, float]
+Values = Sequence[float]
 
 ABLATION_NAMES = {"fixed_centres": "fixed centres", "softmax": "softmax weights", "no_kl": "no KL"}
 PART_NAMES = {"mixture": "2-D mixture", "images": "digits"}
 
+# --- every threshold of the chapter, fixed before the comparisons ---------------------------------
+#: gate "clusters": k-means NMI above the untrained encoder's by at least this much (paired by seed)
+CLUSTER_GATE = 0.1
+#: discovery: DCDM's NMI above its own untrained encoder's by at least this much (paired by seed)
+DISCOVERY_MARGIN = 0.1
+#: discovery: DCDM's NMI at most this much below k-means' (paired by seed)
+KMEANS_TOLERANCE = 0.05
+#: ablations: DCDM's NMI above each ablation's by at least this much (paired by seed)
+ABLATION_MARGIN = 0.02
+#: gate "classifier": held-out accuracy of the classifier that labels samples and edits
+CLASSIFIER_GATE = 0.8
+#: prototypes: purity of concept samples at least this high ...
+PURITY_GOOD = 0.7
+#: ... and above each control's (unconditional DDPM samples, fixed random centres) by at least this much
+PURITY_MARGIN = 0.05
+#: gate "quality": the plain DDPM's MMD² at most this fraction of a Gaussian fit's
+QUALITY_GATE = 0.5
+#: quality: DCDM's MMD² above the DDPM's by at most this fraction of the DDPM's gain over the Gaussian fit
+QUALITY_MARGIN = 0.25
+#: interventions: the swap gives the new concept's label to at least this share more edits than no swap
+INTERVENTION_GAIN = 0.5
+#: check: largest |closed-form KL - torch's KL| allowed (float32 arithmetic)
+KL_TOLERANCE = 1e-4
 
-def pm(x: Stat, digits: int = 3) -> str:
-    """``mean ± sd``."""
-    return f"{x['mean']:.{digits}f} ± {x['sd']:.{digits}f}"
+
+def _diff(a: Values, b: Values) -> np.ndarray:
+    """Per-seed paired differences ``a - b``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired per-seed values must have the same length, got {a.shape} and {b.shape}")
+    return a - b
 
 
-def clearly_above(a: Stat, b: Stat, margin: float = 0.0) -> bool:
-    """``a`` exceeds ``b`` by more than ``margin`` and by more than the two sds added."""
-    gap = a["mean"] - b["mean"]
-    return gap > margin and gap > a["sd"] + b["sd"]
+def _iv(values: Values, digits: int = 3, signed: bool = True) -> str:
+    """``mean [low, high]``: the interval a verdict is decided on (signed for a difference)."""
+    return interval(values).format(digits, signed=signed)
+
+
+# --- check ----------------------------------------------------------------------------------------
+
+
+def kl_check_error(n: int = 64, k: int = 6, seed: int = 0) -> float:
+    """Largest gap between eq. (dir-kl) and ``torch.distributions.kl_divergence`` on random Dirichlets."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.exp(3 * torch.rand(n, k, generator=g) - 2)
+    ours = dirichlet_kl(a, 0.3)
+    theirs = kl_divergence(Dirichlet(a), Dirichlet(torch.full((k,), 0.3)))
+    return float((ours - theirs).abs().max())
+
+
+def kl_verdict(error: float, tolerance: float = KL_TOLERANCE) -> str:
+    """Pass when the closed form agrees with torch's KL to ``tolerance``."""
+    if error <= tolerance:
+        return f"pass: largest gap {error:.1e} ≤ {tolerance:g}"
+    return f"fail: largest gap {error:.1e} > {tolerance:g}"
+
+
+# --- gates ----------------------------------------------------------------------------------------
+
+
+def cluster_gate(kmeans: Values, untrained: Values, threshold: float = CLUSTER_GATE) -> str:
+    """Pass when k-means' NMI minus the untrained encoder's (paired by seed) has its interval above ``threshold``:
+    the inputs hold label structure that a clustering can find and that an untrained encoder does not already give."""
+    d = _diff(kmeans, untrained)
+    word = gate(d, threshold)
+    return f"{word}: k-means − untrained encoder {_iv(d)} {'≥' if word == 'pass' else 'not clearly ≥'} {threshold}"
+
+
+def classifier_gate(accuracy: float, threshold: float = CLASSIFIER_GATE) -> str:
+    """Pass when the evaluation classifier's held-out accuracy is at least ``threshold`` (one classifier per run)."""
+    word = gate([accuracy], threshold, rule="every seed")
+    return f"{word}: held-out accuracy {accuracy:.3f} {'≥' if word == 'pass' else '<'} {threshold}"
+
+
+def quality_gate(ddpm: Values, gaussian: float, fraction: float = QUALITY_GATE) -> str:
+    """Pass when the plain DDPM's MMD² (per seed) has its interval at or below ``fraction`` x a Gaussian fit's:
+    the distance can tell a trained generator from the crudest one, so it can also see a cost in quality."""
+    word = gate(ddpm, fraction * gaussian, "below")
+    return (
+        f"{word}: DDPM {_iv(ddpm, 4, signed=False)} {'≤' if word == 'pass' else 'not clearly ≤'} "
+        f"{fraction:g} × Gaussian fit {gaussian:.4f}"
+    )
+
+
+# --- claims ---------------------------------------------------------------------------------------
 
 
 def discovery_verdict(
-    dcdm: Stat,
-    kmeans: Stat,
-    untrained: Stat,
-    dcdm_per_seed: list[float],
-    untrained_per_seed: list[float],
-    tol: float = 0.05,
+    dcdm: Values,
+    kmeans: Values,
+    untrained: Values,
+    margin: float = DISCOVERY_MARGIN,
+    tolerance: float = KMEANS_TOLERANCE,
 ) -> str:
-    """NMI of DCDM's concepts against the labels. The control is the same encoder before training (an
-    encoder's random features already group nearby inputs); DCDM is "above the control" when its mean
-    NMI is at least 0.1 higher and it is higher on every seed (paired: same initial weights).
-    Yes: above the control and within ``tol`` of k-means or better. Partly: above the control but more
-    than ``tol`` below k-means. No: not above the control."""
-    paired = len(dcdm_per_seed) == len(untrained_per_seed) and all(
-        a > b for a, b in zip(dcdm_per_seed, untrained_per_seed, strict=True)
-    )
-    above_control = paired and dcdm["mean"] - untrained["mean"] >= 0.1
-    if above_control and dcdm["mean"] >= kmeans["mean"] - tol:
-        return f"yes: far above the untrained encoder, within {tol} of k-means or better"
-    if above_control:
-        return (
-            "partly: concepts track the labels (well above the untrained encoder) "
-            f"but k-means does better by more than {tol}"
-        )
-    return "no: not clearly better than an untrained encoder's grouping"
+    """NMI of DCDM's concepts against the labels, per seed, in two parts: above its own untrained encoder by
+    ``margin`` (the control: random features already group nearby inputs), and at most ``tolerance`` below
+    k-means on the same inputs. Yes: both; no: neither; partly: one; unclear otherwise."""
+    up, vs_km = _diff(dcdm, untrained), _diff(dcdm, kmeans)
+    parts = {
+        f"above the untrained encoder by ≥ {margin} ({_iv(up)})": compare(up, margin),
+        f"within {tolerance} of k-means ({_iv(vs_km)})": compare(vs_km, -tolerance),
+    }
+    return scope_verdict(parts, "NMI, paired by seed")
 
 
-def beaten_ablations(dcdm: Stat, ablations: dict[str, Stat]) -> list[str]:
-    """The ablations DCDM's NMI is clearly above (names for the page; they can change with the base seed)."""
-    return [ABLATION_NAMES.get(k, k) for k, v in ablations.items() if clearly_above(dcdm, v)]
+def ablation_verdict(dcdm: Values, ablations: dict[str, Values], margin: float = ABLATION_MARGIN) -> str:
+    """NMI of DCDM minus each ablation's (paired by seed). Each part: yes when the interval is at least
+    ``margin``, no when it is below. Yes: every ablation; no: none (DCDM behind or level with all);
+    partly: some; unclear otherwise."""
+    parts = {}
+    for key, values in ablations.items():
+        d = _diff(dcdm, values)
+        parts[f"{ABLATION_NAMES.get(key, key)} ({_iv(d)})"] = compare(d, margin)
+    return scope_verdict(parts, f"DCDM's NMI above the ablation by ≥ {margin}")
 
 
-def ablation_verdict(dcdm: Stat, ablations: dict[str, Stat]) -> str:
-    """NMI of DCDM against each ablation. Yes: clearly above every ablation. Partly: clearly above some.
-    No: clearly above none (ties within the seed spread count against the claim). The verdict does not
-    name the ablations beaten: which ones are clearly below DCDM can change with the base seed."""
-    beaten = beaten_ablations(dcdm, ablations)
-    if len(beaten) == len(ablations):
-        return "yes: clearly above every ablation"
-    if beaten:
-        return "partly: clearly above some ablations, not all"
-    return "no: not clearly above any ablation"
-
-
-def purity_verdict(dcdm: Stat, unconditional: Stat, fixed: Stat, good: float = 0.7) -> str:
-    """Purity of concept-conditioned samples under the separate classifier, against two controls: the
-    plain DDPM's samples grouped the same way (unconditional samples: near the largest class share) and
-    the fixed-centres arm (centres left at random training inputs: are samples pure just because they
-    are drawn near *some* point?). Yes: mean >= ``good``, clearly above both controls. Partly: clearly
-    above the unconditional samples, but below ``good`` or not clearly above fixed random centres.
-    No: not clearly above the unconditional samples."""
-    if not clearly_above(dcdm, unconditional):
-        return "no: samples per concept are not purer than unconditional ones"
-    short = []
-    if dcdm["mean"] < good:
-        short.append(f"purity stays below {good}")
-    if not clearly_above(dcdm, fixed):
-        short.append("fixed random centres give samples as pure")
-    if not short:
-        return f"yes: purity ≥ {good}, clearly above unconditional samples and fixed random centres"
-    return "partly: purer than unconditional samples, but " + " and ".join(short)
-
-
-def not_clearly_worse(a: Stat, b: Stat) -> bool:
-    """MMD² ``a`` is not clearly above ``b``: within the two sds added, or within 1.25x ``b``."""
-    return a["mean"] <= b["mean"] + a["sd"] + b["sd"] or a["mean"] <= 1.25 * b["mean"]
-
-
-def prior_clearly_worse(prior_per_seed: list[float], ddpm_per_seed: list[float], ddpm: Stat) -> bool:
-    """Samples drawn with the model's own prior are clearly further from the data than the plain DDPM's: further
-    on most seeds (paired: the members of a seed start from the same weights) and, on average, by more than the
-    DDPM's own seed-to-seed sd. Not "both sds added" as elsewhere: one badly trained DCDM member inflates its sd
-    and would hide a gap most seeds show. (Written in review: "every seed" first, but at base seed 0 one digits
-    member's prior samples matched the DDPM's while the mean gap was still 3.6x, and the verdict flipped with
-    the base seed.)"""
-    if not prior_per_seed or len(prior_per_seed) != len(ddpm_per_seed):
-        return False
-    gaps = [p - d for p, d in zip(prior_per_seed, ddpm_per_seed, strict=True)]
-    return sum(g > 0 for g in gaps) > len(gaps) / 2 and sum(gaps) / len(gaps) > ddpm["sd"]
+def purity_verdict(
+    dcdm: Values,
+    unconditional: Values,
+    fixed: Values,
+    good: float = PURITY_GOOD,
+    margin: float = PURITY_MARGIN,
+) -> str:
+    """Purity of concept-conditioned samples, per seed, in three parts: at least ``good``; above the plain
+    DDPM's unconditional samples grouped the same way by ``margin``; above the fixed-random-centres arm by
+    ``margin`` (are samples pure merely because they are drawn near *some* point?)."""
+    vs_unc, vs_fixed = _diff(dcdm, unconditional), _diff(dcdm, fixed)
+    parts = {
+        f"purity ≥ {good} ({_iv(dcdm, signed=False)})": compare(dcdm, good),
+        f"above unconditional samples by ≥ {margin} ({_iv(vs_unc)})": compare(vs_unc, margin),
+        f"above fixed random centres by ≥ {margin} ({_iv(vs_fixed)})": compare(vs_fixed, margin),
+    }
+    return scope_verdict(parts, "purity of samples per concept, paired by seed")
 
 
 def quality_verdict(
-    dcdm: Stat,
-    ddpm: Stat,
-    dcdm_prior: Stat | None = None,
-    prior_per_seed: list[float] | None = None,
-    ddpm_per_seed: list[float] | None = None,
+    dcdm: Values, dcdm_prior: Values, ddpm: Values, gaussian: float, fraction: float = QUALITY_MARGIN
 ) -> str:
-    """Squared MMD of samples to held-out data, DCDM against the plain DDPM with the same denoiser.
-    ``dcdm`` takes its concept weights from the inferred Dirichlets of random training inputs (the aggregate
-    posterior); ``dcdm_prior``, when given, from the model's own prior ``Dir(alpha_0)`` (no input looked at).
-    Yes: not clearly worse (DCDM mean <= DDPM mean + both sds, or <= 1.25x the DDPM's) with the aggregate
-    posterior, and with the prior not clearly worse either (per seed when ``prior_per_seed`` and ``ddpm_per_seed``
-    are given, :func:`prior_clearly_worse`; else as for the posterior). Partly: not clearly worse with the
-    aggregate posterior only, or within 2x the DDPM's. No: worse than that."""
-    if not_clearly_worse(dcdm, ddpm):
-        if dcdm_prior is None:
-            prior_ok = True
-        elif prior_per_seed is not None and ddpm_per_seed is not None:
-            prior_ok = not prior_clearly_worse(prior_per_seed, ddpm_per_seed, ddpm)
-        else:
-            prior_ok = not_clearly_worse(dcdm_prior, ddpm)
-        if prior_ok:
-            return "yes: samples not clearly further from the data than the plain DDPM's"
-        return (
-            "partly: not clearly further than the plain DDPM's with concept weights inferred from training inputs, "
-            f"but clearly further with weights from the model's own prior (MMD² {dcdm_prior['mean']:.4f} "
-            f"against {ddpm['mean']:.4f})"
-        )
-    if dcdm["mean"] <= 2 * ddpm["mean"]:
-        return "partly: samples somewhat further from the data than the plain DDPM's (under 2×)"
-    return "no: samples clearly further from the data than the plain DDPM's"
+    """Squared MMD of samples to held-out data, DCDM minus the plain DDPM with the same denoiser (paired by
+    seed), against a non-inferiority margin of ``fraction`` x (Gaussian fit's MMD² - DDPM's mean MMD²): a
+    cost in quality is judged on the scale of what training the DDPM gained. Two parts: concept weights from
+    the inferred Dirichlets of random training inputs (the aggregate posterior), and from the model's own
+    prior ``Dir(alpha_0)`` (no input looked at). Each: yes when the excess's interval lies at or below the
+    margin, no when it lies above."""
+    margin = fraction * (gaussian - float(np.mean(ddpm)))
+    post, prior = _diff(dcdm, ddpm), _diff(dcdm_prior, ddpm)
+    parts = {
+        f"weights inferred from training inputs ({_iv(post, 4)})": compare(post, margin, "below"),
+        f"weights from its prior ({_iv(prior, 4)})": compare(prior, margin, "below"),
+    }
+    return scope_verdict(parts, f"MMD² above the DDPM's by at most {margin:.4f}")
 
 
-def intervention_verdict(hit: Stat, base: Stat, good: float = 0.5) -> str:
-    """Share of edited inputs the classifier gives the new concept's label, against the same edit without
-    the swap (the control: how often that label comes out anyway). Yes: the gain is at least ``good``
-    and clear. Partly: a clear gain of at least 0.15. No otherwise."""
-    gain = hit["mean"] - base["mean"]
-    if clearly_above(hit, base) and gain >= good:
-        return f"yes: swapping the weights moves at least {good:.0%} more inputs to the new concept"
-    if clearly_above(hit, base, 0.15):
-        return f"partly: a clear gain, but under {good:.0%} more edits take on the new concept"
-    return "no: swapping the weights does not clearly move inputs to the new concept"
-
-
-def _part(results: DCDMResults, part: str) -> dict:
-    return results.summary[part]
-
-
-def _quality(arms: dict) -> str:
-    """:func:`quality_verdict` on one dataset's arms (the prior check paired by seed where the run stored it)."""
-    d, p = arms["dcdm"], arms["ddpm"]
-    return quality_verdict(
-        d["mmd2"], p["mmd2"], d.get("mmd2_prior"), d.get("mmd2_prior_per_seed"), p.get("mmd2_per_seed")
+def intervention_verdict(hit: Values, base: Values, threshold: float = INTERVENTION_GAIN) -> str:
+    """Share of edited inputs the classifier gives the new concept's label, minus the same edit without the
+    swap (the control: how often that label comes out anyway), paired by seed: yes when the interval is at
+    least ``threshold``, no when it is below, unclear otherwise."""
+    d = _diff(hit, base)
+    word = compare(d, threshold)
+    return (
+        f"{word}: gain {_iv(d)} against {threshold:g}"
+        + {
+            "yes": ": swapping the weights moves most edits to the new concept",
+            "no": ": short of moving most edits to the new concept",
+            "unclear": ": within seed noise of the threshold",
+        }[word]
     )
 
 
+# --- the criteria, driven through every branch by the contract test --------------------------------
+
+_HI, _LO = [0.80, 0.82, 0.81], [0.30, 0.31, 0.29]
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion(
+        "Dirichlet KL agrees with torch",
+        "check",
+        kl_verdict,
+        KL_TOLERANCE,
+        "largest |eq. (dir-kl) − torch.distributions.kl_divergence| ≤ tolerance",
+        {"pass": ((1e-6,), {}), "fail": ((1e-2,), {})},
+    ),
+    Criterion(
+        "clusters",
+        "gate",
+        cluster_gate,
+        CLUSTER_GATE,
+        "interval of k-means NMI − untrained encoder NMI (paired) ≥ threshold",
+        {"pass": ((_HI, _LO), {}), "fail": ((_LO, _LO), {})},
+    ),
+    Criterion(
+        "classifier",
+        "gate",
+        classifier_gate,
+        CLASSIFIER_GATE,
+        "held-out accuracy of the evaluation classifier ≥ threshold",
+        {"pass": ((0.95,), {}), "fail": ((0.5,), {})},
+    ),
+    Criterion(
+        "quality",
+        "gate",
+        quality_gate,
+        QUALITY_GATE,
+        "interval of the DDPM's MMD² ≤ threshold × the Gaussian fit's",
+        {"pass": (([0.001, 0.0011, 0.0012], 0.01), {}), "fail": (([0.008, 0.009, 0.0085], 0.01), {})},
+    ),
+    Criterion(
+        "concepts are discovered without labels",
+        "claim",
+        discovery_verdict,
+        f"{DISCOVERY_MARGIN} above the untrained encoder; {KMEANS_TOLERANCE} of k-means",
+        "both parts on the paired interval: yes; neither: no; one: partly",
+        {
+            "yes": ((_HI, _HI, _LO), {}),
+            "partly": ((_HI, [0.95, 0.96, 0.97], _LO), {}),
+            "no": ((_LO, _HI, _LO), {}),
+            "unclear": (([0.2, 0.6, 0.4], [0.95, 0.96, 0.97], _LO), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "ablations matter",
+        "claim",
+        ablation_verdict,
+        ABLATION_MARGIN,
+        "per ablation, interval of DCDM − ablation NMI (paired) ≥ margin; combined over the three ablations",
+        {
+            "yes": ((_HI, {"fixed_centres": _LO, "softmax": _LO, "no_kl": _LO}), {}),
+            "partly": ((_HI, {"fixed_centres": _LO, "softmax": _HI, "no_kl": _HI}), {}),
+            "no": ((_LO, {"fixed_centres": _LO, "softmax": _HI, "no_kl": _LO}), {}),
+            "unclear": (([0.2, 0.6, 0.4], {"fixed_centres": _LO, "softmax": _LO, "no_kl": _LO}), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "components form coherent prototypes",
+        "claim",
+        purity_verdict,
+        f"purity {PURITY_GOOD}; {PURITY_MARGIN} above each control",
+        "three parts on the paired interval (purity ≥ good, above unconditional, above fixed centres), combined",
+        {
+            "yes": ((_HI, _LO, _LO), {}),
+            "partly": ((_HI, _LO, _HI), {}),
+            "no": ((_LO, _LO, _LO), {}),
+            "unclear": (([0.5, 0.9, 0.7], [0.55, 0.85, 0.7], [0.55, 0.85, 0.7]), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "concept discovery does not cost generation quality",
+        "claim",
+        quality_verdict,
+        QUALITY_MARGIN,
+        "DCDM − DDPM MMD² (paired) ≤ margin × (Gaussian fit − DDPM), with posterior and with prior weights",
+        {
+            "yes": (([0.001, 0.0012, 0.0011], [0.0012, 0.0011, 0.001], [0.001, 0.0011, 0.0012], 0.02), {}),
+            "partly": (([0.001, 0.0012, 0.0011], [0.02, 0.021, 0.022], [0.001, 0.0011, 0.0012], 0.02), {}),
+            "no": (([0.02, 0.021, 0.022], [0.02, 0.021, 0.022], [0.001, 0.0011, 0.0012], 0.02), {}),
+            "unclear": (([0.001, 0.009, 0.005], [0.001, 0.009, 0.005], [0.001, 0.0011, 0.0012], 0.02), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "concepts support interventions",
+        "claim",
+        intervention_verdict,
+        INTERVENTION_GAIN,
+        "interval of (new label with swap − without), paired, ≥ threshold",
+        {
+            "yes": (([0.7, 0.72, 0.71], [0.05, 0.06, 0.04]), {}),
+            "no": (([0.3, 0.32, 0.31], [0.05, 0.06, 0.04]), {}),
+            "unclear": (([0.3, 0.7, 0.5], [0.0, 0.0, 0.0]), {}),
+        },
+    ),
+)
+
+
+# --- the tables -----------------------------------------------------------------------------------
+
+
+def _pm(values: Values, digits: int = 3) -> str:
+    return fmt_mean_sd(values, digits)
+
+
 def claims(results: DCDMResults) -> list[Claim]:
-    """The claims table: discovery, ablations, prototypes, sample quality and interventions, per dataset."""
-    rows = []
+    """The check, the gates and the claims (discovery, ablations, prototypes, quality, interventions) per dataset."""
     cfg = results.config
+    kl_error = kl_check_error()
+    rows = [
+        Claim(
+            "the closed-form Dirichlet KL, eq. (dir-kl), equals torch's",
+            "64 random Dirichlets, K = 6, against Dir(0.3)",
+            f"largest gap {kl_error:.1e}",
+            kl_verdict(kl_error),
+            kind="check",
+        )
+    ]
+    gates, claim_rows = [], []
     for part, name in PART_NAMES.items():
-        s = _part(results, part)
+        s = results.summary[part]
         a = s["arms"]
+        d = a["dcdm"]
         k = cfg.n_mixture_concepts if part == "mixture" else cfg.n_concepts
         setting = f"{name}, K = {k}, {len(cfg.seeds)} seeds"
-        rows.append(
+        g_clusters, g_classifier, g_quality = f"clusters ({name})", f"classifier ({name})", f"quality ({name})"
+        gates += [
+            Claim(
+                "the inputs hold label structure a clustering finds",
+                setting + ", k-means against the untrained encoder",
+                f"NMI k-means {_pm(s['kmeans']['nmi_per_seed'])}; untrained {_pm(s['untrained']['nmi_per_seed'])}",
+                cluster_gate(s["kmeans"]["nmi_per_seed"], s["untrained"]["nmi_per_seed"]),
+                kind="gate",
+                name=g_clusters,
+            ),
+            Claim(
+                "the evaluation classifier labels held-out data",
+                setting + (", Bayes classifier" if part == "mixture" else ", logistic regression"),
+                f"accuracy {s['classifier_test_accuracy']:.3f}",
+                classifier_gate(s["classifier_test_accuracy"]),
+                kind="gate",
+                name=g_classifier,
+            ),
+            Claim(
+                "MMD² tells a trained DDPM from a Gaussian fit",
+                setting + ", MMD² to held-out data",
+                f"DDPM {_pm(a['ddpm']['mmd2_per_seed'], 4)}; Gaussian fit {s['mmd2_gaussian']:.4f}",
+                quality_gate(a["ddpm"]["mmd2_per_seed"], s["mmd2_gaussian"]),
+                kind="gate",
+                name=g_quality,
+            ),
+        ]
+        claim_rows += [
             Claim(
                 "concepts are discovered without labels",
                 setting,
-                f"NMI {pm(a['dcdm']['nmi'])} (ARI {pm(a['dcdm']['ari'])}); k-means {pm(s['kmeans']['nmi'])}; "
-                f"untrained encoder {pm(s['untrained']['nmi'])}",
-                discovery_verdict(
-                    a["dcdm"]["nmi"],
-                    s["kmeans"]["nmi"],
-                    s["untrained"]["nmi"],
-                    a["dcdm"]["nmi_per_seed"],
-                    s["untrained"]["nmi_per_seed"],
-                ),
-            )
-        )
-        rows.append(
+                f"NMI {_pm(d['nmi_per_seed'])} (ARI {_pm(d['ari_per_seed'])}); "
+                f"k-means {_pm(s['kmeans']['nmi_per_seed'])}; untrained encoder {_pm(s['untrained']['nmi_per_seed'])}",
+                discovery_verdict(d["nmi_per_seed"], s["kmeans"]["nmi_per_seed"], s["untrained"]["nmi_per_seed"]),
+                gates=(g_clusters,),
+            ),
             Claim(
                 "learned centres, Dirichlet weights and the KL term matter",
                 setting,
-                "NMI " + "; ".join(f"{ABLATION_NAMES[k]} {pm(a[k]['nmi'])}" for k in ABLATION_NAMES),
-                ablation_verdict(a["dcdm"]["nmi"], {k: a[k]["nmi"] for k in ABLATION_NAMES}),
-            )
-        )
-        rows.append(
+                f"NMI DCDM {_pm(d['nmi_per_seed'])}; "
+                + "; ".join(f"{ABLATION_NAMES[k]} {_pm(a[k]['nmi_per_seed'])}" for k in ABLATION_NAMES),
+                ablation_verdict(d["nmi_per_seed"], {k: a[k]["nmi_per_seed"] for k in ABLATION_NAMES}),
+                gates=(g_clusters,),
+            ),
             Claim(
                 "components form coherent prototypes",
                 setting + ", samples per concept",
-                f"purity {pm(a['dcdm']['purity'])}; unconditional DDPM samples {pm(a['ddpm']['purity'])}; "
-                f"fixed random centres {pm(a['fixed_centres']['purity'])}",
-                purity_verdict(a["dcdm"]["purity"], a["ddpm"]["purity"], a["fixed_centres"]["purity"]),
-            )
-        )
-        rows.append(
+                f"purity {_pm(d['purity_per_seed'])}; unconditional DDPM samples {_pm(a['ddpm']['purity_per_seed'])}; "
+                f"fixed random centres {_pm(a['fixed_centres']['purity_per_seed'])}",
+                purity_verdict(
+                    d["purity_per_seed"], a["ddpm"]["purity_per_seed"], a["fixed_centres"]["purity_per_seed"]
+                ),
+                gates=(g_classifier,),
+            ),
             Claim(
                 "concept discovery does not cost generation quality",
                 setting + ", MMD² to held-out data",
-                f"DCDM {pm(a['dcdm']['mmd2'], 4)}"
-                + (f" (weights from its prior: {pm(a['dcdm']['mmd2_prior'], 4)})" if "mmd2_prior" in a["dcdm"] else "")
-                + f"; DDPM {pm(a['ddpm']['mmd2'], 4)}; data floor {s['mmd2_floor']:.4f}",
-                _quality(a),
-            )
-        )
-        hit, base = a["dcdm"].get("intervention_hit"), a["dcdm"].get("intervention_base")
-        if hit is not None and base is not None:
-            rows.append(
+                f"DCDM {_pm(d['mmd2_per_seed'], 4)} (weights from its prior: {_pm(d['mmd2_prior_per_seed'], 4)}); "
+                f"DDPM {_pm(a['ddpm']['mmd2_per_seed'], 4)}; Gaussian fit {s['mmd2_gaussian']:.4f}; "
+                f"data floor {s['mmd2_floor']:.4f}",
+                quality_verdict(
+                    d["mmd2_per_seed"], d["mmd2_prior_per_seed"], a["ddpm"]["mmd2_per_seed"], s["mmd2_gaussian"]
+                ),
+                gates=(g_quality,),
+            ),
+        ]
+        if "intervention_hit_per_seed" in d and "intervention_base_per_seed" in d:
+            claim_rows.append(
                 Claim(
                     "concepts support interventions",
                     setting + f", edit from t = {cfg.edit_fraction:g} T",
-                    f"new concept's label {pm(hit)}; without the swap {pm(base)}",
-                    intervention_verdict(hit, base),
+                    f"new concept's label {_pm(d['intervention_hit_per_seed'])}; "
+                    f"without the swap {_pm(d['intervention_base_per_seed'])}",
+                    intervention_verdict(d["intervention_hit_per_seed"], d["intervention_base_per_seed"]),
+                    gates=(g_classifier,),
                 )
             )
-    return rows
+    return rows + gates + claim_rows
+
+
+# --- sentences for the page (they follow the rows, after the gates) --------------------------------
+
+
+def _word(results: DCDMResults, claim: str, part: str) -> str:
+    """The verdict word of ``claim`` on ``part`` (after the gates), e.g. ``"partly"`` or ``"untested"``."""
+    from ..core.tables import apply_gates
+
+    name = PART_NAMES[part]
+    for r in apply_gates(claims(results)):
+        if r.kind == "claim" and r.claim == claim and r.setting.startswith(name + ","):
+            return r.outcome
+    raise ValueError(f"no row {claim!r} on {part!r}")
+
+
+UNTESTED = "A gate this row depends on failed, so the run cannot tell (see the table)."
+UNCLEAR = "Within the seed-to-seed spread the run cannot tell (the interval straddles the threshold)."
 
 
 def ablation_sentence(results: DCDMResults, part: str = "images") -> str:
-    """Which ablations DCDM beats on ``part``, in words (from :func:`ablation_verdict`)."""
-    a = _part(results, part)["arms"]
-    ablations = {k: a[k]["nmi"] for k in ABLATION_NAMES}
-    word = ablation_verdict(a["dcdm"]["nmi"], ablations).split(":")[0]
+    """Which ablations DCDM beats on ``part``, in words (from :func:`ablation_verdict`, after the gates)."""
     return {
         "yes": "DCDM's concepts track the labels clearly better than every ablation's.",
-        "partly": "DCDM beats some ablations clearly, not all (in this run: "
-        f"{', '.join(beaten_ablations(a['dcdm']['nmi'], ablations))}; which ones can change with the base seed).",
-        "no": (
-            "No ablation is clearly worse than DCDM: within the seed-to-seed spread, removing any one of the "
-            "three parts does not measurably hurt the concepts."
-        ),
-    }[word]
+        "partly": "DCDM's concepts track the labels clearly better than some ablations', not all (the row names them).",
+        "no": "No ablation is clearly worse than DCDM: removing any one of the three parts does not measurably hurt "
+        "the concepts.",
+        "unclear": UNCLEAR,
+        "untested": UNTESTED,
+    }[_word(results, "learned centres, Dirichlet weights and the KL term matter", part)]
 
 
 def discovery_sentence(results: DCDMResults, part: str) -> str:
     """DCDM's concepts against k-means and the untrained encoder on ``part`` (from :func:`discovery_verdict`)."""
-    s = _part(results, part)
-    a, u = s["arms"]["dcdm"], s["untrained"]
-    verdict = discovery_verdict(a["nmi"], s["kmeans"]["nmi"], u["nmi"], a["nmi_per_seed"], u["nmi_per_seed"])
     return {
         "yes": "Here the concepts match the labels about as well as k-means does, and far better than the untrained "
         "encoder.",
-        "partly": "Here the concepts are learned (far above the untrained encoder) but k-means on the same inputs "
-        "matches the labels better.",
-        "no": "Here the concepts are no better than the grouping an untrained encoder already makes.",
-    }[verdict.split(":")[0]]
+        "partly": "Here only one of the two parts holds (far above the untrained encoder; within reach of k-means): "
+        "the row says which.",
+        "no": "Here the concepts are neither clearly above the untrained encoder's grouping nor close to k-means.",
+        "unclear": UNCLEAR,
+        "untested": UNTESTED,
+    }[_word(results, "concepts are discovered without labels", part)]
 
 
 def quality_sentence(results: DCDMResults) -> str:
-    """Whether generation kept its quality on both datasets (from :func:`quality_verdict`)."""
-    words = []
-    for part, name in PART_NAMES.items():
-        a = _part(results, part)["arms"]
-        posterior = not_clearly_worse(a["dcdm"]["mmd2"], a["ddpm"]["mmd2"])
-        words.append((name, posterior, not posterior or _quality(a).startswith("yes")))
-    if all(post and prior for _, post, prior in words):
-        return (
-            "On both datasets DCDM's samples are not clearly further from the data than the plain DDPM's "
-            "(within the seed spread, or within 1.25× its MMD²)."
-        )
-    sentences = []
-    only_posterior = [name for name, post, prior in words if post and not prior]
-    if only_posterior:
-        sentences.append(
-            f"On the {' and the '.join(only_posterior)} DCDM's samples are as close to the data as the plain DDPM's "
-            "only when their concept weights are inferred from training inputs; drawn from the model's own prior "
-            "Dir(α₀) they are clearly further: the concept weights of real inputs are not distributed like the "
-            "prior, so generation without data needs the aggregate posterior (or a better prior)."
-        )
-    bad = [name for name, post, _ in words if not post]
-    if bad:
-        sentences.append(
-            f"On the {' and the '.join(bad)} DCDM's samples are clearly further from the data than the plain DDPM's."
-        )
-    return " ".join(sentences)
+    """Whether generation kept its quality, per dataset (from :func:`quality_verdict`, after the gates)."""
+    says = {
+        "yes": "DCDM's samples are not further from the data than the plain DDPM's beyond the margin, whether the "
+        "concept weights are inferred from training inputs or drawn from the model's prior",
+        "partly": "only one way of choosing the concept weights keeps DCDM's samples as close to the data as the "
+        "plain DDPM's (the row says which; weights from the prior Dir(α₀) need the inferred weights of real inputs "
+        "to be distributed like the prior)",
+        "no": "DCDM's samples are further from the data than the plain DDPM's by more than the margin, with either "
+        "way of choosing the concept weights",
+        "unclear": "the run cannot tell within the seed-to-seed spread",
+        "untested": "the distance could not tell the plain DDPM from a Gaussian fit (the gate failed), so it cannot "
+        "judge a cost in quality",
+    }
+    claim = "concept discovery does not cost generation quality"
+    words = {name: _word(results, claim, p) for p, name in PART_NAMES.items()}
+    return " ".join(f"On the {name}, {says[w]}." for name, w in words.items())
 
 
 def prototype_sentence(results: DCDMResults) -> str:
-    """What the purity of concept samples shows on both datasets (from :func:`purity_verdict`)."""
-    verdicts = {}
-    for part, name in PART_NAMES.items():
-        a = _part(results, part)["arms"]
-        verdicts[name] = purity_verdict(a["dcdm"]["purity"], a["ddpm"]["purity"], a["fixed_centres"]["purity"])
-    as_pure = [name for name, v in verdicts.items() if "fixed random centres give samples as pure" in v]
-    not_purer = [name for name, v in verdicts.items() if v.startswith("no")]
-    low = [name for name, v in verdicts.items() if "below" in v]
-    if all(v.startswith("yes") for v in verdicts.values()):
-        return "On both datasets the learned concepts give purer samples than fixed random centres do."
-    sentences = []
-    if as_pure:
-        sentences.append(
-            f"Fixed random centres give samples as pure (on the {' and the '.join(as_pure)}): samples drawn with "
-            "one centre stay near it, whether or not the centre was learned, so high purity here says that "
-            "conditioning on a point keeps samples coherent, not that learning the centres made them so."
-        )
-    if not_purer:
-        sentences.append(
-            f"On the {' and the '.join(not_purer)} concept samples are not clearly purer than unconditional ones."
-        )
-    if low:
-        sentences.append(f"On the {' and the '.join(low)} purity stays below 0.7.")
-    return " ".join(sentences)
+    """What the purity of concept samples shows, per dataset (from :func:`purity_verdict`, after the gates)."""
+    says = {
+        "yes": "the learned concepts give samples purer than both controls",
+        "partly": "only part of the criterion holds (the row says which part); where fixed random centres give samples "
+        "as pure, conditioning on a point keeps samples coherent whether or not the centre was learned",
+        "no": "concept samples are neither pure nor purer than the controls",
+        "unclear": "the run cannot tell within the seed-to-seed spread",
+        "untested": "the evaluation classifier is too weak to judge purity (its gate failed)",
+    }
+    words = {name: _word(results, "components form coherent prototypes", p) for p, name in PART_NAMES.items()}
+    return " ".join(f"On the {name}, {says[w]}." for name, w in words.items())
