@@ -69,7 +69,8 @@ def run_study(slug: str, seeds: Sequence[int] = STUDY_SEEDS, scale: str = "book"
         if progress:
             print(f"{slug}: base seed {seed} done in {seconds[-1]:.1f} s", flush=True)
         if i == 0:
-            rows = [{"kind": r.kind, "claim": r.claim, "verdicts": [], "measured": []} for r in table]
+            rows = [{"kind": r.kind, "claim": r.claim, "name": r.name, "setting": r.setting, "verdicts": [],
+                     "measured": []} for r in table]  # fmt: skip
         if [(r["kind"], r["claim"]) for r in rows] != [(r.kind, r.claim) for r in table]:
             raise ValueError(f"{slug}: the claims table has different rows on base seed {seed}")
         for row, r in zip(rows, table, strict=True):
@@ -111,11 +112,14 @@ def study_table(slug: str, folder: Path | None = None) -> str:
     """Markdown: each gate and claim's verdict word per base seed, and whether they agree."""
     study = load_study(slug, folder)
     header = ["row", "claim", *(f"seed {s}" for s in study["seeds"]), "same on all?"]
-    rows = [
-        [r["kind"], r["claim"], *r["verdicts"], "yes" if r["agree"] else "**no**"]
-        for r in study["rows"]
-        if r["kind"] != "check"
-    ]
+    shown = [r for r in study["rows"] if r["kind"] != "check"]
+    texts = [r["claim"] for r in shown]
+    rows = []
+    for r in shown:
+        label = r["claim"]
+        if texts.count(label) > 1:  # rows that share a text (one per dataset): tell them apart
+            label += f" ({r.get('name') or r.get('setting', '')[:40] or f'row {shown.index(r) + 1}'})"
+        rows.append([r["kind"], label, *r["verdicts"], "yes" if r["agree"] else "**no**"])
     return markdown_table(header, rows)
 
 
