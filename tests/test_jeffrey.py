@@ -370,92 +370,152 @@ def test_density_ratio_recovers_a_gaussian_ratio():
 
 
 # ------------------------------------------------------------------------------ verdicts
-def s(mean: float, sd: float = 0.0) -> dict[str, float]:
-    return {"mean": mean, "sd": sd}
+def v(mean: float, spread: float = 0.0, n: int = 4) -> list[float]:
+    """Synthetic per-seed values around ``mean`` (±``spread``, alternating)."""
+    return [mean + spread * (-1) ** i for i in range(n)]
 
 
-def test_verdict_functions_give_each_outcome():
-    assert C.rule_verdict(0.0, 0.0, 0.1, 0.2).startswith("yes")
-    assert C.rule_verdict(1e-3, 0.0, 0.1, 0.2).startswith("no")
-    assert C.rule_verdict(0.0, 0.0, 0.3, 0.2).startswith("no")
-    assert C.marginal_verdict(s(0.36, 0.01), s(0.03, 0.01)).startswith("yes")
-    assert C.marginal_verdict(s(0.36, 0.01), s(0.2, 0.01)).startswith("partly")
-    assert C.marginal_verdict(s(0.36, 0.05), s(0.33, 0.05)).startswith("no")
-    assert C.joint_verdict(s(0.1), s(0.01), s(0.05), s(0.05)).startswith("yes")
-    assert C.joint_verdict(s(0.1), s(0.01), s(0.05), s(0.2)).startswith("partly")
-    assert C.joint_verdict(s(0.1), s(0.08), s(0.05), s(0.05)).startswith("partly")
-    assert C.joint_verdict(s(0.1), s(0.08), s(0.05), s(0.2)).startswith("no")
-    assert C.comparison_verdict(s(1.0, 0.1), s(2.0, 0.1)).startswith("yes")
-    assert "tie" in C.comparison_verdict(s(1.0, 0.5), s(1.2, 0.5))
-    assert C.comparison_verdict(s(1.0, 0.5), s(1.2, 0.5)).startswith("no")
-    assert "clearly better here" in C.comparison_verdict(s(2.0, 0.1), s(1.0, 0.1))
-    assert C.comparison_verdict(s(2.0, 0.1), s(1.0, 0.1), lower_is_better=False).startswith("yes")
-    assert C.control_verdict(s(0.12), s(0.3), s(0.6)).startswith("yes")
-    assert C.control_verdict(s(0.25), s(0.3), s(0.6)).startswith("no")
-    assert C.control_verdict(s(0.12, 0.05), s(0.2, 0.05), s(0.6)).startswith("no")
-    assert C.frechet_verdict(s(100, 5), s(70, 5), s(100, 5), s(80, 5)).startswith("yes")
-    assert C.frechet_verdict(s(100, 5), s(70, 5), s(100, 5), s(95, 5)).startswith("partly")
-    assert C.frechet_verdict(s(100, 5), s(88, 2), s(100, 5), s(88, 5)).startswith("partly")
-    assert C.frechet_verdict(s(100, 5), s(97, 5), s(100, 5), s(97, 5)).startswith("no")
-    assert C.independence_verdict(s(0.1), s(0.02), s(0.2), s(0.05)).startswith("yes")
-    assert C.independence_verdict(s(0.1), s(0.02), s(0.2), s(0.15)).startswith("partly")
-    assert C.independence_verdict(s(0.1), s(0.08), s(0.2), s(0.15)).startswith("no")
+def test_criteria_reach_every_branch():
+    from explorables.core.verdicts import drive
+
+    assert drive(C.CRITERIA) == []
+    assert {c.kind for c in C.CRITERIA} == {"check", "gate", "claim"}
 
 
-def test_fairness_sentence_follows_the_verdict():
-    im: dict = {}
-    R = type("R", (), {"summary": {"images": im}})  # a results stand-in with just the numbers the sentence reads
+def test_verdict_functions_give_each_outcome_on_paired_intervals():
+    assert C.rule_check(0.0, 0.0, 0.1, 0.2).startswith("pass")
+    assert C.rule_check(1e-3, 0.0, 0.1, 0.2).startswith("fail")
+    assert C.rule_check(0.0, 0.0, 0.3, 0.2).startswith("fail")
+    assert C.marginal_verdict(v(0.36), v(0.03, 0.01)).startswith("yes")  # cut more than 3x on every seed
+    assert C.marginal_verdict(v(0.36), v(0.2, 0.01)).startswith("no")  # falls, but not 3x: no, not partly
+    assert C.marginal_verdict(v(0.36), v(0.12, 0.1)).startswith("unclear")  # the interval straddles 0.36 / 3
+    assert C.joint_verdict(v(0.1), v(0.01), v(0.05), v(0.05)).startswith("yes")
+    assert C.joint_verdict(v(0.1), v(0.01), v(0.05), v(0.2)).startswith("partly")
+    assert C.joint_verdict(v(0.1), v(0.08), v(0.05), v(0.2)).startswith("no")
+    assert C.joint_verdict(v(0.1), v(0.033, 0.02), v(0.05), v(0.2)).startswith("unclear")
+    both = {"MMD²": v(1.0, 0.1), "TV": v(0.05, 0.01)}
+    assert C.better_verdict(both, {"MMD²": v(2.0, 0.1), "TV": v(0.1, 0.01)}).startswith("yes")
+    assert C.better_verdict(both, {"MMD²": v(2.0, 0.1), "TV": v(0.01, 0.01)}).startswith("partly")
+    assert C.better_verdict(both, {"MMD²": v(0.5, 0.1), "TV": v(0.01, 0.01)}).startswith("no")  # behind on both
+    tie = C.better_verdict(both, {"MMD²": v(1.0, 0.3), "TV": v(0.05, 0.02)})
+    assert tie.startswith("unclear")  # a tie within the seed spread says neither yes nor no
+    assert C.frechet_verdict(v(100), v(70, 5), v(100), v(80, 5)).startswith("yes")
+    assert C.frechet_verdict(v(100), v(70, 5), v(100), v(95, 2)).startswith("partly")
+    assert C.frechet_verdict(v(100), v(97, 2), v(100), v(97, 2)).startswith("no")
+    assert C.frechet_verdict(v(100), v(80, 15), v(100), v(97, 2)).startswith("unclear")
+    assert C.independence_verdict(v(0.1), v(0.02), v(0.2), v(0.05)).startswith("yes")
+    assert C.independence_verdict(v(0.1), v(0.02), v(0.2), v(0.15)).startswith("partly")
+    assert C.independence_verdict(v(0.1), v(0.08), v(0.2), v(0.15)).startswith("no")
+    assert C.independence_verdict(v(0.1), v(0.05, 0.04), v(0.2), v(0.15)).startswith("unclear")
 
-    for mi_after, tv_after, word in ((0.02, 0.05, "independent"), (0.02, 0.19, "direction"), (0.09, 0.19, "not")):
-        im.update(
-            fair_mutual_information_unguided=s(0.1),
-            fair_mutual_information_jeffrey=s(mi_after),
-            fair_tv_unguided=s(0.2),
-            fair_tv_jeffrey=s(tv_after),
-        )
-        assert word in C.fairness_sentence(R)
+
+def test_gates_pass_and_fail_on_paired_intervals():
+    assert C.room_gate(v(0.36, 0.01)).startswith("pass") and C.room_gate(v(0.05, 0.01)).startswith("fail")
+    assert C.control_gate(v(0.05), v(0.3), v(0.6)).startswith("pass")
+    assert C.control_gate(v(0.25), v(0.3), v(0.6)).startswith("fail")  # not cut 3x
+    assert C.control_gate(v(0.12, 0.05), v(0.10, 0.05), v(0.6)).startswith("fail")  # closer to the fair target
+    assert C.floor_gate(v(200, 10), 9.0).startswith("pass") and C.floor_gate(v(15, 2), 9.0).startswith("fail")
+    assert C.baseline_gate(v(0.17), v(0.09)).startswith("pass") and C.baseline_gate(v(0.17), v(0.2)).startswith("fail")
 
 
-def test_comparison_verdicts_on_both_numbers_and_the_baselines_own_check():
-    # toy: MMD² and TV
-    assert C.toy_comparison_verdict(s(1.0, 0.1), s(2.0, 0.1), s(0.05, 0.01), s(0.05, 0.01)).startswith("yes")
-    tv_worse = C.toy_comparison_verdict(s(1.0, 0.1), s(2.0, 0.1), s(0.05, 0.01), s(0.01, 0.01))
-    assert tv_worse.startswith("no") and tv_worse.endswith("on TV")
-    assert "tie" in C.toy_comparison_verdict(s(1.0, 0.5), s(1.2, 0.5), s(0.05, 0.02), s(0.04, 0.02))
-    assert "MMD² and TV" in C.toy_comparison_verdict(s(2.0, 0.1), s(1.0, 0.1), s(0.1, 0.01), s(0.01, 0.01))
-    # images: both embeddings, and the baseline must not miss its own class target
-    good, bad, own = s(100, 5), s(200, 5), s(0.05, 0.01)
-    assert C.embedding_comparison_verdict(good, bad, good, bad, own, s(0.05, 0.01)).startswith("yes")
-    assert C.embedding_comparison_verdict(good, bad, good, bad, own, s(0.2, 0.01)).startswith("partly")
-    assert C.embedding_comparison_verdict(good, bad, s(150, 40), s(160, 40), own, own).startswith("no")
-    assert C.embedding_comparison_verdict(bad, good, good, bad, own, own).startswith("no")
+def _toy_row(**over):
+    row = {
+        "unguided": {"tv": 0.36, "mmd2": 0.14, "cond_mmd2": 0.12},
+        "jeffrey": {"tv": 0.04, "mmd2": 0.012, "cond_mmd2": 0.04},
+        "classifier": {"tv": 0.03, "mmd2": 0.012, "cond_mmd2": 0.04},
+        "control": {"tv_to_control": 0.05, "tv_to_fair": 0.23, "tv_unguided_to_control": 0.6},
+    }
+    for path, value in over.items():
+        method, key = path.split("__")
+        row[method][key] = value
+    return row
+
+
+def _image_row(jitter: float, **fairness):
+    fair = {"unguided": {"tv": 0.25, "mutual_information": 0.18}, "jeffrey": {"tv": 0.21, "mutual_information": 0.14},
+            "classifier": {"tv": 0.2, "mutual_information": 0.12}}  # fmt: skip
+    for path, value in fairness.items():
+        method, key = path.split("__")
+        fair[method][key] = value
+    return {
+        "class_tv": {"unguided": 0.17 + jitter, "jeffrey": 0.1, "classifier": 0.09 + jitter},
+        "fair_tv_floor": 0.07,
+        "frechet": {
+            m: {"metric": x + jitter, "control": 0.8 * x}
+            for m, x in (("unguided", 200.0), ("jeffrey", 100.0), ("classifier", 185.0))
+        },
+        "fairness": {m: {k: x + jitter / 100 for k, x in d.items()} for m, d in fair.items()},
+    }
+
+
+def _results(toy_rows, image_rows=None):
+    from explorables.jeffrey.experiment import JeffreyResults
+
+    summary = {
+        "rule": {"conditional_change": 0.0, "marginal_error": 0.0, "kl_jeffrey": 0.44, "kl_random_min": 0.45},
+        "toy": {"seeds": toy_rows},
+    }
+    if image_rows is not None:
+        summary["images"] = {"seeds": image_rows}
+        summary["image_model"] = {"n_train": 1000, "n_test": 500, "train_vs_test_frechet": 9.0}
+    return JeffreyResults(JeffreyConfig.preset("smoke", seeds=(0, 1, 2, 3)), summary)
+
+
+def test_claims_rows_have_their_kinds_and_gates_turn_claims_untested():
+    from explorables.core.tables import apply_gates
+
+    jit = (-1.0, 1.0, -0.5, 0.5)
+    toy = [_toy_row(jeffrey__tv=0.04 + j / 100) for j in jit]
+    rows = C.claims(_results(toy, [_image_row(j) for j in jit]))
+    assert [r.kind for r in rows] == ["check"] + ["gate"] * 5 + ["claim"] * 6
+    words = [r.outcome for r in apply_gates(rows)]
+    assert words[:6] == ["pass"] * 6
+    assert words[6] == "yes" and words[9] == "yes"  # the toy marginal; the Fréchet distance
+    assert words[11] == "no"  # fairness on digits: neither number halved
+    # the unguided toy already at the target: the toy claims are untested, not "no"
+    flat = [_toy_row(unguided__tv=0.05 + j / 1000) for j in jit]
+    gated = [r.outcome for r in apply_gates(C.claims(_results(flat)))]
+    assert gated[1] == "fail" and gated[3:] == ["untested"] * 3
+
+
+def test_fairness_and_toy_sentences_follow_the_verdicts():
+    jit = (-1.0, 1.0, -0.5, 0.5)
+
+    def fair(mi_after, tv_after):
+        rows = [_image_row(j, jeffrey__mutual_information=mi_after, jeffrey__tv=tv_after) for j in jit]
+        return C.fairness_sentence(_results([_toy_row()] * 4, rows))
+
+    assert "independent" in fair(0.02, 0.05)
+    assert "direction" in fair(0.02, 0.2)
+    assert "not reproduce" in fair(0.15, 0.2)
+    toy = [_toy_row(jeffrey__tv=0.04 + j / 100, classifier__mmd2=0.012 + j / 1000) for j in jit]
+    assert "less than the seed-to-seed spread" in C.toy_baseline_sentence(_results(toy))
+    ahead = [_toy_row(classifier__mmd2=0.05 + j / 1000, classifier__tv=0.1 + j / 1000) for j in jit]
+    assert "on both numbers" in C.toy_baseline_sentence(_results(ahead))
 
 
 def test_sentences_follow_the_numbers():
-    def results(toy=None, images=None, floor=10.0):
-        summary = {"toy": toy or {}, "images": images or {}, "image_model": {"train_vs_test_frechet": floor}}
-        return type("R", (), {"summary": summary})
+    jit = (-1.0, 1.0, -0.5, 0.5)
 
-    kept = C.conditional_sentence(results(toy={"unguided_cond_mmd2": s(0.1, 0.01), "jeffrey_cond_mmd2": s(0.12, 0.01)}))
+    def cond(after):
+        return C.conditional_sentence(_results([_toy_row(jeffrey__cond_mmd2=after + j / 1000) for j in jit]))
+
+    kept = cond(0.13)
     assert "does not distort" in kept and "falls" not in kept
-    falls = C.conditional_sentence(
-        results(toy={"unguided_cond_mmd2": s(0.1, 0.01), "jeffrey_cond_mmd2": s(0.05, 0.01)})
-    )
-    assert "even falls" in falls
-    bent = C.conditional_sentence(results(toy={"unguided_cond_mmd2": s(0.1, 0.01), "jeffrey_cond_mmd2": s(0.2, 0.01)}))
-    assert "distorts" in bent
+    assert "even falls" in cond(0.05)
+    assert "distorts" in cond(0.3)
 
-    def images(metric_after, control_after):
-        return {
-            "frechet_metric_unguided": s(200, 5),
-            "frechet_metric_jeffrey": s(metric_after, 5),
-            "frechet_control_unguided": s(150, 5),
-            "frechet_control_jeffrey": s(control_after, 5),
-        }
+    def frechet(metric_after, control_after):
+        rows = [_image_row(j) for j in jit]
+        for r, j in zip(rows, jit, strict=True):
+            r["frechet"]["jeffrey"] = {"metric": metric_after + j, "control": control_after + j}
+            r["frechet"]["unguided"] = {"metric": 200.0 + j, "control": 150.0 - j}
+        return C.frechet_sentence(_results([_toy_row()] * 4, rows))
 
-    assert "also shows a clear fall" in C.frechet_sentence(results(images=images(120, 100)))
-    assert "part of the gap" in C.frechet_sentence(results(images=images(120, 100)))
-    assert "no clear change" in C.frechet_sentence(results(images=images(120, 148)))
-    assert "clearly worse" in C.frechet_sentence(results(images=images(120, 180)))
-    assert "reaches" in C.frechet_sentence(results(images=images(8, 100)))
-    assert "does not close" in C.frechet_sentence(results(images=images(210, 150)))
+    assert "also shows a clear fall" in frechet(120, 100)
+    assert "part of the gap" in frechet(120, 100)
+    assert "no clear change" in frechet(120, 150)
+    assert "clearly worse" in frechet(120, 180)
+    assert "reaches" in frechet(8, 100)
+    assert "does not close" in frechet(210, 150)
+

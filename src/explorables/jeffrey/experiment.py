@@ -51,7 +51,9 @@ CLOTH_TARGET = (0.7, 0.25, 0.05)
 class JeffreyConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds of the guidance runs (classifiers, ratios, samples)")
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2, 3, 4), Seeds(), "seeds of the guidance runs (classifiers, ratios, samples)"
+    )
     n_diffusion_steps: int = param(50, Int(2), "DDPM steps T (training and ancestral sampling)")
     guidance_scale: float = param(1.0, Positive(), "guidance scale gamma of the claims, eq. (guided-eps); 1 is exact")
     scale_grid: tuple[float, ...] = param(
@@ -95,6 +97,7 @@ class JeffreyConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
+            seeds=(0, 1, 2),
             n_diffusion_steps=10,
             scale_grid=(1.0, 2.0),
             n_toy_train=1024,

@@ -1,7 +1,8 @@
-"""The chapter's claims table, with verdicts computed from the measured numbers.
+"""The chapter's tables (a check, the gates, the paper's claims), with verdicts computed from the measured numbers.
 
-Each verdict is a small function of the numbers it reads (tested on constructed values in
-``tests/test_muon.py``); :func:`claims` fills the table from a run.
+Each verdict is a small function of per-seed numbers, declared with its threshold in :data:`CRITERIA`
+and decided on the book-wide rules (:mod:`explorables.core.verdicts`: the interval mean ± 2 se over
+the seeds); :func:`claims` fills the tables from a run.
 """
 
 from __future__ import annotations
@@ -10,64 +11,219 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..core.tables import Claim
+from ..core.tables import Claim, checks_table  # noqa: F401 - what the notebook imports
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
+from ..core.verdicts import Criterion, compare, gate, interval, mean_sd
 from .experiment import MuonResults
+
+# --- the criteria: every threshold of the chapter's verdicts, in one place -------------------------
+
+TORCH_TOL = 1e-6
+"""Check: our Muon step and ``torch.optim.Muon``'s differ by at most this (float32 after a bfloat16 step)."""
+GD_WORKS = -2.0
+"""Gate: GD, the baseline, works: log10(tail loss / start loss) at most this (the loss falls 100×)."""
+EARLY_RATIO = 0.5
+"""Muon is ahead early: its river distance at ``early_step`` at most this fraction of GD's."""
+LATE_LOG = 0.0
+"""Muon ends above GD: log10(Muon's tail loss / GD's) above this."""
+OVERSHOOT_LOG = 1.0
+"""Momentum overshoots: log10(tail loss / lowest loss reached) above this (10×)."""
+SWITCH_MARGIN = 3.0
+"""The switch ends this many times below the better single optimiser."""
+LM_ROOM = 0.05
+"""Gate: on the language model, the worst schedule's validation loss is at least this (nats) above the best's."""
 
 
 def _spread(values: Sequence[float], fmt: str = ".2g") -> str:
-    """``mean ± sd (min–max)`` of per-seed values (the criteria read every seed)."""
+    """``mean ± sd (min–max)`` of per-seed values (sample sd: :func:`~explorables.core.verdicts.mean_sd`)."""
     v = np.asarray(values, dtype=float)
-    return f"{v.mean():{fmt}} ± {v.std():.1g} (min–max {v.min():{fmt}}–{v.max():{fmt}})"
+    mean, sd = mean_sd(v)
+    sd_text = "one seed" if np.isnan(sd) else f"{sd:.1g}"
+    return f"{mean:{fmt}} ± {sd_text} (min–max {v.min():{fmt}}–{v.max():{fmt}})"
+
+
+def _log_ratio(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    """Per seed log10(a / b)."""
+    return np.log10(np.asarray(a, dtype=float) / np.asarray(b, dtype=float))
+
+
+def _diverged(*values: Sequence[float] | np.ndarray) -> bool:
+    """A run diverged: some value is not a finite positive number (its log ratio decides nothing)."""
+    return any(not np.all(np.isfinite(np.asarray(v, dtype=float))) for v in values)
+
+
+def torch_check(max_difference: float) -> str:
+    """Check: one step of our Muon equals ``torch.optim.Muon``'s to :data:`TORCH_TOL`."""
+    if max_difference <= TORCH_TOL:
+        return f"pass: max difference {max_difference:.1e} ≤ {TORCH_TOL:g}"
+    return f"fail: max difference {max_difference:.1e} > {TORCH_TOL:g}"
+
+
+def gd_gate(tail_gd: Sequence[float], start: Sequence[float]) -> str:
+    """Gate: GD works on the valley: the interval of log10(tail / start loss) is at most :data:`GD_WORKS`."""
+    if _diverged(tail_gd, start):
+        return "fail: GD diverged"
+    lr = _log_ratio(tail_gd, start)
+    return f"{gate(lr, GD_WORKS, 'below')}: log10(tail / start) {interval(lr)} vs {GD_WORKS:g}"
+
+
+def schedule_gate(n_decayed_schedules: int) -> str:
+    """Gate: the baseline the abstract argues against, Muon with a decaying learning rate, was run."""
+    if n_decayed_schedules >= 1:
+        return f"pass: {n_decayed_schedules} decayed-learning-rate Muon schedules run"
+    return "fail: no Muon with a decaying learning rate is run (issue 48)"
+
+
+def lm_gate(val_loss: dict[str, Sequence[float]]) -> str:
+    """Gate: the language model trains long enough that schedules separate.
+
+    The worst and the best schedule by mean; pass when the interval of their per-seed difference is at
+    least :data:`LM_ROOM` nats.
+    """
+    means = {k: float(np.mean(v)) for k, v in val_loss.items()}
+    worst, best = max(means, key=means.get), min(means, key=means.get)
+    d = np.asarray(val_loss[worst], dtype=float) - np.asarray(val_loss[best], dtype=float)
+    return f"{gate(d, LM_ROOM)}: {worst} − {best} {interval(d)} vs {LM_ROOM:g}"
 
 
 def early_verdict(ratios: Sequence[float]) -> str:
-    """Muon runs down the river faster early: its river distance at ``early_step`` is below half of GD's
-    on every seed (the largest ratio < 0.5)."""
-    return "yes" if max(ratios) < 0.5 else "no: Muon is not clearly ahead early on every seed"
+    """Muon runs down the river faster early: the interval of its river distance over GD's at
+    ``early_step`` is at most :data:`EARLY_RATIO` (yes), above it (no), or straddles it (unclear)."""
+    return f"{compare(ratios, EARLY_RATIO, 'below')}: Muon/GD {interval(ratios)} vs {EARLY_RATIO:g}"
 
 
 def late_verdict(tail_gd: Sequence[float], tail_muon: Sequence[float]) -> str:
-    """Near the bottom GD converges and Muon stalls: GD's tail loss (median over the last steps) is below
-    Muon's on every seed."""
-    if all(g < m for g, m in zip(tail_gd, tail_muon, strict=True)):
-        return "yes: Muon stalls at a floor set by its step size; GD keeps converging"
-    return "no: GD does not end below Muon on every seed"
+    """Near the bottom GD converges and Muon stalls: the interval of log10(Muon's tail / GD's) is above
+    :data:`LATE_LOG` (yes), below it (no), or straddles it (unclear)."""
+    if _diverged(tail_gd, tail_muon):
+        return "unclear: a run diverged"
+    lr = _log_ratio(tail_muon, tail_gd)
+    return f"{compare(lr, LATE_LOG)}: log10(Muon / GD tail loss) {interval(lr)} vs {LATE_LOG:g}"
 
 
 def overshoot_verdict(tail: Sequence[float], lowest: Sequence[float]) -> str:
-    """Momentum overshoots: Muon with momentum's tail loss is more than 10× above the lowest loss it
-    reached, on every seed."""
-    if all(f > 10 * low for f, low in zip(tail, lowest, strict=True)):
-        return "yes (on our model; the paper's setting is general nonconvex objectives)"
-    return "no: no overshoot on every seed"
-
-
-SWITCH_MARGIN = 3.0  # the switch must end this many times below the better single optimiser, on every seed
+    """Momentum overshoots: the interval of log10(tail loss / lowest loss reached) of Muon with momentum
+    is above :data:`OVERSHOOT_LOG` (more than 10×: yes), below (no), or straddles it (unclear)."""
+    if _diverged(tail, lowest):
+        return "unclear: a run diverged"
+    lr = _log_ratio(tail, lowest)
+    return f"{compare(lr, OVERSHOOT_LOG)}: log10(tail / lowest) {interval(lr)} vs {OVERSHOOT_LOG:g} (on our model)"
 
 
 def switch_verdict(tail_switch: Sequence[float], best_single: Sequence[float]) -> str:
-    """The two-stage schedule helps: per seed, the ratio (better of GD's and Muon's tail loss) / (the
-    switch's tail loss). "yes" if the smallest ratio over seeds exceeds ``SWITCH_MARGIN`` (3×),
-    "partly" if the switch ends below the better single optimiser on every seed, else "no"."""
-    ratios = [b / s for s, b in zip(tail_switch, best_single, strict=True)]
-    if min(ratios) > SWITCH_MARGIN:
-        return f"yes: more than {SWITCH_MARGIN:g}× below the better single optimiser on every seed"
-    if min(ratios) > 1:
-        return f"partly: below the better single optimiser on every seed, but not by {SWITCH_MARGIN:g}× on all"
-    return "no: the switch does not end below both single optimisers on every seed"
+    """The two-stage schedule helps: per seed log10((better of GD's and Muon's tail loss) / the switch's);
+    yes when its interval is above log10(:data:`SWITCH_MARGIN`), no when below, unclear otherwise."""
+    if _diverged(best_single, tail_switch):
+        return "unclear: a run diverged"
+    lr = _log_ratio(best_single, tail_switch)
+    threshold = float(np.log10(SWITCH_MARGIN))
+    return f"{compare(lr, threshold)}: log10(better single / switch) {interval(lr)} vs log10({SWITCH_MARGIN:g})"
 
 
 def lm_verdict(val_loss: dict[str, Sequence[float]]) -> str:
-    """Language model: 'Muon, then AdamW' ends below Muon alone on every seed (at best partial evidence
-    at this scale); "no" otherwise."""
-    if all(a < b for a, b in zip(val_loss["muon_then_adamw"], val_loss["muon"], strict=True)):
-        return "partly: the switch ends below Muon alone on every seed, but a run this short is weak evidence"
-    return "no: at this tiny scale switching did not beat Muon alone on every seed"
+    """Language model: 'Muon, then AdamW' ends below Muon alone: the interval of the per-seed difference
+    (Muon − switch) of the final validation loss is above 0 (yes), below (no), or straddles it (unclear)."""
+    d = np.asarray(val_loss["muon"], dtype=float) - np.asarray(val_loss["muon_then_adamw"], dtype=float)
+    return f"{compare(d, 0.0)}: Muon − (Muon, then AdamW) {interval(d)} nats vs 0"
+
+
+def _examples(**words: tuple) -> dict[str, tuple[tuple, dict]]:
+    return {w: (args, {}) for w, args in words.items()}
+
+
+_LM = {"adamw": [2.0, 2.1, 2.05], "muon": [2.5, 2.6, 2.55], "muon_then_adamw": [2.2, 2.3, 2.25]}
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion(
+        "torch.optim.Muon",
+        "check",
+        torch_check,
+        TORCH_TOL,
+        "one step equal to torch's",
+        _examples(**{"pass": (1e-8,), "fail": (1e-3,)}),
+    ),
+    Criterion(
+        "GD works",
+        "gate",
+        gd_gate,
+        GD_WORKS,
+        "interval of log10(GD tail / start) at most -2",
+        _examples(**{"pass": ([1e-5, 2e-5, 1e-5], [1.0, 1.0, 1.0]), "fail": ([0.5, 0.4, 0.6], [1.0] * 3)}),
+    ),
+    Criterion(
+        "decayed-LR baseline",
+        "gate",
+        schedule_gate,
+        1,
+        "at least one decayed-LR Muon schedule run",
+        _examples(**{"pass": (3,), "fail": (0,)}),
+    ),
+    Criterion(
+        "LM room",
+        "gate",
+        lm_gate,
+        LM_ROOM,
+        f"interval of worst − best schedule at least {LM_ROOM} nats",
+        _examples(**{"pass": (_LM,), "fail": ({k: [2.0, 2.1, 2.05] for k in _LM},)}),
+    ),
+    Criterion(
+        "early",
+        "claim",
+        early_verdict,
+        EARLY_RATIO,
+        f"interval of Muon/GD river distance vs {EARLY_RATIO}",
+        _examples(yes=([0.2, 0.25, 0.22],), no=([0.8, 0.9, 0.85],), unclear=([0.2, 0.9],)),
+    ),
+    Criterion(
+        "late",
+        "claim",
+        late_verdict,
+        LATE_LOG,
+        "interval of log10(Muon / GD tail) above 0",
+        _examples(
+            yes=([1e-6] * 3, [1e-3, 2e-3, 1e-3]),
+            no=([1e-3] * 3, [1e-6, 2e-6, 1e-6]),
+            unclear=([1e-4, 1e-4], [1e-3, 1e-5]),
+        ),
+    ),
+    Criterion(
+        "overshoot",
+        "claim",
+        overshoot_verdict,
+        OVERSHOOT_LOG,
+        "interval of log10(tail / lowest) above 1",
+        _examples(
+            yes=([1.0, 2.0, 1.5], [1e-3] * 3), no=([1.0, 1.2, 1.1], [1.0] * 3), unclear=([1.0, 1.0], [1.0, 1e-3])
+        ),
+    ),
+    Criterion(
+        "switch",
+        "claim",
+        switch_verdict,
+        SWITCH_MARGIN,
+        "interval of log10(better single / switch) vs log10 3",
+        _examples(
+            yes=([1e-6, 2e-6, 1e-6], [1e-3] * 3),
+            no=([1e-3] * 3, [1e-3, 2e-3, 1e-3]),
+            unclear=([1e-4, 1e-4], [1e-2, 1e-4]),
+        ),
+    ),
+    Criterion(
+        "language model",
+        "claim",
+        lm_verdict,
+        0.0,
+        "interval of Muon − switch validation loss above 0",
+        _examples(
+            yes=(_LM,),
+            no=({**_LM, "muon_then_adamw": [2.8, 2.9, 2.85]},),
+            unclear=({**_LM, "muon_then_adamw": [2.3, 2.9]} | {"muon": [2.5, 2.6]},),
+        ),
+    ),
+)
 
 
 def claims(results: MuonResults) -> list[Claim]:
-    """Evaluate the abstract's claims on ``results``; each verdict's criterion is in its function above.
+    """Evaluate the abstract's claims on ``results`` (criteria in :data:`CRITERIA`).
 
     Every number is per seed of ``config.seeds`` (mean ± sd, min–max); a run's "tail loss" is its median
     loss over the last ``n_tail_steps`` steps, since Muon's last iterate is one sample of a chaotic orbit.
@@ -78,7 +234,40 @@ def claims(results: MuonResults) -> list[Claim]:
     tail, low = by["tail_loss"], by["min_loss"]
     seeds = f"seeds {', '.join(map(str, cfg.seeds))}"
     tail_of = f"median over the last {cfg.n_tail_steps:,} steps"
-    rows = []
+    v = lm["final_val_loss_by_seed"]
+    rows = [
+        Claim(
+            "(ours) Our Muon step is torch.optim.Muon's",
+            "one step on a random 30×20 gradient, Newton–Schulz in bfloat16 as torch computes it",
+            f"max difference {sen['torch_muon_max_difference']:.1e}",
+            torch_check(sen["torch_muon_max_difference"]),
+            kind="check",
+        ),
+        Claim(
+            "Positive control: GD, the baseline, converges on the valley",
+            f"GD at η_GD = {cfg.gd_lr:.3g} (just under 2/λ_spike), {cfg.n_sensing_steps:,} steps; {seeds}",
+            f"tail loss {_spread(tail['GD'])} from {_spread(by['start_loss'])}",
+            gd_gate(tail["GD"], by["start_loss"]),
+            kind="gate",
+            name="GD works",
+        ),
+        Claim(
+            "Positive control: the baseline the abstract argues against is run (Muon with a decaying learning rate)",
+            "cosine, linear-to-zero or warmup-stable-decay Muon at equal steps",
+            "0 schedules",
+            schedule_gate(0),
+            kind="gate",
+            name="decayed-LR baseline",
+        ),
+        Claim(
+            "Positive control: the language model trains long enough for schedules to separate",
+            f"{cfg.n_lm_steps} steps; worst − best schedule's final validation loss, paired per seed",
+            "validation loss: " + ", ".join(f"{k} {_spread(x, '.3f')}" for k, x in v.items()),
+            lm_gate(v),
+            kind="gate",
+            name="LM room",
+        ),
+    ]
     ratios = by["early_ratio_muon_over_gd"]
     rows.append(
         Claim(
@@ -88,6 +277,7 @@ def claims(results: MuonResults) -> list[Claim]:
             f"(just under 2/λ_spike); {seeds}",
             f"Muon/GD river distance at t = {cfg.early_step}: {_spread(ratios)}",
             early_verdict(ratios),
+            gates=("GD works",),
         )
     )
     rows.append(
@@ -97,6 +287,7 @@ def claims(results: MuonResults) -> list[Claim]:
             f"tail loss GD {_spread(tail['GD'])}, Muon {_spread(tail['Muon'])}; Muon's spike coordinate flips "
             f"direction in {sen['spike_oscillation']['Muon']:.0%} of its last steps (seed {cfg.seeds[0]})",
             late_verdict(tail["GD"], tail["Muon"]),
+            gates=("GD works",),
         )
     )
     m = "Muon + momentum"
@@ -112,15 +303,15 @@ def claims(results: MuonResults) -> list[Claim]:
     switch_ratio = [b / x for b, x in zip(best_single, tail["Muon → GD"], strict=True)]
     rows.append(
         Claim(
-            "Switching to a GD-like optimiser for the final phase",
-            f"Muon for {cfg.switch_step} steps, then GD",
+            "Switching to a GD-like optimiser for the final phase, rather than only a learning-rate schedule for Muon",
+            f"Muon for {cfg.switch_step} steps, then GD; against the better of GD and constant-step Muon",
             f"tail loss {_spread(tail['Muon → GD'])}; better single optimiser / switch: {_spread(switch_ratio)}; "
             f"best switch step by λ_spike (seed {cfg.seeds[0]}): "
             + ", ".join(f"{r['lam_spike']:g} → {r['best_switch']}" for r in sw["rows"]),
             switch_verdict(tail["Muon → GD"], best_single),
+            gates=("GD works", "decayed-LR baseline"),
         )
     )
-    v = lm["final_val_loss_by_seed"]
     rows.append(
         Claim(
             "Preliminary evidence in language-model training",
@@ -128,6 +319,7 @@ def claims(results: MuonResults) -> list[Claim]:
             f"steps on {lm['chars']:,} characters of standard-library docstrings; {seeds}",
             "validation loss: " + ", ".join(f"{k} {_spread(x, '.3f')}" for k, x in v.items()),
             lm_verdict(v),
+            gates=("LM room",),
         )
     )
     return rows

@@ -170,6 +170,24 @@ def _sensing_runs(cfg: MuonConfig, seed: int) -> dict:
     }
 
 
+def torch_muon_difference(seed: int = 0) -> float:
+    """Largest difference between one step of ``torch.optim.Muon`` and the same step from our Newton–Schulz
+    (in bfloat16, as torch computes it), on a random 30×20 gradient: our Muon is torch's."""
+    import torch
+
+    from .orthogonalize import newton_schulz
+
+    gen = torch.Generator().manual_seed(seed)
+    G = torch.randn(30, 20, generator=gen)
+    W = torch.nn.Parameter(torch.randn(30, 20, generator=gen))
+    start = W.detach().clone()
+    opt = torch.optim.Muon([W], lr=0.1, weight_decay=0.0, momentum=0.0)
+    W.grad = G.clone()
+    opt.step()
+    ours = start - 0.1 * np.sqrt(30 / 20) * newton_schulz(G, dtype=torch.bfloat16).float()  # torch's lr scaling
+    return float((W.detach() - ours).abs().max())
+
+
 def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
     """Every run on each seed's valley; the curves (and the single-run numbers) are the first seed's."""
     per_seed = [_sensing_runs(cfg, run_seed(cfg, seed)) for seed in cfg.seeds]
@@ -183,7 +201,9 @@ def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
         "spike_oscillation": {k: oscillation(r.spike) for k, r in runs.items()},
         "gd_lr": cfg.gd_lr,
         "seeds": list(cfg.seeds),
+        "torch_muon_max_difference": torch_muon_difference(run_seed(cfg, cfg.seeds[0])),
         "by_seed": {
+            "start_loss": [float(r["GD"].loss[0]) for r in per_seed],
             "early_ratio_muon_over_gd": [float(r["Muon"].river[t] / r["GD"].river[t]) for r in per_seed],
             "tail_loss": {k: [tail_loss(r[k].loss, n) for r in per_seed] for k in runs},
             "min_loss": {k: [float(r[k].loss.min()) for r in per_seed] for k in runs},

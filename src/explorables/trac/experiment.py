@@ -284,6 +284,16 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
         "resp_err_first": mean("resp_err_first"),
         "resp_wrong_but_for": mean("resp_wrong_but_for"),
         "resp_wrong_first": mean("resp_wrong_first"),
+        # one value per instance, for the intervals of the verdicts (recall is None without any cause)
+        "per_instance": {
+            "causes": [int(r["causes"]) for r in rows],
+            "time_trac_seconds": [float(r["time_trac_seconds"]) for r in rows],
+            **{
+                f"{q}_{b}": [None if r[f"{q}_{b}"] is None else float(r[f"{q}_{b}"]) for r in rows]
+                for q in ("recall", "resp_wrong")
+                for b in ("but_for", "first")
+            },
+        },
     }
 
 

@@ -10,7 +10,8 @@ vertices), ``"smoke"`` what the tests execute, and ``"paper"`` trees of a millio
    the explicit bound.
 2. ``real``: the same on Python syntax trees and a package's directory tree, and on a digits
    dendrogram with *learned* predictions (``eta`` is whatever the nearest neighbour after a PCA
-   to each dimension in ``d_pca_grid`` gives).
+   to each dimension in ``d_pca_grid`` gives), with a positive control on the same dendrogram: the
+   same targets with a prediction ``CONTROL_ETA`` steps away, set by us.
 2b. ``crossover``: every ``eta`` in 1..max(eta_grid) on the trees with ``eta`` set by us, for
    ``n_crossover_seeds`` seeds: where spine search stops beating centroid search (a grid of powers
    of two would flatter doubling search).
@@ -370,6 +371,9 @@ def _dendrogram(cfg: TreeSearchConfig, n_dims: int) -> tuple[dict, dict]:
                 }
             )
     k = D.pathwidth
+    control = {}
+    if n_dims == cfg.d_pca_grid[0]:  # the positive control, once per dendrogram (the tree is the same for every dims)
+        control = {"control": _dendrogram_control(tree, D, dg.targets.tolist(), np.random.default_rng([cfg.seed, 7]))}
     summary = {
         "pca_dims": n_dims,
         "n": tree.n,
@@ -381,9 +385,32 @@ def _dendrogram(cfg: TreeSearchConfig, n_dims: int) -> tuple[dict, dict]:
         "eta_zero_fraction": float(np.mean(etas_a == 0)),
         "bins": bins,
         **{f"{a}_mean": float(np.mean(counts[a])) for a in ALGORITHMS},
+        # per held-out digit, for the interval of the paired difference (claims.real_inputs_verdict)
+        "spine_queries": [int(c) for c in counts["spine"]],
+        "centroid_queries": [int(c) for c in counts["centroid"]],
         "bound_violations": int(sum(c > spine_bound(e, k) for c, e in zip(counts["spine"], etas, strict=True))),
+        **control,
     }
     return summary, {"eta": etas_a, **{a: np.array(counts[a]) for a in ALGORITHMS}}
+
+
+CONTROL_ETA = 2
+"""The dendrogram's positive control: a prediction this many tree steps from the target (set by us), the
+closest a wrong leaf can be to a leaf target (a sibling)."""
+
+
+def _dendrogram_control(tree: Tree, D: SpineDecomposition, targets: list[int], rng: np.random.Generator) -> dict:
+    """The same targets with a prediction :data:`CONTROL_ETA` steps away: can a good prediction pay on this tree?"""
+    heights = branch_heights(tree)
+    spine, centroid = [], []
+    for t in targets:
+        p = random_vertex_at_distance.__wrapped__(tree, t, CONTROL_ETA, rng, heights)
+        if p < 0:
+            continue
+        res = _run_all(tree, D, t, p)
+        spine.append(res["spine"])
+        centroid.append(res["centroid"])
+    return {"eta": CONTROL_ETA, "spine_queries": spine, "centroid_queries": centroid}
 
 
 def _lower_bound(cfg: TreeSearchConfig) -> tuple[dict, dict]:
