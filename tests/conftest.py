@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -77,3 +78,8 @@ def pytest_sessionfinish(session, exitstatus):
         api_fuzz.RECORDER.dump(Path(dump))
     if api_fuzz.RECORDER is not None:
         api_fuzz.RECORDER.uninstall()
+        # release the kept calls now: they hold gudhi/multipers objects (nanobind), which would
+        # otherwise still be alive at interpreter exit and be reported as leaks after the summary
+        api_fuzz.RECORDER.records.clear()
+        api_fuzz.RECORDER = None
+        gc.collect()
