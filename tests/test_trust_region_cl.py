@@ -30,12 +30,12 @@ from explorables.trust_region_cl import (
     sliced_wasserstein,
     trust_region_penalty,
 )
+from explorables.trust_region_cl import claims as C
 from explorables.trust_region_cl.claims import (
-    compare,
     comparison_verdict,
     control_verdict,
-    maml_verdict,
-    reconvergence_verdict,
+    maml_check,
+    paired_outcome,
 )
 from explorables.trust_region_cl.continual import eval_batch, flat
 
@@ -369,28 +369,38 @@ def test_digit_tasks_come_from_the_bundled_data_set():
     assert x.shape == (5, 64) and float(x.min()) >= -1.0 and float(x.max()) <= 1.0 + 1 / 8
 
 
+def test_criteria_reach_every_branch():
+    from explorables.core.verdicts import drive
+
+    assert drive(C.CRITERIA) == []
+    assert {c.kind for c in C.CRITERIA} == {"check", "gate", "claim"}
+
+
 def test_verdict_rules_on_constructed_numbers():
-    assert compare([1.0, 1.0, 3.0], [2.0, 2.0, 2.0], 0.1) == "win"
-    assert compare([1.0, 1.0, 3.0], [2.0, 2.0, 2.0], 0.5) == "tie"  # within the margin
-    assert compare([1.0, 3.0, 3.0], [2.0, 2.0, 2.0], 0.0) == "loss"
-    assert compare([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 0.0) == "tie"
+    # paired outcomes on the interval of the per-seed difference (lower is better)
+    assert paired_outcome([1.0, 1.1, 0.9], [2.0, 2.0, 2.0], 0.1) == "win"
+    assert paired_outcome([1.0, 1.0, 3.0], [2.0, 2.0, 2.0], 0.1) == "tie"  # mean ahead, interval straddles
+    assert paired_outcome([3.0, 3.1, 2.9], [2.0, 2.0, 2.0], 0.1) == "loss"
+    assert paired_outcome([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 0.01) == "tie"
     with pytest.raises(ValueError, match="paired"):
-        compare([1.0], [1.0, 2.0], 0.1)
-    assert comparison_verdict({"finetune": "win", "ewc": "win"}, "x").startswith("yes")
-    assert comparison_verdict({"finetune": "win", "ewc": "tie"}, "x").startswith("partly")
-    assert comparison_verdict({"finetune": "win", "ewc": "loss"}, "x").startswith("no")
-    assert comparison_verdict({"finetune": "tie", "ewc": "tie"}, "x").startswith("no")
-    assert maml_verdict([0.3, 0.6, 0.95]).startswith("yes") and "by construction" in maml_verdict([0.3, 0.6, 0.95])
-    assert maml_verdict([0.3, 0.6, 0.8]).startswith("partly")
-    assert maml_verdict([0.6, 0.5, 0.4]).startswith("no")
-    mostly_retained = reconvergence_verdict({"finetune": "win", "ewc": "tie"}, 0.9)
-    assert mostly_retained.startswith("partly") and "mostly measures retention" in mostly_retained
-    assert "retention" not in reconvergence_verdict({"finetune": "win", "ewc": "tie"}, 0.2)
-    assert control_verdict(True).startswith("yes") and control_verdict(False).startswith("no")
-    assert control_verdict("win") == control_verdict(True) and control_verdict("tie") == control_verdict(False)
-    assert control_verdict("loss").startswith("no") and "does better" in control_verdict("loss")
-    with pytest.raises(ValueError, match="outcome"):
-        control_verdict("draw")
+        paired_outcome([1.0], [1.0, 2.0], 0.1)
+    ahead, level, noisy = [0.1, 0.11, 0.09], [0.0, 0.01, -0.01], [-0.2, 0.05, 0.3]
+    assert comparison_verdict({"ewc": ahead, "replay": ahead}, 0.03, "x").startswith("yes")
+    assert comparison_verdict({"ewc": ahead, "replay": level}, 0.03, "x").startswith("partly")
+    assert comparison_verdict({"ewc": ahead, "replay": noisy}, 0.03, "x").startswith("partly")
+    assert comparison_verdict({"ewc": level, "replay": [-0.1, -0.11, -0.09]}, 0.03, "x").startswith("no")  # behind
+    assert comparison_verdict({"ewc": noisy, "replay": level}, 0.03, "x").startswith("unclear")
+    assert maml_check([0.3, 0.6, 0.95]).startswith("pass")
+    assert maml_check([0.3, 0.6, 0.8]).startswith("fail") and maml_check([0.6, 0.5, 0.95]).startswith("fail")
+    assert control_verdict(ahead).startswith("yes") and control_verdict(level).startswith("no")
+    assert control_verdict(noisy).startswith("unclear")
+    assert C.forgetting_gate([0.3, 0.2, 0.4], [0.05, 0.04, 0.06]).startswith("pass")
+    no_room = C.forgetting_gate([0.3, 0.2, 0.4], [0.05, 0.0, 0.06])
+    assert no_room.startswith("fail") and "replay" in no_room
+    assert C.forgetting_gate([0.3, 0.05, 0.4], [0.05, 0.04, 0.06]).startswith("fail")
+    assert C.relearning_gate([0.2, 0.3, 0.25]).startswith("pass") and C.relearning_gate([0.9, 1.0, 0.75]).startswith(
+        "fail")
+    assert C.fair_control_gate(level).startswith("pass") and C.fair_control_gate(ahead).startswith("fail")
 
 
 def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
@@ -407,7 +417,10 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     # the verdicts on "best" count only the abstract's baselines: a win over fine-tuning alone is not "partly"
     from explorables.trust_region_cl.claims import claims
 
-    for row in claims(results)[:3]:
+    rows = claims(results)
+    assert [r.kind for r in rows].count("check") == 1 and [r.kind for r in rows].count("claim") == 4
+    assert {r.name for r in rows if r.kind == "gate"} == {"forgetting", "relearning", "fair control"}
+    for row in [r for r in rows if r.kind == "claim"][:3]:
         assert "fine-tuning" not in row.verdict and "fine-tuning: reference" in row.setting
 
 
@@ -526,7 +539,7 @@ def test_reading_sentences_follow_the_numbers():
             }
         }
 
-    assert "adds little" in ewc_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21])))
+    assert "no measurable difference" in ewc_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21])))
     assert "measurably" in ewc_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
-    assert "not bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
+    assert "not clearly bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
     assert "partly bought" in plasticity_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])))

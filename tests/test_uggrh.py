@@ -236,54 +236,63 @@ def test_bad_method_inputs_are_refused():
 # ---------------------------------------------------------------- verdicts
 
 
-def test_verdict_functions():
-    assert C.speed_verdict(1e-4, 1e-2).startswith("yes")
-    assert C.speed_verdict(1e-3, 2e-3).startswith("partly")
-    assert C.speed_verdict(1e-2, 1e-3).startswith("no")
-    # gain: mean - sd of the paired gains >= 0.03 at a code length is a win
+def test_criteria_reach_every_branch():
+    from explorables.core.verdicts import drive
+
+    assert drive(C.CRITERIA) == []
+    assert {c.kind for c in C.CRITERIA} == {"check", "gate", "claim"}
+
+
+def test_verdict_functions_on_the_interval_over_seeds():
+    assert C.speed_verdict(1e-4, 1e-2).startswith("pass") and C.speed_verdict(1e-3, 2e-3).startswith("fail")
+    with pytest.raises(ValueError, match="timings"):
+        C.speed_verdict(0.0, 1e-3)
+    assert C.learns_gate([0.3, 0.32, 0.31]).startswith("pass") and C.learns_gate([0.3, 0.0, 0.31]).startswith("fail")
+    assert C.room_gate([0.1, 0.12, 0.11]).startswith("pass") and C.room_gate([0.0, 0.01, 0.02]).startswith("fail")
+    # gain: per code length, the interval of the paired gains against 0.03
     assert C.gain_verdict({"16": [0.05, 0.04, 0.06], "32": [0.1, 0.09, 0.08]}).startswith("yes")
-    assert C.gain_verdict({"16": [0.05, -0.01, 0.06], "32": [0.1, 0.09, 0.08]}).startswith("partly")
-    assert C.gain_verdict({"16": [0.09, 0.01, 0.01]}).startswith("no")  # mean 0.037 > margin, but within its spread
-    assert C.gain_verdict({"16": [0.01, 0.01, 0.01]}).startswith("no")
-    with pytest.raises(ValueError, match="2 seeds"):
-        C.gain_verdict({"16": [0.1]})
-    # robustness: (uggrh drop, baseline drop, uggrh at 0%, baseline at 0%)
-    assert C.robustness_verdict({"16": (0.1, 0.2, 0.8, 0.8), "32": (0.1, 0.3, 0.8, 0.81)}).startswith("yes")
-    assert C.robustness_verdict({"16": (0.1, 0.2, 0.8, 0.8), "32": (0.3, 0.3, 0.8, 0.8)}).startswith("partly")
-    assert C.robustness_verdict({"16": (0.2, 0.2, 0.8, 0.8)}).startswith("no")
-    lower_start = C.robustness_verdict({"16": (0.1, 0.2, 0.7, 0.8)})  # falls less only because it starts lower
-    assert lower_start.startswith("no") and "lower start" in lower_start
-    assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.75, 0.81]).startswith("yes")
-    assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.85, 0.81]).startswith("partly")
-    assert C.module_verdict([0.8, 0.8, 0.8], [0.8, 0.85, 0.81]).startswith("no")
-    assert C.control_verdict([0.8, 0.8], [0.7, 0.75]).startswith("yes")
-    assert C.control_verdict([0.8, 0.8], [0.79, 0.78]).startswith("no")  # ahead, but within the margin
-    assert C.control_verdict([0.8, 0.9], [0.81, 0.8]).startswith("partly")
-    assert C.control_verdict([0.8, 0.8], [0.9, 0.9]).startswith("no")
-    assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.05, 0.04]}).startswith("yes")
-    assert C.imbalance_verdict({"0%": [0.1, 0.1], "100%": [0.0, 0.04]}).startswith("partly")
+    assert C.gain_verdict({"16": [0.0, 0.01, 0.0], "32": [0.1, 0.09, 0.08]}).startswith("partly")
+    assert C.gain_verdict({"16": [0.09, 0.01, 0.01]}).startswith("unclear")  # mean 0.037 > margin, within spread
+    assert C.gain_verdict({"16": [0.01, 0.01, 0.011]}).startswith("no")
+    assert C.gain_verdict({"16": [-0.1, -0.11, -0.09], "32": [0.0, 0.0, 0.01]}).startswith("no")  # behind: no
+    assert C.gain_verdict({"16": [0.1]}).startswith("unclear")  # one seed decides nothing
+    # robustness: (baseline drop, UGGRH drop, start difference) per seed
+    zero = [0.0, 0.0, 0.0]
+    assert C.robustness_verdict({"16": ([0.2, 0.21, 0.2], [0.1, 0.1, 0.11], zero)}).startswith("yes")
+    assert C.robustness_verdict({"16": ([0.2, 0.21, 0.2], [0.1, 0.1, 0.11], zero),
+                                 "32": ([0.1, 0.1, 0.1], [0.1, 0.1, 0.1], zero)}).startswith("partly")
+    lower_start = C.robustness_verdict({"16": ([0.2, 0.21, 0.2], [0.1, 0.1, 0.11], [-0.1, -0.1, -0.09])})
+    assert lower_start.startswith("no")  # falls less only because it starts lower
+    assert C.robustness_part([0.2, 0.21, 0.2], [0.1, 0.1, 0.11], [-0.1, 0.05, 0.0]) == "unclear"
+    assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.72, 0.71]).startswith("yes")
+    assert C.module_verdict([0.8, 0.8, 0.8], [0.7, 0.85, 0.81]).startswith("unclear")
+    assert C.module_verdict([0.8, 0.8, 0.8], [0.8, 0.81, 0.8]).startswith("no")
+    assert C.control_verdict([0.8, 0.8], [0.7, 0.71]).startswith("yes")
+    assert C.control_verdict([0.8, 0.8, 0.8], [0.79, 0.78, 0.79]).startswith("no")  # ahead, but within the margin
+    assert C.control_verdict([0.8, 0.9], [0.81, 0.8]).startswith("unclear")
+    assert C.imbalance_verdict({"0%": [0.1, 0.1, 0.11], "100%": [0.05, 0.06, 0.05]}).startswith("yes")
+    assert C.imbalance_verdict({"0%": [0.1, 0.1, 0.11], "100%": [0.0, 0.01, 0.0]}).startswith("partly")
+    with pytest.raises(ValueError, match="same seeds"):
+        C.module_verdict([0.8, 0.8], [0.7])
 
 
-def test_reading_sentences_follow_the_numbers():
-    """The page's sentences about the control, the lower start and the ablations come from the numbers."""
-    assert "every seed" in C.control_reading([0.8, 0.8], [0.7, 0.75]) and "more than avoiding" in C.control_reading(
-        [0.8, 0.8], [0.7, 0.75]
-    )
-    assert C.control_reading([0.8, 0.9], [0.81, 0.8]).startswith("UGGRH is ahead") and "only part" in (
-        C.control_reading([0.8, 0.9], [0.81, 0.8])
-    )
-    ahead = C.control_reading([0.7, 0.7], [0.75, 0.75])
-    assert "is ahead of UGGRH by 0.050" in ahead and "mean-fill hurts" in ahead
-    assert "inside the 0.03 margin" in C.control_reading([0.8, 0.8], [0.79, 0.79])
-    assert "16 bits" in C.lower_start_reading({"16": (0.68, 0.77), "32": (0.81, 0.80)})
-    assert "32" not in C.lower_start_reading({"16": (0.68, 0.77), "32": (0.81, 0.80)})
-    assert C.lower_start_reading({"16": (0.76, 0.77)}).startswith("With complete data")
-    yes, no = "yes: ...", "no: ..."
+def test_reading_sentences_follow_the_verdicts():
+    """The page's sentences about the control, the lower start and the ablations follow the verdict functions."""
+    assert "more than avoiding mean-fill" in C.control_reading([0.8, 0.8], [0.7, 0.71])
+    assert "cannot tell" in C.control_reading([0.8, 0.9], [0.81, 0.8])
+    short = C.control_reading([0.7, 0.7, 0.7], [0.75, 0.75, 0.76])
+    assert "short of the 0.03 margin" in short and "mean-fill hurts" in short
+    starts = {"16": [-0.09, -0.1, -0.08], "32": [0.01, 0.0, 0.01]}
+    assert "16 bits" in C.lower_start_reading(starts) and "32" not in C.lower_start_reading(starts)
+    assert C.lower_start_reading({"16": [-0.01, 0.0, -0.02]}).startswith("With complete data")
+    yes, no, unclear = "yes: ...", "no: ...", "unclear: ..."
     text = C.ablation_reading({"completion": yes, "fusion": no}, 0.44, 0.58, no)
-    assert "credit completion with" in text and "fusion" not in text and "do not lift" in text and "below even" in text
+    assert "credit completion with" in text and "fusion" not in text and "do not lift" in text
+    assert "below the mean-fill" in text
     text = C.ablation_reading({"completion": yes, "refinement": yes}, 0.6, 0.58, yes)
-    assert "completion and refinement" in text and "lift UGGRH above" in text and "below even" not in text
-    assert C.ablation_reading({"fusion": no}, 0.6, 0.58, no).startswith("No ablation")
+    assert "completion and refinement" in text and "lift UGGRH above" in text and "below the mean-fill" not in text
+    assert C.ablation_reading({"fusion": no}, 0.6, 0.58, unclear).startswith("No ablation")
+    assert "cannot tell" in C.ablation_reading({"fusion": no}, 0.6, 0.58, unclear)
 
 
 # ---------------------------------------------------------------- seeded smoke run
@@ -297,8 +306,11 @@ def test_smoke_run_beats_random_codes_and_claims_build():
         for method in ("baseline", "uggrh"):
             assert s[part][method]["16"]["mean"]["mean"] > chance + 0.05, (part, method)
     rows = C.claims(results)
-    assert len(rows) >= 7
-    assert "mAP" in C.gain_sentence(results) and any(w in C.gain_sentence(results) for w in ("rises", "falls", "same"))
+    kinds = [r.kind for r in rows]
+    assert kinds.count("check") == 1 and kinds.count("gate") == 2 and kinds.count("claim") >= 7
+    assert all(set(r.gates) <= {"learns", "room"} for r in rows)
+    sentence = C.gain_sentence(results)
+    assert "mAP" in sentence and any(w in sentence for w in ("rises", "falls", "clearly"))
     assert len(C.sweep_table(results).splitlines()) == 2 + 2 * 2  # header + 2 methods x 2 rates (16 bits)
     for sentence in (C.control_sentence, C.lower_start_sentence, C.ablation_sentence):
         assert sentence(results).endswith(".")

@@ -242,62 +242,77 @@ def test_smoke_run_unified_model_beats_chance_on_all_three_heads(smoke):
     unified = C.scores(smoke, "curriculum")
     for key in C.METRICS:
         assert unified[key]["mean"] > chance[key], key
-    assert len(C.claims(smoke)) == 4
+    rows = C.claims(smoke)
+    assert [r.kind for r in rows].count("claim") == 4 and [r.kind for r in rows].count("check") == 2
+    gates = {r.name for r in rows if r.kind == "gate"}
+    assert gates == {"competence", "instruction", "mask oracle", "labels"}
+    assert all(set(r.gates) <= gates for r in rows)
 
 
 def test_smoke_run_reads_the_instruction(smoke):
     """The control: the same models given another test scene's instruction score lower on average."""
     shuffled = C.scores(smoke, "shuffled")
-    assert C.composite(shuffled)["mean"] < C.composite(C.scores(smoke, "curriculum"))["mean"]
+    assert C.composite(shuffled).mean() < C.composite(C.scores(smoke, "curriculum")).mean()
     assert "another scene's instruction" in C.regime_table(smoke)
 
 
-# --- verdicts on constructed numbers ------------------------------------------------------------
+def test_reference_checks_hold_on_the_smoke_run(smoke):
+    ref = smoke.summary["reference"]
+    assert ref["truth"] == pytest.approx(dict.fromkeys(C.METRICS, 1.0)) and ref["repeated_test_scenes"] == 0
+    assert ref["mask_oracle_grasp"] > 0.8  # the true mask's geometry holds most grasps
 
 
-def _st(mean, sd=0.01):
-    return {"mean": mean, "sd": sd}
+def test_grasps_from_masks_recover_a_bar_across_its_narrow_axis():
+    mask = np.zeros((1, 16, 16), bool)
+    mask[0, 7:10, 2:14] = True  # a horizontal bar, 3 px high: close vertically
+    x, y, theta, width = metrics.grasps_from_masks(mask)[0]
+    assert (x, y) == pytest.approx((8.0, 8.5)) and theta == pytest.approx(math.pi / 2) and width == pytest.approx(5)
+    assert metrics.grasps_from_masks(np.zeros((2, 4, 4))).shape == (2, 4)  # empty masks do not fail
 
 
-def _three(box, miou, grasp, sd=0.01):
-    return {"box_accuracy": _st(box, sd), "mask_iou": _st(miou, sd), "grasp_success": _st(grasp, sd)}
+# --- verdicts on constructed numbers (synthetic per-seed values through every branch) -------------
 
 
-CHANCE = {"box_accuracy": 0.05, "mask_iou": 0.03, "grasp_success": 0.02}
+def test_criteria_reach_every_branch():
+    from explorables.core.verdicts import drive
+
+    assert drive(C.CRITERIA) == []
+    assert {c.kind for c in C.CRITERIA} == {"check", "gate", "claim"}
 
 
-def test_unified_verdict():
-    # yes needs all three metrics above chance and at the bar (0.6), and separate heads not ahead
-    assert C.unified_verdict(_three(0.8, 0.7, 0.65), _three(0.8, 0.7, 0.4), CHANCE).startswith("yes")
-    assert C.unified_verdict(_three(0.8, 0.7, 0.65), _three(0.81, 0.71, 0.65), CHANCE).startswith("yes")  # level
-    assert C.unified_verdict(_three(0.8, 0.7, 0.65), _three(0.9, 0.76, 0.65), CHANCE).startswith("partly")
-    # separate heads clearly ahead on grasp: partly
-    assert C.unified_verdict(_three(0.8, 0.7, 0.65), _three(0.8, 0.7, 0.72), CHANCE).startswith("partly")
-    # above chance and not beaten, but weak (the book-scale case): partly, not yes
-    weak = C.unified_verdict(_three(0.47, 0.24, 0.10, sd=0.04), _three(0.52, 0.28, 0.09, sd=0.04), CHANCE)
-    assert weak.startswith("partly") and "bar" in weak
-    assert C.unified_verdict(_three(0.8, 0.7, 0.65), _three(0.8, 0.7, 0.4), CHANCE, bar=0.7).startswith("partly")
-    per_seed = {k: {"mean": 0.5, "sd": 0.1, "per_seed": [0.4, 0.5, 0.6]} for k in C.METRICS}
-    assert C.composite(per_seed) == pytest.approx({"mean": 0.5, "sd": 0.1})
-    assert C.unified_verdict(_three(0.8, 0.03, 0.5), _three(0.8, 0.6, 0.3), CHANCE).startswith("no")
-    assert C.unified_verdict(_three(0.8, 0.7, 0.04, sd=0.05), _three(0.8, 0.6, 0.3), CHANCE).startswith("no")
+def test_gates():
+    good = {"mask_iou": [0.7, 0.65, 0.8], "grasp_success": [0.55, 0.6, 0.9]}
+    assert C.competence_gate(good).startswith("pass")
+    one_bad_seed = dict(good, grasp_success=[0.55, 0.45, 0.9])  # every seed must clear the bar
+    assert C.competence_gate(one_bad_seed).startswith("fail") and "grasp" in C.competence_gate(one_bad_seed)
+    assert C.instruction_gate([0.10, 0.12, 0.11]).startswith("pass")
+    assert C.instruction_gate([0.02, 0.12, 0.20]).startswith("fail")  # mean above, interval not
+    assert C.oracle_gate([0.8, 0.85, 0.82]).startswith("pass") and C.oracle_gate([0.1, 0.15, 0.12]).startswith("fail")
+    assert C.labels_gate([0.1, 0.09, 0.11]).startswith("pass") and C.labels_gate([0.0, 0.01, 0.02]).startswith("fail")
 
 
-def test_pose_verdict():
-    assert C.pose_verdict(_st(0.5), _st(0.3)).startswith("yes")
-    assert C.pose_verdict(_st(0.5, 0.1), _st(0.45, 0.1)).startswith("partly")
-    assert C.pose_verdict(_st(0.5, 0.1), _st(0.49, 0.1)).startswith("no")  # level within the margin
-    assert C.pose_verdict(_st(0.3), _st(0.5)).startswith("no")
+def _diffs(box, miou, grasp):
+    return {"box_accuracy": box, "mask_iou": miou, "grasp_success": grasp}
 
 
-def test_efficiency_and_order_verdicts():
-    for verdict in (C.efficiency_verdict, C.order_verdict):
-        assert verdict(_three(0.8, 0.6, 0.7), _three(0.5, 0.4, 0.5)).startswith("yes")
-        assert verdict(_three(0.9, 0.4, 0.5), _three(0.5, 0.4, 0.5)).startswith("partly")  # one metric carries it
-        assert verdict(_three(0.8, 0.6, 0.2), _three(0.5, 0.4, 0.5)).startswith("partly")  # wins two, loses one
-        assert verdict(_three(0.5, 0.4, 0.5, sd=0.2), _three(0.6, 0.45, 0.5, sd=0.2)).startswith("no")
-        assert verdict(_three(0.6, 0.4, 0.5, sd=0.2), _three(0.5, 0.4, 0.5, sd=0.2)).startswith("no")  # in the noise
-    # the control says the parsing data helps only when joint training on it beats joint training without it
-    cur, mixed = _three(0.5, 0.4, 0.5), _three(0.7, 0.5, 0.5)
-    assert "the parsing data helps" in C.order_verdict(cur, mixed, _three(0.4, 0.3, 0.4))
-    assert "does not clearly help" in C.order_verdict(cur, _three(0.5, 0.4, 0.5), _three(0.5, 0.4, 0.5))
+def test_unified_verdict_is_decided_per_metric_on_the_interval():
+    level, behind, noisy = [0.0, 0.01, -0.01], [-0.1, -0.12, -0.09], [-0.3, 0.0, 0.3]
+    assert C.unified_verdict(_diffs(level, level, level)).startswith("yes")  # not worse within 0.02
+    assert C.unified_verdict(_diffs(level, behind, level)).startswith("partly")
+    assert C.unified_verdict(_diffs(behind, behind, behind)).startswith("no")  # behind on every metric: no
+    assert C.unified_verdict(_diffs(noisy, noisy, behind)).startswith("unclear")
+
+
+def test_gain_verdicts():
+    for verdict in (C.pose_verdict, C.efficiency_verdict, C.order_verdict):
+        assert verdict([0.10, 0.12, 0.11]).startswith("yes")
+        assert verdict([0.0, 0.01, -0.01]).startswith("no")
+        assert verdict([-0.05, 0.01, 0.20]).startswith("unclear")  # the interval straddles 0.02
+        assert verdict([0.03, 0.04, 0.03], margin=0.05).startswith("no")
+    text = C.order_verdict([0.0, 0.01, -0.01], [0.2, 0.21, 0.19])
+    assert text.startswith("no") and "parsing data alone" in text and "(yes at 0.02)" in text
+
+
+def test_composite_is_the_per_seed_mean_of_the_three_metrics():
+    st = {k: {"per_seed": v} for k, v in zip(C.METRICS, ([0.1, 0.4], [0.2, 0.5], [0.3, 0.6]), strict=True)}
+    assert C.composite(st) == pytest.approx([0.2, 0.5])

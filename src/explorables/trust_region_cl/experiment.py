@@ -61,7 +61,9 @@ class TrustRegionCLConfig(ExperimentConfig):
         "the task sequence, in order: 2-D tasks ('gaussians', 'moons', 'circles', 'spiral', 'checkerboard') "
         "or digit classes ('digit0' ... 'digit9'), not mixed",
     )
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds (initial weights, data) the verdicts are taken over")
+    seeds: tuple[int, ...] = param(
+        (0, 1, 2, 3, 4), Seeds(), "seeds (initial weights, data) the verdicts are taken over"
+    )
     width: int = param(64, Int(4, 4096), "hidden units per layer of the noise predictor")
     depth: int = param(3, Int(1, 16), "hidden layers of the noise predictor")
     n_diffusion_steps: int = param(40, Int(2, 1000), "DDPM steps T of the linear noise schedule")
@@ -108,6 +110,7 @@ class TrustRegionCLConfig(ExperimentConfig):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
             tasks=("gaussians", "moons", "circles"),
+            seeds=(0, 1, 2),
             width=32,
             depth=2,
             n_diffusion_steps=20,
@@ -309,6 +312,7 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
             "steps_per_task": steps_t[sl].mean(0).cpu().numpy().tolist(),
             "n_censored": int(censored[sl].sum()),
             "fraction_at_start": float((steps_t[sl] == 0).float().mean()),
+            "fraction_at_start_per_seed": (steps_t[sl] == 0).float().mean(1).cpu().numpy().tolist(),
         }
     return summary, {"steps": steps_t.cpu().numpy()}
 

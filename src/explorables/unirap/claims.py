@@ -1,16 +1,21 @@
-"""The chapter's claims table: each claim of the abstract, our setting, our number, a verdict.
+"""The chapter's tables: what we verified (checks), what the setup can show (gates), the paper's claims.
 
-Verdicts come from the functions below (tested on constructed numbers), with the criterion in each
-docstring; the book glues their output and never decides between sentences itself.
+Every threshold is a module constant below and every verdict function is declared in
+:data:`CRITERIA`, with synthetic inputs that reach each of its branches (the contract test drives
+them). Claims are decided on the interval (mean ± 2 standard errors) of per-seed paired differences
+(:mod:`explorables.core.verdicts`); a seed sets a member's initial weights, labelled subset and
+batches, the same for every regime, so differences are paired by seed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
-from ..core.tables import Claim
-from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
+from ..core.tables import Claim, checks_table, claims_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
+from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
 from .experiment import UniRAPResults
 from .training import LABELS
 
@@ -18,127 +23,30 @@ METRICS: tuple[str, ...] = ("box_accuracy", "mask_iou", "grasp_success")
 METRIC_LABELS = {"box_accuracy": "box accuracy (IoU > 0.5)", "mask_iou": "part-mask IoU",
                  "grasp_success": "grasp success"}
 SHORT = {"box_accuracy": "box", "mask_iou": "mIoU", "grasp_success": "grasp"}
-#: a difference counts when the means differ by at least this much ...
+
+# --- thresholds: the one declared place ---------------------------------------------------------
+#: gate "competence": the unified model (curriculum, ``n_labelled`` scenes) does the tasks, on every seed:
+#: part-mask IoU and grasp success at least these (issue 41; the 0.6 mask bar was set in planning)
+COMPETENCE: dict[str, float] = {"mask_iou": 0.6, "grasp_success": 0.5}
+#: gate "instruction": another scene's instruction lowers the mean of the three metrics by at least this
+#: (interval over seeds): the model reads the instruction
+INSTRUCTION_DROP = 0.05
+#: gate "mask oracle": grasps decoded from the *true* part mask's geometry beat the pose head without mask
+#: features by at least this grasp success (interval over seeds): the mask can carry the pose
+ORACLE_LEAD = 0.2
+#: gate "labels": joint training at the most labels beats joint training at the fewest by at least this,
+#: on the mean of the three metrics (interval over seeds): labels are scarce at the fewest, so there is
+#: room for data efficiency
+LABELS_GAIN = 0.05
+#: claims: the smallest gain that counts (pose, curriculum, order), and the largest loss that still
+#: reads "not worse" (unified vs separate heads), in metric units
 MARGIN = 0.02
-#: ... and by more than either seed-to-seed sd (see :func:`beats`)
+#: checks: a chance predictor stays at most this on every metric; the truth scores 1 (to rounding)
+CHANCE_CEILING = 0.15
+TRUTH_TOL = 1e-9
 
 
-def beats(a: dict, b: dict, margin: float = MARGIN) -> bool:
-    """``a`` beats ``b``: its mean is higher by ``>= margin`` and by more than either sd (``{"mean", "sd"}``)."""
-    return a["mean"] - b["mean"] >= max(margin, a.get("sd", 0.0), b.get("sd", 0.0))
-
-
-def as_stats(value: float) -> dict:
-    """A fixed number (a chance level) as ``{"mean", "sd"}``."""
-    return {"mean": float(value), "sd": 0.0}
-
-
-def composite(st: dict[str, dict]) -> dict:
-    """The mean of the three metrics, per seed when the seeds are known: ``{"mean", "sd"}`` over seeds
-    (without ``per_seed`` lists, the mean of the means and of the sds)."""
-    if all("per_seed" in st[k] for k in METRICS):
-        per = np.mean([st[k]["per_seed"] for k in METRICS], axis=0)
-        return {"mean": float(per.mean()), "sd": float(per.std(ddof=1)) if per.size > 1 else 0.0}
-    return {"mean": float(np.mean([st[k]["mean"] for k in METRICS])),
-            "sd": float(np.mean([st[k]["sd"] for k in METRICS]))}
-
-
-#: the absolute bar of a "yes" for the unified model: every metric at least this (the pass mark that the
-#: research notes set for part-mask IoU and grasp success before the chapter was built; applied to box
-#: accuracy as well)
-BAR = 0.6
-
-
-def unified_verdict(unified: dict[str, dict], separate: dict[str, dict], chance: dict[str, float],
-                    bar: float = BAR) -> str:
-    """yes: the unified model *works* and does not lose to separate task heads: it beats chance on all three
-    metrics, reaches ``bar`` on each of them, and separate heads beat it neither on the mean of the three
-    metrics (:func:`composite`, per seed) nor on any single metric; partly: above chance on all three, but
-    below the bar on some metric or beaten by separate heads; no: it fails to beat chance on some metric.
-    Arguments map each metric to ``{"mean", "sd"[, "per_seed"]}`` (``chance``: to a number)."""
-    not_above = [SHORT[k] for k in METRICS if not beats(unified[k], as_stats(chance[k]))]
-    if not_above:
-        return f"no: the unified model does not beat a chance predictor on {', '.join(not_above)}"
-    below = [f"{SHORT[k]} {unified[k]['mean']:.2f}" for k in METRICS if unified[k]["mean"] < bar]
-    uni, sep = composite(unified), composite(separate)
-    lead = sep["mean"] - uni["mean"]
-    sep_wins = [SHORT[k] for k in METRICS if beats(separate[k], unified[k])]
-    if beats(sep, uni):
-        sep_wins.insert(0, f"the mean of the metrics (by {lead:.2f})")
-    if not below and not sep_wins:
-        return (f"yes: one decoder does all three tasks above chance and above the bar of {bar:.2f}, and separate "
-                f"heads do not beat it (their lead on the mean of the metrics: {lead:+.2f})")
-    reasons = []
-    if below:
-        reasons.append(f"it falls short of the bar of {bar:.2f} ({', '.join(below)})")
-    if sep_wins:
-        reasons.append(f"separate task heads beat it on {', '.join(sep_wins)}")
-    else:
-        reasons.append(f"separate task heads do not beat it beyond the seed-to-seed spread "
-                       f"(their lead on the mean of the metrics: {lead:+.2f})")
-    return "partly: above chance on all three tasks, but " + "; ".join(reasons)
-
-
-def pose_verdict(with_mask: dict, without_mask: dict) -> str:
-    """Grasp success with and without the mask features (``{"mean", "sd"}``). yes: reading the mask beats
-    not reading it; partly: higher by at least the margin but not by more than the sd; no: otherwise."""
-    if beats(with_mask, without_mask):
-        return "yes: the pose head that reads the segmentation grasps better"
-    if with_mask["mean"] - without_mask["mean"] >= MARGIN:
-        return "partly: reading the segmentation helps the pose, by less than the seed-to-seed spread"
-    return "no: the pose head does as well or better without the segmentation features"
-
-
-def _comparison(a: dict[str, dict], b: dict[str, dict]) -> tuple[list[str], list[str]]:
-    """The metrics on which ``a`` beats ``b``, and those on which ``b`` beats ``a`` (short names)."""
-    return ([SHORT[k] for k in METRICS if beats(a[k], b[k])], [SHORT[k] for k in METRICS if beats(b[k], a[k])])
-
-
-def _pooled_verdict(a: dict[str, dict], b: dict[str, dict]) -> tuple[str, list[str], list[str], float]:
-    """``"yes"`` when ``a`` beats ``b`` on the mean of the three metrics (:func:`composite`, per seed) and on
-    at least two metrics, losing on none; ``"partly"`` when it beats it on that mean only; ``"no"`` when it
-    does not beat it on that mean. Also the metrics won and lost, and the lead on the mean."""
-    wins = [SHORT[k] for k in METRICS if beats(a[k], b[k])]
-    losses = [SHORT[k] for k in METRICS if beats(b[k], a[k])]
-    ca, cb = composite(a), composite(b)
-    lead = ca["mean"] - cb["mean"]
-    if not beats(ca, cb):
-        return "no", wins, losses, lead
-    return ("yes" if len(wins) >= 2 and not losses else "partly"), wins, losses, lead
-
-
-def efficiency_verdict(curriculum: dict[str, dict], joint: dict[str, dict]) -> str:
-    """At the fewest instruction-labelled scenes (per metric ``{"mean", "sd"[, "per_seed"]}``), by
-    :func:`_pooled_verdict`: the curriculum against joint training on the instruction scenes only."""
-    outcome, wins, _, lead = _pooled_verdict(curriculum, joint)
-    if outcome == "yes":
-        return f"yes: with few instruction labels the curriculum beats joint training (on {', '.join(wins)})"
-    if outcome == "partly":
-        return (f"partly: the curriculum leads on the mean of the metrics ({lead:+.2f}) but clearly wins on "
-                f"{', '.join(wins) or 'no single metric'}")
-    return (f"no: with few instruction labels the curriculum does not beat joint training beyond the "
-            f"seed-to-seed spread (mean of the metrics {lead:+.2f})")
-
-
-def order_verdict(curriculum: dict[str, dict], mixed: dict[str, dict], joint: dict[str, dict] | None = None) -> str:
-    """The control: the curriculum against joint training on the *same* data (parsing + instruction scenes,
-    mixed in every batch), by :func:`_pooled_verdict`. yes: the order of the stages matters; no: it does not.
-    With ``joint`` (joint training on the instruction scenes only), a "no" also says whether the parsing
-    data itself helps: whether ``mixed`` beats ``joint`` on the mean of the metrics (:func:`composite`)."""
-    outcome, _, _, lead = _pooled_verdict(curriculum, mixed)
-    if outcome == "yes":
-        return "yes: the order of the stages matters, not only the extra parsing data"
-    if outcome == "partly":
-        return f"partly: the order helps on the mean of the metrics ({lead:+.2f}), on no clear majority of them"
-    text = (f"no: joint training on the same data does as well or better (curriculum minus it, mean of the "
-            f"metrics: {lead:+.2f})")
-    if joint is None:
-        return text
-    data_lead = composite(mixed)["mean"] - composite(joint)["mean"]
-    if beats(composite(mixed), composite(joint)):
-        return f"{text}: the parsing data helps ({data_lead:+.2f} over joint training without it), not the order"
-    return (f"{text}, and the parsing data does not clearly help either ({data_lead:+.2f} over joint training "
-            "without it)")
+# --- per-seed values ----------------------------------------------------------------------------
 
 
 def scores(results: UniRAPResults, regime: str, n: int | None = None) -> dict[str, dict]:
@@ -150,54 +58,250 @@ def scores(results: UniRAPResults, regime: str, n: int | None = None) -> dict[st
     return s["unified"][regime][str(n)]
 
 
-def _fmt(stats: dict) -> str:
-    return f"{stats['mean']:.2f} ± {stats['sd']:.2f}"
+def per_seed(results: UniRAPResults, regime: str, metric: str, n: int | None = None) -> np.ndarray:
+    """The per-seed values of one metric (seeds in the config's order)."""
+    return np.asarray(scores(results, regime, n)[metric]["per_seed"], dtype=float)
+
+
+def composite(st: Mapping[str, Mapping]) -> np.ndarray:
+    """The mean of the three metrics, per seed (``st`` maps each metric to ``{"per_seed": [...]}``)."""
+    return np.mean([np.asarray(st[k]["per_seed"], dtype=float) for k in METRICS], axis=0)
+
+
+def _iv(values: Sequence[float] | np.ndarray) -> str:
+    return interval(values).format(signed=True)
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+
+def metric_range_check(truth: Mapping[str, float], chance: Mapping[str, float]) -> str:
+    """pass: the truth scores 1 on every metric and a predictor that ignores image and instruction at most
+    :data:`CHANCE_CEILING`; fail otherwise (a metric that cannot tell a model from chance)."""
+    low_truth = [SHORT[k] for k in METRICS if truth[k] < 1 - TRUTH_TOL]
+    high_chance = [SHORT[k] for k in METRICS if chance[k] > CHANCE_CEILING]
+    if low_truth or high_chance:
+        return (f"fail: {'the truth scores below 1 on ' + ', '.join(low_truth) if low_truth else ''}"
+                f"{'; ' if low_truth and high_chance else ''}"
+                f"{'chance exceeds ' + str(CHANCE_CEILING) + ' on ' + ', '.join(high_chance) if high_chance else ''}")
+    return f"pass: the truth scores 1 and chance at most {CHANCE_CEILING} on all three metrics"
+
+
+def disjoint_check(repeated: int) -> str:
+    """pass: no test image repeats a training image; fail otherwise."""
+    if repeated:
+        return f"fail: {repeated} test images repeat a training image"
+    return "pass: no test image is a training image"
+
+
+# --- gates --------------------------------------------------------------------------------------
+
+
+def competence_gate(unified: Mapping[str, Sequence[float]], bars: Mapping[str, float] | None = None) -> str:
+    """pass: on every seed, each metric of :data:`COMPETENCE` reaches its bar; fail otherwise.
+    ``unified`` maps a metric to its per-seed values."""
+    bars = COMPETENCE if bars is None else bars
+    short = [f"{SHORT[k]} (lowest seed {min(unified[k]):.2f} < {bar:.2f})" for k, bar in bars.items()
+             if gate(unified[k], bar, rule="every seed") == "fail"]
+    if short:
+        return "fail: the unified model does not yet do the tasks: " + ", ".join(short)
+    return "pass: " + ", ".join(f"{SHORT[k]} >= {bar:.2f}" for k, bar in bars.items()) + " on every seed"
+
+
+def instruction_gate(drop: Sequence[float], threshold: float = INSTRUCTION_DROP) -> str:
+    """pass: the interval of the per-seed drop (own instruction minus another scene's, mean of the three
+    metrics) clears ``threshold``; fail otherwise."""
+    word = gate(drop, threshold)
+    return f"{word}: drop {_iv(drop)} {'clears' if word == 'pass' else 'does not clear'} {threshold:.2f}"
+
+
+def oracle_gate(lead: Sequence[float], threshold: float = ORACLE_LEAD) -> str:
+    """pass: the interval of the per-seed lead (true-mask grasps minus the pose head without mask features)
+    clears ``threshold``; fail otherwise."""
+    word = gate(lead, threshold)
+    return f"{word}: lead {_iv(lead)} {'clears' if word == 'pass' else 'does not clear'} {threshold:.2f}"
+
+
+def labels_gate(gain: Sequence[float], threshold: float = LABELS_GAIN) -> str:
+    """pass: the interval of the per-seed gain of joint training from the fewest to the most labels (mean
+    of the three metrics) clears ``threshold``; fail otherwise."""
+    word = gate(gain, threshold)
+    return f"{word}: gain {_iv(gain)} {'clears' if word == 'pass' else 'does not clear'} {threshold:.2f}"
+
+
+# --- claims -------------------------------------------------------------------------------------
+
+
+def unified_verdict(diffs: Mapping[str, Sequence[float]], margin: float = MARGIN) -> str:
+    """Per metric, the per-seed paired difference unified minus separate task heads: a part reads yes when
+    its interval lies above ``-margin`` (not worse), no when it lies below, unclear otherwise; the claim
+    is :func:`~explorables.core.verdicts.scope_verdict` over the three metrics (behind on all: no)."""
+    parts = {SHORT[k]: compare(diffs[k], -margin) for k in METRICS}
+    return scope_verdict(parts, f"not worse than separate task heads by more than {margin:.2f}")
+
+
+def _gain_verdict(gain: Sequence[float], what: str, margin: float = MARGIN) -> str:
+    word = compare(gain, margin)
+    how = {"yes": "clears", "no": "falls short of", "unclear": "straddles"}[word]
+    return f"{word}: {what}: the interval {_iv(gain)} {how} {margin:.2f}"
+
+
+def pose_verdict(gain: Sequence[float], margin: float = MARGIN) -> str:
+    """yes / no / unclear: the interval of the per-seed grasp-success gain of reading the mask (with minus
+    without the mask features) against ``margin``."""
+    return _gain_verdict(gain, "grasp success with the mask features minus without", margin)
+
+
+def efficiency_verdict(lead: Sequence[float], margin: float = MARGIN) -> str:
+    """yes / no / unclear: the interval of the per-seed lead of the curriculum over joint training at the
+    fewest labels (mean of the three metrics) against ``margin``."""
+    return _gain_verdict(lead, "curriculum minus joint training, mean of the three metrics", margin)
+
+
+def order_verdict(lead: Sequence[float], data_lead: Sequence[float] | None = None, margin: float = MARGIN) -> str:
+    """yes / no / unclear: the interval of the per-seed lead of the curriculum over joint training on the
+    *same* data (mean of the three metrics) against ``margin``. With ``data_lead`` (joint training on the
+    same data minus joint training without the parsing scenes) the verdict also says what the parsing data
+    alone does; it does not change the word."""
+    text = _gain_verdict(lead, "curriculum minus joint training on the same data", margin)
+    if data_lead is None:
+        return text
+    return f"{text}; the parsing data alone: {_iv(data_lead)} ({compare(data_lead, margin)} at {margin:.2f})"
+
+
+def _examples(yes, no, unclear, partly=None, **kwargs):
+    out = {"yes": ((yes,), kwargs), "no": ((no,), kwargs), "unclear": ((unclear,), kwargs)}
+    if partly is not None:
+        out["partly"] = ((partly,), kwargs)
+    return out
+
+
+def _gate_examples(passing, failing):
+    return {"pass": ((passing,), {}), "fail": ((failing,), {})}
+
+
+_HI, _LO, _MID, _BEHIND = (0.30, 0.31, 0.29), (0.0, 0.01, -0.01), (-0.2, 0.1, 0.4), (-0.3, -0.31, -0.29)
+_TRUTH, _CHANCE = dict.fromkeys(METRICS, 1.0), {"box_accuracy": 0.09, "mask_iou": 0.03, "grasp_success": 0.03}
+
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion("metric range", "check", metric_range_check, CHANCE_CEILING,
+              "the truth scores 1 and a chance predictor at most 0.15 on every metric",
+              {"pass": ((_TRUTH, _CHANCE), {}), "fail": ((_TRUTH, dict(_CHANCE, box_accuracy=0.4)), {})}),
+    Criterion("disjoint", "check", disjoint_check, 0, "no test image repeats a training image",
+              {"pass": ((0,), {}), "fail": ((3,), {})}),
+    Criterion("competence", "gate", competence_gate, "mIoU 0.6, grasp 0.5",
+              "every seed: part-mask IoU >= 0.6 and grasp success >= 0.5 (curriculum, n_labelled)",
+              _gate_examples({"mask_iou": [0.7, 0.8, 0.65], "grasp_success": [0.6, 0.55, 0.7]},
+                             {"mask_iou": [0.7, 0.8, 0.55], "grasp_success": [0.6, 0.55, 0.7]})),
+    Criterion("instruction", "gate", instruction_gate, INSTRUCTION_DROP,
+              "interval of the drop under another scene's instruction >= 0.05", _gate_examples(_HI, _LO)),
+    Criterion("mask oracle", "gate", oracle_gate, ORACLE_LEAD,
+              "interval of true-mask grasps minus the pose head without mask >= 0.2",
+              _gate_examples([0.8, 0.82, 0.79], _LO)),
+    Criterion("labels", "gate", labels_gate, LABELS_GAIN,
+              "interval of joint training's gain from the fewest to the most labels >= 0.05",
+              _gate_examples(_HI, _LO)),
+    Criterion("unified", "claim", unified_verdict, -MARGIN,
+              "per metric, interval of unified minus separate above -0.02; combined over the three metrics",
+              _examples(dict.fromkeys(METRICS, _HI), dict.fromkeys(METRICS, _BEHIND), dict.fromkeys(METRICS, _MID),
+                        dict(dict.fromkeys(METRICS, _HI), mask_iou=_BEHIND)),
+              scoped=True),
+    Criterion("pose", "claim", pose_verdict, MARGIN, "interval of the grasp gain of the mask features vs 0.02",
+              _examples(_HI, _LO, _MID)),
+    Criterion("efficiency", "claim", efficiency_verdict, MARGIN,
+              "interval of curriculum minus joint at the fewest labels (mean of metrics) vs 0.02",
+              _examples(_HI, _LO, _MID)),
+    Criterion("order", "claim", order_verdict, MARGIN,
+              "interval of curriculum minus joint on the same data (mean of metrics) vs 0.02",
+              _examples(_HI, _LO, _MID)),
+)
+
+
+# --- the rows -----------------------------------------------------------------------------------
 
 
 def _three(st: dict[str, dict]) -> str:
-    return ", ".join(f"{SHORT[k]} {_fmt(st[k])}" for k in METRICS)
+    return ", ".join(f"{SHORT[k]} {fmt_mean_sd(st[k]['per_seed'])}" for k in METRICS)
 
 
 def claims(results: UniRAPResults) -> list[Claim]:
     s, cfg = results.summary, results.config
-    n, low, n_seeds = s["n_labelled"], min(s["labelled_grid"]), s["n_seeds"]
-    chance = s["unified"]["chance"]
+    n, low, high, n_seeds = s["n_labelled"], min(s["labelled_grid"]), max(s["labelled_grid"]), s["n_seeds"]
+    chance, ref = s["unified"]["chance"], s["reference"]
     cur, sep, direct = scores(results, "curriculum"), scores(results, "separate"), scores(results, "pose_direct")
     cur_low, joint_low = scores(results, "curriculum", low), scores(results, "joint", low)
-    mixed_low = scores(results, "joint_parsing", low)
+    mixed_low, joint_high = scores(results, "joint_parsing", low), scores(results, "joint", high)
+    shuffled = scores(results, "shuffled")
     steps = f"{cfg.n_steps} steps for every regime, {n_seeds} seeds"
+    drop = composite(cur) - composite(shuffled)
+    oracle_lead = ref["mask_oracle_grasp"] - per_seed(results, "pose_direct", "grasp_success")
+    labels_gain = composite(joint_high) - composite(joint_low)
+    diffs = {k: per_seed(results, "curriculum", k) - per_seed(results, "separate", k) for k in METRICS}
+    pose_gain = per_seed(results, "curriculum", "grasp_success") - per_seed(results, "pose_direct", "grasp_success")
+    eff_lead = composite(cur_low) - composite(joint_low)
+    order_lead, data_lead = composite(cur_low) - composite(mixed_low), composite(mixed_low) - composite(joint_low)
     return [
+        Claim("the metrics span chance to perfect", f"{ref['n_test']} held-out scenes: the truth itself, and a "
+              "predictor that ignores image and instruction (mean box and grasp, whole-image mask)",
+              "truth " + ", ".join(f"{SHORT[k]} {ref['truth'][k]:.2f}" for k in METRICS) + "; chance "
+              + ", ".join(f"{SHORT[k]} {chance[k]:.2f}" for k in METRICS),
+              metric_range_check(ref["truth"], chance), kind="check"),
+        Claim("test scenes are not training scenes", "every held-out image against every parsing and "
+              "instruction image (exact bytes)", f"{ref['repeated_test_scenes']} of {ref['n_test']} repeat",
+              disjoint_check(ref["repeated_test_scenes"]), kind="check"),
+        Claim("the unified model does the tasks", f"curriculum, {n} labelled scenes, {steps}; bars "
+              + ", ".join(f"{SHORT[k]} {v:.2f}" for k, v in COMPETENCE.items()) + " on every seed",
+              _three(cur), competence_gate({k: cur[k]["per_seed"] for k in COMPETENCE}), kind="gate",
+              name="competence"),
+        Claim("the model reads the instruction", "the same models, each test scene given another test "
+              "scene's instruction; drop of the mean of the three metrics, paired by seed",
+              f"{fmt_mean_sd(composite(cur))} with its own instruction, {fmt_mean_sd(composite(shuffled))} with "
+              f"another's; drop {_iv(drop)}", instruction_gate(drop), kind="gate", name="instruction"),
+        Claim("the mask can carry the grasp", "grasps decoded from the true part mask's centroid and "
+              "narrow axis alone (no learning) vs the pose head without mask features", f"true mask "
+              f"{ref['mask_oracle_grasp']:.2f}, without mask {fmt_mean_sd(direct['grasp_success']['per_seed'])}; "
+              f"lead {_iv(oracle_lead)}", oracle_gate(oracle_lead), kind="gate", name="mask oracle"),
+        Claim("instruction labels are scarce at the fewest", f"joint training at {high} vs {low} "
+              "labelled scenes, mean of the three metrics, paired by seed", f"{fmt_mean_sd(composite(joint_high))} "
+              f"vs {fmt_mean_sd(composite(joint_low))}; gain {_iv(labels_gain)}", labels_gate(labels_gain),
+              kind="gate", name="labels"),
         Claim(
             "one unified decoder performs detection, part-level affordance segmentation and 4-DoF pose together",
             f"{cfg.image_size}-px procedural scenes, {n} instruction-labelled scenes, curriculum; vs three separate "
-            f"task decoders, vs chance ({', '.join(f'{SHORT[k]} {v:.2f}' for k, v in chance.items())}) and vs "
-            f"an absolute bar of {BAR:.2f} on every metric; {steps}",
-            f"unified {_three(cur)}; separate {_three(sep)}",
-            unified_verdict(cur, sep, chance),
+            f"task decoders; {steps}",
+            f"unified {_three(cur)}; separate {_three(sep)}; unified minus separate "
+            + ", ".join(f"{SHORT[k]} {_iv(d)}" for k, d in diffs.items()),
+            unified_verdict(diffs), gates=("competence", "instruction"),
         ),
         Claim(
             "the pose is better decoded from the intermediate segmentation features",
             f"same model and schedule, the pose head reads the mask (pooled features, centroid, moments) or a "
             f"map of its own (no mask); {n} labelled scenes, {steps}",
-            f"grasp success with the mask {_fmt(cur['grasp_success'])}, without {_fmt(direct['grasp_success'])}",
-            pose_verdict(cur["grasp_success"], direct["grasp_success"]),
+            f"grasp success with the mask {fmt_mean_sd(cur['grasp_success']['per_seed'])}, without "
+            f"{fmt_mean_sd(direct['grasp_success']['per_seed'])}; gain {_iv(pose_gain)}",
+            pose_verdict(pose_gain), gates=("competence", "mask oracle"),
         ),
         Claim(
             "curriculum transfer (general parsing, then interaction) improves data efficiency with few instruction "
             "labels",
             f"{low} instruction-labelled scenes (+ {cfg.n_parsing} parsing scenes for the curriculum); "
             f"joint training on the instruction scenes only; {steps}",
-            f"curriculum {_three(cur_low)}; joint {_three(joint_low)}",
-            efficiency_verdict(cur_low, joint_low),
+            f"curriculum {_three(cur_low)}; joint {_three(joint_low)}; lead on the mean {_iv(eff_lead)}",
+            efficiency_verdict(eff_lead), gates=("competence", "labels"),
         ),
         Claim(
             "(control) the curriculum's gain comes from its order, not only from its extra parsing data",
             f"joint training on the curriculum's data (every batch half parsing, half instruction scenes), "
             f"{low} labelled scenes; {steps}",
-            f"curriculum {_three(cur_low)}; joint on the same data {_three(mixed_low)}",
-            order_verdict(cur_low, mixed_low, joint_low),
+            f"curriculum {_three(cur_low)}; joint on the same data {_three(mixed_low)}; lead on the mean "
+            f"{_iv(order_lead)}",
+            order_verdict(order_lead, data_lead), gates=("competence", "labels"),
         ),
     ]
+
+
+def _fmt(stats: dict) -> str:
+    return fmt_mean_sd(stats["per_seed"])
 
 
 def regime_table(results: UniRAPResults) -> str:
@@ -230,19 +334,26 @@ def gap(results: UniRAPResults, a: str, b: str, metric: str, n: int | None = Non
 
 
 def efficiency_sentence(results: UniRAPResults) -> str:
-    """How the curriculum's lead over joint training changes with more instruction labels, in words."""
+    """The curriculum's lead over joint training at the fewest and the most labels, with intervals (no verdict:
+    the claims table gives it)."""
     grid = results.summary["labelled_grid"]
     low, high = min(grid), max(grid)
-    lead = lambda n: sum(gap(results, "curriculum", "joint", k, n) for k in METRICS) / len(METRICS)  # noqa: E731
-    a, b = lead(low), lead(high)
-    if a > MARGIN and b < a - MARGIN:
-        return (f"The curriculum's lead, averaged over the three metrics, shrinks from {a:+.2f} at {low} labelled "
-                f"scenes to {b:+.2f} at {high}: the parsing stages stand in for instruction labels where those "
-                "are few.")
-    if a > MARGIN:
-        return f"The curriculum leads by {a:+.2f} (mean over metrics) at {low} labelled scenes and {b:+.2f} at {high}."
-    return (f"Averaged over the three metrics the curriculum's lead is {a:+.2f} at {low} labelled scenes and "
-            f"{b:+.2f} at {high}: no data-efficiency gain at this scale.")
+    lead = {n: composite(scores(results, "curriculum", n)) - composite(scores(results, "joint", n))
+            for n in (low, high)}
+    return (f"Averaged over the three metrics, the curriculum's lead over joint training is {_iv(lead[low])} at "
+            f"{low} labelled scenes and {_iv(lead[high])} at {high} (mean over seeds [interval]).")
+
+
+def competence_sentence(results: UniRAPResults) -> str:
+    """Whether the unified model does the tasks (the competence gate), in words, with its numbers."""
+    cur = scores(results, "curriculum")
+    word = competence_gate({k: cur[k]["per_seed"] for k in COMPETENCE}).split(":")[0]
+    bars = " and ".join(f"{METRIC_LABELS[k]} {v:.2f}" for k, v in COMPETENCE.items())
+    if word == "pass":
+        return f"It reaches the competence bars ({bars}) on every seed, so the comparisons below can be read."
+    return (f"That is short of the competence bars ({bars}) that the gate sets, so at this scale the model does "
+            "not yet do the tasks, and the claims that depend on the gate read untested: the regimes below can be "
+            "compared, but their differences say little about the paper's claims.")
 
 
 def headline(results: UniRAPResults) -> list[str]:

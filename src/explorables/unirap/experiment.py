@@ -183,6 +183,20 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
 PARTS = ("unified", "pose_direct", "separate")
 
 
+def reference(cfg: UniRAPConfig) -> dict[str, Any]:
+    """What the checks and the pose gate read, on the test scenes (no model): the metrics of the truth
+    itself, how many test images repeat a training image, and the grasp success of grasps decoded from
+    the *true* part masks' geometry alone (:func:`~explorables.unirap.metrics.grasps_from_masks`)."""
+    parsing, pool, test = datasets(cfg)
+    jaw = JAW * cfg.image_size / 32
+    truth = {"boxes": test["boxes"], "masks": test["masks"].astype(bool), "grasps": test["grasps"]}
+    seen = {row.tobytes() for data in (parsing, pool) for row in data["images"].reshape(len(data["images"]), -1)}
+    repeated = sum(row.tobytes() in seen for row in test["images"].reshape(len(test["images"]), -1))
+    oracle = metrics.grasp_success(metrics.grasps_from_masks(test["masks"]), test["grasps"], jaw)
+    return {"truth": metrics.evaluate(truth, test, jaw), "repeated_test_scenes": int(repeated),
+            "n_test": len(test["images"]), "mask_oracle_grasp": float(oracle.mean())}
+
+
 @checked()
 def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> UniRAPResults:
@@ -194,6 +208,7 @@ def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None =
     summary["labelled_grid"] = list(cfg.labelled_grid)
     summary["n_labelled"] = cfg.n_labelled
     summary["n_seeds"] = len(cfg.seeds)
+    summary["reference"] = reference(cfg)
     return UniRAPResults(cfg, summary, curves)
 
 

@@ -129,3 +129,22 @@ def prior_predictions(train: dict, test: dict) -> dict:
     mean_grasp[2] = angle % math.pi
     return {"boxes": np.repeat(train["boxes"].mean(axis=0)[None], n, 0),
             "masks": np.ones_like(test["masks"], bool), "grasps": np.repeat(mean_grasp[None], n, 0)}
+
+
+def grasps_from_masks(masks: np.ndarray, extra: float = 2.0) -> np.ndarray:
+    """A grasp ``(x, y, theta, width)`` per mask ``(n, H, W)``, from the mask's geometry alone (no learning):
+    the centroid, the direction of the smallest spread (the closing direction) and the extent along it plus
+    ``extra`` pixels. The oracle of the pose gate: how much of the grasp a *true* part mask already holds."""
+    out = []
+    for mask in np.asarray(masks).astype(bool):
+        ys, xs = np.nonzero(mask)
+        pts = np.stack([xs + 0.5, ys + 0.5], 1)
+        c = pts.mean(0) if len(pts) else np.array([mask.shape[1] / 2, mask.shape[0] / 2])
+        if len(pts) < 2:  # a point has no direction: any angle, the narrowest opening
+            out.append([c[0], c[1], 0.0, 1.0 + extra])
+            continue
+        _, vecs = np.linalg.eigh(np.cov((pts - c).T))
+        minor = vecs[:, 0]  # the direction of the smallest spread
+        extent = np.ptp((pts - c) @ minor) + 1
+        out.append([c[0], c[1], math.atan2(minor[1], minor[0]) % math.pi, extent + extra])
+    return np.asarray(out, dtype=float).reshape(-1, 4)
