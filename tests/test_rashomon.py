@@ -30,13 +30,16 @@ from explorables.rashomon.claims import (
     contradiction_verdict,
     feature_noise_verdict,
     gam_mechanism_verdict,
+    headroom_gate,
+    headrooms,
     identity_check,
     linear_mechanism_verdict,
     logistic_mechanism_verdict,
     loss_rises,
-    noise_gate,
+    noise_check,
     real_data_verdict,
     real_gains,
+    relative_level_check,
 )
 from explorables.rashomon.models import loss_value
 
@@ -197,11 +200,19 @@ def test_every_criterion_reaches_every_branch():
     assert drive(CRITERIA) == []
 
 
-def test_noise_gate_needs_every_seed_of_every_sweep():
-    assert noise_gate({"logistic": [0.3, 0.2], "linear": [8.0, 9.0]}, 0.01).startswith("pass")
-    assert noise_gate({"logistic": [0.3, 0.05], "linear": [8.0, 9.0]}, 0.01).startswith("fail: ")
-    assert "logistic" in noise_gate({"logistic": [0.3, 0.05], "linear": [8.0, 9.0]}, 0.01)
-    assert noise_gate({"logistic": [0.3, 0.2]}, 0.1).startswith("fail")  # the need scales with theta
+def test_noise_check_needs_every_seed_of_every_sweep():
+    assert noise_check({"logistic": [0.3, 0.2], "linear": [8.0, 9.0]}, 0.01).startswith("pass")
+    assert noise_check({"logistic": [0.3, 0.05], "linear": [8.0, 9.0]}, 0.01).startswith("fail: ")
+    assert "logistic" in noise_check({"logistic": [0.3, 0.05], "linear": [8.0, 9.0]}, 0.01)
+    assert noise_check({"logistic": [0.3, 0.2]}, 0.1).startswith("fail")  # the need scales with theta
+
+
+def test_headroom_gate_needs_one_simplification_out_of_reach_on_every_seed():
+    assert headroom_gate({"a": [1.0, 3.0], "b": [2.0, 2.0]}).startswith("pass")
+    assert headroom_gate({"a": [1.0, 0.0], "b": [2.0, 2.0]}).startswith("fail: ")  # one seed has all reachable
+    assert "a" in headroom_gate({"a": [1.0, 0.0], "b": [2.0, 2.0]})
+    assert relative_level_check([3.0, 4.0, 3.0]).startswith("pass")
+    assert relative_level_check([0.0, 0.0, 0.0]).startswith("fail")
 
 
 def test_checks_pass_and_fail():
@@ -226,11 +237,12 @@ def test_contradiction_needs_a_smaller_set_and_more_reachable_on_the_interval():
 
 
 def test_mechanism_verdicts_can_say_every_word():
-    assert linear_mechanism_verdict(UP, UP).startswith("yes")
-    assert linear_mechanism_verdict(UP, FLAT).startswith("partly: more simplifications reachable with σ — yes")
-    assert linear_mechanism_verdict(UP, [0.0, 1.0, 0.0, 0.0, 0.0]).startswith("partly")  # one seed's chance gain
-    assert linear_mechanism_verdict(FLAT, DOWN).startswith("no")
-    assert linear_mechanism_verdict(NOISY, FLAT).startswith("unclear")
+    # linear: judged at the fixed θ, where the identity predicts no gain: |gain| < 0.5 on the interval
+    assert linear_mechanism_verdict(FLAT).startswith("yes")
+    assert linear_mechanism_verdict([0.0, 1.0, 0.0, 0.0, 0.0]).startswith("unclear")  # one seed's chance gain
+    assert linear_mechanism_verdict(UP).startswith("no")
+    assert linear_mechanism_verdict(DOWN).startswith("no")
+    assert linear_mechanism_verdict(NOISY).startswith("unclear")
     assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [0.1, 0.05, 0.08]).startswith("yes")
     assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [1.1, 1.2, 1.0]).startswith("no")  # the cost did not fall
     assert logistic_mechanism_verdict([0.95, 0.97, 0.96], [0.1, 0.05, 0.08]).startswith("no")  # |w| barely fell
@@ -252,8 +264,13 @@ def test_real_data_verdict_is_judged_at_the_fixed_level_per_set():
 def test_claims_of_the_smoke_run_have_gates_checks_and_claims(smoke):
     rows = apply_gates(claims(smoke))
     kinds = [r.kind for r in rows]
-    assert kinds.count("gate") == 1 and kinds.count("check") == 2
-    assert all(r.gates == ("noise",) for r in rows if r.kind == "claim")
+    assert kinds.count("gate") == 5 and kinds.count("check") == 4
+    gates = {r.name for r in rows if r.kind == "gate"}
+    assert all(set(r.gates) <= gates for r in rows if r.kind == "claim")
+    assert all(r.gates for r in rows if r.kind == "claim" and not r.claim.startswith("Logistic models"))
+    rooms = headrooms(smoke)
+    assert set(rooms["real data"]) == set(smoke.summary["real"]) and set(rooms["GAMs"]) == {"gam", "gam_logistic"}
+    assert all(0 <= h <= total for sweeps in rooms.values() for total, hs in sweeps.values() for h in hs)
     rises = loss_rises(smoke)
     assert set(rises) >= {"linear", "logistic", "gam", "gam_logistic", "feature_noise", *smoke.summary["real"]}
     assert all(len(r) == len(smoke.config.seeds) for r in rises.values())

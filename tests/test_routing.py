@@ -32,12 +32,13 @@ from explorables.routing import (
 from explorables.routing.claims import (
     CRITERIA,
     bert_gate,
-    bert_rank_verdict,
+    bert_rank_check,
     bert_suppressed_verdict,
     collision_check,
     control_meaning,
     control_reading,
     gap_gate,
+    hop_gap_gate,
     hop_ratio_verdict,
     overhead_verdict,
     ra_gain_verdict,
@@ -274,9 +275,16 @@ def test_smoke_run_shows_the_claimed_directions():
     from explorables.routing.claims import claims, survey_table
 
     rows = apply_gates(claims(r))
-    assert [row.kind for row in rows].count("gate") == 2 and [row.kind for row in rows].count("check") == 2
-    bert = next(row for row in rows if row.claim.startswith("rank(V)"))
+    assert [row.kind for row in rows].count("gate") == 3 and [row.kind for row in rows].count("check") == 3
+    bert = next(row for row in rows if row.claim.startswith("Value-rank deficiency"))
     assert bert.outcome == "untested" and "'BERT-Base'" in bert.verdict  # no checkpoint: untested, never no
+    assert next(row for row in rows if row.claim.startswith("rank(V)")).kind == "check"  # decided by n
+    rrt = next(row for row in rows if row.claim.startswith("RRT:"))
+    assert rrt.outcome in ("untested", "unclear", "no")  # capped: no width-matched control exists
+    from explorables.routing.claims import sentences
+
+    meaning = sentences(r)["control_meaning"]
+    assert ("gate failed" in meaning) == (rrt.outcome == "untested")
     assert survey_table(r).count("\n") == 1 + len(r.summary["single"]["survey"]) + len(r.summary["multi"]["survey"])
 
 
@@ -516,6 +524,8 @@ def test_gap_gate_needs_a_quarter_on_every_seed_and_hop():
     failed = gap_gate({"single": [0.07, 0.06, 0.4], "multi": [0.5, 0.3, 0.4]})  # one seed without room
     assert failed.startswith("fail") and "single" in failed and "multi" not in failed
     assert bert_gate(144).startswith("pass") and bert_gate(0).startswith("fail") and bert_gate(12).startswith("fail")
+    assert hop_gap_gate([0.1, 0.12, 0.11]).startswith("pass")
+    assert hop_gap_gate([0.01, -0.02, 0.0]).startswith("fail") and hop_gap_gate([0.1]).startswith("fail")
 
 
 def test_checks_pass_and_fail():
@@ -525,14 +535,28 @@ def test_checks_pass_and_fail():
     assert collision_check([0.5, 0.2], 1e-6).startswith("fail")  # not exact
     assert collision_check([], 0.0).startswith("fail")
     assert rank_check(1.0).startswith("pass") and rank_check(0.99).startswith("fail")
+    # BERT-Base: rank ≤ 64 ≤ n − 2 by construction once n ≥ 66; a survey, if any, must agree
+    assert bert_rank_check(64, 128, 0.0, 0).startswith("pass") and bert_rank_check(64, 65, 0.0, 0).startswith("fail")
+    assert bert_rank_check(64, 128, 1.0, 144).startswith("pass")
+    assert bert_rank_check(64, 128, 0.9, 144).startswith("fail")
 
 
-def test_rrt_verdict_reads_the_control_per_hop_on_the_interval():
-    assert rrt_verdict({"one": HI, "two": HI}).startswith("yes")
-    assert rrt_verdict({"one": HI, "two": LO}).startswith("partly")
-    assert rrt_verdict({"one": LO, "two": LO}).startswith("no")  # the control closes little: no, never partly
-    assert rrt_verdict({"one": MID, "two": LO}).startswith("unclear")
-    assert rrt_verdict({"one": [0.9, float("nan")], "two": LO}).startswith("unclear")  # a seed without a gap
+def test_rrt_verdict_reads_the_gap_and_the_control_per_hop_and_is_capped_without_a_width_matched_control():
+    big, small = {"one": [0.6, 0.62, 0.65], "two": [0.6, 0.62, 0.65]}, {"one": [0.07, 0.06, 0.08], "two": [0.07, 0.06]}
+    narrow = {"one": [0.05, 0.1, 0.08]}  # a width-matched control that closes little: the gap is the rank's
+    assert rrt_verdict(big, {"one": HI, "two": HI}, narrow).startswith("yes")
+    assert rrt_verdict(big, {"one": HI, "two": LO}, narrow).startswith("partly")
+    assert rrt_verdict(small, {"one": LO, "two": LO}, {"one": HI}).startswith("no")  # no, never partly
+    assert rrt_verdict({"one": [0.0, 0.7, 0.3]}, {"one": MID}, {"one": MID}).startswith("unclear")
+    # without the width-matched control, yes and partly are capped at unclear, and the reason says so
+    capped = rrt_verdict(big, {"one": HI, "two": HI})
+    assert capped.startswith("unclear: capped from yes") and "width-matched" in capped
+    assert rrt_verdict(big, {"one": HI, "two": LO}).startswith("unclear: capped from partly")
+    assert rrt_verdict(small, {"one": LO, "two": LO}).startswith("no")  # no stays no
+    # the gap itself is a part: a control that closes all of a tiny gap is not a yes
+    assert "no: gap ≥ 32%, one" in rrt_verdict(small, {"one": HI, "two": HI}, narrow)
+    assert rrt_verdict(small, {"one": HI, "two": HI}, narrow).startswith("partly")
+    assert rrt_verdict(big, {"one": [0.9, float("nan")], "two": LO}).startswith("unclear")  # a seed without a gap
 
 
 def test_ra_gain_verdict_per_hop_and_the_hop_ratio():
@@ -540,18 +564,17 @@ def test_ra_gain_verdict_per_hop_and_the_hop_ratio():
     assert ra_gain_verdict({"one": [0.56, 0.53, 0.58], "two": HI}).startswith("partly")
     assert ra_gain_verdict({"one": [0.56, 0.53, 0.58], "two": [0.53, 0.5, 0.6]}).startswith("no")
     assert ra_gain_verdict({"one": MID, "two": LO}).startswith("unclear")
-    assert hop_ratio_verdict([6.0, 5.0, 7.0]).startswith("yes")
-    assert hop_ratio_verdict([1.0, 1.02, 0.98]).startswith("no")
-    assert hop_ratio_verdict([1.0, 8.0, 4.0]).startswith("unclear")
-    assert hop_ratio_verdict([1.0, float("nan"), 4.0]).startswith("unclear: RA-FFN gains nothing")
+    # the hop claim is judged on the paired difference gain₂ − 3·gain₁, never on a ratio of small gains
+    assert hop_ratio_verdict([0.3, 0.25, 0.35], [0.05, 0.05, 0.05]).startswith("yes")
+    assert hop_ratio_verdict([0.04, 0.05, 0.04], [0.04, 0.04, 0.05]).startswith("no")  # equal gains
+    assert hop_ratio_verdict([0.3, 0.0, 0.2], [0.05, 0.05, 0.05]).startswith("unclear")
+    assert hop_ratio_verdict([0.01, 0.012, 0.011], [0.0, 0.0, 0.0]).startswith("yes")  # no division by a zero gain
 
 
 def test_overhead_and_bert_verdicts():
     assert overhead_verdict(0.0109, 0.001).startswith("yes")
     assert overhead_verdict(0.016, 0.0014).startswith("unclear")  # depends on the layout the paper does not give
     assert overhead_verdict(0.02, 0.011).startswith("no")
-    assert bert_rank_verdict(1.0, 144).startswith("yes") and bert_rank_verdict(0.9, 144).startswith("no")
-    assert bert_rank_verdict(1.0, 12).startswith("unclear")  # not all of BERT-Base's heads
     assert bert_suppressed_verdict(107, 144).startswith("yes") and bert_suppressed_verdict(63, 144).startswith("no")
     assert bert_suppressed_verdict(120, 0).startswith("unclear")
 
@@ -560,9 +583,11 @@ def test_control_sentences_follow_the_share_closed():
     assert control_reading({"single": 1.2, "multi": 0.8}) == (
         "closes all (one hop) and 80% (two hops) of the gap to the oracle"
     )
-    assert "cannot say" in control_meaning({"single": 1.0, "multi": 0.75})
-    assert "only part" in control_meaning({"single": 1.0, "multi": 0.74})
-    assert "only part" in control_meaning({"single": -0.2, "multi": 0.9})
+    # the meaning follows the claims table's gated verdict, never the means against 75%
+    assert "gate failed" in control_meaning("untested")
+    assert "cannot say" in control_meaning("unclear")
+    assert "no gap closed" in control_meaning("no")
+    assert "width-matched" in control_meaning("yes")
 
 
 # --- issue 28: the RRT over several seeds --------------------------------------------------------
@@ -588,8 +613,8 @@ def test_rrt_seeds_pool_to_means_and_the_first_seed_is_the_single_seed_run():
         assert s["gap"] == pytest.approx(s["accuracy"]["oracle"] - s["accuracy"]["standard"])
         assert by["gap"] != [by["gap"][0]] * 2 or by["accuracy"]["standard"][0] != by["accuracy"]["standard"][1]
     assert len(two.summary["multi_over_single_gain_by_seed"]) == 2
-    rows = [row for row in claims(two) if row.gates == ("gap",) or row.name == "gap"]
-    assert len(rows) == 4 and all("seeds 0, 1" in row.setting for row in rows)
+    rows = [row for row in claims(two) if "gap" in row.gates or row.name in ("gap", "hop gaps")]
+    assert len(rows) == 5 and all("seeds 0, 1" in row.setting for row in rows)
 
 
 def test_spread_is_mean_and_sample_sd():

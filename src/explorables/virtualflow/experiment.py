@@ -32,6 +32,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Seeds, Tuple, param
+from ..core.verdicts import fmt_pm, mean_sd
 from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
     Example,
@@ -372,8 +373,9 @@ def beamform(ex: Example, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> n
 
 
 def _mean_sd(values: list[float]) -> dict[str, float]:
-    arr = np.asarray(values, float)
-    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
+    """Mean and sample sd over seeds (:func:`~explorables.core.verdicts.mean_sd`: sd is NaN for one seed)."""
+    mean, sd = mean_sd(values)
+    return {"mean": mean, "sd": sd}
 
 
 def evaluate_seed(
@@ -524,7 +526,7 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
             arr = np.asarray([p[key] for p in per_seed], float)
             out[key] = {
                 "mean": arr.mean(0).tolist(),
-                "sd": (arr.std(0, ddof=1) if len(per_seed) > 1 else np.zeros(arr.shape[1])).tolist(),
+                "sd": (arr.std(0, ddof=1) if len(per_seed) > 1 else np.full(arr.shape[1], np.nan)).tolist(),
             }
         else:
             out[key] = _mean_sd([p[key] for p in per_seed])
@@ -558,6 +560,6 @@ def headline(results: VirtualFlowResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     a = results.summary["aggregate"]
     return [
-        f"SI-SDR vs the true VM, {METHOD_LABELS[m]}: {a[f'sisdr/{m}']['mean']:.2f} ± {a[f'sisdr/{m}']['sd']:.2f} dB"
+        f"SI-SDR vs the true VM, {METHOD_LABELS[m]}: {fmt_pm(a[f'sisdr/{m}']['mean'], a[f'sisdr/{m}']['sd'])} dB"
         for m in METHODS
     ] + [f"MVDR SI-SDR, {BEAM_LABELS[b]}: {a[f'beam_sisdr/{b}']['mean']:.2f} dB" for b in BEAMFORMING]
