@@ -490,11 +490,13 @@ def test_findings_text_is_built_from_the_run(smoke):
 
 
 def test_outlier_sweep_repeats_on_every_seed_and_runs_the_dtm_control():
-    from explorables.tomato_mp.experiment import _outliers
+    from explorables.tomato_mp.experiment import _outliers, seeds_of
 
     cfg = TomatoMPConfig.preset("smoke", n_seeds=2, outlier_fraction_grid=(0.05,), k_grid=(10,), seed=3)
     summary, _ = _outliers(cfg)
-    assert summary["seeds"] == [3, 4] and summary["seed_runs"][0] == summary["runs"]
+    assert summary["seeds"] == [3000, 3001] and summary["seed_runs"][0] == summary["runs"]
+    # base seeds share no draw (issue: base seed + i made neighbouring base seeds share 4 of 5 samples)
+    assert not set(seeds_of(cfg)) & set(seeds_of(replace(cfg, seed=4)))
     first, second = (one[0] for one in summary["seed_runs"])
     assert first["n_outliers"] == second["n_outliers"] and first != second  # a new sample per seed
     # the control never sees f: with and without outliers it gives the same clustering

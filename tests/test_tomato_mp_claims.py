@@ -35,7 +35,8 @@ UP, DOWN = [0.3, 0.31, 0.29], [0.0, 0.01, -0.01]
 
 
 def test_gates_pass_and_fail():
-    assert C.k_matters_gate(3).startswith("pass") and C.k_matters_gate(1).startswith("fail")
+    assert C.k_matters_gate([3, 2, 2]).startswith("pass")
+    assert C.k_matters_gate([3, 1, 2]).startswith("fail")  # on one seed k changes nothing
     assert C.outliers_hurt_gate([0.5, 0.6, 0.55]).startswith("pass")
     assert C.outliers_hurt_gate([0.5, 0.0, 0.55]).startswith("fail")  # the interval reaches below 0.25
     assert C.one_not_enough_gate([0, 0, 0]).startswith("pass")
@@ -54,6 +55,15 @@ def test_wrong_count_shares_and_extra_wrong():
     assert C.extra_wrong([[blobs_run(0.0)]], 3) == [0.0]
 
 
+def test_k_matters_reads_the_independence_claims_own_fractions():
+    # per seed, the most distinct counts over k at the fractions the independence claim uses
+    runs = [[blobs_run(0.0, ks=(3, 3)), blobs_run(0.1, ks=(3, 5)), blobs_run(0.2, ks=(3, 3))],
+            [blobs_run(0.0, ks=(3, 3)), blobs_run(0.1, ks=(4, 5)), blobs_run(0.2, ks=(4, 4))]]
+    assert C.k_distinct(runs, [0.0, 0.2]) == [1, 1]  # k matters only at a fraction the claim does not use
+    assert C.k_distinct(runs, [0.0, 0.1]) == [2, 2]
+    assert C.k_matters_gate(C.k_distinct(runs, [0.0, 0.2])).startswith("fail")
+
+
 def test_independence_verdict_reaches_every_word():
     assert C.independence_verdict([1.0, 0.99, 1.0]).startswith("yes")
     assert C.independence_verdict([0.6, 0.62, 0.61]).startswith("no")
@@ -67,11 +77,41 @@ def test_robustness_counts_labels_and_names_the_control():
     assert rec["mp_robust"] == 3 and rec["tomato_dtm"] == 4
     share, gains = C.robustness_parts(runs, 3)
     assert share == [0.0, 1.0] and gains["the DTM alone"] == [0.0, 0.0]
-    assert C.robustness_verdict([1, 1, 1], {"ToMATo on f": UP, "the DTM alone": UP}).startswith("yes")
-    partly = C.robustness_verdict([1, 1, 1], {"ToMATo on f": UP, "the DTM alone": DOWN})
-    assert partly.startswith("partly") and "no: above the DTM alone" in partly  # the robustness is the DTM's
+    assert C.robustness_verdict([1, 1, 1], {"ToMATo on f": UP}).startswith("yes")
+    partly = C.robustness_verdict([1, 1, 1], {"ToMATo on f": DOWN})
+    assert partly.startswith("partly") and "no: above ToMATo on f" in partly
     assert C.robustness_verdict([0, 0, 0], {"ToMATo on f": DOWN}).startswith("no")
     assert C.robustness_verdict([0.5, 1.0, 0.75], {"ToMATo on f": DOWN}).startswith("unclear")
+    # the DTM-alone control has its own row: a control that does as well reads no there
+    assert C.control_verdict(UP).startswith("yes")
+    assert C.control_verdict(DOWN).startswith("no")
+    assert C.control_verdict([-0.03, -0.05, -0.01]).startswith("no")  # the control ahead
+    assert C.control_verdict([0.0, 0.1, 0.05]).startswith("unclear")
+
+
+def test_the_control_is_its_own_row_and_never_lifts_robustness():
+    """Synthetic results through the claims: robustness reads from the recovered share and ToMATo on f
+    only; the control's row reads no when the DTM alone does as well as ToMAToMP."""
+    seed_runs = [[blobs_run(0.0), blobs_run(0.1, tomato=(5, 0.5), ks=(3, 5), control=(3, 0.95))]
+                 for _ in range(3)]
+    for j, runs in enumerate(seed_runs):  # a little seed noise
+        runs[1]["tomato_ref"]["ari"] += 0.01 * j
+        runs[1]["tomato_dtm"]["ari"] -= 0.005 * j
+    independence = [[{"fraction": 0.0, "ari_between": 1.0}, {"fraction": 0.1, "ari_between": 1.0}]] * 3
+    summary = {
+        "outliers": {"true": 3, "runs": seed_runs[0], "seed_runs": seed_runs, "seeds": [0, 1, 2],
+                     "independence": independence[0], "seed_independence": independence},
+        "k_sweep": {"blobs": {"counts": {"5": 3, "10": 3}, "distinct_counts": 1, "true": 3}},
+        "datasets": {},
+        "two_functions": _tf([((4, 0.6), (4, 0.6), (3, 0.95))] * 3),
+    }
+    rows = {r.claim: r for r in C.claims(TomatoMPResults(TomatoMPConfig.preset("smoke"), summary))}
+    robust = rows["ToMAToMP is robust to outliers"]
+    control = rows["Control (ours): the robustness is the multi-parameter reading's, not the DTM's alone"]
+    assert robust.outcome == "yes" and "DTM" not in robust.verdict
+    assert control.outcome == "no" and control.gates == ("outliers_hurt",)
+    gate = next(r for r in rows.values() if r.kind == "gate" and r.name == "k_matters")
+    assert gate.outcome == "pass" and "per seed 2, 2, 2" in gate.measured
 
 
 def test_improvement_verdict_is_paired_and_behind_every_baseline_reads_no():

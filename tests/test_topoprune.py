@@ -28,9 +28,9 @@ from explorables.topoprune import (
 )
 from explorables.topoprune.claims import (
     CRITERIA,
+    PRIMARY_ROBUSTNESS,
     accuracy_verdict,
     control_verdict,
-    ends_verdict,
     persistence_verdict,
     robustness_verdict,
     stability_gate,
@@ -286,19 +286,23 @@ def test_verdicts_follow_their_criteria():
     assert stability_gate([0.9, 0.5, 0.9]).startswith("fail")  # mean above the level, interval not
     assert accuracy_verdict({"random": up, "centre": up, "d2": up}).startswith("yes")
     assert accuracy_verdict({"random": up, "centre": up, "d2": down}).startswith("partly")
-    assert accuracy_verdict({"random": tie, "centre": up, "d2": down}).startswith("partly")  # unclear vs random
+    # random is the primary baseline: tied with it reads unclear, even when a weak baseline is beaten
+    assert accuracy_verdict({"random": tie, "centre": up, "d2": down}).startswith("unclear")
     # behind random reads no, even when another baseline is beaten (the old rule read partly here)
     assert accuracy_verdict({"random": [-0.014, -0.008, -0.02], "centre": up}).startswith("no")
     assert accuracy_verdict({"random": tie, "d2": tie}).startswith("unclear")
-    assert robustness_verdict({"ranks": up, "kept": up}).startswith("yes")
-    assert robustness_verdict({"ranks": down, "kept": up}).startswith("partly")
-    assert robustness_verdict({"ranks": down, "kept": down}).startswith("no")
-    assert robustness_verdict({"ranks": tie}).startswith("unclear")
+    ranks = PRIMARY_ROBUSTNESS
+    assert robustness_verdict({ranks: up, "kept": up}).startswith("yes")
+    assert robustness_verdict({ranks: up, "kept": down}).startswith("partly")
+    # the ranks against the centre distance are the primary part: clearly behind there reads no
+    assert robustness_verdict({ranks: down, "kept": up}).startswith("no")
+    assert robustness_verdict({ranks: down, "kept": down}).startswith("no")
+    assert robustness_verdict({ranks: tie, "kept": up}).startswith("unclear")
+    with pytest.raises(ValueError, match="primary"):
+        robustness_verdict({"kept": up})
     assert control_verdict(up).startswith("yes")
     assert control_verdict([0.05, -0.01, 0.0]).startswith("unclear")  # +0.013 but noisy
     assert control_verdict(down).startswith("no")
-    assert ends_verdict({"easy": up, "hard": down}).startswith("partly: paired gain over random")
-    assert ends_verdict({"easy": down, "hard": down}).startswith("no")
     assert drive(CRITERIA) == []
     assert stability_phrase(0.05, 0.07, 0.05).startswith("close to random")
     assert stability_phrase(0.05, 0.30, 0.05).startswith("partly")

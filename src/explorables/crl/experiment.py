@@ -14,7 +14,10 @@ so that two patterns differ only in what changes. Then, in one ensemble trained 
   stick-figure coordinates, fitted by the causal-prior and the plain VAE.
 
 Every member is scored by the per-component correlation after the optimal matching (MCC) of its
-posterior means with the true latents, which only this evaluation reads.
+posterior means with the true latents, which only this evaluation reads. Each arm's chance level is
+the median MCC of random rotations of its *whitened* targets (:func:`chance_level`). The motion case's
+positive control is a supervised probe from the stick-figure coordinates to the angles
+(:func:`probe_mcc`): it reads the true angles to fit, and no VAE sees it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from scipy.stats import special_ortho_group
+from scipy.optimize import linear_sum_assignment
+from scipy.stats import rankdata, special_ortho_group
 
 from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
@@ -106,7 +110,7 @@ class CRLConfig(ExperimentConfig):
     width: int = param(32, Int(4, 4096), "hidden units of the encoder and decoder MLPs")
     sparsity: float = param(1e-3, Positive(), "weight of the L1 penalty on the learned influences (per sample)")
     obs_std: float = param(0.1, Positive(), "decoder standard deviation (standardised observations)")
-    n_rotations: int = param(30, Int(1), "random rotations behind each chance level of MCC")
+    n_rotations: int = param(500, Int(1), "random rotations behind each chance level of MCC")
     record_every: int = param(200, Int(100), "steps between MCC snapshots of the training-curve figure")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -208,13 +212,83 @@ def _stats(values: list[float]) -> dict[str, Any]:
     }
 
 
-def chance_mcc(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> float:
-    """Median MCC of random rotations of the standardised latents: what a learner that finds the
-    latents only up to a rotation (a plain VAE, at best) scores by chance (scipy's Haar rotations)."""
-    zs = (z - z.mean(0)) / z.std(0)
+def whiten(z: np.ndarray) -> np.ndarray:
+    """Centred latents times the inverse square root of their covariance: uncorrelated, unit variance."""
+    zc = z - z.mean(0)
+    values, vectors = np.linalg.eigh(zc.T @ zc / len(zc))
+    if values.min() <= 1e-12 * max(values.max(), 1e-300):
+        raise ValueError("z must have a full-rank covariance to be whitened")
+    return zc @ (vectors / np.sqrt(values)) @ vectors.T
+
+
+def rotation_mccs(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> np.ndarray:
+    """MCC of ``n_rotations`` random rotations (scipy's Haar measure) of the **whitened** latents against
+    the latents. A learner that finds the latents only up to an invertible linear map, such as a plain
+    VAE with an N(0, I) prior (uncorrelated, unit-variance codes: a rotation of the whitened latents),
+    scores this by chance. Whitening matters: rotating merely standardised, correlated latents keeps
+    their correlations and scores higher. Pearson uses ``corr(z, w R) = corr(z, w) R`` for white ``w``
+    (exact); Spearman ranks each rotated copy."""
     d = z.shape[1]
-    rotations = (special_ortho_group.rvs(d, random_state=seed + k) for k in range(n_rotations))
-    return float(np.median([mcc(zs, zs @ r, kind) for r in rotations]))
+    w = whiten(np.asarray(z, dtype=float))
+    rotations = special_ortho_group.rvs(d, size=n_rotations, random_state=seed).reshape(n_rotations, d, d)
+    out = np.empty(n_rotations)
+    if kind == "pearson":
+        zs = (z - z.mean(0)) / z.std(0)
+        base = zs.T @ w / len(z)  # signed corr(z, w); w is white, so w @ r has unit variance for every r
+        for k, corr in enumerate(np.abs(base @ rotations)):
+            rows, cols = linear_sum_assignment(-corr)
+            out[k] = corr[rows, cols].mean()
+        return out
+    zr = rankdata(z, axis=0)
+    zr = (zr - zr.mean(0)) / zr.std(0)
+    scaled_ranks = np.arange(len(z), dtype=float)
+    scaled_ranks = (scaled_ranks - scaled_ranks.mean()) / scaled_ranks.std()
+    for start in range(0, n_rotations, 50):  # rank 50 rotated copies at a time
+        block = rotations[start:start + 50]
+        # ranks from one argsort (continuous data: ties have probability zero), already centred and scaled
+        order = np.argsort(np.einsum("nd,kde->kne", w, block), axis=1)
+        rotated = np.empty(order.shape)
+        np.put_along_axis(rotated, order, scaled_ranks[None, :, None], axis=1)
+        for k, corr in enumerate(np.abs(np.einsum("nd,kne->kde", zr, rotated) / len(z))):
+            rows, cols = linear_sum_assignment(-corr)
+            out[start + k] = corr[rows, cols].mean()
+    return out
+
+
+def chance_level(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> tuple[float, float]:
+    """The chance level of MCC for targets ``z``: the median of :func:`rotation_mccs`, and its own
+    standard error (bootstrap over the rotations, 200 resamples)."""
+    values = rotation_mccs(z, n_rotations, seed, kind)
+    boot = np.random.default_rng(seed).choice(values, (200, len(values)))
+    return float(np.median(values)), float(np.median(boot, axis=1).std(ddof=1))
+
+
+def chance_mcc(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> float:
+    """The chance level of :func:`chance_level` alone (the median MCC of rotations of the whitened latents)."""
+    return chance_level(z, n_rotations, seed, kind)[0]
+
+
+def probe_features(x: np.ndarray) -> np.ndarray:
+    """Monomials of degree up to 3 of the standardised observations (the probe's features)."""
+    xs = (x - x.mean(0)) / np.maximum(x.std(0), 1e-12)
+    d = xs.shape[1]
+    cols = [np.ones(len(xs))] + [xs[:, i] for i in range(d)]
+    cols += [xs[:, i] * xs[:, j] for i in range(d) for j in range(i, d)]
+    cols += [xs[:, i] * xs[:, j] * xs[:, k] for i in range(d) for j in range(i, d) for k in range(j, d)]
+    return np.column_stack(cols)
+
+
+def probe_mcc(x: np.ndarray, z: np.ndarray, seed: int, ridge: float = 1e-3) -> float:
+    """A supervised positive control: ridge regression on cubic features from observations ``x`` to
+    targets ``z``, fitted on a random half and scored (MCC) on the other half. It reads the targets,
+    so it shows what the observations hold at this sample size, not what an unsupervised learner finds."""
+    n = len(x)
+    order = np.random.default_rng(seed).permutation(n)
+    train, test = order[: n // 2], order[n // 2 :]
+    feats = probe_features(x)
+    a = feats[train]
+    coef = np.linalg.solve(a.T @ a + ridge * len(train) * np.eye(a.shape[1]), a.T @ z[train])
+    return mcc(z[test], feats[test] @ coef)
 
 
 def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
@@ -288,6 +362,8 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
         rows = [per_component[members.index((a, s))] for s in range(len(cfg.seeds))]
         data = datasets[(a, 0)]
         comps = np.asarray(rows)  # (seeds, d)
+        levels = [chance_level(truths[k], cfg.n_rotations, data_seed(cfg, s), kinds[k])
+                  for s, k in ((s, members.index((a, s))) for s in range(len(cfg.seeds)))]
         summary["arms"][a.name] = {
             "prior": a.prior,
             "data": a.data,
@@ -296,14 +372,19 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             "target": a.target,
             "mcc": _stats(comps.mean(1).tolist()),
             "elbo": _stats([float(done["elbo"][members.index((a, s))]) for s in range(len(cfg.seeds))]),
-            # the chance level: median MCC of random rotations of this arm's own targets
-            "chance": _stats([chance_mcc(truths[k], cfg.n_rotations, data_seed(cfg, s), kinds[k])
-                              for s, k in ((s, members.index((a, s))) for s in range(len(cfg.seeds)))]),
+            # the chance level: median MCC of random rotations of this arm's own whitened targets
+            "chance": _stats([c for c, _ in levels]),
+            "chance_se": _stats([e for _, e in levels]),
             "components": [_stats(comps[:, i].tolist()) for i in range(comps.shape[1])],
             "correlation": "spearman" if a.data == "pnl" else "pearson",
         }
     if all_change is not None:
         summary["chance_mcc"] = summary["arms"][all_change.name]["chance"]
+    motion_arm = next((a for a in arm_list if a.data == "motion"), None)
+    if motion_arm is not None:  # the motion gate's positive control: a supervised probe, no VAE involved
+        summary["motion_probe"] = _stats([
+            probe_mcc(datasets[(motion_arm, s)].x[:n], datasets[(motion_arm, s)].z[:n], data_seed(cfg, s))
+            for s in range(len(cfg.seeds))])
     curves: dict[str, Any] = {
         "curve_steps": np.asarray(done["curve_steps"]),
         "curve_mcc": {

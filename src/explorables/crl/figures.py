@@ -11,7 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from matplotlib.figure import Figure
 
-from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
+from ..core.figures import PALETTE, add_frame, color, frame_slider, style
+from .claims import ABOVE_CHANCE
 from .experiment import PATTERNS, CRLResults, changing_edges
 from .scm import MOTION_GAITS, MOTION_JOINTS, default_graph, stick_figure
 
@@ -56,14 +57,29 @@ def _component_traces(arm: dict, name: str, show_legend: bool) -> list:
         marker=dict(color=PALETTE["black"], size=6, symbol="circle-open"), showlegend=show_legend,
         hovertemplate="%{x}: %{y:.2f}<extra>one seed</extra>",
     )
-    return [bars, dots]
+    return [bars, dots, *chance_traces(arm, labels, show_legend)]
+
+
+def chance_traces(arm: dict, labels: list[str], show_legend: bool) -> list[go.Scatter]:
+    """Two horizontal lines across ``labels``: the arm's chance level (mean over seeds) and chance + the
+    recovery margin, the level a component must clear to count as recovered."""
+    level = float(np.mean(arm["chance"]["per_seed"]))
+    out = []
+    for y, name, dash in ((level, "chance (rotations of the whitened latents)", "dot"),
+                          (level + ABOVE_CHANCE, f"chance + {ABOVE_CHANCE} (recovered above this)", "dash")):
+        out.append(go.Scatter(
+            x=labels, y=[y] * len(labels), mode="lines", name=name, showlegend=show_legend,
+            line=dict(color=PALETTE["grey"], dash=dash, width=1.5), hovertemplate=f"{name}: {y:.2f}<extra></extra>",
+        ))
+    return out
 
 
 def explorable_figure(results: CRLResults) -> go.Figure:
     """Per-component MCC of the causal-prior VAE, one frame per pattern of changing influences.
 
     Bars: median over seeds (whiskers: min to max); blue where the theory predicts identifiability,
-    orange where it does not; circles: individual seeds.
+    orange where it does not; circles: individual seeds; grey lines: the arm's chance level (dotted)
+    and chance + :data:`~explorables.crl.claims.ABOVE_CHANCE` (dashed).
     """
     fig = go.Figure()
     frames, labels, layouts = [], [], []
@@ -73,7 +89,6 @@ def explorable_figure(results: CRLResults) -> go.Figure:
         labels.append(arm["pattern"])
         layouts.append({"title.text": f"causal-prior VAE, influences that change: {arm['pattern']} "
                                       f"(MCC {arm['mcc']['mean']:.2f} ± {arm['mcc']['sd']:.2f})"})
-    fig.add_hline(y=0.8, line=REFERENCE_LINE)
     frame_slider(fig, frames, labels, prefix="changes: ", layouts=layouts)
     fig.update_yaxes(range=[0, 1.05], title="|correlation| after matching")
     return style(fig, height=430, top=50)
@@ -93,6 +108,10 @@ def baseline_figure(results: CRLResults) -> go.Figure:
             error_y=dict(type="data", array=np.array([c["max"] for c in comps]) - med,
                          arrayminus=med - np.array([c["min"] for c in comps])),
         ))
+    if "causal / all" in results.summary["arms"]:  # the chance level of the all-change targets, shared by the priors
+        arm = results.summary["arms"]["causal / all"]
+        for trace in chance_traces(arm, [f"z{i}" for i in range(len(arm["components"]))], True):
+            fig.add_trace(trace)
     fig.update_layout(barmode="group", title="all influences change: median over seeds (whiskers: min to max)")
     fig.update_yaxes(range=[0, 1.05], title="|correlation| after matching")
     return style(fig, height=380, legend_below=True, top=50)
@@ -133,6 +152,9 @@ def motion_figure(results: CRLResults, n_poses: int = 12) -> Figure:
         ax.bar(np.arange(3) + (k - 0.5) * width, med, width, color=color(k), label=name.split("/ ")[1])
         for i, c in enumerate(arms[name]["components"]):
             ax.plot([i + (k - 0.5) * width] * len(c["per_seed"]), c["per_seed"], "o", mfc="none", mec="k", ms=3)
+    level = float(np.mean(arms["motion / causal"]["chance"]["per_seed"]))
+    ax.axhline(level, color=PALETTE["grey"], ls=":", lw=1, label="chance")
+    ax.axhline(level + ABOVE_CHANCE, color=PALETTE["grey"], ls="--", lw=1, label=f"chance + {ABOVE_CHANCE}")
     ax.set_xticks(range(3), MOTION_JOINTS, fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_title("MCC per joint", fontsize=9)

@@ -3,8 +3,9 @@ the post-nonlinearity; a causal-prior VAE and a plain VAE are trained side by si
 
 A rerun draws one latent model and its data (100 samples per environment), trains the two VAEs
 for ``n_steps`` Adam steps as one ensemble (the status line says when it is training) and scores
-each latent after the optimal matching; the "show component" buttons only redraw the scatter of a
-true latent against the causal model's matched estimate.
+each latent after the optimal matching, next to the chance level of the drawn latents (random
+rotations of the whitened latents) and chance + the recovery margin; the "show component" buttons
+only redraw the scatter of a true latent against the causal model's matched estimate.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from scipy.optimize import linear_sum_assignment
 from ..core.figures import PALETTE, color
 from ..core.labs import canvas_png, interactions
 from ..core.threads import one_cpu_thread
+from .claims import ABOVE_CHANCE
+from .experiment import chance_mcc
 from .metrics import correlation_matrix
 from .model import encode_means, fit
 from .scm import NOISE_FAMILIES, default_graph, make_data, make_scm
 
 EDGES: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (0, 2))
+#: random rotations behind the lab's chance level (fewer than the page's: a rerun must stay under a second)
+LAB_ROTATIONS = 200
 
 
 class CRLLab:
@@ -80,6 +85,8 @@ class CRLLab:
             self.scores.append(corr[rows, cols])
             self.matched.append(means[k][:, cols])
         self.truth, self.identifiable = data.z, scm.identifiable()
+        # the chance level of these latents: median MCC of random rotations of the whitened latents
+        self.chance = chance_mcc(data.z, LAB_ROTATIONS, self.seed, kind)
         self._draw_static()
         self.redraw()
 
@@ -92,7 +99,8 @@ class CRLLab:
             ax.bar(np.arange(3) + (k - 0.5) * width, self.scores[k], width, color=color(k), label=label)
         ax.set_xticks(range(3), [f"z{i} ({'ident.' if b else 'not ident.'})" for i, b in enumerate(self.identifiable)],
                       fontsize=8)
-        ax.axhline(0.8, color=PALETTE["grey"], ls=":", lw=1)
+        ax.axhline(self.chance, color=PALETTE["grey"], ls=":", lw=1, label="chance")
+        ax.axhline(self.chance + ABOVE_CHANCE, color=PALETTE["grey"], ls="--", lw=1, label=f"chance + {ABOVE_CHANCE}")
         ax.set(ylim=(0, 1.05), title="|correlation| after matching")
         ax.legend(fontsize=8, loc="lower right")
         sc.set(xlim=(-3.5, 3.5), ylim=(-3.5, 3.5), xlabel="true latent (standardised)",
@@ -115,7 +123,8 @@ class CRLLab:
         self._ax_scatter.draw_artist(self._points)
         self.image.value = canvas_png(canvas)
         self.status.value = (
-            f"<small>MCC causal prior {self.scores[0].mean():.2f}, plain VAE {self.scores[1].mean():.2f}; "
+            f"<small>MCC causal prior {self.scores[0].mean():.2f}, plain VAE {self.scores[1].mean():.2f} "
+            f"(chance {self.chance:.2f}); "
             f"z{i}: {self.scores[0][i]:.2f} vs {self.scores[1][i]:.2f} "
             f"(theory: {'identifiable' if self.identifiable[i] else 'not identifiable'})</small>"
         )

@@ -2,15 +2,20 @@
 
 Every verdict follows the book-wide rules of :mod:`explorables.core.verdicts` on per-seed values
 (mean ± 2 standard errors over seeds, paired by seed where methods share a sample), with the
-thresholds declared once below and in :data:`CRITERIA`, fixed before the comparisons.
+thresholds declared once below and in :data:`CRITERIA`. The gate ``one_not_enough`` was added after
+its result was seen (a single function recovered the blobs as often as the pair), and ``k_matters``
+was moved onto the independence claim's own setting in review; the page says so.
 
 * **check** (ours): our union-find superlevel persistence equals gudhi's on random graphs;
-* **gate** ``k_matters``: ToMATo's chosen count moves with k here (there is graph tuning to free);
+* **gate** ``k_matters``: in the independence claim's own setting (the corrupted blobs at the
+  fractions it is measured on) ToMATo's chosen count moves with k on every seed (there is graph
+  tuning to free);
 * **gate** ``outliers_hurt``: outlier values break ToMATo's count here (there is something to be
   robust against);
 * **gate** ``one_not_enough``: neither function alone recovers the blobs (several functions are needed);
-* **claims**: graph independence, robustness to outliers (with the DTM-alone control), several
-  functions at once, improvement over the baselines.
+* **claims**: graph independence, robustness to outliers, our control (ToMAToMP above ToMATo on the
+  DTM alone: the robustness is the multi-parameter reading's, not the DTM's), several functions at
+  once, improvement over the baselines.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from .figures import METHODS
 RECOVERED_ARI = 0.8
 #: gate outliers_hurt: outliers make ToMATo's count wrong for this much more of the (fraction, k) pairs
 HURT = 0.25
-#: gate k_matters: ToMATo's count takes at least this many values over k on some data set
+#: gate k_matters: on every seed, ToMATo's count takes at least this many values over k at one of
+#: the fractions the independence claim is measured on
 K_COUNTS = 2
 #: an ARI gain (paired by seed) counts when its interval clears this
 ARI_MARGIN = 0.05
@@ -41,6 +47,8 @@ INDEPENDENT = 0.95
 ROBUST_SHARE = 0.75
 #: the check: largest gap between our union-find diagram and gudhi's
 PERSISTENCE_TOL = 1e-12
+#: the name of the DTM-alone control in :func:`robustness_parts`
+CONTROL = "the DTM alone"
 #: page wording only: ToMAToMP "below" ToMATo on clean blobs / circles by more than these mean ARIs
 CLEAN_GAP, CIRCLES_GAP = 0.02, 0.05
 
@@ -62,9 +70,11 @@ def persistence_check(max_gap: float, tol: float = PERSISTENCE_TOL) -> str:
     return f"{'pass' if max_gap <= tol else 'fail'}: largest gap {max_gap:.1e} vs {tol:.0e}"
 
 
-def k_matters_gate(max_distinct: int, level: int = K_COUNTS) -> str:
-    """pass when ToMATo's chosen count takes at least ``level`` values over k on some data set."""
-    return f"{gate([max_distinct], level, rule='every seed')}: up to {max_distinct} counts over k vs {level}"
+def k_matters_gate(distinct: Sequence[int], level: int = K_COUNTS) -> str:
+    """pass when, on every seed, ToMATo's chosen count takes at least ``level`` values over k (per seed:
+    the most distinct counts over the fractions the independence claim is measured on)."""
+    said = ", ".join(str(int(d)) for d in distinct)
+    return f"{gate(distinct, level, rule='every seed')}: distinct counts over k per seed {said} vs ≥ {level}"
 
 
 def outliers_hurt_gate(extra_wrong: Sequence[float], level: float = HURT) -> str:
@@ -90,10 +100,17 @@ def independence_verdict(worst_ari: Sequence[float], level: float = INDEPENDENT)
 def robustness_verdict(share: Sequence[float], gains: Mapping[str, Sequence[float]],
                        level: float = ROBUST_SHARE, margin: float = ARI_MARGIN) -> str:
     """Robust to outliers: ToMAToMP recovers the blobs in at least ``level`` of the corrupted fractions
-    (per seed), and its ARI is above each named comparison (ToMATo on f; the DTM-alone control) by
-    ``margin``, paired; combined over the parts."""
+    (per seed), and its ARI is above each named comparison (ToMATo on f) by ``margin``, paired;
+    combined over the parts. The DTM-alone control has its own row (:func:`control_verdict`)."""
     parts = {"recovers": compare(share, level), **{f"above {k}": compare(g, margin) for k, g in gains.items()}}
     return scope_verdict(parts, f"recovered share ≥ {level}, paired ARI gain ≥ {margin}")
+
+
+def control_verdict(gain: Sequence[float], margin: float = ARI_MARGIN) -> str:
+    """Our control: ToMAToMP's ARI on the corrupted blobs above ToMATo on the DTM alone (which never sees
+    f) by ``margin``, paired by seed. No means the DTM alone does as well: the robustness is the DTM's,
+    not the multi-parameter reading's."""
+    return f"{compare(gain, margin)}: ARI gain over ToMATo on the DTM alone {_iv(gain)} vs {margin} (paired)"
 
 
 def two_functions_verdict(pair_ari: Sequence[float], gain: Sequence[float],
@@ -115,7 +132,8 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("union-find equals gudhi", "check", persistence_check, PERSISTENCE_TOL, "largest gap ≤ tol",
               {"pass": ((0.0,), {}), "fail": ((1e-3,), {})}),
     Criterion("ToMATo's count moves with k (k_matters)", "gate", k_matters_gate, K_COUNTS,
-              "some data set has ≥ level counts over k", {"pass": ((3,), {}), "fail": ((1,), {})}),
+              "every seed has ≥ level counts over k in the independence claim's setting",
+              {"pass": (([3, 2, 2],), {}), "fail": (([3, 1, 2],), {})}),
     Criterion("outliers break ToMATo (outliers_hurt)", "gate", outliers_hurt_gate, HURT,
               "interval of the per-seed extra share of wrong counts ≥ level",
               {"pass": (([0.5, 0.55, 0.6],), {}), "fail": (([0.0, 0.1, 0.05],), {})}),
@@ -127,9 +145,12 @@ CRITERIA: tuple[Criterion, ...] = (
                "unclear": (([0.9, 1.0, 0.95],), {})}),
     Criterion("robust to outliers", "claim", robustness_verdict, f"{ROBUST_SHARE} / {ARI_MARGIN}",
               "recovered share and paired ARI gains on their intervals; combined",
-              {"yes": (([1.0, 1.0, 1.0], {"DTM": _UP}), {}), "partly": (([1.0, 1.0, 1.0], {"DTM": _DOWN}), {}),
-               "no": (([0.0, 0.0, 0.0], {"DTM": _DOWN}), {}), "unclear": (([0.5, 1.0, 0.75], {"DTM": _DOWN}), {})},
+              {"yes": (([1.0, 1.0, 1.0], {"f": _UP}), {}), "partly": (([1.0, 1.0, 1.0], {"f": _DOWN}), {}),
+               "no": (([0.0, 0.0, 0.0], {"f": _DOWN}), {}), "unclear": (([0.5, 1.0, 0.75], {"f": _DOWN}), {})},
               scoped=True),
+    Criterion("control: above ToMATo on the DTM alone", "claim", control_verdict, ARI_MARGIN,
+              "interval of the paired ARI gain over the DTM-alone control vs margin",
+              {"yes": ((_UP,), {}), "no": ((_DOWN,), {}), "unclear": ((_MID,), {})}),
     Criterion("several functions at once", "claim", two_functions_verdict, f"{RECOVERED_ARI} / {ARI_MARGIN}",
               "pair ARI and its paired gain over the better single function on their intervals; combined",
               {"yes": (([0.9, 0.92, 0.91], _UP), {}), "partly": (([0.9, 0.92, 0.91], _DOWN), {}),
@@ -191,14 +212,21 @@ def extra_wrong(seed_runs: list[list[dict]], true: int) -> list[float]:
     return out
 
 
+def k_distinct(seed_runs: list[list[dict]], fractions: Sequence[float]) -> list[int]:
+    """Per seed: the most distinct ToMATo counts over k at any of ``fractions`` (the fractions the
+    independence claim is measured on)."""
+    return [max(len({t["n_clusters"] for t in r["tomato"].values()}) for r in runs if r["fraction"] in fractions)
+            for runs in seed_runs]
+
+
 def robustness_parts(seed_runs: list[list[dict]], true: int) -> tuple[list[float], dict[str, list[float]]]:
     """Per seed over the corrupted fractions: ToMAToMP's recovered share, and its mean ARI gain over
     ToMATo on f and over the DTM-alone control."""
-    share, gains = [], {"ToMATo on f": [], "the DTM alone": []}
+    share, gains = [], {"ToMATo on f": [], CONTROL: []}
     for runs in seed_runs:
         bad = [r for r in runs if r["fraction"] > 0] or runs
         share.append(float(np.mean([recovers(r["mp_robust"], true) for r in bad])))
-        for name, key in (("ToMATo on f", "tomato_ref"), ("the DTM alone", "tomato_dtm")):
+        for name, key in (("ToMATo on f", "tomato_ref"), (CONTROL, "tomato_dtm")):
             gains[name].append(float(np.mean([r["mp_robust"]["ari"] - r[key]["ari"] for r in bad])))
     return share, gains
 
@@ -270,13 +298,17 @@ def claims(results: TomatoMPResults) -> list[Claim]:
         "5 random graphs with random vertex values (persistence pairs and essential classes)",
         f"largest gap {gap:.1e}", persistence_check(gap), kind="check",
     )]
-    max_distinct = max(v["distinct_counts"] for v in ks.values())
+    ind = out.get("seed_independence", [out["independence"]])
+    ind_fractions = sorted({i["fraction"] for one in ind for i in one})
+    distinct = k_distinct(seed_runs, ind_fractions)
     rows.append(Claim(
         "ToMATo needs a graph whose tuning is left to the user (its count moves with k here)",
-        f"ToMATo (gudhi, k-NN graph, f = log-KDE), k ∈ {list(cfg.k_grid)}, clean data, count by largest gap",
-        "; ".join(f"{n}: K = {', '.join(str(c) for c in v['counts'].values())} (truth {v['true']})"
-                  for n, v in ks.items()),
-        k_matters_gate(max_distinct), kind="gate", name="k_matters",
+        f"ToMATo (gudhi, k-NN graph, f = log-KDE with outliers), k ∈ {list(cfg.k_grid)}, count by largest gap; "
+        f"the independence claim's setting: blobs at outlier fractions {ind_fractions}, seeds {seeds}",
+        f"most distinct counts over k per seed {', '.join(str(d) for d in distinct)}; for reference, clean "
+        + "; ".join(f"{n}: K = {', '.join(str(c) for c in v['counts'].values())} (truth {v['true']})"
+                    for n, v in ks.items()),
+        k_matters_gate(distinct), kind="gate", name="k_matters",
     ))
     extra = extra_wrong(seed_runs, true)
     corrupted = [r for r in runs if r["fraction"] > 0]
@@ -294,7 +326,6 @@ def claims(results: TomatoMPResults) -> list[Claim]:
         f"a single function recovers on {int(sum(alone))} of {len(alone)} seeds",
         one_not_enough_gate(alone), kind="gate", name="one_not_enough",
     ))
-    ind = out.get("seed_independence", [out["independence"]])
     worst = [min(i["ari_between"] for i in one) for one in ind]
     rows.append(Claim(
         "ToMAToMP makes ToMATo independent of graph tuning",
@@ -308,13 +339,20 @@ def claims(results: TomatoMPResults) -> list[Claim]:
     rows.append(Claim(
         "ToMAToMP is robust to outliers",
         f"blobs ({true} clusters), outlier fractions {[r['fraction'] for r in runs]}, seeds {seeds}; ours: "
-        f"(radius, f, DTM); recovered = right K, K distinct labels, ARI > {RECOVERED_ARI}; control: ToMATo on the "
-        "DTM alone",
+        f"(radius, f, DTM); recovered = right K, K distinct labels, ARI > {RECOVERED_ARI}",
         f"recovered share of corrupted fractions per seed {', '.join(f'{v:.2f}' for v in share)}; ARI gain "
-        + ", ".join(f"over {k} {_iv(g)}" for k, g in gains.items())
+        + ", ".join(f"over {k} {_iv(g)}" for k, g in gains.items() if k != CONTROL)
         + "; recovered (seed, fraction) cells: " + ", ".join(
             f"{names[k]} {rec[k]}" for k in ("mp_robust", "mp_plain", "tomato_ref", "tomato_dtm") if k in rec),
-        robustness_verdict(share, gains), gates=("outliers_hurt",),
+        robustness_verdict(share, {k: g for k, g in gains.items() if k != CONTROL}), gates=("outliers_hurt",),
+    ))
+    rows.append(Claim(
+        "Control (ours): the robustness is the multi-parameter reading's, not the DTM's alone",
+        f"the same corrupted blobs, fractions and seeds; ToMAToMP (radius, f, DTM) against ToMATo on -DTM alone "
+        f"(k={cfg.reference_k}; it never sees f)",
+        f"ARI gain over the DTM alone {_iv(gains[CONTROL])}; recovered cells: ToMAToMP {rec.get('mp_robust', 0)}, "
+        f"DTM alone {rec.get('tomato_dtm', 0)}",
+        control_verdict(gains[CONTROL]), gates=("outliers_hurt",),
     ))
     rows.append(two_functions_claim(s["two_functions"]))
     per_seed = seed_method_means(results)
@@ -383,8 +421,7 @@ def findings_text(results: TomatoMPResults) -> str:
     text.append(f" With two functions, a single function alone recovers the blobs on {int(sum(alone))} of "
                 f"{len(alone)} seeds, so this part {can} show that several are needed.")
     text.append(" Our outliers corrupt function values, not positions: we did not run uniform background noise "
-                "in space (exercise 3 asks for it), where an independent check of this chapter found no method "
-                "ahead.")
+                "in space (exercise 3 asks for it).")
     text.append(f" The MMA is the expensive part: the outlier sweep took {s['timings']['outliers_s']:.1f} s of "
                 "this run.")
     return "".join(text)

@@ -9,9 +9,9 @@ Four parts, each checkpointed (``--resume`` skips the finished ones):
    graph parameter ``k``, ToMAToMP on (radius, f) and on (radius, f, DTM), HDBSCAN and k-means;
    adjusted Rand index (ARI) against the planted labels, on every point. At the first and last
    fraction, ToMAToMP again with a wider radius cap ``r_max`` (the only graph-like knob left):
-   does the clustering change? Repeated on ``n_seeds`` seeds (base seed + 0, 1, ...: new blobs,
-   outlier draws and subsamples). Every method list includes a control, ToMATo on ``-DTM`` alone
-   (it never sees ``f``): if it is as robust as ToMAToMP, the robustness is the DTM's.
+   does the clustering change? Repeated on ``n_seeds`` seeds (1000 × base seed + 0, 1, ...: new
+   blobs, outlier draws and subsamples; two base seeds share no draw). Every method list includes a
+   control, ToMATo on ``-DTM`` alone (it never sees ``f``): if it is as robust as ToMAToMP, the robustness is the DTM's.
 2. **k_sweep**: ToMATo's chosen count over ``k`` on clean moons, circles, blobs and iris.
 3. **datasets**: every method on clean moons, circles and iris, on the same ``n_seeds`` seeds.
 4. **two_functions**: ToMAToMP (no DTM parameter) on blobs with the last outlier fraction, with
@@ -93,7 +93,8 @@ class TomatoMPConfig(ExperimentConfig):
         "seeds (plus 1000 × the base seed) of the blobs samples and outlier draws of the two-function part",
     )
     n_seeds: int = param(
-        3, Int(1), "seeds (base seed + 0, 1, ...) of the blobs, outlier draws and clean data sets of parts 1 and 3"
+        3, Int(1),
+        "seeds (1000 × the base seed + 0, 1, ...) of the blobs, outlier draws and clean data sets of parts 1 and 3",
     )
     workers: int = param(1, Int(0), "processes for the outlier fractions' independent MMAs (joblib); 0 = all cores")
 
@@ -199,19 +200,21 @@ def _blobs(cfg: TomatoMPConfig):
 
 
 def seeds_of(cfg: TomatoMPConfig) -> list[int]:
-    """The seeds of parts 1 and 3: the base seed and the ``n_seeds - 1`` after it."""
-    return [cfg.seed + i for i in range(cfg.n_seeds)]
+    """The seeds of parts 1 and 3: ``1000 × base seed + i`` for ``i < n_seeds``, as in the two-function
+    part, so that two base seeds share no draw (``base seed + i`` made neighbouring base seeds share
+    all but one sample)."""
+    return [1000 * cfg.seed + i for i in range(cfg.n_seeds)]
 
 
 def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """Every method on blobs at each outlier fraction; at the first and last fraction, ToMAToMP
     again with the radius cap ``r_max`` widened by ``r_max_factor`` (graph independence). Repeated
     for every seed of :func:`seeds_of` (a new blobs sample and outlier draw): ``runs``,
-    ``independence`` and the curves are the base seed's, ``seed_runs`` and ``seed_independence``
-    hold every seed's (the base seed first)."""
+    ``independence`` and the curves are the first seed's, ``seed_runs`` and ``seed_independence``
+    hold every seed's (the first seed first)."""
     seeds = seeds_of(cfg)
     blobs = {seed: _blobs(replace(cfg, seed=seed)) for seed in seeds}
-    ds = blobs[cfg.seed][0]
+    ds = blobs[seeds[0]][0]
     summary: dict[str, Any] = {"fractions": list(cfg.outlier_fraction_grid), "true": len(np.unique(ds.labels)),
                                "seeds": seeds, "runs": [], "independence": [],
                                "seed_runs": [[] for _ in seeds], "seed_independence": [[] for _ in seeds]}
@@ -268,17 +271,18 @@ def _k_sweep(cfg: TomatoMPConfig) -> tuple[dict, dict]:
 
 def _datasets(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """Every method on each clean data set, for every seed of :func:`seeds_of`: the entry is the
-    base seed's, its ``seeds`` list holds every seed's ARIs and counts (iris is the same each time,
+    first seed's, its ``seeds`` list holds every seed's ARIs and counts (iris is the same each time,
     only the subsampling and k-means seeds change)."""
     summary, curves = {}, {}
     for name in cfg.datasets:
         per_seed = []
-        for seed in seeds_of(cfg):
+        seeds = seeds_of(cfg)
+        for seed in seeds:
             cfg_s = replace(cfg, seed=seed)
             ds = make_dataset(name, cfg.n_points, seed)
             f = log_kde(ds.X, BANDWIDTH[name], device=cfg.device)
             s, c = cluster_all(cfg_s, ds.X, f, ds.labels)
-            if seed == cfg.seed:
+            if seed == seeds[0]:
                 summary[name] = {"n": len(ds.X), "true": len(np.unique(ds.labels)), **s}
                 curves[name] = {"labels_mp": c["mp_robust"]["labels"]}
             per_seed.append({"seed": seed, **{k: v for k, v in s.items() if k != "tomato"}})
