@@ -7,6 +7,8 @@ import pytest
 import torch
 from scipy.special import logsumexp, softmax
 
+from explorables.core.tables import apply_gates
+from explorables.core.verdicts import drive
 from explorables.omwu import (
     OMWUConfig,
     biased_rock_paper_scissors,
@@ -29,14 +31,20 @@ from explorables.omwu import (
     total_variation,
 )
 from explorables.omwu.claims import (
+    CRITERIA,
     best_iterate_lower_bound_verdict,
     boundary_measured,
     boundary_verdict,
+    claims,
     dissipation_size_verdict,
     dissipation_verdict,
     gap_rate_verdict,
+    horizon_gate_verdict,
     linear_rate_verdict,
+    mwu_gate_verdict,
     rate_scaling_verdict,
+    regions_gate_verdict,
+    settled_gate_verdict,
 )
 
 # --- one step by hand -------------------------------------------------------------------------
@@ -311,50 +319,76 @@ def test_explorable_has_one_frame_of_five_traces_per_delta(smoke_results):
 # --- verdicts on constructed numbers --------------------------------------------------------------
 
 
+def test_criteria_reach_every_branch():
+    assert drive(CRITERIA) == []
+
+
 def test_dissipation_verdicts():
-    assert dissipation_verdict(3e-16) == "yes"
-    assert dissipation_verdict(1e-12) == "yes"  # the criterion is inclusive
-    assert dissipation_verdict(2e-12).startswith("no")
-    assert dissipation_verdict(float("nan")).startswith("no")
-    assert dissipation_size_verdict(1.0).startswith("partly")
-    assert dissipation_size_verdict(0.951).startswith("partly")
-    assert dissipation_size_verdict(1.05).startswith("no")
-    assert dissipation_size_verdict(float("nan")).startswith("no")
+    assert dissipation_verdict(3e-16).startswith("yes")
+    assert dissipation_verdict(1e-12).startswith("yes")  # the criterion is inclusive
+    assert dissipation_verdict(2e-12).startswith("unclear")  # above round-off, below a resolvable increase
+    assert dissipation_verdict(2e-9).startswith("no")
+    assert dissipation_verdict(float("nan")).startswith("unclear")
+    assert dissipation_size_verdict(1.0).startswith("pass")
+    assert dissipation_size_verdict(0.951).startswith("pass")
+    assert dissipation_size_verdict(1.05).startswith("fail")
+    assert dissipation_size_verdict(float("nan")).startswith("fail")
+    assert mwu_gate_verdict(0.1, 0.2).startswith("pass") and mwu_gate_verdict(0.1, 0.19).startswith("fail")
 
 
-def test_boundary_verdict_and_text():
-    assert boundary_verdict(1e-6, 1e-3) == "yes"
-    assert boundary_verdict(1e-4, 1e-3).startswith("no")  # exactly a tenth is not "far smaller"
-    assert boundary_verdict(float("nan"), 1e-3).startswith("no")  # no step near the boundary
+def test_boundary_verdict_gate_and_text():
+    assert boundary_verdict(1e-6, 1e-3).startswith("yes")
+    assert boundary_verdict(1e-4, 1e-3).startswith("unclear")  # exactly a tenth is not "far smaller"
+    assert boundary_verdict(2e-3, 1e-3).startswith("no")  # not smaller at all
+    assert boundary_verdict(float("nan"), 1e-3).startswith("unclear")  # no step near the boundary
+    assert regions_gate_verdict(1000, 5000).startswith("pass") and regions_gate_verdict(999, 5000).startswith("fail")
     assert "1,000× slower near" in boundary_measured(1e-6, 1e-3)
     assert "slower" not in boundary_measured(0.0, 1e-3)  # no ratio when nothing dissipates near
 
 
 def test_rate_verdicts():
     assert linear_rate_verdict([1.0, 1.0, 1.0], 0.05, 20_000).startswith("yes")
-    assert linear_rate_verdict([1.0, 0.0, 1.0], 0.05, 20_000).startswith("partly")  # one seed short is not yes
+    assert linear_rate_verdict([1.0, 0.0, 1.0], 0.05, 20_000).startswith("unclear")  # the seeds disagree
     assert linear_rate_verdict([0.0, 0.0, 0.0], 0.05, 20_000).startswith("no")
+    assert linear_rate_verdict([0.375, 0.0, 0.25], 0.05, 20_000).startswith("no")
     with pytest.raises(ValueError, match="fraction_linear"):
         linear_rate_verdict([], 0.05, 20_000)
-    assert rate_scaling_verdict(1.0, 2.0).startswith("partly: we see a clean power law")
-    assert rate_scaling_verdict(1.3, 2.0).endswith("not a clean power law")
-    assert rate_scaling_verdict(1.0, 1.7).endswith("not a clean power law")
-    assert rate_scaling_verdict(float("nan"), 2.0).endswith("not a clean power law")
+    assert horizon_gate_verdict([0.1, 0.05, 0.13]).startswith("pass")
+    assert horizon_gate_verdict([0.1, 0.05, 0.22]).startswith("fail")  # one seed's median game still transient
+    assert rate_scaling_verdict(1.0, 2.0).startswith("yes")
+    assert rate_scaling_verdict(1.3, 2.0).startswith("no")
+    assert rate_scaling_verdict(1.0, 1.7).startswith("no")
+    assert rate_scaling_verdict(float("nan"), 2.0).startswith("unclear")
+    assert settled_gate_verdict(6).startswith("pass") and settled_gate_verdict(5).startswith("fail")
 
 
 def test_best_iterate_verdicts():
-    assert best_iterate_lower_bound_verdict(1.0, 0.8) == "yes"
-    assert best_iterate_lower_bound_verdict(0.9, 0.8).startswith("no")  # KL must keep more than 90%
-    assert best_iterate_lower_bound_verdict(1.0, 0.5).startswith("no")
-    # the book's horizons: gap·sqrt(T) 0.94 -> 2.13 -> 1.79, exponent -0.36: slower than T^-1/2
-    assert gap_rate_verdict(-0.36, 100, 10_000).startswith("partly") and "T = 100…10,000" in gap_rate_verdict(
+    assert best_iterate_lower_bound_verdict(1.0, 0.8).startswith("yes")
+    assert best_iterate_lower_bound_verdict(0.9, 0.8).startswith("unclear")  # KL must keep more than 90%
+    assert best_iterate_lower_bound_verdict(1.0, 0.5).startswith("unclear")
+    assert best_iterate_lower_bound_verdict(0.4, 0.3).startswith("no")
+    # a gap that decays more slowly than T^-1/2 at these horizons: longer ones could decide
+    assert gap_rate_verdict(-0.36, 100, 10_000).startswith("unclear") and "T = 100…10,000" in gap_rate_verdict(
         -0.36, 100, 10_000
     )
     assert gap_rate_verdict(-0.52, 100, 100_000).startswith("yes")
     assert gap_rate_verdict(-0.45, 100, 10_000).startswith("yes")
     assert gap_rate_verdict(-0.05, 100, 10_000).startswith("no")
+    assert gap_rate_verdict(-0.1, 100, 10_000).startswith("no")
     with pytest.raises(ValueError, match="gap_exponent"):
         gap_rate_verdict(float("nan"), 100, 10_000)
+
+
+def test_claims_of_a_run_have_three_kinds_and_a_failed_gate_makes_its_claim_untested(smoke_results):
+    rows = claims(smoke_results)
+    assert {r.kind for r in rows} == {"check", "gate", "claim"}
+    gates = {r.name for r in rows if r.kind == "gate"}
+    assert all(set(r.gates) <= gates for r in rows)
+    summary = {**smoke_results.summary, "random_games": {**smoke_results.summary["random_games"],
+                                                         "energy_ratio_median_per_seed": [0.9, 0.9, 0.9]}}
+    short = type(smoke_results)(config=smoke_results.config, summary=summary, curves=smoke_results.curves)
+    linear = next(r for r in apply_gates(claims(short)) if r.claim.startswith("Linear last-iterate"))
+    assert linear.outcome == "untested" and "'horizon'" in linear.verdict
 
 
 def test_rate_windows_tell_a_linear_decay_from_a_transient():
@@ -470,6 +504,6 @@ def test_metrics_refuse_what_they_used_to_accept_silently():
 def test_gap_sentence_follows_the_verdict():
     from explorables.omwu.claims import gap_sentence
 
-    assert '"partly"' in gap_sentence(-0.36, 100, 10_000) and "10,000" in gap_sentence(-0.36, 100, 10_000)
+    assert '"unclear"' in gap_sentence(-0.36, 100, 10_000) and "10,000" in gap_sentence(-0.36, 100, 10_000)
     assert '"yes"' in gap_sentence(-0.52, 100, 100_000)
     assert '"no"' in gap_sentence(0.1, 100, 10_000)

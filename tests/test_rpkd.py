@@ -9,6 +9,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from explorables.core.tables import apply_gates
+from explorables.core.verdicts import drive
 from explorables.rpkd import (
     RandomPrototypes,
     activation_maps,
@@ -28,17 +30,20 @@ from explorables.rpkd import (
     super_labels,
 )
 from explorables.rpkd.claims import (
-    beats,
+    CRITERIA,
+    HEADROOM,
     best_logit_arm,
     claims,
-    comparison_noise,
-    control_noise,
+    comparison_verdict,
     control_sentence,
     control_verdict,
+    headroom_verdict,
+    learns_verdict,
     logit_sentence,
-    low_class_verdict,
+    pooled,
     probe_verdict,
     rpkd_kd_sentence,
+    teacher_info_verdict,
     transfer_verdict,
 )
 from explorables.rpkd.data import load_cifar_task, load_digits_task, make_split
@@ -200,7 +205,7 @@ def test_standard_protocol_labels_every_training_image_and_adds_its_rows():
     assert (labels >= 0).all()  # no image is unlabelled: CE sees every label, as in the usual KD protocol
     small = RPKDConfig.preset("smoke", n_student_steps=3, n_teacher_steps=3)
     rows = claims(run(small), run(standard_protocol(small)))
-    assert sum("standard protocol" in r.claim for r in rows) == 2
+    assert sum("standard protocol" in r.claim for r in rows if r.kind == "claim") == 2
 
 
 def test_the_two_protocols_side_by_side_equal_the_runs_one_after_the_other():
@@ -216,25 +221,41 @@ def test_the_two_protocols_side_by_side_equal_the_runs_one_after_the_other():
         run_protocols(small, workers=-1)
 
 
-def test_verdicts_on_constructed_numbers():
-    assert beats({"mean": 0.9, "sd": 0.01}, {"mean": 0.85, "sd": 0.02})
-    assert not beats({"mean": 0.9, "sd": 0.08}, {"mean": 0.85, "sd": 0.02})
-    assert low_class_verdict(True, False, 0.05, 0.0).startswith("yes")
-    assert low_class_verdict(True, True, 0.01, 0.05).startswith("partly")
-    assert low_class_verdict(False, False, -0.01, -0.05).startswith("partly")
-    assert low_class_verdict(False, False, -0.05, -0.01).startswith("no")
-    # a narrowing within the seed-to-seed noise is not a trend
-    assert low_class_verdict(False, False, -0.003, -0.015, noise=0.018).startswith("no")
-    assert low_class_verdict(False, False, -0.06, -0.25, noise=0.02).startswith("partly")
-    assert probe_verdict({2: 0.5, 10: 0.1}).startswith("yes")
-    assert probe_verdict({2: 0.5, 10: 0.6}).startswith("partly")
-    assert probe_verdict({2: 0.05, 10: 0.0}).startswith("no")
-    assert transfer_verdict({2: 0.1, 10: 0.01}).startswith("yes")
-    assert transfer_verdict({2: 0.1, 10: -0.05}).startswith("partly")
-    assert transfer_verdict({2: 0.0, 10: -0.05}).startswith("no")
-    assert control_verdict({2: 0.08, 10: 0.04}).startswith("yes")
-    assert control_verdict({2: 0.08, 10: -0.04}).startswith("partly")
-    assert control_verdict({2: 0.01, 10: -0.01}).startswith("no")
+def test_verdicts_on_constructed_numbers_reach_every_branch():
+    up, flat, down, noisy = [0.30, 0.31, 0.29], [0.0, 0.01, -0.01], [-0.05, -0.04, -0.06], [0.0, 0.2, 0.1]
+    assert drive(CRITERIA) == []
+    assert headroom_verdict({10: [0.2, 0.3], 2: [0.06, 0.1]}).startswith("pass")
+    assert headroom_verdict({10: [0.2, 0.3], 2: [0.04, 0.3]}).startswith("fail: the teacher does not beat CE by 0.05 "
+                                                                          "on every seed at C = 2")
+    assert teacher_info_verdict([0.9, 0.91, 0.92]).startswith("pass")
+    assert teacher_info_verdict([0.3, 0.31, 0.29]).startswith("fail")
+    assert learns_verdict({"CE, C = 2": [0.3, 0.04]}).startswith("fail: below chance + 0.05 on some seed: CE, C = 2")
+    assert probe_verdict(up, down).startswith("yes")
+    assert probe_verdict(up, up).startswith("partly")  # richer at few classes, but not more than at many
+    assert probe_verdict(down, down).startswith("no")
+    assert probe_verdict(flat, up).startswith("no")  # no richer target at few classes: the trend does not rescue it
+    assert probe_verdict(noisy, down).startswith("unclear")  # lead within noise: its growth does not count
+    assert comparison_verdict({"KD": up, "OFA": up}, up).startswith("yes")
+    assert comparison_verdict({"KD": up, "OFA": down}, up).startswith("partly")
+    assert comparison_verdict({"KD": up, "OFA": up}, down).startswith("partly")
+    assert comparison_verdict({"KD": noisy, "OFA": noisy}, noisy).startswith("unclear")
+    # behind every logit method at the fewest classes: no, even when the gap narrows as C shrinks
+    assert comparison_verdict({"KD": down, "OFA": down}, up).startswith("no")
+    # ahead of no rival (behind one, level with the other within noise): the narrowing does not make it partly
+    assert comparison_verdict({"KD": [-0.08, 0.0, -0.01], "OFA": down}, up).startswith("unclear")
+    assert probe_verdict(noisy, up).startswith("unclear")
+    assert transfer_verdict(up).startswith("yes") and transfer_verdict(down).startswith("no")
+    assert transfer_verdict(noisy).startswith("unclear")
+    assert control_verdict(up).startswith("yes") and control_verdict(down).startswith("no")
+    assert control_verdict(noisy).startswith("unclear")
+
+
+def test_a_gain_within_the_seed_spread_reads_unclear_and_a_clear_loss_reads_no():
+    # mean gain +0.02 over the control, but the seeds disagree (0.08, 0.0, -0.02): the interval straddles 0.01
+    assert control_verdict([0.08, 0.0, -0.02]).startswith("unclear")
+    assert control_verdict([-0.03, -0.02, -0.025]).startswith("no")
+    # the same mean with seeds that agree decides
+    assert control_verdict([0.021, 0.02, 0.019]).startswith("yes")
 
 
 def test_bad_inputs_name_the_parameter():
@@ -284,16 +305,21 @@ def test_cifar_reader_on_a_tiny_fake_dataset(tmp_path):
 
 
 def _constructed(acc: dict[str, dict[int, tuple[float, float]]], protocol: str = "few_label",
-                 probe: dict[int, tuple[float, float]] | None = None) -> RPKDResults:
-    """Results with made-up accuracies ``{arm: {C: (mean, sd)}}`` (and probe accuracies), for the claim functions."""
+                 probe: dict[int, tuple[float, float]] | None = None, teacher: float = 0.95) -> RPKDResults:
+    """Results with made-up accuracies ``{arm: {C: (mean, sd)}}`` (per seed: mean - sd, mean, mean + sd, the same
+    offsets for every arm, so paired differences are exact) and probe accuracies ``{C: (logits, prototypes)}``."""
     grid = sorted(next(iter(acc.values())), reverse=True)
     probe = probe or {c: (0.3, 0.9) for c in grid}
     summary = {"class_grid": grid, "arms": list(acc), "control": "feature_match", "protocol": protocol,
                "n_labelled": 1300 if protocol == "standard" else 50}
     for c in grid:
+        lg, pr = probe[c]
         summary[f"C={c}"] = {
-            "teacher_accuracy": 0.95, "probe": {"logits": probe[c][0], "prototypes": probe[c][1], "maps": probe[c][1]},
-            "accuracy": {a: {"mean": v[c][0], "sd": v[c][1], "per_seed": [v[c][0]] * 3} for a, v in acc.items()},
+            "teacher_accuracy": teacher, "probe": {"logits": lg, "prototypes": pr, "maps": pr, "teacher_features": pr},
+            "probe_per_seed": {"logits": [lg - 0.01, lg, lg + 0.01], "prototypes": [pr - 0.01, pr, pr + 0.02],
+                               "maps": [pr] * 3, "teacher_features": [pr - 0.01, pr, pr + 0.01]},
+            "accuracy": {a: {"mean": v[c][0], "sd": v[c][1],
+                             "per_seed": [v[c][0] - v[c][1], v[c][0], v[c][0] + v[c][1]]} for a, v in acc.items()},
         }
     return RPKDResults(RPKDConfig(protocol=protocol), summary, {})
 
@@ -306,32 +332,50 @@ def _arms(**means: float) -> dict[str, dict[int, tuple[float, float]]]:
 
 def test_result_sentences_follow_the_numbers():
     wins = _constructed(_arms(rpkd=0.9, kd=0.85, ofa=0.82))
-    assert best_logit_arm(wins, 2) == "kd" and comparison_noise(wins, 2, 10) == pytest.approx(0.01)
-    assert logit_sentence(wins).startswith("At the fewest classes RPKD beats")
-    narrows = _arms(rpkd=0.84, kd=0.86)
-    narrows["rpkd"][10] = (0.7, 0.005)  # behind by 0.1 at C = 10, by 0.02 at C = 2
-    assert logit_sentence(_constructed(narrows)).startswith("The gap to the best logit method narrows")
-    trails = _arms(kd=0.9)
-    trails["rpkd"][10] = (0.7, 0.005)
-    trails["rpkd"][2] = (0.6, 0.005)  # behind by 0.1 at C = 10 and by 0.3 at C = 2: no narrowing
-    assert logit_sentence(_constructed(trails)).startswith("RPKD trails")
+    assert best_logit_arm(wins, 2) == "kd"
+    assert logit_sentence(wins).startswith("At the fewest classes RPKD beats every logit method")
+    assert logit_sentence(_constructed(_arms(rpkd=0.84, kd=0.86))).startswith("At the fewest classes RPKD beats one")
+    assert logit_sentence(_constructed(_arms(kd=0.9, ofa=0.9))).startswith("At the fewest classes RPKD trails every")
     assert rpkd_kd_sentence(_constructed(_arms(rpkd_kd=0.83))).startswith("Adding RPKD's branches to KD improves "
                                                                            "on KD at some")
-    assert rpkd_kd_sentence(_constructed(_arms())).endswith("at any class count.")
-    assert control_sentence(_constructed(_arms())).startswith("The control does as well")
+    assert rpkd_kd_sentence(_constructed(_arms(rpkd_kd=0.7))).endswith("at any class count.")
+    assert control_sentence(_constructed(_arms(feature_match=0.85))).startswith("The control does as well")
     strong = _arms()
     strong["rpkd"] = {10: (0.9, 0.005), 2: (0.9, 0.005)}
     assert control_sentence(_constructed(strong)).startswith("The prototypes, not the random projection")
+    noisy = _constructed(_arms())
+    for c, values in ((10, [0.88, 0.80, 0.78]), (2, [0.78, 0.80, 0.78])):  # RPKD − control per seed: +0.08, 0, -0.02
+        noisy.summary[f"C={c}"]["accuracy"]["rpkd"]["per_seed"] = values
+        noisy.summary[f"C={c}"]["accuracy"]["feature_match"]["per_seed"] = [0.80] * 3
+    assert pooled(noisy, "rpkd", "feature_match") == pytest.approx([0.03, 0.0, -0.02])
+    assert control_sentence(noisy).startswith("RPKD's lead over the control is within the seed-to-seed spread")
+
+
+def test_a_failed_headroom_gate_makes_the_comparisons_untested_not_no():
+    few = _constructed(_arms(kd=0.9, ofa=0.9))  # RPKD behind both: "no" while the teacher has room
+    std = _constructed(_arms(kd=0.9, ofa=0.9), protocol="standard", teacher=0.81)  # teacher barely above CE
+    rows = {(r.kind, r.claim): r for r in apply_gates(claims(few, std))}
+    gates = {r.name: r for r in rows.values() if r.kind == "gate"}
+    assert gates["headroom"].outcome == "pass" and gates["headroom_standard"].outcome == "fail"
+    assert gates["teacher_info"].outcome == "pass"
+    by_claim = {r.claim: r for r in rows.values() if r.kind == "claim"}
+    assert by_claim["RPKD beats logit-based distillation (OFA), most where the label space is small "
+                    "(few labels)"].outcome == "no"
+    standard_rows = [r for r in by_claim.values() if "standard protocol" in r.claim]
+    assert len(standard_rows) == 2 and all(r.outcome == "untested" for r in standard_rows)
+    assert all("headroom_standard" in r.verdict for r in standard_rows)
+    assert {r.kind for r in rows.values()} == {"check", "gate", "claim"}
+    assert headroom_verdict({10: [HEADROOM - 0.001] * 3}).startswith("fail")
 
 
 def test_claims_of_a_standard_protocol_run_and_of_a_run_without_some_arms():
     std = _constructed(_arms(), protocol="standard")
-    rows = claims(std)
+    rows = [r for r in claims(std) if r.kind == "claim"]
     assert rows[0].claim.startswith("with few classes") and all("few labels" not in r.claim for r in rows)
     assert sum("standard protocol" in r.claim for r in rows) == 2 and "1300 labels" in rows[1].setting
     few = {a: v for a, v in _arms().items() if a in ("ce", "rpkd")}
-    rows = claims(_constructed(few))  # no KD, OFA or control trained: only the rows these arms can fill
-    assert len(rows) == 2 and "gain over CE" in rows[1].measured and "KD's" not in rows[1].measured
+    rows = [r for r in claims(_constructed(few)) if r.kind == "claim"]  # no KD, OFA or control: what these arms fill
+    assert len(rows) == 2 and "RPKD − CE" in rows[1].measured and "; KD − CE" not in rows[1].measured
 
 
 def test_standard_protocol_field_labels_every_training_image():
@@ -349,22 +393,6 @@ def test_teacher_targets_standardise_other_images_with_the_transfer_set_statisti
     few_logits, few = teacher_targets(teacher, x[:, :4], 4, reference=x)
     assert torch.allclose(few, tokens[:, :4], atol=1e-5) and torch.allclose(few_logits, logits[:, :4])
     assert not torch.allclose(teacher_targets(teacher, x[:, :4], 4)[1], tokens[:, :4], atol=1e-3)
-
-
-def test_a_control_gain_within_twice_its_standard_error_reads_no():
-    assert control_verdict({2: 0.03, 10: 0.01}).startswith("partly")
-    assert control_verdict({2: 0.03, 10: 0.01}, noise=0.03).startswith("no: RPKD's average gain")
-    assert control_verdict({2: 0.08, 10: 0.06}, noise=0.03).startswith("yes")
-    results = _constructed(_arms())
-    per_seed = {10: ([0.70, 0.74, 0.72], [0.70, 0.70, 0.70]), 2: ([0.9, 0.9, 0.96], [0.9, 0.9, 0.9])}
-    for c, (rpkd, ctrl) in per_seed.items():
-        results.summary[f"C={c}"]["accuracy"]["rpkd"].update(per_seed=rpkd, mean=float(np.mean(rpkd)))
-        results.summary[f"C={c}"]["accuracy"]["feature_match"].update(per_seed=ctrl, mean=float(np.mean(ctrl)))
-    d10, d2 = np.array([0.0, 0.04, 0.02]), np.array([0.0, 0.0, 0.06])
-    expected = 2 * np.sqrt(d10.var(ddof=1) / 3 + d2.var(ddof=1) / 3) / 2
-    assert control_noise(results) == pytest.approx(expected)
-    # mean gain 0.02 over the two class counts, noise ~0.04: the control's row and sentence read "no"
-    assert claims(results)[-1].verdict.startswith("no") and control_sentence(results).startswith("The control")
 
 
 def test_prototype_scores_are_cosines_over_tau_and_both_branches_are_distributions():
@@ -409,7 +437,7 @@ def test_as_tokens_pools_maps_and_keeps_a_token_grid_of_its_own_size():
 def test_headline_has_one_line_per_claim_with_its_verdict():
     results = _constructed(_arms(rpkd=0.9))
     lines = headline(results)
-    rows = claims(results)
+    rows = apply_gates(claims(results))
     assert len(lines) == len(rows) and all(line.endswith(row.verdict) for line, row in zip(lines, rows, strict=True))
     std = _constructed(_arms(), protocol="standard")
     assert len(headline(results, std)) == len(claims(results, std))

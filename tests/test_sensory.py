@@ -207,25 +207,46 @@ def test_real_model_loads_offline_deterministic_and_cached(tmp_path, monkeypatch
 # --- verdicts ----------------------------------------------------------------------------------
 
 
-def test_direction_verdict_needs_clear_gains():
+def test_criteria_reach_every_branch_and_the_direction_verdict_reads_the_interval():
+    from explorables.core.verdicts import drive
+
+    assert drive(C.CRITERIA) == []
     assert C.direction_verdict([0.1, 0.12, 0.08], [0.03, 0.025, 0.02]).startswith("yes")
-    assert C.direction_verdict([0.3, 0.3, 0.3, 0.3, -0.01], [0.03, 0.025, 0.02, 0.03, 0.02]).startswith("partly: both")
-    # one modality alone is not the claim: "no", with the clear one named
-    assert C.direction_verdict([0.1, 0.12, 0.08], [-0.03, -0.01, 0.0]).startswith("no: only the vision")
-    assert C.direction_verdict([-0.1, 0.2, -0.3], [0.03, 0.025, 0.02]).startswith("no: only the audio")
-    assert C.direction_verdict([0.006, 0.004, 0.005], [0.2, -0.2, 0.1]).startswith("no")  # too small; too noisy
-    assert C.clear_gain([0.02, 0.021, 0.019]) and not C.clear_gain([0.005, 0.006, 0.004])
-    assert C.direction_verdict([-0.1, 0.02, -0.3], [-0.03, -0.01, 0.02]).startswith("no")
+    # one modality clear, the other clearly not: the claim holds in part of its scope
+    assert C.direction_verdict([0.1, 0.12, 0.08], [-0.03, -0.01, -0.02]).startswith("partly: gains against 0.01 — "
+                                                                                     "yes: vision gain; no: audio gain")
+    assert C.direction_verdict([0.006, 0.004, 0.005], [-0.02, -0.01, -0.015]).startswith("no")  # both too small
+    assert C.direction_verdict([0.2, -0.2, 0.1], [-0.02, -0.01, -0.015]).startswith("unclear")  # within noise
+    # one seed against it does not decide: the interval over five seeds still clears the threshold
+    assert C.direction_verdict([0.3, 0.3, 0.3, 0.3, -0.01], [0.03, 0.025, 0.02, 0.03, 0.02]).startswith("yes")
 
 
-def test_above_chance_metric_and_control_verdicts():
-    assert C.above_chance_verdict([0.2, 0.25, 0.3], [0.3, 0.2, 0.22], 0.1).startswith("yes")
-    assert C.above_chance_verdict([0.2, 0.25, 0.3], [0.12, 0.1, 0.11], 0.1).startswith("partly")
-    assert C.above_chance_verdict([0.12, 0.09, 0.13], [0.1, 0.1, 0.11], 0.1).startswith("no")
-    assert C.metric_verdict(1.0, 1.0, 0.11, 0.1).startswith("yes")
-    assert C.metric_verdict(1.0, 0.9, 0.11, 0.1).startswith("no")
-    assert C.control_verdict({"a": 0.11, "b": 0.09}, 0.1).startswith("yes")
-    assert C.control_verdict({"a": 0.3, "b": 0.09}, 0.1).startswith("no: a")
+def test_gates_and_checks_pass_and_fail():
+    assert C.cue_gate_verdict([0.2, 0.1, 0.3], [0.06, 0.1, 0.2]).startswith("pass")
+    assert C.cue_gate_verdict([0.0, 0.0, 0.0], [0.0, 0.01, -0.01]).startswith("fail: the visual and auditory")
+    assert C.cue_gate_verdict([0.2, 0.1, 0.3], [0.06, 0.04, 0.2]).startswith("fail: the auditory")  # one seed short
+    assert C.words_gate_verdict([0.3, 0.3], [0.3, 0.3], 0.1).startswith("pass")
+    assert C.words_gate_verdict([0.3, 0.14], [0.3, 0.3], 0.1).startswith("fail: the captions' words do not align "
+                                                                          "with the vision")
+    assert C.metric_verdict(1.0, 1.0, [0.1, 0.11, 0.09], 0.1).startswith("pass")
+    assert C.metric_verdict(1.0, 0.9, [0.1, 0.11, 0.09], 0.1).startswith("fail")
+    assert C.metric_verdict(1.0, 1.0, [0.14, 0.15, 0.13], 0.1).startswith("fail")  # independent 0.04 off chance
+    assert C.control_verdict({"a": [0.1, 0.11, 0.09], "b": [0.1, 0.1, 0.11]}, 0.1).startswith("pass")
+    assert C.control_verdict({"a": [0.13, 0.135, 0.14], "b": [0.1, 0.1, 0.11]}, 0.1).startswith("fail: a")
+    assert C.control_verdict({"a": [0.06, 0.1, 0.14]}, 0.1).startswith("fail")  # too noisy to say it is at chance
+
+
+def test_above_chance_reads_each_encoder_and_the_bag_of_words_reference():
+    v, au = [0.2, 0.25, 0.3], [0.3, 0.2, 0.22]
+    assert C.above_chance_verdict(v, au, 0.1).startswith("yes")
+    assert C.above_chance_verdict(v, [0.12, 0.1, 0.11], 0.1).startswith("partly")
+    assert C.above_chance_verdict([0.12, 0.09, 0.11], [0.1, 0.1, 0.11], 0.1).startswith("no")
+    assert C.above_chance_verdict(v, au, 0.1, ([0.1] * 3, [0.1] * 3)).startswith("yes")
+    # above chance but no higher than a bag of the captions' words: partly, naming the parts
+    partly = C.above_chance_verdict(v, au, 0.1, ([0.3] * 3, [0.3] * 3))
+    assert partly.startswith("partly") and "no: vision above the bag of words, audio above the bag of words" in partly
+    assert C.above_chance_verdict([0.12, 0.09, 0.11], [0.1, 0.1, 0.11], 0.1, ([0.0] * 3, [0.0] * 3)).startswith(
+        "partly")  # above the words (they align at 0) but not above chance
 
 
 def test_an_interrupted_run_resumes_at_the_seed_it_had_not_finished(tmp_path, monkeypatch):
@@ -253,18 +274,11 @@ def test_an_interrupted_run_resumes_at_the_seed_it_had_not_finished(tmp_path, mo
         assert resumed[key] == uninterrupted[key], key
 
 
-def test_above_chance_needs_more_than_the_bag_of_words_reference_for_a_yes():
-    v, au = [0.2, 0.25, 0.3], [0.3, 0.2, 0.22]
-    assert C.above_chance_verdict(v, au, 0.1, [0.1, 0.1]).startswith("yes")
-    assert C.above_chance_verdict(v, au, 0.1, [0.3, 0.1]).startswith("partly: above chance for both encoders, but "
-                                                                      "for vision no higher")
-    assert "vision and audio" in C.above_chance_verdict(v, au, 0.1, [0.3, 0.3])
-    assert C.above_chance_verdict([0.12, 0.09, 0.13], [0.1, 0.1, 0.11], 0.1, [0.0, 0.0]).startswith("no")
-
-
-def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: float = 0.0) -> E.SensoryResults:
+def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: float = 0.0,
+                 follow: float = 0.2) -> E.SensoryResults:
     """Results with made-up alignments: no cue at ``none_v``/``none_a``; "see" adds ``gain`` to vision and "hear"
-    to audio (every layer, T and seed, plus a small seed-to-seed spread)."""
+    to audio (every layer, T and seed, plus a small seed-to-seed spread, the same for the bag of words ``bow``);
+    the cued modality's share of continuation words is ``follow`` (0 for the other cues)."""
     cfg = E.SensoryConfig.preset("smoke")
     n_t, n_l = cfg.n_new_tokens + 1, len(cfg.layer_grid)
     per_seed = np.zeros((len(cfg.seeds), len(cfg.cues), 2, n_t, n_l))
@@ -273,31 +287,49 @@ def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: f
         for c, cue in enumerate(cfg.cues):
             per_seed[s, c, 0] = none_v + jitter + (gain if cue == "see" else 0.0)
             per_seed[s, c, 1] = none_a + jitter + (gain if cue == "hear" else 0.0)
-    level = {"mean": 0.1, "sd": 0.0, "values": [0.1] * len(cfg.seeds)}
+    n = len(cfg.seeds)
+    level = {"mean": 0.1, "sd": 0.0, "values": [0.1] * n}
+    jittered = [0.002 * s for s in range(n)]
     alignment = {
         "model": {"name": "constructed"}, "chance": 0.1, "per_seed": per_seed.tolist(),
-        "bag_of_words": {"vision": {"mean": bow[0]}, "audio": {"mean": bow[1]}},
+        "bag_of_words": {e: {"mean": b, "values": [b + j for j in jittered]}
+                         for e, b in zip(("vision", "audio"), bow, strict=True)},
         "encoder_vs_encoder": level, "shuffled": level,
+        "cue_words": {cue: {"visual": [follow * (cue == "see")] * n, "auditory": [follow * (cue == "hear")] * n}
+                      for cue in cfg.cues},
     }
     metric = {"n": 60, "k": 5, "chance": 0.085, "identical": 1.0, "rotated_scaled": 1.0,
-              "independent": {"mean": 0.09, "sd": 0.01}}
+              "independent": {"mean": 0.085, "sd": 0.0, "values": [0.085] * 20}}
     return E.SensoryResults(cfg, {"alignment": alignment, "metric": metric}, {})
 
 
 def test_reference_and_reproduction_sentences_follow_the_numbers():
     words = _constructed(0.2, 0.3, (0.29, 0.35))
-    assert "below the bag of words" in C.reference_sentence(words)
-    assert C.reference_sentence(words).endswith("no better than a list of their words is")
+    assert "not above the bag of words" in C.reference_sentence(words)
+    assert C.reference_sentence(words).endswith("no better than a list of their words does")
     assert C.reproduction_sentence(words).startswith("Alignment of the no-cue representations with the encoders: "
                                                      "partly")
     model = _constructed(0.4, 0.3, (0.2, 0.35), gain=0.05)
     assert C.reference_sentence(model).endswith("for vision the model organises the captions closer to the encoder "
                                                 "than their bare words do")
-    rows = C.claims(model)
+    rows = [r for r in C.claims(model) if r.kind == "claim"]
     cue_rows = [r for r in rows if "cue" in r.claim or "prompting" in r.claim or "grows" in r.claim]
     assert sum(r.outcome == "yes" for r in cue_rows) == 4  # the crossover and the gain over no cue, at both T
-    assert C.reproduction_sentence(model).endswith(f"Of the {len(cue_rows)} cue and continuation-length rows, "
-                                                   "4 read yes, 0 partly and 1 no")
+    assert C.reproduction_sentence(model).endswith(f"Of the {len(cue_rows)} cue and continuation-length rows: "
+                                                   "4 yes, 1 no")
+
+
+def test_a_model_that_ignores_the_cue_leaves_the_cue_rows_untested_not_no():
+    from explorables.core.tables import apply_gates
+
+    ignores = _constructed(0.4, 0.3, (0.2, 0.35), gain=-0.05, follow=0.0)
+    rows = apply_gates(C.claims(ignores))
+    gate = next(r for r in rows if r.kind == "gate" and r.name == "cue")
+    assert gate.outcome == "fail"
+    cue_rows = [r for r in rows if r.kind == "claim" and "cue" in r.gates]
+    assert len(cue_rows) == 5 and all(r.outcome == "untested" for r in cue_rows)
+    assert C.reproduction_sentence(ignores).endswith("5 untested")
+    assert {r.kind for r in rows} == {"check", "gate", "claim"}
 
 
 def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():

@@ -190,6 +190,8 @@ def _bottleneck(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
         "first_step_energy_change_max": float(actual[0].max()),
         "relative_dissipation_near_boundary": rel_near,
         "relative_dissipation_away_from_boundary": rel_away,
+        "steps_near_boundary": int(near[1:].sum()),
+        "steps_away_from_boundary": int(away[1:].sum()),
     }
     curves = {
         "steps": steps,
@@ -284,6 +286,7 @@ def _random_games(cfg: OMWUConfig, loop: LoopOptions) -> tuple[dict, dict]:
         "fraction_decaying": float(np.mean(rates > 0)),
         "max_energy_increase_after_t1": float(increases.max()),
         "energy_ratio_median": float(np.median(E[-1] / E[0])),
+        "energy_ratio_median_per_seed": np.median((E[-1] / E[0]).reshape(len(seeds), -1), axis=1).tolist(),
     }
     return summary, {}
 

@@ -1,28 +1,45 @@
-"""The chapter's claims table: each claim of the abstract, our setting, our number, a verdict.
+"""The chapter's tables: our checks, the gates (can the setup show the effect?) and the paper's claims.
 
-Verdicts come from the functions below (tested on constructed numbers), with the criterion
-written in each; the book glues their output and never decides between sentences itself.
+Every row is decided by a function below on per-seed numbers, with the book-wide rules of
+:mod:`explorables.core.verdicts` (an interval ``mean ± 2 se`` over seeds against a threshold);
+every threshold is a constant of this module, and :data:`CRITERIA` drives each function through
+its branches with synthetic numbers. Seeds are paired: the same seed gives every arm the same
+labelled subset and the same batches, so differences between arms are taken seed by seed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 from ..core.arguments import checked
-from ..core.tables import Claim
+from ..core.tables import Claim, apply_gates
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
-from .experiment import RPKDResults
+from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
+from .experiment import TEACHER_FEATURES, RPKDConfig, RPKDResults, run_protocols
 from .training import ARM_LABELS, CONTROL
 
-#: a gain counts when the mean over seeds is at least this many accuracy points (fraction) ...
+# --- thresholds: the one declared place ----------------------------------------------------------------------------
+
+#: a paired accuracy difference "counts" (one method beats another, a gap grows) from this many points (fraction)
 MARGIN = 0.01
-#: ... and the probe gap counts when prototype targets beat the logits by at least this
+#: gate: the teacher beats a CE student of the student's architecture by this much, at every C and on every seed
+HEADROOM = 0.05
+#: gate: a linear probe reads the fine digit from the teacher's own features at the fewest classes at least this well
+TEACHER_INFO = 0.5
+#: check: every arm beats chance (1 / C) by this much on every seed (the students learn at all)
+ABOVE_CHANCE = 0.05
+#: claim: at the fewest classes the prototype target's probe accuracy beats the logits' by at least this
 PROBE_MARGIN = 0.10
-#: RPKD "transfers" when its gain over CE averages at least this over class counts
+#: claim: RPKD's gain over CE, averaged over class counts seed by seed, is at least this ("transfers")
 TRANSFER_MARGIN = 0.03
-#: the prototypes "matter" (yes) when RPKD beats the control by at least this on average over class counts
-CONTROL_STRONG = 0.05
+#: claim: RPKD beats the no-prototype control, averaged over class counts seed by seed, by at least this
+CONTROL_MARGIN = MARGIN
+
+
+# --- numbers from the results --------------------------------------------------------------------------------------
 
 
 def accuracy_of(results: RPKDResults, arm: str, n_classes: int) -> dict:
@@ -30,95 +47,42 @@ def accuracy_of(results: RPKDResults, arm: str, n_classes: int) -> dict:
     return results.summary[f"C={n_classes}"]["accuracy"][arm]
 
 
+def per_seed(results: RPKDResults, arm: str, n_classes: int) -> np.ndarray:
+    """Test accuracy of ``arm`` at ``C = n_classes``, one value per seed."""
+    return np.asarray(accuracy_of(results, arm, n_classes)["per_seed"], dtype=float)
+
+
+def paired(results: RPKDResults, arm: str, baseline: str, n_classes: int) -> np.ndarray:
+    """Per seed: accuracy of ``arm`` minus that of ``baseline`` at ``C = n_classes`` (same seed, same batches)."""
+    return per_seed(results, arm, n_classes) - per_seed(results, baseline, n_classes)
+
+
+def pooled(results: RPKDResults, arm: str, baseline: str) -> np.ndarray:
+    """Per seed: the paired difference ``arm - baseline`` averaged over the class counts."""
+    grid = results.summary["class_grid"]
+    return np.mean([paired(results, arm, baseline, c) for c in grid], axis=0)
+
+
 def gain(results: RPKDResults, arm: str, baseline: str, n_classes: int) -> float:
     """Mean accuracy of ``arm`` minus that of ``baseline`` at ``C = n_classes`` (mean over seeds)."""
     return accuracy_of(results, arm, n_classes)["mean"] - accuracy_of(results, baseline, n_classes)["mean"]
 
 
-def beats(a: dict, b: dict, margin: float = MARGIN) -> bool:
-    """``a`` beats ``b``: the mean is higher by ``>= margin`` and by more than either seed-to-seed sd."""
-    return a["mean"] - b["mean"] >= max(margin, a["sd"], b["sd"])
+def teacher_edges(results: RPKDResults) -> dict[int, np.ndarray]:
+    """Per class count, per seed: the teacher's test accuracy minus that of the CE student (the headroom)."""
+    return {c: results.summary[f"C={c}"]["teacher_accuracy"] - per_seed(results, "ce", c)
+            for c in results.summary["class_grid"]}
 
 
-def low_class_verdict(wins_low: bool, wins_high: bool, gain_low: float, gain_high: float, noise: float = 0.0) -> str:
-    """yes: RPKD beats the best logit method at the fewest classes, and by more than at the most classes;
-    partly: it beats it at the fewest classes only, or its gain grows as C shrinks without winning; no: neither.
-    The gain "grows" when it is larger at the fewest classes by more than ``noise`` (the claims pass the
-    largest seed-to-seed sd of the four arms compared, and at least ``MARGIN``)."""
-    grows = gain_low - gain_high > noise
-    if wins_low and grows:
-        return "yes: RPKD beats the best logit method at the fewest classes, and the gain grows as C shrinks"
-    if wins_low or (grows and wins_high):
-        return "partly: RPKD wins at the fewest classes only, or its advantage does not grow as C shrinks"
-    if grows:
-        return "partly: RPKD trails the best logit method, though by less as C shrinks"
-    return ("no: RPKD does not beat the best logit method (KD or OFA) at any class count, nor close the gap "
-            "as C shrinks by more than the seed-to-seed sd")
+def probe_per_seed(results: RPKDResults, target: str, n_classes: int) -> np.ndarray:
+    """Fine-digit probe accuracy of ``target`` at ``C = n_classes``, one probe split per seed."""
+    return np.asarray(results.summary[f"C={n_classes}"]["probe_per_seed"][target], dtype=float)
 
 
-def probe_verdict(gaps: dict[int, float], margin: float = PROBE_MARGIN) -> str:
-    """yes: at the fewest classes the prototype target's probe accuracy beats the logits' by ``>= margin``
-    and the gap is larger than at the most classes; partly: only the first; no: otherwise."""
-    low, high = gaps[min(gaps)], gaps[max(gaps)]
-    if low >= margin and low > high:
-        return (f"yes: prototype targets carry more fine-label information (≥ {margin:.2f} more), "
-                "most at the fewest classes")
-    if low >= margin:
-        return (f"partly: prototype targets carry more information (≥ {margin:.2f}) "
-                "but the gap does not grow as C shrinks")
-    return f"no: prototype targets do not carry ≥ {margin:.2f} more fine-label information than the logits"
-
-
-def transfer_verdict(gains: dict[int, float], margin: float = TRANSFER_MARGIN) -> str:
-    """RPKD's gain over CE per class count. yes: positive at every class count and ``>= margin`` on average
-    over class counts (9 paired runs at 3 seeds, steadier than one class count's 3); partly: ``>= MARGIN`` at
-    some class count; no: otherwise."""
-    mean = sum(gains.values()) / len(gains)
-    if mean >= margin and all(g > 0 for g in gains.values()):
-        return (f"yes: the student gains from the teacher through the prototypes "
-                f"(≥ {margin:.2f} on average, > 0 at every C)")
-    if any(g >= MARGIN for g in gains.values()):
-        return "partly: RPKD beats CE at some class counts only"
-    return "no: RPKD does not beat training the student alone"
-
-
-def control_verdict(gains: dict[int, float], strong: float = CONTROL_STRONG, noise: float = 0.0) -> str:
-    """RPKD minus the control (same random projection, feature matching, no prototypes) per class count.
-    yes: ``>= strong`` on average over class counts and positive at every one; partly: ``>= MARGIN`` on
-    average; no: the control is as good. Both also need the average above ``noise`` (the claims pass
-    twice its standard error over seeds, :func:`control_noise`): a difference within it is not read as one."""
-    mean = sum(gains.values()) / len(gains)
-    if mean >= max(strong, noise) and all(g > 0 for g in gains.values()):
-        return f"yes: prototypes matter: RPKD beats the same projection without them by ≥ {strong:.2f} on average"
-    if mean >= max(MARGIN, noise):
-        return (f"partly: prototypes add a little over feature matching through the same projection "
-                f"({MARGIN:.2f} to {strong:.2f} on average over class counts, beyond twice its standard error)")
-    if mean >= MARGIN:
-        return (f"no: RPKD's average gain over the same projection without prototypes ({mean:+.3f}) is within "
-                f"twice its standard error over seeds ({noise:.3f})")
-    return "no: plain feature matching through the same projection does as well as RPKD"
-
-
-def control_noise(results: RPKDResults) -> float:
-    """Twice the standard error over seeds of RPKD's paired gain over the control, averaged over class counts:
-    ``2 sqrt(sum_C var_s(d_{C,s}) / S) / n_C`` with ``d`` the per-seed differences (same seed, same batches)."""
-    grid = results.summary["class_grid"]
-    var = 0.0
-    for c in grid:
-        d = np.subtract(accuracy_of(results, "rpkd", c)["per_seed"], accuracy_of(results, CONTROL, c)["per_seed"])
-        var += float(d.var(ddof=1)) / d.size if d.size > 1 else 0.0
-    return 2.0 * float(np.sqrt(var)) / len(grid)
-
-
-def _fmt(stats: dict) -> str:
-    return f"{stats['mean']:.3f} ± {stats['sd']:.3f}"
-
-
-def comparison_noise(results: RPKDResults, low: int, high: int) -> float:
-    """The largest seed-to-seed sd of RPKD and the best logit arm at ``C = low`` and ``C = high`` (at least MARGIN):
-    a change of RPKD's gain across class counts smaller than this is not read as a trend."""
-    sds = [accuracy_of(results, arm, c)["sd"] for c in (low, high) for arm in ("rpkd", best_logit_arm(results, c))]
-    return max(MARGIN, *sds)
+def probe_gaps(results: RPKDResults) -> dict[int, float]:
+    """Per class count: probe accuracy of the prototype distribution minus that of the class logits (means)."""
+    return {c: results.summary[f"C={c}"]["probe"]["prototypes"] - results.summary[f"C={c}"]["probe"]["logits"]
+            for c in results.summary["class_grid"]}
 
 
 def best_logit_arm(results: RPKDResults, n_classes: int) -> str:
@@ -127,10 +91,88 @@ def best_logit_arm(results: RPKDResults, n_classes: int) -> str:
     return max(arms, key=lambda a: accuracy_of(results, a, n_classes)["mean"])
 
 
-def probe_gaps(results: RPKDResults) -> dict[int, float]:
-    """Per class count: probe accuracy of the prototype distribution minus that of the class logits."""
-    return {c: results.summary[f"C={c}"]["probe"]["prototypes"] - results.summary[f"C={c}"]["probe"]["logits"]
-            for c in results.summary["class_grid"]}
+def _iv(values: Sequence[float] | np.ndarray) -> str:
+    return interval(values).format(3, signed=True)
+
+
+# --- verdict functions: per-seed numbers in, a word and its reason out ----------------------------------------------
+
+
+def learns_verdict(margins: Mapping[str, Sequence[float]], threshold: float = ABOVE_CHANCE) -> str:
+    """Check: every arm's accuracy minus chance (``1 / C``), per seed, is at least ``threshold``.
+    ``margins`` maps a label (arm and class count) to its per-seed margins over chance."""
+    short = [k for k, v in margins.items() if gate(v, threshold, rule="every seed") == "fail"]
+    if not short:
+        return f"pass: every arm beats chance by ≥ {threshold:.2f} at every class count, on every seed"
+    return f"fail: below chance + {threshold:.2f} on some seed: {', '.join(short)}"
+
+
+def headroom_verdict(edges: Mapping[int, Sequence[float]], threshold: float = HEADROOM) -> str:
+    """Gate: the teacher beats the CE student by ``>= threshold`` at every class count, on every seed
+    (``edges``: per class count, per seed, teacher minus CE). Without it no distillation can gain."""
+    short = [f"C = {c}" for c, v in edges.items() if gate(v, threshold, rule="every seed") == "fail"]
+    if not short:
+        return f"pass: the teacher beats CE by ≥ {threshold:.2f} at every C, on every seed"
+    return (f"fail: the teacher does not beat CE by {threshold:.2f} on every seed at {', '.join(short)}: "
+            "no room for distillation")
+
+
+def teacher_info_verdict(values: Sequence[float], threshold: float = TEACHER_INFO) -> str:
+    """Gate: a linear probe reads the fine digit from the teacher's own feature map at the fewest classes
+    (per probe split) with an interval above ``threshold``: the information a richer target could carry exists."""
+    if gate(values, threshold) == "pass":
+        return f"pass: the teacher's features hold the fine digit (interval above {threshold:.2f})"
+    return f"fail: the teacher's features do not clearly hold the fine digit (interval not above {threshold:.2f})"
+
+
+def _lead_and_trend(lead: Mapping[str, str], trend_name: str, trend: str, what: str) -> str:
+    """A claim "X leads at the fewest classes, most there": the lead parts, then the trend as one more part.
+    The trend counts only when some lead part reads yes: a gap that narrows while X is ahead of no rival
+    is not a part of "leads", so then the lead parts alone decide (no, or unclear within seed noise)."""
+    if "yes" not in lead.values():
+        return (f"{scope_verdict(lead, what)} (ahead of no rival, so the {trend_name!r} part, which reads "
+                f"{trend}, does not count)")
+    return scope_verdict({**lead, trend_name: trend}, what)
+
+
+def probe_verdict(gap_low: Sequence[float], gap_high: Sequence[float], margin: float = PROBE_MARGIN) -> str:
+    """Per probe split: prototype minus logit probe accuracy at the fewest (``gap_low``) and the most classes.
+    Parts: the gap at the fewest classes is ``>= margin``; it is larger there than at the most classes by
+    ``>= MARGIN``. The first reading no makes the claim no."""
+    low, high = np.asarray(gap_low, dtype=float), np.asarray(gap_high, dtype=float)
+    lead = {f"prototypes ≥ logits + {margin:.2f} at the fewest C": compare(low, margin)}
+    return _lead_and_trend(lead, "gap larger at the fewest C", compare(low - high, MARGIN),
+                           "fine-label information of the prototype target over the logits")
+
+
+def comparison_verdict(vs: Mapping[str, Sequence[float]], trend: Sequence[float], margin: float = MARGIN) -> str:
+    """``vs``: per logit baseline (KD, OFA), per seed, RPKD minus it at the fewest classes; ``trend``: per seed,
+    RPKD's lead over the best logit method at the fewest classes minus its lead at the most. Parts: RPKD beats
+    each baseline by ``>= margin``; its lead grows by ``>= margin`` as C shrinks. Behind every baseline: no."""
+    lead = {f"beats {name}": compare(v, margin) for name, v in vs.items()}
+    return _lead_and_trend(lead, "lead grows as C shrinks", compare(trend, margin), "RPKD against logit distillation")
+
+
+def transfer_verdict(gains: Sequence[float], margin: float = TRANSFER_MARGIN) -> str:
+    """Per seed, RPKD minus CE averaged over class counts: yes when the interval lies above ``margin``,
+    no when it lies below, unclear when it straddles it."""
+    word = compare(gains, margin)
+    return {"yes": f"yes: the student gains ≥ {margin:.2f} over CE alone from the prototype space",
+            "no": f"no: RPKD's gain over CE alone is below {margin:.2f}",
+            "unclear": f"unclear: RPKD's gain over CE straddles {margin:.2f} within the seed-to-seed spread"}[word]
+
+
+def control_verdict(gains: Sequence[float], margin: float = CONTROL_MARGIN) -> str:
+    """Per seed, RPKD minus the control (CE + feature matching through the same random projection, no
+    prototypes) averaged over class counts: yes above ``margin``, no below, unclear when it straddles."""
+    word = compare(gains, margin)
+    return {"yes": f"yes: the prototypes add ≥ {margin:.2f} over matching features through the same projection",
+            "no": f"no: the same projection without prototypes does as well (RPKD's lead is below {margin:.2f})",
+            "unclear": f"unclear: RPKD's lead over the control straddles {margin:.2f} within the seed-to-seed "
+                       "spread"}[word]
+
+
+# --- rows ----------------------------------------------------------------------------------------------------------
 
 
 def _has(results: RPKDResults, *arms: str) -> bool:
@@ -147,165 +189,247 @@ def _is_standard(results: RPKDResults) -> bool:
     return results.summary.get("protocol", results.config.protocol) == "standard"
 
 
+def _tag(results: RPKDResults) -> str:
+    return "standard protocol" if _is_standard(results) else "few labels"
+
+
+def _headroom_name(results: RPKDResults) -> str:
+    return "headroom_standard" if _is_standard(results) else "headroom"
+
+
+def learns_check(runs: Sequence[RPKDResults]) -> Claim:
+    """Check: every arm of every run learns (above chance on every seed)."""
+    margins, worst = {}, []
+    for r in runs:
+        for c in r.summary["class_grid"]:
+            for arm in r.summary["arms"]:
+                m = per_seed(r, arm, c) - 1.0 / c
+                margins[f"{ARM_LABELS[arm]}, C = {c} ({_tag(r)})"] = m
+                worst.append(float(m.min()))
+    return Claim("every student arm learns the task", "test accuracy minus chance 1/C, every arm, C and seed",
+                 f"smallest margin over chance {min(worst):+.3f}", learns_verdict(margins), kind="check")
+
+
+def headroom_gate(results: RPKDResults) -> Claim:
+    """Gate: the teacher beats the CE student (of the student's architecture) under this run's protocol."""
+    edges = teacher_edges(results)
+    return Claim(
+        f"the teacher knows more than CE alone teaches ({_tag(results)})",
+        f"teacher minus a CE {results.config.student} student on {_n_labelled(results)} labels, per C and seed; "
+        f"threshold {HEADROOM:.2f} on every seed",
+        "teacher − CE: " + ", ".join(f"C = {c}: {fmt_mean_sd(v, 3)} (min {min(v):+.3f})" for c, v in edges.items()),
+        headroom_verdict(edges), kind="gate", name=_headroom_name(results),
+    )
+
+
+def teacher_info_gate(results: RPKDResults) -> Claim:
+    """Gate for the probe claim: the teacher's own features hold the fine digit at the fewest classes."""
+    low = min(results.summary["class_grid"])
+    values = probe_per_seed(results, TEACHER_FEATURES, low)
+    return Claim(
+        "the teacher's features hold the fine digit at the fewest classes",
+        f"linear probe for the fine digit from the teacher's feature map, C = {low}, one split per seed; "
+        f"threshold {TEACHER_INFO:.2f} (chance 0.10)",
+        f"probe accuracy {interval(values).format(3)}", teacher_info_verdict(values), kind="gate", name="teacher_info",
+    )
+
+
 def probe_claim(results: RPKDResults) -> Claim:
     """The mechanism row: fine-label information of each target (linear probe), fewest vs most classes."""
     grid = results.summary["class_grid"]
     low, high = min(grid), max(grid)
-    gaps = probe_gaps(results)
+    gap = {c: probe_per_seed(results, "prototypes", c) - probe_per_seed(results, "logits", c) for c in (low, high)}
     s_low = results.summary[f"C={low}"]["probe"]
     return Claim(
         "with few classes, the prototype vocabulary is a richer target than the label space",
-        f"linear probe for the fine digit from each teacher target, C = {low} and {high}",
-        f"probe accuracy at C = {low}: prototypes {s_low['prototypes']:.3f}, logits {s_low['logits']:.3f} "
-        f"(gap {gaps[low]:+.3f}; at C = {high}: {gaps[high]:+.3f})",
-        probe_verdict(gaps),
+        f"linear probe for the fine digit from each teacher target, C = {low} and {high}, one probe split per seed",
+        f"probe accuracy at C = {low}: prototypes {s_low['prototypes']:.3f}, logits {s_low['logits']:.3f}; "
+        f"gap {_iv(gap[low])} (at C = {high}: {_iv(gap[high])})",
+        probe_verdict(gap[low], gap[high]), gates=("teacher_info",),
     )
 
 
-def comparison_claim(results: RPKDResults, tag: str, setting: str) -> Claim:
-    """RPKD against the better of KD and OFA at the fewest and the most classes."""
+def comparison_claim(results: RPKDResults, setting: str) -> Claim:
+    """RPKD against KD and OFA at the fewest classes, and whether its lead grows as C shrinks."""
     grid = results.summary["class_grid"]
     low, high = min(grid), max(grid)
-    best_low, best_high = best_logit_arm(results, low), best_logit_arm(results, high)
-    g_low, g_high = gain(results, "rpkd", best_low, low), gain(results, "rpkd", best_high, high)
+    names = [a for a in ("kd", "ofa") if _has(results, a)]
+    vs = {ARM_LABELS[a]: paired(results, "rpkd", a, low) for a in names}
+    trend = paired(results, "rpkd", best_logit_arm(results, low), low) - paired(
+        results, "rpkd", best_logit_arm(results, high), high)
     return Claim(
-        f"RPKD beats logit-based distillation (OFA), most where the label space is small ({tag})",
+        f"RPKD beats logit-based distillation (OFA), most where the label space is small ({_tag(results)})",
         setting,
-        f"C = {low}: RPKD {_fmt(accuracy_of(results, 'rpkd', low))} vs {ARM_LABELS[best_low]} "
-        f"{_fmt(accuracy_of(results, best_low, low))}; gain {g_low:+.3f} (C = {high}: {g_high:+.3f})",
-        low_class_verdict(
-            beats(accuracy_of(results, "rpkd", low), accuracy_of(results, best_low, low)),
-            beats(accuracy_of(results, "rpkd", high), accuracy_of(results, best_high, high)),
-            g_low, g_high, comparison_noise(results, low, high),
-        ),
+        f"C = {low}: " + "; ".join(f"RPKD − {k} {_iv(v)}" for k, v in vs.items())
+        + f"; lead at C = {low} minus at C = {high}: {_iv(trend)}",
+        comparison_verdict(vs, trend), gates=(_headroom_name(results),),
     )
 
 
 def transfer_claim(results: RPKDResults, claim: str, setting: str) -> Claim:
-    """RPKD's gain over CE alone at every class count (KD's alongside when KD was trained)."""
+    """RPKD's gain over CE alone, averaged over class counts seed by seed (KD's alongside when KD was trained)."""
     grid = results.summary["class_grid"]
-    measured = "gain over CE: " + ", ".join(f"C = {c}: {gain(results, 'rpkd', 'ce', c):+.3f}" for c in grid)
+    gains = pooled(results, "rpkd", "ce")
+    measured = (f"RPKD − CE, mean over C: {_iv(gains)} (per C: "
+                + ", ".join(f"{gain(results, 'rpkd', 'ce', c):+.3f}" for c in grid) + ")")
     if _has(results, "kd"):
-        measured += "; KD's: " + ", ".join(f"{gain(results, 'kd', 'ce', c):+.3f}" for c in grid)
-    return Claim(claim, setting, measured, transfer_verdict({c: gain(results, "rpkd", "ce", c) for c in grid}))
+        measured += f"; KD − CE: {_iv(pooled(results, 'kd', 'ce'))}"
+    return Claim(claim, setting, measured, transfer_verdict(gains), gates=(_headroom_name(results),))
 
 
 def control_claim(results: RPKDResults) -> Claim:
     """RPKD against the control (CE + feature matching through the same random projection, no prototypes)."""
     grid = results.summary["class_grid"]
+    gains = pooled(results, "rpkd", CONTROL)
     return Claim(
         "(control) the gain comes from the prototypes, not from any feature matching",
         "CE + cosine feature matching through RPKD's own random projection, no prototypes"
-        + (" (standard protocol)" if _is_standard(results) else ""),
-        "RPKD minus control: " + ", ".join(f"C = {c}: {gain(results, 'rpkd', CONTROL, c):+.3f}" for c in grid),
-        control_verdict({c: gain(results, "rpkd", CONTROL, c) for c in grid}, noise=control_noise(results)),
+        + (" (standard protocol)" if _is_standard(results) else "") + "; paired by seed, mean over C",
+        f"RPKD − control, mean over C: {_iv(gains)} (per C: "
+        + ", ".join(f"{gain(results, 'rpkd', CONTROL, c):+.3f}" for c in grid) + ")",
+        control_verdict(gains), gates=(_headroom_name(results),),
     )
 
 
-def standard_claims(standard: RPKDResults) -> list[Claim]:
-    """The comparison and the transfer claim under the standard protocol (every label known, CE + each loss)."""
-    n_seeds = len(standard.config.seeds)
-    setting = (f"standard protocol: CE on all {_n_labelled(standard)} labels + each loss, "
-               f"{standard.config.student} student, {n_seeds} seeds")
+def _protocol_claims(results: RPKDResults) -> list[Claim]:
+    """The headroom gate, the comparison and the transfer claim of one run."""
+    grid = results.summary["class_grid"]
+    seeds = len(results.config.seeds)
+    if _is_standard(results):
+        setting = (f"standard protocol: CE on all {_n_labelled(results)} labels + each loss, "
+                   f"{results.config.student} student, {seeds} seeds")
+        transfer = "the prototype space carries the teacher's knowledge to an unlike network (standard protocol)"
+    else:
+        setting = (f"{results.config.student} student, labels of {_n_labelled(results)} images only, "
+                   f"C = {', '.join(map(str, grid))}, {seeds} seeds")
+        transfer = ("architecture-agnostic: the prototype space carries the teacher's knowledge to an unlike "
+                    "network (a gain over CE alone, which any working distillation shows; not a comparison with "
+                    "KD or OFA)")
     rows = []
-    if _has(standard, "rpkd") and (_has(standard, "kd") or _has(standard, "ofa")):
-        rows.append(comparison_claim(standard, "standard protocol", setting))
-    if _has(standard, "rpkd", "ce"):
-        rows.append(transfer_claim(
-            standard, "the prototype space carries the teacher's knowledge to an unlike network (standard protocol)",
-            setting + "; RPKD vs CE alone"))
+    if _has(results, "ce"):
+        rows.append(headroom_gate(results))
+    if _has(results, "rpkd", "ce") and (_has(results, "kd") or _has(results, "ofa")):
+        rows.append(comparison_claim(results, setting))
+    if _has(results, "rpkd", "ce"):
+        rows.append(transfer_claim(results, transfer, setting + "; RPKD vs CE alone, paired by seed, mean over C"))
     return rows
 
 
 def claims(results: RPKDResults, standard: RPKDResults | None = None) -> list[Claim]:
-    """The claims table; ``standard`` (optional) is the run under the standard protocol
-    (:func:`~explorables.rpkd.experiment.standard_protocol`), whose rows follow the few-label ones.
-    A run made under the standard protocol itself (``protocol="standard"``, as the paper preset is)
-    gives the probe row and the standard-protocol rows. Rows whose arms were not trained are left out."""
-    rows = [probe_claim(results)]
-    if _is_standard(results):
-        rows += standard_claims(results)
-        if _has(results, "rpkd", CONTROL):
-            rows.append(control_claim(results))
-        return rows
-    grid = results.summary["class_grid"]
-    if _has(results, "rpkd") and (_has(results, "kd") or _has(results, "ofa")):
-        rows.append(comparison_claim(
-            results, "few labels",
-            f"{results.config.student} student, labels of {_n_labelled(results)} images only, "
-            f"C = {', '.join(map(str, grid))}, {len(results.config.seeds)} seeds"))
-    if _has(results, "rpkd", "ce"):
-        rows.append(transfer_claim(
-            results,
-            "architecture-agnostic: the prototype space carries the teacher's knowledge to an unlike network "
-            "(a gain over CE alone, which any working distillation shows; not a comparison with KD or OFA)",
-            f"CNN teacher to {results.config.student} student, {_n_labelled(results)} labels; RPKD vs CE alone"))
-    if standard is not None:
-        rows += standard_claims(standard)
-    if _has(results, "rpkd", CONTROL):
+    """Every row: the check, the gates and the claims of ``results`` and (optional) ``standard``, the run under
+    the standard protocol (:func:`~explorables.rpkd.experiment.standard_protocol`). A run made under the
+    standard protocol itself (as the paper preset is) gives its own rows. Rows whose arms were not trained
+    are left out."""
+    runs = [results] + ([standard] if standard is not None else [])
+    rows = [learns_check(runs), teacher_info_gate(results), probe_claim(results)]
+    for r in runs:
+        rows += _protocol_claims(r)
+    if _has(results, "rpkd", "ce", CONTROL):
         rows.append(control_claim(results))
     return rows
 
 
+def page_claims(config: RPKDConfig) -> list[Claim]:
+    """The page's table: the run under ``config`` and under the standard protocol, side by side."""
+    return claims(*run_protocols(config))
+
+
+# --- criteria: each verdict function, its threshold and synthetic inputs reaching every branch ----------------------
+
+_LOW, _HIGH, _MID, _NONE = [0.30, 0.31, 0.29], [0.00, 0.01, -0.01], [0.0, 0.2, 0.1], [-0.05, -0.04, -0.06]
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion("every arm learns", "check", learns_verdict, ABOVE_CHANCE,
+              "accuracy − 1/C ≥ threshold on every seed, for every arm and C",
+              {"pass": (({"a": [0.3, 0.2]},), {}), "fail": (({"a": [0.3, 0.02]},), {})}),
+    Criterion("headroom", "gate", headroom_verdict, HEADROOM,
+              "teacher − CE ≥ threshold on every seed at every class count (both protocols, each its own gate)",
+              {"pass": (({10: [0.1, 0.2], 2: [0.06, 0.3]},), {}), "fail": (({10: [0.1, 0.2], 2: [0.04, 0.3]},), {})}),
+    Criterion("teacher_info", "gate", teacher_info_verdict, TEACHER_INFO,
+              "probe accuracy from the teacher's features at the fewest C: interval above threshold",
+              {"pass": (([0.9, 0.92, 0.91],), {}), "fail": (([0.9, 0.3, 0.6],), {})}),
+    Criterion("probe", "claim", probe_verdict, PROBE_MARGIN,
+              "prototype − logit probe gap at the fewest C: interval above threshold; and above the gap at the "
+              "most C by MARGIN; no when the first part is no", {
+                  "yes": ((_LOW, _NONE), {}), "no": ((_NONE, _NONE), {}), "unclear": ((_MID, _LOW), {}),
+                  "partly": ((_LOW, _LOW), {})}, scoped=True),
+    Criterion("comparison", "claim", comparison_verdict, MARGIN,
+              "RPKD − KD and RPKD − OFA at the fewest C, and the growth of RPKD's lead as C shrinks: each interval "
+              "against MARGIN; behind every baseline reads no", {
+                  "yes": (({"KD": _LOW, "OFA": _LOW}, _LOW), {}),
+                  "partly": (({"KD": _LOW, "OFA": _HIGH}, _LOW), {}),
+                  "no": (({"KD": _NONE, "OFA": _NONE}, _LOW), {}),
+                  "unclear": (({"KD": _MID, "OFA": _MID}, _MID), {})}, scoped=True),
+    Criterion("transfer", "claim", transfer_verdict, TRANSFER_MARGIN,
+              "RPKD − CE per seed, mean over C: interval against threshold",
+              {"yes": ((_LOW,), {}), "no": ((_NONE,), {}), "unclear": ((_MID,), {})}),
+    Criterion("control", "claim", control_verdict, CONTROL_MARGIN,
+              "RPKD − control per seed, mean over C: interval against threshold",
+              {"yes": ((_LOW,), {}), "no": ((_NONE,), {}), "unclear": ((_MID,), {})}),
+)
+
+
+# --- tables and sentences for the page -----------------------------------------------------------------------------
+
+
 def accuracy_table(results: RPKDResults) -> str:
-    """Test accuracy (mean ± sd over seeds) of every arm at every class count, with the teacher's."""
+    """Test accuracy (mean ± sd over seeds, sample sd) of every arm at every class count, with the teacher's."""
     grid = results.summary["class_grid"]
-    rows = [[ARM_LABELS[a], *(_fmt(accuracy_of(results, a, c)) for c in grid)] for a in results.summary["arms"]]
+    rows = [[ARM_LABELS[a], *(fmt_mean_sd(per_seed(results, a, c), 3) for c in grid)]
+            for a in results.summary["arms"]]
     rows.append(["teacher (CNN)", *(f"{results.summary[f'C={c}']['teacher_accuracy']:.3f}" for c in grid)])
     return table(["method", *(f"C = {c}" for c in grid)], rows)
 
 
 def probe_table(results: RPKDResults) -> str:
-    """Probe accuracy for the fine digit from each target, per class count (chance 0.1)."""
+    """Probe accuracy for the fine digit from each target, per class count (mean ± sd over probe splits;
+    chance 0.1), with the teacher's own features as the reference."""
     grid = results.summary["class_grid"]
     names = {"logits": "class logits (KD, OFA)", "prototypes": "prototype distribution (RPKD global)",
-             "maps": "prototype activation maps (RPKD feature branch)"}
-    rows = [[label, *(f"{results.summary[f'C={c}']['probe'][k]:.3f}" for c in grid)] for k, label in names.items()]
+             "maps": "prototype activation maps (RPKD feature branch)",
+             TEACHER_FEATURES: "reference: the teacher's feature map itself"}
+    rows = [[label, *(fmt_mean_sd(probe_per_seed(results, k, c), 3) for c in grid)] for k, label in names.items()]
     return table(["target", *(f"C = {c}" for c in grid)], rows)
 
 
 @checked()
 def headline(results: RPKDResults, standard: RPKDResults | None = None) -> list[str]:
-    """Key numbers for the end-of-run summary."""
-    return [f"{c.claim}: {c.measured} -> {c.verdict}" for c in claims(results, standard)]
+    """Key numbers for the end-of-run summary (a claim whose gate failed reads untested)."""
+    return [f"{c.kind} | {c.claim}: {c.measured} -> {c.verdict}" for c in apply_gates(claims(results, standard))]
 
 
 def logit_sentence(results: RPKDResults) -> str:
-    """How RPKD compares with the best logit method (KD or OFA) across class counts, in words."""
-    grid = results.summary["class_grid"]
-    low, high = min(grid), max(grid)
-    g_low = gain(results, "rpkd", best_logit_arm(results, low), low)
-    g_high = gain(results, "rpkd", best_logit_arm(results, high), high)
-    wins = beats(accuracy_of(results, "rpkd", low), accuracy_of(results, best_logit_arm(results, low), low))
-    if wins:
-        return "At the fewest classes RPKD beats the best logit method."
-    if g_low - g_high > comparison_noise(results, low, high):
-        return ("The gap to the best logit method narrows as C shrinks, the direction the paper predicts, "
-                "but it does not turn into a win.")
-    return ("RPKD trails the best logit method, and the gap does not narrow as C shrinks by more than the "
-            "seed-to-seed spread.")
+    """How RPKD compares with KD and OFA at the fewest classes, in words (the comparison verdict's own parts)."""
+    low = min(results.summary["class_grid"])
+    words = {a: compare(paired(results, "rpkd", a, low), MARGIN) for a in ("kd", "ofa") if _has(results, a)}
+    if all(w == "yes" for w in words.values()):
+        return "At the fewest classes RPKD beats every logit method."
+    if any(w == "yes" for w in words.values()):
+        return "At the fewest classes RPKD beats one logit method but not the other."
+    if all(w == "no" for w in words.values()):
+        return "At the fewest classes RPKD trails every logit method, beyond the seed-to-seed spread."
+    return "At the fewest classes RPKD is level with the logit methods within the seed-to-seed spread."
 
 
 def rpkd_kd_sentence(results: RPKDResults) -> str:
-    """Whether adding RPKD's branches on top of KD improves on KD, in words."""
-    grid = results.summary["class_grid"]
-    wins = [beats(accuracy_of(results, "rpkd_kd", c), accuracy_of(results, "kd", c)) for c in grid]
-    if all(wins):
+    """Whether adding RPKD's branches on top of KD improves on KD, in words (interval rule per class count)."""
+    words = [compare(paired(results, "rpkd_kd", "kd", c), MARGIN) for c in results.summary["class_grid"]]
+    if all(w == "yes" for w in words):
         return "Adding RPKD's branches to KD improves on KD at every class count."
-    if any(wins):
+    if any(w == "yes" for w in words):
         return "Adding RPKD's branches to KD improves on KD at some class counts only."
-    return "Adding RPKD's branches to KD does not improve on KD at any class count."
+    if all(w == "no" for w in words):
+        return "Adding RPKD's branches to KD does not improve on KD at any class count."
+    return "Adding RPKD's branches to KD does not clearly improve on KD at any class count (within seed noise)."
 
 
 def control_sentence(results: RPKDResults) -> str:
-    """What the control says about where RPKD's transfer comes from, in words (same criterion as the verdict)."""
-    outcome = control_verdict({c: gain(results, "rpkd", CONTROL, c) for c in results.summary["class_grid"]},
-                              noise=control_noise(results))
-    if outcome.startswith("yes"):
-        return "The prototypes, not the random projection alone, carry RPKD's gain."
-    if outcome.startswith("partly"):
-        return ("The prototypes add a little over matching features through the same random projection, "
-                "beyond the seed-to-seed noise of the average but less than the spread at any one class count.")
-    return ("The control does as well as RPKD (within the seed-to-seed noise), so at this scale we cannot "
-            "attribute RPKD's transfer to the prototypes rather than to matching features through a random "
-            "projection.")
+    """What the control says about where RPKD's transfer comes from, in words (the control verdict's word)."""
+    word = control_verdict(pooled(results, "rpkd", CONTROL)).split(":")[0]
+    return {
+        "yes": "The prototypes, not the random projection alone, carry RPKD's gain.",
+        "no": ("The control does as well as RPKD, so at this scale RPKD's transfer comes from matching features "
+               "through a random projection, not from the prototypes."),
+        "unclear": ("RPKD's lead over the control is within the seed-to-seed spread, so at this scale we cannot "
+                    "attribute RPKD's transfer to the prototypes rather than to matching features through a "
+                    "random projection."),
+    }[word]

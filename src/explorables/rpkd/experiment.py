@@ -5,7 +5,8 @@ For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
 1. **Teacher.** A CNN trained with cross-entropy on the ``C``-class labels of the training split.
 2. **Probe** (the mechanism, apart from student training): linear probes read the teacher's
    targets on the transfer set (``C``-way soft logits; RPKD's ``K``-way prototype distribution and
-   activation maps) and predict the fine digit; held-out probe accuracy per target.
+   activation maps; and, as the reference, the teacher's own feature map) and predict the fine digit;
+   held-out probe accuracy per target, on one probe split per student seed.
 3. **Distillation.** A heterogeneous student (an MLP-mixer over 2x2-pixel tokens, or a narrow
    CNN) sees the teacher's outputs on every training image (the transfer set) and the labels of
    only ``n_labelled`` of them (``protocol="few_label"``) or of all of them (``"standard"``). Arms:
@@ -42,6 +43,10 @@ from .probe import TARGETS, distillation_targets, probe_accuracy
 from .training import ARMS, CONTROL, LR, WEIGHT, LossWeights, accuracy, teacher_targets, train_students, train_teachers
 
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
+#: the probe's reference input: the teacher's feature map itself, the source of every RPKD target
+TEACHER_FEATURES = "teacher_features"
+#: what the probe reads: each distillation target, and the teacher's feature map (the most any target can carry)
+PROBED: tuple[str, ...] = (*TARGETS, TEACHER_FEATURES)
 #: "few_label": the student sees ``n_labelled`` labels; "standard": every training label (CE on all of them)
 PROTOCOLS: tuple[str, ...] = ("few_label", "standard")
 
@@ -167,7 +172,12 @@ def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) ->
     # 2. the probe: fine-label information in each target (fine labels reach the probe only)
     targets = distillation_targets(t_logits[0], prototypes.project_teacher(t_tokens[0]), prototypes.prototypes,
                                    temperature=cfg.temperature, tau=cfg.tau)
-    probe = {name: probe_accuracy(targets[name], fine_train.numpy(), cfg.seed, cfg.n_probe) for name in TARGETS}
+    # the teacher's own feature map (flattened): what any target computed from it could carry at most
+    targets[TEACHER_FEATURES] = t_tokens[0].flatten(start_dim=1).cpu().numpy()
+    # one probe split per student seed: the interval over seeds reads the probe's split-to-split spread
+    probe_seeds = {name: [probe_accuracy(targets[name], fine_train.numpy(), cfg.seed * 1000 + 17 + s, cfg.n_probe)
+                          for s in cfg.seeds] for name in PROBED}
+    probe = {name: float(np.mean(values)) for name, values in probe_seeds.items()}
 
     # 3. the students: seed s sees its own labelled subset (a seeded reordering of the training split)
     orders = [torch.randperm(len(fine_train), generator=torch.Generator().manual_seed(cfg.seed * 1000 + s))
@@ -187,6 +197,7 @@ def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) ->
         "n_classes": n_classes,
         "teacher_accuracy": teacher_acc,
         "probe": probe,
+        "probe_per_seed": probe_seeds,
         "accuracy": {arm: _stats(acc[a].tolist()) for a, arm in enumerate(cfg.arms)},
     }
     return summary, {"loss": np.asarray(curve)}

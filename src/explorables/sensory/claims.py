@@ -1,27 +1,40 @@
-"""The chapter's claims table: each claim of the abstract, our setting, our number, a verdict.
+"""The chapter's tables: our checks, the gates (can the setup show the effect?) and the paper's claims.
 
-Verdicts are computed from the measured numbers by the small functions below (each with its
-criterion in its docstring, each unit-tested on constructed numbers), never typed by hand.
-Every statistic is the mean over the layers of ``layer_grid`` (fixed before looking at the
-results), per seed; the verdicts read all seeds.
+Every row is decided by a function below on per-seed numbers, with the book-wide rules of
+:mod:`explorables.core.verdicts` (an interval ``mean ± 2 se`` over seeds against a threshold);
+every threshold is a constant of this module, and :data:`CRITERIA` drives each function through
+its branches with synthetic numbers. Every alignment statistic is the mean over the layers of
+``layer_grid`` (fixed before looking at the results), per seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..core.tables import Claim, markdown_table
+from ..core.tables import Claim, apply_gates, markdown_table
 from ..core.tables import claims_table as claims_markdown  # noqa: F401 - what the notebook imports
+from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
 from .experiment import CUE_NAMES, ENCODERS, SensoryResults
 
-MARGIN = 0.05  # "clearly above chance": at least this much mutual k-NN alignment above k / (n - 1)
+# --- thresholds: the one declared place ----------------------------------------------------------------------------
 
-
-def _stats(values: Sequence[float]) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=float)
-    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+#: claim: "clearly above chance": mutual k-NN alignment at least this much above k / (n - 1)
+MARGIN = 0.05
+#: claim: the model "beats" the bag-of-words reference when it aligns at least this much higher
+REFERENCE_MARGIN = 0.02
+#: claim: a cue or length gain counts from this much mutual k-NN alignment
+MIN_GAIN = 0.01
+#: gate "cue": the cue moves the share of its modality's words in the continuations by at least this, every seed
+CUE_SHIFT = 0.05
+#: gate "words": a bag of the captions' words aligns with each encoder at least this much above chance, every seed
+WORDS_MARGIN = MARGIN
+#: check: the metric gives 1 for identical and rotated features to this precision
+EXACT = 1e-12
+#: check: independent features (metric check) and the controls sit within this of chance (interval over draws
+#: or seeds); half the margin of the above-chance claim they guard
+CHANCE_TOL = MARGIN / 2
 
 
 def layer_means(results: SensoryResults, cue: str, encoder: str, t: int) -> list[float]:
@@ -37,104 +50,145 @@ def difference(results: SensoryResults, encoder: str, t: int, cue: str, other: s
     return [x - y for x, y in zip(a, b, strict=True)]
 
 
-def metric_verdict(identical: float, rotated: float, independent: float, chance: float) -> str:
-    """The metric behaves: yes if identical and rotated-and-scaled features score 1 (to 1e-12) and independent
-    ones lie within 0.05 of chance; no otherwise."""
-    if abs(identical - 1) <= 1e-12 and abs(rotated - 1) <= 1e-12 and abs(independent - chance) <= 0.05:
-        return "yes: 1 for identical and rotated features, chance for independent ones"
-    return "no: the metric misses a constructed case"
+def cue_shifts(results: SensoryResults) -> tuple[list[float], list[float]]:
+    """Per seed: the share of visual words in the continuations under "see" minus under "hear", and the share
+    of auditory words under "hear" minus under "see" (both > 0 when the text follows the cue)."""
+    w = results.summary["alignment"]["cue_words"]
+    visual = [a - b for a, b in zip(w["see"]["visual"], w["hear"]["visual"], strict=True)]
+    auditory = [a - b for a, b in zip(w["hear"]["auditory"], w["see"]["auditory"], strict=True)]
+    return visual, auditory
 
 
-REFERENCE_MARGIN = 0.02  # the model "beats" the bag-of-words reference when it aligns this much higher
+def _within(values: Sequence[float], centre: float, tol: float) -> bool:
+    """The interval (mean ± 2 se) of ``values`` lies inside ``centre ± tol``."""
+    iv = interval(values)
+    return centre - tol <= iv.low and iv.high <= centre + tol
+
+
+def _iv(values: Sequence[float]) -> str:
+    return interval(values).format(3, signed=True)
+
+
+# --- verdict functions: per-seed numbers in, a word and its reason out ----------------------------------------------
+
+
+def metric_verdict(identical: float, rotated: float, independent: Sequence[float], chance: float) -> str:
+    """Check: identical and rotated-and-scaled features score 1 (to :data:`EXACT`), and the interval over
+    draws of independent features lies within :data:`CHANCE_TOL` of chance."""
+    if abs(identical - 1) <= EXACT and abs(rotated - 1) <= EXACT and _within(independent, chance, CHANCE_TOL):
+        return f"pass: 1 for identical and rotated features, within {CHANCE_TOL} of chance for independent ones"
+    return "fail: the metric misses a constructed case"
+
+
+def control_verdict(values: Mapping[str, Sequence[float]], chance: float, tol: float = CHANCE_TOL) -> str:
+    """Check: every control's interval over seeds lies within ``tol`` of chance (naming those that do not)."""
+    off = [name for name, v in values.items() if not _within(v, chance, tol)]
+    if not off:
+        return f"pass: every control within {tol} of chance (interval over seeds)"
+    return f"fail: {', '.join(off)} not within {tol} of chance (interval over seeds)"
+
+
+def cue_gate_verdict(visual_shift: Sequence[float], auditory_shift: Sequence[float],
+                     threshold: float = CUE_SHIFT) -> str:  # fmt: skip
+    """Gate: the cue changes the text. Per seed, "see" raises the share of visual words in the continuations
+    over "hear", and "hear" raises the share of auditory words over "see", each by ``>= threshold`` on every seed."""
+    short = [name for name, v in (("visual", visual_shift), ("auditory", auditory_shift))
+             if gate(v, threshold, rule="every seed") == "fail"]  # fmt: skip
+    if not short:
+        return f"pass: each cue raises its modality's share of words by ≥ {threshold:.2f} on every seed"
+    return (f"fail: the {' and '.join(short)} share of words does not move by {threshold:.2f} on every seed: "
+            "the model does not follow the cue")  # fmt: skip
+
+
+def words_gate_verdict(vision: Sequence[float], audio: Sequence[float], chance: float,
+                       margin: float = WORDS_MARGIN) -> str:  # fmt: skip
+    """Gate: a bag of the captions' words aligns with each encoder ``>= chance + margin`` on every seed: the
+    information a text-only model could pick up is in the words, and the encoders see it."""
+    short = [e for e, v in zip(ENCODERS, (vision, audio), strict=True)
+             if gate(v, chance + margin, rule="every seed") == "fail"]  # fmt: skip
+    if not short:
+        return f"pass: the captions' words align with both encoders ≥ chance + {margin} on every seed"
+    return f"fail: the captions' words do not align with the {' and '.join(short)} encoder on every seed"
 
 
 def above_chance_verdict(
-    vision: Sequence[float], audio: Sequence[float], chance: float, reference: Sequence[float] | None = None
-) -> str:
-    """The language model aligns with both encoders: yes if, for each encoder, the mean over seeds is >= chance +
-    MARGIN and every seed is above chance; partly if that holds for one encoder; no if for neither.
-
-    ``reference`` (optional): the (vision, audio) alignment of a bag of words of the captions, a space that
-    knows the attribute words and nothing else. Then "yes" also needs the model to align higher than it
-    (by > REFERENCE_MARGIN) with both encoders: above chance but no higher than a list of the words reads
-    "partly", since the most obvious other explanation (the captions name the attributes) is not ruled out."""
-    ok = [float(np.mean(v)) >= chance + MARGIN and min(v) > chance for v in (vision, audio)]
-    beyond = ([float(np.mean(v)) > r + REFERENCE_MARGIN for v, r in zip((vision, audio), reference, strict=True)]
-              if reference is not None else [True, True])  # fmt: skip
-    if all(ok) and all(beyond):
-        extra = ", and above the bag-of-words reference" if reference is not None else ""
-        return f"yes: ≥ chance + {MARGIN} for both encoders, every seed above chance{extra}"
-    if all(ok):
-        which = " and ".join(e for e, b in zip(ENCODERS, beyond, strict=True) if not b)
-        return (f"partly: above chance for both encoders, but for {which} no higher than a bag of the captions' "
-                "words (no model), so the words alone can explain it")  # fmt: skip
-    if any(ok):
-        which = "vision" if ok[0] else "audio"
-        return f"partly: clearly above chance only for the {which} encoder"
-    return f"no: not clearly above chance (< chance + {MARGIN}) for either encoder"
-
-
-MIN_GAIN = 0.01  # a gain smaller than this (in mutual k-NN alignment) is not an effect, whatever the seeds say
-
-
-def clear_gain(gains: Sequence[float]) -> bool:
-    """A gain is clear if its mean over seeds exceeds both MIN_GAIN and twice its standard error (2 sd / sqrt(n))."""
-    m, sd = _stats(gains)
-    return m > max(MIN_GAIN, 2 * sd / np.sqrt(len(gains)))
+    vision: Sequence[float], audio: Sequence[float], chance: float,
+    reference: tuple[Sequence[float], Sequence[float]] | None = None,
+) -> str:  # fmt: skip
+    """The model aligns with both encoders. Parts, per encoder: the interval over seeds of alignment minus
+    chance clears :data:`MARGIN`; with ``reference`` (per seed, the bag-of-words alignment with vision and
+    with audio), also: the paired interval of alignment minus the bag of words clears :data:`REFERENCE_MARGIN`
+    (the most obvious other explanation, "the captions name the attributes", ruled out)."""
+    parts = {f"{e} above chance": compare(np.asarray(v) - chance, MARGIN)
+             for e, v in zip(ENCODERS, (vision, audio), strict=True)}  # fmt: skip
+    if reference is not None:
+        for e, v, r in zip(ENCODERS, (vision, audio), reference, strict=True):
+            parts[f"{e} above the bag of words"] = compare(np.asarray(v) - np.asarray(r), REFERENCE_MARGIN)
+    return scope_verdict(parts, "alignment with the encoders")
 
 
 def direction_verdict(vision_gain: Sequence[float], audio_gain: Sequence[float]) -> str:
-    """A cue effect in the predicted direction, from per-seed gains for vision and audio (each should be > 0):
-    yes if both gains are clear (:func:`clear_gain`: mean > 0.01 and > 2 standard errors) and > 0 on every seed;
-    partly if both are clear but some seed disagrees; no otherwise. The paper's claim is about both modalities,
-    so one clear gain alone reads "no" (named in the outcome): with 3 seeds a single gain near twice its
-    standard error flipped between "partly" and "no" when only the base seed changed."""
-    clear = [clear_gain(g) for g in (vision_gain, audio_gain)]
-    every = [all(x > 0 for x in g) for g in (vision_gain, audio_gain)]
-    if all(clear) and all(every):
-        return "yes: both gains clear (mean > 0.01 and > 2 s.e.) and > 0 on every seed"
-    if all(clear):
-        return "partly: both gains clear on average, but not > 0 on every seed"
-    if any(clear):
-        which, other = ("vision", "audio") if clear[0] else ("audio", "vision")
-        return (f"no: only the {which} gain is clear (mean > 0.01 and > 2 s.e.), not the {other} one; "
-                "the claim needs both")  # fmt: skip
-    return "no: neither gain is clear (mean > 0.01 and > 2 standard errors over seeds)"
+    """A cue (or length) effect in the predicted direction, from per-seed gains for vision and audio. Parts: each
+    gain's interval over seeds against :data:`MIN_GAIN`; yes when both clear it, no when both fall short,
+    partly when one clears it and the other does not."""
+    parts = {"vision gain": compare(vision_gain, MIN_GAIN), "audio gain": compare(audio_gain, MIN_GAIN)}
+    return scope_verdict(parts, f"gains against {MIN_GAIN}")
 
 
-def control_verdict(values: dict[str, float], chance: float, tol: float = 0.05) -> str:
-    """Controls sit at chance: yes if every control's mean is within ``tol`` of chance; no otherwise (naming them)."""
-    off = [name for name, v in values.items() if abs(v - chance) > tol]
-    if not off:
-        return f"yes: every control within {tol} of chance"
-    return f"no: {', '.join(off)} off chance by more than {tol}"
+# --- rows ----------------------------------------------------------------------------------------------------------
 
 
 def _fmt(values: Sequence[float]) -> str:
-    m, sd = _stats(values)
-    return f"{m:+.3f} ± {sd:.3f} (seeds: {', '.join(f'{v:+.3f}' for v in values)})"
+    return f"{_iv(values)} (seeds: {', '.join(f'{v:+.3f}' for v in values)})"
 
 
 def _level(values: Sequence[float]) -> str:
-    m, sd = _stats(values)
-    return f"{m:.3f} ± {sd:.3f}"
+    return fmt_mean_sd(values, 3)
 
 
 def claims(results: SensoryResults) -> list[Claim]:
-    """Evaluate the paper's claims on ``results`` (criteria in the verdict functions above)."""
+    """Every row: checks, gates and the paper's claims on ``results`` (criteria in the verdict functions above)."""
     cfg, s = results.config, results.summary
     a, met = s["alignment"], s["metric"]
     chance, tmax = a["chance"], cfg.n_new_tokens
     setup = (f"{a['model']['name']}, {cfg.n_stimuli} items, k = {cfg.k}, {len(cfg.seeds)} seeds "
              f"(stimuli + phrasing), mean over layers {list(cfg.layer_grid)}")  # fmt: skip
+    independent = met["independent"]["values"]
     rows = [Claim(
         "Mutual k-NN alignment measures shared neighbourhoods (the metric the paper uses)",
         f"constructed features, n = {met['n']}, k = {met['k']}",
         f"identical {met['identical']:.3f}, rotated + scaled {met['rotated_scaled']:.3f}, independent "
-        f"{met['independent']['mean']:.3f} ± {met['independent']['sd']:.3f} (chance {met['chance']:.3f})",
-        metric_verdict(met["identical"], met["rotated_scaled"], met["independent"]["mean"], met["chance"]),
+        f"{_level(independent)} over {len(independent)} draws (chance {met['chance']:.3f})",
+        metric_verdict(met["identical"], met["rotated_scaled"], independent, met["chance"]), kind="check",
     )]  # fmt: skip
+    controls = {"vision vs audio encoder": a["encoder_vs_encoder"]["values"],
+                "shuffled pairing": a["shuffled"]["values"]}  # fmt: skip
+    rows.append(Claim(
+        "The two encoders share no structure, and a broken pairing scores chance",
+        f"vision encoder vs audio encoder; LLM (last layer, T = 0, every cue) vs encoders after shuffling the items; "
+        f"{len(cfg.seeds)} seeds",
+        f"encoders {_iv(controls['vision vs audio encoder'])}, shuffled {_iv(controls['shuffled pairing'])}; "
+        f"chance {chance:.3f}",
+        control_verdict(controls, chance), kind="check",
+    ))  # fmt: skip
+    bow = [a["bag_of_words"][e]["values"] for e in ENCODERS]
+    rows.append(Claim(
+        "the captions' words carry what the encoders see",
+        f"a bag of the captions' words (no model) against each encoder; threshold chance + {WORDS_MARGIN} on "
+        f"every seed; {len(cfg.seeds)} seeds",
+        f"vision {_level(bow[0])}, audio {_level(bow[1])}; chance {chance:.3f}",
+        words_gate_verdict(bow[0], bow[1], chance), kind="gate", name="words",
+    ))  # fmt: skip
     has = {c: c in cfg.cues for c in ("none", "see", "hear")}
+    if has["see"] and has["hear"]:
+        vs, au = cue_shifts(results)
+        rows.append(Claim(
+            "the model follows the cue in what it writes",
+            f"share of visual words in the {tmax}-token continuations under “see” minus under “hear”, and of auditory "
+            f"words under “hear” minus under “see”; threshold {CUE_SHIFT} on every seed",
+            f"visual shift {_fmt(vs)}; auditory shift {_fmt(au)}",
+            cue_gate_verdict(vs, au), kind="gate", name="cue",
+        ))  # fmt: skip
     if has["none"]:
         v, au = layer_means(results, "none", "vision", 0), layer_means(results, "none", "audio", 0)
         rows.append(Claim(
@@ -142,8 +196,8 @@ def claims(results: SensoryResults) -> list[Claim]:
             "encoders)",
             f"no cue, last prompt token (T = 0); {setup}",
             f"vision {_level(v)}, audio {_level(au)}; chance {chance:.3f}; a bag of words of the captions (no "
-            f"model): vision {a['bag_of_words']['vision']['mean']:.3f}, audio {a['bag_of_words']['audio']['mean']:.3f}",
-            above_chance_verdict(v, au, chance, [a["bag_of_words"][e]["mean"] for e in ENCODERS]),
+            f"model): vision {_level(bow[0])}, audio {_level(bow[1])}",
+            above_chance_verdict(v, au, chance, (bow[0], bow[1])), gates=("words",),
         ))  # fmt: skip
     for t, label in ((0, "last prompt token (T = 0)"), (tmax, f"generative representation (T = {tmax})")):
         if has["see"] and has["hear"]:
@@ -154,7 +208,7 @@ def claims(results: SensoryResults) -> list[Claim]:
                 "(crossover)",
                 f"{label}; gains: vision(see) − vision(hear) and audio(hear) − audio(see); {setup}",
                 f"vision gain {_fmt(dv)}; audio gain {_fmt(da)}",
-                direction_verdict(dv, da),
+                direction_verdict(dv, da), gates=("cue",),
             ))  # fmt: skip
         if has["see"] and has["hear"] and has["none"]:
             dv = difference(results, "vision", t, "see", "none")
@@ -163,7 +217,7 @@ def claims(results: SensoryResults) -> list[Claim]:
                 "Sensory prompting brings the model closer to the matching encoder than no cue does",
                 f"{label}; gains: vision(see) − vision(none) and audio(hear) − audio(none); {setup}",
                 f"vision gain {_fmt(dv)}; audio gain {_fmt(da)}",
-                direction_verdict(dv, da),
+                direction_verdict(dv, da), gates=("cue",),
             ))  # fmt: skip
     if has["see"] and has["hear"] and tmax > 0:
         see_v = layer_means(results, "see", "vision", 0)
@@ -176,30 +230,67 @@ def claims(results: SensoryResults) -> list[Claim]:
             "Alignment grows with the length of the generated continuation",
             f"matching cue (see → vision, hear → audio), T = {tmax} minus T = 0; {setup}",
             f"vision gain {_fmt(gv)}; audio gain {_fmt(ga)}",
-            direction_verdict(gv, ga),
+            direction_verdict(gv, ga), gates=("cue",),
         ))  # fmt: skip
-    controls = {"vision vs audio encoder": a["encoder_vs_encoder"]["mean"], "shuffled pairing": a["shuffled"]["mean"]}
-    rows.append(Claim(
-        "Control (ours): the two encoders share no structure, and a broken pairing scores chance",
-        f"vision encoder vs audio encoder; LLM (last layer, T = 0, every cue) vs encoders after shuffling the items; "
-        f"{len(cfg.seeds)} seeds",
-        f"encoders {_level(a['encoder_vs_encoder']['values'])}, shuffled {_level(a['shuffled']['values'])}; "
-        f"chance {chance:.3f}",
-        control_verdict(controls, chance),
-    ))  # fmt: skip
     return rows
+
+
+# --- criteria: each verdict function, its threshold and synthetic inputs reaching every branch ----------------------
+
+_UP, _FLAT, _NOISY = [0.05, 0.06, 0.055], [0.0, -0.002, 0.001], [0.0, 0.04, 0.02]
+_CHANCE = 0.128
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion("metric", "check", metric_verdict, CHANCE_TOL,
+              "identical and rotated features score 1; independent features' interval within the tolerance of chance",
+              {"pass": ((1.0, 1.0, [0.128, 0.13, 0.126], _CHANCE), {}),
+               "fail": ((1.0, 1.0, [0.2, 0.21, 0.19], _CHANCE), {})}),
+    Criterion("controls", "check", control_verdict, CHANCE_TOL,
+              "encoders vs encoders and the shuffled pairing: interval over seeds within the tolerance of chance",
+              {"pass": (({"a": [0.128, 0.13, 0.126]}, _CHANCE), {}),
+               "fail": (({"a": [0.16, 0.17, 0.165]}, _CHANCE), {})}),
+    Criterion("words", "gate", words_gate_verdict, WORDS_MARGIN,
+              "bag of words vs each encoder ≥ chance + margin on every seed",
+              {"pass": (([0.3, 0.35], [0.25, 0.3], _CHANCE), {}), "fail": (([0.3, 0.35], [0.15, 0.3], _CHANCE), {})}),
+    Criterion("cue", "gate", cue_gate_verdict, CUE_SHIFT,
+              "visual share (see − hear) and auditory share (hear − see) of continuation words ≥ threshold, every seed",
+              {"pass": (([0.2, 0.3], [0.1, 0.2]), {}), "fail": (([0.2, 0.3], [0.0, 0.2]), {})}),
+    Criterion("above chance", "claim", above_chance_verdict, MARGIN,
+              "per encoder: interval of alignment − chance against MARGIN, and of alignment − bag of words against "
+              "REFERENCE_MARGIN", {
+                  "yes": (([0.3, 0.31, 0.29], [0.3, 0.31, 0.29], _CHANCE, ([0.2] * 3, [0.2] * 3)), {}),
+                  "partly": (([0.3, 0.31, 0.29], [0.3, 0.31, 0.29], _CHANCE, ([0.4] * 3, [0.4] * 3)), {}),
+                  "no": (([0.12, 0.13, 0.125], [0.12, 0.13, 0.125], _CHANCE, ([0.4] * 3, [0.4] * 3)), {}),
+                  "unclear": (([0.13, 0.3, 0.2], [0.13, 0.3, 0.2], _CHANCE, ([0.13, 0.3, 0.2], [0.13, 0.3, 0.2])),
+                              {})}, scoped=True),
+    Criterion("direction", "claim", direction_verdict, MIN_GAIN,
+              "vision and audio gains per seed, each interval against MIN_GAIN (cue rows and the length row)",
+              {"yes": ((_UP, _UP), {}), "partly": ((_UP, _FLAT), {}), "no": ((_FLAT, _FLAT), {}),
+               "unclear": ((_NOISY, _FLAT), {})}, scoped=True),
+)
+
+
+# --- tables and sentences for the page -----------------------------------------------------------------------------
 
 
 def alignment_table(results: SensoryResults, t: int = 0) -> str:
     """Mutual k-NN alignment per cue, encoder and layer at continuation length ``t``: mean ± sd over seeds."""
     cfg, a = results.config, results.summary["alignment"]
     header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid))
+    per_seed = np.asarray(a["per_seed"])  # (seeds, cues, encoders, T, layers)
     rows = []
     for c, cue in enumerate(cfg.cues):
         for e, enc in enumerate(ENCODERS):
-            rows.append((CUE_NAMES.get(cue, cue), enc, *(f"{a['mean'][c][e][t][li]:.3f} ± {a['sd'][c][e][t][li]:.3f}"
+            rows.append((CUE_NAMES.get(cue, cue), enc, *(fmt_mean_sd(per_seed[:, c, e, t, li], 3)
                                                           for li in range(len(cfg.layer_grid)))))  # fmt: skip
     return markdown_table(header, rows)
+
+
+def cue_words_table(results: SensoryResults) -> str:
+    """Share of visual and of auditory words in the continuations under each cue (mean ± sd over seeds)."""
+    cfg, w = results.config, results.summary["alignment"]["cue_words"]
+    rows = [(CUE_NAMES.get(cue, cue), fmt_mean_sd(w[cue]["visual"], 3), fmt_mean_sd(w[cue]["auditory"], 3))
+            for cue in cfg.cues]  # fmt: skip
+    return markdown_table(("cue", "visual words", "auditory words"), rows)
 
 
 def cka_table(results: SensoryResults, which: int = 0) -> str:
@@ -214,21 +305,23 @@ def cka_table(results: SensoryResults, which: int = 0) -> str:
 
 
 def reference_sentence(results: SensoryResults) -> str:
-    """The model's no-cue alignment (T = 0, mean over layers and seeds) against a bag of words of the captions."""
+    """The model's no-cue alignment (T = 0, mean over layers) against a bag of words of the captions, with the
+    paired interval over seeds (the claim's own parts)."""
     a = results.summary["alignment"]
     if "none" not in results.config.cues:
         return "the no-cue condition was not run"
     parts, above = [], []
     for enc in ENCODERS:
-        lm = float(np.mean(layer_means(results, "none", enc, 0)))
-        bow = a["bag_of_words"][enc]["mean"]
-        word = ("above" if lm > bow + REFERENCE_MARGIN
-                else "below" if lm < bow - REFERENCE_MARGIN else "about level with")  # fmt: skip
+        lm = layer_means(results, "none", enc, 0)
+        bow = a["bag_of_words"][enc]["values"]
+        d = np.asarray(lm) - np.asarray(bow)
+        word = {"yes": "above", "no": "not above", "unclear": "within the seed spread of"}[compare(d, REFERENCE_MARGIN)]
         above.append(word == "above")
-        parts.append(f"with the {enc} encoder the model scores {lm:.3f}, {word} the bag of words ({bow:.3f})")
+        parts.append(f"with the {enc} encoder the model scores {np.mean(lm):.3f}, {word} the bag of words "
+                     f"({np.mean(bow):.3f}; difference {_iv(d)})")  # fmt: skip
     if not any(above):
         tail = ("so the model organises the items around what "
-                "the captions describe no better than a list of their words is")  # fmt: skip
+                "the captions describe no better than a list of their words does")  # fmt: skip
     else:
         tail = "so for " + " and ".join(e for e, up in zip(ENCODERS, above, strict=True) if up) + (
             " the model organises the captions closer to the encoder than their bare words do")
@@ -236,12 +329,13 @@ def reference_sentence(results: SensoryResults) -> str:
 
 
 def reproduction_sentence(results: SensoryResults) -> str:
-    """What was reproduced, read from the claims' verdicts (above chance; the cue effects)."""
-    rows = claims(results)
+    """What was reproduced, read from the claims' verdicts after their gates (above chance; the cue effects)."""
+    rows = [r for r in apply_gates(claims(results)) if r.kind == "claim"]
     base = [c for c in rows if c.claim.startswith("A text-only LLM")]
     cue_rows = [c for c in rows if "cue" in c.claim or "prompting" in c.claim or "grows" in c.claim]
     first = (f"Alignment of the no-cue representations with the encoders: {base[0].outcome}"
              if base else "The no-cue condition was not run")  # fmt: skip
-    counts = {v: sum(c.outcome == v for c in cue_rows) for v in ("yes", "partly", "no")}
-    return (f"{first}. Of the {len(cue_rows)} cue and continuation-length rows, {counts['yes']} read yes, "
-            f"{counts['partly']} partly and {counts['no']} no")  # fmt: skip
+    words = ("yes", "partly", "no", "unclear", "untested")
+    counts = {v: sum(c.outcome == v for c in cue_rows) for v in words}
+    said = ", ".join(f"{counts[v]} {v}" for v in words if counts[v])
+    return f"{first}. Of the {len(cue_rows)} cue and continuation-length rows: {said}"

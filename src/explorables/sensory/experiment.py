@@ -9,7 +9,8 @@ Parts:
 3. **alignment**: for every seed (a fresh draw of stimuli and one caption phrasing): the vision and
    audio encoders' features, then the language model's representations of every caption under
    every cue, for every layer of ``layer_grid`` and continuation length ``0..n_new_tokens``, and
-   their mutual k-NN alignment (and CKA) with each encoder. Controls: chance ``k / (n - 1)``, the
+   their mutual k-NN alignment (and CKA) with each encoder, and the share of visual and auditory
+   words in the continuations under each cue (does the text follow the cue?). Controls: chance ``k / (n - 1)``, the
    encoders against each other, the language model against a shuffled pairing, and a bag-of-words
    representation of the captions.
 """
@@ -30,7 +31,7 @@ from ..core.params import Bool, Choice, Folder, Int, Seeds, Text, Tuple, param
 from .alignment import chance_level, linear_cka, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .llm import MODELS, load_language_model, representations
-from .stimuli import CUES, PHRASINGS, attribute_features, captions, prompt, sample_stimuli
+from .stimuli import CUES, PHRASINGS, attribute_features, captions, modality_shares, prompt, sample_stimuli
 
 ENCODERS: tuple[str, ...] = ("vision", "audio")
 ENCODER_NAMES: dict[str, str] = {"vision": "vision encoder (random CNN on the pictures)",
@@ -125,12 +126,13 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     mknn = np.zeros((len(cfg.cues), len(ENCODERS), cfg.n_new_tokens + 1, len(cfg.layer_grid)))
     cka = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # T = 0 and T = T_max
     shuffled = np.zeros((len(cfg.cues), len(ENCODERS)))
-    examples = {}
+    examples, cue_words = {}, {}
     perm = rng.permutation(cfg.n_stimuli)
     for c, cue in enumerate(cfg.cues):
         reps, continuations = representations(lm, [prompt(t, cue) for t in texts], cfg.layer_grid,
                                               cfg.n_new_tokens, batch_size=cfg.batch_size)  # fmt: skip
         examples[cue] = {"prompt": prompt(texts[0], cue), "continuation": continuations[0]}
+        cue_words[cue] = modality_shares(continuations)  # does the text follow the cue? (visual, auditory)
         for e, name in enumerate(ENCODERS):
             feats = encoders[name]
             # the metrics unchecked (``__wrapped__``) in this loop: their bodies still check shapes and finiteness
@@ -144,7 +146,7 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     bow = _bag_of_words(texts)
     attrs = {m: attribute_features(stimuli, m) for m in ("visual", "auditory")}
     return {
-        "mknn": mknn, "cka": cka, "shuffled": shuffled, "examples": examples,
+        "mknn": mknn, "cka": cka, "shuffled": shuffled, "examples": examples, "cue_words": cue_words,
         "encoder_vs_encoder": mutual_knn_alignment(encoders["vision"], encoders["audio"], k),
         "bag_of_words": [mutual_knn_alignment(bow, encoders[name], k) for name in ENCODERS],
         "encoder_attributes": {
@@ -187,6 +189,9 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
         "encoder_attributes": {name: {m: _mean_sd([p["encoder_attributes"][name][m] for p in per_seed])
                                       for m in ("visual", "auditory")} for name in ENCODERS},
         "examples": per_seed[0]["examples"], "captions": per_seed[0]["captions"],
+        # per cue, per seed: the share of visual and of auditory words in the generated continuations
+        "cue_words": {cue: {m: [float(p["cue_words"][cue][j]) for p in per_seed]
+                            for j, m in enumerate(("visual", "auditory"))} for cue in cfg.cues},
     }  # fmt: skip
     return summary, {"mknn": mknn, "cka": cka}
 

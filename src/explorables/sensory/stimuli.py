@@ -225,3 +225,31 @@ def attribute_features(stimuli: Stimuli, modality: str) -> np.ndarray:
     else:
         raise ValueError(f"modality must be 'visual' or 'auditory', got {modality!r}")
     return np.concatenate([np.eye(m)[table[:, j]] for j, m in enumerate(sizes)], axis=1)
+
+
+#: Words that describe how an item looks: the visual attribute words and common words of sight. Fixed before
+#: any continuation was read; used only to measure whether a continuation follows the cue.
+VISUAL_WORDS: frozenset[str] = frozenset({
+    *COLOURS, *SHAPES, *SIZES, "see", "seen", "sees", "look", "looks", "looking", "colour", "color", "colours",
+    "colors", "coloured", "colored", "shape", "shapes", "bright", "dark", "light", "shiny", "shining", "glow",
+    "glowing", "picture", "image", "visible", "appears", "round", "big", "tiny", "white", "black", "pink", "grey",
+    "gray", "brown", "sight", "view", "shade", "vivid", "glossy", "edges", "corners", "sides",
+})  # fmt: skip
+#: Words that describe how an item sounds: the auditory attribute words and common words of hearing.
+AUDITORY_WORDS: frozenset[str] = frozenset({
+    *PITCHES, *TIMBRES, "steady", "slow", "fast", "pulsing", "hear", "heard", "hears", "hearing", "sound", "sounds",
+    "noise", "noises", "loud", "quiet", "pitch", "pitched", "tone", "tones", "ring", "ringing", "hum", "humming",
+    "buzz", "whistle", "hiss", "beat", "beats", "rhythm", "music", "musical", "melody", "echo", "volume", "voice",
+    "silence", "silent", "listen", "listening", "audible", "whine", "drone", "chirp", "note", "notes",
+})  # fmt: skip
+
+
+def modality_shares(texts: list[str]) -> tuple[float, float]:
+    """The share of the words of ``texts`` (pooled) that are visual (:data:`VISUAL_WORDS`) and auditory
+    (:data:`AUDITORY_WORDS`): ``(visual, auditory)``, each in [0, 1] (0 when there are no words).
+    Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing")."""
+    words = [w.strip(".,;:!?\"'()*").lower() for t in texts for w in t.replace("-", " ").split()]
+    words = [w for w in words if w]
+    if not words:
+        return 0.0, 0.0
+    return (sum(w in VISUAL_WORDS for w in words) / len(words), sum(w in AUDITORY_WORDS for w in words) / len(words))
