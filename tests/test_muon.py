@@ -224,15 +224,22 @@ def test_gates_and_the_rows_they_turn_untested():
             "start_loss": [1.0, 1.0, 1.0],
             "early_ratio_muon_over_gd": [0.3, 0.32, 0.31],
             "tail_loss": tail,
-            "min_loss": {k: [x / 100 for x in v] for k, v in tail.items()},
+            "min_loss": {k: [x / 100 for x in v] for k, v in tail.items()} | {"GD + momentum": tail["GD + momentum"]},
         },
     }
     summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]},
                "lm": {"chars": 1000, "final_val_loss_by_seed": close}}  # fmt: skip
     rows = claims(MuonResults(MuonConfig.preset("smoke"), summary))
-    assert [r.kind for r in rows] == ["check", "gate", "gate", "gate", "claim", "claim", "claim", "claim", "claim"]
+    kinds = ["check", "gate", "gate", "gate", "claim", "claim", "gate", "claim", "claim", "claim"]
+    assert [r.kind for r in rows] == kinds
     words = [r.outcome for r in apply_gates(rows)]
-    assert words == ["pass", "pass", "fail", "fail", "yes", "yes", "yes", "untested", "untested"]
+    assert words == ["pass", "pass", "fail", "fail", "yes", "yes", "pass", "yes", "untested", "untested"]
+    assert rows[2].verdict == "fail: missing baseline: Muon with a decaying learning rate (issue 48)"
+    assert "early speed" in rows[3].claim
+    # the overshoot's control: when GD + momentum overshoots too, the claim is untested
+    sensing["by_seed"]["min_loss"]["GD + momentum"] = [x / 100 for x in tail["GD + momentum"]]
+    words = [r.outcome for r in apply_gates(claims(MuonResults(MuonConfig.preset("smoke"), summary)))]
+    assert words[6:8] == ["fail", "untested"]
 
 
 def test_tail_loss_is_the_median_of_the_last_steps():
