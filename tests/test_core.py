@@ -59,7 +59,7 @@ def test_valid_inputs_pass_through():
 def test_markdown_table_escapes_pipes():
     table = markdown_table(("a", "b"), [("|w|", 1)])
     assert table.splitlines() == ["| a | b |", "|---|---|", "| \\|w\\| | 1 |"]
-    assert claims_table([Claim("c", "s", "m", "yes")]).splitlines()[-1] == "| c | s | m | yes |"
+    assert claims_table([Claim("c|d", "s", "m", "yes")]).splitlines()[-1] == "| claim | c\\|d | s | m | yes |"
 
 
 def test_seed_everything_makes_runs_repeat():

@@ -537,8 +537,17 @@ def test_jupyterlab_runs_a_chapter_with_numbers_shown_and_solutions_folded(brows
         page.locator(".jp-Notebook .jp-Cell").first.wait_for()
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
         page.screenshot(path=SCREENSHOTS / "jupyterlab-opened.png")
-        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        run_all = page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))
+        for _ in range(5):  # a menu opened while JupyterLab is still settling can close again: reopen it
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            try:
+                run_all.wait_for(state="visible", timeout=10_000)
+                break
+            except PlaywrightTimeout:
+                page.keyboard.press("Escape")
+        run_all.click()
         # cells whose input is folded (hide-input on the site) show no prompt
         n_shown = sum(c.cell_type == "code" and not c.metadata.get("jupyter", {}).get("source_hidden")
                       for c in nb.cells)
