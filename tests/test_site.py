@@ -598,7 +598,9 @@ def test_jupyterlab_runs_a_chapter_with_numbers_shown_and_solutions_folded(brows
         page.screenshot(path=SCREENSHOTS / "jupyterlab-glued-number.png")
         headings[-1].scroll_into_view_if_needed()
         page.screenshot(path=SCREENSHOTS / "jupyterlab-solutions-folded.png")
-        # and it unfolds on a click
+        # and it unfolds on a click (JupyterLab shows a heading's fold button while the pointer is over it)
+        headings[0].scroll_into_view_if_needed()
+        headings[0].hover()
         headings[0].locator(".jp-collapseHeadingButton").click()
         hidden.wait_for(state="visible", timeout=10_000)
         page.screenshot(path=SCREENSHOTS / "jupyterlab-solution-unfolded.png")
