@@ -6,6 +6,7 @@ import json
 import math
 
 import numpy as np
+import scipy.stats
 import pytest
 
 from explorables.cli import main
@@ -13,7 +14,7 @@ from explorables.core import seed_study
 from explorables.core.tables import Claim, apply_gates, checks_table, claims_table, outcome_counts
 from explorables.core.verdicts import (
     Criterion,
-    Z,
+    t_multiplier,
     combine,
     compare,
     drive,
@@ -38,14 +39,28 @@ def test_mean_sd_is_the_sample_sd_and_undefined_for_one_value():
         mean_sd([])
 
 
-def test_interval_is_mean_plus_minus_two_standard_errors():
+def test_interval_is_the_student_t_interval():
     x = np.array([0.1, 0.4, 0.2, 0.7, 0.3])
     iv = interval(x)
-    se = x.std(ddof=1) / np.sqrt(x.size)
-    assert (iv.low, iv.high) == pytest.approx((x.mean() - Z * se, x.mean() + Z * se))
+    low, high = scipy.stats.t.interval(0.95, x.size - 1, loc=x.mean(), scale=scipy.stats.sem(x))
+    assert (iv.low, iv.high) == pytest.approx((low, high))
+    # the tabulated 0.975 quantiles of Student's t with 2 and 4 degrees of freedom
+    assert t_multiplier(3) == pytest.approx(4.3027, abs=1e-4) and t_multiplier(5) == pytest.approx(2.7764, abs=1e-4)
     assert interval([0.5]).low == -math.inf  # one seed decides nothing
     with pytest.raises(ValueError, match="finite"):
         interval([0.1, float("nan")])
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_interval_covers_the_true_mean_95_percent_of_the_time(n):
+    """The reason for t rather than 2 se: at 3 seeds, mean ± 2 se covers about 82% only."""
+    rng = np.random.default_rng(n)
+    draws = rng.normal(0.3, 1.0, size=(20_000, n))
+    hits = [interval(row).low <= 0.3 <= interval(row).high for row in draws[:4000]]
+    assert 0.93 <= np.mean(hits) <= 0.97
+    se = draws.std(axis=1, ddof=1) / np.sqrt(n)
+    two_se = np.mean(np.abs(draws.mean(axis=1) - 0.3) <= 2 * se)
+    assert two_se < 0.93 if n == 3 else two_se < 0.95
 
 
 @pytest.mark.parametrize("seed", range(20))

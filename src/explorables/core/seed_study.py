@@ -33,12 +33,22 @@ def _package_dir(slug: str) -> Path:
     return Path(get_chapter(slug).module().__file__).parent
 
 
+#: the book-wide rules every chapter's verdicts are decided by: a change to them makes every study stale
+RULE_FILES: tuple[str, ...] = ("verdicts.py", "tables.py")
+
+
 def source_hash(slug: str) -> str:
-    """SHA-256 over the chapter package's ``.py`` files (relative path and bytes, in sorted order)."""
+    """SHA-256 over the chapter package's ``.py`` files and the verdict rules (:data:`RULE_FILES`).
+
+    Each file enters as its path (relative to its package) and bytes, in sorted order.
+    """
     folder = _package_dir(slug)
+    core = Path(__file__).parent
+    files = [(path.relative_to(folder), path) for path in sorted(folder.rglob("*.py"))]
+    files += [(Path("core") / name, core / name) for name in RULE_FILES]
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*.py")):
-        digest.update(str(path.relative_to(folder)).encode())
+    for relative, path in files:
+        digest.update(str(relative).encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()

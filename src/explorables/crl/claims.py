@@ -1,7 +1,7 @@
 """The chapter's claims table (Claims kit 3): one check, two gates, the paper's claims.
 
 Every verdict is decided by the book-wide rules of :mod:`explorables.core.verdicts` on per-seed
-values (mean ± 2 standard errors over seeds, paired by seed where two arms share the data draws).
+values (95% t-interval: mean ± t·se over seeds, paired by seed where two arms share the data draws).
 The thresholds are the module-level constants below, declared once with :data:`CRITERIA`; they were
 fixed before the comparisons were computed. Added in review, after results had been seen (the page's
 folded box says so): the motion gate's probe, the motion claim's part "above chance", the control's
@@ -287,7 +287,7 @@ def reading_sentence(results: CRLResults) -> str:
         arm = _arm(results, name)
         if arm is not None:
             gaps = ", ".join(f"{k} {_iv(v)}" for k, v in above_chance(arm).items())
-            parts.append(f"{name}: MCC minus its chance level per component (mean [±2 se]) {gaps}")
+            parts.append(f"{name}: MCC minus its chance level per component (mean [95% t-interval]) {gaps}")
     children = control_parts(results)
     if children:
         parts.append("from the all-change run to the no-change control the children's MCC drops by "

@@ -1,7 +1,7 @@
 """The chapter's claims table, and the tested functions that turn measured numbers into verdicts.
 
 Claims kit 3 (:mod:`explorables.core.verdicts`): every verdict is decided on the interval over the
-run's seeds (mean ± 2 standard errors of per-seed values, paired by seed: the members of one seed
+run's seeds (95% t-interval: mean ± t·se of per-seed values, paired by seed: the members of one seed
 start from the same weights and centres). Three kinds of rows:
 
 * a **check** (our own verification): the closed-form Dirichlet KL agrees with torch's;

@@ -2,7 +2,7 @@
 numbers into verdicts.
 
 Each verdict function states its criterion in its docstring and is declared, with its threshold, in
-:data:`CRITERIA`; the rules are the book's (:mod:`explorables.core.verdicts`): intervals (mean ± 2 se)
+:data:`CRITERIA`; the rules are the book's (:mod:`explorables.core.verdicts`): intervals (95% t-interval: mean ± t·se)
 of per-seed values, read from ``summary[part]["seeds"]``. The notebook only glues their output.
 """
 

@@ -1,7 +1,7 @@
 """The chapter's tables (a check, the gates, the paper's claims), with verdicts computed from the measured numbers.
 
 Each verdict is a small function of per-seed numbers, declared with its threshold in :data:`CRITERIA`
-and decided on the book-wide rules (:mod:`explorables.core.verdicts`: the interval mean ± 2 se over
+and decided on the book-wide rules (:mod:`explorables.core.verdicts`: the 95% t-interval (mean ± t·se) over
 the seeds); :func:`claims` fills the tables from a run.
 """
 

@@ -2,7 +2,7 @@
 
 Every threshold is a module constant below and every verdict function is declared in ``CRITERIA``
 with synthetic inputs that reach each of its branches. Claims are decided on the interval over the
-seeds of ``config.seeds`` (mean ± 2 standard errors, :mod:`explorables.core.verdicts`) of per-seed
+seeds of ``config.seeds`` (95% t-interval: mean ± t·se, :mod:`explorables.core.verdicts`) of per-seed
 changes from the least to the most noise.
 """
 
@@ -372,7 +372,7 @@ def claims(results: RashomonResults) -> list[Claim]:
     cfg, s = results.config, results.summary
     lin, logi, gam, glog, ex = s["linear"], s["logistic"], s["gam"], s["gam_logistic"], s["exactness"]
     seeds = f"{len(cfg.seeds)} seeds"
-    note = "mean [± 2 se] over seeds of the change from the least to the most noise"
+    note = "mean [95% t-interval] over seeds of the change from the least to the most noise"
     rows = []
 
     for family, sweeps in headrooms(results).items():
@@ -493,7 +493,7 @@ def claims(results: RashomonResults) -> list[Claim]:
             f"label flips ρ, absolute θ = {cfg.theta:g}; {seeds}",
             f"|ŵ| {logi['size'][0]:.2f} → {logi['size'][-1]:.2f} (kept fraction {_iv(size_ratios, 3, False)}); cost of "
             f"dropping w1 {logi['costs']['drop w1'][0]:.3f} → {logi['costs']['drop w1'][-1]:.4f} (kept fraction "
-            f"{_iv(cost_ratios, 3, False)}); mean [± 2 se] over seeds",
+            f"{_iv(cost_ratios, 3, False)}); mean [95% t-interval] over seeds",
             logistic_mechanism_verdict(size_ratios, cost_ratios),
         )
     )

@@ -2,7 +2,7 @@
 
 Every threshold is a module constant below and every verdict function is declared in ``CRITERIA`` with
 synthetic inputs that reach each of its branches; the RRT claims are decided on the interval over seeds
-(mean ± 2 standard errors, :mod:`explorables.core.verdicts`) and depend on the gate "gap".
+(95% t-interval: mean ± t·se, :mod:`explorables.core.verdicts`) and depend on the gate "gap".
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def spread(values: list[float], fmt: str = ".1%") -> str:
 
 
 def _iv(values: list[float], percent: bool = True) -> str:
-    """``interval mean [low, high]`` (± 2 standard errors) of per-seed numbers, in percent or as ratios."""
+    """``interval mean [low, high]`` (95% t-interval) of per-seed numbers, in percent or as ratios."""
     v = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(v)):
         return "interval undefined (a seed without a gap)"
@@ -316,8 +316,7 @@ CRITERIA: tuple[Criterion, ...] = (
 def claims(results: RoutingResults) -> list[Claim]:
     """Evaluate the abstract's claims on ``results`` (criteria in ``CRITERIA`` above).
 
-    The RRT rows are over the seeds of ``config.seeds`` (mean ± sd, min–max, and the interval mean ± 2
-    standard errors that decides).
+    The RRT rows are over the seeds of ``config.seeds`` (mean ± sd, min–max, and the interval 95% t-interval: mean ± t·se that decides).
     """
     cfg, s = results.config, results.summary
     col, single, multi, over = s["collisions"], s["single"], s["multi"], s["overhead"]

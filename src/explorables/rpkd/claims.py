@@ -1,7 +1,7 @@
 """The chapter's tables: our checks, the gates (can the setup show the effect?) and the paper's claims.
 
 Every row is decided by a function below on per-seed numbers, with the book-wide rules of
-:mod:`explorables.core.verdicts` (an interval ``mean ± 2 se`` over seeds against a threshold);
+:mod:`explorables.core.verdicts` (an interval ``95% t-interval: mean ± t·se`` over seeds against a threshold);
 every threshold is a constant of this module, and :data:`CRITERIA` drives each function through
 its branches with synthetic numbers. Seeds are paired: the same seed gives every arm the same
 labelled subset and the same batches, so differences between arms are taken seed by seed.

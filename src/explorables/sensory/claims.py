@@ -1,7 +1,7 @@
 """The chapter's tables: our checks, the gates (can the setup show the effect?) and the paper's claims.
 
 Every row is decided by a function below on per-seed numbers, with the book-wide rules of
-:mod:`explorables.core.verdicts` (an interval ``mean ± 2 se`` over seeds against a threshold);
+:mod:`explorables.core.verdicts` (an interval ``95% t-interval: mean ± t·se`` over seeds against a threshold);
 every threshold is a constant of this module, and :data:`CRITERIA` drives each function through
 its branches with synthetic numbers. Every alignment statistic is the mean over the layers of
 ``layer_grid`` (fixed before looking at the results), per seed.
@@ -60,7 +60,7 @@ def cue_shifts(results: SensoryResults) -> tuple[list[float], list[float]]:
 
 
 def _within(values: Sequence[float], centre: float, tol: float) -> bool:
-    """The interval (mean ± 2 se) of ``values`` lies inside ``centre ± tol``."""
+    """The interval (95% t-interval: mean ± t·se) of ``values`` lies inside ``centre ± tol``."""
     iv = interval(values)
     return centre - tol <= iv.low and iv.high <= centre + tol
 

@@ -1,7 +1,7 @@
 """The chapter's claims table: each claim of the abstract, our setting, our number, a verdict.
 
 Claims kit 3 (:mod:`explorables.core.verdicts`): verdicts are decided on the interval over seeds
-(mean ± 2 standard errors of per-seed values, paired by seed: every method of a seed starts from
+(95% t-interval: mean ± t·se of per-seed values, paired by seed: every method of a seed starts from
 the same weights and sees the same batches). Three kinds of rows:
 
 * **checks** (our own code's speed): an unrolled step costs several one-step steps, a step of the

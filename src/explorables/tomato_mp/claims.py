@@ -1,7 +1,7 @@
 """The chapter's claims table (Claims kit 3): one check, three gates, the paper's claims.
 
 Every verdict follows the book-wide rules of :mod:`explorables.core.verdicts` on per-seed values
-(mean ± 2 standard errors over seeds, paired by seed where methods share a sample), with the
+(95% t-interval: mean ± t·se over seeds, paired by seed where methods share a sample), with the
 thresholds declared once below and in :data:`CRITERIA`. The gate ``one_not_enough`` was added after
 its result was seen (a single function recovered the blobs as often as the pair), and ``k_matters``
 was moved onto the independence claim's own setting in review; the page says so.

@@ -1,7 +1,7 @@
 """The chapter's claims table (Claims kit 3): one check, two gates, the paper's claims.
 
 Every verdict follows the book-wide rules of :mod:`explorables.core.verdicts` on per-seed values,
-paired by seed (same split, networks and UMAP seed): mean ± 2 standard errors against a threshold
+paired by seed (same split, networks and UMAP seed): 95% t-interval: mean ± t·se against a threshold
 declared once below and in :data:`CRITERIA`.
 
 * **check** (ours): persistence read off torch distances at gudhi's pairs equals gudhi's diagram;

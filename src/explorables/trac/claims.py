@@ -76,7 +76,7 @@ def speed_check(trac_ms: float, ancestors_oracle_ms: float) -> str:
 def multiple_causes_gate(causes: list[int]) -> str:
     """Gate: instances with at least two causes are common, so a single-cause method can miss some.
 
-    Pass when the interval (mean ± 2 se over the instances) of the indicator "≥ 2 causes" is at
+    Pass when the interval (95% t-interval: mean ± t·se over the instances) of the indicator "≥ 2 causes" is at
     least :data:`MULTI_MIN`.
     """
     ind = [float(c >= 2) for c in causes]
@@ -88,7 +88,7 @@ def baselines_miss_check(recall: dict[str, list[float]]) -> str:
 
     The first-cause baseline returns one set, so on an instance with k causes it misses at least
     1 − 1/k of them; the but-for baseline misses, by definition, every cause that needs a contingency.
-    Pass when, for every baseline, the interval (mean ± 2 se over the instances) of its missed share
+    Pass when, for every baseline, the interval (95% t-interval: mean ± t·se over the instances) of its missed share
     ``1 − recall`` is at least :data:`MIN_MISS`. This is a fact about our instances, not a comparison
     with another solver (that needs the paper's checker on an equal budget, issue 49).
     """
@@ -114,7 +114,7 @@ def responsibility_check(wrong: dict[str, list[float]]) -> str:
 def feasible_verdict(seconds: list[float]) -> str:
     """Claim "practical for graphs of up to 15 nodes": per-instance TrAC times at n ≥ :data:`FEASIBLE_N`.
 
-    yes when every instance took under :data:`FEASIBLE_S`; no when the interval (mean ± 2 se) lies
+    yes when every instance took under :data:`FEASIBLE_S`; no when the interval (95% t-interval: mean ± t·se) lies
     above it (a typical instance is too slow); unclear otherwise, and when the sweep stopped below n = 15.
     """
     if not seconds:

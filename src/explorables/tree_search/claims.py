@@ -17,7 +17,7 @@ from ..core.tables import (
 )
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
-from ..core.verdicts import Criterion, Z, compare, gate, interval, scope_verdict
+from ..core.verdicts import Criterion, compare, gate, interval, scope_verdict
 from .experiment import TreeSearchResults
 
 
@@ -114,7 +114,7 @@ def notable_gaps(spine: list[int] | np.ndarray, centroid: list[int] | np.ndarray
 def control_gate(spine: list[int], centroid: list[int]) -> str:
     """Gate: on the dendrogram, a prediction ``CONTROL_ETA`` steps from the target pays notably.
 
-    Pass when the interval (mean ± 2 se over the held-out digits) of spine search's queries minus
+    Pass when the interval (95% t-interval: mean ± t·se over the held-out digits) of spine search's queries minus
     :data:`NOTABLY` times centroid search's lies below 0.
     """
     iv = interval(notable_gaps(spine, centroid))
@@ -188,7 +188,7 @@ def real_inputs_verdict(real: dict[str, dict[str, Any]], crossover: dict[str, di
 
     The learned predictions decide (the dendrogram entries, one per PCA dimension, recognised by
     ``"pca_dims"``). Per predictor, per held-out digit: spine search's queries minus :data:`NOTABLY`
-    times centroid search's; the predictor reads yes when the interval (mean ± 2 se over the digits)
+    times centroid search's; the predictor reads yes when the interval (95% t-interval: mean ± t·se over the digits)
     lies below 0, no when above, unclear otherwise; :func:`~explorables.core.verdicts.scope_verdict`
     joins the predictors (yes: every one; partly: some; no: none).
 
@@ -375,7 +375,7 @@ def claims(results: TreeSearchResults) -> list[Claim]:
             "lower-bound family is not built, issue 49)",
             f"at η = {last['eta']} every algorithm needs ≥ ⌈η/2⌉ = {last['counting_bound']} vs log₂(η+1) = "
             f"{math.log2(last['eta'] + 1):.1f}; ours used {last['spine_max']}, centroid {last['centroid_max']}; "
-            f"slope of our worst case {slope:.2f} ± {Z * se:.2f} queries per unit of η (not a verdict)",
+            f"slope of our worst case {slope:.2f} ± {2 * se:.2f} (2 se) queries per unit of η (not a verdict)",
             counting_check(
                 [r["eta"] for r in lb["rows"]],
                 [r["counting_bound"] for r in lb["rows"]],

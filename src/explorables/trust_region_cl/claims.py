@@ -2,7 +2,7 @@
 
 Every threshold is a module constant below and every verdict function is declared in
 :data:`CRITERIA`, with synthetic inputs that reach each of its branches (the contract test drives
-them). Claims are decided on the interval (mean ± 2 standard errors) of per-seed paired differences
+them). Claims are decided on the interval (95% t-interval: mean ± t·se) of per-seed paired differences
 (:mod:`explorables.core.verdicts`): members with the same seed start from the same weights and see
 the same batches, so methods are compared seed by seed. Lower is better for every number compared
 (sliced Wasserstein distance, forgetting, steps), so an *advantage* is the baseline's value minus

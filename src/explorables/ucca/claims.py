@@ -1,7 +1,7 @@
 """The chapter's claims table: each claim of the abstract, our setting, our number, a verdict.
 
 Claims kit 3 (:mod:`explorables.core.verdicts`): verdicts are decided on the interval over seeds
-(mean ± 2 standard errors of per-seed values, paired by seed: every method of a seed sees the same
+(95% t-interval: mean ± t·se of per-seed values, paired by seed: every method of a seed sees the same
 split and the same shuffle). Three kinds of rows:
 
 * a **check**: the CCA–QAP identity, eq. (ucca-qap), holds to machine precision;

@@ -1,8 +1,7 @@
 """The chapter's claims table: each claim of the abstract, our setting, our number, a verdict (Claims kit 3).
 
 Every threshold is a module constant below and every verdict function is declared in ``CRITERIA`` with
-synthetic inputs that reach each of its branches. Claims are decided on the interval over seeds (mean ± 2
-standard errors of per-seed paired differences, :mod:`explorables.core.verdicts`) and depend on gates:
+synthetic inputs that reach each of its branches. Claims are decided on the interval over seeds (95% t-interval: mean ± t·se of per-seed paired differences, :mod:`explorables.core.verdicts`) and depend on gates:
 positive controls showing that the setup can show the effect at all. The book glues the functions'
 output and never decides between sentences itself.
 """
@@ -285,7 +284,7 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
     energy_gain = _diff(headroom, [abs(x) for x in energy["flow"]])
     magnitude_gain = _diff(magerr["supervised"], magerr["flow"])
     pseudo_gain = _diff([abs(x) for x in energy["pseudo"]], [abs(x) for x in energy["flow"]])
-    note = "mean [± 2 se] over seeds"
+    note = "mean [95% t-interval] over seeds"
     rows = [
         Claim(
             "The input holds more than the pseudo-target (positive control)",
