@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch.distributions import Dirichlet, kl_divergence
 
+from explorables.core.checkpoint import Checkpointer
 from explorables.core.verdicts import drive
 from explorables.dcdm import claims as C
 from explorables.dcdm import data as Dt
@@ -189,6 +190,34 @@ def test_ensemble_members_are_independent_models():
     single = MLPEncoder(3, 4, 8, 2)
     assert torch.allclose(out[1], single(x[1]), atol=1e-6)
     assert torch.allclose(ens.member(0)(x[0]), out[0], atol=1e-6)
+
+
+def test_a_resumed_training_loop_continues_the_uninterrupted_run_bit_for_bit(tmp_path):
+    """Issue 53: the loop draws from torch's global random state, which the run re-seeds after a
+    checkpoint is restored; the loop state must carry that state, or a resumed run silently differs."""
+    data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
+    settings = TrainSettings(3, 30, 10, 16, 5e-3, 0.003, 0.3)
+
+    def train(checkpoint=None, stop_at=None):
+        def interrupt(step, models):
+            if step == stop_at:
+                raise KeyboardInterrupt
+
+        torch.manual_seed(7)  # as the experiment does before training, resumed or not
+        return train_concept_models(
+            data.x_train, settings, lambda: MLPEncoder(2, 3, 8, 2), lambda: MLPDenoiser(2, 10, 8, 2),
+            seeds=(0,), arms=("dcdm",), checkpoint=checkpoint, name="train",
+            snapshot_steps=() if stop_at is None else (stop_at,), on_snapshot=interrupt,
+        )  # fmt: skip
+
+    whole = train()
+    with pytest.raises(KeyboardInterrupt):
+        train(Checkpointer(tmp_path, every_s=0.0), stop_at=17)
+    torch.manual_seed(12345)  # anything the process did in between
+    resumed = train(Checkpointer(tmp_path, every_s=0.0, resume=True))
+    assert torch.equal(whole.centres, resumed.centres)
+    for a, b in zip(whole.encoder.parameters(), resumed.encoder.parameters(), strict=True):
+        assert torch.equal(a, b)
 
 
 def test_smoke_training_beats_chance_nmi_on_the_mixture():
