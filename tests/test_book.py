@@ -23,6 +23,15 @@ def test_every_chapter_is_in_the_table_of_contents():
         assert f"book/{chapter.stem}" in toc, f"{chapter.name} is not listed in _toc.yml"
 
 
+def test_the_clone_commands_use_the_configured_repository():
+    """The repository's address is configured once (``_config.yml``); the pages that spell it agree."""
+    url = re.search(r"^repository:\n  url: (\S+)", (ROOT / "_config.yml").read_text(), re.M).group(1)
+    for page in (ROOT / "book" / "intro.md", ROOT / "README.md"):
+        clones = re.findall(r"git clone (\S+)", page.read_text())
+        assert all(c == url for c in clones), f"{page.name} clones {clones}, _config.yml says {url}"
+    assert re.findall(r"git clone (\S+)", (ROOT / "book" / "intro.md").read_text()), "intro.md shows no clone command"
+
+
 def test_chapters_have_no_outputs_and_a_jupytext_header():
     for chapter in CHAPTERS:
         text = chapter.read_text()
