@@ -1,4 +1,4 @@
-"""The chapter's claims table (Claims kit 3): one check, two gates, the paper's claims.
+"""The chapter's claims table (Claims kit 3): three checks, three gates, the paper's claims.
 
 Every verdict is decided by the book-wide rules of :mod:`explorables.core.verdicts` on per-seed
 values (95% t-interval: mean ± t·se over seeds, paired by seed where two arms share the data draws).
@@ -20,10 +20,16 @@ Every chance level is the median MCC of random rotations of the arm's **whitened
   probe (cubic ridge regression, fitted on half the samples) reads the angles from the stick-figure
   coordinates at least :data:`ABOVE_CHANCE` above chance on every seed, so the observations hold
   the angles at this sample size;
-* **claims**: identification with all influences changing (per component), the causal prior
-  against the baselines (per baseline), partial identifiability (per pattern), the no-change
-  control (per child: dropped from the all-change run *and* not above chance), the post-nonlinear
-  extension (per component), the motion case (above chance first, then against the plain VAE).
+* **check** and **gate** of the exact lens (:mod:`~explorables.crl.lens`): the flow's log-determinant
+  agrees with autograd's; gate ``lens``: with every influence fixed and nothing to absorb the removal
+  (phi = 0), deleting any edge costs at least :data:`LENS_GAP` nats per sample on every seed;
+* **claims**: the exact lens (per pattern, a gap of at least :data:`LENS_GAP` on every changing edge
+  and an interval below :data:`LENS_TOL` on every fixed one; thresholds set after one preliminary
+  run on three seeds, as the page's folded box says), identification with all influences changing
+  (per component), the causal prior against the baselines (per baseline), partial
+  identifiability (per pattern), the no-change control (per child: dropped from the all-change
+  run *and* not above chance), the post-nonlinear extension (per component), the motion case
+  (above chance first, then against the plain VAE).
 """
 
 from __future__ import annotations

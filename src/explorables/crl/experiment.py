@@ -13,6 +13,10 @@ so that two patterns differ only in what changes. Then, in one ensemble trained 
 * the **motion-like case**: the kinematic chain hip -> knee -> ankle under six gaits, observed as
   stick-figure coordinates, fitted by the causal-prior and the plain VAE.
 
+Apart from the VAEs, the **exact lens** (:mod:`.lens`, no learning): per pattern, seed and edge, the
+held-out likelihood gap of removing the edge when a known flow absorbs one environment-independent
+reparametrisation, and its positive control with nothing to absorb it.
+
 Every member is scored by the per-component correlation after the optimal matching (MCC) of its
 posterior means with the true latents, which only this evaluation reads. Each arm's chance level is
 the median MCC of random rotations of its *whitened* targets (:func:`chance_level`). The motion case's
