@@ -2,7 +2,8 @@
 
 Latent causal models whose influences change across environments, and their observations
 (:mod:`.scm`), VAEs with a causal, a factorised and a plain prior trained as one ensemble
-(:mod:`.model`), the mean correlation coefficient after optimal matching (:mod:`.metrics`), the
+(:mod:`.model`), the mean correlation coefficient after optimal matching (:mod:`.metrics`), the exact likelihood lens
+under a known flow (:mod:`.lens`), the
 experiment (:mod:`.experiment`), its claims (:mod:`.claims`), figures (:mod:`.figures`) and the
 live lab (:mod:`.lab`, imported on demand: it needs ipywidgets).
 """

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from matplotlib.figure import Figure
 
 from ..core.figures import PALETTE, add_frame, color, frame_slider, style
-from .claims import ABOVE_CHANCE
+from .claims import ABOVE_CHANCE, LENS_GAP, LENS_TOL
 from .experiment import PATTERNS, CRLResults, changing_edges
 from .scm import MOTION_GAITS, MOTION_JOINTS, default_graph, stick_figure
 
@@ -164,10 +164,43 @@ def motion_figure(results: CRLResults, n_poses: int = 12) -> Figure:
     return fig
 
 
+def lens_figure(results: CRLResults) -> go.Figure:
+    """The exact lens: per edge, the held-out likelihood gap of removing it (nats per sample), one frame
+    per pattern of changing influences. Bars: mean over seeds; circles: single seeds; blue where the
+    influence changes (the theory predicts a gap), orange where it is fixed (it predicts none); grey
+    dashed lines: the thresholds :data:`~explorables.crl.claims.LENS_GAP` and ``LENS_TOL``."""
+    lens = results.summary["lens"]
+    fig = go.Figure()
+    frames, labels = [], []
+    edges = lens["edges"]
+    for k, (pattern, v) in enumerate(lens["patterns"].items()):
+        gaps = np.asarray(v["gap"])  # (edges, seeds)
+        cols = [PREDICTED[bool(c)] for c in v["changes"]]
+        traces = [
+            go.Bar(x=edges, y=gaps.mean(1), marker_color=cols, showlegend=False,
+                   hovertemplate="edge %{x}: mean gap %{y:.3f} nats<extra></extra>"),
+            go.Scatter(x=np.repeat(edges, gaps.shape[1]), y=gaps.ravel(), mode="markers", name="one seed",
+                       marker=dict(color=PALETTE["black"], size=6, symbol="circle-open"), showlegend=k == 0,
+                       hovertemplate="edge %{x}: %{y:.3f}<extra>one seed</extra>"),
+        ]
+        frames.append(add_frame(fig, traces))
+        labels.append(pattern)
+    for y, name in ((LENS_GAP, f"{LENS_GAP} nats: a gap"), (LENS_TOL, f"{LENS_TOL} nats: none")):
+        fig.add_trace(go.Scatter(x=edges, y=[y] * len(edges), mode="lines", name=name,
+                                 line=dict(color=PALETTE["grey"], dash="dash" if y == LENS_GAP else "dot", width=1.5)))
+    frame_slider(fig, frames, labels, prefix="changes: ")
+    fig.update_layout(title="likelihood cost of removing each edge (blue: its influence changes, orange: fixed)")
+    fig.update_xaxes(title="edge removed")
+    fig.update_yaxes(title="held-out gap (nats per sample)")
+    return style(fig, height=430, top=50)
+
+
 def all_figures(results: CRLResults) -> dict[str, go.Figure]:
     """Every plotly figure of the chapter, by name (what ``python -m explorables run crl`` writes as HTML;
     the matplotlib pictures, :func:`graph_figure` and :func:`motion_figure`, are drawn by the page)."""
     figures = {"explorable": explorable_figure(results), "training": training_figure(results)}
     if results.config.use_baselines:
         figures["baselines"] = baseline_figure(results)
+    if results.summary.get("lens"):
+        figures["lens"] = lens_figure(results)
     return figures
