@@ -94,7 +94,7 @@ class TopoPruneConfig(ExperimentConfig):
     test_fraction: float = param(0.3, Float(0.05, 0.5), "digits: fraction of each class held out for testing")
     n_pool: int = param(50_000, Int(30), "CIFAR: training images used as the pool (digits: all of the split)")
     prune_grid: tuple[float, ...] = param(
-        (0.5, 0.7, 0.9), Tuple(Float(0, 1, low_inclusive=False, high_inclusive=False), increasing=True),
+        (0.7, 0.9), Tuple(Float(0, 1, low_inclusive=False, high_inclusive=False), increasing=True),
         "pruning rates: the fraction of the pool removed",
     )
     noise: float = param(0.5, Float(0.0, 10.0), "feature noise, in units of each latent feature's standard deviation")
