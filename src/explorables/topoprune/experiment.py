@@ -5,6 +5,10 @@ MLP and a small CNN) on the whole pool; take their penultimate features; add Gau
 copy of the MLP's features (the latent perturbation). For each of the three feature views
 (MLP, CNN, noisy MLP) every method scores the pool and keeps a class-balanced subset at every
 pruning rate; an MLP on the raw pixels is then trained from scratch on each subset and tested.
+TopoPrune's score is the total persistence of each sample's neighbourhood in the features
+(:func:`~explorables.topoprune.persistence.persistence_scores`). On the first seed, :func:`diagnose`
+measures why the first version's score (displacement under the descent, on the UMAP layout) was
+unstable.
 
 * in-architecture accuracy: MLP features select, the MLP trains;
 * transfer: CNN features select, the MLP trains ("select with one architecture, train the other");
@@ -41,23 +45,42 @@ from .models import (
     train_feature_network,
     train_on_subsets,
 )
-from .persistence import flag_pairs, local_clouds, neighbourhoods, persistence_values, topological_scores
+from .persistence import (
+    flag_pairs,
+    neighbourhoods,
+    persistence_scores,
+    persistence_values,
+    topological_scores,
+)
 from .selection import SELECTIONS, ccs_selection, centre_distance, d2_selection, random_selection, select_by_score
 
-METHODS: tuple[str, ...] = ("random", "centre", "d2", "ccs", "umap_radius", "topoprune")
+METHODS: tuple[str, ...] = ("random", "centre", "d2", "ccs", "radius", "topoprune")
 METHOD_NAMES: dict[str, str] = {
     "random": "random",
     "centre": "distance to class centre",
     "d2": "D2-style graph",
     "ccs": "coverage-centric (CCS)",
-    "umap_radius": "UMAP kNN radius (control)",
+    "radius": "kNN radius (control)",
     "topoprune": "TopoPrune",
 }
 BASELINES: tuple[str, ...] = ("random", "centre", "d2", "ccs")
-SCORED: tuple[str, ...] = ("centre", "umap_radius", "topoprune")  # methods with a per-sample score
+SCORED: tuple[str, ...] = ("centre", "radius", "topoprune")  # methods with a per-sample score
 VIEWS: tuple[str, ...] = ("mlp", "cnn", "mlp_noisy")
 END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
-END_SCORED: tuple[str, ...] = ("umap_radius", "topoprune")  # scored, with the ends also trained
+END_SCORED: tuple[str, ...] = ("radius", "topoprune")  # scored, with the ends also trained
+#: the diagnosis of the first version's score: the scores compared, and the perturbations
+VARIANTS: tuple[str, ...] = ("first", "unscaled", "layout_values", "topoprune")
+VARIANT_NAMES: dict[str, str] = {
+    "first": "first version: displacement, rescaled neighbourhoods, UMAP layout",
+    "unscaled": "displacement, neighbourhoods not rescaled, UMAP layout",
+    "layout_values": "total persistence (a value), UMAP layout",
+    "topoprune": "total persistence (a value), latent features: TopoPrune now",
+}
+PERTURBATIONS: tuple[str, ...] = ("noise", "umap_seed", "extractor", "jitter")
+PERTURBATION_NAMES: dict[str, str] = {
+    "noise": "feature noise", "umap_seed": "another UMAP seed", "extractor": "CNN instead of MLP features",
+    "jitter": "1% jitter of the points scored",
+}  # fmt: skip
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
 EMBEDDERS: tuple[str, ...] = ("umap", "pca")
 
@@ -67,11 +90,11 @@ class TopoPruneConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     dataset: str = param("digits", Choice(DATASETS), "data: scikit-learn's bundled digits, or CIFAR from data_root")
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds (split, networks, UMAP, noise, training)")
+    seeds: tuple[int, ...] = param((0, 1, 2, 3, 4), Seeds(), "seeds (split, networks, UMAP, noise, training)")
     test_fraction: float = param(0.3, Float(0.05, 0.5), "digits: fraction of each class held out for testing")
     n_pool: int = param(50_000, Int(30), "CIFAR: training images used as the pool (digits: all of the split)")
     prune_grid: tuple[float, ...] = param(
-        (0.5, 0.7, 0.9), Tuple(Float(0, 1, low_inclusive=False, high_inclusive=False), increasing=True),
+        (0.7, 0.9), Tuple(Float(0, 1, low_inclusive=False, high_inclusive=False), increasing=True),
         "pruning rates: the fraction of the pool removed",
     )
     noise: float = param(0.5, Float(0.0, 10.0), "feature noise, in units of each latent feature's standard deviation")
@@ -80,11 +103,15 @@ class TopoPruneConfig(ExperimentConfig):
     d_embed: int = param(2, Int(1, 64), "dimension of the UMAP embedding")
     n_umap_neighbours: int = param(15, Int(2), "UMAP's n_neighbors")
     n_umap_epochs: int = param(100, Int(10), "UMAP's optimisation epochs")
-    n_neighbours: int = param(15, Int(3, 64), "k: size of each sample's local neighbourhood in the embedding")
-    n_topo_steps: int = param(2, Int(1, 50), "T: descent steps of the local optimisation, eq. (topoprune-step)")
-    topo_lr: float = param(0.05, Positive(), "eta: step size of the local optimisation, eq. (topoprune-step)")
-    use_h1: bool = param(True, Bool(), "include H1 (loops) in the local loss, not only H0")
+    n_neighbours: int = param(30, Int(3, 64), "k: size of each sample's neighbourhood in the latent features")
+    use_h1: bool = param(False, Bool(), "include H1 (loops) in the total persistence, not only H0")
+    diagnose: bool = param(True, Bool(), "first seed: measure why the first version's layout score was unstable")
+    layout_neighbours: int = param(15, Int(3, 64), "diagnosis: k of the first version's score in the UMAP layout")
+    n_topo_steps: int = param(2, Int(1, 50), "diagnosis: T, descent steps of eq. (topoprune-step)")
+    topo_lr: float = param(0.05, Positive(), "diagnosis: eta, step size of eq. (topoprune-step)")
+    jitter: float = param(0.01, Float(0.0, 1.0), "diagnosis: jitter, in units of the median nearest-neighbour distance")
     topo_selection: str = param("coverage", Choice(SELECTIONS), "how TopoPrune keeps samples by score in a class")
+    n_graph_neighbours: int = param(15, Int(1, 64), "D2: neighbours in each class's kNN graph")
     n_strata: int = param(10, Int(1), "CCS: strata of the score range")
     hard_cutoff: float = param(0.1, Float(0.0, 0.9), "CCS: fraction of hardest samples dropped first")
     n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
@@ -93,15 +120,16 @@ class TopoPruneConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(seeds=(0,), embedder="pca", prune_grid=(0.9,), n_feature_epochs=4, n_umap_epochs=30,
-                      n_topo_steps=1, use_h1=False, n_train_steps=60, n_check_clouds=5),
+                      n_topo_steps=1, n_train_steps=60, n_check_clouds=5, n_neighbours=15),
         "book": {},
         "paper": dict(dataset="cifar10", device="auto", seeds=(0, 1, 2, 3, 4), n_feature_epochs=60,
-                      n_umap_epochs=200, n_train_steps=2000, d_embed=8, n_check_clouds=100, workers=0),
+                      n_umap_epochs=200, n_train_steps=2000, d_embed=8, n_check_clouds=100, workers=0, use_h1=True),
     }  # fmt: skip
     PAPER_HARDWARE: ClassVar[str] = (
         "one GPU (any with >= 8 GB) for the networks and the trainings on the subsets, and many CPU cores for "
-        "gudhi (50,000 neighbourhoods per view per descent step, spread over all cores; --set workers=N to "
-        "limit); UMAP runs seeded, hence on one core; estimated a few hours, not measured"
+        "gudhi (50,000 neighbourhoods of 31 points per view, H0 and H1, spread over all cores; --set workers=N "
+        "to limit); the diagnosis's four UMAP layouts run seeded, hence on one core; estimated a few hours, "
+        "not measured"
     )
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-10-batches-py/ (or cifar-100-python/) folder"
@@ -129,27 +157,26 @@ def embed(cfg: TopoPruneConfig, features: np.ndarray, seed: int) -> np.ndarray:
 
 
 def select_all(
-    cfg: TopoPruneConfig, features: np.ndarray, Z: np.ndarray, labels: np.ndarray, rng: np.random.Generator
+    cfg: TopoPruneConfig, features: np.ndarray, labels: np.ndarray, rng: np.random.Generator
 ) -> tuple[dict[str, np.ndarray], dict[str, dict[float, np.ndarray]]]:
     """Every method's scores (where it has one) and kept indices at every rate, for one feature view.
 
-    TopoPrune and the control see only the embedding ``Z`` (no labels) for their scores; labels
-    enter only through the class-balanced budget.
+    TopoPrune and the control see only the features (no labels) for their scores; labels enter only
+    through the class-balanced budget.
     """
     scores = {
         "centre": centre_distance(features, labels),
-        "umap_radius": knn_radius(Z, cfg.n_neighbours),
-        "topoprune": topological_scores(Z, cfg.n_neighbours, cfg.n_topo_steps, cfg.topo_lr, int(cfg.use_h1),
-                                        cfg.workers),
+        "radius": knn_radius(features, cfg.n_neighbours),
+        "topoprune": persistence_scores(features, cfg.n_neighbours, int(cfg.use_h1), cfg.workers),
     }
     kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in METHODS}
     for rate in cfg.prune_grid:
         kept["random"][rate] = random_selection(labels, rate, rng)
         kept["centre"][rate] = select_by_score(scores["centre"], labels, rate, "easy")
-        kept["d2"][rate] = d2_selection(features, labels, rate, n_neighbours=cfg.n_neighbours)
+        kept["d2"][rate] = d2_selection(features, labels, rate, n_neighbours=cfg.n_graph_neighbours)
         kept["ccs"][rate] = ccs_selection(scores["centre"], labels, rate, rng, n_strata=cfg.n_strata,
                                           hard_cutoff=cfg.hard_cutoff)  # fmt: skip
-        kept["umap_radius"][rate] = select_by_score(scores["umap_radius"], labels, rate, cfg.topo_selection)
+        kept["radius"][rate] = select_by_score(scores["radius"], labels, rate, cfg.topo_selection)
         kept["topoprune"][rate] = select_by_score(scores["topoprune"], labels, rate, cfg.topo_selection)
     return scores, kept
 
@@ -160,27 +187,60 @@ def jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return len(a & b) / max(len(a | b), 1)
 
 
-def example_neighbourhoods(cfg: TopoPruneConfig, Z: np.ndarray, scores: np.ndarray) -> list[dict[str, Any]]:
-    """The samples of lowest, median and highest TopoPrune score: their local cloud before and after the
-    optimisation, and its persistence diagram (gudhi), for the figure."""
-    hoods = neighbourhoods(Z, cfg.n_neighbours)
+def example_neighbourhoods(cfg: TopoPruneConfig, features: np.ndarray, scores: np.ndarray) -> list[dict[str, Any]]:
+    """The samples of lowest, median and highest TopoPrune score: their neighbourhood in the latent features
+    (drawn on its first two principal axes) and its persistence diagram (gudhi's pairs, torch distances)."""
+    hoods = neighbourhoods(features, cfg.n_neighbours)
     order = np.argsort(scores)
     out = []
     for label, i in (("lowest score", order[0]), ("median score", order[len(order) // 2]),
                      ("highest score", order[-1])):  # fmt: skip
-        cloud = torch.as_tensor(local_clouds(Z, hoods[i : i + 1])[0])
-        moved = cloud.clone()
-        for _ in range(cfg.n_topo_steps):
-            moved.requires_grad_(True)
-            pairs = flag_pairs(moved.detach().numpy(), int(cfg.use_h1))
-            d0, h1 = persistence_values(moved, pairs)
-            (grad,) = torch.autograd.grad(d0.sum() + (h1[:, 1] - h1[:, 0]).sum(), moved)
-            moved = (moved - cfg.topo_lr * grad).detach()
-        pairs = flag_pairs(cloud.numpy(), 1)
-        d0, h1 = persistence_values(cloud, pairs)
-        out.append({"label": label, "index": int(i), "score": float(scores[i]), "cloud": cloud.numpy(),
-                    "moved": moved.numpy(), "h0": d0.numpy(), "h1": h1.numpy()})  # fmt: skip
+        cloud = np.asarray(features[hoods[i]] - features[i], dtype=np.float64)
+        d0, h1 = persistence_values(torch.as_tensor(cloud), flag_pairs(cloud, 1))
+        _, _, vt = np.linalg.svd(cloud - cloud.mean(0), full_matrices=False)
+        out.append({"label": label, "index": int(i), "score": float(scores[i]), "cloud": cloud @ vt[:2].T,
+                    "h0": d0.numpy(), "h1": h1.numpy()})  # fmt: skip
     return out
+
+
+def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, Any]:
+    """Why the first version's score was unstable: each variant of :data:`VARIANTS` scored on the clean MLP
+    features and under each perturbation of :data:`PERTURBATIONS`; its Spearman with the clean score.
+
+    From the first version to TopoPrune now, one change at a time: no rescaling of the neighbourhoods; a
+    value of the diagram (total persistence, with TopoPrune's ``k``) instead of the displacement under the
+    descent (a function of the pairs); the latent features instead of the UMAP layout. The jitter moves
+    the scored points (layout or features) by ``cfg.jitter`` × their median nearest-neighbour distance:
+    at a fixed layout, it measures how much the pairs alone move a score. Every layout uses one UMAP
+    seed except under ``umap_seed``; TopoPrune now reads no layout, so UMAP's seed cannot move it (1).
+    """
+    seeds = [int(rng.integers(2**31)) for _ in range(2)]
+    inputs = {"clean": (features["mlp"], seeds[0]), "noise": (features["mlp_noisy"], seeds[0]),
+              "umap_seed": (features["mlp"], seeds[1]), "extractor": (features["cnn"], seeds[0])}  # fmt: skip
+    layouts = {k: embed(cfg, f, s) for k, (f, s) in inputs.items()}
+    h = int(cfg.use_h1)
+
+    def jittered(points: np.ndarray) -> np.ndarray:
+        scale = float(np.median(knn_radius(points, 1)))
+        return points + cfg.jitter * scale * rng.standard_normal(points.shape)
+
+    layouts["jitter"] = jittered(layouts["clean"])
+    feats = {"clean": features["mlp"], "noise": features["mlp_noisy"], "umap_seed": features["mlp"],
+             "extractor": features["cnn"], "jitter": jittered(features["mlp"])}  # fmt: skip
+    k, steps, lr, w = cfg.layout_neighbours, cfg.n_topo_steps, cfg.topo_lr, cfg.workers
+    score = {
+        "first": lambda Z: topological_scores(Z, k, steps, lr, h, w),
+        "unscaled": lambda Z: topological_scores(Z, k, steps, lr, h, w, rescale=False),
+        "layout_values": lambda Z: persistence_scores(Z, cfg.n_neighbours, h, w),
+    }
+    rho: dict[str, dict[str, float]] = {}
+    for v, f in score.items():
+        clean = f(layouts["clean"])
+        rho[v] = {p: float(spearmanr(clean, f(layouts[p]))[0]) for p in PERTURBATIONS}
+    clean = persistence_scores(feats["clean"], cfg.n_neighbours, h, w)
+    rho["topoprune"] = {p: 1.0 if p == "umap_seed" else float(spearmanr(
+        clean, persistence_scores(feats[p], cfg.n_neighbours, h, w))[0]) for p in PERTURBATIONS}  # fmt: skip
+    return {"spearman": rho, "layouts": {"mlp": layouts["clean"], "mlp_noisy": layouts["noise"]}}
 
 
 def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
@@ -195,15 +255,9 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
                                          seed=int(rng.integers(2**31)) + j, device=device)  # fmt: skip
         features[arch], net_accuracy[arch] = extract_features(net, split.x_train, device), acc
     features["mlp_noisy"] = add_feature_noise(features["mlp"], cfg.noise, rng)
-    embeddings, scores, kept = {}, {}, {}
-    umap_seed: int | None = None
+    scores, kept = {}, {}
     for view in VIEWS:
-        drawn = int(rng.integers(2**31))  # one draw per view, so that the later draws stay as they were
-        # one UMAP seed for every view of a seed: the noisy and the CNN views differ from the clean one
-        # by their features only, not also by UMAP's random layout (the baselines use no UMAP)
-        umap_seed = drawn if umap_seed is None else umap_seed
-        embeddings[view] = embed(cfg, features[view], umap_seed)
-        scores[view], kept[view] = select_all(cfg, features[view], embeddings[view], y, rng)
+        scores[view], kept[view] = select_all(cfg, features[view], y, rng)
     train_seed = int(rng.integers(2**31))
     accuracy: dict[str, dict[str, dict[str, float]]] = {v: {m: {} for m in METHODS} for v in VIEWS}
     # the same scores kept at either end instead of by cfg.topo_selection (MLP features): does the
@@ -232,14 +286,17 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
     }  # fmt: skip
     curves: dict[str, Any] = {}
     if seed == cfg.seeds[0]:
-        curves = {
-            "labels": y,
-            "embedding": {v: embeddings[v] for v in ("mlp", "mlp_noisy")},
-            "scores": {v: scores[v]["topoprune"] for v in ("mlp", "mlp_noisy")},
-            "kept": {v: {m: {str(r): kept[v][m][r] for r in cfg.prune_grid} for m in ("topoprune", "centre")}
-                     for v in ("mlp", "mlp_noisy")},
-            "examples": example_neighbourhoods(cfg, embeddings["mlp"], scores["mlp"]["topoprune"]),
-        }  # fmt: skip
+        kept_shown = {v: {m: {str(r): kept[v][m][r] for r in cfg.prune_grid} for m in ("topoprune", "centre")}
+                      for v in ("mlp", "mlp_noisy")}  # fmt: skip
+        curves = {"labels": y, "scores": {v: scores[v]["topoprune"] for v in ("mlp", "mlp_noisy")},
+                  "kept": kept_shown,
+                  "examples": example_neighbourhoods(cfg, features["mlp"], scores["mlp"]["topoprune"])}  # fmt: skip
+        if cfg.diagnose:  # its own generator: the seed's other draws stay as they are without it
+            found = diagnose(cfg, features, np.random.default_rng([cfg.seed, seed, 1]))
+            summary["diagnosis"] = found["spearman"]
+            curves["embedding"] = found["layouts"]
+        else:
+            curves["embedding"] = {v: pca_embedding(features[v]) for v in ("mlp", "mlp_noisy")}
     return summary, curves
 
 
@@ -288,6 +345,8 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     out["full_accuracy"] = _mean_sd([p["full_accuracy"] for p in parts])
     out["net_accuracy"] = {a: _mean_sd([p["net_accuracy"][a] for p in parts]) for a in ARCHITECTURES}
     out["n_pool"], out["n_test"] = parts[0]["n_pool"], parts[0]["n_test"]
+    if "diagnosis" in parts[0]:  # first seed only
+        out["diagnosis"] = parts[0]["diagnosis"]
     return out
 
 
@@ -298,7 +357,7 @@ def run(
     """The persistence check, then one part per seed; the summary's ``methods`` aggregates the seeds."""
     cfg, checkpoint = start_run(TopoPruneConfig, config, checkpoint)
     parts: dict[str, Any] = {"persistence_check": lambda: _persistence_check(cfg)}
-    if cfg.embedder == "umap":
+    if cfg.embedder == "umap" and cfg.diagnose:
         parts["umap_warm_up"] = lambda: ({"first_call_s": warm_up_umap()}, {})
     parts |= {f"seed_{s}": (lambda s=s: _seed(cfg, s)) for s in cfg.seeds}
     summary, curves = run_parts_timed(checkpoint, parts, progress)

@@ -8,7 +8,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
-from .experiment import METHOD_NAMES, METHODS, TopoPruneResults
+from .experiment import METHOD_NAMES, METHODS, PERTURBATION_NAMES, PERTURBATIONS, VARIANTS, TopoPruneResults
+
+#: short names of the diagnosis's score variants, for the figure's legend
+VARIANT_SHORT = {
+    "first": "first version (displacement, rescaled, layout)",
+    "unscaled": "… not rescaled",
+    "layout_values": "… total persistence, layout",
+    "topoprune": "TopoPrune now (total persistence, features)",
+}
 
 VIEW_TITLES = {"mlp": "MLP features select", "cnn": "CNN features select (transfer)",
                "mlp_noisy": "noisy MLP features select"}  # fmt: skip
@@ -19,15 +27,18 @@ def _r(a: np.ndarray) -> np.ndarray:
 
 
 def explorable_figure(results: TopoPruneResults) -> go.Figure:
-    """UMAP of the MLP features (first seed): left coloured by TopoPrune's score, right by class; the kept
-    points of TopoPrune (left) and of the distance to the class centre (right) ringed. Slider: clean or
-    noisy features × pruning rate."""
+    """UMAP of the MLP features (first seed; one UMAP seed for both frames): left coloured by TopoPrune's
+    score, right by class; the kept points of TopoPrune (left) and of the distance to the class centre
+    (right) ringed. Slider: clean or noisy features × pruning rate. The layout only draws the picture:
+    the scores are computed on the features (without the diagnosis, their PCA draws it)."""
     ex, cfg = results.curves["example"], results.config
+
     titles = ("TopoPrune (colour: score)", "distance to class centre (colour: class)")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.06, subplot_titles=titles)
     frames, labels = [], []
     for v, name in (("mlp", "clean"), ("mlp_noisy", f"noise {cfg.noise}")):
-        Z, score, y = ex["embedding"][v], ex["scores"][v], np.asarray(ex["labels"])
+        score, y = ex["scores"][v], np.asarray(ex["labels"])
+        Z = ex["embedding"][v]
         back = add_frame(fig, [
             (go.Scatter(x=_r(Z[:, 0]), y=_r(Z[:, 1]), mode="markers", showlegend=False, hoverinfo="skip",
                           marker=dict(size=4, color=_r(score), colorscale="Viridis", opacity=0.5,
@@ -52,22 +63,20 @@ def explorable_figure(results: TopoPruneResults) -> go.Figure:
 
 
 def diagram_figure(results: TopoPruneResults) -> go.Figure:
-    """Three neighbourhoods (lowest, median, highest TopoPrune score): the local cloud before and after the
-    topological descent, and its persistence diagram (H0 deaths at birth 0, H1 pairs)."""
+    """Three neighbourhoods (lowest, median, highest TopoPrune score): the cloud in the latent features on
+    its first two principal axes, and its persistence diagram (H0 deaths at birth 0, H1 pairs)."""
     ex = results.curves["example"]["examples"]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("cloud (blue), after descent (orange)",
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("neighbourhood (first two principal axes)",
                                                         "persistence diagram"))  # fmt: skip
     top = max(max(e["h0"].max(initial=0), e["h1"].max(initial=0)) for e in ex) * 1.05
     fig.add_trace(go.Scatter(x=[0, top], y=[0, top], mode="lines", line=REFERENCE_LINE, showlegend=False), 1, 2)
     frames, labels = [], []
     for e in ex:
-        c, mv = e["cloud"], e["moved"]
+        c = e["cloud"]
         traces = [
-            (go.Scatter(x=_r(c[:, 0]), y=_r(c[:, 1]), mode="markers", name="before",
+            (go.Scatter(x=_r(c[:, 0]), y=_r(c[:, 1]), mode="markers", name="neighbours",
                         marker=dict(color=PALETTE["blue"], size=8), showlegend=False), 1, 1),
-            (go.Scatter(x=_r(mv[:, 0]), y=_r(mv[:, 1]), mode="markers", name="after",
-                        marker=dict(color=PALETTE["orange"], size=6), showlegend=False), 1, 1),
-            (go.Scatter(x=[0.0], y=[0.0], mode="markers", name="the sample", showlegend=False,
+            (go.Scatter(x=_r(c[:1, 0]), y=_r(c[:1, 1]), mode="markers", name="the sample", showlegend=False,
                         marker=dict(color=PALETTE["red"], size=12, symbol="x")), 1, 1),
             (go.Scatter(x=np.zeros(len(e["h0"])), y=_r(e["h0"]), mode="markers", name="H0",
                         marker=dict(color=PALETTE["blue"], size=8)), 1, 2),
@@ -105,7 +114,36 @@ def accuracy_figure(results: TopoPruneResults) -> go.Figure:
     return style(fig, height=420, legend_below=True, bottom=110)
 
 
-def stability_figure(results: TopoPruneResults) -> go.Figure:
+def stability_figure(results: TopoPruneResults, level: float | None = None) -> go.Figure:
+    """The chapter's central figure. Left: the rank correlation of each score with itself under feature noise
+    and across extractors (mean ± sd over seeds), against the gate's ``level``. Right (first seed): from
+    the first version's score to TopoPrune's, one change at a time, under each perturbation."""
+    from .claims import STABLE
+
+    level = STABLE if level is None else level
+    m = results.summary["methods"]
+    diag = m.get("diagnosis")
+    fig = make_subplots(rows=1, cols=2 if diag else 1, horizontal_spacing=0.1, subplot_titles=(
+        "over seeds: the gate", "first seed: what made the first version unstable")[: 2 if diag else 1])  # fmt: skip
+    for i, k in enumerate(("topoprune", "radius", "centre")):
+        fig.add_trace(go.Bar(
+            x=["feature noise", "CNN vs MLP features"], name=METHOD_NAMES[k], marker_color=color(i), legendgroup="a",
+            y=[m["spearman_noise"][k]["mean"], m["spearman_transfer"][k]["mean"]],
+            error_y=dict(type="data", array=[m["spearman_noise"][k]["sd"], m["spearman_transfer"][k]["sd"]]),
+        ), 1, 1)  # fmt: skip
+    fig.add_trace(go.Scatter(x=["feature noise", "CNN vs MLP features"], y=[level, level], mode="lines",
+                             line=REFERENCE_LINE, name=f"gate level {level}"), 1, 1)  # fmt: skip
+    if diag:
+        for i, v in enumerate(VARIANTS):
+            fig.add_trace(go.Bar(x=[PERTURBATION_NAMES[p] for p in PERTURBATIONS],
+                                 y=[diag[v][p] for p in PERTURBATIONS], name=VARIANT_SHORT[v],
+                                 marker_color=color(i + 3), legendgroup="b"), 1, 2)  # fmt: skip
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(title_text="Spearman with the clean score", range=[-0.1, 1.05], row=1, col=1)
+    return style(fig, height=440, legend_below=True, bottom=150)
+
+
+def jaccard_figure(results: TopoPruneResults) -> go.Figure:
     """Overlap (Jaccard) of each method's kept set on clean and on noisy features, per pruning rate."""
     m, rates = results.summary["methods"], [str(r) for r in results.config.prune_grid]
     fig = go.Figure()
@@ -127,4 +165,5 @@ def all_figures(results: TopoPruneResults) -> dict[str, go.Figure]:
         "diagrams": diagram_figure(results),
         "accuracy": accuracy_figure(results),
         "stability": stability_figure(results),
+        "jaccard": jaccard_figure(results),
     }

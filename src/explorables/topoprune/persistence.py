@@ -172,30 +172,86 @@ def local_clouds(Z: np.ndarray, hoods: np.ndarray) -> np.ndarray:
     return clouds / np.where(radius > 0, radius, 1.0)[:, None, None]
 
 
+@checked(points=_POINTS, hoods=Array("m k", integer=True, min_size=(("k", 2),)), max_dimension=Int(0, 1),
+         workers=Int(0, 1024))  # fmt: skip
+def neighbourhood_persistence(
+    points: np.ndarray, hoods: np.ndarray, max_dimension: int = 0, workers: int = 1
+) -> np.ndarray:
+    """Total persistence, eq. (topoprune-loss), of every neighbourhood ``points[hoods[j]]`` as it lies in
+    ``points`` (centred on its sample, not rescaled): one value per row of ``hoods``.
+
+    A value of the diagram, not of its pairs: moving every point by at most ``eps`` moves each finite H0
+    death by at most ``2 eps`` (the stability theorem), so the H0 part moves by at most ``2 eps k``.
+    """
+    arr = _check_points("points", points)
+    hoods = np.asarray(hoods)
+    if hoods.min() < 0 or hoods.max() >= arr.shape[0]:
+        raise ValueError(f"hoods must hold row indices of points in [0, {arr.shape[0] - 1}], "
+                         f"got {hoods.min()}..{hoods.max()}")  # fmt: skip
+    max_dimension = check_int("max_dimension", max_dimension, 0, 1)
+    clouds = arr[hoods] - arr[hoods[:, :1]]
+    h0, h1 = batched_pairs(clouds, max_dimension, workers)
+    with one_cpu_thread():
+        c = torch.as_tensor(clouds)
+        dist = torch.cdist(c, c)
+        total = torch.zeros(len(hoods), dtype=dist.dtype)
+        total.index_add_(0, h0[:, 0], dist[h0[:, 0], h0[:, 1], h0[:, 2]])
+        if len(h1):
+            total.index_add_(0, h1[:, 0], dist[h1[:, 0], h1[:, 3], h1[:, 4]] - dist[h1[:, 0], h1[:, 1], h1[:, 2]])
+    return total.numpy()
+
+
+@checked(features=_POINTS, n_neighbours=Int(2), max_dimension=Int(0, 1), workers=Int(0, 1024))
+def persistence_scores(
+    features: np.ndarray, n_neighbours: int = 30, max_dimension: int = 0, workers: int = 1
+) -> np.ndarray:
+    """TopoPrune's score, eq. (topoprune-stable) (our reconstruction, second version).
+
+    Every sample's neighbourhood (itself and its ``n_neighbours`` nearest neighbours in the latent
+    ``features``, the support of UMAP's fuzzy simplicial set) is a Rips cloud in the feature space,
+    unscaled; its total persistence (H0, and H1 if ``max_dimension`` is 1) is a value of its diagram.
+    A sample's score is the mean of that value over the neighbourhoods it belongs to (its own and
+    those of the samples that count it as a neighbour), as in eq. (topoprune-score). Uses no labels
+    and no UMAP layout: the layout is what made the first version unstable (measured in the chapter).
+    """
+    arr = _check_points("features", features)
+    hoods = neighbourhoods(arr, n_neighbours)
+    values = neighbourhood_persistence.__wrapped__(arr, hoods, max_dimension, workers)
+    return _mean_over_memberships(values[:, None].repeat(hoods.shape[1], 1), hoods, arr.shape[0])
+
+
+def _mean_over_memberships(per_member: np.ndarray, hoods: np.ndarray, n: int) -> np.ndarray:
+    """``per_member[j, a]`` belongs to sample ``hoods[j, a]``: each sample's mean over its memberships."""
+    total, count = np.zeros(n), np.zeros(n)
+    np.add.at(total, hoods, per_member)
+    np.add.at(count, hoods, 1.0)
+    return total / count
+
+
 @checked(Z=_POINTS, n_steps=Int(1, 10_000), lr=Positive(), max_dimension=Int(0, 1), workers=Int(0, 1024))
 def topological_scores(
     Z: np.ndarray, n_neighbours: int = 15, n_steps: int = 3, lr: float = 0.05, max_dimension: int = 1,
-    workers: int = 1,
+    workers: int = 1, rescale: bool = True,
 ) -> np.ndarray:
-    """TopoPrune's per-sample complexity score, eq. (topoprune-score) (our reconstruction).
+    """The first version's score, eq. (topoprune-score): displacement under the local optimisation.
 
     Every sample's neighbourhood in the embedding ``Z`` is optimised by ``n_steps`` steps of
     gradient descent on its total persistence, eq. (topoprune-loss), with gudhi's pairs recomputed
     at every step; a sample's score is its mean displacement over all the neighbourhoods it belongs
     to (its own and those of the samples that count it as a neighbour). Uses no labels.
     ``workers``: processes for gudhi's pairs (0: all cores; the scores do not depend on it).
+    ``rescale``: divide each neighbourhood by its mean distance to the sample (the first version did;
+    ``False`` keeps the embedding's scale, for the chapter's measurement of what made it unstable).
+    Measured unstable (rank correlation with itself under feature noise near zero); kept to show why.
     """
     arr = _check_points("Z", Z)
     n_steps = check_int("n_steps", n_steps, 1)
     lr = check_positive("lr", lr)
     hoods = neighbourhoods(arr, n_neighbours)
+    clouds = local_clouds(arr, hoods) if rescale else arr[hoods] - arr[hoods[:, :1]]
     with one_cpu_thread():  # (n, k + 1, k + 1) distances: small blocks, one thread is faster
-        moved = _descend(torch.as_tensor(local_clouds(arr, hoods)), n_steps, lr, max_dimension, workers)
-    total = np.zeros(arr.shape[0])
-    count = np.zeros(arr.shape[0])
-    np.add.at(total, hoods, moved)
-    np.add.at(count, hoods, 1.0)
-    return total / count
+        moved = _descend(torch.as_tensor(clouds), n_steps, lr, max_dimension, workers)
+    return _mean_over_memberships(moved, hoods, arr.shape[0])
 
 
 def _descend(start: torch.Tensor, n_steps: int, lr: float, max_dimension: int, workers: int = 1) -> np.ndarray:
