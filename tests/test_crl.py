@@ -120,6 +120,25 @@ def test_chance_level_rotates_whitened_latents_and_knows_its_error():
         crl_experiment.whiten(np.column_stack([z[:, 0], z[:, 0], z[:, 1]]))
 
 
+def test_chance_with_extra_latents_picks_the_best_of_more_rotated_coordinates():
+    """The motion case scores three angles against six learned latents, the matching picking the best
+    three. Its chance level rotates the three whitened angles together with three independent white
+    dimensions (exactly white) and agrees with scoring each rotated copy directly."""
+    angles = make_motion_data(motion_scm(np.random.default_rng(1)), 300, np.random.default_rng(2)).z
+    w = crl_experiment.padded_white(angles, 6, 5)
+    np.testing.assert_allclose(np.cov(w.T, bias=True), np.eye(6), atol=1e-10)
+    np.testing.assert_allclose(w[:, :3], crl_experiment.whiten(angles))
+    rotations = special_ortho_group.rvs(6, size=5, random_state=5)
+    direct = [mcc(angles, w @ r) for r in rotations]
+    np.testing.assert_allclose(crl_experiment.rotation_mccs(angles, 5, 5, n_latent=6), direct, atol=1e-12)
+    # as many latents as targets: no padding, the plain chance level
+    np.testing.assert_array_equal(
+        crl_experiment.rotation_mccs(angles, 5, 5, n_latent=3), crl_experiment.rotation_mccs(angles, 5, 5)
+    )
+    with pytest.raises(ValueError, match="n_latent"):
+        crl_experiment.padded_white(angles, 2, 0)
+
+
 def test_the_motion_probe_reads_the_angles_and_nothing_else():
     """The motion gate's positive control: a supervised probe recovers the angles from the stick figure,
     and scores near zero on observations that do not hold them."""
@@ -210,8 +229,10 @@ def test_post_nonlinear_chain_stays_well_scaled():
 
 def test_identifiability_prediction_follows_the_changing_edges():
     graph = default_graph(3)
-    predict = {p: make_scm(graph, changing_edges(p, sorted(graph.edges)), 3, np.random.default_rng(0)).identifiable()
-               for p in PATTERNS}
+    predict = {
+        p: make_scm(graph, changing_edges(p, sorted(graph.edges)), 3, np.random.default_rng(0)).identifiable()
+        for p in PATTERNS
+    }
     assert predict["all"] == [True, True, True]
     assert predict["fix 0→1"] == [True, False, True]
     assert predict["fix 1→2"] == predict["fix 0→2"] == [True, True, False]
@@ -314,8 +335,14 @@ def test_interrupted_training_resumes_to_the_bit(tmp_path):
     env = torch.tensor(rng.integers(0, 3, (2, 60)))
     args, kw = (x, env, ("causal", "plain"), 3, 2), dict(seeds=(7, 8), batch_size=16)
     whole = fit(*args, n_steps=200, **kw)
-    fit(*args, n_steps=100, checkpoint=Checkpointer(tmp_path, every_s=0.0), name="loop",
-        extra_state=lambda: {"note": 1}, **kw)  # "killed" after 100 steps: its last loop state is on disk
+    fit(
+        *args,
+        n_steps=100,
+        checkpoint=Checkpointer(tmp_path, every_s=0.0),
+        name="loop",
+        extra_state=lambda: {"note": 1},
+        **kw,
+    )  # "killed" after 100 steps: its last loop state is on disk
     resumed = Checkpointer(tmp_path, every_s=3600.0, resume=True)
     assert resumed.get("loop")["step"] == 100 and resumed.get("loop")["extra"] == {"note": 1}
     calls: list[int] = []
@@ -349,8 +376,11 @@ def test_the_learner_never_receives_the_true_latents(monkeypatch):
     monkeypatch.setattr(crl_experiment, "fit", spy)
     crl_experiment.run(cfg)
     assert seen
-    arrays = [np.asarray(a.cpu() if isinstance(a, torch.Tensor) else a, dtype=float) for a in seen
-              if isinstance(a, (torch.Tensor, np.ndarray))]
+    arrays = [
+        np.asarray(a.cpu() if isinstance(a, torch.Tensor) else a, dtype=float)
+        for a in seen
+        if isinstance(a, (torch.Tensor, np.ndarray))
+    ]
     for arm in crl_experiment.arms(cfg):
         for s in range(len(cfg.seeds)):
             z = make_arm_data(cfg, arm, s).z
@@ -449,11 +479,42 @@ def test_verdicts_on_constructed_numbers():
 def test_claims_of_the_smoke_run_have_their_kinds_and_gates():
     rows = claims(crl_experiment.run(CRLConfig.preset("smoke")))
     kinds = [r.kind for r in rows]
-    assert kinds.count("check") == 3 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "motion", "lens"}
+    assert kinds.count("check") == 5 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "motion"}
     assert all(r.gates for r in rows if r.kind == "claim")
+    # the lens is a check (its gap has a closed form); the motion claim shares the VAE learner's gate
+    assert any(r.kind == "check" and r.claim.startswith("Exact lens") for r in rows)
+    assert next(r for r in rows if r.claim.startswith("Human-motion")).gates == ("motion", "ivae")
+    ivae = next(r for r in rows if r.name == "ivae")
+    assert "active latents per seed" in ivae.measured
     for r in apply_gates(rows):  # a claim whose gate failed reads untested, never no
         failed = any(g.name in r.gates and g.outcome == "fail" for g in rows if g.kind == "gate")
         assert (r.outcome == "untested") == (r.kind == "claim" and failed)
+
+
+def test_the_page_sentences_follow_the_numbers():
+    """The control's direction sentence appears only when a child scores higher without changes; the
+    active-latents sentence says collapse when a latent is inactive."""
+    from explorables.crl.claims import active_sentence, control_direction
+
+    def arm(comps, identifiable, active=None):
+        out = {
+            "components": [{"per_seed": c} for c in comps],
+            "identifiable": identifiable,
+            "chance": {"per_seed": [0.5, 0.5, 0.5]},
+        }
+        return out if active is None else {**out, "active": active}
+
+    def results(none_child):
+        arms = {
+            "causal / all": arm([[0.9] * 3, [0.9] * 3], [True, True]),
+            "causal / none": arm([[0.9] * 3, none_child], [True, False]),
+            crl_experiment.IVAE_CHECK: arm([[0.6] * 3, [0.6] * 3], [True, True], active=[2, 1, 2]),
+        }
+        return crl_experiment.CRLResults(CRLConfig.preset("smoke"), {"arms": arms}, {})
+
+    assert control_direction(results([0.5, 0.6, 0.55])) == ""  # drops, as predicted
+    assert "1 of the 1 children (z1)" in control_direction(results([0.95, 0.97, 0.96]))
+    assert "only 1 to 2 of its 2 latents" in active_sentence(results([0.5] * 3))
 
 
 def test_exogenous_noise_is_what_the_sampler_added():

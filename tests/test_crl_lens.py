@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from explorables.crl import default_graph, make_mixing, make_scm, sample_latents
-from explorables.crl.claims import LENS_GAP, LENS_TOL, flow_verdict, lens_gate, lens_verdict, lens_word
+from explorables.crl.claims import LENS_GAP, LENS_TOL, flow_verdict, lens_check, lens_gate, lens_word
 from explorables.crl.lens import edge_gap, flow, flow_check, flow_data, unflow
 from explorables.crl.scm import g
 
@@ -102,5 +102,10 @@ def test_lens_verdicts_on_constructed_numbers():
     assert lens_word([zero], [zero]) == "no"  # a changing edge that costs nothing
     assert lens_word([up], [up]) == "no"  # a fixed edge that cannot be removed
     assert lens_word([mid], [zero]) == "unclear"
-    assert lens_verdict({"all": ([up], []), "fix": ([up], [up])}).startswith("partly")
-    assert lens_verdict({"all": ([up], []), "fix": ([up], [zero])}).startswith("yes")
+    assert lens_check({"all": ([up], []), "fix": ([up], [up])}) == (
+        f"fail: gap ≥ {LENS_GAP} nats where the influence changes, below {LENS_TOL} where it is fixed, not for fix"
+    )
+    assert lens_check({"all": ([up], []), "fix": ([up], [zero])}).startswith("pass")
+    assert lens_check({"fix": ([mid], [zero])}).startswith("fail")  # unclear is not a pass
+    with pytest.raises(ValueError, match="patterns"):
+        lens_check({})

@@ -1,4 +1,4 @@
-"""The chapter's claims table (Claims kit 3): three checks, three gates, the paper's claims.
+"""The chapter's claims table (Claims kit 3): five checks, two gates, the paper's claims.
 
 Every verdict is decided by the book-wide rules of :mod:`explorables.core.verdicts` on per-seed
 values (95% t-interval: mean ± t·se over seeds, paired by seed where two arms share the data draws).
@@ -20,16 +20,19 @@ Every chance level is the median MCC of random rotations of the arm's **whitened
   probe (cubic ridge regression, fitted on half the samples) reads the angles from the stick-figure
   coordinates at least :data:`ABOVE_CHANCE` above chance on every seed, so the observations hold
   the angles at this sample size;
-* **check** and **gate** of the exact lens (:mod:`~explorables.crl.lens`): the flow's log-determinant
-  agrees with autograd's; gate ``lens``: with every influence fixed and nothing to absorb the removal
-  (phi = 0), deleting any edge costs at least :data:`LENS_GAP` nats per sample on every seed;
-* **claims**: the exact lens (per pattern, a gap of at least :data:`LENS_GAP` on every changing edge
-  and an interval below :data:`LENS_TOL` on every fixed one; thresholds set after one preliminary
-  run on three seeds, as the page's folded box says), identification with all influences changing
+* three **checks** of the exact lens (:mod:`~explorables.crl.lens`), checks and not claims because with
+  the mixing known the gap has a closed form (the page's eq. crl-gap-closed; a test checks it): the
+  flow's log-determinant agrees with autograd's; with every influence fixed and nothing to absorb the
+  removal (phi = 0), deleting any edge costs at least :data:`LENS_GAP` nats per sample on every seed;
+  per pattern, a gap of at least :data:`LENS_GAP` on every changing edge and an interval below
+  :data:`LENS_TOL` on every fixed one (thresholds set after one preliminary run on three seeds, as the
+  page's folded box says);
+* **claims**: identification with all influences changing
   (per component), the causal prior against the baselines (per baseline), partial
   identifiability (per pattern), the no-change control (per child: dropped from the all-change
   run *and* not above chance), the post-nonlinear extension (per component), the motion case
-  (above chance first, then against the plain VAE).
+  (above chance first, then against the plain VAE; gated by ``motion`` and by ``ivae``, since it
+  uses the same learner).
 """
 
 from __future__ import annotations
@@ -105,8 +108,9 @@ def lens_gate(gaps: Mapping[str, Sequence[float]], threshold: float = LENS_GAP) 
     return f"{word}: gap ≥ {threshold} nats on every seed for " + ("every edge" if not bad else f"not {', '.join(bad)}")
 
 
-def lens_word(changing: Sequence[Sequence[float]], fixed: Sequence[Sequence[float]],
-              gap: float = LENS_GAP, tol: float = LENS_TOL) -> str:
+def lens_word(
+    changing: Sequence[Sequence[float]], fixed: Sequence[Sequence[float]], gap: float = LENS_GAP, tol: float = LENS_TOL
+) -> str:
     """One pattern follows the theory (yes) when every changing edge's gap interval clears ``gap`` and
     every fixed edge's gap interval lies below ``tol``; no when any reads no; unclear otherwise."""
     words = [compare(v, gap) for v in changing] + [compare(v, tol, "below") for v in fixed]
@@ -115,12 +119,20 @@ def lens_word(changing: Sequence[Sequence[float]], fixed: Sequence[Sequence[floa
     return "yes" if all(w == "yes" for w in words) else "no" if "no" in words else "unclear"
 
 
-def lens_verdict(patterns: Mapping[str, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]],
-                 gap: float = LENS_GAP, tol: float = LENS_TOL) -> str:
-    """Per pattern, :func:`lens_word` of (changing edges' gaps, fixed edges' gaps); yes: every pattern
-    follows the theory, partly: some, no: none."""
-    parts = {p: lens_word(ch, fx, gap, tol) for p, (ch, fx) in patterns.items()}
-    return scope_verdict(parts, f"gap ≥ {gap} nats where the influence changes, below {tol} where it is fixed")
+def lens_check(
+    patterns: Mapping[str, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]],
+    gap: float = LENS_GAP,
+    tol: float = LENS_TOL,
+) -> str:
+    """A check, not a claim: with the mixing known and the model class of eq. (crl-anm), the gap has the
+    closed form of eq. (crl-gap-closed), so the lens verifies our generator and fitting against the
+    argument, it does not test the paper. pass when every pattern follows it (:func:`lens_word` yes)."""
+    words = {p: lens_word(ch, fx, gap, tol) for p, (ch, fx) in patterns.items()}
+    if not words:
+        raise ValueError("patterns must name at least one pattern, got none")
+    bad = [p for p, w in words.items() if w != "yes"]
+    rule = f"gap ≥ {gap} nats where the influence changes, below {tol} where it is fixed"
+    return f"pass: {rule}, every pattern" if not bad else f"fail: {rule}, not for " + ", ".join(bad)
 
 
 def recovery_gate(above_chance: Sequence[float], margin: float = ABOVE_CHANCE) -> str:
@@ -142,8 +154,12 @@ def beats_verdict(gains: Mapping[str, Sequence[float]], margin: float = MARGIN) 
     return scope_verdict(parts, f"paired MCC gain ≥ {margin}")
 
 
-def pattern_word(recovered: Sequence[Sequence[float]], drops: Sequence[Sequence[float]],
-                 margin: float = ABOVE_CHANCE, gap: float = GAP) -> str:
+def pattern_word(
+    recovered: Sequence[Sequence[float]],
+    drops: Sequence[Sequence[float]],
+    margin: float = ABOVE_CHANCE,
+    gap: float = GAP,
+) -> str:
     """One pattern follows the prediction (yes) when every predicted-identifiable component is
     recovered (MCC − chance ≥ ``margin``) and every other one drops from its all-change MCC by ≥ ``gap``
     (paired); no when any of these reads no; unclear otherwise."""
@@ -153,16 +169,18 @@ def pattern_word(recovered: Sequence[Sequence[float]], drops: Sequence[Sequence[
     return "yes" if all(w == "yes" for w in words) else "no" if "no" in words else "unclear"
 
 
-def partial_verdict(patterns: Mapping[str, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]],
-                    margin: float = ABOVE_CHANCE, gap: float = GAP) -> str:
+def partial_verdict(
+    patterns: Mapping[str, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]],
+    margin: float = ABOVE_CHANCE,
+    gap: float = GAP,
+) -> str:
     """Per one-fixed-edge pattern, :func:`pattern_word` of (recovered parts, drops); yes: every pattern
     follows the prediction, partly: some, no: none."""
     parts = {p: pattern_word(rec, drops, margin, gap) for p, (rec, drops) in patterns.items()}
     return scope_verdict(parts, "pattern follows the prediction")
 
 
-def child_word(drop: Sequence[float], above: Sequence[float], gap: float = GAP,
-               margin: float = ABOVE_CHANCE) -> str:
+def child_word(drop: Sequence[float], above: Sequence[float], gap: float = GAP, margin: float = ABOVE_CHANCE) -> str:
     """One child is *not recovered* without changes (yes) when its MCC drops from the all-change run by
     ≥ ``gap`` (paired) **and** its MCC − chance stays below ``margin`` (interval): a drop alone does
     not show non-recovery. No when either reads no; unclear otherwise."""
@@ -170,78 +188,150 @@ def child_word(drop: Sequence[float], above: Sequence[float], gap: float = GAP,
     return "yes" if words == ("yes", "yes") else "no" if "no" in words else "unclear"
 
 
-def control_verdict(children: Mapping[str, tuple[Sequence[float], Sequence[float]]], gap: float = GAP,
-                    margin: float = ABOVE_CHANCE) -> str:
+def control_verdict(
+    children: Mapping[str, tuple[Sequence[float], Sequence[float]]], gap: float = GAP, margin: float = ABOVE_CHANCE
+) -> str:
     """Without changing influences, per child (drop from the all-change run, MCC − chance) through
     :func:`child_word`: yes every child not recovered, partly some, no none."""
     parts = {name: child_word(d, a, gap, margin) for name, (d, a) in children.items()}
     return scope_verdict(parts, f"paired drop ≥ {gap} and MCC − chance below {margin}, without changes")
 
 
-def motion_verdict(above: Sequence[float], gain: Sequence[float], margin: float = ABOVE_CHANCE,
-                   beat: float = MARGIN) -> str:
+def motion_verdict(
+    above: Sequence[float], gain: Sequence[float], margin: float = ABOVE_CHANCE, beat: float = MARGIN
+) -> str:
     """The causal prior recovers the angles: its MCC − chance against ``margin`` is the primary part
     (not yes: the claim takes its word); when it reads yes, the paired gain over the plain VAE against
     ``beat`` decides yes (combined) or partly."""
     parts = {"above chance": compare(above, margin), "above the plain VAE": compare(gain, beat)}
     if parts["above chance"] != "yes":
-        return (f"{parts['above chance']}: MCC − chance {_iv(above)} vs {margin} (the primary part); "
-                f"gain over the plain VAE {_iv(gain)} vs {beat}")
+        return (
+            f"{parts['above chance']}: MCC − chance {_iv(above)} vs {margin} (the primary part); "
+            f"gain over the plain VAE {_iv(gain)} vs {beat}"
+        )
     return scope_verdict(parts, f"MCC − chance ≥ {margin}, paired gain ≥ {beat}")
 
 
 _UP, _MID, _DOWN = [0.3, 0.31, 0.29], [0.0, 0.3, 0.15], [0.0, 0.01, -0.01]
 _ZERO = [0.0, 0.002, -0.002]
 CRITERIA: tuple[Criterion, ...] = (
-    Criterion("the flow's log-determinant is exact and the shear keeps it", "check", flow_verdict, FLOW_TOL,
-              "|analytic − autograd| ≤ tol", {"pass": ((1e-14,), {}), "fail": ((1e-3,), {})}),
-    Criterion("lens gate: a removed edge costs likelihood when nothing absorbs it", "gate", lens_gate, LENS_GAP,
-              "gap ≥ threshold on every seed, every edge",
-              {"pass": (({"0→1": _UP, "1→2": _UP},), {}), "fail": (({"0→1": _UP, "1→2": [0.3, 0.01, 0.3]},), {})}),
-    Criterion("lens: a gap exactly where influences change (per pattern)", "claim", lens_verdict,
-              f"{LENS_GAP} / {LENS_TOL}",
-              "per pattern: changing edges' gap interval ≥ gap, fixed edges' below tol; combined over patterns",
-              {"yes": (({"all": ([_UP], []), "fix": ([_UP], [_ZERO])},), {}),
-               "partly": (({"all": ([_UP], []), "fix": ([_UP], [_UP])},), {}),
-               "no": (({"fix": ([_ZERO], [_ZERO])},), {}),
-               "unclear": (({"fix": ([_MID], [_ZERO])},), {})},
-              scoped=True),
-    Criterion("metric is 1 for a permuted, rescaled copy", "check", metric_check, METRIC_TOL,
-              "|MCC − 1| ≤ tol", {"pass": ((1e-12,), {}), "fail": ((1e-3,), {})}),
-    Criterion("every chance level's own error is small", "check", chance_check, CHANCE_SE,
-              "largest bootstrap se of a chance level ≤ tol", {"pass": ((0.004,), {}), "fail": ((0.03,), {})}),
-    Criterion("recovery gate (ivae; motion: the supervised probe)", "gate", recovery_gate, ABOVE_CHANCE,
-              "MCC − chance ≥ margin on every seed",
-              {"pass": ((_UP,), {}), "fail": (([0.3, 0.1, 0.3],), {})}),
-    Criterion("identified / post-nonlinear (per component)", "claim", components_verdict, ABOVE_CHANCE,
-              "per component, interval of MCC − chance vs margin; combined over components",
-              {"yes": (({"z0": _UP, "z1": _UP},), {}), "partly": (({"z0": _UP, "z1": _DOWN},), {}),
-               "no": (({"z0": _DOWN, "z1": _DOWN},), {}), "unclear": (({"z0": _MID, "z1": _DOWN},), {})},
-              scoped=True),
-    Criterion("causal prior beats the baselines (and the motion case)", "claim", beats_verdict, MARGIN,
-              "per baseline, interval of the paired MCC gain vs margin; combined over baselines",
-              {"yes": (({"plain": _UP},), {}), "partly": (({"plain": _UP, "factorised": _DOWN},), {}),
-               "no": (({"plain": _DOWN, "factorised": _DOWN},), {}), "unclear": (({"plain": [0.0, 0.1, 0.05]},), {})},
-              scoped=True),
-    Criterion("partial identifiability (per pattern)", "claim", partial_verdict, f"{ABOVE_CHANCE} / {GAP}",
-              "per pattern: identifiable ones recovered and the others drop by ≥ gap; combined over patterns",
-              {"yes": (({"fix a": ([_UP], [_UP])},), {}),
-               "partly": (({"fix a": ([_UP], [_UP]), "fix b": ([_UP], [_DOWN])},), {}),
-               "no": (({"fix a": ([_DOWN], [_UP]), "fix b": ([_UP], [_DOWN])},), {}),
-               "unclear": (({"fix a": ([_UP], [_MID])},), {})},
-              scoped=True),
-    Criterion("control: children not recovered without changes", "claim", control_verdict, f"{GAP} / {ABOVE_CHANCE}",
-              "per child, the paired drop's interval ≥ gap and the interval of MCC − chance below margin; "
-              "combined over children",
-              {"yes": (({"z1": (_UP, _DOWN), "z2": (_UP, _DOWN)},), {}),
-               "partly": (({"z1": (_UP, _DOWN), "z2": (_UP, _UP)},), {}),
-               "no": (({"z1": (_UP, _UP)},), {}), "unclear": (({"z1": (_UP, _MID)},), {})},
-              scoped=True),
-    Criterion("motion: the causal prior recovers the angles", "claim", motion_verdict, f"{ABOVE_CHANCE} / {MARGIN}",
-              "MCC − chance vs margin first (else its word); then the paired gain over the plain VAE; combined",
-              {"yes": ((_UP, _UP), {}), "partly": ((_UP, _DOWN), {}), "no": ((_DOWN, _UP), {}),
-               "unclear": ((_MID, _UP), {})},
-              scoped=True),
+    Criterion(
+        "the flow's log-determinant is exact and the shear keeps it",
+        "check",
+        flow_verdict,
+        FLOW_TOL,
+        "|analytic − autograd| ≤ tol",
+        {"pass": ((1e-14,), {}), "fail": ((1e-3,), {})},
+    ),
+    Criterion(
+        "lens: a removed edge costs likelihood when nothing absorbs it",
+        "check",
+        lens_gate,
+        LENS_GAP,
+        "gap ≥ threshold on every seed, every edge",
+        {"pass": (({"0→1": _UP, "1→2": _UP},), {}), "fail": (({"0→1": _UP, "1→2": [0.3, 0.01, 0.3]},), {})},
+    ),
+    Criterion(
+        "lens: a gap exactly where influences change (per pattern)",
+        "check",
+        lens_check,
+        f"{LENS_GAP} / {LENS_TOL}",
+        "every pattern: changing edges' gap interval ≥ gap, fixed edges' below tol",
+        {
+            "pass": (({"all": ([_UP], []), "fix": ([_UP], [_ZERO])},), {}),
+            "fail": (({"all": ([_UP], []), "fix": ([_MID], [_ZERO])},), {}),
+        },
+    ),
+    Criterion(
+        "metric is 1 for a permuted, rescaled copy",
+        "check",
+        metric_check,
+        METRIC_TOL,
+        "|MCC − 1| ≤ tol",
+        {"pass": ((1e-12,), {}), "fail": ((1e-3,), {})},
+    ),
+    Criterion(
+        "every chance level's own error is small",
+        "check",
+        chance_check,
+        CHANCE_SE,
+        "largest bootstrap se of a chance level ≤ tol",
+        {"pass": ((0.004,), {}), "fail": ((0.03,), {})},
+    ),
+    Criterion(
+        "recovery gate (ivae; motion: the supervised probe)",
+        "gate",
+        recovery_gate,
+        ABOVE_CHANCE,
+        "MCC − chance ≥ margin on every seed",
+        {"pass": ((_UP,), {}), "fail": (([0.3, 0.1, 0.3],), {})},
+    ),
+    Criterion(
+        "identified / post-nonlinear (per component)",
+        "claim",
+        components_verdict,
+        ABOVE_CHANCE,
+        "per component, interval of MCC − chance vs margin; combined over components",
+        {
+            "yes": (({"z0": _UP, "z1": _UP},), {}),
+            "partly": (({"z0": _UP, "z1": _DOWN},), {}),
+            "no": (({"z0": _DOWN, "z1": _DOWN},), {}),
+            "unclear": (({"z0": _MID, "z1": _DOWN},), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "causal prior beats the baselines (and the motion case)",
+        "claim",
+        beats_verdict,
+        MARGIN,
+        "per baseline, interval of the paired MCC gain vs margin; combined over baselines",
+        {
+            "yes": (({"plain": _UP},), {}),
+            "partly": (({"plain": _UP, "factorised": _DOWN},), {}),
+            "no": (({"plain": _DOWN, "factorised": _DOWN},), {}),
+            "unclear": (({"plain": [0.0, 0.1, 0.05]},), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "partial identifiability (per pattern)",
+        "claim",
+        partial_verdict,
+        f"{ABOVE_CHANCE} / {GAP}",
+        "per pattern: identifiable ones recovered and the others drop by ≥ gap; combined over patterns",
+        {
+            "yes": (({"fix a": ([_UP], [_UP])},), {}),
+            "partly": (({"fix a": ([_UP], [_UP]), "fix b": ([_UP], [_DOWN])},), {}),
+            "no": (({"fix a": ([_DOWN], [_UP]), "fix b": ([_UP], [_DOWN])},), {}),
+            "unclear": (({"fix a": ([_UP], [_MID])},), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "control: children not recovered without changes",
+        "claim",
+        control_verdict,
+        f"{GAP} / {ABOVE_CHANCE}",
+        "per child, the paired drop's interval ≥ gap and the interval of MCC − chance below margin; "
+        "combined over children",
+        {
+            "yes": (({"z1": (_UP, _DOWN), "z2": (_UP, _DOWN)},), {}),
+            "partly": (({"z1": (_UP, _DOWN), "z2": (_UP, _UP)},), {}),
+            "no": (({"z1": (_UP, _UP)},), {}),
+            "unclear": (({"z1": (_UP, _MID)},), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "motion: the causal prior recovers the angles",
+        "claim",
+        motion_verdict,
+        f"{ABOVE_CHANCE} / {MARGIN}",
+        "MCC − chance vs margin first (else its word); then the paired gain over the plain VAE; combined",
+        {"yes": ((_UP, _UP), {}), "partly": ((_UP, _DOWN), {}), "no": ((_DOWN, _UP), {}), "unclear": ((_MID, _UP), {})},
+        scoped=True,
+    ),
 )
 
 
@@ -294,8 +384,11 @@ def control_parts(results: CRLResults) -> dict[str, tuple[np.ndarray, np.ndarray
     full, none = _arm(results, "causal / all"), _arm(results, "causal / none")
     if full is None or none is None:
         return {}
-    return {f"z{i}": (per_seed(full, i) - per_seed(none, i), per_seed(none, i) - chance(none))
-            for i, ok in enumerate(none["identifiable"]) if not ok}
+    return {
+        f"z{i}": (per_seed(full, i) - per_seed(none, i), per_seed(none, i) - chance(none))
+        for i, ok in enumerate(none["identifiable"])
+        if not ok
+    }
 
 
 def max_chance_se(results: CRLResults) -> float:
@@ -336,11 +429,18 @@ def component_table(results: CRLResults) -> str:
             fmt_mean_sd(c["per_seed"]) + ("" if arm["data"] == "motion" else (" ✓" if ok else " ✗"))
             for c, ok in zip(arm["components"], arm["identifiable"], strict=True)
         ]
-        rows.append([name, arm["correlation"], fmt_mean_sd(per_seed(arm)), fmt_mean_sd(chance(arm)), *comps,
-                     fmt_mean_sd(arm["elbo"]["per_seed"])])
+        rows.append(
+            [
+                name,
+                arm["correlation"],
+                fmt_mean_sd(per_seed(arm)),
+                fmt_mean_sd(chance(arm)),
+                *comps,
+                fmt_mean_sd(arm["elbo"]["per_seed"]),
+            ]
+        )
     d = max(len(a["components"]) for a in results.summary["arms"].values())
-    header = ["arm", "correlation", "MCC mean ± sd", "chance mean ± sd",
-              *(f"z{i}" for i in range(d)), "ELBO / sample"]
+    header = ["arm", "correlation", "MCC mean ± sd", "chance mean ± sd", *(f"z{i}" for i in range(d)), "ELBO / sample"]
     return table(header, rows)
 
 
@@ -354,10 +454,12 @@ def reading_sentence(results: CRLResults) -> str:
             parts.append(f"{name}: MCC minus its chance level per component (mean [95% t-interval]) {gaps}")
     children = control_parts(results)
     if children:
-        parts.append("from the all-change run to the no-change control the children's MCC drops by "
-                     + ", ".join(f"{k} {_iv(d)}" for k, (d, _) in children.items())
-                     + ", and without changes their MCC minus chance is "
-                     + ", ".join(f"{k} {_iv(a)}" for k, (_, a) in children.items()))
+        parts.append(
+            "from the all-change run to the no-change control the children's MCC drops by "
+            + ", ".join(f"{k} {_iv(d)}" for k, (d, _) in children.items())
+            + ", and without changes their MCC minus chance is "
+            + ", ".join(f"{k} {_iv(a)}" for k, (_, a) in children.items())
+        )
     full, plain = _arm(results, "causal / all"), _arm(results, "plain / all")
     if full is not None and plain is not None:
         mcc_gain = per_seed(full) - per_seed(plain)
@@ -374,9 +476,13 @@ def lens_parts(results: CRLResults) -> dict[str, tuple[list[np.ndarray], list[np
     lens = results.summary.get("lens")
     if not lens:
         return {}
-    return {p: ([np.asarray(g) for g, c in zip(v["gap"], v["changes"], strict=True) if c],
-                [np.asarray(g) for g, c in zip(v["gap"], v["changes"], strict=True) if not c])
-            for p, v in lens["patterns"].items()}
+    return {
+        p: (
+            [np.asarray(g) for g, c in zip(v["gap"], v["changes"], strict=True) if c],
+            [np.asarray(g) for g, c in zip(v["gap"], v["changes"], strict=True) if not c],
+        )
+        for p, v in lens["patterns"].items()
+    }
 
 
 def lens_table(results: CRLResults) -> str:
@@ -384,9 +490,16 @@ def lens_table(results: CRLResults) -> str:
     lens = results.summary.get("lens")
     if not lens:
         return ""
-    rows = [[p, *(("changes → gap " if c else "fixed → none ") + _iv(g) for g, c in zip(v["gap"], v["changes"],
-                                                                                         strict=True))]
-            for p, v in lens["patterns"].items()]
+    rows = [
+        [
+            p,
+            *(
+                ("changes → gap " if c else "fixed → none ") + _iv(g)
+                for g, c in zip(v["gap"], v["changes"], strict=True)
+            ),
+        ]
+        for p, v in lens["patterns"].items()
+    ]
     if "control" in lens:
         rows.append(["none, φ = 0 (gate)", *("any → gap " + _iv(g) for g in lens["control"])])
     return table(["influences that change", *(f"edge {e}" for e in lens["edges"])], rows)
@@ -398,18 +511,46 @@ def gate_reading(rows: Sequence[Claim]) -> str:
     said = []
     if "ivae" in outcome:
         said.append(
-            "The iVAE gate passes, so the VAE claims on the synthetic data are decided by their intervals."
-            if outcome["ivae"] == "pass" else
-            "The iVAE gate fails: even in iVAE's own setting our VAEs do not recover the targets by the margin, "
-            "so every VAE claim on the synthetic data reads *untested*. At this budget the learner is the "
-            "obstacle; this is a defect of our reduced run, not evidence against the paper.")
-    if "lens" in outcome:
-        said.append(
-            "The lens gate passes (a removed edge costs likelihood when nothing absorbs it), so the exact "
-            "lens's claim is decided by its intervals." if outcome["lens"] == "pass" else
-            "The lens gate fails: on some seed a removed edge costs too little likelihood even with nothing "
-            "to absorb it, so the exact lens's claim reads *untested*.")
+            "The iVAE gate passes, so the VAE claims are decided by their intervals."
+            if outcome["ivae"] == "pass"
+            else "The iVAE gate fails: even in iVAE's own setting our VAEs do not recover the targets by the margin, "
+            "so every VAE claim reads *untested* (the motion claim too: it uses the same learner). At this "
+            "budget the learner or the setting is the obstacle; this is a defect of our reduced run, not "
+            "evidence against the paper."
+        )
     return " ".join(said)
+
+
+def active_sentence(results: CRLResults) -> str:
+    """What the iVAE arm's active latents say about its gate (none when the arm did not run)."""
+    arm = _arm(results, IVAE_CHECK)
+    if arm is None or "active" not in arm:
+        return ""
+    d, active = len(arm["components"]), arm["active"]
+    if min(active) == d:
+        return (
+            f"Every one of the iVAE arm's {d} latents stays active on every seed (its posterior mean varies "
+            "over the data), so its shortfall is not latents collapsing to the prior: the codes vary, but do "
+            "not line up with the noises."
+        )
+    return (
+        f"The iVAE arm keeps only {min(active)} to {max(active)} of its {d} latents active over the seeds: "
+        "latents left at the prior cannot be recovered, whatever the theory allows."
+    )
+
+
+def control_direction(results: CRLResults) -> str:
+    """A sentence when the no-change control runs the wrong way: children with a higher mean MCC without
+    changing influences than with them (the theory predicts the reverse)."""
+    children = control_parts(results)
+    higher = [k for k, (drop, _) in children.items() if float(np.mean(drop)) < 0]
+    if not higher:
+        return ""
+    return (
+        f"The no-change control runs the wrong way for {len(higher)} of the {len(children)} children "
+        f"({', '.join(higher)}): their mean MCC is higher without changing influences than with them, the "
+        "reverse of the prediction. At this scale MCC is not tracking identifiability."
+    )
 
 
 def claims(results: CRLResults) -> list[Claim]:
@@ -430,123 +571,184 @@ def claims(results: CRLResults) -> list[Claim]:
         )
     ]
     se = max_chance_se(results)
-    out.append(Claim(
-        "Every chance level is measured to well under the margin",
-        f"median MCC of {cfg.n_rotations} Haar rotations of each arm's whitened targets, per seed; standard "
-        "error by bootstrap over the rotations",
-        f"largest standard error {se:.4f} (margin {ABOVE_CHANCE})",
-        chance_check(se), kind="check",
-    ))
+    out.append(
+        Claim(
+            "Every chance level is measured to well under the margin",
+            f"median MCC of {cfg.n_rotations} Haar rotations of each arm's whitened targets, per seed; standard "
+            "error by bootstrap over the rotations",
+            f"largest standard error {se:.4f} (margin {ABOVE_CHANCE})",
+            chance_check(se),
+            kind="check",
+        )
+    )
     lens = results.summary.get("lens")
     if lens:
-        out.append(Claim(
-            "The flow's likelihood term is exact, and the alternative's shear leaves it unchanged",
-            "square leaky-ReLU flow, d_obs = d_latent; analytic log-determinant against autograd (torch), 8 samples",
-            f"largest difference {lens['flow_check']:.1e}",
-            flow_verdict(lens["flow_check"]), kind="check",
-        ))
+        out.append(
+            Claim(
+                "The flow's likelihood term is exact, and the alternative's shear leaves it unchanged",
+                "square leaky-ReLU flow, d_obs = d_latent; analytic log-determinant against autograd (torch), "
+                "8 samples",
+                f"largest difference {lens['flow_check']:.1e}",
+                flow_verdict(lens["flow_check"]),
+                kind="check",
+            )
+        )
         if lens.get("control"):
             ctrl = dict(zip(lens["edges"], lens["control"], strict=True))
-            out.append(Claim(
-                "The lens sees a removed edge when nothing can absorb it",
-                "influences fixed; edge removed with φ = 0; held-out log-likelihood gap per sample",
-                "smallest gap per seed " + ", ".join(f"{v:.2f}" for v in np.min(list(ctrl.values()), axis=0)),
-                lens_gate(ctrl), kind="gate", name="lens",
-            ))
+            out.append(
+                Claim(
+                    "The lens sees a removed edge when nothing can absorb it",
+                    "influences fixed; edge removed with φ = 0; held-out log-likelihood gap per sample",
+                    "smallest gap per seed " + ", ".join(f"{v:.2f}" for v in np.min(list(ctrl.values()), axis=0)),
+                    lens_gate(ctrl),
+                    kind="check",
+                )
+            )
     check = _arm(results, IVAE_CHECK)
     if check is not None:
         ac = per_seed(check) - chance(check)
-        out.append(Claim(
-            "iVAE's own setting is reached at our budget",
-            "influences fixed, factorised prior, MCC against the independent exogenous noise",
-            f"MCC {fmt_mean_sd(per_seed(check))}, chance {fmt_mean_sd(chance(check))}; "
-            f"MCC − chance per seed " + ", ".join(f"{v:+.2f}" for v in ac),
-            recovery_gate(ac), kind="gate", name="ivae",
-        ))
+        out.append(
+            Claim(
+                "iVAE's own setting is reached at our budget",
+                "influences fixed, factorised prior, MCC against the independent exogenous noise",
+                f"MCC {fmt_mean_sd(per_seed(check))}, chance {fmt_mean_sd(chance(check))}; "
+                f"MCC − chance per seed "
+                + ", ".join(f"{v:+.2f}" for v in ac)
+                + (
+                    f"; active latents per seed {', '.join(str(k) for k in check['active'])} "
+                    f"of {len(check['components'])}"
+                    if "active" in check
+                    else ""
+                ),
+                recovery_gate(ac),
+                kind="gate",
+                name="ivae",
+            )
+        )
     motion, plain_motion = _arm(results, "motion / causal"), _arm(results, "motion / plain")
     probe = results.summary.get("motion_probe")
     if motion is not None and probe is not None:
-        ac = np.asarray(probe["per_seed"]) - chance(motion)
-        out.append(Claim(
-            "The stick-figure coordinates hold the angles at our sample size (positive control)",
-            "supervised probe, no VAE: cubic ridge regression from coordinates to angles, fitted on half "
-            "the samples, MCC on the other half, 6 gaits",
-            f"probe MCC {fmt_mean_sd(probe['per_seed'])}, chance {fmt_mean_sd(chance(motion))}; "
-            f"MCC − chance per seed " + ", ".join(f"{v:+.2f}" for v in ac),
-            recovery_gate(ac), kind="gate", name="motion",
-        ))
+        probe_chance = np.asarray(results.summary.get("motion_probe_chance", {"per_seed": chance(motion)})["per_seed"])
+        ac = np.asarray(probe["per_seed"]) - probe_chance
+        out.append(
+            Claim(
+                "The stick-figure coordinates hold the angles at our sample size (positive control)",
+                "supervised probe, no VAE: cubic ridge regression from coordinates to angles, fitted on half "
+                "the samples, MCC on the other half, 6 gaits; chance: rotations of the three whitened angles",
+                f"probe MCC {fmt_mean_sd(probe['per_seed'])}, chance {fmt_mean_sd(probe_chance)}; "
+                f"MCC − chance per seed " + ", ".join(f"{v:+.2f}" for v in ac),
+                recovery_gate(ac),
+                kind="gate",
+                name="motion",
+            )
+        )
     gates = ("ivae",) if check is not None else ()
     full = _arm(results, "causal / all")
     if full is not None:
         ac = above_chance(full)
-        out.append(Claim(
-            "When the causal influences change across environments, the latents are identifiable",
-            f"causal-prior VAE, all influences change; {setting}",
-            f"MCC {fmt_mean_sd(per_seed(full))}, chance {fmt_mean_sd(chance(full))}; MCC − chance "
-            + ", ".join(f"{k} {_iv(v)}" for k, v in ac.items()),
-            components_verdict(ac), gates=gates,
-        ))
+        out.append(
+            Claim(
+                "When the causal influences change across environments, the latents are identifiable",
+                f"causal-prior VAE, all influences change; {setting}",
+                f"MCC {fmt_mean_sd(per_seed(full))}, chance {fmt_mean_sd(chance(full))}; MCC − chance "
+                + ", ".join(f"{k} {_iv(v)}" for k, v in ac.items()),
+                components_verdict(ac),
+                gates=gates,
+            )
+        )
         baselines = {n: a for n, a in results.summary["arms"].items() if n in ("factorised / all", "plain / all")}
         if baselines:
             gains = {n.split(" /")[0]: per_seed(full) - per_seed(a) for n, a in baselines.items()}
-            out.append(Claim(
-                "The causal prior is what recovers them (against a plain VAE and a factorised prior)",
-                "same data, same networks and steps; iVAE's factorised environment prior; N(0, I) prior",
-                "; ".join(f"{n} {fmt_mean_sd(per_seed(a))}" for n, a in baselines.items())
-                + "; causal − baseline, paired by seed: " + ", ".join(f"{n} {_iv(g)}" for n, g in gains.items()),
-                beats_verdict(gains), gates=gates,
-            ))
+            out.append(
+                Claim(
+                    "The causal prior is what recovers them (against a plain VAE and a factorised prior)",
+                    "same data, same networks and steps; iVAE's factorised environment prior; N(0, I) prior",
+                    "; ".join(f"{n} {fmt_mean_sd(per_seed(a))}" for n, a in baselines.items())
+                    + "; causal − baseline, paired by seed: "
+                    + ", ".join(f"{n} {_iv(g)}" for n, g in gains.items()),
+                    beats_verdict(gains),
+                    gates=gates,
+                )
+            )
     lp = lens_parts(results)
     if lp:
-        out.append(Claim(
-            "Exact lens: removing an edge costs likelihood exactly where its influence changes",
-            f"{cfg.d_latent} latents through a known flow; the edge removed and absorbed by one "
-            "environment-independent φ; held-out gap in nats per sample",
-            "; ".join(f"{p}: changing ≥ " + (f"{min(interval(v).low for v in ch):.2f}" if ch else "none")
-                      + ", fixed ≤ " + (f"{max(interval(v).high for v in fx):.3f}" if fx else "none")
-                      for p, (ch, fx) in lp.items()) + " (interval ends)",
-            lens_verdict(lp), gates=("lens",),
-        ))
+        out.append(
+            Claim(
+                "Exact lens: removing an edge costs likelihood exactly where its influence changes, as its "
+                "closed form says (mixing known, additive-noise model)",
+                f"{cfg.d_latent} latents through a known flow; the edge removed and absorbed by one "
+                "environment-independent φ; held-out gap in nats per sample",
+                "; ".join(
+                    p
+                    + ": "
+                    + ", ".join(
+                        ([f"changing ≥ {min(interval(v).low for v in ch):.2f}"] if ch else [])
+                        + ([f"fixed ≤ {max(interval(v).high for v in fx):.3f}"] if fx else [])
+                    )
+                    for p, (ch, fx) in lp.items()
+                )
+                + " (interval ends)",
+                lens_check(lp),
+                kind="check",
+            )
+        )
     patterns = partial_parts(results)
     if patterns:
-        out.append(Claim(
-            "Partial identifiability when only some influences change",
-            "one edge's influence fixed, the others change; prediction per component stated beforehand",
-            "; ".join(
-                f"{p}: recovered − chance " + (", ".join(_iv(v) for v in rec) or "none")
-                + "; drop of the fixed edge's child " + (", ".join(_iv(d) for d in drops) or "none")
-                for p, (rec, drops) in patterns.items()
-            ),
-            partial_verdict(patterns), gates=gates,
-        ))
+        out.append(
+            Claim(
+                "Partial identifiability when only some influences change",
+                "one edge's influence fixed, the others change; prediction per component stated beforehand",
+                "; ".join(
+                    f"{p}: recovered − chance "
+                    + (", ".join(_iv(v) for v in rec) or "none")
+                    + "; drop of the fixed edge's child "
+                    + (", ".join(_iv(d) for d in drops) or "none")
+                    for p, (rec, drops) in patterns.items()
+                ),
+                partial_verdict(patterns),
+                gates=gates,
+            )
+        )
     children = control_parts(results)
     if children:
-        out.append(Claim(
-            "Without changing influences, the children are not recovered",
-            "no influence changes (noise still does); same model, data draws and training",
-            "paired drop from the all-change run " + ", ".join(f"{k} {_iv(d)}" for k, (d, _) in children.items())
-            + "; MCC − chance without changes " + ", ".join(f"{k} {_iv(a)}" for k, (_, a) in children.items()),
-            control_verdict(children), gates=gates,
-        ))
+        out.append(
+            Claim(
+                "Without changing influences, the children are not recovered",
+                "no influence changes (noise still does); same model, data draws and training",
+                "paired drop from the all-change run "
+                + ", ".join(f"{k} {_iv(d)}" for k, (d, _) in children.items())
+                + "; MCC − chance without changes "
+                + ", ".join(f"{k} {_iv(a)}" for k, (_, a) in children.items()),
+                control_verdict(children),
+                gates=gates,
+            )
+        )
     pnl = _arm(results, "causal / post-nonlinear")
     if pnl is not None:
         ac = above_chance(pnl)
-        out.append(Claim(
-            "Extends to latent post-nonlinear models",
-            "z_i = h(f_i + n_i), h(v) = v/2 + 2 tanh(2v); rank (Spearman) MCC",
-            f"MCC {fmt_mean_sd(per_seed(pnl))}, chance {fmt_mean_sd(chance(pnl))}; MCC − chance "
-            + ", ".join(f"{k} {_iv(v)}" for k, v in ac.items()),
-            components_verdict(ac), gates=gates,
-        ))
+        out.append(
+            Claim(
+                "Extends to latent post-nonlinear models",
+                "z_i = h(f_i + n_i), h(v) = v/2 + 2 tanh(2v); rank (Spearman) MCC",
+                f"MCC {fmt_mean_sd(per_seed(pnl))}, chance {fmt_mean_sd(chance(pnl))}; MCC − chance "
+                + ", ".join(f"{k} {_iv(v)}" for k, v in ac.items()),
+                components_verdict(ac),
+                gates=gates,
+            )
+        )
     if motion is not None and plain_motion is not None:
         gain = per_seed(motion) - per_seed(plain_motion)
         above = per_seed(motion) - chance(motion)
-        out.append(Claim(
-            "Human-motion case study (ours: a synthetic kinematic chain): the causal prior recovers the angles",
-            "hip → knee → ankle angles, 6 gaits, stick-figure coordinates observed; above chance, then against "
-            "a plain VAE",
-            f"causal {fmt_mean_sd(per_seed(motion))}, plain {fmt_mean_sd(per_seed(plain_motion))}, chance "
-            f"{fmt_mean_sd(chance(motion))}; causal − chance {_iv(above)}; paired gain {_iv(gain)}",
-            motion_verdict(above, gain), gates=("motion",),
-        ))
+        out.append(
+            Claim(
+                "Human-motion case study (ours: a synthetic kinematic chain): the causal prior recovers the angles",
+                f"hip → knee → ankle angles, 6 gaits, stick-figure coordinates observed; {cfg.d_latent} latents, the "
+                f"best 3 matched; chance: rotations of the 3 whitened angles with {cfg.d_latent - 3} independent "
+                "dimensions, best 3 matched; above chance, then against a plain VAE",
+                f"causal {fmt_mean_sd(per_seed(motion))}, plain {fmt_mean_sd(per_seed(plain_motion))}, chance "
+                f"{fmt_mean_sd(chance(motion))}; causal − chance {_iv(above)}; paired gain {_iv(gain)}",
+                motion_verdict(above, gain),
+                gates=("motion", "ivae") if check is not None else ("motion",),
+            )
+        )
     return out

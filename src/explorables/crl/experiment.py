@@ -72,6 +72,9 @@ def changing_edges(pattern: str, edges: list[tuple[int, int]]) -> set[tuple[int,
     return set(edges) - {(j, i)}
 
 
+#: a latent is *active* when the variance of its posterior mean over the data exceeds this (Burda et al.)
+ACTIVE_VAR = 0.01
+
 #: the sanity check in iVAE's own setting: fixed influences, the factorised prior scored against the exogenous noise
 IVAE_CHECK = "factorised / none, vs noise"
 
@@ -95,8 +98,10 @@ class CRLConfig(ExperimentConfig):
         (0, 1, 2, 3, 4), Seeds(), "seeds (model draw, data, initial weights) of the verdicts"
     )
     d_latent: int = param(6, Int(3, 16), "number of latents (chain 0→1→…→d-1 plus the edge 0→2)")
-    n_envs: int = param(10, Int(3, 100), "number of environments u")
-    n_per_env: int = param(300, Int(20), "samples per environment")
+    n_envs: int = param(
+        20, Int(3, 100), "number of environments u (iVAE's theorem needs 2·d_latent + 1: location and scale change)"
+    )
+    n_per_env: int = param(150, Int(20), "samples per environment")
     d_obs: int = param(10, Int(6, 4096), "observed dimensions (the injective mixing's output; >= d_latent)")
     mixing_layers: int = param(2, Int(1, 6), "layers of the leaky-ReLU mixing MLP, eq. (crl-mixing) (1: linear)")
     noise: str = param("gaussian", Choice(NOISE_FAMILIES), "family of the exogenous noise n_i")
@@ -125,6 +130,7 @@ class CRLConfig(ExperimentConfig):
         "smoke": dict(
             seeds=(0, 1, 2),
             d_latent=3,
+            n_envs=10,
             n_per_env=80,
             n_steps=200,
             edge_patterns=("all", "fix 1→2"),
@@ -230,15 +236,35 @@ def whiten(z: np.ndarray) -> np.ndarray:
     return zc @ (vectors / np.sqrt(values)) @ vectors.T
 
 
-def rotation_mccs(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> np.ndarray:
+def padded_white(z: np.ndarray, n_latent: int, seed: int) -> np.ndarray:
+    """The whitened latents followed by ``n_latent - d`` independent white columns, exactly uncorrelated
+    with them and with each other in the sample (the extra latents of a model with more latents than
+    targets)."""
+    w = whiten(np.asarray(z, dtype=float))
+    extra = n_latent - w.shape[1]
+    if extra < 0:
+        raise ValueError(f"n_latent must be >= the number of targets ({w.shape[1]}), got {n_latent}")
+    if extra == 0:
+        return w
+    e = np.random.default_rng(seed).standard_normal((len(w), extra))
+    e -= w @ (w.T @ e) / len(w)  # remove the part along the (white, centred) targets
+    return np.column_stack([w, whiten(e)])
+
+
+def rotation_mccs(
+    z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson", n_latent: int | None = None
+) -> np.ndarray:
     """MCC of ``n_rotations`` random rotations (scipy's Haar measure) of the **whitened** latents against
     the latents. A learner that finds the latents only up to an invertible linear map, such as a plain
     VAE with an N(0, I) prior (uncorrelated, unit-variance codes: a rotation of the whitened latents),
     scores this by chance. Whitening matters: rotating merely standardised, correlated latents keeps
-    their correlations and scores higher. Pearson uses ``corr(z, w R) = corr(z, w) R`` for white ``w``
+    their correlations and scores higher. With ``n_latent`` above the number of targets ``d`` (a model
+    with more latents than targets, as the motion case), ``n_latent - d`` independent white dimensions
+    join the rotation and the matching picks the best ``d`` of the ``n_latent`` rotated coordinates, as
+    it does for the learned codes. Pearson uses ``corr(z, w R) = corr(z, w) R`` for white ``w``
     (exact); Spearman ranks each rotated copy."""
-    d = z.shape[1]
-    w = whiten(np.asarray(z, dtype=float))
+    w = padded_white(z, z.shape[1] if n_latent is None else n_latent, seed)
+    d = w.shape[1]
     rotations = special_ortho_group.rvs(d, size=n_rotations, random_state=seed).reshape(n_rotations, d, d)
     out = np.empty(n_rotations)
     if kind == "pearson":
@@ -253,7 +279,7 @@ def rotation_mccs(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pears
     scaled_ranks = np.arange(len(z), dtype=float)
     scaled_ranks = (scaled_ranks - scaled_ranks.mean()) / scaled_ranks.std()
     for start in range(0, n_rotations, 50):  # rank 50 rotated copies at a time
-        block = rotations[start:start + 50]
+        block = rotations[start : start + 50]
         # ranks from one argsort (continuous data: ties have probability zero), already centred and scaled
         order = np.argsort(np.einsum("nd,kde->kne", w, block), axis=1)
         rotated = np.empty(order.shape)
@@ -264,10 +290,13 @@ def rotation_mccs(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pears
     return out
 
 
-def chance_level(z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson") -> tuple[float, float]:
-    """The chance level of MCC for targets ``z``: the median of :func:`rotation_mccs`, and its own
-    standard error (bootstrap over the rotations, 200 resamples)."""
-    values = rotation_mccs(z, n_rotations, seed, kind)
+def chance_level(
+    z: np.ndarray, n_rotations: int, seed: int, kind: str = "pearson", n_latent: int | None = None
+) -> tuple[float, float]:
+    """The chance level of MCC for targets ``z`` scored against ``n_latent`` codes (default: as many as
+    targets): the median of :func:`rotation_mccs`, and its own standard error (bootstrap over the
+    rotations, 200 resamples)."""
+    values = rotation_mccs(z, n_rotations, seed, kind, n_latent)
     boot = np.random.default_rng(seed).choice(values, (200, len(values)))
     return float(np.median(values)), float(np.median(boot, axis=1).std(ddof=1))
 
@@ -397,8 +426,13 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
         with torch.no_grad():  # the ELBO on all of each member's data, averaged over 4 noise draws
             gen = torch.Generator().manual_seed(data_seed(cfg, 0))
             elbo = torch.stack([model.elbo(x, env, gen) for _ in range(4)]).mean(0)
+        with torch.no_grad():  # active units: per member and latent, the spread of the posterior means
+            onehot = torch.nn.functional.one_hot(env, n_model_envs).to(x.dtype)
+            mu, log_var = model.encode(x, onehot)
         done = {
             "per_component": score(model),
+            "mean_var": mu.var(1).cpu().numpy(),  # (M, d): Var over samples of the posterior mean
+            "post_var": log_var.exp().mean(1).cpu().numpy(),  # (M, d): mean posterior variance
             "elbo": elbo.cpu().numpy(),
             "curve_steps": curve_steps,
             "curve_mcc": curve_mcc,
@@ -413,8 +447,10 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
         rows = [per_component[members.index((a, s))] for s in range(len(cfg.seeds))]
         data = datasets[(a, 0)]
         comps = np.asarray(rows)  # (seeds, d)
-        levels = [chance_level(truths[k], cfg.n_rotations, data_seed(cfg, s), kinds[k])
-                  for s, k in ((s, members.index((a, s))) for s in range(len(cfg.seeds)))]
+        levels = [
+            chance_level(truths[k], cfg.n_rotations, data_seed(cfg, s), kinds[k], d_latent)
+            for s, k in ((s, members.index((a, s))) for s in range(len(cfg.seeds)))
+        ]
         summary["arms"][a.name] = {
             "prior": a.prior,
             "data": a.data,
@@ -428,14 +464,31 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             "chance_se": _stats([e for _, e in levels]),
             "components": [_stats(comps[:, i].tolist()) for i in range(comps.shape[1])],
             "correlation": "spearman" if a.data == "pnl" else "pearson",
+            # per seed and latent: Var of the posterior mean over samples (active when > ACTIVE_VAR) and
+            # the mean posterior variance (near 1, the prior's scale, for a collapsed latent)
+            "mean_var": [[float(v) for v in done["mean_var"][members.index((a, s))]] for s in range(len(cfg.seeds))],
+            "post_var": [[float(v) for v in done["post_var"][members.index((a, s))]] for s in range(len(cfg.seeds))],
+            "active": [
+                int((done["mean_var"][members.index((a, s))] > ACTIVE_VAR).sum()) for s in range(len(cfg.seeds))
+            ],
         }
     if all_change is not None:
         summary["chance_mcc"] = summary["arms"][all_change.name]["chance"]
     motion_arm = next((a for a in arm_list if a.data == "motion"), None)
     if motion_arm is not None:  # the motion gate's positive control: a supervised probe, no VAE involved
-        summary["motion_probe"] = _stats([
-            probe_mcc(datasets[(motion_arm, s)].x[:n], datasets[(motion_arm, s)].z[:n], data_seed(cfg, s))
-            for s in range(len(cfg.seeds))])
+        summary["motion_probe"] = _stats(
+            [
+                probe_mcc(datasets[(motion_arm, s)].x[:n], datasets[(motion_arm, s)].z[:n], data_seed(cfg, s))
+                for s in range(len(cfg.seeds))
+            ]
+        )
+        # the probe predicts exactly the three angles: its chance level rotates them alone (no extra latents)
+        summary["motion_probe_chance"] = _stats(
+            [
+                chance_level(datasets[(motion_arm, s)].z[:n], cfg.n_rotations, data_seed(cfg, s))[0]
+                for s in range(len(cfg.seeds))
+            ]
+        )
     curves: dict[str, Any] = {
         "curve_steps": np.asarray(done["curve_steps"]),
         "curve_mcc": {

@@ -31,10 +31,22 @@ def graph_figure(patterns: tuple[str, ...] = PATTERNS, d_latent: int = 3) -> Fig
         ident = [all(e in changing for e in graph.in_edges(i)) for i in graph.nodes]
         nx.draw_networkx_nodes(graph, pos, ax=ax, node_color=[PREDICTED[b] for b in ident], node_size=420)
         nx.draw_networkx_labels(graph, pos, {i: f"z{i}" for i in graph.nodes}, ax=ax, font_color="white")
-        for style_, edges, col in (("solid", changing, PALETTE["dark_blue"]),
-                                   ("dashed", set(graph.edges) - changing, PALETTE["grey"])):
-            nx.draw_networkx_edges(graph, pos, edgelist=sorted(edges), ax=ax, style=style_, edge_color=col,
-                                   connectionstyle="arc3,rad=0.25", arrows=True, node_size=420, width=1.6)
+        for style_, edges, col in (
+            ("solid", changing, PALETTE["dark_blue"]),
+            ("dashed", set(graph.edges) - changing, PALETTE["grey"]),
+        ):
+            nx.draw_networkx_edges(
+                graph,
+                pos,
+                edgelist=sorted(edges),
+                ax=ax,
+                style=style_,
+                edge_color=col,
+                connectionstyle="arc3,rad=0.25",
+                arrows=True,
+                node_size=420,
+                width=1.6,
+            )
         ax.set_title(f"changes: {pattern}", fontsize=9)
         ax.set_axis_off()
         ax.set_ylim(-0.45, 0.8)
@@ -49,12 +61,23 @@ def _component_traces(arm: dict, name: str, show_legend: bool) -> list:
     lo = med - np.array([c["min"] for c in comps])
     hi = np.array([c["max"] for c in comps]) - med
     colors = [PREDICTED[bool(i)] for i in arm["identifiable"]]
-    bars = go.Bar(x=labels, y=med, marker_color=colors, error_y=dict(type="data", array=hi, arrayminus=lo),
-                  name=name, showlegend=False, hovertemplate="%{x}: median %{y:.2f}<extra></extra>")
+    bars = go.Bar(
+        x=labels,
+        y=med,
+        marker_color=colors,
+        error_y=dict(type="data", array=hi, arrayminus=lo),
+        name=name,
+        showlegend=False,
+        hovertemplate="%{x}: median %{y:.2f}<extra></extra>",
+    )
     seeds = np.array([c["per_seed"] for c in comps])  # (d, seeds)
     dots = go.Scatter(
-        x=np.repeat(labels, seeds.shape[1]), y=seeds.ravel(), mode="markers", name="one seed",
-        marker=dict(color=PALETTE["black"], size=6, symbol="circle-open"), showlegend=show_legend,
+        x=np.repeat(labels, seeds.shape[1]),
+        y=seeds.ravel(),
+        mode="markers",
+        name="one seed",
+        marker=dict(color=PALETTE["black"], size=6, symbol="circle-open"),
+        showlegend=show_legend,
         hovertemplate="%{x}: %{y:.2f}<extra>one seed</extra>",
     )
     return [bars, dots, *chance_traces(arm, labels, show_legend)]
@@ -65,12 +88,21 @@ def chance_traces(arm: dict, labels: list[str], show_legend: bool) -> list[go.Sc
     recovery margin, the level a component must clear to count as recovered."""
     level = float(np.mean(arm["chance"]["per_seed"]))
     out = []
-    for y, name, dash in ((level, "chance (rotations of the whitened latents)", "dot"),
-                          (level + ABOVE_CHANCE, f"chance + {ABOVE_CHANCE} (recovered above this)", "dash")):
-        out.append(go.Scatter(
-            x=labels, y=[y] * len(labels), mode="lines", name=name, showlegend=show_legend,
-            line=dict(color=PALETTE["grey"], dash=dash, width=1.5), hovertemplate=f"{name}: {y:.2f}<extra></extra>",
-        ))
+    for y, name, dash in (
+        (level, "chance (rotations of the whitened latents)", "dot"),
+        (level + ABOVE_CHANCE, f"chance + {ABOVE_CHANCE} (recovered above this)", "dash"),
+    ):
+        out.append(
+            go.Scatter(
+                x=labels,
+                y=[y] * len(labels),
+                mode="lines",
+                name=name,
+                showlegend=show_legend,
+                line=dict(color=PALETTE["grey"], dash=dash, width=1.5),
+                hovertemplate=f"{name}: {y:.2f}<extra></extra>",
+            )
+        )
     return out
 
 
@@ -87,8 +119,12 @@ def explorable_figure(results: CRLResults) -> go.Figure:
     for k, (name, arm) in enumerate(arms):
         frames.append(add_frame(fig, _component_traces(arm, name, k == 0)))
         labels.append(arm["pattern"])
-        layouts.append({"title.text": f"causal-prior VAE, influences that change: {arm['pattern']} "
-                                      f"(MCC {arm['mcc']['mean']:.2f} ± {arm['mcc']['sd']:.2f})"})
+        layouts.append(
+            {
+                "title.text": f"causal-prior VAE, influences that change: {arm['pattern']} "
+                f"(MCC {arm['mcc']['mean']:.2f} ± {arm['mcc']['sd']:.2f})"
+            }
+        )
     frame_slider(fig, frames, labels, prefix="changes: ", layouts=layouts)
     fig.update_yaxes(range=[0, 1.05], title="|correlation| after matching")
     return style(fig, height=430, top=50)
@@ -97,17 +133,28 @@ def explorable_figure(results: CRLResults) -> go.Figure:
 def baseline_figure(results: CRLResults) -> go.Figure:
     """Per-component MCC on the all-change data: causal prior against the factorised and plain priors."""
     fig = go.Figure()
-    names = [n for n in ("causal / all", "factorised / all", "plain / all", "causal / post-nonlinear")
-             if n in results.summary["arms"]]
+    names = [
+        n
+        for n in ("causal / all", "factorised / all", "plain / all", "causal / post-nonlinear")
+        if n in results.summary["arms"]
+    ]
     for k, name in enumerate(names):
         arm = results.summary["arms"][name]
         comps = arm["components"]
         med = np.array([c["median"] for c in comps])
-        fig.add_trace(go.Bar(
-            x=[f"z{i}" for i in range(len(comps))], y=med, name=name, marker_color=color(k),
-            error_y=dict(type="data", array=np.array([c["max"] for c in comps]) - med,
-                         arrayminus=med - np.array([c["min"] for c in comps])),
-        ))
+        fig.add_trace(
+            go.Bar(
+                x=[f"z{i}" for i in range(len(comps))],
+                y=med,
+                name=name,
+                marker_color=color(k),
+                error_y=dict(
+                    type="data",
+                    array=np.array([c["max"] for c in comps]) - med,
+                    arrayminus=med - np.array([c["min"] for c in comps]),
+                ),
+            )
+        )
     if "causal / all" in results.summary["arms"]:  # the chance level of the all-change targets, shared by the priors
         arm = results.summary["arms"]["causal / all"]
         for trace in chance_traces(arm, [f"z{i}" for i in range(len(arm["components"]))], True):
@@ -122,8 +169,9 @@ def training_figure(results: CRLResults) -> go.Figure:
     steps = results.curves["curve_steps"]
     fig = go.Figure()
     for k, (name, values) in enumerate(results.curves["curve_mcc"].items()):
-        fig.add_trace(go.Scatter(x=steps, y=np.median(values, axis=1), name=name, mode="lines+markers",
-                                 line=dict(color=color(k))))
+        fig.add_trace(
+            go.Scatter(x=steps, y=np.median(values, axis=1), name=name, mode="lines+markers", line=dict(color=color(k)))
+        )
     fig.update_layout(title="mean MCC while training (median over seeds)")
     fig.update_xaxes(title="Adam step")
     fig.update_yaxes(title="MCC", range=[0, 1.02])
@@ -177,17 +225,35 @@ def lens_figure(results: CRLResults) -> go.Figure:
         gaps = np.asarray(v["gap"])  # (edges, seeds)
         cols = [PREDICTED[bool(c)] for c in v["changes"]]
         traces = [
-            go.Bar(x=edges, y=gaps.mean(1), marker_color=cols, showlegend=False,
-                   hovertemplate="edge %{x}: mean gap %{y:.3f} nats<extra></extra>"),
-            go.Scatter(x=np.repeat(edges, gaps.shape[1]), y=gaps.ravel(), mode="markers", name="one seed",
-                       marker=dict(color=PALETTE["black"], size=6, symbol="circle-open"), showlegend=k == 0,
-                       hovertemplate="edge %{x}: %{y:.3f}<extra>one seed</extra>"),
+            go.Bar(
+                x=edges,
+                y=gaps.mean(1),
+                marker_color=cols,
+                showlegend=False,
+                hovertemplate="edge %{x}: mean gap %{y:.3f} nats<extra></extra>",
+            ),
+            go.Scatter(
+                x=np.repeat(edges, gaps.shape[1]),
+                y=gaps.ravel(),
+                mode="markers",
+                name="one seed",
+                marker=dict(color=PALETTE["black"], size=6, symbol="circle-open"),
+                showlegend=k == 0,
+                hovertemplate="edge %{x}: %{y:.3f}<extra>one seed</extra>",
+            ),
         ]
         frames.append(add_frame(fig, traces))
         labels.append(pattern)
     for y, name in ((LENS_GAP, f"{LENS_GAP} nats: a gap"), (LENS_TOL, f"{LENS_TOL} nats: none")):
-        fig.add_trace(go.Scatter(x=edges, y=[y] * len(edges), mode="lines", name=name,
-                                 line=dict(color=PALETTE["grey"], dash="dash" if y == LENS_GAP else "dot", width=1.5)))
+        fig.add_trace(
+            go.Scatter(
+                x=edges,
+                y=[y] * len(edges),
+                mode="lines",
+                name=name,
+                line=dict(color=PALETTE["grey"], dash="dash" if y == LENS_GAP else "dot", width=1.5),
+            )
+        )
     frame_slider(fig, frames, labels, prefix="changes: ")
     fig.update_layout(title="likelihood cost of removing each edge (blue: its influence changes, orange: fixed)")
     fig.update_xaxes(title="edge removed")

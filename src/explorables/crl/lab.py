@@ -41,11 +41,13 @@ class CRLLab:
             widgets.Checkbox(value=True, description=f"z{j}→z{i} changes", style=style, layout=lay) for j, i in EDGES
         ]
         self.n_envs = widgets.IntSlider(value=10, min=3, max=20, description="environments", style=style, layout=lay)
-        self.noise = widgets.Dropdown(options=NOISE_FAMILIES, value="gaussian", description="noise", style=style,
-                                      layout=lay)
+        self.noise = widgets.Dropdown(
+            options=NOISE_FAMILIES, value="gaussian", description="noise", style=style, layout=lay
+        )
         self.post_nonlinear = widgets.Checkbox(value=False, description="post-nonlinear", style=style, layout=lay)
-        self.component = widgets.ToggleButtons(options=[("z0", 0), ("z1", 1), ("z2", 2)], value=2,
-                                               description="show component", style=style)
+        self.component = widgets.ToggleButtons(
+            options=[("z0", 0), ("z1", 1), ("z2", 2)], value=2, description="show component", style=style
+        )
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="760px"))
         fig = Figure(figsize=(9.0, 3.4), dpi=80)
@@ -68,15 +70,24 @@ class CRLLab:
         graph = default_graph(3)
         changing = {e for e, box in zip(EDGES, self.changes, strict=True) if box.value}
         rng = np.random.default_rng(self.seed)
-        scm = make_scm(graph, changing, self.n_envs.value, rng, noise=self.noise.value,
-                       post_nonlinear=self.post_nonlinear.value)
+        scm = make_scm(
+            graph, changing, self.n_envs.value, rng, noise=self.noise.value, post_nonlinear=self.post_nonlinear.value
+        )
         data = make_data(scm, self.n_per_env, 10, rng)
         kind = "spearman" if self.post_nonlinear.value else "pearson"
         with one_cpu_thread():
             x = torch.tensor(np.stack([data.x, data.x]), dtype=torch.float32)
             env = torch.tensor(np.stack([data.env, data.env]))
-            model = fit(x, env, ("causal", "plain"), scm.n_envs, 3, seeds=(self.seed + 1, self.seed + 1),
-                        n_steps=self.n_steps, lr=1e-2)
+            model = fit(
+                x,
+                env,
+                ("causal", "plain"),
+                scm.n_envs,
+                3,
+                seeds=(self.seed + 1, self.seed + 1),
+                n_steps=self.n_steps,
+                lr=1e-2,
+            )
             means = encode_means(model, x, env)
         self.scores, self.matched = [], []
         for k in range(2):
@@ -97,14 +108,19 @@ class CRLLab:
         width = 0.38
         for k, label in enumerate(("causal prior", "plain VAE")):
             ax.bar(np.arange(3) + (k - 0.5) * width, self.scores[k], width, color=color(k), label=label)
-        ax.set_xticks(range(3), [f"z{i} ({'ident.' if b else 'not ident.'})" for i, b in enumerate(self.identifiable)],
-                      fontsize=8)
+        ax.set_xticks(
+            range(3), [f"z{i} ({'ident.' if b else 'not ident.'})" for i, b in enumerate(self.identifiable)], fontsize=8
+        )
         ax.axhline(self.chance, color=PALETTE["grey"], ls=":", lw=1, label="chance")
         ax.axhline(self.chance + ABOVE_CHANCE, color=PALETTE["grey"], ls="--", lw=1, label=f"chance + {ABOVE_CHANCE}")
         ax.set(ylim=(0, 1.05), title="|correlation| after matching")
         ax.legend(fontsize=8, loc="lower right")
-        sc.set(xlim=(-3.5, 3.5), ylim=(-3.5, 3.5), xlabel="true latent (standardised)",
-               ylabel="causal model's matched latent")
+        sc.set(
+            xlim=(-3.5, 3.5),
+            ylim=(-3.5, 3.5),
+            xlabel="true latent (standardised)",
+            ylabel="causal model's matched latent",
+        )
         for a in (ax, sc):
             a.tick_params(labelsize=8)
         self._fig.canvas.draw()

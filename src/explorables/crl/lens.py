@@ -9,16 +9,23 @@ The theory's argument names the alternative to the true model: delete the edge `
 ``z_i`` by ``z~_i = z_i - phi(z_j)``, with ``phi`` **one** function for every environment, and let the
 flow ``F o S`` (``S: z~_i -> z~_i + phi(z_j)``, a shear with unit Jacobian determinant) absorb the
 change of variables. The Jacobian term is then the same for both models (:func:`flow_check` verifies
-it with autograd), the children of ``z_i`` keep their densities (they read ``z_i = z~_i + phi(z_j)``, an
-additive-noise model with one more parent), and the two models differ only in ``z_i``'s factor. The
+it with autograd), and the two models differ only in ``z_i``'s factor: the children of ``z_i`` keep
+their densities, since they read ``z_i = z~_i + phi(z_j)``, a mechanism of ``(z~_i, z_j)`` plus the same
+noise. That holds in the class of **general additive-noise models** ``z_k = f_k(pa_k; u) + n_k`` with any
+``f_k``, the class within which the lens's prediction is made. The children's new mechanism is not a
+sum of one function per parent, so the alternative leaves the narrower form of eq. (crl-anm); within
+that narrower form a fixed edge into a non-leaf could cost likelihood through the children, which the
+lens does not score. With one environment-independent ``phi`` and Gaussian noise the gap has a closed form: per
+environment ``0.5 log(1 + (lambda_u - c)^2 Var_u g / sigma_u^2)`` at the best constant ``c`` (a test
+checks it), zero when ``lambda_u`` does not depend on ``u``. The
 **gap** is the held-out log-likelihood of the true model minus that of the best alternative, per
 sample, both fitted by maximum likelihood with Gaussian noise whose location and scale depend on the
 environment (:func:`edge_gap`). If the influence ``lambda_ji`` is the same in every environment,
 ``phi = lambda_ji g`` removes the edge exactly and the gap is zero up to sampling: nothing in the data
 tells ``z_i`` from ``z~_i``. If it changes, no single ``phi`` can, and the gap is positive.
 
-This evaluates the one alternative the argument names with the mixing known; it learns no mixing, so
-it tests the identifiability statement itself, not a learner.
+This evaluates the one family of alternatives the argument names, with the mixing known; it learns no
+mixing, so it rules out that family, it does not test a learner or the paper's full statement.
 """
 
 from __future__ import annotations
