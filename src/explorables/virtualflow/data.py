@@ -2,9 +2,15 @@
 
 :func:`make_example` runs the unsupervised pipeline on one scene: STFT of the real microphones,
 the talker's direction (DOA on the real microphones), the real channels shifted to the virtual
-position (eq. vf-delay) and the pseudo-target (eq. vf-pseudo). The true virtual signal is kept in
-the separate field ``truth``: only the supervised baseline and the evaluation read it, and
-:func:`unsupervised_data` (what Virtual-Flow trains on) is built without it.
+position (eq. vf-delay) and the pseudo-target (eq. vf-pseudo). Where the scene has *held-out*
+microphones (the training array), the training pseudo-target ``pseudo_train`` is built the same way
+from the real *and* the held-out microphones, with the direction found on all of them; the network's
+condition is built from the real microphones alone, so the target carries information the input
+lacks. The true virtual signal (what a microphone at the virtual position would record: the talker,
+the interferer and sensor noise there, as the real microphones record them) is kept in the separate
+field ``truth``: only the supervised baseline
+and the evaluation read it, and :func:`unsupervised_data` (what Virtual-Flow trains on) is built
+without it.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ SIM_KEYS: tuple[str, ...] = ("real", "real_speech", "vm_speech", "vm_recording")
     spec_real=Array("m f t"),
     aligned=Array("m f t"),
     pseudo=Array("f t"),
+    pseudo_train=Array("f t"),
     scale=Float(0.0, low_inclusive=False),
     cond=Array("bins d_cond"),
     truth=Array("f t"),
@@ -53,19 +60,25 @@ class Example:
     spec_real: np.ndarray  # (M, F, T)
     azimuth: float  # estimated from the real mics
     aligned: np.ndarray  # (M, F, T), eq. (vf-delay)
-    pseudo: np.ndarray  # (F, T), eq. (vf-pseudo)
+    pseudo: np.ndarray  # (F, T), eq. (vf-pseudo) from the real mics (what a deployed array can build)
+    pseudo_train: np.ndarray  # (F, T), eq. (vf-pseudo) from the real and the held-out mics (training targets)
     scale: float  # rms of the real STFT: every network input and output is divided by it
     cond: np.ndarray  # (T * F, d_cond) float32, one row per time-frequency bin
-    truth: np.ndarray  # (F, T): STFT of the talker's image at the VM (NOT used by Virtual-Flow)
+    truth: np.ndarray  # (F, T): STFT of what a mic at the VM records (NOT used by Virtual-Flow)
     truth_wave: np.ndarray  # (N,)
     vm_recording: np.ndarray  # (N,): a physical microphone at the VM (beamforming reference)
     real_speech: np.ndarray  # (M, N): the talker's image at the real mics (beamforming reference)
+    azimuth_train: float = 0.0  # direction found on the real and held-out mics (``azimuth`` when none are held out)
 
     def __post_init__(self) -> None:
         m, (n_freq, t) = self.real.shape[0], self.pseudo.shape
         if self.scene.real_mics.shape[0] != m:
             raise ArgumentError(
                 f"real must have one row per real mic of scene ({self.scene.real_mics.shape[0]}), got {m}"
+            )
+        if self.pseudo_train.shape != self.pseudo.shape:
+            raise ArgumentError(
+                f"pseudo_train must have the pseudo-target's shape {self.pseudo.shape}, got {self.pseudo_train.shape}"
             )
         if self.cond.shape[0] != n_freq * t:
             raise ArgumentError(
@@ -120,7 +133,10 @@ def make_example(
 
     ``azimuth=None`` estimates the direction from the real microphones (the method); a given
     azimuth is only for tests and the "oracle direction" illustration. The direction is estimated on
-    the frames after the ``lead_s`` seconds of noise only.
+    the frames after the ``lead_s`` seconds of noise only. When the scene has held-out microphones
+    (``sim["aux"]`` non-empty), ``pseudo_train`` is eq. (vf-pseudo) over the real and held-out
+    microphones together, its direction found on all of them (or the given ``azimuth``); otherwise
+    it equals ``pseudo``. The condition ``cond`` never reads the held-out microphones.
     """
     missing = [k for k in SIM_KEYS if k not in sim]
     if missing:
@@ -149,6 +165,24 @@ def make_example(
     weights = inverse_distance_weights(scene.real_mics, scene.virtual_mic)
     pseudo = np.tensordot(weights, aligned, axes=1)
     scale = float(np.sqrt(np.mean(np.abs(spec_real) ** 2)) + 1e-12)
+    pseudo_train, az_train = pseudo, az
+    aux = np.asarray(sim.get("aux", np.zeros((0, sim["real"].shape[1]))))
+    if scene.n_aux:
+        if aux.shape != (scene.n_aux, sim["real"].shape[1]) or not np.all(np.isfinite(aux)):
+            raise ArgumentError(
+                f"sim['aux'] must hold the {scene.n_aux} held-out mics' finite recordings "
+                f"({scene.n_aux}, {sim['real'].shape[1]}), got {aux.shape}"
+            )
+        all_mics = np.concatenate([scene.real_mics, scene.aux_mics], 0)
+        spec_all = np.concatenate([spec_real, stft(aux, nfft, hop)], 0)
+        az_train = (
+            estimate_azimuth(spec_all[:, :, first:], all_mics, scene.fs, nfft, method=doa_method)
+            if azimuth is None
+            else azimuth
+        )
+        delays_all = plane_wave_delays(all_mics, scene.virtual_mic, az_train)
+        weights_all = inverse_distance_weights(all_mics, scene.virtual_mic)
+        pseudo_train = np.tensordot(weights_all, align_channels(spec_all, delays_all, scene.fs, nfft), axes=1)
     return Example(
         scene=scene,
         real=sim["real"],
@@ -156,12 +190,14 @@ def make_example(
         azimuth=az,
         aligned=aligned,
         pseudo=pseudo,
+        pseudo_train=pseudo_train,
         scale=scale,
         cond=condition_bins(aligned, weights, scale),
-        truth=stft(sim["vm_speech"], nfft, hop),
-        truth_wave=sim["vm_speech"],
+        truth=stft(sim["vm_recording"], nfft, hop),
+        truth_wave=sim["vm_recording"],
         vm_recording=sim["vm_recording"],
         real_speech=sim["real_speech"],
+        azimuth_train=az_train,
     )
 
 
@@ -183,10 +219,11 @@ def _check_examples(examples: list[Example]) -> None:
 
 @checked()
 def unsupervised_data(examples: list[Example], device: str | torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """What Virtual-Flow trains on: ``(pseudo-target bins, condition bins)``; no field of the truth is read."""
+    """What Virtual-Flow trains on: ``(training pseudo-target bins, condition bins)``; no field of the truth is
+    read. The targets are ``pseudo_train`` (built with the held-out microphones where the scene has them)."""
     _check_examples(examples)
     device = resolve_device(device)
-    target = np.concatenate([spec_to_bins(e.pseudo, e.scale) for e in examples])
+    target = np.concatenate([spec_to_bins(e.pseudo_train, e.scale) for e in examples])
     cond = np.concatenate([e.cond for e in examples])
     return torch.from_numpy(target).to(device), torch.from_numpy(cond).to(device)
 

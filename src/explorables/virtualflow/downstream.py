@@ -6,8 +6,10 @@
   negative when an estimate loses energy there (what regression toward the mean does where the
   phase is unpredictable), and the bin-by-bin *magnitude error*
   ``10 log10(sum (|X_hat| - |X|)^2 / sum |X|^2)``, which ignores the phase but not where the energy sits.
-* MVDR in the STFT domain, eq. (vf-mvdr): the steering vector by covariance whitening from the
-  noise covariance (the leading noise-only frames, so no oracle) and the mixture covariance.
+* MVDR in the STFT domain, eq. (vf-mvdr), with the noise covariance from the leading noise-only
+  frames (no oracle) and the steering vector either by covariance whitening (blind) or, given the
+  talker's clean image at the reference microphone, by each channel's cross-correlation with it
+  (the simulator's oracle; the chapter's downstream uses it, the same for every channel set).
 * STOI from :mod:`pystoi` (it resamples to 10 kHz itself). PESQ is not installed; we do not report it.
 """
 
@@ -65,8 +67,14 @@ def band_errors(
     return {"nmse_db": nmse, "energy_ratio_db": ratio, "mag_nmse_db": mag}
 
 
-@checked(spec=Array("c f t"), n_noise_frames=Int(1), ref=Int(0), loading=Float(0.0, 1e3))
-def mvdr(spec: np.ndarray, n_noise_frames: int, ref: int = 0, loading: float = 1e-3) -> np.ndarray:
+@checked(spec=Array("c f t"), n_noise_frames=Int(1), ref=Int(0), loading=Float(0.0, 1e3), reference=Array("f t"))
+def mvdr(
+    spec: np.ndarray,
+    n_noise_frames: int,
+    ref: int = 0,
+    loading: float = 1e-3,
+    reference: np.ndarray | None = None,
+) -> np.ndarray:
     """MVDR, eq. (vf-mvdr), on the channels' STFT ``(C, F, T)``; returns the output STFT ``(F, T)``.
 
     ``Phi_n`` is the covariance of the first ``n_noise_frames`` frames (noise only: the talker starts
@@ -75,6 +83,10 @@ def mvdr(spec: np.ndarray, n_noise_frames: int, ref: int = 0, loading: float = 1
     whitening), and ``w = Phi_n^-1 d / (d^H Phi_n^-1 d)``: unit gain for the talker's image at the
     reference mic, least noise power. ``loading`` adds that fraction of ``Phi_n``'s mean diagonal (a
     channel that is a linear function of the others would make ``Phi_n`` singular).
+
+    With ``reference`` (the STFT ``(F, T)`` of the talker's clean image at the reference microphone, an
+    oracle of the simulation), ``d_c = sum_t X_c S^* / sum_t |S|^2`` instead: each channel's transfer
+    function relative to the reference image, whatever the channel is (a virtual channel included).
     """
     spec = np.asarray(spec)
     if spec.ndim != 3 or spec.shape[0] < 1:
@@ -84,18 +96,24 @@ def mvdr(spec: np.ndarray, n_noise_frames: int, ref: int = 0, loading: float = 1
         raise ValueError(f"n_noise_frames must lie in [1, {t - 1}], got {n_noise_frames}")
     if not 0 <= ref < c:
         raise ValueError(f"ref must lie in [0, {c - 1}], got {ref}")
+    if reference is not None and np.shape(reference) != spec.shape[1:]:
+        raise ValueError(f"reference must have the shape of one channel {spec.shape[1:]}, got {np.shape(reference)}")
     x = spec.transpose(1, 0, 2)  # (F, C, T)
     noise = x[:, :, :n_noise_frames]
     phi_n = noise @ noise.conj().transpose(0, 2, 1) / n_noise_frames
     phi_x = x @ x.conj().transpose(0, 2, 1) / t
     diag = np.real(np.trace(phi_n, axis1=1, axis2=2)) / c
     phi_n = phi_n + (loading * diag + 1e-12)[:, None, None] * np.eye(c)
-    chol = np.linalg.cholesky(phi_n)  # Phi_n = L L^H
-    inv_l = np.linalg.inv(chol)
-    whitened = inv_l @ phi_x @ inv_l.conj().transpose(0, 2, 1)
-    _vals, vecs = np.linalg.eigh(whitened)
-    d = chol @ vecs[:, :, -1:]  # (F, C, 1): the talker's relative transfer function, up to scale
-    d = d / np.where(np.abs(d[:, ref : ref + 1]) > 1e-12, d[:, ref : ref + 1], 1e-12)
+    if reference is None:
+        chol = np.linalg.cholesky(phi_n)  # Phi_n = L L^H
+        inv_l = np.linalg.inv(chol)
+        whitened = inv_l @ phi_x @ inv_l.conj().transpose(0, 2, 1)
+        _vals, vecs = np.linalg.eigh(whitened)
+        d = chol @ vecs[:, :, -1:]  # (F, C, 1): the talker's relative transfer function, up to scale
+        d = d / np.where(np.abs(d[:, ref : ref + 1]) > 1e-12, d[:, ref : ref + 1], 1e-12)
+    else:
+        s = np.asarray(reference)
+        d = (x @ s.conj()[:, :, None]) / (np.sum(np.abs(s) ** 2, 1)[:, None, None] + 1e-20)  # (F, C, 1)
     num = np.linalg.solve(phi_n, d)
     w = num / np.real(d.conj().transpose(0, 2, 1) @ num)
     return np.einsum("fc,fct->ft", w[:, :, 0].conj(), x)

@@ -3,16 +3,19 @@
 For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights and batches):
 
 1. **Scenes.** ``n_train_scenes`` and ``n_test_scenes`` random shoebox rooms (pyroomacoustics),
-   ``n_mics`` real microphones on a circle, one virtual position next to them, a talker and an
-   interferer; every scene runs the unsupervised pipeline (DOA, delays, pseudo-target).
-2. **Training.** Virtual-Flow (conditional flow matching toward the pseudo-targets, no truth);
+   ``n_mics`` real microphones on a circle, ``n_aux`` held-out microphones on a wider circle (the
+   training array: the network never sees them, the training pseudo-targets are built with them), one
+   virtual position next to the array where no microphone stands, a talker and an interferer; every
+   scene runs the unsupervised pipeline (DOA, delays, pseudo-targets).
+2. **Training.** Virtual-Flow (conditional flow matching toward the held-out-mic pseudo-targets, no truth);
    its reflow (retrained on its own noise-to-sample couplings); the *supervised* regression
    baseline, trained on the true virtual signals (the upper reference); and the *control*, the
    same regression network trained on the pseudo-targets (is it the flow, or just a network
    fitted to pseudo-targets?).
 3. **Evaluation** on the test rooms: every virtual-mic estimate against the true virtual signal
    (SI-SDR, per-band error and energy ratio), steps vs quality for the base and the reflowed flow,
-   and MVDR beamforming with the real microphones alone or with one virtual channel added.
+   and MVDR beamforming with the real microphones alone or with one channel added: a virtual one, a physical
+   microphone at the virtual position, or a random channel that carries no information (the control).
 """
 
 from __future__ import annotations
@@ -60,19 +63,21 @@ from .pseudo import DOA_METHODS, istft, stft, true_azimuth
 from .scenes import random_scene, simulate
 
 #: the virtual-mic estimators compared against the truth, in table order
-METHODS: tuple[str, ...] = ("nearest", "pseudo", "control", "flow", "reflow", "supervised")
+METHODS: tuple[str, ...] = ("nearest", "pseudo", "pseudo_train", "control", "flow", "reflow", "supervised")
 METHOD_LABELS: dict[str, str] = {
     "nearest": "nearest real mic",
-    "pseudo": "pseudo-target (no learning)",
+    "pseudo": "pseudo-target from the real mics (no learning)",
+    "pseudo_train": "pseudo-target with the held-out mics (the training targets; not available at test)",
     "control": "regression on pseudo-targets (control)",
     "flow": "Virtual-Flow",
     "reflow": "Virtual-Flow + reflow, 1 step",
     "supervised": "supervised with the truth (reference)",
 }
 #: channel sets of the beamforming comparison: the real mics alone, or with one more channel
-BEAMFORMING: tuple[str, ...] = ("real", "pseudo", "control", "flow", "reflow", "supervised", "physical")
+BEAMFORMING: tuple[str, ...] = ("real", "random", "pseudo", "control", "flow", "reflow", "supervised", "physical")
 BEAM_LABELS: dict[str, str] = {
     "real": "real mics only",
+    "random": "+ a random channel (control: no information)",
     "pseudo": "+ pseudo-target",
     "control": "+ control",
     "flow": "+ Virtual-Flow",
@@ -87,24 +92,30 @@ class VirtualFlowConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     seeds: tuple[int, ...] = param(
-        (0, 1, 2), Seeds(), "seeds (rooms, speech, weights, batches) the verdicts are taken over"
+        (0, 1, 2, 3, 4), Seeds(), "seeds (rooms, speech, weights, batches) the verdicts are taken over"
     )
     fs: int = param(8000, Int(8000, 16000), "sample rate in Hz (8000 or 16000)")
-    clip_s: float = param(1.2, Float(0.3, 10.0), "length of every clip in seconds (the first lead_s are noise only)")
-    lead_s: float = param(0.25, Float(0.05, 1.0), "seconds before the talker starts (the beamformer's noise frames)")
+    clip_s: float = param(1.3, Float(0.3, 10.0), "length of every clip in seconds (the first lead_s are noise only)")
+    lead_s: float = param(0.5, Float(0.05, 1.0), "seconds before the talker starts (the beamformer's noise frames)")
     nfft: int = param(256, Int(32, 2048), "STFT size (hop nfft/2, Hann window)")
-    n_mics: int = param(3, Int(2, 8), "real microphones on a circle")
-    array_radius: float = param(0.1, Float(0.01, 0.5), "radius of the real array in metres")
+    n_mics: int = param(2, Int(2, 8), "real microphones on a circle (the network's input)")
+    array_radius: float = param(0.05, Float(0.01, 0.5), "radius of the real array in metres")
+    n_aux: int = param(
+        4,
+        Int(0, 8),
+        "held-out microphones of the training array (pseudo-targets only; 0: none, targets from the real mics)",
+    )
+    aux_radius: float = param(0.3, Float(0.01, 0.9), "radius of the held-out microphones' circle in metres")
     vm_distance: tuple[float, ...] = param(
-        (0.12, 0.25),
+        (0.2, 0.35),
         Tuple(Float(0.0, 1.0), min_len=2, max_len=2, increasing=True),
         "range of the virtual mic's distance from the array centre, metres",
     )
     rt60_range: tuple[float, ...] = param(
-        (0.15, 0.3), Tuple(Float(0.05, 2.0), min_len=2, max_len=2, increasing=True), "range of the rooms' RT60, s"
+        (0.15, 0.25), Tuple(Float(0.05, 2.0), min_len=2, max_len=2, increasing=True), "range of the rooms' RT60, s"
     )
     snr_range: tuple[float, ...] = param(
-        (5.0, 15.0),
+        (-10.0, 0.0),
         Tuple(Float(-20.0, 40.0), min_len=2, max_len=2, increasing=True),
         "range of the talker-to-interferer ratio at the real mics, dB",
     )
@@ -114,27 +125,27 @@ class VirtualFlowConfig(ExperimentConfig):
         "NormMUSIC", Choice(DOA_METHODS), "pyroomacoustics DOA method for the pseudo-target's direction"
     )
     use_espeak: bool = param(True, Bool(), "speech from espeak-ng when installed (else the harmonic fallback)")
-    n_train_scenes: int = param(24, Int(1), "training rooms per seed")
-    n_test_scenes: int = param(5, Int(1), "test rooms per seed")
+    n_train_scenes: int = param(12, Int(1), "training rooms per seed")
+    n_test_scenes: int = param(8, Int(1), "test rooms per seed")
     d_hidden: int = param(64, Int(8, 8192), "width of every network")
     n_layers: int = param(2, Int(1, 32), "residual blocks of every network")
-    n_train_steps: int = param(500, Int(1), "Adam steps of Virtual-Flow (flow matching)")
-    n_regression_steps: int = param(250, Int(1), "Adam steps of the supervised baseline and of the control (each)")
-    n_reflow_steps: int = param(200, Int(1), "Adam steps of the reflow retraining (from the base weights)")
+    n_train_steps: int = param(250, Int(1), "Adam steps of Virtual-Flow (flow matching)")
+    n_regression_steps: int = param(150, Int(1), "Adam steps of the supervised baseline and of the control (each)")
+    n_reflow_steps: int = param(150, Int(1), "Adam steps of the reflow retraining (from the base weights)")
     n_reflow_pairs: int = param(
-        50_000, Int(1), "time-frequency bins (random training bins) reflow's couplings are made for"
+        10_000, Int(1), "time-frequency bins (random training bins) reflow's couplings are made for"
     )
-    batch_size: int = param(1024, Int(1), "time-frequency bins per training step")
+    batch_size: int = param(512, Int(1), "time-frequency bins per training step")
     lr: float = param(2e-3, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (cosine decay)")
     solver: str = param("euler", Choice(SOLVERS), "ODE solver of the sampler, eq. (vf-ode)")
     n_sample_steps: int = param(8, Int(1, 1024), "solver steps of Virtual-Flow in the comparison")
     steps_grid: tuple[int, ...] = param(
-        (1, 2, 4, 8), Tuple(Int(1, 1024), increasing=True), "solver steps of the steps-vs-quality curves"
+        (1, 2, 8), Tuple(Int(1, 1024), increasing=True), "solver steps of the steps-vs-quality curves"
     )
     reflow_teacher_steps: int = param(8, Int(1, 1024), "solver steps of the base model when it makes reflow's pairs")
     n_bands: int = param(4, Int(1, 64), "equal-width frequency bands of the per-band errors")
     explorable_distances: tuple[float, ...] = param(
-        (0.12, 0.18, 0.25),
+        (0.2, 0.275, 0.35),
         Tuple(Float(0.0, 1.0, low_inclusive=False), increasing=True),
         "virtual-mic distances of the explorable figure (one test room, first seed)",
     )
@@ -142,7 +153,7 @@ class VirtualFlowConfig(ExperimentConfig):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
             seeds=(0, 1),
-            clip_s=0.8,
+            clip_s=1.0,
             n_train_scenes=2,
             n_test_scenes=1,
             d_hidden=16,
@@ -155,7 +166,7 @@ class VirtualFlowConfig(ExperimentConfig):
             steps_grid=(1, 4),
             n_sample_steps=4,
             reflow_teacher_steps=4,
-            explorable_distances=(0.15,),
+            explorable_distances=(0.25,),
         ),
         "book": {},
         "paper": dict(
@@ -196,6 +207,11 @@ class VirtualFlowConfig(ExperimentConfig):
             raise ValueError(f"lead_s must be < clip_s ({self.clip_s}), got {self.lead_s}")
         if self.nfft % 2 or self.lead_s * self.fs < 2 * self.nfft:
             raise ValueError(f"nfft must be even and lead_s * fs >= 2 * nfft (noise frames), got nfft={self.nfft}")
+        if self.n_aux and self.aux_radius <= self.array_radius:
+            raise ValueError(
+                f"aux_radius must exceed array_radius ({self.array_radius}) (held-out mics around the real ones), "
+                f"got {self.aux_radius}"
+            )
         if self.vm_distance[0] <= 0:
             raise ValueError(
                 f"vm_distance must start above 0 (a virtual mic at the array centre), got {self.vm_distance}"
@@ -208,7 +224,8 @@ class VirtualFlowResults(Results[VirtualFlowConfig]):
 
 def scene_seed(cfg: VirtualFlowConfig, seed: int, split: str, index: int) -> int:
     """One integer seed per scene, derived from the base seed, the entry of ``seeds``, the split and the index."""
-    return 1_000_003 * cfg.seed + 10_007 * seed + (0 if split == "train" else 5_000_000) + index
+    offset = {"train": 0, "test": 5_000_000, "random": 7_000_000}[split]
+    return 1_000_003 * cfg.seed + 10_007 * seed + offset + index
 
 
 def build_example(
@@ -231,6 +248,8 @@ def build_example(
         vm_distance=dist,
         rt60_range=cfg.rt60_range,
         vm_angle=vm_angle,
+        n_aux=cfg.n_aux,
+        aux_radius=cfg.aux_radius,
     )
     snr = float(rng.uniform(*cfg.snr_range))
     sim = simulate(
@@ -353,6 +372,8 @@ def estimate(
         return ex.spec_real[nearest_mic(ex)]
     if method == "pseudo":
         return ex.pseudo
+    if method == "pseudo_train":
+        return ex.pseudo_train
     cond = torch.from_numpy(ex.cond).to(device)
     with torch.no_grad():
         if method in ("supervised", "control"):
@@ -365,11 +386,26 @@ def estimate(
 
 
 def beamform(ex: Example, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> np.ndarray:
-    """MVDR output waveform from the real channels, plus ``extra`` (an STFT ``(F, T)``) when given."""
+    """MVDR output waveform from the real channels, plus ``extra`` (an STFT ``(F, T)``) when given.
+
+    The noise covariance comes from the noise-only lead; the steering vector from every channel's
+    cross-correlation with the talker's clean image at the first real mic (the simulator's oracle, the same
+    for every channel set: it stands in for the mask-estimating network of a neural beamformer). Blind
+    steering (covariance whitening) does much worse at this scene's noise levels."""
     hop = cfg.nfft // 2
     chans = ex.spec_real if extra is None else np.concatenate([ex.spec_real, extra[None]], 0)
     n_noise = int((cfg.lead_s * cfg.fs - cfg.nfft) // hop)
-    return istft(mvdr(chans, n_noise), cfg.nfft, hop, ex.real.shape[1])
+    reference = stft(ex.real_speech[0], cfg.nfft, hop)
+    return istft(mvdr(chans, n_noise, reference=reference), cfg.nfft, hop, ex.real.shape[1])
+
+
+def random_channel(ex: Example, rng: np.random.Generator) -> np.ndarray:
+    """An extra STFT channel ``(F, T)`` that carries no information: independent complex Gaussian noise with,
+    per frequency, the mean power of the real microphones. A beamformer that gains from it gains from the extra
+    dimension alone (finite-sample covariance estimates), not from anything recorded."""
+    power = np.mean(np.abs(ex.spec_real) ** 2, axis=(0, 2))[:, None]
+    shape = ex.spec_real.shape[1:]
+    return np.sqrt(power / 2) * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))
 
 
 def _mean_sd(values: list[float]) -> dict[str, float]:
@@ -410,23 +446,38 @@ def evaluate_seed(
             if j == 0:
                 audio[m] = wave
         # steps vs quality, base and reflow, from the same noise; distance to the base's teacher solve
-        teacher = estimate(
-            models, ex, "flow", n_steps=cfg.reflow_teacher_steps, solver=cfg.solver, x0=x0, device=device
-        )
+        # (a solve already made above, from the same x0, is reused: it is the same deterministic ODE solve)
+        solved = {("flow", cfg.n_sample_steps): specs["flow"], ("reflow", 1): specs["reflow"]}
+
+        def solve(name: str, k: int, ex: Example = ex, x0: torch.Tensor = x0, solved: dict = solved) -> np.ndarray:
+            if (name, k) not in solved:
+                solved[name, k] = estimate(models, ex, name, n_steps=k, solver=cfg.solver, x0=x0, device=device)
+            return solved[name, k]
+
+        teacher = solve("flow", cfg.reflow_teacher_steps)
         for name in ("flow", "reflow"):
             for k in cfg.steps_grid:
-                spec = estimate(models, ex, name, n_steps=k, solver=cfg.solver, x0=x0, device=device)
+                spec = solve(name, k)
                 add(
                     f"steps/{name}/{k}",
                     si_sdr(istft(spec, cfg.nfft, hop, n)[first * hop :], ex.truth_wave[first * hop :]),
                 )
                 gap = np.mean(np.abs(spec - teacher) ** 2) / np.mean(np.abs(teacher) ** 2)
                 add(f"to_teacher/{name}/{k}", float(10 * np.log10(gap + 1e-20)))
-        # downstream: MVDR with the real mics, or with one extra channel
+                add(
+                    f"steps_energy/{name}/{k}",
+                    band_errors(spec, ex.truth, cfg.fs, cfg.n_bands, first)["energy_ratio_db"],
+                )
+        # downstream: MVDR with the real mics, or with one extra channel: an estimate, a physical mic there, or a
+        # random channel that carries no information (the control every extra channel is measured against)
         ref = ex.real_speech[0]
+        extras = {
+            "real": None,
+            "physical": stft(ex.vm_recording, cfg.nfft, hop),
+            "random": random_channel(ex, np.random.default_rng(scene_seed(cfg, seed, "random", j))),
+        }
         for b in BEAMFORMING:
-            extra = None if b == "real" else (stft(ex.vm_recording, cfg.nfft, hop) if b == "physical" else specs[b])
-            out = beamform(ex, extra, cfg)
+            out = beamform(ex, extras[b] if b in extras else specs[b], cfg)
             add(f"beam_sisdr/{b}", si_sdr(out, ref))
             add(f"beam_stoi/{b}", stoi(out, ref, cfg.fs))
             if j == 0 and b in ("real", "flow", "physical"):
@@ -511,6 +562,7 @@ def _seed_part(
             "interferer": ex.scene.interferer,
             "real_mics": ex.scene.real_mics,
             "virtual_mic": ex.scene.virtual_mic,
+            "aux_mics": ex.scene.aux_mics if ex.scene.n_aux else np.zeros((0, 3)),
             "azimuth": ex.azimuth,
         }
     return summary, curves
@@ -530,7 +582,7 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
             }
         else:
             out[key] = _mean_sd([p[key] for p in per_seed])
-    out["nfe"] = {m: 0 for m in ("nearest", "pseudo")}
+    out["nfe"] = {m: 0 for m in ("nearest", "pseudo", "pseudo_train")}
     out["nfe"].update(
         control=1,
         supervised=1,

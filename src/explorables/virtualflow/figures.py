@@ -13,6 +13,7 @@ from .experiment import BEAM_LABELS, BEAMFORMING, METHOD_LABELS, METHODS, Virtua
 METHOD_COLORS = {
     "nearest": PALETTE["grey"],
     "pseudo": PALETTE["orange"],
+    "pseudo_train": PALETTE["gold"],
     "control": PALETTE["brown"],
     "flow": PALETTE["blue"],
     "reflow": PALETTE["cyan"],
@@ -197,7 +198,8 @@ def beamforming_figure(results: VirtualFlowResults) -> go.Figure:
 
 
 def scene_figure(results: VirtualFlowResults) -> go.Figure:
-    """The first test room seen from above: real mics, the virtual mic, talker, interferer, estimated direction."""
+    """The first test room seen from above: real mics, held-out mics, the virtual mic, talker, interferer,
+    estimated direction."""
     s = results.curves["seed_0"]["scene"]
     dims = np.asarray(s["room_dim"])
     fig = go.Figure()
@@ -215,12 +217,15 @@ def scene_figure(results: VirtualFlowResults) -> go.Figure:
     )
     pts = (
         ("real mics", s["real_mics"], PALETTE["blue"], "circle"),
+        ("held-out mics (training targets only)", s["aux_mics"], PALETTE["purple"], "circle-open"),
         ("virtual mic", np.asarray(s["virtual_mic"])[None], PALETTE["red"], "x"),
         ("talker", np.asarray(s["source"])[None], PALETTE["green"], "star"),
         ("interferer", np.asarray(s["interferer"])[None], PALETTE["grey"], "square"),
     )
     for name, p, c, sym in pts:
-        p = np.asarray(p)
+        p = np.asarray(p).reshape(-1, 3)
+        if not len(p):
+            continue
         fig.add_trace(
             go.Scatter(x=p[:, 0], y=p[:, 1], mode="markers", name=name, marker=dict(color=c, symbol=sym, size=9))
         )

@@ -297,15 +297,19 @@ def train_regression(
 @torch.no_grad()
 def sample(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int, solver: str = "euler") -> torch.Tensor:
     """Integrate ``dx/dt = v(x, t | c)`` from ``x0`` at ``t = 0`` to ``t = 1`` in ``n_steps`` equal steps,
-    eq. (vf-ode): Euler (one network evaluation per step) or Heun (two)."""
+    eq. (vf-ode): Euler (one network evaluation per step) or Heun (two per step). Heun's second evaluation
+    of the last step would fall on ``t = 1``, where the velocity of eq. (vf-velocity) divides by
+    ``1 - t = 0``; that step is the explicit midpoint rule instead (also second order, two evaluations,
+    the second at ``t = 1 - dt / 2``)."""
     _check_bins(net, cond, x0=x0)
     x, dt = x0, 1.0 / n_steps
     for k in range(n_steps):
         t = torch.full((x.shape[0],), k * dt, dtype=x.dtype, device=x.device)
         v = net(x, t, cond)
-        if solver == "heun":
-            x_pred = x + dt * v
-            v = 0.5 * (v + net(x_pred, t + dt, cond))
+        if solver == "heun" and k < n_steps - 1:
+            v = 0.5 * (v + net(x + dt * v, t + dt, cond))
+        elif solver == "heun":  # the last step: midpoint, never evaluated at t = 1
+            v = net(x + 0.5 * dt * v, t + 0.5 * dt, cond)
         x = x + dt * v
     return x
 

@@ -10,7 +10,9 @@ position with :class:`pyroomacoustics.ShoeBox` (wall absorption from the RT60 by
 * ``vm_speech``: the talker's image at the VM position. This is the *truth* that a
   supervised estimator trains on and that the evaluation scores against; Virtual-Flow never sees it;
 * ``vm_recording``: what a physical microphone at the VM would record (for the beamforming
-  reference "a real extra microphone").
+  reference "a real extra microphone");
+* ``aux``: what the *held-out* microphones record (when the scene has any): microphones of the
+  training array that the network never sees, from which the training pseudo-targets are built.
 """
 
 from __future__ import annotations
@@ -48,9 +50,17 @@ class Scene:
     real_mics: np.ndarray  # (M, 3)
     virtual_mic: np.ndarray  # (3,)
     fs: int
+    aux_mics: np.ndarray | None = None  # (K, 3): held-out mics of the training array (pseudo-targets only)
 
     def __post_init__(self) -> None:
         check_sample_rate(self.fs)
+        if self.aux_mics is not None and (np.ndim(self.aux_mics) != 2 or np.shape(self.aux_mics)[1] != 3):
+            raise ValueError(f"aux_mics must be None or a (K, 3) array of positions, got {np.shape(self.aux_mics)}")
+
+    @property
+    def n_aux(self) -> int:
+        """Number of held-out microphones (0 without any)."""
+        return 0 if self.aux_mics is None else int(np.shape(self.aux_mics)[0])
 
 
 def check_points_in_room(name: str, points: np.ndarray, room_dim: tuple[float, float, float]) -> np.ndarray:
@@ -82,6 +92,8 @@ def circular_array(center: np.ndarray, n_mics: int, radius: float, rotation: flo
     array_radius=Float(0.0, 1.0, low_inclusive=False),
     vm_distance=Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
     rt60_range=Tuple(Float(0.0, 2.0), min_len=2, max_len=2),
+    n_aux=Int(0, 16),
+    aux_radius=Float(0.0, 1.0, low_inclusive=False),
 )
 def random_scene(
     rng: np.random.Generator,
@@ -92,10 +104,14 @@ def random_scene(
     vm_distance: tuple[float, float],
     rt60_range: tuple[float, float],
     vm_angle: float | None = None,
+    n_aux: int = 0,
+    aux_radius: float = 0.3,
 ) -> Scene:
     """A random shoebox (4-7 m by 3-6 m by 2.5-3.5 m), RT60 drawn from ``rt60_range``, the array
     somewhere in the middle, the talker 1-2.5 m away, the interferer elsewhere, and the VM at a
-    distance drawn from ``vm_distance`` from the array centre (at ``vm_angle`` if given)."""
+    distance drawn from ``vm_distance`` from the array centre (at ``vm_angle`` if given). With ``n_aux``,
+    that many held-out microphones on a circle of ``aux_radius`` around the same centre (random rotation,
+    drawn last, so every other draw is the same with or without them)."""
     fs = check_sample_rate(fs)
     dims = (float(rng.uniform(4, 7)), float(rng.uniform(3, 6)), float(rng.uniform(2.5, 3.5)))
     center = np.array([rng.uniform(1.5, dims[0] - 1.5), rng.uniform(1.5, dims[1] - 1.5), HEIGHT])
@@ -115,7 +131,9 @@ def random_scene(
 
     source = place(1.0, 2.5)
     interferer = place(1.0, 2.5)
-    return Scene(dims, float(rng.uniform(*rt60_range)), source, interferer, real, virtual, fs)
+    rt60 = float(rng.uniform(*rt60_range))
+    aux = circular_array(center, n_aux, aux_radius, rotation=float(rng.uniform(0, 2 * np.pi))) if n_aux else None
+    return Scene(dims, rt60, source, interferer, real, virtual, fs, aux)
 
 
 @checked(
@@ -149,7 +167,7 @@ def simulate(
     only and no interferer. The talker is ``speech`` when given, else drawn by
     :func:`~.audio.speech_signal` (from the WAV files of ``corpus`` when given). Returns float arrays of
     ``n_samples``: ``real`` (M, N), ``real_speech`` (M, N), ``vm_speech`` (N,), ``vm_recording`` (N,),
-    ``source`` (N,).
+    ``aux`` (K, N) (the held-out mics' recordings; K = 0 without any), ``source`` (N,).
     """
     fs = check_sample_rate(scene.fs)
     check_in_range("rt60", scene.rt60, 0.0, 2.0)
@@ -180,7 +198,8 @@ def simulate(
     if not anechoic:
         itf = check_points_in_room("interferer", scene.interferer, scene.room_dim)[0]
         room.add_source(itf, signal=babble_noise(n_samples, fs, rng))
-    mics = np.concatenate([real, virtual], 0)
+    aux = check_points_in_room("aux_mics", scene.aux_mics, scene.room_dim) if scene.n_aux else np.zeros((0, 3))
+    mics = np.concatenate([real, virtual, aux], 0)
     room.add_microphone_array(mics.T)
     premix = room.simulate(return_premix=True)[..., :n_samples]
     if premix.shape[-1] < n_samples:
@@ -199,5 +218,6 @@ def simulate(
         "real_speech": speech_img[:m],
         "vm_speech": speech_img[m],
         "vm_recording": mixture[m],
+        "aux": mixture[m + 1 :],
         "source": dry,
     }
