@@ -29,7 +29,10 @@ from explorables.jeffrey.experiment import (
 from explorables.jeffrey.metrics import cell_frequencies, conditional_mmd2, frechet_distance, mmd2
 from explorables.jeffrey.rule import (
     check_target,
+    classifier_guidance_marginal_with,
+    flip_confusion,
     independent_target,
+    jeffrey_marginal_with,
     jeffrey_update,
     jeffrey_weights,
     kl_divergence,
@@ -75,6 +78,84 @@ def test_update_is_the_kl_minimiser_with_that_marginal():
         )
         assert objective(np.log(r_star / q[None, :]).ravel()) <= best.fun + 1e-7
         np.testing.assert_allclose(table(best.x), r_star, atol=1e-3)
+
+
+def test_marginal_with_a_confused_classifier_matches_reweighting_by_its_outputs():
+    """Oracle: reweight samples by h(x) = sum_s' c(s' | x) w(s') with random classifier outputs; the weighted
+    cell marginal is p(s)(Mw)(s)/Z with M the mean output per cell; M = I gives q, equal rows give p."""
+    rng = np.random.default_rng(3)
+    p, q = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(4))
+    cells = rng.choice(4, size=20_000, p=p)
+    outputs = rng.dirichlet(np.ones(4) * 0.5, size=len(cells))
+    outputs[np.arange(len(cells)), cells] += 2.0
+    outputs /= outputs.sum(1, keepdims=True)
+    p_hat = np.bincount(cells, minlength=4) / len(cells)
+    m = np.stack([outputs[cells == s].mean(0) for s in range(4)])
+    h = outputs @ jeffrey_weights(q, p_hat)
+    weighted = np.bincount(cells, weights=h, minlength=4) / h.sum()
+    np.testing.assert_allclose(jeffrey_marginal_with(p_hat, q, m), weighted, atol=1e-12)
+    np.testing.assert_allclose(jeffrey_marginal_with(p, q, np.eye(4)), q, atol=1e-12)
+    np.testing.assert_allclose(jeffrey_marginal_with(p, q, np.full((4, 4), 0.25)), p, atol=1e-12)
+    between = tv_distance(jeffrey_marginal_with(p, q, flip_confusion(4, 0.3)), q)
+    assert 0 < between < tv_distance(p, q)  # part of the way
+    with pytest.raises(ValueError, match="confusion"):
+        jeffrey_marginal_with(p, q, np.eye(3))
+    with pytest.raises(ValueError, match="confusion"):
+        jeffrey_marginal_with(p, q, np.full((4, 4), 0.3))
+    with pytest.raises(ValueError, match="rate"):
+        flip_confusion(4, 1.5)
+
+
+def test_classifier_guidance_with_noisy_labels_matches_simulation():
+    """Oracle: draw s ~ p and a label s' ~ M[s]; classifier guidance with y ~ q samples p(x | label y)."""
+    rng = np.random.default_rng(4)
+    p, q, m = rng.dirichlet(np.ones(3) * 2), rng.dirichlet(np.ones(3) * 2), flip_confusion(3, 0.25)
+    cells = rng.choice(3, size=200_000, p=p)
+    noisy = np.array([rng.choice(3, p=m[s]) for s in cells[:20_000]])
+    cells = cells[:20_000]
+    sim = sum(q[y] * np.bincount(cells[noisy == y], minlength=3) / np.sum(noisy == y) for y in range(3))
+    np.testing.assert_allclose(classifier_guidance_marginal_with(p, q, m), sim, atol=0.02)
+    np.testing.assert_allclose(classifier_guidance_marginal_with(p, q, np.eye(3)), q, atol=1e-12)
+
+
+def test_flipped_labels_and_soft_confusion():
+    from explorables.jeffrey.experiment import flip_labels, soft_confusion
+
+    labels = torch.randint(4, (40_000,), generator=torch.Generator().manual_seed(0))
+    noisy = flip_labels(labels, 0.3, 4, torch.Generator().manual_seed(1))
+    counts = np.zeros((4, 4))
+    np.add.at(counts, (labels.numpy(), noisy.numpy()), 1)
+    np.testing.assert_allclose(counts / counts.sum(1, keepdims=True), flip_confusion(4, 0.3), atol=0.015)
+    with pytest.raises(ValueError, match="rate"):
+        flip_labels(labels, -0.1, 4, torch.Generator())
+
+    class Fixed(torch.nn.Module):  # logits depend on the first coordinate's sign only
+        def forward(self, x, t):
+            assert bool((t == 0).all())
+            return torch.stack([x[:, 0] > 0, x[:, 0] <= 0, x[:, 0] != x[:, 0]], 1).float() * 2.0
+
+    x = torch.randn(1000, 2, generator=torch.Generator().manual_seed(2))
+    m = soft_confusion(Fixed(), x, torch.zeros(1000, dtype=torch.long), 3)
+    share = float((x[:, 0] > 0).float().mean())
+    hi, lo = np.exp(2) / (np.exp(2) + 2), 1 / (np.exp(2) + 2)
+    np.testing.assert_allclose(m[0], [share * hi + (1 - share) * lo, share * lo + (1 - share) * hi, lo], atol=1e-6)
+    np.testing.assert_allclose(m[1:], np.eye(3)[1:])  # empty cells: a perfect row
+
+
+def test_pixel_pca_is_fitted_without_labels_and_centres_the_training_images():
+    import inspect
+
+    x = torch.randn(300, 1, 4, 4, generator=torch.Generator().manual_seed(0)) * torch.linspace(0.1, 2, 16).view(
+        1, 1, 4, 4
+    )
+    pca = I.PixelPCA.fit(x, 5)
+    e = pca(x)
+    assert e.shape == (300, 5) and np.allclose(e.mean(0), 0, atol=1e-9)
+    np.testing.assert_allclose(pca.components @ pca.components.T, np.eye(5), atol=1e-9)
+    assert np.all(np.diff(e.var(0)) <= 1e-9)  # ordered by variance
+    assert set(inspect.signature(I.PixelPCA.fit).parameters) == {"images", "n_components", "seed"}  # no labels
+    back = I.PixelPCA.from_state(pca.state())
+    np.testing.assert_allclose(back(x), e)
 
 
 def test_weights_are_the_likelihood_ratio_and_independence_target_has_the_marginals():
@@ -409,6 +490,12 @@ def test_verdict_functions_give_each_outcome_on_paired_intervals():
     assert C.independence_verdict(v(0.1), v(0.05, 0.04), v(0.2), v(0.15)).startswith("unclear")
 
 
+def test_noisy_check_needs_both_methods_closer_to_their_prediction():
+    assert C.noisy_check(v(0.02), v(0.3), v(0.03), v(0.3)).startswith("pass")
+    assert C.noisy_check(v(0.3), v(0.02), v(0.03), v(0.3)).startswith("fail")  # Jeffrey reached q after all
+    assert C.noisy_check(v(0.02), v(0.3), v(0.3), v(0.02)).startswith("fail")  # classifier guidance did
+
+
 def test_gates_pass_and_fail_on_paired_intervals():
     assert C.room_gate(v(0.36, 0.01)).startswith("pass") and C.room_gate(v(0.05, 0.01)).startswith("fail")
     assert C.control_gate(v(0.05), v(0.3), v(0.6)).startswith("pass")
@@ -424,6 +511,15 @@ def _toy_row(**over):
         "jeffrey": {"tv": 0.04, "mmd2": 0.012, "cond_mmd2": 0.04},
         "classifier": {"tv": 0.03, "mmd2": 0.012, "cond_mmd2": 0.04},
         "control": {"tv_to_control": 0.05, "tv_to_fair": 0.23, "tv_unguided_to_control": 0.6},
+        "noisy": {
+            "accuracy": 0.6,
+            "jeffrey_tv": 0.3,
+            "classifier_tv": 0.31,
+            "jeffrey_predicted_tv": 0.31,
+            "classifier_predicted_tv": 0.33,
+            "jeffrey_tv_to_predicted": 0.03,
+            "classifier_tv_to_predicted": 0.04,
+        },
     }
     for path, value in over.items():
         method, key = path.split("__")
@@ -431,7 +527,7 @@ def _toy_row(**over):
     return row
 
 
-def _image_row(jitter: float, **fairness):
+def _image_row(jitter: float, predicted: float = 0.1, **fairness):
     fair = {"unguided": {"tv": 0.25, "mutual_information": 0.18}, "jeffrey": {"tv": 0.21, "mutual_information": 0.14},
             "classifier": {"tv": 0.2, "mutual_information": 0.12}}  # fmt: skip
     for path, value in fairness.items():
@@ -444,7 +540,13 @@ def _image_row(jitter: float, **fairness):
             m: {"metric": x + jitter, "control": 0.8 * x}
             for m, x in (("unguided", 200.0), ("jeffrey", 100.0), ("classifier", 185.0))
         },
-        "fairness": {m: {k: x + jitter / 100 for k, x in d.items()} for m, d in fair.items()},
+        "fairness": {
+            **{m: {k: x + jitter / 100 for k, x in d.items()} for m, d in fair.items()},
+            "classifier_accuracy": 0.75,
+            "model_joint": [0.002, 0.098] + [0.05] * 18,
+            "predicted_jeffrey": {"tv": predicted + jitter / 100},
+            "predicted_classifier_tv": 0.12 + jitter / 100,
+        },
     }
 
 
@@ -467,27 +569,40 @@ def test_claims_rows_have_their_kinds_and_gates_turn_claims_untested():
     jit = (-1.0, 1.0, -0.5, 0.5)
     toy = [_toy_row(jeffrey__tv=0.04 + j / 100) for j in jit]
     rows = C.claims(_results(toy, [_image_row(j) for j in jit]))
-    assert [r.kind for r in rows] == ["check"] + ["gate"] * 5 + ["claim"] * 6
+    assert [r.kind for r in rows] == ["check"] * 2 + ["gate"] * 5 + ["claim"] * 6
     words = [r.outcome for r in apply_gates(rows)]
-    assert words[:6] == ["pass"] * 6
-    assert words[6] == "yes" and words[9] == "yes"  # the toy marginal; the Fréchet distance
-    assert words[11] == "no"  # fairness on digits: neither number halved
+    assert words[:7] == ["pass"] * 7
+    assert words[7] == "yes" and words[10] == "yes"  # the toy marginal; the Fréchet distance
+    assert words[12] == "no"  # fairness on digits: neither number halved
     # the unguided toy already at the target: the toy claims are untested, not "no"
     flat = [_toy_row(unguided__tv=0.05 + j / 1000) for j in jit]
     gated = [r.outcome for r in apply_gates(C.claims(_results(flat)))]
-    assert gated[1] == "fail" and gated[3:] == ["untested"] * 3
+    assert gated[2] == "fail" and gated[4:] == ["untested"] * 3
 
 
 def test_fairness_and_toy_sentences_follow_the_verdicts():
     jit = (-1.0, 1.0, -0.5, 0.5)
 
-    def fair(mi_after, tv_after):
-        rows = [_image_row(j, jeffrey__mutual_information=mi_after, jeffrey__tv=tv_after) for j in jit]
+    def fair(mi_after, tv_after, predicted=0.1):
+        rows = [_image_row(j, predicted, jeffrey__mutual_information=mi_after, jeffrey__tv=tv_after) for j in jit]
         return C.fairness_sentence(_results([_toy_row()] * 4, rows))
 
     assert "independent" in fair(0.02, 0.05)
-    assert "direction" in fair(0.02, 0.2)
+    assert "not clearly by half" in fair(0.02, 0.2)
     assert "not reproduce" in fair(0.15, 0.2)
+    # the classifier's confusion allows half the unguided TV (0.25): the loss is along the way
+    assert "not what stops it" in fair(0.15, 0.2, predicted=0.1) and "1.0 of the 20 cells" in fair(0.15, 0.2)
+    assert "The classifier explains it" in fair(0.15, 0.2, predicted=0.2)  # it does not: the classifier is the limit
+
+    def noisy(jeffrey_tv, classifier_tv, to_predicted=0.03):
+        rows = [_toy_row(noisy__jeffrey_tv=jeffrey_tv + j / 100, noisy__classifier_tv=classifier_tv + j / 200,
+                         noisy__jeffrey_tv_to_predicted=to_predicted) for j in jit]  # fmt: skip
+        return C.noisy_sentence(_results(rows))
+
+    assert "suffers more" in noisy(0.2, 0.3) and "where the classifier's confusion predicts" in noisy(0.2, 0.3)
+    assert "suffers less" in noisy(0.3, 0.2)
+    assert "suffers as much" in noisy(0.3, 0.3)
+    assert "but not where" in noisy(0.3, 0.3, to_predicted=0.5)
     toy = [_toy_row(jeffrey__tv=0.04 + j / 100, classifier__mmd2=0.012 + j / 1000) for j in jit]
     assert "less than the seed-to-seed spread" in C.toy_baseline_sentence(_results(toy))
     ahead = [_toy_row(classifier__mmd2=0.05 + j / 1000, classifier__tv=0.1 + j / 1000) for j in jit]
@@ -518,4 +633,3 @@ def test_sentences_follow_the_numbers():
     assert "clearly worse" in frechet(120, 180)
     assert "reaches" in frechet(8, 100)
     assert "does not close" in frechet(210, 150)
-

@@ -59,7 +59,6 @@ class NoiseSchedule:
     alphas: torch.Tensor
     alpha_bars: torch.Tensor
 
-
     @classmethod
     @checked(n_steps=Int(2, MAX_DIFFUSION_STEPS), offset=Positive())
     def cosine(cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008) -> NoiseSchedule:

@@ -40,7 +40,16 @@ from . import diffusion as D
 from . import images as I
 from . import toy as Y
 from .metrics import cell_frequencies, conditional_mmd2, frechet_distance, mmd2
-from .rule import independent_target, jeffrey_update, jeffrey_weights, kl_divergence, tv_distance
+from .rule import (
+    classifier_guidance_marginal_with,
+    flip_confusion,
+    independent_target,
+    jeffrey_marginal_with,
+    jeffrey_update,
+    jeffrey_weights,
+    kl_divergence,
+    tv_distance,
+)
 
 #: Jeffrey's cloth-by-candlelight example: p(x, s), x = sold (no, yes), s = colour (green, blue, violet)
 CLOTH_JOINT = ((0.12, 0.18, 0.32), (0.18, 0.12, 0.08))
@@ -70,6 +79,9 @@ class JeffreyConfig(ExperimentConfig):
     control_coupling: float = param(
         -0.5, Float(-1.0, 1.0), "coupling of the control target (0 is the fairness target; -1 the most anti-correlated)"
     )
+    toy_label_noise: float = param(
+        0.3, Float(0.0, 0.7), "share of the toy's cell labels flipped for the noisy-classifier experiment"
+    )
     # images
     use_images: bool = param(True, Bool(), "run the image experiments (embedding target, fairness)")
     dataset: str = param(
@@ -91,7 +103,8 @@ class JeffreyConfig(ExperimentConfig):
     )
     n_h_steps: int = param(500, Int(1), "training steps of the log h_t network, eq. (h-logistic)")
     n_ratio_samples: int = param(1000, Int(20), "unguided samples for the density ratio, the h_t fit and the marginals")
-    n_image_samples: int = param(500, Int(20), "samples per method and seed for the Fréchet distance and fairness")
+    n_image_samples: int = param(500, Int(20), "samples per method and seed for the Fréchet distances")
+    n_fair_samples: int = param(1500, Int(20), "samples per method and seed for digits fairness (20 cells)")
     weight_clip: float = param(20.0, Float(1.0, 1e6), "cap of the density-ratio weights, in multiples of their median")
     ratio_c: float = param(0.1, Positive(), "inverse L2 strength of the density-ratio logistic regression")
 
@@ -113,6 +126,7 @@ class JeffreyConfig(ExperimentConfig):
             n_h_steps=50,
             n_ratio_samples=200,
             n_image_samples=100,
+            n_fair_samples=200,
             n_test=200,
         ),
         "book": {},
@@ -138,6 +152,7 @@ class JeffreyConfig(ExperimentConfig):
             n_h_steps=50_000,
             n_ratio_samples=20_000,
             n_image_samples=10_000,
+            n_fair_samples=10_000,
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = (
@@ -236,18 +251,50 @@ def train_toy_denoiser(
 
 
 def train_toy_classifier(
-    cfg: JeffreyConfig, data: torch.Tensor, schedule: D.NoiseSchedule, gen: torch.Generator, device: torch.device
+    cfg: JeffreyConfig,
+    data: torch.Tensor,
+    schedule: D.NoiseSchedule,
+    gen: torch.Generator,
+    device: torch.device,
+    labels: torch.Tensor | None = None,
 ) -> D.TimeMLP:
-    """The toy's time-dependent classifier c_t(s | x_t) over the four cells, trained on noised ``data``."""
+    """The toy's time-dependent classifier c_t(s | x_t) over the four cells, trained on noised ``data``
+    (with the true cells as labels, or with ``labels`` if given: the noisy-classifier experiment)."""
     clf = toy_classifier(cfg, None, device)
     D.fit(
         clf,
-        D.classifier_loss(data, Y.toy_cells(data), schedule, cfg.toy_batch_size),
+        D.classifier_loss(data, Y.toy_cells(data) if labels is None else labels, schedule, cfg.toy_batch_size),
         n_steps=cfg.n_toy_classifier_steps,
         lr=cfg.lr,
         generator=gen,
     )
     return clf
+
+
+def flip_labels(labels: torch.Tensor, rate: float, n_cells: int, gen: torch.Generator) -> torch.Tensor:
+    """``labels`` with each one moved, with probability ``rate``, to one of the other ``n_cells - 1`` cells uniformly
+    (the label noise of :func:`~explorables.jeffrey.rule.flip_confusion`)."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"rate must lie in [0, 1] (a probability of flipping a label), got {rate}")
+    flip = torch.rand(labels.shape, generator=gen) < rate
+    shift = torch.randint(1, n_cells, labels.shape, generator=gen)
+    return torch.where(flip, (labels.cpu() + shift) % n_cells, labels.cpu()).to(labels.device)
+
+
+@torch.no_grad()
+def soft_confusion(classifier: torch.nn.Module, x: torch.Tensor, cells: torch.Tensor, n_cells: int) -> np.ndarray:
+    """``M[s, s'] = mean of c_0(s' | x)`` over the points ``x`` of cell ``s`` (the classifier at ``t = 0``).
+
+    A cell without points gets the row of a perfect classifier (it carries no mass in the prediction anyway).
+    """
+    tt = torch.zeros(len(x), dtype=torch.long, device=x.device)
+    probs = torch.softmax(classifier(x, tt), dim=-1).double().cpu().numpy()
+    c = np.asarray(cells.cpu())
+    m = np.eye(n_cells)
+    for s in range(n_cells):
+        if np.any(c == s):
+            m[s] = probs[c == s].mean(0)
+    return m / m.sum(1, keepdims=True)
 
 
 def seeded_generator(cfg: JeffreyConfig, seed: int) -> tuple[int, torch.Generator]:
@@ -301,6 +348,26 @@ def _toy_metrics(x: torch.Tensor, q: np.ndarray, exact: torch.Tensor) -> dict[st
     }
 
 
+def _noisy_row(p_model: np.ndarray, q: np.ndarray, m: np.ndarray, jeff: torch.Tensor, cg: torch.Tensor) -> dict:
+    """The toy's noisy-classifier numbers: measured cell marginals, and those predicted from the confusion ``m``."""
+    joint_j = cell_frequencies(Y.toy_cells(jeff.cpu()), Y.N_CELLS)
+    joint_c = cell_frequencies(Y.toy_cells(cg.cpu()), Y.N_CELLS)
+    pred_j = jeffrey_marginal_with(p_model, q, m)
+    pred_c = classifier_guidance_marginal_with(p_model, q, m)
+    return {
+        "confusion": m.tolist(),
+        "accuracy": float(np.dot(p_model, np.diag(m))),
+        "jeffrey_joint": joint_j.tolist(),
+        "classifier_joint": joint_c.tolist(),
+        "jeffrey_tv": tv_distance(joint_j, q),
+        "classifier_tv": tv_distance(joint_c, q),
+        "jeffrey_predicted_tv": tv_distance(pred_j, q),
+        "classifier_predicted_tv": tv_distance(pred_c, q),
+        "jeffrey_tv_to_predicted": tv_distance(joint_j, pred_j),
+        "classifier_tv_to_predicted": tv_distance(joint_c, pred_c),
+    }
+
+
 def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
     device = resolve_device(cfg.device)
     schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
@@ -319,17 +386,22 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
             run_seed, gen = seeded_generator(cfg, seed)
             data = Y.sample_toy(cfg.n_toy_train, gen).to(device)
             clf = train_toy_classifier(cfg, data, schedule, gen, device)
-            unguided = D.sample(denoiser, schedule, n, (2,), generator=gen).cpu()
+
+            def noise(run_seed: int = run_seed) -> torch.Generator:
+                """Common random numbers: every method's sampler starts from the same noise (paired comparisons)."""
+                return torch.Generator().manual_seed(run_seed + 5000)
+
+            unguided = D.sample(denoiser, schedule, n, (2,), generator=noise()).cpu()
             p_model = cell_frequencies(Y.toy_cells(unguided), Y.N_CELLS)
             q = supported_target(independent_target(p_model.reshape(2, 2)).ravel(), p_model)
             exact = Y.sample_jeffrey_target(n, supported_target(q, true_marginal), gen)
             log_w = _log_w(q, p_model, device)
             jeff = D.sample(
-                denoiser, schedule, n, (2,), generator=gen, potential=jeffrey_potential(clf, log_w), scale=scale
+                denoiser, schedule, n, (2,), generator=noise(), potential=jeffrey_potential(clf, log_w), scale=scale
             )
             labels = torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen).to(device)
             cg = D.sample(
-                denoiser, schedule, n, (2,), generator=gen, potential=classifier_potential(clf, labels), scale=scale
+                denoiser, schedule, n, (2,), generator=noise(), potential=classifier_potential(clf, labels), scale=scale
             )
             # control: the same machinery toward another target (reversed coupling) must land there, not at q
             p_a, p_b = q.reshape(2, 2).sum(1)[1], q.reshape(2, 2).sum(0)[1]
@@ -339,11 +411,35 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
                 schedule,
                 n,
                 (2,),
-                generator=gen,
+                generator=noise(),
                 potential=jeffrey_potential(clf, _log_w(q_control, p_model, device)),
                 scale=scale,
             )
             control_joint = cell_frequencies(Y.toy_cells(control.cpu()), Y.N_CELLS)
+            # noisy classifier: the same classifier trained on labels flipped at rate toy_label_noise
+            rate = cfg.toy_label_noise
+            noisy = train_toy_classifier(
+                cfg, data, schedule, gen, device, flip_labels(Y.toy_cells(data), rate, Y.N_CELLS, gen)
+            )
+            jeff_n = D.sample(
+                denoiser, schedule, n, (2,), generator=noise(), potential=jeffrey_potential(noisy, log_w), scale=scale
+            )
+            cg_n = D.sample(
+                denoiser,
+                schedule,
+                n,
+                (2,),
+                generator=noise(),
+                potential=classifier_potential(noisy, labels),
+                scale=scale,
+            )
+            x_u, cells_u = unguided.to(device), Y.toy_cells(unguided)
+            m_clean = soft_confusion(clf, x_u, cells_u, Y.N_CELLS)
+            m_noisy = soft_confusion(noisy, x_u, cells_u, Y.N_CELLS)
+            noisy_row = _noisy_row(p_model, q, m_noisy, jeff_n, cg_n)
+            noisy_row["flip_predicted_jeffrey_tv"] = tv_distance(
+                jeffrey_marginal_with(p_model, q, flip_confusion(Y.N_CELLS, rate)), q
+            )
             row = {
                 "seed": run_seed,
                 "model_joint": p_model.tolist(),
@@ -351,6 +447,8 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
                 "unguided": _toy_metrics(unguided, q, exact),
                 "jeffrey": _toy_metrics(jeff, q, exact),
                 "classifier": _toy_metrics(cg, q, exact),
+                "jeffrey_predicted_tv": tv_distance(jeffrey_marginal_with(p_model, q, m_clean), q),
+                "noisy": noisy_row,
                 "control": {
                     "target": q_control.tolist(),
                     "joint": control_joint.tolist(),
@@ -358,7 +456,6 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
                     "tv_to_fair": tv_distance(control_joint, q),
                     "tv_unguided_to_control": tv_distance(p_model, q_control),
                 },
-                "exact_floor_mmd2": mmd2(exact, Y.sample_jeffrey_target(n, supported_target(q, true_marginal), gen)),
                 "model_mmd2_to_data": mmd2(unguided, Y.sample_toy(n, gen)),
             }
             seed_curves: dict[str, Any] = {}
@@ -366,12 +463,17 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
                 sweep = {"jeffrey": [], "classifier": []}
                 points = {"jeffrey": [], "classifier": []}
                 for s in cfg.scale_grid:
-                    xj = D.sample(
-                        denoiser, schedule, n, (2,), generator=gen, potential=jeffrey_potential(clf, log_w), scale=s
-                    )
-                    xc = D.sample(
-                        denoiser, schedule, n, (2,), generator=gen, potential=classifier_potential(clf, labels), scale=s
-                    )
+                    if s == scale:  # the same draws as above (common random numbers): reuse them
+                        xj, xc = jeff, cg
+                    else:
+                        xj = D.sample(
+                            denoiser, schedule, n, (2,), generator=noise(), potential=jeffrey_potential(clf, log_w),
+                            scale=s,
+                        )  # fmt: skip
+                        xc = D.sample(
+                            denoiser, schedule, n, (2,), generator=noise(), potential=classifier_potential(clf, labels),
+                            scale=s,
+                        )  # fmt: skip
                     for key, x in (("jeffrey", xj), ("classifier", xc)):
                         sweep[key].append(_toy_metrics(x, q, exact))
                         points[key].append(x.cpu().numpy())
@@ -400,10 +502,21 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
             for m in ("unguided", "jeffrey", "classifier")
             for key in ("tv", "mmd2", "cond_mmd2", "mutual_information")
         },
+        **{
+            f"noisy_{key}": mean_sd([r["noisy"][key] for r in rows])
+            for key in (
+                "accuracy",
+                "jeffrey_tv",
+                "classifier_tv",
+                "jeffrey_predicted_tv",
+                "classifier_predicted_tv",
+                "flip_predicted_jeffrey_tv",
+            )
+        },
+        "jeffrey_predicted_tv": mean_sd([r["jeffrey_predicted_tv"] for r in rows]),
         "control_tv_to_control": mean_sd([r["control"]["tv_to_control"] for r in rows]),
         "control_tv_to_fair": mean_sd([r["control"]["tv_to_fair"] for r in rows]),
         "control_tv_unguided": mean_sd([r["control"]["tv_unguided_to_control"] for r in rows]),
-        "exact_floor_mmd2": mean_sd([r["exact_floor_mmd2"] for r in rows]),
         "model_mmd2_to_data": mean_sd([r["model_mmd2_to_data"] for r in rows]),
     }
     return summary, curves
@@ -426,22 +539,15 @@ def _image_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -
     with one_cpu_thread(device):
         train = data.train.to(device)
         labels = data.train_labels.to(device)
-        # the metric/target embedding, and an independent one (other width, other seed) for the control
+        # the metric/target embedding (a classifier on the labels), and an independent one for the control:
+        # principal components of the pixels (no labels, another objective: reconstruction)
         emb = I.train_embedder(
             train, labels, data.n_classes, d_embed=cfg.d_embed, n_steps=cfg.n_embedder_steps, seed=cfg.seed
         )
-        emb2 = I.train_embedder(
-            train,
-            labels,
-            data.n_classes,
-            d_hidden=96,
-            d_embed=max(2, cfg.d_embed * 3 // 4),
-            n_steps=cfg.n_embedder_steps,
-            seed=cfg.seed + 1,
-        )
+        pca = I.PixelPCA.fit(data.train, cfg.d_embed, seed=cfg.seed)
         test = data.test.to(device)
         with torch.no_grad():
-            acc = [float((m(test).argmax(1).cpu() == data.test_labels).float().mean()) for m in (emb, emb2)]
+            acc = float((emb(test).argmax(1).cpu() == data.test_labels).float().mean())
         gen = torch.Generator().manual_seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
@@ -462,15 +568,15 @@ def _image_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -
     summary = {
         "n_train": len(data.train),
         "n_test": len(data.test),
-        "embedder_accuracy": acc[0],
-        "control_embedder_accuracy": acc[1],
+        "embedder_accuracy": acc,
+        "pca_explained_variance": pca.explained,
         "final_loss": losses[-1],
         "train_vs_test_frechet": frechet_distance(I.embed(emb, train), I.embed(emb, test)),
     }
     curves = {
         "denoiser": cpu(model),
         "embedder": cpu(emb),
-        "control_embedder": cpu(emb2),
+        "pca": pca.state(),
         "n_classes": data.n_classes,
         "shape": list(train.shape[1:]),
     }
@@ -479,14 +585,11 @@ def _image_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -
 
 def _restore_embedders(
     cfg: JeffreyConfig, models: dict, d_in: int, device: torch.device
-) -> tuple[I.Embedder, I.Embedder]:
+) -> tuple[I.Embedder, I.PixelPCA]:
     emb = I.Embedder(d_in, models["n_classes"], 128, cfg.d_embed).to(device)
-    emb2 = I.Embedder(d_in, models["n_classes"], 96, max(2, cfg.d_embed * 3 // 4)).to(device)
     emb.load_state_dict(models["embedder"])
-    emb2.load_state_dict(models["control_embedder"])
-    for m in (emb, emb2):
-        m.eval().requires_grad_(False)
-    return emb, emb2
+    emb.eval().requires_grad_(False)
+    return emb, I.PixelPCA.from_state(models["pca"])
 
 
 def _fair_metrics(cells: torch.Tensor, q: np.ndarray, n_classes: int) -> dict[str, Any]:
@@ -514,7 +617,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
         denoiser.load_state_dict(models["denoiser"])
         denoiser.eval()
         real_emb = I.embed(emb, train)  # the target q(e): embeddings of the *training* images
-        test_emb, test_emb2 = I.embed(emb, test), I.embed(emb2, test)  # only the metric sees the test images
+        test_emb, test_emb2 = I.embed(emb, test), emb2(test)  # only the metrics see the test images
         for k, seed in enumerate(tqdm(cfg.seeds, desc="image seeds", disable=not progress)):
             name = f"images/seed{seed}"
             done = checkpoint.get(name)
@@ -565,8 +668,9 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
             )
             clf.eval()
             groups = torch.arange(n_cells, device=device) // 2  # cell -> class
-            n = cfg.n_image_samples
-            unguided = draw(n)
+            n, n_fair = cfg.n_image_samples, cfg.n_fair_samples
+            unguided_all = draw(max(n, n_fair))  # the first n for the Fréchet distances, n_fair for fairness
+            unguided, unguided_fair = unguided_all[:n], unguided_all[:n_fair]
             jeff = draw(n, D.time_potential(h_net, lambda f: f[:, 0]))
             class_marginal = np.bincount(data.train_labels.numpy(), minlength=n_classes) / len(data.train_labels)
             labels = torch.multinomial(torch.as_tensor(class_marginal), n, replacement=True, generator=gen).to(device)
@@ -579,17 +683,23 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
             # fairness: class independent of thickness
             p_model = cell_frequencies(pool_cells.cpu(), n_cells)
             q = supported_target(independent_target(p_model.reshape(n_classes, 2)).ravel(), p_model)
-            fair_j = draw(n, jeffrey_potential(clf, _log_w(q, p_model, device)))
-            cell_labels = torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen).to(device)
-            fair_c = draw(n, classifier_potential(clf, cell_labels))
+            fair_j = draw(n_fair, jeffrey_potential(clf, _log_w(q, p_model, device)))
+            # what this classifier allows: its confusion at t = 0 on fresh unguided samples, and the marginals
+            # Jeffrey guidance and classifier guidance reach with it (rule.jeffrey_marginal_with)
+            fair_cells = I.image_cells(emb, unguided_fair, threshold)
+            confusion = soft_confusion(clf, unguided_fair, fair_cells, n_cells)
+            pred_j = jeffrey_marginal_with(p_model, q, confusion)
+            pred_c = classifier_guidance_marginal_with(p_model, q, confusion)
 
             def frechet(x: torch.Tensor) -> dict[str, float]:
                 return {
                     "metric": frechet_distance(I.embed(emb, x), test_emb),
-                    "control": frechet_distance(I.embed(emb2, x), test_emb2),
+                    "control": frechet_distance(emb2(x), test_emb2),
                 }
 
-            floor = cell_frequencies(torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen), n_cells)
+            floor = cell_frequencies(
+                torch.multinomial(torch.as_tensor(q), n_fair, replacement=True, generator=gen), n_cells
+            )
 
             def class_tv(x: torch.Tensor, threshold: float = threshold, target: np.ndarray = class_marginal) -> float:
                 """TV of the predicted class marginal to the training one: the baseline's own target."""
@@ -604,9 +714,16 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                 "frechet": {"unguided": frechet(unguided), "jeffrey": frechet(jeff), "classifier": frechet(cg)},
                 "fairness": {
                     "target": q.tolist(),
-                    "unguided": _fair_metrics(I.image_cells(emb, unguided, threshold).cpu(), q, n_classes),
+                    "model_joint": p_model.tolist(),
+                    "classifier_accuracy": float(np.dot(p_model, np.diag(confusion))),
+                    "predicted_jeffrey": {
+                        "joint": pred_j.tolist(),
+                        "tv": tv_distance(pred_j, q),
+                        "mutual_information": mutual_information(pred_j.reshape(n_classes, 2)),
+                    },
+                    "predicted_classifier_tv": tv_distance(pred_c, q),
+                    "unguided": _fair_metrics(fair_cells.cpu(), q, n_classes),
                     "jeffrey": _fair_metrics(I.image_cells(emb, fair_j, threshold).cpu(), q, n_classes),
-                    "classifier": _fair_metrics(I.image_cells(emb, fair_c, threshold).cpu(), q, n_classes),
                 },
             }
             seed_curves: dict[str, Any] = {}
@@ -633,7 +750,12 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
         for which in ("metric", "control"):
             summary[f"frechet_{which}_{m}"] = mean_sd([r["frechet"][m][which] for r in rows])
         for key in ("tv", "mutual_information"):
-            summary[f"fair_{key}_{m}"] = mean_sd([r["fairness"][m][key] for r in rows])
+            if m in rows[0]["fairness"]:
+                summary[f"fair_{key}_{m}"] = mean_sd([r["fairness"][m][key] for r in rows])
+    summary["fair_predicted_tv_jeffrey"] = mean_sd([r["fairness"]["predicted_jeffrey"]["tv"] for r in rows])
+    summary["fair_predicted_tv_classifier"] = mean_sd([r["fairness"]["predicted_classifier_tv"] for r in rows])
+    summary["fair_classifier_accuracy"] = mean_sd([r["fairness"]["classifier_accuracy"] for r in rows])
+    for m in ("unguided", "jeffrey", "classifier"):
         summary[f"class_tv_{m}"] = mean_sd([r["class_tv"][m] for r in rows])
     return summary, curves
 

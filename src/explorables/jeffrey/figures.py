@@ -172,12 +172,17 @@ def digits_figure(results: JeffreyResults) -> go.Figure:
 
 
 def fairness_figure(results: JeffreyResults) -> go.Figure:
-    """P(thick stroke | class) for the unguided model, both guidances and the target (first seed)."""
+    """P(thick stroke | class) for the unguided model, Jeffrey guidance, what its classifier's confusion predicts
+    (``rule.jeffrey_marginal_with``) and the target (first seed)."""
     fair = results.summary["images"]["seeds"][0]["fairness"]
     n_classes = len(fair["target"]) // 2
     fig = go.Figure()
     for i, (key, name) in enumerate(
-        (("unguided", "unguided"), ("jeffrey", "Jeffrey guidance"), ("classifier", "classifier guidance"))
+        (
+            ("unguided", "unguided"),
+            ("jeffrey", "Jeffrey guidance"),
+            ("predicted_jeffrey", "Jeffrey, as its classifier's confusion predicts"),
+        )
     ):
         joint = np.asarray(fair[key]["joint"]).reshape(n_classes, 2)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -6,6 +6,8 @@
 * :class:`Embedder`: an MLP classifier trained on the dataset's labels; its penultimate layer is
   the embedding ``e(x)`` in which we measure a Fréchet distance (*a stand-in for FID*, which uses
   Inception-v3 features) and whose distribution Jeffrey guidance targets.
+* :class:`PixelPCA`: the principal components of the training pixels (scikit-learn; no labels): the
+  second, independent embedding of the Fréchet control, trained by another objective (reconstruction).
 * :func:`ink` / :func:`image_cells`: the attributes of the fairness experiment, "thick stroke"
   (mean ink above a threshold) and the predicted class.
 * :func:`fit_density_ratio`: ``w(e) = q(e) / p(e)`` by logistic regression (scikit-learn) between
@@ -156,6 +158,37 @@ def embed(model: Embedder, images: torch.Tensor, batch_size: int = 4096) -> np.n
         .cpu()
         .numpy()
     )
+
+
+@dataclass
+class PixelPCA:
+    """``e(x) = V^T (x - mean)``: the top principal components of the training pixels, fitted without labels."""
+
+    mean: np.ndarray
+    components: np.ndarray
+    explained: float
+
+    @classmethod
+    def fit(cls, images: torch.Tensor, n_components: int, *, seed: int = 0) -> PixelPCA:
+        """scikit-learn's PCA on the flattened ``images`` (``n_components`` at most the pixel count)."""
+        from sklearn.decomposition import PCA
+
+        x = images.flatten(1).double().cpu().numpy()
+        n_components = check_int("n_components", n_components, minimum=1)
+        k = min(n_components, x.shape[1], len(x))
+        pca = PCA(k, svd_solver="randomized" if x.shape[1] > 500 else "full", random_state=seed).fit(x)
+        return cls(pca.mean_, pca.components_, float(pca.explained_variance_ratio_.sum()))
+
+    def state(self) -> dict:
+        return {"mean": self.mean, "components": self.components, "explained": self.explained}
+
+    @classmethod
+    def from_state(cls, state: dict) -> PixelPCA:
+        return cls(np.asarray(state["mean"]), np.asarray(state["components"]), float(state["explained"]))
+
+    def __call__(self, images: torch.Tensor) -> np.ndarray:
+        """The embeddings of ``images`` as a float64 array ``(n, n_components)``."""
+        return (images.flatten(1).double().cpu().numpy() - self.mean) @ self.components.T
 
 
 def ink(images: torch.Tensor) -> torch.Tensor:

@@ -114,3 +114,50 @@ def independent_target(joint: object) -> np.ndarray:
     if p.ndim != 2:
         raise ValueError(f"joint must be a 2-D table p(a, b), got shape {p.shape}")
     return np.outer(p.sum(axis=1), p.sum(axis=0))
+
+
+# --- what an imperfect classifier does to the rule ---------------------------------------------------
+def _confusion(name: str, value: object, n: int) -> np.ndarray:
+    m = _as_array(name, value)
+    if m.shape != (n, n):
+        raise ValueError(f"{name} must be an ({n}, {n}) table M[s, s'] (one row per value of the statistic)")
+    if np.any(m < 0) or np.any(np.abs(m.sum(1) - 1) > _ATOL):
+        raise ValueError(f"{name} must have rows that are distributions (entries >= 0, each row summing to 1)")
+    return m
+
+
+def flip_confusion(n_cells: int, rate: float) -> np.ndarray:
+    """``M[s, s']``: a label kept with probability ``1 - rate``, else moved to one of the other cells uniformly."""
+    if not (isinstance(n_cells, int) and n_cells >= 2):
+        raise ValueError(f"n_cells must be an integer >= 2, got {n_cells!r}")
+    if not 0 <= rate <= 1:
+        raise ValueError(f"rate must lie in [0, 1] (a probability of flipping a label), got {rate}")
+    m = np.full((n_cells, n_cells), rate / (n_cells - 1))
+    np.fill_diagonal(m, 1 - rate)
+    return m
+
+
+def jeffrey_marginal_with(marginal: object, target: object, confusion: object) -> np.ndarray:
+    """The cell marginal Jeffrey guidance reaches when its classifier confuses cells as ``M[s, s'] = E[c(s' | x) | s]``.
+
+    With ``h_0(x) = sum_s' c(s' | x) w(s')`` the guided law is ``p(x) h_0(x) / Z``, whose marginal is
+    ``p(s) (M w)(s) / Z``: the weights are smoothed to ``M w`` (``M = I`` gives back ``q``).
+    """
+    p = check_distribution_table("marginal", marginal)
+    w = jeffrey_weights(target, p)
+    m = _confusion("confusion", confusion, len(p))
+    out = p * (m @ w)
+    return out / out.sum()
+
+
+def classifier_guidance_marginal_with(marginal: object, target: object, confusion: object) -> np.ndarray:
+    """The cell marginal plain classifier guidance (``y ~ q``, then ``p(x | y)``) reaches with a classifier whose
+    label is ``s'`` with probability ``M[s, s']`` in cell ``s``: ``sum_y q(y) p(s) M[s, y] / sum_s p(s) M[s, y]``."""
+    p = check_distribution_table("marginal", marginal)
+    q = check_target(target, p)
+    m = _confusion("confusion", confusion, len(p))
+    joint = p[:, None] * m  # p(s, y)
+    col = joint.sum(0)
+    cond = np.divide(joint, col[None, :], out=np.zeros_like(joint), where=col[None, :] > 0)  # p(s | y)
+    out = cond @ q
+    return out / out.sum()
