@@ -2,10 +2,10 @@
 
 An image and an instruction ("grasp the mug by its handle", "something to cut with") go in; the
 tool's box, the named part's mask and a 4-DoF grasp on that part come out, from one interface
-token decoded by a Unified Affordance Decoder whose pose head reads the segmentation. Compared:
-curriculum transfer (general parsing, then interaction) against joint training, a control that
-trains jointly on the curriculum's data, separate task decoders, and a pose head that does not
-read the mask; each metric against the number of instruction-labelled scenes.
+token decoded by a Unified Affordance Decoder whose pose head reads the segmentation. Gated first on
+competence (the model does the three tasks), then compared: curriculum transfer (general parsing, then
+interaction) against joint training on the same data, at several instruction-labelled counts; separate
+task decoders; and a pose head that does not read the mask.
 """
 
 from .experiment import UniRAPConfig, UniRAPResults, run

@@ -5,13 +5,18 @@ name; targets: its box and whole mask; no instruction, no part, no grasp), an in
 ``max(labelled_grid)`` scenes (instruction, part mask, grasp), and ``n_test`` held-out instruction
 scenes, drawn from their own seed (their labels are used only to score).
 
-Three parts, each one batched ensemble (all members on the same step count and batch size):
+Four parts, each one batched ensemble (every model trains ``n_steps`` steps of ``batch_size`` scenes in all):
 
-* ``unified``: the unified model under the three regimes (curriculum, joint, and the control
-  joint-on-the-curriculum's-data), at every instruction-labelled count of ``labelled_grid``;
-* ``pose_direct``: the ablation, a pose head that does not read the mask, at ``n_labelled``;
-* ``separate``: three task decoders, no shared decoder, at ``n_labelled``.
+* ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): the curriculum's stages 1-2 on
+  parsing scenes, once per seed (they see no instruction label, so every budget and both ablations start
+  stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at every
+  labelled count of ``labelled_grid``;
+* ``unified`` (phase 2): the curriculum's stage 3 at every count, and the control, continued;
+* ``pose_direct``: the ablation, a pose head that does not read the mask, from the stage-2 weights, at
+  ``n_labelled``;
+* ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled``.
 
+Each phase has its own Adam warm-up and decay, for the curriculum and the control alike.
 ``unified`` also scores its curriculum members at ``n_labelled`` with each test scene given another test
 scene's instruction (``summary['unified']['shuffled']``): the control that the model reads the instruction.
 
@@ -42,6 +47,9 @@ from .scenes import JAW, VOCAB, make_dataset
 from .training import REGIMES, Member, predict, schedule, train
 
 ARRAYS = ("images", "tokens", "boxes", "masks", "grasps")
+#: the regimes the run trains at every labelled count (``joint``, without the parsing scenes, is a regime of
+#: :func:`~explorables.unirap.training.schedule` that the run leaves out: it differs in data *and* order)
+BOOK_REGIMES = ("curriculum", "joint_parsing")
 
 
 @dataclass(frozen=True)
@@ -49,14 +57,14 @@ class UniRAPConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     image_size: int = param(32, Int(16, 256), "scene side in pixels (a multiple of 4)")
-    max_clutter: int = param(4, Int(0, 20), "clutter blobs per scene: uniform in 0..max_clutter")
+    max_clutter: int = param(0, Int(0, 20), "clutter blobs per scene: uniform in 0..max_clutter")
     n_parsing: int = param(600, Int(8), "general-parsing scenes (tool name only: box and whole mask, no instruction)")
-    labelled_grid: tuple[int, ...] = param((16, 64), Tuple(Int(4), distinct=True, increasing=True),
+    labelled_grid: tuple[int, ...] = param((16, 64, 256), Tuple(Int(4), distinct=True, increasing=True),
                                            "instruction-labelled scene counts of the data-efficiency curves")
-    n_labelled: int = param(64, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
+    n_labelled: int = param(256, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(500, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
-    n_steps: int = param(350, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
+    n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
     batch_size: int = param(12, Int(2), "scenes per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate (peak; warm-up, then a linear decay to 20 %)")
     stage_fractions: tuple[float, ...] = param(
@@ -73,7 +81,7 @@ class UniRAPConfig(ExperimentConfig):
                       n_shown=3, d_model=16, width=12, seeds=(0,)),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
-                      n_labelled=400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, width=48, d_model=192,
+                      n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8),
     }
     PAPER_HARDWARE: ClassVar[str] = ("one GPU with >= 24 GB (ensembles of up to 60 members on 96-pixel scenes); "
@@ -86,6 +94,10 @@ class UniRAPConfig(ExperimentConfig):
             raise ValueError(f"d_model must be a multiple of n_heads ({self.n_heads}), got {self.d_model}")
         if self.n_labelled not in self.labelled_grid:
             raise ValueError(f"n_labelled must be one of labelled_grid {self.labelled_grid}, got {self.n_labelled}")
+        split = round(self.stage_fractions[0] * self.n_steps) + round(self.stage_fractions[1] * self.n_steps)
+        if not 1 <= split < self.n_steps:
+            raise ValueError(f"stage_fractions must give stages 1 and 2 at least one step and leave stage 3 some "
+                             f"(of n_steps = {self.n_steps}), got {self.stage_fractions}")
         if sum(self.stage_fractions) >= 1:
             raise ValueError(f"stage_fractions must sum to < 1 (the last stage needs steps), "
                              f"got {self.stage_fractions}")
@@ -97,7 +109,7 @@ class UniRAPConfig(ExperimentConfig):
 
 class UniRAPResults(Results[UniRAPConfig]):
     """What :func:`run` returns: the three metrics per regime, labelled count and seed; predictions on a
-    few test scenes, and the lab's models (seed 0, curriculum and joint, at ``n_labelled``) in ``curves``."""
+    few test scenes, and the lab's models (seed 0, curriculum and its control, at ``n_labelled``) in ``curves``."""
 
 
 @functools.lru_cache(maxsize=2)
@@ -117,12 +129,22 @@ def make_model(cfg: UniRAPConfig, seeds: list[int], arch: str) -> UniRAP:
 
 
 def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
-    """The members of a part (``unified``: every regime at every grid count; the others: the curriculum at
-    ``n_labelled``)."""
-    if part == "unified":  # the control (joint on the curriculum's data) at the fewest labels only
-        return ([Member(r, n, s) for r in REGIMES[:2] for n in cfg.labelled_grid for s in cfg.seeds]
-                + [Member(REGIMES[2], min(cfg.labelled_grid), s) for s in cfg.seeds])
-    return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds]
+    """The members of a part's ensemble.
+
+    ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): one curriculum member per seed
+    (stages 1-2, on parsing scenes only, shared by every curriculum model of that seed), then the control
+    (joint training on the curriculum's data) at every labelled count. ``unified`` (phase 2, the rest of the
+    steps): the curriculum's stage 3 at every labelled count, then the control, continued.
+    ``pose_direct`` and ``separate``: the curriculum's stage 3 at ``n_labelled`` with the ablated architecture.
+    """
+    control = [Member("joint_parsing", n, s) for n in cfg.labelled_grid for s in cfg.seeds]
+    if part == "pretrain":
+        return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control
+    if part == "unified":
+        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control
+    if part in ("pose_direct", "separate"):
+        return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds]
+    raise ValueError(f"part must be one of {PARTS}, got {part!r}")
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
@@ -130,57 +152,108 @@ def _stats(values: list[float]) -> dict[str, Any]:
     return {"per_seed": arr.tolist(), "mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
 
 
-def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
-    """Train the part's ensemble and score every member on the test scenes: ``(summary, curves)``."""
-    device = resolve_device(cfg.device)
-    parsing, pool_data, test = datasets(cfg)
-    pool = {k: torch.as_tensor(np.concatenate([parsing[k], pool_data[k]])).to(device) for k in ARRAYS}
-    members = members_of(cfg, part)
-    idx, weights = [], []
-    for k, m in enumerate(members):
-        labelled = np.random.default_rng([cfg.seed, m.seed]).permutation(len(pool_data["boxes"]))[: m.n_labelled]
-        rng = np.random.default_rng([cfg.seed, m.seed, k, 17])
-        i, w = schedule(m, cfg.n_steps, cfg.batch_size, cfg.n_parsing, labelled, cfg.stage_fractions, rng)
-        idx.append(i)
-        weights.append(w)
-    arch = "unified" if part == "unified" else part
-    model = make_model(cfg, [m.seed for m in members], arch).to(device)
-    curve = train(model, pool, torch.as_tensor(np.stack(idx, 1)), torch.as_tensor(np.stack(weights, 1)), lr=cfg.lr,
-                  checkpoint=checkpoint, name=f"{part}/train", progress=progress)
+def phase_steps(cfg: UniRAPConfig) -> int:
+    """Steps of phase 1 (the curriculum's stages 1 and 2); phase 2 has the rest."""
+    return round(cfg.stage_fractions[0] * cfg.n_steps) + round(cfg.stage_fractions[1] * cfg.n_steps)
+
+
+def member_schedule(cfg: UniRAPConfig, m: Member) -> tuple[np.ndarray, np.ndarray]:
+    """The member's whole schedule over ``n_steps`` (phase 1 is its first :func:`phase_steps` rows): its
+    labelled subset is the first ``n_labelled`` of a permutation seeded by the member's seed (nested subsets)."""
+    n_pool = max(cfg.labelled_grid)
+    labelled = np.random.default_rng([cfg.seed, m.seed]).permutation(n_pool)[: m.n_labelled]
+    rng = np.random.default_rng([cfg.seed, m.seed, m.n_labelled, REGIMES.index(m.regime), 17])
+    return schedule(m, cfg.n_steps, cfg.batch_size, cfg.n_parsing, labelled, cfg.stage_fractions, rng)
+
+
+def _source_rows(cfg: UniRAPConfig, part: str) -> list[int]:
+    """For each member of ``part`` (phase 2), the row of the ``pretrain`` ensemble it starts from."""
+    first = members_of(cfg, "pretrain")
+    pretrained = {m.seed: i for i, m in enumerate(first) if m.regime == "curriculum"}
+    control = {(m.n_labelled, m.seed): i for i, m in enumerate(first) if m.regime == "joint_parsing"}
+    return [pretrained[m.seed] if m.regime == "curriculum" else control[(m.n_labelled, m.seed)]
+            for m in members_of(cfg, part)]
+
+
+def fork(state: dict[str, torch.Tensor], rows: list[int], arch: str) -> dict[str, torch.Tensor]:
+    """The state of a new ensemble whose member ``i`` starts from member ``rows[i]`` of ``state`` (a
+    ``unified`` ensemble); for ``arch="separate"`` each of the three decoders starts from the shared one."""
+    index = torch.as_tensor(rows)
+    out = {}
+    for k, v in state.items():
+        if arch == "separate" and k.startswith("decoder."):
+            out[k] = v[index.repeat_interleave(3)].clone()
+        else:
+            out[k] = v[index].clone()
+    return out
+
+
+def score(cfg: UniRAPConfig, model: UniRAP, members: list[Member], label) -> tuple[dict, dict]:
+    """Every member's three metrics on the test scenes, grouped ``{label(m): {str(n): stats}}``, and the
+    decoded predictions."""
+    device = next(model.parameters()).device
+    _, _, test = datasets(cfg)
     images, tokens = torch.as_tensor(test["images"]).to(device), torch.as_tensor(test["tokens"]).to(device)
     pred = decode(predict(model, images, tokens), cfg.image_size)
     jaw = JAW * cfg.image_size / 32
     scores = [metrics.evaluate({k: v[i] for k, v in pred.items()}, test, jaw) for i in range(len(members))]
     summary: dict[str, Any] = {}
-    groups = sorted({(m.regime if part == "unified" else part, m.n_labelled) for m in members})
-    for regime, n in groups:
-        rows = [s for m, s in zip(members, scores, strict=True)
-                if (m.regime if part == "unified" else part) == regime and m.n_labelled == n]
+    for regime, n in sorted({(label(m), m.n_labelled) for m in members}):
+        rows = [s for m, s in zip(members, scores, strict=True) if label(m) == regime and m.n_labelled == n]
         summary.setdefault(regime, {})[str(n)] = {key: _stats([r[key] for r in rows]) for key in rows[0]}
+    return summary, pred
+
+
+def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
+    """Train the part's ensemble (phase 1 for ``pretrain``, phase 2 from its state for the others) and score
+    every phase-2 member on the test scenes: ``(summary, curves)``."""
+    device = resolve_device(cfg.device)
+    parsing, pool_data, test = datasets(cfg)
+    pool = {k: torch.as_tensor(np.concatenate([parsing[k], pool_data[k]])).to(device) for k in ARRAYS}
+    members = members_of(cfg, part)
+    split = phase_steps(cfg)
+    rows = slice(0, split) if part == "pretrain" else slice(split, cfg.n_steps)
+    plans = [member_schedule(cfg, m) for m in members]
+    idx = torch.as_tensor(np.stack([i[rows] for i, _ in plans], 1))
+    weights = torch.as_tensor(np.stack([w[rows] for _, w in plans], 1))
+    arch = "unified" if part in ("pretrain", "unified") else part
+    model = make_model(cfg, [m.seed for m in members], arch).to(device)
+    if part != "pretrain":  # phase 2 starts where phase 1 left each member
+        start = checkpoint.get("part/pretrain")["curves"]["state"]
+        model.load_state_dict(fork({k: torch.as_tensor(v).to(device) for k, v in start.items()},
+                                   _source_rows(cfg, part), arch))
+    curve = train(model, pool, idx, weights, lr=cfg.lr, checkpoint=checkpoint, name=f"{part}/train",
+                  progress=progress)
+    if part == "pretrain":
+        return {}, {"loss": curve, "state": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
+    label = (lambda m: m.regime) if part == "unified" else (lambda m: part)
+    summary, pred = score(cfg, model, members, label)
     curves: dict[str, Any] = {"loss": curve}
     shown = slice(0, cfg.n_shown)
     if part == "unified":
+        jaw = JAW * cfg.image_size / 32
         first = {r: next(i for i, m in enumerate(members)
                          if m.regime == r and m.n_labelled == cfg.n_labelled and m.seed == cfg.seeds[0])
-                 for r in ("curriculum", "joint")}
+                 for r in BOOK_REGIMES}
         curves["lab_models"] = {r: member_state(model, i) for r, i in first.items()}
         curves["shown"] = {r: {k: v[i][shown] for k, v in pred.items()} for r, i in first.items()}
         summary["chance"] = metrics.evaluate(metrics.prior_predictions(pool_data, test), test, jaw)
         # control: the same models, each test scene with another test scene's instruction (does the model
         # read the instruction, or find the most salient tool?)
+        images, tokens = torch.as_tensor(test["images"]).to(device), torch.as_tensor(test["tokens"]).to(device)
         perm = np.random.default_rng([cfg.seed, 23]).permutation(len(test["tokens"]))
         at_n = [i for i, m in enumerate(members) if m.regime == "curriculum" and m.n_labelled == cfg.n_labelled]
         sub = make_model(cfg, [members[i].seed for i in at_n], "unified").to(device)  # only these members
         sub.load_state_dict({k: v[at_n] for k, v in model.state_dict().items()})
         shuffled = decode(predict(sub, images, tokens[torch.as_tensor(perm).to(device)]), cfg.image_size)
-        rows = [metrics.evaluate({k: v[j] for k, v in shuffled.items()}, test, jaw) for j in range(len(at_n))]
-        summary["shuffled"] = {str(cfg.n_labelled): {key: _stats([r[key] for r in rows]) for key in rows[0]}}
+        rows_ = [metrics.evaluate({k: v[j] for k, v in shuffled.items()}, test, jaw) for j in range(len(at_n))]
+        summary["shuffled"] = {str(cfg.n_labelled): {key: _stats([r[key] for r in rows_]) for key in rows_[0]}}
     else:
         curves["shown"] = {part: {k: v[0][shown] for k, v in pred.items()}}
     return summary, curves
 
 
-PARTS = ("unified", "pose_direct", "separate")
+PARTS = ("pretrain", "unified", "pose_direct", "separate")
 
 
 def reference(cfg: UniRAPConfig) -> dict[str, Any]:
@@ -200,7 +273,8 @@ def reference(cfg: UniRAPConfig) -> dict[str, Any]:
 @checked()
 def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> UniRAPResults:
-    """The three parts (``unified``, ``pose_direct``, ``separate``), each checkpointed."""
+    """The four parts (``pretrain``, then ``unified``, ``pose_direct``, ``separate`` from its state), each
+    checkpointed."""
     cfg, checkpoint = start_run(UniRAPConfig, config, checkpoint)
     parts = {p: (lambda p=p: train_part(cfg, p, checkpoint, progress)) for p in PARTS}
     with one_cpu_thread(resolve_device(cfg.device)):  # small grouped ops: a second thread only waits (core.threads)

@@ -84,8 +84,8 @@ def efficiency_figure(results: UniRAPResults) -> go.Figure:
     chance = results.summary["unified"]["chance"]
     fig = make_subplots(rows=1, cols=3, subplot_titles=[METRIC_LABELS[k] for k in METRICS])
     for col, key in enumerate(METRICS, start=1):
-        for j, regime in enumerate(("curriculum", "joint", "joint_parsing")):
-            counts = grid if regime != "joint_parsing" else grid[:1]  # the control runs at the fewest labels
+        for j, regime in enumerate(("curriculum", "joint_parsing")):
+            counts = grid
             st = [scores(results, regime, n)[key] for n in counts]
             fig.add_trace(go.Scatter(x=counts, y=[s["mean"] for s in st], mode="lines+markers", name=LABELS[regime],
                                      error_y=dict(type="data", array=[s["sd"] for s in st]),
@@ -110,8 +110,13 @@ def efficiency_figure(results: UniRAPResults) -> go.Figure:
 def loss_figure(results: UniRAPResults) -> go.Figure:
     """Training loss (mean over members) of each part's ensemble."""
     fig = go.Figure()
-    for i, part in enumerate(("unified", "pose_direct", "separate")):
-        fig.add_trace(go.Scatter(y=results.curves[part]["loss"], mode="lines", name=part, line=dict(color=color(i))))
+    first = results.curves["pretrain"]["loss"]
+    fig.add_trace(go.Scatter(y=first, mode="lines", name="phase 1 (stages 1-2 and the control's start)",
+                             line=dict(color=color(0))))
+    for i, part in enumerate(("unified", "pose_direct", "separate"), start=1):
+        fig.add_trace(go.Scatter(x=np.arange(len(first), len(first) + len(results.curves[part]["loss"])),
+                                 y=results.curves[part]["loss"], mode="lines", name=f"phase 2: {part}",
+                                 line=dict(color=color(i))))
     fig.update_layout(xaxis_title="step", yaxis_title="loss (mean over members)")
     return style(fig, height=300)
 

@@ -1,7 +1,7 @@
-"""The live lab: type an instruction, change the clutter and the scene, switch curriculum / joint training.
+"""The live lab: type an instruction, change the clutter and the scene, switch curriculum / its control.
 
 The two models (seed 0, unified, trained with the curriculum and with joint training on the
-same instruction-labelled scenes) come from the experiment's run, trained once; a rerun
+curriculum's data, at the most labels) come from the experiment's run, trained once; a rerun
 generates the scene and runs one forward pass, a redraw only toggles the overlays. An
 instruction that names an object the scene lacks, or a part its object lacks, is answered with
 the error, not with a guess.
@@ -45,12 +45,15 @@ class UniRAPLab:
             model.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
             self.models[regime] = model.eval()
         style, lay = {"description_width": "110px"}, widgets.Layout(width="360px")
-        first = make_scene(3, self.cfg.image_size, n_clutter=2, max_clutter=10).tools[0].name
+        clutter = min(self.cfg.max_clutter, 10)  # the training scenes' clutter (more is out of their range)
+        first = make_scene(3, self.cfg.image_size, n_clutter=clutter, max_clutter=10).tools[0].name
         self.instruction = widgets.Text(value=f"grasp the {first} by its handle", description="instruction",
                                         continuous_update=False, style=style, layout=widgets.Layout(width="460px"))
         self.scene_seed = widgets.IntSlider(value=3, min=0, max=200, description="scene", style=style, layout=lay)
-        self.clutter = widgets.IntSlider(value=2, min=0, max=10, description="clutter blobs", style=style, layout=lay)
-        self.regime = widgets.ToggleButtons(options=[("curriculum", "curriculum"), ("joint training", "joint")],
+        self.clutter = widgets.IntSlider(value=clutter, min=0, max=10, description="clutter blobs", style=style,
+                                         layout=lay)
+        self.regime = widgets.ToggleButtons(options=[("curriculum", "curriculum"),
+                                                     ("joint training", "joint_parsing")],
                                             value="curriculum", description="model", style=style)
         self.show_truth = widgets.Checkbox(value=True, description="show the truth (dashed)", style=style)
         self.show_mask = widgets.Checkbox(value=True, description="show the predicted mask", style=style)
@@ -142,6 +145,6 @@ def benchmark_interactions(lab: UniRAPLab | None = None) -> dict[str, list]:
     return interactions(
         redraw=[(lab.show_truth, (False, True) * 2), (lab.show_mask, (False, True))],
         rerun=[(lab.scene_seed, (*scenes, lab.scene_seed.value)), (lab.clutter, (8, lab.clutter.value)),
-               (lab.regime, ("joint", "curriculum")),
+               (lab.regime, ("joint_parsing", "curriculum")),
                (lab.instruction, (f"pick up the {tool}", f"touch the handle of the {tool}"))],
     )

@@ -168,6 +168,16 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
 
 
+def orientation(geometry: torch.Tensor) -> torch.Tensor:
+    """From a map's geometry (..., 5: centroid, second moments xx, yy, xy) the direction of its long axis as
+    the unit vector (cos 2φ, sin 2φ), and its spread along the short axis (..., 3)."""
+    xx, yy, xy = geometry[..., 2], geometry[..., 3], geometry[..., 4]
+    diff = xx - yy
+    r = torch.sqrt(diff * diff + 4 * xy * xy + 1e-6)
+    minor = torch.sqrt(((xx + yy - r) / 2).clamp(min=0) + 1e-6)
+    return torch.stack([diff / r, 2 * xy / r, minor], -1)
+
+
 @checked(
     seeds=Tuple(Int(0)),
     arch=Choice(ARCHS),
@@ -194,12 +204,13 @@ class UniRAP(nn.Module):
         self.arch, self.n_members, self.image_size, self.d_model = arch, len(seeds), image_size, d_model
         gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
         n, d, g = len(gens), d_model, image_size // 4
-        # image encoder: image tokens from a small CNN at S/4; pixel features at S/2 from each 2x2 cell's
-        # colour and position, plus its image token's context
+        # image encoder: image tokens from a small CNN at S/4; pixel features at full resolution from each
+        # pixel's colour, position and 3x3 neighbourhood, plus its image token's context
         self.conv1 = EConv(gens, 5, width, 4, 4, 0)  # RGB + the pixel's (x, y) coordinates, 4x4 patches
         self.conv2 = EConv(gens, width, d, 3, 1, 1)
         self.pos = _init(gens, (g * g, d), 0.5)
-        self.pix_low, self.pix_tok = EConv(gens, 5, width, 1, 1, 0), EConv(gens, d, width, 1, 1, 0)
+        self.pix_low = EConv(gens, 5, width, 3, 1, 1)  # each pixel's colour, position and 3x3 neighbourhood
+        self.pix_mid, self.pix_tok = EConv(gens, width, width, 3, 1, 1), EConv(gens, d, width, 1, 1, 0)
         # instruction encoder: learned word and position embeddings
         self.words = _init(gens, (n_words, d), 0.5)
         self.word_pos = _init(gens, (max_words, d), 0.2)
@@ -215,10 +226,11 @@ class UniRAP(nn.Module):
         self.mask_embed = ELinear(gens, d, width)
         self.mask_bias = _zeros(n, (1,))
         self.pose_embed = ELinear(gens, d, width)  # the pose's own map (used when the pose does not read the mask)
-        self.pose_head = Head(gens, d + width + 5, d, 5)
+        self.pose_head = Head(gens, d + width + 8, d, 5)
+        self.pose_skip = ELinear(gens, 8, 5, 0.1)  # a linear read-out of the map's geometry (its axis, its spread)
 
     def encode(self, images: torch.Tensor, tokens: torch.Tensor):
-        """Image tokens (M, B, T, D), pixel features at half resolution (B, M, width, S*S/4), word embeddings
+        """Image tokens (M, B, T, D), pixel features at full resolution (B, M, width, S*S), word embeddings
         (M, B, L, D), valid words."""
         m, b, _, h, w = images.shape
         ys, xs = torch.meshgrid(torch.linspace(-1, 1, h, device=images.device),
@@ -228,8 +240,8 @@ class UniRAP(nn.Module):
         f = F.relu(self.conv2(F.relu(self.conv1(x))))              # (B, M * D, S/4, S/4)
         g = f.shape[-1]
         image_tokens = f.reshape(b, m, -1, g * g).permute(1, 0, 3, 2) + self.pos[:, None]
-        ctx = F.interpolate(self.pix_tok(f), scale_factor=2, mode="nearest")
-        pixels = F.relu(self.pix_low(F.avg_pool2d(x, 2)) + ctx).reshape(b, m, -1, h * w // 4)
+        ctx = F.interpolate(self.pix_tok(f), scale_factor=4, mode="nearest")
+        pixels = F.relu(self.pix_mid(F.relu(self.pix_low(x))) + ctx).reshape(b, m, -1, h * w)
         idx = torch.arange(m, device=tokens.device)[:, None, None]
         words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
         return image_tokens, pixels, words, tokens != 0
@@ -248,7 +260,7 @@ class UniRAP(nn.Module):
             q_box, q_mask, q_pose = q[:, 0], q[:, 1], q[:, 2]
         else:
             q_box = q_mask = q_pose = self.decoder(image_tokens, words, valid)
-        size = self.image_size // 2  # the maps are at half resolution
+        size = self.image_size  # the maps are at full resolution
         scale = 1.0 / math.sqrt(pixels.shape[2])
         bm = lambda t: t.transpose(0, 1)  # noqa: E731  (M, B, ...) <-> (B, M, ...)
 
@@ -267,11 +279,11 @@ class UniRAP(nn.Module):
         else:  # the ablations: the pose reads a map of its own, not the segmentation
             own = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
             pooled, geometry = map(bm, mask_statistics.__wrapped__(own, pixels))
-        out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1))
+        geometry = torch.cat([geometry, orientation(geometry)], -1)
+        out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1)) + self.pose_skip(geometry)
         xy = geometry[..., :2] + 0.2 * torch.tanh(out[..., :2])
         pose = torch.cat([xy, out[..., 2:4], torch.sigmoid(out[..., 4:])], -1)
-        mask_logits = F.interpolate(logits, scale_factor=2, mode="bilinear", align_corners=False)
-        return {"box": box, "mask_logits": bm(mask_logits), "pose": pose}
+        return {"box": box, "mask_logits": bm(logits), "pose": pose}
 
 
 def check_outputs(name: str, out: dict, keys: tuple[str, ...]) -> None:

@@ -12,7 +12,8 @@ losses depend on the regime and the stage:
 * ``joint_parsing`` (control): the curriculum's data without its order: every batch half parsing
   (box + mask), half instruction-labelled (all three losses).
 
-The architectures ``pose_direct`` and ``separate`` train with the curriculum's schedule.
+The architectures ``pose_direct`` and ``separate`` train with the curriculum's schedule. Each member's
+gradient is clipped on its own (:func:`clip_members`).
 """
 
 from __future__ import annotations
@@ -112,6 +113,24 @@ def losses(out: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> tor
     return torch.stack([l_box, 3 * (bce + dice), l_pose], -1)
 
 
+#: each member's gradient norm is clipped to this (a loss spike of one member cannot throw its Adam state off)
+MAX_GRAD_NORM = 1.0
+
+
+def clip_members(model: UniRAP, max_norm: float) -> torch.Tensor:
+    """Scale each member's gradient (all its parameters together) to a norm of at most ``max_norm``, member by
+    member (members stay independent); returns the norms before clipping ``(M,)``."""
+    n = model.n_members
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    # a parameter's rows are its members' (the separate decoders: 3 rows per member, member-major)
+    sq = sum(g.reshape(n, -1).pow(2).sum(1) for g in grads)
+    norms = torch.sqrt(sq)
+    factor = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+    for g in grads:
+        g.mul_(factor.repeat_interleave(g.shape[0] // n).view(-1, *([1] * (g.dim() - 1))))
+    return norms
+
+
 @checked(idx=Array("t m b", integer=True), weights=Array("t m b 3"), lr=Float(0, 1, low_inclusive=False))
 def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
           checkpoint: Checkpointer | None = None, name: str = "train", progress: bool = False) -> np.ndarray:
@@ -149,6 +168,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
         loss = ((per * w).sum(-1)).mean(-1).sum()  # a sum over members: each member's gradient is its own
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        clip_members(model, MAX_GRAD_NORM)
         opt.step()
         sched.step()
         curve[t] = loss.item() / model.n_members
