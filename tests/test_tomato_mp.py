@@ -429,6 +429,76 @@ def test_two_functions_part_compares_each_function_with_the_pair(smoke):
             assert 1 <= tf[name]["n_labels"] <= tf[name]["n_clusters"]
 
 
+def test_two_functions_pair_beats_each_function_alone_on_the_smoke_run(smoke):
+    """The claimed direction on the seeded smoke run: on the four quadrants, each function alone
+    splits the cloud in bands (not the four quadrants), and the pair's ARI is above both."""
+    results, _ = smoke
+    for tf in results.summary["two_functions"]["seeds"]:
+        assert tf["true"] == 4
+        assert tf["f_and_h"]["ari"] > max(tf["f"]["ari"], tf["h"]["ari"])
+        assert {"diagonal", "density"} <= set(tf)  # the references are run, not judged
+
+
+def test_gate_draws_start_with_the_comparisons_own_draw(smoke):
+    """With one draw, the gate's wrong-count shares are those of the comparison's own ToMATo runs;
+    more draws only add samples, and with no corrupted fraction there is nothing extra."""
+    from explorables.tomato_mp import claims as C
+    from explorables.tomato_mp.experiment import _blobs, tomato_wrong_shares
+
+    results, _ = smoke
+    cfg, out = results.config, results.summary["outliers"]
+    seed = out["seeds"][0]
+    ds, f = _blobs(replace(cfg, seed=seed))
+    one = tomato_wrong_shares(replace(cfg, gate_draws=1), ds, f, seed)
+    assert one == pytest.approx(list(C.wrong_count_shares(out["seed_runs"][0], out["true"])))
+    assert out["tomato_wrong"][0][1] == one[1]  # the clean share does not depend on the draws
+    w, c = tomato_wrong_shares(replace(cfg, outlier_fraction_grid=(0.0,)), ds, f, seed)
+    assert w == c
+
+
+def test_iris_reuses_its_mma_only_where_the_input_is_the_same():
+    """Iris is the same 150 flowers on every seed: without a subsample ToMAToMP's input does not
+    change, so the datasets part computes its MMAs once; the reused entries equal a fresh run."""
+    from explorables.tomato_mp.experiment import BANDWIDTH, _datasets, cluster_all
+
+    cfg = replace(TomatoMPConfig.preset("smoke"), datasets=("iris",), n_seeds=2)
+    second = _datasets(cfg)[0]["iris"]["seeds"][1]
+    ds = data.make_dataset("iris", cfg.n_points, second["seed"])
+    fresh, _ = cluster_all(replace(cfg, seed=second["seed"]), ds.X, data.log_kde(ds.X, BANDWIDTH["iris"]), ds.labels)
+    assert {k: v for k, v in second.items() if k != "seed"} == {k: v for k, v in fresh.items() if k != "tomato"}
+
+
+def test_quadrants_are_the_sign_patterns_and_each_function_sees_one_axis():
+    ds, F = data.make_quadrants(200, seed=3, noise=0.0)
+    x, y = ds.X[:, 0], ds.X[:, 1]
+    assert F.shape == (2, 200) and ds.name == "quadrants"
+    np.testing.assert_array_equal(ds.labels, 2 * (x > 0) + (y > 0))
+    # f depends on x only, h on y only: computed from the positions, never from the labels
+    np.testing.assert_allclose(F[0], data.two_bumps(x))
+    np.testing.assert_allclose(F[1], data.two_bumps(y))
+    # two bumps: peaks at ±1, a valley at 0, symmetric
+    t = np.linspace(-3, 3, 601)
+    b = data.two_bumps(t)
+    np.testing.assert_allclose(b, b[::-1])
+    assert b[300] < b[200] and b[300] < b[400] and np.argmax(b[:300]) == 200
+    # noise is added, the positions and labels do not change with it
+    ds2, F2 = data.make_quadrants(200, seed=3, noise=0.1)
+    np.testing.assert_array_equal(ds2.X, ds.X)
+    assert 0.05 < np.std(F2 - F) < 0.15
+    for name, kwargs in (("spread", {"spread": 0.0}), ("noise", {"noise": -1.0}), ("n", {"n": 3})):
+        with pytest.raises(ValueError, match=name):
+            data.make_quadrants(**kwargs)
+
+
+def test_each_quadrant_function_alone_has_two_superlevel_bands():
+    """An oracle for the gate: with no noise, ToMATo on f alone (k-NN graph) sees two peaks (left,
+    right), on the diagonal min(rank f, rank h) four."""
+    ds, F = data.make_quadrants(400, seed=0, noise=0.0)
+    assert persistence.tomato(ds.X, F[0], k=15).n_clusters == 2
+    diag = np.minimum(multiparam.ranks01(F[0]), multiparam.ranks01(F[1]))
+    assert persistence.tomato(ds.X, diag, k=15).n_clusters == 4
+
+
 def test_explorable_slider_has_one_step_per_outlier_fraction(smoke):
     results, _ = smoke
     slider = explorable_figure(results).layout.sliders[0]
@@ -473,7 +543,7 @@ def test_two_functions_verdict_follows_the_aris(per_seed, verdict):
 
     seeds = [{"seed": i, "true": 3, "f": ok(f, i), "h": ok(h, i), "f_and_h": ok(pair, i)}
              for i, (f, h, pair) in enumerate(per_seed)]
-    tf = {"fraction": 0.1, "bandwidths": [0.4, 0.8], "seeds": seeds}
+    tf = {"spread": 0.6, "noise": 0.03, "seeds": seeds}
     assert two_functions_claim(tf).verdict.startswith(verdict)
 
 

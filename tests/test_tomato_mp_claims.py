@@ -126,7 +126,7 @@ def _tf(per_seed):
     def one(i, f, h, pair):
         return {"seed": i, "true": 3, "f": entry(*f), "h": entry(*h), "f_and_h": entry(*pair)}
 
-    return {"fraction": 0.1, "bandwidths": [0.4, 0.8], "seeds": [one(i, *p) for i, p in enumerate(per_seed)]}
+    return {"spread": 0.6, "noise": 0.03, "seeds": [one(i, *p) for i, p in enumerate(per_seed)]}
 
 
 def test_two_functions_claim_and_its_gate():
@@ -177,7 +177,7 @@ def test_comparison_sentences_and_their_margins():
 
 def test_findings_text_assembles_the_sentences():
     runs = [blobs_run(0.0), blobs_run(0.1, tomato=(5, 0.4))]
-    tf = {"fraction": 0.1, "bandwidths": [0.4, 0.8],
+    tf = {"spread": 0.6, "noise": 0.03,
           "seeds": [{"seed": 0, "true": 3, "f": entry(3, 0.9), "h": entry(3, 0.9), "f_and_h": entry(3, 0.9)}]}
     summary = {
         "outliers": {"true": 3, "runs": runs, "independence": []},
@@ -190,7 +190,7 @@ def test_findings_text_assembles_the_sentences():
     rec = C.recovered_cells([runs], 3)
     assert text.startswith(C.outliers_sentence(rec, 2, 1, results.config.reference_k))
     assert C.circles_sentence(0.3, 0.9) in text
-    assert "a single function alone recovers the blobs on 1 of 1 seeds, so this part cannot show" in text
+    assert "a single function alone recovers the clusters on 1 of 1 seeds, so this part cannot show" in text
     assert text.endswith("took 12.3 s of this run.") and "background noise" in text
     del summary["datasets"]["circles"]
     assert "circles" not in C.findings_text(results)

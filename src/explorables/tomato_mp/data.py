@@ -1,4 +1,5 @@
-"""Data sets and functions on them: touching blobs, two moons, circles, iris; KDE and DTM in torch.
+"""Data sets and functions on them: touching blobs, two moons, circles, iris, four quadrants with two
+functions; KDE and DTM in torch.
 
 Everything is generated (scikit-learn's generators) or ships with scikit-learn (``load_iris``):
 no download. The density estimates run in torch on any ``device``, so the full-scale run computes
@@ -61,6 +62,44 @@ def make_dataset(name: str, n: int = 300, seed: int = 0) -> Dataset:
         X = (iris.data - iris.data.mean(0)) / iris.data.std(0)
         labels = iris.target
     return Dataset(name=name, X=np.asarray(X, dtype=np.float64), labels=np.asarray(labels, dtype=np.int64))
+
+
+#: centres of the four groups of :func:`make_quadrants`, in the order of their labels (2 · [x > 0] + [y > 0])
+QUADRANT_CENTRES = np.array([(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)])
+
+
+def two_bumps(t: np.ndarray, width: float = 0.5) -> np.ndarray:
+    """``exp(-(t - 1)² / 2w²) + exp(-(t + 1)² / 2w²)``: high near ``t = ±1``, a valley at ``t = 0``."""
+    t = np.asarray(t, dtype=np.float64)
+    return np.exp(-((t - 1.0) ** 2) / (2 * width**2)) + np.exp(-((t + 1.0) ** 2) / (2 * width**2))
+
+
+@checked(n=Int(8), spread=Positive(), width=Positive(), noise=Float(0.0, 10.0))
+def make_quadrants(n: int = 200, seed: int = 0, *, spread: float = 0.6, width: float = 0.5,
+                   noise: float = 0.03) -> tuple[Dataset, np.ndarray]:
+    """Four clusters that only two functions together separate.
+
+    The points are four Gaussian groups of sd ``spread`` centred at ``(±1, ±1)``
+    (:data:`QUADRANT_CENTRES`); at the default 0.6 they overlap into one cloud. The planted label of a
+    point is its quadrant, the sign pattern ``2 · [x > 0] + [y > 0]``. The two functions are
+    measurements on the points, computed from the positions and fresh noise, never from the labels:
+    ``f1 = two_bumps(x) + noise · N(0, 1)`` is high on the left and right groups and low on the
+    vertical line between them, ``f2`` the same in ``y``. Each splits only one pair of sides: the
+    superlevel sets of ``f1`` alone are two vertical bands (two clusters), those of ``f2`` two
+    horizontal bands; only where both are high do four pieces appear.
+
+    Returns the data set (labels = quadrants) and the ``(2, n)`` array ``[f1, f2]``.
+    """
+    n = check_int("n", n, minimum=8)
+    spread = check_positive("spread", spread)
+    width = check_positive("width", width)
+    check_in_range("noise", noise, 0.0, 10.0)
+    rng = np.random.default_rng(seed)
+    group = np.repeat(np.arange(4), -(-n // 4))[:n]
+    X = QUADRANT_CENTRES[group] + spread * rng.normal(size=(n, 2))
+    labels = 2 * (X[:, 0] > 0) + (X[:, 1] > 0)
+    F = np.stack([two_bumps(X[:, 0], width), two_bumps(X[:, 1], width)]) + noise * rng.normal(size=(2, n))
+    return Dataset(name="quadrants", X=X, labels=labels.astype(np.int64)), F
 
 
 def _torch(X: np.ndarray, device: str | torch.device) -> torch.Tensor:

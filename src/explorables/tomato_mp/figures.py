@@ -232,6 +232,25 @@ def ari_figure(results: Any) -> go.Figure:
     return style(fig, height=360, top=20)
 
 
+def two_functions_figure(results: Any, index: int = 0) -> go.Figure:
+    """The four quadrants of one seed of the two-function part: the planted labels, then ToMAToMP's
+    labels with f alone, h alone, and both (titles give the count and ARI)."""
+    one = results.summary["two_functions"]["seeds"][index]
+    cur = results.curves["two_functions"]["seeds"][index]
+    X = np.asarray(cur["X"])
+    panels = [("planted quadrants", cur["truth"])] + [
+        (f"{label}: K={one[key]['n_clusters']}, ARI {one[key]['ari']:.2f}", cur[key])
+        for key, label in (("f", "f alone"), ("h", "h alone"), ("f_and_h", "f and h"))]
+    fig = make_subplots(1, 4, subplot_titles=tuple(t for t, _ in panels), horizontal_spacing=0.04)
+    for col, (title, labels) in enumerate(panels, start=1):
+        for trace in _clusters(X, np.asarray(labels), name=title):
+            trace.showlegend = False
+            fig.add_trace(trace, 1, col)
+        fig.update_xaxes(showticklabels=False, row=1, col=col)
+        fig.update_yaxes(showticklabels=False, scaleanchor=f"x{col if col > 1 else ''}", row=1, col=col)
+    return style(fig, height=320, top=50)
+
+
 def all_figures(results: Any) -> dict[str, go.Figure]:
     """Every figure of the run (the command line writes them to ``--out``)."""
     return {
@@ -240,4 +259,5 @@ def all_figures(results: Any) -> dict[str, go.Figure]:
         "summands": summands_figure(results),
         "prominences": prominence_figure(results),
         "ari": ari_figure(results),
+        "two_functions": two_functions_figure(results),
     }
