@@ -11,6 +11,7 @@ from .experiment import METHODS, TopoPruneConfig, TopoPruneResults, headline, ru
 from .models import add_feature_noise, digits_split, extract_features, train_feature_network, train_on_subsets
 from .persistence import (
     FlagPairs,
+    averaged_knn_radius,
     flag_pairs,
     local_clouds,
     neighbourhood_persistence,
@@ -38,6 +39,7 @@ __all__ = [
     "TopoPruneConfig",
     "TopoPruneResults",
     "add_feature_noise",
+    "averaged_knn_radius",
     "ccs_selection",
     "centre_distance",
     "class_budget",

@@ -46,6 +46,7 @@ from .models import (
     train_on_subsets,
 )
 from .persistence import (
+    averaged_knn_radius,
     flag_pairs,
     neighbourhoods,
     persistence_scores,
@@ -60,7 +61,7 @@ METHOD_NAMES: dict[str, str] = {
     "centre": "distance to class centre",
     "d2": "D2-style graph",
     "ccs": "coverage-centric (CCS)",
-    "radius": "kNN radius (control)",
+    "radius": "averaged kNN radius (control)",
     "topoprune": "TopoPrune",
 }
 BASELINES: tuple[str, ...] = ("random", "centre", "d2", "ccs")
@@ -79,7 +80,7 @@ VARIANT_NAMES: dict[str, str] = {
 PERTURBATIONS: tuple[str, ...] = ("noise", "umap_seed", "extractor", "jitter")
 PERTURBATION_NAMES: dict[str, str] = {
     "noise": "feature noise", "umap_seed": "another UMAP seed", "extractor": "CNN instead of MLP features",
-    "jitter": "1% jitter of the points scored",
+    "jitter": "small jitter of the points scored",
 }  # fmt: skip
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
 EMBEDDERS: tuple[str, ...] = ("umap", "pca")
@@ -162,17 +163,19 @@ def select_all(
     """Every method's scores (where it has one) and kept indices at every rate, for one feature view.
 
     TopoPrune and the control see only the features (no labels) for their scores; labels enter only
-    through the class-balanced budget.
+    through the class-balanced budget. ``kept["centre_rule"]`` (not trained) keeps by the centre distance
+    with TopoPrune's rule: the robustness claim compares kept sets under the same selection rule.
     """
     scores = {
         "centre": centre_distance(features, labels),
-        "radius": knn_radius(features, cfg.n_neighbours),
+        "radius": averaged_knn_radius(features, cfg.n_neighbours),
         "topoprune": persistence_scores(features, cfg.n_neighbours, int(cfg.use_h1), cfg.workers),
     }
-    kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in METHODS}
+    kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in (*METHODS, "centre_rule")}
     for rate in cfg.prune_grid:
         kept["random"][rate] = random_selection(labels, rate, rng)
         kept["centre"][rate] = select_by_score(scores["centre"], labels, rate, "easy")
+        kept["centre_rule"][rate] = select_by_score(scores["centre"], labels, rate, cfg.topo_selection)
         kept["d2"][rate] = d2_selection(features, labels, rate, n_neighbours=cfg.n_graph_neighbours)
         kept["ccs"][rate] = ccs_selection(scores["centre"], labels, rate, rng, n_strata=cfg.n_strata,
                                           hard_cutoff=cfg.hard_cutoff)  # fmt: skip
@@ -280,7 +283,7 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         "n_pool": len(y), "n_test": len(split.y_test), "net_accuracy": net_accuracy,
         "full_accuracy": full, "accuracy": accuracy, "ends": ends,
         "jaccard": {m: {str(r): jaccard(kept["mlp"][m][r], kept["mlp_noisy"][m][r]) for r in cfg.prune_grid}
-                    for m in METHODS},
+                    for m in (*METHODS, "centre_rule")},
         "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
         "spearman_transfer": {m: float(spearmanr(scores["mlp"][m], scores["cnn"][m])[0]) for m in SCORED},
     }  # fmt: skip
@@ -338,6 +341,7 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
         out["transfer_change"][m] = {r: _mean_sd([p["accuracy"]["cnn"][m][r] - p["accuracy"]["mlp"][m][r]
                                                   for p in parts]) for r in rates}  # fmt: skip
         out["jaccard"][m] = {r: _mean_sd([p["jaccard"][m][r] for p in parts]) for r in rates}
+    out["jaccard"]["centre_rule"] = {r: _mean_sd([p["jaccard"]["centre_rule"][r] for p in parts]) for r in rates}
     out["ends"] = {mode: {m: {r: _mean_sd([p["ends"][mode][m][r] for p in parts]) for r in rates}
                           for m in END_SCORED} for mode in END_MODES}  # fmt: skip
     out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}

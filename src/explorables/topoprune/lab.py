@@ -18,10 +18,10 @@ from matplotlib.figure import Figure
 
 from ..core.figures import PALETTE
 from ..core.labs import canvas_png, interactions
-from .embedding import knn_radius, umap_embedding
+from .embedding import umap_embedding
 from .experiment import METHOD_NAMES
 from .models import Split, add_feature_noise, digits_split, extract_features, train_feature_network, train_on_subsets
-from .persistence import flag_pairs, neighbourhoods, persistence_scores, persistence_values
+from .persistence import averaged_knn_radius, flag_pairs, neighbourhoods, persistence_scores, persistence_values
 from .selection import ccs_selection, centre_distance, d2_selection, random_selection, select_by_score
 
 N_POOL = 600
@@ -110,7 +110,7 @@ class TopoPruneLab:
         if method == "topoprune":
             self.kept = select_by_score(self.scores, y, rate, self.keep.value)
         elif method == "radius":
-            self.kept = select_by_score(knn_radius(feats, self.k.value), y, rate, self.keep.value)
+            self.kept = select_by_score(averaged_knn_radius(feats, self.k.value), y, rate, self.keep.value)
         elif method == "centre":
             self.kept = select_by_score(centre_distance(feats, y), y, rate, "easy")
         elif method == "d2":

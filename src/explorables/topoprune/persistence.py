@@ -220,6 +220,19 @@ def persistence_scores(
     return _mean_over_memberships(values[:, None].repeat(hoods.shape[1], 1), hoods, arr.shape[0])
 
 
+@checked(features=_POINTS, n_neighbours=Int(2))
+def averaged_knn_radius(features: np.ndarray, n_neighbours: int = 30) -> np.ndarray:
+    """The control score: each neighbourhood's mean distance from its centre to its ``n_neighbours``
+    nearest neighbours (the kNN radius, no persistence), averaged over the neighbourhoods a sample
+    belongs to exactly as :func:`persistence_scores` averages the total persistence. Same
+    neighbourhoods, same averaging: only the value of each neighbourhood differs."""
+    arr = _check_points("features", features)
+    n_neighbours = check_int("n_neighbours", n_neighbours, 2, arr.shape[0] - 1)
+    hoods = neighbourhoods(arr, n_neighbours)
+    radius = np.linalg.norm(arr[hoods[:, 1:]] - arr[hoods[:, :1]], axis=-1).mean(1)
+    return _mean_over_memberships(radius[:, None].repeat(hoods.shape[1], 1), hoods, arr.shape[0])
+
+
 def _mean_over_memberships(per_member: np.ndarray, hoods: np.ndarray, n: int) -> np.ndarray:
     """``per_member[j, a]`` belongs to sample ``hoods[j, a]``: each sample's mean over its memberships."""
     total, count = np.zeros(n), np.zeros(n)
