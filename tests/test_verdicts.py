@@ -6,15 +6,14 @@ import json
 import math
 
 import numpy as np
-import scipy.stats
 import pytest
+import scipy.stats
 
 from explorables.cli import main
 from explorables.core import seed_study
 from explorables.core.tables import Claim, apply_gates, checks_table, claims_table, outcome_counts
 from explorables.core.verdicts import (
     Criterion,
-    t_multiplier,
     combine,
     compare,
     drive,
@@ -23,6 +22,7 @@ from explorables.core.verdicts import (
     interval,
     mean_sd,
     scope_verdict,
+    t_multiplier,
 )
 
 # --- spread and intervals -------------------------------------------------------------------------

@@ -316,7 +316,8 @@ CRITERIA: tuple[Criterion, ...] = (
 def claims(results: RoutingResults) -> list[Claim]:
     """Evaluate the abstract's claims on ``results`` (criteria in ``CRITERIA`` above).
 
-    The RRT rows are over the seeds of ``config.seeds`` (mean ± sd, min–max, and the interval 95% t-interval: mean ± t·se that decides).
+    The RRT rows are over the seeds of ``config.seeds`` (mean ± sd, min–max, and the 95% t-interval,
+    mean ± t·se, that decides).
     """
     cfg, s = results.config, results.summary
     col, single, multi, over = s["collisions"], s["single"], s["multi"], s["overhead"]
