@@ -114,6 +114,10 @@ def _fuzzable_class(cls: type) -> bool:
 # recording valid calls
 
 
+#: key of the dump listing callables whose every valid call held an object that does not survive pickling
+UNSHIPPABLE = "<unshippable>"
+
+
 @dataclasses.dataclass
 class Record:
     """One valid call: its arguments (deep-copied before the call), how long it took, its result's health.
@@ -153,17 +157,25 @@ class Recorder:
         self._undo.clear()
 
     def dump(self, path: Path) -> None:
-        """Pickle the kept calls that can be pickled (for a fuzz run in another process)."""
-        kept = {}
+        """Pickle the kept calls that survive a pickle round trip (for a fuzz run in another process).
+
+        Some extension objects pickle but cannot be unpickled (a multipers module that stores a list
+        where its ``__setstate__`` wants bytes): such a call is left out, not allowed to break the load.
+        """
+        kept: dict[str, Any] = {}
+        unshippable = []
         for qualname, records in self.records.items():
             good = []
             for record in records:
                 try:
-                    pickle.dumps(record)
+                    pickle.loads(pickle.dumps(record))
                 except Exception:
                     continue
                 good.append(record)
             kept[qualname] = good
+            if records and not good:
+                unshippable.append(qualname)
+        kept[UNSHIPPABLE] = unshippable
         path.write_bytes(pickle.dumps(kept))
 
     def _recording(self, qualname: str, fn: Callable, args: tuple, kwargs: dict, skip_first: bool = False) -> Any:
