@@ -227,7 +227,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "interval of log10(better single / switch) vs log10 3",
         _examples(
             yes=([1e-6, 2e-6, 1e-6], [1e-3] * 3),
-            no=([1e-3] * 3, [1e-3, 2e-3, 1e-3]),
+            no=([1e-1, 1.2e-1, 0.9e-1], [1e-3] * 3),
             unclear=([1e-4, 1e-4], [1e-2, 1e-4]),
         ),
     ),

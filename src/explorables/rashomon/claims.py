@@ -277,7 +277,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "|ŵ| and the cost of dropping w1 fall to ≤ 0.9 of their clean values (intervals)",
         {
             "yes": (([0.2, 0.3, 0.25], [0.1, 0.05, 0.08]), {}),
-            "no": (([0.2, 0.3, 0.25], [1.1, 1.2, 1.0]), {}),
+            "no": (([0.2, 0.3, 0.25], [1.1, 1.12, 1.11]), {}),
             "unclear": (([0.2, 0.3, 0.25], [0.5, 1.5, 0.9]), {}),
         },
     ),
