@@ -90,17 +90,24 @@ def _unpack(value: Any) -> Any:
 
 
 def rng_state() -> dict[str, Any]:
-    """The global random states of torch, numpy and Python (to restore on resume)."""
+    """The global random states of torch (CPU, and every CUDA device when there is one), numpy and
+    Python (to restore on resume)."""
     np_state = np.random.get_state()  # noqa: NPY002 - the legacy global state is what third-party code uses
-    return {
+    state = {
         "torch": torch.get_rng_state(),
         "numpy": json.dumps([np_state[0], np_state[1].tolist(), *np_state[2:]]),
         "python": json.dumps(random.getstate()),
     }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore :func:`rng_state` (the CUDA states only where they were saved and a device is present)."""
     torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
     kind, keys, pos, has_gauss, cached = json.loads(state["numpy"])
     legacy = (kind, np.array(keys, dtype=np.uint32), pos, has_gauss, cached)
     np.random.set_state(legacy)  # noqa: NPY002

@@ -71,6 +71,13 @@ LENS_TOL = 0.02
 FLOW_TOL = 1e-8
 
 
+def _every_part(words: Sequence[str], unit: str) -> str:
+    """A pattern's word: yes when every part reads yes, no when any reads no, unclear otherwise."""
+    if not words:
+        raise ValueError(f"a pattern needs at least one {unit}, got none")
+    return "yes" if all(w == "yes" for w in words) else "no" if "no" in words else "unclear"
+
+
 def _iv(values: Sequence[float]) -> str:
     return interval(values).format(signed=True)
 
@@ -113,10 +120,7 @@ def lens_word(
 ) -> str:
     """One pattern follows the theory (yes) when every changing edge's gap interval clears ``gap`` and
     every fixed edge's gap interval lies below ``tol``; no when any reads no; unclear otherwise."""
-    words = [compare(v, gap) for v in changing] + [compare(v, tol, "below") for v in fixed]
-    if not words:
-        raise ValueError("a pattern needs at least one edge, got none")
-    return "yes" if all(w == "yes" for w in words) else "no" if "no" in words else "unclear"
+    return _every_part([compare(v, gap) for v in changing] + [compare(v, tol, "below") for v in fixed], "edge")
 
 
 def lens_check(
@@ -163,10 +167,7 @@ def pattern_word(
     """One pattern follows the prediction (yes) when every predicted-identifiable component is
     recovered (MCC − chance ≥ ``margin``) and every other one drops from its all-change MCC by ≥ ``gap``
     (paired); no when any of these reads no; unclear otherwise."""
-    words = [compare(v, margin) for v in recovered] + [compare(d, gap) for d in drops]
-    if not words:
-        raise ValueError("a pattern needs at least one component, got none")
-    return "yes" if all(w == "yes" for w in words) else "no" if "no" in words else "unclear"
+    return _every_part([compare(v, margin) for v in recovered] + [compare(d, gap) for d in drops], "component")
 
 
 def partial_verdict(

@@ -27,7 +27,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core.arguments import DEFAULT_INT_MAX, ArgumentError, Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, rng_state, set_rng_state
 from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
 from ..core.validation import check_int, check_positive
 from . import dcdm as M
@@ -218,7 +218,7 @@ def train_concept_models(
         opt.load_state_dict(saved["optimizer"])
         sched.load_state_dict(saved["scheduler"])
         start, models.losses = int(saved["step"]), [list(v) for v in saved["losses"]]
-        _set_loop_rng(saved["rng"], device)  # the loop draws batches, times and noise from it
+        set_rng_state(saved["rng"])  # the loop draws batches, times and noise from the global state
     snapshot_steps = set(snapshot_steps)
     for step in tqdm(range(start, n_steps + 1), disable=not progress, desc=name or "train"):
         if step in snapshot_steps and on_snapshot is not None:
@@ -248,26 +248,11 @@ def train_concept_models(
                     "scheduler": sched.state_dict(),
                     "step": step + 1,
                     "losses": models.losses,
-                    "rng": _loop_rng(device),
+                    "rng": rng_state(),
                 },
             )
     models.centres = centres.detach()
     return models
-
-
-def _loop_rng(device: torch.device) -> dict[str, torch.Tensor]:
-    """The torch random state the training loop draws from (CPU, and the CUDA device's when on one)."""
-    state = {"cpu": torch.get_rng_state()}
-    if device.type == "cuda":
-        state["cuda"] = torch.cuda.get_rng_state(device)
-    return state
-
-
-def _set_loop_rng(state: dict[str, torch.Tensor], device: torch.device) -> None:
-    """Restore :func:`_loop_rng`, so a resumed loop continues the uninterrupted run bit for bit."""
-    torch.set_rng_state(state["cpu"])
-    if device.type == "cuda" and "cuda" in state:
-        torch.cuda.set_rng_state(state["cuda"], device)
 
 
 def generator_noise(seed: int, device: str | torch.device = "cpu") -> Callable[[tuple[int, ...]], torch.Tensor]:
