@@ -6,6 +6,7 @@ import gc
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,24 +22,50 @@ HTML = ROOT / "_build" / "html"
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
 
 
-@pytest.fixture(scope="session")
-def built_book() -> Path:
-    """Build the book once per session (as ``make book`` does) and return ``_build/html``.
+#: the background ``jupyter-book build`` (started once collection shows a test that needs the site)
+_BOOK_BUILD: dict = {}
 
-    Chapters execute through jupyter-cache, so an unchanged chapter is not executed again.
+
+def _start_book_build() -> None:
+    """Start the session's book build in the background, as ``make book`` does.
+
+    The build executes the chapters one after another, mostly on one core; the tests that do not
+    need the site run meanwhile on the other, so ``make test`` takes about the longer of the two
+    instead of their sum. Chapters execute through jupyter-cache, so an unchanged chapter is not
+    executed again.
     """
+    if _BOOK_BUILD:
+        return
     jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run(
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(
         [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
         cwd=ROOT,
-        capture_output=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=3600,
     )
-    if proc.returncode != 0:
-        log = f"{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
-        pytest.fail(f"jupyter-book build failed (exit {proc.returncode}):\n{log}")
+    _BOOK_BUILD.update(proc=proc, log=log)
+
+
+@pytest.fixture(scope="session")
+def built_book() -> Path:
+    """Wait for the session's book build (started in the background) and return ``_build/html``."""
+    _start_book_build()
+    proc, log = _BOOK_BUILD["proc"], _BOOK_BUILD["log"]
+    try:
+        returncode = proc.wait(timeout=3600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("jupyter-book build did not finish within an hour")
+    if returncode != 0:
+        log.seek(0)
+        pytest.fail(f"jupyter-book build failed (exit {returncode}):\n{log.read()[-12000:]}")
     return HTML
+
+
+def _needs_the_site(item) -> bool:
+    return "built_book" in getattr(item, "fixturenames", ())
 
 
 #: filled by the browser tests, printed at the end of the session (``pytest_terminal_summary``)
@@ -61,18 +88,29 @@ def pytest_terminal_summary(terminalreporter):
 
 
 # The API fuzz (tests/test_api_fuzz.py) replays the valid calls the other tests make: record them
-# from the start of the session, and run the fuzz after every other test.
+# from the start of the session, and run the fuzz after every other test but those that only read the
+# built site (they call no chapter code).
 def pytest_configure(config):
     if os.environ.get("EXPLORABLES_API_FUZZ", "1") != "0":
         api_fuzz.RECORDER = api_fuzz.Recorder()
         api_fuzz.RECORDER.install()
 
 
+# The tests that need the built site run last, so that the background build overlaps the rest.
 def pytest_collection_modifyitems(session, config, items):
-    items.sort(key=lambda item: item.nodeid.startswith("tests/test_api_fuzz.py"))
+    items.sort(key=lambda item: (_needs_the_site(item), item.nodeid.startswith("tests/test_api_fuzz.py")))
+
+
+def pytest_collection_finish(session):
+    if not session.config.option.collectonly and any(_needs_the_site(item) for item in session.items):
+        _start_book_build()
 
 
 def pytest_sessionfinish(session, exitstatus):
+    proc = _BOOK_BUILD.get("proc")
+    if proc is not None and proc.poll() is None:  # the session ended before a test waited for the site
+        proc.kill()
+        proc.wait()
     dump = os.environ.get("EXPLORABLES_API_FUZZ_DUMP")
     if dump and api_fuzz.RECORDER is not None:
         api_fuzz.RECORDER.dump(Path(dump))
