@@ -12,10 +12,11 @@ For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights
    baseline, trained on the true virtual signals (the upper reference); and the *control*, the
    same regression network trained on the pseudo-targets (is it the flow, or just a network
    fitted to pseudo-targets?).
-3. **Evaluation** on the test rooms: every virtual-mic estimate against the true virtual signal
-   (SI-SDR, per-band error and energy ratio), steps vs quality for the base and the reflowed flow,
-   and MVDR beamforming with the real microphones alone or with one channel added: a virtual one, a physical
-   microphone at the virtual position, or a random channel that carries no information (the control).
+3. **Evaluation** on the test rooms: every virtual-mic estimate (and two trivial ones: a copy of the nearest
+   real mic, noise at the real mics' level) against the true virtual signal (SI-SDR, per-band error and energy
+   ratio), steps vs quality for the base and the reflowed flow, and MVDR beamforming, scored on the speech part,
+   with the real microphones alone or with one channel added: a virtual one, a physical microphone at the
+   virtual position (the oracle virtual channel), or a random channel that carries no information (the control).
 """
 
 from __future__ import annotations
