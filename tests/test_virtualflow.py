@@ -338,13 +338,19 @@ def test_verdicts_on_constructed_numbers():
     assert claims.learning_verdict(BELOW, BELOW, BELOW).startswith("no")
     assert claims.learning_verdict(NOISY, BELOW, BELOW).startswith("unclear")
     assert claims.learning_verdict(ABOVE, ABOVE, [0.01, -0.02, 0.0]).startswith("partly")  # the control part
-    # magnitude: energy and bin-by-bin error vs supervised, energy vs regression on the same targets, each 1 dB
-    assert claims.magnitude_verdict(ABOVE, ABOVE, ABOVE).startswith("yes")
-    assert claims.magnitude_verdict(ABOVE, BELOW, BELOW).startswith("partly")
-    assert claims.magnitude_verdict(BELOW, BELOW, BELOW).startswith("no")
-    assert claims.magnitude_verdict(NOISY, BELOW, BELOW).startswith("unclear")
+    # magnitude: first a copy of the nearest mic and level-matched noise (bin by bin), then energy and bin-by-bin
+    # error vs supervised, energy vs regression on the same targets, each 1 dB
+    base = (ABOVE, ABOVE)
+    assert claims.magnitude_verdict(ABOVE, ABOVE, ABOVE, *base).startswith("yes")
+    assert claims.magnitude_verdict(ABOVE, BELOW, BELOW, *base).startswith("partly")
+    assert claims.magnitude_verdict(BELOW, BELOW, BELOW, *base).startswith("no")
+    assert claims.magnitude_verdict(NOISY, BELOW, BELOW, *base).startswith("unclear")
     # keeping no more band energy than a regression on the same targets is not a yes
-    assert claims.magnitude_verdict(ABOVE, ABOVE, [0.01, -0.01, 0.0]).startswith("partly")
+    assert claims.magnitude_verdict(ABOVE, ABOVE, [0.01, -0.01, 0.0], *base).startswith("partly")
+    # beating the supervised model everywhere but not a copy of the nearest mic, or not level-matched noise: no
+    assert claims.magnitude_verdict(ABOVE, ABOVE, ABOVE, BELOW, ABOVE).startswith("no")
+    assert claims.magnitude_verdict(ABOVE, ABOVE, ABOVE, ABOVE, NOISY).startswith("no")
+    assert "nearest mic" in claims.magnitude_verdict(ABOVE, ABOVE, ABOVE, BELOW, ABOVE)
     # beamforming: behind both baselines is no, never partly
     assert claims.beamforming_verdict(ABOVE, ABOVE).startswith("yes")
     assert claims.beamforming_verdict(BELOW, ABOVE).startswith("partly")
@@ -728,3 +734,73 @@ def test_oracle_steered_mvdr_is_distortionless_and_a_linear_channel_changes_noth
     np.testing.assert_allclose(y2, y, atol=0.05 * np.abs(y).max())
     with pytest.raises(ValueError, match="reference"):
         mvdr(x, n0, reference=s[:, :10])
+
+
+def test_held_out_mics_stand_as_far_from_the_virtual_position_as_their_circle_allows():
+    """Review of issue 42: a held-out mic next to the VM would make the training target nearly the truth. The
+    held-out circle is turned so that the VM's direction falls midway between two of its mics: no other turn puts
+    the nearest one farther away, and the other draws of the scene are those of the same scene without them."""
+    from explorables.virtualflow.experiment import mic_distances
+
+    kw = dict(fs=FS, n_mics=2, array_radius=0.05, vm_distance=(0.2, 0.35), rt60_range=(0.15, 0.25))
+    for seed in range(5):
+        scene = random_scene(np.random.default_rng(seed), **kw, n_aux=4, aux_radius=0.3)
+        plain = random_scene(np.random.default_rng(seed), **kw)
+        for field in ("room_dim", "rt60", "source", "interferer", "real_mics", "virtual_mic"):
+            np.testing.assert_array_equal(getattr(scene, field), getattr(plain, field))
+        center = scene.real_mics.mean(0)
+        nearest = np.min(np.linalg.norm(scene.aux_mics - scene.virtual_mic, axis=1))
+        for turn in np.linspace(0, 2 * np.pi, 37):
+            other = circular_array(center, 4, 0.3, rotation=turn)
+            assert nearest >= np.min(np.linalg.norm(other - scene.virtual_mic, axis=1)) - 1e-12
+    ex = build_example(VirtualFlowConfig.preset("smoke"), 0, "test", 0)
+    d = mic_distances(ex)
+    assert d["aux"] == pytest.approx(np.min(np.linalg.norm(ex.scene.aux_mics - ex.scene.virtual_mic, axis=1)))
+    assert d["real"] == pytest.approx(np.min(np.linalg.norm(ex.scene.real_mics - ex.scene.virtual_mic, axis=1)))
+    assert np.isnan(
+        mic_distances(build_example(VirtualFlowConfig.preset("smoke").replace(n_aux=0), 0, "test", 0))["aux"]
+    )
+
+
+def test_beam_score_ignores_the_noise_only_lead_and_needs_the_alignment():
+    """Review of issue 42: the MVDR output is scored on the speech part only. Whatever the output does in the lead
+    (where the reference is silent) leaves the score unchanged; a one-sample shift of the output lowers it."""
+    from explorables.virtualflow.experiment import speech_sisdr
+
+    rng = np.random.default_rng(0)
+    n, start = 4000, 1000
+    ref = np.concatenate([np.zeros(start), np.sin(np.linspace(0, 300, n - start)) * rng.uniform(0.5, 1, n - start)])
+    out = ref + 0.05 * rng.standard_normal(n)
+    loud_lead = out.copy()
+    loud_lead[:start] += 10 * rng.standard_normal(start)
+    assert speech_sisdr(loud_lead, ref, start) == pytest.approx(speech_sisdr(out, ref, start))
+    assert si_sdr(loud_lead, ref) < speech_sisdr(loud_lead, ref, start) - 10  # the whole clip would count the lead
+    assert speech_sisdr(np.roll(out, 1), ref, start) < speech_sisdr(out, ref, start)
+    with pytest.raises(ValueError, match="start"):
+        speech_sisdr(out, ref, n)
+
+
+def test_the_noise_estimator_is_scored_and_level_matched_on_the_smoke_run(smoke_results):
+    """The magnitude claim's trivial baselines are measured: a copy of the nearest mic and noise at the real mics'
+    level (the same channel the beamformer gets as its control); neither learns anything, both are in every table."""
+    a = smoke_results.summary["aggregate"]
+    for m in ("nearest", "noise"):
+        assert len(a[f"magerr/{m}"]["mean"]) == smoke_results.config.n_bands and a["nfe"][m] == 0
+    row = next(r for r in claims.claims(smoke_results) if r.claim.startswith("Pseudo-target training"))
+    assert f"{a['magerr/noise']['mean'][-1]:.2f}" in row.measured
+    assert f"{a['magerr/nearest']['mean'][-1]:.2f}" in row.measured
+    assert "dist/aux" in a and "dist/real" in a and a["flow_epochs"]["mean"] > 0
+
+
+def test_room_sentence_follows_the_gate(smoke_results):
+    """The page's sentence on the gate "room" says what the gate function says, with the interval it read."""
+    summary = dict(smoke_results.summary)
+    for lead, word in ((3.0, "clears"), (0.2, "untested")):
+        for i, s in enumerate(smoke_results.config.seeds):
+            summary[f"seed_{s}"] = {
+                **summary[f"seed_{s}"],
+                "sisdr/pseudo": -10.0,
+                "sisdr/supervised": -10.0 + lead + 0.05 * (-1) ** i,
+            }
+        said = claims.room_sentence(dataclasses.replace(smoke_results, summary=summary))
+        assert word in said and f"{lead:+.2f}" in said

@@ -12,10 +12,11 @@ For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights
    baseline, trained on the true virtual signals (the upper reference); and the *control*, the
    same regression network trained on the pseudo-targets (is it the flow, or just a network
    fitted to pseudo-targets?).
-3. **Evaluation** on the test rooms: every virtual-mic estimate against the true virtual signal
-   (SI-SDR, per-band error and energy ratio), steps vs quality for the base and the reflowed flow,
-   and MVDR beamforming with the real microphones alone or with one channel added: a virtual one, a physical
-   microphone at the virtual position, or a random channel that carries no information (the control).
+3. **Evaluation** on the test rooms: every virtual-mic estimate (and two trivial ones: a copy of the nearest
+   real mic, noise at the real mics' level) against the true virtual signal (SI-SDR, per-band error and energy
+   ratio), steps vs quality for the base and the reflowed flow, and MVDR beamforming, scored on the speech part,
+   with the real microphones alone or with one channel added: a virtual one, a physical microphone at the
+   virtual position (the oracle virtual channel), or a random channel that carries no information (the control).
 """
 
 from __future__ import annotations
@@ -63,9 +64,10 @@ from .pseudo import DOA_METHODS, istft, stft, true_azimuth
 from .scenes import random_scene, simulate
 
 #: the virtual-mic estimators compared against the truth, in table order
-METHODS: tuple[str, ...] = ("nearest", "pseudo", "pseudo_train", "control", "flow", "reflow", "supervised")
+METHODS: tuple[str, ...] = ("nearest", "noise", "pseudo", "pseudo_train", "control", "flow", "reflow", "supervised")
 METHOD_LABELS: dict[str, str] = {
-    "nearest": "nearest real mic",
+    "nearest": "nearest real mic (a copy)",
+    "noise": "noise at the real mics' level (no information)",
     "pseudo": "pseudo-target from the real mics (no learning)",
     "pseudo_train": "pseudo-target with the held-out mics (the training targets; not available at test)",
     "control": "regression on pseudo-targets (control)",
@@ -120,20 +122,20 @@ class VirtualFlowConfig(ExperimentConfig):
         "range of the talker-to-interferer ratio at the real mics, dB",
     )
     sensor_snr_db: float = param(30.0, Float(0.0, 80.0), "white sensor noise level, dB below the talker")
-    max_order: int = param(20, Int(0, 100), "cap on the image-source order (speed; shortens the late tail)")
+    max_order: int = param(12, Int(0, 100), "cap on the image-source order (speed; shortens the late tail)")
     doa_method: str = param(
         "NormMUSIC", Choice(DOA_METHODS), "pyroomacoustics DOA method for the pseudo-target's direction"
     )
     use_espeak: bool = param(True, Bool(), "speech from espeak-ng when installed (else the harmonic fallback)")
-    n_train_scenes: int = param(12, Int(1), "training rooms per seed")
-    n_test_scenes: int = param(8, Int(1), "test rooms per seed")
+    n_train_scenes: int = param(8, Int(1), "training rooms per seed")
+    n_test_scenes: int = param(6, Int(1), "test rooms per seed")
     d_hidden: int = param(64, Int(8, 8192), "width of every network")
     n_layers: int = param(2, Int(1, 32), "residual blocks of every network")
     n_train_steps: int = param(250, Int(1), "Adam steps of Virtual-Flow (flow matching)")
-    n_regression_steps: int = param(150, Int(1), "Adam steps of the supervised baseline and of the control (each)")
-    n_reflow_steps: int = param(150, Int(1), "Adam steps of the reflow retraining (from the base weights)")
+    n_regression_steps: int = param(100, Int(1), "Adam steps of the supervised baseline and of the control (each)")
+    n_reflow_steps: int = param(100, Int(1), "Adam steps of the reflow retraining (from the base weights)")
     n_reflow_pairs: int = param(
-        10_000, Int(1), "time-frequency bins (random training bins) reflow's couplings are made for"
+        6_000, Int(1), "time-frequency bins (random training bins) reflow's couplings are made for"
     )
     batch_size: int = param(512, Int(1), "time-frequency bins per training step")
     lr: float = param(2e-3, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (cosine decay)")
@@ -370,6 +372,8 @@ def estimate(
     """The virtual-mic STFT ``(F, T)`` of one estimator on one scene (flows start from the given ``x0``)."""
     if method == "nearest":
         return ex.spec_real[nearest_mic(ex)]
+    if method == "noise":
+        raise ValueError("the noise channel is drawn per scene: use random_channel(ex, rng)")
     if method == "pseudo":
         return ex.pseudo
     if method == "pseudo_train":
@@ -408,6 +412,24 @@ def random_channel(ex: Example, rng: np.random.Generator) -> np.ndarray:
     return np.sqrt(power / 2) * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))
 
 
+def speech_sisdr(estimate: np.ndarray, reference: np.ndarray, start: int) -> float:
+    """SI-SDR, eq. (vf-sisdr), of the two waveforms from sample ``start`` on (the speech part): what the estimate
+    does in the noise-only lead, where the reference is silent, neither raises nor lowers the score."""
+    if not 0 <= start < len(reference) or len(estimate) != len(reference):
+        raise ValueError(f"start must lie in [0, {len(reference)}) and the lengths agree, got {start}, {len(estimate)}")
+    return si_sdr(estimate[start:], reference[start:])
+
+
+def mic_distances(ex: Example) -> dict[str, float]:
+    """Metres from the virtual position to the nearest real mic (``"real"``) and to the nearest held-out mic of the
+    training array (``"aux"``; NaN without any): a held-out mic near the VM would make the training target nearly
+    the truth."""
+    vm = ex.scene.virtual_mic
+    real = float(np.min(np.linalg.norm(ex.scene.real_mics - vm, axis=1)))
+    aux = float(np.min(np.linalg.norm(ex.scene.aux_mics - vm, axis=1))) if ex.scene.n_aux else float("nan")
+    return {"real": real, "aux": aux}
+
+
 def _mean_sd(values: list[float]) -> dict[str, float]:
     """Mean and sample sd over seeds (:func:`~explorables.core.verdicts.mean_sd`: sd is NaN for one seed)."""
     mean, sd = mean_sd(values)
@@ -435,7 +457,10 @@ def evaluate_seed(
         for m in METHODS:
             steps = 1 if m == "reflow" else cfg.n_sample_steps
             start = time.perf_counter()
-            specs[m] = estimate(models, ex, m, n_steps=steps, solver=cfg.solver, x0=x0, device=device)
+            if m == "noise":  # the level-matched channel without information (also the beamformer's control)
+                specs[m] = random_channel(ex, np.random.default_rng(scene_seed(cfg, seed, "random", j)))
+            else:
+                specs[m] = estimate(models, ex, m, n_steps=steps, solver=cfg.solver, x0=x0, device=device)
             compute.setdefault(m, []).append((time.perf_counter() - start) / (n / cfg.fs))
             wave = istft(specs[m], cfg.nfft, hop, n)
             add(f"sisdr/{m}", si_sdr(wave[first * hop :], ex.truth_wave[first * hop :]))
@@ -470,18 +495,19 @@ def evaluate_seed(
                 )
         # downstream: MVDR with the real mics, or with one extra channel: an estimate, a physical mic there, or a
         # random channel that carries no information (the control every extra channel is measured against)
+        # scored on the speech part only (from the first frame after the lead), against the talker's image at the
+        # reference mic, sample-aligned with the MVDR output (distortionless toward that image): the noise-only lead,
+        # where the reference is silent, must not weigh in
         ref = ex.real_speech[0]
-        extras = {
-            "real": None,
-            "physical": stft(ex.vm_recording, cfg.nfft, hop),
-            "random": random_channel(ex, np.random.default_rng(scene_seed(cfg, seed, "random", j))),
-        }
+        extras = {"real": None, "physical": stft(ex.vm_recording, cfg.nfft, hop), "random": specs["noise"]}
         for b in BEAMFORMING:
             out = beamform(ex, extras[b] if b in extras else specs[b], cfg)
-            add(f"beam_sisdr/{b}", si_sdr(out, ref))
-            add(f"beam_stoi/{b}", stoi(out, ref, cfg.fs))
+            add(f"beam_sisdr/{b}", speech_sisdr(out, ref, first * hop))
+            add(f"beam_stoi/{b}", stoi(out[first * hop :], ref[first * hop :], cfg.fs))
             if j == 0 and b in ("real", "flow", "physical"):
                 audio[f"beam_{b}"] = out
+        for key, d in mic_distances(ex).items():
+            add(f"dist/{key}", d)
         add(
             "doa_error_deg",
             float(
@@ -551,6 +577,11 @@ def _seed_part(
     summary["loss_after"] = models.loss_after
     summary["n_parameters"] = {"flow": parameter_count(models.flow), "supervised": parameter_count(models.supervised)}
     summary["rt60"] = float(np.mean([e.scene.rt60 for e in test]))
+    summary["flow_epochs"] = cfg.n_train_steps * cfg.batch_size / sum(e.cond.shape[0] for e in train)
+    # has the flow's loss flattened? mean minibatch loss over the third and the last quarter of its steps
+    quarter = max(cfg.n_train_steps // 4, 1)
+    summary["flow_loss_q3"] = float(np.mean(models.losses["flow"][-2 * quarter : -quarter] or [np.nan]))
+    summary["flow_loss_q4"] = float(np.mean(models.losses["flow"][-quarter:]))
     curves: dict[str, Any] = {"losses": {m: np.asarray(v, np.float32) for m, v in models.losses.items()}}
     if k == 0:
         curves["audio"] = audio
@@ -582,7 +613,7 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
             }
         else:
             out[key] = _mean_sd([p[key] for p in per_seed])
-    out["nfe"] = {m: 0 for m in ("nearest", "pseudo", "pseudo_train")}
+    out["nfe"] = {m: 0 for m in ("nearest", "noise", "pseudo", "pseudo_train")}
     out["nfe"].update(
         control=1,
         supervised=1,

@@ -12,6 +12,7 @@ from .experiment import BEAM_LABELS, BEAMFORMING, METHOD_LABELS, METHODS, Virtua
 
 METHOD_COLORS = {
     "nearest": PALETTE["grey"],
+    "noise": PALETTE["olive"],
     "pseudo": PALETTE["orange"],
     "pseudo_train": PALETTE["gold"],
     "control": PALETTE["brown"],

@@ -110,8 +110,10 @@ def random_scene(
     """A random shoebox (4-7 m by 3-6 m by 2.5-3.5 m), RT60 drawn from ``rt60_range``, the array
     somewhere in the middle, the talker 1-2.5 m away, the interferer elsewhere, and the VM at a
     distance drawn from ``vm_distance`` from the array centre (at ``vm_angle`` if given). With ``n_aux``,
-    that many held-out microphones on a circle of ``aux_radius`` around the same centre (random rotation,
-    drawn last, so every other draw is the same with or without them)."""
+    that many held-out microphones on a circle of ``aux_radius`` around the same centre, turned so that the
+    VM's direction falls midway between two of them: they stand as far from the virtual position as their
+    circle allows, so no held-out mic records (nearly) what the VM would (a rotation is still drawn last, so
+    every other draw is the same with or without them)."""
     fs = check_sample_rate(fs)
     dims = (float(rng.uniform(4, 7)), float(rng.uniform(3, 6)), float(rng.uniform(2.5, 3.5)))
     center = np.array([rng.uniform(1.5, dims[0] - 1.5), rng.uniform(1.5, dims[1] - 1.5), HEIGHT])
@@ -132,7 +134,10 @@ def random_scene(
     source = place(1.0, 2.5)
     interferer = place(1.0, 2.5)
     rt60 = float(rng.uniform(*rt60_range))
-    aux = circular_array(center, n_aux, aux_radius, rotation=float(rng.uniform(0, 2 * np.pi))) if n_aux else None
+    aux = None
+    if n_aux:
+        rng.uniform(0, 2 * np.pi)  # the circle's former random turn, still drawn: the draw stream stays the same
+        aux = circular_array(center, n_aux, aux_radius, rotation=angle + np.pi / n_aux)
     return Scene(dims, rt60, source, interferer, real, virtual, fs, aux)
 
 
