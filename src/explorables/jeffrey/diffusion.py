@@ -116,10 +116,13 @@ class TimeMLP(nn.Module):
             width = d_hidden
         layers.append(nn.Linear(width, d_out))
         self.net = nn.Sequential(*layers)
+        # the step features of every t in [0, n_steps), computed once (a hot path: every forward call)
+        table = time_features(torch.arange(n_steps), n_steps, d_time)
+        self.register_buffer("time_table", table, persistent=False)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         x = x.flatten(1)
-        return self.net(torch.cat([x, time_features(t, self.n_steps, self.d_time)], dim=1))
+        return self.net(torch.cat([x, self.time_table[t]], dim=1))
 
 
 def fit(
