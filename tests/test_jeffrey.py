@@ -666,6 +666,8 @@ def test_fairness_and_toy_sentences_follow_the_verdicts():
     assert "suffers less" in noisy(0.3, 0.2)
     assert "suffers as much" in noisy(0.3, 0.3)
     assert "but not where" in noisy(0.3, 0.3, to_predicted=0.5)
+    off = [_toy_row(noisy__classifier_tv_to_predicted=0.06 + j / 1000) for j in jit]  # unguided is at 0.05
+    assert "does not land on its own prediction" in C.noisy_sentence(_results(off))
     toy = [_toy_row(jeffrey__tv=0.04 + j / 100, classifier__mmd2=0.012 + j / 1000) for j in jit]
     same = C.toy_baseline_sentence(_results(toy))
     assert "As the theory predicts" in same and "Neither is clearly ahead" in same
