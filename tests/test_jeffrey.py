@@ -480,6 +480,11 @@ def test_verdict_functions_give_each_outcome_on_paired_intervals():
     assert C.better_verdict(both, {"MMD²": v(0.5, 0.1), "TV": v(0.01, 0.01)}).startswith("no")  # behind on both
     tie = C.better_verdict(both, {"MMD²": v(1.0, 0.3), "TV": v(0.05, 0.02)})
     assert tie.startswith("unclear")  # a tie within the seed spread says neither yes nor no
+    unguided = {"MMD²": v(10.0), "TV": v(0.5)}
+    assert C.equivalence_check(both, {"MMD²": v(1.2, 0.1), "TV": v(0.06, 0.01)}, unguided).startswith("pass")
+    assert C.equivalence_check(both, {"MMD²": v(3.0, 0.1), "TV": v(0.05, 0.01)}, unguided).startswith("fail")
+    # a tiny mean difference with a huge seed spread is not evidence of equivalence
+    assert C.equivalence_check(both, {"MMD²": v(1.0, 5.0), "TV": v(0.05, 0.01)}, unguided).startswith("fail")
     assert C.frechet_verdict(v(100), v(70, 5), v(100), v(80, 5)).startswith("yes")
     assert C.frechet_verdict(v(100), v(70, 5), v(100), v(95, 2)).startswith("partly")
     assert C.frechet_verdict(v(100), v(97, 2), v(100), v(97, 2)).startswith("no")
@@ -491,9 +496,48 @@ def test_verdict_functions_give_each_outcome_on_paired_intervals():
 
 
 def test_noisy_check_needs_both_methods_closer_to_their_prediction():
-    assert C.noisy_check(v(0.02), v(0.3), v(0.03), v(0.3)).startswith("pass")
-    assert C.noisy_check(v(0.3), v(0.02), v(0.03), v(0.3)).startswith("fail")  # Jeffrey reached q after all
-    assert C.noisy_check(v(0.02), v(0.3), v(0.3), v(0.02)).startswith("fail")  # classifier guidance did
+    far = (v(0.2), v(0.2))  # the unguided model's TV to each prediction
+    assert C.noisy_check(v(0.02), v(0.3), v(0.03), v(0.3), *far).startswith("pass")
+    assert C.noisy_check(v(0.3), v(0.02), v(0.03), v(0.3), *far).startswith("fail")  # Jeffrey reached q after all
+    assert C.noisy_check(v(0.02), v(0.3), v(0.3), v(0.02), *far).startswith("fail")  # classifier guidance did
+    # samples that did not move (as close to the prediction as the unguided model) fail, though nearer it than q
+    assert C.noisy_check(v(0.02), v(0.3), v(0.03), v(0.3), v(0.02), v(0.2)).startswith("fail")
+    assert C.noisy_check(v(0.02), v(0.3), v(0.03), v(0.3), v(0.2), v(0.03)).startswith("fail")
+
+
+def test_noisy_check_fails_an_unguided_sampler_on_the_real_prediction():
+    """Oracle: 'samples' equal to the unguided marginal are closer to the prediction than to q (the prediction lies
+    between them), yet the check must fail them."""
+    p = np.array([0.4, 0.1, 0.1, 0.4])
+    q = independent_target(p.reshape(2, 2)).ravel()
+    m = flip_confusion(4, 0.3)
+    pj, pc = jeffrey_marginal_with(p, q, m), classifier_guidance_marginal_with(p, q, m)
+    rows = [(tv_distance(p, pj), tv_distance(p, q), tv_distance(p, pc), tv_distance(p, q)) for _ in range(3)]
+    to_pj, to_q, to_pc, _ = (list(x + 1e-3 * i for i, x in enumerate(col)) for col in zip(*rows, strict=True))
+    assert tv_distance(p, pj) < tv_distance(p, q)  # the first part alone would pass
+    assert C.noisy_check(to_pj, to_q, to_pc, to_q, to_pj, to_pc).startswith("fail")
+
+
+def test_noisy_accuracy_is_exact_for_an_oracle_at_t0_and_falls_to_chance_for_a_constant():
+    from explorables.jeffrey.experiment import noisy_accuracy
+
+    schedule = D.NoiseSchedule.cosine(20)
+    x0 = torch.randn(400, 2)
+    cells = Y.toy_cells(x0)
+
+    class Oracle(torch.nn.Module):
+        def forward(self, x, t):
+            return torch.nn.functional.one_hot(Y.toy_cells(x), Y.N_CELLS).float()
+
+    class Constant(torch.nn.Module):
+        def forward(self, x, t):
+            return torch.zeros(len(x), Y.N_CELLS)
+
+    acc = noisy_accuracy(Oracle(), x0, cells, schedule, torch.Generator().manual_seed(0))
+    assert list(acc) == ["0", "5", "10", "15"] and acc["0"] == 1.0
+    assert acc["15"] < acc["0"]  # noise hides the cell
+    const = noisy_accuracy(Constant(), x0, cells, schedule, torch.Generator().manual_seed(0))
+    assert const["0"] == pytest.approx(float((cells == 0).float().mean()))
 
 
 def test_gates_pass_and_fail_on_paired_intervals():
@@ -503,6 +547,8 @@ def test_gates_pass_and_fail_on_paired_intervals():
     assert C.control_gate(v(0.12, 0.05), v(0.10, 0.05), v(0.6)).startswith("fail")  # closer to the fair target
     assert C.floor_gate(v(200, 10), 9.0).startswith("pass") and C.floor_gate(v(15, 2), 9.0).startswith("fail")
     assert C.baseline_gate(v(0.17), v(0.09)).startswith("pass") and C.baseline_gate(v(0.17), v(0.2)).startswith("fail")
+    assert C.capability_gate(v(0.2), v(0.1)).startswith("pass")
+    assert C.capability_gate(v(0.2), v(0.18)).startswith("fail")  # moves, but less than a quarter of the way
 
 
 def _toy_row(**over):
@@ -519,17 +565,21 @@ def _toy_row(**over):
             "classifier_predicted_tv": 0.33,
             "jeffrey_tv_to_predicted": 0.03,
             "classifier_tv_to_predicted": 0.04,
+            "unguided_tv_to_jeffrey_predicted": 0.06,
+            "unguided_tv_to_classifier_predicted": 0.05,
         },
+        "misc": {"jeffrey_predicted_tv": 0.08},
     }
     for path, value in over.items():
         method, key = path.split("__")
         row[method][key] = value
+    row.update(row.pop("misc"))
     return row
 
 
 def _image_row(jitter: float, predicted: float = 0.1, **fairness):
     fair = {"unguided": {"tv": 0.25, "mutual_information": 0.18}, "jeffrey": {"tv": 0.21, "mutual_information": 0.14},
-            "classifier": {"tv": 0.2, "mutual_information": 0.12}}  # fmt: skip
+            "classifier": {"tv": 0.1, "mutual_information": 0.05}}  # fmt: skip
     for path, value in fairness.items():
         method, key = path.split("__")
         fair[method][key] = value
@@ -543,6 +593,7 @@ def _image_row(jitter: float, predicted: float = 0.1, **fairness):
         "fairness": {
             **{m: {k: x + jitter / 100 for k, x in d.items()} for m, d in fair.items()},
             "classifier_accuracy": 0.75,
+            "accuracy_by_t": {"0": 0.75, "12": 0.5, "25": 0.2},
             "model_joint": [0.002, 0.098] + [0.05] * 18,
             "predicted_jeffrey": {"tv": predicted + jitter / 100},
             "predicted_classifier_tv": 0.12 + jitter / 100,
@@ -569,30 +620,42 @@ def test_claims_rows_have_their_kinds_and_gates_turn_claims_untested():
     jit = (-1.0, 1.0, -0.5, 0.5)
     toy = [_toy_row(jeffrey__tv=0.04 + j / 100) for j in jit]
     rows = C.claims(_results(toy, [_image_row(j) for j in jit]))
-    assert [r.kind for r in rows] == ["check"] * 2 + ["gate"] * 5 + ["claim"] * 6
+    assert [r.kind for r in rows] == ["check"] * 3 + ["gate"] * 6 + ["claim"] * 5
     words = [r.outcome for r in apply_gates(rows)]
-    assert words[:7] == ["pass"] * 7
-    assert words[7] == "yes" and words[10] == "yes"  # the toy marginal; the Fréchet distance
-    assert words[12] == "no"  # fairness on digits: neither number halved
+    assert words[:9] == ["pass"] * 9
+    assert words[9] == "yes" and words[11] == "yes"  # the toy marginal; the Fréchet distance
+    assert words[13] == "no"  # fairness on digits: neither number halved
+    # classifier guidance cannot move the joint either: the fairness row is untested, not "no"
+    stuck = [_image_row(j, classifier__tv=0.24) for j in jit]
+    stuck_words = [r.outcome for r in apply_gates(C.claims(_results(toy, stuck)))]
+    assert stuck_words[7] == "fail" and stuck_words[13] == "untested"
     # the unguided toy already at the target: the toy claims are untested, not "no"
     flat = [_toy_row(unguided__tv=0.05 + j / 1000) for j in jit]
     gated = [r.outcome for r in apply_gates(C.claims(_results(flat)))]
-    assert gated[2] == "fail" and gated[4:] == ["untested"] * 3
+    assert gated[3] == "fail" and gated[5:] == ["untested"] * 2
 
 
 def test_fairness_and_toy_sentences_follow_the_verdicts():
     jit = (-1.0, 1.0, -0.5, 0.5)
 
-    def fair(mi_after, tv_after, predicted=0.1):
-        rows = [_image_row(j, predicted, jeffrey__mutual_information=mi_after, jeffrey__tv=tv_after) for j in jit]
-        return C.fairness_sentence(_results([_toy_row()] * 4, rows))
+    def fair(mi_after, tv_after, predicted=0.1, cg_tv=0.1, toy_predicted=0.08):
+        rows = [_image_row(j, predicted, jeffrey__mutual_information=mi_after, jeffrey__tv=tv_after,
+                           classifier__tv=cg_tv) for j in jit]  # fmt: skip
+        toy = [_toy_row(misc__jeffrey_predicted_tv=toy_predicted + j / 100) for j in jit]
+        return C.fairness_sentence(_results(toy, rows))
 
     assert "independent" in fair(0.02, 0.05)
     assert "not clearly by half" in fair(0.02, 0.2)
-    assert "not reproduce" in fair(0.15, 0.2)
+    assert "not reproduce" in fair(0.15, 0.2) and "classifier guidance with the same classifier" in fair(0.15, 0.2)
+    assert "untested" in fair(0.15, 0.2, cg_tv=0.24)  # classifier guidance cannot move it either
     # the classifier's confusion allows half the unguided TV (0.25): the loss is along the way
     assert "not what stops it" in fair(0.15, 0.2, predicted=0.1) and "1.0 of the 20 cells" in fair(0.15, 0.2)
-    assert "The classifier explains it" in fair(0.15, 0.2, predicted=0.2)  # it does not: the classifier is the limit
+    assert "explains Jeffrey's shortfall" in fair(0.15, 0.2, predicted=0.2)  # the classifier is the limit, reached
+    assert "short even of that" in fair(0.15, 0.24, predicted=0.15)  # the limit, not reached
+    # the toy's clean-classifier prediction, as measured (toy Jeffrey TV 0.04)
+    assert "pessimistic" in fair(0.15, 0.2, toy_predicted=0.08)
+    assert "optimistic" in fair(0.15, 0.2, toy_predicted=0.0)
+    assert "accuracy on unguided samples is 75% at t = 0" in fair(0.15, 0.2)
 
     def noisy(jeffrey_tv, classifier_tv, to_predicted=0.03):
         rows = [_toy_row(noisy__jeffrey_tv=jeffrey_tv + j / 100, noisy__classifier_tv=classifier_tv + j / 200,
@@ -603,10 +666,18 @@ def test_fairness_and_toy_sentences_follow_the_verdicts():
     assert "suffers less" in noisy(0.3, 0.2)
     assert "suffers as much" in noisy(0.3, 0.3)
     assert "but not where" in noisy(0.3, 0.3, to_predicted=0.5)
+    off = [_toy_row(noisy__classifier_tv_to_predicted=0.06 + j / 1000) for j in jit]  # unguided is at 0.05
+    assert "does not land on its own prediction" in C.noisy_sentence(_results(off))
     toy = [_toy_row(jeffrey__tv=0.04 + j / 100, classifier__mmd2=0.012 + j / 1000) for j in jit]
-    assert "less than the seed-to-seed spread" in C.toy_baseline_sentence(_results(toy))
-    ahead = [_toy_row(classifier__mmd2=0.05 + j / 1000, classifier__tv=0.1 + j / 1000) for j in jit]
-    assert "on both numbers" in C.toy_baseline_sentence(_results(ahead))
+    same = C.toy_baseline_sentence(_results(toy))
+    assert "As the theory predicts" in same and "Neither is clearly ahead" in same
+    cg_ahead = [_toy_row(classifier__mmd2=0.010 + j / 10000) for j in jit]
+    assert "consistently slightly ahead" in C.toy_baseline_sentence(_results(cg_ahead))
+    apart = [_toy_row(classifier__mmd2=0.05 + j / 1000, classifier__tv=0.1 + j / 1000) for j in jit]
+    text = C.toy_baseline_sentence(_results(apart))
+    assert "cannot confirm" in text and "mean outside" in text and "Jeffrey guidance is slightly ahead" in text
+    noisy_tv = [_toy_row(classifier__tv=0.04 + j / 10) for j in jit]
+    assert "spread is too large" in C.toy_baseline_sentence(_results(noisy_tv))
 
 
 def test_sentences_follow_the_numbers():

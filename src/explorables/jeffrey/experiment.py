@@ -9,11 +9,15 @@
    guidance (label ``y ~ q``, then ``grad log c_t(y | x_t)``), against exact samples of the
    Jeffrey-updated distribution. A control guides toward another target (reversed coupling).
    On the first seed, both guidances over ``scale_grid`` for the explorable.
-4. **image_model**: on digits (or CIFAR-10 / an image folder at paper scale): two embedding
-   classifiers (the target/metric one and an independent one) and a DDPM denoiser.
+4. **image_model**: on digits (or CIFAR-10 / an image folder at paper scale): the embedding classifier
+   (the metric/target embedding, trained on the labels), the pixel PCA (the independent embedding of the
+   Fréchet control: no labels) and a DDPM denoiser.
 5. **images**: for each seed: Jeffrey guidance toward the real-embedding distribution
-   (density ratio + ``log h_t`` network), plain classifier guidance on the class, and fairness
-   (class independent of "thick stroke") by Jeffrey guidance and by classifier guidance.
+   (density ratio + ``log h_t`` network); classifier guidance on the class with its own 10-class
+   time-dependent classifier (trained on the model's samples, as ``p_t(y | x_t)`` under the model); and fairness
+   (class independent of "thick stroke") by Jeffrey guidance and, as the capability control, by
+   classifier guidance with ``y ~ q`` over the 20 cells, both with the 20-cell classifier trained on
+   model samples (whose accuracy is also recorded at several noise levels).
 
 The pretrained diffusion models are fixed within a run (as in the paper, guidance is applied to a
 given model); the seeds cover everything guidance does: its networks, its density ratio, its samples.
@@ -101,6 +105,9 @@ class JeffreyConfig(ExperimentConfig):
     n_image_classifier_steps: int = param(
         500, Int(1), "training steps of the time-dependent class x thickness classifier"
     )
+    n_class_classifier_steps: int = param(
+        1000, Int(1), "training steps of the baseline's own 10-class time-dependent classifier (on model samples)"
+    )
     n_h_steps: int = param(500, Int(1), "training steps of the log h_t network, eq. (h-logistic)")
     n_ratio_samples: int = param(1000, Int(20), "unguided samples for the density ratio, the h_t fit and the marginals")
     n_image_samples: int = param(500, Int(20), "samples per method and seed for the Fréchet distances")
@@ -123,6 +130,7 @@ class JeffreyConfig(ExperimentConfig):
             n_image_denoiser_steps=100,
             n_embedder_steps=50,
             n_image_classifier_steps=50,
+            n_class_classifier_steps=50,
             n_h_steps=50,
             n_ratio_samples=200,
             n_image_samples=100,
@@ -149,6 +157,7 @@ class JeffreyConfig(ExperimentConfig):
             n_embedder_steps=5_000,
             d_embed=128,
             n_image_classifier_steps=50_000,
+            n_class_classifier_steps=50_000,
             n_h_steps=50_000,
             n_ratio_samples=20_000,
             n_image_samples=10_000,
@@ -365,6 +374,9 @@ def _noisy_row(p_model: np.ndarray, q: np.ndarray, m: np.ndarray, jeff: torch.Te
         "classifier_predicted_tv": tv_distance(pred_c, q),
         "jeffrey_tv_to_predicted": tv_distance(joint_j, pred_j),
         "classifier_tv_to_predicted": tv_distance(joint_c, pred_c),
+        # the unguided model's distance to each prediction: a sampler that did nothing must not pass the check
+        "unguided_tv_to_jeffrey_predicted": tv_distance(p_model, pred_j),
+        "unguided_tv_to_classifier_predicted": tv_distance(p_model, pred_c),
     }
 
 
@@ -601,6 +613,34 @@ def _fair_metrics(cells: torch.Tensor, q: np.ndarray, n_classes: int) -> dict[st
     }
 
 
+#: noise levels (fractions of T) at which the 20-cell classifier's accuracy is reported
+ACCURACY_LEVELS = (0.0, 0.25, 0.5, 0.75)
+
+
+@torch.no_grad()
+def noisy_accuracy(
+    classifier: torch.nn.Module,
+    x0: torch.Tensor,
+    cells: torch.Tensor,
+    schedule: D.NoiseSchedule,
+    gen: torch.Generator,
+    levels: tuple[float, ...] = ACCURACY_LEVELS,
+) -> dict[str, float]:
+    """Accuracy of ``c_t(s | x_t)`` on ``x_t`` noised from ``x0`` (whose cells are ``cells``) at ``t = level · T``.
+
+    The keys are the step numbers ``t`` (as strings, for JSON); ``t = 0`` is the clean classifier.
+    """
+    out = {}
+    for level in levels:
+        t = min(round(level * schedule.n_steps), schedule.n_steps - 1)
+        tt = torch.full((len(x0),), t, dtype=torch.long, device=x0.device)
+        eps = torch.randn(x0.shape, generator=gen).to(x0.device)
+        x_t = schedule.noise(x0, tt, eps) if t > 0 else x0
+        pred = classifier(x_t, tt).argmax(1)
+        out[str(t)] = float((pred == cells.to(pred.device)).float().mean())
+    return out
+
+
 def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
     device = resolve_device(cfg.device)
     data = I.load_images(
@@ -667,29 +707,41 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                 generator=gen,
             )
             clf.eval()
-            groups = torch.arange(n_cells, device=device) // 2  # cell -> class
+            # the baseline's own classifier c_t(y | x_t) over the 10 classes, trained for that job alone. Classifier
+            # guidance needs p_t(y | x_t) under the model it guides, so it learns from the model's samples (labelled
+            # by the embedding classifier); one trained on the real images and true labels, the usual choice for a
+            # good model, barely moved this poor model's class marginal in a side test
+            class_clf = D.TimeMLP(math.prod(shape), n_classes, cfg.n_diffusion_steps, 128, n_layers=2).to(device)
+            D.fit(
+                class_clf,
+                D.classifier_loss(pool, pool_cells // 2, schedule, cfg.image_batch_size),
+                n_steps=cfg.n_class_classifier_steps,
+                lr=cfg.lr,
+                generator=gen,
+            )
+            class_clf.eval()
             n, n_fair = cfg.n_image_samples, cfg.n_fair_samples
             unguided_all = draw(max(n, n_fair))  # the first n for the Fréchet distances, n_fair for fairness
             unguided, unguided_fair = unguided_all[:n], unguided_all[:n_fair]
             jeff = draw(n, D.time_potential(h_net, lambda f: f[:, 0]))
             class_marginal = np.bincount(data.train_labels.numpy(), minlength=n_classes) / len(data.train_labels)
             labels = torch.multinomial(torch.as_tensor(class_marginal), n, replacement=True, generator=gen).to(device)
-            cg = draw(
-                n,
-                D.time_potential(
-                    clf, lambda lg, g=groups, y=labels: D.classifier_log_prob(D.group_logits(lg, g, n_classes), y)
-                ),
-            )
+            cg = draw(n, classifier_potential(class_clf, labels))
             # fairness: class independent of thickness
             p_model = cell_frequencies(pool_cells.cpu(), n_cells)
             q = supported_target(independent_target(p_model.reshape(n_classes, 2)).ravel(), p_model)
             fair_j = draw(n_fair, jeffrey_potential(clf, _log_w(q, p_model, device)))
+            # capability control: can guidance with this classifier move the joint at all? Classifier guidance
+            # with one cell label y ~ q per sample, the same classifier and scale
+            fair_labels = torch.multinomial(torch.as_tensor(q), n_fair, replacement=True, generator=gen).to(device)
+            fair_c = draw(n_fair, classifier_potential(clf, fair_labels))
             # what this classifier allows: its confusion at t = 0 on fresh unguided samples, and the marginals
             # Jeffrey guidance and classifier guidance reach with it (rule.jeffrey_marginal_with)
             fair_cells = I.image_cells(emb, unguided_fair, threshold)
             confusion = soft_confusion(clf, unguided_fair, fair_cells, n_cells)
             pred_j = jeffrey_marginal_with(p_model, q, confusion)
             pred_c = classifier_guidance_marginal_with(p_model, q, confusion)
+            accuracy_by_t = noisy_accuracy(clf, unguided_fair, fair_cells, schedule, gen)
 
             def frechet(x: torch.Tensor) -> dict[str, float]:
                 return {
@@ -716,6 +768,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                     "target": q.tolist(),
                     "model_joint": p_model.tolist(),
                     "classifier_accuracy": float(np.dot(p_model, np.diag(confusion))),
+                    "accuracy_by_t": accuracy_by_t,
                     "predicted_jeffrey": {
                         "joint": pred_j.tolist(),
                         "tv": tv_distance(pred_j, q),
@@ -724,6 +777,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                     "predicted_classifier_tv": tv_distance(pred_c, q),
                     "unguided": _fair_metrics(fair_cells.cpu(), q, n_classes),
                     "jeffrey": _fair_metrics(I.image_cells(emb, fair_j, threshold).cpu(), q, n_classes),
+                    "classifier": _fair_metrics(I.image_cells(emb, fair_c, threshold).cpu(), q, n_classes),
                 },
             }
             seed_curves: dict[str, Any] = {}
@@ -735,6 +789,7 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                         ("jeffrey", jeff),
                         ("classifier", cg),
                         ("fair_jeffrey", fair_j),
+                        ("fair_classifier", fair_c),
                         ("real", test),
                     )
                 }
@@ -755,6 +810,9 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
     summary["fair_predicted_tv_jeffrey"] = mean_sd([r["fairness"]["predicted_jeffrey"]["tv"] for r in rows])
     summary["fair_predicted_tv_classifier"] = mean_sd([r["fairness"]["predicted_classifier_tv"] for r in rows])
     summary["fair_classifier_accuracy"] = mean_sd([r["fairness"]["classifier_accuracy"] for r in rows])
+    summary["fair_accuracy_by_t"] = {
+        t: mean_sd([r["fairness"]["accuracy_by_t"][t] for r in rows]) for t in rows[0]["fairness"]["accuracy_by_t"]
+    }
     for m in ("unguided", "jeffrey", "classifier"):
         summary[f"class_tv_{m}"] = mean_sd([r["class_tv"][m] for r in rows])
     return summary, curves

@@ -173,7 +173,7 @@ def digits_figure(results: JeffreyResults) -> go.Figure:
 
 def fairness_figure(results: JeffreyResults) -> go.Figure:
     """P(thick stroke | class) for the unguided model, Jeffrey guidance, what its classifier's confusion predicts
-    (``rule.jeffrey_marginal_with``) and the target (first seed)."""
+    (``rule.jeffrey_marginal_with``), classifier guidance with the same classifier and the target (first seed)."""
     fair = results.summary["images"]["seeds"][0]["fairness"]
     n_classes = len(fair["target"]) // 2
     fig = go.Figure()
@@ -182,8 +182,11 @@ def fairness_figure(results: JeffreyResults) -> go.Figure:
             ("unguided", "unguided"),
             ("jeffrey", "Jeffrey guidance"),
             ("predicted_jeffrey", "Jeffrey, as its classifier's confusion predicts"),
+            ("classifier", "classifier guidance, y ~ q (capability control)"),
         )
     ):
+        if key not in fair:
+            continue
         joint = np.asarray(fair[key]["joint"]).reshape(n_classes, 2)
         with np.errstate(invalid="ignore", divide="ignore"):
             p_thick = joint[:, 1] / joint.sum(1)
