@@ -137,7 +137,13 @@ def test_grasp_success_by_hand():
 
 
 def test_forward_takes_only_image_and_instruction():
-    assert list(inspect.signature(UniRAP.forward).parameters) == ["self", "images", "tokens"]
+    """The only other input is the positive control's ``pose_mask`` (off by default); training never passes it, so
+    no true mask reaches a trained prediction except in that control."""
+    from explorables.unirap import training
+
+    params = inspect.signature(UniRAP.forward).parameters
+    assert list(params) == ["self", "images", "tokens", "pose_mask"] and params["pose_mask"].default is None
+    assert "pose_mask" not in inspect.getsource(training.train)
 
 
 @pytest.mark.parametrize("arch", ["unified", "pose_direct", "separate"])
@@ -271,7 +277,8 @@ def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():
         torch.testing.assert_close(out["box"], ref["box"][1:])  # same decoder, same box and mask
         torch.testing.assert_close(out["mask_logits"], ref["mask_logits"][1:])
         same_pose = torch.allclose(out["pose"], ref["pose"][1:])
-        assert same_pose == (arch == "unified")  # the ablations' pose reads a map of its own
+        # at the fork the separate pose decoder is the shared one (same mask read); pose_direct reads its own map
+        assert same_pose == (arch != "pose_direct")
 
 
 # --- the smoke run ------------------------------------------------------------------------------
@@ -290,7 +297,7 @@ def test_smoke_run_unified_model_beats_chance_on_all_three_heads(smoke):
     rows = C.claims(smoke)
     assert [r.kind for r in rows].count("claim") == 3 and [r.kind for r in rows].count("check") == 2
     gates = {r.name for r in rows if r.kind == "gate"}
-    assert gates == {"competence", "instruction", "mask oracle", "labels"}
+    assert gates == {"competence", "instruction", "true mask", "labels"}
     assert all(set(r.gates) <= gates for r in rows)
 
 
@@ -299,6 +306,14 @@ def test_smoke_run_reads_the_instruction(smoke):
     shuffled = C.scores(smoke, "shuffled")
     assert C.composite(shuffled).mean() < C.composite(C.scores(smoke, "curriculum")).mean()
     assert "another scene's instruction" in C.regime_table(smoke)
+
+
+def test_smoke_run_true_mask_control_scores_the_curriculum_models(smoke):
+    """The positive control scores the same models as the curriculum row; only the grasp can move (box and mask
+    come from heads that do not read ``pose_mask``)."""
+    fed, cur = C.scores(smoke, "true_mask"), C.scores(smoke, "curriculum")
+    assert fed["box_accuracy"]["per_seed"] == cur["box_accuracy"]["per_seed"]
+    assert fed["mask_iou"]["per_seed"] == cur["mask_iou"]["per_seed"]
 
 
 def test_reference_checks_hold_on_the_smoke_run(smoke):
@@ -332,7 +347,8 @@ def test_gates():
     assert C.competence_gate(one_bad_seed).startswith("fail") and "grasp" in C.competence_gate(one_bad_seed)
     assert C.instruction_gate([0.10, 0.12, 0.11]).startswith("pass")
     assert C.instruction_gate([0.02, 0.12, 0.20]).startswith("fail")  # mean above, interval not
-    assert C.oracle_gate([0.8, 0.85, 0.82]).startswith("pass") and C.oracle_gate([0.1, 0.15, 0.12]).startswith("fail")
+    assert C.true_mask_gate([0.8, 0.85, 0.82]).startswith("pass")
+    assert C.true_mask_gate([0.8, 0.85, 0.6]).startswith("fail")  # every seed must reach the bar
     assert C.labels_gate([0.1, 0.09, 0.11]).startswith("pass") and C.labels_gate([0.0, 0.01, 0.02]).startswith("fail")
 
 
@@ -387,3 +403,39 @@ def test_gradient_clipping_is_per_member():
             rows = p.shape[0] // 2  # the rows of member 0 (three per member for the separate decoders)
             torch.testing.assert_close(p.grad[:rows], g[:rows])  # member 0 is untouched by member 1's spike
         torch.testing.assert_close(clip_members(model, 1.0)[1], torch.tensor(1.0), rtol=1e-4, atol=1e-4)
+
+
+def test_pose_mask_replaces_only_what_the_pose_reads():
+    """Feeding the pose head a mask changes the pose and nothing else; the separate arm's pose reads a mask of its
+    own decoder; ``pose_direct`` refuses a mask (it reads no mask)."""
+    torch.manual_seed(0)
+    images, tokens = torch.rand(2, 3, 3, 16, 16), torch.randint(1, 5, (2, 3, 4))
+    mask = (torch.rand(2, 3, 16, 16) > 0.5).float()
+    for arch in ("unified", "separate"):
+        model = UniRAP([0, 1], arch=arch, image_size=16, width=4, d_model=8)
+        with torch.no_grad():
+            own, fed = model(images, tokens), model(images, tokens, pose_mask=mask)
+        assert torch.equal(own["box"], fed["box"]) and torch.equal(own["mask_logits"], fed["mask_logits"])
+        assert not torch.allclose(own["pose"], fed["pose"])
+        with pytest.raises(ValueError, match="pose_mask"):
+            model(images, tokens, pose_mask=mask[:, :2])
+    direct = UniRAP([0, 1], arch="pose_direct", image_size=16, width=4, d_model=8)
+    with pytest.raises(ValueError, match="pose_direct"):
+        direct(images, tokens, pose_mask=mask)
+
+
+def test_unified_pose_reads_its_mask_and_separate_pose_reads_its_own_decoders_mask():
+    """Feeding the unified model its own sigmoid(logits) as ``pose_mask`` changes nothing; the separate model's pose
+    does not depend on the mask decoder's output (it reads its own decoder's mask)."""
+    torch.manual_seed(1)
+    images, tokens = torch.rand(2, 3, 3, 16, 16), torch.randint(1, 5, (2, 3, 4))
+    model = UniRAP([0, 1], image_size=16, width=4, d_model=8)
+    with torch.no_grad():
+        out = model(images, tokens)
+        again = model(images, tokens, pose_mask=torch.sigmoid(out["mask_logits"]))
+    assert torch.allclose(out["pose"], again["pose"], atol=1e-6)
+    sep = UniRAP([0, 1], arch="separate", image_size=16, width=4, d_model=8)
+    with torch.no_grad():
+        out = sep(images, tokens)
+        via_mask_decoder = sep(images, tokens, pose_mask=torch.sigmoid(out["mask_logits"]))
+    assert not torch.allclose(out["pose"], via_mask_decoder["pose"])

@@ -5,7 +5,7 @@ tool's box, the named part's mask and a 4-DoF grasp on that part come out, from 
 token decoded by a Unified Affordance Decoder whose pose head reads the segmentation. Gated first on
 competence (the model does the three tasks), then compared: curriculum transfer (general parsing, then
 interaction) against joint training on the same data, at several instruction-labelled counts; separate
-task decoders; and a pose head that does not read the mask.
+task decoders; and a pose head that reads an attention map of its own instead of the mask.
 """
 
 from .experiment import UniRAPConfig, UniRAPResults, run

@@ -12,13 +12,16 @@ Four parts, each one batched ensemble (every model trains ``n_steps`` steps of `
   stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at every
   labelled count of ``labelled_grid``;
 * ``unified`` (phase 2): the curriculum's stage 3 at every count, and the control, continued;
-* ``pose_direct``: the ablation, a pose head that does not read the mask, from the stage-2 weights, at
-  ``n_labelled``;
-* ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled``.
+* ``pose_direct``: the ablation, a pose head that reads an attention map of its own (the same statistics)
+  in place of the mask, from the stage-2 weights, at ``n_labelled``;
+* ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled`` (the pose
+  decoder reads its own mask).
 
 Each phase has its own Adam warm-up and decay, for the curriculum and the control alike.
 ``unified`` also scores its curriculum members at ``n_labelled`` with each test scene given another test
-scene's instruction (``summary['unified']['shuffled']``): the control that the model reads the instruction.
+scene's instruction (``summary['unified']['shuffled']``): the control that the model reads the instruction;
+and with their pose head fed the test scene's *true* part mask in place of its own
+(``summary['unified']['true_mask']``): the positive control that the pose head can use a mask.
 
 Seed ``s`` sets a member's initial weights (the same for every regime), its labelled subset (the
 first ``n`` of a seeded permutation of the pool, so smaller subsets are nested in larger ones) and
@@ -58,14 +61,15 @@ class UniRAPConfig(ExperimentConfig):
 
     image_size: int = param(32, Int(16, 256), "scene side in pixels (a multiple of 4)")
     max_clutter: int = param(0, Int(0, 20), "clutter blobs per scene: uniform in 0..max_clutter")
+    max_tools: int = param(2, Int(1, 4), "tools per scene: uniform in 1..max_tools")
     n_parsing: int = param(600, Int(8), "general-parsing scenes (tool name only: box and whole mask, no instruction)")
-    labelled_grid: tuple[int, ...] = param((16, 64, 256), Tuple(Int(4), distinct=True, increasing=True),
+    labelled_grid: tuple[int, ...] = param((16, 512), Tuple(Int(4), distinct=True, increasing=True),
                                            "instruction-labelled scene counts of the data-efficiency curves")
-    n_labelled: int = param(256, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
-    n_test: int = param(500, Int(10), "held-out instruction scenes (their labels only score)")
+    n_labelled: int = param(512, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
+    n_test: int = param(300, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
     n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
-    batch_size: int = param(12, Int(2), "scenes per step and member")
+    batch_size: int = param(8, Int(2), "scenes per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate (peak; warm-up, then a linear decay to 20 %)")
     stage_fractions: tuple[float, ...] = param(
         (0.15, 0.15), Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
@@ -78,11 +82,11 @@ class UniRAPConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
-                      n_shown=3, d_model=16, width=12, seeds=(0,)),
+                      n_shown=3, d_model=16, width=12, seeds=(0,), max_tools=3),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
                       n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, width=48, d_model=192,
-                      n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8),
+                      n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3),
     }
     PAPER_HARDWARE: ClassVar[str] = ("one GPU with >= 24 GB (ensembles of up to 60 members on 96-pixel scenes); "
                                      "about 2-4 hours (estimate, not timed)")
@@ -116,10 +120,10 @@ class UniRAPResults(Results[UniRAPConfig]):
 def datasets(cfg: UniRAPConfig) -> tuple[dict, dict, dict]:
     """The parsing scenes, the instruction pool and the test scenes (three disjoint seeds); cached, since
     every part reads them (treat them as read-only)."""
-    size, clutter = cfg.image_size, cfg.max_clutter
-    parsing = make_dataset(cfg.n_parsing, cfg.seed * 4 + 1, size, "parsing", clutter)
-    pool = make_dataset(max(cfg.labelled_grid), cfg.seed * 4 + 2, size, "instruction", clutter)
-    test = make_dataset(cfg.n_test, cfg.seed * 4 + 3, size, "instruction", clutter)
+    size, clutter, tools = cfg.image_size, cfg.max_clutter, cfg.max_tools
+    parsing = make_dataset(cfg.n_parsing, cfg.seed * 4 + 1, size, "parsing", clutter, tools)
+    pool = make_dataset(max(cfg.labelled_grid), cfg.seed * 4 + 2, size, "instruction", clutter, tools)
+    test = make_dataset(cfg.n_test, cfg.seed * 4 + 3, size, "instruction", clutter, tools)
     return parsing, pool, test
 
 
@@ -248,6 +252,11 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
         shuffled = decode(predict(sub, images, tokens[torch.as_tensor(perm).to(device)]), cfg.image_size)
         rows_ = [metrics.evaluate({k: v[j] for k, v in shuffled.items()}, test, jaw) for j in range(len(at_n))]
         summary["shuffled"] = {str(cfg.n_labelled): {key: _stats([r[key] for r in rows_]) for key in rows_[0]}}
+        # positive control: the same models, the pose head fed the *true* part mask in place of sigmoid(logits)
+        true_mask = torch.as_tensor(test["masks"]).to(device)
+        fed = decode(predict(sub, images, tokens, pose_mask=true_mask), cfg.image_size)
+        rows_ = [metrics.evaluate({k: v[j] for k, v in fed.items()}, test, jaw) for j in range(len(at_n))]
+        summary["true_mask"] = {str(cfg.n_labelled): {key: _stats([r[key] for r in rows_]) for key in rows_[0]}}
     else:
         curves["shown"] = {part: {k: v[0][shown] for k, v in pred.items()}}
     return summary, curves
@@ -288,5 +297,5 @@ def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None =
 
 def scene_arrays(cfg: UniRAPConfig) -> dict:
     """The test scenes shown by the explorable (regenerated from the seed: cheap and deterministic)."""
-    test = make_dataset(cfg.n_shown, cfg.seed * 4 + 3, cfg.image_size, "instruction", cfg.max_clutter)
+    test = make_dataset(cfg.n_shown, cfg.seed * 4 + 3, cfg.image_size, "instruction", cfg.max_clutter, cfg.max_tools)
     return test

@@ -14,7 +14,7 @@ from .metrics import grasp_rectangle
 from .scenes import JAW
 from .training import LABELS
 
-PANELS = (("truth", "truth"), ("curriculum", "unified + curriculum"), ("pose_direct", "pose head without mask"))
+PANELS = (("truth", "truth"), ("curriculum", "unified + curriculum"), ("pose_direct", "pose from its own map"))
 
 
 def _rgba(name: str, alpha: float) -> str:

@@ -134,7 +134,7 @@ def prior_predictions(train: dict, test: dict) -> dict:
 def grasps_from_masks(masks: np.ndarray, extra: float = 2.0) -> np.ndarray:
     """A grasp ``(x, y, theta, width)`` per mask ``(n, H, W)``, from the mask's geometry alone (no learning):
     the centroid, the direction of the smallest spread (the closing direction) and the extent along it plus
-    ``extra`` pixels. The oracle of the pose gate: how much of the grasp a *true* part mask already holds."""
+    ``extra`` pixels. A no-learning reference: how much of the grasp a *true* part mask already holds."""
     out = []
     for mask in np.asarray(masks).astype(bool):
         ys, xs = np.nonzero(mask)

@@ -11,10 +11,13 @@ head that reads the *mask*: the mask-weighted pixel features, the mask's centroi
 moments, with ``q``.
 
 Architectures (``arch``): ``"unified"`` (the above), ``"pose_direct"`` (the same, but the pose
-head reads the same statistics of a map of its own, ``softmax_p <W_p q, F_pixel>``, not of the
-mask) and ``"separate"`` (three independent decoders, one interface token each, for box, mask and
-pose; the pose reads a map of its own, as in ``"pose_direct"``).
-The forward pass takes the image and the instruction's word ids only.
+head reads the same statistics -- pooled features, centroid, moments, long axis -- of an attention
+map of its own, ``softmax_p <W_p q, F_pixel>``, not of the mask: the ablation removes the
+*segmentation*, not the geometry) and ``"separate"`` (three independent decoders, one interface
+token each, for box, mask and pose; the pose decoder's token reads its own mask,
+``sigmoid(<W_m q_pose, F_pixel>)`` through the shared mask head, so the arm differs from
+``"unified"`` only in the decoders). The forward pass takes the image and the instruction's word
+ids only; ``pose_mask`` (the positive control of the experiment) replaces the mask the pose reads.
 """
 
 from __future__ import annotations
@@ -210,7 +213,7 @@ class UniRAP(nn.Module):
         self.conv2 = EConv(gens, width, d, 3, 1, 1)
         self.pos = _init(gens, (g * g, d), 0.5)
         self.pix_low = EConv(gens, 5, width, 3, 1, 1)  # each pixel's colour, position and 3x3 neighbourhood
-        self.pix_mid, self.pix_tok = EConv(gens, width, width, 3, 1, 1), EConv(gens, d, width, 1, 1, 0)
+        self.pix_mid, self.pix_tok = EConv(gens, width, width, 1, 1, 0), EConv(gens, d, width, 1, 1, 0)
         # instruction encoder: learned word and position embeddings
         self.words = _init(gens, (n_words, d), 0.5)
         self.word_pos = _init(gens, (max_words, d), 0.2)
@@ -225,7 +228,7 @@ class UniRAP(nn.Module):
         self.box_head = Head(gens, d + width + 5, d, 4)
         self.mask_embed = ELinear(gens, d, width)
         self.mask_bias = _zeros(n, (1,))
-        self.pose_embed = ELinear(gens, d, width)  # the pose's own map (used when the pose does not read the mask)
+        self.pose_embed = ELinear(gens, d, width)  # the pose's own attention map (arch "pose_direct" only)
         self.pose_head = Head(gens, d + width + 8, d, 5)
         self.pose_skip = ELinear(gens, 8, 5, 0.1)  # a linear read-out of the map's geometry (its axis, its spread)
 
@@ -246,8 +249,11 @@ class UniRAP(nn.Module):
         words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
         return image_tokens, pixels, words, tokens != 0
 
-    def forward(self, images: torch.Tensor, tokens: torch.Tensor) -> dict[str, torch.Tensor]:
+    def forward(self, images: torch.Tensor, tokens: torch.Tensor,
+                pose_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """``images`` (M, B, 3, S, S) and instruction word ids ``tokens`` (M, B, L): nothing else.
+        ``pose_mask`` (M, B, S, S) in [0, 1], if given, is what the pose head reads in place of its own
+        mask (the true-mask positive control; not for ``"pose_direct"``).
 
         Returns ``box`` (M, B, 4: cx, cy, w, h in [0, 1]), ``mask_logits`` (M, B, S, S) and
         ``pose`` (M, B, 5: x, y in [0, 1], the vector (cos 2θ, sin 2θ) unnormalised, width / S).
@@ -274,11 +280,20 @@ class UniRAP(nn.Module):
         box = torch.cat([geometry[..., :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
         # mask: sigmoid(<W q, F_pixel>) (eq. unirap-mask)
         logits = (pixel_map(self.mask_embed, q_mask) + bm(self.mask_bias[:, None])).reshape(b, m, size, size)
-        if self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
-            pooled, geometry = map(bm, mask_statistics.__wrapped__(torch.sigmoid(logits), pixels))
-        else:  # the ablations: the pose reads a map of its own, not the segmentation
-            own = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
-            pooled, geometry = map(bm, mask_statistics.__wrapped__(own, pixels))
+        if self.arch == "pose_direct":  # the ablation: the pose reads an attention map of its own, not a mask
+            if pose_mask is not None:
+                raise ValueError("pose_mask is for the architectures whose pose reads a mask, not 'pose_direct'")
+            read = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
+        elif pose_mask is not None:  # the positive control: the pose head reads the given (true) mask
+            if pose_mask.shape != (m, b, size, size):
+                raise ValueError(f"pose_mask must have shape {(m, b, size, size)}, got {tuple(pose_mask.shape)}")
+            read = bm(pose_mask.float())
+        elif self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
+            read = torch.sigmoid(logits)
+        else:  # separate decoders: the pose decoder's token reads its own mask through the shared mask head
+            own = pixel_map(self.mask_embed, q_pose) + bm(self.mask_bias[:, None])
+            read = torch.sigmoid(own).reshape(b, m, size, size)
+        pooled, geometry = map(bm, mask_statistics.__wrapped__(read, pixels))
         geometry = torch.cat([geometry, orientation(geometry)], -1)
         out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1)) + self.pose_skip(geometry)
         xy = geometry[..., :2] + 0.2 * torch.tanh(out[..., :2])

@@ -123,13 +123,14 @@ def _colour(rng: np.random.Generator, hue: float | None = None, value: tuple[flo
     return val - val * sat * np.clip(np.minimum(k, 4.0 - k), 0.0, 1.0)
 
 
-@checked(max_clutter=Int(0, 50))
+@checked(max_clutter=Int(0, 50), max_tools=Int(1, 4))
 def make_scene(seed: int, size: int = 32, n_tools: int | None = None, n_clutter: int | None = None,
-               max_clutter: int = 4) -> Scene:
-    """The scene of ``seed``: 1-3 distinct tools (or ``n_tools``), 0..``max_clutter`` blobs (or ``n_clutter``)."""
+               max_clutter: int = 4, max_tools: int = 3) -> Scene:
+    """The scene of ``seed``: 1..``max_tools`` distinct tools (or ``n_tools``), 0..``max_clutter`` blobs (or
+    ``n_clutter``)."""
     size = check_int("size", size, 16, 512)
     rng = np.random.default_rng(seed)
-    n_tools = int(rng.integers(1, 4)) if n_tools is None else check_int("n_tools", n_tools, 1, len(TOOLS))
+    n_tools = int(rng.integers(1, max_tools + 1)) if n_tools is None else check_int("n_tools", n_tools, 1, len(TOOLS))
     n_clutter = int(rng.integers(0, max_clutter + 1)) if n_clutter is None else check_int("n_clutter", n_clutter, 0, 50)
     unit = size / 32.0
     ys, xs = np.mgrid[0:size, 0:size].astype(float) + 0.5
@@ -253,7 +254,8 @@ def sample_instruction(rng: np.random.Generator, scene: Scene) -> str:
 
 
 @checked(n=Int(0, 100_000), size=Int(16, 512), kind=Choice(("instruction", "parsing")), max_clutter=Int(0, 50))
-def make_dataset(n: int, seed: int, size: int = 32, kind: str = "instruction", max_clutter: int = 4) -> dict:
+def make_dataset(n: int, seed: int, size: int = 32, kind: str = "instruction", max_clutter: int = 4,
+                 max_tools: int = 3) -> dict:
     """``n`` samples as arrays.
 
     ``kind="instruction"``: an instruction per scene, the target is the named part (mask), the
@@ -272,7 +274,7 @@ def make_dataset(n: int, seed: int, size: int = 32, kind: str = "instruction", m
     texts, clutter = [], np.zeros(n, np.int64)
     rng = np.random.default_rng([seed, 1 if kind == "parsing" else 0])
     for i in range(n):
-        scene = make_scene(int(rng.integers(2**31)), size, max_clutter=max_clutter)
+        scene = make_scene(int(rng.integers(2**31)), size, max_clutter=max_clutter, max_tools=max_tools)
         if kind == "parsing":
             tool = scene.tools[int(rng.integers(len(scene.tools)))]
             text, mask, grasp = PARSING_TEMPLATE.format(obj=tool.name), tool.mask, np.zeros(4)

@@ -33,7 +33,7 @@ from .model import UniRAP, check_outputs
 REGIMES: tuple[str, ...] = ("curriculum", "joint", "joint_parsing")
 LABELS = {"curriculum": "unified + curriculum", "joint": "unified, joint training",
           "joint_parsing": "control: joint on the curriculum's data", "separate": "separate task heads",
-          "pose_direct": "pose head without mask features"}
+          "pose_direct": "pose from its own attention map (no mask)"}
 
 
 @checked(regime=Choice(REGIMES), n_labelled=Int(1, 10**6))
@@ -180,10 +180,16 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
 
 
 @torch.no_grad()
-def predict(model: UniRAP, images: torch.Tensor, tokens: torch.Tensor, chunk: int = 100) -> dict[str, torch.Tensor]:
-    """Every member on the same ``images`` (N, 3, S, S) and ``tokens`` (N, L), in chunks."""
+def predict(model: UniRAP, images: torch.Tensor, tokens: torch.Tensor, chunk: int = 100,
+            pose_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Every member on the same ``images`` (N, 3, S, S) and ``tokens`` (N, L), in chunks; ``pose_mask``
+    (N, S, S), if given, is the mask every member's pose head reads (the true-mask positive control)."""
     model.eval()
     m = model.n_members
-    outs = [model(images[i: i + chunk][None].expand(m, -1, -1, -1, -1), tokens[i: i + chunk][None].expand(m, -1, -1))
+    def part(i: int) -> torch.Tensor | None:
+        return None if pose_mask is None else pose_mask[i: i + chunk][None].expand(m, -1, -1, -1)
+
+    outs = [model(images[i: i + chunk][None].expand(m, -1, -1, -1, -1), tokens[i: i + chunk][None].expand(m, -1, -1),
+                  pose_mask=part(i))
             for i in range(0, len(images), chunk)]
     return {k: torch.cat([o[k] for o in outs], 1) for k in outs[0]}
