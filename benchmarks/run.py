@@ -141,7 +141,19 @@ def checkpoint_overhead(every_s: tuple[float, ...] = (60.0, 1.0, 0.0)) -> list[s
     return rows
 
 
+def measure_this_checkout() -> None:
+    """Make the chapter kernels import the package of the checkout this script belongs to.
+
+    The kernels run in ``book/``, so a relative ``PYTHONPATH`` entry would not resolve there and
+    they would silently import whichever checkout is installed (a git worktree measuring the main
+    one's code). The checkout's ``src`` goes first; other entries are made absolute.
+    """
+    entries = [str(Path(entry).resolve()) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([str(ROOT / "src"), *entries]))
+
+
 def main() -> int:
+    measure_this_checkout()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="write the table into this Markdown file")
     parser.add_argument("--chapters", nargs="*", help="slugs to measure (default: all chapters in book/)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -184,3 +185,19 @@ def test_array_rule_bounds_values_strictly_and_can_ask_for_a_tensor():
     ):
         with pytest.raises(ValueError, match=message):
             rule.check("betas", bad)
+
+
+def test_the_benchmark_measures_its_own_checkout(monkeypatch, tmp_path):
+    """A relative PYTHONPATH entry (``src``) would not resolve in the kernels' ``book/`` folder."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("bench_run", root / "benchmarks" / "run.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["src", "other"]))
+    bench.measure_this_checkout()
+    entries = os.environ["PYTHONPATH"].split(os.pathsep)
+    assert entries == [str(root / "src"), str(tmp_path / "src"), str(tmp_path / "other")]
