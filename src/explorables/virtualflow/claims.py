@@ -33,8 +33,9 @@ REFLOW_TOL = 0.5
 #: gate "curved": the base flow's one-step sample must differ from its many-step sample (same noise) by at least
 #: this much relative energy (NMSE, dB): one Euler step is not already the answer, so reflow has something to distil
 CURVE_GATE = -10.0
-#: the learning claim's third part: the flow "adds something" over regression on the same pseudo-targets by this (dB)
-CONTROL_MARGIN = 0.5
+#: gate "useful" (fixed before its numbers were seen): the supervised virtual channel must raise the MVDR output by at
+#: least this (dB) more than a random channel: else the downstream compares channels worth nothing to the beamformer
+USEFUL_GATE = 0.5
 
 
 def _pm(entry: dict, digits: int = 2, index: int | None = None) -> str:
@@ -82,6 +83,21 @@ def physical_gate(physical_minus_random: Sequence[float]) -> str:
     )
 
 
+def useful_gate(supervised_minus_random: Sequence[float]) -> str:
+    """Gate "useful": the *supervised* virtual channel (trained on the truth) raises the MVDR output's SI-SDR by at
+    least ``USEFUL_GATE`` dB more than a random channel (interval over seeds); else the best-informed virtual
+    channel we have is worth no more to the beamformer than noise, and a comparison with it says nothing."""
+    word = gate(supervised_minus_random, USEFUL_GATE)
+    if word == "pass":
+        return (
+            f"pass: the supervised virtual channel adds ≥ {USEFUL_GATE:g} dB more to the MVDR output than a random one"
+        )
+    return (
+        f"fail: the supervised virtual channel does not add {USEFUL_GATE:g} dB more to the MVDR output than a random "
+        "channel: our toy cannot tell virtual channels apart downstream"
+    )
+
+
 def headroom_gate(supervised_abs_ratio: Sequence[float]) -> str:
     """Gate "headroom": the supervised model's top-band energy is off by at least ``MAGNITUDE_MARGIN`` dB
     (absolute energy ratio, interval), so an estimator can be that much closer to the truth."""
@@ -118,18 +134,15 @@ def compute_check(nfe_reflow: int, nfe_flow: int, nfe_supervised: int) -> str:
 # --- the paper's claims ----------------------------------------------------------------------------------
 
 
-def learning_verdict(
-    flow_minus_pseudo: Sequence[float], flow_minus_nearest: Sequence[float], flow_minus_control: Sequence[float]
-) -> str:
-    """SI-SDR against the true VM, per-seed paired differences; three parts of the claim's scope: Virtual-Flow
-    beats the nearest real mic and its own pseudo-target, each by ``LEARNING_MARGIN`` dB, and a regression network
-    fitted to the same pseudo-targets by ``CONTROL_MARGIN`` dB (is it the flow, or any fit?), each on the interval."""
+def learning_verdict(flow_minus_pseudo: Sequence[float], flow_minus_nearest: Sequence[float]) -> str:
+    """SI-SDR against the true VM, per-seed paired differences; two parts of the claim's scope: Virtual-Flow
+    beats the nearest real mic and the real mics' pseudo-target, each by ``LEARNING_MARGIN`` dB on the interval.
+    The flow is not judged against regression on the same pseudo-targets on SI-SDR: a sampler scores below the
+    conditional mean on SI-SDR by construction, so that part could only read no; the flow against that
+    regression is judged on a distributional measure, the top band's energy, in :func:`magnitude_verdict`."""
     parts = {
         "vs the nearest real mic": compare(flow_minus_nearest, LEARNING_MARGIN),
         "vs the real mics' pseudo-target": compare(flow_minus_pseudo, LEARNING_MARGIN),
-        f"vs regression on the same pseudo-targets (≥ {CONTROL_MARGIN:g} dB)": compare(
-            flow_minus_control, CONTROL_MARGIN
-        ),
     }
     return scope_verdict(parts, f"≥ {LEARNING_MARGIN:g} dB SI-SDR above")
 
@@ -210,6 +223,14 @@ CRITERIA: tuple[Criterion, ...] = (
         {"pass": ((_ABOVE,), {}), "fail": (([-0.1, -0.2, 0.0],), {})},
     ),
     Criterion(
+        "useful",
+        "gate",
+        useful_gate,
+        USEFUL_GATE,
+        "supervised-VM MVDR − random-channel MVDR ≥ 0.5 dB (interval)",
+        {"pass": ((_ABOVE,), {}), "fail": (([-0.1, 0.2, 0.0],), {})},
+    ),
+    Criterion(
         "headroom",
         "gate",
         headroom_gate,
@@ -238,12 +259,12 @@ CRITERIA: tuple[Criterion, ...] = (
         "claim",
         learning_verdict,
         LEARNING_MARGIN,
-        "≥ 1 dB above the nearest mic and the pseudo-target, ≥ 0.5 dB above regression on the same targets",
+        "≥ 1 dB SI-SDR above the nearest mic and the real mics' pseudo-target",
         {
-            "yes": ((_ABOVE, _ABOVE, _ABOVE), {}),
-            "partly": ((_BELOW, _ABOVE, _BELOW), {}),
-            "no": ((_BELOW, _BELOW, _BELOW), {}),
-            "unclear": ((_NOISY, _BELOW, _BELOW), {}),
+            "yes": ((_ABOVE, _ABOVE), {}),
+            "partly": ((_BELOW, _ABOVE), {}),
+            "no": ((_BELOW, _BELOW), {}),
+            "unclear": ((_NOISY, _BELOW), {}),
         },
         scoped=True,
     ),
@@ -321,6 +342,7 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
     magerr = {m: per_seed(results, f"magerr/{m}", top) for m in METHODS}
     room = _diff(sis["supervised"], sis["pseudo"])
     physical = _diff(beams["physical"], beams["random"])
+    useful = _diff(beams["supervised"], beams["random"])
     headroom = [abs(x) for x in energy["supervised"]]
     base_many = per_seed(results, many_key)
     curved = per_seed(results, "to_teacher/flow/1")
@@ -356,6 +378,15 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             name="physical",
         ),
         Claim(
+            "The best-informed virtual channel we have helps the beamformer more than noise (positive control)",
+            "MVDR on the real mics plus the *supervised* virtual channel (trained on the truth), against the real mics "
+            "plus a random channel; output SI-SDR on the speech part (fixed before its numbers were seen)",
+            f"{_iv(useful)} ({note})",
+            useful_gate(useful),
+            kind="gate",
+            name="useful",
+        ),
+        Claim(
             "The supervised model's top-band energy is off (positive control)",
             f"top band ({cfg.fs / 2 * top / cfg.n_bands:.0f}–{cfg.fs / 2:.0f} Hz): |energy ratio estimate/truth| of "
             "the supervised model",
@@ -388,12 +419,9 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             f"pseudo-targets {_pm(si['control'])}; the training targets themselves (held-out mics) "
             f"{_pm(si['pseudo_train'])}; Virtual-Flow minus the real mics' pseudo-target "
             f"{_iv(_diff(sis['flow'], sis['pseudo']))}, minus nearest mic {_iv(_diff(sis['flow'], sis['nearest']))}, "
-            f"minus regression on the same pseudo-targets {_iv(_diff(sis['flow'], sis['control']))}",
-            learning_verdict(
-                _diff(sis["flow"], sis["pseudo"]),
-                _diff(sis["flow"], sis["nearest"]),
-                _diff(sis["flow"], sis["control"]),
-            ),
+            f"minus regression on the same pseudo-targets {_iv(_diff(sis['flow'], sis['control']))} (not judged: a "
+            "sample scores below the mean on SI-SDR; the flow against that regression is judged on band energy below)",
+            learning_verdict(_diff(sis["flow"], sis["pseudo"]), _diff(sis["flow"], sis["nearest"])),
             gates=("room",),
         ),
         Claim(
@@ -425,7 +453,7 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             f"{_iv(_diff(beams['reflow'], beams['supervised']))}, minus random channel "
             f"{_iv(_diff(beams['reflow'], beams['random']))}",
             beamforming_verdict(_diff(beams["reflow"], beams["supervised"]), _diff(beams["reflow"], beams["random"])),
-            gates=("physical",),
+            gates=("physical", "useful"),
         ),
         Claim(
             "Reflow distillation gives one-step sampling",
@@ -501,21 +529,67 @@ def physical_sentence(results: VirtualFlowResults) -> str:
     said = (
         f"Over the real microphones alone, a physical microphone at the virtual position (the oracle virtual "
         f"channel: what a perfect virtual microphone would hand the beamformer) adds "
-        f"{gain['physical']:+.2f} dB to the MVDR output, and a channel of pure random noise {gain['random']:+.2f} dB "
-        "(our MVDR, with its covariances estimated from a few frames, rewards an extra dimension as such), so every "
-        "virtual channel is measured against the random one."
+        f"{gain['physical']:+.2f} dB to the MVDR output, and a channel of pure random noise {gain['random']:+.2f} dB."
     )
+    if gain["random"] > 0:
+        said += (
+            " The steering vector is cross-fitted (no output frame is filtered with weights fitted on it), so that "
+            "gain is no chance correlation with the talker on the scored frames; it comes from the noise channel's "
+            "own steering entry, a chance number estimated on the other half, which lowers the MVDR's gain most "
+            "where the talker is weak, a per-frequency attenuation that SI-SDR rewards (with that entry set to "
+            "zero, a diagnostic we ran on a few rooms, the random channel costs a little, as finite-sample theory "
+            "says)."
+        )
+    said += " So every virtual channel is measured against the random one."
     if physical_gate(physical).startswith("fail"):
         return (
             f"{said} The physical microphone's lead over the random channel does not clear the gate's "
-            f"{PHYSICAL_GATE:g} dB: our beamformer cannot tell information from an extra dimension well enough, and "
-            "the downstream comparison cannot be made at this scale."
+            f"{PHYSICAL_GATE:g} dB on the interval: our beamformer cannot tell information from an extra dimension "
+            "well enough, and the downstream comparison cannot be made at this scale."
         )
+    useful = _diff(beams["supervised"], beams["random"])
+    sup = (
+        f"The supervised virtual channel, the best-informed one we have, changes the output by "
+        f"{gain['supervised']:+.2f} dB over the real microphones; "
+    )
+    if useful_gate(useful).startswith("fail"):
+        sup += (
+            f'it does not add {USEFUL_GATE:g} dB more than the random channel (gate "useful"), so no virtual '
+            "channel of ours is worth more than noise to this beamformer, and the downstream claim is untested: our "
+            "toy cannot tell, which is not evidence against the paper."
+        )
+    else:
+        sup += f'it adds at least {USEFUL_GATE:g} dB more than the random channel (gate "useful").'
     return (
         f"{said} The physical microphone's lead over the random channel clears the gate's {PHYSICAL_GATE:g} dB: the "
-        f"beamformer does use information in a good extra channel (the supervised channel: {gain['supervised']:+.2f} "
-        "dB over the real microphones)."
+        f"beamformer does use information in a good extra channel. {sup}"
     )
+
+
+def reflow_sentence(results: VirtualFlowResults) -> str:
+    """How to read the reflow row: which of its two parts hold (as :func:`reflow_verdict` decides them)."""
+    cfg = results.config
+    top = cfg.n_bands - 1
+    k_many = cfg.n_sample_steps
+    many_key = f"steps/flow/{k_many}" if k_many in cfg.steps_grid else "sisdr/flow"
+    many_energy_key = f"steps_energy/flow/{k_many}" if k_many in cfg.steps_grid else "energy/flow"
+    si = compare(_diff(per_seed(results, "steps/reflow/1"), per_seed(results, many_key)), -REFLOW_TOL)
+    gap = [
+        abs(x) for x in _diff(per_seed(results, "steps_energy/reflow/1", top), per_seed(results, many_energy_key, top))
+    ]
+    energy = compare(gap, MAGNITUDE_MARGIN, "below")
+    said = (
+        f"Reflow's two parts: SI-SDR within {REFLOW_TOL:g} dB of the base flow's many steps reads {si}; top-band "
+        f"energy within {MAGNITUDE_MARGIN:g} dB of theirs reads {energy} (|difference| {interval(gap).format(2)} dB, "
+        "mean [95% t-interval] over seeds)."
+    )
+    if energy == "no":
+        return (
+            f"{said} The energy part, the one that tells a sample from the conditional mean, fails clearly, so "
+            '"partly" is the best this row could read whatever its SI-SDR part does: the one-step model does not '
+            "keep the many-step sampler's band energy."
+        )
+    return said
 
 
 def room_sentence(results: VirtualFlowResults) -> str:

@@ -9,7 +9,10 @@
 * MVDR in the STFT domain, eq. (vf-mvdr), with the noise covariance from the leading noise-only
   frames (no oracle) and the steering vector either by covariance whitening (blind) or, given the
   talker's clean image at the reference microphone, by each channel's cross-correlation with it
-  (the simulator's oracle; the chapter's downstream uses it, the same for every channel set).
+  (the simulator's oracle; the chapter's downstream uses it, the same for every channel set), cross-fitted
+  (``steer_split``): each half of the clip is filtered with weights fitted on the other half. Fitted on the
+  frames it filters, the steering vector would hold any extra channel's chance correlation with the talker
+  there, and a channel of pure noise would seem to help.
 * STOI from :mod:`pystoi` (it resamples to 10 kHz itself). PESQ is not installed; we do not report it.
 """
 
@@ -67,13 +70,21 @@ def band_errors(
     return {"nmse_db": nmse, "energy_ratio_db": ratio, "mag_nmse_db": mag}
 
 
-@checked(spec=Array("c f t"), n_noise_frames=Int(1), ref=Int(0), loading=Float(0.0, 1e3), reference=Array("f t"))
+@checked(
+    spec=Array("c f t"),
+    n_noise_frames=Int(1),
+    ref=Int(0),
+    loading=Float(0.0, 1e3),
+    reference=Array("f t"),
+    steer_split=Int(2),
+)
 def mvdr(
     spec: np.ndarray,
     n_noise_frames: int,
     ref: int = 0,
     loading: float = 1e-3,
     reference: np.ndarray | None = None,
+    steer_split: int | None = None,
 ) -> np.ndarray:
     """MVDR, eq. (vf-mvdr), on the channels' STFT ``(C, F, T)``; returns the output STFT ``(F, T)``.
 
@@ -86,7 +97,12 @@ def mvdr(
 
     With ``reference`` (the STFT ``(F, T)`` of the talker's clean image at the reference microphone, an
     oracle of the simulation), ``d_c = sum_t X_c S^* / sum_t |S|^2`` instead: each channel's transfer
-    function relative to the reference image, whatever the channel is (a virtual channel included).
+    function relative to the reference image, whatever the channel is (a virtual channel included), summed over
+    all frames, or cross-fitted with ``steer_split``: the frames before ``steer_split`` are filtered with ``d``
+    fitted on the frames from ``steer_split + 1`` on, the others with ``d`` fitted on the frames before
+    ``steer_split - 1`` (a guard frame each side: frames overlap by half). No output frame is then filtered with
+    weights that saw its own samples of the talker's image: on the frames it was fitted to, ``d`` holds each
+    channel's chance correlation with the talker there, and a channel of pure noise would seem to help.
     """
     spec = np.asarray(spec)
     if spec.ndim != 3 or spec.shape[0] < 1:
@@ -96,6 +112,8 @@ def mvdr(
         raise ValueError(f"n_noise_frames must lie in [1, {t - 1}], got {n_noise_frames}")
     if not 0 <= ref < c:
         raise ValueError(f"ref must lie in [0, {c - 1}], got {ref}")
+    if steer_split is not None and not 2 <= steer_split <= t - 3:
+        raise ValueError(f"steer_split must lie in [2, {t - 3}], got {steer_split}")
     if reference is not None and np.shape(reference) != spec.shape[1:]:
         raise ValueError(f"reference must have the shape of one channel {spec.shape[1:]}, got {np.shape(reference)}")
     x = spec.transpose(1, 0, 2)  # (F, C, T)
@@ -104,6 +122,15 @@ def mvdr(
     phi_x = x @ x.conj().transpose(0, 2, 1) / t
     diag = np.real(np.trace(phi_n, axis1=1, axis2=2)) / c
     phi_n = phi_n + (loading * diag + 1e-12)[:, None, None] * np.eye(c)
+
+    def weights(d: np.ndarray) -> np.ndarray:
+        num = np.linalg.solve(phi_n, d)
+        return num / np.real(d.conj().transpose(0, 2, 1) @ num)  # (F, C, 1)
+
+    def steer(frames: slice) -> np.ndarray:
+        s = np.asarray(reference)[:, frames]
+        return (x[:, :, frames] @ s.conj()[:, :, None]) / (np.sum(np.abs(s) ** 2, 1)[:, None, None] + 1e-20)
+
     if reference is None:
         chol = np.linalg.cholesky(phi_n)  # Phi_n = L L^H
         inv_l = np.linalg.inv(chol)
@@ -111,11 +138,19 @@ def mvdr(
         _vals, vecs = np.linalg.eigh(whitened)
         d = chol @ vecs[:, :, -1:]  # (F, C, 1): the talker's relative transfer function, up to scale
         d = d / np.where(np.abs(d[:, ref : ref + 1]) > 1e-12, d[:, ref : ref + 1], 1e-12)
-    else:
-        s = np.asarray(reference)
-        d = (x @ s.conj()[:, :, None]) / (np.sum(np.abs(s) ** 2, 1)[:, None, None] + 1e-20)  # (F, C, 1)
-    num = np.linalg.solve(phi_n, d)
-    w = num / np.real(d.conj().transpose(0, 2, 1) @ num)
+    elif steer_split is None:
+        d = steer(slice(None))
+    else:  # cross-fitted: each half filtered with the steering vector of the other
+        k = steer_split
+        w_a, w_b = weights(steer(slice(k + 1, None))), weights(steer(slice(0, k - 1)))
+        return np.concatenate(
+            [
+                np.einsum("fc,fct->ft", w_a[:, :, 0].conj(), x[:, :, :k]),
+                np.einsum("fc,fct->ft", w_b[:, :, 0].conj(), x[:, :, k:]),
+            ],
+            1,
+        )
+    w = weights(d)
     return np.einsum("fc,fct->ft", w[:, :, 0].conj(), x)
 
 

@@ -389,18 +389,36 @@ def estimate(
     return bins_to_spec(frames.cpu().numpy(), ex.scale, ex.truth.shape[0])
 
 
+def beam_split(cfg: VirtualFlowConfig, n_frames: int) -> int:
+    """The frame where the beamformer's steering vector is cross-fitted (:func:`~.downstream.mvdr`'s
+    ``steer_split``): the middle of the speech part."""
+    first = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft)
+    return min(max(first + (n_frames - first) // 2, 2), n_frames - 3)
+
+
 def beamform(ex: Example, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> np.ndarray:
     """MVDR output waveform from the real channels, plus ``extra`` (an STFT ``(F, T)``) when given.
 
     The noise covariance comes from the noise-only lead; the steering vector from every channel's
     cross-correlation with the talker's clean image at the first real mic (the simulator's oracle, the same
-    for every channel set: it stands in for the mask-estimating network of a neural beamformer). Blind
-    steering (covariance whitening) does much worse at this scene's noise levels."""
+    for every channel set: it stands in for the mask-estimating network of a neural beamformer), cross-fitted:
+    each half of the speech part is filtered with the steering vector fitted on the other half
+    (:func:`beam_split`), so that no channel's chance correlation with the talker on the scored frames enters
+    the weights. Blind steering (covariance whitening) does much worse at this scene's noise levels."""
     hop = cfg.nfft // 2
     chans = ex.spec_real if extra is None else np.concatenate([ex.spec_real, extra[None]], 0)
     n_noise = int((cfg.lead_s * cfg.fs - cfg.nfft) // hop)
     reference = stft(ex.real_speech[0], cfg.nfft, hop)
-    return istft(mvdr(chans, n_noise, reference=reference), cfg.nfft, hop, ex.real.shape[1])
+    split = beam_split(cfg, reference.shape[1])
+    return istft(mvdr(chans, n_noise, reference=reference, steer_split=split), cfg.nfft, hop, ex.real.shape[1])
+
+
+def beam_score(ex: Example, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[float, float]:
+    """SI-SDR and STOI of a :func:`beamform` output on the speech part, against the talker's image at the
+    reference mic (sample-aligned with the MVDR output, which is distortionless toward it)."""
+    start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * (cfg.nfft // 2)
+    ref = ex.real_speech[0]
+    return speech_sisdr(out, ref, start), stoi(out[start:], ref[start:], cfg.fs)
 
 
 def random_channel(ex: Example, rng: np.random.Generator) -> np.ndarray:
@@ -418,6 +436,14 @@ def speech_sisdr(estimate: np.ndarray, reference: np.ndarray, start: int) -> flo
     if not 0 <= start < len(reference) or len(estimate) != len(reference):
         raise ValueError(f"start must lie in [0, {len(reference)}) and the lengths agree, got {start}, {len(estimate)}")
     return si_sdr(estimate[start:], reference[start:])
+
+
+def dominant_source(ex: Example, start: int) -> np.ndarray:
+    """The position of the source with more energy at the real mics from sample ``start`` on: the talker (its
+    image ``real_speech``) or the interferer (the rest of the recording, sensor noise included)."""
+    talker = float(np.sum(ex.real_speech[:, start:] ** 2))
+    rest = float(np.sum((ex.real[:, start:] - ex.real_speech[:, start:]) ** 2))
+    return ex.scene.source if talker >= rest else ex.scene.interferer
 
 
 def mic_distances(ex: Example) -> dict[str, float]:
@@ -498,22 +524,24 @@ def evaluate_seed(
         # scored on the speech part only (from the first frame after the lead), against the talker's image at the
         # reference mic, sample-aligned with the MVDR output (distortionless toward that image): the noise-only lead,
         # where the reference is silent, must not weigh in
-        ref = ex.real_speech[0]
+        # (the steering vector is cross-fitted: each half of the speech part is filtered with the other half's)
         extras = {"real": None, "physical": stft(ex.vm_recording, cfg.nfft, hop), "random": specs["noise"]}
         for b in BEAMFORMING:
             out = beamform(ex, extras[b] if b in extras else specs[b], cfg)
-            add(f"beam_sisdr/{b}", speech_sisdr(out, ref, first * hop))
-            add(f"beam_stoi/{b}", stoi(out[first * hop :], ref[first * hop :], cfg.fs))
+            beam_si, beam_st = beam_score(ex, out, cfg)
+            add(f"beam_sisdr/{b}", beam_si)
+            add(f"beam_stoi/{b}", beam_st)
             if j == 0 and b in ("real", "flow", "physical"):
                 audio[f"beam_{b}"] = out
         for key, d in mic_distances(ex).items():
             add(f"dist/{key}", d)
-        add(
-            "doa_error_deg",
-            float(
-                np.degrees(abs(np.angle(np.exp(1j * (ex.azimuth - true_azimuth(ex.scene.source, ex.scene.real_mics))))))
-            ),
-        )
+        # the direction estimate against the source that dominates the real mics' speech part (the interferer, in
+        # most rooms: that is the source the pseudo-target steers to) and against the talker
+        loud = dominant_source(ex, first * hop)
+        for key, pos in (("doa_error_deg", loud), ("doa_error_talker_deg", ex.scene.source)):
+            err = np.angle(np.exp(1j * (ex.azimuth - true_azimuth(pos, ex.scene.real_mics))))
+            add(key, float(np.degrees(abs(err))))
+        add("talker_dominant", float(np.array_equal(loud, ex.scene.source)))
         if j == 0:
             audio["truth"] = ex.truth_wave
             audio["mic0"] = ex.real[0]

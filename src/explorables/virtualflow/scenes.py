@@ -7,10 +7,10 @@ position with :class:`pyroomacoustics.ShoeBox` (wall absorption from the RT60 by
 :func:`pyroomacoustics.inverse_sabine`), and keeps the talker's and the noise's images apart:
 
 * ``real``: what the real microphones record (talker + interferer + sensor noise);
-* ``vm_speech``: the talker's image at the VM position. This is the *truth* that a
-  supervised estimator trains on and that the evaluation scores against; Virtual-Flow never sees it;
-* ``vm_recording``: what a physical microphone at the VM would record (for the beamforming
-  reference "a real extra microphone");
+* ``vm_speech``: the talker's image at the VM position (kept for diagnostics);
+* ``vm_recording``: what a physical microphone at the VM would record (talker, interferer and sensor
+  noise there). This is the *truth* that the supervised estimator trains on and that the evaluation
+  scores against (and the beamformer's oracle extra channel); Virtual-Flow never sees it;
 * ``aux``: what the *held-out* microphones record (when the scene has any): microphones of the
   training array that the network never sees, from which the training pseudo-targets are built.
 """
