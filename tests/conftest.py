@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,7 @@ def _start_book_build() -> None:
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # its own process group, so that stopping it also stops its kernels
     )
     _BOOK_BUILD.update(proc=proc, log=log)
 
@@ -56,12 +58,20 @@ def built_book() -> Path:
     try:
         returncode = proc.wait(timeout=3600)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _stop_book_build()
         pytest.fail("jupyter-book build did not finish within an hour")
     if returncode != 0:
         log.seek(0)
         pytest.fail(f"jupyter-book build failed (exit {returncode}):\n{log.read()[-12000:]}")
     return HTML
+
+
+def _stop_book_build() -> None:
+    """Kill an unfinished build with the chapter kernels it started (its whole process group)."""
+    proc = _BOOK_BUILD.get("proc")
+    if proc is not None and proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _needs_the_site(item) -> bool:
@@ -107,10 +117,7 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    proc = _BOOK_BUILD.get("proc")
-    if proc is not None and proc.poll() is None:  # the session ended before a test waited for the site
-        proc.kill()
-        proc.wait()
+    _stop_book_build()  # if the session ended before a test waited for the site
     dump = os.environ.get("EXPLORABLES_API_FUZZ_DUMP")
     if dump and api_fuzz.RECORDER is not None:
         api_fuzz.RECORDER.dump(Path(dump))
