@@ -78,7 +78,8 @@ def test_counts_sum_to_the_rows_on_every_seed(draw: int):
 def test_the_totals_are_the_columns_summed_and_each_seed_counts_every_claim(tmp_path: Path, draw: int):
     rng = random.Random(100 + draw)
     seeds = [0, 1, 2]
-    chapters = [synthesis.BookChapter(i + 1, f"demo{i}", "a part") for i in range(rng.randint(1, 6))]
+    chapters = [synthesis.BookChapter(i + 1, f"demo{i}", rng.choice(["part A", "part B"]))
+                for i in range(rng.randint(1, 6))]  # fmt: skip
     studies = [_random_study(rng, c.slug, seeds) for c in chapters]
     for study in studies:
         (tmp_path / f"{study['slug']}.json").write_text(json.dumps(study))
@@ -89,6 +90,8 @@ def test_the_totals_are_the_columns_summed_and_each_seed_counts_every_claim(tmp_
     for kind in KINDS:
         assert sum(totals[kind].values()) == sum(v.rows(kind) for v in matrix)
         assert totals["unstable"][kind] == sum(v.unstable[kind] for v in matrix)
+    parts = synthesis.part_totals(matrix)
+    assert {w: sum(p[w] for p in parts.values()) for w in CLAIM_WORDS} == totals["claim"]
     per_seed = synthesis.totals_per_seed(chapters, folder=tmp_path)
     assert list(per_seed) == seeds
     n_claims = sum(v.rows("claim") for v in matrix)

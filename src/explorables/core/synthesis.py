@@ -10,6 +10,7 @@ shows exactly what the studies recorded:
 * :func:`verdict_matrix` does so for every chapter in the book's order (:func:`book_chapters`, from
   ``_toc.yml``), :func:`matrix_totals` adds the columns up, and :func:`totals_per_seed` shows how the
   totals move when only the base seed changes;
+* :func:`part_totals` groups the claims by part of the book;
 * :func:`matrix_table`, :func:`outlook_table` and :func:`matrix_figure` present them.
 
 Nothing here decides a verdict: the words are the chapters' own (:mod:`explorables.core.verdicts`).
@@ -146,6 +147,16 @@ def matrix_totals(matrix: Iterable[ChapterVerdicts]) -> dict[str, dict[str, int]
                 totals[kind][word] += n
             totals["unstable"][kind] += v.unstable[kind]
     return totals
+
+
+def part_totals(matrix: Iterable[ChapterVerdicts]) -> dict[str, dict[str, int]]:
+    """Claims per verdict word for each part of the book (in the order the parts first appear)."""
+    parts: dict[str, dict[str, int]] = {}
+    for v in matrix:
+        counts = parts.setdefault(v.part, dict.fromkeys(CLAIM_WORDS, 0))
+        for word, n in v.counts["claim"].items():
+            counts[word] += n
+    return parts
 
 
 def totals_per_seed(
