@@ -160,6 +160,13 @@ def demo(tmp_path: Path) -> Path:
     return chapter
 
 
+def test_a_label_of_another_chapter_becomes_a_link_to_its_notebook(demo):
+    (demo.parent / "98-other.md").write_text("(chapter-other)=\n# 98. The other chapter\n")
+    demo.write_text(demo.read_text() + "\nSee also {ref}`chapter-other` and {ref}`chapter-missing`.\n")
+    text = _markdown(notebooks.convert(demo))
+    assert "See also [98. The other chapter](98-other.ipynb) and chapter-missing." in text
+
+
 def _markdown(nb: nbformat.NotebookNode) -> str:
     """What a reader of ``nb`` sees as text (Markdown cells and live text cells' saved output)."""
     return "\n\n".join(notebooks.texts(nb))

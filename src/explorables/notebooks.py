@@ -441,6 +441,8 @@ class Converter:
                 return f"Exercise {self.exercises[target][0]}"
             if name == "doc":
                 return self._doc_title(target)
+            if target not in self.targets and (stem := self._chapter_stem(target)):
+                return self._doc_title(stem)  # another chapter's label: its title, linked to its notebook
             return self.targets.get(target, target)
         if name in ("code", "literal", "samp", "file", "command", "kbd", "py:func", "func", "class", "meth", "mod"):
             return f"`{text or target}`"
@@ -449,6 +451,12 @@ class Converter:
         if name in ("sup", "superscript"):
             return f"<sup>{content}</sup>"
         return text or target  # abbr, term, download, ...: the readable text
+
+    def _chapter_stem(self, target: str) -> str:
+        """The page stem (``NN-slug``) that a chapter label ``chapter-<slug>`` names, or ``""``."""
+        match = re.fullmatch(r"chapter-(\w+)", target)
+        pages = sorted(self.folder.glob(f"[0-9][0-9]-{match[1]}.md")) if match else []
+        return pages[0].stem if len(pages) == 1 else ""
 
     def _doc_title(self, target: str) -> str:
         path = (self.folder / target).with_suffix(".md")
