@@ -154,3 +154,10 @@ def test_the_closing_chapter_is_in_the_table_of_contents_after_the_chapters():
     toc = (ROOT / "_toc.yml").read_text()
     assert "file: book/synthesis" in toc
     assert all(toc.index(f"book/{p.stem}") < toc.index("book/synthesis") for p in CHAPTERS)
+
+
+def test_the_intro_links_the_closing_chapter_and_the_notation_page():
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert "{ref}`chapter-synthesis`" in intro and "{doc}`notation`" in intro
+    assert "file: book/notation" in (ROOT / "_toc.yml").read_text()
+    assert (ROOT / "book" / "synthesis.md").read_text().count("(chapter-synthesis)=") == 1
