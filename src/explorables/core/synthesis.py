@@ -226,4 +226,6 @@ def matrix_figure(matrix: Sequence[ChapterVerdicts]) -> go.Figure:
                              hovertemplate=f"%{{y}}: %{{x}} {word}<extra></extra>"))  # fmt: skip
     seed = f" (base seed {matrix[0].seed})" if matrix else ""
     fig.update_layout(barmode="stack", xaxis_title=f"claims{seed}", yaxis=dict(autorange="reversed"))
-    return style(fig, height=60 + 24 * len(matrix), legend_below=True)
+    style(fig, height=60 + 24 * len(matrix), legend_below=True)
+    fig.update_layout(legend_traceorder="normal")  # yes ... untested, as in the tables (stacked bars reverse it)
+    return fig
