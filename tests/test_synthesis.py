@@ -161,3 +161,15 @@ def test_the_intro_links_the_closing_chapter_and_the_notation_page():
     assert "{ref}`chapter-synthesis`" in intro and "{doc}`notation`" in intro
     assert "file: book/notation" in (ROOT / "_toc.yml").read_text()
     assert (ROOT / "book" / "synthesis.md").read_text().count("(chapter-synthesis)=") == 1
+
+
+def test_every_chapter_reference_names_a_chapter_label():
+    """A typo in {ref}`chapter-<slug>` would only show in a full build; check it here, for every page."""
+    import re
+
+    pages = sorted((ROOT / "book").glob("*.md"))
+    labels = {m for p in pages for m in re.findall(r"^\((chapter-\w+)\)=$", p.read_text(), re.M)}
+    assert {f"chapter-{c.slug}" for c in synthesis.book_chapters()} | {"chapter-synthesis"} <= labels
+    for page in pages:
+        for target in re.findall(r"\{ref\}`(?:[^`<]*<)?(chapter-\w+)>?`", page.read_text()):
+            assert target in labels, f"{page.name} refers to {target}, which no page defines"
