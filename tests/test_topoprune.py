@@ -220,8 +220,8 @@ def test_topoprune_scores_never_see_the_labels():
     rng = np.random.default_rng(0)
     features = rng.standard_normal((120, 6))
     y = np.repeat(np.arange(4), 30)
-    scores, _ = select_all(cfg, features, y, np.random.default_rng(1))
-    shuffled, _ = select_all(cfg, features, rng.permutation(y), np.random.default_rng(1))
+    scores, _, _ = select_all(cfg, features, y, np.random.default_rng(1))
+    shuffled, _, _ = select_all(cfg, features, rng.permutation(y), np.random.default_rng(1))
     np.testing.assert_array_equal(scores["topoprune"], shuffled["topoprune"])
     np.testing.assert_array_equal(scores["radius"], shuffled["radius"])
 
