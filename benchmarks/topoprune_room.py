@@ -9,7 +9,7 @@ under which the gate failed on base seeds 0, 2 and 3) and with the book preset's
 reports for each: the per-seed sd of random selection's accuracy, the sd of the paired gain
 D2 − random, and the gate's interval over the first five seeds and over all ten.
 
-Usage: ``python benchmarks/topoprune_room.py [--base-seed 0] [--out benchmarks/topoprune_room.md]``.
+Usage: ``python benchmarks/topoprune_room.py [--base-seed 2] [--out benchmarks/topoprune_room.md]``.
 It takes about two minutes of CPU per setting on a quiet 2-core machine (both processes busy).
 """
 
@@ -47,10 +47,10 @@ def main() -> None:
     from explorables.topoprune.claims import ACC_MARGIN, room_gate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base-seed", type=int, default=0)
+    parser.add_argument("--base-seed", type=int, default=2, help="a base seed on which the gate failed")
     parser.add_argument("--out", default=str(Path(__file__).with_name("topoprune_room.md")))
     args = parser.parse_args()
-    rows = []
+    rows, gains = [], []
     for draws, inits in ((1, 1), (4, 2)):
         r = measure(args.base_seed, draws, inits)
         gain = r["d2"] - r["random"]
@@ -60,6 +60,7 @@ def main() -> None:
             f"{interval(gain).format(3, signed=True)}: {room_gate(gain).split(':')[0]} | {r['seconds']:.0f} |"
         )
         print(rows[-1], flush=True)
+        gains.append(f"| {draws} | {inits} | " + " ".join(f"{g:+.3f}" for g in gain) + " |")
     load = os.getloadavg()
     text = [
         "# TopoPrune: the noise of the gate `room`",
@@ -75,8 +76,17 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
         *rows,
         "",
+        "Per-seed paired gains D2 − random (seeds in order):",
+        "",
+        "| random draws | initialisations | D2 − random per seed |",
+        "|---|---|---|",
+        *gains,
+        "",
         "The settings of the second row were chosen after the gate had failed on base seeds 0, 2 and 3 with "
-        "those of the first (and five seeds); the chapter discloses it in its criteria box.",
+        "those of the first (and five seeds); the chapter discloses it in its criteria box. Reading: the "
+        "averaging shrinks the part of the gain's spread that comes from one draw and one initialisation; what "
+        "remains changes from seed to seed with the split (hence the test set) and the networks, and only more "
+        "seeds narrow its interval.",
         "",
     ]
     Path(args.out).write_text("\n".join(text))
