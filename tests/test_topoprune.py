@@ -220,8 +220,8 @@ def test_topoprune_scores_never_see_the_labels():
     rng = np.random.default_rng(0)
     features = rng.standard_normal((120, 6))
     y = np.repeat(np.arange(4), 30)
-    scores, _ = select_all(cfg, features, y, np.random.default_rng(1))
-    shuffled, _ = select_all(cfg, features, rng.permutation(y), np.random.default_rng(1))
+    scores, _, _ = select_all(cfg, features, y, np.random.default_rng(1))
+    shuffled, _, _ = select_all(cfg, features, rng.permutation(y), np.random.default_rng(1))
     np.testing.assert_array_equal(scores["topoprune"], shuffled["topoprune"])
     np.testing.assert_array_equal(scores["radius"], shuffled["radius"])
 
@@ -419,3 +419,71 @@ def test_the_cifar_code_path_runs_on_a_tiny_fake_cifar(tmp_path):
     assert all(f" {m} " in line for m in METHODS for line in lines[1:])
     with pytest.raises(ValueError, match="data_root"):
         run(TopoPruneConfig.preset("smoke", dataset="cifar10"))
+
+
+def test_nearest_others_equal_brute_force_with_duplicates():
+    """Vectorised kNN (scikit-learn) against a brute-force sort; a duplicate of a point stays its neighbour."""
+    from explorables.topoprune import nearest_others
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((90, 4))
+    X[10] = X[11] = X[12]
+    idx, dist = nearest_others(X, 6)
+    D = np.linalg.norm(X[:, None] - X[None], axis=-1)
+    np.fill_diagonal(D, np.inf)
+    np.testing.assert_allclose(dist, np.sort(D, axis=1)[:, :6], atol=1e-12)
+    np.testing.assert_allclose(np.take_along_axis(D, idx, axis=1), dist, atol=1e-12)
+    assert np.all(idx != np.arange(90)[:, None])
+    assert {11, 12} <= set(idx[10].tolist())
+    hoods = neighbourhoods(X, 6)
+    np.testing.assert_array_equal(hoods[:, 0], np.arange(90))
+    np.testing.assert_array_equal(hoods[:, 1:], idx)
+    with pytest.raises(ValueError, match="n_neighbours"):
+        nearest_others(X, 90)
+
+
+def test_umap_reads_the_same_graph_from_the_precomputed_knn():
+    """The kNN graph handed to UMAP gives the fuzzy simplicial set UMAP's own exact search builds."""
+    import warnings
+
+    import umap
+
+    from explorables.topoprune import nearest_others
+
+    X = np.random.default_rng(12).standard_normal((150, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        own = umap.UMAP(n_neighbors=10, n_epochs=10, random_state=0).fit(X).graph_
+        others, dist = nearest_others(X, 9)
+        knn = (np.c_[np.arange(150), others], np.c_[np.zeros(150), dist])
+        given = umap.UMAP(n_neighbors=10, n_epochs=10, random_state=0, precomputed_knn=knn,
+                          force_approximation_algorithm=True).fit(X).graph_  # fmt: skip
+    assert abs(own - given).max() < 1e-5
+
+
+def test_seeds_in_a_worker_process_give_the_same_numbers():
+    """cfg.processes only moves seeds to a spawned worker: every number is the same."""
+    from explorables.topoprune import run
+    from explorables.topoprune.experiment import worker_share
+
+    assert worker_share([3, 1, 4, 5, 9, 2, 6]) == [5, 9, 2, 6]
+    assert worker_share([0]) == []
+    cfg = TopoPruneConfig.preset("smoke", seeds=(0, 1, 2), diagnose=False)
+    one = run(cfg)
+    two = run(cfg.replace(processes=2))
+    assert one.summary["methods"] == two.summary["methods"]
+
+
+def test_random_reference_is_several_class_balanced_draws():
+    """Random selection's accuracy is averaged over cfg.n_random_draws draws: each keeps the class budget,
+    they differ, and the first is the kept set whose overlap is measured."""
+    cfg = TopoPruneConfig.preset("smoke", n_random_draws=4)
+    rng = np.random.default_rng(0)
+    features, y = rng.standard_normal((120, 6)), np.repeat(np.arange(4), 30)
+    _, kept, draws = select_all(cfg, features, y, np.random.default_rng(1))
+    for rate in cfg.prune_grid:
+        assert len(draws[rate]) == 4 and kept["random"][rate] is draws[rate][0]
+        for d in draws[rate]:
+            classes, counts = np.unique(y[d], return_counts=True)
+            assert dict(zip(classes.tolist(), counts.tolist(), strict=True)) == class_budget(y, rate)
+        assert len({tuple(d.tolist()) for d in draws[rate]}) == 4

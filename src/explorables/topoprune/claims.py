@@ -201,8 +201,10 @@ def claims(results: TopoPruneResults) -> list[Claim]:
     m = s["methods"]
     top = str(max(cfg.prune_grid))
     seeds = f"{len(cfg.seeds)} seed(s)"
+    averaged = (f"random = mean of {cfg.n_random_draws} class-balanced draws; every subset at {float(top):.0%} "
+                f"trained from {cfg.n_inits} initialisations (mean)")  # fmt: skip
     setting = (f"{cfg.dataset}, pool of {m['n_pool']}, MLP trained on the kept subset, {m['n_test']} test images; "
-               f"{seeds}")  # fmt: skip
+               f"{averaged}; {seeds}")  # fmt: skip
     rho, rho_t = m["spearman_noise"], m["spearman_transfer"]
 
     def accuracy_measured(view: str) -> str:
@@ -237,7 +239,7 @@ def claims(results: TopoPruneResults) -> list[Claim]:
         ),
         Claim(
             "Room: a selection method beats random at the highest rate (positive control of the accuracy claims)",
-            f"D2-style graph − random, paired, pruning {float(top):.0%}, MLP features select; {seeds}",
+            f"D2-style graph − random, paired, pruning {float(top):.0%}, MLP features select; {averaged}; {seeds}",
             f"D2-style graph {_ms(acc_mlp['d2'][top])}, random {_ms(acc_mlp['random'][top])}",
             room_gate(room), kind="gate", name="room",
         ),
@@ -261,7 +263,7 @@ def claims(results: TopoPruneResults) -> list[Claim]:
     ))  # fmt: skip
     rows.append(Claim(
         "Transfers across architectures",
-        f"CNN features select, the MLP trains; pruning {float(top):.0%}; {seeds}",
+        f"CNN features select, the MLP trains; pruning {float(top):.0%}; {averaged}; {seeds}",
         accuracy_measured("cnn"), accuracy_verdict(accuracy_gains(results, "cnn", top)),
         gates=("stable", "extractors", "room"),
     ))  # fmt: skip

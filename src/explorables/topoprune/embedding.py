@@ -19,7 +19,10 @@ def umap_embedding(
     """UMAP of ``features`` into ``d_embed`` dimensions (umap-learn; seeded, so single-threaded).
 
     UMAP builds a fuzzy simplicial set over the kNN graph of the features and lays it out in low
-    dimension: the paper's "topology-aware manifold approximation". Uses no labels.
+    dimension: the paper's "topology-aware manifold approximation". Uses no labels. The exact kNN
+    graph (scikit-learn, :func:`~explorables.topoprune.persistence.nearest_others`) is given to UMAP
+    as ``precomputed_knn``: the same graph its exact small-data path builds, found without calling a
+    distance function once per pair from Python.
     """
     f = np.asarray(features, dtype=np.float64)
     if f.ndim != 2 or f.shape[0] < 10:
@@ -30,12 +33,21 @@ def umap_embedding(
     import torch
     import umap  # imported here: numba compiles on first use (seconds)
 
+    from .persistence import nearest_others
+
+    # the exact kNN graph, found once by scikit-learn and handed to UMAP (its own small-data path
+    # computes every pairwise distance through a Python-level metric call; "force_approximation_algorithm"
+    # only makes it read the graph given instead). UMAP counts a point as its own first neighbour.
+    others, dist = nearest_others(f, n_neighbours - 1)
+    knn = (np.c_[np.arange(len(f)), others], np.c_[np.zeros(len(f)), dist])
+
     threads = torch.get_num_threads()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": we want the seed
             reducer = umap.UMAP(n_components=d_embed, n_neighbors=n_neighbours, n_epochs=n_epochs,
-                                random_state=seed, init="spectral")  # fmt: skip
+                                random_state=seed, init="spectral", precomputed_knn=knn,
+                                force_approximation_algorithm=True)  # fmt: skip
             return np.asarray(reducer.fit_transform(f), dtype=np.float64)
     finally:
         # umap-learn's thread limits, on exit, reset the OpenMP pool torch shares to another count;

@@ -21,7 +21,11 @@ summary per method, view and rate (mean ± sd over seeds) is assembled from the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -91,7 +95,7 @@ class TopoPruneConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     dataset: str = param("digits", Choice(DATASETS), "data: scikit-learn's bundled digits, or CIFAR from data_root")
-    seeds: tuple[int, ...] = param((0, 1, 2, 3, 4), Seeds(), "seeds (split, networks, UMAP, noise, training)")
+    seeds: tuple[int, ...] = param(tuple(range(10)), Seeds(), "seeds (split, networks, UMAP, noise, training)")
     test_fraction: float = param(0.3, Float(0.05, 0.5), "digits: fraction of each class held out for testing")
     n_pool: int = param(50_000, Int(30), "CIFAR: training images used as the pool (digits: all of the split)")
     prune_grid: tuple[float, ...] = param(
@@ -116,14 +120,21 @@ class TopoPruneConfig(ExperimentConfig):
     n_strata: int = param(10, Int(1), "CCS: strata of the score range")
     hard_cutoff: float = param(0.1, Float(0.0, 0.9), "CCS: fraction of hardest samples dropped first")
     n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
+    n_random_draws: int = param(4, Int(1, 100), "random selection: class-balanced draws per view and rate (accuracy "
+                                "averaged: the reference every method is compared with)")
+    n_inits: int = param(2, Int(1, 100), "initialisations of the MLP trained on each subset at the highest pruning "
+                         "rate (accuracy averaged; the other rates train once)")
+    processes: int = param(2, Int(1, 64), "processes for the seeds: this one and a worker that takes its share "
+                           "(1: all here); the numbers are the same for any count")
     n_check_clouds: int = param(20, Int(1), "neighbourhoods on which eq. (topoprune-pers) is compared with gudhi")
     workers: int = param(1, Int(0), "processes for gudhi's persistence pairs; 0: all cores (same numbers for any n)")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(seeds=(0,), embedder="pca", prune_grid=(0.9,), n_feature_epochs=4, n_umap_epochs=30,
-                      n_topo_steps=1, n_train_steps=60, n_check_clouds=5, n_neighbours=15),
+                      n_topo_steps=1, n_train_steps=60, n_check_clouds=5, n_neighbours=15, n_random_draws=2,
+                      processes=1),
         "book": {},
-        "paper": dict(dataset="cifar10", device="auto", seeds=(0, 1, 2, 3, 4), n_feature_epochs=60,
+        "paper": dict(dataset="cifar10", device="auto", seeds=(0, 1, 2, 3, 4), n_feature_epochs=60, processes=1,
                       n_umap_epochs=200, n_train_steps=2000, d_embed=8, n_check_clouds=100, workers=0, use_h1=True),
     }  # fmt: skip
     PAPER_HARDWARE: ClassVar[str] = (
@@ -159,12 +170,14 @@ def embed(cfg: TopoPruneConfig, features: np.ndarray, seed: int) -> np.ndarray:
 
 def select_all(
     cfg: TopoPruneConfig, features: np.ndarray, labels: np.ndarray, rng: np.random.Generator
-) -> tuple[dict[str, np.ndarray], dict[str, dict[float, np.ndarray]]]:
+) -> tuple[dict[str, np.ndarray], dict[str, dict[float, np.ndarray]], dict[float, list[np.ndarray]]]:
     """Every method's scores (where it has one) and kept indices at every rate, for one feature view.
 
     TopoPrune and the control see only the features (no labels) for their scores; labels enter only
     through the class-balanced budget. ``kept["centre_rule"]`` (not trained) keeps by the centre distance
     with TopoPrune's rule: the robustness claim compares kept sets under the same selection rule.
+    The third value holds ``cfg.n_random_draws`` random draws per rate; ``kept["random"]`` is the first
+    (the one whose overlap is measured), the accuracy of random selection their mean.
     """
     scores = {
         "centre": centre_distance(features, labels),
@@ -172,8 +185,10 @@ def select_all(
         "topoprune": persistence_scores(features, cfg.n_neighbours, int(cfg.use_h1), cfg.workers),
     }
     kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in (*METHODS, "centre_rule")}
+    draws: dict[float, list[np.ndarray]] = {}
     for rate in cfg.prune_grid:
-        kept["random"][rate] = random_selection(labels, rate, rng)
+        draws[rate] = [random_selection(labels, rate, rng) for _ in range(cfg.n_random_draws)]
+        kept["random"][rate] = draws[rate][0]
         kept["centre"][rate] = select_by_score(scores["centre"], labels, rate, "easy")
         kept["centre_rule"][rate] = select_by_score(scores["centre"], labels, rate, cfg.topo_selection)
         kept["d2"][rate] = d2_selection(features, labels, rate, n_neighbours=cfg.n_graph_neighbours)
@@ -181,7 +196,7 @@ def select_all(
                                           hard_cutoff=cfg.hard_cutoff)  # fmt: skip
         kept["radius"][rate] = select_by_score(scores["radius"], labels, rate, cfg.topo_selection)
         kept["topoprune"][rate] = select_by_score(scores["topoprune"], labels, rate, cfg.topo_selection)
-    return scores, kept
+    return scores, kept, draws
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -258,25 +273,28 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
                                          seed=int(rng.integers(2**31)) + j, device=device)  # fmt: skip
         features[arch], net_accuracy[arch] = extract_features(net, split.x_train, device), acc
     features["mlp_noisy"] = add_feature_noise(features["mlp"], cfg.noise, rng)
-    scores, kept = {}, {}
+    scores, kept, draws = {}, {}, {}
     for view in VIEWS:
-        scores[view], kept[view] = select_all(cfg, features[view], y, rng)
+        scores[view], kept[view], draws[view] = select_all(cfg, features[view], y, rng)
     train_seed = int(rng.integers(2**31))
     accuracy: dict[str, dict[str, dict[str, float]]] = {v: {m: {} for m in METHODS} for v in VIEWS}
     # the same scores kept at either end instead of by cfg.topo_selection (MLP features): does the
     # selection rule, rather than the score, decide the accuracy?
     ends = {mode: {m: {} for m in END_SCORED} for mode in END_MODES}
     for rate in cfg.prune_grid:
-        members = [(v, m) for v in VIEWS for m in METHODS]
-        accs = train_on_subsets(split, [kept[v][m][rate] for v, m in members], n_steps=cfg.n_train_steps,
-                                seed=train_seed, device=device)  # fmt: skip
-        for (v, m), a in zip(members, accs, strict=True):
-            accuracy[v][m][str(rate)] = float(a)
-        extra = [(mode, m) for mode in END_MODES for m in END_SCORED]
-        accs = train_on_subsets(split, [select_by_score(scores["mlp"][m], y, rate, mode) for mode, m in extra],
-                                n_steps=cfg.n_train_steps, seed=train_seed, device=device)  # fmt: skip
-        for (mode, m), a in zip(extra, accs, strict=True):
-            ends[mode][m][str(rate)] = float(a)
+        # one batched training per rate: every view's methods, random selection's draws, the ends
+        members = [(v, m, kept[v][m][rate]) for v in VIEWS for m in METHODS if m != "random"]
+        members += [(v, "random", d) for v in VIEWS for d in draws[v][rate]]
+        members += [(mode, m, select_by_score(scores["mlp"][m], y, rate, mode)) for mode in END_MODES
+                    for m in END_SCORED]  # fmt: skip
+        inits = cfg.n_inits if rate == max(cfg.prune_grid) else 1
+        accs = train_on_subsets(split, [sub for _, _, sub in members] * inits, n_steps=cfg.n_train_steps,
+                                seed=train_seed, device=device).reshape(inits, -1).mean(0)  # fmt: skip
+        found: dict[tuple[str, str], list[float]] = {}
+        for (where, m, _), a in zip(members, accs, strict=True):
+            found.setdefault((where, m), []).append(float(a))
+        for (where, m), a in found.items():
+            (accuracy[where] if where in VIEWS else ends[where])[m][str(rate)] = float(np.mean(a))
     full = float(train_on_subsets(split, [np.arange(len(y))], n_steps=cfg.n_train_steps, seed=train_seed,
                                   device=device)[0])  # fmt: skip
     summary = {
@@ -354,17 +372,37 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     return out
 
 
+def worker_share(pending: Sequence[int]) -> list[int]:
+    """The seeds a worker process takes while this one runs UMAP's warm-up and the first seed's diagnosis
+    (several seeds' work): two thirds of the pending seeds after the first, the later ones."""
+    rest = list(pending[1:])
+    return rest[len(rest) // 3 :]
+
+
 @checked()
 def run(
     config: TopoPruneConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TopoPruneResults:
-    """The persistence check, then one part per seed; the summary's ``methods`` aggregates the seeds."""
+    """The persistence check, then one part per seed; the summary's ``methods`` aggregates the seeds.
+
+    With ``cfg.processes`` > 1, :func:`worker_share` of the seeds not yet in the checkpoint run in worker
+    processes (spawned; each seed is the same deterministic function of the config wherever it runs), and
+    their parts wait for them in order; a worker's part time is then the time this process waited.
+    """
     cfg, checkpoint = start_run(TopoPruneConfig, config, checkpoint)
     parts: dict[str, Any] = {"persistence_check": lambda: _persistence_check(cfg)}
     if cfg.embedder == "umap" and cfg.diagnose:
         parts["umap_warm_up"] = lambda: ({"first_call_s": warm_up_umap()}, {})
     parts |= {f"seed_{s}": (lambda s=s: _seed(cfg, s)) for s in cfg.seeds}
-    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    pending = [s for s in cfg.seeds if checkpoint.get(f"part/seed_{s}") is None]
+    shared = worker_share(pending) if cfg.processes > 1 else []
+    with ExitStack() as stack:
+        if shared:
+            pool = stack.enter_context(ProcessPoolExecutor(min(cfg.processes - 1, len(shared)),
+                                                           mp_context=get_context("spawn")))  # fmt: skip
+            for s in shared:
+                parts[f"seed_{s}"] = pool.submit(_seed, cfg, s).result
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
     summary["methods"] = aggregate(cfg, [summary[f"seed_{s}"] for s in cfg.seeds])
     curves["example"] = curves[f"seed_{cfg.seeds[0]}"]
     return TopoPruneResults(cfg, summary, curves)

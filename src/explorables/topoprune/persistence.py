@@ -114,18 +114,32 @@ def total_persistence(points: torch.Tensor, pairs: FlagPairs | None = None) -> t
     return deaths0.sum() + (h1[:, 1] - h1[:, 0]).sum()
 
 
+@checked(points=_POINTS, n_neighbours=Int(1))
+def nearest_others(points: np.ndarray, n_neighbours: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k = n_neighbours`` nearest *other* points of every point (Euclidean, scikit-learn's exact
+    search): indices ``(n, k)`` and distances ``(n, k)``, nearest first.
+
+    The point itself is taken out of its own list by index, not by distance, so a duplicate of it
+    (distance 0) stays a neighbour. Vectorised: one ``k + 1`` search, then each row drops its own index,
+    or its farthest entry when a duplicate pushed the point itself out of the ``k + 1``.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    arr = _check_points("points", points)
+    k = check_int("n_neighbours", n_neighbours, 1, arr.shape[0] - 1)
+    dist, idx = NearestNeighbors(n_neighbors=k + 1).fit(arr).kneighbors(arr)
+    keep = idx != np.arange(arr.shape[0])[:, None]
+    keep[keep.all(axis=1), -1] = False  # the point itself was not among its k + 1: drop the farthest
+    return idx[keep].reshape(-1, k), dist[keep].reshape(-1, k)
+
+
 @checked(Z=_POINTS, n_neighbours=Int(2))
 def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
     """``(n, k + 1)`` indices: each sample followed by its ``k`` nearest neighbours in ``Z`` (Euclidean)."""
-    from sklearn.neighbors import NearestNeighbors
-
     arr = _check_points("Z", Z)
     k = check_int("n_neighbours", n_neighbours, 2, arr.shape[0] - 1)
-    _, idx = NearestNeighbors(n_neighbors=k + 1).fit(arr).kneighbors(arr)
-    # the sample itself first (duplicates of it could come first otherwise)
-    own = np.arange(arr.shape[0])
-    rest = np.array([[j for j in row if j != i][:k] for i, row in zip(own, idx, strict=True)])
-    return np.concatenate([own[:, None], rest], axis=1)
+    rest, _ = nearest_others.__wrapped__(arr, k)  # checked above
+    return np.concatenate([np.arange(arr.shape[0])[:, None], rest], axis=1)
 
 
 def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[tuple[np.ndarray, np.ndarray]]:
