@@ -201,3 +201,53 @@ def test_the_benchmark_measures_its_own_checkout(monkeypatch, tmp_path):
     bench.measure_this_checkout()
     entries = os.environ["PYTHONPATH"].split(os.pathsep)
     assert entries == [str(root / "src"), str(tmp_path / "src"), str(tmp_path / "other")]
+
+
+def _quoted_code_module():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "quoted_code.py"
+    spec = importlib.util.spec_from_file_location("quoted_code", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("quoted_code", module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_quoted_code_counts_method_validation_and_wrappers():
+    """The classifier of benchmarks/quoted_code.py on a constructed module with known counts."""
+    quoted = _quoted_code_module()
+    source = '''
+def _step(x):
+    return x + 1
+
+def step(x, n):
+    """Doc
+    string."""
+    check_int("n", n, 0, 10)
+    if x is None:
+        raise ValueError("x")
+    y = _tensor("x", x)
+    return _step(y)
+
+def body(x):
+    y = x * 2  # eq. (1)
+    z = (y
+         + 1)
+    assert z is not None
+    return z
+'''
+    wrapper = quoted.classify(source, "step")
+    assert (wrapper.method, wrapper.validation, wrapper.docstring, wrapper.wrapper) == (1, 4, 2, True)
+    method = quoted.classify(source, "body")
+    assert (method.method, method.validation, method.docstring, method.wrapper) == (4, 1, 0, False)
+    with pytest.raises(ValueError, match="pyobject"):
+        quoted.classify(source, "missing")
+
+
+def test_no_page_quotes_a_checking_wrapper():
+    """Issue 38: a page shows the function that holds the equations, not a wrapper around it."""
+    wrappers = [f"{q.page}: {q.name}" for q in _quoted_code_module().quoted_functions() if q.wrapper]
+    assert wrappers == []
