@@ -125,25 +125,28 @@ class CRLConfig(ExperimentConfig):
     )
     use_post_nonlinear: bool = param(False, Bool(), "train the causal prior on post-nonlinear data, eq. (crl-pnl)")
     use_motion: bool = param(False, Bool(), "run the kinematic-chain (stick-figure) case")
-    n_steps: int = param(1500, Int(100), "Adam steps of every VAE (all trained side by side)")
+    n_steps: int = param(2000, Int(100), "Adam steps of every VAE (all trained side by side)")
     n_restarts: int = param(
-        3, Int(1, 20), "initialisations per setting and seed; the one with the highest training ELBO is kept"
+        1, Int(1, 20), "initialisations per setting and seed; the one with the highest training ELBO is kept"
     )
     batch_size: int = param(64, Int(2), "samples per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate")
     width: int = param(32, Int(4, 4096), "hidden units of the encoder and decoder MLPs")
     sparsity: float = param(1e-3, Positive(), "weight of the L1 penalty on the learned influences (per sample)")
     obs_std: float = param(0.1, Positive(), "decoder standard deviation (standardised observations) after the warm-up")
-    obs_std_start: float = param(0.3, Positive(), "decoder standard deviation at step 0, annealed to obs_std")
+    obs_std_start: float = param(0.5, Positive(), "decoder standard deviation at step 0, annealed to obs_std")
     warmup: float = param(
-        0.5, Float(0.0, 1.0), "fraction of the steps over which the networks bend from linear and obs_std anneals"
+        0.6, Float(0.0, 1.0), "fraction of the steps over which the networks bend from linear and obs_std anneals"
     )
     cosine: bool = param(True, Bool(), "cosine learning-rate schedule (lr to 0 over n_steps)")
+    encoder_env: bool = param(
+        False, Bool(), "the environment priors' encoders read u too, q(z | x, u) as in iVAE (else q(z | x))"
+    )
     use_lens: bool = param(
         True, Bool(), "the exact lens: likelihood gaps of removed edges under a known flow (no learning)"
     )
     n_rotations: int = param(500, Int(1), "random rotations behind each chance level of MCC")
-    record_every: int = param(300, Int(100), "steps between MCC snapshots of the training-curve figure")
+    record_every: int = param(400, Int(100), "steps between MCC snapshots of the training-curve figure")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
@@ -459,6 +462,7 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             obs_std_start=cfg.obs_std_start,
             warmup=cfg.warmup,
             cosine=cfg.cosine,
+            encoder_env=cfg.encoder_env,
             callback=record,
             progress=progress,
             checkpoint=checkpoint,

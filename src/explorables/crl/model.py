@@ -92,6 +92,7 @@ class EnsembleVAE(nn.Module):
         g_width: int = 8,
         seeds: Sequence[int],
         obs_std: float = 0.1,
+        encoder_env: bool = False,
     ):
         super().__init__()
         for p in priors:
@@ -117,6 +118,8 @@ class EnsembleVAE(nn.Module):
         uses_env = torch.tensor([p != "plain" for p in priors], dtype=torch.float32)
         causal = torch.tensor([p == "causal" for p in priors], dtype=torch.float32)
         self.register_buffer("env_on", uses_env.view(m, 1, 1))
+        # the encoder reads u only with encoder_env (q(z | x, u) as in iVAE); the plain prior never does
+        self.register_buffer("encoder_env_on", uses_env.view(m, 1, 1) * float(bool(encoder_env)))
         tril = torch.tril(torch.ones(d_latent, d_latent), diagonal=-1)
         self.register_buffer("influence_mask", causal.view(m, 1, 1, 1) * tril)
 
@@ -145,9 +148,11 @@ class EnsembleVAE(nn.Module):
         return (-0.5 * ((z - mean) * torch.exp(-log_s)) ** 2 - log_s).sum(-1)
 
     def encode(self, x: torch.Tensor, onehot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Posterior mean and log-variance of ``q(z | x, u)`` (iVAE's encoder sees the environment's
-        one-hot code too; the plain VAE's encoder gets zeros there, ``q(z | x)``), each ``(M, B, d)``."""
-        out = self.encoder(torch.cat([x, onehot * self.env_on], dim=-1))
+        """Posterior mean and log-variance of ``q(z | x)``, each ``(M, B, d)``. With ``encoder_env`` the
+        environment priors' encoders also read the one-hot code, ``q(z | x, u)`` as in iVAE; otherwise
+        (and always for the plain prior) that input is zeros. The mixing is injective, so ``x`` alone
+        determines ``z`` and ``q(z | x)`` loses nothing."""
+        out = self.encoder(torch.cat([x, onehot * self.encoder_env_on], dim=-1))
         return out[..., : self.d_latent], out[..., self.d_latent :].clamp(-12.0, 6.0)
 
     def elbo(
@@ -193,6 +198,7 @@ def schedule(
     sparsity=Float(0.0),
     warmup=Float(0.0, 1.0),
     cosine=Bool(),
+    encoder_env=Bool(),
     progress=Bool(),
     name=Text(),
     **_SIZES,
@@ -214,6 +220,7 @@ def fit(
     obs_std_start: float | None = None,
     warmup: float = 0.0,
     cosine: bool = False,
+    encoder_env: bool = False,
     callback: Callable[[int, EnsembleVAE], None] | None = None,
     progress: bool = False,
     checkpoint: Checkpointer | None = None,
@@ -252,7 +259,9 @@ def fit(
     check_positive("lr", lr)
     obs_std_start = obs_std if obs_std_start is None else check_positive("obs_std_start", obs_std_start)
     m, n, d_obs = x.shape
-    model = EnsembleVAE(priors, d_obs, d_latent, n_envs, width=width, seeds=seeds, obs_std=obs_std).to(x.device)
+    model = EnsembleVAE(
+        priors, d_obs, d_latent, n_envs, width=width, seeds=seeds, obs_std=obs_std, encoder_env=encoder_env
+    ).to(x.device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     # every member's minibatches and reparametrisation noise come from its own generator, so a
     # member trains exactly as it would alone
