@@ -157,6 +157,7 @@ class CRLConfig(ExperimentConfig):
             n_steps=200,
             n_restarts=2,
             edge_patterns=("all", "fix 1→2"),
+            use_motion=True,
             record_every=100,
         ),
         "book": {},
@@ -506,6 +507,7 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             "pattern": a.pattern,
             "identifiable": [True] * data.scm.d_latent if a.target == "noise" else data.scm.identifiable(),
             # MCC of every restart per seed (the kept one has the highest ELBO)
+            "restart_elbo": [[float(v) for v in restarts[settings.index((a, s))]] for s in range(len(cfg.seeds))],
             "restart_mcc": [
                 [
                     float(np.mean(per_component[settings.index((a, s)) * cfg.n_restarts + r]))
