@@ -594,3 +594,15 @@ def test_restarts_keep_the_member_with_the_highest_elbo():
             assert len(elbos) == res.config.n_restarts
             assert arm["elbo"]["per_seed"][s] == max(elbos)
             assert arm["mcc"]["per_seed"][s] == pytest.approx(mccs[int(np.argmax(elbos))])
+
+
+def test_the_verdict_sentence_reads_the_gated_verdicts():
+    """The page's verdict sentence names each claim's word after its gates: untested when the gate fails."""
+    from explorables.core.tables import Claim
+    from explorables.crl.claims import verdict_sentence
+
+    claim = Claim("Identified", "s", "m", "yes: interval clears", gates=("ivae",))
+    for gate_word, word in (("pass", "*yes*"), ("fail", "*untested*")):
+        gate = Claim("gate", "s", "m", f"{gate_word}: x", kind="gate", name="ivae")
+        assert verdict_sentence([gate, claim]).endswith(f"“Identified”: {word}.")
+    assert verdict_sentence([]) == ""
