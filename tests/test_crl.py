@@ -602,7 +602,7 @@ def test_the_verdict_sentence_reads_the_gated_verdicts():
     from explorables.crl.claims import verdict_sentence
 
     claim = Claim("Identified", "s", "m", "yes: interval clears", gates=("ivae",))
-    for gate_word, word in (("pass", "*yes*"), ("fail", "*untested*")):
+    for gate_word, word in (("pass", "yes"), ("fail", "untested")):
         gate = Claim("gate", "s", "m", f"{gate_word}: x", kind="gate", name="ivae")
         assert verdict_sentence([gate, claim]).endswith(f"“Identified”: {word}.")
     assert verdict_sentence([]) == ""

@@ -502,7 +502,7 @@ def lens_table(results: CRLResults) -> str:
         for p, v in lens["patterns"].items()
     ]
     if "control" in lens:
-        rows.append(["none, φ = 0 (gate)", *("any → gap " + _iv(g) for g in lens["control"])])
+        rows.append(["none, φ = 0 (check)", *("any → gap " + _iv(g) for g in lens["control"])])
     return table(["influences that change", *(f"edge {e}" for e in lens["edges"])], rows)
 
 
@@ -527,7 +527,7 @@ def gate_reading(rows: Sequence[Claim]) -> str:
 
 def verdict_sentence(rows: Sequence[Claim]) -> str:
     """The paper's claims with their verdicts after the gates (for the page's reading of the numbers)."""
-    said = [f"“{r.claim}”: *{r.outcome}*" for r in apply_gates(list(rows)) if r.kind == "claim"]
+    said = [f"“{r.claim}”: {r.outcome}" for r in apply_gates(list(rows)) if r.kind == "claim"]
     return ("The claims read, after their gates: " + "; ".join(said) + ".") if said else ""
 
 

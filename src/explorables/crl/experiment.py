@@ -14,6 +14,10 @@ so that two patterns differ only in what changes. Then, in one ensemble trained 
 * the **motion-like case**: the kinematic chain hip -> knee -> ankle under six gaits, observed as
   stick-figure coordinates, fitted by the causal-prior and the plain VAE.
 
+The ``book`` preset trains three patterns (all, fix 1→2, none), the baselines and the gate, and leaves
+the post-nonlinear arm, the motion case and the two other patterns to the ``paper`` preset (the
+page's minute); ``smoke`` keeps the motion case so that the tests cover it.
+
 Apart from the VAEs, the **exact lens** (:mod:`.lens`, no learning): per pattern, seed and edge, the
 held-out likelihood gap of removing the edge when a known flow absorbs one environment-independent
 reparametrisation, and its positive control with nothing to absorb it.
