@@ -305,13 +305,19 @@ def test_priors_match_torch_distributions():
 
 
 def test_the_plain_vae_is_blind_to_the_environment():
-    model = EnsembleVAE(("causal", "plain"), 6, 3, 4, seeds=(0, 1))
+    """The plain VAE never reads u; the environment priors' encoders read it only with encoder_env
+    (the default is q(z | x) for every prior; u still enters through the prior)."""
     x = torch.randn(2, 20, 6, generator=torch.Generator().manual_seed(6)).expand(2, 20, 6)
     codes = [nn.functional.one_hot(torch.full((2, 20), u), 4).float() for u in (0, 3)]
+    blind = EnsembleVAE(("causal", "plain"), 6, 3, 4, seeds=(0, 1))
+    with torch.no_grad():
+        (mu_a, _), (mu_b, _) = (blind.encode(x, c) for c in codes)
+    assert torch.equal(mu_a, mu_b)  # default: q(z | x) for both
+    model = EnsembleVAE(("causal", "plain"), 6, 3, 4, seeds=(0, 1), encoder_env=True)
     with torch.no_grad():
         (mu_a, _), (mu_b, _) = (model.encode(x, c) for c in codes)
     assert torch.equal(mu_a[1], mu_b[1])  # plain: q(z | x)
-    assert not torch.allclose(mu_a[0], mu_b[0])  # causal: q(z | x, u)
+    assert not torch.allclose(mu_a[0], mu_b[0])  # causal with encoder_env: q(z | x, u)
     means = encode_means(model, x, torch.full((2, 20), 3))  # the posterior means, from labels
     assert means.shape == (2, 20, 3)
     np.testing.assert_array_equal(means, mu_b.numpy())
@@ -399,9 +405,15 @@ def test_a_run_killed_mid_training_resumes_to_the_same_results(tmp_path, monkeyp
     whole = crl_experiment.run(cfg)
     real_fit = crl_experiment.fit
 
-    def killed(*args, **kwargs):
-        real_fit(*args, **{**kwargs, "n_steps": 100})
-        raise KeyboardInterrupt
+    def killed(*args, **kwargs):  # interrupted after step 100 of the same 200-step schedule
+        record = kwargs["callback"]
+
+        def stop(step, model):
+            record(step, model)
+            if step == 100:
+                raise KeyboardInterrupt
+
+        real_fit(*args, **{**kwargs, "callback": stop})
 
     monkeypatch.setattr(crl_experiment, "fit", killed)
     with pytest.raises(KeyboardInterrupt):
@@ -528,3 +540,69 @@ def test_exogenous_noise_is_what_the_sampler_added():
     pnl = make_scm(graph, None, 4, np.random.default_rng(13), post_nonlinear=True)
     with pytest.raises(ValueError, match="post_nonlinear"):
         exogenous_noise(make_data(pnl, 10, 6, np.random.default_rng(0)))
+
+
+def test_the_schedule_starts_linear_and_wide_and_ends_at_the_set_values():
+    from explorables.crl.model import schedule
+
+    lr0, slope0, std0 = schedule(0, 1000, 0.01, 0.1, 0.5, 0.6, True)
+    assert (lr0, slope0, std0) == pytest.approx((0.01, 1.0, 0.5))
+    lr_w, slope_w, std_w = schedule(600, 1000, 0.01, 0.1, 0.5, 0.6, True)
+    assert (
+        slope_w == pytest.approx(0.2)
+        and std_w == pytest.approx(0.1)
+        and lr_w == pytest.approx(0.005 * (1 - 0.309017), rel=1e-4)
+    )
+    mid = schedule(300, 1000, 0.01, 0.1, 0.5, 0.6, True)
+    assert mid[1] == pytest.approx(0.6) and mid[2] == pytest.approx((0.5 * 0.1) ** 0.5)  # geometric halfway
+    assert schedule(1000, 1000, 0.01, 0.1, 0.5, 0.6, True)[0] == pytest.approx(0.0, abs=1e-15)
+    # no warm-up and no cosine: the constant, old schedule
+    for step in (0, 500, 999):
+        assert schedule(step, 1000, 0.01, 0.1, 0.1, 0.0, False) == (0.01, pytest.approx(0.2), pytest.approx(0.1))
+    with pytest.raises(ValueError, match="warmup"):
+        fit(torch.zeros(1, 10, 4), torch.zeros(1, 10, dtype=torch.long), ("plain",), 1, 2, seeds=(0,), warmup=1.5)
+    with pytest.raises(ValueError, match="obs_std_start"):
+        fit(torch.zeros(1, 10, 4), torch.zeros(1, 10, dtype=torch.long), ("plain",), 1, 2, seeds=(0,), obs_std_start=0)
+
+
+def test_the_gate_arm_has_independent_latents_with_scales_in_range():
+    """The ivae gate's data: the same nodes without edges (iVAE's own setting), so the latents are the
+    exogenous noise; the noise scales are log-uniform in the configured range."""
+    cfg = CRLConfig.preset("smoke", seeds=(0,))
+    arm = next(a for a in crl_experiment.arms(cfg) if a.name == crl_experiment.IVAE_CHECK)
+    data = make_arm_data(cfg, arm, 0)
+    assert data.scm.graph.number_of_edges() == 0 and data.scm.d_latent == cfg.d_latent
+    np.testing.assert_allclose(crl_experiment.exogenous_noise(data), data.z)
+    low, high = cfg.noise_scales
+    assert low <= data.scm.noise_scale.min() and data.scm.noise_scale.max() <= high
+    many = make_scm(default_graph(3), None, 400, np.random.default_rng(0), scale_range=(0.25, 4.0))
+    logs = np.log(many.noise_scale)
+    assert abs(np.median(logs)) < 0.1  # log-uniform on [log 1/4, log 4] is symmetric about 0
+    with pytest.raises(ValueError, match="scale_range"):
+        make_scm(default_graph(3), None, 4, np.random.default_rng(0), scale_range=(2.0, 1.0))
+    with pytest.raises(ValueError, match="noise_scales"):
+        CRLConfig.preset("smoke", noise_scales=(2.0, 1.0))
+
+
+def test_restarts_keep_the_member_with_the_highest_elbo():
+    """Each setting trains n_restarts members; the one kept (its MCC is the arm's) has the highest
+    training ELBO, which needs no true latents."""
+    res = crl_experiment.run(CRLConfig.preset("smoke", use_motion=False))
+    assert res.config.n_restarts > 1
+    for arm in res.summary["arms"].values():
+        for s, (elbos, mccs) in enumerate(zip(arm["restart_elbo"], arm["restart_mcc"], strict=True)):
+            assert len(elbos) == res.config.n_restarts
+            assert arm["elbo"]["per_seed"][s] == max(elbos)
+            assert arm["mcc"]["per_seed"][s] == pytest.approx(mccs[int(np.argmax(elbos))])
+
+
+def test_the_verdict_sentence_reads_the_gated_verdicts():
+    """The page's verdict sentence names each claim's word after its gates: untested when the gate fails."""
+    from explorables.core.tables import Claim
+    from explorables.crl.claims import verdict_sentence
+
+    claim = Claim("Identified", "s", "m", "yes: interval clears", gates=("ivae",))
+    for gate_word, word in (("pass", "yes"), ("fail", "untested")):
+        gate = Claim("gate", "s", "m", f"{gate_word}: x", kind="gate", name="ivae")
+        assert verdict_sentence([gate, claim]).endswith(f"“Identified”: {word}.")
+    assert verdict_sentence([]) == ""

@@ -12,10 +12,10 @@ Every chance level is the median MCC of random rotations of the arm's **whitened
 
 * **checks** (ours): the metric reads 1 for a permuted, rescaled copy of the true latents; every
   chance level's own standard error is at most :data:`CHANCE_SE` (a tenth of the margin);
-* **gate** ``ivae``: in iVAE's own setting (fixed influences, factorised prior, scored against the
-  independent exogenous noise) the learner recovers the targets by at least :data:`ABOVE_CHANCE`
-  above the chance level, on every seed: without that, our budget cannot show identification at
-  all, and the synthetic claims read ``untested``;
+* **gate** ``ivae``: in iVAE's own setting (latents without edges, independent given the environment,
+  whose noise scales change across environments; the factorised prior) the learner recovers the
+  latents by at least :data:`ABOVE_CHANCE` above the chance level, on every seed: without that, our
+  budget cannot show identification at all, and the synthetic claims read ``untested``;
 * **gate** ``motion``: a positive control that does not score the method under test: a supervised
   probe (cubic ridge regression, fitted on half the samples) reads the angles from the stick-figure
   coordinates at least :data:`ABOVE_CHANCE` above chance on every seed, so the observations hold
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tables import Claim
+from ..core.tables import Claim, apply_gates
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
 from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
@@ -502,7 +502,7 @@ def lens_table(results: CRLResults) -> str:
         for p, v in lens["patterns"].items()
     ]
     if "control" in lens:
-        rows.append(["none, φ = 0 (gate)", *("any → gap " + _iv(g) for g in lens["control"])])
+        rows.append(["none, φ = 0 (check)", *("any → gap " + _iv(g) for g in lens["control"])])
     return table(["influences that change", *(f"edge {e}" for e in lens["edges"])], rows)
 
 
@@ -512,7 +512,10 @@ def gate_reading(rows: Sequence[Claim]) -> str:
     said = []
     if "ivae" in outcome:
         said.append(
-            "The iVAE gate passes, so the VAE claims are decided by their intervals."
+            "The iVAE gate passes, so the VAE claims are decided by their intervals: the same learner, mixing "
+            "and budget recover latents in iVAE's own setting, so a shortfall of the causal prior below is not "
+            "explained by a learner that cannot reach identifiability at all (it may still come from the "
+            "causal setting being harder at this sample size)."
             if outcome["ivae"] == "pass"
             else "The iVAE gate fails: even in iVAE's own setting our VAEs do not recover the targets by the margin, "
             "so every VAE claim reads *untested* (the motion claim too: it uses the same learner). At this "
@@ -522,12 +525,20 @@ def gate_reading(rows: Sequence[Claim]) -> str:
     return " ".join(said)
 
 
+def verdict_sentence(rows: Sequence[Claim]) -> str:
+    """The paper's claims with their verdicts after the gates (for the page's reading of the numbers)."""
+    said = [f"“{r.claim}”: {r.outcome}" for r in apply_gates(list(rows)) if r.kind == "claim"]
+    return ("The claims read, after their gates: " + "; ".join(said) + ".") if said else ""
+
+
 def active_sentence(results: CRLResults) -> str:
     """What the iVAE arm's active latents say about its gate (none when the arm did not run)."""
     arm = _arm(results, IVAE_CHECK)
     if arm is None or "active" not in arm:
         return ""
     d, active = len(arm["components"]), arm["active"]
+    if min(active) == d and min(per_seed(arm) - chance(arm)) >= ABOVE_CHANCE:
+        return f"Every one of the iVAE arm's {d} latents stays active on every seed."
     if min(active) == d:
         return (
             f"Every one of the iVAE arm's {d} latents stays active on every seed (its posterior mean varies "
@@ -611,7 +622,9 @@ def claims(results: CRLResults) -> list[Claim]:
         out.append(
             Claim(
                 "iVAE's own setting is reached at our budget",
-                "influences fixed, factorised prior, MCC against the independent exogenous noise",
+                f"{cfg.d_latent} latents without edges (independent given u; noise scale per environment "
+                f"log-uniform in [{cfg.noise_scales[0]:g}, {cfg.noise_scales[1]:g}]), factorised prior, same "
+                "learner, mixing and budget as the claims",
                 f"MCC {fmt_mean_sd(per_seed(check))}, chance {fmt_mean_sd(chance(check))}; "
                 f"MCC − chance per seed "
                 + ", ".join(f"{v:+.2f}" for v in ac)

@@ -21,12 +21,14 @@ from ..core.figures import PALETTE, color
 from ..core.labs import canvas_png, interactions
 from ..core.threads import one_cpu_thread
 from .claims import ABOVE_CHANCE
-from .experiment import chance_mcc
+from .experiment import CRLConfig, chance_mcc
 from .metrics import correlation_matrix
 from .model import encode_means, fit
 from .scm import NOISE_FAMILIES, default_graph, make_data, make_scm
 
 EDGES: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (0, 2))
+#: the book preset, whose learner schedule the lab reuses
+BOOK = CRLConfig.preset("book")
 #: random rotations behind the lab's chance level (fewer than the page's: a rerun must stay under a second)
 LAB_ROTATIONS = 200
 
@@ -71,7 +73,13 @@ class CRLLab:
         changing = {e for e, box in zip(EDGES, self.changes, strict=True) if box.value}
         rng = np.random.default_rng(self.seed)
         scm = make_scm(
-            graph, changing, self.n_envs.value, rng, noise=self.noise.value, post_nonlinear=self.post_nonlinear.value
+            graph,
+            changing,
+            self.n_envs.value,
+            rng,
+            noise=self.noise.value,
+            post_nonlinear=self.post_nonlinear.value,
+            scale_range=BOOK.noise_scales,
         )
         data = make_data(scm, self.n_per_env, 10, rng)
         kind = "spearman" if self.post_nonlinear.value else "pearson"
@@ -87,6 +95,9 @@ class CRLLab:
                 seeds=(self.seed + 1, self.seed + 1),
                 n_steps=self.n_steps,
                 lr=1e-2,
+                obs_std_start=BOOK.obs_std_start,  # the book preset's schedule
+                warmup=BOOK.warmup,
+                cosine=BOOK.cosine,
             )
             means = encode_means(model, x, env)
         self.scores, self.matched = [], []

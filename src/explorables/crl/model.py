@@ -62,6 +62,8 @@ class EnsembleMLP(nn.Module):
 
     def __init__(self, sizes: Sequence[int], generators: Sequence[torch.Generator]):
         super().__init__()
+        #: the leaky ReLU's negative slope (1: the network is linear; :func:`fit` anneals it to 0.2)
+        self.slope = 0.2
         self.weights = nn.ParameterList(
             [nn.Parameter(_init((a, b), generators, 1.0 / math.sqrt(a))) for a, b in itertools.pairwise(sizes)]
         )
@@ -71,7 +73,7 @@ class EnsembleMLP(nn.Module):
         for k, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             x = torch.baddbmm(b, x, w)
             if k < len(self.weights) - 1:
-                x = nn.functional.leaky_relu(x, 0.2)
+                x = nn.functional.leaky_relu(x, self.slope)
         return x
 
 
@@ -90,6 +92,7 @@ class EnsembleVAE(nn.Module):
         g_width: int = 8,
         seeds: Sequence[int],
         obs_std: float = 0.1,
+        encoder_env: bool = False,
     ):
         super().__init__()
         for p in priors:
@@ -115,6 +118,8 @@ class EnsembleVAE(nn.Module):
         uses_env = torch.tensor([p != "plain" for p in priors], dtype=torch.float32)
         causal = torch.tensor([p == "causal" for p in priors], dtype=torch.float32)
         self.register_buffer("env_on", uses_env.view(m, 1, 1))
+        # the encoder reads u only with encoder_env (q(z | x, u) as in iVAE); the plain prior never does
+        self.register_buffer("encoder_env_on", uses_env.view(m, 1, 1) * float(bool(encoder_env)))
         tril = torch.tril(torch.ones(d_latent, d_latent), diagonal=-1)
         self.register_buffer("influence_mask", causal.view(m, 1, 1, 1) * tril)
 
@@ -143,9 +148,11 @@ class EnsembleVAE(nn.Module):
         return (-0.5 * ((z - mean) * torch.exp(-log_s)) ** 2 - log_s).sum(-1)
 
     def encode(self, x: torch.Tensor, onehot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Posterior mean and log-variance of ``q(z | x, u)`` (iVAE's encoder sees the environment's
-        one-hot code too; the plain VAE's encoder gets zeros there, ``q(z | x)``), each ``(M, B, d)``."""
-        out = self.encoder(torch.cat([x, onehot * self.env_on], dim=-1))
+        """Posterior mean and log-variance of ``q(z | x)``, each ``(M, B, d)``. With ``encoder_env`` the
+        environment priors' encoders also read the one-hot code, ``q(z | x, u)`` as in iVAE; otherwise
+        (and always for the plain prior) that input is zeros. The mixing is injective, so ``x`` alone
+        determines ``z`` and ``q(z | x)`` loses nothing."""
+        out = self.encoder(torch.cat([x, onehot * self.encoder_env_on], dim=-1))
         return out[..., : self.d_latent], out[..., self.d_latent :].clamp(-12.0, 6.0)
 
     def elbo(
@@ -168,6 +175,20 @@ class EnsembleVAE(nn.Module):
         return (log_lik + self.log_prior(z, onehot) - log_q).mean(-1)
 
 
+def schedule(
+    step: int, n_steps: int, lr: float, obs_std: float, obs_std_start: float, warmup: float, cosine: bool
+) -> tuple[float, float, float]:
+    """Learning rate, leaky-ReLU slope and decoder standard deviation at ``step`` of ``n_steps`` (see :func:`fit`).
+
+    With ``t = min(step / (warmup n_steps), 1)``: slope ``1 - 0.8 t`` (linear at the start, 0.2 after the
+    warm-up) and decoder std ``obs_std_start^(1 - t) obs_std^t``; the learning rate is ``lr`` or, with
+    ``cosine``, ``lr (1 + cos(pi step / n_steps)) / 2``.
+    """
+    t = 1.0 if warmup <= 0 else min(step / (warmup * n_steps), 1.0)
+    rate = lr * 0.5 * (1.0 + math.cos(math.pi * step / n_steps)) if cosine else lr
+    return rate, 1.0 - 0.8 * t, obs_std_start ** (1.0 - t) * obs_std**t
+
+
 @checked(
     x=Array("m n o"),
     env=Array("_ _", integer=True),
@@ -175,6 +196,9 @@ class EnsembleVAE(nn.Module):
     batch_size=Int(1, 10**6),
     lr=Positive(),
     sparsity=Float(0.0),
+    warmup=Float(0.0, 1.0),
+    cosine=Bool(),
+    encoder_env=Bool(),
     progress=Bool(),
     name=Text(),
     **_SIZES,
@@ -193,6 +217,10 @@ def fit(
     width: int = 32,
     sparsity: float = 1e-3,
     obs_std: float = 0.1,
+    obs_std_start: float | None = None,
+    warmup: float = 0.0,
+    cosine: bool = False,
+    encoder_env: bool = False,
     callback: Callable[[int, EnsembleVAE], None] | None = None,
     progress: bool = False,
     checkpoint: Checkpointer | None = None,
@@ -205,6 +233,12 @@ def fit(
     Member ``m`` sees ``x[m]`` and ``env[m]`` only; ``d_latent`` is the number of latents it fits
     (the true number; choosing it is not part of this chapter).
     ``callback(step, model)`` (optional) is called every 100 steps (the training-curve snapshots).
+
+    The schedule (:func:`schedule`): over the first ``warmup`` fraction of the steps the networks start
+    linear (leaky-ReLU slope 1) and bend to slope 0.2, and the decoder's standard deviation in eq.
+    (crl-elbo) falls geometrically from ``obs_std_start`` (default: ``obs_std``, no annealing) to
+    ``obs_std``; a wide decoder noise first lets the prior shape the codes, before reconstruction
+    dominates. With ``cosine`` the learning rate follows ``lr (1 + cos(pi t / T)) / 2``.
 
     Resumable: with a ``checkpoint`` the loop stores the model, the optimiser, every member's
     generator and the step under ``name`` (throttled by the checkpointer), plus ``extra_state()``
@@ -223,8 +257,11 @@ def fit(
         raise ValueError(f"env must hold labels in [0, n_envs - 1 = {n_envs - 1}], got labels up to {int(env.max())}")
     n_steps, batch_size = check_int("n_steps", n_steps), check_int("batch_size", batch_size)
     check_positive("lr", lr)
+    obs_std_start = obs_std if obs_std_start is None else check_positive("obs_std_start", obs_std_start)
     m, n, d_obs = x.shape
-    model = EnsembleVAE(priors, d_obs, d_latent, n_envs, width=width, seeds=seeds, obs_std=obs_std).to(x.device)
+    model = EnsembleVAE(
+        priors, d_obs, d_latent, n_envs, width=width, seeds=seeds, obs_std=obs_std, encoder_env=encoder_env
+    ).to(x.device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     # every member's minibatches and reparametrisation noise come from its own generator, so a
     # member trains exactly as it would alone
@@ -240,6 +277,10 @@ def fit(
             gen.set_state(state)
         start = int(saved["step"])
     for step in tqdm(range(start, n_steps), desc="VAEs", disable=not progress, initial=start, total=n_steps):
+        rate, slope, model.obs_std = schedule(step, n_steps, lr, obs_std, obs_std_start, warmup, cosine)
+        model.encoder.slope = model.decoder.slope = slope
+        for group in opt.param_groups:
+            group["lr"] = rate
         idx = torch.stack([torch.randint(0, n, (batch_size,), generator=gen) for gen in gens]).to(x.device)
         eps = torch.stack([torch.randn(batch_size, d_latent, generator=gen) for gen in gens]).to(x.device)
         loss = -model.elbo(x[rows, idx], onehot[rows, idx], noise=eps).sum()
@@ -260,6 +301,8 @@ def fit(
                     "extra": None if extra_state is None else extra_state(),
                 },
             )
+    _, model.encoder.slope, model.obs_std = schedule(n_steps, n_steps, lr, obs_std, obs_std_start, warmup, cosine)
+    model.decoder.slope = model.encoder.slope
     if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
         raise ValueError(f"lr = {lr} is too large for this data: training diverged (a parameter is NaN or inf)")
     return model

@@ -124,15 +124,19 @@ def make_scm(
     *,
     noise: str = "gaussian",
     post_nonlinear: bool = False,
+    scale_range: tuple[float, float] = (0.3, 1.2),
 ) -> LatentSCM:
     """Draw the environments' influences and noise parameters of a latent model on ``graph``.
 
     ``changing``: the edges whose weight is drawn anew per environment (``None``: all edges).
     Weights have magnitude in [0.6, 1.6] and a random sign (a fixed edge keeps environment 0's
     weight everywhere, so two calls with the same ``rng`` state differ only in what changes); noise
-    scales lie in [0.3, 1.2] and locations in [-0.8, 0.8], drawn per environment (the changes that
-    make the exogenous noise identifiable, as in iVAE).
+    scales are log-uniform in ``scale_range`` and locations uniform in [-0.8, 0.8], drawn per
+    environment (the changes that make the exogenous noise identifiable, as in iVAE).
     """
+    low, high = (float(v) for v in scale_range)
+    if not 0 < low <= high < np.inf:
+        raise ValueError(f"scale_range must be (low, high) with 0 < low <= high < inf, got {scale_range}")
     if not nx.is_directed_acyclic_graph(graph):
         raise ValueError("graph must be a directed acyclic graph")
     d = graph.number_of_nodes()
@@ -148,7 +152,7 @@ def make_scm(
     for j, i in sorted(edges):  # every edge draws per-environment weights, so that patterns share draws
         w = rng.uniform(0.6, 1.6, n_envs) * rng.choice([-1.0, 1.0], n_envs)
         weights[:, j, i] = w if (j, i) in changing else w[0]
-    noise_scale = rng.uniform(0.3, 1.2, (n_envs, d))
+    noise_scale = np.exp(rng.uniform(np.log(low), np.log(high), (n_envs, d)))
     noise_loc = rng.uniform(-0.8, 0.8, (n_envs, d))
     return LatentSCM(graph, changing, weights, noise_loc, noise_scale, noise, post_nonlinear)
 
