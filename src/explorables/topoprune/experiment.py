@@ -169,7 +169,7 @@ def embed(cfg: TopoPruneConfig, features: np.ndarray, seed: int) -> np.ndarray:
 
 
 def select_all(
-    cfg: TopoPruneConfig, features: np.ndarray, labels: np.ndarray, rng: np.random.Generator
+    cfg: TopoPruneConfig, features: np.ndarray, labels: np.ndarray, rng: np.random.Generator, ccs_seed: int = 0
 ) -> tuple[dict[str, np.ndarray], dict[str, dict[float, np.ndarray]], dict[float, list[np.ndarray]]]:
     """Every method's scores (where it has one) and kept indices at every rate, for one feature view.
 
@@ -178,6 +178,10 @@ def select_all(
     with TopoPrune's rule: the robustness claim compares kept sets under the same selection rule.
     The third value holds ``cfg.n_random_draws`` random draws per rate; ``kept["random"]`` is the first
     (the one whose overlap is measured), the accuracy of random selection their mean.
+    CCS samples inside its strata from its own generator, seeded by ``ccs_seed`` and the rate, not from
+    ``rng``: every view of a seed gets the same seed, so CCS's kept sets on clean and noisy features
+    differ only where its scores do (random selection's draws come from ``rng``: two views' draws are
+    independent, the floor of the kept-set overlap).
     """
     scores = {
         "centre": centre_distance(features, labels),
@@ -186,14 +190,14 @@ def select_all(
     }
     kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in (*METHODS, "centre_rule")}
     draws: dict[float, list[np.ndarray]] = {}
-    for rate in cfg.prune_grid:
+    for j, rate in enumerate(cfg.prune_grid):
         draws[rate] = [random_selection(labels, rate, rng) for _ in range(cfg.n_random_draws)]
         kept["random"][rate] = draws[rate][0]
         kept["centre"][rate] = select_by_score(scores["centre"], labels, rate, "easy")
         kept["centre_rule"][rate] = select_by_score(scores["centre"], labels, rate, cfg.topo_selection)
         kept["d2"][rate] = d2_selection(features, labels, rate, n_neighbours=cfg.n_graph_neighbours)
-        kept["ccs"][rate] = ccs_selection(scores["centre"], labels, rate, rng, n_strata=cfg.n_strata,
-                                          hard_cutoff=cfg.hard_cutoff)  # fmt: skip
+        kept["ccs"][rate] = ccs_selection(scores["centre"], labels, rate, np.random.default_rng([ccs_seed, j]),
+                                          n_strata=cfg.n_strata, hard_cutoff=cfg.hard_cutoff)  # fmt: skip
         kept["radius"][rate] = select_by_score(scores["radius"], labels, rate, cfg.topo_selection)
         kept["topoprune"][rate] = select_by_score(scores["topoprune"], labels, rate, cfg.topo_selection)
     return scores, kept, draws
@@ -274,8 +278,9 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         features[arch], net_accuracy[arch] = extract_features(net, split.x_train, device), acc
     features["mlp_noisy"] = add_feature_noise(features["mlp"], cfg.noise, rng)
     scores, kept, draws = {}, {}, {}
+    ccs_seed = int(rng.integers(2**31))  # one for every view: CCS's kept sets differ only where its scores do
     for view in VIEWS:
-        scores[view], kept[view], draws[view] = select_all(cfg, features[view], y, rng)
+        scores[view], kept[view], draws[view] = select_all(cfg, features[view], y, rng, ccs_seed)
     train_seed = int(rng.integers(2**31))
     accuracy: dict[str, dict[str, dict[str, float]]] = {v: {m: {} for m in METHODS} for v in VIEWS}
     # the same scores kept at either end instead of by cfg.topo_selection (MLP features): does the

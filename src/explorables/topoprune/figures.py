@@ -27,18 +27,21 @@ def _r(a: np.ndarray) -> np.ndarray:
 
 
 def explorable_figure(results: TopoPruneResults) -> go.Figure:
-    """UMAP of the MLP features (first seed; one UMAP seed for both frames): left coloured by TopoPrune's
-    score, right by class; the kept points of TopoPrune (left) and of the distance to the class centre
-    (right) ringed. Slider: clean or noisy features × pruning rate. The layout only draws the picture:
-    the scores are computed on the features (without the diagnosis, their PCA draws it)."""
+    """UMAP of the clean MLP features (first seed): left coloured by TopoPrune's score, right by class;
+    the kept points of TopoPrune (left) and of the distance to the class centre (right) ringed. Slider:
+    clean or noisy features × pruning rate. Every frame is drawn on the *clean* layout, so a point
+    stays where it is and only its colour and ring change with the noise (a noisy layout would move
+    the points as well, and the eye would read UMAP's redrawing as the scores' instability). The
+    layout only draws the picture: the scores are computed on the features (without the diagnosis,
+    their PCA draws it)."""
     ex, cfg = results.curves["example"], results.config
+    Z = ex["embedding"]["mlp"]
 
     titles = ("TopoPrune (colour: score)", "distance to class centre (colour: class)")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.06, subplot_titles=titles)
     frames, labels = [], []
     for v, name in (("mlp", "clean"), ("mlp_noisy", f"noise {cfg.noise}")):
         score, y = ex["scores"][v], np.asarray(ex["labels"])
-        Z = ex["embedding"][v]
         back = add_frame(fig, [
             (go.Scatter(x=_r(Z[:, 0]), y=_r(Z[:, 1]), mode="markers", showlegend=False, hoverinfo="skip",
                           marker=dict(size=4, color=_r(score), colorscale="Viridis", opacity=0.5,
