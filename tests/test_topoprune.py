@@ -518,3 +518,18 @@ def test_random_reference_is_several_class_balanced_draws():
             classes, counts = np.unique(y[d], return_counts=True)
             assert dict(zip(classes.tolist(), counts.tolist(), strict=True)) == class_budget(y, rate)
         assert len({tuple(d.tolist()) for d in draws[rate]}) == 4
+
+
+def test_members_with_the_same_init_number_start_from_the_same_weights():
+    """Paired initialisations: the same subset under the same number trains to the same accuracy wherever it
+    sits in the batch; a subset's accuracy does not depend on which other subsets train beside it."""
+    split = digits_split(0.3, np.random.default_rng(0))
+    rng = np.random.default_rng(3)
+    a, b = (random_selection(split.y_train, 0.9, rng) for _ in range(2))
+    accs = train_on_subsets(split, [a, b, a, b, a], n_steps=20, seed=5, inits=np.array([0, 0, 1, 0, 2]))
+    np.testing.assert_allclose(accs[1], accs[3], atol=1e-12)
+    alone = train_on_subsets(split, [b, a], n_steps=20, seed=5, inits=np.array([0, 0]))
+    np.testing.assert_allclose(alone, accs[[1, 0]], atol=1e-12)
+    assert len({float(accs[0]), float(accs[2]), float(accs[4])}) > 1  # other numbers: other weights
+    with pytest.raises(ValueError, match="inits"):
+        train_on_subsets(split, [a, b], n_steps=1, inits=np.array([0]))

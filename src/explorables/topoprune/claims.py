@@ -73,6 +73,12 @@ def _ms(d: Mapping) -> str:
     return fmt_mean_sd(d["values"], 3)
 
 
+def _cell(per_rate: Mapping, rate: str) -> str:
+    """:func:`_ms` at ``rate``, or "not trained" where the run trained nothing at that rate (only the MLP
+    view trains below the highest rate: no verdict reads those)."""
+    return _ms(per_rate[rate]) if rate in per_rate else "not trained"
+
+
 # --- verdict functions (pure, driven by CRITERIA with synthetic numbers) ---------------------------
 
 
@@ -291,10 +297,11 @@ def ends_table(results: TopoPruneResults) -> str:
     m, cfg = results.summary["methods"], results.config
     rates = [str(r) for r in cfg.prune_grid]
     acc = m["accuracy"]["mlp"]
-    rows = [("random", "–", *(_ms(acc["random"][r]) for r in rates))]
+    rows = [("random", "–", *(_cell(acc["random"], r) for r in rates))]
     for k in END_SCORED:
-        rows.append((METHOD_NAMES[k], f"the run's rule ({cfg.topo_selection})", *(_ms(acc[k][r]) for r in rates)))
-        rows += [(METHOD_NAMES[k], END_NAMES[mode], *(_ms(m["ends"][mode][k][r]) for r in rates)) for mode in END_MODES]
+        rows.append((METHOD_NAMES[k], f"the run's rule ({cfg.topo_selection})", *(_cell(acc[k], r) for r in rates)))
+        rows += [(METHOD_NAMES[k], END_NAMES[mode], *(_cell(m["ends"][mode][k], r) for r in rates))
+                 for mode in END_MODES]  # fmt: skip
     return markdown_table(("method", "kept per class", *(f"pruned {float(r):.0%}" for r in rates)), rows)
 
 
@@ -302,7 +309,7 @@ def accuracy_table(results: TopoPruneResults, view: str = "mlp") -> str:
     """Test accuracy (mean ± sd over seeds) per method and pruning rate, for one feature view (Markdown)."""
     m, rates = results.summary["methods"], [str(r) for r in results.config.prune_grid]
     header = ("method", *(f"pruned {float(r):.0%}" for r in rates))
-    return markdown_table(header, [(METHOD_NAMES[k], *(_ms(m["accuracy"][view][k][r]) for r in rates))
+    return markdown_table(header, [(METHOD_NAMES[k], *(_cell(m["accuracy"][view][k], r) for r in rates))
                                    for k in METHODS])  # fmt: skip
 
 

@@ -71,6 +71,7 @@ METHOD_NAMES: dict[str, str] = {
 BASELINES: tuple[str, ...] = ("random", "centre", "d2", "ccs")
 SCORED: tuple[str, ...] = ("centre", "radius", "topoprune")  # methods with a per-sample score
 VIEWS: tuple[str, ...] = ("mlp", "cnn", "mlp_noisy")
+LOWER_RATE_VIEWS: tuple[str, ...] = ("mlp",)  # views trained below the highest rate (no verdict reads them)
 END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
 END_SCORED: tuple[str, ...] = ("radius", "topoprune")  # scored, with the ends also trained
 #: the diagnosis of the first version's score: the scores compared, and the perturbations
@@ -286,15 +287,22 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
     # the same scores kept at either end instead of by cfg.topo_selection (MLP features): does the
     # selection rule, rather than the score, decide the accuracy?
     ends = {mode: {m: {} for m in END_SCORED} for mode in END_MODES}
+    top = max(cfg.prune_grid)
     for rate in cfg.prune_grid:
-        # one batched training per rate: every view's methods, random selection's draws, the ends
-        members = [(v, m, kept[v][m][rate]) for v in VIEWS for m in METHODS if m != "random"]
-        members += [(v, "random", d) for v in VIEWS for d in draws[v][rate]]
-        members += [(mode, m, select_by_score(scores["mlp"][m], y, rate, mode)) for mode in END_MODES
-                    for m in END_SCORED]  # fmt: skip
-        inits = cfg.n_inits if rate == max(cfg.prune_grid) else 1
+        # one batched training per rate. Every verdict reads the highest rate: there every view's methods,
+        # random selection's draws and the ends train; at the other rates only the MLP view's methods and
+        # draws (the accuracy table and figure). Paired: the c-th initialisation of every member is the
+        # same weights, so a difference between two methods at the same c is free of initialisation noise.
+        views = VIEWS if rate == top else LOWER_RATE_VIEWS
+        members = [(v, m, kept[v][m][rate]) for v in views for m in METHODS if m != "random"]
+        members += [(v, "random", d) for v in views for d in draws[v][rate]]
+        if rate == top:
+            members += [(mode, m, select_by_score(scores["mlp"][m], y, rate, mode)) for mode in END_MODES
+                        for m in END_SCORED]  # fmt: skip
+        inits = cfg.n_inits if rate == top else 1
         accs = train_on_subsets(split, [sub for _, _, sub in members] * inits, n_steps=cfg.n_train_steps,
-                                seed=train_seed, device=device).reshape(inits, -1).mean(0)  # fmt: skip
+                                seed=train_seed, device=device, inits=np.repeat(np.arange(inits), len(members)),
+                                ).reshape(inits, -1).mean(0)  # fmt: skip
         found: dict[tuple[str, str], list[float]] = {}
         for (where, m, _), a in zip(members, accs, strict=True):
             found.setdefault((where, m), []).append(float(a))
@@ -302,6 +310,15 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
             (accuracy[where] if where in VIEWS else ends[where])[m][str(rate)] = float(np.mean(a))
     full = float(train_on_subsets(split, [np.arange(len(y))], n_steps=cfg.n_train_steps, seed=train_seed,
                                   device=device)[0])  # fmt: skip
+    # how far the noise moves the features, next to the neighbourhoods' size (the stability theorem's bound
+    # needs the first to be small next to the second), and how many neighbours a neighbourhood keeps
+    hoods = {v: neighbourhoods(features[v], cfg.n_neighbours)[:, 1:] for v in ("mlp", "mlp_noisy")}
+    noise_geometry = {
+        "noise_norm": float(np.linalg.norm(features["mlp_noisy"] - features["mlp"], axis=1).mean()),
+        "kth_distance": float(np.linalg.norm(features["mlp"][hoods["mlp"][:, -1]] - features["mlp"], axis=1).mean()),
+        "hood_overlap": float(np.mean([len(set(a) & set(b)) / cfg.n_neighbours
+                                       for a, b in zip(hoods["mlp"], hoods["mlp_noisy"], strict=True)])),
+    }  # fmt: skip
     summary = {
         "n_pool": len(y), "n_test": len(split.y_test), "net_accuracy": net_accuracy,
         "full_accuracy": full, "accuracy": accuracy, "ends": ends,
@@ -309,6 +326,8 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
                     for m in (*METHODS, "centre_rule")},
         "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
         "spearman_transfer": {m: float(spearmanr(scores["mlp"][m], scores["cnn"][m])[0]) for m in SCORED},
+        "spearman_control": float(spearmanr(scores["mlp"]["topoprune"], scores["mlp"]["radius"])[0]),
+        "noise_geometry": noise_geometry,
     }  # fmt: skip
     curves: dict[str, Any] = {}
     if seed == cfg.seeds[0]:
@@ -355,18 +374,23 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     """Mean ± sd over seeds of every measured number (per view, method and rate)."""
     rates = [str(r) for r in cfg.prune_grid]
     out: dict[str, Any] = {"accuracy": {}, "noise_change": {}, "transfer_change": {}, "jaccard": {}}
+    top = rates[-1]
+    # trained rates: every rate for the MLP view, the highest only for the others and the ends (see _seed)
+    trained = {v: rates if v in LOWER_RATE_VIEWS else [top] for v in VIEWS}
     for v in VIEWS:
-        out["accuracy"][v] = {m: {r: _mean_sd([p["accuracy"][v][m][r] for p in parts]) for r in rates}
+        out["accuracy"][v] = {m: {r: _mean_sd([p["accuracy"][v][m][r] for p in parts]) for r in trained[v]}
                               for m in METHODS}  # fmt: skip
     for m in METHODS:
-        out["noise_change"][m] = {r: _mean_sd([p["accuracy"]["mlp_noisy"][m][r] - p["accuracy"]["mlp"][m][r]
-                                               for p in parts]) for r in rates}  # fmt: skip
-        out["transfer_change"][m] = {r: _mean_sd([p["accuracy"]["cnn"][m][r] - p["accuracy"]["mlp"][m][r]
-                                                  for p in parts]) for r in rates}  # fmt: skip
+        out["noise_change"][m] = {top: _mean_sd([p["accuracy"]["mlp_noisy"][m][top] - p["accuracy"]["mlp"][m][top]
+                                                 for p in parts])}  # fmt: skip
+        out["transfer_change"][m] = {top: _mean_sd([p["accuracy"]["cnn"][m][top] - p["accuracy"]["mlp"][m][top]
+                                                    for p in parts])}  # fmt: skip
         out["jaccard"][m] = {r: _mean_sd([p["jaccard"][m][r] for p in parts]) for r in rates}
     out["jaccard"]["centre_rule"] = {r: _mean_sd([p["jaccard"]["centre_rule"][r] for p in parts]) for r in rates}
-    out["ends"] = {mode: {m: {r: _mean_sd([p["ends"][mode][m][r] for p in parts]) for r in rates}
+    out["ends"] = {mode: {m: {top: _mean_sd([p["ends"][mode][m][top] for p in parts])}
                           for m in END_SCORED} for mode in END_MODES}  # fmt: skip
+    out["spearman_control"] = _mean_sd([p["spearman_control"] for p in parts])
+    out["noise_geometry"] = {k: _mean_sd([p["noise_geometry"][k] for p in parts]) for k in parts[0]["noise_geometry"]}
     out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}
     out["spearman_transfer"] = {m: _mean_sd([p["spearman_transfer"][m] for p in parts]) for m in SCORED}
     out["full_accuracy"] = _mean_sd([p["full_accuracy"] for p in parts])

@@ -106,11 +106,12 @@ def accuracy_figure(results: TopoPruneResults) -> go.Figure:
                                  name="full pool", showlegend=j == 1), 1, j)  # fmt: skip
         for i, k in enumerate(METHODS):
             acc = m["accuracy"][v][k]
+            here = [r for r in rates if r in acc]  # the CNN and noisy views train at the highest rate only
             fig.add_trace(go.Scatter(
-                x=xs, y=[acc[r]["mean"] for r in rates], mode="lines+markers", name=METHOD_NAMES[k],
-                legendgroup=k, showlegend=j == 1,
+                x=[float(r) for r in here], y=[acc[r]["mean"] for r in here], mode="lines+markers",
+                name=METHOD_NAMES[k], legendgroup=k, showlegend=j == 1,
                 line=dict(color=color(i), width=3 if k == "topoprune" else 1.5),
-                error_y=dict(type="data", array=[acc[r]["sd"] for r in rates], visible=True),
+                error_y=dict(type="data", array=[acc[r]["sd"] for r in here], visible=True),
             ), 1, j)  # fmt: skip
         fig.update_xaxes(title_text="pruning rate", tickformat=".0%", row=1, col=j)
     fig.update_yaxes(title_text="test accuracy", row=1, col=1)
