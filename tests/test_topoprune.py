@@ -32,6 +32,7 @@ from explorables.topoprune.claims import (
     PRIMARY_ROBUSTNESS,
     accuracy_verdict,
     control_verdict,
+    fragile_gate,
     persistence_verdict,
     robustness_verdict,
     room_gate,
@@ -334,6 +335,12 @@ def test_at_noise_zero_every_non_random_kept_set_is_the_clean_one():
     for method, per_rate in jac.items():
         for value in per_rate.values():
             assert (value["mean"] < 1.0) if method == "random" else (value["mean"] == 1.0), method
+    from explorables.topoprune.claims import claims
+
+    rows = claims(res)
+    assert {r.name for r in rows if r.kind == "gate"} == {"stable", "extractors", "fragile", "room"}
+    fragile = next(r for r in rows if r.name == "fragile")
+    assert fragile.outcome == "fail"  # no noise: the baseline's kept set does not degrade at all
 
 
 def test_umap_embedding_is_seeded():
@@ -389,7 +396,7 @@ def test_verdicts_follow_their_criteria():
     assert accuracy_verdict({"random": [-0.014, -0.008, -0.02], "centre": up}).startswith("no")
     assert accuracy_verdict({"random": tie, "d2": tie}).startswith("unclear")
     ranks = PRIMARY_ROBUSTNESS
-    assert "kept sets" in ranks and "same rule" in ranks  # the claim is decided on the selected set
+    assert "kept sets" in ranks and "lowest" in ranks  # the selected set, under a rule where ranks decide it
     assert robustness_verdict({ranks: up, "kept": up}).startswith("yes")
     assert robustness_verdict({ranks: up, "kept": down}).startswith("partly")
     # the kept sets against the centre distance (same rule) are the primary part: clearly behind reads no
@@ -397,6 +404,12 @@ def test_verdicts_follow_their_criteria():
     assert robustness_verdict({ranks: down, "kept": down}).startswith("no")
     assert robustness_verdict({ranks: tie, "kept": up}).startswith("unclear")
     assert room_gate(up).startswith("pass") and room_gate(tie).startswith("fail")
+    # fragile: the baseline must degrade (Jaccard interval at most 0.8) and sit above the random floor
+    floor = [0.05, 0.06, 0.05]
+    assert fragile_gate([0.3, 0.32, 0.28], floor).startswith("pass")
+    assert fragile_gate([0.95, 0.97, 0.96], floor).startswith("fail")  # the noise hardly moves it
+    assert fragile_gate([0.06, 0.07, 0.05], floor).startswith("fail")  # on the floor: the rule decides
+    assert fragile_gate([0.5, 0.9, 0.3], floor).startswith("fail")  # interval reaches above 0.8
     assert room_gate(down).startswith("fail")
     with pytest.raises(ValueError, match="primary"):
         robustness_verdict({"kept": up})
