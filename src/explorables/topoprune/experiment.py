@@ -128,6 +128,8 @@ class TopoPruneConfig(ExperimentConfig):
                                 "averaged: the reference every method is compared with)")
     n_inits: int = param(2, Int(1, 100), "initialisations of the MLP trained on each subset at the highest pruning "
                          "rate (accuracy averaged; the other rates train once)")
+    paired_inits: bool = param(True, Bool(), "every method's subset trains from the same initialisations (paired "
+                               "differences free of initialisation noise); False: each subset its own")
     processes: int = param(2, Int(1, 64), "processes for the seeds: this one and a worker that takes its share "
                            "(1: all here); the numbers are the same for any count")
     n_check_clouds: int = param(20, Int(1), "neighbourhoods on which eq. (topoprune-pers) is compared with gudhi")
@@ -309,7 +311,8 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
                         for m in END_SCORED]  # fmt: skip
         inits = cfg.n_inits if rate == top else 1
         accs = train_on_subsets(split, [sub for _, _, sub in members] * inits, n_steps=cfg.n_train_steps,
-                                seed=train_seed, device=device, inits=np.repeat(np.arange(inits), len(members)),
+                                seed=train_seed, device=device,
+                                inits=np.repeat(np.arange(inits), len(members)) if cfg.paired_inits else None,
                                 ).reshape(inits, -1).mean(0)  # fmt: skip
         found: dict[tuple[str, str], list[float]] = {}
         for (where, m, _), a in zip(members, accs, strict=True):
