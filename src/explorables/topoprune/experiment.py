@@ -70,7 +70,11 @@ METHOD_NAMES: dict[str, str] = {
 }
 BASELINES: tuple[str, ...] = ("random", "centre", "d2", "ccs")
 SCORED: tuple[str, ...] = ("centre", "radius", "topoprune")  # methods with a per-sample score
+#: kept sets measured (overlap clean vs noisy) but not trained: the centre distance by TopoPrune's rule;
+#: TopoPrune and the control keeping their lowest scores (the centre distance's own rule)
+KEPT_ONLY: tuple[str, ...] = ("centre_rule", "topoprune_low", "radius_low")
 VIEWS: tuple[str, ...] = ("mlp", "cnn", "mlp_noisy")
+LOWER_RATE_VIEWS: tuple[str, ...] = ("mlp",)  # views trained below the highest rate (no verdict reads them)
 END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
 END_SCORED: tuple[str, ...] = ("radius", "topoprune")  # scored, with the ends also trained
 #: the diagnosis of the first version's score: the scores compared, and the perturbations
@@ -124,6 +128,8 @@ class TopoPruneConfig(ExperimentConfig):
                                 "averaged: the reference every method is compared with)")
     n_inits: int = param(2, Int(1, 100), "initialisations of the MLP trained on each subset at the highest pruning "
                          "rate (accuracy averaged; the other rates train once)")
+    paired_inits: bool = param(True, Bool(), "every method's subset trains from the same initialisations (paired "
+                               "differences free of initialisation noise); False: each subset its own")
     processes: int = param(2, Int(1, 64), "processes for the seeds: this one and a worker that takes its share "
                            "(1: all here); the numbers are the same for any count")
     n_check_clouds: int = param(20, Int(1), "neighbourhoods on which eq. (topoprune-pers) is compared with gudhi")
@@ -169,32 +175,41 @@ def embed(cfg: TopoPruneConfig, features: np.ndarray, seed: int) -> np.ndarray:
 
 
 def select_all(
-    cfg: TopoPruneConfig, features: np.ndarray, labels: np.ndarray, rng: np.random.Generator
+    cfg: TopoPruneConfig, features: np.ndarray, labels: np.ndarray, rng: np.random.Generator, ccs_seed: int = 0
 ) -> tuple[dict[str, np.ndarray], dict[str, dict[float, np.ndarray]], dict[float, list[np.ndarray]]]:
     """Every method's scores (where it has one) and kept indices at every rate, for one feature view.
 
     TopoPrune and the control see only the features (no labels) for their scores; labels enter only
     through the class-balanced budget. ``kept["centre_rule"]`` (not trained) keeps by the centre distance
-    with TopoPrune's rule: the robustness claim compares kept sets under the same selection rule.
+    with TopoPrune's rule; ``kept["topoprune_low"]`` and ``kept["radius_low"]`` (not trained either) keep
+    the lowest scores of each class, the rule of the centre distance itself: under it the kept set is
+    decided by the ranking alone, so the score's stability can show in it (the robustness claim's
+    primary part; under evenly spaced ranks any score's kept set sits near random's).
     The third value holds ``cfg.n_random_draws`` random draws per rate; ``kept["random"]`` is the first
     (the one whose overlap is measured), the accuracy of random selection their mean.
+    CCS samples inside its strata from its own generator, seeded by ``ccs_seed`` and the rate, not from
+    ``rng``: every view of a seed gets the same seed, so CCS's kept sets on clean and noisy features
+    differ only where its scores do (random selection's draws come from ``rng``: two views' draws are
+    independent, the floor of the kept-set overlap).
     """
     scores = {
         "centre": centre_distance(features, labels),
         "radius": averaged_knn_radius(features, cfg.n_neighbours),
         "topoprune": persistence_scores(features, cfg.n_neighbours, int(cfg.use_h1), cfg.workers),
     }
-    kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in (*METHODS, "centre_rule")}
+    kept: dict[str, dict[float, np.ndarray]] = {m: {} for m in (*METHODS, *KEPT_ONLY)}
     draws: dict[float, list[np.ndarray]] = {}
-    for rate in cfg.prune_grid:
+    for j, rate in enumerate(cfg.prune_grid):
         draws[rate] = [random_selection(labels, rate, rng) for _ in range(cfg.n_random_draws)]
         kept["random"][rate] = draws[rate][0]
         kept["centre"][rate] = select_by_score(scores["centre"], labels, rate, "easy")
         kept["centre_rule"][rate] = select_by_score(scores["centre"], labels, rate, cfg.topo_selection)
         kept["d2"][rate] = d2_selection(features, labels, rate, n_neighbours=cfg.n_graph_neighbours)
-        kept["ccs"][rate] = ccs_selection(scores["centre"], labels, rate, rng, n_strata=cfg.n_strata,
-                                          hard_cutoff=cfg.hard_cutoff)  # fmt: skip
+        kept["ccs"][rate] = ccs_selection(scores["centre"], labels, rate, np.random.default_rng([ccs_seed, j]),
+                                          n_strata=cfg.n_strata, hard_cutoff=cfg.hard_cutoff)  # fmt: skip
         kept["radius"][rate] = select_by_score(scores["radius"], labels, rate, cfg.topo_selection)
+        kept["topoprune_low"][rate] = select_by_score(scores["topoprune"], labels, rate, "easy")
+        kept["radius_low"][rate] = select_by_score(scores["radius"], labels, rate, "easy")
         kept["topoprune"][rate] = select_by_score(scores["topoprune"], labels, rate, cfg.topo_selection)
     return scores, kept, draws
 
@@ -274,22 +289,31 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         features[arch], net_accuracy[arch] = extract_features(net, split.x_train, device), acc
     features["mlp_noisy"] = add_feature_noise(features["mlp"], cfg.noise, rng)
     scores, kept, draws = {}, {}, {}
+    ccs_seed = int(rng.integers(2**31))  # one for every view: CCS's kept sets differ only where its scores do
     for view in VIEWS:
-        scores[view], kept[view], draws[view] = select_all(cfg, features[view], y, rng)
+        scores[view], kept[view], draws[view] = select_all(cfg, features[view], y, rng, ccs_seed)
     train_seed = int(rng.integers(2**31))
     accuracy: dict[str, dict[str, dict[str, float]]] = {v: {m: {} for m in METHODS} for v in VIEWS}
     # the same scores kept at either end instead of by cfg.topo_selection (MLP features): does the
     # selection rule, rather than the score, decide the accuracy?
     ends = {mode: {m: {} for m in END_SCORED} for mode in END_MODES}
+    top = max(cfg.prune_grid)
     for rate in cfg.prune_grid:
-        # one batched training per rate: every view's methods, random selection's draws, the ends
-        members = [(v, m, kept[v][m][rate]) for v in VIEWS for m in METHODS if m != "random"]
-        members += [(v, "random", d) for v in VIEWS for d in draws[v][rate]]
-        members += [(mode, m, select_by_score(scores["mlp"][m], y, rate, mode)) for mode in END_MODES
-                    for m in END_SCORED]  # fmt: skip
-        inits = cfg.n_inits if rate == max(cfg.prune_grid) else 1
+        # one batched training per rate. Every verdict reads the highest rate: there every view's methods,
+        # random selection's draws and the ends train; at the other rates only the MLP view's methods and
+        # draws (the accuracy table and figure). Paired: the c-th initialisation of every member is the
+        # same weights, so a difference between two methods at the same c is free of initialisation noise.
+        views = VIEWS if rate == top else LOWER_RATE_VIEWS
+        members = [(v, m, kept[v][m][rate]) for v in views for m in METHODS if m != "random"]
+        members += [(v, "random", d) for v in views for d in draws[v][rate]]
+        if rate == top:
+            members += [(mode, m, select_by_score(scores["mlp"][m], y, rate, mode)) for mode in END_MODES
+                        for m in END_SCORED]  # fmt: skip
+        inits = cfg.n_inits if rate == top else 1
         accs = train_on_subsets(split, [sub for _, _, sub in members] * inits, n_steps=cfg.n_train_steps,
-                                seed=train_seed, device=device).reshape(inits, -1).mean(0)  # fmt: skip
+                                seed=train_seed, device=device,
+                                inits=np.repeat(np.arange(inits), len(members)) if cfg.paired_inits else None,
+                                ).reshape(inits, -1).mean(0)  # fmt: skip
         found: dict[tuple[str, str], list[float]] = {}
         for (where, m, _), a in zip(members, accs, strict=True):
             found.setdefault((where, m), []).append(float(a))
@@ -297,13 +321,24 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
             (accuracy[where] if where in VIEWS else ends[where])[m][str(rate)] = float(np.mean(a))
     full = float(train_on_subsets(split, [np.arange(len(y))], n_steps=cfg.n_train_steps, seed=train_seed,
                                   device=device)[0])  # fmt: skip
+    # how far the noise moves the features, next to the neighbourhoods' size (the stability theorem's bound
+    # needs the first to be small next to the second), and how many neighbours a neighbourhood keeps
+    hoods = {v: neighbourhoods(features[v], cfg.n_neighbours)[:, 1:] for v in ("mlp", "mlp_noisy")}
+    noise_geometry = {
+        "noise_norm": float(np.linalg.norm(features["mlp_noisy"] - features["mlp"], axis=1).mean()),
+        "kth_distance": float(np.linalg.norm(features["mlp"][hoods["mlp"][:, -1]] - features["mlp"], axis=1).mean()),
+        "hood_overlap": float(np.mean([len(set(a) & set(b)) / cfg.n_neighbours
+                                       for a, b in zip(hoods["mlp"], hoods["mlp_noisy"], strict=True)])),
+    }  # fmt: skip
     summary = {
         "n_pool": len(y), "n_test": len(split.y_test), "net_accuracy": net_accuracy,
         "full_accuracy": full, "accuracy": accuracy, "ends": ends,
         "jaccard": {m: {str(r): jaccard(kept["mlp"][m][r], kept["mlp_noisy"][m][r]) for r in cfg.prune_grid}
-                    for m in (*METHODS, "centre_rule")},
+                    for m in (*METHODS, *KEPT_ONLY)},
         "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
         "spearman_transfer": {m: float(spearmanr(scores["mlp"][m], scores["cnn"][m])[0]) for m in SCORED},
+        "spearman_control": float(spearmanr(scores["mlp"]["topoprune"], scores["mlp"]["radius"])[0]),
+        "noise_geometry": noise_geometry,
     }  # fmt: skip
     curves: dict[str, Any] = {}
     if seed == cfg.seeds[0]:
@@ -350,18 +385,24 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     """Mean ± sd over seeds of every measured number (per view, method and rate)."""
     rates = [str(r) for r in cfg.prune_grid]
     out: dict[str, Any] = {"accuracy": {}, "noise_change": {}, "transfer_change": {}, "jaccard": {}}
+    top = rates[-1]
+    # trained rates: every rate for the MLP view, the highest only for the others and the ends (see _seed)
+    trained = {v: rates if v in LOWER_RATE_VIEWS else [top] for v in VIEWS}
     for v in VIEWS:
-        out["accuracy"][v] = {m: {r: _mean_sd([p["accuracy"][v][m][r] for p in parts]) for r in rates}
+        out["accuracy"][v] = {m: {r: _mean_sd([p["accuracy"][v][m][r] for p in parts]) for r in trained[v]}
                               for m in METHODS}  # fmt: skip
     for m in METHODS:
-        out["noise_change"][m] = {r: _mean_sd([p["accuracy"]["mlp_noisy"][m][r] - p["accuracy"]["mlp"][m][r]
-                                               for p in parts]) for r in rates}  # fmt: skip
-        out["transfer_change"][m] = {r: _mean_sd([p["accuracy"]["cnn"][m][r] - p["accuracy"]["mlp"][m][r]
-                                                  for p in parts]) for r in rates}  # fmt: skip
+        out["noise_change"][m] = {top: _mean_sd([p["accuracy"]["mlp_noisy"][m][top] - p["accuracy"]["mlp"][m][top]
+                                                 for p in parts])}  # fmt: skip
+        out["transfer_change"][m] = {top: _mean_sd([p["accuracy"]["cnn"][m][top] - p["accuracy"]["mlp"][m][top]
+                                                    for p in parts])}  # fmt: skip
         out["jaccard"][m] = {r: _mean_sd([p["jaccard"][m][r] for p in parts]) for r in rates}
-    out["jaccard"]["centre_rule"] = {r: _mean_sd([p["jaccard"]["centre_rule"][r] for p in parts]) for r in rates}
-    out["ends"] = {mode: {m: {r: _mean_sd([p["ends"][mode][m][r] for p in parts]) for r in rates}
+    for k in KEPT_ONLY:
+        out["jaccard"][k] = {r: _mean_sd([p["jaccard"][k][r] for p in parts]) for r in rates}
+    out["ends"] = {mode: {m: {top: _mean_sd([p["ends"][mode][m][top] for p in parts])}
                           for m in END_SCORED} for mode in END_MODES}  # fmt: skip
+    out["spearman_control"] = _mean_sd([p["spearman_control"] for p in parts])
+    out["noise_geometry"] = {k: _mean_sd([p["noise_geometry"][k] for p in parts]) for k in parts[0]["noise_geometry"]}
     out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}
     out["spearman_transfer"] = {m: _mean_sd([p["spearman_transfer"][m] for p in parts]) for m in SCORED}
     out["full_accuracy"] = _mean_sd([p["full_accuracy"] for p in parts])

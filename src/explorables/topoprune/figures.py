@@ -27,18 +27,21 @@ def _r(a: np.ndarray) -> np.ndarray:
 
 
 def explorable_figure(results: TopoPruneResults) -> go.Figure:
-    """UMAP of the MLP features (first seed; one UMAP seed for both frames): left coloured by TopoPrune's
-    score, right by class; the kept points of TopoPrune (left) and of the distance to the class centre
-    (right) ringed. Slider: clean or noisy features × pruning rate. The layout only draws the picture:
-    the scores are computed on the features (without the diagnosis, their PCA draws it)."""
+    """UMAP of the clean MLP features (first seed): left coloured by TopoPrune's score, right by class;
+    the kept points of TopoPrune (left) and of the distance to the class centre (right) ringed. Slider:
+    clean or noisy features × pruning rate. Every frame is drawn on the *clean* layout, so a point
+    stays where it is and only its colour and ring change with the noise (a noisy layout would move
+    the points as well, and the eye would read UMAP's redrawing as the scores' instability). The
+    layout only draws the picture: the scores are computed on the features (without the diagnosis,
+    their PCA draws it)."""
     ex, cfg = results.curves["example"], results.config
+    Z = ex["embedding"]["mlp"]
 
     titles = ("TopoPrune (colour: score)", "distance to class centre (colour: class)")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.06, subplot_titles=titles)
     frames, labels = [], []
     for v, name in (("mlp", "clean"), ("mlp_noisy", f"noise {cfg.noise}")):
         score, y = ex["scores"][v], np.asarray(ex["labels"])
-        Z = ex["embedding"][v]
         back = add_frame(fig, [
             (go.Scatter(x=_r(Z[:, 0]), y=_r(Z[:, 1]), mode="markers", showlegend=False, hoverinfo="skip",
                           marker=dict(size=4, color=_r(score), colorscale="Viridis", opacity=0.5,
@@ -103,11 +106,12 @@ def accuracy_figure(results: TopoPruneResults) -> go.Figure:
                                  name="full pool", showlegend=j == 1), 1, j)  # fmt: skip
         for i, k in enumerate(METHODS):
             acc = m["accuracy"][v][k]
+            here = [r for r in rates if r in acc]  # the CNN and noisy views train at the highest rate only
             fig.add_trace(go.Scatter(
-                x=xs, y=[acc[r]["mean"] for r in rates], mode="lines+markers", name=METHOD_NAMES[k],
-                legendgroup=k, showlegend=j == 1,
+                x=[float(r) for r in here], y=[acc[r]["mean"] for r in here], mode="lines+markers",
+                name=METHOD_NAMES[k], legendgroup=k, showlegend=j == 1,
                 line=dict(color=color(i), width=3 if k == "topoprune" else 1.5),
-                error_y=dict(type="data", array=[acc[r]["sd"] for r in rates], visible=True),
+                error_y=dict(type="data", array=[acc[r]["sd"] for r in here], visible=True),
             ), 1, j)  # fmt: skip
         fig.update_xaxes(title_text="pruning rate", tickformat=".0%", row=1, col=j)
     fig.update_yaxes(title_text="test accuracy", row=1, col=1)

@@ -195,16 +195,24 @@ def add_feature_noise(features: np.ndarray, noise: float, rng: np.random.Generat
 def train_on_subsets(
     split: Split, subsets: list[np.ndarray], *, n_steps: int, d_hidden: int = 64, lr: float = 1e-2,
     weight_decay: float = 1e-4, seed: int = 0, device: str | torch.device = "cpu",
+    inits: np.ndarray | None = None,
 ) -> np.ndarray:
     """Test accuracy of an MLP (pixels → ``d_hidden`` → classes) trained from scratch on each subset.
 
     All subsets train at once as a batched ensemble: member ``m`` has its own weights and sees only
     the pool indices ``subsets[m]`` (padded and masked), full-batch Adam for ``n_steps`` steps.
-    Adam acts per weight, so the members do not interact.
+    Adam acts per weight, so the members do not interact. ``inits`` (one integer per subset, or
+    None: every member its own) names each member's initialisation: members with the same number
+    start from the same weights, so two subsets compared at the same number differ only by what
+    they keep (full-batch: they see no batches that could differ either).
     """
     n_steps = check_int("n_steps", n_steps, 1)
     check_positive("lr", lr)
     _check_subsets(split, subsets)
+    if inits is not None:
+        inits = np.asarray(inits)
+        if inits.shape != (len(subsets),) or inits.dtype.kind not in "iu" or inits.min() < 0:
+            raise ValueError(f"inits must hold one non-negative integer per subset ({len(subsets)}), got {inits!r}")
     n_members, width = len(subsets), max(len(s) for s in subsets)
     d_in, k = int(np.prod(split.x_train.shape[1:])), split.n_classes
     check_memory({
@@ -215,7 +223,7 @@ def train_on_subsets(
     })  # fmt: skip
     device = resolve_device(device)
     with one_cpu_thread(device):  # small matrices: a second CPU thread only adds waiting
-        return _train_on_subsets(split, subsets, n_steps, d_hidden, lr, weight_decay, seed, device)
+        return _train_on_subsets(split, subsets, n_steps, d_hidden, lr, weight_decay, seed, device, inits)
 
 
 def _check_subsets(split: Split, subsets: list[np.ndarray]) -> None:
@@ -229,7 +237,8 @@ def _check_subsets(split: Split, subsets: list[np.ndarray]) -> None:
 
 
 def _train_on_subsets(split: Split, subsets: list[np.ndarray], n_steps: int, d_hidden: int, lr: float,
-                      weight_decay: float, seed: int, device) -> np.ndarray:  # fmt: skip
+                      weight_decay: float, seed: int, device,
+                      inits: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     _check_subsets(split, subsets)
     n_pool = len(split.y_train)
     dev = torch.device(device)
@@ -246,12 +255,21 @@ def _train_on_subsets(split: Split, subsets: list[np.ndarray], n_steps: int, d_h
     index, mask = index.to(dev), mask.to(dev)
     xb, yb = x_pool[index], y_pool[index]  # (M, width, d_in), (M, width)
 
-    def init(fan_in: int, *shape: int) -> torch.Tensor:
-        bound = 1.0 / np.sqrt(fan_in)
-        return ((torch.rand(*shape, generator=gen) * 2 - 1) * bound).to(dev).requires_grad_(True)
+    shapes = ((d_in, d_in, d_hidden), (d_in, 1, d_hidden), (d_hidden, d_hidden, k), (d_hidden, 1, k))
 
-    w1, b1 = init(d_in, n_members, d_in, d_hidden), init(d_in, n_members, 1, d_hidden)
-    w2, b2 = init(d_hidden, n_members, d_hidden, k), init(d_hidden, n_members, 1, k)
+    def uniform(g: torch.Generator, n: int, fan_in: int, *shape: int) -> torch.Tensor:
+        bound = 1.0 / np.sqrt(fan_in)
+        return (torch.rand(n, *shape, generator=g) * 2 - 1) * bound
+
+    if inits is None:  # every member its own weights, drawn in one stream
+        weights = [uniform(gen, n_members, fan_in, *shape) for fan_in, *shape in shapes]
+    else:  # initialisation c drawn from its own stream (seed, c): the same whatever else trains beside it
+        drawn = {}
+        for c in np.unique(inits).tolist():
+            g = torch.Generator().manual_seed(seed * 1_000_003 + c)
+            drawn[c] = [uniform(g, 1, fan_in, *shape)[0] for fan_in, *shape in shapes]
+        weights = [torch.stack([drawn[int(c)][j] for c in inits]) for j in range(len(shapes))]
+    w1, b1, w2, b2 = (w.to(dev).requires_grad_(True) for w in weights)
     opt = torch.optim.Adam([w1, b1, w2, b2], lr=lr, weight_decay=weight_decay)
     for _ in range(n_steps):
         logits = torch.relu(xb @ w1 + b1) @ w2 + b2

@@ -3,7 +3,7 @@
 Every method keeps exactly ``class_budget(labels, prune_fraction)[c]`` samples of class ``c``;
 only the choice *within* a class differs. Labels are used for that balance (as the paper's
 class-balanced selection does) and by the supervised baselines; TopoPrune's *scores* never see
-them (:func:`explorables.topoprune.persistence.topological_scores` takes only the embedding).
+them (:func:`explorables.topoprune.persistence.persistence_scores` takes only the features).
 """
 
 from __future__ import annotations
