@@ -54,8 +54,17 @@ class EConv(nn.Module):
         self.stride, self.padding, self.groups = stride, padding, len(gens)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.conv2d(x, self.weight.flatten(0, 1), self.bias.flatten(), stride=self.stride, padding=self.padding,
-                        groups=self.groups)
+        # the same as F.conv2d(..., groups=M), as im2col and one batched matrix product per member: on a CPU,
+        # PyTorch's grouped convolutions (and their backward) are several times slower for these small sizes
+        b, _, h, w = x.shape
+        m, c_out, c_in, k, _ = self.weight.shape
+        h_out, w_out = (h + 2 * self.padding - k) // self.stride + 1, (w + 2 * self.padding - k) // self.stride + 1
+        if k == 1 and self.stride == 1 and self.padding == 0:
+            cols = x.reshape(b, m, c_in, h * w)
+        else:
+            cols = F.unfold(x, k, padding=self.padding, stride=self.stride).reshape(b, m, c_in * k * k, -1)
+        y = torch.matmul(self.weight.flatten(2), cols) + self.bias[..., None]
+        return y.reshape(b, m * c_out, h_out, w_out)
 
 
 class ELinear(nn.Module):
@@ -155,10 +164,17 @@ class Head(nn.Module):
 def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
     (..., D, h*w) -> the mask-weighted features (..., D) and the geometry (..., 5): the centroid
-    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose)."""
+    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose).
+
+    Several maps of the same features at once: ``prob`` (..., K, h, w) with ``features`` (..., D, h*w)
+    (``prob`` one axis longer) give (..., K, D) and (..., K, 5)."""
     h, w = prob.shape[-2:]
     if features.shape[-1] != h * w:
         raise ValueError(f"features must have h*w = {h * w} columns (from prob's shape), got {features.shape[-1]}")
+    several = prob.dim() == features.dim() + 1
+    if not several and prob.dim() != features.dim():
+        raise ValueError(f"prob must have one axis fewer than features (one map) or one more (several maps), got "
+                         f"shapes {tuple(prob.shape)} and {tuple(features.shape)}")
     ys, xs = torch.meshgrid((torch.arange(h, device=prob.device) + 0.5) / h,
                             (torch.arange(w, device=prob.device) + 0.5) / w, indexing="ij")
     a = prob.flatten(-2)
@@ -167,8 +183,17 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     cx, cy = (a * xs).sum(-1), (a * ys).sum(-1)                   # c, the centroid
     dx, dy = xs - cx[..., None], ys - cy[..., None]
     moments = torch.stack([(a * dx * dx).sum(-1), (a * dy * dy).sum(-1), (a * dx * dy).sum(-1)], -1) * 20  # Sigma
-    pooled = (features @ a[..., None])[..., 0]                    # f, the mask-weighted features
+    # f, the mask-weighted features, as a matrix product (a single map: one row)
+    pooled = a @ features.transpose(-1, -2) if several else (a[..., None, :] @ features.transpose(-1, -2))[..., 0, :]
     return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
+
+
+def mask_weights(logits: torch.Tensor) -> torch.Tensor:
+    """What the pose head reads of a predicted mask: ``max(0, 2 sigmoid(logits) - 1)``, the pixels the mask
+    predicts (probability above 1/2, the mask that is scored), weighted by their confidence. The plain
+    ``sigmoid`` would give every background pixel a small weight, and the thousand of them pull the
+    centroid and the moments away from the part."""
+    return (2 * torch.sigmoid(logits) - 1).clamp(min=0)
 
 
 def orientation(geometry: torch.Tensor) -> torch.Tensor:
@@ -243,7 +268,8 @@ class UniRAP(nn.Module):
         f = F.relu(self.conv2(F.relu(self.conv1(x))))              # (B, M * D, S/4, S/4)
         g = f.shape[-1]
         image_tokens = f.reshape(b, m, -1, g * g).permute(1, 0, 3, 2) + self.pos[:, None]
-        ctx = F.interpolate(self.pix_tok(f), scale_factor=4, mode="nearest")
+        ctx = self.pix_tok(f)  # each token's context, repeated over its 4 x 4 pixels (nearest upsampling)
+        ctx = ctx[:, :, :, None, :, None].expand(-1, -1, -1, 4, -1, 4).reshape(*ctx.shape[:2], h, w)
         pixels = F.relu(self.pix_mid(F.relu(self.pix_low(x))) + ctx).reshape(b, m, -1, h * w)
         idx = torch.arange(m, device=tokens.device)[:, None, None]
         words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
@@ -270,30 +296,35 @@ class UniRAP(nn.Module):
         scale = 1.0 / math.sqrt(pixels.shape[2])
         bm = lambda t: t.transpose(0, 1)  # noqa: E731  (M, B, ...) <-> (B, M, ...)
 
-        def pixel_map(embed: ELinear, q: torch.Tensor) -> torch.Tensor:  # <W q, F(p)>: (B, M, S*S)
-            return torch.einsum("bmd,bmdp->bmp", bm(embed(q)), pixels) * scale
-
+        # the maps <W q, F(p)> of the heads, in one batched product: box, mask (and the pose's own) (B, M, 2-3, S*S)
+        heads = [(self.box_embed, q_box), (self.mask_embed, q_mask)]
+        if self.arch != "unified":  # the pose's own map: its attention map, or the separate decoder's mask
+            heads.append((self.pose_embed if self.arch == "pose_direct" else self.mask_embed, q_pose))
+        embeds = torch.stack([bm(e(q)) for e, q in heads], 2)
+        maps = (embeds @ pixels) * scale
         # box: a detection map over the pixels; its centroid is the box centre, the head adds the size
-        det = pixel_map(self.box_embed, q_box).softmax(-1).reshape(b, m, size, size)
-        pooled, geometry = map(bm, mask_statistics.__wrapped__(det, pixels))
-        out = self.box_head(torch.cat([q_box, pooled, geometry], -1))
-        box = torch.cat([geometry[..., :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
+        det = maps[:, :, 0].softmax(-1).reshape(b, m, size, size)
         # mask: sigmoid(<W q, F_pixel>) (eq. unirap-mask)
-        logits = (pixel_map(self.mask_embed, q_mask) + bm(self.mask_bias[:, None])).reshape(b, m, size, size)
+        bias = bm(self.mask_bias[:, None])
+        logits = (maps[:, :, 1] + bias).reshape(b, m, size, size)
         if self.arch == "pose_direct":  # the ablation: the pose reads an attention map of its own, not a mask
             if pose_mask is not None:
                 raise ValueError("pose_mask is for the architectures whose pose reads a mask, not 'pose_direct'")
-            read = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
+            read = maps[:, :, 2].softmax(-1).reshape(b, m, size, size)
         elif pose_mask is not None:  # the positive control: the pose head reads the given (true) mask
             if pose_mask.shape != (m, b, size, size):
                 raise ValueError(f"pose_mask must have shape {(m, b, size, size)}, got {tuple(pose_mask.shape)}")
             read = bm(pose_mask.float())
         elif self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
-            read = torch.sigmoid(logits)
+            read = mask_weights(logits)
         else:  # separate decoders: the pose decoder's token reads its own mask through the shared mask head
-            own = pixel_map(self.mask_embed, q_pose) + bm(self.mask_bias[:, None])
-            read = torch.sigmoid(own).reshape(b, m, size, size)
-        pooled, geometry = map(bm, mask_statistics.__wrapped__(read, pixels))
+            read = mask_weights((maps[:, :, 2] + bias).reshape(b, m, size, size))
+        # the statistics of the detection map and of what the pose reads, in one call: (B, M, 2, ...)
+        pooled, geometry = mask_statistics.__wrapped__(torch.stack([det, read], 2), pixels)
+        pooled, geometry = bm(pooled), bm(geometry)
+        out = self.box_head(torch.cat([q_box, pooled[:, :, 0], geometry[:, :, 0]], -1))
+        box = torch.cat([geometry[..., 0, :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
+        pooled, geometry = pooled[:, :, 1], geometry[:, :, 1]
         geometry = torch.cat([geometry, orientation(geometry)], -1)
         out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1)) + self.pose_skip(geometry)
         xy = geometry[..., :2] + 0.2 * torch.tanh(out[..., :2])
