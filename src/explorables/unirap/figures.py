@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
-from .claims import METRIC_LABELS, METRICS, scores
+from .claims import METRIC_LABELS, METRICS, control_counts, scores
 from .experiment import UniRAPResults, scene_arrays
 from .metrics import grasp_rectangle
 from .scenes import JAW
@@ -85,7 +85,7 @@ def efficiency_figure(results: UniRAPResults) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=[METRIC_LABELS[k] for k in METRICS])
     for col, key in enumerate(METRICS, start=1):
         for j, regime in enumerate(("curriculum", "joint_parsing")):
-            counts = grid
+            counts = grid if regime == "curriculum" else control_counts(results)
             st = [scores(results, regime, n)[key] for n in counts]
             fig.add_trace(go.Scatter(x=counts, y=[s["mean"] for s in st], mode="lines+markers", name=LABELS[regime],
                                      error_y=dict(type="data", array=[s["sd"] for s in st]),
