@@ -53,18 +53,26 @@ class EConv(nn.Module):
         self.bias = _zeros(len(gens), (c_out,))
         self.stride, self.padding, self.groups = stride, padding, len(gens)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, shared: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` (B, M * C, H, W); ``shared`` (C_s, H, W), if given, are the last ``C_s`` input channels of every
+        image and member (the pixel coordinates): their part of the convolution is computed once."""
         # the same as F.conv2d(..., groups=M), as im2col and one batched matrix product per member: on a CPU,
         # PyTorch's grouped convolutions (and their backward) are several times slower for these small sizes
         b, _, h, w = x.shape
         m, c_out, c_in, k, _ = self.weight.shape
+        c_x = c_in - (0 if shared is None else shared.shape[0])
         h_out, w_out = (h + 2 * self.padding - k) // self.stride + 1, (w + 2 * self.padding - k) // self.stride + 1
-        if k == 1 and self.stride == 1 and self.padding == 0:
-            cols = x.reshape(b, m, c_in, h * w)
-        else:
-            cols = F.unfold(x, k, padding=self.padding, stride=self.stride).reshape(b, m, c_in * k * k, -1)
-        y = torch.matmul(self.weight.flatten(2), cols) + self.bias[..., None]
-        return y.reshape(b, m * c_out, h_out, w_out)
+
+        def columns(t: torch.Tensor, c: int) -> torch.Tensor:  # (N, c * k * k, H_out * W_out)
+            if k == 1 and self.stride == 1 and self.padding == 0:
+                return t.reshape(t.shape[0], c, h * w)
+            return F.unfold(t, k, padding=self.padding, stride=self.stride)
+
+        bias = self.bias[..., None]
+        if shared is not None:
+            bias = bias + self.weight[:, :, c_x:].flatten(2) @ columns(shared[None], shared.shape[0])[0]
+        y = torch.matmul(self.weight[:, :, :c_x].flatten(2), columns(x, m * c_x).reshape(b, m, c_x * k * k, -1))
+        return (y + bias).reshape(b, m * c_out, h_out, w_out)
 
 
 class ELinear(nn.Module):
@@ -263,14 +271,14 @@ class UniRAP(nn.Module):
         m, b, _, h, w = images.shape
         ys, xs = torch.meshgrid(torch.linspace(-1, 1, h, device=images.device),
                                 torch.linspace(-1, 1, w, device=images.device), indexing="ij")
-        x = torch.cat([images.transpose(0, 1), torch.stack([xs, ys])[None, None].expand(b, m, 2, h, w)], 2)
-        x = x.reshape(b, m * 5, h, w)  # batch-first for the grouped convolutions
-        f = F.relu(self.conv2(F.relu(self.conv1(x))))              # (B, M * D, S/4, S/4)
+        coords = torch.stack([xs, ys])  # two more input channels, the same for every image
+        x = images.transpose(0, 1).reshape(b, m * 3, h, w)  # batch-first for the per-member convolutions
+        f = F.relu(self.conv2(F.relu(self.conv1(x, coords))))      # (B, M * D, S/4, S/4)
         g = f.shape[-1]
         image_tokens = f.reshape(b, m, -1, g * g).permute(1, 0, 3, 2) + self.pos[:, None]
-        ctx = self.pix_tok(f)  # each token's context, repeated over its 4 x 4 pixels (nearest upsampling)
-        ctx = ctx[:, :, :, None, :, None].expand(-1, -1, -1, 4, -1, 4).reshape(*ctx.shape[:2], h, w)
-        pixels = F.relu(self.pix_mid(F.relu(self.pix_low(x))) + ctx).reshape(b, m, -1, h * w)
+        ctx = self.pix_tok(f)  # each token's context, added to its 4 x 4 pixels (nearest upsampling)
+        local = self.pix_mid(F.relu(self.pix_low(x, coords)))
+        pixels = F.relu(local.reshape(b, -1, g, 4, g, 4) + ctx[:, :, :, None, :, None]).reshape(b, m, -1, h * w)
         idx = torch.arange(m, device=tokens.device)[:, None, None]
         words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
         return image_tokens, pixels, words, tokens != 0
