@@ -54,7 +54,7 @@ def scores(results: UniRAPResults, regime: str, n: int | None = None) -> dict[st
     """Per metric ``{"mean", "sd", "per_seed"}`` of ``regime`` at ``n`` labelled scenes (default: n_labelled)."""
     s = results.summary
     n = s["n_labelled"] if n is None else n
-    if regime in ("pose_direct", "separate"):
+    if regime == "separate":
         return s[regime][regime][str(n)]
     return s["unified"][regime][str(n)]
 

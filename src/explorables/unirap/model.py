@@ -29,7 +29,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..core.arguments import Array, checked
-from ..core.params import Choice, Int, Tuple
+from ..core.params import Int, Tuple
 
 ARCHS: tuple[str, ...] = ("unified", "pose_direct", "separate")
 
@@ -216,7 +216,6 @@ def orientation(geometry: torch.Tensor) -> torch.Tensor:
 
 @checked(
     seeds=Tuple(Int(0)),
-    arch=Choice(ARCHS),
     image_size=Int(8, 512),
     width=Int(1, 4096),
     d_model=Int(1, 4096),
@@ -226,13 +225,26 @@ def orientation(geometry: torch.Tensor) -> torch.Tensor:
     max_words=Int(1, 1024),
 )
 class UniRAP(nn.Module):
-    """The ensemble model; ``seeds[m]`` initialises member ``m`` (same seed, same initial encoder)."""
+    """The ensemble model; ``seeds[m]`` initialises member ``m`` (same seed, same initial encoder).
 
-    def __init__(self, seeds: list[int], arch: str = "unified", image_size: int = 32, width: int = 16,
-                 d_model: int = 24, n_layers: int = 2, n_heads: int = 2, n_words: int = 64, max_words: int = 8):
+    ``arch`` is one of :data:`ARCHS` for every member, or a tuple with one per member mixing ``"unified"`` and
+    ``"pose_direct"`` (they have the same weights; only what the pose reads differs): one batched ensemble then
+    trains both (``self.arch`` is ``"mixed"``)."""
+
+    def __init__(self, seeds: list[int], arch: str | tuple[str, ...] = "unified", image_size: int = 32,
+                 width: int = 16, d_model: int = 24, n_layers: int = 2, n_heads: int = 2, n_words: int = 64,
+                 max_words: int = 8):
         super().__init__()
-        if arch not in ARCHS:
-            raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
+        archs = (arch,) * len(seeds) if isinstance(arch, str) else tuple(arch)
+        if any(a not in ARCHS for a in archs):
+            raise ValueError(f"arch must be one of {ARCHS} (or a tuple of them, one per member), got {arch!r}")
+        if len(archs) != len(seeds):
+            raise ValueError(f"arch must name one architecture per member ({len(seeds)}), got {len(archs)}")
+        if len(set(archs)) > 1 and "separate" in archs:
+            raise ValueError("arch 'separate' cannot be mixed with others in one ensemble (it has three decoders)")
+        arch = archs[0] if len(set(archs)) == 1 else "mixed"
+        self.archs = archs
+        self._direct = torch.tensor([a == "pose_direct" for a in archs])  # per member: the pose reads its own map
         if image_size % 4:
             raise ValueError(f"image_size must be a multiple of 4, got {image_size}")
         if d_model % n_heads:
@@ -307,7 +319,7 @@ class UniRAP(nn.Module):
         # the maps <W q, F(p)> of the heads, in one batched product: box, mask (and the pose's own) (B, M, 2-3, S*S)
         heads = [(self.box_embed, q_box), (self.mask_embed, q_mask)]
         if self.arch != "unified":  # the pose's own map: its attention map, or the separate decoder's mask
-            heads.append((self.pose_embed if self.arch == "pose_direct" else self.mask_embed, q_pose))
+            heads.append((self.mask_embed if self.arch == "separate" else self.pose_embed, q_pose))
         embeds = torch.stack([bm(e(q)) for e, q in heads], 2)
         maps = (embeds @ pixels) * scale
         # box: a detection map over the pixels; its centroid is the box centre, the head adds the size
@@ -315,10 +327,13 @@ class UniRAP(nn.Module):
         # mask: sigmoid(<W q, F_pixel>) (eq. unirap-mask)
         bias = bm(self.mask_bias[:, None])
         logits = (maps[:, :, 1] + bias).reshape(b, m, size, size)
-        if self.arch == "pose_direct":  # the ablation: the pose reads an attention map of its own, not a mask
+        if self.arch in ("pose_direct", "mixed"):  # the ablation: the pose reads an attention map of its own
             if pose_mask is not None:
                 raise ValueError("pose_mask is for the architectures whose pose reads a mask, not 'pose_direct'")
             read = maps[:, :, 2].softmax(-1).reshape(b, m, size, size)
+            if self.arch == "mixed":  # its "unified" members read their mask
+                direct = self._direct.to(read.device)[None, :, None, None]
+                read = torch.where(direct, read, mask_weights(logits))
         elif pose_mask is not None:  # the positive control: the pose head reads the given (true) mask
             if pose_mask.shape != (m, b, size, size):
                 raise ValueError(f"pose_mask must have shape {(m, b, size, size)}, got {tuple(pose_mask.shape)}")
@@ -374,7 +389,8 @@ def decode(out: dict[str, torch.Tensor], image_size: int) -> dict:
 
 
 def member_state(model: UniRAP, index: int) -> dict[str, torch.Tensor]:
-    """The weights of member ``index`` (a 1-member ``unified`` or ``pose_direct`` model's state dict)."""
+    """The weights of member ``index`` (a 1-member model's state dict, of that member's architecture; not for
+    ``"separate"``)."""
     if model.arch == "separate":
-        raise ValueError("member_state takes a 'unified' or 'pose_direct' model")
+        raise ValueError("member_state takes a 'unified', 'pose_direct' or mixed model")
     return {k: v[index: index + 1].detach().clone() for k, v in model.state_dict().items()}
