@@ -17,7 +17,8 @@ Three parts, each one batched ensemble (every model trains ``n_steps`` steps of 
 * ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled`` (the pose
   decoder reads its own mask).
 
-Each phase has its own Adam warm-up and decay, for the curriculum and the control alike.
+Each phase has its own Adam warm-up and decay (peak ``lr``, then ``phase2_lr``), for the curriculum, the control and the
+ablations alike.
 ``unified`` also scores its curriculum members at ``n_labelled`` with each test scene given another test
 scene's instruction (``summary['unified']['shuffled']``): the control that the model reads the instruction;
 and with their pose head fed the test scene's *true* part mask in place of its own
@@ -69,7 +70,9 @@ class UniRAPConfig(ExperimentConfig):
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
     n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
     batch_size: int = param(8, Int(2), "scenes per step and member")
-    lr: float = param(1e-2, Positive(), "Adam learning rate (peak; warm-up, then a linear decay to 20 %)")
+    lr: float = param(1e-2, Positive(), "Adam learning rate of phase 1 (peak; warm-up, then a linear decay to 20 %)")
+    phase2_lr: float = param(1.5e-2, Positive(), "Adam peak learning rate of phase 2 (the curriculum's stage 3, the "
+                             "control's rest and the ablations alike)")
     stage_fractions: tuple[float, ...] = param(
         (0.15, 0.15), Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
         "curriculum: fractions of the steps for stage 1 (detection) and stage 2 (+ segmentation) on parsing data")
@@ -81,10 +84,12 @@ class UniRAPConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
+                      phase2_lr=1e-2,
                       n_shown=3, d_model=16, width=12, seeds=(0,), max_tools=3),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
-                      n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, width=48, d_model=192,
+                      n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, phase2_lr=3e-3,
+                      width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3),
     }
     PAPER_HARDWARE: ClassVar[str] = ("one GPU with >= 24 GB (ensembles of up to 60 members on 96-pixel scenes); "
@@ -237,7 +242,8 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
         start = checkpoint.get("part/pretrain")["curves"]["state"]
         model.load_state_dict(fork({k: torch.as_tensor(v).to(device) for k, v in start.items()},
                                    _source_rows(cfg, part), arch))
-    curve = train(model, pool, idx, weights, lr=cfg.lr, checkpoint=checkpoint, name=f"{part}/train",
+    lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
+    curve = train(model, pool, idx, weights, lr=lr, checkpoint=checkpoint, name=f"{part}/train",
                   progress=progress)
     if part == "pretrain":
         return {}, {"loss": curve, "state": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
