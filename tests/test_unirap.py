@@ -521,3 +521,24 @@ def test_the_control_is_trained_below_the_largest_count_and_the_ablations_are_pa
         for a, b in zip(X.member_schedule(cfg, m), X.member_schedule(cfg, pair), strict=True):
             assert np.array_equal(a, b)
     assert X.control_counts(replace(cfg, labelled_grid=(32,))) == (32,)
+
+
+def test_tables_figures_and_claims_of_a_run_with_two_label_counts():
+    """With two labelled counts the control is trained at the smaller only: every table, figure and claim of the
+    page still builds, and says so where the control is missing."""
+    from dataclasses import replace
+
+    from explorables.unirap import figures
+    from explorables.unirap.lab import UniRAPLab
+    from explorables.unirap.training import LABELS
+
+    cfg = replace(UniRAPConfig.preset("smoke"), labelled_grid=(8, 16), n_labelled=16, seeds=(0, 1), n_steps=12,
+                  n_parsing=24, n_test=12, n_shown=2)
+    res = run(cfg)
+    assert C.control_counts(res) == [8]
+    assert LABELS["joint_parsing"] not in C.regime_table(res)
+    assert "not run" in C.efficiency_table(res)
+    assert len(C.claims(res)) == 9 and set(C.leads(res)) == {8}
+    figures.all_figures(res)
+    lab = UniRAPLab(res)
+    assert len(lab.regime.options) == 3

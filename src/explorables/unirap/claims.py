@@ -309,10 +309,12 @@ def _fmt(stats: dict) -> str:
 
 
 def regime_table(results: UniRAPResults) -> str:
-    """The three metrics (mean ± sd over seeds) of every regime at ``n_labelled``, the curriculum models given
-    other scenes' instructions, and chance."""
-    rows = [[LABELS[r], *(_fmt(scores(results, r)[k]) for k in METRICS)]
-            for r in ("curriculum", "joint_parsing", "separate", "pose_direct")]
+    """The three metrics (mean ± sd over seeds) of every regime trained at ``n_labelled``, the curriculum models
+    given other scenes' instructions, and chance."""
+    n = results.summary["n_labelled"]
+    regimes = ("curriculum", "joint_parsing", "separate", "pose_direct") if n in control_counts(results) \
+        else ("curriculum", "separate", "pose_direct")  # the control is not trained at the largest count
+    rows = [[LABELS[r], *(_fmt(scores(results, r)[k]) for k in METRICS)] for r in regimes]
     if "shuffled" in results.summary["unified"]:
         rows.append([f"{LABELS['curriculum']}, another scene's instruction (control)",
                      *(_fmt(scores(results, "shuffled")[k]) for k in METRICS)])
