@@ -13,7 +13,7 @@ import torch
 from explorables.unirap import claims as C
 from explorables.unirap import metrics
 from explorables.unirap.experiment import UniRAPConfig, datasets, run
-from explorables.unirap.model import UniRAP, decode, mask_statistics
+from explorables.unirap.model import UniRAP, decode, mask_statistics, mask_weights
 from explorables.unirap.scenes import (
     PARTS,
     make_dataset,
@@ -230,7 +230,7 @@ def test_test_labels_never_reach_the_model(monkeypatch):
     clean = run(cfg).curves
     monkeypatch.setattr(experiment, "datasets", lambda c: (parsing, pool, scrambled))
     dirty = run(cfg).curves
-    for part in ("unified", "pose_direct", "separate"):
+    for part in ("unified", "separate"):
         for regime, pred in clean[part]["shown"].items():
             for key, value in pred.items():
                 assert np.array_equal(value, dirty[part]["shown"][regime][key]), (part, regime, key)
@@ -425,17 +425,120 @@ def test_pose_mask_replaces_only_what_the_pose_reads():
 
 
 def test_unified_pose_reads_its_mask_and_separate_pose_reads_its_own_decoders_mask():
-    """Feeding the unified model its own sigmoid(logits) as ``pose_mask`` changes nothing; the separate model's pose
+    """Feeding the unified model its own mask weights (``mask_weights(logits)``, the squared probability) as
+    ``pose_mask`` changes nothing; the separate model's pose
     does not depend on the mask decoder's output (it reads its own decoder's mask)."""
     torch.manual_seed(1)
     images, tokens = torch.rand(2, 3, 3, 16, 16), torch.randint(1, 5, (2, 3, 4))
     model = UniRAP([0, 1], image_size=16, width=4, d_model=8)
     with torch.no_grad():
         out = model(images, tokens)
-        again = model(images, tokens, pose_mask=torch.sigmoid(out["mask_logits"]))
+        again = model(images, tokens, pose_mask=mask_weights(out["mask_logits"]))
     assert torch.allclose(out["pose"], again["pose"], atol=1e-6)
     sep = UniRAP([0, 1], arch="separate", image_size=16, width=4, d_model=8)
     with torch.no_grad():
         out = sep(images, tokens)
-        via_mask_decoder = sep(images, tokens, pose_mask=torch.sigmoid(out["mask_logits"]))
+        via_mask_decoder = sep(images, tokens, pose_mask=mask_weights(out["mask_logits"]))
     assert not torch.allclose(out["pose"], via_mask_decoder["pose"])
+
+
+# --- the batched implementation -----------------------------------------------------------------
+
+
+def test_member_convolutions_match_grouped_conv2d_with_and_without_shared_channels():
+    from torch.nn import functional as F
+
+    from explorables.unirap.model import EConv
+
+    gens = [torch.Generator().manual_seed(i) for i in range(3)]
+    for c_in, c_out, k, stride, pad, size in [(5, 6, 4, 4, 0, 16), (4, 5, 3, 1, 1, 8), (5, 6, 3, 1, 1, 12),
+                                              (4, 4, 1, 1, 0, 8)]:
+        conv = EConv(gens, c_in, c_out, k, stride, pad)
+        torch.nn.init.normal_(conv.bias)
+        x = torch.randn(2, 3 * c_in, size, size)
+        ref = F.conv2d(x, conv.weight.flatten(0, 1), conv.bias.flatten(), stride=stride, padding=pad, groups=3)
+        torch.testing.assert_close(conv(x), ref)
+        # the last two input channels shared by every image and member, passed once
+        shared = torch.randn(2, size, size)
+        full = torch.cat([x.reshape(2, 3, c_in, size, size)[:, :, : c_in - 2],
+                          shared[None, None].expand(2, 3, 2, size, size)], 2).reshape(2, 3 * c_in, size, size)
+        ref = F.conv2d(full, conv.weight.flatten(0, 1), conv.bias.flatten(), stride=stride, padding=pad, groups=3)
+        part = x.reshape(2, 3, c_in, size, size)[:, :, : c_in - 2].reshape(2, 3 * (c_in - 2), size, size)
+        torch.testing.assert_close(conv(part, shared), ref)
+
+
+def test_mask_statistics_of_several_maps_are_those_of_each_map():
+    torch.manual_seed(1)
+    prob, features = torch.rand(2, 3, 2, 6, 6), torch.randn(2, 3, 5, 36)
+    pooled, geometry = mask_statistics(prob, features)
+    assert pooled.shape == (2, 3, 2, 5) and geometry.shape == (2, 3, 2, 5)
+    for k in range(2):
+        p1, g1 = mask_statistics(prob[:, :, k], features)
+        torch.testing.assert_close(pooled[:, :, k], p1)
+        torch.testing.assert_close(geometry[:, :, k], g1)
+    with pytest.raises(ValueError, match="one axis"):
+        mask_statistics(prob, features[0])
+
+
+def test_a_mixed_ensemble_member_is_the_same_model_as_alone():
+    """Mixing ``unified`` and ``pose_direct`` members in one ensemble changes nothing for any member; a mix
+    with ``separate``, or an arch per member of the wrong length, is refused."""
+    torch.manual_seed(0)
+    x, tok = torch.rand(1, 3, 3, 16, 16), torch.randint(1, 10, (1, 3, 8))
+    mixed = UniRAP([3, 5], arch=("unified", "pose_direct"), image_size=16, width=4, d_model=8)
+    assert mixed.arch == "mixed"
+    with torch.no_grad():
+        mixed.pose_embed.weight.mul_(3.0)
+        out = mixed(x.expand(2, -1, -1, -1, -1), tok.expand(2, -1, -1))
+    for i, arch in enumerate(("unified", "pose_direct")):
+        alone = UniRAP([(3, 5)[i]], arch=arch, image_size=16, width=4, d_model=8)
+        alone.load_state_dict({k: v[i: i + 1] for k, v in mixed.state_dict().items()})
+        with torch.no_grad():
+            ref = alone(x, tok)
+        for key in ("box", "mask_logits", "pose"):
+            torch.testing.assert_close(out[key][i: i + 1], ref[key])
+    with pytest.raises(ValueError, match="separate"):
+        UniRAP([0, 1], arch=("unified", "separate"))
+    with pytest.raises(ValueError, match="one architecture per member"):
+        UniRAP([0, 1], arch=("unified",))
+    with pytest.raises(ValueError, match="arch must be one of"):
+        UniRAP([0], arch="both")
+
+
+def test_the_control_is_trained_below_the_largest_count_and_the_ablations_are_paired():
+    from dataclasses import replace
+
+    from explorables.unirap import experiment as X
+
+    cfg = replace(UniRAPConfig.preset("smoke"), labelled_grid=(8, 16, 32), n_labelled=32, seeds=(0, 1))
+    assert X.control_counts(cfg) == (8, 16)
+    members = X.members_of(cfg, "unified")
+    assert {m.n_labelled for m in members if m.regime == "joint_parsing"} == {8, 16}
+    direct = [m for m in members if m.arch == "pose_direct"]
+    assert [m.seed for m in direct] == list(cfg.seeds) and {m.n_labelled for m in direct} == {32}
+    for m in direct + X.members_of(cfg, "separate"):  # an ablation trains on its curriculum pair's very batches
+        pair = X.Member("curriculum", m.n_labelled, m.seed)
+        for a, b in zip(X.member_schedule(cfg, m), X.member_schedule(cfg, pair), strict=True):
+            assert np.array_equal(a, b)
+    assert X.control_counts(replace(cfg, labelled_grid=(32,))) == (32,)
+
+
+def test_tables_figures_and_claims_of_a_run_with_two_label_counts():
+    """With two labelled counts the control is trained at the smaller only: every table, figure and claim of the
+    page still builds, and says so where the control is missing."""
+    from dataclasses import replace
+
+    from explorables.unirap import figures
+    from explorables.unirap.lab import UniRAPLab
+    from explorables.unirap.training import LABELS
+
+    cfg = replace(UniRAPConfig.preset("smoke"), labelled_grid=(8, 16), n_labelled=16, seeds=(0, 1), n_steps=12,
+                  n_parsing=24, n_test=12, n_shown=2)
+    res = run(cfg)
+    assert C.control_counts(res) == [8]
+    assert LABELS["joint_parsing"] not in C.regime_table(res)
+    assert "not run" in C.efficiency_table(res)
+    assert len(C.claims(res)) == 9 and set(C.leads(res)) == {8}
+    figures.all_figures(res)
+    lab = UniRAPLab(res)
+    assert len(lab.regime.options) == 3

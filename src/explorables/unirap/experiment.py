@@ -5,19 +5,20 @@ name; targets: its box and whole mask; no instruction, no part, no grasp), an in
 ``max(labelled_grid)`` scenes (instruction, part mask, grasp), and ``n_test`` held-out instruction
 scenes, drawn from their own seed (their labels are used only to score).
 
-Four parts, each one batched ensemble (every model trains ``n_steps`` steps of ``batch_size`` scenes in all):
+Three parts, each one batched ensemble (every model trains ``n_steps`` steps of ``batch_size`` scenes in all):
 
 * ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): the curriculum's stages 1-2 on
   parsing scenes, once per seed (they see no instruction label, so every budget and both ablations start
   stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at every
   labelled count of ``labelled_grid``;
-* ``unified`` (phase 2): the curriculum's stage 3 at every count, and the control, continued;
-* ``pose_direct``: the ablation, a pose head that reads an attention map of its own (the same statistics)
-  in place of the mask, from the stage-2 weights, at ``n_labelled``;
+* ``unified`` (phase 2): the curriculum's stage 3 at every count, the control, continued, and the ablation
+  ``pose_direct`` (members of architecture ``"pose_direct"`` in the same ensemble): a pose head that reads an
+  attention map of its own (the same statistics) in place of the mask, from the stage-2 weights, at ``n_labelled``;
 * ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled`` (the pose
   decoder reads its own mask).
 
-Each phase has its own Adam warm-up and decay, for the curriculum and the control alike.
+Each phase has its own Adam warm-up and decay (peak ``lr``, then ``phase2_lr``), for the curriculum, the control and the
+ablations alike.
 ``unified`` also scores its curriculum members at ``n_labelled`` with each test scene given another test
 scene's instruction (``summary['unified']['shuffled']``): the control that the model reads the instruction;
 and with their pose head fed the test scene's *true* part mask in place of its own
@@ -50,9 +51,8 @@ from .scenes import JAW, VOCAB, make_dataset
 from .training import REGIMES, Member, predict, schedule, train
 
 ARRAYS = ("images", "tokens", "boxes", "masks", "grasps")
-#: the regimes the run trains at every labelled count (``joint``, without the parsing scenes, is a regime of
-#: :func:`~explorables.unirap.training.schedule` that the run leaves out: it differs in data *and* order)
-BOOK_REGIMES = ("curriculum", "joint_parsing")
+#: ``joint`` (without the parsing scenes) is a regime of :func:`~explorables.unirap.training.schedule` that the run
+#: leaves out: it differs from the curriculum in data *and* order
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,9 @@ class UniRAPConfig(ExperimentConfig):
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
     n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
     batch_size: int = param(8, Int(2), "scenes per step and member")
-    lr: float = param(1e-2, Positive(), "Adam learning rate (peak; warm-up, then a linear decay to 20 %)")
+    lr: float = param(1e-2, Positive(), "Adam learning rate of phase 1 (peak; warm-up, then a linear decay to 20 %)")
+    phase2_lr: float = param(1.5e-2, Positive(), "Adam peak learning rate of phase 2 (the curriculum's stage 3, the "
+                             "control's rest and the ablations alike)")
     stage_fractions: tuple[float, ...] = param(
         (0.15, 0.15), Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
         "curriculum: fractions of the steps for stage 1 (detection) and stage 2 (+ segmentation) on parsing data")
@@ -82,10 +84,12 @@ class UniRAPConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
+                      phase2_lr=1e-2,
                       n_shown=3, d_model=16, width=12, seeds=(0,), max_tools=3),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
-                      n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, width=48, d_model=192,
+                      n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, phase2_lr=3e-3,
+                      width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3),
     }
     PAPER_HARDWARE: ClassVar[str] = ("one GPU with >= 24 GB (ensembles of up to 60 members on 96-pixel scenes); "
@@ -127,7 +131,8 @@ def datasets(cfg: UniRAPConfig) -> tuple[dict, dict, dict]:
     return parsing, pool, test
 
 
-def make_model(cfg: UniRAPConfig, seeds: list[int], arch: str) -> UniRAP:
+def make_model(cfg: UniRAPConfig, seeds: list[int], arch: str | tuple[str, ...]) -> UniRAP:
+    """The config's model for these member seeds (``arch``: one architecture, or one per member)."""
     return UniRAP(seeds, arch=arch, image_size=cfg.image_size, width=cfg.width, d_model=cfg.d_model,
                   n_layers=cfg.n_layers, n_heads=cfg.n_heads, n_words=len(VOCAB))
 
@@ -138,17 +143,27 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
     ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): one curriculum member per seed
     (stages 1-2, on parsing scenes only, shared by every curriculum model of that seed), then the control
     (joint training on the curriculum's data) at every labelled count. ``unified`` (phase 2, the rest of the
-    steps): the curriculum's stage 3 at every labelled count, then the control, continued.
-    ``pose_direct`` and ``separate``: the curriculum's stage 3 at ``n_labelled`` with the ablated architecture.
+    steps): the curriculum's stage 3 at every labelled count, then the control, continued, then the curriculum's
+    stage 3 at ``n_labelled`` with the pose read from its own attention map (architecture ``"pose_direct"``).
+    ``separate``: the curriculum's stage 3 at ``n_labelled`` with three decoders.
     """
-    control = [Member("joint_parsing", n, s) for n in cfg.labelled_grid for s in cfg.seeds]
+    control = [Member("joint_parsing", n, s) for n in control_counts(cfg) for s in cfg.seeds]
     if part == "pretrain":
         return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control
     if part == "unified":
-        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control
-    if part in ("pose_direct", "separate"):
-        return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds]
+        direct = [Member("curriculum", cfg.n_labelled, s, "pose_direct") for s in cfg.seeds]
+        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + direct
+    if part == "separate":
+        return [Member("curriculum", cfg.n_labelled, s, "separate") for s in cfg.seeds]
     raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+
+
+def control_counts(cfg: UniRAPConfig) -> tuple[int, ...]:
+    """The labelled counts at which the control (joint training on the curriculum's data) is trained: every
+    count of ``labelled_grid`` below the largest, where the efficiency claim reads it (with a one-count grid,
+    that count). The book's run cannot afford it at the largest count too."""
+    grid = cfg.labelled_grid
+    return grid[:-1] if len(grid) > 1 else grid
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
@@ -220,33 +235,41 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
     plans = [member_schedule(cfg, m) for m in members]
     idx = torch.as_tensor(np.stack([i[rows] for i, _ in plans], 1))
     weights = torch.as_tensor(np.stack([w[rows] for _, w in plans], 1))
-    arch = "unified" if part in ("pretrain", "unified") else part
+    arch = tuple(m.arch for m in members)
     model = make_model(cfg, [m.seed for m in members], arch).to(device)
+    arch = model.arch
     if part != "pretrain":  # phase 2 starts where phase 1 left each member
         start = checkpoint.get("part/pretrain")["curves"]["state"]
         model.load_state_dict(fork({k: torch.as_tensor(v).to(device) for k, v in start.items()},
                                    _source_rows(cfg, part), arch))
-    curve = train(model, pool, idx, weights, lr=cfg.lr, checkpoint=checkpoint, name=f"{part}/train",
+    lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
+    curve = train(model, pool, idx, weights, lr=lr, checkpoint=checkpoint, name=f"{part}/train",
                   progress=progress)
     if part == "pretrain":
         return {}, {"loss": curve, "state": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
-    label = (lambda m: m.regime) if part == "unified" else (lambda m: part)
+    label = lambda m: m.regime if m.arch == "unified" else m.arch  # noqa: E731
     summary, pred = score(cfg, model, members, label)
     curves: dict[str, Any] = {"loss": curve}
     shown = slice(0, cfg.n_shown)
     if part == "unified":
         jaw = JAW * cfg.image_size / 32
-        first = {r: next(i for i, m in enumerate(members)
-                         if m.regime == r and m.n_labelled == cfg.n_labelled and m.seed == cfg.seeds[0])
-                 for r in BOOK_REGIMES}
-        curves["lab_models"] = {r: member_state(model, i) for r, i in first.items()}
+        low = min(cfg.labelled_grid)
+        first = {label(m): i for i, m in reversed(list(enumerate(members))) if m.seed == cfg.seeds[0] and
+                 (m.n_labelled, label(m)) in ((cfg.n_labelled, "curriculum"), (low, "joint_parsing"),
+                                              (cfg.n_labelled, "pose_direct"))}
         curves["shown"] = {r: {k: v[i][shown] for k, v in pred.items()} for r, i in first.items()}
+        # the lab's models (seed 0): the curriculum at the most and at the fewest labels, the control at the fewest
+        lab = {f"curriculum, {cfg.n_labelled} labels": first["curriculum"],
+               f"curriculum, {low} labels": next(i for i, m in enumerate(members) if label(m) == "curriculum"
+                                                  and m.n_labelled == low and m.seed == cfg.seeds[0]),
+               f"joint training, {low} labels": first["joint_parsing"]}
+        curves["lab_models"] = {name: member_state(model, i) for name, i in lab.items()}
         summary["chance"] = metrics.evaluate(metrics.prior_predictions(pool_data, test), test, jaw)
         # control: the same models, each test scene with another test scene's instruction (does the model
         # read the instruction, or find the most salient tool?)
         images, tokens = torch.as_tensor(test["images"]).to(device), torch.as_tensor(test["tokens"]).to(device)
         perm = np.random.default_rng([cfg.seed, 23]).permutation(len(test["tokens"]))
-        at_n = [i for i, m in enumerate(members) if m.regime == "curriculum" and m.n_labelled == cfg.n_labelled]
+        at_n = [i for i, m in enumerate(members) if label(m) == "curriculum" and m.n_labelled == cfg.n_labelled]
         sub = make_model(cfg, [members[i].seed for i in at_n], "unified").to(device)  # only these members
         sub.load_state_dict({k: v[at_n] for k, v in model.state_dict().items()})
         shuffled = decode(predict(sub, images, tokens[torch.as_tensor(perm).to(device)]), cfg.image_size)
@@ -262,7 +285,7 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
     return summary, curves
 
 
-PARTS = ("pretrain", "unified", "pose_direct", "separate")
+PARTS = ("pretrain", "unified", "separate")
 
 
 def reference(cfg: UniRAPConfig) -> dict[str, Any]:
@@ -282,7 +305,7 @@ def reference(cfg: UniRAPConfig) -> dict[str, Any]:
 @checked()
 def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> UniRAPResults:
-    """The four parts (``pretrain``, then ``unified``, ``pose_direct``, ``separate`` from its state), each
+    """The three parts (``pretrain``, then ``unified`` and ``separate`` from its state), each
     checkpointed."""
     cfg, checkpoint = start_run(UniRAPConfig, config, checkpoint)
     parts = {p: (lambda p=p: train_part(cfg, p, checkpoint, progress)) for p in PARTS}

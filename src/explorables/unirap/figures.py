@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
-from .claims import METRIC_LABELS, METRICS, scores
+from .claims import METRIC_LABELS, METRICS, control_counts, scores
 from .experiment import UniRAPResults, scene_arrays
 from .metrics import grasp_rectangle
 from .scenes import JAW
@@ -49,7 +49,7 @@ def explorable_figure(results: UniRAPResults) -> go.Figure:
     cfg = results.config
     test = scene_arrays(cfg)
     shown = results.curves["unified"]["shown"]
-    preds = {"curriculum": shown["curriculum"], "pose_direct": results.curves["pose_direct"]["shown"]["pose_direct"]}
+    preds = {"curriculum": shown["curriculum"], "pose_direct": shown["pose_direct"]}
     jaw = JAW * cfg.image_size / 32
     n = len(test["texts"])
     fig = make_subplots(rows=1, cols=len(PANELS), subplot_titles=[t for _, t in PANELS], horizontal_spacing=0.03)
@@ -85,7 +85,7 @@ def efficiency_figure(results: UniRAPResults) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=[METRIC_LABELS[k] for k in METRICS])
     for col, key in enumerate(METRICS, start=1):
         for j, regime in enumerate(("curriculum", "joint_parsing")):
-            counts = grid
+            counts = grid if regime == "curriculum" else control_counts(results)
             st = [scores(results, regime, n)[key] for n in counts]
             fig.add_trace(go.Scatter(x=counts, y=[s["mean"] for s in st], mode="lines+markers", name=LABELS[regime],
                                      error_y=dict(type="data", array=[s["sd"] for s in st]),
@@ -113,7 +113,7 @@ def loss_figure(results: UniRAPResults) -> go.Figure:
     first = results.curves["pretrain"]["loss"]
     fig.add_trace(go.Scatter(y=first, mode="lines", name="phase 1 (stages 1-2 and the control's start)",
                              line=dict(color=color(0))))
-    for i, part in enumerate(("unified", "pose_direct", "separate"), start=1):
+    for i, part in enumerate(("unified", "separate"), start=1):
         fig.add_trace(go.Scatter(x=np.arange(len(first), len(first) + len(results.curves[part]["loss"])),
                                  y=results.curves[part]["loss"], mode="lines", name=f"phase 2: {part}",
                                  line=dict(color=color(i))))

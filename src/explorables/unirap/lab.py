@@ -1,7 +1,7 @@
-"""The live lab: type an instruction, change the clutter and the scene, switch curriculum / its control.
+"""The live lab: type an instruction, change the clutter and the scene, switch between trained models.
 
-The two models (seed 0, unified, trained with the curriculum and with joint training on the
-curriculum's data, at the most labels) come from the experiment's run, trained once; a rerun
+The models (seed 0, unified: the curriculum at the most and at the fewest labels, and joint training on
+the curriculum's data at the fewest) come from the experiment's run, trained once; a rerun
 generates the scene and runs one forward pass, a redraw only toggles the overlays. An
 instruction that names an object the scene lacks, or a part its object lacks, is answered with
 the error, not with a guess.
@@ -52,9 +52,8 @@ class UniRAPLab:
         self.scene_seed = widgets.IntSlider(value=3, min=0, max=200, description="scene", style=style, layout=lay)
         self.clutter = widgets.IntSlider(value=clutter, min=0, max=10, description="clutter blobs", style=style,
                                          layout=lay)
-        self.regime = widgets.ToggleButtons(options=[("curriculum", "curriculum"),
-                                                     ("joint training", "joint_parsing")],
-                                            value="curriculum", description="model", style=style)
+        names = list(self.models)
+        self.regime = widgets.ToggleButtons(options=names, value=names[0], description="model", style=style)
         self.show_truth = widgets.Checkbox(value=True, description="show the truth (dashed)", style=style)
         self.show_mask = widgets.Checkbox(value=True, description="show the predicted mask", style=style)
         self.status = widgets.HTML()
@@ -145,6 +144,6 @@ def benchmark_interactions(lab: UniRAPLab | None = None) -> dict[str, list]:
     return interactions(
         redraw=[(lab.show_truth, (False, True) * 2), (lab.show_mask, (False, True))],
         rerun=[(lab.scene_seed, (*scenes, lab.scene_seed.value)), (lab.clutter, (8, lab.clutter.value)),
-               (lab.regime, ("joint_parsing", "curriculum")),
+               (lab.regime, (*lab.regime.options[1:], lab.regime.options[0])),
                (lab.instruction, (f"pick up the {tool}", f"touch the handle of the {tool}"))],
     )

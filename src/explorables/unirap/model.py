@@ -29,7 +29,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..core.arguments import Array, checked
-from ..core.params import Choice, Int, Tuple
+from ..core.params import Int, Tuple
 
 ARCHS: tuple[str, ...] = ("unified", "pose_direct", "separate")
 
@@ -53,9 +53,26 @@ class EConv(nn.Module):
         self.bias = _zeros(len(gens), (c_out,))
         self.stride, self.padding, self.groups = stride, padding, len(gens)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.conv2d(x, self.weight.flatten(0, 1), self.bias.flatten(), stride=self.stride, padding=self.padding,
-                        groups=self.groups)
+    def forward(self, x: torch.Tensor, shared: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` (B, M * C, H, W); ``shared`` (C_s, H, W), if given, are the last ``C_s`` input channels of every
+        image and member (the pixel coordinates): their part of the convolution is computed once."""
+        # the same as F.conv2d(..., groups=M), as im2col and one batched matrix product per member: on a CPU,
+        # PyTorch's grouped convolutions (and their backward) are several times slower for these small sizes
+        b, _, h, w = x.shape
+        m, c_out, c_in, k, _ = self.weight.shape
+        c_x = c_in - (0 if shared is None else shared.shape[0])
+        h_out, w_out = (h + 2 * self.padding - k) // self.stride + 1, (w + 2 * self.padding - k) // self.stride + 1
+
+        def columns(t: torch.Tensor, c: int) -> torch.Tensor:  # (N, c * k * k, H_out * W_out)
+            if k == 1 and self.stride == 1 and self.padding == 0:
+                return t.reshape(t.shape[0], c, h * w)
+            return F.unfold(t, k, padding=self.padding, stride=self.stride)
+
+        bias = self.bias[..., None]
+        if shared is not None:
+            bias = bias + self.weight[:, :, c_x:].flatten(2) @ columns(shared[None], shared.shape[0])[0]
+        y = torch.matmul(self.weight[:, :, :c_x].flatten(2), columns(x, m * c_x).reshape(b, m, c_x * k * k, -1))
+        return (y + bias).reshape(b, m * c_out, h_out, w_out)
 
 
 class ELinear(nn.Module):
@@ -155,10 +172,17 @@ class Head(nn.Module):
 def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
     (..., D, h*w) -> the mask-weighted features (..., D) and the geometry (..., 5): the centroid
-    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose)."""
+    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose).
+
+    Several maps of the same features at once: ``prob`` (..., K, h, w) with ``features`` (..., D, h*w)
+    (``prob`` one axis longer) give (..., K, D) and (..., K, 5)."""
     h, w = prob.shape[-2:]
     if features.shape[-1] != h * w:
         raise ValueError(f"features must have h*w = {h * w} columns (from prob's shape), got {features.shape[-1]}")
+    several = prob.dim() == features.dim() + 1
+    if not several and prob.dim() != features.dim():
+        raise ValueError(f"prob must have one axis fewer than features (one map) or one more (several maps), got "
+                         f"shapes {tuple(prob.shape)} and {tuple(features.shape)}")
     ys, xs = torch.meshgrid((torch.arange(h, device=prob.device) + 0.5) / h,
                             (torch.arange(w, device=prob.device) + 0.5) / w, indexing="ij")
     a = prob.flatten(-2)
@@ -167,8 +191,17 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     cx, cy = (a * xs).sum(-1), (a * ys).sum(-1)                   # c, the centroid
     dx, dy = xs - cx[..., None], ys - cy[..., None]
     moments = torch.stack([(a * dx * dx).sum(-1), (a * dy * dy).sum(-1), (a * dx * dy).sum(-1)], -1) * 20  # Sigma
-    pooled = (features @ a[..., None])[..., 0]                    # f, the mask-weighted features
+    # f, the mask-weighted features, as a matrix product (a single map: one row)
+    pooled = a @ features.transpose(-1, -2) if several else (a[..., None, :] @ features.transpose(-1, -2))[..., 0, :]
     return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
+
+
+def mask_weights(logits: torch.Tensor) -> torch.Tensor:
+    """What the pose head reads of a predicted mask: its probability squared, ``sigmoid(logits) ** 2``. The
+    plain probability gives every background pixel a small weight (0.05 at a logit of -3), and the thousand
+    of them pull the centroid and the moments away from the part; squared, that tail is twenty times smaller,
+    while every pixel keeps a gradient (a mask that predicts no pixel can still learn to)."""
+    return torch.sigmoid(logits) ** 2
 
 
 def orientation(geometry: torch.Tensor) -> torch.Tensor:
@@ -183,7 +216,6 @@ def orientation(geometry: torch.Tensor) -> torch.Tensor:
 
 @checked(
     seeds=Tuple(Int(0)),
-    arch=Choice(ARCHS),
     image_size=Int(8, 512),
     width=Int(1, 4096),
     d_model=Int(1, 4096),
@@ -193,13 +225,26 @@ def orientation(geometry: torch.Tensor) -> torch.Tensor:
     max_words=Int(1, 1024),
 )
 class UniRAP(nn.Module):
-    """The ensemble model; ``seeds[m]`` initialises member ``m`` (same seed, same initial encoder)."""
+    """The ensemble model; ``seeds[m]`` initialises member ``m`` (same seed, same initial encoder).
 
-    def __init__(self, seeds: list[int], arch: str = "unified", image_size: int = 32, width: int = 16,
-                 d_model: int = 24, n_layers: int = 2, n_heads: int = 2, n_words: int = 64, max_words: int = 8):
+    ``arch`` is one of :data:`ARCHS` for every member, or a tuple with one per member mixing ``"unified"`` and
+    ``"pose_direct"`` (they have the same weights; only what the pose reads differs): one batched ensemble then
+    trains both (``self.arch`` is ``"mixed"``)."""
+
+    def __init__(self, seeds: list[int], arch: str | tuple[str, ...] = "unified", image_size: int = 32,
+                 width: int = 16, d_model: int = 24, n_layers: int = 2, n_heads: int = 2, n_words: int = 64,
+                 max_words: int = 8):
         super().__init__()
-        if arch not in ARCHS:
-            raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
+        archs = (arch,) * len(seeds) if isinstance(arch, str) else tuple(arch)
+        if any(a not in ARCHS for a in archs):
+            raise ValueError(f"arch must be one of {ARCHS} (or a tuple of them, one per member), got {arch!r}")
+        if len(archs) != len(seeds):
+            raise ValueError(f"arch must name one architecture per member ({len(seeds)}), got {len(archs)}")
+        if len(set(archs)) > 1 and "separate" in archs:
+            raise ValueError("arch 'separate' cannot be mixed with others in one ensemble (it has three decoders)")
+        arch = archs[0] if len(set(archs)) == 1 else "mixed"
+        self.archs = archs
+        self._direct = torch.tensor([a == "pose_direct" for a in archs])  # per member: the pose reads its own map
         if image_size % 4:
             raise ValueError(f"image_size must be a multiple of 4, got {image_size}")
         if d_model % n_heads:
@@ -238,13 +283,14 @@ class UniRAP(nn.Module):
         m, b, _, h, w = images.shape
         ys, xs = torch.meshgrid(torch.linspace(-1, 1, h, device=images.device),
                                 torch.linspace(-1, 1, w, device=images.device), indexing="ij")
-        x = torch.cat([images.transpose(0, 1), torch.stack([xs, ys])[None, None].expand(b, m, 2, h, w)], 2)
-        x = x.reshape(b, m * 5, h, w)  # batch-first for the grouped convolutions
-        f = F.relu(self.conv2(F.relu(self.conv1(x))))              # (B, M * D, S/4, S/4)
+        coords = torch.stack([xs, ys])  # two more input channels, the same for every image
+        x = images.transpose(0, 1).reshape(b, m * 3, h, w)  # batch-first for the per-member convolutions
+        f = F.relu(self.conv2(F.relu(self.conv1(x, coords))))      # (B, M * D, S/4, S/4)
         g = f.shape[-1]
         image_tokens = f.reshape(b, m, -1, g * g).permute(1, 0, 3, 2) + self.pos[:, None]
-        ctx = F.interpolate(self.pix_tok(f), scale_factor=4, mode="nearest")
-        pixels = F.relu(self.pix_mid(F.relu(self.pix_low(x))) + ctx).reshape(b, m, -1, h * w)
+        ctx = self.pix_tok(f)  # each token's context, added to its 4 x 4 pixels (nearest upsampling)
+        local = self.pix_mid(F.relu(self.pix_low(x, coords)))
+        pixels = F.relu(local.reshape(b, -1, g, 4, g, 4) + ctx[:, :, :, None, :, None]).reshape(b, m, -1, h * w)
         idx = torch.arange(m, device=tokens.device)[:, None, None]
         words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
         return image_tokens, pixels, words, tokens != 0
@@ -270,30 +316,38 @@ class UniRAP(nn.Module):
         scale = 1.0 / math.sqrt(pixels.shape[2])
         bm = lambda t: t.transpose(0, 1)  # noqa: E731  (M, B, ...) <-> (B, M, ...)
 
-        def pixel_map(embed: ELinear, q: torch.Tensor) -> torch.Tensor:  # <W q, F(p)>: (B, M, S*S)
-            return torch.einsum("bmd,bmdp->bmp", bm(embed(q)), pixels) * scale
-
+        # the maps <W q, F(p)> of the heads, in one batched product: box, mask (and the pose's own) (B, M, 2-3, S*S)
+        heads = [(self.box_embed, q_box), (self.mask_embed, q_mask)]
+        if self.arch != "unified":  # the pose's own map: its attention map, or the separate decoder's mask
+            heads.append((self.mask_embed if self.arch == "separate" else self.pose_embed, q_pose))
+        embeds = torch.stack([bm(e(q)) for e, q in heads], 2)
+        maps = (embeds @ pixels) * scale
         # box: a detection map over the pixels; its centroid is the box centre, the head adds the size
-        det = pixel_map(self.box_embed, q_box).softmax(-1).reshape(b, m, size, size)
-        pooled, geometry = map(bm, mask_statistics.__wrapped__(det, pixels))
-        out = self.box_head(torch.cat([q_box, pooled, geometry], -1))
-        box = torch.cat([geometry[..., :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
+        det = maps[:, :, 0].softmax(-1).reshape(b, m, size, size)
         # mask: sigmoid(<W q, F_pixel>) (eq. unirap-mask)
-        logits = (pixel_map(self.mask_embed, q_mask) + bm(self.mask_bias[:, None])).reshape(b, m, size, size)
-        if self.arch == "pose_direct":  # the ablation: the pose reads an attention map of its own, not a mask
+        bias = bm(self.mask_bias[:, None])
+        logits = (maps[:, :, 1] + bias).reshape(b, m, size, size)
+        if self.arch in ("pose_direct", "mixed"):  # the ablation: the pose reads an attention map of its own
             if pose_mask is not None:
                 raise ValueError("pose_mask is for the architectures whose pose reads a mask, not 'pose_direct'")
-            read = pixel_map(self.pose_embed, q_pose).softmax(-1).reshape(b, m, size, size)
+            read = maps[:, :, 2].softmax(-1).reshape(b, m, size, size)
+            if self.arch == "mixed":  # its "unified" members read their mask
+                direct = self._direct.to(read.device)[None, :, None, None]
+                read = torch.where(direct, read, mask_weights(logits))
         elif pose_mask is not None:  # the positive control: the pose head reads the given (true) mask
             if pose_mask.shape != (m, b, size, size):
                 raise ValueError(f"pose_mask must have shape {(m, b, size, size)}, got {tuple(pose_mask.shape)}")
             read = bm(pose_mask.float())
         elif self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
-            read = torch.sigmoid(logits)
+            read = mask_weights(logits)
         else:  # separate decoders: the pose decoder's token reads its own mask through the shared mask head
-            own = pixel_map(self.mask_embed, q_pose) + bm(self.mask_bias[:, None])
-            read = torch.sigmoid(own).reshape(b, m, size, size)
-        pooled, geometry = map(bm, mask_statistics.__wrapped__(read, pixels))
+            read = mask_weights((maps[:, :, 2] + bias).reshape(b, m, size, size))
+        # the statistics of the detection map and of what the pose reads, in one call: (B, M, 2, ...)
+        pooled, geometry = mask_statistics.__wrapped__(torch.stack([det, read], 2), pixels)
+        pooled, geometry = bm(pooled), bm(geometry)
+        out = self.box_head(torch.cat([q_box, pooled[:, :, 0], geometry[:, :, 0]], -1))
+        box = torch.cat([geometry[..., 0, :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)
+        pooled, geometry = pooled[:, :, 1], geometry[:, :, 1]
         geometry = torch.cat([geometry, orientation(geometry)], -1)
         out = self.pose_head(torch.cat([q_pose, pooled, geometry], -1)) + self.pose_skip(geometry)
         xy = geometry[..., :2] + 0.2 * torch.tanh(out[..., :2])
@@ -335,7 +389,8 @@ def decode(out: dict[str, torch.Tensor], image_size: int) -> dict:
 
 
 def member_state(model: UniRAP, index: int) -> dict[str, torch.Tensor]:
-    """The weights of member ``index`` (a 1-member ``unified`` or ``pose_direct`` model's state dict)."""
+    """The weights of member ``index`` (a 1-member model's state dict, of that member's architecture; not for
+    ``"separate"``)."""
     if model.arch == "separate":
-        raise ValueError("member_state takes a 'unified' or 'pose_direct' model")
+        raise ValueError("member_state takes a 'unified', 'pose_direct' or mixed model")
     return {k: v[index: index + 1].detach().clone() for k, v in model.state_dict().items()}

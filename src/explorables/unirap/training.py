@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
 from ..core.params import Choice, Float, Int, Probability, Tuple
-from .model import UniRAP, check_outputs
+from .model import ARCHS, UniRAP, check_outputs
 
 REGIMES: tuple[str, ...] = ("curriculum", "joint", "joint_parsing")
 LABELS = {"curriculum": "unified + curriculum", "joint": "unified, joint training",
@@ -36,14 +36,16 @@ LABELS = {"curriculum": "unified + curriculum", "joint": "unified, joint trainin
           "pose_direct": "pose from its own attention map (no mask)"}
 
 
-@checked(regime=Choice(REGIMES), n_labelled=Int(1, 10**6))
+@checked(regime=Choice(REGIMES), n_labelled=Int(1, 10**6), arch=Choice(ARCHS))
 @dataclass(frozen=True)
 class Member:
-    """One ensemble member: its regime, its instruction-labelled scene count and its seed."""
+    """One ensemble member: its regime, its instruction-labelled scene count, its seed and its architecture
+    (the schedule depends on the first three only: an ablation trains on its regime's very batches)."""
 
     regime: str
     n_labelled: int
     seed: int
+    arch: str = "unified"
 
 
 @checked(
