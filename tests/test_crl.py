@@ -491,11 +491,11 @@ def test_verdicts_on_constructed_numbers():
 def test_claims_of_the_smoke_run_have_their_kinds_and_gates():
     rows = claims(crl_experiment.run(CRLConfig.preset("smoke")))
     kinds = [r.kind for r in rows]
-    assert kinds.count("check") == 5 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "motion"}
+    assert kinds.count("check") == 5 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "causal", "motion"}
     assert all(r.gates for r in rows if r.kind == "claim")
     # the lens is a check (its gap has a closed form); the motion claim shares the VAE learner's gate
     assert any(r.kind == "check" and r.claim.startswith("Exact lens") for r in rows)
-    assert next(r for r in rows if r.claim.startswith("Human-motion")).gates == ("motion", "ivae")
+    assert next(r for r in rows if r.claim.startswith("Human-motion")).gates == ("motion", "ivae", "causal")
     ivae = next(r for r in rows if r.name == "ivae")
     assert "active latents per seed" in ivae.measured
     for r in apply_gates(rows):  # a claim whose gate failed reads untested, never no
@@ -582,6 +582,22 @@ def test_the_gate_arm_has_independent_latents_with_scales_in_range():
         make_scm(default_graph(3), None, 4, np.random.default_rng(0), scale_range=(2.0, 1.0))
     with pytest.raises(ValueError, match="noise_scales"):
         CRLConfig.preset("smoke", noise_scales=(2.0, 1.0))
+
+
+def test_the_causal_gate_trains_the_causal_prior_on_the_ivae_gate_data():
+    """The causal prior's gate: the causal-prior learner on exactly the ivae gate's edge-free draws (truth
+    lambda = 0, inside its class), scored against the latents; every claim that trains the causal prior
+    depends on it."""
+    cfg = CRLConfig.preset("book")
+    by_name = {a.name: a for a in crl_experiment.arms(cfg)}
+    gate, ivae = by_name[crl_experiment.CAUSAL_CHECK], by_name[crl_experiment.IVAE_CHECK]
+    assert (gate.prior, gate.data, gate.target) == ("causal", "independent", "latents")
+    small = CRLConfig.preset("smoke", seeds=(0, 1))
+    for s in range(2):
+        a, b = make_arm_data(small, gate, s), make_arm_data(small, ivae, s)
+        assert a.scm.graph.number_of_edges() == 0
+        np.testing.assert_array_equal(a.x, b.x)
+        np.testing.assert_array_equal(a.z, b.z)
 
 
 def test_restarts_keep_the_member_with_the_highest_elbo():

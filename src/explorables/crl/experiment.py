@@ -10,6 +10,8 @@ so that two patterns differ only in what changes. Then, in one ensemble trained 
 * a check in iVAE's own setting (the gate): the factorised prior on latents without edges,
   independent given the environment with variances that change across environments, hence
   identifiable by iVAE's theorem;
+* the causal prior's own gate: the causal-prior VAE on the same edge-free latents (its influences'
+  truth is zero, inside its class), so it should recover them as the factorised prior does;
 * the causal-prior VAE on **post-nonlinear** all-change data (scored with rank correlations);
 * the **motion-like case**: the kinematic chain hip -> knee -> ankle under six gaits, observed as
   stick-figure coordinates, fitted by the causal-prior and the plain VAE.
@@ -85,6 +87,9 @@ ACTIVE_VAR = 0.01
 
 #: the gate in iVAE's own setting: latents without edges (independent given u), the factorised prior
 IVAE_CHECK = "factorised / independent latents"
+#: the causal prior's own positive control: the same edge-free data (truth lambda = 0, inside the causal
+#: prior's class), so the causal-prior learner should recover them as the factorised one does
+CAUSAL_CHECK = "causal / independent latents"
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,11 @@ class CRLConfig(ExperimentConfig):
     use_baselines: bool = param(True, Bool(), "train the factorised (iVAE) and plain VAE baselines on all-change data")
     use_ivae_check: bool = param(
         True, Bool(), "the gate: train the factorised prior on latents without edges (iVAE's own setting)"
+    )
+    use_causal_check: bool = param(
+        True,
+        Bool(),
+        "the causal prior's gate: train the causal prior on the same edge-free latents (inside its class)",
     )
     use_post_nonlinear: bool = param(False, Bool(), "train the causal prior on post-nonlinear data, eq. (crl-pnl)")
     use_motion: bool = param(False, Bool(), "run the kinematic-chain (stick-figure) case")
@@ -207,6 +217,8 @@ def arms(cfg: CRLConfig) -> list[Arm]:
         out += [Arm("factorised / all", "factorised", "synthetic"), Arm("plain / all", "plain", "synthetic")]
     if cfg.use_ivae_check:
         out.append(Arm(IVAE_CHECK, "factorised", "independent", "none"))
+    if cfg.use_causal_check:
+        out.append(Arm(CAUSAL_CHECK, "causal", "independent", "none"))
     if cfg.use_post_nonlinear:
         out.append(Arm("causal / post-nonlinear", "causal", "pnl"))
     if cfg.use_motion:
