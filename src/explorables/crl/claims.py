@@ -571,7 +571,7 @@ def control_direction(results: CRLResults) -> str:
 
 
 def claims(results: CRLResults) -> list[Claim]:
-    """The rows: the checks, the gates ``ivae``, ``causal`` and ``motion``, the paper's claims (criteria in :data:`CRITERIA`)."""
+    """The rows: the checks, the gates ``ivae``, ``causal`` and ``motion``, the paper's claims (:data:`CRITERIA`)."""
     cfg = results.config
     setting = (
         f"{cfg.d_latent} latents, {cfg.n_envs} environments × {cfg.n_per_env}, {cfg.mixing_layers}-layer "
