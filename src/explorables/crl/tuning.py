@@ -1,0 +1,106 @@
+"""Choosing the causal prior's L1 weight on gate draws only (not part of the page's run).
+
+The ``causal`` gate (:mod:`.claims`) asks the causal-prior learner to recover edge-free latents (true
+influences zero, inside its class). With Gaussian noise and a near-linear parent function, a dense,
+free lower-triangular ``lambda(u)`` per environment makes ``p(z | u)`` an arbitrary Gaussian per
+environment, a family closed under invertible linear maps of ``z``: the ELBO then cannot prefer the
+true axes. The L1 weight on the influences is what breaks that symmetry, so it is chosen here, by a
+rule fixed before the grid was run:
+
+* **draws**: the book preset's data with base seed :data:`TUNING_BASE_SEED` (seed entries
+  ``0 .. n_draws - 1``), whose data seeds never coincide with those of base seeds 0-4 (the seed study);
+* **rule** (:func:`choose`): the *smallest* weight of :data:`SPARSITY_GRID` whose causal prior clears
+  chance + ``ABOVE_CHANCE`` on **every** edge-free draw (the gate's own rule); when none does, the
+  weight with the largest smallest margin (the gate will then fail, and say so);
+* the all-change draws are trained alongside and reported, not used by the rule.
+
+``python -m explorables.crl.tuning`` prints the table behind the choice.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from .experiment import CAUSAL_CHECK, Arm, CRLConfig, chance_level, data_seed, make_arm_data
+from .metrics import matched_correlations
+from .model import encode_means, fit
+
+#: the L1 weights tried, smallest first
+SPARSITY_GRID: tuple[float, ...] = (1e-3, 1e-2, 3e-2, 1e-1, 3e-1)
+#: the base seed of the tuning draws (the seed study uses base seeds 0-4)
+TUNING_BASE_SEED = 100
+
+
+def choose(margins: Mapping[float, Sequence[float]], threshold: float) -> tuple[float, bool]:
+    """The smallest weight whose MCC − chance clears ``threshold`` on every draw, and True; when none
+    does, the weight with the largest smallest margin, and False."""
+    if not margins:
+        raise ValueError("margins must hold at least one weight, got none")
+    passing = sorted(w for w, m in margins.items() if min(m) >= threshold)
+    if passing:
+        return passing[0], True
+    return max(margins, key=lambda w: (min(margins[w]), -w)), False
+
+
+def study(n_draws: int = 6, grid: Sequence[float] = SPARSITY_GRID) -> dict[float, dict[str, list[float]]]:
+    """Per weight, the causal prior's MCC − chance on ``n_draws`` edge-free tuning draws and on the
+    all-change draws of the same seeds (book preset otherwise)."""
+    cfg = CRLConfig.preset("book", seed=TUNING_BASE_SEED, seeds=tuple(range(n_draws)))
+    settings = [
+        ("edge-free", Arm(CAUSAL_CHECK, "causal", "independent", "none")),
+        ("all", Arm("c", "causal", "synthetic")),
+    ]
+    data = [(tag, s, make_arm_data(cfg, arm, s)) for tag, arm in settings for s in range(n_draws)]
+    x = torch.tensor(np.stack([d.x for *_, d in data]), dtype=torch.float32)
+    env = torch.tensor(np.stack([d.env for *_, d in data]), dtype=torch.long)
+    levels = [chance_level(d.z, cfg.n_rotations, data_seed(cfg, s))[0] for _, s, d in data]
+    out: dict[float, dict[str, list[float]]] = {}
+    for w in grid:
+        model = fit(
+            x,
+            env,
+            ["causal"] * len(data),
+            cfg.n_envs,
+            cfg.d_latent,
+            seeds=[10_007 * cfg.seed + 101 * s + 1 for _, s, _ in data],
+            n_steps=cfg.n_steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            width=cfg.width,
+            sparsity=w,
+            obs_std=cfg.obs_std,
+            obs_std_start=cfg.obs_std_start,
+            warmup=cfg.warmup,
+            cosine=cfg.cosine,
+        )
+        means = encode_means(model, x, env)
+        row: dict[str, list[float]] = {tag: [] for tag, _ in settings}
+        for k, (tag, _, d) in enumerate(data):
+            row[tag].append(float(matched_correlations(d.z, means[k]).mean() - levels[k]))
+        out[w] = row
+    return out
+
+
+def main(argv: Sequence[str] = ()) -> None:
+    from .claims import ABOVE_CHANCE
+
+    torch.set_num_threads(1)
+    n_draws = int(argv[0]) if argv else 6
+    result = study(n_draws)
+    for w, row in result.items():
+        print(
+            f"L1 {w:g}: edge-free MCC − chance "
+            + " ".join(f"{v:+.2f}" for v in row["edge-free"])
+            + " | all-change "
+            + " ".join(f"{v:+.2f}" for v in row["all"])
+        )
+    weight, ok = choose({w: r["edge-free"] for w, r in result.items()}, ABOVE_CHANCE)
+    print(f"chosen L1 weight {weight:g} ({'passes on every tuning draw' if ok else 'no weight passes'})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
