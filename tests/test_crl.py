@@ -622,3 +622,34 @@ def test_the_verdict_sentence_reads_the_gated_verdicts():
         gate = Claim("gate", "s", "m", f"{gate_word}: x", kind="gate", name="ivae")
         assert verdict_sentence([gate, claim]).endswith(f"“Identified”: {word}.")
     assert verdict_sentence([]) == ""
+
+
+def test_partial_and_control_claims_stand_only_behind_identification():
+    """Both read the causal prior against its all-change run: their own word stands only when the
+    all-change claim reads yes; otherwise unclear, naming why and keeping their own reading."""
+    from explorables.crl.claims import behind_identification
+
+    own = "no: pattern follows the prediction in none of 1"
+    assert behind_identification("yes: every component recovered", own) == own
+    for word in ("no", "unclear", "partly"):
+        out = behind_identification(f"{word}: reason", own)
+        assert out.startswith("unclear:") and f"reads {word}" in out and out.endswith(own)
+
+
+def test_the_gate_reading_names_what_each_gate_certifies_and_the_chance_sentence_follows_the_numbers():
+    from explorables.core.tables import Claim
+    from explorables.crl.claims import gate_reading, identification_sentence
+
+    def g(name, word):
+        return Claim("gate", "s", "m", f"{word}: x", kind="gate", name=name)
+
+    text = gate_reading([g("ivae", "pass"), g("causal", "fail")])
+    assert "certifies that learner only" in text and "The causal gate fails" in text
+    assert "The causal gate passes" in gate_reading([g("ivae", "pass"), g("causal", "pass")])
+
+    def results(mcc):
+        arm = {"mcc": {"per_seed": mcc}, "chance": {"per_seed": [0.7, 0.7, 0.7]}, "components": []}
+        return crl_experiment.CRLResults(CRLConfig.preset("smoke"), {"arms": {"causal / all": arm}}, {})
+
+    assert identification_sentence(results([0.69, 0.71, 0.70])).startswith("No sign of identification")
+    assert identification_sentence(results([0.95, 0.96, 0.97])) == ""
