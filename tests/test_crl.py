@@ -653,3 +653,22 @@ def test_the_gate_reading_names_what_each_gate_certifies_and_the_chance_sentence
 
     assert identification_sentence(results([0.69, 0.71, 0.70])).startswith("No sign of identification")
     assert identification_sentence(results([0.95, 0.96, 0.97])) == ""
+
+
+def test_the_l1_weight_rule_and_the_book_weight_comes_from_tuning_draws():
+    """The tuning rule: the smallest weight clearing the margin on every tuning draw where the factorised
+    reference clears it; the largest smallest margin when none does. The tuning draws' data seeds never
+    meet the seed study's (base seeds 0-4), and the book preset uses a weight of the grid."""
+    from explorables.crl.tuning import SPARSITY_EXTRA, SPARSITY_GRID, TUNING_BASE_SEED, choose
+
+    margins = {0.01: [0.3, 0.0, 0.3], 0.1: [0.3, 0.05, 0.2], 1.0: [0.3, 0.1, 0.3]}
+    assert choose(margins, 0.15) == (1.0, False)  # the middle draw fails for every weight
+    assert choose(margins, 0.15, reference=[0.3, 0.0, 0.3]) == (0.1, True)  # ... and for the reference too
+    assert choose({0.1: [0.2], 1.0: [0.2]}, 0.15) == (0.1, True)  # the smallest passing weight
+    with pytest.raises(ValueError, match="reference"):
+        choose(margins, 0.15, reference=[0.0, 0.0, 0.0])
+    book = CRLConfig.preset("book")
+    assert book.sparsity in SPARSITY_GRID + SPARSITY_EXTRA
+    tuning = CRLConfig.preset("book", seed=TUNING_BASE_SEED, seeds=tuple(range(6)))
+    study_seeds = {crl_experiment.data_seed(CRLConfig.preset("book", seed=b), s) for b in range(5) for s in range(5)}
+    assert not study_seeds & {crl_experiment.data_seed(tuning, s) for s in range(6)}

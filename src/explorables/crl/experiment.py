@@ -146,7 +146,11 @@ class CRLConfig(ExperimentConfig):
     batch_size: int = param(64, Int(2), "samples per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate")
     width: int = param(32, Int(4, 4096), "hidden units of the encoder and decoder MLPs")
-    sparsity: float = param(1e-3, Positive(), "weight of the L1 penalty on the learned influences (per sample)")
+    sparsity: float = param(
+        0.1,
+        Positive(),
+        "weight of the L1 penalty on the learned influences (per sample); chosen on tuning draws (crl.tuning)",
+    )
     obs_std: float = param(0.1, Positive(), "decoder standard deviation (standardised observations) after the warm-up")
     obs_std_start: float = param(0.5, Positive(), "decoder standard deviation at step 0, annealed to obs_std")
     warmup: float = param(
