@@ -661,7 +661,7 @@ def test_the_l1_weight_rule_and_the_book_weight_comes_from_tuning_draws():
     meet the seed study's (base seeds 0-4), and the book preset uses a weight of the grid."""
     from explorables.crl.tuning import SPARSITY_EXTRA, SPARSITY_GRID, TUNING_BASE_SEED, choose
 
-    margins = {0.01: [0.3, 0.0, 0.3], 0.1: [0.3, 0.05, 0.2], 1.0: [0.3, 0.1, 0.3]}
+    margins = {0.01: [0.1, 0.0, 0.3], 0.1: [0.3, 0.05, 0.2], 1.0: [0.3, 0.1, 0.3]}
     assert choose(margins, 0.15) == (1.0, False)  # the middle draw fails for every weight
     assert choose(margins, 0.15, reference=[0.3, 0.0, 0.3]) == (0.1, True)  # ... and for the reference too
     assert choose({0.1: [0.2], 1.0: [0.2]}, 0.15) == (0.1, True)  # the smallest passing weight
