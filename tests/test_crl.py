@@ -43,6 +43,7 @@ from explorables.crl.claims import (
     CRITERIA,
     GAP,
     MARGIN,
+    PARENT_GAIN,
     beats_verdict,
     chance_check,
     claims,
@@ -455,7 +456,7 @@ def test_smoke_run_shows_the_claimed_directions():
 def test_verdicts_on_constructed_numbers():
     """Synthetic per-seed numbers through every branch (interval rule: the 95% t-interval over seeds)."""
     up, down = [0.30, 0.31, 0.29], [0.0, 0.01, -0.01]
-    assert ABOVE_CHANCE > MARGIN > 0 and GAP > 0
+    assert ABOVE_CHANCE > MARGIN > 0 and GAP > 0 and PARENT_GAIN > 0
     assert metric_check(1e-14).startswith("pass") and metric_check(0.01).startswith("fail")
     assert recovery_gate([0.2, 0.3, 0.25]).startswith("pass")
     assert recovery_gate([0.5, 0.5, 0.1]).startswith("fail")  # the mean clears it, one seed does not
@@ -470,16 +471,14 @@ def test_verdicts_on_constructed_numbers():
     assert pattern_word([up, up], [up]) == "yes"
     assert pattern_word([up, down], [up]) == "no"  # an identifiable one not recovered
     assert pattern_word([up, up], [down]) == "no"  # fixing the edge costs its child nothing
-    assert pattern_word([up], [[0.6, -0.1, 0.5, -0.05, -0.05]]) == "unclear"  # a noisy drop
+    assert pattern_word([up], [[0.6, -0.1, 0.5, -0.05, -0.05]]) == "unclear"  # a noisy increase
     assert partial_verdict({"a": ([up], [up]), "b": ([up], [down])}).startswith("partly")
     assert partial_verdict({"a": ([up], [down])}).startswith("no")
-    drop = [0.2, 0.3, 0.25]
-    assert control_verdict({"z1": (drop, down), "z2": (drop, down)}).startswith("yes")
-    assert control_verdict({"z1": (drop, down), "z2": (down, down)}).startswith("partly")
-    assert control_verdict({"z1": (down, down)}).startswith("no")
-    # a drop alone does not show non-recovery: still clearly above chance + margin reads no
-    assert control_verdict({"z1": (drop, [0.3, 0.31, 0.29])}).startswith("no")
-    assert control_verdict({"z1": (drop, [0.0, 0.3, 0.15])}).startswith("unclear")  # MCC − chance straddles
+    rise = [0.2, 0.3, 0.25]  # the child's parent gain rises by this over the all-change run
+    assert control_verdict({"z1": rise, "z2": rise}).startswith("yes")
+    assert control_verdict({"z1": rise, "z2": down}).startswith("partly")
+    assert control_verdict({"z1": down}).startswith("no")
+    assert control_verdict({"z1": [0.0, 0.3, 0.15]}).startswith("unclear")  # straddles the threshold
     assert chance_check(0.004).startswith("pass") and chance_check(0.05).startswith("fail")
     assert motion_verdict(up, [0.1, 0.11, 0.09]).startswith("yes")
     assert motion_verdict(up, down).startswith("partly")  # above chance, level with the plain VAE
@@ -672,3 +671,21 @@ def test_the_l1_weight_rule_and_the_book_weight_comes_from_tuning_draws():
     tuning = CRLConfig.preset("book", seed=TUNING_BASE_SEED, seeds=tuple(range(6)))
     study_seeds = {crl_experiment.data_seed(CRLConfig.preset("book", seed=b), s) for b in range(5) for s in range(5)}
     assert not study_seeds & {crl_experiment.data_seed(tuning, s) for s in range(6)}
+
+
+def test_the_parent_gain_is_zero_for_the_latent_itself_and_positive_elsewhere_in_its_class():
+    """A learner that returns z itself gains nothing from the parents; one that returns the exogenous noise
+    (z_i - f_i(pa_i), another member of the child's class when its influences are fixed) gains the parents'
+    share; roots read 0."""
+    from explorables.crl.experiment import exogenous_noise, parent_gains
+
+    scm = make_scm(default_graph(3), set(), 4, np.random.default_rng(3))
+    data = make_data(scm, 400, 6, np.random.default_rng(4))
+    parents = [sorted(scm.graph.predecessors(i)) for i in range(3)]
+    itself = parent_gains(data.z, data.z[:, [2, 0, 1]] * 2.0 + 1.0, parents)
+    assert itself[0] == 0.0 and max(itself) < 1e-9
+    noise = exogenous_noise(data)
+    share = parent_gains(data.z, noise, parents)
+    assert share[0] == 0.0 and min(share[1:]) > 0.02
+    for i in (1, 2):  # the gain is what z_i alone misses of the noise: 1 - corr(z_i, n_i)^2 up to the fit
+        assert share[i] == pytest.approx(1 - np.corrcoef(data.z[:, i], noise[:, i])[0, 1] ** 2, abs=0.1)

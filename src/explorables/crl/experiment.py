@@ -35,6 +35,7 @@ positive control is a supervised probe from the stick-figure coordinates to the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -52,13 +53,14 @@ from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
 from ..core.threads import one_cpu_thread
 from .lens import edge_gap, flow_check, flow_data, unflow
-from .metrics import matched_correlations, mcc
+from .metrics import correlation_matrix, matched_correlations, mcc
 from .model import encode_means, fit
 from .scm import (
     MOTION_GAITS,
     NOISE_FAMILIES,
     LatentData,
     default_graph,
+    g,
     make_data,
     make_motion_data,
     make_scm,
@@ -388,6 +390,33 @@ def probe_mcc(x: np.ndarray, z: np.ndarray, seed: int, ridge: float = 1e-3) -> f
     return mcc(z[test], feats[test] @ coef)
 
 
+def _r2(y: np.ndarray, features: np.ndarray) -> float:
+    """R² of the least-squares fit of ``y`` on ``features`` with an intercept."""
+    a = np.column_stack([np.ones(len(y)), features])
+    resid = y - a @ np.linalg.lstsq(a, y, rcond=None)[0]
+    return float(1.0 - resid.var() / max(y.var(), 1e-300))
+
+
+def parent_gains(z: np.ndarray, learned: np.ndarray, parents: Sequence[Sequence[int]]) -> list[float]:
+    """Per true latent ``i``: the learned latent matched to it (the MCC's matching), regressed on
+    ``z_i`` and then on ``(z_i, g(z_j) for every parent j)``; the gain in R² from the parents (0 for a
+    root). The theory leaves a child with a fixed influence undetermined within ``z_i - c g(z_j)``: a
+    learner that lands on ``z_i`` itself gains nothing from the parents, one that lands elsewhere in that
+    class does, whatever its MCC."""
+    corr = correlation_matrix(z, learned)
+    rows, cols = linear_sum_assignment(-corr)
+    match = dict(zip(rows.tolist(), cols.tolist(), strict=True))
+    out = []
+    for i, pa in enumerate(parents):
+        if not pa:
+            out.append(0.0)
+            continue
+        y = learned[:, match[i]]
+        base = _r2(y, z[:, [i]])
+        out.append(_r2(y, np.column_stack([z[:, [i]], g(z[:, list(pa)])])) - base)
+    return out
+
+
 def lens_rng(cfg: CRLConfig, s: int) -> np.random.Generator:
     """The generator of the lens's model draws for seed entry ``s`` (every pattern starts from the same state)."""
     return np.random.default_rng(data_seed(cfg, s) + 3)
@@ -496,7 +525,19 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
         with torch.no_grad():  # active units: per member and latent, the spread of the posterior means
             onehot = torch.nn.functional.one_hot(env, n_model_envs).to(x.dtype)
             mu, log_var = model.encode(x, onehot)
+        means = encode_means(model, x, env)
+        gains = [  # additive-noise synthetic data: the R² gain from the true parents (else zeros)
+            parent_gains(
+                truths[k],
+                means[k],
+                [sorted(datasets[(a, s)].scm.graph.predecessors(i)) for i in range(truths[k].shape[1])],
+            )
+            if a.data in ("synthetic", "independent") and a.target == "latents"
+            else [0.0] * truths[k].shape[1]
+            for k, (a, s, _) in enumerate(members)
+        ]
         done = {
+            "parent_gain": gains,
             "per_component": score(model),
             "mean_var": mu.var(1).cpu().numpy(),  # (M, d): Var over samples of the posterior mean
             "post_var": log_var.exp().mean(1).cpu().numpy(),  # (M, d): mean posterior variance
@@ -542,6 +583,8 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             "chance": _stats([c for c, _ in levels]),
             "chance_se": _stats([e for _, e in levels]),
             "components": [_stats(comps[:, i].tolist()) for i in range(comps.shape[1])],
+            # per seed and latent: R² gain from the true parents of the matched learned latent (parent_gains)
+            "parent_gain": [[float(v) for v in done["parent_gain"][kept[(a, s)]]] for s in range(len(cfg.seeds))],
             "correlation": "spearman" if a.data == "pnl" else "pearson",
             # per seed and latent: Var of the posterior mean over samples (active when > ACTIVE_VAR) and
             # the mean posterior variance (near 1, the prior's scale, for a collapsed latent)
