@@ -512,6 +512,7 @@ def test_the_page_sentences_follow_the_numbers():
             "components": [{"per_seed": c} for c in comps],
             "identifiable": identifiable,
             "chance": {"per_seed": [0.5, 0.5, 0.5]},
+            "parent_gain": [[0.0] * len(comps)] * 3,
         }
         return out if active is None else {**out, "active": active}
 
