@@ -305,6 +305,26 @@ def test_priors_match_torch_distributions():
             assert torch.allclose(got[m], want, atol=1e-5)
 
 
+def test_the_shared_prior_uses_one_influence_table_for_every_environment():
+    """The shared baseline: environment 0's influences serve every u (truth: lambda does not change), and
+    its log-prior is the causal one with that table; the causal prior keeps one table per u."""
+    model = EnsembleVAE(("causal", "shared"), 6, 3, 4, seeds=(0, 1))
+    with torch.no_grad():
+        model.influence.normal_(0, 0.5, generator=torch.Generator().manual_seed(3))
+    lam = model.influences().detach()
+    assert torch.equal(lam[1], lam[1, :1].expand(4, 3, 3)) and not torch.equal(lam[0], lam[0, :1].expand(4, 3, 3))
+    assert torch.equal(lam[1], torch.tril(lam[1], -1))
+    z = torch.randn(2, 20, 3, generator=torch.Generator().manual_seed(4))
+    env = torch.randint(0, 4, (2, 20), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        model.influence[1] = model.influence[1, :1].expand(4, 3, 3).clone()
+        model.influence[0] = model.influence[1]
+        model.loc[0], model.log_scale[0] = model.loc[1], model.log_scale[1]
+        model.g_in[0], model.g_bias[0], model.g_out[0] = model.g_in[1], model.g_bias[1], model.g_out[1]
+        prior = model.log_prior(z[[1, 1]], env[[1, 1]])
+    assert torch.allclose(prior[0], prior[1])  # with equal tables per u, the causal prior reads the same
+
+
 def test_the_plain_vae_is_blind_to_the_environment():
     """The plain VAE never reads u; the environment priors' encoders read it only with encoder_env
     (the default is q(z | x) for every prior; u still enters through the prior)."""

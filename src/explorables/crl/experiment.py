@@ -6,7 +6,8 @@ change: all, all but one edge, none) data are sampled from it with the same nois
 so that two patterns differ only in what changes. Then, in one ensemble trained side by side:
 
 * the **causal-prior VAE** on every pattern's data;
-* the baselines on the all-change data: a **factorised environment prior** (iVAE) and a **plain VAE**;
+* the baselines on the all-change data: a **factorised environment prior** (iVAE), a **plain VAE** and
+  the causal prior with **influences shared** across environments (not identifiable by the theory);
 * a check in iVAE's own setting (the gate): the factorised prior on latents without edges,
   independent given the environment with variances that change across environments, hence
   identifiable by iVAE's theorem;
@@ -130,7 +131,9 @@ class CRLConfig(ExperimentConfig):
         Tuple(Choice(PATTERNS), distinct=True),
         "which influences change, per trained pattern",
     )
-    use_baselines: bool = param(True, Bool(), "train the factorised (iVAE) and plain VAE baselines on all-change data")
+    use_baselines: bool = param(
+        True, Bool(), "train the factorised (iVAE), plain and shared-influence baselines on all-change data"
+    )
     use_ivae_check: bool = param(
         True, Bool(), "the gate: train the factorised prior on latents without edges (iVAE's own setting)"
     )
@@ -220,7 +223,11 @@ def arms(cfg: CRLConfig) -> list[Arm]:
     """The trained settings of ``cfg``, in a fixed order."""
     out = [Arm(f"causal / {p}", "causal", "synthetic", p) for p in cfg.edge_patterns]
     if cfg.use_baselines:
-        out += [Arm("factorised / all", "factorised", "synthetic"), Arm("plain / all", "plain", "synthetic")]
+        out += [
+            Arm("factorised / all", "factorised", "synthetic"),
+            Arm("plain / all", "plain", "synthetic"),
+            Arm("shared / all", "shared", "synthetic"),
+        ]
     if cfg.use_ivae_check:
         out.append(Arm(IVAE_CHECK, "factorised", "independent", "none"))
     if cfg.use_causal_check:
