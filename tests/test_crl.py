@@ -43,6 +43,7 @@ from explorables.crl.claims import (
     CRITERIA,
     GAP,
     MARGIN,
+    PARENT_GAIN,
     beats_verdict,
     chance_check,
     claims,
@@ -304,6 +305,26 @@ def test_priors_match_torch_distributions():
             assert torch.allclose(got[m], want, atol=1e-5)
 
 
+def test_the_shared_prior_uses_one_influence_table_for_every_environment():
+    """The shared baseline: environment 0's influences serve every u (truth: lambda does not change), and
+    its log-prior is the causal one with that table; the causal prior keeps one table per u."""
+    model = EnsembleVAE(("causal", "shared"), 6, 3, 4, seeds=(0, 1))
+    with torch.no_grad():
+        model.influence.normal_(0, 0.5, generator=torch.Generator().manual_seed(3))
+    lam = model.influences().detach()
+    assert torch.equal(lam[1], lam[1, :1].expand(4, 3, 3)) and not torch.equal(lam[0], lam[0, :1].expand(4, 3, 3))
+    assert torch.equal(lam[1], torch.tril(lam[1], -1))
+    z = torch.randn(2, 20, 3, generator=torch.Generator().manual_seed(4))
+    env = torch.randint(0, 4, (2, 20), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        model.influence[1] = model.influence[1, :1].expand(4, 3, 3).clone()
+        model.influence[0] = model.influence[1]
+        model.loc[0], model.log_scale[0] = model.loc[1], model.log_scale[1]
+        model.g_in[0], model.g_bias[0], model.g_out[0] = model.g_in[1], model.g_bias[1], model.g_out[1]
+        prior = model.log_prior(z[[1, 1]], env[[1, 1]])
+    assert torch.allclose(prior[0], prior[1])  # with equal tables per u, the causal prior reads the same
+
+
 def test_the_plain_vae_is_blind_to_the_environment():
     """The plain VAE never reads u; the environment priors' encoders read it only with encoder_env
     (the default is q(z | x) for every prior; u still enters through the prior)."""
@@ -455,7 +476,7 @@ def test_smoke_run_shows_the_claimed_directions():
 def test_verdicts_on_constructed_numbers():
     """Synthetic per-seed numbers through every branch (interval rule: the 95% t-interval over seeds)."""
     up, down = [0.30, 0.31, 0.29], [0.0, 0.01, -0.01]
-    assert ABOVE_CHANCE > MARGIN > 0 and GAP > 0
+    assert ABOVE_CHANCE > MARGIN > 0 and GAP > 0 and PARENT_GAIN > 0
     assert metric_check(1e-14).startswith("pass") and metric_check(0.01).startswith("fail")
     assert recovery_gate([0.2, 0.3, 0.25]).startswith("pass")
     assert recovery_gate([0.5, 0.5, 0.1]).startswith("fail")  # the mean clears it, one seed does not
@@ -470,16 +491,14 @@ def test_verdicts_on_constructed_numbers():
     assert pattern_word([up, up], [up]) == "yes"
     assert pattern_word([up, down], [up]) == "no"  # an identifiable one not recovered
     assert pattern_word([up, up], [down]) == "no"  # fixing the edge costs its child nothing
-    assert pattern_word([up], [[0.6, -0.1, 0.5, -0.05, -0.05]]) == "unclear"  # a noisy drop
+    assert pattern_word([up], [[0.6, -0.1, 0.5, -0.05, -0.05]]) == "unclear"  # a noisy increase
     assert partial_verdict({"a": ([up], [up]), "b": ([up], [down])}).startswith("partly")
     assert partial_verdict({"a": ([up], [down])}).startswith("no")
-    drop = [0.2, 0.3, 0.25]
-    assert control_verdict({"z1": (drop, down), "z2": (drop, down)}).startswith("yes")
-    assert control_verdict({"z1": (drop, down), "z2": (down, down)}).startswith("partly")
-    assert control_verdict({"z1": (down, down)}).startswith("no")
-    # a drop alone does not show non-recovery: still clearly above chance + margin reads no
-    assert control_verdict({"z1": (drop, [0.3, 0.31, 0.29])}).startswith("no")
-    assert control_verdict({"z1": (drop, [0.0, 0.3, 0.15])}).startswith("unclear")  # MCC − chance straddles
+    rise = [0.2, 0.3, 0.25]  # the child's parent gain rises by this over the all-change run
+    assert control_verdict({"z1": rise, "z2": rise}).startswith("yes")
+    assert control_verdict({"z1": rise, "z2": down}).startswith("partly")
+    assert control_verdict({"z1": down}).startswith("no")
+    assert control_verdict({"z1": [0.0, 0.3, 0.15]}).startswith("unclear")  # straddles the threshold
     assert chance_check(0.004).startswith("pass") and chance_check(0.05).startswith("fail")
     assert motion_verdict(up, [0.1, 0.11, 0.09]).startswith("yes")
     assert motion_verdict(up, down).startswith("partly")  # above chance, level with the plain VAE
@@ -491,11 +510,11 @@ def test_verdicts_on_constructed_numbers():
 def test_claims_of_the_smoke_run_have_their_kinds_and_gates():
     rows = claims(crl_experiment.run(CRLConfig.preset("smoke")))
     kinds = [r.kind for r in rows]
-    assert kinds.count("check") == 5 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "motion"}
+    assert kinds.count("check") == 5 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "causal", "motion"}
     assert all(r.gates for r in rows if r.kind == "claim")
     # the lens is a check (its gap has a closed form); the motion claim shares the VAE learner's gate
     assert any(r.kind == "check" and r.claim.startswith("Exact lens") for r in rows)
-    assert next(r for r in rows if r.claim.startswith("Human-motion")).gates == ("motion", "ivae")
+    assert next(r for r in rows if r.claim.startswith("Human-motion")).gates == ("motion", "ivae", "causal")
     ivae = next(r for r in rows if r.name == "ivae")
     assert "active latents per seed" in ivae.measured
     for r in apply_gates(rows):  # a claim whose gate failed reads untested, never no
@@ -513,6 +532,7 @@ def test_the_page_sentences_follow_the_numbers():
             "components": [{"per_seed": c} for c in comps],
             "identifiable": identifiable,
             "chance": {"per_seed": [0.5, 0.5, 0.5]},
+            "parent_gain": [[0.0] * len(comps)] * 3,
         }
         return out if active is None else {**out, "active": active}
 
@@ -584,6 +604,22 @@ def test_the_gate_arm_has_independent_latents_with_scales_in_range():
         CRLConfig.preset("smoke", noise_scales=(2.0, 1.0))
 
 
+def test_the_causal_gate_trains_the_causal_prior_on_the_ivae_gate_data():
+    """The causal prior's gate: the causal-prior learner on exactly the ivae gate's edge-free draws (truth
+    lambda = 0, inside its class), scored against the latents; every claim that trains the causal prior
+    depends on it."""
+    cfg = CRLConfig.preset("book")
+    by_name = {a.name: a for a in crl_experiment.arms(cfg)}
+    gate, ivae = by_name[crl_experiment.CAUSAL_CHECK], by_name[crl_experiment.IVAE_CHECK]
+    assert (gate.prior, gate.data, gate.target) == ("causal", "independent", "latents")
+    small = CRLConfig.preset("smoke", seeds=(0, 1))
+    for s in range(2):
+        a, b = make_arm_data(small, gate, s), make_arm_data(small, ivae, s)
+        assert a.scm.graph.number_of_edges() == 0
+        np.testing.assert_array_equal(a.x, b.x)
+        np.testing.assert_array_equal(a.z, b.z)
+
+
 def test_restarts_keep_the_member_with_the_highest_elbo():
     """Each setting trains n_restarts members; the one kept (its MCC is the arm's) has the highest
     training ELBO, which needs no true latents."""
@@ -606,3 +642,71 @@ def test_the_verdict_sentence_reads_the_gated_verdicts():
         gate = Claim("gate", "s", "m", f"{gate_word}: x", kind="gate", name="ivae")
         assert verdict_sentence([gate, claim]).endswith(f"“Identified”: {word}.")
     assert verdict_sentence([]) == ""
+
+
+def test_partial_and_control_claims_stand_only_behind_identification():
+    """Both read the causal prior against its all-change run: their own word stands only when the
+    all-change claim reads yes; otherwise unclear, naming why and keeping their own reading."""
+    from explorables.crl.claims import behind_identification
+
+    own = "no: pattern follows the prediction in none of 1"
+    assert behind_identification("yes: every component recovered", own) == own
+    for word in ("no", "unclear", "partly"):
+        out = behind_identification(f"{word}: reason", own)
+        assert out.startswith("unclear:") and f"reads {word}" in out and out.endswith(own)
+
+
+def test_the_gate_reading_names_what_each_gate_certifies_and_the_chance_sentence_follows_the_numbers():
+    from explorables.core.tables import Claim
+    from explorables.crl.claims import gate_reading, identification_sentence
+
+    def g(name, word):
+        return Claim("gate", "s", "m", f"{word}: x", kind="gate", name=name)
+
+    text = gate_reading([g("ivae", "pass"), g("causal", "fail")])
+    assert "certifies that learner only" in text and "The causal gate fails" in text
+    assert "The causal gate passes" in gate_reading([g("ivae", "pass"), g("causal", "pass")])
+
+    def results(mcc):
+        arm = {"mcc": {"per_seed": mcc}, "chance": {"per_seed": [0.7, 0.7, 0.7]}, "components": []}
+        return crl_experiment.CRLResults(CRLConfig.preset("smoke"), {"arms": {"causal / all": arm}}, {})
+
+    assert identification_sentence(results([0.69, 0.71, 0.70])).startswith("No sign of identification")
+    assert identification_sentence(results([0.95, 0.96, 0.97])) == ""
+
+
+def test_the_l1_weight_rule_and_the_book_weight_comes_from_tuning_draws():
+    """The tuning rule: the smallest weight clearing the margin on every tuning draw where the factorised
+    reference clears it; the largest smallest margin when none does. The tuning draws' data seeds never
+    meet the seed study's (base seeds 0-4), and the book preset uses a weight of the grid."""
+    from explorables.crl.tuning import SPARSITY_EXTRA, SPARSITY_GRID, TUNING_BASE_SEED, choose
+
+    margins = {0.01: [0.1, 0.0, 0.3], 0.1: [0.3, 0.05, 0.2], 1.0: [0.3, 0.1, 0.3]}
+    assert choose(margins, 0.15) == (1.0, False)  # the middle draw fails for every weight
+    assert choose(margins, 0.15, reference=[0.3, 0.0, 0.3]) == (0.1, True)  # ... and for the reference too
+    assert choose({0.1: [0.2], 1.0: [0.2]}, 0.15) == (0.1, True)  # the smallest passing weight
+    with pytest.raises(ValueError, match="reference"):
+        choose(margins, 0.15, reference=[0.0, 0.0, 0.0])
+    book = CRLConfig.preset("book")
+    assert book.sparsity in SPARSITY_GRID + SPARSITY_EXTRA
+    tuning = CRLConfig.preset("book", seed=TUNING_BASE_SEED, seeds=tuple(range(6)))
+    study_seeds = {crl_experiment.data_seed(CRLConfig.preset("book", seed=b), s) for b in range(5) for s in range(5)}
+    assert not study_seeds & {crl_experiment.data_seed(tuning, s) for s in range(6)}
+
+
+def test_the_parent_gain_is_zero_for_the_latent_itself_and_positive_elsewhere_in_its_class():
+    """A learner that returns z itself gains nothing from the parents; one that returns the exogenous noise
+    (z_i - f_i(pa_i), another member of the child's class when its influences are fixed) gains the parents'
+    share; roots read 0."""
+    from explorables.crl.experiment import exogenous_noise, parent_gains
+
+    scm = make_scm(default_graph(3), set(), 4, np.random.default_rng(3))
+    data = make_data(scm, 400, 6, np.random.default_rng(4))
+    parents = [sorted(scm.graph.predecessors(i)) for i in range(3)]
+    itself = parent_gains(data.z, data.z[:, [2, 0, 1]] * 2.0 + 1.0, parents)
+    assert itself[0] == 0.0 and max(itself) < 1e-9
+    noise = exogenous_noise(data)
+    share = parent_gains(data.z, noise, parents)
+    assert share[0] == 0.0 and min(share[1:]) > 0.02
+    for i in (1, 2):  # the gain is what z_i alone misses of the noise: 1 - corr(z_i, n_i)^2 up to the fit
+        assert share[i] == pytest.approx(1 - np.corrcoef(data.z[:, i], noise[:, i])[0, 1] ** 2, abs=0.1)

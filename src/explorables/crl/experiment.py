@@ -6,10 +6,13 @@ change: all, all but one edge, none) data are sampled from it with the same nois
 so that two patterns differ only in what changes. Then, in one ensemble trained side by side:
 
 * the **causal-prior VAE** on every pattern's data;
-* the baselines on the all-change data: a **factorised environment prior** (iVAE) and a **plain VAE**;
+* the baselines on the all-change data: a **factorised environment prior** (iVAE), a **plain VAE** and
+  the causal prior with **influences shared** across environments (not identifiable by the theory);
 * a check in iVAE's own setting (the gate): the factorised prior on latents without edges,
   independent given the environment with variances that change across environments, hence
   identifiable by iVAE's theorem;
+* the causal prior's own gate: the causal-prior VAE on the same edge-free latents (its influences'
+  truth is zero, inside its class), so it should recover them as the factorised prior does;
 * the causal-prior VAE on **post-nonlinear** all-change data (scored with rank correlations);
 * the **motion-like case**: the kinematic chain hip -> knee -> ankle under six gaits, observed as
   stick-figure coordinates, fitted by the causal-prior and the plain VAE.
@@ -33,6 +36,7 @@ positive control is a supervised probe from the stick-figure coordinates to the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -50,13 +54,14 @@ from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
 from ..core.threads import one_cpu_thread
 from .lens import edge_gap, flow_check, flow_data, unflow
-from .metrics import matched_correlations, mcc
+from .metrics import correlation_matrix, matched_correlations, mcc
 from .model import encode_means, fit
 from .scm import (
     MOTION_GAITS,
     NOISE_FAMILIES,
     LatentData,
     default_graph,
+    g,
     make_data,
     make_motion_data,
     make_scm,
@@ -85,6 +90,9 @@ ACTIVE_VAR = 0.01
 
 #: the gate in iVAE's own setting: latents without edges (independent given u), the factorised prior
 IVAE_CHECK = "factorised / independent latents"
+#: the causal prior's own positive control: the same edge-free data (truth lambda = 0, inside the causal
+#: prior's class), so the causal-prior learner should recover them as the factorised one does
+CAUSAL_CHECK = "causal / independent latents"
 
 
 @dataclass(frozen=True)
@@ -123,9 +131,16 @@ class CRLConfig(ExperimentConfig):
         Tuple(Choice(PATTERNS), distinct=True),
         "which influences change, per trained pattern",
     )
-    use_baselines: bool = param(True, Bool(), "train the factorised (iVAE) and plain VAE baselines on all-change data")
+    use_baselines: bool = param(
+        True, Bool(), "train the factorised (iVAE), plain and shared-influence baselines on all-change data"
+    )
     use_ivae_check: bool = param(
         True, Bool(), "the gate: train the factorised prior on latents without edges (iVAE's own setting)"
+    )
+    use_causal_check: bool = param(
+        True,
+        Bool(),
+        "the causal prior's gate: train the causal prior on the same edge-free latents (inside its class)",
     )
     use_post_nonlinear: bool = param(False, Bool(), "train the causal prior on post-nonlinear data, eq. (crl-pnl)")
     use_motion: bool = param(False, Bool(), "run the kinematic-chain (stick-figure) case")
@@ -136,7 +151,11 @@ class CRLConfig(ExperimentConfig):
     batch_size: int = param(64, Int(2), "samples per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate")
     width: int = param(32, Int(4, 4096), "hidden units of the encoder and decoder MLPs")
-    sparsity: float = param(1e-3, Positive(), "weight of the L1 penalty on the learned influences (per sample)")
+    sparsity: float = param(
+        0.1,
+        Positive(),
+        "weight of the L1 penalty on the learned influences (per sample); chosen on tuning draws (crl.tuning)",
+    )
     obs_std: float = param(0.1, Positive(), "decoder standard deviation (standardised observations) after the warm-up")
     obs_std_start: float = param(0.5, Positive(), "decoder standard deviation at step 0, annealed to obs_std")
     warmup: float = param(
@@ -204,9 +223,15 @@ def arms(cfg: CRLConfig) -> list[Arm]:
     """The trained settings of ``cfg``, in a fixed order."""
     out = [Arm(f"causal / {p}", "causal", "synthetic", p) for p in cfg.edge_patterns]
     if cfg.use_baselines:
-        out += [Arm("factorised / all", "factorised", "synthetic"), Arm("plain / all", "plain", "synthetic")]
+        out += [
+            Arm("factorised / all", "factorised", "synthetic"),
+            Arm("plain / all", "plain", "synthetic"),
+            Arm("shared / all", "shared", "synthetic"),
+        ]
     if cfg.use_ivae_check:
         out.append(Arm(IVAE_CHECK, "factorised", "independent", "none"))
+    if cfg.use_causal_check:
+        out.append(Arm(CAUSAL_CHECK, "causal", "independent", "none"))
     if cfg.use_post_nonlinear:
         out.append(Arm("causal / post-nonlinear", "causal", "pnl"))
     if cfg.use_motion:
@@ -372,6 +397,33 @@ def probe_mcc(x: np.ndarray, z: np.ndarray, seed: int, ridge: float = 1e-3) -> f
     return mcc(z[test], feats[test] @ coef)
 
 
+def _r2(y: np.ndarray, features: np.ndarray) -> float:
+    """R² of the least-squares fit of ``y`` on ``features`` with an intercept."""
+    a = np.column_stack([np.ones(len(y)), features])
+    resid = y - a @ np.linalg.lstsq(a, y, rcond=None)[0]
+    return float(1.0 - resid.var() / max(y.var(), 1e-300))
+
+
+def parent_gains(z: np.ndarray, learned: np.ndarray, parents: Sequence[Sequence[int]]) -> list[float]:
+    """Per true latent ``i``: the learned latent matched to it (the MCC's matching), regressed on
+    ``z_i`` and then on ``(z_i, g(z_j) for every parent j)``; the gain in R² from the parents (0 for a
+    root). The theory leaves a child with a fixed influence undetermined within ``z_i - c g(z_j)``: a
+    learner that lands on ``z_i`` itself gains nothing from the parents, one that lands elsewhere in that
+    class does, whatever its MCC."""
+    corr = correlation_matrix(z, learned)
+    rows, cols = linear_sum_assignment(-corr)
+    match = dict(zip(rows.tolist(), cols.tolist(), strict=True))
+    out = []
+    for i, pa in enumerate(parents):
+        if not pa:
+            out.append(0.0)
+            continue
+        y = learned[:, match[i]]
+        base = _r2(y, z[:, [i]])
+        out.append(_r2(y, np.column_stack([z[:, [i]], g(z[:, list(pa)])])) - base)
+    return out
+
+
 def lens_rng(cfg: CRLConfig, s: int) -> np.random.Generator:
     """The generator of the lens's model draws for seed entry ``s`` (every pattern starts from the same state)."""
     return np.random.default_rng(data_seed(cfg, s) + 3)
@@ -480,7 +532,19 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
         with torch.no_grad():  # active units: per member and latent, the spread of the posterior means
             onehot = torch.nn.functional.one_hot(env, n_model_envs).to(x.dtype)
             mu, log_var = model.encode(x, onehot)
+        means = encode_means(model, x, env)
+        gains = [  # additive-noise synthetic data: the R² gain from the true parents (else zeros)
+            parent_gains(
+                truths[k],
+                means[k],
+                [sorted(datasets[(a, s)].scm.graph.predecessors(i)) for i in range(truths[k].shape[1])],
+            )
+            if a.data in ("synthetic", "independent") and a.target == "latents"
+            else [0.0] * truths[k].shape[1]
+            for k, (a, s, _) in enumerate(members)
+        ]
         done = {
+            "parent_gain": gains,
             "per_component": score(model),
             "mean_var": mu.var(1).cpu().numpy(),  # (M, d): Var over samples of the posterior mean
             "post_var": log_var.exp().mean(1).cpu().numpy(),  # (M, d): mean posterior variance
@@ -526,6 +590,8 @@ def _training_part(cfg: CRLConfig, checkpoint: Checkpointer, progress: bool) -> 
             "chance": _stats([c for c, _ in levels]),
             "chance_se": _stats([e for _, e in levels]),
             "components": [_stats(comps[:, i].tolist()) for i in range(comps.shape[1])],
+            # per seed and latent: R² gain from the true parents of the matched learned latent (parent_gains)
+            "parent_gain": [[float(v) for v in done["parent_gain"][kept[(a, s)]]] for s in range(len(cfg.seeds))],
             "correlation": "spearman" if a.data == "pnl" else "pearson",
             # per seed and latent: Var of the posterior mean over samples (active when > ACTIVE_VAR) and
             # the mean posterior variance (near 1, the prior's scale, for a collapsed latent)

@@ -131,11 +131,11 @@ def explorable_figure(results: CRLResults) -> go.Figure:
 
 
 def baseline_figure(results: CRLResults) -> go.Figure:
-    """Per-component MCC on the all-change data: causal prior against the factorised and plain priors."""
+    """Per-component MCC on the all-change data: causal prior against the factorised, plain and shared priors."""
     fig = go.Figure()
     names = [
         n
-        for n in ("causal / all", "factorised / all", "plain / all", "causal / post-nonlinear")
+        for n in ("causal / all", "factorised / all", "plain / all", "shared / all", "causal / post-nonlinear")
         if n in results.summary["arms"]
     ]
     for k, name in enumerate(names):

@@ -98,6 +98,7 @@ class CRLLab:
                 obs_std_start=BOOK.obs_std_start,  # the book preset's schedule
                 warmup=BOOK.warmup,
                 cosine=BOOK.cosine,
+                sparsity=BOOK.sparsity,
             )
             means = encode_means(model, x, env)
         self.scores, self.matched = [], []

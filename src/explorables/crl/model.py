@@ -8,7 +8,11 @@ Every member is a VAE (MLP encoder ``q(z | x)``, MLP decoder ``p(x | z)``) with 
   (crl-prior): an additive-noise causal model over the latents in a fixed causal order (strictly
   triangular influences), whose influences ``lambda(u)`` and noise parameters are learned per
   environment and whose parent functions ``g_j`` are small learned MLPs, with an L1 penalty on the
-  influences (sparsity).
+  influences (sparsity);
+* ``"shared"``: the same causal prior with one ``lambda`` for every environment (environment 0's row of
+  the table serves all; only the noise's location and scale change): influences that do not change,
+  the natural non-identifiable comparison for the children (the L1 penalty acts on that one table; the
+  unused rows only decay).
 
 Tensors carry a leading member axis ``M``; member ``m`` only ever touches row ``m`` of each parameter,
 and the loss is a sum over members, so (Adam being elementwise) each member trains as it would
@@ -33,7 +37,7 @@ from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
 from ..core.resources import check_memory
 from ..core.validation import check_choice, check_int, check_positive
 
-PRIORS: tuple[str, ...] = ("causal", "factorised", "plain")
+PRIORS: tuple[str, ...] = ("causal", "factorised", "plain", "shared")
 #: the largest size (observed dimension, latents, environments, width) a model here takes
 MAX_SIZE = 100_000
 _SIZES = dict(
@@ -116,7 +120,9 @@ class EnsembleVAE(nn.Module):
         self.g_out = nn.Parameter(_init((d_latent, g_width), gens, 1.0 / math.sqrt(g_width)))
         self.g_lin = nn.Parameter(torch.ones(m, d_latent))
         uses_env = torch.tensor([p != "plain" for p in priors], dtype=torch.float32)
-        causal = torch.tensor([p == "causal" for p in priors], dtype=torch.float32)
+        causal = torch.tensor([p in ("causal", "shared") for p in priors], dtype=torch.float32)
+        shared = torch.tensor([p == "shared" for p in priors], dtype=torch.float32)
+        self.register_buffer("shared_on", shared.view(m, 1, 1, 1))
         self.register_buffer("env_on", uses_env.view(m, 1, 1))
         # the encoder reads u only with encoder_env (q(z | x, u) as in iVAE); the plain prior never does
         self.register_buffer("encoder_env_on", uses_env.view(m, 1, 1) * float(bool(encoder_env)))
@@ -129,8 +135,10 @@ class EnsembleVAE(nn.Module):
         return self.g_lin.unsqueeze(1) * z + (hidden * self.g_out.unsqueeze(1)).sum(-1)
 
     def influences(self) -> torch.Tensor:
-        """The masked influences ``lambda[m, u, i, j]`` (``j -> i``, ``j < i``; zero for the other priors)."""
-        return self.influence * self.influence_mask
+        """The masked influences ``lambda[m, u, i, j]`` (``j -> i``, ``j < i``; zero for the factorised and
+        plain priors; environment 0's for every ``u`` under the shared prior)."""
+        table = self.shared_on * self.influence[:, :1] + (1.0 - self.shared_on) * self.influence
+        return table * self.influence_mask
 
     def log_prior(self, z: torch.Tensor, env: torch.Tensor) -> torch.Tensor:
         """``log p(z | u)`` of eq. (crl-prior) up to a constant, per sample: ``(M, B)``.
