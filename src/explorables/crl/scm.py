@@ -134,7 +134,10 @@ def make_scm(
     scales are log-uniform in ``scale_range`` and locations uniform in [-0.8, 0.8], drawn per
     environment (the changes that make the exogenous noise identifiable, as in iVAE).
     """
-    low, high = (float(v) for v in scale_range)
+    try:
+        low, high = (float(v) for v in scale_range)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"scale_range must be two numbers (low, high), got {scale_range!r}") from error
     if not 0 < low <= high < np.inf:
         raise ValueError(f"scale_range must be (low, high) with 0 < low <= high < inf, got {scale_range}")
     if not nx.is_directed_acyclic_graph(graph):
