@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorables.notebooks import find_pyobject
+
 ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = re.compile(r"```\{literalinclude\}\s+(\S+)\s*\n((?::[^\n]*\n)*)")
 CHECKERS = re.compile(r"^_?check|^_tensor$")
@@ -72,15 +74,7 @@ def _lines(stmt: ast.stmt) -> int:
 
 def classify(source: str, name: str, page: str = "") -> Quoted:
     """Count method, validation and docstring lines of ``name`` (``Class.method`` allowed) in ``source``."""
-    nodes: list[ast.stmt] = ast.parse(source).body
-    node: ast.AST | None = None
-    for part in name.split("."):
-        defined = (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
-        node = next((n for n in defined if n.name == part), None)
-        if node is None:
-            raise ValueError(f"pyobject {name!r} not found")
-        nodes = node.body  # type: ignore[attr-defined]
-    body = list(nodes)
+    body = list(find_pyobject(source, name).body)  # found as the pages' literalinclude finds it
     docstring = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
         if isinstance(body[0].value.value, str):  # type: ignore[attr-defined]

@@ -246,20 +246,26 @@ def _options(block: list[str]) -> tuple[dict[str, str], list[str]]:
     return options, block[k:]
 
 
-def extract_pyobject(source: str, name: str) -> str:
-    """The source of function or class ``name`` (``Class.method`` for a method), as in the module."""
-    tree = ast.parse(source)
-    nodes: Iterable[ast.AST] = tree.body
-    node: ast.AST | None = None
+def find_pyobject(source: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef:
+    """The syntax-tree node of function or class ``name`` (``Class.method`` for a method) in ``source``,
+    found as Sphinx's ``literalinclude :pyobject:`` finds it."""
+    nodes: Iterable[ast.AST] = ast.parse(source).body
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None = None
     for part in name.split("."):
         defined = (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
         node = next((n for n in defined if n.name == part), None)
         if node is None:
             raise ValueError(f"pyobject {name!r} not found")
-        nodes = node.body  # type: ignore[attr-defined]
+        nodes = node.body
     assert node is not None
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # type: ignore[attr-defined]
-    lines = source.splitlines()[start - 1 : node.end_lineno]  # type: ignore[attr-defined]
+    return node
+
+
+def extract_pyobject(source: str, name: str) -> str:
+    """The source of function or class ``name`` (``Class.method`` for a method), as in the module."""
+    node = find_pyobject(source, name)
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    lines = source.splitlines()[start - 1 : node.end_lineno]
     indent = min(len(x) - len(x.lstrip()) for x in lines if x.strip())
     return "\n".join(x[indent:] for x in lines)
 
