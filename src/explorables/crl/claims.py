@@ -620,6 +620,21 @@ def control_direction(results: CRLResults) -> str:
     )
 
 
+def _recovery_gate_row(arm: dict[str, Any], name: str, claim: str, setting: str, extra: str = "") -> Claim:
+    """A gate row: the arm's MCC minus its chance level must clear the margin on every seed
+    (:func:`recovery_gate`)."""
+    ac = per_seed(arm) - chance(arm)
+    return Claim(
+        claim,
+        setting,
+        f"MCC {fmt_mean_sd(per_seed(arm))}, chance {fmt_mean_sd(chance(arm))}; "
+        "MCC − chance per seed " + ", ".join(f"{v:+.2f}" for v in ac) + extra,
+        recovery_gate(ac),
+        kind="gate",
+        name=name,
+    )
+
+
 def claims(results: CRLResults) -> list[Claim]:
     """The rows: the checks, the gates ``ivae``, ``causal`` and ``motion``, the paper's claims (:data:`CRITERIA`)."""
     cfg = results.config
@@ -673,40 +688,31 @@ def claims(results: CRLResults) -> list[Claim]:
             )
     check = _arm(results, IVAE_CHECK)
     if check is not None:
-        ac = per_seed(check) - chance(check)
+        active = (
+            f"; active latents per seed {', '.join(str(k) for k in check['active'])} of {len(check['components'])}"
+            if "active" in check
+            else ""
+        )
         out.append(
-            Claim(
+            _recovery_gate_row(
+                check,
+                "ivae",
                 "iVAE's own setting is reached at our budget",
                 f"{cfg.d_latent} latents without edges (independent given u; noise scale per environment "
                 f"log-uniform in [{cfg.noise_scales[0]:g}, {cfg.noise_scales[1]:g}]), factorised prior, same "
                 "learner, mixing and budget as the claims",
-                f"MCC {fmt_mean_sd(per_seed(check))}, chance {fmt_mean_sd(chance(check))}; "
-                f"MCC − chance per seed "
-                + ", ".join(f"{v:+.2f}" for v in ac)
-                + (
-                    f"; active latents per seed {', '.join(str(k) for k in check['active'])} "
-                    f"of {len(check['components'])}"
-                    if "active" in check
-                    else ""
-                ),
-                recovery_gate(ac),
-                kind="gate",
-                name="ivae",
+                active,
             )
         )
     causal_check = _arm(results, CAUSAL_CHECK)
     if causal_check is not None:
-        ac = per_seed(causal_check) - chance(causal_check)
         out.append(
-            Claim(
+            _recovery_gate_row(
+                causal_check,
+                "causal",
                 "The causal-prior learner recovers latents inside its own class",
                 f"the `ivae` gate's edge-free latents (true influences zero), causal prior with every influence "
                 f"free per environment, L1 weight {cfg.sparsity:g}; same learner, mixing and budget as the claims",
-                f"MCC {fmt_mean_sd(per_seed(causal_check))}, chance {fmt_mean_sd(chance(causal_check))}; "
-                "MCC − chance per seed " + ", ".join(f"{v:+.2f}" for v in ac),
-                recovery_gate(ac),
-                kind="gate",
-                name="causal",
             )
         )
     motion, plain_motion = _arm(results, "motion / causal"), _arm(results, "motion / plain")
