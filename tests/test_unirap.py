@@ -281,6 +281,19 @@ def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():
         assert same_pose == (arch != "pose_direct")
 
 
+def test_initial_weights_depend_on_base_and_member_seed_not_on_regime():
+    from explorables.unirap.experiment import make_model
+
+    cfg0, cfg1 = UniRAPConfig.preset("smoke"), UniRAPConfig.preset("smoke", seed=1)
+    a = make_model(cfg0, [0, 1], ("unified", "pose_direct")).state_dict()
+    again = make_model(cfg0, [0], "unified").state_dict()
+    other_base = make_model(cfg1, [0], "unified").state_dict()
+    w = "conv1.weight"
+    torch.testing.assert_close(a[w][0], again[w][0])  # same base and member seed: same start, whatever the regime
+    assert not torch.equal(a[w][0], a[w][1])  # another member seed
+    assert not torch.equal(a[w][0], other_base[w][0])  # another base seed: the base seeds do not share weights
+
+
 # --- the smoke run ------------------------------------------------------------------------------
 
 

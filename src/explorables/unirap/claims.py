@@ -39,7 +39,7 @@ TRUE_MASK_GRASP = 0.7
 #: of the three metrics (interval over seeds): labels are scarce at the fewest, so there is room for data
 #: efficiency (it read the control until the book's run stopped training the control at the most labels)
 LABELS_GAIN = 0.05
-#: claims: the smallest gain that counts (pose, curriculum, order), and the largest loss that still
+#: claims: the smallest gain that counts (pose, curriculum), and the largest loss that still
 #: reads "not worse" (unified vs separate heads), in metric units
 MARGIN = 0.02
 #: checks: a chance predictor stays at most this on every metric; the truth scores 1 (to rounding)

@@ -9,8 +9,8 @@ Three parts, each one batched ensemble (every model trains ``n_steps`` steps of 
 
 * ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): the curriculum's stages 1-2 on
   parsing scenes, once per seed (they see no instruction label, so every budget and both ablations start
-  stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at every
-  labelled count of ``labelled_grid``;
+  stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at the
+  labelled counts of :func:`control_counts` (every count of ``labelled_grid`` but the largest);
 * ``unified`` (phase 2): the curriculum's stage 3 at every count, the control, continued, and the ablation
   ``pose_direct`` (members of architecture ``"pose_direct"`` in the same ensemble): a pose head that reads an
   attention map of its own (the same statistics) in place of the mask, from the stage-2 weights, at ``n_labelled``;
@@ -24,9 +24,9 @@ scene's instruction (``summary['unified']['shuffled']``): the control that the m
 and with their pose head fed the test scene's *true* part mask in place of its own
 (``summary['unified']['true_mask']``): the positive control that the pose head can use a mask.
 
-Seed ``s`` sets a member's initial weights (the same for every regime), its labelled subset (the
-first ``n`` of a seeded permutation of the pool, so smaller subsets are nested in larger ones) and
-its batches.
+Member seed ``s``, with the base seed ``cfg.seed``, sets a member's initial weights (the same for every
+regime; :func:`weight_seed`), its labelled subset (the first ``n`` of a seeded permutation of the pool,
+so smaller subsets are nested in larger ones) and its batches. The base seed also draws the scenes.
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ class UniRAPConfig(ExperimentConfig):
 
 class UniRAPResults(Results[UniRAPConfig]):
     """What :func:`run` returns: the three metrics per regime, labelled count and seed; predictions on a
-    few test scenes, and the lab's models (seed 0, curriculum and its control, at ``n_labelled``) in ``curves``."""
+    few test scenes, and the lab's models (first member seed: the curriculum at ``n_labelled`` and at the fewest
+    labels, the control at the fewest) in ``curves``."""
 
 
 @functools.lru_cache(maxsize=2)
@@ -131,10 +132,17 @@ def datasets(cfg: UniRAPConfig) -> tuple[dict, dict, dict]:
     return parsing, pool, test
 
 
+def weight_seed(base_seed: int, member_seed: int) -> int:
+    """The seed of a member's initial weights: drawn from (base seed, member seed), so that changing
+    only the base seed changes the initial weights as well as the scenes."""
+    return int(np.random.SeedSequence([base_seed, member_seed, 31]).generate_state(1)[0])
+
+
 def make_model(cfg: UniRAPConfig, seeds: list[int], arch: str | tuple[str, ...]) -> UniRAP:
-    """The config's model for these member seeds (``arch``: one architecture, or one per member)."""
-    return UniRAP(seeds, arch=arch, image_size=cfg.image_size, width=cfg.width, d_model=cfg.d_model,
-                  n_layers=cfg.n_layers, n_heads=cfg.n_heads, n_words=len(VOCAB))
+    """The config's model for these member seeds (``arch``: one architecture, or one per member); member
+    seed ``s`` initialises its weights through :func:`weight_seed` with the config's base seed."""
+    return UniRAP([weight_seed(cfg.seed, s) for s in seeds], arch=arch, image_size=cfg.image_size, width=cfg.width,
+                  d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, n_words=len(VOCAB))
 
 
 def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
@@ -142,9 +150,10 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
 
     ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): one curriculum member per seed
     (stages 1-2, on parsing scenes only, shared by every curriculum model of that seed), then the control
-    (joint training on the curriculum's data) at every labelled count. ``unified`` (phase 2, the rest of the
-    steps): the curriculum's stage 3 at every labelled count, then the control, continued, then the curriculum's
-    stage 3 at ``n_labelled`` with the pose read from its own attention map (architecture ``"pose_direct"``).
+    (joint training on the curriculum's data) at every count of :func:`control_counts`. ``unified`` (phase 2, the
+    rest of the steps): the curriculum's stage 3 at every labelled count, then the control, continued, then the
+    curriculum's stage 3 at ``n_labelled`` with the pose read from its own attention map
+    (architecture ``"pose_direct"``).
     ``separate``: the curriculum's stage 3 at ``n_labelled`` with three decoders.
     """
     control = [Member("joint_parsing", n, s) for n in control_counts(cfg) for s in cfg.seeds]

@@ -45,7 +45,8 @@ def _mask_trace(mask: np.ndarray, colour: str) -> go.Heatmap:
 
 
 def explorable_figure(results: UniRAPResults) -> go.Figure:
-    """Slider over test scenes: the truth, the unified model (curriculum) and the pose-without-mask ablation."""
+    """Slider over test scenes: the truth, the unified model (curriculum) and the ablation whose pose
+    reads an attention map of its own instead of the mask."""
     cfg = results.config
     test = scene_arrays(cfg)
     shown = results.curves["unified"]["shown"]

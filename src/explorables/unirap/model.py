@@ -1,4 +1,4 @@
-"""The model, as an ensemble: every member (a training regime and a seed) has its own weights and
+"""The model, as an ensemble: every member (a regime, a label count, a seed, an architecture) has its own weights and
 all members run in one batched forward pass (grouped convolutions, batched matrix products).
 
 Reconstructed (the abstract names the parts, not their design): a CNN image encoder; learned word
