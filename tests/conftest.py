@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def _start_book_build() -> None:
         text=True,
         start_new_session=True,  # its own process group, so that stopping it also stops its kernels
     )
-    _BOOK_BUILD.update(proc=proc, log=log)
+    _BOOK_BUILD.update(proc=proc, log=log, started=time.monotonic())
 
 
 @pytest.fixture(scope="session")
@@ -55,8 +56,10 @@ def built_book() -> Path:
     """Wait for the session's book build (started in the background) and return ``_build/html``."""
     _start_book_build()
     proc, log = _BOOK_BUILD["proc"], _BOOK_BUILD["log"]
+    waited = time.monotonic()
     try:
         returncode = proc.wait(timeout=3600)
+        _BOOK_BUILD.setdefault("timing", (waited - _BOOK_BUILD["started"], time.monotonic() - waited))
     except subprocess.TimeoutExpired:
         _stop_book_build()
         pytest.fail("jupyter-book build did not finish within an hour")
@@ -91,6 +94,11 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("command-line fuzz")
         for line in api_fuzz.cli_report_lines():
             terminalreporter.write_line(line)
+    if "timing" in _BOOK_BUILD:  # where make test's time goes: the build beside the other tests, then the wait
+        before, wait = _BOOK_BUILD["timing"]
+        terminalreporter.section("book build")
+        terminalreporter.write_line(f"the other tests ran for {before:.0f} s beside the background build, "
+                                    f"then waited {wait:.0f} s for it to finish")
     if PAGE_WEIGHTS:
         terminalreporter.section("page weights")
         for line in PAGE_WEIGHTS:
