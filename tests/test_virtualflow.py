@@ -381,6 +381,9 @@ def _with_beams(results, physical: float, random: float):
             "beam_sisdr/supervised": 0.3,
             "beam_sisdr/physical": physical + jitter,
             "beam_sisdr/random": random - jitter,
+            "gate_beam/real": 0.0,
+            "gate_beam/physical": physical + jitter,
+            "gate_beam/random": random - jitter,
         }
     return dataclasses.replace(results, summary=summary)  # fmt: skip
 
@@ -391,6 +394,13 @@ def test_physical_sentence_follows_the_gate(smoke_results):
     assert "cannot be made" in claims.physical_sentence(_with_beams(smoke_results, 3.0, 2.5))
     assert "does use information" in claims.physical_sentence(_with_beams(smoke_results, 3.0, 0.5))
     assert "+3.00 dB" in claims.physical_sentence(_with_beams(smoke_results, 3.0, 0.5))
+
+
+def test_span_sentence_follows_the_useful_gate(smoke_results):
+    """The supervised channel (0.3 dB over the real mics here) against a random channel: short of the gate's 0.5 dB
+    when the random channel gets 0.5 dB, clear of it when the random channel costs 1 dB."""
+    assert "untested" in claims.span_sentence(_with_beams(smoke_results, 3.0, 0.5))
+    assert "which clears the gate" in claims.span_sentence(_with_beams(smoke_results, 3.0, -1.0))
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):
