@@ -577,11 +577,20 @@ def span_sentence(results: VirtualFlowResults) -> str:
         f"combination of them) and the random channel {out['noise']:.1f} dB (nearly all of it). Of the physical "
         f"microphone's outside part, the supervised channel carries {cap['supervised']:.0f}%, the regression on the "
         f"pseudo-targets {cap['control']:.0f}%, Virtual-Flow {cap['flow']:.0f}%, reflow {cap['reflow']:.0f}% and the "
-        f"random channel {cap['noise']:.0f}% (chance: about one part in the number of speech frames). Every "
-        "network here mixes the real channels of the same bin (its filter-and-sum head), so even the one trained on "
-        "the truth hands the beamformer almost nothing new, and a channel that is almost a combination of the others "
-        "makes the noise covariance nearly singular, where errors of the steering vector cost output quality: the "
-        f"supervised channel changes the output by {sup_real:+.2f} dB over the real microphones alone"
+        f"random channel {cap['noise']:.0f}% (chance: about one part in the number of speech frames)."
+    )
+    if max(cap["flow"], cap["reflow"]) < 2 * cap["noise"] and max(out["flow"], out["reflow"]) > out["supervised"]:
+        said += (
+            " The flows put more of their energy outside the span than the supervised channel, but what they put "
+            "there is their own draw of what the real microphones cannot see, no closer to the physical "
+            "microphone's than noise is."
+        )
+    said += (
+        " Every network here mixes the real channels of the same bin (its filter-and-sum head); beyond them it "
+        "can add only what the neighbouring frames and its nonlinearity predict, and a channel that is almost a "
+        "combination of the others makes the noise covariance nearly singular, where errors of the steering vector "
+        "cost output quality: the supervised channel changes the output by "
+        f"{sup_real:+.2f} dB over the real microphones alone"
     )
     if useful_gate(useful).startswith("fail"):
         return (
