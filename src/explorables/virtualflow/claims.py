@@ -587,11 +587,14 @@ def span_sentence(results: VirtualFlowResults) -> str:
         )
     said += (
         " Every network here mixes the real channels of the same bin (its filter-and-sum head); beyond them it "
-        "can add only what the neighbouring frames and its nonlinearity predict, and a channel that is almost a "
-        "combination of the others makes the noise covariance nearly singular, where errors of the steering vector "
-        "cost output quality: the supervised channel changes the output by "
-        f"{sup_real:+.2f} dB over the real microphones alone"
+        "can add only what the neighbouring frames and its nonlinearity predict"
     )
+    if sup_real < 0:
+        said += (
+            ", and a channel that is almost a combination of the others makes the noise covariance nearly singular, "
+            "where errors of the steering vector cost output quality"
+        )
+    said += f". The supervised channel changes the output by {sup_real:+.2f} dB over the real microphones alone"
     if useful_gate(useful).startswith("fail"):
         return (
             f"{said}, and {_iv(useful)} against the random channel (mean [95% t-interval] over seeds), short of the "
