@@ -381,6 +381,9 @@ def _with_beams(results, physical: float, random: float):
             "beam_sisdr/supervised": 0.3,
             "beam_sisdr/physical": physical + jitter,
             "beam_sisdr/random": random - jitter,
+            "gate_beam/real": 0.0,
+            "gate_beam/physical": physical + jitter,
+            "gate_beam/random": random - jitter,
         }
     return dataclasses.replace(results, summary=summary)  # fmt: skip
 
@@ -391,6 +394,13 @@ def test_physical_sentence_follows_the_gate(smoke_results):
     assert "cannot be made" in claims.physical_sentence(_with_beams(smoke_results, 3.0, 2.5))
     assert "does use information" in claims.physical_sentence(_with_beams(smoke_results, 3.0, 0.5))
     assert "+3.00 dB" in claims.physical_sentence(_with_beams(smoke_results, 3.0, 0.5))
+
+
+def test_span_sentence_follows_the_useful_gate(smoke_results):
+    """The supervised channel (0.3 dB over the real mics here) against a random channel: short of the gate's 0.5 dB
+    when the random channel gets 0.5 dB, clear of it when the random channel costs 1 dB."""
+    assert "untested" in claims.span_sentence(_with_beams(smoke_results, 3.0, 0.5))
+    assert "which clears the gate" in claims.span_sentence(_with_beams(smoke_results, 3.0, -1.0))
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):
@@ -855,3 +865,54 @@ def test_room_sentence_follows_the_gate(smoke_results):
             }
         said = claims.room_sentence(dataclasses.replace(smoke_results, summary=summary))
         assert word in said and f"{lead:+.2f}" in said
+
+
+def test_outside_span_removes_fixed_combinations_and_keeps_independent_noise():
+    """What a linear beamformer cannot form from the real channels: nothing of a fixed per-frequency combination of
+    them (the pseudo-target's kind), nearly all of independent noise; the truth carries all of its own new part."""
+    from explorables.virtualflow.downstream import new_information, outside_span
+
+    rng = np.random.default_rng(3)
+    m, f, t = 2, 17, 60
+
+    def cnoise(*shape):
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+    real = cnoise(m, f, t)
+    combo = np.einsum("mf,mft->ft", cnoise(m, f), real)
+    assert np.max(np.abs(outside_span(combo, real, 5))) < 1e-9 * np.max(np.abs(combo))
+    assert outside_span(combo, real, 5).shape == (f, t - 5)
+    noise = cnoise(f, t)
+    truth = combo + 0.5 * cnoise(f, t)
+    assert new_information(combo, truth, real)["outside_db"] == -100.0
+    assert new_information(noise, truth, real)["outside_db"] > -1.0
+    assert new_information(truth, truth, real)["captured"] == pytest.approx(1.0)
+    assert new_information(noise, truth, real)["captured"] < 0.2
+    assert new_information(combo + 0.1 * (truth - combo), truth, real)["captured"] == pytest.approx(1.0)
+
+
+def test_outside_span_refuses_bad_input_naming_the_parameter():
+    from explorables.virtualflow.downstream import outside_span
+
+    real = np.ones((2, 5, 10), complex)
+    with pytest.raises(ValueError, match="first_frame"):
+        outside_span(np.ones((5, 10), complex), real, 8)
+    with pytest.raises(ValueError, match="real"):
+        outside_span(np.ones((5, 9), complex), real, 0)
+
+
+def test_gate_rooms_are_seeded_and_count_toward_the_physical_gate_only(smoke_results):
+    from explorables.virtualflow.experiment import gate_room
+
+    cfg = smoke_results.config
+    a, b = gate_room(cfg, 0, 0), gate_room(cfg, 0, 0)
+    np.testing.assert_array_equal(a.real, b.real)
+    assert not np.array_equal(a.real, gate_room(cfg, 0, 1).real)
+    assert a.spec_real.shape[0] == a.real.shape[0] == cfg.n_mics
+    for seed in cfg.seeds:
+        p = smoke_results.summary[f"seed_{seed}"]
+        assert p["n_gate_rooms"] == cfg.n_test_scenes + cfg.n_gate_scenes
+        for key in ("real", "random", "physical"):
+            assert np.isfinite(p[f"gate_beam/{key}"])
+        assert p["outside/pseudo"] == -100.0  # a fixed combination of the real channels
+        assert 0.0 <= p["captured/supervised"] <= 1.0

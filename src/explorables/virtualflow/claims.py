@@ -341,7 +341,8 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
     energy = {m: per_seed(results, f"energy/{m}", top) for m in METHODS}
     magerr = {m: per_seed(results, f"magerr/{m}", top) for m in METHODS}
     room = _diff(sis["supervised"], sis["pseudo"])
-    physical = _diff(beams["physical"], beams["random"])
+    physical = _diff(per_seed(results, "gate_beam/physical"), per_seed(results, "gate_beam/random"))
+    n_gate = cfg.n_test_scenes + cfg.n_gate_scenes
     useful = _diff(beams["supervised"], beams["random"])
     headroom = [abs(x) for x in energy["supervised"]]
     base_many = per_seed(results, many_key)
@@ -371,7 +372,8 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             "(positive control)",
             "MVDR on the real mics plus a *physical* mic at the virtual position (the oracle virtual channel), against "
             "the real mics plus a random channel (no information; MVDR gains from an extra dimension alone); output "
-            "SI-SDR on the speech part",
+            f"SI-SDR on the speech part; {n_gate} rooms per seed (the {cfg.n_test_scenes} test rooms and "
+            f"{cfg.n_gate_scenes} more that no network sees)",
             f"{_iv(physical)} ({note})",
             physical_gate(physical),
             kind="gate",
@@ -520,50 +522,87 @@ def beamforming_table(results: VirtualFlowResults) -> str:
 
 def physical_sentence(results: VirtualFlowResults) -> str:
     """The beamformer's own controls: what a *physical* microphone at the virtual position and a random channel
-    (no information) add to the MVDR output (means over seeds), read as the gate "physical" reads it
-    (:func:`physical_gate`, physical minus random on the interval over seeds)."""
-    beams = {b: per_seed(results, f"beam_sisdr/{b}") for b in ("real", "random", "physical", "supervised")}
-    n = len(beams["real"])
-    gain = {b: sum(_diff(beams[b], beams["real"])) / n for b in ("random", "physical", "supervised")}
-    physical = _diff(beams["physical"], beams["random"])
+    (no information) add to the MVDR output (means over seeds, on the test and the gate rooms), read as the gate
+    "physical" reads it (:func:`physical_gate`, physical minus random on the interval over seeds)."""
+    gates = {b: per_seed(results, f"gate_beam/{b}") for b in ("real", "random", "physical")}
+    n = len(gates["real"])
+    gain = {b: sum(_diff(gates[b], gates["real"])) / n for b in ("random", "physical")}
+    physical = _diff(gates["physical"], gates["random"])
+    n_rooms = results.config.n_test_scenes + results.config.n_gate_scenes
     said = (
         f"Over the real microphones alone, a physical microphone at the virtual position (the oracle virtual "
         f"channel: what a perfect virtual microphone would hand the beamformer) adds "
-        f"{gain['physical']:+.2f} dB to the MVDR output, and a channel of pure random noise {gain['random']:+.2f} dB."
+        f"{gain['physical']:+.2f} dB to the MVDR output, and a channel of pure random noise {gain['random']:+.2f} dB "
+        f"(means over {n_rooms} rooms per seed and the seeds)."
     )
     if gain["random"] > 0:
         said += (
             " The steering vector is cross-fitted (no output frame is filtered with weights fitted on it), so that "
             "gain is no chance correlation with the talker on the scored frames; it comes from the noise channel's "
             "own steering entry, a chance number estimated on the other half, which lowers the MVDR's gain most "
-            "where the talker is weak, a per-frequency attenuation that SI-SDR rewards (with that entry set to "
-            "zero, a diagnostic we ran on a few rooms, the random channel costs a little, as finite-sample theory "
-            "says)."
+            "where the talker is weak, a per-frequency attenuation that SI-SDR rewards."
         )
     said += " So every virtual channel is measured against the random one."
     if physical_gate(physical).startswith("fail"):
         return (
-            f"{said} The physical microphone's lead over the random channel does not clear the gate's "
-            f"{PHYSICAL_GATE:g} dB on the interval: our beamformer cannot tell information from an extra dimension "
-            "well enough, and the downstream comparison cannot be made at this scale."
+            f"{said} The physical microphone's lead over the random channel, {_iv(physical)} (mean [95% t-interval] "
+            f"over seeds), does not clear the gate's {PHYSICAL_GATE:g} dB on the interval: our beamformer cannot tell "
+            "information from an extra dimension well enough, and the downstream comparison cannot be made here."
         )
-    useful = _diff(beams["supervised"], beams["random"])
-    sup = (
-        f"The supervised virtual channel, the best-informed one we have, changes the output by "
-        f"{gain['supervised']:+.2f} dB over the real microphones; "
-    )
-    if useful_gate(useful).startswith("fail"):
-        sup += (
-            f'it does not add {USEFUL_GATE:g} dB more than the random channel (gate "useful"), so no virtual '
-            "channel of ours is worth more than noise to this beamformer, and the downstream claim is untested: our "
-            "toy cannot tell, which is not evidence against the paper."
-        )
-    else:
-        sup += f'it adds at least {USEFUL_GATE:g} dB more than the random channel (gate "useful").'
     return (
-        f"{said} The physical microphone's lead over the random channel clears the gate's {PHYSICAL_GATE:g} dB: the "
-        f"beamformer does use information in a good extra channel. {sup}"
+        f"{said} The physical microphone's lead over the random channel, {_iv(physical)} (mean [95% t-interval] over "
+        f"seeds), clears the gate's {PHYSICAL_GATE:g} dB: the beamformer does use information in a good extra "
+        "channel."
     )
+
+
+def span_sentence(results: VirtualFlowResults) -> str:
+    """Why a virtual channel helps the MVDR or not: what part of each channel lies outside the real channels' span
+    (:func:`~explorables.virtualflow.downstream.new_information`), how much of the physical microphone's own such
+    part it carries, and the supervised channel against the random one as the gate "useful" reads it."""
+    a = results.summary["aggregate"]
+    out = {m: a[f"outside/{m}"]["mean"] for m in ("physical", "supervised", "flow", "reflow", "noise", "pseudo")}
+    cap = {m: 100 * a[f"captured/{m}"]["mean"] for m in ("supervised", "control", "flow", "reflow", "noise")}
+    beams = {b: per_seed(results, f"beam_sisdr/{b}") for b in ("real", "random", "supervised")}
+    n = len(beams["real"])
+    sup_real = sum(_diff(beams["supervised"], beams["real"])) / n
+    useful = _diff(beams["supervised"], beams["random"])
+    said = (
+        "Why the virtual channels do not help it: per frequency, the MVDR already forms every fixed combination of "
+        "the real channels, so an extra channel can add only its part outside their span (the residual of its "
+        "least-squares fit by the real channels over the speech frames). A physical microphone at the virtual "
+        f"position has {out['physical']:.1f} dB of its energy there (relative to its whole energy). The supervised "
+        f"virtual channel has {out['supervised']:.1f} dB, Virtual-Flow {out['flow']:.1f} dB, reflow "
+        f"{out['reflow']:.1f} dB, the real mics' pseudo-target {out['pseudo']:.0f} dB (none: it is a fixed "
+        f"combination of them) and the random channel {out['noise']:.1f} dB (nearly all of it). Of the physical "
+        f"microphone's outside part, the supervised channel carries {cap['supervised']:.0f}%, the regression on the "
+        f"pseudo-targets {cap['control']:.0f}%, Virtual-Flow {cap['flow']:.0f}%, reflow {cap['reflow']:.0f}% and the "
+        f"random channel {cap['noise']:.0f}% (chance: about one part in the number of speech frames)."
+    )
+    if max(cap["flow"], cap["reflow"]) < 2 * cap["noise"] and max(out["flow"], out["reflow"]) > out["supervised"]:
+        said += (
+            " The flows put more of their energy outside the span than the supervised channel, but what they put "
+            "there is their own draw of what the real microphones cannot see, no closer to the physical "
+            "microphone's than noise is."
+        )
+    said += (
+        " Every network here mixes the real channels of the same bin (its filter-and-sum head); beyond them it "
+        "can add only what the neighbouring frames and its nonlinearity predict"
+    )
+    if sup_real < 0:
+        said += (
+            ", and a channel that is almost a combination of the others makes the noise covariance nearly singular, "
+            "where errors of the steering vector cost output quality"
+        )
+    said += f". The supervised channel changes the output by {sup_real:+.2f} dB over the real microphones alone"
+    if useful_gate(useful).startswith("fail"):
+        return (
+            f"{said}, and {_iv(useful)} against the random channel (mean [95% t-interval] over seeds), short of the "
+            f'gate "useful"\'s {USEFUL_GATE:g} dB. So no virtual channel of ours is worth more than noise to this '
+            "beamformer, and the downstream claim is untested: our toy cannot tell, which is not evidence against "
+            "the paper, whose downstream is a neural beamformer, not a linear one."
+        )
+    return f'{said}, and {_iv(useful)} against the random channel, which clears the gate "useful".'
 
 
 def reflow_sentence(results: VirtualFlowResults) -> str:

@@ -158,3 +158,46 @@ def mvdr(
 def stoi(estimate: np.ndarray, reference: np.ndarray, fs: int) -> float:
     """Short-time objective intelligibility (pystoi, the classical STOI of Taal et al.), in [0, 1]-ish."""
     return float(_stoi(np.asarray(reference, float), np.asarray(estimate, float), fs, extended=False))
+
+
+@checked(channel=Array("f t"), real=Array("m f t"), first_frame=Int(0))
+def outside_span(channel: np.ndarray, real: np.ndarray, first_frame: int = 0) -> np.ndarray:
+    """The part of an extra STFT channel ``(F, T)`` that no fixed combination of the real channels ``(M, F, T)``
+    reproduces: per frequency, the residual of its least-squares fit by the real channels over the frames from
+    ``first_frame`` on, ``(F, T - first_frame)``. A per-frequency linear beamformer (MVDR included) can already form
+    any fixed combination of the real channels, so this residual is all that an extra channel can add to it."""
+    chan, real = np.asarray(channel), np.asarray(real)
+    if real.shape[1:] != chan.shape:
+        raise ArgumentError(f"real must hold channels of the channel's shape {chan.shape}, got {real.shape}")
+    if not 0 <= first_frame < chan.shape[1] - real.shape[0]:
+        raise ArgumentError(
+            f"first_frame must leave more frames than the {real.shape[0]} real channels (below "
+            f"{chan.shape[1] - real.shape[0]}), got {first_frame}"
+        )
+    a = real[:, :, first_frame:].transpose(1, 2, 0)  # (F, T', M)
+    v = chan[:, first_frame:, None]  # (F, T', 1)
+    coef = np.linalg.pinv(a) @ v  # (F, M, 1): the least-squares fit per frequency
+    return (v - a @ coef)[:, :, 0]
+
+
+@checked(estimate=Array("f t"), truth=Array("f t"), real=Array("m f t"), first_frame=Int(0))
+def new_information(
+    estimate: np.ndarray, truth: np.ndarray, real: np.ndarray, first_frame: int = 0
+) -> dict[str, float]:
+    """How much of what the true extra channel adds beyond the real channels an estimate carries.
+
+    ``"outside_db"``: the estimate's energy outside the real channels' span (:func:`outside_span`) over its whole
+    energy, dB (a fixed combination of the real channels: very negative; independent noise: about 0 dB).
+    ``"captured"``: the share of the truth's outside-span energy that the estimate's outside-span part explains,
+    per frequency with the best complex gain, in [0, 1] (the truth itself: 1; a channel with nothing new, or new
+    content unrelated to the truth's: near 0, by chance about ``1 / (T' - M)`` for independent noise over ``T'``
+    frames). ``"outside_db"`` is floored at -100 dB (a combination of the real channels, up to rounding)."""
+    est_out = outside_span(estimate, real, first_frame)
+    true_out = outside_span(truth, real, first_frame)
+    est_e = np.sum(np.abs(est_out) ** 2, 1)
+    explained = np.abs(np.sum(est_out * true_out.conj(), 1)) ** 2 / np.maximum(est_e, 1e-30)
+    total = float(np.sum(np.abs(np.asarray(estimate)[:, first_frame:]) ** 2))
+    return {
+        "outside_db": float(max(10 * np.log10(max(float(est_e.sum()), 1e-30) / max(total, 1e-30)), -100.0)),
+        "captured": float(explained.sum() / max(float(np.sum(np.abs(true_out) ** 2)), 1e-30)),
+    }

@@ -47,7 +47,7 @@ from .data import (
     supervised_data,
     unsupervised_data,
 )
-from .downstream import band_errors, mvdr, si_sdr, stoi
+from .downstream import band_errors, mvdr, new_information, si_sdr, stoi
 from .flow import (
     SOLVERS,
     Regressor,
@@ -77,6 +77,8 @@ METHOD_LABELS: dict[str, str] = {
 }
 #: channel sets of the beamforming comparison: the real mics alone, or with one more channel
 BEAMFORMING: tuple[str, ...] = ("real", "random", "pseudo", "control", "flow", "reflow", "supervised", "physical")
+#: channel sets of the beamformer's positive control, also run on the extra gate rooms
+GATE_BEAMS: tuple[str, ...] = ("real", "random", "physical")
 BEAM_LABELS: dict[str, str] = {
     "real": "real mics only",
     "random": "+ a random channel (control: no information)",
@@ -129,6 +131,12 @@ class VirtualFlowConfig(ExperimentConfig):
     use_espeak: bool = param(True, Bool(), "speech from espeak-ng when installed (else the harmonic fallback)")
     n_train_scenes: int = param(8, Int(1), "training rooms per seed")
     n_test_scenes: int = param(6, Int(1), "test rooms per seed")
+    n_gate_scenes: int = param(
+        24,
+        Int(0),
+        "more rooms per seed for the beamformer's positive control alone (real mics, + a physical mic, + a random "
+        "channel; no network runs on them)",
+    )
     d_hidden: int = param(64, Int(8, 8192), "width of every network")
     n_layers: int = param(2, Int(1, 32), "residual blocks of every network")
     n_train_steps: int = param(250, Int(1), "Adam steps of Virtual-Flow (flow matching)")
@@ -158,6 +166,7 @@ class VirtualFlowConfig(ExperimentConfig):
             clip_s=1.0,
             n_train_scenes=2,
             n_test_scenes=1,
+            n_gate_scenes=1,
             d_hidden=16,
             n_layers=1,
             n_train_steps=40,
@@ -179,6 +188,7 @@ class VirtualFlowConfig(ExperimentConfig):
             n_mics=4,
             n_train_scenes=5000,
             n_test_scenes=200,
+            n_gate_scenes=0,
             d_hidden=512,
             n_layers=4,
             n_train_steps=200_000,
@@ -226,7 +236,7 @@ class VirtualFlowResults(Results[VirtualFlowConfig]):
 
 def scene_seed(cfg: VirtualFlowConfig, seed: int, split: str, index: int) -> int:
     """One integer seed per scene, derived from the base seed, the entry of ``seeds``, the split and the index."""
-    offset = {"train": 0, "test": 5_000_000, "random": 7_000_000}[split]
+    offset = {"train": 0, "test": 5_000_000, "random": 7_000_000, "gate": 9_000_000}[split]
     return 1_000_003 * cfg.seed + 10_007 * seed + offset + index
 
 
@@ -266,6 +276,43 @@ def build_example(
         corpus=speech_corpus(cfg.data_root) if cfg.data_root else (),
     )
     return make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
+
+
+@dataclass(frozen=True)
+class BeamRoom:
+    """A room for the beamformer's positive control alone: the recordings :func:`beamform` and
+    :func:`beam_score` read (no direction, pseudo-target or condition: no network runs on it)."""
+
+    real: np.ndarray  # (M, N)
+    spec_real: np.ndarray  # (M, F, T)
+    real_speech: np.ndarray  # (M, N): the talker's image at the real mics
+    vm_recording: np.ndarray  # (N,): what a physical mic at the virtual position records
+
+
+def gate_room(cfg: VirtualFlowConfig, seed: int, index: int) -> BeamRoom:
+    """Room ``index`` of the split ``"gate"`` for ``seed``: drawn and simulated as the test rooms are (without
+    held-out microphones, which only the training targets use)."""
+    rng = np.random.default_rng(scene_seed(cfg, seed, "gate", index))
+    scene = random_scene(
+        rng,
+        fs=cfg.fs,
+        n_mics=cfg.n_mics,
+        array_radius=cfg.array_radius,
+        vm_distance=cfg.vm_distance,
+        rt60_range=cfg.rt60_range,
+    )
+    sim = simulate(
+        scene,
+        round(cfg.clip_s * cfg.fs),
+        rng,
+        snr_db=float(rng.uniform(*cfg.snr_range)),
+        sensor_snr_db=cfg.sensor_snr_db,
+        lead_s=cfg.lead_s,
+        max_order=cfg.max_order,
+        use_espeak=cfg.use_espeak,
+        corpus=speech_corpus(cfg.data_root) if cfg.data_root else (),
+    )
+    return BeamRoom(sim["real"], stft(sim["real"], cfg.nfft, cfg.nfft // 2), sim["real_speech"], sim["vm_recording"])
 
 
 def relocate(cfg: VirtualFlowConfig, seed: int, index: int, distance: float) -> Example:
@@ -396,7 +443,7 @@ def beam_split(cfg: VirtualFlowConfig, n_frames: int) -> int:
     return min(max(first + (n_frames - first) // 2, 2), n_frames - 3)
 
 
-def beamform(ex: Example, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> np.ndarray:
+def beamform(ex: Example | BeamRoom, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> np.ndarray:
     """MVDR output waveform from the real channels, plus ``extra`` (an STFT ``(F, T)``) when given.
 
     The noise covariance comes from the noise-only lead; the steering vector from every channel's
@@ -413,7 +460,7 @@ def beamform(ex: Example, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> n
     return istft(mvdr(chans, n_noise, reference=reference, steer_split=split), cfg.nfft, hop, ex.real.shape[1])
 
 
-def beam_score(ex: Example, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[float, float]:
+def beam_score(ex: Example | BeamRoom, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[float, float]:
     """SI-SDR and STOI of a :func:`beamform` output on the speech part, against the talker's image at the
     reference mic (sample-aligned with the MVDR output, which is distortionless toward it)."""
     start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * (cfg.nfft // 2)
@@ -421,7 +468,7 @@ def beam_score(ex: Example, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[fl
     return speech_sisdr(out, ref, start), stoi(out[start:], ref[start:], cfg.fs)
 
 
-def random_channel(ex: Example, rng: np.random.Generator) -> np.ndarray:
+def random_channel(ex: Example | BeamRoom, rng: np.random.Generator) -> np.ndarray:
     """An extra STFT channel ``(F, T)`` that carries no information: independent complex Gaussian noise with,
     per frequency, the mean power of the real microphones. A beamformer that gains from it gains from the extra
     dimension alone (finite-sample covariance estimates), not from anything recorded."""
@@ -476,6 +523,7 @@ def evaluate_seed(
         per.setdefault(key, []).append(value)
 
     audio: dict[str, np.ndarray] = {}
+    gate_beams: dict[str, list[float]] = {}
     for j, ex in enumerate(test):
         n = ex.real.shape[1]
         x0 = torch.randn(ex.cond.shape[0], models.flow.d_frame, generator=gen).to(device)
@@ -494,6 +542,11 @@ def evaluate_seed(
             add(f"nmse/{m}", bands["nmse_db"])
             add(f"energy/{m}", bands["energy_ratio_db"])
             add(f"magerr/{m}", bands["mag_nmse_db"])
+            # what the channel adds beyond the real mics (all a linear beamformer can use), and how much of the
+            # physical mic's own addition it carries
+            new = new_information(specs[m], ex.truth, ex.spec_real, first)
+            add(f"outside/{m}", new["outside_db"])
+            add(f"captured/{m}", new["captured"])
             if j == 0:
                 audio[m] = wave
         # steps vs quality, base and reflow, from the same noise; distance to the base's teacher solve
@@ -526,11 +579,14 @@ def evaluate_seed(
         # where the reference is silent, must not weigh in
         # (the steering vector is cross-fitted: each half of the speech part is filtered with the other half's)
         extras = {"real": None, "physical": stft(ex.vm_recording, cfg.nfft, hop), "random": specs["noise"]}
+        add("outside/physical", new_information(extras["physical"], ex.truth, ex.spec_real, first)["outside_db"])
         for b in BEAMFORMING:
             out = beamform(ex, extras[b] if b in extras else specs[b], cfg)
             beam_si, beam_st = beam_score(ex, out, cfg)
             add(f"beam_sisdr/{b}", beam_si)
             add(f"beam_stoi/{b}", beam_st)
+            if b in GATE_BEAMS:
+                gate_beams.setdefault(b, []).append(beam_si)
             if j == 0 and b in ("real", "flow", "physical"):
                 audio[f"beam_{b}"] = out
         for key, d in mic_distances(ex).items():
@@ -545,10 +601,20 @@ def evaluate_seed(
         if j == 0:
             audio["truth"] = ex.truth_wave
             audio["mic0"] = ex.real[0]
+    # the beamformer's positive control on more rooms (the test rooms and the gate rooms, which no network sees)
+    for j in range(cfg.n_gate_scenes):
+        room = gate_room(cfg, seed, j)
+        noise = random_channel(room, np.random.default_rng(scene_seed(cfg, seed, "random", cfg.n_test_scenes + j)))
+        extras = {"real": None, "physical": stft(room.vm_recording, cfg.nfft, hop), "random": noise}
+        for b in GATE_BEAMS:
+            gate_beams[b].append(beam_score(room, beamform(room, extras[b], cfg), cfg)[0])
     summary: dict[str, Any] = {}
     for key, values in per.items():
         arr = np.asarray(values, float)
         summary[key] = arr.mean(0).tolist()
+    for b, values in gate_beams.items():
+        summary[f"gate_beam/{b}"] = float(np.mean(values))
+    summary["n_gate_rooms"] = len(gate_beams["real"])
     summary["compute_seconds"] = {m: float(np.mean(v)) for m, v in compute.items()}
     return summary, {k: np.asarray(v, np.float32) for k, v in audio.items()}
 
