@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
-from ..core.params import Choice, Float, Int, Positive, Text
+from ..core.params import Bool, Choice, Float, Int, Positive, Text
 from ..core.validation import check_choice, check_int
 from .losses import (
     CHEAP_METHODS,
@@ -90,6 +90,7 @@ class TrainRecord:
     refresh_every=Int(1),
     data_seed=Int(0, 2**63 - 2),
     name=Text(nonempty=True),
+    decay=Bool(),
 )
 def train(
     model: HybridModel,
@@ -105,12 +106,14 @@ def train(
     jvp_mode: str = "forward",
     refresh_every: int = 10,
     data_seed: int = 0,
+    decay: bool = False,
     snapshot_steps: tuple[int, ...] = (),
     checkpoint: Checkpointer | None = None,
     name: str = "train",
     progress: bool = False,
 ) -> TrainRecord:
-    """Train ``model`` in place with ``method``'s loss (Adam, ``n_steps`` steps).
+    """Train ``model`` in place with ``method``'s loss (Adam, ``n_steps`` steps; with ``decay``, the learning
+    rate falls linearly from ``lr`` to 0 over the run).
 
     Every method draws its windows from a generator seeded with ``data_seed``, so all methods see
     the same data in the same order. ``snapshot_steps`` lists the steps (0 = before training) at
@@ -153,6 +156,9 @@ def train(
         if step in snapshot_steps:
             record.snapshots[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         tic = time.perf_counter()
+        if decay:
+            for group in opt.param_groups:
+                group["lr"] = lr * (1.0 - step / n_steps)
         if method == "unrolled":
             batch = Batch(*(None,) * 3, windows=_sample_windows(data, n_pairs_windows, horizon, gen))
             loss = _unrolled_loss(model, batch.windows)
