@@ -7,7 +7,8 @@ the same weights and sees the same batches). Three kinds of rows:
 * **checks** (our own code's speed): an unrolled step costs several one-step steps, a step of the
   complete regulariser costs less than an unrolled one;
 * **gates** (the setup can show the effect), per system: *reference*, the unrolled model fits its
-  own objective (held-out K-step loss) clearly better than one-step training on every seed. If
+  own objective (the K-step loss on held-out, noise-free trajectories) clearly better than one-step
+  training on every seed, both continuing from the same one-step warm start. If
   unrolled training does not beat one-step training on the loss it minimises, approximating its
   gradient and comparing stability against it say more about optimisation at this budget than
   about the paper's lens, so every claim depends on both systems' reference gates;

@@ -5,7 +5,8 @@ training step of every method sees the same number of (state, next state) pairs,
 ``batch_size``: the unrolled loss as ``batch_size / K`` windows of ``K`` steps, the others as
 pairs. Methods with rollout-shaped perturbations draw them from a *bank* of the model's own
 rollout errors, refreshed every ``refresh_every`` steps (a detached K-step forward rollout, its
-cost counted in the method's time per step).
+cost counted in the method's time per step). A run can start from given weights (the experiment's
+shared one-step warm start) and let its learning rate fall linearly to 0 (``decay``).
 """
 
 from __future__ import annotations
