@@ -373,6 +373,45 @@ def test_smoke_run_on_kuramoto_sivashinsky_uses_the_same_code_path():
     assert all(-1 <= c <= 1 for v in s["alignment"]["cosine"].values() for row in v for c in row)
 
 
+def test_training_data_are_the_truth_plus_observation_noise_of_the_stated_size():
+    from explorables.stable_nde.experiment import build_system, make_data
+
+    cfg = Config.preset("smoke", n_trajectories=16, trajectory_steps=40)
+    system = build_system(cfg, "lorenz")
+    clean = make_data(system, cfg.replace(observation_noise=0.0), (3, 4), torch.device("cpu"))
+    noisy = make_data(system, cfg, (3, 4), torch.device("cpu"))
+    truth = torch.stack([system.trajectories(16, 40, torch.Generator().manual_seed(s)) for s in (3, 4)])
+    assert torch.equal(clean, truth)
+    sd = ((noisy - clean) / system.scale).std(dim=(0, 1, 2))  # per coordinate, in units of the scale
+    assert torch.allclose(sd, torch.full_like(sd, cfg.observation_noise), rtol=0.1)
+
+
+def test_every_method_starts_from_the_shared_warm_start():
+    from explorables.stable_nde.experiment import _system_part, member_seeds
+
+    cfg = Config.preset("smoke", systems=("pendulum",), pretrain_steps=5, n_train_steps=4, alignment_steps=(0, 4))
+    store = Checkpointer(None)  # in memory: the part's entries stay readable
+    _system_part(cfg, 0, "pendulum", store, False)
+    warm = store.get("pendulum/pretrained")["model"]
+    snapshot = store.get("pendulum/trained/one_step")["snapshots"]["0"]  # the one-step run before its first step
+    assert all(torch.equal(warm[k], snapshot[k]) for k in warm)
+    fresh = make_model(pendulum(dt=cfg.pendulum_dt), len(cfg.seeds), width=cfg.width, seeds=member_seeds(cfg, 0))
+    assert any(not torch.equal(v, fresh.state_dict()[k]) for k, v in warm.items())  # it was trained
+
+
+def test_decay_starts_at_the_full_learning_rate_and_changes_later_steps():
+    """Linear decay: step 0 runs at ``lr`` (a one-step run is unchanged), later steps at less (a longer run differs)."""
+    system, data, _ = _pendulum_setup()
+
+    def weights(n_steps: int, decay: bool) -> torch.Tensor:
+        model = make_model(system, 2, width=8, init_gain=1.0)
+        train(model, data, "one_step", n_steps=n_steps, batch_size=16, horizon=1, lr=0.05, decay=decay)
+        return model.member_vectors().detach()
+
+    assert torch.equal(weights(1, True), weights(1, False))
+    assert not torch.allclose(weights(10, True), weights(10, False))
+
+
 # ---------------------------------------------------------------- verdicts
 
 

@@ -4,14 +4,21 @@ For each system (pendulum, Lorenz-63; Kuramoto–Sivashinsky at full scale), and
 ``seeds`` (each seed: its own data, initial weights and batches; the seeds train side by side as
 members of one ensemble):
 
-1. **Training.** The same hybrid model trained with each loss: one-step, K-step unrolled,
-   isotropic noise, rollout-shaped noise, Jacobian matching and the complete regulariser, all with
-   the same number of steps on the same batches; plus a **control**, one-step training with
-   ``control_step_factor`` times the steps (at least the complete regulariser's wall-clock).
-2. **Gradient alignment** (the paper's lens): at snapshots of the one-step run, the cosine between
+0. **Data and warm start.** True trajectories observed with Gaussian noise (``observation_noise``,
+   in units of the state's scale), and ``pretrain_steps`` of one-step training shared by every
+   method: each loss starts from the same pretrained model, whose rollout errors are small enough
+   for the first-order expansion behind the rollout-based losses.
+1. **Training.** From the warm start, the same hybrid model trained with each loss: one-step,
+   K-step unrolled, isotropic noise, rollout-shaped noise, Jacobian matching and the complete
+   regulariser, all with the same number of steps on the same batches; plus a **control**,
+   one-step training with ``control_step_factor`` times the steps (at least the complete
+   regulariser's wall-clock).
+2. **Gradient alignment** (the paper's lens): at snapshots of the one-step run after the warm start
+   (step 0 is the pretrained model), the cosine between
    each cheap loss's gradient and the K-step unrolled gradient, on the same windows.
 3. **Validation and stability**: every trained model's K-step loss on held-out windows (the
-   validation criterion; none of the test metrics), then every trained model (and the truth)
+   validation criterion, on noise-free trajectories of the simulator; none of the test metrics), then
+   every trained model (and the truth)
    rolled out for ``rollout_steps`` steps from
    the same held-out initial states: blow-up fraction, energy drift (pendulum), the distance of
    the long-run distribution of ``z`` to the truth's and the largest Lyapunov exponent (Lorenz).
@@ -63,14 +70,27 @@ class StableNDEConfig(ExperimentConfig):
     )
     ks_grid: int = param(64, Int(16, 1024), "grid points of Kuramoto–Sivashinsky (even)")
     n_trajectories: int = param(32, Int(1), "true training trajectories per seed")
+    observation_noise: float = param(
+        0.1,
+        Float(0.0, 10.0),
+        "standard deviation of the Gaussian noise on the training observations, in units of the state's scale",
+    )
     trajectory_steps: int = param(100, Int(2), "steps per training trajectory")
     width: int = param(32, Int(1, 1024), "hidden units of the residual MLP (channels of the KS CNN)")
     depth: int = param(2, Int(1, 8), "hidden layers of the residual network")
     solver: str = param("rk4", Choice(("rk4", "euler")), "explicit solver of the hybrid model, eq. (nde-step)")
-    n_train_steps: int = param(200, Int(1), "Adam steps of every method (the control takes control_step_factor x)")
+    pretrain_steps: int = param(
+        300, Int(0), "one-step Adam steps of the shared warm start every method continues from (at pretrain_lr)"
+    )
+    pretrain_lr: float = param(1e-2, Positive(), "Adam learning rate of the warm start")
+    n_train_steps: int = param(
+        200, Int(1), "Adam steps of every method after the warm start (the control takes control_step_factor x)"
+    )
     batch_size: int = param(128, Int(1), "(state, next state) pairs per training step, for every method")
     horizon: int = param(8, Int(1, 256), "unroll length K of the unrolled loss and of the rollout-shaped noise")
-    lr: float = param(3e-3, Positive(), "Adam learning rate")
+    lr: float = param(
+        3e-3, Positive(), "Adam learning rate of every method after the warm start (falling linearly to 0)"
+    )
     noise_std: float = param(0.05, Float(0.0, 10.0), "isotropic noise size, in units of the state's scale")
     jacobian_weight: float = param(
         1.0,
@@ -85,7 +105,9 @@ class StableNDEConfig(ExperimentConfig):
     )
     refresh_every: int = param(10, Int(1), "training steps between refreshes of the bank of rollout errors")
     alignment_steps: tuple[int, ...] = param(
-        (0, 50, 200), Tuple(Int(0), increasing=True), "one-step training steps at which gradient cosines are measured"
+        (0, 50, 200),
+        Tuple(Int(0), increasing=True),
+        "one-step training steps after the warm start at which gradient cosines are measured",
     )
     n_alignment_windows: int = param(64, Int(1), "windows of K + 1 states the gradient cosines are measured on")
     control_step_factor: int = param(3, Int(1, 100), "the control trains one-step for this many times the steps")
@@ -99,6 +121,7 @@ class StableNDEConfig(ExperimentConfig):
             n_trajectories=8,
             trajectory_steps=40,
             width=16,
+            pretrain_steps=20,
             n_train_steps=20,
             batch_size=32,
             horizon=4,
@@ -118,6 +141,7 @@ class StableNDEConfig(ExperimentConfig):
             n_trajectories=256,
             trajectory_steps=400,
             width=64,
+            pretrain_steps=5_000,
             n_train_steps=20_000,
             batch_size=512,
             horizon=32,
@@ -164,8 +188,10 @@ def member_seeds(cfg: StableNDEConfig, system_index: int) -> tuple[int, ...]:
 
 
 def make_data(system: System, cfg: StableNDEConfig, seeds: tuple[int, ...], device: torch.device) -> torch.Tensor:
-    """True training trajectories, one independent set per seed: ``(S, n_trajectories, trajectory_steps + 1, d)``."""
-    return torch.stack(
+    """Noisy observations of true trajectories, one independent set per seed:
+    ``(S, n_trajectories, trajectory_steps + 1, d)``; every state gets independent Gaussian noise of standard
+    deviation ``observation_noise * system.scale``."""
+    clean = torch.stack(
         [
             system.trajectories(
                 cfg.n_trajectories, cfg.trajectory_steps, torch.Generator().manual_seed(s), device=device
@@ -173,6 +199,13 @@ def make_data(system: System, cfg: StableNDEConfig, seeds: tuple[int, ...], devi
             for s in seeds
         ]
     )
+    noise = torch.stack(
+        [
+            torch.randn(clean.shape[1:], generator=torch.Generator().manual_seed(s + 23), dtype=clean.dtype)
+            for s in seeds
+        ]
+    ).to(device)
+    return clean + cfg.observation_noise * system.scale.to(device) * noise
 
 
 def _mean_sd(values: list[float]) -> tuple[float, float]:
@@ -204,7 +237,6 @@ def _system_part(
     common = dict(
         batch_size=cfg.batch_size,
         horizon=cfg.horizon,
-        lr=cfg.lr,
         noise_std=cfg.noise_std,
         weight=cfg.jacobian_weight,
         jvp_mode=cfg.jvp_mode,
@@ -212,12 +244,32 @@ def _system_part(
         data_seed=seeds[0] + 7,
     )
 
-    # 1. training: every method from the same initial weights, on the same batches
+    # 0. the warm start: one-step training shared by every method
+    key = f"{name}/pretrained"
+    warm = checkpoint.get(key)
+    if warm is None:
+        model = make_model(system, n, width=cfg.width, depth=cfg.depth, seeds=seeds, solver=cfg.solver, device=device)
+        record = train(
+            model,
+            data,
+            "one_step",
+            n_steps=cfg.pretrain_steps,
+            lr=cfg.pretrain_lr,
+            checkpoint=checkpoint,
+            name=f"{name}/loop/pretrain",
+            progress=progress,
+            **{**common, "data_seed": seeds[0] + 5},
+        )
+        warm = {"model": model.state_dict(), "losses": record.losses}
+        checkpoint.save(key, warm, drop=(f"{name}/loop/pretrain",))
+
+    # 1. training: every method from the same warm start, on the same batches
     models: dict[str, HybridModel] = {}
     summary: dict[str, Any] = {"final_loss": {}, "step_cost_seconds": {}}
     snapshots: dict[int, dict[str, torch.Tensor]] = {}
     for method in TRAINED:
         model = make_model(system, n, width=cfg.width, depth=cfg.depth, seeds=seeds, solver=cfg.solver, device=device)
+        model.load_state_dict(warm["model"])
         key = f"{name}/trained/{method}"
         done = checkpoint.get(key)
         if done is None:
@@ -227,6 +279,8 @@ def _system_part(
                 data,
                 "one_step" if method == CONTROL else method,
                 n_steps=steps,
+                lr=cfg.lr,
+                decay=True,
                 snapshot_steps=cfg.alignment_steps if method == "one_step" else (),
                 checkpoint=checkpoint,
                 name=f"{name}/loop/{method}",

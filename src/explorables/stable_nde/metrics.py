@@ -77,9 +77,7 @@ def _numpy(values: np.ndarray | torch.Tensor) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-@checked(
-    x0=Array("... d"), n_steps=Int(1, 10**8), dt=Positive(), n_transient=Int(0, 10**8), d0=Positive()
-)
+@checked(x0=Array("... d"), n_steps=Int(1, 10**8), dt=Positive(), n_transient=Int(0, 10**8), d0=Positive())
 def lyapunov_exponent(
     one_step: Callable[[torch.Tensor], torch.Tensor],
     x0: torch.Tensor | np.ndarray,

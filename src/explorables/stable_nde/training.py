@@ -5,7 +5,8 @@ training step of every method sees the same number of (state, next state) pairs,
 ``batch_size``: the unrolled loss as ``batch_size / K`` windows of ``K`` steps, the others as
 pairs. Methods with rollout-shaped perturbations draw them from a *bank* of the model's own
 rollout errors, refreshed every ``refresh_every`` steps (a detached K-step forward rollout, its
-cost counted in the method's time per step).
+cost counted in the method's time per step). A run can start from given weights (the experiment's
+shared one-step warm start) and let its learning rate fall linearly to 0 (``decay``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
-from ..core.params import Choice, Float, Int, Positive, Text
+from ..core.params import Bool, Choice, Float, Int, Positive, Text
 from ..core.validation import check_choice, check_int
 from .losses import (
     CHEAP_METHODS,
@@ -90,6 +91,7 @@ class TrainRecord:
     refresh_every=Int(1),
     data_seed=Int(0, 2**63 - 2),
     name=Text(nonempty=True),
+    decay=Bool(),
 )
 def train(
     model: HybridModel,
@@ -105,12 +107,14 @@ def train(
     jvp_mode: str = "forward",
     refresh_every: int = 10,
     data_seed: int = 0,
+    decay: bool = False,
     snapshot_steps: tuple[int, ...] = (),
     checkpoint: Checkpointer | None = None,
     name: str = "train",
     progress: bool = False,
 ) -> TrainRecord:
-    """Train ``model`` in place with ``method``'s loss (Adam, ``n_steps`` steps).
+    """Train ``model`` in place with ``method``'s loss (Adam, ``n_steps`` steps; with ``decay``, the learning
+    rate falls linearly from ``lr`` to 0 over the run).
 
     Every method draws its windows from a generator seeded with ``data_seed``, so all methods see
     the same data in the same order. ``snapshot_steps`` lists the steps (0 = before training) at
@@ -153,6 +157,9 @@ def train(
         if step in snapshot_steps:
             record.snapshots[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         tic = time.perf_counter()
+        if decay:
+            for group in opt.param_groups:
+                group["lr"] = lr * (1.0 - step / n_steps)
         if method == "unrolled":
             batch = Batch(*(None,) * 3, windows=_sample_windows(data, n_pairs_windows, horizon, gen))
             loss = _unrolled_loss(model, batch.windows)
