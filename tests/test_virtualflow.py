@@ -388,6 +388,34 @@ def _with_beams(results, physical: float, random: float):
     return dataclasses.replace(results, summary=summary)  # fmt: skip
 
 
+def _with_top_band_energy(results, reflow_one_step: float):
+    """``results`` with every seed's top-band energy: the base flow's many steps at -4 dB (± 0.05), reflow's one
+    step at ``reflow_one_step`` dB, and SI-SDR equal for both."""
+    cfg = results.config
+    top = cfg.n_bands - 1
+    many = f"steps_energy/flow/{cfg.n_sample_steps}" if cfg.n_sample_steps in cfg.steps_grid else "energy/flow"
+    many_si = f"steps/flow/{cfg.n_sample_steps}" if cfg.n_sample_steps in cfg.steps_grid else "sisdr/flow"
+    summary = dict(results.summary)
+    for i, s in enumerate(cfg.seeds):
+        seed = dict(summary[f"seed_{s}"])
+        for key, value in ((many, -4.0 + 0.05 * (-1) ** i), ("steps_energy/reflow/1", reflow_one_step)):
+            bands = list(seed[key])
+            bands[top] = value
+            seed[key] = bands
+        seed["steps/reflow/1"] = seed[many_si]
+        summary[f"seed_{s}"] = seed
+    return dataclasses.replace(results, summary=summary)  # fmt: skip
+
+
+def test_reflow_sentence_says_which_way_the_energy_is_off(smoke_results):
+    """A one-step model with more top-band energy than the sampler overshoots; with less, it moves toward the
+    conditional mean: the sentence must not call an overshoot a collapse."""
+    over = claims.reflow_sentence(_with_top_band_energy(smoke_results, +2.0))
+    under = claims.reflow_sentence(_with_top_band_energy(smoke_results, -10.0))
+    assert "overshoots" in over and "toward the conditional mean" not in over
+    assert "toward the conditional mean" in under and "overshoots" not in under
+
+
 def test_physical_sentence_follows_the_gate(smoke_results):
     """The gate is the physical mic's lead over a random channel, not over the real mics alone: a physical mic
     3 dB above the real mics fails when a random channel gets 2.5 dB of that."""

@@ -552,7 +552,9 @@ def physical_sentence(results: VirtualFlowResults) -> str:
     return (
         f"{said} The physical microphone's lead over the random channel, {_iv(physical)} (mean [95% t-interval] over "
         f"seeds), clears the gate's {PHYSICAL_GATE:g} dB: the beamformer does use information in a good extra "
-        "channel."
+        "channel. That is necessary, not sufficient, for a virtual channel to help: the physical microphone helps "
+        "through what the real microphones do not record, and a channel computed from their recordings can add only "
+        'what they predict of it (the gate "useful" tests that).'
     )
 
 
@@ -599,8 +601,10 @@ def span_sentence(results: VirtualFlowResults) -> str:
         return (
             f"{said}, and {_iv(useful)} against the random channel (mean [95% t-interval] over seeds), short of the "
             f'gate "useful"\'s {USEFUL_GATE:g} dB. So no virtual channel of ours is worth more than noise to this '
-            "beamformer, and the downstream claim is untested: our toy cannot tell, which is not evidence against "
-            "the paper, whose downstream is a neural beamformer, not a linear one."
+            "beamformer, and the downstream claim is untested: our toy cannot tell. Nor does it show what the paper's "
+            "downstream (a neural beamformer) would do, which is untested here; a stronger downstream needs a "
+            "channel computed from its own inputs less, not more, so a gain there would have to come from a limit "
+            "of that downstream that the channel makes up for (a fixed input layout, for instance)."
         )
     return f'{said}, and {_iv(useful)} against the random channel, which clears the gate "useful".'
 
@@ -617,16 +621,24 @@ def reflow_sentence(results: VirtualFlowResults) -> str:
         abs(x) for x in _diff(per_seed(results, "steps_energy/reflow/1", top), per_seed(results, many_energy_key, top))
     ]
     energy = compare(gap, MAGNITUDE_MARGIN, "below")
+    signed = _diff(per_seed(results, "steps_energy/reflow/1", top), per_seed(results, many_energy_key, top))
+    overshoot = sum(signed) > 0
     said = (
         f"Reflow's two parts: SI-SDR within {REFLOW_TOL:g} dB of the base flow's many steps reads {si}; top-band "
         f"energy within {MAGNITUDE_MARGIN:g} dB of theirs reads {energy} (|difference| {interval(gap).format(2)} dB, "
         "mean [95% t-interval] over seeds)."
     )
     if energy == "no":
+        how = (
+            "it puts more energy in the top band than the sampler does (it overshoots; it did not fall back to the "
+            "conditional mean, whose band energy is lower still)"
+            if overshoot
+            else "it has less top-band energy than the sampler, toward the conditional mean's"
+        )
         return (
-            f"{said} The energy part, the one that tells a sample from the conditional mean, fails clearly, so "
+            f"{said} The energy part fails clearly, so "
             '"partly" is the best this row could read whatever its SI-SDR part does: the one-step model does not '
-            "keep the many-step sampler's band energy."
+            f"keep the many-step sampler's band energy; {how}."
         )
     return said
 
