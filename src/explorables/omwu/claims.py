@@ -306,7 +306,10 @@ def claims(results: OMWUResults) -> list[Claim]:
             f"e-fold, rates over the 3rd and 4th quarter within {cfg.rate_agreement:.0%}); beside it the earlier "
             "bound's game dependence η²ξc² (our reading of Wei et al. 2021), fitted on δ ≥ 0.1",
             f"rate ∝ δ^{a:.2f} · η^{e:.2f}; earlier bound ∝ δ^{b['prior_exponent_delta']:.2f} on this grid; "
-            f"measured / earlier at δ = {b['deltas'][-1]:g}: {b['rate_over_prior_at_eta'][-1]:,.0f}×",
+            f"measured / earlier at δ = {b['deltas'][-1]:g}: {b['rate_over_prior_at_eta'][-1]:,.0f}×"
+            + ("" if b["rate_settled_at_eta"][-1] else " (a floor: that run is still in its transient)")
+            + (f", at the smallest settled δ = {ss['delta']:g} (η = {ss['eta']:g}): {ss['rate_over_prior']:,.0f}×"
+               if (ss := b.get("smallest_settled")) else ""),
             rate_scaling_verdict(a, e),
             gates=("settled",),
         )
