@@ -46,6 +46,7 @@ from explorables.omwu.claims import (
     regions_gate_verdict,
     settled_gate_verdict,
 )
+from explorables.omwu.prior import error_bound_constant_2x2, prior_rate_shape
 
 # --- one step by hand -------------------------------------------------------------------------
 
@@ -507,3 +508,64 @@ def test_gap_sentence_follows_the_verdict():
     assert '"unclear"' in gap_sentence(-0.36, 100, 10_000) and "10,000" in gap_sentence(-0.36, 100, 10_000)
     assert '"yes"' in gap_sentence(-0.52, 100, 100_000)
     assert '"no"' in gap_sentence(0.1, 100, 10_000)
+
+
+# --- the earlier bound's game dependence (our reading, explorables.omwu.prior) ----------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_error_bound_constant_is_the_smallest_gap_over_distance(seed):
+    """Brute force over directions around z*: gap / ||z - z*||_1 never drops below c and reaches it."""
+    rng = np.random.default_rng(seed)
+    xs, ys = rng.dirichlet([3, 3]), rng.dirichlet([3, 3])
+    A = game_with_equilibrium(xs, ys, rng)
+    c = error_bound_constant_2x2(A)
+    angles = np.r_[np.linspace(0, 2 * np.pi, 2001), np.arange(4) * np.pi / 2]
+    r = 1e-4 * min(xs.min(), ys.min())
+    dp, dq = r * np.cos(angles), r * np.sin(angles)
+    x = np.stack([xs[0] - dp, xs[1] + dp], axis=-1)[:, None, :]
+    y = np.stack([ys[0] - dq, ys[1] + dq], axis=-1)[:, None, :]
+    ratio = duality_gap(A[None], x, y)[:, 0].numpy() / (2 * np.abs(dp) + 2 * np.abs(dq))
+    assert c > 0
+    assert ratio.min() >= c * (1 - 1e-9)
+    assert ratio.min() == pytest.approx(c, rel=1e-6)
+
+
+@pytest.mark.parametrize("delta", [0.4, 0.1, 0.01, 1e-3])
+def test_prior_shape_on_hard_game_follows_its_formula(delta):
+    """On A_delta: c = delta/2, xi = delta/(1+delta), so eta^2 xi c^2 has log-slope 3 - delta/(1+delta) in delta."""
+    A = hard_game(delta)
+    assert error_bound_constant_2x2(A) == pytest.approx(delta / 2, rel=1e-9)
+    eta = 0.1
+    assert prior_rate_shape(A, eta) == pytest.approx(eta**2 * delta / (1 + delta) * delta**2 / 4, rel=1e-6)
+    h = 1e-4
+    slope = np.log(prior_rate_shape(hard_game(delta * (1 + h)), eta) / prior_rate_shape(A, eta)) / np.log1p(h)
+    assert slope == pytest.approx(3 - delta / (1 + delta), abs=1e-3)
+    assert prior_rate_shape(A, 2 * eta) == pytest.approx(4 * prior_rate_shape(A, eta), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: error_bound_constant_2x2(rock_paper_scissors()), r"\bA must be a 2x2"),
+        (lambda: error_bound_constant_2x2(np.array([[0.0, 1.0], [1.0, 2.0]])), r"\bA must have an interior"),
+        (lambda: prior_rate_shape(hard_game(0.1), 0.0), "eta"),
+    ],
+)
+def test_prior_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_run_sets_the_earlier_bound_beside_the_measured_rate(smoke_results):
+    b = smoke_results.summary["bottleneck"]
+    deltas = np.array(b["deltas"])
+    assert 2.5 < b["prior_exponent_delta"] <= 3.0
+    ratio = np.array(b["rate_over_prior_at_eta"])
+    assert ratio[np.argmin(deltas)] > ratio[np.argmax(deltas)]  # the earlier shape falls behind as delta shrinks
+    np.testing.assert_allclose(
+        np.array(b["rate_at_eta"]) / np.array(b["prior_rate_at_eta"]), ratio, rtol=1e-12
+    )
+    bi = smoke_results.summary["best_iterate"]
+    assert bi["smallest_delta"] == pytest.approx(smoke_results.config.worst_case_delta_min)
+    assert 0 < bi["smallest_delta_kl_kept"] <= 1 and 0 < bi["smallest_delta_tv_kept"] <= 1

@@ -161,7 +161,9 @@ def explorable_figure(results: OMWUResults) -> go.Figure:
 def rate_figure(results: OMWUResults) -> go.Figure:
     """Measured linear rate ``-d log E / dt`` against delta, one line per eta (log-log).
 
-    Open markers: runs still in their transient (not settled, see the experiment's scaling fit).
+    Open markers: runs still in their transient (not settled, see the experiment's scaling fit). Dotted:
+    the measured shape c·η²·δ; dashed: the earlier bound's game dependence η²ξc² in our reading
+    (:mod:`explorables.omwu.prior`), both with the constant that fits the easiest games (δ ≥ 0.1).
     """
     c = results.curves["bottleneck"]
     s = results.summary["bottleneck"]
@@ -191,7 +193,19 @@ def rate_figure(results: OMWUResults) -> go.Figure:
                 legendgroup="ref",
             )
         )
-    style(fig, height=380, top=50)
+        if "prior_grid" in c:
+            fig.add_trace(
+                go.Scatter(
+                    x=c["deltas"],
+                    y=c["prior_grid"][k],
+                    mode="lines",
+                    line=dict(color=color(k), dash="dash", width=1),
+                    name="earlier bound's shape η²ξc² ∝ δ³ (our reading)",
+                    showlegend=k == 0,
+                    legendgroup="prior",
+                )
+            )
+    style(fig, height=420, top=50)
     fig.update_layout(
         xaxis=dict(type="log", title="δ"),
         yaxis=dict(type="log", title="rate  −d log E/dt"),
