@@ -563,6 +563,9 @@ def test_run_sets_the_earlier_bound_beside_the_measured_rate(smoke_results):
     assert 2.5 < b["prior_exponent_delta"] <= 3.0
     ratio = np.array(b["rate_over_prior_at_eta"])
     assert ratio[np.argmin(deltas)] > ratio[np.argmax(deltas)]  # the earlier shape falls behind as delta shrinks
+    # a bound sits below the rates it guarantees: with the largest valid constant no settled run falls under it
+    settled = np.array(b["rate_settled_at_eta"])
+    assert np.all(ratio[settled] >= 1 - 1e-9)
     np.testing.assert_allclose(
         np.array(b["rate_at_eta"]) / np.array(b["prior_rate_at_eta"]), ratio, rtol=1e-12
     )

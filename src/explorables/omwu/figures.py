@@ -163,7 +163,8 @@ def rate_figure(results: OMWUResults) -> go.Figure:
 
     Open markers: runs still in their transient (not settled, see the experiment's scaling fit). Dotted:
     the measured shape c·η²·δ; dashed: the earlier bound's game dependence η²ξc² in our reading
-    (:mod:`explorables.omwu.prior`), both with the constant that fits the easiest games (δ ≥ 0.1).
+    (:mod:`explorables.omwu.prior`) with the largest constant that keeps it below every settled run (a bound
+    can sit only below the rates it guarantees); the dotted line's constant fits the easiest games (δ ≥ 0.1).
     """
     c = results.curves["bottleneck"]
     s = results.summary["bottleneck"]
@@ -200,7 +201,7 @@ def rate_figure(results: OMWUResults) -> go.Figure:
                     y=c["prior_grid"][k],
                     mode="lines",
                     line=dict(color=color(k), dash="dash", width=1),
-                    name="earlier bound's shape η²ξc² ∝ δ³ (our reading)",
+                    name="earlier bound's shape η²ξc², ξ = δ/(1+δ), c = δ/2 (our reading)",
                     showlegend=k == 0,
                     legendgroup="prior",
                 )
