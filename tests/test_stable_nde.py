@@ -399,6 +399,38 @@ def test_every_method_starts_from_the_shared_warm_start():
     assert any(not torch.equal(v, fresh.state_dict()[k]) for k, v in warm.items())  # it was trained
 
 
+def test_simulator_targets_train_toward_the_exact_step_from_the_noisy_input():
+    """The simulator-access control: its loss is the one-step loss on pairs (x~, Phi(x~)), not on the observed pairs."""
+    from explorables.stable_nde.training import _sample_windows
+
+    system, data, _ = _pendulum_setup()
+    gen = torch.Generator().manual_seed(9)
+    noisy = data + 0.1 * system.scale * torch.randn(data.shape, generator=gen, dtype=data.dtype)
+    pairs = pairs_from_windows(_sample_windows(noisy, 16, 1, torch.Generator().manual_seed(0)))  # train's first batch
+    model = make_model(system, 2, width=8, init_gain=1.0)
+    with torch.no_grad():
+        exact = one_step_loss(model, pairs.x, system.true_step(pairs.x)).item() / 2
+        observed = one_step_loss(model, pairs.x, pairs.y).item() / 2
+    record = train(model, noisy, "one_step", n_steps=1, batch_size=16, horizon=1, data_seed=0, simulator_targets=True)
+    assert record.losses[0] == pytest.approx(exact, rel=1e-9)
+    assert record.losses[0] != pytest.approx(observed, rel=1e-3)
+    with pytest.raises(ValueError, match="simulator_targets"):
+        train(model, noisy, "noise_iso", n_steps=1, batch_size=16, horizon=1, simulator_targets=True)
+
+
+@pytest.mark.parametrize("scale", ["smoke", "book", "paper"])
+def test_heldout_and_rollout_draws_are_disjoint_from_the_training_draws(scale):
+    from explorables.stable_nde.experiment import draw_seeds
+
+    for base in (0, 1, 2, 3, 4, 100, 104):
+        cfg = Config.preset(scale, seed=base)
+        for i in range(len(cfg.systems)):
+            d = draw_seeds(cfg, i)
+            train_draws = set(d["data"]) | set(d["observation_noise"])
+            held = set(d["rollout"]) | set(d["heldout"])
+            assert not train_draws & held, (scale, base, i)
+
+
 def test_decay_starts_at_the_full_learning_rate_and_changes_later_steps():
     """Linear decay: step 0 runs at ``lr`` (a one-step run is unchanged), later steps at less (a longer run differs)."""
     system, data, _ = _pendulum_setup()
@@ -495,10 +527,11 @@ def test_bad_inputs_give_clear_errors():
     assert np.isfinite(float(one_step_loss(model, data[:, :, 0], data[:, :, 1])))
 
 
-def _fake_results(unrolled_loss: float):
-    """A summary with the keys claims() reads: the unrolled model's held-out loss is ``unrolled_loss`` x one-step's."""
+def _fake_results(unrolled_loss: float, unrolled_metric: float = 0.5):
+    """A summary with the keys claims() reads: the unrolled model's held-out loss is ``unrolled_loss`` x one-step's,
+    its stability metric ``unrolled_metric`` x one-step's."""
     cfg = Config.preset("smoke")
-    methods = (*C.METHOD_LABELS, C.CONTROL)
+    methods = C.TRAINED
     per = lambda m: {"per_seed": [m * (1 + 0.01 * i) for i in range(3)], "mean": m, "sd": 0.01}  # noqa: E731
     summary = {}
     for n in cfg.systems:
@@ -506,6 +539,7 @@ def _fake_results(unrolled_loss: float):
         stability = {m: {"blow_up_fraction": per(0.0), "heldout_loss": per(1.0), key: per(1.0)} for m in methods}
         stability["unrolled"]["heldout_loss"] = per(unrolled_loss)
         stability["complete"][key] = per(0.5)
+        stability["unrolled"][key] = per(unrolled_metric)
         cosine = {m: [[0.5, 0.51, 0.49]] * len(cfg.alignment_steps) for m in CHEAP_METHODS}
         cosine["complete"] = [[0.8, 0.81, 0.79]] * len(cfg.alignment_steps)
         summary[n] = {
@@ -518,7 +552,7 @@ def _fake_results(unrolled_loss: float):
 
 def test_claims_follow_the_reference_gate():
     good = C.claims(_fake_results(0.5))
-    assert [r.kind for r in good].count("check") == 2 and [r.kind for r in good].count("gate") == 2
+    assert [r.kind for r in good].count("check") == 2 and [r.kind for r in good].count("gate") == 4
     words = {r.claim: r.outcome for r in C.apply_gates(good) if r.kind == "claim"}
     assert words["The complete regulariser improves the stability of the learned dynamics"] == "yes"
     assert words["The complete regulariser follows from this view (its gradient approximates the unrolled one)"] == (
@@ -529,3 +563,37 @@ def test_claims_follow_the_reference_gate():
     bad = _fake_results(0.95)  # the reference does not fit its own loss: every claim untested
     assert set(C.verdict_words(bad).values()) == {"untested"}
     assert "under-trained" in C.reference_sentence(bad)
+    assert "are judged" in C.stability_gate_sentence(_fake_results(0.5))
+
+
+def test_stability_rows_follow_the_stability_gate():
+    """When the rollouts cannot tell unrolled from one-step training, the stability rows read untested, the
+    alignment rows keep their verdicts."""
+    flat = _fake_results(0.5, unrolled_metric=1.0)
+    words = C.verdict_words(flat)
+    assert words["The complete regulariser improves the stability of the learned dynamics"] == "untested"
+    assert words["Control: is the gain only extra compute per step?"] == "untested"
+    assert words["Control: is the gain only access to the simulator?"] == "untested"
+    assert words["The complete regulariser follows from this view (its gradient approximates the unrolled one)"] == (
+        "yes"
+    )
+    assert "read untested" in C.stability_gate_sentence(flat)
+    zero, one = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
+    assert C.stability_gate(zero, zero, [0.5, 0.55, 0.5], one).startswith("pass")
+    assert C.stability_gate(zero, zero, [1.0, 1.01, 0.99], one).startswith("fail")
+    assert C.stability_gate(zero, zero, [0.3, 1.5, 0.8], one).startswith("fail")  # unclear is not a pass
+
+
+def test_lyapunov_sentence_lists_what_the_table_holds():
+    res = _fake_results(0.5)
+    st = res.summary["lorenz"]["stability"]
+    for i, m in enumerate(st):
+        st[m]["lyapunov"] = {"per_seed": [0.1 * i] * 3, "mean": 0.1 * i, "sd": 0.0}
+    res.summary["lorenz"]["truth"] = {"lyapunov": 0.9}
+    text = C.lyapunov_sentence(res)
+    labels = [C.LABELS[m] for m in st]
+    positions = [text.index(label + " ") for label in labels]
+    assert positions == sorted(positions, reverse=True)  # highest exponent first
+    assert "truth 0.90" in text
+    with pytest.raises(ValueError, match="system"):
+        C.lyapunov_sentence(res, "weather")

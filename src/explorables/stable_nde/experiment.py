@@ -12,7 +12,9 @@ members of one ensemble):
    K-step unrolled, isotropic noise, rollout-shaped noise, Jacobian matching and the complete
    regulariser, all with the same number of steps on the same batches; plus a **control**,
    one-step training with ``control_step_factor`` times the steps (at least the complete
-   regulariser's wall-clock).
+   regulariser's wall-clock), and a **simulator-access control**, one-step training at the same noisy
+   inputs with noise-free targets ``Phi(x~)`` from the exact simulator (Jacobian matching and the
+   complete regulariser query the simulator; the other baselines see only noisy pairs).
 2. **Gradient alignment** (the paper's lens): at snapshots of the one-step run after the warm start
    (step 0 is the pretrained model), the cosine between
    each cheap loss's gradient and the K-step unrolled gradient, on the same windows.
@@ -48,7 +50,11 @@ from .systems import SYSTEMS, System, make_system
 from .training import gradient_cosines, sample_windows, train
 
 CONTROL = "one_step_long"
-TRAINED: tuple[str, ...] = (*METHODS, CONTROL)
+#: the simulator-access control: one-step training at the same noisy inputs, targets from the exact simulator
+SIM_CONTROL = "one_step_sim"
+TRAINED: tuple[str, ...] = (*METHODS, CONTROL, SIM_CONTROL)
+#: offsets of the draws from a member seed (data: the member seed itself); see :func:`draw_seeds`
+NOISE_OFFSET, ROLLOUT_OFFSET, HELDOUT_OFFSET = 23, 17, 500_000
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,18 @@ def member_seeds(cfg: StableNDEConfig, system_index: int) -> tuple[int, ...]:
     return tuple(1_000_003 * cfg.seed + 1_009 * system_index + s for s in cfg.seeds)
 
 
+def draw_seeds(cfg: StableNDEConfig, system_index: int) -> dict[str, tuple[int, ...]]:
+    """The generator seeds of each kind of draw of one system: training trajectories, their observation noise,
+    the held-out rollout initial states and the held-out validation trajectories."""
+    seeds = member_seeds(cfg, system_index)
+    return {
+        "data": seeds,
+        "observation_noise": tuple(s + NOISE_OFFSET for s in seeds),
+        "rollout": (seeds[0] + ROLLOUT_OFFSET,),
+        "heldout": tuple(HELDOUT_OFFSET + s for s in seeds),
+    }
+
+
 def make_data(system: System, cfg: StableNDEConfig, seeds: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """Noisy observations of true trajectories, one independent set per seed:
     ``(S, n_trajectories, trajectory_steps + 1, d)``; every state gets independent Gaussian noise of standard
@@ -201,7 +219,7 @@ def make_data(system: System, cfg: StableNDEConfig, seeds: tuple[int, ...], devi
     )
     noise = torch.stack(
         [
-            torch.randn(clean.shape[1:], generator=torch.Generator().manual_seed(s + 23), dtype=clean.dtype)
+            torch.randn(clean.shape[1:], generator=torch.Generator().manual_seed(s + NOISE_OFFSET), dtype=clean.dtype)
             for s in seeds
         ]
     ).to(device)
@@ -277,7 +295,8 @@ def _system_part(
             record = train(
                 model,
                 data,
-                "one_step" if method == CONTROL else method,
+                "one_step" if method in (CONTROL, SIM_CONTROL) else method,
+                simulator_targets=method == SIM_CONTROL,
                 n_steps=steps,
                 lr=cfg.lr,
                 decay=True,
@@ -326,7 +345,9 @@ def _system_part(
     }
 
     # 3. stability: all methods' members in one ensemble, rolled out from the same held-out states
-    x0 = system.trajectories(cfg.n_rollouts, 1, torch.Generator().manual_seed(seeds[0] + 17), device=device)[:, 0]
+    x0 = system.trajectories(
+        cfg.n_rollouts, 1, torch.Generator().manual_seed(seeds[0] + ROLLOUT_OFFSET), device=device
+    )[:, 0]
     joint = stack_models([models[m] for m in TRAINED])
     states = x0.expand(joint.n_members, -1, -1).contiguous()
     traj = rollout(joint.step, states, cfg.rollout_steps)  # (T + 1, methods * S, B, d)
@@ -337,7 +358,7 @@ def _system_part(
     heldout = torch.stack(
         [
             system.trajectories(
-                cfg.n_alignment_windows, cfg.horizon, torch.Generator().manual_seed(500_000 + s), device=device
+                cfg.n_alignment_windows, cfg.horizon, torch.Generator().manual_seed(HELDOUT_OFFSET + s), device=device
             )
             for s in seeds
         ]

@@ -36,8 +36,14 @@ def explorable_figure(results: StableNDEResults, system: str = "pendulum", n_fra
     radius = 3.0 * float(np.nanmax(np.linalg.norm(truth, axis=-1)))
     panels = ["truth", *TRAINED]
     titles = ["truth (RK4)", *[LABELS[m] for m in TRAINED]]
-    n_cols = 4
-    fig = make_subplots(rows=2, cols=n_cols, subplot_titles=titles, horizontal_spacing=0.05, vertical_spacing=0.14)
+    n_cols = 5
+    fig = make_subplots(
+        rows=-(-len(panels) // n_cols),
+        cols=n_cols,
+        subplot_titles=titles,
+        horizontal_spacing=0.05,
+        vertical_spacing=0.14,
+    )
     ends = np.unique(np.linspace(len(time) // n_frames, len(time), n_frames).astype(int))
     frames, labels = [], []
     for end in ends:

@@ -106,8 +106,9 @@ def directional_derivative(
 def true_jvp(system: System, x: torch.Tensor, v: torch.Tensor, mode: str = "difference") -> torch.Tensor:
     """``J(x) v``: the true one-step map's directional derivative, no gradient kept.
 
-    By default a central difference of two neighbouring true trajectories, as one would get from
-    data; ``mode="forward"`` differentiates the true solver instead. ``x`` and ``v``: tensors of one
+    By default a central difference of the exact simulator's one-step map (step
+    ``DIFFERENCE_STEP``, queried at states off the data: a measured data set would not provide it);
+    ``mode="forward"`` differentiates the true solver instead. ``x`` and ``v``: tensors of one
     shape ``(..., system.dim)``.
     """
     for name, t in (("x", x), ("v", v)):
@@ -208,7 +209,7 @@ def jacobian_loss(
 
     One forward-mode pass (:func:`torch.func.jvp`) gives both ``Phi_theta(x)`` and ``J_theta(x) v``
     (``jvp_mode="difference"``: central differences instead, see :func:`directional_derivative`);
-    ``J(x) v`` comes from :func:`true_jvp` (neighbouring true trajectories).
+    ``J(x) v`` comes from :func:`true_jvp` (from the simulator: a central difference of the exact one-step map).
     """
     _check_states("x", x, model)
     _check_states("y", y, model)

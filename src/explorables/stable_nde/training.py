@@ -92,6 +92,7 @@ class TrainRecord:
     data_seed=Int(0, 2**63 - 2),
     name=Text(nonempty=True),
     decay=Bool(),
+    simulator_targets=Bool(),
 )
 def train(
     model: HybridModel,
@@ -108,6 +109,7 @@ def train(
     refresh_every: int = 10,
     data_seed: int = 0,
     decay: bool = False,
+    simulator_targets: bool = False,
     snapshot_steps: tuple[int, ...] = (),
     checkpoint: Checkpointer | None = None,
     name: str = "train",
@@ -129,6 +131,8 @@ def train(
             f"and dtype {model.scale.dtype}, got {tuple(data.shape)} ({data.dtype})"
         )
     horizon = check_int("horizon", horizon, minimum=1, maximum=data.shape[2] - 1)
+    if simulator_targets and method != "one_step":
+        raise ValueError(f"simulator_targets applies to method 'one_step' only, got method {method!r}")
     if batch_size < horizon:
         raise ValueError(f"batch_size must be >= horizon ({horizon}), got {batch_size}")
     for k in snapshot_steps:
@@ -172,6 +176,9 @@ def train(
                 batch = Batch(bank.x[:, pick], bank.y[:, pick], bank.delta[:, pick])
             else:
                 pairs = pairs_from_windows(_sample_windows(data, batch_size, 1, gen))
+                if simulator_targets:
+                    with torch.no_grad():
+                        pairs = Batch(pairs.x, model.system.true_step(pairs.x), pairs.delta)
                 batch = pairs
             loss = method_loss(
                 method, model, batch, noise_std=noise_std, weight=weight, jvp_mode=jvp_mode, generator=noise_gen
