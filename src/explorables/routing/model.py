@@ -60,8 +60,9 @@ def routing_statistics(alpha: torch.Tensor, positions: torch.Tensor | None = Non
     are symmetric functions of ``alpha`` (invariant to any reordering); the centroids are invariant
     when weights and positions are permuted together. None of them is the argmax position, but
     ``c_2`` is close to a soft argmax: the centroid under ``alpha^p`` tends to the argmax as
-    ``p -> infinity``, and already at ``p = 2`` rounding ``(m - 1) c_2`` often names the argmax
-    (:func:`~.train.rounding_accuracy` measures how often). The four were chosen in scratch runs.
+    ``p -> infinity``; at ``p = 2`` rounding ``(m - 1) c_2`` names the argmax often when the weights are sharp
+    and rarely when they are soft (:func:`~.train.rounding_accuracy` measures how often). The four were
+    chosen in scratch runs.
     Returns shape ``(..., 4)``, in the order of :data:`STAT_NAMES`.
     """
     _check_alpha(alpha)
