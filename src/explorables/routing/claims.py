@@ -498,7 +498,10 @@ def control_meaning(rrt_word: str) -> str:
             "width-matched one straddle their thresholds"
         )
     if rrt_word == "partly":
-        return "the claims table reads partly: at one of the two hops the gap is not tied to the rank bottleneck"
+        return (
+            "the claims table reads partly: some parts of the claim hold and the others are unclear or do not "
+            "(its row names which)"
+        )
     return (
         "the claims table reads yes: the gap is tied to the rank bottleneck, since the width-matched control (the "
         "narrow head in a model as large) does not close it"
