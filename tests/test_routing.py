@@ -668,3 +668,22 @@ def test_the_width_matched_control_is_the_narrow_head_in_a_model_as_large_as_the
         want = (by["controls"]["width_matched"][0] - by["accuracy"]["standard"][0]) / gap if gap > 0 else None
         if want is not None:
             assert by["width_matched_gap_closed"][0] == pytest.approx(want)
+
+
+def test_the_second_hop_queries_with_what_the_first_retrieved_relative_to_the_average_pointer():
+    from explorables.routing import ReferenceHeads
+
+    heads = ReferenceHeads(vocab=5, length=12, hops=2, head_seed=3)
+    g = torch.Generator().manual_seed(0)
+    keys, pointers, query = (
+        torch.randint(5, (50, 12), generator=g),
+        torch.randint(5, (50, 12), generator=g),
+        torch.randint(5, (50,), generator=g),
+    )
+    a1, a2 = heads.route(keys, pointers, query, beta=1.0)
+    u2 = (a1[:, :, None] * heads.e_ptr[pointers]).sum(1) - heads.e_ptr.mean(0)
+    assert torch.allclose(a2, torch.softmax(heads.scores(u2, keys, pointers, 1), dim=1))
+    # a uniform first hop over a sequence holding every pointer equally often retrieves the average: query 0
+    flat = torch.arange(10).remainder(5)[None]
+    u_avg = (torch.full((1, 10), 0.1)[:, :, None] * ReferenceHeads(5, 10, 2).e_ptr[flat]).sum(1)
+    assert torch.allclose(u_avg - ReferenceHeads(5, 10, 2).e_ptr.mean(0), torch.zeros(1, 16, dtype=torch.float64))
