@@ -204,14 +204,15 @@ def accuracy_figure(results: RoutingResults) -> go.Figure:
         "content_only": "standard, d_head = {d_head}, values without position",
     }
     for name, control in controls.items():
-        ys = [s[part]["controls"][name]["accuracy"] for part in ("single", "multi")]
+        # a control trained at one hop only (content-only values) has no two-hop bar
+        ys = [s[part]["controls"].get(name, {}).get("accuracy") for part in ("single", "multi")]
         fig.add_trace(
             go.Bar(
                 x=tasks,
                 y=ys,
                 name=names[name].format(d_head=control["d_head"], d_ff=control.get("d_ff", "")),
                 marker_color=CONTROL_COLORS[name],
-                text=[f"{y:.2f}" for y in ys],
+                text=["" if y is None else f"{y:.2f}" for y in ys],
                 textposition="outside",
             )
         )
