@@ -6,10 +6,13 @@
 2. **RRT, single hop and two hops**: the same :class:`~.model.RouteReader` with a standard FFN,
    the Route-Aware FFN (four routing statistics) and the oracle FFN (all of ``alpha``), trained
    from the same seed on the same data; test accuracy of naming the dominant source. Values carry
-   their position (``v_j = W_V [x_j ; e_j]``, ``use_value_positions=True``). Two controls train the
+   their position (``v_j = W_V [x_j ; e_j]``, ``use_value_positions=True``). Three controls train the
    standard model again: with ``d_head = n_tokens`` (``[V; 1^T]`` can have full column rank, so no
-   collision is possible: the **no-collision control**) and with content-only values (no position
-   in ``V`` at all). A baseline without training rounds one statistic, ``(m - 1) c_2``, to a position.
+   collision is possible: the **no-collision control**), with the narrow head in a model as large as
+   the no-collision control (its FFN widened until the parameter counts match, :func:`matched_d_ff`:
+   the **width-matched control**, which separates the head's rank from the model's size) and, at one
+   hop only, with content-only values (no position in ``V`` at all). A baseline without training rounds one
+   statistic, ``(m - 1) c_2``, to a position.
    A validation split (never used for training) is reported next to the test split. All of this
    is repeated on every seed of ``seeds`` (new data, reference heads and weights): accuracies are
    means over seeds, and ``by_seed`` keeps each seed's numbers for the verdicts.
@@ -65,9 +68,9 @@ def bert_base_parameters(
 class RoutingConfig(ExperimentConfig):
     """Settings of :func:`run`; field defaults are the ``book`` preset."""
 
-    n_tokens: int = param(16, Int(4), "source tokens n of a sequence (the length the heads attend over)")
+    n_tokens: int = param(32, Int(4), "source tokens n of a sequence (the length the heads attend over)")
     vocab_size: int = param(8, Int(2), "symbols a key or pointer is drawn from (small: contents repeat)")
-    beta: float = param(4.0, Positive(), "sharpness of the reference heads, alpha = softmax(beta z)")
+    beta: float = param(1.0, Positive(), "sharpness of the reference heads, alpha = softmax(beta z)")
     d_model: int = param(32, Int(1), "width of the read-out Transformer's residual stream")
     n_heads: int = param(1, Int(1), "attention heads per layer")
     d_head: int = param(4, Int(1), "width of a head's values (rank V <= d_head <= n_tokens - 2: collisions exist)")
@@ -80,7 +83,7 @@ class RoutingConfig(ExperimentConfig):
         True, Bool(), "values carry their position, v_j = W_V [x_j ; e_j] (else content only)"
     )
     use_controls: bool = param(
-        True, Bool(), "also train the no-collision (d_head = n_tokens) and content-only-value controls"
+        True, Bool(), "also train the no-collision (d_head = n), width-matched and (one hop) content-only controls"
     )
     n_train: int = param(20_000, Int(1), "RRT training sequences (at least one batch)")
     n_validation: int = param(2_000, Int(10), "RRT validation sequences (never trained on)")
@@ -267,7 +270,7 @@ def pool_seeds(per_seed: list[dict], seeds: tuple[int, ...]) -> dict:
     out["reference_max_weight"] = _mean([p["reference_max_weight"] for p in per_seed])
     out.update(_gaps(out["accuracy"], out["validation_accuracy"], out["controls"]))
     keys = ["gap", "ra_gain", "gap_closed", "validation_gap_closed"]
-    keys += ["no_collision_gap_closed"] if "no_collision_gap_closed" in first else []
+    keys += [k for k in ("no_collision_gap_closed", "width_matched_gap_closed") if k in first]
     out["by_seed"] = {key: [p[key] for p in per_seed] for key in keys}
     out["by_seed"]["accuracy"] = {k: [p["accuracy"][k] for p in per_seed] for k in first["accuracy"]}
     out["by_seed"]["controls"] = {
@@ -283,10 +286,43 @@ def _gaps(acc: dict, val: dict, controls: dict) -> dict:
     out["gap_closed"] = out["ra_gain"] / gap if gap > 0 else float("nan")
     val_gap = val["oracle"] - val["standard"]
     out["validation_gap_closed"] = (val["route_aware"] - val["standard"]) / val_gap if val_gap > 0 else float("nan")
-    if "no_collision" in controls:
-        gain = controls["no_collision"]["accuracy"] - acc["standard"]
-        out["no_collision_gap_closed"] = gain / gap if gap > 0 else float("nan")
+    for name in ("no_collision", "width_matched"):
+        if name in controls:
+            gain = controls[name]["accuracy"] - acc["standard"]
+            out[f"{name}_gap_closed"] = gain / gap if gap > 0 else float("nan")
     return out
+
+
+def _reader(cfg: RoutingConfig, hops: int, kind: str = "standard", d_head: int | None = None,
+            d_ff: int | None = None, value_positions: bool | None = None) -> RouteReader:  # fmt: skip
+    """The read-out of ``cfg`` at ``hops`` with a few settings replaced (``None``: the config's)."""
+    return RouteReader(
+        cfg.vocab_size,
+        cfg.n_tokens,
+        d_model=cfg.d_model,
+        heads=cfg.n_heads,
+        d_head=cfg.d_head if d_head is None else d_head,
+        d_ff=cfg.d_ff if d_ff is None else d_ff,
+        layers=hops + cfg.n_extra_layers,
+        kind=kind,
+        routing=cfg.routing,
+        value_positions=cfg.use_value_positions if value_positions is None else value_positions,
+    )
+
+
+def _count(module: torch.nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def matched_d_ff(cfg: RoutingConfig, hops: int) -> int:
+    """The smallest FFN width at which the standard model with the narrow head (``cfg.d_head``) has at least as
+    many parameters as the no-collision control (``d_head = n_tokens``, FFN width ``cfg.d_ff``): the width-matched
+    control's ``d_ff``. Counted on the modules (built on the meta device: shapes only)."""
+    with torch.device("meta"):
+        target = _count(_reader(cfg, hops, d_head=cfg.n_tokens))
+        narrow = _count(_reader(cfg, hops))
+    per_unit = (2 * cfg.d_model + 1) * (hops + cfg.n_extra_layers)  # one more hidden unit in every layer's FFN
+    return cfg.d_ff + max(0, -(-(target - narrow) // per_unit))
 
 
 def _rrt_on(
@@ -301,25 +337,18 @@ def _rrt_on(
     summary: dict[str, Any] = {"accuracy": {}, "validation_accuracy": {}, "parameters": {}, "controls": {}}
     curves: dict[str, Any] = {}
     models[hops] = {}
-    # (name, FFN kind, d_head, values carry position): the three models, then the two controls
-    variants = [(kind, kind, cfg.d_head, cfg.use_value_positions) for kind in FFN_KINDS]
+    # (name, FFN kind, d_head, values carry position, d_ff): the three models, then the three controls
+    variants = [(kind, kind, cfg.d_head, cfg.use_value_positions, cfg.d_ff) for kind in FFN_KINDS]
     if cfg.use_controls:
-        variants += [("no_collision", "standard", cfg.n_tokens, cfg.use_value_positions), ("content_only", "standard",
-                     cfg.d_head, False)]  # fmt: skip
-    for variant, kind, d_head, value_positions in variants:
+        variants += [
+            ("no_collision", "standard", cfg.n_tokens, cfg.use_value_positions, cfg.d_ff),
+            ("width_matched", "standard", cfg.d_head, cfg.use_value_positions, matched_d_ff(cfg, hops)),
+        ]
+        if hops == 1:  # values without position: one hop shows it (the CPU minute goes to the other controls)
+            variants.append(("content_only", "standard", cfg.d_head, False, cfg.d_ff))
+    for variant, kind, d_head, value_positions, d_ff in variants:
         torch.manual_seed(cfg.seed)  # same initial weights for the shared parts
-        model = RouteReader(
-            cfg.vocab_size,
-            cfg.n_tokens,
-            d_model=cfg.d_model,
-            heads=cfg.n_heads,
-            d_head=d_head,
-            d_ff=cfg.d_ff,
-            layers=hops + cfg.n_extra_layers,
-            kind=kind,
-            routing=cfg.routing,
-            value_positions=value_positions,
-        ).to(device)
+        model = _reader(cfg, hops, kind, d_head, d_ff, value_positions).to(device)
         name = f"{'single' if hops == 1 else 'multi'}/{tag + '/' if tag else ''}{variant}"
         trained = train_model(
             model,
@@ -334,8 +363,8 @@ def _rrt_on(
         )
         curves[variant] = {"steps": trained.steps, "loss": trained.loss}
         if variant not in FFN_KINDS:
-            summary["controls"][variant] = {"d_head": d_head, "value_positions": value_positions,
-                                            "accuracy": trained.accuracy}  # fmt: skip
+            summary["controls"][variant] = {"d_head": d_head, "value_positions": value_positions, "d_ff": d_ff,
+                                            "parameters": trained.parameters, "accuracy": trained.accuracy}  # fmt: skip
             continue
         models[hops][kind] = trained.model
         summary["accuracy"][kind] = trained.accuracy
@@ -350,9 +379,7 @@ def _rrt_on(
 
 
 def _overhead(cfg: RoutingConfig) -> tuple[dict, dict]:
-    def count(module: torch.nn.Module) -> int:
-        return sum(p.numel() for p in module.parameters())
-
+    count = _count
     ours = {
         kind: count(
             RouteReader(

@@ -21,7 +21,11 @@ TOKEN_COLORS = (PALETTE["blue"], PALETTE["red"], PALETTE["green"])
 TOKEN_FILLS = tuple(_rgba(c, 0.18) for c in TOKEN_COLORS)
 KIND_COLORS = {"standard": PALETTE["grey"], "route_aware": PALETTE["orange"], "oracle": PALETTE["blue"]}
 KIND_NAMES = {"standard": "standard FFN", "route_aware": "RA-FFN (4 statistics)", "oracle": "oracle FFN (all of α)"}
-CONTROL_COLORS = {"no_collision": PALETTE["green"], "content_only": _rgba(PALETTE["grey"], 0.45)}
+CONTROL_COLORS = {
+    "no_collision": PALETTE["green"],
+    "width_matched": PALETTE["purple"],
+    "content_only": _rgba(PALETTE["grey"], 0.45),
+}
 CORNERS = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
 TRIANGLE_VALUES = (0.0, 1.0, 0.4)  # v: one value per token (d_head = 1, so rank V = 1 = n - 2)
 
@@ -195,18 +199,20 @@ def accuracy_figure(results: RoutingResults) -> go.Figure:
         )
     controls = s["single"].get("controls", {})
     names = {
-        "no_collision": "standard, d_head = {} = n (no collisions)",
-        "content_only": "standard, d_head = {}, values without position",
+        "no_collision": "standard, d_head = {d_head} = n (no collisions)",
+        "width_matched": "standard, d_head = {d_head}, d_ff = {d_ff} (width-matched)",
+        "content_only": "standard, d_head = {d_head}, values without position",
     }
     for name, control in controls.items():
-        ys = [s[part]["controls"][name]["accuracy"] for part in ("single", "multi")]
+        # a control trained at one hop only (content-only values) has no two-hop bar
+        ys = [s[part]["controls"].get(name, {}).get("accuracy") for part in ("single", "multi")]
         fig.add_trace(
             go.Bar(
                 x=tasks,
                 y=ys,
-                name=names[name].format(control["d_head"]),
+                name=names[name].format(d_head=control["d_head"], d_ff=control.get("d_ff", "")),
                 marker_color=CONTROL_COLORS[name],
-                text=[f"{y:.2f}" for y in ys],
+                text=["" if y is None else f"{y:.2f}" for y in ys],
                 textposition="outside",
             )
         )

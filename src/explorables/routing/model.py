@@ -7,7 +7,8 @@ The FFN that follows therefore sees
 * ``standard``: the residual stream only (the usual Transformer block);
 * ``route_aware`` (RA-FFN): the residual stream plus four routing statistics of each head's
   ``alpha`` (:func:`routing_statistics`), through one extra bias-free ``4 H x d_ff`` matrix;
-* ``oracle``: the residual stream plus the whole ``alpha`` of every head (``m H`` extra inputs).
+* ``oracle``: the residual stream plus the whole ``alpha`` of every head (``m H`` extra inputs), scaled
+  as ``m alpha`` so that uniform attention reads 1 (see :meth:`RouteAwareFFN.side_input`).
 
 The statistics are our design (the paper's exact four are not public), see
 :func:`routing_statistics`.
@@ -59,8 +60,9 @@ def routing_statistics(alpha: torch.Tensor, positions: torch.Tensor | None = Non
     are symmetric functions of ``alpha`` (invariant to any reordering); the centroids are invariant
     when weights and positions are permuted together. None of them is the argmax position, but
     ``c_2`` is close to a soft argmax: the centroid under ``alpha^p`` tends to the argmax as
-    ``p -> infinity``, and already at ``p = 2`` rounding ``(m - 1) c_2`` often names the argmax
-    (:func:`~.train.rounding_accuracy` measures how often). The four were chosen in scratch runs.
+    ``p -> infinity``; at ``p = 2`` rounding ``(m - 1) c_2`` names the argmax often when the weights are sharp
+    and rarely when they are soft (:func:`~.train.rounding_accuracy` measures how often). The four were
+    chosen in scratch runs.
     Returns shape ``(..., 4)``, in the order of :data:`STAT_NAMES`.
     """
     _check_alpha(alpha)
@@ -120,7 +122,8 @@ class RouteAwareFFN(nn.Module):
         return per_head * heads * d_ff
 
     def side_input(self, alpha: torch.Tensor) -> torch.Tensor | None:
-        """What the FFN sees of ``alpha`` (shape ``(..., H, m)``): shape ``(..., side_dim)``, or ``None``."""
+        """What the FFN sees of ``alpha`` (shape ``(..., H, m)``): shape ``(..., side_dim)``, or ``None``: the four
+        statistics per head (RA-FFN) or ``m alpha`` (the oracle, so that uniform attention reads 1)."""
         if self.kind == "standard":
             return None
         _check_alpha(alpha)
@@ -129,7 +132,15 @@ class RouteAwareFFN(nn.Module):
         if self.kind == "oracle" and alpha.shape[-1] != self.positions:
             raise ValueError(f"alpha must have m={self.positions} positions for this oracle FFN, got {alpha.shape[-1]}")
         # alpha's shape was checked here; its values come from a softmax or a checked batch (no per-call scan)
-        side = routing_statistics.__wrapped__(alpha) if self.kind == "route_aware" else alpha
+        if self.kind == "route_aware":
+            side = routing_statistics.__wrapped__(alpha)
+        else:
+            # the oracle reads m alpha: the same information, at the scale (about 1 per input) that U's default
+            # initialisation expects. Unscaled, soft weights over many positions (about 1/m each) reach the FFN
+            # so faintly that the oracle trained worse than the no-collision control in scratch runs (tuning
+            # seeds 100+). RA-FFN's statistics are left as they are (scaling its two weight-valued ones by m
+            # did not help it there).
+            side = alpha * alpha.shape[-1]
         return side.flatten(-2)
 
     def forward(self, x: torch.Tensor, alpha: torch.Tensor | None = None) -> torch.Tensor:

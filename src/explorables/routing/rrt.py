@@ -7,8 +7,9 @@ route it, with a sharpness ``beta``:
 * hop 1: ``alpha_1 = softmax(beta * z(u_1, r))`` with ``u_1 = e_key(q)`` and token representations
   ``r_j = e_key(k_j) + e_ptr(p_j) + e_pos(j)``, where ``z(u, r)_j = u^T W r_j`` standardised over the
   sequence (zero mean, unit variance);
-* hop 2 (pointer chasing): the first hop hands over the pointer content it retrieved,
-  ``u_2 = sum_j alpha_1j e_ptr(p_j)``, and ``alpha_2 = softmax(beta * z(u_2, r))`` with its own ``W``.
+* hop 2 (pointer chasing): the first hop hands over the pointer content it retrieved, relative to the
+  average pointer, ``u_2 = sum_j alpha_1j e_ptr(p_j) - mean_v e_ptr(v)``, and
+  ``alpha_2 = softmax(beta * z(u_2, r))`` with its own ``W``.
 
 The **label** is the dominant source of the last hop, ``argmax_j alpha_hops,j``: a position. The
 random tables and matrices are drawn from ``head_seed`` and are the same for every example.
@@ -136,9 +137,17 @@ class ReferenceHeads:
         self.e_pos = torch.randn(length, width, generator=g, dtype=torch.float64) * scale
         self.W = [torch.randn(width, width, generator=g, dtype=torch.float64) for _ in range(hops)]
 
-    def scores(self, query_vec: torch.Tensor, keys: torch.Tensor, pointers: torch.Tensor, hop: int) -> torch.Tensor:
-        """Standardised scores ``z(u, r)`` of hop ``hop`` (0-based), shape ``(B, length)``."""
-        r = self.e_key[keys] + self.e_ptr[pointers] + self.e_pos
+    def tokens(self, keys: torch.Tensor, pointers: torch.Tensor) -> torch.Tensor:
+        """Token representations ``r_j = e_key(k_j) + e_ptr(p_j) + e_pos(j)``, shape ``(B, length, width)``."""
+        return self.e_key[keys] + self.e_ptr[pointers] + self.e_pos
+
+    def scores(
+        self, query_vec: torch.Tensor, keys: torch.Tensor, pointers: torch.Tensor, hop: int,
+        tokens: torch.Tensor | None = None,
+    ) -> torch.Tensor:  # fmt: skip
+        """Standardised scores ``z(u, r)`` of hop ``hop`` (0-based), shape ``(B, length)``; ``tokens``: the
+        representations of :meth:`tokens` when already at hand."""
+        r = self.tokens(keys, pointers) if tokens is None else tokens
         z = torch.einsum("bd,de,bje->bj", query_vec, self.W[hop], r)
         return (z - z.mean(1, keepdim=True)) / z.std(1, keepdim=True).clamp_min(1e-12)
 
@@ -146,11 +155,15 @@ class ReferenceHeads:
         """The weights of every hop, each of shape ``(B, length)`` (float64)."""
         beta = Positive().check("beta", beta)
         u = self.e_key[query]
+        r = self.tokens(keys, pointers)  # once for every hop
         alphas = []
         for hop in range(self.hops):
-            alpha = torch.softmax(beta * self.scores(u, keys, pointers, hop), dim=1)
+            alpha = torch.softmax(beta * self.scores(u, keys, pointers, hop, r), dim=1)
             alphas.append(alpha)
-            u = torch.einsum("bj,bjd->bd", alpha, self.e_ptr[pointers])  # what the hop retrieved
+            # what the hop retrieved, relative to the average pointer: without the centring, soft weights
+            # retrieve nearly the mean pointer every time, and a nearly constant query can make one position
+            # the label of most sequences (a degenerate draw, seen on base seed 4 of the first seed study)
+            u = torch.einsum("bj,bjd->bd", alpha, self.e_ptr[pointers]) - self.e_ptr.mean(0)
         return alphas
 
 

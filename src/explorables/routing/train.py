@@ -67,7 +67,8 @@ def rounding_accuracy(data: RRTBatch, statistic: int = 3) -> float:
 
     The centroids lie in ``[0, 1]`` (positions ``p_j = j / (m - 1)``), so ``round((m - 1) c)`` is a
     position; this is the fraction of ``data`` where it equals the label. For the squared-weight
-    centroid ``c_2`` (``statistic=3``) this is high: ``c_2`` is close to a soft argmax.
+    centroid ``c_2`` (``statistic=3``) it is high for sharp weights, where ``c_2`` is close to a soft argmax, and
+    low for soft ones, where the runners-up pull it away.
     """
     if len(data) == 0:
         raise ValueError("data must hold at least one example, got an empty batch")
