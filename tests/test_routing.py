@@ -690,3 +690,18 @@ def test_the_second_hop_queries_with_what_the_first_retrieved_relative_to_the_av
     flat = torch.arange(10).remainder(5)[None]
     u_avg = (torch.full((1, 10), 0.1)[:, :, None] * ReferenceHeads(5, 10, 2).e_ptr[flat]).sum(1)
     assert torch.allclose(u_avg - ReferenceHeads(5, 10, 2).e_ptr.mean(0), torch.zeros(1, 16, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("hops", [1, 2])
+def test_book_setting_labels_are_spread_over_positions(hops):
+    """A guard against degenerate draws (one two-hop draw once made one position the label of 73% of
+    sequences): on the book setting no position is the label of more than a quarter of the examples, for
+    the base seeds the seed study uses."""
+    from explorables.routing import RoutingConfig, make_rrt
+
+    cfg = RoutingConfig.preset("book")
+    for base_seed in range(5):
+        batch = make_rrt(2_000, length=cfg.n_tokens, vocab=cfg.vocab_size, hops=hops, beta=cfg.beta,
+                         head_seed=base_seed, generator=torch.Generator().manual_seed(base_seed * 1_000 + hops))
+        share = torch.bincount(batch.label, minlength=cfg.n_tokens).max().item() / len(batch.label)
+        assert share < 0.25, (base_seed, hops, share)
