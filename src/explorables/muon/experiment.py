@@ -70,7 +70,7 @@ class MuonConfig(ExperimentConfig):
     wsd_lr: float = param(0.005, Positive(), "peak step of Muon with warmup-stable-decay (tuned like switch_lr)")
     early_step: int = param(100, Int(1), "step t at which the river distances of Muon and GD are compared")
     switch_grid: tuple[int, ...] = param(
-        (50, 100, 200, 400, 800, 1200, 1600, 2000, 2400, 2800, 2950),
+        (100, 1000, 2000, 2800, 2950),
         Tuple(Int(0), increasing=True),
         "switch steps tried by the when-to-switch sweep",
     )
