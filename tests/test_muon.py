@@ -196,9 +196,22 @@ def test_verdicts_read_the_interval_over_seeds():
     assert overshoot_verdict([11.0, 50.0, 30.0], [0.1, 0.1, 0.1]).startswith("yes")
     assert overshoot_verdict([2.0, 3.0, 2.5], [1.0, 1.0, 1.0]).startswith("no")
     assert overshoot_verdict([11.0, 10.0], [1.0, 1.0]).startswith("unclear")
-    assert switch_verdict([0.1, 0.05, 0.08], [1.0, 1.0, 1.0]).startswith("yes")  # ratios 10, 20, 12.5
-    assert switch_verdict([0.9, 1.0, 0.8], [1.0, 1.0, 1.0]).startswith("no")  # below but not 3x: no, not partly
-    assert switch_verdict([1 / 8.9, 1 / 2.9], [1.0, 1.0]).startswith("unclear")
+    # the switch against the best decayed-LR Muon: yes when it ends lower (interval above 0), no when higher
+    assert switch_verdict([0.1, 0.05, 0.08], [1.0, 1.0, 1.0]).startswith("yes")
+    assert switch_verdict([2.0, 3.0, 2.5], [1.0, 1.0, 1.0]).startswith("no")
+    assert switch_verdict([0.5, 2.0], [1.0, 1.0]).startswith("unclear")  # one seed each way
+    assert switch_verdict([float("nan")] * 3, [1.0] * 3).startswith("unclear")
+
+
+def test_decay_gate_and_the_best_decayed_schedule():
+    from explorables.muon.claims import best_decayed, decay_gate
+    from explorables.muon.experiment import DECAYED
+
+    tail = dict(zip(DECAYED, ([1e-4, 3e-5], [2e-5, 5e-5], [4e-5, 1e-5]), strict=True))
+    assert best_decayed(tail) == [2e-5, 1e-5]  # the lowest schedule on each seed
+    assert decay_gate([1e-2, 2e-2, 1.5e-2], [1e-5, 2e-5, 1e-5]).startswith("pass")
+    assert decay_gate([1e-2] * 3, [5e-3, 6e-3, 4e-3]).startswith("fail")  # only 2x: the baseline does not work
+    assert decay_gate([1e-2] * 3, [float("inf")] * 3).startswith("fail")
 
 
 def test_gates_and_the_rows_they_turn_untested():
@@ -216,6 +229,7 @@ def test_gates_and_the_rows_they_turn_untested():
     assert lm_verdict(apart).startswith("yes")
     assert lm_verdict({**apart, "muon_then_adamw": [2.7, 2.8, 2.75]}).startswith("no")
     tail = {k: [1e-6, 2e-6, 1.5e-6] for k in ("GD", "Muon → GD", "GD + momentum", "Adam")}
+    tail |= {k: [1e-5, 2e-5, 1.5e-5] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")}
     tail |= {"Muon": [1e-3, 2e-3, 1.5e-3], "Muon + momentum": [1e-2, 2e-2, 1.5e-2]}
     sensing = {
         "torch_muon_max_difference": 0.0,
@@ -233,8 +247,15 @@ def test_gates_and_the_rows_they_turn_untested():
     kinds = ["check", "gate", "gate", "gate", "claim", "claim", "gate", "claim", "claim", "claim"]
     assert [r.kind for r in rows] == kinds
     words = [r.outcome for r in apply_gates(rows)]
-    assert words == ["pass", "pass", "fail", "fail", "yes", "yes", "pass", "yes", "untested", "untested"]
-    assert rows[2].verdict == "fail: missing baseline: Muon with a decaying learning rate (issue 48)"
+    assert words == ["pass", "pass", "pass", "fail", "yes", "yes", "pass", "yes", "yes", "untested"]
+    assert "decaying learning rate" in rows[2].claim
+    # when decaying Muon's step does not escape constant Muon's floor, the switch claim is untested
+    sensing["by_seed"]["tail_loss"] = tail | {
+        k: tail["Muon"] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")
+    }
+    words = [r.outcome for r in apply_gates(claims(MuonResults(MuonConfig.preset("smoke"), summary)))]
+    assert words[2] == "fail" and words[8] == "untested"
+    sensing["by_seed"]["tail_loss"] = tail
     assert "early speed" in rows[3].claim
     # the overshoot's control: when GD + momentum overshoots too, the claim is untested
     sensing["by_seed"]["min_loss"]["GD + momentum"] = [x / 100 for x in tail["GD + momentum"]]
@@ -376,3 +397,68 @@ def test_newton_schulz_refuses_non_finite_input():
     G[1, 2] = float("inf")
     with pytest.raises(ValueError, match="finite"):
         newton_schulz(G)
+
+
+# --- the decayed-learning-rate baselines -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("steps", [20, 100, 3000])
+def test_lr_schedules_follow_their_closed_forms(steps):
+    from explorables.muon.optimizers import WSD_DECAY, WSD_WARMUP, lr_factors
+
+    t = np.arange(steps)
+    assert lr_factors("constant", steps).tolist() == [1.0] * steps
+    np.testing.assert_allclose(lr_factors("cosine", steps), (1 + np.cos(np.pi * t / steps)) / 2, atol=1e-12)
+    np.testing.assert_allclose(lr_factors("linear", steps), 1 - t / steps, atol=1e-12)
+    wsd = lr_factors("wsd", steps)
+    n_warm, n_decay = max(1, round(WSD_WARMUP * steps)), max(1, round(WSD_DECAY * steps))
+    n_stable = steps - n_warm - n_decay
+    expected = np.r_[(np.arange(n_warm) + 1) / (n_warm + 1), np.ones(n_stable), 1 - np.arange(n_decay) / n_decay]
+    np.testing.assert_allclose(wsd, expected, atol=1e-12)
+    for name in ("cosine", "linear", "wsd"):  # every schedule peaks at 1 and decays toward 0 at the end
+        f = lr_factors(name, steps)
+        assert len(f) == steps and f.max() == pytest.approx(1.0) and f[-1] <= 1 / (0.2 * steps) + 1e-12
+
+
+def test_a_decayed_schedule_scales_muons_step():
+    p = make_problem(m=6, n=6, rank=2, spikes=1, seed=3)
+    const = optimize(p, "muon", 40, muon_lr=0.02)
+    half = optimize(p, "muon", 40, muon_lr=0.01)
+    assert optimize(p, "muon", 40, muon_lr=0.02, schedule="constant").loss.tolist() == const.loss.tolist()
+    cos = optimize(p, "muon", 40, muon_lr=0.02, schedule="cosine")
+    assert cos.loss[1] == const.loss[1] and cos.loss[1] != half.loss[1]  # the first step is at the peak
+    with pytest.raises(ValueError, match="schedule"):
+        optimize(p, "gd", 10, schedule="cosine")
+    with pytest.raises(ValueError, match="schedule"):
+        optimize(p, "muon", 10, schedule="step")
+
+
+def test_every_arm_runs_the_same_number_of_steps():
+    from explorables.muon import MuonConfig
+    from explorables.muon.experiment import TUNED, _sensing
+
+    cfg = MuonConfig.preset(
+        "smoke", seeds=(0,), n_sensing_steps=60, n_tail_steps=10, switch_step=20, early_step=5, switch_grid=(10,)
+    )
+    _, curves = _sensing(cfg)
+    assert set(TUNED) <= set(curves) and {"GD", "Muon", "Adam"} <= set(curves)
+    assert {len(c["loss"]) for c in curves.values()} == {cfg.n_sensing_steps + 1}
+
+
+def test_tuning_gives_every_arm_the_same_grid_and_picks_its_best():
+    from explorables.muon import MuonConfig
+    from explorables.muon.experiment import LR_GRID, TUNED, tune_lrs
+
+    cfg = MuonConfig.preset(
+        "smoke", seeds=(0, 1), n_sensing_steps=80, n_tail_steps=10, switch_step=20, early_step=5, switch_grid=(10,)
+    )
+    out = tune_lrs(cfg, grid=(0.01, 0.04), base_seed=7)
+    assert set(out["picks"]) == set(TUNED.values()) and set(out["table"]) == set(TUNED)
+    assert all(len(v) == 2 for v in out["table"].values())
+    for name, field in TUNED.items():
+        assert out["picks"][field] == (0.01, 0.04)[int(np.argmin(out["table"][name]))]
+    assert all(s // 1000 == 7 for s in out["run_seeds"])  # tuning draws are the tuning base seed's
+    book = MuonConfig.preset("book")
+    assert all(getattr(book, field) in LR_GRID for field in TUNED.values())  # the book's steps come from the grid
+    with pytest.raises(ValueError, match="grid"):
+        tune_lrs(cfg, grid=())

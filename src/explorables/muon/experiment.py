@@ -2,7 +2,9 @@
 
 1. **Sensing**: GD, Muon (no momentum), Muon with momentum and the two-stage schedule (Muon,
    then GD) on one mixed-spiked sensing problem: loss, distance along the river, the first spike
-   coordinate, step by step.
+   coordinate, step by step; and the baseline the switch is argued against, Muon with a decaying
+   learning rate (cosine, linear to zero, warmup-stable-decay) at the same number of steps, each
+   arm's peak step chosen by :func:`tune_lrs` on tuning seeds disjoint from the evaluation seeds.
 2. **When to switch**: the final loss of the two-stage schedule over a grid of switch steps, for
    several spike curvatures (GD's step size follows the spike: ``gd_lr = 1.9 / lam_spike``).
 3. **Language model**: a character-level Transformer on standard-library docstrings, trained with
@@ -26,6 +28,14 @@ from .optimizers import optimize, oscillation
 from .sensing import make_problem
 
 LM_HEADS = 4  # attention heads of the character model (lm.CharTransformer's default)
+#: the decayed-learning-rate Muon arms: run name -> schedule of :func:`~explorables.muon.optimizers.lr_factors`
+DECAYED = {"Muon, cosine": "cosine", "Muon, linear → 0": "linear", "Muon, WSD": "wsd"}
+#: the tuned arms: the switch and the decayed schedules (the config field holding each one's Muon step)
+TUNED = {"Muon → GD": "switch_lr", "Muon, cosine": "cosine_lr", "Muon, linear → 0": "linear_lr", "Muon, WSD": "wsd_lr"}
+#: the grid of Muon (peak) steps every tuned arm is chosen from: the same budget for each
+LR_GRID = (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16)
+#: the base seed of the tuning draws (its run seeds 1000 * 100 + s are disjoint from base seeds 0-4's)
+TUNING_BASE_SEED = 100
 
 
 @dataclass(frozen=True)
@@ -52,9 +62,15 @@ class MuonConfig(ExperimentConfig):
         (0, 1, 2), Seeds(), "seeds the verdicts are taken over (valley bases and start; LM weights and batches)"
     )
     switch_step: int = param(300, Int(0), "step at which the two-stage schedule hands over from Muon to GD")
+    switch_lr: float = param(
+        0.16, Positive(), "Muon's step in the two-stage schedule (chosen from LR_GRID on tuning seeds, tune_lrs)"
+    )
+    cosine_lr: float = param(0.01, Positive(), "peak step of Muon with a cosine schedule to 0 (tuned like switch_lr)")
+    linear_lr: float = param(0.01, Positive(), "peak step of Muon with a linear-to-0 schedule (tuned like switch_lr)")
+    wsd_lr: float = param(0.005, Positive(), "peak step of Muon with warmup-stable-decay (tuned like switch_lr)")
     early_step: int = param(100, Int(1), "step t at which the river distances of Muon and GD are compared")
     switch_grid: tuple[int, ...] = param(
-        (50, 100, 200, 400, 800, 1200, 1600, 2000, 2400, 2800, 2950),
+        (100, 1000, 2000, 2800, 2950),
         Tuple(Int(0), increasing=True),
         "switch steps tried by the when-to-switch sweep",
     )
@@ -157,17 +173,47 @@ def _problem(cfg: MuonConfig, lam_spike: float | None = None, seed: int | None =
     )
 
 
+def _tuned_run(cfg: MuonConfig, problem, name: str, lr: float):
+    """One tuned arm (the switch or a decayed-LR Muon) at Muon (peak) step ``lr``, ``cfg.n_sensing_steps`` steps."""
+    if name == "Muon → GD":
+        return optimize(problem, "switch", cfg.n_sensing_steps, lr, cfg.gd_lr, switch_step=cfg.switch_step)
+    return optimize(problem, "muon", cfg.n_sensing_steps, lr, cfg.gd_lr, schedule=DECAYED[name])
+
+
 def _sensing_runs(cfg: MuonConfig, seed: int) -> dict:
     problem = _problem(cfg, seed=seed)
     common = dict(steps=cfg.n_sensing_steps, muon_lr=cfg.muon_lr, gd_lr=cfg.gd_lr)
-    return {
+    runs = {
         "GD": optimize(problem, "gd", **common),
         "Muon": optimize(problem, "muon", **common),
         "Muon + momentum": optimize(problem, "muon", momentum=cfg.momentum, **common),
-        "Muon → GD": optimize(problem, "switch", switch_step=cfg.switch_step, **common),
         "GD + momentum": optimize(problem, "gd_momentum", momentum=cfg.momentum, **common),
         "Adam": optimize(problem, "adam", adam_lr=cfg.muon_lr, **common),
     }
+    return runs | {name: _tuned_run(cfg, problem, name, getattr(cfg, field)) for name, field in TUNED.items()}
+
+
+def tune_lrs(cfg: MuonConfig, grid: tuple[float, ...] = LR_GRID, base_seed: int = TUNING_BASE_SEED) -> dict:
+    """Choose each tuned arm's Muon (peak) step from ``grid`` on tuning draws: the valleys of ``cfg.seeds``
+    drawn with base seed ``base_seed`` (disjoint from the evaluation draws of base seeds 0-4).
+
+    Every arm (the switch and each decayed schedule) gets the same grid and the same draws; the pick
+    minimises the mean over the draws of log10(tail loss). Returns ``{config field: step}`` and the
+    table ``{arm: [mean log10 tail loss per grid step]}``.
+    """
+    if not grid or any(not (g > 0) for g in grid):
+        raise ValueError(f"grid must be a non-empty tuple of positive steps, got {grid}")
+    seeds = [1_000 * base_seed + s for s in cfg.seeds]
+    problems = [_problem(cfg, seed=s) for s in seeds]
+    table = {
+        name: [
+            float(np.mean([np.log10(tail_loss(_tuned_run(cfg, p, name, lr).loss, cfg.n_tail_steps)) for p in problems]))
+            for lr in grid
+        ]
+        for name in TUNED
+    }
+    picks = {TUNED[name]: float(grid[int(np.argmin(v))]) for name, v in table.items()}
+    return {"picks": picks, "table": table, "grid": list(grid), "run_seeds": seeds}
 
 
 def torch_muon_difference(seed: int = 0) -> float:

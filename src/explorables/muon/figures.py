@@ -16,7 +16,12 @@ COLORS = {
     "Muon → GD": PALETTE["green"],
     "GD + momentum": PALETTE["purple"],
     "Adam": PALETTE["brown"],
+    "Muon, cosine": PALETTE["pink"],
+    "Muon, linear → 0": PALETTE["olive"],
+    "Muon, WSD": PALETTE["cyan"],
 }
+#: runs the explorable leaves out (the claims table has them): one decayed schedule, cosine, stands for all
+NOT_DRAWN = ("Muon, linear → 0", "Muon, WSD")
 FRAMES = 40
 
 
@@ -26,7 +31,7 @@ def explorable_figure(results: MuonResults) -> go.Figure:
     Left: every optimiser's path up to the chosen step (time runs right to left, toward the
     solution at the origin of the river axis). Right: the loss curves, with the chosen step marked.
     """
-    c = results.curves["sensing"]
+    c = {k: v for k, v in results.curves["sensing"].items() if k not in NOT_DRAWN}
     T = len(c["GD"]["loss"]) - 1
     cut = np.unique(np.r_[np.geomspace(1, T, FRAMES - 1).astype(int), 0])  # log-spaced steps
     fig = make_subplots(

@@ -8,6 +8,9 @@ One update per step on the single matrix parameter :math:`W`:
   (:math:`D = G` when :math:`\beta = 0`), then
   :math:`W \leftarrow W - \eta_{Muon}\,\mathrm{NS}_5(D)`;
 * **switch**: Muon until ``switch_step``, then GD;
+* **Muon with a decaying learning rate**: Muon (``method="muon"``) whose step at step :math:`t` is
+  ``muon_lr`` times the factor of ``schedule`` (:func:`lr_factors`: cosine, linear to zero, or
+  warmup-stable-decay, from ``torch.optim.lr_scheduler``), the baseline the switch is argued against;
 * for comparison, **GD with (heavy-ball) momentum**, :math:`B \leftarrow \beta B + G`,
   :math:`W \leftarrow W - \eta_{GD}(1-\beta) B`, and **Adam** (element-wise, step ``adam_lr``).
 """
@@ -28,6 +31,10 @@ from .orthogonalize import newton_schulz
 from .sensing import SensingProblem
 
 METHODS = ("gd", "muon", "switch", "gd_momentum", "adam")
+#: Muon's learning-rate schedules: constant, cosine to zero, linear to zero, warmup-stable-decay
+SCHEDULES = ("constant", "cosine", "linear", "wsd")
+#: warmup-stable-decay: share of the steps spent warming up, and share spent decaying linearly to zero
+WSD_WARMUP, WSD_DECAY = 0.05, 0.2
 #: the most steps one run takes
 MAX_STEPS = 10**7
 
@@ -43,6 +50,50 @@ class SensingRun:
     spike: np.ndarray
 
 
+@checked(schedule=Choice(SCHEDULES), steps=Int(1, MAX_STEPS))
+def lr_factors(schedule: str, steps: int) -> np.ndarray:
+    """The factor multiplying the peak learning rate at each of ``steps`` steps (``steps`` entries).
+
+    From ``torch.optim.lr_scheduler`` stepped once per optimiser step: ``"constant"`` (1),
+    ``"cosine"`` (``CosineAnnealingLR`` to 0 over the run: (1 + cos(pi t / steps)) / 2), ``"linear"``
+    (``LinearLR`` from 1 to 0: 1 - t / steps) and ``"wsd"`` (warmup-stable-decay, ``SequentialLR``:
+    ``LinearLR`` up over the first :data:`WSD_WARMUP` of the steps, constant, then ``LinearLR`` down to 0
+    over the last :data:`WSD_DECAY`).
+    """
+    check_choice("schedule", schedule, SCHEDULES)
+    steps = check_int("steps", steps, minimum=1)
+    from torch.optim import lr_scheduler as sched
+
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    if schedule == "constant":
+        return np.ones(steps)
+    if schedule == "cosine":
+        scheduler = sched.CosineAnnealingLR(opt, T_max=steps, eta_min=0.0)
+    elif schedule == "linear":
+        scheduler = sched.LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=steps)
+    else:
+        if steps < 3:
+            raise ValueError(f"steps must be >= 3 for schedule='wsd' (warmup, stable, decay), got {steps}")
+        n_warm = max(1, round(WSD_WARMUP * steps))
+        n_decay = max(1, round(WSD_DECAY * steps))
+        n_stable = steps - n_warm - n_decay
+        scheduler = sched.SequentialLR(
+            opt,
+            [
+                sched.LinearLR(opt, start_factor=1.0 / (n_warm + 1), end_factor=1.0, total_iters=n_warm),
+                sched.ConstantLR(opt, factor=1.0, total_iters=n_stable),
+                sched.LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=n_decay),
+            ],
+            milestones=[n_warm, n_warm + n_stable],
+        )
+    factors = []
+    for _ in range(steps):
+        factors.append(opt.param_groups[0]["lr"])
+        opt.step()
+        scheduler.step()
+    return np.asarray(factors, dtype=float)
+
+
 @checked(
     method=Choice(METHODS),
     steps=Int(1, MAX_STEPS),
@@ -52,6 +103,7 @@ class SensingRun:
     switch_step=Int(0, MAX_STEPS),
     ns_steps=Int(0, 99),
     adam_lr=Positive(),
+    schedule=Choice(SCHEDULES),
 )
 def optimize(
     problem: SensingProblem,
@@ -63,8 +115,11 @@ def optimize(
     switch_step: int | None = None,
     ns_steps: int = 5,
     adam_lr: float = 0.01,
+    schedule: str = "constant",
 ) -> SensingRun:
     """Run ``method`` (``"gd"``, ``"muon"`` or ``"switch"``) for ``steps`` steps from ``problem.W0``.
+
+    ``schedule`` (only with ``method="muon"``) multiplies Muon's step ``muon_lr`` by :func:`lr_factors`.
 
     A step size so large that the run overflows (its loss reaches inf or NaN) is refused with a
     ``ValueError`` naming it, rather than returned as a record of infinities.
@@ -78,9 +133,13 @@ def optimize(
             raise ValueError("switch_step is required for method='switch'")
         switch_step = check_int("switch_step", switch_step, minimum=0, maximum=steps)
     adam_lr = check_positive("adam_lr", adam_lr)
+    check_choice("schedule", schedule, SCHEDULES)
+    if schedule != "constant" and method != "muon":
+        raise ValueError(f"schedule={schedule!r} applies to method='muon' only, got method={method!r}")
+    lrs = muon_lr * lr_factors.__wrapped__(schedule, steps)
     check_memory({"the run's iterates (steps x m x n, float64)": 2.0 * (steps + 1) * problem.W0.numel() * 8})
     with one_cpu_thread():
-        records = _optimize(problem, method, steps, muon_lr, gd_lr, momentum, switch_step, ns_steps, adam_lr)
+        records = _optimize(problem, method, steps, lrs, gd_lr, momentum, switch_step, ns_steps, adam_lr)
     if not all(np.all(np.isfinite(r)) for r in records):
         lr = {"muon": "muon_lr", "adam": "adam_lr"}.get(method, "gd_lr" if method != "switch" else "muon_lr or gd_lr")
         step = int(np.argmin(np.isfinite(records[0]))) if not np.all(np.isfinite(records[0])) else steps
@@ -92,7 +151,7 @@ def optimize(
 
 
 def _optimize(
-    problem: SensingProblem, method: str, steps: int, muon_lr: float, gd_lr: float, momentum: float,
+    problem: SensingProblem, method: str, steps: int, muon_lrs: np.ndarray, gd_lr: float, momentum: float,
     switch_step: int | None, ns_steps: int, adam_lr: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     W = problem.W0.clone()
@@ -113,7 +172,8 @@ def _optimize(
         elif use_muon:
             buf = momentum * buf + (1 - momentum) * G
             direction = (1 - momentum) * G + momentum * buf
-            W = W - muon_lr * newton_schulz.__wrapped__(direction, steps=ns_steps)  # arguments checked once above
+            step = newton_schulz.__wrapped__(direction, steps=ns_steps)  # arguments checked once above
+            W = W - float(muon_lrs[t]) * step
         else:
             W = W - gd_lr * G
         Ws.append(W)
