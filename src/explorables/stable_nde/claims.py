@@ -88,7 +88,7 @@ def _pm_g(entry: Mapping) -> str:
 
 
 def expensive_check(ratios: Mapping[str, float], threshold: float = EXPENSIVE_RATIO) -> str:
-    """Pass when an unrolled step costs at least ``threshold`` one-step steps on every system (wall-clock)."""
+    """Pass when an unrolled step costs at least ``threshold`` one-step steps on every system (CPU time)."""
     low = {n: r for n, r in ratios.items() if r < threshold}
     if not low:
         return f"pass: unrolled ≥ {threshold:g}× one-step on every system"
@@ -249,7 +249,7 @@ def claims(results: StableNDEResults) -> list[Claim]:
     rows.append(
         Claim(
             "training on unrolled trajectories is expensive (gradients through K solver steps)",
-            f"seconds per training step, same pairs per step, K = {cfg.horizon}",
+            f"CPU seconds per training step, same pairs per step, K = {cfg.horizon}",
             "; ".join(
                 f"{n}: one-step {_ms(cost[n]['one_step'])}, unrolled {_ms(cost[n]['unrolled'])} ({unrolled[n]:.1f}×)"
                 for n in systems
@@ -261,7 +261,7 @@ def claims(results: StableNDEResults) -> list[Claim]:
     rows.append(
         Claim(
             "a complete-regulariser step is cheaper than an unrolled one",
-            "seconds per training step (rollout errors from a bank, no backpropagation through a rollout)",
+            "CPU seconds per training step (rollout errors from a bank, no backpropagation through a rollout)",
             "; ".join(f"{n}: complete {_ms(cost[n]['complete'])} ({complete[n]:.0%} of unrolled)" for n in systems),
             cheap_check(complete),
             kind="check",

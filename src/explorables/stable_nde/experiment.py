@@ -12,7 +12,7 @@ members of one ensemble):
    K-step unrolled, isotropic noise, rollout-shaped noise, Jacobian matching and the complete
    regulariser, all with the same number of steps on the same batches; plus a **control**,
    one-step training with ``control_step_factor`` times the steps (at least the complete
-   regulariser's wall-clock), and a **simulator-access control**, one-step training at the same noisy
+   regulariser's CPU time), and a **simulator-access control**, one-step training at the same noisy
    inputs with noise-free targets ``Phi(x~)`` from the exact simulator (Jacobian matching and the
    complete regulariser query the simulator; the other baselines see only noisy pairs).
 2. **Gradient alignment** (the paper's lens): at snapshots of the one-step run after the warm start
@@ -24,7 +24,7 @@ members of one ensemble):
    rolled out for ``rollout_steps`` steps from
    the same held-out initial states: blow-up fraction, energy drift (pendulum), the distance of
    the long-run distribution of ``z`` to the truth's and the largest Lyapunov exponent (Lorenz).
-4. **Cost**: wall-clock seconds per training step of each method.
+4. **Cost**: CPU seconds per training step of each method.
 """
 
 from __future__ import annotations

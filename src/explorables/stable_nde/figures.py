@@ -165,7 +165,7 @@ def stability_figure(results: StableNDEResults) -> go.Figure:
 
 
 def cost_figure(results: StableNDEResults) -> go.Figure:
-    """Wall-clock milliseconds per training step of each method, per system."""
+    """CPU milliseconds per training step of each method, per system."""
     fig = go.Figure()
     for name in results.config.systems:
         cost = results.summary[name]["step_cost_seconds"]
