@@ -203,12 +203,15 @@ def test_verdicts_read_the_interval_over_seeds():
     assert switch_verdict([float("nan")] * 3, [1.0] * 3).startswith("unclear")
 
 
-def test_decay_gate_and_the_best_decayed_schedule():
-    from explorables.muon.claims import best_decayed, decay_gate
-    from explorables.muon.experiment import DECAYED
+def test_decay_gate_and_the_one_baseline_schedule():
+    from explorables.muon.claims import baseline_tail, decay_gate
+    from explorables.muon.experiment import BASELINE, DECAYED
 
     tail = dict(zip(DECAYED, ([1e-4, 3e-5], [2e-5, 5e-5], [4e-5, 1e-5]), strict=True))
-    assert best_decayed(tail) == [2e-5, 1e-5]  # the lowest schedule on each seed
+    assert baseline_tail(tail) == tail[BASELINE]  # one schedule for every seed, not the best per seed
+    assert baseline_tail(tail, "Muon, WSD") == [4e-5, 1e-5]
+    with pytest.raises(ValueError, match="baseline"):
+        baseline_tail(tail, "Adam")
     assert decay_gate([1e-2, 2e-2, 1.5e-2], [1e-5, 2e-5, 1e-5]).startswith("pass")
     assert decay_gate([1e-2] * 3, [5e-3, 6e-3, 4e-3]).startswith("fail")  # only 2x: the baseline does not work
     assert decay_gate([1e-2] * 3, [float("inf")] * 3).startswith("fail")
@@ -447,18 +450,42 @@ def test_every_arm_runs_the_same_number_of_steps():
 
 def test_tuning_gives_every_arm_the_same_grid_and_picks_its_best():
     from explorables.muon import MuonConfig
-    from explorables.muon.experiment import LR_GRID, TUNED, tune_lrs
+    from explorables.muon.experiment import DECAYED, TUNED, tune_lrs
 
     cfg = MuonConfig.preset(
         "smoke", seeds=(0, 1), n_sensing_steps=80, n_tail_steps=10, switch_step=20, early_step=5, switch_grid=(10,)
     )
-    out = tune_lrs(cfg, grid=(0.01, 0.04), base_seed=7)
-    assert set(out["picks"]) == set(TUNED.values()) and set(out["table"]) == set(TUNED)
-    assert all(len(v) == 2 for v in out["table"].values())
-    for name, field in TUNED.items():
-        assert out["picks"][field] == (0.01, 0.04)[int(np.argmin(out["table"][name]))]
+    grid, steps = (0.01, 0.04), (20, 60)
+    out = tune_lrs(cfg, grid=grid, base_seed=7, switch_steps=steps)
+    assert set(out["picks"]) == set(TUNED.values()) | {"switch_step"} and set(out["table"]) == set(DECAYED)
+    assert all(len(v) == len(grid) for v in [*out["table"].values(), *out["switch_table"].values()])  # same grid
+    assert [int(k) for k in out["switch_table"]] == list(steps)
+    for name in DECAYED:
+        assert out["picks"][TUNED[name]] == grid[int(np.argmin(out["table"][name]))]
+    flat = {(int(k), lr): v for k, row in out["switch_table"].items() for lr, v in zip(grid, row, strict=True)}
+    assert (out["picks"]["switch_step"], out["picks"]["switch_lr"]) == min(flat, key=flat.get)  # joint argmin
+    assert out["baseline"] == min(DECAYED, key=lambda n: min(out["table"][n]))
     assert all(s // 1000 == 7 for s in out["run_seeds"])  # tuning draws are the tuning base seed's
-    book = MuonConfig.preset("book")
-    assert all(getattr(book, field) in LR_GRID for field in TUNED.values())  # the book's steps come from the grid
     with pytest.raises(ValueError, match="grid"):
         tune_lrs(cfg, grid=())
+    with pytest.raises(ValueError, match="switch_steps"):
+        tune_lrs(cfg, switch_steps=(cfg.n_sensing_steps + 1,))
+
+
+def test_the_book_picks_are_the_committed_tuning_tables_argmin():
+    import json
+    from pathlib import Path
+
+    from explorables.muon import MuonConfig
+    from explorables.muon.experiment import BASELINE, DECAYED, LR_GRID, SWITCH_STEP_GRID, TUNED, TUNING_TABLE
+
+    out = json.loads((Path(__file__).resolve().parents[1] / TUNING_TABLE).read_text(encoding="utf-8"))
+    book = MuonConfig.preset("book")
+    assert out["grid"] == list(LR_GRID) and out["switch_steps"] == list(SWITCH_STEP_GRID)
+    assert all(len(v) == len(LR_GRID) for v in [*out["table"].values(), *out["switch_table"].values()])
+    assert not {s // 1000 for s in out["run_seeds"]} & set(range(5))  # tuning draws disjoint from base seeds 0-4
+    for name in DECAYED:
+        assert getattr(book, TUNED[name]) == LR_GRID[int(np.argmin(out["table"][name]))]
+    flat = {(int(k), lr): v for k, row in out["switch_table"].items() for lr, v in zip(LR_GRID, row, strict=True)}
+    assert (book.switch_step, book.switch_lr) == min(flat, key=flat.get)
+    assert BASELINE == min(DECAYED, key=lambda n: min(out["table"][n])) == out["baseline"]

@@ -14,7 +14,7 @@ import numpy as np
 from ..core.tables import Claim, checks_table  # noqa: F401 - what the notebook imports
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.verdicts import Criterion, compare, gate, interval, mean_sd
-from .experiment import DECAYED, TUNED, TUNING_BASE_SEED, MuonResults
+from .experiment import BASELINE, DECAYED, TUNED, TUNING_BASE_SEED, MuonResults
 
 # --- the criteria: every threshold of the chapter's verdicts, in one place -------------------------
 
@@ -29,10 +29,10 @@ LATE_LOG = 0.0
 OVERSHOOT_LOG = 1.0
 """Momentum overshoots: log10(tail loss / lowest loss reached) above this (10×)."""
 DECAY_WORKS = 1.0
-"""Gate: the decayed-LR baseline works: log10(constant-step Muon's tail loss / the best decayed schedule's)
+"""Gate: the decayed-LR baseline works: log10(constant-step Muon's tail loss / the baseline decayed schedule's)
 at least this (10×: decaying the step escapes constant Muon's floor)."""
 SWITCH_BEATS = 0.0
-"""The switch beats Muon with a decaying learning rate: log10(best decayed schedule's tail / switch's) above this."""
+"""The switch beats Muon with a decaying learning rate: log10(decayed baseline's tail / switch's) above this."""
 LM_ROOM = 0.05
 """Gate: on the language model, the worst schedule's validation loss is at least this (nats) above the best's."""
 
@@ -70,22 +70,25 @@ def gd_gate(tail_gd: Sequence[float], start: Sequence[float]) -> str:
     return f"{gate(lr, GD_WORKS, 'below')}: log10(tail / start) {interval(lr)} vs {GD_WORKS:g}"
 
 
-def best_decayed(tail: dict[str, Sequence[float]]) -> list[float]:
-    """Per seed, the lowest tail loss over the decayed-learning-rate Muon schedules (:data:`DECAYED`):
-    the strongest baseline on each seed, which favours the baseline over the switch."""
-    return [float(min(v)) for v in zip(*(tail[k] for k in DECAYED), strict=True)]
+def baseline_tail(tail: dict[str, Sequence[float]], baseline: str = BASELINE) -> list[float]:
+    """The tail losses of the one decayed-learning-rate Muon schedule the switch is compared against:
+    ``baseline`` (default :data:`~explorables.muon.experiment.BASELINE`, chosen on the tuning draws, never
+    per evaluation seed)."""
+    if baseline not in DECAYED:
+        raise ValueError(f"baseline must be one of {sorted(DECAYED)}, got {baseline!r}")
+    return [float(x) for x in tail[baseline]]
 
 
 def decay_gate(tail_muon: Sequence[float], tail_decayed: Sequence[float]) -> str:
     """Gate (positive control of the baseline): decaying Muon's step escapes constant-step Muon's floor.
 
-    Pass when the interval of log10(constant Muon's tail loss / the best decayed schedule's) is at least
+    Pass when the interval of log10(constant Muon's tail loss / the baseline decayed schedule's) is at least
     :data:`DECAY_WORKS`; otherwise the decayed baseline is not working and the switch claim is untested.
     """
     if _diverged(tail_muon, tail_decayed):
         return "fail: a run diverged"
     lr = _log_ratio(tail_muon, tail_decayed)
-    return f"{gate(lr, DECAY_WORKS)}: log10(constant Muon / best decayed) {interval(lr)} vs {DECAY_WORKS:g}"
+    return f"{gate(lr, DECAY_WORKS)}: log10(constant Muon / decayed baseline) {interval(lr)} vs {DECAY_WORKS:g}"
 
 
 def momentum_control_gate(tail: Sequence[float], lowest: Sequence[float]) -> str:
@@ -140,13 +143,13 @@ def overshoot_verdict(tail: Sequence[float], lowest: Sequence[float]) -> str:
 
 
 def switch_verdict(tail_switch: Sequence[float], tail_decayed: Sequence[float]) -> str:
-    """Switching to GD beats decaying Muon's step: per seed log10(best decayed schedule's tail loss / the
-    switch's); yes when its interval is above :data:`SWITCH_BEATS` (the switch ends lower), no when below,
+    """Switching to GD beats decaying Muon's step: per seed log10(the baseline decayed schedule's tail loss /
+    the switch's); yes when its interval is above :data:`SWITCH_BEATS` (the switch ends lower), no when below,
     unclear when it straddles it."""
     if _diverged(tail_decayed, tail_switch):
         return "unclear: a run diverged"
     lr = _log_ratio(tail_decayed, tail_switch)
-    return f"{compare(lr, SWITCH_BEATS)}: log10(best decayed Muon / switch) {interval(lr)} vs {SWITCH_BEATS:g}"
+    return f"{compare(lr, SWITCH_BEATS)}: log10(decayed baseline / switch) {interval(lr)} vs {SWITCH_BEATS:g}"
 
 
 def lm_verdict(val_loss: dict[str, Sequence[float]]) -> str:
@@ -183,7 +186,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "gate",
         decay_gate,
         DECAY_WORKS,
-        f"interval of log10(constant Muon / best decayed Muon tail) at least {DECAY_WORKS:g}",
+        f"interval of log10(constant Muon / decayed baseline tail) at least {DECAY_WORKS:g}",
         _examples(**{"pass": ([1e-2, 2e-2, 1.5e-2], [1e-5, 2e-5, 1e-5]), "fail": ([1e-2] * 3, [5e-3, 6e-3, 4e-3])}),
     ),
     Criterion(
@@ -237,7 +240,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "claim",
         switch_verdict,
         SWITCH_BEATS,
-        "interval of log10(best decayed Muon / switch tail) vs 0",
+        "interval of log10(decayed baseline / switch tail) vs 0",
         _examples(
             yes=([1e-6, 2e-6, 1e-6], [1e-3] * 3),
             no=([1e-1, 1.2e-1, 0.9e-1], [1e-3] * 3),
@@ -294,11 +297,11 @@ def claims(results: MuonResults) -> list[Claim]:
             f"Muon without momentum, {cfg.n_sensing_steps:,} steps like every arm, peak step chosen on tuning draws "
             f"(base seed {TUNING_BASE_SEED}, disjoint from the evaluation draws) from the switch's own grid: "
             + ", ".join(f"{k} {getattr(cfg, TUNED[k]):g}" for k in DECAYED)
-            + f"; best decayed = lowest of the three on each seed; constant Muon at {cfg.muon_lr:g}",
+            + f"; baseline = {BASELINE} (lowest tuning loss of the three); constant Muon at {cfg.muon_lr:g}",
             "tail loss: "
             + ", ".join(f"{k} {_spread(tail[k])}" for k in DECAYED)
             + f"; constant Muon {_spread(tail['Muon'])}",
-            decay_gate(tail["Muon"], best_decayed(tail)),
+            decay_gate(tail["Muon"], baseline_tail(tail)),
             kind="gate",
             name="decayed-LR baseline",
         ),
@@ -361,14 +364,14 @@ def claims(results: MuonResults) -> list[Claim]:
     )
     best_single = [min(g, u) for g, u in zip(tail["GD"], tail["Muon"], strict=True)]
     switch_ratio = [b / x for b, x in zip(best_single, tail["Muon → GD"], strict=True)]
-    decayed = best_decayed(tail)
+    decayed = baseline_tail(tail)
     decayed_ratio = [d / x for d, x in zip(decayed, tail["Muon → GD"], strict=True)]
     rows.append(
         Claim(
             "Switching to a GD-like optimiser for the final phase, rather than only a learning-rate schedule for Muon",
-            f"Muon at {cfg.switch_lr:g} (tuned on the same grid and draws) for {cfg.switch_step} steps, then GD; "
-            "against the best decayed-learning-rate Muon on each seed, same steps",
-            f"tail loss {_spread(tail['Muon → GD'])}; best decayed Muon / switch: {_spread(decayed_ratio)}; "
+            f"Muon at {cfg.switch_lr:g} for {cfg.switch_step} steps, then GD (both chosen jointly on the tuning "
+            f"draws, same step grid); against {BASELINE} (the decayed schedule chosen on the tuning draws), same steps",
+            f"tail loss {_spread(tail['Muon → GD'])}; {BASELINE} / switch: {_spread(decayed_ratio)}; "
             f"better of GD and constant Muon / switch: {_spread(switch_ratio)}; "
             f"best switch step by λ_spike (seed {cfg.seeds[0]}): "
             + ", ".join(f"{r['lam_spike']:g} → {r['best_switch']}" for r in sw["rows"]),

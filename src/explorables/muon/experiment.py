@@ -33,7 +33,14 @@ DECAYED = {"Muon, cosine": "cosine", "Muon, linear → 0": "linear", "Muon, WSD"
 #: the tuned arms: the switch and the decayed schedules (the config field holding each one's Muon step)
 TUNED = {"Muon → GD": "switch_lr", "Muon, cosine": "cosine_lr", "Muon, linear → 0": "linear_lr", "Muon, WSD": "wsd_lr"}
 #: the grid of Muon (peak) steps every tuned arm is chosen from: the same budget for each
-LR_GRID = (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16)
+LR_GRID = (0.00125, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)
+#: the hand-over steps the switch's second knob is chosen from (jointly with its Muon step; book preset's 3,000 steps)
+SWITCH_STEP_GRID = (300, 1_000, 2_000, 2_800)
+#: the committed tuning table :func:`tune_lrs` wrote (``python -m explorables.muon.experiment``), relative to the repo
+TUNING_TABLE = "data/muon_tuning.json"
+#: the one decayed schedule the switch is compared against: the lowest tuning loss of :data:`DECAYED` at its pick
+#: (chosen on the tuning draws, never on the evaluation seeds; tests check it against the table)
+BASELINE = "Muon, cosine"
 #: the base seed of the tuning draws (its run seeds 1000 * 100 + s are disjoint from base seeds 0-4's)
 TUNING_BASE_SEED = 100
 
@@ -61,9 +68,14 @@ class MuonConfig(ExperimentConfig):
     seeds: tuple[int, ...] = param(
         (0, 1, 2), Seeds(), "seeds the verdicts are taken over (valley bases and start; LM weights and batches)"
     )
-    switch_step: int = param(300, Int(0), "step at which the two-stage schedule hands over from Muon to GD")
+    switch_step: int = param(
+        2_800,
+        Int(0),
+        "step at which the two-stage schedule hands over from Muon to GD (chosen from SWITCH_STEP_GRID jointly "
+        "with switch_lr on tuning seeds, tune_lrs; table in data/muon_tuning.json)",
+    )
     switch_lr: float = param(
-        0.16, Positive(), "Muon's step in the two-stage schedule (chosen from LR_GRID on tuning seeds, tune_lrs)"
+        0.04, Positive(), "Muon's step in the two-stage schedule (chosen from LR_GRID on tuning seeds, tune_lrs)"
     )
     cosine_lr: float = param(0.01, Positive(), "peak step of Muon with a cosine schedule to 0 (tuned like switch_lr)")
     linear_lr: float = param(0.01, Positive(), "peak step of Muon with a linear-to-0 schedule (tuned like switch_lr)")
@@ -173,10 +185,12 @@ def _problem(cfg: MuonConfig, lam_spike: float | None = None, seed: int | None =
     )
 
 
-def _tuned_run(cfg: MuonConfig, problem, name: str, lr: float):
-    """One tuned arm (the switch or a decayed-LR Muon) at Muon (peak) step ``lr``, ``cfg.n_sensing_steps`` steps."""
+def _tuned_run(cfg: MuonConfig, problem, name: str, lr: float, switch_step: int | None = None):
+    """One tuned arm (the switch or a decayed-LR Muon) at Muon (peak) step ``lr``, ``cfg.n_sensing_steps`` steps;
+    the switch hands over at ``switch_step`` (default ``cfg.switch_step``)."""
     if name == "Muon → GD":
-        return optimize(problem, "switch", cfg.n_sensing_steps, lr, cfg.gd_lr, switch_step=cfg.switch_step)
+        step = cfg.switch_step if switch_step is None else switch_step
+        return optimize(problem, "switch", cfg.n_sensing_steps, lr, cfg.gd_lr, switch_step=step)
     return optimize(problem, "muon", cfg.n_sensing_steps, lr, cfg.gd_lr, schedule=DECAYED[name])
 
 
@@ -193,27 +207,49 @@ def _sensing_runs(cfg: MuonConfig, seed: int) -> dict:
     return runs | {name: _tuned_run(cfg, problem, name, getattr(cfg, field)) for name, field in TUNED.items()}
 
 
-def tune_lrs(cfg: MuonConfig, grid: tuple[float, ...] = LR_GRID, base_seed: int = TUNING_BASE_SEED) -> dict:
-    """Choose each tuned arm's Muon (peak) step from ``grid`` on tuning draws: the valleys of ``cfg.seeds``
-    drawn with base seed ``base_seed`` (disjoint from the evaluation draws of base seeds 0-4).
+def tune_lrs(
+    cfg: MuonConfig,
+    grid: tuple[float, ...] = LR_GRID,
+    base_seed: int = TUNING_BASE_SEED,
+    switch_steps: tuple[int, ...] = SWITCH_STEP_GRID,
+) -> dict:
+    """Choose each tuned arm's knobs on tuning draws: the valleys of ``cfg.seeds`` drawn with base seed
+    ``base_seed`` (disjoint from the evaluation draws of base seeds 0-4).
 
-    Every arm (the switch and each decayed schedule) gets the same grid and the same draws; the pick
-    minimises the mean over the draws of log10(tail loss). Returns ``{config field: step}`` and the
-    table ``{arm: [mean log10 tail loss per grid step]}``.
+    Every arm gets the same Muon (peak) step grid ``grid`` and the same draws; the switch also gets its
+    hand-over step, chosen jointly with its Muon step over ``grid`` × ``switch_steps``. A pick minimises
+    the mean over the draws of log10(tail loss). The baseline is the decayed schedule whose pick has the
+    lowest tuning loss. Returns ``picks`` ``{config field: value}``, ``baseline``, and the tables: ``table``
+    ``{decayed arm: [mean log10 tail loss per grid step]}`` and ``switch_table`` ``{switch step: [... per grid step]}``.
     """
     if not grid or any(not (g > 0) for g in grid):
         raise ValueError(f"grid must be a non-empty tuple of positive steps, got {grid}")
+    if not switch_steps or any(not (0 <= s <= cfg.n_sensing_steps) for s in switch_steps):
+        raise ValueError(f"switch_steps must be a non-empty tuple in [0, {cfg.n_sensing_steps}], got {switch_steps}")
     seeds = [1_000 * base_seed + s for s in cfg.seeds]
     problems = [_problem(cfg, seed=s) for s in seeds]
-    table = {
-        name: [
-            float(np.mean([np.log10(tail_loss(_tuned_run(cfg, p, name, lr).loss, cfg.n_tail_steps)) for p in problems]))
-            for lr in grid
-        ]
-        for name in TUNED
-    }
+
+    def score(name: str, lr: float, step: int | None = None) -> float:
+        runs = [_tuned_run(cfg, p, name, lr, step).loss for p in problems]
+        return float(np.mean([np.log10(tail_loss(r, cfg.n_tail_steps)) for r in runs]))
+
+    table = {name: [score(name, lr) for lr in grid] for name in DECAYED}
+    switch_table = {int(k): [score("Muon → GD", lr, k) for lr in grid] for k in switch_steps}
     picks = {TUNED[name]: float(grid[int(np.argmin(v))]) for name, v in table.items()}
-    return {"picks": picks, "table": table, "grid": list(grid), "run_seeds": seeds}
+    flat = [(v, k, lr) for k, row in switch_table.items() for lr, v in zip(grid, row, strict=True)]
+    best, step, lr = min(flat)
+    picks |= {"switch_lr": float(lr), "switch_step": int(step)}
+    baseline = min(DECAYED, key=lambda name: min(table[name]))
+    return {
+        "picks": picks,
+        "baseline": baseline,
+        "tuning_loss": {name: float(min(v)) for name, v in table.items()} | {"Muon → GD": float(best)},
+        "table": table,
+        "switch_table": {str(k): v for k, v in switch_table.items()},
+        "grid": list(grid),
+        "switch_steps": list(switch_steps),
+        "run_seeds": seeds,
+    }
 
 
 def torch_muon_difference(seed: int = 0) -> float:
@@ -326,3 +362,12 @@ def headline(results: MuonResults) -> list[str]:
         "final sensing loss: " + ", ".join(f"{k} {v:.1e}" for k, v in s["final_loss"].items()),
         "tiny LM validation loss: " + ", ".join(f"{k} {v:.3f}" for k, v in lm.items()),
     ]
+
+
+if __name__ == "__main__":  # offline: write the tuning table the config's defaults are read from
+    import json
+    import sys
+
+    out = tune_lrs(MuonConfig())
+    text = json.dumps(out, indent=1, ensure_ascii=False)
+    (open(sys.argv[1], "w", encoding="utf-8") if len(sys.argv) > 1 else sys.stdout).write(text + "\n")
