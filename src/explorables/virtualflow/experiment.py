@@ -61,7 +61,7 @@ from .flow import (
     train_regression,
 )
 from .pseudo import DOA_METHODS, istft, stft, true_azimuth
-from .scenes import random_scene, simulate
+from .scenes import Scene, random_scene, simulate
 
 #: the virtual-mic estimators compared against the truth, in table order
 METHODS: tuple[str, ...] = ("nearest", "noise", "pseudo", "pseudo_train", "control", "flow", "reflow", "supervised")
@@ -240,6 +240,14 @@ def scene_seed(cfg: VirtualFlowConfig, seed: int, split: str, index: int) -> int
     return 1_000_003 * cfg.seed + 10_007 * seed + offset + index
 
 
+def _config_scene(cfg: VirtualFlowConfig, rng: np.random.Generator, **overrides: Any) -> Scene:
+    """:func:`random_scene` with the config's sampling rate, array and room ranges (``overrides``: any other
+    argument, or one of these replaced)."""
+    settings = dict(fs=cfg.fs, n_mics=cfg.n_mics, array_radius=cfg.array_radius, vm_distance=cfg.vm_distance,
+                    rt60_range=cfg.rt60_range)
+    return random_scene(rng, **{**settings, **overrides})
+
+
 def build_example(
     cfg: VirtualFlowConfig,
     seed: int,
@@ -252,17 +260,7 @@ def build_example(
     """Scene number ``index`` of ``split`` for ``seed``: simulated, then through the unsupervised pipeline."""
     rng = np.random.default_rng(scene_seed(cfg, seed, split, index))
     dist = cfg.vm_distance if vm_distance is None else (vm_distance, vm_distance)
-    scene = random_scene(
-        rng,
-        fs=cfg.fs,
-        n_mics=cfg.n_mics,
-        array_radius=cfg.array_radius,
-        vm_distance=dist,
-        rt60_range=cfg.rt60_range,
-        vm_angle=vm_angle,
-        n_aux=cfg.n_aux,
-        aux_radius=cfg.aux_radius,
-    )
+    scene = _config_scene(cfg, rng, vm_distance=dist, vm_angle=vm_angle, n_aux=cfg.n_aux, aux_radius=cfg.aux_radius)
     snr = float(rng.uniform(*cfg.snr_range))
     sim = simulate(
         scene,
@@ -293,14 +291,7 @@ def gate_room(cfg: VirtualFlowConfig, seed: int, index: int) -> BeamRoom:
     """Room ``index`` of the split ``"gate"`` for ``seed``: drawn and simulated as the test rooms are (without
     held-out microphones, which only the training targets use)."""
     rng = np.random.default_rng(scene_seed(cfg, seed, "gate", index))
-    scene = random_scene(
-        rng,
-        fs=cfg.fs,
-        n_mics=cfg.n_mics,
-        array_radius=cfg.array_radius,
-        vm_distance=cfg.vm_distance,
-        rt60_range=cfg.rt60_range,
-    )
+    scene = _config_scene(cfg, rng)
     sim = simulate(
         scene,
         round(cfg.clip_s * cfg.fs),
@@ -318,14 +309,7 @@ def gate_room(cfg: VirtualFlowConfig, seed: int, index: int) -> BeamRoom:
 def relocate(cfg: VirtualFlowConfig, seed: int, index: int, distance: float) -> Example:
     """Test scene ``index`` with its virtual mic moved to ``distance`` (same room, speech, noise, angle)."""
     rng = np.random.default_rng(scene_seed(cfg, seed, "test", index))
-    base = random_scene(
-        rng,
-        fs=cfg.fs,
-        n_mics=cfg.n_mics,
-        array_radius=cfg.array_radius,
-        vm_distance=cfg.vm_distance,
-        rt60_range=cfg.rt60_range,
-    )
+    base = _config_scene(cfg, rng)
     d = base.virtual_mic - base.real_mics.mean(0)
     angle = float(np.arctan2(d[1], d[0]))
     return build_example(cfg, seed, "test", index, vm_distance=distance, vm_angle=angle)
