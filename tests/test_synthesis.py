@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 
@@ -173,3 +175,33 @@ def test_every_chapter_reference_names_a_chapter_label():
     for page in pages:
         for target in re.findall(r"\{ref\}`(?:[^`<]*<)?(chapter-\w+)>?`", page.read_text()):
             assert target in labels, f"{page.name} refers to {target}, which no page defines"
+
+
+@pytest.mark.parametrize("draw", range(5))
+def test_the_verdict_bar_splits_its_width_in_proportion_to_the_counts(draw: int):
+    rng = np.random.default_rng(draw)
+    counts = {w: int(n) for w, n in zip(CLAIM_WORDS, rng.integers(0, 5, len(CLAIM_WORDS)), strict=True)}
+    counts["yes"] += 1  # at least one claim
+    svg = synthesis.verdict_bar_svg(counts, width=300)
+    segments = re.findall(r'data-word="(\w+)" x="([\d.]+)" y="0" width="([\d.]+)"', svg)
+    assert [w for w, _, _ in segments] == [w for w in CLAIM_WORDS if counts[w]]  # the words' order, zeros left out
+    total = sum(counts.values())
+    right = 0.0
+    for word, x, width in segments:
+        assert float(x) == pytest.approx(right, abs=0.01)  # each segment starts where the last ended
+        assert float(width) == pytest.approx(300 * counts[word] / total, abs=0.01)
+        right = float(x) + float(width)
+    assert right == pytest.approx(300, abs=0.02)
+    title = re.search(r"<title>(.*)</title>", svg).group(1)
+    assert all(f"{counts[w]} {w}" in title for w in CLAIM_WORDS if counts[w])
+
+
+def test_a_chapter_without_claims_gets_an_empty_bar_and_bad_counts_are_refused():
+    svg = synthesis.verdict_bar_svg(dict.fromkeys(CLAIM_WORDS, 0))
+    assert "data-word" not in svg and "no claims" in svg and 'fill="none"' in svg
+    with pytest.raises(ValueError, match="claim words"):
+        synthesis.verdict_bar_svg({"pass": 2})
+    with pytest.raises(ValueError, match="≥ 0"):
+        synthesis.verdict_bar_svg({"yes": -1})
+    with pytest.raises(ValueError, match="width"):
+        synthesis.verdict_bar_svg({"yes": 1}, width=0)

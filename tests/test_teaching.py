@@ -127,3 +127,35 @@ def test_the_student_edition_drops_solutions_and_instructor_notes(built_book, tm
         assert "Learning goals and prerequisites" in page
         assert 'class="admonition exercise' in page or "exercise" in page
     assert (html / "teaching.html").exists()
+
+
+def test_a_chapter_card_shows_title_bar_gates_claims_and_time_escaped():
+    counts = {"check": {"pass": 1, "fail": 0}, "gate": {"pass": 2, "fail": 1},
+              "claim": {"yes": 1, "partly": 0, "no": 2, "unclear": 0, "untested": 0}}  # fmt: skip
+    html = teaching.chapter_card_html("3. A <b> & c", "book/03-x.html", counts, teaching.parse_card(GOOD), seed=0)
+    assert html.startswith('<a class="chapter-card" href="book/03-x.html">')
+    assert "3. A &lt;b&gt; &amp; c" in html and "<b>" not in html
+    assert "gates 2 of 3 pass" in html and "1 yes, 2 no" in html and "(base seed 0)" in html
+    assert html.count('data-word="yes"') == 1 and html.count('data-word="no"') == 1
+    assert "advanced · about 40 + 60 min" in html
+
+
+@pytest.mark.book
+def test_the_front_page_has_a_card_for_every_chapter_grouped_by_part(built_book):
+    """The cards (``{chapter-cards}``) come first on the front page, one per chapter in the order of
+    ``_toc.yml``, under their part's caption, with the counts of the chapter's committed seed study."""
+    from html import escape
+
+    from explorables.core import synthesis
+
+    index = (built_book / "book" / "intro.html").read_text()  # index.html redirects to it
+    cards = re.findall(r'<a class="chapter-card" href="([^"]+)">(.*?)</a>', index, re.S)
+    matrix = synthesis.verdict_matrix()
+    assert [href for href, _ in cards] == [f"{v.number:02d}-{v.slug}.html" for v in matrix]
+    for (_, body), v in zip(cards, matrix, strict=True):
+        gates = v.counts["gate"]
+        assert f"gates {gates['pass']} of {sum(gates.values())} pass" in body or not sum(gates.values())
+        assert all(f"{n} {w}" in body for w, n in v.counts["claim"].items() if n), v.slug
+    parts = re.findall(r'<p class="chapter-cards-part">(.*?)</p>', index)
+    assert parts == list(dict.fromkeys(escape(v.part) for v in matrix))
+    assert index.index('class="chapter-card"') < index.index('id="who-it-is-for"')

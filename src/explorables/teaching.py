@@ -145,6 +145,36 @@ class course_map(nodes.General, nodes.Element):
     """Placeholder for the ``{course-map}`` table, filled once every chapter has been read."""
 
 
+class chapter_cards(nodes.General, nodes.Element):
+    """Placeholder for the ``{chapter-cards}`` grid (the front page), filled once every chapter has been read."""
+
+
+def chapter_card_html(title: str, href: str, counts: dict[str, dict[str, int]], card: TeachingCard | None,
+                      seed: int) -> str:  # fmt: skip
+    """One front-page card: the chapter's title (a link), its claims as a verdict bar, its
+    gates and claims counted on base seed ``seed`` of its seed study, and its level and time.
+
+    ``counts`` is :attr:`explorables.core.synthesis.ChapterVerdicts.counts`; every text is escaped.
+    """
+    from html import escape
+
+    from .core.synthesis import verdict_bar_svg
+    from .core.verdicts import CLAIM_WORDS
+
+    gates, claims = counts["gate"], counts["claim"]
+    n_gates = sum(gates.values())
+    gate_text = f"gates {gates['pass']} of {n_gates} pass" if n_gates else "no gates"
+    claim_text = ", ".join(f"{claims[w]} {w}" for w in CLAIM_WORDS if claims[w]) or "no claims"
+    meta = (f"{card.difficulty} · about {card.reading_minutes} + {card.exercise_minutes} min"
+            if card is not None else "")  # fmt: skip
+    return (f'<a class="chapter-card" href="{escape(href, quote=True)}">'
+            f'<span class="chapter-card-title">{escape(title)}</span>'
+            f"{verdict_bar_svg(claims)}"
+            f'<span class="chapter-card-verdicts">{escape(gate_text)} · claims: {escape(claim_text)} '
+            f"(base seed {seed})</span>"
+            f'<span class="chapter-card-meta">{escape(meta)}</span></a>')  # fmt: skip
+
+
 def setup(app: Any) -> dict[str, Any]:
     from docutils.statemachine import StringList
     from sphinx.util.docutils import SphinxDirective
@@ -183,6 +213,19 @@ def setup(app: Any) -> dict[str, Any]:
         def run(self) -> list[Any]:
             return [course_map()]
 
+    class ChapterCardsDirective(SphinxDirective):
+        """The front page's chapter cards, grouped by the parts of ``_toc.yml``; the page is read again
+        when the table of contents or any chapter's seed study changes."""
+
+        def run(self) -> list[Any]:
+            from .core.seed_study import study_path
+            from .core.synthesis import TOC, book_chapters
+
+            self.env.note_dependency(str(TOC))
+            for chapter in book_chapters():
+                self.env.note_dependency(str(study_path(chapter.slug)))
+            return [chapter_cards()]
+
     def purge(app: Any, env: Any, docname: str) -> None:
         env.__dict__.setdefault("explorables_teaching", {}).pop(docname, None)
 
@@ -195,6 +238,8 @@ def setup(app: Any) -> dict[str, Any]:
         store: dict[str, TeachingCard] = getattr(app.env, "explorables_teaching", {})
         for placeholder in list(doctree.findall(course_map)):
             placeholder.replace_self(_course_map_nodes(app, store, fromdocname))
+        for placeholder in list(doctree.findall(chapter_cards)):
+            placeholder.replace_self(_chapter_cards_nodes(app, store, fromdocname))
 
     def _link(app: Any, fromdocname: str, docname: str) -> Any:
         title = app.env.titles[docname].astext() if docname in app.env.titles else docname
@@ -236,6 +281,31 @@ def setup(app: Any) -> dict[str, Any]:
         group += body
         return [table]
 
+    def _chapter_cards_nodes(app: Any, store: dict[str, TeachingCard], fromdocname: str) -> list[Any]:
+        """Per part of the book, its caption and a grid of :func:`chapter_card_html` cards (HTML
+        builders); other builders get a plain list of links."""
+        from html import escape
+
+        from .core.synthesis import verdict_matrix
+
+        matrix = verdict_matrix()
+        if app.builder.format != "html":
+            return [_link(app, fromdocname, f"book/{v.number:02d}-{v.slug}") for v in matrix]
+        html, part = ['<div class="chapter-cards">'], None
+        for v in matrix:
+            docname = f"book/{v.number:02d}-{v.slug}"
+            if v.part != part:
+                if part is not None:
+                    html.append("</div>")
+                html.append(f'<p class="chapter-cards-part">{escape(v.part)}</p><div class="chapter-cards-grid">')
+                part = v.part
+            title = app.env.titles[docname].astext() if docname in app.env.titles else docname
+            html.append(chapter_card_html(title, app.builder.get_relative_uri(fromdocname, docname),
+                                          v.counts, store.get(docname), v.seed))  # fmt: skip
+        html.append("</div>" if part is not None else "")
+        html.append("</div>")
+        return [nodes.raw("", "".join(html), format="html")]
+
     def _drop_solutions(doctree: Any) -> None:
         from sphinx_exercise import nodes as exercise_nodes
 
@@ -256,9 +326,11 @@ def setup(app: Any) -> dict[str, Any]:
 
     app.add_config_value("explorables_edition", "instructor", "env")
     app.add_node(course_map)
+    app.add_node(chapter_cards)
     app.add_directive("teaching", TeachingDirective)
     app.add_directive("instructor-notes", InstructorNotesDirective)
     app.add_directive("course-map", CourseMapDirective)
+    app.add_directive("chapter-cards", ChapterCardsDirective)
     app.connect("config-inited", config_inited, priority=100)  # before myst-nb reads its config
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)

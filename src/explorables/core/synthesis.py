@@ -229,3 +229,39 @@ def matrix_figure(matrix: Sequence[ChapterVerdicts]) -> go.Figure:
     style(fig, height=60 + 24 * len(matrix), legend_below=True)
     fig.update_layout(legend_traceorder="normal")  # yes ... untested, as in the tables (stacked bars reverse it)
     return fig
+
+
+def verdict_bar_svg(counts: Mapping[str, int], width: int = 240, height: int = 12) -> str:
+    """An inline SVG: one bar split by claim word, each segment's width proportional to its count.
+
+    ``counts`` maps claim words (:data:`CLAIM_WORDS`) to row counts; the segments run in the order of
+    :data:`CLAIM_WORDS` in :data:`WORD_COLOURS`, and their widths add up to ``width``. A chapter
+    without claims gets one empty (outlined) bar. The ``<title>`` names every count, so a screen
+    reader and a hovering mouse read the same numbers as the bar shows.
+    """
+    unknown = sorted(set(counts) - set(CLAIM_WORDS))
+    if unknown:
+        raise ValueError(f"counts must map claim words {CLAIM_WORDS}, got {unknown}")
+    if any(int(n) < 0 for n in counts.values()):
+        raise ValueError(f"counts must be ≥ 0, got {dict(counts)}")
+    if width < 1 or height < 1:
+        raise ValueError(f"width and height must be ≥ 1 pixel, got {width} × {height}")
+    total = sum(int(counts.get(w, 0)) for w in CLAIM_WORDS)
+    label = ", ".join(f"{counts.get(w, 0)} {w}" for w in CLAIM_WORDS if counts.get(w, 0)) or "no claims"
+    parts = [
+        f'<svg class="verdict-bar" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg"><title>claims: {label}</title>'
+    ]
+    if total == 0:
+        parts.append(f'<rect x="0.5" y="0.5" width="{width - 1}" height="{height - 1}" fill="none" '
+                     f'stroke="{WORD_COLOURS["untested"]}"/>')  # fmt: skip
+    x = 0.0
+    for word in CLAIM_WORDS:
+        n = int(counts.get(word, 0))
+        if total and n:
+            w = width * n / total
+            parts.append(f'<rect data-word="{word}" x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
+                         f'fill="{WORD_COLOURS[word]}"/>')  # fmt: skip
+            x += w
+    parts.append("</svg>")
+    return "".join(parts)
