@@ -607,3 +607,44 @@ def test_jupyterlab_runs_a_chapter_with_numbers_shown_and_solutions_folded(brows
         assert not visit.external, f"JupyterLab reached the network: {visit.external}"
     finally:
         visit.close()
+
+
+PRINT_PROBLEMS = """() => {
+  const shown = el => { const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+                        return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.opacity !== '0'; };
+  const out = [];
+  document.querySelectorAll('.admonition.dropdown, .admonition.toggle').forEach(box => {
+    const body = [...box.children].filter(c => !c.classList.contains('admonition-title'));
+    if (body.length && !body.some(shown)) out.push('folded: ' + box.textContent.trim().slice(0, 40));
+  });
+  document.querySelectorAll('button.toggle-button, details > summary').forEach(el => {
+    if (shown(el)) out.push('button: ' + el.textContent.trim().slice(0, 40));
+  });
+  document.querySelectorAll('pre').forEach(pre => {
+    if (shown(pre) && pre.scrollWidth > pre.clientWidth + 2) out.push('cut code: ' + pre.textContent.slice(0, 40));
+  });
+  return out;
+}"""
+
+
+def test_a_printed_chapter_shows_its_folded_boxes_and_no_buttons(browser, site_url):
+    """Printing a chapter from the browser (book/_static/explorables.css, @media print): solutions,
+    instructor notes and criteria boxes print open, no fold button or "show code" summary is left,
+    and no code line runs off the paper; the whole page prints to a PDF."""
+    context = browser.new_context(viewport={"width": 900, "height": 1000})
+    problems = {}
+    try:
+        for chapter in CHAPTERS:
+            page = context.new_page()
+            page.goto(f"{site_url}/book/{chapter.stem}.html", wait_until="load")
+            page.emulate_media(media="print")
+            found = page.evaluate(PRINT_PROBLEMS)
+            if found:
+                problems[chapter.stem] = found[:4]
+            if chapter == CHAPTERS[0]:
+                pdf = page.pdf(format="A4", print_background=True)
+                assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page[^s]", pdf)) >= 5
+            page.close()
+    finally:
+        context.close()
+    assert not problems, f"printed chapters hide content or show buttons: {problems}"
