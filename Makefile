@@ -9,7 +9,7 @@ PORT   ?= 8000
 .PHONY: help install book student test lint unit lab serve bench notebooks clean
 
 help:
-	@echo "make book   execute every chapter and build the website into _build/html"
+	@echo "make book   execute every chapter; build the website (instructor edition), the student edition and both PDFs"
 	@echo "make student  the student edition (no solutions, no instructor notes) into _build/student"
 	@echo "make test   lint, unit tests, execute every chapter, browser tests"
 	@echo "make lab    JupyterLab on the chapters as notebooks (as Binder and Colab show them)"
@@ -26,9 +26,15 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 
 install: $(STAMP)
 
+# Both editions and their PDFs. The student edition reuses the website's execution cache; the PDFs
+# are the built pages printed by Debian's Chromium (apt-get install -y chromium), no network.
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
-	@echo "The website is in $(CURDIR)/_build/html (open _build/html/index.html, or run 'make serve')."
+	EXPLORABLES_EDITION=student $(BIN)/jupyter-book build . --path-output _build/student --warningiserror --keep-going
+	$(BIN)/python -m explorables.printing _build/html _build/pdf/explorables-instructor.pdf --title "NeurIPS 2026 Explorables (instructor edition)"
+	$(BIN)/python -m explorables.printing _build/student/_build/html _build/pdf/explorables-student.pdf --title "NeurIPS 2026 Explorables (student edition)"
+	@echo "The website (instructor edition) is in $(CURDIR)/_build/html (open _build/html/index.html, or run 'make serve');"
+	@echo "the student edition in _build/student/_build/html; both PDFs in _build/pdf."
 
 # The student edition: the same executed chapters (it reuses make book's execution cache) without
 # solutions or instructor notes. The website from `make book` is the instructor edition.

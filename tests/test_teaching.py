@@ -101,10 +101,23 @@ def test_course_page_is_in_the_table_of_contents():
     assert "file: book/teaching" in (ROOT / "_toc.yml").read_text()
 
 
+@pytest.fixture(scope="module")
+def student_site(built_book, tmp_path_factory) -> Path:
+    """``make student`` (EXPLORABLES_EDITION=student) after ``built_book`` (the website, the
+    instructor edition); it reuses that build's execution cache. Returns its ``_build/html``."""
+    out = tmp_path_factory.mktemp("student")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    env = {**os.environ, "EXPLORABLES_EDITION": "student"}
+    proc = subprocess.run(
+        [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+    )
+    assert proc.returncode == 0, f"student edition failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return out / "_build" / "html"
+
+
 @pytest.mark.book
-def test_the_student_edition_drops_solutions_and_instructor_notes(built_book, tmp_path):
-    """``make student`` (EXPLORABLES_EDITION=student), against the website (the instructor edition)
-    that ``built_book`` just built; it reuses that build's execution cache."""
+def test_the_student_edition_drops_solutions_and_instructor_notes(built_book, student_site):
     chapter = CHAPTERS[0].stem
     instructor = (built_book / "book" / f"{chapter}.html").read_text()
     assert "instructor-notes" in instructor and 'class="solution' in instructor
@@ -112,14 +125,7 @@ def test_the_student_edition_drops_solutions_and_instructor_notes(built_book, tm
     for path in CHAPTERS:
         assert f"{path.stem}.html" in course, f"the course map does not list {path.stem}"
 
-    jb = Path(sys.executable).with_name("jupyter-book")
-    env = {**os.environ, "EXPLORABLES_EDITION": "student"}
-    proc = subprocess.run(
-        [str(jb), "build", str(ROOT), "--path-output", str(tmp_path), "--warningiserror", "--keep-going"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
-    )
-    assert proc.returncode == 0, f"student edition failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    html = tmp_path / "_build" / "html" / "book"
+    html = student_site / "book"
     for path in CHAPTERS:
         page = (html / f"{path.stem}.html").read_text()
         assert 'class="solution' not in page, f"{path.stem}: a solution is left in the student edition"
@@ -127,6 +133,38 @@ def test_the_student_edition_drops_solutions_and_instructor_notes(built_book, tm
         assert "Learning goals and prerequisites" in page
         assert 'class="admonition exercise' in page or "exercise" in page
     assert (html / "teaching.html").exists()
+
+
+@pytest.mark.book
+def test_both_editions_print_to_pdfs_with_solutions_only_in_the_instructors(built_book, student_site, tmp_path):
+    """``explorables.printing`` (what ``make book`` runs on every page) on the front page and the
+    first chapter of each edition: bookmarks in order, the solutions printed open in the instructor
+    edition and absent from the student one, and no fold button's text on paper."""
+    pypdf = pytest.importorskip("pypdf")
+    from explorables import printing
+
+    try:
+        printing.chromium_path()
+    except FileNotFoundError as error:
+        if os.environ.get("CI"):
+            pytest.fail(str(error))
+        pytest.skip(str(error))
+    pages = printing.book_pages()
+    chapter = next(p for p in pages if p.path == f"book/{CHAPTERS[0].stem}.html")
+    texts = {}
+    for edition, site in (("instructor", built_book), ("student", student_site)):
+        out = tmp_path / f"{edition}.pdf"
+        n = printing.print_book(site, out, pages=[pages[0], chapter])
+        reader = pypdf.PdfReader(out)
+        assert n == len(reader.pages) >= 4
+        outline = reader.outline
+        assert outline[0].title == "NeurIPS 2026 Explorables" and outline[1].title == chapter.part
+        assert outline[2][0].title.startswith(f"{int(CHAPTERS[0].stem[:2])}. ")
+        texts[edition] = "\n".join(page.extract_text() for page in reader.pages)
+    assert "Solution to" in texts["instructor"] and "For instructors" in texts["instructor"]
+    assert "Solution to" not in texts["student"]
+    for edition, text in texts.items():
+        assert "Click to show" not in text and "Show code cell" not in text, edition
 
 
 def test_a_chapter_card_shows_title_bar_gates_claims_and_time_escaped():
@@ -159,3 +197,27 @@ def test_the_front_page_has_a_card_for_every_chapter_grouped_by_part(built_book)
     parts = re.findall(r'<p class="chapter-cards-part">(.*?)</p>', index)
     assert parts == list(dict.fromkeys(escape(v.part) for v in matrix))
     assert index.index('class="chapter-card"') < index.index('id="who-it-is-for"')
+
+
+def test_the_pdf_prints_the_root_then_every_part_in_table_of_contents_order():
+    from explorables import printing
+    from explorables.core import synthesis
+
+    pages = printing.book_pages()
+    assert pages[0] == printing.PrintedPage("book/intro.html", "")
+    stems = [p.path.removeprefix("book/").removesuffix(".html") for p in pages]
+    chapters = [c.stem for c in synthesis.book_chapters()]
+    assert [s for s in stems if s in chapters] == chapters  # every chapter, in the sidebar's order
+    assert {"synthesis", "teaching", "notation"} <= set(stems) and len(stems) == len(set(stems))
+    assert all(p.part for p in pages[1:])
+
+
+def test_printing_refuses_a_folder_that_is_not_the_built_book(tmp_path, capsys):
+    from explorables import printing
+
+    with pytest.raises(ValueError, match="missing"):
+        printing.print_book(tmp_path, tmp_path / "x.pdf")
+    with pytest.raises(ValueError, match="at least one page"):
+        printing.print_book(tmp_path, tmp_path / "x.pdf", pages=[])
+    assert printing.main([str(tmp_path), str(tmp_path / "x.pdf")]) == 2
+    assert "missing" in capsys.readouterr().err and not (tmp_path / "x.pdf").exists()
