@@ -39,10 +39,10 @@ from . import data as Dt
 from . import dcdm as M
 from .metrics import (
     cluster_scores,
+    kernel_bandwidths,
     kmeans_assign,
     majority_labels,
     mean_sd,
-    median_bandwidth,
     mmd2,
     usage_weighted_purity,
 )
@@ -78,8 +78,8 @@ class DCDMConfig(ExperimentConfig):
     mixture_std: float = param(0.25, Positive(), "standard deviation of each mode of the mixture")
     n_mixture_train: int = param(3000, Int(20), "training points of the mixture")
     n_mixture_concepts: int = param(6, Int(1, 50), "concepts K on the mixture")
-    n_mixture_steps: int = param(500, Int(1), "training steps on the mixture")
-    mixture_d_hidden: int = param(64, Int(4), "width of the mixture's encoder and denoiser")
+    n_mixture_steps: int = param(1000, Int(1), "training steps on the mixture")
+    mixture_d_hidden: int = param(128, Int(4), "width of the mixture's encoder and denoiser")
     # images
     dataset: str = param(
         "digits", Choice(("digits", "cifar10")), "image data: sklearn digits, or CIFAR-10 from --data-root"
@@ -179,7 +179,7 @@ def evaluate(
     weights_test = models.concept_weights(data.x_test)
     samples = models.sample_concepts(cfg.n_samples_per_concept).cpu().numpy()  # (E, K, n, D)
     x_test = data.x_test.cpu().numpy()
-    bandwidth = median_bandwidth(x_test)
+    bandwidth = kernel_bandwidths(x_test)
     floor = mmd2(x_np[: len(x_test)], x_test, bandwidth)
     # the quality gate's reference: a Gaussian with the training data's mean and covariance (the crudest generator)
     gaussian = mmd2(gaussian_fit_samples(x_np, 4 * len(x_test), cfg.seed + 13), x_test, bandwidth)
@@ -188,6 +188,9 @@ def evaluate(
     # and from the model's own prior, pi ~ Dir(alpha_0): generation that looks at no input (own generators);
     # 4x as many samples, so the estimator's own noise does not decide the verdict
     from_prior = models.sample_prior(4 * len(x_test), cfg.prior, seed=cfg.seed + 11).cpu().numpy()
+    # the mechanism: the denoising error per noise level on held-out inputs, every member on the same draws
+    levels = noise_levels(cfg.n_diffusion_steps)
+    denoise = models.denoising_loss(data.x_test, levels, cfg.seed + 17).cpu().numpy()
     rng = np.random.default_rng(cfg.seed)
     per_member: list[dict[str, float]] = []
     t_edit = round(cfg.edit_fraction * (cfg.n_diffusion_steps - 1))
@@ -201,12 +204,21 @@ def evaluate(
         scores["n_used"] = int((usage >= 0.01).sum())
         scores["mmd2"] = mmd2(generated[e], x_test, bandwidth)
         scores["mmd2_prior"] = mmd2(from_prior[e], x_test, bandwidth)
+        for j in range(len(levels)):
+            scores[f"denoise_{j}"] = float(denoise[e, j])
+        scores["denoise_mean"] = float(denoise[e].mean())
         if arm in CONCEPT_ARMS and scores["n_used"] >= 2:
             scores.update(
                 _intervention_scores(models, e, data, weights_test[e, :n_edit], usage, assign[e], classify, t_edit, rng)
             )
         per_member.append(scores)
-    summary: dict[str, Any] = {"arms": {}, "mmd2_floor": floor, "mmd2_gaussian": gaussian}
+    summary: dict[str, Any] = {
+        "arms": {},
+        "mmd2_floor": floor,
+        "mmd2_gaussian": gaussian,
+        "noise_levels": [int(t) for t in levels],
+        "noise_fractions": [float(1 - models.schedule.alpha_bars[t]) for t in levels],
+    }
     for a, arm in enumerate(models.arms):
         rows = per_member[a * len(models.seeds) : (a + 1) * len(models.seeds)]
         keys = [key for key in rows[0] if all(key in r for r in rows)]
@@ -237,6 +249,11 @@ def evaluate(
         "losses": np.asarray(models.losses),
     }
     return summary, curves
+
+
+def noise_levels(n_diffusion_steps: int, n_levels: int = 6) -> list[int]:
+    """The steps at which the denoising error is measured: ``n_levels`` steps spread evenly over ``[0, T)``."""
+    return sorted({round(float(v)) for v in np.linspace(0, n_diffusion_steps - 1, n_levels)})
 
 
 def gaussian_fit_samples(x: np.ndarray, n: int, seed: int) -> np.ndarray:
