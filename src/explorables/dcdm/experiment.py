@@ -79,7 +79,7 @@ class DCDMConfig(ExperimentConfig):
     n_mixture_train: int = param(3000, Int(20), "training points of the mixture")
     n_mixture_concepts: int = param(6, Int(1, 50), "concepts K on the mixture")
     n_mixture_steps: int = param(1000, Int(1), "training steps on the mixture")
-    mixture_d_hidden: int = param(128, Int(4), "width of the mixture's encoder and denoiser")
+    mixture_d_hidden: int = param(64, Int(4), "width of the mixture's encoder and denoiser")
     # images
     dataset: str = param(
         "digits", Choice(("digits", "cifar10")), "image data: sklearn digits, or CIFAR-10 from --data-root"
