@@ -523,8 +523,8 @@ def quality_sentence(results: DCDMResults) -> str:
         "no": "DCDM's samples are further from the data than the plain DDPM's by more than the margin, with either "
         "way of choosing the concept weights",
         "unclear": "the run cannot tell within the seed-to-seed spread",
-        "untested": "the distance could not tell the plain DDPM from a Gaussian fit (the gate failed), so it cannot "
-        "judge a cost in quality",
+        "untested": "the plain DDPM is not clearly closer to the data than a Gaussian fit (the gate failed), so a "
+        "cost in quality against it cannot be judged",
     }
     claim = "concept discovery does not cost generation quality"
     words = {name: _word(results, claim, p) for p, name in PART_NAMES.items()}
@@ -550,8 +550,9 @@ def mechanism_sentence(results: DCDMResults) -> str:
     says = {
         "yes": "the weighted centre lowers the denoising error clearly below the plain DDPM's, and learned centres "
         "lower it clearly below fixed ones",
-        "partly": "only part of the mechanism shows (the row says which): where fixed centres do as well, the "
-        "encoder's weights over centres that never moved already tell the denoiser where the input lies",
+        "partly": "only part of the mechanism shows (the row says which); where learned centres are not clearly "
+        "better than fixed ones, the encoder's weights over centres that never moved already tell the denoiser "
+        "much about where the input lies",
         "no": "the weighted centre does not lower the denoising error by the margin, against either control",
         "unclear": "the run cannot tell within the seed-to-seed spread",
         "untested": "a gate failed",
