@@ -22,7 +22,14 @@ from explorables.dcdm import dcdm as M
 from explorables.dcdm import experiment as X
 from explorables.dcdm.metrics import cluster_scores, majority_labels, mmd2, usage_weighted_purity
 from explorables.dcdm.networks import Ensemble, MLPDenoiser, MLPEncoder, UNet
-from explorables.dcdm.training import ARMS, ConceptModels, TrainSettings, generator_noise, train_concept_models
+from explorables.dcdm.training import (
+    ARMS,
+    ConceptModels,
+    TrainSettings,
+    generator_noise,
+    member_seed,
+    train_concept_models,
+)
 
 
 def test_forward_process_has_the_stated_mean_and_variance():
@@ -256,6 +263,95 @@ def test_metrics_on_hand_made_inputs():
         cluster_scores(np.zeros(3), np.zeros(4))
 
 
+def test_mmd2_matches_a_brute_force_sum():
+    """The vectorised estimator against the definition written out pair by pair (one bandwidth and several)."""
+    from explorables.dcdm.metrics import kernel_bandwidths, median_bandwidth
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(7, 3)), rng.normal(size=(5, 3)) + 0.5
+
+    def brute(hs):
+        def k(a, b):
+            return np.mean([np.exp(-np.sum((a - b) ** 2) / (2 * h * h)) for h in hs])
+
+        n, m = len(x), len(y)
+        xx = sum(k(x[i], x[j]) for i in range(n) for j in range(n) if i != j) / (n * (n - 1))
+        yy = sum(k(y[i], y[j]) for i in range(m) for j in range(m) if i != j) / (m * (m - 1))
+        xy = sum(k(x[i], y[j]) for i in range(n) for j in range(m)) / (n * m)
+        return xx + yy - 2 * xy
+
+    assert mmd2(x, y, 0.7) == pytest.approx(brute([0.7]), rel=1e-10)
+    assert mmd2(x, y, (0.3, 1.1)) == pytest.approx(brute([0.3, 1.1]), rel=1e-10)
+    # the multi-bandwidth kernel is the mean of the single ones, so its MMD² is the mean of theirs
+    assert mmd2(x, y, (0.3, 1.1)) == pytest.approx((mmd2(x, y, 0.3) + mmd2(x, y, 1.1)) / 2, rel=1e-10)
+    hs = kernel_bandwidths(x, (0.5, 2.0))
+    assert hs == pytest.approx((0.5 * median_bandwidth(x), 2.0 * median_bandwidth(x)))
+    with pytest.raises(ValueError, match="bandwidth"):
+        mmd2(x, y, (0.3, -1.0))
+
+
+def test_multi_bandwidth_mmd_sees_the_modes_the_median_misses():
+    """On the 2-D mixture a Gaussian with the data's mean and covariance fills the ring's hole; at the median
+    bandwidth alone that barely shows, the kernel with smaller bandwidths sees it clearly (same samples)."""
+    from explorables.dcdm.data import sample_mixture
+    from explorables.dcdm.experiment import gaussian_fit_samples
+    from explorables.dcdm.metrics import kernel_bandwidths, median_bandwidth
+
+    rng = np.random.default_rng(5)
+    a, _ = sample_mixture(400, 6, 0.25, rng)
+    b, _ = sample_mixture(400, 6, 0.25, rng)
+    g = gaussian_fit_samples(a, 400, 1)
+    h, hs = median_bandwidth(b), kernel_bandwidths(b)
+    single, multi = mmd2(g, b, h) - mmd2(a, b, h), mmd2(g, b, hs) - mmd2(a, b, hs)
+    assert multi > 3 * single and multi > 0.01
+
+
+def test_centres_start_off_the_data_and_fixed_centres_stay_fixed():
+    """Every concept arm of one seed starts from the same centres, near the data mean and away from the
+    training inputs (not exemplars); the fixed-centres arm ends where it started, the learned arms do not."""
+    from explorables.dcdm.data import mixture_data
+    from explorables.dcdm.training import initial_centres
+
+    data = mixture_data(300, 50, 6, 0.25, 0)
+    x = data.x_train
+    start = initial_centres(x, 6, 11)
+    nearest = torch.cdist(start, x).min(1).values
+    spacing = torch.cdist(x[:100], x[100:]).min(1).values.median()  # typical gap between nearby inputs
+    assert (nearest > 5 * spacing).all()  # every start is far from every training input (the ring's hole)
+    assert torch.equal(start, initial_centres(x, 6, 11)) and not torch.equal(start, initial_centres(x, 6, 12))
+    settings = TrainSettings(6, 30, 10, 32, 1e-2, 0.003, 0.3)
+    models = train_concept_models(
+        x, settings, lambda: MLPEncoder(2, 6, 16, 1), lambda: MLPDenoiser(2, 10, 16, 1), seeds=(0, 1)
+    )
+    for i, s in enumerate(models.seeds):
+        begin = initial_centres(x, 6, member_seed(0, s))
+        assert torch.equal(models.centres[models.index("fixed_centres", i)], begin)
+        assert not torch.allclose(models.centres[models.index("dcdm", i)], begin)
+        assert (models.centres[models.index("ddpm", i)] == 0).all()
+    with pytest.raises(ValueError, match="noise"):
+        initial_centres(x, 6, 0, noise=-1.0)
+
+
+def test_denoising_loss_per_level_shape_and_pairing():
+    """One error per member and noise level; the same seed gives the same draws (the arms are paired), and
+    an oracle-free property: near t = T - 1, x_t is almost m + eps, so a denoiser returning x_t - m is close
+    there and far off at t = 0."""
+    from explorables.dcdm.data import mixture_data
+
+    data = mixture_data(200, 40, 6, 0.25, 0)
+    settings = TrainSettings(6, 5, 20, 32, 1e-2, 0.003, 0.3)
+    models = train_concept_models(
+        data.x_train, settings, lambda: MLPEncoder(2, 6, 16, 1), lambda: MLPDenoiser(2, 20, 16, 1), seeds=(0,)
+    )
+    a = models.denoising_loss(data.x_test, [0, 10, 19], seed=4)
+    assert a.shape == (len(models.arms), 3)
+    assert torch.equal(a, models.denoising_loss(data.x_test, [0, 10, 19], seed=4))
+
+    models.denoiser = type("E", (), {"__call__": lambda self, x_t, t, m: x_t - m})()
+    b = models.denoising_loss(data.x_test, [0, 19], seed=4)
+    assert (b[:, 1] < 0.3).all() and (b[:, 0] > 0.5).all()
+
+
 def test_verdicts_follow_their_criteria():
     hi, lo, mid = [0.80, 0.82, 0.81], [0.30, 0.31, 0.29], [0.2, 0.6, 0.4]
     assert C.discovery_verdict(hi, hi, lo).startswith("yes")
@@ -271,18 +367,55 @@ def test_verdicts_follow_their_criteria():
     assert C.ablation_verdict(lo, dict.fromkeys(abl, lo)).startswith("no")
     assert C.ablation_verdict(mid, dict.fromkeys(abl, lo)).startswith("unclear")
     assert C.purity_verdict(hi, lo, lo).startswith("yes")
-    assert C.purity_verdict(hi, lo, hi).startswith("partly")  # fixed random centres give samples as pure
+    assert C.purity_verdict(hi, lo, hi).startswith("partly")  # fixed centres give samples as pure
     assert C.purity_verdict(lo, lo, lo).startswith("no")
     assert C.purity_verdict([0.5, 0.9, 0.7], [0.55, 0.85, 0.7], [0.55, 0.85, 0.7]).startswith("unclear")
-    ddpm, near, far = [0.001, 0.0011, 0.0012], [0.0012, 0.0011, 0.001], [0.02, 0.021, 0.022]
-    assert C.quality_verdict(near, near, ddpm, 0.02).startswith("yes")
-    assert C.quality_verdict(near, far, ddpm, 0.02).startswith("partly")  # only the aggregate posterior keeps up
-    assert C.quality_verdict(far, far, ddpm, 0.02).startswith("no")
-    assert C.quality_verdict([0.001, 0.009, 0.005], [0.001, 0.009, 0.005], ddpm, 0.02).startswith("unclear")
-    # the margin is a quarter of the DDPM's gain over the Gaussian fit: an excess of 0.004 passes at 0.02, not 0.01
-    plus = [v + 0.004 for v in ddpm]
-    assert C.quality_verdict(plus, plus, ddpm, 0.02).startswith("yes")
-    assert C.quality_verdict(plus, plus, ddpm, 0.01).startswith("no")
+    # quality, on input-free samples: the margin is a quarter of the DDPM's own excess over the data floor
+    ddpm, near, far = [0.010, 0.0101, 0.0102], [0.0101, 0.0102, 0.010], [0.02, 0.021, 0.022]
+    assert C.quality_verdict(near, ddpm, 0.0).startswith("yes")
+    assert C.quality_verdict(far, ddpm, 0.0).startswith("no")
+    assert C.quality_verdict([0.008, 0.0125, 0.0115], ddpm, 0.0).startswith("unclear")
+
+
+def test_the_quality_margin_scales_with_the_ddpm_excess():
+    """The allowed cost is a fraction of the DDPM's excess over the floor: it grows and shrinks with it, a
+    DCDM twice as far from the data as the DDPM never reads "no cost", and nothing about a Gaussian fit enters."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        floor = float(rng.uniform(-0.002, 0.002))
+        excess = rng.uniform(0.001, 0.05) * (1 + 0.01 * rng.standard_normal(3))
+        ddpm = floor + excess
+        np.testing.assert_allclose(C.quality_margin(ddpm, floor), C.QUALITY_MARGIN * excess)
+        np.testing.assert_allclose(C.quality_margin(ddpm, floor, 0.5), 2 * C.quality_margin(ddpm, floor, 0.25))
+        twice = floor + 2 * excess
+        assert C.quality_verdict(twice, ddpm, floor).startswith("no")
+        within = floor + (1 + 0.5 * C.QUALITY_MARGIN) * excess
+        assert C.quality_verdict(within, ddpm, floor).startswith("yes")
+    # the same absolute gap passes against a poor DDPM and fails against a good one
+    gap = 0.004
+    poor, good = [0.04, 0.0401, 0.0402], [0.004, 0.0041, 0.0042]
+    assert C.quality_verdict([v + gap for v in poor], poor, 0.0).startswith("yes")
+    assert C.quality_verdict([v + gap for v in good], good, 0.0).startswith("no")
+
+
+def test_a_wide_interval_worse_on_average_reads_no():
+    """Non-inferiority: a cost beyond the margin on average reads "no" however wide the interval, never
+    "unclear" or "yes"; a mean within the margin with a wide interval is "unclear"."""
+    ddpm = [0.010, 0.010, 0.010]
+    wide_worse = [0.002, 0.030, 0.025]  # mean cost well above the margin, low end below the DDPM
+    assert C.interval(np.subtract(wide_worse, ddpm)).low < 0
+    assert C.quality_verdict(wide_worse, ddpm, 0.0).startswith("no")
+    wide_within = [0.004, 0.016, 0.010]
+    assert C.quality_verdict(wide_within, ddpm, 0.0).startswith("unclear")
+
+
+def test_mechanism_and_intervention_verdicts_follow_their_criteria():
+    # the mechanism: DCDM's denoising error a fifth below both controls; only below the DDPM; level with both
+    low, high = [0.2, 0.21, 0.19], [0.4, 0.41, 0.4]
+    assert C.mechanism_verdict(low, high, high).startswith("yes")
+    assert C.mechanism_verdict(low, high, low).startswith("partly")  # fixed centres reduce it as much
+    assert C.mechanism_verdict(high, high, high).startswith("no")
+    assert C.mechanism_verdict([0.2, 0.4, 0.3], [0.3, 0.35, 0.4], [0.3, 0.35, 0.4]).startswith("unclear")
     assert C.intervention_verdict([0.7, 0.72, 0.71], [0.05, 0.06, 0.04]).startswith("yes")
     assert C.intervention_verdict([0.3, 0.32, 0.31], [0.05, 0.06, 0.04]).startswith("no")
     assert C.intervention_verdict([0.3, 0.7, 0.5], [0.0, 0.0, 0.0]).startswith("unclear")
@@ -291,11 +424,16 @@ def test_verdicts_follow_their_criteria():
 
 
 def test_gates_and_the_check_follow_their_criteria():
-    assert C.cluster_gate([0.8, 0.82, 0.81], [0.3, 0.31, 0.29]).startswith("pass")
-    assert C.cluster_gate([0.35, 0.36, 0.34], [0.3, 0.31, 0.29]).startswith("fail")  # no room above the control
+    # the clusters gate tests the data: k-means against its own score on permuted labels (chance)
+    assert C.cluster_gate([0.8, 0.82, 0.81], [0.01, 0.012, 0.011]).startswith("pass")
+    assert C.cluster_gate([0.02, 0.015, 0.018], [0.01, 0.012, 0.011]).startswith("fail")  # no structure found
     assert C.classifier_gate(0.95).startswith("pass") and C.classifier_gate(0.5).startswith("fail")
-    assert C.quality_gate([0.001, 0.0011, 0.0012], 0.01).startswith("pass")
-    assert C.quality_gate([0.008, 0.009, 0.0085], 0.01).startswith("fail")
+    assert C.quality_gate([0.001, 0.0011, 0.0012], 0.01, 0.0).startswith("pass")
+    assert C.quality_gate([0.008, 0.009, 0.0085], 0.01, 0.0).startswith("fail")
+    # measured from the data floor: what held-out data itself scores is not held against the DDPM
+    ddpm = [0.0059, 0.006, 0.0061]
+    assert C.quality_gate(ddpm, 0.01, 0.0).startswith("fail")
+    assert C.quality_gate(ddpm, 0.01, 0.004).startswith("pass")
     assert C.kl_verdict(C.kl_check_error()).startswith("pass") and C.kl_verdict(1.0).startswith("fail")
     assert drive(C.CRITERIA) == []
     # the samples of the quality gate's reference have the data's mean and covariance
@@ -352,28 +490,51 @@ def test_paper_path_reads_cifar_from_the_data_root_and_trains_unets(tmp_path):
         X.DCDMConfig.preset("book", network="unet")
 
 
-def _fake_results(dcdm_nmi: float, kmeans_nmi: float, dcdm_mmd: float, ddpm_mmd: float, purity_fixed: float = 0.3):
-    """A summary with the keys claims() reads; each per-seed list varies a little around its value."""
+def _fake_results(
+    dcdm_nmi: float,
+    kmeans_nmi: float,
+    dcdm_mmd: float,
+    ddpm_mmd: float,
+    purity_fixed: float = 0.3,
+    denoise: tuple[float, float, float] | None = None,
+):
+    """A summary with the keys claims() reads; each per-seed list varies a little around its value.
+    ``denoise``: the mean denoising errors of DCDM, fixed centres and the DDPM (no mechanism row without)."""
     per = lambda m: [m - 0.005, m, m + 0.005]  # noqa: E731
     stat = lambda m: {"mean": m, "sd": 0.005}  # noqa: E731
 
-    def arm(nmi, purity, mmd):
+    def arm(nmi, purity, mmd, err=None):
         keys = {"nmi": nmi, "ari": 0.2, "purity": purity, "mmd2": mmd, "mmd2_prior": mmd}
+        if err is not None:
+            keys["denoise_mean"] = err
         return {**{k: stat(v) for k, v in keys.items()}, **{f"{k}_per_seed": per(v) for k, v in keys.items()}}
 
-    arms = {a: arm(0.3, 0.3, ddpm_mmd) for a in ARMS}
-    arms["dcdm"] = arm(dcdm_nmi, 0.8, dcdm_mmd)
-    arms["fixed_centres"] = arm(0.3, purity_fixed, ddpm_mmd)
+    errs = denoise or (None, None, None)
+    arms = {a: arm(0.3, 0.3, ddpm_mmd, errs[2]) for a in ARMS}
+    arms["dcdm"] = arm(dcdm_nmi, 0.8, dcdm_mmd, errs[0])
+    arms["fixed_centres"] = arm(0.3, purity_fixed, ddpm_mmd, errs[1])
     untrained = {"nmi": stat(0.2), "nmi_per_seed": per(0.2)}
     part = {
         "arms": arms,
-        "kmeans": {"nmi": stat(kmeans_nmi), "nmi_per_seed": per(kmeans_nmi)},
+        "kmeans": {"nmi": stat(kmeans_nmi), "nmi_per_seed": per(kmeans_nmi), "nmi_chance_per_seed": per(0.01)},
         "untrained": untrained,
         "mmd2_floor": 0.0,
         "mmd2_gaussian": 1.0,
         "classifier_test_accuracy": 0.95,
+        "noise_levels": [0, 5, 9],
     }
     return X.DCDMResults(X.DCDMConfig.preset("smoke"), {"mixture": part, "images": copy.deepcopy(part)})
+
+
+def test_mechanism_row_and_sentence_follow_the_verdict():
+    both = _fake_results(0.75, 0.76, 0.1, 0.1, denoise=(0.2, 0.4, 0.5))
+    assert "clearly below fixed ones" in C.mechanism_sentence(both)
+    rows = [r for r in C.claims(both) if r.claim == "the weighted centre reduces denoising error"]
+    assert len(rows) == 2 and all(r.verdict.startswith("yes") for r in rows)
+    only_ddpm = _fake_results(0.75, 0.76, 0.1, 0.1, denoise=(0.2, 0.2, 0.5))
+    assert "not clearly better than fixed ones" in C.mechanism_sentence(only_ddpm)
+    level = _fake_results(0.75, 0.76, 0.1, 0.1, denoise=(0.5, 0.5, 0.5))
+    assert "does not lower the denoising error" in C.mechanism_sentence(level)
 
 
 def test_sentences_follow_the_verdicts():
@@ -388,11 +549,19 @@ def test_sentences_follow_the_verdicts():
     worse = _fake_results(0.5, 0.75, 0.9, 0.1)
     assert "only one of the two parts holds" in C.discovery_sentence(worse, "mixture")
     assert "further from the data than the plain DDPM's by more than the margin" in C.quality_sentence(worse)
+    # the verdict reads only the input-free samples: near-reconstructions from training codes do not rescue it
     prior_worse = _fake_results(0.75, 0.76, 0.1, 0.1)
     for part in ("mixture", "images"):
+        prior_worse.summary[part]["arms"]["dcdm"]["mmd2_per_seed"] = [0.0, 0.0001, 0.0002]
         prior_worse.summary[part]["arms"]["dcdm"]["mmd2_prior_per_seed"] = [0.5, 0.51, 0.49]
-    assert "only one way of choosing the concept weights" in C.quality_sentence(prior_worse)
-    assert any(r.verdict.startswith("partly") and "from its prior" in r.verdict for r in C.claims(prior_worse))
+    assert "further from the data than the plain DDPM's by more than the margin" in C.quality_sentence(prior_worse)
+    quality_rows = [r for r in C.claims(prior_worse) if r.claim == "concept discovery does not cost generation quality"]
+    assert len(quality_rows) == 2 and all(r.verdict.startswith("no") for r in quality_rows)
+    assert all("near reconstruction" in r.measured for r in quality_rows)  # kept only as a labelled measure
+    posterior_worse = _fake_results(0.75, 0.76, 0.1, 0.1)
+    for part in ("mixture", "images"):
+        posterior_worse.summary[part]["arms"]["dcdm"]["mmd2_per_seed"] = [0.5, 0.51, 0.49]
+    assert "not further from the data" in C.quality_sentence(posterior_worse)
     as_pure = _fake_results(0.75, 0.76, 0.1, 0.1, purity_fixed=0.8)
     assert "whether or not the centre was learned" in C.prototype_sentence(as_pure)
     # a failed gate turns its claims untested, and the sentences say so
@@ -451,6 +620,40 @@ def test_samples_from_the_prior_look_at_no_input_and_leave_the_global_generator_
     ddpm = models.index("ddpm", 0)
     zero = M.reverse_process(models.denoiser, models.schedule, torch.zeros(4, 7, 2), noise=generator_noise(3))[ddpm]
     assert torch.allclose(a[ddpm], zero, atol=1e-6)
+
+
+def test_input_free_samples_never_read_the_data():
+    """The quality claim's samples: drawing from the prior never calls the encoder (no input is inferred from),
+    and they do not change when the training data the model was fit on is overwritten."""
+    data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
+    models = train_concept_models(
+        data.x_train,
+        TrainSettings(4, 3, 10, 16, 1e-3, 0.003, 0.3),
+        lambda: MLPEncoder(2, 4, 16, 2),
+        lambda: MLPDenoiser(2, 10, 16, 1),
+        seeds=(0,),
+        arms=("dcdm", "ddpm"),
+    )
+    before = models.sample_prior(9, 0.3, seed=5)
+
+    def no_input(*args, **kwargs):
+        raise AssertionError("input-free generation called the encoder")
+
+    models.encoder.forward = no_input
+    data.x_train.normal_()
+    assert torch.equal(before, models.sample_prior(9, 0.3, seed=5))
+
+
+def test_the_clusters_gate_chance_level_is_near_zero_and_finds_no_structure_where_there_is_none():
+    labels = np.repeat(np.arange(5), 200)
+    perfect = labels.copy()
+    chance = X.chance_nmi(labels, perfect, seed=0)
+    assert 0 <= chance < 0.05 and C.cluster_gate([1.0, 1.0, 0.999], [chance] * 3).startswith("pass")
+    rng = np.random.default_rng(1)
+    unrelated = [cluster_scores(labels, rng.integers(0, 5, labels.size))["nmi"] for _ in range(3)]
+    chances = [X.chance_nmi(labels, rng.integers(0, 5, labels.size), seed=s) for s in range(3)]
+    assert C.cluster_gate(unrelated, chances).startswith("fail")
+    assert X.chance_nmi(labels, perfect, seed=0) == X.chance_nmi(labels, perfect, seed=0)  # seeded
 
 
 def test_concept_weights_lie_on_the_simplex_and_the_softmax_arm_is_deterministic():

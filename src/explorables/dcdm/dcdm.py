@@ -111,7 +111,6 @@ class NoiseSchedule:
     alphas: torch.Tensor
     alpha_bars: torch.Tensor
 
-
     @classmethod
     @checked(
         n_steps=Int(1, MAX_DIFFUSION_STEPS),

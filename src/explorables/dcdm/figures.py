@@ -3,7 +3,8 @@
 * :func:`explorable_figure`: a slider over training steps, the centres and their samples (mixture and digits);
 * :func:`mixing_figure`: a slider mixing two concepts, ``pi = (1 - lam) e_a + lam e_b``;
 * :func:`scores_figure`: NMI / ARI of every arm, k-means and the untrained encoder (mean ± sd);
-* :func:`intervention_figure`: held-out digits before and after swapping their concept weights.
+* :func:`intervention_figure`: held-out digits before and after swapping their concept weights;
+* :func:`denoising_figure`: the denoising error per noise level of DCDM, fixed centres and the plain DDPM.
 """
 
 from __future__ import annotations
@@ -231,6 +232,35 @@ def loss_figure(results: DCDMResults) -> go.Figure:
     return style(fig, height=320, legend_below=True)
 
 
+def denoising_figure(results: DCDMResults, arms: tuple[str, ...] = ("dcdm", "fixed_centres", "ddpm")) -> go.Figure:
+    """The denoising error on held-out inputs at each measured noise level (x: the noise variance
+    ``1 - abar_t``), mean ± sd over seeds, of ``arms``; one panel per dataset."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("2-D mixture", "digits"), horizontal_spacing=0.1)
+    for col, part in enumerate(("mixture", "images"), start=1):
+        s = results.summary[part]
+        x = s["noise_fractions"]
+        for arm in arms:
+            a = s["arms"][arm]
+            stats = [a[f"denoise_{j}"] for j in range(len(x))]
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=[v["mean"] for v in stats],
+                    error_y=dict(array=[v["sd"] for v in stats]),
+                    mode="lines+markers",
+                    line=dict(color=color(ARMS.index(arm))),
+                    name=ARM_LABELS[arm],
+                    legendgroup=arm,
+                    showlegend=col == 1,
+                ),
+                row=1,
+                col=col,
+            )
+        fig.update_xaxes(title_text="noise variance 1 − ᾱ_t", row=1, col=col)
+    fig.update_yaxes(title_text="denoising error ‖ε − ε_θ‖² / D", row=1, col=1)
+    return style(fig, height=340, legend_below=True)
+
+
 def all_figures(results: DCDMResults) -> dict[str, go.Figure]:
     """Every figure of the chapter, by name (what the runner writes as HTML)."""
     return {
@@ -240,4 +270,5 @@ def all_figures(results: DCDMResults) -> dict[str, go.Figure]:
         "ari": scores_figure(results, "ari"),
         "interventions": intervention_figure(results),
         "loss": loss_figure(results),
+        "denoising": denoising_figure(results),
     }

@@ -70,23 +70,39 @@ def squared_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(d, 0.0)
 
 
+#: the kernel's bandwidths, as multiples of the median pairwise distance (chosen on tuning base seed 100:
+#: at the median alone a Gaussian fit to the 2-D mixture is as close to held-out data as data itself)
+BANDWIDTH_SCALES: tuple[float, ...] = (0.2, 0.5, 1.0)
+
+
 def median_bandwidth(x: np.ndarray, max_points: int = 500) -> float:
-    """The median pairwise distance of (up to ``max_points`` of) ``x``: the RBF bandwidth of :func:`mmd2`."""
+    """The median pairwise distance of (up to ``max_points`` of) ``x``."""
     x = np.asarray(x, dtype=np.float64)[:max_points]
     d = np.sqrt(squared_distances(x, x))
     return float(np.median(d[np.triu_indices(len(x), 1)]))
 
 
-def mmd2(x: np.ndarray, y: np.ndarray, bandwidth: float) -> float:
-    """Unbiased squared MMD with the kernel ``exp(-|a - b|^2 / (2 h^2))`` (Gretton et al., 2012)."""
+def kernel_bandwidths(x: np.ndarray, scales=BANDWIDTH_SCALES) -> tuple[float, ...]:
+    """The bandwidths of :func:`mmd2`: ``scales`` times the median pairwise distance of ``x``."""
+    h = median_bandwidth(x)
+    return tuple(float(s) * h for s in scales)
+
+
+def mmd2(x: np.ndarray, y: np.ndarray, bandwidth) -> float:
+    """Unbiased squared MMD (Gretton et al., 2012) with the kernel ``exp(-|a - b|^2 / (2 h^2))``, or, for a
+    sequence of bandwidths, the mean of those kernels (a kernel that sees the modes and the spread at once)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if len(x) < 2 or len(y) < 2:
         raise ValueError("mmd2 needs at least two points in each sample")
+    hs = np.atleast_1d(np.asarray(bandwidth, dtype=np.float64))
+    if hs.ndim != 1 or len(hs) == 0 or not np.all(hs > 0):
+        raise ValueError(f"bandwidth must be a positive number or a non-empty sequence of them, got {bandwidth!r}")
+    dxx, dyy, dxy = squared_distances(x, x), squared_distances(y, y), squared_distances(x, y)
 
-    def k(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.exp(-squared_distances(a, b) / (2 * bandwidth**2))
+    def k(d: np.ndarray) -> np.ndarray:
+        return np.mean([np.exp(-d / (2 * h**2)) for h in hs], axis=0)
 
-    kxx, kyy, kxy = k(x, x), k(y, y), k(x, y)
+    kxx, kyy, kxy = k(dxx), k(dyy), k(dxy)
     n, m = len(x), len(y)
     return float(
         (kxx.sum() - np.trace(kxx)) / (n * (n - 1)) + (kyy.sum() - np.trace(kyy)) / (m * (m - 1)) - 2 * kxy.mean()

@@ -9,7 +9,8 @@ same weights and the same centres, so the arms are compared in pairs.
 Arms:
 
 * ``dcdm``: learned centres, ``pi ~ Dir(alpha(x_0))``, KL weight ``beta`` (the method);
-* ``fixed_centres``: the same, but the centres stay where they start (random training inputs);
+* ``fixed_centres``: the same, but the centres stay where they start (the data mean plus noise, not
+  training inputs: see :func:`initial_centres`);
 * ``softmax``: learned centres, ``pi = softmax(h)`` (deterministic, no Dirichlet, no KL);
 * ``no_kl``: learned centres, Dirichlet weights, ``beta = 0``;
 * ``ddpm``: centres fixed at zero, so ``m = 0``: a plain DDPM with the same denoiser (the baseline
@@ -35,6 +36,8 @@ from .networks import Ensemble
 
 ARMS: tuple[str, ...] = ("dcdm", "fixed_centres", "softmax", "no_kl", "ddpm")
 CONCEPT_ARMS: tuple[str, ...] = ARMS[:4]
+#: the centres start at the data mean plus this many per-coordinate standard deviations of noise
+CENTRE_NOISE = 0.3
 
 
 @checked(
@@ -45,6 +48,7 @@ CONCEPT_ARMS: tuple[str, ...] = ARMS[:4]
     lr=Positive(),
     beta=Float(0.0),
     prior=Positive(),
+    centre_noise=Positive(),
 )
 @dataclass(frozen=True)
 class TrainSettings:
@@ -57,6 +61,7 @@ class TrainSettings:
     lr: float
     beta: float
     prior: float
+    centre_noise: float = CENTRE_NOISE
 
 
 @checked(
@@ -133,6 +138,24 @@ class ConceptModels:
         return M.reverse_process(self.denoiser, self.schedule, m)
 
     @torch.no_grad()
+    def denoising_loss(self, x: torch.Tensor, steps: Sequence[int], seed: int) -> torch.Tensor:
+        """The denoising error ``|| eps - eps_theta(x_t, t, m) ||^2 / D`` of every member at each of ``steps``,
+        averaged over the inputs ``x``: ``(E, len(steps))``. ``m`` is each input's inferred centre (the
+        Dirichlet mean times the centres; 0 for the plain DDPM), ``x_t`` is drawn from eq. (dcdm-forward)
+        with the same noise ``eps`` for every member (own generator, seeded by ``seed``): the arms are
+        compared on the same draws. The ELBO's reconstruction term, split by noise level."""
+        steps = [check_int("steps", t, minimum=0, maximum=self.schedule.n_steps - 1) for t in steps]
+        m = self.concept_weights(x) @ self.centres  # (E, n, D)
+        gen = torch.Generator().manual_seed(int(seed))
+        out = torch.empty(self.n_members, len(steps), device=x.device)
+        for j, t in enumerate(steps):
+            eps = torch.randn(x.shape, generator=gen).to(x.device).expand_as(m)
+            tt = torch.full(m.shape[:-1], t, dtype=torch.long, device=x.device)
+            x_t = M._forward_sample(x.expand_as(m), m, tt, eps, self.schedule)
+            out[:, j] = ((eps - self.denoiser(x_t, tt, m)) ** 2).mean(-1).mean(-1)
+        return out
+
+    @torch.no_grad()
     def sample_prior(self, n: int, prior: float, seed: int) -> torch.Tensor:
         """``n`` samples for every member from the model's own prior, ``(E, n, D)``: ``pi ~ Dir(prior)``
         (symmetric), ``m = pi C``, then the reverse process; no input is looked at. The draws come from
@@ -142,6 +165,21 @@ class ConceptModels:
         pi = torch.as_tensor(pi, dtype=self.centres.dtype, device=self.centres.device)
         device = self.centres.device
         return M.reverse_process(self.denoiser, self.schedule, pi @ self.centres, noise=generator_noise(seed, device))
+
+
+@checked(x_train=Array("n d"), n_concepts=Int(1, 10_000), seed=Int(0, DEFAULT_INT_MAX), noise=Positive())
+def initial_centres(x_train: torch.Tensor, n_concepts: int, seed: int, noise: float = CENTRE_NOISE) -> torch.Tensor:
+    """Where the centres of every concept arm start, ``(K, D)``: the data mean plus Gaussian noise of ``noise``
+    times each coordinate's standard deviation (own generator, seeded by ``seed``).
+
+    Not at training inputs: centres started at random inputs are exemplars already, so an arm that keeps
+    them fixed conditions every sample on a real input and cannot show what learning the centres adds.
+    From near the mean, a centre says little about an input until training moves it."""
+    if not isinstance(x_train, torch.Tensor):
+        raise ArgumentError(f"x_train must be a torch tensor, got {type(x_train).__name__}")
+    z = torch.randn(n_concepts, x_train.shape[1], generator=torch.Generator().manual_seed(int(seed)))
+    x = x_train.detach().float()
+    return (x.mean(0) + noise * x.std(0) * z.to(x.device)).to(x_train.dtype)
 
 
 def member_seed(base_seed: int, seed: int) -> int:
@@ -193,8 +231,8 @@ def train_concept_models(
     denoiser = Ensemble(make_denoiser, init_seeds, device)
     starts = []
     for arm, s in zip([a for a in arms for _ in seeds], init_seeds, strict=True):
-        pick = torch.randint(len(x_train), (settings.n_concepts,), generator=torch.Generator().manual_seed(s))
-        starts.append(torch.zeros_like(x_train[pick]) if arm == "ddpm" else x_train[pick.to(device)].clone())
+        start = initial_centres(x_train, settings.n_concepts, s, settings.centre_noise)
+        starts.append(torch.zeros_like(start) if arm == "ddpm" else start)
     centres = torch.nn.Parameter(torch.stack(starts))
     models = ConceptModels(
         encoder, denoiser, centres, arms, seeds, M.NoiseSchedule.cosine(settings.n_diffusion_steps, device)
