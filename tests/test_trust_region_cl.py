@@ -181,7 +181,7 @@ def test_a_method_is_its_fields():
 
     assert Method("trcl", "trust region (TR-CL)", replay=True, metric="fisher") == METHODS["trcl"]
     plain = Method("x", "x", replay=False, metric="none")
-    assert plain.penalty == "trust" and not plain.reptile
+    assert plain.penalty == "constraint" and not plain.reptile
     with pytest.raises(ValueError, match="metric"):
         Method("x", "x", replay=True, metric="euclid")
 
@@ -354,8 +354,16 @@ def test_bad_inputs_name_the_parameter():
         check_tasks([])
     with pytest.raises(ValueError, match="tasks"):
         check_tasks(["moons", "digit3"])
-    with pytest.raises(ValueError, match="trust_lambda"):
-        Strengths(trust_lambda=-1.0)
+    with pytest.raises(ValueError, match="trust_radius"):
+        Strengths(trust_radius=0.0)
+    with pytest.raises(ValueError, match="iso_radius"):
+        Strengths(iso_radius=-1.0)
+    with pytest.raises(ValueError, match="dual_lr"):
+        Strengths(dual_lr=0.0)
+    with pytest.raises(ValueError, match="radius"):
+        Member("trcl", 0, radius=float("nan"))
+    with pytest.raises(ValueError, match="n_replay"):
+        Config.preset("smoke", n_samples=8, n_replay=9)
     with pytest.raises(ValueError, match="replay_weight"):
         Strengths(replay_weight=float("nan"))
     with pytest.raises(ValueError, match="name"):
@@ -394,10 +402,11 @@ def test_verdict_rules_on_constructed_numbers():
     assert maml_check([0.3, 0.6, 0.8]).startswith("fail") and maml_check([0.6, 0.5, 0.95]).startswith("fail")
     assert control_verdict(ahead).startswith("yes") and control_verdict(level).startswith("no")
     assert control_verdict(noisy).startswith("unclear")
-    assert C.forgetting_gate([0.3, 0.2, 0.4], [0.05, 0.04, 0.06]).startswith("pass")
+    assert C.forgetting_gate([0.3, 0.2, 0.4], [0.10, 0.11, 0.09]).startswith("pass")
     no_room = C.forgetting_gate([0.3, 0.2, 0.4], [0.05, 0.0, 0.06])
     assert no_room.startswith("fail") and "replay" in no_room
-    assert C.forgetting_gate([0.3, 0.05, 0.4], [0.05, 0.04, 0.06]).startswith("fail")
+    assert C.forgetting_gate([0.3, 0.05, 0.4], [0.10, 0.11, 0.09]).startswith("fail")
+    assert C.radius_check([0.98, 1.0, 1.04]).startswith("pass") and C.radius_check([0.5, 1.0, 1.0]).startswith("fail")
     assert C.relearning_gate([0.2, 0.3, 0.25]).startswith("pass") and C.relearning_gate([0.9, 1.0, 0.75]).startswith(
         "fail")
     assert C.fair_control_gate(level).startswith("pass") and C.fair_control_gate(ahead).startswith("fail")
@@ -418,13 +427,13 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     from explorables.trust_region_cl.claims import claims
 
     rows = claims(results)
-    assert [r.kind for r in rows].count("check") == 1 and [r.kind for r in rows].count("claim") == 4
+    assert [r.kind for r in rows].count("check") == 2 and [r.kind for r in rows].count("claim") == 4
     assert {r.name for r in rows if r.kind == "gate"} == {"forgetting", "relearning", "fair control"}
     for row in [r for r in rows if r.kind == "claim"][:3]:
         assert "fine-tuning" not in row.verdict and "fine-tuning: reference" in row.setting
 
 
-def test_trcl_without_replay_is_ewc_to_the_bit():
+def test_the_penalty_form_without_replay_is_ewc_to_the_bit():
     tasks = ("gaussians", "moons")
     net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
     common = dict(
@@ -437,17 +446,71 @@ def test_trcl_without_replay_is_ewc_to_the_bit():
         eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"),
         seed=0,
     )
-    strengths = Strengths(replay_weight=0.0, trust_lambda=50.0, ewc_lambda=50.0)
+    strengths = Strengths(replay_weight=0.0, ewc_lambda=50.0)
     runs = {
         m: continual.train_sequence(init_params(net, [0]), net, schedule, tasks, [Member(m, 0)], strengths, **common)
-        for m in ("ewc", "trcl")
+        for m in ("ewc", "trcl_penalty")
     }
     for k in runs["ewc"].params:
-        assert torch.equal(runs["ewc"].params[k], runs["trcl"].params[k])
+        assert torch.equal(runs["ewc"].params[k], runs["trcl_penalty"].params[k])
     with_replay = continual.train_sequence(
-        init_params(net, [0]), net, schedule, tasks, [Member("trcl", 0)], Strengths(trust_lambda=50.0), **common
+        init_params(net, [0]), net, schedule, tasks, [Member("trcl_penalty", 0)], Strengths(ewc_lambda=50.0), **common
     )
-    assert not torch.equal(with_replay.params["w0"], runs["trcl"].params["w0"])
+    assert not torch.equal(with_replay.params["w0"], runs["trcl_penalty"].params["w0"])
+
+
+_TR_COMMON = dict(n_steps_per_task=150, batch_size=32, lr=1e-2, n_fisher=32, n_samples=16, seed=0)
+
+
+def _tr_run(members, strengths, tasks=("gaussians", "moons")):
+    net, schedule = Net(2, len(tasks), width=16, depth=2), make_schedule(10)
+    n_seeds = max(m.seed_index for m in members) + 1
+    return continual.train_sequence(
+        init_params(net, [m.seed_index for m in members]), net, schedule, tasks, members, strengths, n_seeds=n_seeds,
+        eval_set=eval_batch(tasks, n_seeds, 4, 10, 0, "cpu"), **_TR_COMMON,
+    )  # fmt: skip
+
+
+def test_the_multiplier_found_by_dual_ascent_holds_the_distance_at_the_radius():
+    """Tight radii are active: at the end of the task the Fisher distance to the anchor sits at the radius
+    (within 20% on this tiny, briefly trained model: dual ascent circles the boundary) with a positive multiplier;
+    unconstrained replay, from the same start, goes further."""
+    radii = (0.01, 0.02)
+    members = [Member("trcl", 0, r) for r in radii] + [Member("replay", 0)]
+    rec = _tr_run(members, Strengths())
+    assert rec.multipliers.shape == (2, 3) and rec.distances.shape == (2, 3)
+    ratio = rec.distances[-1, :2] / torch.tensor(radii)
+    assert bool((ratio - 1).abs().max() < 0.2), ratio
+    assert bool((rec.multipliers[-1, :2] > 0).all()) and float(rec.multipliers[-1, 2]) == 0.0
+    fisher_dist_replay = float(rec.distances[-1, 2])  # replay's distance in its own Fisher metric
+    assert fisher_dist_replay > max(radii)
+
+
+def test_an_infinite_radius_is_generative_replay_to_the_bit():
+    inf = _tr_run([Member("trcl", 0, float("inf"))], Strengths())
+    replay = _tr_run([Member("replay", 0)], Strengths())  # one member per run: the same random draws
+    for k in inf.params:
+        assert torch.equal(inf.params[k], replay.params[k])
+    assert float(inf.multipliers.abs().max()) == 0.0
+
+
+def test_the_distance_falls_as_the_penalty_strength_grows():
+    """The penalty form at growing lambda ends its second task ever closer to the anchor (Fisher metric)."""
+    dists = []
+    for lam in (1.0, 30.0, 1000.0):
+        rec = _tr_run([Member("trcl_penalty", 0)], Strengths(ewc_lambda=lam))
+        dists.append(float(rec.distances[-1, 0]))
+    assert dists[0] > dists[1] > dists[2], dists
+
+
+def test_a_dual_step_grows_the_multiplier_outside_the_region_and_never_below_zero():
+    lam, r = torch.tensor([0.0, 4.0, 4.0, 0.5]), torch.tensor([1.0, 1.0, float("inf"), 1.0])
+    out = continual.dual_step(lam, torch.tensor([4.0, 0.5, 9.0, 1.0]), r, 0.5)
+    # violation clipped to 1: +0.5 * max(0, 1); -0.5 relative: 4 - 0.5 * 4 * 0.5; inf: -1 -> 4 - 2; at the radius: kept
+    assert out.tolist() == [0.5, 3.0, 2.0, 0.5]
+    assert float(continual.dual_step(torch.tensor([0.2]), torch.tensor([0.0]), torch.tensor([1.0]), 0.5)) == 0.0
+    with pytest.raises(ValueError, match="radius"):
+        continual.dual_step(lam, torch.ones(4), torch.zeros(4), 1.0)
 
 
 def test_an_interrupted_sequence_resumes_from_the_last_task_switch_to_the_bit(tmp_path):
@@ -469,7 +532,7 @@ def test_an_interrupted_sequence_resumes_from_the_last_task_switch_to_the_bit(tm
 
     def train(**kw):
         start = init_params(net, [0, 1] * 3)
-        return continual.train_sequence(start, net, schedule, tasks, members, Strengths(trust_lambda=10.0), **common,
+        return continual.train_sequence(start, net, schedule, tasks, members, Strengths(trust_radius=0.05), **common,
                                         **kw)  # fmt: skip
 
     full = train()
@@ -488,11 +551,13 @@ def test_an_interrupted_sequence_resumes_from_the_last_task_switch_to_the_bit(tm
     for a, b in zip(full.samples + full.eval_losses, resumed.samples + resumed.eval_losses, strict=True):
         assert torch.equal(a, b)
     assert torch.equal(full.train_losses, resumed.train_losses)
+    assert torch.equal(full.multipliers, resumed.multipliers) and torch.equal(full.distances, resumed.distances)
     assert all(torch.equal(full.switch["anchor"][k], resumed.switch["anchor"][k]) for k in full.params)
 
 
 def test_the_paper_presets_digit_code_path_runs_at_tiny_size():
-    cfg = Config.preset("smoke", tasks=("digit0", "digit1"), seeds=(0,), n_steps_per_task=3, n_samples=8, n_eval=8)
+    cfg = Config.preset("smoke", tasks=("digit0", "digit1"), seeds=(0,), n_steps_per_task=3, n_samples=8, n_eval=8,
+                        n_replay=4)
     results = run(cfg)
     assert results.curves["sequence"]["samples"][-1].shape[-1] == 64
     assert Config.preset("paper").tasks == tuple(f"digit{k}" for k in range(10))
@@ -505,7 +570,7 @@ def _fake(summary: dict):
 
 
 def test_reading_sentences_follow_the_numbers():
-    from explorables.trust_region_cl.claims import ewc_sentence, maml_sentence, plasticity_sentence
+    from explorables.trust_region_cl.claims import maml_sentence, penalty_sentence, plasticity_sentence
 
     def maml(cos, trained_trcl, trained_replay):
         stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
@@ -522,14 +587,14 @@ def test_reading_sentences_follow_the_numbers():
 
     closer = maml_sentence(_fake(maml(0.99, [0.6, 0.6, 0.6], [0.3, 0.3, 0.3])))
     assert "must become" in closer and "is closer to the one-step update" in closer and "far from 1" in closer
-    assert "at the strength TR-CL trains with (λ = 10) it is 0.990" in closer
+    assert "at the penalty form's strength (λ = 10) it is 0.990" in closer
     not_closer = maml_sentence(_fake(maml(0.5, [0.31, 0.31, 0.31], [0.3, 0.3, 0.3])))
     assert "short of" in not_closer and "not closer" in not_closer
     assert "further" in maml_sentence(_fake(maml(0.99, [0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
 
     def seq(trcl, ewc):
         stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
-        methods = {"trcl": trcl, "ewc": ewc, "finetune": ewc}
+        methods = {"trcl": trcl, "trcl_penalty": ewc, "finetune": ewc}
         return {
             "sequence": {
                 "methods": {
@@ -539,7 +604,7 @@ def test_reading_sentences_follow_the_numbers():
             }
         }
 
-    assert "no measurable difference" in ewc_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21])))
-    assert "measurably" in ewc_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
+    assert penalty_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21]))).count("not clearly different") == 2
+    assert penalty_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3]))).count("better than") == 2
     assert "not clearly bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
     assert "partly bought" in plasticity_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])))

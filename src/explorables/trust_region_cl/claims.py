@@ -12,7 +12,9 @@ TR-CL's.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -33,9 +35,13 @@ STEPS_MARGIN = 5.0
 COSINE_THRESHOLD = 0.9
 #: trained-step cosines (TR-CL against replay) count as different when their interval clears this
 COSINE_MARGIN = 0.05
+#: check: the multiplier found by dual ascent holds TR-CL's Fisher distance to its anchor within this relative band
+#: of the radius at the end of every task (mean over tasks 2..K, every seed)
+RADIUS_BAND = 0.1
 #: gate "forgetting": on every seed fine-tuning forgets at least this much (SWD) ...
 FORGET_GATE = 0.1
-#: ... and generative replay alone still forgets at least the margin, so a better method has room
+#: ... and generative replay alone still forgets at least the margin (interval over seeds), so a better method has
+#: room
 REPLAY_ROOM = SWD_MARGIN
 #: gate "relearning": at most this share of the compared methods' (task, seed) runs is already within tolerance
 #: before any fine-tuning step (interval over seeds), so re-convergence measures coming back, not retention
@@ -86,21 +92,32 @@ def maml_check(cosines: Sequence[float], threshold: float = COSINE_THRESHOLD) ->
     return f"fail: the cosine rises with λ but stays at {cosines[-1]:.3f} < {threshold}"
 
 
+def radius_check(ratios: Sequence[float], band: float = RADIUS_BAND) -> str:
+    """pass: on every seed TR-CL's Fisher distance to the anchor at the end of a task, over its radius, lies within
+    ``band`` of 1 (the multiplier found per task makes the constraint active and met); fail otherwise (the region
+    is not reached, so TR-CL is replay, or the multiplier does not hold the radius)."""
+    lo, hi = min(ratios), max(ratios)
+    if 1 - band <= lo and hi <= 1 + band:
+        return f"pass: distance / radius in [{lo:.3f}, {hi:.3f}], within {band:g} of 1 on every seed"
+    return f"fail: distance / radius in [{lo:.3f}, {hi:.3f}], not within {band:g} of 1 on every seed"
+
+
 # --- gates --------------------------------------------------------------------------------------
 
 
 def forgetting_gate(finetune: Sequence[float], replay: Sequence[float], threshold: float = FORGET_GATE,
                     room: float = REPLAY_ROOM) -> str:
-    """pass: on every seed fine-tuning forgets at least ``threshold`` and generative replay at least ``room``
-    (there is forgetting to prevent, and replay alone does not already prevent it); fail otherwise."""
-    ft, rp = gate(finetune, threshold, rule="every seed"), gate(replay, room, rule="every seed")
+    """pass: on every seed fine-tuning forgets at least ``threshold``, and the interval over seeds of generative
+    replay's forgetting clears ``room`` (there is forgetting to prevent, and replay alone does not already prevent
+    it); fail otherwise."""
+    ft, rp = gate(finetune, threshold, rule="every seed"), gate(replay, room)
     if ft == rp == "pass":
-        return f"pass: fine-tuning forgets ≥ {threshold} and replay ≥ {room} on every seed"
+        return f"pass: fine-tuning forgets ≥ {threshold} on every seed; replay forgets {_iv(replay)}, ≥ {room}"
     why = []
     if ft == "fail":
         why.append(f"fine-tuning forgets < {threshold} on some seed (lowest {min(finetune):.3f})")
     if rp == "fail":
-        why.append(f"replay alone forgets < {room} on some seed (lowest {min(replay):.3f}): no room left")
+        why.append(f"replay alone forgets {_iv(replay)}, not clearly ≥ {room}: no room left")
     return "fail: " + "; ".join(why)
 
 
@@ -146,9 +163,11 @@ _NAMED = ("ewc", "replay", "reptile")
 CRITERIA: tuple[Criterion, ...] = (
     Criterion("maml", "check", maml_check, COSINE_THRESHOLD, "cosine rises with λ and reaches 0.9 at the tightest",
               {"pass": (([0.3, 0.6, 0.95],), {}), "fail": (([0.3, 0.6, 0.8],), {})}),
+    Criterion("radius", "check", radius_check, RADIUS_BAND, "every seed: distance / radius within 0.1 of 1",
+              {"pass": (([0.98, 1.02, 1.05],), {}), "fail": (([0.4, 0.5, 0.45],), {})}),
     Criterion("forgetting", "gate", forgetting_gate, FORGET_GATE,
-              "every seed: fine-tuning forgets >= 0.1 SWD and replay >= 0.03",
-              {"pass": (([0.3, 0.2, 0.4], [0.05, 0.04, 0.06]), {}),
+              "every seed: fine-tuning forgets >= 0.1 SWD; interval of replay's forgetting >= 0.03",
+              {"pass": (([0.3, 0.2, 0.4], [0.10, 0.11, 0.09]), {}),
                "fail": (([0.3, 0.2, 0.4], [0.05, 0.0, 0.06]), {})}),
     Criterion("relearning", "gate", relearning_gate, RELEARN_MAX,
               "interval of the share of runs within tolerance at step 0 <= 0.5",
@@ -211,6 +230,14 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             maml_check(cos), kind="check",
         ),
         Claim(
+            "the multiplier found per task holds TR-CL on its trust region's boundary: Fisher distance to the anchor "
+            "= radius at the end of each task",
+            f"TR-CL, radius {cfg.trust_radius:g}, dual ascent (η = {cfg.dual_lr:g}); distance / radius at the end "
+            f"of tasks 2..{k}, mean per seed; multiplier λ found, mean over tasks",
+            f"distance / radius {_pm(seq['trcl']['distance_ratio'])}; λ {_pm(seq['trcl']['multiplier'], 1)}",
+            radius_check(seq["trcl"]["distance_ratio"]["per_seed"]), kind="check",
+        ),
+        Claim(
             "there is forgetting to prevent, and replay alone does not prevent it",
             f"{setting}; forgetting = final SWD − SWD right after learning the task, mean over tasks 1..{k - 1}",
             f"fine-tuning {_pm(seq['finetune']['forgetting'])}; generative replay {_pm(seq['replay']['forgetting'])}",
@@ -226,8 +253,8 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
         ),
         Claim(
             "the isotropic control is a real competitor (no worse than no pull at all)",
-            f"{setting}; {METHODS[CONTROL].label} against generative replay (the same method without any pull), "
-            "final SWD, paired by seed",
+            f"{setting}; {METHODS[CONTROL].label}, radius {cfg.iso_radius:g} (tuned like TR-CL's), against "
+            "generative replay (the same method without any constraint), final SWD, paired by seed",
             f"isotropic {_pm(seq[CONTROL]['final_swd'])}; replay {_pm(seq['replay']['final_swd'])}",
             fair_control_gate(iso_minus_replay), kind="gate", name="fair control",
         ),
@@ -284,7 +311,7 @@ def maml_sentence(results: TrustRegionCLResults) -> str:
     )
     if m["trust_lambda"] in m["lambdas"]:
         at = m["cos_maml"][m["lambdas"].index(m["trust_lambda"])]["mean"]
-        first += f"; at the strength TR-CL trains with (λ = {m['trust_lambda']:g}) it is {at:.3f}"
+        first += f"; at the penalty form's strength (λ = {m['trust_lambda']:g}) it is {at:.3f}"
     tr, rp = m["trained_trcl"]["cos_maml"], m["trained_replay"]["cos_maml"]
     second = (
         ". The step that training really took on the last task (Adam, stochastic batches, "
@@ -307,22 +334,21 @@ def maml_sentence(results: TrustRegionCLResults) -> str:
     return first + second + third
 
 
-def ewc_sentence(results: TrustRegionCLResults) -> str:
-    """TR-CL is EWC plus replay (same penalty, same strength): what replay added, from the final SWD and forgetting."""
+def penalty_sentence(results: TrustRegionCLResults) -> str:
+    """The constraint against the penalty form (EWC's fixed-λ penalty plus the same replay): final SWD and
+    forgetting, paired by seed."""
     methods = results.summary["sequence"]["methods"]
-    quality = paired_outcome(methods["trcl"]["final_swd"]["per_seed"], methods["ewc"]["final_swd"]["per_seed"],
-                             SWD_MARGIN)
-    forget = paired_outcome(methods["trcl"]["forgetting"]["per_seed"], methods["ewc"]["forgetting"]["per_seed"],
-                            SWD_MARGIN)
+    quality = paired_outcome(methods["trcl"]["final_swd"]["per_seed"],
+                             methods["trcl_penalty"]["final_swd"]["per_seed"], SWD_MARGIN)
+    forget = paired_outcome(methods["trcl"]["forgetting"]["per_seed"],
+                            methods["trcl_penalty"]["forgetting"]["per_seed"], SWD_MARGIN)
     words = {"win": "better than", "tie": "not clearly different from", "loss": "worse than"}
     return (
-        f"TR-CL is EWC plus replay, with the same penalty and strength. Its final sample quality is {words[quality]} "
-        f"EWC's, and its forgetting {words[forget]} EWC's: "
-        + (
-            "at this scale replay adds no measurable difference on top of the Fisher penalty."
-            if quality == "tie" and forget == "tie"
-            else "replay changes the outcome measurably on at least one of the two."
-        )
+        f"Against the penalty form (EWC's penalty with λ = {results.config.ewc_lambda:g} plus the same replay), "
+        f"the constraint's final sample quality ({_pm(methods['trcl']['final_swd'])} against "
+        f"{_pm(methods['trcl_penalty']['final_swd'])}) is {words[quality]} the penalty's, and its forgetting "
+        f"({_pm(methods['trcl']['forgetting'])} against {_pm(methods['trcl_penalty']['forgetting'])}) "
+        f"{words[forget]} the penalty's."
     )
 
 
@@ -334,6 +360,25 @@ def reconvergence_sentence(results: TrustRegionCLResults) -> str:
         "Re-convergence as measured here mixes two things: how much was retained, and how fast the rest comes "
         f"back. The share of (task, seed) runs already within tolerance before any fine-tuning step: {shares}."
     )
+
+
+#: the committed record of the radius tuning (``benchmarks/tune_trust_region_cl.py``, tuning base seeds 100 and 101)
+TUNING_FILE = Path(__file__).resolve().parents[3] / "data" / "trust_region_cl_tuning.json"
+
+
+def tuning_table(path: Path | str = TUNING_FILE) -> str:
+    """The radius tuning, from its committed record: mean final SWD per radius and metric (tuning base seeds only,
+    the same grid and runs for both metrics), and the radius each metric got."""
+    if not Path(path).is_file():
+        return f"(the tuning record {Path(path).name} is not part of this copy: see the repository's data/ folder)"
+    record = json.loads(Path(path).read_text())
+    radii, mean, best = record["radii"], record["mean_final_swd"], record["best"]
+    rows = [[f"{r:g}"] + [f"{mean[f'{m}@{r:g}']:.3f}" + (" ←" if best[m] == r else "") for m in ("trcl", "trcl_iso")]
+            for r in radii]  # fmt: skip
+    rows.append(["no constraint (replay)", f"{mean['replay']:.3f}", f"{mean['replay']:.3f}"])
+    note = (f"base seeds {', '.join(map(str, record['base_seeds']))}, {record['seeds_per_base']} seeds each, "
+            f"{record['n_steps_per_task']} steps per task, replay buffer {record['n_replay']}")  # fmt: skip
+    return table(["radius", "TR-CL (Fisher metric)", "isotropic metric"], rows) + f"\n\n({note}; ← the pick)"
 
 
 def results_table(results: TrustRegionCLResults) -> str:
@@ -350,6 +395,9 @@ def results_table(results: TrustRegionCLResults) -> str:
                 _pm(seq[m]["final_loss"]),
                 _pm(rec[m]["steps"], 1),
                 str(rec[m]["n_censored"]),
+                _pm(seq[m]["multiplier"], 1) if METHODS[m].metric != "none" else "–",
+                _pm(seq[m]["distance_ratio"]) if METHODS[m].metric != "none" and METHODS[m].penalty == "constraint"
+                else "–",
             ]
         )
     header = [
@@ -360,6 +408,8 @@ def results_table(results: TrustRegionCLResults) -> str:
         "held-out loss",
         "re-convergence steps",
         "runs not back in time",
+        "λ at task end",
+        "distance / radius",
     ]
     return table(header, rows)
 
