@@ -608,3 +608,19 @@ def test_reading_sentences_follow_the_numbers():
     assert penalty_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3]))).count("better than") == 2
     assert "not clearly bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
     assert "partly bought" in plasticity_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])))
+
+
+def test_the_configs_radii_are_the_tuning_tables_picks():
+    """The book preset's radii come from the committed tuning (tuning base seeds only, one grid for both metrics)."""
+    import json
+
+    from explorables.trust_region_cl.claims import TUNING_FILE, tuning_table
+
+    record = json.loads(TUNING_FILE.read_text())
+    assert set(record["base_seeds"]).isdisjoint(range(5))  # never an evaluation base seed
+    cfg = Config.preset("book")
+    for metric, field in (("trcl", "trust_radius"), ("trcl_iso", "iso_radius")):
+        scores = [record["mean_final_swd"][f"{metric}@{r:g}"] for r in record["radii"]]
+        assert record["radii"][scores.index(min(scores))] == record["best"][metric] == getattr(cfg, field)
+    assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
+    assert "←" in tuning_table() and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))

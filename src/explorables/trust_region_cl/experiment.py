@@ -74,10 +74,15 @@ class TrustRegionCLConfig(ExperimentConfig):
     )
     replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
     trust_radius: float = param(
-        0.1, Positive(), "radius r of TR-CL's trust region in the Fisher metric, eq. (trcl-constraint)"
+        0.01,
+        Positive(),
+        "radius r of TR-CL's trust region in the Fisher metric, eq. (trcl-constraint) (tuned on base seeds 100 and "
+        "101: benchmarks/tune_trust_region_cl.py, data/trust_region_cl_tuning.json)",
     )
     iso_radius: float = param(
-        0.1, Positive(), "radius of the control's trust region in the isotropic metric (mean Fisher entry)"
+        0.1,
+        Positive(),
+        "radius of the control's trust region in the isotropic metric (mean Fisher entry), tuned like trust_radius",
     )
     dual_lr: float = param(
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
