@@ -130,12 +130,13 @@ def relearning_gate(at_start: Sequence[float], threshold: float = RELEARN_MAX) -
 
 
 def fair_control_gate(iso_minus_replay: Sequence[float], margin: float = SWD_MARGIN) -> str:
-    """pass: the isotropic control is a real competitor: its final SWD is not worse than generative replay's (the
-    same method with no pull at all) by more than ``margin``, on the interval over seeds; fail otherwise (beating a
-    control that any pull makes worse shows little)."""
-    word = gate(iso_minus_replay, margin, direction="below")
-    how = "within" if word == "pass" else "not clearly within"
-    return f"{word}: isotropic minus replay {_iv(iso_minus_replay)}, {how} {margin} of no pull"
+    """pass: the isotropic control, its radius tuned like TR-CL's, is a real competitor: its final SWD is not clearly
+    worse than generative replay's (the same method with no constraint at all), i.e. the interval over seeds of
+    the paired difference does not lie wholly above ``margin``; fail otherwise (beating a control that any
+    constraint makes worse shows little)."""
+    word = "fail" if compare(iso_minus_replay, margin) == "yes" else "pass"
+    how = "not clearly worse than" if word == "pass" else "clearly worse than"
+    return f"{word}: isotropic minus replay {_iv(iso_minus_replay)}, {how} no constraint by {margin}"
 
 
 # --- claims -------------------------------------------------------------------------------------
@@ -173,7 +174,7 @@ CRITERIA: tuple[Criterion, ...] = (
               "interval of the share of runs within tolerance at step 0 <= 0.5",
               {"pass": (([0.2, 0.25, 0.3],), {}), "fail": (([0.9, 0.95, 1.0],), {})}),
     Criterion("fair control", "gate", fair_control_gate, SWD_MARGIN,
-              "interval of isotropic minus replay final SWD <= 0.03",
+              "interval of isotropic minus replay final SWD not wholly above 0.03",
               {"pass": ((_LO,), {}), "fail": ((_HI,), {})}),
     Criterion("best", "claim", comparison_verdict, SWD_MARGIN,
               "per named baseline, interval of its final SWD (or forgetting, or steps) minus TR-CL's vs the margin",

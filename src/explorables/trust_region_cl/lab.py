@@ -36,7 +36,7 @@ class TrustRegionCLLab:
         style, lay = {"description_width": "130px"}, widgets.Layout(width="340px")
         self.n_steps, self.n_samples, self.seed = n_steps_per_task, n_samples, seed
         self.trust = widgets.FloatLogSlider(
-            value=0.1, base=10, min=-2, max=0, step=0.25, description="trust radius r", style=style, layout=lay
+            value=0.01, base=10, min=-2.5, max=0, step=0.25, description="trust radius r", style=style, layout=lay
         )
         self.replay = widgets.FloatSlider(
             value=1.0, min=0.0, max=4.0, step=0.25, description="replay weight β", style=style, layout=lay
@@ -137,5 +137,5 @@ def benchmark_interactions(lab: TrustRegionCLLab | None = None) -> dict[str, lis
     lab = lab or TrustRegionCLLab()
     return interactions(
         redraw=[(lab.after, (1, 2, 3) * 4)],
-        rerun=[(lab.trust, (1.0, 0.1)), (lab.replay, (0.0, 1.0)), (lab.order, tuple(ORDERS)[1::-1])],
+        rerun=[(lab.trust, (1.0, 0.01)), (lab.replay, (0.0, 1.0)), (lab.order, tuple(ORDERS)[1::-1])],
     )
