@@ -594,11 +594,11 @@ def test_reading_sentences_follow_the_numbers():
 
     def seq(trcl, ewc):
         stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
-        methods = {"trcl": trcl, "trcl_penalty": ewc, "finetune": ewc}
+        methods = {"trcl": trcl, "trcl_penalty": ewc, "finetune": ewc, "ewc": ewc}
         return {
             "sequence": {
                 "methods": {
-                    m: {"final_swd": stats(v), "forgetting": stats(v), "last_task_swd": stats(v)}
+                    m: {k: stats(v) for k in ("final_swd", "forgetting", "last_task_swd", "multiplier")}
                     for m, v in methods.items()
                 }
             }
@@ -608,6 +608,48 @@ def test_reading_sentences_follow_the_numbers():
     assert penalty_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3]))).count("better than") == 2
     assert "not clearly bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
     assert "partly bought" in plasticity_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])))
+    # TR-CL against EWC without replay, on the page's seeds when no study is there (a slug with no study)
+    assert "ties EWC" in C.ewc_sentence(_fake(seq([0.2, 0.21, 0.2], [0.2, 0.2, 0.21])), slug="no_such_study")
+    assert "clearly behind" in C.ewc_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])), slug="no_such_study")
+
+
+def test_the_isotropic_gate_is_non_inferiority_so_noise_does_not_pass_it():
+    """A wide interval that is worse on average fails (the old rule passed it: its low end is below the margin);
+    a tight one near zero passes; a clearly worse one fails."""
+    wide_worse = [0.0, 0.04, 0.08, -0.02, 0.10]  # mean +0.04, low end below the margin
+    assert C.interval(wide_worse).low < C.SWD_MARGIN < C.interval(wide_worse).mean
+    assert C.fair_control_gate(wide_worse).startswith("fail")
+    assert C.fair_control_gate([-0.2, 0.05, 0.3]).startswith("fail")
+    assert C.fair_control_gate([0.0, 0.01, -0.01]).startswith("pass")
+    assert "clearly worse" in C.fair_control_gate([0.1, 0.11, 0.09])
+
+
+def test_pooling_groups_from_their_intervals_matches_pooling_the_values():
+    rng = np.random.default_rng(3)
+    groups = [rng.normal(i * 0.1, 1.0, size=5) for i in range(4)]
+    mean, sd, n = C.pool_groups([g.mean() for g in groups], [C.interval(g).half_width for g in groups], 5)
+    values = np.concatenate(groups)
+    assert n == values.size and np.isclose(mean, values.mean()) and np.isclose(sd, values.std(ddof=1))
+    with pytest.raises(ValueError, match="half_widths"):
+        C.pool_groups([0.1], [0.1, 0.2], 5)
+
+
+def test_the_perturbation_gives_every_method_of_a_seed_the_same_draw():
+    """Re-convergence starts from perturbed weights; members with the same seed get the same noise, relative to their
+    own RMS, so methods stay paired; different seeds get different draws."""
+    from explorables.trust_region_cl.experiment import perturbed
+
+    n_methods, n_seeds = 3, 2
+    seed_of = torch.arange(n_seeds).repeat(n_methods)  # members: method-major, seed fastest
+    params = {"w": torch.ones(n_methods * n_seeds, 4, 3), "b": torch.full((n_methods * n_seeds, 3), 2.0)}
+    out = perturbed(params, seed_of, n_seeds, 0.1, seed=7)
+    for k, v in params.items():
+        eps = (out[k] - v) / v  # rms of a constant tensor is its value
+        for s in range(n_seeds):
+            same = eps[seed_of == s]
+            assert torch.allclose(same, same[:1].expand_as(same))
+        assert not torch.allclose(eps[seed_of == 0], eps[seed_of == 1])
+    assert perturbed(params, seed_of, n_seeds, 0.0, seed=7) is params
 
 
 def test_the_configs_radii_are_the_tuning_tables_picks():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import numpy as np
 from ..core.tables import Claim, checks_table  # noqa: F401 - what the notebook imports
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
-from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
+from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict, t_multiplier
 from .continual import BASELINES, CONTROL, METHODS
 from .experiment import TRAINED, TrustRegionCLResults
 
@@ -130,13 +131,18 @@ def relearning_gate(at_start: Sequence[float], threshold: float = RELEARN_MAX) -
 
 
 def fair_control_gate(iso_minus_replay: Sequence[float], margin: float = SWD_MARGIN) -> str:
-    """pass: the isotropic control, its radius tuned like TR-CL's, is a real competitor: its final SWD is not clearly
-    worse than generative replay's (the same method with no constraint at all), i.e. the interval over seeds of
-    the paired difference does not lie wholly above ``margin``; fail otherwise (beating a control that any
-    constraint makes worse shows little)."""
-    word = "fail" if compare(iso_minus_replay, margin) == "yes" else "pass"
-    how = "not clearly worse than" if word == "pass" else "clearly worse than"
-    return f"{word}: isotropic minus replay {_iv(iso_minus_replay)}, {how} no constraint by {margin}"
+    """pass: the isotropic control, its radius tuned like TR-CL's, is a real competitor, shown by non-inferiority:
+    the interval over seeds of its final SWD minus generative replay's (the same method with no constraint at all),
+    paired by seed, lies wholly below ``margin`` (its UPPER end is at most the margin), so the control is shown to
+    be no worse than no constraint by more than the margin; fail otherwise, including when the interval is merely
+    wide (noise does not pass it). Beating a control that any constraint makes worse shows little."""
+    iv = interval(iso_minus_replay)
+    if gate(iso_minus_replay, margin, direction="below") == "pass":
+        return (f"pass: isotropic minus replay {_iv(iso_minus_replay)}, upper end ≤ {margin}: not worse than no "
+                "constraint by the margin (non-inferior)")
+    why = "clearly worse than" if iv.low > margin else "not shown to be within the margin of"
+    return (f"fail: isotropic minus replay {_iv(iso_minus_replay)}, upper end {iv.high:+.3f} > {margin}: {why} "
+            "no constraint")
 
 
 # --- claims -------------------------------------------------------------------------------------
@@ -174,8 +180,8 @@ CRITERIA: tuple[Criterion, ...] = (
               "interval of the share of runs within tolerance at step 0 <= 0.5",
               {"pass": (([0.2, 0.25, 0.3],), {}), "fail": (([0.9, 0.95, 1.0],), {})}),
     Criterion("fair control", "gate", fair_control_gate, SWD_MARGIN,
-              "interval of isotropic minus replay final SWD not wholly above 0.03",
-              {"pass": ((_LO,), {}), "fail": ((_HI,), {})}),
+              "non-inferiority: upper end of the interval of isotropic minus replay final SWD <= 0.03",
+              {"pass": ((_LO,), {}), "fail": ((_MID,), {})}),
     Criterion("best", "claim", comparison_verdict, SWD_MARGIN,
               "per named baseline, interval of its final SWD (or forgetting, or steps) minus TR-CL's vs the margin",
               {"yes": ((dict.fromkeys(_NAMED, _HI), SWD_MARGIN, "x"), {}),
@@ -349,17 +355,110 @@ def penalty_sentence(results: TrustRegionCLResults) -> str:
         f"the constraint's final sample quality ({_pm(methods['trcl']['final_swd'])} against "
         f"{_pm(methods['trcl_penalty']['final_swd'])}) is {words[quality]} the penalty's, and its forgetting "
         f"({_pm(methods['trcl']['forgetting'])} against {_pm(methods['trcl_penalty']['forgetting'])}) "
-        f"{words[forget]} the penalty's."
+        f"{words[forget]} the penalty's. This comparison changes two things at once: the constraint finds its "
+        f"multiplier per task (λ* {_pm(methods['trcl']['multiplier'], 0)} at the end of a task, mean over tasks), "
+        f"the penalty keeps λ = {results.config.ewc_lambda:g}, so it mixes the form (adaptive against fixed) with "
+        "the strength."
     )
 
 
 def reconvergence_sentence(results: TrustRegionCLResults) -> str:
-    """How much of re-convergence is retention: the share of (task, seed) runs back within tolerance at step 0."""
+    """How much of re-convergence is retention (the share of (task, seed) runs back within tolerance at step 0), and
+    the steps to re-converge on task 1 alone, a common target: every method but Reptile + replay learns task 1 with
+    the same weights (no anchor yet), so its post-learning loss is the same for them."""
     rec = results.summary["reconvergence"]["methods"]
     shares = ", ".join(f"{METHODS[m].label} {rec[m]['fraction_at_start']:.0%}" for m in ("trcl", *BASELINES))
+    first = "; ".join(f"{METHODS[m].label} {_pm(rec[m]['first_task_steps'], 1)}" for m in ("trcl", *BASELINES))
+    tr = rec["trcl"]["first_task_steps"]["per_seed"]
+    words = {"win": "clearly fewer than", "tie": "not clearly different from", "loss": "clearly more than"}
+    versus = ", ".join(
+        f"{words[paired_outcome(tr, rec[m]['first_task_steps']['per_seed'], STEPS_MARGIN)]} {METHODS[m].label}'s"
+        for m in NAMED_BASELINES
+    )
     return (
         "Re-convergence as measured here mixes two things: how much was retained, and how fast the rest comes "
-        f"back. The share of (task, seed) runs already within tolerance before any fine-tuning step: {shares}."
+        f"back. The share of (task, seed) runs already within tolerance before any fine-tuning step: {shares}. "
+        "On task 1 alone, whose target loss every method but Reptile + replay shares (they learned it with the "
+        f"same weights), the steps to re-converge are {first}: TR-CL's are {versus} "
+        f"(paired by seed, margin {STEPS_MARGIN:g} steps; a description, not a verdict)."
+    )
+
+
+_ADV_EWC = re.compile(r"over EWC ([+-]?\d+\.\d+) \[([+-]?\d+\.\d+), ([+-]?\d+\.\d+)\]")
+
+
+def pool_groups(means: Sequence[float], half_widths: Sequence[float], n: int) -> tuple[float, float, int]:
+    """Mean, sample sd and count of the values of several equal-sized groups of ``n`` pooled, from each group's mean
+    and the half-width of its 95% t-interval (sd = half-width · sqrt(n) / t): exact up to the rounding of the
+    inputs. Lets the page pool the seed study's base seeds, whose record keeps intervals, not per-seed values."""
+    m, h = np.asarray(means, float), np.asarray(half_widths, float)
+    if m.shape != h.shape or m.ndim != 1 or m.size == 0 or n < 2:
+        raise ValueError(f"means and half_widths must be paired per group and n >= 2, got {m.shape}, {h.shape}, {n}")
+    sd = h * np.sqrt(n) / t_multiplier(n)
+    grand = float(m.mean())
+    ss = float(((n - 1) * sd**2).sum() + (n * (m - grand) ** 2).sum())
+    total = n * m.size
+    return grand, float(np.sqrt(ss / (total - 1))), total
+
+
+def ewc_sentence(results: TrustRegionCLResults, slug: str = "trust_region_cl") -> str:
+    """Does TR-CL tie EWC, which has no replay, on final SWD? On the page's paired seeds and, where the committed
+    seed study is present, pooled over its paired seeds of every base seed (:func:`pool_groups`): a tie when the
+    interval of TR-CL's advantage lies within ± :data:`SWD_MARGIN` (equivalence), clearly ahead or behind when it
+    clears the margin, not settled otherwise."""
+    m = results.summary["sequence"]["methods"]
+    adv = _paired(m["ewc"]["final_swd"]["per_seed"], m["trcl"]["final_swd"]["per_seed"])
+    text = f"On final SWD, TR-CL's advantage over EWC (no replay) on this page's paired seeds is {_iv(adv)}"
+    pooled = None
+    try:
+        from ..core.seed_study import load_study
+
+        study = load_study(slug)
+        per_base = len(type(results.config).preset(study["scale"]).seeds)  # paired seeds per base seed
+        rows = [r for r in study["rows"] if r["kind"] == "claim" and "best final" in r["claim"]]
+        found = [_ADV_EWC.search(s) for s in rows[0]["measured"]] if rows else []
+        if found and all(found):
+            means = [float(f.group(1)) for f in found]
+            halves = [(float(f.group(3)) - float(f.group(2))) / 2 for f in found]
+            pooled = pool_groups(means, halves, per_base), means
+    except (FileNotFoundError, OSError, ValueError, KeyError, IndexError):
+        pooled = None
+    if pooled is None:
+        mean, lo, hi, what = float(adv.mean()), interval(adv).low, interval(adv).high, "these seeds"
+    else:
+        (mean, sd, total), means = pooled
+        half = t_multiplier(total) * sd / np.sqrt(total)
+        lo, hi, what = mean - half, mean + half, f"the {total} paired seeds of the seed study"
+        behind = sum(v < 0 for v in means)
+        text += (f"; pooled over {what} ({len(means)} base seeds) it is {mean:+.3f} [{lo:+.3f}, {hi:+.3f}], "
+                 f"and TR-CL's mean is behind EWC's on {behind} of {len(means)} base seeds")
+    if -SWD_MARGIN < lo and hi < SWD_MARGIN:
+        tail = (f". The interval over {what} lies within ± {SWD_MARGIN:g}: TR-CL ties EWC without replay, so on final "
+                "sample quality the Fisher pull, not replay, does the work.")
+    elif lo >= SWD_MARGIN:
+        tail = f". Over {what} TR-CL is clearly ahead of EWC without replay: replay adds to the Fisher pull."
+    elif hi <= -SWD_MARGIN:
+        tail = f". Over {what} TR-CL is clearly behind EWC without replay."
+    else:
+        tail = f". Over {what} the interval is too wide to say whether TR-CL ties EWC without replay."
+    return text + tail
+
+
+def reptile_sentence(results: TrustRegionCLResults) -> str:
+    """Reptile + replay, our continual meta-learning baseline, against plain generative replay (paired by seed, the
+    claims' margins): its settings were not tuned, so a "partly" that rests on beating it is weak."""
+    seq, rec = results.summary["sequence"]["methods"], results.summary["reconvergence"]["methods"]
+    words = {"win": "better than", "tie": "not clearly different from", "loss": "worse than"}
+    parts = [
+        (what, words[paired_outcome(d["reptile"][key]["per_seed"], d["replay"][key]["per_seed"], margin)])
+        for what, d, key, margin in (("final SWD", seq, "final_swd", SWD_MARGIN),
+                                     ("forgetting", seq, "forgetting", SWD_MARGIN),
+                                     ("re-convergence steps", rec, "steps", STEPS_MARGIN))
+    ]  # fmt: skip
+    return (
+        "Reptile + replay is our own, untuned stand-in for continual meta-learning (its settings were not tuned); "
+        "against plain generative replay it is " + "; ".join(f"{w} on {what}" for what, w in parts) + ". A "
+        '"partly" that rests on beating Reptile + replay is therefore weak evidence.'
     )
 
 
@@ -395,6 +494,7 @@ def results_table(results: TrustRegionCLResults) -> str:
                 _pm(seq[m]["first_task_forgetting"]),
                 _pm(seq[m]["final_loss"]),
                 _pm(rec[m]["steps"], 1),
+                _pm(rec[m]["first_task_steps"], 1),
                 str(rec[m]["n_censored"]),
                 _pm(seq[m]["multiplier"], 1) if METHODS[m].metric != "none" else "–",
                 _pm(seq[m]["distance_ratio"]) if METHODS[m].metric != "none" and METHODS[m].penalty == "constraint"
@@ -408,6 +508,7 @@ def results_table(results: TrustRegionCLResults) -> str:
         "forgetting, task 1",
         "held-out loss",
         "re-convergence steps",
+        "re-convergence steps, task 1",
         "runs not back in time",
         "λ at task end",
         "distance / radius",
