@@ -181,7 +181,7 @@ def test_a_method_is_its_fields():
 
     assert Method("trcl", "trust region (TR-CL)", replay=True, metric="fisher") == METHODS["trcl"]
     plain = Method("x", "x", replay=False, metric="none")
-    assert plain.penalty == "trust" and not plain.reptile
+    assert plain.penalty == "constraint" and not plain.reptile
     with pytest.raises(ValueError, match="metric"):
         Method("x", "x", replay=True, metric="euclid")
 
@@ -354,8 +354,16 @@ def test_bad_inputs_name_the_parameter():
         check_tasks([])
     with pytest.raises(ValueError, match="tasks"):
         check_tasks(["moons", "digit3"])
-    with pytest.raises(ValueError, match="trust_lambda"):
-        Strengths(trust_lambda=-1.0)
+    with pytest.raises(ValueError, match="trust_radius"):
+        Strengths(trust_radius=0.0)
+    with pytest.raises(ValueError, match="iso_radius"):
+        Strengths(iso_radius=-1.0)
+    with pytest.raises(ValueError, match="dual_lr"):
+        Strengths(dual_lr=0.0)
+    with pytest.raises(ValueError, match="radius"):
+        Member("trcl", 0, radius=float("nan"))
+    with pytest.raises(ValueError, match="n_replay"):
+        Config.preset("smoke", n_samples=8, n_replay=9)
     with pytest.raises(ValueError, match="replay_weight"):
         Strengths(replay_weight=float("nan"))
     with pytest.raises(ValueError, match="name"):
@@ -394,10 +402,11 @@ def test_verdict_rules_on_constructed_numbers():
     assert maml_check([0.3, 0.6, 0.8]).startswith("fail") and maml_check([0.6, 0.5, 0.95]).startswith("fail")
     assert control_verdict(ahead).startswith("yes") and control_verdict(level).startswith("no")
     assert control_verdict(noisy).startswith("unclear")
-    assert C.forgetting_gate([0.3, 0.2, 0.4], [0.05, 0.04, 0.06]).startswith("pass")
+    assert C.forgetting_gate([0.3, 0.2, 0.4], [0.10, 0.11, 0.09]).startswith("pass")
     no_room = C.forgetting_gate([0.3, 0.2, 0.4], [0.05, 0.0, 0.06])
     assert no_room.startswith("fail") and "replay" in no_room
-    assert C.forgetting_gate([0.3, 0.05, 0.4], [0.05, 0.04, 0.06]).startswith("fail")
+    assert C.forgetting_gate([0.3, 0.05, 0.4], [0.10, 0.11, 0.09]).startswith("fail")
+    assert C.radius_check([0.98, 1.0, 1.04]).startswith("pass") and C.radius_check([0.5, 1.0, 1.0]).startswith("fail")
     assert C.relearning_gate([0.2, 0.3, 0.25]).startswith("pass") and C.relearning_gate([0.9, 1.0, 0.75]).startswith(
         "fail")
     assert C.fair_control_gate(level).startswith("pass") and C.fair_control_gate(ahead).startswith("fail")
@@ -418,13 +427,13 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     from explorables.trust_region_cl.claims import claims
 
     rows = claims(results)
-    assert [r.kind for r in rows].count("check") == 1 and [r.kind for r in rows].count("claim") == 4
+    assert [r.kind for r in rows].count("check") == 2 and [r.kind for r in rows].count("claim") == 4
     assert {r.name for r in rows if r.kind == "gate"} == {"forgetting", "relearning", "fair control"}
     for row in [r for r in rows if r.kind == "claim"][:3]:
         assert "fine-tuning" not in row.verdict and "fine-tuning: reference" in row.setting
 
 
-def test_trcl_without_replay_is_ewc_to_the_bit():
+def test_the_penalty_form_without_replay_is_ewc_to_the_bit():
     tasks = ("gaussians", "moons")
     net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
     common = dict(
@@ -437,17 +446,71 @@ def test_trcl_without_replay_is_ewc_to_the_bit():
         eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"),
         seed=0,
     )
-    strengths = Strengths(replay_weight=0.0, trust_lambda=50.0, ewc_lambda=50.0)
+    strengths = Strengths(replay_weight=0.0, ewc_lambda=50.0)
     runs = {
         m: continual.train_sequence(init_params(net, [0]), net, schedule, tasks, [Member(m, 0)], strengths, **common)
-        for m in ("ewc", "trcl")
+        for m in ("ewc", "trcl_penalty")
     }
     for k in runs["ewc"].params:
-        assert torch.equal(runs["ewc"].params[k], runs["trcl"].params[k])
+        assert torch.equal(runs["ewc"].params[k], runs["trcl_penalty"].params[k])
     with_replay = continual.train_sequence(
-        init_params(net, [0]), net, schedule, tasks, [Member("trcl", 0)], Strengths(trust_lambda=50.0), **common
+        init_params(net, [0]), net, schedule, tasks, [Member("trcl_penalty", 0)], Strengths(ewc_lambda=50.0), **common
     )
-    assert not torch.equal(with_replay.params["w0"], runs["trcl"].params["w0"])
+    assert not torch.equal(with_replay.params["w0"], runs["trcl_penalty"].params["w0"])
+
+
+_TR_COMMON = dict(n_steps_per_task=150, batch_size=32, lr=1e-2, n_fisher=32, n_samples=16, seed=0)
+
+
+def _tr_run(members, strengths, tasks=("gaussians", "moons")):
+    net, schedule = Net(2, len(tasks), width=16, depth=2), make_schedule(10)
+    n_seeds = max(m.seed_index for m in members) + 1
+    return continual.train_sequence(
+        init_params(net, [m.seed_index for m in members]), net, schedule, tasks, members, strengths, n_seeds=n_seeds,
+        eval_set=eval_batch(tasks, n_seeds, 4, 10, 0, "cpu"), **_TR_COMMON,
+    )  # fmt: skip
+
+
+def test_the_multiplier_found_by_dual_ascent_holds_the_distance_at_the_radius():
+    """Tight radii are active: at the end of the task the Fisher distance to the anchor sits at the radius
+    (within 20% on this tiny, briefly trained model: dual ascent circles the boundary) with a positive multiplier;
+    unconstrained replay, from the same start, goes further."""
+    radii = (0.01, 0.02)
+    members = [Member("trcl", 0, r) for r in radii] + [Member("replay", 0)]
+    rec = _tr_run(members, Strengths())
+    assert rec.multipliers.shape == (2, 3) and rec.distances.shape == (2, 3)
+    ratio = rec.distances[-1, :2] / torch.tensor(radii)
+    assert bool((ratio - 1).abs().max() < 0.2), ratio
+    assert bool((rec.multipliers[-1, :2] > 0).all()) and float(rec.multipliers[-1, 2]) == 0.0
+    fisher_dist_replay = float(rec.distances[-1, 2])  # replay's distance in its own Fisher metric
+    assert fisher_dist_replay > max(radii)
+
+
+def test_an_infinite_radius_is_generative_replay_to_the_bit():
+    inf = _tr_run([Member("trcl", 0, float("inf"))], Strengths())
+    replay = _tr_run([Member("replay", 0)], Strengths())  # one member per run: the same random draws
+    for k in inf.params:
+        assert torch.equal(inf.params[k], replay.params[k])
+    assert float(inf.multipliers.abs().max()) == 0.0
+
+
+def test_the_distance_falls_as_the_penalty_strength_grows():
+    """The penalty form at growing lambda ends its second task ever closer to the anchor (Fisher metric)."""
+    dists = []
+    for lam in (1.0, 30.0, 1000.0):
+        rec = _tr_run([Member("trcl_penalty", 0)], Strengths(ewc_lambda=lam))
+        dists.append(float(rec.distances[-1, 0]))
+    assert dists[0] > dists[1] > dists[2], dists
+
+
+def test_a_dual_step_grows_the_multiplier_outside_the_region_and_never_below_zero():
+    lam, r = torch.tensor([0.0, 4.0, 4.0, 0.5]), torch.tensor([1.0, 1.0, float("inf"), 1.0])
+    out = continual.dual_step(lam, torch.tensor([4.0, 0.5, 9.0, 1.0]), r, 0.5)
+    # violation clipped to 1: +0.5 * max(0, 1); -0.5 relative: 4 - 0.5 * 4 * 0.5; inf: -1 -> 4 - 2; at the radius: kept
+    assert out.tolist() == [0.5, 3.0, 2.0, 0.5]
+    assert float(continual.dual_step(torch.tensor([0.2]), torch.tensor([0.0]), torch.tensor([1.0]), 0.5)) == 0.0
+    with pytest.raises(ValueError, match="radius"):
+        continual.dual_step(lam, torch.ones(4), torch.zeros(4), 1.0)
 
 
 def test_an_interrupted_sequence_resumes_from_the_last_task_switch_to_the_bit(tmp_path):
@@ -469,7 +532,7 @@ def test_an_interrupted_sequence_resumes_from_the_last_task_switch_to_the_bit(tm
 
     def train(**kw):
         start = init_params(net, [0, 1] * 3)
-        return continual.train_sequence(start, net, schedule, tasks, members, Strengths(trust_lambda=10.0), **common,
+        return continual.train_sequence(start, net, schedule, tasks, members, Strengths(trust_radius=0.05), **common,
                                         **kw)  # fmt: skip
 
     full = train()
@@ -488,11 +551,13 @@ def test_an_interrupted_sequence_resumes_from_the_last_task_switch_to_the_bit(tm
     for a, b in zip(full.samples + full.eval_losses, resumed.samples + resumed.eval_losses, strict=True):
         assert torch.equal(a, b)
     assert torch.equal(full.train_losses, resumed.train_losses)
+    assert torch.equal(full.multipliers, resumed.multipliers) and torch.equal(full.distances, resumed.distances)
     assert all(torch.equal(full.switch["anchor"][k], resumed.switch["anchor"][k]) for k in full.params)
 
 
 def test_the_paper_presets_digit_code_path_runs_at_tiny_size():
-    cfg = Config.preset("smoke", tasks=("digit0", "digit1"), seeds=(0,), n_steps_per_task=3, n_samples=8, n_eval=8)
+    cfg = Config.preset("smoke", tasks=("digit0", "digit1"), seeds=(0,), n_steps_per_task=3, n_samples=8, n_eval=8,
+                        n_replay=4)
     results = run(cfg)
     assert results.curves["sequence"]["samples"][-1].shape[-1] == 64
     assert Config.preset("paper").tasks == tuple(f"digit{k}" for k in range(10))
@@ -505,7 +570,7 @@ def _fake(summary: dict):
 
 
 def test_reading_sentences_follow_the_numbers():
-    from explorables.trust_region_cl.claims import ewc_sentence, maml_sentence, plasticity_sentence
+    from explorables.trust_region_cl.claims import maml_sentence, penalty_sentence, plasticity_sentence
 
     def maml(cos, trained_trcl, trained_replay):
         stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
@@ -522,24 +587,82 @@ def test_reading_sentences_follow_the_numbers():
 
     closer = maml_sentence(_fake(maml(0.99, [0.6, 0.6, 0.6], [0.3, 0.3, 0.3])))
     assert "must become" in closer and "is closer to the one-step update" in closer and "far from 1" in closer
-    assert "at the strength TR-CL trains with (λ = 10) it is 0.990" in closer
+    assert "at the penalty form's strength (λ = 10) it is 0.990" in closer
     not_closer = maml_sentence(_fake(maml(0.5, [0.31, 0.31, 0.31], [0.3, 0.3, 0.3])))
     assert "short of" in not_closer and "not closer" in not_closer
     assert "further" in maml_sentence(_fake(maml(0.99, [0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
 
     def seq(trcl, ewc):
         stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
-        methods = {"trcl": trcl, "ewc": ewc, "finetune": ewc}
+        methods = {"trcl": trcl, "trcl_penalty": ewc, "finetune": ewc, "ewc": ewc}
         return {
             "sequence": {
                 "methods": {
-                    m: {"final_swd": stats(v), "forgetting": stats(v), "last_task_swd": stats(v)}
+                    m: {k: stats(v) for k in ("final_swd", "forgetting", "last_task_swd", "multiplier")}
                     for m, v in methods.items()
                 }
             }
         }
 
-    assert "no measurable difference" in ewc_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21])))
-    assert "measurably" in ewc_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3])))
+    assert penalty_sentence(_fake(seq([0.2, 0.2, 0.2], [0.21, 0.21, 0.21]))).count("not clearly different") == 2
+    assert penalty_sentence(_fake(seq([0.1, 0.1, 0.1], [0.3, 0.3, 0.3]))).count("better than") == 2
     assert "not clearly bought" in plasticity_sentence(_fake(seq([0.2, 0.2, 0.2], [0.2, 0.2, 0.2])))
     assert "partly bought" in plasticity_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])))
+    # TR-CL against EWC without replay, on the page's seeds when no study is there (a slug with no study)
+    assert "ties EWC" in C.ewc_sentence(_fake(seq([0.2, 0.21, 0.2], [0.2, 0.2, 0.21])), slug="no_such_study")
+    assert "clearly behind" in C.ewc_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])), slug="no_such_study")
+
+
+def test_the_isotropic_gate_is_non_inferiority_so_noise_does_not_pass_it():
+    """A wide interval that is worse on average fails (the old rule passed it: its low end is below the margin);
+    a tight one near zero passes; a clearly worse one fails."""
+    wide_worse = [0.0, 0.04, 0.08, -0.02, 0.10]  # mean +0.04, low end below the margin
+    assert C.interval(wide_worse).low < C.SWD_MARGIN < C.interval(wide_worse).mean
+    assert C.fair_control_gate(wide_worse).startswith("fail")
+    assert C.fair_control_gate([-0.2, 0.05, 0.3]).startswith("fail")
+    assert C.fair_control_gate([0.0, 0.01, -0.01]).startswith("pass")
+    assert "clearly worse" in C.fair_control_gate([0.1, 0.11, 0.09])
+
+
+def test_pooling_groups_from_their_intervals_matches_pooling_the_values():
+    rng = np.random.default_rng(3)
+    groups = [rng.normal(i * 0.1, 1.0, size=5) for i in range(4)]
+    mean, sd, n = C.pool_groups([g.mean() for g in groups], [C.interval(g).half_width for g in groups], 5)
+    values = np.concatenate(groups)
+    assert n == values.size and np.isclose(mean, values.mean()) and np.isclose(sd, values.std(ddof=1))
+    with pytest.raises(ValueError, match="half_widths"):
+        C.pool_groups([0.1], [0.1, 0.2], 5)
+
+
+def test_the_perturbation_gives_every_method_of_a_seed_the_same_draw():
+    """Re-convergence starts from perturbed weights; members with the same seed get the same noise, relative to their
+    own RMS, so methods stay paired; different seeds get different draws."""
+    from explorables.trust_region_cl.experiment import perturbed
+
+    n_methods, n_seeds = 3, 2
+    seed_of = torch.arange(n_seeds).repeat(n_methods)  # members: method-major, seed fastest
+    params = {"w": torch.ones(n_methods * n_seeds, 4, 3), "b": torch.full((n_methods * n_seeds, 3), 2.0)}
+    out = perturbed(params, seed_of, n_seeds, 0.1, seed=7)
+    for k, v in params.items():
+        eps = (out[k] - v) / v  # rms of a constant tensor is its value
+        for s in range(n_seeds):
+            same = eps[seed_of == s]
+            assert torch.allclose(same, same[:1].expand_as(same))
+        assert not torch.allclose(eps[seed_of == 0], eps[seed_of == 1])
+    assert perturbed(params, seed_of, n_seeds, 0.0, seed=7) is params
+
+
+def test_the_configs_radii_are_the_tuning_tables_picks():
+    """The book preset's radii come from the committed tuning (tuning base seeds only, one grid for both metrics)."""
+    import json
+
+    from explorables.trust_region_cl.claims import TUNING_FILE, tuning_table
+
+    record = json.loads(TUNING_FILE.read_text())
+    assert set(record["base_seeds"]).isdisjoint(range(5))  # never an evaluation base seed
+    cfg = Config.preset("book")
+    for metric, field in (("trcl", "trust_radius"), ("trcl_iso", "iso_radius")):
+        scores = [record["mean_final_swd"][f"{metric}@{r:g}"] for r in record["radii"]]
+        assert record["radii"][scores.index(min(scores))] == record["best"][metric] == getattr(cfg, field)
+    assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
+    assert "←" in tuning_table() and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))

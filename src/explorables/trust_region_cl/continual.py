@@ -1,12 +1,25 @@
 """Continual learning of a task sequence: fine-tuning, EWC, generative replay, Reptile with replay,
-and the trust-region method (generative replay plus a Fisher-metric trust region).
+and the trust-region method (generative replay plus a Fisher-metric trust region *constraint*).
 
-Every method is a set of *members* of one ensemble (:mod:`.diffusion`), one per seed; a member's
-loss on task ``k`` is, eq. (trcl-objective),
+Every method is a set of *members* of one ensemble (:mod:`.diffusion`), one per seed. The
+trust-region method solves on task ``k``, eq. (trcl-constraint),
+
+    min_theta  L_new(theta) + beta * L_replay(theta)
+    s.t.       d_F(theta, theta*)^2 = sum_i F_i (theta_i - theta*_i)^2 <= r^2,
+
+a trust region of fixed radius ``r`` in the diagonal Fisher metric, through its Lagrangian
+``L_new + beta L_replay + (lambda / 2) (d_F^2 - r^2)``: an Adam step on ``theta`` and a projected
+dual-ascent step on the multiplier, eq. (trcl-dual),
+``lambda <- max(0, lambda + eta max(lambda, 1) clip(d_F^2 / r^2 - 1, -1, 1))``, which starts at 0
+on every task. So
+``lambda`` is found per task and member: it stays 0 while the weights are inside the region (an
+infinite radius is exactly generative replay) and grows until the distance sits at the radius.
+The penalty form, eq. (trcl-objective),
 
     L_new(theta) + beta * L_replay(theta) + (lambda / 2) * sum_i F_i (theta_i - theta*_i)^2,
 
-with ``beta = 0`` for the methods without replay and ``lambda = 0`` for those without a penalty.
+with a fixed ``lambda`` is EWC (``beta = 0``) or EWC plus replay (an arm of its own), and
+``beta = 0``, ``lambda = 0`` is fine-tuning.
 ``L_replay`` is the denoising loss on samples that a frozen copy of the member (its parameters
 at the end of task ``k - 1``) generated for every earlier task, with their task labels.
 ``F`` is the diagonal empirical Fisher of the denoising loss, accumulated online over tasks, and
@@ -23,7 +36,7 @@ from tqdm.auto import tqdm
 
 from ..core.arguments import ArgumentError, Array, checked
 from ..core.checkpoint import Checkpointer
-from ..core.params import Bool, Choice, Float, Int, Positive, Text
+from ..core.params import Bool, Choice, Float, Int, Positive, Rule, Text
 from ..core.resources import check_memory
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from .diffusion import (
@@ -46,7 +59,7 @@ from .tasks import sample_task as _checked_sample_task
 sample_task = _checked_sample_task.__wrapped__
 
 METRICS: tuple[str, ...] = ("none", "fisher", "isotropic")
-PENALTIES: tuple[str, ...] = ("trust", "ewc")
+PENALTIES: tuple[str, ...] = ("constraint", "ewc")
 #: an Adam (or preconditioned) step size: above 1 these small diffusion nets only diverge
 LEARNING_RATE = Float(0.0, 1.0, low_inclusive=False)
 
@@ -62,7 +75,7 @@ class Method:
     replay: bool  # generative replay of earlier tasks
     metric: str  # trust-region metric: "none", "fisher" (diagonal Fisher) or "isotropic" (same trace)
     reptile: bool = False  # Reptile interpolation of the weights after every few steps
-    penalty: str = "trust"  # which strength the penalty uses: "trust" (trust_lambda) or "ewc" (ewc_lambda)
+    penalty: str = "constraint"  # "constraint" (fixed radius, multiplier by dual ascent) or "ewc" (fixed ewc_lambda)
 
 
 METHODS: dict[str, Method] = {
@@ -73,7 +86,8 @@ METHODS: dict[str, Method] = {
         Method("replay", "generative replay", replay=True, metric="none"),
         Method("reptile", "Reptile + replay", replay=True, metric="none", reptile=True),
         Method("trcl", "trust region (TR-CL)", replay=True, metric="fisher"),
-        Method("trcl_iso", "TR-CL, isotropic metric (control)", replay=True, metric="isotropic"),
+        Method("trcl_penalty", "EWC penalty + replay", replay=True, metric="fisher", penalty="ewc"),
+        Method("trcl_iso", "isotropic trust region (control)", replay=True, metric="isotropic"),
     )
 }
 BASELINES: tuple[str, ...] = ("finetune", "ewc", "replay", "reptile")
@@ -126,6 +140,26 @@ def _check_tensor(name: str, value: torch.Tensor, members: int) -> None:
         raise ArgumentError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if value.shape[0] != members:
         raise ArgumentError(f"{name} must have one entry per member ({members}), got shape {tuple(value.shape)}")
+
+
+def _check_radius(name: str, value: float) -> float:
+    """A trust-region radius: a number > 0, ``inf`` allowed (no constraint)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ArgumentError(f"{name} must be a radius > 0 (inf: no constraint), got {value!r}")
+    return float(value)
+
+
+class Radius(Rule):
+    """A trust-region radius or ``None``: a number > 0, ``inf`` allowed (no constraint)."""
+
+    def check(self, name: str, value: object) -> float | None:
+        return None if value is None else _check_radius(name, value)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        return "a radius > 0 (inf: no constraint) or None"
+
+    def bad_values(self) -> list:
+        return ["seven", float("nan"), 0.0, -1.0, True]
 
 
 # --------------------------------------------------------------------------------------------- Fisher
@@ -196,35 +230,72 @@ def trust_region_penalty(params: Params, anchor: Params, metric: Params, strengt
 
 
 def _trust_region_penalty(params: Params, anchor: Params, metric: Params, strength: torch.Tensor) -> torch.Tensor:
-    total = sum((metric[k] * (params[k] - anchor[k]).pow(2)).flatten(1).sum(1) for k in params)
-    return 0.5 * strength * total
+    return 0.5 * strength * _squared_distance(params, anchor, metric)
+
+
+def _squared_distance(params: Params, anchor: Params, metric: Params) -> torch.Tensor:
+    """``d^2 = sum_i metric_i (theta_i - theta*_i)^2`` per member, ``(M,)``: the trust region's squared distance."""
+    return sum((metric[k] * (params[k] - anchor[k]).pow(2)).flatten(1).sum(1) for k in params)
+
+
+#: the multiplier's step is proportional to max(lambda, DUAL_FLOOR): additive near 0, geometric above
+DUAL_FLOOR = 1.0
+
+
+@checked(lam=Array("m"), dist2=Array("m"), radius=Array("m", finite=False), lr=Positive())
+def dual_step(lam: torch.Tensor, dist2: torch.Tensor, radius: torch.Tensor, lr: float) -> torch.Tensor:
+    """One projected dual-ascent step on the trust region's multiplier, eq. (trcl-dual), per member:
+    ``lambda <- max(0, lambda + lr * max(lambda, 1) * v)`` with the violation
+    ``v = clip(d^2 / r^2 - 1, -1, 1)``.
+
+    The step grows ``lambda`` while the squared distance ``d^2`` exceeds ``r^2`` and shrinks it (to
+    no less than 0) inside the region; at a fixed point either ``lambda = 0`` and ``d <= r``, or
+    ``d = r`` (complementary slackness). The step size is relative (at most a fraction ``lr`` of
+    ``lambda`` per step, additive below 1), so multipliers of very different scales, which tight and
+    loose radii need, are reached in a few dozen steps without overshooting by orders of magnitude.
+    An infinite radius keeps ``lambda`` at 0.
+    """
+    if bool((lam < 0).any()) or bool((dist2 < 0).any()) or not bool((radius > 0).all()):
+        raise ArgumentError("lam and dist2 must be >= 0 and radius > 0 (a multiplier, a squared distance, a radius)")
+    violation = (dist2 / radius.pow(2) - 1.0).clamp(-1.0, 1.0)
+    return (lam + lr * lam.clamp_min(DUAL_FLOOR) * violation).clamp_min(0.0)
 
 
 # ---------------------------------------------------------------------------------- the sequence
-@checked(method=Choice(tuple(METHODS)), seed_index=Int(0, 10**6))
+@checked(method=Choice(tuple(METHODS)), seed_index=Int(0, 10**6), radius=Radius())
 @dataclass(frozen=True)
 class Member:
     """One model of the ensemble: which method, which seed (index into the run's seeds)."""
 
     method: str
     seed_index: int
+    radius: float | None = None  # a constrained member's own radius (None: the Strengths' radius of its metric)
+
+    def __post_init__(self) -> None:
+        if self.radius is not None:
+            _check_radius("radius", self.radius)
 
 
 @dataclass(frozen=True)
 class Strengths:
-    """The methods' knobs: replay weight beta, the trust-region and EWC strengths lambda, Reptile's step."""
+    """The methods' knobs: replay weight beta, the trust-region radii (Fisher and isotropic metric) and the
+    multiplier's dual step, EWC's strength lambda, Reptile's step. A radius may be ``inf`` (no constraint)."""
 
     replay_weight: float = 1.0
-    trust_lambda: float = 1.0
+    trust_radius: float = 0.1
+    iso_radius: float = 0.1
     ewc_lambda: float = 1.0
     reptile_every: int = 10
     reptile_step: float = 0.5
     fisher_decay: float = 1.0
+    dual_lr: float = 0.1
 
     def __post_init__(self) -> None:
         check_in_range("replay_weight", self.replay_weight, 0.0, 1e6)
-        check_in_range("trust_lambda", self.trust_lambda, 0.0, 1e9)
+        _check_radius("trust_radius", self.trust_radius)
+        _check_radius("iso_radius", self.iso_radius)
         check_in_range("ewc_lambda", self.ewc_lambda, 0.0, 1e9)
+        check_in_range("dual_lr", self.dual_lr, 0.0, 1.0, low_inclusive=False)
         check_int("reptile_every", self.reptile_every, 1)
         check_in_range("reptile_step", self.reptile_step, 0.0, 1.0, low_inclusive=False)
         check_in_range("fisher_decay", self.fisher_decay, 0.0, 1.0)
@@ -240,6 +311,9 @@ class SequenceRecord:
     params: Params  # parameters after the whole sequence
     switch: dict  # the state when the last task starts: anchor, Fisher, replay buffer (for the MAML reading)
     train_losses: torch.Tensor  # (n_tasks, n_steps_per_task, M) new-task losses
+    multipliers: torch.Tensor | None = None  # (n_tasks, M): lambda at the end of each task (fixed or dual)
+    distances: torch.Tensor | None = None  # (n_tasks, M): d(theta, theta*) at the end of each task, member's metric
+    radii: torch.Tensor | None = None  # (M,): each member's radius (inf: no constraint)
 
 
 def _gather(buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -273,7 +347,8 @@ def eval_losses(
 
 
 @checked(n_seeds=Int(1, 10_000), n_steps_per_task=Int(1, 10**7), batch_size=Int(1, 10**6), lr=LEARNING_RATE,
-         n_fisher=Int(1, 10**6), n_samples=Int(1, 10**6), progress=Bool(), checkpoint_name=Text())  # fmt: skip
+         n_fisher=Int(1, 10**6), n_samples=Int(1, 10**6), n_replay=Int(1, 10**6), progress=Bool(),
+         checkpoint_name=Text())  # fmt: skip
 def train_sequence(
     params: Params,
     net: Net,
@@ -290,6 +365,7 @@ def train_sequence(
     n_samples: int,
     eval_set: dict,
     seed: int,
+    n_replay: int | None = None,
     progress: bool = False,
     on_step: Callable[[int, int], None] | None = None,
     checkpoint: Checkpointer | None = None,
@@ -301,8 +377,8 @@ def train_sequence(
     methods with the same seed see the same batches). Real data of earlier tasks is never used for
     training; replay uses only the samples a member generated itself. After each task the member's
     Fisher is computed on real data of that task (the task just learned, as in online EWC), and
-    ``n_samples`` samples of every task seen so far are generated: they are both the evaluation
-    samples and the next task's replay buffer.
+    ``n_samples`` samples of every task seen so far are generated: they are the evaluation
+    samples, and the first ``n_replay`` of each task (all when ``None``) the next task's replay buffer.
 
     With a ``checkpoint`` and a ``checkpoint_name``, the whole state is saved at every task switch
     (weights, Fisher, anchor, replay buffer, what was measured, the random generators; Adam starts
@@ -333,13 +409,19 @@ def train_sequence(
     seed_of = torch.tensor([mem.seed_index for mem in members], device=device)
     meths = [METHODS[mem.method] for mem in members]
     beta = torch.tensor([strengths.replay_weight if me.replay else 0.0 for me in meths], device=device)
-    lam = torch.tensor(
+    fixed = torch.tensor(
+        [strengths.ewc_lambda if me.metric != "none" and me.penalty == "ewc" else 0.0 for me in meths], device=device
+    )
+    constrained = torch.tensor([me.metric != "none" and me.penalty == "constraint" for me in meths], device=device)
+    default = {"fisher": strengths.trust_radius, "isotropic": strengths.iso_radius, "none": float("inf")}
+    radius = torch.tensor(
         [
-            0.0 if me.metric == "none" else (strengths.ewc_lambda if me.penalty == "ewc" else strengths.trust_lambda)
-            for me in meths
+            float("inf") if me.penalty != "constraint" or me.metric == "none"
+            else (mem.radius if mem.radius is not None else default[me.metric])
+            for mem, me in zip(members, meths, strict=True)
         ],
         device=device,
-    )
+    )  # fmt: skip
     iso = torch.tensor([me.metric == "isotropic" for me in meths], device=device)
     reptile = torch.tensor([me.reptile for me in meths], device=device, dtype=torch.float32)
     data_gens = [torch.Generator().manual_seed(seed * 7919 + 101 * s) for s in range(n_seeds)]
@@ -347,7 +429,7 @@ def train_sequence(
     params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
     fisher = {k: torch.zeros_like(v) for k, v in params.items()}
     anchor = {k: v.detach().clone() for k, v in params.items()}
-    samples, losses_after, train_losses = [], [], []
+    samples, losses_after, train_losses, multipliers, distances = [], [], [], [], []
     buffer_x = buffer_c = None
     switch: dict = {}
     first_task = 0
@@ -360,6 +442,8 @@ def train_sequence(
         samples = [v.to(device) for v in saved["samples"]]
         losses_after = [v.to(device) for v in saved["losses_after"]]
         train_losses = [v.to(device) for v in saved["train_losses"]]
+        multipliers = [v.to(device) for v in saved["multipliers"]]
+        distances = [v.to(device) for v in saved["distances"]]
         switch = {k: ({n: v.to(device) for n, v in x.items()} if isinstance(x, dict) else x.to(device))
                   for k, x in saved["switch"].items()}  # fmt: skip
         for dg, state in zip(data_gens, saved["data_gens"], strict=True):
@@ -381,6 +465,7 @@ def train_sequence(
         }
         opt = torch.optim.Adam(list(params.values()), lr=lr)
         start = {n: v.detach().clone() for n, v in params.items()}
+        lam = fixed.clone()  # the constrained members' multipliers start at 0 on every task, eq. (trcl-dual)
         task_losses = []
         steps = range(n_steps_per_task)
         for step in tqdm(steps, desc=f"task {k + 1}: {name}", leave=False) if progress else steps:
@@ -394,10 +479,13 @@ def train_sequence(
                 xr, cr = _gather(buffer_x, idx), torch.gather(buffer_c, 1, idx)
                 tr, nr = draw_t_noise(xr.shape, schedule.n_steps, g, device)
                 loss = loss + beta * _per_sample_loss(params, net, schedule, xr, cr, tr, nr).mean(1)
-                loss = loss + _trust_region_penalty(params, anchor, metric, lam)
+                dist2 = _squared_distance(params, anchor, metric)
+                loss = loss + 0.5 * lam * dist2
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             opt.step()
+            if buffer_x is not None:  # dual ascent on the constrained members' multipliers, eq. (trcl-dual)
+                lam = torch.where(constrained, dual_step(lam, dist2.detach(), radius, strengths.dual_lr), lam)
             task_losses.append(new.detach())
             if (step + 1) % strengths.reptile_every == 0:  # Reptile: move only part of the way
                 with torch.no_grad():
@@ -409,6 +497,8 @@ def train_sequence(
                 on_step(k, step)
         train_losses.append(torch.stack(task_losses))
         detached = {n: v.detach() for n, v in params.items()}
+        multipliers.append(lam.clone())
+        distances.append(_squared_distance(detached, anchor, metric).sqrt())
         # online Fisher of the task just learned, on real data of that task
         xf = torch.stack([sample_task(name, n_fisher, dg) for dg in data_gens]).to(device)[seed_of]
         tf, nf = draw_t_noise(xf.shape, schedule.n_steps, g, device)
@@ -420,7 +510,9 @@ def train_sequence(
         labels = torch.arange(k + 1, device=device).repeat_interleave(n_samples).expand(m_count, -1).contiguous()
         gen = _sample(detached, net, schedule, labels, g)
         samples.append(gen.view(m_count, k + 1, n_samples, -1))
-        buffer_x, buffer_c = gen, labels
+        keep = n_samples if n_replay is None else min(n_replay, n_samples)
+        buffer_x = samples[-1][:, :, :keep].reshape(m_count, (k + 1) * keep, -1)
+        buffer_c = labels.view(m_count, k + 1, n_samples)[:, :, :keep].reshape(m_count, -1)
         losses_after.append(eval_losses(detached, net, schedule, eval_set, seed_of))
         if checkpoint is not None and checkpoint_name and k < len(tasks) - 1:
             checkpoint.save(
@@ -428,12 +520,14 @@ def train_sequence(
                 {
                     "next_task": k + 1, "params": detached, "fisher": fisher, "anchor": anchor,
                     "buffer_x": buffer_x, "buffer_c": buffer_c, "samples": samples, "losses_after": losses_after,
-                    "train_losses": train_losses, "switch": switch,
+                    "train_losses": train_losses, "switch": switch, "multipliers": multipliers,
+                    "distances": distances,
                     "data_gens": [dg.get_state() for dg in data_gens], "generator": g.get_state(),
                 },
             )  # fmt: skip
     return SequenceRecord(
-        samples, losses_after, {n: v.detach() for n, v in params.items()}, switch, torch.stack(train_losses)
+        samples, losses_after, {n: v.detach() for n, v in params.items()}, switch, torch.stack(train_losses),
+        torch.stack(multipliers), torch.stack(distances), radius,
     )
 
 

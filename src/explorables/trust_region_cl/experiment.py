@@ -11,9 +11,9 @@ Parts:
 1. ``sequence``: the continual run; after each task, samples of every task seen so far, their
    sliced Wasserstein distance to fresh real samples, and every task's denoising loss on a fixed
    evaluation batch.
-2. ``reconvergence``: from the final weights, plain fine-tuning on real data of each earlier task
-   until its evaluation loss is back within ``reconverge_tol`` of its value right after it was
-   learned; the number of steps, per member.
+2. ``reconvergence``: from the final weights, perturbed by ``reconverge_perturb`` relative noise,
+   plain fine-tuning on real data of each earlier task until its evaluation loss is back within
+   ``reconverge_tol`` of its value right after it was learned; the number of steps, per member.
 3. ``maml``: the MAML reading, at the last task switch: the trust-region update from the anchor
    at growing strengths, against the one-step inner update (cosines).
 """
@@ -73,25 +73,43 @@ class TrustRegionCLConfig(ExperimentConfig):
         1e-2, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (every method, and re-convergence fine-tuning)"
     )
     replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
-    trust_lambda: float = param(
-        1000.0,
-        Float(0.0, 1e6),
-        "strength lambda of the Fisher trust region of TR-CL and its control, eq. (trcl-penalty)",
+    trust_radius: float = param(
+        0.01,
+        Positive(),
+        "radius r of TR-CL's trust region in the Fisher metric, eq. (trcl-constraint) (tuned on base seeds 100 and "
+        "101: benchmarks/tune_trust_region_cl.py, data/trust_region_cl_tuning.json)",
     )
-    ewc_lambda: float = param(1000.0, Float(0.0, 1e9), "strength lambda of EWC's Fisher penalty (no replay)")
+    iso_radius: float = param(
+        0.1,
+        Positive(),
+        "radius of the control's trust region in the isotropic metric (mean Fisher entry), tuned like trust_radius",
+    )
+    dual_lr: float = param(
+        0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
+    )
+    ewc_lambda: float = param(
+        1000.0, Float(0.0, 1e9), "strength lambda of the Fisher penalty of EWC and of the penalty form (EWC + replay)"
+    )
     reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
     reptile_step: float = param(
         0.5, Probability(open_low=True), "Reptile + replay: fraction of the inner displacement kept"
     )
     fisher_decay: float = param(1.0, Probability(), "online Fisher: F <- decay * F + F(new task)")
     n_fisher: int = param(128, Int(1), "real samples per task for the diagonal Fisher")
-    n_samples: int = param(256, Int(2), "generated samples per task and member: evaluation and replay buffer")
+    n_samples: int = param(256, Int(2), "generated samples per task and member (evaluation)")
+    n_replay: int = param(64, Int(1), "of those, the replay buffer's samples per earlier task (imperfect replay)")
     n_projections: int = param(64, Int(1), "random directions of the sliced Wasserstein distance")
     n_eval: int = param(256, Int(1), "real samples per task in the fixed evaluation batch (losses)")
     reconverge_tol: float = param(
         0.02, Float(0.0, 1.0, low_inclusive=False), "re-convergence: relative tolerance on the task's evaluation loss"
     )
     reconverge_max_steps: int = param(100, Int(1), "re-convergence: at most this many fine-tuning steps")
+    reconverge_perturb: float = param(
+        0.2,
+        Float(0.0, 10.0),
+        "re-convergence: before fine-tuning, every weight tensor gets Gaussian noise of this size relative to its "
+        "RMS (the same draw for every method of a seed), so that coming back is measured, not retention",
+    )
     reconverge_eval_every: int = param(2, Int(1), "re-convergence: fine-tuning steps between two loss checks")
     maml_lambda_grid: tuple[float, ...] = param(
         (10.0, 100.0, 1000.0, 10000.0),
@@ -118,6 +136,7 @@ class TrustRegionCLConfig(ExperimentConfig):
             batch_size=64,
             n_fisher=32,
             n_samples=64,
+            n_replay=32,
             n_projections=16,
             n_eval=64,
             reconverge_max_steps=20,
@@ -138,6 +157,7 @@ class TrustRegionCLConfig(ExperimentConfig):
             lr=1e-3,
             n_fisher=1024,
             n_samples=1024,
+            n_replay=1024,
             n_projections=256,
             n_eval=1024,
             reconverge_max_steps=2000,
@@ -155,6 +175,9 @@ class TrustRegionCLConfig(ExperimentConfig):
         check_tasks(self.tasks)
         if len(self.tasks) < 2:
             raise ValueError(f"tasks must hold at least two tasks for continual learning, got {self.tasks!r}")
+        if self.n_replay > self.n_samples:
+            raise ValueError(f"n_replay must be <= n_samples = {self.n_samples} (the buffer is taken from the "
+                             f"samples), got {self.n_replay}")  # fmt: skip
 
 
 class TrustRegionCLResults(Results[TrustRegionCLConfig]):
@@ -195,7 +218,8 @@ class _Setup:
 
     def strengths(self) -> Strengths:
         c = self.cfg
-        return Strengths(c.replay_weight, c.trust_lambda, c.ewc_lambda, c.reptile_every, c.reptile_step, c.fisher_decay)
+        return Strengths(c.replay_weight, c.trust_radius, c.iso_radius, c.ewc_lambda, c.reptile_every, c.reptile_step,
+                         c.fisher_decay, c.dual_lr)  # fmt: skip
 
 
 def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
@@ -217,6 +241,7 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
         n_samples=cfg.n_samples,
         eval_set=setup.eval_set,
         seed=cfg.seed,
+        n_replay=cfg.n_replay,
         progress=progress,
         checkpoint=checkpoint,
         checkpoint_name="sequence/train",  # the state at each task switch (dropped once the part is done)
@@ -242,6 +267,9 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
             "loss_increase": _stats(loss_increase[sl].cpu().numpy()),
             "first_task_loss_increase": _stats((record.eval_losses[-1] - post_loss)[sl, 0].cpu().numpy()),
             "final_loss": _stats(record.eval_losses[-1][sl].mean(1).cpu().numpy()),
+            # the multiplier and the distance to the anchor at the end of tasks 2..K (the trust region acts from task 2)
+            "multiplier": _stats(record.multipliers[1:, sl].mean(0).cpu().numpy()),
+            "distance_ratio": _stats((record.distances[1:, sl] / record.radii[sl]).mean(0).cpu().numpy()),
         }
     curves = {
         "samples": [s[:: setup.n_seeds].cpu().numpy() for s in record.samples],  # first seed of every method
@@ -277,13 +305,14 @@ def _record_state(record: SequenceRecord) -> dict:
 def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
     cfg = setup.cfg
     state = checkpoint.get("trained/record")
+    start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb, cfg.seed + 4_242)
     steps = []
     for j, name in enumerate(cfg.tasks[:-1]):
         key = f"reconvergence/{j}"
         found = checkpoint.get(key)
         if found is None:
             found = reconvergence_steps(
-                state["params"],
+                start,
                 setup.net,
                 setup.schedule,
                 j,
@@ -315,6 +344,20 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
             "fraction_at_start_per_seed": (steps_t[sl] == 0).float().mean(1).cpu().numpy().tolist(),
         }
     return summary, {"steps": steps_t.cpu().numpy()}
+
+
+def perturbed(params: dict, seed_of: torch.Tensor, n_seeds: int, size: float, seed: int) -> dict:
+    """``theta + size * rms(theta) * eps`` per weight tensor and member, ``eps ~ N(0, 1)`` drawn once per seed
+    (members with the same seed get the same draw, so methods stay paired); ``size = 0`` returns ``params``."""
+    if size == 0:
+        return params
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for k, v in params.items():
+        eps = torch.randn((n_seeds, *v.shape[1:]), generator=g).to(v.device)[seed_of]
+        rms = v.pow(2).flatten(1).mean(1).sqrt().view(-1, *([1] * (v.dim() - 1)))
+        out[k] = v + size * rms * eps
+    return out
 
 
 def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
@@ -361,7 +404,7 @@ def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
         per = value.view(n_grid, n_seeds).cpu().numpy()
         summary[key] = [_stats(row) for row in per]
     # the steps training actually took on the last task (Adam, stochastic batches), on the same fixed
-    # batches: TR-CL (lambda = trust_lambda), and generative replay as the reference without a penalty
+    # batches: TR-CL (its radius), and generative replay as the reference without a penalty
     first = lambda b: tuple(v[:n_seeds] for v in b)  # noqa: E731 - the grid's first block: one copy per seed
     new_first, (_, c_first, t_first, noise_first) = first(new_batch), first(replay_batch)
     for method in ("trcl", "replay"):
@@ -380,7 +423,7 @@ def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
             damping=cfg.fisher_damping,
         )
         summary[f"trained_{method}"] = {key: _stats(value.cpu().numpy()) for key, value in trained.items()}
-    summary["trust_lambda"] = cfg.trust_lambda
+    summary["trust_lambda"] = cfg.ewc_lambda  # the penalty form's fixed strength
     return summary, {}
 
 
@@ -423,3 +466,44 @@ def headline(results: TrustRegionCLResults) -> list[str]:
     cos = s["maml"]["cos_maml"]
     lines.append(f"MAML reading: cosine {cos[0]['mean']:.2f} (loosest) -> {cos[-1]['mean']:.2f} (tightest)")
     return lines
+
+
+@checked(radii=Tuple(Positive(), increasing=True))
+def tune_radii(config: TrustRegionCLConfig, radii: tuple[float, ...]) -> dict[str, Any]:
+    """Choose the trust-region radii on tuning seeds, the same budget for both metrics.
+
+    One ensemble: fine-tuning, generative replay, and TR-CL with the Fisher metric and with the
+    isotropic metric at every radius of ``radii`` (the same grid, so the same number of trained
+    models for each metric), on ``config.seeds`` (use seeds disjoint from the book's). Returns per
+    member kind the final SWD and forgetting per seed, and per metric the radius with the lowest
+    mean final SWD.
+    """
+    cfg = start_run(TrustRegionCLConfig, config, None)[0]
+    with one_cpu_thread(resolve_device(cfg.device)):
+        setup = _Setup(cfg)
+        kinds = [("finetune", None), ("replay", None)] + [(m, r) for m in ("trcl", "trcl_iso") for r in radii]
+        members = [Member(m, s, r) for m, r in kinds for s in range(setup.n_seeds)]
+        seed_of = torch.tensor([mem.seed_index for mem in members], device=setup.device)
+        params = init_params(setup.net, [setup.member_seeds[mem.seed_index] for mem in members], setup.device)
+        record = train_sequence(
+            params, setup.net, setup.schedule, cfg.tasks, members, setup.strengths(), n_seeds=setup.n_seeds,
+            n_steps_per_task=cfg.n_steps_per_task, batch_size=cfg.batch_size, lr=cfg.lr, n_fisher=cfg.n_fisher,
+            n_samples=cfg.n_samples, eval_set=setup.eval_set, seed=cfg.seed, n_replay=cfg.n_replay,
+        )  # fmt: skip
+        n_tasks = len(cfg.tasks)
+        ref = setup.reference[seed_of]
+        swd = [sliced_wasserstein(record.samples[k], ref[:, : k + 1], setup.directions) for k in range(n_tasks)]
+        just_after = torch.stack([swd[k][:, k] for k in range(n_tasks)], 1)
+        final, forgetting = swd[-1].mean(1), (swd[-1] - just_after)[:, :-1].mean(1)
+    out: dict[str, Any] = {"radii": list(radii), "kinds": {}}
+    n = setup.n_seeds
+    for i, (m, r) in enumerate(kinds):
+        sl = slice(i * n, (i + 1) * n)
+        out["kinds"][f"{m}" if r is None else f"{m}@{r:g}"] = {
+            "final_swd": _stats(final[sl].cpu().numpy()), "forgetting": _stats(forgetting[sl].cpu().numpy()),
+            "distance_ratio": _stats((record.distances[1:, sl] / record.radii[sl]).mean(0).cpu().numpy()),
+        }
+    for m in ("trcl", "trcl_iso"):
+        scores = [out["kinds"][f"{m}@{r:g}"]["final_swd"]["mean"] for r in radii]
+        out[f"best_{m}"] = radii[int(np.argmin(scores))]
+    return out

@@ -1,7 +1,7 @@
-"""The live lab: trust-region strength, replay weight and task order; fine-tuning against TR-CL.
+"""The live lab: trust-region radius, replay weight and task order; fine-tuning against TR-CL.
 
 A rerun trains two small task-conditioned diffusion models side by side on three tasks in the
-chosen order (one seed; fine-tuning and the trust-region method with the chosen lambda and beta),
+chosen order (one seed; fine-tuning and the trust-region method with the chosen radius and beta),
 generating samples of every task seen after each one; the "after task" slider only redraws.
 """
 
@@ -36,7 +36,7 @@ class TrustRegionCLLab:
         style, lay = {"description_width": "130px"}, widgets.Layout(width="340px")
         self.n_steps, self.n_samples, self.seed = n_steps_per_task, n_samples, seed
         self.trust = widgets.FloatLogSlider(
-            value=1000.0, base=10, min=0, max=4, step=0.25, description="trust region λ", style=style, layout=lay
+            value=0.01, base=10, min=-2.5, max=0, step=0.25, description="trust radius r", style=style, layout=lay
         )
         self.replay = widgets.FloatSlider(
             value=1.0, min=0.0, max=4.0, step=0.25, description="replay weight β", style=style, layout=lay
@@ -73,7 +73,7 @@ class TrustRegionCLLab:
                 schedule,
                 tasks,
                 members,
-                Strengths(replay_weight=self.replay.value, trust_lambda=self.trust.value),
+                Strengths(replay_weight=self.replay.value, trust_radius=self.trust.value),
                 n_seeds=1,
                 n_steps_per_task=self.n_steps,
                 batch_size=64,
@@ -137,5 +137,5 @@ def benchmark_interactions(lab: TrustRegionCLLab | None = None) -> dict[str, lis
     lab = lab or TrustRegionCLLab()
     return interactions(
         redraw=[(lab.after, (1, 2, 3) * 4)],
-        rerun=[(lab.trust, (10.0, 1000.0)), (lab.replay, (0.0, 1.0)), (lab.order, tuple(ORDERS)[1::-1])],
+        rerun=[(lab.trust, (1.0, 0.01)), (lab.replay, (0.0, 1.0)), (lab.order, tuple(ORDERS)[1::-1])],
     )
