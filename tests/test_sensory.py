@@ -21,7 +21,18 @@ from explorables.sensory import experiment as E
 from explorables.sensory.alignment import chance_level, knn_indices, linear_cka, mutual_knn_alignment
 from explorables.sensory.encoders import audio_features, vision_features
 from explorables.sensory.llm import common_prefix_length, load_language_model, representations
-from explorables.sensory.stimuli import COLOURS, PITCHES, Stimuli, attribute_features, captions, prompt, sample_stimuli
+from explorables.sensory.stimuli import (
+    COLOURS,
+    CUES,
+    OPENINGS,
+    PITCHES,
+    Stimuli,
+    attribute_features,
+    captions,
+    opening,
+    prompt,
+    sample_stimuli,
+)
 
 
 def _brute_force_mknn(a: np.ndarray, b: np.ndarray, k: int) -> float:
@@ -148,12 +159,40 @@ def tiny():
 
 def test_shared_prefix_batches_equal_prompts_run_one_by_one(tiny):
     st = sample_stimuli(6, np.random.default_rng(8))
-    prompts = [prompt(c, "see") for c in captions(st, 1)]
-    assert common_prefix_length([tiny.encode(p) for p in prompts]) > 5
-    batched, texts_b = representations(tiny, prompts, (0, 1, 2), 3, batch_size=6)
-    single, texts_s = representations(tiny, prompts, (0, 1, 2), 3, batch_size=1)
+    prompts = [f"Here is an object. {prompt(c, 'see')}" for c in captions(st, 1)]
+    openings = [opening("see")] * len(prompts)
+    assert common_prefix_length([tiny.encode(p, o) for p, o in zip(prompts, openings, strict=True)]) > 5
+    batched, texts_b = representations(tiny, prompts, (0, 1, 2), 3, batch_size=6, openings=openings)
+    single, texts_s = representations(tiny, prompts, (0, 1, 2), 3, batch_size=1, openings=openings)
     np.testing.assert_allclose(batched, single, atol=1e-4)
     assert texts_b == texts_s
+
+
+def test_the_cue_follows_the_caption_and_a_named_cue_opens_the_answer(tiny):
+    caption = "A small red circle making a low, steady buzzing sound."
+    for cue in CUES:
+        p = prompt(caption, cue)
+        assert p.startswith(caption) and p.endswith(CUES[cue])  # the instruction comes after the caption
+        assert opening(cue) == OPENINGS[cue]
+    assert opening("Picture its colour.") == ""  # a free-text cue opens no answer
+    assert prompt(caption, "Picture its colour.").endswith("Picture its colour.")
+    # the opening's tokens end the model's input, after the user turn
+    assert tiny.encode(caption, "I see") == tiny.encode(caption) + list(b"I see")
+    # it changes what the model sees last: the T = 0 state differs with and without the opening
+    with_o, _ = representations(tiny, [caption], (2,), 0, openings=["I see"])
+    without, _ = representations(tiny, [caption], (2,), 0)
+    assert not np.allclose(with_o, without)
+    with pytest.raises(ValueError, match="openings"):
+        representations(tiny, [caption, caption], (1,), 0, openings=["I see"])
+
+
+def test_cka_of_independent_features_depends_on_their_widths():
+    """The CKA reference level: unrelated features score near 1 when wide against n and near 0 when narrow."""
+    rng = np.random.default_rng(4)
+    wide = E._random_cka(32, (576, 256), 5, rng)
+    narrow = E._random_cka(400, (3, 2), 5, rng)
+    assert wide > 0.8 and narrow < 0.1
+    assert E._random_cka(32, (64, 32), 5, rng) < wide  # grows with the widths at fixed n
 
 
 def test_representations_refuse_empty_prompts_and_bad_layers(tiny):
@@ -170,7 +209,10 @@ def test_the_model_reads_only_cue_and_caption(tiny, monkeypatch):
 
     def spy(lm, prompts, *args, **kwargs):
         seen.append(list(prompts))
+        openings.append(list(kwargs["openings"]))
         return real(lm, prompts, *args, **kwargs)
+
+    openings: list[list[str]] = []
 
     monkeypatch.setattr(E, "representations", spy)
     cfg = E.SensoryConfig.preset("smoke")
@@ -178,6 +220,7 @@ def test_the_model_reads_only_cue_and_caption(tiny, monkeypatch):
     st = sample_stimuli(cfg.n_stimuli, np.random.default_rng([cfg.seed, cfg.seeds[0]]))
     texts = captions(st, 0)
     assert seen == [[prompt(t, cue) for t in texts] for cue in cfg.cues]
+    assert openings == [[opening(cue)] * len(texts) for cue in cfg.cues]  # fixed words, the same for every item
     assert all(isinstance(p, str) for batch in seen for p in batch)
 
 
@@ -295,6 +338,8 @@ def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: f
         "bag_of_words": {e: {"mean": b, "values": [b + j for j in jittered]}
                          for e, b in zip(("vision", "audio"), bow, strict=True)},
         "encoder_vs_encoder": level, "shuffled": level,
+        "cka_reference": {e: {r: {"mean": 0.5, "sd": 0.0, "values": [0.5] * n}
+                              for r in ("random", "shuffled", "bag_of_words")} for e in ("vision", "audio")},
         "cue_words": {cue: {"visual": [follow * (cue == "see")] * n, "auditory": [follow * (cue == "hear")] * n}
                       for cue in cfg.cues},
     }
@@ -340,6 +385,19 @@ def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():
     lines = C.cka_table(results, 1).splitlines()
     assert len(lines) == 2 + 2 * len(cfg.cues)
     assert lines[2].split("|")[3].strip() == f"{cka[0, 0, 1, 0]:.3f}"  # no cue, vision, T = T_max, first layer
+    assert "random features, same sizes" in lines[0]  # CKA's reference levels beside it, on every row
+    assert all(line.split("|")[-4].strip().startswith("0.500") for line in lines[2:])
+
+
+def test_alignment_table_puts_chance_and_the_references_beside_every_row():
+    results = _constructed(0.2, 0.3, (0.1, 0.15))
+    lines = C.alignment_table(results, 0).splitlines()
+    assert "chance k/(n−1)" in lines[0] and "bag of words" in lines[0]
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        assert cells[-3] == "0.100"  # chance of the constructed results
+        bow = results.summary["alignment"]["bag_of_words"][cells[1]]["values"]
+        assert cells[-1].startswith(f"{np.mean(bow):.3f} ± ")  # that encoder's bag of words
 
 
 @pytest.fixture(scope="module")

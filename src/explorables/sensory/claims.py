@@ -273,15 +273,20 @@ CRITERIA: tuple[Criterion, ...] = (
 
 
 def alignment_table(results: SensoryResults, t: int = 0) -> str:
-    """Mutual k-NN alignment per cue, encoder and layer at continuation length ``t``: mean ± sd over seeds."""
+    """Mutual k-NN alignment per cue, encoder and layer at continuation length ``t``: mean ± sd over seeds, with
+    the reference levels beside it: chance ``k / (n - 1)``, the shuffled pairing and the bag of words of the
+    captions against the same encoder."""
     cfg, a = results.config, results.summary["alignment"]
-    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid))
+    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid),
+              "chance k/(n−1)", "shuffled pairing", "bag of words")  # fmt: skip
     per_seed = np.asarray(a["per_seed"])  # (seeds, cues, encoders, T, layers)
     rows = []
     for c, cue in enumerate(cfg.cues):
         for e, enc in enumerate(ENCODERS):
             rows.append((CUE_NAMES.get(cue, cue), enc, *(fmt_mean_sd(per_seed[:, c, e, t, li], 3)
-                                                          for li in range(len(cfg.layer_grid)))))  # fmt: skip
+                                                          for li in range(len(cfg.layer_grid))),
+                         f"{a['chance']:.3f}", fmt_mean_sd(a["shuffled"]["values"], 3),
+                         fmt_mean_sd(a["bag_of_words"][enc]["values"], 3)))  # fmt: skip
     return markdown_table(header, rows)
 
 
@@ -295,11 +300,15 @@ def cue_words_table(results: SensoryResults) -> str:
 
 def cka_table(results: SensoryResults, which: int = 0) -> str:
     """Linear CKA (eq. sensory-cka) per cue, encoder and layer, mean over seeds, at ``T = 0`` (``which=0``) or
-    at ``T = T_max`` (``which=1``): the whole-Gram-matrix comparison next to mutual k-NN's neighbourhoods."""
+    at ``T = T_max`` (``which=1``), with CKA's reference levels beside it (mean ± sd over seeds): independent
+    random features of the same sizes, the shuffled pairing (last layer, T = 0) and the bag of words."""
     cfg, a = results.config, results.summary["alignment"]
-    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid))
+    ref = a["cka_reference"]
+    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid),
+              "random features, same sizes", "shuffled pairing", "bag of words")  # fmt: skip
     rows = [(CUE_NAMES.get(cue, cue), enc, *(f"{a['cka_mean'][c][e][which][li]:.3f}"
-                                            for li in range(len(cfg.layer_grid))))
+                                            for li in range(len(cfg.layer_grid))),
+             *(fmt_mean_sd(ref[enc][r]["values"], 3) for r in ("random", "shuffled", "bag_of_words")))
             for c, cue in enumerate(cfg.cues) for e, enc in enumerate(ENCODERS)]  # fmt: skip
     return markdown_table(header, rows)
 

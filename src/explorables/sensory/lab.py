@@ -19,7 +19,7 @@ from .alignment import chance_level, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .experiment import ENCODERS
 from .llm import LanguageModel, load_language_model, representations
-from .stimuli import captions, prompt, sample_stimuli
+from .stimuli import captions, opening, prompt, sample_stimuli
 
 N_ITEMS = 16
 NAMED = ("none", "see", "hear")
@@ -27,10 +27,12 @@ COLOURS = {"none": PALETTE["grey"], "see": PALETTE["blue"], "hear": PALETTE["ora
 
 
 def cue_representations(lm: LanguageModel, texts: list[str], cue: str) -> np.ndarray:
-    """``(n_layers + 1, n, d)``: the last prompt token's state at every layer for ``cue`` + each caption."""
+    """``(n_layers + 1, n, d)``: the last prompt token's state at every layer for each caption + ``cue`` (and a
+    named cue's answer opening)."""
     if not isinstance(cue, str):
         raise ValueError(f"cue must be a string, got {cue!r}")
-    reps, _ = representations(lm, [prompt(t, cue) for t in texts], tuple(range(lm.n_layers + 1)), 0)
+    reps, _ = representations(lm, [prompt(t, cue) for t in texts], tuple(range(lm.n_layers + 1)), 0,
+                              openings=[opening(cue)] * len(texts))
     return reps[0]
 
 

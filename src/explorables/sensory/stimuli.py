@@ -41,12 +41,17 @@ PHRASINGS: tuple[str, ...] = (
     "Its sound: {pitch}, {timbre}, {rhythm}. Its look: a {size} {colour} {shape}.",
 )
 
-#: Sensory cues put before the caption (reconstructed: the paper's exact wording was not available).
+#: Sensory cues: an instruction put after the caption in the user turn, and (named cues only) the opening words of the
+#: model's answer (:data:`OPENINGS`). Reconstructed: the paper's exact wording was not available. The neutral "none"
+#: cue asks for a description without naming a sense and opens no answer.
 CUES: dict[str, str] = {
-    "none": "",
-    "see": "Imagine what you would see.",
-    "hear": "Imagine what you would hear.",
+    "none": "Describe it.",
+    "see": "Describe only what you would see.",
+    "hear": "Describe only what you would hear.",
 }
+#: The first words of the model's answer under each named cue (the generation continues from them; a free-text cue
+#: has none). A 135M chat model given only the instruction mostly starts "The sound of ..." under either cue.
+OPENINGS: dict[str, str] = {"none": "", "see": "I see", "hear": "I hear"}
 
 _VISUAL_SIZES = (len(COLOURS), len(SHAPES), len(SIZES))
 _AUDITORY_SIZES = (len(PITCHES), len(TIMBRES), len(RHYTHMS))
@@ -143,9 +148,15 @@ def cue_text(cue: str) -> str:
 
 @checked(caption=Text(nonempty=True), cue=Text())
 def prompt(caption: str, cue: str) -> str:
-    """The user message: the cue's text (if any) then the caption (eq. ``sensory-prompt``)."""
-    text = cue_text(cue).strip()
-    return f"{text} {caption}" if text else caption
+    """The user message: the caption, then the cue's instruction (eq. ``sensory-prompt``)."""
+    return f"{caption} {cue_text(cue).strip()}"
+
+
+@checked(cue=Text())
+def opening(cue: str) -> str:
+    """The opening words of the model's answer under ``cue`` (:data:`OPENINGS`; empty for a free-text cue)."""
+    cue_text(cue)
+    return OPENINGS.get(cue, "")
 
 
 @checked(i=Int(0), size=Int(2, 2048))
