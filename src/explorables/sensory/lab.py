@@ -1,8 +1,8 @@
 """The live lab: type your own cue and see how it moves SmolLM2 toward the vision or the audio encoder.
 
-On start the lab draws 16 items (seed 0, first phrasing), encodes their pictures and sounds, and
+On start the lab draws N_ITEMS (12) items (seed 0, first phrasing), encodes their pictures and sounds, and
 runs the model on every caption under the three named cues, keeping the last prompt token's
-hidden state at every layer. Typing a cue (press Enter) re-runs the model on the 16 prompts with
+hidden state at every layer. Typing a cue (press Enter) re-runs the model on the prompts with
 your cue (a rerun); the layer, k and encoder controls only recompute the alignment and redraw.
 """
 
@@ -21,7 +21,7 @@ from .experiment import ENCODERS
 from .llm import LanguageModel, load_language_model, representations
 from .stimuli import captions, opening, prompt, sample_stimuli
 
-N_ITEMS = 16
+N_ITEMS = 12  # 12, not 16: the cue now follows the caption, so a rerun runs every caption again (rerun <= 1 s)
 NAMED = ("none", "see", "hear")
 COLOURS = {"none": PALETTE["grey"], "see": PALETTE["blue"], "hear": PALETTE["orange"], "yours": PALETTE["green"]}
 
