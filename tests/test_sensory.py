@@ -29,6 +29,7 @@ from explorables.sensory.stimuli import (
     Stimuli,
     attribute_features,
     captions,
+    modality_shares,
     opening,
     prompt,
     sample_stimuli,
@@ -219,8 +220,9 @@ def test_the_model_reads_only_cue_and_caption(tiny, monkeypatch):
     E.seed_alignment(cfg, tiny, cfg.seeds[0], 0)
     st = sample_stimuli(cfg.n_stimuli, np.random.default_rng([cfg.seed, cfg.seeds[0]]))
     texts = captions(st, 0)
-    assert seen == [[prompt(t, cue) for t in texts] for cue in cfg.cues]
-    assert openings == [[opening(cue)] * len(texts) for cue in cfg.cues]  # fixed words, the same for every item
+    # every cue, then the "opening only" control: the neutral instruction with each cue's opening
+    assert seen == [[prompt(t, cue) for t in texts] for cue in (*cfg.cues, *(["none"] * len(E.OPENING_ONLY)))]
+    assert openings == [[opening(cue)] * len(texts) for cue in (*cfg.cues, *E.OPENING_ONLY)]  # the same for every item
     assert all(isinstance(p, str) for batch in seen for p in batch)
 
 
@@ -385,8 +387,57 @@ def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():
     lines = C.cka_table(results, 1).splitlines()
     assert len(lines) == 2 + 2 * len(cfg.cues)
     assert lines[2].split("|")[3].strip() == f"{cka[0, 0, 1, 0]:.3f}"  # no cue, vision, T = T_max, first layer
-    assert "random features, same sizes" in lines[0]  # CKA's reference levels beside it, on every row
-    assert all(line.split("|")[-4].strip().startswith("0.500") for line in lines[2:])
+    assert "random features, same sizes" in lines[0] and "not a null" in lines[0]  # a level, not a null
+    assert all(line.split("|")[-3].strip().startswith("0.500") for line in lines[2:])
+    # the shuffled pairing of each cell beside that cell (its own cue, encoder, T and layer)
+    results.summary["alignment"]["cka_shuffled_mean"] = (cka / 10).tolist()
+    lines = C.cka_table(results, 1).splitlines()
+    for c in range(len(cfg.cues)):
+        for e in range(2):
+            cells = [x.strip() for x in lines[2 + 2 * c + e].split("|")[1:-1]]
+            for li in range(len(cfg.layer_grid)):
+                assert cells[2 + li] == f"{cka[c, e, 1, li]:.3f} ({cka[c, e, 1, li] / 10:.3f})"
+
+
+def test_shuffled_cka_is_the_mean_cka_of_the_shuffled_rows():
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((12, 7)), rng.standard_normal((12, 4)) + 2.0
+    perms = [rng.permutation(12) for _ in range(5)]
+    expected = np.mean([linear_cka(x[p], y) for p in perms])
+    assert E._shuffled_cka(x, y, perms) == pytest.approx(expected, rel=1e-10)
+
+
+def test_continuations_exclude_the_opening(tiny, monkeypatch):
+    decoded: list[list[int]] = []
+    real = tiny.decode
+    monkeypatch.setattr(tiny, "decode", lambda ids: (decoded.append(list(ids)), real(ids))[1])
+    caption = "A small red circle making a low, steady buzzing sound."
+    _, texts = representations(tiny, [caption, caption + " Again."], (1,), 4, openings=["I see", "I hear"])
+    assert len(texts) == 2 and all(len(ids) == 4 for ids in decoded)  # only the generated tokens are decoded
+
+
+def test_modality_words_ignore_a_repeated_opening():
+    base = ["a red circle with a low hum"]
+    for words in ("I see", "I hear", "i SEE.", "I hear, I see"):
+        echoed = [f"{words} {base[0]}. {words}"]
+        assert modality_shares(echoed) == modality_shares(base)
+    assert modality_shares(["we see it"])[0] > 0 and modality_shares(["we hear it"])[1] > 0  # other uses count
+
+
+def test_t0_cue_rows_print_generated_only_and_opening_only_gains():
+    results = _constructed(0.2, 0.3, (0.1, 0.1), gain=0.05)
+    cfg, a = results.config, results.summary["alignment"]
+    n = len(cfg.seeds)
+    gen = np.zeros((n, len(cfg.cues), 2, len(cfg.layer_grid)))
+    gen[:, cfg.cues.index("see"), 0] = 0.3  # generated tokens: "see" far above "hear" with vision
+    a["per_seed_gen"] = gen.tolist()
+    a["opening_only"] = {"openings": ["see", "hear"], "per_seed": np.zeros((n, 2, 2, len(cfg.layer_grid))).tolist()}
+    rows = [r for r in C.claims(results) if r.kind == "claim" and "crossover" in r.claim]
+    t0 = next(r for r in rows if "T = 0" in r.setting)
+    assert "forced opening" in t0.setting
+    assert "generated tokens only" in t0.measured and "vision gain +0.300" in t0.measured
+    assert "opening only" in t0.measured
+    assert all("generated tokens only" not in r.measured for r in rows if r is not t0)
 
 
 def test_alignment_table_puts_chance_and_the_references_beside_every_row():

@@ -127,6 +127,24 @@ def _random_cka(n: int, widths: tuple[int, int], draws: int, rng: np.random.Gene
                                                  rng.standard_normal((n, widths[1]))) for _ in range(draws)]))
 
 
+def _centred_gram(x: np.ndarray) -> np.ndarray:
+    """``X_c X_c^T`` of column-centred ``x``: linear CKA is ``<K_A, K_B>_F / (||K_A||_F ||K_B||_F)`` on these."""
+    xc = np.asarray(x, dtype=np.float64) - np.asarray(x, dtype=np.float64).mean(axis=0, keepdims=True)
+    return xc @ xc.T
+
+
+def _shuffled_cka(reps: np.ndarray, feats: np.ndarray, perms: list[np.ndarray]) -> float:
+    """Mean linear CKA of ``reps`` with its items shuffled (each permutation of ``perms``) against ``feats``:
+    the same as ``linear_cka(reps[p], feats)`` averaged over ``p``, computed on the two Gram matrices."""
+    ka, kb = _centred_gram(reps), _centred_gram(feats)
+    norm = np.linalg.norm(ka) * np.linalg.norm(kb)
+    return float(np.mean([np.sum(ka[np.ix_(p, p)] * kb) / norm for p in perms]))
+
+
+#: the "opening only" control: the neutral instruction ("none") with the answer opened as under these cues
+OPENING_ONLY: tuple[str, ...] = ("see", "hear")
+
+
 def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dict[str, Any]:
     """One seed: stimuli, encoders, the model's representations per cue, and every alignment."""
     rng = np.random.default_rng([cfg.seed, seed])
@@ -136,8 +154,10 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     k, draws = cfg.k, cfg.n_control_draws
     mknn = np.zeros((len(cfg.cues), len(ENCODERS), cfg.n_new_tokens + 1, len(cfg.layer_grid)))
     cka = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # T = 0 and T = T_max
+    # generated tokens only (t >= 1, pooled over the T_max generated tokens; the opening's last token left out)
+    mknn_gen = np.zeros((len(cfg.cues), len(ENCODERS), len(cfg.layer_grid)))
     shuffled = np.zeros((len(cfg.cues), len(ENCODERS)))
-    cka_shuffled = np.zeros((len(cfg.cues), len(ENCODERS)))
+    cka_shuffled = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # per T (0, T_max) and layer
     examples, cue_words = {}, {}
     perms = [rng.permutation(cfg.n_stimuli) for _ in range(draws)]
     for c, cue in enumerate(cfg.cues):
@@ -146,6 +166,8 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
                                               batch_size=cfg.batch_size, openings=openings)  # fmt: skip
         examples[cue] = {"prompt": prompt(texts[0], cue), "opening": opening(cue), "continuation": continuations[0]}
         cue_words[cue] = modality_shares(continuations)  # does the text follow the cue? (visual, auditory)
+        tmax = cfg.n_new_tokens
+        gen = (reps[tmax] * (tmax + 1) - reps[0]) / tmax if tmax > 0 else None  # mean over generated tokens only
         for e, name in enumerate(ENCODERS):
             feats = encoders[name]
             # the metrics unchecked (``__wrapped__``) in this loop: their bodies still check shapes and finiteness
@@ -155,9 +177,20 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
             for j, t in enumerate((0, cfg.n_new_tokens)):
                 for li in range(len(cfg.layer_grid)):
                     cka[c, e, j, li] = linear_cka.__wrapped__(reps[t, li], feats)
+                    cka_shuffled[c, e, j, li] = _shuffled_cka(reps[t, li], feats, perms)
+            if gen is not None:
+                for li in range(len(cfg.layer_grid)):
+                    mknn_gen[c, e, li] = mutual_knn_alignment.__wrapped__(gen[li], feats, k)
             # the pairing broken (items shuffled, several shufflings averaged): chance for mutual k-NN, and CKA's level
             shuffled[c, e] = np.mean([mutual_knn_alignment.__wrapped__(reps[0, -1][p], feats, k) for p in perms])
-            cka_shuffled[c, e] = np.mean([linear_cka.__wrapped__(reps[0, -1][p], feats) for p in perms])
+    # the "opening only" control: "Describe it." with the answer opened by "I see" / "I hear"; T = 0 only
+    opening_only = np.zeros((len(OPENING_ONLY), len(ENCODERS), len(cfg.layer_grid)))
+    for o, cue in enumerate(OPENING_ONLY):
+        reps0, _ = representations(lm, [prompt(t, "none") for t in texts], cfg.layer_grid, 0,
+                                   batch_size=cfg.batch_size, openings=[opening(cue)] * len(texts))  # fmt: skip
+        for e, name in enumerate(ENCODERS):
+            for li in range(len(cfg.layer_grid)):
+                opening_only[o, e, li] = mutual_knn_alignment.__wrapped__(reps0[0, li], encoders[name], k)
     bow = _bag_of_words(texts)
     attrs = {m: attribute_features(stimuli, m) for m in ("visual", "auditory")}
     # the two encoders on fresh stimulus sets too (their level is a property of the encoders, not of this draw)
@@ -166,7 +199,8 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
         extra = sample_stimuli(cfg.n_stimuli, rng)
         pairs.append(mutual_knn_alignment(vision_features(extra, device=lm.device), audio_features(extra), k))
     return {
-        "mknn": mknn, "cka": cka, "shuffled": shuffled, "cka_shuffled": cka_shuffled, "examples": examples,
+        "mknn": mknn, "mknn_gen": mknn_gen, "opening_only": opening_only, "cka": cka, "shuffled": shuffled,
+        "cka_shuffled": cka_shuffled, "examples": examples,
         "cue_words": cue_words, "encoder_vs_encoder": float(np.mean(pairs)),
         "bag_of_words": [mutual_knn_alignment(bow, encoders[name], k) for name in ENCODERS],
         "cka_bag_of_words": [linear_cka(bow, encoders[name]) for name in ENCODERS],
@@ -199,18 +233,26 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
         per_seed.append(done)
     mknn = np.stack([p["mknn"] for p in per_seed])  # (seeds, cues, encoders, T, layers)
     cka = np.stack([p["cka"] for p in per_seed])
+    cka_shuffled = np.stack([p["cka_shuffled"] for p in per_seed])  # (seeds, cues, encoders, 2, layers)
     summary: dict[str, Any] = {
         "model": load, "chance": chance_level(cfg.n_stimuli, cfg.k),
         "phrasings": [i % len(PHRASINGS) for i in range(len(cfg.seeds))],
         "mean": mknn.mean(axis=0).tolist(), "sd": mknn.std(axis=0, ddof=1).tolist() if len(cfg.seeds) > 1
         else np.zeros_like(mknn[0]).tolist(),
         "cka_mean": cka.mean(axis=0).tolist(),
+        # CKA of the model with its items shuffled, per cue, encoder, T (0, T_max) and layer: mean over seeds
+        "cka_shuffled_mean": cka_shuffled.mean(axis=0).tolist(),
         "per_seed": mknn.tolist(),
+        # per seed, cue, encoder, layer: alignment of the mean over the generated tokens only (t >= 1)
+        "per_seed_gen": np.stack([p["mknn_gen"] for p in per_seed]).tolist(),
+        # per seed, opening ("I see", "I hear" after "Describe it."), encoder, layer: alignment at T = 0
+        "opening_only": {"openings": list(OPENING_ONLY),
+                         "per_seed": np.stack([p["opening_only"] for p in per_seed]).tolist()},
         "encoder_vs_encoder": _mean_sd([p["encoder_vs_encoder"] for p in per_seed]),
         "shuffled": _mean_sd([float(p["shuffled"].mean()) for p in per_seed]),
         "bag_of_words": {name: _mean_sd([p["bag_of_words"][e] for p in per_seed]) for e, name in enumerate(ENCODERS)},
         # CKA's reference levels per encoder: independent random features of the same sizes, the model's features
-        # (last layer, T = 0, mean over cues) with the items shuffled, and the bag of words of the captions
+        # with the items shuffled (mean over cues, T and layers; per cell in cka_shuffled_mean), and the bag of words
         "cka_reference": {name: {"random": _mean_sd([p["cka_random"][e] for p in per_seed]),
                                  "shuffled": _mean_sd([float(p["cka_shuffled"][:, e].mean()) for p in per_seed]),
                                  "bag_of_words": _mean_sd([p["cka_bag_of_words"][e] for p in per_seed])}

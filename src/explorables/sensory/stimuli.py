@@ -258,9 +258,20 @@ AUDITORY_WORDS: frozenset[str] = frozenset({
 def modality_shares(texts: list[str]) -> tuple[float, float]:
     """The share of the words of ``texts`` (pooled) that are visual (:data:`VISUAL_WORDS`) and auditory
     (:data:`AUDITORY_WORDS`): ``(visual, auditory)``, each in [0, 1] (0 when there are no words).
-    Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing")."""
+    Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing"). A repeat of an answer
+    opening (:data:`OPENINGS`: "I see", "I hear") is left out: it echoes the forced prefix, it does not describe."""
     words = [w.strip(".,;:!?\"'()*").lower() for t in texts for w in t.replace("-", " ").split()]
     words = [w for w in words if w]
+    echoes = {tuple(o.lower().split()) for o in OPENINGS.values() if o}
+    kept, i = [], 0
+    while i < len(words):
+        span = next((len(e) for e in echoes if tuple(words[i : i + len(e)]) == e), 0)
+        if span:
+            i += span
+        else:
+            kept.append(words[i])
+            i += 1
+    words = kept
     if not words:
         return 0.0, 0.0
     return (sum(w in VISUAL_WORDS for w in words) / len(words), sum(w in AUDITORY_WORDS for w in words) / len(words))
