@@ -21,7 +21,19 @@ from explorables.sensory import experiment as E
 from explorables.sensory.alignment import chance_level, knn_indices, linear_cka, mutual_knn_alignment
 from explorables.sensory.encoders import audio_features, vision_features
 from explorables.sensory.llm import common_prefix_length, load_language_model, representations
-from explorables.sensory.stimuli import COLOURS, PITCHES, Stimuli, attribute_features, captions, prompt, sample_stimuli
+from explorables.sensory.stimuli import (
+    COLOURS,
+    CUES,
+    OPENINGS,
+    PITCHES,
+    Stimuli,
+    attribute_features,
+    captions,
+    modality_shares,
+    opening,
+    prompt,
+    sample_stimuli,
+)
 
 
 def _brute_force_mknn(a: np.ndarray, b: np.ndarray, k: int) -> float:
@@ -148,12 +160,40 @@ def tiny():
 
 def test_shared_prefix_batches_equal_prompts_run_one_by_one(tiny):
     st = sample_stimuli(6, np.random.default_rng(8))
-    prompts = [prompt(c, "see") for c in captions(st, 1)]
-    assert common_prefix_length([tiny.encode(p) for p in prompts]) > 5
-    batched, texts_b = representations(tiny, prompts, (0, 1, 2), 3, batch_size=6)
-    single, texts_s = representations(tiny, prompts, (0, 1, 2), 3, batch_size=1)
+    prompts = [f"Here is an object. {prompt(c, 'see')}" for c in captions(st, 1)]
+    openings = [opening("see")] * len(prompts)
+    assert common_prefix_length([tiny.encode(p, o) for p, o in zip(prompts, openings, strict=True)]) > 5
+    batched, texts_b = representations(tiny, prompts, (0, 1, 2), 3, batch_size=6, openings=openings)
+    single, texts_s = representations(tiny, prompts, (0, 1, 2), 3, batch_size=1, openings=openings)
     np.testing.assert_allclose(batched, single, atol=1e-4)
     assert texts_b == texts_s
+
+
+def test_the_cue_follows_the_caption_and_a_named_cue_opens_the_answer(tiny):
+    caption = "A small red circle making a low, steady buzzing sound."
+    for cue in CUES:
+        p = prompt(caption, cue)
+        assert p.startswith(caption) and p.endswith(CUES[cue])  # the instruction comes after the caption
+        assert opening(cue) == OPENINGS[cue]
+    assert opening("Picture its colour.") == ""  # a free-text cue opens no answer
+    assert prompt(caption, "Picture its colour.").endswith("Picture its colour.")
+    # the opening's tokens end the model's input, after the user turn
+    assert tiny.encode(caption, "I see") == tiny.encode(caption) + list(b"I see")
+    # it changes what the model sees last: the T = 0 state differs with and without the opening
+    with_o, _ = representations(tiny, [caption], (2,), 0, openings=["I see"])
+    without, _ = representations(tiny, [caption], (2,), 0)
+    assert not np.allclose(with_o, without)
+    with pytest.raises(ValueError, match="openings"):
+        representations(tiny, [caption, caption], (1,), 0, openings=["I see"])
+
+
+def test_cka_of_independent_features_depends_on_their_widths():
+    """The CKA reference level: unrelated features score near 1 when wide against n and near 0 when narrow."""
+    rng = np.random.default_rng(4)
+    wide = E._random_cka(32, (576, 256), 5, rng)
+    narrow = E._random_cka(400, (3, 2), 5, rng)
+    assert wide > 0.8 and narrow < 0.1
+    assert E._random_cka(32, (64, 32), 5, rng) < wide  # grows with the widths at fixed n
 
 
 def test_representations_refuse_empty_prompts_and_bad_layers(tiny):
@@ -170,14 +210,19 @@ def test_the_model_reads_only_cue_and_caption(tiny, monkeypatch):
 
     def spy(lm, prompts, *args, **kwargs):
         seen.append(list(prompts))
+        openings.append(list(kwargs["openings"]))
         return real(lm, prompts, *args, **kwargs)
+
+    openings: list[list[str]] = []
 
     monkeypatch.setattr(E, "representations", spy)
     cfg = E.SensoryConfig.preset("smoke")
     E.seed_alignment(cfg, tiny, cfg.seeds[0], 0)
     st = sample_stimuli(cfg.n_stimuli, np.random.default_rng([cfg.seed, cfg.seeds[0]]))
     texts = captions(st, 0)
-    assert seen == [[prompt(t, cue) for t in texts] for cue in cfg.cues]
+    # every cue, then the "opening only" control: the neutral instruction with each cue's opening
+    assert seen == [[prompt(t, cue) for t in texts] for cue in (*cfg.cues, *(["none"] * len(E.OPENING_ONLY)))]
+    assert openings == [[opening(cue)] * len(texts) for cue in (*cfg.cues, *E.OPENING_ONLY)]  # the same for every item
     assert all(isinstance(p, str) for batch in seen for p in batch)
 
 
@@ -295,6 +340,8 @@ def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: f
         "bag_of_words": {e: {"mean": b, "values": [b + j for j in jittered]}
                          for e, b in zip(("vision", "audio"), bow, strict=True)},
         "encoder_vs_encoder": level, "shuffled": level,
+        "cka_reference": {e: {r: {"mean": 0.5, "sd": 0.0, "values": [0.5] * n}
+                              for r in ("random", "shuffled", "bag_of_words")} for e in ("vision", "audio")},
         "cue_words": {cue: {"visual": [follow * (cue == "see")] * n, "auditory": [follow * (cue == "hear")] * n}
                       for cue in cfg.cues},
     }
@@ -340,6 +387,68 @@ def test_cka_table_reads_the_mean_cka_of_each_cue_encoder_and_layer():
     lines = C.cka_table(results, 1).splitlines()
     assert len(lines) == 2 + 2 * len(cfg.cues)
     assert lines[2].split("|")[3].strip() == f"{cka[0, 0, 1, 0]:.3f}"  # no cue, vision, T = T_max, first layer
+    assert "random features, same sizes" in lines[0] and "not a null" in lines[0]  # a level, not a null
+    assert all(line.split("|")[-3].strip().startswith("0.500") for line in lines[2:])
+    # the shuffled pairing of each cell beside that cell (its own cue, encoder, T and layer)
+    results.summary["alignment"]["cka_shuffled_mean"] = (cka / 10).tolist()
+    lines = C.cka_table(results, 1).splitlines()
+    for c in range(len(cfg.cues)):
+        for e in range(2):
+            cells = [x.strip() for x in lines[2 + 2 * c + e].split("|")[1:-1]]
+            for li in range(len(cfg.layer_grid)):
+                assert cells[2 + li] == f"{cka[c, e, 1, li]:.3f} ({cka[c, e, 1, li] / 10:.3f})"
+
+
+def test_shuffled_cka_is_the_mean_cka_of_the_shuffled_rows():
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((12, 7)), rng.standard_normal((12, 4)) + 2.0
+    perms = [rng.permutation(12) for _ in range(5)]
+    expected = np.mean([linear_cka(x[p], y) for p in perms])
+    assert E._shuffled_cka(x, y, perms) == pytest.approx(expected, rel=1e-10)
+
+
+def test_continuations_exclude_the_opening(tiny, monkeypatch):
+    decoded: list[list[int]] = []
+    real = tiny.decode
+    monkeypatch.setattr(tiny, "decode", lambda ids: (decoded.append(list(ids)), real(ids))[1])
+    caption = "A small red circle making a low, steady buzzing sound."
+    _, texts = representations(tiny, [caption, caption + " Again."], (1,), 4, openings=["I see", "I hear"])
+    assert len(texts) == 2 and all(len(ids) == 4 for ids in decoded)  # only the generated tokens are decoded
+
+
+def test_modality_words_ignore_a_repeated_opening():
+    base = ["a red circle with a low hum"]
+    for words in ("I see", "I hear", "i SEE.", "I hear, I see"):
+        echoed = [f"{words} {base[0]}. {words}"]
+        assert modality_shares(echoed) == modality_shares(base)
+    assert modality_shares(["we see it"])[0] > 0 and modality_shares(["we hear it"])[1] > 0  # other uses count
+
+
+def test_t0_cue_rows_print_generated_only_and_opening_only_gains():
+    results = _constructed(0.2, 0.3, (0.1, 0.1), gain=0.05)
+    cfg, a = results.config, results.summary["alignment"]
+    n = len(cfg.seeds)
+    gen = np.zeros((n, len(cfg.cues), 2, len(cfg.layer_grid)))
+    gen[:, cfg.cues.index("see"), 0] = 0.3  # generated tokens: "see" far above "hear" with vision
+    a["per_seed_gen"] = gen.tolist()
+    a["opening_only"] = {"openings": ["see", "hear"], "per_seed": np.zeros((n, 2, 2, len(cfg.layer_grid))).tolist()}
+    rows = [r for r in C.claims(results) if r.kind == "claim" and "crossover" in r.claim]
+    t0 = next(r for r in rows if "T = 0" in r.setting)
+    assert "forced opening" in t0.setting
+    assert "generated tokens only" in t0.measured and "vision gain +0.300" in t0.measured
+    assert "opening only" in t0.measured
+    assert all("generated tokens only" not in r.measured for r in rows if r is not t0)
+
+
+def test_alignment_table_puts_chance_and_the_references_beside_every_row():
+    results = _constructed(0.2, 0.3, (0.1, 0.15))
+    lines = C.alignment_table(results, 0).splitlines()
+    assert "chance k/(n−1)" in lines[0] and "bag of words" in lines[0]
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        assert cells[-3] == "0.100"  # chance of the constructed results
+        bow = results.summary["alignment"]["bag_of_words"][cells[1]]["values"]
+        assert cells[-1].startswith(f"{np.mean(bow):.3f} ± ")  # that encoder's bag of words
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,9 @@ def linear_cka(features_a: np.ndarray, features_b: np.ndarray) -> float:
     """Linear centred kernel alignment, eq. (sensory-cka).
 
     ``||B_c^T A_c||_F^2 / (||A_c^T A_c||_F ||B_c^T B_c||_F)`` with column-centred ``A_c, B_c``:
-    1 for spaces equal up to rotation and scale, near 0 for unrelated ones.
+    1 for spaces equal up to rotation and scale. Unrelated spaces do not score near 0 unless ``n`` is large
+    against both widths: independent Gaussian features of 32 rows (the book preset) and widths 576 and 256 score
+    about 0.9, so a CKA value means something only beside the level of unrelated features of the same sizes.
     """
     a, b = _paired("features_a", features_a, "features_b", features_b)
     a = a - a.mean(axis=0, keepdims=True)

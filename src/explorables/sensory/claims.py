@@ -50,6 +50,30 @@ def difference(results: SensoryResults, encoder: str, t: int, cue: str, other: s
     return [x - y for x, y in zip(a, b, strict=True)]
 
 
+def generated_only_means(results: SensoryResults, cue: str, encoder: str) -> list[float] | None:
+    """Per seed: alignment of the mean hidden state over the generated tokens only (``t >= 1``; the prompt's and
+    the opening's tokens left out), mean over layers; None when the run generated nothing."""
+    a, cfg = results.summary["alignment"], results.config
+    if "per_seed_gen" not in a or cfg.n_new_tokens == 0:
+        return None
+    c, e = cfg.cues.index(cue), ENCODERS.index(encoder)
+    return [float(np.mean(row[c][e])) for row in a["per_seed_gen"]]
+
+
+def opening_only_means(results: SensoryResults, opening_cue: str, encoder: str) -> list[float] | None:
+    """Per seed: alignment at ``T = 0`` of the "opening only" control (the neutral instruction, the answer opened
+    as under ``opening_cue``), mean over layers; None when the run has no such control."""
+    o = results.summary["alignment"].get("opening_only")
+    if o is None or opening_cue not in o["openings"]:
+        return None
+    j, e = o["openings"].index(opening_cue), ENCODERS.index(encoder)
+    return [float(np.mean(row[j][e])) for row in o["per_seed"]]
+
+
+def _minus(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    return [x - y for x, y in zip(a, b, strict=True)]
+
+
 def cue_shifts(results: SensoryResults) -> tuple[list[float], list[float]]:
     """Per seed: the share of visual words in the continuations under "see" minus under "hear", and the share
     of auditory words under "hear" minus under "see" (both > 0 when the text follows the cue)."""
@@ -183,9 +207,11 @@ def claims(results: SensoryResults) -> list[Claim]:
     if has["see"] and has["hear"]:
         vs, au = cue_shifts(results)
         rows.append(Claim(
-            "the model follows the cue in what it writes",
+            "the model keeps to its forced opening's modality in the words it generates",
             f"share of visual words in the {tmax}-token continuations under “see” minus under “hear”, and of auditory "
-            f"words under “hear” minus under “see”; threshold {CUE_SHIFT} on every seed",
+            f"words under “hear” minus under “see”; the continuation is the generated words only (the forced opening "
+            f"“I see” / “I hear” excluded), so this asks whether the model keeps to a forced prefix's modality, not "
+            f"whether it follows the instruction alone; threshold {CUE_SHIFT} on every seed",
             f"visual shift {_fmt(vs)}; auditory shift {_fmt(au)}",
             cue_gate_verdict(vs, au), kind="gate", name="cue",
         ))  # fmt: skip
@@ -199,24 +225,51 @@ def claims(results: SensoryResults) -> list[Claim]:
             f"model): vision {_level(bow[0])}, audio {_level(bow[1])}",
             above_chance_verdict(v, au, chance, (bow[0], bow[1])), gates=("words",),
         ))  # fmt: skip
-    for t, label in ((0, "last prompt token (T = 0)"), (tmax, f"generative representation (T = {tmax})")):
+    t0_label = ("last prompt token (T = 0): under “see” / “hear” that is the forced opening's last token "
+                "(‘ see’ / ‘ hear’), under no cue the line break after the chat header; no generated token, so a "
+                "T = 0 cue effect may be the forced word alone")  # fmt: skip
+    for t, label in ((0, t0_label), (tmax, f"generative representation (T = {tmax})")):
         if has["see"] and has["hear"]:
             dv = difference(results, "vision", t, "see", "hear")
             da = difference(results, "audio", t, "hear", "see")
+            extra = ""
+            if t == 0:
+                gv = generated_only_means(results, "see", "vision")
+                if gv is not None:
+                    gen_v = _minus(gv, generated_only_means(results, "hear", "vision"))
+                    gen_a = _minus(generated_only_means(results, "hear", "audio"),
+                                   generated_only_means(results, "see", "audio"))  # fmt: skip
+                    extra += (f"; not read by the verdict, generated tokens only (t ≥ 1, {tmax} tokens pooled): "
+                              f"vision gain {_fmt(gen_v)}, audio gain {_fmt(gen_a)}")  # fmt: skip
+                ov = opening_only_means(results, "see", "vision")
+                if ov is not None:
+                    op_v = _minus(ov, opening_only_means(results, "hear", "vision"))
+                    op_a = _minus(opening_only_means(results, "hear", "audio"),
+                                  opening_only_means(results, "see", "audio"))  # fmt: skip
+                    extra += (f"; opening only (“Describe it.” + “I see” / “I hear”, T = 0): vision gain "
+                              f"{_fmt(op_v)}, audio gain {_fmt(op_a)}")  # fmt: skip
             rows.append(Claim(
                 "A “see” cue moves the model toward the vision encoder and a “hear” cue toward the audio encoder "
                 "(crossover)",
                 f"{label}; gains: vision(see) − vision(hear) and audio(hear) − audio(see); {setup}",
-                f"vision gain {_fmt(dv)}; audio gain {_fmt(da)}",
+                f"vision gain {_fmt(dv)}; audio gain {_fmt(da)}{extra}",
                 direction_verdict(dv, da), gates=("cue",),
             ))  # fmt: skip
         if has["see"] and has["hear"] and has["none"]:
             dv = difference(results, "vision", t, "see", "none")
             da = difference(results, "audio", t, "hear", "none")
+            extra = ""
+            gv = generated_only_means(results, "see", "vision") if t == 0 else None
+            if gv is not None:
+                gen_v = _minus(gv, generated_only_means(results, "none", "vision"))
+                gen_a = _minus(generated_only_means(results, "hear", "audio"),
+                               generated_only_means(results, "none", "audio"))  # fmt: skip
+                extra = (f"; not read by the verdict, generated tokens only (t ≥ 1): vision gain {_fmt(gen_v)}, "
+                         f"audio gain {_fmt(gen_a)}")  # fmt: skip
             rows.append(Claim(
                 "Sensory prompting brings the model closer to the matching encoder than no cue does",
                 f"{label}; gains: vision(see) − vision(none) and audio(hear) − audio(none); {setup}",
-                f"vision gain {_fmt(dv)}; audio gain {_fmt(da)}",
+                f"vision gain {_fmt(dv)}; audio gain {_fmt(da)}{extra}",
                 direction_verdict(dv, da), gates=("cue",),
             ))  # fmt: skip
     if has["see"] and has["hear"] and tmax > 0:
@@ -228,7 +281,8 @@ def claims(results: SensoryResults) -> list[Claim]:
                                     strict=True)]  # fmt: skip
         rows.append(Claim(
             "Alignment grows with the length of the generated continuation",
-            f"matching cue (see → vision, hear → audio), T = {tmax} minus T = 0; {setup}",
+            f"matching cue (see → vision, hear → audio), T = {tmax} minus T = 0 (T = 0 is the forced opening's token; "
+            f"the T = {tmax} mean still holds that token's state, diluted by the generated ones); {setup}",
             f"vision gain {_fmt(gv)}; audio gain {_fmt(ga)}",
             direction_verdict(gv, ga), gates=("cue",),
         ))  # fmt: skip
@@ -273,15 +327,20 @@ CRITERIA: tuple[Criterion, ...] = (
 
 
 def alignment_table(results: SensoryResults, t: int = 0) -> str:
-    """Mutual k-NN alignment per cue, encoder and layer at continuation length ``t``: mean ± sd over seeds."""
+    """Mutual k-NN alignment per cue, encoder and layer at continuation length ``t``: mean ± sd over seeds, with
+    the reference levels beside it: chance ``k / (n - 1)``, the shuffled pairing and the bag of words of the
+    captions against the same encoder."""
     cfg, a = results.config, results.summary["alignment"]
-    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid))
+    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid),
+              "chance k/(n−1)", "shuffled pairing", "bag of words")  # fmt: skip
     per_seed = np.asarray(a["per_seed"])  # (seeds, cues, encoders, T, layers)
     rows = []
     for c, cue in enumerate(cfg.cues):
         for e, enc in enumerate(ENCODERS):
             rows.append((CUE_NAMES.get(cue, cue), enc, *(fmt_mean_sd(per_seed[:, c, e, t, li], 3)
-                                                          for li in range(len(cfg.layer_grid)))))  # fmt: skip
+                                                          for li in range(len(cfg.layer_grid))),
+                         f"{a['chance']:.3f}", fmt_mean_sd(a["shuffled"]["values"], 3),
+                         fmt_mean_sd(a["bag_of_words"][enc]["values"], 3)))  # fmt: skip
     return markdown_table(header, rows)
 
 
@@ -295,11 +354,20 @@ def cue_words_table(results: SensoryResults) -> str:
 
 def cka_table(results: SensoryResults, which: int = 0) -> str:
     """Linear CKA (eq. sensory-cka) per cue, encoder and layer, mean over seeds, at ``T = 0`` (``which=0``) or
-    at ``T = T_max`` (``which=1``): the whole-Gram-matrix comparison next to mutual k-NN's neighbourhoods."""
+    at ``T = T_max`` (``which=1``). Each cell is ``CKA (shuffled)``: beside it, the same cell's features with the
+    items shuffled (mean over shufflings and seeds). Two more columns (mean ± sd over seeds): independent random
+    features of the same sizes (isotropic, so not a null for these features) and the bag of words."""
     cfg, a = results.config, results.summary["alignment"]
-    header = ("cue", "encoder", *(f"layer {layer}" for layer in cfg.layer_grid))
-    rows = [(CUE_NAMES.get(cue, cue), enc, *(f"{a['cka_mean'][c][e][which][li]:.3f}"
-                                            for li in range(len(cfg.layer_grid))))
+    ref, sh = a["cka_reference"], a.get("cka_shuffled_mean")
+
+    def cell(c: int, e: int, li: int) -> str:
+        value = f"{a['cka_mean'][c][e][which][li]:.3f}"
+        return f"{value} ({sh[c][e][which][li]:.3f})" if sh is not None else value
+
+    header = ("cue", "encoder", *(f"layer {layer} (shuffled)" for layer in cfg.layer_grid),
+              "random features, same sizes (not a null for these features)", "bag of words")  # fmt: skip
+    rows = [(CUE_NAMES.get(cue, cue), enc, *(cell(c, e, li) for li in range(len(cfg.layer_grid))),
+             *(fmt_mean_sd(ref[enc][r]["values"], 3) for r in ("random", "bag_of_words")))
             for c, cue in enumerate(cfg.cues) for e, enc in enumerate(ENCODERS)]  # fmt: skip
     return markdown_table(header, rows)
 

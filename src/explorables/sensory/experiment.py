@@ -11,8 +11,9 @@ Parts:
    every cue, for every layer of ``layer_grid`` and continuation length ``0..n_new_tokens``, and
    their mutual k-NN alignment (and CKA) with each encoder, and the share of visual and auditory
    words in the continuations under each cue (does the text follow the cue?). Controls: chance ``k / (n - 1)``, the
-   encoders against each other, the language model against a shuffled pairing, and a bag-of-words
-   representation of the captions.
+   encoders against each other (averaged over fresh stimulus sets), the language model against
+   shuffled pairings (averaged over shufflings), and a bag-of-words representation of the captions;
+   CKA's own reference levels (independent random features of the same sizes, the shuffled pairing).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..core.params import Bool, Choice, Folder, Int, Seeds, Text, Tuple, param
 from .alignment import chance_level, linear_cka, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .llm import MODELS, load_language_model, representations
-from .stimuli import CUES, PHRASINGS, attribute_features, captions, modality_shares, prompt, sample_stimuli
+from .stimuli import CUES, PHRASINGS, attribute_features, captions, modality_shares, opening, prompt, sample_stimuli
 
 ENCODERS: tuple[str, ...] = ("vision", "audio")
 ENCODER_NAMES: dict[str, str] = {"vision": "vision encoder (random CNN on the pictures)",
@@ -50,19 +51,22 @@ class SensoryConfig(ExperimentConfig):
     cache_dir: str = param("", Folder(), "cache of the converted SmolLM2 (empty: $EXPLORABLES_CACHE/sensory or "
                                        "~/.cache/explorables/sensory)")  # fmt: skip
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds: each draws a stimulus set and uses one caption phrasing")
-    n_stimuli: int = param(40, Int(8, 100_000), "items per seed (captions, pictures, sounds)")
+    n_stimuli: int = param(32, Int(8, 100_000), "items per seed (captions, pictures, sounds)")
     cues: tuple[str, ...] = param(("none", "see", "hear"), Tuple(Choice(tuple(CUES)), distinct=True),
-                                  "cues compared (each prompt is cue + caption, eq. (sensory-prompt))")  # fmt: skip
+                                  "cues compared (caption + instruction, answer opened by the cue's words, "
+                                  "eq. (sensory-prompt))")  # fmt: skip
     layer_grid: tuple[int, ...] = param((6, 12, 18, 24, 30), Tuple(Int(0, 1000), increasing=True),
                                         "hidden-state layers measured (0: embeddings)")  # fmt: skip
-    n_new_tokens: int = param(6, Int(0, 4096), "greedy continuation length T_max; T = 0..T_max is measured")
+    n_new_tokens: int = param(12, Int(0, 4096), "greedy continuation length T_max; T = 0..T_max is measured")
+    n_control_draws: int = param(24, Int(1, 1000), "draws averaged per seed by each control (stimulus sets for the "
+                                 "encoder pair, item shufflings, random features for the CKA reference)")
     k: int = param(5, Int(1), "neighbours of mutual k-NN alignment, eq. (sensory-mknn)")
     batch_size: int = param(64, Int(1), "prompts per forward pass")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(model="tiny-random", n_stimuli=16, layer_grid=(1, 2), n_new_tokens=2, k=3),
+        "smoke": dict(model="tiny-random", n_stimuli=16, layer_grid=(1, 2), n_new_tokens=2, k=3, n_control_draws=3),
         "book": {},
-        "paper": dict(device="auto", seeds=(0, 1, 2, 3, 4), n_stimuli=1000, n_new_tokens=64, k=10,
+        "paper": dict(device="auto", seeds=(0, 1, 2, 3, 4), n_stimuli=1000, n_new_tokens=64, k=10, n_control_draws=20,
                       layer_grid=(4, 8, 12, 16, 20, 24, 28, 30)),
     }  # fmt: skip
     PAPER_HARDWARE: ClassVar[str] = (
@@ -116,23 +120,54 @@ def _bag_of_words(texts: list[str]) -> np.ndarray:
     return out
 
 
+def _random_cka(n: int, widths: tuple[int, int], draws: int, rng: np.random.Generator) -> float:
+    """Mean linear CKA of independent Gaussian features of ``n`` rows and the given widths: CKA's level for
+    unrelated spaces of these sizes (far above 0 when the widths are not small against ``n``)."""
+    return float(np.mean([linear_cka.__wrapped__(rng.standard_normal((n, widths[0])),
+                                                 rng.standard_normal((n, widths[1]))) for _ in range(draws)]))
+
+
+def _centred_gram(x: np.ndarray) -> np.ndarray:
+    """``X_c X_c^T`` of column-centred ``x``: linear CKA is ``<K_A, K_B>_F / (||K_A||_F ||K_B||_F)`` on these."""
+    xc = np.asarray(x, dtype=np.float64) - np.asarray(x, dtype=np.float64).mean(axis=0, keepdims=True)
+    return xc @ xc.T
+
+
+def _shuffled_cka(reps: np.ndarray, feats: np.ndarray, perms: list[np.ndarray]) -> float:
+    """Mean linear CKA of ``reps`` with its items shuffled (each permutation of ``perms``) against ``feats``:
+    the same as ``linear_cka(reps[p], feats)`` averaged over ``p``, computed on the two Gram matrices."""
+    ka, kb = _centred_gram(reps), _centred_gram(feats)
+    norm = np.linalg.norm(ka) * np.linalg.norm(kb)
+    return float(np.mean([np.sum(ka[np.ix_(p, p)] * kb) / norm for p in perms]))
+
+
+#: the "opening only" control: the neutral instruction ("none") with the answer opened as under these cues
+OPENING_ONLY: tuple[str, ...] = ("see", "hear")
+
+
 def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dict[str, Any]:
     """One seed: stimuli, encoders, the model's representations per cue, and every alignment."""
     rng = np.random.default_rng([cfg.seed, seed])
     stimuli = sample_stimuli(cfg.n_stimuli, rng)
     encoders = {"vision": vision_features(stimuli, device=lm.device), "audio": audio_features(stimuli)}
     texts = captions(stimuli, phrasing)  # the model reads words only: no picture, no sound, no attribute label
-    k = cfg.k
+    k, draws = cfg.k, cfg.n_control_draws
     mknn = np.zeros((len(cfg.cues), len(ENCODERS), cfg.n_new_tokens + 1, len(cfg.layer_grid)))
     cka = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # T = 0 and T = T_max
+    # generated tokens only (t >= 1, pooled over the T_max generated tokens; the opening's last token left out)
+    mknn_gen = np.zeros((len(cfg.cues), len(ENCODERS), len(cfg.layer_grid)))
     shuffled = np.zeros((len(cfg.cues), len(ENCODERS)))
+    cka_shuffled = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # per T (0, T_max) and layer
     examples, cue_words = {}, {}
-    perm = rng.permutation(cfg.n_stimuli)
+    perms = [rng.permutation(cfg.n_stimuli) for _ in range(draws)]
     for c, cue in enumerate(cfg.cues):
-        reps, continuations = representations(lm, [prompt(t, cue) for t in texts], cfg.layer_grid,
-                                              cfg.n_new_tokens, batch_size=cfg.batch_size)  # fmt: skip
-        examples[cue] = {"prompt": prompt(texts[0], cue), "continuation": continuations[0]}
+        prompts, openings = [prompt(t, cue) for t in texts], [opening(cue)] * len(texts)
+        reps, continuations = representations(lm, prompts, cfg.layer_grid, cfg.n_new_tokens,
+                                              batch_size=cfg.batch_size, openings=openings)  # fmt: skip
+        examples[cue] = {"prompt": prompt(texts[0], cue), "opening": opening(cue), "continuation": continuations[0]}
         cue_words[cue] = modality_shares(continuations)  # does the text follow the cue? (visual, auditory)
+        tmax = cfg.n_new_tokens
+        gen = (reps[tmax] * (tmax + 1) - reps[0]) / tmax if tmax > 0 else None  # mean over generated tokens only
         for e, name in enumerate(ENCODERS):
             feats = encoders[name]
             # the metrics unchecked (``__wrapped__``) in this loop: their bodies still check shapes and finiteness
@@ -142,13 +177,35 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
             for j, t in enumerate((0, cfg.n_new_tokens)):
                 for li in range(len(cfg.layer_grid)):
                     cka[c, e, j, li] = linear_cka.__wrapped__(reps[t, li], feats)
-            shuffled[c, e] = mutual_knn_alignment(reps[0, -1][perm], feats, k)  # the pairing broken: chance
+                    cka_shuffled[c, e, j, li] = _shuffled_cka(reps[t, li], feats, perms)
+            if gen is not None:
+                for li in range(len(cfg.layer_grid)):
+                    mknn_gen[c, e, li] = mutual_knn_alignment.__wrapped__(gen[li], feats, k)
+            # the pairing broken (items shuffled, several shufflings averaged): chance for mutual k-NN, and CKA's level
+            shuffled[c, e] = np.mean([mutual_knn_alignment.__wrapped__(reps[0, -1][p], feats, k) for p in perms])
+    # the "opening only" control: "Describe it." with the answer opened by "I see" / "I hear"; T = 0 only
+    opening_only = np.zeros((len(OPENING_ONLY), len(ENCODERS), len(cfg.layer_grid)))
+    for o, cue in enumerate(OPENING_ONLY):
+        reps0, _ = representations(lm, [prompt(t, "none") for t in texts], cfg.layer_grid, 0,
+                                   batch_size=cfg.batch_size, openings=[opening(cue)] * len(texts))  # fmt: skip
+        for e, name in enumerate(ENCODERS):
+            for li in range(len(cfg.layer_grid)):
+                opening_only[o, e, li] = mutual_knn_alignment.__wrapped__(reps0[0, li], encoders[name], k)
     bow = _bag_of_words(texts)
     attrs = {m: attribute_features(stimuli, m) for m in ("visual", "auditory")}
+    # the two encoders on fresh stimulus sets too (their level is a property of the encoders, not of this draw)
+    pairs = [mutual_knn_alignment(encoders["vision"], encoders["audio"], k)]
+    for _ in range(draws - 1):
+        extra = sample_stimuli(cfg.n_stimuli, rng)
+        pairs.append(mutual_knn_alignment(vision_features(extra, device=lm.device), audio_features(extra), k))
     return {
-        "mknn": mknn, "cka": cka, "shuffled": shuffled, "examples": examples, "cue_words": cue_words,
-        "encoder_vs_encoder": mutual_knn_alignment(encoders["vision"], encoders["audio"], k),
+        "mknn": mknn, "mknn_gen": mknn_gen, "opening_only": opening_only, "cka": cka, "shuffled": shuffled,
+        "cka_shuffled": cka_shuffled, "examples": examples,
+        "cue_words": cue_words, "encoder_vs_encoder": float(np.mean(pairs)),
         "bag_of_words": [mutual_knn_alignment(bow, encoders[name], k) for name in ENCODERS],
+        "cka_bag_of_words": [linear_cka(bow, encoders[name]) for name in ENCODERS],
+        "cka_random": [_random_cka(cfg.n_stimuli, (lm.d_model, encoders[name].shape[1]), draws, rng)
+                       for name in ENCODERS],
         "encoder_attributes": {
             name: {m: mutual_knn_alignment(encoders[name], attrs[m], k) for m in attrs} for name in ENCODERS
         },
@@ -176,16 +233,30 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
         per_seed.append(done)
     mknn = np.stack([p["mknn"] for p in per_seed])  # (seeds, cues, encoders, T, layers)
     cka = np.stack([p["cka"] for p in per_seed])
+    cka_shuffled = np.stack([p["cka_shuffled"] for p in per_seed])  # (seeds, cues, encoders, 2, layers)
     summary: dict[str, Any] = {
         "model": load, "chance": chance_level(cfg.n_stimuli, cfg.k),
         "phrasings": [i % len(PHRASINGS) for i in range(len(cfg.seeds))],
         "mean": mknn.mean(axis=0).tolist(), "sd": mknn.std(axis=0, ddof=1).tolist() if len(cfg.seeds) > 1
         else np.zeros_like(mknn[0]).tolist(),
         "cka_mean": cka.mean(axis=0).tolist(),
+        # CKA of the model with its items shuffled, per cue, encoder, T (0, T_max) and layer: mean over seeds
+        "cka_shuffled_mean": cka_shuffled.mean(axis=0).tolist(),
         "per_seed": mknn.tolist(),
+        # per seed, cue, encoder, layer: alignment of the mean over the generated tokens only (t >= 1)
+        "per_seed_gen": np.stack([p["mknn_gen"] for p in per_seed]).tolist(),
+        # per seed, opening ("I see", "I hear" after "Describe it."), encoder, layer: alignment at T = 0
+        "opening_only": {"openings": list(OPENING_ONLY),
+                         "per_seed": np.stack([p["opening_only"] for p in per_seed]).tolist()},
         "encoder_vs_encoder": _mean_sd([p["encoder_vs_encoder"] for p in per_seed]),
         "shuffled": _mean_sd([float(p["shuffled"].mean()) for p in per_seed]),
         "bag_of_words": {name: _mean_sd([p["bag_of_words"][e] for p in per_seed]) for e, name in enumerate(ENCODERS)},
+        # CKA's reference levels per encoder: independent random features of the same sizes, the model's features
+        # with the items shuffled (mean over cues, T and layers; per cell in cka_shuffled_mean), and the bag of words
+        "cka_reference": {name: {"random": _mean_sd([p["cka_random"][e] for p in per_seed]),
+                                 "shuffled": _mean_sd([float(p["cka_shuffled"][:, e].mean()) for p in per_seed]),
+                                 "bag_of_words": _mean_sd([p["cka_bag_of_words"][e] for p in per_seed])}
+                          for e, name in enumerate(ENCODERS)},
         "encoder_attributes": {name: {m: _mean_sd([p["encoder_attributes"][name][m] for p in per_seed])
                                       for m in ("visual", "auditory")} for name in ENCODERS},
         "examples": per_seed[0]["examples"], "captions": per_seed[0]["captions"],

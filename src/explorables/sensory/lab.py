@@ -1,9 +1,11 @@
 """The live lab: type your own cue and see how it moves SmolLM2 toward the vision or the audio encoder.
 
-On start the lab draws 16 items (seed 0, first phrasing), encodes their pictures and sounds, and
+On start the lab draws N_ITEMS (12) items (seed 0, first phrasing), encodes their pictures and sounds, and
 runs the model on every caption under the three named cues, keeping the last prompt token's
-hidden state at every layer. Typing a cue (press Enter) re-runs the model on the 16 prompts with
-your cue (a rerun); the layer, k and encoder controls only recompute the alignment and redraw.
+hidden state at every layer ("see" and "hear" with their answer openings "I see" / "I hear", so their state is
+the opening's last token's). Typing a cue (press Enter) re-runs the model on the prompts with your cue (a rerun);
+a typed cue gets no opening, so its state is the chat header's last token, like "none". The layer, k and encoder
+controls only recompute the alignment and redraw.
 """
 
 from __future__ import annotations
@@ -19,18 +21,20 @@ from .alignment import chance_level, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .experiment import ENCODERS
 from .llm import LanguageModel, load_language_model, representations
-from .stimuli import captions, prompt, sample_stimuli
+from .stimuli import captions, opening, prompt, sample_stimuli
 
-N_ITEMS = 16
+N_ITEMS = 12  # 12, not 16: the cue now follows the caption, so a rerun runs every caption again (rerun <= 1 s)
 NAMED = ("none", "see", "hear")
 COLOURS = {"none": PALETTE["grey"], "see": PALETTE["blue"], "hear": PALETTE["orange"], "yours": PALETTE["green"]}
 
 
 def cue_representations(lm: LanguageModel, texts: list[str], cue: str) -> np.ndarray:
-    """``(n_layers + 1, n, d)``: the last prompt token's state at every layer for ``cue`` + each caption."""
+    """``(n_layers + 1, n, d)``: the last prompt token's state at every layer for each caption + ``cue`` (and a
+    named cue's answer opening)."""
     if not isinstance(cue, str):
         raise ValueError(f"cue must be a string, got {cue!r}")
-    reps, _ = representations(lm, [prompt(t, cue) for t in texts], tuple(range(lm.n_layers + 1)), 0)
+    reps, _ = representations(lm, [prompt(t, cue) for t in texts], tuple(range(lm.n_layers + 1)), 0,
+                              openings=[opening(cue)] * len(texts))
     return reps[0]
 
 

@@ -80,18 +80,23 @@ class LanguageModel:
     def d_model(self) -> int:
         return int(self.model.config.hidden_size)
 
-    def encode(self, prompt: str) -> list[int]:
-        """Token ids of one user message, in the model's chat format when it has one."""
+    def encode(self, prompt: str, opening: str = "") -> list[int]:
+        """Token ids of one user message, in the model's chat format when it has one, then the first words
+        ``opening`` of the model's answer (its generation continues from them)."""
         if self.tokenizer is None:
-            return [256, *list(prompt.encode("utf-8"))[:200], 257]  # BOS, bytes, end of user turn
+            return [256, *list(prompt.encode("utf-8"))[:200], 257, *list(opening.encode("utf-8"))[:64]]
         if getattr(self.tokenizer, "chat_template", None):
             ids = self.tokenizer.apply_chat_template(
                 [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
             )
             if isinstance(ids, dict) or hasattr(ids, "keys"):
                 ids = ids["input_ids"]
-            return [int(i) for i in ids]
-        return [int(i) for i in self.tokenizer(prompt)["input_ids"]]
+            ids = [int(i) for i in ids]
+        else:
+            ids = [int(i) for i in self.tokenizer(prompt)["input_ids"]]
+        if opening:
+            ids += [int(i) for i in self.tokenizer(opening, add_special_tokens=False)["input_ids"]]
+        return ids
 
     def decode(self, ids: list[int]) -> str:
         if self.tokenizer is None:
@@ -230,14 +235,17 @@ def common_prefix_length(sequences: list[list[int]]) -> int:
 @checked(layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096), batch_size=Int(1))
 @torch.no_grad()
 def representations(
-    lm: LanguageModel, prompts: list[str], layers: tuple[int, ...], n_new_tokens: int = 0, *, batch_size: int = 64
+    lm: LanguageModel, prompts: list[str], layers: tuple[int, ...], n_new_tokens: int = 0, *, batch_size: int = 64,
+    openings: list[str] | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Hidden states of ``prompts`` and of their greedy continuations, eq. (sensory-rep).
 
     Returns ``(reps, continuations)``: ``reps[t, l, i]`` is the mean of layer ``layers[l]``'s
     hidden state over the last prompt token and the first ``t`` generated tokens of prompt ``i``
     (``t = 0 .. n_new_tokens``), and the decoded continuations. Generation is greedy and runs
-    exactly ``n_new_tokens`` steps (no early stop).
+    exactly ``n_new_tokens`` steps (no early stop). ``openings`` (one string per prompt, or None)
+    are the first words of each answer: the prompt's tokens end with them, and the continuation
+    (what ``continuations`` holds) starts after them.
 
     The token prefix that a batch's prompts share (chat header and cue) is run once and its
     key-value cache copied to every row; each row's remaining tokens follow, padded on the left of
@@ -247,6 +255,10 @@ def representations(
     """
     if not prompts or any(not isinstance(p, str) or not p.strip() for p in prompts):
         raise ValueError("prompts must be a non-empty list of non-empty strings")
+    if openings is None:
+        openings = [""] * len(prompts)
+    if len(openings) != len(prompts) or any(not isinstance(o, str) for o in openings):
+        raise ValueError(f"openings must be None or one string per prompt ({len(prompts)}), got {openings!r:.80}")
     n_new_tokens = check_int("n_new_tokens", n_new_tokens, 0, 4096)
     batch_size = check_int("batch_size", batch_size, 1)
     if not layers or len(set(layers)) != len(layers):
@@ -258,7 +270,8 @@ def representations(
     out = np.zeros((n_new_tokens + 1, len(layers), len(prompts), lm.d_model))
     texts: list[str] = []
     for start in range(0, len(prompts), batch_size):
-        chunk = [lm.encode(p) for p in prompts[start : start + batch_size]]
+        chunk = [lm.encode(p, o) for p, o in zip(prompts[start : start + batch_size],
+                                                 openings[start : start + batch_size], strict=True)]
         b = len(chunk)
         shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)  # >= 1 own token per row
         cache = None

@@ -41,12 +41,17 @@ PHRASINGS: tuple[str, ...] = (
     "Its sound: {pitch}, {timbre}, {rhythm}. Its look: a {size} {colour} {shape}.",
 )
 
-#: Sensory cues put before the caption (reconstructed: the paper's exact wording was not available).
+#: Sensory cues: an instruction put after the caption in the user turn, and (named cues only) the opening words of the
+#: model's answer (:data:`OPENINGS`). Reconstructed: the paper's exact wording was not available. The neutral "none"
+#: cue asks for a description without naming a sense and opens no answer.
 CUES: dict[str, str] = {
-    "none": "",
-    "see": "Imagine what you would see.",
-    "hear": "Imagine what you would hear.",
+    "none": "Describe it.",
+    "see": "Describe only what you would see.",
+    "hear": "Describe only what you would hear.",
 }
+#: The first words of the model's answer under each named cue (the generation continues from them; a free-text cue
+#: has none). A 135M chat model given only the instruction mostly starts "The sound of ..." under either cue.
+OPENINGS: dict[str, str] = {"none": "", "see": "I see", "hear": "I hear"}
 
 _VISUAL_SIZES = (len(COLOURS), len(SHAPES), len(SIZES))
 _AUDITORY_SIZES = (len(PITCHES), len(TIMBRES), len(RHYTHMS))
@@ -143,9 +148,15 @@ def cue_text(cue: str) -> str:
 
 @checked(caption=Text(nonempty=True), cue=Text())
 def prompt(caption: str, cue: str) -> str:
-    """The user message: the cue's text (if any) then the caption (eq. ``sensory-prompt``)."""
-    text = cue_text(cue).strip()
-    return f"{text} {caption}" if text else caption
+    """The user message: the caption, then the cue's instruction (eq. ``sensory-prompt``)."""
+    return f"{caption} {cue_text(cue).strip()}"
+
+
+@checked(cue=Text())
+def opening(cue: str) -> str:
+    """The opening words of the model's answer under ``cue`` (:data:`OPENINGS`; empty for a free-text cue)."""
+    cue_text(cue)
+    return OPENINGS.get(cue, "")
 
 
 @checked(i=Int(0), size=Int(2, 2048))
@@ -247,9 +258,20 @@ AUDITORY_WORDS: frozenset[str] = frozenset({
 def modality_shares(texts: list[str]) -> tuple[float, float]:
     """The share of the words of ``texts`` (pooled) that are visual (:data:`VISUAL_WORDS`) and auditory
     (:data:`AUDITORY_WORDS`): ``(visual, auditory)``, each in [0, 1] (0 when there are no words).
-    Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing")."""
+    Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing"). A repeat of an answer
+    opening (:data:`OPENINGS`: "I see", "I hear") is left out: it echoes the forced prefix, it does not describe."""
     words = [w.strip(".,;:!?\"'()*").lower() for t in texts for w in t.replace("-", " ").split()]
     words = [w for w in words if w]
+    echoes = {tuple(o.lower().split()) for o in OPENINGS.values() if o}
+    kept, i = [], 0
+    while i < len(words):
+        span = next((len(e) for e in echoes if tuple(words[i : i + len(e)]) == e), 0)
+        if span:
+            i += span
+        else:
+            kept.append(words[i])
+            i += 1
+    words = kept
     if not words:
         return 0.0, 0.0
     return (sum(w in VISUAL_WORDS for w in words) / len(words), sum(w in AUDITORY_WORDS for w in words) / len(words))
