@@ -31,8 +31,10 @@ install: $(STAMP)
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 	EXPLORABLES_EDITION=student $(BIN)/jupyter-book build . --path-output _build/student --warningiserror --keep-going
-	$(BIN)/python -m explorables.printing _build/html _build/pdf/explorables-instructor.pdf --title "NeurIPS 2026 Explorables (instructor edition)"
-	$(BIN)/python -m explorables.printing _build/student/_build/html _build/pdf/explorables-student.pdf --title "NeurIPS 2026 Explorables (student edition)"
+	@if command -v chromium >/dev/null 2>&1; then \
+	  $(BIN)/python -m explorables.printing _build/html _build/pdf/explorables-instructor.pdf --title "NeurIPS 2026 Explorables (instructor edition)" && \
+	  $(BIN)/python -m explorables.printing _build/student/_build/html _build/pdf/explorables-student.pdf --title "NeurIPS 2026 Explorables (student edition)"; \
+	else echo "Chromium not found: the PDFs were not printed (apt-get install -y chromium, then make book again)"; fi
 	@echo "The website (instructor edition) is in $(CURDIR)/_build/html (open _build/html/index.html, or run 'make serve');"
 	@echo "the student edition in _build/student/_build/html; both PDFs in _build/pdf."
 
