@@ -70,6 +70,12 @@ OUTCOMES = ("refused", "accepted", "other", "silent", "hang")
 FINDINGS = ("other", "silent", "hang")
 #: the smallest CPU-time limit of a mutated call, and the smallest wall-clock limit of any call (s)
 MIN_CPU_LIMIT_S = 60.0
+#: float parameters whose documented valid values include an infinity although their default is finite
+#: (``inf`` is meant, so it may be accepted): a trust-region radius of ``inf`` is "no constraint", and
+#: ``tests/test_trust_region_cl.py`` checks that it gives generative replay's weights exactly
+INF_MEANT: dict[str, frozenset[str]] = {
+    "Strengths": frozenset({"trust_radius", "iso_radius"}),
+}
 WALL_LIMIT_S = 600.0
 
 #: the session's recorder (installed by ``conftest.pytest_configure``)
@@ -348,8 +354,9 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None, rule:
         out += [
             Hostile("str", "0.5", must_refuse=True),
             Hostile("nan", math.nan, must_refuse=True),
-            Hostile("inf", math.inf, must_refuse=not inf_meant),
-            Hostile("-inf", -math.inf, must_refuse=not inf_meant),
+            # an infinity that is meant may come out again (a radius of inf kept in the object)
+            Hostile("inf", math.inf, must_refuse=not inf_meant, judge="no NaN" if inf_meant else "NaN or inf"),
+            Hostile("-inf", -math.inf, must_refuse=not inf_meant, judge="no NaN" if inf_meant else "NaN or inf"),
             Hostile("-1", -1.0, must_refuse=False),
             Hostile("0", 0.0, must_refuse=False),
             Hostile("1e12", 1e12, must_refuse=False),
@@ -522,7 +529,10 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = M
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname not in bound.arguments:
             continue
-        for hostile in hostile_values(param, bound.arguments[pname], hints.get(pname), rules.get(pname)):
+        value = bound.arguments[pname]
+        if pname in INF_MEANT.get(getattr(fn, "__name__", ""), ()) and isinstance(value, float):
+            value = math.inf  # fuzzed as a parameter whose valid values include inf (see INF_MEANT)
+        for hostile in hostile_values(param, value, hints.get(pname), rules.get(pname)):
             if _is_default(param, hostile.value):
                 continue  # the declared default is a documented valid call, not a hostile one
             yield _one_case(qualname, fn, signature, record, pname, hostile, limit)
