@@ -127,7 +127,7 @@ def reconvergence_figure(results: TrustRegionCLResults) -> go.Figure:
                 error_y=dict(type="data", array=[rec[m]["steps"]["sd"]]),
             )
         )
-    fig.update_yaxes(title_text="steps back to tolerance (mean over tasks)")
+    fig.update_yaxes(title_text="steps to re-converge")
     return style(fig, height=340)
 
 
