@@ -106,17 +106,20 @@ def print_book(
     with _serve(html) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
         try:
-            context = browser.new_context(viewport={"width": 900, "height": 1200})
             for page_info in pages:
+                # a fresh context per page: long pages printed one after another in one context came out
+                # cut short (three chapters of the executed book lost their last third)
+                context = browser.new_context(viewport={"width": 900, "height": 1200})
                 page = context.new_page()
                 page.goto(f"{url}/{page_info.path}", wait_until="networkidle")
                 page.evaluate(_WAIT_FOR_MATH)
                 page.emulate_media(media="print")
+                page.wait_for_timeout(500)  # the print layout (open boxes, figures resized) settles
                 heading = page.locator("h1").first
                 name = heading.inner_text().strip().rstrip("#").strip() if heading.count() else page_info.path
                 pdf = page.pdf(format="A4", print_background=True,
                                margin={"top": "14mm", "bottom": "14mm", "left": "12mm", "right": "12mm"})  # fmt: skip
-                page.close()
+                context.close()
                 first = len(writer.pages)
                 writer.append(PdfReader(io.BytesIO(pdf)), import_outline=False)
                 parent = None
