@@ -599,18 +599,24 @@ def test_the_control_is_the_encoder_the_trained_models_started_from():
     assert np.array_equal(control, seen[0])
 
 
-def test_samples_from_the_prior_look_at_no_input_and_leave_the_global_generator_alone():
-    """Generation from the model's own Dir(alpha_0) (the sample-quality check): seeded, the global random state
-    untouched, one sample per member; the plain DDPM arm (centres at 0) samples with m = 0."""
+def _tiny_dcdm_and_ddpm(seeds: tuple[int, ...]):
+    """A DCDM and a plain-DDPM arm trained for a few steps on a small mixture (the sampling tests' models)."""
     data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
     models = train_concept_models(
         data.x_train,
         TrainSettings(4, 3, 10, 16, 1e-3, 0.003, 0.3),
         lambda: MLPEncoder(2, 4, 16, 2),
         lambda: MLPDenoiser(2, 10, 16, 1),
-        seeds=(0, 1),
+        seeds=seeds,
         arms=("dcdm", "ddpm"),
     )
+    return data, models
+
+
+def test_samples_from_the_prior_look_at_no_input_and_leave_the_global_generator_alone():
+    """Generation from the model's own Dir(alpha_0) (the sample-quality check): seeded, the global random state
+    untouched, one sample per member; the plain DDPM arm (centres at 0) samples with m = 0."""
+    _, models = _tiny_dcdm_and_ddpm(seeds=(0, 1))
     state = torch.get_rng_state()
     a = models.sample_prior(7, 0.3, seed=3)
     assert torch.equal(torch.get_rng_state(), state)
@@ -625,15 +631,7 @@ def test_samples_from_the_prior_look_at_no_input_and_leave_the_global_generator_
 def test_input_free_samples_never_read_the_data():
     """The quality claim's samples: drawing from the prior never calls the encoder (no input is inferred from),
     and they do not change when the training data the model was fit on is overwritten."""
-    data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
-    models = train_concept_models(
-        data.x_train,
-        TrainSettings(4, 3, 10, 16, 1e-3, 0.003, 0.3),
-        lambda: MLPEncoder(2, 4, 16, 2),
-        lambda: MLPDenoiser(2, 10, 16, 1),
-        seeds=(0,),
-        arms=("dcdm", "ddpm"),
-    )
+    data, models = _tiny_dcdm_and_ddpm(seeds=(0,))
     before = models.sample_prior(9, 0.3, seed=5)
 
     def no_input(*args, **kwargs):
