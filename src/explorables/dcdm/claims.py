@@ -528,7 +528,11 @@ def quality_sentence(results: DCDMResults) -> str:
         "untested": "the plain DDPM is not clearly closer to the data than a Gaussian fit (the gate failed), so a "
         "cost in quality against it cannot be judged",
     }
-    claim = "concept discovery does not cost generation quality"
+    return _per_dataset_sentence(results, "concept discovery does not cost generation quality", says)
+
+
+def _per_dataset_sentence(results: DCDMResults, claim: str, says: dict[str, str]) -> str:
+    """One sentence per dataset: what the claim's verdict word on that dataset says (``says[word]``)."""
     words = {name: _word(results, claim, p) for p, name in PART_NAMES.items()}
     return " ".join(f"On the {name}, {says[w]}." for name, w in words.items())
 
@@ -543,8 +547,7 @@ def prototype_sentence(results: DCDMResults) -> str:
         "unclear": "the run cannot tell within the seed-to-seed spread",
         "untested": "the evaluation classifier is too weak to judge purity (its gate failed)",
     }
-    words = {name: _word(results, "components form coherent prototypes", p) for p, name in PART_NAMES.items()}
-    return " ".join(f"On the {name}, {says[w]}." for name, w in words.items())
+    return _per_dataset_sentence(results, "components form coherent prototypes", says)
 
 
 def mechanism_sentence(results: DCDMResults) -> str:
@@ -559,5 +562,4 @@ def mechanism_sentence(results: DCDMResults) -> str:
         "unclear": "the run cannot tell within the seed-to-seed spread",
         "untested": "a gate failed",
     }
-    words = {name: _word(results, "the weighted centre reduces denoising error", p) for p, name in PART_NAMES.items()}
-    return " ".join(f"On the {name}, {says[w]}." for name, w in words.items())
+    return _per_dataset_sentence(results, "the weighted centre reduces denoising error", says)

@@ -70,6 +70,16 @@ def opening_only_means(results: SensoryResults, opening_cue: str, encoder: str) 
     return [float(np.mean(row[j][e])) for row in o["per_seed"]]
 
 
+def _crossover_gains(results: SensoryResults, means) -> tuple[list[float], list[float]] | None:
+    """Per seed, the crossover from a per-cue means function (``means(results, cue, encoder)``): vision under
+    "see" minus under "hear", and audio under "hear" minus under "see"; ``None`` where it was not measured."""
+    see_vision = means(results, "see", "vision")
+    if see_vision is None:
+        return None
+    return (_minus(see_vision, means(results, "hear", "vision")),
+            _minus(means(results, "hear", "audio"), means(results, "see", "audio")))  # fmt: skip
+
+
 def _minus(a: Sequence[float], b: Sequence[float]) -> list[float]:
     return [x - y for x, y in zip(a, b, strict=True)]
 
@@ -234,20 +244,14 @@ def claims(results: SensoryResults) -> list[Claim]:
             da = difference(results, "audio", t, "hear", "see")
             extra = ""
             if t == 0:
-                gv = generated_only_means(results, "see", "vision")
-                if gv is not None:
-                    gen_v = _minus(gv, generated_only_means(results, "hear", "vision"))
-                    gen_a = _minus(generated_only_means(results, "hear", "audio"),
-                                   generated_only_means(results, "see", "audio"))  # fmt: skip
+                gen = _crossover_gains(results, generated_only_means)
+                if gen is not None:
                     extra += (f"; not read by the verdict, generated tokens only (t ≥ 1, {tmax} tokens pooled): "
-                              f"vision gain {_fmt(gen_v)}, audio gain {_fmt(gen_a)}")  # fmt: skip
-                ov = opening_only_means(results, "see", "vision")
-                if ov is not None:
-                    op_v = _minus(ov, opening_only_means(results, "hear", "vision"))
-                    op_a = _minus(opening_only_means(results, "hear", "audio"),
-                                  opening_only_means(results, "see", "audio"))  # fmt: skip
+                              f"vision gain {_fmt(gen[0])}, audio gain {_fmt(gen[1])}")  # fmt: skip
+                op = _crossover_gains(results, opening_only_means)
+                if op is not None:
                     extra += (f"; opening only (“Describe it.” + “I see” / “I hear”, T = 0): vision gain "
-                              f"{_fmt(op_v)}, audio gain {_fmt(op_a)}")  # fmt: skip
+                              f"{_fmt(op[0])}, audio gain {_fmt(op[1])}")  # fmt: skip
             rows.append(Claim(
                 "A “see” cue moves the model toward the vision encoder and a “hear” cue toward the audio encoder "
                 "(crossover)",
