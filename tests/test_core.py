@@ -285,3 +285,20 @@ def test_figure_html_sends_float32_where_it_loses_nothing_visible_and_float64_el
     compact = len(plotting.figure_html(fig))
     full = len(plotting.pio.to_html(fig, include_plotlyjs=False, full_html=False))
     assert compact < full
+
+
+def test_log_axes_label_powers_of_ten_and_other_axes_are_left_alone():
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from explorables.core import plotting
+
+    fig = make_subplots(rows=1, cols=3)
+    for col in (1, 2, 3):
+        fig.add_trace(go.Scatter(x=[1, 10, 100], y=[1e-6, 1e-4, 1e-2]), row=1, col=col)
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", exponentformat="e", row=1, col=2)  # an axis's own choice is kept
+    out = plotting.plain_log_ticks(fig)
+    assert out.layout.yaxis.exponentformat == "power" and out.layout.yaxis2.exponentformat == "e"
+    assert out.layout.yaxis3.exponentformat is None and out.layout.xaxis.exponentformat is None
+    assert fig.layout.yaxis.exponentformat is None  # the caller's figure is not changed

@@ -61,6 +61,21 @@ def compact_spec(spec: Any) -> Any:
     return spec
 
 
+def plain_log_ticks(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` whose log axes label their ticks as powers of ten (10⁻⁴), not with SI
+    prefixes (plotly's default writes 1e-4 as "100μ", which reads as a unit). Axes that set their
+    own ``exponentformat`` keep it."""
+    fig = go.Figure(fig)
+    fig.for_each_xaxis(lambda axis: _power_ticks(axis))
+    fig.for_each_yaxis(lambda axis: _power_ticks(axis))
+    return fig
+
+
+def _power_ticks(axis: Any) -> None:
+    if axis.type == "log" and axis.exponentformat is None:
+        axis.exponentformat = "power"
+
+
 def figure_html(fig: go.Figure) -> str:
     """The figure as an HTML fragment that expects a global ``Plotly`` (no plotly.js inlined), with
     its data compacted (:func:`compact_spec`).
@@ -88,6 +103,7 @@ def show(fig: go.Figure | matplotlib.figure.Figure) -> None:
         fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight")
         display(Image(buf.getvalue()))
         return
+    fig = plain_log_ticks(fig)
     if "google.colab" in sys.modules:  # pragma: no cover - only on Colab
         fig.show(renderer="colab", config=PLOTLY_CONFIG)
         return
