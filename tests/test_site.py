@@ -17,6 +17,7 @@ import functools
 import gzip
 import hashlib
 import http.server
+import json
 import os
 import re
 import shutil
@@ -46,8 +47,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, excluding the shared plotly.min.js
-SHARED_ASSETS = ("plotly.min.js",)
+PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, everything it loads (plotly.js included)
 
 
 # --- things that need no browser -----------------------------------------------------------------
@@ -64,6 +64,40 @@ def test_vendored_assets_match_their_checksums():
     assert on_disk == set(listed), "SHA256SUMS must list exactly the vendored files"
     for name, digest in listed.items():
         assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, f"{name} changed"
+
+
+def test_the_vendored_plotly_bundle_is_the_plotly_packages_version(tmp_path):
+    from explorables import sphinx_ext
+
+    static = ROOT / "book" / "_static"
+    assert sphinx_ext.plotly_js_version(static / sphinx_ext.PLOTLY_JS) == sphinx_ext.plotly_js_version(
+        sphinx_ext.PLOTLY_PACKAGE_JS
+    )
+    sphinx_ext.check_plotly_bundle(static)
+    older = tmp_path / sphinx_ext.PLOTLY_JS
+    older.parent.mkdir(parents=True)
+    older.write_text("/**\n* plotly.js (cartesian - minified) v1.0.0\n*/")
+    with pytest.raises(RuntimeError, match=r"1\.0\.0 but the installed plotly package has"):
+        sphinx_ext.check_plotly_bundle(tmp_path)
+
+
+@pytest.mark.book
+def test_every_trace_on_the_site_is_one_the_served_bundle_draws(built_book):
+    """The site serves plotly's cartesian bundle (sphinx_ext.PLOTLY_TRACES); a figure with another
+    trace type (e.g. scatter3d, parcoords) would be blank. Trace types are read from every
+    ``Plotly.newPlot`` call's data and frames (the template's defaults for all types are not traces)."""
+    from explorables import sphinx_ext
+
+    used: dict[str, set[str]] = {}
+    calls = 0
+    for page in built_book.rglob("*.html"):
+        for call in re.findall(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", page.read_text(), re.S):
+            calls += 1
+            for trace in json.loads(call):
+                used.setdefault(trace.get("type", "scatter"), set()).add(page.name)
+    assert calls >= 19
+    missing = {kind: sorted(pages) for kind, pages in used.items() if kind not in sphinx_ext.PLOTLY_TRACES}
+    assert not missing, f"trace types the served plotly bundle lacks: {missing}"
 
 
 def test_colab_notebooks_are_in_sync_with_chapters():
@@ -167,7 +201,7 @@ class PageVisit:
             pass
 
     def weight(self, *, compressed: bool = True, own_only: bool = False) -> int:
-        """Bytes this page loads, except plotly.min.js.
+        """Bytes this page loads.
 
         ``compressed``: as a gzip-serving host (GitHub Pages, Netlify, nginx) would send them;
         ``own_only``: only what is not under ``_static/`` (the page and its own images), i.e.
@@ -176,7 +210,7 @@ class PageVisit:
         total = 0
         for url, body in self.bodies.items():
             path = urlparse(url).path
-            if path.endswith(SHARED_ASSETS) or (own_only and "/_static/" in path):
+            if own_only and "/_static/" in path:
                 continue
             total += len(gzip.compress(body, 6)) if compressed else len(body)
         return total
@@ -195,7 +229,7 @@ def visits(browser, site_url, built_book):
         visit.page.screenshot(path=SCREENSHOTS / f"{Path(name).stem}.png", full_page=True)
         out[name] = visit
     PAGE_WEIGHTS.clear()
-    PAGE_WEIGHTS.append("KB, without the shared plotly.min.js: page itself (raw) | all it loads (raw) | (gzipped)")
+    PAGE_WEIGHTS.append("KB: page itself (raw) | all it loads, plotly.js included (raw) | (gzipped)")
     for n, v in out.items():
         PAGE_WEIGHTS.append(
             f"  {n:32s} {v.weight(compressed=False, own_only=True) / 1024:7.0f} | "
