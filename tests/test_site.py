@@ -100,6 +100,29 @@ def test_every_trace_on_the_site_is_one_the_served_bundle_draws(built_book):
     assert not missing, f"trace types the served plotly bundle lacks: {missing}"
 
 
+@pytest.mark.book
+def test_exercises_and_equations_carry_the_same_chapter_relative_numbers_on_the_site_and_in_the_notebooks(
+    built_book,
+):
+    """A teacher's "exercise 3.2" or "equation (16.1)" means the same thing on the website, in the
+    notebook (the committed copy in ``notebooks/``) and in print (which prints the site)."""
+    for chapter in CHAPTERS:
+        number = int(chapter.stem[:2])
+        page = (built_book / "book" / f"{chapter.stem}.html").read_text()
+        title = r'<p class="admonition-title"><span class="caption-number">Exercise (\d+\.\d+)'
+        site_exercises = re.findall(title, page)
+        site_equations = re.findall(r'<span class="eqno">\((\d+\.\d+)\)', page)
+        cells = json.loads((ROOT / "notebooks" / f"{chapter.stem}.ipynb").read_text())["cells"]
+        text = "\n".join("".join(cell["source"]) for cell in cells)
+        nb_exercises = list(dict.fromkeys(re.findall(r"\*\*Exercise (\d+\.\d+)", text)))
+        nb_equations = list(dict.fromkeys(re.findall(r"\\tag\{(\d+\.\d+)\}", text)))
+        assert site_exercises, chapter.stem
+        expected = [f"{number}.{k}" for k in range(1, len(site_exercises) + 1)]
+        assert site_exercises == expected == nb_exercises, chapter.stem
+        assert site_equations == [f"{number}.{k}" for k in range(1, len(site_equations) + 1)], chapter.stem
+        assert nb_equations == site_equations, chapter.stem
+
+
 def test_colab_notebooks_are_in_sync_with_chapters():
     for chapter in CHAPTERS:
         committed = ROOT / "notebooks" / f"{chapter.stem}.ipynb"

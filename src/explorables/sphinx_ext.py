@@ -18,6 +18,9 @@
 * It re-executes a chapter when its package code changed (see
   :func:`_rerun_chapters_whose_package_changed`), so the site never shows stale outputs.
 * It forwards ipywidgets' MathJax-2 calls to MathJax 3 (:data:`MATHJAX2_SHIM`).
+* It numbers exercises, equations and other numbered items within each chapter, prefixed with
+  the chapter's number (Exercise 3.2, equation (3.1)), as the notebooks do
+  (:func:`number_within_pages`); Sphinx alone numbers them across the whole book.
 """
 
 from __future__ import annotations
@@ -134,6 +137,31 @@ def _drop_cached_outputs(app: Any, sources: list[Path]) -> None:
     for record in cache.list_cache_records():
         if str(Path(record.uri).resolve()) in wanted:
             cache.remove_cache(record.pk)
+
+
+def number_within_pages(toc_fignumbers: dict[str, dict[str, dict[str, tuple[int, ...]]]]) -> list[str]:
+    """Renumber Sphinx's numbered items (``env.toc_fignumbers``: page -> type -> id -> number) so
+    that each page counts from 1 in its own order, prefixed with the chapter's number on chapter
+    pages (``book/03-omwu``: exercises 3.1, 3.2, ...; equations (3.1), ...). Sphinx numbers them
+    across the whole book when no chapter is numbered, so chapter 16 began at equation (84) while
+    its notebook began at (1). Returns the pages whose numbers changed."""
+    from .notebooks import chapter_number
+
+    changed = []
+    for docname, by_type in toc_fignumbers.items():
+        number = chapter_number(docname.rsplit("/", 1)[-1])
+        prefix = (number,) if number is not None else ()
+        before = {kind: dict(ids) for kind, ids in by_type.items()}
+        for ids in by_type.values():
+            for k, node_id in enumerate(sorted(ids, key=ids.__getitem__), start=1):
+                ids[node_id] = (*prefix, k)
+        if by_type != before:
+            changed.append(docname)
+    return changed
+
+
+def _number_within_pages(app: Any, env: Any) -> list[str]:
+    return number_within_pages(env.toc_fignumbers)
 
 
 def _check_plotly_bundle(app: Any, config: Any) -> None:
@@ -280,6 +308,8 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_js_file("figure-widths.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
     app.connect("config-inited", _check_plotly_bundle)
+    # after Sphinx's toctree collector numbers figures across the book (it listens at priority 500)
+    app.connect("env-get-updated", _number_within_pages, priority=900)
     app.connect("html-page-context", _point_launch_buttons_at_notebooks, priority=900)  # after sphinx-book-theme
     app.connect("html-page-context", _convert_downloaded_notebook, priority=900)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
