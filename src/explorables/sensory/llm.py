@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import os
 import shutil
@@ -232,11 +233,36 @@ def common_prefix_length(sequences: list[list[int]]) -> int:
     return n
 
 
+def _gather(cache: Any, index: list[int], device: str) -> Any:
+    """A copy of the key-value ``cache`` with rows ``index`` (repeats allowed; None stays None): the cache itself is
+    left as it was."""
+    if cache is None:
+        return None
+    out = copy.deepcopy(cache)
+    out.batch_select_indices(torch.tensor(index, dtype=torch.long, device=device))
+    return out
+
+
+def _extend(model: Any, cache: Any, mask: torch.Tensor, nxt: torch.Tensor, rows: list[list[int]], pad: int,
+            hidden: bool) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """Append each row's tokens to its cached tokens: left-padded to one width and masked out, positions
+    continuing from ``nxt`` (each row's next position). Returns the model output, the grown mask and ``nxt``."""
+    device = mask.device
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=device)
+    own = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device, dtype=mask.dtype)
+    mask = torch.cat([mask, own], dim=1)
+    position = nxt + (own.cumsum(-1) - 1).clamp(min=0)
+    result = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache,
+                   use_cache=True, output_hidden_states=hidden, logits_to_keep=1)  # fmt: skip
+    return result, mask, position[:, -1:] + 1
+
+
 @checked(layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096), batch_size=Int(1))
-@torch.no_grad()
+@torch.inference_mode()
 def representations(
     lm: LanguageModel, prompts: list[str], layers: tuple[int, ...], n_new_tokens: int = 0, *, batch_size: int = 64,
-    openings: list[str] | None = None,
+    openings: list[str] | None = None, groups: list[int] | None = None, generate: list[bool] | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Hidden states of ``prompts`` and of their greedy continuations, eq. (sensory-rep).
 
@@ -245,20 +271,34 @@ def representations(
     (``t = 0 .. n_new_tokens``), and the decoded continuations. Generation is greedy and runs
     exactly ``n_new_tokens`` steps (no early stop). ``openings`` (one string per prompt, or None)
     are the first words of each answer: the prompt's tokens end with them, and the continuation
-    (what ``continuations`` holds) starts after them.
+    (what ``continuations`` holds) starts after them. ``generate`` (one bool per prompt, or None:
+    all) says which prompts are continued; a prompt that is not has only ``t = 0`` (``reps[1:]``
+    is NaN for it) and an empty continuation.
 
-    The token prefix that a batch's prompts share (chat header and cue) is run once and its
-    key-value cache copied to every row; each row's remaining tokens follow, padded on the left of
-    the remainder and masked out, with positions continuing after the prefix. Every row then
-    attends to exactly its own tokens at their own positions: the same computation as running the
-    prompts one by one, at a fraction of the cost.
+    Every row attends to exactly its own tokens at their own positions: the same computation as
+    running the prompts one by one, at a fraction of the cost. The work is shared three ways:
+
+    1. the token prefix that a batch's prompts all share (the chat header) is run once;
+    2. ``groups`` (one label per prompt, or None: no sharing): the tokens that the prompts of one
+       group share after that (e.g. one caption under several cues) are run once per group;
+    3. each prompt's remaining tokens follow, padded on the left and masked out; then the prompts
+       to be continued are decoded together, reusing the key-value cache (one token per step).
     """
     if not prompts or any(not isinstance(p, str) or not p.strip() for p in prompts):
         raise ValueError("prompts must be a non-empty list of non-empty strings")
+    n = len(prompts)
     if openings is None:
-        openings = [""] * len(prompts)
-    if len(openings) != len(prompts) or any(not isinstance(o, str) for o in openings):
-        raise ValueError(f"openings must be None or one string per prompt ({len(prompts)}), got {openings!r:.80}")
+        openings = [""] * n
+    if len(openings) != n or any(not isinstance(o, str) for o in openings):
+        raise ValueError(f"openings must be None or one string per prompt ({n}), got {openings!r:.80}")
+    if groups is None:
+        groups = list(range(n))
+    if len(groups) != n or any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) for g in groups):
+        raise ValueError(f"groups must be None or one integer label per prompt ({n}), got {groups!r:.80}")
+    if generate is None:
+        generate = [True] * n
+    if len(generate) != n or any(not isinstance(g, (bool, np.bool_)) for g in generate):
+        raise ValueError(f"generate must be None or one bool per prompt ({n}), got {generate!r:.80}")
     n_new_tokens = check_int("n_new_tokens", n_new_tokens, 0, 4096)
     batch_size = check_int("batch_size", batch_size, 1)
     if not layers or len(set(layers)) != len(layers):
@@ -267,41 +307,64 @@ def representations(
         check_int("layers[i]", layer, 0, lm.n_layers)
     model, device = lm.model, lm.device
     pad = lm.eos_token_id if lm.eos_token_id is not None else 0
-    out = np.zeros((n_new_tokens + 1, len(layers), len(prompts), lm.d_model))
-    texts: list[str] = []
-    for start in range(0, len(prompts), batch_size):
-        chunk = [lm.encode(p, o) for p, o in zip(prompts[start : start + batch_size],
-                                                 openings[start : start + batch_size], strict=True)]
+    out = np.zeros((n_new_tokens + 1, len(layers), n, lm.d_model))
+    texts = [""] * n
+    for start in range(0, n, batch_size):
+        rows = list(range(start, min(start + batch_size, n)))
+        chunk = [lm.encode(prompts[i], openings[i]) for i in rows]
         b = len(chunk)
         shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)  # >= 1 own token per row
+        # 1. the prefix every row shares: once
         cache = None
         if shared > 0:
             prefix = torch.tensor([chunk[0][:shared]], device=device)
             cache = model(input_ids=prefix, use_cache=True, logits_to_keep=1).past_key_values
-            cache.batch_repeat_interleave(b)
-        rest = [c[shared:] for c in chunk]
-        width = max(len(r) for r in rest)
-        ids = torch.tensor([[pad] * (width - len(r)) + r for r in rest], device=device)
-        own = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rest], device=device)
-        mask = torch.cat([torch.ones(b, shared, dtype=own.dtype, device=device), own], dim=1)
-        position = shared + (own.cumsum(-1) - 1).clamp(min=0)
-        result = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache,
-                       use_cache=True, output_hidden_states=True, logits_to_keep=1)  # fmt: skip
-        total = torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()  # (L, b, d)
-        rows = slice(start, start + b)
-        out[0, :, rows] = total.cpu().numpy()
-        generated = []
-        last = position[:, -1:]
-        for t in range(1, n_new_tokens + 1):
-            token = result.logits[:, -1].argmax(-1, keepdim=True)
-            generated.append(token)
-            mask = torch.cat([mask, torch.ones_like(token)], dim=1)
-            last = last + 1
-            result = model(input_ids=token, attention_mask=mask, position_ids=last,
-                           past_key_values=result.past_key_values, use_cache=True,
-                           output_hidden_states=True)  # fmt: skip
-            total += torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
-            out[t, :, rows] = (total / (t + 1)).cpu().numpy()
-        tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in chunk]
-        texts += [lm.decode(row) for row in tokens]
+        mask = torch.ones(1, shared, dtype=torch.long, device=device)
+        nxt = torch.full((1, 1), shared, dtype=torch.long, device=device)
+        row_of = [0] * b  # each row's row in the cache
+        # 2. each group's stem (what its rows share after the prefix): once per group, >= 1 own token left per row
+        labels = list(dict.fromkeys(groups[i] for i in rows))
+        members = {g: [j for j, i in enumerate(rows) if groups[i] == g] for g in labels}
+        stem = {g: 0 if len(m) == 1 else min(common_prefix_length.__wrapped__([chunk[j][shared:] for j in m]),
+                                             min(len(chunk[j]) for j in m) - shared - 1) for g, m in members.items()}
+        if any(stem.values()):
+            empty = [a for a, g in enumerate(labels) if not stem[g]]
+            stems = [chunk[members[g][0]][shared : shared + stem[g]] or [pad] for g in labels]  # no stem: one pad
+            result, mask, nxt = _extend(model, _gather(cache, [0] * len(labels), device),
+                                        mask.expand(len(labels), -1), nxt.expand(len(labels), -1), stems, pad,
+                                        hidden=False)  # fmt: skip
+            mask[empty, -1] = 0  # the pad of a group with no stem: masked out, and its position not used
+            nxt[empty] -= 1
+            cache = result.past_key_values
+            row_of = [labels.index(groups[i]) for i in rows]
+        # 3. each row's own tokens; then the rows to continue are decoded together
+        for cont in (True, False):
+            part = [j for j in range(b) if bool(generate[rows[j]]) == cont]
+            if not part:
+                continue
+            sub = _gather(cache, [row_of[j] for j in part], device)
+            index = torch.tensor([row_of[j] for j in part], device=device)
+            rest = [chunk[j][shared + stem[groups[rows[j]]] :] for j in part]
+            result, sub_mask, last = _extend(model, sub, mask[index], nxt[index], rest, pad, hidden=True)
+            total = torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()  # (L, b', d)
+            where = [rows[j] for j in part]
+            out[0, :, where] = total.cpu().numpy().transpose(1, 0, 2)
+            if not cont:
+                out[1:, :, where] = np.nan
+                continue
+            generated = []
+            last = last - 1
+            for t in range(1, n_new_tokens + 1):
+                token = result.logits[:, -1].argmax(-1, keepdim=True)
+                generated.append(token)
+                sub_mask = torch.cat([sub_mask, torch.ones_like(token)], dim=1)
+                last = last + 1
+                result = model(input_ids=token, attention_mask=sub_mask, position_ids=last,
+                               past_key_values=result.past_key_values, use_cache=True,
+                               output_hidden_states=True)  # fmt: skip
+                total += torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
+                out[t, :, where] = (total / (t + 1)).cpu().numpy().transpose(1, 0, 2)
+            tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in part]
+            for i, row in zip(where, tokens, strict=True):
+                texts[i] = lm.decode(row)
     return out, texts
