@@ -222,6 +222,29 @@ def test_grouped_batched_decoding_equals_each_prompt_alone_without_a_cache(tiny,
         representations(tiny, prompts[:2], (1,), 0, generate=[True, 1])
 
 
+def test_prompts_continued_from_a_prefix_cache_equal_the_whole_prompts(tiny):
+    """The live lab's rerun path: captions run once (prefix_cache), then only the cue's tokens; the same numbers."""
+    from explorables.sensory.lab import caption_prefixes, cue_representations
+    from explorables.sensory.llm import prefix_cache
+
+    texts = captions(sample_stimuli(5, np.random.default_rng(4)), 1)
+    cache = caption_prefixes(tiny, texts)
+    for cue in ("none", "see", "Listen to it.", ",odd"):
+        np.testing.assert_allclose(cue_representations(tiny, texts, cue, cache), cue_representations(tiny, texts, cue),
+                                   atol=1e-4)  # fmt: skip
+    prompts = [prompt(t, "hear") for t in texts]
+    with_cache, t1 = representations(tiny, prompts, (1, 2), 3, openings=["I hear"] * 5, prefixes=cache)
+    whole, t2 = representations(tiny, prompts, (1, 2), 3, openings=["I hear"] * 5)
+    np.testing.assert_allclose(with_cache, whole, atol=1e-4)
+    assert t1 == t2
+    with pytest.raises(ValueError, match="prefixes"):
+        representations(tiny, prompts[::-1], (1,), 0, prefixes=cache)  # row i must begin prompt i
+    with pytest.raises(ValueError, match="prefixes"):
+        representations(tiny, prompts[:2], (1,), 0, prefixes=cache)
+    with pytest.raises(ValueError, match="prefixes"):
+        prefix_cache(tiny, [])
+
+
 def test_grouped_decoding_of_the_real_model_gives_the_tokens_of_each_prompt_alone(monkeypatch):
     """SmolLM2 (the page's model), greedy, 2 captions x 5 variants: token-for-token what each prompt alone gives."""
     pytest.importorskip("gguf")

@@ -258,11 +258,55 @@ def _extend(model: Any, cache: Any, mask: torch.Tensor, nxt: torch.Tensor, rows:
     return result, mask, position[:, -1:] + 1
 
 
+@dataclass
+class PrefixCache:
+    """The key-value cache of token prefixes, one row each (:func:`prefix_cache`); :func:`representations` continues
+    prompts from it (``prefixes=``) without running the prefixes again. Never modified once built."""
+
+    ids: list[list[int]]  # each row's prefix tokens
+    cache: Any  # the model's key-value cache (None when every prefix is empty)
+    mask: torch.Tensor  # (rows, width): 1 where a cached column is the row's own token
+    nxt: torch.Tensor  # (rows, 1): each row's next position
+
+
+def _prefill(model: Any, prefixes: list[list[int]], pad: int, device: str) -> PrefixCache:
+    """Run ``prefixes``: the tokens they all share once (one row), then each row's own tokens, batched."""
+    shared = common_prefix_length.__wrapped__(prefixes)
+    cache = None
+    if shared > 0:
+        cache = model(input_ids=torch.tensor([prefixes[0][:shared]], device=device), use_cache=True,
+                      logits_to_keep=1).past_key_values  # fmt: skip
+    mask = torch.ones(1, shared, dtype=torch.long, device=device)
+    nxt = torch.full((1, 1), shared, dtype=torch.long, device=device)
+    if any(len(q) > shared for q in prefixes):
+        m = len(prefixes)
+        empty = [a for a, q in enumerate(prefixes) if len(q) == shared]
+        result, mask, nxt = _extend(model, _gather(cache, [0] * m, device), mask.expand(m, -1), nxt.expand(m, -1),
+                                    [q[shared:] or [pad] for q in prefixes], pad, hidden=False)  # fmt: skip
+        mask[empty, -1] = 0  # a row with nothing of its own got one pad: masked out, its position not used
+        nxt[empty] -= 1
+        cache = result.past_key_values
+    return PrefixCache([list(q) for q in prefixes], cache, mask, nxt)
+
+
+@torch.inference_mode()
+def prefix_cache(lm: LanguageModel, prefixes: list[list[int]]) -> PrefixCache:
+    """Run token ``prefixes`` (lists of ids, e.g. each caption's chat tokens up to the end of the caption) once, to
+    continue them later with :func:`representations` (``prefixes=``): the same computation as running each whole
+    prompt alone. Rows with no token of their own beyond what all rows share are allowed."""
+    if not prefixes or any(not isinstance(q, (list, tuple)) or not all(isinstance(i, int) for i in q)
+                           for q in prefixes):  # fmt: skip
+        raise ValueError(f"prefixes must be a non-empty list of token-id lists, got {prefixes!r:.80}")
+    pad = lm.eos_token_id if lm.eos_token_id is not None else 0
+    return _prefill(lm.model, [list(q) for q in prefixes], pad, lm.device)
+
+
 @checked(layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096), batch_size=Int(1))
 @torch.inference_mode()
 def representations(
     lm: LanguageModel, prompts: list[str], layers: tuple[int, ...], n_new_tokens: int = 0, *, batch_size: int = 64,
     openings: list[str] | None = None, groups: list[int] | None = None, generate: list[bool] | None = None,
+    prefixes: PrefixCache | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Hidden states of ``prompts`` and of their greedy continuations, eq. (sensory-rep).
 
@@ -283,6 +327,9 @@ def representations(
        group share after that (e.g. one caption under several cues) are run once per group;
     3. each prompt's remaining tokens follow, padded on the left and masked out; then the prompts
        to be continued are decoded together, reusing the key-value cache (one token per step).
+
+    ``prefixes`` (a :class:`PrefixCache` with one row per prompt, whose tokens each prompt's begin
+    with) replaces 1 and 2: the prompts continue from it (the live lab's rerun).
     """
     if not prompts or any(not isinstance(p, str) or not p.strip() for p in prompts):
         raise ValueError("prompts must be a non-empty list of non-empty strings")
@@ -301,6 +348,10 @@ def representations(
         raise ValueError(f"generate must be None or one bool per prompt ({n}), got {generate!r:.80}")
     n_new_tokens = check_int("n_new_tokens", n_new_tokens, 0, 4096)
     batch_size = check_int("batch_size", batch_size, 1)
+    if prefixes is not None:
+        if not isinstance(prefixes, PrefixCache) or len(prefixes.ids) != n:
+            raise ValueError(f"prefixes must be None or a PrefixCache with one row per prompt ({n})")
+        batch_size = n  # one chunk: the rows of the cache are the prompts
     if not layers or len(set(layers)) != len(layers):
         raise ValueError(f"layers must be distinct and non-empty, got {layers!r}")
     for layer in layers:
@@ -313,39 +364,33 @@ def representations(
         rows = list(range(start, min(start + batch_size, n)))
         chunk = [lm.encode(prompts[i], openings[i]) for i in rows]
         b = len(chunk)
-        shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)  # >= 1 own token per row
-        # 1. the prefix every row shares: once
-        cache = None
-        if shared > 0:
-            prefix = torch.tensor([chunk[0][:shared]], device=device)
-            cache = model(input_ids=prefix, use_cache=True, logits_to_keep=1).past_key_values
-        mask = torch.ones(1, shared, dtype=torch.long, device=device)
-        nxt = torch.full((1, 1), shared, dtype=torch.long, device=device)
-        row_of = [0] * b  # each row's row in the cache
-        # 2. each group's stem (what its rows share after the prefix): once per group, >= 1 own token left per row
-        labels = list(dict.fromkeys(groups[i] for i in rows))
-        members = {g: [j for j, i in enumerate(rows) if groups[i] == g] for g in labels}
-        stem = {g: 0 if len(m) == 1 else min(common_prefix_length.__wrapped__([chunk[j][shared:] for j in m]),
-                                             min(len(chunk[j]) for j in m) - shared - 1) for g, m in members.items()}
-        if any(stem.values()):
-            empty = [a for a, g in enumerate(labels) if not stem[g]]
-            stems = [chunk[members[g][0]][shared : shared + stem[g]] or [pad] for g in labels]  # no stem: one pad
-            result, mask, nxt = _extend(model, _gather(cache, [0] * len(labels), device),
-                                        mask.expand(len(labels), -1), nxt.expand(len(labels), -1), stems, pad,
-                                        hidden=False)  # fmt: skip
-            mask[empty, -1] = 0  # the pad of a group with no stem: masked out, and its position not used
-            nxt[empty] -= 1
-            cache = result.past_key_values
-            row_of = [labels.index(groups[i]) for i in rows]
+        if prefixes is not None:
+            state, row_of = prefixes, list(range(b))
+            if any(len(c) <= len(q) or c[: len(q)] != q for c, q in zip(chunk, prefixes.ids, strict=True)):
+                raise ValueError("prefixes must be a PrefixCache whose row i is a proper prefix of prompt i's tokens")
+        else:
+            # 1. the prefix every row shares, and 2. each group's stem (what its rows share after it, >= 1 own token
+            # left per row): run once (in _prefill)
+            shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
+            labels = list(dict.fromkeys(groups[i] for i in rows))
+            members = {g: [j for j, i in enumerate(rows) if groups[i] == g] for g in labels}
+            stem = {g: 0 if len(m) == 1 else min(common_prefix_length.__wrapped__([chunk[j][shared:] for j in m]),
+                                                 min(len(chunk[j]) for j in m) - shared - 1)
+                    for g, m in members.items()}  # fmt: skip
+            if any(stem.values()):
+                state = _prefill(model, [chunk[members[g][0]][: shared + stem[g]] for g in labels], pad, device)
+                row_of = [labels.index(groups[i]) for i in rows]
+            else:
+                state, row_of = _prefill(model, [chunk[0][:shared]], pad, device), [0] * b
         # 3. each row's own tokens; then the rows to continue are decoded together
         for cont in (True, False):
             part = [j for j in range(b) if bool(generate[rows[j]]) == cont]
             if not part:
                 continue
-            sub = _gather(cache, [row_of[j] for j in part], device)
+            sub = _gather(state.cache, [row_of[j] for j in part], device)
             index = torch.tensor([row_of[j] for j in part], device=device)
-            rest = [chunk[j][shared + stem[groups[rows[j]]] :] for j in part]
-            result, sub_mask, last = _extend(model, sub, mask[index], nxt[index], rest, pad, hidden=True)
+            rest = [chunk[j][len(state.ids[row_of[j]]) :] for j in part]
+            result, sub_mask, last = _extend(model, sub, state.mask[index], state.nxt[index], rest, pad, hidden=True)
             total = torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()  # (L, b', d)
             where = [rows[j] for j in part]
             out[0, :, where] = total.cpu().numpy().transpose(1, 0, 2)
