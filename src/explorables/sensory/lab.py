@@ -34,7 +34,9 @@ def caption_prefixes(lm: LanguageModel, texts: list[str]) -> PrefixCache:
                                                                                  lm.encode(t)])] for t in texts])
 
 
-def cue_representations(lm: LanguageModel, texts: list[str], cue: str, prefixes: PrefixCache | None = None) -> np.ndarray:
+def cue_representations(
+    lm: LanguageModel, texts: list[str], cue: str, prefixes: PrefixCache | None = None
+) -> np.ndarray:
     """``(n_layers + 1, n, d)``: the last prompt token's state at every layer for each caption + ``cue`` (and a
     named cue's answer opening). ``prefixes`` (:func:`caption_prefixes` of ``texts``) spares running the captions
     again: the same numbers."""
