@@ -194,7 +194,7 @@ def _grouped_equals_one_by_one(lm, texts: list[str], layers: tuple[int, ...], n_
     real_decode = lm.decode
     monkeypatch.setattr(lm, "decode", lambda ids: (decoded.append(list(ids)), real_decode(ids))[1])
     reps, conts = representations(lm, prompts, layers, n_new, openings=openings,
-                                  groups=[i for _ in variants for i in range(len(texts))], generate=generate)
+                                  groups=[(i, v) for v, _ in variants for i in range(len(texts))], generate=generate)
     monkeypatch.undo()
     generated = iter(decoded)
     for r, (p, o, g) in enumerate(zip(prompts, openings, generate, strict=True)):
@@ -214,10 +214,13 @@ def test_grouped_batched_decoding_equals_each_prompt_alone_without_a_cache(tiny,
     prompts = [prompt(t, c) for c in ("see", "hear") for t in texts]
     whole, t_whole = representations(tiny, prompts, (1, 2), 3, groups=[0, 1, 2, 3, 0, 1, 9, 8])
     split, t_split = representations(tiny, prompts, (1, 2), 3, groups=[0, 1, 2, 3, 0, 1, 9, 8], batch_size=3)
-    np.testing.assert_allclose(whole, split, atol=1e-4)
-    assert t_whole == t_split
-    with pytest.raises(ValueError, match="groups"):
-        representations(tiny, prompts[:2], (1,), 0, groups=[0])
+    alone, t_alone = representations(tiny, prompts, (1, 2), 3, batch_size=1)
+    for other in (split, alone):
+        np.testing.assert_allclose(whole, other, atol=1e-4)
+    assert t_whole == t_split == t_alone
+    for bad in ([0], [(0, 1), (0,)], [0, True], 3):
+        with pytest.raises(ValueError, match="groups"):
+            representations(tiny, prompts[:2], (1,), 0, groups=bad)
     with pytest.raises(ValueError, match="generate"):
         representations(tiny, prompts[:2], (1,), 0, generate=[True, 1])
 

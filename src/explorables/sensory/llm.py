@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from ..core.arguments import checked
 from ..core.device import resolve_device
@@ -269,24 +270,79 @@ class PrefixCache:
     nxt: torch.Tensor  # (rows, 1): each row's next position
 
 
+#: rows whose own tokens differ in number by at most this many run in one batch (padded); longer ones in the next
+BUCKET_SLACK = 3
+
+
+def _stack(states: list[tuple[Any, torch.Tensor, torch.Tensor]]) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """Join (cache, mask, next position) of several batches into one: each cache padded on the left of its
+    columns with zeros, masked out, to one width. A row then attends to the same keys as before (the keys carry
+    their positions), so decoding the joined batch equals decoding each batch alone."""
+    if len(states) == 1:
+        return states[0]
+    width = max(m.shape[1] for _, m, _ in states)
+    cache = states[0][0]
+    for layer, parts in zip(cache.layers, zip(*(c.layers for c, _, _ in states), strict=True), strict=True):
+        layer.keys = torch.cat([F.pad(q.keys, (0, 0, width - m.shape[1], 0)) for q, (_, m, _) in
+                                zip(parts, states, strict=True)])  # fmt: skip
+        layer.values = torch.cat([F.pad(q.values, (0, 0, width - m.shape[1], 0)) for q, (_, m, _) in
+                                  zip(parts, states, strict=True)])  # fmt: skip
+    mask = torch.cat([F.pad(m, (width - m.shape[1], 0)) for _, m, _ in states])
+    return cache, mask, torch.cat([n for _, _, n in states])
+
+
+def _root(model: Any, tokens: list[int], device: str) -> PrefixCache:
+    """One row: ``tokens`` run from the start (no cache when empty)."""
+    cache = None
+    if tokens:
+        cache = model(input_ids=torch.tensor([tokens], device=device), use_cache=True, logits_to_keep=1).past_key_values
+    mask = torch.ones(1, len(tokens), dtype=torch.long, device=device)
+    return PrefixCache([list(tokens)], cache, mask, torch.full((1, 1), len(tokens), dtype=torch.long, device=device))
+
+
+def _grow(model: Any, state: PrefixCache, index: list[int], segments: list[list[int]], pad: int,
+          device: str) -> PrefixCache:  # fmt: skip
+    """Rows ``index`` of ``state`` (repeats allowed; ``state`` is left as it was), each followed by its segment of
+    tokens (empty: nothing), the segments run in one batch."""
+    cache, mask, nxt = _gather(state.cache, index, device), state.mask[index], state.nxt[index]
+    if any(segments):
+        empty = [a for a, q in enumerate(segments) if not q]
+        result, mask, nxt = _extend(model, cache, mask, nxt, [q or [pad] for q in segments], pad, hidden=False)
+        mask[empty, -1] = 0  # a row with no segment got one pad: masked out, its position not used
+        nxt[empty] -= 1
+        cache = result.past_key_values
+    return PrefixCache([state.ids[i] + list(q) for i, q in zip(index, segments, strict=True)], cache, mask, nxt)
+
+
 def _prefill(model: Any, prefixes: list[list[int]], pad: int, device: str) -> PrefixCache:
     """Run ``prefixes``: the tokens they all share once (one row), then each row's own tokens, batched."""
     shared = common_prefix_length.__wrapped__(prefixes)
-    cache = None
-    if shared > 0:
-        cache = model(input_ids=torch.tensor([prefixes[0][:shared]], device=device), use_cache=True,
-                      logits_to_keep=1).past_key_values  # fmt: skip
-    mask = torch.ones(1, shared, dtype=torch.long, device=device)
-    nxt = torch.full((1, 1), shared, dtype=torch.long, device=device)
-    if any(len(q) > shared for q in prefixes):
-        m = len(prefixes)
-        empty = [a for a, q in enumerate(prefixes) if len(q) == shared]
-        result, mask, nxt = _extend(model, _gather(cache, [0] * m, device), mask.expand(m, -1), nxt.expand(m, -1),
-                                    [q[shared:] or [pad] for q in prefixes], pad, hidden=False)  # fmt: skip
-        mask[empty, -1] = 0  # a row with nothing of its own got one pad: masked out, its position not used
-        nxt[empty] -= 1
-        cache = result.past_key_values
-    return PrefixCache([list(q) for q in prefixes], cache, mask, nxt)
+    root = _root(model, prefixes[0][:shared], device)
+    if all(len(q) == shared for q in prefixes) and len(prefixes) == 1:
+        return root
+    return _grow(model, root, [0] * len(prefixes), [q[shared:] for q in prefixes], pad, device)
+
+
+def _prefill_groups(model: Any, chunk: list[list[int]], keys: list[tuple], pad: int,
+                    device: str) -> tuple[PrefixCache, list[int]]:  # fmt: skip
+    """The prefix all rows share, then, level by level of the group ``keys``, what the rows of each group share:
+    each run once. Every row keeps >= 1 token of its own. Returns the last level's cache and each row's row in it."""
+    shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
+    state, node_of = _root(model, chunk[0][:shared], device), [0] * len(chunk)
+    for level in range(1, len(keys[0]) + 1):
+        labels = list(dict.fromkeys(key[:level] for key in keys))
+        members = {g: [j for j, key in enumerate(keys) if key[:level] == g] for g in labels}
+        parent = [node_of[members[g][0]] for g in labels]
+        length = [len(state.ids[p]) if len(members[g]) == 1 else
+                  max(len(state.ids[p]), min(common_prefix_length.__wrapped__([chunk[j] for j in members[g]]),
+                                             min(len(chunk[j]) for j in members[g]) - 1))
+                  for g, p in zip(labels, parent, strict=True)]  # fmt: skip
+        if all(n == len(state.ids[p]) for n, p in zip(length, parent, strict=True)):
+            continue  # nothing more shared at this level
+        state = _grow(model, state, parent, [chunk[members[g][0]][len(state.ids[p]) : n]
+                                             for g, p, n in zip(labels, parent, length, strict=True)], pad, device)
+        node_of = [labels.index(key[:level]) for key in keys]
+    return state, node_of
 
 
 @torch.inference_mode()
@@ -324,7 +380,9 @@ def representations(
 
     1. the token prefix that a batch's prompts all share (the chat header) is run once;
     2. ``groups`` (one label per prompt, or None: no sharing): the tokens that the prompts of one
-       group share after that (e.g. one caption under several cues) are run once per group;
+       group share after that (e.g. one caption under several cues) are run once per group; a tuple
+       label nests groups (``(caption, instruction)``: then what one caption's prompts with one
+       instruction share after the caption), level by level;
     3. each prompt's remaining tokens follow, padded on the left and masked out; then the prompts
        to be continued are decoded together, reusing the key-value cache (one token per step).
 
@@ -338,10 +396,14 @@ def representations(
         openings = [""] * n
     if len(openings) != n or any(not isinstance(o, str) for o in openings):
         raise ValueError(f"openings must be None or one string per prompt ({n}), got {openings!r:.80}")
-    if groups is None:
-        groups = list(range(n))
-    if len(groups) != n or any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) for g in groups):
-        raise ValueError(f"groups must be None or one integer label per prompt ({n}), got {groups!r:.80}")
+    if groups is not None and not isinstance(groups, (list, tuple)):
+        raise ValueError(f"groups must be None or a list of labels, one per prompt, got {groups!r:.80}")
+    keys = [g if isinstance(g, tuple) else (g,) for g in groups or range(n)]
+    if (groups is not None and len(groups) != n) or len({len(k) for k in keys}) != 1 or any(
+        isinstance(x, bool) or not isinstance(x, (int, str, np.integer)) for k in keys for x in k
+    ):
+        raise ValueError(f"groups must be None or one label (an int, or a tuple of ints or strings of one length: "
+                         f"nested groups) per prompt ({n}), got {groups!r:.80}")
     if generate is None:
         generate = [True] * n
     if len(generate) != n or any(not isinstance(g, (bool, np.bool_)) for g in generate):
@@ -369,44 +431,52 @@ def representations(
             if any(len(c) <= len(q) or c[: len(q)] != q for c, q in zip(chunk, prefixes.ids, strict=True)):
                 raise ValueError("prefixes must be a PrefixCache whose row i is a proper prefix of prompt i's tokens")
         else:
-            # 1. the prefix every row shares, and 2. each group's stem (what its rows share after it, >= 1 own token
-            # left per row): run once (in _prefill)
-            shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
-            labels = list(dict.fromkeys(groups[i] for i in rows))
-            members = {g: [j for j, i in enumerate(rows) if groups[i] == g] for g in labels}
-            stem = {g: 0 if len(m) == 1 else min(common_prefix_length.__wrapped__([chunk[j][shared:] for j in m]),
-                                                 min(len(chunk[j]) for j in m) - shared - 1)
-                    for g, m in members.items()}  # fmt: skip
-            if any(stem.values()):
-                state = _prefill(model, [chunk[members[g][0]][: shared + stem[g]] for g in labels], pad, device)
-                row_of = [labels.index(groups[i]) for i in rows]
+            # 1. the prefix every row shares, and 2. what the rows of each group share after it (level by level
+            # of nested groups; >= 1 own token left per row): each run once
+            if groups is None:
+                shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
+                state, row_of = _root(model, chunk[0][:shared], device), [0] * b
             else:
-                state, row_of = _prefill(model, [chunk[0][:shared]], pad, device), [0] * b
-        # 3. each row's own tokens; then the rows to continue are decoded together
+                state, row_of = _prefill_groups(model, chunk, [keys[i] for i in rows], pad, device)
+        # 3. each row's own tokens, in batches of rows of about one length (little padding); then the rows to
+        #    continue are decoded together, from one cache (the batches' caches joined, see _stack)
         for cont in (True, False):
             part = [j for j in range(b) if bool(generate[rows[j]]) == cont]
             if not part:
                 continue
-            sub = _gather(state.cache, [row_of[j] for j in part], device)
-            index = torch.tensor([row_of[j] for j in part], device=device)
-            rest = [chunk[j][len(state.ids[row_of[j]]) :] for j in part]
-            result, sub_mask, last = _extend(model, sub, state.mask[index], state.nxt[index], rest, pad, hidden=True)
-            total = torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()  # (L, b', d)
+            rest = {j: chunk[j][len(state.ids[row_of[j]]) :] for j in part}
+            order = sorted(part, key=lambda j: len(rest[j]))
+            buckets: list[list[int]] = []
+            for j in order:
+                if buckets and len(rest[j]) <= len(rest[buckets[-1][0]]) + BUCKET_SLACK:
+                    buckets[-1].append(j)
+                else:
+                    buckets.append([j])
+            states, logits, hidden = [], [], []
+            for bucket in buckets:
+                index = [row_of[j] for j in bucket]
+                result, mask, last = _extend(model, _gather(state.cache, index, device), state.mask[index],
+                                             state.nxt[index], [rest[j] for j in bucket], pad, hidden=True)  # fmt: skip
+                states.append((result.past_key_values, mask, last))
+                logits.append(result.logits[:, -1])
+                hidden.append(torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double())
+            part = [j for bucket in buckets for j in bucket]
             where = [rows[j] for j in part]
+            total = torch.cat(hidden, dim=1)  # (L, b', d)
             out[0, :, where] = total.cpu().numpy().transpose(1, 0, 2)
             if not cont:
                 out[1:, :, where] = np.nan
                 continue
+            cache, mask, last = _stack(states)
+            logit = torch.cat(logits)
             generated = []
-            last = last - 1
             for t in range(1, n_new_tokens + 1):
-                token = result.logits[:, -1].argmax(-1, keepdim=True)
+                token = logit.argmax(-1, keepdim=True)
                 generated.append(token)
-                sub_mask = torch.cat([sub_mask, torch.ones_like(token)], dim=1)
-                last = last + 1
-                result = model(input_ids=token, attention_mask=sub_mask, position_ids=last,
-                               past_key_values=result.past_key_values, use_cache=True,
-                               output_hidden_states=True)  # fmt: skip
+                mask = torch.cat([mask, torch.ones_like(token)], dim=1)
+                result = model(input_ids=token, attention_mask=mask, position_ids=last, past_key_values=cache,
+                               use_cache=True, output_hidden_states=True)  # fmt: skip
+                cache, logit, last = result.past_key_values, result.logits[:, -1], last + 1
                 total += torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
                 out[t, :, where] = (total / (t + 1)).cpu().numpy().transpose(1, 0, 2)
             tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in part]
