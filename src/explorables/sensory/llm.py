@@ -300,18 +300,50 @@ def _root(model: Any, tokens: list[int], device: str) -> PrefixCache:
     return PrefixCache([list(tokens)], cache, mask, torch.full((1, 1), len(tokens), dtype=torch.long, device=device))
 
 
-def _grow(model: Any, state: PrefixCache, index: list[int], segments: list[list[int]], pad: int,
-          device: str) -> PrefixCache:  # fmt: skip
+def _batches(rows: list[int], lengths: dict[int, int]) -> list[list[int]]:
+    """``rows`` in batches of about one length (shortest first; a batch holds lengths up to its first's +
+    BUCKET_SLACK), so that little of a batch is padding."""
+    batches: list[list[int]] = []
+    for j in sorted(rows, key=lambda r: lengths[r]):
+        if batches and lengths[j] <= lengths[batches[-1][0]] + BUCKET_SLACK:
+            batches[-1].append(j)
+        else:
+            batches.append([j])
+    return batches
+
+
+def _grow(model: Any, state: PrefixCache, index: list[int], segments: list[list[int]], pad: int, device: str,
+          keep_order: bool = False) -> tuple[PrefixCache, list[int]]:  # fmt: skip
     """Rows ``index`` of ``state`` (repeats allowed; ``state`` is left as it was), each followed by its segment of
-    tokens (empty: nothing), the segments run in one batch."""
-    cache, mask, nxt = _gather(state.cache, index, device), state.mask[index], state.nxt[index]
-    if any(segments):
-        empty = [a for a, q in enumerate(segments) if not q]
-        result, mask, nxt = _extend(model, cache, mask, nxt, [q or [pad] for q in segments], pad, hidden=False)
-        mask[empty, -1] = 0  # a row with no segment got one pad: masked out, its position not used
-        nxt[empty] -= 1
-        cache = result.past_key_values
-    return PrefixCache([state.ids[i] + list(q) for i, q in zip(index, segments, strict=True)], cache, mask, nxt)
+    tokens (empty: nothing), run in batches of about one length. Returns the new cache and, for each of its rows,
+    which segment it holds (in ``range(len(index))`` order when ``keep_order``)."""
+    m = len(index)
+    if state.cache is None or not any(segments):  # one batch; a row with no segment gets one pad, masked out
+        cache, mask, nxt = _gather(state.cache, index, device), state.mask[index], state.nxt[index]
+        if any(segments):
+            empty = [a for a, q in enumerate(segments) if not q]
+            result, mask, nxt = _extend(model, cache, mask, nxt, [q or [pad] for q in segments], pad, hidden=False)
+            mask[empty, -1] = 0
+            nxt[empty] -= 1
+            cache = result.past_key_values
+        order = list(range(m))
+    else:
+        parts, order = [], [a for a in range(m) if not segments[a]]
+        if order:  # rows with nothing to add: copied
+            rows = [index[a] for a in order]
+            parts.append((_gather(state.cache, rows, device), state.mask[rows], state.nxt[rows]))
+        for batch in _batches([a for a in range(m) if segments[a]], {a: len(q) for a, q in enumerate(segments)}):
+            rows = [index[a] for a in batch]
+            result, mask, nxt = _extend(model, _gather(state.cache, rows, device), state.mask[rows], state.nxt[rows],
+                                        [segments[a] for a in batch], pad, hidden=False)  # fmt: skip
+            parts.append((result.past_key_values, mask, nxt))
+            order += batch
+        cache, mask, nxt = _stack(parts)
+        if keep_order and order != list(range(m)):
+            back = sorted(range(m), key=order.__getitem__)  # row of segment a
+            cache, mask, nxt, order = _gather(cache, back, device), mask[back], nxt[back], list(range(m))
+    ids = [state.ids[index[a]] + list(segments[a]) for a in order]
+    return PrefixCache(ids, cache, mask, nxt), order
 
 
 def _prefill(model: Any, prefixes: list[list[int]], pad: int, device: str) -> PrefixCache:
@@ -320,7 +352,7 @@ def _prefill(model: Any, prefixes: list[list[int]], pad: int, device: str) -> Pr
     root = _root(model, prefixes[0][:shared], device)
     if all(len(q) == shared for q in prefixes) and len(prefixes) == 1:
         return root
-    return _grow(model, root, [0] * len(prefixes), [q[shared:] for q in prefixes], pad, device)
+    return _grow(model, root, [0] * len(prefixes), [q[shared:] for q in prefixes], pad, device, keep_order=True)[0]
 
 
 def _prefill_groups(model: Any, chunk: list[list[int]], keys: list[tuple], pad: int,
@@ -339,9 +371,11 @@ def _prefill_groups(model: Any, chunk: list[list[int]], keys: list[tuple], pad: 
                   for g, p in zip(labels, parent, strict=True)]  # fmt: skip
         if all(n == len(state.ids[p]) for n, p in zip(length, parent, strict=True)):
             continue  # nothing more shared at this level
-        state = _grow(model, state, parent, [chunk[members[g][0]][len(state.ids[p]) : n]
-                                             for g, p, n in zip(labels, parent, length, strict=True)], pad, device)
-        node_of = [labels.index(key[:level]) for key in keys]
+        state, order = _grow(model, state, parent, [chunk[members[g][0]][len(state.ids[p]) : n]
+                                                    for g, p, n in zip(labels, parent, length, strict=True)], pad,
+                             device)  # fmt: skip
+        row = {a: r for r, a in enumerate(order)}
+        node_of = [row[labels.index(key[:level])] for key in keys]
     return state, node_of
 
 
@@ -445,13 +479,7 @@ def representations(
             if not part:
                 continue
             rest = {j: chunk[j][len(state.ids[row_of[j]]) :] for j in part}
-            order = sorted(part, key=lambda j: len(rest[j]))
-            buckets: list[list[int]] = []
-            for j in order:
-                if buckets and len(rest[j]) <= len(rest[buckets[-1][0]]) + BUCKET_SLACK:
-                    buckets[-1].append(j)
-                else:
-                    buckets.append([j])
+            buckets = _batches(part, {j: len(r) for j, r in rest.items()})
             states, logits, hidden = [], [], []
             for bucket in buckets:
                 index = [row_of[j] for j in bucket]
