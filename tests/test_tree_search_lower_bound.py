@@ -141,3 +141,26 @@ def test_bad_input_raises_clear_errors():
         TreeSearchConfig(family_lengths=(2,))
     with pytest.raises(ValueError, match="family_max_size"):
         TreeSearchConfig(family_max_size=float("nan"))
+
+
+def test_family_part_of_the_smoke_run_and_its_figure():
+    from explorables.tree_search import run
+    from explorables.tree_search.claims import family_lower_ratios, family_table, spine_upper_ratios
+    from explorables.tree_search.figures import family_figure
+
+    cfg = TreeSearchConfig.preset("smoke")
+    results = run(cfg)
+    rows = results.summary["family"]["rows"]
+    pairs = [(k, L) for k in cfg.family_ks for L in cfg.family_lengths]
+    built = [(k, L) for k, L in pairs if nested_spider_size(k, L) <= cfg.family_max_size]
+    assert [(r["k"], r["length"]) for r in rows] == built
+    for r in rows:
+        assert r["pathwidth"] == r["k"] and r["adversary_consistent"]
+        assert min(r["forced"].values()) >= r["proven_bound"] and r["optimum"] >= r["proven_bound"]
+        assert r["forced"]["optimal"] <= r["optimum"]
+        assert max(r["forced"]["spine"], r["spine_sampled_worst"]) <= r["spine_bound"]
+    assert len(family_lower_ratios(results)) == len(spine_upper_ratios(results)) == len(rows)
+    assert family_table(results).count("\n") == len(rows) + 1
+    fig = family_figure(results)
+    assert len(fig.layout.xaxis.title.text) <= 14 and len(fig.layout.yaxis.title.text) <= 14
+    assert {t.name for t in fig.data} >= {"spine, forced", "centroid, forced", "optimum (any algorithm)"}
