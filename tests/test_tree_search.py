@@ -496,7 +496,8 @@ def test_bin_comparison_uses_only_bins_populated_under_every_predictor():
 
 
 def _family_rows(*, weak: int = 0, pw_off: bool = False, spine_over: bool = False) -> list[dict]:
-    """Constructed nested-spider rows (k = 1, 2, 3; L = 8); ``weak`` trees get forced counts far below k log2(eta+1)."""
+    """Constructed nested-spider rows (k = 1, 2, 3; L = 8); ``weak`` trees get forced counts and an optimum far below
+    k log2(eta+1); ``spine_over``: spine search above its bound at some target's own error."""
     rows = []
     for i, k in enumerate((1, 2, 3)):
         eta = 5 * k
@@ -505,10 +506,10 @@ def _family_rows(*, weak: int = 0, pw_off: bool = False, spine_over: bool = Fals
         low = i < weak
         forced = {a: (1 if low else proven + j) for j, a in enumerate(("centroid", "spine", "robust", "optimal"))}
         rows.append({"k": k, "length": 8, "n": 10**k, "pathwidth": k + (pw_off and k == 2), "eta": eta,
-                     "k_log_eta": klog, "proven_bound": 1 if low else proven, "optimum": proven + 1,
+                     "k_log_eta": klog, "proven_bound": 1 if low else proven, "optimum": 1 if low else proven + 1,
                      "forced": forced, "adversary_consistent": True,
-                     "spine_sampled_worst": 10**3 if spine_over else proven,
-                     "spine_bound": 2 + k * (2 * math.ceil(math.log2(eta + 1)) + 1)})  # fmt: skip
+                     "spine_sampled_worst": 10**3 if spine_over else proven, "spine_checked": 101,
+                     "spine_bound_violations": int(spine_over), "spine_worst_slack": 900 if spine_over else -1})  # fmt: skip
     return rows
 
 

@@ -76,8 +76,9 @@ def test_the_adversary_forces_the_proven_bound_on_every_algorithm_with_consisten
     s = nested_spider(k, length)
     D = spine_decomposition(s.tree)
     ranks = vertex_ranking(s.tree)
-    forced, consistent = forced_counts(s, D, ranks)
+    forced, consistent, targets = forced_counts(s, D, ranks)
     assert consistent
+    assert all(0 <= t < s.tree.n for t in targets.values())
     assert min(forced.values()) >= forced_queries(k, length)
     assert forced["optimal"] <= tree_depth(s.tree)  # the optimal algorithm never pays more than the optimum
     assert tree_depth(s.tree) >= forced_queries(k, length)
@@ -158,9 +159,86 @@ def test_family_part_of_the_smoke_run_and_its_figure():
         assert r["pathwidth"] == r["k"] and r["adversary_consistent"]
         assert min(r["forced"].values()) >= r["proven_bound"] and r["optimum"] >= r["proven_bound"]
         assert r["forced"]["optimal"] <= r["optimum"]
-        assert max(r["forced"]["spine"], r["spine_sampled_worst"]) <= r["spine_bound"]
+        assert r["spine_bound_violations"] == 0 and r["spine_worst_slack"] <= 0
+        assert r["spine_checked"] == 1 + min(cfg.n_family_targets, r["n"])
+        assert r["eta"] == r["k"] * (r["length"] // 2 + 1)
     assert len(family_lower_ratios(results)) == len(spine_upper_ratios(results)) == len(rows)
     assert family_table(results).count("\n") == len(rows) + 1
     fig = family_figure(results)
     assert len(fig.layout.xaxis.title.text) <= 14 and len(fig.layout.yaxis.title.text) <= 14
     assert {t.name for t in fig.data} >= {"spine, forced", "centroid, forced", "optimum (any algorithm)"}
+
+
+def test_family_skips_pairs_with_a_top_path_shorter_than_k():
+    from explorables.tree_search.experiment import _family_lower_bound
+
+    cfg = TreeSearchConfig(family_ks=(2, 4), family_lengths=(3, 4), n_family_targets=5, family_max_size=2000)
+    rows = _family_lower_bound(cfg)[0]["rows"]
+    assert [(r["k"], r["length"]) for r in rows] == [(2, 3), (2, 4), (4, 4)]
+    assert all(r["length"] >= r["k"] for r in rows)
+
+
+def test_the_optimality_ratio_is_at_least_one_half_by_the_proof_for_powers_of_two():
+    """On S_k(L), L a power of two and L >= k: 1 + k log2 L >= k log2(eta + 1) / 2 (eta + 1 <= L**2)."""
+    import math
+
+    from explorables.tree_search.lower_bound import k_log_eta
+
+    for k in range(1, 13):
+        for e in range(2, 13):
+            L = 2**e
+            if L < k:
+                continue
+            eta = k * (L // 2 + 1)
+            assert eta + 1 <= L * L
+            assert forced_queries(k, L) >= 0.5 * k_log_eta(k, eta)
+            assert math.log2(eta + 1) <= 2 * math.log2(L)
+
+
+def _block_vertices(s, b: int) -> set[int]:
+    out, stack = set(), [b]
+    while stack:
+        c = stack.pop()
+        out.update(s.paths[c])
+        stack.extend(x for x in s.kids[c] if x >= 0)
+    return out
+
+
+def _layout(s, b: int) -> list[int]:
+    """Top-path vertex v_j, then the copy hanging from it, for j = 0..L-1 (vertex separation <= level)."""
+    order = []
+    for j, v in enumerate(s.paths[b]):
+        order.append(v)
+        if s.levels[b] > 0 and s.kids[b][j] >= 0:
+            order += _layout(s, s.kids[b][j])
+    return order
+
+
+def _vertex_separation(tree: Tree, order: list[int]) -> int:
+    pos = np.empty(tree.n, dtype=int)
+    pos[order] = np.arange(tree.n)
+    last = pos.copy()  # the latest position of a vertex or its neighbours
+    for u, v in tree.edges:
+        last[u], last[v] = max(last[u], pos[v]), max(last[v], pos[u])
+    # vertices placed at positions <= i with a neighbour after i
+    return max(int(np.sum((pos <= i) & (last > i))) for i in range(tree.n))
+
+
+@pytest.mark.parametrize(("k", "length"), [(3, 4), (4, 4), (3, 5), (4, 5)])
+def test_pathwidth_certificates_for_k_3_and_4(k, length):
+    """Upper: a path layout of vertex separation k. Lower: an inner top-path vertex whose removal leaves
+    three components, each holding a whole copy of S_(k-1) (three branches of pathwidth >= k-1 force k)."""
+    s = nested_spider(k, length)
+    order = _layout(s, 0)
+    assert sorted(order) == list(range(s.tree.n))
+    assert _vertex_separation(s.tree, order) == k
+    import networkx as nx
+
+    g0 = nx.Graph(s.tree.edges.tolist())  # internal ids
+    for level in range(2, k + 1):  # the witness at one block per level, recursively down to S_1 (an edge)
+        b = s.levels.index(level)
+        g = g0.copy()
+        g.remove_node(s.paths[b][1])
+        copies = [_block_vertices(s, c) for c in s.kids[b]]  # the copies of S_(level-1) hanging from b
+        held = [any(c <= set(comp) for c in copies) for comp in nx.connected_components(g)]
+        assert sum(held) >= 3

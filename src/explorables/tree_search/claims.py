@@ -83,7 +83,8 @@ NOTABLY = 0.9
 MIN_SEARCHES = 1000
 """Searches below which zero violations of the explicit bound say nothing (a rare violation could be missed)."""
 OPTIMAL_RATIO = 0.5
-"""On the paper's lower-bound family, the optimal worst case over k log2(eta + 1) that reads as Omega(k log eta)."""
+"""On the lower-bound family, the exact optimal worst case (tree-depth: the best any algorithm can do)
+over k log2(eta + 1) that reads as Omega(k log eta)."""
 MIN_KS = 3
 """Distinct pathwidths k the lower-bound family needs before the growth in k can be read."""
 
@@ -190,17 +191,22 @@ def bound_verdict(violations: int, searches: int) -> str:
 def optimality_verdict(ks: list[int], lower: list[float], within: list[bool]) -> str:
     """Claim "existentially optimal", per tree of the lower-bound family.
 
-    ``lower``: the fewest queries the adversary forced on any algorithm run, over k log₂(η+1);
-    ``within``: spine search's worst case (adversary and sampled targets) within its explicit bound
-    2 + k(2⌈log₂(η+1)⌉+1), itself at most 7 k log₂(η+1) for η ≥ 1. yes when every tree has
+    ``lower``: the exact optimum (tree-depth, the best worst case of every algorithm) over k log₂(η+1);
+    ``within``: spine search within its explicit bound 2 + k(2⌈log₂(η'+1)⌉+1) on every target checked
+    (the adversary's and the sampled ones), η' = d(prediction, target) the realised error; the bound is
+    at most 7 k log₂(η'+1) for η' ≥ 1. yes when every tree has
     ``lower`` ≥ :data:`OPTIMAL_RATIO` and ``within``; no when no tree has ``lower`` ≥ it; partly otherwise;
     unclear with fewer than :data:`MIN_KS` distinct k (the growth in k cannot be read).
+
+    On the nested spiders with L a power of two and L ≥ k the optimum is at least the proven
+    1 + k⌊log₂ L⌋ > ½ k log₂(η+1), so there the ratio part of "yes" is a proof that the code checks,
+    not an experimental finding.
     """
     if len(set(ks)) < MIN_KS:
         return f"unclear: only {len(set(ks))} values of k (needs {MIN_KS})"
     ok = [x >= OPTIMAL_RATIO for x in lower]
     text = (
-        f"forced / (k log₂(η+1)) ≥ {min(lower):.2f} (needs {OPTIMAL_RATIO}); "
+        f"optimum / (k log₂(η+1)) ≥ {min(lower):.2f} (needs {OPTIMAL_RATIO}); "
         f"spine within its bound on {sum(within)} of {len(within)}"
     )
     if all(ok) and all(within):
@@ -332,8 +338,8 @@ CRITERIA: tuple[Criterion, ...] = (
         "claim",
         optimality_verdict,
         OPTIMAL_RATIO,
-        f"on every nested spider, forced queries / (k log₂(η+1)) ≥ {OPTIMAL_RATIO} for every algorithm and spine "
-        "search within its explicit bound; partly on some trees; no on none",
+        f"on every nested spider, exact optimum (tree-depth) / (k log₂(η+1)) ≥ {OPTIMAL_RATIO} and spine "
+        "search within its explicit bound at each target's own error; partly on some trees; no on none",
         _examples(
             yes=([1, 2, 3], [0.8, 0.7, 0.6], [True] * 3),
             no=([1, 2, 3], [0.3, 0.2, 0.1], [True] * 3),
@@ -429,7 +435,7 @@ def claims(results: TreeSearchResults) -> list[Claim]:
     fam_rows = s["family"]["rows"]
     rows.append(
         Claim(
-            "(ours) The adversary's bound holds against every algorithm; ranking search is optimal",
+            "(ours) The adversary's bound: proven for every deterministic algorithm, measured on the four we run",
             f"nested spiders S_k(L) ({len(fam_rows)} trees) × {len(s['family']['algorithms'])} algorithms; "
             f"vertex ranking vs the brute-force optimum on all {st['ranking_trees']} trees with ≤ "
             f"{cfg.optimal_max_size} vertices",
@@ -492,18 +498,21 @@ def claims(results: TreeSearchResults) -> list[Claim]:
         )
     )
     lower = family_lower_ratios(results)
-    within = [max(r["forced"]["spine"], r["spine_sampled_worst"]) <= r["spine_bound"] for r in fam]
+    within = [r["spine_bound_violations"] == 0 for r in fam]
     big = max(fam, key=lambda r: (r["k"], r["length"]))
     rows.append(
         Claim(
             "The O(k log η) bound is existentially optimal",
             f"our family S_k(L) (not the paper's, which its abstract does not give); prediction at the top "
             f"path's middle, every target within η; the adversary against {', '.join(s['family']['algorithms'])} "
-            "(optimal = exact ranking search); the bound 1 + k⌊log₂ L⌋ is proven, the counts are measured",
+            "(optimal = exact ranking search); the verdict reads the exact optimum (tree-depth), which is at "
+            "least the proven 1 + k⌊log₂ L⌋: our proof checked by code, not an experimental finding",
             f"largest, k = {big['k']}, L = {big['length']} (η = {big['eta']}, k log₂(η+1) = {big['k_log_eta']:.1f}): "
             f"proven ≥ {big['proven_bound']}, optimum {big['optimum']}, "
             f"forced on spine search {big['forced']['spine']}; "
-            f"spine's worst / (k log₂(η+1)) at most {max(spine_upper_ratios(results)):.2f}",
+            f"spine's worst / (k log₂(η+1)) at most {max(spine_upper_ratios(results)):.2f}; spine above its bound "
+            f"at the target's own error in {sum(r['spine_bound_violations'] for r in fam)} of "
+            f"{sum(r['spine_checked'] for r in fam)} searches",
             optimality_verdict(fam_ks, lower, within),
             gates=("lower-bound family",),
         )
@@ -539,8 +548,8 @@ def claims(results: TreeSearchResults) -> list[Claim]:
 
 
 def family_lower_ratios(results: TreeSearchResults) -> list[float]:
-    """Per nested spider: the fewest queries the adversary forced on any algorithm, over k log₂(η+1)."""
-    return [min(r["forced"].values()) / r["k_log_eta"] for r in results.summary["family"]["rows"]]
+    """Per nested spider: the exact optimum (tree-depth, the best worst case of any algorithm) over k log₂(η+1)."""
+    return [r["optimum"] / r["k_log_eta"] for r in results.summary["family"]["rows"]]
 
 
 def spine_upper_ratios(results: TreeSearchResults) -> list[float]:

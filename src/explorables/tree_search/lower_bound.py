@@ -7,7 +7,7 @@ spider* ``S_k(L)`` is built recursively: ``S_0`` is one vertex; ``S_k`` is a pat
 of the copy's own top path. It has ``n_k = L (n_{k-1} + 1)`` vertices and, for ``L >= 3``,
 pathwidth exactly ``k`` (the top path is a spine whose removal leaves copies of ``S_{k-1}``; an inner
 top-path vertex has three branches of pathwidth ``k - 1``). The prediction is the middle vertex of
-the top path, so every vertex is within ``eta = `` its eccentricity (about ``k L / 2``).
+the top path, so every vertex is within ``eta = `` its eccentricity, exactly ``k (floor(L / 2) + 1)``.
 
 **The adversary and its bound** (a proof, checked by the tests). The adversary keeps a block (a copy
 of some ``S_l``) and an interval ``[a, b]`` of its top path; the vertices ``G[a, b]`` (the path
@@ -16,12 +16,14 @@ outside ``G[a, b]`` is answered toward it (no information: ``G[a, b]`` is connec
 ``v_j`` or inside the copy hanging from it, ``a <= j <= b``, is answered toward the longer of
 ``[a, j-1]`` and ``[j+1, b]``: the interval keeps at least ``floor(m / 2)`` of its ``m`` indices.
 Once ``a = b``, the adversary moves into the copy hanging from ``v_a`` with its full top path. So
-each level costs at least ``floor(log2 L)`` queries, and the last vertex one more:
+each level costs at least ``floor(log2 L)`` queries, and the last vertex one more (a search must
+query the target itself to end):
 
-    every search algorithm needs at least 1 + k * floor(log2 L) queries on S_k(L),
+    every deterministic search algorithm needs at least 1 + k * floor(log2 L) queries on S_k(L),
 
 against a target within ``eta`` of the prediction, whatever it knows about the tree, the prediction
-and ``eta``. Since ``eta`` is about ``k L / 2``, this is ``Ω(k log eta)`` for ``L >= k``.
+and ``eta``. Since ``eta = k (floor(L / 2) + 1)``, this is ``Ω(k log eta)`` for ``L >= k`` (then
+``eta + 1 <= L**2``).
 
 **The exact optimum** (for comparison): the fewest queries any algorithm needs in the worst case on
 a tree is its tree-depth (minimum vertex-ranking number), computed bottom-up with Schäffer's
@@ -156,7 +158,7 @@ def nested_spider(k: int, length: int) -> NestedSpider:
 
 
 class Adversary:
-    """Answers queries on a :class:`NestedSpider` so that every algorithm needs at least
+    """Answers queries on a :class:`NestedSpider` so that every deterministic algorithm needs at least
     :func:`forced_queries` of them (module docstring). Call it as the ``ask`` of any search.
 
     ``target`` is the vertex the answers end up pointing to (``-1`` until the adversary is down to
