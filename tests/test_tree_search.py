@@ -509,7 +509,8 @@ def _family_rows(*, weak: int = 0, pw_off: bool = False, spine_over: bool = Fals
                      "k_log_eta": klog, "proven_bound": 1 if low else proven, "optimum": 1 if low else proven + 1,
                      "forced": forced, "adversary_consistent": True,
                      "spine_sampled_worst": 10**3 if spine_over else proven, "spine_checked": 101,
-                     "spine_bound_violations": int(spine_over), "spine_worst_slack": 900 if spine_over else -1})  # fmt: skip
+                     "spine_bound_violations": int(spine_over),
+                     "spine_worst_slack": 900 if spine_over else -1})  # fmt: skip
     return rows
 
 
