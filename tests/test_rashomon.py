@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -28,6 +30,8 @@ from explorables.rashomon.claims import (
     claims,
     closed_form_check,
     contradiction_verdict,
+    diversity_headroom_gate,
+    diversity_verdict,
     feature_noise_verdict,
     gam_mechanism_verdict,
     headroom_gate,
@@ -41,6 +45,7 @@ from explorables.rashomon.claims import (
     real_gains,
     relative_level_check,
 )
+from explorables.rashomon.diversity import prediction_diversity, rashomon_diversity, sample_rashomon
 from explorables.rashomon.models import loss_value
 
 
@@ -137,6 +142,73 @@ def test_profile_grid_minimum_matches_fit(logistic_problem):
     grid = profile_loss_grid(X, y, "logistic", w1, w2, ridge=1e-6)
     assert grid.min() >= f.loss_value - 1e-9
     assert grid[5, 5] == pytest.approx(f.loss_value, abs=1e-6)
+
+
+# --- prediction diversity: models drawn from the Rashomon set ---------------------------------------------
+
+
+def test_samples_lie_inside_the_ellipsoid_and_the_exact_least_squares_set(linear_problem, logistic_problem):
+    for _, _, f in (linear_problem, logistic_problem):
+        models = sample_rashomon(f, 0.01, 2_000, seed=3)
+        delta = models - f.beta
+        quad = np.einsum("ki,ij,kj->k", delta, f.hessian, delta)
+        assert np.all(quad <= 2 * 0.01 * (1 + 1e-9))
+        assert quad.max() > 2 * 0.01 * 0.9  # uniform in the ellipsoid: draws reach near its edge
+    X, y, f = linear_problem
+    models = sample_rashomon(f, 0.01, 2_000, seed=3)
+    assert np.all(loss_value(X, y, models, "squared") <= f.loss_value + 0.01 * (1 + 1e-9))  # exact for least squares
+
+
+def test_diversity_is_zero_when_the_set_is_a_point(linear_problem, logistic_problem):
+    for X, _, f in (linear_problem, logistic_problem):
+        models = sample_rashomon(f, 0.0, 50, seed=1)
+        np.testing.assert_allclose(models, np.broadcast_to(f.beta, models.shape))
+        d = prediction_diversity(f, X, models)
+        assert d.spread == pytest.approx(0.0, abs=1e-12) and d.ambiguity == 0.0
+
+
+def test_least_squares_spread_grows_as_the_square_root_of_the_level(linear_problem):
+    X, _, f = linear_problem
+    small, big = rashomon_diversity(f, X, 0.01, 300, seed=5), rashomon_diversity(f, X, 0.04, 300, seed=5)
+    assert big.spread == pytest.approx(2 * small.spread, rel=1e-10)  # the same draws, stretched by sqrt(4)
+
+
+def test_ambiguity_cannot_fall_as_the_level_grows(logistic_problem):
+    X, _, f = logistic_problem
+    values = [rashomon_diversity(f, X, level, 300, seed=2).ambiguity for level in (0.001, 0.004, 0.01, 0.05, 0.2)]
+    assert all(a <= b for a, b in itertools.pairwise(values))
+    assert values[-1] > values[0]
+
+
+def test_ambiguity_stays_within_the_ellipsoids_analytic_reach(logistic_problem):
+    """A point's label can flip inside the ellipsoid only if |margin| <= sqrt(2 theta x^T H^-1 x)."""
+    X, _, f = logistic_problem
+    X1 = np.c_[np.ones(len(X)), X]
+    reach = np.sqrt(2 * 0.01 * np.einsum("ni,ij,nj->n", X1, np.linalg.inv(f.hessian), X1))
+    possible = np.mean(np.abs(X1 @ f.beta) <= reach)
+    assert rashomon_diversity(f, X, 0.01, 2_000, seed=4).ambiguity <= possible
+
+
+def test_least_squares_spread_ignores_the_labels_and_matches_the_closed_form(linear_problem):
+    """At a fixed level the least-squares set's shape holds no labels, so neither does the spread of its predictions;
+    the mean prediction variance over the training points is 2 theta / (p + 2) * mean x^T H^-1 x = theta p / (p + 2)."""
+    X, y, f = linear_problem
+    other = fit(X, y[::-1] * 3.0)  # the same design, other labels
+    a, b = rashomon_diversity(f, X, 0.01, 400, seed=7), rashomon_diversity(other, X, 0.01, 400, seed=7)
+    assert a.spread == pytest.approx(b.spread, rel=1e-9)
+    models = sample_rashomon(f, 0.01, 20_000, seed=8)
+    margins = models[:, :1] + models[:, 1:] @ X.T
+    p = f.n_params
+    assert np.mean(np.var(margins, axis=0)) == pytest.approx(0.01 * p / (p + 2), rel=0.05)
+
+
+def test_smoke_run_diversity(smoke):
+    s = smoke.summary
+    for kind in ("linear", "gam"):  # the identity over σ, exactly (the same draws at every level)
+        assert all(np.ptp(v) < 1e-9 for v in s[kind]["by_seed"]["spread_abs"])
+        assert all(a == 0.0 for a in s[kind]["ambiguity_abs"])
+    for kind in ("logistic", "gam_logistic"):
+        assert all(0.0 <= a <= 1.0 for a in s[kind]["ambiguity_abs"])
 
 
 # --- the experiment: claimed directions on the smoke preset -----------------------------------------
@@ -237,12 +309,14 @@ def test_contradiction_needs_a_smaller_set_and_more_reachable_on_the_interval():
 
 
 def test_mechanism_verdicts_can_say_every_word():
-    # linear: judged at the fixed θ, where the identity predicts no gain: |gain| < 0.5 on the interval
-    assert linear_mechanism_verdict(FLAT).startswith("yes")
-    assert linear_mechanism_verdict([0.0, 1.0, 0.0, 0.0, 0.0]).startswith("unclear")  # one seed's chance gain
-    assert linear_mechanism_verdict(UP).startswith("no")
-    assert linear_mechanism_verdict(DOWN).startswith("no")
-    assert linear_mechanism_verdict(NOISY).startswith("unclear")
+    # linear: the relative level's gain minus the fixed-θ gain, per seed (what the growing level adds on its own)
+    assert linear_mechanism_verdict(UP, FLAT).startswith("yes")
+    assert linear_mechanism_verdict(UP, UP).startswith("no")  # falling costs did all the work
+    assert linear_mechanism_verdict(FLAT, FLAT).startswith("no")  # nothing gained anywhere
+    assert linear_mechanism_verdict(NOISY, FLAT).startswith("unclear")
+    assert linear_mechanism_verdict([3.0], [0.0]).startswith("unclear")  # one seed decides nothing
+    with pytest.raises(ValueError):
+        linear_mechanism_verdict(UP, [0.0, 0.0])  # the two gains must be paired per seed
     assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [0.1, 0.05, 0.08]).startswith("yes")
     assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [1.1, 1.12, 1.11]).startswith("no")  # the cost did not fall
     assert logistic_mechanism_verdict([0.95, 0.97, 0.96], [0.1, 0.05, 0.08]).startswith("no")  # |w| barely fell
@@ -252,6 +326,18 @@ def test_mechanism_verdicts_can_say_every_word():
     assert gam_mechanism_verdict(DOWN, UP).startswith("partly: more simplifications reachable at a fixed θ")
     assert gam_mechanism_verdict(DOWN, FLAT).startswith("no")
     assert gam_mechanism_verdict(NOISY, FLAT).startswith("unclear")
+
+
+def test_diversity_verdict_needs_a_smaller_set_and_more_ambiguity_per_sweep():
+    more, noisy = [0.6, 0.7, 0.65, 0.7, 0.6], [-0.2, 0.3, 0.0, 0.2, -0.1]
+    assert diversity_verdict({"a": SHRINK, "b": SHRINK}, {"a": more, "b": more}).startswith("yes")
+    assert diversity_verdict({"a": SHRINK, "b": FLAT}, {"a": more, "b": more}).startswith("partly")
+    assert diversity_verdict({"a": FLAT, "b": SHRINK}, {"a": more, "b": FLAT}).startswith("no")
+    assert diversity_verdict({"a": SHRINK, "b": SHRINK}, {"a": noisy, "b": noisy}).startswith("unclear")
+    assert diversity_headroom_gate({"a": [0.2, 0.3]}).startswith("pass")
+    assert diversity_headroom_gate({"a": [0.2, 0.97]}).startswith("fail: ")  # no room on one seed
+    assert identity_check(0.0, "prediction spread").startswith("pass")
+    assert "prediction spread" in identity_check(1e-3, "prediction spread")
 
 
 def test_real_data_verdict_is_judged_at_the_fixed_level_per_set():
@@ -264,7 +350,7 @@ def test_real_data_verdict_is_judged_at_the_fixed_level_per_set():
 def test_claims_of_the_smoke_run_have_gates_checks_and_claims(smoke):
     rows = apply_gates(claims(smoke))
     kinds = [r.kind for r in rows]
-    assert kinds.count("gate") == 5 and kinds.count("check") == 4
+    assert kinds.count("gate") == 6 and kinds.count("check") == 5
     gates = {r.name for r in rows if r.kind == "gate"}
     assert all(set(r.gates) <= gates for r in rows if r.kind == "claim")
     assert all(r.gates for r in rows if r.kind == "claim" and not r.claim.startswith("Logistic models"))
@@ -273,7 +359,8 @@ def test_claims_of_the_smoke_run_have_gates_checks_and_claims(smoke):
     assert all(0 <= h <= total for sweeps in rooms.values() for total, hs in sweeps.values() for h in hs)
     rises = loss_rises(smoke)
     assert set(rises) >= {"linear", "logistic", "gam", "gam_logistic", "feature_noise", *smoke.summary["real"]}
-    assert all(len(r) == len(smoke.config.seeds) for r in rises.values())
+    assert all(len(r) == len(smoke.config.seeds) for name, r in rises.items() if name != "feature_noise")
+    assert len(rises["feature_noise"]) == smoke.config.feature_noise_draws  # its own, cheaper draws
     gains = real_gains(smoke)
     assert set(gains) == set(smoke.summary["real"])
 
@@ -295,6 +382,11 @@ def test_claims_of_the_smoke_run_have_gates_checks_and_claims(smoke):
         (lambda: D.logistic_data(10, [1.0], 0.7), "flip_rate"),
         (lambda: D.real_data("iris"), "name"),
         (lambda: tie_features(3, 1, 1), "two different features"),
+        (lambda: sample_rashomon(fit(*D.linear_data(20, [1, 1], 1.0)), -0.1), "level"),
+        (lambda: sample_rashomon(fit(*D.linear_data(20, [1, 1], 1.0)), float("nan")), "level"),
+        (lambda: sample_rashomon(fit(*D.linear_data(20, [1, 1], 1.0)), 0.01, 0), "n_models"),
+        (lambda: prediction_diversity(fit(*D.linear_data(20, [1, 1], 1.0)), np.ones((4, 3)), np.ones((2, 3))), "X"),
+        (lambda: prediction_diversity(fit(*D.linear_data(20, [1, 1], 1.0)), np.ones((4, 2)), np.ones((2, 4))), "mode"),
         (lambda: drop_feature(2, 5), "j must be an integer"),
         (lambda: profile_loss_grid(np.ones((3, 2)), np.ones(3), "hinge", np.zeros(2), np.zeros(2)), "loss"),
         (lambda: D.additive_logistic_data(10, 0.7), "flip_rate"),

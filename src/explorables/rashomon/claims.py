@@ -33,7 +33,10 @@ REACHABLE_GAIN = 0.5
 HEADROOM_MIN = 1
 #: attenuation: |ŵ| and the cost of dropping w1 fall to at most this fraction of their clean values
 SHRINK_RATIO = 0.9
-#: check: the least-squares fixed-θ log-volume spread over σ (an identity: the Hessian holds no labels)
+#: predictions "grow more diverse" when the ambiguity (the fraction of points whose label some model drawn from the
+#: set changes) rises by at least this much (5 points of the data; set on tuning base seed 100, where it rose ~0.7)
+AMBIGUITY_GAIN = 0.05
+#: check: the least-squares fixed-θ log-volume and prediction spread over σ (identities: the Hessian holds no labels)
 IDENTITY_TOL = 1e-9
 #: check: Monte-Carlo against the closed form, in standard errors (linear) and in log-volume (Laplace, small θ)
 MC_Z = 4.0
@@ -100,11 +103,24 @@ def relative_level_check(reachable_rel_trends: Sequence[float]) -> str:
     return "fail: the relative level does not admit more simplifications as σ grows"
 
 
-def identity_check(spread: float) -> str:
-    """Check: the least-squares fixed-θ log-volume is the same for every σ (spread below ``IDENTITY_TOL``)."""
+def identity_check(spread: float, what: str = "volume") -> str:
+    """Check: a least-squares fixed-θ quantity (``what``: the log-volume, or the spread of the predictions of the
+    models drawn from the set) is the same for every σ (its range over σ below ``IDENTITY_TOL``)."""
     if spread < IDENTITY_TOL:
-        return "pass: the least-squares Hessian holds no labels, so the fixed-θ volume cannot move with σ"
-    return f"fail: the fixed-θ log-volume moves by {spread:.1e} with σ"
+        return f"pass: the least-squares Hessian holds no labels, so the fixed-θ {what} cannot move with σ"
+    return f"fail: the fixed-θ {what} moves by {spread:.1e} with σ"
+
+
+def diversity_headroom_gate(clean_ambiguity: Mapping[str, Sequence[float]]) -> str:
+    """Gate "diversity headroom": without noise, the ambiguity is at most ``1 - AMBIGUITY_GAIN`` on every seed of
+    every named sweep, so a rise of ``AMBIGUITY_GAIN`` can happen at all."""
+    words = {name: gate(a, 1 - AMBIGUITY_GAIN, "below", rule="every seed") for name, a in clean_ambiguity.items()}
+    failed = [name for name, w in words.items() if w == "fail"]
+    if failed:
+        return f"fail: without noise, the ambiguity already exceeds {1 - AMBIGUITY_GAIN:g} on some seed in " + (
+            ", ".join(failed)
+        )
+    return f"pass: without noise, the ambiguity is at most {1 - AMBIGUITY_GAIN:g} on every seed"
 
 
 def closed_form_check(z_linear: float, laplace_gap: float, truncated: bool) -> str:
@@ -149,22 +165,18 @@ def feature_noise_trends(results: RashomonResults) -> tuple[list[float], list[fl
     return [_trend(v) for v in fn["by_seed"]["log_volume_abs"]], [_trend(v) for v in fn["by_seed"]["reachable_abs"]]
 
 
-def linear_mechanism_verdict(reachable_abs_trends: Sequence[float]) -> str:
-    """Linear models, judged at the fixed θ: least squares' own mechanism is the level that grows with the loss,
-    not the set (whose fixed-θ volume cannot move with σ, a check), so at the fixed θ the per-seed gain in
-    reachable simplifications stays within ±``REACHABLE_GAIN``: yes when the whole interval over seeds lies inside,
-    no when it lies wholly outside, unclear otherwise. (The relative level's gain is a check: true by
-    construction.)"""
-    iv = interval(reachable_abs_trends)
-    if -REACHABLE_GAIN < iv.low and iv.high < REACHABLE_GAIN:
-        word = "yes"
-    elif iv.low >= REACHABLE_GAIN or iv.high <= -REACHABLE_GAIN:
-        word = "no"
-    else:
-        word = "unclear"
+def linear_mechanism_verdict(reachable_rel_trends: Sequence[float], reachable_abs_trends: Sequence[float]) -> str:
+    """Linear models: least squares' own mechanism is the level that grows with the loss, not the set (whose fixed-θ
+    volume cannot move with σ, a check) and not the costs. Per seed, the gain in reachable simplifications under the
+    relative level ε·L̂ minus the gain at the fixed θ (the same fits and costs, so the difference is what the growing
+    level adds on its own): yes when its interval over seeds lies at or above ``REACHABLE_GAIN``, no when it lies
+    below, unclear otherwise. If falling costs did the work, the fixed-θ count would rise as much and this would read
+    no."""
+    diff = [r - a for r, a in zip(reachable_rel_trends, reachable_abs_trends, strict=True)]
+    word = compare(diff, REACHABLE_GAIN)
     return (
-        f"{word}: at the fixed θ, |gain in reachable simplifications| < {REACHABLE_GAIN:g} with σ "
-        "(interval over seeds); simplicity comes only through a level that grows with the loss"
+        f"{word}: the growing level's own share of the gain (relative minus fixed-θ gain, per seed) "
+        f"{_iv(diff, 1)} against {REACHABLE_GAIN:g}"
     )
 
 
@@ -188,6 +200,25 @@ def gam_mechanism_verdict(gam_reachable_trends: Sequence[float], gam_logistic_re
     return scope_verdict(parts, "more simplifications reachable at a fixed θ")
 
 
+def diversity_verdict(
+    volume_trends: Mapping[str, Sequence[float]], ambiguity_trends: Mapping[str, Sequence[float]]
+) -> str:
+    """Set size and prediction diversity come apart, one part per classification sweep (label flips, fixed θ): the
+    log-volume falls by at least ``LOG_VOLUME_DROP`` while the ambiguity of models drawn from the set rises by at least
+    ``AMBIGUITY_GAIN`` (per-seed last-minus-first changes, each on its interval over seeds); both at once: the part
+    reads yes; either clearly not: no."""
+    parts = {
+        name: _all_of(
+            {
+                "set shrinks": compare(volume_trends[name], -LOG_VOLUME_DROP, "below"),
+                "more diverse": compare(ambiguity_trends[name], AMBIGUITY_GAIN),
+            }
+        )
+        for name in volume_trends
+    }
+    return scope_verdict(parts, "the set shrinks while its predictions grow more diverse")
+
+
 def real_data_verdict(abs_gains: Mapping[str, Sequence[float]]) -> str:
     """Real data, one part per data set: at least ``REACHABLE_GAIN`` more single features droppable at the most
     noise than at none, at the fixed level θ / 10 (per-seed gains, interval over seeds). The relative level
@@ -200,6 +231,7 @@ def real_data_verdict(abs_gains: Mapping[str, Sequence[float]]) -> str:
 
 _UP, _FLAT, _DOWN = [3.0, 4.0, 3.0, 4.0, 3.0], [0.0] * 5, [-1.0, -2.0, -1.0, -2.0, -1.0]
 _NOISY, _SHRINK, _STAY = [-2.0, 3.0, 0.0, 2.0, -1.0], [-2.0, -2.2, -2.1, -2.3, -2.0], [0.0] * 5
+_MORE_DIVERSE, _DIVERSE_NOISY = [0.6, 0.7, 0.65, 0.7, 0.6], [-0.2, 0.3, 0.0, 0.2, -0.1]
 
 CRITERIA: tuple[Criterion, ...] = (
     Criterion(
@@ -209,6 +241,14 @@ CRITERIA: tuple[Criterion, ...] = (
         HEADROOM_MIN,
         "without noise, at the judged level: simplifications out of reach ≥ 1 on every seed of every sweep",
         {"pass": (({"a": [2.0, 3.0], "b": [1.0, 4.0]},), {}), "fail": (({"a": [2.0, 0.0], "b": [1.0, 4.0]},), {})},
+    ),
+    Criterion(
+        "diversity headroom",
+        "gate",
+        diversity_headroom_gate,
+        1 - AMBIGUITY_GAIN,
+        "without noise, at θ: ambiguity ≤ 0.95 on every seed of every classification sweep",
+        {"pass": (({"a": [0.2, 0.3], "b": [0.4, 0.1]},), {}), "fail": (({"a": [0.2, 0.99], "b": [0.4, 0.1]},), {})},
     ),
     Criterion(
         "relative level",
@@ -234,7 +274,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "check",
         identity_check,
         IDENTITY_TOL,
-        "fixed-θ log-volume spread over σ < 1e-9",
+        "fixed-θ log-volume (and prediction spread) range over σ < 1e-9",
         {"pass": ((0.0,), {}), "fail": ((1e-3,), {})},
     ),
     Criterion(
@@ -266,8 +306,8 @@ CRITERIA: tuple[Criterion, ...] = (
         "claim",
         linear_mechanism_verdict,
         f"+{REACHABLE_GAIN:g}",
-        "at the fixed θ: the interval of the reachable gain inside (−0.5, 0.5)",
-        {"yes": ((_FLAT,), {}), "no": ((_UP,), {}), "unclear": ((_NOISY,), {})},
+        "per seed, reachable gain under ε·L̂ minus gain at the fixed θ: interval ≥ 0.5",
+        {"yes": ((_UP, _FLAT), {}), "no": ((_UP, _UP), {}), "unclear": ((_NOISY, _FLAT), {})},
     ),
     Criterion(
         "logistic mechanism",
@@ -292,6 +332,20 @@ CRITERIA: tuple[Criterion, ...] = (
             "partly": ((_DOWN, _UP), {}),
             "no": ((_DOWN, _FLAT), {}),
             "unclear": ((_NOISY, _FLAT), {}),
+        },
+        scoped=True,
+    ),
+    Criterion(
+        "diversity",
+        "claim",
+        diversity_verdict,
+        f"{-LOG_VOLUME_DROP:g} nats; +{AMBIGUITY_GAIN:g}",
+        "per classification sweep, log-volume change ≤ −0.1 and ambiguity gain ≥ 0.05 on their intervals (scope)",
+        {
+            "yes": (({"a": _SHRINK, "b": _SHRINK}, {"a": _MORE_DIVERSE, "b": _MORE_DIVERSE}), {}),
+            "partly": (({"a": _SHRINK, "b": _STAY}, {"a": _MORE_DIVERSE, "b": _MORE_DIVERSE}), {}),
+            "no": (({"a": _STAY, "b": _STAY}, {"a": _MORE_DIVERSE, "b": _FLAT}), {}),
+            "unclear": (({"a": _SHRINK, "b": _SHRINK}, {"a": _DIVERSE_NOISY, "b": _DIVERSE_NOISY}), {}),
         },
         scoped=True,
     ),
@@ -331,11 +385,13 @@ def loss_rises(results: RashomonResults) -> dict[str, list[float]]:
 
 def headrooms(results: RashomonResults) -> dict[str, dict[str, tuple[int, list[float]]]]:
     """Per gate family, per sweep (or real data set): how many simplifications there are, and per seed how many
-    are still out of reach without noise at the level the claim judges (fixed θ; θ / 10 on real data)."""
+    are still out of reach without noise at the level the claim judges (fixed θ; θ / 10 on real data; for least
+    squares with target noise, at both the fixed θ and the relative level, whose gains its claim compares)."""
     cfg, s = results.config, results.summary
 
-    def sweep(name: str, total: int) -> tuple[int, list[float]]:
-        return total, [total - v[0] for v in s[name]["by_seed"]["reachable_abs"]]
+    def sweep(name: str, total: int, keys: tuple[str, ...] = ("reachable_abs",)) -> tuple[int, list[float]]:
+        by = s[name]["by_seed"]
+        return total, [total - max(by[k][j][0] for k in keys) for j in range(len(by[keys[0]]))]
 
     real = {
         name: (r["features"], [r["features"] - v for v in r["rows"][0]["by_seed"]["droppable_abs_tenth"]])
@@ -344,7 +400,7 @@ def headrooms(results: RashomonResults) -> dict[str, dict[str, tuple[int, list[f
     return {
         "logistic": {"logistic": sweep("logistic", len(s["logistic"]["costs"]))},
         "feature noise": {"feature_noise": sweep("feature_noise", len(cfg.w_star) + 2)},
-        "linear": {"linear": sweep("linear", len(s["linear"]["costs"]))},
+        "linear": {"linear": sweep("linear", len(s["linear"]["costs"]), ("reachable_abs", "reachable_rel"))},
         "GAMs": {k: sweep(k, len(s[k]["costs"])) for k in ("gam", "gam_logistic")},
         "real data": real,
     }
@@ -353,10 +409,16 @@ def headrooms(results: RashomonResults) -> dict[str, dict[str, tuple[int, list[f
 HEADROOM_TEXT = {
     "logistic": "logistic regression, label flips",
     "feature noise": "least squares, noisy features",
-    "linear": "least squares, target noise",
+    "linear": "least squares, target noise, at θ and at the relative level",
     "GAMs": "regression and logistic GAMs",
     "real data": "real data sets, single-feature drops at θ / 10",
 }
+
+
+def clean_ambiguity(results: RashomonResults) -> dict[str, list[float]]:
+    """Per classification sweep, the per-seed ambiguity at the least noise (what the diversity headroom gate reads)."""
+    s = results.summary
+    return {k: [v[0] for v in s[k]["by_seed"]["ambiguity_abs"]] for k in ("logistic", "gam_logistic")}
 
 
 def real_gains(results: RashomonResults, key: str = "droppable_abs_tenth") -> dict[str, list[float]]:
@@ -390,6 +452,21 @@ def claims(results: RashomonResults) -> list[Claim]:
             )
         )
 
+    clean_amb = clean_ambiguity(results)
+    rows.append(
+        Claim(
+            "Without noise, the set's predictions do not already disagree everywhere (diversity headroom)",
+            f"logistic regression and logistic GAM; fraction of points whose label some of {cfg.n_diversity_models} "
+            f"models drawn from the set changes, at the least noise, θ = {cfg.theta:g}; {seeds}",
+            "largest per-seed ambiguity "
+            + ", ".join(f"{name} {max(a):.2f}" for name, a in clean_amb.items())
+            + f" (need ≤ {1 - AMBIGUITY_GAIN:g} on every seed)",
+            diversity_headroom_gate(clean_amb),
+            kind="gate",
+            name="headroom diversity",
+        )
+    )
+
     rises = loss_rises(results)
     rows.append(
         Claim(
@@ -421,6 +498,19 @@ def claims(results: RashomonResults) -> list[Claim]:
             f"absolute θ = {cfg.theta:g}; σ from {lin['levels'][0]:g} to {lin['levels'][-1]:g}",
             f"log-volume spread over σ {spread:.1e}",
             identity_check(spread),
+            kind="check",
+        )
+    )
+
+    pred_spread = max(float(np.ptp(v)) for k in ("linear", "gam") for v in s[k]["by_seed"]["spread_abs"])
+    rows.append(
+        Claim(
+            "Least squares: at a fixed θ, the spread of the set's predictions does not depend on the target noise",
+            f"{cfg.n_diversity_models} models drawn uniformly from the set (the same draws at every σ), linear "
+            f"regression and regression GAM; absolute θ = {cfg.theta:g}; {seeds}",
+            f"largest per-seed range over σ of the mean prediction sd {pred_spread:.1e} (sd "
+            f"{lin['spread_abs'][0]:.4f} linear, {gam['spread_abs'][0]:.4f} GAM)",
+            identity_check(pred_spread, "prediction spread"),
             kind="check",
         )
     )
@@ -462,7 +552,8 @@ def claims(results: RashomonResults) -> list[Claim]:
         Claim(
             "The same, for linear models with noise on the features (our addition: a test that can fail there)",
             f"least squares, target noise σ = {fn['target_sigma']:g}, noise of sd {fn['levels'][0]:g} to "
-            f"{fn['levels'][-1]:g} added to the features; absolute θ = {cfg.theta:g}; {seeds}",
+            f"{fn['levels'][-1]:g} added to the features; absolute θ = {cfg.theta:g}; {cfg.feature_noise_draws} data "
+            "draws",
             f"log-volume change {_iv(fn_vol)}, reachable simplifications {_iv(fn_reach, 1)} ({note}); "
             f"|ŵ| {fn['size'][0]:.2f} → {fn['size'][-1]:.2f}",
             feature_noise_verdict(fn_vol, fn_reach),
@@ -470,16 +561,35 @@ def claims(results: RashomonResults) -> list[Claim]:
         )
     )
 
+    # 1c. The third notion: prediction diversity, against the set's size.
+    div_vol = {k: _by_seed_trends(s[k], "log_volume_abs") for k in ("logistic", "gam_logistic")}
+    div_amb = {k: _by_seed_trends(s[k], "ambiguity_abs") for k in ("logistic", "gam_logistic")}
+    rows.append(
+        Claim(
+            "Set size and prediction diversity do not move together",
+            f"label flips ρ from {logi['levels'][0]:g} to {logi['levels'][-1]:g}, absolute θ = {cfg.theta:g}; "
+            f"{cfg.n_diversity_models} models drawn uniformly from each (quadratic) Rashomon set; {seeds}",
+            "; ".join(
+                f"{k}: log-volume change {_iv(div_vol[k])}, ambiguity {s[k]['ambiguity_abs'][0]:.2f} → "
+                f"{s[k]['ambiguity_abs'][-1]:.2f}, gain {_iv(div_amb[k])}"
+                for k in div_vol
+            )
+            + f" ({note})",
+            diversity_verdict(div_vol, div_amb),
+            gates=("headroom diversity",),
+        )
+    )
+
     # 2. Linear: the mechanism is the threshold scaling with the loss.
-    ab = _by_seed_trends(lin, "reachable_abs")
+    ab, rl = _by_seed_trends(lin, "reachable_abs"), _by_seed_trends(lin, "reachable_rel")
     rows.append(
         Claim(
             "Linear models: noise drives simplicity through its own mechanism",
-            f"target noise σ; judged at the absolute θ = {cfg.theta:g} (the relative level {cfg.relative_eps:.0%} of "
-            f"L̂ is a check above); {seeds}",
-            f"reachable simplifications at the fixed θ {_iv(ab, 1)} ({note}); "
+            f"target noise σ; reachable simplifications under the relative level {cfg.relative_eps:.0%} of L̂ against "
+            f"the absolute θ = {cfg.theta:g}, the same fits; {seeds}",
+            f"gained at the relative level {_iv(rl, 1)}, at the fixed θ {_iv(ab, 1)} ({note}); "
             f"|ŵ| {lin['size'][0]:.2f} → {lin['size'][-1]:.2f}",
-            linear_mechanism_verdict(ab),
+            linear_mechanism_verdict(rl, ab),
             gates=("headroom linear",),
         )
     )
