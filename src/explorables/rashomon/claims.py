@@ -442,7 +442,7 @@ def claims(results: RashomonResults) -> list[Claim]:
             Claim(
                 f"Without noise, some simplifications are still out of reach: {family} (headroom)",
                 f"{HEADROOM_TEXT[family]}; all simplifications minus those reachable at the least noise, at the "
-                f"judged level; {seeds}",
+                f"judged level; " + (f"{cfg.feature_noise_draws} data draws" if family == "feature noise" else seeds),
                 "smallest per-seed count out of reach "
                 + ", ".join(f"{name} {min(h):.0f} of {total}" for name, (total, h) in sweeps.items())
                 + f" (need ≥ {HEADROOM_MIN} on every seed)",
