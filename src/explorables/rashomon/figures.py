@@ -214,9 +214,7 @@ def diversity_figure(results: RashomonResults) -> go.Figure:
     """Prediction diversity of models drawn from the Rashomon set against noise: the regression classes' mean
     prediction sd (solid: absolute θ, dashed: relative level) and the classification classes' ambiguity."""
     s, cfg = results.summary, results.config
-    fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("regression: spread of predictions", "classification: labels some model flips")
-    )
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("regression: prediction spread", "classification: ambiguity"))
     for kind in ("linear", "gam"):
         x = s[kind]["levels"]
         fig.add_trace(
