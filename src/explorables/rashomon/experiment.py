@@ -158,7 +158,7 @@ def _model_size(kind: str, fitted, basis: AdditiveBasis | None) -> float:
 def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
     levels = cfg.sigma_grid if kind in ("linear", "gam") else cfg.flip_rate_grid
     rows, seed_rows = [], []
-    shapes = {}
+    shapes, draw_check = {}, {}
     for i, level in enumerate(levels):
         per_seed = []
         for seed in cfg.seeds:
@@ -182,9 +182,20 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
                     "spread_abs": div_abs.spread,
                     "spread_rel": div_rel.spread,
                     "ambiguity_abs": div_abs.ambiguity,
+                    "ambiguity_sampled": div_abs.sampled_ambiguity,
+                    "pattern_abs": div_abs.pattern_diversity,
+                    "pattern_split": div_abs.pattern_split,
                     "costs": costs,
                 }
             )
+            if loss == "logistic" and seed == cfg.seeds[0] and i == 0:  # the draws converge to the set's ambiguity
+                more = rashomon_diversity(fitted, design, cfg.theta, 20 * cfg.n_diversity_models, draw_seed)
+                draw_check = {
+                    "n_models": more.n_models,
+                    "sampled": div_abs.sampled_ambiguity,
+                    "sampled_more": more.sampled_ambiguity,
+                    "closed": more.ambiguity,
+                }
             if basis is not None and seed == cfg.seeds[0] and i in (0, len(levels) - 1):  # shapes of the first seed
                 grid = np.linspace(-1, 1, 101)
                 shapes[f"level_{i}"] = np.array([basis.shape(fitted.w, j, grid) for j in range(basis.d)])
@@ -205,9 +216,22 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
         # per seed (outer) and level (inner): what the verdicts read, so they decide on the spread
         "by_seed": {
             k: [[float(seed_rows[i][j][k]) for i in range(len(levels))] for j in range(len(cfg.seeds))]
-            for k in ("reachable_abs", "reachable_rel", "log_volume_abs", "size", "loss", "spread_abs", "ambiguity_abs")
+            for k in (
+                "reachable_abs",
+                "reachable_rel",
+                "log_volume_abs",
+                "size",
+                "loss",
+                "spread_abs",
+                "ambiguity_abs",
+                "ambiguity_sampled",
+                "pattern_abs",
+                "pattern_split",
+            )
         },
     }
+    if kind in ("logistic", "gam_logistic"):
+        summary["draw_check"] = draw_check
     summary["by_seed"]["costs"] = {
         n: [[float(seed_rows[i][j]["costs"][n]) for i in range(len(levels))] for j in range(len(cfg.seeds))]
         for n in names

@@ -212,9 +212,10 @@ def mechanism_figure(results: RashomonResults) -> go.Figure:
 
 def diversity_figure(results: RashomonResults) -> go.Figure:
     """Prediction diversity of models drawn from the Rashomon set against noise: the regression classes' mean
-    prediction sd (solid: absolute θ, dashed: relative level) and the classification classes' ambiguity."""
+    prediction sd (solid: absolute θ, dashed: relative level) and, for the classification classes, the pattern
+    diversity (solid, what the claim reads) and the set's closed-form ambiguity (dotted)."""
     s, cfg = results.summary, results.config
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("regression: prediction spread", "classification: ambiguity"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("regression: prediction spread", "classification: diversity"))
     for kind in ("linear", "gam"):
         x = s[kind]["levels"]
         fig.add_trace(
@@ -232,13 +233,19 @@ def diversity_figure(results: RashomonResults) -> go.Figure:
         )
     for kind in ("logistic", "gam_logistic"):
         fig.add_trace(
-            go.Scatter(x=s[kind]["levels"], y=s[kind]["ambiguity_abs"], name=TITLES[kind],
+            go.Scatter(x=s[kind]["levels"], y=s[kind]["pattern_abs"], name=f"{TITLES[kind]}, pattern diversity",
                        line=dict(color=KIND_COLORS[kind])),
             1,
             2,
         )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(x=s[kind]["levels"], y=s[kind]["ambiguity_abs"], name=f"{TITLES[kind]}, ambiguity",
+                       line=dict(color=KIND_COLORS[kind], dash="dot")),
+            1,
+            2,
+        )  # fmt: skip
     fig.update_yaxes(title_text="prediction sd", type="log", row=1, col=1)
-    fig.update_yaxes(title_text="ambiguity", range=[0, 1.02], row=1, col=2)
+    fig.update_yaxes(title_text="diversity", range=[0, 1.02], row=1, col=2)
     fig.update_xaxes(title_text="σ", row=1, col=1)
     fig.update_xaxes(title_text="ρ", row=1, col=2)
     style(fig, height=400)
