@@ -17,7 +17,7 @@
 // Nothing scrolls sideways. Chapters' figure builders need to know nothing of this
 // (src/explorables/core/figures.py documents the layout it expects).
 (function () {
-  const PANEL = 200; // px a panel with tick labels needs
+  const PANEL = 160; // px a panel with tick labels needs (its tick labels at its left not counted)
   const BARE = 110; // px a panel without tick labels needs (pictures, small multiples)
   const CHAR = 0.58; // a character's width, in font sizes (plotly's sans-serif)
   const MIN_HEIGHT = 140; // px: the least height of a panel
@@ -31,8 +31,8 @@
     if (typeof text !== "string" || !text) return text;
     const perLine = Math.max(8, Math.floor(px / (CHAR * (size || 12))));
     if (plain(text).length <= perLine || /<br/i.test(text)) return text;
-    if (/<(?!\/?(b|i|sub|sup)>)[^>]*>/i.test(text)) return text; // spans with styles: leave them whole
-    const words = text.split(" ");
+    // split at spaces outside tags (<span style='...'> has spaces of its own)
+    const words = text.replace(/<[^>]*>/g, (tag) => tag.replace(/ /g, "\u0001")).split(" ").map((w) => w.replace(/\u0001/g, " "));
     const lines = [];
     let line = "";
     for (const word of words) {
@@ -96,6 +96,7 @@
     gd.dataset.fittedWidth = String(width);
     const update = plan(gd, width);
     delete gd.dataset.belowCleared;
+    delete gd.dataset.topCleared;
     gd.style.minWidth = "";
     if (update.height) setHeight(gd, update.height);
     // buttons that become a drop-down: plotly redraws a menu whose type changes only from scratch
@@ -149,15 +150,38 @@
     if (panels.length > 1) {
       plotHeight = arrange(gd, panels, L, width, plotWidth - (legendBelow ? 0 : legendWidth), font, out);
     } else {
-      // one panel: wrap a long x-axis title
-      for (const key of ["xaxis"]) {
-        const t = titleOf(L[key]);
-        const wrapped = wrap(t, plotWidth, font);
-        if (wrapped !== t) {
-          out.layout[`${key}.title.text`] = wrapped;
-          out.extraBottom = (lineCount(wrapped) - 1) * 1.3 * font;
+      // one panel: wrap a long x-axis title, a long y-axis title, long notes above or below it
+      const t = titleOf(L.xaxis);
+      const wrapped = wrap(t, plotWidth, font);
+      if (wrapped !== t) {
+        out.layout["xaxis.title.text"] = wrapped;
+        out.extraBottom = (lineCount(wrapped) - 1) * 1.3 * font;
+      }
+      const yt = titleOf(L.yaxis);
+      const ywrapped = wrap(yt, oldPlotHeight - 10, font);
+      if (ywrapped !== yt) {
+        out.layout["yaxis.title.text"] = ywrapped;
+        out.layout["margin.l"] = margin.l + (lineCount(ywrapped) - 1) * 1.3 * font;
+      }
+      const notes = copy(L.annotations || []);
+      let wrappedNotes = false;
+      for (const note of notes) {
+        if ((note.xref || "paper") !== "paper" || note.showarrow || Math.abs(note.textangle || 0) === 90) continue;
+        const text = wrap(note.text, plotWidth - 10, (note.font && note.font.size) || font);
+        if (text !== note.text) {
+          note.text = text;
+          wrappedNotes = true;
         }
       }
+      if (wrappedNotes) out.layout.annotations = notes;
+    }
+    // legend entries longer than the figure is wide
+    if (legendBelow || legend.orientation === "h") {
+      (gd.data || []).forEach((trace, index) => {
+        if (trace.showlegend === false || typeof trace.name !== "string") return;
+        const name = wrap(trace.name, width - 90, (legend.font && legend.font.size) || font);
+        if (name !== trace.name) out.restyle.push([index, { name }]);
+      });
     }
 
     // what sits above or below the panels keeps its distance from them in px
@@ -203,7 +227,7 @@
     const bare = panels.every((p) => !ticksShown(L[p.ykey]));
     const need = panels.every((p) => !ticksShown(L[p.xkey]) && !ticksShown(L[p.ykey])) ? BARE : PANEL;
     const yTitled = panels.some((p) => titleOf(L[p.ykey]));
-    const gap = (bare ? 12 : 48) + (yTitled ? 18 : 0);
+    const gap = (bare ? 12 : 40) + (yTitled ? 16 : 0);
     let perRow = Math.max(1, Math.min(columns, Math.floor((plotWidth + gap) / (need + gap))));
     if (perRow < columns && panels.some((p) => p.span > 1)) perRow = 1;
     if (perRow < columns) perRow = Math.ceil(columns / Math.ceil(columns / perRow)); // balanced rows
@@ -225,7 +249,7 @@
       let best = null;
       for (const p of panels) {
         const above = note.y - p.yd[1];
-        if (note.x >= p.xd[0] - 1e-3 && note.x <= p.xd[1] + 1e-3 && above >= -0.02 && above < 0.25) {
+        if (note.x >= p.xd[0] - 1e-3 && note.x <= p.xd[1] + 1e-3 && above >= -0.02 && above < 0.35) {
           if (!best || above < note.y - best.yd[1]) best = p;
         }
       }
@@ -243,6 +267,19 @@
           p.title = notes.length - 1;
         }
       }
+    }
+
+    // the columns fit and no row is titled: the panels stay where they are, their titles go top-left
+    if (!stacked && !Object.keys(rowTitle).length) {
+      for (const p of panels) {
+        if (p.title === undefined) continue;
+        const note = notes[p.title];
+        const colPx = (p.xd[1] - p.xd[0]) * plotWidth;
+        note.text = wrap(note.text, colPx, (note.font && note.font.size) || font);
+        Object.assign(note, { x: p.xd[0], xanchor: "left" });
+      }
+      out.layout.annotations = notes;
+      return oldPlotHeight;
     }
 
     // new rows: each original row starts a new one
@@ -280,13 +317,17 @@
 
     for (const { row, top, height, heading } of placed) {
       row.panels.forEach((p, k) => {
-        const xd = stacked || true ? [xOf(k) * plotFrac, Math.min(1, (xOf(k) + colWidth / plotWidth) * plotFrac)] : p.xd;
+        const xd = [xOf(k) * plotFrac, Math.min(1, (xOf(k) + colWidth / plotWidth) * plotFrac)];
         const yd = [Math.max(0, frac(top + height)), Math.min(1, frac(top))];
         out.layout[`${p.xkey}.domain`] = xd;
         out.layout[`${p.ykey}.domain`] = yd;
         for (const [key, axis] of Object.entries(L)) {
           if (/^yaxis\d*$/.test(key) && axis && axis.overlaying === "y" + p.ykey.slice(5)) out.layout[`${key}.domain`] = yd;
         }
+        // shared y axes show their tick labels only in the first column: a panel that now starts a row shows them
+        const yaxis = L[p.ykey] || {};
+        if (stacked && k === 0 && yaxis.visible !== false && yaxis.showticklabels === false &&
+            panels.some((q) => q.row === p.row && ticksShown(L[q.ykey]))) out.layout[`${p.ykey}.showticklabels`] = true;
         const xt = titleOf(L[p.xkey]);
         if (xt) out.layout[`${p.xkey}.title.text`] = wrap(xt, colWidth, font);
         if (p.title !== undefined) {
@@ -362,9 +403,32 @@
     return window.Plotly.relayout(gd, { ...update, "margin.b": full.margin.b + push, height: height });
   }
 
+  // titles and notes above the panels that stick out of the figure's top, or that the figure's
+  // title lands on: the top margin grows (the title stays at the top), and the figure with it
+  function clearTop(gd) {
+    const full = gd._fullLayout;
+    if (!full || gd.dataset.topCleared) return;
+    gd.dataset.topCleared = "1";
+    const top = gd.getBoundingClientRect().top;
+    const notes = [...gd.querySelectorAll(".infolayer .annotation-text, .infolayer .annotation text")].map((t) => t.getBoundingClientRect());
+    const title = gd.querySelector(".g-gtitle text, .gtitle");
+    let push = Math.max(0, ...notes.map((r) => top - r.top + 4));
+    const update = {};
+    if (title && title.textContent.trim()) {
+      const t = title.getBoundingClientRect();
+      push = Math.max(push, ...notes.filter((r) => overlap(r, t)).map((r) => t.bottom - r.top + 4));
+      if (push > 0) Object.assign(update, { "title.yref": "container", "title.y": 1, "title.yanchor": "top", "title.pad.t": Math.max(4, t.top - top) });
+    }
+    if (push <= 0) return;
+    const height = full.height + push;
+    setHeight(gd, height);
+    return window.Plotly.relayout(gd, { ...update, "margin.t": full.margin.t + push, height });
+  }
+
   function fitAll() {
     document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
       Promise.resolve(fit(gd))
+        .then(() => clearTop(gd))
         .then(() => clearBelow(gd))
         .catch((error) => console.warn("figure-widths.js:", error));
     });
