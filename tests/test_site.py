@@ -757,8 +757,13 @@ PAGE_FIT = """(selector) => {
     return false;
   };
   const marked = [...document.querySelectorAll(selector)];
+  // formulas that run past the column without a scroll bar of their own (narrow-screens.js gives one)
+  const mathCut = [...document.querySelectorAll('mjx-container')].filter(m => {
+    const r = m.getBoundingClientRect();
+    return r.width > 0 && r.right > right + 1 && !(m.scrollWidth > m.clientWidth + 1);
+  }).map(m => m.textContent.slice(0, 30));
   return {column: Math.round(width), figures: document.querySelectorAll('.js-plotly-plot').length, wide, overflow,
-          sticking: sticking.map(s => s.text), verdicts: marked.length,
+          sticking: sticking.map(s => s.text), verdicts: marked.length, mathCut,
           verdictsCut: marked.filter(cut).map(el => el.textContent.trim().slice(0, 40))};
 }"""
 
@@ -835,7 +840,8 @@ def fit_problems(browser, site_url: str, width: int, stems, folder: Path | None 
 @pytest.mark.parametrize("width", [400, 1280])
 def test_every_chapter_fits_the_screen_with_its_verdicts_visible_and_no_figure_playing(browser, site_url, width):
     """At 1280 and 400 px, on every chapter page: no figure wider than the text column (panels
-    stack, book/_static/figure-widths.js), no sideways scrolling at 400 px, every claims verdict
+    stack, book/_static/figure-widths.js), no sideways scrolling at 400 px, no formula cut off at
+    the column's edge (a wide one scrolls, book/_static/narrow-screens.js), every claims verdict
     within the screen's width (cards below 600 px, book/_static/narrow-screens.js), and no figure
     that moves without input (plotly.py's autoplay; sphinx_ext.NO_AUTOPLAY)."""
     found = fit_problems(browser, site_url, width, [c.stem for c in CHAPTERS], SCREENSHOTS)
@@ -844,6 +850,8 @@ def test_every_chapter_fits_the_screen_with_its_verdicts_visible_and_no_figure_p
     if width <= 600:
         overflow = {stem: (f["overflow"], f["sticking"]) for stem, f in found.items() if f["overflow"] > 0}
         assert not overflow, f"pages scroll sideways at {width} px: {overflow}"
+    math = {stem: f["mathCut"] for stem, f in found.items() if f["mathCut"]}
+    assert not math, f"formulas cut off at the column's edge at {width} px: {math}"
     no_verdict = [stem for stem, f in found.items() if not f["verdicts"]]
     assert not no_verdict, f"no claims verdict found (class 'verdict') on {no_verdict}"
     cut = {stem: f["verdictsCut"][:3] for stem, f in found.items() if f["verdictsCut"]}
