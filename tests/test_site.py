@@ -811,7 +811,8 @@ def screenshot_chapter(page, stem: str, width: int, folder: Path) -> list[Path]:
     for what, selector in (("figure", ".js-plotly-plot"), ("claims", ".claims-table")):
         target = page.locator(selector).first
         if target.count():
-            target.scroll_into_view_if_needed()
+            # its top, just below the page header
+            target.evaluate("e => { e.scrollIntoView({block: 'start'}); window.scrollBy(0, -70); }")
             page.wait_for_timeout(200)
             shots.append(folder / f"{stem}-{width}px-{what}.png")
             page.screenshot(path=shots[-1])

@@ -19,7 +19,7 @@
 (function () {
   const PANEL = 160; // px a panel with tick labels needs (its tick labels at its left not counted)
   const BARE = 110; // px a panel without tick labels needs (pictures, small multiples)
-  const CHAR = 0.58; // a character's width, in font sizes (plotly's sans-serif)
+  const CHAR = 0.54; // a character's width, in font sizes (plotly's sans-serif)
   const MIN_HEIGHT = 140; // px: the least height of a panel
 
   const copy = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
@@ -276,7 +276,7 @@
         const note = notes[p.title];
         const colPx = (p.xd[1] - p.xd[0]) * plotWidth;
         note.text = wrap(note.text, colPx, (note.font && note.font.size) || font);
-        Object.assign(note, { x: p.xd[0], xanchor: "left" });
+        Object.assign(note, { x: p.xd[0], xanchor: "left", align: "left" });
       }
       out.layout.annotations = notes;
       return oldPlotHeight;
@@ -331,7 +331,7 @@
         const xt = titleOf(L[p.xkey]);
         if (xt) out.layout[`${p.xkey}.title.text`] = wrap(xt, colWidth, font);
         if (p.title !== undefined) {
-          Object.assign(notes[p.title], { x: xd[0], xanchor: "left", y: yd[1], yanchor: "bottom", yshift: 0, textangle: 0 });
+          Object.assign(notes[p.title], { x: xd[0], xanchor: "left", align: "left", y: yd[1], yanchor: "bottom", yshift: 0, textangle: 0 });
         }
         // a colour bar beside its own panel
         (gd.data || []).forEach((trace, index) => {
