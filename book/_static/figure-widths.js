@@ -127,10 +127,12 @@
     // figure title
     if (L.title) {
       const text = typeof L.title === "string" ? L.title : L.title.text;
-      const wrapped = wrap(text, width - 20, (L.title.font && L.title.font.size) || font + 2);
+      const full = gd._fullLayout.title || {};
+      const size = (L.title.font && L.title.font.size) || (full.font && full.font.size) || font + 5;
+      const wrapped = wrap(text, width - 20, size);
       if (wrapped !== text) {
         out.layout["title.text"] = wrapped;
-        out.extraTop = (lineCount(wrapped) - 1) * 1.3 * (font + 2);
+        out.extraTop = (lineCount(wrapped) - 1) * 1.3 * size;
       }
     }
     // buttons in a row wider than the figure: a drop-down
@@ -289,11 +291,11 @@
       for (let k = 0; k < inRow.length; k += perRow) newRows.push({ from: r, first: k === 0, panels: inRow.slice(k, k + perRow) });
     }
     const lineHeight = 1.3 * font;
-    const ticksBelow = (p) => (ticksShown(L[p.xkey]) ? 2 * font : 4) + (titleOf(L[p.xkey]) ? lineHeight * lineCount(wrap(titleOf(L[p.xkey]), colWidth, font)) : 0);
+    const ticksBelow = (p) => (ticksShown(L[p.xkey]) ? 2.2 * font : 4) + (titleOf(L[p.xkey]) ? lineHeight * lineCount(wrap(titleOf(L[p.xkey]), colWidth, font)) + 8 : 0);
     let y = 0; // px from the top of the plot area
     const placed = [];
     newRows.forEach((row, j) => {
-      if (j > 0) y += Math.max(...newRows[j - 1].panels.map(ticksBelow)) + 14;
+      if (j > 0) y += Math.max(...newRows[j - 1].panels.map(ticksBelow)) + 16;
       const heading = row.first && rowTitle[row.from] !== undefined ? lineHeight + 6 : 0;
       let titleLines = 0;
       for (const p of row.panels) {
@@ -416,11 +418,13 @@
     const update = {};
     if (title && title.textContent.trim()) {
       const t = title.getBoundingClientRect();
-      push = Math.max(push, ...notes.filter((r) => overlap(r, t)).map((r) => t.bottom - r.top + 4));
-      if (push > 0) Object.assign(update, { "title.yref": "container", "title.y": 1, "title.yanchor": "top", "title.pad.t": Math.max(4, t.top - top) });
+      push = Math.max(push, top - t.top + 4, ...notes.filter((r) => overlap(r, t)).map((r) => t.bottom - r.top + 4));
+      // (plotly sets a title's first line under y: its top sits a few px above y)
+      if (push > 0) Object.assign(update, { "title.yref": "container", "title.yanchor": "top", "title.pad.t": 0 });
     }
     if (push <= 0) return;
     const height = full.height + push;
+    if (update["title.yref"]) update["title.y"] = 1 - 14 / height;
     setHeight(gd, height);
     return window.Plotly.relayout(gd, { ...update, "margin.t": full.margin.t + push, height });
   }
