@@ -287,6 +287,19 @@ def test_figure_html_sends_float32_where_it_loses_nothing_visible_and_float64_el
     assert compact < full
 
 
+def test_a_figure_with_frames_does_not_play_them_on_load():
+    """plotly.py's HTML ends a figure with frames with ``Plotly.animate(id, null)`` unless told not to:
+    chapter 13's explorable ran through its 93 frames on load and stopped on the last (issue 51)."""
+    import plotly.graph_objects as go
+
+    from explorables.core import plotting
+
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]), frames=[go.Frame(data=[go.Scatter(y=[k, 0])], name=str(k))
+                                                            for k in range(3)])  # fmt: skip
+    html = plotting.figure_html(fig)
+    assert "Plotly.addFrames" in html and "Plotly.animate" not in html
+
+
 def test_log_axes_label_powers_of_ten_and_other_axes_are_left_alone():
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots

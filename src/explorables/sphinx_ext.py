@@ -18,6 +18,9 @@
 * It re-executes a chapter when its package code changed (see
   :func:`_rerun_chapters_whose_package_changed`), so the site never shows stale outputs.
 * It forwards ipywidgets' MathJax-2 calls to MathJax 3 (:data:`MATHJAX2_SHIM`).
+* No figure animates on load (:data:`NO_AUTOPLAY`).
+* It loads the book's scripts: ``figure-widths.js`` (figures fit the text column: panels stack on a
+  narrow screen), ``narrow-screens.js`` (claims tables as cards on a phone), ``sidebar-toggles.js``.
 * It numbers exercises, equations and other numbered items within each chapter, prefixed with
   the chapter's number (Exercise 3.2, equation (3.1)), as the notebooks do
   (:func:`number_within_pages`); Sphinx alone numbers them across the whole book.
@@ -81,6 +84,22 @@ MATHJAX2_SHIM = """\
     get: function () { return current; },
     set: function (value) { if (value && !value.Hub) { value.Hub = hub; } current = value; }
   });
+})();"""
+
+
+# plotly.py's HTML for a figure with frames ends with ``Plotly.animate(id, null)``, which plays every
+# frame on load (chapter 13's explorable ran through its 93 frames and stopped on the last).
+# core.plotting asks for no autoplay; this guard drops such a call from any page (the reader's
+# sliders and buttons go through plotly's own registry, not through ``window.Plotly.animate``).
+NO_AUTOPLAY = """\
+(function () {
+  var P = window.Plotly;
+  if (!P || !P.animate) { return; }
+  var animate = P.animate;
+  P.animate = function (gd, frames) {
+    if (arguments.length <= 2 && (frames === null || frames === undefined)) { return Promise.resolve(); }
+    return animate.apply(this, arguments);
+  };
 })();"""
 
 
@@ -301,11 +320,14 @@ def setup(app: Any) -> dict[str, Any]:
     # loader already present, plotly.js would register as a module instead of window.Plotly.
     app.add_js_file(PLOTLY_JS, priority=100)
     app.add_js_file(None, body=MATHJAX2_SHIM, priority=90)  # before MathJax and the widget embedder
+    app.add_js_file(None, body=NO_AUTOPLAY, priority=110)  # after plotly.js, before the figures
     # book/_static/sidebar-toggles.js: the phone menu and the sidebar collapse button (see the file)
     app.add_js_file("sidebar-toggles.js", loading_method="defer")
     app.add_css_file("explorables.css")  # book/_static/explorables.css
-    # book/_static/figure-widths.js: figures scroll sideways instead of squeezing; legends clear axis titles
+    # book/_static/figure-widths.js: figures fit the column (panels stack, titles top-left); legends clear axis titles
     app.add_js_file("figure-widths.js", loading_method="defer")
+    # book/_static/narrow-screens.js: claims tables as cards below 600 px, verdicts marked; wide formulas scroll
+    app.add_js_file("narrow-screens.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
     app.connect("config-inited", _check_plotly_bundle)
     # after Sphinx's toctree collector numbers figures across the book (it listens at priority 500)

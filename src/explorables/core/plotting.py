@@ -80,13 +80,16 @@ def figure_html(fig: go.Figure) -> str:
     """The figure as an HTML fragment that expects a global ``Plotly`` (no plotly.js inlined), with
     its data compacted (:func:`compact_spec`).
 
+    A figure with frames opens on its first view and plays nothing until the reader asks.
     The ``div`` id is derived from the figure's content, so rebuilding an unchanged chapter
     gives byte-identical HTML.
     """
     spec = compact_spec(json.loads(fig.to_json()))
     div_id = "plotly-" + hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    # auto_play=False: plotly.py would otherwise end a figure with frames by playing them all on load
     return pio.to_html(
-        spec, include_plotlyjs=False, full_html=False, div_id=div_id, config=PLOTLY_CONFIG, validate=False
+        spec, include_plotlyjs=False, full_html=False, div_id=div_id, config=PLOTLY_CONFIG, validate=False,
+        auto_play=False,
     )
 
 
