@@ -202,8 +202,8 @@ def linear_mechanism_verdict(drop_cost_ratios: Sequence[float]) -> str:
     """Linear models: least squares' own mechanism is the level that grows with the loss (a check: ε·L̂ grows with σ²),
     not the set (whose fixed-θ volume cannot move with σ, a check) and not attenuation, the logistic mechanism. The
     test that could fail, mirroring the logistic row: the cost of dropping w1 keeps at least ``SHRINK_RATIO`` of its
-    clean value under target noise (per-draw most-noise over clean, interval over data draws): yes when the interval lies at
-    or above it, no when below (costs fall: attenuation, as noisy features would give), unclear otherwise."""
+    clean value under target noise (per-draw most-noise over clean, interval over data draws): yes when the interval
+    lies at or above it, no when below (costs fall: attenuation, as noisy features would give), unclear otherwise."""
     word = compare(drop_cost_ratios, SHRINK_RATIO)
     return (
         f"{word}: no attenuation — the cost of dropping w1 keeps {_iv(drop_cost_ratios, 3, False)} of its clean value "
@@ -277,9 +277,8 @@ CRITERIA: tuple[Criterion, ...] = (
         "diversity headroom",
         "gate",
         diversity_headroom_gate,
-        f"{PATTERN_CEILING - PATTERN_GAIN:g}; {PATTERN_GAIN:g}",
-        "every seed of every classification sweep, at θ: the set's closed-form pattern diversity without noise "
-        "≤ 0.475",
+        f"{PATTERN_CEILING - PATTERN_GAIN:g}",
+        "every seed of every classification sweep, at θ: the set's closed-form pattern diversity without noise ≤ 0.475",
         {
             "pass": (({"a": [0.05, 0.07]},), {}),
             "fail": (({"a": [0.05, 0.49]},), {}),
@@ -549,8 +548,8 @@ def claims(results: RashomonResults) -> list[Claim]:
                 f"{dc[k]['sampled_more']:.2f} ({dc[k]['n_models']:,}), closed form {dc[k]['closed']:.2f}; closed form "
                 f"at the most noise {s[k]['ambiguity_abs'][-1]:.2f} (so the claim reads pattern diversity); pattern "
                 f"diversity {dc[k]['pattern_sampled']:.3f} ({cfg.n_diversity_models}), "
-                f"{dc[k]['pattern_sampled_more']:.3f} ({dc[k]['n_models']:,}), closed form {dc[k]['pattern_closed']:.3f} "
-                f"({pz[k]:+.1f} se)"
+                f"{dc[k]['pattern_sampled_more']:.3f} ({dc[k]['n_models']:,}), closed form "
+                f"{dc[k]['pattern_closed']:.3f} ({pz[k]:+.1f} se)"
                 for k in CLASSIFIERS
             ),
             ambiguity_check(

@@ -123,7 +123,8 @@ def _check_points(fitted: Fit, X: np.ndarray) -> np.ndarray:
 
 
 def _margin_reach(fitted: Fit, X: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per point, the best model's margin ``x1^T beta_hat`` and how far the set moves it, ``sqrt(2 level x1^T H^-1 x1)``."""
+    """Per point, the best model's margin ``x1^T beta_hat`` and how far the set moves it,
+    ``sqrt(2 level x1^T H^-1 x1)``."""
     X1 = np.column_stack([np.ones(len(X)), X])
     try:
         chol = np.linalg.cholesky(fitted.hessian)
