@@ -89,7 +89,7 @@ class DCDMConfig(ExperimentConfig):
     d_pca: int = param(20, Int(2, 64), "principal components the digits are reduced to (model space)")
     n_test: int = param(300, Int(20), "held-out images (sample-quality floor, interventions)")
     n_image_train: int = param(0, Int(0), "training images kept (0: all)")
-    n_image_steps: int = param(800, Int(1), "training steps on the images")
+    n_image_steps: int = param(1200, Int(1), "training steps on the images")
     encoder_d_hidden: int = param(128, Int(4), "width of the concept encoder (MLP) / base channels (CNN)")
     denoiser_d_hidden: int = param(64, Int(4), "width of the image denoiser (MLP) / base channels (U-Net)")
     denoiser_n_layers: int = param(2, Int(1, 8), "hidden layers of the MLP denoiser")
