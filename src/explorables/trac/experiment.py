@@ -9,7 +9,10 @@ Three checkpointed parts (see :func:`run`):
    AC1–AC3 checker on the smallest of them;
 3. **scaling**: random Boolean SCMs for each n in ``n_variables_grid``: time of TrAC, of the pruned search
    and of the oracle over all variables and over the ancestors only (where it fits), the number
-   of causes, and the recall and responsibility error of the single-cause baselines. Instances
+   of causes, and the recall and responsibility error of the single-cause baselines; and the
+   published single-cause method (our reconstruction of Ibrahim & Pretschner's integer program,
+   :mod:`.ilp`) used to enumerate, with a time budget per instance: its time, the time of its
+   first cause, its recall within the budget and within TrAC's own time. Instances
    run in parallel over ``workers`` processes and each finished n is checkpointed, so
    ``--resume`` continues with the next n.
 """
@@ -29,9 +32,10 @@ from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Int, Probability, Tuple, param
+from ..core.params import Float, Int, Probability, Tuple, param
 from .causes import CauseSet, brute_force_causes, but_for_causes, first_cause, is_actual_cause, pruned_search
 from .examples import classic_examples
+from .ilp import ilp_enumerate
 from .responsibility import blame, context_distribution, responsibility
 from .scm import random_boolean_scm
 from .trac import trac, witness_map
@@ -49,6 +53,12 @@ class TracConfig(ExperimentConfig):
     n_instances: int = param(10, Int(1), "random SCMs per n in the scaling sweep")
     brute_max_n: int = param(9, Int(2, 13), "the brute-force oracle runs up to this n (4^(n-1) interventions)")
     pruned_max_n: int = param(12, Int(2, 24), "the pruned search runs up to this n (about 3^|A| interventions)")
+    ilp_max_n: int = param(18, Int(2, 40), "the ILP single-cause baseline (Ibrahim & Pretschner) runs up to this n")
+    ilp_budget_s: float = param(
+        2.0,
+        Float(0.0, 600.0, low_inclusive=False),
+        "seconds per instance for the ILP baseline to enumerate causes (a solve per cause, one more to end)",
+    )
     n_agreement_instances: int = param(
         100, Int(1), "random SCMs (n = 3 .. agreement_max_n) on which TrAC is compared with the oracle"
     )
@@ -63,7 +73,12 @@ class TracConfig(ExperimentConfig):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
-            n_variables_grid=(4, 6, 8), n_instances=4, n_agreement_instances=20, agreement_max_n=6, pruned_max_n=8
+            n_variables_grid=(4, 6, 8),
+            n_instances=4,
+            n_agreement_instances=20,
+            agreement_max_n=6,
+            pruned_max_n=8,
+            ilp_budget_s=1.0,
         ),
         "book": {},
         "paper": dict(
@@ -71,6 +86,8 @@ class TracConfig(ExperimentConfig):
             n_instances=200,
             brute_max_n=11,
             pruned_max_n=16,
+            ilp_max_n=26,
+            ilp_budget_s=60.0,
             n_agreement_instances=1000,
             agreement_max_n=9,
             recheck_max_n=7,
@@ -173,7 +190,16 @@ def _agreement(cfg: TracConfig) -> tuple[dict, dict]:
     }, {}
 
 
-def scaling_instance(n: int, seed: int, index: int, max_parents: int, brute_max_n: int, pruned_max_n: int) -> dict:
+def scaling_instance(
+    n: int,
+    seed: int,
+    index: int,
+    max_parents: int,
+    brute_max_n: int,
+    pruned_max_n: int,
+    ilp_max_n: int = 0,
+    ilp_budget_s: float = 1.0,
+) -> dict:
     """One random SCM of the scaling sweep: every method's causes, time and agreement (picklable)."""
     rng = np.random.default_rng([seed, 2, n, index])
     m, u, phi = random_boolean_scm(n, rng, max_parents)
@@ -205,6 +231,20 @@ def scaling_instance(n: int, seed: int, index: int, max_parents: int, brute_max_
         row["brute_anc_equal"] = anc.sets == full.sets
         row["brute_anc_rows"] = anc.evaluations
     truth = full.sets
+    if n <= ilp_max_n:
+        ilp = ilp_enumerate(m, u, phi, time_budget_s=ilp_budget_s, details=True)
+        found = ilp.causes.sets
+        row["time_ilp_seconds"] = ilp.seconds
+        row["time_ilp_first_seconds"] = ilp.found_at[0] if ilp.found_at else None
+        row["ilp_complete"] = ilp.complete
+        row["ilp_solves"] = ilp.solves
+        row["ilp_sound"] = found <= truth  # every cause it returns is one of TrAC's
+        row["ilp_equal"] = found == truth if ilp.complete else None
+        row["recall_ilp"] = len(found & truth) / len(truth) if truth else None
+        in_time = sum(t <= row["time_trac_seconds"] for t in ilp.found_at)  # causes found within TrAC's time
+        row["recall_ilp_equal_time"] = in_time / len(truth) if truth else None
+        # ILP time / TrAC time, log10; an unfinished run counts its budget (an underestimate of its time)
+        row["log_ratio_ilp"] = float(np.log10(ilp.seconds / max(row["time_trac_seconds"], 1e-9)))
     resp = responsibility(full)
     for name, method in (("but_for", but_for_causes), ("first", first_cause)):
         t0 = time.perf_counter()
@@ -226,7 +266,17 @@ def _scaling(cfg: TracConfig, checkpoint: Checkpointer, progress: bool) -> tuple
             done = checkpoint.get(f"scaling/n={n}")
             if done is None:
                 args = [
-                    (n, cfg.seed, i, cfg.max_parents, cfg.brute_max_n, cfg.pruned_max_n) for i in range(cfg.n_instances)
+                    (
+                        n,
+                        cfg.seed,
+                        i,
+                        cfg.max_parents,
+                        cfg.brute_max_n,
+                        cfg.pruned_max_n,
+                        cfg.ilp_max_n,
+                        cfg.ilp_budget_s,
+                    )
+                    for i in range(cfg.n_instances)
                 ]
                 done = (
                     list(pool.map(scaling_instance, *zip(*args, strict=True)))
@@ -278,6 +328,13 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
         "brute_agree": None
         if rows[0].get("brute_equal") is None
         else bool(all(r["brute_equal"] and r.get("brute_anc_equal", True) for r in rows)),
+        "time_ilp_median_seconds": med("time_ilp_seconds"),
+        "time_ilp_first_median_seconds": med("time_ilp_first_seconds"),
+        "ilp_complete_share": mean("ilp_complete"),
+        "ilp_sound": None if rows[0].get("ilp_sound") is None else bool(all(r["ilp_sound"] for r in rows)),
+        "ilp_agree": None if rows[0].get("ilp_sound") is None else bool(all(r["ilp_equal"] is not False for r in rows)),
+        "recall_ilp": mean("recall_ilp"),
+        "recall_ilp_equal_time": mean("recall_ilp_equal_time"),
         "recall_but_for": mean("recall_but_for"),
         "recall_first": mean("recall_first"),
         "resp_err_but_for": mean("resp_err_but_for"),
@@ -288,6 +345,10 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
         "per_instance": {
             "causes": [int(r["causes"]) for r in rows],
             "time_trac_seconds": [float(r["time_trac_seconds"]) for r in rows],
+            **{
+                k: [None if r.get(k) is None else float(r[k]) for r in rows]
+                for k in ("time_ilp_seconds", "log_ratio_ilp", "recall_ilp", "recall_ilp_equal_time")
+            },
             **{
                 f"{q}_{b}": [None if r[f"{q}_{b}"] is None else float(r[f"{q}_{b}"]) for r in rows]
                 for q in ("recall", "resp_wrong")
