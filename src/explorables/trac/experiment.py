@@ -35,7 +35,7 @@ from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Float, Int, Probability, Tuple, param
 from .causes import CauseSet, brute_force_causes, but_for_causes, first_cause, is_actual_cause, pruned_search
 from .examples import classic_examples
-from .ilp import ilp_enumerate
+from .ilp import ilp_enumerate, solver_floor_seconds
 from .responsibility import blame, context_distribution, responsibility
 from .scm import random_boolean_scm
 from .trac import trac, witness_map
@@ -289,7 +289,8 @@ def _scaling(cfg: TracConfig, checkpoint: Checkpointer, progress: bool) -> tuple
         if pool:
             pool.shutdown()
     per_n = [_aggregate(int(n), rows) for n, rows in rows_by_n.items()]
-    return {"per_n": per_n}, {"rows": [r for rows in rows_by_n.values() for r in rows]}
+    floor = solver_floor_seconds() if any(p["ilp_sound"] is not None for p in per_n) else None
+    return {"per_n": per_n, "solver_floor_seconds": floor}, {"rows": [r for rows in rows_by_n.values() for r in rows]}
 
 
 def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
@@ -347,7 +348,7 @@ def _aggregate(n: int, rows: list[dict]) -> dict[str, Any]:
             "time_trac_seconds": [float(r["time_trac_seconds"]) for r in rows],
             **{
                 k: [None if r.get(k) is None else float(r[k]) for r in rows]
-                for k in ("time_ilp_seconds", "log_ratio_ilp", "recall_ilp", "recall_ilp_equal_time")
+                for k in ("time_ilp_seconds", "ilp_solves", "log_ratio_ilp", "recall_ilp", "recall_ilp_equal_time")
             },
             **{
                 f"{q}_{b}": [None if r[f"{q}_{b}"] is None else float(r[f"{q}_{b}"]) for r in rows]
@@ -389,4 +390,8 @@ def headline(results: TracResults) -> list[str]:
         f"n = {last['n']}: TrAC median {last['time_trac_median_seconds']:.3f} s, "
         f"{last['causes_mean']:.1f} causes on average",
         f"recall at n = {last['n']}: but-for {last['recall_but_for']:.2f}, first cause {last['recall_first']:.2f}",
-    ]
+    ] + (
+        [f"ILP baseline at n = {last['n']}: median {last['time_ilp_median_seconds']:.3f} s for the whole list"]
+        if last.get("time_ilp_median_seconds") is not None
+        else []
+    )
