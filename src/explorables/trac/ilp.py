@@ -46,7 +46,7 @@ from scipy.sparse import coo_matrix
 
 from ..core.arguments import checked
 from ..core.params import Float, Int
-from .causes import CauseSet, _cause_from, _check_variables, _setup, candidates_of, parse_outcome
+from .causes import CauseSet, _cause_from, _check_variables, _setup, candidates_of
 from .scm import BOOL, SCM
 
 MAX_TABLE_INPUTS = 12
@@ -270,7 +270,6 @@ def ilp_enumerate(
     """
     _require_boolean(model)
     start = time.perf_counter()
-    phi = parse_outcome.__wrapped__(model, outcome)
     phi, context, actual, holds = _setup(model, context, outcome)
     cands = candidates_of(model, phi, ancestors_only=True)
     causes, found_at, blocks = [], [], []
