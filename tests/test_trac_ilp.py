@@ -105,8 +105,20 @@ def test_solver_status_is_a_clear_result():
     cut = ilp_enumerate(vote.model, ctx, vote.outcome, max_causes=3, details=True)
     assert not cut.complete and len(cut.causes.causes) == 3
     assert cut.causes.sets <= trac(vote.model, ctx, vote.outcome).sets
-    tiny = ilp_enumerate(vote.model, ctx, vote.outcome, time_budget_s=1e-9, details=True)
-    assert not tiny.complete and tiny.causes.sets <= trac(vote.model, ctx, vote.outcome).sets
+    tiny = ilp_enumerate(vote.model, ctx, vote.outcome, max_solves=2, details=True)
+    assert not tiny.complete and tiny.solves == 2 and tiny.causes.sets <= trac(vote.model, ctx, vote.outcome).sets
+    # a budget counted in solves and nodes: the same call twice gives the same list, solves and nodes
+    again = ilp_enumerate(vote.model, ctx, vote.outcome, max_solves=2, details=True)
+    assert (again.causes.sets, again.complete, again.solves, again.nodes) == (
+        tiny.causes.sets,
+        tiny.complete,
+        tiny.solves,
+        tiny.nodes,
+    )
+    # the node count is recorded: each solve that finds a cause explores at least the root node
+    full = ilp_enumerate(vote.model, ctx, vote.outcome, details=True)
+    assert full.complete and full.nodes >= len(full.causes.causes) >= 1 and full.max_nodes >= 1
+    assert full.nodes <= full.solves * full.max_nodes
     # a non-ancestor in the candidate: no minimal cause contains it
     m = SCM({"A": "U", "B": "U", "Y": "A"}, ["U"])
     got = ilp_check(m, {"U": 1}, ["A", "B"], "Y")
@@ -116,10 +128,12 @@ def test_solver_status_is_a_clear_result():
 def test_ilp_bad_input_raises_clear_errors():
     rock = classic_examples()["rock_throwing"]
     m, u, phi = rock.model, rock.context, rock.outcome
-    with pytest.raises(ValueError, match="time_budget_s"):
-        ilp_enumerate(m, u, phi, time_budget_s=float("nan"))
-    with pytest.raises(ValueError, match="time_budget_s"):
-        ilp_enumerate(m, u, phi, time_budget_s=-1.0)
+    with pytest.raises(ValueError, match="max_solves"):
+        ilp_enumerate(m, u, phi, max_solves=0)
+    with pytest.raises(ValueError, match="max_solves"):
+        ilp_enumerate(m, u, phi, max_solves=float("nan"))
+    with pytest.raises(ValueError, match="node_limit"):
+        ilp_enumerate(m, u, phi, node_limit=-1)
     with pytest.raises(ValueError, match="max_causes"):
         ilp_enumerate(m, u, phi, max_causes=0)
     with pytest.raises(ValueError, match="at least one"):

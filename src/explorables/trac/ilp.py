@@ -28,8 +28,21 @@ is a smaller cause, which the solver returns (the "inference" reading of a faile
 
 **Enumeration with a single-cause solver** (:func:`ilp_enumerate`): ask for a minimal cause,
 block every superset of it (``Σ_{a∈C} f_a ≤ |C| − 1``), ask again, until the program is
-infeasible (every cause found: the list is then complete) or a budget of time or causes runs out.
-Causes come out in order of size, smallest first.
+infeasible (every cause found: the list is then complete) or a budget of solver calls or causes
+runs out. Causes come out in order of size, smallest first.
+
+**Why blocking loses nothing, and why infeasible means complete.** Every set that passes AC2
+contains a ⊆-minimal one, which is a cause; causes cannot contain one another, so a blocked
+superset of a found cause is never a cause still to find, and when nothing is left that passes
+AC2 outside the blocked sets, every cause has been found.
+
+**Solver settings** (fixed before any run on the page's base seeds 0–4). Presolve is off: at these
+sizes every solve ends at the root node, and presolve only adds a fixed cost per call (about four
+times the cost of the solve). HiGHS runs on one thread (``threads=1``, which SciPy passes to HiGHS
+verbatim). The budget is counted in solver calls (``max_solves``) and in branch-and-bound nodes
+per call (``node_limit``), never in seconds, so what the method finds depends on the model
+alone; times are measured, not used. Each solve's node count (``mip_node_count``) is kept: a
+count of search work that no clock affects.
 """
 
 from __future__ import annotations
@@ -37,6 +50,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -149,12 +163,17 @@ def _require_boolean(model: SCM) -> None:
 
 @dataclass(frozen=True)
 class _Solution:
-    status: str  # "optimal", "infeasible" or "time limit"
+    status: str  # "optimal", "infeasible" or "node limit"
     flip: list[str]
     hold: list[str]
+    nodes: int = 0  # branch-and-bound nodes HiGHS explored (1: solved at the root)
 
 
-def _solve(prog: _Program, allowed_flip: Iterable[str], extra: list, time_limit: float | None) -> _Solution:
+NODE_LIMIT = 10_000
+"""Branch-and-bound nodes per solve at most (a deterministic limit; far above what the book's models need)."""
+
+
+def _solve(prog: _Program, allowed_flip: Iterable[str], extra: list, node_limit: int = NODE_LIMIT) -> _Solution:
     """Minimise B·Σ f + Σ h with flips only on ``allowed_flip``; HiGHS status mapped to a word."""
     allowed = set(allowed_flip)
     big = len(prog.cands) + 1.0
@@ -164,36 +183,25 @@ def _solve(prog: _Program, allowed_flip: Iterable[str], extra: list, time_limit:
         c[prog.f[a]], c[prog.h[a]] = big, 1.0
         if a not in allowed:
             upper[prog.f[a]] = 0.0
-    options = {"presolve": True}
-    if time_limit is not None:
-        options["time_limit"] = max(float(time_limit), 1e-3)
-    res = milp(
-        c,
-        integrality=np.ones(prog.n_cols),
-        bounds=Bounds(np.zeros(prog.n_cols), upper),
-        constraints=prog.matrix(extra),
-        options=options,
-    )
+    options = {"presolve": False, "node_limit": int(node_limit), "threads": 1}
+    with warnings.catch_warnings():  # SciPy warns that it passes ``threads`` to HiGHS verbatim
+        warnings.filterwarnings("ignore", message="Unrecognized options", category=RuntimeWarning)
+        res = milp(
+            c,
+            integrality=np.ones(prog.n_cols),
+            bounds=Bounds(np.zeros(prog.n_cols), upper),
+            constraints=prog.matrix(extra),
+            options=options,
+        )
+    nodes = int(getattr(res, "mip_node_count", 0) or 0)
     if res.status == 2:
-        return _Solution("infeasible", [], [])
-    if res.status == 1 or res.x is None:  # the time (or iteration) limit before a proven optimum
-        return _Solution("time limit", [], [])
+        return _Solution("infeasible", [], [], nodes)
+    if res.status == 1 or res.x is None:  # the node limit before a proven optimum
+        return _Solution("node limit", [], [], nodes)
     if res.status != 0:
         raise RuntimeError(f"HiGHS ended with status {res.status}: {res.message}")
     z = np.rint(res.x).astype(int)
-    return _Solution("optimal", [a for a in prog.cands if z[prog.f[a]]], [a for a in prog.cands if z[prog.h[a]]])
-
-
-def solver_floor_seconds(repeats: int = 21) -> float:
-    """Median wall time of one HiGHS call on a one-variable program: the fixed cost of a solve here."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        milp(
-            np.ones(1), integrality=np.ones(1), bounds=Bounds(0, 1), constraints=LinearConstraint(np.ones((1, 1)), 1, 1)
-        )
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    return _Solution("optimal", [a for a in prog.cands if z[prog.f[a]]], [a for a in prog.cands if z[prog.h[a]]], nodes)
 
 
 @checked()
@@ -229,63 +237,70 @@ def ilp_check(model: SCM, context: Mapping[str, int], variables: Iterable[str], 
         return CheckResult(False, "outcome false")
     prog = _encode(model, context, phi, actual)
     outside = [v for v in X if v not in prog.f]  # a non-ancestor of φ: X⃗ cannot be minimal
-    sol = _solve(prog, [v for v in X if v in prog.f], [], None)
+    sol = _solve(prog, [v for v in X if v in prog.f], [])
     if sol.status == "infeasible":
         return CheckResult(False, "no witness")
-    if sol.status != "optimal":  # pragma: no cover - no time limit is set here
-        raise RuntimeError("the checking program did not reach an optimum")
+    if sol.status != "optimal":  # pragma: no cover - the node limit is far above what one check needs
+        raise RuntimeError("the checking program did not reach an optimum within the node limit")
     if len(sol.flip) == len(X) and not outside:
         return CheckResult(True, "cause", frozenset(sol.flip), frozenset(sol.hold))
     return CheckResult(False, "not minimal", frozenset(sol.flip), frozenset(sol.hold))
 
 
-@checked(seconds=Float(0.0), solves=Int(0))
+@checked(seconds=Float(0.0), solves=Int(0), nodes=Int(0), max_nodes=Int(0))
 @dataclass
 class Enumeration:
-    """:func:`ilp_enumerate`'s causes, with the time (s) at which each was found and whether the list is complete."""
+    """:func:`ilp_enumerate`'s causes, whether the list is complete, its solver calls and nodes, and times (s).
+
+    ``causes``, ``complete``, ``solves`` and ``nodes`` depend on the model alone; ``found_at`` (the
+    time each cause was found) and ``seconds`` are measurements.
+    """
 
     causes: CauseSet
     found_at: list[float]
     complete: bool
     seconds: float
     solves: int
+    nodes: int = 0
+    max_nodes: int = 0  # the most nodes one solve explored (1: every solve ended at the root node)
 
 
-@checked(max_causes=Int(1, 10**9), time_budget_s=Float(0.0, 1e6, low_inclusive=False))
+@checked(max_causes=Int(1, 10**9), max_solves=Int(1, 10**9), node_limit=Int(1, 10**9))
 def ilp_enumerate(
     model: SCM,
     context: Mapping[str, int],
     outcome: str,
     *,
     max_causes: int | None = None,
-    time_budget_s: float | None = None,
+    max_solves: int | None = None,
+    node_limit: int = NODE_LIMIT,
     details: bool = False,
 ) -> CauseSet | Enumeration:
     """Every actual cause a single-cause ILP solver finds by blocking the causes it found before.
 
-    Stops when the program is infeasible (complete), after ``max_causes`` causes, or when
-    ``time_budget_s`` seconds are spent (HiGHS gets the remaining time as its limit). Returns the
-    :class:`~.causes.CauseSet` (method ``"ILP"``, ``evaluations`` = solver calls), or with
-    ``details=True`` an :class:`Enumeration` with the time each cause was found.
+    Stops when the program is infeasible (complete), after ``max_causes`` causes, after
+    ``max_solves`` solver calls, or when one call reaches ``node_limit`` branch-and-bound nodes
+    without an optimum. Every budget is a count, so the result depends on the model alone. Returns
+    the :class:`~.causes.CauseSet` (method ``"ILP"``, ``evaluations`` = solver calls), or with
+    ``details=True`` an :class:`Enumeration` with the nodes explored and the time each cause was found.
     """
     _require_boolean(model)
     start = time.perf_counter()
     phi, context, actual, holds = _setup(model, context, outcome)
     cands = candidates_of(model, phi, ancestors_only=True)
     causes, found_at, blocks = [], [], []
-    complete, solves = not holds, 0
+    complete, solves, nodes, max_nodes = not holds, 0, 0, 0
     if holds:
         prog = _encode(model, context, phi, actual)
-        while max_causes is None or len(causes) < max_causes:
-            left = None if time_budget_s is None else time_budget_s - (time.perf_counter() - start)
-            if left is not None and left <= 0:
-                break
-            sol = _solve(prog, cands, blocks, left)
+        while (max_causes is None or len(causes) < max_causes) and (max_solves is None or solves < max_solves):
+            sol = _solve(prog, cands, blocks, node_limit)
             solves += 1
+            nodes += sol.nodes
+            max_nodes = max(max_nodes, sol.nodes)
             if sol.status == "infeasible":
                 complete = True
                 break
-            if sol.status == "time limit":
+            if sol.status == "node limit":
                 break
             alt = {a: 1 - actual[a] for a in sol.flip}
             causes.append(_cause_from(model, context, phi, actual, sol.flip, alt, sol.hold))
@@ -294,4 +309,4 @@ def ilp_enumerate(
     result = CauseSet(outcome, holds, causes, tuple(cands), "ILP", solves)
     if not details:
         return result
-    return Enumeration(result, found_at, complete, time.perf_counter() - start, solves)
+    return Enumeration(result, found_at, complete, time.perf_counter() - start, solves, nodes, max_nodes)
