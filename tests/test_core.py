@@ -251,3 +251,67 @@ def test_no_page_quotes_a_checking_wrapper():
     """Issue 38: a page shows the function that holds the equations, not a wrapper around it."""
     wrappers = [f"{q.page}: {q.name}" for q in _quoted_code_module().quoted_functions() if q.wrapper]
     assert wrappers == []
+
+
+def test_figure_html_sends_float32_where_it_loses_nothing_visible_and_float64_elsewhere():
+    """``core.plotting.compact_spec``: float64 typed arrays go to the page as float32 (equal to 1e-6
+    relative), except arrays with magnitudes float32 cannot hold (they stay float64, bit for bit)."""
+    import base64
+    import json
+    import re
+
+    import plotly.graph_objects as go
+
+    from explorables.core import plotting
+
+    def arrays(html: str) -> list[tuple[str, np.ndarray]]:
+        spec = json.loads(re.search(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", html, re.S).group(1))
+        out = []
+        for trace in spec:
+            for key in ("x", "y"):
+                dtype, data = trace[key]["dtype"], base64.b64decode(trace[key]["bdata"])
+                out.append((dtype, np.frombuffer(data, dtype=f"<{dtype}")))
+        return out
+
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=200)
+    tiny = 10.0 ** -np.arange(40, 60, dtype=float)  # below float32's range: would become zeros
+    fig = go.Figure([go.Scatter(x=np.linspace(0, 1, 200), y=y), go.Scatter(x=np.arange(20.0), y=tiny)])
+    (dx, _), (dy, y_sent), (dx2, _), (dtiny, tiny_sent) = arrays(plotting.figure_html(fig))
+    assert (dx, dy, dx2) == ("f4", "f4", "f4") and dtiny == "f8"
+    np.testing.assert_allclose(y_sent, y, rtol=1e-6)
+    np.testing.assert_array_equal(tiny_sent, tiny)
+    assert plotting.figure_html(fig) == plotting.figure_html(fig)  # deterministic (the div id too)
+    compact = len(plotting.figure_html(fig))
+    full = len(plotting.pio.to_html(fig, include_plotlyjs=False, full_html=False))
+    assert compact < full
+
+
+def test_a_figure_with_frames_does_not_play_them_on_load():
+    """plotly.py's HTML ends a figure with frames with ``Plotly.animate(id, null)`` unless told not to:
+    chapter 13's explorable ran through its 93 frames on load and stopped on the last (issue 51)."""
+    import plotly.graph_objects as go
+
+    from explorables.core import plotting
+
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]), frames=[go.Frame(data=[go.Scatter(y=[k, 0])], name=str(k))
+                                                            for k in range(3)])  # fmt: skip
+    html = plotting.figure_html(fig)
+    assert "Plotly.addFrames" in html and "Plotly.animate" not in html
+
+
+def test_log_axes_label_powers_of_ten_and_other_axes_are_left_alone():
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from explorables.core import plotting
+
+    fig = make_subplots(rows=1, cols=3)
+    for col in (1, 2, 3):
+        fig.add_trace(go.Scatter(x=[1, 10, 100], y=[1e-6, 1e-4, 1e-2]), row=1, col=col)
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", exponentformat="e", row=1, col=2)  # an axis's own choice is kept
+    out = plotting.plain_log_ticks(fig)
+    assert out.layout.yaxis.exponentformat == "power" and out.layout.yaxis2.exponentformat == "e"
+    assert out.layout.yaxis3.exponentformat is None and out.layout.xaxis.exponentformat is None
+    assert fig.layout.yaxis.exponentformat is None  # the caller's figure is not changed

@@ -180,15 +180,15 @@ def test_every_construct_becomes_plain_markdown(demo):
     assert "Smith (2020) propose" in text
     assert "(Jones and Lee, 2021; Grand-Clément et al., 2024)" in text
     assert text.count("\n- ") == 3 and "Grand\\-Clément" in text
-    # equations numbered as the site numbers them, and their references
-    assert "\\tag{1}" in text and "\\tag{2}" in text and "The step (1) lowers the energy (2)" in text
+    # equations numbered as the site numbers them (within the chapter, after its number), and their references
+    assert "\\tag{99.1}" in text and "\\tag{99.2}" in text and "The step (99.1) lowers the energy (99.2)" in text
     # the literalinclude'd function, cut out with ast (decorator included, nothing else)
     shown = re.search(r"```python\n(.*?)```", text, re.S)[1]
     assert shown.startswith("@staticmethod\ndef omwu_step(") and "helper" not in shown and "class Lab" not in shown
-    assert "*One step, eq. (1) (from `demo/dynamics.py`)*" in text
+    assert "*One step, eq. (99.1) (from `demo/dynamics.py`)*" in text
     # the include, the admonition, the exercise
     assert "> **Shared box**" in text and "Included text with (Smith, 2020)." in text
-    assert "> **Exercise 1 (Scaling by hand)**" in text
+    assert "> **Exercise 99.1 (Scaling by hand)**" in text
     assert "see A demo chapter" not in text and "99. A demo chapter" in text and "*Introduction*" in text
     # glued values: named in the text, printed where computed
     assert "The measured rate is [`rate`]" in text
@@ -207,7 +207,7 @@ def test_solutions_are_folded_at_the_end_and_their_code_still_runs(demo):
     assert all("scales like" not in s for s in sources[:solutions]), "a solution is visible before Solutions"
     assert all("old-style folded box" not in s for s in sources[:solutions])
     headings = [c for c in nb.cells[solutions:] if c.source.startswith("### ")]
-    assert [h.source for h in headings] == ["### Solution to Exercise 1 (Scaling by hand)", "### Solution 1"]
+    assert [h.source for h in headings] == ["### Solution to Exercise 99.1 (Scaling by hand)", "### Solution 1"]
     assert all(h.metadata["jp-MarkdownHeadingCollapsed"] for h in headings)
     assert nb.metadata["colab"]["collapsed_sections"] == [h.metadata["id"] for h in headings]
     # what followed the solution stays in place, visible

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -25,9 +27,12 @@ from explorables.rashomon import (
 from explorables.rashomon import data as D
 from explorables.rashomon.claims import (
     CRITERIA,
+    ambiguity_check,
     claims,
     closed_form_check,
     contradiction_verdict,
+    diversity_headroom_gate,
+    diversity_verdict,
     feature_noise_verdict,
     gam_mechanism_verdict,
     headroom_gate,
@@ -40,6 +45,12 @@ from explorables.rashomon.claims import (
     real_data_verdict,
     real_gains,
     relative_level_check,
+)
+from explorables.rashomon.diversity import (
+    ellipsoid_ambiguity,
+    prediction_diversity,
+    rashomon_diversity,
+    sample_rashomon,
 )
 from explorables.rashomon.models import loss_value
 
@@ -137,6 +148,130 @@ def test_profile_grid_minimum_matches_fit(logistic_problem):
     grid = profile_loss_grid(X, y, "logistic", w1, w2, ridge=1e-6)
     assert grid.min() >= f.loss_value - 1e-9
     assert grid[5, 5] == pytest.approx(f.loss_value, abs=1e-6)
+
+
+# --- prediction diversity: models drawn from the Rashomon set ---------------------------------------------
+
+
+def test_samples_lie_inside_the_ellipsoid_and_the_exact_least_squares_set(linear_problem, logistic_problem):
+    for _, _, f in (linear_problem, logistic_problem):
+        models = sample_rashomon(f, 0.01, 2_000, seed=3)
+        delta = models - f.beta
+        quad = np.einsum("ki,ij,kj->k", delta, f.hessian, delta)
+        assert np.all(quad <= 2 * 0.01 * (1 + 1e-9))
+        assert quad.max() > 2 * 0.01 * 0.9  # uniform in the ellipsoid: draws reach near its edge
+    X, y, f = linear_problem
+    models = sample_rashomon(f, 0.01, 2_000, seed=3)
+    assert np.all(loss_value(X, y, models, "squared") <= f.loss_value + 0.01 * (1 + 1e-9))  # exact for least squares
+
+
+def test_diversity_is_zero_when_the_set_is_a_point(linear_problem, logistic_problem):
+    for X, _, f in (linear_problem, logistic_problem):
+        models = sample_rashomon(f, 0.0, 50, seed=1)
+        np.testing.assert_allclose(models, np.broadcast_to(f.beta, models.shape))
+        d = prediction_diversity(f, X, models)
+        assert d.spread == pytest.approx(0.0, abs=1e-12) and d.ambiguity == 0.0
+
+
+def test_least_squares_spread_grows_as_the_square_root_of_the_level(linear_problem):
+    X, _, f = linear_problem
+    small, big = rashomon_diversity(f, X, 0.01, 300, seed=5), rashomon_diversity(f, X, 0.04, 300, seed=5)
+    assert big.spread == pytest.approx(2 * small.spread, rel=1e-10)  # the same draws, stretched by sqrt(4)
+
+
+def test_ambiguity_cannot_fall_as_the_level_grows(logistic_problem):
+    X, _, f = logistic_problem
+    values = [rashomon_diversity(f, X, level, 300, seed=2).ambiguity for level in (0.001, 0.004, 0.01, 0.05, 0.2)]
+    assert all(a <= b for a, b in itertools.pairwise(values))
+    assert values[-1] > values[0]
+
+
+def test_ambiguity_stays_within_the_ellipsoids_analytic_reach(logistic_problem):
+    """A point's label can flip inside the ellipsoid only if |margin| <= sqrt(2 theta x^T H^-1 x)."""
+    X, _, f = logistic_problem
+    X1 = np.c_[np.ones(len(X)), X]
+    reach = np.sqrt(2 * 0.01 * np.einsum("ni,ij,nj->n", X1, np.linalg.inv(f.hessian), X1))
+    possible = np.mean(np.abs(X1 @ f.beta) <= reach)
+    d = rashomon_diversity(f, X, 0.01, 2_000, seed=4)
+    assert d.sampled_ambiguity <= possible
+    assert d.ambiguity == pytest.approx(possible, abs=1.5 / len(X))  # the closed form (boundary ties aside)
+
+
+def test_closed_form_ambiguity_equals_dense_sampling_in_two_dimensions():
+    """Brute force on a tiny 2-parameter example (intercept and one weight): draw the ellipse densely, and a point is
+    ambiguous when some drawn model flips it. Dense draws reach every flippable point (bar razor-thin margins)."""
+    X, y = D.logistic_data(60, [1.0], 0.2, seed=11)
+    f = fit(X, y, "logistic")
+    level = 0.02
+    closed = ellipsoid_ambiguity(f, X, level)
+    # the ellipse's boundary, densely (the extreme margins lie on it), and its inside
+    t = np.linspace(0, 2 * np.pi, 20_001)
+    u = np.c_[np.cos(t), np.sin(t)]
+    chol = np.linalg.cholesky(f.hessian)
+    boundary = f.beta + np.sqrt(2 * level) * np.linalg.solve(chol.T, u.T).T
+    models = np.r_[boundary, sample_rashomon(f, level, 20_000, seed=1)]
+    brute = prediction_diversity(f, X, models).sampled_ambiguity
+    assert 0.0 < closed < 1.0
+    assert brute == pytest.approx(closed, abs=1e-12)
+
+
+def test_sampled_ambiguity_never_exceeds_the_closed_form_and_approaches_it(logistic_problem):
+    X, _, f = logistic_problem
+    values = [rashomon_diversity(f, X, 0.01, k, seed=6) for k in (20, 200, 2_000, 20_000)]
+    closed = values[0].ambiguity
+    assert all(v.ambiguity == closed for v in values)  # the set's own: no draw count in it
+    assert all(v.sampled_ambiguity <= closed for v in values)
+    assert closed - values[-1].sampled_ambiguity < closed - values[0].sampled_ambiguity
+    assert closed - values[-1].sampled_ambiguity <= 0.1 * closed
+
+
+def test_pattern_diversity_is_the_mean_disagreement_of_distinct_pairs(logistic_problem):
+    X, _, f = logistic_problem
+    models = sample_rashomon(f, 0.05, 40, seed=9)
+    labels = (models[:, :1] + models[:, 1:] @ X.T) > 0
+    pairs = [np.mean(labels[i] != labels[j]) for i, j in itertools.combinations(range(len(models)), 2)]
+    d = prediction_diversity(f, X, models)
+    assert d.pattern_diversity == pytest.approx(np.mean(pairs), rel=1e-12)
+    assert d.pattern_diversity <= d.sampled_ambiguity / 2 * len(models) / (len(models) - 1) + 1e-12
+    assert prediction_diversity(f, X, models[:1]).pattern_diversity == 0.0  # one model: no pair
+
+
+def test_pattern_diversity_does_not_grow_with_the_draw_count(logistic_problem):
+    """Unlike the sampled ambiguity, the pattern diversity's estimate is unbiased for every draw count: small and
+    large draws agree within their sampling error, and it stays at most half the set's closed-form ambiguity."""
+    X, _, f = logistic_problem
+    small = [rashomon_diversity(f, X, 0.05, 50, seed=s).pattern_diversity for s in range(20)]
+    big = rashomon_diversity(f, X, 0.05, 20_000, seed=99)
+    assert np.mean(small) == pytest.approx(big.pattern_diversity, abs=4 * np.std(small) / np.sqrt(len(small)) + 1e-3)
+    assert big.pattern_diversity <= big.ambiguity / 2 + 1e-3
+    assert big.pattern_split < 0.01  # two halves of many draws agree
+
+
+def test_least_squares_spread_ignores_the_labels_and_matches_the_closed_form(linear_problem):
+    """At a fixed level the least-squares set's shape holds no labels, so neither does the spread of its predictions;
+    the mean prediction variance over the training points is 2 theta / (p + 2) * mean x^T H^-1 x = theta p / (p + 2)."""
+    X, y, f = linear_problem
+    other = fit(X, y[::-1] * 3.0)  # the same design, other labels
+    a, b = rashomon_diversity(f, X, 0.01, 400, seed=7), rashomon_diversity(other, X, 0.01, 400, seed=7)
+    assert a.spread == pytest.approx(b.spread, rel=1e-9)
+    models = sample_rashomon(f, 0.01, 20_000, seed=8)
+    margins = models[:, :1] + models[:, 1:] @ X.T
+    p = f.n_params
+    assert np.mean(np.var(margins, axis=0)) == pytest.approx(0.01 * p / (p + 2), rel=0.05)
+
+
+def test_smoke_run_diversity(smoke):
+    s = smoke.summary
+    for kind in ("linear", "gam"):  # the identity over σ, exactly (the same draws at every level)
+        assert all(np.ptp(v) < 1e-9 for v in s[kind]["by_seed"]["spread_abs"])
+        assert all(a == 0.0 for a in s[kind]["ambiguity_abs"])
+    for kind in ("logistic", "gam_logistic"):
+        assert all(0.0 <= a <= 1.0 for a in s[kind]["ambiguity_abs"])
+        for amb, sampled in zip(s[kind]["by_seed"]["ambiguity_abs"], s[kind]["by_seed"]["ambiguity_sampled"],
+                                strict=True):  # fmt: skip
+            assert all(b <= a for a, b in zip(amb, sampled, strict=True))
+        dc = s[kind]["draw_check"]
+        assert dc["sampled"] <= dc["sampled_more"] + 0.02 and dc["sampled_more"] <= dc["closed"]
 
 
 # --- the experiment: claimed directions on the smoke preset -----------------------------------------
@@ -237,12 +372,11 @@ def test_contradiction_needs_a_smaller_set_and_more_reachable_on_the_interval():
 
 
 def test_mechanism_verdicts_can_say_every_word():
-    # linear: judged at the fixed θ, where the identity predicts no gain: |gain| < 0.5 on the interval
-    assert linear_mechanism_verdict(FLAT).startswith("yes")
-    assert linear_mechanism_verdict([0.0, 1.0, 0.0, 0.0, 0.0]).startswith("unclear")  # one seed's chance gain
-    assert linear_mechanism_verdict(UP).startswith("no")
-    assert linear_mechanism_verdict(DOWN).startswith("no")
-    assert linear_mechanism_verdict(NOISY).startswith("unclear")
+    # linear: the cost of dropping w1 keeps at least SHRINK_RATIO of its clean value (no attenuation)
+    assert linear_mechanism_verdict([1.0, 1.1, 0.98, 1.05]).startswith("yes")
+    assert linear_mechanism_verdict([0.2, 0.3, 0.25]).startswith("no")  # costs fell: attenuation did the work
+    assert linear_mechanism_verdict([0.5, 1.5, 0.9]).startswith("unclear")
+    assert linear_mechanism_verdict([1.0]).startswith("unclear")  # one seed decides nothing
     assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [0.1, 0.05, 0.08]).startswith("yes")
     assert logistic_mechanism_verdict([0.2, 0.3, 0.25], [1.1, 1.12, 1.11]).startswith("no")  # the cost did not fall
     assert logistic_mechanism_verdict([0.95, 0.97, 0.96], [0.1, 0.05, 0.08]).startswith("no")  # |w| barely fell
@@ -252,6 +386,24 @@ def test_mechanism_verdicts_can_say_every_word():
     assert gam_mechanism_verdict(DOWN, UP).startswith("partly: more simplifications reachable at a fixed θ")
     assert gam_mechanism_verdict(DOWN, FLAT).startswith("no")
     assert gam_mechanism_verdict(NOISY, FLAT).startswith("unclear")
+
+
+def test_diversity_verdict_needs_a_smaller_set_and_more_pattern_diversity_per_sweep():
+    more, noisy = [0.2, 0.25, 0.22, 0.24, 0.2], [-0.2, 0.3, 0.0, 0.2, -0.1]
+    assert diversity_verdict({"a": SHRINK, "b": SHRINK}, {"a": more, "b": more}).startswith("yes")
+    assert diversity_verdict({"a": SHRINK, "b": FLAT}, {"a": more, "b": more}).startswith("partly")
+    assert diversity_verdict({"a": FLAT, "b": SHRINK}, {"a": more, "b": FLAT}).startswith("no")
+    assert diversity_verdict({"a": SHRINK, "b": SHRINK}, {"a": noisy, "b": noisy}).startswith("unclear")
+    assert diversity_verdict({"a": SHRINK}, {"a": [0.01, 0.02, 0.015, 0.01]}).startswith("no")  # below the gain
+    assert diversity_headroom_gate({"a": [0.05, 0.07]}, {"a": [0.01, 0.02]}).startswith("pass")
+    assert diversity_headroom_gate({"a": [0.05, 0.49]}, {"a": [0.01, 0.02]}).startswith("fail: ")  # no room
+    assert "halves" in diversity_headroom_gate({"a": [0.05, 0.07]}, {"a": [0.01, 0.04]})  # too few draws
+    assert ambiguity_check([0.2, 0.3], [0.3, 0.3], [0.1], [0.02]).startswith("pass")
+    assert ambiguity_check([0.2, 0.35], [0.3, 0.3], [0.1], [0.02]).startswith("fail")  # draws beyond the set
+    assert ambiguity_check([0.2, 0.3], [0.3, 0.3], [0.1], [-0.01]).startswith("fail")  # more draws pass the set
+    assert ambiguity_check([0.2, 0.3], [0.3, 0.3], [0.1], [0.15]).startswith("fail")  # more draws got further
+    assert identity_check(0.0, "prediction spread").startswith("pass")
+    assert "prediction spread" in identity_check(1e-3, "prediction spread")
 
 
 def test_real_data_verdict_is_judged_at_the_fixed_level_per_set():
@@ -264,16 +416,17 @@ def test_real_data_verdict_is_judged_at_the_fixed_level_per_set():
 def test_claims_of_the_smoke_run_have_gates_checks_and_claims(smoke):
     rows = apply_gates(claims(smoke))
     kinds = [r.kind for r in rows]
-    assert kinds.count("gate") == 5 and kinds.count("check") == 4
+    assert kinds.count("gate") == 5 and kinds.count("check") == 6
     gates = {r.name for r in rows if r.kind == "gate"}
     assert all(set(r.gates) <= gates for r in rows if r.kind == "claim")
-    assert all(r.gates for r in rows if r.kind == "claim" and not r.claim.startswith("Logistic models"))
+    assert all(r.gates for r in rows if r.kind == "claim" and not r.claim.startswith(("Logistic models", "Linear")))
     rooms = headrooms(smoke)
     assert set(rooms["real data"]) == set(smoke.summary["real"]) and set(rooms["GAMs"]) == {"gam", "gam_logistic"}
     assert all(0 <= h <= total for sweeps in rooms.values() for total, hs in sweeps.values() for h in hs)
     rises = loss_rises(smoke)
     assert set(rises) >= {"linear", "logistic", "gam", "gam_logistic", "feature_noise", *smoke.summary["real"]}
-    assert all(len(r) == len(smoke.config.seeds) for r in rises.values())
+    assert all(len(r) == len(smoke.config.seeds) for name, r in rises.items() if name != "feature_noise")
+    assert len(rises["feature_noise"]) == smoke.config.feature_noise_draws  # its own, cheaper draws
     gains = real_gains(smoke)
     assert set(gains) == set(smoke.summary["real"])
 
@@ -295,6 +448,11 @@ def test_claims_of_the_smoke_run_have_gates_checks_and_claims(smoke):
         (lambda: D.logistic_data(10, [1.0], 0.7), "flip_rate"),
         (lambda: D.real_data("iris"), "name"),
         (lambda: tie_features(3, 1, 1), "two different features"),
+        (lambda: sample_rashomon(fit(*D.linear_data(20, [1, 1], 1.0)), -0.1), "level"),
+        (lambda: sample_rashomon(fit(*D.linear_data(20, [1, 1], 1.0)), float("nan")), "level"),
+        (lambda: sample_rashomon(fit(*D.linear_data(20, [1, 1], 1.0)), 0.01, 0), "n_models"),
+        (lambda: prediction_diversity(fit(*D.linear_data(20, [1, 1], 1.0)), np.ones((4, 3)), np.ones((2, 3))), "X"),
+        (lambda: prediction_diversity(fit(*D.linear_data(20, [1, 1], 1.0)), np.ones((4, 2)), np.ones((2, 4))), "mode"),
         (lambda: drop_feature(2, 5), "j must be an integer"),
         (lambda: profile_loss_grid(np.ones((3, 2)), np.ones(3), "hinge", np.zeros(2), np.zeros(2)), "loss"),
         (lambda: D.additive_logistic_data(10, 0.7), "flip_rate"),

@@ -169,6 +169,93 @@ def test_shared_prefix_batches_equal_prompts_run_one_by_one(tiny):
     assert texts_b == texts_s
 
 
+def _one_by_one(lm, prompt_text: str, opening_text: str, layers: tuple[int, ...], n_new: int):
+    """The reference: one prompt alone, no key-value cache, the whole sequence re-run for every new token."""
+    ids = lm.encode(prompt_text, opening_text)
+    states, tokens = [], []
+    with torch.no_grad():
+        for _ in range(n_new + 1):
+            out = lm.model(input_ids=torch.tensor([ids + tokens]), output_hidden_states=True)
+            states.append(torch.stack([out.hidden_states[layer][0, -1] for layer in layers]).double().numpy())
+            tokens.append(int(out.logits[0, -1].argmax()))
+    means = np.cumsum(states, axis=0) / np.arange(1, n_new + 2)[:, None, None]
+    return means, tokens[:n_new]
+
+
+def _grouped_equals_one_by_one(lm, texts: list[str], layers: tuple[int, ...], n_new: int, atol: float,
+                               monkeypatch) -> None:
+    """Every cue and the opening-only rows in one grouped call (as ``seed_alignment`` runs them) give the same
+    greedy tokens, exactly, and the same states as each prompt run alone without a cache."""
+    variants = [("none", "none"), ("see", "see"), ("hear", "hear"), ("none", "see"), ("none", "hear")]
+    prompts = [prompt(t, v) for v, _ in variants for t in texts]
+    openings = [opening(o) for _, o in variants for _ in texts]
+    generate = [v < 3 for v in range(len(variants)) for _ in texts]
+    decoded: list[list[int]] = []  # the generated token ids, as representations decodes them (rows in order)
+    real_decode = lm.decode
+    monkeypatch.setattr(lm, "decode", lambda ids: (decoded.append(list(ids)), real_decode(ids))[1])
+    reps, conts = representations(lm, prompts, layers, n_new, openings=openings,
+                                  groups=[(i, v) for v, _ in variants for i in range(len(texts))], generate=generate)
+    monkeypatch.undo()
+    generated = iter(decoded)
+    for r, (p, o, g) in enumerate(zip(prompts, openings, generate, strict=True)):
+        means, tokens = _one_by_one(lm, p, o, layers, n_new if g else 0)
+        if g:
+            assert next(generated) == tokens and conts[r] == lm.decode(tokens)  # exactly the same tokens
+            np.testing.assert_allclose(reps[:, :, r], means, atol=atol)
+        else:
+            assert conts[r] == "" and np.isnan(reps[1:, :, r]).all()
+            np.testing.assert_allclose(reps[0, :, r], means[0], atol=atol)
+
+
+def test_grouped_batched_decoding_equals_each_prompt_alone_without_a_cache(tiny, monkeypatch):
+    texts = captions(sample_stimuli(4, np.random.default_rng(3)), 0)
+    _grouped_equals_one_by_one(tiny, texts, (0, 1, 2), 4, 1e-4, monkeypatch)
+    # singletons and shared stems in one chunk, split over chunks: the same numbers
+    prompts = [prompt(t, c) for c in ("see", "hear") for t in texts]
+    whole, t_whole = representations(tiny, prompts, (1, 2), 3, groups=[0, 1, 2, 3, 0, 1, 9, 8])
+    split, t_split = representations(tiny, prompts, (1, 2), 3, groups=[0, 1, 2, 3, 0, 1, 9, 8], batch_size=3)
+    alone, t_alone = representations(tiny, prompts, (1, 2), 3, batch_size=1)
+    for other in (split, alone):
+        np.testing.assert_allclose(whole, other, atol=1e-4)
+    assert t_whole == t_split == t_alone
+    for bad in ([0], [(0, 1), (0,)], [0, True], 3):
+        with pytest.raises(ValueError, match="groups"):
+            representations(tiny, prompts[:2], (1,), 0, groups=bad)
+    with pytest.raises(ValueError, match="generate"):
+        representations(tiny, prompts[:2], (1,), 0, generate=[True, 1])
+
+
+def test_prompts_continued_from_a_prefix_cache_equal_the_whole_prompts(tiny):
+    """The live lab's rerun path: captions run once (prefix_cache), then only the cue's tokens; the same numbers."""
+    from explorables.sensory.lab import caption_prefixes, cue_representations
+    from explorables.sensory.llm import prefix_cache
+
+    texts = captions(sample_stimuli(5, np.random.default_rng(4)), 1)
+    cache = caption_prefixes(tiny, texts)
+    for cue in ("none", "see", "Listen to it.", ",odd"):
+        np.testing.assert_allclose(cue_representations(tiny, texts, cue, cache), cue_representations(tiny, texts, cue),
+                                   atol=1e-4)  # fmt: skip
+    prompts = [prompt(t, "hear") for t in texts]
+    with_cache, t1 = representations(tiny, prompts, (1, 2), 3, openings=["I hear"] * 5, prefixes=cache)
+    whole, t2 = representations(tiny, prompts, (1, 2), 3, openings=["I hear"] * 5)
+    np.testing.assert_allclose(with_cache, whole, atol=1e-4)
+    assert t1 == t2
+    with pytest.raises(ValueError, match="prefixes"):
+        representations(tiny, prompts[::-1], (1,), 0, prefixes=cache)  # row i must begin prompt i
+    with pytest.raises(ValueError, match="prefixes"):
+        representations(tiny, prompts[:2], (1,), 0, prefixes=cache)
+    with pytest.raises(ValueError, match="prefixes"):
+        prefix_cache(tiny, [])
+
+
+def test_grouped_decoding_of_the_real_model_gives_the_tokens_of_each_prompt_alone(monkeypatch):
+    """SmolLM2 (the page's model), greedy, 2 captions x 5 variants: token-for-token what each prompt alone gives."""
+    pytest.importorskip("gguf")
+    lm = load_language_model()
+    texts = captions(sample_stimuli(4, np.random.default_rng([0, 0])), 0)[:2]
+    _grouped_equals_one_by_one(lm, texts, (6, 30), 4, 2e-3, monkeypatch)
+
+
 def test_the_cue_follows_the_caption_and_a_named_cue_opens_the_answer(tiny):
     caption = "A small red circle making a low, steady buzzing sound."
     for cue in CUES:
@@ -220,9 +307,9 @@ def test_the_model_reads_only_cue_and_caption(tiny, monkeypatch):
     E.seed_alignment(cfg, tiny, cfg.seeds[0], 0)
     st = sample_stimuli(cfg.n_stimuli, np.random.default_rng([cfg.seed, cfg.seeds[0]]))
     texts = captions(st, 0)
-    # every cue, then the "opening only" control: the neutral instruction with each cue's opening
-    assert seen == [[prompt(t, cue) for t in texts] for cue in (*cfg.cues, *(["none"] * len(E.OPENING_ONLY)))]
-    assert openings == [[opening(cue)] * len(texts) for cue in (*cfg.cues, *E.OPENING_ONLY)]  # the same for every item
+    # one call: every cue, then the "opening only" control: the neutral instruction with each cue's opening
+    assert seen == [[prompt(t, cue) for cue in (*cfg.cues, *(["none"] * len(E.OPENING_ONLY))) for t in texts]]
+    assert openings == [[opening(cue) for cue in (*cfg.cues, *E.OPENING_ONLY) for _ in texts]]  # the same per item
     assert all(isinstance(p, str) for batch in seen for p in batch)
 
 

@@ -17,6 +17,7 @@ import functools
 import gzip
 import hashlib
 import http.server
+import json
 import os
 import re
 import shutil
@@ -46,8 +47,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, excluding the shared plotly.min.js
-SHARED_ASSETS = ("plotly.min.js",)
+PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, everything it loads (plotly.js included)
 
 
 # --- things that need no browser -----------------------------------------------------------------
@@ -64,6 +64,63 @@ def test_vendored_assets_match_their_checksums():
     assert on_disk == set(listed), "SHA256SUMS must list exactly the vendored files"
     for name, digest in listed.items():
         assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, f"{name} changed"
+
+
+def test_the_vendored_plotly_bundle_is_the_plotly_packages_version(tmp_path):
+    from explorables import sphinx_ext
+
+    static = ROOT / "book" / "_static"
+    assert sphinx_ext.plotly_js_version(static / sphinx_ext.PLOTLY_JS) == sphinx_ext.plotly_js_version(
+        sphinx_ext.PLOTLY_PACKAGE_JS
+    )
+    sphinx_ext.check_plotly_bundle(static)
+    older = tmp_path / sphinx_ext.PLOTLY_JS
+    older.parent.mkdir(parents=True)
+    older.write_text("/**\n* plotly.js (cartesian - minified) v1.0.0\n*/")
+    with pytest.raises(RuntimeError, match=r"1\.0\.0 but the installed plotly package has"):
+        sphinx_ext.check_plotly_bundle(tmp_path)
+
+
+@pytest.mark.book
+def test_every_trace_on_the_site_is_one_the_served_bundle_draws(built_book):
+    """The site serves plotly's cartesian bundle (sphinx_ext.PLOTLY_TRACES); a figure with another
+    trace type (e.g. scatter3d, parcoords) would be blank. Trace types are read from every
+    ``Plotly.newPlot`` call's data and frames (the template's defaults for all types are not traces)."""
+    from explorables import sphinx_ext
+
+    used: dict[str, set[str]] = {}
+    calls = 0
+    for page in built_book.rglob("*.html"):
+        for call in re.findall(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", page.read_text(), re.S):
+            calls += 1
+            for trace in json.loads(call):
+                used.setdefault(trace.get("type", "scatter"), set()).add(page.name)
+    assert calls >= 19
+    missing = {kind: sorted(pages) for kind, pages in used.items() if kind not in sphinx_ext.PLOTLY_TRACES}
+    assert not missing, f"trace types the served plotly bundle lacks: {missing}"
+
+
+@pytest.mark.book
+def test_exercises_and_equations_carry_the_same_chapter_relative_numbers_on_the_site_and_in_the_notebooks(
+    built_book,
+):
+    """A teacher's "exercise 3.2" or "equation (16.1)" means the same thing on the website, in the
+    notebook (the committed copy in ``notebooks/``) and in print (which prints the site)."""
+    for chapter in CHAPTERS:
+        number = int(chapter.stem[:2])
+        page = (built_book / "book" / f"{chapter.stem}.html").read_text()
+        title = r'<p class="admonition-title"><span class="caption-number">Exercise (\d+\.\d+)'
+        site_exercises = re.findall(title, page)
+        site_equations = re.findall(r'<span class="eqno">\((\d+\.\d+)\)', page)
+        cells = json.loads((ROOT / "notebooks" / f"{chapter.stem}.ipynb").read_text())["cells"]
+        text = "\n".join("".join(cell["source"]) for cell in cells)
+        nb_exercises = list(dict.fromkeys(re.findall(r"\*\*Exercise (\d+\.\d+)", text)))
+        nb_equations = list(dict.fromkeys(re.findall(r"\\tag\{(\d+\.\d+)\}", text)))
+        assert site_exercises, chapter.stem
+        expected = [f"{number}.{k}" for k in range(1, len(site_exercises) + 1)]
+        assert site_exercises == expected == nb_exercises, chapter.stem
+        assert site_equations == [f"{number}.{k}" for k in range(1, len(site_equations) + 1)], chapter.stem
+        assert nb_equations == site_equations, chapter.stem
 
 
 def test_colab_notebooks_are_in_sync_with_chapters():
@@ -167,7 +224,7 @@ class PageVisit:
             pass
 
     def weight(self, *, compressed: bool = True, own_only: bool = False) -> int:
-        """Bytes this page loads, except plotly.min.js.
+        """Bytes this page loads.
 
         ``compressed``: as a gzip-serving host (GitHub Pages, Netlify, nginx) would send them;
         ``own_only``: only what is not under ``_static/`` (the page and its own images), i.e.
@@ -176,7 +233,7 @@ class PageVisit:
         total = 0
         for url, body in self.bodies.items():
             path = urlparse(url).path
-            if path.endswith(SHARED_ASSETS) or (own_only and "/_static/" in path):
+            if own_only and "/_static/" in path:
                 continue
             total += len(gzip.compress(body, 6)) if compressed else len(body)
         return total
@@ -195,7 +252,7 @@ def visits(browser, site_url, built_book):
         visit.page.screenshot(path=SCREENSHOTS / f"{Path(name).stem}.png", full_page=True)
         out[name] = visit
     PAGE_WEIGHTS.clear()
-    PAGE_WEIGHTS.append("KB, without the shared plotly.min.js: page itself (raw) | all it loads (raw) | (gzipped)")
+    PAGE_WEIGHTS.append("KB: page itself (raw) | all it loads, plotly.js included (raw) | (gzipped)")
     for n, v in out.items():
         PAGE_WEIGHTS.append(
             f"  {n:32s} {v.weight(compressed=False, own_only=True) / 1024:7.0f} | "
@@ -318,7 +375,8 @@ FIGURE_TEXT_PROBLEMS = """
 @pytest.mark.parametrize("width", [400, 1280])
 def test_figures_never_overlap_or_clip_their_text(browser, site_url, width):
     """Titles, axis titles, subplot titles and legends of every figure, at phone and desktop width
-    (book/_static/figure-widths.js gives multi-panel figures a minimum width and moves legends)."""
+    (book/_static/figure-widths.js stacks the panels of a figure too wide for the column, moves
+    titles and legends, and wraps long titles)."""
     problems = {}
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:
@@ -648,3 +706,195 @@ def test_a_printed_chapter_shows_its_folded_boxes_and_no_buttons(browser, site_u
     finally:
         context.close()
     assert not problems, f"printed chapters hide content or show buttons: {problems}"
+
+
+# --- every chapter fits a desktop and a phone (issue 51: figures, claims, phone bugs, autoplay) ------
+
+#: chapters whose screenshots at 1280 and 400 px go to _build/screenshots/ (a grid, a wide figure, a phone bug)
+SCREENSHOT_CHAPTERS = ("03-omwu", "12-trust_region_cl", "08-stable_nde")
+
+# What one page shows at the viewport's width: the text column's width; the figures wider than it
+# (their SVG or their div; book/_static/figure-widths.js stacks panels to fit); how far the page
+# scrolls sideways and the elements that stick out of it; the elements matching `selector` (the
+# claims tables' verdict cells, book/_static/narrow-screens.js) and those not fully within the
+# viewport's width or cut off by a scrolling or clipping box around them.
+PAGE_FIT = """(selector) => {
+  const root = document.documentElement;
+  const column = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const cs = getComputedStyle(column);
+  const width = column.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  const right = column.getBoundingClientRect().left + parseFloat(cs.paddingLeft) + width;
+  const label = el => (el.id || el.className.baseVal || el.className || el.tagName).toString().slice(0, 40);
+  const wide = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((gd, i) => {
+    const svg = gd.querySelector('svg.main-svg');
+    const w = Math.max(gd.getBoundingClientRect().width, svg ? svg.getBoundingClientRect().width : 0);
+    const r = Math.max(gd.getBoundingClientRect().right, svg ? svg.getBoundingClientRect().right : 0);
+    if (w > width + 1 || r > right + 1) wide.push(`figure ${i}: ${Math.round(w)} px in ${Math.round(width)}`);
+  });
+  const overflow = root.scrollWidth - root.clientWidth;
+  const sticking = [];
+  if (overflow > 0) {
+    for (const el of document.querySelectorAll('body *')) {
+      const r = el.getBoundingClientRect();
+      if (r.right > root.clientWidth + 1 && r.width > 0 && !sticking.some(s => s.el.contains(el))) {
+        sticking.push({el, text: `${el.tagName.toLowerCase()}.${label(el)} (${Math.round(r.right)} px): ` +
+                                 (el.textContent || '').trim().slice(0, 40)});
+      }
+      if (sticking.length >= 5) break;
+    }
+  }
+  const cut = el => {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.left < -1 || r.right > root.clientWidth + 1) return true;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.overflowX !== 'visible') {
+        const b = a.getBoundingClientRect();
+        if (r.left < b.left - 1 || r.right > b.right + 1) return true;
+      }
+    }
+    return false;
+  };
+  const marked = [...document.querySelectorAll(selector)];
+  // formulas that run past the column without a scroll bar of their own (narrow-screens.js gives one)
+  const mathCut = [...document.querySelectorAll('mjx-container')].filter(m => {
+    const r = m.getBoundingClientRect();
+    return r.width > 0 && r.right > right + 1 && !(m.scrollWidth > m.clientWidth + 1);
+  }).map(m => m.textContent.slice(0, 30));
+  return {column: Math.round(width), figures: document.querySelectorAll('.js-plotly-plot').length, wide, overflow,
+          sticking: sticking.map(s => s.text), verdicts: marked.length, mathCut,
+          verdictsCut: marked.filter(cut).map(el => el.textContent.trim().slice(0, 40))};
+}"""
+
+# Each figure's state: the slider's step, the visible traces, the title, the first points of each
+# trace, and whether plotly is animating; what changes without input is an animation.
+FIGURE_STATES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  const data = gd._fullData || [];
+  const td = gd._transitionData || {};
+  return JSON.stringify({
+    sliders: ((gd._fullLayout || {}).sliders || []).map(s => s.active),
+    visible: data.map(t => t.visible),
+    title: gd.layout && gd.layout.title && gd.layout.title.text,
+    points: data.map(t => t.x && t.x.length ? [t.x.length, t.x[0], t.y && t.y[0]] : null),
+    animating: !!((td._frameQueue && td._frameQueue.length) || td._animationRaf),
+  });
+})"""
+
+
+def page_fit(page, selector: str = ".verdict") -> dict:
+    """What a loaded page shows at its viewport's width (see :data:`PAGE_FIT`)."""
+    return page.evaluate(PAGE_FIT, selector)
+
+
+def frames_advancing(page, wait_ms: int = 2000) -> list[int]:
+    """The figures on a loaded page whose frames move on their own over ``wait_ms`` (no input)."""
+    before = page.evaluate(FIGURE_STATES)
+    page.wait_for_timeout(wait_ms)
+    after = page.evaluate(FIGURE_STATES)
+    return [i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b or json.loads(b)["animating"]]
+
+
+def open_at_width(context, url: str):
+    """A page of ``context`` at ``url``, once its figures are drawn and fitted and its math typeset."""
+    page = context.new_page()
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(600)  # figure-widths.js and narrow-screens.js run after the figures draw
+    return page
+
+
+def screenshot_chapter(page, stem: str, width: int, folder: Path) -> list[Path]:
+    """The page's first figure and its claims table, at this width, as a reader sees them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shots = []
+    for what, selector in (("figure", ".js-plotly-plot"), ("claims", ".claims-table")):
+        target = page.locator(selector).first
+        if target.count():
+            # its top, just below the page header
+            target.evaluate("e => { e.scrollIntoView({block: 'start'}); window.scrollBy(0, -70); }")
+            page.wait_for_timeout(200)
+            shots.append(folder / f"{stem}-{width}px-{what}.png")
+            page.screenshot(path=shots[-1])
+    return shots
+
+
+def fit_problems(browser, site_url: str, width: int, stems, folder: Path | None = None) -> dict[str, dict]:
+    """For each chapter page at ``width`` px: :func:`page_fit`, and the figures that animate without
+    input; the chapters in :data:`SCREENSHOT_CHAPTERS` are photographed into ``folder``."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    found = {}
+    try:
+        for stem in stems:
+            page = open_at_width(context, f"{site_url}/book/{stem}.html")
+            fit = page_fit(page)
+            fit["animating"] = frames_advancing(page)
+            if folder is not None and stem in SCREENSHOT_CHAPTERS:
+                screenshot_chapter(page, stem, width, folder)
+            found[stem] = fit
+            page.close()
+    finally:
+        context.close()
+    return found
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_every_chapter_fits_the_screen_with_its_verdicts_visible_and_no_figure_playing(browser, site_url, width):
+    """At 1280 and 400 px, on every chapter page: no figure wider than the text column (panels
+    stack, book/_static/figure-widths.js), no sideways scrolling at 400 px, no formula cut off at
+    the column's edge (a wide one scrolls, book/_static/narrow-screens.js), every claims verdict
+    within the screen's width (cards below 600 px, book/_static/narrow-screens.js), and no figure
+    that moves without input (plotly.py's autoplay; sphinx_ext.NO_AUTOPLAY)."""
+    found = fit_problems(browser, site_url, width, [c.stem for c in CHAPTERS], SCREENSHOTS)
+    wide = {stem: f["wide"] for stem, f in found.items() if f["wide"]}
+    assert not wide, f"figures wider than the text column at {width} px: {wide}"
+    if width <= 600:
+        overflow = {stem: (f["overflow"], f["sticking"]) for stem, f in found.items() if f["overflow"] > 0}
+        assert not overflow, f"pages scroll sideways at {width} px: {overflow}"
+    math = {stem: f["mathCut"] for stem, f in found.items() if f["mathCut"]}
+    assert not math, f"formulas cut off at the column's edge at {width} px: {math}"
+    no_verdict = [stem for stem, f in found.items() if not f["verdicts"]]
+    assert not no_verdict, f"no claims verdict found (class 'verdict') on {no_verdict}"
+    cut = {stem: f["verdictsCut"][:3] for stem, f in found.items() if f["verdictsCut"]}
+    assert not cut, f"claims verdicts outside the screen's width at {width} px: {cut}"
+    playing = {stem: f["animating"] for stem, f in found.items() if f["animating"]}
+    assert not playing, f"figures that animate without input at {width} px: {playing}"
+    for stem in SCREENSHOT_CHAPTERS:
+        assert (SCREENSHOTS / f"{stem}-{width}px-figure.png").exists()
+
+
+def slider_tap_fails(browser, site_url: str, stem: str, width: int = 400) -> list[str]:
+    """On a touch screen ``width`` px wide, tap near each end of every figure slider's rail (a
+    reader's thumb); the figures whose slider did not move (08-stable_nde's, while its page was
+    wider than the phone)."""
+    context = browser.new_context(viewport={"width": width, "height": 800}, has_touch=True, is_mobile=True)
+    failed = []
+    try:
+        page = open_at_width(context, f"{site_url}/book/{stem}.html")
+        figures = page.locator(".js-plotly-plot")
+        for i in range(figures.count()):
+            figure = figures.nth(i)
+            if not figure.evaluate("gd => ((gd._fullLayout || {}).sliders || []).length"):
+                continue
+            rail = figure.locator(".slider-container .slider-rail-touch-rect").first
+            rail.scroll_into_view_if_needed()
+            page.wait_for_timeout(200)
+            box = rail.bounding_box()
+            active = "gd => gd._fullLayout.sliders[0].active"
+            before = figure.evaluate(active)
+            # the end farther from the current step
+            x = box["x"] + 4 if before > 0 else box["x"] + box["width"] - 4
+            page.touchscreen.tap(x, box["y"] + box["height"] / 2)
+            page.wait_for_timeout(400)
+            if figure.evaluate(active) == before:
+                failed.append(f"figure {i} (slider stayed on step {before})")
+        page.close()
+    finally:
+        context.close()
+    return failed
+
+
+def test_figure_sliders_answer_a_tap_on_a_phone(browser, site_url):
+    """A tap on a slider's rail moves it, at 400 px on a touch screen, on every chapter page."""
+    failed = {c.stem: f for c in CHAPTERS if (f := slider_tap_fails(browser, site_url, c.stem))}
+    assert not failed, f"sliders that a tap does not move at 400 px: {failed}"

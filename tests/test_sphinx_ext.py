@@ -44,3 +44,23 @@ def test_duplicate_inline_scripts_are_dropped():
     context = {"script_files": [first, dup, other]}
     sphinx_ext._drop_duplicate_scripts(None, "p", "page.html", context, None)
     assert context["script_files"] == [first, other]
+
+
+def test_numbered_items_count_within_each_page_after_the_chapter_number():
+    """``number_within_pages``: Sphinx's book-wide numbers become per-page ones in page order,
+    prefixed with the chapter's number on chapter pages; other pages count from 1 bare."""
+    from explorables.sphinx_ext import number_within_pages
+
+    numbers = {
+        "book/03-omwu": {"exercise": {"b": (7,), "a": (5,)}, "displaymath": {"e2": (12,), "e1": (11,)}},
+        "book/16-muon": {"displaymath": {"first": (84,)}},
+        "book/notation": {"displaymath": {"n": (90,)}},
+        "book/teaching": {},
+    }
+    changed = number_within_pages(numbers)
+    assert numbers["book/03-omwu"] == {"exercise": {"a": (3, 1), "b": (3, 2)},
+                                       "displaymath": {"e1": (3, 1), "e2": (3, 2)}}  # fmt: skip
+    assert numbers["book/16-muon"] == {"displaymath": {"first": (16, 1)}}
+    assert numbers["book/notation"] == {"displaymath": {"n": (1,)}}
+    assert sorted(changed) == ["book/03-omwu", "book/16-muon", "book/notation"]
+    assert number_within_pages(numbers) == []  # already numbered: nothing changes again

@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override one config field (repeatable)")  # fmt: skip
     run.add_argument("--no-figures", action="store_true", help="skip writing figure files")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--yes", action="store_true", help="start a run whose settings far exceed every preset's")
     seeds = sub.add_parser("seeds", help="rerun a preset's claims over base seeds; write data/seed_studies/<slug>.json")
     seeds.add_argument("slug", help="chapter slug, e.g. omwu")
     seeds.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated base seeds (default 0,1,2,3,4)")
@@ -151,6 +152,12 @@ def check_run_arguments(args: argparse.Namespace, out: Path) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     chapter = get_chapter(args.slug)
     config = make_config(args, chapter)
+    outsized = config.outsized()
+    if outsized and not args.yes:
+        raise ValueError(
+            f"{'; '.join(outsized)}: far more work than any preset plans for (it may run for years); "
+            "pass --yes to start it anyway"
+        )
     out = args.out or Path("runs") / f"{chapter.slug}-{args.scale}"
     info = init_distributed(config.device)
     if not info.is_main:
@@ -277,6 +284,16 @@ def _dispatch(args: argparse.Namespace) -> int:
         return cmd_run(args)
     except ValueError as exc:
         print(f"explorables: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # numpy's ArrayMemoryError too: a setting bigger than the machine, one line
+        print(f"explorables: error: out of memory ({str(exc).splitlines()[0][:160]}); use smaller settings",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    except RuntimeError as exc:  # torch's allocator reports a failed allocation as a RuntimeError
+        if "allocate" not in str(exc):
+            raise
+        reason = next((line for line in str(exc).splitlines() if "allocate" in line), "")[:200]
+        print(f"explorables: error: out of memory ({reason.strip()}); use smaller settings", file=sys.stderr)
         return 2
     except OSError as exc:  # a disk full or a folder removed mid-run: one line, not a traceback
         print(f"explorables: error: {exc.strerror or exc} ({exc.filename or 'output'})", file=sys.stderr)

@@ -334,8 +334,10 @@ class Converter:
         self.bib = Bibliography(bib if bib is not None else self.folder / "references.bib")
         self.cited: list[str] = []
         self.formats: dict[str, str] = {}
-        self.equations: dict[str, int] = {}
-        self.exercises: dict[str, tuple[int, str]] = {}
+        # numbers are chapter-relative, as on the site (explorables.sphinx_ext): "3.2" in chapter 3
+        self.chapter_number = chapter_number(chapter.stem)
+        self.equations: dict[str, str] = {}
+        self.exercises: dict[str, tuple[str, str]] = {}
         self.targets: dict[str, str] = {}
         self.placeholders: list[str] = []  # glued names the text names but does not know yet
 
@@ -355,17 +357,20 @@ class Converter:
                 pending = []
         for block in self._all_directives(markdown):
             if block.name == "math" and "label" in block.options:
-                self.equations.setdefault(block.options["label"], len(self.equations) + 1)
+                self.equations.setdefault(block.options["label"], self._number(len(self.equations) + 1))
             elif block.name == "exercise":
                 label = block.options.get("label", f"exercise-{len(self.exercises) + 1}")
-                self.exercises[label] = (len(self.exercises) + 1, block.arg)
+                self.exercises[label] = (self._number(len(self.exercises) + 1), block.arg)
         for match in DOLLAR_LABEL.finditer(markdown):
-            self.equations.setdefault(match["label"], len(self.equations) + 1)
+            self.equations.setdefault(match["label"], self._number(len(self.equations) + 1))
         for match in ROLE.finditer(markdown):
             if match["name"].startswith("glue"):
                 name, _, spec = match["content"].partition(":")
                 if spec:
                     self.formats.setdefault(name.strip(), spec.strip())
+
+    def _number(self, k: int) -> str:
+        return f"{self.chapter_number}.{k}" if self.chapter_number else str(k)
 
     def _all_directives(self, text: str) -> Iterable[Directive]:
         for block in parse_blocks(text):
@@ -494,7 +499,7 @@ class Converter:
             return _quote(f"**{self.inline(title)}**" if title else "", self.markdown(block.body))
         if name == "exercise":
             label = block.options.get("label", "")
-            number, _ = self.exercises.get(label, (0, ""))
+            number, _ = self.exercises.get(label, ("", ""))
             title = f"Exercise {number}" if number else "Exercise"
             if block.arg:
                 title += f" ({self.inline(block.arg)})"
@@ -639,9 +644,15 @@ class Converter:
         return cells
 
     def _exercise_title(self, label: str) -> str:
-        number, title = self.exercises.get(label, (0, ""))
+        number, title = self.exercises.get(label, ("", ""))
         name = f"Exercise {number}" if number else "the exercise"
         return f"{name} ({self.inline(title)})" if title else name
+
+
+def chapter_number(stem: str) -> int | None:
+    """The chapter's number from its file name (``03-omwu`` -> 3), or ``None`` for other pages."""
+    match = re.match(r"^(\d\d)-", stem)
+    return int(match[1]) if match else None
 
 
 def _pointer(title: str) -> str:

@@ -1,9 +1,11 @@
 """A small Sphinx extension for the book, enabled in ``_config.yml`` (``sphinx.extra_extensions``).
 
-* It serves plotly.js from the site itself (no CDN): ``plotly.min.js`` is copied from the
-  installed ``plotly`` package, so its version always matches the Python side, and loaded once
-  in every page's ``<head>`` before any AMD loader, so that plotly registers the global
-  ``Plotly`` that :func:`explorables.core.plotting.show` relies on.
+* It serves plotly.js from the site itself (no CDN): plotly's cartesian partial bundle, vendored
+  in ``book/_static/third_party/plotly/`` (a third of the full bundle's weight; the book draws only
+  cartesian traces), refused at build time unless its version is the installed ``plotly``
+  package's plotly.js (:func:`check_plotly_bundle`), and loaded once in every page's ``<head>``
+  before any AMD loader, so that plotly registers the global ``Plotly`` that
+  :func:`explorables.core.plotting.show` relies on.
 * It points the Binder, JupyterHub and Colab launch buttons at the chapter's notebook copy in
   ``notebooks/`` (plain Jupyter Markdown, see :mod:`explorables.notebooks`), and makes the
   ``.ipynb`` download button serve the executed chapter converted the same way, with the glued
@@ -16,6 +18,12 @@
 * It re-executes a chapter when its package code changed (see
   :func:`_rerun_chapters_whose_package_changed`), so the site never shows stale outputs.
 * It forwards ipywidgets' MathJax-2 calls to MathJax 3 (:data:`MATHJAX2_SHIM`).
+* No figure animates on load (:data:`NO_AUTOPLAY`).
+* It loads the book's scripts: ``figure-widths.js`` (figures fit the text column: panels stack on a
+  narrow screen), ``narrow-screens.js`` (claims tables as cards on a phone), ``sidebar-toggles.js``.
+* It numbers exercises, equations and other numbered items within each chapter, prefixed with
+  the chapter's number (Exercise 3.2, equation (3.1)), as the notebooks do
+  (:func:`number_within_pages`); Sphinx alone numbers them across the whole book.
 """
 
 from __future__ import annotations
@@ -23,13 +31,41 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import plotly
 
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+#: the full plotly.js of the installed ``plotly`` package (JupyterLab and Colab draw with it)
+PLOTLY_PACKAGE_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+#: the partial bundle the site serves, relative to ``html_static_path`` (``book/_static``)
+PLOTLY_JS = "third_party/plotly/plotly-cartesian.min.js"
+#: the trace types in that bundle (its README); ``tests/test_site.py`` checks the pages use no other
+PLOTLY_TRACES = frozenset(
+    {"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie",
+     "scatter", "scatterternary", "violin"}
+)  # fmt: skip
+_PLOTLY_VERSION = re.compile(rb"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)")
+
+
+def plotly_js_version(path: Path) -> str:
+    """The version in a plotly.js bundle's banner (``plotly.js (cartesian - minified) v4.1.1``)."""
+    with Path(path).open("rb") as handle:
+        match = _PLOTLY_VERSION.search(handle.read(400))
+    if match is None:
+        raise ValueError(f"{path} does not start with a plotly.js banner")
+    return match.group(1).decode()
+
+
+def check_plotly_bundle(static: Path) -> None:
+    """Refuse a vendored plotly.js whose version differs from the ``plotly`` package's (the figures'
+    JSON is written by that package for its own plotly.js)."""
+    vendored, expected = plotly_js_version(static / PLOTLY_JS), plotly_js_version(PLOTLY_PACKAGE_JS)
+    if vendored != expected:
+        raise RuntimeError(
+            f"book/_static/{PLOTLY_JS} is plotly.js {vendored} but the installed plotly package has {expected}: "
+            "update the vendored bundle (book/_static/third_party/README.md)"
+        )
 PACKAGE = Path(__file__).resolve().parent
 CHAPTER_DOC = re.compile(r"^book/\d\d-(?P<slug>\w+)$")
 
@@ -48,6 +84,22 @@ MATHJAX2_SHIM = """\
     get: function () { return current; },
     set: function (value) { if (value && !value.Hub) { value.Hub = hub; } current = value; }
   });
+})();"""
+
+
+# plotly.py's HTML for a figure with frames ends with ``Plotly.animate(id, null)``, which plays every
+# frame on load (chapter 13's explorable ran through its 93 frames and stopped on the last).
+# core.plotting asks for no autoplay; this guard drops such a call from any page (the reader's
+# sliders and buttons go through plotly's own registry, not through ``window.Plotly.animate``).
+NO_AUTOPLAY = """\
+(function () {
+  var P = window.Plotly;
+  if (!P || !P.animate) { return; }
+  var animate = P.animate;
+  P.animate = function (gd, frames) {
+    if (arguments.length <= 2 && (frames === null || frames === undefined)) { return Promise.resolve(); }
+    return animate.apply(this, arguments);
+  };
 })();"""
 
 
@@ -106,14 +158,38 @@ def _drop_cached_outputs(app: Any, sources: list[Path]) -> None:
             cache.remove_cache(record.pk)
 
 
-def _copy_assets(app: Any, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    static = Path(app.outdir) / "_static"
-    static.mkdir(parents=True, exist_ok=True)
-    target = static / PLOTLY_JS.name
-    if not target.exists() or target.stat().st_size != PLOTLY_JS.stat().st_size:
-        shutil.copyfile(PLOTLY_JS, target)
+def number_within_pages(toc_fignumbers: dict[str, dict[str, dict[str, tuple[int, ...]]]]) -> list[str]:
+    """Renumber Sphinx's numbered items (``env.toc_fignumbers``: page -> type -> id -> number) so
+    that each page counts from 1 in its own order, prefixed with the chapter's number on chapter
+    pages (``book/03-omwu``: exercises 3.1, 3.2, ...; equations (3.1), ...). Sphinx numbers them
+    across the whole book when no chapter is numbered, so chapter 16 began at equation (84) while
+    its notebook began at (1). Returns the pages whose numbers changed."""
+    from .notebooks import chapter_number
+
+    changed = []
+    for docname, by_type in toc_fignumbers.items():
+        number = chapter_number(docname.rsplit("/", 1)[-1])
+        prefix = (number,) if number is not None else ()
+        before = {kind: dict(ids) for kind, ids in by_type.items()}
+        for ids in by_type.values():
+            for k, node_id in enumerate(sorted(ids, key=ids.__getitem__), start=1):
+                ids[node_id] = (*prefix, k)
+        if by_type != before:
+            changed.append(docname)
+    return changed
+
+
+def _number_within_pages(app: Any, env: Any) -> list[str]:
+    return number_within_pages(env.toc_fignumbers)
+
+
+def _check_plotly_bundle(app: Any, config: Any) -> None:
+    for folder in config.html_static_path:
+        static = Path(app.confdir) / folder
+        if (static / PLOTLY_JS).is_file():
+            check_plotly_bundle(static)
+            return
+    raise RuntimeError(f"no html_static_path folder holds {PLOTLY_JS} (book/_static/third_party/README.md)")
 
 
 def _point_launch_buttons_at_notebooks(app: Any, pagename: str, templatename: str, context: dict,
@@ -242,15 +318,20 @@ def _drop_duplicate_scripts(app: Any, pagename: str, templatename: str, context:
 def setup(app: Any) -> dict[str, Any]:
     # priority < 200: load before require.js (which myst-nb adds for widget pages); with an AMD
     # loader already present, plotly.js would register as a module instead of window.Plotly.
-    app.add_js_file(PLOTLY_JS.name, priority=100)
+    app.add_js_file(PLOTLY_JS, priority=100)
     app.add_js_file(None, body=MATHJAX2_SHIM, priority=90)  # before MathJax and the widget embedder
+    app.add_js_file(None, body=NO_AUTOPLAY, priority=110)  # after plotly.js, before the figures
     # book/_static/sidebar-toggles.js: the phone menu and the sidebar collapse button (see the file)
     app.add_js_file("sidebar-toggles.js", loading_method="defer")
     app.add_css_file("explorables.css")  # book/_static/explorables.css
-    # book/_static/figure-widths.js: figures scroll sideways instead of squeezing; legends clear axis titles
+    # book/_static/figure-widths.js: figures fit the column (panels stack, titles top-left); legends clear axis titles
     app.add_js_file("figure-widths.js", loading_method="defer")
+    # book/_static/narrow-screens.js: claims tables as cards below 600 px, verdicts marked; wide formulas scroll
+    app.add_js_file("narrow-screens.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
-    app.connect("build-finished", _copy_assets)
+    app.connect("config-inited", _check_plotly_bundle)
+    # after Sphinx's toctree collector numbers figures across the book (it listens at priority 500)
+    app.connect("env-get-updated", _number_within_pages, priority=900)
     app.connect("html-page-context", _point_launch_buttons_at_notebooks, priority=900)  # after sphinx-book-theme
     app.connect("html-page-context", _convert_downloaded_notebook, priority=900)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import typing
 from typing import Any, ClassVar, TypeVar
 
@@ -17,6 +18,21 @@ from .resources import check_memory
 from .validation import check_choice
 
 SCALES: tuple[str, ...] = ("smoke", "book", "paper")
+#: integer settings that count processes: never more than the CPUs this process may use
+WORKER_FIELDS: tuple[str, ...] = ("workers",)
+#: integer settings exempt from :meth:`ExperimentConfig.outsized`: identifiers and process counts, not work
+NOT_WORK: tuple[str, ...] = ("seed", *WORKER_FIELDS)
+#: a setting more than this many times its largest preset value (and above :data:`OUTSIZED_FLOOR`) is outsized
+OUTSIZED_FACTOR = 100
+OUTSIZED_FLOOR = 100_000
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS says so)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 C = TypeVar("C", bound="ExperimentConfig")
 
@@ -51,6 +67,10 @@ class ExperimentConfig:
                 checked = rule.check(f.name, value)
                 if checked is not value:
                     object.__setattr__(self, f.name, checked)
+        for name in WORKER_FIELDS:  # results never depend on the count: more processes than CPUs only fork
+            value = getattr(self, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > usable_cpus():
+                object.__setattr__(self, name, usable_cpus())
         self.cross_checks()
         check_memory(self.memory_estimate())
 
@@ -114,6 +134,22 @@ class ExperimentConfig:
                 raise ValueError(f"unknown config key {key!r}; allowed: {', '.join(sorted(fields))}")
             changes[key] = _parse_value(key, raw, hints[key])
         return self.replace(**changes)
+
+    def outsized(self) -> list[str]:
+        """A cheap estimate of runaway work: each integer setting (not a seed or a process count) that
+        exceeds :data:`OUTSIZED_FACTOR` times its largest preset value (and :data:`OUTSIZED_FLOOR`),
+        as ``"name=value (N x the largest preset, P)"``. The command line asks for ``--yes`` before
+        starting such a run (``n_lm_steps=4294967295`` would start years of work without a word)."""
+        out = []
+        presets = [type(self).preset(scale) for scale in SCALES] if type(self).PRESETS else [type(self)()]
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in NOT_WORK or isinstance(value, bool) or not isinstance(value, int):
+                continue
+            largest = max(abs(int(getattr(p, f.name))) for p in presets)
+            if value > OUTSIZED_FLOOR and value > OUTSIZED_FACTOR * max(largest, 1):
+                out.append(f"{f.name}={value} ({value / max(largest, 1):.3g} x the largest preset, {largest})")
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON dictionary of the fields."""

@@ -9,14 +9,25 @@ The layouts are torchvision's, so a dataset already on disk for torchvision work
   pickled dictionaries of numpy arrays; we unpickle them with a restricted unpickler that can
   build nothing but numpy arrays and plain containers.
 
+Every file is read through :func:`read_data_file`: it must be a regular file (not a folder, a
+FIFO or a device, which could block a read forever), inside the data root once symbolic links are
+resolved, and of bounded size. Whatever is wrong with a file (missing, empty, truncated,
+bit-flipped, of another format, with arrays of the wrong shape or labels out of range) is one
+``ValueError`` naming the file, never a traceback from the unpickler or PIL or a wait. A CIFAR
+batch with the official number of images is also checked against the official MD5 (the
+checksums torchvision uses), so a bit flip inside the pixels is caught too.
+
 torchvision itself is not a dependency: its PyPI wheels are built for CUDA torch and do not
 load with the CPU wheel this project pins.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
 import pickle
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +36,60 @@ import torch
 from PIL import Image
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".tif", ".tiff", ".webp")
+#: the largest dataset file read (bytes): the biggest CIFAR file is ~160 MB
+MAX_DATA_FILE_BYTES = 4 * 1024**3
+#: the official files' MD5 (as torchvision checks them) and how many images each holds
+CIFAR_MD5 = {
+    ("cifar-10-batches-py", "data_batch_1"): "c99cafc152244af753f735de768cd75f",
+    ("cifar-10-batches-py", "data_batch_2"): "d4bba439e000b95fd0a9bffe97cbabec",
+    ("cifar-10-batches-py", "data_batch_3"): "54ebc095f3ab1f0389bbae665268c751",
+    ("cifar-10-batches-py", "data_batch_4"): "634d18415352ddfa80567beed471001a",
+    ("cifar-10-batches-py", "data_batch_5"): "482c414d41f54cd18b22e5b47cb7c3cb",
+    ("cifar-10-batches-py", "test_batch"): "40351d587109b95175f43aff81a1287e",
+    ("cifar-100-python", "train"): "16019d7e3df5f24257cddd939b257f8d",
+    ("cifar-100-python", "test"): "f0ef6b0ae62326f3e7ffdfab6717acfc",
+}
+CIFAR_OFFICIAL_IMAGES = {"data_batch": 10_000, "test_batch": 10_000, "train": 50_000, "test": 10_000}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0][:160] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def read_data_file(path: str | Path, root: str | Path | None = None, max_bytes: int = MAX_DATA_FILE_BYTES) -> bytes:
+    """The bytes of the dataset file ``path``, or a one-line ``ValueError`` saying why not.
+
+    The file must exist, be a regular file (a folder, a FIFO or a device is refused before it is
+    opened, so nothing waits on it), lie inside ``root`` once symbolic links are resolved (when
+    ``root`` is given), and hold at most ``max_bytes``.
+    """
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"missing dataset file {path}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read the dataset file {path} ({_one_line(exc)})") from None
+    if root is not None:
+        real, real_root = os.path.realpath(path), os.path.realpath(root)
+        if os.path.commonpath([real, real_root]) != real_root:
+            raise ValueError(f"the dataset file {path} is a symbolic link out of the data root {root}; copy it in")
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"the dataset file {path} is not a regular file (a folder, a FIFO or a device)")
+    if info.st_size > max_bytes:
+        raise ValueError(f"the dataset file {path} holds {info.st_size} bytes, more than the {max_bytes} allowed")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # swapped since the check
+                raise ValueError("not a regular file")
+            data = fh.read(max_bytes + 1)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the dataset file {path} ({_one_line(exc)})") from None
+    if len(data) > max_bytes:
+        raise ValueError(f"the dataset file {path} holds more than the {max_bytes} bytes allowed")
+    return data
 
 
 class ImageFolder(torch.utils.data.Dataset):
@@ -53,11 +118,16 @@ class ImageFolder(torch.utils.data.Dataset):
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
         path, label = self.samples[index]
-        with Image.open(path) as img:
-            img = img.convert("RGB")
-            if self.size is not None:
-                img = img.resize(self.size)
-            array = np.asarray(img, dtype=np.float32) / 255.0
+        data = read_data_file(path, self.root)
+        try:
+            with Image.open(io.BytesIO(data)) as img:
+                img.load()  # decodes the whole file: a truncated or damaged image fails here
+                img = img.convert("RGB")
+                if self.size is not None:
+                    img = img.resize(self.size)
+                array = np.asarray(img, dtype=np.float32) / 255.0
+        except Exception as exc:  # PIL raises many types (and bombs): one line for every one
+            raise ValueError(f"the image {path} cannot be read ({_one_line(exc)})") from None
         return torch.from_numpy(array).permute(2, 0, 1).contiguous(), label
 
 
@@ -82,12 +152,42 @@ class _ArraysOnlyUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a dataset file")
 
 
-def _load_batch(path: Path) -> dict:
-    if not path.exists():
-        raise ValueError(f"missing CIFAR batch file {path}")
-    with open(path, "rb") as fh:
-        data = _ArraysOnlyUnpickler(io.BytesIO(fh.read()), encoding="latin1").load()
-    return {k.decode() if isinstance(k, bytes) else k: v for k, v in data.items()}
+def _load_batch(path: Path, root: Path | None = None) -> tuple[dict, bytes]:
+    """The unpickled dictionary of one CIFAR file (string keys) and the file's bytes."""
+    raw = read_data_file(path, root)
+    try:
+        data = _ArraysOnlyUnpickler(io.BytesIO(raw), encoding="latin1").load()
+    except Exception as exc:  # any damage (empty, truncated, flipped, foreign) is the same one line
+        raise ValueError(f"the CIFAR file {path} is damaged or not a CIFAR file ({_one_line(exc)})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"the CIFAR file {path} is not a CIFAR file (it holds a {type(data).__name__}, not a dict)")
+    return {k.decode(errors="replace") if isinstance(k, bytes) else k: v for k, v in data.items()}, raw
+
+
+def _batch_arrays(path: Path, batch: dict, raw: bytes, label_key: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Checked images ``(n, 3072)`` uint8 and labels ``(n,)`` in ``[0, n_classes)`` of one CIFAR batch."""
+    missing = [k for k in ("data", label_key) if k not in batch]
+    if missing:
+        raise ValueError(f"the CIFAR file {path} lacks {missing}: not a CIFAR batch of this dataset")
+    try:
+        images = np.asarray(batch["data"])
+        labels = np.asarray(batch[label_key])
+        ok = images.dtype == np.uint8 and images.ndim == 2 and images.shape[1] == 3072
+        ok = ok and labels.ndim == 1 and len(labels) == len(images) and np.issubdtype(labels.dtype, np.integer)
+    except Exception:  # ragged or foreign contents
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"the CIFAR file {path} does not hold uint8 images (n, 3072) with n integer labels: damaged or foreign"
+        )
+    if len(labels) and (labels.min() < 0 or labels.max() >= n_classes):
+        raise ValueError(f"the CIFAR file {path} has labels outside [0, {n_classes}): damaged or foreign")
+    official = CIFAR_MD5.get((path.parent.name, path.name))
+    stem = path.name.rstrip("0123456789_") if path.name.startswith("data_batch") else path.name
+    if official is not None and len(images) == CIFAR_OFFICIAL_IMAGES.get(stem, -1):
+        if hashlib.md5(raw, usedforsecurity=False).hexdigest() != official:
+            raise ValueError(f"the CIFAR file {path} differs from the official file (MD5 mismatch): damaged")
+    return images, labels.astype(np.int64)
 
 
 @dataclass
@@ -119,8 +219,12 @@ def load_cifar(root: str | Path, name: str = "cifar10", train: bool = True) -> A
         raise ValueError(f"name must be 'cifar10' or 'cifar100', got {name!r}")
     if not folder.is_dir():
         raise ValueError(f"{folder} not found: --data-root must contain torchvision's {folder.name}/ folder")
-    batches = [_load_batch(folder / f) for f in files]
-    images = np.concatenate([np.asarray(b["data"], dtype=np.uint8) for b in batches]).reshape(-1, 3, 32, 32)
-    labels = np.concatenate([np.asarray(b[label_key], dtype=np.int64) for b in batches])
-    classes = list(_load_batch(meta)[names_key])
+    meta_dict, _ = _load_batch(meta, root)
+    names = meta_dict.get(names_key)
+    if not isinstance(names, list) or not names or not all(isinstance(c, (str, bytes)) for c in names):
+        raise ValueError(f"the CIFAR file {meta} lacks the list of class names {names_key!r}: damaged or foreign")
+    classes = [c.decode(errors="replace") if isinstance(c, bytes) else c for c in names]
+    arrays = [_batch_arrays(folder / f, *_load_batch(folder / f, root), label_key, len(classes)) for f in files]
+    images = np.concatenate([a for a, _ in arrays]).reshape(-1, 3, 32, 32)
+    labels = np.concatenate([b for _, b in arrays])
     return ArrayDataset(images=images, labels=labels, classes=classes)

@@ -3,6 +3,14 @@
 The website has no kernel, so its explorables are plotly figures whose sliders switch between
 frames computed at build time. :func:`frame_slider` is that mechanism, written once: a chapter
 adds each frame's traces, says which traces form which frame, and gets the slider.
+
+On the site, ``book/_static/figure-widths.js`` fits every figure to the text column (688 px on a
+desktop, about 370 px on a phone): the panels of a ``make_subplots`` grid that do not fit side by
+side stack into rows, subplot titles move to their panel's top-left corner, ``row_titles`` become
+headings above their rows, a legend at the right moves below. It reads the grid from the axes'
+domains and the titles from ``make_subplots``' annotations, so a figure builder needs no width of
+its own: build for the desktop column, with subplot (or column and row) titles rather than
+free-floating notes in paper coordinates, and no fixed ``width``.
 """
 
 from __future__ import annotations

@@ -228,12 +228,18 @@ class Device(Rule):
         return ["tpu", "cpu:1", 0]
 
 
+#: a tuple setting whose name ends so is a grid of points to sweep: a repeated point is refused whatever
+#: its rule says (``horizon_grid=10,10,10`` would fit a slope through one point)
+GRID_SUFFIX = "_grid"
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class Tuple(Rule):
     """A tuple whose items all follow ``item``; a list is accepted and stored as a tuple.
 
     ``min_len``/``max_len`` bound its length; ``distinct`` refuses repeats; ``increasing`` asks
-    for strictly increasing items (grids that a figure draws in order).
+    for strictly increasing items (grids that a figure draws in order). A field named ``*_grid``
+    (:data:`GRID_SUFFIX`) refuses repeats even without ``distinct``.
     """
 
     item: Rule
@@ -248,8 +254,9 @@ class Tuple(Rule):
         items = tuple(self.item.check(f"{name}[{i}]", v) for i, v in enumerate(value))
         if len(items) < self.min_len or (self.max_len is not None and len(items) > self.max_len):
             raise ValueError(f"{name} must be {self.describe()}, got {len(items)} item(s)")
-        if self.distinct and len(set(items)) != len(items):
-            raise ValueError(f"{name} must be {self.describe()}, got repeated items in {items!r}")
+        if (self.distinct or name.endswith(GRID_SUFFIX)) and len(set(items)) != len(items):
+            what = self.describe() + ("" if self.distinct else " (a grid: no repeated points)")
+            raise ValueError(f"{name} must be {what}, got repeated items in {items!r}")
         if self.increasing and any(b <= a for a, b in itertools.pairwise(items)):
             raise ValueError(f"{name} must be {self.describe()}, got {items!r}")
         return items

@@ -7,7 +7,7 @@ Chapters call :func:`show` and never pick a plotly renderer themselves.
 * ``application/vnd.plotly.v1+json``, which JupyterLab, Notebook 7 and VS Code draw with their
   plotly renderer (the ``jupyterlab-plotly`` extension ships inside the ``plotly`` package);
 * ``text/html``: a ``<div>`` and a ``Plotly.newPlot`` call *without* plotly.js inlined. The book
-  build picks this one and the site loads ``plotly.min.js`` once, from its own ``_static/``
+  build picks this one and the site loads plotly.js (a partial bundle) once, from its own ``_static/``
   (see :mod:`explorables.sphinx_ext`), so a page carries only its figures' data and works with
   no network.
 
@@ -17,11 +17,15 @@ plotly's own Colab renderer.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
+import json
 import sys
+from typing import Any
 
 import matplotlib.figure
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -30,16 +34,62 @@ import plotly.io as pio
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "typesetMath": False}
 
 
-def figure_html(fig: go.Figure) -> str:
-    """The figure as an HTML fragment that expects a global ``Plotly`` (no plotly.js inlined).
+#: float64 arrays whose finite non-zero magnitudes lie in this range are sent to the page as float32
+#: (7 significant digits, far below what a screen shows); others (e.g. energies decaying to 1e-60
+#: on a log axis) keep float64, since float32 would turn them into zeros.
+FLOAT32_RANGE = (1e-30, 1e30)
 
+
+def _as_float32(array: dict[str, Any]) -> dict[str, Any]:
+    """A plotly typed array (``{"dtype": "f8", "bdata": <base64>}``) as float32 when that loses nothing visible."""
+    values = np.frombuffer(base64.b64decode(array["bdata"]), dtype="<f8")
+    magnitudes = np.abs(values[np.isfinite(values) & (values != 0)])
+    if magnitudes.size and (magnitudes.min() < FLOAT32_RANGE[0] or magnitudes.max() > FLOAT32_RANGE[1]):
+        return array
+    return {**array, "dtype": "f4", "bdata": base64.b64encode(values.astype("<f4")).decode()}
+
+
+def compact_spec(spec: Any) -> Any:
+    """The figure's JSON with its float64 typed arrays as float32 (see :data:`FLOAT32_RANGE`): the
+    site's pages are mostly figure data, and this halves it. Everything else is returned as is."""
+    if isinstance(spec, dict):
+        if spec.get("dtype") == "f8" and isinstance(spec.get("bdata"), str):
+            return _as_float32(spec)
+        return {key: compact_spec(value) for key, value in spec.items()}
+    if isinstance(spec, list):
+        return [compact_spec(value) for value in spec]
+    return spec
+
+
+def plain_log_ticks(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` whose log axes label their ticks as powers of ten (10⁻⁴), not with SI
+    prefixes (plotly's default writes 1e-4 as "100μ", which reads as a unit). Axes that set their
+    own ``exponentformat`` keep it."""
+    fig = go.Figure(fig)
+    fig.for_each_xaxis(lambda axis: _power_ticks(axis))
+    fig.for_each_yaxis(lambda axis: _power_ticks(axis))
+    return fig
+
+
+def _power_ticks(axis: Any) -> None:
+    if axis.type == "log" and axis.exponentformat is None:
+        axis.exponentformat = "power"
+
+
+def figure_html(fig: go.Figure) -> str:
+    """The figure as an HTML fragment that expects a global ``Plotly`` (no plotly.js inlined), with
+    its data compacted (:func:`compact_spec`).
+
+    A figure with frames opens on its first view and plays nothing until the reader asks.
     The ``div`` id is derived from the figure's content, so rebuilding an unchanged chapter
     gives byte-identical HTML.
     """
-    spec = fig.to_json()
-    div_id = "plotly-" + hashlib.sha1(spec.encode()).hexdigest()[:12]
+    spec = compact_spec(json.loads(fig.to_json()))
+    div_id = "plotly-" + hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    # auto_play=False: plotly.py would otherwise end a figure with frames by playing them all on load
     return pio.to_html(
-        fig, include_plotlyjs=False, full_html=False, div_id=div_id, config=PLOTLY_CONFIG, validate=False
+        spec, include_plotlyjs=False, full_html=False, div_id=div_id, config=PLOTLY_CONFIG, validate=False,
+        auto_play=False,
     )
 
 
@@ -56,6 +106,7 @@ def show(fig: go.Figure | matplotlib.figure.Figure) -> None:
         fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight")
         display(Image(buf.getvalue()))
         return
+    fig = plain_log_ticks(fig)
     if "google.colab" in sys.modules:  # pragma: no cover - only on Colab
         fig.show(renderer="colab", config=PLOTLY_CONFIG)
         return

@@ -299,10 +299,9 @@ def _train_and_evaluate(
 ) -> tuple[dict, dict]:
     device = data.x_train.device
     steps = snapshot_steps(settings.n_steps, cfg.n_snapshots)
-    frames: list[dict[str, Any]] = []
     n_show = 24 if data.image_shape is None else 4
 
-    def on_snapshot(step: int, models: ConceptModels) -> None:
+    def on_snapshot(step: int, models: ConceptModels) -> dict[str, Any]:
         e = models.index("dcdm", 0)
         centres = models.centres[e].detach()
         n_concepts, d = centres.shape
@@ -310,13 +309,12 @@ def _train_and_evaluate(
         x = M.reverse_process(
             models.denoiser.member(e), models.schedule, m, noise=generator_noise(cfg.seed + 1, device)
         )
-        frames.append(
-            {
-                "step": step,
-                "centres": decode(centres.cpu().numpy()),
-                "samples": decode(x.cpu().numpy()).reshape(n_concepts, n_show, *decode(x[:1].cpu().numpy()).shape[1:]),
-            }
-        )
+        return {  # kept by the training loop (and its checkpoint: a resumed run has every frame)
+            "step": step,
+            # a copy: on the CPU .numpy() shares the parameter's memory, and training would move this frame's centres
+            "centres": decode(centres.cpu().numpy().copy()),
+            "samples": decode(x.cpu().numpy()).reshape(n_concepts, n_show, *decode(x[:1].cpu().numpy()).shape[1:]),
+        }
 
     models = train_concept_models(
         data.x_train,
@@ -331,7 +329,7 @@ def _train_and_evaluate(
         progress=progress,
     )
     summary, curves = evaluate(cfg, models, data, classify, untrained_assignment(cfg, nets[0], data.x_train))
-    curves["frames"] = frames
+    curves["frames"] = list(models.snapshots)
     curves["mixing"] = _mixing(cfg, models, curves["usage"], decode, device)
     curves["centres_decoded"] = decode(curves["centres"])
     curves["samples_decoded"] = np.stack([decode(s) for s in curves["samples"]])

@@ -83,6 +83,8 @@ class ConceptModels:
     seeds: tuple[int, ...]
     schedule: M.NoiseSchedule
     losses: list[list[float]] = field(default_factory=list)
+    #: what ``on_snapshot`` returned at each snapshot step (kept in the loop's checkpoint: a resumed run has them all)
+    snapshots: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.centres, torch.Tensor):
@@ -215,7 +217,10 @@ def train_concept_models(
 
     Takes inputs only: no labels reach the training. ``x_train`` is ``(n, D)``; ``seeds`` and ``arms``
     (among :data:`ARMS`) are distinct and non-empty. ``on_snapshot(step, models)`` is called at the
-    ``snapshot_steps`` (the explorable's frames). Resumable through ``checkpoint`` under ``name``.
+    ``snapshot_steps`` (the explorable's frames); what it returns (unless ``None``) is kept in
+    ``models.snapshots``. Resumable through ``checkpoint`` under ``name``: the loop state carries the
+    random state it draws from and the snapshots taken so far, so a resumed run ends as the uninterrupted
+    one, bit for bit.
     """
     if not isinstance(x_train, torch.Tensor):
         raise ArgumentError(f"x_train must be a torch tensor, got {type(x_train).__name__}")
@@ -256,11 +261,14 @@ def train_concept_models(
         opt.load_state_dict(saved["optimizer"])
         sched.load_state_dict(saved["scheduler"])
         start, models.losses = int(saved["step"]), [list(v) for v in saved["losses"]]
+        models.snapshots = list(saved.get("snapshots", []))
         set_rng_state(saved["rng"])  # the loop draws batches, times and noise from the global state
     snapshot_steps = set(snapshot_steps)
     for step in tqdm(range(start, n_steps + 1), disable=not progress, desc=name or "train"):
         if step in snapshot_steps and on_snapshot is not None:
-            on_snapshot(step, models)
+            taken = on_snapshot(step, models)
+            if taken is not None:
+                models.snapshots.append(taken)
         if step == n_steps:
             break
         idx = torch.randint(len(x_train), (models.n_members, settings.batch_size), device=device)
@@ -286,6 +294,7 @@ def train_concept_models(
                     "scheduler": sched.state_dict(),
                     "step": step + 1,
                     "losses": models.losses,
+                    "snapshots": models.snapshots,
                     "rng": rng_state(),
                 },
             )

@@ -1,10 +1,12 @@
 """Chapter 04: noise, Rashomon sets and simpler models.
 
 Models, Rashomon volumes and reducibility costs (:mod:`.models`), additive models on splines
-(:mod:`.gam`), exact volumes by Monte-Carlo (:mod:`.montecarlo`), data (:mod:`.data`), the
+(:mod:`.gam`), exact volumes by Monte-Carlo (:mod:`.montecarlo`), the diversity of the predictions of models
+drawn from a Rashomon set (:mod:`.diversity`), data (:mod:`.data`), the
 experiment (:mod:`.experiment`), figures, claims and the live lab (:mod:`.lab`, on demand).
 """
 
+from .diversity import Diversity, prediction_diversity, rashomon_diversity, sample_rashomon
 from .experiment import RashomonConfig, RashomonResults, headline, profile_loss_grid, run
 from .gam import AdditiveBasis
 from .models import Fit, drop_feature, fit, log_volume, reducibility_cost, refit_cost, threshold, tie_features
@@ -15,6 +17,7 @@ Config = RashomonConfig
 __all__ = [
     "AdditiveBasis",
     "Config",
+    "Diversity",
     "Fit",
     "MonteCarloVolume",
     "RashomonConfig",
@@ -24,10 +27,13 @@ __all__ = [
     "fit",
     "headline",
     "log_volume",
+    "prediction_diversity",
     "profile_loss_grid",
+    "rashomon_diversity",
     "reducibility_cost",
     "refit_cost",
     "run",
+    "sample_rashomon",
     "threshold",
     "tie_features",
 ]

@@ -7,7 +7,8 @@
    logistic regression with label-flip rate ``rho``; a regression GAM; a logistic GAM): the
    Rashomon log-volume under an absolute level ``theta`` and a relative one ``eps * L(beta_hat)``,
    the reducibility cost of each simplification, the number of simplifications reachable, and
-   the size of the fitted model (``|w|`` or the shape functions' spread). Averaged over seeds.
+   the size of the fitted model (``|w|`` or the shape functions' spread), and the diversity of the
+   predictions of models drawn from the Rashomon set (:mod:`.diversity`). Averaged over seeds.
 2. **Real data** (scikit-learn's bundled sets) with added noise: how many single features can be
    dropped inside the Rashomon set.
 3. **Exactness checks**: Monte-Carlo volumes of the exact sets against the closed forms.
@@ -28,6 +29,7 @@ from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
 from . import data as D
+from .diversity import rashomon_diversity
 from .gam import AdditiveBasis
 from .models import drop_feature, fit, log_volume, reducibility_cost, tie_features
 from .montecarlo import exact_log_volume
@@ -62,6 +64,15 @@ class RashomonConfig(ExperimentConfig):
     seeds: tuple[int, ...] = param(
         (0, 1, 2, 3, 4), Seeds(), "seeds each noise level is averaged over (each drawn together with the base seed)"
     )
+    feature_noise_draws: int = param(
+        20,
+        Int(1, 10_000),
+        "data draws of the feature-noise sweep (closed-form least squares, so cheap; more draws than seeds narrow "
+        "its interval, whose count of reachable simplifications moves in whole steps)",
+    )
+    n_diversity_models: int = param(
+        200, Int(2, 100_000), "models drawn from each Rashomon set to measure how diverse its predictions are"
+    )
     n_knots: int = param(6, Int(3), "spline knots per feature of the additive models (GAMs)")
     gam_ridge: float = param(1e-6, Float(0.0, 1.0), "ridge penalty of the GAM fits (keeps the spline basis solvable)")
     logistic_ridge: float = param(
@@ -80,6 +91,7 @@ class RashomonConfig(ExperimentConfig):
             sigma_grid=(0.1, 1.0, 3.0),
             flip_rate_grid=(0.0, 0.2, 0.4),
             seeds=(0,),
+            feature_noise_draws=3,
             n_mc_draws=20_000,
             n_view_levels=3,
             n_view_points=21,
@@ -90,6 +102,7 @@ class RashomonConfig(ExperimentConfig):
             device="auto",
             n_samples=20_000,
             seeds=tuple(range(20)),
+            feature_noise_draws=100,
             n_mc_draws=20_000_000,
             d_mc=30,
             n_mc_samples=5_000,
@@ -145,7 +158,7 @@ def _model_size(kind: str, fitted, basis: AdditiveBasis | None) -> float:
 def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
     levels = cfg.sigma_grid if kind in ("linear", "gam") else cfg.flip_rate_grid
     rows, seed_rows = [], []
-    shapes = {}
+    shapes, draw_check = {}, {}
     for i, level in enumerate(levels):
         per_seed = []
         for seed in cfg.seeds:
@@ -154,6 +167,10 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
             fitted = fit(design, y, loss, ridge)
             rel = cfg.relative_eps * fitted.loss_value
             costs = {name: reducibility_cost(fitted, C) for name, C in simplifications.items()}
+            # the same draws (seed) at every noise level, so the least-squares spread is an exact identity over σ
+            draw_seed = int(np.random.SeedSequence([cfg.seed, seed, 13]).generate_state(1)[0])
+            div_abs = rashomon_diversity(fitted, design, cfg.theta, cfg.n_diversity_models, draw_seed)
+            div_rel = rashomon_diversity(fitted, design, rel, cfg.n_diversity_models, draw_seed)
             per_seed.append(
                 {
                     "loss": fitted.loss_value,
@@ -162,9 +179,23 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
                     "reachable_abs": sum(c <= cfg.theta for c in costs.values()),
                     "reachable_rel": sum(c <= rel for c in costs.values()),
                     "size": _model_size(kind, fitted, basis),
+                    "spread_abs": div_abs.spread,
+                    "spread_rel": div_rel.spread,
+                    "ambiguity_abs": div_abs.ambiguity,
+                    "ambiguity_sampled": div_abs.sampled_ambiguity,
+                    "pattern_abs": div_abs.pattern_diversity,
+                    "pattern_split": div_abs.pattern_split,
                     "costs": costs,
                 }
             )
+            if loss == "logistic" and seed == cfg.seeds[0] and i == 0:  # the draws converge to the set's ambiguity
+                more = rashomon_diversity(fitted, design, cfg.theta, 20 * cfg.n_diversity_models, draw_seed)
+                draw_check = {
+                    "n_models": more.n_models,
+                    "sampled": div_abs.sampled_ambiguity,
+                    "sampled_more": more.sampled_ambiguity,
+                    "closed": more.ambiguity,
+                }
             if basis is not None and seed == cfg.seeds[0] and i in (0, len(levels) - 1):  # shapes of the first seed
                 grid = np.linspace(-1, 1, 101)
                 shapes[f"level_{i}"] = np.array([basis.shape(fitted.w, j, grid) for j in range(basis.d)])
@@ -185,9 +216,22 @@ def _sweep(kind: str, cfg: RashomonConfig) -> tuple[dict, dict]:
         # per seed (outer) and level (inner): what the verdicts read, so they decide on the spread
         "by_seed": {
             k: [[float(seed_rows[i][j][k]) for i in range(len(levels))] for j in range(len(cfg.seeds))]
-            for k in ("reachable_abs", "reachable_rel", "log_volume_abs", "size", "loss")
+            for k in (
+                "reachable_abs",
+                "reachable_rel",
+                "log_volume_abs",
+                "size",
+                "loss",
+                "spread_abs",
+                "ambiguity_abs",
+                "ambiguity_sampled",
+                "pattern_abs",
+                "pattern_split",
+            )
         },
     }
+    if kind in ("logistic", "gam_logistic"):
+        summary["draw_check"] = draw_check
     summary["by_seed"]["costs"] = {
         n: [[float(seed_rows[i][j]["costs"][n]) for i in range(len(levels))] for j in range(len(cfg.seeds))]
         for n in names
@@ -210,7 +254,7 @@ def _feature_noise(cfg: RashomonConfig) -> tuple[dict, dict]:
     target_sigma = min(cfg.sigma_grid)
     keys = ("log_volume_abs", "reachable_abs", "reachable_rel", "size", "loss")
     by_seed: dict[str, list[list[float]]] = {k: [] for k in keys}
-    for seed in cfg.seeds:
+    for seed in range(cfg.feature_noise_draws):
         rows = {k: [] for k in keys}
         for level in cfg.sigma_grid:
             rng = np.random.default_rng([cfg.seed, seed, 7])  # the same clean data at every level

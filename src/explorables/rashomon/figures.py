@@ -210,6 +210,49 @@ def mechanism_figure(results: RashomonResults) -> go.Figure:
     return fig
 
 
+def diversity_figure(results: RashomonResults) -> go.Figure:
+    """Prediction diversity of models drawn from the Rashomon set against noise: the regression classes' mean
+    prediction sd (solid: absolute θ, dashed: relative level) and, for the classification classes, the pattern
+    diversity (solid, what the claim reads) and the set's closed-form ambiguity (dotted)."""
+    s, cfg = results.summary, results.config
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("regression: prediction spread", "classification: diversity"))
+    for kind in ("linear", "gam"):
+        x = s[kind]["levels"]
+        fig.add_trace(
+            go.Scatter(x=x, y=s[kind]["spread_abs"], name=TITLES[kind], line=dict(color=KIND_COLORS[kind])), 1, 1
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=s[kind]["spread_rel"],
+                name=f"{TITLES[kind]}, {cfg.relative_eps:.0%} of L̂",
+                line=dict(color=KIND_COLORS[kind], dash="dash"),
+            ),
+            1,
+            1,
+        )
+    for kind in ("logistic", "gam_logistic"):
+        fig.add_trace(
+            go.Scatter(x=s[kind]["levels"], y=s[kind]["pattern_abs"], name=f"{TITLES[kind]}, pattern diversity",
+                       line=dict(color=KIND_COLORS[kind])),
+            1,
+            2,
+        )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(x=s[kind]["levels"], y=s[kind]["ambiguity_abs"], name=f"{TITLES[kind]}, ambiguity",
+                       line=dict(color=KIND_COLORS[kind], dash="dot")),
+            1,
+            2,
+        )  # fmt: skip
+    fig.update_yaxes(title_text="prediction sd", type="log", row=1, col=1)
+    fig.update_yaxes(title_text="diversity", range=[0, 1.02], row=1, col=2)
+    fig.update_xaxes(title_text="σ", row=1, col=1)
+    fig.update_xaxes(title_text="ρ", row=1, col=2)
+    style(fig, height=400)
+    fig.update_layout(legend=dict(orientation="h", y=-0.3, font=dict(size=10)))
+    return fig
+
+
 def shapes_figure(results: RashomonResults) -> go.Figure:
     """Fitted shape functions of the two GAMs at the lowest and highest noise."""
     c = results.curves
@@ -243,5 +286,6 @@ def all_figures(results: RashomonResults) -> dict[str, go.Figure]:
         "explorable": explorable_figure(results),
         "costs": cost_figure(results),
         "mechanisms": mechanism_figure(results),
+        "diversity": diversity_figure(results),
         "shapes": shapes_figure(results),
     }

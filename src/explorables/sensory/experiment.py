@@ -61,7 +61,8 @@ class SensoryConfig(ExperimentConfig):
     n_control_draws: int = param(24, Int(1, 1000), "draws averaged per seed by each control (stimulus sets for the "
                                  "encoder pair, item shufflings, random features for the CKA reference)")
     k: int = param(5, Int(1), "neighbours of mutual k-NN alignment, eq. (sensory-mknn)")
-    batch_size: int = param(64, Int(1), "prompts per forward pass")
+    batch_size: int = param(256, Int(1), "prompts per forward pass (a seed runs 5 x n_stimuli: every cue and the "
+                            "opening-only control; keep them in one batch to share each caption's tokens)")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(model="tiny-random", n_stimuli=16, layer_grid=(1, 2), n_new_tokens=2, k=3, n_control_draws=3),
@@ -160,10 +161,19 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     cka_shuffled = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # per T (0, T_max) and layer
     examples, cue_words = {}, {}
     perms = [rng.permutation(cfg.n_stimuli) for _ in range(draws)]
+    # one call for every cue and the "opening only" control (the neutral instruction with the answer opened as under
+    # "see" / "hear"; T = 0 only): the rows of one caption share its tokens, and those with the neutral instruction
+    # share it too (each run once); the cues are decoded together
+    variants = [(cue, cue) for cue in cfg.cues] + [("none", cue) for cue in OPENING_ONLY]
+    n = len(texts)
+    rows = [(v, i) for v in range(len(variants)) for i in range(n)]
+    all_reps, all_texts = representations(
+        lm, [prompt(texts[i], variants[v][0]) for v, i in rows], cfg.layer_grid, cfg.n_new_tokens,
+        batch_size=cfg.batch_size, openings=[opening(variants[v][1]) for v, _ in rows],
+        groups=[(i, variants[v][0]) for v, i in rows], generate=[v < len(cfg.cues) for v, _ in rows],
+    )  # fmt: skip
     for c, cue in enumerate(cfg.cues):
-        prompts, openings = [prompt(t, cue) for t in texts], [opening(cue)] * len(texts)
-        reps, continuations = representations(lm, prompts, cfg.layer_grid, cfg.n_new_tokens,
-                                              batch_size=cfg.batch_size, openings=openings)  # fmt: skip
+        reps, continuations = all_reps[:, :, c * n : (c + 1) * n], all_texts[c * n : (c + 1) * n]
         examples[cue] = {"prompt": prompt(texts[0], cue), "opening": opening(cue), "continuation": continuations[0]}
         cue_words[cue] = modality_shares(continuations)  # does the text follow the cue? (visual, auditory)
         tmax = cfg.n_new_tokens
@@ -185,9 +195,8 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
             shuffled[c, e] = np.mean([mutual_knn_alignment.__wrapped__(reps[0, -1][p], feats, k) for p in perms])
     # the "opening only" control: "Describe it." with the answer opened by "I see" / "I hear"; T = 0 only
     opening_only = np.zeros((len(OPENING_ONLY), len(ENCODERS), len(cfg.layer_grid)))
-    for o, cue in enumerate(OPENING_ONLY):
-        reps0, _ = representations(lm, [prompt(t, "none") for t in texts], cfg.layer_grid, 0,
-                                   batch_size=cfg.batch_size, openings=[opening(cue)] * len(texts))  # fmt: skip
+    for o in range(len(OPENING_ONLY)):
+        reps0 = all_reps[:1, :, (len(cfg.cues) + o) * n : (len(cfg.cues) + o + 1) * n]
         for e, name in enumerate(ENCODERS):
             for li in range(len(cfg.layer_grid)):
                 opening_only[o, e, li] = mutual_knn_alignment.__wrapped__(reps0[0, li], encoders[name], k)

@@ -20,7 +20,7 @@ from ..core.labs import canvas_png, interactions
 from .alignment import chance_level, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .experiment import ENCODERS
-from .llm import LanguageModel, load_language_model, representations
+from .llm import LanguageModel, PrefixCache, common_prefix_length, load_language_model, prefix_cache, representations
 from .stimuli import captions, opening, prompt, sample_stimuli
 
 N_ITEMS = 12  # 12, not 16: the cue now follows the caption, so a rerun runs every caption again (rerun <= 1 s)
@@ -28,13 +28,27 @@ NAMED = ("none", "see", "hear")
 COLOURS = {"none": PALETTE["grey"], "see": PALETTE["blue"], "hear": PALETTE["orange"], "yours": PALETTE["green"]}
 
 
-def cue_representations(lm: LanguageModel, texts: list[str], cue: str) -> np.ndarray:
+def caption_prefixes(lm: LanguageModel, texts: list[str]) -> PrefixCache:
+    """Each caption's chat tokens up to the end of the caption (what every cue's prompt begins with), run once."""
+    return prefix_cache(lm, [lm.encode(prompt(t, "none"))[: common_prefix_length([lm.encode(prompt(t, "none")),
+                                                                                 lm.encode(t)])] for t in texts])
+
+
+def cue_representations(
+    lm: LanguageModel, texts: list[str], cue: str, prefixes: PrefixCache | None = None
+) -> np.ndarray:
     """``(n_layers + 1, n, d)``: the last prompt token's state at every layer for each caption + ``cue`` (and a
-    named cue's answer opening)."""
+    named cue's answer opening). ``prefixes`` (:func:`caption_prefixes` of ``texts``) spares running the captions
+    again: the same numbers."""
     if not isinstance(cue, str):
         raise ValueError(f"cue must be a string, got {cue!r}")
-    reps, _ = representations(lm, [prompt(t, cue) for t in texts], tuple(range(lm.n_layers + 1)), 0,
-                              openings=[opening(cue)] * len(texts))
+    prompts, openings = [prompt(t, cue) for t in texts], [opening(cue)] * len(texts)
+    if prefixes is not None and not all(
+        len(ids) > len(q) and ids[: len(q)] == q
+        for ids, q in zip((lm.encode(p, o) for p, o in zip(prompts, openings, strict=True)), prefixes.ids, strict=True)
+    ):
+        prefixes = None  # a cue whose first characters join the caption's last token: run the whole prompts
+    reps, _ = representations(lm, prompts, tuple(range(lm.n_layers + 1)), 0, openings=openings, prefixes=prefixes)
     return reps[0]
 
 
@@ -46,7 +60,9 @@ class SensoryLab:
         stimuli = sample_stimuli(n_items, np.random.default_rng([seed, 0]))
         self.texts = captions(stimuli, 0)
         self.features = {"vision": vision_features(stimuli), "audio": audio_features(stimuli)}
-        self.reps = {cue: cue_representations(self.lm, self.texts, cue) for cue in NAMED}
+        self.prefixes = caption_prefixes(self.lm, self.texts)  # a rerun runs only the cue's tokens on top
+        self.reps = {cue: cue_representations(self.lm, self.texts, cue, self.prefixes) for cue in NAMED}
+        self._scores: dict[tuple, np.ndarray] = {}  # alignment per (cue, encoder, k): a redraw reuses it
         style = {"description_width": "90px"}
         lay = widgets.Layout(width="330px")
         self.cue = widgets.Text(value="Picture its colour and shape.", description="your cue", continuous_update=False,
@@ -66,11 +82,30 @@ class SensoryLab:
         self.rerun()
 
     def _build_figure(self) -> None:
+        """The figure and its artists, made once; a redraw only moves them (clearing and rebuilding the axes cost
+        most of a redraw's time)."""
         fig = Figure(figsize=(9.5, 3.4), dpi=80)
         FigureCanvasAgg(fig)
-        self._ax_bar, self._ax_layers = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
+        self._ax_bar, self._ax_layers = ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.88, wspace=0.3)
+        names = [*NAMED, "yours"]
+        self._bars = dict(zip(names, ax.bar(names, [0.0] * len(names), color=[COLOURS[c] for c in names]),
+                              strict=True))  # fmt: skip
+        self._chance = [a.axhline(0.0, color=REFERENCE_LINE["color"], linestyle=":", linewidth=1) for a in (ax, ax2)]
+        ax.set(ylim=(0, 1), ylabel="mutual k-NN alignment")
+        layers = np.arange(self.lm.n_layers + 1)
+        self._lines = {c: ax2.plot(layers, np.zeros(layers.size), color=COLOURS[c], label=c,
+                                   linewidth=2 if c == "yours" else 1)[0] for c in names}  # fmt: skip
+        self._marker = ax2.axvline(0, color=PALETTE["light_grey"], linewidth=1)
+        ax2.set(xlabel="layer", ylim=(0, 1), title="every layer")
+        ax2.legend(fontsize=7, loc="upper left", ncols=4)
         self._fig = fig
+        # what a redraw changes is drawn on top of a saved background (axes, ticks, labels, legend: drawn once)
+        self._moving = [*self._bars.values(), *self._chance, *self._lines.values(), self._marker, ax.title]
+        for artist in self._moving:
+            artist.set_animated(True)
+        fig.canvas.draw()
+        self._background = fig.canvas.copy_from_bbox(fig.bbox)
 
     def rerun(self, _change=None) -> None:
         """Run the model with the typed cue (an empty cue is refused with a message), then redraw."""
@@ -79,35 +114,45 @@ class SensoryLab:
             self.status.value = "<small>cue must be a non-empty text; showing the last valid cue</small>"
             if "yours" not in self.reps:
                 self.reps["yours"] = self.reps["none"]
+                self._forget_yours()
             self.redraw()
             return
         self.status.value = f"<small>running the model on {len(self.texts)} prompts with your cue…</small>"
-        self.reps["yours"] = cue_representations(self.lm, self.texts, text)
+        self.reps["yours"] = cue_representations(self.lm, self.texts, text, self.prefixes)
+        self._forget_yours()
         self.redraw()
+
+    def _forget_yours(self) -> None:
+        """Drop the cached alignments of the typed cue (its representations changed)."""
+        self._scores = {key: v for key, v in self._scores.items() if key[0] != "yours"}
 
     def alignments(self) -> dict[str, np.ndarray]:
         """Per cue: mutual k-NN alignment with the chosen encoder at every layer."""
         feats, k = self.features[self.encoder.value], self.k.value
-        return {cue: np.array([mutual_knn_alignment(r, feats, k) for r in reps]) for cue, reps in self.reps.items()}
+        out = {}
+        for cue, reps in self.reps.items():
+            key = (cue, self.encoder.value, k)
+            if key not in self._scores:
+                self._scores[key] = np.array([mutual_knn_alignment(r, feats, k) for r in reps])
+            out[cue] = self._scores[key]
+        return out
 
     def redraw(self, _change=None) -> None:
         """Recompute the alignments (no model run) and draw them."""
         scores, layer = self.alignments(), self.layer.value
         chance = chance_level(len(self.texts), self.k.value)
-        ax, ax2 = self._ax_bar, self._ax_layers
-        ax.clear()
-        ax2.clear()
-        names = list(scores)
-        ax.bar(names, [scores[c][layer] for c in names], color=[COLOURS[c] for c in names])
-        ax.axhline(chance, **{"color": REFERENCE_LINE["color"], "linestyle": ":", "linewidth": 1})
-        ax.set(ylim=(0, 1), title=f"layer {layer}, vs {self.encoder.value} encoder", ylabel="mutual k-NN alignment")
-        for c in names:
-            ax2.plot(scores[c], color=COLOURS[c], label=c, linewidth=2 if c == "yours" else 1)
-        ax2.axvline(layer, color=PALETTE["light_grey"], linewidth=1)
-        ax2.axhline(chance, color=REFERENCE_LINE["color"], linestyle=":", linewidth=1)
-        ax2.set(xlabel="layer", ylim=(0, 1), title="every layer")
-        ax2.legend(fontsize=7, loc="upper left", ncols=4)
-        self._fig.canvas.draw()
+        for c, bar in self._bars.items():
+            bar.set_height(scores[c][layer])
+        for line in self._chance:
+            line.set_ydata([chance, chance])
+        for c, line in self._lines.items():
+            line.set_ydata(scores[c])
+        self._marker.set_xdata([layer, layer])
+        self._ax_bar.set_title(f"layer {layer}, vs {self.encoder.value} encoder")
+        canvas = self._fig.canvas
+        canvas.restore_region(self._background)
+        for artist in self._moving:
+            artist.axes.draw_artist(artist)
         self.image.value = canvas_png(self._fig.canvas)
         if self.cue.value.strip():
             gap = scores["yours"][layer] - scores["none"][layer]

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import os
 import shutil
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from ..core.arguments import checked
 from ..core.device import resolve_device
@@ -232,11 +234,169 @@ def common_prefix_length(sequences: list[list[int]]) -> int:
     return n
 
 
+def _gather(cache: Any, index: list[int], device: str) -> Any:
+    """A copy of the key-value ``cache`` with rows ``index`` (repeats allowed; None stays None): the cache itself is
+    left as it was."""
+    if cache is None:
+        return None
+    out = copy.deepcopy(cache)
+    out.batch_select_indices(torch.tensor(index, dtype=torch.long, device=device))
+    return out
+
+
+def _extend(model: Any, cache: Any, mask: torch.Tensor, nxt: torch.Tensor, rows: list[list[int]], pad: int,
+            hidden: bool) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """Append each row's tokens to its cached tokens: left-padded to one width and masked out, positions
+    continuing from ``nxt`` (each row's next position). Returns the model output, the grown mask and ``nxt``."""
+    device = mask.device
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=device)
+    own = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device, dtype=mask.dtype)
+    mask = torch.cat([mask, own], dim=1)
+    position = nxt + (own.cumsum(-1) - 1).clamp(min=0)
+    result = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache,
+                   use_cache=True, output_hidden_states=hidden, logits_to_keep=1)  # fmt: skip
+    return result, mask, position[:, -1:] + 1
+
+
+@dataclass
+class PrefixCache:
+    """The key-value cache of token prefixes, one row each (:func:`prefix_cache`); :func:`representations` continues
+    prompts from it (``prefixes=``) without running the prefixes again. Never modified once built."""
+
+    ids: list[list[int]]  # each row's prefix tokens
+    cache: Any  # the model's key-value cache (None when every prefix is empty)
+    mask: torch.Tensor  # (rows, width): 1 where a cached column is the row's own token
+    nxt: torch.Tensor  # (rows, 1): each row's next position
+
+
+#: rows whose own tokens differ in number by at most this many run in one batch (padded); longer ones in the next
+BUCKET_SLACK = 3
+
+
+def _stack(states: list[tuple[Any, torch.Tensor, torch.Tensor]]) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """Join (cache, mask, next position) of several batches into one: each cache padded on the left of its
+    columns with zeros, masked out, to one width. A row then attends to the same keys as before (the keys carry
+    their positions), so decoding the joined batch equals decoding each batch alone."""
+    if len(states) == 1:
+        return states[0]
+    width = max(m.shape[1] for _, m, _ in states)
+    cache = states[0][0]
+    for layer, parts in zip(cache.layers, zip(*(c.layers for c, _, _ in states), strict=True), strict=True):
+        layer.keys = torch.cat([F.pad(q.keys, (0, 0, width - m.shape[1], 0)) for q, (_, m, _) in
+                                zip(parts, states, strict=True)])  # fmt: skip
+        layer.values = torch.cat([F.pad(q.values, (0, 0, width - m.shape[1], 0)) for q, (_, m, _) in
+                                  zip(parts, states, strict=True)])  # fmt: skip
+    mask = torch.cat([F.pad(m, (width - m.shape[1], 0)) for _, m, _ in states])
+    return cache, mask, torch.cat([n for _, _, n in states])
+
+
+def _root(model: Any, tokens: list[int], device: str) -> PrefixCache:
+    """One row: ``tokens`` run from the start (no cache when empty)."""
+    cache = None
+    if tokens:
+        cache = model(input_ids=torch.tensor([tokens], device=device), use_cache=True, logits_to_keep=1).past_key_values
+    mask = torch.ones(1, len(tokens), dtype=torch.long, device=device)
+    return PrefixCache([list(tokens)], cache, mask, torch.full((1, 1), len(tokens), dtype=torch.long, device=device))
+
+
+def _batches(rows: list[int], lengths: dict[int, int]) -> list[list[int]]:
+    """``rows`` in batches of about one length (shortest first; a batch holds lengths up to its first's +
+    BUCKET_SLACK), so that little of a batch is padding."""
+    batches: list[list[int]] = []
+    for j in sorted(rows, key=lambda r: lengths[r]):
+        if batches and lengths[j] <= lengths[batches[-1][0]] + BUCKET_SLACK:
+            batches[-1].append(j)
+        else:
+            batches.append([j])
+    return batches
+
+
+def _grow(model: Any, state: PrefixCache, index: list[int], segments: list[list[int]], pad: int, device: str,
+          keep_order: bool = False) -> tuple[PrefixCache, list[int]]:  # fmt: skip
+    """Rows ``index`` of ``state`` (repeats allowed; ``state`` is left as it was), each followed by its segment of
+    tokens (empty: nothing), run in batches of about one length. Returns the new cache and, for each of its rows,
+    which segment it holds (in ``range(len(index))`` order when ``keep_order``)."""
+    m = len(index)
+    if state.cache is None or not any(segments):  # one batch; a row with no segment gets one pad, masked out
+        cache, mask, nxt = _gather(state.cache, index, device), state.mask[index], state.nxt[index]
+        if any(segments):
+            empty = [a for a, q in enumerate(segments) if not q]
+            result, mask, nxt = _extend(model, cache, mask, nxt, [q or [pad] for q in segments], pad, hidden=False)
+            mask[empty, -1] = 0
+            nxt[empty] -= 1
+            cache = result.past_key_values
+        order = list(range(m))
+    else:
+        parts, order = [], [a for a in range(m) if not segments[a]]
+        if order:  # rows with nothing to add: copied
+            rows = [index[a] for a in order]
+            parts.append((_gather(state.cache, rows, device), state.mask[rows], state.nxt[rows]))
+        for batch in _batches([a for a in range(m) if segments[a]], {a: len(q) for a, q in enumerate(segments)}):
+            rows = [index[a] for a in batch]
+            result, mask, nxt = _extend(model, _gather(state.cache, rows, device), state.mask[rows], state.nxt[rows],
+                                        [segments[a] for a in batch], pad, hidden=False)  # fmt: skip
+            parts.append((result.past_key_values, mask, nxt))
+            order += batch
+        cache, mask, nxt = _stack(parts)
+        if keep_order and order != list(range(m)):
+            back = sorted(range(m), key=order.__getitem__)  # row of segment a
+            cache, mask, nxt, order = _gather(cache, back, device), mask[back], nxt[back], list(range(m))
+    ids = [state.ids[index[a]] + list(segments[a]) for a in order]
+    return PrefixCache(ids, cache, mask, nxt), order
+
+
+def _prefill(model: Any, prefixes: list[list[int]], pad: int, device: str) -> PrefixCache:
+    """Run ``prefixes``: the tokens they all share once (one row), then each row's own tokens, batched."""
+    shared = common_prefix_length.__wrapped__(prefixes)
+    root = _root(model, prefixes[0][:shared], device)
+    if all(len(q) == shared for q in prefixes) and len(prefixes) == 1:
+        return root
+    return _grow(model, root, [0] * len(prefixes), [q[shared:] for q in prefixes], pad, device, keep_order=True)[0]
+
+
+def _prefill_groups(model: Any, chunk: list[list[int]], keys: list[tuple], pad: int,
+                    device: str) -> tuple[PrefixCache, list[int]]:  # fmt: skip
+    """The prefix all rows share, then, level by level of the group ``keys``, what the rows of each group share:
+    each run once. Every row keeps >= 1 token of its own. Returns the last level's cache and each row's row in it."""
+    shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
+    state, node_of = _root(model, chunk[0][:shared], device), [0] * len(chunk)
+    for level in range(1, len(keys[0]) + 1):
+        labels = list(dict.fromkeys(key[:level] for key in keys))
+        members = {g: [j for j, key in enumerate(keys) if key[:level] == g] for g in labels}
+        parent = [node_of[members[g][0]] for g in labels]
+        length = [len(state.ids[p]) if len(members[g]) == 1 else
+                  max(len(state.ids[p]), min(common_prefix_length.__wrapped__([chunk[j] for j in members[g]]),
+                                             min(len(chunk[j]) for j in members[g]) - 1))
+                  for g, p in zip(labels, parent, strict=True)]  # fmt: skip
+        if all(n == len(state.ids[p]) for n, p in zip(length, parent, strict=True)):
+            continue  # nothing more shared at this level
+        state, order = _grow(model, state, parent, [chunk[members[g][0]][len(state.ids[p]) : n]
+                                                    for g, p, n in zip(labels, parent, length, strict=True)], pad,
+                             device)  # fmt: skip
+        row = {a: r for r, a in enumerate(order)}
+        node_of = [row[labels.index(key[:level])] for key in keys]
+    return state, node_of
+
+
+@torch.inference_mode()
+def prefix_cache(lm: LanguageModel, prefixes: list[list[int]]) -> PrefixCache:
+    """Run token ``prefixes`` (lists of ids, e.g. each caption's chat tokens up to the end of the caption) once, to
+    continue them later with :func:`representations` (``prefixes=``): the same computation as running each whole
+    prompt alone. Rows with no token of their own beyond what all rows share are allowed."""
+    if not prefixes or any(not isinstance(q, (list, tuple)) or not all(isinstance(i, int) for i in q)
+                           for q in prefixes):  # fmt: skip
+        raise ValueError(f"prefixes must be a non-empty list of token-id lists, got {prefixes!r:.80}")
+    pad = lm.eos_token_id if lm.eos_token_id is not None else 0
+    return _prefill(lm.model, [list(q) for q in prefixes], pad, lm.device)
+
+
 @checked(layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096), batch_size=Int(1))
-@torch.no_grad()
+@torch.inference_mode()
 def representations(
     lm: LanguageModel, prompts: list[str], layers: tuple[int, ...], n_new_tokens: int = 0, *, batch_size: int = 64,
-    openings: list[str] | None = None,
+    openings: list[str] | None = None, groups: list[int] | None = None, generate: list[bool] | None = None,
+    prefixes: PrefixCache | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Hidden states of ``prompts`` and of their greedy continuations, eq. (sensory-rep).
 
@@ -245,63 +405,109 @@ def representations(
     (``t = 0 .. n_new_tokens``), and the decoded continuations. Generation is greedy and runs
     exactly ``n_new_tokens`` steps (no early stop). ``openings`` (one string per prompt, or None)
     are the first words of each answer: the prompt's tokens end with them, and the continuation
-    (what ``continuations`` holds) starts after them.
+    (what ``continuations`` holds) starts after them. ``generate`` (one bool per prompt, or None:
+    all) says which prompts are continued; a prompt that is not has only ``t = 0`` (``reps[1:]``
+    is NaN for it) and an empty continuation.
 
-    The token prefix that a batch's prompts share (chat header and cue) is run once and its
-    key-value cache copied to every row; each row's remaining tokens follow, padded on the left of
-    the remainder and masked out, with positions continuing after the prefix. Every row then
-    attends to exactly its own tokens at their own positions: the same computation as running the
-    prompts one by one, at a fraction of the cost.
+    Every row attends to exactly its own tokens at their own positions: the same computation as
+    running the prompts one by one, at a fraction of the cost. The work is shared three ways:
+
+    1. the token prefix that a batch's prompts all share (the chat header) is run once;
+    2. ``groups`` (one label per prompt, or None: no sharing): the tokens that the prompts of one
+       group share after that (e.g. one caption under several cues) are run once per group; a tuple
+       label nests groups (``(caption, instruction)``: then what one caption's prompts with one
+       instruction share after the caption), level by level;
+    3. each prompt's remaining tokens follow, padded on the left and masked out; then the prompts
+       to be continued are decoded together, reusing the key-value cache (one token per step).
+
+    ``prefixes`` (a :class:`PrefixCache` with one row per prompt, whose tokens each prompt's begin
+    with) replaces 1 and 2: the prompts continue from it (the live lab's rerun).
     """
     if not prompts or any(not isinstance(p, str) or not p.strip() for p in prompts):
         raise ValueError("prompts must be a non-empty list of non-empty strings")
+    n = len(prompts)
     if openings is None:
-        openings = [""] * len(prompts)
-    if len(openings) != len(prompts) or any(not isinstance(o, str) for o in openings):
-        raise ValueError(f"openings must be None or one string per prompt ({len(prompts)}), got {openings!r:.80}")
+        openings = [""] * n
+    if len(openings) != n or any(not isinstance(o, str) for o in openings):
+        raise ValueError(f"openings must be None or one string per prompt ({n}), got {openings!r:.80}")
+    if groups is not None and not isinstance(groups, (list, tuple)):
+        raise ValueError(f"groups must be None or a list of labels, one per prompt, got {groups!r:.80}")
+    keys = [g if isinstance(g, tuple) else (g,) for g in groups or range(n)]
+    if (groups is not None and len(groups) != n) or len({len(k) for k in keys}) != 1 or any(
+        isinstance(x, bool) or not isinstance(x, (int, str, np.integer)) for k in keys for x in k
+    ):
+        raise ValueError(f"groups must be None or one label (an int, or a tuple of ints or strings of one length: "
+                         f"nested groups) per prompt ({n}), got {groups!r:.80}")
+    if generate is None:
+        generate = [True] * n
+    if len(generate) != n or any(not isinstance(g, (bool, np.bool_)) for g in generate):
+        raise ValueError(f"generate must be None or one bool per prompt ({n}), got {generate!r:.80}")
     n_new_tokens = check_int("n_new_tokens", n_new_tokens, 0, 4096)
     batch_size = check_int("batch_size", batch_size, 1)
+    if prefixes is not None:
+        if not isinstance(prefixes, PrefixCache) or len(prefixes.ids) != n:
+            raise ValueError(f"prefixes must be None or a PrefixCache with one row per prompt ({n})")
+        batch_size = n  # one chunk: the rows of the cache are the prompts
     if not layers or len(set(layers)) != len(layers):
         raise ValueError(f"layers must be distinct and non-empty, got {layers!r}")
     for layer in layers:
         check_int("layers[i]", layer, 0, lm.n_layers)
     model, device = lm.model, lm.device
     pad = lm.eos_token_id if lm.eos_token_id is not None else 0
-    out = np.zeros((n_new_tokens + 1, len(layers), len(prompts), lm.d_model))
-    texts: list[str] = []
-    for start in range(0, len(prompts), batch_size):
-        chunk = [lm.encode(p, o) for p, o in zip(prompts[start : start + batch_size],
-                                                 openings[start : start + batch_size], strict=True)]
+    out = np.zeros((n_new_tokens + 1, len(layers), n, lm.d_model))
+    texts = [""] * n
+    for start in range(0, n, batch_size):
+        rows = list(range(start, min(start + batch_size, n)))
+        chunk = [lm.encode(prompts[i], openings[i]) for i in rows]
         b = len(chunk)
-        shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)  # >= 1 own token per row
-        cache = None
-        if shared > 0:
-            prefix = torch.tensor([chunk[0][:shared]], device=device)
-            cache = model(input_ids=prefix, use_cache=True, logits_to_keep=1).past_key_values
-            cache.batch_repeat_interleave(b)
-        rest = [c[shared:] for c in chunk]
-        width = max(len(r) for r in rest)
-        ids = torch.tensor([[pad] * (width - len(r)) + r for r in rest], device=device)
-        own = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rest], device=device)
-        mask = torch.cat([torch.ones(b, shared, dtype=own.dtype, device=device), own], dim=1)
-        position = shared + (own.cumsum(-1) - 1).clamp(min=0)
-        result = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache,
-                       use_cache=True, output_hidden_states=True, logits_to_keep=1)  # fmt: skip
-        total = torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()  # (L, b, d)
-        rows = slice(start, start + b)
-        out[0, :, rows] = total.cpu().numpy()
-        generated = []
-        last = position[:, -1:]
-        for t in range(1, n_new_tokens + 1):
-            token = result.logits[:, -1].argmax(-1, keepdim=True)
-            generated.append(token)
-            mask = torch.cat([mask, torch.ones_like(token)], dim=1)
-            last = last + 1
-            result = model(input_ids=token, attention_mask=mask, position_ids=last,
-                           past_key_values=result.past_key_values, use_cache=True,
-                           output_hidden_states=True)  # fmt: skip
-            total += torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
-            out[t, :, rows] = (total / (t + 1)).cpu().numpy()
-        tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in chunk]
-        texts += [lm.decode(row) for row in tokens]
+        if prefixes is not None:
+            state, row_of = prefixes, list(range(b))
+            if any(len(c) <= len(q) or c[: len(q)] != q for c, q in zip(chunk, prefixes.ids, strict=True)):
+                raise ValueError("prefixes must be a PrefixCache whose row i is a proper prefix of prompt i's tokens")
+        else:
+            # 1. the prefix every row shares, and 2. what the rows of each group share after it (level by level
+            # of nested groups; >= 1 own token left per row): each run once
+            if groups is None:
+                shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
+                state, row_of = _root(model, chunk[0][:shared], device), [0] * b
+            else:
+                state, row_of = _prefill_groups(model, chunk, [keys[i] for i in rows], pad, device)
+        # 3. each row's own tokens, in batches of rows of about one length (little padding); then the rows to
+        #    continue are decoded together, from one cache (the batches' caches joined, see _stack)
+        for cont in (True, False):
+            part = [j for j in range(b) if bool(generate[rows[j]]) == cont]
+            if not part:
+                continue
+            rest = {j: chunk[j][len(state.ids[row_of[j]]) :] for j in part}
+            buckets = _batches(part, {j: len(r) for j, r in rest.items()})
+            states, logits, hidden = [], [], []
+            for bucket in buckets:
+                index = [row_of[j] for j in bucket]
+                result, mask, last = _extend(model, _gather(state.cache, index, device), state.mask[index],
+                                             state.nxt[index], [rest[j] for j in bucket], pad, hidden=True)  # fmt: skip
+                states.append((result.past_key_values, mask, last))
+                logits.append(result.logits[:, -1])
+                hidden.append(torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double())
+            part = [j for bucket in buckets for j in bucket]
+            where = [rows[j] for j in part]
+            total = torch.cat(hidden, dim=1)  # (L, b', d)
+            out[0, :, where] = total.cpu().numpy().transpose(1, 0, 2)
+            if not cont:
+                out[1:, :, where] = np.nan
+                continue
+            cache, mask, last = _stack(states)
+            logit = torch.cat(logits)
+            generated = []
+            for t in range(1, n_new_tokens + 1):
+                token = logit.argmax(-1, keepdim=True)
+                generated.append(token)
+                mask = torch.cat([mask, torch.ones_like(token)], dim=1)
+                result = model(input_ids=token, attention_mask=mask, position_ids=last, past_key_values=cache,
+                               use_cache=True, output_hidden_states=True)  # fmt: skip
+                cache, logit, last = result.past_key_values, result.logits[:, -1], last + 1
+                total += torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
+                out[t, :, where] = (total / (t + 1)).cpu().numpy().transpose(1, 0, 2)
+            tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in part]
+            for i, row in zip(where, tokens, strict=True):
+                texts[i] = lm.decode(row)
     return out, texts

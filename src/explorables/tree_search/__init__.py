@@ -1,9 +1,10 @@
 """Chapter 13: learning-augmented search on trees.
 
 The query model and trees as arrays (:mod:`.tree`), exact pathwidth and the spine decomposition
-(:mod:`.pathwidth`), the search algorithms (:mod:`.search`), the trees searched
-(:mod:`.families`), the experiment (:mod:`.experiment`), its figures (:mod:`.figures`) and the
-live lab (:mod:`.lab`, imported on demand: it needs ipywidgets).
+(:mod:`.pathwidth`), the lower-bound family and its adversary (:mod:`.lower_bound`), the search
+algorithms (:mod:`.search`), the trees searched (:mod:`.families`), the experiment
+(:mod:`.experiment`), its figures (:mod:`.figures`) and the live lab (:mod:`.lab`, imported on
+demand: it needs ipywidgets).
 """
 
 from .experiment import TreeSearchConfig, TreeSearchResults, headline, run
@@ -17,6 +18,7 @@ from .families import (
     synthetic_size,
     synthetic_tree,
 )
+from .lower_bound import Adversary, forced_queries, nested_spider, nested_spider_size, tree_depth, vertex_ranking
 from .pathwidth import (
     SpineDecomposition,
     pathwidth,
@@ -44,6 +46,7 @@ __all__ = [
     "FOUND",
     "REAL",
     "SYNTHETIC",
+    "Adversary",
     "Config",
     "Memory",
     "SpineDecomposition",
@@ -57,7 +60,10 @@ __all__ = [
     "centroid_search",
     "digits_dendrogram",
     "directory_tree",
+    "forced_queries",
     "headline",
+    "nested_spider",
+    "nested_spider_size",
     "optimal_worst_case",
     "pathwidth",
     "pathwidth_by_branches",
@@ -73,5 +79,7 @@ __all__ = [
     "subtree_labels",
     "synthetic_size",
     "synthetic_tree",
+    "tree_depth",
+    "vertex_ranking",
     "vertex_separation_bruteforce",
 ]

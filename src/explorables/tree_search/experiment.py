@@ -18,6 +18,9 @@ vertices), ``"smoke"`` what the tests execute, and ``"paper"`` trees of a millio
 3. ``lower_bound``: complete binary trees with the prediction at the root: the worst case over
    targets at distance ``eta`` grows linearly in ``eta`` for every algorithm (at least
    ``eta / 2`` queries by counting: ``2^eta`` targets, at most 4 answers per query).
+3b. ``family``: the lower-bound family, nested spiders ``S_k(L)`` (:mod:`.lower_bound`): exact
+   pathwidth, the adversary's proven bound ``1 + k floor(log2 L)``, the exact optimum (tree-depth),
+   and the queries the adversary forces on centroid, spine, robust and optimal (ranking) search.
 4. ``small_trees``: every tree up to ``exhaustive_max_size`` vertices, every target and prediction:
    the bound is never exceeded; centroid search against the exact optimum.
 5. ``explorable``: search traces on small drawn trees for the chapter's figure.
@@ -46,6 +49,17 @@ from .families import (
     package_directory,
     stdlib_source,
     synthetic_tree,
+)
+from .lower_bound import (
+    Adversary,
+    NestedSpider,
+    forced_queries,
+    k_log_eta,
+    nested_spider,
+    nested_spider_size,
+    ranking_search,
+    tree_depth,
+    vertex_ranking,
 )
 from .pathwidth import SpineDecomposition, all_trees, spine_decomposition, vertex_separation_bruteforce
 from .search import (
@@ -138,6 +152,18 @@ class TreeSearchConfig(ExperimentConfig):
         12, Int(2, 22), "height of the complete binary tree of the lower bound (2^(h+1) - 1 vertices)"
     )
     n_lower_bound_targets: int = param(60, Int(1), "targets per depth eta on the lower-bound tree (all if fewer)")
+    family_ks: tuple[int, ...] = param(
+        (1, 2, 3, 4), Tuple(Int(1, 12), distinct=True), "pathwidths k of the nested spiders S_k(L) (lower-bound family)"
+    )
+    family_lengths: tuple[int, ...] = param(
+        (4, 8, 16), Tuple(Int(3, 4096), distinct=True), "top-path lengths L of the nested spiders S_k(L)"
+    )
+    family_max_size: int = param(
+        10_000, Int(8, 2_000_000), "largest nested spider built (vertices); larger (k, L) pairs are skipped"
+    )
+    n_family_targets: int = param(
+        100, Int(1), "random targets per nested spider for spine search's sampled worst case (besides the adversary)"
+    )
     exhaustive_max_size: int = param(
         8, Int(1, 12), "every tree with at most this many vertices: every target and prediction checked"
     )
@@ -157,6 +183,10 @@ class TreeSearchConfig(ExperimentConfig):
             n_dendrogram_queries=40,
             lower_bound_height=7,
             n_lower_bound_targets=10,
+            family_ks=(1, 2, 3),
+            family_lengths=(4, 8),
+            family_max_size=1200,
+            n_family_targets=20,
             exhaustive_max_size=6,
             optimal_max_size=7,
         ),
@@ -172,6 +202,10 @@ class TreeSearchConfig(ExperimentConfig):
             n_dendrogram_queries=297,
             lower_bound_height=19,
             n_lower_bound_targets=500,
+            family_ks=(1, 2, 3, 4, 5, 6),
+            family_lengths=(4, 8, 16, 32, 64),
+            family_max_size=2_000_000,
+            n_family_targets=500,
             exhaustive_max_size=10,
             optimal_max_size=12,
         ),
@@ -442,6 +476,86 @@ def _lower_bound(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     return {"n": tree.n, "pathwidth": D.pathwidth, "rows": rows, "spine_worst_slope_per_eta": slope}, {}
 
 
+FAMILY_ALGORITHMS = ("centroid", "spine", "robust", "optimal")
+
+
+def _spine_queries(tree: Tree, D: SpineDecomposition, prediction: int, target: int) -> int:
+    return len(spine_search(tree, D, prediction, lambda v: tree.step(v, target)))
+
+
+def forced_counts(
+    spider: NestedSpider, D: SpineDecomposition, ranks: np.ndarray
+) -> tuple[dict[str, int], bool, dict[str, int]]:
+    """Queries the :class:`~.lower_bound.Adversary` forces on each of :data:`FAMILY_ALGORITHMS` on ``spider``
+    (``D`` its spine decomposition, ``ranks`` its vertex ranking), whether every run ended at the one
+    target all of the adversary's answers point to, and that target per algorithm."""
+    tree = spider.tree
+    searches = {
+        "centroid": lambda ask: centroid_search(tree, ask),
+        "spine": lambda ask: spine_search(tree, D, spider.prediction, ask),
+        "robust": lambda ask: robust_search(tree, D, spider.prediction, ask),
+        "optimal": lambda ask: ranking_search(tree, ranks, ask),
+    }
+    forced, targets, consistent = {}, {}, True
+    for name, search in searches.items():
+        adversary = Adversary(spider)
+        mem = Memory(adversary)
+        queried = search(mem)
+        t = adversary.target
+        consistent &= t >= 0 and queried[-1] == t
+        consistent &= all(tree.step(v, t) == a for v, a in mem.answers.items())
+        forced[name] = len(queried)
+        targets[name] = int(t)
+    return forced, bool(consistent), targets
+
+
+def _family_lower_bound(cfg: TreeSearchConfig) -> tuple[dict, dict]:
+    """Nested spiders S_k(L): every algorithm against the adversary, and spine search on random targets.
+
+    Pairs with ``L < k`` are skipped (the proof gives Ω(k log η) only for ``L >= k``), and so are spiders
+    above ``family_max_size`` vertices. Spine search is checked against :func:`spine_bound` at each
+    target's own error ``d(prediction, target)`` (the adversary's final target and the sampled ones).
+    """
+    rng = np.random.default_rng([cfg.seed, 7])
+    rows = []
+    for k in cfg.family_ks:
+        for length in cfg.family_lengths:
+            if length < k:
+                continue
+            n = nested_spider_size(k, length)
+            if n > cfg.family_max_size:
+                continue
+            s = nested_spider(k, length)
+            tree = s.tree
+            D = spine_decomposition(tree)
+            ranks = vertex_ranking(tree)
+            forced, consistent, adv_targets = forced_counts(s, D, ranks)
+            dist = tree.distances_from(s.prediction)
+            targets = rng.choice(tree.n, min(cfg.n_family_targets, tree.n), replace=False)
+            sampled = [_spine_queries(tree, D, s.prediction, int(t)) for t in targets]
+            checked = [(forced["spine"], adv_targets["spine"]), *zip(sampled, targets.tolist(), strict=True)]
+            slack = [q - spine_bound(int(dist[t]), D.pathwidth) for q, t in checked]
+            rows.append(
+                {
+                    "k": k,
+                    "length": length,
+                    "n": tree.n,
+                    "pathwidth": D.pathwidth,
+                    "eta": s.eta,
+                    "k_log_eta": k_log_eta(k, s.eta),
+                    "proven_bound": forced_queries(k, length),
+                    "optimum": int(ranks.max()),
+                    "forced": forced,
+                    "adversary_consistent": bool(consistent),
+                    "spine_sampled_worst": int(max(sampled)),
+                    "spine_checked": len(checked),
+                    "spine_bound_violations": int(sum(x > 0 for x in slack)),
+                    "spine_worst_slack": int(max(slack)),
+                }
+            )
+    return {"rows": rows, "algorithms": list(FAMILY_ALGORITHMS)}, {}
+
+
 def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     """Every tree up to exhaustive_max_size vertices, every (target, prediction); centroid vs optimum."""
     checked = violations = robust_violations = misses = 0
@@ -464,11 +578,13 @@ def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
                 robust_violations += res["robust"] > robust_bound(tree.n)
                 misses += res["centroid"] > centroid_bound(tree.n)
     gaps, opt_rows = [], []
+    ranking_mismatches = 0
     for n in range(2, cfg.optimal_max_size + 1):
         per_n = []
         for g in nx.nonisomorphic_trees(n):
             tree = Tree.from_networkx(g)
             opt = optimal_worst_case(tree)
+            ranking_mismatches += tree_depth(tree) != opt
             cen = max(len(centroid_search(tree, lambda v, t=t, tr=tree: tr.step(v, t))) for t in range(n))
             per_n.append(cen - opt)
         gaps += per_n
@@ -492,6 +608,8 @@ def _small_trees(cfg: TreeSearchConfig) -> tuple[dict, dict]:
         "optimal": opt_rows,
         "centroid_optimal_fraction": float(np.mean(np.array(gaps) == 0)),
         "centroid_max_gap": int(max(gaps)),
+        "ranking_mismatches": int(ranking_mismatches),
+        "ranking_trees": len(gaps),
     }, {}
 
 
@@ -564,6 +682,7 @@ def run(
     parts["real"] = lambda: _real(cfg)
     parts["crossover"] = lambda: _crossover(cfg)
     parts["lower_bound"] = lambda: _lower_bound(cfg)
+    parts["family"] = lambda: _family_lower_bound(cfg)
     parts["small_trees"] = lambda: _small_trees(cfg)
     parts["explorable"] = lambda: _explorable(cfg)
     summary, curves = run_parts_timed(checkpoint, parts, progress)

@@ -358,6 +358,62 @@ def lower_bound_figure(results: TreeSearchResults) -> go.Figure:
     return fig
 
 
+def family_figure(results: TreeSearchResults) -> go.Figure:
+    """The lower-bound family: queries the adversary forces, the optimum and the proven bound, against k log2(eta+1)."""
+    fam = results.summary["family"]
+    rows = sorted(fam["rows"], key=lambda r: r["k_log_eta"])
+    x = [round(r["k_log_eta"], 2) for r in rows]
+    text = [f"k={r['k']}, L={r['length']}, η={r['eta']}, n={r['n']:,}" for r in rows]
+    fig = go.Figure()
+    for a in ("spine", "centroid"):
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[r["forced"][a] for r in rows],
+                name=f"{a}, forced",
+                mode="markers",
+                marker=dict(color=COLORS[a], size=9, symbol="circle" if a == "spine" else "square"),
+                text=text,
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=[r["optimum"] for r in rows],
+            name="optimum (any algorithm)",
+            mode="markers",
+            marker=dict(color="black", size=8, symbol="diamond"),
+            text=text,
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=[r["proven_bound"] for r in rows],
+            name="proven: 1 + k⌊log₂ L⌋",
+            mode="markers",
+            marker=dict(color=COLORS["bound"], size=8, symbol="x"),
+            text=text,
+        )
+    )
+    top = max(x) * 1.05
+    for c, dash in ((1.0, "dot"), (0.5, "dash")):
+        fig.add_trace(
+            go.Scatter(
+                x=[0, top],
+                y=[0, c * top],
+                mode="lines",
+                name=f"{c:g}·k log₂(η+1)",
+                line=dict(color=COLORS["ref"], dash=dash),
+            )
+        )
+    style(fig, height=400, top=50)
+    fig.update_layout(
+        title_text="nested spiders S_k(L): worst case vs k log₂(η+1)", xaxis_title="k·log₂(η+1)", yaxis_title="queries"
+    )
+    return fig
+
+
 def dendrogram_figure(results: TreeSearchResults) -> go.Figure:
     """Learned predictions on the digits dendrogram: mean queries per eta bin for each predictor."""
     dends = {k: v for k, v in results.summary["real"].items() if "pca_dims" in v}
@@ -397,5 +453,6 @@ def all_figures(results: TreeSearchResults) -> dict[str, go.Figure]:
         "idea": idea_figure(results),
         "curves": curves_figure(results),
         "lower_bound": lower_bound_figure(results),
+        "family": family_figure(results),
         "dendrogram": dendrogram_figure(results),
     }

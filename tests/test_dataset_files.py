@@ -1,0 +1,174 @@
+"""Issue 53, item 3: every dataset file the package reads (CIFAR batches and meta, ImageFolder images)
+gives one clear line naming the file on any corruption, and never waits (a FIFO or a device is refused
+before it is opened)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from explorables.core import datasets as D
+
+
+def _cifar(root: Path, n: int = 6) -> Path:
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": rng.integers(0, 10, n).tolist()}
+        (folder / name).write_bytes(pickle.dumps(batch, protocol=2))
+    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"c%d" % i for i in range(10)]}, protocol=2))
+    return folder
+
+
+def _images(root: Path) -> None:
+    for c in ("a", "b"):
+        (root / c).mkdir(parents=True)
+        for i in range(2):
+            Image.fromarray(np.full((8, 8, 3), 60 * i, np.uint8)).save(root / c / f"{i}.png")
+
+
+def _replace(target: Path, make) -> None:
+    target.unlink()
+    make(target)
+
+
+def _npz(target: Path) -> None:
+    with open(target, "wb") as fh:
+        np.savez(fh, a=np.zeros(3))
+
+
+def _flip(pos: int):
+    def mutate(target: Path) -> None:
+        data = bytearray(target.read_bytes())
+        data[pos % len(data)] ^= 0xFF
+        target.write_bytes(bytes(data))
+
+    return mutate
+
+
+#: corruptions every reader must refuse; each mutates the file in place (``outside`` is a file beyond the root)
+CORRUPTIONS = {
+    "empty": lambda t, outside: t.write_bytes(b""),
+    "one byte": lambda t, outside: t.write_bytes(t.read_bytes()[:1]),
+    "truncated half": lambda t, outside: t.write_bytes(t.read_bytes()[: len(t.read_bytes()) // 2]),
+    "header flipped 0": lambda t, outside: _flip(0)(t),
+    "header flipped 1": lambda t, outside: _flip(1)(t),
+    "header flipped 2": lambda t, outside: _flip(2)(t),
+    "text": lambda t, outside: t.write_text("hello\n"),
+    "a pickled function": lambda t, outside: t.write_bytes(pickle.dumps(os.system)),
+    "a pickled list": lambda t, outside: t.write_bytes(pickle.dumps([1, 2, 3])),
+    "a pickled dict of other keys": lambda t, outside: t.write_bytes(pickle.dumps({"x": 1})),
+    "an npz": lambda t, outside: _npz(t),
+    "a folder": lambda t, outside: _replace(t, lambda p: p.mkdir()),
+    "a FIFO": lambda t, outside: _replace(t, os.mkfifo),
+    "a link to /dev/zero": lambda t, outside: _replace(t, lambda p: p.symlink_to("/dev/zero")),
+    "a link out of the root": lambda t, outside: _replace(t, lambda p: p.symlink_to(outside)),
+}
+#: CIFAR only: well-formed pickles with the wrong contents, for a batch and for the meta file
+CIFAR_CONTENTS = {
+    "data_batch_3": {
+        "wrong shape": {b"data": np.zeros((3, 5), np.uint8), b"labels": [0, 1, 2]},
+        "labels of another length": {b"data": np.zeros((3, 3072), np.uint8), b"labels": [0]},
+        "labels out of range": {b"data": np.zeros((2, 3072), np.uint8), b"labels": [-5, 99]},
+        "float images": {b"data": np.zeros((2, 3072)), b"labels": [0, 1]},
+    },
+    "batches.meta": {
+        "names not a list": {b"label_names": 3},
+        "no names": {b"label_names": []},
+        "numbers as names": {b"label_names": [1.5, 2.5]},
+        "too few names for the labels": {b"label_names": [b"a"]},
+    },
+}
+CONTENTS = sorted({name for group in CIFAR_CONTENTS.values() for name in group})
+
+
+def _refused_in_one_line(load, name: str) -> str:
+    """``load()`` must raise a one-line ValueError naming ``name``; a guard (not a timing) fails a wait."""
+    outcome: dict = {}
+
+    def go() -> None:
+        try:
+            load()
+            outcome["result"] = "accepted"
+        except BaseException as exc:  # the test reports whatever escaped
+            outcome["result"] = exc
+
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert outcome, "the reader waited (a FIFO or a device was opened)"
+    exc = outcome["result"]
+    assert isinstance(exc, ValueError), f"not refused in one line: {exc!r}"
+    message = str(exc)
+    assert "\n" not in message and name in message, message
+    return message
+
+
+@pytest.mark.parametrize("target", ["data_batch_3", "batches.meta"])
+@pytest.mark.parametrize("corruption", [*CORRUPTIONS, *CONTENTS])
+def test_a_damaged_cifar_file_is_one_line_naming_it(tmp_path, target, corruption):
+    if corruption in CONTENTS and corruption not in CIFAR_CONTENTS[target]:
+        pytest.skip("contents of the other kind of file")
+    folder = _cifar(tmp_path / "root")
+    path, outside = folder / target, tmp_path / "outside"
+    outside.write_bytes(path.read_bytes())  # a sound copy: only where it lies is wrong
+    if corruption in CONTENTS:
+        path.write_bytes(pickle.dumps(CIFAR_CONTENTS[target][corruption], protocol=2))
+    else:
+        CORRUPTIONS[corruption](path, outside)
+    # a meta file with too few names is seen at the first batch whose labels it cannot name
+    name = "data_batch_1" if corruption == "too few names for the labels" else target
+    _refused_in_one_line(lambda: D.load_cifar(tmp_path / "root"), name)
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_a_damaged_image_is_one_line_naming_it(tmp_path, corruption):
+    root = tmp_path / "root"
+    _images(root)
+    path, outside = root / "b" / "1.png", tmp_path / "outside.png"
+    outside.write_bytes(path.read_bytes())
+    CORRUPTIONS[corruption](path, outside)
+
+    def load() -> None:
+        folder = D.ImageFolder(root, size=(8, 8))
+        for i in range(len(folder)):
+            folder[i]
+
+    _refused_in_one_line(load, "1.png")
+
+
+def test_a_sound_dataset_still_loads_and_links_inside_the_root_are_followed(tmp_path):
+    root = tmp_path / "root"
+    folder = _cifar(root)
+    (folder / "kept").write_bytes((folder / "test_batch").read_bytes())
+    (folder / "test_batch").unlink()
+    (folder / "test_batch").symlink_to(folder / "kept")
+    data = D.load_cifar(root, train=False)
+    assert data.images.shape == (6, 3, 32, 32) and data.classes[0] == "c0"
+    _images(tmp_path / "images")
+    image, label = D.ImageFolder(tmp_path / "images")[3]
+    assert image.shape == (3, 8, 8) and label == 1
+
+
+def test_an_official_size_cifar_batch_is_checked_against_the_official_md5(tmp_path):
+    """A bit flip in the pixels cannot be seen in a pickle; a file with the official number of images must
+    match the official MD5, so this (non-official) one is refused."""
+    folder = _cifar(tmp_path / "root")
+    batch = {b"data": np.zeros((10_000, 3072), np.uint8), b"labels": [0] * 10_000}
+    (folder / "test_batch").write_bytes(pickle.dumps(batch, protocol=2))
+    message = _refused_in_one_line(lambda: D.load_cifar(tmp_path / "root", train=False), "test_batch")
+    assert "MD5" in message
+
+
+def test_read_data_file_refuses_oversized_files(tmp_path):
+    path = tmp_path / "big"
+    path.write_bytes(b"x" * 100)
+    assert D.read_data_file(path, tmp_path, max_bytes=100) == b"x" * 100
+    _refused_in_one_line(lambda: D.read_data_file(path, tmp_path, max_bytes=99), "big")
