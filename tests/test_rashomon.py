@@ -48,6 +48,7 @@ from explorables.rashomon.claims import (
 )
 from explorables.rashomon.diversity import (
     ellipsoid_ambiguity,
+    ellipsoid_pattern_diversity,
     prediction_diversity,
     rashomon_diversity,
     sample_rashomon,
@@ -240,11 +241,42 @@ def test_pattern_diversity_does_not_grow_with_the_draw_count(logistic_problem):
     """Unlike the sampled ambiguity, the pattern diversity's estimate is unbiased for every draw count: small and
     large draws agree within their sampling error, and it stays at most half the set's closed-form ambiguity."""
     X, _, f = logistic_problem
-    small = [rashomon_diversity(f, X, 0.05, 50, seed=s).pattern_diversity for s in range(20)]
+    small = [rashomon_diversity(f, X, 0.05, 50, seed=s).sampled_pattern for s in range(20)]
     big = rashomon_diversity(f, X, 0.05, 20_000, seed=99)
-    assert np.mean(small) == pytest.approx(big.pattern_diversity, abs=4 * np.std(small) / np.sqrt(len(small)) + 1e-3)
-    assert big.pattern_diversity <= big.ambiguity / 2 + 1e-3
-    assert big.pattern_split < 0.01  # two halves of many draws agree
+    assert np.mean(small) == pytest.approx(big.sampled_pattern, abs=4 * np.std(small) / np.sqrt(len(small)) + 1e-3)
+    assert big.sampled_pattern <= big.ambiguity / 2 + 1e-3
+    assert 0.0 < big.pattern_se < 0.01  # many draws resolve it
+
+
+def test_closed_form_pattern_diversity_is_what_the_draws_estimate(logistic_problem):
+    """The closed form (one ball coordinate's Beta law) is the mean of the draws' unbiased estimates, within their
+    sampling error, at several levels; it is the set's own (no draw count), at most half the closed-form ambiguity,
+    0 at level 0 (one model) and rises with the level."""
+    X, _, f = logistic_problem
+    closed = []
+    for level in (0.005, 0.05, 0.5):
+        d = rashomon_diversity(f, X, level, 20_000, seed=3)
+        assert d.pattern_diversity == ellipsoid_pattern_diversity(f, X, level)
+        assert abs(d.sampled_pattern - d.pattern_diversity) <= 4 * d.pattern_se
+        assert d.pattern_diversity <= d.ambiguity / 2 + 1e-12
+        closed.append(d.pattern_diversity)
+    assert all(a < b for a, b in itertools.pairwise(closed))
+    assert ellipsoid_pattern_diversity(f, X, 0.0) == 0.0
+
+
+def test_closed_form_pattern_diversity_in_two_dimensions_by_quadrature():
+    """Brute force on a 2-parameter example: the share of the ellipse predicting 1 on each point, by a fine grid of the
+    unit disc (uniform in the disc is uniform in the ellipse), gives the same mean pairwise disagreement."""
+    X, y = D.logistic_data(40, [1.0], 0.2, seed=12)
+    f = fit(X, y, "logistic")
+    level = 0.05
+    g = np.linspace(-1, 1, 801)
+    u = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    u = u[np.sum(u**2, axis=1) <= 1]
+    models = f.beta + np.sqrt(2 * level) * np.linalg.solve(np.linalg.cholesky(f.hessian).T, u.T).T
+    q = ((models[:, :1] + models[:, 1:] @ X.T) > 0).mean(axis=0)
+    assert 0.0 < ellipsoid_pattern_diversity(f, X, level)
+    assert ellipsoid_pattern_diversity(f, X, level) == pytest.approx(np.mean(2 * q * (1 - q)), abs=2e-3)
 
 
 def test_least_squares_spread_ignores_the_labels_and_matches_the_closed_form(linear_problem):
@@ -272,6 +304,10 @@ def test_smoke_run_diversity(smoke):
             assert all(b <= a for a, b in zip(amb, sampled, strict=True))
         dc = s[kind]["draw_check"]
         assert dc["sampled"] <= dc["sampled_more"] + 0.02 and dc["sampled_more"] <= dc["closed"]
+        assert abs(dc["pattern_sampled_more"] - dc["pattern_closed"]) <= 4 * dc["pattern_se_more"]
+    lm = s["linear_mechanism"]
+    assert len(lm["by_draw"]["drop w1"]) == smoke.config.mechanism_draws
+    assert all(len(v) == len(lm["levels"]) for v in lm["by_draw"]["drop w1"])
 
 
 # --- the experiment: claimed directions on the smoke preset -----------------------------------------
@@ -395,9 +431,10 @@ def test_diversity_verdict_needs_a_smaller_set_and_more_pattern_diversity_per_sw
     assert diversity_verdict({"a": FLAT, "b": SHRINK}, {"a": more, "b": FLAT}).startswith("no")
     assert diversity_verdict({"a": SHRINK, "b": SHRINK}, {"a": noisy, "b": noisy}).startswith("unclear")
     assert diversity_verdict({"a": SHRINK}, {"a": [0.01, 0.02, 0.015, 0.01]}).startswith("no")  # below the gain
-    assert diversity_headroom_gate({"a": [0.05, 0.07]}, {"a": [0.01, 0.02]}).startswith("pass")
-    assert diversity_headroom_gate({"a": [0.05, 0.49]}, {"a": [0.01, 0.02]}).startswith("fail: ")  # no room
-    assert "halves" in diversity_headroom_gate({"a": [0.05, 0.07]}, {"a": [0.01, 0.04]})  # too few draws
+    assert diversity_headroom_gate({"a": [0.05, 0.07]}).startswith("pass")
+    assert diversity_headroom_gate({"a": [0.05, 0.49]}).startswith("fail: ")  # no room
+    assert ambiguity_check([0.2], [0.3], [0.1], [0.02], [1.0, -2.0]).startswith("pass")
+    assert "standard errors" in ambiguity_check([0.2], [0.3], [0.1], [0.02], [1.0, 4.5])  # draws off the closed form
     assert ambiguity_check([0.2, 0.3], [0.3, 0.3], [0.1], [0.02]).startswith("pass")
     assert ambiguity_check([0.2, 0.35], [0.3, 0.3], [0.1], [0.02]).startswith("fail")  # draws beyond the set
     assert ambiguity_check([0.2, 0.3], [0.3, 0.3], [0.1], [-0.01]).startswith("fail")  # more draws pass the set

@@ -696,6 +696,8 @@ def test_a_printed_chapter_shows_its_folded_boxes_and_no_buttons(browser, site_u
             page = context.new_page()
             page.goto(f"{site_url}/book/{chapter.stem}.html", wait_until="load")
             page.emulate_media(media="print")
+            # the print styles apply on the next frames: wait for two of them, not for a clock
+            page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
             found = page.evaluate(PRINT_PROBLEMS)
             if found:
                 problems[chapter.stem] = found[:4]

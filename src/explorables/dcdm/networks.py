@@ -38,15 +38,36 @@ def mlp(d_in: int, d_out: int, d_hidden: int, n_layers: int) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+def stacked_mlp(params: dict[str, torch.Tensor], prefix: str, n_linear: int, x: torch.Tensor) -> torch.Tensor:
+    """The MLP of :func:`mlp` for every member at once, from stacked parameters ``{prefix}.{2i}.weight``
+    ``(E, out, in)`` and ``.bias`` ``(E, out)``; ``x`` is ``(E, ..., in)``.
+
+    One batched matrix product per layer (``baddbmm``): the same arithmetic as mapping ``nn.Linear`` over
+    the members with ``vmap``, bit for bit on the CPU (tested), without its per-call dispatch."""
+    lead = x.shape[:-1]
+    h = x.reshape(lead[0], -1, x.shape[-1])
+    for i in range(n_linear):
+        weight, bias = params[f"{prefix}.{2 * i}.weight"], params[f"{prefix}.{2 * i}.bias"]
+        h = torch.baddbmm(bias.unsqueeze(1), h, weight.transpose(1, 2))
+        if i < n_linear - 1:
+            h = nn.functional.silu(h)
+    return h.reshape(*lead, h.shape[-1])
+
+
 class MLPEncoder(nn.Module):
     """The concept encoder on flat inputs: ``x_0 -> h``, with ``alpha(x_0) = exp(h)`` (``K`` outputs)."""
 
     def __init__(self, d_data: int, n_concepts: int, d_hidden: int = 128, n_layers: int = 2):
         super().__init__()
         self.net = mlp(d_data, n_concepts, d_hidden, n_layers)
+        self.n_linear = n_layers + 1
 
     def forward(self, x0: torch.Tensor) -> torch.Tensor:
         return self.net(x0)
+
+    def stacked_forward(self, params: dict[str, torch.Tensor], x0: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` of every member of an :class:`Ensemble` (inputs with a leading member axis)."""
+        return stacked_mlp(params, "net", self.n_linear, x0)
 
 
 class MLPDenoiser(nn.Module):
@@ -56,9 +77,17 @@ class MLPDenoiser(nn.Module):
         super().__init__()
         self.n_steps, self.d_time = n_steps, d_time
         self.net = mlp(2 * d_data + d_time, d_data, d_hidden, n_layers)
+        self.n_linear = n_layers + 1
 
     def forward(self, x_t: torch.Tensor, t: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
         return self.net(torch.cat([x_t, m, time_features(t, self.n_steps, self.d_time)], dim=-1))
+
+    def stacked_forward(
+        self, params: dict[str, torch.Tensor], x_t: torch.Tensor, t: torch.Tensor, m: torch.Tensor
+    ) -> torch.Tensor:
+        """:meth:`forward` of every member of an :class:`Ensemble` (inputs with a leading member axis)."""
+        features = torch.cat([x_t, m, time_features(t, self.n_steps, self.d_time)], dim=-1)
+        return stacked_mlp(params, "net", self.n_linear, features)
 
 
 class ConvEncoder(nn.Module):
@@ -128,6 +157,7 @@ class Ensemble(nn.Module):
 
     Inputs carry a leading member dimension; ``torch.func.vmap`` maps the one module over the stacked
     parameters, so the members are independent models that share nothing but the batched arithmetic.
+    Modules with a ``stacked_forward(params, *inputs)`` (the MLPs) compute it directly instead.
     Building it seeds torch's global generator with each member's seed in turn (the draws that follow
     are then fixed by the last seed, so a run stays reproducible from its base seed).
     """
@@ -149,6 +179,11 @@ class Ensemble(nn.Module):
 
     def forward(self, *args: torch.Tensor) -> torch.Tensor:
         base = self._base[0]
+        if hasattr(base, "stacked_forward") and not self._buffers_stacked:
+            # the MLPs: one batched product per layer instead of vmap (same numbers, less dispatch)
+            n = self.n_members
+            if all(a.dim() >= 2 and a.shape[0] == n for a in args):
+                return base.stacked_forward(self.stacked(), *args)
 
         def one(p: dict, b: dict, *a: torch.Tensor) -> torch.Tensor:
             return functional_call(base, (p, b), a)

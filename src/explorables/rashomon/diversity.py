@@ -24,7 +24,14 @@ logistic loss), and measure the spread of their predictions on a set of points:
   than over distinct patterns. It is estimated without bias by the mean over distinct pairs of draws,
   :math:`2\hat q_i(1-\hat q_i)\,k/(k-1)` for :math:`k` draws, so unlike the sampled ambiguity its
   estimate does not grow with the draw count. At most half the closed-form ambiguity: only ambiguous
-  points can have :math:`0 < q_i < 1`.
+  points can have :math:`0 < q_i < 1`. It too has a closed form on the ellipsoid
+  (:func:`ellipsoid_pattern_diversity`): the margin of a uniform draw is
+  :math:`x_{1i}^T\hat\beta + r_i t` with :math:`r_i = \sqrt{2\theta\,x_{1i}^T H^{-1} x_{1i}}` and :math:`t` one
+  coordinate of a uniform point of the unit ball in :math:`p` dimensions, whose law is
+  :math:`(1+t)/2 \sim \mathrm{Beta}(\tfrac{p+1}{2}, \tfrac{p+1}{2})`; so
+  :math:`q_i = F_t(x_{1i}^T\hat\beta / r_i)` exactly, with no Monte-Carlo error;
+* ``sampled_pattern``, ``pattern_se``: the draws' unbiased estimate of the pattern diversity and its standard
+  error (batch means over ``PATTERN_BATCHES`` batches of the draws), a check against the closed form.
 
 Sampling: with :math:`H = LL^T` (Cholesky) and :math:`u` uniform in the unit ball,
 :math:`\Delta = \sqrt{2\theta}\,L^{-T}u` is uniform in :math:`E_\theta` and
@@ -39,7 +46,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.special import expit
+from scipy.special import betainc, expit
 
 from ..core.arguments import Array, checked
 from ..core.params import Float, Int
@@ -47,6 +54,8 @@ from .models import Fit
 
 #: the most models one draw takes (a bigger number is a typo, not a study)
 MAX_MODELS = 10**6
+#: batches of the draws whose pattern diversities give the standard error of the sampled one (batch means)
+PATTERN_BATCHES = 20
 
 
 @checked(level=Float(0.0), n_models=Int(1, MAX_MODELS), seed=Int(0))
@@ -72,21 +81,23 @@ def sample_rashomon(fitted: Fit, level: float, n_models: int = 200, seed: int = 
     n_models=Int(1, MAX_MODELS),
     sampled_ambiguity=Float(0.0, 1.0),
     pattern_diversity=Float(0.0, 1.0),
-    pattern_split=Float(0.0, 1.0),
+    sampled_pattern=Float(0.0, 1.0),
+    pattern_se=Float(0.0),
 )
 @dataclass(frozen=True)
 class Diversity:
-    """Prediction diversity of a Rashomon set on some points (see the module docstring): ``ambiguity`` is the
-    set's (closed form from :func:`rashomon_diversity`; 0 for least squares), the others are estimated from
-    ``n_models`` draws; ``pattern_split`` is how far the pattern diversity of the first half of the draws lies
-    from the second's (how well the draws resolve it)."""
+    """Prediction diversity of a Rashomon set on some points (see the module docstring): ``ambiguity`` and
+    ``pattern_diversity`` are the set's (closed forms from :func:`rashomon_diversity`; 0 for least squares), the
+    others are estimated from ``n_models`` draws; ``pattern_se`` is the standard error of ``sampled_pattern``
+    (batch means; 0 with fewer than ``2 * PATTERN_BATCHES`` draws)."""
 
     spread: float
     ambiguity: float
     n_models: int
     sampled_ambiguity: float = 0.0
     pattern_diversity: float = 0.0
-    pattern_split: float = 0.0
+    sampled_pattern: float = 0.0
+    pattern_se: float = 0.0
 
 
 @checked(X=Array("n d"), level=Float(0.0))
@@ -95,13 +106,25 @@ def ellipsoid_ambiguity(fitted: Fit, X: np.ndarray, level: float) -> float:
     the points ``X``, in closed form: the fraction of points with ``|x1^T beta_hat| < sqrt(2 level x1^T H^-1 x1)``,
     ``x1 = (1, x)`` (some model of the set puts them on the other side of the decision boundary). 0 for least
     squares, which has no labels to change."""
+    X = _check_points(fitted, X)
+    if fitted.loss == "squared":
+        return 0.0
+    margin, reach = _margin_reach(fitted, X, level)
+    return float(np.mean(np.abs(margin) < reach))
+
+
+def _check_points(fitted: Fit, X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.shape[1] != fitted.w.size:
         raise ValueError(f"X must have {fitted.w.size} columns (the weights of fitted), got shape {X.shape}")
     if not np.all(np.isfinite(X)):
         raise ValueError("X must contain only finite numbers")
-    if fitted.loss == "squared":
-        return 0.0
+    return X
+
+
+def _margin_reach(fitted: Fit, X: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per point, the best model's margin ``x1^T beta_hat`` and how far the set moves it,
+    ``sqrt(2 level x1^T H^-1 x1)``."""
     X1 = np.column_stack([np.ones(len(X)), X])
     try:
         chol = np.linalg.cholesky(fitted.hessian)
@@ -109,7 +132,24 @@ def ellipsoid_ambiguity(fitted: Fit, X: np.ndarray, level: float) -> float:
         msg = "the loss Hessian of fitted is not positive definite (singular design); use ridge > 0"
         raise ValueError(msg) from None
     reach = np.sqrt(2 * level * np.sum(solve_triangular(chol, X1.T, lower=True) ** 2, axis=0))  # sqrt(2θ x1' H^-1 x1)
-    return float(np.mean(np.abs(X1 @ fitted.beta) < reach))
+    return X1 @ fitted.beta, reach
+
+
+@checked(X=Array("n d"), level=Float(0.0))
+def ellipsoid_pattern_diversity(fitted: Fit, X: np.ndarray, level: float) -> float:
+    """The pattern diversity of the whole quadratic Rashomon set on the points ``X``, in closed form: the mean over
+    points of ``2 q (1 - q)``, where ``q`` is the share of the set (by volume) that predicts 1 on the point. A uniform
+    draw's margin is ``m + r t`` (``m = x1^T beta_hat``, ``r = sqrt(2 level x1^T H^-1 x1)``) with ``t`` one coordinate
+    of a uniform point of the unit ball in ``p`` dimensions, ``(1 + t) / 2 ~ Beta((p+1)/2, (p+1)/2)``; so
+    ``q = F_t(m / r)``. 0 for least squares (no labels) and at ``level = 0`` (one model)."""
+    X = _check_points(fitted, X)
+    if fitted.loss == "squared":
+        return 0.0
+    margin, reach = _margin_reach(fitted, X, level)
+    a = (fitted.n_params + 1) / 2
+    s = np.divide(margin, reach, out=np.where(margin >= 0, np.inf, -np.inf), where=reach > 0)
+    q = betainc(a, a, np.clip((1 + s) / 2, 0.0, 1.0))  # P(t < s) = P(the draw's margin > 0), t symmetric
+    return float(np.mean(2 * q * (1 - q)))
 
 
 def _pattern(labels: np.ndarray) -> float:
@@ -140,21 +180,31 @@ def prediction_diversity(fitted: Fit, X: np.ndarray, models: np.ndarray) -> Dive
     best = (fitted.beta[0] + X @ fitted.w) > 0
     labels = margins > 0
     sampled = float((labels != best[None, :]).any(axis=0).mean())
-    half = len(models) // 2
+    pattern = _pattern(labels)
+    se = 0.0
+    if len(models) >= 2 * PATTERN_BATCHES:  # batch means: the spread of the batches' unbiased estimates
+        batches = [_pattern(b) for b in np.array_split(labels, PATTERN_BATCHES)]
+        se = float(np.std(batches, ddof=1) / np.sqrt(PATTERN_BATCHES))
     return Diversity(
         spread=float(np.std(expit(margins), axis=0).mean()),
         ambiguity=sampled,
         n_models=len(models),
         sampled_ambiguity=sampled,
-        pattern_diversity=_pattern(labels),
-        pattern_split=abs(_pattern(labels[:half]) - _pattern(labels[half:])),
+        pattern_diversity=pattern,
+        sampled_pattern=pattern,
+        pattern_se=se,
     )
 
 
 @checked(X=Array("n d"), level=Float(0.0), n_models=Int(1, MAX_MODELS), seed=Int(0))
 def rashomon_diversity(fitted: Fit, X: np.ndarray, level: float, n_models: int = 200, seed: int = 0) -> Diversity:
     """:func:`prediction_diversity` of ``n_models`` models drawn by :func:`sample_rashomon` at ``level``, with the
-    set's closed-form ambiguity (:func:`ellipsoid_ambiguity`) as ``ambiguity``; the draws' own value stays in
-    ``sampled_ambiguity``."""
+    set's closed forms as ``ambiguity`` (:func:`ellipsoid_ambiguity`) and ``pattern_diversity``
+    (:func:`ellipsoid_pattern_diversity`); the draws' own values stay in ``sampled_ambiguity`` and
+    ``sampled_pattern``."""
     sampled = prediction_diversity(fitted, X, sample_rashomon(fitted, level, n_models, seed))
-    return replace(sampled, ambiguity=ellipsoid_ambiguity(fitted, X, level))
+    return replace(
+        sampled,
+        ambiguity=ellipsoid_ambiguity(fitted, X, level),
+        pattern_diversity=ellipsoid_pattern_diversity(fitted, X, level),
+    )

@@ -75,11 +75,16 @@ def audio_features(stimuli: Stimuli, n_bands: int = 24, n_modulation: int = 16) 
     """
     edges = _band_edges(n_bands)
     rows = []
+    masks: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}  # per wave length: the window and the bands' bins
     for i in range(stimuli.n):
         wave = synth_sound.__wrapped__(stimuli, i)
-        power = np.abs(np.fft.rfft(wave * np.hanning(wave.size))) ** 2
-        freqs = np.fft.rfftfreq(wave.size, 1 / SAMPLE_RATE)
-        bands = [power[(freqs >= lo) & (freqs < hi)].sum() for lo, hi in itertools.pairwise(edges)]
+        if wave.size not in masks:
+            freqs = np.fft.rfftfreq(wave.size, 1 / SAMPLE_RATE)
+            masks[wave.size] = (np.hanning(wave.size),
+                                [(freqs >= lo) & (freqs < hi) for lo, hi in itertools.pairwise(edges)])  # fmt: skip
+        window, band_bins = masks[wave.size]
+        power = np.abs(np.fft.rfft(wave * window)) ** 2
+        bands = [power[b].sum() for b in band_bins]
         frame = SAMPLE_RATE // 100
         env = np.sqrt(np.mean(wave[: wave.size // frame * frame].reshape(-1, frame) ** 2, axis=1))
         env = env - env.mean()

@@ -162,15 +162,17 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     examples, cue_words = {}, {}
     perms = [rng.permutation(cfg.n_stimuli) for _ in range(draws)]
     # one call for every cue and the "opening only" control (the neutral instruction with the answer opened as under
-    # "see" / "hear"; T = 0 only): the rows of one caption share its tokens, and those with the neutral instruction
-    # share it too (each run once); the cues are decoded together
+    # "see" / "hear"; T = 0 only): the rows of one caption share its tokens, the named cues' instructions share their
+    # first words ("Describe only what you would"), and the rows with the neutral instruction share it (each run
+    # once); the cues are decoded together
     variants = [(cue, cue) for cue in cfg.cues] + [("none", cue) for cue in OPENING_ONLY]
     n = len(texts)
     rows = [(v, i) for v in range(len(variants)) for i in range(n)]
     all_reps, all_texts = representations(
         lm, [prompt(texts[i], variants[v][0]) for v, i in rows], cfg.layer_grid, cfg.n_new_tokens,
         batch_size=cfg.batch_size, openings=[opening(variants[v][1]) for v, _ in rows],
-        groups=[(i, variants[v][0]) for v, i in rows], generate=[v < len(cfg.cues) for v, _ in rows],
+        groups=[(i, "neutral" if variants[v][0] == "none" else "named", variants[v][0]) for v, i in rows],
+        generate=[v < len(cfg.cues) for v, _ in rows],
     )  # fmt: skip
     for c, cue in enumerate(cfg.cues):
         reps, continuations = all_reps[:, :, c * n : (c + 1) * n], all_texts[c * n : (c + 1) * n]

@@ -239,9 +239,16 @@ def _gather(cache: Any, index: list[int], device: str) -> Any:
     left as it was."""
     if cache is None:
         return None
-    out = copy.deepcopy(cache)
-    out.batch_select_indices(torch.tensor(index, dtype=torch.long, device=device))
-    return out
+    rows = torch.tensor(index, dtype=torch.long, device=device)
+    # deep-copy the cache's structure with each layer's tensors replaced by their selected rows (copying the whole
+    # tensors first, then selecting, would move every cached key and value twice)
+    memo = {id(t): t[rows] for layer in cache.layers for t in (layer.keys, layer.values)
+            if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[-2] > 0}  # fmt: skip
+    if len(memo) != 2 * len(cache.layers):  # a layer holds nothing: copy it all, then select as transformers does
+        out = copy.deepcopy(cache)
+        out.batch_select_indices(rows)
+        return out
+    return copy.deepcopy(cache, memo)
 
 
 def _extend(model: Any, cache: Any, mask: torch.Tensor, nxt: torch.Tensor, rows: list[list[int]], pad: int,

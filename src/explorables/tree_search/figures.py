@@ -364,38 +364,19 @@ def family_figure(results: TreeSearchResults) -> go.Figure:
     rows = sorted(fam["rows"], key=lambda r: r["k_log_eta"])
     x = [round(r["k_log_eta"], 2) for r in rows]
     text = [f"k={r['k']}, L={r['length']}, η={r['eta']}, n={r['n']:,}" for r in rows]
+    series = [
+        *((f"{a}, forced", [r["forced"][a] for r in rows], COLORS[a], 9, "circle" if a == "spine" else "square")
+          for a in ("spine", "centroid")),
+        ("optimum (any algorithm)", [r["optimum"] for r in rows], "black", 8, "diamond"),
+        ("proven: 1 + k⌊log₂ L⌋", [r["proven_bound"] for r in rows], COLORS["bound"], 8, "x"),
+    ]  # fmt: skip
     fig = go.Figure()
-    for a in ("spine", "centroid"):
+    for name, y, color, size, symbol in series:
         fig.add_trace(
             go.Scatter(
-                x=x,
-                y=[r["forced"][a] for r in rows],
-                name=f"{a}, forced",
-                mode="markers",
-                marker=dict(color=COLORS[a], size=9, symbol="circle" if a == "spine" else "square"),
-                text=text,
+                x=x, y=y, name=name, mode="markers", marker=dict(color=color, size=size, symbol=symbol), text=text
             )
         )
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=[r["optimum"] for r in rows],
-            name="optimum (any algorithm)",
-            mode="markers",
-            marker=dict(color="black", size=8, symbol="diamond"),
-            text=text,
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=[r["proven_bound"] for r in rows],
-            name="proven: 1 + k⌊log₂ L⌋",
-            mode="markers",
-            marker=dict(color=COLORS["bound"], size=8, symbol="x"),
-            text=text,
-        )
-    )
     top = max(x) * 1.05
     for c, dash in ((1.0, "dot"), (0.5, "dash")):
         fig.add_trace(

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..core.arguments import checked
 from ..core.params import Int
-from .search import Ask, Memory, candidate_mask
+from .search import Ask, Memory, candidate_mask, narrow
 from .tree import Tree
 
 MAX_FAMILY_SIZE = 2_000_000
@@ -245,7 +245,6 @@ def ranking_search(tree: Tree, ranks: np.ndarray, ask: Ask | Memory) -> list[int
         raise ValueError(f"ranks must be an integer array of length n = {tree.n} with values >= 1")
     mem = ask if isinstance(ask, Memory) else Memory(ask)
     mask = candidate_mask(tree, mem.answers)
-    size, parent = tree.size, tree.parent
     while True:
         idx = np.flatnonzero(mask)
         if len(idx) == 0:
@@ -254,11 +253,7 @@ def ranking_search(tree: Tree, ranks: np.ndarray, ask: Ask | Memory) -> list[int
         a = mem(c)
         if a < 0:
             return mem.queried
-        if a == parent[c]:
-            mask[c : c + size[c]] = False
-        else:
-            mask[:a] = False
-            mask[a + size[a] :] = False
+        narrow(tree, mask, c, a)
 
 
 def k_log_eta(k: int, eta: int) -> float:

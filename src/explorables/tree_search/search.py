@@ -80,18 +80,28 @@ class Memory:
 def candidate_mask(tree: Tree, answers: dict[int, int]) -> np.ndarray:
     """The vertices consistent with all (non-found) answers: an intersection of components."""
     mask = np.ones(tree.n, dtype=bool)
-    size = tree.size
     for v, a in answers.items():
         if a < 0:
             mask[:] = False
             mask[v] = True
             return mask
-        if a == tree.parent[v]:
-            mask[v : v + size[v]] = False
-        else:  # a is a child of v
-            mask[:a] = False
-            mask[a + size[a] :] = False
+        narrow(tree, mask, v, a)
     return mask
+
+
+def narrow(tree: Tree, mask: np.ndarray, query: int, answer: int) -> None:
+    """Drop from ``mask`` (in place) the candidates that the answer to ``query`` rules out.
+
+    The answer is the neighbour of ``query`` on the path to the target. Vertices are numbered in
+    preorder, so a subtree is a contiguous range: if the answer is ``query``'s parent, the target
+    is outside ``query``'s subtree; if it is a child, the target is inside that child's subtree.
+    """
+    size = tree.size
+    if answer == tree.parent[query]:
+        mask[query : query + size[query]] = False
+    else:  # answer is a child of query
+        mask[:answer] = False
+        mask[answer + size[answer] :] = False
 
 
 @checked(mask=Array("n"))
@@ -110,7 +120,7 @@ def centroid_search(tree: Tree, ask: Ask | Memory, mask: np.ndarray | None = Non
             raise ValueError(f"mask must be a boolean array of length n = {tree.n} with at least one True entry")
     mem = ask if isinstance(ask, Memory) else Memory(ask)
     mask = candidate_mask(tree, mem.answers) if mask is None else mask.copy()
-    size, parent = tree.size, tree.parent
+    size = tree.size
     while True:
         idx = np.flatnonzero(mask)
         m = len(idx)
@@ -123,11 +133,7 @@ def centroid_search(tree: Tree, ask: Ask | Memory, mask: np.ndarray | None = Non
         a = mem(c)
         if a < 0:
             return mem.queried
-        if a == parent[c]:
-            mask[c : c + size[c]] = False
-        else:
-            mask[:a] = False
-            mask[a + size[a] :] = False
+        narrow(tree, mask, c, a)
 
 
 class _Budget(Exception):
@@ -344,6 +350,7 @@ __all__ = [
     "centroid_bound",
     "centroid_search",
     "doubling_along_spine",
+    "narrow",
     "optimal_worst_case",
     "queries_for",
     "robust_bound",
