@@ -116,7 +116,8 @@ def test_solver_status_is_a_clear_result():
         tiny.nodes,
     )
     # the node count is recorded: each solve that finds a cause explores at least the root node
-    full = ilp_enumerate(vote.model, ctx, vote.outcome, details=True)
+    # (the example's own context, 6 of 11 yes: 6 causes; all 11 yes would have C(11, 6) = 462 of them)
+    full = ilp_enumerate(vote.model, vote.context, vote.outcome, details=True)
     assert full.complete and full.nodes >= len(full.causes.causes) >= 1 and full.max_nodes >= 1
     assert full.nodes <= full.solves * full.max_nodes
     # a non-ancestor in the candidate: no minimal cause contains it
