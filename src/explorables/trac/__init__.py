@@ -1,7 +1,8 @@
 """Chapter 14: tracing all actual causes (TrAC) in Boolean structural causal models.
 
 Models (:mod:`.scm`), the modified Halpern–Pearl definition, its oracle and baselines
-(:mod:`.causes`), our reconstruction of TrAC (:mod:`.trac`), responsibility and blame
+(:mod:`.causes`), our reconstruction of TrAC (:mod:`.trac`), the integer-programming single-cause
+baseline of Ibrahim & Pretschner (:mod:`.ilp`), responsibility and blame
 (:mod:`.responsibility`), the literature's examples (:mod:`.examples`), the experiment
 (:mod:`.experiment`), figures (:mod:`.figures`) and the live lab (:mod:`.lab`, needs ipywidgets).
 """
@@ -19,6 +20,7 @@ from .causes import (
     pruned_search,
 )
 from .examples import Example, classic_examples
+from .ilp import CheckResult, Enumeration, ilp_check, ilp_enumerate, ilp_minimal_cause
 from .responsibility import blame, context_distribution, responsibility
 from .scm import SCM, parse_formula, random_boolean_scm
 from .trac import trac, witness_map
@@ -27,6 +29,8 @@ __all__ = [
     "SCM",
     "Cause",
     "CauseSet",
+    "CheckResult",
+    "Enumeration",
     "Example",
     "ac2_witness",
     "blame",
@@ -35,6 +39,9 @@ __all__ = [
     "classic_examples",
     "context_distribution",
     "first_cause",
+    "ilp_check",
+    "ilp_enumerate",
+    "ilp_minimal_cause",
     "is_actual_cause",
     "minimal_sets",
     "parse_formula",
