@@ -90,8 +90,9 @@ class TrustRegionCLLab:
             dirs = random_directions(32, 2, g)
             self.samples = [s.numpy() for s in record.samples]  # per k: (2, k + 1, n, 2)
             self.swd = [sliced_wasserstein(s, real[: s.shape[1]].expand_as(s), dirs).numpy() for s in record.samples]
-        self.tasks = tasks
-        self._draw_static()
+        if tasks != getattr(self, "tasks", None):  # new titles: redraw the axes; else reuse the static background
+            self.tasks = tasks
+            self._draw_static()
         self.redraw()
 
     def _draw_static(self) -> None:
