@@ -666,3 +666,37 @@ def test_the_configs_radii_are_the_tuning_tables_picks():
         assert record["radii"][scores.index(min(scores))] == record["best"][metric] == getattr(cfg, field)
     assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
     assert "←" in tuning_table() and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))
+
+
+@pytest.mark.parametrize("order", [("finetune", "replay", "trcl"), ("replay", "ewc", "trcl", "finetune")])
+def test_skipping_the_replay_pass_of_unweighted_members_changes_no_number(monkeypatch, order):
+    """Members with replay weight 0 (fine-tuning, EWC) leave the replay batch out: the same bits as running it."""
+    members = [Member(m, s) for m in order for s in range(2)]
+    records = []
+    for skip in (True, False):
+        monkeypatch.setattr(continual, "SKIP_UNWEIGHTED_REPLAY", skip)
+        records.append(_tr_run(members, Strengths()))
+    for k in records[0].params:
+        assert torch.equal(records[0].params[k], records[1].params[k])
+    for a, b in zip(records[0].samples, records[1].samples, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_dropping_reconverged_members_changes_no_count(monkeypatch):
+    """A member back within tolerance leaves the fine-tuning batch: every other member's count is the same."""
+    tasks = ("gaussians", "moons")
+    net = Net(2, 2, 8, 1, 4)
+    params = init_params(net, [0, 1, 2, 3])
+    eval_set = eval_batch(tasks, 2, 16, 10, 0, "cpu")
+    seed_of = torch.tensor([0, 1, 0, 1])
+    start = per_sample_loss(params, net, SCHEDULE, eval_set["x"][seed_of, 0], torch.zeros(4, 16, dtype=torch.long),
+                            eval_set["t"][seed_of, 0], eval_set["noise"][seed_of, 0]).mean(1)  # fmt: skip
+    target = start * torch.tensor([0.9, 0.7, 0.5, 1.5])  # one member there at once, the others at different paces
+    counts = []
+    for drop in (True, False):
+        monkeypatch.setattr(continual, "DROP_RECONVERGED", drop)
+        found = reconvergence_steps(params, net, SCHEDULE, 0, "gaussians", target, eval_set, seed_of, n_seeds=2,
+                                    tol=0.01, max_steps=60, eval_every=2, batch_size=16, lr=3e-2, seed=0)  # fmt: skip
+        counts.append(found)
+    assert torch.equal(counts[0], counts[1])
+    assert len(set(counts[0].tolist())) >= 3, counts[0]  # members leave at different steps: the drop is exercised

@@ -238,6 +238,11 @@ def _squared_distance(params: Params, anchor: Params, metric: Params) -> torch.T
     return sum((metric[k] * (params[k] - anchor[k]).pow(2)).flatten(1).sum(1) for k in params)
 
 
+#: speed-ups that change no number (a test runs both ways and compares to the bit): members with a replay weight of
+#: 0 skip the replay batch's forward pass; a member back within tolerance leaves the re-convergence batch
+SKIP_UNWEIGHTED_REPLAY = True
+DROP_RECONVERGED = True
+
 #: the multiplier's step is proportional to max(lambda, DUAL_FLOOR): additive near 0, geometric above
 DUAL_FLOOR = 1.0
 
@@ -409,6 +414,14 @@ def train_sequence(
     seed_of = torch.tensor([mem.seed_index for mem in members], device=device)
     meths = [METHODS[mem.method] for mem in members]
     beta = torch.tensor([strengths.replay_weight if me.replay else 0.0 for me in meths], device=device)
+    # members whose replay loss counts (beta > 0): only they run the replay batch through the net; the others'
+    # replay gradient is exactly zero, so leaving them out changes no number (the draws are still made for all)
+    replayed: torch.Tensor | slice = torch.nonzero(beta > 0).flatten().cpu()
+    n_replayed, replay_all = len(replayed), len(replayed) == m_count
+    if n_replayed and bool((replayed.diff() == 1).all()):  # a block of members (the usual order): a view, no copy
+        replayed = slice(int(replayed[0]), int(replayed[-1]) + 1)
+    else:
+        replayed = replayed.to(device)
     fixed = torch.tensor(
         [strengths.ewc_lambda if me.metric != "none" and me.penalty == "ewc" else 0.0 for me in meths], device=device
     )
@@ -478,7 +491,14 @@ def train_sequence(
                 idx = torch.randint(0, buffer_x.shape[1], (m_count, batch_size), generator=g).to(device)
                 xr, cr = _gather(buffer_x, idx), torch.gather(buffer_c, 1, idx)
                 tr, nr = draw_t_noise(xr.shape, schedule.n_steps, g, device)
-                loss = loss + beta * _per_sample_loss(params, net, schedule, xr, cr, tr, nr).mean(1)
+                if replay_all or not SKIP_UNWEIGHTED_REPLAY:
+                    loss = loss + beta * _per_sample_loss(params, net, schedule, xr, cr, tr, nr).mean(1)
+                elif n_replayed:
+                    sub = {n: v[replayed] for n, v in params.items()}
+                    rep = _per_sample_loss(sub, net, schedule, xr[replayed], cr[replayed], tr[replayed], nr[replayed])
+                    weighted = torch.zeros_like(loss)
+                    weighted[replayed] = beta[replayed] * rep.mean(1)
+                    loss = loss + weighted
                 dist2 = _squared_distance(params, anchor, metric)
                 loss = loss + 0.5 * lam * dist2
             opt.zero_grad(set_to_none=True)
@@ -583,18 +603,36 @@ def reconvergence_steps(
 
     one_task = {k: v[:, task_index : task_index + 1] for k, v in eval_set.items()}  # (S, 1, n, ...)
 
+    # members still fine-tuning: one that is back within tolerance leaves the batch (its count is final), with
+    # the others' weights and Adam moments carried over, so every number is the same as with all members training
+    active = torch.arange(members, device=device)
+
     def check(step: int) -> None:
+        nonlocal active, params, opt
         detached = {k: v.detach() for k, v in params.items()}
-        loss = eval_losses(detached, net, schedule, one_task, seed_of, first_task=task_index)[:, 0]
-        hit = (loss <= bound) & (found > max_steps)
-        found[hit] = float(step)
+        loss = eval_losses(detached, net, schedule, one_task, seed_of[active], first_task=task_index)[:, 0]
+        hit = (loss <= bound[active]) & (found[active] > max_steps)
+        if not bool(hit.any()):
+            return
+        found[active[hit]] = float(step)
+        if not DROP_RECONVERGED:
+            return
+        keep, active = ~hit, active[~hit]
+        old = params
+        params = {k: v.detach()[keep].clone().requires_grad_(True) for k, v in old.items()}
+        moments = opt.state
+        opt = torch.optim.Adam(list(params.values()), lr=lr)
+        for k, v in params.items():
+            if old[k] in moments:  # the Adam state of the members that stay
+                opt.state[v] = {n: (x if n == "step" else x[keep]).clone() for n, x in moments[old[k]].items()}
 
     check(0)
     for step in range(1, max_steps + 1):
         if bool((found <= max_steps).all()):
             break
-        x0 = torch.stack([sample_task(task_name, batch_size, dg) for dg in data_gens]).to(device)[seed_of]
-        t, noise = draw_t_noise(x0.shape, schedule.n_steps, g, device)
+        x0 = torch.stack([sample_task(task_name, batch_size, dg) for dg in data_gens]).to(device)[seed_of[active]]
+        t, noise = draw_t_noise((members, *x0.shape[1:]), schedule.n_steps, g, device)  # drawn for all members
+        t, noise = t[active], noise[active]
         c = torch.full(t.shape, task_index, dtype=torch.long, device=device)
         loss = _per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1).sum()
         opt.zero_grad(set_to_none=True)

@@ -12,6 +12,7 @@ per-sample gradients for the Fisher estimate (:mod:`.continual`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -164,6 +165,13 @@ def time_features(t: torch.Tensor, n_steps: int, d_time: int) -> torch.Tensor:
     return torch.cat([torch.sin(angle), torch.cos(angle)], -1)
 
 
+@functools.lru_cache(maxsize=16)
+def _time_table(n_steps: int, d_time: int, device: torch.device) -> torch.Tensor:
+    """``time_features`` of every step ``0 .. n_steps - 1``, ``(n_steps, d_time)``: the forward passes look the
+    features up instead of recomputing them (elementwise, so the same numbers)."""
+    return time_features(torch.arange(n_steps, device=device), n_steps, d_time)
+
+
 @checked(x=X_BATCH, t=LABELS, task=LABELS, n_steps=Int(1, 10**6))
 def predict_noise(
     params: Params, net: Net, x: torch.Tensor, t: torch.Tensor, task: torch.Tensor, n_steps: int
@@ -179,7 +187,7 @@ def _predict_noise(params: Params, net: Net, x: torch.Tensor, t: torch.Tensor, t
     h = torch.cat(
         [
             x,
-            time_features(t, n_steps, net.d_time),
+            _time_table(n_steps, net.d_time, t.device)[t],
             (task.unsqueeze(-1) == torch.arange(net.n_tasks, device=task.device)).float(),
         ],
         -1,
