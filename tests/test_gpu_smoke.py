@@ -1,0 +1,73 @@
+"""The GPU smoke script (benchmarks/gpu_smoke.py) in its CPU dry mode, and the configs it builds."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorables.chapters import CHAPTERS
+from explorables.core.datasets import load_cifar
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("gpu_smoke", ROOT / "benchmarks" / "gpu_smoke.py")
+gpu_smoke = importlib.util.module_from_spec(spec)
+sys.modules["gpu_smoke"] = gpu_smoke
+spec.loader.exec_module(gpu_smoke)
+
+
+@pytest.mark.parametrize("slug", sorted(CHAPTERS))
+def test_every_capped_paper_config_is_valid_and_capped(slug):
+    config_cls = CHAPTERS[slug].module().Config
+    paper = config_cls.preset("paper")
+    changes = gpu_smoke.capped_overrides(paper, 20)  # the GPU run's cap
+    changes.update(gpu_smoke.grid_overrides(paper, changes))
+    changes.update(gpu_smoke.EXTRA.get(slug, {}))
+    capped = paper.replace(**changes)  # a refused combination raises here
+    for name, value in changes.items():
+        if gpu_smoke.STEP_FIELD.search(name) and name not in gpu_smoke.CAP_EXEMPT:
+            assert value <= getattr(paper, name), name
+    # nothing but loop lengths, positions in them and the named extras changes
+    assert {k for k in changes if getattr(capped, k) != getattr(paper, k)} <= set(changes)
+
+
+def test_fixture_cifar_is_read_by_the_real_loader(tmp_path):
+    root = gpu_smoke.write_fixtures(tmp_path)
+    train, test = load_cifar(root, "cifar10", train=True), load_cifar(root, "cifar10", train=False)
+    assert train.images.shape == (5 * 9_999, 3, 32, 32) and test.images.shape == (9_999, 3, 32, 32)
+    c100 = load_cifar(root, "cifar100", train=True)
+    assert c100.labels.max() < 100 and len(c100.classes) == 100
+    z = np.load(root / "mirflickr.npz")
+    assert z["labels"].sum(1).min() >= 1 and z["image"].shape[1] == 4096
+    assert len(list((root / "speech").glob("*.wav"))) == 8
+
+
+def test_dry_run_on_the_cpu_writes_a_table(tmp_path):
+    out, rows = tmp_path / "gpu.md", tmp_path / "gpu.json"
+    files = ["--out", str(out), "--json", str(rows), "--workdir", str(tmp_path / "w")]
+    code = gpu_smoke.main(["--device", "cpu", "--steps", "2", "--chapters", "omwu", "--passes", "smoke",
+                           "--limit-s", "900", *files])  # fmt: skip
+    table = out.read_text()
+    assert code == 0 and "| omwu | smoke | ok |" in table
+    [row] = json.loads(rows.read_text())
+    assert row["peak_mb"] > 0 and row["claim_rows"] > 0
+
+
+def test_a_paper_pass_that_outlasts_its_limit_is_reported_not_raised(tmp_path):
+    out, rows = tmp_path / "gpu.md", tmp_path / "gpu.json"
+    files = ["--out", str(out), "--json", str(rows), "--workdir", str(tmp_path / "w")]
+    gpu_smoke.main(["--device", "cpu", "--steps", "2", "--chapters", "omwu", "--passes", "paper",
+                    "--limit-s", "3", *files])  # fmt: skip
+    [row] = json.loads(rows.read_text())
+    assert row["outcome"] in ("ok", "stopped at limit")
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(SystemExit):
+        gpu_smoke.main(["--steps", "0"])
+    with pytest.raises(ValueError, match="unknown chapter"):
+        gpu_smoke.main(["--device", "cpu", "--chapters", "no_such_chapter"])
