@@ -191,6 +191,25 @@ def child(slug: str, scale: str, device: str, steps: int, report: Path, data_roo
             write()
 
     threading.Thread(target=heartbeat, daemon=True).start()
+    import explorables.core.experiment as core_experiment
+
+    original_run_parts = core_experiment.run_parts
+
+    def traced_run_parts(checkpoint: Any, parts: dict[str, Any], progress: bool = False) -> Any:
+        """The chapter's parts, each noting when it starts and how long it took (a stopped run shows where)."""
+
+        def traced(name: str, part: Any) -> Any:
+            def call() -> Any:
+                state["part"], begin = name, time.perf_counter()
+                out = part()
+                state.setdefault("parts_s", {})[name] = round(time.perf_counter() - begin, 1)
+                return out
+
+            return call
+
+        return original_run_parts(checkpoint, {k: traced(k, v) for k, v in parts.items()}, progress)
+
+    core_experiment.run_parts = traced_run_parts
     chapter = get_chapter(slug)
     module = chapter.module()
     config_cls = module.Config
@@ -272,6 +291,11 @@ def table(rows: list[dict[str, Any]], args: argparse.Namespace, header: str) -> 
         notes = list(row.get("notes", []))
         if row.get("capped"):
             notes.append("capped: " + ", ".join(f"{k}={v}" for k, v in row["capped"].items()))
+        if row["outcome"] == "stopped at limit" and row.get("part"):
+            done = ", ".join(f"{k} {v} s" for k, v in row.get("parts_s", {}).items())
+            notes.append(f"stopped in part '{row['part']}'" + (f" (finished: {done})" if done else ""))
+        elif row.get("parts_s") and row["scale"] == "paper":
+            notes.append("parts: " + ", ".join(f"{k} {v} s" for k, v in row["parts_s"].items()))
         if row.get("error"):
             notes.append(row["error"].replace("|", "/"))
         finite = {True: "yes", False: "**no**"}.get(row.get("finite"), "")

@@ -76,6 +76,17 @@ def test_fisher_matches_a_per_sample_loop():
             torch.testing.assert_close(fisher[k][m], expected[k], rtol=1e-5, atol=1e-8)
 
 
+def test_fisher_does_not_depend_on_the_chunk_size():
+    """Chunks only bound memory (the paper preset stacks 1024 samples' gradients otherwise)."""
+    params = init_params(NET, [0, 1])
+    x, task, t, noise = _batch(2, 7)
+    whole = diagonal_fisher(params, NET, SCHEDULE, x, task, t, noise, chunk_size=100)
+    for chunk in (1, 2, 7):
+        parts = diagonal_fisher(params, NET, SCHEDULE, x, task, t, noise, chunk_size=chunk)
+        for k in params:
+            torch.testing.assert_close(parts[k], whole[k], rtol=1e-5, atol=1e-9)
+
+
 def test_penalty_is_zero_at_the_anchor_and_quadratic_around_it():
     anchor = init_params(NET, [0, 1])
     g = torch.Generator().manual_seed(3)

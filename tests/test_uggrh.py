@@ -222,6 +222,22 @@ def test_every_variant_trains_to_pm_one_codes(modules):
     assert 0.0 <= evaluate(h, query, database)["i2t"] <= 1.0
 
 
+def test_every_network_follows_the_inputs_device_not_the_default_one():
+    """A GPU smoke run (benchmarks/gpu_smoke.py) found the completion networks left on the CPU with inputs
+    on CUDA. With the default device set to ``meta``, a network not built on its inputs' device would land
+    on ``meta`` and fail against these CPU inputs."""
+    gen = torch.Generator().manual_seed(0)
+    image, text = torch.randn(40, 12, generator=gen), torch.randn(40, 9, generator=gen)
+    complete = torch.arange(40) % 3 != 0
+    torch.set_default_device("meta")
+    try:
+        completion = M.train_completion(image, text, complete, dataclasses.replace(FAST, n_completion_steps=3))
+    finally:
+        torch.set_default_device(None)
+    nets = (completion.image_to_text, completion.text_to_image, completion.image_critic, completion.text_critic)
+    assert all(p.device.type == "cpu" for net in nets for p in net.parameters())
+
+
 def test_bad_method_inputs_are_refused():
     rng = np.random.default_rng(0)
     x, t = rng.random((10, 4)), rng.random((10, 3))

@@ -115,8 +115,8 @@ def fill_missing(pairs: IncompletePairs) -> tuple[np.ndarray, np.ndarray]:
     return image, text
 
 
-def _mlp(d_in: int, d_hidden: int, d_out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.ReLU(), nn.Linear(d_hidden, d_out))
+def _mlp(d_in: int, d_hidden: int, d_out: int, device: torch.device | None = None) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(d_in, d_hidden, device=device), nn.ReLU(), nn.Linear(d_hidden, d_out, device=device))
 
 
 # ---------------------------------------------------------------- 1. generative completion
@@ -154,8 +154,9 @@ def train_completion(
         raise ArgumentError(f"complete must mark at least 2 complete pairs to train on, got {int(complete.sum())}")
     x, t = image[complete], text[complete]
     h = settings.n_hidden
-    g_it, g_ti = _mlp(x.shape[1], h, t.shape[1]), _mlp(t.shape[1], h, x.shape[1])
-    d_i, d_t = _mlp(x.shape[1], h // 2, 1), _mlp(t.shape[1], h // 2, 1)
+    dev = x.device  # the networks live on the inputs' device (a CUDA run found them left on the CPU)
+    g_it, g_ti = _mlp(x.shape[1], h, t.shape[1], dev), _mlp(t.shape[1], h, x.shape[1], dev)
+    d_i, d_t = _mlp(x.shape[1], h // 2, 1, dev), _mlp(t.shape[1], h // 2, 1, dev)
     opt_g = torch.optim.Adam([*g_it.parameters(), *g_ti.parameters()], lr=settings.lr)
     opt_d = torch.optim.Adam([*d_i.parameters(), *d_t.parameters()], lr=settings.lr)
     bce = F.binary_cross_entropy_with_logits
