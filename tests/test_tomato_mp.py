@@ -580,3 +580,21 @@ def test_cross_checks_bound_k_by_the_number_of_points():
     with pytest.raises(ValueError, match="reference_k"):
         TomatoMPConfig.preset("smoke", n_points=50, reference_k=60)
     assert TomatoMPConfig.preset("smoke", n_points=50, k_grid=(5, 49), reference_k=49).k_grid == (5, 49)
+
+
+def test_sweep_workers_never_exceed_the_tasks_and_stay_one_off_the_cpu():
+    from explorables.tomato_mp.experiment import sweep_workers
+
+    assert sweep_workers(8, 3, "cpu") == 3
+    assert sweep_workers(2, 10, "cpu") == 2
+    assert 1 <= sweep_workers(0, 4, "cpu") <= 4
+    assert sweep_workers(0, 1, "cpu") == 1
+
+
+def test_sweep_workers_is_one_process_on_a_gpu(monkeypatch):
+    import torch
+
+    import explorables.tomato_mp.experiment as E
+
+    monkeypatch.setattr(E, "resolve_device", lambda device: torch.device("cuda"))
+    assert E.sweep_workers(0, 25, "cuda") == 1

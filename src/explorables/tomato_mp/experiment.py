@@ -43,6 +43,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
+from ..core.threads import available_cpus
 from .data import DATASETS, corrupt, dtm, log_kde, make_dataset, make_quadrants
 from .multiparam import connecting_radius, ranks01, tomato_mp
 from .persistence import tomato
@@ -148,6 +149,15 @@ def nearest_labels(X: np.ndarray, X_ref: np.ndarray, labels_ref: np.ndarray, dev
     return np.asarray(labels_ref)[np.concatenate(out)] if out else np.zeros(0, dtype=np.int64)
 
 
+def sweep_workers(workers: int, n_tasks: int, device: str) -> int:
+    """Processes for the outlier sweep: ``workers`` (0: every CPU this process may use), never more than
+    the tasks; one on a GPU, where each process would hold its own copy of the device's buffers (a GPU
+    smoke run of the ``paper`` preset ran 16 processes of ~10 GB each out of an H200's memory)."""
+    if resolve_device(device).type != "cpu":
+        return 1
+    return max(1, min(n_tasks, workers or available_cpus()))
+
+
 def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, robust: bool, r_max_factor: float = 1.0,
                   seed: int = 0) -> dict[str, Any]:
     """ToMAToMP on ``X`` (subsampled above ``mp_subsample_size``); labels for every point."""
@@ -249,7 +259,9 @@ def _outliers(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     # The fractions are independent MMAs: with workers != 1 they run in parallel processes (joblib);
     # the results do not depend on workers.
     tasks = [(j, seed, i, q) for j, seed in enumerate(seeds) for i, q in enumerate(cfg.outlier_fraction_grid)]
-    jobs = Parallel(n_jobs=cfg.workers or -1)(delayed(one)(seed, i, q) for _, seed, i, q in tasks)
+    jobs = Parallel(n_jobs=sweep_workers(cfg.workers, len(tasks), cfg.device))(
+        delayed(one)(seed, i, q) for _, seed, i, q in tasks
+    )
     for (j, _, _, _), (s, c, independence) in zip(tasks, jobs, strict=True):
         summary["seed_runs"][j].append(s)
         summary["seed_independence"][j].append(independence)
