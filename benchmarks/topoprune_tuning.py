@@ -53,7 +53,8 @@ def main() -> None:
         f"Written by `benchmarks/topoprune_tuning.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; overrides of the "
         f"book preset: {overrides or 'none'} (and no diagnosis). Load average after the last run: "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; seconds per run: "
-        + ", ".join(f"{runs[b][1]:.0f}" for b in args.base_seeds) + ".",
+        + ", ".join(f"{runs[b][1]:.0f}" for b in args.base_seeds)
+        + ".",
         "",
         "| row | " + " | ".join(f"base seed {b}" for b in args.base_seeds) + " | agree |",
         "|---|" + "---|" * (len(args.base_seeds) + 1),
@@ -67,7 +68,7 @@ def main() -> None:
         lines += [f"### base seed {b}", ""] + [f"- {kind} {name}: {verdict}" for kind, name, _, verdict in
                                                 runs[b][0]] + [""]  # fmt: skip
     Path(args.out).write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[:len(first) + 6]))
+    print("\n".join(lines[: len(first) + 6]))
 
 
 if __name__ == "__main__":
