@@ -30,6 +30,8 @@ from explorables.topoprune import (
 from explorables.topoprune.claims import (
     CRITERIA,
     PRIMARY_ROBUSTNESS,
+    RANDOM_JACCARD,
+    RANK_MARGIN,
     accuracy_verdict,
     control_verdict,
     fragile_gate,
@@ -121,6 +123,51 @@ def test_batched_scores_equal_one_neighbourhood_at_a_time():
         np.add.at(expected_count, hoods[i], 1.0)
     np.testing.assert_allclose(topological_scores(Z, k, n_steps=1, lr=lr), expected_total / expected_count,
                                atol=1e-12)  # fmt: skip
+
+
+def test_mst_pairs_give_gudhis_h0_deaths_including_ties():
+    """H0 of a Rips filtration from the minimum spanning tree: the same deaths as gudhi, on generic clouds,
+    on clouds with many equal distances (integer grid) and with duplicate points; a spanning tree."""
+    import gudhi
+
+    from explorables.topoprune.persistence import mst_pairs
+
+    rng = np.random.default_rng(11)
+    generic = rng.standard_normal((30, 21, 5))
+    grid = rng.integers(0, 3, size=(30, 21, 2)).astype(float)  # ties and duplicates everywhere
+    for clouds in (generic, grid):
+        edges = mst_pairs(clouds)
+        assert edges.shape == (len(clouds), clouds.shape[1] - 1, 2)
+        for cloud, e in zip(clouds, edges, strict=True):
+            tree = gudhi.RipsComplex(points=cloud).create_simplex_tree(max_dimension=1)
+            tree.compute_persistence()
+            ref = np.sort(tree.persistence_intervals_in_dimension(0)[:, 1])
+            ours = np.sort(np.linalg.norm(cloud[e[:, 0]] - cloud[e[:, 1]], axis=1))
+            ref = ref[np.isfinite(ref)]
+            # gudhi leaves out the zero-length classes of duplicate points (they add nothing to a total)
+            np.testing.assert_allclose(ours[len(ours) - len(ref):], ref, atol=1e-12)
+            assert np.all(ours[: len(ours) - len(ref)] == 0)
+            # a spanning tree: m - 1 edges that connect every point
+            from scipy.sparse import coo_matrix
+            from scipy.sparse.csgraph import connected_components
+
+            n = len(cloud)
+            graph = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+            assert connected_components(graph, directed=False)[0] == 1
+    with pytest.raises(ValueError, match="clouds"):
+        mst_pairs(np.full((2, 3, 2), np.nan))
+
+
+def test_h0_scores_from_the_tree_equal_gudhis():
+    """The book preset's score (H0 only) reads the tree; the same values as gudhi's pairs give."""
+    from explorables.topoprune.persistence import _chunk_pairs, neighbourhood_persistence
+
+    X = np.random.default_rng(12).standard_normal((60, 4))
+    hoods = neighbourhoods(X, 8)
+    clouds = X[hoods] - X[hoods[:, :1]]
+    expected = np.array([np.linalg.norm(c[h0[:, 0]] - c[h0[:, 1]], axis=1).sum()
+                         for c, (h0, _) in zip(clouds, _chunk_pairs(clouds, 0), strict=True)])  # fmt: skip
+    np.testing.assert_allclose(neighbourhood_persistence(X, hoods, 0), expected, atol=1e-12)
 
 
 def test_persistence_pairs_over_several_processes_equal_one_process():
@@ -397,12 +444,17 @@ def test_verdicts_follow_their_criteria():
     assert accuracy_verdict({"random": tie, "d2": tie}).startswith("unclear")
     ranks = PRIMARY_ROBUSTNESS
     assert "kept sets" in ranks and "lowest" in ranks  # the selected set, under a rule where ranks decide it
-    assert robustness_verdict({ranks: up, "kept": up}).startswith("yes")
-    assert robustness_verdict({ranks: up, "kept": down}).startswith("partly")
+    # a kept-set gain counts above RANK_MARGIN (= RANDOM_JACCARD, the book's smallest kept-set difference)
+    assert RANK_MARGIN == RANDOM_JACCARD > 0
+    j_up, j_tie = [x + RANK_MARGIN for x in up], [x + RANK_MARGIN for x in tie]
+    assert robustness_verdict({ranks: j_up, "kept": j_up}).startswith("yes")
+    assert robustness_verdict({ranks: j_up, "kept": down}).startswith("partly")
     # the kept sets against the centre distance (same rule) are the primary part: clearly behind reads no
-    assert robustness_verdict({ranks: down, "kept": up}).startswith("no")
+    assert robustness_verdict({ranks: down, "kept": j_up}).startswith("no")
     assert robustness_verdict({ranks: down, "kept": down}).startswith("no")
-    assert robustness_verdict({ranks: tie, "kept": up}).startswith("unclear")
+    assert robustness_verdict({ranks: j_tie, "kept": j_up}).startswith("unclear")
+    # ahead of the centre distance, but by less than the margin over the whole interval: no
+    assert robustness_verdict({ranks: up, "kept": j_up}).startswith("no")
     assert room_gate(up).startswith("pass") and room_gate(tie).startswith("fail")
     # fragile: the baseline must degrade (Jaccard interval at most 0.8) and sit above the random floor
     floor = [0.05, 0.06, 0.05]

@@ -54,8 +54,6 @@ GEOMETRIC: tuple[str, ...] = ("centre", "d2", "ccs")  # the extrinsic-geometry b
 STABLE = 0.7
 #: an accuracy gain counts when its paired per-seed interval clears half a point
 ACC_MARGIN = 0.005
-#: a stability gain (Spearman or Jaccard, TopoPrune minus a geometric baseline) counts above zero
-RANK_MARGIN = 0.0
 #: the check: largest gap to gudhi's diagram
 PERSISTENCE_TOL = 1e-9
 #: the room gate: the accuracy claims can read yes only if the D2-style graph (the paper's strongest
@@ -73,6 +71,14 @@ RANDOM_JACCARD = 0.05
 #: Jaccard minus random selection's at least RANDOM_JACCARD (the rule lets a score's stability show:
 #: a kept set on the floor says nothing about its score)
 FRAGILE_JACCARD = 0.8
+#: a kept-set stability gain (Jaccard, TopoPrune minus a geometric baseline, paired) counts when its interval
+#: clears the book's smallest kept-set difference, RANDOM_JACCARD (the fragile gate's distance from the random
+#: floor), and reads no when the whole interval lies below it (TopoPrune's kept set is not more stable by as
+#: much as that). Until the third version this margin was 0, and the verdict flipped between no and unclear
+#: over base seeds on an effect near 0 (TopoPrune slightly *less* stable than the centre distance): the margin
+#: was raised to RANDOM_JACCARD after that seed study and before this version's tuning (base seeds 100-102)
+#: and seed study were run (disclosed on the page)
+RANK_MARGIN = RANDOM_JACCARD
 
 
 def _iv(values: Sequence[float]) -> str:
@@ -171,6 +177,7 @@ END_NAMES: dict[str, str] = {"easy": "lowest scores", "hard": "highest scores"}
 
 
 _UP, _MID, _DOWN = [0.03, 0.031, 0.029], [-0.01, 0.02, 0.005], [-0.02, -0.021, -0.019]
+_J_UP, _J_MID = [0.1, 0.11, 0.09], [0.0, 0.1, 0.05]  # Jaccard gains around RANK_MARGIN
 CRITERIA: tuple[Criterion, ...] = (
     Criterion("persistence equals gudhi's", "check", persistence_verdict, PERSISTENCE_TOL, "largest gap ≤ tol",
               {"pass": ((1e-12,), {}), "fail": ((1e-3,), {})}),
@@ -186,10 +193,10 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("robust to feature noise", "claim", robustness_verdict, RANK_MARGIN,
               "per comparison, interval of the paired kept-set Jaccard gain vs margin; yes / partly (combined) "
               "only when the part against the centre distance kept by the same rule reads yes, otherwise its word",
-              {"yes": (({PRIMARY_ROBUSTNESS: _UP, "kept sets": _UP},), {}),
-               "partly": (({PRIMARY_ROBUSTNESS: _UP, "kept": _DOWN},), {}),
-               "no": (({PRIMARY_ROBUSTNESS: _DOWN, "kept": _UP},), {}),
-               "unclear": (({PRIMARY_ROBUSTNESS: _MID, "kept": _UP},), {})},
+              {"yes": (({PRIMARY_ROBUSTNESS: _J_UP, "kept sets": _J_UP},), {}),
+               "partly": (({PRIMARY_ROBUSTNESS: _J_UP, "kept": _DOWN},), {}),
+               "no": (({PRIMARY_ROBUSTNESS: _DOWN, "kept": _J_UP},), {}),
+               "unclear": (({PRIMARY_ROBUSTNESS: _J_MID, "kept": _J_UP},), {})},
               scoped=True),
     Criterion("fragile: the geometric baseline degrades, off the random floor (gate of robustness)", "gate",
               fragile_gate, f"{FRAGILE_JACCARD} / {RANDOM_JACCARD}",

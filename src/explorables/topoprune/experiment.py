@@ -99,8 +99,8 @@ class TopoPruneConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
     dataset: str = param("digits", Choice(DATASETS), "data: scikit-learn's bundled digits, or CIFAR from data_root")
-    seeds: tuple[int, ...] = param(tuple(range(10)), Seeds(), "seeds (split, networks, UMAP, noise, training)")
-    test_fraction: float = param(0.3, Float(0.05, 0.5), "digits: fraction of each class held out for testing")
+    seeds: tuple[int, ...] = param(tuple(range(12)), Seeds(), "seeds (split, networks, UMAP, noise, training)")
+    test_fraction: float = param(0.5, Float(0.05, 0.5), "digits: fraction of each class held out for testing")
     n_pool: int = param(50_000, Int(30), "CIFAR: training images used as the pool (digits: all of the split)")
     prune_grid: tuple[float, ...] = param(
         (0.7, 0.9), Tuple(Float(0, 1, low_inclusive=False, high_inclusive=False), increasing=True),
