@@ -740,17 +740,20 @@ def test_the_rotation_lens_reads_a_rotation_as_chance_and_the_truth_as_recovered
         rotation_gate([], [0.3])
 
 
-def test_identification_reads_no_only_when_the_average_and_every_component_fall_short():
-    """The averaged rule decides no only where no component clears the margin; a component that does
-    keeps the word partly, and intervals that straddle keep it unclear."""
+def test_identification_reads_no_when_the_average_falls_short_and_names_a_component_that_clears():
+    """The averaged rule decides no when the average's interval lies below the margin, even where one
+    component clears it alone (the sentence names it); an average that straddles is read per component."""
     from explorables.crl.claims import identification_verdict
 
     up, down = [0.30, 0.31, 0.29], [0.0, 0.01, -0.01]
     wide = [0.05, 0.15, 0.10]  # its own interval straddles the margin, the average with ``down`` does not
     assert components_verdict({"z0": down, "z1": wide}).startswith("unclear")
     assert identification_verdict({"z0": down, "z1": wide}).startswith("no: averaged")
+    assert "no component clears it" in identification_verdict({"z0": down, "z1": wide})
     assert identification_verdict({"z0": up, "z1": up}).startswith("yes")
-    assert identification_verdict({"z0": up, "z1": down, "z2": down}).startswith("partly")  # average below
+    root_alone = identification_verdict({"z0": up, "z1": down, "z2": down})  # the average +0.10 ± 0.02
+    assert root_alone.startswith("no") and "alone, z0 clears it" in root_alone
+    assert identification_verdict({"z0": up, "z1": down}).startswith("partly")  # the average straddles
     assert identification_verdict({"z0": [0.0, 0.3, 0.15], "z1": [0.0, 0.3, 0.15]}).startswith("unclear")
     with pytest.raises(ValueError, match="above_chance"):
         identification_verdict({})
