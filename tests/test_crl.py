@@ -510,11 +510,12 @@ def test_verdicts_on_constructed_numbers():
 def test_claims_of_the_smoke_run_have_their_kinds_and_gates():
     rows = claims(crl_experiment.run(CRLConfig.preset("smoke")))
     kinds = [r.kind for r in rows]
-    assert kinds.count("check") == 5 and {r.name for r in rows if r.kind == "gate"} == {"ivae", "causal", "motion"}
+    gates = {r.name for r in rows if r.kind == "gate"}
+    assert kinds.count("check") == 5 and gates == {"ivae", "causal", "rotation", "motion"}
     assert all(r.gates for r in rows if r.kind == "claim")
     # the lens is a check (its gap has a closed form); the motion claim shares the VAE learner's gate
     assert any(r.kind == "check" and r.claim.startswith("Exact lens") for r in rows)
-    assert next(r for r in rows if r.claim.startswith("Human-motion")).gates == ("motion", "ivae", "causal")
+    assert next(r for r in rows if r.claim.startswith("Human-motion")).gates == ("motion", "ivae", "causal", "rotation")
     ivae = next(r for r in rows if r.name == "ivae")
     assert "active latents per seed" in ivae.measured
     for r in apply_gates(rows):  # a claim whose gate failed reads untested, never no
@@ -690,7 +691,10 @@ def test_the_l1_weight_rule_and_the_book_weight_comes_from_tuning_draws():
     book = CRLConfig.preset("book")
     assert book.sparsity in SPARSITY_GRID + SPARSITY_EXTRA
     tuning = CRLConfig.preset("book", seed=TUNING_BASE_SEED, seeds=tuple(range(6)))
-    study_seeds = {crl_experiment.data_seed(CRLConfig.preset("book", seed=b), s) for b in range(5) for s in range(5)}
+    book = CRLConfig.preset("book")
+    study_seeds = {
+        crl_experiment.data_seed(CRLConfig.preset("book", seed=b), s) for b in range(5) for s in range(len(book.seeds))
+    }
     assert not study_seeds & {crl_experiment.data_seed(tuning, s) for s in range(6)}
 
 
@@ -710,3 +714,55 @@ def test_the_parent_gain_is_zero_for_the_latent_itself_and_positive_elsewhere_in
     assert share[0] == 0.0 and min(share[1:]) > 0.02
     for i in (1, 2):  # the gain is what z_i alone misses of the noise: 1 - corr(z_i, n_i)^2 up to the fit
         assert share[i] == pytest.approx(1 - np.corrcoef(data.z[:, i], noise[:, i])[0, 1] ** 2, abs=0.1)
+
+
+def test_the_rotation_lens_reads_a_rotation_as_chance_and_the_truth_as_recovered():
+    """The rotation lens on real draws: the rotations' quantile lies above their median (it is their upper
+    tail) and below chance + the margin at the book's six latents, with room for the truth above; at two
+    latents chance sits so high (a rotation is at least 45° from some axis) that even the truth has no
+    room, and the gate fails; it fails too when a lucky rotation reaches the margin."""
+    from explorables.crl.claims import rotation_gate
+    from explorables.crl.experiment import ROTATION_QUANTILE, chance_stats
+
+    assert 0.5 < ROTATION_QUANTILE < 1
+    rng = np.random.default_rng(3)
+    six = make_data(make_scm(default_graph(6), None, 10, rng), 200, 10, rng).z
+    median, se, q = chance_stats(six, 300, 0)
+    assert median < q < median + ABOVE_CHANCE and 1 - median >= ABOVE_CHANCE and se < q - median
+    two = np.random.default_rng(4).standard_normal((2000, 2))
+    median2, _, q2 = chance_stats(two, 300, 0)
+    assert 1 - median2 < ABOVE_CHANCE and q2 > median2  # two latents: MCC = max(|cos|, |sin|) ≥ 0.71
+    assert rotation_gate([q - median], [1 - median]).startswith("pass")
+    two_arms = rotation_gate([q - median, q2 - median2], [1 - median, 1 - median2])
+    assert two_arms.startswith("fail") and "true latents" in two_arms
+    assert "luckiest" not in two_arms and "quantile reaches" in rotation_gate([0.2], [0.3])
+    with pytest.raises(ValueError, match="lucky and room"):
+        rotation_gate([], [0.3])
+
+
+def test_identification_reads_no_when_the_average_falls_short_and_names_a_component_that_clears():
+    """The averaged rule decides no when the average's interval lies below the margin, even where one
+    component clears it alone (the sentence names it); an average that straddles is read per component."""
+    from explorables.crl.claims import identification_verdict
+
+    up, down = [0.30, 0.31, 0.29], [0.0, 0.01, -0.01]
+    wide = [0.05, 0.15, 0.10]  # its own interval straddles the margin, the average with ``down`` does not
+    assert components_verdict({"z0": down, "z1": wide}).startswith("unclear")
+    assert identification_verdict({"z0": down, "z1": wide}).startswith("no: averaged")
+    assert "no component clears it" in identification_verdict({"z0": down, "z1": wide})
+    assert identification_verdict({"z0": up, "z1": up}).startswith("yes")
+    root_alone = identification_verdict({"z0": up, "z1": down, "z2": down})  # the average +0.10 ± 0.02
+    assert root_alone.startswith("no") and "alone, z0 clears it" in root_alone
+    assert identification_verdict({"z0": up, "z1": down}).startswith("partly")  # the average straddles
+    assert identification_verdict({"z0": [0.0, 0.3, 0.15], "z1": [0.0, 0.3, 0.15]}).startswith("unclear")
+    with pytest.raises(ValueError, match="above_chance"):
+        identification_verdict({})
+
+
+def test_the_baselines_claim_stands_behind_some_recovery():
+    from explorables.crl.claims import behind_identification
+
+    own = "yes: paired MCC gain ≥ 0.05"
+    assert behind_identification("partly: z0", own, ("yes", "partly")) == own
+    assert behind_identification("no: averaged", own, ("yes", "partly")).startswith("unclear")
+    assert behind_identification("partly: z0", own).startswith("unclear")
