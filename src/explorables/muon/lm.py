@@ -134,6 +134,15 @@ def _optimizers(model: CharTransformer, schedule: str, adamw_lr: float, muon_lr:
     ]
 
 
+def held_out_windows(n: int, context: int) -> torch.Tensor:
+    """Starts of the consecutive windows that cover a held-out split of ``n`` characters: window ``i`` reads
+    ``context`` characters from ``starts[i]`` and predicts each next one, so every character after the first is
+    predicted once, except fewer than ``context`` at the end."""
+    check_int("n", n, minimum=1)
+    check_int("context", context, minimum=1)
+    return torch.arange(0, n - context, context)
+
+
 def train(
     text: str,
     schedule: str,
@@ -253,8 +262,7 @@ def _train(
         for opt, state in zip(optimizers, saved["optimizers"], strict=True):
             opt.load_state_dict(state)
     offsets = torch.arange(context)
-    # the whole held-out split, in consecutive windows: every character after a window's first is predicted once
-    val_starts = torch.arange(0, len(val_data) - context, context)
+    val_starts = held_out_windows(len(val_data), context)
 
     def batch_of(source: torch.Tensor, idx: torch.Tensor):
         rows = idx[:, None] + offsets  # the windows source[i : i + context], as one gather

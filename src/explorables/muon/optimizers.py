@@ -17,6 +17,7 @@ One update per step on the single matrix parameter :math:`W`:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +63,13 @@ def lr_factors(schedule: str, steps: int) -> np.ndarray:
     """
     check_choice("schedule", schedule, SCHEDULES)
     steps = check_int("steps", steps, minimum=1)
+    return _lr_factors(schedule, steps).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _lr_factors(schedule: str, steps: int) -> np.ndarray:
+    """:func:`lr_factors`, computed once per (schedule, steps): stepping a scheduler 3,000 times costs more than
+    the optimiser's own step on our valley (the copy :func:`lr_factors` returns keeps the cache unwritten)."""
     from torch.optim import lr_scheduler as sched
 
     opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
@@ -250,6 +258,38 @@ def switch_sweep(
             f"GD is stable for gd_lr < 2 / max curvature = {2 / float(problem.curvature.max()):.3g}"
         )
     return finals
+
+
+@checked(
+    steps=Int(1, MAX_STEPS),
+    muon_lr=Positive(),
+    gd_lr=Positive(),
+    momentum=Float(0.0, 1.0, high_inclusive=False),
+    switch_step=Int(0, MAX_STEPS),
+)
+def muon_and_switch(
+    problem: SensingProblem, steps: int, switch_step: int, muon_lr: float = 0.02, gd_lr: float = 0.019,
+    momentum: float = 0.0,
+) -> tuple[SensingRun, SensingRun]:  # fmt: skip
+    """``optimize(problem, "muon", ...)`` and ``optimize(problem, "switch", ...)`` with the same settings, to the bit
+    (tested), for the cost of the Muon run and the switch's GD tail: the switch is that Muon run up to
+    ``switch_step``, continued with GD (which keeps no state) from its iterate there."""
+    steps = check_int("steps", steps, minimum=1)
+    muon_lr, gd_lr = check_positive("muon_lr", muon_lr), check_positive("gd_lr", gd_lr)
+    momentum = check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
+    switch_step = check_int("switch_step", switch_step, minimum=0, maximum=steps)
+    lrs = muon_lr * lr_factors.__wrapped__("constant", steps)
+    check_memory({"the runs' iterates (steps x m x n, float64)": 4.0 * (steps + 1) * problem.W0.numel() * 8})
+    with one_cpu_thread():
+        muon = _iterate(problem, "muon", problem.W0.clone(), 0, steps, lrs, gd_lr, momentum, None, 5, 0.01)
+        tail = _iterate(problem, "gd", muon[switch_step], switch_step, steps, lrs, gd_lr, 0.0, None, 5, 0.01)
+        runs = _records(problem, muon), _records(problem, muon[: switch_step + 1] + tail[1:])
+    if not all(np.all(np.isfinite(r)) for rec in runs for r in rec):
+        raise ValueError(
+            "muon_lr or gd_lr is too large for this problem: a run overflowed (loss inf or NaN); "
+            f"GD is stable for gd_lr < 2 / max curvature = {2 / float(problem.curvature.max()):.3g}"
+        )
+    return SensingRun("muon", *runs[0]), SensingRun("switch", *runs[1])
 
 
 @checked(values=Array("t"), tail=Float(0.0, 1.0, low_inclusive=False))
