@@ -244,8 +244,8 @@ def test_gates_and_the_rows_they_turn_untested():
             "min_loss": {k: [x / 100 for x in v] for k, v in tail.items()} | {"GD + momentum": tail["GD + momentum"]},
         },
     }
-    summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]},
-               "lm": {"chars": 1000, "held_out_chars": 100, "run_seeds": [0, 1, 2], "final_val_loss_by_seed": close}}  # fmt: skip
+    lm = {"chars": 1000, "held_out_chars": 100, "run_seeds": [0, 1, 2], "final_val_loss_by_seed": close}
+    summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]}, "lm": lm}
     rows = claims(MuonResults(MuonConfig.preset("smoke"), summary))
     kinds = ["check", "gate", "gate", "gate", "claim", "claim", "gate", "claim", "claim", "claim"]
     assert [r.kind for r in rows] == kinds
@@ -282,7 +282,7 @@ def test_lm_fields_are_refused_before_any_work(monkeypatch):
         raise AssertionError("work started before the config was validated")
 
     monkeypatch.setattr(experiment, "optimize", boom)
-    monkeypatch.setattr(experiment, "train", boom)
+    monkeypatch.setattr(experiment, "train_schedules", boom)
     for changes, name in [
         (dict(n_lm_layers=-1), "n_lm_layers"),
         (dict(lm_d_model=-8), "lm_d_model"),
