@@ -244,8 +244,8 @@ def test_gates_and_the_rows_they_turn_untested():
             "min_loss": {k: [x / 100 for x in v] for k, v in tail.items()} | {"GD + momentum": tail["GD + momentum"]},
         },
     }
-    summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]},
-               "lm": {"chars": 1000, "final_val_loss_by_seed": close}}  # fmt: skip
+    lm = {"chars": 1000, "held_out_chars": 100, "run_seeds": [0, 1, 2], "final_val_loss_by_seed": close}
+    summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]}, "lm": lm}
     rows = claims(MuonResults(MuonConfig.preset("smoke"), summary))
     kinds = ["check", "gate", "gate", "gate", "claim", "claim", "gate", "claim", "claim", "claim"]
     assert [r.kind for r in rows] == kinds
@@ -282,7 +282,7 @@ def test_lm_fields_are_refused_before_any_work(monkeypatch):
         raise AssertionError("work started before the config was validated")
 
     monkeypatch.setattr(experiment, "optimize", boom)
-    monkeypatch.setattr(experiment, "train", boom)
+    monkeypatch.setattr(experiment, "train_schedules", boom)
     for changes, name in [
         (dict(n_lm_layers=-1), "n_lm_layers"),
         (dict(lm_d_model=-8), "lm_d_model"),
@@ -489,3 +489,110 @@ def test_the_book_picks_are_the_committed_tuning_tables_argmin():
     flat = {(int(k), lr): v for k, row in out["switch_table"].items() for lr, v in zip(LR_GRID, row, strict=True)}
     assert (book.switch_step, book.switch_lr) == min(flat, key=flat.get)
     assert BASELINE == min(DECAYED, key=lambda n: min(out["table"][n])) == out["baseline"]
+
+
+# --- speed-ups that must not change a number ------------------------------------------------------------
+
+
+def test_the_switch_sweep_equals_one_switch_run_per_step_to_the_bit():
+    from explorables.muon.optimizers import switch_sweep
+
+    p = make_problem(m=8, n=8, rank=2, spikes=2, seed=5)
+    steps, grid = 300, (0, 1, 40, 150, 299, 300)
+    swept = switch_sweep(p, steps, grid, muon_lr=0.03, gd_lr=0.018)
+    one_by_one = [optimize(p, "switch", steps, 0.03, 0.018, switch_step=s).loss[-1] for s in grid]
+    assert swept.tolist() == [float(x) for x in one_by_one]
+    with pytest.raises(ValueError, match="switch_steps"):
+        switch_sweep(p, steps, (10, steps + 1))
+
+
+def test_optimize_runs_the_textbook_muon_step_to_the_bit():
+    """optimize's Muon (without momentum, shortcut included) is W <- W - lr NS5(grad) with the public newton_schulz."""
+    p = make_problem(m=7, n=9, rank=2, spikes=1, seed=6)
+    W, losses = p.W0.clone(), [p.loss(p.W0)]
+    for _ in range(60):
+        W = W - 0.02 * newton_schulz(p.gradient(W))
+        losses.append(p.loss(W))
+    ours = optimize(p, "muon", 60, muon_lr=0.02).loss
+    assert ours[-1] == float(p.loss(torch.stack([p.W0, W]))[-1])  # the same last iterate, to the bit
+    np.testing.assert_allclose(ours, torch.stack(losses).numpy(), rtol=1e-12, atol=0)
+
+
+def _small_lm():
+    from explorables.muon.lm import stdlib_corpus
+
+    return stdlib_corpus(12_000), dict(steps=30, switch_fraction=0.5, batch=4, context=16, d_model=16, eval_every=10)
+
+
+def test_the_lm_switch_arm_continues_the_muon_run_to_the_bit(tmp_path):
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.muon.lm import SCHEDULES, train, train_schedules
+
+    text, kw = _small_lm()
+    alone = {s: train(text, s, seed=3, **kw) for s in SCHEDULES}
+    together = train_schedules(text, seed=3, **kw)
+    assert together == alone  # every record of every schedule, to the bit
+    assert together["muon_then_adamw"].val_loss[:1] == together["muon"].val_loss[:1]  # shared before the hand-over
+    # with a checkpoint the hand-over state is stored as the switch run's entry, and a run resumed from it agrees
+    ckpt = Checkpointer(tmp_path, every_s=1e9)
+    ckpt.bind({"test": 1})
+    assert train_schedules(text, seed=3, checkpoint=ckpt, **kw) == alone
+    handover = ckpt.get("lm/muon_then_adamw/3")
+    assert handover is not None and handover["step"] == 15
+    resumed = Checkpointer(tmp_path, every_s=1e9, resume=True)
+    resumed.bind({"test": 1})
+    assert train(text, "muon_then_adamw", seed=3, checkpoint=resumed, **kw) == alone["muon_then_adamw"]
+
+
+def test_lm_curve_off_keeps_the_training_and_the_final_loss():
+    from explorables.muon.lm import train
+
+    text, kw = _small_lm()
+    full, end = train(text, "muon", seed=4, **kw), train(text, "muon", seed=4, curve=False, **kw)
+    assert end.steps == [kw["steps"]] and end.val_loss == full.val_loss[-1:] and end.train_loss == full.train_loss[-1:]
+
+
+@pytest.mark.parametrize(("n", "context"), [(100, 16), (97, 16), (1_960, 48), (17, 16)])
+def test_held_out_windows_tile_the_split(n, context):
+    from explorables.muon.lm import held_out_windows
+
+    starts = held_out_windows(n, context).tolist()
+    targets = [i + 1 + k for i in starts for k in range(context)]
+    assert len(targets) == len(set(targets)) and max(targets) <= n - 1  # each predicted once, inside the split
+    assert n - 1 - len(targets) < context  # all but fewer than one window of characters
+
+
+def test_lm_seeds_is_the_committed_tuning_rules_pick():
+    import json
+    from pathlib import Path
+
+    from explorables.core.verdicts import interval
+    from explorables.muon import MuonConfig
+    from explorables.muon.claims import LM_ROOM
+
+    out = json.loads((Path(__file__).resolve().parents[1] / "data" / "muon_lm_tuning.json").read_text())
+    assert out["base_seed"] not in range(5) and not {s // 1000 for s in out["run_seeds"]} & set(range(5))
+    v = {k: np.asarray(x) for k, x in out["final_val_loss_by_seed"].items()}
+    ok = []
+    for row in out["candidates"]:  # recompute each candidate's half-widths from the stored per-seed losses
+        n = row["n"]
+        room = interval(v[row["worst"]][:n] - v[row["best"]][:n]).half_width
+        claim = interval(v["muon"][:n] - v["muon_then_adamw"][:n]).half_width
+        if max(room, claim) <= LM_ROOM / 5:
+            ok.append(n)
+    assert MuonConfig.preset("book").lm_seeds == min(ok) == out["lm_seeds"]
+
+
+@pytest.mark.parametrize(("momentum", "switch_step"), [(0.0, 37), (0.9, 0), (0.5, 120), (0.9, 120)])
+def test_muon_and_switch_equal_their_separate_runs_to_the_bit(momentum, switch_step):
+    from explorables.muon.optimizers import muon_and_switch
+
+    p = make_problem(m=6, n=8, rank=2, spikes=2, seed=8)
+    muon, switch = muon_and_switch(p, 120, switch_step, muon_lr=0.03, gd_lr=0.018, momentum=momentum)
+    for ours, method in ((muon, "muon"), (switch, "switch")):
+        ref = optimize(
+            p, method, 120, 0.03, 0.018, momentum=momentum, switch_step=switch_step if method == "switch" else None
+        )
+        assert ours.method == method
+        for field in ("loss", "river", "spike"):
+            assert getattr(ours, field).tolist() == getattr(ref, field).tolist()

@@ -275,6 +275,8 @@ def claims(results: MuonResults) -> list[Claim]:
     seeds = f"seeds {', '.join(map(str, cfg.seeds))}"
     tail_of = f"median over the last {cfg.n_tail_steps:,} steps"
     v = lm["final_val_loss_by_seed"]
+    lm_seeds = f"{cfg.lm_seeds} seeds ({', '.join(map(str, lm['run_seeds']))})"
+    held_out = f"validation loss on the whole held-out split ({lm['held_out_chars']:,} characters)"
     rows = [
         Claim(
             "(ours) Our Muon step is torch.optim.Muon's",
@@ -307,9 +309,9 @@ def claims(results: MuonResults) -> list[Claim]:
         ),
         Claim(
             "Positive control: the language model's schedules separate (room for early speed only)",
-            f"{cfg.n_lm_steps} steps; worst − best schedule's final validation loss, paired per seed; this shows "
-            "room for early speed, not that Muon stalls late (the switch's regime), so the LM claim's no may mean "
-            "our run could not tell",
+            f"{cfg.n_lm_steps} steps; worst − best schedule's final {held_out}, paired per seed, over {lm_seeds}; "
+            "this shows room for early speed, not that Muon stalls late (the switch's regime), so the LM claim's no "
+            "may mean our run could not tell",
             "validation loss: " + ", ".join(f"{k} {_spread(x, '.3f')}" for k, x in v.items()),
             lm_gate(v),
             kind="gate",
@@ -383,7 +385,8 @@ def claims(results: MuonResults) -> list[Claim]:
         Claim(
             "Preliminary evidence in language-model training",
             f"character-level Transformer ({cfg.n_lm_layers} layers, width {cfg.lm_d_model}), {cfg.n_lm_steps} "
-            f"steps on {lm['chars']:,} characters of standard-library docstrings; {seeds}",
+            f"steps on {lm['chars']:,} characters of standard-library docstrings, {held_out}; {lm_seeds}; Muon then "
+            "AdamW against constant-step Muon only: no decayed-learning-rate Muon arm runs on the language model",
             "validation loss: " + ", ".join(f"{k} {_spread(x, '.3f')}" for k, x in v.items()),
             lm_verdict(v),
             gates=("LM room",),

@@ -9,6 +9,7 @@ matrices to AdamW for the last part of training.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 import math
@@ -61,6 +62,8 @@ STDLIB_MODULES = (
     "tempfile",
 )
 SCHEDULES = ("adamw", "muon", "muon_then_adamw")
+#: held-out windows per forward pass when the validation loss is computed (the book's split is one such batch)
+EVAL_WINDOWS = 512
 
 
 def stdlib_corpus(max_chars: int = 400_000) -> str:
@@ -131,6 +134,15 @@ def _optimizers(model: CharTransformer, schedule: str, adamw_lr: float, muon_lr:
     ]
 
 
+def held_out_windows(n: int, context: int) -> torch.Tensor:
+    """Starts of the consecutive windows that cover a held-out split of ``n`` characters: window ``i`` reads
+    ``context`` characters from ``starts[i]`` and predicts each next one, so every character after the first is
+    predicted once, except fewer than ``context`` at the end."""
+    check_int("n", n, minimum=1)
+    check_int("context", context, minimum=1)
+    return torch.arange(0, n - context, context)
+
+
 def train(
     text: str,
     schedule: str,
@@ -146,8 +158,75 @@ def train(
     seed: int = 0,
     device: str | torch.device = "cpu",
     checkpoint: Checkpointer | None = None,
+    curve: bool = True,
 ) -> LMRun:
-    """Train with one optimiser schedule; deterministic for a seed; resumable from ``checkpoint``."""
+    """Train with one optimiser schedule; deterministic for a seed; resumable from ``checkpoint``.
+
+    The validation loss is over the whole held-out split (the last tenth of ``text``), every ``eval_every``
+    steps when ``curve`` is true, else at the last step only (the training is the same either way).
+    """
+    return _train(
+        text, schedule, steps, switch_fraction, batch, context, d_model, layers, adamw_lr, muon_lr, eval_every, seed,
+        device, checkpoint, curve,
+    )[0]  # fmt: skip
+
+
+def train_schedules(
+    text: str,
+    steps: int = 120,
+    switch_fraction: float = 0.6,
+    batch: int = 24,
+    context: int = 48,
+    d_model: int = 48,
+    layers: int = 2,
+    adamw_lr: float = 3e-3,
+    muon_lr: float = 0.02,
+    eval_every: int = 20,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    checkpoint: Checkpointer | None = None,
+    curve: bool = True,
+) -> dict[str, LMRun]:
+    """:func:`train` with every schedule of :data:`SCHEDULES` on one seed, ``{schedule: run}``.
+
+    "Muon, then AdamW" is Muon until its hand-over step, so it continues the Muon run from there (its
+    weights, random batches and records at that step) instead of training that stretch again: the same
+    numbers as ``train(text, "muon_then_adamw", ...)``, to the bit (tested), at 1 - ``switch_fraction`` of
+    its cost. With a ``checkpoint``, the hand-over state is saved as the switch run's entry, so a resumed
+    run continues it too.
+    """
+    args = (steps, switch_fraction, batch, context, d_model, layers, adamw_lr, muon_lr, eval_every, seed, device,
+            checkpoint, curve)  # fmt: skip
+    runs = {"adamw": _train(text, "adamw", *args)[0]}
+    handover = math.floor(switch_fraction * steps)
+    runs["muon"], state = _train(text, "muon", *args, keep_state_at=handover, keep_as=f"lm/muon_then_adamw/{seed}")
+    runs["muon_then_adamw"] = _train(text, "muon_then_adamw", *args, start_state=state)[0]
+    return runs
+
+
+def _train(
+    text: str,
+    schedule: str,
+    steps: int,
+    switch_fraction: float,
+    batch: int,
+    context: int,
+    d_model: int,
+    layers: int,
+    adamw_lr: float,
+    muon_lr: float,
+    eval_every: int,
+    seed: int,
+    device: str | torch.device,
+    checkpoint: Checkpointer | None,
+    curve: bool = True,
+    keep_state_at: int | None = None,
+    start_state: dict | None = None,
+    keep_as: str | None = None,
+) -> tuple[LMRun, dict | None]:
+    """:func:`train`; also returns the run's state at the top of step ``keep_state_at`` (``None`` when the run
+    did not pass there; saved in ``checkpoint`` as ``keep_as`` unless that entry exists), and starts from
+    ``start_state`` (a state it returned) when the checkpoint has none."""
     check_choice("schedule", schedule, SCHEDULES)
     steps = check_int("steps", steps, minimum=1)
     check_in_range("switch_fraction", switch_fraction, 0.0, 1.0)
@@ -156,7 +235,8 @@ def train(
     check_int("batch", batch, minimum=1)
     check_int("eval_every", eval_every, minimum=1)
     vocab = sorted(set(text))
-    data = torch.tensor([vocab.index(c) for c in text], dtype=torch.long)
+    code = {c: i for i, c in enumerate(vocab)}
+    data = torch.tensor([code[c] for c in text], dtype=torch.long)
     split = int(0.9 * len(data))
     train_data, val_data = data[:split], data[split:]
     if len(val_data) <= context + 1:
@@ -168,6 +248,8 @@ def train(
     record, start = LMRun(schedule), 0
     name = f"lm/{schedule}/{seed}"  # inside the experiment's "lm" part: dropped once the part is done
     saved = checkpoint.get(name) if checkpoint is not None else None
+    if saved is None:
+        saved = start_state
     if saved is not None:
         model.load_state_dict(saved["model"])
         gen.set_state(saved["generator"])
@@ -179,17 +261,41 @@ def train(
     if saved is not None:
         for opt, state in zip(optimizers, saved["optimizers"], strict=True):
             opt.load_state_dict(state)
-    val_idx = torch.randint(len(val_data) - context - 1, (64,), generator=torch.Generator().manual_seed(seed + 1))
+    offsets = torch.arange(context)
+    val_starts = held_out_windows(len(val_data), context)
 
     def batch_of(source: torch.Tensor, idx: torch.Tensor):
-        x = torch.stack([source[i : i + context] for i in idx]).to(device)
-        y = torch.stack([source[i + 1 : i + 1 + context] for i in idx]).to(device)
-        return x, y
+        rows = idx[:, None] + offsets  # the windows source[i : i + context], as one gather
+        return source[rows].to(device), source[rows + 1].to(device)
 
     def loss_on(x, y):
         return nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
 
+    @torch.no_grad()
+    def held_out_loss() -> float:
+        total = 0.0
+        for chunk in val_starts.split(EVAL_WINDOWS):
+            x, y = batch_of(val_data, chunk)
+            total += nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten(), reduction="sum").item()
+        return total / (len(val_starts) * context)
+
+    def state_now(step: int) -> dict:
+        return {
+            "model": model.state_dict(),
+            "generator": gen.get_state(),
+            "step": step,
+            "optimizers": [o.state_dict() for o in optimizers],
+            "steps": record.steps,
+            "train": record.train_loss,
+            "val": record.val_loss,
+        }
+
+    kept = None
     for step in range(start, steps):
+        if step == keep_state_at:  # a copy: training goes on changing the weights and the records
+            kept = copy.deepcopy(state_now(step))
+            if checkpoint is not None and keep_as is not None and checkpoint.get(keep_as) is None:
+                checkpoint.save(keep_as, kept)  # a resumed run continues the hand-over from here
         if step == switch_at:  # the second stage: AdamW on every parameter
             optimizers = _optimizers(model, schedule, adamw_lr, muon_lr, muon_stage=False)
         x, y = batch_of(train_data, torch.randint(len(train_data) - context - 1, (batch,), generator=gen))
@@ -200,22 +306,10 @@ def train(
         for opt in optimizers:
             opt.step()
         if (step + 1) % eval_every == 0 or step + 1 == steps:
-            with torch.no_grad():
-                val = loss_on(*batch_of(val_data, val_idx))
-            record.steps.append(step + 1)
-            record.train_loss.append(loss.item())
-            record.val_loss.append(val.item())
+            if curve or step + 1 == steps:
+                record.steps.append(step + 1)
+                record.train_loss.append(loss.item())
+                record.val_loss.append(held_out_loss())
             if checkpoint is not None:
-                checkpoint.maybe_save(
-                    name,
-                    lambda step=step, optimizers=optimizers: {
-                        "model": model.state_dict(),
-                        "generator": gen.get_state(),
-                        "step": step + 1,
-                        "optimizers": [o.state_dict() for o in optimizers],
-                        "steps": record.steps,
-                        "train": record.train_loss,
-                        "val": record.val_loss,
-                    },
-                )
-    return record
+                checkpoint.maybe_save(name, lambda step=step: state_now(step + 1))
+    return record, kept

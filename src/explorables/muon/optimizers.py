@@ -17,13 +17,14 @@ One update per step on the single matrix parameter :math:`W`:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..core.arguments import Array, checked
-from ..core.params import Choice, Float, Int, Positive
+from ..core.params import Choice, Float, Int, Positive, Tuple
 from ..core.resources import check_memory
 from ..core.threads import one_cpu_thread
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
@@ -62,6 +63,13 @@ def lr_factors(schedule: str, steps: int) -> np.ndarray:
     """
     check_choice("schedule", schedule, SCHEDULES)
     steps = check_int("steps", steps, minimum=1)
+    return _lr_factors(schedule, steps).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _lr_factors(schedule: str, steps: int) -> np.ndarray:
+    """:func:`lr_factors`, computed once per (schedule, steps): stepping a scheduler 3,000 times costs more than
+    the optimiser's own step on our valley (the copy :func:`lr_factors` returns keeps the cache unwritten)."""
     from torch.optim import lr_scheduler as sched
 
     opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
@@ -154,11 +162,24 @@ def _optimize(
     problem: SensingProblem, method: str, steps: int, muon_lrs: np.ndarray, gd_lr: float, momentum: float,
     switch_step: int | None, ns_steps: int, adam_lr: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    W = problem.W0.clone()
+    Ws = _iterate(problem, method, problem.W0.clone(), 0, steps, muon_lrs, gd_lr, momentum, switch_step, ns_steps,
+                  adam_lr)  # fmt: skip
+    return _records(problem, Ws)
+
+
+def _iterate(
+    problem: SensingProblem, method: str, W: torch.Tensor, start: int, stop: int, muon_lrs: np.ndarray,
+    gd_lr: float, momentum: float, switch_step: int | None, ns_steps: int, adam_lr: float,
+) -> list[torch.Tensor]:  # fmt: skip
+    """The iterates from ``W`` at step ``start`` to step ``stop`` (``stop - start + 1`` of them, ``W`` first).
+
+    Momentum and Adam's moments start at zero, so only GD and momentum-free Muon continue a run
+    from ``start > 0`` (what :func:`switch_sweep` does) exactly as one run would.
+    """
     buf = torch.zeros_like(W)
     second = torch.zeros_like(W)
     Ws = [W]
-    for t in range(steps):
+    for t in range(start, stop):
         G = problem.gradient(W)
         use_muon = method == "muon" or (method == "switch" and t < switch_step)
         if method == "gd_momentum":
@@ -170,15 +191,105 @@ def _optimize(
             m_hat, v_hat = buf / (1 - 0.9 ** (t + 1)), second / (1 - 0.999 ** (t + 1))
             W = W - adam_lr * m_hat / (v_hat.sqrt() + 1e-12)
         elif use_muon:
-            buf = momentum * buf + (1 - momentum) * G
-            direction = (1 - momentum) * G + momentum * buf
-            step = newton_schulz.__wrapped__(direction, steps=ns_steps)  # arguments checked once above
+            if momentum:
+                buf = momentum * buf + (1 - momentum) * G
+                direction = (1 - momentum) * G + momentum * buf
+            else:  # the same numbers: 0 * buf + 1 * G is G exactly
+                direction = G
+            step = _orthogonalize(direction, ns_steps)
             W = W - float(muon_lrs[t]) * step
         else:
             W = W - gd_lr * G
         Ws.append(W)
+    return Ws
+
+
+def _orthogonalize(direction: torch.Tensor, ns_steps: int) -> torch.Tensor:
+    """:func:`newton_schulz` on a finite matrix without its argument checks (checked once per run: an
+    overflowing run is caught on its records), the same operations in the same order."""
+    return newton_schulz.__wrapped__(direction, steps=ns_steps)
+
+
+def _records(problem: SensingProblem, Ws: list[torch.Tensor]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     stack = torch.stack(Ws)
     return problem.loss(stack).numpy(), problem.river_distance(stack).numpy(), problem.spike_coordinate(stack).numpy()
+
+
+@checked(
+    steps=Int(1, MAX_STEPS),
+    muon_lr=Positive(),
+    gd_lr=Positive(),
+    switch_steps=Tuple(Int(0, MAX_STEPS), increasing=True),
+    ns_steps=Int(0, 99),
+)
+def switch_sweep(
+    problem: SensingProblem,
+    steps: int,
+    switch_steps: tuple[int, ...],
+    muon_lr: float = 0.02,
+    gd_lr: float = 0.019,
+    ns_steps: int = 5,
+) -> np.ndarray:
+    """Final loss of the two-stage schedule (momentum-free Muon, then GD) for each hand-over step in ``switch_steps``.
+
+    The same numbers as ``optimize(problem, "switch", steps, muon_lr, gd_lr, switch_step=s).loss[-1]`` for each
+    ``s``, to the bit (tested), but the Muon phase runs once: every hand-over continues with GD from Muon's
+    iterate at that step, so a sweep of ``k`` hand-overs costs one Muon run and ``k`` GD tails.
+    """
+    steps = check_int("steps", steps, minimum=1)
+    muon_lr, gd_lr = check_positive("muon_lr", muon_lr), check_positive("gd_lr", gd_lr)
+    switch_steps = tuple(int(s) for s in switch_steps)
+    if not switch_steps or any(not (0 <= s <= steps) for s in switch_steps):
+        raise ValueError(f"switch_steps must be a non-empty tuple of steps in [0, steps = {steps}], got {switch_steps}")
+    lrs = muon_lr * lr_factors.__wrapped__("constant", steps)
+    check_memory({"the run's iterates (steps x m x n, float64)": 2.0 * (steps + 1) * problem.W0.numel() * 8})
+    finals = []
+    with one_cpu_thread():
+        muon = _iterate(problem, "muon", problem.W0.clone(), 0, max(switch_steps), lrs, gd_lr, 0.0, None, ns_steps,
+                        0.01)  # fmt: skip
+        for s in switch_steps:
+            tail = _iterate(problem, "gd", muon[s], s, steps, lrs, gd_lr, 0.0, None, ns_steps, 0.01)
+            # the loss of the whole run's stack, as optimize computes it (the same batched call: the same bits)
+            finals.append(float(problem.loss(torch.stack(muon[: s + 1] + tail[1:]))[-1]))
+    finals = np.asarray(finals)
+    if not np.all(np.isfinite(finals)):
+        raise ValueError(
+            f"muon_lr or gd_lr is too large for this problem: a switch run overflowed (loss inf or NaN); "
+            f"GD is stable for gd_lr < 2 / max curvature = {2 / float(problem.curvature.max()):.3g}"
+        )
+    return finals
+
+
+@checked(
+    steps=Int(1, MAX_STEPS),
+    muon_lr=Positive(),
+    gd_lr=Positive(),
+    momentum=Float(0.0, 1.0, high_inclusive=False),
+    switch_step=Int(0, MAX_STEPS),
+)
+def muon_and_switch(
+    problem: SensingProblem, steps: int, switch_step: int, muon_lr: float = 0.02, gd_lr: float = 0.019,
+    momentum: float = 0.0,
+) -> tuple[SensingRun, SensingRun]:  # fmt: skip
+    """``optimize(problem, "muon", ...)`` and ``optimize(problem, "switch", ...)`` with the same settings, to the bit
+    (tested), for the cost of the Muon run and the switch's GD tail: the switch is that Muon run up to
+    ``switch_step``, continued with GD (which keeps no state) from its iterate there."""
+    steps = check_int("steps", steps, minimum=1)
+    muon_lr, gd_lr = check_positive("muon_lr", muon_lr), check_positive("gd_lr", gd_lr)
+    momentum = check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
+    switch_step = check_int("switch_step", switch_step, minimum=0, maximum=steps)
+    lrs = muon_lr * lr_factors.__wrapped__("constant", steps)
+    check_memory({"the runs' iterates (steps x m x n, float64)": 4.0 * (steps + 1) * problem.W0.numel() * 8})
+    with one_cpu_thread():
+        muon = _iterate(problem, "muon", problem.W0.clone(), 0, steps, lrs, gd_lr, momentum, None, 5, 0.01)
+        tail = _iterate(problem, "gd", muon[switch_step], switch_step, steps, lrs, gd_lr, 0.0, None, 5, 0.01)
+        runs = _records(problem, muon), _records(problem, muon[: switch_step + 1] + tail[1:])
+    if not all(np.all(np.isfinite(r)) for rec in runs for r in rec):
+        raise ValueError(
+            "muon_lr or gd_lr is too large for this problem: a run overflowed (loss inf or NaN); "
+            f"GD is stable for gd_lr < 2 / max curvature = {2 / float(problem.curvature.max()):.3g}"
+        )
+    return SensingRun("muon", *runs[0]), SensingRun("switch", *runs[1])
 
 
 @checked(values=Array("t"), tail=Float(0.0, 1.0, low_inclusive=False))

@@ -49,7 +49,7 @@ def newton_schulz(
     if len(coefficients) != 3:
         raise ValueError(f"coefficients must be three numbers (a, b, c), got {coefficients}")
     a, b, c = coefficients
-    X = G.to(dtype) if dtype is not None else G.clone()
+    X = G.to(dtype) if dtype is not None else G  # never written to: the first division makes a new tensor
     tall = G.size(-2) > G.size(-1)
     if tall:  # work on the wide side: X X^T is then the smaller Gram matrix
         X = X.mT
