@@ -749,7 +749,7 @@ def test_the_one_hop_task_is_the_first_hop_of_the_two_hop_task(monkeypatch):
                                beta_grid=(1.0,), d_head_grid=(2,))  # fmt: skip
     run(cfg)
     assert len(seen[1]) == len(seen[2]) == 3  # train, validation, test
-    for (seed1, keys1, alpha1), (seed2, keys2, alpha2, two) in zip(seen[1], seen[2], strict=True):
+    for (seed1, keys1, alpha1), (seed2, keys2, alpha2, _) in zip(seen[1], seen[2], strict=True):
         assert seed1 == seed2 and torch.equal(keys1, keys2)
         torch.testing.assert_close(alpha1, alpha2)
     single = make_rrt(40, length=cfg.n_tokens, vocab=cfg.vocab_size, hops=1, beta=cfg.beta,
