@@ -36,7 +36,7 @@ LAB_ROTATIONS = 200
 class CRLLab:
     """The panel; ``CRLLab().widget`` is what the notebook displays."""
 
-    def __init__(self, n_steps: int = 200, n_per_env: int = 100, seed: int = 0):
+    def __init__(self, n_steps: int = 150, n_per_env: int = 100, seed: int = 0):
         self.n_steps, self.n_per_env, self.seed = n_steps, n_per_env, seed
         style, lay = {"description_width": "120px"}, widgets.Layout(width="300px")
         self.changes = [
