@@ -261,6 +261,19 @@ def test_one_cpu_thread_restores_the_count_even_on_errors():
         assert torch.get_num_threads() == before
 
 
+def test_worker_count_never_exceeds_the_tasks_or_the_cpus(monkeypatch):
+    from explorables.core import threads
+
+    monkeypatch.setattr(threads, "available_cpus", lambda: 3)
+    assert threads.worker_count(0, 10) == 3  # 0: every usable CPU
+    assert threads.worker_count(0, 2) == 2  # never more than the tasks
+    assert threads.worker_count(8, 5) == 5
+    assert threads.worker_count(2, 5) == 2
+    assert threads.worker_count(0, 0) == 1  # at least one
+    with pytest.raises(ValueError, match="n_tasks"):
+        threads.worker_count(1, -1)
+
+
 def test_readme_and_contributing_list_every_registered_chapter():
     from pathlib import Path
 

@@ -101,6 +101,15 @@ def available_cpus() -> int:
     return max(1, min(cpus, physical_cores()))
 
 
+def worker_count(requested: int, n_tasks: int) -> int:
+    """Processes for ``n_tasks`` independent tasks: ``requested`` (0: every CPU this process may use,
+    :func:`available_cpus`), never more than the tasks, at least one. A chapter's numbers never depend
+    on it; more processes than tasks or CPUs only fork and wait."""
+    if n_tasks < 0 or requested < 0:
+        raise ValueError(f"requested and n_tasks must be >= 0, got requested={requested}, n_tasks={n_tasks}")
+    return max(1, min(n_tasks, requested or available_cpus()))
+
+
 def thread_count() -> int:
     """``EXPLORABLES_THREADS`` if set, else :func:`available_cpus`."""
     value = os.environ.get(ENV, "").strip()

@@ -43,7 +43,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
-from ..core.threads import available_cpus
+from ..core.threads import worker_count
 from .data import DATASETS, corrupt, dtm, log_kde, make_dataset, make_quadrants
 from .multiparam import connecting_radius, ranks01, tomato_mp
 from .persistence import tomato
@@ -155,7 +155,7 @@ def sweep_workers(workers: int, n_tasks: int, device: str) -> int:
     smoke run of the ``paper`` preset ran 16 processes of ~10 GB each out of an H200's memory)."""
     if resolve_device(device).type != "cpu":
         return 1
-    return max(1, min(n_tasks, workers or available_cpus()))
+    return worker_count(workers, n_tasks)
 
 
 def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, robust: bool, r_max_factor: float = 1.0,

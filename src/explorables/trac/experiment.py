@@ -20,7 +20,6 @@ Three checkpointed parts (see :func:`run`):
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Int, Probability, Tuple, param
+from ..core.threads import worker_count
 from .causes import CauseSet, brute_force_causes, but_for_causes, first_cause, is_actual_cause, pruned_search
 from .examples import classic_examples
 from .ilp import NODE_LIMIT, ilp_enumerate
@@ -263,7 +263,7 @@ def scaling_instance(
 
 
 def _scaling(cfg: TracConfig, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
-    workers = cfg.workers or os.cpu_count() or 1
+    workers = worker_count(cfg.workers, cfg.n_instances)
     rows_by_n: dict[str, list[dict]] = {}
     pool = ProcessPoolExecutor(workers) if workers > 1 else None
     try:
