@@ -101,29 +101,18 @@ def grid_overrides(config: Any, changes: dict[str, Any]) -> dict[str, Any]:
 
 def write_fixtures(root: Path, seed: int = 0) -> Path:
     """Paper-layout stand-ins for the datasets the ``paper`` presets read (random contents, real formats)."""
-    import pickle
     import wave
 
     import numpy as np
 
+    from explorables.core.datasets import write_cifar
+
     rng = np.random.default_rng(seed)
-    c10 = root / "cifar-10-batches-py"
-    if not (c10 / "test_batch").exists():
-        c10.mkdir(parents=True, exist_ok=True)
-        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-            batch = {b"data": rng.integers(0, 256, (9_999, 3072), dtype=np.uint8),
-                     b"labels": rng.integers(0, 10, 9_999).tolist()}  # fmt: skip
-            (c10 / name).write_bytes(pickle.dumps(batch))
-        (c10 / "batches.meta").write_bytes(pickle.dumps({b"label_names": [f"class{i}".encode() for i in range(10)]}))
-    c100 = root / "cifar-100-python"
-    if not (c100 / "test").exists():
-        c100.mkdir(parents=True, exist_ok=True)
-        for name, n in (("train", 49_999), ("test", 9_999)):
-            batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-                     b"fine_labels": rng.integers(0, 100, n).tolist(),
-                     b"coarse_labels": rng.integers(0, 20, n).tolist()}  # fmt: skip
-            (c100 / name).write_bytes(pickle.dumps(batch))
-        (c100 / "meta").write_bytes(pickle.dumps({b"fine_label_names": [f"c{i}".encode() for i in range(100)]}))
+    # one image short of the official counts: the loader checks official-size batches against their MD5
+    if not (root / "cifar-10-batches-py").exists():
+        write_cifar(root, "cifar10", n_train=5 * 9_999, n_test=9_999, seed=seed)
+    if not (root / "cifar-100-python").exists():
+        write_cifar(root, "cifar100", n_train=49_999, n_test=9_999, seed=seed)
     npz = root / "mirflickr.npz"
     if not npz.exists():
         n = 20_015  # MIRFlickr-25K after dropping unlabelled pairs

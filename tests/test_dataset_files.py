@@ -17,14 +17,8 @@ from explorables.core import datasets as D
 
 
 def _cifar(root: Path, n: int = 6) -> Path:
-    folder = root / "cifar-10-batches-py"
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": rng.integers(0, 10, n).tolist()}
-        (folder / name).write_bytes(pickle.dumps(batch, protocol=2))
-    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"c%d" % i for i in range(10)]}, protocol=2))
-    return folder
+    D.write_cifar(root, "cifar10", n_train=5 * n, n_test=n)
+    return root / "cifar-10-batches-py"
 
 
 def _images(root: Path) -> None:
@@ -172,3 +166,16 @@ def test_read_data_file_refuses_oversized_files(tmp_path):
     path.write_bytes(b"x" * 100)
     assert D.read_data_file(path, tmp_path, max_bytes=100) == b"x" * 100
     _refused_in_one_line(lambda: D.read_data_file(path, tmp_path, max_bytes=99), "big")
+
+
+def test_the_stand_in_cifar_writer_round_trips_and_never_overwrites(tmp_path):
+    written = D.write_cifar(tmp_path, "cifar100", n_train=7, n_test=3, n_classes=4)
+    data = D.load_cifar(tmp_path, "cifar100")
+    np.testing.assert_array_equal(data.images.reshape(7, -1), written)
+    assert data.labels.max() < 4 and len(data.classes) == 4
+    with pytest.raises(FileExistsError):
+        D.write_cifar(tmp_path, "cifar100")
+    with pytest.raises(ValueError, match="name must be"):
+        D.write_cifar(tmp_path, "imagenet")
+    with pytest.raises(ValueError, match="n_train"):
+        D.write_cifar(tmp_path / "x", "cifar10", n_train=0)

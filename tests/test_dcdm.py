@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import pickle
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import torch
 from torch.distributions import Dirichlet, kl_divergence
 
 from explorables.core.checkpoint import Checkpointer
+from explorables.core.datasets import write_cifar
 from explorables.core.verdicts import drive
 from explorables.dcdm import claims as C
 from explorables.dcdm import data as Dt
@@ -467,21 +467,8 @@ def test_gates_and_the_check_follow_their_criteria():
     assert np.allclose(g.mean(0), x.mean(0), atol=0.03) and np.allclose(np.cov(g.T), np.cov(x.T), atol=0.05)
 
 
-def _write_fake_cifar(root):
-    folder = root / "cifar-10-batches-py"
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {
-            b"data": rng.integers(0, 256, size=(24, 3072), dtype=np.uint8),
-            b"labels": list(rng.integers(0, 3, 24)),
-        }
-        (folder / name).write_bytes(pickle.dumps(batch))
-    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"a", b"b", b"c"]}))
-
-
 def test_paper_path_reads_cifar_from_the_data_root_and_trains_unets(tmp_path):
-    _write_fake_cifar(tmp_path)
+    write_cifar(tmp_path, "cifar10", n_train=120, n_test=24, n_classes=3)
     data = Dt.cifar_data(str(tmp_path), 0, 20, seed=0)
     assert data.x_train.shape == (120, 3072) and data.x_test.shape == (20, 3072)
     assert data.x_train.min() >= -1 and data.x_train.max() <= 1

@@ -5,8 +5,6 @@ The chapter contract (JSON summary, determinism, config validation, figures, lab
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 import pytest
 import scipy.optimize
@@ -14,6 +12,7 @@ import torch
 from PIL import Image
 
 from explorables.core.checkpoint import Checkpointer
+from explorables.core.datasets import write_cifar
 from explorables.jeffrey import claims as C
 from explorables.jeffrey import diffusion as D
 from explorables.jeffrey import images as I
@@ -402,18 +401,8 @@ def test_held_out_images_never_reach_guidance(monkeypatch):
     assert second["frechet"]["jeffrey"]["metric"] != first["frechet"]["jeffrey"]["metric"]  # only the metric moved
 
 
-def _write_fake_cifar(root):
-    folder = root / "cifar-10-batches-py"
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {b"data": rng.integers(0, 256, size=(6, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 3, 6))}
-        (folder / name).write_bytes(pickle.dumps(batch))
-    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"a", b"b", b"c"]}))
-
-
 def test_loading_cifar_and_image_folders_from_a_data_root(tmp_path):
-    _write_fake_cifar(tmp_path / "c")
+    write_cifar(tmp_path / "c", "cifar10", n_train=30, n_test=6, n_classes=3)
     data = I.load_images("cifar10", str(tmp_path / "c"), n_test=4)
     assert data.train.shape == (30, 3, 32, 32) and data.test.shape == (4, 3, 32, 32)
     assert data.train.min() >= -1 and data.train.max() <= 1 and data.n_classes == 3

@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from explorables.core.datasets import write_cifar
 from explorables.core.tables import apply_gates
 from explorables.core.verdicts import drive
 from explorables.rpkd import (
@@ -271,18 +272,8 @@ def test_bad_inputs_name_the_parameter():
         probe_accuracy(np.zeros((3, 2)), np.zeros(4), seed=0)
 
 
-def _fake_cifar100(root):
-    folder = root / "cifar-100-python"
-    folder.mkdir()
-    rng = np.random.default_rng(0)
-    for name, n in (("train", 60), ("test", 20)):
-        data = {"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), "fine_labels": list(rng.integers(0, 20, n))}
-        (folder / name).write_bytes(pickle.dumps(data))
-    (folder / "meta").write_bytes(pickle.dumps({"fine_label_names": [f"c{i}" for i in range(20)]}))
-
-
 def test_paper_code_path_runs_on_a_tiny_fake_cifar(tmp_path):
-    _fake_cifar100(tmp_path)
+    write_cifar(tmp_path, "cifar100", n_train=60, n_test=20, n_classes=20)
     cfg = RPKDConfig.preset("smoke", dataset="cifar100", data_root=str(tmp_path), image_size=8, n_test=10,
                             n_labelled=6, n_teacher_steps=2, n_student_steps=2, batch_size=8, n_probe=20)
     results = run(cfg)

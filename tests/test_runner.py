@@ -14,7 +14,7 @@ import torch
 from PIL import Image
 
 from explorables.core.checkpoint import Checkpointer, FolderLock, atomic_write_text, checkpoint_bytes, read_checkpoint
-from explorables.core.datasets import ImageFolder, load_cifar
+from explorables.core.datasets import ImageFolder, load_cifar, write_cifar
 from explorables.omwu import OMWUConfig, run
 
 from .cli_runs import ENV, ROOT, kill_mid_run, untimed_results
@@ -168,18 +168,7 @@ def test_image_folder_reads_torchvision_layout(tmp_path):
 
 
 def _fake_cifar10(root: Path, per_batch: int = 4) -> np.ndarray:
-    folder = root / "cifar-10-batches-py"
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(1)
-    all_data = []
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        data = rng.integers(0, 255, (per_batch, 3072), dtype=np.uint8)
-        all_data.append(data)
-        batch = {b"data": data, b"labels": list(rng.integers(0, 10, per_batch)), b"batch_label": b"x"}
-        (folder / name).write_bytes(pickle.dumps(batch, protocol=2))
-    meta = {b"label_names": [f"c{i}" for i in range(10)], b"num_cases_per_batch": per_batch}
-    (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=2))
-    return np.concatenate(all_data[:5])
+    return write_cifar(root, "cifar10", n_train=5 * per_batch, n_test=per_batch, seed=1)
 
 
 def test_cifar_reader_matches_the_written_arrays(tmp_path):

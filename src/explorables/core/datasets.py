@@ -228,3 +228,48 @@ def load_cifar(root: str | Path, name: str = "cifar10", train: bool = True) -> A
     images = np.concatenate([a for a, _ in arrays]).reshape(-1, 3, 32, 32)
     labels = np.concatenate([b for _, b in arrays])
     return ArrayDataset(images=images, labels=labels, classes=classes)
+
+
+def write_cifar(
+    root: str | Path, name: str = "cifar10", n_train: int = 30, n_test: int = 6, n_classes: int | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """Write a stand-in CIFAR-10/100 folder under ``root`` in torchvision's layout, random contents.
+
+    The files are what :func:`load_cifar` reads (pickled dictionaries with bytes keys, protocol 2,
+    as the official Python version): for ``cifar10`` five ``data_batch_i`` files sharing the
+    ``n_train`` images and a ``test_batch``; for ``cifar100`` a ``train`` and a ``test`` file with
+    fine and coarse labels. ``n_classes`` defaults to the dataset's (10 or 100). Tests, the GPU smoke
+    run and a ``plan`` without the real data use it; it never overwrites the real files, because a
+    folder that exists already is refused. Returns the training images ``(n_train, 3072)`` in file order.
+    """
+    if name not in ("cifar10", "cifar100"):
+        raise ValueError(f"name must be 'cifar10' or 'cifar100', got {name!r}")
+    n_classes = n_classes or (10 if name == "cifar10" else 100)
+    if n_train < 1 or n_test < 1 or n_classes < 1:
+        raise ValueError(f"n_train, n_test and n_classes must be >= 1, got {n_train}, {n_test}, {n_classes}")
+    folder = Path(root) / ("cifar-10-batches-py" if name == "cifar10" else "cifar-100-python")
+    folder.mkdir(parents=True, exist_ok=False)
+    rng = np.random.default_rng(seed)
+    train = rng.integers(0, 256, (n_train, 3072), dtype=np.uint8)
+    test = rng.integers(0, 256, (n_test, 3072), dtype=np.uint8)
+
+    def batch(images: np.ndarray) -> dict:
+        labels = rng.integers(0, n_classes, len(images)).tolist()
+        if name == "cifar10":
+            return {b"data": images, b"labels": labels}
+        return {b"data": images, b"fine_labels": labels, b"coarse_labels": [c % 20 for c in labels]}
+
+    def dump(path: Path, obj: dict) -> None:
+        path.write_bytes(pickle.dumps(obj, protocol=2))
+
+    if name == "cifar10":
+        for i, part in enumerate(np.array_split(train, 5), start=1):
+            dump(folder / f"data_batch_{i}", batch(part))
+        dump(folder / "test_batch", batch(test))
+        dump(folder / "batches.meta", {b"label_names": [f"class{i}".encode() for i in range(n_classes)]})
+    else:
+        dump(folder / "train", batch(train))
+        dump(folder / "test", batch(test))
+        dump(folder / "meta", {b"fine_label_names": [f"class{i}".encode() for i in range(n_classes)]})
+    return train
