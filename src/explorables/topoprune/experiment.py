@@ -53,6 +53,7 @@ from .persistence import (
     averaged_knn_radius,
     flag_pairs,
     neighbourhoods,
+    pair_changes,
     persistence_scores,
     persistence_values,
     topological_scores,
@@ -244,7 +245,8 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     value of the diagram (total persistence, with TopoPrune's ``k``) instead of the displacement under the
     descent (a function of the pairs); the latent features instead of the UMAP layout. The jitter moves
     the scored points (layout or features) by ``cfg.jitter`` × their median nearest-neighbour distance:
-    at a fixed layout, it measures how much the pairs alone move a score. Every layout uses one UMAP
+    at a fixed layout, it measures how much the pairs alone move a score, and :func:`pair_changes` counts
+    how many pairs (and neighbours) each perturbation actually changes. Every layout uses one UMAP
     seed except under ``umap_seed``; TopoPrune now reads no layout, so UMAP's seed cannot move it (1).
     """
     seeds = [int(rng.integers(2**31)) for _ in range(2)]
@@ -273,7 +275,11 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     clean = persistence_scores(feats["clean"], cfg.n_neighbours, h, w)
     rho["topoprune"] = {p: 1.0 if p == "umap_seed" else float(spearmanr(
         clean, persistence_scores(feats[p], cfg.n_neighbours, h, w))[0]) for p in PERTURBATIONS}  # fmt: skip
-    return {"spearman": rho, "layouts": {"mlp": layouts["clean"], "mlp_noisy": layouts["noise"]}}
+    # what each perturbation does to the neighbourhoods and their H0 pairs: in the layout with the first
+    # version's k (uniform rescaling changes no pair), and in the features with TopoPrune's k
+    pairs = {"layout": {p: pair_changes(layouts["clean"], layouts[p], k) for p in PERTURBATIONS},
+             "features": {p: pair_changes(feats["clean"], feats[p], cfg.n_neighbours) for p in PERTURBATIONS}}
+    return {"spearman": rho, "pairs": pairs, "layouts": {"mlp": layouts["clean"], "mlp_noisy": layouts["noise"]}}
 
 
 def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
@@ -350,6 +356,7 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         if cfg.diagnose:  # its own generator: the seed's other draws stay as they are without it
             found = diagnose(cfg, features, np.random.default_rng([cfg.seed, seed, 1]))
             summary["diagnosis"] = found["spearman"]
+            summary["diagnosis_pairs"] = found["pairs"]
             curves["embedding"] = found["layouts"]
         else:
             curves["embedding"] = {v: pca_embedding(features[v]) for v in ("mlp", "mlp_noisy")}
@@ -410,6 +417,7 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     out["n_pool"], out["n_test"] = parts[0]["n_pool"], parts[0]["n_test"]
     if "diagnosis" in parts[0]:  # first seed only
         out["diagnosis"] = parts[0]["diagnosis"]
+        out["diagnosis_pairs"] = parts[0]["diagnosis_pairs"]
     return out
 
 
