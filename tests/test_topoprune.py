@@ -290,7 +290,7 @@ def test_the_diagnosis_leaves_every_other_number_of_the_seed_as_it_was():
     pairs = on.summary["methods"]["diagnosis_pairs"]
     assert set(pairs) == {"layout", "features"}
     for space in pairs.values():
-        assert set(space) == {"noise", "umap_seed", "extractor", "jitter"}
+        assert set(space) == {"noise", "umap_seed", "extractor", "jitter", "jitter_large"}
         for found in space.values():
             assert all(0.0 <= v <= 1.0 for v in found.values())
     assert pairs["features"]["umap_seed"] == {"members_kept": 1.0, "pairs_kept": 1.0, "changed": 0.0}
