@@ -287,6 +287,16 @@ def test_the_diagnosis_leaves_every_other_number_of_the_seed_as_it_was():
     d = on.summary["methods"]["diagnosis"]
     assert set(d) == {"first", "unscaled", "layout_values", "topoprune"}
     assert d["topoprune"]["umap_seed"] == 1.0  # it reads no layout
+    pairs = on.summary["methods"]["diagnosis_pairs"]
+    assert set(pairs) == {"layout", "features"}
+    for space in pairs.values():
+        assert set(space) == {"noise", "umap_seed", "extractor", "jitter", "jitter_large"}
+        for found in space.values():
+            assert all(0.0 <= v <= 1.0 for v in found.values())
+    assert pairs["features"]["umap_seed"] == {"members_kept": 1.0, "pairs_kept": 1.0, "changed": 0.0}
+    from explorables.topoprune.claims import pairs_table
+
+    assert "pairs kept" in pairs_table(on) and "neighbourhoods with a changed pair" in pairs_table(on)
     # the claimed direction on the seeded smoke run: the values on the features are steadier under feature
     # noise than the first version's displacement in the layout
     assert d["topoprune"]["noise"] > d["first"]["noise"] + 0.2
@@ -598,3 +608,52 @@ def test_members_with_the_same_init_number_start_from_the_same_weights():
     assert len({float(accs[0]), float(accs[2]), float(accs[4])}) > 1  # other numbers: other weights
     with pytest.raises(ValueError, match="inits"):
         train_on_subsets(split, [a, b], n_steps=1, inits=np.array([0]))
+
+
+def test_pair_changes_counts_pairs_by_the_samples_they_join():
+    """Unchanged or similar (scaled, shifted) points keep every neighbour and pair; an unrelated cloud keeps
+    almost none; a small jitter keeps more pairs than a large one; a wrong shape is refused by name."""
+    from explorables.topoprune import pair_changes
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((200, 4))
+    same = {"members_kept": 1.0, "pairs_kept": 1.0, "changed": 0.0}
+    assert pair_changes(x, x, 8) == same
+    assert pair_changes(x, 3.0 * x + 1.0, 8) == same  # a similarity changes no neighbour and no pair
+    small = pair_changes(x, x + 1e-3 * rng.standard_normal(x.shape), 8)
+    large = pair_changes(x, x + 0.5 * rng.standard_normal(x.shape), 8)
+    other = pair_changes(x, rng.standard_normal(x.shape), 8)
+    assert small["pairs_kept"] > large["pairs_kept"] > other["pairs_kept"]
+    assert other["pairs_kept"] < 0.1 and other["changed"] > 0.9
+    for found in (small, large, other):
+        assert found["pairs_kept"] <= 1.0 and 0.0 <= found["changed"] <= 1.0
+    with pytest.raises(ValueError, match="moved"):
+        pair_changes(x, x[:10], 8)
+    with pytest.raises(ValueError, match="n_neighbours"):
+        pair_changes(x, x, 200)
+
+
+def test_study_disagreement_sentence_names_the_rows_and_seeds_that_differ():
+    """From a seed study's stored rows: nothing when every row agrees; a row that differs is named with
+    each base seed's word and paired interval, and a *no* is located against the margin."""
+    from explorables.topoprune.claims import study_disagreement_sentence
+
+    def row(verdicts, measured, kind="claim"):
+        return {"kind": kind, "claim": "C", "verdicts": verdicts, "measured": measured,
+                "agree": len(set(verdicts)) == 1}
+
+    ivs = ["TopoPrune 0.9; TopoPrune − random +0.010 [-0.001, +0.021]",
+           "TopoPrune 0.9; TopoPrune − random -0.002 [-0.008, +0.004]"]
+    agree = {"seeds": [0, 1], "rows": [row(["unclear", "unclear"], ivs), row(["pass", "fail"], ["a", "b"], "check")]}
+    assert study_disagreement_sentence(agree) == ""
+    differ = {"seeds": [0, 1], "rows": [row(["unclear", "no"], ivs)]}
+    text = study_disagreement_sentence(differ, margin=0.005)
+    assert "base seed 0 *unclear*, +0.010 [-0.001, +0.021]" in text and "base seed 1 *no*" in text
+    assert "base seed(s) 1 the upper end (+0.004) lies below the margin" in text
+    assert "from -0.002 to +0.010" in text and "on no base seed does the lower end clear" in text
+    rounded = {"seeds": [0, 1], "rows": [row(["unclear", "no"], [ivs[0], ivs[1].replace("+0.004]", "+0.005]")])]}
+    assert "just under 0.005 before rounding" in study_disagreement_sentence(rounded, margin=0.005)
+    plain = {"seeds": [0, 1], "rows": [row(["unclear", "no"], ["no interval", "here"])]}
+    assert study_disagreement_sentence(plain) == "“C” reads *unclear* on base seed 0, *no* on base seed 1."
+    with pytest.raises(ValueError, match="margin"):
+        study_disagreement_sentence(differ, margin=0.0)

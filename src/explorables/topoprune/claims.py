@@ -28,12 +28,14 @@ declared once below and in :data:`CRITERIA`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..core.tables import Claim, markdown_table
 from ..core.tables import claims_table as claims_markdown  # noqa: F401 - what the notebook imports
+from ..core.validation import check_positive
 from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
 from .experiment import (
     BASELINES,
@@ -335,7 +337,8 @@ def claims(results: TopoPruneResults) -> list[Claim]:
         f"same neighbourhoods, same averaging over memberships and same selection, score = mean distance to "
         f"the {cfg.n_neighbours} nearest neighbours in the features (no persistence); pruning "
         f"{float(top):.0%}; {seeds}",
-        f"TopoPrune {_ms(acc['topoprune'][top])}, control {_ms(acc['radius'][top])}",
+        f"TopoPrune {_ms(acc['topoprune'][top])}, control {_ms(acc['radius'][top])}; TopoPrune − control "
+        f"{_iv(control)}",
         control_verdict(control), gates=("stable", "room"),
     ))  # fmt: skip
     return rows
@@ -426,6 +429,63 @@ def diagnosis_table(results: TopoPruneResults) -> str:
                  for p in PERTURBATIONS]  # fmt: skip
         rows.append((VARIANT_NAMES[v], *cells))
     return markdown_table(header, rows)
+
+
+def pairs_table(results: TopoPruneResults) -> str:
+    """What each perturbation of the diagnosis does to the neighbourhoods and their H0 persistence pairs
+    (first seed; Markdown): :func:`~explorables.topoprune.persistence.pair_changes` in the UMAP layout
+    (the first version's neighbourhoods) and in the latent features (TopoPrune's)."""
+    d = results.summary["methods"]["diagnosis_pairs"]
+    cfg = results.config
+    where = {"layout": f"UMAP layout, k = {cfg.layout_neighbours} (first version)",
+             "features": f"latent features, k = {cfg.n_neighbours} (TopoPrune now)"}  # fmt: skip
+    stats = {"members_kept": "neighbours kept", "pairs_kept": "pairs kept",
+             "changed": "neighbourhoods with a changed pair"}  # fmt: skip
+    header = ("neighbourhoods", "share", *(PERTURBATION_NAMES[p] for p in PERTURBATIONS))
+    rows = [(where[space], name, *(f"{d[space][p][stat]:.0%}" for p in PERTURBATIONS))
+            for space in ("layout", "features") for stat, name in stats.items()]  # fmt: skip
+    return markdown_table(header, rows)
+
+
+#: a paired interval in a claim's stored ``measured`` text: "TopoPrune − <baseline> +0.010 [-0.001, +0.021]"
+_PAIRED = re.compile(r"TopoPrune − ([\w ]+?) ([+-]\d+\.\d+) \[([+-]\d+\.\d+), ([+-]\d+\.\d+)\]")
+
+
+def study_disagreement_sentence(study: Mapping, margin: float = ACC_MARGIN) -> str:
+    """Markdown, for the page: each gate or claim of a seed study (:func:`~explorables.core.seed_study.
+    load_study`) whose verdict word differs between base seeds, with, per base seed, its word and the
+    paired interval (TopoPrune − the row's reference) stored in its measured text, read against
+    ``margin``. Says where the interval's upper end sits on the base seeds that read *no* (below the
+    margin) and how far the intervals' means spread; "" when every row agrees."""
+    margin = check_positive("margin", margin)
+    parts = []
+    for row in study["rows"]:
+        if row["agree"] or row["kind"] == "check":
+            continue
+        found = [_PAIRED.search(text) for text in row["measured"]]
+        seeds = study["seeds"]
+        if not all(found):
+            parts.append(f"“{row['claim']}” reads " + ", ".join(
+                f"*{w}* on base seed {b}" for b, w in zip(seeds, row["verdicts"], strict=True)) + ".")
+            continue
+        ref = found[0].group(1)
+        lows = [float(f.group(3)) for f in found]
+        highs = [float(f.group(4)) for f in found]
+        means = [float(f.group(2)) for f in found]
+        per_seed = "; ".join(f"base seed {b} *{w}*, {f.group(2)} [{f.group(3)}, {f.group(4)}]"
+                             for b, w, f in zip(seeds, row["verdicts"], found, strict=True))  # fmt: skip
+        no = [b for b, w in zip(seeds, row["verdicts"], strict=True) if w == "no"]
+        text = (f"“{row['claim']}” (TopoPrune − {ref}, paired, against the margin {margin:g}): {per_seed}. "
+                f"The means range from {min(means):+.3f} to {max(means):+.3f} over base seeds")
+        if no:
+            gap = max(h for b, h in zip(seeds, highs, strict=True) if b in no)
+            shown = f"{gap:+.3f}" + (f", just under {margin:g} before rounding" if gap >= margin else "")
+            text += (f"; on base seed(s) {', '.join(map(str, no))} the upper end ({shown}) lies below the "
+                     f"margin, so the row reads *no* there, while on the others it reaches the margin")
+        if all(lo < margin for lo in lows):
+            text += "; on no base seed does the lower end clear the margin"
+        parts.append(text + ".")
+    return " ".join(parts)
 
 
 def stability_source(gain_noise: Sequence[float], gain_extractor: Sequence[float]) -> str:

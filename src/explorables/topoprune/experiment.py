@@ -53,6 +53,7 @@ from .persistence import (
     averaged_knn_radius,
     flag_pairs,
     neighbourhoods,
+    pair_changes,
     persistence_scores,
     persistence_values,
     topological_scores,
@@ -85,10 +86,10 @@ VARIANT_NAMES: dict[str, str] = {
     "layout_values": "total persistence (a value), UMAP layout",
     "topoprune": "total persistence (a value), latent features: TopoPrune now",
 }
-PERTURBATIONS: tuple[str, ...] = ("noise", "umap_seed", "extractor", "jitter")
+PERTURBATIONS: tuple[str, ...] = ("noise", "umap_seed", "extractor", "jitter", "jitter_large")
 PERTURBATION_NAMES: dict[str, str] = {
     "noise": "feature noise", "umap_seed": "another UMAP seed", "extractor": "CNN instead of MLP features",
-    "jitter": "small jitter of the points scored",
+    "jitter": "small jitter of the points scored", "jitter_large": "larger jitter of the points scored",
 }  # fmt: skip
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
 EMBEDDERS: tuple[str, ...] = ("umap", "pca")
@@ -119,6 +120,9 @@ class TopoPruneConfig(ExperimentConfig):
     n_topo_steps: int = param(2, Int(1, 50), "diagnosis: T, descent steps of eq. (topoprune-step)")
     topo_lr: float = param(0.05, Positive(), "diagnosis: eta, step size of eq. (topoprune-step)")
     jitter: float = param(0.01, Float(0.0, 1.0), "diagnosis: jitter, in units of the median nearest-neighbour distance")
+    jitter_large: float = param(
+        0.25, Float(0.0, 1.0), "diagnosis: larger jitter (flips many pairs, keeps most neighbours), same units"
+    )
     topo_selection: str = param("coverage", Choice(SELECTIONS), "how TopoPrune keeps samples by score in a class")
     n_graph_neighbours: int = param(15, Int(1, 64), "D2: neighbours in each class's kNN graph")
     n_strata: int = param(10, Int(1), "CCS: strata of the score range")
@@ -242,9 +246,11 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
 
     From the first version to TopoPrune now, one change at a time: no rescaling of the neighbourhoods; a
     value of the diagram (total persistence, with TopoPrune's ``k``) instead of the displacement under the
-    descent (a function of the pairs); the latent features instead of the UMAP layout. The jitter moves
-    the scored points (layout or features) by ``cfg.jitter`` × their median nearest-neighbour distance:
-    at a fixed layout, it measures how much the pairs alone move a score. Every layout uses one UMAP
+    descent (a function of the pairs); the latent features instead of the UMAP layout. The jitters move
+    the scored points (layout or features) by ``cfg.jitter`` (and ``cfg.jitter_large``) × their median
+    nearest-neighbour distance:
+    at a fixed layout, it measures how much the pairs alone move a score, and :func:`pair_changes` counts
+    how many pairs (and neighbours) each perturbation actually changes. Every layout uses one UMAP
     seed except under ``umap_seed``; TopoPrune now reads no layout, so UMAP's seed cannot move it (1).
     """
     seeds = [int(rng.integers(2**31)) for _ in range(2)]
@@ -253,13 +259,15 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     layouts = {k: embed(cfg, f, s) for k, (f, s) in inputs.items()}
     h = int(cfg.use_h1)
 
-    def jittered(points: np.ndarray) -> np.ndarray:
+    def jittered(points: np.ndarray, size: float) -> np.ndarray:
         scale = float(np.median(knn_radius(points, 1)))
-        return points + cfg.jitter * scale * rng.standard_normal(points.shape)
+        return points + size * scale * rng.standard_normal(points.shape)
 
-    layouts["jitter"] = jittered(layouts["clean"])
+    layouts["jitter"] = jittered(layouts["clean"], cfg.jitter)
     feats = {"clean": features["mlp"], "noise": features["mlp_noisy"], "umap_seed": features["mlp"],
-             "extractor": features["cnn"], "jitter": jittered(features["mlp"])}  # fmt: skip
+             "extractor": features["cnn"], "jitter": jittered(features["mlp"], cfg.jitter)}  # fmt: skip
+    layouts["jitter_large"] = jittered(layouts["clean"], cfg.jitter_large)  # drawn after the others: they stay
+    feats["jitter_large"] = jittered(features["mlp"], cfg.jitter_large)
     k, steps, lr, w = cfg.layout_neighbours, cfg.n_topo_steps, cfg.topo_lr, cfg.workers
     score = {
         "first": lambda Z: topological_scores(Z, k, steps, lr, h, w),
@@ -273,7 +281,11 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     clean = persistence_scores(feats["clean"], cfg.n_neighbours, h, w)
     rho["topoprune"] = {p: 1.0 if p == "umap_seed" else float(spearmanr(
         clean, persistence_scores(feats[p], cfg.n_neighbours, h, w))[0]) for p in PERTURBATIONS}  # fmt: skip
-    return {"spearman": rho, "layouts": {"mlp": layouts["clean"], "mlp_noisy": layouts["noise"]}}
+    # what each perturbation does to the neighbourhoods and their H0 pairs: in the layout with the first
+    # version's k (uniform rescaling changes no pair), and in the features with TopoPrune's k
+    pairs = {"layout": {p: pair_changes(layouts["clean"], layouts[p], k) for p in PERTURBATIONS},
+             "features": {p: pair_changes(feats["clean"], feats[p], cfg.n_neighbours) for p in PERTURBATIONS}}
+    return {"spearman": rho, "pairs": pairs, "layouts": {"mlp": layouts["clean"], "mlp_noisy": layouts["noise"]}}
 
 
 def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
@@ -350,6 +362,7 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         if cfg.diagnose:  # its own generator: the seed's other draws stay as they are without it
             found = diagnose(cfg, features, np.random.default_rng([cfg.seed, seed, 1]))
             summary["diagnosis"] = found["spearman"]
+            summary["diagnosis_pairs"] = found["pairs"]
             curves["embedding"] = found["layouts"]
         else:
             curves["embedding"] = {v: pca_embedding(features[v]) for v in ("mlp", "mlp_noisy")}
@@ -410,6 +423,7 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     out["n_pool"], out["n_test"] = parts[0]["n_pool"], parts[0]["n_test"]
     if "diagnosis" in parts[0]:  # first seed only
         out["diagnosis"] = parts[0]["diagnosis"]
+        out["diagnosis_pairs"] = parts[0]["diagnosis_pairs"]
     return out
 
 

@@ -175,6 +175,39 @@ def mst_pairs(clouds: np.ndarray) -> np.ndarray:
     return edges
 
 
+@checked(points=_POINTS, moved=_POINTS, n_neighbours=Int(2))
+def pair_changes(points: np.ndarray, moved: np.ndarray, n_neighbours: int) -> dict[str, float]:
+    """How much a perturbation changes the neighbourhoods and their H0 persistence pairs.
+
+    Row ``i`` of ``points`` and of ``moved`` is the same sample before and after the perturbation. Each
+    sample's neighbourhood (it and its ``n_neighbours`` nearest others, :func:`neighbourhoods`) is taken in
+    both; its H0 pairs (the edges of its minimum spanning tree, :func:`mst_pairs`) are written as the two
+    *samples* they join, so a pair counts as kept when the same two samples are still a pair of that
+    sample's neighbourhood, whether or not the rest of the neighbourhood changed. Means over samples:
+    ``members_kept`` (share of the neighbours still neighbours), ``pairs_kept`` (share of the pairs still
+    pairs) and ``changed`` (share of neighbourhoods with at least one pair not kept). Edges of equal length
+    can be swapped by a tie; continuous data has none.
+    """
+    a, b = _check_points("points", points), _check_points("moved", moved)
+    if a.shape != b.shape:
+        raise ValueError(f"moved must have the shape of points {a.shape}, got {b.shape}")
+    k = check_int("n_neighbours", n_neighbours, 2, a.shape[0] - 1)
+    n = a.shape[0]
+
+    def hoods_and_pairs(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        hoods = neighbourhoods.__wrapped__(arr, k)
+        local = mst_pairs.__wrapped__(arr[hoods] - arr[hoods[:, :1]])  # (n, k, 2) indices into the hood
+        ends = np.take_along_axis(hoods[:, None, :], local.reshape(n, 1, -1), axis=2).reshape(n, k, 2)
+        return hoods, ends.min(-1) * n + ends.max(-1)  # each pair as one code of its two samples
+
+    hoods_a, codes_a = hoods_and_pairs(a)
+    hoods_b, codes_b = hoods_and_pairs(b)
+    kept = (codes_a[:, :, None] == codes_b[:, None, :]).any(-1)
+    members = (hoods_a[:, 1:, None] == hoods_b[:, None, 1:]).any(-1)
+    return {"members_kept": float(members.mean()), "pairs_kept": float(kept.mean()),
+            "changed": float((~kept.all(axis=1)).mean())}  # fmt: skip
+
+
 def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[tuple[np.ndarray, np.ndarray]]:
     # the clouds are made from a checked embedding: no per-cloud argument checks in this hot loop
     return [_pair_arrays(np.asarray(cloud, dtype=np.float64), max_dimension) for cloud in clouds]
