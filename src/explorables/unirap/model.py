@@ -333,13 +333,13 @@ class UniRAP(nn.Module):
             read = maps[:, :, 2].softmax(-1).reshape(b, m, size, size)
             if self.arch == "mixed":  # its "unified" members read their mask
                 direct = self._direct.to(read.device)[None, :, None, None]
-                read = torch.where(direct, read, mask_weights(logits))
+                read = torch.where(direct, read, mask_weights(logits.detach()))
         elif pose_mask is not None:  # the positive control: the pose head reads the given (true) mask
             if pose_mask.shape != (m, b, size, size):
                 raise ValueError(f"pose_mask must have shape {(m, b, size, size)}, got {tuple(pose_mask.shape)}")
             read = bm(pose_mask.float())
         elif self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
-            read = mask_weights(logits)
+            read = mask_weights(logits.detach())
         else:  # separate decoders: the pose decoder's token reads its own mask through the shared mask head
             read = mask_weights((maps[:, :, 2] + bias).reshape(b, m, size, size))
         # the statistics of the detection map and of what the pose reads, in one call: (B, M, 2, ...)
