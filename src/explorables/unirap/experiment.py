@@ -73,8 +73,6 @@ class UniRAPConfig(ExperimentConfig):
     lr: float = param(1e-2, Positive(), "Adam learning rate of phase 1 (peak; warm-up, then a linear decay to 20 %)")
     phase2_lr: float = param(1.5e-2, Positive(), "Adam peak learning rate of phase 2 (the curriculum's stage 3, the "
                              "control's rest and the ablations alike)")
-    final_lr: float = param(0.2, Float(0.0, 1.0), "the learning rate at each phase's last step, as a fraction of "
-                            "its peak (a linear decay after a 20-step warm-up)")
     stage_fractions: tuple[float, ...] = param(
         (0.15, 0.15), Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
         "curriculum: fractions of the steps for stage 1 (detection) and stage 2 (+ segmentation) on parsing data")
@@ -254,7 +252,7 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
         model.load_state_dict(fork({k: torch.as_tensor(v).to(device) for k, v in start.items()},
                                    _source_rows(cfg, part), arch))
     lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
-    curve = train(model, pool, idx, weights, lr=lr, final_lr=cfg.final_lr, checkpoint=checkpoint, name=f"{part}/train",
+    curve = train(model, pool, idx, weights, lr=lr, checkpoint=checkpoint, name=f"{part}/train",
                   progress=progress)
     if part == "pretrain":
         return {}, {"loss": curve, "state": {k: v.detach().cpu() for k, v in model.state_dict().items()}}

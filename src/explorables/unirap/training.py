@@ -133,10 +133,9 @@ def clip_members(model: UniRAP, max_norm: float) -> torch.Tensor:
     return norms
 
 
-@checked(idx=Array("t m b", integer=True), weights=Array("t m b 3"), lr=Float(0, 1, low_inclusive=False),
-         final_lr=Float(0, 1))
+@checked(idx=Array("t m b", integer=True), weights=Array("t m b 3"), lr=Float(0, 1, low_inclusive=False))
 def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
-          final_lr: float = 0.2, checkpoint: Checkpointer | None = None, name: str = "train", progress: bool = False) -> np.ndarray:
+          checkpoint: Checkpointer | None = None, name: str = "train", progress: bool = False) -> np.ndarray:
     """Adam on every member at once: member ``m`` at step ``t`` trains on ``pool[idx[t, m]]`` with the loss
     weights ``weights[t, m]`` ``(B, 3)``. Resumes from ``checkpoint`` (entry ``<name>``) if it holds a state.
     Returns the mean loss per step."""
@@ -151,7 +150,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
     device = next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     n_steps = idx.shape[0]
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, (t + 1) / 20) * (1 - (1 - final_lr) * t / n_steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, (t + 1) / 20) * (1 - 0.8 * t / n_steps))
     tgt = targets(pool, model.image_size)
     curve = np.zeros(n_steps, np.float32)
     start = 0
