@@ -281,6 +281,32 @@ def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():
         assert same_pose == (arch != "pose_direct")
 
 
+def test_the_pose_loss_trains_no_mask_it_reads_as_segmentation_but_the_separate_pose_mask():
+    """Stop-gradient: in "unified" (and its members of a mixed ensemble) the mask the pose reads is trained by
+    the mask loss alone; the separate arm's pose decoder reads a mask of its own that only the pose loss trains."""
+    torch.manual_seed(1)
+    x, tok = torch.rand(2, 3, 3, 16, 16), torch.randint(1, 10, (2, 3, 8))
+
+    def grads(arch):
+        model = UniRAP([3, 4], arch=arch, image_size=16, width=4, d_model=8)
+        out = model(x, tok)
+        out["pose"].square().sum().backward()
+        g = model.mask_embed.weight.grad
+        return model, (torch.zeros(2) if g is None else g.flatten(1).abs().sum(1))
+
+    model, g = grads("unified")
+    assert (g == 0).all()
+    assert model.pix_low.weight.grad.abs().sum() > 0  # the pooled pixel features still learn from the pose
+    _, g = grads(("unified", "pose_direct"))
+    assert (g == 0).all()  # neither member's mask: the unified one's is cut, pose_direct reads its own map
+    _, g = grads("separate")
+    assert (g > 0).all()  # the separate pose decoder's own mask, through the shared mask head
+    # the mask loss still reaches the mask head
+    model = UniRAP([3, 4], image_size=16, width=4, d_model=8)
+    model(x, tok)["mask_logits"].sum().backward()
+    assert (model.mask_embed.weight.grad.flatten(1).abs().sum(1) > 0).all()
+
+
 def test_initial_weights_depend_on_base_and_member_seed_not_on_regime():
     from explorables.unirap.experiment import make_model
 

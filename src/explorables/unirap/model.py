@@ -8,7 +8,8 @@ through a few transformer decoder layers; and the Unified Affordance Decoder's t
 decoded ``[AFF]`` token ``q``: a box head (the centroid of a detection map ``softmax_p <W_b q,
 F_pixel>`` plus a size), a mask head ``sigmoid(<W_m q, F_pixel>)`` (the LISA/SAM pattern) and a pose
 head that reads the *mask*: the mask-weighted pixel features, the mask's centroid and second
-moments, with ``q``.
+moments, with ``q``. The mask's weights pass no gradient back (a stop-gradient): the mask loss alone
+trains the mask, the pose loss the pose head and the features it pools.
 
 Architectures (``arch``): ``"unified"`` (the above), ``"pose_direct"`` (the same, but the pose
 head reads the same statistics -- pooled features, centroid, moments, long axis -- of an attention
@@ -200,7 +201,11 @@ def mask_weights(logits: torch.Tensor) -> torch.Tensor:
     """What the pose head reads of a predicted mask: its probability squared, ``sigmoid(logits) ** 2``. The
     plain probability gives every background pixel a small weight (0.05 at a logit of -3), and the thousand
     of them pull the centroid and the moments away from the part; squared, that tail is twenty times smaller,
-    while every pixel keeps a gradient (a mask that predicts no pixel can still learn to)."""
+    while every pixel keeps a gradient (a mask that predicts no pixel can still learn to: the separate arm's pose
+    decoder, whose own mask only the pose loss trains). Where the pose reads the *segmentation* (``"unified"``),
+    the forward pass reads ``mask_weights(logits.detach())``: a stop-gradient, so that the pose loss trains the
+    pose head and the pixel features it pools but not the mask, which the mask loss alone trains (with the pose
+    loss flowing into it, the masks came out worse and more uneven across seeds)."""
     return torch.sigmoid(logits) ** 2
 
 
@@ -333,13 +338,13 @@ class UniRAP(nn.Module):
             read = maps[:, :, 2].softmax(-1).reshape(b, m, size, size)
             if self.arch == "mixed":  # its "unified" members read their mask
                 direct = self._direct.to(read.device)[None, :, None, None]
-                read = torch.where(direct, read, mask_weights(logits))
+                read = torch.where(direct, read, mask_weights(logits.detach()))  # stop-gradient, as below
         elif pose_mask is not None:  # the positive control: the pose head reads the given (true) mask
             if pose_mask.shape != (m, b, size, size):
                 raise ValueError(f"pose_mask must have shape {(m, b, size, size)}, got {tuple(pose_mask.shape)}")
             read = bm(pose_mask.float())
-        elif self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose)
-            read = mask_weights(logits)
+        elif self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose), stop-gradient
+            read = mask_weights(logits.detach())
         else:  # separate decoders: the pose decoder's token reads its own mask through the shared mask head
             read = mask_weights((maps[:, :, 2] + bias).reshape(b, m, size, size))
         # the statistics of the detection map and of what the pose reads, in one call: (B, M, 2, ...)
