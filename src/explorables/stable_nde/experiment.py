@@ -22,7 +22,8 @@ members of one ensemble):
    validation criterion, on noise-free trajectories of the simulator; none of the test metrics), then
    every trained model (and the truth)
    rolled out for ``rollout_steps`` steps from
-   the same held-out initial states: blow-up fraction, energy drift (pendulum), the distance of
+   the same held-out initial states: blow-up fraction, energy drift (pendulum; |H(x_t) - H(x_0)|
+   averaged over the first ``drift_time`` of each rollout, where it has not saturated), the distance of
    the long-run distribution of ``z`` to the truth's and the largest Lyapunov exponent (Lorenz).
 4. **Cost**: CPU seconds per training step of each method.
 """
