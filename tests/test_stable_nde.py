@@ -335,6 +335,11 @@ def test_energy_drift_and_histogram_distance_on_closed_forms():
     traj[2:, 1, 0] = float("inf")  # rollout 1 blows up
     drift = energy_drift(traj, system.energy)
     assert drift[0].item() == pytest.approx(0.5) and math.isnan(drift[1].item())
+    # over a window of 3 steps, rollout 0's |ΔH| is 0, 0, 1/2: a mean of 1/6; over 1 step rollout 1 is still finite
+    assert energy_drift(traj, system.energy, 3)[0].item() == pytest.approx(1 / 6)
+    assert energy_drift(traj, system.energy, 1)[1].item() == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="window"):
+        energy_drift(traj, system.energy, 4)
     reference = np.linspace(0.0, 1.0, 101)
     assert histogram_distance(reference + 0.25, reference) == pytest.approx(0.25)  # W1 of a shift is its size
     with_blow_ups = np.concatenate([reference + 0.25, [np.nan, np.inf]])
@@ -527,7 +532,7 @@ def test_bad_inputs_give_clear_errors():
     assert np.isfinite(float(one_step_loss(model, data[:, :, 0], data[:, :, 1])))
 
 
-def _fake_results(unrolled_loss: float, unrolled_metric: float = 0.5):
+def _fake_results(unrolled_loss: float, unrolled_metric: float = 0.5, flat_on: tuple[str, ...] = ()):
     """A summary with the keys claims() reads: the unrolled model's held-out loss is ``unrolled_loss`` x one-step's,
     its stability metric ``unrolled_metric`` x one-step's."""
     cfg = Config.preset("smoke")
@@ -539,7 +544,7 @@ def _fake_results(unrolled_loss: float, unrolled_metric: float = 0.5):
         stability = {m: {"blow_up_fraction": per(0.0), "heldout_loss": per(1.0), key: per(1.0)} for m in methods}
         stability["unrolled"]["heldout_loss"] = per(unrolled_loss)
         stability["complete"][key] = per(0.5)
-        stability["unrolled"][key] = per(unrolled_metric)
+        stability["unrolled"][key] = per(1.0 if n in flat_on else unrolled_metric)
         cosine = {m: [[0.5, 0.51, 0.49]] * len(cfg.alignment_steps) for m in CHEAP_METHODS}
         cosine["complete"] = [[0.8, 0.81, 0.79]] * len(cfg.alignment_steps)
         summary[n] = {
@@ -554,7 +559,8 @@ def test_claims_follow_the_reference_gate():
     good = C.claims(_fake_results(0.5))
     assert [r.kind for r in good].count("check") == 2 and [r.kind for r in good].count("gate") == 4
     words = {r.claim: r.outcome for r in C.apply_gates(good) if r.kind == "claim"}
-    assert words["The complete regulariser improves the stability of the learned dynamics"] == "yes"
+    for n in ("pendulum", "lorenz"):
+        assert words[f"The complete regulariser improves the stability of the learned dynamics ({n})"] == "yes"
     assert words["The complete regulariser follows from this view (its gradient approximates the unrolled one)"] == (
         "yes"
     )
@@ -571,13 +577,30 @@ def test_stability_rows_follow_the_stability_gate():
     alignment rows keep their verdicts."""
     flat = _fake_results(0.5, unrolled_metric=1.0)
     words = C.verdict_words(flat)
-    assert words["The complete regulariser improves the stability of the learned dynamics"] == "untested"
-    assert words["Control: is the gain only extra compute per step?"] == "untested"
-    assert words["Control: is the gain only access to the simulator?"] == "untested"
+    for n in ("pendulum", "lorenz"):
+        assert words[f"The complete regulariser improves the stability of the learned dynamics ({n})"] == "untested"
+        assert words[f"Control: is the gain only extra compute per step? ({n})"] == "untested"
+        assert words[f"Control: is the gain only access to the simulator? ({n})"] == "untested"
     assert words["The complete regulariser follows from this view (its gradient approximates the unrolled one)"] == (
         "yes"
     )
     assert "read untested" in C.stability_gate_sentence(flat)
+
+
+def test_a_failed_stability_gate_leaves_only_its_own_system_untested():
+    """Lorenz's rollouts cannot tell unrolled from one-step training, the pendulum's can: only Lorenz's stability
+    rows read untested, and the failed gate is named in their verdict."""
+    half = _fake_results(0.5, flat_on=("lorenz",))
+    rows = {r.claim: r for r in C.apply_gates(C.claims(half))}
+    for claim in (
+        "The complete regulariser improves the stability of the learned dynamics",
+        "Control: is the gain only extra compute per step?",
+    ):
+        assert rows[f"{claim} (pendulum)"].outcome != "untested"
+        assert rows[f"{claim} (lorenz)"].outcome == "untested"
+        assert "stability (lorenz)" in rows[f"{claim} (lorenz)"].verdict
+    sentence = C.stability_gate_sentence(half)
+    assert "lorenz" in sentence and "on pendulum the gate passes" in sentence
     zero, one = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
     assert C.stability_gate(zero, zero, [0.5, 0.55, 0.5], one).startswith("pass")
     assert C.stability_gate(zero, zero, [1.0, 1.01, 0.99], one).startswith("fail")

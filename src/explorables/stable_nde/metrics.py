@@ -39,22 +39,29 @@ def blow_up_step(trajectories: torch.Tensor | np.ndarray, radius: float) -> torc
     return first
 
 
-@checked(trajectories=Array(finite=False, allow_nan=True))
+@checked(trajectories=Array(finite=False, allow_nan=True), window=Int(1))
 def energy_drift(
-    trajectories: torch.Tensor | np.ndarray, energy: Callable[[torch.Tensor], torch.Tensor]
+    trajectories: torch.Tensor | np.ndarray,
+    energy: Callable[[torch.Tensor], torch.Tensor],
+    window: int | None = None,
 ) -> torch.Tensor:
-    """``|H(x_T) - H(x_0)|`` per rollout (NaN where the rollout is not finite).
+    """Per rollout: ``|H(x_T) - H(x_0)|``, or with ``window`` the mean of ``|H(x_t) - H(x_0)|`` over
+    ``t = 1 .. window`` (NaN where the rollout is not finite in what is measured).
 
-    ``trajectories``: ``(T + 1, ...batch, d)``, finite at step 0; ``energy`` maps it to ``(T + 1, ...batch)``.
+    ``trajectories``: ``(T + 1, ...batch, d)``, finite at step 0; ``energy`` maps it to ``(T + 1, ...batch)``;
+    ``window`` at most ``T``. The windowed drift is a rate: it stays informative when every model has lost its
+    energy by step ``T``, where the end-point drift of each saturates at the energy it started with.
     """
     trajectories = _trajectories(trajectories)
+    if window is not None and window > trajectories.shape[0] - 1:
+        raise ValueError(f"window must be <= the rollout's steps ({trajectories.shape[0] - 1}), got {window}")
     h = energy(trajectories)
     if not isinstance(h, torch.Tensor) or tuple(h.shape) != tuple(trajectories.shape[:-1]):
         raise ValueError(
             f"energy must map trajectories {tuple(trajectories.shape)} to a tensor of shape "
             f"{tuple(trajectories.shape[:-1])}, got {getattr(h, 'shape', type(h).__name__)}"
         )
-    drift = (h[-1] - h[0]).abs()
+    drift = (h[-1] - h[0]).abs() if window is None else (h[1 : window + 1] - h[:1]).abs().mean(0)
     return torch.where(torch.isfinite(drift), drift, torch.full_like(drift, float("nan")))
 
 
