@@ -8,7 +8,8 @@ trained as in :func:`explorables.virtualflow.experiment.train_models`; then, per
 VM network saw (VM channels by inference there) and scored on the test rooms (and, for the real/random/physical
 sets, the 24 gate rooms too). Two outputs: a mask-based MVDR over the whole channel set ("mvdr"), and one over the
 real mics alone with the mask still read from every channel ("mask only": the extra channel can help only through
-the mask). SI-SDR on the speech part against the talker's image at the reference mic.
+the mask), and a distortionless rank-1 MVDR over the whole set from the same covariances ("rank-1"). SI-SDR on the
+speech part against the talker's image at the reference mic.
 
     PYTHONPATH=src python benchmarks/virtualflow_neural.py --base 100 101 102 --inner 0 1
 """
@@ -36,6 +37,30 @@ from explorables.virtualflow.neural import MaskNet, ideal_mask, mask_mvdr, predi
 from explorables.virtualflow.pseudo import istft, stft
 
 SETS = ("real", "random", "physical", "supervised", "flow", "reflow")
+KINDS = ("mvdr", "mask only", "rank-1")
+
+
+def rank_one_mvdr(spec: np.ndarray, mask: np.ndarray, loading: float = 1e-3) -> np.ndarray:
+    """A distortionless MVDR from the same mask-weighted covariances: the talker's relative transfer function by
+    covariance whitening (the principal generalised eigenvector of ``(Phi_s, Phi_n)``, ``d_ref = 1``), then
+    ``w = Phi_n^-1 d / (d^H Phi_n^-1 d)`` (no trace normalisation, unlike the Souden form)."""
+    x = spec.transpose(1, 0, 2)
+    c = spec.shape[0]
+
+    def cov(w: np.ndarray) -> np.ndarray:
+        return (x * w[:, None, :]) @ x.conj().transpose(0, 2, 1) / np.maximum(w.sum(1), 1e-12)[:, None, None]
+
+    phi_s, phi_n = cov(mask), cov(1 - mask)
+    diag = np.real(np.trace(phi_n, axis1=1, axis2=2)) / c
+    phi_n = phi_n + (loading * diag + 1e-12)[:, None, None] * np.eye(c)
+    chol = np.linalg.cholesky(phi_n)
+    inv_l = np.linalg.inv(chol)
+    _vals, vecs = np.linalg.eigh(inv_l @ phi_s @ inv_l.conj().transpose(0, 2, 1))
+    d = chol @ vecs[:, :, -1:]
+    d = d / np.where(np.abs(d[:, :1]) > 1e-12, d[:, :1], 1e-12)
+    num = np.linalg.solve(phi_n, d)
+    w = num / np.real(d.conj().transpose(0, 2, 1) @ num)
+    return np.einsum("fc,fct->ft", w[:, :, 0].conj(), x)
 
 
 def main() -> None:
@@ -45,6 +70,7 @@ def main() -> None:
     ap.add_argument("--beam-rooms", type=int, default=8)
     ap.add_argument("--steps", type=int, default=400)
     ap.add_argument("--context", type=int, default=2)
+    ap.add_argument("--loading", type=float, default=1e-3, help="diagonal loading of the MVDRs' noise covariance")
     ap.add_argument("--noise-feature", type=int, default=1, help="1: the noise-distance feature (the lead's frames)")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -104,7 +130,12 @@ def main() -> None:
                     x = chans(ex, e)
                     m = predict_mask(net, x)
                     n = ex.real.shape[1]
-                    for kind, out in (("mvdr", mask_mvdr(x, m)), ("mask only", mask_mvdr(x[: cfg.n_mics], m))):
+                    outs = (
+                        mask_mvdr(x, m, loading=args.loading),
+                        mask_mvdr(x[: cfg.n_mics], m, loading=args.loading),
+                        rank_one_mvdr(x, m, args.loading),
+                    )
+                    for kind, out in zip(KINDS, outs, strict=True):
                         wave = istft(out, cfg.nfft, hop, n)
                         scores.setdefault((b, kind), []).append(speech_sisdr(wave, ex.real_speech[0], start))
             k = cfg.n_test_scenes
@@ -112,7 +143,7 @@ def main() -> None:
                 f"base {base} seed {seed} ({time.perf_counter() - t0:.0f} s); mask loss "
                 + " ".join(f"{b} {losses[b]:.4f}" for b in SETS)
             )
-            for kind in ("mvdr", "mask only"):
+            for kind in KINDS:
                 test_mean = {b: float(np.mean(scores[b, kind][:k])) for b in SETS}
                 all_mean = {b: float(np.mean(scores[b, kind])) for b in ("real", "random", "physical")}
                 print(
