@@ -9,7 +9,7 @@ import pyroomacoustics as pra
 import pytest
 import torch
 
-from explorables.virtualflow import audio, claims
+from explorables.virtualflow import audio, claims, neural
 from explorables.virtualflow.data import (
     bins_to_spec,
     condition_bins,
@@ -944,3 +944,105 @@ def test_gate_rooms_are_seeded_and_count_toward_the_physical_gate_only(smoke_res
             assert np.isfinite(p[f"gate_beam/{key}"])
         assert p["outside/pseudo"] == -100.0  # a fixed combination of the real channels
         assert 0.0 <= p["captured/supervised"] <= 1.0
+
+
+# --- the neural (mask-based) beamformer: issue 42, fifth pass (measured, not wired into the chapter) ----------------
+
+
+def _two_source_scene(rng, n_ch=3, f=9, t=60, speech_frames=slice(30, 60), noise_until=None):
+    """Speech from a steering vector ``d`` on ``speech_frames`` only, directional noise (on the frames before
+    ``noise_until``, all by default) plus a little white noise everywhere: ``(spec, speech image at channel 0, noise
+    at channel 0)``."""
+    d = np.exp(1j * rng.uniform(-np.pi, np.pi, (f, n_ch)))
+    d[:, 0] = 1
+    g = np.exp(1j * rng.uniform(-np.pi, np.pi, (f, n_ch)))
+    s = np.zeros((f, t), complex)
+    s[:, speech_frames] = rng.standard_normal((f, 30)) + 1j * rng.standard_normal((f, 30))
+    v = rng.standard_normal((f, t)) + 1j * rng.standard_normal((f, t))
+    v[:, slice(noise_until, None) if noise_until else slice(0, 0)] = 0
+    white = 0.05 * (rng.standard_normal((n_ch, f, t)) + 1j * rng.standard_normal((n_ch, f, t)))
+    speech = d.T[:, :, None] * s[None]
+    noise = g.T[:, :, None] * v[None] + white
+    return speech + noise, speech[0], noise[0]
+
+
+def test_a_perfect_mask_gives_the_clean_reference_and_one_channel_is_the_identity():
+    rng = np.random.default_rng(0)
+    spec, s_ref, n_ref = _two_source_scene(rng, noise_until=30)  # the talker and the noise never overlap
+    out = neural.mask_mvdr(spec, neural.ideal_mask(s_ref, n_ref))
+    # on the speech frames the output is the talker's image at the reference channel; the directional noise is nulled
+    err = np.sum(np.abs(out[:, 30:] - s_ref[:, 30:]) ** 2) / np.sum(np.abs(s_ref[:, 30:]) ** 2)
+    assert err < 0.01
+    assert np.sum(np.abs(out[:, :30]) ** 2) < 0.05 * np.sum(np.abs(n_ref[:, :30]) ** 2)
+    one = neural.mask_mvdr(spec[:1], neural.ideal_mask(s_ref, n_ref))
+    np.testing.assert_allclose(one, spec[0], rtol=1e-9, atol=1e-12)
+
+
+def test_features_and_masks_have_the_documented_shapes_and_ranges():
+    rng = np.random.default_rng(1)
+    spec, s_ref, n_ref = _two_source_scene(rng, n_ch=3, f=9, t=60)
+    for noise_frames in (0, 20):
+        feats = neural.mask_features(spec, 2, noise_frames)
+        assert feats.shape == (60 * 9, neural.n_features(3, 2, noise_frames > 0)) and feats.dtype == np.float32
+        net = neural.MaskNet(3, 16, 1, context=2, n_noise_frames=noise_frames)
+        m = neural.predict_mask(net, spec)
+        assert m.shape == (9, 60) and np.all((m >= 0) & (m <= 1))
+    m = neural.ideal_mask(s_ref, n_ref)
+    assert m.shape == s_ref.shape and np.all((m >= 0) & (m <= 1))
+    assert np.all(m[:, :30] == 0)  # no talker in the lead
+
+
+def test_the_noise_distance_is_low_on_the_noise_and_high_where_the_talker_speaks():
+    rng = np.random.default_rng(2)
+    spec, _s, _n = _two_source_scene(rng)
+    q = neural.noise_distance(spec, 30)
+    assert np.median(q[:, 30:]) > np.median(q[:, :30]) + 0.5
+
+
+def test_an_informative_channel_does_not_raise_the_mask_networks_training_loss():
+    rng = np.random.default_rng(3)
+    scenes = [_two_source_scene(rng, n_ch=2, f=17, t=60) for _ in range(6)]
+    losses = {}
+    for name in ("real", "random", "speech"):
+        specs, masks = [], []
+        for spec, s_ref, n_ref in scenes:
+            if name == "random":
+                extra = rng.standard_normal(s_ref.shape) + 1j * rng.standard_normal(s_ref.shape)
+            else:
+                extra = s_ref + 0.01 * (rng.standard_normal(s_ref.shape) + 1j * rng.standard_normal(s_ref.shape))
+            specs.append(spec if name == "real" else np.concatenate([spec, extra[None]]))
+            masks.append(neural.ideal_mask(s_ref, n_ref))
+        torch.manual_seed(0)
+        net = neural.MaskNet(specs[0].shape[0], 32, 1)
+        curve = neural.train_mask(
+            net, specs, masks, n_steps=150, batch_size=256, lr=3e-3, generator=torch.Generator().manual_seed(0)
+        )
+        assert np.mean(curve[-20:]) < np.mean(curve[:5])
+        losses[name] = float(np.mean(curve[-20:]))
+    assert losses["speech"] <= losses["real"]
+    assert losses["speech"] <= losses["random"]
+
+
+def test_the_neural_beamformer_refuses_bad_input_naming_the_parameter():
+    rng = np.random.default_rng(4)
+    spec, s_ref, n_ref = _two_source_scene(rng)
+    m = neural.ideal_mask(s_ref, n_ref)
+    with pytest.raises(ValueError, match="mask"):
+        neural.mask_mvdr(spec, m + 1)
+    with pytest.raises(ValueError, match="mask"):
+        neural.mask_mvdr(spec, m[:, :10])
+    with pytest.raises(ValueError, match="ref"):
+        neural.mask_mvdr(spec, m, ref=3)
+    with pytest.raises(ValueError, match="n_channels"):
+        neural.MaskNet(0)
+    net = neural.MaskNet(2, 8, 1)
+    with pytest.raises(ValueError, match="spec"):
+        neural.predict_mask(net, spec)
+    with pytest.raises(ValueError, match="spec"):
+        neural.mask_features(np.abs(spec))
+    with pytest.raises(ValueError, match="specs and masks"):
+        neural.train_mask(net, [spec[:2]], [], n_steps=1, batch_size=4, lr=1e-3, generator=torch.Generator())
+    with pytest.raises(ValueError, match="each spec"):
+        neural.train_mask(net, [spec], [m], n_steps=1, batch_size=4, lr=1e-3, generator=torch.Generator())
+    with pytest.raises(ValueError, match="feats"):
+        net(torch.zeros(3, 5))
