@@ -42,7 +42,7 @@ from explorables.topoprune.claims import (
     stability_phrase,
     stability_source,
 )
-from explorables.topoprune.experiment import TopoPruneConfig, select_all
+from explorables.topoprune.experiment import TopoPruneConfig, select_all, within_class_spearman
 
 
 def _gudhi_diagram(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -285,7 +285,7 @@ def test_the_diagnosis_leaves_every_other_number_of_the_seed_as_it_was():
         assert on.summary["methods"][key] == off.summary["methods"][key]
     assert "diagnosis" in on.summary["methods"] and "diagnosis" not in off.summary["methods"]
     d = on.summary["methods"]["diagnosis"]
-    assert set(d) == {"first", "unscaled", "layout_values", "topoprune"}
+    assert set(d) == {"first", "unscaled", "layout_values", "layout_values_wide", "topoprune"}
     assert d["topoprune"]["umap_seed"] == 1.0  # it reads no layout
     pairs = on.summary["methods"]["diagnosis_pairs"]
     assert set(pairs) == {"layout", "features"}
@@ -437,7 +437,8 @@ def test_bad_shapes_are_refused():
 
 
 def test_verdicts_follow_their_criteria():
-    """Synthetic per-seed numbers through every branch (interval rule: mean ± 2 se over seeds, paired)."""
+    """Synthetic per-seed numbers through every branch (interval rule of ``compare``: the 95% Student-t
+    interval of the paired per-seed values, mean ± t·se)."""
     from explorables.core.verdicts import drive
 
     up, tie, down = [0.03, 0.025, 0.035], [-0.01, 0.02, 0.005], [-0.03, -0.025, -0.035]
@@ -608,6 +609,32 @@ def test_members_with_the_same_init_number_start_from_the_same_weights():
     assert len({float(accs[0]), float(accs[2]), float(accs[4])}) > 1  # other numbers: other weights
     with pytest.raises(ValueError, match="inits"):
         train_on_subsets(split, [a, b], n_steps=1, inits=np.array([0]))
+
+
+def test_within_class_spearman_reads_the_ranking_inside_each_class():
+    """One class: the pooled Spearman. A monotone transform per class (which moves the pooled figure)
+    leaves it unchanged; class offsets alone inflate the pooled figure but not this one. Bad input is
+    refused by name."""
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(300)
+    b = a + rng.standard_normal(300)
+    one = np.zeros(300, dtype=int)
+    assert within_class_spearman(a, b, one) == pytest.approx(spearmanr(a, b)[0])
+    labels = np.repeat(np.arange(3), 100)
+    base = within_class_spearman(a, b, labels)
+    shifted = np.where(labels == 0, np.exp(b), np.where(labels == 1, 5 * b + 40, b ** 3 - 20))
+    assert within_class_spearman(a, shifted, labels) == pytest.approx(base)
+    # offsets between classes (in both scores) lift the pooled Spearman, not the within-class one
+    noise = rng.standard_normal(300)
+    off_a, off_b = a * 0 + noise + 10 * labels, rng.standard_normal(300) + 10 * labels
+    assert spearmanr(off_a, off_b)[0] > 0.8
+    assert abs(within_class_spearman(off_a, off_b, labels)) < 0.3
+    with pytest.raises(ValueError, match="labels"):
+        within_class_spearman(a, b, labels[:10])
+    with pytest.raises(ValueError, match="labels"):
+        within_class_spearman(a[:2], b[:2], one[:2])
 
 
 def test_pair_changes_counts_pairs_by_the_samples_they_join():

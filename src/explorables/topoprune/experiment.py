@@ -79,12 +79,15 @@ LOWER_RATE_VIEWS: tuple[str, ...] = ("mlp",)  # views trained below the highest 
 END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
 END_SCORED: tuple[str, ...] = ("radius", "topoprune")  # scored, with the ends also trained
 #: the diagnosis of the first version's score: the scores compared, and the perturbations
-VARIANTS: tuple[str, ...] = ("first", "unscaled", "layout_values", "topoprune")
+#: one change at a time: each row differs from the one above in one thing (rescaling; displacement ->
+#: value; the layout's k -> TopoPrune's k; layout -> latent features)
+VARIANTS: tuple[str, ...] = ("first", "unscaled", "layout_values", "layout_values_wide", "topoprune")
 VARIANT_NAMES: dict[str, str] = {
-    "first": "first version: displacement, rescaled neighbourhoods, UMAP layout",
-    "unscaled": "displacement, neighbourhoods not rescaled, UMAP layout",
-    "layout_values": "total persistence (a value), UMAP layout",
-    "topoprune": "total persistence (a value), latent features: TopoPrune now",
+    "first": "first version: displacement, rescaled neighbourhoods, UMAP layout, layout's k",
+    "unscaled": "displacement, neighbourhoods not rescaled, UMAP layout, layout's k",
+    "layout_values": "total persistence (a value), UMAP layout, layout's k",
+    "layout_values_wide": "total persistence (a value), UMAP layout, TopoPrune's k",
+    "topoprune": "total persistence (a value), latent features, TopoPrune's k: TopoPrune now",
 }
 PERTURBATIONS: tuple[str, ...] = ("noise", "umap_seed", "extractor", "jitter", "jitter_large")
 PERTURBATION_NAMES: dict[str, str] = {
@@ -116,7 +119,8 @@ class TopoPruneConfig(ExperimentConfig):
     n_neighbours: int = param(30, Int(3, 64), "k: size of each sample's neighbourhood in the latent features")
     use_h1: bool = param(False, Bool(), "include H1 (loops) in the total persistence, not only H0")
     diagnose: bool = param(True, Bool(), "first seed: measure why the first version's layout score was unstable")
-    layout_neighbours: int = param(15, Int(3, 64), "diagnosis: k of the first version's score in the UMAP layout")
+    layout_neighbours: int = param(15, Int(3, 64), "diagnosis: k in the UMAP layout (the first version's score, "
+                                   "and the total persistence on the layout at the same k)")
     n_topo_steps: int = param(2, Int(1, 50), "diagnosis: T, descent steps of eq. (topoprune-step)")
     topo_lr: float = param(0.05, Positive(), "diagnosis: eta, step size of eq. (topoprune-step)")
     jitter: float = param(0.01, Float(0.0, 1.0), "diagnosis: jitter, in units of the median nearest-neighbour distance")
@@ -218,6 +222,24 @@ def select_all(
     return scores, kept, draws
 
 
+def within_class_spearman(a: np.ndarray, b: np.ndarray, labels: np.ndarray) -> float:
+    """Mean over classes of the Spearman correlation of ``a`` and ``b`` within each class: the ranking that
+    a class-balanced selection actually reads (the pooled Spearman also counts differences between the
+    classes' score ranges, which no within-class selection sees). Classes with fewer than 3 samples, or
+    a constant score, are left out; with one class it is the pooled Spearman."""
+    a, b, labels = np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(labels)
+    if not a.shape == b.shape == labels.shape or a.ndim != 1:
+        raise ValueError(f"a, b and labels must be 1-D of one length, got {a.shape}, {b.shape}, {labels.shape}")
+    rhos = []
+    for c in np.unique(labels):
+        i = labels == c
+        if i.sum() >= 3 and np.ptp(a[i]) > 0 and np.ptp(b[i]) > 0:
+            rhos.append(float(spearmanr(a[i], b[i])[0]))
+    if not rhos:
+        raise ValueError("labels: no class has 3 or more samples with non-constant scores")
+    return float(np.mean(rhos))
+
+
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
     """Overlap of two kept sets, ``|a ∩ b| / |a ∪ b|``."""
     a, b = set(np.asarray(a).tolist()), set(np.asarray(b).tolist())
@@ -245,11 +267,13 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     features and under each perturbation of :data:`PERTURBATIONS`; its Spearman with the clean score.
 
     From the first version to TopoPrune now, one change at a time: no rescaling of the neighbourhoods; a
-    value of the diagram (total persistence, with TopoPrune's ``k``) instead of the displacement under the
-    descent (a function of the pairs); the latent features instead of the UMAP layout. The jitters move
-    the scored points (layout or features) by ``cfg.jitter`` (and ``cfg.jitter_large``) × their median
-    nearest-neighbour distance:
-    at a fixed layout, it measures how much the pairs alone move a score, and :func:`pair_changes` counts
+    value of the diagram (total persistence, still with the layout's ``k``, ``cfg.layout_neighbours``)
+    instead of the displacement under the descent (a function of the pairs); TopoPrune's ``k``
+    (``cfg.n_neighbours``) instead of the layout's; the latent features instead of the UMAP layout. The
+    jitters move the scored points (layout or features) by ``cfg.jitter`` (and ``cfg.jitter_large``) × their
+    median nearest-neighbour distance: at a fixed layout that keeps most neighbours, it measures how much
+    the pairs flipping, together with the rotated edge directions the displacement is made of, move a
+    score, and :func:`pair_changes` counts
     how many pairs (and neighbours) each perturbation actually changes. Every layout uses one UMAP
     seed except under ``umap_seed``; TopoPrune now reads no layout, so UMAP's seed cannot move it (1).
     """
@@ -272,7 +296,8 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     score = {
         "first": lambda Z: topological_scores(Z, k, steps, lr, h, w),
         "unscaled": lambda Z: topological_scores(Z, k, steps, lr, h, w, rescale=False),
-        "layout_values": lambda Z: persistence_scores(Z, cfg.n_neighbours, h, w),
+        "layout_values": lambda Z: persistence_scores(Z, k, h, w),
+        "layout_values_wide": lambda Z: persistence_scores(Z, cfg.n_neighbours, h, w),
     }
     rho: dict[str, dict[str, float]] = {}
     for v, f in score.items():
@@ -349,6 +374,11 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
                     for m in (*METHODS, *KEPT_ONLY)},
         "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
         "spearman_transfer": {m: float(spearmanr(scores["mlp"][m], scores["cnn"][m])[0]) for m in SCORED},
+        # the same within each class (mean over classes): the ranking a class-balanced selection reads
+        "spearman_noise_within": {m: within_class_spearman(scores["mlp"][m], scores["mlp_noisy"][m], y)
+                                  for m in SCORED},
+        "spearman_transfer_within": {m: within_class_spearman(scores["mlp"][m], scores["cnn"][m], y)
+                                     for m in SCORED},
         "spearman_control": float(spearmanr(scores["mlp"]["topoprune"], scores["mlp"]["radius"])[0]),
         "noise_geometry": noise_geometry,
     }  # fmt: skip
@@ -418,6 +448,8 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     out["noise_geometry"] = {k: _mean_sd([p["noise_geometry"][k] for p in parts]) for k in parts[0]["noise_geometry"]}
     out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}
     out["spearman_transfer"] = {m: _mean_sd([p["spearman_transfer"][m] for p in parts]) for m in SCORED}
+    for key in ("spearman_noise_within", "spearman_transfer_within"):
+        out[key] = {m: _mean_sd([p[key][m] for p in parts]) for m in SCORED}
     out["full_accuracy"] = _mean_sd([p["full_accuracy"] for p in parts])
     out["net_accuracy"] = {a: _mean_sd([p["net_accuracy"][a] for p in parts]) for a in ARCHITECTURES}
     out["n_pool"], out["n_test"] = parts[0]["n_pool"], parts[0]["n_test"]

@@ -14,7 +14,8 @@ from .experiment import METHOD_NAMES, METHODS, PERTURBATION_NAMES, PERTURBATIONS
 VARIANT_SHORT = {
     "first": "first version (displacement, rescaled, layout)",
     "unscaled": "… not rescaled",
-    "layout_values": "… total persistence, layout",
+    "layout_values": "… total persistence, layout, layout's k",
+    "layout_values_wide": "… total persistence, layout, TopoPrune's k",
     "topoprune": "TopoPrune now (total persistence, features)",
 }
 
