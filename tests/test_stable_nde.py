@@ -702,3 +702,19 @@ def test_trajectories_per_seed_match_one_call_per_seed():
         torch.testing.assert_close(together, apart, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="generators"):
         pendulum().trajectories_per_seed(4, 6, [])
+
+
+def test_z_spread_sentence_reads_the_histograms():
+    res = _fake_results(0.5)
+    edges = np.linspace(0.0, 50.0, 41)
+    narrow = np.zeros(40)
+    narrow[20] = 1.0 / (edges[21] - edges[20])  # all mass in one bin: sd 0
+    wide = np.full(40, 1.0 / 50.0)  # uniform on [0, 50]: mean 25, sd 50 / sqrt(12)
+    hist = dict.fromkeys(C.TRAINED, wide)
+    hist["unrolled"] = narrow
+    res.curves["lorenz"] = {"z_edges": edges, "z_truth": wide, "z_hist": hist}
+    text = C.z_spread_sentence(res)
+    assert f"truth 25.0 ± {50 / math.sqrt(12):.1f}" in text
+    assert f"unrolled (K steps) {0.5 * (edges[20] + edges[21]):.1f} ± 0.0" in text
+    with pytest.raises(ValueError, match="system"):
+        C.z_spread_sentence(res, "pendulum")

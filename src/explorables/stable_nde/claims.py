@@ -767,3 +767,25 @@ def dissipation_sentence(results: StableNDEResults, system: str = "pendulum") ->
         f"{word} rollouts of the learned models end with less energy than they started with "
         f"({results.config.rollout_steps:,} steps; {system}; the share per method: {share})."
     )
+
+
+def z_spread_sentence(results: StableNDEResults, system: str = "lorenz", methods: Sequence[str] = ("one_step",
+                      "unrolled", "complete", SIM_CONTROL)) -> str:  # fmt: skip
+    """Whether a model's long-run distribution of ``z`` is shifted or too narrow: its mean and sd (from the
+    histograms of the figure, every member pooled) next to the truth's. No verdict reads it."""
+    if system not in results.config.systems or "z_hist" not in results.curves.get(system, {}):
+        raise ValueError(f"system must be one of the run's chaotic systems, got {system!r}")
+    c = results.curves[system]
+    edges = np.asarray(c["z_edges"], dtype=float)
+    mid, width = 0.5 * (edges[1:] + edges[:-1]), np.diff(edges)
+
+    def moments(density: np.ndarray) -> str:
+        p = np.asarray(density, dtype=float) * width
+        if not p.sum() > 0:
+            return "no finite rollout"
+        p = p / p.sum()
+        mean = float((p * mid).sum())
+        return f"{mean:.1f} ± {math.sqrt(float((p * (mid - mean) ** 2).sum())):.1f}"
+
+    parts = "; ".join(f"{LABELS[m]} {moments(c['z_hist'][m])}" for m in methods)
+    return f"Long-run $z$ on {system} (mean ± sd, all members pooled): truth {moments(c['z_truth'])}; {parts}."
