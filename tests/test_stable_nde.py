@@ -718,3 +718,15 @@ def test_z_spread_sentence_reads_the_histograms():
     assert f"unrolled (K steps) {0.5 * (edges[20] + edges[21]):.1f} ± 0.0" in text
     with pytest.raises(ValueError, match="system"):
         C.z_spread_sentence(res, "pendulum")
+
+
+def test_the_committed_study_gives_the_page_its_paragraphs():
+    """The page's seed-study paragraphs parse the committed study (its row names match the claims table's)."""
+    from explorables.core.seed_study import load_study
+
+    study = load_study("stable_nde")
+    text = C.study_reading(study, Config().control_step_factor)
+    assert "base seed" in text["lens"] and "base seed" in text["stability"]
+    assert {r.claim for r in C.claims(_fake_results(0.5))} <= {r["claim"] for r in study["rows"]} | {
+        r.claim for r in C.claims(_fake_results(0.5)) if "2× the steps" in r.claim
+    }
