@@ -555,12 +555,39 @@ def _fake_results(unrolled_loss: float, unrolled_metric: float = 0.5, flat_on: t
     return C.StableNDEResults(cfg, summary, {})
 
 
+def _stability_rows(system: str, factor: int) -> tuple[str, str, str]:
+    """The names of one system's three stability rows: against one-step training, the longer control, and the
+    simulator-access control."""
+    suffix = ", first-period energy error)" if system == "pendulum" else ")"
+    return (
+        f"The complete regulariser improves the stability of the learned dynamics ({system}{suffix}",
+        f"The complete regulariser is more stable than one-step training with {factor}× the steps ({system})",
+        f"The complete regulariser is more stable than one-step training on exact simulator targets ({system})",
+    )
+
+
+def test_control_rows_read_yes_only_when_the_regulariser_beats_the_control():
+    """The control rows are assertions about the complete regulariser: "yes" means it is more stable than the
+    control, "no" that the control is at least as stable."""
+    res = _fake_results(0.5)
+    factor = res.config.control_step_factor
+    words = C.verdict_words(res)
+    _, longer, sim = _stability_rows("pendulum", factor)
+    assert words[longer] == words[sim] == "yes"  # complete 0.5x the controls' metric
+    for n in res.config.systems:
+        st = res.summary[n]["stability"]
+        key = C.secondary_metric(n)[0]
+        st[C.SIM_CONTROL][key] = {"per_seed": [0.1, 0.11, 0.1], "mean": 0.1, "sd": 0.01}  # the control wins
+    words = C.verdict_words(res)
+    assert words[sim] == "no" and words[longer] == "yes"
+
+
 def test_claims_follow_the_reference_gate():
     good = C.claims(_fake_results(0.5))
     assert [r.kind for r in good].count("check") == 2 and [r.kind for r in good].count("gate") == 4
     words = {r.claim: r.outcome for r in C.apply_gates(good) if r.kind == "claim"}
     for n in ("pendulum", "lorenz"):
-        assert words[f"The complete regulariser improves the stability of the learned dynamics ({n})"] == "yes"
+        assert words[_stability_rows(n, 2)[0]] == "yes"
     assert words["The complete regulariser follows from this view (its gradient approximates the unrolled one)"] == (
         "yes"
     )
@@ -578,9 +605,8 @@ def test_stability_rows_follow_the_stability_gate():
     flat = _fake_results(0.5, unrolled_metric=1.0)
     words = C.verdict_words(flat)
     for n in ("pendulum", "lorenz"):
-        assert words[f"The complete regulariser improves the stability of the learned dynamics ({n})"] == "untested"
-        assert words[f"Control: is the gain only extra compute per step? ({n})"] == "untested"
-        assert words[f"Control: is the gain only access to the simulator? ({n})"] == "untested"
+        for name in _stability_rows(n, flat.config.control_step_factor):
+            assert words[name] == "untested"
     assert words["The complete regulariser follows from this view (its gradient approximates the unrolled one)"] == (
         "yes"
     )
@@ -592,13 +618,11 @@ def test_a_failed_stability_gate_leaves_only_its_own_system_untested():
     rows read untested, and the failed gate is named in their verdict."""
     half = _fake_results(0.5, flat_on=("lorenz",))
     rows = {r.claim: r for r in C.apply_gates(C.claims(half))}
-    for claim in (
-        "The complete regulariser improves the stability of the learned dynamics",
-        "Control: is the gain only extra compute per step?",
-    ):
-        assert rows[f"{claim} (pendulum)"].outcome != "untested"
-        assert rows[f"{claim} (lorenz)"].outcome == "untested"
-        assert "stability (lorenz)" in rows[f"{claim} (lorenz)"].verdict
+    factor = half.config.control_step_factor
+    for pend, lor in zip(_stability_rows("pendulum", factor)[:2], _stability_rows("lorenz", factor)[:2], strict=True):
+        assert rows[pend].outcome != "untested"
+        assert rows[lor].outcome == "untested"
+        assert "stability (lorenz)" in rows[lor].verdict
     sentence = C.stability_gate_sentence(half)
     assert "lorenz" in sentence and "on pendulum the gate passes" in sentence
     zero, one = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
@@ -620,3 +644,89 @@ def test_lyapunov_sentence_lists_what_the_table_holds():
     assert "truth 0.90" in text
     with pytest.raises(ValueError, match="system"):
         C.lyapunov_sentence(res, "weather")
+
+
+def _fake_study(results: list) -> dict:
+    """A seed study (the layout of :func:`explorables.core.seed_study.run_study`) from fake runs, one per base seed."""
+    tables = [C.apply_gates(C.claims(r)) for r in results]
+    rows = []
+    for i, r in enumerate(tables[0]):
+        words = [t[i].outcome for t in tables]
+        rows.append({"kind": r.kind, "claim": r.claim, "name": r.name, "setting": r.setting, "verdicts": words,
+                     "measured": [t[i].measured for t in tables], "agree": len(set(words)) == 1})  # fmt: skip
+    return {"slug": "stable_nde", "seeds": list(range(len(results))), "rows": rows}
+
+
+def test_study_reading_reads_its_numbers_from_the_study():
+    """Every number of the page's seed-study paragraphs comes from the study: change the runs, the text follows."""
+    runs = [_fake_results(0.5, unrolled_metric=0.5), _fake_results(0.5, unrolled_metric=0.25)]
+    study = _fake_study(runs)
+    text = C.study_reading(study, runs[0].config.control_step_factor)
+    assert set(text) == {"lens", "stability"}
+    # one-step's metric is about twice, then about four times the unrolled model's
+    ratios = []
+    for r in runs:
+        st = r.summary["pendulum"]["stability"]
+        one, unr = (float(f"{st[m]['energy_drift']['mean']:.2f}") for m in ("one_step", "unrolled"))
+        ratios.append(one / unr)
+    assert f"{min(ratios):.1f} to {max(ratios):.1f} times" in text["stability"]
+    assert "yes on every base seed" in text["stability"]  # the complete regulariser's rows of the fake runs
+    assert "on every base seed" in text["lens"]
+    comp = next(r for r in study["rows"] if r["claim"].startswith("The complete regulariser follows"))
+    comp["verdicts"][1] = "unclear"  # now mixed over base seeds: the tally follows
+    assert "unclear on one base seed" in C.study_reading(study, 2)["lens"]
+    with pytest.raises(ValueError, match="no row"):
+        C.study_reading({"rows": []}, 2)
+
+
+def test_blow_up_and_dissipation_sentences_follow_the_run():
+    res = _fake_results(0.5)
+    assert "No trained model" in C.blow_up_sentence(res)
+    res.summary["lorenz"]["stability"]["jacobian"]["blow_up_fraction"]["per_seed"] = [0.0, 0.25, 0.0]
+    assert "0.25" in C.blow_up_sentence(res) and "Jacobian matching" in C.blow_up_sentence(res)
+    for st in res.summary["pendulum"]["stability"].values():
+        st["energy_lost"] = {"per_seed": [1.0, 1.0, 1.0]}
+    assert C.dissipation_sentence(res).startswith("Every rollout")
+    res.summary["pendulum"]["stability"]["one_step"]["energy_lost"] = {"per_seed": [0.25, 0.25, 0.25]}
+    assert C.dissipation_sentence(res).startswith("Not all") and "one-step 25%" in C.dissipation_sentence(res)
+    with pytest.raises(ValueError, match="system"):
+        C.dissipation_sentence(res, "lorenz")
+
+
+def test_trajectories_per_seed_match_one_call_per_seed():
+    for system in (pendulum(dt=0.2), lorenz63(dt=0.02)):
+        gens = lambda: [torch.Generator().manual_seed(s) for s in (3, 7, 11)]  # noqa: E731
+        together = system.trajectories_per_seed(4, 6, gens())
+        apart = torch.stack([system.trajectories(4, 6, g) for g in gens()])
+        assert together.shape == apart.shape == (3, 4, 7, system.dim)
+        torch.testing.assert_close(together, apart, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="generators"):
+        pendulum().trajectories_per_seed(4, 6, [])
+
+
+def test_z_spread_sentence_reads_the_histograms():
+    res = _fake_results(0.5)
+    edges = np.linspace(0.0, 50.0, 41)
+    narrow = np.zeros(40)
+    narrow[20] = 1.0 / (edges[21] - edges[20])  # all mass in one bin: sd 0
+    wide = np.full(40, 1.0 / 50.0)  # uniform on [0, 50]: mean 25, sd 50 / sqrt(12)
+    hist = dict.fromkeys(C.TRAINED, wide)
+    hist["unrolled"] = narrow
+    res.curves["lorenz"] = {"z_edges": edges, "z_truth": wide, "z_hist": hist}
+    text = C.z_spread_sentence(res)
+    assert f"truth 25.0 ± {50 / math.sqrt(12):.1f}" in text
+    assert f"unrolled (K steps) {0.5 * (edges[20] + edges[21]):.1f} ± 0.0" in text
+    with pytest.raises(ValueError, match="system"):
+        C.z_spread_sentence(res, "pendulum")
+
+
+def test_the_committed_study_gives_the_page_its_paragraphs():
+    """The page's seed-study paragraphs parse the committed study (its row names match the claims table's)."""
+    from explorables.core.seed_study import load_study
+
+    study = load_study("stable_nde")
+    text = C.study_reading(study, Config().control_step_factor)
+    assert "base seed" in text["lens"] and "base seed" in text["stability"]
+    assert {r.claim for r in C.claims(_fake_results(0.5))} <= {r["claim"] for r in study["rows"]} | {
+        r.claim for r in C.claims(_fake_results(0.5)) if "2× the steps" in r.claim
+    }

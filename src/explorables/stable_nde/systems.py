@@ -17,7 +17,7 @@ directional derivatives); the model's step never calls it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -132,6 +132,32 @@ class System:
                 x = self.true_step(x)
                 out[t + 1] = x
         return out.transpose(0, 1).contiguous()
+
+    def trajectories_per_seed(
+        self,
+        n_trajectories: int,
+        n_steps: int,
+        generators: Sequence[torch.Generator],
+        dtype: torch.dtype = torch.float64,
+        device: str | torch.device = "cpu",
+    ) -> torch.Tensor:
+        """:meth:`trajectories` for each generator, integrated together in one batch (the same initial states as
+        one call per generator; one integration instead of one per seed): ``(len(generators), n_trajectories,
+        n_steps + 1, dim)``."""
+        n_trajectories = check_int("n_trajectories", n_trajectories)
+        n_steps = check_int("n_steps", n_steps)
+        if not generators:
+            raise ValueError("generators must hold at least one torch.Generator, got none")
+        x = torch.cat([self.sample_initial(n_trajectories, g) for g in generators]).to(dtype=dtype, device=device)
+        out = torch.empty((n_steps + 1, *x.shape), dtype=dtype, device=device)
+        with torch.no_grad():
+            for _ in range(self.spin_up_steps):
+                x = self.true_step(x)
+            out[0] = x
+            for t in range(n_steps):
+                x = self.true_step(x)
+                out[t + 1] = x
+        return out.transpose(0, 1).reshape(len(generators), n_trajectories, n_steps + 1, -1).contiguous()
 
 
 def _uniform(n: int, low: float, high: float, generator: torch.Generator) -> torch.Tensor:
