@@ -145,7 +145,7 @@ def test_a_sound_dataset_still_loads_and_links_inside_the_root_are_followed(tmp_
     (folder / "test_batch").unlink()
     (folder / "test_batch").symlink_to(folder / "kept")
     data = D.load_cifar(root, train=False)
-    assert data.images.shape == (6, 3, 32, 32) and data.classes[0] == "c0"
+    assert data.images.shape == (6, 3, 32, 32) and data.classes[0] == "class0"
     _images(tmp_path / "images")
     image, label = D.ImageFolder(tmp_path / "images")[3]
     assert image.shape == (3, 8, 8) and label == 1
