@@ -120,18 +120,7 @@ class System:
         Initial states come from :attr:`sample_initial`, then ``spin_up_steps`` discarded steps
         (Lorenz: onto the attractor).
         """
-        n_trajectories = check_int("n_trajectories", n_trajectories)
-        n_steps = check_int("n_steps", n_steps)
-        x = self.sample_initial(n_trajectories, generator).to(dtype=dtype, device=device)
-        out = torch.empty((n_steps + 1, n_trajectories, self.dim), dtype=dtype, device=device)
-        with torch.no_grad():
-            for _ in range(self.spin_up_steps):
-                x = self.true_step(x)
-            out[0] = x
-            for t in range(n_steps):
-                x = self.true_step(x)
-                out[t + 1] = x
-        return out.transpose(0, 1).contiguous()
+        return self.trajectories_per_seed(n_trajectories, n_steps, [generator], dtype, device)[0]
 
     def trajectories_per_seed(
         self,
