@@ -32,7 +32,10 @@ members of one ensemble):
 from __future__ import annotations
 
 import math
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -44,7 +47,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
-from ..core.threads import one_cpu_thread
+from ..core.threads import one_cpu_thread, worker_count
 from .losses import CHEAP_METHODS, METHODS, heldout_unrolled_error
 from .metrics import blow_up_step, energy_drift, histogram_distance, lyapunov_exponent
 from .models import HybridModel, make_model, stack_models
@@ -136,6 +139,12 @@ class StableNDEConfig(ExperimentConfig):
         "(no verdict reads the exponent)",
     )
     n_phase_curves: int = param(3, Int(1, 32), "rollouts drawn in the phase-portrait figure")
+    processes: int = param(
+        0,
+        Int(0, 64),
+        "processes for the systems on a CPU: this one and workers that take the later systems "
+        "(0: every CPU this process may use; the numbers do not depend on it)",
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
@@ -175,6 +184,7 @@ class StableNDEConfig(ExperimentConfig):
             lyapunov_steps=16_000,
             control_step_factor=4,
             jvp_mode="forward",
+            processes=1,
         ),
     }
     PAPER_HARDWARE: ClassVar[str] = "one GPU (any with >= 8 GB); about an hour for the three systems (estimate)"
@@ -461,6 +471,14 @@ def _system_part(
     return summary, curves
 
 
+def _system_part_alone(cfg: StableNDEConfig, index: int, name: str) -> tuple[dict, dict]:
+    """:func:`_system_part` in a worker process: one CPU thread, an in-memory checkpoint (a stopped run
+    redoes this system), no progress bars. Every draw comes from generators seeded by the config, so the
+    numbers equal the in-process run's."""
+    with one_cpu_thread(resolve_device(cfg.device)):
+        return _system_part(cfg, index, name, Checkpointer(None), False)
+
+
 @checked()
 def run(
     config: StableNDEConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
@@ -469,14 +487,25 @@ def run(
 
     Each system is a checkpointed part; inside it every trained method is stored as it finishes
     and the training loop in progress is checkpointed, so ``--resume`` continues where a run stopped.
+    On a CPU with ``cfg.processes`` resolving to more than one, the systems after the first pending one
+    run in spawned worker processes while this one runs the first (a worker's part time is then the time
+    this process waited for it, and a stopped worker's system is redone on resume).
     """
     cfg, checkpoint = start_run(StableNDEConfig, config, checkpoint)
-    with one_cpu_thread(resolve_device(cfg.device)):
-        parts = {
-            name: (lambda i=i, name=name: _system_part(cfg, i, name, checkpoint, progress))
-            for i, name in enumerate(cfg.systems)
-        }
-        summary, curves = run_parts_timed(checkpoint, parts, progress)
+    device = resolve_device(cfg.device)
+    parts: dict[str, Any] = {
+        name: (lambda i=i, name=name: _system_part(cfg, i, name, checkpoint, progress))
+        for i, name in enumerate(cfg.systems)
+    }
+    pending = [i for i, name in enumerate(cfg.systems) if checkpoint.get(f"part/{name}") is None]
+    workers = worker_count(cfg.processes, len(pending)) - 1 if device.type == "cpu" else 0
+    with ExitStack() as stack:
+        if workers > 0:
+            pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=get_context("spawn")))
+            for i in pending[1:]:
+                parts[cfg.systems[i]] = pool.submit(_system_part_alone, cfg, i, cfg.systems[i]).result
+        with one_cpu_thread(device):
+            summary, curves = run_parts_timed(checkpoint, parts, progress)
     return StableNDEResults(cfg, summary, curves)
 
 
