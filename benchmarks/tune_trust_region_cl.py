@@ -1,5 +1,7 @@
 """Choose chapter 12's trust-region radii on tuning base seeds (never the book's 0-4), the same budget for both
-metrics: the same radius grid, the same runs. Writes ``data/trust_region_cl_tuning.json``, which the chapter's
+metrics: the same radius grid, the same runs. The grid ends at ``inf`` (no constraint: generative replay), so
+neither metric's pick can lose to replay on the tuning draws; a control whose pick is ``inf`` IS replay.
+Writes ``data/trust_region_cl_tuning.json``, which the chapter's
 folded "how criteria were set" box shows, and prints the chosen radii (then set as the book preset's defaults).
 
     PYTHONPATH=src python benchmarks/tune_trust_region_cl.py
@@ -17,7 +19,7 @@ from explorables.trust_region_cl import TrustRegionCLConfig
 from explorables.trust_region_cl.experiment import tune_radii
 
 BASE_SEEDS = (100, 101)
-RADII = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+RADII = (0.01, 0.03, 0.1, 0.3, 1.0, float("inf"))
 OUT = Path(__file__).resolve().parents[1] / "data" / "trust_region_cl_tuning.json"
 
 
@@ -38,11 +40,12 @@ def main() -> None:
     cfg = TrustRegionCLConfig.preset("book")
     record = {
         "base_seeds": list(BASE_SEEDS), "seeds_per_base": 3, "radii": list(RADII), "criterion": "lowest mean final SWD",
-        "n_replay": cfg.n_replay, "n_steps_per_task": cfg.n_steps_per_task, "setting": setting,
+        "n_replay": cfg.n_replay, "n_steps_per_task": cfg.n_steps_per_task, "tasks": list(cfg.tasks),
+        "setting": setting,
         "mean_final_swd": mean, "best": best, "runs": runs,
     }  # fmt: skip
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(record, indent=1) + "\n")
+    OUT.write_text(json.dumps(record, indent=1) + "\n")  # inf is written as Infinity (Python's json reads it)
     print(json.dumps({"mean_final_swd": mean, "best": best}, indent=1))
 
 

@@ -505,6 +505,23 @@ def test_an_infinite_radius_is_generative_replay_to_the_bit():
     assert float(inf.multipliers.abs().max()) == 0.0
 
 
+def test_members_of_one_seed_share_every_random_draw():
+    """Common random numbers: in ONE ensemble, members of the same seed get the same diffusion times and noise, replay
+    indices, Fisher draws and sampling noise, so an isotropic trust region of infinite radius is generative replay
+    to the bit beside it, and fine-tuning and replay are identical after the first task (nothing to replay yet);
+    a member of another seed differs."""
+    inf = float("inf")
+    members = [Member("replay", 0), Member("trcl_iso", 0, inf), Member("finetune", 0), Member("replay", 1)]
+    rec = _tr_run(members, Strengths(iso_radius=inf), tasks=("gaussians", "moons", "circles"))
+    for k in rec.params:
+        assert torch.equal(rec.params[k][0], rec.params[k][1])
+        assert not torch.equal(rec.params[k][0], rec.params[k][3])
+    for samples in rec.samples:
+        assert torch.equal(samples[0], samples[1])
+    assert torch.equal(rec.samples[0][0], rec.samples[0][2])  # after task 1: replay and fine-tuning the same
+    assert not torch.equal(rec.samples[-1][0], rec.samples[-1][2])
+
+
 def test_the_distance_falls_as_the_penalty_strength_grows():
     """The penalty form at growing lambda ends its second task ever closer to the anchor (Fisher metric)."""
     dists = []
@@ -676,6 +693,8 @@ def test_the_configs_radii_are_the_tuning_tables_picks():
         scores = [record["mean_final_swd"][f"{metric}@{r:g}"] for r in record["radii"]]
         assert record["radii"][scores.index(min(scores))] == record["best"][metric] == getattr(cfg, field)
     assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
+    assert tuple(record["tasks"]) == cfg.tasks  # tuned on the book's task sequence
+    assert float("inf") in record["radii"]  # the grid includes no constraint, for both metrics
     assert "←" in tuning_table() and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))
 
 
@@ -711,3 +730,30 @@ def test_dropping_reconverged_members_changes_no_count(monkeypatch):
         counts.append(found)
     assert torch.equal(counts[0], counts[1])
     assert len(set(counts[0].tolist())) >= 3, counts[0]  # members leave at different steps: the drop is exercised
+
+
+def test_an_isotropic_control_of_infinite_radius_is_replays_runs():
+    """The radius grid includes inf (no constraint); where the control's tuned radius is inf it IS generative replay:
+    it trains no members of its own and reads replay's, so isotropic minus replay is 0 on every seed and the
+    non-inferiority gate passes, saying why. A finite radius trains the control's own members."""
+    from explorables.trust_region_cl.continual import CONTROL, Radius
+    from explorables.trust_region_cl.experiment import TRAINED, _Setup
+
+    smoke = Config.preset("smoke", iso_radius=0.1)
+    aliased, own = _Setup(Config.preset("smoke", iso_radius=float("inf"))), _Setup(smoke)
+    assert aliased.control_is_replay and not own.control_is_replay
+    assert CONTROL not in {m.method for m in aliased.members} and CONTROL in {m.method for m in own.members}
+    assert len(aliased.members) == len(own.members) - len(smoke.seeds)
+    assert aliased.method_slice(CONTROL) == aliased.method_slice("replay")
+    assert own.method_slice(CONTROL) != own.method_slice("replay")
+    for m in TRAINED:  # every other method keeps its own block of members
+        sl = aliased.method_slice(m)
+        assert {aliased.members[i].method for i in range(sl.start, sl.stop)} == {"replay" if m == CONTROL else m}
+    text = C.fair_control_gate([0.0] * 5, is_replay=True)
+    assert text.startswith("pass") and "∞" in text
+    assert C.fair_control_gate([0.0] * 5).startswith("pass") and "∞" not in C.fair_control_gate([0.0] * 5)
+    assert Radius(optional=False).check("r", float("inf")) == float("inf")
+    with pytest.raises(Exception, match="r must be a radius"):
+        Radius(optional=False).check("r", None)
+    with pytest.raises(Exception, match="iso_radius"):
+        Config.preset("smoke", iso_radius=0.0)

@@ -150,16 +150,21 @@ def _check_radius(name: str, value: float) -> float:
 
 
 class Radius(Rule):
-    """A trust-region radius or ``None``: a number > 0, ``inf`` allowed (no constraint)."""
+    """A trust-region radius, or ``None`` where ``optional``: a number > 0, ``inf`` allowed (no constraint)."""
+
+    def __init__(self, optional: bool = True):
+        self.optional = optional
 
     def check(self, name: str, value: object) -> float | None:
-        return None if value is None else _check_radius(name, value)  # type: ignore[arg-type]
+        if value is None and self.optional:
+            return None
+        return _check_radius(name, value)  # type: ignore[arg-type]
 
     def describe(self) -> str:
-        return "a radius > 0 (inf: no constraint) or None"
+        return "a radius > 0 (inf: no constraint)" + (" or None" if self.optional else "")
 
     def bad_values(self) -> list:
-        return ["seven", float("nan"), 0.0, -1.0, True]
+        return ["seven", float("nan"), 0.0, -1.0, True] + ([] if self.optional else [None])
 
 
 # --------------------------------------------------------------------------------------------- Fisher
@@ -328,6 +333,12 @@ class SequenceRecord:
     radii: torch.Tensor | None = None  # (M,): each member's radius (inf: no constraint)
 
 
+def _per_seed(draws: tuple[torch.Tensor, ...], seed_of: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Random draws made once per seed, ``(S, ...)``, handed to every member of that seed, ``(M, ...)``: common random
+    numbers, so that two methods of one seed differ only by what the methods do."""
+    return tuple(d[seed_of] for d in draws)
+
+
 def _gather(buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return torch.gather(buffer, 1, idx.unsqueeze(-1).expand(-1, -1, buffer.shape[-1]))
 
@@ -386,7 +397,10 @@ def train_sequence(
     """Train every member on ``tasks`` in order, each with its method (see the module docstring).
 
     Data: each seed has its own stream of real samples of the current task (members of different
-    methods with the same seed see the same batches). Real data of earlier tasks is never used for
+    methods with the same seed see the same batches), and every other random draw (diffusion times
+    and noise, replay indices, the Fisher's draws, the sampling noise) is also made once per seed
+    and shared by its members: common random numbers, so two methods of one seed differ only by what
+    the methods do. Real data of earlier tasks is never used for
     training; replay uses only the samples a member generated itself. After each task the member's
     Fisher is computed on real data of that task (the task just learned, as in online EWC), and
     ``n_samples`` samples of every task seen so far are generated: they are the evaluation
@@ -490,14 +504,14 @@ def train_sequence(
         steps = range(n_steps_per_task)
         for step in tqdm(steps, desc=f"task {k + 1}: {name}", leave=False) if progress else steps:
             x0 = torch.stack([sample_task(name, batch_size, dg) for dg in data_gens]).to(device)[seed_of]
-            t, noise = draw_t_noise(x0.shape, schedule.n_steps, g, device)
+            t, noise = _per_seed(draw_t_noise((n_seeds, *x0.shape[1:]), schedule.n_steps, g, device), seed_of)
             c = torch.full(t.shape, k, dtype=torch.long, device=device)
             new = _per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1)
             loss = new
             if buffer_x is not None:
-                idx = torch.randint(0, buffer_x.shape[1], (m_count, batch_size), generator=g).to(device)
+                idx = torch.randint(0, buffer_x.shape[1], (n_seeds, batch_size), generator=g).to(device)[seed_of]
                 xr, cr = _gather(buffer_x, idx), torch.gather(buffer_c, 1, idx)
-                tr, nr = draw_t_noise(xr.shape, schedule.n_steps, g, device)
+                tr, nr = _per_seed(draw_t_noise((n_seeds, *xr.shape[1:]), schedule.n_steps, g, device), seed_of)
                 if replay_all or not SKIP_UNWEIGHTED_REPLAY:
                     loss = loss + beta * _per_sample_loss(params, net, schedule, xr, cr, tr, nr).mean(1)
                 elif n_replayed:
@@ -528,14 +542,14 @@ def train_sequence(
         distances.append(_squared_distance(detached, anchor, metric).sqrt())
         # online Fisher of the task just learned, on real data of that task
         xf = torch.stack([sample_task(name, n_fisher, dg) for dg in data_gens]).to(device)[seed_of]
-        tf, nf = draw_t_noise(xf.shape, schedule.n_steps, g, device)
+        tf, nf = _per_seed(draw_t_noise((n_seeds, *xf.shape[1:]), schedule.n_steps, g, device), seed_of)
         cf = torch.full(tf.shape, k, dtype=torch.long, device=device)
         new_fisher = _diagonal_fisher(detached, net, schedule, xf, cf, tf, nf)
         fisher = {n: strengths.fisher_decay * fisher[n] + new_fisher[n] for n in fisher}
         anchor = {n: v.clone() for n, v in detached.items()}
         # samples of every task so far: evaluation now, replay buffer for the next task
         labels = torch.arange(k + 1, device=device).repeat_interleave(n_samples).expand(m_count, -1).contiguous()
-        gen = _sample(detached, net, schedule, labels, g)
+        gen = _sample(detached, net, schedule, labels, g, rows=seed_of)
         samples.append(gen.view(m_count, k + 1, n_samples, -1))
         keep = n_samples if n_replay is None else min(n_replay, n_samples)
         buffer_x = samples[-1][:, :, :keep].reshape(m_count, (k + 1) * keep, -1)
@@ -583,8 +597,9 @@ def reconvergence_steps(
     """Steps of plain fine-tuning on real data of an earlier task until its evaluation loss is back
     within ``tol`` of ``target`` (its loss right after it was learned), per member.
 
-    Every member is fine-tuned the same way (Adam, no replay, no penalty), so the count measures
-    the starting point each method left behind. A member already within tolerance scores 0; one
+    Every member is fine-tuned the same way (Adam, no replay, no penalty; members of a seed get the
+    same data, diffusion times and noise), so the count measures the starting point each method
+    left behind. A member already within tolerance scores 0; one
     that never gets there within ``max_steps`` scores ``max_steps + eval_every`` (censored).
     """
     check_positive("tol", tol)
@@ -638,8 +653,8 @@ def reconvergence_steps(
         if bool((found <= max_steps).all()):
             break
         x0 = torch.stack([sample_task(task_name, batch_size, dg) for dg in data_gens]).to(device)[seed_of[active]]
-        t, noise = draw_t_noise((members, *x0.shape[1:]), schedule.n_steps, g, device)  # drawn for all members
-        t, noise = t[active], noise[active]
+        # drawn once per seed for all members (common random numbers), whichever are still fine-tuning
+        t, noise = _per_seed(draw_t_noise((n_seeds, *x0.shape[1:]), schedule.n_steps, g, device), seed_of[active])
         c = torch.full(t.shape, task_index, dtype=torch.long, device=device)
         loss = _per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1).sum()
         opt.zero_grad(set_to_none=True)

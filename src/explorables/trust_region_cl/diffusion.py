@@ -255,15 +255,20 @@ def sample(
 
 
 @torch.no_grad()
-def _sample(params: Params, net: Net, schedule: Schedule, task: torch.Tensor, generator: torch.Generator):
+def _sample(params: Params, net: Net, schedule: Schedule, task: torch.Tensor, generator: torch.Generator,
+            rows: torch.Tensor | None = None):  # fmt: skip
+    """``rows`` (optional, ``(M,)``): member ``m`` takes the noise of draw ``rows[m]`` (members with the same row
+    get the same noise: common random numbers); by default every member draws its own."""
     m, b = task.shape
     device = task.device
-    x = torch.randn(m, b, net.d_data, generator=generator).to(device)
+    n_draws = m if rows is None else int(rows.max()) + 1
+    pick = (lambda z: z) if rows is None else (lambda z: z[rows])
+    x = pick(torch.randn(n_draws, b, net.d_data, generator=generator).to(device))
     for step in reversed(range(schedule.n_steps)):
         t = torch.full((m, b), step, dtype=torch.long, device=device)
         eps = _predict_noise(params, net, x, t, task, schedule.n_steps)
         beta, ab = schedule.betas[step], schedule.alphas_bar[step]
         x = (x - beta / (1 - ab).sqrt() * eps) / (1 - beta).sqrt()
         if step > 0:
-            x = x + beta.sqrt() * torch.randn(x.shape, generator=generator).to(device)
+            x = x + beta.sqrt() * pick(torch.randn((n_draws, *x.shape[1:]), generator=generator).to(device))
     return x
