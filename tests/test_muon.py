@@ -706,6 +706,10 @@ def test_the_lm_picks_are_the_committed_tuning_tables_argmin():
     assert (book.lm_switch_fraction, book.lm_muon_lr) == min(switch, key=switch.get)
     assert LM_BASELINE == min(table, key=lambda n: min(table[n])) == out["baseline"]
     assert book.lm_decayed_lr == LM_LR_GRID[int(np.argmin(table[LM_BASELINE]))]
+    from explorables.muon.experiment import LM_SCHEDULES
+    from explorables.muon.lm import BOOK_SCHEDULES
+
+    assert LM_SCHEDULES == BOOK_SCHEDULES and LM_BASELINE in LM_SCHEDULES  # the book runs the chosen schedule
 
 
 def test_the_valley_in_a_worker_process_gives_the_serial_numbers():

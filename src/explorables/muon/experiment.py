@@ -67,7 +67,7 @@ LM_SWITCH_FRACTIONS = (0.1, 0.33, 0.6, 0.9)
 LM_TUNING_TABLE = "data/muon_lm_lr_tuning.json"
 #: the decayed schedule the book's language model runs against the switch: the lowest tuning loss of
 #: :data:`~explorables.muon.lm.DECAYED` at its pick on the language model's tuning draws (tests check the table)
-LM_BASELINE = "muon_cosine"
+LM_BASELINE = "muon_wsd"
 
 
 @dataclass(frozen=True)
@@ -129,19 +129,19 @@ class MuonConfig(ExperimentConfig):
         "(chosen on tuning base seed 100 by benchmarks/tune_muon_lm.py; table in data/muon_lm_tuning.json)",
     )
     lm_switch_fraction: float = param(
-        0.6,
+        0.9,
         Probability(),
         "share of the language model's steps before 'Muon, then AdamW' switches to AdamW (chosen from "
         "LM_SWITCH_FRACTIONS jointly with lm_muon_lr on tuning base seed 100, tune_lm_lrs)",
     )
     lm_muon_lr: float = param(
-        0.02,
+        0.04,
         Positive(),
         "Muon's step on the language model, constant Muon and the switch's first stage (chosen from LM_LR_GRID "
         "on tuning base seed 100, tune_lm_lrs; table in data/muon_lm_lr_tuning.json)",
     )
     lm_decayed_lr: float = param(
-        0.02, Positive(), "peak Muon step of the language model's decayed schedule LM_BASELINE (tuned like lm_muon_lr)"
+        0.04, Positive(), "peak Muon step of the language model's decayed schedule LM_BASELINE (tuned like lm_muon_lr)"
     )
     lm_adamw_lr: float = param(
         3e-3, Positive(), "AdamW's step on the language model (every arm's non-matrix weights; not tuned)"

@@ -70,7 +70,7 @@ STDLIB_MODULES = (
 DECAYED = {"muon_cosine": "cosine", "muon_linear": "linear", "muon_wsd": "wsd"}
 SCHEDULES = ("adamw", "muon", "muon_then_adamw", *DECAYED)
 #: the schedules :func:`train_schedules` runs unless told otherwise (the book's: one decayed baseline)
-BOOK_SCHEDULES = ("adamw", "muon", "muon_then_adamw", "muon_cosine")
+BOOK_SCHEDULES = ("adamw", "muon", "muon_then_adamw", "muon_wsd")
 #: held-out windows per forward pass when the validation loss is computed (the book's split is one such batch)
 EVAL_WINDOWS = 512
 
