@@ -226,11 +226,20 @@ def test_gates_and_the_rows_they_turn_untested():
     assert gd_gate([1e-5, 2e-5, 1e-5], [1.0, 1.0, 1.0]).startswith("pass")
     assert gd_gate([0.5, 0.4, 0.6], [1.0, 1.0, 1.0]).startswith("fail")
     assert gd_gate([float("nan")] * 3, [1.0] * 3).startswith("fail")
+    from explorables.muon.experiment import LM_BASELINE
+
     apart = {"adamw": [2.0, 2.1, 2.05], "muon": [2.5, 2.6, 2.55], "muon_then_adamw": [2.2, 2.3, 2.25]}
+    apart[LM_BASELINE] = [2.4, 2.5, 2.45]
     close = {"adamw": [2.0, 2.1, 2.05], "muon": [2.01, 2.1, 2.06], "muon_then_adamw": [2.0, 2.11, 2.05]}
+    close[LM_BASELINE] = [2.0, 2.1, 2.06]
     assert lm_gate(apart).startswith("pass") and lm_gate(close).startswith("fail")
     assert lm_verdict(apart).startswith("yes")
     assert lm_verdict({**apart, "muon_then_adamw": [2.7, 2.8, 2.75]}).startswith("no")
+    # the LM claim is judged against the decayed baseline, not constant Muon: beating only constant Muon is a no
+    assert lm_verdict({**apart, LM_BASELINE: [2.1, 2.2, 2.15]}).startswith("no")
+    assert lm_verdict({**apart, LM_BASELINE: [float("nan")] * 3}).startswith("unclear")
+    with pytest.raises(ValueError, match="baseline"):
+        lm_verdict(apart, "muon")
     tail = {k: [1e-6, 2e-6, 1.5e-6] for k in ("GD", "Muon → GD", "GD + momentum", "Adam")}
     tail |= {k: [1e-5, 2e-5, 1.5e-5] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")}
     tail |= {"Muon": [1e-3, 2e-3, 1.5e-3], "Muon + momentum": [1e-2, 2e-2, 1.5e-2]}
@@ -245,6 +254,7 @@ def test_gates_and_the_rows_they_turn_untested():
         },
     }
     lm = {"chars": 1000, "held_out_chars": 100, "run_seeds": [0, 1, 2], "final_val_loss_by_seed": close}
+    lm["switch_step"] = 12
     summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]}, "lm": lm}
     rows = claims(MuonResults(MuonConfig.preset("smoke"), summary))
     kinds = ["check", "gate", "gate", "gate", "claim", "claim", "gate", "claim", "claim", "claim"]
@@ -526,12 +536,15 @@ def _small_lm():
 
 def test_the_lm_switch_arm_continues_the_muon_run_to_the_bit(tmp_path):
     from explorables.core.checkpoint import Checkpointer
-    from explorables.muon.lm import SCHEDULES, train, train_schedules
+    from explorables.muon.lm import BOOK_SCHEDULES, SCHEDULES, train, train_schedules
 
     text, kw = _small_lm()
-    alone = {s: train(text, s, seed=3, **kw) for s in SCHEDULES}
+    alone = {s: train(text, s, seed=3, **kw) for s in BOOK_SCHEDULES}
     together = train_schedules(text, seed=3, **kw)
     assert together == alone  # every record of every schedule, to the bit
+    every = train_schedules(text, seed=3, schedules=SCHEDULES, **kw)
+    assert {s: every[s] for s in BOOK_SCHEDULES} == alone and list(every) == list(SCHEDULES)
+    assert every["muon_linear"] == train(text, "muon_linear", seed=3, **kw)
     assert together["muon_then_adamw"].val_loss[:1] == together["muon"].val_loss[:1]  # shared before the hand-over
     # with a checkpoint the hand-over state is stored as the switch run's entry, and a run resumed from it agrees
     ckpt = Checkpointer(tmp_path, every_s=1e9)
@@ -596,3 +609,121 @@ def test_muon_and_switch_equal_their_separate_runs_to_the_bit(momentum, switch_s
         assert ours.method == method
         for field in ("loss", "river", "spike"):
             assert getattr(ours, field).tolist() == getattr(ref, field).tolist()
+
+
+# --- the language model's decayed-step Muon, its tuning, and the parallel valley --------------------------
+
+
+def test_lm_decayed_step_starts_at_its_peak_and_ends_near_zero():
+    from explorables.muon.lm import DECAYED, SCHEDULES, muon_step_sizes
+    from explorables.muon.optimizers import lr_factors
+
+    for schedule, kind in DECAYED.items():
+        sizes = np.asarray(muon_step_sizes(schedule, 120, muon_lr=0.02, decayed_lr=0.04))
+        assert sizes.shape == (120,) and np.array_equal(sizes, 0.04 * lr_factors(kind, 120))
+        assert sizes.max() == 0.04 and sizes[-1] == sizes.min() <= 0.05 * 0.04  # ~0 (under 5% of the peak) at the end
+        assert np.all(np.diff(sizes[sizes.argmax() :]) <= 0)  # decays after its peak (WSD warms up first)
+    assert muon_step_sizes("muon_cosine", 120, 0.02)[0] == 0.02  # the peak defaults to Muon's step
+    for schedule in set(SCHEDULES) - set(DECAYED):
+        assert muon_step_sizes(schedule, 120, 0.02, 0.04) is None  # constant Muon step (or none)
+    with pytest.raises(ValueError, match="decayed_lr"):
+        muon_step_sizes("muon_cosine", 120, 0.02, -1.0)
+    with pytest.raises(ValueError, match="schedule"):
+        muon_step_sizes("muon_exp", 120, 0.02)
+
+
+def test_lm_decayed_arm_starts_from_the_same_weights_and_runs_its_schedule(tmp_path):
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.muon.lm import _train, muon_step_sizes, train
+
+    text, kw = _small_lm()
+    args = (kw["steps"], 0.5, kw["batch"], kw["context"], kw["d_model"], 2, 3e-3, 0.02, 10, 5, "cpu", None)
+    starts = {s: _train(text, s, *args, keep={0: None}, decayed_lr=0.04)[1][0] for s in ("muon", "muon_cosine")}
+    a, b = (starts[s]["model"] for s in ("muon", "muon_cosine"))
+    assert all(torch.equal(a[k], b[k]) for k in a)  # the same initial weights
+    assert torch.equal(starts["muon"]["generator"], starts["muon_cosine"]["generator"])  # and the same batches
+    # one step at the schedule's first factor (1) is constant Muon's step
+    one = dict(kw, steps=1, eval_every=1)
+    c, m = train(text, "muon_cosine", seed=5, **one), train(text, "muon", seed=5, **one)
+    assert (c.steps, c.train_loss, c.val_loss) == (m.steps, m.train_loss, m.val_loss)
+    # the Muon step the run last took is the schedule's last one (saved with the run's state)
+    ckpt = Checkpointer(tmp_path, every_s=0.0)
+    ckpt.bind({"test": 2})
+    run_ = train(text, "muon_cosine", seed=5, checkpoint=ckpt, decayed_lr=0.04, **kw)
+    last = ckpt.get("lm/muon_cosine/5")
+    assert last["step"] == kw["steps"] and last["val"] == run_.val_loss
+    assert last["optimizers"][0]["param_groups"][0]["lr"] == muon_step_sizes("muon_cosine", kw["steps"], 0.02, 0.04)[-1]
+    assert len(run_.val_loss) == len(run_.steps) == kw["steps"] // kw["eval_every"]
+
+
+def test_lm_tuning_gives_every_arm_the_same_grid_and_picks_its_best():
+    from explorables.muon import MuonConfig
+    from explorables.muon.experiment import tune_lm_lrs
+    from explorables.muon.lm import DECAYED
+
+    cfg = MuonConfig.preset("smoke", n_lm_steps=6, n_lm_chars=8_000, lm_seeds=3)
+    grid, fractions = (0.01, 0.04), (0.5, 1.0)
+    out = tune_lm_lrs(cfg, grid=grid, fractions=fractions, base_seed=7)
+    assert set(out["table"]) == set(DECAYED) and list(out["switch_table"]) == ["0.5", "1"]
+    assert all(len(v) == len(grid) for v in [*out["table"].values(), *out["switch_table"].values(), out["muon"]])
+    flat = {(float(f), lr): v for f, row in out["switch_table"].items() for lr, v in zip(grid, row, strict=True)}
+    assert (out["picks"]["lm_switch_fraction"], out["picks"]["lm_muon_lr"]) == min(flat, key=flat.get)
+    assert out["baseline"] == min(DECAYED, key=lambda n: min(out["table"][n]))
+    for name, row in out["table"].items():
+        assert out["decayed_picks"][name] == grid[int(np.argmin(row))]
+    assert out["picks"]["lm_decayed_lr"] == out["decayed_picks"][out["baseline"]]
+    assert out["run_seeds"] == [7_000, 7_001, 7_002]  # the tuning base seed's draws
+    # a switch at share 1 never hands over: it is constant Muon, to the bit
+    assert out["final_val_loss_by_seed"]["switch 1"] == out["final_val_loss_by_seed"]["muon"]
+    for bad, name in [
+        (dict(grid=()), "grid"),
+        (dict(fractions=(1.5,)), "fractions"),
+        (dict(decayed=("adam",)), "decayed"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            tune_lm_lrs(cfg, **bad)
+
+
+def test_the_lm_picks_are_the_committed_tuning_tables_argmin():
+    import json
+    from pathlib import Path
+
+    from explorables.muon import MuonConfig
+    from explorables.muon.experiment import LM_BASELINE, LM_LR_GRID, LM_SWITCH_FRACTIONS, LM_TUNING_TABLE
+
+    out = json.loads((Path(__file__).resolve().parents[1] / LM_TUNING_TABLE).read_text(encoding="utf-8"))
+    book = MuonConfig.preset("book")
+    assert out["grid"] == list(LM_LR_GRID) and out["fractions"] == list(LM_SWITCH_FRACTIONS)
+    assert out["n_lm_steps"] == book.n_lm_steps and len(out["run_seeds"]) == book.lm_seeds
+    assert not {s // 1000 for s in out["run_seeds"]} & set(range(5))  # disjoint from base seeds 0-4
+    per_seed = out["final_val_loss_by_seed"]
+
+    def mean(arm, lr):
+        return float(np.mean(per_seed[arm][str(lr)]))
+
+    table = {name: [mean(name, lr) for lr in LM_LR_GRID] for name in out["table"]}  # recomputed from the seeds
+    switch = {(f, lr): mean(f"switch {f:g}", lr) for f in LM_SWITCH_FRACTIONS for lr in LM_LR_GRID}
+    assert (book.lm_switch_fraction, book.lm_muon_lr) == min(switch, key=switch.get)
+    assert LM_BASELINE == min(table, key=lambda n: min(table[n])) == out["baseline"]
+    assert book.lm_decayed_lr == LM_LR_GRID[int(np.argmin(table[LM_BASELINE]))]
+    from explorables.muon.experiment import LM_SCHEDULES
+    from explorables.muon.lm import BOOK_SCHEDULES
+
+    assert LM_SCHEDULES == BOOK_SCHEDULES and LM_BASELINE in LM_SCHEDULES  # the book runs the chosen schedule
+
+
+def test_the_valley_in_a_worker_process_gives_the_serial_numbers():
+    from explorables.muon import MuonConfig, run
+
+    cfg = MuonConfig.preset("smoke", n_sensing_steps=300, n_tail_steps=50, switch_step=100, switch_grid=(100,),
+                            n_lm_steps=8, lm_seeds=3)  # fmt: skip
+    serial, parallel = run(cfg.replace(processes=1)), run(cfg.replace(processes=2))
+    for r in (serial, parallel):
+        assert set(r.summary["cpu_s"]) == {"sensing", "switch", "lm"}
+        assert all(v > 0 for v in r.summary["cpu_s"].values())
+    drop = ("timings", "cpu_s")
+    assert {k: v for k, v in serial.summary.items() if k not in drop} == {
+        k: v for k, v in parallel.summary.items() if k not in drop
+    }
+    assert list(serial.summary) == list(parallel.summary)
+    np.testing.assert_equal(serial.curves, parallel.curves)  # every curve, to the bit

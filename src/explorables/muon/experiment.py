@@ -8,12 +8,23 @@
 2. **When to switch**: the final loss of the two-stage schedule over a grid of switch steps, for
    several spike curvatures (GD's step size follows the spike: ``gd_lr = 1.9 / lam_spike``).
 3. **Language model**: a character-level Transformer on standard-library docstrings, trained with
-   AdamW, with Muon (+ AdamW for non-matrix weights), and with Muon switching to AdamW.
+   AdamW, with Muon (+ AdamW for non-matrix weights), with Muon switching to AdamW, and with Muon whose
+   step decays (:data:`LM_BASELINE`): the switch's Muon step and hand-over and the decayed schedule's peak
+   step chosen by :func:`tune_lm_lrs` on the same grid and tuning seeds.
+
+With two or more CPUs (``processes``), the valley's parts (1 and 2) run in a spawned worker process while
+this one trains the language model: each part is the same deterministic function of the config wherever
+it runs (one torch thread each), so the numbers are those of the serial run (tested).
 """
 
 from __future__ import annotations
 
+import math
+import time
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,8 +35,9 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Float, Int, Positive, Probability, Seeds, Tuple, param
-from ..core.threads import one_cpu_thread
-from .lm import SCHEDULES, stdlib_corpus, train_schedules
+from ..core.threads import one_cpu_thread, worker_count
+from .lm import DECAYED as LM_DECAYED
+from .lm import _train, stdlib_corpus, train_schedules
 from .optimizers import optimize, oscillation, switch_sweep
 from .sensing import make_problem
 
@@ -45,6 +57,17 @@ TUNING_TABLE = "data/muon_tuning.json"
 BASELINE = "Muon, cosine"
 #: the base seed of the tuning draws (its run seeds 1000 * 100 + s are disjoint from base seeds 0-4's)
 TUNING_BASE_SEED = 100
+#: the language model's grid of Muon (peak) steps, for the switch and every decayed schedule alike (every other
+#: point of :data:`LR_GRID`, around torch's and Keller Jordan's default 0.02)
+LM_LR_GRID = (0.005, 0.01, 0.02, 0.04, 0.08)
+#: the hand-over points (share of the steps) the switch's second knob is chosen from on the language model
+#: (jointly with its Muon step, as on the valley: roughly SWITCH_STEP_GRID's shares, and the earlier default 0.6)
+LM_SWITCH_FRACTIONS = (0.1, 0.33, 0.6, 0.9)
+#: the committed language-model tuning table :func:`tune_lm_lrs` wrote (``benchmarks/tune_muon_lm_lr.py``)
+LM_TUNING_TABLE = "data/muon_lm_lr_tuning.json"
+#: the decayed schedule the book's language model runs against the switch: the lowest tuning loss of
+#: :data:`~explorables.muon.lm.DECAYED` at its pick on the language model's tuning draws (tests check the table)
+LM_BASELINE = "muon_wsd"
 
 
 @dataclass(frozen=True)
@@ -106,7 +129,28 @@ class MuonConfig(ExperimentConfig):
         "(chosen on tuning base seed 100 by benchmarks/tune_muon_lm.py; table in data/muon_lm_tuning.json)",
     )
     lm_switch_fraction: float = param(
-        0.6, Probability(), "share of the language model's steps before 'Muon, then AdamW' switches to AdamW"
+        0.9,
+        Probability(),
+        "share of the language model's steps before 'Muon, then AdamW' switches to AdamW (chosen from "
+        "LM_SWITCH_FRACTIONS jointly with lm_muon_lr on tuning base seed 100, tune_lm_lrs)",
+    )
+    lm_muon_lr: float = param(
+        0.04,
+        Positive(),
+        "Muon's step on the language model, constant Muon and the switch's first stage (chosen from LM_LR_GRID "
+        "on tuning base seed 100, tune_lm_lrs; table in data/muon_lm_lr_tuning.json)",
+    )
+    lm_decayed_lr: float = param(
+        0.04, Positive(), "peak Muon step of the language model's decayed schedule LM_BASELINE (tuned like lm_muon_lr)"
+    )
+    lm_adamw_lr: float = param(
+        3e-3, Positive(), "AdamW's step on the language model (every arm's non-matrix weights; not tuned)"
+    )
+    processes: int = param(
+        0,
+        Int(0, 64),
+        "processes: with 2 or more the valley's parts run in a spawned worker while this one trains the language "
+        "model (0: every CPU available); the numbers are the same for any count",
     )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -122,6 +166,7 @@ class MuonConfig(ExperimentConfig):
             lm_d_model=24,
             n_lm_chars=20_000,
             lm_seeds=3,
+            processes=1,
         ),
         "book": {},
         "paper": dict(
@@ -320,10 +365,26 @@ def lm_run_seeds(cfg: MuonConfig) -> list[int]:
     return [run_seed(cfg, i) for i in range(cfg.lm_seeds)]
 
 
-def _language_model(cfg: MuonConfig, checkpoint: Checkpointer) -> tuple[dict, dict]:
+#: the schedules the book's language model runs: AdamW, constant Muon, the switch, and the decayed baseline
+LM_SCHEDULES = ("adamw", "muon", "muon_then_adamw", LM_BASELINE)
+
+
+def _lm_settings(cfg: MuonConfig) -> dict:
+    return dict(
+        steps=cfg.n_lm_steps,
+        batch=cfg.lm_batch_size,
+        context=cfg.lm_context_size,
+        d_model=cfg.lm_d_model,
+        layers=cfg.n_lm_layers,
+        adamw_lr=cfg.lm_adamw_lr,
+        device=cfg.device,
+    )
+
+
+def _language_model(cfg: MuonConfig, checkpoint: Checkpointer | None) -> tuple[dict, dict]:
     text = stdlib_corpus(cfg.n_lm_chars)
     runs = {}
-    by_seed: dict[str, list[float]] = {schedule: [] for schedule in SCHEDULES}
+    by_seed: dict[str, list[float]] = {schedule: [] for schedule in LM_SCHEDULES}
     seeds = lm_run_seeds(cfg)
     # a small model (d_model 48, two layers): on a CPU a second torch thread only waits, and on a busy
     # machine that wait doubled this part's wall time (measured 24 s vs 48 s); on a GPU nothing changes
@@ -331,16 +392,14 @@ def _language_model(cfg: MuonConfig, checkpoint: Checkpointer) -> tuple[dict, di
         for seed in seeds:
             trained = train_schedules(
                 text,
-                steps=cfg.n_lm_steps,
                 switch_fraction=cfg.lm_switch_fraction,
-                batch=cfg.lm_batch_size,
-                context=cfg.lm_context_size,
-                d_model=cfg.lm_d_model,
-                layers=cfg.n_lm_layers,
+                muon_lr=cfg.lm_muon_lr,
+                decayed_lr=cfg.lm_decayed_lr,
+                schedules=LM_SCHEDULES,
                 seed=seed,
-                device=cfg.device,
                 checkpoint=checkpoint,
                 curve=seed == seeds[0],  # the figure draws the first seed's curves; the others need the end only
+                **_lm_settings(cfg),
             )
             for schedule, run_ in trained.items():
                 by_seed[schedule].append(run_.val_loss[-1])
@@ -352,23 +411,133 @@ def _language_model(cfg: MuonConfig, checkpoint: Checkpointer) -> tuple[dict, di
         "run_seeds": seeds,
         "final_val_loss": {k: r.val_loss[-1] for k, r in runs.items()},
         "final_val_loss_by_seed": by_seed,
-        "switch_step": int(cfg.lm_switch_fraction * cfg.n_lm_steps),
+        "switch_step": math.floor(cfg.lm_switch_fraction * cfg.n_lm_steps),
+        "baseline": LM_BASELINE,
     }
     return summary, {k: asdict(r) for k, r in runs.items()}
+
+
+def tune_lm_lrs(
+    cfg: MuonConfig,
+    grid: tuple[float, ...] = LM_LR_GRID,
+    fractions: tuple[float, ...] = LM_SWITCH_FRACTIONS,
+    base_seed: int = TUNING_BASE_SEED,
+    decayed: tuple[str, ...] = tuple(LM_DECAYED),
+) -> dict:
+    """Choose the language model's Muon steps on tuning draws: ``cfg.lm_seeds`` run seeds of base seed
+    ``base_seed`` (disjoint from the evaluation draws of base seeds 0-4), the book's model and steps.
+
+    Every arm gets the same Muon (peak) step grid ``grid`` and the same draws: the switch ("Muon, then AdamW")
+    jointly with its hand-over share over ``grid`` × ``fractions`` (as on the valley; constant Muon runs at the
+    switch's pick, being its first stage), each decayed schedule of ``decayed`` over ``grid``. A pick minimises
+    the mean final validation loss over the draws (nats). The baseline is the decayed schedule whose pick has
+    the lowest tuning loss. Returns ``picks`` ``{config field: value}``, ``baseline``, ``table`` ``{decayed
+    schedule: [mean loss per grid step]}``, ``switch_table`` ``{share: [...]}``, ``muon`` (constant Muon's row),
+    and the per-seed losses.
+    """
+    if not grid or any(not (g > 0) for g in grid):
+        raise ValueError(f"grid must be a non-empty tuple of positive steps, got {grid}")
+    if not fractions or any(not (0.0 <= f <= 1.0) for f in fractions):
+        raise ValueError(f"fractions must be a non-empty tuple of shares in [0, 1], got {fractions}")
+    if not decayed or any(d not in LM_DECAYED for d in decayed):
+        raise ValueError(f"decayed must be a non-empty tuple of {sorted(LM_DECAYED)}, got {decayed}")
+    t0 = time.time()
+    text = stdlib_corpus(cfg.n_lm_chars)
+    seeds = [1_000 * base_seed + i for i in range(cfg.lm_seeds)]
+    kw = dict(_lm_settings(cfg), eval_every=cfg.n_lm_steps, checkpoint=None, curve=False)
+    steps = cfg.n_lm_steps
+    losses: dict[str, dict[str, list[float]]] = {}  # arm -> str(lr) -> per seed
+    with one_cpu_thread(resolve_device(cfg.device)):
+        for lr in grid:
+            for seed in seeds:
+                handovers = {math.floor(f * steps): None for f in fractions}
+                args = dict(kw, muon_lr=lr, seed=seed)
+                muon, kept = _train(text, "muon", switch_fraction=1.0, keep=handovers, **args)
+                losses.setdefault("muon", {}).setdefault(str(lr), []).append(muon.val_loss[-1])
+                for f in fractions:  # the switch continues the Muon run from its hand-over (to the bit, tested)
+                    start = kept.get(math.floor(f * steps))
+                    run_ = _train(text, "muon_then_adamw", switch_fraction=f, start_state=start, **args)[0]
+                    losses.setdefault(f"switch {f:g}", {}).setdefault(str(lr), []).append(run_.val_loss[-1])
+                for name in decayed:
+                    run_ = _train(text, name, switch_fraction=1.0, decayed_lr=lr, **args)[0]
+                    losses.setdefault(name, {}).setdefault(str(lr), []).append(run_.val_loss[-1])
+
+    def row(arm: str) -> list[float]:
+        return [float(np.mean(losses[arm][str(lr)])) for lr in grid]
+
+    table = {name: row(name) for name in decayed}
+    switch_table = {f"{f:g}": row(f"switch {f:g}") for f in fractions}
+    flat = [(v, f, lr) for f in fractions for lr, v in zip(grid, switch_table[f"{f:g}"], strict=True)]
+    best, frac, lr = min(flat)
+    baseline = min(decayed, key=lambda name: min(table[name]))
+    picks = {"lm_muon_lr": float(lr), "lm_switch_fraction": float(frac),
+             "lm_decayed_lr": float(grid[int(np.argmin(table[baseline]))])}  # fmt: skip
+    return {
+        "picks": picks,
+        "baseline": baseline,
+        "decayed_picks": {name: float(grid[int(np.argmin(v))]) for name, v in table.items()},
+        "tuning_loss": {name: float(min(v)) for name, v in table.items()} | {"muon_then_adamw": float(best)},
+        "table": table,
+        "switch_table": switch_table,
+        "muon": row("muon"),
+        "grid": list(grid),
+        "fractions": list(fractions),
+        "run_seeds": seeds,
+        "n_lm_steps": steps,
+        "final_val_loss_by_seed": losses,
+        "seconds": round(time.time() - t0, 1),
+    }
+
+
+def _cpu_timed(part, *args) -> tuple[dict, dict, float]:
+    """``part(*args)`` and the CPU seconds this process spent on it (where a worker runs it, its own)."""
+    start = time.process_time()
+    summary, curves = part(*args)
+    return summary, curves, time.process_time() - start
 
 
 @checked()
 def run(
     config: MuonConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> MuonResults:
-    """Run the chapter's experiments; finished parts and the language model's training are checkpointed."""
+    """Run the chapter's experiments; finished parts and the language model's training are checkpointed.
+
+    With ``cfg.processes`` (0: every CPU available) of 2 or more, the valley's parts not yet in the checkpoint
+    run in spawned worker processes (each the same deterministic function of the config wherever it runs)
+    while this process trains the language model; a worker's part time is then the time this process waited
+    for it, and ``summary["cpu_s"]`` holds each part's own CPU seconds (parts run in this call).
+    """
     cfg, checkpoint = start_run(MuonConfig, config, checkpoint)
-    parts = {
-        "sensing": lambda: _sensing(cfg),
-        "switch": lambda: _switch_grid(cfg),
-        "lm": lambda: _language_model(cfg, checkpoint),
-    }
-    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    cpu: dict[str, float] = {}
+
+    def here(name: str, part, *args):
+        def go():
+            summary, curves, cpu[name] = _cpu_timed(part, *args)
+            return summary, curves
+
+        return go
+
+    def there(name: str, future):
+        def go():
+            summary, curves, cpu[name] = future.result()
+            return summary, curves
+
+        return go
+
+    valley = {"sensing": _sensing, "switch": _switch_grid}
+    parts: dict[str, Any] = {"lm": here("lm", _language_model, cfg, checkpoint)}  # first: the longest part
+    parts |= {name: here(name, part, cfg) for name, part in valley.items()}
+    pending = [name for name in valley if checkpoint.get(f"part/{name}") is None]
+    workers = worker_count(cfg.processes, len(pending) + 1) - 1  # this process trains the language model
+    with ExitStack() as stack:
+        if workers and pending and checkpoint.get("part/lm") is None:
+            pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=get_context("spawn")))
+            for name in pending:
+                parts[name] = there(name, pool.submit(_cpu_timed, valley[name], cfg))
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
+    summary = {k: summary[k] for k in ("sensing", "switch", "lm", "timings")}  # the serial run's order
+    curves = {k: curves[k] for k in ("sensing", "switch", "lm")}
+    summary["cpu_s"] = cpu
     return MuonResults(cfg, summary, curves)
 
 

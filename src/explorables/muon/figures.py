@@ -96,7 +96,9 @@ def switch_figure(results: MuonResults) -> go.Figure:
 def lm_figure(results: MuonResults) -> go.Figure:
     """Validation loss of the tiny language model for each optimiser schedule."""
     c = results.curves["lm"]
-    names = {"adamw": "AdamW", "muon": "Muon (+ AdamW)", "muon_then_adamw": "Muon, then AdamW"}
+    names = {"adamw": "AdamW", "muon": "Muon (+ AdamW)", "muon_then_adamw": "Muon, then AdamW",
+             "muon_cosine": "Muon, cosine step", "muon_linear": "Muon, linear step → 0",
+             "muon_wsd": "Muon, warmup-stable-decay"}  # fmt: skip
     fig = go.Figure()
     for i, (key, run) in enumerate(c.items()):
         fig.add_trace(go.Scatter(x=run["steps"], y=run["val_loss"], mode="lines+markers", name=names[key],

@@ -1,10 +1,14 @@
-"""A tiny character-level language model, trained with AdamW, Muon, or Muon then AdamW.
+"""A tiny character-level language model, trained with AdamW, Muon, Muon then AdamW, or Muon with a decaying step.
 
 The corpus is built offline from the docstrings of Python standard-library modules (whatever
 Python runs the code: no download). The model is a small pre-norm Transformer decoder. Muon
 updates the hidden weight matrices (attention and MLP projections); embeddings, the output head,
 norms and biases use AdamW, as is usual for Muon. The two-stage schedule hands the hidden
-matrices to AdamW for the last part of training.
+matrices to AdamW for the last part of training. The decayed schedules (``muon_cosine``, ``muon_linear``,
+``muon_wsd``) keep Muon on the hidden matrices to the end and multiply its step by a schedule's factor
+(:func:`~explorables.muon.optimizers.lr_factors`, the valley's): the baseline the switch is argued against.
+Everything else (AdamW at a constant step on the other weights, the initial weights, the batches) is the same
+in every schedule.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from torch import nn
 from ..core.checkpoint import Checkpointer
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from .optim import Muon
+from .optimizers import lr_factors
 
 STDLIB_MODULES = (
     "json",
@@ -61,7 +66,11 @@ STDLIB_MODULES = (
     "pprint",
     "tempfile",
 )
-SCHEDULES = ("adamw", "muon", "muon_then_adamw")
+#: Muon with a decaying step on the hidden matrices: schedule -> the factor's name in :func:`lr_factors`
+DECAYED = {"muon_cosine": "cosine", "muon_linear": "linear", "muon_wsd": "wsd"}
+SCHEDULES = ("adamw", "muon", "muon_then_adamw", *DECAYED)
+#: the schedules :func:`train_schedules` runs unless told otherwise (the book's: one decayed baseline)
+BOOK_SCHEDULES = ("adamw", "muon", "muon_then_adamw", "muon_wsd")
 #: held-out windows per forward pass when the validation loss is computed (the book's split is one such batch)
 EVAL_WINDOWS = 512
 
@@ -159,16 +168,30 @@ def train(
     device: str | torch.device = "cpu",
     checkpoint: Checkpointer | None = None,
     curve: bool = True,
+    decayed_lr: float | None = None,
 ) -> LMRun:
     """Train with one optimiser schedule; deterministic for a seed; resumable from ``checkpoint``.
 
     The validation loss is over the whole held-out split (the last tenth of ``text``), every ``eval_every``
-    steps when ``curve`` is true, else at the last step only (the training is the same either way).
+    steps when ``curve`` is true, else at the last step only (the training is the same either way). A decayed
+    schedule (:data:`DECAYED`) starts Muon's step at ``decayed_lr`` (default ``muon_lr``) and multiplies it by
+    the schedule's factor at each step (:func:`muon_step_sizes`).
     """
     return _train(
         text, schedule, steps, switch_fraction, batch, context, d_model, layers, adamw_lr, muon_lr, eval_every, seed,
-        device, checkpoint, curve,
+        device, checkpoint, curve, decayed_lr=decayed_lr,
     )[0]  # fmt: skip
+
+
+def muon_step_sizes(schedule: str, steps: int, muon_lr: float, decayed_lr: float | None = None) -> list[float] | None:
+    """Muon's step at each of ``steps`` steps of a decayed ``schedule``: ``decayed_lr`` (default ``muon_lr``) times
+    the factor of :func:`~explorables.muon.optimizers.lr_factors` (the valley's schedules); ``None`` for a schedule
+    whose Muon step is constant (``muon``, and ``muon_then_adamw`` before its hand-over)."""
+    check_choice("schedule", schedule, SCHEDULES)
+    if schedule not in DECAYED:
+        return None
+    peak = check_positive("decayed_lr", muon_lr if decayed_lr is None else decayed_lr)
+    return [float(peak * f) for f in lr_factors(DECAYED[schedule], steps)]
 
 
 def train_schedules(
@@ -186,8 +209,11 @@ def train_schedules(
     device: str | torch.device = "cpu",
     checkpoint: Checkpointer | None = None,
     curve: bool = True,
+    decayed_lr: float | None = None,
+    schedules: tuple[str, ...] = BOOK_SCHEDULES,
 ) -> dict[str, LMRun]:
-    """:func:`train` with every schedule of :data:`SCHEDULES` on one seed, ``{schedule: run}``.
+    """:func:`train` with each of ``schedules`` (default :data:`BOOK_SCHEDULES`; ``muon`` and ``muon_then_adamw``
+    always) on one seed, ``{schedule: run}``.
 
     "Muon, then AdamW" is Muon until its hand-over step, so it continues the Muon run from there (its
     weights, random batches and records at that step) instead of training that stretch again: the same
@@ -195,13 +221,21 @@ def train_schedules(
     its cost. With a ``checkpoint``, the hand-over state is saved as the switch run's entry, so a resumed
     run continues it too.
     """
+    for s in schedules:
+        check_choice("schedules", s, SCHEDULES)
+    if not {"muon", "muon_then_adamw"} <= set(schedules):
+        raise ValueError(f"schedules must include 'muon' and 'muon_then_adamw', got {schedules}")
     args = (steps, switch_fraction, batch, context, d_model, layers, adamw_lr, muon_lr, eval_every, seed, device,
             checkpoint, curve)  # fmt: skip
-    runs = {"adamw": _train(text, "adamw", *args)[0]}
-    handover = math.floor(switch_fraction * steps)
-    runs["muon"], state = _train(text, "muon", *args, keep_state_at=handover, keep_as=f"lm/muon_then_adamw/{seed}")
-    runs["muon_then_adamw"] = _train(text, "muon_then_adamw", *args, start_state=state)[0]
-    return runs
+    runs = {}
+    for schedule in schedules:
+        if schedule == "muon":
+            handover = math.floor(switch_fraction * steps)
+            runs["muon"], kept = _train(text, "muon", *args, keep={handover: f"lm/muon_then_adamw/{seed}"})
+            runs["muon_then_adamw"] = _train(text, "muon_then_adamw", *args, start_state=kept.get(handover))[0]
+        elif schedule != "muon_then_adamw":
+            runs[schedule] = _train(text, schedule, *args, decayed_lr=decayed_lr)[0]
+    return {s: runs[s] for s in schedules}
 
 
 def _train(
@@ -220,18 +254,19 @@ def _train(
     device: str | torch.device,
     checkpoint: Checkpointer | None,
     curve: bool = True,
-    keep_state_at: int | None = None,
+    keep: dict[int, str | None] | None = None,
     start_state: dict | None = None,
-    keep_as: str | None = None,
-) -> tuple[LMRun, dict | None]:
-    """:func:`train`; also returns the run's state at the top of step ``keep_state_at`` (``None`` when the run
-    did not pass there; saved in ``checkpoint`` as ``keep_as`` unless that entry exists), and starts from
-    ``start_state`` (a state it returned) when the checkpoint has none."""
+    decayed_lr: float | None = None,
+) -> tuple[LMRun, dict[int, dict]]:
+    """:func:`train`; also returns ``{step: state}``, the run's state at the top of each step of ``keep`` it
+    passed (each saved in ``checkpoint`` under its name in ``keep``, unless ``None`` or that entry exists), and
+    starts from ``start_state`` (a state it returned) when the checkpoint has none."""
     check_choice("schedule", schedule, SCHEDULES)
     steps = check_int("steps", steps, minimum=1)
     check_in_range("switch_fraction", switch_fraction, 0.0, 1.0)
     check_positive("adamw_lr", adamw_lr)
     check_positive("muon_lr", muon_lr)
+    step_sizes = muon_step_sizes(schedule, steps, muon_lr, decayed_lr)
     check_int("batch", batch, minimum=1)
     check_int("eval_every", eval_every, minimum=1)
     vocab = sorted(set(text))
@@ -257,7 +292,8 @@ def _train(
         record = LMRun(schedule, list(saved["steps"]), list(saved["train"]), list(saved["val"]))
     # the stage the run was in when it was saved (a switch happens at the top of step switch_at)
     muon_stage = len(saved["optimizers"]) == 2 if saved is not None else start < switch_at
-    optimizers = _optimizers(model, schedule, adamw_lr, muon_lr, muon_stage=muon_stage)
+    first_lr = muon_lr if step_sizes is None else step_sizes[0]
+    optimizers = _optimizers(model, schedule, adamw_lr, first_lr, muon_stage=muon_stage)
     if saved is not None:
         for opt, state in zip(optimizers, saved["optimizers"], strict=True):
             opt.load_state_dict(state)
@@ -290,14 +326,18 @@ def _train(
             "val": record.val_loss,
         }
 
-    kept = None
+    kept: dict[int, dict] = {}
+    keep = keep or {}
     for step in range(start, steps):
-        if step == keep_state_at:  # a copy: training goes on changing the weights and the records
-            kept = copy.deepcopy(state_now(step))
+        if step in keep:  # a copy: training goes on changing the weights and the records
+            kept[step] = copy.deepcopy(state_now(step))
+            keep_as = keep[step]
             if checkpoint is not None and keep_as is not None and checkpoint.get(keep_as) is None:
-                checkpoint.save(keep_as, kept)  # a resumed run continues the hand-over from here
+                checkpoint.save(keep_as, kept[step])  # a resumed run continues the hand-over from here
         if step == switch_at:  # the second stage: AdamW on every parameter
             optimizers = _optimizers(model, schedule, adamw_lr, muon_lr, muon_stage=False)
+        if step_sizes is not None:  # the decayed schedule's Muon step (optimizers[0] is Muon)
+            optimizers[0].param_groups[0]["lr"] = step_sizes[step]
         x, y = batch_of(train_data, torch.randint(len(train_data) - context - 1, (batch,), generator=gen))
         loss = loss_on(x, y)
         for opt in optimizers:
