@@ -29,10 +29,12 @@ from explorables.sensory.stimuli import (
     Stimuli,
     attribute_features,
     captions,
+    dominant_sense,
     modality_shares,
     opening,
     prompt,
     sample_stimuli,
+    sense_fractions,
 )
 
 
@@ -354,9 +356,10 @@ def test_criteria_reach_every_branch_and_the_direction_verdict_reads_the_interva
 
 
 def test_gates_and_checks_pass_and_fail():
-    assert C.cue_gate_verdict([0.2, 0.1, 0.3], [0.06, 0.1, 0.2]).startswith("pass")
     assert C.cue_gate_verdict([0.0, 0.0, 0.0], [0.0, 0.01, -0.01]).startswith("fail: the visual and auditory")
-    assert C.cue_gate_verdict([0.2, 0.1, 0.3], [0.06, 0.04, 0.2]).startswith("fail: the auditory")  # one seed short
+    t = C.CUE_SHIFT
+    assert C.cue_gate_verdict([0.3, 0.4, 0.5], [t + 0.01, 0.4, 0.5]).startswith("pass")
+    assert C.cue_gate_verdict([0.3, 0.4, 0.5], [t - 0.01, 0.4, 0.5]).startswith("fail: the auditory")  # one seed short
     assert C.words_gate_verdict([0.3, 0.3], [0.3, 0.3], 0.1).startswith("pass")
     assert C.words_gate_verdict([0.3, 0.14], [0.3, 0.3], 0.1).startswith("fail: the captions' words do not align "
                                                                           "with the vision")
@@ -410,7 +413,8 @@ def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: f
                  follow: float = 0.2) -> E.SensoryResults:
     """Results with made-up alignments: no cue at ``none_v``/``none_a``; "see" adds ``gain`` to vision and "hear"
     to audio (every layer, T and seed, plus a small seed-to-seed spread, the same for the bag of words ``bow``);
-    the cued modality's share of continuation words is ``follow`` (0 for the other cues)."""
+    the cued modality's share of continuation words, and the fraction of continuations of its sense, is ``follow``
+    (0 for the other cues)."""
     cfg = E.SensoryConfig.preset("smoke")
     n_t, n_l = cfg.n_new_tokens + 1, len(cfg.layer_grid)
     per_seed = np.zeros((len(cfg.seeds), len(cfg.cues), 2, n_t, n_l))
@@ -431,6 +435,9 @@ def _constructed(none_v: float, none_a: float, bow: tuple[float, float], gain: f
                               for r in ("random", "shuffled", "bag_of_words")} for e in ("vision", "audio")},
         "cue_words": {cue: {"visual": [follow * (cue == "see")] * n, "auditory": [follow * (cue == "hear")] * n}
                       for cue in cfg.cues},
+        "cue_senses": {cue: {"visual": [follow * (cue == "see")] * n, "auditory": [follow * (cue == "hear")] * n}
+                       for cue in cfg.cues},
+        "control_draws": {"encoder_vs_encoder": [0.1, 0.1, 0.1, 0.1], "shuffled": [0.1, 0.1, 0.1, 0.1]},
     }
     metric = {"n": 60, "k": 5, "chance": 0.085, "identical": 1.0, "rotated_scaled": 1.0,
               "independent": {"mean": 0.085, "sd": 0.0, "values": [0.085] * 20}}
@@ -609,3 +616,45 @@ def test_synth_sound_of_a_steady_whistle_peaks_at_its_pitch():
     spectrum = np.abs(np.fft.rfft(wave))
     peak = np.fft.rfftfreq(wave.size, 1 / 8000)[np.argmax(spectrum)]
     assert peak == pytest.approx(PITCHES["middle"], abs=2.0)  # 2 Hz: the resolution of half a second
+
+
+def test_dominant_sense_counts_words_of_each_sense_not_all_words():
+    assert dominant_sense("a small red circle with a low hum") == "visual"  # small red circle vs low hum
+    assert dominant_sense("a low steady hum, red") == "auditory"
+    assert dominant_sense("a red hum") == dominant_sense("nothing here at all") == "neither"  # a tie, and no words
+    padded = "a small red circle " + "and so on " * 20 + "with a hum"
+    assert dominant_sense(padded) == "visual"  # filler words change a share of all words, not the sense
+    assert dominant_sense("I hear I hear a red circle") == "visual"  # a repeated opening is not a sound word
+    assert sense_fractions(["a red circle", "a low hum", "a low hum", "the thing"]) == (0.25, 0.5)
+    with pytest.raises(ValueError, match="texts"):
+        sense_fractions([])
+
+
+def test_control_check_reads_the_draws_and_passes_only_near_chance():
+    """The controls' check is an equivalence test over draws: independent features pass it, features that share
+    structure (or draws too few to place) fail it, with the tolerance fixed in the module."""
+    rng = np.random.default_rng(5)
+    n, k = 32, 5
+    chance = chance_level(n, k)
+    unrelated = [mutual_knn_alignment(rng.standard_normal((n, 8)), rng.standard_normal((n, 6)), k) for _ in range(60)]
+    related = []
+    for _ in range(60):
+        x = rng.standard_normal((n, 8))
+        related.append(mutual_knn_alignment(x, x[:, :6] + 2.0 * rng.standard_normal((n, 6)), k))
+    assert np.mean(related) - chance > C.CHANCE_TOL  # the constructed related pair is off chance by more than tol
+    assert C.control_verdict({"unrelated": unrelated}, chance).startswith("pass")
+    assert C.control_verdict({"unrelated": unrelated, "related": related}, chance).startswith("fail: related")
+    assert C.control_verdict({"few": unrelated[:2]}, chance).startswith("fail")  # too few draws to place it
+    assert C.CHANCE_TOL < C.MARGIN  # smaller than the above-chance effect it guards
+
+
+def test_summary_pools_every_seeds_control_draws(smoke_results):
+    a, cfg = smoke_results.summary["alignment"], smoke_results.config
+    for name in ("encoder_vs_encoder", "shuffled"):
+        draws = a["control_draws"][name]
+        assert len(draws) == cfg.n_control_draws * len(cfg.seeds)
+        assert np.mean(draws) == pytest.approx(a[name]["mean"], abs=1e-12)  # the seeds' means, unpooled
+    f = a["cue_senses"]
+    assert set(f) == set(cfg.cues)
+    for cue in cfg.cues:
+        assert all(0 <= v + u <= 1 for v, u in zip(f[cue]["visual"], f[cue]["auditory"], strict=True))

@@ -26,14 +26,16 @@ MARGIN = 0.05
 REFERENCE_MARGIN = 0.02
 #: claim: a cue or length gain counts from this much mutual k-NN alignment
 MIN_GAIN = 0.01
-#: gate "cue": the cue moves the share of its modality's words in the continuations by at least this, every seed
-CUE_SHIFT = 0.05
+#: gate "cue": the cue moves the fraction of continuations that mostly describe its sense (a look under "see", a sound
+#: under "hear"; :func:`~explorables.sensory.stimuli.dominant_sense`) by at least this over the other cue, every seed:
+#: a tenth of the items (set on tuning base seeds 100-102 with this measure, see the page's "how criteria were set")
+CUE_SHIFT = 0.10
 #: gate "words": a bag of the captions' words aligns with each encoder at least this much above chance, every seed
 WORDS_MARGIN = MARGIN
 #: check: the metric gives 1 for identical and rotated features to this precision
 EXACT = 1e-12
-#: check: independent features (metric check) and the controls sit within this of chance (interval over draws
-#: or seeds); half the margin of the above-chance claim they guard
+#: check: independent features (metric check) and the controls sit within this of chance (interval over their
+#: draws, every seed's pooled); half the margin of the above-chance claim they guard
 CHANCE_TOL = MARGIN / 2
 
 
@@ -85,9 +87,10 @@ def _minus(a: Sequence[float], b: Sequence[float]) -> list[float]:
 
 
 def cue_shifts(results: SensoryResults) -> tuple[list[float], list[float]]:
-    """Per seed: the share of visual words in the continuations under "see" minus under "hear", and the share
-    of auditory words under "hear" minus under "see" (both > 0 when the text follows the cue)."""
-    w = results.summary["alignment"]["cue_words"]
+    """Per seed: the fraction of continuations that mostly describe a look under "see" minus under "hear", and the
+    fraction that mostly describe a sound under "hear" minus under "see" (both > 0 when the text follows the cue;
+    :func:`~explorables.sensory.stimuli.dominant_sense`)."""
+    w = results.summary["alignment"]["cue_senses"]
     visual = [a - b for a, b in zip(w["see"]["visual"], w["hear"]["visual"], strict=True)]
     auditory = [a - b for a, b in zip(w["hear"]["auditory"], w["see"]["auditory"], strict=True)]
     return visual, auditory
@@ -115,23 +118,25 @@ def metric_verdict(identical: float, rotated: float, independent: Sequence[float
 
 
 def control_verdict(values: Mapping[str, Sequence[float]], chance: float, tol: float = CHANCE_TOL) -> str:
-    """Check: every control's interval over seeds lies within ``tol`` of chance (naming those that do not)."""
+    """Check: every control's interval over its draws (every seed's draws pooled) lies within ``tol`` of chance,
+    naming those that do not: an equivalence test, so a control far from chance, or too noisy to place, fails."""
     off = [name for name, v in values.items() if not _within(v, chance, tol)]
     if not off:
-        return f"pass: every control within {tol} of chance (interval over seeds)"
-    return f"fail: {', '.join(off)} not within {tol} of chance (interval over seeds)"
+        return f"pass: every control within {tol} of chance (interval over its draws)"
+    return f"fail: {', '.join(off)} not within {tol} of chance (interval over its draws)"
 
 
 def cue_gate_verdict(visual_shift: Sequence[float], auditory_shift: Sequence[float],
                      threshold: float = CUE_SHIFT) -> str:  # fmt: skip
-    """Gate: the cue changes the text. Per seed, "see" raises the share of visual words in the continuations
-    over "hear", and "hear" raises the share of auditory words over "see", each by ``>= threshold`` on every seed."""
+    """Gate: the cue changes the text. Per seed, "see" raises the fraction of continuations that mostly describe a
+    look over "hear", and "hear" the fraction that mostly describe a sound over "see", each by ``>= threshold`` on
+    every seed."""
     short = [name for name, v in (("visual", visual_shift), ("auditory", auditory_shift))
              if gate(v, threshold, rule="every seed") == "fail"]  # fmt: skip
     if not short:
-        return f"pass: each cue raises its modality's share of words by ≥ {threshold:.2f} on every seed"
-    return (f"fail: the {' and '.join(short)} share of words does not move by {threshold:.2f} on every seed: "
-            "the model does not follow the cue")  # fmt: skip
+        return f"pass: each cue raises the fraction of continuations of its sense by ≥ {threshold:.2f} on every seed"
+    return (f"fail: the {' and '.join(short)} fraction of continuations does not move by {threshold:.2f} on every "
+            "seed: the model does not follow the cue")  # fmt: skip
 
 
 def words_gate_verdict(vision: Sequence[float], audio: Sequence[float], chance: float,
@@ -195,12 +200,13 @@ def claims(results: SensoryResults) -> list[Claim]:
         f"{_level(independent)} over {len(independent)} draws (chance {met['chance']:.3f})",
         metric_verdict(met["identical"], met["rotated_scaled"], independent, met["chance"]), kind="check",
     )]  # fmt: skip
-    controls = {"vision vs audio encoder": a["encoder_vs_encoder"]["values"],
-                "shuffled pairing": a["shuffled"]["values"]}  # fmt: skip
+    controls = {"vision vs audio encoder": a["control_draws"]["encoder_vs_encoder"],
+                "shuffled pairing": a["control_draws"]["shuffled"]}  # fmt: skip
     rows.append(Claim(
         "The two encoders share no structure, and a broken pairing scores chance",
-        f"vision encoder vs audio encoder; LLM (last layer, T = 0, every cue) vs encoders after shuffling the items; "
-        f"{len(cfg.seeds)} seeds",
+        f"vision encoder vs audio encoder on fresh stimulus sets; LLM (last layer, T = 0, mean over cues and "
+        f"encoders) vs encoders after shuffling the items; {cfg.n_control_draws} draws per seed × "
+        f"{len(cfg.seeds)} seeds, interval over the draws against chance ± {CHANCE_TOL}",
         f"encoders {_iv(controls['vision vs audio encoder'])}, shuffled {_iv(controls['shuffled pairing'])}; "
         f"chance {chance:.3f}",
         control_verdict(controls, chance), kind="check",
@@ -218,10 +224,11 @@ def claims(results: SensoryResults) -> list[Claim]:
         vs, au = cue_shifts(results)
         rows.append(Claim(
             "the model keeps to its forced opening's modality in the words it generates",
-            f"share of visual words in the {tmax}-token continuations under “see” minus under “hear”, and of auditory "
-            f"words under “hear” minus under “see”; the continuation is the generated words only (the forced opening "
-            f"“I see” / “I hear” excluded), so this asks whether the model keeps to a forced prefix's modality, not "
-            f"whether it follows the instruction alone; threshold {CUE_SHIFT} on every seed",
+            f"fraction of the {tmax}-token continuations that mostly describe a look (more visual than auditory words) "
+            f"under “see” minus under “hear”, and that mostly describe a sound under “hear” minus under “see”; the "
+            f"continuation is the generated words only (the forced opening “I see” / “I hear” excluded), so this asks "
+            f"whether the model keeps to a forced prefix's modality, not whether it follows the instruction alone; "
+            f"threshold {CUE_SHIFT} on every seed",
             f"visual shift {_fmt(vs)}; auditory shift {_fmt(au)}",
             cue_gate_verdict(vs, au), kind="gate", name="cue",
         ))  # fmt: skip
@@ -303,15 +310,15 @@ CRITERIA: tuple[Criterion, ...] = (
               {"pass": ((1.0, 1.0, [0.128, 0.13, 0.126], _CHANCE), {}),
                "fail": ((1.0, 1.0, [0.2, 0.21, 0.19], _CHANCE), {})}),
     Criterion("controls", "check", control_verdict, CHANCE_TOL,
-              "encoders vs encoders and the shuffled pairing: interval over seeds within the tolerance of chance",
+              "encoders vs encoders and the shuffled pairing: interval over their draws within the tolerance of chance",
               {"pass": (({"a": [0.128, 0.13, 0.126]}, _CHANCE), {}),
                "fail": (({"a": [0.16, 0.17, 0.165]}, _CHANCE), {})}),
     Criterion("words", "gate", words_gate_verdict, WORDS_MARGIN,
               "bag of words vs each encoder ≥ chance + margin on every seed",
               {"pass": (([0.3, 0.35], [0.25, 0.3], _CHANCE), {}), "fail": (([0.3, 0.35], [0.15, 0.3], _CHANCE), {})}),
     Criterion("cue", "gate", cue_gate_verdict, CUE_SHIFT,
-              "visual share (see − hear) and auditory share (hear − see) of continuation words ≥ threshold, every seed",
-              {"pass": (([0.2, 0.3], [0.1, 0.2]), {}), "fail": (([0.2, 0.3], [0.0, 0.2]), {})}),
+              "fraction of continuations mostly visual (see − hear) and mostly auditory (hear − see) ≥ threshold, "
+              "every seed", {"pass": (([0.3, 0.4], [0.2, 0.5]), {}), "fail": (([0.3, 0.4], [0.05, 0.5]), {})}),
     Criterion("above chance", "claim", above_chance_verdict, MARGIN,
               "per encoder: interval of alignment − chance against MARGIN, and of alignment − bag of words against "
               "REFERENCE_MARGIN", {
@@ -349,11 +356,15 @@ def alignment_table(results: SensoryResults, t: int = 0) -> str:
 
 
 def cue_words_table(results: SensoryResults) -> str:
-    """Share of visual and of auditory words in the continuations under each cue (mean ± sd over seeds)."""
-    cfg, w = results.config, results.summary["alignment"]["cue_words"]
-    rows = [(CUE_NAMES.get(cue, cue), fmt_mean_sd(w[cue]["visual"], 3), fmt_mean_sd(w[cue]["auditory"], 3))
+    """Per cue (mean ± sd over seeds): the fraction of continuations that mostly describe a look and a sound (the
+    cue gate's measure), and the share of visual and of auditory words among all their words."""
+    cfg, a = results.config, results.summary["alignment"]
+    w, f = a["cue_words"], a["cue_senses"]
+    rows = [(CUE_NAMES.get(cue, cue), fmt_mean_sd(f[cue]["visual"], 3), fmt_mean_sd(f[cue]["auditory"], 3),
+             fmt_mean_sd(w[cue]["visual"], 3), fmt_mean_sd(w[cue]["auditory"], 3))
             for cue in cfg.cues]  # fmt: skip
-    return markdown_table(("cue", "visual words", "auditory words"), rows)
+    return markdown_table(("cue", "continuations mostly visual", "continuations mostly auditory",
+                           "visual words (share)", "auditory words (share)"), rows)
 
 
 def cka_table(results: SensoryResults, which: int = 0) -> str:

@@ -10,7 +10,8 @@ Parts:
    audio encoders' features, then the language model's representations of every caption under
    every cue, for every layer of ``layer_grid`` and continuation length ``0..n_new_tokens``, and
    their mutual k-NN alignment (and CKA) with each encoder, and the share of visual and auditory
-   words in the continuations under each cue (does the text follow the cue?). Controls: chance ``k / (n - 1)``, the
+   words in the continuations under each cue and the fraction of continuations that mostly describe a look or a
+   sound (does the text follow the cue?). Controls: chance ``k / (n - 1)``, the
    encoders against each other (averaged over fresh stimulus sets), the language model against
    shuffled pairings (averaged over shufflings), and a bag-of-words representation of the captions;
    CKA's own reference levels (independent random features of the same sizes, the shuffled pairing).
@@ -32,7 +33,17 @@ from ..core.params import Bool, Choice, Folder, Int, Seeds, Text, Tuple, param
 from .alignment import chance_level, linear_cka, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .llm import MODELS, load_language_model, representations
-from .stimuli import CUES, PHRASINGS, attribute_features, captions, modality_shares, opening, prompt, sample_stimuli
+from .stimuli import (
+    CUES,
+    PHRASINGS,
+    attribute_features,
+    captions,
+    modality_shares,
+    opening,
+    prompt,
+    sample_stimuli,
+    sense_fractions,
+)
 
 ENCODERS: tuple[str, ...] = ("vision", "audio")
 ENCODER_NAMES: dict[str, str] = {"vision": "vision encoder (random CNN on the pictures)",
@@ -157,9 +168,9 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     cka = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # T = 0 and T = T_max
     # generated tokens only (t >= 1, pooled over the T_max generated tokens; the opening's last token left out)
     mknn_gen = np.zeros((len(cfg.cues), len(ENCODERS), len(cfg.layer_grid)))
-    shuffled = np.zeros((len(cfg.cues), len(ENCODERS)))
+    shuffled = np.zeros((len(cfg.cues), len(ENCODERS), draws))  # per shuffling of the items
     cka_shuffled = np.zeros((len(cfg.cues), len(ENCODERS), 2, len(cfg.layer_grid)))  # per T (0, T_max) and layer
-    examples, cue_words = {}, {}
+    examples, cue_words, cue_senses = {}, {}, {}
     perms = [rng.permutation(cfg.n_stimuli) for _ in range(draws)]
     # one call for every cue and the "opening only" control (the neutral instruction with the answer opened as under
     # "see" / "hear"; T = 0 only): the rows of one caption share its tokens, the named cues' instructions share their
@@ -178,6 +189,7 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
         reps, continuations = all_reps[:, :, c * n : (c + 1) * n], all_texts[c * n : (c + 1) * n]
         examples[cue] = {"prompt": prompt(texts[0], cue), "opening": opening(cue), "continuation": continuations[0]}
         cue_words[cue] = modality_shares(continuations)  # does the text follow the cue? (visual, auditory)
+        cue_senses[cue] = sense_fractions(continuations)  # the cue gate's measure: continuations per sense
         tmax = cfg.n_new_tokens
         gen = (reps[tmax] * (tmax + 1) - reps[0]) / tmax if tmax > 0 else None  # mean over generated tokens only
         for e, name in enumerate(ENCODERS):
@@ -194,7 +206,7 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
                 for li in range(len(cfg.layer_grid)):
                     mknn_gen[c, e, li] = mutual_knn_alignment.__wrapped__(gen[li], feats, k)
             # the pairing broken (items shuffled, several shufflings averaged): chance for mutual k-NN, and CKA's level
-            shuffled[c, e] = np.mean([mutual_knn_alignment.__wrapped__(reps[0, -1][p], feats, k) for p in perms])
+            shuffled[c, e] = [mutual_knn_alignment.__wrapped__(reps[0, -1][p], feats, k) for p in perms]
     # the "opening only" control: "Describe it." with the answer opened by "I see" / "I hear"; T = 0 only
     opening_only = np.zeros((len(OPENING_ONLY), len(ENCODERS), len(cfg.layer_grid)))
     for o in range(len(OPENING_ONLY)):
@@ -212,7 +224,11 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
     return {
         "mknn": mknn, "mknn_gen": mknn_gen, "opening_only": opening_only, "cka": cka, "shuffled": shuffled,
         "cka_shuffled": cka_shuffled, "examples": examples,
-        "cue_words": cue_words, "encoder_vs_encoder": float(np.mean(pairs)),
+        "cue_words": cue_words, "cue_senses": cue_senses, "encoder_vs_encoder": float(np.mean(pairs)),
+        # per draw: the encoder pair on each stimulus set, and the shuffled pairing per shuffling (mean over cues and
+        # encoders); the controls' check reads the interval over these draws (every seed's draws pooled)
+        "encoder_vs_encoder_draws": [float(x) for x in pairs],
+        "shuffled_draws": shuffled.mean(axis=(0, 1)).tolist(),
         "bag_of_words": [mutual_knn_alignment(bow, encoders[name], k) for name in ENCODERS],
         "cka_bag_of_words": [linear_cka(bow, encoders[name]) for name in ENCODERS],
         "cka_random": [_random_cka(cfg.n_stimuli, (lm.d_model, encoders[name].shape[1]), draws, rng)
@@ -261,6 +277,9 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
                          "per_seed": np.stack([p["opening_only"] for p in per_seed]).tolist()},
         "encoder_vs_encoder": _mean_sd([p["encoder_vs_encoder"] for p in per_seed]),
         "shuffled": _mean_sd([float(p["shuffled"].mean()) for p in per_seed]),
+        # the controls' draws, every seed's pooled (n_control_draws per seed): what their check's interval is over
+        "control_draws": {"encoder_vs_encoder": [x for p in per_seed for x in p["encoder_vs_encoder_draws"]],
+                          "shuffled": [x for p in per_seed for x in p["shuffled_draws"]]},
         "bag_of_words": {name: _mean_sd([p["bag_of_words"][e] for p in per_seed]) for e, name in enumerate(ENCODERS)},
         # CKA's reference levels per encoder: independent random features of the same sizes, the model's features
         # with the items shuffled (mean over cues, T and layers; per cell in cka_shuffled_mean), and the bag of words
@@ -274,6 +293,9 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
         # per cue, per seed: the share of visual and of auditory words in the generated continuations
         "cue_words": {cue: {m: [float(p["cue_words"][cue][j]) for p in per_seed]
                             for j, m in enumerate(("visual", "auditory"))} for cue in cfg.cues},
+        # per cue, per seed: the fraction of continuations that mostly describe a look, and a sound (the cue gate)
+        "cue_senses": {cue: {m: [float(p["cue_senses"][cue][j]) for p in per_seed]
+                             for j, m in enumerate(("visual", "auditory"))} for cue in cfg.cues},
     }  # fmt: skip
     return summary, {"mknn": mknn, "cka": cka}
 

@@ -255,12 +255,11 @@ AUDITORY_WORDS: frozenset[str] = frozenset({
 })  # fmt: skip
 
 
-def modality_shares(texts: list[str]) -> tuple[float, float]:
-    """The share of the words of ``texts`` (pooled) that are visual (:data:`VISUAL_WORDS`) and auditory
-    (:data:`AUDITORY_WORDS`): ``(visual, auditory)``, each in [0, 1] (0 when there are no words).
-    Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing"). A repeat of an answer
-    opening (:data:`OPENINGS`: "I see", "I hear") is left out: it echoes the forced prefix, it does not describe."""
-    words = [w.strip(".,;:!?\"'()*").lower() for t in texts for w in t.replace("-", " ").split()]
+def _sensory_words(text: str) -> list[str]:
+    """The words of ``text`` (lower-cased, punctuation stripped, hyphenated words split into their parts), with
+    every repeat of an answer opening (:data:`OPENINGS`: "I see", "I hear") left out: it echoes the forced prefix,
+    it does not describe."""
+    words = [w.strip(".,;:!?\"'()*").lower() for w in text.replace("-", " ").split()]
     words = [w for w in words if w]
     echoes = {tuple(o.lower().split()) for o in OPENINGS.values() if o}
     kept, i = [], 0
@@ -271,7 +270,38 @@ def modality_shares(texts: list[str]) -> tuple[float, float]:
         else:
             kept.append(words[i])
             i += 1
-    words = kept
+    return kept
+
+
+def modality_shares(texts: list[str]) -> tuple[float, float]:
+    """The share of the words of ``texts`` (pooled) that are visual (:data:`VISUAL_WORDS`) and auditory
+    (:data:`AUDITORY_WORDS`): ``(visual, auditory)``, each in [0, 1] (0 when there are no words).
+    Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing"). A repeat of an answer
+    opening (:data:`OPENINGS`: "I see", "I hear") is left out: it echoes the forced prefix, it does not describe."""
+    words = [w for t in texts for w in _sensory_words(t)]
     if not words:
         return 0.0, 0.0
     return (sum(w in VISUAL_WORDS for w in words) / len(words), sum(w in AUDITORY_WORDS for w in words) / len(words))
+
+
+#: what :func:`dominant_sense` returns for a text
+SENSES: tuple[str, ...] = ("visual", "auditory", "neither")
+
+
+def dominant_sense(text: str) -> str:
+    """The sense one text mostly describes: ``"visual"`` when it has more visual words (:data:`VISUAL_WORDS`) than
+    auditory ones (:data:`AUDITORY_WORDS`), ``"auditory"`` when it has more auditory ones, ``"neither"`` on a tie
+    (including none of either). Words as in :func:`modality_shares` (a repeated opening left out). Unlike a share
+    of all words, it does not depend on how many other words the text has."""
+    words = _sensory_words(text)
+    v, a = sum(w in VISUAL_WORDS for w in words), sum(w in AUDITORY_WORDS for w in words)
+    return "visual" if v > a else "auditory" if a > v else "neither"
+
+
+def sense_fractions(texts: list[str]) -> tuple[float, float]:
+    """The fraction of ``texts`` that mostly describe a look and the fraction that mostly describe a sound
+    (:func:`dominant_sense`): ``(visual, auditory)``, each in [0, 1], summing to at most 1."""
+    if not texts:
+        raise ValueError("texts must hold at least one text, got an empty list")
+    senses = [dominant_sense(t) for t in texts]
+    return senses.count("visual") / len(senses), senses.count("auditory") / len(senses)
