@@ -158,6 +158,20 @@ def test_ensemble_members_are_independent(arch):
         torch.testing.assert_close(a[k][:1], b[k], rtol=1e-4, atol=1e-5)
 
 
+def test_the_untrained_mask_starts_near_the_parsing_scenes_foreground_fraction():
+    """The mask head's bias starts at the prior (the fraction of pixels a tool covers where the mask is first
+    trained), not at one half: an untrained model calls most pixels background."""
+    data = make_dataset(200, 5, 32, "parsing", 0, 2)
+    fraction = float(data["masks"].mean())
+    model = UniRAP([0, 1, 2])
+    images = torch.as_tensor(data["images"][:16])[None].expand(3, -1, -1, -1, -1)
+    tokens = torch.as_tensor(data["tokens"][:16])[None].expand(3, -1, -1)
+    with torch.no_grad():
+        prob = torch.sigmoid(model(images, tokens)["mask_logits"])
+    assert torch.allclose(torch.sigmoid(model.mask_bias), torch.tensor(fraction), atol=0.02)
+    assert fraction / 2 < float(prob.mean()) < 2 * fraction  # near the prior, far from one half
+
+
 def test_mask_statistics_of_a_uniform_and_a_one_pixel_mask():
     features = torch.arange(2 * 16, dtype=torch.float32).reshape(2, 16)  # (D, h*w) on a 4x4 grid
     pooled, geometry = mask_statistics(torch.ones(4, 4), features)
@@ -579,6 +593,10 @@ def test_the_control_is_trained_below_the_largest_count_and_the_ablations_are_pa
     from explorables.unirap import experiment as X
 
     cfg = replace(UniRAPConfig.preset("smoke"), labelled_grid=(8, 16, 32), n_labelled=32, seeds=(0, 1))
+    assert X.control_counts(cfg) == (8,)  # the smallest only, by default (the book's middle count: curriculum only)
+    assert X.control_counts(replace(cfg, n_control_counts=5)) == (8, 16)  # never at the largest
+    assert {m.n_labelled for m in X.members_of(cfg, "unified") if m.regime == "curriculum"} == {8, 16, 32}
+    cfg = replace(cfg, n_control_counts=2)
     assert X.control_counts(cfg) == (8, 16)
     members = X.members_of(cfg, "unified")
     assert {m.n_labelled for m in members if m.regime == "joint_parsing"} == {8, 16}
@@ -591,22 +609,28 @@ def test_the_control_is_trained_below_the_largest_count_and_the_ablations_are_pa
     assert X.control_counts(replace(cfg, labelled_grid=(32,))) == (32,)
 
 
-def test_tables_figures_and_claims_of_a_run_with_two_label_counts():
-    """With two labelled counts the control is trained at the smaller only: every table, figure and claim of the
-    page still builds, and says so where the control is missing."""
+def test_tables_figures_and_claims_of_a_run_with_three_label_counts():
+    """With three labelled counts (the book's shape) the control is trained at the smallest only: every table,
+    figure and claim of the page still builds, and says so where the control is missing."""
     from dataclasses import replace
 
     from explorables.unirap import figures
     from explorables.unirap.lab import UniRAPLab
     from explorables.unirap.training import LABELS
 
-    cfg = replace(UniRAPConfig.preset("smoke"), labelled_grid=(8, 16), n_labelled=16, seeds=(0, 1), n_steps=12,
+    cfg = replace(UniRAPConfig.preset("smoke"), labelled_grid=(8, 12, 16), n_labelled=16, seeds=(0, 1), n_steps=12,
                   n_parsing=24, n_test=12, n_shown=2)
     res = run(cfg)
     assert C.control_counts(res) == [8]
+    assert set(res.summary["unified"]["curriculum"]) == {"8", "12", "16"}
     assert LABELS["joint_parsing"] not in C.regime_table(res)
-    assert "not run" in C.efficiency_table(res)
-    assert len(C.claims(res)) == 9 and set(C.leads(res)) == {8}
+    table = C.efficiency_table(res)
+    assert "n = 12" in table and "not run" in table
+    claims = C.claims(res)
+    assert len(claims) == 9 and set(C.leads(res)) == {8}
+    assert "the control at n = 8 only" in claims[-1].setting
+    sentence = C.curve_sentence(res)
+    assert all(f" at {n}" in sentence for n in (8, 12, 16)) and "trained at 8 only" in sentence
     figures.all_figures(res)
     lab = UniRAPLab(res)
     assert len(lab.regime.options) == 3

@@ -205,8 +205,8 @@ CRITERIA: tuple[Criterion, ...] = (
               "interval of the grasp gain of reading the mask over reading its own attention map vs 0.02",
               _examples(_HI, _LO, _MID)),
     Criterion("efficiency", "claim", efficiency_verdict, MARGIN,
-              "per labelled count below the largest, interval of curriculum minus joint training on the same "
-              "data (mean of metrics) vs 0.02; combined over the counts",
+              "per labelled count with a control (below the largest), interval of curriculum minus joint training on "
+              "the same data (mean of metrics) vs 0.02; combined over the counts",
               _examples({"n = 16": _HI, "n = 64": _HI}, {"n = 16": _BEHIND, "n = 64": _LO},
                         {"n = 16": _MID, "n = 64": _MID}, {"n = 16": _HI, "n = 64": _LO}),
               scoped=True),
@@ -299,7 +299,9 @@ def claims(results: UniRAPResults) -> list[Claim]:
             "labels",
             f"{', '.join(str(m) for m in grid)} instruction-labelled scenes + {cfg.n_parsing} parsing scenes"
             + (f" ({len(grid)} budgets, not a curve; read at n = {', '.join(str(m) for m in lead)} only)"
-               if len(grid) < 3 else "") + "; vs "
+               if len(grid) < 3 else f" (the curriculum at {len(grid)} budgets; the control at n = "
+               f"{', '.join(str(m) for m in lead)} only, where the claim is read)" if len(lead) < len(grid) - 1
+               else "") + "; vs "
             f"joint training on the same scenes (every batch half parsing, half instruction), no stages; {steps}",
             "lead on the mean of the three metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in lead.items()),
             efficiency_verdict(few), gates=("competence", "labels"),
@@ -350,6 +352,16 @@ def efficiency_sentence(results: UniRAPResults) -> str:
     said = ", ".join(f"{_iv(v)} at {n}" for n, v in lead.items())
     return (f"Averaged over the three metrics, the curriculum's lead over joint training on the same data is {said} "
             "labelled scenes (mean over seeds [95% interval]).")
+
+
+def curve_sentence(results: UniRAPResults) -> str:
+    """The curriculum's curve in words: the mean of the three metrics (mean ± sd over seeds) at every labelled count,
+    and where the control was trained."""
+    grid = results.summary["labelled_grid"]
+    points = ", ".join(f"{fmt_mean_sd(composite(scores(results, 'curriculum', n)))} at {n}" for n in grid)
+    ctl = control_counts(results)
+    return (f"On the mean of the three metrics the curriculum model scores {points} instruction-labelled scenes; its "
+            f"control was trained at {', '.join(str(n) for n in ctl)} only.")
 
 
 def competence_sentence(results: UniRAPResults) -> str:

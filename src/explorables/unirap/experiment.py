@@ -10,7 +10,7 @@ Three parts, each one batched ensemble (every model trains ``n_steps`` steps of 
 * ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): the curriculum's stages 1-2 on
   parsing scenes, once per seed (they see no instruction label, so every budget and both ablations start
   stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at the
-  labelled counts of :func:`control_counts` (every count of ``labelled_grid`` but the largest);
+  labelled counts of :func:`control_counts` (the ``n_control_counts`` smallest of ``labelled_grid``);
 * ``unified`` (phase 2): the curriculum's stage 3 at every count, the control, continued, and the ablation
   ``pose_direct`` (members of architecture ``"pose_direct"`` in the same ensemble): a pose head that reads an
   attention map of its own (the same statistics) in place of the mask, from the stage-2 weights, at ``n_labelled``;
@@ -63,8 +63,11 @@ class UniRAPConfig(ExperimentConfig):
     max_clutter: int = param(0, Int(0, 20), "clutter blobs per scene: uniform in 0..max_clutter")
     max_tools: int = param(2, Int(1, 4), "tools per scene: uniform in 1..max_tools")
     n_parsing: int = param(600, Int(8), "general-parsing scenes (tool name only: box and whole mask, no instruction)")
-    labelled_grid: tuple[int, ...] = param((16, 512), Tuple(Int(4), distinct=True, increasing=True),
+    labelled_grid: tuple[int, ...] = param((16, 64, 512), Tuple(Int(4), distinct=True, increasing=True),
                                            "instruction-labelled scene counts of the data-efficiency curves")
+    n_control_counts: int = param(1, Int(1, 100), "the control (joint training on the curriculum's data) runs at "
+                                  "this many of the smallest counts of labelled_grid (never at the largest of two or "
+                                  "more)")
     n_labelled: int = param(512, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(300, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
@@ -88,6 +91,7 @@ class UniRAPConfig(ExperimentConfig):
                       n_shown=3, d_model=16, width=12, seeds=(0,), max_tools=3),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
+                      n_control_counts=3,
                       n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, phase2_lr=3e-3,
                       width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3),
@@ -168,11 +172,13 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
 
 
 def control_counts(cfg: UniRAPConfig) -> tuple[int, ...]:
-    """The labelled counts at which the control (joint training on the curriculum's data) is trained: every
-    count of ``labelled_grid`` below the largest, where the efficiency claim reads it (with a one-count grid,
-    that count). The book's run cannot afford it at the largest count too."""
+    """The labelled counts at which the control (joint training on the curriculum's data) is trained: the
+    ``n_control_counts`` smallest counts of ``labelled_grid``, never the largest of two or more (where the efficiency
+    claim does not read it; with a one-count grid, that count). The book's run affords it at the smallest only: its
+    middle count traces the curriculum's curve, and costs three members, not six."""
     grid = cfg.labelled_grid
-    return grid[:-1] if len(grid) > 1 else grid
+    below = grid[:-1] if len(grid) > 1 else grid
+    return below[: cfg.n_control_counts]
 
 
 def _stats(values: list[float]) -> dict[str, Any]:

@@ -38,6 +38,13 @@ from ..core.arguments import Array, checked
 from ..core.params import Int, Tuple
 
 ARCHS: tuple[str, ...] = ("unified", "pose_direct", "separate")
+#: the mask head's bias at initialisation: the logit of the fraction of pixels a tool covers in the parsing scenes,
+#: where the mask is first trained (0.079 in 300 scenes; log(0.079 / 0.921) = -2.46, rounded), so that every pixel
+#: starts as "probably background" rather than at one half: the prior initialisation of dense detection heads
+#: (Lin et al. 2017, "Focal loss for dense object detection"). Started at 0, the bias had stayed near 0 in trained
+#: models (-0.5 to +0.3), so the pixel features had to carry the background themselves; chosen on tuning base seeds
+#: 100-103 (issue 41, sixth pass), by a rule fixed before those runs
+MASK_BIAS_INIT = -2.45
 
 
 def _init(gens: list[torch.Generator], shape: tuple[int, ...], scale: float) -> nn.Parameter:
@@ -294,7 +301,7 @@ class UniRAP(nn.Module):
         self.box_embed = ELinear(gens, d, width)
         self.box_head = Head(gens, d + width + 5, d, 4)
         self.mask_embed = ELinear(gens, d, width)
-        self.mask_bias = _zeros(n, (1,))
+        self.mask_bias = nn.Parameter(torch.full((n, 1), MASK_BIAS_INIT))  # the prior: background
         self.pose_embed = ELinear(gens, d, width)  # the pose's own attention map (arch "pose_direct" only)
         self.pose_head = Head(gens, d + width + 8, d, 5)
         self.pose_skip = ELinear(gens, 8, 5, 0.1)  # a linear read-out of the map's geometry (its axis, its spread)

@@ -148,7 +148,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
             f"idx must index the pool (0 to {len(pool['images']) - 1}), got {int(idx.min())}..{int(idx.max())}"
         )
     device = next(model.parameters()).device
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)  # the per-tensor loop's steps, fewer calls
     n_steps = idx.shape[0]
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, (t + 1) / 20) * (1 - 0.8 * t / n_steps))
     tgt = targets(pool, model.image_size)
