@@ -442,6 +442,17 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     assert {r.name for r in rows if r.kind == "gate"} == {"forgetting", "relearning", "fair control"}
     for row in [r for r in rows if r.kind == "claim"][:3]:
         assert "fine-tuning" not in row.verdict and "fine-tuning: reference" in row.setting
+    # where the control's tuned radius is ∞ the rows say what they are: a gate that holds by construction, and the
+    # replay comparison again under the control's title
+    assert results.summary["sequence"]["control_is_replay"] == (results.config.iso_radius == float("inf"))
+    gate_row = next(r for r in rows if r.name == "fair control")
+    control_row = rows[-1]
+    if results.summary["sequence"]["control_is_replay"]:
+        assert "by construction" in gate_row.claim and "by construction" in gate_row.verdict
+        assert "replay comparison" in control_row.claim and "radius ∞ = replay's runs" in control_row.measured
+    else:
+        assert "by construction" not in gate_row.claim + gate_row.verdict
+        assert "replay comparison" not in control_row.claim and "∞" not in control_row.measured
 
 
 def test_the_penalty_form_without_replay_is_ewc_to_the_bit():
@@ -750,8 +761,14 @@ def test_an_isotropic_control_of_infinite_radius_is_replays_runs():
         sl = aliased.method_slice(m)
         assert {aliased.members[i].method for i in range(sl.start, sl.stop)} == {"replay" if m == CONTROL else m}
     text = C.fair_control_gate([0.0] * 5, is_replay=True)
-    assert text.startswith("pass") and "∞" in text
-    assert C.fair_control_gate([0.0] * 5).startswith("pass") and "∞" not in C.fair_control_gate([0.0] * 5)
+    assert text.startswith("pass") and "∞" in text and "by construction" in text
+    plain = C.fair_control_gate([0.0] * 5)
+    assert plain.startswith("pass") and "∞" not in plain and "by construction" not in plain
+    # the same rule, only the words differ: the control row names replay when the control is replay
+    ahead = [0.1, 0.11, 0.09]
+    assert C.control_verdict(ahead, is_replay=True).split(":")[0] == C.control_verdict(ahead).split(":")[0] == "yes"
+    assert "generative replay" in C.control_verdict(ahead, is_replay=True)
+    assert "replay" not in C.control_verdict(ahead)
     assert Radius(optional=False).check("r", float("inf")) == float("inf")
     with pytest.raises(Exception, match="r must be a radius"):
         Radius(optional=False).check("r", None)
