@@ -257,23 +257,23 @@ def test_gates_and_the_rows_they_turn_untested():
     lm["switch_step"] = 12
     summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]}, "lm": lm}
     rows = claims(MuonResults(MuonConfig.preset("smoke"), summary))
-    kinds = ["check", "gate", "gate", "gate", "claim", "claim", "gate", "claim", "claim", "claim"]
+    kinds = ["check", "gate", "gate", "gate", "gate", "claim", "claim", "gate", "claim", "claim", "claim"]
     assert [r.kind for r in rows] == kinds
     words = [r.outcome for r in apply_gates(rows)]
-    assert words == ["pass", "pass", "pass", "fail", "yes", "yes", "pass", "yes", "yes", "untested"]
+    assert words == ["pass", "pass", "pass", "fail", "fail", "yes", "yes", "pass", "yes", "yes", "untested"]
     assert "decaying learning rate" in rows[2].claim
     # when decaying Muon's step does not escape constant Muon's floor, the switch claim is untested
     sensing["by_seed"]["tail_loss"] = tail | {
         k: tail["Muon"] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")
     }
     words = [r.outcome for r in apply_gates(claims(MuonResults(MuonConfig.preset("smoke"), summary)))]
-    assert words[2] == "fail" and words[8] == "untested"
+    assert words[2] == "fail" and words[9] == "untested"
     sensing["by_seed"]["tail_loss"] = tail
     assert "early speed" in rows[3].claim
     # the overshoot's control: when GD + momentum overshoots too, the claim is untested
     sensing["by_seed"]["min_loss"]["GD + momentum"] = [x / 100 for x in tail["GD + momentum"]]
     words = [r.outcome for r in apply_gates(claims(MuonResults(MuonConfig.preset("smoke"), summary)))]
-    assert words[6:8] == ["fail", "untested"]
+    assert words[7:9] == ["fail", "untested"]
 
 
 def test_tail_loss_is_the_median_of_the_last_steps():
@@ -727,3 +727,52 @@ def test_the_valley_in_a_worker_process_gives_the_serial_numbers():
     }
     assert list(serial.summary) == list(parallel.summary)
     np.testing.assert_equal(serial.curves, parallel.curves)  # every curve, to the bit
+
+
+def test_lm_late_phase_gate():
+    """The language model's late-phase gate passes only when decaying Muon's step ends clearly below constant
+    Muon; when it fails the language-model claim reads untested, whatever the switch did."""
+    from explorables.core.tables import apply_gates
+    from explorables.muon import MuonConfig
+    from explorables.muon.claims import LM_LATE, claims, lm_decay_gate
+    from explorables.muon.experiment import LM_BASELINE, MuonResults
+
+    assert LM_LATE == 0.0  # the weakest threshold: a decay must end lower at all
+    base = [2.40, 2.50, 2.45, 2.42]
+    above = {"muon": [b + 0.1 + 0.01 * i for i, b in enumerate(base)], LM_BASELINE: base}
+    assert lm_decay_gate(above).startswith("pass")
+    below = {"muon": [b - 0.01 - 0.002 * i for i, b in enumerate(base)], LM_BASELINE: base}
+    assert lm_decay_gate(below).startswith("fail")  # constant Muon lowest: no late phase
+    assert lm_decay_gate({"muon": list(base), LM_BASELINE: base}).startswith("fail")  # equal
+    straddle = {"muon": [b + d for b, d in zip(base, [0.05, -0.05, 0.04, -0.04], strict=True)], LM_BASELINE: base}
+    assert lm_decay_gate(straddle).startswith("fail")
+    assert lm_decay_gate({"muon": [float("nan")] * 4, LM_BASELINE: base}).startswith("fail")
+    with pytest.raises(ValueError, match="baseline"):
+        lm_decay_gate(above, "muon")
+
+    tail = {k: [1e-6, 2e-6, 1.5e-6] for k in ("GD", "Muon → GD", "GD + momentum", "Adam")}
+    tail |= {k: [1e-5, 2e-5, 1.5e-5] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")}
+    tail |= {"Muon": [1e-3, 2e-3, 1.5e-3], "Muon + momentum": [1e-2, 2e-2, 1.5e-2]}
+    by_seed = {
+        "start_loss": [1.0] * 3,
+        "early_ratio_muon_over_gd": [0.3, 0.32, 0.31],
+        "tail_loss": tail,
+        "min_loss": {k: [x / 100 for x in v] for k, v in tail.items()} | {"GD + momentum": tail["GD + momentum"]},
+    }
+    sensing = {"torch_muon_max_difference": 0.0, "spike_oscillation": {"Muon": 0.9}, "by_seed": by_seed}
+    switch = [b - 0.05 for b in base]  # the switch clearly below the decayed baseline: a "yes" if tested
+    adamw = [b + 0.3 for b in base]  # room for early speed: the room gate passes
+
+    def lm_words(muon):
+        v = {"adamw": adamw, "muon": muon, "muon_then_adamw": switch, LM_BASELINE: base}
+        lm = {"chars": 1000, "held_out_chars": 100, "run_seeds": [0, 1, 2, 3], "final_val_loss_by_seed": v}
+        summary = {"sensing": sensing, "switch": {"rows": [{"lam_spike": 100.0, "best_switch": 2800}]},
+                   "lm": lm | {"switch_step": 12}}  # fmt: skip
+        rows = apply_gates(claims(MuonResults(MuonConfig.preset("smoke"), summary)))
+        by_name = {r.name: r.outcome for r in rows if r.kind == "gate"}
+        return by_name["LM room"], by_name["LM late phase"], rows[-1].outcome
+
+    room, late, claim = lm_words(below["muon"])  # constant Muon ends lowest, as on our short run
+    assert (room, late) == ("pass", "fail") and claim.startswith("untested")
+    room, late, claim = lm_words(above["muon"])  # a late phase: the claim is read
+    assert (room, late) == ("pass", "pass") and claim.startswith("yes")

@@ -45,6 +45,9 @@ SWITCH_BEATS = 0.0
 """The switch beats Muon with a decaying learning rate: log10(decayed baseline's tail / switch's) above this."""
 LM_ROOM = 0.05
 """Gate: on the language model, the worst schedule's validation loss is at least this (nats) above the best's."""
+LM_LATE = 0.0
+"""Gate: the language model has a late phase: constant Muon's final validation loss minus the decayed baseline's
+(nats, per seed) above this (the weakest threshold: decaying Muon's step must end lower at all)."""
 
 
 def _spread(values: Sequence[float], fmt: str = ".2g") -> str:
@@ -119,13 +122,34 @@ def lm_gate(val_loss: dict[str, Sequence[float]]) -> str:
 
     The worst and the best schedule by mean; pass when the interval of their per-seed difference is at
     least :data:`LM_ROOM` nats. This shows room for *early speed* (on our short run the gap is AdamW's
-    lag behind Muon), not that Muon stalls late, the regime the switch claim is about: a "no" of the
-    language-model claim behind this gate may mean our run could not tell.
+    lag behind Muon), not that Muon stalls late, the regime the switch claim is about: a language-model
+    verdict behind this gate alone may mean our run could not tell; the late-phase gate
+    (:func:`lm_decay_gate`) decides.
     """
     means = {k: float(np.mean(v)) for k, v in val_loss.items()}
     worst, best = max(means, key=means.get), min(means, key=means.get)
     d = np.asarray(val_loss[worst], dtype=float) - np.asarray(val_loss[best], dtype=float)
     return f"{gate(d, LM_ROOM)}: {worst} − {best} {interval(d)} vs {LM_ROOM:g}"
+
+
+def lm_decay_gate(val_loss: dict[str, Sequence[float]], baseline: str = LM_BASELINE) -> str:
+    """Gate (the language model's late phase, mirroring the valley's :func:`decay_gate`): decaying Muon's step
+    beats constant Muon.
+
+    Pass when the interval of the per-seed difference of final validation loss, constant Muon − ``baseline``
+    (default :data:`~explorables.muon.experiment.LM_BASELINE`), lies strictly above :data:`LM_LATE` nats (the
+    book's interval rule; an exact tie fails). Otherwise the
+    run has no late phase for a decay or a switch to improve (constant Muon ends as low or lower), and the
+    language-model claim is untested.
+    """
+    if baseline not in LM_DECAYED:
+        raise ValueError(f"baseline must be one of {sorted(LM_DECAYED)}, got {baseline!r}")
+    if _diverged(val_loss["muon"], val_loss[baseline]):
+        return "fail: a run diverged"
+    d = np.asarray(val_loss["muon"], dtype=float) - np.asarray(val_loss[baseline], dtype=float)
+    iv = interval(d)
+    word = "pass" if gate(d, LM_LATE) == "pass" and iv.low > LM_LATE else "fail"  # a tie is no late phase
+    return f"{word}: {LM_NAMES['muon']} − {LM_NAMES[baseline]} {iv} nats vs {LM_LATE:g}"
 
 
 def early_verdict(ratios: Sequence[float]) -> str:
@@ -232,6 +256,14 @@ CRITERIA: tuple[Criterion, ...] = (
         _examples(**{"pass": (_LM,), "fail": ({k: [2.0, 2.1, 2.05] for k in _LM},)}),
     ),
     Criterion(
+        "LM late phase",
+        "gate",
+        lm_decay_gate,
+        LM_LATE,
+        f"interval of constant Muon − decayed baseline validation loss above {LM_LATE:g} nats",
+        _examples(**{"pass": (_LM,), "fail": ({**_LM, "muon": [2.3, 2.4, 2.35]},)}),
+    ),
+    Criterion(
         "early",
         "claim",
         early_verdict,
@@ -336,12 +368,25 @@ def claims(results: MuonResults) -> list[Claim]:
         Claim(
             "Positive control: the language model's schedules separate (room for early speed only)",
             f"{cfg.n_lm_steps} steps; worst − best schedule's final {held_out}, paired per seed, over {lm_seeds}; "
-            "this shows room for early speed, not that Muon stalls late (the switch's regime), so the LM claim's no "
-            "may mean our run could not tell",
+            "this shows room for early speed, not that Muon stalls late (the switch's regime): a language-model "
+            "verdict behind this gate alone may mean our run could not tell; the late-phase gate decides",
             "validation loss: " + ", ".join(f"{LM_NAMES[k]} {_spread(x, '.3f')}" for k, x in v.items()),
             lm_gate(v),
             kind="gate",
             name="LM room",
+        ),
+        Claim(
+            "Positive control: the language model has a late phase (decaying Muon's step beats constant Muon)",
+            f"{LM_NAMES[LM_BASELINE]} (peak {cfg.lm_decayed_lr:g}, the decayed baseline chosen on the tuning draws) "
+            f"against constant Muon at {cfg.lm_muon_lr:g}, {cfg.n_lm_steps} steps, final {held_out}, paired per "
+            f"seed over {lm_seeds}; the decayed baseline must end below constant Muon: the run has a late phase for "
+            "a switch or a decay to improve (gate added after constant Muon was seen ending lowest on the tuning "
+            "draws; threshold 0, the weakest)",
+            f"constant Muon − {LM_NAMES[LM_BASELINE]}: "
+            + _spread(np.asarray(v["muon"], dtype=float) - np.asarray(v[LM_BASELINE], dtype=float), ".3f"),
+            lm_decay_gate(v),
+            kind="gate",
+            name="LM late phase",
         ),
     ]
     ratios = by["early_ratio_muon_over_gd"]
@@ -424,7 +469,7 @@ def claims(results: MuonResults) -> list[Claim]:
             + f"; {LM_NAMES[LM_BASELINE]} − switch {_spread(base_lm - sw_lm, '.3f')}; constant Muon − switch "
             + _spread(np.asarray(v["muon"]) - sw_lm, ".3f"),
             lm_verdict(v),
-            gates=("LM room",),
+            gates=("LM room", "LM late phase"),
         )
     )
     return rows

@@ -42,7 +42,8 @@ def explorable_figure(results: MuonResults) -> go.Figure:
     )
     idx_all = np.unique(np.geomspace(1, T + 1, 600).astype(int) - 1)
     for name, run in c.items():  # loss curves: in no frame, so always visible
-        loss = go.Scatter(x=idx_all, y=np.asarray(run["loss"])[idx_all], name=name, line=dict(color=COLORS[name]),
+        label = "Adam (untuned: Muon's step)" if name == "Adam" else name
+        loss = go.Scatter(x=idx_all, y=np.asarray(run["loss"])[idx_all], name=label, line=dict(color=COLORS[name]),
                           legendgroup=name)  # fmt: skip
         fig.add_trace(loss, row=1, col=2)
     frames = []
@@ -96,7 +97,7 @@ def switch_figure(results: MuonResults) -> go.Figure:
 def lm_figure(results: MuonResults) -> go.Figure:
     """Validation loss of the tiny language model for each optimiser schedule."""
     c = results.curves["lm"]
-    names = {"adamw": "AdamW", "muon": "Muon (+ AdamW)", "muon_then_adamw": "Muon, then AdamW",
+    names = {"adamw": "AdamW (untuned step)", "muon": "Muon (+ AdamW)", "muon_then_adamw": "Muon, then AdamW",
              "muon_cosine": "Muon, cosine step", "muon_linear": "Muon, linear step → 0",
              "muon_wsd": "Muon, warmup-stable-decay"}  # fmt: skip
     fig = go.Figure()
