@@ -515,7 +515,17 @@ def test_modality_words_ignore_a_repeated_opening():
     for words in ("I see", "I hear", "i SEE.", "I hear, I see"):
         echoed = [f"{words} {base[0]}. {words}"]
         assert modality_shares(echoed) == modality_shares(base)
-    assert modality_shares(["we see it"])[0] > 0 and modality_shares(["we hear it"])[1] > 0  # other uses count
+    assert modality_shares(["we look at it"])[0] > 0 and modality_shares(["we listen to it"])[1] > 0  # words of sense
+    # the cue's own verbs echo the instruction wherever they stand: they count for neither sense
+    assert modality_shares(["we see it", "it was seen", "we hear it", "hearing it", "she hears, he heard"]) == (0, 0)
+
+
+def test_an_echoed_cue_verb_is_not_a_sound():
+    # found in review: "hear" in an echo of the instruction made this continuation auditory
+    assert dominant_sense("only what I want to hear. The sound of a diamond") != "auditory"
+    assert dominant_sense("only what I want to see. The sound of a low hum") == "auditory"  # its own words count
+    for verb in ("see", "seen", "sees", "seeing", "hear", "heard", "hears", "hearing"):
+        assert dominant_sense(f"what you {verb}") == "neither"
 
 
 def test_t0_cue_rows_print_generated_only_and_opening_only_gains():
@@ -532,6 +542,20 @@ def test_t0_cue_rows_print_generated_only_and_opening_only_gains():
     assert "generated tokens only" in t0.measured and "vision gain +0.300" in t0.measured
     assert "opening only" in t0.measured
     assert all("generated tokens only" not in r.measured for r in rows if r is not t0)
+    # what the instruction adds: the cued crossover minus the opening-only one, paired by seed
+    added = C.instruction_gains(results)
+    cued = (C.difference(results, "vision", 0, "see", "hear"), C.difference(results, "audio", 0, "hear", "see"))
+    assert added is not None and np.allclose(added, cued)  # the opening-only control gives no crossover here
+    assert "cued − opening only, paired per seed" in t0.measured
+    assert all("cued − opening only" not in r.measured for r in rows if r is not t0)
+    own = np.zeros((n, 2, 2, len(cfg.layer_grid)))
+    own[:, 0, 0], own[:, 1, 1] = 0.5, 0.5  # the opening alone gives a crossover as large as the cued one ...
+    own[:, 1, 0], own[:, 0, 1] = 0.5 - np.asarray(cued[0])[:, None], 0.5 - np.asarray(cued[1])[:, None]
+    a["opening_only"]["per_seed"] = own.tolist()
+    assert np.allclose(C.instruction_gains(results), 0)  # ... so the instruction adds nothing
+    assert C.direction_verdict(*C.instruction_gains(results)).startswith("no")
+    del a["opening_only"]
+    assert C.instruction_gains(results) is None
 
 
 def test_alignment_table_puts_chance_and_the_references_beside_every_row():

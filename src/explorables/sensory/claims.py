@@ -82,6 +82,19 @@ def _crossover_gains(results: SensoryResults, means) -> tuple[list[float], list[
             _minus(means(results, "hear", "audio"), means(results, "see", "audio")))  # fmt: skip
 
 
+def instruction_gains(results: SensoryResults) -> tuple[list[float], list[float]] | None:
+    """Per seed, what the instruction adds to the ``T = 0`` crossover beyond its opening: the cued crossover
+    (vision(see) − vision(hear), audio(hear) − audio(see)) minus the same crossover of the opening-only control
+    ("Describe it." + the same opening), paired by seed; ``None`` where the control was not run. Read with
+    :func:`direction_verdict`, i.e. against :data:`MIN_GAIN`, the margin of the other ``T = 0`` rows (fixed
+    before this difference was computed on any seed)."""
+    op = _crossover_gains(results, opening_only_means)
+    if op is None:
+        return None
+    cued = (difference(results, "vision", 0, "see", "hear"), difference(results, "audio", 0, "hear", "see"))
+    return _minus(cued[0], op[0]), _minus(cued[1], op[1])
+
+
 def _minus(a: Sequence[float], b: Sequence[float]) -> list[float]:
     return [x - y for x, y in zip(a, b, strict=True)]
 
@@ -244,7 +257,9 @@ def claims(results: SensoryResults) -> list[Claim]:
         ))  # fmt: skip
     t0_label = ("last prompt token (T = 0): under “see” / “hear” that is the forced opening's last token "
                 "(‘ see’ / ‘ hear’), under no cue the line break after the chat header; no generated token, so a "
-                "T = 0 cue effect may be the forced word alone")  # fmt: skip
+                "T = 0 cue effect is how the sensory word at that position reads out the caption (centring removes "
+                "what is the same for every item); the opening-only control gives part of it, and “cued − opening "
+                "only” (paired per seed) is what the instruction adds")  # fmt: skip
     for t, label in ((0, t0_label), (tmax, f"generative representation (T = {tmax})")):
         if has["see"] and has["hear"]:
             dv = difference(results, "vision", t, "see", "hear")
@@ -259,6 +274,10 @@ def claims(results: SensoryResults) -> list[Claim]:
                 if op is not None:
                     extra += (f"; opening only (“Describe it.” + “I see” / “I hear”, T = 0): vision gain "
                               f"{_fmt(op[0])}, audio gain {_fmt(op[1])}")  # fmt: skip
+                    added = instruction_gains(results)
+                    extra += (f"; cued − opening only, paired per seed (what the instruction adds; "
+                              f"{direction_verdict(*added).split(':')[0]} against {MIN_GAIN}): vision "
+                              f"{_fmt(added[0])}, audio {_fmt(added[1])}")  # fmt: skip
             rows.append(Claim(
                 "A “see” cue moves the model toward the vision encoder and a “hear” cue toward the audio encoder "
                 "(crossover)",

@@ -6,7 +6,8 @@ Parts:
    independent features) against their known values.
 2. **model**: load the language model (offline; the first SmolLM2 load converts the GGUF file and
    fills the cache, later ones read it) and record what that cost.
-3. **alignment**: for every seed (a fresh draw of stimuli and one caption phrasing): the vision and
+3. **alignment**: for every seed (a fresh draw of stimuli; the i-th seed of the list always uses caption phrasing
+   i modulo the four of ``PHRASINGS``, so three seeds use phrasings 0-2 whatever the base seed): the vision and
    audio encoders' features, then the language model's representations of every caption under
    every cue, for every layer of ``layer_grid`` and continuation length ``0..n_new_tokens``, and
    their mutual k-NN alignment (and CKA) with each encoder, and the share of visual and auditory
@@ -254,6 +255,8 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
         key = f"alignment/seed={seed}"
         done = checkpoint.get(key) if checkpoint is not None else None
         if done is None:
+            # the i-th seed uses phrasing i (mod 4), for every base seed: an interval over a run's seeds is also
+            # over these fixed phrasings, and a phrasing's own effect repeats on every base seed
             done = seed_alignment(cfg, lm, seed, i % len(PHRASINGS))
             if checkpoint is not None:
                 checkpoint.save(key, done)

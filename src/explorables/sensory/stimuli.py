@@ -255,10 +255,16 @@ AUDITORY_WORDS: frozenset[str] = frozenset({
 })  # fmt: skip
 
 
+#: The cue's own verbs. A continuation that repeats one ("only what I want to hear") echoes the instruction, it
+#: does not describe a look or a sound, so :func:`_sensory_words` leaves them out wherever they stand (they stay in
+#: the lexicons above only as words of their sense). Added after a review found the echo counted as a sound word.
+CUE_ECHOES: frozenset[str] = frozenset({"see", "seen", "sees", "seeing", "hear", "heard", "hears", "hearing"})
+
+
 def _sensory_words(text: str) -> list[str]:
     """The words of ``text`` (lower-cased, punctuation stripped, hyphenated words split into their parts), with
-    every repeat of an answer opening (:data:`OPENINGS`: "I see", "I hear") left out: it echoes the forced prefix,
-    it does not describe."""
+    every repeat of an answer opening (:data:`OPENINGS`: "I see", "I hear") and every cue verb
+    (:data:`CUE_ECHOES`) left out: they echo the forced prefix or the instruction, they do not describe."""
     words = [w.strip(".,;:!?\"'()*").lower() for w in text.replace("-", " ").split()]
     words = [w for w in words if w]
     echoes = {tuple(o.lower().split()) for o in OPENINGS.values() if o}
@@ -270,14 +276,15 @@ def _sensory_words(text: str) -> list[str]:
         else:
             kept.append(words[i])
             i += 1
-    return kept
+    return [w for w in kept if w not in CUE_ECHOES]
 
 
 def modality_shares(texts: list[str]) -> tuple[float, float]:
     """The share of the words of ``texts`` (pooled) that are visual (:data:`VISUAL_WORDS`) and auditory
     (:data:`AUDITORY_WORDS`): ``(visual, auditory)``, each in [0, 1] (0 when there are no words).
     Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing"). A repeat of an answer
-    opening (:data:`OPENINGS`: "I see", "I hear") is left out: it echoes the forced prefix, it does not describe."""
+    opening (:data:`OPENINGS`: "I see", "I hear") and a cue verb (:data:`CUE_ECHOES`) are left out: they echo the
+    forced prefix or the instruction, they do not describe."""
     words = [w for t in texts for w in _sensory_words(t)]
     if not words:
         return 0.0, 0.0
@@ -291,8 +298,8 @@ SENSES: tuple[str, ...] = ("visual", "auditory", "neither")
 def dominant_sense(text: str) -> str:
     """The sense one text mostly describes: ``"visual"`` when it has more visual words (:data:`VISUAL_WORDS`) than
     auditory ones (:data:`AUDITORY_WORDS`), ``"auditory"`` when it has more auditory ones, ``"neither"`` on a tie
-    (including none of either). Words as in :func:`modality_shares` (a repeated opening left out). Unlike a share
-    of all words, it does not depend on how many other words the text has."""
+    (including none of either). Words as in :func:`modality_shares` (a repeated opening and the cue verbs left
+    out). Unlike a share of all words, it does not depend on how many other words the text has."""
     words = _sensory_words(text)
     v, a = sum(w in VISUAL_WORDS for w in words), sum(w in AUDITORY_WORDS for w in words)
     return "visual" if v > a else "auditory" if a > v else "neither"
