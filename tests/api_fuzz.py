@@ -75,6 +75,9 @@ MIN_CPU_LIMIT_S = 60.0
 #: ``tests/test_trust_region_cl.py`` checks that it gives generative replay's weights exactly
 INF_MEANT: dict[str, frozenset[str]] = {
     "Strengths": frozenset({"trust_radius", "iso_radius"}),
+    # the config's radii share that rule (``Radius``): the tuning grid ends at inf, and an isotropic radius
+    # of inf makes the control generative replay itself
+    "TrustRegionCLConfig": frozenset({"trust_radius", "iso_radius"}),
 }
 WALL_LIMIT_S = 600.0
 
