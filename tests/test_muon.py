@@ -217,6 +217,15 @@ def test_decay_gate_and_the_one_baseline_schedule():
     assert decay_gate([1e-2] * 3, [float("inf")] * 3).startswith("fail")
 
 
+def _valley_tails() -> dict[str, list[float]]:
+    """Tail losses of a valley run where every gate passes: GD-like arms lowest, decayed Muon next, constant Muon
+    and Muon with momentum far above."""
+    tail = {k: [1e-6, 2e-6, 1.5e-6] for k in ("GD", "Muon → GD", "GD + momentum", "Adam")}
+    tail |= {k: [1e-5, 2e-5, 1.5e-5] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")}
+    tail |= {"Muon": [1e-3, 2e-3, 1.5e-3], "Muon + momentum": [1e-2, 2e-2, 1.5e-2]}
+    return tail
+
+
 def test_gates_and_the_rows_they_turn_untested():
     from explorables.core.tables import apply_gates
     from explorables.muon import MuonConfig
@@ -240,9 +249,7 @@ def test_gates_and_the_rows_they_turn_untested():
     assert lm_verdict({**apart, LM_BASELINE: [float("nan")] * 3}).startswith("unclear")
     with pytest.raises(ValueError, match="baseline"):
         lm_verdict(apart, "muon")
-    tail = {k: [1e-6, 2e-6, 1.5e-6] for k in ("GD", "Muon → GD", "GD + momentum", "Adam")}
-    tail |= {k: [1e-5, 2e-5, 1.5e-5] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")}
-    tail |= {"Muon": [1e-3, 2e-3, 1.5e-3], "Muon + momentum": [1e-2, 2e-2, 1.5e-2]}
+    tail = _valley_tails()
     sensing = {
         "torch_muon_max_difference": 0.0,
         "spike_oscillation": {"Muon": 0.9},
@@ -750,9 +757,7 @@ def test_lm_late_phase_gate():
     with pytest.raises(ValueError, match="baseline"):
         lm_decay_gate(above, "muon")
 
-    tail = {k: [1e-6, 2e-6, 1.5e-6] for k in ("GD", "Muon → GD", "GD + momentum", "Adam")}
-    tail |= {k: [1e-5, 2e-5, 1.5e-5] for k in ("Muon, cosine", "Muon, linear → 0", "Muon, WSD")}
-    tail |= {"Muon": [1e-3, 2e-3, 1.5e-3], "Muon + momentum": [1e-2, 2e-2, 1.5e-2]}
+    tail = _valley_tails()
     by_seed = {
         "start_loss": [1.0] * 3,
         "early_ratio_muon_over_gd": [0.3, 0.32, 0.31],
