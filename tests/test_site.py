@@ -197,6 +197,7 @@ class PageVisit:
         self.failed: list[str] = []
         self.console_errors: list[str] = []
         self.bodies: dict[str, bytes] = {}
+        self.checks: dict = {}  # a chapter's fit and figure-text checks at this width (see :func:`desktop_checks`)
         self.page.route("**/*", self._route)
         self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
         self.page.on("response", self._response)
@@ -248,8 +249,12 @@ def visits(browser, site_url, built_book):
     out = {}
     for name in _pages(built_book):
         visit = PageVisit(browser, f"{site_url}/{name}")
-        visit.page.wait_for_timeout(300)  # let MathJax and the widget manager finish
-        visit.page.screenshot(path=SCREENSHOTS / f"{Path(name).stem}.png", full_page=True)
+        # MathJax and the widget manager finish; figure-widths.js and narrow-screens.js run after the figures draw
+        visit.page.wait_for_timeout(600)
+        stem = Path(name).stem
+        if stem in CHAPTER_STEMS:  # the desktop half of the fit and figure-text checks, on this same load
+            visit.checks = desktop_checks(visit.page, stem)
+        visit.page.screenshot(path=SCREENSHOTS / f"{stem}.png", full_page=True)
         out[name] = visit
     PAGE_WEIGHTS.clear()
     PAGE_WEIGHTS.append("KB: page itself (raw) | all it loads, plotly.js included (raw) | (gzipped)")
@@ -373,28 +378,15 @@ FIGURE_TEXT_PROBLEMS = """
 
 
 @pytest.mark.parametrize("width", [400, 1280])
-def test_figures_never_overlap_or_clip_their_text(browser, site_url, width):
+def test_figures_never_overlap_or_clip_their_text(visits, phone, width):
     """Titles, axis titles, subplot titles and legends of every figure, at phone and desktop width
     (book/_static/figure-widths.js stacks the panels of a figure too wide for the column, moves
-    titles and legends, and wraps long titles)."""
-    problems = {}
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        for chapter in CHAPTERS:
-            page = context.new_page()
-            page.goto(f"{site_url}/book/{chapter.stem}.html", wait_until="load")
-            page.wait_for_timeout(400)  # the width and legend fixes run after the figures draw
-            found = page.evaluate(FIGURE_TEXT_PROBLEMS)
-            if found:
-                problems[chapter.stem] = found[:4]
-            if width == 400 and chapter == CHAPTERS[0]:
-                figure = page.locator(".js-plotly-plot").first
-                figure.scroll_into_view_if_needed()
-                page.screenshot(path=SCREENSHOTS / "figure-400px.png")
-            page.close()
-    finally:
-        context.close()
+    titles and legends, and wraps long titles). Read on the same page loads as the fit checks."""
+    found = _checks_at(visits, phone, width)
+    problems = {stem: f["text"][:4] for stem, f in found.items() if f["text"]}
     assert not problems, f"figure text overlaps or is clipped at {width} px: {problems}"
+    if width == 400:
+        assert (SCREENSHOTS / "figure-400px.png").exists()
 
 
 def test_launch_buttons_on_every_chapter(visits):
@@ -839,33 +831,96 @@ def screenshot_chapter(page, stem: str, width: int, folder: Path) -> list[Path]:
     return shots
 
 
-def fit_problems(browser, site_url: str, width: int, stems, folder: Path | None = None) -> dict[str, dict]:
-    """For each chapter page at ``width`` px: :func:`page_fit`, and the figures that animate without
-    input; the chapters in :data:`SCREENSHOT_CHAPTERS` are photographed into ``folder``."""
-    context = browser.new_context(viewport={"width": width, "height": 900})
+CHAPTER_STEMS = tuple(c.stem for c in CHAPTERS)
+
+#: the phone: a touch screen 400 px wide (the fit, figure-text, autoplay and slider-tap checks share its loads)
+PHONE = {"viewport": {"width": 400, "height": 900}, "has_touch": True, "is_mobile": True}
+
+
+def desktop_checks(page, stem: str) -> dict:
+    """On a chapter page loaded at desktop width (1280 px, :class:`PageVisit`): :func:`page_fit`, the
+    figure text problems (:data:`FIGURE_TEXT_PROBLEMS`), and screenshots of :data:`SCREENSHOT_CHAPTERS`.
+    Autoplay does not depend on the width; it is checked once, on the phone (:func:`phone_checks`)."""
+    fit = page_fit(page)
+    fit["text"] = page.evaluate(FIGURE_TEXT_PROBLEMS)
+    if stem in SCREENSHOT_CHAPTERS:
+        screenshot_chapter(page, stem, 1280, SCREENSHOTS)
+        page.evaluate("() => window.scrollTo(0, 0)")
+    return fit
+
+
+def phone_checks(page, stem: str) -> dict:
+    """On a chapter page loaded on :data:`PHONE`: :func:`page_fit`, the figure text problems, the figures
+    that animate without input (:func:`frames_advancing`), screenshots, and last (it moves them) a tap
+    near one end of every figure slider's rail, a reader's thumb: the sliders that did not move
+    (08-stable_nde's, while its page was wider than the phone)."""
+    fit = page_fit(page)
+    fit["text"] = page.evaluate(FIGURE_TEXT_PROBLEMS)
+    fit["animating"] = frames_advancing(page)
+    if stem in SCREENSHOT_CHAPTERS:
+        screenshot_chapter(page, stem, 400, SCREENSHOTS)
+    if stem == CHAPTER_STEMS[0]:
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.screenshot(path=SCREENSHOTS / "figure-400px.png")
+    fit["untapped"] = slider_tap_fails(page)
+    return fit
+
+
+def slider_tap_fails(page) -> list[str]:
+    """Tap near the end of every figure slider's rail farther from its step; the figures whose slider stayed."""
+    failed = []
+    figures = page.locator(".js-plotly-plot")
+    for i in range(figures.count()):
+        figure = figures.nth(i)
+        if not figure.evaluate("gd => ((gd._fullLayout || {}).sliders || []).length"):
+            continue
+        rail = figure.locator(".slider-container .slider-rail-touch-rect").first
+        rail.scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
+        box = rail.bounding_box()
+        active = "gd => gd._fullLayout.sliders[0].active"
+        before = figure.evaluate(active)
+        # the end farther from the current step
+        x = box["x"] + 4 if before > 0 else box["x"] + box["width"] - 4
+        page.touchscreen.tap(x, box["y"] + box["height"] / 2)
+        page.wait_for_timeout(400)
+        if figure.evaluate(active) == before:
+            failed.append(f"figure {i} (slider stayed on step {before})")
+    return failed
+
+
+@pytest.fixture(scope="module")
+def phone(browser, site_url) -> dict[str, dict]:
+    """Every chapter page loaded once on :data:`PHONE`, with :func:`phone_checks` run on it."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(**PHONE)
     found = {}
     try:
-        for stem in stems:
+        for stem in CHAPTER_STEMS:
             page = open_at_width(context, f"{site_url}/book/{stem}.html")
-            fit = page_fit(page)
-            fit["animating"] = frames_advancing(page)
-            if folder is not None and stem in SCREENSHOT_CHAPTERS:
-                screenshot_chapter(page, stem, width, folder)
-            found[stem] = fit
+            found[stem] = phone_checks(page, stem)
             page.close()
     finally:
         context.close()
     return found
 
 
+def _checks_at(visits, phone, width: int) -> dict[str, dict]:
+    if width == 400:
+        return phone
+    assert width == 1280, width
+    return {stem: visits[f"book/{stem}.html"].checks for stem in CHAPTER_STEMS}
+
+
 @pytest.mark.parametrize("width", [400, 1280])
-def test_every_chapter_fits_the_screen_with_its_verdicts_visible_and_no_figure_playing(browser, site_url, width):
+def test_every_chapter_fits_the_screen_with_its_verdicts_visible_and_no_figure_playing(visits, phone, width):
     """At 1280 and 400 px, on every chapter page: no figure wider than the text column (panels
     stack, book/_static/figure-widths.js), no sideways scrolling at 400 px, no formula cut off at
     the column's edge (a wide one scrolls, book/_static/narrow-screens.js), every claims verdict
-    within the screen's width (cards below 600 px, book/_static/narrow-screens.js), and no figure
-    that moves without input (plotly.py's autoplay; sphinx_ext.NO_AUTOPLAY)."""
-    found = fit_problems(browser, site_url, width, [c.stem for c in CHAPTERS], SCREENSHOTS)
+    within the screen's width (cards below 600 px, book/_static/narrow-screens.js), and (on the
+    phone; it does not depend on the width) no figure that moves without input (plotly.py's
+    autoplay; sphinx_ext.NO_AUTOPLAY)."""
+    found = _checks_at(visits, phone, width)
     wide = {stem: f["wide"] for stem, f in found.items() if f["wide"]}
     assert not wide, f"figures wider than the text column at {width} px: {wide}"
     if width <= 600:
@@ -877,44 +932,13 @@ def test_every_chapter_fits_the_screen_with_its_verdicts_visible_and_no_figure_p
     assert not no_verdict, f"no claims verdict found (class 'verdict') on {no_verdict}"
     cut = {stem: f["verdictsCut"][:3] for stem, f in found.items() if f["verdictsCut"]}
     assert not cut, f"claims verdicts outside the screen's width at {width} px: {cut}"
-    playing = {stem: f["animating"] for stem, f in found.items() if f["animating"]}
+    playing = {stem: f["animating"] for stem, f in found.items() if f.get("animating")}
     assert not playing, f"figures that animate without input at {width} px: {playing}"
     for stem in SCREENSHOT_CHAPTERS:
         assert (SCREENSHOTS / f"{stem}-{width}px-figure.png").exists()
 
 
-def slider_tap_fails(browser, site_url: str, stem: str, width: int = 400) -> list[str]:
-    """On a touch screen ``width`` px wide, tap near each end of every figure slider's rail (a
-    reader's thumb); the figures whose slider did not move (08-stable_nde's, while its page was
-    wider than the phone)."""
-    context = browser.new_context(viewport={"width": width, "height": 800}, has_touch=True, is_mobile=True)
-    failed = []
-    try:
-        page = open_at_width(context, f"{site_url}/book/{stem}.html")
-        figures = page.locator(".js-plotly-plot")
-        for i in range(figures.count()):
-            figure = figures.nth(i)
-            if not figure.evaluate("gd => ((gd._fullLayout || {}).sliders || []).length"):
-                continue
-            rail = figure.locator(".slider-container .slider-rail-touch-rect").first
-            rail.scroll_into_view_if_needed()
-            page.wait_for_timeout(200)
-            box = rail.bounding_box()
-            active = "gd => gd._fullLayout.sliders[0].active"
-            before = figure.evaluate(active)
-            # the end farther from the current step
-            x = box["x"] + 4 if before > 0 else box["x"] + box["width"] - 4
-            page.touchscreen.tap(x, box["y"] + box["height"] / 2)
-            page.wait_for_timeout(400)
-            if figure.evaluate(active) == before:
-                failed.append(f"figure {i} (slider stayed on step {before})")
-        page.close()
-    finally:
-        context.close()
-    return failed
-
-
-def test_figure_sliders_answer_a_tap_on_a_phone(browser, site_url):
+def test_figure_sliders_answer_a_tap_on_a_phone(phone):
     """A tap on a slider's rail moves it, at 400 px on a touch screen, on every chapter page."""
-    failed = {c.stem: f for c in CHAPTERS if (f := slider_tap_fails(browser, site_url, c.stem))}
+    failed = {stem: f["untapped"] for stem, f in phone.items() if f["untapped"]}
     assert not failed, f"sliders that a tap does not move at 400 px: {failed}"
