@@ -322,7 +322,8 @@ def test_gates_on_constructed_numbers():
     assert claims.room_gate(ABOVE).startswith("pass") and claims.room_gate([0.9, 1.1, 1.0]).startswith("fail")
     assert claims.physical_gate([-0.1, -0.12, -0.08]).startswith("fail")  # what the first version's MVDR got
     assert claims.physical_gate([1.5, 1.6, 1.4]).startswith("pass")
-    # useful: the supervised VM must beat a random channel downstream by 0.5 dB, else the downstream claim is untested
+    # useful: the flow's training target must beat a random channel downstream by 0.5 dB, else the downstream claim is
+    # untested
     assert claims.useful_gate([-0.17, 0.28, 0.05]).startswith("fail")
     assert claims.useful_gate([1.0, 1.2, 0.9]).startswith("pass")
     assert claims.headroom_gate([5.0, 4.0, 6.0]).startswith("pass")
@@ -379,6 +380,7 @@ def _with_beams(results, physical: float, random: float):
             **summary[f"seed_{s}"],
             "beam_sisdr/real": 0.0,
             "beam_sisdr/supervised": 0.3,
+            "beam_sisdr/pseudo_train": physical - 0.5,
             "beam_sisdr/physical": physical + jitter,
             "beam_sisdr/random": random - jitter,
             "gate_beam/real": 0.0,
@@ -425,10 +427,14 @@ def test_physical_sentence_follows_the_gate(smoke_results):
 
 
 def test_span_sentence_follows_the_useful_gate(smoke_results):
-    """The supervised channel (0.3 dB over the real mics here) against a random channel: short of the gate's 0.5 dB
-    when the random channel gets 0.5 dB, clear of it when the random channel costs 1 dB."""
-    assert "untested" in claims.span_sentence(_with_beams(smoke_results, 3.0, 0.5))
-    assert "which clears the gate" in claims.span_sentence(_with_beams(smoke_results, 3.0, -1.0))
+    """The gate reads the flow's training target (0.5 dB below the physical mic here) against a random channel, not
+    the supervised channel (0.3 dB over the real mics): short of the gate's 0.5 dB when the target is level with the
+    random channel, clear of it when the target is 2 dB above it, whatever the supervised channel does."""
+    assert "untested" in claims.span_sentence(_with_beams(smoke_results, 1.0, 0.5))
+    cleared = claims.span_sentence(_with_beams(smoke_results, 3.0, 0.5))
+    assert "which clears the gate" in cleared and "untested" not in cleared
+    assert "not even the network trained on the truth" in cleared  # supervised 0.3 - random 0.5 < 0.5 dB
+    assert "not even the network" not in claims.span_sentence(_with_beams(smoke_results, 3.0, -1.0))
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):

@@ -16,7 +16,9 @@ For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights
    real mic, noise at the real mics' level) against the true virtual signal (SI-SDR, per-band error and energy
    ratio), steps vs quality for the base and the reflowed flow, and MVDR beamforming, scored on the speech part,
    with the real microphones alone or with one channel added: a virtual one, a physical microphone at the
-   virtual position (the oracle virtual channel), or a random channel that carries no information (the control).
+   virtual position (the oracle virtual channel), Virtual-Flow's own training target (built with the held-out
+   microphones: an estimate that carries information the real ones lack, the gate "useful"), or a random channel
+   that carries no information (the control).
 """
 
 from __future__ import annotations
@@ -76,7 +78,17 @@ METHOD_LABELS: dict[str, str] = {
     "supervised": "supervised with the truth (reference)",
 }
 #: channel sets of the beamforming comparison: the real mics alone, or with one more channel
-BEAMFORMING: tuple[str, ...] = ("real", "random", "pseudo", "control", "flow", "reflow", "supervised", "physical")
+BEAMFORMING: tuple[str, ...] = (
+    "real",
+    "random",
+    "pseudo",
+    "control",
+    "flow",
+    "reflow",
+    "supervised",
+    "pseudo_train",
+    "physical",
+)
 #: channel sets of the beamformer's positive control, also run on the extra gate rooms
 GATE_BEAMS: tuple[str, ...] = ("real", "random", "physical")
 BEAM_LABELS: dict[str, str] = {
@@ -87,6 +99,7 @@ BEAM_LABELS: dict[str, str] = {
     "flow": "+ Virtual-Flow",
     "reflow": "+ reflow (1 step)",
     "supervised": "+ supervised VM",
+    "pseudo_train": "+ the flow's training target (held-out mics; not available at test)",
     "physical": "+ a physical mic there",
 }
 
@@ -243,8 +256,13 @@ def scene_seed(cfg: VirtualFlowConfig, seed: int, split: str, index: int) -> int
 def _config_scene(cfg: VirtualFlowConfig, rng: np.random.Generator, **overrides: Any) -> Scene:
     """:func:`random_scene` with the config's sampling rate, array and room ranges (``overrides``: any other
     argument, or one of these replaced)."""
-    settings = dict(fs=cfg.fs, n_mics=cfg.n_mics, array_radius=cfg.array_radius, vm_distance=cfg.vm_distance,
-                    rt60_range=cfg.rt60_range)
+    settings = dict(
+        fs=cfg.fs,
+        n_mics=cfg.n_mics,
+        array_radius=cfg.array_radius,
+        vm_distance=cfg.vm_distance,
+        rt60_range=cfg.rt60_range,
+    )
     return random_scene(rng, **{**settings, **overrides})
 
 
