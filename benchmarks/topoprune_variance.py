@@ -54,8 +54,13 @@ def inner_seed(cfg, seed: int, n_inits: int) -> dict:
     """One inner seed: per view (mlp, cnn) and method, the accuracy per initialisation (and per draw)."""
     from explorables.core.device import resolve_device
     from explorables.topoprune.experiment import VIEWS, load_split, select_all
-    from explorables.topoprune.models import ARCHITECTURES, add_feature_noise, extract_features
-    from explorables.topoprune.models import train_feature_network, train_on_subsets
+    from explorables.topoprune.models import (
+        ARCHITECTURES,
+        add_feature_noise,
+        extract_features,
+        train_feature_network,
+        train_on_subsets,
+    )
 
     rng = np.random.default_rng([cfg.seed, seed])
     device = resolve_device(cfg.device)
