@@ -136,14 +136,16 @@ def main() -> None:
         f"{', '.join(map(str, args.base_seeds))} (kept apart from the seed study's 0-4), the book preset's "
         f"{len(base_cfg.seeds)} inner seeds, {args.inits} paired initialisations and {args.draws} random draws "
         f"trained once, candidates read off them. Load average at the end {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} CPUs; wall seconds per base seed: " + ", ".join(f"{wall[b]:.0f}" for b in runs)
+        f"{os.cpu_count()} CPUs; wall seconds per base seed: "
+        + ", ".join(f"{wall[b]:.0f}" for b in runs)
         + f"; measured training cost {1000 * per_member:.2f} ms per member at the highest rate "
         f"(one process; the book preset splits its seeds over two).",
         "",
         "Decision rule: see the script's docstring (committed before its first run).",
         "",
-        "| initialisations | random draws | " + " | ".join(
-            f"{r}, view {v}, mean half-width" for v in ("mlp", "cnn") for r in ROWS) + " | mean of the MLP rows "
+        "| initialisations | random draws | "
+        + " | ".join(f"{r}, view {v}, mean half-width" for v in ("mlp", "cnn") for r in ROWS)
+        + " | mean of the MLP rows "
         "| projected extra seconds (book, 12 seeds, 2 processes) |",
         "|---|---|" + "---|" * 6,
     ]
@@ -164,8 +166,12 @@ def main() -> None:
     cheapest = min((c for c, v in within.items() if v[0] <= best + CLOSE), key=lambda c: within[c][1])
     gain = 1 - table[cheapest][0] / table[(2, 4)][0]
     chosen = cheapest if gain >= MIN_GAIN else (2, 4)
-    lines += ["", f"Rule's outcome: within the budget the smallest mean half-width is {best:.4f}; the cheapest "
-              f"candidate within {CLOSE} of it is {cheapest} ({gain:.0%} below (2, 4)); adopted: {chosen}.", ""]
+    lines += [
+        "",
+        f"Rule's outcome: within the budget the smallest mean half-width is {best:.4f}; the cheapest "
+        f"candidate within {CLOSE} of it is {cheapest} ({gain:.0%} below (2, 4)); adopted: {chosen}.",
+        "",
+    ]
     # variance decomposition at the largest candidate: per inner seed, sd of the gain over seeds, and the
     # part one initialisation / one draw adds
     lines += ["Per base seed, the paired gains (MLP view) per inner seed, verdicts under each candidate:", ""]
