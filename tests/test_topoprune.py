@@ -684,3 +684,32 @@ def test_study_disagreement_sentence_names_the_rows_and_seeds_that_differ():
     assert study_disagreement_sentence(plain) == "“C” reads *unclear* on base seed 0, *no* on base seed 1."
     with pytest.raises(ValueError, match="margin"):
         study_disagreement_sentence(differ, margin=0.0)
+    # with the seeds per run in the stored setting, the base seeds' seeds are also read together as one run
+    pooled = {"seeds": [0, 1], "rows": [dict(row(["unclear", "no"], ivs), setting="pruning 90%; 12 seed(s)")]}
+    assert "Read together as one run of 24 seeds" in study_disagreement_sentence(pooled, margin=0.005)
+    assert "Read together" not in text
+
+
+def test_pooled_interval_reads_several_runs_as_one():
+    """From each run's mean and 95% t-interval, the pooled interval equals the interval of all the runs'
+    per-seed values together (unrounded inputs), whatever the runs' means; bad input is refused by name."""
+    from explorables.core.verdicts import interval
+    from explorables.topoprune.claims import pooled_interval, pooled_sentence
+
+    rng = np.random.default_rng(3)
+    runs = [rng.normal(mu, 0.01, 12) for mu in (0.0, 0.004, 0.02)]
+    ivs = [interval(r) for r in runs]
+    got = pooled_interval([i.mean for i in ivs], [i.low for i in ivs], [i.high for i in ivs], 12)
+    want = interval(np.concatenate(runs))
+    assert got.n == want.n == 36
+    assert got.mean == pytest.approx(want.mean) and got.low == pytest.approx(want.low)
+    assert got.high == pytest.approx(want.high)
+    assert "above zero" in pooled_sentence([0.02], [0.015], [0.025], 12, 0.005)
+    assert "clears the margin" in pooled_sentence([0.02], [0.015], [0.025], 12, 0.005)
+    assert "lies below the margin" in pooled_sentence([-0.01], [-0.015], [-0.005], 12, 0.005)
+    with pytest.raises(ValueError, match="n_seeds"):
+        pooled_interval([0.0], [-0.1], [0.1], 1)
+    with pytest.raises(ValueError, match="inside its interval"):
+        pooled_interval([0.2], [-0.1], [0.1], 12)
+    with pytest.raises(ValueError, match="means, lows and highs"):
+        pooled_interval([0.0, 0.1], [-0.1], [0.1], 12)

@@ -37,8 +37,8 @@ import numpy as np
 
 from ..core.tables import Claim, markdown_table
 from ..core.tables import claims_table as claims_markdown  # noqa: F401 - what the notebook imports
-from ..core.validation import check_positive
-from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
+from ..core.validation import check_int, check_positive
+from ..core.verdicts import Criterion, Interval, compare, fmt_mean_sd, gate, interval, scope_verdict, t_multiplier
 from .experiment import (
     BASELINES,
     END_MODES,
@@ -502,8 +502,47 @@ def study_disagreement_sentence(study: Mapping, margin: float = ACC_MARGIN) -> s
                      f"margin, so the row reads *no* there, while on the others it reaches the margin")
         if all(lo < margin for lo in lows):
             text += "; on no base seed does the lower end clear the margin"
+        n = _SEEDS.search(row.get("setting", ""))
+        if n and int(n.group(1)) > 1:
+            text += ". " + pooled_sentence(means, lows, highs, int(n.group(1)), margin)
         parts.append(text + ".")
     return " ".join(parts)
+
+
+#: the seeds of one run in a claim's stored ``setting`` text: "...; 12 seed(s)"
+_SEEDS = re.compile(r"(\d+) seed\(s\)")
+
+
+def pooled_interval(means: Sequence[float], lows: Sequence[float], highs: Sequence[float],
+                    n_seeds: int) -> Interval:  # fmt: skip
+    """The 95% t-interval of the per-seed values of several runs of ``n_seeds`` seeds each, read together
+    as one run, from each run's mean and 95% t-interval (``low``, ``high``): each run's sample sd from
+    its half-width, then the pooled sum of squares (within the runs plus between their means). Exact for
+    unrounded inputs; from the rounded intervals a seed study stores it is as close as their digits."""
+    n_seeds = check_int("n_seeds", n_seeds, 2)
+    m, lo, hi = (np.asarray(v, dtype=float) for v in (means, lows, highs))
+    if not m.shape == lo.shape == hi.shape or m.ndim != 1 or m.size == 0:
+        raise ValueError(f"means, lows and highs must be 1-D of one non-zero length, got {m.shape}, {lo.shape}, "
+                         f"{hi.shape}")  # fmt: skip
+    if not (np.all(np.isfinite(m)) and np.all(lo <= m) and np.all(m <= hi)):
+        raise ValueError("each mean must be finite and lie inside its interval [low, high]")
+    sd = (hi - lo) / 2 * np.sqrt(n_seeds) / t_multiplier(n_seeds)
+    total = m.size * n_seeds
+    ss = (n_seeds - 1) * float(np.sum(sd**2)) + n_seeds * float(np.sum((m - m.mean()) ** 2))
+    return Interval(float(m.mean()), float(np.sqrt(ss / (total - 1) / total)), total)
+
+
+def pooled_sentence(means: Sequence[float], lows: Sequence[float], highs: Sequence[float], n_seeds: int,
+                    margin: float = ACC_MARGIN) -> str:  # fmt: skip
+    """:func:`pooled_interval` in words for the page: the interval of every base seed's seeds read as one
+    run, and where it lies against zero and against ``margin`` (a description: no verdict reads it)."""
+    margin = check_positive("margin", margin)
+    iv = pooled_interval(means, lows, highs, n_seeds)
+    zero = "above zero" if iv.low > 0 else "below zero" if iv.high < 0 else "across zero"
+    against = ("clears the margin" if iv.low >= margin else "lies below the margin" if iv.high < margin
+               else "reaches the margin without clearing it")  # fmt: skip
+    return (f"Read together as one run of {iv.n} seeds (from the rounded intervals above; a description, no "
+            f"verdict reads it), the gain is {iv.format(digits=3, signed=True)}: {zero}, and it {against}")
 
 
 def stability_source(gain_noise: Sequence[float], gain_extractor: Sequence[float]) -> str:
