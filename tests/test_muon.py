@@ -226,6 +226,36 @@ def _valley_tails() -> dict[str, list[float]]:
     return tail
 
 
+def _switch_draws(tail: dict[str, list[float]], extra: int = 0) -> dict:
+    """The summary's switch comparison: the switch and the baseline on the seeds' draws, then ``extra`` more."""
+    from explorables.muon.experiment import BASELINE
+
+    pairs = {"Muon → GD": tail["Muon → GD"], BASELINE: tail[BASELINE]}
+    return {"seeds": list(range(3 + extra)), "tail_loss": {k: v + v[:1] * extra for k, v in pairs.items()}}
+
+
+def test_the_switch_comparison_runs_on_more_draws_than_the_other_rows():
+    """The switch and its baseline run on ``switch_seeds`` valley draws: the seeds' own (the same tail losses as the
+    other rows read) and then the next ones; the claims table's switch row reads all of them."""
+    from explorables.muon import MuonConfig
+    from explorables.muon.experiment import BASELINE, _sensing, switch_draws
+
+    small = dict(n_sensing_steps=60, n_tail_steps=10, switch_step=20, early_step=5, switch_grid=(10,))
+    cfg = MuonConfig.preset("smoke", seeds=(2, 5), switch_seeds=4, **small)
+    assert switch_draws(cfg) == [2, 5, 6, 7]  # the seeds first, then the integers after the largest
+    assert switch_draws(MuonConfig.preset("smoke", seeds=(0, 1, 2), switch_seeds=1)) == [0, 1, 2]  # never fewer
+    book = MuonConfig.preset("book")
+    assert len(switch_draws(book)) == book.switch_seeds > len(book.seeds)
+    summary, _ = _sensing(cfg)
+    drawn = summary["switch_draws"]
+    assert drawn["seeds"] == [2, 5, 6, 7] and set(drawn["tail_loss"]) == {"Muon → GD", BASELINE}
+    for name, tails in drawn["tail_loss"].items():
+        assert len(tails) == 4 and tails[:2] == summary["by_seed"]["tail_loss"][name]
+        assert len(set(tails)) == 4  # each draw is its own valley
+    with pytest.raises(ValueError, match="switch_seeds"):
+        MuonConfig(switch_seeds=0)
+
+
 def test_gates_and_the_rows_they_turn_untested():
     from explorables.core.tables import apply_gates
     from explorables.muon import MuonConfig
@@ -259,6 +289,7 @@ def test_gates_and_the_rows_they_turn_untested():
             "tail_loss": tail,
             "min_loss": {k: [x / 100 for x in v] for k, v in tail.items()} | {"GD + momentum": tail["GD + momentum"]},
         },
+        "switch_draws": _switch_draws(tail),
     }
     lm = {"chars": 1000, "held_out_chars": 100, "run_seeds": [0, 1, 2], "final_val_loss_by_seed": close}
     lm["switch_step"] = 12
@@ -765,6 +796,7 @@ def test_lm_late_phase_gate():
         "min_loss": {k: [x / 100 for x in v] for k, v in tail.items()} | {"GD + momentum": tail["GD + momentum"]},
     }
     sensing = {"torch_muon_max_difference": 0.0, "spike_oscillation": {"Muon": 0.9}, "by_seed": by_seed}
+    sensing["switch_draws"] = _switch_draws(tail)
     switch = [b - 0.05 for b in base]  # the switch clearly below the decayed baseline: a "yes" if tested
     adamw = [b + 0.3 for b in base]  # room for early speed: the room gate passes
 

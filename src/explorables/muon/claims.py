@@ -437,18 +437,21 @@ def claims(results: MuonResults) -> list[Claim]:
     )
     best_single = [min(g, u) for g, u in zip(tail["GD"], tail["Muon"], strict=True)]
     switch_ratio = [b / x for b, x in zip(best_single, tail["Muon → GD"], strict=True)]
-    decayed = baseline_tail(tail)
-    decayed_ratio = [d / x for d, x in zip(decayed, tail["Muon → GD"], strict=True)]
+    drawn = sen["switch_draws"]  # the switch and the baseline over more valley draws (the first ones are `seeds`)
+    switch_tail, decayed = drawn["tail_loss"]["Muon → GD"], baseline_tail(drawn["tail_loss"])
+    decayed_ratio = [d / x for d, x in zip(decayed, switch_tail, strict=True)]
     rows.append(
         Claim(
             "Switching to a GD-like optimiser for the final phase, rather than only a learning-rate schedule for Muon",
             f"Muon at {cfg.switch_lr:g} for {cfg.switch_step} steps, then GD (both chosen jointly on the tuning "
-            f"draws, same step grid); against {BASELINE} (the decayed schedule chosen on the tuning draws), same steps",
-            f"tail loss {_spread(tail['Muon → GD'])}; {BASELINE} / switch: {_spread(decayed_ratio)}; "
-            f"better of GD and constant Muon / switch: {_spread(switch_ratio)}; "
+            f"draws, same step grid); against {BASELINE} (the decayed schedule chosen on the tuning draws), same "
+            f"steps; paired over {len(drawn['seeds'])} valley draws (seeds {drawn['seeds'][0]}–{drawn['seeds'][-1]}; "
+            "the number set by a cost rule before they were run)",
+            f"tail loss {_spread(switch_tail)}; {BASELINE} / switch: {_spread(decayed_ratio)}; "
+            f"better of GD and constant Muon / switch ({seeds}): {_spread(switch_ratio)}; "
             f"best switch step by λ_spike (seed {cfg.seeds[0]}): "
             + ", ".join(f"{r['lam_spike']:g} → {r['best_switch']}" for r in sw["rows"]),
-            switch_verdict(tail["Muon → GD"], decayed),
+            switch_verdict(switch_tail, decayed),
             gates=("GD works", "decayed-LR baseline"),
         )
     )

@@ -4,7 +4,8 @@
    then GD) on one mixed-spiked sensing problem: loss, distance along the river, the first spike
    coordinate, step by step; and the baseline the switch is argued against, Muon with a decaying
    learning rate (cosine, linear to zero, warmup-stable-decay) at the same number of steps, each
-   arm's peak step chosen by :func:`tune_lrs` on tuning seeds disjoint from the evaluation seeds.
+   arm's peak step chosen by :func:`tune_lrs` on tuning seeds disjoint from the evaluation seeds; the switch
+   and the one decayed baseline it is compared against also run on further valley draws (``switch_seeds``).
 2. **When to switch**: the final loss of the two-stage schedule over a grid of switch steps, for
    several spike curvatures (GD's step size follows the spike: ``gd_lr = 1.9 / lam_spike``).
 3. **Language model**: a character-level Transformer on standard-library docstrings, trained with
@@ -93,6 +94,13 @@ class MuonConfig(ExperimentConfig):
     seeds: tuple[int, ...] = param(
         (0, 1, 2), Seeds(), "seeds the verdicts are taken over (valley bases and start; LM weights and batches)"
     )
+    switch_seeds: int = param(
+        14,
+        Int(1, 999),
+        "valley draws the switch comparison (the switch against BASELINE) is taken over, at least: those of seeds, "
+        "then the next seeds after the largest (run seeds 1000 * seed + s; only these two arms run on the extra "
+        "draws); set by the cost rule on the page: the valley worker still ends before the language model",
+    )
     switch_step: int = param(
         2_800,
         Int(0),
@@ -166,6 +174,7 @@ class MuonConfig(ExperimentConfig):
             lm_d_model=24,
             n_lm_chars=20_000,
             lm_seeds=3,
+            switch_seeds=3,
             processes=1,
         ),
         "book": {},
@@ -220,6 +229,13 @@ class MuonResults(Results[MuonConfig]):
 def run_seed(cfg: MuonConfig, seed: int) -> int:
     """The seed of one run: ``seed`` of ``cfg.seeds``, drawn together with the base seed ``cfg.seed``."""
     return 1_000 * cfg.seed + seed
+
+
+def switch_draws(cfg: MuonConfig) -> list[int]:
+    """The valley draws (seeds, before :func:`run_seed`) the switch comparison is taken over: ``cfg.seeds``, then
+    the integers after the largest of them, until there are ``cfg.switch_seeds`` (never fewer than ``cfg.seeds``)."""
+    extra = max(0, cfg.switch_seeds - len(cfg.seeds))
+    return [*cfg.seeds, *range(max(cfg.seeds) + 1, max(cfg.seeds) + 1 + extra)]
 
 
 def tail_loss(loss: np.ndarray, n_tail_steps: int) -> float:
@@ -326,7 +342,8 @@ def torch_muon_difference(seed: int = 0) -> float:
 
 
 def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
-    """Every run on each seed's valley; the curves (and the single-run numbers) are the first seed's."""
+    """Every run on each seed's valley, and the switch and its baseline on the further draws of :func:`switch_draws`;
+    the curves (and the single-run numbers) are the first seed's."""
     per_seed = [_sensing_runs(cfg, run_seed(cfg, seed)) for seed in cfg.seeds]
     runs, t, n = per_seed[0], cfg.early_step, cfg.n_tail_steps
     summary = {
@@ -346,6 +363,14 @@ def _sensing(cfg: MuonConfig) -> tuple[dict, dict]:
             "min_loss": {k: [float(r[k].loss.min()) for r in per_seed] for k in runs},
         },
     }
+    # the switch comparison over more draws: the switch and the baseline only, on the draws after cfg.seeds
+    draws = switch_draws(cfg)
+    compared = {name: list(summary["by_seed"]["tail_loss"][name]) for name in ("Muon → GD", BASELINE)}
+    for seed in draws[len(cfg.seeds) :]:
+        problem = _problem(cfg, seed=run_seed(cfg, seed))
+        for name, tails in compared.items():
+            tails.append(tail_loss(_tuned_run(cfg, problem, name, getattr(cfg, TUNED[name])).loss, n))
+    summary["switch_draws"] = {"seeds": draws, "tail_loss": compared}
     curves = {k: asdict(r) for k, r in runs.items()}
     return summary, curves
 
