@@ -17,7 +17,7 @@ For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights
    ratio), steps vs quality for the base and the reflowed flow, and MVDR beamforming, scored on the speech part,
    with the real microphones alone or with one channel added: a virtual one, a physical microphone at the
    virtual position (the oracle virtual channel), Virtual-Flow's own training target (built with the held-out
-   microphones: an estimate that carries information the real ones lack, the gate "useful"), or a random channel
+   microphones: information the real ones lack, reported as a diagnostic, not a gate), or a random channel
    that carries no information (the control).
 """
 
@@ -99,7 +99,7 @@ BEAM_LABELS: dict[str, str] = {
     "flow": "+ Virtual-Flow",
     "reflow": "+ reflow (1 step)",
     "supervised": "+ supervised VM",
-    "pseudo_train": "+ the flow's training target (held-out mics; not available at test)",
+    "pseudo_train": "+ the flow's training target (held-out physical mics: a diagnostic, not available at test)",
     "physical": "+ a physical mic there",
 }
 
