@@ -133,6 +133,45 @@ def test_muon_rejects_non_matrices_and_bad_rates():
         Muon([torch.nn.Parameter(torch.zeros(3, 3))], lr=-0.1)
 
 
+@pytest.mark.parametrize(
+    "group, message",
+    [
+        ({"lr": float("nan")}, "lr"),
+        ({"lr": 0.0}, "lr"),
+        ({"momentum": 1.0}, "momentum"),
+        ({"momentum": float("nan")}, "momentum"),
+        ({"ns_steps": -1}, "ns_steps"),
+        ({"ns_steps": 2.5}, "ns_steps"),
+        ({"nesterov": "yes"}, "nesterov"),
+    ],
+)
+def test_muon_checks_each_param_group_like_its_constructor(group, message):
+    """A group's own settings are checked like the constructor's, at construction and in add_param_group
+    (a group with lr=nan used to be accepted and turned every weight into nan at the first step)."""
+    from explorables.muon import Muon
+
+    w = torch.nn.Parameter(torch.ones(3, 3))
+    with pytest.raises(ValueError, match=message):
+        Muon([{"params": [w], **group}])
+    opt = Muon([torch.nn.Parameter(torch.ones(2, 2))])
+    with pytest.raises(ValueError, match=message):
+        opt.add_param_group({"params": [w], **group})
+    assert len(opt.param_groups) == 1  # the refused group was not added
+    with pytest.raises(ValueError, match="2-D"):
+        opt.add_param_group({"params": [torch.nn.Parameter(torch.ones(3))]})
+    assert len(opt.param_groups) == 1
+    opt.add_param_group({"params": [w], "lr": 0.01})  # a valid group with its own rate is taken
+    assert opt.param_groups[-1]["lr"] == 0.01 and opt.param_groups[-1]["momentum"] == opt.defaults["momentum"]
+
+
+def test_the_switch_rows_seed_list_names_non_consecutive_draws():
+    from explorables.muon.claims import _seed_list
+
+    assert _seed_list([0, 1, 2, 3]) == "0–3"
+    assert _seed_list([2, 5, 6, 7]) == "2, 5, 6, 7"
+    assert _seed_list([4]) == "4"
+
+
 def test_smoke_experiment_shows_the_claimed_directions():
     from explorables.muon import MuonConfig, headline, run
 

@@ -50,6 +50,14 @@ LM_LATE = 0.0
 (nats, per seed) above this (the weakest threshold: decaying Muon's step must end lower at all)."""
 
 
+def _seed_list(seeds: Sequence[int]) -> str:
+    """``0–13`` for consecutive seeds, else the seeds themselves (``2, 5, 6, 7``)."""
+    s = [int(x) for x in seeds]
+    if s == list(range(s[0], s[0] + len(s))):
+        return f"{s[0]}–{s[-1]}" if len(s) > 1 else str(s[0])
+    return ", ".join(map(str, s))
+
+
 def _spread(values: Sequence[float], fmt: str = ".2g") -> str:
     """``mean ± sd (min–max)`` of per-seed values (sample sd: :func:`~explorables.core.verdicts.mean_sd`)."""
     v = np.asarray(values, dtype=float)
@@ -445,7 +453,7 @@ def claims(results: MuonResults) -> list[Claim]:
             "Switching to a GD-like optimiser for the final phase, rather than only a learning-rate schedule for Muon",
             f"Muon at {cfg.switch_lr:g} for {cfg.switch_step} steps, then GD (both chosen jointly on the tuning "
             f"draws, same step grid); against {BASELINE} (the decayed schedule chosen on the tuning draws), same "
-            f"steps; paired over {len(drawn['seeds'])} valley draws (seeds {drawn['seeds'][0]}–{drawn['seeds'][-1]}; "
+            f"steps; paired over {len(drawn['seeds'])} valley draws (seeds {_seed_list(drawn['seeds'])}; "
             "the number set by a cost rule before they were run)",
             f"tail loss {_spread(switch_tail)}; {BASELINE} / switch: {_spread(decayed_ratio)}; "
             f"better of GD and constant Muon / switch ({seeds}): {_spread(switch_ratio)}; "

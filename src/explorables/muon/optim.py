@@ -38,15 +38,30 @@ class Muon(torch.optim.Optimizer):
             raise ValueError("params must hold at least one parameter, got an empty list")
         check_positive("lr", lr)
         check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
-        super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov, ns_steps=ns_steps))
         self.ns_dtype = ns_dtype
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.ndim != 2:
-                    raise ValueError(
-                        f"Muon only updates matrices (2-D parameters), got a parameter of shape "
-                        f"{tuple(p.shape)}; give it to AdamW instead"
-                    )
+        super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov, ns_steps=ns_steps))
+
+    def add_param_group(self, param_group: dict) -> None:
+        """torch's, with the group checked: a group may set its own ``lr`` and ``momentum`` (checked like the
+        constructor's), and every parameter must be a matrix. Runs for the constructor's groups too."""
+        if isinstance(param_group, dict):
+            if "lr" in param_group:
+                check_positive("lr", param_group["lr"])
+            if "momentum" in param_group:
+                check_in_range("momentum", param_group["momentum"], 0.0, 1.0, high_inclusive=False)
+            steps = param_group.get("ns_steps", 5)
+            if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 99:
+                raise ValueError(f"ns_steps must be an integer in [0, 99], got {steps!r}")
+            if not isinstance(param_group.get("nesterov", True), bool):
+                raise ValueError(f"nesterov must be True or False, got {param_group['nesterov']!r}")
+        super().add_param_group(param_group)
+        for p in self.param_groups[-1]["params"]:
+            if p.ndim != 2:
+                self.param_groups.pop()
+                raise ValueError(
+                    f"Muon only updates matrices (2-D parameters), got a parameter of shape "
+                    f"{tuple(p.shape)}; give it to AdamW instead"
+                )
 
     @torch.no_grad()
     def step(self, closure=None):
