@@ -172,6 +172,21 @@ def test_the_untrained_mask_starts_near_the_parsing_scenes_foreground_fraction()
     assert fraction / 2 < float(prob.mean()) < 2 * fraction  # near the prior, far from one half
 
 
+def test_a_pixel_channel_that_is_negative_everywhere_still_learns():
+    """The pixel features' last activation is leaky: a channel pushed below zero at every pixel (a ReLU's dead
+    channel) still passes a gradient to its weights, and still varies across the pixels."""
+    torch.manual_seed(2)
+    x, tok = torch.rand(2, 3, 3, 16, 16), torch.randint(1, 10, (2, 3, 8))
+    model = UniRAP([5, 6], image_size=16, width=4, d_model=8)
+    with torch.no_grad():
+        model.pix_mid.bias[:, 0] = -1e3  # channel 0 of both members: negative at every pixel
+        _, pixels, _, _ = model.encode(x, tok)
+    assert (pixels[:, :, 0] < 0).all()
+    assert (pixels[:, :, 0].std(-1) > 0).all()  # not a constant
+    model(x, tok)["mask_logits"].square().sum().backward()
+    assert (model.pix_mid.bias.grad[:, 0].abs() > 0).all()
+
+
 def test_mask_statistics_of_a_uniform_and_a_one_pixel_mask():
     features = torch.arange(2 * 16, dtype=torch.float32).reshape(2, 16)  # (D, h*w) on a 4x4 grid
     pooled, geometry = mask_statistics(torch.ones(4, 4), features)
