@@ -770,11 +770,13 @@ def test_regression_fits_a_linear_target():
 def test_headline_reports_every_method_and_channel_set(smoke_results):
     lines = headline(smoke_results)
     a = smoke_results.summary["aggregate"]
-    from explorables.virtualflow.experiment import BEAMFORMING, METHODS
+    from explorables.virtualflow.experiment import BEAMFORMING, FIXED_LAYOUT, METHODS
 
-    assert len(lines) == len(METHODS) + len(BEAMFORMING)
+    assert len(lines) == len(METHODS) + len(BEAMFORMING) + len(FIXED_LAYOUT)
     assert f"{a['sisdr/flow']['mean']:.2f}" in lines[METHODS.index("flow")]
-    assert lines[-1].startswith("MVDR SI-SDR") and f"{a['beam_sisdr/physical']['mean']:.2f}" in lines[-1]
+    last_adaptive = lines[len(METHODS) + len(BEAMFORMING) - 1]
+    assert last_adaptive.startswith("MVDR SI-SDR") and f"{a['beam_sisdr/physical']['mean']:.2f}" in last_adaptive
+    assert lines[-1].startswith("fixed-layout MVDR") and f"{a['fixed_sisdr/random']['mean']:.2f}" in lines[-1]
 
 
 class GaussianFlow(VelocityNet):
