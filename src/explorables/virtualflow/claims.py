@@ -613,10 +613,10 @@ def fixed_sentence(results: VirtualFlowResults) -> str:
     )
     if _below_real(results):
         said += (
-            f" Every fill-in but the physical microphone stays below the real microphones' own refitted MVDR (the "
-            f"supervised channel by {_iv(_diff(fixed['supervised'], real))}): a virtual channel here stands in for a "
-            "missing microphone in a beamformer that cannot be refitted, it brings no information the real "
-            "microphones lack."
+            " Every fill-in but the physical microphone stays below the real microphones' own refitted MVDR, on "
+            f"average over seeds (the supervised channel minus that MVDR: {_iv(_diff(fixed['supervised'], real))}): "
+            "a virtual channel here stands in for a missing microphone in a beamformer that cannot be refitted; it "
+            "brings no information the real microphones lack."
         )
     else:
         said += (
@@ -649,7 +649,7 @@ def physical_sentence(results: VirtualFlowResults) -> str:
             "half, which would lower the MVDR's gain most where the talker is weak, a per-frequency attenuation that "
             "SI-SDR rewards."
         )
-    said += " So every virtual channel is measured against the random one."
+    said += " So in this beamformer every virtual channel is measured against the random one."
     if physical_gate(physical).startswith("fail"):
         return (
             f"{said} The physical microphone's lead over the random channel, {_iv(physical)} (mean [95% t-interval] "
