@@ -239,6 +239,97 @@ def test_mvdr_is_distortionless_and_one_channel_is_the_identity():
     np.testing.assert_allclose(mvdr(x[:1], n0), x[0], rtol=1e-6, atol=1e-9)
 
 
+def _noisy_array(rng, c=3, f=9, t=40, n0=12):
+    d = rng.standard_normal((c, f)) + 1j * rng.standard_normal((c, f))
+    d /= d[:1]
+    s = rng.standard_normal((f, t)) + 1j * rng.standard_normal((f, t))
+    s[:, :n0] = 0
+    noise = 0.5 * (rng.standard_normal((c, f, t)) + 1j * rng.standard_normal((c, f, t)))
+    return d[:, :, None] * s[None] + noise, s, n0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("steer", ["blind", "oracle", "cross-fitted"])
+def test_mvdr_fit_on_itself_is_bit_identical_and_fixed_weights_are_linear(seed, steer):
+    """``fit=spec`` is the adaptive MVDR bit for bit; with ``fit`` given, the weights do not depend on ``spec`` (the
+    output is linear in it: filtering a sum is the sum of the filtered), and the fit's own channels give the fit's
+    adaptive output."""
+    rng = np.random.default_rng(seed)
+    x, s, n0 = _noisy_array(rng)
+    kw = {"blind": {}, "oracle": dict(reference=s), "cross-fitted": dict(reference=s, steer_split=25)}[steer]
+    adaptive = mvdr(x, n0, **kw)
+    np.testing.assert_array_equal(mvdr(x, n0, fit=x, **kw), adaptive)
+    np.testing.assert_array_equal(mvdr(x, n0, fit=x.copy(), **kw), adaptive)
+    other = x.copy()
+    other[-1] = rng.standard_normal(other[-1].shape) + 1j * rng.standard_normal(other[-1].shape)
+    fixed = mvdr(other, n0, fit=x, **kw)
+    assert not np.allclose(fixed, adaptive)  # the slot's content reaches the output through its fixed weight
+    zero = x.copy()
+    zero[-1] = 0
+    np.testing.assert_allclose(
+        mvdr(other, n0, fit=x, **kw) + mvdr(zero, n0, fit=x, **kw),
+        mvdr(other + zero, n0, fit=x, **kw),
+        atol=1e-10,
+    )
+    assert fixed.shape == x.shape[1:]
+
+
+def test_mvdr_refuses_a_fit_of_another_shape():
+    x, s, n0 = _noisy_array(np.random.default_rng(0))
+    for bad in (x[:2], x[:, :5], x[:, :, :30]):
+        with pytest.raises(ValueError, match="fit"):
+            mvdr(x, n0, reference=s, fit=bad)
+    nan = x.copy()
+    nan[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="fit"):
+        mvdr(x, n0, fit=nan)
+
+
+@pytest.fixture(scope="module")
+def smoke_room():
+    cfg = VirtualFlowConfig.preset("smoke")
+    return cfg, build_example(cfg, 0, "test", 0)
+
+
+def test_fixed_layout_beamform_equals_the_adaptive_physical_and_checks_its_input(smoke_room):
+    """Weights fitted on [real, physical] and applied to [real, physical] are the adaptive 3-mic MVDR; the empty
+    slot is zeros in that slot (its output equals the real channels filtered by the physical layout's weights);
+    ``fit_extra`` without ``extra``, or of a wrong shape or not finite, is refused by name."""
+    from explorables.core.arguments import ArgumentError
+    from explorables.virtualflow.experiment import beamform
+    from explorables.virtualflow.pseudo import stft
+
+    cfg, ex = smoke_room
+    phys = stft(ex.vm_recording, cfg.nfft, cfg.nfft // 2)
+    np.testing.assert_array_equal(beamform(ex, phys, cfg, fit_extra=phys), beamform(ex, phys, cfg))
+    empty = beamform(ex, np.zeros_like(phys), cfg, fit_extra=phys)
+    assert empty.shape == ex.real[0].shape and np.all(np.isfinite(empty))
+    assert not np.allclose(empty, beamform(ex, phys, cfg))  # the missing mic costs something
+    assert not np.allclose(empty, beamform(ex, None, cfg))  # and is not the refitted 2-mic MVDR
+    with pytest.raises(ArgumentError, match="extra"):
+        beamform(ex, None, cfg, fit_extra=phys)
+    with pytest.raises(ArgumentError, match="fit_extra"):
+        beamform(ex, phys, cfg, fit_extra=phys[:, :-1])
+    bad = phys.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ArgumentError, match="fit_extra"):
+        beamform(ex, phys, cfg, fit_extra=bad)
+    with pytest.raises(ArgumentError, match="extra"):
+        beamform(ex, phys[:-1], cfg, fit_extra=phys)
+
+
+def test_the_smoke_run_scores_every_fixed_layout_fill_in(smoke_results):
+    """Every fill-in of the fixed layout is scored on every seed; the physical mic in its own calibrated slot is the
+    adaptive 3-mic MVDR exactly."""
+    from explorables.virtualflow.experiment import FIXED_LAYOUT
+
+    for s in smoke_results.config.seeds:
+        p = smoke_results.summary[f"seed_{s}"]
+        for b in FIXED_LAYOUT:
+            assert np.isfinite(p[f"fixed_sisdr/{b}"])
+        assert p["fixed_sisdr/physical"] == p["beam_sisdr/physical"]
+
+
 def test_flow_matching_loss_decreases_on_the_smoke_run(smoke_results):
     s = smoke_results.summary
     for seed in smoke_results.config.seeds:
@@ -322,9 +413,14 @@ def test_gates_on_constructed_numbers():
     assert claims.room_gate(ABOVE).startswith("pass") and claims.room_gate([0.9, 1.1, 1.0]).startswith("fail")
     assert claims.physical_gate([-0.1, -0.12, -0.08]).startswith("fail")  # what the first version's MVDR got
     assert claims.physical_gate([1.5, 1.6, 1.4]).startswith("pass")
-    # useful: the supervised VM must beat a random channel downstream by 0.5 dB, else the downstream claim is untested
+    # useful: in the fixed layout the supervised VM must beat the empty slot by 0.5 dB on EVERY seed
     assert claims.useful_gate([-0.17, 0.28, 0.05]).startswith("fail")
     assert claims.useful_gate([1.0, 1.2, 0.9]).startswith("pass")
+    assert claims.useful_gate([0.5, 0.5, 0.5]).startswith("pass")  # the margin itself clears it
+    # a mean far above the margin with one seed below it fails (the rule is every seed, not the interval)
+    assert claims.useful_gate([9.0, 8.0, 0.45, 9.5, 8.5]).startswith("fail")
+    with pytest.raises(ValueError):
+        claims.useful_gate([1.0, float("nan")])
     assert claims.headroom_gate([5.0, 4.0, 6.0]).startswith("pass")
     assert claims.headroom_gate([0.5, 0.2, 0.4]).startswith("fail")
     # curved: the one-step sample is >= -10 dB (NMSE) away from the many-step one; a straight flow is far below
@@ -354,16 +450,12 @@ def test_verdicts_on_constructed_numbers():
     assert claims.magnitude_verdict(ABOVE, ABOVE, ABOVE, BELOW, ABOVE).startswith("no")
     assert claims.magnitude_verdict(ABOVE, ABOVE, ABOVE, ABOVE, NOISY).startswith("no")
     assert "nearest mic" in claims.magnitude_verdict(ABOVE, ABOVE, ABOVE, BELOW, ABOVE)
-    # beamforming: the random channel is a floor. Past it, the supervised part decides: yes, no or unclear
-    assert claims.beamforming_verdict(ABOVE, ABOVE).startswith("yes")
-    assert claims.beamforming_verdict(BELOW, ABOVE).startswith("no")
-    assert claims.beamforming_verdict(NOISY, ABOVE).startswith("unclear")
-    # not past the floor (behind it, or unclear against it): no, whatever the supervised part reads; never partly
-    for vs_supervised in (ABOVE, NOISY, BELOW):
-        for vs_random in (BELOW, NOISY):
-            said = claims.beamforming_verdict(vs_supervised, vs_random)
-            assert said.startswith("no") and "floor" in said, said
-    assert "vs the supervised VM: yes" in claims.beamforming_verdict(ABOVE, BELOW)
+    # beamforming (fixed layout): reflow minus supervised against 0 dB on the interval; never partly
+    assert claims.beamforming_verdict(ABOVE).startswith("yes")
+    assert claims.beamforming_verdict(BELOW).startswith("no")
+    assert claims.beamforming_verdict(NOISY).startswith("unclear")
+    assert claims.beamforming_verdict([0.2, 0.3, 0.25]).startswith("yes")  # any clear lead beats: the margin is 0
+    assert claims.beamforming_verdict([0.2]).startswith("unclear")  # one seed decides nothing
     # reflow: one step within 0.5 dB SI-SDR of many steps (or above) and its top-band energy within 1 dB
     close = [0.2, 0.4, 0.3]
     assert claims.reflow_verdict([-0.1, 0.1, 0.0], close).startswith("yes")
@@ -391,6 +483,25 @@ def _with_beams(results, physical: float, random: float):
             "gate_beam/physical": physical + jitter,
             "gate_beam/random": random - jitter,
         }
+    return dataclasses.replace(results, summary=summary)  # fmt: skip
+
+
+def _with_fixed(results, supervised_minus_empty: list[float], real: float = 0.0):
+    """``results`` with every seed's fixed-layout SI-SDR set: empty slot at -8 dB, the supervised channel at -8 plus
+    the given per-seed lead, the rest in between, the physical mic at +2; the real mics' refitted MVDR at ``real``;
+    the aggregate recomputed from them."""
+    from explorables.virtualflow.experiment import FIXED_LAYOUT, aggregate
+
+    values = {"physical": 2.0, "flow": -6.0, "control": -5.5, "nearest": -7.0, "random": -10.0}
+    summary = dict(results.summary)
+    for lead, s in zip(supervised_minus_empty, results.config.seeds, strict=True):
+        seed = {**summary[f"seed_{s}"], "fixed_sisdr/empty": -8.0, "fixed_sisdr/supervised": -8.0 + lead}
+        seed.update({f"fixed_sisdr/{b}": v for b, v in values.items()})
+        seed["fixed_sisdr/reflow"] = -9.0 + lead  # 1 dB below the supervised channel
+        seed["beam_sisdr/real"] = real
+        assert set(FIXED_LAYOUT) <= {k.split("/")[1] for k in seed if k.startswith("fixed_sisdr/")}
+        summary[f"seed_{s}"] = seed
+    summary["aggregate"] = aggregate(results.config, [summary[f"seed_{s}"] for s in results.config.seeds])
     return dataclasses.replace(results, summary=summary)  # fmt: skip
 
 
@@ -430,16 +541,45 @@ def test_physical_sentence_follows_the_gate(smoke_results):
     assert "+3.00 dB" in claims.physical_sentence(_with_beams(smoke_results, 3.0, 0.5))
 
 
-def test_span_sentence_follows_the_useful_gate(smoke_results):
-    """The gate reads the supervised channel (0.3 dB over the real mics here) against a random channel, not the
-    flow's training target (0.5 dB below the physical mic, a diagnostic only): short of the gate's 0.5 dB when the
-    random channel gets 0.5 dB, however far the target clears it; clear of it when the random channel costs 1 dB."""
-    failed = claims.span_sentence(_with_beams(smoke_results, 3.0, 0.5))  # target 2 dB above random: still untested
-    assert "untested" in failed and "which clears the gate" not in failed
-    cleared = claims.span_sentence(_with_beams(smoke_results, 0.0, -1.0))  # target level with random: still clears
-    assert "which clears the gate" in cleared and "untested" not in cleared
-    for said in (failed, cleared):
+def test_span_sentence_reads_the_adaptive_mvdr_as_a_diagnostic(smoke_results):
+    """The adaptive MVDR's supervised channel (0.3 dB over the real mics here) against a random channel is a
+    diagnostic now (the gate "useful" reads the fixed layout): not clearly 0.5 dB above it when the random channel gets
+    0.5 dB, however far the flow's training target clears it; clearly above when the random channel costs 1 dB."""
+    short = claims.span_sentence(_with_beams(smoke_results, 3.0, 0.5))  # target 2 dB above random: still short
+    assert "not clearly 0.5 dB" in short and "refits its weights" in short
+    above = claims.span_sentence(_with_beams(smoke_results, 0.0, -1.0))
+    assert "clearly 0.5 dB above it" in above and "not clearly" not in above
+    for said in (short, above):
         assert "A diagnostic, not a gate" in said and "physical* microphones" in said
+        assert "untested" not in said  # the adaptive reading decides no claim
+
+
+def test_fixed_sentence_and_rows_follow_the_every_seed_gate(smoke_results):
+    """The gate "useful" reads the fixed layout's supervised minus empty slot on every seed: one seed short of
+    0.5 dB fails it (and makes the downstream claim untested), however large the mean; the claim reads the fixed
+    layout's reflow minus supervised."""
+    from explorables.core.tables import apply_gates
+
+    n = len(smoke_results.config.seeds)
+    ok = _with_fixed(smoke_results, [3.0 + 0.1 * i for i in range(n)])
+    short = _with_fixed(smoke_results, [6.0] * (n - 1) + [0.4])
+    assert "reads pass" in claims.fixed_sentence(ok) and "reads fail" in claims.fixed_sentence(short)
+    for res, word in ((ok, "pass"), (short, "fail")):
+        rows = claims.claims(res)
+        useful = next(r for r in rows if r.name == "useful")
+        assert useful.outcome == word, useful.verdict
+        beam = next(r for r in rows if r.claim.startswith("With reflow"))
+        assert beam.outcome == "no"  # reflow at least 1 dB below the supervised channel on every seed
+        gated = next(r for r in apply_gates(rows) if r.claim == beam.claim)
+        physical = next(r for r in rows if r.name == "physical")
+        if word == "fail" or physical.outcome == "fail":
+            assert gated.outcome == "untested"
+    # every fill-in below the refitted real mics: the sentence says a substitute, not new information
+    assert "brings no information" in claims.fixed_sentence(ok)
+    above = _with_fixed(smoke_results, [3.0] * n, real=-9.0)
+    assert "brings no information" not in claims.fixed_sentence(above)
+    table = claims.fixed_table(ok)
+    assert "refitted" in table and "slot left empty" in table and table.count("\n") >= 9
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):
@@ -451,6 +591,7 @@ def test_smoke_claims_read_the_measured_numbers(smoke_results):
     beam = next(r for r in rows if r.claim.startswith("With reflow"))
     assert f"{a['sisdr/flow']['mean']:.2f}" in learning.measured
     assert f"{a['beam_sisdr/real']['mean']:.2f}" in beam.measured
+    assert f"{a['fixed_sisdr/reflow']['mean']:.2f}" in beam.measured
     assert [r.kind for r in rows].count("gate") == 5 and beam.gates == ("physical", "useful")
     physical = next(r for r in rows if r.name == "physical")
     if physical.outcome == "fail":  # a gate that fails makes its claim untested, never no
@@ -629,11 +770,13 @@ def test_regression_fits_a_linear_target():
 def test_headline_reports_every_method_and_channel_set(smoke_results):
     lines = headline(smoke_results)
     a = smoke_results.summary["aggregate"]
-    from explorables.virtualflow.experiment import BEAMFORMING, METHODS
+    from explorables.virtualflow.experiment import BEAMFORMING, FIXED_LAYOUT, METHODS
 
-    assert len(lines) == len(METHODS) + len(BEAMFORMING)
+    assert len(lines) == len(METHODS) + len(BEAMFORMING) + len(FIXED_LAYOUT)
     assert f"{a['sisdr/flow']['mean']:.2f}" in lines[METHODS.index("flow")]
-    assert lines[-1].startswith("MVDR SI-SDR") and f"{a['beam_sisdr/physical']['mean']:.2f}" in lines[-1]
+    last_adaptive = lines[len(METHODS) + len(BEAMFORMING) - 1]
+    assert last_adaptive.startswith("MVDR SI-SDR") and f"{a['beam_sisdr/physical']['mean']:.2f}" in last_adaptive
+    assert lines[-1].startswith("fixed-layout MVDR") and f"{a['fixed_sisdr/random']['mean']:.2f}" in lines[-1]
 
 
 class GaussianFlow(VelocityNet):

@@ -77,6 +77,7 @@ def band_errors(
     loading=Float(0.0, 1e3),
     reference=Array("f t"),
     steer_split=Int(2),
+    fit=Array("c f t"),
 )
 def mvdr(
     spec: np.ndarray,
@@ -85,6 +86,7 @@ def mvdr(
     loading: float = 1e-3,
     reference: np.ndarray | None = None,
     steer_split: int | None = None,
+    fit: np.ndarray | None = None,
 ) -> np.ndarray:
     """MVDR, eq. (vf-mvdr), on the channels' STFT ``(C, F, T)``; returns the output STFT ``(F, T)``.
 
@@ -103,10 +105,17 @@ def mvdr(
     ``steer_split - 1`` (a guard frame each side: frames overlap by half). No output frame is then filtered with
     weights that saw its own samples of the talker's image: on the frames it was fitted to, ``d`` holds each
     channel's chance correlation with the talker there, and a channel of pure noise would seem to help.
+
+    With ``fit`` (an STFT of the shape of ``spec``), the covariances and the steering vector come from ``fit`` and
+    the weights are applied to ``spec``: a *fixed layout*, a beamformer calibrated on one set of channels (say with a
+    physical microphone in the last slot) that is then fed another set (that slot filled with an estimate, or left
+    empty) without refitting. ``fit=None`` (the default) fits on ``spec`` itself, the adaptive beamformer.
     """
     spec = np.asarray(spec)
     if spec.ndim != 3 or spec.shape[0] < 1:
         raise ValueError(f"spec must have shape (C >= 1, F, T), got {spec.shape}")
+    if fit is not None and np.shape(fit) != spec.shape:
+        raise ArgumentError(f"fit must have the shape of spec {spec.shape}, got {np.shape(fit)}")
     c, _f, t = spec.shape
     if not 1 <= n_noise_frames < t:
         raise ValueError(f"n_noise_frames must lie in [1, {t - 1}], got {n_noise_frames}")
@@ -116,10 +125,11 @@ def mvdr(
         raise ValueError(f"steer_split must lie in [2, {t - 3}], got {steer_split}")
     if reference is not None and np.shape(reference) != spec.shape[1:]:
         raise ValueError(f"reference must have the shape of one channel {spec.shape[1:]}, got {np.shape(reference)}")
-    x = spec.transpose(1, 0, 2)  # (F, C, T)
-    noise = x[:, :, :n_noise_frames]
+    x = spec.transpose(1, 0, 2)  # (F, C, T): the channels the weights are applied to
+    x_fit = x if fit is None else np.asarray(fit).transpose(1, 0, 2)  # the channels the weights are fitted on
+    noise = x_fit[:, :, :n_noise_frames]
     phi_n = noise @ noise.conj().transpose(0, 2, 1) / n_noise_frames
-    phi_x = x @ x.conj().transpose(0, 2, 1) / t
+    phi_x = x_fit @ x_fit.conj().transpose(0, 2, 1) / t
     diag = np.real(np.trace(phi_n, axis1=1, axis2=2)) / c
     phi_n = phi_n + (loading * diag + 1e-12)[:, None, None] * np.eye(c)
 
@@ -129,7 +139,7 @@ def mvdr(
 
     def steer(frames: slice) -> np.ndarray:
         s = np.asarray(reference)[:, frames]
-        return (x[:, :, frames] @ s.conj()[:, :, None]) / (np.sum(np.abs(s) ** 2, 1)[:, None, None] + 1e-20)
+        return (x_fit[:, :, frames] @ s.conj()[:, :, None]) / (np.sum(np.abs(s) ** 2, 1)[:, None, None] + 1e-20)
 
     if reference is None:
         chol = np.linalg.cholesky(phi_n)  # Phi_n = L L^H

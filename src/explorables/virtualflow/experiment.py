@@ -18,7 +18,10 @@ For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights
    with the real microphones alone or with one channel added: a virtual one, a physical microphone at the
    virtual position (the oracle virtual channel), Virtual-Flow's own training target (built with the held-out
    microphones: information the real ones lack, reported as a diagnostic, not a gate), or a random channel
-   that carries no information (the control).
+   that carries no information (the control); and a *fixed-layout* MVDR, its weights fitted with a physical
+   microphone at the virtual position and not refitted when that microphone's slot is filled with an estimate,
+   a copy, a random channel or nothing (the use case of a virtual microphone: a downstream calibrated for one
+   more microphone than the array has).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..core.arguments import checked
+from ..core.arguments import ArgumentError, checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -89,6 +92,20 @@ BEAMFORMING: tuple[str, ...] = (
     "pseudo_train",
     "physical",
 )
+#: what fills the last slot of the fixed-layout beamformer, whose weights were fitted with a physical microphone
+#: there (in the same room: an oracle calibration) and are not refitted: the physical mic itself, an estimate, a
+#: copy of the nearest real mic, nothing (zeros: the slot left empty, the honest control) or a random channel
+FIXED_LAYOUT: tuple[str, ...] = ("physical", "supervised", "flow", "reflow", "control", "nearest", "empty", "random")
+FIXED_LABELS: dict[str, str] = {
+    "physical": "the physical mic (its calibration)",
+    "supervised": "supervised VM",
+    "flow": "Virtual-Flow",
+    "reflow": "reflow (1 step)",
+    "control": "control (regression on pseudo-targets)",
+    "nearest": "a copy of the nearest real mic",
+    "empty": "nothing (the slot left empty: zeros)",
+    "random": "a random channel",
+}
 #: channel sets of the beamformer's positive control, also run on the extra gate rooms
 GATE_BEAMS: tuple[str, ...] = ("real", "random", "physical")
 BEAM_LABELS: dict[str, str] = {
@@ -445,8 +462,16 @@ def beam_split(cfg: VirtualFlowConfig, n_frames: int) -> int:
     return min(max(first + (n_frames - first) // 2, 2), n_frames - 3)
 
 
-def beamform(ex: Example | BeamRoom, extra: np.ndarray | None, cfg: VirtualFlowConfig) -> np.ndarray:
+def beamform(
+    ex: Example | BeamRoom, extra: np.ndarray | None, cfg: VirtualFlowConfig, fit_extra: np.ndarray | None = None
+) -> np.ndarray:
     """MVDR output waveform from the real channels, plus ``extra`` (an STFT ``(F, T)``) when given.
+
+    With ``fit_extra`` (an STFT ``(F, T)``; ``extra`` must then be given too), the beamformer has a *fixed layout*:
+    its weights are fitted on the real channels plus ``fit_extra`` (in the chapter, a physical microphone at the
+    virtual position, in the same room: an oracle calibration) and applied, unchanged, to the real channels plus
+    ``extra`` (an estimate in that microphone's slot, or zeros for an empty slot). Without it, the weights are
+    fitted on the very channels they filter (the adaptive beamformer).
 
     The noise covariance comes from the noise-only lead; the steering vector from every channel's
     cross-correlation with the talker's clean image at the first real mic (the simulator's oracle, the same
@@ -455,11 +480,25 @@ def beamform(ex: Example | BeamRoom, extra: np.ndarray | None, cfg: VirtualFlowC
     (:func:`beam_split`), so that no channel's chance correlation with the talker on the scored frames enters
     the weights. Blind steering (covariance whitening) does much worse at this scene's noise levels."""
     hop = cfg.nfft // 2
-    chans = ex.spec_real if extra is None else np.concatenate([ex.spec_real, extra[None]], 0)
+    if fit_extra is not None and extra is None:
+        raise ArgumentError("extra must be given with fit_extra (the channel that fills the calibrated slot)")
+    chans = ex.spec_real if extra is None else np.concatenate([ex.spec_real, _slot(extra, ex, "extra")[None]], 0)
+    fit = None if fit_extra is None else np.concatenate([ex.spec_real, _slot(fit_extra, ex, "fit_extra")[None]], 0)
     n_noise = int((cfg.lead_s * cfg.fs - cfg.nfft) // hop)
     reference = stft(ex.real_speech[0], cfg.nfft, hop)
     split = beam_split(cfg, reference.shape[1])
-    return istft(mvdr(chans, n_noise, reference=reference, steer_split=split), cfg.nfft, hop, ex.real.shape[1])
+    out = mvdr(chans, n_noise, reference=reference, steer_split=split, fit=fit)
+    return istft(out, cfg.nfft, hop, ex.real.shape[1])
+
+
+def _slot(channel: np.ndarray, ex: Example | BeamRoom, name: str) -> np.ndarray:
+    """``channel`` as one extra STFT channel of ``ex``'s shape ``(F, T)``, with finite values (else a clear error)."""
+    arr = np.asarray(channel)
+    if arr.shape != ex.spec_real.shape[1:]:
+        raise ArgumentError(f"{name} must be an STFT of one channel's shape {ex.spec_real.shape[1:]}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ArgumentError(f"{name} must hold finite values")
+    return arr
 
 
 def beam_score(ex: Example | BeamRoom, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[float, float]:
@@ -591,6 +630,12 @@ def evaluate_seed(
                 gate_beams.setdefault(b, []).append(beam_si)
             if j == 0 and b in ("real", "flow", "physical"):
                 audio[f"beam_{b}"] = out
+        # the fixed layout: weights fitted once on [real, physical mic] (the adaptive "physical" fit above) and
+        # applied unchanged with the physical mic's slot filled by each candidate (SI-SDR on the speech part)
+        fills = {"physical": extras["physical"], "empty": np.zeros_like(extras["physical"]), "random": specs["noise"]}
+        for b in FIXED_LAYOUT:
+            out = beamform(ex, fills[b] if b in fills else specs[b], cfg, fit_extra=extras["physical"])
+            add(f"fixed_sisdr/{b}", speech_sisdr(out, ex.real_speech[0], first * hop))
         for key, d in mic_distances(ex).items():
             add(f"dist/{key}", d)
         # the direction estimate against the source that dominates the real mics' speech part (the interferer, in
@@ -738,7 +783,14 @@ def run(
 def headline(results: VirtualFlowResults) -> list[str]:
     """Key numbers for the end-of-run summary of the command line."""
     a = results.summary["aggregate"]
-    return [
-        f"SI-SDR vs the true VM, {METHOD_LABELS[m]}: {fmt_pm(a[f'sisdr/{m}']['mean'], a[f'sisdr/{m}']['sd'])} dB"
-        for m in METHODS
-    ] + [f"MVDR SI-SDR, {BEAM_LABELS[b]}: {a[f'beam_sisdr/{b}']['mean']:.2f} dB" for b in BEAMFORMING]
+    return (
+        [
+            f"SI-SDR vs the true VM, {METHOD_LABELS[m]}: {fmt_pm(a[f'sisdr/{m}']['mean'], a[f'sisdr/{m}']['sd'])} dB"
+            for m in METHODS
+        ]
+        + [f"MVDR SI-SDR, {BEAM_LABELS[b]}: {a[f'beam_sisdr/{b}']['mean']:.2f} dB" for b in BEAMFORMING]
+        + [
+            f"fixed-layout MVDR SI-SDR, slot filled with {FIXED_LABELS[b]}: {a[f'fixed_sisdr/{b}']['mean']:.2f} dB"
+            for b in FIXED_LAYOUT
+        ]
+    )

@@ -8,7 +8,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
-from .experiment import BEAM_LABELS, BEAMFORMING, METHOD_LABELS, METHODS, VirtualFlowResults
+from .experiment import (
+    BEAM_LABELS,
+    BEAMFORMING,
+    FIXED_LABELS,
+    FIXED_LAYOUT,
+    METHOD_LABELS,
+    METHODS,
+    VirtualFlowResults,
+)
 
 METHOD_COLORS = {
     "nearest": PALETTE["grey"],
@@ -196,6 +204,39 @@ def beamforming_figure(results: VirtualFlowResults) -> go.Figure:
     fig.update_yaxes(range=[max(0.0, lo - 0.05), 1.0], row=1, col=2)
     style(fig, height=380, bottom=110)
     return fig
+
+
+def fixed_layout_figure(results: VirtualFlowResults) -> go.Figure:
+    """Fixed-layout MVDR output SI-SDR per fill-in of the physical mic's slot (mean ± sd over seeds), with two lines:
+    the real mics' own refitted MVDR (solid: every fill-in but the physical mic sits below it) and the slot left
+    empty (dashed: the control of the gate "useful")."""
+    a = results.summary["aggregate"]
+    mu = [a[f"fixed_sisdr/{b}"]["mean"] for b in FIXED_LAYOUT]
+    sd = [a[f"fixed_sisdr/{b}"]["sd"] for b in FIXED_LAYOUT]
+    fig = go.Figure(
+        go.Bar(
+            x=[FIXED_LABELS[b] for b in FIXED_LAYOUT],
+            y=mu,
+            error_y=dict(array=sd),
+            marker_color=[color(i) for i in range(len(mu))],
+            showlegend=False,
+        )
+    )
+    real = a["beam_sisdr/real"]["mean"]
+    fig.add_hline(
+        y=real,
+        line=dict(color=PALETTE["dark_grey"], width=2),
+        annotation_text="real mics alone, refitted",
+        annotation_position="top right",
+    )
+    fig.add_hline(
+        y=a["fixed_sisdr/empty"]["mean"],
+        line=REFERENCE_LINE,
+        annotation_text="slot left empty",
+        annotation_position="bottom right",
+    )
+    fig.update_yaxes(title_text="fixed-layout MVDR output SI-SDR (dB)")
+    return style(fig, height=400, bottom=120)
 
 
 def scene_figure(results: VirtualFlowResults) -> go.Figure:
