@@ -4,7 +4,14 @@ neither metric's pick can lose to replay on the tuning draws; a control whose pi
 Writes ``data/trust_region_cl_tuning.json``, which the chapter's
 folded "how criteria were set" box shows, and prints the chosen radii (then set as the book preset's defaults).
 
-    PYTHONPATH=src python benchmarks/tune_trust_region_cl.py
+    PYTHONPATH=src python benchmarks/tune_trust_region_cl.py           # the radii
+    PYTHONPATH=src python benchmarks/tune_trust_region_cl.py lambda    # EWC's and the penalty form's lambda
+
+The lambda rule (issue 47 item 4; written and committed before any candidate ran): on the same tuning base seeds
+(100, 101; three seeds each; the book's steps), one ensemble trains EWC and the penalty form (EWC's penalty plus
+replay) at every lambda of LAMBDAS; each arm takes the lambda with the lowest mean final SWD over the six runs (the
+radius's criterion), whatever it is; a pick at an end of the grid is reported as not bracketed, the grid is not
+extended. Writes ``data/trust_region_cl_lambda_tuning.json``.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from explorables.trust_region_cl.experiment import tune_radii
 
 BASE_SEEDS = (100, 101)
 RADII = (0.01, 0.03, 0.1, 0.3, 1.0, float("inf"))
+LAMBDAS = (100.0, 300.0, 1000.0, 3000.0)
 OUT = Path(__file__).resolve().parents[1] / "data" / "trust_region_cl_tuning.json"
 
 
