@@ -93,7 +93,13 @@ class TrustRegionCLConfig(ExperimentConfig):
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
     )
     ewc_lambda: float = param(
-        1000.0, Float(0.0, 1e9), "strength lambda of the Fisher penalty of EWC and of the penalty form (EWC + replay)"
+        1000.0,
+        Float(0.0, 1e9),
+        "strength lambda of EWC's Fisher penalty (tuned on base seeds 100 and 101 over 100, 300, 1000, 3000: "
+        "benchmarks/tune_trust_region_cl.py, data/trust_region_cl_lambda_tuning.json)",
+    )
+    penalty_lambda: float = param(
+        1000.0, Float(0.0, 1e9), "strength lambda of the penalty form (EWC's penalty + replay), tuned like ewc_lambda"
     )
     reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
     reptile_step: float = param(
@@ -236,7 +242,7 @@ class _Setup:
     def strengths(self) -> Strengths:
         c = self.cfg
         return Strengths(c.replay_weight, c.trust_radius, c.iso_radius, c.ewc_lambda, c.reptile_every, c.reptile_step,
-                         c.fisher_decay, c.dual_lr)  # fmt: skip
+                         c.fisher_decay, c.dual_lr, c.penalty_lambda)  # fmt: skip
 
 
 def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
@@ -442,7 +448,7 @@ def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
             damping=cfg.fisher_damping,
         )
         summary[f"trained_{method}"] = {key: _stats(value.cpu().numpy()) for key, value in trained.items()}
-    summary["trust_lambda"] = cfg.ewc_lambda  # the penalty form's fixed strength
+    summary["trust_lambda"] = cfg.penalty_lambda  # the penalty form's fixed strength
     return summary, {}
 
 
@@ -526,4 +532,42 @@ def tune_radii(config: TrustRegionCLConfig, radii: tuple[float, ...]) -> dict[st
     for m in ("trcl", "trcl_iso"):
         scores = [out["kinds"][f"{m}@{r:g}"]["final_swd"]["mean"] for r in radii]
         out[f"best_{m}"] = radii[int(np.argmin(scores))]
+    return out
+
+
+@checked(lambdas=Tuple(Float(0.0, 1e9), increasing=True))
+def tune_lambdas(config: TrustRegionCLConfig, lambdas: tuple[float, ...]) -> dict[str, Any]:
+    """Choose EWC's and the penalty form's lambda on tuning seeds, with the radius's budget and criterion.
+
+    One ensemble: fine-tuning and generative replay (references), and EWC and the penalty form (EWC's penalty plus
+    replay) at every lambda of ``lambdas``, on ``config.seeds`` (use seeds disjoint from the book's). Returns per
+    member kind the final SWD and forgetting per seed, and per arm the lambda with the lowest mean final SWD.
+    """
+    cfg = start_run(TrustRegionCLConfig, config, None)[0]
+    with one_cpu_thread(resolve_device(cfg.device)):
+        setup = _Setup(cfg)
+        kinds = [("finetune", None), ("replay", None)] + [(m, v) for m in ("ewc", "trcl_penalty") for v in lambdas]
+        members = [Member(m, s, strength=v) for m, v in kinds for s in range(setup.n_seeds)]
+        seed_of = torch.tensor([mem.seed_index for mem in members], device=setup.device)
+        params = init_params(setup.net, [setup.member_seeds[mem.seed_index] for mem in members], setup.device)
+        record = train_sequence(
+            params, setup.net, setup.schedule, cfg.tasks, members, setup.strengths(), n_seeds=setup.n_seeds,
+            n_steps_per_task=cfg.n_steps_per_task, batch_size=cfg.batch_size, lr=cfg.lr, n_fisher=cfg.n_fisher,
+            n_samples=cfg.n_samples, eval_set=setup.eval_set, seed=cfg.seed, n_replay=cfg.n_replay,
+        )  # fmt: skip
+        n_tasks = len(cfg.tasks)
+        ref = setup.reference[seed_of]
+        swd = [sliced_wasserstein(record.samples[k], ref[:, : k + 1], setup.directions) for k in range(n_tasks)]
+        just_after = torch.stack([swd[k][:, k] for k in range(n_tasks)], 1)
+        final, forgetting = swd[-1].mean(1), (swd[-1] - just_after)[:, :-1].mean(1)
+    out: dict[str, Any] = {"lambdas": list(lambdas), "kinds": {}}
+    n = setup.n_seeds
+    for i, (m, v) in enumerate(kinds):
+        sl = slice(i * n, (i + 1) * n)
+        out["kinds"][f"{m}" if v is None else f"{m}@{v:g}"] = {
+            "final_swd": _stats(final[sl].cpu().numpy()), "forgetting": _stats(forgetting[sl].cpu().numpy()),
+        }
+    for m in ("ewc", "trcl_penalty"):
+        scores = [out["kinds"][f"{m}@{v:g}"]["final_swd"]["mean"] for v in lambdas]
+        out[f"best_{m}"] = lambdas[int(np.argmin(scores))]
     return out
