@@ -14,7 +14,8 @@ Parts:
    evaluation batch.
 2. ``reconvergence``: from the final weights, perturbed by ``reconverge_perturb`` relative noise,
    plain fine-tuning on real data of each earlier task until its evaluation loss is back within
-   ``reconverge_tol`` of its value right after it was learned; the number of steps, per member.
+   ``reconverge_tol`` of a common target: the lowest loss any method of that seed had right after the task was
+   learned (so a method that learned less gets no lower bar); the number of steps, per member.
 3. ``maml``: the MAML reading, at the last task switch: the trust-region update from the anchor
    at growing strengths, against the one-step inner update (cosines).
 """
@@ -93,13 +94,14 @@ class TrustRegionCLConfig(ExperimentConfig):
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
     )
     ewc_lambda: float = param(
-        1000.0,
+        3000.0,
         Float(0.0, 1e9),
         "strength lambda of EWC's Fisher penalty (tuned on base seeds 100 and 101 over 100, 300, 1000, 3000: "
-        "benchmarks/tune_trust_region_cl.py, data/trust_region_cl_lambda_tuning.json)",
+        "benchmarks/tune_trust_region_cl.py, data/trust_region_cl_lambda_tuning.json; the grid's largest, so the "
+        "best lambda is not bracketed)",
     )
     penalty_lambda: float = param(
-        1000.0, Float(0.0, 1e9), "strength lambda of the penalty form (EWC's penalty + replay), tuned like ewc_lambda"
+        3000.0, Float(0.0, 1e9), "strength lambda of the penalty form (EWC's penalty + replay), tuned like ewc_lambda"
     )
     reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
     reptile_step: float = param(
@@ -331,6 +333,7 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
     cfg = setup.cfg
     state = checkpoint.get("trained/record")
     start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb, cfg.seed + 4_242)
+    target = common_target(state["post_loss"], setup.seed_of, setup.n_seeds)  # (M, K): the same bar for every method
     steps = []
     for j, name in enumerate(cfg.tasks[:-1]):
         key = f"reconvergence/{j}"
@@ -342,7 +345,7 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
                 setup.schedule,
                 j,
                 name,
-                state["post_loss"][:, j],
+                target[:, j],
                 setup.eval_set,
                 setup.seed_of,
                 n_seeds=setup.n_seeds,
@@ -369,6 +372,18 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
             "fraction_at_start_per_seed": (steps_t[sl] == 0).float().mean(1).cpu().numpy().tolist(),
         }
     return summary, {"steps": steps_t.cpu().numpy()}
+
+
+def common_target(post_loss: torch.Tensor, seed_of: torch.Tensor, n_seeds: int) -> torch.Tensor:
+    """Re-convergence's target per (seed, task): the lowest post-learning loss of that task over every member of the
+    seed (every method), given back per member, so a method that learned a task less well gets no lower bar.
+    ``post_loss`` is (members, tasks); the result has its shape and is never above it."""
+    out = torch.empty_like(post_loss)
+    for s in range(n_seeds):
+        mine = seed_of == s
+        if bool(mine.any()):
+            out[mine] = post_loss[mine].min(0).values
+    return out
 
 
 def perturbed(params: dict, seed_of: torch.Tensor, n_seeds: int, size: float, seed: int) -> dict:
