@@ -295,6 +295,7 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
             "final_loss": _stats(record.eval_losses[-1][sl].mean(1).cpu().numpy()),
             # the multiplier and the distance to the anchor at the end of tasks 2..K (the trust region acts from task 2)
             "multiplier": _stats(record.multipliers[1:, sl].mean(0).cpu().numpy()),
+            "multiplier_per_task": record.multipliers[1:, sl].mean(1).cpu().numpy().tolist(),  # tasks 2..K, seed mean
             "distance_ratio": _stats((record.distances[1:, sl] / record.radii[sl]).mean(0).cpu().numpy()),
         }
     curves = {
