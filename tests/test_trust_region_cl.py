@@ -792,7 +792,7 @@ def test_the_configs_lambdas_are_the_lambda_tunings_picks():
     assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
     assert tuple(record["tasks"]) == cfg.tasks
     table = lambda_tuning_table()
-    assert table.count("←") == 2 and "not part of this copy" in lambda_tuning_table(LAMBDA_TUNING_FILE.with_name("x"))
+    assert table.count("← |") == 2 and "not part of this copy" in lambda_tuning_table(LAMBDA_TUNING_FILE.with_name("x"))
 
 
 def test_a_members_own_strength_is_the_penalty_it_trains_with():
