@@ -4,23 +4,33 @@ neither metric's pick can lose to replay on the tuning draws; a control whose pi
 Writes ``data/trust_region_cl_tuning.json``, which the chapter's
 folded "how criteria were set" box shows, and prints the chosen radii (then set as the book preset's defaults).
 
-    PYTHONPATH=src python benchmarks/tune_trust_region_cl.py
+    PYTHONPATH=src python benchmarks/tune_trust_region_cl.py           # the radii
+    PYTHONPATH=src python benchmarks/tune_trust_region_cl.py lambda    # EWC's and the penalty form's lambda
+
+The lambda rule (issue 47 item 4; written and committed before any candidate ran): on the same tuning base seeds
+(100, 101; three seeds each; the book's steps), one ensemble trains EWC and the penalty form (EWC's penalty plus
+replay) at every lambda of LAMBDAS; each arm takes the lambda with the lowest mean final SWD over the six runs (the
+radius's criterion), whatever it is; a pick at an end of the grid is reported as not bracketed, the grid is not
+extended. Writes ``data/trust_region_cl_lambda_tuning.json``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from explorables.trust_region_cl import TrustRegionCLConfig
-from explorables.trust_region_cl.experiment import tune_radii
+from explorables.trust_region_cl.experiment import tune_lambdas, tune_radii
 
 BASE_SEEDS = (100, 101)
 RADII = (0.01, 0.03, 0.1, 0.3, 1.0, float("inf"))
+LAMBDAS = (100.0, 300.0, 1000.0, 3000.0)
 OUT = Path(__file__).resolve().parents[1] / "data" / "trust_region_cl_tuning.json"
+OUT_LAMBDA = OUT.with_name("trust_region_cl_lambda_tuning.json")
 
 
 def main() -> None:
@@ -49,5 +59,29 @@ def main() -> None:
     print(json.dumps({"mean_final_swd": mean, "best": best}, indent=1))
 
 
+def main_lambda() -> None:
+    runs = []
+    for base in BASE_SEEDS:
+        t = time.time()
+        cfg = TrustRegionCLConfig.preset("book", seed=base, seeds=(0, 1, 2))
+        out = tune_lambdas(cfg, LAMBDAS)
+        out["base_seed"], out["seconds"] = base, round(time.time() - t, 1)
+        runs.append(out)
+        print(f"base seed {base}: {out['seconds']} s", flush=True)
+    kinds = list(runs[0]["kinds"])
+    mean = {k: float(np.mean([r["kinds"][k]["final_swd"]["mean"] for r in runs])) for k in kinds}
+    forgetting = {k: float(np.mean([r["kinds"][k]["forgetting"]["mean"] for r in runs])) for k in kinds}
+    best = {m: LAMBDAS[int(np.argmin([mean[f"{m}@{v:g}"] for v in LAMBDAS]))] for m in ("ewc", "trcl_penalty")}
+    cfg = TrustRegionCLConfig.preset("book")
+    record = {
+        "base_seeds": list(BASE_SEEDS), "seeds_per_base": 3, "lambdas": list(LAMBDAS),
+        "criterion": "lowest mean final SWD", "n_replay": cfg.n_replay, "n_steps_per_task": cfg.n_steps_per_task,
+        "tasks": list(cfg.tasks), "mean_final_swd": mean, "mean_forgetting": forgetting, "best": best,
+        "bracketed": {m: best[m] not in (LAMBDAS[0], LAMBDAS[-1]) for m in best}, "runs": runs,
+    }  # fmt: skip
+    OUT_LAMBDA.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps({"mean_final_swd": mean, "best": best}, indent=1))
+
+
 if __name__ == "__main__":
-    main()
+    main_lambda() if sys.argv[1:] == ["lambda"] else main()

@@ -774,3 +774,70 @@ def test_an_isotropic_control_of_infinite_radius_is_replays_runs():
         Radius(optional=False).check("r", None)
     with pytest.raises(Exception, match="iso_radius"):
         Config.preset("smoke", iso_radius=0.0)
+
+
+def test_the_configs_lambdas_are_the_lambda_tunings_picks():
+    """EWC's and the penalty form's lambda come from the committed lambda tuning (tuning base seeds only, the radius's
+    criterion: lowest mean final SWD over the grid)."""
+    import json
+
+    from explorables.trust_region_cl.claims import LAMBDA_TUNING_FILE, lambda_tuning_table
+
+    record = json.loads(LAMBDA_TUNING_FILE.read_text())
+    assert set(record["base_seeds"]).isdisjoint(range(5))  # never an evaluation base seed
+    cfg = Config.preset("book")
+    for arm, field in (("ewc", "ewc_lambda"), ("trcl_penalty", "penalty_lambda")):
+        scores = [record["mean_final_swd"][f"{arm}@{v:g}"] for v in record["lambdas"]]
+        assert record["lambdas"][scores.index(min(scores))] == record["best"][arm] == getattr(cfg, field)
+    assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
+    assert tuple(record["tasks"]) == cfg.tasks
+    table = lambda_tuning_table()
+    assert table.count("← |") == 2 and "not part of this copy" in lambda_tuning_table(LAMBDA_TUNING_FILE.with_name("x"))
+
+
+def test_a_members_own_strength_is_the_penalty_it_trains_with():
+    """Member.strength overrides the Strengths' lambda for a fixed-penalty member only, and training with it is
+    training with that lambda in the Strengths (to the bit)."""
+    s = continual.Strengths(ewc_lambda=5.0, penalty_lambda=7.0)
+    assert s.lambda_of(Member("ewc", 0)) == 5.0 and s.lambda_of(Member("trcl_penalty", 0)) == 7.0
+    assert s.lambda_of(Member("ewc", 0, strength=3.0)) == 3.0
+    assert all(s.lambda_of(Member(m, 0, strength=3.0)) == 0.0 for m in ("finetune", "replay", "trcl", "trcl_iso"))
+    assert continual.Strengths(ewc_lambda=5.0).lambda_of(Member("trcl_penalty", 0)) == 5.0  # None: EWC's lambda
+    own = _tr_run([Member("trcl_penalty", 0, strength=50.0)], Strengths())
+    via = _tr_run([Member("trcl_penalty", 0)], Strengths(penalty_lambda=50.0))
+    assert torch.equal(own.params["w0"], via.params["w0"])
+    with pytest.raises(ValueError, match="strength"):
+        Member("ewc", 0, strength=-1.0)
+    with pytest.raises(ValueError, match="penalty_lambda"):
+        Strengths(penalty_lambda=float("nan"))
+
+
+def test_the_reconvergence_target_is_common_to_the_methods_of_a_seed():
+    """The target is, per (seed, task), the lowest post-learning loss over that seed's members: never above a
+    member's own, the same for every member of a seed, and attained by one of them."""
+    from explorables.trust_region_cl.experiment import common_target
+
+    g = torch.Generator().manual_seed(3)
+    seed_of = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1, 2])
+    post = torch.rand(9, 4, generator=g) + 0.1
+    target = common_target(post, seed_of, 3)
+    assert target.shape == post.shape and bool((target <= post).all())
+    for s in range(3):
+        mine = target[seed_of == s]
+        assert torch.equal(mine, mine[:1].expand_as(mine))
+        assert bool((post[seed_of == s] == mine[:1]).any(0).all())  # attained by some member, per task
+
+
+def test_the_relearning_gate_reads_the_largest_share_over_methods():
+    """One method whose runs are mostly back before any step fails the gate, however low the others' shares are."""
+    results = run(Config.preset("smoke"))
+    rec = results.summary["reconvergence"]["methods"]
+    n = len(results.config.seeds)
+    for m in ("ewc", "replay", "reptile"):
+        rec[m]["fraction_at_start_per_seed"] = [0.0] * n
+    rec["trcl"]["fraction_at_start_per_seed"] = [1.0] * n
+    row = next(r for r in C.claims(results) if r.name == "relearning")
+    assert row.verdict.startswith("fail")
+    rec["trcl"]["fraction_at_start_per_seed"] = [0.0] * n
+    row = next(r for r in C.claims(results) if r.name == "relearning")
+    assert row.verdict.startswith("pass")

@@ -287,10 +287,13 @@ class Member:
     method: str
     seed_index: int
     radius: float | None = None  # a constrained member's own radius (None: the Strengths' radius of its metric)
+    strength: float | None = None  # a fixed-penalty member's own lambda (None: the Strengths' lambda of its method)
 
     def __post_init__(self) -> None:
         if self.radius is not None:
             _check_radius("radius", self.radius)
+        if self.strength is not None:
+            check_in_range("strength", self.strength, 0.0, 1e9)
 
 
 @dataclass(frozen=True)
@@ -306,16 +309,31 @@ class Strengths:
     reptile_step: float = 0.5
     fisher_decay: float = 1.0
     dual_lr: float = 0.1
+    penalty_lambda: float | None = None  # the penalty form's (EWC + replay) lambda; None: ewc_lambda
 
     def __post_init__(self) -> None:
         check_in_range("replay_weight", self.replay_weight, 0.0, 1e6)
         _check_radius("trust_radius", self.trust_radius)
         _check_radius("iso_radius", self.iso_radius)
         check_in_range("ewc_lambda", self.ewc_lambda, 0.0, 1e9)
+        if self.penalty_lambda is not None:
+            check_in_range("penalty_lambda", self.penalty_lambda, 0.0, 1e9)
         check_in_range("dual_lr", self.dual_lr, 0.0, 1.0, low_inclusive=False)
         check_int("reptile_every", self.reptile_every, 1)
         check_in_range("reptile_step", self.reptile_step, 0.0, 1.0, low_inclusive=False)
         check_in_range("fisher_decay", self.fisher_decay, 0.0, 1.0)
+
+    def lambda_of(self, member: Member) -> float:
+        """The fixed penalty strength of ``member``: its own ``strength`` if set, else EWC's ``ewc_lambda`` or the
+        penalty form's ``penalty_lambda`` (``ewc_lambda`` when None); 0 for a method without a fixed penalty."""
+        me = METHODS[member.method]
+        if me.metric == "none" or me.penalty != "ewc":
+            return 0.0
+        if member.strength is not None:
+            return float(member.strength)
+        if me.replay and self.penalty_lambda is not None:
+            return float(self.penalty_lambda)
+        return float(self.ewc_lambda)
 
 
 @dataclass
@@ -443,9 +461,7 @@ def train_sequence(
         replayed = slice(int(replayed[0]), int(replayed[-1]) + 1)
     else:
         replayed = replayed.to(device)
-    fixed = torch.tensor(
-        [strengths.ewc_lambda if me.metric != "none" and me.penalty == "ewc" else 0.0 for me in meths], device=device
-    )
+    fixed = torch.tensor([strengths.lambda_of(mem) for mem in members], device=device)
     constrained = torch.tensor([me.metric != "none" and me.penalty == "constraint" for me in meths], device=device)
     default = {"fisher": strengths.trust_radius, "isotropic": strengths.iso_radius, "none": float("inf")}
     radius = torch.tensor(

@@ -14,7 +14,8 @@ Parts:
    evaluation batch.
 2. ``reconvergence``: from the final weights, perturbed by ``reconverge_perturb`` relative noise,
    plain fine-tuning on real data of each earlier task until its evaluation loss is back within
-   ``reconverge_tol`` of its value right after it was learned; the number of steps, per member.
+   ``reconverge_tol`` of a common target: the lowest loss any method of that seed had right after the task was
+   learned (so a method that learned less gets no lower bar); the number of steps, per member.
 3. ``maml``: the MAML reading, at the last task switch: the trust-region update from the anchor
    at growing strengths, against the one-step inner update (cosines).
 """
@@ -93,7 +94,14 @@ class TrustRegionCLConfig(ExperimentConfig):
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
     )
     ewc_lambda: float = param(
-        1000.0, Float(0.0, 1e9), "strength lambda of the Fisher penalty of EWC and of the penalty form (EWC + replay)"
+        3000.0,
+        Float(0.0, 1e9),
+        "strength lambda of EWC's Fisher penalty (tuned on base seeds 100 and 101 over 100, 300, 1000, 3000: "
+        "benchmarks/tune_trust_region_cl.py, data/trust_region_cl_lambda_tuning.json; the grid's largest, so the "
+        "best lambda is not bracketed)",
+    )
+    penalty_lambda: float = param(
+        3000.0, Float(0.0, 1e9), "strength lambda of the penalty form (EWC's penalty + replay), tuned like ewc_lambda"
     )
     reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
     reptile_step: float = param(
@@ -236,7 +244,7 @@ class _Setup:
     def strengths(self) -> Strengths:
         c = self.cfg
         return Strengths(c.replay_weight, c.trust_radius, c.iso_radius, c.ewc_lambda, c.reptile_every, c.reptile_step,
-                         c.fisher_decay, c.dual_lr)  # fmt: skip
+                         c.fisher_decay, c.dual_lr, c.penalty_lambda)  # fmt: skip
 
 
 def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
@@ -287,6 +295,7 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
             "final_loss": _stats(record.eval_losses[-1][sl].mean(1).cpu().numpy()),
             # the multiplier and the distance to the anchor at the end of tasks 2..K (the trust region acts from task 2)
             "multiplier": _stats(record.multipliers[1:, sl].mean(0).cpu().numpy()),
+            "multiplier_per_task": record.multipliers[1:, sl].mean(1).cpu().numpy().tolist(),  # tasks 2..K, seed mean
             "distance_ratio": _stats((record.distances[1:, sl] / record.radii[sl]).mean(0).cpu().numpy()),
         }
     curves = {
@@ -325,6 +334,7 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
     cfg = setup.cfg
     state = checkpoint.get("trained/record")
     start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb, cfg.seed + 4_242)
+    target = common_target(state["post_loss"], setup.seed_of, setup.n_seeds)  # (M, K): the same bar for every method
     steps = []
     for j, name in enumerate(cfg.tasks[:-1]):
         key = f"reconvergence/{j}"
@@ -336,7 +346,7 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
                 setup.schedule,
                 j,
                 name,
-                state["post_loss"][:, j],
+                target[:, j],
                 setup.eval_set,
                 setup.seed_of,
                 n_seeds=setup.n_seeds,
@@ -363,6 +373,18 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
             "fraction_at_start_per_seed": (steps_t[sl] == 0).float().mean(1).cpu().numpy().tolist(),
         }
     return summary, {"steps": steps_t.cpu().numpy()}
+
+
+def common_target(post_loss: torch.Tensor, seed_of: torch.Tensor, n_seeds: int) -> torch.Tensor:
+    """Re-convergence's target per (seed, task): the lowest post-learning loss of that task over every member of the
+    seed (every method), given back per member, so a method that learned a task less well gets no lower bar.
+    ``post_loss`` is (members, tasks); the result has its shape and is never above it."""
+    out = torch.empty_like(post_loss)
+    for s in range(n_seeds):
+        mine = seed_of == s
+        if bool(mine.any()):
+            out[mine] = post_loss[mine].min(0).values
+    return out
 
 
 def perturbed(params: dict, seed_of: torch.Tensor, n_seeds: int, size: float, seed: int) -> dict:
@@ -442,7 +464,7 @@ def _maml_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
             damping=cfg.fisher_damping,
         )
         summary[f"trained_{method}"] = {key: _stats(value.cpu().numpy()) for key, value in trained.items()}
-    summary["trust_lambda"] = cfg.ewc_lambda  # the penalty form's fixed strength
+    summary["trust_lambda"] = cfg.penalty_lambda  # the penalty form's fixed strength
     return summary, {}
 
 
@@ -526,4 +548,42 @@ def tune_radii(config: TrustRegionCLConfig, radii: tuple[float, ...]) -> dict[st
     for m in ("trcl", "trcl_iso"):
         scores = [out["kinds"][f"{m}@{r:g}"]["final_swd"]["mean"] for r in radii]
         out[f"best_{m}"] = radii[int(np.argmin(scores))]
+    return out
+
+
+@checked(lambdas=Tuple(Float(0.0, 1e9), increasing=True))
+def tune_lambdas(config: TrustRegionCLConfig, lambdas: tuple[float, ...]) -> dict[str, Any]:
+    """Choose EWC's and the penalty form's lambda on tuning seeds, with the radius's budget and criterion.
+
+    One ensemble: fine-tuning and generative replay (references), and EWC and the penalty form (EWC's penalty plus
+    replay) at every lambda of ``lambdas``, on ``config.seeds`` (use seeds disjoint from the book's). Returns per
+    member kind the final SWD and forgetting per seed, and per arm the lambda with the lowest mean final SWD.
+    """
+    cfg = start_run(TrustRegionCLConfig, config, None)[0]
+    with one_cpu_thread(resolve_device(cfg.device)):
+        setup = _Setup(cfg)
+        kinds = [("finetune", None), ("replay", None)] + [(m, v) for m in ("ewc", "trcl_penalty") for v in lambdas]
+        members = [Member(m, s, strength=v) for m, v in kinds for s in range(setup.n_seeds)]
+        seed_of = torch.tensor([mem.seed_index for mem in members], device=setup.device)
+        params = init_params(setup.net, [setup.member_seeds[mem.seed_index] for mem in members], setup.device)
+        record = train_sequence(
+            params, setup.net, setup.schedule, cfg.tasks, members, setup.strengths(), n_seeds=setup.n_seeds,
+            n_steps_per_task=cfg.n_steps_per_task, batch_size=cfg.batch_size, lr=cfg.lr, n_fisher=cfg.n_fisher,
+            n_samples=cfg.n_samples, eval_set=setup.eval_set, seed=cfg.seed, n_replay=cfg.n_replay,
+        )  # fmt: skip
+        n_tasks = len(cfg.tasks)
+        ref = setup.reference[seed_of]
+        swd = [sliced_wasserstein(record.samples[k], ref[:, : k + 1], setup.directions) for k in range(n_tasks)]
+        just_after = torch.stack([swd[k][:, k] for k in range(n_tasks)], 1)
+        final, forgetting = swd[-1].mean(1), (swd[-1] - just_after)[:, :-1].mean(1)
+    out: dict[str, Any] = {"lambdas": list(lambdas), "kinds": {}}
+    n = setup.n_seeds
+    for i, (m, v) in enumerate(kinds):
+        sl = slice(i * n, (i + 1) * n)
+        out["kinds"][f"{m}" if v is None else f"{m}@{v:g}"] = {
+            "final_swd": _stats(final[sl].cpu().numpy()), "forgetting": _stats(forgetting[sl].cpu().numpy()),
+        }
+    for m in ("ewc", "trcl_penalty"):
+        scores = [out["kinds"][f"{m}@{v:g}"]["final_swd"]["mean"] for v in lambdas]
+        out[f"best_{m}"] = lambdas[int(np.argmin(scores))]
     return out
