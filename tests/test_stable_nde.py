@@ -659,10 +659,10 @@ def _fake_study(results: list) -> dict:
 
 def test_study_reading_reads_its_numbers_from_the_study():
     """Every number of the page's seed-study paragraphs comes from the study: change the runs, the text follows."""
-    runs = [_fake_results(0.5, unrolled_metric=0.5), _fake_results(0.5, unrolled_metric=0.25)]
+    runs = [_with_chaos(_fake_results(0.5, unrolled_metric=u), {}, {}) for u in (0.5, 0.25)]
     study = _fake_study(runs)
     text = C.study_reading(study, runs[0].config.control_step_factor)
-    assert set(text) == {"lens", "stability"}
+    assert set(text) == {"lens", "stability", "lorenz"}
     # one-step's metric is about twice, then about four times the unrolled model's
     ratios = []
     for r in runs:
@@ -770,3 +770,102 @@ def test_a_system_run_in_a_worker_process_gives_the_in_process_numbers():
 def test_processes_is_checked():
     with pytest.raises(ValueError, match="processes"):
         Config.preset("smoke", processes=-1).validated()
+
+
+def test_energy_half_life_on_closed_forms():
+    """The first time the energy above rest has halved: at the step it happens, inf when never, NaN when the
+    rollout breaks first."""
+    from explorables.stable_nde.metrics import energy_half_life
+
+    system = pendulum()
+    traj = torch.zeros(4, 3, 2, dtype=torch.float64)  # q = 0: H + 1 = p^2 / 2
+    traj[:, 0, 1] = torch.tensor([1.0, 0.9, 0.7, 0.5], dtype=torch.float64)  # 0.5, 0.405, 0.245 (halved), 0.125
+    traj[:, 1, 1] = 1.0  # conserves its energy
+    traj[:, 2, 1] = 1.0
+    traj[1:, 2, 0] = float("nan")  # breaks at step 1, before any halving
+    out = energy_half_life(traj, system.energy, -1.0, 0.25)
+    assert out[0].item() == pytest.approx(2 * 0.25)
+    assert math.isinf(out[1].item()) and math.isnan(out[2].item())
+    with pytest.raises(ValueError, match="dt"):
+        energy_half_life(traj, system.energy, -1.0, 0.0)
+
+
+def _with_chaos(res, lyap: dict[str, float], z: dict[str, float], truth=(0.9, 23.5)):
+    """Give a fake run's Lorenz models and truth a Lyapunov exponent and a long-run mean of z."""
+    st = res.summary["lorenz"]["stability"]
+    for m in st:
+        st[m]["lyapunov"] = {"per_seed": [lyap.get(m, 0.5)] * 3, "mean": lyap.get(m, 0.5), "sd": 0.0}
+        st[m]["z_mean"] = {"per_seed": [z.get(m, 23.0)] * 3, "mean": z.get(m, 23.0), "sd": 0.0}
+    res.summary["lorenz"]["truth"] = {"lyapunov": truth[0], "z_mean": truth[1]}
+    return res
+
+
+def test_the_lorenz_gate_records_the_exponents_and_z_means_and_the_page_reads_them():
+    """The stability gate's measured text carries each model's exponent and mean z next to the truth's, and the
+    page's Lorenz paragraph reads them back from a study of such runs: change the runs, the text follows."""
+    runs = [
+        _with_chaos(_fake_results(0.5), {"unrolled": 0.3, "one_step": 0.03}, {"unrolled": 21.0, "one_step": 23.9}),
+        _with_chaos(_fake_results(0.5), {"unrolled": 0.4, "one_step": 0.09}, {"unrolled": 21.5, "one_step": 24.1}),
+    ]
+    gate = next(r for r in C.claims(runs[0]) if r.name == "stability (lorenz)")
+    assert "largest Lyapunov exponent" in gate.measured and "truth 0.90" in gate.measured
+    assert "mean z" in gate.measured and "truth 23.5" in gate.measured
+    plain = next(r for r in C.claims(_fake_results(0.5)) if r.name == "stability (lorenz)")
+    assert "Lyapunov" not in plain.measured  # a run without the numbers: nothing invented
+    text = C.study_reading(_fake_study(runs), runs[0].config.control_step_factor)["lorenz"]
+    assert "0.03 to 0.09 for one-step models" in text and "0.30 to 0.40 for unrolled models" in text
+    assert "21.0 to 21.5 for unrolled models" in text and "truth's 23.5" in text
+    assert "above one-step's on every base seed" in text and "below the truth on every base seed" in text
+    assert text.startswith("No rollout of either model blows up")
+    runs[1].summary["lorenz"]["stability"]["unrolled"]["blow_up_fraction"]["per_seed"] = [0.25, 0.25, 0.25]
+    assert "0.25" in C.study_reading(_fake_study(runs), 2)["lorenz"]
+
+
+def test_gate_power_sentence_is_the_interval_arithmetic():
+    res = _fake_results(0.5)
+    st = res.summary["lorenz"]["stability"]
+    st["unrolled"]["z_distance"]["per_seed"] = [1.0, 2.0, 1.5]
+    st["one_step"]["z_distance"]["per_seed"] = [1.0, 1.0, 1.0]
+    logs = [0.0, math.log(2.0), math.log(1.5)]
+    from explorables.core.verdicts import interval
+
+    iv = interval(logs)
+    text = C.gate_power_sentence(res)
+    assert f"standard deviation of {np.std(logs, ddof=1):.2f} over 3 seeds" in text
+    assert f"at most {C.STABILITY_RATIO * math.exp(iv.mean - iv.high):.2f}" in text
+    assert f"this run: {math.exp(iv.mean):.2f}" in text
+    st["unrolled"]["z_distance"]["per_seed"] = [math.nan, 2.0, math.nan]
+    assert "fewer than two seeds" in C.gate_power_sentence(res)
+    with pytest.raises(ValueError, match="system"):
+        C.gate_power_sentence(res, "weather")
+
+
+def test_half_life_sentence_orders_the_methods_and_says_when_the_cap_was_hit():
+    res = _fake_results(0.5)
+    res.summary["pendulum"]["dt"] = 0.2
+    cap = res.config.rollout_steps * 0.2
+    for i, st in enumerate(res.summary["pendulum"]["stability"].values()):
+        st["energy_half_life"] = {"per_seed": [1.0 + i] * 3, "mean": 1.0 + i, "sd": 0.0}
+    sim = res.summary["pendulum"]["stability"][C.SIM_CONTROL]
+    sim["energy_half_life"] = {"per_seed": [cap, cap, 3.0], "mean": (2 * cap + 3) / 3, "sd": 1.0}
+    text = C.half_life_sentence(res)
+    order = [text.index(C.LABELS[m] + " ") for m in ("one_step", "unrolled", C.SIM_CONTROL)]
+    assert order == sorted(order)  # shortest first
+    assert "never halved within the rollout on 2 of 3 seeds" in text
+    with pytest.raises(ValueError, match="system"):
+        C.half_life_sentence(res, "lorenz")
+
+
+def test_a_run_records_the_numbers_the_page_reads_beside_the_verdicts():
+    cfg = Config.preset(
+        "smoke", n_trajectories=4, trajectory_steps=20, pretrain_steps=5, n_train_steps=4, alignment_steps=(0, 4),
+        n_rollouts=4, rollout_steps=30, n_lyapunov=2, lyapunov_steps=10, seeds=(0, 1), processes=1,
+    )  # fmt: skip
+    res = run(cfg)
+    lor, pend = res.summary["lorenz"], res.summary["pendulum"]
+    assert 10.0 < lor["truth"]["z_mean"] < 40.0  # the attractor's z lies around 23.5
+    for m in C.TRAINED:
+        assert len(lor["stability"][m]["z_mean"]["per_seed"]) == 2
+        hl = pend["stability"][m]["energy_half_life"]["per_seed"]
+        assert all(0.0 <= v <= cfg.rollout_steps * cfg.pendulum_dt for v in hl)
+    assert "The truth conserves" in C.half_life_sentence(res) and "log ratio" in C.gate_power_sentence(res)

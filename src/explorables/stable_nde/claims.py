@@ -296,7 +296,8 @@ def claims(results: StableNDEResults) -> list[Claim]:
             Claim(
                 "unrolled training is more stable than one-step training (our rollouts can show a stability gain)",
                 f"{n}: same rollouts and criterion as the stability claims, unrolled against one-step",
-                _stability_text(stab[n], n, ("unrolled", "one_step")),
+                _stability_text(stab[n], n, ("unrolled", "one_step"))
+                + _chaos_text(stab[n], s[n].get("truth", {}), ("unrolled", "one_step")),
                 stability_gate(*_stability_values(s, (n,), "one_step", candidate="unrolled")[n]),
                 kind="gate",
                 name=f"stability ({n})",
@@ -393,6 +394,48 @@ def _stability_text(stab: dict, system: str, methods: tuple[str, ...]) -> str:
     key, label = secondary_metric(system)
     parts = [f"{LABELS[m]}: blow-up {_pm(stab[m]['blow_up_fraction'])}, {label} {_pm(stab[m][key])}" for m in methods]
     return f"{system}: " + "; ".join(parts)
+
+
+def _chaos_text(stab: dict, truth: Mapping, methods: tuple[str, ...]) -> str:
+    """For a chaotic system, what the stability gate's metric does not show: each method's largest Lyapunov exponent
+    and long-run mean of ``z`` (mean ± sd over seeds) next to the truth's. Empty where the run has neither (no
+    verdict reads them; the page reads them from the seed study)."""
+    keys = ("lyapunov", "z_mean")
+    if not all(k in stab[m] for m in methods for k in keys) or not all(k in truth for k in keys):
+        return ""
+    lyap = ", ".join(f"{LABELS[m]} {_pm(stab[m]['lyapunov'])}" for m in methods)
+    z = ", ".join(f"{LABELS[m]} {_pm(stab[m]['z_mean'], 1)}" for m in methods)
+    return (
+        f"; largest Lyapunov exponent: {lyap}, truth {truth['lyapunov']:.2f}; mean z: {z}, truth {truth['z_mean']:.1f}"
+    )
+
+
+def gate_power_sentence(results: StableNDEResults, system: str = "lorenz", ratio: float = STABILITY_RATIO) -> str:
+    """How far the stability gate's secondary metric would have to move for the gate to pass, from this run: the
+    per-seed log ratio (unrolled over one-step) has a sample sd ``s``; over ``n`` seeds the 95% t-interval has the
+    half-width ``t s / sqrt(n)``, so with the same spread the gate passes only when the mean ratio is at most
+    ``ratio * exp(-t s / sqrt(n))``. No verdict reads it."""
+    if system not in results.config.systems:
+        raise ValueError(f"system must be one of {results.config.systems}, got {system!r}")
+    key, label = secondary_metric(system)
+    st = results.summary[system]["stability"]
+    pairs = [
+        (a, b)
+        for a, b in zip(st["unrolled"][key]["per_seed"], st["one_step"][key]["per_seed"], strict=True)
+        if math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0
+    ]
+    if len(pairs) < 2:
+        return f"On {system} the {label} is finite on fewer than two seeds of this run, so its spread is unknown."
+    logs = [math.log(a / b) for a, b in pairs]
+    iv = interval(logs)
+    half = iv.high - iv.mean
+    sd = float(np.std(logs, ddof=1))
+    return (
+        f"In this run the per-seed log ratio of the {label}, unrolled over one-step, has a standard deviation "
+        f"of {sd:.2f} over {len(logs)} seeds, so its 95% interval reaches {half:.2f} above its mean: with that spread "
+        f"the gate passes only if unrolled models reach at most {ratio * math.exp(-half):.2f} of one-step's "
+        f"{label} on average (this run: {math.exp(iv.mean):.2f})."
+    )
 
 
 def reference_sentence(results: StableNDEResults) -> str:
@@ -720,7 +763,42 @@ def study_reading(study: Mapping, factor: int) -> dict[str, str]:
         f"one-step's {_span(one_l)} (larger {_every([a - b for a, b in zip(unrolled_l, one_l, strict=True)], 1)}), "
         f"and the Lorenz gate reads {_tally(gate_l)}."
     )
-    return {"lens": lens_text, "stability": stab_text}
+    return {"lens": lens_text, "stability": stab_text, "lorenz": _lorenz_reading(gate_l)}
+
+
+def _lorenz_reading(gate: Mapping) -> str:
+    """What the Lorenz stability gate's measured text says beyond its verdict: blow-ups, the largest Lyapunov
+    exponent and the long-run mean of z per method and of the truth, as ranges over base seeds."""
+    import re
+
+    def after(head: str, label: str) -> list[float]:
+        return _study_means(gate, re.escape(head) + r"[^;]*?" + re.escape(label) + " " + _NUM)
+
+    blow = [
+        *_study_means(gate, re.escape(f"{LABELS['unrolled']}: blow-up ") + _NUM),
+        *_study_means(gate, re.escape(f"{LABELS['one_step']}: blow-up ") + _NUM),
+    ]
+    lyap = {m: after("largest Lyapunov exponent: ", LABELS[m]) for m in ("unrolled", "one_step")}
+    lyap_t = after("largest Lyapunov exponent: ", "truth")
+    z = {m: after("mean z: ", LABELS[m]) for m in ("unrolled", "one_step")}
+    z_t = after("mean z: ", "truth")
+    share = {m: [v / t for v, t in zip(lyap[m], lyap_t, strict=True) if t > 0] for m in lyap}
+    blown = (
+        "No rollout of either model blows up on any base seed"
+        if max(blow) == 0
+        else f"The largest mean blow-up fraction of either model is {max(blow):.2f}"
+    )
+    return (
+        f"{blown}, so the Lorenz gate is decided by $W_1(z)$. The seed study also records what $W_1(z)$ folds "
+        "together. The largest Lyapunov exponent, the rate at which nearby states separate, is "
+        f"{_span(lyap['one_step'])} for one-step models ({_span([100 * v for v in share['one_step']], 0)}% of the "
+        f"truth's {_span(lyap_t)}) and {_span(lyap['unrolled'])} for unrolled models "
+        f"({_span([100 * v for v in share['unrolled']], 0)}%; above one-step's "
+        f"{_every([a - b for a, b in zip(lyap['unrolled'], lyap['one_step'], strict=True)], 1)}). The long-run mean "
+        f"of $z$ is {_span(z['unrolled'], 1)} for unrolled models and {_span(z['one_step'], 1)} for one-step models, "
+        f"against the truth's {_span(z_t, 1)} (unrolled below the truth "
+        f"{_every([t - u for t, u in zip(z_t, z['unrolled'], strict=True)], 1)})."
+    )
 
 
 def blow_up_sentence(results: StableNDEResults) -> str:
@@ -766,6 +844,34 @@ def dissipation_sentence(results: StableNDEResults, system: str = "pendulum") ->
     return (
         f"{word} rollouts of the learned models end with less energy than they started with "
         f"({results.config.rollout_steps:,} steps; {system}; the share per method: {share})."
+    )
+
+
+def half_life_sentence(results: StableNDEResults, system: str = "pendulum") -> str:
+    """A long-horizon number besides the first-period energy error: per trained method, the median time until a
+    rollout's energy above rest has halved (mean ± sd over seeds; at the rollout's length when it never did). No
+    verdict reads it."""
+    st = results.summary.get(system, {}).get("stability", {})
+    if system not in results.config.systems or any("energy_half_life" not in e for e in st.values()):
+        raise ValueError(f"system must be one of the run's systems with an energy, got {system!r}")
+    cap = results.config.rollout_steps * results.summary[system]["dt"]
+    parts = []
+    for m, e in sorted(st.items(), key=lambda kv: kv[1]["energy_half_life"]["mean"]):
+        vals = e["energy_half_life"]["per_seed"]
+        never = sum(1 for v in vals if v >= cap)
+        note = (
+            ""
+            if not never
+            else (
+                " (never halved within the rollout on every seed)"
+                if never == len(vals)
+                else f" (never halved within the rollout on {never} of {len(vals)} seeds)"
+            )
+        )
+        parts.append(f"{LABELS[m]} {_pm(e['energy_half_life'], 1)}{note}")
+    return (
+        f"Over the whole rollout ({cap:.0f} time units), the median time until a rollout's energy above rest has "
+        f"halved, shortest first: {'; '.join(parts)}. The truth conserves its energy and never halves it."
     )
 
 

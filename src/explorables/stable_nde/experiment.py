@@ -49,7 +49,7 @@ from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
 from ..core.threads import one_cpu_thread, worker_count
 from .losses import CHEAP_METHODS, METHODS, heldout_unrolled_error
-from .metrics import blow_up_step, energy_drift, histogram_distance, lyapunov_exponent
+from .metrics import blow_up_step, energy_drift, energy_half_life, histogram_distance, lyapunov_exponent
 from .models import HybridModel, make_model, stack_models
 from .solvers import rollout
 from .systems import SYSTEMS, System, make_system
@@ -266,6 +266,12 @@ def _stats(per_seed: list[float]) -> dict[str, Any]:
     return {"per_seed": [float(v) for v in per_seed], "mean": mean, "sd": sd}
 
 
+def _finite_mean(values: np.ndarray) -> float:
+    """The mean of the finite entries (NaN when there is none: every rollout blew up)."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else math.nan
+
+
 def _observable(name: str, states: torch.Tensor) -> torch.Tensor:
     """The coordinate whose long-run distribution is compared with the truth's: Lorenz z, or every KS grid value."""
     return states[..., 2] if name == "lorenz" else states
@@ -400,6 +406,11 @@ def _system_part(
         # they started with, per method and seed
         ends = system.energy(traj[[0, -1]])  # (2, methods * S, B)
         lost = (ends[1] < ends[0]).double().mean(-1).view(len(TRAINED), n)
+        # a long-horizon number that does not saturate (no verdict reads it): per rollout, the time until the energy
+        # above rest has halved; per seed, the median over its rollouts, capped at the rollout's length (a median
+        # at the cap: most rollouts never halved their energy within it)
+        rest = float(system.energy(system.center.to(traj)))
+        half_life = energy_half_life(traj, system.energy, rest, system.dt).view(len(TRAINED), n, -1)
     chaotic = system.energy is None
     if chaotic:  # the long-run distribution of one observable (Lorenz: z; KS: u) and the Lyapunov exponent
         z_true = _observable(name, truth[burn:]).cpu().numpy()
@@ -427,6 +438,7 @@ def _system_part(
             generator=torch.Generator().manual_seed(seeds[0] + 19),
         )
         truth_summary["lyapunov"] = float(lyap_true.mean())
+        truth_summary["z_mean"] = float(np.mean(z_true))  # the long-run mean of the observable (no verdict reads it)
         observed = _observable(name, traj[burn:]).cpu().numpy().copy()  # (T', methods * S, B, ...)
         observed[:, (first_bad <= cfg.rollout_steps).cpu().numpy()] = np.nan  # blown-up rollouts are counted apart
     for i, method in enumerate(TRAINED):
@@ -434,9 +446,12 @@ def _system_part(
         if system.energy is not None:
             entry["energy_drift"] = _stats([float(torch.nanmedian(drift[i, s])) for s in range(n)])
             entry["energy_lost"] = _stats(lost[i].tolist())
+            cap = cfg.rollout_steps * system.dt
+            entry["energy_half_life"] = _stats([min(float(torch.nanmedian(half_life[i, s])), cap) for s in range(n)])
         if chaotic:
             entry["z_distance"] = _stats([histogram_distance(observed[:, i * n + s], z_true) for s in range(n)])
             entry["lyapunov"] = _stats([float(torch.nanmean(lyap[i, s])) for s in range(n)])
+            entry["z_mean"] = _stats([_finite_mean(observed[:, i * n + s]) for s in range(n)])
         stability[method] = entry
     summary["stability"] = stability
     summary["truth"] = truth_summary

@@ -65,6 +65,35 @@ def energy_drift(
     return torch.where(torch.isfinite(drift), drift, torch.full_like(drift, float("nan")))
 
 
+@checked(trajectories=Array(finite=False, allow_nan=True), rest=Array(), dt=Positive())
+def energy_half_life(
+    trajectories: torch.Tensor | np.ndarray,
+    energy: Callable[[torch.Tensor], torch.Tensor],
+    rest: float,
+    dt: float,
+) -> torch.Tensor:
+    """Per rollout: the first time ``t * dt`` at which the energy above the resting level has halved,
+    ``H(x_t) - rest <= (H(x_0) - rest) / 2``; ``inf`` when it never does within the rollout (a conserving or
+    energy-gaining model), NaN when the rollout turns non-finite first.
+
+    A long-horizon number that does not saturate like the end-point drift: a model that dissipates fast halves
+    its energy early, a slow one late, the truth never. ``rest``: the energy of the state at rest (the pendulum's
+    minimum, -1); ``trajectories`` ``(T + 1, ...batch, d)``, finite at step 0.
+    """
+    trajectories = _trajectories(trajectories)
+    h = energy(trajectories)
+    rest = float(rest)
+    above = h - rest
+    halved = above <= 0.5 * above[:1]
+    bad = ~torch.isfinite(h)
+    n = trajectories.shape[0]
+    first_half = torch.where(halved.any(0), halved.int().argmax(0), torch.full_like(h[0], n, dtype=torch.long))
+    first_bad = torch.where(bad.any(0), bad.int().argmax(0), torch.full_like(h[0], n, dtype=torch.long))
+    out = first_half.to(trajectories.dtype) * dt
+    out = torch.where(first_half >= n, torch.full_like(out, math.inf), out)
+    return torch.where(first_bad < first_half, torch.full_like(out, math.nan), out)
+
+
 @checked(samples=Array(finite=False, allow_nan=True), reference=Array())
 def histogram_distance(samples: np.ndarray | torch.Tensor, reference: np.ndarray | torch.Tensor) -> float:
     """1-Wasserstein distance between two 1-D empirical distributions (``scipy.stats.wasserstein_distance``).
