@@ -650,6 +650,11 @@ def test_reading_sentences_follow_the_numbers():
     # TR-CL against EWC without replay, on the page's seeds when no study is there (a slug with no study)
     assert "ties EWC" in C.ewc_sentence(_fake(seq([0.2, 0.21, 0.2], [0.2, 0.2, 0.21])), slug="no_such_study")
     assert "clearly behind" in C.ewc_sentence(_fake(seq([0.5, 0.5, 0.5], [0.2, 0.2, 0.2])), slug="no_such_study")
+    # behind (or ahead), the interval clear of 0 but not of the margin: not "too wide"
+    behind = C.ewc_sentence(_fake(seq([0.22, 0.23, 0.24], [0.2, 0.2, 0.2])), slug="no_such_study")
+    assert "behind EWC" in behind and "below 0" in behind and "too wide" not in behind
+    ahead = C.ewc_sentence(_fake(seq([0.18, 0.17, 0.16], [0.2, 0.2, 0.2])), slug="no_such_study")
+    assert "ahead of EWC" in ahead and "above 0" in ahead and "too wide" not in ahead
 
 
 def test_the_isotropic_gate_is_non_inferiority_so_noise_does_not_pass_it():

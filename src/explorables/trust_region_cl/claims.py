@@ -466,6 +466,12 @@ def ewc_sentence(results: TrustRegionCLResults, slug: str = "trust_region_cl") -
         tail = f". Over {what} TR-CL is clearly ahead of EWC without replay: replay adds to the Fisher pull."
     elif hi <= -SWD_MARGIN:
         tail = f". Over {what} TR-CL is clearly behind EWC without replay."
+    elif hi < 0:
+        tail = (f". Over {what} TR-CL is behind EWC without replay (the interval lies below 0), by less than the "
+                f"margin {SWD_MARGIN:g} on average.")
+    elif lo > 0:
+        tail = (f". Over {what} TR-CL is ahead of EWC without replay (the interval lies above 0), by less than the "
+                f"margin {SWD_MARGIN:g} on average.")
     else:
         tail = f". Over {what} the interval is too wide to say whether TR-CL ties EWC without replay."
     return text + tail
