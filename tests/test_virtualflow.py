@@ -486,10 +486,17 @@ def _with_beams(results, physical: float, random: float):
     return dataclasses.replace(results, summary=summary)  # fmt: skip
 
 
-def _with_fixed(results, supervised_minus_empty: list[float], real: float = 0.0):
+def _with_fixed(
+    results,
+    supervised_minus_empty: list[float],
+    real: float = 0.0,
+    control_minus_supervised: list[float] | None = None,
+    reflow_minus_control: list[float] | None = None,
+):
     """``results`` with every seed's fixed-layout SI-SDR set: empty slot at -8 dB, the supervised channel at -8 plus
     the given per-seed lead, the rest in between, the physical mic at +2; the real mics' refitted MVDR at ``real``;
-    the aggregate recomputed from them."""
+    optionally the regression on the pseudo-targets and reflow set per seed relative to the supervised channel and
+    to that regression; the aggregate recomputed from them."""
     from explorables.virtualflow.experiment import FIXED_LAYOUT, aggregate
 
     values = {"physical": 2.0, "flow": -6.0, "control": -5.5, "nearest": -7.0, "random": -10.0}
@@ -498,6 +505,11 @@ def _with_fixed(results, supervised_minus_empty: list[float], real: float = 0.0)
         seed = {**summary[f"seed_{s}"], "fixed_sisdr/empty": -8.0, "fixed_sisdr/supervised": -8.0 + lead}
         seed.update({f"fixed_sisdr/{b}": v for b, v in values.items()})
         seed["fixed_sisdr/reflow"] = -9.0 + lead  # 1 dB below the supervised channel
+        i = list(results.config.seeds).index(s)
+        if control_minus_supervised is not None:
+            seed["fixed_sisdr/control"] = seed["fixed_sisdr/supervised"] + control_minus_supervised[i]
+        if reflow_minus_control is not None:
+            seed["fixed_sisdr/reflow"] = seed["fixed_sisdr/control"] + reflow_minus_control[i]
         seed["beam_sisdr/real"] = real
         assert set(FIXED_LAYOUT) <= {k.split("/")[1] for k in seed if k.startswith("fixed_sisdr/")}
         summary[f"seed_{s}"] = seed
@@ -580,6 +592,41 @@ def test_fixed_sentence_and_rows_follow_the_every_seed_gate(smoke_results):
     assert "brings no information" not in claims.fixed_sentence(above)
     table = claims.fixed_table(ok)
     assert "refitted" in table and "slot left empty" in table and table.count("\n") >= 9
+
+
+def test_fixed_sentence_names_sampling_only_when_the_two_intervals_say_so(smoke_results):
+    """The regression on the pseudo-targets (no truth) against the supervised channel, and reflow against that
+    regression: the gap is called sampling only when the first interval straddles 0 and the second lies below 0;
+    a regression clearly behind the supervised channel, or reflow not clearly behind the regression, gets the
+    neutral phrase."""
+    n = len(smoke_results.config.seeds)
+    lead = [3.0] * n
+    straddle = [0.5 * (-1) ** i for i in range(n)]
+    behind = [-2.0 - 0.1 * i for i in range(n)]
+    sampling = claims.fixed_sentence(_with_fixed(smoke_results, lead, -1.0, straddle, behind))
+    assert "sampling, not the missing ground truth" in sampling and "see the two intervals" not in sampling
+    for c, r in ((behind, behind), (straddle, [-b for b in behind])):
+        neutral = claims.fixed_sentence(_with_fixed(smoke_results, lead, -1.0, c, r))
+        assert "see the two intervals" in neutral and "sampling, not" not in neutral
+        assert "without the truth" in neutral and neutral.count("[") >= 6  # both intervals are printed
+
+
+def test_failed_useful_gate_says_untested_with_the_interval_and_the_intro_clause_follows_below_real(smoke_results):
+    """A failing gate "useful" makes the sentence say the downstream claim reads untested and still give reflow
+    minus the supervised channel's interval; a passing gate says nothing of the kind. The intro's clause on the
+    refitted real mics follows :func:`claims._below_real`."""
+    n = len(smoke_results.config.seeds)
+    ok = _with_fixed(smoke_results, [3.0 + 0.1 * i for i in range(n)])
+    short = _with_fixed(smoke_results, [6.0] * (n - 1) + [0.4])
+    said = claims.fixed_sentence(short)
+    assert 'reads "untested", although reflow minus the supervised channel lies' in said
+    assert "untested" not in claims.fixed_sentence(ok)
+    assert "adds no information" in claims.below_real_clause(ok)
+    above = claims.below_real_clause(_with_fixed(smoke_results, [3.0] * n, real=-9.0))
+    assert "adds no information" not in above and "not every virtual channel" in above
+    beam = next(r for r in claims.claims(ok) if r.claim.startswith("With reflow"))
+    assert beam.outcome == "no" and "linear fixed layout" in beam.verdict
+    assert "conditional mean, not a sample" in beam.setting
 
 
 def test_smoke_claims_read_the_measured_numbers(smoke_results):
