@@ -289,6 +289,20 @@ def test_every_model_gets_the_same_steps_and_forks_start_where_phase_one_left():
         replace(UniRAPConfig.preset("smoke"), n_steps=10, stage_fractions=(0.0, 0.01)).validated()
 
 
+def test_the_separate_arm_in_a_worker_process_gives_the_serial_numbers():
+    from dataclasses import replace
+
+    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=12, n_test=12, n_parsing=24, labelled_grid=(8,),
+                  n_labelled=8)
+    serial, parallel = run(cfg.replace(processes=1)), run(cfg.replace(processes=2))
+    drop = ("timings",)
+    assert {k: v for k, v in serial.summary.items() if k not in drop} == {
+        k: v for k, v in parallel.summary.items() if k not in drop}
+    assert list(serial.summary) == list(parallel.summary)
+    for key, value in serial.curves["separate"]["shown"]["separate"].items():
+        assert np.array_equal(value, parallel.curves["separate"]["shown"]["separate"][key]), key
+
+
 def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():
     from explorables.unirap.experiment import fork
 
