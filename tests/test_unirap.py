@@ -124,6 +124,25 @@ def test_rectangle_iou_by_hand():
     assert metrics.polygon_iou(r, far) == 0.0
 
 
+def test_rectangle_iou_matches_a_fine_raster_and_the_corners_match_grasp_rectangle():
+    rng = np.random.default_rng(5)
+    ys, xs = np.mgrid[0:400, 0:400] / 20 + 1 / 40  # a 0.05-pixel grid over [0, 20)^2
+
+    def inside(r):  # convex, counter-clockwise: left of every edge
+        e = np.roll(r, -1, 0) - r
+        return np.all([(e[i, 0] * (ys - r[i, 1]) - e[i, 1] * (xs - r[i, 0])) >= 0 for i in range(4)], 0)
+
+    for _ in range(12):
+        g = np.array([rng.uniform(7, 13), rng.uniform(7, 13), rng.uniform(0, np.pi), rng.uniform(2, 6)])
+        h = g + rng.normal(0, 1, 4) * [1.5, 1.5, 0.5, 1]
+        h[3] = abs(h[3]) + 0.5
+        r, q = metrics.grasp_rectangle(g, 3.0), metrics.grasp_rectangle(h, 3.0)
+        assert np.array_equal(np.array(metrics._corners(g, 3.0)), r)
+        a, b = inside(r), inside(q)
+        assert metrics.polygon_iou(r, q) == pytest.approx((a & b).sum() / (a | b).sum(), abs=0.02)
+        assert metrics.polygon_iou(r, q) == pytest.approx(metrics.polygon_iou(q, r), abs=1e-12)
+
+
 def test_grasp_success_by_hand():
     true = np.array([10.0, 10.0, math.radians(1), 5.0])
     assert metrics.grasp_success(true, true, 4.0).all()
