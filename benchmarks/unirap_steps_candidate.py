@@ -9,6 +9,9 @@ or grasp success below 0.50, the gate's bars), the 10th percentile of the margin
 IoU - 0.60 and grasp - 0.50) and the mean IoU and grasp.
 
 The decision rule was written into the page's criteria box and committed before this script first ran.
+Results (one JSON line per base seed, then the total): ``benchmarks/unirap_steps_480.jsonl`` (the candidate: 0 failing
+of 80, kept) and ``benchmarks/unirap_steps_400.jsonl`` (the unchanged setup, run afterwards as a check of this
+script: 4 failing, the seventh pass's record exactly).
 
 Usage: ``PYTHONPATH=src python benchmarks/unirap_steps_candidate.py N_STEPS [BASE_SEEDS ...]``.
 """
