@@ -124,6 +124,25 @@ def test_rectangle_iou_by_hand():
     assert metrics.polygon_iou(r, far) == 0.0
 
 
+def test_rectangle_iou_matches_a_fine_raster_and_the_corners_match_grasp_rectangle():
+    rng = np.random.default_rng(5)
+    ys, xs = np.mgrid[0:400, 0:400] / 20 + 1 / 40  # a 0.05-pixel grid over [0, 20)^2
+
+    def inside(r):  # convex, counter-clockwise: left of every edge
+        e = np.roll(r, -1, 0) - r
+        return np.all([(e[i, 0] * (ys - r[i, 1]) - e[i, 1] * (xs - r[i, 0])) >= 0 for i in range(4)], 0)
+
+    for _ in range(12):
+        g = np.array([rng.uniform(7, 13), rng.uniform(7, 13), rng.uniform(0, np.pi), rng.uniform(2, 6)])
+        h = g + rng.normal(0, 1, 4) * [1.5, 1.5, 0.5, 1]
+        h[3] = abs(h[3]) + 0.5
+        r, q = metrics.grasp_rectangle(g, 3.0), metrics.grasp_rectangle(h, 3.0)
+        assert np.array_equal(np.array(metrics._corners(g, 3.0)), r)
+        a, b = inside(r), inside(q)
+        assert metrics.polygon_iou(r, q) == pytest.approx((a & b).sum() / (a | b).sum(), abs=0.02)
+        assert metrics.polygon_iou(r, q) == pytest.approx(metrics.polygon_iou(q, r), abs=1e-12)
+
+
 def test_grasp_success_by_hand():
     true = np.array([10.0, 10.0, math.radians(1), 5.0])
     assert metrics.grasp_success(true, true, 4.0).all()
@@ -287,6 +306,20 @@ def test_every_model_gets_the_same_steps_and_forks_start_where_phase_one_left():
     assert (idx[:10] < cfg.n_parsing).all() and (idx[10:] >= cfg.n_parsing).all() and (w[10:] == 1).all()
     with pytest.raises(ValueError, match="stage_fractions"):
         replace(UniRAPConfig.preset("smoke"), n_steps=10, stage_fractions=(0.0, 0.01)).validated()
+
+
+def test_the_separate_arm_in_a_worker_process_gives_the_serial_numbers():
+    from dataclasses import replace
+
+    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=12, n_test=12, n_parsing=24, labelled_grid=(8,),
+                  n_labelled=8)
+    serial, parallel = run(cfg.replace(processes=1)), run(cfg.replace(processes=2))
+    drop = ("timings",)
+    assert {k: v for k, v in serial.summary.items() if k not in drop} == {
+        k: v for k, v in parallel.summary.items() if k not in drop}
+    assert list(serial.summary) == list(parallel.summary)
+    for key, value in serial.curves["separate"]["shown"]["separate"].items():
+        assert np.array_equal(value, parallel.curves["separate"]["shown"]["separate"][key]), key
 
 
 def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():

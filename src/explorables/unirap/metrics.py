@@ -54,41 +54,66 @@ def grasp_rectangle(grasp: np.ndarray, jaw: float) -> np.ndarray:
     return np.array([c - hw * d - hj * n, c + hw * d - hj * n, c + hw * d + hj * n, c - hw * d + hj * n])
 
 
-def _area(poly: np.ndarray) -> float:
-    if len(poly) < 3:
+def _corners(grasp, jaw: float) -> list[tuple[float, float]]:
+    """:func:`grasp_rectangle` in Python floats (the same arithmetic, corner by corner): the metric's inner loop,
+    where a numpy array per point cost most of a run's scoring time."""
+    x, y, theta, width = (float(g) for g in grasp)
+    d0, d1 = math.cos(theta), math.sin(theta)
+    n0, n1 = -d1, d0
+    hw, hj = width / 2, jaw / 2
+    return [(x - hw * d0 - hj * n0, y - hw * d1 - hj * n1), (x + hw * d0 - hj * n0, y + hw * d1 - hj * n1),
+            (x + hw * d0 + hj * n0, y + hw * d1 + hj * n1), (x - hw * d0 + hj * n0, y - hw * d1 + hj * n1)]
+
+
+def _area(poly: list[tuple[float, float]]) -> float:
+    """Shoelace area of a polygon given as a list of ``(x, y)``."""
+    k = len(poly)
+    if k < 3:
         return 0.0
-    x, y = poly[:, 0], poly[:, 1]
-    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    s1 = s2 = 0.0
+    for i in range(k):
+        (x, y), (x_next, y_next) = poly[i], poly[(i + 1) % k]
+        s1 += x * y_next
+        s2 += y * x_next
+    return 0.5 * abs(s1 - s2)
 
 
-def _clip(subject: list, a: np.ndarray, b: np.ndarray) -> list:
+def _clip(subject: list[tuple[float, float]], a: tuple[float, float], b: tuple[float, float]) -> list:
     """Sutherland-Hodgman: the part of polygon ``subject`` left of the directed edge a -> b."""
-    side = lambda p: (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])  # noqa: E731
+    ax, ay, ex, ey = a[0], a[1], b[0] - a[0], b[1] - a[1]
     out = []
-    for i, p in enumerate(subject):
-        q = subject[i - 1]
-        sp, sq = side(p), side(q)
+    q = subject[-1]
+    sq = ex * (q[1] - ay) - ey * (q[0] - ax)
+    for p in subject:
+        sp = ex * (p[1] - ay) - ey * (p[0] - ax)
         if sp >= 0:
             if sq < 0:
-                out.append(q + (p - q) * (sq / (sq - sp)))
+                t = sq / (sq - sp)
+                out.append((q[0] + (p[0] - q[0]) * t, q[1] + (p[1] - q[1]) * t))
             out.append(p)
         elif sq >= 0:
-            out.append(q + (p - q) * (sq / (sq - sp)))
+            t = sq / (sq - sp)
+            out.append((q[0] + (p[0] - q[0]) * t, q[1] + (p[1] - q[1]) * t))
+        q, sq = p, sp
     return out
+
+
+def _polygon_iou(p: list[tuple[float, float]], q: list[tuple[float, float]]) -> float:
+    inter = p
+    for i in range(len(q)):
+        if not inter:
+            break
+        inter = _clip(inter, q[i], q[(i + 1) % len(q)])
+    a_inter = _area(inter) if inter else 0.0
+    union = _area(p) + _area(q) - a_inter
+    return a_inter / union if union > 0 else 0.0
 
 
 @checked(p=Array("k 2", min_size=(("k", 3),)), q=Array("j 2", min_size=(("j", 3),)))
 def polygon_iou(p: np.ndarray, q: np.ndarray) -> float:
     """IoU of two convex polygons given counter-clockwise (corners ``(k, 2)``)."""
-    p, q = np.asarray(p, float), np.asarray(q, float)
-    inter: list = list(p)
-    for i in range(len(q)):
-        if not inter:
-            break
-        inter = _clip(inter, q[i], q[(i + 1) % len(q)])
-    a_inter = _area(np.array(inter)) if inter else 0.0
-    union = _area(p) + _area(q) - a_inter
-    return a_inter / union if union > 0 else 0.0
+    as_points = lambda r: [(float(x), float(y)) for x, y in np.asarray(r, float)]  # noqa: E731
+    return _polygon_iou(as_points(p), as_points(q))
 
 
 def angle_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -104,9 +129,9 @@ def grasp_success(pred: np.ndarray, true: np.ndarray, jaw: float) -> np.ndarray:
     if pred.shape != true.shape:
         raise ValueError(f"pred and true must hold as many grasps, got {len(pred)} and {len(true)}")
     ok = angle_difference(pred[:, 2], true[:, 2]) < math.radians(GRASP_ANGLE_DEG)
-    rect, iou_of = grasp_rectangle.__wrapped__, polygon_iou.__wrapped__  # inputs checked above
-    iou = np.array([iou_of(rect(p, jaw), rect(t, jaw)) if k else 0.0
-                    for p, t, k in zip(pred, true, ok, strict=True)])
+    jaw = float(jaw)
+    iou = np.array([_polygon_iou(_corners(p, jaw), _corners(t, jaw)) if k else 0.0
+                    for p, t, k in zip(pred.tolist(), true.tolist(), ok.tolist(), strict=True)])
     return ok & (iou > GRASP_IOU)
 
 
