@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import copy
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,6 +44,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Seeds, Tuple, param
+from ..core.threads import worker_count
 from ..core.verdicts import fmt_pm, mean_sd
 from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
@@ -189,6 +193,12 @@ class VirtualFlowConfig(ExperimentConfig):
         Tuple(Float(0.0, 1.0, low_inclusive=False), increasing=True),
         "virtual-mic distances of the explorable figure (one test room, first seed)",
     )
+    processes: int = param(
+        0,
+        Int(0, 64),
+        "processes: with 2 or more a spawned worker computes the odd-indexed seeds while this one computes the "
+        "others, each on this process's torch thread count (0: every CPU available); the numbers never depend on it",
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
@@ -208,6 +218,7 @@ class VirtualFlowConfig(ExperimentConfig):
             n_sample_steps=4,
             reflow_teacher_steps=4,
             explorable_distances=(0.25,),
+            processes=1,
         ),
         "book": {},
         "paper": dict(
@@ -765,16 +776,61 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
     return out
 
 
+def _worker_seed_part(cfg: VirtualFlowConfig, k: int, seed: int, threads: int) -> tuple[dict, dict]:
+    """One seed's part in a worker process, on ``threads`` torch threads (the count the calling process uses:
+    the numbers depend on it) and without a checkpoint (the calling process stores the part)."""
+    torch.set_num_threads(threads)
+    return _seed_part(cfg, k, seed, False, None)
+
+
 @checked()
 def run(
     config: VirtualFlowConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> VirtualFlowResults:
-    """Simulate, train and evaluate every seed (one checkpointed part each), then aggregate over seeds."""
+    """Simulate, train and evaluate every seed (one checkpointed part each), then aggregate over seeds.
+
+    With ``cfg.processes`` (0: every CPU available) of 2 or more, the CPU as device and no part in the
+    checkpoint yet, a spawned worker process computes the odd-indexed seeds (those with no training state in
+    the checkpoint) while this process computes the others: a part is the same deterministic function of the
+    config and its seed wherever it runs, and the worker uses this process's torch thread count (one thread
+    instead of two changes the last digits). The parts are stored in the same order as serially; a worker
+    part's time is the time this process waited for it (plus the next own part it computed meanwhile)."""
     cfg, checkpoint = start_run(VirtualFlowConfig, config, checkpoint)
+    names = [f"seed_{s}" for s in cfg.seeds]
     parts = {
-        f"seed_{s}": (lambda k=k, s=s: _seed_part(cfg, k, s, progress, checkpoint)) for k, s in enumerate(cfg.seeds)
+        name: (lambda k=k, s=s: _seed_part(cfg, k, s, progress, checkpoint))
+        for k, (name, s) in enumerate(zip(names, cfg.seeds, strict=True))
     }
-    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    away = [k for k in range(1, len(names), 2) if not any(e.startswith(f"{names[k]}/") for e in checkpoint.entries)]
+    parallel = (
+        resolve_device(cfg.device).type == "cpu"
+        and worker_count(cfg.processes, len(names)) > 1
+        and bool(away)
+        and all(checkpoint.get(f"part/{name}") is None for name in names)
+    )
+    with ExitStack() as stack:
+        if parallel:
+            pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=get_context("spawn")))
+            threads = torch.get_num_threads()
+            futures: dict[int, Future] = {
+                k: pool.submit(_worker_seed_part, cfg, k, cfg.seeds[k], threads) for k in away
+            }
+            own = [k for k in range(len(names)) if k not in futures]
+            ahead: dict[int, tuple[dict, dict]] = {}
+            serial = dict(parts)
+
+            def here(k: int) -> tuple[dict, dict]:
+                return ahead.pop(k) if k in ahead else serial[names[k]]()
+
+            def there(k: int) -> tuple[dict, dict]:
+                later = [j for j in own if j > k]
+                if later and not futures[k].done() and later[0] not in ahead:
+                    ahead[later[0]] = serial[names[later[0]]]()  # this process's next seed while the worker runs
+                return futures[k].result()
+
+            for k, name in enumerate(names):
+                parts[name] = (lambda k=k: there(k)) if k in futures else (lambda k=k: here(k))
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
     summary["aggregate"] = aggregate(cfg, [summary[f"seed_{s}"] for s in cfg.seeds])
     return VirtualFlowResults(cfg, summary, curves)
 
