@@ -1247,3 +1247,28 @@ def test_the_neural_beamformer_refuses_bad_input_naming_the_parameter():
         neural.train_mask(net, [spec], [m], n_steps=1, batch_size=4, lr=1e-3, generator=torch.Generator())
     with pytest.raises(ValueError, match="feats"):
         net(torch.zeros(3, 5))
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if "seconds" not in k and k != "timings"}
+    return value
+
+
+def test_seeds_in_a_worker_process_give_the_serial_numbers_and_resume(tmp_path):
+    from explorables.core.checkpoint import Checkpointer
+
+    cfg = VirtualFlowConfig.preset("smoke").replace(
+        seeds=(0, 1, 2), n_train_steps=8, n_reflow_steps=4, n_regression_steps=4, n_reflow_pairs=500
+    )
+    serial = run(cfg.replace(processes=1))
+    parallel = run(cfg.replace(processes=2), checkpoint=Checkpointer(tmp_path))
+    assert list(parallel.summary) == list(serial.summary)
+    assert repr(_without_timings(parallel.summary)) == repr(_without_timings(serial.summary))  # NaN-safe, exact
+    for seed in ("seed_0", "seed_1", "seed_2"):
+        for name, losses in serial.curves[seed]["losses"].items():
+            assert np.array_equal(losses, parallel.curves[seed]["losses"][name]), (seed, name)
+    # every part, the worker's too, is in the checkpoint: a resumed run recomputes none and reads the same numbers
+    resumed = run(cfg.replace(processes=2), checkpoint=Checkpointer(tmp_path, resume=True))
+    assert resumed.summary["timings"] == parallel.summary["timings"]
+    assert repr(_without_timings(resumed.summary)) == repr(_without_timings(serial.summary))
