@@ -509,22 +509,14 @@ def headline(results: TrustRegionCLResults) -> list[str]:
     return lines
 
 
-@checked(radii=Tuple(Radius(optional=False), increasing=True))
-def tune_radii(config: TrustRegionCLConfig, radii: tuple[float, ...]) -> dict[str, Any]:
-    """Choose the trust-region radii on tuning seeds, the same budget for both metrics.
-
-    One ensemble: fine-tuning, generative replay, and TR-CL with the Fisher metric and with the
-    isotropic metric at every radius of ``radii`` (the same grid, so the same number of trained
-    models for each metric), on ``config.seeds`` (use seeds disjoint from the book's). A grid that
-    ends at ``inf`` includes no constraint at all (generative replay) for both metrics, so a tuned
-    radius cannot lose to replay on the tuning draws. Returns per member kind the final SWD and
-    forgetting per seed, and per metric the radius with the lowest mean final SWD.
-    """
-    cfg = start_run(TrustRegionCLConfig, config, None)[0]
+def _tuning_ensemble(cfg: TrustRegionCLConfig, member_kinds: list) -> tuple[Any, torch.Tensor, torch.Tensor, int]:
+    """Train one ensemble on the tuning seeds: every member kind of ``member_kinds`` (a function of the seed index
+    that makes the :class:`Member`) on every seed, kind-major. Returns the training record, each member's final SWD
+    and forgetting (its SWD after the last task minus just after learning, averaged over the earlier tasks), and the
+    number of seeds."""
     with one_cpu_thread(resolve_device(cfg.device)):
         setup = _Setup(cfg)
-        kinds = [("finetune", None), ("replay", None)] + [(m, r) for m in ("trcl", "trcl_iso") for r in radii]
-        members = [Member(m, s, r) for m, r in kinds for s in range(setup.n_seeds)]
+        members = [make(s) for make in member_kinds for s in range(setup.n_seeds)]
         seed_of = torch.tensor([mem.seed_index for mem in members], device=setup.device)
         params = init_params(setup.net, [setup.member_seeds[mem.seed_index] for mem in members], setup.device)
         record = train_sequence(
@@ -537,8 +529,24 @@ def tune_radii(config: TrustRegionCLConfig, radii: tuple[float, ...]) -> dict[st
         swd = [sliced_wasserstein(record.samples[k], ref[:, : k + 1], setup.directions) for k in range(n_tasks)]
         just_after = torch.stack([swd[k][:, k] for k in range(n_tasks)], 1)
         final, forgetting = swd[-1].mean(1), (swd[-1] - just_after)[:, :-1].mean(1)
+    return record, final, forgetting, setup.n_seeds
+
+
+@checked(radii=Tuple(Radius(optional=False), increasing=True))
+def tune_radii(config: TrustRegionCLConfig, radii: tuple[float, ...]) -> dict[str, Any]:
+    """Choose the trust-region radii on tuning seeds, the same budget for both metrics.
+
+    One ensemble: fine-tuning, generative replay, and TR-CL with the Fisher metric and with the
+    isotropic metric at every radius of ``radii`` (the same grid, so the same number of trained
+    models for each metric), on ``config.seeds`` (use seeds disjoint from the book's). A grid that
+    ends at ``inf`` includes no constraint at all (generative replay) for both metrics, so a tuned
+    radius cannot lose to replay on the tuning draws. Returns per member kind the final SWD and
+    forgetting per seed, and per metric the radius with the lowest mean final SWD.
+    """
+    cfg = start_run(TrustRegionCLConfig, config, None)[0]
+    kinds = [("finetune", None), ("replay", None)] + [(m, r) for m in ("trcl", "trcl_iso") for r in radii]
+    record, final, forgetting, n = _tuning_ensemble(cfg, [lambda s, m=m, r=r: Member(m, s, r) for m, r in kinds])
     out: dict[str, Any] = {"radii": list(radii), "kinds": {}}
-    n = setup.n_seeds
     for i, (m, r) in enumerate(kinds):
         sl = slice(i * n, (i + 1) * n)
         out["kinds"][f"{m}" if r is None else f"{m}@{r:g}"] = {
@@ -560,24 +568,9 @@ def tune_lambdas(config: TrustRegionCLConfig, lambdas: tuple[float, ...]) -> dic
     member kind the final SWD and forgetting per seed, and per arm the lambda with the lowest mean final SWD.
     """
     cfg = start_run(TrustRegionCLConfig, config, None)[0]
-    with one_cpu_thread(resolve_device(cfg.device)):
-        setup = _Setup(cfg)
-        kinds = [("finetune", None), ("replay", None)] + [(m, v) for m in ("ewc", "trcl_penalty") for v in lambdas]
-        members = [Member(m, s, strength=v) for m, v in kinds for s in range(setup.n_seeds)]
-        seed_of = torch.tensor([mem.seed_index for mem in members], device=setup.device)
-        params = init_params(setup.net, [setup.member_seeds[mem.seed_index] for mem in members], setup.device)
-        record = train_sequence(
-            params, setup.net, setup.schedule, cfg.tasks, members, setup.strengths(), n_seeds=setup.n_seeds,
-            n_steps_per_task=cfg.n_steps_per_task, batch_size=cfg.batch_size, lr=cfg.lr, n_fisher=cfg.n_fisher,
-            n_samples=cfg.n_samples, eval_set=setup.eval_set, seed=cfg.seed, n_replay=cfg.n_replay,
-        )  # fmt: skip
-        n_tasks = len(cfg.tasks)
-        ref = setup.reference[seed_of]
-        swd = [sliced_wasserstein(record.samples[k], ref[:, : k + 1], setup.directions) for k in range(n_tasks)]
-        just_after = torch.stack([swd[k][:, k] for k in range(n_tasks)], 1)
-        final, forgetting = swd[-1].mean(1), (swd[-1] - just_after)[:, :-1].mean(1)
+    kinds = [("finetune", None), ("replay", None)] + [(m, v) for m in ("ewc", "trcl_penalty") for v in lambdas]
+    _, final, forgetting, n = _tuning_ensemble(cfg, [lambda s, m=m, v=v: Member(m, s, strength=v) for m, v in kinds])
     out: dict[str, Any] = {"lambdas": list(lambdas), "kinds": {}}
-    n = setup.n_seeds
     for i, (m, v) in enumerate(kinds):
         sl = slice(i * n, (i + 1) * n)
         out["kinds"][f"{m}" if v is None else f"{m}@{v:g}"] = {
