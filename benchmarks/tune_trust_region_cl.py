@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,15 +34,20 @@ OUT = Path(__file__).resolve().parents[1] / "data" / "trust_region_cl_tuning.jso
 OUT_LAMBDA = OUT.with_name("trust_region_cl_lambda_tuning.json")
 
 
-def main() -> None:
+def _runs(tune: Callable[..., dict], grid: tuple[float, ...]) -> list[dict]:
+    """One tuning ensemble per tuning base seed (three seeds each), with its base seed and wall time."""
     runs = []
     for base in BASE_SEEDS:
         t = time.time()
-        cfg = TrustRegionCLConfig.preset("book", seed=base, seeds=(0, 1, 2))
-        out = tune_radii(cfg, RADII)
+        out = tune(TrustRegionCLConfig.preset("book", seed=base, seeds=(0, 1, 2)), grid)
         out["base_seed"], out["seconds"] = base, round(time.time() - t, 1)
         runs.append(out)
         print(f"base seed {base}: {out['seconds']} s", flush=True)
+    return runs
+
+
+def main() -> None:
+    runs = _runs(tune_radii, RADII)
     kinds = list(runs[0]["kinds"])
     mean = {k: float(np.mean([r["kinds"][k]["final_swd"]["mean"] for r in runs])) for k in kinds}
     best = {m: RADII[int(np.argmin([mean[f"{m}@{r:g}"] for r in RADII]))] for m in ("trcl", "trcl_iso")}
@@ -60,14 +66,7 @@ def main() -> None:
 
 
 def main_lambda() -> None:
-    runs = []
-    for base in BASE_SEEDS:
-        t = time.time()
-        cfg = TrustRegionCLConfig.preset("book", seed=base, seeds=(0, 1, 2))
-        out = tune_lambdas(cfg, LAMBDAS)
-        out["base_seed"], out["seconds"] = base, round(time.time() - t, 1)
-        runs.append(out)
-        print(f"base seed {base}: {out['seconds']} s", flush=True)
+    runs = _runs(tune_lambdas, LAMBDAS)
     kinds = list(runs[0]["kinds"])
     mean = {k: float(np.mean([r["kinds"][k]["final_swd"]["mean"] for r in runs])) for k in kinds}
     forgetting = {k: float(np.mean([r["kinds"][k]["forgetting"]["mean"] for r in runs])) for k in kinds}
