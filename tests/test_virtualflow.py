@@ -319,15 +319,63 @@ def test_fixed_layout_beamform_equals_the_adaptive_physical_and_checks_its_input
 
 
 def test_the_smoke_run_scores_every_fixed_layout_fill_in(smoke_results):
-    """Every fill-in of the fixed layout is scored on every seed; the physical mic in its own calibrated slot is the
-    adaptive 3-mic MVDR exactly."""
+    """Every fill-in of the fixed layout (and the refitted real mics in the same rooms) is scored on every seed."""
     from explorables.virtualflow.experiment import FIXED_LAYOUT
 
+    assert smoke_results.config.n_fixed_scenes >= 1  # the smoke run reads the extra rooms too
     for s in smoke_results.config.seeds:
         p = smoke_results.summary[f"seed_{s}"]
-        for b in FIXED_LAYOUT:
+        for b in (*FIXED_LAYOUT, "real"):
             assert np.isfinite(p[f"fixed_sisdr/{b}"])
-        assert p["fixed_sisdr/physical"] == p["beam_sisdr/physical"]
+
+
+def test_fixed_scores_on_a_room_match_the_adaptive_beamformer(smoke_room):
+    """In one room: the physical mic in its own calibrated slot is the adaptive 3-mic MVDR exactly, and "real" is the
+    refitted 2-mic MVDR exactly (both scored as the beamforming rows are)."""
+    from explorables.virtualflow.experiment import FIXED_FILLS, beam_score, beamform, fixed_scores, random_channel
+    from explorables.virtualflow.pseudo import stft
+
+    cfg, ex = smoke_room
+    phys = stft(ex.vm_recording, cfg.nfft, cfg.nfft // 2)
+    fills = {m: ex.spec_real[0] for m in FIXED_FILLS}
+    noise = random_channel(ex, np.random.default_rng(0))
+    out = fixed_scores(cfg, ex, fills, noise)
+    assert out["physical"] == beam_score(ex, beamform(ex, phys, cfg), cfg)[0]
+    assert out["real"] == beam_score(ex, beamform(ex, None, cfg), cfg)[0]
+    assert len({out[m] for m in FIXED_FILLS}) == 1  # the same channel in the slot scores the same
+
+
+def test_extra_fixed_rooms_leave_the_test_rooms_unchanged(smoke_results):
+    """The fixed layout's extra rooms (evaluation only) come after the test rooms: with ``n_fixed_scenes`` rooms
+    more, the test rooms' per-room scores are bit-identical to those without, the run's per-seed value is the mean
+    over all the rooms, and the extra rooms are new rooms (their scores differ)."""
+    from explorables.core.arguments import ArgumentError
+    from explorables.virtualflow.experiment import fixed_layout_rooms
+
+    cfg = smoke_results.config
+    seed = cfg.seeds[0]
+    device = torch.device("cpu")
+    train = [build_example(cfg, seed, "train", i) for i in range(cfg.n_train_scenes)]
+    test = [build_example(cfg, seed, "test", i) for i in range(cfg.n_test_scenes)]
+    models = train_models(cfg, train, seed, device)
+    alone = fixed_layout_rooms(dataclasses.replace(cfg, n_fixed_scenes=0), models, test, device, seed)
+    more = fixed_layout_rooms(dataclasses.replace(cfg, n_fixed_scenes=2), models, test, device, seed)
+    n = cfg.n_test_scenes
+    for b, values in alone.items():
+        assert len(values) == n and len(more[b]) == n + 2
+        assert more[b][:n] == values
+    assert more["empty"][n] != more["empty"][0]
+    p = smoke_results.summary[f"seed_{seed}"]
+    assert p["fixed_sisdr/supervised"] == pytest.approx(np.mean(more["supervised"][: n + cfg.n_fixed_scenes]))
+    assert p["fixed_sisdr/real"] == pytest.approx(np.mean(more["real"][: n + cfg.n_fixed_scenes]))
+    with pytest.raises(ArgumentError, match="specs"):
+        fixed_layout_rooms(cfg, models, test, device, seed, specs=[])
+
+
+def test_n_fixed_scenes_is_validated_by_name():
+    for bad in (-1, 1001, 2.5):
+        with pytest.raises((ValueError, TypeError), match="n_fixed_scenes"):
+            VirtualFlowConfig(n_fixed_scenes=bad)
 
 
 def test_flow_matching_loss_decreases_on_the_smoke_run(smoke_results):
@@ -511,6 +559,7 @@ def _with_fixed(
         if reflow_minus_control is not None:
             seed["fixed_sisdr/reflow"] = seed["fixed_sisdr/control"] + reflow_minus_control[i]
         seed["beam_sisdr/real"] = real
+        seed["fixed_sisdr/real"] = real
         assert set(FIXED_LAYOUT) <= {k.split("/")[1] for k in seed if k.startswith("fixed_sisdr/")}
         summary[f"seed_{s}"] = seed
     summary["aggregate"] = aggregate(results.config, [summary[f"seed_{s}"] for s in results.config.seeds])
@@ -637,7 +686,7 @@ def test_smoke_claims_read_the_measured_numbers(smoke_results):
     learning = next(r for r in rows if r.claim.startswith("Virtual-Flow generates"))
     beam = next(r for r in rows if r.claim.startswith("With reflow"))
     assert f"{a['sisdr/flow']['mean']:.2f}" in learning.measured
-    assert f"{a['beam_sisdr/real']['mean']:.2f}" in beam.measured
+    assert f"{a['fixed_sisdr/real']['mean']:.2f}" in beam.measured
     assert f"{a['fixed_sisdr/reflow']['mean']:.2f}" in beam.measured
     assert [r.kind for r in rows].count("gate") == 5 and beam.gates == ("physical", "useful")
     physical = next(r for r in rows if r.name == "physical")

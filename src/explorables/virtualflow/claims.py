@@ -22,6 +22,7 @@ from .experiment import (
     FIXED_LAYOUT,
     METHOD_LABELS,
     METHODS,
+    VirtualFlowConfig,
     VirtualFlowResults,
 )
 
@@ -338,9 +339,20 @@ CRITERIA: tuple[Criterion, ...] = (
 
 
 def _below_real(results: VirtualFlowResults) -> bool:
-    """Is every fixed-layout fill-in but the physical mic below the real mics' own refitted MVDR (means over seeds)?"""
+    """Is every fixed-layout fill-in but the physical mic below the real mics' own refitted MVDR in the same rooms
+    (means over seeds)?"""
     a = results.summary["aggregate"]
-    return all(a[f"fixed_sisdr/{b}"]["mean"] < a["beam_sisdr/real"]["mean"] for b in FIXED_LAYOUT if b != "physical")
+    return all(a[f"fixed_sisdr/{b}"]["mean"] < a["fixed_sisdr/real"]["mean"] for b in FIXED_LAYOUT if b != "physical")
+
+
+def fixed_rooms(cfg: VirtualFlowConfig) -> str:
+    """The rooms per seed the fixed layout is read on, in words."""
+    if not cfg.n_fixed_scenes:
+        return f"its {cfg.n_test_scenes} test rooms"
+    return (
+        f"{cfg.n_test_scenes + cfg.n_fixed_scenes} rooms (its {cfg.n_test_scenes} test rooms and "
+        f"{cfg.n_fixed_scenes} more, evaluation only)"
+    )
 
 
 def per_seed(results: VirtualFlowResults, key: str, index: int | None = None) -> list[float]:
@@ -358,7 +370,6 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
     n = len(cfg.seeds)
     si = {m: a[f"sisdr/{m}"] for m in METHODS}
     top = cfg.n_bands - 1
-    beam = {b: a[f"beam_sisdr/{b}"] for b in BEAMFORMING}
     k_many = cfg.n_sample_steps
     many_key = f"steps/flow/{k_many}" if k_many in cfg.steps_grid else "sisdr/flow"
     setting = (
@@ -415,7 +426,7 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             "fixed-layout MVDR (weights fitted on the real mics plus a physical mic at the virtual position, in the "
             "same room: an oracle calibration; not refitted): the *supervised* virtual channel (trained on the truth, "
             "computed at test from the real mics alone) in that mic's slot, against the slot left empty (zeros); "
-            f"output SI-SDR on the speech part, each seed's mean over its {cfg.n_test_scenes} test rooms; must clear "
+            f"output SI-SDR on the speech part, each seed's mean over {fixed_rooms(cfg)}; must clear "
             f"{USEFUL_GATE:g} dB on every seed (chosen on tuning seeds after the adaptive reading failed; see the box)",
             f"per seed {', '.join(f'{x:+.2f}' for x in useful)} dB; {_iv(useful)} ({note}); beside it, not gated: "
             f"minus a random channel in the slot {_iv(_diff(fixed['supervised'], fixed['random']))}, minus a copy of "
@@ -437,7 +448,7 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             "One Euler step of the base flow is not its many-step answer (positive control)",
             f"NMSE between the base flow's one-step sample and its {cfg.reflow_teacher_steps}-step sample from the "
             "same noise (one step lands on the conditional mean; many steps on a sample)",
-            f"{_iv(curved)} ({note})",
+            f"per seed {', '.join(f'{x:+.2f}' for x in curved)} dB; {_iv(curved)} ({note})",
             curved_gate(curved),
             kind="gate",
             name="curved",
@@ -485,10 +496,11 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
             "fixed-layout MVDR (weights fitted on the real mics plus a physical mic at the virtual position, steering "
             "from the simulator's talker image, noise covariance from the noise-only lead; not refitted), the "
             "physical mic's slot filled with a VM channel; output SI-SDR on the speech part against the talker's "
-            "image at mic 0; a linear downstream: it rewards the conditional mean, not a sample",
+            f"image at mic 0, each seed's mean over {fixed_rooms(cfg)}; a linear downstream: it rewards the "
+            "conditional mean, not a sample",
             f"slot filled with: reflow VM {_pm(fix['reflow'])} dB; supervised VM {_pm(fix['supervised'])}; nothing "
             f"{_pm(fix['empty'])}; the physical mic {_pm(fix['physical'])}; the real mics alone, refitted, "
-            f"{_pm(beam['real'])}{' (above every fill-in)' if _below_real(results) else ''}; reflow VM minus "
+            f"{_pm(a['fixed_sisdr/real'])}{' (above every fill-in)' if _below_real(results) else ''}; reflow VM minus "
             "supervised VM "
             f"{_iv(_diff(fixed['reflow'], fixed['supervised']))}, minus the empty slot "
             f"{_iv(_diff(fixed['reflow'], fixed['empty']))} (not judged)",
@@ -563,9 +575,9 @@ def fixed_table(results: VirtualFlowResults) -> str:
     over the real mics' own refitted MVDR (the first row, the line every fill-in is measured against) and over the
     slot left empty, and the same channel in the adaptive (refitted) MVDR where that is a channel set of its own."""
     a = results.summary["aggregate"]
-    real = a["beam_sisdr/real"]["mean"]
+    real = a["fixed_sisdr/real"]["mean"]
     empty = a["fixed_sisdr/empty"]["mean"]
-    ref = _pm(a["beam_sisdr/real"])
+    ref = _pm(a["fixed_sisdr/real"])
     rows = [("the real mics alone, refitted (no slot)", ref, "+0.00", "", ref)]
     for b in FIXED_LAYOUT:
         mu = a[f"fixed_sisdr/{b}"]["mean"]
@@ -633,7 +645,7 @@ def fixed_sentence(results: VirtualFlowResults) -> str:
     it sits against the real mics' own refitted MVDR."""
     a = results.summary["aggregate"]
     fixed = {b: per_seed(results, f"fixed_sisdr/{b}") for b in FIXED_LAYOUT}
-    real = per_seed(results, "beam_sisdr/real")
+    real = per_seed(results, "fixed_sisdr/real")
     useful = _diff(fixed["supervised"], fixed["empty"])
     mean = {b: a[f"fixed_sisdr/{b}"]["mean"] for b in FIXED_LAYOUT}
     span = mean["physical"] - mean["empty"]

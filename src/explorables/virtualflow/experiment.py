@@ -27,6 +27,7 @@ For every seed in ``seeds`` (each: its own rooms, speech, noise, initial weights
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
@@ -165,6 +166,12 @@ class VirtualFlowConfig(ExperimentConfig):
     use_espeak: bool = param(True, Bool(), "speech from espeak-ng when installed (else the harmonic fallback)")
     n_train_scenes: int = param(8, Int(1), "training rooms per seed")
     n_test_scenes: int = param(6, Int(1), "test rooms per seed")
+    n_fixed_scenes: int = param(
+        0,
+        Int(0, 1000),
+        'more rooms per seed for the fixed-layout downstream alone (the gate "useful" and the downstream claim): '
+        "simulated like the test rooms and read by the trained networks, after the test rooms (evaluation only)",
+    )
     n_gate_scenes: int = param(
         24,
         Int(0),
@@ -206,6 +213,7 @@ class VirtualFlowConfig(ExperimentConfig):
             clip_s=1.0,
             n_train_scenes=2,
             n_test_scenes=1,
+            n_fixed_scenes=1,
             n_gate_scenes=1,
             d_hidden=16,
             n_layers=1,
@@ -277,7 +285,14 @@ class VirtualFlowResults(Results[VirtualFlowConfig]):
 
 def scene_seed(cfg: VirtualFlowConfig, seed: int, split: str, index: int) -> int:
     """One integer seed per scene, derived from the base seed, the entry of ``seeds``, the split and the index."""
-    offset = {"train": 0, "test": 5_000_000, "random": 7_000_000, "gate": 9_000_000}[split]
+    offset = {
+        "train": 0,
+        "test": 5_000_000,
+        "random": 7_000_000,
+        "gate": 9_000_000,
+        "fixed": 11_000_000,
+        "fixed_random": 13_000_000,
+    }[split]
     return 1_000_003 * cfg.seed + 10_007 * seed + offset + index
 
 
@@ -561,6 +576,70 @@ def _mean_sd(values: list[float]) -> dict[str, float]:
     return {"mean": mean, "sd": sd}
 
 
+#: the fills of the fixed layout an estimator computes (the rest: the physical mic, zeros, a random channel)
+FIXED_FILLS: tuple[str, ...] = ("supervised", "flow", "reflow", "control", "nearest")
+
+
+def fixed_scores(cfg: VirtualFlowConfig, ex: Example, fills: dict[str, np.ndarray], noise: np.ndarray) -> dict:
+    """Output SI-SDR (speech part) of the fixed-layout MVDR in one room: weights fitted once on [real mics, the
+    physical mic at the virtual position] and applied unchanged with that mic's slot filled by each of
+    ``FIXED_LAYOUT`` (``fills``: the estimators' channels, ``FIXED_FILLS``; ``noise``: the random channel), and
+    ``"real"``: the real mics' own refitted MVDR in the same room (the line every fill-in is read against)."""
+    hop = cfg.nfft // 2
+    start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * hop
+    physical = stft(ex.vm_recording, cfg.nfft, hop)
+    chans = {**fills, "physical": physical, "empty": np.zeros_like(physical), "random": noise}
+    out = {"real": speech_sisdr(beamform(ex, None, cfg), ex.real_speech[0], start)}
+    for b in FIXED_LAYOUT:
+        out[b] = speech_sisdr(beamform(ex, chans[b], cfg, fit_extra=physical), ex.real_speech[0], start)
+    return out
+
+
+def fixed_layout_rooms(
+    cfg: VirtualFlowConfig,
+    models: Models,
+    test: list[Example],
+    device: torch.device,
+    seed: int,
+    specs: list[dict[str, np.ndarray]] | None = None,
+) -> dict[str, list[float]]:
+    """:func:`fixed_scores` per room, on the test rooms and then ``cfg.n_fixed_scenes`` more rooms of the split
+    ``"fixed"`` (simulated like the test rooms; no network is trained on them). The flows' starting noise comes
+    from the generator :func:`evaluate_seed` uses, in the same order (one draw per test room, then one per extra
+    room), and each test room's random channel is the one :func:`evaluate_seed` draws, so the test rooms' scores
+    are those of the evaluation (``specs``, when given: the test rooms' ``FIXED_FILLS`` channels already computed
+    from those draws). Returns ``{fill: [score per room]}`` with ``"real"`` among the fills."""
+    if specs is not None and len(specs) != len(test):
+        raise ArgumentError(f"specs must hold one dict per test room ({len(test)}), got {len(specs)}")
+    gen = torch.Generator().manual_seed(cfg.seed * 104_729 + seed)
+    rooms = itertools.chain(test, (build_example(cfg, seed, "fixed", j) for j in range(cfg.n_fixed_scenes)))
+    out: dict[str, list[float]] = {}
+    for i, ex in enumerate(rooms):
+        x0 = torch.randn(ex.cond.shape[0], models.flow.d_frame, generator=gen).to(device)
+        if i < len(test):
+            noise = random_channel(ex, np.random.default_rng(scene_seed(cfg, seed, "random", i)))
+        else:
+            noise = random_channel(ex, np.random.default_rng(scene_seed(cfg, seed, "fixed_random", i - len(test))))
+        if specs is not None and i < len(test):
+            fills = specs[i]
+        else:
+            fills = {
+                m: estimate(
+                    models,
+                    ex,
+                    m,
+                    n_steps=1 if m == "reflow" else cfg.n_sample_steps,
+                    solver=cfg.solver,
+                    x0=x0,
+                    device=device,
+                )
+                for m in FIXED_FILLS
+            }
+        for b, value in fixed_scores(cfg, ex, fills, noise).items():
+            out.setdefault(b, []).append(value)
+    return out
+
+
 def evaluate_seed(
     cfg: VirtualFlowConfig, models: Models, test: list[Example], device: torch.device, seed: int
 ) -> tuple[dict, dict]:
@@ -576,6 +655,7 @@ def evaluate_seed(
 
     audio: dict[str, np.ndarray] = {}
     gate_beams: dict[str, list[float]] = {}
+    fixed_specs: list[dict[str, np.ndarray]] = []
     for j, ex in enumerate(test):
         n = ex.real.shape[1]
         x0 = torch.randn(ex.cond.shape[0], models.flow.d_frame, generator=gen).to(device)
@@ -601,6 +681,7 @@ def evaluate_seed(
             add(f"captured/{m}", new["captured"])
             if j == 0:
                 audio[m] = wave
+        fixed_specs.append({m: specs[m] for m in FIXED_FILLS})
         # steps vs quality, base and reflow, from the same noise; distance to the base's teacher solve
         # (a solve already made above, from the same x0, is reused: it is the same deterministic ODE solve)
         solved = {("flow", cfg.n_sample_steps): specs["flow"], ("reflow", 1): specs["reflow"]}
@@ -641,12 +722,6 @@ def evaluate_seed(
                 gate_beams.setdefault(b, []).append(beam_si)
             if j == 0 and b in ("real", "flow", "physical"):
                 audio[f"beam_{b}"] = out
-        # the fixed layout: weights fitted once on [real, physical mic] (the adaptive "physical" fit above) and
-        # applied unchanged with the physical mic's slot filled by each candidate (SI-SDR on the speech part)
-        fills = {"physical": extras["physical"], "empty": np.zeros_like(extras["physical"]), "random": specs["noise"]}
-        for b in FIXED_LAYOUT:
-            out = beamform(ex, fills[b] if b in fills else specs[b], cfg, fit_extra=extras["physical"])
-            add(f"fixed_sisdr/{b}", speech_sisdr(out, ex.real_speech[0], first * hop))
         for key, d in mic_distances(ex).items():
             add(f"dist/{key}", d)
         # the direction estimate against the source that dominates the real mics' speech part (the interferer, in
@@ -659,6 +734,9 @@ def evaluate_seed(
         if j == 0:
             audio["truth"] = ex.truth_wave
             audio["mic0"] = ex.real[0]
+    # the fixed layout, on the test rooms (their channels above, the same noise) and n_fixed_scenes more rooms
+    for b, values in fixed_layout_rooms(cfg, models, test, device, seed, specs=fixed_specs).items():
+        per[f"fixed_sisdr/{b}"] = values
     # the beamformer's positive control on more rooms (the test rooms and the gate rooms, which no network sees)
     for j in range(cfg.n_gate_scenes):
         room = gate_room(cfg, seed, j)
