@@ -308,7 +308,7 @@ def test_every_model_gets_the_same_steps_and_forks_start_where_phase_one_left():
         replace(UniRAPConfig.preset("smoke"), n_steps=10, stage_fractions=(0.0, 0.01)).validated()
 
 
-def test_the_worker_parts_give_the_serial_numbers_and_pose_direct_is_filed_under_unified():
+def test_the_separate_arm_in_a_worker_process_gives_the_serial_numbers():
     from dataclasses import replace
 
     cfg = replace(UniRAPConfig.preset("smoke"), n_steps=12, n_test=12, n_parsing=24, labelled_grid=(8,),
@@ -320,41 +320,6 @@ def test_the_worker_parts_give_the_serial_numbers_and_pose_direct_is_filed_under
     assert list(serial.summary) == list(parallel.summary)
     for key, value in serial.curves["separate"]["shown"]["separate"].items():
         assert np.array_equal(value, parallel.curves["separate"]["shown"]["separate"][key]), key
-    for res in (serial, parallel):  # the ablation's part is filed with the unified arm's regimes
-        assert "direct" not in res.summary and "direct" not in res.curves
-        assert set(res.summary["unified"]["pose_direct"]) == {"8"}
-        assert set(res.curves["unified"]["shown"]) == {"curriculum", "joint_parsing", "pose_direct"}
-    for key, value in serial.curves["unified"]["shown"]["pose_direct"].items():
-        assert np.array_equal(value, parallel.curves["unified"]["shown"]["pose_direct"][key]), key
-
-
-def test_a_member_trains_the_same_alone_as_in_an_ensemble_with_an_ablation():
-    """Members of an ensemble are independent: a curriculum member and a ``pose_direct`` member trained together
-    (one mixed ensemble) end with the weights each has when trained in its own ensemble (the reason the ablation
-    may train in another part and process)."""
-    from dataclasses import replace
-
-    from explorables.unirap import experiment as X
-    from explorables.unirap.training import Member, train
-
-    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=16, n_parsing=24, labelled_grid=(8,), n_labelled=8,
-                  seeds=(0, 1)).validated()
-    parsing, pool_data, _ = X.datasets(cfg)
-    pool = {k: torch.as_tensor(np.concatenate([parsing[k], pool_data[k]])) for k in X.ARRAYS}
-    members = [Member("curriculum", 8, 0), Member("curriculum", 8, 1, "pose_direct")]
-
-    def trained(ms):
-        plans = [X.member_schedule(cfg, m) for m in ms]
-        model = X.make_model(cfg, [m.seed for m in ms], tuple(m.arch for m in ms))
-        idx = torch.as_tensor(np.stack([i for i, _ in plans], 1))
-        train(model, pool, idx, torch.as_tensor(np.stack([w for _, w in plans], 1)), lr=1e-2)
-        return model.state_dict()
-
-    together = trained(members)
-    for i, m in enumerate(members):
-        alone = trained([m])
-        for key, value in alone.items():
-            torch.testing.assert_close(together[key][i: i + 1], value, rtol=1e-4, atol=1e-5, msg=key)
 
 
 def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():
@@ -683,9 +648,7 @@ def test_the_control_is_trained_below_the_largest_count_and_the_ablations_are_pa
     assert X.control_counts(cfg) == (8, 16)
     members = X.members_of(cfg, "unified")
     assert {m.n_labelled for m in members if m.regime == "joint_parsing"} == {8, 16}
-    assert all(m.arch == "unified" for m in members)  # the ablations train in their own parts
-    direct = X.members_of(cfg, "direct")
-    assert all(m.arch == "pose_direct" for m in direct)
+    direct = [m for m in members if m.arch == "pose_direct"]
     assert [m.seed for m in direct] == list(cfg.seeds) and {m.n_labelled for m in direct} == {32}
     for m in direct + X.members_of(cfg, "separate"):  # an ablation trains on its curriculum pair's very batches
         pair = X.Member("curriculum", m.n_labelled, m.seed)

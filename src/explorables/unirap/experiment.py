@@ -5,19 +5,17 @@ name; targets: its box and whole mask; no instruction, no part, no grasp), an in
 ``max(labelled_grid)`` scenes (instruction, part mask, grasp), and ``n_test`` held-out instruction
 scenes, drawn from their own seed (their labels are used only to score).
 
-Four parts, each one batched ensemble (every model trains ``n_steps`` steps of ``batch_size`` scenes in all):
+Three parts, each one batched ensemble (every model trains ``n_steps`` steps of ``batch_size`` scenes in all):
 
 * ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): the curriculum's stages 1-2 on
   parsing scenes, once per seed (they see no instruction label, so every budget and both ablations start
   stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at the
   labelled counts of :func:`control_counts` (the ``n_control_counts`` smallest of ``labelled_grid``);
-* ``unified`` (phase 2): the curriculum's stage 3 at every count and the control, continued;
+* ``unified`` (phase 2): the curriculum's stage 3 at every count, the control, continued, and the ablation
+  ``pose_direct`` (members of architecture ``"pose_direct"`` in the same ensemble): a pose head that reads an
+  attention map of its own (the same statistics) in place of the mask, from the stage-2 weights, at ``n_labelled``;
 * ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled`` (the pose
-  decoder reads its own map through the mask head, whose weights it does not train);
-* ``direct``: the ablation ``pose_direct``, a pose head that reads an attention map of its own (the same
-  statistics) in place of the mask, from the stage-2 weights, at ``n_labelled``. Its summary and shown predictions
-  are filed under ``unified`` (``summary['unified']['pose_direct']``), where the claims read them: members of a
-  batched ensemble are independent, so which ensemble (and which process) trains them changes no number.
+  decoder reads its own map through the mask head, whose weights it does not train).
 
 Each phase has its own Adam warm-up and decay (peak ``lr``, then ``phase2_lr``), for the curriculum, the control and the
 ablations alike.
@@ -76,10 +74,9 @@ class UniRAPConfig(ExperimentConfig):
     n_labelled: int = param(512, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(300, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
-    # 480: the eighth pass's candidate (0 failing tuning models of 80 against 4 at 400) met its rule's accuracy terms
-    # but not its time term (quiet cold runs 61.5 and 62.8 s against 55 s); the ninth pass pays for it by training
-    # the pose_direct ablation in the worker process (benchmarks/unirap_rule2.md)
-    n_steps: int = param(480, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
+    # 400: the eighth pass's candidate, 480 (0 failing tuning models of 80 against 4), met its rule's accuracy terms
+    # but not its time term (quiet cold runs 61.5 and 62.8 s against the rule's 55 s ceiling), so the rule keeps 400
+    n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
     batch_size: int = param(8, Int(2), "scenes per step and member")
     lr: float = param(1e-2, Positive(), "Adam learning rate of phase 1 (peak; warm-up, then a linear decay to 20 %)")
     phase2_lr: float = param(1.5e-2, Positive(), "Adam peak learning rate of phase 2 (the curriculum's stage 3, the "
@@ -166,18 +163,19 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
     ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): one curriculum member per seed
     (stages 1-2, on parsing scenes only, shared by every curriculum model of that seed), then the control
     (joint training on the curriculum's data) at every count of :func:`control_counts`. ``unified`` (phase 2, the
-    rest of the steps): the curriculum's stage 3 at every labelled count, then the control, continued.
-    ``separate``: the curriculum's stage 3 at ``n_labelled`` with three decoders. ``direct``: the curriculum's
-    stage 3 at ``n_labelled`` with the pose read from its own attention map (architecture ``"pose_direct"``).
+    rest of the steps): the curriculum's stage 3 at every labelled count, then the control, continued, then the
+    curriculum's stage 3 at ``n_labelled`` with the pose read from its own attention map
+    (architecture ``"pose_direct"``).
+    ``separate``: the curriculum's stage 3 at ``n_labelled`` with three decoders.
     """
     control = [Member("joint_parsing", n, s) for n in control_counts(cfg) for s in cfg.seeds]
     if part == "pretrain":
         return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control
     if part == "unified":
-        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control
-    if part in ("separate", "direct"):
-        arch = "separate" if part == "separate" else "pose_direct"
-        return [Member("curriculum", cfg.n_labelled, s, arch) for s in cfg.seeds]
+        direct = [Member("curriculum", cfg.n_labelled, s, "pose_direct") for s in cfg.seeds]
+        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + direct
+    if part == "separate":
+        return [Member("curriculum", cfg.n_labelled, s, "separate") for s in cfg.seeds]
     raise ValueError(f"part must be one of {PARTS}, got {part!r}")
 
 
@@ -283,7 +281,8 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
         jaw = JAW * cfg.image_size / 32
         low = min(cfg.labelled_grid)
         first = {label(m): i for i, m in reversed(list(enumerate(members))) if m.seed == cfg.seeds[0] and
-                 (m.n_labelled, label(m)) in ((cfg.n_labelled, "curriculum"), (low, "joint_parsing"))}
+                 (m.n_labelled, label(m)) in ((cfg.n_labelled, "curriculum"), (low, "joint_parsing"),
+                                              (cfg.n_labelled, "pose_direct"))}
         curves["shown"] = {r: {k: v[i][shown] for k, v in pred.items()} for r, i in first.items()}
         # the lab's models (seed 0): the curriculum at the most and at the fewest labels, the control at the fewest
         lab = {f"curriculum, {cfg.n_labelled} labels": first["curriculum"],
@@ -308,11 +307,11 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
         rows_ = [metrics.evaluate({k: v[j] for k, v in fed.items()}, test, jaw) for j in range(len(at_n))]
         summary["true_mask"] = {str(cfg.n_labelled): {key: _stats([r[key] for r in rows_]) for key in rows_[0]}}
     else:
-        curves["shown"] = {label(members[0]): {k: v[0][shown] for k, v in pred.items()}}
+        curves["shown"] = {part: {k: v[0][shown] for k, v in pred.items()}}
     return summary, curves
 
 
-PARTS = ("pretrain", "unified", "separate", "direct")
+PARTS = ("pretrain", "unified", "separate")
 
 
 def reference(cfg: UniRAPConfig) -> dict[str, Any]:
@@ -334,51 +333,39 @@ def _warm(cfg: UniRAPConfig) -> None:
     datasets(cfg)
 
 
-def _in_worker(cfg: UniRAPConfig, part: str, start: dict[str, Any]) -> tuple[dict, dict]:
-    """A phase-2 part (``separate`` or ``direct``) in a worker process, from the ``pretrain`` part's state (no
-    checkpoint)."""
+def _separate(cfg: UniRAPConfig, start: dict[str, Any]) -> tuple[dict, dict]:
+    """The ``separate`` part in a worker process, from the ``pretrain`` part's state (no checkpoint)."""
     with one_cpu_thread(resolve_device(cfg.device)):
-        return train_part(cfg, part, Checkpointer(None), False, start)
-
-
-#: the parts a worker process trains, one after the other, while this process trains ``unified``
-WORKER_PARTS = ("separate", "direct")
+        return train_part(cfg, "separate", Checkpointer(None), False, start)
 
 
 @checked()
 def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None = None,
         progress: bool = False) -> UniRAPResults:
-    """The four parts (``pretrain``, then ``unified``, ``separate`` and ``direct`` from its state), each
+    """The three parts (``pretrain``, then ``unified`` and ``separate`` from its state), each
     checkpointed.
 
-    With ``cfg.processes`` (0: every CPU available) of 2 or more and the CPU as device, ``separate`` and then
-    ``direct`` train in a spawned worker process (the same deterministic functions of the config and phase 1's
-    state wherever they run) while this process trains ``unified``; their part times are then the time this
-    process waited for them. ``direct``'s scores and shown predictions are filed under ``unified``."""
+    With ``cfg.processes`` (0: every CPU available) of 2 or more and the CPU as device, ``separate`` trains in a
+    spawned worker process (the same deterministic function of the config and phase 1's state wherever it runs)
+    while this process trains ``unified``; its part time is then the time this process waited for it."""
     cfg, checkpoint = start_run(UniRAPConfig, config, checkpoint)
     device = resolve_device(cfg.device)
     parts = {p: (lambda p=p: train_part(cfg, p, checkpoint, progress)) for p in PARTS}
     parallel = (device.type == "cpu" and worker_count(cfg.processes, 2) > 1
-                and all(checkpoint.get(f"part/{p}") is None for p in ("unified", *WORKER_PARTS)))
+                and checkpoint.get("part/separate") is None and checkpoint.get("part/unified") is None)
     with ExitStack() as stack, one_cpu_thread(device):  # small grouped ops: a second thread only waits (core.threads)
         if parallel:
             pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=get_context("spawn")))
             pool.submit(_warm, cfg)  # starts the worker now: its imports and scenes overlap phase 1
-            future: dict = {}
+            future: list = []
 
             def unified() -> tuple[dict, dict]:
-                start = checkpoint.get("part/pretrain")["curves"]["state"]
-                for p in WORKER_PARTS:  # one worker: they run one after the other, beside this process
-                    future[p] = pool.submit(_in_worker, cfg, p, start)
+                future.append(pool.submit(_separate, cfg, checkpoint.get("part/pretrain")["curves"]["state"]))
                 return train_part(cfg, "unified", checkpoint, progress)
 
             parts["unified"] = unified
-            for p in WORKER_PARTS:
-                parts[p] = lambda p=p: future[p].result()
+            parts["separate"] = lambda: future[0].result()
         summary, curves = run_parts_timed(checkpoint, parts, progress)
-    direct = summary.pop("direct")  # filed with the unified arm's regimes, where the claims read it
-    summary["unified"]["pose_direct"] = direct["pose_direct"]
-    curves["unified"]["shown"]["pose_direct"] = curves.pop("direct")["shown"]["pose_direct"]
     summary["labelled_grid"] = list(cfg.labelled_grid)
     summary["n_labelled"] = cfg.n_labelled
     summary["n_seeds"] = len(cfg.seeds)
