@@ -172,6 +172,32 @@ class Array(Rule):
         return ["array", None, np.array([np.nan])]
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class OfInstance(Rule):
+    """A method's argument whose allowed values depend on its instance (a vertex id in ``[0, self.n)``).
+
+    ``method`` names the instance's method that checks one value, ``(name, value) -> value`` (it
+    raises ``ValueError`` naming ``name`` and the range); ``accepts`` says in words what it accepts.
+    Declared like any rule, ``@checked(v=OfInstance("_check_vertex", "a vertex id"))``, so it is
+    skipped with the other checks inside a ``skip_nested`` body.
+    """
+
+    method: str
+    accepts: str
+
+    def check(self, name: str, value: Any) -> Any:
+        raise TypeError(f"OfInstance checks {name} through its instance: declare it on a method")
+
+    def check_for(self, instance: Any, name: str, value: Any) -> Any:
+        return getattr(instance, self.method)(name, value)
+
+    def describe(self) -> str:
+        return self.accepts
+
+    def bad_values(self) -> list[Any]:
+        return [None, -1, 2.5, float("nan")]
+
+
 def _numel_above(value: Any, bound: float, strict: bool = True) -> bool:
     """Whether some value is ``> bound`` (``strict=False``: ``>= bound``)."""
     if isinstance(value, torch.Tensor):
@@ -265,6 +291,8 @@ def _checked_function(
                 continue
             if isinstance(rule, Array):
                 arguments[pname] = rule.check_dims(pname, value, dims)
+            elif isinstance(rule, OfInstance):
+                arguments[pname] = rule.check_for(next(iter(arguments.values())), pname, value)
             else:
                 arguments[pname] = rule.check(pname, value)
         if not skip_nested:
