@@ -190,6 +190,33 @@ def test_checked_skip_nested_skips_the_callees_checks_only_inside_its_body():
     assert seen == {"other": "refused"}
 
 
+def test_of_instance_rule_asks_the_instance_and_is_skipped_when_nested():
+    from explorables.core.arguments import OfInstance, checked
+
+    class Line:
+        def __init__(self, n: int):
+            self.n = n
+
+        def _check_point(self, name: str, v: object) -> int:
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < self.n:
+                raise ValueError(f"{name} must be a point in [0, {self.n - 1}], got {v!r}")
+            return v
+
+        @checked(skip_nested=True, v=OfInstance("_check_point", "a point in [0, n - 1]"))
+        def right(self, v: int) -> int:
+            return v + 1
+
+        @checked(skip_nested=True, v=OfInstance("_check_point", "a point in [0, n - 1]"))
+        def two_right(self, v: int) -> int:
+            return self.right(self.right(v))  # right(n - 1) is off the line: skipped, as made here
+
+    line = Line(3)
+    assert line.right(1) == 2 and line.two_right(1) == 3
+    for bad in (-1, 3, 2.5, None, True):
+        with pytest.raises(ValueError, match="v must be"):
+            line.right(bad)
+
+
 def test_checked_default_rules_cap_integers_and_keep_infinite_defaults():
     import math
 
