@@ -217,6 +217,22 @@ def test_of_instance_rule_asks_the_instance_and_is_skipped_when_nested():
             line.right(bad)
 
 
+def test_a_checked_function_pickled_by_value_still_pickles():
+    """A process pool (joblib's cloudpickle) pickles a local checked function by value, with the globals its
+    wrapper reads: the nested-skip switch (an unpicklable ContextVar) must not be one of them."""
+    import pickle
+
+    cloudpickle = pytest.importorskip("cloudpickle")  # what joblib's process pools pickle with
+
+    from explorables.core.arguments import checked
+
+    @checked(skip_nested=True)
+    def twice(n: int) -> int:
+        return 2 * n
+
+    assert pickle.loads(cloudpickle.dumps(twice))(3) == 6
+
+
 def test_checked_default_rules_cap_integers_and_keep_infinite_defaults():
     import math
 

@@ -221,6 +221,18 @@ def checks_skipped() -> bool:
     return _SKIPPING.get()
 
 
+def _skip_checks() -> contextvars.Token:
+    return _SKIPPING.set(True)
+
+
+def _restore_checks(token: contextvars.Token) -> None:
+    _SKIPPING.reset(token)
+
+
+# The wrapper reaches the switch only through these module functions: a wrapper that a process pool pickles by
+# value (cloudpickle does so when a name resolves to another object) must not carry the unpicklable ContextVar.
+
+
 def checked(*, skip_nested: bool = False, **rules: Rule) -> Callable[[F], F]:
     """Check a function's arguments (or a class's constructor's) before it runs; see the module doc.
 
@@ -264,7 +276,7 @@ def _checked_function(
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nonlocal plan
-        if _SKIPPING.get():  # called from a skip_nested body: its caller checked at the boundary
+        if checks_skipped():  # called from a skip_nested body: its caller checked at the boundary
             return fn(*args, **kwargs)
         if plan is None:
             plan = make_plan()
@@ -297,11 +309,11 @@ def _checked_function(
                 arguments[pname] = rule.check(pname, value)
         if not skip_nested:
             return fn(*bound.args, **bound.kwargs)
-        token = _SKIPPING.set(True)
+        token = _skip_checks()
         try:
             return fn(*bound.args, **bound.kwargs)
         finally:
-            _SKIPPING.reset(token)
+            _restore_checks(token)
 
     wrapper.__explorables_rules__ = rules  # type: ignore[attr-defined]
     wrapper.__explorables_skip_nested__ = skip_nested  # type: ignore[attr-defined]
