@@ -119,6 +119,36 @@ def _fuzzable_class(cls: type) -> bool:
     return init is not None and init is not object.__init__ and hasattr(init, "__code__")
 
 
+#: methods left out of the method fuzz, and why
+METHOD_EXCLUDED = {
+    # a network's forward is its training loop's hot path, called through ``__call__`` with tensors the package
+    # made; a reader's inputs enter through ``run``, the configs and the labs, which are checked
+    "forward",
+}
+
+
+def public_methods(package: str) -> dict[str, tuple[type, str]]:
+    """``{"package.Class.method": (class, name)}``: the public methods (and classmethods) that each public
+    class of the package defines itself (an inherited method is fuzzed on the class that defines it)."""
+    found = {}
+    for qualname, obj in public_callables(package).items():
+        if not inspect.isclass(obj):
+            continue
+        for name, member in vars(obj).items():
+            if name.startswith("_") or name in METHOD_EXCLUDED or isinstance(member, (property, staticmethod)):
+                continue
+            fn = member.__func__ if isinstance(member, classmethod) else member
+            if inspect.isfunction(fn) and f"{qualname}.{name}" not in found:
+                found[f"{qualname}.{name}"] = (obj, name)
+    return found
+
+
+def method_function(cls: type, name: str) -> Any:
+    """The plain function behind a method or classmethod (its first parameter is ``self`` or ``cls``)."""
+    member = inspect.getattr_static(cls, name)
+    return original(member.__func__ if isinstance(member, classmethod) else member)
+
+
 # --------------------------------------------------------------------------------------------
 # recording valid calls
 
@@ -159,6 +189,10 @@ class Recorder:
                     self._wrap_init(qualname, obj)
                 else:
                     self._wrap_function(qualname, obj, package)
+            for qualname, (cls, name) in public_methods(package).items():
+                self.callables[qualname] = (cls, name)
+                self.records.setdefault(qualname, [])
+                self._wrap_method(qualname, cls, name)
 
     def uninstall(self) -> None:
         for undo in reversed(self._undo):
@@ -242,6 +276,22 @@ class Recorder:
             self._undo.append(lambda: delattr(cls, "__init__"))
         else:
             self._undo.append(functools.partial(setattr, cls, "__init__", original))
+
+
+    def _wrap_method(self, qualname: str, cls: type, name: str) -> None:
+        """Record a method's calls with a copy of the instance (``self`` or ``cls`` is the first argument)."""
+        member = cls.__dict__[name]
+        is_class_method = isinstance(member, classmethod)
+        fn = member.__func__ if is_class_method else member
+        recorder = self
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return recorder._recording(qualname, fn, args, kwargs)
+
+        wrapper.__explorables_fuzz_original__ = fn  # type: ignore[attr-defined]
+        setattr(cls, name, classmethod(wrapper) if is_class_method else wrapper)
+        self._undo.append(functools.partial(setattr, cls, name, member))
 
 
 def original(obj: Any) -> Any:
@@ -532,6 +582,8 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = M
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname not in bound.arguments:
             continue
+        if pname in ("self", "cls"):
+            continue  # a method's instance (a copy of the recorded one) or class is not an argument to fuzz
         value = bound.arguments[pname]
         if pname in INF_MEANT.get(getattr(fn, "__name__", ""), ()) and isinstance(value, float):
             value = math.inf  # fuzzed as a parameter whose valid values include inf (see INF_MEANT)

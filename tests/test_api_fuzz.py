@@ -67,3 +67,49 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(package, tmp_pa
         f"{len(findings)} of {sum(counts.values())} hostile inputs were not refused cleanly:\n" + "\n".join(lines)
     )
     assert not never_called, f"no test makes a valid call of {never_called}: the fuzz has nothing to replay"
+
+
+#: packages whose public methods are not yet checked at the boundary (issue 53 item 5): their method fuzz runs and
+#: reports, but is expected to fail until they are (crl, dcdm, rashomon and trac had findings when measured; the
+#: others were not measured yet). A package leaves this set when its methods refuse every hostile input cleanly.
+METHOD_FUZZ_PENDING = frozenset(
+    {
+        "core", "crl", "dcdm", "rashomon", "trac", "sensory", "routing", "rpkd", "ucca", "uggrh", "jeffrey",
+        "stable_nde", "trust_region_cl", "unirap", "virtualflow", "topoprune",
+    }
+)  # fmt: skip
+
+
+def _method_package(package: str):
+    if package in METHOD_FUZZ_PENDING:
+        reason = "issue 53 item 5: this package's public methods are not yet checked at the boundary"
+        return pytest.param(package, marks=pytest.mark.xfail(reason=reason, strict=False))
+    return package
+
+
+@pytest.mark.parametrize("package", [_method_package(p) for p in api_fuzz.packages() if api_fuzz.public_methods(p)])
+def test_every_public_method_refuses_hostile_arguments_cleanly(package, tmp_path, monkeypatch):
+    """The same fuzz for the public methods of the public classes (issue 53): each recorded call is replayed on a
+    copy of its instance, one argument replaced at a time."""
+    methods = api_fuzz.public_methods(package)
+    records = _records(package, tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    counts: collections.Counter = collections.Counter()
+    findings = []
+    for qualname, (cls, name) in methods.items():
+        kept = records.get(qualname) or []
+        if not kept:
+            continue  # a method no test calls validly has nothing to replay (counted in the report)
+        for case in api_fuzz.fuzz_callable(qualname, api_fuzz.method_function(cls, name), kept[0]):
+            counts[case.outcome] += 1
+            if case.outcome in api_fuzz.FINDINGS:
+                findings.append(case)
+    called = sum(1 for q in methods if records.get(q))
+    api_fuzz.REPORT[f"{package} (methods)"] = {"callables": called, "cases": dict(counts)}
+    lines = [f"{c.outcome:>6}  {c.callable}({c.parameter}={c.value}): {c.detail}" for c in findings]
+    total = sum(counts.values())
+    assert not findings, f"{len(findings)} of {total} hostile method inputs were not refused cleanly:\n" + "\n".join(
+        lines
+    )

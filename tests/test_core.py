@@ -134,6 +134,105 @@ def test_checked_refuses_by_hint_rule_and_default_naming_the_parameter():
     assert f.__wrapped__(x, y, -5) == -5  # the unchecked function, for a loop that has checked once
 
 
+def test_checked_skip_nested_skips_the_callees_checks_only_inside_its_body():
+    import threading
+
+    from explorables.core.arguments import checked, checks_skipped
+    from explorables.core.params import Int
+
+    @checked(n=Int(1, 10))
+    def inner(n: int) -> int:
+        return n
+
+    @checked(skip_nested=True, n=Int(1, 10))
+    def boundary(n: int, inner_n: int) -> int:
+        return inner(inner_n)  # a value the boundary made: its callee's check is skipped
+
+    @checked(n=Int(1, 10))
+    def plain(n: int, inner_n: int) -> int:
+        return inner(inner_n)
+
+    with pytest.raises(ValueError, match="n must be an integer in"):
+        inner(0)  # at top level a checked call checks
+    assert boundary(3, 0) == 0  # nested in a skip_nested body: skipped
+    with pytest.raises(ValueError, match="n must be an integer in"):
+        boundary(0, 3)  # the boundary still checks its own arguments
+    with pytest.raises(ValueError, match="n must be an integer in"):
+        plain(3, 0)  # without skip_nested the callee keeps its checks
+    assert not checks_skipped()  # the switch is reset after the body, also after an error
+    with pytest.raises(ZeroDivisionError):
+        checked(skip_nested=True)(lambda: 1 / 0)()
+    assert not checks_skipped()
+
+    # the switch belongs to the thread running the body: another thread's calls still check
+    inside, outside = threading.Event(), threading.Event()
+    seen = {}
+
+    def other_thread():
+        inside.wait(5)
+        try:
+            inner(0)
+            seen["other"] = "accepted"
+        except ValueError:
+            seen["other"] = "refused"
+        outside.set()
+
+    @checked(skip_nested=True)
+    def hold() -> bool:
+        inside.set()
+        outside.wait(5)
+        return checks_skipped()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    assert hold() is True
+    thread.join(5)
+    assert seen == {"other": "refused"}
+
+
+def test_of_instance_rule_asks_the_instance_and_is_skipped_when_nested():
+    from explorables.core.arguments import OfInstance, checked
+
+    class Line:
+        def __init__(self, n: int):
+            self.n = n
+
+        def _check_point(self, name: str, v: object) -> int:
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < self.n:
+                raise ValueError(f"{name} must be a point in [0, {self.n - 1}], got {v!r}")
+            return v
+
+        @checked(skip_nested=True, v=OfInstance("_check_point", "a point in [0, n - 1]"))
+        def right(self, v: int) -> int:
+            return v + 1
+
+        @checked(skip_nested=True, v=OfInstance("_check_point", "a point in [0, n - 1]"))
+        def two_right(self, v: int) -> int:
+            return self.right(self.right(v))  # right(n - 1) is off the line: skipped, as made here
+
+    line = Line(3)
+    assert line.right(1) == 2 and line.two_right(1) == 3
+    for bad in (-1, 3, 2.5, None, True):
+        with pytest.raises(ValueError, match="v must be"):
+            line.right(bad)
+
+
+def test_a_checked_function_pickled_by_value_still_pickles():
+    """A process pool (joblib's cloudpickle) pickles a local checked function by value, with the globals its
+    wrapper reads: the nested-skip switch (an unpicklable ContextVar) must not be one of them."""
+    import pickle
+
+    cloudpickle = pytest.importorskip("cloudpickle")  # what joblib's process pools pickle with
+
+    from explorables.core.arguments import checked
+
+    @checked(skip_nested=True)
+    def twice(n: int) -> int:
+        return 2 * n
+
+    assert pickle.loads(cloudpickle.dumps(twice))(3) == 6
+
+
 def test_checked_default_rules_cap_integers_and_keep_infinite_defaults():
     import math
 

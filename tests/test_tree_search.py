@@ -586,9 +586,9 @@ def test_small_trees_sentence_says_attained_spare_or_failed():
 
 
 def test_bad_input_raises_clear_errors():
-    with pytest.raises(ValueError, match="tree must be a tree"):
+    with pytest.raises(ValueError, match="graph must be a tree"):
         Tree.from_networkx(nx.cycle_graph(5))
-    with pytest.raises(ValueError, match="tree must be a tree"):
+    with pytest.raises(ValueError, match="graph must be a tree"):
         Tree.from_networkx(nx.empty_graph(3))
     with pytest.raises(ValueError, match="undirected"):
         Tree.from_networkx(nx.DiGraph([(0, 1)]))

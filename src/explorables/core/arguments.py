@@ -21,6 +21,14 @@ deep inside numpy or torch, nor a silent NaN. Rules normalise values (``3.0`` be
 and the function receives the normalised ones. ``fn.__wrapped__`` is the unchecked function, for
 a hot inner loop that has already checked its inputs.
 
+**Check once, at the boundary** (scikit-learn's ``prefer_skip_nested_validation``): a function
+declared ``@checked(skip_nested=True, ...)`` runs its body with the checks of every other checked
+call switched off, so the methods it calls in its loops (``Tree.step``, an optimiser's ``step``) are
+checked when a reader calls them and cost nothing inside the method. The switch is a
+:class:`contextvars.ContextVar`: it belongs to the running thread (and task), so a checked call
+on another thread still checks. Without ``skip_nested`` a function checks its own arguments and
+leaves its callees' checks on (a body that passes a reader's value on unchecked relies on them).
+
 This is the ``@validate_params`` decorator of scikit-learn and the runtime shape checks of
 jaxtyping, at the size this book needs; ``tests/test_api_fuzz.py`` holds every public callable
 to it.
@@ -29,6 +37,7 @@ to it.
 from __future__ import annotations
 
 import collections.abc
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -163,6 +172,32 @@ class Array(Rule):
         return ["array", None, np.array([np.nan])]
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class OfInstance(Rule):
+    """A method's argument whose allowed values depend on its instance (a vertex id in ``[0, self.n)``).
+
+    ``method`` names the instance's method that checks one value, ``(name, value) -> value`` (it
+    raises ``ValueError`` naming ``name`` and the range); ``accepts`` says in words what it accepts.
+    Declared like any rule, ``@checked(v=OfInstance("_check_vertex", "a vertex id"))``, so it is
+    skipped with the other checks inside a ``skip_nested`` body.
+    """
+
+    method: str
+    accepts: str
+
+    def check(self, name: str, value: Any) -> Any:
+        raise TypeError(f"OfInstance checks {name} through its instance: declare it on a method")
+
+    def check_for(self, instance: Any, name: str, value: Any) -> Any:
+        return getattr(instance, self.method)(name, value)
+
+    def describe(self) -> str:
+        return self.accepts
+
+    def bad_values(self) -> list[Any]:
+        return [None, -1, 2.5, float("nan")]
+
+
 def _numel_above(value: Any, bound: float, strict: bool = True) -> bool:
     """Whether some value is ``> bound`` (``strict=False``: ``>= bound``)."""
     if isinstance(value, torch.Tensor):
@@ -177,11 +212,34 @@ def _all_above(value: Any, bound: float) -> bool:
     return bool(np.all(np.asarray(value) > bound))
 
 
-def checked(**rules: Rule) -> Callable[[F], F]:
+#: whether the running thread is inside the body of a ``@checked(skip_nested=True)`` call (its callees skip checks)
+_SKIPPING: contextvars.ContextVar[bool] = contextvars.ContextVar("explorables_skip_nested_checks", default=False)
+
+
+def checks_skipped() -> bool:
+    """Whether a checked call made now skips its checks (it runs inside a ``skip_nested`` call's body)."""
+    return _SKIPPING.get()
+
+
+def _skip_checks() -> contextvars.Token:
+    return _SKIPPING.set(True)
+
+
+def _restore_checks(token: contextvars.Token) -> None:
+    _SKIPPING.reset(token)
+
+
+# The wrapper reaches the switch only through these module functions: a wrapper that a process pool pickles by
+# value (cloudpickle does so when a name resolves to another object) must not carry the unpicklable ContextVar.
+
+
+def checked(*, skip_nested: bool = False, **rules: Rule) -> Callable[[F], F]:
     """Check a function's arguments (or a class's constructor's) before it runs; see the module doc.
 
     ``rules`` maps parameter names to a :class:`~explorables.core.params.Rule` or an
     :class:`Array`; every other parameter gets its type-hint check and default rule.
+    ``skip_nested=True``: the checked calls made while the body runs skip their checks (the body
+    passes on only values it checked or made).
     """
     for key, rule in rules.items():
         if not isinstance(rule, Rule):
@@ -190,14 +248,16 @@ def checked(**rules: Rule) -> Callable[[F], F]:
     def decorate(target: F) -> F:
         if inspect.isclass(target):
             init = target.__init__
-            target.__init__ = _checked_function(init, rules, owner=target)  # type: ignore[misc]
+            target.__init__ = _checked_function(init, rules, owner=target, skip_nested=skip_nested)  # type: ignore[misc]
             return target
-        return _checked_function(target, rules)  # type: ignore[return-value]
+        return _checked_function(target, rules, skip_nested=skip_nested)  # type: ignore[return-value]
 
     return decorate
 
 
-def _checked_function(fn: Callable, rules: dict[str, Rule], owner: type | None = None) -> Callable:
+def _checked_function(
+    fn: Callable, rules: dict[str, Rule], owner: type | None = None, skip_nested: bool = False
+) -> Callable:
     signature = inspect.signature(fn)
     unknown = sorted(set(rules) - set(signature.parameters))
     if unknown:
@@ -216,6 +276,8 @@ def _checked_function(fn: Callable, rules: dict[str, Rule], owner: type | None =
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nonlocal plan
+        if checks_skipped():  # called from a skip_nested body: its caller checked at the boundary
+            return fn(*args, **kwargs)
         if plan is None:
             plan = make_plan()
         try:
@@ -241,11 +303,20 @@ def _checked_function(fn: Callable, rules: dict[str, Rule], owner: type | None =
                 continue
             if isinstance(rule, Array):
                 arguments[pname] = rule.check_dims(pname, value, dims)
+            elif isinstance(rule, OfInstance):
+                arguments[pname] = rule.check_for(next(iter(arguments.values())), pname, value)
             else:
                 arguments[pname] = rule.check(pname, value)
-        return fn(*bound.args, **bound.kwargs)
+        if not skip_nested:
+            return fn(*bound.args, **bound.kwargs)
+        token = _skip_checks()
+        try:
+            return fn(*bound.args, **bound.kwargs)
+        finally:
+            _restore_checks(token)
 
     wrapper.__explorables_rules__ = rules  # type: ignore[attr-defined]
+    wrapper.__explorables_skip_nested__ = skip_nested  # type: ignore[attr-defined]
     return wrapper
 
 

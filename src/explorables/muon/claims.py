@@ -46,7 +46,7 @@ SWITCH_BEATS = 0.0
 LM_ROOM = 0.05
 """Gate: on the language model, the worst schedule's validation loss is at least this (nats) above the best's."""
 LM_LATE = 0.0
-"""Gate: the language model has a late phase: constant Muon's final validation loss minus the decayed baseline's
+"""Gate: the language model shows a late phase: constant Muon's final validation loss minus the decayed baseline's
 (nats, per seed) above this (the weakest threshold: decaying Muon's step must end lower at all)."""
 
 
@@ -384,7 +384,7 @@ def claims(results: MuonResults) -> list[Claim]:
             name="LM room",
         ),
         Claim(
-            "Positive control: the language model has a late phase (decaying Muon's step beats constant Muon)",
+            "Positive control: the language model shows a late phase (decaying Muon's step beats constant Muon)",
             f"{LM_NAMES[LM_BASELINE]} (peak {cfg.lm_decayed_lr:g}, the decayed baseline chosen on the tuning draws) "
             f"against constant Muon at {cfg.lm_muon_lr:g}, {cfg.n_lm_steps} steps, final {held_out}, paired per "
             f"seed over {lm_seeds}; the decayed baseline must end below constant Muon: the run has a late phase for "

@@ -9,6 +9,7 @@ iteration in ``ns_dtype``: float32 by default, ``torch.bfloat16`` to reproduce t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -44,16 +45,18 @@ class Muon(torch.optim.Optimizer):
     def add_param_group(self, param_group: dict) -> None:
         """torch's, with the group checked: a group may set its own ``lr`` and ``momentum`` (checked like the
         constructor's), and every parameter must be a matrix. Runs for the constructor's groups too."""
-        if isinstance(param_group, dict):
-            if "lr" in param_group:
-                check_positive("lr", param_group["lr"])
-            if "momentum" in param_group:
-                check_in_range("momentum", param_group["momentum"], 0.0, 1.0, high_inclusive=False)
-            steps = param_group.get("ns_steps", 5)
-            if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 99:
-                raise ValueError(f"ns_steps must be an integer in [0, 99], got {steps!r}")
-            if not isinstance(param_group.get("nesterov", True), bool):
-                raise ValueError(f"nesterov must be True or False, got {param_group['nesterov']!r}")
+        if not isinstance(param_group, dict) or "params" not in param_group:
+            what = sorted(param_group) if isinstance(param_group, dict) else type(param_group).__name__
+            raise ValueError(f"param_group must be a dict with a 'params' entry, got {what}")
+        if "lr" in param_group:
+            check_positive("lr", param_group["lr"])
+        if "momentum" in param_group:
+            check_in_range("momentum", param_group["momentum"], 0.0, 1.0, high_inclusive=False)
+        steps = param_group.get("ns_steps", 5)
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 99:
+            raise ValueError(f"ns_steps must be an integer in [0, 99], got {steps!r}")
+        if not isinstance(param_group.get("nesterov", True), bool):
+            raise ValueError(f"nesterov must be True or False, got {param_group['nesterov']!r}")
         super().add_param_group(param_group)
         for p in self.param_groups[-1]["params"]:
             if p.ndim != 2:
@@ -64,7 +67,9 @@ class Muon(torch.optim.Optimizer):
                 )
 
     @torch.no_grad()
-    def step(self, closure=None):
+    @checked()
+    def step(self, closure: Callable[[], torch.Tensor] | None = None):
+        """One Muon update of every matrix with a gradient; ``closure`` (optional) recomputes the loss."""
         loss = None if closure is None else closure()
         for group in self.param_groups:
             mu = group["momentum"]

@@ -103,6 +103,7 @@ def _lr_factors(schedule: str, steps: int) -> np.ndarray:
 
 
 @checked(
+    skip_nested=True,  # the problem's methods in the loop skip their checks
     method=Choice(METHODS),
     steps=Int(1, MAX_STEPS),
     muon_lr=Positive(),
@@ -216,6 +217,7 @@ def _records(problem: SensingProblem, Ws: list[torch.Tensor]) -> tuple[np.ndarra
 
 
 @checked(
+    skip_nested=True,  # the problem's methods in the loop skip their checks
     steps=Int(1, MAX_STEPS),
     muon_lr=Positive(),
     gd_lr=Positive(),
@@ -261,6 +263,7 @@ def switch_sweep(
 
 
 @checked(
+    skip_nested=True,  # the problem's methods in the loop skip their checks
     steps=Int(1, MAX_STEPS),
     muon_lr=Positive(),
     gd_lr=Positive(),

@@ -27,12 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.params import Float, Int, Positive
 from ..core.validation import check_in_range, check_int, check_positive
 
 #: the largest matrix side a problem takes
 MAX_SIDE = 4_096
+#: a method's matrix argument: a finite float tensor of the problem's shape (m, n), or a batch (..., m, n)
+MATRIX = OfInstance("_check_matrix", "a finite float tensor of shape (..., m, n)")
 
 
 @checked(
@@ -64,23 +66,37 @@ class SensingProblem:
         if self.rank + self.spikes > side:
             raise ValueError(f"rank + spikes must be at most min(m, n) = {side}, got {self.rank} + {self.spikes}")
 
+    def _check_matrix(self, name: str, W: object) -> torch.Tensor:
+        shape = tuple(self.curvature.shape)
+        if not (isinstance(W, torch.Tensor) and W.is_floating_point()) or tuple(W.shape[-2:]) != shape:
+            what = f"{type(W).__name__} of shape {tuple(W.shape)}" if isinstance(W, torch.Tensor) else type(W).__name__
+            raise ValueError(f"{name} must be a float tensor of shape (..., {shape[0]}, {shape[1]}), got a {what}")
+        if not bool(torch.isfinite(W).all()):
+            raise ValueError(f"{name} must hold only finite numbers (no NaN or inf)")
+        return W
+
+    @checked(skip_nested=True, W=MATRIX)
     def coordinates(self, W: torch.Tensor) -> torch.Tensor:
         """``Z = U^T (W - W*) V``; works on a batch ``(..., m, n)``."""
         return self.U.T @ (W - self.W_star) @ self.V
 
+    @checked(skip_nested=True, W=MATRIX)
     def loss(self, W: torch.Tensor) -> torch.Tensor:
         Z = self.coordinates(W)
         return 0.5 * (self.curvature * Z**2).sum((-2, -1))
 
+    @checked(skip_nested=True, W=MATRIX)
     def gradient(self, W: torch.Tensor) -> torch.Tensor:
         return self.U @ (self.curvature * self.coordinates(W)) @ self.V.T
 
+    @checked(skip_nested=True, W=MATRIX)
     def river_distance(self, W: torch.Tensor) -> torch.Tensor:
         """Distance to the solution along the river (signal) coordinates."""
         Z = self.coordinates(W)
         idx = torch.arange(self.rank)
         return Z[..., idx, idx].norm(dim=-1)
 
+    @checked(skip_nested=True, W=MATRIX)
     def spike_coordinate(self, W: torch.Tensor) -> torch.Tensor:
         """The first spike (hill) coordinate, signed: its oscillation is what the figures show."""
         return self.coordinates(W)[..., self.rank, self.rank]

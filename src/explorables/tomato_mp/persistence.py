@@ -16,7 +16,7 @@ import numpy as np
 from gudhi.clustering.tomato import Tomato
 
 from ..core.arguments import Array, checked
-from ..core.params import Choice, Int, Positive
+from ..core.params import Choice, Float, Int, Positive
 from ..core.validation import check_choice, check_int, check_positive
 from .validate import check_function, check_points
 
@@ -173,12 +173,16 @@ class TomatoResult:
     threshold: float  # tau: a merge threshold that yields n_clusters (midpoint of the gap)
     model: Tomato | None = field(default=None, repr=False, compare=False)  # gudhi's fitted object
 
+    @checked(tau=Float())
     def labels_at(self, tau: float) -> np.ndarray:
         """Labels after merging every peak of prominence <= ``tau`` (gudhi relabels, no recomputation).
 
         gudhi relabels by setting ``n_clusters_`` on its fitted object; we restore the fitted count
         afterwards, so ``self.model`` still describes ``self.labels`` and the result is not mutated.
+        ``tau`` is any finite number (a negative one merges nothing).
         """
+        if self.model is None:
+            raise ValueError("labels_at needs the fitted model: this result was made without one (model=None)")
         count = int(np.sum(self.diagram.prominence > tau)) + len(self.diagram.essential)
         fitted = self.model.n_clusters_
         try:

@@ -666,7 +666,7 @@ def _explorable(cfg: TreeSearchConfig) -> tuple[dict, dict]:
     return out, {}
 
 
-@checked_args()
+@checked_args(skip_nested=True)  # the tree methods in its loops skip their checks
 def run(
     config: TreeSearchConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> TreeSearchResults:

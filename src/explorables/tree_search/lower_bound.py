@@ -182,7 +182,7 @@ class Adversary:
 
     def __call__(self, v: int) -> int:
         s, tree = self.s, self.s.tree
-        v = tree.check_vertex("v", v)
+        v = tree._check_vertex("v", v)
         while True:
             if self.level == 0:
                 return tree.step(v, self.target)

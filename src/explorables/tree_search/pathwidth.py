@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from .tree import Tree
 
 Label = tuple[int, tuple[int, ...], int]  # (pathwidth, roots of the minimal heavy subtrees, their LCA)
@@ -189,6 +190,9 @@ def pathwidth_by_branches(graph: nx.Graph) -> int:
 
 _INDEX = Array("m", integer=True)
 _VERTEX = Array("n", integer=True)
+#: a method's component and vertex arguments (checked at the boundary, skipped when nested)
+COMPONENT = OfInstance("_check_component", "a component id in [0, number of components - 1]")
+VERTEX = OfInstance("_check_vertex", "a vertex id in [0, n - 1]")
 
 
 @checked(
@@ -231,18 +235,31 @@ class SpineDecomposition:
         """Exact pathwidth of the whole tree."""
         return int(self.pw[0])
 
+    def _check_id(self, name: str, value: Any, count: int, what: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < count:
+            raise ValueError(f"{name} must be a {what} id in [0, {count - 1}], got {value!r}")
+        return int(value)
+
+    def _check_component(self, name: str, c: Any) -> int:
+        return self._check_id(name, c, len(self.parent), "component")
+
+    def _check_vertex(self, name: str, v: Any) -> int:
+        return self._check_id(name, v, len(self.comp_of), "vertex")
+
+    @checked(skip_nested=True, c=COMPONENT, v=VERTEX)
     def contains(self, c: int, v: int) -> bool:
         """Whether vertex ``v`` lies in component ``c``."""
         x = self.ctin[self.comp_of[v]]
         return bool(self.ctin[c] <= x < self.ctout[c])
 
+    @checked(skip_nested=True, c=COMPONENT, v=VERTEX)
     def child_containing(self, c: int, v: int) -> int:
         """The child component of ``c`` that holds ``v`` (``v`` in ``c`` but not on its spine)."""
         d = int(self.comp_of[v])
         while self.parent[d] != c:
             d = int(self.parent[d])
             if d < 0:
-                raise ValueError(f"vertex {v} is not below component {c}")
+                raise ValueError(f"v must be a vertex below component c, got v = {v}, c = {c}")
         return d
 
 

@@ -104,7 +104,7 @@ def narrow(tree: Tree, mask: np.ndarray, query: int, answer: int) -> None:
         mask[answer + size[answer] :] = False
 
 
-@checked(mask=Array("n"))
+@checked(skip_nested=True, mask=Array("n"))
 def centroid_search(tree: Tree, ask: Ask | Memory, mask: np.ndarray | None = None) -> list[int]:
     """Query a centroid of the candidate set until found (at most ``floor(log2 n) + 1`` queries).
 
@@ -149,7 +149,7 @@ def check_decomposition(tree: Tree, decomposition: SpineDecomposition) -> None:
         )
 
 
-@checked(budget=Int(0))
+@checked(skip_nested=True, budget=Int(0))
 def spine_search(
     tree: Tree, decomposition: SpineDecomposition, prediction: int, ask: Ask | Memory, budget: int | None = None
 ) -> list[int]:
@@ -172,7 +172,7 @@ def _spine_search(
 ) -> list[int]:
     """:func:`spine_search` on a :class:`Memory`, raising ``_Budget`` when the budget runs out."""
     D = decomposition
-    prediction = tree.check_vertex("prediction", prediction)
+    prediction = tree._check_vertex("prediction", prediction)
 
     def q(v: int) -> int:
         if budget is not None and v not in mem.answers and len(mem.queried) >= budget:
@@ -242,7 +242,7 @@ def doubling_along_spine(spine: np.ndarray, i: int, q: Callable[[int], int]) -> 
             hi = m
 
 
-@checked(budget=Int(0))
+@checked(skip_nested=True, budget=Int(0))
 def robust_search(
     tree: Tree, decomposition: SpineDecomposition, prediction: int, ask: Ask | Memory, budget: int | None = None
 ) -> list[int]:
@@ -303,13 +303,13 @@ def optimal_worst_case(tree: Tree) -> int:
     return opt((1 << n) - 1)
 
 
-@checked(algorithm=Choice(("centroid", "spine", "robust")))
+@checked(skip_nested=True, algorithm=Choice(("centroid", "spine", "robust")))
 def queries_for(
     tree: Tree, algorithm: str, target: int, prediction: int = 0, decomposition: SpineDecomposition | None = None
 ) -> list[int]:
     """Run one algorithm (``"centroid"``, ``"spine"`` or ``"robust"``) against a target."""
-    target = tree.check_vertex("target", target)
-    prediction = tree.check_vertex("prediction", prediction)
+    target = tree._check_vertex("target", target)
+    prediction = tree._check_vertex("prediction", prediction)
     if decomposition is not None:
         check_decomposition(tree, decomposition)
     return _queries_for(tree, algorithm, target, prediction, decomposition)

@@ -19,11 +19,13 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.params import Int
 from ..core.validation import check_int
 
 FOUND = "found"
+#: a method's vertex argument: an internal id of the instance's tree (checked at the boundary, skipped when nested)
+VERTEX = OfInstance("_check_vertex", "a vertex id in [0, n - 1]")
 
 
 @checked(n=Int(1, 10**9), edges=Array("m 2", integer=True, nonempty=False), root=Int(0))
@@ -105,12 +107,13 @@ class Tree:
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
+    @checked()
     def from_networkx(cls, graph: nx.Graph, root: Hashable | None = None) -> Tree:
         """The tree ``graph`` (a networkx graph that must be a tree), rooted at ``root``."""
         if not isinstance(graph, nx.Graph) or graph.is_directed() or graph.is_multigraph():
-            raise ValueError("tree must be an undirected networkx.Graph")
+            raise ValueError("graph must be an undirected networkx.Graph (a tree)")
         if graph.number_of_nodes() == 0 or not nx.is_tree(graph):
-            raise ValueError("tree must be a tree (non-empty, connected and acyclic)")
+            raise ValueError("graph must be a tree (non-empty, connected and acyclic)")
         nodes = list(graph.nodes)
         where = {v: i for i, v in enumerate(nodes)}
         edges = np.array([(where[a], where[b]) for a, b in graph.edges], dtype=np.int64).reshape(-1, 2)
@@ -119,9 +122,12 @@ class Tree:
         return cls(len(nodes), edges, labels=nodes, root=0 if root is None else where[root])
 
     @classmethod
+    @checked(parents=Array("n", integer=True))
     def from_parents(cls, parents: Sequence[int] | np.ndarray, labels: Sequence[Hashable] | None = None) -> Tree:
         """A rooted tree from a parent array (``parents[root] = -1``, exactly one root)."""
         parents = np.asarray(parents, dtype=np.int64)
+        if parents.min() < -1 or parents.max() >= len(parents):
+            raise ValueError(f"parents must hold vertex ids in [0, {len(parents) - 1}] and -1 for the root")
         roots = np.flatnonzero(parents < 0)
         if len(roots) != 1:
             raise ValueError(f"parents must mark exactly one root with -1, got {len(roots)}")
@@ -144,21 +150,24 @@ class Tree:
             self._children = [lst[ptr[v] : ptr[v + 1]] for v in range(self.n)]
         return self._children
 
+    @checked(skip_nested=True, v=VERTEX)
     def neighbours(self, v: int) -> list[int]:
         """The neighbours of internal vertex ``v``."""
         p = int(self.parent[v])
         return ([p] if p >= 0 else []) + self.children[v]
 
-    def check_vertex(self, name: str, v: Any) -> int:
+    def _check_vertex(self, name: str, v: Any) -> int:
         """``v`` as an internal id, or a ``ValueError`` naming ``name`` if it is not a vertex."""
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < self.n:
             raise ValueError(f"{name} must be a vertex id in [0, {self.n - 1}], got {v!r}")
         return int(v)
 
+    @checked(skip_nested=True, x=VERTEX, v=VERTEX)
     def in_subtree(self, x: int, v: int) -> bool:
         """Whether ``x`` lies in the subtree of ``v`` (``v`` included)."""
         return v <= x < v + self.size[v]
 
+    @checked(skip_nested=True, v=VERTEX, t=VERTEX)
     def step(self, v: int, t: int) -> int:
         """The neighbour of ``v`` on the path to ``t``, or ``-1`` if ``v == t``."""
         if v == t:
@@ -179,6 +188,7 @@ class Tree:
             self._up = up
         return self._up
 
+    @checked(skip_nested=True, u=VERTEX, v=VERTEX)
     def lca(self, u: int, v: int) -> int:
         """Lowest common ancestor (binary lifting)."""
         if self.depth[u] < self.depth[v]:
@@ -192,10 +202,12 @@ class Tree:
                 u = w
         return int(self.parent[u])
 
+    @checked(skip_nested=True, u=VERTEX, v=VERTEX)
     def dist(self, u: int, v: int) -> int:
         """The number of edges on the path from ``u`` to ``v``."""
         return int(self.depth[u] + self.depth[v] - 2 * self.depth[self.lca(u, v)])
 
+    @checked(skip_nested=True, u=VERTEX, v=VERTEX)
     def path(self, u: int, v: int) -> list[int]:
         """The vertices of the path from ``u`` to ``v``, in order."""
         a = self.lca(u, v)
@@ -208,11 +220,13 @@ class Tree:
             v = int(self.parent[v])
         return [*left, a, *right[::-1]]
 
+    @checked(skip_nested=True, x=VERTEX, a=VERTEX, b=VERTEX)
     def median(self, x: int, a: int, b: int) -> int:
         """The vertex where the paths between ``x``, ``a`` and ``b`` meet (projection of ``x`` on path a-b)."""
         cands = (self.lca(x, a), self.lca(x, b), self.lca(a, b))
         return max(cands, key=lambda w: self.depth[w])
 
+    @checked(skip_nested=True, s=VERTEX)
     def distances_from(self, s: int) -> np.ndarray:
         """Distances from ``s`` to every vertex (BFS)."""
         dist = np.full(self.n, -1, dtype=np.int64)
@@ -261,7 +275,7 @@ def random_vertex_at_distance(
     gets stuck. Not uniform on the sphere, but every vertex at distance ``eta`` can be reached.
     ``heights`` is :func:`branch_heights` of ``tree`` (computed when not given).
     """
-    t = tree.check_vertex("t", t)
+    t = tree._check_vertex("t", t)
     if heights is not None and (
         len(heights) != 2 or any(np.shape(h) != (tree.n,) for h in heights)
     ):
@@ -304,11 +318,12 @@ class TreeSearchOracle:
                 return self.tree.index[v]
             except (KeyError, TypeError):
                 raise ValueError(f"{name} {v!r} is not a vertex of the tree") from None
-        return self.tree.check_vertex(name, v)
+        return self.tree._check_vertex(name, v)
 
+    @checked(skip_nested=True)
     def query(self, v: Hashable) -> Hashable:
         """``"found"`` if ``v`` is the target, else the neighbour of ``v`` toward the target."""
-        i = self._to_id("query vertex", v)
+        i = self._to_id("v", v)
         self.queries += 1
         self.history.append(v)
         j = self.tree.step(i, self._target)
@@ -316,6 +331,10 @@ class TreeSearchOracle:
             return FOUND
         return self.tree.labels[j] if self._labelled else j
 
+    def _check_vertex(self, name: str, v: Any) -> int:
+        return self.tree._check_vertex(name, v)
+
+    @checked(skip_nested=True, i=VERTEX)
     def ask(self, i: int) -> int:
         """The same query on internal ids (``-1`` for found): what the search algorithms call."""
         self.queries += 1
