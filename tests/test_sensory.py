@@ -515,32 +515,17 @@ def test_modality_words_ignore_a_repeated_opening():
     for words in ("I see", "I hear", "i SEE.", "I hear, I see"):
         echoed = [f"{words} {base[0]}. {words}"]
         assert modality_shares(echoed) == modality_shares(base)
-    assert modality_shares(["a bright glow"])[0] > 0 and modality_shares(["a quiet hum"])[1] > 0  # words of sense
-    # the cue's own verbs (instruction and opening) echo the cue wherever they stand: they count for neither sense
+    assert modality_shares(["we look at it"])[0] > 0 and modality_shares(["we listen to it"])[1] > 0  # words of sense
+    # the cue's own verbs echo the instruction wherever they stand: they count for neither sense
     assert modality_shares(["we see it", "it was seen", "we hear it", "hearing it", "she hears, he heard"]) == (0, 0)
-    assert modality_shares(["we look at it", "it looks", "looking", "we listen", "listening to it"]) == (0, 0)
 
 
 def test_an_echoed_cue_verb_is_not_a_sound():
     # found in review: "hear" in an echo of the instruction made this continuation auditory
     assert dominant_sense("only what I want to hear. The sound of a diamond") != "auditory"
     assert dominant_sense("only what I want to see. The sound of a low hum") == "auditory"  # its own words count
-    for verb in ("see", "seen", "sees", "seeing", "hear", "heard", "hears", "hearing",
-                 "look", "looks", "looking", "listen", "listens", "listening"):
+    for verb in ("see", "seen", "sees", "seeing", "hear", "heard", "hears", "hearing"):
         assert dominant_sense(f"what you {verb}") == "neither"
-
-
-def test_the_opening_names_the_sense_and_ends_on_the_cue_verb():
-    """Each named cue's opening holds its sense's act and ends with its verb (where T = 0 is read), and a
-    continuation that repeats the opening, whole or its last clause, counts exactly as one that does not."""
-    for cue, verb, act in (("see", "see", "look"), ("hear", "hear", "listen")):
-        words = OPENINGS[cue].lower().replace(",", "").split()
-        assert words[-2:] == ["i", verb] and act in words
-        for echo in (OPENINGS[cue], f"I {verb}", OPENINGS[cue].upper()):
-            for text in ("a small red circle", "a low steady hum", "a red hum"):
-                assert dominant_sense(f"{echo} {text}. {echo}") == dominant_sense(text)
-    assert dominant_sense("When I listen to it, I hear a small red circle") == "visual"  # the look, framed as a sound
-    assert dominant_sense("When I look at it, I see a low steady hum") == "auditory"
 
 
 def test_t0_cue_rows_print_generated_only_and_opening_only_gains():

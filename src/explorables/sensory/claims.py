@@ -17,10 +17,6 @@ from ..core.tables import Claim, apply_gates, markdown_table
 from ..core.tables import claims_table as claims_markdown  # noqa: F401 - what the notebook imports
 from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
 from .experiment import CUE_NAMES, ENCODERS, SensoryResults
-from .stimuli import OPENINGS
-
-#: the named cues' answer openings, as the rows print them
-_OPENS = f"“{OPENINGS['see']}” / “{OPENINGS['hear']}”"
 
 # --- thresholds: the one declared place ----------------------------------------------------------------------------
 
@@ -243,7 +239,7 @@ def claims(results: SensoryResults) -> list[Claim]:
             "the model keeps to its forced opening's modality in the words it generates",
             f"fraction of the {tmax}-token continuations that mostly describe a look (more visual than auditory words) "
             f"under “see” minus under “hear”, and that mostly describe a sound under “hear” minus under “see”; the "
-            f"continuation is the generated words only (the forced opening {_OPENS} excluded), so this asks "
+            f"continuation is the generated words only (the forced opening “I see” / “I hear” excluded), so this asks "
             f"whether the model keeps to a forced prefix's modality, not whether it follows the instruction alone; "
             f"threshold {CUE_SHIFT} on every seed",
             f"visual shift {_fmt(vs)}; auditory shift {_fmt(au)}",
@@ -276,7 +272,7 @@ def claims(results: SensoryResults) -> list[Claim]:
                               f"vision gain {_fmt(gen[0])}, audio gain {_fmt(gen[1])}")  # fmt: skip
                 op = _crossover_gains(results, opening_only_means)
                 if op is not None:
-                    extra += (f"; opening only (“Describe it.” + {_OPENS}, T = 0): vision gain "
+                    extra += (f"; opening only (“Describe it.” + “I see” / “I hear”, T = 0): vision gain "
                               f"{_fmt(op[0])}, audio gain {_fmt(op[1])}")  # fmt: skip
                     added = instruction_gains(results)
                     extra += (f"; cued − opening only, paired per seed (what the instruction adds; "

@@ -208,7 +208,7 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
                     mknn_gen[c, e, li] = mutual_knn_alignment.__wrapped__(gen[li], feats, k)
             # the pairing broken (items shuffled, several shufflings averaged): chance for mutual k-NN, and CKA's level
             shuffled[c, e] = [mutual_knn_alignment.__wrapped__(reps[0, -1][p], feats, k) for p in perms]
-    # the "opening only" control: "Describe it." with the answer opened as under "see" / "hear"; T = 0 only
+    # the "opening only" control: "Describe it." with the answer opened by "I see" / "I hear"; T = 0 only
     opening_only = np.zeros((len(OPENING_ONLY), len(ENCODERS), len(cfg.layer_grid)))
     for o in range(len(OPENING_ONLY)):
         reps0 = all_reps[:1, :, (len(cfg.cues) + o) * n : (len(cfg.cues) + o + 1) * n]
@@ -275,7 +275,7 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
         "per_seed": mknn.tolist(),
         # per seed, cue, encoder, layer: alignment of the mean over the generated tokens only (t >= 1)
         "per_seed_gen": np.stack([p["mknn_gen"] for p in per_seed]).tolist(),
-        # per seed, opening (the "see" and "hear" openings after "Describe it."), encoder, layer: alignment at T = 0
+        # per seed, opening ("I see", "I hear" after "Describe it."), encoder, layer: alignment at T = 0
         "opening_only": {"openings": list(OPENING_ONLY),
                          "per_seed": np.stack([p["opening_only"] for p in per_seed]).tolist()},
         "encoder_vs_encoder": _mean_sd([p["encoder_vs_encoder"] for p in per_seed]),

@@ -2,9 +2,8 @@
 
 On start the lab draws N_ITEMS (12) items (seed 0, first phrasing), encodes their pictures and sounds, and
 runs the model on every caption under the three named cues, keeping the last prompt token's
-hidden state at every layer ("see" and "hear" with their answer openings "When I look at it, I see" / "When I
-listen to it, I hear", so their state is the opening's last token's, ` see` / ` hear`). Typing a cue (press
-Enter) re-runs the model on the prompts with your cue (a rerun);
+hidden state at every layer ("see" and "hear" with their answer openings "I see" / "I hear", so their state is
+the opening's last token's). Typing a cue (press Enter) re-runs the model on the prompts with your cue (a rerun);
 a typed cue gets no opening, so its state is the chat header's last token, like "none". The layer, k and encoder
 controls only recompute the alignment and redraw.
 """

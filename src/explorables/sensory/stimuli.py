@@ -50,11 +50,8 @@ CUES: dict[str, str] = {
     "hear": "Describe only what you would hear.",
 }
 #: The first words of the model's answer under each named cue (the generation continues from them; a free-text cue
-#: has none). A 135M chat model given only the instruction mostly starts "The sound of ..." under either cue; opened
-#: "I see" / "I hear" it still often framed the caption's look as a sound ("I hear the sound of a triangle"). Opened
-#: with the act of the sense, it follows the cue far more often (chosen by the rule of benchmarks/sensory_cue_rule.md
-#: on tuning base seeds 113-116). The last token is still the cue's verb (` see` / ` hear`), where T = 0 is read.
-OPENINGS: dict[str, str] = {"none": "", "see": "When I look at it, I see", "hear": "When I listen to it, I hear"}
+#: has none). A 135M chat model given only the instruction mostly starts "The sound of ..." under either cue.
+OPENINGS: dict[str, str] = {"none": "", "see": "I see", "hear": "I hear"}
 
 _VISUAL_SIZES = (len(COLOURS), len(SHAPES), len(SIZES))
 _AUDITORY_SIZES = (len(PITCHES), len(TIMBRES), len(RHYTHMS))
@@ -258,25 +255,19 @@ AUDITORY_WORDS: frozenset[str] = frozenset({
 })  # fmt: skip
 
 
-#: The cue's own verbs, in the instruction and the opening. A continuation that repeats one ("only what I want to
-#: hear", "when I listen") echoes the cue, it does not describe a look or a sound, so :func:`_sensory_words` leaves
-#: them out wherever they stand (they stay in the lexicons above only as words of their sense). see/hear were added
-#: after a review found the echo counted as a sound word; look/listen when the openings came to hold them.
-CUE_ECHOES: frozenset[str] = frozenset({"see", "seen", "sees", "seeing", "hear", "heard", "hears", "hearing",
-                                        "look", "looks", "looking", "listen", "listens", "listening"})  # fmt: skip
-#: Phrases whose repeat in a continuation echoes the forced opening: each opening, and its last clause ("I see",
-#: "I hear", the whole opening before the openings named the act of the sense)
-ECHO_PHRASES: tuple[str, ...] = tuple(dict.fromkeys(
-    [o for o in OPENINGS.values() if o] + [o.split(",")[-1].strip() for o in OPENINGS.values() if o]))  # fmt: skip
+#: The cue's own verbs. A continuation that repeats one ("only what I want to hear") echoes the instruction, it
+#: does not describe a look or a sound, so :func:`_sensory_words` leaves them out wherever they stand (they stay in
+#: the lexicons above only as words of their sense). Added after a review found the echo counted as a sound word.
+CUE_ECHOES: frozenset[str] = frozenset({"see", "seen", "sees", "seeing", "hear", "heard", "hears", "hearing"})
 
 
 def _sensory_words(text: str) -> list[str]:
     """The words of ``text`` (lower-cased, punctuation stripped, hyphenated words split into their parts), with
-    every repeat of an answer opening or its last clause (:data:`ECHO_PHRASES`: "I see", "I hear") and every cue verb
+    every repeat of an answer opening (:data:`OPENINGS`: "I see", "I hear") and every cue verb
     (:data:`CUE_ECHOES`) left out: they echo the forced prefix or the instruction, they do not describe."""
     words = [w.strip(".,;:!?\"'()*").lower() for w in text.replace("-", " ").split()]
     words = [w for w in words if w]
-    echoes = {tuple(w.strip(".,;:!?\"'()*") for w in o.lower().split()) for o in ECHO_PHRASES}
+    echoes = {tuple(o.lower().split()) for o in OPENINGS.values() if o}
     kept, i = [], 0
     while i < len(words):
         span = next((len(e) for e in echoes if tuple(words[i : i + len(e)]) == e), 0)
@@ -292,7 +283,7 @@ def modality_shares(texts: list[str]) -> tuple[float, float]:
     """The share of the words of ``texts`` (pooled) that are visual (:data:`VISUAL_WORDS`) and auditory
     (:data:`AUDITORY_WORDS`): ``(visual, auditory)``, each in [0, 1] (0 when there are no words).
     Hyphenated words count by their parts ("slow-pulsing" is "slow" and "pulsing"). A repeat of an answer
-    opening or its last clause (:data:`ECHO_PHRASES`) and a cue verb (:data:`CUE_ECHOES`) are left out: they echo the
+    opening (:data:`OPENINGS`: "I see", "I hear") and a cue verb (:data:`CUE_ECHOES`) are left out: they echo the
     forced prefix or the instruction, they do not describe."""
     words = [w for t in texts for w in _sensory_words(t)]
     if not words:
