@@ -42,11 +42,12 @@ def run_seed(lm, base: int, inner: int, n: int = 32, tokens: int = 12) -> dict:
     """The gate's two shifts under each condition for one base and inner seed (phrasing = inner)."""
     texts = S.captions(S.sample_stimuli(n, np.random.default_rng([base, inner])), inner)
     rows = [(c, s, i) for c in CONDITIONS for s in ("see", "hear") for i in range(n)]
-    plan = [CONDITIONS[c](s) for c, s, _ in rows]
+    plan = [CONDITIONS[c](s) for c, s, _ in rows]  # (instruction cue, opening cue or None) per row
+    items = [i for _, _, i in rows]
     _, outs = representations(
-        lm, [S.prompt(texts[i], ins) for (_, _, i), (ins, _) in zip(rows, plan)], (30,), tokens, batch_size=256,
-        openings=[S.opening(op) if op else "" for _, op in plan],
-        groups=[(i, "neutral" if ins == "none" else "named", ins) for (_, _, i), (ins, _) in zip(rows, plan)],
+        lm, [S.prompt(texts[i], ins) for i, (ins, _) in zip(items, plan, strict=True)], (30,), tokens,
+        batch_size=256, openings=[S.opening(op) if op else "" for _, op in plan],
+        groups=[(i, "neutral" if ins == "none" else "named", ins) for i, (ins, _) in zip(items, plan, strict=True)],
     )  # fmt: skip
     res = {}
     for k, c in enumerate(CONDITIONS):
@@ -74,25 +75,32 @@ def main() -> None:
             for c in CONDITIONS:
                 for a in ("visual", "auditory"):
                     table[c][a][inner].append(r[c][a])
-            print(json.dumps({"base_seed": base, "inner_seed": inner, "s": round(time.time() - start), **r}),
-                  flush=True)
+            print(
+                json.dumps({"base_seed": base, "inner_seed": inner, "s": round(time.time() - start), **r}), flush=True
+            )
     print("# mean over base seeds (min..max), per phrasing = inner seed; shift visual / auditory")
     for c in CONDITIONS:
         cells = []
         for p in range(3):
             v, a = table[c]["visual"][p], table[c]["auditory"][p]
-            cells.append(f"p{p}: {np.mean(v):+.3f} ({min(v):+.2f}..{max(v):+.2f}) / "
-                         f"{np.mean(a):+.3f} ({min(a):+.2f}..{max(a):+.2f})")
+            cells.append(
+                f"p{p}: {np.mean(v):+.3f} ({min(v):+.2f}..{max(v):+.2f}) / "
+                f"{np.mean(a):+.3f} ({min(a):+.2f}..{max(a):+.2f})"
+            )
         print(f"# {c:10s} " + "; ".join(cells))
     allv = {c: [x for a in ("visual", "auditory") for p in range(3) for x in table[c][a][p]] for c in CONDITIONS}
     cued = np.array(allv["cued"])
     for c in CONDITIONS:
         x = np.array(allv[c])
-        print(f"# {c:10s} all {len(x)} shifts: min {x.min():+.3f}, mean {x.mean():+.3f}; "
-              f"mean ratio to cued {np.mean(x) / np.mean(cued):.2f}; >= 0.10 on {int((x >= 0.10).sum())}/{len(x)}")
+        print(
+            f"# {c:10s} all {len(x)} shifts: min {x.min():+.3f}, mean {x.mean():+.3f}; "
+            f"mean ratio to cued {np.mean(x) / np.mean(cued):.2f}; >= 0.10 on {int((x >= 0.10).sum())}/{len(x)}"
+        )
     d = cued - np.array(allv["contra"])
-    print(f"# cued - contra (what the instruction moves with the opening held fixed): min {d.min():+.3f}, "
-          f"mean {d.mean():+.3f}, max {d.max():+.3f}")
+    print(
+        f"# cued - contra (what the instruction moves with the opening held fixed): min {d.min():+.3f}, "
+        f"mean {d.mean():+.3f}, max {d.max():+.3f}"
+    )
 
 
 if __name__ == "__main__":
