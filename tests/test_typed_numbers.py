@@ -124,9 +124,6 @@ PENDING = "pending: edited in parallel"
 # page -> [(number, a phrase of its line, reason)]; one entry allows one occurrence. Constants of
 # the method or the setup only (or pages being edited by someone else: PENDING).
 ALLOWED: dict[str, list[tuple[str, str, str]]] = {
-    "02-sensory": [
-        ("2.5", "half-width about 2.5 sd", PENDING),
-    ],
     "04-rashomon": [
         ("0.4", "move $\\rho$ from 0 to 0.4", "a setting the exercise asks the reader to try in the lab"),
     ],
