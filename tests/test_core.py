@@ -217,6 +217,53 @@ def test_of_instance_rule_asks_the_instance_and_is_skipped_when_nested():
             line.right(bad)
 
 
+def test_a_skip_nested_body_runs_the_readers_callbacks_checked():
+    """A callback handed into a skip_nested body (an oracle's ask, a progress hook) is the reader's code:
+    a checked call it makes is checked as at top level, while the body's own callees stay bare."""
+    import functools
+    import pickle
+
+    from explorables.core.arguments import checked, checks_skipped
+    from explorables.core.params import Int
+
+    @checked(n=Int(1, 10))
+    def inner(n: int) -> int:
+        return n
+
+    @checked(skip_nested=True)
+    def boundary(callback: object, made: int) -> tuple:
+        return inner(made), callback(), checks_skipped()
+
+    assert boundary(lambda: 1, 0)[0] == 0  # the body's own value: skipped
+    for callback in (lambda: inner(0), functools.partial(inner, 0)):
+        with pytest.raises(ValueError, match="n must be an integer in"):
+            boundary(callback, 3)  # the reader's callback: checked
+    seen = boundary(lambda: checks_skipped(), 3)
+    assert seen[1] is False and seen[2] is True  # checks on inside the callback, off again after it
+    assert not checks_skipped()
+
+    from explorables.core import arguments
+
+    wrapped = arguments._ChecksOn(functools.partial(divmod, 7))  # picklable whenever its function is
+    assert pickle.loads(pickle.dumps(wrapped))(2) == (3, 1)
+
+
+def test_a_number_given_for_a_non_numeric_hint_is_not_a_count():
+    """An int passed where the hint names no number (a Hashable node label) gets no [0, 2**32) rule."""
+    from collections.abc import Hashable
+
+    from explorables.core.arguments import checked
+
+    def label(node, count):
+        return node
+
+    label.__annotations__ = {"node": Hashable, "count": int}  # resolved objects: the hints of a module-level def
+    label = checked()(label)
+    assert label(-1, 3) == -1 and label(10**12, 3) == 10**12
+    with pytest.raises(ValueError, match="count must be an integer in"):
+        label(-1, -1)  # an int hint keeps its default rule
+
+
 def test_a_checked_function_pickled_by_value_still_pickles():
     """A process pool (joblib's cloudpickle) pickles a local checked function by value, with the globals its
     wrapper reads: the nested-skip switch (an unpicklable ContextVar) must not be one of them."""

@@ -229,6 +229,28 @@ def _restore_checks(token: contextvars.Token) -> None:
     _SKIPPING.reset(token)
 
 
+def _is_reader_callable(value: Any) -> bool:
+    """A plain function, lambda, bound method or partial: code a caller hands in (an oracle's ``ask``, a callback)."""
+    return isinstance(value, (types.FunctionType, types.MethodType, functools.partial))
+
+
+class _ChecksOn:
+    """A callable handed into a ``skip_nested`` body, called with checks switched back on: the body's
+    own callees run bare, but a reader's callback that calls a checked function is checked as at top level.
+    A module-level class, so a process pool can pickle it whenever it can pickle the function."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        token = _SKIPPING.set(False)
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            _SKIPPING.reset(token)
+
+
 # The wrapper reaches the switch only through these module functions: a wrapper that a process pool pickles by
 # value (cloudpickle does so when a name resolves to another object) must not carry the unpicklable ContextVar.
 
@@ -309,6 +331,9 @@ def _checked_function(
                 arguments[pname] = rule.check(pname, value)
         if not skip_nested:
             return fn(*bound.args, **bound.kwargs)
+        for pname, value in arguments.items():  # the reader's callbacks run checked, as at top level
+            if _is_reader_callable(value):
+                arguments[pname] = _ChecksOn(value)
         token = _skip_checks()
         try:
             return fn(*bound.args, **bound.kwargs)
@@ -350,6 +375,13 @@ class _DefaultFloat(Rule):
         return "a finite number"
 
 
+def _is_numeric_hint(name: Any) -> bool:
+    """Whether one member of a hint admits a plain number (``int``, ``float``, ``Any``, numpy scalars, ...)."""
+    if name in (typing.Any, object, int, float, complex):
+        return True
+    return isinstance(name, type) and issubclass(name, (int, float, np.number))
+
+
 def _hint_names(hint: Any) -> tuple:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return typing.get_args(hint)
@@ -361,6 +393,8 @@ def _default_rule(value: Any, default: Any, hint: Any = None) -> Rule | None:
     if isinstance(value, (bool, np.bool_)):
         return None
     names = _hint_names(hint)
+    if hint is not None and hint is not inspect.Parameter.empty and not any(map(_is_numeric_hint, names)):
+        return None  # a number passed where the hint names no number (a ``Hashable`` node label): not a count
     allow_inf = isinstance(default, float) and math.isinf(default)
     if isinstance(value, (int, np.integer)) and float in names and int not in names:
         return _DefaultFloat(allow_inf=allow_inf)  # a float parameter given 3: a number, not a count
