@@ -31,7 +31,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.checkpoint import Checkpointer
 from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
 from ..core.resources import check_memory
@@ -79,6 +79,10 @@ class EnsembleMLP(nn.Module):
             if k < len(self.weights) - 1:
                 x = nn.functional.leaky_relu(x, self.slope)
         return x
+
+
+#: a tensor argument of an :class:`EnsembleVAE` method, checked against the ensemble's sizes
+_INPUT = OfInstance("_check_input", "a finite tensor of the ensemble's shape (M, B, ...)")
 
 
 @checked(d_obs=Int(1, MAX_SIZE), g_width=Int(1, MAX_SIZE), **_SIZES)
@@ -129,6 +133,28 @@ class EnsembleVAE(nn.Module):
         tril = torch.tril(torch.ones(d_latent, d_latent), diagonal=-1)
         self.register_buffer("influence_mask", causal.view(m, 1, 1, 1) * tril)
 
+    def _check_input(self, name: str, value: object) -> torch.Tensor:
+        """A method's tensor, checked against the ensemble: ``x`` ``(M, B, d_obs)``, ``z`` and ``noise``
+        ``(M, B, d_latent)``, ``onehot`` ``(M, B, n_envs)`` (floats, finite), ``env`` labels ``(M, B)`` (long, in
+        ``[0, n_envs - 1]``) or their one-hot codes ``(M, B, n_envs)``."""
+        m, n_envs = self.loc.shape[0], self.loc.shape[1]
+        dims = {"m": (m, "the ensemble's members"), "e": (n_envs, "the environments")}
+        dims["d"] = (self.d_latent, "the latents")
+        dims["o"] = (self.encoder.weights[0].shape[1] - n_envs, "the observed dimension")
+        if not isinstance(value, torch.Tensor):
+            raise ValueError(f"{name} must be a torch tensor, got {type(value).__name__}")
+        if name == "env" and value.ndim == 2 and value.dtype == torch.long:
+            Array("m b").check_dims(name, value, dims)
+            if int(value.min()) < 0 or int(value.max()) >= n_envs:
+                raise ValueError(f"{name} must hold environment labels in [0, {n_envs - 1}]")
+            return value
+        shape = {"x": "m b o", "z": "m b d", "noise": "m b d"}.get(name, "m b e")
+        if not value.is_floating_point():
+            labels = " (long labels (M, B) or float one-hot codes)" if name == "env" else ""
+            raise ValueError(f"{name} must be a float tensor of shape ({', '.join(shape.split())}){labels}")
+        return Array(shape).check_dims(name, value, dims)
+
+    @checked(z=_INPUT)
     def parent_functions(self, z: torch.Tensor) -> torch.Tensor:
         """``g_j(z_j)`` for every latent ``j``: a linear term plus a one-hidden-layer tanh MLP, ``(M, B, d)``."""
         hidden = torch.tanh(z.unsqueeze(-1) * self.g_in.unsqueeze(1) + self.g_bias.unsqueeze(1))  # (M, B, d, K)
@@ -140,6 +166,7 @@ class EnsembleVAE(nn.Module):
         table = self.shared_on * self.influence[:, :1] + (1.0 - self.shared_on) * self.influence
         return table * self.influence_mask
 
+    @checked(skip_nested=True, z=_INPUT, env=_INPUT)
     def log_prior(self, z: torch.Tensor, env: torch.Tensor) -> torch.Tensor:
         """``log p(z | u)`` of eq. (crl-prior) up to a constant, per sample: ``(M, B)``.
 
@@ -155,6 +182,7 @@ class EnsembleVAE(nn.Module):
         log_s = self.env_on * per_sample[..., d : 2 * d]
         return (-0.5 * ((z - mean) * torch.exp(-log_s)) ** 2 - log_s).sum(-1)
 
+    @checked(x=_INPUT, onehot=_INPUT)
     def encode(self, x: torch.Tensor, onehot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and log-variance of ``q(z | x)``, each ``(M, B, d)``. With ``encoder_env`` the
         environment priors' encoders also read the one-hot code, ``q(z | x, u)`` as in iVAE; otherwise
@@ -163,6 +191,7 @@ class EnsembleVAE(nn.Module):
         out = self.encoder(torch.cat([x, onehot * self.encoder_env_on], dim=-1))
         return out[..., : self.d_latent], out[..., self.d_latent :].clamp(-12.0, 6.0)
 
+    @checked(skip_nested=True, x=_INPUT, env=_INPUT, noise=_INPUT)
     def elbo(
         self,
         x: torch.Tensor,
@@ -198,6 +227,7 @@ def schedule(
 
 
 @checked(
+    skip_nested=True,  # the model's methods in the training loop run bare
     x=Array("m n o"),
     env=Array("_ _", integer=True),
     n_steps=Int(1, 10**8),

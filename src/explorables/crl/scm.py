@@ -17,11 +17,12 @@ The kinematic chain (hip -> knee -> ankle angles, gait-dependent couplings) is t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.params import Bool, Choice, Float, Int, Positive
 from ..core.validation import check_choice, check_int, check_positive
 
@@ -59,6 +60,10 @@ def h(v: np.ndarray) -> np.ndarray:
     with three latents the last one had kurtosis in the thousands, with ten it overflowed to inf.)
     """
     return 0.5 * v + 2.0 * np.tanh(2.0 * v)
+
+
+#: :meth:`LatentSCM.mechanism`'s arguments, checked against the model (its latents and environments)
+_LATENT_INPUT = OfInstance("_check_mechanism_input", "i in [0, d - 1], z finite (n, d), env labels in [0, n_envs - 1]")
 
 
 @checked(
@@ -102,8 +107,25 @@ class LatentSCM:
     def n_envs(self) -> int:
         return self.weights.shape[0]
 
+    def _check_mechanism_input(self, name: str, value: object) -> Any:
+        """``mechanism``'s ``i`` (a latent index), ``z`` (finite, ``(n, d)``) or ``env`` (labels ``(n,)``)."""
+        d = self.d_latent
+        if name == "i":
+            return check_int(name, value, minimum=0, maximum=d - 1)
+        if name == "z":
+            return Array("n d").check_dims(name, value, {"d": (d, "the model's latents")})
+        env = Array("n", integer=True).check_dims(name, value, {})
+        if np.min(env) < 0 or np.max(env) >= self.n_envs:
+            raise ValueError(f"{name} must hold environment labels in [0, {self.n_envs - 1}]")
+        return env
+
+    @checked(i=_LATENT_INPUT, z=_LATENT_INPUT, env=_LATENT_INPUT)
     def mechanism(self, i: int, z: np.ndarray, env: np.ndarray) -> np.ndarray:
-        """``f_i(pa_i; u)`` of eq. (crl-anm) for rows ``z`` (``(n, d)``) in environments ``env`` (``(n,)``)."""
+        """``f_i(pa_i; u)`` of eq. (crl-anm) for rows ``z`` (``(n, d)``) in environments ``env`` (``(n,)``).
+
+        ``z`` and ``env`` must have the same number of rows ``n``."""
+        if len(z) != len(env):
+            raise ValueError(f"env must hold one label per row of z ({len(z)}), got {len(env)}")
         lam = self.weights[env][:, :, i]  # (n, d): lambda_ji(u) for every j (zero off the graph)
         return (lam * g(z)).sum(axis=1)
 
@@ -160,7 +182,7 @@ def make_scm(
     return LatentSCM(graph, changing, weights, noise_loc, noise_scale, noise, post_nonlinear)
 
 
-@checked(env=Array("n", integer=True))
+@checked(skip_nested=True, env=Array("n", integer=True))  # scm.mechanism in the loop runs bare
 def sample_latents(scm: LatentSCM, env: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Latents ``(n, d)`` for environment labels ``env`` (``(n,)``), by ancestral sampling, eq. (crl-anm)/(crl-pnl)."""
     env = np.asarray(env, dtype=int)

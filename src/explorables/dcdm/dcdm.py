@@ -124,6 +124,10 @@ class NoiseSchedule:
         few steps the last reverse step then divides by ``sqrt(1 - 0.999)`` and multiplies the
         denoiser's error by 30; 0.5 keeps ``abar_T`` near 0 (``< 0.01`` for ``T >= 20``) without that."""
         n_steps = check_int("n_steps", n_steps, minimum=1)
+        try:
+            device = torch.device(device)
+        except (RuntimeError, TypeError, ValueError):
+            raise ArgumentError(f"device must be a torch device or its name ('cpu', 'cuda'), got {device!r}") from None
         s = torch.arange(n_steps + 1, dtype=torch.float64) / n_steps
         f = torch.cos((s + offset) / (1 + offset) * math.pi / 2) ** 2
         betas = (1 - f[1:] / f[:-1]).clamp(max=max_beta)

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..core.arguments import DEFAULT_INT_MAX, ArgumentError, Array, checked
+from ..core.arguments import DEFAULT_INT_MAX, ArgumentError, Array, OfInstance, checked
 from ..core.checkpoint import Checkpointer, rng_state, set_rng_state
 from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
 from ..core.validation import check_int, check_positive
@@ -38,6 +38,10 @@ ARMS: tuple[str, ...] = ("dcdm", "fixed_centres", "softmax", "no_kl", "ddpm")
 CONCEPT_ARMS: tuple[str, ...] = ARMS[:4]
 #: the centres start at the data mean plus this many per-coordinate standard deviations of noise
 CENTRE_NOISE = 0.3
+#: the most samples a :class:`ConceptModels` sampling method draws per member (per concept)
+MAX_SAMPLES = 1_000_000
+#: a :class:`ConceptModels` method's argument checked against the models (their arms, seeds, data width, steps)
+_OF_MODELS = OfInstance("_check_argument", "an input batch (n, D), a trained arm, a seed index or diffusion steps")
 
 
 @checked(
@@ -100,6 +104,25 @@ class ConceptModels:
     def n_members(self) -> int:
         return len(self.arms) * len(self.seeds)
 
+    def _check_argument(self, name: str, value: object) -> object:
+        """A method's argument checked against the models: an input batch ``x`` (a finite float tensor
+        ``(n, D)``), an ``arm`` they hold, a ``seed_index`` below ``len(seeds)``, diffusion ``steps`` in ``[0, T)``."""
+        if name == "x":
+            if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+                what = f"a {value.dtype} tensor" if isinstance(value, torch.Tensor) else type(value).__name__
+                raise ArgumentError(f"x must be a float torch tensor of shape (n, {self.centres.shape[2]}), got {what}")
+            return Array("n d").check_dims(name, value, {"d": (self.centres.shape[2], "the centres")})
+        if name == "arm":
+            if not isinstance(value, str) or value not in self.arms:
+                raise ArgumentError(f"arm must be one of the trained arms {self.arms}, got {value!r}")
+            return value
+        if name == "seed_index":
+            return check_int(name, value, minimum=0, maximum=len(self.seeds) - 1)
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise ArgumentError(f"steps must be a sequence of diffusion steps in [0, {self.schedule.n_steps - 1}]")
+        return [check_int(name, t, minimum=0, maximum=self.schedule.n_steps - 1) for t in value]
+
+    @checked(arm=_OF_MODELS, seed_index=_OF_MODELS)
     def index(self, arm: str, seed_index: int) -> int:
         """The member of ``arm`` trained from the ``seed_index``-th seed."""
         return self.arms.index(arm) * len(self.seeds) + seed_index
@@ -108,6 +131,7 @@ class ConceptModels:
         return torch.tensor([a == "softmax" for a in self.arms for _ in self.seeds], device=self.centres.device)
 
     @torch.no_grad()
+    @checked(x=_OF_MODELS, batch_size=Int(1, DEFAULT_INT_MAX))
     def concept_weights(self, x: torch.Tensor, batch_size: int = 4096) -> torch.Tensor:
         """The inferred weights of every input for every member, ``(E, n, K)``: the Dirichlet mean
         ``alpha / sum(alpha)`` (the softmax for the softmax arm)."""
@@ -118,11 +142,13 @@ class ConceptModels:
         alpha = M.concentrations(h)
         return torch.where(self.softmax_mask()[:, None, None], h.softmax(-1), alpha / alpha.sum(-1, keepdim=True))
 
+    @checked(skip_nested=True, x=_OF_MODELS)
     def assign(self, x: torch.Tensor) -> np.ndarray:
         """The concept of every input for every member, ``(E, n)``: the argmax of the inferred weights."""
         return self.concept_weights(x).argmax(-1).cpu().numpy()
 
     @torch.no_grad()
+    @checked(n_per_concept=Int(1, MAX_SAMPLES))
     def sample_concepts(self, n_per_concept: int, noise: Callable | None = None) -> torch.Tensor:
         """``n_per_concept`` samples of each concept (one-hot ``pi``) for every member, ``(E, K, n, D)``."""
         n_concepts, d = self.centres.shape[1], self.centres.shape[2]
@@ -131,6 +157,7 @@ class ConceptModels:
         return x.reshape(self.n_members, n_concepts, n_per_concept, d)
 
     @torch.no_grad()
+    @checked(x=_OF_MODELS)
     def sample_like(self, x: torch.Tensor) -> torch.Tensor:
         """One sample per input of ``x`` for every member, ``(E, n, D)``: ``pi`` drawn from each input's
         inferred ``Dir(alpha(x))`` (the aggregate posterior over concept weights), ``m = pi C``, then the
@@ -140,13 +167,13 @@ class ConceptModels:
         return M.reverse_process(self.denoiser, self.schedule, m)
 
     @torch.no_grad()
+    @checked(skip_nested=True, x=_OF_MODELS, steps=_OF_MODELS, seed=Int(0, DEFAULT_INT_MAX))
     def denoising_loss(self, x: torch.Tensor, steps: Sequence[int], seed: int) -> torch.Tensor:
         """The denoising error ``|| eps - eps_theta(x_t, t, m) ||^2 / D`` of every member at each of ``steps``,
         averaged over the inputs ``x``: ``(E, len(steps))``. ``m`` is each input's inferred centre (the
         Dirichlet mean times the centres; 0 for the plain DDPM), ``x_t`` is drawn from eq. (dcdm-forward)
         with the same noise ``eps`` for every member (own generator, seeded by ``seed``): the arms are
         compared on the same draws. The ELBO's reconstruction term, split by noise level."""
-        steps = [check_int("steps", t, minimum=0, maximum=self.schedule.n_steps - 1) for t in steps]
         m = self.concept_weights(x) @ self.centres  # (E, n, D)
         gen = torch.Generator().manual_seed(int(seed))
         out = torch.empty(self.n_members, len(steps), device=x.device)
@@ -158,6 +185,7 @@ class ConceptModels:
         return out
 
     @torch.no_grad()
+    @checked(n=Int(1, MAX_SAMPLES), prior=Positive(), seed=Int(0, DEFAULT_INT_MAX))
     def sample_prior(self, n: int, prior: float, seed: int) -> torch.Tensor:
         """``n`` samples for every member from the model's own prior, ``(E, n, D)``: ``pi ~ Dir(prior)``
         (symmetric), ``m = pi C``, then the reverse process; no input is looked at. The draws come from

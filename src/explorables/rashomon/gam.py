@@ -16,9 +16,12 @@ import numpy as np
 from scipy.linalg import null_space
 from sklearn.preprocessing import SplineTransformer
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.params import Int
 from ..core.validation import check_int
+
+#: a feature index of the basis: an integer in [0, d - 1]
+FEATURE = OfInstance("_check_feature", "a feature index in [0, d - 1]")
 
 
 @checked(X=Array("n d", min_size=(("n", 2),)), n_knots=Int(3, 1_000), degree=Int(1, 5))
@@ -46,28 +49,45 @@ class AdditiveBasis:
     def n_coefficients(self) -> int:
         return self.per_feature * self.d
 
+    def _check_inputs(self, name: str, X: object) -> np.ndarray:
+        """Inputs of the basis: a finite array of shape (n, d), one column per feature the basis was fitted on."""
+        return Array("n d").check_dims(name, X, {"d": (self.d, "the basis's features")})
+
+    def _check_weights(self, name: str, w: object) -> np.ndarray:
+        """GAM coefficients: a finite 1-D array with one entry per basis column."""
+        return Array("k").check_dims(name, w, {"k": (self.n_coefficients, "the basis's coefficients")})
+
+    def _check_feature(self, name: str, j: object) -> int:
+        return check_int(name, j, minimum=0, maximum=self.d - 1)
+
+    @checked(X=OfInstance("_check_inputs", "a finite array of shape (n, d), d the basis's features"))
     def transform(self, X: np.ndarray) -> np.ndarray:
         """The centred design matrix of the GAM."""
         return self.spline.transform(np.asarray(X, dtype=np.float64)) - self.mean
 
+    @checked(
+        skip_nested=True,  # its own transform call runs bare
+        w=OfInstance("_check_weights", "a finite 1-D array of the basis's n_coefficients"),
+        j=FEATURE,
+        grid=Array("g"),
+    )
     def shape(self, w: np.ndarray, j: int, grid: np.ndarray) -> np.ndarray:
-        """``f_j`` on ``grid`` for coefficients ``w`` (centred as in training)."""
-        check_int("j", j, minimum=0, maximum=self.d - 1)
+        """``f_j`` on ``grid`` (a finite 1-D array) for coefficients ``w`` (centred as in training)."""
         X = np.zeros((len(grid), self.d))
         X[:, j] = grid
         Z = self.transform(X)
         return Z[:, self.groups[j]] @ w[self.groups[j]]
 
+    @checked(j=FEATURE)
     def drop(self, j: int) -> np.ndarray:
         """Constraint ``f_j = 0``."""
-        check_int("j", j, minimum=0, maximum=self.d - 1)
         C = np.zeros((self.per_feature, self.n_coefficients))
         C[:, self.groups[j]] = np.eye(self.per_feature)
         return C
 
+    @checked(j=FEATURE)
     def make_linear(self, j: int) -> np.ndarray:
         """Constraint ``f_j(x) = a x + c``: the group is orthogonal to everything but the linear vector."""
-        check_int("j", j, minimum=0, maximum=self.d - 1)
         complement = null_space(self.linear[j][None, :]).T  # (k-1, k)
         C = np.zeros((complement.shape[0], self.n_coefficients))
         C[:, self.groups[j]] = complement

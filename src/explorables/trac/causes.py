@@ -224,7 +224,7 @@ def _setup(model: SCM, context: Mapping[str, int], outcome: str):
 # --- the oracle -------------------------------------------------------------------------------
 
 
-@checked(max_rows=Int(1, 2**40))
+@checked(skip_nested=True, max_rows=Int(1, 2**40))  # evaluate_batch in its loop runs bare
 def brute_force_causes(
     model: SCM, context: Mapping[str, int], outcome: str, *, ancestors_only: bool = False, max_rows: int = 1 << 26
 ) -> CauseSet:
@@ -292,7 +292,7 @@ def _keep_best(best: dict[int, tuple[int, int]], masks: np.ndarray, wsize: np.nd
 # --- baselines --------------------------------------------------------------------------------
 
 
-@checked(max_rows=Int(1, 2**40))
+@checked(skip_nested=True, max_rows=Int(1, 2**40))  # evaluate_batch in its loop runs bare
 def pruned_search(
     model: SCM, context: Mapping[str, int], outcome: str, *, first_only: bool = False, max_rows: int = 1 << 26
 ) -> CauseSet:
@@ -381,7 +381,7 @@ def but_for_causes(model: SCM, context: Mapping[str, int], outcome: str) -> Caus
     return CauseSet(outcome, True, causes, tuple(cands), "but-for", evaluations)
 
 
-@checked()
+@checked(skip_nested=True)  # evaluate_batch in its loop runs bare
 def first_cause(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """The first minimal cause a size-ordered search finds (what single-cause solvers return)."""
     return pruned_search.__wrapped__(model, context, outcome, first_only=True)  # arguments checked above

@@ -33,7 +33,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..core.arguments import checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.params import Int, Probability, Text
 
 BOOL: tuple[int, ...] = (0, 1)
@@ -190,6 +190,10 @@ def _vectorised(node: ast.expr, env: Mapping[str, Any]) -> Any:
     raise AssertionError(type(node))
 
 
+#: :meth:`SCM.evaluate_batch`'s ``mask`` and ``values``: 2-D, one column per endogenous variable
+BATCH = OfInstance("_check_batch", "a 2-D array with one column per endogenous variable")
+
+
 @checked()
 class SCM:
     """A recursive structural causal model over finite domains (Boolean by default).
@@ -259,9 +263,12 @@ class SCM:
         """Endogenous variables in topological order."""
         return list(self.order)
 
+    @checked(v=OfInstance("_check_endogenous", "the name of an endogenous variable of the model"))
     def parents(self, v: str) -> list[str]:
+        """The variables (endogenous or exogenous) that the equation of ``v`` reads, sorted."""
         return sorted(self.formulas[v].names)
 
+    @checked(variables=OfInstance("_check_variables", "an iterable of names of variables of the model"))
     def endogenous_ancestors(self, variables: Iterable[str]) -> set[str]:
         """Endogenous strict ancestors of ``variables`` (networkx ``ancestors``), excluding them."""
         variables = set(variables)
@@ -272,7 +279,7 @@ class SCM:
 
     def intervened(self, setting: Mapping[str, int]) -> SCM:
         """The model M_{Y <- y}: the equations of ``setting``'s variables replaced by constants."""
-        self.check_setting("setting", setting)
+        self._check_setting("setting", setting)
         eqs = {v: (str(int(setting[v])) if v in setting else f.source) for v, f in self.formulas.items()}
         return SCM(eqs, self.exogenous, self.domains)
 
@@ -296,8 +303,8 @@ class SCM:
             out[u] = _check_value(f"context value of {u}", val, self.exogenous[u])
         return out
 
-    def check_setting(self, name: str, setting: Mapping[str, int]) -> dict[str, int]:
-        """Validate an intervention ``{endogenous variable: value}``."""
+    def _check_setting(self, name: str, setting: Mapping[str, int]) -> dict[str, int]:
+        """Validate an intervention ``{endogenous variable: value}`` (``name`` names it in the error)."""
         if not isinstance(setting, Mapping):
             raise ValueError(f"{name} must be a dict {{endogenous variable: value}}, got {setting!r}")
         out = {}
@@ -306,6 +313,33 @@ class SCM:
                 raise ValueError(f"{name} names {v!r}, which is not an endogenous variable; known: {self.order}")
             out[v] = _check_value(f"{name} value of {v}", val, self.domains[v])
         return out
+
+    def _check_endogenous(self, name: str, v: object) -> str:
+        if not isinstance(v, str) or v not in self.formulas:
+            raise ValueError(f"{name} must name an endogenous variable of the model, one of {self.order}; got {v!r}")
+        return v
+
+    def _check_variables(self, name: str, variables: object) -> list[str]:
+        if isinstance(variables, (str, bytes)) or not isinstance(variables, Iterable):
+            raise ValueError(f"{name} must be an iterable of variable names (a list, not one name), got {variables!r}")
+        out = list(variables)
+        unknown = [v for v in out if not isinstance(v, str) or v not in self.graph]
+        if unknown:
+            raise ValueError(f"{name} must name variables of the model, got {unknown!r}; known: {sorted(self.graph)}")
+        return out
+
+    def _check_batch(self, name: str, array: object) -> np.ndarray:
+        """``mask`` or ``values`` of :meth:`evaluate_batch`: a 2-D array with one column per endogenous variable."""
+        n = {"n": (len(self.order), "the model's endogenous variables")}
+        if name == "mask":
+            if not isinstance(array, np.ndarray) or array.dtype != np.bool_:
+                what = f"dtype {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
+                raise ValueError(f"mask must be a Boolean numpy array of shape (B, {len(self.order)}), got {what}")
+            return Array("b n").check_dims(name, array, n)
+        Array("b n", integer=True).check_dims(name, array, n)
+        if array.min() < -128 or array.max() > 127:
+            raise ValueError(f"{name} must hold integers in [-128, 127] (the domains' range)")
+        return array
 
     def _check_ranges(self, max_rows: int = 4096) -> None:
         """Every equation maps its parents' domains into its own domain (checked exhaustively)."""
@@ -331,19 +365,23 @@ class SCM:
     def evaluate(self, context: Mapping[str, int], intervention: Mapping[str, int] | None = None) -> dict[str, int]:
         """All endogenous values in (M, u) under ``[intervention]``, by the scalar interpreter."""
         env: dict[str, int] = self.check_context(context)
-        setting = self.check_setting("intervention", intervention or {})
+        setting = self._check_setting("intervention", intervention or {})
         for v in self.order:
             env[v] = setting[v] if v in setting else self.formulas[v](env)
         return {v: env[v] for v in self.order}
 
+    @checked(mask=BATCH, values=BATCH)
     def evaluate_batch(self, context: Mapping[str, int], mask: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Values of all endogenous variables for a batch of interventions (numpy path).
 
-        ``mask[b, i]`` says whether variable ``order[i]`` is intervened on in row ``b``, and
-        ``values[b, i]`` is then its value. Returns an int8 array of shape ``(B, n)``.
+        ``mask[b, i]`` (Boolean) says whether variable ``order[i]`` is intervened on in row ``b``, and
+        ``values[b, i]`` (an integer) is then its value. Returns an int8 array of shape ``(B, n)``. The
+        enumerators call it in their loops with its checks skipped (``skip_nested``).
         """
         ctx = self.check_context(context)
         B = mask.shape[0]
+        if values.shape != mask.shape:
+            raise ValueError(f"values must have the shape of mask {mask.shape}, got {values.shape}")
         out = np.empty((B, len(self.order)), dtype=np.int8)
         env: dict[str, Any] = dict(ctx)
         for i, v in enumerate(self.order):

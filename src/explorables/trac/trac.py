@@ -89,7 +89,7 @@ def witness_worlds(
         yield codes[in_target], n_mask[in_target], s_mask[in_target], held[in_target].sum(1), total
 
 
-@checked(max_rows=Int(1, 2**40))
+@checked(skip_nested=True, max_rows=Int(1, 2**40))  # the model's methods in the loops run bare
 def trac(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int = 1 << 28) -> CauseSet:
     """All actual causes of ``outcome`` in (M, u), each with a smallest contingency set (TrAC).
 
@@ -126,7 +126,7 @@ def trac(model: SCM, context: Mapping[str, int], outcome: str, *, max_rows: int 
     return CauseSet(outcome, True, causes, tuple(cands), "TrAC", total)
 
 
-@checked(max_nodes=Int(1, 10**7))
+@checked(skip_nested=True, max_nodes=Int(1, 10**7))  # the model's methods in the loops run bare
 def witness_map(model: SCM, context: Mapping[str, int], outcome: str, *, max_nodes: int = 500) -> nx.DiGraph:
     """The witness map: distinct shortest joint interventions of the witness target, as a DAG.
 
