@@ -272,6 +272,9 @@ def test_interventions_and_evaluation():
     )
     order = ex.model.order
     assert rows[0, order.index("BS")] == 1 and rows[1, order.index("BS")] == 0
+    mask = np.array([[1, 0, 0, 0, 0], [1, 0, 0, 1, 0]], bool)
+    as_lists = ex.model.evaluate_batch(ex.context, mask, [[0, 0, 0, 0, 0]] * 2)  # rows as lists: the checked array
+    assert as_lists.tolist() == rows.tolist()
 
 
 @pytest.mark.parametrize(

@@ -337,6 +337,7 @@ class SCM:
                 raise ValueError(f"mask must be a Boolean numpy array of shape (B, {len(self.order)}), got {what}")
             return Array("b n").check_dims(name, array, n)
         Array("b n", integer=True).check_dims(name, array, n)
+        array = np.asarray(array)  # the method receives what was checked: a list of rows becomes an array
         if array.min() < -128 or array.max() > 127:
             raise ValueError(f"{name} must hold integers in [-128, 127] (the domains' range)")
         return array
