@@ -135,11 +135,6 @@ ALLOWED: dict[str, list[tuple[str, str, str]]] = {
     "07-dcdm": [
         ("0.999", "the usual 0.999", "the literature's clamp of the cosine schedule (Nichol and Dhariwal): a citation"),
     ],
-    "10-unirap": [
-        ("1.5", "peak learning rate 1.5 times", PENDING),
-        ("0.5", "IoU with the true box above 0.5", PENDING),
-        ("0.25", "0.25). **Chance**", PENDING),
-    ],
     "11-uggrh": [
         ("0.8", "raise the missing rate to 0.8", "a lab setting the instructor's demo asks for"),
     ],
