@@ -263,6 +263,14 @@ def test_a_number_given_for_a_non_numeric_hint_is_not_a_count():
     with pytest.raises(ValueError, match="count must be an integer in"):
         label(-1, -1)  # an int hint keeps its default rule
 
+    def total(x):
+        return float(x.sum())
+
+    total.__annotations__ = {"x": torch.Tensor}
+    total = checked()(total)
+    with pytest.raises(ValueError, match="x must hold only finite numbers"):
+        total(torch.tensor([1.0, float("nan")]))  # a tensor hint (no number named) keeps the array rule
+
 
 def test_a_checked_function_pickled_by_value_still_pickles():
     """A process pool (joblib's cloudpickle) pickles a local checked function by value, with the globals its

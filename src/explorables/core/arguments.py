@@ -393,7 +393,12 @@ def _default_rule(value: Any, default: Any, hint: Any = None) -> Rule | None:
     if isinstance(value, (bool, np.bool_)):
         return None
     names = _hint_names(hint)
-    if hint is not None and hint is not inspect.Parameter.empty and not any(map(_is_numeric_hint, names)):
+    if (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and hint is not None
+        and hint is not inspect.Parameter.empty
+        and not any(map(_is_numeric_hint, names))
+    ):
         return None  # a number passed where the hint names no number (a ``Hashable`` node label): not a count
     allow_inf = isinstance(default, float) and math.isinf(default)
     if isinstance(value, (int, np.integer)) and float in names and int not in names:
