@@ -28,6 +28,8 @@ checked when a reader calls them and cost nothing inside the method. The switch 
 :class:`contextvars.ContextVar`: it belongs to the running thread (and task), so a checked call
 on another thread still checks. Without ``skip_nested`` a function checks its own arguments and
 leaves its callees' checks on (a body that passes a reader's value on unchecked relies on them).
+A function, bound method or partial handed to a ``skip_nested`` call (an oracle's ``ask``, a callback)
+is the reader's code and runs with checks back on.
 
 This is the ``@validate_params`` decorator of scikit-learn and the runtime shape checks of
 jaxtyping, at the size this book needs; ``tests/test_api_fuzz.py`` holds every public callable
@@ -221,6 +223,8 @@ def checks_skipped() -> bool:
     return _SKIPPING.get()
 
 
+# The wrapper reaches the switch only through these module functions: a wrapper that a process pool pickles by
+# value (cloudpickle does so when a name resolves to another object) must not carry the unpicklable ContextVar.
 def _skip_checks() -> contextvars.Token:
     return _SKIPPING.set(True)
 
@@ -249,10 +253,6 @@ class _ChecksOn:
             return self.fn(*args, **kwargs)
         finally:
             _SKIPPING.reset(token)
-
-
-# The wrapper reaches the switch only through these module functions: a wrapper that a process pool pickles by
-# value (cloudpickle does so when a name resolves to another object) must not carry the unpicklable ContextVar.
 
 
 def checked(*, skip_nested: bool = False, **rules: Rule) -> Callable[[F], F]:
