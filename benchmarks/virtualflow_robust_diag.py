@@ -8,7 +8,10 @@ the head at zero correction (the real mics' pseudo-target: the network's startin
 same supervised network retrained from other initial weights / batch orders, and with other training settings, on
 the same rooms, to separate a bad draw of the weights from a bad draw of the training rooms.
 
-    PYTHONPATH=src python benchmarks/virtualflow_robust_diag.py --base 106 --inner 3 --extra 12
+    PYTHONPATH=src python benchmarks/virtualflow_robust_diag.py --base 106 --inner 3 --extra 12 --variants
+
+(Run before this pass added ``n_supervised_steps``, when the package trained the supervised network for 100 steps;
+its "100 steps" lines are then the package.)
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ def retrain(cfg, train, start_state, gen_state, *, steps=None, lr=None, init_see
         truth_x,
         cond_s,
         generator=gen,
-        n_steps=steps or cfg.n_regression_steps,
+        n_steps=steps or cfg.n_supervised_steps,
         batch_size=cfg.batch_size,
         lr=lr or cfg.lr,
     )
