@@ -291,6 +291,21 @@ def smoke_room():
     return cfg, build_example(cfg, 0, "test", 0)
 
 
+def test_supervised_and_control_train_for_their_own_step_counts(smoke_room):
+    """The supervised reference trains for ``n_supervised_steps`` and the control for ``n_regression_steps``: raising
+    the supervised network's steps leaves the control (and the flows) bit-identical."""
+    cfg, ex = smoke_room
+    small = cfg.replace(n_train_steps=6, n_reflow_steps=3, n_reflow_pairs=300, n_regression_steps=5)
+    a = train_models(small.replace(n_supervised_steps=7), [ex], 0, torch.device("cpu"))
+    b = train_models(small.replace(n_supervised_steps=11), [ex], 0, torch.device("cpu"))
+    assert (len(a.losses["supervised"]), len(b.losses["supervised"])) == (7, 11)
+    assert len(a.losses["control"]) == len(b.losses["control"]) == 5
+    for name in ("flow", "reflow", "control"):
+        assert a.losses[name] == b.losses[name], name
+    with pytest.raises(Exception, match="n_supervised_steps"):
+        cfg.replace(n_supervised_steps=0)
+
+
 def test_fixed_layout_beamform_equals_the_adaptive_physical_and_checks_its_input(smoke_room):
     """Weights fitted on [real, physical] and applied to [real, physical] are the adaptive 3-mic MVDR; the empty
     slot is zeros in that slot (its output equals the real channels filtered by the physical layout's weights);
@@ -1308,7 +1323,12 @@ def test_seeds_in_a_worker_process_give_the_serial_numbers_and_resume(tmp_path):
     from explorables.core.checkpoint import Checkpointer
 
     cfg = VirtualFlowConfig.preset("smoke").replace(
-        seeds=(0, 1, 2), n_train_steps=8, n_reflow_steps=4, n_regression_steps=4, n_reflow_pairs=500
+        seeds=(0, 1, 2),
+        n_train_steps=8,
+        n_reflow_steps=4,
+        n_regression_steps=4,
+        n_supervised_steps=4,
+        n_reflow_pairs=500,
     )
     serial = run(cfg.replace(processes=1))
     parallel = run(cfg.replace(processes=2), checkpoint=Checkpointer(tmp_path))

@@ -55,6 +55,7 @@ class VirtualFlowLab:
             n_train_scenes=n_scenes,
             n_train_steps=n_steps,
             n_regression_steps=n_steps // 2,
+            n_supervised_steps=n_steps // 2,
             n_reflow_steps=n_steps // 2,
             d_hidden=32,
             clip_s=1.0,
