@@ -14,6 +14,7 @@ Usage: ``PYTHONPATH=src python benchmarks/unirap_diagnosis.py OUT.jsonl BASE [BA
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import replace
@@ -28,7 +29,7 @@ from explorables.unirap.model import decode
 from explorables.unirap.scenes import JAW, make_dataset
 from explorables.unirap.training import MAX_GRAD_NORM, Member, clip_members, losses, predict, targets
 
-MEMBER_SEEDS = tuple(range(10))
+MEMBER_SEEDS = tuple(range(int(os.environ.get("UNIRAP_MEMBERS", "10"))))
 EVERY = 20
 
 
