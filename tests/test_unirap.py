@@ -230,8 +230,8 @@ def test_train_lowers_the_loss_and_decode_gives_pixel_predictions():
     torch.manual_seed(0)
     model = UniRAP([0, 1], image_size=16, width=4, d_model=8)
     curve = train(model, pool, idx, weights, lr=0.01)
-    assert curve.shape == (40,) and np.all(np.isfinite(curve))
-    assert curve[-10:].mean() < curve[:10].mean()  # Adam on the training batches lowers their loss
+    assert curve.shape == (40, 2) and np.all(np.isfinite(curve))  # each member's loss per step
+    assert np.all(curve[-10:].mean(0) < curve[:10].mean(0))  # Adam on the training batches lowers their loss
     with torch.no_grad():
         out = model(pool["images"][:5].expand(2, -1, -1, -1, -1), pool["tokens"][:5].expand(2, -1, -1))
     per = losses(out, {k: v[:5].expand(2, *v[:5].shape) for k, v in targets(pool, 16).items()})
@@ -409,6 +409,39 @@ def test_initial_weights_depend_on_base_and_member_seed_not_on_regime():
     torch.testing.assert_close(a[w][0], again[w][0])  # same base and member seed: same start, whatever the regime
     assert not torch.equal(a[w][0], a[w][1])  # another member seed
     assert not torch.equal(a[w][0], other_base[w][0])  # another base seed: the base seeds do not share weights
+
+
+def test_phase_one_goes_on_from_each_members_start_with_the_lowest_late_training_loss(monkeypatch):
+    """Best of ``phase1_starts``: start 0 is the one-start run's initialisation; each phase-1 member (curriculum and
+    control) goes on from the start whose own training loss over phase 1's last steps is lowest, and that start's
+    weights are what phase 2 receives."""
+    from dataclasses import replace
+
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.unirap import experiment as X
+
+    assert X.weight_seed(3, 1) == X.weight_seed(3, 1, 0) != X.weight_seed(3, 1, 1)
+    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=20, n_test=12, n_parsing=24, labelled_grid=(8, 16),
+                  n_labelled=16, seeds=(0, 1), phase1_starts=2).validated()
+    seen = []
+    real = X.train
+    monkeypatch.setattr(X, "train", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    _, two = X.train_part(cfg, "pretrain", Checkpointer(None), False)
+    members = X.members_of(cfg, "pretrain")
+    n = len(members)
+    assert {m.regime for m in members} == {"curriculum", "joint_parsing"} and seen[0].shape[1] == 2 * n
+    late = seen[0][-X.START_WINDOW:].mean(0).reshape(2, n)
+    assert two["chosen_start"] == late.argmin(0).tolist()
+    _, one = X.train_part(cfg.replace(phase1_starts=1), "pretrain", Checkpointer(None), False)
+    w = "conv1.weight"
+    for i, k in enumerate(two["chosen_start"]):
+        assert two["state"][w][i].shape == one["state"][w][i].shape
+        if k == 0:  # the one-start run's member, trained on the same batches
+            torch.testing.assert_close(two["state"][w][i], one["state"][w][i])
+        else:
+            assert not torch.equal(two["state"][w][i], one["state"][w][i])
+    with pytest.raises(ValueError, match="phase1_starts"):
+        UniRAPConfig.preset("smoke", phase1_starts=0).validated()
 
 
 # --- the smoke run ------------------------------------------------------------------------------

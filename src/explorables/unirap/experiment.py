@@ -27,6 +27,12 @@ and with their pose head fed the test scene's *true* part mask in place of its o
 Member seed ``s``, with the base seed ``cfg.seed``, sets a member's initial weights (the same for every
 regime; :func:`weight_seed`), its labelled subset (the first ``n`` of a seeded permutation of the pool,
 so smaller subsets are nested in larger ones) and its batches. The base seed also draws the scenes.
+
+Best of ``phase1_starts`` starts: every phase-1 member (the curriculum's and the control's alike) trains phase 1
+from ``phase1_starts`` initialisations on the same batches (start 0: :func:`weight_seed`'s weights), and the start
+with the lowest training loss over phase 1's last :data:`START_WINDOW` steps (its own weighted loss on its own
+training batches: no test scene, no instruction label for the curriculum) goes on to phase 2. A member whose phase 1
+went slowly ends phase 1 with a higher loss and starts phase 2 behind (``benchmarks/unirap_diagnosis.md``).
 """
 
 from __future__ import annotations
@@ -89,6 +95,8 @@ class UniRAPConfig(ExperimentConfig):
     n_layers: int = param(2, Int(1, 24), "decoder layers of the interface token")
     n_heads: int = param(2, Int(1, 32), "attention heads")
     n_shown: int = param(10, Int(1, 100), "test scenes in the explorable's slider")
+    phase1_starts: int = param(2, Int(1, 8), "initialisations per phase-1 member (curriculum and control alike): the "
+                               "one with the lowest training loss over phase 1's last steps goes on to phase 2")
     processes: int = param(0, Int(0, 64), "processes: with 2 or more the separate-heads arm trains in a spawned "
                            "worker while this one trains the unified ensemble (0: every CPU available); the numbers "
                            "are the same for any count")
@@ -144,16 +152,26 @@ def datasets(cfg: UniRAPConfig) -> tuple[dict, dict, dict]:
     return parsing, pool, test
 
 
-def weight_seed(base_seed: int, member_seed: int) -> int:
+def weight_seed(base_seed: int, member_seed: int, start: int = 0) -> int:
     """The seed of a member's initial weights: drawn from (base seed, member seed), so that changing
-    only the base seed changes the initial weights as well as the scenes."""
-    return int(np.random.SeedSequence([base_seed, member_seed, 31]).generate_state(1)[0])
+    only the base seed changes the initial weights as well as the scenes; ``start`` > 0 draws another
+    initialisation of the same member (phase 1's extra starts)."""
+    extra = [start] if start else []
+    return int(np.random.SeedSequence([base_seed, member_seed, 31, *extra]).generate_state(1)[0])
 
 
-def make_model(cfg: UniRAPConfig, seeds: list[int], arch: str | tuple[str, ...]) -> UniRAP:
+#: phase 1's starts are compared on their mean training loss over this many last steps of phase 1
+START_WINDOW = 20
+
+
+def make_model(cfg: UniRAPConfig, seeds: list[int], arch: str | tuple[str, ...],
+               starts: list[int] | None = None) -> UniRAP:
     """The config's model for these member seeds (``arch``: one architecture, or one per member); member
-    seed ``s`` initialises its weights through :func:`weight_seed` with the config's base seed."""
-    return UniRAP([weight_seed(cfg.seed, s) for s in seeds], arch=arch, image_size=cfg.image_size, width=cfg.width,
+    seed ``s`` initialises its weights through :func:`weight_seed` with the config's base seed (and the
+    member's ``starts`` entry, 0 by default)."""
+    starts = [0] * len(seeds) if starts is None else starts
+    return UniRAP([weight_seed(cfg.seed, s, k) for s, k in zip(seeds, starts, strict=True)], arch=arch,
+                  image_size=cfg.image_size, width=cfg.width,
                   d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, n_words=len(VOCAB))
 
 
@@ -258,10 +276,15 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
     split = phase_steps(cfg)
     rows = slice(0, split) if part == "pretrain" else slice(split, cfg.n_steps)
     plans = [member_schedule(cfg, m) for m in members]
+    starts = [0] * len(members)
+    if part == "pretrain":  # every member from cfg.phase1_starts initialisations (start-major), the same batches
+        n_starts = cfg.phase1_starts
+        plans, members = plans * n_starts, members * n_starts
+        starts = [k for k in range(n_starts) for _ in range(len(members) // n_starts)]
     idx = torch.as_tensor(np.stack([i[rows] for i, _ in plans], 1))
     weights = torch.as_tensor(np.stack([w[rows] for _, w in plans], 1))
     arch = tuple(m.arch for m in members)
-    model = make_model(cfg, [m.seed for m in members], arch).to(device)
+    model = make_model(cfg, [m.seed for m in members], arch, starts).to(device)
     arch = model.arch
     if part != "pretrain":  # phase 2 starts where phase 1 left each member
         if start is None:
@@ -271,11 +294,16 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
     lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
     curve = train(model, pool, idx, weights, lr=lr, checkpoint=checkpoint, name=f"{part}/train",
                   progress=progress)
-    if part == "pretrain":
-        return {}, {"loss": curve, "state": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
+    if part == "pretrain":  # each member's start with the lowest training loss over phase 1's last steps
+        n = len(members) // cfg.phase1_starts
+        late = curve[-min(START_WINDOW, len(curve)):].mean(0).reshape(cfg.phase1_starts, n)
+        chosen = late.argmin(0)
+        rows = [int(k) * n + i for i, k in enumerate(chosen)]
+        state = fork({k: v.detach().cpu() for k, v in model.state_dict().items()}, rows, "unified")
+        return {}, {"loss": curve[:, rows].mean(1), "state": state, "chosen_start": chosen.tolist()}
     label = lambda m: m.regime if m.arch == "unified" else m.arch  # noqa: E731
     summary, pred = score(cfg, model, members, label)
-    curves: dict[str, Any] = {"loss": curve}
+    curves: dict[str, Any] = {"loss": curve.mean(1)}
     shown = slice(0, cfg.n_shown)
     if part == "unified":
         jaw = JAW * cfg.image_size / 32

@@ -138,7 +138,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
           checkpoint: Checkpointer | None = None, name: str = "train", progress: bool = False) -> np.ndarray:
     """Adam on every member at once: member ``m`` at step ``t`` trains on ``pool[idx[t, m]]`` with the loss
     weights ``weights[t, m]`` ``(B, 3)``. Resumes from ``checkpoint`` (entry ``<name>``) if it holds a state.
-    Returns the mean loss per step."""
+    Returns each member's training loss per step ``(T, M)`` (its weighted loss, averaged over its batch)."""
     if not isinstance(pool, dict) or any(k not in pool for k in ("images", "tokens", "boxes", "masks", "grasps")):
         raise ValueError("pool must be a dict of tensors with keys images, tokens, boxes, masks, grasps")
     if idx.shape[1] != model.n_members:
@@ -152,7 +152,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
     n_steps = idx.shape[0]
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, (t + 1) / 20) * (1 - 0.8 * t / n_steps))
     tgt = targets(pool, model.image_size)
-    curve = np.zeros(n_steps, np.float32)
+    curve = np.zeros((n_steps, model.n_members), np.float32)
     start = 0
     saved = checkpoint.get(name) if checkpoint is not None else None
     if saved is not None:
@@ -167,13 +167,14 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
         out = model(pool["images"][batch], pool["tokens"][batch])
         per = losses.__wrapped__(out, {k: v[batch] for k, v in tgt.items()})
         w = weights[t].to(device)
-        loss = ((per * w).sum(-1)).mean(-1).sum()  # a sum over members: each member's gradient is its own
+        member_loss = ((per * w).sum(-1)).mean(-1)
+        loss = member_loss.sum()  # a sum over members: each member's gradient is its own
         opt.zero_grad(set_to_none=True)
         loss.backward()
         clip_members(model, MAX_GRAD_NORM)
         opt.step()
         sched.step()
-        curve[t] = loss.item() / model.n_members
+        curve[t] = member_loss.detach().cpu().numpy()
         if checkpoint is not None:
             checkpoint.maybe_save(name, lambda t=t: {"model": model.state_dict(), "optimizer": opt.state_dict(),
                                                      "scheduler": sched.state_dict(), "step": t + 1, "curve": curve})
