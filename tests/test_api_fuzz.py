@@ -104,11 +104,9 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
 
 #: packages whose public methods are not yet checked at the boundary (issue 53 item 5): their method fuzz runs and
 #: reports, but is expected to fail until they are. tree_search, muon, tomato_mp, trac, rashomon, crl, dcdm, core,
-#: jeffrey, ucca and trust_region_cl have left it (omwu had nothing to fix; topoprune has no public method); a package
-#: leaves it once its methods refuse every hostile input cleanly.
-METHOD_FUZZ_PENDING = frozenset(
-    {"sensory", "routing", "rpkd", "uggrh", "stable_nde", "unirap", "virtualflow"}
-)  # fmt: skip
+#: jeffrey, ucca, trust_region_cl, uggrh and routing have left it (omwu had nothing to fix; topoprune has no public
+#: method); a package leaves it once its methods refuse every hostile input cleanly.
+METHOD_FUZZ_PENDING = frozenset({"sensory", "rpkd", "stable_nde", "unirap", "virtualflow"})
 
 
 @pytest.mark.parametrize("package", [p for p in api_fuzz.packages() if api_fuzz.public_methods(p)])
