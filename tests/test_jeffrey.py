@@ -217,6 +217,20 @@ def test_group_logits_marginalise_the_classifier():
     torch.testing.assert_close(coarse, torch.stack([fine[:, :2].sum(1), fine[:, 2:].sum(1)], 1))
 
 
+def test_noise_interpolates_between_the_data_and_the_noise_and_refuses_a_step_out_of_range():
+    schedule = D.NoiseSchedule.cosine(10)
+    x0, eps = torch.randn(3, 2), torch.randn(3, 2)
+    t = torch.tensor([0, 4, 9])
+    x_t = schedule.noise(x0, t, eps)
+    ab = schedule.alpha_bars[t][:, None]
+    torch.testing.assert_close(x_t, ab.sqrt() * x0 + (1 - ab).sqrt() * eps)
+    assert bool((ab[1:] < ab[:-1]).all())  # later steps keep less of the data
+    with pytest.raises(ValueError, match=r"\bt must hold diffusion steps in \[0, 9\]"):
+        schedule.noise(x0, torch.tensor([0, 4, 10]), eps)
+    with pytest.raises(ValueError, match=r"\beps must have the shape of x0"):
+        schedule.noise(x0, t, eps[:, :1])
+
+
 def test_guided_epsilon_adds_the_scaled_gradient_of_log_h():
     schedule = D.NoiseSchedule.cosine(10)
     a = torch.tensor([0.3, -2.0])

@@ -702,6 +702,11 @@ def test_the_second_hop_queries_with_what_the_first_retrieved_relative_to_the_av
     a1, a2 = heads.route(keys, pointers, query, beta=1.0)
     u2 = (a1[:, :, None] * heads.e_ptr[pointers]).sum(1) - heads.e_ptr.mean(0)
     assert torch.allclose(a2, torch.softmax(heads.scores(u2, keys, pointers, 1), dim=1))
+    # the tokens given or recomputed give the same scores; a symbol outside the vocabulary is refused, naming it
+    tokens = heads.tokens(keys, pointers)
+    assert torch.equal(heads.scores(u2, keys, pointers, 1, tokens), heads.scores(u2, keys, pointers, 1))
+    with pytest.raises(ValueError, match=r"\bkeys must hold symbols in \[0, 4\]"):
+        heads.tokens(keys + 5, pointers)
     # a uniform first hop over a sequence holding every pointer equally often retrieves the average: query 0
     flat = torch.arange(10).remainder(5)[None]
     u_avg = (torch.full((1, 10), 0.1)[:, :, None] * ReferenceHeads(5, 10, 2).e_ptr[flat]).sum(1)

@@ -204,6 +204,20 @@ def test_graph_attention_only_mixes_neighbours():
     assert changed.tolist() == [False, False, True, True, False, False]
 
 
+def test_unified_codes_lie_in_the_open_cube_and_refuse_a_neighbour_out_of_range():
+    torch.manual_seed(0)
+    net = M.HashNet(5, 7, 4, 8, Modules())
+    z_image, z_text = torch.randn(6, 4), torch.randn(6, 4)
+    neighbours = torch.tensor([[i, (i + 1) % 6] for i in range(6)])
+    u = net.unified(z_image, z_text, neighbours)
+    assert u.shape == (6, 4) and bool((u.abs() < 1).all())  # tanh: relaxed codes in (-1, 1)
+    torch.testing.assert_close(u, net._unified(z_image, z_text, neighbours))  # the loop's unchecked path agrees
+    with pytest.raises(ValueError, match=r"\bneighbours must hold row indices in \[0, 5\]"):
+        net.unified(z_image, z_text, neighbours + 1)
+    with pytest.raises(ValueError, match=r"\bz_image must have shape \(n, n_bits=4\)"):
+        net.unified(z_image[:, :3], z_text[:, :3], neighbours)
+
+
 def test_knn_graph_puts_self_first():
     s = torch.tensor([[1.0, 0.9, -0.5], [0.9, 1.0, 0.2], [-0.5, 0.2, 1.0]])
     g = M.knn_graph(s, 1)

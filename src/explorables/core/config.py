@@ -13,6 +13,7 @@ import os
 import typing
 from typing import Any, ClassVar, TypeVar
 
+from .arguments import ArgumentError
 from .params import Device, Folder, Int, field_doc, field_rule, param
 from .resources import check_memory
 from .validation import check_choice
@@ -123,6 +124,13 @@ class ExperimentConfig:
 
     def with_strings(self: C, assignments: list[str]) -> C:
         """Apply ``key=value`` strings (from ``--set``), parsing each value as the field's type."""
+        if isinstance(assignments, (list, tuple)):
+            bad = [type(item).__name__ for item in assignments if not isinstance(item, str)]
+            got = f"a {type(assignments).__name__} holding a {bad[0]}" if bad else ""
+        else:
+            got = f"a {type(assignments).__name__}"
+        if got:
+            raise ArgumentError(f"assignments must be a list of 'key=value' strings (as --set gives), got {got}")
         hints = typing.get_type_hints(type(self))
         fields = {f.name for f in dataclasses.fields(self)}
         changes: dict[str, Any] = {}

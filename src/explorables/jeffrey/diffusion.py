@@ -63,6 +63,10 @@ class NoiseSchedule:
     @checked(n_steps=Int(2, MAX_DIFFUSION_STEPS), offset=Positive())
     def cosine(cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008) -> NoiseSchedule:
         n_steps = check_int("n_steps", n_steps, minimum=2)
+        try:
+            device = torch.device(device)
+        except (RuntimeError, TypeError, ValueError):
+            raise ArgumentError(f"device must be a torch device or its name ('cpu', 'cuda'), got {device!r}") from None
         s = torch.arange(n_steps + 1, dtype=torch.float64) / n_steps
         f = torch.cos((s + offset) / (1 + offset) * math.pi / 2) ** 2
         betas = (1 - f[1:] / f[:-1]).clamp(max=0.999)
@@ -73,8 +77,19 @@ class NoiseSchedule:
     def n_steps(self) -> int:
         return len(self.betas)
 
+    @checked(x0=Array(tensor=True), t=Array("b", integer=True, tensor=True), eps=Array(tensor=True))
     def noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-        """``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps`` for a batch of steps ``t``."""
+        """``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps`` for a batch of steps ``t`` (one per row of ``x0``; ``eps``
+        has the shape of ``x0``). The training loop calls :meth:`_noise`, the same map without the checks."""
+        if x0.ndim == 0 or len(x0) != len(t):
+            raise ArgumentError(f"x0 must have one row per step of t ({len(t)} rows), got shape {tuple(x0.shape)}")
+        if eps.shape != x0.shape:
+            raise ArgumentError(f"eps must have the shape of x0, {tuple(x0.shape)}, got {tuple(eps.shape)}")
+        if bool((t < 0).any()) or bool((t >= self.n_steps).any()):
+            raise ArgumentError(f"t must hold diffusion steps in [0, {self.n_steps - 1}]")
+        return self._noise(x0, t, eps)
+
+    def _noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
         ab = self.alpha_bars[t].view(-1, *([1] * (x0.ndim - 1)))
         return ab.sqrt() * x0 + (1 - ab).sqrt() * eps
 
@@ -187,7 +202,7 @@ def _batch(data: torch.Tensor, batch_size: int, schedule: NoiseSchedule, gen: to
     idx = torch.randint(len(data), (batch_size,), generator=gen).to(device)
     t = torch.randint(schedule.n_steps, (batch_size,), generator=gen).to(device)
     eps = torch.randn((batch_size, *data.shape[1:]), generator=gen).to(device)
-    return idx, t, eps, schedule.noise(data[idx], t, eps)
+    return idx, t, eps, schedule._noise(data[idx], t, eps)
 
 
 def denoiser_loss(data: torch.Tensor, schedule: NoiseSchedule, batch_size: int):

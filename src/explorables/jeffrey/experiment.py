@@ -635,7 +635,7 @@ def noisy_accuracy(
         t = min(round(level * schedule.n_steps), schedule.n_steps - 1)
         tt = torch.full((len(x0),), t, dtype=torch.long, device=x0.device)
         eps = torch.randn(x0.shape, generator=gen).to(x0.device)
-        x_t = schedule.noise(x0, tt, eps) if t > 0 else x0
+        x_t = schedule._noise(x0, tt, eps) if t > 0 else x0
         pred = classifier(x_t, tt).argmax(1)
         out[str(t)] = float((pred == cells.to(pred.device)).float().mean())
     return out

@@ -121,9 +121,14 @@ class RouteAwareFFN(nn.Module):
         per_head = {"standard": 0, "route_aware": N_STATS, "oracle": positions}[kind]
         return per_head * heads * d_ff
 
+    @checked(alpha=Array("... m", tensor=True))
     def side_input(self, alpha: torch.Tensor) -> torch.Tensor | None:
-        """What the FFN sees of ``alpha`` (shape ``(..., H, m)``): shape ``(..., side_dim)``, or ``None``: the four
-        statistics per head (RA-FFN) or ``m alpha`` (the oracle, so that uniform attention reads 1)."""
+        """What the FFN sees of ``alpha`` (shape ``(..., H, m)``, finite): shape ``(..., side_dim)``, or ``None``: the
+        four statistics per head (RA-FFN) or ``m alpha`` (the oracle, so that uniform attention reads 1).
+        :meth:`forward` calls :meth:`_side_input`, which checks the shape only."""
+        return self._side_input(alpha)
+
+    def _side_input(self, alpha: torch.Tensor) -> torch.Tensor | None:
         if self.kind == "standard":
             return None
         _check_alpha(alpha)
@@ -149,7 +154,7 @@ class RouteAwareFFN(nn.Module):
         if self.route is not None:
             if alpha is None:
                 raise ValueError(f"alpha is required by a {self.kind!r} FFN")
-            hidden = hidden + self.route(self.side_input(alpha))  # + U r(alpha): 4 statistics per head
+            hidden = hidden + self.route(self._side_input(alpha))  # + U r(alpha): 4 statistics per head
         return self.down(nn.functional.gelu(hidden))  # W_2 GELU(.) + b_2
 
 

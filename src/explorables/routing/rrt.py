@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..core.arguments import Array, checked
+from ..core.arguments import ArgumentError, Array, checked
 from ..core.params import Int, Positive
 from ..core.resources import check_memory
 from ..core.validation import check_int
@@ -74,7 +74,13 @@ class RRTBatch:
             if not bool(torch.isfinite(a).all()) or bool((a < 0).any()):
                 raise ValueError(f"alphas[{i}] must hold finite weights >= 0 (attention weights)")
 
+    @checked()
     def to(self, device: str | torch.device) -> RRTBatch:
+        """The batch on ``device`` (a torch device or its name)."""
+        try:
+            device = torch.device(device)
+        except (RuntimeError, TypeError, ValueError):
+            raise ArgumentError(f"device must be a torch device or its name ('cpu', 'cuda'), got {device!r}") from None
         return _trusted(
             self.keys.to(device),
             self.pointers.to(device),
@@ -109,6 +115,11 @@ def _trusted(*values: object) -> RRTBatch:
     return batch
 
 
+#: a :class:`ReferenceHeads` method's keys or pointers: an integer tensor ``(B, length)`` (its symbols are checked
+#: against the heads' vocabulary in the method)
+_SYMBOLS = Array("b m", integer=True, tensor=True)
+
+
 @checked(
     vocab=Int(2, MAX_SIZE),
     length=Int(2, MAX_SIZE),
@@ -137,28 +148,63 @@ class ReferenceHeads:
         self.e_pos = torch.randn(length, width, generator=g, dtype=torch.float64) * scale
         self.W = [torch.randn(width, width, generator=g, dtype=torch.float64) for _ in range(hops)]
 
+    def _check_symbols(self, **named: torch.Tensor) -> None:
+        """Keys, pointers and queries (already checked as integer tensors) hold symbols in ``[0, vocab)``; keys and
+        pointers have ``length`` positions."""
+        for name, value in named.items():
+            if name != "query" and value.shape[-1] != self.length:
+                raise ArgumentError(f"{name} must have shape (B, length={self.length}), got {tuple(value.shape)}")
+            if bool((value < 0).any()) or bool((value >= self.vocab).any()):
+                raise ArgumentError(f"{name} must hold symbols in [0, {self.vocab - 1}] (vocab = {self.vocab})")
+
+    @checked(keys=_SYMBOLS, pointers=_SYMBOLS)
     def tokens(self, keys: torch.Tensor, pointers: torch.Tensor) -> torch.Tensor:
         """Token representations ``r_j = e_key(k_j) + e_ptr(p_j) + e_pos(j)``, shape ``(B, length, width)``."""
+        self._check_symbols(keys=keys, pointers=pointers)
+        return self._tokens(keys, pointers)
+
+    def _tokens(self, keys: torch.Tensor, pointers: torch.Tensor) -> torch.Tensor:
         return self.e_key[keys] + self.e_ptr[pointers] + self.e_pos
 
+    @checked(
+        query_vec=Array("b w", tensor=True),
+        keys=_SYMBOLS,
+        pointers=_SYMBOLS,
+        hop=Int(0, 1),
+        tokens=Array("b m w", tensor=True),
+    )
     def scores(
         self, query_vec: torch.Tensor, keys: torch.Tensor, pointers: torch.Tensor, hop: int,
         tokens: torch.Tensor | None = None,
     ) -> torch.Tensor:  # fmt: skip
         """Standardised scores ``z(u, r)`` of hop ``hop`` (0-based), shape ``(B, length)``; ``tokens``: the
-        representations of :meth:`tokens` when already at hand."""
-        r = self.tokens(keys, pointers) if tokens is None else tokens
+        representations of :meth:`tokens` when already at hand. :meth:`route` calls :meth:`_scores` (no checks)."""
+        self._check_symbols(keys=keys, pointers=pointers)
+        if query_vec.shape[1] != self.width:
+            raise ArgumentError(f"query_vec must have shape (B, width={self.width}), got {tuple(query_vec.shape)}")
+        if hop >= self.hops:
+            raise ArgumentError(f"hop must be a hop index in [0, {self.hops - 1}], got {hop}")
+        if tokens is not None and tuple(tokens.shape[1:]) != (self.length, self.width):
+            raise ArgumentError(f"tokens must have shape (B, {self.length}, {self.width}), got {tuple(tokens.shape)}")
+        return self._scores(query_vec, keys, pointers, hop, tokens)
+
+    def _scores(
+        self, query_vec: torch.Tensor, keys: torch.Tensor, pointers: torch.Tensor, hop: int,
+        tokens: torch.Tensor | None = None,
+    ) -> torch.Tensor:  # fmt: skip
+        r = self._tokens(keys, pointers) if tokens is None else tokens
         z = torch.einsum("bd,de,bje->bj", query_vec, self.W[hop], r)
         return (z - z.mean(1, keepdim=True)) / z.std(1, keepdim=True).clamp_min(1e-12)
 
+    @checked(keys=_SYMBOLS, pointers=_SYMBOLS, query=Array("b", integer=True, tensor=True), beta=Positive())
     def route(self, keys: torch.Tensor, pointers: torch.Tensor, query: torch.Tensor, beta: float) -> list[torch.Tensor]:
         """The weights of every hop, each of shape ``(B, length)`` (float64)."""
-        beta = Positive().check("beta", beta)
+        self._check_symbols(keys=keys, pointers=pointers, query=query)
         u = self.e_key[query]
-        r = self.tokens(keys, pointers)  # once for every hop
+        r = self._tokens(keys, pointers)  # once for every hop
         alphas = []
         for hop in range(self.hops):
-            alpha = torch.softmax(beta * self.scores(u, keys, pointers, hop, r), dim=1)
+            alpha = torch.softmax(beta * self._scores(u, keys, pointers, hop, r), dim=1)
             alphas.append(alpha)
             # what the hop retrieved, relative to the average pointer: without the centring, soft weights
             # retrieve nearly the mean pointer every time, and a nearly constant query can make one position

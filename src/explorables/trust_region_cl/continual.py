@@ -323,6 +323,7 @@ class Strengths:
         check_in_range("reptile_step", self.reptile_step, 0.0, 1.0, low_inclusive=False)
         check_in_range("fisher_decay", self.fisher_decay, 0.0, 1.0)
 
+    @checked()  # member: a Member (a str or a number is refused naming it, not an AttributeError)
     def lambda_of(self, member: Member) -> float:
         """The fixed penalty strength of ``member``: its own ``strength`` if set, else EWC's ``ewc_lambda`` or the
         penalty form's ``penalty_lambda`` (``ewc_lambda`` when None); 0 for a method without a fixed penalty."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.params import Int, Text
 from ..core.validation import check_int, check_matrix
 
@@ -36,6 +36,10 @@ class Whitening:
         return (X - self.mean) @ self.matrix
 
 
+#: a :class:`CCAFit.transform` view, checked against the fit's widths
+_OF_FIT = OfInstance("_check_view", "a finite array (n, p) for X, (n, q) for Y, p and q the fit's widths")
+
+
 @checked(
     x_weights=Array("p k"), y_weights=Array("q k"), correlations=Array("k"), x_mean=Array("p"), y_mean=Array("q")
 )
@@ -49,6 +53,12 @@ class CCAFit:
     x_mean: np.ndarray
     y_mean: np.ndarray
 
+    def _check_view(self, name: str, value: object) -> object:
+        """A view to project: a finite array with one column per row of its weights."""
+        width = (self.x_weights if name == "X" else self.y_weights).shape[0]
+        return Array(f"n {width}").check(name, value)
+
+    @checked(X=_OF_FIT, Y=_OF_FIT)
     def transform(self, X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The canonical variates ``(X − mean_x) W_x`` and ``(Y − mean_y) W_y``."""
         return (X - self.x_mean) @ self.x_weights, (Y - self.y_mean) @ self.y_weights

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.arguments import Array, checked
+from ..core.arguments import ArgumentError, Array, OfInstance, checked
 from ..core.params import Choice, Float, Int, Probability
 from ..core.validation import check_choice, check_in_range, check_int
 
@@ -35,7 +35,17 @@ class TwoViews:
         if self.X.shape[0] != self.Y.shape[0]:
             raise ValueError(f"X and Y must have the same number of rows, got {self.X.shape[0]} and {self.Y.shape[0]}")
 
+    def _check_rows(self, name: str, value: object) -> np.ndarray:
+        """Row indices: a non-empty 1-D integer array with entries in ``[0, n)``."""
+        rows = np.asarray(Array("r", integer=True).check(name, value))
+        if rows.min() < 0 or rows.max() >= len(self.X):
+            last = len(self.X) - 1
+            raise ArgumentError(f"{name} must hold row indices in [0, {last}], got {rows.min()} to {rows.max()}")
+        return rows
+
+    @checked(rows=OfInstance("_check_rows", "a non-empty 1-D integer array of row indices in [0, n)"))
     def subset(self, rows: np.ndarray) -> TwoViews:
+        """The views (and labels) of the given rows, in their order."""
         return TwoViews(self.X[rows], self.Y[rows], None if self.labels is None else self.labels[rows])
 
 

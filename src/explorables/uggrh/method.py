@@ -303,8 +303,22 @@ class HashNet(nn.Module):
         if modules is not None and modules.use_fusion:
             self.fusion = _mlp(2 * n_bits, n_hidden, n_bits)
 
+    @checked(
+        z_image=Array("n b", tensor=True),
+        z_text=Array("n b", tensor=True),
+        neighbours=Array("n k", integer=True, tensor=True),
+    )
     def unified(self, z_image: torch.Tensor, z_text: torch.Tensor, neighbours: torch.Tensor) -> torch.Tensor:
-        """Relaxed unified codes of the training samples: attention over the graph, then fusion."""
+        """Relaxed unified codes of the training samples: attention over the graph, then fusion. ``z_image`` and
+        ``z_text`` are the ``(n, n_bits)`` outputs of the two encoders, ``neighbours`` the ``(n, k)`` row indices of
+        each sample's graph neighbours (itself included). The training loop calls :meth:`_unified` (no checks)."""
+        if z_image.shape[1] != self.n_bits:
+            raise ArgumentError(f"z_image must have shape (n, n_bits={self.n_bits}), got {tuple(z_image.shape)}")
+        if bool((neighbours < 0).any()) or bool((neighbours >= len(z_image)).any()):
+            raise ArgumentError(f"neighbours must hold row indices in [0, {len(z_image) - 1}]")
+        return self._unified(z_image, z_text, neighbours)
+
+    def _unified(self, z_image: torch.Tensor, z_text: torch.Tensor, neighbours: torch.Tensor) -> torch.Tensor:
         h = torch.cat([z_image, z_text], dim=1)
         if self.uses.use_graph_attention:
             h = self.attention(h, neighbours, torch.tanh(0.5 * (z_image + z_text)))
@@ -453,7 +467,7 @@ def train_hashing(
         opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
         for epoch in range(settings.n_epochs):
             z_i, z_t = net.image_encoder(prepared.image), net.text_encoder(prepared.text)
-            u_f = None if modules is None else net.unified(z_i, z_t, prepared.neighbours)
+            u_f = None if modules is None else net._unified(z_i, z_t, prepared.neighbours)
             ramp = min(1.0, 2.0 * epoch / settings.n_epochs)  # unified codes are noise at first: ramp their pull
             loss = uggrh_loss.__wrapped__(  # inputs are the network's own: no per-epoch checks
                 torch.tanh(z_i), torch.tanh(z_t), u_f, prepared.target, ramp * settings.quantization_weight
