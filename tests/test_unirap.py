@@ -426,10 +426,12 @@ def test_phase_one_goes_on_from_each_members_start_with_the_lowest_late_training
     seen = []
     real = X.train
     monkeypatch.setattr(X, "train", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    monkeypatch.setattr(X, "START_WINDOW", 2)  # shorter than phase 1, so the window's slice is what is tested
     _, two = X.train_part(cfg, "pretrain", Checkpointer(None), False)
     members = X.members_of(cfg, "pretrain")
     n = len(members)
     assert {m.regime for m in members} == {"curriculum", "joint_parsing"} and seen[0].shape[1] == 2 * n
+    assert len(seen[0]) > X.START_WINDOW
     late = seen[0][-X.START_WINDOW:].mean(0).reshape(2, n)
     assert two["chosen_start"] == late.argmin(0).tolist()
     _, one = X.train_part(cfg.replace(phase1_starts=1), "pretrain", Checkpointer(None), False)
