@@ -302,8 +302,9 @@ def test_supervised_and_control_train_for_their_own_step_counts(smoke_room):
     assert len(a.losses["control"]) == len(b.losses["control"]) == 5
     for name in ("flow", "reflow", "control"):
         assert a.losses[name] == b.losses[name], name
-    with pytest.raises(Exception, match="n_supervised_steps"):
-        cfg.replace(n_supervised_steps=0)
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match=r"n_supervised_steps.*>= 1"):
+            cfg.replace(n_supervised_steps=bad)
 
 
 def test_fixed_layout_beamform_equals_the_adaptive_physical_and_checks_its_input(smoke_room):
