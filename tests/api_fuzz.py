@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import cloudpickle
 import numpy as np
 import torch
 
@@ -204,14 +205,18 @@ class Recorder:
 
         Some extension objects pickle but cannot be unpickled (a multipers module that stores a list
         where its ``__setstate__`` wants bytes): such a call is left out, not allowed to break the load.
+        A method's call ships its instance, which may hold a closure (stable_nde's ``System`` keeps its
+        vector fields as local functions): method calls are pickled by value (``cloudpickle``, which
+        joblib, a scikit-learn dependency, installs), function calls by plain pickle as before.
         """
         kept: dict[str, Any] = {}
         unshippable = []
         for qualname, records in self.records.items():
+            dumps = cloudpickle.dumps if isinstance(self.callables.get(qualname), tuple) else pickle.dumps
             good = []
             for record in records:
                 try:
-                    pickle.loads(pickle.dumps(record))
+                    pickle.loads(dumps(record))
                 except Exception:
                     continue
                 good.append(record)
@@ -219,7 +224,7 @@ class Recorder:
             if records and not good:
                 unshippable.append(qualname)
         kept[UNSHIPPABLE] = unshippable
-        path.write_bytes(pickle.dumps(kept))
+        path.write_bytes(cloudpickle.dumps(kept))
 
     def _recording(self, qualname: str, fn: Callable, args: tuple, kwargs: dict, skip_first: bool = False) -> Any:
         kept = self.records[qualname]
