@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorables run <slug> --scale {smoke,book,paper}``; ``list``, ``show``, ``seeds``, ``plan``
+"""Command line: ``python -m explorables run <slug> --scale SCALE``; also ``list``, ``show``, ``seeds`` and ``plan``.
 
 The command builds the chapter's config from a preset (plus ``--set key=value`` overrides),
 calls the same ``run(config)`` as the notebook and the tests, and writes to ``--out``:
