@@ -39,7 +39,8 @@ def test_dry_paper_plan_runs_on_the_cpu_with_the_committed_parts(slug):
     plan = build_plan(slug, "paper", dry=True).to_json()
     assert core_plan.check_plan_structure(plan) == []
     committed = core_plan.read_plan(slug)
-    assert [p["name"] for p in plan["parts"]] == [p["name"] for p in committed["parts"]]
+    names = [p["name"] for p in committed["parts"]]
+    assert set(p["name"] for p in plan["parts"]) <= set(names)  # dry may leave out repeats (other systems, hops)
     for p in plan["parts"]:  # the counts that do not depend on the batch are the committed ones
         twin = next(q for q in committed["parts"] if q["name"] == p["name"])
         assert p["parameters"] == twin["parameters"] and p["steps"] == twin["steps"]

@@ -76,7 +76,7 @@ class Part:
 
     name: str
     what: str
-    step: Callable[[], Any]
+    step: Callable[[], Any] | None
     steps: int
     parameters: int = 0
     device: str = "cpu"
@@ -85,8 +85,16 @@ class Part:
     operations: float | None = None
     repeat: int = 2
     note: str = ""
+    resident_bytes: int = 0  # data the loop keeps in memory that the measured step does not touch (added to the peak)
+    #: for steps too slow on a CPU at the preset's batch: ``step_at(b)`` builds the step at batch ``b``; the
+    #: part is measured at two small batches and FLOPs, memory and time are extrapolated linearly to ``batch``
+    step_at: Callable[[int], Callable[[], Any]] | None = None
+    batch: int = 0
+    small_batches: tuple[int, int] = (2, 4)
 
     def __post_init__(self) -> None:
+        if self.step is None and self.step_at is None:
+            raise ValueError(f"part {self.name!r} needs step (one step) or step_at (one step at a given batch)")
         if self.device not in ("cpu", "meta", "cuda"):
             raise ValueError(f"device must be 'cpu', 'meta' or 'cuda', got {self.device!r}")
         if self.precision not in PRECISIONS:
@@ -216,7 +224,28 @@ class LiveTensorBytes(TorchDispatchMode):
 
 def measure_part(part: Part) -> PartPlan:
     """Run ``part.step`` ``part.repeat`` times: the first under the FLOP counter, the memory tracker
-    and tracemalloc; the others plainly, for the step time (the first step's time when ``repeat`` is 1)."""
+    and tracemalloc; the others plainly, for the step time (the first step's time when ``repeat`` is 1).
+
+    With ``part.step_at``, the step runs at the two ``small_batches`` instead and every count is
+    extrapolated linearly to ``part.batch`` (FLOPs and activations grow linearly with the batch;
+    parameters and optimiser state do not: the line through two batches separates the two)."""
+    if part.step_at is not None:
+        b1, b2 = part.small_batches
+        if not (0 < b1 < b2 <= part.batch):
+            raise ValueError(f"small_batches must be 0 < b1 < b2 <= batch ({part.batch}), got {part.small_batches}")
+        rows = [measure_part(dataclasses.replace(part, step=part.step_at(b), step_at=None, repeat=1)) for b in (b1, b2)]
+        x = (part.batch - b1) / (b2 - b1)
+
+        def line(a: float, b: float) -> float:
+            return max(a, a + x * (b - a))
+
+        r1, r2 = rows
+        flops = line(r1.flops_per_step, r2.flops_per_step)
+        step_s = None if r1.step_s is None else line(r1.step_s, r2.step_s)
+        kernels = max(r1.kernels_per_step, r2.kernels_per_step)
+        note = (part.note + "; " if part.note else "") + f"extrapolated from batches {b1} and {b2}"
+        return _row(part, flops, r1.flops_source, int(line(r1.peak_bytes, r2.peak_bytes)),
+                    r1.memory_source + ", extrapolated", step_s, kernels, note)
     counter = FlopCounterMode(display=False)
     tracker = LiveTensorBytes()
     tracemalloc.start()
@@ -230,8 +259,10 @@ def measure_part(part: Part) -> PartPlan:
         _, host_peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    peak = tracker.peak + host_peak
+    peak = tracker.peak + host_peak + part.resident_bytes
     memory_source = "tensors alive at once (dispatch tracker) + tracemalloc"
+    if part.resident_bytes:
+        memory_source += " + resident data"
     if part.device == "cuda":
         peak = max(peak, torch.cuda.max_memory_allocated())
         memory_source = "torch.cuda.max_memory_allocated"
@@ -250,7 +281,11 @@ def measure_part(part: Part) -> PartPlan:
         flops, flops_source = float(part.operations), "operation estimate"
     else:
         flops, flops_source = counted, "FlopCounterMode"
-    kernels = tracker.kernels
+    return _row(part, flops, flops_source, int(peak), memory_source, step_s, tracker.kernels, part.note)
+
+
+def _row(part: Part, flops: float, flops_source: str, peak: int, memory_source: str, step_s: float | None,
+         kernels: int, note: str) -> PartPlan:
     if part.runs_on == "cpu":
         if step_s is None:
             raise ValueError(f"part {part.name!r} runs on the CPU: measure it on the CPU, not on meta")
@@ -264,7 +299,7 @@ def measure_part(part: Part) -> PartPlan:
         name=part.name, what=part.what, parameters=int(part.parameters), flops_per_step=flops,
         flops_source=flops_source, peak_bytes=int(peak), memory_source=memory_source, steps=part.steps,
         measured_on=part.device, measured_steps=part.repeat, step_s=step_s, kernels_per_step=kernels,
-        precision=part.precision, runs_on=part.runs_on, projected_s=float(projected), bound=bound, note=part.note,
+        precision=part.precision, runs_on=part.runs_on, projected_s=float(projected), bound=bound, note=note,
     )  # fmt: skip
 
 
