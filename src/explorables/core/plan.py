@@ -356,12 +356,15 @@ def render_markdown(plan: dict[str, Any]) -> str:
         flops = human_count(p["flops_per_step"]) + ("" if p["flops_source"] == "FlopCounterMode" else " (estimate)")
         measured = "— (meta)" if p["step_s"] is None else f"{human_seconds(p['step_s'])} ({p['measured_on']})"
         where = "GPU" if p["runs_on"] == "gpu" else "CPU"
+        precision = f" ({p['precision']})" if p["runs_on"] == "gpu" else ""
         lines.append(
-            f"| {p['name']} | {p['what']} ({p['precision']}) | {human_count(p['parameters'])} | {flops} | "
+            f"| {p['name']} | {p['what']}{precision} | {human_count(p['parameters'])} | {flops} | "
             f"{human_bytes(p['peak_bytes'])} | {p['steps']:,} | {measured} | {human_seconds(p['projected_s'])} on "
             f"{where} | {p['bound']} |"
         )
     fits = "yes" if plan["fits_one_gpu"] else "no: it needs several GPUs (torchrun splits the batch)"
+    if all(p["runs_on"] == "cpu" for p in plan["parts"]):
+        fits = "no GPU needed (CPU code)"
     lines += [
         "",
         f"Total projected: {human_seconds(plan['projected_s'])}; peak memory {human_bytes(plan['peak_bytes'])}; "
