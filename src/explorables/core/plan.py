@@ -354,6 +354,8 @@ def render_markdown(plan: dict[str, Any]) -> str:
     ]
     for p in plan["parts"]:
         flops = human_count(p["flops_per_step"]) + ("" if p["flops_source"] == "FlopCounterMode" else " (estimate)")
+        if p["runs_on"] == "cpu" and not p["flops_per_step"]:
+            flops = "— (not torch)"
         measured = "— (meta)" if p["step_s"] is None else f"{human_seconds(p['step_s'])} ({p['measured_on']})"
         where = "GPU" if p["runs_on"] == "gpu" else "CPU"
         precision = f" ({p['precision']})" if p["runs_on"] == "gpu" else ""
