@@ -13,6 +13,8 @@ from explorables.chapters import CHAPTERS
 from explorables.core import plan as core_plan
 from explorables.plans import build_plan
 
+from .conftest import ROOT
+
 PLANNED = sorted(s for s in CHAPTERS if importlib.util.find_spec(f"explorables.plans.{s}") is not None)
 #: chapters whose plan module is still to be written (issue 52 asks for all 19)
 NOT_YET: set[str] = set(CHAPTERS) - set(PLANNED)
@@ -83,6 +85,25 @@ def test_a_cpu_part_is_projected_from_its_measured_step():
     assert row.flops_source == "operation estimate" and row.flops_per_step == 1000.0
 
 
+def test_scaled_and_extrapolated_parts():
+    row = core_plan.measure_part(core_plan.Part("cpu", "numpy", lambda: sum(range(1000)), steps=3, runs_on="cpu",
+                                                operations=10.0, scale=4.0, repeat=1))
+    assert row.flops_per_step == 40.0 and row.projected_s == pytest.approx(3 * row.step_s)
+    w = torch.randn(32, 16)
+
+    def at(b):
+        x = torch.randn(b, 32)
+        return lambda: x @ w
+
+    row = core_plan.measure_part(core_plan.Part("mm", "batch", None, step_at=at, batch=64, small_batches=(2, 4),
+                                                steps=1))
+    assert row.flops_per_step == pytest.approx(2 * 64 * 32 * 16)  # linear in the batch: exact
+    with pytest.raises(ValueError, match="small_batches"):
+        core_plan.measure_part(core_plan.Part("mm", "batch", None, step_at=at, batch=3, steps=1))
+    with pytest.raises(ValueError, match="step_at"):
+        core_plan.Part("none", "neither", None, steps=1)
+
+
 def test_bad_parts_and_broken_plans_are_refused():
     with pytest.raises(ValueError, match="device"):
         core_plan.Part("x", "y", lambda: None, steps=1, device="tpu")
@@ -106,3 +127,13 @@ def test_cli_plan_prints_a_table_and_refuses_bad_arguments(capsys):
     assert cli.main(["plan", "no_such_chapter"]) == 2
     assert cli.main(["plan", slug, "--dry", "--write"]) == 2
     assert cli.main(["plan", slug, "--data-root", "/no/such/folder"]) == 2
+
+
+def test_summary_script_lists_every_committed_plan():
+    spec = importlib.util.spec_from_file_location("plans_summary", ROOT / "benchmarks" / "plans_summary.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    plans = {s: core_plan.read_plan(s) for s in PLANNED}
+    table = module.overview(plans).splitlines()
+    assert len(table) == 2 + len(PLANNED)
+    assert all(row.startswith(f"| {slug} |") for row, slug in zip(table[2:], PLANNED, strict=True))

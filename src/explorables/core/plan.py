@@ -91,6 +91,9 @@ class Part:
     step_at: Callable[[int], Callable[[], Any]] | None = None
     batch: int = 0
     small_batches: tuple[int, int] = (2, 4)
+    #: CPU code measured on a smaller problem: the measured time (and operation count) is multiplied by this
+    #: factor, from the code's stated complexity (the note says which); memory stays as measured
+    scale: float = 1.0
 
     def __post_init__(self) -> None:
         if self.step is None and self.step_at is None:
@@ -286,6 +289,9 @@ def measure_part(part: Part) -> PartPlan:
 
 def _row(part: Part, flops: float, flops_source: str, peak: int, memory_source: str, step_s: float | None,
          kernels: int, note: str) -> PartPlan:
+    if part.scale != 1.0:
+        flops, step_s = flops * part.scale, None if step_s is None else step_s * part.scale
+        note = (note + "; " if note else "") + f"time and operations scaled by {part.scale:.3g} from a smaller problem"
     if part.runs_on == "cpu":
         if step_s is None:
             raise ValueError(f"part {part.name!r} runs on the CPU: measure it on the CPU, not on meta")
