@@ -16,8 +16,10 @@ cannot take the others down):
 
 For each pass the table gives the outcome (``ok`` / ``error`` with the exception / ``stopped at limit``),
 the wall time, the peak device memory (``torch.cuda.max_memory_allocated``; on a CPU the process's peak
-resident memory) and whether every number in the run's summary is finite. It does not judge a claim: a
-capped run is far too short for that. Wall times include data generation and the claims table.
+resident memory) and whether every number in the run's summary is finite; a ``paper`` row also quotes
+the committed plan's projection for the full preset (``explorables plan``, ``data/plans/<slug>.json``).
+It does not judge a claim: a capped run is far too short for that. Wall times include data generation and
+the claims table.
 
 Usage::
 
@@ -272,6 +274,16 @@ def run_pass(slug: str, scale: str, args: argparse.Namespace, workdir: Path) -> 
     return state
 
 
+def plan_notes(slug: str) -> list[str]:
+    """The committed plan's projection of the full ``paper`` preset (peak memory and time on one H100), if any."""
+    from explorables.core.plan import human_bytes, human_seconds, read_plan
+
+    plan = read_plan(slug)
+    if plan is None:
+        return []
+    return [f"plan: peak {human_bytes(plan['peak_bytes'])}, full preset projected {human_seconds(plan['projected_s'])}"]
+
+
 def table(rows: list[dict[str, Any]], args: argparse.Namespace, header: str) -> str:
     lines = [header, "",
              "| chapter | pass | outcome | seconds (process wall) | peak memory (MB) | summary finite | notes |",
@@ -287,6 +299,8 @@ def table(rows: list[dict[str, Any]], args: argparse.Namespace, header: str) -> 
             notes.append("parts: " + ", ".join(f"{k} {v} s" for k, v in row["parts_s"].items()))
         if row.get("error"):
             notes.append(row["error"].replace("|", "/"))
+        if row["scale"] == "paper":  # against the committed plan (``explorables plan``), where there is one
+            notes += plan_notes(row["slug"])
         finite = {True: "yes", False: "**no**"}.get(row.get("finite"), "")
         timing = f"{row.get('seconds', '')} ({row['wall']})"
         lines.append(f"| {row['slug']} | {row['scale']} | {row['outcome']} | {timing} | "

@@ -71,3 +71,13 @@ def test_bad_arguments_are_refused():
         gpu_smoke.main(["--steps", "0"])
     with pytest.raises(ValueError, match="unknown chapter"):
         gpu_smoke.main(["--device", "cpu", "--chapters", "no_such_chapter"])
+
+
+def test_paper_rows_carry_the_committed_plan_projection():
+    from explorables.core.plan import read_plan
+
+    planned = [s for s in sorted(CHAPTERS) if read_plan(s) is not None]
+    assert planned
+    notes = gpu_smoke.plan_notes(planned[0])
+    assert len(notes) == 1 and notes[0].startswith("plan: peak ")
+    assert gpu_smoke.plan_notes("no_such_chapter") == []

@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorables run <slug> --scale {smoke,book,paper}``, ``list``, ``show`` and ``seeds``.
+"""Command line: ``python -m explorables run <slug> --scale SCALE``; also ``list``, ``show``, ``seeds`` and ``plan``.
 
 The command builds the chapter's config from a preset (plus ``--set key=value`` overrides),
 calls the same ``run(config)`` as the notebook and the tests, and writes to ``--out``:
@@ -74,14 +74,47 @@ def build_parser() -> argparse.ArgumentParser:
     seeds.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated base seeds (default 0,1,2,3,4)")
     seeds.add_argument("--scale", choices=SCALES, default="book")
     seeds.add_argument("--out", type=Path, default=None, help="folder for the study (default data/seed_studies)")
+    plan = sub.add_parser("plan", help="measure what a preset costs: parameters, FLOPs, memory, projected GPU time")
+    plan.add_argument("slug", help="chapter slug, e.g. rpkd")
+    plan.add_argument("--scale", choices=SCALES, default="paper")
+    plan.add_argument("--data-root", type=Path, default=None, help="read the preset's data from here (else synthetic)")
+    plan.add_argument("--device", choices=("cpu",), default="cpu", help="where the measured steps run (cpu; "
+                      "parts too slow for it run on torch's meta device)")  # fmt: skip
+    plan.add_argument("--dry", action="store_true", help="one step per part, small batches (the test suite's mode)")
+    plan.add_argument("--write", action="store_true", help="write data/plans/<slug>.json (the committed plan)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON instead of a table")
     return parser
+
+
+def paper_needs(slug: str, config_cls: Any) -> str:
+    """The ``paper`` preset's needs, generated from the committed plan (:func:`.core.plan.paper_hardware`)."""
+    from .core.plan import paper_hardware
+
+    return paper_hardware(slug, config_cls.PAPER_HARDWARE)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .core.plan import write_plan
+    from .plans import build_plan
+
+    get_chapter(args.slug)
+    if args.data_root is not None and not args.data_root.is_dir():
+        raise ValueError(f"--data-root {args.data_root} is not a folder")
+    if args.write and (args.dry or args.scale != "paper"):
+        raise ValueError("--write records the full paper plan: drop --dry and --scale")
+    data_root = str(args.data_root.resolve()) if args.data_root else ""
+    plan = build_plan(args.slug, args.scale, data_root=data_root, dry=args.dry)
+    print(json.dumps(plan.to_json(), indent=1) if args.json else plan.markdown())
+    if args.write:
+        print(f"wrote {write_plan(plan)}")
+    return 0
 
 
 def cmd_list() -> int:
     for chapter in CHAPTERS.values():
         config_cls = chapter.module().Config
         print(f"{chapter.number:02d}  {chapter.slug:<16} {chapter.title}")
-        print(f"    presets: {', '.join(SCALES)}; paper preset needs: {config_cls.PAPER_HARDWARE}")
+        print(f"    presets: {', '.join(SCALES)}; paper preset needs: {paper_needs(chapter.slug, config_cls)}")
         if config_cls.DATA_ROOT_SCALES:
             print(
                 f"    --data-root needed at: {', '.join(config_cls.DATA_ROOT_SCALES)} ({config_cls.DATA_DESCRIPTION})"
@@ -95,7 +128,7 @@ def cmd_show(slug: str) -> int:
     config_cls = chapter.module().Config
     presets = {scale: config_cls.preset(scale) for scale in SCALES}
     print(f"{chapter.number:02d}  {chapter.slug}: {chapter.title}")
-    print(f"    paper preset needs: {config_cls.PAPER_HARDWARE}")
+    print(f"    paper preset needs: {paper_needs(chapter.slug, config_cls)}")
     print("    change a setting with: --set NAME=VALUE (tuples: comma-separated)\n")
     for name, _value, allowed, doc in config_cls.describe_fields("book"):
         values = " · ".join(f"{scale} {_short(getattr(presets[scale], name))}" for scale in SCALES)
@@ -281,6 +314,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             return cmd_show(args.slug)
         if args.command == "seeds":
             return cmd_seeds(args)
+        if args.command == "plan":
+            return cmd_plan(args)
         return cmd_run(args)
     except ValueError as exc:
         print(f"explorables: error: {exc}", file=sys.stderr)

@@ -1,0 +1,455 @@
+"""Paper scale, measured without a GPU: what each ``paper`` preset costs, from a few real steps.
+
+A chapter's plan (``explorables.plans.<slug>``) builds the ``paper`` preset's models and loops at full
+size with the chapter's own code and hands back one :class:`Part` per training or search loop: a
+callable that runs *one step* of that loop, and how many steps the preset runs. :func:`measure_part`
+runs the step one to three times and records
+
+* **FLOPs per step** with :class:`torch.utils.flop_counter.FlopCounterMode` (matrix products and
+  convolutions: the operations that dominate a network's cost; elementwise work is not counted), or,
+  for code torch does not run (graph searches, solvers, numpy), the part's own operation-count
+  estimate, labelled as such;
+* **peak memory**: the largest total size of the tensors alive at once during the step (a
+  :class:`~torch.utils._python_dispatch.TorchDispatchMode` that follows every storage an operation
+  reads or writes, so parameters, optimiser state, activations and gradients count; on the ``meta``
+  device this is the only measure there is, and it is exact for the tensors torch creates), plus
+  :mod:`tracemalloc`'s peak for numpy and Python allocations;
+* **the measured step time** on the CPU (not on ``meta``: a meta step computes nothing);
+* **the projected GPU time**: ``steps x max(FLOPs / (utilisation x peak rate), kernels x launch
+  cost)``. The peak rate is the named GPU's for the precision the chapter trains in (all chapters
+  train in float32 without TF32, so the fp32 rate applies, not the bf16 tensor-core rate); the launch
+  term is there because small networks are bound by kernel launches, not arithmetic. Parts that run on
+  the CPU even on a GPU machine (numpy, gudhi, solvers) are projected from the measured CPU step time.
+
+Nothing here judges a claim; the numbers are planning numbers, and timings taken on a shared
+machine are noisy. A :class:`ChapterPlan` renders as a markdown table (:meth:`ChapterPlan.markdown`)
+and as JSON (:meth:`ChapterPlan.to_json`); the committed ``data/plans/<slug>.json`` is what the
+``PAPER_HARDWARE`` line shown by ``explorables list`` is generated from (:func:`hardware_line`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+import tracemalloc
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+from torch.utils.flop_counter import FlopCounterMode
+
+PLAN_DIR = Path(__file__).resolve().parents[3] / "data" / "plans"
+PLAN_FORMAT = 1
+
+#: the GPU the projections name, its memory and its dense peak rates in FLOP/s (NVIDIA H100 SXM datasheet)
+GPU = {
+    "name": "NVIDIA H100 SXM (80 GB)",
+    "memory_bytes": 80e9,
+    "peak_flops": {"bf16": 989e12, "tf32": 494e12, "fp32": 67e12, "fp64": 34e12},
+}
+#: the share of the peak rate a projection assumes the chapter's code reaches
+UTILISATION = 0.40
+#: seconds one small kernel costs on a GPU (launch and synchronisation), the floor of a launch-bound step
+LAUNCH_S = 10e-6
+#: memory headroom: a part "fits one GPU" when its peak is below this share of the GPU's memory
+FIT_SHARE = 0.9
+PRECISIONS = tuple(GPU["peak_flops"])
+
+
+@dataclasses.dataclass
+class Part:
+    """One loop of a chapter's ``paper`` preset, as a chapter's plan module hands it over.
+
+    ``step`` runs one step of the loop (one optimiser step on one batch, one solver call, one search);
+    ``steps`` is how many such steps the preset runs in all (every seed, arm and grid point);
+    ``device`` is where ``step`` runs here (``"cpu"``, or ``"meta"`` when a real step would take far
+    too long on a CPU); ``runs_on`` is where the code runs on a GPU machine (``"gpu"`` for torch code
+    on the config's device, ``"cpu"`` for numpy, gudhi or solvers); ``operations`` is an
+    operation-count estimate per step for code torch does not run (``None``: count with torch).
+    """
+
+    name: str
+    what: str
+    step: Callable[[], Any] | None
+    steps: int
+    parameters: int = 0
+    device: str = "cpu"
+    precision: str = "fp32"
+    runs_on: str = "gpu"
+    operations: float | None = None
+    repeat: int = 2
+    note: str = ""
+    resident_bytes: int = 0  # data the loop keeps in memory that the measured step does not touch (added to the peak)
+    #: for steps too slow on a CPU at the preset's batch: ``step_at(b)`` builds the step at batch ``b``; the
+    #: part is measured at two small batches and FLOPs, memory and time are extrapolated linearly to ``batch``
+    step_at: Callable[[int], Callable[[], Any]] | None = None
+    batch: int = 0
+    small_batches: tuple[int, int] = (2, 4)
+    #: CPU code measured on a smaller problem: the measured time (and operation count) is multiplied by this
+    #: factor, from the code's stated complexity (the note says which); memory stays as measured
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.step is None and self.step_at is None:
+            raise ValueError(f"part {self.name!r} needs step (one step) or step_at (one step at a given batch)")
+        if self.device not in ("cpu", "meta", "cuda"):
+            raise ValueError(f"device must be 'cpu', 'meta' or 'cuda', got {self.device!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if self.runs_on not in ("gpu", "cpu"):
+            raise ValueError(f"runs_on must be 'gpu' or 'cpu', got {self.runs_on!r}")
+        if not (isinstance(self.steps, int) and self.steps >= 1):
+            raise ValueError(f"steps must be an integer >= 1, got {self.steps!r}")
+        if not (1 <= self.repeat <= 3):
+            raise ValueError(f"repeat must be 1, 2 or 3 (a plan runs a few steps), got {self.repeat!r}")
+
+
+@dataclasses.dataclass
+class PartPlan:
+    """One row of a chapter's plan table (every number measured by :func:`measure_part`)."""
+
+    name: str
+    what: str
+    parameters: int
+    flops_per_step: float
+    flops_source: str  # "FlopCounterMode" or "operation estimate"
+    peak_bytes: int
+    memory_source: str
+    steps: int
+    measured_on: str  # cpu / meta / cuda
+    measured_steps: int
+    step_s: float | None  # measured seconds per step on measured_on (None on meta)
+    kernels_per_step: int
+    precision: str
+    runs_on: str
+    projected_s: float
+    bound: str  # "FLOPs", "kernel launches" or "CPU (measured)"
+    note: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return self.peak_bytes <= FIT_SHARE * GPU["memory_bytes"]
+
+
+@dataclasses.dataclass
+class ChapterPlan:
+    """A chapter's plan: its parts, and how the preset compares with the paper's stated scale."""
+
+    slug: str
+    scale: str
+    parts: list[PartPlan]
+    paper_scale: str  # "yes" / "partly" / "no", then why
+    notes: str = ""
+
+    @property
+    def fits_one_gpu(self) -> bool:
+        return all(p.fits for p in self.parts)
+
+    @property
+    def peak_bytes(self) -> int:
+        return max((p.peak_bytes for p in self.parts), default=0)
+
+    @property
+    def projected_s(self) -> float:
+        return sum(p.projected_s for p in self.parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FORMAT,
+            "slug": self.slug,
+            "scale": self.scale,
+            "gpu": GPU["name"],
+            "utilisation": UTILISATION,
+            "launch_s": LAUNCH_S,
+            "paper_scale": self.paper_scale,
+            "notes": self.notes,
+            "fits_one_gpu": self.fits_one_gpu,
+            "peak_bytes": self.peak_bytes,
+            "projected_s": self.projected_s,
+            "parts": [{**dataclasses.asdict(p), "fits": p.fits} for p in self.parts],
+        }
+
+    def markdown(self) -> str:
+        return render_markdown(self.to_json())
+
+
+def _rate(precision: str) -> float:
+    return UTILISATION * GPU["peak_flops"][precision]
+
+
+class LiveTensorBytes(TorchDispatchMode):
+    """The peak total size of the tensor storages alive during a block, following every storage an
+    operation reads or writes (a storage counts from the first operation that touches it until it is freed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = 0
+        self.peak = 0
+        self.kernels = 0
+        self._seen: dict[int, tuple[weakref.ref, int]] = {}
+
+    def _track(self, tensor: torch.Tensor) -> None:
+        try:
+            storage = tensor.untyped_storage()
+        except (RuntimeError, NotImplementedError):  # sparse or other storage-less tensors
+            return
+        key = storage._cdata
+        if key in self._seen:
+            return
+        size = storage.nbytes()
+
+        def freed(_ref: weakref.ref, key: int = key, size: int = size) -> None:
+            if self._seen.pop(key, None) is not None:
+                self.live -= size
+
+        self._seen[key] = (weakref.ref(storage, freed), size)
+        self.live += size
+        self.peak = max(self.peak, self.live)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for leaf in tree_leaves((args, kwargs)):
+            if isinstance(leaf, torch.Tensor):
+                self._track(leaf)
+        out = func(*args, **kwargs)
+        self.kernels += 1
+        for leaf in tree_leaves(out):
+            if isinstance(leaf, torch.Tensor):
+                self._track(leaf)
+        return out
+
+
+def measure_part(part: Part) -> PartPlan:
+    """Run ``part.step`` ``part.repeat`` times: the first under the FLOP counter, the memory tracker
+    and tracemalloc; the others plainly, for the step time (the first step's time when ``repeat`` is 1).
+
+    With ``part.step_at``, the step runs at the two ``small_batches`` instead and every count is
+    extrapolated linearly to ``part.batch`` (FLOPs and activations grow linearly with the batch;
+    parameters and optimiser state do not: the line through two batches separates the two)."""
+    if part.step_at is not None:
+        b1, b2 = part.small_batches
+        if not (0 < b1 < b2 <= part.batch):
+            raise ValueError(f"small_batches must be 0 < b1 < b2 <= batch ({part.batch}), got {part.small_batches}")
+        rows = [measure_part(dataclasses.replace(part, step=part.step_at(b), step_at=None, repeat=1)) for b in (b1, b2)]
+        x = (part.batch - b1) / (b2 - b1)
+
+        def line(a: float, b: float) -> float:
+            return max(a, a + x * (b - a))
+
+        r1, r2 = rows
+        flops = line(r1.flops_per_step, r2.flops_per_step)
+        step_s = None if r1.step_s is None else line(r1.step_s, r2.step_s)
+        kernels = max(r1.kernels_per_step, r2.kernels_per_step)
+        note = (part.note + "; " if part.note else "") + f"extrapolated from batches {b1} and {b2}"
+        return _row(part, flops, r1.flops_source, int(line(r1.peak_bytes, r2.peak_bytes)),
+                    r1.memory_source + ", extrapolated", step_s, kernels, note)
+    counter = FlopCounterMode(display=False)
+    tracker = LiveTensorBytes()
+    tracemalloc.start()
+    try:
+        if part.device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        start = time.perf_counter()
+        with counter, tracker:
+            part.step()
+        first_s = time.perf_counter() - start
+        _, host_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    peak = tracker.peak + host_peak + part.resident_bytes
+    memory_source = "tensors alive at once (dispatch tracker) + tracemalloc"
+    if part.resident_bytes:
+        memory_source += " + resident data"
+    if part.device == "cuda":
+        peak = max(peak, torch.cuda.max_memory_allocated())
+        memory_source = "torch.cuda.max_memory_allocated"
+    elif part.device == "meta":
+        memory_source = "tensor sizes on meta + tracemalloc"
+    times = []
+    for _ in range(part.repeat - 1):
+        start = time.perf_counter()
+        part.step()
+        if part.device == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    step_s = None if part.device == "meta" else (min(times) if times else first_s)
+    counted = float(counter.get_total_flops())
+    if part.operations is not None:
+        flops, flops_source = float(part.operations), "operation estimate"
+    else:
+        flops, flops_source = counted, "FlopCounterMode"
+    return _row(part, flops, flops_source, int(peak), memory_source, step_s, tracker.kernels, part.note)
+
+
+def _row(part: Part, flops: float, flops_source: str, peak: int, memory_source: str, step_s: float | None,
+         kernels: int, note: str) -> PartPlan:
+    if part.scale != 1.0:
+        flops, step_s = flops * part.scale, None if step_s is None else step_s * part.scale
+        note = (note + "; " if note else "") + f"time and operations scaled by {part.scale:.3g} from a smaller problem"
+    if part.runs_on == "cpu":
+        if step_s is None:
+            raise ValueError(f"part {part.name!r} runs on the CPU: measure it on the CPU, not on meta")
+        projected, bound = part.steps * step_s, "CPU (measured)"
+    else:
+        arithmetic = flops / _rate(part.precision)
+        launches = kernels * LAUNCH_S
+        bound = "FLOPs" if arithmetic >= launches else "kernel launches"
+        projected = part.steps * max(arithmetic, launches)
+    return PartPlan(
+        name=part.name, what=part.what, parameters=int(part.parameters), flops_per_step=flops,
+        flops_source=flops_source, peak_bytes=int(peak), memory_source=memory_source, steps=part.steps,
+        measured_on=part.device, measured_steps=part.repeat, step_s=step_s, kernels_per_step=kernels,
+        precision=part.precision, runs_on=part.runs_on, projected_s=float(projected), bound=bound, note=note,
+    )  # fmt: skip
+
+
+def parameter_count(*modules: torch.nn.Module) -> int:
+    return sum(p.numel() for m in modules for p in m.parameters())
+
+
+def make_plan(slug: str, parts: list[Part], paper_scale: str, scale: str = "paper", notes: str = "") -> ChapterPlan:
+    if paper_scale.split(":")[0].split(" ")[0] not in ("yes", "partly", "no"):
+        raise ValueError(f"paper_scale must start with yes / partly / no, got {paper_scale!r}")
+    return ChapterPlan(slug, scale, [measure_part(p) for p in parts], paper_scale, notes)
+
+
+# ---- rendering -------------------------------------------------------------------------------
+
+
+def human_count(x: float) -> str:
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= size:
+            return f"{x / size:.3g} {unit}"
+    return f"{x:.3g}"
+
+
+def human_bytes(x: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if x >= size:
+            return f"{x / size:.3g} {unit}"
+    return f"{x:.0f} B"
+
+
+def human_seconds(s: float) -> str:
+    if s >= 3600:
+        return f"{s / 3600:.3g} h"
+    if s >= 60:
+        return f"{s / 60:.3g} min"
+    if s >= 1:
+        return f"{s:.3g} s"
+    return f"{s * 1e3:.3g} ms"
+
+
+def render_markdown(plan: dict[str, Any]) -> str:
+    """The plan (as :meth:`ChapterPlan.to_json` writes it) as a markdown table and two lines of totals."""
+    rate = {k: human_count(UTILISATION * v) for k, v in GPU["peak_flops"].items()}
+    lines = [
+        f"Plan of `{plan['slug']}` at scale `{plan['scale']}`; projections for one {plan['gpu']} at "
+        f"{plan['utilisation']:.0%} of its peak rate (fp32 {rate['fp32']}FLOP/s, fp64 {rate['fp64']}FLOP/s at that "
+        f"share) or {plan['launch_s'] * 1e6:g} µs per kernel, whichever is slower; CPU times measured under load.",
+        "",
+        "| part | one step | parameters | FLOPs / step | peak memory | steps | measured s / step | "
+        "projected time | bound |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in plan["parts"]:
+        flops = human_count(p["flops_per_step"]) + ("" if p["flops_source"] == "FlopCounterMode" else " (estimate)")
+        if p["runs_on"] == "cpu" and not p["flops_per_step"]:
+            flops = "— (not torch)"
+        measured = "— (meta)" if p["step_s"] is None else f"{human_seconds(p['step_s'])} ({p['measured_on']})"
+        where = "GPU" if p["runs_on"] == "gpu" else "CPU"
+        precision = f" ({p['precision']})" if p["runs_on"] == "gpu" else ""
+        lines.append(
+            f"| {p['name']} | {p['what']}{precision} | {human_count(p['parameters'])} | {flops} | "
+            f"{human_bytes(p['peak_bytes'])} | {p['steps']:,} | {measured} | {human_seconds(p['projected_s'])} on "
+            f"{where} | {p['bound']} |"
+        )
+    fits = "yes" if plan["fits_one_gpu"] else "no: it needs several GPUs (torchrun splits the batch)"
+    if all(p["runs_on"] == "cpu" for p in plan["parts"]):
+        fits = "no GPU needed (CPU code)"
+    lines += [
+        "",
+        f"Total projected: {human_seconds(plan['projected_s'])}; peak memory {human_bytes(plan['peak_bytes'])}; "
+        f"fits one 80 GB GPU: {fits}. Matches the paper's stated scale: {plan['paper_scale']}",
+    ]
+    if plan.get("notes"):
+        lines.append(f"Notes: {plan['notes']}")
+    return "\n".join(lines)
+
+
+def hardware_line(plan: dict[str, Any]) -> str:
+    """The ``PAPER_HARDWARE`` line generated from a plan: device, memory and projected time."""
+    gpu_parts = [p for p in plan["parts"] if p["runs_on"] == "gpu"]
+    cpu_s = sum(p["projected_s"] for p in plan["parts"] if p["runs_on"] == "cpu")
+    gpu_s = sum(p["projected_s"] for p in gpu_parts)
+    bits = []
+    if gpu_parts:
+        peak = max(p["peak_bytes"] for p in gpu_parts)
+        many = "" if plan["fits_one_gpu"] else " (more than one: split with torchrun)"
+        bits.append(f"one GPU with >= {max(1, math.ceil(peak * 1.25 / 1e9))} GB{many}, projected "
+                    f"{human_seconds(gpu_s)} on an H100 at {plan['utilisation']:.0%} of peak")  # fmt: skip
+    if cpu_s:
+        bits.append(f"CPU parts {human_seconds(cpu_s)} (from measured step times, one process)")
+    return "; ".join(bits) + " (from `explorables plan`)"
+
+
+def plan_path(slug: str, folder: Path | None = None) -> Path:
+    return (folder or PLAN_DIR) / f"{slug}.json"
+
+
+def read_plan(slug: str, folder: Path | None = None) -> dict[str, Any] | None:
+    """The committed plan of ``slug`` (``None`` when there is none)."""
+    path = plan_path(slug, folder)
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def write_plan(plan: ChapterPlan, folder: Path | None = None) -> Path:
+    path = plan_path(plan.slug, folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(plan.to_json(), indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def paper_hardware(slug: str, typed: str) -> str:
+    """What the ``paper`` preset needs: generated from the committed plan; ``typed`` (the chapter's own
+    estimate) only where no plan is committed."""
+    plan = read_plan(slug)
+    return hardware_line(plan) if plan else f"{typed} (typed estimate; no plan committed)"
+
+
+def check_plan_structure(plan: dict[str, Any]) -> list[str]:
+    """What is wrong with a plan's JSON structure (empty: nothing); values are not judged, timings never."""
+    problems = []
+    for key in ("format", "slug", "scale", "gpu", "utilisation", "paper_scale", "fits_one_gpu", "peak_bytes",
+                "projected_s", "parts"):  # fmt: skip
+        if key not in plan:
+            problems.append(f"missing key {key!r}")
+    if problems:
+        return problems
+    if plan["format"] != PLAN_FORMAT:
+        problems.append(f"format {plan['format']} is not {PLAN_FORMAT}")
+    if not plan["parts"]:
+        problems.append("no parts")
+    if plan["paper_scale"].split(":")[0].split(" ")[0] not in ("yes", "partly", "no"):
+        problems.append("paper_scale does not start with yes / partly / no")
+    fields = {f.name for f in dataclasses.fields(PartPlan)} | {"fits"}
+    for p in plan["parts"]:
+        missing = fields - set(p)
+        if missing:
+            problems.append(f"part {p.get('name')!r} lacks {sorted(missing)}")
+            continue
+        if not (p["steps"] >= 1 and p["flops_per_step"] >= 0 and p["peak_bytes"] >= 0 and p["projected_s"] >= 0):
+            problems.append(f"part {p['name']!r} has a negative or zero count")
+        if p["fits"] != (p["peak_bytes"] <= FIT_SHARE * GPU["memory_bytes"]):
+            problems.append(f"part {p['name']!r}: 'fits' disagrees with its peak memory")
+    if plan["fits_one_gpu"] != all(p.get("fits") for p in plan["parts"]):
+        problems.append("fits_one_gpu disagrees with the parts")
+    return problems
