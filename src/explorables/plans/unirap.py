@@ -24,7 +24,7 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
     resident = per_scene * (n_pool + cfg.n_test - STEP_SCENES)
     split = phase_steps(cfg)
     found = []
-    for part in PARTS[:1] if dry else PARTS:  # dry: phase 1 only (phase 2's ensembles are the same model code)
+    for part in PARTS[2:] if dry else PARTS:  # dry: the smallest ensemble only (the others are the same train())
         members = members_of(cfg, part)
         starts = cfg.phase1_starts if part == "pretrain" else 1
         plans = [member_schedule(cfg, m) for m in members] * starts
@@ -64,5 +64,5 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
                    "referring-segmentation, affordance-grounding and pose benchmarks and on video")
     notes = "generated scenes (not the paper's data); each step is a train() call over one row of the schedule"
     if dry:
-        notes += "; dry: the pretrain part and the predictions only"
+        notes += "; dry: the separate part and the predictions only"
     return found, paper_scale, notes
