@@ -22,6 +22,8 @@ INNER = 8
 
 def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
     small = dataclasses.replace(cfg, n_eval=INNER, n_samples=INNER, n_replay=INNER, n_fisher=INNER)
+    if dry:  # the same networks and counts, a 10-step diffusion schedule (sampling is a loop over its steps)
+        small = dataclasses.replace(small, n_diffusion_steps=10)
     setup = _Setup(small)
     net, schedule, members = setup.net, setup.schedule, setup.members
     m = len(members)
@@ -79,6 +81,9 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
     paper_scale = ("partly: task-incremental diffusion generation of ten 8x8 digit classes with a 4x512 MLP denoiser "
                    "(200 diffusion steps); the abstract names no data set or model size, and its continual "
                    "diffusion-policy control is not reproduced")
+    if dry:
+        for part in found:
+            part.note += "; dry: a 10-step diffusion schedule"
     notes = ("the reconvergence and MAML readings after the sequence are not in the plan; "
              f"digit data of the preset's shape ({net.d_data} coordinates)")
     return found, paper_scale, notes
