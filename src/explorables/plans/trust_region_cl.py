@@ -66,7 +66,9 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
              note=f"train_sequence on the first task with 1 and 2 steps per task, extrapolated to "
              f"{cfg.n_steps_per_task:,} (the line's intercept holds the call's set-up and its Fisher, sampling and "
              f"evaluation on {INNER} samples, measured below at full size); the first task has no replay batch, "
-             "so later tasks cost up to twice as much for the replay members"
+             "so later tasks cost up to twice as much for the replay members; the CPU time per task is the "
+             "line through two noisy calls that the set-up dominates, not a measured task (the GPU projection "
+             "comes from the counted FLOPs)"
              + (f"; dry: batches of {batch}" if dry else "")),
         Part("Fisher", f"the diagonal Fisher of every member on {cfg.n_fisher:,} per-sample gradients", None,
              step_at=fisher_at, batch=cfg.n_fisher, small_batches=fisher_small, steps=n_tasks,
