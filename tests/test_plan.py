@@ -16,13 +16,16 @@ from explorables.plans import build_plan
 from .conftest import ROOT
 
 PLANNED = sorted(s for s in CHAPTERS if importlib.util.find_spec(f"explorables.plans.{s}") is not None)
-#: chapters whose plan module is still to be written (issue 52 asks for all 19)
-NOT_YET: set[str] = set(CHAPTERS) - set(PLANNED)
+#: chapters whose plan module is still to be written (issue 52 asks for all 19), typed here, not derived: a plan
+#: module that goes missing must fail the test below, and a new one must be taken off this list
+NOT_YET: set[str] = {"ucca"}
 
 
 def test_the_planned_chapters_are_the_registry_minus_the_listed_gaps():
-    assert set(PLANNED) | NOT_YET == set(CHAPTERS) and not set(PLANNED) & NOT_YET
-    assert PLANNED, "no chapter has a plan"
+    assert NOT_YET <= set(CHAPTERS), f"unknown chapters in NOT_YET: {sorted(NOT_YET - set(CHAPTERS))}"
+    assert set(PLANNED) == set(CHAPTERS) - NOT_YET, (
+        f"plan modules missing: {sorted(set(CHAPTERS) - NOT_YET - set(PLANNED))}; "
+        f"planned but still listed as gaps: {sorted(set(PLANNED) & NOT_YET)}")
 
 
 @pytest.mark.parametrize("slug", PLANNED)
