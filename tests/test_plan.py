@@ -61,6 +61,17 @@ def test_flop_count_of_a_matmul_is_two_m_n_k_and_memory_sees_the_output():
     assert row.projected_s > 0 and row.fits
 
 
+@pytest.mark.parametrize("groups", [1, 3])
+def test_a_convolutions_backward_costs_two_forwards_whatever_its_groups(groups):
+    """Forward and backward of one conv: the backward's two gradients (input, weight) cost one forward each, so the
+    step is three forwards; the forward is the grouped arithmetic, 2 x out elements x (c_in / groups) x kernel."""
+    conv = torch.nn.Conv2d(6, 12, 3, padding=1, groups=groups)
+    x = torch.randn(2, 6, 8, 8, requires_grad=True)
+    forward = 2 * (2 * 12 * 8 * 8) * (6 // groups) * 3 * 3
+    row = core_plan.measure_part(core_plan.Part("conv", "one step", lambda: conv(x).sum().backward(), steps=1))
+    assert row.flops_per_step == 3 * forward
+
+
 def test_meta_steps_count_memory_from_tensor_sizes_and_have_no_time():
     def step():
         x = torch.empty(1000, 1000, device="meta")

@@ -16,8 +16,10 @@ runs the step one to three times and records
   :mod:`tracemalloc`'s peak for numpy and Python allocations;
 * **the measured step time** on the CPU (not on ``meta``: a meta step computes nothing);
 * **the projected GPU time**: ``steps x max(FLOPs / (utilisation x peak rate), kernels x launch
-  cost)``. The peak rate is the named GPU's for the precision the chapter trains in (all chapters
-  train in float32 without TF32, so the fp32 rate applies, not the bf16 tensor-core rate); the launch
+  cost)``. The peak rate is the named GPU's for the precision the chapter trains in: the chapters
+  compute in float32 (a few in float64) and never ask for bf16, so the fp32 rate applies. Matrix
+  products run in true fp32 by torch's default; convolutions may run in TF32, cuDNN's default in
+  torch, so a convolution-heavy part's projection is an upper bound (up to the TF32/fp32 ratio); the launch
   term is there because small networks are bound by kernel launches, not arithmetic. Parts that run on
   the CPU even on a GPU machine (numpy, gudhi, solvers) are projected from the measured CPU step time.
 
@@ -42,7 +44,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
 PLAN_DIR = Path(__file__).resolve().parents[3] / "data" / "plans"
 PLAN_FORMAT = 1
@@ -60,6 +62,19 @@ LAUNCH_S = 10e-6
 #: memory headroom: a part "fits one GPU" when its peak is below this share of the GPU's memory
 FIT_SHARE = 0.9
 PRECISIONS = tuple(GPU["peak_flops"])
+
+
+def _conv_backward_flop(grad_out_shape, x_shape, w_shape, _bias, _stride, _padding, _dilation, transposed,
+                        _output_padding, _groups, output_mask, out_shape=None, **kwargs) -> int:
+    """FLOPs of a convolution's backward: each gradient asked for (input, weight) costs one forward.
+
+    torch's own formula (torch 2.13) counts the weight gradient with every input channel, ignoring
+    ``groups``, so a grouped convolution's backward (the chapters' ensembles of networks) came out
+    ``groups`` times too large. The forward's count from the weight's shape, ``(c_out, c_in / groups,
+    ...)``, is right for any ``groups``; each gradient is one convolution of that size.
+    """
+    forward = conv_flop_count(list(x_shape), list(w_shape), list(grad_out_shape), transposed=transposed)
+    return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
 
 
 @dataclasses.dataclass
@@ -249,7 +264,7 @@ def measure_part(part: Part) -> PartPlan:
         note = (part.note + "; " if part.note else "") + f"extrapolated from batches {b1} and {b2}"
         return _row(part, flops, r1.flops_source, int(line(r1.peak_bytes, r2.peak_bytes)),
                     r1.memory_source + ", extrapolated", step_s, kernels, note)
-    counter = FlopCounterMode(display=False)
+    counter = FlopCounterMode(display=False, custom_mapping={torch.ops.aten.convolution_backward: _conv_backward_flop})
     tracker = LiveTensorBytes()
     tracemalloc.start()
     try:
