@@ -385,7 +385,9 @@ def render_markdown(plan: dict[str, Any]) -> str:
             f"{human_bytes(p['peak_bytes'])} | {p['steps']:,} | {measured} | {human_seconds(p['projected_s'])} on "
             f"{where} | {p['bound']} |"
         )
-    fits = "yes" if plan["fits_one_gpu"] else "no: it needs several GPUs (torchrun splits the batch)"
+    fits = "yes" if plan["fits_one_gpu"] else (
+        "no: its peak is more than one GPU holds; the parts' notes say where the memory goes (data kept on the "
+        "device needs a host-side loader; a batch too large for one GPU needs several)")
     if all(p["runs_on"] == "cpu" for p in plan["parts"]):
         fits = "no GPU needed (CPU code)"
     lines += [
@@ -406,9 +408,10 @@ def hardware_line(plan: dict[str, Any]) -> str:
     bits = []
     if gpu_parts:
         peak = max(p["peak_bytes"] for p in gpu_parts)
-        many = "" if plan["fits_one_gpu"] else " (more than one: split with torchrun)"
-        bits.append(f"one GPU with >= {max(1, math.ceil(peak * 1.25 / 1e9))} GB{many}, projected "
-                    f"{human_seconds(gpu_s)} on an H100 at {plan['utilisation']:.0%} of peak")  # fmt: skip
+        need = max(1, math.ceil(peak * 1.25 / 1e9))
+        memory = (f"one GPU with >= {need} GB" if plan["fits_one_gpu"] else
+                  f"{need} GB of GPU memory, more than one GPU holds (see `explorables plan`)")
+        bits.append(f"{memory}, projected {human_seconds(gpu_s)} on an H100 at {plan['utilisation']:.0%} of peak")
     if cpu_s:
         bits.append(f"CPU parts {human_seconds(cpu_s)} (from measured step times, one process)")
     return "; ".join(bits) + " (from `explorables plan`)"
