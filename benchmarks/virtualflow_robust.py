@@ -12,9 +12,9 @@ N in {100, 200, 400, 800} steps (N = 100 reproduces the package; checked), and p
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -34,6 +34,9 @@ from explorables.virtualflow.experiment import (
 )
 from explorables.virtualflow.flow import Regressor, train_regression
 from explorables.virtualflow.pseudo import stft
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from virtualflow_robust_diag import record_supervised_start  # the same recorder as the diagnosis
 
 CANDIDATES = (100, 200, 400, 800)
 COLD_BEFORE = 43.8  # s, slower recorded quiet cold run (benchmarks/README.md)
@@ -57,16 +60,7 @@ def draw(base: int, seed: int) -> dict:
     cfg = VirtualFlowConfig(seed=base)
     train = [build_example(cfg, seed, "train", i) for i in range(cfg.n_train_scenes)]
     test = [build_example(cfg, seed, "test", i) for i in range(cfg.n_test_scenes)]
-    kept: dict = {}
-    orig = ex_mod.train_regression
-
-    def wrapped(net, target, cond, *, generator, name="", **kw):
-        if name.endswith("/supervised"):
-            kept["state"] = copy.deepcopy(net.state_dict())
-            kept["gen"] = generator.get_state()
-        return orig(net, target, cond, generator=generator, name=name, **kw)
-
-    ex_mod.train_regression = wrapped
+    kept, orig = record_supervised_start()
     try:
         models = train_models(cfg, train, seed, torch.device("cpu"))
     finally:
