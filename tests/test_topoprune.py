@@ -690,6 +690,32 @@ def test_study_disagreement_sentence_names_the_rows_and_seeds_that_differ():
     assert "Read together" not in text
 
 
+def test_study_edge_sentence_flags_agreeing_rows_whose_interval_ends_at_the_margin():
+    """An agreeing claim is flagged only when an interval end, as stored, rounds to the margin; the word it
+    could flip to follows the end (upper: no, lower: yes); differing rows, gates and rows without an
+    interval are left to other sentences."""
+    from explorables.topoprune.claims import study_edge_sentence
+
+    def row(verdicts, measured, kind="claim"):
+        return {"kind": kind, "claim": "C", "verdicts": verdicts, "measured": measured,
+                "agree": len(set(verdicts)) == 1}
+
+    far = ["TopoPrune − random +0.010 [-0.001, +0.021]", "TopoPrune − random +0.007 [-0.008, +0.022]"]
+    assert study_edge_sentence({"seeds": [0, 1], "rows": [row(["unclear", "unclear"], far)]}) == ""
+    upper = ["TopoPrune − random +0.010 [-0.001, +0.021]", "TopoPrune − random -0.002 [-0.008, +0.005]"]
+    text = study_edge_sentence({"seeds": [0, 1], "rows": [row(["unclear", "unclear"], upper)]}, margin=0.005)
+    assert "on base seed 1 the upper end (+0.005) rounds to the margin (it could read *no* there)" in text
+    assert "base seed 0" not in text and "reads *unclear* on every base seed" in text
+    lower = ["TopoPrune − random +0.012 [+0.005, +0.020]", "TopoPrune − random +0.012 [+0.004, +0.020]"]
+    assert "lower end (+0.005)" in study_edge_sentence({"seeds": [0, 1], "rows": [row(["yes", "unclear"], lower),
+                                                        row(["unclear", "unclear"], lower)]})  # fmt: skip
+    assert study_edge_sentence({"seeds": [0, 1], "rows": [row(["no", "unclear"], upper)]}) == ""
+    assert study_edge_sentence({"seeds": [0, 1], "rows": [row(["pass", "pass"], upper, kind="gate")]}) == ""
+    assert study_edge_sentence({"seeds": [0], "rows": [row(["no"], ["no interval here"])]}) == ""
+    with pytest.raises(ValueError, match="margin"):
+        study_edge_sentence({"seeds": [], "rows": []}, margin=-1.0)
+
+
 def test_pooled_interval_reads_several_runs_as_one():
     """From each run's mean and 95% t-interval, the pooled interval equals the interval of all the runs'
     per-seed values together (unrounded inputs), whatever the runs' means; bad input is refused by name."""

@@ -509,6 +509,34 @@ def study_disagreement_sentence(study: Mapping, margin: float = ACC_MARGIN) -> s
     return " ".join(parts)
 
 
+def study_edge_sentence(study: Mapping, margin: float = ACC_MARGIN) -> str:
+    """Markdown, for the page: each claim of a seed study (:func:`~explorables.core.seed_study.load_study`)
+    whose verdict word is the same on every base seed although, on some base seed, an end of the paired
+    interval stored in its measured text (TopoPrune − the row's reference, three decimals) rounds to
+    ``margin``: there the word rests on digits the study does not show, and a run whose floating point
+    differs in the last place could read the neighbouring word (*no* where the upper end sits at the
+    margin, *yes* where the lower end does). "" when no agreeing row sits at the margin."""
+    margin = check_positive("margin", margin)
+    parts = []
+    for row in study["rows"]:
+        if not row["agree"] or row["kind"] != "claim":
+            continue
+        found = [_PAIRED.search(text) for text in row["measured"]]
+        if not all(found):
+            continue
+        edges = []
+        for b, f in zip(study["seeds"], found, strict=True):
+            low, high = float(f.group(3)), float(f.group(4))
+            for end, value, other in (("upper", high, "no"), ("lower", low, "yes")):
+                if round(value, 3) == round(margin, 3):
+                    edges.append(f"on base seed {b} the {end} end ({value:+.3f}) rounds to the margin (it could read "
+                                 f"*{other}* there)")  # fmt: skip
+        if edges:
+            parts.append(f"“{row['claim']}” reads *{row['verdicts'][0]}* on every base seed, but "
+                         f"{'; '.join(edges)}: that agreement rests on digits beyond the third decimal.")
+    return " ".join(parts)
+
+
 #: the seeds of one run in a claim's stored ``setting`` text: "...; 12 seed(s)"
 _SEEDS = re.compile(r"(\d+) seed\(s\)")
 

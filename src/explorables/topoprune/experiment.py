@@ -151,12 +151,6 @@ class TopoPruneConfig(ExperimentConfig):
         "paper": dict(dataset="cifar10", device="auto", seeds=(0, 1, 2, 3, 4), n_feature_epochs=60, processes=1,
                       n_umap_epochs=200, n_train_steps=2000, d_embed=8, n_check_clouds=100, workers=0, use_h1=True),
     }  # fmt: skip
-    PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU (any with >= 8 GB) for the networks and the trainings on the subsets, and many CPU cores for "
-        "gudhi (50,000 neighbourhoods of 31 points per view, H0 and H1, spread over all cores; --set workers=N "
-        "to limit); the diagnosis's four UMAP layouts run seeded, hence on one core; estimated a few hours, "
-        "not measured"
-    )
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-10-batches-py/ (or cifar-100-python/) folder"
 
