@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
+import torch
 
 from explorables.cli import main
 from explorables.core import seed_study
@@ -191,6 +192,12 @@ def test_a_seed_study_records_verdicts_per_base_seed_and_knows_when_it_is_stale(
     assert all(len(r["verdicts"]) == 2 for r in study["rows"])
     assert seed_study.is_fresh("omwu", tmp_path)
     assert "seed 1" in seed_study.study_table("omwu", tmp_path)
+    # where it ran is recorded and shown, since trained numbers depend on the CPU
+    assert study["machine"]["cpu"] and study["machine"]["torch"] == torch.__version__
+    assert study["machine"]["cpu"] in seed_study.study_table("omwu", tmp_path)
+    del study["machine"]  # an older study without the record still renders, without a guessed machine
+    (tmp_path / "omwu.json").write_text(json.dumps(study))
+    assert "Computed on" not in seed_study.study_table("omwu", tmp_path)
     study["source_hash"] = "0" * 64
     (tmp_path / "omwu.json").write_text(json.dumps(study))
     assert not seed_study.is_fresh("omwu", tmp_path)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,6 +54,29 @@ def source_hash(slug: str) -> str:
         digest.update(b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def machine() -> dict[str, Any]:
+    """What computed a study: the CPU, the thread count and the numeric libraries' versions.
+
+    Training rounds differently on another CPU (other vector instructions, other BLAS kernels), and
+    training amplifies the difference: the same seed gives the same numbers on the same machine,
+    not necessarily on another one. A study records where it ran so that a reader can tell.
+    """
+    import numpy
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:  # not Linux: platform's answer stands
+        pass
+    return {"cpu": cpu, "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "numpy": numpy.__version__,
+            "python": platform.python_version()}  # fmt: skip
 
 
 def study_path(slug: str, folder: Path | None = None) -> Path:
@@ -94,6 +119,7 @@ def run_study(slug: str, seeds: Sequence[int] = STUDY_SEEDS, scale: str = "book"
         "seeds": [int(s) for s in seeds],
         "source_hash": source_hash(slug),
         "run_seconds": seconds,
+        "machine": machine(),
         "rows": rows,
     }
 
@@ -130,7 +156,13 @@ def study_table(slug: str, folder: Path | None = None) -> str:
         if texts.count(label) > 1:  # rows that share a text (one per dataset): tell them apart
             label += f" ({r.get('name') or r.get('setting', '')[:40] or f'row {shown.index(r) + 1}'})"
         rows.append([r["kind"], label, *r["verdicts"], "yes" if r["agree"] else "**no**"])
-    return markdown_table(header, rows)
+    table = markdown_table(header, rows)
+    where = study.get("machine")
+    if where:  # studies made before machines were recorded say nothing rather than guess
+        table += (f"\n\nComputed on {where['cpu']} ({where['torch_threads']} torch thread(s), torch {where['torch']}, "
+                  f"numpy {where['numpy']}). On another CPU a trained run rounds differently, so its numbers, "
+                  "and a word that sits near its threshold, can differ there.")
+    return table
 
 
 def disagreements(slug: str, folder: Path | None = None) -> list[str]:
