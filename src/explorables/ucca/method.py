@@ -12,6 +12,9 @@ The pipeline (our reconstruction from the abstract; see the chapter):
    eq. ``ucca-alternate``), which never decreases the sum of the top-``k`` correlations;
 4. the projections are those of the last CCA, mapped back to the raw views.
 
+The chapter's ablations of step 2 run through the same :func:`ucca`: ``solver="none"`` (FAQ off: the
+best-ranked start goes straight to step 3) and ``starts="scipy"`` (FAQ from scipy's own random starts).
+
 Nothing here ever sees the true pairing: the functions receive two sets of rows.
 """
 
