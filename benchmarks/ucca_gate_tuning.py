@@ -3,6 +3,10 @@ seed, every signal gate, the identifiable gate, the Gaussian control's word unde
 the ablation rows and the run time (measured under load; a limit, never a target).
 
     PYTHONPATH=src python benchmarks/ucca_gate_tuning.py [--wz]
+
+(Its output in ucca_gate_tuning_out.txt is from commit a6cb36f: logged wine, Gaussian control on 8 seeds,
+ablations on every dataset. Since then `wine_views` standardises (what `--wz` did), the control has 3 seeds and
+the ablations run on the clustered data only, so a rerun prints those.)
 """
 
 from __future__ import annotations
