@@ -207,7 +207,7 @@ def test_the_true_pairing_never_reaches_ucca_or_the_baselines(monkeypatch):
     rng = np.random.default_rng([cfg.seed, 0, E.DATASETS.index("clustered")])
     train, _ = E.load_split(cfg, "clustered", rng)  # the same draw the trial makes
     E.trial(cfg, "clustered", 0)
-    assert len(seen) == 3
+    assert len(seen) == 5  # UCCA, its two ablations, Wasserstein–Procrustes, Gromov–Wasserstein
     assert reflected  # the step ran, and only on the whitened shuffled Y ucca received
     np.testing.assert_allclose(reflected[0], whiten(seen[0][1], cfg.d_reduced))
     for X, Y in seen:
@@ -352,11 +352,12 @@ def test_the_unpaired_baselines_return_permutations_no_worse_than_random_on_iden
 
 
 def test_the_bundled_real_views_pair_row_by_row():
-    from explorables.ucca import breast_cancer_views, digit_halves
+    from explorables.ucca import breast_cancer_views, digit_halves, wine_views
 
-    for views, p, n_classes in ((digit_halves(), 32, 10), (breast_cancer_views(), 10, 2)):
+    for views, p, q, n_classes in ((digit_halves(), 32, 32, 10), (breast_cancer_views(), 10, 10, 2),
+                                   (wine_views(), 6, 7, 3)):  # fmt: skip
         assert views.X.shape[0] == views.Y.shape[0] == views.labels.shape[0]
-        assert views.X.shape[1] == views.Y.shape[1] == p
+        assert (views.X.shape[1], views.Y.shape[1]) == (p, q)
         assert np.all(np.isfinite(views.X)) and np.all(np.isfinite(views.Y))
         assert set(np.unique(views.labels)) == set(range(n_classes))
 
@@ -373,3 +374,82 @@ def test_a_tiny_run_reports_every_dataset_and_its_headline():
     assert results.summary["identity"]["max_gap"] < 1e-8  # eq. (ucca-qap) holds on every permutation
     lines = headline(results)
     assert lines[0].startswith("identity") and any(line.startswith("gaussian:") for line in lines)
+
+
+def test_wine_halves_share_a_clustered_signal_the_true_pairing_carries():
+    """The wine views: the true pairing's first canonical correlation is high, a random pairing's is not, and the
+    cultivars separate the shared direction (a clustered, non-Gaussian shared structure)."""
+    from explorables.ucca import wine_views
+
+    views, rng = wine_views(), np.random.default_rng(0)
+    Xw, Yw = whiten(views.X, 3), whiten(views.Y, 3)
+    n = Xw.shape[0]
+    truth = np.linalg.svd(Xw.T @ Yw / n, compute_uv=False)[0]
+    shuffled = np.linalg.svd(Xw.T @ Yw[rng.permutation(n)] / n, compute_uv=False)[0]
+    assert truth > 0.7 > shuffled
+    u = Xw @ np.linalg.svd(Xw.T @ Yw / n)[0][:, 0]
+    means = [u[views.labels == c].mean() for c in range(3)]
+    assert max(means) - min(means) > 1.0  # the cultivars sit apart along the first canonical direction
+
+
+def test_subset_refuses_row_indices_out_of_range_naming_the_parameter():
+    views = synthetic_views(10, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(views.subset(np.array([3, 1])).X, views.X[[3, 1]])
+    with pytest.raises(ValueError, match=r"rows must hold row indices in \[0, 9\], got 2 to 10"):
+        views.subset(np.array([2, 10]))
+    with pytest.raises(ValueError, match="rows must hold integers"):
+        views.subset(np.array([0.5]))
+
+
+# --- the ablations of step 2 (issue 50) -------------------------------------------------------------------
+
+
+def test_faq_off_is_the_best_ranked_start_then_the_alternation_and_never_runs_faq(monkeypatch):
+    rng = np.random.default_rng(5)
+    views = synthetic_views(60, rng=rng)
+    X, Y, _ = unpaired(views, rng)
+    Xw, Yw = whiten(X, 3), whiten(Y, 3)
+    expected = M.ranked_starts(Xw, Yw, 6, np.random.default_rng(1))[0]
+
+    def no_faq(*args, **kwargs):
+        raise AssertionError("FAQ ran with the solver off")
+
+    monkeypatch.setattr(M, "quadratic_assignment", no_faq)
+    fit = ucca(X, Y, d=3, n_restarts=6, n_alternations=0, solver="none", rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(fit.pairing, expected)  # no alternation: the best-ranked start itself
+    fit = ucca(X, Y, d=3, n_restarts=6, n_alternations=5, solver="none", rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(fit.pairings[0], expected)  # the alternation starts from it
+    assert all(b >= a - 1e-12 for a, b in zip(fit.objectives, fit.objectives[1:], strict=False))
+
+
+def test_faq_from_scipys_starts_never_uses_the_rotation_starts(monkeypatch):
+    rng = np.random.default_rng(6)
+    X, Y, _ = unpaired(synthetic_views(50, rng=rng), rng)
+    starts_seen = []
+    real_qap = M.quadratic_assignment
+
+    def spy_qap(A, B, method, options):
+        starts_seen.append(options["P0"] if isinstance(options["P0"], str) else "matrix")
+        return real_qap(A, B, method=method, options=options)
+
+    def no_rotation(*args, **kwargs):
+        raise AssertionError("a rotation start was drawn")
+
+    monkeypatch.setattr(M, "quadratic_assignment", spy_qap)
+    monkeypatch.setattr(M, "screened_start", no_rotation)
+    fit = ucca(X, Y, d=3, n_faq=3, starts="scipy", reflect=False, rng=np.random.default_rng(2))
+    assert starts_seen == ["randomized"] * 3
+    np.testing.assert_array_equal(np.sort(fit.pairing), np.arange(50))
+    with pytest.raises(ValueError, match="starts"):
+        ucca(X, Y, d=3, starts="barycenter", rng=np.random.default_rng(2))
+
+
+def test_the_rotation_pipeline_is_unchanged_by_the_ranked_starts_helper():
+    """faq_pairing's first FAQ runs start from ranked_starts' best: the same draws, the same order."""
+    rng = np.random.default_rng(7)
+    Xw, Yw = _whitened_pair(rng, n=30)
+    ranked = M.ranked_starts(Xw, Yw, 5, np.random.default_rng(3))
+    scores = [float(np.sum((Xw.T @ Yw[p] / 30) ** 2)) for p in ranked]
+    assert scores == sorted(scores, reverse=True)
+    _, restarts = faq_pairing(Xw, Yw, n_restarts=5, n_faq=1, reflect=False, rng=np.random.default_rng(3))
+    assert restarts[0] >= scores[0] - 1e-12  # FAQ from the best start never ends below it

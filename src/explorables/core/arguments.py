@@ -200,6 +200,27 @@ class OfInstance(Rule):
         return [None, -1, 2.5, float("nan")]
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class RowsOf(OfInstance):
+    """Row indices into one of the instance's tables: a non-empty 1-D integer array with entries in ``[0, n)``,
+    ``n`` the rows of ``instance.<table>``. Declared on a method, ``@checked(rows=RowsOf("X"))``."""
+
+    method: str = ""
+    accepts: str = "a non-empty 1-D integer array of row indices in [0, n)"
+    table: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.table:
+            raise ValueError("RowsOf needs the name of the instance's table, e.g. RowsOf(table='X')")
+
+    def check_for(self, instance: Any, name: str, value: Any) -> np.ndarray:
+        n = len(getattr(instance, self.table))
+        rows = np.asarray(Array("r", integer=True).check(name, value))
+        if rows.min() < 0 or rows.max() >= n:
+            raise ArgumentError(f"{name} must hold row indices in [0, {n - 1}], got {rows.min()} to {rows.max()}")
+        return rows
+
+
 def _numel_above(value: Any, bound: float, strict: bool = True) -> bool:
     """Whether some value is ``> bound`` (``strict=False``: ``>= bound``)."""
     if isinstance(value, torch.Tensor):

@@ -8,9 +8,9 @@ known true pairing (:mod:`.data`), baselines (:mod:`.baselines`), the experiment
 
 from .baselines import cca_on_pairing, gromov_wasserstein_pairing, random_pairing, wasserstein_procrustes_pairing
 from .cca import CCAFit, cca, fit_whitening, qap_objective, sum_squared_correlations, variate_correlations, whiten
-from .data import TwoViews, breast_cancer_views, digit_halves, synthetic_views, unpaired
+from .data import TwoViews, breast_cancer_views, digit_halves, synthetic_views, unpaired, wine_views
 from .experiment import UCCAConfig, UCCAResults, headline, run
-from .method import UCCAFit, entropic_pairing, faq_pairing, refine_pairing, rotation_start, ucca
+from .method import UCCAFit, entropic_pairing, faq_pairing, ranked_starts, refine_pairing, rotation_start, ucca
 
 Config = UCCAConfig
 
@@ -32,6 +32,7 @@ __all__ = [
     "headline",
     "qap_objective",
     "random_pairing",
+    "ranked_starts",
     "refine_pairing",
     "rotation_start",
     "run",
@@ -42,4 +43,5 @@ __all__ = [
     "variate_correlations",
     "wasserstein_procrustes_pairing",
     "whiten",
+    "wine_views",
 ]

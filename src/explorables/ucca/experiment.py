@@ -4,7 +4,8 @@ For every dataset and seed: split into an unpaired training set and a paired tes
 the training set's ``Y`` (the methods see only ``X`` and the shuffled ``Y``), fit each method,
 and score its projections by the correlation of its canonical variates on the **true** pairing
 of the test set. Methods: the oracle (CCA on the true training pairs), UCCA, two unpaired
-alignment baselines and random pairings (:mod:`.baselines`).
+alignment baselines and random pairings (:mod:`.baselines`); on ``ablation_datasets`` also UCCA with
+its step 2 ablated (FAQ off; FAQ from scipy's own starts).
 
 Parts: ``identity`` (eq. ``ucca-qap`` on random permutations), one part per dataset, and
 ``non_gaussianity`` (UCCA as the latent moves from Gaussian to clustered).
@@ -26,14 +27,22 @@ from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Probability, Seeds, Tuple, param
 from .baselines import cca_on_pairing, gromov_wasserstein_pairing, random_pairing, wasserstein_procrustes_pairing
 from .cca import cca, qap_objective, sum_squared_correlations, variate_correlations, whiten
-from .data import TwoViews, breast_cancer_views, digit_halves, synthetic_views, unpaired
+from .data import TwoViews, breast_cancer_views, digit_halves, synthetic_views, unpaired, wine_views
 from .method import SOLVERS, ucca
 
-DATASETS: tuple[str, ...] = ("clustered", "gaussian", "breast_cancer", "digits")
-METHODS: tuple[str, ...] = ("oracle", "ucca", "wasserstein_procrustes", "gromov_wasserstein", "random")
+DATASETS: tuple[str, ...] = ("clustered", "gaussian", "breast_cancer", "digits", "wine")
+#: the book's datasets: digits (oracle ≈ 0.58 at d = 3) cannot carry the signal gate (benchmarks/ucca_gate_rule.md)
+BOOK_DATASETS: tuple[str, ...] = ("clustered", "gaussian", "breast_cancer", "wine")
+#: UCCA with step 2 ablated (issue 50): FAQ off, and FAQ from scipy's own starts
+ABLATIONS: tuple[str, ...] = ("ucca_no_faq", "ucca_scipy_starts")
+METHODS: tuple[str, ...] = (
+    "oracle", "ucca", *ABLATIONS, "wasserstein_procrustes", "gromov_wasserstein", "random"
+)  # fmt: skip
 METHOD_NAMES: dict[str, str] = {
     "oracle": "oracle (CCA on true pairs)",
     "ucca": "UCCA",
+    "ucca_no_faq": "UCCA, FAQ off",
+    "ucca_scipy_starts": "UCCA, FAQ from scipy's starts",
     "wasserstein_procrustes": "Wasserstein–Procrustes",
     "gromov_wasserstein": "Gromov–Wasserstein",
     "random": "random pairing",
@@ -43,6 +52,7 @@ DATASET_NAMES: dict[str, str] = {
     "gaussian": "synthetic, Gaussian latent (control)",
     "breast_cancer": "breast cancer: mean vs worst features",
     "digits": "digits: left vs right half",
+    "wine": "wine: first 6 vs last 7 features",
 }
 
 
@@ -50,9 +60,15 @@ DATASET_NAMES: dict[str, str] = {
 class UCCAConfig(ExperimentConfig):
     """Settings of :func:`run`. Field defaults are the ``book`` preset."""
 
-    datasets: tuple[str, ...] = param(DATASETS, Tuple(Choice(DATASETS), distinct=True), "datasets of the benchmark")
+    datasets: tuple[str, ...] = param(
+        BOOK_DATASETS, Tuple(Choice(DATASETS), distinct=True), "datasets of the benchmark"
+    )
     seeds: tuple[int, ...] = param(
         (0, 1, 2), Seeds(), "seeds each dataset is run with (data draw, split, shuffle, restarts)"
+    )
+    ablation_datasets: tuple[str, ...] = param(
+        ("clustered",), Tuple(Choice(DATASETS), distinct=True),
+        "datasets on which UCCA's step 2 is also run ablated (FAQ off; FAQ from scipy's starts)",
     )
     n_train: int = param(200, Int(10), "samples in each unpaired training view (real data: at most this many)")
     n_test: int = param(200, Int(10), "held-out paired samples scored on the true pairing (real data: at most half)")
@@ -70,7 +86,7 @@ class UCCAConfig(ExperimentConfig):
     solver: str = param(
         "faq", Choice(SOLVERS), "QAP solver: scipy's FAQ, or the entropic relaxation (torch) for large n"
     )
-    n_random_pairings: int = param(5, Int(1), "random pairings averaged for the random baseline")
+    n_random_pairings: int = param(200, Int(1), "random pairings averaged for the random baseline (its precision)")
     n_identity_checks: int = param(100, Int(1), "random permutations on which eq. (ucca-qap) is checked")
     non_gaussianity_grid: tuple[float, ...] = param(
         (0.0, 0.7, 0.95), Tuple(Probability(), increasing=True), "lambdas of the non-Gaussianity sweep"
@@ -79,7 +95,7 @@ class UCCAConfig(ExperimentConfig):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
             datasets=("clustered", "gaussian"), n_train=80, n_test=100, n_restarts=8, n_faq=2, n_alternations=3,
-            n_random_pairings=5, n_identity_checks=10, non_gaussianity_grid=(0.0, 0.95),
+            n_random_pairings=20, n_identity_checks=10, non_gaussianity_grid=(0.0, 0.95),
         ),
         "book": {},
         "paper": dict(
@@ -87,10 +103,6 @@ class UCCAConfig(ExperimentConfig):
             n_restarts=64, n_faq=8, solver="entropic", non_gaussianity_grid=(0.0, 0.5, 0.7, 0.8, 0.9, 0.95),
         ),
     }  # fmt: skip
-    PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU with >= 16 GB (5000 x 5000 couplings in float64) and a few CPU cores for the assignments "
-        "(scipy, 5000 x 5000); estimated one to a few hours, not measured"
-    )
 
     def cross_checks(self) -> None:
         if self.n_faq > self.n_restarts:
@@ -119,7 +131,7 @@ def load_split(cfg: UCCAConfig, dataset: str, rng: np.random.Generator, *, non_g
             n_clusters=cfg.n_clusters, noise=cfg.noise, rng=rng,
         )  # fmt: skip
         return views.subset(np.arange(cfg.n_train)), views.subset(np.arange(cfg.n_train, cfg.n_train + cfg.n_test))
-    views = breast_cancer_views() if dataset == "breast_cancer" else digit_halves()
+    views = {"breast_cancer": breast_cancer_views, "digits": digit_halves, "wine": wine_views}[dataset]()
     n = views.X.shape[0]
     n_test = min(cfg.n_test, n // 2)
     n_train = min(cfg.n_train, n - n_test)
@@ -141,10 +153,12 @@ def trial(
     non_gaussianity: float | None = None,
     path: bool = False,
     baselines: bool = True,
+    diagnose: bool = True,
 ) -> dict:
     """One dataset, one seed: every method fitted on the unpaired training set, scored on the true test pairs.
 
-    ``baselines=False`` runs only the oracle, UCCA and random pairings (the non-Gaussianity sweep).
+    ``baselines=False`` runs only the oracle, UCCA and random pairings; ``diagnose=False`` also skips the
+    truth-started diagnosis and keeps UCCA's test variates instead (the non-Gaussianity sweep).
     """
     rng = np.random.default_rng([cfg.seed, seed, DATASETS.index(dataset)])
     train, test = load_split(cfg, dataset, rng, non_gaussianity=non_gaussianity)
@@ -157,10 +171,11 @@ def trial(
 
     out: dict[str, Any] = {"n_train": n, "n_test": test.X.shape[0]}
     out["oracle"] = score(cca(train.X, train.Y, k, d=d))
-    fit = ucca(
-        X, Y_shuffled, n_components=k, d=d, n_restarts=cfg.n_restarts, n_faq=cfg.n_faq,
-        n_alternations=cfg.n_alternations, solver=cfg.solver, device=cfg.device, rng=rng,
+    settings = dict(
+        n_components=k, d=d, n_restarts=cfg.n_restarts, n_faq=cfg.n_faq, n_alternations=cfg.n_alternations,
+        device=cfg.device,
     )  # fmt: skip
+    fit = ucca(X, Y_shuffled, solver=cfg.solver, rng=rng, **settings)
     out["ucca"] = score(fit.fit)
     out["ucca_pairing"] = _pairing_stats(fit.pairing, truth, train, shuffle)
     Xw, Yw = whiten(X, d, name="X"), whiten(Y_shuffled, d, name="Y")
@@ -168,14 +183,19 @@ def trial(
     out["n_rounds"] = len(fit.pairings) - 1
     randoms = [score(cca_on_pairing(X, Y_shuffled, random_pairing(n, rng), k, d)) for _ in range(cfg.n_random_pairings)]
     out["random"] = np.mean(randoms, axis=0).tolist()
-    if not baselines:
+    if not diagnose:
         u, v = fit.fit.transform(test.X, test.Y)
         out["scatter"] = {"ucca": np.c_[u[:, 0], v[:, 0]]}
         return out
-    wp = wasserstein_procrustes_pairing(X, Y_shuffled, d=d, n_restarts=cfg.n_restarts, rng=rng)
-    out["wasserstein_procrustes"] = score(cca_on_pairing(X, Y_shuffled, wp, k, d))
-    gw = gromov_wasserstein_pairing(X, Y_shuffled, entropic=cfg.solver == "entropic")
-    out["gromov_wasserstein"] = score(cca_on_pairing(X, Y_shuffled, gw, k, d))
+    if baselines:
+        wp = wasserstein_procrustes_pairing(X, Y_shuffled, d=d, n_restarts=cfg.n_restarts, rng=rng)
+        out["wasserstein_procrustes"] = score(cca_on_pairing(X, Y_shuffled, wp, k, d))
+        gw = gromov_wasserstein_pairing(X, Y_shuffled, entropic=cfg.solver == "entropic")
+        out["gromov_wasserstein"] = score(cca_on_pairing(X, Y_shuffled, gw, k, d))
+    if baselines and dataset in cfg.ablation_datasets:  # the ablations of step 2 (their own draws, after the rest)
+        out["ucca_no_faq"] = score(ucca(X, Y_shuffled, solver="none", rng=rng, **settings).fit)
+        if cfg.solver == "faq":
+            out["ucca_scipy_starts"] = score(ucca(X, Y_shuffled, starts="scipy", rng=rng, **settings).fit)
     if path:
         out["path"] = _path(fit, X, Y_shuffled, train, test, shuffle, truth, k, d)
     # diagnosis only, after every method has run, for the text (never a verdict): Σρ² of the truth, and of
@@ -225,10 +245,13 @@ def _mean_sd(values: list[float]) -> dict[str, Any]:
 
 
 def _dataset(cfg: UCCAConfig, dataset: str) -> tuple[dict, dict]:
-    """A benchmark part: every seed of one dataset, summarised per method (mean ± sd of the mean correlation)."""
+    """A benchmark part: every seed of one dataset, summarised per method (mean ± sd of the mean correlation;
+    None for a method the dataset does not run: the ablations off ``ablation_datasets``)."""
     trials = [trial(cfg, dataset, s, path=(dataset == "clustered" and i == 0)) for i, s in enumerate(cfg.seeds)]
-    summary: dict[str, Any] = {m: _mean_sd([float(np.mean(t[m])) for t in trials]) for m in METHODS}
-    summary["per_component"] = {m: np.mean([t[m] for t in trials], axis=0).tolist() for m in METHODS}
+    ran = [m for m in METHODS if m in trials[0]]
+    summary: dict[str, Any] = {m: None for m in METHODS}
+    summary |= {m: _mean_sd([float(np.mean(t[m])) for t in trials]) for m in ran}
+    summary["per_component"] = {m: np.mean([t[m] for t in trials], axis=0).tolist() for m in ran}
     summary["ucca_over_oracle"] = _mean_sd([float(np.mean(t["ucca"]) / np.mean(t["oracle"])) for t in trials])
     summary["exact_matches"] = _mean_sd([t["ucca_pairing"]["exact"] for t in trials])
     same = [t["ucca_pairing"]["same_label"] for t in trials]
@@ -262,7 +285,7 @@ def _non_gaussianity(cfg: UCCAConfig) -> tuple[dict, dict]:
     """UCCA and the oracle on the clustered latent as lambda goes from 0 (Gaussian) to clustered (first seed)."""
     rows, scatters = [], []
     for lam in cfg.non_gaussianity_grid:
-        t = trial(cfg, "clustered", cfg.seeds[0], non_gaussianity=lam, baselines=False)
+        t = trial(cfg, "clustered", cfg.seeds[0], non_gaussianity=lam, baselines=False, diagnose=False)
         rows.append({"lambda": lam, **{m: float(np.mean(t[m])) for m in ("oracle", "ucca", "random")}})
         scatters.append(t["scatter"])
     return {"rows": rows}, {"scatter": scatters}
@@ -288,5 +311,5 @@ def headline(results: UCCAResults) -> list[str]:
     lines = [f"identity eq. (ucca-qap): largest gap {s['identity']['max_gap']:.1e}"]
     for name in results.config.datasets:
         r = s[name]
-        lines.append(f"{name}: " + ", ".join(f"{m} {r[m]['mean']:.2f}±{r[m]['sd']:.2f}" for m in METHODS))
+        lines.append(f"{name}: " + ", ".join(f"{m} {r[m]['mean']:.2f}±{r[m]['sd']:.2f}" for m in METHODS if r[m]))
     return lines

@@ -9,7 +9,8 @@ from plotly.subplots import make_subplots
 from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
 from .experiment import DATASET_NAMES, METHOD_NAMES, METHODS, UCCAResults
 
-METHOD_COLORS = {"oracle": PALETTE["grey"], "ucca": PALETTE["blue"], "wasserstein_procrustes": PALETTE["orange"],
+METHOD_COLORS = {"oracle": PALETTE["grey"], "ucca": PALETTE["blue"], "ucca_no_faq": PALETTE["light_blue"],
+                 "ucca_scipy_starts": PALETTE["purple"], "wasserstein_procrustes": PALETTE["orange"],
                  "gromov_wasserstein": PALETTE["green"], "random": PALETTE["red"]}  # fmt: skip
 
 
@@ -105,10 +106,11 @@ def benchmark_figure(results: UCCAResults) -> go.Figure:
     s = results.summary
     names = [DATASET_NAMES[d] for d in results.config.datasets]
     fig = go.Figure()
-    for m in METHODS:
+    for m in METHODS:  # a method a dataset did not run (the control's baselines) is left out there
+        stats = [s[d][m] or {"mean": None, "sd": None} for d in results.config.datasets]
         fig.add_trace(go.Bar(
-            x=names, y=[s[d][m]["mean"] for d in results.config.datasets], name=METHOD_NAMES[m],
-            error_y=dict(type="data", array=[s[d][m]["sd"] for d in results.config.datasets]),
+            x=names, y=[st["mean"] for st in stats], name=METHOD_NAMES[m],
+            error_y=dict(type="data", array=[st["sd"] for st in stats]),
             marker_color=METHOD_COLORS[m],
         ))  # fmt: skip
     fig.add_hline(y=0, line=REFERENCE_LINE)

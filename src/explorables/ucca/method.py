@@ -12,6 +12,9 @@ The pipeline (our reconstruction from the abstract; see the chapter):
    eq. ``ucca-alternate``), which never decreases the sum of the top-``k`` correlations;
 4. the projections are those of the last CCA, mapped back to the raw views.
 
+The chapter's ablations of step 2 run through the same :func:`ucca`: ``solver="none"`` (FAQ off: the
+best-ranked start goes straight to step 3) and ``starts="scipy"`` (FAQ from scipy's own random starts).
+
 Nothing here ever sees the true pairing: the functions receive two sets of rows.
 """
 
@@ -32,7 +35,9 @@ from ..core.params import Bool, Choice, Device, Int, Positive
 from ..core.validation import check_choice, check_int, check_matrix, check_positive
 from .cca import MAX_SIZE, CCAFit, check_permutation, fit_whitening
 
-SOLVERS: tuple[str, ...] = ("faq", "entropic")
+SOLVERS: tuple[str, ...] = ("faq", "entropic", "none")
+#: where FAQ starts: the screened rotation starts (the pipeline), or scipy's own random doubly stochastic starts
+STARTS: tuple[str, ...] = ("rotation", "scipy")
 #: the most restarts, iterations or alternations a solver here takes
 MAX_ITERATIONS = 100_000
 
@@ -93,6 +98,17 @@ def reflected_pairings(Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray) -> l
     return out
 
 
+def _sum_rho2(Xw: np.ndarray, Yw: np.ndarray, p: np.ndarray) -> float:
+    """``Σρ²`` of a pairing, eq. (ucca-qap), in ``O(n d²)``."""
+    return float(np.sum((Xw.T @ Yw[p] / Xw.shape[0]) ** 2))
+
+
+def ranked_starts(Xw: np.ndarray, Yw: np.ndarray, n_restarts: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """``n_restarts`` :func:`screened_start` pairings, best first by eq. (ucca-qap) (no pairing information)."""
+    starts = [screened_start(Xw, Yw, rng) for _ in range(n_restarts)]
+    return sorted(starts, key=lambda p: _sum_rho2(Xw, Yw, p), reverse=True)
+
+
 @checked(
     Xw=Array("n d"),
     Yw=Array("n d"),
@@ -100,6 +116,7 @@ def reflected_pairings(Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray) -> l
     n_faq=Int(1, MAX_ITERATIONS),
     maxiter=Int(1, MAX_ITERATIONS),
     reflect=Bool(),
+    starts=Choice(STARTS),
 )
 def faq_pairing(
     Xw: np.ndarray,
@@ -109,6 +126,7 @@ def faq_pairing(
     n_faq: int = 5,
     maxiter: int = 30,
     reflect: bool = True,
+    starts: str = "rotation",
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, list[float]]:
     """Approximately maximise ``tr(A P B Pᵀ)`` (eq. ``ucca-qap``) with scipy's FAQ from the best starts.
@@ -122,6 +140,10 @@ def faq_pairing(
     that improves the objective. Everything is chosen by the objective alone: no pairing information is
     used. Returns the best permutation and the ``Σρ² = tr(A P B Pᵀ)/n²`` of each FAQ run (of its start where
     FAQ ended lower).
+
+    ``starts="scipy"`` (the ablation of the starts) replaces the screened starts by ``n_faq`` of scipy's own
+    random starts (``P0="randomized"``: the barycentre averaged with a random doubly stochastic matrix);
+    ``n_restarts`` is then unused.
     """
     Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
     n_restarts = check_int("n_restarts", n_restarts, 1)
@@ -129,25 +151,31 @@ def faq_pairing(
     n = Xw.shape[0]
     A, B = Xw @ Xw.T, Yw @ Yw.T
 
-    def objective(p: np.ndarray) -> float:  # Σρ² of a pairing, eq. (ucca-qap), in O(n d²)
-        return float(np.sum((Xw.T @ Yw[p] / n) ** 2))
+    starts = check_choice("starts", starts, STARTS)
 
-    starts = sorted((screened_start(Xw, Yw, rng) for _ in range(n_restarts)), key=objective, reverse=True)
+    def objective(p: np.ndarray) -> float:
+        return _sum_rho2(Xw, Yw, p)
+
     best, scores = None, []
 
-    def search(start: np.ndarray) -> bool:  # one FAQ run; True if it (or its start) improves on the best so far
+    def search(start: np.ndarray | None) -> bool:  # one FAQ run; True if it (or its start) improves on the best
         nonlocal best
-        options = dict(maximize=True, P0=np.eye(n)[start], maxiter=maxiter, rng=rng)
+        P0 = "randomized" if start is None else np.eye(n)[start]
+        options = dict(maximize=True, P0=P0, maxiter=maxiter, rng=rng)
         res = quadratic_assignment(A, B, method="faq", options=options)  # scipy's FAQ
-        found = res.col_ind if float(res.fun) / n**2 >= objective(start) else start
+        found = res.col_ind if start is None or float(res.fun) / n**2 >= objective(start) else start
         scores.append(objective(found))
         if best is None or scores[-1] > max(scores[:-1]) + 1e-12:
             best = found
             return True
         return False
 
-    for start in starts[:n_faq]:
-        search(start)
+    if starts == "rotation":
+        for start in ranked_starts(Xw, Yw, n_restarts, rng)[:n_faq]:
+            search(start)
+    else:
+        for _ in range(n_faq):
+            search(None)
     improved = reflect
     while improved:  # FAQ from the sign flips of the best pairing's canonical directions, eq. (ucca-reflect)
         improved = any([search(p) for p in reflected_pairings(Xw, Yw, best)])
@@ -270,6 +298,7 @@ def refine_pairing(
     n_alternations=Int(0, MAX_ITERATIONS),
     solver=Choice(SOLVERS),
     reflect=Bool(),
+    starts=Choice(STARTS),
     device=Device(),
 )
 def ucca(
@@ -283,6 +312,7 @@ def ucca(
     n_alternations: int = 10,
     solver: str = "faq",
     reflect: bool = True,
+    starts: str = "rotation",
     device: str = "cpu",
     rng: np.random.Generator,
 ) -> UCCAFit:
@@ -290,6 +320,11 @@ def ucca(
 
     ``X`` and ``Y`` must hold the same number of samples (a pairing is a permutation) and the
     order of ``Y``'s rows carries no information. Steps 1–4 of the module docstring.
+
+    Ablations of step 2 (the chapter's "does the QAP step do the work?"): ``solver="none"`` skips FAQ (and the
+    reflections, which are FAQ runs): the best of the ``n_restarts`` screened starts by eq. ``ucca-qap`` goes
+    straight to the alternation; ``starts="scipy"`` runs FAQ from scipy's own random starts instead
+    (:func:`faq_pairing`).
     """
     X, Y = check_matrix("X", X), check_matrix("Y", Y)
     if X.shape[0] != Y.shape[0]:
@@ -310,7 +345,12 @@ def ucca(
     # n × n products of small matrices: one BLAS thread is faster, and on a shared machine far faster
     with threadpool_limits(1, user_api="blas"):
         if solver == "faq":  # step 2, eq. (ucca-qap)
-            start, restarts = faq_pairing(Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, reflect=reflect, rng=rng)
+            start, restarts = faq_pairing(
+                Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, reflect=reflect, starts=starts, rng=rng
+            )
+        elif solver == "none":  # the ablation: no QAP solver, the best-ranked start
+            start = ranked_starts(Xw, Yw, n_restarts, rng)[0]
+            restarts = [_sum_rho2(Xw, Yw, start)]
         else:
             start, restarts = entropic_pairing(Xw, Yw, n_restarts=n_restarts, device=device, reflect=reflect, rng=rng)
         qap = float(np.sum((Xw.T @ Yw[start] / n) ** 2))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.arguments import ArgumentError, Array, OfInstance, checked
+from ..core.arguments import Array, RowsOf, checked
 from ..core.params import Choice, Float, Int, Probability
 from ..core.validation import check_int
 
@@ -53,15 +53,7 @@ class Modalities:
                 f"{self.image.shape[0]}, {self.text.shape[0]} and {self.labels.shape[0]}"
             )
 
-    def _check_rows(self, name: str, value: object) -> np.ndarray:
-        """Row indices: a non-empty 1-D integer array with entries in ``[0, n)``."""
-        rows = np.asarray(Array("r", integer=True).check(name, value))
-        if rows.min() < 0 or rows.max() >= len(self.image):
-            last = len(self.image) - 1
-            raise ArgumentError(f"{name} must hold row indices in [0, {last}], got {rows.min()} to {rows.max()}")
-        return rows
-
-    @checked(rows=OfInstance("_check_rows", "a non-empty 1-D integer array of row indices in [0, n)"))
+    @checked(rows=RowsOf(table="image"))
     def subset(self, rows: np.ndarray) -> Modalities:
         """The modalities (and labels) of the given rows, in their order."""
         return Modalities(self.image[rows], self.text[rows], self.labels[rows])

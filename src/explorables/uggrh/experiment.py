@@ -104,10 +104,6 @@ class UGGRHConfig(ExperimentConfig):
             timing_n_database=1_000_000, timing_n_queries=100,
         ),
     }  # fmt: skip
-    PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU with >= 16 GB (full-batch 5000 x 5000 similarity targets, 4096-d image features); "
-        "estimated well under an hour per dataset, not measured"
-    )
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = NPZ_LAYOUT
 
