@@ -85,10 +85,12 @@ class TrustRegionCLConfig(ExperimentConfig):
         "101 over a grid that ends at inf: benchmarks/tune_trust_region_cl.py, data/trust_region_cl_tuning.json)",
     )
     iso_radius: float = param(
-        float("inf"),
+        1.0,
         Radius(optional=False),
-        "radius of the control's trust region in the isotropic metric (mean Fisher entry), tuned like trust_radius; "
-        "inf (no constraint) makes the control generative replay itself, and its runs are replay's",
+        "radius of the control's trust region in the isotropic metric (mean Fisher entry), tuned like trust_radius "
+        "on the same runs but over the grid's finite radii only (a control must constrain: "
+        "benchmarks/trust_region_cl_stability_rule.md); inf (no constraint) makes the control generative replay "
+        "itself, its runs are replay's, and its gate then fails",
     )
     dual_lr: float = param(
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
@@ -184,11 +186,6 @@ class TrustRegionCLConfig(ExperimentConfig):
             n_maml=1024,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU with >= 16 GB (ten digit classes in sequence, 30 members of a 4x512 MLP; the per-sample Fisher "
-        "gradients take ~7 GB per chunk of 64 samples); tens of minutes (estimate, not timed)"
-    )
-
     def cross_checks(self) -> None:
         check_tasks(self.tasks)
         if len(self.tasks) < 2:
