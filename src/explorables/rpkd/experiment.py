@@ -36,7 +36,15 @@ from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Int, Seeds, Tuple, param
 from ..core.threads import available_cpus, one_cpu_thread
 from ..core.validation import check_int
-from .data import ImageTask, load_cifar_task, load_digits_task, make_split, student_labels, super_labels
+from .data import (
+    ImageTask,
+    load_cifar_task,
+    load_digits_task,
+    make_split,
+    shifted_task,
+    student_labels,
+    super_labels,
+)
 from .losses import GRID, OFA_EPS, TAU, TEMPERATURE, RandomPrototypes
 from .models import STUDENTS
 from .probe import TARGETS, distillation_targets, probe_accuracy
@@ -57,6 +65,8 @@ class RPKDConfig(ExperimentConfig):
 
     dataset: str = param("digits", Choice(DATASETS), "'digits' (scikit-learn, bundled) or CIFAR from --data-root")
     image_size: int = param(8, Int(4, 64), "image side (CIFAR is grey-scaled and resized to it; digits are 8)")
+    shift: int = param(0, Int(0, 8), "each image moved once by a fixed random offset in [-shift, shift]^2 pixels "
+                       "(zero fill; the same offsets in every run); 0: the images as they are")
     class_grid: tuple[int, ...] = param(
         (10, 5, 2), Tuple(Int(2, 10), distinct=True), "super-class counts C (labels: fine digit mod C)"
     )
@@ -119,10 +129,10 @@ class RPKDResults(Results[RPKDConfig]):
 def load_task(cfg: RPKDConfig) -> ImageTask:
     """The image task of the config: digits (bundled) or CIFAR (read from ``data_root``)."""
     if cfg.dataset == "digits":
-        return load_digits_task()
+        return shifted_task(load_digits_task(), cfg.shift)
     if not cfg.data_root:
         raise ValueError(f"data_root must name a folder with {RPKDConfig.DATA_DESCRIPTION} for dataset {cfg.dataset!r}")
-    return load_cifar_task(cfg.data_root, cfg.dataset, size=cfg.image_size)
+    return shifted_task(load_cifar_task(cfg.data_root, cfg.dataset, size=cfg.image_size), cfg.shift)
 
 
 #: the arms of the standard-protocol run (every label known): the methods, without the control, to fit the budget
