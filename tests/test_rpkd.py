@@ -47,7 +47,7 @@ from explorables.rpkd.claims import (
     teacher_info_verdict,
     transfer_verdict,
 )
-from explorables.rpkd.data import load_cifar_task, load_digits_task, make_split
+from explorables.rpkd.data import load_cifar_task, load_digits_task, make_split, shifted_task
 from explorables.rpkd.experiment import (
     STANDARD_ARMS,
     RPKDConfig,
@@ -374,6 +374,25 @@ def test_standard_protocol_field_labels_every_training_image():
     assert labelled_count(RPKDConfig(n_labelled=50), 1300) == 50
     assert RPKDConfig.preset("paper").protocol == "standard"  # the paper's benchmarks are fully labelled
     assert standard_protocol(RPKDConfig.preset("smoke")).protocol == "standard"
+
+
+def test_shifted_digits_are_each_image_moved_by_at_most_the_shift_with_zero_fill():
+    task = load_digits_task()
+    same = shifted_task(task, 0)
+    assert torch.equal(same.images, task.images)
+    moved = shifted_task(task, 1)
+    assert torch.equal(moved.fine, task.fine) and moved.images.shape == task.images.shape
+    assert torch.equal(moved.images, shifted_task(task, 1).images)  # one fixed data set, not a fresh draw
+    pad = torch.nn.functional.pad(task.images, (1, 1, 1, 1))
+    n_moved = 0
+    for i in range(40):  # each image is some window of its own zero-padded picture: a shift in [-1, 1]^2
+        windows = [pad[i, 0, 1 - dy:9 - dy, 1 - dx:9 - dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
+        assert any(torch.equal(moved.images[i, 0], w) for w in windows)
+        n_moved += not torch.equal(moved.images[i], task.images[i])
+    assert n_moved > 20  # most images move (8 of 9 offsets are not zero)
+    with pytest.raises(ValueError, match="max_shift"):
+        shifted_task(task, 9)
+    assert RPKDConfig.preset("book", shift=1).shift == 1
 
 
 def test_teacher_targets_standardise_other_images_with_the_transfer_set_statistics():

@@ -69,6 +69,30 @@ def load_cifar_task(root: str, name: str = "cifar100", size: int = 16, n_fine: i
     return ImageTask(images=x, fine=torch.from_numpy(fine[keep]).long())
 
 
+#: the generator seed of the shifted data set: one fixed variant, whatever the run's base seed
+SHIFT_SEED = 2026
+
+
+@checked(max_shift=Int(0, 8))
+def shifted_task(task: ImageTask, max_shift: int) -> ImageTask:
+    """A harder variant of ``task``: every image translated once by its own offset ``(dy, dx)``, each drawn
+    uniformly from ``[-max_shift, max_shift]`` by a fixed generator (:data:`SHIFT_SEED`), with zero fill.
+
+    The variant is a fixed data set (the same offsets in every run); ``max_shift = 0`` returns ``task``.
+    Convolutions with pooling are built for shifts; a network over fixed-position tokens is not.
+    """
+    if max_shift == 0:
+        return task
+    n, _, h, w = task.images.shape
+    check_int("max_shift", max_shift, 0, min(h, w) - 1)
+    offsets = torch.randint(-max_shift, max_shift + 1, (n, 2), generator=torch.Generator().manual_seed(SHIFT_SEED))
+    padded = torch.nn.functional.pad(task.images, (max_shift,) * 4)
+    rows = (max_shift - offsets[:, 0])[:, None] + torch.arange(h)  # output row r reads padded row r + s - dy
+    cols = (max_shift - offsets[:, 1])[:, None] + torch.arange(w)
+    images = padded[torch.arange(n)[:, None, None], 0, rows[:, :, None], cols[:, None, :]].unsqueeze(1)
+    return ImageTask(images=images.contiguous(), fine=task.fine.clone())
+
+
 @dataclass
 class Split:
     """Index sets of one seed: ``train`` (the teacher's data and the transfer set), ``labelled`` (the
