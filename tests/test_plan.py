@@ -18,7 +18,7 @@ from .conftest import ROOT
 PLANNED = sorted(s for s in CHAPTERS if importlib.util.find_spec(f"explorables.plans.{s}") is not None)
 #: chapters whose plan module is still to be written (issue 52 asks for all 19), typed here, not derived: a plan
 #: module that goes missing must fail the test below, and a new one must be taken off this list
-NOT_YET: set[str] = {"ucca"}
+NOT_YET: set[str] = set()
 
 
 def test_the_planned_chapters_are_the_registry_minus_the_listed_gaps():
@@ -37,6 +37,51 @@ def test_committed_plan_exists_and_is_well_formed(slug):
     assert isinstance(plan["fits_one_gpu"], bool)
     line = cli.paper_needs(slug, CHAPTERS[slug].module().Config)
     assert line == core_plan.hardware_line(plan) and "explorables plan" in line
+
+
+@pytest.mark.parametrize("slug", PLANNED)
+def test_committed_plan_was_measured_from_the_current_plan_module_and_preset(slug):
+    """A plan module or ``paper`` preset edited after its plan was written stales the plan (its hash differs)."""
+    assert core_plan.read_plan(slug)["source_hash"] == core_plan.plan_source_hash(slug), (
+        f"data/plans/{slug}.json is stale (plans/{slug}.py or the paper preset changed): "
+        f"run `python -m explorables plan {slug} --write`")
+
+
+def test_the_source_hash_follows_the_module_and_the_preset(monkeypatch):
+    slug = PLANNED[0]
+    config = CHAPTERS[slug].module().Config
+    before = core_plan.plan_source_hash(slug)
+    paper = {**config.PRESETS["paper"], "seeds": (100, 101)}
+    monkeypatch.setitem(config.PRESETS, "paper", paper)
+    assert core_plan.plan_source_hash(slug) != before
+
+
+def test_every_chapter_shows_a_generated_hardware_line_and_no_typed_fallback(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "typed estimate" not in out
+    for slug in CHAPTERS:
+        assert "(typed estimate" not in cli.paper_needs(slug, CHAPTERS[slug].module().Config)
+    assert out.count("(from `explorables plan`)") >= len(CHAPTERS)
+
+
+@pytest.mark.parametrize("slug", PLANNED)
+def test_page_plan_table_renders_the_committed_json(slug):
+    plan = core_plan.read_plan(slug)
+    text = core_plan.plan_table(slug)._repr_markdown_()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| part")]
+    assert [r.split(" | ")[0].removeprefix("| ") for r in rows] == [p["name"] for p in plan["parts"]]
+    assert core_plan.human_seconds(plan["projected_s"]) in text and plan["paper_scale"].split(":")[0] in text
+    assert ("Fits one GPU:** yes" in text) == (plan["fits_one_gpu"] and any(p["runs_on"] == "gpu"
+                                                                            for p in plan["parts"]))
+
+
+def test_every_chapter_page_has_exactly_one_plan_cell_in_its_full_scale_section():
+    for page in sorted((ROOT / "book").glob("[0-9][0-9]-*.md")):
+        slug = page.stem.split("-", 1)[1]
+        text = page.read_text()
+        assert text.count(f'plan_table("{slug}")') == 1, page.name
+        assert text.index("## Going to full scale") < text.index(f'plan_table("{slug}")'), page.name
 
 
 @pytest.mark.parametrize("slug", PLANNED)
@@ -72,6 +117,21 @@ def test_a_convolutions_backward_costs_two_forwards_whatever_its_groups(groups):
     assert row.flops_per_step == 3 * forward
 
 
+def test_memory_traffic_counts_what_an_elementwise_step_reads_and_writes_and_bounds_its_projection():
+    n = 3000  # large enough that moving the matrices outlasts the few kernels' launches
+    x = torch.randn(n, n, dtype=torch.float64)
+    f = torch.randn(n, 1, dtype=torch.float64)
+    row = core_plan.measure_part(core_plan.Part("sinkhorn", "one half-step", lambda: torch.logsumexp(x + f, dim=0),
+                                                steps=5, precision="fp64"))
+    # x + f reads x (and f once, not expanded) and writes a matrix; logsumexp reads it: at least three matrices
+    assert row.bytes_per_step >= 3 * 8 * n**2 and row.flops_per_step == 0
+    assert row.bound == "memory traffic"
+    assert row.projected_s == pytest.approx(5 * row.bytes_per_step / (core_plan.UTILISATION
+                                                                       * core_plan.GPU["memory_bandwidth"]))
+    view = core_plan.measure_part(core_plan.Part("view", "a transpose", lambda: x.t(), steps=1))
+    assert view.bytes_per_step == 0  # a view moves no data
+
+
 def test_meta_steps_count_memory_from_tensor_sizes_and_have_no_time():
     def step():
         x = torch.empty(1000, 1000, device="meta")
@@ -103,6 +163,12 @@ def test_scaled_and_extrapolated_parts():
     row = core_plan.measure_part(core_plan.Part("cpu", "numpy", lambda: sum(range(1000)), steps=3, runs_on="cpu",
                                                 operations=10.0, scale=4.0, repeat=1))
     assert row.flops_per_step == 40.0 and row.projected_s == pytest.approx(3 * row.step_s)
+    a = torch.randn(64, 64)
+    plain = core_plan.measure_part(core_plan.Part("mm", "one product", lambda: a @ a, steps=1))
+    scaled = core_plan.measure_part(core_plan.Part("mm", "one product", lambda: a @ a, steps=1, scale=4.0,
+                                                   memory_scale=3.0))
+    assert scaled.flops_per_step == 4 * plain.flops_per_step and scaled.bytes_per_step == 4 * plain.bytes_per_step
+    assert scaled.kernels_per_step == plain.kernels_per_step and scaled.peak_bytes >= 3 * 4 * 2 * 64 * 64
     w = torch.randn(32, 16)
 
     def at(b):
