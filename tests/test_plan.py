@@ -76,6 +76,12 @@ def test_page_plan_table_renders_the_committed_json(slug):
                                                                             for p in plan["parts"]))
 
 
+def test_page_plan_table_without_the_repository_says_where_the_plan_is(monkeypatch, tmp_path):
+    monkeypatch.setattr(core_plan, "PLAN_DIR", tmp_path)
+    text = str(core_plan.plan_table("ucca"))
+    assert "data/plans/ucca.json" in text and "|" not in text
+
+
 def test_every_chapter_page_has_exactly_one_plan_cell_in_its_full_scale_section():
     for page in sorted((ROOT / "book").glob("[0-9][0-9]-*.md")):
         slug = page.stem.split("-", 1)[1]

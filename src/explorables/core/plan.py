@@ -523,7 +523,10 @@ class PlanTable:
 
     def markdown(self) -> str:
         plan = self.plan
-        rows = ["| part | parameters | FLOPs / step | peak memory | steps | projected time |",
+        rows = [f"What the `paper` preset costs, from `python -m explorables plan {plan['slug']}`: a few steps of each "
+                "loop run at full size (or on torch's `meta` device), counted and timed; the committed plan is "
+                f"`data/plans/{plan['slug']}.json`.", "",
+                "| part | parameters | FLOPs / step | peak memory | steps | projected time |",
                 "|---|---|---|---|---|---|"]
         for p in plan["parts"]:
             estimate = "" if p["flops_source"] == "FlopCounterMode" else " (estimate)"
@@ -552,12 +555,22 @@ class PlanTable:
 
 
 def plan_table(slug: str) -> PlanTable:
-    """The committed plan of ``slug``'s ``paper`` preset as a chapter page shows it (a markdown table)."""
+    """The committed plan of ``slug``'s ``paper`` preset as a chapter page shows it (a markdown table); a sentence
+    saying where it is when the repository's ``data/plans`` is not on disk."""
     plan = read_plan(slug)
-    if plan is None:
-        raise ValueError(f"chapter {slug!r} has no committed plan (data/plans/{slug}.json): run "
-                         f"`python -m explorables plan {slug} --write`")
-    return PlanTable(plan)
+    return PlanTable(plan) if plan is not None else _NoPlan(slug)
+
+
+class _NoPlan(PlanTable):
+    """Where the committed plans are not on disk (a package installed without the repository, as on Colab)."""
+
+    def __init__(self, slug: str) -> None:
+        super().__init__({"slug": slug})
+
+    def markdown(self) -> str:
+        slug = self.plan["slug"]
+        return (f"The plan of the `paper` preset is committed in the repository as `data/plans/{slug}.json`, which "
+                f"this installation does not hold; `python -m explorables plan {slug}` measures it here.")
 
 
 def check_plan_structure(plan: dict[str, Any]) -> list[str]:
