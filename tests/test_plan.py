@@ -103,6 +103,17 @@ def test_dry_paper_plan_runs_on_the_cpu_with_the_committed_parts(slug):
         assert p["peak_bytes"] > 0 and p["kernels_per_step"] >= 0
 
 
+def test_a_data_root_in_the_standard_layout_reaches_the_plans_loader(tmp_path):
+    """rpkd's plan reads CIFAR-100 from --data-root (torchvision's pickled folder) when one is given; a tiny
+    fixture in that layout exercises the loader (dry: small batches)."""
+    from explorables.core.datasets import write_cifar
+
+    write_cifar(tmp_path, "cifar100", n_train=600, n_test=100, n_classes=10)
+    plan = build_plan("rpkd", "paper", data_root=str(tmp_path), dry=True).to_json()
+    assert core_plan.check_plan_structure(plan) == []
+    assert any(f"from {tmp_path}" in p["note"] for p in plan["parts"])  # read from the fixture, not synthetic
+
+
 def test_flop_count_of_a_matmul_is_two_m_n_k_and_memory_sees_the_output():
     m, n, k = 64, 32, 16
     a, b = torch.randn(m, k), torch.randn(k, n)
@@ -188,6 +199,41 @@ def test_scaled_and_extrapolated_parts():
         core_plan.measure_part(core_plan.Part("mm", "batch", None, step_at=at, batch=3, steps=1))
     with pytest.raises(ValueError, match="step_at"):
         core_plan.Part("none", "neither", None, steps=1)
+    with pytest.raises(ValueError, match="one of"):
+        core_plan.Part("both", "two", lambda: None, step_at=at, batch=4, steps=1)
+
+
+def test_a_loops_setup_cancels_in_the_difference_of_two_loop_lengths():
+    a, b = torch.randn(48, 48), torch.randn(48, 48)
+
+    def loop(k):
+        def run():
+            setup = torch.linalg.matrix_power(a, 4)  # built once per call, like a model or a k-NN graph
+            for _ in range(k):
+                setup = setup @ b
+        return run
+
+    row = core_plan.measure_part(core_plan.Part("loop", "one product", None, step_loop=loop, steps=10,
+                                                loop_steps=(1, 3)))
+    assert row.flops_per_step == pytest.approx(2 * 48**3)
+    with pytest.raises(ValueError, match="loop_steps"):
+        core_plan.Part("loop", "x", None, step_loop=loop, steps=1, loop_steps=(2, 2))
+    with pytest.raises(ValueError, match="one of"):
+        core_plan.Part("loop", "x", lambda: None, step_loop=loop, steps=1)
+
+
+def test_parts_that_run_the_same_step_share_one_measurement():
+    calls = []
+
+    def step():
+        calls.append(1)
+        return sum(range(1000))
+
+    plan = core_plan.make_plan("demo", [core_plan.Part("a", "x", step, steps=2, runs_on="cpu", repeat=2),
+                                        core_plan.Part("b", "x", step, steps=5, runs_on="cpu")], "no: a demo")
+    a, b = plan.parts
+    assert len(calls) == 2 and a.step_s == b.step_s and "measured once" in b.note
+    assert b.projected_s == pytest.approx(5 * a.step_s)
 
 
 def test_bad_parts_and_broken_plans_are_refused():

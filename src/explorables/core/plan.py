@@ -118,6 +118,10 @@ class Part:
     step_at: Callable[[int], Callable[[], Any]] | None = None
     batch: int = 0
     small_batches: tuple[int, int] = (2, 4)
+    #: for loops whose call also builds things once (models, optimisers, a k-NN graph): ``step_loop(k)`` runs the
+    #: loop for ``k`` steps; the part is measured at ``loop_steps`` and one step costs their difference per step
+    step_loop: Callable[[int], Callable[[], Any]] | None = None
+    loop_steps: tuple[int, int] = (1, 2)
     #: CPU code measured on a smaller problem: the measured time (and operation count) is multiplied by this
     #: factor, from the code's stated complexity (the note says which); so is a GPU part's FLOPs and memory traffic
     #: (its kernel count is not: the loop's length does not depend on the problem's size)
@@ -126,8 +130,11 @@ class Part:
     memory_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.step is None and self.step_at is None:
-            raise ValueError(f"part {self.name!r} needs step (one step) or step_at (one step at a given batch)")
+        if (self.step, self.step_at, self.step_loop).count(None) != 2:
+            raise ValueError(f"part {self.name!r} needs one of step (one step), step_at (one step at a given batch) "
+                             "or step_loop (k steps of the loop)")
+        if not (0 < self.loop_steps[0] < self.loop_steps[1]):
+            raise ValueError(f"loop_steps must be 0 < k1 < k2, got {self.loop_steps}")
         if self.device not in ("cpu", "meta", "cuda"):
             raise ValueError(f"device must be 'cpu', 'meta' or 'cuda', got {self.device!r}")
         if self.precision not in PRECISIONS:
@@ -289,12 +296,35 @@ def measure_part(part: Part) -> PartPlan:
 
     With ``part.step_at``, the step runs at the two ``small_batches`` instead and every count is
     extrapolated linearly to ``part.batch`` (FLOPs and activations grow linearly with the batch;
-    parameters and optimiser state do not: the line through two batches separates the two)."""
+    parameters and optimiser state do not: the line through two batches separates the two).
+
+    With ``part.step_loop``, the loop runs for ``k1`` and ``k2`` steps and one step counts the difference
+    divided by ``k2 - k1`` (what is built once per call, models, optimisers, graphs, cancels); the peak
+    memory is the longer run's."""
+    if part.step_loop is not None:
+        k1, k2 = part.loop_steps
+        rows = [measure_part(dataclasses.replace(part, step=part.step_loop(k), step_loop=None, scale=1.0))
+                for k in (k1, k2)]  # fmt: skip
+        r1, r2 = rows
+
+        def per_step(a: float, b: float) -> float:
+            return max(0.0, (b - a) / (k2 - k1))
+
+        step_s = None
+        if r1.step_s is not None:  # a noisy difference below zero falls back to the longer run's mean step
+            step_s = per_step(r1.step_s, r2.step_s) or r2.step_s / k2
+        note = (part.note + "; " if part.note else "") + (
+            f"one step is the difference of loops of {k1} and {k2} steps (what a call builds once cancels)")
+        marginal = dataclasses.replace(part, step=lambda: None, step_loop=None)
+        return _row(marginal, per_step(r1.flops_per_step, r2.flops_per_step), r2.flops_source, r2.peak_bytes,
+                    r2.memory_source, step_s, round(per_step(r1.kernels_per_step, r2.kernels_per_step)), note,
+                    per_step(r1.bytes_per_step, r2.bytes_per_step))
     if part.step_at is not None:
         b1, b2 = part.small_batches
         if not (0 < b1 < b2 <= part.batch):
             raise ValueError(f"small_batches must be 0 < b1 < b2 <= batch ({part.batch}), got {part.small_batches}")
-        rows = [measure_part(dataclasses.replace(part, step=part.step_at(b), step_at=None, repeat=1)) for b in (b1, b2)]
+        rows = [measure_part(dataclasses.replace(part, step=part.step_at(b), step_at=None, repeat=1, scale=1.0))
+                for b in (b1, b2)]
         x = (part.batch - b1) / (b2 - b1)
 
         def line(a: float, b: float) -> float:
@@ -380,7 +410,20 @@ def parameter_count(*modules: torch.nn.Module) -> int:
 def make_plan(slug: str, parts: list[Part], paper_scale: str, scale: str = "paper", notes: str = "") -> ChapterPlan:
     if paper_scale.split(":")[0].split(" ")[0] not in ("yes", "partly", "no"):
         raise ValueError(f"paper_scale must start with yes / partly / no, got {paper_scale!r}")
-    return ChapterPlan(slug, scale, [measure_part(p) for p in parts], paper_scale, notes)
+    rows: list[PartPlan] = []
+    for i, part in enumerate(parts):
+        twin = next((j for j in range(i) if part.step is not None and parts[j].step is part.step), None)
+        if twin is None or part.scale != 1.0 or parts[twin].scale != 1.0 or part.device != parts[twin].device:
+            rows.append(measure_part(part))
+            continue
+        # the same step as an earlier part (another loop that runs the same call): one measurement, not two
+        # noisy ones of the same thing
+        r = rows[twin]
+        flops = float(part.operations) if part.operations is not None else r.flops_per_step
+        note = (part.note + "; " if part.note else "") + f"the step of '{r.name}', measured once"
+        rows.append(_row(part, flops, r.flops_source, r.peak_bytes, r.memory_source, r.step_s, r.kernels_per_step,
+                         note, r.bytes_per_step or 0.0))
+    return ChapterPlan(slug, scale, rows, paper_scale, notes)
 
 
 # ---- rendering -------------------------------------------------------------------------------
