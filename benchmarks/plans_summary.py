@@ -52,7 +52,8 @@ def main() -> int:
         "default in torch), so a convolution-heavy part's projection is an upper bound. Parts that run on the CPU "
         "even on a GPU machine are projected from the measured CPU step time, single process. Plans written "
         "before the memory-traffic term existed leave it out (their tables say so): "
-        + (", ".join(s for s, p in plans.items() if not all("bytes_per_step" in q for q in p["parts"])) or "none")
+        + (", ".join(s for s, p in plans.items()
+                     if not all("bytes_per_step" in q for q in p["parts"] if q["runs_on"] == "gpu")) or "none")
         + ". A part measured at a smaller size and scaled by its code's complexity says so in its note.",
         "",
         overview(plans),

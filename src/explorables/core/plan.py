@@ -456,7 +456,7 @@ def human_seconds(s: float) -> str:
 def render_markdown(plan: dict[str, Any]) -> str:
     """The plan (as :meth:`ChapterPlan.to_json` writes it) as a markdown table and two lines of totals."""
     rate = {k: human_count(UTILISATION * v) for k, v in GPU["peak_flops"].items()}
-    traffic = all("bytes_per_step" in p for p in plan["parts"])
+    traffic = all("bytes_per_step" in p for p in plan["parts"] if p["runs_on"] == "gpu")
     lines = [
         f"Plan of `{plan['slug']}` at scale `{plan['scale']}`; projections for one {plan['gpu']} at "
         f"{plan['utilisation']:.0%} of its peak rate (fp32 {rate['fp32']}FLOP/s, fp64 {rate['fp64']}FLOP/s at that "
@@ -579,13 +579,17 @@ class PlanTable:
             rows.append(f"| {p['name']} | {human_count(p['parameters'])} | {flops} | {human_bytes(p['peak_bytes'])} "
                         f"| {p['steps']:,} | {human_seconds(p['projected_s'])} on {where} |")
         gpu = any(p["runs_on"] == "gpu" for p in plan["parts"])
+        untimed = gpu and not all("bytes_per_step" in p for p in plan["parts"] if p["runs_on"] == "gpu")
         fits = ("yes" if plan["fits_one_gpu"] else "no (see `python -m explorables plan`)") if gpu else (
             "no GPU needed (CPU code)")
         verdict, _, why = plan["paper_scale"].partition(":")
         return "\n".join([
             *rows, "",
             f"**Projected in all:** {human_seconds(plan['projected_s'])}, on one {plan['gpu']} at "
-            f"{plan['utilisation']:.0%} of its peak rate (CPU parts from step times measured on a shared CPU). "
+            f"{plan['utilisation']:.0%} of its peak rate{'' if untimed else ' or memory bandwidth'}; CPU parts from "
+            "step times measured on a shared CPU"
+            + ("; memory bandwidth is not counted in this plan, so a bandwidth-bound part may take longer" if untimed
+               else "") + ". "
             f"**Peak memory:** {human_bytes(plan['peak_bytes'])}. **Fits one GPU:** {fits}. "
             f"**Matches the paper's stated scale:** {verdict.strip()}" + (f": {why.strip()}" if why else "") + ".",
         ])
