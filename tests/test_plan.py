@@ -108,7 +108,7 @@ def test_a_data_root_in_the_standard_layout_reaches_the_plans_loader(tmp_path):
     fixture in that layout exercises the loader (dry: small batches)."""
     from explorables.core.datasets import write_cifar
 
-    write_cifar(tmp_path, "cifar100", n_train=600, n_test=100, n_classes=10)
+    write_cifar(tmp_path, "cifar100", n_train=5000, n_test=1000, n_classes=10)  # the 6,000 images kept
     plan = build_plan("rpkd", "paper", data_root=str(tmp_path), dry=True).to_json()
     assert core_plan.check_plan_structure(plan) == []
     assert any(f"from {tmp_path}" in p["note"] for p in plan["parts"])  # read from the fixture, not synthetic
