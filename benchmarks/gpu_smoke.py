@@ -274,14 +274,20 @@ def run_pass(slug: str, scale: str, args: argparse.Namespace, workdir: Path) -> 
     return state
 
 
-def plan_notes(slug: str) -> list[str]:
-    """The committed plan's projection of the full ``paper`` preset (peak memory and time on one H100), if any."""
+def plan_notes(slug: str, peak_mb: float | None = None) -> list[str]:
+    """The committed plan's projection of the full ``paper`` preset (peak memory and time on one H100), if any,
+    and the capped run's measured peak memory as a share of the planned peak (the capped run keeps the preset's
+    model, data and batch sizes, so its peak should be near the plan's; far below or above says the plan or the
+    run is off)."""
     from explorables.core.plan import human_bytes, human_seconds, read_plan
 
     plan = read_plan(slug)
     if plan is None:
         return []
-    return [f"plan: peak {human_bytes(plan['peak_bytes'])}, full preset projected {human_seconds(plan['projected_s'])}"]
+    note = f"plan: peak {human_bytes(plan['peak_bytes'])}, full preset projected {human_seconds(plan['projected_s'])}"
+    if peak_mb and plan["peak_bytes"]:
+        note += f"; measured peak / planned peak {peak_mb * 1e6 / plan['peak_bytes']:.2g}"
+    return [note]
 
 
 def table(rows: list[dict[str, Any]], args: argparse.Namespace, header: str) -> str:
@@ -300,7 +306,7 @@ def table(rows: list[dict[str, Any]], args: argparse.Namespace, header: str) -> 
         if row.get("error"):
             notes.append(row["error"].replace("|", "/"))
         if row["scale"] == "paper":  # against the committed plan (``explorables plan``), where there is one
-            notes += plan_notes(row["slug"])
+            notes += plan_notes(row["slug"], row.get("peak_mb") if str(args.device).startswith("cuda") else None)
         finite = {True: "yes", False: "**no**"}.get(row.get("finite"), "")
         timing = f"{row.get('seconds', '')} ({row['wall']})"
         lines.append(f"| {row['slug']} | {row['scale']} | {row['outcome']} | {timing} | "

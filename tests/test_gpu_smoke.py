@@ -81,3 +81,6 @@ def test_paper_rows_carry_the_committed_plan_projection():
     notes = gpu_smoke.plan_notes(planned[0])
     assert len(notes) == 1 and notes[0].startswith("plan: peak ")
     assert gpu_smoke.plan_notes("no_such_chapter") == []
+    plan = read_plan(planned[0])
+    ratio = gpu_smoke.plan_notes(planned[0], peak_mb=plan["peak_bytes"] / 2e6)[0]
+    assert ratio.endswith("measured peak / planned peak 0.5")

@@ -18,7 +18,7 @@ from .conftest import ROOT
 PLANNED = sorted(s for s in CHAPTERS if importlib.util.find_spec(f"explorables.plans.{s}") is not None)
 #: chapters whose plan module is still to be written (issue 52 asks for all 19), typed here, not derived: a plan
 #: module that goes missing must fail the test below, and a new one must be taken off this list
-NOT_YET: set[str] = {"ucca"}
+NOT_YET: set[str] = set()
 
 
 def test_the_planned_chapters_are_the_registry_minus_the_listed_gaps():
@@ -40,6 +40,57 @@ def test_committed_plan_exists_and_is_well_formed(slug):
 
 
 @pytest.mark.parametrize("slug", PLANNED)
+def test_committed_plan_was_measured_from_the_current_plan_module_and_preset(slug):
+    """A plan module or ``paper`` preset edited after its plan was written stales the plan (its hash differs)."""
+    assert core_plan.read_plan(slug)["source_hash"] == core_plan.plan_source_hash(slug), (
+        f"data/plans/{slug}.json is stale (plans/{slug}.py or the paper preset changed): "
+        f"run `python -m explorables plan {slug} --write`")
+
+
+def test_the_source_hash_follows_the_module_and_the_preset(monkeypatch):
+    slug = PLANNED[0]
+    config = CHAPTERS[slug].module().Config
+    before = core_plan.plan_source_hash(slug)
+    paper = {**config.PRESETS["paper"], "seeds": (100, 101)}
+    monkeypatch.setitem(config.PRESETS, "paper", paper)
+    assert core_plan.plan_source_hash(slug) != before
+
+
+def test_every_chapter_shows_a_generated_hardware_line_and_no_typed_fallback(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "typed estimate" not in out
+    for slug in CHAPTERS:
+        assert "(typed estimate" not in cli.paper_needs(slug, CHAPTERS[slug].module().Config)
+    assert out.count("(from `explorables plan`)") >= len(CHAPTERS)
+
+
+@pytest.mark.parametrize("slug", PLANNED)
+def test_page_plan_table_renders_the_committed_json(slug):
+    plan = core_plan.read_plan(slug)
+    text = core_plan.plan_table(slug)._repr_markdown_()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| part")]
+    assert [r.split(" | ")[0].removeprefix("| ") for r in rows] == [p["name"] for p in plan["parts"]]
+    assert core_plan.human_seconds(plan["projected_s"]) in text and plan["paper_scale"].split(":")[0] in text
+    assert ("Fits one GPU:** yes" in text) == (plan["fits_one_gpu"] and any(p["runs_on"] == "gpu"
+                                                                            for p in plan["parts"]))
+
+
+def test_page_plan_table_without_the_repository_says_where_the_plan_is(monkeypatch, tmp_path):
+    monkeypatch.setattr(core_plan, "PLAN_DIR", tmp_path)
+    text = str(core_plan.plan_table("ucca"))
+    assert "data/plans/ucca.json" in text and "|" not in text
+
+
+def test_every_chapter_page_has_exactly_one_plan_cell_in_its_full_scale_section():
+    for page in sorted((ROOT / "book").glob("[0-9][0-9]-*.md")):
+        slug = page.stem.split("-", 1)[1]
+        text = page.read_text()
+        assert text.count(f'plan_table("{slug}")') == 1, page.name
+        assert text.index("## Going to full scale") < text.index(f'plan_table("{slug}")'), page.name
+
+
+@pytest.mark.parametrize("slug", PLANNED)
 def test_dry_paper_plan_runs_on_the_cpu_with_the_committed_parts(slug):
     plan = build_plan(slug, "paper", dry=True).to_json()
     assert core_plan.check_plan_structure(plan) == []
@@ -50,6 +101,17 @@ def test_dry_paper_plan_runs_on_the_cpu_with_the_committed_parts(slug):
         twin = next(q for q in committed["parts"] if q["name"] == p["name"])
         assert p["parameters"] == twin["parameters"] and p["steps"] == twin["steps"]
         assert p["peak_bytes"] > 0 and p["kernels_per_step"] >= 0
+
+
+def test_a_data_root_in_the_standard_layout_reaches_the_plans_loader(tmp_path):
+    """rpkd's plan reads CIFAR-100 from --data-root (torchvision's pickled folder) when one is given; a tiny
+    fixture in that layout exercises the loader (dry: small batches)."""
+    from explorables.core.datasets import write_cifar
+
+    write_cifar(tmp_path, "cifar100", n_train=5000, n_test=1000, n_classes=10)  # the 6,000 images kept
+    plan = build_plan("rpkd", "paper", data_root=str(tmp_path), dry=True).to_json()
+    assert core_plan.check_plan_structure(plan) == []
+    assert any(f"from {tmp_path}" in p["note"] for p in plan["parts"])  # read from the fixture, not synthetic
 
 
 def test_flop_count_of_a_matmul_is_two_m_n_k_and_memory_sees_the_output():
@@ -70,6 +132,21 @@ def test_a_convolutions_backward_costs_two_forwards_whatever_its_groups(groups):
     forward = 2 * (2 * 12 * 8 * 8) * (6 // groups) * 3 * 3
     row = core_plan.measure_part(core_plan.Part("conv", "one step", lambda: conv(x).sum().backward(), steps=1))
     assert row.flops_per_step == 3 * forward
+
+
+def test_memory_traffic_counts_what_an_elementwise_step_reads_and_writes_and_bounds_its_projection():
+    n = 3000  # large enough that moving the matrices outlasts the few kernels' launches
+    x = torch.randn(n, n, dtype=torch.float64)
+    f = torch.randn(n, 1, dtype=torch.float64)
+    row = core_plan.measure_part(core_plan.Part("sinkhorn", "one half-step", lambda: torch.logsumexp(x + f, dim=0),
+                                                steps=5, precision="fp64"))
+    # x + f reads x (and f once, not expanded) and writes a matrix; logsumexp reads it: at least three matrices
+    assert row.bytes_per_step >= 3 * 8 * n**2 and row.flops_per_step == 0
+    assert row.bound == "memory traffic"
+    assert row.projected_s == pytest.approx(5 * row.bytes_per_step / (core_plan.UTILISATION
+                                                                       * core_plan.GPU["memory_bandwidth"]))
+    view = core_plan.measure_part(core_plan.Part("view", "a transpose", lambda: x.t(), steps=1))
+    assert view.bytes_per_step == 0  # a view moves no data
 
 
 def test_meta_steps_count_memory_from_tensor_sizes_and_have_no_time():
@@ -103,6 +180,12 @@ def test_scaled_and_extrapolated_parts():
     row = core_plan.measure_part(core_plan.Part("cpu", "numpy", lambda: sum(range(1000)), steps=3, runs_on="cpu",
                                                 operations=10.0, scale=4.0, repeat=1))
     assert row.flops_per_step == 40.0 and row.projected_s == pytest.approx(3 * row.step_s)
+    a = torch.randn(64, 64)
+    plain = core_plan.measure_part(core_plan.Part("mm", "one product", lambda: a @ a, steps=1))
+    scaled = core_plan.measure_part(core_plan.Part("mm", "one product", lambda: a @ a, steps=1, scale=4.0,
+                                                   memory_scale=3.0))
+    assert scaled.flops_per_step == 4 * plain.flops_per_step and scaled.bytes_per_step == 4 * plain.bytes_per_step
+    assert scaled.kernels_per_step == plain.kernels_per_step and scaled.peak_bytes >= 3 * 4 * 2 * 64 * 64
     w = torch.randn(32, 16)
 
     def at(b):
@@ -116,6 +199,41 @@ def test_scaled_and_extrapolated_parts():
         core_plan.measure_part(core_plan.Part("mm", "batch", None, step_at=at, batch=3, steps=1))
     with pytest.raises(ValueError, match="step_at"):
         core_plan.Part("none", "neither", None, steps=1)
+    with pytest.raises(ValueError, match="one of"):
+        core_plan.Part("both", "two", lambda: None, step_at=at, batch=4, steps=1)
+
+
+def test_a_loops_setup_cancels_in_the_difference_of_two_loop_lengths():
+    a, b = torch.randn(48, 48), torch.randn(48, 48)
+
+    def loop(k):
+        def run():
+            setup = torch.linalg.matrix_power(a, 4)  # built once per call, like a model or a k-NN graph
+            for _ in range(k):
+                setup = setup @ b
+        return run
+
+    row = core_plan.measure_part(core_plan.Part("loop", "one product", None, step_loop=loop, steps=10,
+                                                loop_steps=(1, 3)))
+    assert row.flops_per_step == pytest.approx(2 * 48**3)
+    with pytest.raises(ValueError, match="loop_steps"):
+        core_plan.Part("loop", "x", None, step_loop=loop, steps=1, loop_steps=(2, 2))
+    with pytest.raises(ValueError, match="one of"):
+        core_plan.Part("loop", "x", lambda: None, step_loop=loop, steps=1)
+
+
+def test_parts_that_run_the_same_step_share_one_measurement():
+    calls = []
+
+    def step():
+        calls.append(1)
+        return sum(range(1000))
+
+    plan = core_plan.make_plan("demo", [core_plan.Part("a", "x", step, steps=2, runs_on="cpu", repeat=2),
+                                        core_plan.Part("b", "x", step, steps=5, runs_on="cpu")], "no: a demo")
+    a, b = plan.parts
+    assert len(calls) == 2 and a.step_s == b.step_s and "measured once" in b.note
+    assert b.projected_s == pytest.approx(5 * a.step_s)
 
 
 def test_bad_parts_and_broken_plans_are_refused():

@@ -15,13 +15,21 @@ runs the step one to three times and records
   device this is the only measure there is, and it is exact for the tensors torch creates), plus
   :mod:`tracemalloc`'s peak for numpy and Python allocations;
 * **the measured step time** on the CPU (not on ``meta``: a meta step computes nothing);
-* **the projected GPU time**: ``steps x max(FLOPs / (utilisation x peak rate), kernels x launch
-  cost)``. The peak rate is the named GPU's for the precision the chapter trains in: the chapters
-  compute in float32 (a few in float64) and never ask for bf16, so the fp32 rate applies. Matrix
-  products run in true fp32 by torch's default; convolutions may run in TF32, cuDNN's default in
-  torch, so a convolution-heavy part's projection is an upper bound (up to the TF32/fp32 ratio); the launch
-  term is there because small networks are bound by kernel launches, not arithmetic. Parts that run on
-  the CPU even on a GPU machine (numpy, gudhi, solvers) are projected from the measured CPU step time.
+* **memory traffic**: the bytes every operation reads and writes (each tensor argument and result
+  once, an expanded or sliced view by what it covers, views themselves free), a lower bound of
+  what a GPU moves, since a kernel may read its input more than once;
+* **the projected GPU time**: ``steps x max(FLOPs / (utilisation x peak rate), traffic / (utilisation x
+  memory bandwidth), kernels x launch cost)``. The peak rate is the named GPU's for the precision the
+  chapter trains in: the chapters compute in float32 (a few in float64) and never ask for bf16, so the
+  fp32 rate applies. Matrix products run in true fp32 by torch's default; convolutions may run in TF32,
+  cuDNN's default in torch, so a convolution-heavy part's projection is an upper bound (up to the
+  TF32/fp32 ratio); the launch term is there because small networks are bound by kernel launches, not
+  arithmetic, and the traffic term because elementwise loops (a Sinkhorn iteration, an optimiser's
+  update of large tensors) are bound by memory bandwidth, which FLOP counts do not see. "Kernels" are
+  dispatched torch operations, views included (an upper bound of the launches). Plans written before the
+  traffic term existed have no ``bytes_per_step``; their projections leave it out (the table says so).
+  Parts that run on the CPU even on a GPU machine (numpy, gudhi, solvers) are projected from the
+  measured CPU step time.
 
 Nothing here judges a claim; the numbers are planning numbers, and timings taken on a shared
 machine are noisy. A :class:`ChapterPlan` renders as a markdown table (:meth:`ChapterPlan.markdown`)
@@ -32,6 +40,7 @@ and as JSON (:meth:`ChapterPlan.to_json`); the committed ``data/plans/<slug>.jso
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import time
@@ -48,12 +57,15 @@ from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
 PLAN_DIR = Path(__file__).resolve().parents[3] / "data" / "plans"
 PLAN_FORMAT = 1
+#: a part's field that plans measured before the memory-traffic term lack (their projection has no traffic term)
+OPTIONAL_PART_FIELDS = frozenset({"bytes_per_step"})
 
 #: the GPU the projections name, its memory and its dense peak rates in FLOP/s (NVIDIA H100 SXM datasheet)
 GPU = {
     "name": "NVIDIA H100 SXM (80 GB)",
     "memory_bytes": 80e9,
     "peak_flops": {"bf16": 989e12, "tf32": 494e12, "fp32": 67e12, "fp64": 34e12},
+    "memory_bandwidth": 3.35e12,  # bytes/s, HBM3
 }
 #: the share of the peak rate a projection assumes the chapter's code reaches
 UTILISATION = 0.40
@@ -106,13 +118,23 @@ class Part:
     step_at: Callable[[int], Callable[[], Any]] | None = None
     batch: int = 0
     small_batches: tuple[int, int] = (2, 4)
+    #: for loops whose call also builds things once (models, optimisers, a k-NN graph): ``step_loop(k)`` runs the
+    #: loop for ``k`` steps; the part is measured at ``loop_steps`` and one step costs their difference per step
+    step_loop: Callable[[int], Callable[[], Any]] | None = None
+    loop_steps: tuple[int, int] = (1, 2)
     #: CPU code measured on a smaller problem: the measured time (and operation count) is multiplied by this
-    #: factor, from the code's stated complexity (the note says which); memory stays as measured
+    #: factor, from the code's stated complexity (the note says which); so is a GPU part's FLOPs and memory traffic
+    #: (its kernel count is not: the loop's length does not depend on the problem's size)
     scale: float = 1.0
+    #: the measured peak memory is multiplied by this factor (1: memory stays as measured)
+    memory_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.step is None and self.step_at is None:
-            raise ValueError(f"part {self.name!r} needs step (one step) or step_at (one step at a given batch)")
+        if (self.step, self.step_at, self.step_loop).count(None) != 2:
+            raise ValueError(f"part {self.name!r} needs one of step (one step), step_at (one step at a given batch) "
+                             "or step_loop (k steps of the loop)")
+        if not (0 < self.loop_steps[0] < self.loop_steps[1]):
+            raise ValueError(f"loop_steps must be 0 < k1 < k2, got {self.loop_steps}")
         if self.device not in ("cpu", "meta", "cuda"):
             raise ValueError(f"device must be 'cpu', 'meta' or 'cuda', got {self.device!r}")
         if self.precision not in PRECISIONS:
@@ -144,8 +166,9 @@ class PartPlan:
     precision: str
     runs_on: str
     projected_s: float
-    bound: str  # "FLOPs", "kernel launches" or "CPU (measured)"
+    bound: str  # "FLOPs", "memory traffic", "kernel launches" or "CPU (measured)"
     note: str = ""
+    bytes_per_step: float | None = None  # memory traffic (None: measured before the traffic term)
 
     @property
     def fits(self) -> bool:
@@ -188,14 +211,25 @@ class ChapterPlan:
             "peak_bytes": self.peak_bytes,
             "projected_s": self.projected_s,
             "parts": [{**dataclasses.asdict(p), "fits": p.fits} for p in self.parts],
+            "source_hash": self._source_hash(),
         }
 
     def markdown(self) -> str:
         return render_markdown(self.to_json())
 
+    def _source_hash(self) -> str:
+        """:func:`plan_source_hash` of a chapter's ``paper`` plan; empty for other scales and non-chapters."""
+        from ..chapters import CHAPTERS
+
+        return plan_source_hash(self.slug) if self.scale == "paper" and self.slug in CHAPTERS else ""
+
 
 def _rate(precision: str) -> float:
     return UTILISATION * GPU["peak_flops"][precision]
+
+
+def _bandwidth() -> float:
+    return UTILISATION * GPU["memory_bandwidth"]
 
 
 class LiveTensorBytes(TorchDispatchMode):
@@ -207,6 +241,7 @@ class LiveTensorBytes(TorchDispatchMode):
         self.live = 0
         self.peak = 0
         self.kernels = 0
+        self.traffic = 0
         self._seen: dict[int, tuple[weakref.ref, int]] = {}
 
     def _track(self, tensor: torch.Tensor) -> None:
@@ -227,16 +262,31 @@ class LiveTensorBytes(TorchDispatchMode):
         self.live += size
         self.peak = max(self.peak, self.live)
 
+    @staticmethod
+    def _covered_bytes(tensor: torch.Tensor) -> int:
+        """Bytes a kernel reads or writes for ``tensor``: its elements, but no more than its storage holds (an
+        expanded view reads its storage once)."""
+        size = tensor.numel() * tensor.element_size()
+        try:
+            return min(size, tensor.untyped_storage().nbytes())
+        except (RuntimeError, NotImplementedError):
+            return size
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        moved = 0
         for leaf in tree_leaves((args, kwargs)):
             if isinstance(leaf, torch.Tensor):
                 self._track(leaf)
+                moved += self._covered_bytes(leaf)
         out = func(*args, **kwargs)
         self.kernels += 1
         for leaf in tree_leaves(out):
             if isinstance(leaf, torch.Tensor):
                 self._track(leaf)
+                moved += self._covered_bytes(leaf)
+        if not getattr(func, "is_view", False):  # a view moves no data
+            self.traffic += moved
         return out
 
 
@@ -246,12 +296,35 @@ def measure_part(part: Part) -> PartPlan:
 
     With ``part.step_at``, the step runs at the two ``small_batches`` instead and every count is
     extrapolated linearly to ``part.batch`` (FLOPs and activations grow linearly with the batch;
-    parameters and optimiser state do not: the line through two batches separates the two)."""
+    parameters and optimiser state do not: the line through two batches separates the two).
+
+    With ``part.step_loop``, the loop runs for ``k1`` and ``k2`` steps and one step counts the difference
+    divided by ``k2 - k1`` (what is built once per call, models, optimisers, graphs, cancels); the peak
+    memory is the longer run's."""
+    if part.step_loop is not None:
+        k1, k2 = part.loop_steps
+        rows = [measure_part(dataclasses.replace(part, step=part.step_loop(k), step_loop=None, scale=1.0))
+                for k in (k1, k2)]  # fmt: skip
+        r1, r2 = rows
+
+        def per_step(a: float, b: float) -> float:
+            return max(0.0, (b - a) / (k2 - k1))
+
+        step_s = None
+        if r1.step_s is not None:  # a noisy difference below zero falls back to the longer run's mean step
+            step_s = per_step(r1.step_s, r2.step_s) or r2.step_s / k2
+        note = (part.note + "; " if part.note else "") + (
+            f"one step is the difference of loops of {k1} and {k2} steps (what a call builds once cancels)")
+        marginal = dataclasses.replace(part, step=lambda: None, step_loop=None)
+        return _row(marginal, per_step(r1.flops_per_step, r2.flops_per_step), r2.flops_source, r2.peak_bytes,
+                    r2.memory_source, step_s, round(per_step(r1.kernels_per_step, r2.kernels_per_step)), note,
+                    per_step(r1.bytes_per_step, r2.bytes_per_step))
     if part.step_at is not None:
         b1, b2 = part.small_batches
         if not (0 < b1 < b2 <= part.batch):
             raise ValueError(f"small_batches must be 0 < b1 < b2 <= batch ({part.batch}), got {part.small_batches}")
-        rows = [measure_part(dataclasses.replace(part, step=part.step_at(b), step_at=None, repeat=1)) for b in (b1, b2)]
+        rows = [measure_part(dataclasses.replace(part, step=part.step_at(b), step_at=None, repeat=1, scale=1.0))
+                for b in (b1, b2)]
         x = (part.batch - b1) / (b2 - b1)
 
         def line(a: float, b: float) -> float:
@@ -261,9 +334,10 @@ def measure_part(part: Part) -> PartPlan:
         flops = line(r1.flops_per_step, r2.flops_per_step)
         step_s = None if r1.step_s is None else line(r1.step_s, r2.step_s)
         kernels = max(r1.kernels_per_step, r2.kernels_per_step)
+        traffic = line(r1.bytes_per_step, r2.bytes_per_step)
         note = (part.note + "; " if part.note else "") + f"extrapolated from batches {b1} and {b2}"
         return _row(part, flops, r1.flops_source, int(line(r1.peak_bytes, r2.peak_bytes)),
-                    r1.memory_source + ", extrapolated", step_s, kernels, note)
+                    r1.memory_source + ", extrapolated", step_s, kernels, note, traffic)
     counter = FlopCounterMode(display=False, custom_mapping={torch.ops.aten.convolution_backward: _conv_backward_flop})
     tracker = LiveTensorBytes()
     tracemalloc.start()
@@ -277,12 +351,14 @@ def measure_part(part: Part) -> PartPlan:
         _, host_peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    peak = tracker.peak + host_peak + part.resident_bytes
+    peak = (tracker.peak + host_peak) * part.memory_scale + part.resident_bytes
     memory_source = "tensors alive at once (dispatch tracker) + tracemalloc"
     if part.resident_bytes:
         memory_source += " + resident data"
+    if part.memory_scale != 1.0:
+        memory_source += f", scaled by {part.memory_scale:.3g}"
     if part.device == "cuda":
-        peak = max(peak, torch.cuda.max_memory_allocated())
+        peak = max(peak, torch.cuda.max_memory_allocated() * part.memory_scale)
         memory_source = "torch.cuda.max_memory_allocated"
     elif part.device == "meta":
         memory_source = "tensor sizes on meta + tracemalloc"
@@ -299,28 +375,31 @@ def measure_part(part: Part) -> PartPlan:
         flops, flops_source = float(part.operations), "operation estimate"
     else:
         flops, flops_source = counted, "FlopCounterMode"
-    return _row(part, flops, flops_source, int(peak), memory_source, step_s, tracker.kernels, part.note)
+    return _row(part, flops, flops_source, int(peak), memory_source, step_s, tracker.kernels, part.note,
+                float(tracker.traffic))
 
 
 def _row(part: Part, flops: float, flops_source: str, peak: int, memory_source: str, step_s: float | None,
-         kernels: int, note: str) -> PartPlan:
+         kernels: int, note: str, traffic: float) -> PartPlan:
     if part.scale != 1.0:
         flops, step_s = flops * part.scale, None if step_s is None else step_s * part.scale
+        traffic *= part.scale
         note = (note + "; " if note else "") + f"time and operations scaled by {part.scale:.3g} from a smaller problem"
     if part.runs_on == "cpu":
         if step_s is None:
             raise ValueError(f"part {part.name!r} runs on the CPU: measure it on the CPU, not on meta")
         projected, bound = part.steps * step_s, "CPU (measured)"
     else:
-        arithmetic = flops / _rate(part.precision)
-        launches = kernels * LAUNCH_S
-        bound = "FLOPs" if arithmetic >= launches else "kernel launches"
-        projected = part.steps * max(arithmetic, launches)
+        terms = {"FLOPs": flops / _rate(part.precision), "memory traffic": traffic / _bandwidth(),
+                 "kernel launches": kernels * LAUNCH_S}
+        bound = max(terms, key=terms.get)
+        projected = part.steps * terms[bound]
     return PartPlan(
         name=part.name, what=part.what, parameters=int(part.parameters), flops_per_step=flops,
         flops_source=flops_source, peak_bytes=int(peak), memory_source=memory_source, steps=part.steps,
         measured_on=part.device, measured_steps=part.repeat, step_s=step_s, kernels_per_step=kernels,
         precision=part.precision, runs_on=part.runs_on, projected_s=float(projected), bound=bound, note=note,
+        bytes_per_step=float(traffic),
     )  # fmt: skip
 
 
@@ -331,7 +410,20 @@ def parameter_count(*modules: torch.nn.Module) -> int:
 def make_plan(slug: str, parts: list[Part], paper_scale: str, scale: str = "paper", notes: str = "") -> ChapterPlan:
     if paper_scale.split(":")[0].split(" ")[0] not in ("yes", "partly", "no"):
         raise ValueError(f"paper_scale must start with yes / partly / no, got {paper_scale!r}")
-    return ChapterPlan(slug, scale, [measure_part(p) for p in parts], paper_scale, notes)
+    rows: list[PartPlan] = []
+    for i, part in enumerate(parts):
+        twin = next((j for j in range(i) if part.step is not None and parts[j].step is part.step), None)
+        if twin is None or part.scale != 1.0 or parts[twin].scale != 1.0 or part.device != parts[twin].device:
+            rows.append(measure_part(part))
+            continue
+        # the same step as an earlier part (another loop that runs the same call): one measurement, not two
+        # noisy ones of the same thing
+        r = rows[twin]
+        flops = float(part.operations) if part.operations is not None else r.flops_per_step
+        note = (part.note + "; " if part.note else "") + f"the step of '{r.name}', measured once"
+        rows.append(_row(part, flops, r.flops_source, r.peak_bytes, r.memory_source, r.step_s, r.kernels_per_step,
+                         note, r.bytes_per_step or 0.0))
+    return ChapterPlan(slug, scale, rows, paper_scale, notes)
 
 
 # ---- rendering -------------------------------------------------------------------------------
@@ -345,7 +437,7 @@ def human_count(x: float) -> str:
 
 
 def human_bytes(x: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if x >= size:
             return f"{x / size:.3g} {unit}"
     return f"{x:.0f} B"
@@ -364,14 +456,18 @@ def human_seconds(s: float) -> str:
 def render_markdown(plan: dict[str, Any]) -> str:
     """The plan (as :meth:`ChapterPlan.to_json` writes it) as a markdown table and two lines of totals."""
     rate = {k: human_count(UTILISATION * v) for k, v in GPU["peak_flops"].items()}
+    traffic = all("bytes_per_step" in p for p in plan["parts"] if p["runs_on"] == "gpu")
     lines = [
         f"Plan of `{plan['slug']}` at scale `{plan['scale']}`; projections for one {plan['gpu']} at "
         f"{plan['utilisation']:.0%} of its peak rate (fp32 {rate['fp32']}FLOP/s, fp64 {rate['fp64']}FLOP/s at that "
-        f"share) or {plan['launch_s'] * 1e6:g} µs per kernel, whichever is slower; CPU times measured under load.",
+        f"share), {'its memory bandwidth at that share, ' if traffic else ''}or {plan['launch_s'] * 1e6:g} µs per "
+        "kernel (dispatched torch operations, views included), whichever is slower; CPU times measured under load."
+        + ("" if traffic else " Measured before the memory-traffic term: a part bound by memory bandwidth "
+           "(elementwise loops over large tensors) may take longer than projected."),
         "",
-        "| part | one step | parameters | FLOPs / step | peak memory | steps | measured s / step | "
-        "projected time | bound |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| part | one step | parameters | FLOPs / step | memory traffic / step | peak memory | steps | "
+        "measured s / step | projected time | bound |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in plan["parts"]:
         flops = human_count(p["flops_per_step"]) + ("" if p["flops_source"] == "FlopCounterMode" else " (estimate)")
@@ -380,8 +476,9 @@ def render_markdown(plan: dict[str, Any]) -> str:
         measured = "— (meta)" if p["step_s"] is None else f"{human_seconds(p['step_s'])} ({p['measured_on']})"
         where = "GPU" if p["runs_on"] == "gpu" else "CPU"
         precision = f" ({p['precision']})" if p["runs_on"] == "gpu" else ""
+        moved = "—" if p.get("bytes_per_step") is None or p["runs_on"] == "cpu" else human_bytes(p["bytes_per_step"])
         lines.append(
-            f"| {p['name']} | {p['what']}{precision} | {human_count(p['parameters'])} | {flops} | "
+            f"| {p['name']} | {p['what']}{precision} | {human_count(p['parameters'])} | {flops} | {moved} | "
             f"{human_bytes(p['peak_bytes'])} | {p['steps']:,} | {measured} | {human_seconds(p['projected_s'])} on "
             f"{where} | {p['bound']} |"
         )
@@ -443,11 +540,91 @@ def paper_hardware(slug: str, typed: str) -> str:
     return hardware_line(plan) if plan else f"{typed} (typed estimate; no plan committed)"
 
 
+def plan_source_hash(slug: str) -> str:
+    """What a committed plan was measured from: the chapter's plan module and its ``paper`` preset (every field).
+
+    Not the chapter's package: its code changes for many reasons that leave the costs alone, and hashing it
+    would stale the plan with every comment. A plan whose hash differs was measured from another module
+    or preset: ``python -m explorables plan <slug> --write`` measures it again."""
+    from ..chapters import get_chapter
+
+    module = Path(__file__).resolve().parents[1] / "plans" / f"{slug}.py"
+    config = get_chapter(slug).module().Config.preset("paper")
+    digest = hashlib.sha256(module.read_bytes() if module.is_file() else b"")
+    digest.update(json.dumps(dataclasses.asdict(config), sort_keys=True, default=repr).encode())
+    return digest.hexdigest()[:16]
+
+
+class PlanTable:
+    """A chapter page's plan table: the committed plan's parts in a small markdown table, with its totals.
+
+    Shown by a page's one plan cell (``plan_table("<slug>")``); every number comes from
+    ``data/plans/<slug>.json``, none is typed on the page."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        self.plan = plan
+
+    def markdown(self) -> str:
+        plan = self.plan
+        rows = [f"What the `paper` preset costs, from `python -m explorables plan {plan['slug']}`: a few steps of each "
+                "loop run at full size (or on torch's `meta` device), counted and timed; the committed plan is "
+                f"`data/plans/{plan['slug']}.json`.", "",
+                "| part | parameters | FLOPs / step | peak memory | steps | projected time |",
+                "|---|---|---|---|---|---|"]
+        for p in plan["parts"]:
+            estimate = "" if p["flops_source"] == "FlopCounterMode" else " (estimate)"
+            flops = "— (not torch)" if p["runs_on"] == "cpu" and not p["flops_per_step"] else (
+                human_count(p["flops_per_step"]) + estimate)
+            where = "GPU" if p["runs_on"] == "gpu" else "CPU"
+            rows.append(f"| {p['name']} | {human_count(p['parameters'])} | {flops} | {human_bytes(p['peak_bytes'])} "
+                        f"| {p['steps']:,} | {human_seconds(p['projected_s'])} on {where} |")
+        gpu = any(p["runs_on"] == "gpu" for p in plan["parts"])
+        untimed = gpu and not all("bytes_per_step" in p for p in plan["parts"] if p["runs_on"] == "gpu")
+        fits = ("yes" if plan["fits_one_gpu"] else "no (see `python -m explorables plan`)") if gpu else (
+            "no GPU needed (CPU code)")
+        verdict, _, why = plan["paper_scale"].partition(":")
+        return "\n".join([
+            *rows, "",
+            f"**Projected in all:** {human_seconds(plan['projected_s'])}, on one {plan['gpu']} at "
+            f"{plan['utilisation']:.0%} of its peak rate{'' if untimed else ' or memory bandwidth'}; CPU parts from "
+            "step times measured on a shared CPU"
+            + ("; memory bandwidth is not counted in this plan, so a bandwidth-bound part may take longer" if untimed
+               else "") + ". "
+            f"**Peak memory:** {human_bytes(plan['peak_bytes'])}. **Fits one GPU:** {fits}. "
+            f"**Matches the paper's stated scale:** {verdict.strip()}" + (f": {why.strip()}" if why else "") + ".",
+        ])
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+    def __str__(self) -> str:
+        return self.markdown()
+
+
+def plan_table(slug: str) -> PlanTable:
+    """The committed plan of ``slug``'s ``paper`` preset as a chapter page shows it (a markdown table); a sentence
+    saying where it is when the repository's ``data/plans`` is not on disk."""
+    plan = read_plan(slug)
+    return PlanTable(plan) if plan is not None else _NoPlan(slug)
+
+
+class _NoPlan(PlanTable):
+    """Where the committed plans are not on disk (a package installed without the repository, as on Colab)."""
+
+    def __init__(self, slug: str) -> None:
+        super().__init__({"slug": slug})
+
+    def markdown(self) -> str:
+        slug = self.plan["slug"]
+        return (f"The plan of the `paper` preset is committed in the repository as `data/plans/{slug}.json`, which "
+                f"this installation does not hold; `python -m explorables plan {slug}` measures it here.")
+
+
 def check_plan_structure(plan: dict[str, Any]) -> list[str]:
     """What is wrong with a plan's JSON structure (empty: nothing); values are not judged, timings never."""
     problems = []
     for key in ("format", "slug", "scale", "gpu", "utilisation", "paper_scale", "fits_one_gpu", "peak_bytes",
-                "projected_s", "parts"):  # fmt: skip
+                "projected_s", "parts", "source_hash"):  # fmt: skip
         if key not in plan:
             problems.append(f"missing key {key!r}")
     if problems:
@@ -460,7 +637,7 @@ def check_plan_structure(plan: dict[str, Any]) -> list[str]:
         problems.append("paper_scale does not start with yes / partly / no")
     fields = {f.name for f in dataclasses.fields(PartPlan)} | {"fits"}
     for p in plan["parts"]:
-        missing = fields - set(p)
+        missing = fields - set(p) - OPTIONAL_PART_FIELDS
         if missing:
             problems.append(f"part {p.get('name')!r} lacks {sorted(missing)}")
             continue

@@ -19,23 +19,36 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
     rng = np.random.default_rng(0)
     random_games = np.stack([random_interior_game(size, rng)[0] for _ in range(4)])
 
-    def random_step(b: int):
-        return lambda: simulate(random_games[:b], cfg.eta, 1, device="cpu")
+    games_measured = len(random_games)
+
+    def record(steps: int, games: int, n: int, every: int = 1) -> int:
+        """Bytes of the trajectory simulate() allocates up front on the device (float64 log-strategies)."""
+        return 8 * (steps // every + 1 + (steps % every != 0)) * games * 2 * n
+
+    def loop(*args, **kwargs):  # k steps of simulate(), for the difference of two loop lengths
+        return lambda k: (lambda: simulate(*args, k, device="cpu", **kwargs))
 
     found = [
-        Part("bottleneck", f"one OMWU step of {len(sweep)} hard games (delta x eta)",
-             lambda: simulate(sweep, sweep_eta, 1, device="cpu"), steps=cfg.n_sweep_steps, precision="fp64",
-             note="every step is recorded (the energy curves)"),
-        Part("best iterate", f"one OMWU step of {len(worst)} hard games", lambda: simulate(worst, cfg.eta, 1),
-             steps=max(cfg.horizon_grid), precision="fp64"),
+        Part("bottleneck", f"one OMWU step of {len(sweep)} hard games (delta x eta)", None,
+             step_loop=loop(sweep, sweep_eta), steps=cfg.n_sweep_steps, precision="fp64",
+             resident_bytes=record(cfg.n_sweep_steps, len(sweep), 2),
+             note="every step is recorded (the energy curves): the record of all steps counts as resident memory"),
+        Part("best iterate", f"one OMWU step of {len(worst)} hard games", None, step_loop=loop(worst, cfg.eta),
+             steps=max(cfg.horizon_grid), precision="fp64", resident_bytes=record(max(cfg.horizon_grid), len(worst), 2),
+             note="the record of every step counts as resident memory"),
         Part("random games", f"one OMWU step of {n_games} games of {cfg.random_game_size} x {cfg.random_game_size}",
-             None, step_at=random_step, batch=n_games, small_batches=(2, 4), steps=cfg.n_random_game_steps,
-             precision="fp64", resident_bytes=8 * n_games * cfg.random_game_size**2,
-             note="extrapolated in the number of games; the games' matrices count as resident memory"
+             None, step_loop=loop(random_games, cfg.eta, record_every=cfg.random_record_every),
+             loop_steps=(1, 1 + cfg.random_record_every), steps=cfg.n_random_game_steps, precision="fp64",
+             scale=n_games / games_measured, memory_scale=n_games / games_measured,
+             resident_bytes=record(cfg.n_random_game_steps, n_games, cfg.random_game_size, cfg.random_record_every),
+             note=f"measured on {games_measured} games and scaled by the number of games (every count is per game: "
+             "the games' matrices on the device grow with them; their numpy copies stay in host memory)"
              + (f"; dry: games of {size} x {size}" if dry else "")),
-        Part("MWU contrast", "one MWU / OMWU step on matching pennies",
-             lambda: simulate(matching_pennies(), cfg.eta, 1), steps=2 * cfg.n_mwu_steps, precision="fp64"),
+        Part("MWU contrast", "one MWU / OMWU step on matching pennies", None,
+             step_loop=loop(matching_pennies(), cfg.eta), steps=2 * cfg.n_mwu_steps, precision="fp64",
+             resident_bytes=record(cfg.n_mwu_steps, 1, 2)),
     ]
     paper_scale = ("yes: the paper's hard family over delta and eta, and 1,000 x 1,000 random games with interior "
                    "equilibria (342 per seed); the theorem's bounds are checked, not a benchmark")
-    return found, paper_scale, "each step is a simulate() call with steps=1 (it also builds the trajectory record)"
+    return found, paper_scale, ("one step is the difference of simulate() calls of two lengths (what a call builds "
+                                "once cancels)")

@@ -9,7 +9,7 @@ import numpy as np
 from ..core.plan import Part, parameter_count
 from ..uggrh.data import make_incomplete
 from ..uggrh.experiment import ABLATIONS, load_data
-from ..uggrh.method import HashNet, prepare, train_hashing
+from ..uggrh.method import HashNet, _mlp, prepare, train_hashing
 
 #: MIRFlickr-25K's feature widths in the standard .npz layout (VGG fc7 image features, 1386-tag text)
 D_IMAGE, D_TEXT = 4096, 1386
@@ -37,13 +37,24 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
     completions = seeds * (rates + with_completion + len(cfg.imbalance_share_grid))
     fits = seeds * (2 * rates * len(cfg.bits_grid) + len(ABLATIONS) + 2 * len(cfg.imbalance_share_grid))
     net = HashNet(D_IMAGE, D_TEXT, bits, cfg.n_hidden, modules)
+    h = one.n_hidden  # the translators and critics of train_completion
+    completion_nets = (_mlp(D_IMAGE, h, D_TEXT, "cpu"), _mlp(D_TEXT, h, D_IMAGE, "cpu"),
+                       _mlp(D_IMAGE, h // 2, 1, "cpu"), _mlp(D_TEXT, h // 2, 1, "cpu"))
+
+    def completing(k: int):
+        return lambda: prepare(pairs, modules, dataclasses.replace(one, n_completion_steps=k), seed=0)
+
+    def hashing(k: int):
+        return lambda: train_hashing(prepared, bits, modules, dataclasses.replace(one, n_epochs=k), seed=0)
+
     found = [
-        Part("completion", f"one Adam step of the translators and critics on {cfg.n_train} pairs",
-             lambda: prepare(pairs, modules, one, seed=0), steps=cfg.n_completion_steps * completions,
-             note=f"{completions} completions (rates, ablations, imbalance x seeds); the step includes the "
-             "similarity target and k-NN graph of prepare(); " + source),
-        Part("hashing", f"one full-batch Adam step of the {bits}-bit hash network on {cfg.n_train} pairs",
-             lambda: train_hashing(prepared, bits, modules, one, seed=0), steps=cfg.n_epochs * fits,
+        Part("completion", f"one Adam step of the translators and critics on {cfg.n_train} pairs", None,
+             step_loop=completing, steps=cfg.n_completion_steps * completions, repeat=1,
+             parameters=parameter_count(*completion_nets),
+             note=f"{completions} completions (rates, ablations, imbalance x seeds); the similarity target and "
+             "k-NN graph prepare() builds once per completion cancel in the difference; " + source),
+        Part("hashing", f"one full-batch Adam step of the {bits}-bit hash network on {cfg.n_train} pairs", None,
+             step_loop=hashing, steps=cfg.n_epochs * fits, repeat=1,
              parameters=parameter_count(net), note=f"{fits} hash networks (methods, code lengths, ablations x "
              "seeds), each measured at the largest code length"),
     ]
