@@ -65,6 +65,13 @@ def test_every_chapter_shows_a_generated_hardware_line_and_no_typed_fallback(cap
     assert out.count("(from `explorables plan`)") >= len(CHAPTERS)
 
 
+def test_pages_show_the_generated_hardware_line_not_a_typed_class_attribute():
+    """A page that glues ``Config.PAPER_HARDWARE`` shows the typed fallback (or the base class's
+    "a laptop CPU" once the chapter dropped its own), not what the plan measured."""
+    for page in sorted((ROOT / "book").glob("[0-9][0-9]-*.md")):
+        assert ".PAPER_HARDWARE" not in page.read_text(), f"{page.name} reads PAPER_HARDWARE instead of paper_needs()"
+
+
 @pytest.mark.parametrize("slug", PLANNED)
 def test_page_plan_table_renders_the_committed_json(slug):
     plan = core_plan.read_plan(slug)
