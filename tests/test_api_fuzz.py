@@ -104,10 +104,10 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
 
 
 #: packages whose public methods are not yet checked at the boundary (issue 53 item 5): their method fuzz runs and
-#: reports, but is expected to fail until they are. tree_search, muon, tomato_mp, trac, rashomon, crl, dcdm, core,
-#: jeffrey, ucca, trust_region_cl, uggrh and routing have left it (omwu had nothing to fix; topoprune has no public
-#: method); a package leaves it once its methods refuse every hostile input cleanly.
-METHOD_FUZZ_PENDING = frozenset({"sensory", "rpkd", "stable_nde", "unirap", "virtualflow"})
+#: reports, but is expected to fail until they are. Every other package has left it (omwu had nothing to fix;
+#: topoprune has no public method). rpkd's checks are written (commit 026d6d8, reverted): they wait for its seed study
+#: (about an hour of CPU) to be rerun on them; a package leaves it once its methods refuse every hostile input cleanly.
+METHOD_FUZZ_PENDING = frozenset({"rpkd"})
 
 
 def _takes_arguments(cls: type, name: str) -> bool:

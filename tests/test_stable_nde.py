@@ -354,6 +354,32 @@ def test_blow_up_step_finds_the_first_escape():
     assert blow_up_step(traj, 10.0).tolist() == [6, 3, 2]
 
 
+def test_a_rollout_that_blows_up_keeps_its_non_finite_states_and_a_step_refuses_them():
+    """Issue 53: the one-step methods refuse a non-finite state at the boundary, naming it; inside a rollout (and the
+    Lyapunov estimate) they run unchecked, so a rollout that blows up returns, and blow_up_step marks the escape."""
+    from explorables.core.arguments import ArgumentError
+
+    system = pendulum(dt=0.2)
+    model = make_model(system, 2, width=8)
+    x0 = torch.tensor([[[0.1, 0.0], [1e308, 1e308]]] * 2, dtype=torch.float64)  # row 1 overflows at once
+    traj = rollout(model.step, x0, 5)
+    assert bool(torch.isfinite(traj[:, :, 0]).all()) and not bool(torch.isfinite(traj[1:, :, 1]).all())
+    first = blow_up_step(traj, system.blow_up_radius)
+    assert bool((first[:, 0] == 6).all()) and bool((first[:, 1] <= 1).all())  # row 0 never escapes, row 1 at once
+    truth = rollout(system.true_step, x0[0], 5)
+    assert not bool(torch.isfinite(truth[1:, 1]).all())
+    lyap = lyapunov_exponent(model.step, x0, 3, system.dt)
+    assert bool(torch.isfinite(lyap[:, 0]).all()) and bool(torch.isnan(lyap[:, 1]).all())
+    x = traj[2, :, :1]  # finite states
+    assert model.residual(x).shape == x.shape
+    torch.testing.assert_close(system.step_with(model.residual, x), model.step(x), rtol=0, atol=0)  # eq. (nde-step)
+    for step in (model.step, model.residual, system.true_step):
+        with pytest.raises(ArgumentError, match=r"\bx\b.*finite"):
+            step(traj[2])
+    with pytest.raises(ArgumentError, match="x"):
+        system.step_with(model.residual, traj[2])
+
+
 def test_smoke_run_on_kuramoto_sivashinsky_uses_the_same_code_path():
     cfg = Config.preset(
         "smoke",

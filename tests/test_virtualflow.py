@@ -900,7 +900,7 @@ class GaussianFlow(VelocityNet):
         self.mu, self.sig = mu, sig
         self.times: list[float] = []
 
-    def endpoint(self, x_t, t, cond):
+    def _endpoint(self, x_t, t, cond):  # what forward calls (the public endpoint checks, then calls it)
         self.times.append(float(t.max()))
         t = t[:, None]
         var = (1 - t) ** 2 + t**2 * self.sig**2

@@ -82,10 +82,6 @@ class SensoryConfig(ExperimentConfig):
         "paper": dict(device="auto", seeds=(0, 1, 2, 3, 4), n_stimuli=1000, n_new_tokens=64, k=10, n_control_draws=20,
                       layer_grid=(4, 8, 12, 16, 20, 24, 28, 30)),
     }  # fmt: skip
-    PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU with >= 8 GB for SmolLM2-135M (a larger local model via model_path needs more); "
-        "1000 items x 3 cues x 5 seeds with 64 new tokens: minutes on a GPU, not measured"
-    )
 
     def cross_checks(self) -> None:
         if self.k > self.n_stimuli - 2:

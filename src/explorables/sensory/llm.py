@@ -31,7 +31,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..core.arguments import checked
+from ..core.arguments import OfInstance, checked
 from ..core.device import resolve_device
 from ..core.params import Choice, Float, Folder, Int, Text, Tuple
 from ..core.validation import check_int
@@ -82,9 +82,14 @@ class LanguageModel:
     def d_model(self) -> int:
         return int(self.model.config.hidden_size)
 
+    @checked()
     def encode(self, prompt: str, opening: str = "") -> list[int]:
         """Token ids of one user message, in the model's chat format when it has one, then the first words
-        ``opening`` of the model's answer (its generation continues from them)."""
+        ``opening`` of the model's answer (its generation continues from them). The package's own loops call
+        :meth:`_encode` (their prompts are the package's)."""
+        return self._encode(prompt, opening)
+
+    def _encode(self, prompt: str, opening: str = "") -> list[int]:
         if self.tokenizer is None:
             return [256, *list(prompt.encode("utf-8"))[:200], 257, *list(opening.encode("utf-8"))[:64]]
         if getattr(self.tokenizer, "chat_template", None):
@@ -100,7 +105,20 @@ class LanguageModel:
             ids += [int(i) for i in self.tokenizer(opening, add_special_tokens=False)["input_ids"]]
         return ids
 
+    def _check_ids(self, name: str, ids: list[int]) -> list[int]:
+        """``ids`` (a list) holds token ids in ``[0, vocab_size)``, or a ``ValueError`` naming ``name``."""
+        vocab = int(getattr(self.model.config, "vocab_size", 0) or 0)
+        for i, v in enumerate(ids):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= v < max(vocab, 1):
+                raise ValueError(f"{name} must hold token ids in [0, {vocab - 1}], got {v!r} at {name}[{i}]")
+        return ids
+
+    @checked(ids=OfInstance("_check_ids", "a list of token ids in [0, vocab_size)"))
     def decode(self, ids: list[int]) -> str:
+        """The text of the token ids ``ids``; :func:`representations` calls :meth:`_decode` on ids the model made."""
+        return self._decode(ids)
+
+    def _decode(self, ids: list[int]) -> str:
         if self.tokenizer is None:
             return bytes(i for i in ids if i < 256).decode("utf-8", errors="replace")
         return self.tokenizer.decode(ids, skip_special_tokens=True)
@@ -465,7 +483,7 @@ def representations(
     texts = [""] * n
     for start in range(0, n, batch_size):
         rows = list(range(start, min(start + batch_size, n)))
-        chunk = [lm.encode(prompts[i], openings[i]) for i in rows]
+        chunk = [lm._encode(prompts[i], openings[i]) for i in rows]
         b = len(chunk)
         if prefixes is not None:
             state, row_of = prefixes, list(range(b))
@@ -516,5 +534,5 @@ def representations(
                 out[t, :, where] = (total / (t + 1)).cpu().numpy().transpose(1, 0, 2)
             tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in part]
             for i, row in zip(where, tokens, strict=True):
-                texts[i] = lm.decode(row)
+                texts[i] = lm._decode(row)
     return out, texts

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..core.arguments import Array, checked
+from ..core.arguments import Array, OfInstance, checked
 from ..core.params import Choice, Float, Int, Text
 from ..core.validation import check_int
 
@@ -94,8 +95,15 @@ class Stimuli:
     def n(self) -> int:
         return int(self.visual.shape[0])
 
+    def _check_item(self, name: str, i: Any) -> int:
+        """``i`` as an item index, or a ``ValueError`` naming ``name`` if it is not one of ``[0, n)``."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= int(i) < self.n:
+            raise ValueError(f"{name} must be an item index in [0, {self.n - 1}], got {i!r}")
+        return int(i)
+
+    @checked(i=OfInstance("_check_item", "an item index in [0, n)"))
     def words(self, i: int) -> dict[str, str]:
-        """The attribute words of item ``i``."""
+        """The attribute words of item ``i`` (in ``[0, n)``)."""
         c, s, z = self.visual[i]
         p, t, r = self.auditory[i]
         return {"colour": list(COLOURS)[c], "shape": SHAPES[s], "size": list(SIZES)[z],
@@ -124,7 +132,7 @@ def sample_stimuli(n: int, rng: np.random.Generator) -> Stimuli:
                    rng.integers(0, 2**31 - 1, size=n))  # fmt: skip
 
 
-@checked(phrasing=Int(0, len(PHRASINGS) - 1))
+@checked(skip_nested=True, phrasing=Int(0, len(PHRASINGS) - 1))
 def captions(stimuli: Stimuli, phrasing: int = 0) -> list[str]:
     """The items' captions in phrasing ``phrasing`` (an index into :data:`PHRASINGS`)."""
     phrasing = check_int("phrasing", phrasing, 0, len(PHRASINGS) - 1)

@@ -187,7 +187,6 @@ class StableNDEConfig(ExperimentConfig):
             processes=1,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "one GPU (any with >= 8 GB); about an hour for the three systems (estimate)"
 
     def cross_checks(self) -> None:
         if self.horizon > self.trajectory_steps:

@@ -102,7 +102,7 @@ def directional_derivative(
     return None, norm * (fn(x + h * unit) - fn(x - h * unit)) / (2 * h)
 
 
-@checked(x=Array("... d"), v=Array("... d"), mode=Choice(JVP_MODES))
+@checked(skip_nested=True, x=Array("... d"), v=Array("... d"), mode=Choice(JVP_MODES))
 def true_jvp(system: System, x: torch.Tensor, v: torch.Tensor, mode: str = "difference") -> torch.Tensor:
     """``J(x) v``: the true one-step map's directional derivative, no gradient kept.
 
@@ -126,7 +126,7 @@ def _true_jvp(system: System, x: torch.Tensor, v: torch.Tensor, mode: str = "dif
         return directional_derivative(system.true_step, x, v, mode)[1]
 
 
-@checked(x=Array("s b d"), y=Array("s b d"))
+@checked(skip_nested=True, x=Array("s b d"), y=Array("s b d"))
 def one_step_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Eq. (nde-onestep): ``|Phi_theta(x) - y|^2`` for data pairs ``y = Phi(x)``."""
     _check_states("x", x, model)
@@ -134,7 +134,7 @@ def one_step_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor) -> torch
     return squared_error(model, model.step(x) - y)
 
 
-@checked(windows=Array("s b k d"))
+@checked(skip_nested=True, windows=Array("s b k d"))
 def unrolled_loss(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     """Eq. (nde-unrolled): roll ``K = windows.shape[2] - 1`` steps from ``windows[:, :, 0]`` and average
     the squared errors against ``windows[:, :, 1:]``, backpropagating through the whole rollout.
@@ -151,6 +151,7 @@ def unrolled_loss(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     return total / horizon
 
 
+@checked(skip_nested=True, windows=Array("s b k d"))
 def heldout_unrolled_error(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     """Eq. (nde-unrolled) per member, without gradient: ``(S,)``, the K-step loss each member reaches on ``windows``.
 
@@ -171,7 +172,7 @@ def heldout_unrolled_error(model: HybridModel, windows: torch.Tensor) -> torch.T
     return total / horizon
 
 
-@checked(windows=Array("s b k d"))
+@checked(skip_nested=True, windows=Array("s b k d"))
 def rollout_errors(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     """The model's own rollout errors ``e_j = Phi_theta^j(x_0) - x_j`` at the inputs of steps ``j = 0 .. K-1``.
 
@@ -188,7 +189,7 @@ def rollout_errors(model: HybridModel, windows: torch.Tensor) -> torch.Tensor:
     return errors
 
 
-@checked(x=Array("s b d"), y=Array("s b d"), delta=Array("s b d"))
+@checked(skip_nested=True, x=Array("s b d"), y=Array("s b d"), delta=Array("s b d"))
 def noise_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
     """Eq. (nde-noise): ``|Phi_theta(x + delta) - y|^2``, a perturbed input with the *clean* target."""
     _check_states("x", x, model)
@@ -196,7 +197,10 @@ def noise_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torc
     return _one_step_loss(model, x + delta, y)
 
 
-@checked(x=Array("s b d"), y=Array("s b d"), v=Array("s b d"), weight=Float(0.0), jvp_mode=Choice(JVP_MODES))
+@checked(
+    skip_nested=True, x=Array("s b d"), y=Array("s b d"), v=Array("s b d"), weight=Float(0.0),
+    jvp_mode=Choice(JVP_MODES),
+)
 def jacobian_loss(
     model: HybridModel,
     x: torch.Tensor,
@@ -222,7 +226,7 @@ def jacobian_loss(
     return squared_error(model, prediction - y) + weight * squared_error(model, mismatch)
 
 
-@checked(x=Array("s b d"), y=Array("s b d"), delta=Array("s b d"))
+@checked(skip_nested=True, x=Array("s b d"), y=Array("s b d"), delta=Array("s b d"))
 def complete_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
     """The complete regulariser, eq. (nde-complete): ``|Phi_theta(x + delta) - y - J(x) delta|^2``.
 

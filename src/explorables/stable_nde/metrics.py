@@ -11,7 +11,7 @@ from scipy.stats import wasserstein_distance
 
 from ..core.arguments import Array, checked
 from ..core.params import Int, Positive
-from .solvers import check_states_fit
+from .solvers import check_states_fit, loop_map
 
 
 def _trajectories(trajectories: torch.Tensor | np.ndarray) -> torch.Tensor:
@@ -138,6 +138,7 @@ def lyapunov_exponent(
     direction = torch.randn(x0.shape, generator=generator, dtype=x0.dtype).to(x0.device)
     direction = direction / direction.norm(dim=-1, keepdim=True)
     x, y = x0, x0 + d0 * direction
+    one_step = loop_map(one_step)  # a checked one-step method runs unchecked: a trajectory that blows up gives NaN
     total = torch.zeros(x0.shape[:-1], dtype=x0.dtype, device=x0.device)
     with torch.no_grad():
         for t in range(n_transient + n_steps):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ..core.arguments import checked
+from ..core.arguments import ArgumentError, Array, checked
 from ..core.device import resolve_device
 from ..core.params import Choice, Device, Int
 from .solvers import SOLVERS, check_fits
@@ -156,6 +156,10 @@ class EnsembleCNN(nn.Module):
         return z.transpose(0, 1)
 
 
+#: a hybrid model's states: a finite tensor (the method checks (n_members, batch, dim))
+_STATES = Array("s b d", tensor=True)
+
+
 @checked(solver=Choice(SOLVERS))
 class HybridModel(nn.Module):
     """The hybrid model's one-step map ``Phi_theta``, eq. (nde-hybrid) and (nde-step).
@@ -177,19 +181,51 @@ class HybridModel(nn.Module):
     def n_members(self) -> int:
         return self.net.n_members
 
+    def _check_states(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """``x`` (already checked finite) is a float tensor ``(n_members, batch, dim)`` of the model's system."""
+        if not x.is_floating_point():
+            raise ArgumentError(f"{name} must be a float tensor of states, got dtype {x.dtype}")
+        if x.ndim != 3 or x.shape[0] != self.n_members or x.shape[-1] != self.system.dim:
+            raise ArgumentError(
+                f"{name} must have shape (n_members={self.n_members}, batch, dim={self.system.dim}), "
+                f"got {tuple(x.shape)}"
+            )
+        return x
+
+    @checked(x=_STATES)
     def residual(self, x: torch.Tensor) -> torch.Tensor:
-        """The learned part of the vector field, in the system's units."""
+        """The learned part of the vector field, in the system's units, at finite states ``x``
+        ``(n_members, batch, dim)``; the steps call :meth:`_residual` (no checks)."""
+        return self._residual(self._check_states("x", x))
+
+    def _residual(self, x: torch.Tensor) -> torch.Tensor:
         return self.system.out_scale * self.net((x - self.center) / self.scale)
 
+    @checked(x=_STATES)
     def step(self, x: torch.Tensor) -> torch.Tensor:
-        if x.ndim != 3 or x.shape[0] != self.n_members or x.shape[-1] != self.system.dim:
-            raise ValueError(
-                f"x must have shape (n_members={self.n_members}, batch, dim={self.system.dim}), got {tuple(x.shape)}"
-            )
-        return self.system.step_with(self.residual, x, solver=self.solver)
+        """One step of the hybrid model from finite states ``x`` ``(n_members, batch, dim)``. A state that is not
+        finite is refused here; inside :func:`.solvers.rollout` the steps run unchecked, so a rollout that blows up
+        keeps its non-finite states and the stability metrics count them. Losses and loops call :meth:`_step`."""
+        return self._step(self._check_states("x", x))
 
+    def _step(self, x: torch.Tensor) -> torch.Tensor:
+        return self.system._step_with(self._residual, x, solver=self.solver)
+
+    @checked()
     def member_vectors(self, tensors: list[torch.Tensor] | None = None) -> torch.Tensor:
-        """Parameters (or gradients given as ``tensors``, in parameter order) as one row per member: ``(S, P)``."""
+        """Parameters (or gradients given as ``tensors``, in parameter order: one tensor of each parameter's shape) as
+        one row per member: ``(S, P)``. The training loop calls :meth:`_member_vectors` (no checks)."""
+        if tensors is not None:
+            shapes = [tuple(p.shape) for p in self.parameters()]
+            fits = len(tensors) == len(shapes) and all(
+                isinstance(t, torch.Tensor) and tuple(t.shape) == s for t, s in zip(tensors, shapes, strict=True)
+            )
+            if not fits:
+                raise ArgumentError(f"tensors must hold one tensor per parameter ({len(shapes)}), of its shape, "
+                                    "in parameter order")
+        return self._member_vectors(tensors)
+
+    def _member_vectors(self, tensors: list[torch.Tensor] | None = None) -> torch.Tensor:
         tensors = [p for p in self.parameters()] if tensors is None else tensors
         return torch.cat([t.reshape(self.n_members, -1) for t in tensors], dim=1)
 

@@ -19,16 +19,58 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
-from ..core.arguments import Array, checked
-from ..core.params import Choice, Float, Int, Positive, Text
-from ..core.validation import check_int
-from .solvers import integrating_factor_rk4_step, step
+from ..core.arguments import ArgumentError, Array, OfInstance, checked
+from ..core.device import resolve_device
+from ..core.params import Choice, Device, Float, Int, Positive, Rule, Text
+from .solvers import SOLVERS, check_fits, integrating_factor_rk4_step, step
 
 Field = Callable[[torch.Tensor], torch.Tensor]
 SYSTEMS: tuple[str, ...] = ("pendulum", "lorenz", "ks")
+
+#: a one-step method's states: a finite tensor ``(..., dim)`` (the method checks ``dim`` against its system)
+_STATES = Array("... d", tensor=True)
+_N_TRAJECTORIES = Int(1, 10**7)
+_N_STEPS = Int(0, 10**8)
+
+
+@dataclass(frozen=True, repr=False)
+class _FloatDtype(Rule):
+    """A torch floating-point dtype (the states' precision)."""
+
+    def check(self, name: str, value: Any) -> torch.dtype:
+        if not isinstance(value, torch.dtype) or not value.is_floating_point:
+            raise ArgumentError(f"{name} must be {self.describe()}, got {value!r}")
+        return value
+
+    def describe(self) -> str:
+        return "a torch floating-point dtype (torch.float32, torch.float64)"
+
+    def bad_values(self) -> list[Any]:
+        return [None, torch.int64, "float64"]
+
+
+@dataclass(frozen=True, repr=False)
+class _TorchDevice(Rule):
+    """A ``torch.device``, or a device name that this machine has (``auto``, ``cpu``, ``cuda``, ...)."""
+
+    def check(self, name: str, value: Any) -> torch.device:
+        if isinstance(value, torch.device):
+            return value
+        return resolve_device(Device().check(name, value))
+
+    def describe(self) -> str:
+        return "a torch.device or one of 'auto', 'cpu', 'cuda', 'cuda:N', 'mps'"
+
+    def bad_values(self) -> list[Any]:
+        return [None, 0, "tpu"]
+
+
+_FLOAT_DTYPE = _FloatDtype()
+_DEVICE = _TorchDevice()
 
 
 @checked(
@@ -84,12 +126,36 @@ class System:
                     f"got {tuple(self.linear_symbol.shape)}"
                 )
 
+    def _check_state(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """States ``x`` (already checked finite, ``(..., d)``) are float states of this system: ``d = dim``."""
+        if not x.is_floating_point():
+            raise ArgumentError(f"{name} must be a float tensor of states, got dtype {x.dtype}")
+        if x.shape[-1] != self.dim:
+            raise ArgumentError(f"{name} must have shape (..., dim={self.dim}) for the system {self.name!r}, "
+                                f"got {tuple(x.shape)}")
+        return x
+
+    def _check_dt(self, name: str, dt: float) -> float:
+        if not 0 < dt <= self.dt:
+            raise ArgumentError(f"{name} must be a step size in (0, {self.dt:g}] (at most the system's dt), got {dt!r}")
+        return dt
+
+    @checked(x=_STATES, dt=OfInstance("_check_dt", "a step size in (0, dt]"),
+             solver=Choice(SOLVERS))
     def step_with(self, residual: Field, x: torch.Tensor, dt: float | None = None, solver: str = "rk4") -> torch.Tensor:
         """One hybrid step of size ``dt`` (default ``self.dt``) with ``residual`` as the unknown part, eq. (nde-step).
 
         ODE systems: ``solver`` (RK4 or Euler) on ``f_known + residual``. KS: integrating-factor
-        RK4 with the exact linear part and ``residual`` (in physical space) as the nonlinear term.
+        RK4 with the exact linear part and ``residual`` (in physical space) as the nonlinear term. ``x``
+        ``(..., dim)`` holds finite states (a rollout's later states may blow up: :func:`.solvers.rollout` runs the
+        steps unchecked); ``dt`` in ``(0, self.dt]``. The package's loops call :meth:`_step_with` (no checks).
         """
+        self._check_state("x", x)
+        return self._step_with(residual, x, dt, solver)
+
+    def _step_with(
+        self, residual: Field, x: torch.Tensor, dt: float | None = None, solver: str = "rk4"
+    ) -> torch.Tensor:
         dt = self.dt if dt is None else dt
         if self.linear_symbol is None:
             return step(lambda z: self.known(z) + residual(z), x, dt, solver)
@@ -100,13 +166,19 @@ class System:
 
         return torch.fft.irfft(integrating_factor_rk4_step(nonlinear, torch.fft.rfft(x), symbol, dt), n=self.dim)
 
+    @checked(x=_STATES)
     def true_step(self, x: torch.Tensor) -> torch.Tensor:
-        """The truth's one-step map ``Phi`` (``substeps`` solver steps of the true field per ``dt``)."""
+        """The truth's one-step map ``Phi`` (``substeps`` solver steps of the true field per ``dt``) of finite states
+        ``x`` ``(..., dim)``; the package's loops call :meth:`_true_step` (no checks)."""
+        return self._true_step(self._check_state("x", x))
+
+    def _true_step(self, x: torch.Tensor) -> torch.Tensor:
         h = self.dt / self.substeps
         for _ in range(self.substeps):
-            x = self.step_with(self.true_residual, x, h)
+            x = self._step_with(self.true_residual, x, h)
         return x
 
+    @checked(n_trajectories=_N_TRAJECTORIES, n_steps=_N_STEPS, dtype=_FLOAT_DTYPE, device=_DEVICE)
     def trajectories(
         self,
         n_trajectories: int,
@@ -122,6 +194,7 @@ class System:
         """
         return self.trajectories_per_seed(n_trajectories, n_steps, [generator], dtype, device)[0]
 
+    @checked(n_trajectories=_N_TRAJECTORIES, n_steps=_N_STEPS, dtype=_FLOAT_DTYPE, device=_DEVICE)
     def trajectories_per_seed(
         self,
         n_trajectories: int,
@@ -133,18 +206,22 @@ class System:
         """:meth:`trajectories` for each generator, integrated together in one batch (the same initial states as
         one call per generator; one integration instead of one per seed): ``(len(generators), n_trajectories,
         n_steps + 1, dim)``."""
-        n_trajectories = check_int("n_trajectories", n_trajectories)
-        n_steps = check_int("n_steps", n_steps)
         if not generators:
             raise ValueError("generators must hold at least one torch.Generator, got none")
+        if not all(isinstance(g, torch.Generator) for g in generators):
+            kinds = sorted({type(g).__name__ for g in generators})
+            raise ArgumentError(f"generators must hold torch.Generator objects, got {kinds}")
+        states = len(generators) * n_trajectories * (n_steps + 1) * self.dim
+        check_fits({"the trajectories (generators x n_trajectories x (n_steps + 1) x dim)":
+                    states * torch.empty((), dtype=dtype).element_size()})
         x = torch.cat([self.sample_initial(n_trajectories, g) for g in generators]).to(dtype=dtype, device=device)
         out = torch.empty((n_steps + 1, *x.shape), dtype=dtype, device=device)
         with torch.no_grad():
             for _ in range(self.spin_up_steps):
-                x = self.true_step(x)
+                x = self._true_step(x)
             out[0] = x
             for t in range(n_steps):
-                x = self.true_step(x)
+                x = self._true_step(x)
                 out[t + 1] = x
         return out.transpose(0, 1).reshape(len(generators), n_trajectories, n_steps + 1, -1).contiguous()
 

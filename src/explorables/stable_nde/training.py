@@ -79,6 +79,7 @@ class TrainRecord:
 
 
 @checked(
+    skip_nested=True,
     data=Array("s n t d"),
     method=Choice(METHODS),
     n_steps=Int(0, 10**8),
@@ -178,7 +179,7 @@ def train(
                 pairs = pairs_from_windows(_sample_windows(data, batch_size, 1, gen))
                 if simulator_targets:
                     with torch.no_grad():
-                        pairs = Batch(pairs.x, model.system.true_step(pairs.x), pairs.delta)
+                        pairs = Batch(pairs.x, model.system._true_step(pairs.x), pairs.delta)
                 batch = pairs
             loss = method_loss(
                 method, model, batch, noise_std=noise_std, weight=weight, jvp_mode=jvp_mode, generator=noise_gen
@@ -219,7 +220,9 @@ def cosine_rows(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray) -> t
     return torch.where(den > 0, num / torch.where(den > 0, den, 1.0), torch.zeros_like(num)).clamp(-1.0, 1.0)
 
 
-@checked(windows=Array("s b k d"), noise_std=Float(0.0), weight=Float(0.0), jvp_mode=Choice(JVP_MODES))
+@checked(
+    skip_nested=True, windows=Array("s b k d"), noise_std=Float(0.0), weight=Float(0.0), jvp_mode=Choice(JVP_MODES)
+)
 def gradient_cosines(
     model: HybridModel,
     windows: torch.Tensor,
@@ -242,7 +245,7 @@ def gradient_cosines(
     params = list(model.parameters())
 
     def grad_of(loss: torch.Tensor) -> torch.Tensor:
-        return model.member_vectors(list(torch.autograd.grad(loss, params)))
+        return model._member_vectors(list(torch.autograd.grad(loss, params)))
 
     reference = grad_of(_unrolled_loss(model, windows))
     batch = pairs_from_windows(windows, _rollout_errors(model, windows))

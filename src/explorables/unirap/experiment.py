@@ -112,8 +112,6 @@ class UniRAPConfig(ExperimentConfig):
                       width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3),
     }
-    PAPER_HARDWARE: ClassVar[str] = ("one GPU with >= 24 GB (ensembles of up to 60 members on 96-pixel scenes); "
-                                     "about 2-4 hours (estimate, not timed)")
 
     def cross_checks(self) -> None:
         if self.image_size % 4:

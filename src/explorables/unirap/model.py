@@ -34,7 +34,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..core.arguments import Array, checked
+from ..core.arguments import ArgumentError, Array, checked
 from ..core.params import Int, Tuple
 
 ARCHS: tuple[str, ...] = ("unified", "pose_direct", "separate")
@@ -315,9 +315,27 @@ class UniRAP(nn.Module):
         self.pose_head = Head(gens, d + width + 8, d, 5)
         self.pose_skip = ELinear(gens, 8, 5, 0.1)  # a linear read-out of the map's geometry (its axis, its spread)
 
+    @checked(images=Array("m b 3 s s", tensor=True), tokens=Array("m b l", integer=True, tensor=True))
     def encode(self, images: torch.Tensor, tokens: torch.Tensor):
         """Image tokens (M, B, T, D), pixel features at full resolution (B, M, width, S*S; after a leaky ReLU,
-        :data:`PIXEL_SLOPE`), word embeddings (M, B, L, D), valid words."""
+        :data:`PIXEL_SLOPE`), word embeddings (M, B, L, D), valid words. ``images`` (M, B, 3, S, S) finite, with
+        ``M`` the members and ``S`` the model's image size; ``tokens`` (M, B, L) word ids in ``[0, n_words)``, ``L``
+        at most ``max_words``. :meth:`forward` calls :meth:`_encode` (no checks)."""
+        m, s = images.shape[0], images.shape[-1]
+        if m != self.n_members or s != self.image_size:
+            raise ArgumentError(f"images must have shape (M={self.n_members}, B, 3, S={self.image_size}, "
+                                f"S={self.image_size}), got {tuple(images.shape)}")
+        if not images.is_floating_point():
+            raise ArgumentError(f"images must be a float tensor, got dtype {images.dtype}")
+        n_words, max_words = self.words.shape[-2], self.word_pos.shape[-2]
+        if tokens.shape[-1] > max_words:
+            raise ArgumentError(f"tokens must hold at most max_words = {max_words} words (last axis), "
+                                f"got shape {tuple(tokens.shape)}")
+        if bool((tokens < 0).any()) or bool((tokens >= n_words).any()):
+            raise ArgumentError(f"tokens must hold word ids in [0, {n_words - 1}]")
+        return self._encode(images, tokens)
+
+    def _encode(self, images: torch.Tensor, tokens: torch.Tensor):
         m, b, _, h, w = images.shape
         ys, xs = torch.meshgrid(torch.linspace(-1, 1, h, device=images.device),
                                 torch.linspace(-1, 1, w, device=images.device), indexing="ij")
@@ -343,7 +361,7 @@ class UniRAP(nn.Module):
         Returns ``box`` (M, B, 4: cx, cy, w, h in [0, 1]), ``mask_logits`` (M, B, S, S) and
         ``pose`` (M, B, 5: x, y in [0, 1], the vector (cos 2θ, sin 2θ) unnormalised, width / S).
         """
-        image_tokens, pixels, words, valid = self.encode(images, tokens)
+        image_tokens, pixels, words, valid = self._encode(images, tokens)
         m, b = images.shape[:2]
         if self.arch == "separate":  # three decoders: each sees the same encodings
             rep = lambda x: x[:, None].expand(m, 3, *x.shape[1:]).flatten(0, 1)  # noqa: E731

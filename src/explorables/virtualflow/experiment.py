@@ -260,9 +260,6 @@ class VirtualFlowConfig(ExperimentConfig):
             reflow_teacher_steps=32,
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = (
-        "one GPU with >= 16 GB for the networks (hours; not timed) and many CPU cores for the room simulation"
-    )
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = (
         "a folder of clean-speech WAV files for the talkers, any layout (searched recursively); optional at the "

@@ -122,12 +122,25 @@ class VelocityNet(nn.Module):
         self.d_frame, self.d_cond, self.n_mics = 2, d_cond, n_mics
         self.mlp = _head(d_hidden, n_layers, 2 + d_cond + 16, n_mics)
 
+    @checked(x_t=Array("b 2", tensor=True), t=Array("b", tensor=True), cond=Array("b d_cond", tensor=True))
     def endpoint(self, x_t: torch.Tensor, t: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
-        """The predicted endpoint ``x1_hat`` of the path through ``x_t`` at time ``t``, eq. (vf-head)."""
+        """The predicted endpoint ``x1_hat`` of the path through ``x_t`` at time ``t``, eq. (vf-head): ``x_t``
+        (B, 2), ``t`` (B,) in [0, 1] and ``cond`` (B, d_cond), all finite float tensors. :meth:`forward` and the
+        training loss call :meth:`_endpoint` (no checks)."""
+        if cond.shape[1] != self.d_cond:
+            raise ArgumentError(f"cond must have shape (B, d_cond={self.d_cond}), got {tuple(cond.shape)}")
+        for name, value in (("x_t", x_t), ("t", t), ("cond", cond)):
+            if not value.is_floating_point():
+                raise ArgumentError(f"{name} must be a float tensor, got dtype {value.dtype}")
+        if bool((t < 0).any()) or bool((t > 1).any()):
+            raise ArgumentError("t must hold flow times in [0, 1]")
+        return self._endpoint(x_t, t, cond)
+
+    def _endpoint(self, x_t: torch.Tensor, t: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
         return mix_channels(self.mlp(torch.cat([x_t, cond, time_features(t)], -1)), cond, self.n_mics)
 
     def forward(self, x_t: torch.Tensor, t: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
-        return (self.endpoint(x_t, t, cond) - x_t) / (1 - t[:, None]).clamp_min(1e-3)  # eq. (vf-velocity)
+        return (self._endpoint(x_t, t, cond) - x_t) / (1 - t[:, None]).clamp_min(1e-3)  # eq. (vf-velocity)
 
 
 @checked(**NET_RULES)
@@ -155,7 +168,7 @@ def cfm_loss(net: VelocityNet, x1: torch.Tensor, cond: torch.Tensor, x0: torch.T
     if not bool(((t >= 0) & (t <= 1)).all()):
         raise ArgumentError("t must hold flow times in [0, 1]")
     x_t = (1 - t[:, None]) * x0 + t[:, None] * x1  # eq. (vf-path)
-    return (net.endpoint(x_t, t, cond) - x1).pow(2).mean()  # eq. (vf-cfm)
+    return (net._endpoint(x_t, t, cond) - x1).pow(2).mean()  # eq. (vf-cfm)
 
 
 @checked(
