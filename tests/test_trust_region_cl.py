@@ -866,4 +866,31 @@ def test_the_book_presets_seed_count_is_the_stability_rules_pick():
     feasible = {int(n): v["stable_claims"] for n, v in record["summary"].items() if v["feasible"]}
     best = max(feasible.values())
     assert record["pick"] == min(n for n, k in feasible.items() if k == best)
-    assert len(Config.preset("book").seeds) == record["pick"]
+    # rule 2 (benchmarks/trust_region_cl_stability_rule2.md, written after rule 1's outcome) replaces only the
+    # feasibility test by the page's kernel CPU time; its record names the final pick
+    path2 = path.with_name("trust_region_cl_stability_rule2.json")
+    if not path2.is_file():
+        assert len(Config.preset("book").seeds) == record["pick"]
+        return
+    rule2 = json.loads(path2.read_text())
+    assert rule2["metric_from_rule1"] == {**{n: v["stable_claims"] for n, v in record["summary"].items()},
+                                          "of": record["summary"][str(rule2["fallback"])]["of"]}
+    assert rule2["fallback"] == record["pick"]
+    m = rule2["measurement"]
+    fits = m["page_kernel_cpu_s"] <= rule2["page_kernel_cpu_limit_s"] and not m["lab_reads_config_seeds"]
+    assert rule2["feasible"] == fits
+    better = record["summary"][str(rule2["candidate"])]["stable_claims"] > record["summary"][str(record["pick"])][
+        "stable_claims"]
+    assert rule2["pick"] == (rule2["candidate"] if fits and better else rule2["fallback"])
+    assert len(Config.preset("book").seeds) == rule2["pick"]
+
+
+def test_the_lab_trains_one_seed_whatever_the_book_presets_seed_count():
+    """Rule 2's second condition: the live lab's rerun does not depend on the book preset's seed count."""
+    import inspect
+
+    from explorables.trust_region_cl import lab
+
+    source = inspect.getsource(lab)
+    assert "TrustRegionCLConfig" not in source and ".seeds" not in source
+    assert "n_seeds=1" in source

@@ -67,7 +67,7 @@ class TrustRegionCLConfig(ExperimentConfig):
         "or digit classes ('digit0' ... 'digit9'), not mixed",
     )
     seeds: tuple[int, ...] = param(
-        (0, 1, 2, 3, 4), Seeds(), "seeds (initial weights, data) the verdicts are taken over"
+        (0, 1, 2, 3, 4, 5, 6, 7), Seeds(), "seeds (initial weights, data) the verdicts are taken over"
     )
     width: int = param(64, Int(4, 4096), "hidden units per layer of the noise predictor")
     depth: int = param(3, Int(1, 16), "hidden layers of the noise predictor")
