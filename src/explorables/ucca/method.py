@@ -104,6 +104,7 @@ def _sum_rho2(Xw: np.ndarray, Yw: np.ndarray, p: np.ndarray) -> float:
     return float(np.sum((Xw.T @ Yw[p] / Xw.shape[0]) ** 2))
 
 
+@checked(Xw=Array("n d"), Yw=Array("n d"), n_restarts=Int(1, MAX_ITERATIONS))
 def ranked_starts(Xw: np.ndarray, Yw: np.ndarray, n_restarts: int, rng: np.random.Generator) -> list[np.ndarray]:
     """``n_restarts`` :func:`screened_start` pairings, best first by eq. (ucca-qap) (no pairing information)."""
     starts = [screened_start(Xw, Yw, rng) for _ in range(n_restarts)]
