@@ -217,6 +217,28 @@ def test_of_instance_rule_asks_the_instance_and_is_skipped_when_nested():
             line.right(bad)
 
 
+def test_rows_of_checks_row_indices_against_the_instances_table():
+    from explorables.core.arguments import RowsOf, checked
+
+    with pytest.raises(ValueError, match="RowsOf needs the name"):
+        RowsOf()
+
+    class Table:
+        def __init__(self, n: int):
+            self.X = np.zeros((n, 2))
+
+        @checked(rows=RowsOf(table="X"))
+        def pick(self, rows: np.ndarray) -> np.ndarray:
+            return self.X[rows]
+
+    table = Table(4)
+    assert table.pick([0, 3]).shape == (2, 2)
+    assert table.pick(np.arange(4)).shape == (4, 2)
+    for bad in ([4], [-1], [0.5], [], [[0, 1]], None):
+        with pytest.raises(ValueError, match="rows"):
+            table.pick(bad)
+
+
 def test_a_skip_nested_body_runs_the_readers_callbacks_checked():
     """A callback handed into a skip_nested body (an oracle's ask, a progress hook) is the reader's code:
     a checked call it makes is checked as at top level, while the body's own callees stay bare."""

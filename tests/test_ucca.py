@@ -415,10 +415,15 @@ def test_faq_off_is_the_best_ranked_start_then_the_alternation_and_never_runs_fa
         raise AssertionError("FAQ ran with the solver off")
 
     monkeypatch.setattr(M, "quadratic_assignment", no_faq)
-    fit = ucca(X, Y, d=3, n_restarts=6, n_alternations=0, solver="none", rng=np.random.default_rng(1))
-    np.testing.assert_array_equal(fit.pairing, expected)  # no alternation: the best-ranked start itself
-    fit = ucca(X, Y, d=3, n_restarts=6, n_alternations=5, solver="none", rng=np.random.default_rng(1))
+    fit = ucca(X, Y, d=3, n_restarts=6, n_alternations=0, solver="none", reflect=False, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(fit.pairing, expected)  # no alternation, no reflection: the best-ranked start
+    fit = ucca(X, Y, d=3, n_restarts=6, n_alternations=5, solver="none", reflect=False, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(fit.pairings[0], expected)  # the alternation starts from it
+    # with the reflections (by assignment, no FAQ): the start or a reflection of it, never lower on Σρ²
+    fit = ucca(X, Y, d=3, n_restarts=6, n_alternations=0, solver="none", rng=np.random.default_rng(1))
+    assert fit.qap_objective >= sum_squared_correlations(Xw, Yw, expected) - 1e-12
+    assert all(s <= fit.qap_objective + 1e-12 for p in reflected_pairings(Xw, Yw, fit.pairing)
+               for s in [sum_squared_correlations(Xw, Yw, p)])  # fmt: skip
     assert all(b >= a - 1e-12 for a, b in zip(fit.objectives, fit.objectives[1:], strict=False))
 
 
@@ -453,3 +458,53 @@ def test_the_rotation_pipeline_is_unchanged_by_the_ranked_starts_helper():
     assert scores == sorted(scores, reverse=True)
     _, restarts = faq_pairing(Xw, Yw, n_restarts=5, n_faq=1, reflect=False, rng=np.random.default_rng(3))
     assert restarts[0] >= scores[0] - 1e-12  # FAQ from the best start never ends below it
+
+
+def test_faq_off_and_ucca_screen_the_same_starts_in_a_trial(monkeypatch):
+    """The FAQ-off ablation is paired with UCCA on its starts: the same screened starts, drawn twice."""
+    seen = []
+    real = M.ranked_starts
+
+    def spy(Xw, Yw, n_restarts, rng):
+        out = real(Xw, Yw, n_restarts, rng)
+        seen.append(np.array(out))
+        return out
+
+    monkeypatch.setattr(M, "ranked_starts", spy)
+    cfg = E.UCCAConfig.preset("smoke", datasets=("clustered",), seeds=(0,), n_random_pairings=2)
+    E.trial(cfg, "clustered", 0)
+    assert len(seen) == 2  # UCCA's, then FAQ-off's (scipy's starts draw none)
+    np.testing.assert_array_equal(seen[0], seen[1])
+
+
+def test_the_ablation_rows_stand_alone_and_the_entropic_run_says_what_did_not_run():
+    """With the entropic solver, FAQ from scipy's starts cannot run: its row is absent, FAQ off keeps its row,
+    and the page's sentence says which ran (the page used to crash here)."""
+    from explorables.ucca import UCCAConfig, run
+    from explorables.ucca.claims import ABLATION_CLAIMS, ablation_sentence, claims
+
+    cfg = UCCAConfig.preset(
+        "smoke", datasets=("clustered", "gaussian"), seeds=(0, 1), n_train=30, n_test=30, n_restarts=2, n_faq=1,
+        n_alternations=1, n_random_pairings=2, n_identity_checks=2, non_gaussianity_grid=(0.0,), solver="entropic",
+    )  # fmt: skip
+    results = run(cfg)
+    assert results.summary["clustered"]["ucca_scipy_starts"] is None
+    texts = [row.claim for row in claims(results)]
+    assert ABLATION_CLAIMS["ucca_no_faq"] in texts and ABLATION_CLAIMS["ucca_scipy_starts"] not in texts
+    sentence = ablation_sentence(results)
+    assert "FAQ from scipy's starts did not run at this scale" in sentence and "FAQ off" in sentence
+
+
+def test_the_moving_rows_sentence_names_every_row_whose_word_moves():
+    from explorables.ucca.claims import moving_rows_sentence
+
+    def row(claim, verdicts, name="", setting="x"):
+        return {"kind": "claim", "claim": claim, "name": name, "setting": setting, "verdicts": verdicts,
+                "agree": len(set(verdicts)) == 1}  # fmt: skip
+
+    study = {"rows": [row("A", ["yes", "no"]), row("B", ["yes", "yes"]), row("C", ["no", "unclear"], setting="wine: h"),
+                      row("C", ["no", "no"], setting="other")]}  # fmt: skip
+    text = moving_rows_sentence(study, ["A", "C"], 3)
+    assert "2 row(s)" in text and "“A” (yes, no)" in text and "“C (wine: h)” (no, unclear)" in text
+    assert "“B”" not in text and "t(2) = 4.30" in text
+    assert "reads the same" in moving_rows_sentence({"rows": [row("B", ["yes", "yes"])]}, [], 3)

@@ -203,7 +203,7 @@ class OfInstance(Rule):
 @dataclasses.dataclass(frozen=True, repr=False)
 class RowsOf(OfInstance):
     """Row indices into one of the instance's tables: a non-empty 1-D integer array with entries in ``[0, n)``,
-    ``n`` the rows of ``instance.<table>``. Declared on a method, ``@checked(rows=RowsOf("X"))``."""
+    ``n`` the rows of ``instance.<table>``. Declared on a method, ``@checked(rows=RowsOf(table="X"))``."""
 
     method: str = ""
     accepts: str = "a non-empty 1-D integer array of row indices in [0, n)"

@@ -5,7 +5,7 @@ the training set's ``Y`` (the methods see only ``X`` and the shuffled ``Y``), fi
 and score its projections by the correlation of its canonical variates on the **true** pairing
 of the test set. Methods: the oracle (CCA on the true training pairs), UCCA, two unpaired
 alignment baselines and random pairings (:mod:`.baselines`); on ``ablation_datasets`` also UCCA with
-its step 2 ablated (FAQ off; FAQ from scipy's own starts).
+its step 2 ablated (FAQ off, on UCCA's own screened starts; FAQ from scipy's own starts, FAQ solver only).
 
 Parts: ``identity`` (eq. ``ucca-qap`` on random permutations), one part per dataset, and
 ``non_gaussianity`` (UCCA as the latent moves from Gaussian to clustered).
@@ -13,6 +13,7 @@ Parts: ``identity`` (eq. ``ucca-qap`` on random permutations), one part per data
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -175,6 +176,7 @@ def trial(
         n_components=k, d=d, n_restarts=cfg.n_restarts, n_faq=cfg.n_faq, n_alternations=cfg.n_alternations,
         device=cfg.device,
     )  # fmt: skip
+    start_rng = copy.deepcopy(rng)  # the FAQ-off ablation redraws UCCA's screened starts from this copy
     fit = ucca(X, Y_shuffled, solver=cfg.solver, rng=rng, **settings)
     out["ucca"] = score(fit.fit)
     out["ucca_pairing"] = _pairing_stats(fit.pairing, truth, train, shuffle)
@@ -192,9 +194,11 @@ def trial(
         out["wasserstein_procrustes"] = score(cca_on_pairing(X, Y_shuffled, wp, k, d))
         gw = gromov_wasserstein_pairing(X, Y_shuffled, entropic=cfg.solver == "entropic")
         out["gromov_wasserstein"] = score(cca_on_pairing(X, Y_shuffled, gw, k, d))
-    if baselines and dataset in cfg.ablation_datasets:  # the ablations of step 2 (their own draws, after the rest)
-        out["ucca_no_faq"] = score(ucca(X, Y_shuffled, solver="none", rng=rng, **settings).fit)
-        if cfg.solver == "faq":
+    if baselines and dataset in cfg.ablation_datasets:  # the ablations of step 2, each on its own
+        # FAQ off: with the FAQ solver, the same screened starts as UCCA (a copy of the generator UCCA drew them
+        # from; FAQ from given starts draws nothing), reflections by assignment, the same alternation
+        out["ucca_no_faq"] = score(ucca(X, Y_shuffled, solver="none", rng=start_rng, **settings).fit)
+        if cfg.solver == "faq":  # scipy's random starts are FAQ starts: not run with the entropic solver
             out["ucca_scipy_starts"] = score(ucca(X, Y_shuffled, starts="scipy", rng=rng, **settings).fit)
     if path:
         out["path"] = _path(fit, X, Y_shuffled, train, test, shuffle, truth, k, d)

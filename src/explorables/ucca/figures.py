@@ -106,7 +106,7 @@ def benchmark_figure(results: UCCAResults) -> go.Figure:
     s = results.summary
     names = [DATASET_NAMES[d] for d in results.config.datasets]
     fig = go.Figure()
-    for m in METHODS:  # a method a dataset did not run (the control's baselines) is left out there
+    for m in METHODS:  # a method a dataset did not run (an ablation off ``ablation_datasets``) is left out there
         stats = [s[d][m] or {"mean": None, "sd": None} for d in results.config.datasets]
         fig.add_trace(go.Bar(
             x=names, y=[st["mean"] for st in stats], name=METHOD_NAMES[m],

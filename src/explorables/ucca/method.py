@@ -13,7 +13,8 @@ The pipeline (our reconstruction from the abstract; see the chapter):
 4. the projections are those of the last CCA, mapped back to the raw views.
 
 The chapter's ablations of step 2 run through the same :func:`ucca`: ``solver="none"`` (FAQ off: the
-best-ranked start goes straight to step 3) and ``starts="scipy"`` (FAQ from scipy's own random starts).
+best-ranked start and its reflections, by assignment alone, go to step 3) and ``starts="scipy"`` (FAQ from
+scipy's own random starts, reflections kept).
 
 Nothing here ever sees the true pairing: the functions receive two sets of rows.
 """
@@ -103,6 +104,7 @@ def _sum_rho2(Xw: np.ndarray, Yw: np.ndarray, p: np.ndarray) -> float:
     return float(np.sum((Xw.T @ Yw[p] / Xw.shape[0]) ** 2))
 
 
+@checked(Xw=Array("n d"), Yw=Array("n d"), n_restarts=Int(1, MAX_ITERATIONS))
 def ranked_starts(Xw: np.ndarray, Yw: np.ndarray, n_restarts: int, rng: np.random.Generator) -> list[np.ndarray]:
     """``n_restarts`` :func:`screened_start` pairings, best first by eq. (ucca-qap) (no pairing information)."""
     starts = [screened_start(Xw, Yw, rng) for _ in range(n_restarts)]
@@ -240,15 +242,22 @@ def entropic_pairing(
         scores.append(float(np.sum((Xw.T @ Yw[pairing] / n) ** 2)))
         if best is None or scores[-1] > max(scores[:-1]):
             best = pairing
-    improved = reflect
-    while improved:  # sign flips of the best pairing's canonical directions, eq. (ucca-reflect)
-        candidates = [(float(np.sum((Xw.T @ Yw[p] / n) ** 2)), p) for p in reflected_pairings(Xw, Yw, best)]
-        value, reflection = max(candidates, key=lambda c: c[0])
-        improved = value > max(scores) + 1e-12
-        if improved:
-            best = reflection
-            scores.append(value)
+    if reflect:
+        best = reflect_by_assignment(Xw, Yw, best, scores)
     return np.asarray(best), scores
+
+
+def reflect_by_assignment(Xw: np.ndarray, Yw: np.ndarray, best: np.ndarray, scores: list[float]) -> np.ndarray:
+    """Eq. ``ucca-reflect`` without FAQ: the best sign flip of ``best``'s canonical directions
+    (:func:`reflected_pairings`, assignments only) replaces it while it scores higher on ``Σρ²``; each
+    replacement's ``Σρ²`` is appended to ``scores`` (which must hold ``best``'s). Draws nothing at random."""
+    while True:
+        candidates = [(_sum_rho2(Xw, Yw, p), p) for p in reflected_pairings(Xw, Yw, best)]
+        value, reflection = max(candidates, key=lambda c: c[0])
+        if value <= max(scores) + 1e-12:
+            return best
+        best = reflection
+        scores.append(value)
 
 
 @checked(
@@ -321,10 +330,11 @@ def ucca(
     ``X`` and ``Y`` must hold the same number of samples (a pairing is a permutation) and the
     order of ``Y``'s rows carries no information. Steps 1–4 of the module docstring.
 
-    Ablations of step 2 (the chapter's "does the QAP step do the work?"): ``solver="none"`` skips FAQ (and the
-    reflections, which are FAQ runs): the best of the ``n_restarts`` screened starts by eq. ``ucca-qap`` goes
-    straight to the alternation; ``starts="scipy"`` runs FAQ from scipy's own random starts instead
-    (:func:`faq_pairing`).
+    Ablations of step 2 (the chapter's "does the QAP step do the work?"): ``solver="none"`` runs no FAQ: the
+    best of the ``n_restarts`` screened starts by eq. ``ucca-qap`` (drawn as ``solver="faq"`` draws them, so a
+    generator in the same state gives the same starts), then, with ``reflect``, its sign flips by assignment
+    alone (:func:`reflect_by_assignment`), goes to the alternation; ``starts="scipy"`` runs FAQ from scipy's
+    own random starts instead (:func:`faq_pairing`), reflections kept.
     """
     X, Y = check_matrix("X", X), check_matrix("Y", Y)
     if X.shape[0] != Y.shape[0]:
@@ -348,9 +358,11 @@ def ucca(
             start, restarts = faq_pairing(
                 Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, reflect=reflect, starts=starts, rng=rng
             )
-        elif solver == "none":  # the ablation: no QAP solver, the best-ranked start
+        elif solver == "none":  # the ablation: no FAQ; the best-ranked start, its reflections by assignment
             start = ranked_starts(Xw, Yw, n_restarts, rng)[0]
             restarts = [_sum_rho2(Xw, Yw, start)]
+            if reflect:
+                start = reflect_by_assignment(Xw, Yw, start, restarts)
         else:
             start, restarts = entropic_pairing(Xw, Yw, n_restarts=n_restarts, device=device, reflect=reflect, rng=rng)
         qap = float(np.sum((Xw.T @ Yw[start] / n) ** 2))
