@@ -113,7 +113,6 @@ class RPKDConfig(ExperimentConfig):
             d_prototype=256, seeds=(0, 1, 2, 3, 4),
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "one GPU (any with >= 8 GB); tens of minutes for three class counts (estimate)"
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-100-python/ (or cifar-10-batches-py/) folder"
 
