@@ -31,7 +31,7 @@ CANDIDATES = {"150": 150, "300": 300, "600": 600}  # n_student_steps (today: 150
 CPU_LIMIT = 80.0  # kernel CPU seconds (one thread) a candidate may cost
 
 
-def one_seed(seed: int) -> list[dict]:
+def one_seed(seed: int, candidates: dict[str, int] = CANDIDATES) -> list[dict]:
     torch_device = "cpu"
     scale = "smoke" if seed < 0 else "book"  # a negative seed: a quick test of this script on the smoke preset
     base = RPKDConfig.preset(scale, seed=abs(seed), device=torch_device).validated()
@@ -42,7 +42,7 @@ def one_seed(seed: int) -> list[dict]:
             t = time.process_time()
             teachers[n] = teacher_part(base, n)
             teacher_cpu += time.process_time() - t
-        for name, steps in CANDIDATES.items():
+        for name, steps in candidates.items():
             few = dataclasses.replace(base, n_student_steps=steps)
             runs, student_cpu = [], 0.0
             for cfg in (few, standard_protocol(few)):
@@ -87,7 +87,12 @@ def main() -> None:
         return
     from joblib import Parallel, delayed
 
-    for rows in Parallel(n_jobs=2, return_as="generator")(delayed(one_seed)(s) for s in SEEDS):
+    seeds, candidates = SEEDS, CANDIDATES
+    if "--only" in sys.argv:  # e.g. --only 150 103 104: one candidate on some seeds (a run cut short by time)
+        i = sys.argv.index("--only")
+        candidates = {sys.argv[i + 1]: CANDIDATES[sys.argv[i + 1]]}
+        seeds = tuple(int(s) for s in sys.argv[i + 2:])
+    for rows in Parallel(n_jobs=2, return_as="generator")(delayed(one_seed)(s, candidates) for s in seeds):
         with OUT.open("a") as f:
             for row in rows:
                 f.write(json.dumps(row) + "\n")
