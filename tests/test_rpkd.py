@@ -210,6 +210,7 @@ def test_standard_protocol_labels_every_training_image_and_adds_its_rows():
 
 
 def test_the_two_protocols_side_by_side_equal_the_runs_one_after_the_other():
+    # run_protocols trains each teacher once for both protocols; run trains its own: the numbers agree
     small = RPKDConfig.preset("smoke", n_student_steps=3, n_teacher_steps=3)
     parallel = run_protocols(small, workers=2)
     sequential = (run(small), run(standard_protocol(small)))
@@ -218,6 +219,7 @@ def test_the_two_protocols_side_by_side_equal_the_runs_one_after_the_other():
         for c in small.class_grid:
             assert a.summary[f"C={c}"]["accuracy"] == b.summary[f"C={c}"]["accuracy"]
             assert a.summary[f"C={c}"]["probe"] == b.summary[f"C={c}"]["probe"]
+            assert a.summary[f"C={c}"]["teacher_accuracy"] == b.summary[f"C={c}"]["teacher_accuracy"]
     with pytest.raises(ValueError, match="workers"):
         run_protocols(small, workers=-1)
 

@@ -113,7 +113,6 @@ class RPKDConfig(ExperimentConfig):
             d_prototype=256, seeds=(0, 1, 2, 3, 4),
         ),
     }
-    PAPER_HARDWARE: ClassVar[str] = "one GPU (any with >= 8 GB); tens of minutes for three class counts (estimate)"
     DATA_ROOT_SCALES: ClassVar[tuple[str, ...]] = ("paper",)
     DATA_DESCRIPTION: ClassVar[str] = "torchvision's cifar-100-python/ (or cifar-10-batches-py/) folder"
 
@@ -164,16 +163,22 @@ def _stats(values: list[float]) -> dict[str, Any]:
     return {"per_seed": arr.tolist(), "mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
 
 
-def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> tuple[dict, dict]:
-    """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``."""
-    device = resolve_device(cfg.device)
-    task = load_task(cfg)
+def _split(cfg: RPKDConfig, task: ImageTask, n_classes: int, device: torch.device) -> tuple:
+    """The base seed's split: ``(n_labelled, x_train, fine_train, x_test, y_test)``. The training split
+    (and so the teacher) does not depend on the protocol: ``n_labelled`` only cuts its first images."""
     n_train = len(task.fine) - cfg.n_test
     n_labelled = labelled_count(cfg, n_train)
     base = make_split(len(task.fine), cfg.n_test, n_labelled, cfg.seed)
     x_train, fine_train = task.images[base.train].to(device), task.fine[base.train]
     x_test, y_test = task.images[base.test].to(device), super_labels(task.fine[base.test], n_classes).to(device)
-    n_seeds = len(cfg.seeds)
+    return n_labelled, x_train, fine_train, x_test, y_test
+
+
+def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dict[str, Any]:
+    """Steps 1 and 2 at ``C = n_classes``: the teacher, its targets and the probe. Nothing here depends on
+    the protocol or the arms, so both protocols' students share it (:func:`run_protocols`)."""
+    device = resolve_device(cfg.device)
+    _, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
 
     # 1. the teacher: the C-class labels of every training image
     teacher = train_teachers(
@@ -194,6 +199,18 @@ def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) ->
     probe_seeds = {name: [probe_accuracy(targets[name], fine_train.numpy(), cfg.seed * 1000 + 17 + s, cfg.n_probe)
                           for s in cfg.seeds] for name in PROBED}
     probe = {name: float(np.mean(values)) for name, values in probe_seeds.items()}
+    return {"teacher_accuracy": teacher_acc, "probe": probe, "probe_per_seed": probe_seeds,
+            "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu()}
+
+
+def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False) -> tuple[dict, dict]:
+    """Step 3 at ``C = n_classes``, every arm of ``cfg`` on the teacher of ``shared`` (:func:`teacher_part`
+    of a config with the same data, seeds and teacher): ``(summary, curves)``."""
+    device = resolve_device(cfg.device)
+    n_labelled, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
+    t_logits, t_tokens = shared["t_logits"].to(device), shared["t_tokens"].to(device)
+    prototypes = shared["prototypes"].to(device)
+    n_seeds = len(cfg.seeds)
 
     # 3. the students: seed s sees its own labelled subset (a seeded reordering of the training split)
     orders = [torch.randperm(len(fine_train), generator=torch.Generator().manual_seed(cfg.seed * 1000 + s))
@@ -211,12 +228,17 @@ def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) ->
                    len(cfg.arms)).reshape(len(cfg.arms), n_seeds)
     summary = {
         "n_classes": n_classes,
-        "teacher_accuracy": teacher_acc,
-        "probe": probe,
-        "probe_per_seed": probe_seeds,
+        "teacher_accuracy": shared["teacher_accuracy"],
+        "probe": shared["probe"],
+        "probe_per_seed": shared["probe_per_seed"],
         "accuracy": {arm: _stats(acc[a].tolist()) for a, arm in enumerate(cfg.arms)},
     }
     return summary, {"loss": np.asarray(curve)}
+
+
+def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> tuple[dict, dict]:
+    """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``."""
+    return student_part(cfg, n_classes, teacher_part(cfg, n_classes, progress), progress)
 
 
 @checked()
@@ -243,34 +265,49 @@ def _results(cfg: RPKDConfig, summary: dict[str, Any], curves: dict[str, Any]) -
 def run_protocols(config: RPKDConfig | None = None, *, workers: int = 0) -> tuple[RPKDResults, RPKDResults]:
     """The page's two runs: ``run(config)`` (its protocol) and ``run(standard_protocol(config))``.
 
-    Every class count of each run is an independent job on one CPU thread (as in :func:`run`), so
-    the jobs go to ``workers`` processes side by side (joblib; 0: one per CPU; 1: one after the
-    other in this process). The numbers do not depend on ``workers``: each job runs the same code on
-    the same seeds (tested). No checkpoint: for a resumable run, call :func:`run` (the CLI does).
+    The two protocols share the data, the seeds and so the teacher: each class count's teacher and probe
+    (:func:`teacher_part`) are computed once and both protocols' students (:func:`student_part`) reuse them.
+    Every job runs on one CPU thread (as in :func:`run`) and the jobs go to ``workers`` processes side by
+    side (joblib; 0: one per CPU; 1: one after the other in this process), the teachers first, then the
+    students. The numbers do not depend on ``workers`` and equal :func:`run`'s: each job runs the same
+    code on the same seeds (tested). No checkpoint: for a resumable run, call :func:`run` (the CLI does).
     """
     workers = check_int("workers", workers, 0)  # 0: one process per CPU
     cfg = (config or RPKDConfig.preset("book")).validated()
     configs = (cfg, standard_protocol(cfg))
-    jobs = [(c, n) for c in configs for n in c.class_grid]  # the few-label parts (the longest) first
-    n_jobs = min(len(jobs), workers or available_cpus())
-    if n_jobs == 1:
-        done = [_timed_part(c, n) for c, n in jobs]
-    else:
-        from joblib import Parallel, delayed
-
-        done = Parallel(n_jobs=n_jobs)(delayed(_timed_part)(c, n) for c, n in jobs)
+    grid = cfg.class_grid
+    shared = _map(_timed(teacher_part), [(cfg, n) for n in grid], workers)
+    teachers = {n: out for n, out in zip(grid, shared, strict=True)}
+    jobs = [(c, n) for c in configs for n in grid]  # the few-label parts (the longest) first
+    done = _map(_timed(student_part), [(c, n, teachers[n][0]) for c, n in jobs], workers)
     results = []
     for c in configs:
         mine = [(n, out) for (owner, n), out in zip(jobs, done, strict=True) if owner is c]
-        summary = {f"C={n}": part_summary for n, (part_summary, _, _) in mine}
-        summary["timings"] = {f"C={n}_s": seconds for n, (_, _, seconds) in mine}
-        results.append(_results(c, summary, {f"C={n}": curves for n, (_, curves, _) in mine}))
+        summary = {f"C={n}": part_summary for n, ((part_summary, _), _) in mine}
+        # a part's time: its students plus the shared teacher's (counted in both protocols)
+        summary["timings"] = {f"C={n}_s": seconds + teachers[n][1] for n, (_, seconds) in mine}
+        results.append(_results(c, summary, {f"C={n}": curves for n, ((_, curves), _) in mine}))
     return results[0], results[1]
 
 
-def _timed_part(cfg: RPKDConfig, n_classes: int) -> tuple[dict, dict, float]:
-    """One class count of :func:`run` (summary, curves, seconds), on one CPU thread."""
-    start = time.perf_counter()
-    with one_cpu_thread(resolve_device(cfg.device)):
-        part_summary, curves = class_count_part(cfg, n_classes)
-    return part_summary, curves, time.perf_counter() - start
+def _map(fn, args: list[tuple], workers: int) -> list:
+    """``[fn(*a) for a in args]``, in ``workers`` processes (0: one per CPU) when there is more than one job."""
+    n_jobs = min(len(args), workers or available_cpus())
+    if n_jobs == 1:
+        return [fn(*a) for a in args]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=n_jobs)(delayed(fn)(*a) for a in args)
+
+
+class _timed:
+    """``fn`` on one CPU thread, returning ``(fn's output, seconds)`` (a class: joblib pickles it)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, cfg: RPKDConfig, *args: Any) -> tuple[Any, float]:
+        start = time.perf_counter()
+        with one_cpu_thread(resolve_device(cfg.device)):
+            out = self.fn(cfg, *args)
+        return out, time.perf_counter() - start

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..core.arguments import Array, checked
+from ..core.arguments import ArgumentError, Array, checked
 from ..core.params import Float, Int
 from ..core.resources import check_memory
 from .models import SEED
@@ -131,8 +131,18 @@ class RandomPrototypes(nn.Module):
         self.register_buffer("prototypes", F.normalize(torch.randn(n_prototypes, d_prototype, generator=g), dim=-1))
         self.register_buffer("teacher_projection", torch.randn(d_teacher, d_prototype, generator=g) / d_teacher**0.5)
 
+    @checked(tokens=Array("... e", tensor=True))
     def project_teacher(self, tokens: torch.Tensor) -> torch.Tensor:
-        """The teacher's locations ``(..., c_T)`` in ``R^d`` through the frozen random map ``g_T``."""
+        """The teacher's locations ``(..., c_T)`` (finite, ``c_T`` the teacher width ``d_teacher``) in ``R^d``
+        through the frozen random map ``g_T``. The training loop calls :meth:`_project_teacher` (no checks)."""
+        d_teacher = self.teacher_projection.shape[0]
+        if tokens.shape[-1] != d_teacher:
+            raise ArgumentError(f"tokens must have shape (..., d_teacher={d_teacher}), got {tuple(tokens.shape)}")
+        if not tokens.is_floating_point():
+            raise ArgumentError(f"tokens must be a float tensor, got dtype {tokens.dtype}")
+        return self._project_teacher(tokens.to(self.teacher_projection.dtype))
+
+    def _project_teacher(self, tokens: torch.Tensor) -> torch.Tensor:
         return tokens @ self.teacher_projection
 
 

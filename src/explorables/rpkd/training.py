@@ -15,7 +15,6 @@ from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
 from ..core.params import Choice, Float, Int, Tuple
-from ..core.validation import check_choice
 from .losses import (
     GRID,
     OFA_EPS,
@@ -77,11 +76,11 @@ class LossWeights:
     map: float = 1.0
     feature: float = 1.0
 
+    @checked(arms=Tuple(Choice(ARMS)), n_seeds=Int(1, 10**4))
     def matrix(self, arms: tuple[str, ...], n_seeds: int) -> torch.Tensor:
         """``(len(arms) * n_seeds, len(TERMS))``: the weight of every term for every member (arm-major)."""
         rows = []
         for arm in arms:
-            check_choice("arm", arm, ARMS)
             row = [(1.0 if t == "ce" else getattr(self, t)) if t in ARM_TERMS[arm] else 0.0 for t in TERMS]
             rows += [row] * n_seeds
         return torch.tensor(rows)
@@ -156,7 +155,7 @@ def member_losses(
     logits, z_student, ofa_logits = model(x, grid)
     n_classes = logits.shape[-1]
     mask = F.one_hot(labels.clamp(min=0), n_classes).float() * (labels >= 0)[..., None]
-    z_teacher = prototypes.project_teacher(teacher_tokens)
+    z_teacher = prototypes._project_teacher(teacher_tokens)
     # the public losses unchecked (``__wrapped__``): the caller checked their inputs once, not every step
     glob, maps = rpkd_losses.__wrapped__(z_student, z_teacher, prototypes.prototypes, tau)
     ofa = ofa_loss.__wrapped__(logits, teacher_logits, mask, ofa_eps) + ofa_loss.__wrapped__(
