@@ -103,13 +103,6 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
     assert not never_called, f"no test makes a valid call of {never_called}: the fuzz has nothing to replay"
 
 
-#: packages whose public methods are not yet checked at the boundary (issue 53 item 5): their method fuzz runs and
-#: reports, but is expected to fail until they are. Every other package has left it (omwu had nothing to fix;
-#: topoprune has no public method). rpkd's checks are written (commit 026d6d8, reverted): they wait for its seed study
-#: (about an hour of CPU) to be rerun on them; a package leaves it once its methods refuse every hostile input cleanly.
-METHOD_FUZZ_PENDING = frozenset({"rpkd"})
-
-
 def _takes_arguments(cls: type, name: str) -> bool:
     parameters = inspect.signature(api_fuzz.method_function(cls, name)).parameters
     return any(p not in ("self", "cls") for p in parameters)
@@ -121,8 +114,8 @@ def test_every_public_method_refuses_hostile_arguments_cleanly(
 ):
     """The same fuzz for the public methods of the public classes (issue 53): each recorded call is replayed on a
     copy of its instance, one argument replaced at a time. A package whose tests call none of its public methods
-    validly fails (there would be nothing to replay); a package in ``METHOD_FUZZ_PENDING`` is expected to fail only
-    after its methods were replayed, so that its pass (an XPASS) is never one of 0 inputs."""
+    validly fails (there would be nothing to replay). Every package's methods are checked at the boundary (issue 53
+    item 5), so none is expected to fail."""
     methods = api_fuzz.public_methods(package)
     records = _records(package, request, tmp_path_factory)
     work = tmp_path / "work"
@@ -138,9 +131,6 @@ def test_every_public_method_refuses_hostile_arguments_cleanly(
     assert not with_arguments or set(with_arguments) & set(called), (
         f"no test of {package} makes a valid call of any of its public methods that take arguments: {with_arguments}"
     )
-    if package in METHOD_FUZZ_PENDING:
-        reason = "issue 53 item 5: this package's public methods are not yet checked at the boundary"
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=False))
     for qualname in called:
         cls, name = methods[qualname]
         for case in api_fuzz.fuzz_callable(qualname, api_fuzz.method_function(cls, name), records[qualname][0]):
