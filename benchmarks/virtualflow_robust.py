@@ -23,20 +23,17 @@ import torch
 
 from explorables.virtualflow import experiment as ex_mod
 from explorables.virtualflow.claims import USEFUL_GATE
-from explorables.virtualflow.data import bins_to_spec, first_speech_frame, supervised_data
+from explorables.virtualflow.data import bins_to_spec, supervised_data
 from explorables.virtualflow.experiment import (
     VirtualFlowConfig,
-    beamform,
     build_example,
     fixed_layout_rooms,
-    speech_sisdr,
     train_models,
 )
 from explorables.virtualflow.flow import Regressor, train_regression
-from explorables.virtualflow.pseudo import stft
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from virtualflow_robust_diag import record_supervised_start  # the same recorder as the diagnosis
+from virtualflow_robust_diag import fixed_gain, record_supervised_start  # the same recorder and gain as the diagnosis
 
 CANDIDATES = (100, 200, 400, 800)
 COLD_BEFORE = 43.8  # s, slower recorded quiet cold run (benchmarks/README.md)
@@ -47,13 +44,7 @@ def supervised_gain(cfg: VirtualFlowConfig, ex, net: Regressor) -> float:
     """Fixed-layout SI-SDR with the supervised channel in the slot minus the empty slot (``fixed_scores``'s terms)."""
     with torch.no_grad():
         spec = bins_to_spec(net(torch.from_numpy(ex.cond)).numpy(), ex.scale, ex.truth.shape[0])
-    hop = cfg.nfft // 2
-    start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * hop
-    physical = stft(ex.vm_recording, cfg.nfft, hop)
-    ref = ex.real_speech[0]
-    full = speech_sisdr(beamform(ex, spec, cfg, fit_extra=physical), ref, start)
-    empty = speech_sisdr(beamform(ex, np.zeros_like(physical), cfg, fit_extra=physical), ref, start)
-    return full - empty
+    return fixed_gain(cfg, ex, spec)
 
 
 def draw(base: int, seed: int) -> dict:
