@@ -494,20 +494,65 @@ def render_markdown(plan: dict[str, Any]) -> str:
     ]
     if plan.get("notes"):
         lines.append(f"Notes: {plan['notes']}")
+    _, record = quoted_peak(plan)
+    if record is not None:
+        lines.append(_floor_sentence(plan, record))
     return "\n".join(lines)
 
 
+#: the peak GPU memory recorded per chapter by a capped ``paper`` pass on a real GPU (benchmarks/gpu.md; the file
+#: says which run, which GPU and which caps): a floor under what a plan may quote
+MEASURED_FILE = "gpu_measured.json"
+
+
+def recorded_peak(slug: str, folder: Path | None = None) -> dict[str, Any] | None:
+    """The GPU run record's entry for ``slug`` with ``peak_bytes`` added (``None``: no record, or no file)."""
+    path = (folder or PLAN_DIR) / MEASURED_FILE
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text())
+    row = record["chapters"].get(slug)
+    if row is None:
+        return None
+    return {**row, "peak_bytes": int(row["peak_mb"] * 2**20), "gpu": record["gpu"], "caps": record["caps"]}
+
+
+def quoted_peak(plan: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    """The peak memory a plan's hardware line and tables quote: the larger of the plan's peak and the peak recorded
+    for the chapter on a real GPU; the record is handed back when it is the larger (the plan leaves out a loop, or
+    the GPU's allocator and libraries hold more than the tensors the plan counts)."""
+    gpu_parts = [p for p in plan["parts"] if p["runs_on"] == "gpu"]
+    peak = max((p["peak_bytes"] for p in gpu_parts), default=0)
+    record = recorded_peak(plan["slug"])
+    if record is not None and record["peak_bytes"] > peak:
+        return record["peak_bytes"], record
+    return peak, None
+
+
+def _floor_sentence(plan: dict[str, Any], record: dict[str, Any]) -> str:
+    planned = max((p["peak_bytes"] for p in plan["parts"] if p["runs_on"] == "gpu"), default=0)
+    return (f"The peak quoted is the {human_bytes(record['peak_bytes'])} recorded on {record['gpu'].split(',')[0]} "
+            f"(benchmarks/gpu.md, run {record['run']}, loops capped at 20 steps), above the plan's "
+            f"{human_bytes(planned)}: the plan's parts leave out what held that memory (a loop the plan does not "
+            "measure, or what the GPU's allocator and libraries hold beyond the tensors).")
+
+
 def hardware_line(plan: dict[str, Any]) -> str:
-    """The ``PAPER_HARDWARE`` line generated from a plan: device, memory and projected time."""
+    """The ``PAPER_HARDWARE`` line generated from a plan: device, memory and projected time. The memory is the
+    larger of the plan's peak and the chapter's recorded GPU peak (:func:`quoted_peak`), and says which."""
     gpu_parts = [p for p in plan["parts"] if p["runs_on"] == "gpu"]
     cpu_s = sum(p["projected_s"] for p in plan["parts"] if p["runs_on"] == "cpu")
     gpu_s = sum(p["projected_s"] for p in gpu_parts)
     bits = []
     if gpu_parts:
-        peak = max(p["peak_bytes"] for p in gpu_parts)
+        peak, record = quoted_peak(plan)
         need = max(1, math.ceil(peak * 1.25 / 1e9))
-        memory = (f"one GPU with >= {need} GB" if plan["fits_one_gpu"] else
+        fits = plan["fits_one_gpu"] and peak <= FIT_SHARE * GPU["memory_bytes"]
+        memory = (f"one GPU with >= {need} GB" if fits else
                   f"{need} GB of GPU memory, more than one GPU holds (see `explorables plan`)")
+        if record is not None:
+            planned = max(p["peak_bytes"] for p in gpu_parts)
+            memory += f" (the peak recorded on a GPU with capped loops, above the plan's {human_bytes(planned)})"
         bits.append(f"{memory}, projected {human_seconds(gpu_s)} on an H100 at {plan['utilisation']:.0%} of peak")
     if cpu_s:
         bits.append(f"CPU parts {human_seconds(cpu_s)} (from measured step times, one process)")
@@ -590,8 +635,10 @@ class PlanTable:
             "step times measured on a shared CPU"
             + ("; memory bandwidth is not counted in this plan, so a bandwidth-bound part may take longer" if untimed
                else "") + ". "
-            f"**Peak memory:** {human_bytes(plan['peak_bytes'])}. **Fits one GPU:** {fits}. "
-            f"**Matches the paper's stated scale:** {verdict.strip()}" + (f": {why.strip()}" if why else "") + ".",
+            f"**Peak memory:** {human_bytes(quoted_peak(plan)[0] if gpu else plan['peak_bytes'])}. "
+            f"**Fits one GPU:** {fits}. "
+            f"**Matches the paper's stated scale:** {verdict.strip()}" + (f": {why.strip()}" if why else "") + "."
+            + (f" {_floor_sentence(plan, record)}" if (record := quoted_peak(plan)[1]) is not None else ""),
         ])
 
     def _repr_markdown_(self) -> str:
