@@ -26,7 +26,8 @@ Usage::
     python benchmarks/gpu_smoke.py --device cuda                      # all chapters; writes benchmarks/gpu.md
     python benchmarks/gpu_smoke.py --device cpu --steps 2 --chapters omwu muon --out /tmp/gpu.md  # dry run
 
-The suite runs the dry mode on two chapters (``tests/test_gpu_smoke.py``).
+The suite runs the dry mode on one chapter, omwu (``tests/test_gpu_smoke.py``: a smoke pass, and a paper pass
+stopped at its limit).
 """
 
 from __future__ import annotations
