@@ -30,6 +30,10 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
                           data_step, steps=-(-total // DATA_CHUNK) * len(cfg.seeds), runs_on="cpu", precision="fp64",
                           operations=None, note=f"{total:,} sequences per seed, {len(cfg.seeds)} seeds"
                           + (f"; dry: {chunk} sequences" if dry else "")))
+        # the data set a train_model() call holds (train, validation and test sequences of this hop count)
+        tensors = [data.keys, data.pointers, data.query, data.label, *data.alphas]
+        per_sequence = sum(t[0].numel() * t.element_size() for t in tensors)
+        resident = per_sequence * total
         n_variants = len(FFN_KINDS) + (2 + (hops == 1) if cfg.use_controls else 0)
         model = _reader(cfg, hops)
 
@@ -39,8 +43,9 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
         found.append(Part(f"train, {hops} hop{'s' * (hops > 1)}",
                           f"one AdamW step of a {hops + cfg.n_extra_layers}-layer read-out on {cfg.batch_size} "
                           "sequences", None, step_loop=train_loop, steps=cfg.n_steps * n_variants * len(cfg.seeds),
-                          parameters=parameter_count(model),
-                          note=f"{n_variants} models (FFN kinds and controls) x {len(cfg.seeds)} seeds; the optimiser "
+                          parameters=parameter_count(model), resident_bytes=resident,
+                          note=f"the {total:,} sequences counted as resident memory ({per_sequence} B each); "
+                          f"{n_variants} models (FFN kinds and controls) x {len(cfg.seeds)} seeds; the optimiser "
                           "and the final scoring train_model() builds once per call cancel in the difference"))
     paper_scale = ("partly: the paper's RRT task with learned routing, a 256-wide model and 1,000,000 training "
                    "sequences; its BERT survey needs a local checkpoint (bert_checkpoint)")
