@@ -13,13 +13,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from explorables.chapters import CHAPTERS  # noqa: E402
-from explorables.core.plan import human_bytes, human_count, human_seconds, read_plan, render_markdown  # noqa: E402
+from explorables.core.plan import (  # noqa: E402
+    human_bytes,
+    human_count,
+    human_seconds,
+    read_plan,
+    recorded_peak,
+    render_markdown,
+)
 
 
 def overview(plans: dict[str, dict]) -> str:
-    lines = ["| chapter | parameters (largest part) | FLOPs / step (largest part) | peak memory | projected GPU time "
+    lines = ["| chapter | parameters (largest part) | FLOPs / step (largest part) | peak memory | recorded GPU peak "
+             "(capped run) | projected GPU time "
              "| projected CPU time | fits one 80 GB GPU | matches the paper's stated scale |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for slug, plan in plans.items():
         parts = plan["parts"]
         gpu = sum(p["projected_s"] for p in parts if p["runs_on"] == "gpu")
@@ -29,10 +37,13 @@ def overview(plans: dict[str, dict]) -> str:
         if not any(p["runs_on"] == "gpu" for p in parts):
             fits = "no GPU part"
         est = "" if flops["flops_source"] == "FlopCounterMode" else " (estimate)"
+        record = recorded_peak(slug)
+        recorded = "—" if record is None else human_bytes(record["peak_bytes"]) + (
+            " (**above the plan**)" if record["peak_bytes"] > plan["peak_bytes"] else "")
         lines.append(
             f"| {slug} | {human_count(max(p['parameters'] for p in parts))} | "
             f"{human_count(flops['flops_per_step'])}{est} ({flops['name']}) | {human_bytes(plan['peak_bytes'])} | "
-            f"{human_seconds(gpu) if gpu else '—'} | {human_seconds(cpu) if cpu else '—'} | {fits} | "
+            f"{recorded} | {human_seconds(gpu) if gpu else '—'} | {human_seconds(cpu) if cpu else '—'} | {fits} | "
             f"{plan['paper_scale'].split(':')[0]} |"
         )
     return "\n".join(lines)
@@ -54,7 +65,10 @@ def main() -> int:
         "before the memory-traffic term existed leave it out (their tables say so): "
         + (", ".join(s for s, p in plans.items()
                      if not all("bytes_per_step" in q for q in p["parts"] if q["runs_on"] == "gpu")) or "none")
-        + ". A part measured at a smaller size and scaled by its code's complexity says so in its note.",
+        + ". A part measured at a smaller size and scaled by its code's complexity says so in its note. "
+        "The recorded GPU peak is `torch.cuda.max_memory_allocated` of a capped `paper` pass on an H200 "
+        "(`data/plans/gpu_measured.json`, from `benchmarks/gpu.md`); where it is above the plan's peak, the plan "
+        "leaves out what held that memory, and the hardware line quotes the recorded peak instead.",
         "",
         overview(plans),
         "",
