@@ -35,7 +35,7 @@ def test_committed_plan_exists_and_is_well_formed(slug):
     assert core_plan.check_plan_structure(plan) == []
     assert plan["slug"] == slug and plan["scale"] == "paper"
     assert isinstance(plan["fits_one_gpu"], bool)
-    line = cli.paper_needs(slug, CHAPTERS[slug].module().Config)
+    line = cli.paper_needs(slug)
     assert line == core_plan.hardware_line(plan) and "explorables plan" in line
 
 
@@ -61,8 +61,18 @@ def test_every_chapter_shows_a_generated_hardware_line_and_no_typed_fallback(cap
     out = capsys.readouterr().out
     assert "typed estimate" not in out
     for slug in CHAPTERS:
-        assert "(typed estimate" not in cli.paper_needs(slug, CHAPTERS[slug].module().Config)
+        assert "(typed estimate" not in cli.paper_needs(slug)
     assert out.count("(from `explorables plan`)") >= len(CHAPTERS)
+
+
+def test_without_the_committed_plans_the_hardware_line_points_at_them_and_types_nothing(monkeypatch, tmp_path):
+    """A package installed without the repository's ``data/plans`` (as on Colab) says where the plan is, never a
+    typed estimate or a default such as "a laptop CPU"."""
+    monkeypatch.setattr(core_plan, "PLAN_DIR", tmp_path)
+    for slug in CHAPTERS:
+        line = cli.paper_needs(slug)
+        assert f"data/plans/{slug}.json" in line and f"explorables plan {slug}" in line
+        assert "typed" not in line and "laptop" not in line
 
 
 def test_pages_show_the_generated_hardware_line_not_a_typed_class_attribute():

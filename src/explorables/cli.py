@@ -86,11 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def paper_needs(slug: str, config_cls: Any) -> str:
+def paper_needs(slug: str) -> str:
     """The ``paper`` preset's needs, generated from the committed plan (:func:`.core.plan.paper_hardware`)."""
     from .core.plan import paper_hardware
 
-    return paper_hardware(slug, config_cls.PAPER_HARDWARE)
+    return paper_hardware(slug)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -114,7 +114,7 @@ def cmd_list() -> int:
     for chapter in CHAPTERS.values():
         config_cls = chapter.module().Config
         print(f"{chapter.number:02d}  {chapter.slug:<16} {chapter.title}")
-        print(f"    presets: {', '.join(SCALES)}; paper preset needs: {paper_needs(chapter.slug, config_cls)}")
+        print(f"    presets: {', '.join(SCALES)}; paper preset needs: {paper_needs(chapter.slug)}")
         if config_cls.DATA_ROOT_SCALES:
             print(
                 f"    --data-root needed at: {', '.join(config_cls.DATA_ROOT_SCALES)} ({config_cls.DATA_DESCRIPTION})"
@@ -128,7 +128,7 @@ def cmd_show(slug: str) -> int:
     config_cls = chapter.module().Config
     presets = {scale: config_cls.preset(scale) for scale in SCALES}
     print(f"{chapter.number:02d}  {chapter.slug}: {chapter.title}")
-    print(f"    paper preset needs: {paper_needs(chapter.slug, config_cls)}")
+    print(f"    paper preset needs: {paper_needs(chapter.slug)}")
     print("    change a setting with: --set NAME=VALUE (tuples: comma-separated)\n")
     for name, _value, allowed, doc in config_cls.describe_fields("book"):
         values = " · ".join(f"{scale} {_short(getattr(presets[scale], name))}" for scale in SCALES)

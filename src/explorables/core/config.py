@@ -43,11 +43,10 @@ class ExperimentConfig:
     """Base class: subclasses add fields and fill :attr:`PRESETS`.
 
     ``PRESETS[scale]`` holds the field values that differ from the dataclass defaults at that
-    scale. ``PAPER_HARDWARE`` says what the ``paper`` preset needs (shown by ``explorables list``).
+    scale. What the ``paper`` preset needs is measured by ``explorables plan`` (:mod:`.core.plan`), not typed here.
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
-    PAPER_HARDWARE: ClassVar[str] = "a laptop CPU"
     #: whether the ``paper`` preset is meant for a GPU (the runner warns when it finds none)
     PAPER_WANTS_GPU: ClassVar[bool] = True
     #: scales whose data is not generated but read from ``--data-root`` (e.g. CIFAR at "paper")

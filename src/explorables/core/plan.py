@@ -34,7 +34,7 @@ runs the step one to three times and records
 Nothing here judges a claim; the numbers are planning numbers, and timings taken on a shared
 machine are noisy. A :class:`ChapterPlan` renders as a markdown table (:meth:`ChapterPlan.markdown`)
 and as JSON (:meth:`ChapterPlan.to_json`); the committed ``data/plans/<slug>.json`` is what the
-``PAPER_HARDWARE`` line shown by ``explorables list`` is generated from (:func:`hardware_line`).
+hardware line shown by ``explorables list`` and the pages is generated from (:func:`hardware_line`).
 """
 
 from __future__ import annotations
@@ -538,8 +538,8 @@ def _floor_sentence(plan: dict[str, Any], record: dict[str, Any]) -> str:
 
 
 def hardware_line(plan: dict[str, Any]) -> str:
-    """The ``PAPER_HARDWARE`` line generated from a plan: device, memory and projected time. The memory is the
-    larger of the plan's peak and the chapter's recorded GPU peak (:func:`quoted_peak`), and says which."""
+    """The hardware line generated from a plan: device, memory and projected time. The memory is the larger of the
+    plan's peak and the chapter's recorded GPU peak (:func:`quoted_peak`), and says which."""
     gpu_parts = [p for p in plan["parts"] if p["runs_on"] == "gpu"]
     cpu_s = sum(p["projected_s"] for p in plan["parts"] if p["runs_on"] == "cpu")
     gpu_s = sum(p["projected_s"] for p in gpu_parts)
@@ -578,11 +578,15 @@ def write_plan(plan: ChapterPlan, folder: Path | None = None) -> Path:
     return path
 
 
-def paper_hardware(slug: str, typed: str) -> str:
-    """What the ``paper`` preset needs: generated from the committed plan; ``typed`` (the chapter's own
-    estimate) only where no plan is committed."""
+def paper_hardware(slug: str) -> str:
+    """What the ``paper`` preset needs, generated from the committed plan; where the repository's ``data/plans`` is
+    not on disk (a package installed without it, as on Colab), where the plan is and how to measure it, never a
+    typed estimate."""
     plan = read_plan(slug)
-    return hardware_line(plan) if plan else f"{typed} (typed estimate; no plan committed)"
+    if plan is None:
+        return (f"see the plan committed in the repository as data/plans/{slug}.json (not in this installation), "
+                f"or measure it here with `python -m explorables plan {slug}`")
+    return hardware_line(plan)
 
 
 def plan_source_hash(slug: str) -> str:
