@@ -36,11 +36,14 @@ from explorables.topoprune.claims import (
     control_verdict,
     fragile_gate,
     persistence_verdict,
+    pooled_reversal,
     robustness_verdict,
     room_gate,
     stability_gate,
     stability_phrase,
     stability_source,
+    study_within_sentence,
+    within_stability,
 )
 from explorables.topoprune.experiment import TopoPruneConfig, select_all, within_class_spearman
 
@@ -337,6 +340,87 @@ def test_total_persistence_moves_at_most_as_the_stability_theorem_allows(eps):
     change = np.abs(neighbourhood_persistence(X + move, hoods, 0) - neighbourhood_persistence(X, hoods, 0))
     assert change.max() <= 2 * eps * 10 + 1e-12
     assert change.max() > 0
+
+
+def _finite_diagram(points: np.ndarray) -> np.ndarray:
+    tree = gudhi.RipsComplex(points=points).create_simplex_tree(max_dimension=2)
+    tree.compute_persistence()
+    dgm = np.vstack([tree.persistence_intervals_in_dimension(d) for d in (0, 1)])
+    return dgm[np.isfinite(dgm[:, 1])]
+
+
+def _grad_at_first(points: np.ndarray) -> np.ndarray:
+    t = torch.as_tensor(points).requires_grad_(True)
+    (g,) = torch.autograd.grad(total_persistence(t), t)
+    return g[0].numpy()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_at_a_near_tie_the_gradient_jumps_while_the_bottleneck_distance_stays_bounded(seed):
+    """The exercise's point: a near-equilateral triangle (edge 0-1 the longest by delta), rotated, scaled
+    and shifted at random; sample 2 moves away from sample 0 by eps <= 1e-3. Below the tie (eps < delta)
+    the gradient at sample 0 is unchanged; past it (eps > delta) the minimum spanning tree swaps an edge
+    and the gradient changes by a unit vector's worth, while gudhi's bottleneck distance stays within
+    the theorem's 2 eps either way."""
+    rng = np.random.default_rng(seed)
+    delta = 5e-4
+    tri = np.array([[0.0, 0.0], [1.0 + delta, 0.0], [0.5, np.sqrt(3) / 2]])
+    angle, scale = rng.uniform(0, 2 * np.pi), rng.uniform(0.5, 2.0)
+    rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    base = scale * tri @ rot.T + rng.standard_normal(2)
+    away = (base[2] - base[0]) / np.linalg.norm(base[2] - base[0])
+    d0, g0 = _finite_diagram(base), _grad_at_first(base)
+    assert np.linalg.norm(g0) == pytest.approx(1.0)  # a leaf of the tree: one unit edge vector
+    for eps, jumps in ((0.5 * delta * scale, False), (2 * delta * scale, True)):
+        moved = base.copy()
+        moved[2] += eps * away
+        assert np.abs(moved - base).max() <= eps + 1e-15
+        bottleneck = gudhi.bottleneck_distance(d0, _finite_diagram(moved))
+        assert bottleneck <= 2 * eps + 1e-12
+        change = np.linalg.norm(_grad_at_first(moved) - g0)
+        if jumps:
+            assert change > 0.5 and change > 100 * bottleneck
+        else:
+            assert change < 1e-9
+
+
+def test_within_class_stability_sentences_follow_the_paired_intervals():
+    up, down, tie = [0.05, 0.06, 0.04], [-0.05, -0.06, -0.04], [0.05, -0.05, 0.0]
+    both_down = within_stability({"under noise": {"control": down, "centre distance": down}})
+    assert "least stable of the three" in both_down
+    assert "least stable" not in within_stability({"under noise": {"control": up, "centre distance": up}})
+    assert "better than the control and the centre distance" in within_stability(
+        {"under noise": {"control": up, "centre distance": up}})
+    mixed = within_stability({"across extractors": {"control": tie, "centre distance": down}},
+                             {"across extractors": True})  # fmt: skip
+    assert "about as well as the control" in mixed and "worse than the centre distance" in mixed
+    assert "least stable" not in mixed and "mean is the lowest" in mixed
+    plain = within_stability({"across extractors": {"control": tie, "centre distance": down}})
+    assert "mean is the lowest" not in plain
+    with pytest.raises(ValueError, match="at least one"):
+        within_stability({"under noise": {}})
+    # a pooled lead that does not survive within classes is named; one that does, or none at all, is not
+    assert "reverses" in pooled_reversal({"across extractors": up}, {"across extractors": down})
+    assert "is gone" in pooled_reversal({"across extractors": up}, {"across extractors": tie})
+    assert pooled_reversal({"across extractors": up}, {"across extractors": up}) == ""
+    assert pooled_reversal({"under noise": tie}, {"under noise": down}) == ""
+
+
+def test_study_within_sentence_counts_the_base_seeds_where_topoprune_is_lowest():
+    def text(topo, control, centre):
+        return (f"Spearman 0.9 ± 0.01 (control 0.9 ± 0.01; centre distance 0.8 ± 0.01); within classes (mean over "
+                f"classes; not read by the gate) {topo} ± 0.05, below the gate's 0.7 on 1 of 12 seeds (control "
+                f"{control} ± 0.03; centre distance {centre} ± 0.01)")
+
+    study = {"seeds": [0, 1], "rows": [
+        {"name": "stable", "measured": [text(0.70, 0.80, 0.81), text(0.82, 0.80, 0.81)]},
+        {"name": "extractors", "measured": [text(0.60, 0.65, 0.70), text(0.61, 0.60, 0.70)]},
+    ]}  # fmt: skip
+    sentence = study_within_sentence(study)
+    assert "under noise on 1 of 2 base seeds" in sentence and "across extractors on 1 of 2" in sentence
+    with pytest.raises(ValueError, match="within-class"):
+        study_within_sentence({"rows": [{"name": "stable", "measured": ["Spearman 0.9 ± 0.01"]},
+                                        {"name": "extractors", "measured": []}]})  # fmt: skip
 
 
 def test_the_score_is_rigid_motion_invariant_and_scales_with_the_features():
@@ -739,3 +823,45 @@ def test_pooled_interval_reads_several_runs_as_one():
         pooled_interval([0.2], [-0.1], [0.1], 12)
     with pytest.raises(ValueError, match="means, lows and highs"):
         pooled_interval([0.0, 0.1], [-0.1], [0.1], 12)
+
+
+def test_study_counts_and_the_robustness_row_at_another_margin_are_read_off_the_study():
+    from explorables.topoprune.claims import PRIMARY_ROBUSTNESS, robustness_at_margin_sentence, study_counts_sentence
+
+    def robust(mean, low, high):
+        return f"kept-set Jaccard: {PRIMARY_ROBUSTNESS} {mean:+.3f} [{low:+.3f}, {high:+.3f}], others"
+
+    study = {"seeds": [5, 6, 7], "rows": [
+        {"kind": "gate", "name": "room", "claim": "Room", "verdicts": ["pass", "fail", "pass"]},
+        {"kind": "claim", "name": "", "claim": "High accuracy at 90%", "verdicts": ["unclear", "partly", "unclear"]},
+        {"kind": "claim", "name": "", "claim": "Robust to noise", "verdicts": ["no", "no", "no"],
+         "measured": [robust(-0.02, -0.05, 0.01), robust(-0.05, -0.08, -0.02), robust(0.06, 0.01, 0.11)]},
+    ]}  # fmt: skip
+    counts = study_counts_sentence(study)
+    assert "`room` failed on base seed(s) 6" in counts and "every gate passed" not in counts
+    assert "the accuracy row read *unclear* on 2 and *partly* on 1 (base seed 6)" in counts
+    assert "the robustness row read *no* on all 3" in counts
+    at0 = robustness_at_margin_sentence(study, 0.0)
+    assert "*unclear* on base seed 5" in at0 and "*no* on base seed 6" in at0 and "*yes* on base seed 7" in at0
+    assert "*unclear* on base seed 7" in robustness_at_margin_sentence(study, 0.05)
+    study["rows"][2]["measured"][0] = "no interval here"
+    with pytest.raises(ValueError, match="primary part"):
+        robustness_at_margin_sentence(study)
+
+
+def test_accuracy_moves_sentence_says_when_no_geometric_method_degrades():
+    from types import SimpleNamespace
+
+    from explorables.topoprune.claims import GEOMETRIC, accuracy_moves_sentence
+
+    def run_with(noise_centre):
+        flat = {"values": [0.01, -0.01, 0.0, 0.005]}
+        change = {k: {"0.9": flat} for k in GEOMETRIC}
+        noise = {**change, "centre": {"0.9": {"values": noise_centre}}}
+        return SimpleNamespace(config=SimpleNamespace(prune_grid=(0.7, 0.9)),
+                               summary={"methods": {"noise_change": noise, "transfer_change": change}})  # fmt: skip
+
+    flat = accuracy_moves_sentence(run_with([0.01, -0.01, 0.0, 0.005]))
+    assert "nothing degrades" in flat and "no geometric method's accuracy drops" in flat
+    drop = accuracy_moves_sentence(run_with([-0.05, -0.04, -0.06, -0.05]))
+    assert "nothing degrades" not in drop and "distance to class centre drops" in drop

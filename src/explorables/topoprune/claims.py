@@ -600,3 +600,165 @@ def stability_source_sentence(results: TopoPruneResults) -> str:
     keys = ("spearman_noise", "spearman_transfer")
     gains = [_values(m[key]["topoprune"]) - _values(m[key]["radius"]) for key in keys]
     return stability_source(*gains)
+
+
+#: the two perturbations of the stability gates, as the page names them
+STABILITY_WHERE = {"noise": "under noise", "transfer": "across extractors"}
+#: the scores TopoPrune's within-class ranking is compared with, as the page names them
+WITHIN_OTHERS = {"radius": "control", "centre": "centre distance"}
+
+
+def within_stability(gains: Mapping[str, Mapping[str, Sequence[float]]],
+                     lowest: Mapping[str, bool] | None = None) -> str:  # fmt: skip
+    """The within-class comparison in words for the page: ``gains[where][other]`` is TopoPrune's
+    within-class Spearman minus ``other``'s, per seed (``where`` as in :data:`STABILITY_WHERE`'s values,
+    ``other`` as in :data:`WITHIN_OTHERS`'). Per perturbation: "the least stable of the three" when
+    every paired interval lies below zero, "better than" every other when every one clears zero,
+    otherwise each comparison's own word. ``lowest[where]`` (TopoPrune's mean the lowest of the
+    three) adds that fact where the intervals alone do not say it."""
+    parts = []
+    for where, per in gains.items():
+        if not per:
+            raise ValueError(f"gains[{where!r}] must name at least one score to compare with")
+        words = {name: compare(g, 0.0) for name, g in per.items()}
+        names = " and the ".join(words)
+        if all(w == "no" for w in words.values()):
+            parts.append(f"{where} TopoPrune's score is the least stable of the three: the {names} keep their "
+                         "within-class ranking better (paired intervals below zero)")  # fmt: skip
+            continue
+        if all(w == "yes" for w in words.values()):
+            parts.append(f"{where} TopoPrune keeps its within-class ranking better than the {names}")
+            continue
+        said = {"yes": "better than", "unclear": "about as well as", "no": "worse than"}
+        groups = {w: [n for n, v in words.items() if v == w] for w in said}
+        text = f"{where} TopoPrune keeps its within-class ranking " + ", and ".join(
+            f"{said[w]} the {' and the '.join(names)}" + (" (within the seeds' spread)" if w == "unclear" else "")
+            for w, names in groups.items() if names)  # fmt: skip
+        if lowest and lowest.get(where):
+            text += " (its mean is the lowest of the three, though not every paired interval lies below zero)"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def pooled_reversal(pooled: Mapping[str, Sequence[float]], within: Mapping[str, Sequence[float]],
+                    other: str = "control") -> str:  # fmt: skip
+    """Where TopoPrune's lead over ``other`` (paired Spearman gains per seed, ``pooled`` over the pool and
+    ``within`` classes, keyed by perturbation) clears zero on the pooled figure but not within classes:
+    that lead comes from the differences between the classes' score ranges, which no class-balanced
+    selection sees. "" where no perturbation shows it."""
+    parts = []
+    for where, gain in pooled.items():
+        if compare(gain, 0.0) != "yes":
+            continue
+        inside = compare(within[where], 0.0)
+        if inside == "yes":
+            continue
+        turn = "reverses: the " + other + " keeps its ranking better" if inside == "no" else "is gone"
+        parts.append(f"{where} TopoPrune's pooled lead over the {other} comes from the differences between the "
+                     f"classes' score ranges, which no class-balanced selection sees; within classes it {turn}")
+    return "; ".join(parts)
+
+
+def within_source_sentence(results: TopoPruneResults) -> str:
+    """:func:`within_stability` and :func:`pooled_reversal` on a run (per-seed within-class Spearman,
+    TopoPrune minus the control and minus the centre distance)."""
+    m = results.summary["methods"]
+    gains, lowest, pooled, within = {}, {}, {}, {}
+    for key, where in STABILITY_WHERE.items():
+        w = m[f"spearman_{key}_within"]
+        topo = _values(w["topoprune"])
+        gains[where] = {name: topo - _values(w[k]) for k, name in WITHIN_OTHERS.items()}
+        lowest[where] = all(w["topoprune"]["mean"] < w[k]["mean"] for k in WITHIN_OTHERS)
+        pooled[where] = _values(m[f"spearman_{key}"]["topoprune"]) - _values(m[f"spearman_{key}"]["radius"])
+        within[where] = gains[where]["control"]
+    reversal = pooled_reversal(pooled, within)
+    return within_stability(gains, lowest) + (f". The pooled figure hides this: {reversal}" if reversal else "")
+
+
+#: a gate row's within-class text, as :func:`within_class_text` writes it
+_WITHIN = re.compile(r"within classes \([^)]*\) (-?\d\.\d+) ±.*\(control (-?\d\.\d+) ±[^;]*; centre distance "
+                     r"(-?\d\.\d+) ±")  # fmt: skip
+
+
+def study_within_sentence(study: Mapping) -> str:
+    """From a seed study (:func:`~explorables.core.seed_study.load_study`): on how many base seeds
+    TopoPrune's mean within-class Spearman is the lowest of the three scores (TopoPrune, the control,
+    the centre distance), under noise (gate ``stable``) and across extractors (gate ``extractors``),
+    read off the gate rows' measured texts."""
+    parts = []
+    for name, where in (("stable", "under noise"), ("extractors", "across extractors")):
+        row = next((r for r in study["rows"] if r.get("name") == name), None)
+        if row is None:
+            raise ValueError(f"the study has no gate row named {name!r}")
+        found = [_WITHIN.search(text) for text in row["measured"]]
+        if not all(found):
+            raise ValueError(f"gate {name!r}: a measured text lacks the within-class figures")
+        low = sum(float(f.group(1)) < min(float(f.group(2)), float(f.group(3))) for f in found)
+        parts.append(f"{where} on {low} of {len(found)} base seeds")
+    return "TopoPrune's within-class mean is the lowest of the three " + " and ".join(parts)
+
+
+#: short names of the claim rows, by the start of their claim text, for :func:`study_counts_sentence`
+ROW_NAMES = {"High accuracy": "the accuracy row", "Robust": "the robustness row", "Transfers": "the transfer row",
+             "Control": "the control row"}  # fmt: skip
+
+
+def study_counts_sentence(study: Mapping) -> str:
+    """A seed study's verdicts counted, in words for the page (so that no count is typed): the gates
+    (every one passing on every base seed, or which failed where), then each claim row of
+    :data:`ROW_NAMES`, its commonest word with its count and every other word with its base seeds."""
+    seeds = list(study["seeds"])
+    n = len(seeds)
+    failed = [f"`{r['name']}` failed on base seed(s) " + ", ".join(str(b) for b, v in zip(seeds, r["verdicts"],
+              strict=True) if v != "pass") for r in study["rows"] if r["kind"] == "gate" and
+              any(v != "pass" for v in r["verdicts"])]  # fmt: skip
+    parts = ["; ".join(failed) if failed else f"every gate passed on all {n} base seeds"]
+    for row in study["rows"]:
+        name = next((v for k, v in ROW_NAMES.items() if row["claim"].startswith(k)), None)
+        if row["kind"] != "claim" or name is None:
+            continue
+        words = list(row["verdicts"])
+        common = max(dict.fromkeys(words), key=words.count)
+        if words.count(common) == n:
+            parts.append(f"{name} read *{common}* on all {n}")
+            continue
+        others = [f"*{w}* on {words.count(w)} (base seed{'s' if words.count(w) > 1 else ''} "
+                  + ", ".join(str(b) for b, v in zip(seeds, words, strict=True) if v == w) + ")"
+                  for w in dict.fromkeys(words) if w != common]  # fmt: skip
+        parts.append(f"{name} read *{common}* on {words.count(common)} and " + " and ".join(others))
+    return "; ".join(parts)
+
+
+def robustness_at_margin_sentence(study: Mapping, margin: float = 0.0) -> str:
+    """What the robustness claim's primary part (:data:`PRIMARY_ROBUSTNESS`) would read at another
+    ``margin``, per base seed, from the paired intervals a seed study stores in the row's measured text
+    (three decimals): the row takes the primary part's word unless it reads yes."""
+    row = next((r for r in study["rows"] if r["claim"].startswith("Robust")), None)
+    if row is None:
+        raise ValueError("the study has no robustness row")
+    pat = re.compile(re.escape(PRIMARY_ROBUSTNESS) + r" ([+-]\d+\.\d+) \[([+-]\d+\.\d+), ([+-]\d+\.\d+)\]")
+    found = [pat.search(text) for text in row["measured"]]
+    if not all(found):
+        raise ValueError("a measured text of the robustness row lacks its primary part's interval")
+    words = ["yes" if float(f.group(2)) >= margin else "no" if float(f.group(3)) < margin else "unclear"
+             for f in found]  # fmt: skip
+    per = ", ".join(f"*{w}* on base seed {b}" for b, w in zip(study["seeds"], words, strict=True))
+    return f"at a margin of {margin:g} the primary part reads {per}"
+
+
+def accuracy_moves_sentence(results: TopoPruneResults) -> str:
+    """Whether a geometric method's accuracy drops under the feature noise or with the CNN's features
+    (paired per seed, its interval against zero, at the highest rate): the paper's mechanism, extrinsic
+    geometry's *performance* degrading, can show only where one does. Says so where none does."""
+    m, top = results.summary["methods"], str(max(results.config.prune_grid))
+    parts, any_drop = [], False
+    for key, where in (("noise_change", "under noise"), ("transfer_change", "with the CNN's features")):
+        down = [METHOD_NAMES[k] for k in GEOMETRIC if compare(_values(m[key][k][top]), 0.0) == "no"]
+        any_drop = any_drop or bool(down)
+        parts.append(f"{where} the accuracy of the {', '.join(down)} drops (paired interval below zero)" if down
+                     else f"{where} no geometric method's accuracy drops (every paired interval reaches zero)")
+    text = "; ".join(parts)
+    if not any_drop:
+        text += (": nothing degrades at the accuracy level here, so the paper's mechanism (geometric methods' "
+                 "performance degrading) cannot show at this scale, and the robustness row reads the kept sets")
+    return text

@@ -121,23 +121,28 @@ def accuracy_figure(results: TopoPruneResults) -> go.Figure:
 
 def stability_figure(results: TopoPruneResults, level: float | None = None) -> go.Figure:
     """The chapter's central figure. Left: the rank correlation of each score with itself under feature noise
-    and across extractors (mean ± sd over seeds), against the gate's ``level``. Right (first seed): from
+    and across extractors (mean ± sd over seeds), pooled over the pool (what the gates read, against
+    their ``level``) and within classes (the mean over classes: the ranking a class-balanced selection
+    reads). Right (first seed): from
     the first version's score to TopoPrune's, one change at a time, under each perturbation."""
     from .claims import STABLE
 
     level = STABLE if level is None else level
     m = results.summary["methods"]
     diag = m.get("diagnosis")
-    fig = make_subplots(rows=1, cols=2 if diag else 1, horizontal_spacing=0.1, subplot_titles=(
-        "over seeds: the gate", "first seed: what made the first version unstable")[: 2 if diag else 1])  # fmt: skip
+    titles = ("over seeds: pooled (the gates) and within classes", "first seed: what made the first version unstable")
+    fig = make_subplots(rows=1, cols=2 if diag else 1, horizontal_spacing=0.1,
+                        subplot_titles=titles[: 2 if diag else 1])  # fmt: skip
+    cats = ["noise, pooled", "noise, within classes", "CNN vs MLP, pooled", "CNN vs MLP, within classes"]
+    keys = ("spearman_noise", "spearman_noise_within", "spearman_transfer", "spearman_transfer_within")
     for i, k in enumerate(("topoprune", "radius", "centre")):
         fig.add_trace(go.Bar(
-            x=["feature noise", "CNN vs MLP features"], name=METHOD_NAMES[k], marker_color=color(i), legendgroup="a",
-            y=[m["spearman_noise"][k]["mean"], m["spearman_transfer"][k]["mean"]],
-            error_y=dict(type="data", array=[m["spearman_noise"][k]["sd"], m["spearman_transfer"][k]["sd"]]),
+            x=cats, name=METHOD_NAMES[k], marker_color=color(i), legendgroup="a",
+            y=[m[key][k]["mean"] for key in keys],
+            error_y=dict(type="data", array=[m[key][k]["sd"] for key in keys]),
         ), 1, 1)  # fmt: skip
-    fig.add_trace(go.Scatter(x=["feature noise", "CNN vs MLP features"], y=[level, level], mode="lines",
-                             line=REFERENCE_LINE, name=f"gate level {level}"), 1, 1)  # fmt: skip
+    fig.add_trace(go.Scatter(x=cats, y=[level] * len(cats), mode="lines", line=REFERENCE_LINE,
+                             name=f"gate level {level} (the gates read the pooled bars)"), 1, 1)  # fmt: skip
     if diag:
         for i, v in enumerate(VARIANTS):
             fig.add_trace(go.Bar(x=[PERTURBATION_NAMES[p] for p in PERTURBATIONS],
