@@ -88,7 +88,8 @@ def main() -> None:
                 )
             dt = time.perf_counter() - t0
             line = " ".join(
-                f"{tr}:{st}:{w} {np.mean(res[f'{b}/{s}/{tr}:{st}:{w}'][:6]):+.2f}/{np.mean(res[f'{b}/{s}/{tr}:{st}:{w}']):+.2f}"
+                f"{tr}:{st}:{w} {np.mean(res[f'{b}/{s}/{tr}:{st}:{w}'][:6]):+.2f}"
+                f"/{np.mean(res[f'{b}/{s}/{tr}:{st}:{w}']):+.2f}"
                 for tr, st, w in grid
             )
             print(f"{b}/{s} ({dt:.0f} s): {line}", flush=True)
