@@ -409,12 +409,19 @@ def test_training_data_are_the_truth_plus_observation_noise_of_the_stated_size()
 
     cfg = Config.preset("smoke", n_trajectories=16, trajectory_steps=40)
     system = build_system(cfg, "lorenz")
-    clean = make_data(system, cfg.replace(observation_noise=0.0), (3, 4), torch.device("cpu"))
+    clean = make_data(system, cfg.replace(lorenz_observation_noise=0.0), (3, 4), torch.device("cpu"))
     noisy = make_data(system, cfg, (3, 4), torch.device("cpu"))
     truth = torch.stack([system.trajectories(16, 40, torch.Generator().manual_seed(s)) for s in (3, 4)])
     assert torch.equal(clean, truth)
     sd = ((noisy - clean) / system.scale).std(dim=(0, 1, 2))  # per coordinate, in units of the scale
-    assert torch.allclose(sd, torch.full_like(sd, cfg.observation_noise), rtol=0.1)
+    assert torch.allclose(sd, torch.full_like(sd, cfg.lorenz_observation_noise), rtol=0.1)
+    # the other systems read observation_noise, and Lorenz ignores it
+    assert torch.equal(make_data(system, cfg.replace(observation_noise=0.0), (3, 4), torch.device("cpu")), noisy)
+    pendulum = build_system(cfg, "pendulum")
+    clean_p = make_data(pendulum, cfg.replace(observation_noise=0.0), (3,), torch.device("cpu"))
+    noisy_p = make_data(pendulum, cfg.replace(lorenz_observation_noise=0.0), (3,), torch.device("cpu"))
+    sd_p = ((noisy_p - clean_p) / pendulum.scale).std(dim=(0, 1, 2))
+    assert torch.allclose(sd_p, torch.full_like(sd_p, cfg.observation_noise), rtol=0.1)
 
 
 def test_every_method_starts_from_the_shared_warm_start():
