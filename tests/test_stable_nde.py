@@ -848,10 +848,17 @@ def test_the_lorenz_gate_records_the_exponents_and_z_means_and_the_page_reads_th
     text = C.study_reading(_fake_study(runs), runs[0].config.control_step_factor)["lorenz"]
     assert "0.03 to 0.09 for one-step models" in text and "0.30 to 0.40 for unrolled models" in text
     assert "21.0 to 21.5 for unrolled models" in text and "truth's 23.5" in text
-    assert "above one-step's on every base seed" in text and "below the truth on every base seed" in text
+    assert "unrolled above one-step on every base seed" in text and "below the truth on every base seed" in text
     assert text.startswith("No rollout of either model blows up")
     runs[1].summary["lorenz"]["stability"]["unrolled"]["blow_up_fraction"]["per_seed"] = [0.25, 0.25, 0.25]
     assert "0.25" in C.study_reading(_fake_study(runs), 2)["lorenz"]
+
+
+def test_sign_words_follow_the_gains():
+    """The lens paragraph's words on the Jacobian gain's sign follow the numbers, every branch."""
+    assert C._sign_words([-0.1, -0.2]).startswith("below zero") and "every base seed" in C._sign_words([-0.1, -0.2])
+    assert C._sign_words([0.1, 0.2]).startswith("above zero")
+    assert C._sign_words([-0.1, 0.2, 0.3]) == "below zero on one of 3 base seeds, above on the others"
 
 
 def test_gate_power_sentence_is_the_interval_arithmetic():

@@ -5,9 +5,9 @@ For each system (pendulum, Lorenz-63; Kuramoto–Sivashinsky at full scale), and
 members of one ensemble):
 
 0. **Data and warm start.** True trajectories observed with Gaussian noise (``observation_noise``;
-   Lorenz: ``lorenz_observation_noise``; in units of the state's scale), and ``pretrain_steps`` of one-step training shared by every
-   method: each loss starts from the same pretrained model, whose rollout errors are small enough
-   for the first-order expansion behind the rollout-based losses.
+   Lorenz: ``lorenz_observation_noise``; in units of the state's scale), and ``pretrain_steps`` of
+   one-step training shared by every method: each loss starts from the same pretrained model, whose
+   rollout errors are small enough for the first-order expansion behind the rollout-based losses.
 1. **Training.** From the warm start, the same hybrid model trained with each loss: one-step,
    K-step unrolled, isotropic noise, rollout-shaped noise, Jacobian matching and the complete
    regulariser, all with the same number of steps on the same batches; plus a **control**,
