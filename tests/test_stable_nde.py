@@ -695,7 +695,8 @@ def test_study_reading_reads_its_numbers_from_the_study():
     runs = [_with_chaos(_fake_results(0.5, unrolled_metric=u), {}, {}) for u in (0.5, 0.25)]
     study = _fake_study(runs)
     text = C.study_reading(study, runs[0].config.control_step_factor)
-    assert set(text) == {"lens", "stability", "lorenz"}
+    assert set(text) == {"lens", "stability", "lorenz", "lorenz_claims"}
+    assert text["lorenz_claims"].startswith("On Lorenz the complete regulariser's $W_1(z)$ is ")
     # one-step's metric is about twice, then about four times the unrolled model's
     ratios = []
     for r in runs:
@@ -858,7 +859,7 @@ def test_sign_words_follow_the_gains():
     """The lens paragraph's words on the Jacobian gain's sign follow the numbers, every branch."""
     assert C._sign_words([-0.1, -0.2]).startswith("below zero") and "every base seed" in C._sign_words([-0.1, -0.2])
     assert C._sign_words([0.1, 0.2]).startswith("above zero")
-    assert C._sign_words([-0.1, 0.2, 0.3]) == "below zero on one of 3 base seeds, above on the others"
+    assert C._sign_words([-0.1, 0.2, 0.3]) == "below zero on one of three base seeds, above on the others"
 
 
 def test_gate_power_sentence_is_the_interval_arithmetic():
