@@ -409,12 +409,19 @@ def test_training_data_are_the_truth_plus_observation_noise_of_the_stated_size()
 
     cfg = Config.preset("smoke", n_trajectories=16, trajectory_steps=40)
     system = build_system(cfg, "lorenz")
-    clean = make_data(system, cfg.replace(observation_noise=0.0), (3, 4), torch.device("cpu"))
+    clean = make_data(system, cfg.replace(lorenz_observation_noise=0.0), (3, 4), torch.device("cpu"))
     noisy = make_data(system, cfg, (3, 4), torch.device("cpu"))
     truth = torch.stack([system.trajectories(16, 40, torch.Generator().manual_seed(s)) for s in (3, 4)])
     assert torch.equal(clean, truth)
     sd = ((noisy - clean) / system.scale).std(dim=(0, 1, 2))  # per coordinate, in units of the scale
-    assert torch.allclose(sd, torch.full_like(sd, cfg.observation_noise), rtol=0.1)
+    assert torch.allclose(sd, torch.full_like(sd, cfg.lorenz_observation_noise), rtol=0.1)
+    # the other systems read observation_noise, and Lorenz ignores it
+    assert torch.equal(make_data(system, cfg.replace(observation_noise=0.0), (3, 4), torch.device("cpu")), noisy)
+    pendulum = build_system(cfg, "pendulum")
+    clean_p = make_data(pendulum, cfg.replace(observation_noise=0.0), (3,), torch.device("cpu"))
+    noisy_p = make_data(pendulum, cfg.replace(lorenz_observation_noise=0.0), (3,), torch.device("cpu"))
+    sd_p = ((noisy_p - clean_p) / pendulum.scale).std(dim=(0, 1, 2))
+    assert torch.allclose(sd_p, torch.full_like(sd_p, cfg.observation_noise), rtol=0.1)
 
 
 def test_every_method_starts_from_the_shared_warm_start():
@@ -688,7 +695,8 @@ def test_study_reading_reads_its_numbers_from_the_study():
     runs = [_with_chaos(_fake_results(0.5, unrolled_metric=u), {}, {}) for u in (0.5, 0.25)]
     study = _fake_study(runs)
     text = C.study_reading(study, runs[0].config.control_step_factor)
-    assert set(text) == {"lens", "stability", "lorenz"}
+    assert set(text) == {"lens", "stability", "lorenz", "lorenz_claims"}
+    assert text["lorenz_claims"].startswith("On Lorenz the complete regulariser's $W_1(z)$ is ")
     # one-step's metric is about twice, then about four times the unrolled model's
     ratios = []
     for r in runs:
@@ -841,10 +849,17 @@ def test_the_lorenz_gate_records_the_exponents_and_z_means_and_the_page_reads_th
     text = C.study_reading(_fake_study(runs), runs[0].config.control_step_factor)["lorenz"]
     assert "0.03 to 0.09 for one-step models" in text and "0.30 to 0.40 for unrolled models" in text
     assert "21.0 to 21.5 for unrolled models" in text and "truth's 23.5" in text
-    assert "above one-step's on every base seed" in text and "below the truth on every base seed" in text
+    assert "unrolled above one-step on every base seed" in text and "below the truth on every base seed" in text
     assert text.startswith("No rollout of either model blows up")
     runs[1].summary["lorenz"]["stability"]["unrolled"]["blow_up_fraction"]["per_seed"] = [0.25, 0.25, 0.25]
     assert "0.25" in C.study_reading(_fake_study(runs), 2)["lorenz"]
+
+
+def test_sign_words_follow_the_gains():
+    """The lens paragraph's words on the Jacobian gain's sign follow the numbers, every branch."""
+    assert C._sign_words([-0.1, -0.2]).startswith("below zero") and "every base seed" in C._sign_words([-0.1, -0.2])
+    assert C._sign_words([0.1, 0.2]).startswith("above zero")
+    assert C._sign_words([-0.1, 0.2, 0.3]) == "below zero on one of three base seeds, above on the others"
 
 
 def test_gate_power_sentence_is_the_interval_arithmetic():

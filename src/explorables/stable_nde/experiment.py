@@ -4,10 +4,10 @@ For each system (pendulum, Lorenz-63; Kuramoto–Sivashinsky at full scale), and
 ``seeds`` (each seed: its own data, initial weights and batches; the seeds train side by side as
 members of one ensemble):
 
-0. **Data and warm start.** True trajectories observed with Gaussian noise (``observation_noise``,
-   in units of the state's scale), and ``pretrain_steps`` of one-step training shared by every
-   method: each loss starts from the same pretrained model, whose rollout errors are small enough
-   for the first-order expansion behind the rollout-based losses.
+0. **Data and warm start.** True trajectories observed with Gaussian noise (``observation_noise``;
+   Lorenz: ``lorenz_observation_noise``; in units of the state's scale), and ``pretrain_steps`` of
+   one-step training shared by every method: each loss starts from the same pretrained model, whose
+   rollout errors are small enough for the first-order expansion behind the rollout-based losses.
 1. **Training.** From the warm start, the same hybrid model trained with each loss: one-step,
    K-step unrolled, isotropic noise, rollout-shaped noise, Jacobian matching and the complete
    regulariser, all with the same number of steps on the same batches; plus a **control**,
@@ -86,6 +86,12 @@ class StableNDEConfig(ExperimentConfig):
         0.1,
         Float(0.0, 10.0),
         "standard deviation of the Gaussian noise on the training observations, in units of the state's scale",
+    )
+    lorenz_observation_noise: float = param(
+        0.3,
+        Float(0.0, 10.0),
+        "observation_noise of Lorenz-63 (the other systems use observation_noise); chosen on tuning base seeds "
+        "116-120 so that both Lorenz gates have room (benchmarks/stable_nde_noise_rule.md)",
     )
     trajectory_steps: int = param(100, Int(2), "steps per training trajectory")
     width: int = param(32, Int(1, 1024), "hidden units of the residual MLP (channels of the KS CNN)")
@@ -239,7 +245,7 @@ def draw_seeds(cfg: StableNDEConfig, system_index: int) -> dict[str, tuple[int, 
 def make_data(system: System, cfg: StableNDEConfig, seeds: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """Noisy observations of true trajectories, one independent set per seed:
     ``(S, n_trajectories, trajectory_steps + 1, d)``; every state gets independent Gaussian noise of standard
-    deviation ``observation_noise * system.scale``."""
+    deviation ``noise_level(cfg, system.name) * system.scale``."""
     clean = system.trajectories_per_seed(
         cfg.n_trajectories, cfg.trajectory_steps, [torch.Generator().manual_seed(s) for s in seeds], device=device
     )
@@ -249,7 +255,13 @@ def make_data(system: System, cfg: StableNDEConfig, seeds: tuple[int, ...], devi
             for s in seeds
         ]
     ).to(device)
-    return clean + cfg.observation_noise * system.scale.to(device) * noise
+    return clean + noise_level(cfg, system.name) * system.scale.to(device) * noise
+
+
+def noise_level(cfg: StableNDEConfig, name: str) -> float:
+    """The observation noise of system ``name`` (in units of the state's scale): ``lorenz_observation_noise`` for
+    Lorenz-63, ``observation_noise`` for the others."""
+    return cfg.lorenz_observation_noise if name == "lorenz" else cfg.observation_noise
 
 
 def _mean_sd(values: list[float]) -> tuple[float, float]:
