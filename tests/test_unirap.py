@@ -446,6 +446,22 @@ def test_phase_one_goes_on_from_each_members_start_with_the_lowest_late_training
         UniRAPConfig.preset("smoke", phase1_starts=0).validated()
 
 
+def test_the_book_gives_phase_two_three_quarters_of_the_steps_and_every_model_the_same_steps():
+    """Rule 7 (``benchmarks/unirap_rule7.md``): the book's stage 1 is 40 of 400 steps, stage 2 60, phase 2 300; the
+    paper preset keeps its (0.15, 0.15); the control and the curriculum share the phase boundary."""
+    from explorables.unirap import experiment as X
+    from explorables.unirap.training import Member as M
+
+    book = UniRAPConfig.preset("book")
+    assert book.stage_fractions == (0.10, 0.15) and X.phase_steps(book) == 100
+    assert UniRAPConfig.preset("paper").stage_fractions == (0.15, 0.15)
+    idx, w = X.member_schedule(book, M("curriculum", book.n_labelled, 0))
+    assert len(idx) == book.n_steps and (w[:40, :, 1] == 0).all() and (w[40:100, :, 1] == 1).all()
+    assert (idx[:100] < book.n_parsing).all() and (idx[100:] >= book.n_parsing).all()
+    idx, _ = X.member_schedule(book, M("joint_parsing", min(book.labelled_grid), 0))
+    assert len(idx) == book.n_steps
+
+
 # --- the smoke run ------------------------------------------------------------------------------
 
 
