@@ -276,6 +276,21 @@ def test_the_cue_follows_the_caption_and_a_named_cue_opens_the_answer(tiny):
         representations(tiny, [caption, caption], (1,), 0, openings=["I see"])
 
 
+def test_the_named_cues_mirror_each_other_and_an_echo_of_them_counts_for_neither_sense():
+    """The "see" and "hear" instructions are the same sentence with the senses swapped (each names the other sense to
+    leave out), they share their first words (the batch shares them), and a continuation that repeats one describes
+    neither a look nor a sound (the cue verbs are echoes)."""
+    swap = {"see": "hear", "hear": "see"}
+    mirrored = " ".join(swap.get(w.strip(".,"), w.strip(".,")) for w in CUES["see"].split())
+    assert mirrored == " ".join(w.strip(".,") for w in CUES["hear"].split())
+    for sense, other in swap.items():
+        words = [w.strip(".,") for w in CUES[sense].split()]
+        assert sense in words and other in words and words.index(sense) < words.index(other)
+        assert dominant_sense(CUES[sense]) == "neither"
+    shared = common_prefix_length([[ord(c) for c in CUES["see"]], [ord(c) for c in CUES["hear"]]])
+    assert shared >= len("Describe only what you would ")
+
+
 def test_cka_of_independent_features_depends_on_their_widths():
     """The CKA reference level: unrelated features score near 1 when wide against n and near 0 when narrow."""
     rng = np.random.default_rng(4)

@@ -44,11 +44,13 @@ PHRASINGS: tuple[str, ...] = (
 
 #: Sensory cues: an instruction put after the caption in the user turn, and (named cues only) the opening words of the
 #: model's answer (:data:`OPENINGS`). Reconstructed: the paper's exact wording was not available. The neutral "none"
-#: cue asks for a description without naming a sense and opens no answer.
+#: cue asks for a description without naming a sense and opens no answer. A named cue also says which sense to leave
+#: out: with "Describe only what you would hear." alone the 135M model kept to the opening, not the instruction, on
+#: one caption phrasing (chosen on tuning seeds by ``benchmarks/sensory_instruction_rule.md``).
 CUES: dict[str, str] = {
     "none": "Describe it.",
-    "see": "Describe only what you would see.",
-    "hear": "Describe only what you would hear.",
+    "see": "Describe only what you would see, not what you would hear.",
+    "hear": "Describe only what you would hear, not what you would see.",
 }
 #: The first words of the model's answer under each named cue (the generation continues from them; a free-text cue
 #: has none). A 135M chat model given only the instruction mostly starts "The sound of ..." under either cue.
