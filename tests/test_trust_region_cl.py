@@ -885,6 +885,40 @@ def test_the_book_presets_seed_count_is_the_stability_rules_pick():
     assert len(Config.preset("book").seeds) == rule2["pick"]
 
 
+def test_the_book_presets_n_samples_is_the_forgetting_rules_pick():
+    """The evaluation samples per task follow benchmarks/trust_region_cl_forgetting_rule.md: its committed record
+    (tuning base seeds >= 100 only) recomputes to its pick from its own runs, and the book preset uses that pick."""
+    import json
+    from pathlib import Path
+
+    from scipy.stats import norm
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "trust_region_cl_forgetting.json"
+    if not path.is_file():
+        pytest.skip("the forgetting record is not part of this copy")
+    record = json.loads(path.read_text())
+    assert min(record["base_seeds"]) >= 100  # never an evaluation base seed
+    summary, current = {int(n): v for n, v in record["summary"].items()}, record["current"]
+    for n, v in summary.items():
+        runs = [r for r in record["runs"] if r["n_samples"] == n]
+        assert sorted(r["base_seed"] for r in runs) == sorted(record["base_seeds"])
+        ft = np.array([x for r in runs for x in r["finetune_forgetting"]])
+        p = norm.cdf((ft.mean() - C.FORGET_GATE) / ft.std(ddof=1)) ** record["n_inner"]
+        assert p == pytest.approx(v["p_pass"])
+        gated = [c for c, k in runs[0]["kinds"].items() if k in ("gate", "check")]
+        assert v["gates_checks_pass_all"] == all(r["words"][c] == "pass" for r in runs for c in gated)
+        feasible = v["mean_cpu_s"] <= summary[current]["mean_cpu_s"] + record["cpu_slack_s"]
+        assert v["qualifies"] == (v["gates_checks_pass_all"] and p >= record["p_min"] and feasible)
+    qualifying = [n for n, v in summary.items() if v["qualifies"]]
+    if qualifying:
+        assert record["pick"] == min(qualifying)
+    else:
+        ok = [n for n, v in summary.items() if v["feasible"] and v["gates_checks_pass_all"]]
+        best = max(ok, key=lambda n: summary[n]["p_pass"]) if ok else current
+        assert record["pick"] == (best if ok and summary[best]["p_pass"] > summary[current]["p_pass"] else current)
+    assert Config.preset("book").n_samples == record["pick"]
+
+
 def test_the_lab_trains_one_seed_whatever_the_book_presets_seed_count():
     """Rule 2's second condition: the live lab's rerun does not depend on the book preset's seed count."""
     import inspect
