@@ -591,11 +591,11 @@ def _fake_results(unrolled_loss: float, unrolled_metric: float = 0.5, flat_on: t
 def _stability_rows(system: str, factor: int) -> tuple[str, str, str]:
     """The names of one system's three stability rows: against one-step training, the longer control, and the
     simulator-access control."""
-    suffix = ", first-period energy error)" if system == "pendulum" else ")"
+    suffix = C._MEASURE[system] + ")"
     return (
         f"The complete regulariser improves the stability of the learned dynamics ({system}{suffix}",
-        f"The complete regulariser is more stable than one-step training with {factor}× the steps ({system})",
-        f"The complete regulariser is more stable than one-step training on exact simulator targets ({system})",
+        f"The complete regulariser is more stable than one-step training with {factor}× the steps ({system}{suffix}",
+        f"The complete regulariser is more stable than one-step training on exact simulator targets ({system}{suffix}",
     )
 
 
