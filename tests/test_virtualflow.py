@@ -1148,17 +1148,74 @@ def test_the_noise_estimator_is_scored_and_level_matched_on_the_smoke_run(smoke_
 
 
 def test_room_sentence_follows_the_gate(smoke_results):
-    """The page's sentence on the gate "room" says what the gate function says, with the interval it read."""
-    summary = dict(smoke_results.summary)
-    for lead, word in ((3.0, "clears"), (0.2, "untested")):
-        for i, s in enumerate(smoke_results.config.seeds):
-            summary[f"seed_{s}"] = {
-                **summary[f"seed_{s}"],
-                "sisdr/pseudo": -10.0,
-                "sisdr/supervised": -10.0 + lead + 0.05 * (-1) ** i,
-            }
+    """The page's sentence on the gate "room" says what the gate function says, with the interval it read, and when
+    the gate fails it tells a mean that clears the margin (too wide an interval) from one that does not: over random
+    per-seed differences whose leads and spreads reach all three branches."""
+    from explorables.core.verdicts import interval
+
+    rng = np.random.default_rng(0)
+    seeds = smoke_results.config.seeds
+    seen = set()
+    for _ in range(60):
+        lead = float(rng.uniform(-1.0, 4.0))
+        spread = float(rng.choice([0.01, 0.3, 3.0, 10.0]))
+        room = [lead + spread * float(z) for z in rng.standard_normal(len(seeds))]
+        summary = dict(smoke_results.summary)
+        for s, r in zip(seeds, room, strict=True):
+            summary[f"seed_{s}"] = {**summary[f"seed_{s}"], "sisdr/pseudo": -10.0, "sisdr/supervised": -10.0 + r}
         said = claims.room_sentence(dataclasses.replace(smoke_results, summary=summary))
-        assert word in said and f"{lead:+.2f}" in said
+        iv = interval(room)
+        assert iv.format(2, signed=True) in said
+        if claims.room_gate(room).startswith("pass"):
+            branch = "pass"
+            assert "the learning claim is compared" in said and "untested" not in said
+        elif iv.mean >= claims.LEARNING_MARGIN:
+            branch = "wide"
+            assert "the mean clears" in said and "too wide" in said and "untested" in said
+            assert "not even supervision" not in said  # the measured mean contradicts that reading
+        else:
+            branch = "low"
+            assert "nor does the mean" in said and "not even supervision" in said and "untested" in said
+        seen.add(branch)
+    assert seen == {"pass", "wide", "low"}
+
+
+def test_room_tally_counts_the_study_rows():
+    """The page's tally of the gate "room" from a seed study names exactly the base seeds the rows give: failing and
+    passing seeds of the gate, the learning claim's untested seeds, and whether the failing seeds' means cleared
+    the margin (read from the measured text), over random studies."""
+    rng = np.random.default_rng(1)
+    base = [0, 1, 2, 3, 4]
+    for _ in range(40):
+        gate_words = [str(w) for w in rng.choice(["pass", "fail"], size=len(base))]
+        means = [float(rng.uniform(-1.0, 4.0)) for _ in base]
+        learn = ["untested" if w == "fail" else str(rng.choice(["yes", "no", "unclear"])) for w in gate_words]
+        study = {
+            "seeds": base,
+            "rows": [
+                {"kind": "gate", "name": "room", "claim": "x", "verdicts": gate_words,
+                 "measured": [f"{m:+.2f} [{m - 2:+.2f}, {m + 2:+.2f}] dB (mean)" for m in means]},
+                {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": learn, "measured": []},
+            ],
+        }
+        said = claims.room_tally(study)
+        failed = [s for s, w in zip(base, gate_words, strict=True) if w == "fail"]
+        passed = [s for s, w in zip(base, gate_words, strict=True) if w == "pass"]
+        if not failed:
+            assert "passed on all 5" in said and "untested" not in said
+            continue
+        assert f"failed on {len(failed)} of 5 base seeds ({claims._seeds_list(failed)};" in said
+        assert (f"passed on {claims._seeds_list(passed)}" in said) == bool(passed)
+        assert f'"untested" on {len(failed)} of 5 ({claims._seeds_list(failed)})' in said
+        cleared = [m >= claims.LEARNING_MARGIN for s, m in zip(base, means, strict=True) if s in failed]
+        if all(cleared):
+            assert "its mean cleared" in said and "stayed below" not in said
+        elif not any(cleared):
+            assert "stayed below" in said and "cleared" not in said
+        else:
+            assert f"on {sum(cleared)} of them its mean cleared" in said
+    with pytest.raises(ValueError, match="room"):
+        claims.room_tally({"seeds": base, "rows": []})
 
 
 def test_outside_span_removes_fixed_combinations_and_keeps_independent_noise():
