@@ -52,8 +52,8 @@ def test_committed_plan_was_measured_from_the_current_plan_module_and_preset(slu
 #: re-written must come off, and a plan measured the old way must be listed. Version 0 (no ``measurement`` field):
 #: rashomon, topoprune and virtualflow predate the memory-traffic term; the others were measured with it. Their
 #: modules and presets are unchanged since (the source hash says so); re-writing them waits for a quieter CPU (their
-#: CPU rows would be re-timed under load) or for the chapter helpers' changes (unirap, virtualflow).
-OLD_MEASUREMENT: set[str] = {"jeffrey", "omwu", "rashomon", "tomato_mp", "topoprune", "trac", "tree_search", "unirap",
+#: CPU rows would be re-timed under load) or for the chapter helpers' changes (virtualflow).
+OLD_MEASUREMENT: set[str] = {"jeffrey", "omwu", "rashomon", "tomato_mp", "topoprune", "trac", "tree_search",
                              "virtualflow"}
 
 
@@ -344,8 +344,8 @@ BELOW_RECORD: set[str] = {
     # by (5,000 / 1,000)^2 with the measured relaxation; the relaxation itself (1.01 GB, n^2 couplings) is 9% under
     # the record (Run 1, stopped at its limit in the relaxation): what remains is not found on a CPU
     "ucca",
-    # not re-measured in this round (its plan extrapolates the training steps' peak from batches of 1 and 2 scenes
-    # per member; the record, 50.8 GB, was taken before phase1_starts = 2): 2.6 times the plan's peak, unexplained
+    # measured at 4 and 8 scenes per member (at 1 and 2 the peak was the step's batch-independent part, and the line
+    # through them gave 19.5 GB) with train()'s float targets resident: 50.6 GB, 0.4% under the record
     "unirap",
 }
 
