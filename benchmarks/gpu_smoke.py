@@ -16,8 +16,10 @@ cannot take the others down):
 
 For each pass the table gives the outcome (``ok`` / ``error`` with the exception / ``stopped at limit``),
 the wall time, the peak device memory (``torch.cuda.max_memory_allocated``; on a CPU the process's peak
-resident memory) and whether every number in the run's summary is finite; a ``paper`` row also quotes
-the committed plan's projection for the full preset (``explorables plan``, ``data/plans/<slug>.json``).
+resident memory), whether every number in the run's summary is finite, and whether the run's training losses
+went down (:func:`loss_trends`: every loss curve the run returns, its last quarter's mean against its first
+quarter's; a capped run is short and noisy, so a curve that does not go down is listed, not judged); a ``paper``
+row also quotes the committed plan's projection for the full preset (``explorables plan``, ``data/plans/<slug>.json``).
 It does not judge a claim: a capped run is far too short for that. Wall times include data generation and
 the claims table.
 
@@ -153,6 +155,46 @@ def non_finite(value: Any, path: str = "") -> list[str]:
     return []
 
 
+def loss_curves(value: Any, path: str = "") -> dict[str, list[float]]:
+    """Every loss curve in a run's summary or curves: a sequence of at least 4 numbers under a key that names a
+    loss (``loss``, ``losses``, ``train_loss``, ...), one curve per path (an array of curves per member or seed is
+    averaged over the members whose curve is finite, the first axis being the steps; all NaN where none is)."""
+    import numpy as np
+
+    found: dict[str, list[float]] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            here = f"{path}.{k}" if path else str(k)
+            if "loss" in str(k).lower() and not isinstance(v, dict):
+                try:
+                    arr = np.asarray(v, dtype=float)
+                except (TypeError, ValueError):
+                    arr = None
+                if arr is not None and arr.ndim >= 1 and arr.shape[0] >= 4:
+                    curve = arr.reshape(arr.shape[0], -1)
+                    finite = curve[:, np.isfinite(curve).all(0)]  # members whose curve is finite throughout
+                    # none: the curve is reported as not decreasing (NaN compares false)
+                    found[here] = finite.mean(1).tolist() if finite.shape[1] else [math.nan] * len(curve)
+                    continue
+            found.update(loss_curves(v, here))
+    return found
+
+
+def loss_trends(results: Any) -> tuple[int, list[str]]:
+    """How many loss curves the run returned, and the paths of those whose last quarter's mean is not below their
+    first quarter's (a capped run's curve may be too short or too noisy to go down: listed for a reader)."""
+    import numpy as np
+
+    curves = {**loss_curves(getattr(results, "summary", {}) or {}, "summary"),
+              **loss_curves(getattr(results, "curves", {}) or {}, "curves")}
+    flat = []
+    for path, curve in curves.items():
+        quarter = max(1, len(curve) // 4)
+        if not np.mean(curve[-quarter:]) < np.mean(curve[:quarter]):
+            flat.append(path)
+    return len(curves), flat
+
+
 def _peak_memory_mb(device: str) -> float:
     import torch
 
@@ -230,6 +272,10 @@ def child(slug: str, scale: str, device: str, steps: int, report: Path, data_roo
         state["finite"] = not bad
         if bad:
             state["notes"].append(f"{len(bad)} non-finite in summary, e.g. {', '.join(bad[:3])}")
+        n_curves, flat = loss_trends(results)
+        state["loss_curves"], state["loss_decreasing"] = n_curves, (not flat) if n_curves else None
+        if flat:
+            state["notes"].append(f"{len(flat)} of {n_curves} loss curves not decreasing, e.g. {', '.join(flat[:3])}")
         claims = chapter.submodule("claims")
         state["claim_rows"] = len(claims.claims(results))
         state["outcome"] = "ok"
@@ -293,8 +339,9 @@ def plan_notes(slug: str, peak_mb: float | None = None) -> list[str]:
 
 def table(rows: list[dict[str, Any]], args: argparse.Namespace, header: str) -> str:
     lines = [header, "",
-             "| chapter | pass | outcome | seconds (process wall) | peak memory (MB) | summary finite | notes |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| chapter | pass | outcome | seconds (process wall) | peak memory (MB) | summary finite | "
+             "losses decreasing | notes |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for row in rows:
         notes = list(row.get("notes", []))
         if row.get("capped"):
@@ -309,9 +356,12 @@ def table(rows: list[dict[str, Any]], args: argparse.Namespace, header: str) -> 
         if row["scale"] == "paper":  # against the committed plan (``explorables plan``), where there is one
             notes += plan_notes(row["slug"], row.get("peak_mb") if str(args.device).startswith("cuda") else None)
         finite = {True: "yes", False: "**no**"}.get(row.get("finite"), "")
+        falling = {True: "yes", False: "**no**", None: "— (no loss curve)"}.get(row.get("loss_decreasing"), "")
+        if "loss_decreasing" not in row:
+            falling = ""
         timing = f"{row.get('seconds', '')} ({row['wall']})"
         lines.append(f"| {row['slug']} | {row['scale']} | {row['outcome']} | {timing} | "
-                     f"{row.get('peak_mb', '')} | {finite} | {'; '.join(notes)} |")  # fmt: skip
+                     f"{row.get('peak_mb', '')} | {finite} | {falling} | {'; '.join(notes)} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

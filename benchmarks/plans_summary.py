@@ -14,6 +14,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from explorables.chapters import CHAPTERS  # noqa: E402
 from explorables.core.plan import (  # noqa: E402
+    FIT_SHARE,
+    LARGE_GPU,
+    MEASUREMENT_VERSION,
     human_bytes,
     human_count,
     human_seconds,
@@ -34,6 +37,8 @@ def overview(plans: dict[str, dict]) -> str:
         cpu = sum(p["projected_s"] for p in parts if p["runs_on"] == "cpu")
         flops = max(parts, key=lambda p: p["flops_per_step"])
         fits = "yes" if plan["fits_one_gpu"] else "no"
+        if not plan["fits_one_gpu"] and plan["peak_bytes"] <= FIT_SHARE * LARGE_GPU["memory_bytes"]:
+            fits = f"no (one {LARGE_GPU['memory_bytes'] / 1e9:.0f} GB {LARGE_GPU['name']} holds it)"
         if not any(p["runs_on"] == "gpu" for p in parts):
             fits = "no GPU part"
         est = "" if flops["flops_source"] == "FlopCounterMode" else " (estimate)"
@@ -65,6 +70,9 @@ def main() -> int:
         "before the memory-traffic term existed leave it out (their tables say so): "
         + (", ".join(s for s, p in plans.items()
                      if not all("bytes_per_step" in q for q in p["parts"] if q["runs_on"] == "gpu")) or "none")
+        + f". Plans written with an older way of measuring than the current one (`core.plan.MEASUREMENT_VERSION` "
+        f"{MEASUREMENT_VERSION}; older ones are listed in tests/test_plan.py until re-written): "
+        + (", ".join(s for s, p in plans.items() if p.get("measurement", 0) < MEASUREMENT_VERSION) or "none")
         + ". A part measured at a smaller size and scaled by its code's complexity says so in its note. "
         "The recorded GPU peak is `torch.cuda.max_memory_allocated` of a capped `paper` pass on an H200 "
         "(`data/plans/gpu_measured.json`, from `benchmarks/gpu.md`); where it is above the plan's peak, the plan "

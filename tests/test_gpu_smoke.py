@@ -84,3 +84,17 @@ def test_paper_rows_carry_the_committed_plan_projection():
     plan = read_plan(planned[0])
     ratio = gpu_smoke.plan_notes(planned[0], peak_mb=plan["peak_bytes"] / 2e6)[0]
     assert ratio.endswith("measured peak / planned peak 0.5")
+
+
+def test_loss_trends_find_every_loss_curve_and_list_the_ones_that_do_not_go_down():
+    from types import SimpleNamespace
+
+    falling = [4.0, 3.0, 2.5, 2.0, 1.5, 1.0, 0.9, 0.8]
+    results = SimpleNamespace(
+        summary={"final_loss": 0.8, "arm": {"losses": falling, "acc": [0.1, 0.2, 0.3, 0.4]}},
+        curves={"train_loss": np.array([falling, falling[::-1]]).T,  # (steps, members): the mean is flat
+                "loss_short": [1.0, 2.0],  # too short to be a curve
+                "loss": [1.0, 1.0, float("nan"), 1.0, 1.0]})  # a member with a NaN: no finite column
+    n, flat = gpu_smoke.loss_trends(results)
+    assert n == 3 and flat == ["curves.train_loss", "curves.loss"]
+    assert gpu_smoke.loss_trends(SimpleNamespace(summary={"acc": [1, 2, 3, 4]}, curves={})) == (0, [])

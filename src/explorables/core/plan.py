@@ -57,8 +57,17 @@ from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
 PLAN_DIR = Path(__file__).resolve().parents[3] / "data" / "plans"
 PLAN_FORMAT = 1
+#: the version of how :func:`measure_part` measures, part of a written plan's source hash (:func:`plan_source_hash`):
+#: a change to what a measurement counts makes every plan measured before it stale. 0: plans written before the version
+#: existed (they lack the field; some predate the memory-traffic term or the step_loop difference). 1: the
+#: memory-traffic term, step_loop's marginal step, one forward per gradient of a convolution's backward, and the
+#: counters warmed up once per process before the first measured step (their first use allocated ~70 MB of Python
+#: objects that tracemalloc counted in the first part's peak)
+MEASUREMENT_VERSION = 1
 #: a part's field that plans measured before the memory-traffic term lack (their projection has no traffic term)
 OPTIONAL_PART_FIELDS = frozenset({"bytes_per_step"})
+#: a plan's field that plans written before :data:`MEASUREMENT_VERSION` existed lack (version 0)
+OPTIONAL_PLAN_FIELDS = frozenset({"measurement"})
 
 #: the GPU the projections name, its memory and its dense peak rates in FLOP/s (NVIDIA H100 SXM datasheet)
 GPU = {
@@ -67,6 +76,8 @@ GPU = {
     "peak_flops": {"bf16": 989e12, "tf32": 494e12, "fp32": 67e12, "fp64": 34e12},
     "memory_bandwidth": 3.35e12,  # bytes/s, HBM3
 }
+#: the largest single GPU the hardware lines name for a plan whose peak is more than the H100 above holds
+LARGE_GPU = {"name": "NVIDIA H200", "memory_bytes": 141e9}
 #: the share of the peak rate a projection assumes the chapter's code reaches
 UTILISATION = 0.40
 #: seconds one small kernel costs on a GPU (launch and synchronisation), the floor of a launch-bound step
@@ -211,6 +222,7 @@ class ChapterPlan:
             "peak_bytes": self.peak_bytes,
             "projected_s": self.projected_s,
             "parts": [{**dataclasses.asdict(p), "fits": p.fits} for p in self.parts],
+            "measurement": MEASUREMENT_VERSION,
             "source_hash": self._source_hash(),
         }
 
@@ -290,6 +302,20 @@ class LiveTensorBytes(TorchDispatchMode):
         return out
 
 
+_WARMED = False
+
+
+def _warm_up() -> None:
+    """Enter the FLOP counter and the memory tracker once, unmeasured: their first use in a process imports and builds
+    tens of MB of Python objects that tracemalloc would otherwise count in the first measured step's peak (and bend
+    the line of a part measured at two batches)."""
+    global _WARMED
+    if not _WARMED:
+        with FlopCounterMode(display=False), LiveTensorBytes():
+            (torch.ones(2, 2) @ torch.ones(2, 2)).sum()
+        _WARMED = True
+
+
 def measure_part(part: Part) -> PartPlan:
     """Run ``part.step`` ``part.repeat`` times: the first under the FLOP counter, the memory tracker
     and tracemalloc; the others plainly, for the step time (the first step's time when ``repeat`` is 1).
@@ -338,6 +364,7 @@ def measure_part(part: Part) -> PartPlan:
         note = (part.note + "; " if part.note else "") + f"extrapolated from batches {b1} and {b2}"
         return _row(part, flops, r1.flops_source, int(line(r1.peak_bytes, r2.peak_bytes)),
                     r1.memory_source + ", extrapolated", step_s, kernels, note, traffic)
+    _warm_up()
     counter = FlopCounterMode(display=False, custom_mapping={torch.ops.aten.convolution_backward: _conv_backward_flop})
     tracker = LiveTensorBytes()
     tracemalloc.start()
@@ -401,6 +428,15 @@ def _row(part: Part, flops: float, flops_source: str, peak: int, memory_source: 
         precision=part.precision, runs_on=part.runs_on, projected_s=float(projected), bound=bound, note=note,
         bytes_per_step=float(traffic),
     )  # fmt: skip
+
+
+def dry_note(parts: list[Part], dry: bool, what: str) -> list[Part]:
+    """In a dry plan (the suite's: smaller problems, one step each), say on every part of ``parts`` what was made
+    smaller (``"; dry: <what>"`` after its note); a full plan's parts are handed back unchanged."""
+    if dry:
+        for part in parts:
+            part.note = (part.note + "; " if part.note else "") + f"dry: {what}"
+    return parts
 
 
 def parameter_count(*modules: torch.nn.Module) -> int:
@@ -483,7 +519,7 @@ def render_markdown(plan: dict[str, Any]) -> str:
             f"{where} | {p['bound']} |"
         )
     fits = "yes" if plan["fits_one_gpu"] else (
-        "no: its peak is more than one GPU holds; the parts' notes say where the memory goes (data kept on the "
+        f"no: {_beyond_h100(quoted_peak(plan)[0])}; the parts' notes say where the memory goes (data kept on the "
         "device needs a host-side loader; a batch too large for one GPU needs several)")
     if all(p["runs_on"] == "cpu" for p in plan["parts"]):
         fits = "no GPU needed (CPU code)"
@@ -537,6 +573,16 @@ def _floor_sentence(plan: dict[str, Any], record: dict[str, Any]) -> str:
             "measure, or what the GPU's allocator and libraries hold beyond the tensors).")
 
 
+def _beyond_h100(peak: float) -> str:
+    """What a peak above one 80 GB GPU's share needs: one larger GPU (an H200) when it holds it, else several or a
+    host-side loader."""
+    if peak <= FIT_SHARE * LARGE_GPU["memory_bytes"]:
+        return (f"more than an 80 GB GPU holds, within one {LARGE_GPU['memory_bytes'] / 1e9:.0f} GB "
+                f"{LARGE_GPU['name']}")
+    return (f"more than one GPU holds (above {FIT_SHARE:.0%} of a {LARGE_GPU['memory_bytes'] / 1e9:.0f} GB "
+            f"{LARGE_GPU['name']})")
+
+
 def hardware_line(plan: dict[str, Any]) -> str:
     """The hardware line generated from a plan: device, memory and projected time. The memory is the larger of the
     plan's peak and the chapter's recorded GPU peak (:func:`quoted_peak`), and says which."""
@@ -549,7 +595,7 @@ def hardware_line(plan: dict[str, Any]) -> str:
         need = max(1, math.ceil(peak * 1.25 / 1e9))
         fits = plan["fits_one_gpu"] and peak <= FIT_SHARE * GPU["memory_bytes"]
         memory = (f"one GPU with >= {need} GB" if fits else
-                  f"{need} GB of GPU memory, more than one GPU holds (see `explorables plan`)")
+                  f"{need} GB of GPU memory: {_beyond_h100(peak)} (see `explorables plan`)")
         if record is not None:
             planned = max(p["peak_bytes"] for p in gpu_parts)
             memory += f" (the peak recorded on a GPU with capped loops, above the plan's {human_bytes(planned)})"
@@ -589,8 +635,10 @@ def paper_hardware(slug: str) -> str:
     return hardware_line(plan)
 
 
-def plan_source_hash(slug: str) -> str:
-    """What a committed plan was measured from: the chapter's plan module and its ``paper`` preset (every field).
+def plan_source_hash(slug: str, measurement: int = MEASUREMENT_VERSION) -> str:
+    """What a committed plan was measured from: the chapter's plan module, its ``paper`` preset (every field) and the
+    measurement's version (:data:`MEASUREMENT_VERSION`; a plan's own ``measurement`` field says which it was written
+    with, 0 for plans written before the field existed, whose hash leaves it out).
 
     Not the chapter's package: its code changes for many reasons that leave the costs alone, and hashing it
     would stale the plan with every comment. A plan whose hash differs was measured from another module
@@ -601,6 +649,8 @@ def plan_source_hash(slug: str) -> str:
     config = get_chapter(slug).module().Config.preset("paper")
     digest = hashlib.sha256(module.read_bytes() if module.is_file() else b"")
     digest.update(json.dumps(dataclasses.asdict(config), sort_keys=True, default=repr).encode())
+    if measurement:
+        digest.update(f"measurement {measurement}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -629,7 +679,8 @@ class PlanTable:
                         f"| {p['steps']:,} | {human_seconds(p['projected_s'])} on {where} |")
         gpu = any(p["runs_on"] == "gpu" for p in plan["parts"])
         untimed = gpu and not all("bytes_per_step" in p for p in plan["parts"] if p["runs_on"] == "gpu")
-        fits = ("yes" if plan["fits_one_gpu"] else "no (see `python -m explorables plan`)") if gpu else (
+        fits = ("yes" if plan["fits_one_gpu"] else f"no ({_beyond_h100(quoted_peak(plan)[0])}; see "
+                 "`python -m explorables plan`)") if gpu else (
             "no GPU needed (CPU code)")
         verdict, _, why = plan["paper_scale"].partition(":")
         return "\n".join([

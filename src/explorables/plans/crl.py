@@ -1,4 +1,5 @@
-"""Plan of crl's ``paper`` preset: the one training loop that fits every VAE (arms x seeds x restarts) together."""
+"""Plan of crl's ``paper`` preset: the one training loop that fits every VAE (arms x seeds x restarts) together, the
+training curve's MCC snapshots, and the final ELBO over every member's observations."""
 
 from __future__ import annotations
 
@@ -33,6 +34,27 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
                    warmup=cfg.warmup, cosine=cfg.cosine, encoder_env=cfg.encoder_env)
 
     model = step()
+    # alive through the snapshots and the final passes: every member's observations and labels on the device and
+    # fit()'s one-hot environments (m x n x n_model_envs floats); the measured passes hold the first `rows` of them
+    resident = 4 * m * (n - rows) * cfg.d_obs + 8 * m * (n - rows) + 4 * m * n * n_model_envs
+
+    def elbo_at(b):
+        gen = torch.Generator().manual_seed(0)
+
+        @torch.no_grad()
+        def run():
+            return model.elbo(x[:, :b], env[:, :b], gen)
+        return run
+
+    @torch.no_grad()
+    def final(b):
+        onehot = torch.nn.functional.one_hot(env[:, :b], n_model_envs).to(x.dtype)
+        mu, log_var = model.encode(x[:, :b], onehot)
+        return mu, log_var, encode_means(model, x[:, :b], env[:, :b])
+
+    def final_at(b):
+        return lambda: final(b)
+
     found = [
         Part("training", f"one Adam step of {m} VAEs ({len(arm_list)} arms x {len(cfg.seeds)} seeds x "
              f"{cfg.n_restarts} restarts) on {cfg.batch_size} observations each", step, steps=cfg.n_steps,
@@ -42,10 +64,22 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
         Part("MCC snapshots", f"every member's posterior means on all its {n:,} observations (encode_means)", None,
              step_at=lambda b: lambda: encode_means(model, x[:, :b], env[:, :b]), batch=n,
              small_batches=(rows // 2, rows), steps=cfg.n_steps // cfg.record_every + 1,
-             parameters=sum(p.numel() for p in model.parameters()),
+             parameters=sum(p.numel() for p in model.parameters()), resident_bytes=resident,
              note=f"the training curve's snapshot every {cfg.record_every} steps and the final one: one forward pass "
              f"of the encoders over every member's {n:,} observations at once, measured at {rows // 2:,} and "
-             f"{rows:,} and extrapolated; the MCC itself (numpy, on the CPU) is not in the plan"),
+             f"{rows:,} and extrapolated; resident: the rest of the observations and fit()'s one-hot environments "
+             f"({resident / 1e9:.3g} GB); the MCC itself (numpy, on the CPU) is not in the plan"),
+        Part("final ELBO", f"every member's ELBO on all its {n:,} observations (encoder, decoder and prior at once)",
+             None, step_at=lambda b: elbo_at(b), batch=n, small_batches=(rows // 2, rows), steps=4,
+             parameters=sum(p.numel() for p in model.parameters()), resident_bytes=resident,
+             note=f"after training, averaged over 4 noise draws (no gradient); measured at {rows // 2:,} and "
+             f"{rows:,} observations and extrapolated; the same resident data"),
+        Part("final means", f"the active units' encode and the final posterior means on all {n:,} observations", None,
+             step_at=lambda b: final_at(b), batch=n, small_batches=(rows // 2, rows), steps=1,
+             parameters=sum(p.numel() for p in model.parameters()), resident_bytes=resident,
+             note="as after training: the active units' one-hot environments and posterior (means and variances) "
+             f"stay alive while encode_means runs; measured at {rows // 2:,} and {rows:,} observations and "
+             "extrapolated; the same resident data"),
     ]
     paper_scale = ("partly: the paper's synthetic SCMs with changing edges (10 latents, 40 environments) and a "
                    "motion-capture-like arm; it has no rendered-image data set")

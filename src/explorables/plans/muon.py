@@ -7,7 +7,7 @@ from torch import nn
 
 from ..core.plan import Part, parameter_count
 from ..muon.experiment import LM_SCHEDULES, TUNED, _problem, switch_draws
-from ..muon.lm import CharTransformer, _optimizers, stdlib_corpus
+from ..muon.lm import EVAL_WINDOWS, CharTransformer, _optimizers, stdlib_corpus
 from ..muon.optimizers import optimize
 
 #: optimiser steps per measured step of the sensing parts (one call of optimize; its setup is paid once per block)
@@ -42,6 +42,25 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
             opt.step()
         return loss
 
+    lm_step()  # once unmeasured: the optimisers' state exists from the first step on
+    # the Muon run keeps a deep copy of the model and optimiser state at the hand-over step (train_schedules' keep),
+    # alive on the device while it trains on to the end
+    kept = sum(v.numel() * v.element_size() for v in model.state_dict().values()) + sum(
+        v.numel() * v.element_size() for opt in optimizers for st in opt.state.values() for v in st.values()
+        if isinstance(v, torch.Tensor))
+    windows = 4 if dry else EVAL_WINDOWS
+
+    @torch.no_grad()
+    def eval_step():
+        x = torch.randint(vocab, (windows, context), generator=gen)
+        y = torch.randint(vocab, (windows, context), generator=gen)
+        return nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten(), reduction="sum")
+
+    held_out = cfg.n_lm_chars - int(0.9 * cfg.n_lm_chars)
+    chunks = -(-((held_out - 1) // context) // EVAL_WINDOWS)  # held_out_windows' starts, in EVAL_WINDOWS chunks
+    n_schedules = len(LM_SCHEDULES)
+    evals = n_schedules * (cfg.n_lm_steps // 20) + n_schedules * (cfg.lm_seeds - 1)  # curve seed: every 20 steps
+
     def block():
         return optimize(problem, "muon", BLOCK, cfg.muon_lr, cfg.gd_lr)
 
@@ -58,9 +77,16 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
         Part("language model", f"one Muon + AdamW step of the {cfg.n_lm_layers}-layer, {cfg.lm_d_model}-wide "
              f"Transformer on {cfg.lm_batch_size} x {context} characters", lm_step,
              steps=cfg.n_lm_steps * len(LM_SCHEDULES) * cfg.lm_seeds, parameters=parameter_count(model),
+             resident_bytes=kept,
              note=f"{len(LM_SCHEDULES)} schedules x {cfg.lm_seeds} seeds; random characters of the corpus's "
-             f"alphabet ({vocab}); the held-out evaluation is not in the plan" + (f"; dry: batch {batch}" if dry
-                                                                                   else "")),
+             f"alphabet ({vocab}); resident: the hand-over copy of the model and optimiser state "
+             f"({kept / 1e6:.3g} MB)" + (f"; dry: batch {batch}" if dry else "")),
+        Part("held-out loss", f"one chunk of {EVAL_WINDOWS} held-out windows of {context} characters (no gradient)",
+             eval_step, steps=evals * chunks, parameters=parameter_count(model), resident_bytes=kept,
+             note=f"{chunks} chunks cover the held-out tenth ({held_out:,} characters); the first seed's runs "
+             f"evaluate every 20 steps (the curve: train()'s default eval_every), the others at the end only; "
+             f"{n_schedules} schedules (an upper bound: muon_then_adamw starts at the hand-over)"
+             + (f"; dry: {windows} windows" if dry else "")),
     ]
     paper_scale = ("partly: the paper's river-valley matrix sensing at 200 x 200, and a small character-level "
                    f"language model ({cfg.n_lm_layers} layers, {cfg.lm_d_model} wide) instead of its GPT-2-size runs")

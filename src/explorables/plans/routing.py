@@ -1,4 +1,5 @@
-"""Plan of routing's ``paper`` preset: RRT data generation, and the read-outs' training at one and two hops."""
+"""Plan of routing's ``paper`` preset: RRT data generation, and the read-outs' training and scoring at one and two
+hops."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from ..core.plan import Part, parameter_count
 from ..routing.experiment import _reader
 from ..routing.model import FFN_KINDS
 from ..routing.rrt import make_rrt
-from ..routing.train import train_model
+from ..routing.train import accuracy, train_model
 
 #: sequences per data step (the generator runs on the CPU; the plan times a chunk and scales by count)
 DATA_CHUNK = 10_000
@@ -47,6 +48,20 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
                           note=f"the {total:,} sequences counted as resident memory ({per_sequence} B each); "
                           f"{n_variants} models (FFN kinds and controls) x {len(cfg.seeds)} seeds; the optimiser "
                           "and the final scoring train_model() builds once per call cancel in the difference"))
+        # accuracy() scores in chunks of 4,096 sequences with autograd on (no torch.no_grad): one chunk's forward
+        # keeps its graph, 8 x a training batch's activations
+        n_scored = 64 if dry else 4096
+        scored = make_rrt(n_scored, generator=torch.Generator().manual_seed(2), **common)
+        n_chunks = -(-cfg.n_test // 4096) + -(-cfg.n_validation // 4096)  # the test set (train_model), validation
+
+        def score(model=model, scored=scored):
+            return accuracy(model, scored)
+
+        found.append(Part(f"score, {hops} hop{'s' * (hops > 1)}", "one chunk of 4,096 sequences through a read-out "
+                          "(accuracy(), autograd on)", score, steps=n_chunks * n_variants * len(cfg.seeds),
+                          parameters=parameter_count(model), resident_bytes=resident,
+                          note=f"the test and validation sets ({n_chunks} chunks) of every model; the same resident "
+                          "sequences" + (f"; dry: {n_scored} sequences" if dry else "")))
     paper_scale = ("partly: the paper's RRT task with learned routing, a 256-wide model and 1,000,000 training "
                    "sequences; its BERT survey needs a local checkpoint (bert_checkpoint)")
     return found, paper_scale, ""

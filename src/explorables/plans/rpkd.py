@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from ..core.plan import Part, parameter_count
+from ..core.plan import Part, dry_note, parameter_count
 from ..rpkd.experiment import labelled_count, load_task
 from ..rpkd.losses import RandomPrototypes
 from ..rpkd.models import make_student, make_teacher
-from ..rpkd.training import train_students, train_teachers
+from ..rpkd.training import accuracy, teacher_targets, train_students, train_teachers
 
 #: images of CIFAR-100's first ten fine classes (train and test), what the loader keeps at n_fine=10
 CIFAR_IMAGES = 6000
@@ -55,6 +55,20 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
 
     student = make_student(cfg.student, n_arms * n_seeds, n_classes, cfg.student_width, cfg.seed, cfg.image_size)
     n_grid = len(cfg.class_grid)
+    x_test = images[n_train:]
+    y_test = fine[n_train:] % n_classes
+
+    # alive on the device in student_part while the accuracy runs: the training images (shared, and reordered per
+    # seed), the teacher's logits and tokens (shared, and reordered per seed)
+    student_data = (1 + n_seeds) * x.nbytes + (1 / n_seeds + 1) * (t_tokens.nbytes + t_logits.nbytes)
+    student_data = int(student_data)
+
+    def targets_step():  # the teacher's logits and tokens on every training image, one pass (no gradient)
+        return teacher_targets(teacher, x[None], cfg.grid)
+
+    def accuracy_step():  # the students' test accuracy: one forward pass over every arm x seed, autograd on
+        return accuracy(student, x_test[None].expand(n_seeds, *x_test.shape), y_test[None].expand(n_seeds, -1),
+                        n_arms)
     found = [
         Part("teacher", f"one Adam step of the CNN teacher on {cfg.batch_size} images", teacher_step,
              steps=cfg.n_teacher_steps * n_grid, parameters=parameter_count(teacher),
@@ -62,10 +76,16 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
         Part("students", f"one Adam step of {n_arms} arms x {n_seeds} seeds ({cfg.student}) on {cfg.batch_size} "
              "images", student_step, steps=cfg.n_student_steps * n_grid,
              parameters=parameter_count(student), note="the students' own parameters"),
+        Part("teacher targets", f"the teacher's logits and tokens on all {n_train:,} training images at once",
+             targets_step, steps=n_grid, parameters=parameter_count(teacher),
+             note=f"teacher_targets after each teacher ({n_grid} class counts), no gradient"),
+        Part("student accuracy", f"every student's test accuracy on {len(y_test):,} images in one pass", accuracy_step,
+             steps=n_grid, parameters=parameter_count(student), resident_bytes=student_data,
+             note="training.accuracy: the test images repeated over the arms, one forward pass with autograd on; "
+             f"resident: student_part's data on the device ({student_data / 1e9:.3g} GB: the training images and "
+             "the teacher's targets, per seed and shared)"),
     ]
     paper_scale = ("no: CIFAR-100's first ten fine classes, grey-scaled to 16 pixels, with a 64-wide CNN teacher; "
                    "the paper distils ResNet/ViT teachers on full CIFAR-100 and ImageNet-100 at full resolution")
-    if dry:
-        for part in found:
-            part.note += f"; dry: batches of {batch}"
+    dry_note(found, dry, f"batches of {batch}")
     return found, paper_scale, "the wall time of a step includes building the models and the optimiser (steps=1 calls)"

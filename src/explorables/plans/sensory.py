@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from ..core.plan import Part
+from ..core.plan import Part, dry_note
 from ..sensory.llm import _cached_folder, default_cache_dir, load_language_model
 
 #: tokens of one prompt (caption, instruction and the cue's opening words); an assumption, stated in the plan
@@ -53,9 +53,7 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
              note="counted without the KV cache's attention over earlier tokens (small next to the products at "
              "this length)"),
     ]
-    if dry:
-        for part in found:
-            part.note += f"; dry: batch {batch}"
+    dry_note(found, dry, f"batch {batch}")
     paper_scale = ("partly: the paper's prompting protocol on SmolLM2-135M (a local larger model via model_path); "
                    "the paper measures larger LLMs and real image / audio encoders")
     return found, paper_scale, f"prompts taken as {PROMPT_TOKENS} tokens; the encoders' side is not in the plan"

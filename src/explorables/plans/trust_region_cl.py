@@ -1,7 +1,7 @@
 """Plan of trust_region_cl's ``paper`` preset: the continual sequence that trains every member (methods x seeds)
 task after task. Its training step sits inside :func:`train_sequence`, which also computes the Fisher and samples
-after each task, so the plan has three parts: the training steps of a task (two short ``train_sequence`` calls,
-extrapolated), the Fisher after a task, and one sampling pass of one task."""
+after each task, so the plan has three parts: one training step (the difference of two short ``train_sequence``
+calls), the Fisher after a task, and one sampling pass of one task."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import dataclasses
 
 import torch
 
-from ..core.plan import Part
+from ..core.plan import Part, dry_note
 from ..trust_region_cl.continual import diagonal_fisher, train_sequence
 from ..trust_region_cl.diffusion import init_params, sample
 from ..trust_region_cl.experiment import _Setup
@@ -55,25 +55,27 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
         task = torch.zeros(m, n, dtype=torch.long)
         return lambda: sample(params, net, schedule, task, torch.Generator().manual_seed(1))
 
+    # alive in train_sequence while the Fisher runs, seven copies of the weights' size: the gradients, Adam's two
+    # moments (the task's optimiser), the accumulated Fisher, the anchor, the metric and the task's start point
+    state = 7 * sum(v.numel() * v.element_size() for v in params.values())
     samplings = n_tasks * (n_tasks + 1) // 2  # after task k, n_samples of each of the k tasks seen so far
     methods = len(setup.trained)
     # two and three chunks of 64: the peak (two chunks' per-sample gradients alive at once) no longer grows with N
     fisher_small = (4, 8) if dry else (128, 192)
     found = [
-        Part("training", f"the {cfg.n_steps_per_task:,} Adam steps of one task for {m} members ({methods} methods x "
-             f"{setup.n_seeds} seeds) on {cfg.batch_size} samples each", None, step_at=train_at,
-             batch=cfg.n_steps_per_task, small_batches=(1, 2), steps=n_tasks, parameters=m * n_params,
-             note=f"train_sequence on the first task with 1 and 2 steps per task, extrapolated to "
-             f"{cfg.n_steps_per_task:,} (the line's intercept holds the call's set-up and its Fisher, sampling and "
-             f"evaluation on {INNER} samples, measured below at full size); the first task has no replay batch, "
-             "so later tasks cost up to twice as much for the replay members; the CPU time per task is the "
-             "line through two noisy calls that the set-up dominates, not a measured task (the GPU projection "
-             "comes from the counted FLOPs)"
+        Part("training", f"one Adam step of {m} members ({methods} methods x {setup.n_seeds} seeds) on "
+             f"{cfg.batch_size} samples each", None, step_loop=train_at, loop_steps=(1, 2),
+             steps=n_tasks * cfg.n_steps_per_task, parameters=m * n_params,
+             note="the difference of train_sequence on the first task with 1 and 2 steps per task (its set-up, "
+             f"Fisher, sampling and evaluation on {INNER} samples cancel; they are measured below at full size); "
+             "the first task has no replay batch, so later tasks cost up to twice as much for the replay members"
              + (f"; dry: batches of {batch}" if dry else "")),
         Part("Fisher", f"the diagonal Fisher of every member on {cfg.n_fisher:,} per-sample gradients", None,
              step_at=fisher_at, batch=cfg.n_fisher, small_batches=fisher_small, steps=n_tasks,
-             parameters=m * n_params, note=f"after each task, chunks of 64 samples (torch.func); measured at "
-             f"{fisher_small[0]} and {fisher_small[1]} samples"),
+             parameters=m * n_params, resident_bytes=state,
+             note=f"after each task, chunks of 64 samples (torch.func); measured at {fisher_small[0]} and "
+             f"{fisher_small[1]} samples; resident: train_sequence's state beside the weights ({state / 1e9:.3g} GB: "
+             "their gradients, Adam's two moments, the Fisher, the anchor, the metric and the task's start)"),
         Part("sampling", f"{cfg.n_diffusion_steps}-step DDPM sampling of {cfg.n_samples:,} samples of one task for "
              f"every member", None, step_at=sample_at, batch=cfg.n_samples, small_batches=(2, 4) if dry else (8, 16),
              steps=samplings, parameters=m * n_params,
@@ -83,9 +85,7 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
     paper_scale = ("partly: task-incremental diffusion generation of ten 8x8 digit classes with a 4x512 MLP denoiser "
                    "(200 diffusion steps); the abstract names no data set or model size, and its continual "
                    "diffusion-policy control is not reproduced")
-    if dry:
-        for part in found:
-            part.note += "; dry: a 10-step diffusion schedule"
+    dry_note(found, dry, "a 10-step diffusion schedule")
     notes = ("the reconvergence and MAML readings after the sequence are not in the plan; "
              f"digit data of the preset's shape ({net.d_data} coordinates)")
     return found, paper_scale, notes

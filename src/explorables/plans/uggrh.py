@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from ..core.plan import Part, parameter_count
+from ..core.plan import Part, dry_note, parameter_count
 from ..uggrh.data import make_incomplete
 from ..uggrh.experiment import ABLATIONS, load_data
 from ..uggrh.method import HashNet, _mlp, prepare, train_hashing
@@ -58,9 +58,7 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
              parameters=parameter_count(net), note=f"{fits} hash networks (methods, code lengths, ablations x "
              "seeds), each measured at the largest code length"),
     ]
-    if dry:
-        for part in found:
-            part.note += f"; dry: {n} pairs"
+    dry_note(found, dry, f"{n} pairs")
     paper_scale = ("partly: MIRFlickr-25K features from --data-root with the paper's missing rates and code lengths; "
                    "NUS-WIDE and MS-COCO read the same layout but are not in the preset")
     return found, paper_scale, "retrieval scoring (mAP@all) and the speed comparison are not in the plan"
