@@ -204,10 +204,12 @@ def learns_check(runs: Sequence[RPKDResults]) -> Claim:
         for c in r.summary["class_grid"]:
             for arm in r.summary["arms"]:
                 m = per_seed(r, arm, c) - 1.0 / c
-                margins[f"{ARM_LABELS[arm]}, C = {c} ({_tag(r)})"] = m
-                worst.append(float(m.min()))
+                label = f"{ARM_LABELS[arm]}, C = {c} ({_tag(r)})"
+                margins[label] = m
+                worst.append((float(m.min()), label))
+    low, where = min(worst)
     return Claim("every student arm learns the task", "test accuracy minus chance 1/C, every arm, C and seed",
-                 f"smallest margin over chance {min(worst):+.3f}", learns_verdict(margins), kind="check")
+                 f"smallest margin over chance {low:+.3f} ({where})", learns_verdict(margins), kind="check")
 
 
 def headroom_gate(results: RPKDResults) -> Claim:

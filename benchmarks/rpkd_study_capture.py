@@ -1,0 +1,81 @@
+"""rpkd: the seed study exactly as ``python -m explorables seeds rpkd`` runs it, keeping per-arm accuracies.
+
+The seed study keeps each row's verdict and measured text only; this wrapper records, on the way, what the
+page's ``run_protocols`` returned for every base seed (teacher and every arm's accuracy per class count,
+protocol and student seed) in ``rpkd_study_capture.jsonl``, then writes the study as the CLI does.
+
+    PYTHONPATH=src python benchmarks/rpkd_study_capture.py
+    PYTHONPATH=src python benchmarks/rpkd_study_capture.py --before 8   # the same runs at the old width, no study
+    PYTHONPATH=src python benchmarks/rpkd_study_capture.py --summary    # per-arm table, before and after
+
+``--before W`` reruns the page's ``run_protocols`` on the base seeds with ``student_width = W`` (the preset
+before ``rpkd_width_rule.md`` decided; run after the decision, it reads nothing back into it) into
+``rpkd_study_before.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from explorables.core.seed_study import run_study, write_study
+from explorables.rpkd import claims as rpkd_claims
+from explorables.rpkd.claims import per_seed
+
+OUT = Path(__file__).parent / "rpkd_study_capture.jsonl"
+BEFORE = Path(__file__).parent / "rpkd_study_before.jsonl"
+ARMS = ("ce", "kd", "ofa", "rpkd", "feature_match")
+_run_protocols = rpkd_claims.run_protocols
+
+
+def _capturing(config, out: Path = OUT, **kwargs):
+    runs = _run_protocols(config, **kwargs)
+    row = {"seed": config.seed, "student_width": config.student_width}
+    for r in runs:
+        tag = "standard" if r.config.protocol == "standard" else "few"
+        grid = r.summary["class_grid"]
+        row["teacher"] = {n: np.asarray(r.summary[f"C={n}"]["teacher_accuracy"]).tolist() for n in grid}
+        row[f"accuracy_{tag}"] = {n: {a: per_seed(r, a, n).tolist() for a in r.config.arms} for n in grid}
+    with out.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    return runs
+
+
+def summary() -> None:
+    print("| protocol | C | width | teacher | CE | KD | OFA | RPKD | control |\n|---|---|---|---|---|---|---|---|---|")
+    rows = [json.loads(line) for p in (BEFORE, OUT) if p.exists() for line in p.read_text().splitlines()]
+    for tag in ("standard", "few"):
+        for n in ("10", "5", "2"):
+            for w in sorted({r["student_width"] for r in rows}):
+                rs = [r for r in rows if r["student_width"] == w]
+                cells = [np.array([np.mean(r["teacher"][n]) for r in rs])]
+                cells += [np.array([np.mean(r[f"accuracy_{tag}"][n][a]) for r in rs])
+                          if a in rs[0][f"accuracy_{tag}"][n] else None for a in ARMS]
+                print(f"| {tag} | {n} | {w} | " + " | ".join(
+                    "—" if c is None else f"{c.mean():.3f} ± {c.std(ddof=1):.3f}" for c in cells) + " |")
+
+
+def main() -> None:
+    import dataclasses
+    import sys
+
+    from explorables.rpkd.experiment import RPKDConfig
+
+    if "--summary" in sys.argv:
+        summary()
+        return
+    if "--before" in sys.argv:
+        width = int(sys.argv[sys.argv.index("--before") + 1])
+        for seed in (0, 1, 2, 3, 4):
+            _capturing(dataclasses.replace(RPKDConfig.preset("book", seed=seed), student_width=width), out=BEFORE)
+            print("before: base seed", seed, "done", flush=True)
+        return
+    rpkd_claims.run_protocols = _capturing
+    study = run_study("rpkd", progress=True)
+    print(write_study(study))
+
+
+if __name__ == "__main__":
+    main()
