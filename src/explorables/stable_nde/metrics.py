@@ -54,7 +54,9 @@ def energy_drift(
     """
     trajectories = _trajectories(trajectories)
     if window is not None and window > trajectories.shape[0] - 1:
-        raise ValueError(f"window must be <= the rollout's steps ({trajectories.shape[0] - 1}), got {window}")
+        raise ValueError(
+            f"window must be <= the steps of trajectories (axis 0 minus one: {trajectories.shape[0] - 1}), got {window}"
+        )
     h = energy(trajectories)
     if not isinstance(h, torch.Tensor) or tuple(h.shape) != tuple(trajectories.shape[:-1]):
         raise ValueError(
