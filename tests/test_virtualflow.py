@@ -1183,18 +1183,20 @@ def test_room_sentence_follows_the_gate(smoke_results):
 def test_room_tally_counts_the_study_rows():
     """The page's tally of the gate "room" from a seed study names exactly the base seeds the rows give: failing and
     passing seeds of the gate, the learning claim's untested seeds, and whether the failing seeds' means cleared
-    the margin (read from the measured text), over random studies."""
+    the margin (the check row "room_mean"'s words, never its measured text), over random studies."""
     rng = np.random.default_rng(1)
     base = [0, 1, 2, 3, 4]
     for _ in range(40):
         gate_words = [str(w) for w in rng.choice(["pass", "fail"], size=len(base))]
         means = [float(rng.uniform(-1.0, 4.0)) for _ in base]
         learn = ["untested" if w == "fail" else str(rng.choice(["yes", "no", "unclear"])) for w in gate_words]
+        mean_words = [claims.room_mean_check([m]).split(":")[0] for m in means]
         study = {
             "seeds": base,
             "rows": [
-                {"kind": "gate", "name": "room", "claim": "x", "verdicts": gate_words,
-                 "measured": [f"{m:+.2f} [{m - 2:+.2f}, {m + 2:+.2f}] dB (mean)" for m in means]},
+                {"kind": "gate", "name": "room", "claim": "x", "verdicts": gate_words, "measured": ["?"] * 5},
+                # a measured text that says nothing: the tally must read the words alone
+                {"kind": "check", "name": "room_mean", "claim": "y", "verdicts": mean_words, "measured": ["?"] * 5},
                 {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": learn, "measured": []},
             ],
         }
@@ -1216,6 +1218,24 @@ def test_room_tally_counts_the_study_rows():
             assert f"on {sum(cleared)} of them its mean cleared" in said
     with pytest.raises(ValueError, match="room"):
         claims.room_tally({"seeds": base, "rows": []})
+    with pytest.raises(ValueError, match="room_mean"):  # a study without the check row (an older one)
+        claims.room_tally({"seeds": base, "rows": [
+            {"kind": "gate", "name": "room", "claim": "x", "verdicts": ["fail"] * 5, "measured": ["+2.0 dB"] * 5},
+            {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": ["untested"] * 5}]})
+
+
+def test_room_mean_check_reads_the_mean_alone():
+    """The check "room_mean" passes exactly when the mean of its values clears the learning margin, whatever their
+    spread (a spread that fails the gate "room" does not fail it), and refuses an empty input."""
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        values = list(rng.normal(rng.uniform(-2, 4), rng.uniform(0.1, 5), size=int(rng.integers(2, 11))))
+        word = claims.room_mean_check(values).split(":")[0]
+        assert word == ("pass" if np.mean(values) >= claims.LEARNING_MARGIN else "fail")
+    noisy = [-3.0, 6.0, 1.5]
+    assert claims.room_gate(noisy).startswith("fail") and claims.room_mean_check(noisy).startswith("pass")
+    with pytest.raises(ValueError, match="supervised_minus_pseudo"):
+        claims.room_mean_check([])
 
 
 def test_outside_span_removes_fixed_combinations_and_keeps_independent_noise():
