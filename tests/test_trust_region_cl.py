@@ -151,6 +151,31 @@ def test_sliced_wasserstein_matches_pot_exact_transport_on_each_direction():
     assert float(sliced_wasserstein(x, x, dirs)) == 0.0
 
 
+def test_a_larger_reference_gives_the_exact_distance_between_the_two_empirical_measures():
+    """sorted_reference + sliced_wasserstein_to: n points against c n reference points is POT's exact transport
+    (masses 1/n and 1/(c n)) on each direction; c = 1 is sliced_wasserstein; a reference not a multiple of n is
+    refused naming y."""
+    from explorables.trust_region_cl.metrics import sliced_wasserstein_to, sorted_reference
+
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(3, 12, 2, generator=g, dtype=torch.float64)  # three sets of n = 12 points
+    y = 1 + torch.randn(3, 48, 2, generator=g, dtype=torch.float64)  # references of c n = 48 points
+    dirs = random_directions(5, 2, g).double()
+    got = sliced_wasserstein_to(x, *sorted_reference(y, dirs, 12), dirs)
+    for i in range(3):
+        per_direction = []
+        for d in dirs:
+            px, py = (x[i] @ d).numpy(), (y[i] @ d).numpy()
+            cost = (px[:, None] - py[None, :]) ** 2
+            per_direction.append(ot.emd2(np.full(12, 1 / 12), np.full(48, 1 / 48), cost))
+        assert float(got[i]) == pytest.approx(np.sqrt(np.mean(per_direction)), rel=1e-9)
+    same = y[:, :12]
+    assert torch.equal(sliced_wasserstein_to(x, *sorted_reference(same, dirs, 12), dirs),
+                       sliced_wasserstein(x, same, dirs))  # fmt: skip
+    with pytest.raises(ValueError, match="y must hold a multiple of n"):
+        sorted_reference(y[:, :30], dirs, 12)
+
+
 def test_a_sequence_is_seeded_and_records_every_task():
     tasks = ("gaussians", "moons")
     net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
@@ -917,6 +942,51 @@ def test_the_book_presets_n_samples_is_the_forgetting_rules_pick():
         best = max(ok, key=lambda n: summary[n]["p_pass"]) if ok else current
         assert record["pick"] == (best if ok and summary[best]["p_pass"] > summary[current]["p_pass"] else current)
     assert Config.preset("book").n_samples == record["pick"]
+
+
+def test_the_book_preset_follows_the_forgetting_rule2s_pick():
+    """benchmarks/trust_region_cl_forgetting_rule2.md: its committed record (tuning base seeds >= 100 only) recomputes
+    to its pick from its own runs (the measure-only candidate first if it passes, else the cheapest passing, else the
+    highest chance above the current setting's, else the current setting), and the book preset carries that pick."""
+    import json
+    from pathlib import Path
+
+    from scipy.stats import norm
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "trust_region_cl_forgetting2.json"
+    if not path.is_file():
+        pytest.skip("the forgetting rule 2 record is not part of this copy")
+    record = json.loads(path.read_text())
+    assert min(record["base_seeds"]) >= 100  # never an evaluation base seed
+    summary = record["summary"]
+    for name, v in summary.items():
+        runs = [r for r in record["runs"] if r["candidate"] == name]
+        assert sorted(r["base_seed"] for r in runs) == sorted(record["base_seeds"])
+        ft = np.array([x for r in runs for x in r["finetune_forgetting"]])
+        p = norm.cdf((ft.mean() - C.FORGET_GATE) / ft.std(ddof=1)) ** record["n_inner"]
+        assert p == pytest.approx(v["p_pass"])
+        gated = [c for c, k in runs[0]["kinds"].items() if k in ("gate", "check")]
+        assert v["gates_checks_pass_all"] == all(r["words"][c] == "pass" for r in runs for c in gated)
+        assert v["feasible"] == (v["mean_cpu_s"] <= record["cpu_limit_s"])
+        assert v["passes"] == (v["gates_checks_pass_all"] and p >= record["p_min"] and v["feasible"])
+    passing = [n for n, v in summary.items() if v["passes"]]
+    if record["measure_only"] in passing:
+        assert record["pick"] == record["measure_only"]
+    elif passing:
+        assert record["pick"] == min(passing, key=lambda n: summary[n]["mean_cpu_s"])
+    else:
+        # every candidate must have run before the rule can fall back
+        assert set(summary) == set(record["candidates"])
+        ok = [n for n, v in summary.items() if v["feasible"] and v["gates_checks_pass_all"]]
+        best = max(ok, key=lambda n: summary[n]["p_pass"]) if ok else None
+        better = best is not None and summary[best]["p_pass"] > record["current_p_pass"]
+        assert record["pick"] == (best if better else "current")
+    book = Config.preset("book")
+    changes = {k: v for ch in record["candidates"].values() for k, v in ch.items()}  # every field the rule touched
+    chosen = record["candidates"].get(record["pick"], {})
+    current = {"reference_factor": 1, "width": 64}
+    for field in changes:
+        assert getattr(book, field) == chosen.get(field, current[field])
 
 
 def test_the_lab_trains_one_seed_whatever_the_book_presets_seed_count():
