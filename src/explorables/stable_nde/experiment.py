@@ -61,6 +61,12 @@ SIM_CONTROL = "one_step_sim"
 TRAINED: tuple[str, ...] = (*METHODS, CONTROL, SIM_CONTROL)
 #: offsets of the draws from a member seed (data: the member seed itself); see :func:`draw_seeds`
 NOISE_OFFSET, ROLLOUT_OFFSET, HELDOUT_OFFSET = 23, 17, 500_000
+#: members trained side by side in one ensemble: the seeds train in consecutive ensembles of at most this many (the
+#: first ensemble of a run with more seeds is the run with only those seeds), so a timed training step is that of an
+#: ensemble of this size whatever the number of seeds (a batched ensemble of 10 amortises the unrolled loop's per-step
+#: overhead: benchmarks/stable_nde_members_rule.md). A constant, not a config field: it changes no number of a run
+#: except the CPU time per step.
+ENSEMBLE_SIZE = 5
 
 
 @dataclass(frozen=True)
@@ -75,16 +81,9 @@ class StableNDEConfig(ExperimentConfig):
     seeds: tuple[int, ...] = param(
         (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
         Seeds(),
-        "seeds (data, initial weights, batches) the verdicts are taken over, one ensemble member each (book: 10, "
-        "chosen on tuning base seeds 130-134 so that the stability rows' intervals are narrow enough to settle; "
-        "benchmarks/stable_nde_members_rule.md)",
-    )
-    ensemble_size: int = param(
-        5,
-        Int(1, 1024),
-        "members trained side by side in one ensemble; the seeds train in consecutive ensembles of at most this many "
-        "(the first ensemble of a run with more seeds is the run with only those seeds), so a timed training step "
-        "is that of an ensemble of this size",
+        "seeds (data, initial weights, batches) the verdicts are taken over, one ensemble member each; they train "
+        "in ensembles of at most ENSEMBLE_SIZE (book: 10, chosen on tuning base seeds 130-134 so that the stability "
+        "rows' intervals can settle; benchmarks/stable_nde_members_rule.md)",
     )
     pendulum_dt: float = param(0.2, Float(0.0, 1.0, low_inclusive=False), "time step of the pendulum data and model")
     lorenz_dt: float = param(0.02, Float(0.0, 0.05, low_inclusive=False), "time step of the Lorenz-63 data and model")
@@ -299,10 +298,13 @@ def _observable(name: str, states: torch.Tensor) -> torch.Tensor:
     return states[..., 2] if name == "lorenz" else states
 
 
-def ensemble_groups(cfg: StableNDEConfig) -> list[tuple[int, ...]]:
-    """The indices into ``seeds`` of each ensemble that trains side by side: consecutive runs of at most
-    ``ensemble_size``."""
-    n, size = len(cfg.seeds), cfg.ensemble_size
+def ensemble_groups(cfg: StableNDEConfig, size: int | None = None) -> list[tuple[int, ...]]:
+    """The indices into ``seeds`` of each ensemble that trains side by side: consecutive runs of at most ``size``
+    (default :data:`ENSEMBLE_SIZE`)."""
+    size = ENSEMBLE_SIZE if size is None else size
+    if size < 1:
+        raise ValueError(f"size must be >= 1, got {size}")
+    n = len(cfg.seeds)
     return [tuple(range(i, min(i + size, n))) for i in range(0, n, size)]
 
 
