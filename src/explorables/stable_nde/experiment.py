@@ -2,7 +2,7 @@
 
 For each system (pendulum, Lorenz-63; Kuramoto–Sivashinsky at full scale), and for every seed in
 ``seeds`` (each seed: its own data, initial weights and batches; the seeds train side by side as
-members of one ensemble):
+members of ensembles of at most :data:`ENSEMBLE_SIZE`):
 
 0. **Data and warm start.** True trajectories observed with Gaussian noise (``observation_noise``;
    Lorenz: ``lorenz_observation_noise``; in units of the state's scale), and ``pretrain_steps`` of
