@@ -38,8 +38,9 @@ def one(base_seed: int, members: int) -> dict:
     if base_seed < 100:
         raise ValueError(f"base_seed must be >= 100 (tuning seeds), got {base_seed}")
     # ensembles: the package's ENSEMBLE_SIZE (5). The diagnosis ran at main f89ed09, where every seed trained in one
-    # ensemble; the rule's run at fd03edb, with the same split into ensembles of 5 as a config field (``ensemble_size``),
-    # since made a module constant so that the paper preset, and the plan hashed from it, stay unchanged
+    # ensemble; the rule's run at fd03edb, with the same split into ensembles of 5 as a config field
+    # (``ensemble_size``), since made a module constant so that the paper preset, and the plan hashed from it, stay
+    # unchanged
     cfg = StableNDEConfig.preset("book", seed=base_seed, seeds=tuple(range(members)))
     start = time.perf_counter()
     res = run(cfg)
