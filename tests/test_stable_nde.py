@@ -910,3 +910,50 @@ def test_a_run_records_the_numbers_the_page_reads_beside_the_verdicts():
         hl = pend["stability"][m]["energy_half_life"]["per_seed"]
         assert all(0.0 <= v <= cfg.rollout_steps * cfg.pendulum_dt for v in hl)
     assert "The truth conserves" in C.half_life_sentence(res) and "log ratio" in C.gate_power_sentence(res)
+
+
+def test_the_first_ensemble_of_a_run_with_more_seeds_is_the_run_with_only_its_seeds(monkeypatch):
+    """``ENSEMBLE_SIZE`` splits the seeds into consecutive ensembles that train apart: the first one's members get the
+    numbers of a run with only those seeds, and the later ones are new members (not copies)."""
+    cfg = Config.preset(
+        "smoke", systems=("pendulum",), n_trajectories=4, trajectory_steps=20, pretrain_steps=5, n_train_steps=4,
+        alignment_steps=(0, 4), n_rollouts=2, rollout_steps=30, seeds=(0, 1), processes=1,
+    )  # fmt: skip
+    from explorables.stable_nde import experiment
+
+    monkeypatch.setattr(experiment, "ENSEMBLE_SIZE", 2)
+    small = run(cfg)
+    split = run(cfg.replace(seeds=(0, 1, 2, 3, 4)))
+    for m, entry in small.summary["pendulum"]["stability"].items():
+        for key in ("heldout_loss", "energy_drift"):
+            got = split.summary["pendulum"]["stability"][m][key]["per_seed"]
+            assert got[:2] == pytest.approx(entry[key]["per_seed"], rel=1e-9, abs=1e-12), (m, key)
+            assert len(got) == 5 and len(set(got)) == 5, (m, key)
+    # a step's CPU time is that of every ensemble (three of at most two members here)
+    assert all(v > 0 for v in split.summary["pendulum"]["step_cost_seconds"].values())
+
+
+def test_ensemble_groups_cover_the_seeds_in_order_and_the_size_is_checked():
+    from explorables.stable_nde.experiment import ensemble_groups
+
+    assert ensemble_groups(Config.preset("smoke", seeds=(0, 1, 2, 3, 4)), 2) == [(0, 1), (2, 3), (4,)]
+    assert ensemble_groups(Config.preset("smoke", seeds=(0, 1, 2)), 5) == [(0, 1, 2)]
+    assert ensemble_groups(Config.preset("book")) == [(0, 1, 2, 3, 4), (5, 6, 7, 8, 9)]
+    with pytest.raises(ValueError, match="size"):
+        ensemble_groups(Config.preset("smoke"), 0)
+
+
+def test_metric_text_is_the_mean_and_sd_of_the_method_metric():
+    from explorables.core.verdicts import fmt_mean_sd
+    from explorables.stable_nde.claims import metric_text
+
+    cfg = Config.preset("smoke", seeds=(0, 1, 2))
+    values = {"per_seed": [0.1, 0.2, 0.3]}
+    entry = {"energy_drift": values, "z_distance": values}
+    summary = {n: {"stability": dict.fromkeys(C.TRAINED, entry)} for n in cfg.systems}
+    results = C.StableNDEResults(cfg, summary, {})
+    assert metric_text(results, "lorenz", "jacobian") == fmt_mean_sd([0.1, 0.2, 0.3], 2)
+    with pytest.raises(ValueError, match="system"):
+        metric_text(results, "ks", "jacobian")
+    with pytest.raises(ValueError, match="method"):
+        metric_text(results, "lorenz", "nope")

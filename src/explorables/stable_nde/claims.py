@@ -443,6 +443,17 @@ def gate_power_sentence(results: StableNDEResults, system: str = "lorenz", ratio
     )
 
 
+def metric_text(results: StableNDEResults, system: str, method: str) -> str:
+    """``method``'s secondary stability metric on ``system`` in this run (energy drift or W₁(z)), mean ± sd over
+    seeds, for a sentence of the page. No verdict reads it."""
+    if system not in results.config.systems:
+        raise ValueError(f"system must be one of {results.config.systems}, got {system!r}")
+    if method not in TRAINED:
+        raise ValueError(f"method must be one of {TRAINED}, got {method!r}")
+    key, _ = secondary_metric(system)
+    return _pm(results.summary[system]["stability"][method][key])
+
+
 def reference_sentence(results: StableNDEResults) -> str:
     """A sentence on whether unrolled training fits its *own* objective better than one-step training (the gate)."""
     rows = [r for r in claims(results) if r.kind == "gate" and r.name.startswith("reference")]

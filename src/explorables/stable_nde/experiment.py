@@ -2,7 +2,7 @@
 
 For each system (pendulum, Lorenz-63; Kuramoto–Sivashinsky at full scale), and for every seed in
 ``seeds`` (each seed: its own data, initial weights and batches; the seeds train side by side as
-members of one ensemble):
+members of ensembles of at most :data:`ENSEMBLE_SIZE`):
 
 0. **Data and warm start.** True trajectories observed with Gaussian noise (``observation_noise``;
    Lorenz: ``lorenz_observation_noise``; in units of the state's scale), and ``pretrain_steps`` of
@@ -61,6 +61,12 @@ SIM_CONTROL = "one_step_sim"
 TRAINED: tuple[str, ...] = (*METHODS, CONTROL, SIM_CONTROL)
 #: offsets of the draws from a member seed (data: the member seed itself); see :func:`draw_seeds`
 NOISE_OFFSET, ROLLOUT_OFFSET, HELDOUT_OFFSET = 23, 17, 500_000
+#: members trained side by side in one ensemble: the seeds train in consecutive ensembles of at most this many (the
+#: first ensemble of a run with more seeds is the run with only those seeds), so a timed training step is that of an
+#: ensemble of this size whatever the number of seeds (a batched ensemble of 10 amortises the unrolled loop's per-step
+#: overhead: benchmarks/stable_nde_members_rule.md). A constant, not a config field: it changes no number of a run
+#: except the CPU time per step.
+ENSEMBLE_SIZE = 5
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,11 @@ class StableNDEConfig(ExperimentConfig):
         "systems to run: 'pendulum', 'lorenz', 'ks' (Kuramoto–Sivashinsky, full scale)",
     )
     seeds: tuple[int, ...] = param(
-        (0, 1, 2, 3, 4), Seeds(), "seeds (data, initial weights, batches) the verdicts are taken over"
+        (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+        Seeds(),
+        "seeds (data, initial weights, batches) the verdicts are taken over, one ensemble member each; they train "
+        "in ensembles of at most ENSEMBLE_SIZE (book: 10, chosen on tuning base seeds 130-134 so that the stability "
+        "rows' intervals can settle; benchmarks/stable_nde_members_rule.md)",
     )
     pendulum_dt: float = param(0.2, Float(0.0, 1.0, low_inclusive=False), "time step of the pendulum data and model")
     lorenz_dt: float = param(0.02, Float(0.0, 0.05, low_inclusive=False), "time step of the Lorenz-63 data and model")
@@ -288,6 +298,122 @@ def _observable(name: str, states: torch.Tensor) -> torch.Tensor:
     return states[..., 2] if name == "lorenz" else states
 
 
+def ensemble_groups(cfg: StableNDEConfig, size: int | None = None) -> list[tuple[int, ...]]:
+    """The indices into ``seeds`` of each ensemble that trains side by side: consecutive runs of at most ``size``
+    (default :data:`ENSEMBLE_SIZE`)."""
+    size = ENSEMBLE_SIZE if size is None else size
+    if size < 1:
+        raise ValueError(f"size must be >= 1, got {size}")
+    n = len(cfg.seeds)
+    return [tuple(range(i, min(i + size, n))) for i in range(0, n, size)]
+
+
+def _group_key(key: str, group: int) -> str:
+    """A checkpoint key of ensemble ``group`` (the first ensemble keeps the key of a run with one ensemble)."""
+    return key if group == 0 else f"{key}/ensemble{group}"
+
+
+def _train_group(
+    cfg: StableNDEConfig,
+    system: System,
+    name: str,
+    data: torch.Tensor,
+    seeds: tuple[int, ...],
+    group: tuple[int, ...],
+    g: int,
+    method: str,
+    checkpoint: Checkpointer,
+    progress: bool,
+) -> tuple[HybridModel, float, float, dict[int, dict[str, torch.Tensor]]]:
+    """Train ``method`` for the members ``group`` (indices into ``seeds``) as one ensemble, from their shared warm
+    start (trained first if not yet checkpointed): ``(model, final loss per member, CPU seconds per step,
+    snapshots)``. Every draw comes from the group's first member seed, so a group's numbers do not depend on the
+    other groups."""
+    device = data.device
+    sub, part = tuple(seeds[i] for i in group), data[list(group)]
+    common = dict(
+        batch_size=cfg.batch_size,
+        horizon=cfg.horizon,
+        noise_std=cfg.noise_std,
+        weight=cfg.jacobian_weight,
+        jvp_mode=cfg.jvp_mode,
+        refresh_every=cfg.refresh_every,
+        data_seed=sub[0] + 7,
+    )
+
+    def fresh() -> HybridModel:
+        return make_model(
+            system, len(sub), width=cfg.width, depth=cfg.depth, seeds=sub, solver=cfg.solver, device=device
+        )
+
+    # 0. the warm start: one-step training shared by every method
+    key = _group_key(f"{name}/pretrained", g)
+    warm = checkpoint.get(key)
+    if warm is None:
+        model = fresh()
+        loop = _group_key(f"{name}/loop/pretrain", g)
+        record = train(
+            model,
+            part,
+            "one_step",
+            n_steps=cfg.pretrain_steps,
+            lr=cfg.pretrain_lr,
+            checkpoint=checkpoint,
+            name=loop,
+            progress=progress,
+            **{**common, "data_seed": sub[0] + 5},
+        )
+        warm = {"model": model.state_dict(), "losses": record.losses}
+        checkpoint.save(key, warm, drop=(loop,))
+
+    # 1. training: every method from the same warm start, on the same batches
+    model = fresh()
+    model.load_state_dict(warm["model"])
+    key = _group_key(f"{name}/trained/{method}", g)
+    done = checkpoint.get(key)
+    if done is None:
+        steps = cfg.n_train_steps * (cfg.control_step_factor if method == CONTROL else 1)
+        loop = _group_key(f"{name}/loop/{method}", g)
+        record = train(
+            model,
+            part,
+            "one_step" if method in (CONTROL, SIM_CONTROL) else method,
+            simulator_targets=method == SIM_CONTROL,
+            n_steps=steps,
+            lr=cfg.lr,
+            decay=True,
+            snapshot_steps=cfg.alignment_steps if method == "one_step" else (),
+            checkpoint=checkpoint,
+            name=loop,
+            progress=progress,
+            **common,
+        )
+        done = {
+            "model": model.state_dict(),
+            "losses": record.losses,
+            "seconds_per_step": record.seconds_per_step,
+            "snapshots": {str(k): v for k, v in record.snapshots.items()},
+        }
+        checkpoint.save(key, done, drop=(loop,))
+    model.load_state_dict(done["model"])
+    snaps = {int(k): v for k, v in done["snapshots"].items()}
+    return model, float(np.mean(done["losses"][-10:])), float(done["seconds_per_step"]), snaps
+
+
+def _stacked_state(
+    system: System, cfg: StableNDEConfig, states: list[dict[str, torch.Tensor]], sizes: list[int], device
+) -> dict[str, torch.Tensor]:
+    """The state dict of one ensemble holding the members of ``states`` (one per group, of ``sizes`` members)."""
+    if len(states) == 1:
+        return states[0]
+    parts = []
+    for state, size in zip(states, sizes, strict=True):
+        m = make_model(system, size, width=cfg.width, depth=cfg.depth, solver=cfg.solver, device=device)
+        m.load_state_dict(state)
+        parts.append(m)
+    return stack_models(parts).state_dict()
+
+
 def _system_part(
     cfg: StableNDEConfig, index: int, name: str, checkpoint: Checkpointer, progress: bool
 ) -> tuple[dict, dict]:
@@ -296,73 +422,22 @@ def _system_part(
     seeds = member_seeds(cfg, index)
     n = len(seeds)
     data = make_data(system, cfg, seeds, device)
-    common = dict(
-        batch_size=cfg.batch_size,
-        horizon=cfg.horizon,
-        noise_std=cfg.noise_std,
-        weight=cfg.jacobian_weight,
-        jvp_mode=cfg.jvp_mode,
-        refresh_every=cfg.refresh_every,
-        data_seed=seeds[0] + 7,
-    )
-
-    # 0. the warm start: one-step training shared by every method
-    key = f"{name}/pretrained"
-    warm = checkpoint.get(key)
-    if warm is None:
-        model = make_model(system, n, width=cfg.width, depth=cfg.depth, seeds=seeds, solver=cfg.solver, device=device)
-        record = train(
-            model,
-            data,
-            "one_step",
-            n_steps=cfg.pretrain_steps,
-            lr=cfg.pretrain_lr,
-            checkpoint=checkpoint,
-            name=f"{name}/loop/pretrain",
-            progress=progress,
-            **{**common, "data_seed": seeds[0] + 5},
-        )
-        warm = {"model": model.state_dict(), "losses": record.losses}
-        checkpoint.save(key, warm, drop=(f"{name}/loop/pretrain",))
-
-    # 1. training: every method from the same warm start, on the same batches
+    groups = ensemble_groups(cfg)
     models: dict[str, HybridModel] = {}
     summary: dict[str, Any] = {"final_loss": {}, "step_cost_seconds": {}}
     snapshots: dict[int, dict[str, torch.Tensor]] = {}
     for method in TRAINED:
-        model = make_model(system, n, width=cfg.width, depth=cfg.depth, seeds=seeds, solver=cfg.solver, device=device)
-        model.load_state_dict(warm["model"])
-        key = f"{name}/trained/{method}"
-        done = checkpoint.get(key)
-        if done is None:
-            steps = cfg.n_train_steps * (cfg.control_step_factor if method == CONTROL else 1)
-            record = train(
-                model,
-                data,
-                "one_step" if method in (CONTROL, SIM_CONTROL) else method,
-                simulator_targets=method == SIM_CONTROL,
-                n_steps=steps,
-                lr=cfg.lr,
-                decay=True,
-                snapshot_steps=cfg.alignment_steps if method == "one_step" else (),
-                checkpoint=checkpoint,
-                name=f"{name}/loop/{method}",
-                progress=progress,
-                **common,
-            )
-            done = {
-                "model": model.state_dict(),
-                "losses": record.losses,
-                "seconds_per_step": record.seconds_per_step,
-                "snapshots": {str(k): v for k, v in record.snapshots.items()},
-            }
-            checkpoint.save(key, done, drop=(f"{name}/loop/{method}",))
-        model.load_state_dict(done["model"])
-        models[method] = model
-        summary["final_loss"][method] = float(np.mean(done["losses"][-10:]))
-        summary["step_cost_seconds"][method] = float(done["seconds_per_step"])
+        parts = [_train_group(cfg, system, name, data, seeds, group, g, method, checkpoint, progress)
+                 for g, group in enumerate(groups)]  # fmt: skip
+        models[method] = parts[0][0] if len(parts) == 1 else stack_models([p[0] for p in parts])
+        # the loss per member (a size-weighted mean over the ensembles) and the CPU time of one step of every ensemble
+        summary["final_loss"][method] = float(sum(len(gr) * p[1] for gr, p in zip(groups, parts, strict=True)) / n)
+        summary["step_cost_seconds"][method] = float(sum(p[2] for p in parts))
         if method == "one_step":
-            snapshots = {int(k): v for k, v in done["snapshots"].items()}
+            snapshots = {
+                k: _stacked_state(system, cfg, [p[3][k] for p in parts], [len(gr) for gr in groups], device)
+                for k in cfg.alignment_steps
+            }
 
     # 2. gradient alignment at snapshots of the one-step run
     windows = sample_windows(data, cfg.n_alignment_windows, cfg.horizon, torch.Generator().manual_seed(seeds[0] + 11))
@@ -493,7 +568,14 @@ def _system_part(
             curves["z_hist"][m] = (
                 np.histogram(vals, bins=edges, density=True)[0] if vals.size else np.zeros(len(edges) - 1)
             )
-    curves["losses"] = {m: np.asarray(checkpoint.get(f"{name}/trained/{m}")["losses"]) for m in TRAINED}
+    curves["losses"] = {
+        m: np.average(
+            [np.asarray(checkpoint.get(_group_key(f"{name}/trained/{m}", g))["losses"]) for g in range(len(groups))],
+            axis=0,
+            weights=[len(gr) for gr in groups],
+        )
+        for m in TRAINED
+    }
     return summary, curves
 
 
