@@ -29,7 +29,12 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--bases", default="121,122,123,124,125")
     p.add_argument("--model", default="smollm2-135m")
+    p.add_argument("--candidates", default="S3,S4,S5,S6", help="the candidates run (amendment: S3,S4)")
+    p.add_argument("--evaluate", nargs="*", default=None, help="only read these logs' JSON lines and apply the rule")
     args = p.parse_args()
+    if args.evaluate is not None:
+        evaluate(args.evaluate, args.candidates.split(","))
+        return
     bases = [int(b) for b in args.bases.split(",")]
     if min(bases) < 100:
         raise SystemExit("tuning base seeds must be >= 100 (0-4 are the seed study's)")
@@ -46,40 +51,50 @@ def main() -> None:
         return store[key]
 
     E.seed_alignment = stored
-    words: dict[str, list[list[str]]] = {c: [] for c in CANDIDATES}
+    cands = {c: CANDIDATES[c] for c in args.candidates.split(",")}
+    words: dict[str, list[list[str]]] = {c: [] for c in cands}
     names: list[str] = []
     for base in bases:
-        for cand, m in sorted(CANDIDATES.items(), key=lambda kv: -kv[1]):  # the largest first: fills the store
+        for cand, m in sorted(cands.items(), key=lambda kv: -kv[1]):  # the largest first: fills the store
             cfg = E.SensoryConfig.preset("book", seed=base, seeds=tuple(range(m)), model=args.model)
             res = E.run(cfg)
             rows = [r for r in apply_gates(claims(res)) if r.kind in ("gate", "claim")]
             names = [f"{r.kind}:{r.name or r.claim[:40]}|{r.setting[:12]}" for r in rows]
             words[cand].append([r.outcome for r in rows])
-            line = {"base_seed": base, "candidate": cand, "words": [r.outcome for r in rows],
+            line = {"base_seed": base, "candidate": cand, "words": [r.outcome for r in rows], "rows": names,
                     "verdicts": [r.verdict[:160] for r in rows if r.kind == "claim"],
                     "measured": [r.measured[:260] for r in rows if r.kind == "claim"]}  # fmt: skip
             print(json.dumps(line), flush=True)
-        print(json.dumps({"base_seed": base, "inner_cpu_s": [round(cpu[(base, i)], 1) for i in range(6)]}),
-              flush=True)  # fmt: skip
-    print("# rows:", json.dumps(names))
-    per_inner = float(np.mean(list(cpu.values())))
+        used = [round(cpu[(base, i)], 1) for i in range(max(cands.values()))]
+        print(json.dumps({"base_seed": base, "inner_cpu_s": used}), flush=True)
+
+
+def evaluate(logs: list[str], names: list[str]) -> None:
+    """The rule on the JSON lines of ``logs`` (every base seed's words per candidate, and the inner seeds' CPU)."""
+    lines = [json.loads(x) for f in logs for x in open(f) if x.startswith("{")]
+    cpus = [c for x in lines if "inner_cpu_s" in x for c in x["inner_cpu_s"]]
+    per_inner = float(np.mean(cpus))
+    rows = next(x["rows"] for x in lines if "rows" in x)
+    is_claim = np.array([n.startswith("claim:") for n in rows])
     outcome = {}
-    for cand, m in CANDIDATES.items():
-        w = np.array(words[cand])  # (bases, rows)
-        is_claim = np.array([n.startswith("claim:") for n in names])
+    for cand in names:
+        got = {x["base_seed"]: x["words"] for x in lines if x.get("candidate") == cand}
+        w = np.array([got[b] for b in sorted(got)])  # (bases, rows)
         gate_ok = all("fail" not in ws[~is_claim].tolist() for ws in w)
         agree = [len(set(w[:, j])) == 1 for j in range(w.shape[1]) if is_claim[j]]
-        extra_cpu = (m - 3) * per_inner
-        cold = QUIET_COLD_S * (1 + extra_cpu / QUIET_KERNEL_CPU_S)
+        cold = QUIET_COLD_S * (1 + (CANDIDATES[cand] - 3) * per_inner / QUIET_KERNEL_CPU_S)
         ok = gate_ok and all(agree) and cold <= CEILING_S
         outcome[cand] = (ok, gate_ok, sum(agree), cold)
-        print(f"# {cand}: gates pass on every tuning seed {gate_ok}; claim rows agreeing {sum(agree)}/{len(agree)}; "
-              f"projected quiet cold {cold:.1f} s (mean CPU per inner seed {per_inner:.1f} s); qualifies {ok}")
-    passing = [c for c in CANDIDATES if outcome[c][0]]
+        print(f"# {cand} on base seeds {sorted(got)}: gates pass on every tuning seed {gate_ok}; claim rows agreeing "
+              f"{sum(agree)}/{len(agree)}; projected quiet cold {cold:.1f} s (mean CPU per inner seed "
+              f"{per_inner:.1f} s over {len(cpus)}); qualifies {ok}")  # fmt: skip
+        for j in np.flatnonzero(is_claim):
+            print(f"#   {rows[j]}: {', '.join(w[:, j])}")
+    passing = [c for c in names if outcome[c][0]]
     if passing:
         pick = passing[0]
     else:
-        fit = [c for c in CANDIDATES if outcome[c][1] and outcome[c][3] <= CEILING_S]
+        fit = [c for c in names if outcome[c][1] and outcome[c][3] <= CEILING_S]
         best = max((outcome[c][2] for c in fit), default=-1)
         better = [c for c in fit if outcome[c][2] == best and best > outcome["S3"][2]]
         pick = better[0] if better else "S3"
