@@ -697,3 +697,13 @@ def test_summary_pools_every_seeds_control_draws(smoke_results):
     assert set(f) == set(cfg.cues)
     for cue in cfg.cues:
         assert all(0 <= v + u <= 1 for v, u in zip(f[cue]["visual"], f[cue]["auditory"], strict=True))
+
+
+def test_the_book_run_uses_every_caption_phrasing_once():
+    # the i-th seed uses phrasing i mod 4: the book's seeds must cover the four phrasings, each once, so that an
+    # interval over a run's seeds is over all the phrasings and none weighs twice (benchmarks/sensory_stability_rule.md)
+    from explorables.sensory.stimuli import PHRASINGS
+
+    cfg = E.SensoryConfig.preset("book")
+    used = sorted(i % len(PHRASINGS) for i in range(len(cfg.seeds)))
+    assert used == list(range(len(PHRASINGS)))
