@@ -47,6 +47,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+#: each page's screenshot in SCREENSHOTS is its first screen; EXPLORABLES_FULL_SCREENSHOTS=1 takes whole pages
+#: (Chromium then rasterises pages up to about 36,000 px tall: measured, under load, 5-9 s a page against 0.2-0.6 s,
+#: about 40% of the page loads' time). No check reads these pictures: they are for a reader of the test run.
+FULL_SCREENSHOTS = os.environ.get("EXPLORABLES_FULL_SCREENSHOTS") == "1"
 PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, everything it loads (plotly.js included)
 
 
@@ -332,7 +336,7 @@ def visits(browser, site_url, built_book):
         stem = Path(name).stem
         if stem in CHAPTER_STEMS:  # the desktop half of the fit and figure-text checks, on this same load
             visit.checks = desktop_checks(visit.page, stem)
-        visit.page.screenshot(path=SCREENSHOTS / f"{stem}.png", full_page=True)
+        visit.page.screenshot(path=SCREENSHOTS / f"{stem}.png", full_page=FULL_SCREENSHOTS)
         out[name] = visit
     PAGE_WEIGHTS.clear()
     PAGE_WEIGHTS.append("KB: page itself (raw) | all it loads, plotly.js included (raw) | (gzipped)")
