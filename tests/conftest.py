@@ -52,8 +52,13 @@ def _start_book_build() -> None:
 
 
 @pytest.fixture(scope="session")
-def built_book() -> Path:
-    """Wait for the session's book build (started in the background) and return ``_build/html``."""
+def built_book(request, tmp_path_factory) -> Path:
+    """Wait for the session's book build (started in the background) and return ``_build/html``.
+
+    If the session also asks for the student edition (:func:`student_site`), that build starts now,
+    in the background too: it reuses this build's execution cache, and runs while the browser tests load
+    the pages of this one.
+    """
     _start_book_build()
     proc, log = _BOOK_BUILD["proc"], _BOOK_BUILD["log"]
     waited = time.monotonic()
@@ -66,15 +71,57 @@ def built_book() -> Path:
     if returncode != 0:
         log.seek(0)
         pytest.fail(f"jupyter-book build failed (exit {returncode}):\n{log.read()[-12000:]}")
+    if any("student_site" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        _start_student_build(tmp_path_factory.mktemp("student"))
     return HTML
+
+
+#: the background ``make student`` build (started when :func:`built_book` has finished)
+_STUDENT_BUILD: dict = {}
+
+
+def _start_student_build(out: Path) -> None:
+    if _STUDENT_BUILD:
+        return
+    jb = Path(sys.executable).with_name("jupyter-book")
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(
+        [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
+        cwd=ROOT,
+        env={**os.environ, "EXPLORABLES_EDITION": "student"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    _STUDENT_BUILD.update(proc=proc, log=log, out=out)
+
+
+@pytest.fixture(scope="session")
+def student_site(built_book, tmp_path_factory) -> Path:
+    """``make student`` (EXPLORABLES_EDITION=student) after ``built_book`` (the website, the
+    instructor edition); it reuses that build's execution cache. Returns its ``_build/html``."""
+    if not _STUDENT_BUILD:  # built_book started it, unless the session collected no test that asks for it
+        _start_student_build(tmp_path_factory.mktemp("student"))
+    proc, log = _STUDENT_BUILD["proc"], _STUDENT_BUILD["log"]
+    try:
+        returncode = proc.wait(timeout=1800)
+    except subprocess.TimeoutExpired:
+        _stop_book_build()
+        pytest.fail("the student edition did not finish within 30 minutes")
+    if returncode != 0:
+        log.seek(0)
+        pytest.fail(f"student edition failed (exit {returncode}):\n{log.read()[-8000:]}")
+    return _STUDENT_BUILD["out"] / "_build" / "html"
 
 
 def _stop_book_build() -> None:
     """Kill an unfinished build with the chapter kernels it started (its whole process group)."""
-    proc = _BOOK_BUILD.get("proc")
-    if proc is not None and proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    for build in (_BOOK_BUILD, _STUDENT_BUILD):
+        proc = build.get("proc")
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def _needs_the_site(item) -> bool:

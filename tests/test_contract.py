@@ -27,16 +27,14 @@ from explorables.core.params import Rule, field_doc, field_rule
 from explorables.core.tables import Claim
 from explorables.core.verdicts import WORDS, drive
 
+from .smoke_runs import smoke_run
+
 SLUGS = sorted(CHAPTERS)
-_SMOKE: dict[str, Any] = {}
 
 
 def smoke(slug: str) -> Results:
-    """The chapter's smoke run, computed once per test session."""
-    if slug not in _SMOKE:
-        module = CHAPTERS[slug].module()
-        _SMOKE[slug] = module.run(module.Config.preset("smoke"))
-    return _SMOKE[slug]
+    """The chapter's smoke run, computed once per test session (shared with the chapters' own tests)."""
+    return smoke_run(slug)
 
 
 def without_timings(value: Any) -> Any:

@@ -57,6 +57,8 @@ from explorables.crl.claims import (
 )
 from explorables.crl.scm import SEGMENTS, g, h
 
+from .smoke_runs import smoke_run
+
 # --- the metric ----------------------------------------------------------------------------------
 
 
@@ -456,7 +458,7 @@ def test_smoke_run_shows_the_claimed_directions():
     What must hold: the causal prior, which contains the plain and the factorised priors as special
     cases, fits the data better (higher ELBO, with a margin), and the prediction gives every latent a
     verdict."""
-    results = crl_experiment.run(CRLConfig.preset("smoke"))
+    results = smoke_run("crl")
     arms = results.summary["arms"]
     assert arms["causal / all"]["elbo"]["mean"] >= arms["plain / all"]["elbo"]["mean"] + 0.1
     assert arms["causal / all"]["elbo"]["mean"] >= arms["factorised / all"]["elbo"]["mean"]
@@ -508,7 +510,7 @@ def test_verdicts_on_constructed_numbers():
 
 
 def test_claims_of_the_smoke_run_have_their_kinds_and_gates():
-    rows = claims(crl_experiment.run(CRLConfig.preset("smoke")))
+    rows = claims(smoke_run("crl"))
     kinds = [r.kind for r in rows]
     gates = {r.name for r in rows if r.kind == "gate"}
     assert kinds.count("check") == 5 and gates == {"ivae", "causal", "rotation", "motion"}

@@ -25,7 +25,6 @@ from explorables.omwu import (
     predicted_dissipation,
     random_interior_game,
     rock_paper_scissors,
-    run,
     simulate,
     solve_nash,
     total_variation,
@@ -47,6 +46,8 @@ from explorables.omwu.claims import (
     settled_gate_verdict,
 )
 from explorables.omwu.prior import error_bound_constant_2x2, prior_rate_shape
+
+from .smoke_runs import smoke_run
 
 # --- one step by hand -------------------------------------------------------------------------
 
@@ -281,7 +282,7 @@ def test_rate_scales_like_eta_squared_and_delta():
 
 @pytest.fixture(scope="module")
 def smoke_results():
-    return run(OMWUConfig.preset("smoke"))
+    return smoke_run("omwu")
 
 
 def test_smoke_run_shows_claimed_directions(smoke_results):

@@ -11,7 +11,6 @@ from explorables.core.tables import apply_gates
 from explorables.core.verdicts import drive
 from explorables.rashomon import (
     AdditiveBasis,
-    RashomonConfig,
     drop_feature,
     exact_log_volume,
     fit,
@@ -20,7 +19,6 @@ from explorables.rashomon import (
     profile_loss_grid,
     reducibility_cost,
     refit_cost,
-    run,
     threshold,
     tie_features,
 )
@@ -54,6 +52,8 @@ from explorables.rashomon.diversity import (
     sample_rashomon,
 )
 from explorables.rashomon.models import loss_value
+
+from .smoke_runs import smoke_run
 
 
 @pytest.fixture(scope="module")
@@ -315,7 +315,7 @@ def test_smoke_run_diversity(smoke):
 
 @pytest.fixture(scope="module")
 def smoke():
-    return run(RashomonConfig.preset("smoke"))
+    return smoke_run("rashomon")
 
 
 def test_smoke_directions(smoke):

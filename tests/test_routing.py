@@ -47,6 +47,7 @@ from explorables.routing.claims import (
 from explorables.routing.survey import load_state_dict, read_safetensors
 
 from .cli_runs import cli, kill_mid_run
+from .smoke_runs import smoke_run
 
 # --- collisions ----------------------------------------------------------------------------------
 
@@ -256,7 +257,7 @@ def test_training_is_deterministic_and_resumes_from_its_checkpoint(tmp_path):
 def test_smoke_run_shows_the_claimed_directions():
     """Seeded smoke run: oracle above the standard FFN, RA-FFN strictly between (both tasks); the controls:
     without collisions (d_head = n) the standard model does better, without positions in the values worse."""
-    r = run(RoutingConfig.preset("smoke"))
+    r = smoke_run("routing")
     for part in ("single", "multi"):
         acc, controls = r.summary[part]["accuracy"], r.summary[part]["controls"]
         assert acc["standard"] < acc["route_aware"] < acc["oracle"], acc

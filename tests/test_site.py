@@ -47,6 +47,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+#: each page's screenshot in SCREENSHOTS is its first screen; EXPLORABLES_FULL_SCREENSHOTS=1 takes whole pages
+#: (Chromium then rasterises pages up to about 36,000 px tall: measured, under load, 5-9 s a page against 0.2-0.6 s,
+#: about 40% of the page loads' time). No check reads these pictures: they are for a reader of the test run.
+FULL_SCREENSHOTS = os.environ.get("EXPLORABLES_FULL_SCREENSHOTS") == "1"
 PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, everything it loads (plotly.js included)
 
 
@@ -152,14 +156,92 @@ def test_site_pages_reference_no_cdn(built_book):
 
 
 @pytest.fixture(scope="module")
-def site_url(built_book):
+def site_url(built_book, request):
     handler = functools.partial(_QuietHandler, directory=str(built_book))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    # the page loads whose results are data (the phone's checks, the printed chapters) start now in a
+    # second browser, beside the main thread's desktop loads (:class:`BrowserJobs`)
+    wanted = {name for item in request.session.items for name in BACKGROUND if name in item.fixturenames}
+    jobs = None
+    if wanted and Path(CHROMIUM).exists():
+        jobs = BrowserJobs({name: functools.partial(work, url=url) for name, work in BACKGROUND.items()
+                            if name in wanted})
+        _JOBS[url] = jobs
+    yield url
+    if jobs is not None:
+        jobs.finish()
+        del _JOBS[url]
     server.shutdown()
     server.server_close()
+
+
+class BrowserJobs:
+    """Browser work whose result is data (no live page), done in order in a thread with a Chromium of
+    its own, beside the main thread's page loads. Playwright's sync API belongs to the thread that
+    started it, so the thread launches its own browser. Both threads mostly wait (for a page's network
+    to settle, for the figures to be fitted, for a tap's effect), so on two cores the two series of
+    loads take about as long as the longer one. A work's exception is raised where its result is asked for.
+    """
+
+    def __init__(self, works: dict):
+        self._done = {name: threading.Event() for name in works}
+        self._results: dict[str, tuple[bool, object]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(works,), daemon=True, name="site-browser-jobs")
+        self._thread.start()
+
+    def _run(self, works: dict) -> None:
+        try:
+            from playwright.sync_api import sync_playwright
+
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                try:
+                    for name, work in works.items():
+                        if self._stop.is_set():
+                            break
+                        try:
+                            self._results[name] = (True, work(browser))
+                        except BaseException as error:  # raised in the test that asks for it
+                            self._results[name] = (False, error)
+                        self._done[name].set()
+                finally:
+                    browser.close()
+        except BaseException as error:
+            for name in self._done:
+                self._results.setdefault(name, (False, error))
+        finally:
+            for name, event in self._done.items():
+                self._results.setdefault(name, (False, RuntimeError(f"{name}: stopped before it ran")))
+                event.set()
+
+    def result(self, name: str):
+        if not self._done[name].wait(timeout=3600):
+            pytest.fail(f"the background browser work {name!r} did not finish within an hour")
+        ok, value = self._results[name]
+        if not ok:
+            raise value
+        return value
+
+    def finish(self) -> None:
+        """Skip the works not begun (a session stopped early) and wait for the one running."""
+        self._stop.set()
+        self._thread.join(timeout=600)
+
+
+#: the running :class:`BrowserJobs` of each served site (one per module, keyed by its URL)
+_JOBS: dict[str, BrowserJobs] = {}
+
+
+def _background(name: str, browser, site_url: str):
+    """The result of the background work ``name`` (:data:`BACKGROUND`), or the work done here if none runs."""
+    jobs = _JOBS.get(site_url)
+    if jobs is None or name not in jobs._done:
+        return BACKGROUND[name](browser, url=site_url)
+    return jobs.result(name)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -254,7 +336,7 @@ def visits(browser, site_url, built_book):
         stem = Path(name).stem
         if stem in CHAPTER_STEMS:  # the desktop half of the fit and figure-text checks, on this same load
             visit.checks = desktop_checks(visit.page, stem)
-        visit.page.screenshot(path=SCREENSHOTS / f"{stem}.png", full_page=True)
+        visit.page.screenshot(path=SCREENSHOTS / f"{stem}.png", full_page=FULL_SCREENSHOTS)
         out[name] = visit
     PAGE_WEIGHTS.clear()
     PAGE_WEIGHTS.append("KB: page itself (raw) | all it loads, plotly.js included (raw) | (gzipped)")
@@ -695,16 +777,15 @@ PRINT_PROBLEMS = """() => {
 }"""
 
 
-def test_a_printed_chapter_shows_its_folded_boxes_and_no_buttons(browser, site_url):
-    """Printing a chapter from the browser (book/_static/explorables.css, @media print): solutions,
-    instructor notes and criteria boxes print open, no fold button or "show code" summary is left,
-    and no code line runs off the paper; the whole page prints to a PDF."""
+def printed_chapters(browser, url: str) -> dict:
+    """Every chapter page in print media (what :data:`PRINT_PROBLEMS` finds on each) and the first one
+    printed to a PDF (its first bytes and its number of pages)."""
     context = browser.new_context(viewport={"width": 900, "height": 1000})
-    problems = {}
+    problems, pdf = {}, None
     try:
         for chapter in CHAPTERS:
             page = context.new_page()
-            page.goto(f"{site_url}/book/{chapter.stem}.html", wait_until="load")
+            page.goto(f"{url}/book/{chapter.stem}.html", wait_until="load")
             page.emulate_media(media="print")
             # the print styles apply on the next frames: wait for two of them, not for a clock
             page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -712,12 +793,27 @@ def test_a_printed_chapter_shows_its_folded_boxes_and_no_buttons(browser, site_u
             if found:
                 problems[chapter.stem] = found[:4]
             if chapter == CHAPTERS[0]:
-                pdf = page.pdf(format="A4", print_background=True)
-                assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page[^s]", pdf)) >= 5
+                printed = page.pdf(format="A4", print_background=True)
+                pdf = (printed[:4], len(re.findall(rb"/Type\s*/Page[^s]", printed)))
             page.close()
     finally:
         context.close()
-    assert not problems, f"printed chapters hide content or show buttons: {problems}"
+    return {"problems": problems, "pdf": pdf}
+
+
+@pytest.fixture(scope="module")
+def printed(browser, site_url) -> dict:
+    """:func:`printed_chapters`, loaded in the background browser (:class:`BrowserJobs`)."""
+    return _background("printed", browser, site_url)
+
+
+def test_a_printed_chapter_shows_its_folded_boxes_and_no_buttons(printed):
+    """Printing a chapter from the browser (book/_static/explorables.css, @media print): solutions,
+    instructor notes and criteria boxes print open, no fold button or "show code" summary is left,
+    and no code line runs off the paper; the whole page prints to a PDF."""
+    head, n_pages = printed["pdf"]
+    assert head == b"%PDF" and n_pages >= 5
+    assert not printed["problems"], f"printed chapters hide content or show buttons: {printed['problems']}"
 
 
 # --- every chapter fits a desktop and a phone (issue 51: figures, claims, phone bugs, autoplay) ------
@@ -889,20 +985,31 @@ def slider_tap_fails(page) -> list[str]:
     return failed
 
 
-@pytest.fixture(scope="module")
-def phone(browser, site_url) -> dict[str, dict]:
+def phone_pages(browser, url: str) -> dict[str, dict]:
     """Every chapter page loaded once on :data:`PHONE`, with :func:`phone_checks` run on it."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(**PHONE)
     found = {}
     try:
         for stem in CHAPTER_STEMS:
-            page = open_at_width(context, f"{site_url}/book/{stem}.html")
+            page = open_at_width(context, f"{url}/book/{stem}.html")
             found[stem] = phone_checks(page, stem)
             page.close()
     finally:
         context.close()
     return found
+
+
+@pytest.fixture(scope="module")
+def phone(browser, site_url) -> dict[str, dict]:
+    """:func:`phone_pages`, loaded in the background browser (:class:`BrowserJobs`) while the main
+    thread loads the desktop pages (:func:`visits`)."""
+    return _background("phone", browser, site_url)
+
+
+#: the works :class:`BrowserJobs` runs, in this order (the phone's results are asked for first), when a
+#: collected test asks for the fixture of the same name
+BACKGROUND = {"phone": phone_pages, "printed": printed_chapters}
 
 
 def _checks_at(visits, phone, width: int) -> dict[str, dict]:

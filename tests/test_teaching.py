@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -101,19 +99,7 @@ def test_course_page_is_in_the_table_of_contents():
     assert "file: book/teaching" in (ROOT / "_toc.yml").read_text()
 
 
-@pytest.fixture(scope="module")
-def student_site(built_book, tmp_path_factory) -> Path:
-    """``make student`` (EXPLORABLES_EDITION=student) after ``built_book`` (the website, the
-    instructor edition); it reuses that build's execution cache. Returns its ``_build/html``."""
-    out = tmp_path_factory.mktemp("student")
-    jb = Path(sys.executable).with_name("jupyter-book")
-    env = {**os.environ, "EXPLORABLES_EDITION": "student"}
-    proc = subprocess.run(
-        [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
-    )
-    assert proc.returncode == 0, f"student edition failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    return out / "_build" / "html"
+# student_site: tests/conftest.py (built in the background as soon as the website is)
 
 
 @pytest.mark.book

@@ -47,6 +47,8 @@ from explorables.topoprune.claims import (
 )
 from explorables.topoprune.experiment import TopoPruneConfig, select_all, within_class_spearman
 
+from .smoke_runs import smoke_run
+
 
 def _gudhi_diagram(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tree = gudhi.RipsComplex(points=points).create_simplex_tree(max_dimension=2)
@@ -282,7 +284,7 @@ def test_the_diagnosis_leaves_every_other_number_of_the_seed_as_it_was():
     off changes no accuracy, overlap or rank correlation of the claims."""
     from explorables.topoprune import run
 
-    on = run(TopoPruneConfig.preset("smoke"))
+    on = smoke_run("topoprune")
     off = run(TopoPruneConfig.preset("smoke", diagnose=False))
     for key in ("accuracy", "jaccard", "spearman_noise", "spearman_transfer", "ends"):
         assert on.summary["methods"][key] == off.summary["methods"][key]

@@ -13,6 +13,8 @@ from explorables.trac import experiment as trac_experiment
 from explorables.trac.claims import claims, examples_table, responsibility_table, scaling_table
 from explorables.trac.figures import all_figures
 
+from .smoke_runs import smoke_run
+
 
 def _untimed(value):
     """Results without wall-clock measurements (keys starting with time_, ending in _s or _seconds: what is read
@@ -27,7 +29,7 @@ def _untimed(value):
 
 @pytest.fixture(scope="module")
 def smoke():
-    return run(TracConfig.preset("smoke"))
+    return smoke_run("trac")
 
 
 def test_smoke_run_shows_the_claimed_directions(smoke):

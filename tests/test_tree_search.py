@@ -43,6 +43,8 @@ from explorables.tree_search.families import (
 )
 from explorables.tree_search.pathwidth import all_trees
 
+from .smoke_runs import smoke_run
+
 
 def _trees(max_n: int):
     return [Tree.from_networkx(g) for g in all_trees(max_n)]
@@ -328,7 +330,7 @@ def test_module_and_package_settings_never_import_or_read_the_working_directory(
 
 @pytest.fixture(scope="module")
 def smoke():
-    return run(TreeSearchConfig.preset("smoke"))
+    return smoke_run("tree_search")
 
 
 def test_smoke_run_shows_the_claimed_directions(smoke):

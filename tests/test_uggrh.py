@@ -36,6 +36,8 @@ from explorables.uggrh import method as M
 from explorables.uggrh.data import load_features
 from explorables.uggrh.experiment import evaluate
 
+from .smoke_runs import smoke_run
+
 FAST = TrainSettings(n_hidden=32, n_epochs=15, n_completion_steps=15, k_neighbours=5)
 
 
@@ -329,7 +331,7 @@ def test_reading_sentences_follow_the_verdicts():
 
 
 def test_smoke_run_beats_random_codes_and_claims_build():
-    results = run(Config.preset("smoke"))
+    results = smoke_run("uggrh")
     s = results.summary
     for part in ("missing_0", "missing_70"):
         chance = s[part]["random"]["mean"]

@@ -25,6 +25,8 @@ from explorables.unirap.scenes import (
 )
 from explorables.unirap.training import Member, losses, schedule, targets, train
 
+from .smoke_runs import smoke_run
+
 # --- the generator ---------------------------------------------------------------------------
 
 
@@ -467,7 +469,7 @@ def test_the_book_gives_phase_two_three_quarters_of_the_steps_and_every_model_th
 
 @pytest.fixture(scope="module")
 def smoke():
-    return run(UniRAPConfig.preset("smoke"))
+    return smoke_run("unirap")
 
 
 def test_smoke_run_unified_model_beats_chance_on_all_three_heads(smoke):
