@@ -83,7 +83,8 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
     monkeypatch.chdir(work)  # a function handed a bogus path writes nothing into the repository
     callables = api_fuzz.public_callables(package)
     counts: collections.Counter = collections.Counter()
-    findings, never_called = [], []
+    item_counts: collections.Counter = collections.Counter()
+    findings, never_called, with_items = [], [], set()
     unshippable = [q for q in records.get(api_fuzz.UNSHIPPABLE, []) if q in callables]
     for qualname, obj in callables.items():
         kept = records.get(qualname) or []
@@ -92,10 +93,17 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
                 never_called.append(qualname)
             continue
         for case in api_fuzz.fuzz_callable(qualname, obj, kept[0]):
-            counts[case.outcome] += 1
+            if case.value.startswith(api_fuzz.ITEM):
+                item_counts[case.outcome] += 1
+                with_items.add(qualname)
+            else:
+                counts[case.outcome] += 1
             if case.outcome in api_fuzz.FINDINGS:
                 findings.append(case)
     api_fuzz.REPORT[package] = {"callables": len(callables) - len(never_called), "cases": dict(counts)}
+    if item_counts:  # one item of a list or tuple argument replaced (issue 53 item 5)
+        api_fuzz.REPORT[f"{package} (items)"] = {"callables": len(with_items), "cases": dict(item_counts)}
+    counts += item_counts
     lines = [f"{c.outcome:>6}  {c.callable}({c.parameter}={c.value}): {c.detail}" for c in findings]
     assert not findings, (
         f"{len(findings)} of {sum(counts.values())} hostile inputs were not refused cleanly:\n" + "\n".join(lines)
@@ -122,7 +130,8 @@ def test_every_public_method_refuses_hostile_arguments_cleanly(
     work.mkdir()
     monkeypatch.chdir(work)
     counts: collections.Counter = collections.Counter()
-    findings = []
+    item_counts: collections.Counter = collections.Counter()
+    findings, with_items = [], set()
     called = [q for q in methods if records.get(q)]
     # a method no test calls validly has nothing to replay (counted in the report); the package needs one, and one
     # that takes an argument when it has such methods (a method of ``self`` alone has no input to fuzz)
@@ -134,10 +143,17 @@ def test_every_public_method_refuses_hostile_arguments_cleanly(
     for qualname in called:
         cls, name = methods[qualname]
         for case in api_fuzz.fuzz_callable(qualname, api_fuzz.method_function(cls, name), records[qualname][0]):
-            counts[case.outcome] += 1
+            if case.value.startswith(api_fuzz.ITEM):
+                item_counts[case.outcome] += 1
+                with_items.add(qualname)
+            else:
+                counts[case.outcome] += 1
             if case.outcome in api_fuzz.FINDINGS:
                 findings.append(case)
     api_fuzz.REPORT[f"{package} (methods)"] = {"callables": len(called), "cases": dict(counts)}
+    if item_counts:
+        api_fuzz.REPORT[f"{package} (method items)"] = {"callables": len(with_items), "cases": dict(item_counts)}
+    counts += item_counts
     total = sum(counts.values())
     lines = [f"{c.outcome:>6}  {c.callable}({c.parameter}={c.value}): {c.detail}" for c in findings]
     assert not findings, f"{len(findings)} of {total} hostile method inputs were not refused cleanly:\n" + "\n".join(

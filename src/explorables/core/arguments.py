@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from .params import Rule
+from .params import GRID_SUFFIX, Rule
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -432,7 +432,96 @@ def _default_rule(value: Any, default: Any, hint: Any = None) -> Rule | None:
         return _DefaultFloat(allow_inf=isinstance(default, float) and math.isinf(default))
     if isinstance(value, (np.ndarray, torch.Tensor)):
         return Array()
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):  # a NamedTuple is a record, not a list
+        item_hints = _item_hints(hint, value)
+        if item_hints is not None:
+            return _DefaultItems(item_hints)
     return None
+
+
+def _item_hints(hint: Any, value: list | tuple) -> tuple | None:
+    """What the hint says each item of a list or tuple is: ``(X, ...)`` for ``tuple[X, ...]``, ``list[X]``,
+    ``Sequence[X]``, ``Iterable[X]``; the positions' hints for a fixed ``tuple[X, Y]``; ``None`` when it says
+    nothing."""
+    for member in _hint_names(hint):
+        origin = typing.get_origin(member)
+        args = typing.get_args(member)
+        if origin is None or not args or not inspect.isclass(origin) or not isinstance(value, origin):
+            continue
+        if origin is tuple:
+            if len(args) == 2 and args[1] is Ellipsis:
+                return (args[0], ...)
+            return None if args == ((),) else tuple(args)
+        if origin in _ITEM_CONTAINERS and len(args) == 1:
+            return (args[0], ...)
+    return None
+
+
+_ITEM_CONTAINERS = (
+    list,
+    collections.abc.Sequence,
+    collections.abc.MutableSequence,
+    collections.abc.Iterable,
+    collections.abc.Collection,
+)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _DefaultItems(Rule):
+    """The default rule of a list or tuple whose hint names its items (``tuple[int, ...]``, ``list[np.ndarray]``,
+    ``tuple[float, float]``): each item has the hinted type and follows that type's default rule (an integer in
+    ``[0, 2**32)``, a finite float, a finite non-empty array, recursively for nested containers); a fixed
+    ``tuple[X, Y]`` has exactly its items; a parameter named ``*_grid`` repeats no point (as a
+    :class:`~explorables.core.params.Tuple` setting). The value is checked, not converted: the function
+    receives what it was given."""
+
+    hints: tuple
+
+    def check(self, name: str, value: Any) -> Any:
+        variadic = len(self.hints) == 2 and self.hints[1] is Ellipsis
+        if not variadic and len(value) != len(self.hints):
+            raise ArgumentError(f"{name} must hold {len(self.hints)} items ({self.describe()}), got {len(value)}")
+        if variadic and not _plain_numbers_ok(name, value, self.hints[0]):
+            hint = self.hints[0]
+            for i, item in enumerate(value):
+                self._check_item(f"{name}[{i}]", item, hint)
+        elif not variadic:
+            for i, (item, hint) in enumerate(zip(value, self.hints, strict=True)):
+                self._check_item(f"{name}[{i}]", item, hint)
+        if name.endswith(GRID_SUFFIX):
+            try:
+                repeated = len(set(value)) != len(value)
+            except TypeError:  # unhashable points: nothing to compare
+                repeated = False
+            if repeated:
+                raise ArgumentError(f"{name} must be a grid of distinct points, got repeated items in {_short(value)}")
+        return value
+
+    @staticmethod
+    def _check_item(label: str, item: Any, hint: Any) -> None:
+        if hint is not Any and not isinstance(hint, TypeVar) and not _matches(item, hint):
+            raise ArgumentError(f"{label} must be {_describe(hint)}, got {_short(item)}")
+        rule = _default_rule(item, inspect.Parameter.empty, hint)
+        if rule is not None:
+            rule.check(label, item)
+
+    def describe(self) -> str:
+        if len(self.hints) == 2 and self.hints[1] is Ellipsis:
+            return f"items each {_describe(self.hints[0])}"
+        return "items " + ", ".join(_describe(h) for h in self.hints)
+
+
+def _plain_numbers_ok(name: str, value: list | tuple, hint: Any) -> bool:
+    """A fast pass over a long list of plain numbers (C loops, no per-item rule): ``True`` when every item is
+    fine; ``False`` sends the list to the item-by-item check, which names the first bad item."""
+    if len(value) < 32:
+        return False
+    kinds = set(map(type, value))
+    if hint is int and kinds <= {int}:
+        return min(value) >= 0 and max(value) <= DEFAULT_INT_MAX
+    if hint is float and kinds <= {int, float}:
+        return all(map(math.isfinite, value))
+    return False
 
 
 def _hints(fn: Callable, owner: type | None) -> dict[str, Any]:
