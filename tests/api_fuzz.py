@@ -284,7 +284,6 @@ class Recorder:
         else:
             self._undo.append(functools.partial(setattr, cls, "__init__", original))
 
-
     def _wrap_method(self, qualname: str, cls: type, name: str) -> None:
         """Record a method's calls with a copy of the instance (``self`` or ``cls`` is the first argument)."""
         member = cls.__dict__[name]
@@ -542,9 +541,12 @@ def item_hostile_values(
         if _is_float_array(first) and _numel(first) > 0:
             meant = item_rule is not None and not isinstance(item_rule, Array)  # a rule of the chapter's own decides
             for tag, bad_number in (("holds NaN", math.nan), ("holds inf", math.inf)):
-                bad = first.contiguous().clone() if isinstance(first, torch.Tensor) else np.array(first, order="C")
-                bad.reshape(-1)[0] = bad_number
-                put(tag, bad, must_refuse=not meant, judge="nothing" if tag == "holds NaN" else "no NaN")
+                put(
+                    tag,
+                    _holding(first, bad_number),
+                    must_refuse=not meant,
+                    judge="nothing" if tag == "holds NaN" else "no NaN",
+                )
     elif _is_list(first):
         for inner in item_hostile_values(pname, first, item_rule, inf_meant, depth + 1):
             if not inner.label.endswith(("repeated", "reversed")):
@@ -564,6 +566,20 @@ def item_hostile_values(
             reversed_value = type(value)(reversed(value)) if isinstance(value, tuple) else list(reversed(value))
             out.append(Hostile(f"{label[:-3]} reversed", reversed_value, must_refuse=increasing))
     return out
+
+
+def _holding(value: Any, number: float) -> Any:
+    """A copy of an array or tensor whose first entry is ``number``, of the same kind: a parameter stays a leaf
+    parameter (an optimiser takes only leaves), a tensor keeps whether it asks for gradients."""
+    if not isinstance(value, torch.Tensor):
+        bad = np.array(value, order="C")
+        bad.reshape(-1)[0] = number
+        return bad
+    bad = value.detach().contiguous().clone()
+    bad.reshape(-1)[0] = number
+    if isinstance(value, torch.nn.Parameter):
+        return torch.nn.Parameter(bad, requires_grad=value.requires_grad)
+    return bad.requires_grad_(value.requires_grad)
 
 
 def _means_float(hint: Any) -> bool:
