@@ -36,6 +36,7 @@ The fuzz passes when ``other``, ``silent`` and ``hang`` are all zero.
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import copy
 import dataclasses
@@ -61,7 +62,7 @@ import numpy as np
 import torch
 
 import explorables
-from explorables.core.arguments import Array
+from explorables.core.arguments import Array, _hint_names, _item_hints
 from explorables.core.params import GRID_SUFFIX, field_rule
 
 #: how many valid calls are kept per callable
@@ -492,7 +493,7 @@ def _is_number(value: Any) -> bool:
 
 
 def item_hostile_values(
-    pname: str, value: Any, rule: Any = None, inf_meant: bool = False, depth: int = 0
+    pname: str, value: Any, rule: Any = None, inf_meant: bool = False, depth: int = 0, hint: Any = None
 ) -> list[Hostile]:
     """Hostile replacements of one item of a list or tuple argument (issue 53 item 5), the other items kept.
 
@@ -510,9 +511,15 @@ def item_hostile_values(
     first = value[0]
     item_rule = getattr(rule, "item", None)
     label = f"{ITEM}{'[0]' * (depth + 1)}"
+    item_hints = _item_hints(hint, value) if hint is not None else None
+    # an item hinted as any hashable label (``Sequence[Hashable]``) or any object: no item is wrong by its type
+    anything = item_hints is not None and any(
+        h in (Any, object, collections.abc.Hashable) for h in _hint_names(item_hints[0])
+    )
 
     def put(tag: str, new: Any, must_refuse: bool, judge: str = "NaN or inf") -> None:
-        out.append(Hostile(f"{label} {tag}", _replaced(value, 0, new), must_refuse, judge))
+        must = must_refuse and not anything
+        out.append(Hostile(f"{label} {tag}", _replaced(value, 0, new), must, judge))
 
     if isinstance(first, (bool, np.bool_)):
         put("str", "yes", must_refuse=True)
@@ -548,7 +555,8 @@ def item_hostile_values(
                     judge="nothing" if tag == "holds NaN" else "no NaN",
                 )
     elif _is_list(first):
-        for inner in item_hostile_values(pname, first, item_rule, inf_meant, depth + 1):
+        inner_hint = item_hints[0] if item_hints is not None else None
+        for inner in item_hostile_values(pname, first, item_rule, inf_meant, depth + 1, inner_hint):
             if not inner.label.endswith(("repeated", "reversed")):
                 out.append(Hostile(inner.label, _replaced(value, 0, inner.value), inner.must_refuse, inner.judge))
     elif first is not None and not isinstance(first, (dict, type)) and not callable(first):
@@ -714,7 +722,8 @@ def fuzz_callable(
         if not items:
             continue
         inf_meant = pname in INF_MEANT.get(getattr(fn, "__name__", ""), ())
-        for hostile in item_hostile_values(pname, value, rules.get(pname) or fields.get(pname), inf_meant):
+        rule = rules.get(pname) or fields.get(pname)
+        for hostile in item_hostile_values(pname, value, rule, inf_meant, hint=hints.get(pname)):
             yield _one_case(qualname, fn, signature, record, pname, hostile, limit)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -369,6 +370,16 @@ def test_checked_default_rules_reach_the_items_of_lists_and_tuples():
     for kwargs, message in cases:
         with pytest.raises(ValueError, match=message):
             g(**kwargs)
+
+    @checked()
+    def h(functions: Sequence[float] | Sequence[Sequence[float]]):  # a union of containers: the items follow one
+        return functions
+
+    assert h([1.0, 2.0]) == [1.0, 2.0] and h([[1.0], [2.0]]) == [[1.0], [2.0]]
+    with pytest.raises(ValueError, match=r"functions\[1\]\[0\] must be a finite number"):
+        h([[1.0], [math.nan]])  # the error of the container its first item fits
+    with pytest.raises(ValueError, match=r"functions\[1\] must be a finite number"):
+        h([1.0, math.inf])
 
 
 def test_checked_on_a_dataclass_checks_its_constructor_and_refuses_unknown_rules():
