@@ -17,6 +17,12 @@ the parameter's own default, a call documented as valid. Each value is marked *m
 can never be meant: a string where a model is expected, NaN as a step size) or *may accept* (it
 might be meant: ``0`` steps, an empty list).
 
+Items (issue 53 item 5): a list or tuple argument is fuzzed item by item too (:func:`item_hostile_values`):
+its first item replaced by a wrong type, NaN, an infinity, a bool, a fraction, ``-1`` or ``1e12`` (numbers), an
+int or an unknown string (strings), an array holding NaN or inf (arrays), one level down for nested lists; its
+second item made a repeat of its first (must refuse in a grid: a ``*_grid`` parameter or a ``distinct`` rule)
+and its order reversed (must refuse under an ``increasing`` rule). The report counts these ``(items)`` apart.
+
 Every mutated call ends in one of five outcomes:
 
 ``refused``  ``ValueError`` or ``TypeError`` raised by the package (not from inside numpy or torch)

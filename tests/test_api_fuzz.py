@@ -23,6 +23,14 @@ import pytest
 from . import api_fuzz
 from .conftest import ROOT
 
+#: item findings of the chapters whose files other helpers own (issue 53 item 5): ``(callable, parameter)`` -> what
+#: is missing. Each still gives a finding (a fixed one must leave: the test says so); every other finding fails.
+ITEM_FUZZ_PENDING: dict[tuple[str, str], str] = {
+    ("sensory.representations", "prompts"): "an unknown or repeated prompt ends in TypeError (hidden_states is None)",
+    ("sensory.representations", "openings"): "an unknown opening ends in TypeError (hidden_states is None)",
+    ("sensory.representations", "layers"): "layers in decreasing order end in TypeError (hidden_states is None)",
+}
+
 #: per package, the calls its own tests recorded in a subprocess of this session (both fuzzes read the one file)
 _DUMPS: dict[str, Path] = {}
 
@@ -73,6 +81,21 @@ def _records(package: str, request: pytest.FixtureRequest, tmp_path_factory) -> 
     return pickle.loads(dump.read_bytes())  # written by our own subprocess
 
 
+def _without_pending(package: str, findings: list, methods: bool = False) -> list:
+    """The findings less the item findings listed in :data:`ITEM_FUZZ_PENDING`; a listed entry of this package
+    (functions or methods) that no longer gives one is itself a finding (fixed: remove it from the list)."""
+    pending = {
+        key
+        for key in ITEM_FUZZ_PENDING
+        if key[0].startswith(f"{package}.") and (key[0].count(".") == 2) == methods
+    }
+    found = {(c.callable, c.parameter) for c in findings if c.value.startswith(api_fuzz.ITEM)}
+    kept = [c for c in findings if not (c.value.startswith(api_fuzz.ITEM) and (c.callable, c.parameter) in pending)]
+    fixed = [api_fuzz.Case(q, p, "(listed)", "other", "listed in ITEM_FUZZ_PENDING but refused cleanly now")
+             for q, p in sorted(pending - found)]
+    return kept + fixed
+
+
 @pytest.mark.parametrize("package", api_fuzz.packages())
 def test_every_public_callable_refuses_hostile_arguments_cleanly(
     package, request, tmp_path_factory, tmp_path, monkeypatch
@@ -101,6 +124,7 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
             if case.outcome in api_fuzz.FINDINGS:
                 findings.append(case)
     api_fuzz.REPORT[package] = {"callables": len(callables) - len(never_called), "cases": dict(counts)}
+    findings = _without_pending(package, findings)
     if item_counts:  # one item of a list or tuple argument replaced (issue 53 item 5)
         api_fuzz.REPORT[f"{package} (items)"] = {"callables": len(with_items), "cases": dict(item_counts)}
     counts += item_counts
@@ -150,6 +174,7 @@ def test_every_public_method_refuses_hostile_arguments_cleanly(
                 counts[case.outcome] += 1
             if case.outcome in api_fuzz.FINDINGS:
                 findings.append(case)
+    findings = _without_pending(package, findings, methods=True)
     api_fuzz.REPORT[f"{package} (methods)"] = {"callables": len(called), "cases": dict(counts)}
     if item_counts:
         api_fuzz.REPORT[f"{package} (method items)"] = {"callables": len(with_items), "cases": dict(item_counts)}
