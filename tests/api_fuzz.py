@@ -533,7 +533,7 @@ def item_hostile_values(
         minimum = getattr(item_rule, "minimum", 0)
         negative_meant = any(_is_number(v) and v < 0 for v in value) or (isinstance(minimum, int) and minimum < 0)
         put("str", "3", must_refuse=True)
-        put("bool", True, must_refuse=True)
+        put("bool", True, must_refuse=not isinstance(rule, Array))  # an Array rule takes boolean data (0/1 flags)
         put("fraction", 2.5, must_refuse=True)
         put("nan", math.nan, must_refuse=True)
         put("-1", -1, must_refuse=not negative_meant)
