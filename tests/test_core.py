@@ -382,6 +382,19 @@ def test_checked_default_rules_reach_the_items_of_lists_and_tuples():
         h([1.0, math.inf])
 
 
+def test_items_left_unchecked_name_real_parameters_whose_items_are_not_checked():
+    """Each ITEMS_UNCHECKED entry names a parameter of a checked function (an entry left after its hint is corrected
+    or its function renamed would be dead)."""
+    import importlib
+    import inspect
+
+    from explorables.core.arguments import ITEMS_UNCHECKED
+
+    for module, qualname, pname in ITEMS_UNCHECKED:
+        fn = getattr(importlib.import_module(module), qualname)
+        assert pname in inspect.signature(fn).parameters and hasattr(fn, "__explorables_rules__")
+
+
 def test_checked_on_a_dataclass_checks_its_constructor_and_refuses_unknown_rules():
     import dataclasses
 
