@@ -17,6 +17,12 @@ the parameter's own default, a call documented as valid. Each value is marked *m
 can never be meant: a string where a model is expected, NaN as a step size) or *may accept* (it
 might be meant: ``0`` steps, an empty list).
 
+Items (issue 53 item 5): a list or tuple argument is fuzzed item by item too (:func:`item_hostile_values`):
+its first item replaced by a wrong type, NaN, an infinity, a bool, a fraction, ``-1`` or ``1e12`` (numbers), an
+int or an unknown string (strings), an array holding NaN or inf (arrays), one level down for nested lists; its
+second item made a repeat of its first (must refuse in a grid: a ``*_grid`` parameter or a ``distinct`` rule)
+and its order reversed (must refuse under an ``increasing`` rule). The report counts these ``(items)`` apart.
+
 Every mutated call ends in one of five outcomes:
 
 ``refused``  ``ValueError`` or ``TypeError`` raised by the package (not from inside numpy or torch)
@@ -36,12 +42,14 @@ The fuzz passes when ``other``, ``silent`` and ``hang`` are all zero.
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import copy
 import dataclasses
 import functools
 import importlib
 import inspect
+import itertools
 import math
 import os
 import pickle
@@ -60,7 +68,8 @@ import numpy as np
 import torch
 
 import explorables
-from explorables.core.arguments import Array
+from explorables.core.arguments import Array, _hint_names, _item_hints
+from explorables.core.params import GRID_SUFFIX, field_rule
 
 #: how many valid calls are kept per callable
 CALLS_KEPT = 2
@@ -282,7 +291,6 @@ class Recorder:
         else:
             self._undo.append(functools.partial(setattr, cls, "__init__", original))
 
-
     def _wrap_method(self, qualname: str, cls: type, name: str) -> None:
         """Record a method's calls with a copy of the instance (``self`` or ``cls`` is the first argument)."""
         member = cls.__dict__[name]
@@ -471,6 +479,123 @@ def hostile_values(param: inspect.Parameter, value: Any, hint: Any = None, rule:
     return out
 
 
+#: the labels of item-level cases begin so (the report counts them apart from the whole-argument cases)
+ITEM = "item"
+
+
+def _is_list(value: Any) -> bool:
+    """A list or tuple setting (a NamedTuple is a record, not a list of items)."""
+    return isinstance(value, (list, tuple)) and not hasattr(value, "_fields")
+
+
+def _replaced(value: list | tuple, index: int, new: Any) -> list | tuple:
+    items = list(value)
+    items[index] = new
+    return tuple(items) if isinstance(value, tuple) else items
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def item_hostile_values(
+    pname: str, value: Any, rule: Any = None, inf_meant: bool = False, depth: int = 0, hint: Any = None
+) -> list[Hostile]:
+    """Hostile replacements of one item of a list or tuple argument (issue 53 item 5), the other items kept.
+
+    Its first item becomes: for numbers, a string, NaN, an infinity (for floats), a bool, a fraction, ``-1``
+    (integers) and ``1e12`` (out of range), ``-1`` and ``0`` (floats, which may be meant); for strings, an int
+    and an unknown string; for arrays and tensors, one holding NaN or an infinity and a string; for a nested
+    list or tuple, the same one level down; for any other object, a string. Two more cases change the order:
+    its second item repeats its first (refused in a grid, a parameter named ``*_grid`` or a rule with
+    ``distinct``) and its items reversed (refused when its rule asks for increasing items). ``rule`` is the
+    declared rule of the parameter (a ``Tuple``'s ``item``, ``distinct`` and ``increasing`` say what is meant).
+    """
+    if not _is_list(value) or not value or depth > 1:
+        return []
+    out: list[Hostile] = []
+    first = value[0]
+    item_rule = getattr(rule, "item", None)
+    label = f"{ITEM}{'[0]' * (depth + 1)}"
+    item_hints = _item_hints(hint, value) if hint is not None else None
+    # an item hinted as any hashable label (``Sequence[Hashable]``) or any object: no item is wrong by its type
+    anything = item_hints is not None and any(
+        h in (Any, object, collections.abc.Hashable) for h in _hint_names(item_hints[0])
+    )
+
+    def put(tag: str, new: Any, must_refuse: bool, judge: str = "NaN or inf") -> None:
+        must = must_refuse and not anything
+        out.append(Hostile(f"{label} {tag}", _replaced(value, 0, new), must, judge))
+
+    if isinstance(first, (bool, np.bool_)):
+        put("str", "yes", must_refuse=True)
+    elif _is_number(first) and isinstance(first, (int, np.integer)):
+        minimum = getattr(item_rule, "minimum", 0)
+        negative_meant = any(_is_number(v) and v < 0 for v in value) or (isinstance(minimum, int) and minimum < 0)
+        put("str", "3", must_refuse=True)
+        put("bool", True, must_refuse=not isinstance(rule, Array))  # an Array rule takes boolean data (0/1 flags)
+        put("fraction", 2.5, must_refuse=True)
+        put("nan", math.nan, must_refuse=True)
+        put("-1", -1, must_refuse=not negative_meant)
+        put("1e12", 10**12, must_refuse=False)
+    elif _is_number(first):
+        meant = inf_meant or any(_is_number(v) and math.isinf(v) for v in value)
+        put("str", "0.5", must_refuse=True)
+        put("nan", math.nan, must_refuse=True)
+        put("inf", math.inf, must_refuse=not meant, judge="no NaN" if meant else "NaN or inf")
+        put("-1", -1.0, must_refuse=False)
+        put("0", 0.0, must_refuse=False)
+        put("1e12", 1e12, must_refuse=False)
+    elif isinstance(first, str):
+        put("int", 3, must_refuse=True)
+        put("unknown str", "no-such-value", must_refuse=False)
+    elif isinstance(first, (np.ndarray, torch.Tensor)):
+        put("str", "array", must_refuse=True)
+        if _is_float_array(first) and _numel(first) > 0:
+            meant = item_rule is not None and not isinstance(item_rule, Array)  # a rule of the chapter's own decides
+            for tag, bad_number in (("holds NaN", math.nan), ("holds inf", math.inf)):
+                put(
+                    tag,
+                    _holding(first, bad_number),
+                    must_refuse=not meant,
+                    judge="nothing" if tag == "holds NaN" else "no NaN",
+                )
+    elif _is_list(first):
+        inner_hint = item_hints[0] if item_hints is not None else None
+        for inner in item_hostile_values(pname, first, item_rule, inf_meant, depth + 1, inner_hint):
+            if not inner.label.endswith(("repeated", "reversed")):
+                out.append(Hostile(inner.label, _replaced(value, 0, inner.value), inner.must_refuse, inner.judge))
+    elif first is not None and not isinstance(first, (dict, type)) and not callable(first):
+        put("str", "not-an-object", must_refuse=True)
+    if len(value) >= 2:
+        grid = pname.endswith(GRID_SUFFIX) or bool(getattr(rule, "distinct", False))
+        try:
+            distinct = len(set(value)) == len(value)
+        except TypeError:
+            distinct = False
+        if distinct and (_is_number(first) or isinstance(first, str)):
+            out.append(Hostile(f"{label[:-3]} repeated", _replaced(value, 1, first), must_refuse=grid))
+        if all(map(_is_number, value)) and all(b > a for a, b in itertools.pairwise(value)):
+            increasing = bool(getattr(rule, "increasing", False))
+            reversed_value = type(value)(reversed(value)) if isinstance(value, tuple) else list(reversed(value))
+            out.append(Hostile(f"{label[:-3]} reversed", reversed_value, must_refuse=increasing))
+    return out
+
+
+def _holding(value: Any, number: float) -> Any:
+    """A copy of an array or tensor whose first entry is ``number``, of the same kind: a parameter stays a leaf
+    parameter (an optimiser takes only leaves), a tensor keeps whether it asks for gradients."""
+    if not isinstance(value, torch.Tensor):
+        bad = np.array(value, order="C")
+        bad.reshape(-1)[0] = number
+        return bad
+    bad = value.detach().contiguous().clone()
+    bad.reshape(-1)[0] = number
+    if isinstance(value, torch.nn.Parameter):
+        return torch.nn.Parameter(bad, requires_grad=value.requires_grad)
+    return bad.requires_grad_(value.requires_grad)
+
+
 def _means_float(hint: Any) -> bool:
     """Whether the hint names a float and not an int (``float``, ``float | None``, ...)."""
     if hint is float:
@@ -568,8 +693,11 @@ def _hints(fn: Any) -> dict[str, Any]:
         return {}
 
 
-def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = MIN_CPU_LIMIT_S) -> Iterator[Case]:
-    """Every (parameter, hostile value) case of one recorded call, with its outcome."""
+def fuzz_callable(
+    qualname: str, fn: Any, record: Record, min_limit_s: float = MIN_CPU_LIMIT_S, items: bool = True
+) -> Iterator[Case]:
+    """Every (parameter, hostile value) case of one recorded call, with its outcome; ``items``: also the cases
+    that replace one item of a list or tuple argument (:func:`item_hostile_values`; labels begin ``item``)."""
     fn = original(fn)
     target = fn
     try:
@@ -583,6 +711,7 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = M
     bound.apply_defaults()  # a parameter the recorded call left at its default is fuzzed too
     hints = _hints(fn)
     rules = declared_rules(fn)
+    fields = field_rules(fn)
     limit = max(min_limit_s, 20 * record.cpu_seconds)
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname not in bound.arguments:
@@ -596,12 +725,25 @@ def fuzz_callable(qualname: str, fn: Any, record: Record, min_limit_s: float = M
             if _is_default(param, hostile.value):
                 continue  # the declared default is a documented valid call, not a hostile one
             yield _one_case(qualname, fn, signature, record, pname, hostile, limit)
+        if not items:
+            continue
+        inf_meant = pname in INF_MEANT.get(getattr(fn, "__name__", ""), ())
+        rule = rules.get(pname) or fields.get(pname)
+        for hostile in item_hostile_values(pname, value, rule, inf_meant, hint=hints.get(pname)):
+            yield _one_case(qualname, fn, signature, record, pname, hostile, limit)
 
 
 def declared_rules(fn: Any) -> dict[str, Any]:
     """The rules the callable declared with ``@checked`` (a class: its constructor's)."""
     target = fn.__init__ if inspect.isclass(fn) else fn
     return dict(getattr(target, "__explorables_rules__", {}))
+
+
+def field_rules(fn: Any) -> dict[str, Any]:
+    """A config class's field rules (``param(default, rule, doc)``): its constructor checks them."""
+    if not (inspect.isclass(fn) and dataclasses.is_dataclass(fn)):
+        return {}
+    return {f.name: field_rule(f) for f in dataclasses.fields(fn) if field_rule(f) is not None}
 
 
 def _one_case(
@@ -650,19 +792,27 @@ def cli_report_lines() -> list[str]:
 
 
 def report_lines() -> list[str]:
-    """The per-package table printed at the end of the session."""
-    lines = [f"{'package':<16} {'callables':>9} {'inputs':>7} " + " ".join(f"{o:>8}" for o in OUTCOMES)]
-    total = dict.fromkeys(OUTCOMES, 0)
-    n_callables = n_inputs = 0
+    """The per-package table printed at the end of the session: whole arguments, then (rows ``(items)``) one
+    item of a list or tuple argument replaced, each with its total; callables with item cases are counted
+    again in the items rows."""
+    width = max([16, *(len(p) for p in REPORT)])
+    lines = [f"{'package':<{width}} {'callables':>9} {'inputs':>7} " + " ".join(f"{o:>8}" for o in OUTCOMES)]
+    totals = {kind: (dict.fromkeys(OUTCOMES, 0), [0, 0]) for kind in ("all", "all items")}
     for package, row in REPORT.items():
         counts = row["cases"]
         inputs = sum(counts.values())
-        n_callables += row["callables"]
-        n_inputs += inputs
+        total, sizes = totals["all items" if package.endswith("items)") else "all"]
+        sizes[0] += row["callables"]
+        sizes[1] += inputs
         for o in OUTCOMES:
             total[o] += counts.get(o, 0)
         lines.append(
-            f"{package:<16} {row['callables']:>9} {inputs:>7} " + " ".join(f"{counts.get(o, 0):>8}" for o in OUTCOMES)
+            f"{package:<{width}} {row['callables']:>9} {inputs:>7} "
+            + " ".join(f"{counts.get(o, 0):>8}" for o in OUTCOMES)
         )
-    lines.append(f"{'all':<16} {n_callables:>9} {n_inputs:>7} " + " ".join(f"{total[o]:>8}" for o in OUTCOMES))
+    for kind, (total, (n_callables, n_inputs)) in totals.items():
+        if n_inputs or kind == "all":
+            lines.append(
+                f"{kind:<{width}} {n_callables:>9} {n_inputs:>7} " + " ".join(f"{total[o]:>8}" for o in OUTCOMES)
+            )
     return lines

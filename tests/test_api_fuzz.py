@@ -23,6 +23,16 @@ import pytest
 from . import api_fuzz
 from .conftest import ROOT
 
+#: item findings of the chapters whose files other helpers own (issue 53 item 5): ``(callable, parameter)`` -> what
+#: is missing. Each still gives a finding (a fixed one must leave: the test says so); every other finding fails.
+ITEM_FUZZ_PENDING: dict[tuple[str, str], str] = {
+    ("sensory.representations", "prompts"): "an unknown or repeated prompt ends in TypeError (hidden_states is None)",
+    ("sensory.representations", "openings"): "an unknown opening ends in TypeError (hidden_states is None)",
+    ("sensory.representations", "layers"): "layers in decreasing order end in TypeError (hidden_states is None)",
+    ("virtualflow.random_scene", "vm_distance"): "a (low, high) range given high first: numpy's 'high - low < 0'",
+    ("virtualflow.random_scene", "rt60_range"): "a (low, high) range given high first: numpy's 'high - low < 0'",
+}
+
 #: per package, the calls its own tests recorded in a subprocess of this session (both fuzzes read the one file)
 _DUMPS: dict[str, Path] = {}
 
@@ -73,6 +83,21 @@ def _records(package: str, request: pytest.FixtureRequest, tmp_path_factory) -> 
     return pickle.loads(dump.read_bytes())  # written by our own subprocess
 
 
+def _without_pending(package: str, findings: list, methods: bool = False) -> list:
+    """The findings less the item findings listed in :data:`ITEM_FUZZ_PENDING`; a listed entry of this package
+    (functions or methods) that no longer gives one is itself a finding (fixed: remove it from the list)."""
+    pending = {
+        key
+        for key in ITEM_FUZZ_PENDING
+        if key[0].startswith(f"{package}.") and (key[0].count(".") == 2) == methods
+    }
+    found = {(c.callable, c.parameter) for c in findings if c.value.startswith(api_fuzz.ITEM)}
+    kept = [c for c in findings if not (c.value.startswith(api_fuzz.ITEM) and (c.callable, c.parameter) in pending)]
+    fixed = [api_fuzz.Case(q, p, "(listed)", "other", "listed in ITEM_FUZZ_PENDING but refused cleanly now")
+             for q, p in sorted(pending - found)]
+    return kept + fixed
+
+
 @pytest.mark.parametrize("package", api_fuzz.packages())
 def test_every_public_callable_refuses_hostile_arguments_cleanly(
     package, request, tmp_path_factory, tmp_path, monkeypatch
@@ -83,7 +108,8 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
     monkeypatch.chdir(work)  # a function handed a bogus path writes nothing into the repository
     callables = api_fuzz.public_callables(package)
     counts: collections.Counter = collections.Counter()
-    findings, never_called = [], []
+    item_counts: collections.Counter = collections.Counter()
+    findings, never_called, with_items = [], [], set()
     unshippable = [q for q in records.get(api_fuzz.UNSHIPPABLE, []) if q in callables]
     for qualname, obj in callables.items():
         kept = records.get(qualname) or []
@@ -92,10 +118,18 @@ def test_every_public_callable_refuses_hostile_arguments_cleanly(
                 never_called.append(qualname)
             continue
         for case in api_fuzz.fuzz_callable(qualname, obj, kept[0]):
-            counts[case.outcome] += 1
+            if case.value.startswith(api_fuzz.ITEM):
+                item_counts[case.outcome] += 1
+                with_items.add(qualname)
+            else:
+                counts[case.outcome] += 1
             if case.outcome in api_fuzz.FINDINGS:
                 findings.append(case)
     api_fuzz.REPORT[package] = {"callables": len(callables) - len(never_called), "cases": dict(counts)}
+    findings = _without_pending(package, findings)
+    if item_counts:  # one item of a list or tuple argument replaced (issue 53 item 5)
+        api_fuzz.REPORT[f"{package} (items)"] = {"callables": len(with_items), "cases": dict(item_counts)}
+    counts += item_counts
     lines = [f"{c.outcome:>6}  {c.callable}({c.parameter}={c.value}): {c.detail}" for c in findings]
     assert not findings, (
         f"{len(findings)} of {sum(counts.values())} hostile inputs were not refused cleanly:\n" + "\n".join(lines)
@@ -122,7 +156,8 @@ def test_every_public_method_refuses_hostile_arguments_cleanly(
     work.mkdir()
     monkeypatch.chdir(work)
     counts: collections.Counter = collections.Counter()
-    findings = []
+    item_counts: collections.Counter = collections.Counter()
+    findings, with_items = [], set()
     called = [q for q in methods if records.get(q)]
     # a method no test calls validly has nothing to replay (counted in the report); the package needs one, and one
     # that takes an argument when it has such methods (a method of ``self`` alone has no input to fuzz)
@@ -134,10 +169,18 @@ def test_every_public_method_refuses_hostile_arguments_cleanly(
     for qualname in called:
         cls, name = methods[qualname]
         for case in api_fuzz.fuzz_callable(qualname, api_fuzz.method_function(cls, name), records[qualname][0]):
-            counts[case.outcome] += 1
+            if case.value.startswith(api_fuzz.ITEM):
+                item_counts[case.outcome] += 1
+                with_items.add(qualname)
+            else:
+                counts[case.outcome] += 1
             if case.outcome in api_fuzz.FINDINGS:
                 findings.append(case)
+    findings = _without_pending(package, findings, methods=True)
     api_fuzz.REPORT[f"{package} (methods)"] = {"callables": len(called), "cases": dict(counts)}
+    if item_counts:
+        api_fuzz.REPORT[f"{package} (method items)"] = {"callables": len(with_items), "cases": dict(item_counts)}
+    counts += item_counts
     total = sum(counts.values())
     lines = [f"{c.outcome:>6}  {c.callable}({c.parameter}={c.value}): {c.detail}" for c in findings]
     assert not findings, f"{len(findings)} of {total} hostile method inputs were not refused cleanly:\n" + "\n".join(

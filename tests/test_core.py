@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -325,6 +326,73 @@ def test_checked_default_rules_cap_integers_and_keep_infinite_defaults():
             g(n)
     with pytest.raises(ValueError, match="tol"):
         g(5, float("nan"))
+
+
+def test_checked_default_rules_reach_the_items_of_lists_and_tuples():
+    """A list or tuple whose hint names its items is checked item by item (issue 53 item 5): the item's type and
+    its default rule (an int in [0, 2**32), a finite float, a finite array), a fixed tuple's length, a ``*_grid``
+    without repeats; the function receives the value it was given (checked, not converted)."""
+    import math
+
+    import numpy as np
+
+    from explorables.core.arguments import checked
+
+    @checked()
+    def g(
+        counts: tuple[int, ...],
+        scales: list[float] = (1.0,),  # type: ignore[assignment]
+        pair: tuple[float, float] = (0.0, 1.0),
+        names: tuple[str, ...] = ("a",),
+        mats: list[np.ndarray] | None = None,
+        edges: list[tuple[int, int]] | None = None,
+        eta_grid: tuple[float, ...] = (0.1, 0.2),
+    ):
+        return counts
+
+    given = (1, 2.0, 3)
+    assert g(given) is given  # checked, not converted
+    assert g(tuple(range(100))) == tuple(range(100))  # a long tuple takes the fast pass
+    cases = [
+        ({"counts": (1, "2")}, r"counts\[1\] must be an integer"),
+        ({"counts": (1, True)}, r"counts\[1\] must be an integer"),
+        ({"counts": (1, 2.5)}, r"counts\[1\] must be an integer"),
+        ({"counts": (-1,)}, r"counts\[0\] must be an integer in \[0, 2\*\*32\)"),
+        ({"counts": (*range(99), 10**12)}, r"counts\[99\]"),  # the fast pass defers to the named check
+        ({"counts": (1,), "scales": [1.0, math.nan]}, r"scales\[1\] must be a finite number"),
+        ({"counts": (1,), "scales": [*([1.0] * 50), math.inf]}, r"scales\[50\]"),
+        ({"counts": (1,), "pair": (0.0, 1.0, 2.0)}, "pair must hold 2 items"),
+        ({"counts": (1,), "names": ("a", 3)}, r"names\[1\] must be a string"),
+        ({"counts": (1,), "mats": [np.eye(2), np.full(2, np.nan)]}, r"mats\[1\] must hold only finite"),
+        ({"counts": (1,), "edges": [(0, 1), (0, -1)]}, r"edges\[1\]\[1\]"),
+        ({"counts": (1,), "eta_grid": (0.1, 0.1)}, "eta_grid must be a grid of distinct points"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            g(**kwargs)
+
+    @checked()
+    def h(functions: Sequence[float] | Sequence[Sequence[float]]):  # a union of containers: the items follow one
+        return functions
+
+    assert h([1.0, 2.0]) == [1.0, 2.0] and h([[1.0], [2.0]]) == [[1.0], [2.0]]
+    with pytest.raises(ValueError, match=r"functions\[1\]\[0\] must be a finite number"):
+        h([[1.0], [math.nan]])  # the error of the container its first item fits
+    with pytest.raises(ValueError, match=r"functions\[1\] must be a finite number"):
+        h([1.0, math.inf])
+
+
+def test_items_left_unchecked_name_real_parameters_whose_items_are_not_checked():
+    """Each ITEMS_UNCHECKED entry names a parameter of a checked function (an entry left after its hint is corrected
+    or its function renamed would be dead)."""
+    import importlib
+    import inspect
+
+    from explorables.core.arguments import ITEMS_UNCHECKED
+
+    for module, qualname, pname in ITEMS_UNCHECKED:
+        fn = getattr(importlib.import_module(module), qualname)
+        assert pname in inspect.signature(fn).parameters and hasattr(fn, "__explorables_rules__")
 
 
 def test_checked_on_a_dataclass_checks_its_constructor_and_refuses_unknown_rules():

@@ -24,6 +24,24 @@ def test_newton_schulz_approaches_the_polar_factor(shape):
     torch.testing.assert_close(exact, P, atol=1e-8, rtol=0)
 
 
+def test_newton_schulz_refuses_coefficients_whose_iteration_grows_without_bound():
+    """The coefficients' rule (issue 53 item 5): accepted ones keep 99 steps finite and bounded by the rule's
+    B = max(1, max |p| on [0, 1]); refused ones (a repeated coefficient, a huge one) are the ones that blow up."""
+    from explorables.muon.orthogonalize import Coefficients, _largest_abs
+
+    G = torch.randn(12, 8, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    for coefficients in [(3.4445, -4.775, 2.0315), (1.5, -0.5, 0.0), (2.0, -1.5, 0.5), (-1.0, 0.0, 0.0)]:
+        X = newton_schulz(G, steps=99, coefficients=coefficients)
+        bound = max(1.0, _largest_abs(*coefficients, 1.0))
+        assert torch.isfinite(X).all() and torch.linalg.svdvals(X).max() <= bound + 1e-9
+    for coefficients in [(3.4445, 3.4445, 2.0315), (1e12, 0.0, 0.0), (1.1, 0.0, 0.0)]:
+        X = newton_schulz.__wrapped__(G, steps=99, coefficients=coefficients)  # unchecked: it does grow
+        assert not (torch.isfinite(X).all() and X.abs().max() < 100)
+        with pytest.raises(ValueError, match="coefficients must be three finite numbers"):
+            newton_schulz(G, coefficients=coefficients)
+    assert "bounded" in Coefficients().describe()
+
+
 def test_batched_equals_one_at_a_time():
     G = torch.randn(4, 6, 9, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     batched = newton_schulz(G)

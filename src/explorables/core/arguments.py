@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from .params import Rule
+from .params import GRID_SUFFIX, Rule
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -298,6 +298,20 @@ def checked(*, skip_nested: bool = False, **rules: Rule) -> Callable[[F], F]:
     return decorate
 
 
+#: ``(module, qualname, parameter)`` whose type hint names items it is not given (``groups: list[int] | None`` is
+#: handed tuples of labels): the container is checked by its hint, its items not by default until the chapter
+#: corrects the hint (its helper owns the file; issue 53 item 5). An entry whose hint is corrected must go.
+ITEMS_UNCHECKED = frozenset({("explorables.sensory.llm", "representations", "groups")})
+
+
+def _container_only(hint: Any) -> Any:
+    """``list[int] | None`` as ``list | None``: the containers a hint names, without their items."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        members = tuple(typing.get_origin(a) or a for a in typing.get_args(hint))
+        return functools.reduce(lambda a, b: a | b, members)
+    return typing.get_origin(hint) or hint
+
+
 def _checked_function(
     fn: Callable, rules: dict[str, Rule], owner: type | None = None, skip_nested: bool = False
 ) -> Callable:
@@ -313,7 +327,10 @@ def _checked_function(
         for pname, param in signature.parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname in ("self", "cls"):
                 continue
-            steps.append((pname, hints.get(pname, inspect.Parameter.empty), rules.get(pname)))
+            hint = hints.get(pname, inspect.Parameter.empty)
+            if (fn.__module__, fn.__qualname__, pname) in ITEMS_UNCHECKED and pname not in rules:
+                hint = _container_only(hint)  # the container is checked, its items are not (yet)
+            steps.append((pname, hint, rules.get(pname)))
         return steps
 
     @functools.wraps(fn)
@@ -432,7 +449,128 @@ def _default_rule(value: Any, default: Any, hint: Any = None) -> Rule | None:
         return _DefaultFloat(allow_inf=isinstance(default, float) and math.isinf(default))
     if isinstance(value, (np.ndarray, torch.Tensor)):
         return Array()
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):  # a NamedTuple is a record, not a list
+        options = _item_hint_options(hint, value)
+        if len(options) == 1:
+            return _DefaultItems(options[0])
+        if options:  # a union of containers: the items follow one of them
+            return _EitherItems(tuple(_DefaultItems(o) for o in options))
     return None
+
+
+def _item_hints(hint: Any, value: list | tuple) -> tuple | None:
+    """What the hint says each item of a list or tuple is: ``(X, ...)`` for ``tuple[X, ...]``, ``list[X]``,
+    ``Sequence[X]``, ``Iterable[X]``; the positions' hints for a fixed ``tuple[X, Y]``; ``None`` when it says
+    nothing. Of a union's containers (``Sequence[float] | Sequence[Sequence[float]]``) the first that fits."""
+    options = _item_hint_options(hint, value)
+    return options[0] if options else None
+
+
+def _item_hint_options(hint: Any, value: list | tuple) -> list[tuple]:
+    """Every item hint (as :func:`_item_hints` gives it) of the containers of ``hint`` that ``value`` is."""
+    options = []
+    for member in _hint_names(hint):
+        origin = typing.get_origin(member)
+        args = typing.get_args(member)
+        if origin is None or not args or not inspect.isclass(origin) or not isinstance(value, origin):
+            continue
+        if origin is tuple:
+            if len(args) == 2 and args[1] is Ellipsis:
+                options.append((args[0], ...))
+            elif args != ((),):
+                options.append(tuple(args))
+        elif origin in _ITEM_CONTAINERS and len(args) == 1:
+            options.append((args[0], ...))
+    return options
+
+
+_ITEM_CONTAINERS = (
+    list,
+    collections.abc.Sequence,
+    collections.abc.MutableSequence,
+    collections.abc.Iterable,
+    collections.abc.Collection,
+)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _DefaultItems(Rule):
+    """The default rule of a list or tuple whose hint names its items (``tuple[int, ...]``, ``list[np.ndarray]``,
+    ``tuple[float, float]``): each item has the hinted type and follows that type's default rule (an integer in
+    ``[0, 2**32)``, a finite float, a finite non-empty array, recursively for nested containers); a fixed
+    ``tuple[X, Y]`` has exactly its items; a parameter named ``*_grid`` repeats no point (as a
+    :class:`~explorables.core.params.Tuple` setting). The value is checked, not converted: the function
+    receives what it was given."""
+
+    hints: tuple
+
+    def check(self, name: str, value: Any) -> Any:
+        variadic = len(self.hints) == 2 and self.hints[1] is Ellipsis
+        if not variadic and len(value) != len(self.hints):
+            raise ArgumentError(f"{name} must hold {len(self.hints)} items ({self.describe()}), got {len(value)}")
+        if variadic and not _plain_numbers_ok(name, value, self.hints[0]):
+            hint = self.hints[0]
+            for i, item in enumerate(value):
+                self._check_item(f"{name}[{i}]", item, hint)
+        elif not variadic:
+            for i, (item, hint) in enumerate(zip(value, self.hints, strict=True)):
+                self._check_item(f"{name}[{i}]", item, hint)
+        if name.endswith(GRID_SUFFIX):
+            try:
+                repeated = len(set(value)) != len(value)
+            except TypeError:  # unhashable points: nothing to compare
+                repeated = False
+            if repeated:
+                raise ArgumentError(f"{name} must be a grid of distinct points, got repeated items in {_short(value)}")
+        return value
+
+    @staticmethod
+    def _check_item(label: str, item: Any, hint: Any) -> None:
+        if hint is not Any and not isinstance(hint, TypeVar) and not _matches(item, hint):
+            raise ArgumentError(f"{label} must be {_describe(hint)}, got {_short(item)}")
+        rule = _default_rule(item, inspect.Parameter.empty, hint)
+        if rule is not None:
+            rule.check(label, item)
+
+    def describe(self) -> str:
+        if len(self.hints) == 2 and self.hints[1] is Ellipsis:
+            return f"items each {_describe(self.hints[0])}"
+        return "items " + ", ".join(_describe(h) for h in self.hints)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _EitherItems(Rule):
+    """The items of a union of containers (``Sequence[float] | Sequence[Sequence[float]]``): they follow one of
+    them. The error is the one of the first container whose first item has the right type (the reader's
+    evident intent), else of the first."""
+
+    options: tuple[_DefaultItems, ...]
+
+    def check(self, name: str, value: Any) -> Any:
+        errors = []
+        for option in self.options:
+            try:
+                return option.check(name, value)
+            except ArgumentError as error:
+                fits = bool(value) and _matches(value[0], option.hints[0])
+                errors.append((not fits, len(errors), error))
+        raise min(errors, key=lambda e: e[:2])[2]
+
+    def describe(self) -> str:
+        return " or ".join(o.describe() for o in self.options)
+
+
+def _plain_numbers_ok(name: str, value: list | tuple, hint: Any) -> bool:
+    """A fast pass over a long list of plain numbers (C loops, no per-item rule): ``True`` when every item is
+    fine; ``False`` sends the list to the item-by-item check, which names the first bad item."""
+    if len(value) < 32:
+        return False
+    kinds = set(map(type, value))
+    if hint is int and kinds <= {int}:
+        return min(value) >= 0 and max(value) <= DEFAULT_INT_MAX
+    if hint is float and kinds <= {int, float}:
+        return all(map(math.isfinite, value))
+    return False
 
 
 def _hints(fn: Callable, owner: type | None) -> dict[str, Any]:

@@ -136,9 +136,11 @@ class ExperimentConfig:
         for item in assignments:
             key, sep, raw = item.partition("=")
             if not sep:
-                raise ValueError(f"--set expects key=value, got {item!r}")
+                raise ValueError(f"assignments must be key=value strings (--set expects key=value), got {item!r}")
             if key not in fields:
-                raise ValueError(f"unknown config key {key!r}; allowed: {', '.join(sorted(fields))}")
+                raise ValueError(
+                    f"unknown config key {key!r} in assignments (--set); allowed: {', '.join(sorted(fields))}"
+                )
             changes[key] = _parse_value(key, raw, hints[key])
         return self.replace(**changes)
 

@@ -9,7 +9,7 @@ iteration in ``ns_dtype``: float32 by default, ``torch.bfloat16`` to reproduce t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import torch
 
@@ -25,7 +25,7 @@ class Muon(torch.optim.Optimizer):
 
     def __init__(
         self,
-        params,
+        params: Iterable[torch.Tensor | dict],
         lr: float = 0.02,
         momentum: float = 0.95,
         nesterov: bool = True,

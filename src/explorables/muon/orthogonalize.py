@@ -14,19 +14,56 @@ after five steps the singular values land near 1 (roughly in ``[0.7, 1.2]``, not
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
 import torch
 
 from ..core.arguments import Array, checked
-from ..core.params import Float, Int, Positive, Tuple
+from ..core.params import Float, Int, Positive, Rule, Tuple
 from ..core.validation import check_int
 
 NS_COEFFICIENTS = (3.4445, -4.775, 2.0315)
 
 
+def _largest_abs(a: float, b: float, c: float, high: float) -> float:
+    """``max |p(x)|`` over ``[0, high]`` for ``p(x) = a x + b x^3 + c x^5``: at an end or where ``p' = 0``
+    (``a + 3b y + 5c y^2 = 0`` in ``y = x^2``)."""
+    xs = [0.0, high]
+    for y in np.roots([5 * c, 3 * b, a]):
+        if abs(y.imag) < 1e-12 and 0.0 <= y.real <= high * high:
+            xs.append(math.sqrt(y.real))
+    return max(abs(a * x + b * x**3 + c * x**5) for x in xs)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Coefficients(Rule):
+    """Three finite numbers ``(a, b, c)`` whose iteration stays bounded: the singular values start in ``[0, 1]``
+    and each step maps them through ``|p|``, so with ``B = max(1, max |p| on [0, 1])`` the iteration is
+    bounded exactly when ``|p| <= B`` on ``[0, B]`` holds (then no step leaves ``[0, B]``; Muon's
+    coefficients give ``B`` of about 1.2). Coefficients that grow without bound (``(3.4, 3.4, 2.0)``, a
+    ``1e12``) would end in inf and NaN."""
+
+    def check(self, name: str, value: Any) -> tuple:
+        a, b, c = Tuple(Float(), min_len=3, max_len=3).check(name, value)
+        bound = max(1.0, _largest_abs(a, b, c, 1.0))
+        if not (math.isfinite(bound) and _largest_abs(a, b, c, bound) <= bound * (1 + 1e-9)):
+            raise ValueError(f"{name} must be {self.describe()}, got {(a, b, c)!r}")
+        return a, b, c
+
+    def describe(self) -> str:
+        return "three finite numbers (a, b, c) whose Newton-Schulz map a x + b x^3 + c x^5 stays bounded"
+
+    def bad_values(self) -> list[Any]:
+        return ["abc", (1.0, 2.0), (float("nan"), 0.0, 0.0), (3.4445, 3.4445, 2.0315), (1e12, 0.0, 0.0)]
+
+
 @checked(
     G=Array("... m n"),
     steps=Int(0, 99),
-    coefficients=Tuple(Float(), min_len=3, max_len=3),
+    coefficients=Coefficients(),
     eps=Positive(),
 )
 def newton_schulz(

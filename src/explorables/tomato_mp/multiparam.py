@@ -90,7 +90,7 @@ def connecting_radius(X: np.ndarray) -> float:
 @checked(X=Array("n d"), dtm_mass=Float(0.0, 1.0, low_inclusive=False), r_max=Positive(), device=Device())
 def build_filtration(
     X: np.ndarray,
-    functions: Sequence[Sequence[float]] | np.ndarray,
+    functions: Sequence[float] | Sequence[Sequence[float]] | np.ndarray,
     *,
     robust: bool = True,
     dtm_mass: float = 0.05,
@@ -340,7 +340,7 @@ def check_essential_first(parts: list[Summand], n_essential: int) -> None:
 )
 def tomato_mp(
     X: np.ndarray,
-    functions: Sequence[Sequence[float]] | np.ndarray,
+    functions: Sequence[float] | Sequence[Sequence[float]] | np.ndarray,
     *,
     robust: bool = True,
     n_clusters: int | None = None,
