@@ -11,7 +11,10 @@ a trust region of fixed radius ``r`` in the diagonal Fisher metric, through its 
 ``L_new + beta L_replay + (lambda / 2) (d_F^2 - r^2)``: an Adam step on ``theta`` and a projected
 dual-ascent step on the multiplier, eq. (trcl-dual),
 ``lambda <- max(0, lambda + eta max(lambda, 1) clip(d_F^2 / r^2 - 1, -1, 1))``, which starts at 0
-on every task. So
+on every task, and reads the distance the Adam step reached; a member that the Adam step took outside its region is
+then projected back onto it in the same metric, ``theta <- theta* + (theta - theta*) r / d_F`` (under Adam's
+normalised steps a larger multiplier buys no pull towards the anchor, so without the projection the dual ascent can
+diverge while the distance stays above the radius: benchmarks/trust_region_cl_radius_rule.md). So
 ``lambda`` is found per task and member: it stays 0 while the weights are inside the region (an
 infinite radius is exactly generative replay) and grows until the distance sits at the radius.
 The penalty form, eq. (trcl-objective),
