@@ -541,6 +541,7 @@ def test_the_projection_keeps_every_constrained_member_inside_its_region(monkeyp
     projected = _tr_run(members, Strengths())
     assert bool((projected.distances[-1, :2] <= radii * (1 + 1e-4)).all()), projected.distances[-1]
     assert bool((projected.distances[-1, :2] >= radii * 0.5).all())  # the region binds: not just sitting at the anchor
+    assert bool(projected.multipliers.isfinite().all()) and float(projected.multipliers.max()) <= continual.DUAL_MAX
     monkeypatch.setattr(continual, "PROJECT", False)
     free = _tr_run(members, Strengths())
     assert bool((free.distances[-1, :2] > radii * 1.1).all()), free.distances[-1]

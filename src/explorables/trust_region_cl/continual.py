@@ -14,7 +14,8 @@ dual-ascent step on the multiplier, eq. (trcl-dual),
 on every task, and reads the distance the Adam step reached; a member that the Adam step took outside its region is
 then projected back onto it in the same metric, ``theta <- theta* + (theta - theta*) r / d_F`` (under Adam's
 normalised steps a larger multiplier buys no pull towards the anchor, so without the projection the dual ascent can
-diverge while the distance stays above the radius: benchmarks/trust_region_cl_radius_rule.md). So
+diverge while the distance stays above the radius: benchmarks/trust_region_cl_radius_rule.md), and the multiplier is
+bounded by ``DUAL_MAX`` (benchmarks/trust_region_cl_radius_rule2.md). So
 ``lambda`` is found per task and member: it stays 0 while the weights are inside the region (an
 infinite radius is exactly generative replay) and grows until the distance sits at the radius.
 The penalty form, eq. (trcl-objective),
@@ -264,8 +265,11 @@ DUAL_FLOOR = 1.0
 #: metric (benchmarks/trust_region_cl_radius_rule.md): under Adam's normalised steps a growing multiplier buys no
 #: pull towards the anchor, so without it the dual ascent can diverge while the distance stays above the radius
 PROJECT = True
-#: the multiplier's upper bound (projected dual ascent onto [0, DUAL_MAX]; inf: unbounded)
-DUAL_MAX = float("inf")
+#: the multiplier's upper bound (projected dual ascent onto [0, DUAL_MAX]; inf: unbounded). With the projection
+#: holding the constraint, a larger multiplier buys nothing under Adam's normalised step, and growing it by
+#: x(1 + eta) every step would inflate that step further (its second moment lags), so the dual ascent diverged on a
+#: member whose Adam step kept leaving the region (benchmarks/trust_region_cl_radius_rule2.md; fixed before any run)
+DUAL_MAX = 1e5
 
 
 @checked(lam=Array("m"), dist2=Array("m"), radius=Array("m", finite=False), lr=Positive())
