@@ -531,6 +531,22 @@ def test_the_multiplier_found_by_dual_ascent_holds_the_distance_at_the_radius():
     assert fisher_dist_replay > max(radii)
 
 
+def test_the_projection_keeps_every_constrained_member_inside_its_region(monkeypatch):
+    """A radius far tighter than Adam's steps can hold: the multiplier alone leaves the distance above the radius at the
+    end of the task (the failure that the projection fixes: benchmarks/trust_region_cl_radius_rule.md); with the
+    projection onto the region (the default) the distance ends at or inside the radius, for TR-CL and the isotropic
+    control alike."""
+    members = [Member("trcl", 0, 1e-4), Member("trcl_iso", 0, 1e-4), Member("replay", 0)]
+    radii = torch.tensor([1e-4, 1e-4])
+    projected = _tr_run(members, Strengths())
+    assert bool((projected.distances[-1, :2] <= radii * (1 + 1e-4)).all()), projected.distances[-1]
+    assert bool((projected.distances[-1, :2] >= radii * 0.5).all())  # the region binds: not just sitting at the anchor
+    assert bool(projected.multipliers.isfinite().all()) and float(projected.multipliers.max()) <= continual.DUAL_MAX
+    monkeypatch.setattr(continual, "PROJECT", False)
+    free = _tr_run(members, Strengths())
+    assert bool((free.distances[-1, :2] > radii * 1.1).all()), free.distances[-1]
+
+
 def test_an_infinite_radius_is_generative_replay_to_the_bit():
     inf = _tr_run([Member("trcl", 0, float("inf"))], Strengths())
     replay = _tr_run([Member("replay", 0)], Strengths())  # one member per run: the same random draws

@@ -11,7 +11,11 @@ a trust region of fixed radius ``r`` in the diagonal Fisher metric, through its 
 ``L_new + beta L_replay + (lambda / 2) (d_F^2 - r^2)``: an Adam step on ``theta`` and a projected
 dual-ascent step on the multiplier, eq. (trcl-dual),
 ``lambda <- max(0, lambda + eta max(lambda, 1) clip(d_F^2 / r^2 - 1, -1, 1))``, which starts at 0
-on every task. So
+on every task, and reads the distance the Adam step reached; a member that the Adam step took outside its region is
+then projected back onto it in the same metric, ``theta <- theta* + (theta - theta*) r / d_F`` (under Adam's
+normalised steps a larger multiplier buys no pull towards the anchor, so without the projection the dual ascent can
+diverge while the distance stays above the radius: benchmarks/trust_region_cl_radius_rule.md), and the multiplier is
+bounded by ``DUAL_MAX`` (benchmarks/trust_region_cl_radius_rule2.md). So
 ``lambda`` is found per task and member: it stays 0 while the weights are inside the region (an
 infinite radius is exactly generative replay) and grows until the distance sits at the radius.
 The penalty form, eq. (trcl-objective),
@@ -257,6 +261,15 @@ DROP_RECONVERGED = True
 
 #: the multiplier's step is proportional to max(lambda, DUAL_FLOOR): additive near 0, geometric above
 DUAL_FLOOR = 1.0
+#: after each Adam step a constrained member outside its region is projected back onto it in the trust region's
+#: metric (benchmarks/trust_region_cl_radius_rule.md): under Adam's normalised steps a growing multiplier buys no
+#: pull towards the anchor, so without it the dual ascent can diverge while the distance stays above the radius
+PROJECT = True
+#: the multiplier's upper bound (projected dual ascent onto [0, DUAL_MAX]; inf: unbounded). With the projection
+#: holding the constraint, a larger multiplier buys nothing under Adam's normalised step, and growing it by
+#: x(1 + eta) every step would inflate that step further (its second moment lags), so the dual ascent diverged on a
+#: member whose Adam step kept leaving the region (benchmarks/trust_region_cl_radius_rule2.md; fixed before any run)
+DUAL_MAX = 1e5
 
 
 @checked(lam=Array("m"), dist2=Array("m"), radius=Array("m", finite=False), lr=Positive())
@@ -543,7 +556,16 @@ def train_sequence(
             loss.sum().backward()
             opt.step()
             if buffer_x is not None:  # dual ascent on the constrained members' multipliers, eq. (trcl-dual)
-                lam = torch.where(constrained, dual_step(lam, dist2.detach(), radius, strengths.dual_lr), lam)
+                if PROJECT:  # the distance the Adam step reached, then the projection onto the region
+                    with torch.no_grad():
+                        dist2 = _squared_distance(params, anchor, metric)
+                        outside = constrained & (dist2 > radius.pow(2))
+                        scale = torch.where(outside, radius / dist2.clamp_min(1e-30).sqrt(), torch.ones_like(dist2))
+                        for n, v in params.items():
+                            s = scale.view(-1, *([1] * (v.dim() - 1)))
+                            v.copy_(anchor[n] + s * (v - anchor[n]))
+                step_lam = dual_step(lam, dist2.detach(), radius, strengths.dual_lr).clamp_max(DUAL_MAX)
+                lam = torch.where(constrained, step_lam, lam)
             task_losses.append(new.detach())
             if (step + 1) % strengths.reptile_every == 0:  # Reptile: move only part of the way
                 with torch.no_grad():
