@@ -24,7 +24,10 @@ from . import api_fuzz
 from .conftest import ROOT
 
 #: item findings of the chapters whose files other helpers own (issue 53 item 5): ``(callable, parameter)`` -> what
-#: is missing. Each still gives a finding (a fixed one must leave: the test says so); every other finding fails.
+#: is missing. Every other finding fails. An entry need not give its finding in every session: the fuzz replays the
+#: first recorded call, and which call comes first depends on what the session ran (in a whole ``make test`` run the
+#: calls recorded for these two functions do not reach the listed inputs), so a listed entry that refuses cleanly is
+#: not a failure; remove an entry when its function is fixed.
 ITEM_FUZZ_PENDING: dict[tuple[str, str], str] = {
     ("sensory.representations", "prompts"): "an unknown or repeated prompt ends in TypeError (hidden_states is None)",
     ("sensory.representations", "openings"): "an unknown opening ends in TypeError (hidden_states is None)",
@@ -84,18 +87,23 @@ def _records(package: str, request: pytest.FixtureRequest, tmp_path_factory) -> 
 
 
 def _without_pending(package: str, findings: list, methods: bool = False) -> list:
-    """The findings less the item findings listed in :data:`ITEM_FUZZ_PENDING`; a listed entry of this package
-    (functions or methods) that no longer gives one is itself a finding (fixed: remove it from the list)."""
+    """The findings less the item findings listed in :data:`ITEM_FUZZ_PENDING` for this package (functions or
+    methods). A listed entry that gives no finding in this session is not one: see :data:`ITEM_FUZZ_PENDING`."""
     pending = {
         key
         for key in ITEM_FUZZ_PENDING
         if key[0].startswith(f"{package}.") and (key[0].count(".") == 2) == methods
     }
-    found = {(c.callable, c.parameter) for c in findings if c.value.startswith(api_fuzz.ITEM)}
-    kept = [c for c in findings if not (c.value.startswith(api_fuzz.ITEM) and (c.callable, c.parameter) in pending)]
-    fixed = [api_fuzz.Case(q, p, "(listed)", "other", "listed in ITEM_FUZZ_PENDING but refused cleanly now")
-             for q, p in sorted(pending - found)]
-    return kept + fixed
+    return [c for c in findings if not (c.value.startswith(api_fuzz.ITEM) and (c.callable, c.parameter) in pending)]
+
+
+def test_pending_item_entries_name_a_public_callable_and_its_parameter():
+    """Each :data:`ITEM_FUZZ_PENDING` entry names a parameter of a public callable, so a renamed or removed function
+    cannot leave a stale entry behind."""
+    for qualname, parameter in ITEM_FUZZ_PENDING:
+        callables = api_fuzz.public_callables(qualname.split(".")[0])
+        assert qualname in callables, f"{qualname} is not a public callable"
+        assert parameter in inspect.signature(callables[qualname]).parameters, f"{qualname} has no {parameter}"
 
 
 @pytest.mark.parametrize("package", api_fuzz.packages())
