@@ -926,13 +926,26 @@ def test_the_book_presets_seed_count_is_the_stability_rules_pick():
     assert len(Config.preset("book").seeds) == rule2["pick"]
 
 
+def _check_candidate_record(record: dict, runs: list, summary_entry: dict) -> float:
+    """Shared by the forgetting rules' record tests: one candidate's runs cover the record's tuning base seeds, its
+    chance that all inner seeds clear the forgetting gate recomputes from its runs (normal approximation, one
+    factor per inner seed), and its "every gate and check passed" flag matches the runs' words. Returns that chance."""
+    from scipy.stats import norm
+
+    assert sorted(r["base_seed"] for r in runs) == sorted(record["base_seeds"])
+    ft = np.array([x for r in runs for x in r["finetune_forgetting"]])
+    p = norm.cdf((ft.mean() - C.FORGET_GATE) / ft.std(ddof=1)) ** record["n_inner"]
+    assert p == pytest.approx(summary_entry["p_pass"])
+    gated = [c for c, k in runs[0]["kinds"].items() if k in ("gate", "check")]
+    assert summary_entry["gates_checks_pass_all"] == all(r["words"][c] == "pass" for r in runs for c in gated)
+    return p
+
+
 def test_the_book_presets_n_samples_is_the_forgetting_rules_pick():
     """The evaluation samples per task follow benchmarks/trust_region_cl_forgetting_rule.md: its committed record
     (tuning base seeds >= 100 only) recomputes to its pick from its own runs, and the book preset uses that pick."""
     import json
     from pathlib import Path
-
-    from scipy.stats import norm
 
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "trust_region_cl_forgetting.json"
     if not path.is_file():
@@ -941,13 +954,7 @@ def test_the_book_presets_n_samples_is_the_forgetting_rules_pick():
     assert min(record["base_seeds"]) >= 100  # never an evaluation base seed
     summary, current = {int(n): v for n, v in record["summary"].items()}, record["current"]
     for n, v in summary.items():
-        runs = [r for r in record["runs"] if r["n_samples"] == n]
-        assert sorted(r["base_seed"] for r in runs) == sorted(record["base_seeds"])
-        ft = np.array([x for r in runs for x in r["finetune_forgetting"]])
-        p = norm.cdf((ft.mean() - C.FORGET_GATE) / ft.std(ddof=1)) ** record["n_inner"]
-        assert p == pytest.approx(v["p_pass"])
-        gated = [c for c, k in runs[0]["kinds"].items() if k in ("gate", "check")]
-        assert v["gates_checks_pass_all"] == all(r["words"][c] == "pass" for r in runs for c in gated)
+        p = _check_candidate_record(record, [r for r in record["runs"] if r["n_samples"] == n], v)
         feasible = v["mean_cpu_s"] <= summary[current]["mean_cpu_s"] + record["cpu_slack_s"]
         assert v["qualifies"] == (v["gates_checks_pass_all"] and p >= record["p_min"] and feasible)
     qualifying = [n for n, v in summary.items() if v["qualifies"]]
@@ -967,8 +974,6 @@ def test_the_book_preset_follows_the_forgetting_rule2s_pick():
     import json
     from pathlib import Path
 
-    from scipy.stats import norm
-
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "trust_region_cl_forgetting2.json"
     if not path.is_file():
         pytest.skip("the forgetting rule 2 record is not part of this copy")
@@ -976,13 +981,7 @@ def test_the_book_preset_follows_the_forgetting_rule2s_pick():
     assert min(record["base_seeds"]) >= 100  # never an evaluation base seed
     summary = record["summary"]
     for name, v in summary.items():
-        runs = [r for r in record["runs"] if r["candidate"] == name]
-        assert sorted(r["base_seed"] for r in runs) == sorted(record["base_seeds"])
-        ft = np.array([x for r in runs for x in r["finetune_forgetting"]])
-        p = norm.cdf((ft.mean() - C.FORGET_GATE) / ft.std(ddof=1)) ** record["n_inner"]
-        assert p == pytest.approx(v["p_pass"])
-        gated = [c for c, k in runs[0]["kinds"].items() if k in ("gate", "check")]
-        assert v["gates_checks_pass_all"] == all(r["words"][c] == "pass" for r in runs for c in gated)
+        p = _check_candidate_record(record, [r for r in record["runs"] if r["candidate"] == name], v)
         assert v["feasible"] == (v["mean_cpu_s"] <= record["cpu_limit_s"])
         assert v["passes"] == (v["gates_checks_pass_all"] and p >= record["p_min"] and v["feasible"])
     passing = [n for n, v in summary.items() if v["passes"]]
