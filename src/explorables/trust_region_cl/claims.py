@@ -23,7 +23,7 @@ from ..core.tables import Claim, checks_table  # noqa: F401 - what the notebook 
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
 from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict, t_multiplier
-from .continual import BASELINES, CONTROL, METHODS
+from .continual import BASELINES, CONTROL, DUAL_MAX, METHODS
 from .experiment import TRAINED, TrustRegionCLResults
 
 # --- thresholds: the one declared place ---------------------------------------------------------
@@ -52,6 +52,11 @@ RELEARN_MAX = 0.5
 #: the baselines the abstract names (EWC, replay, continual meta-learning): the verdicts on "best" / "faster" count
 #: only these. Fine-tuning, which protects nothing, is shown for reference.
 NAMED_BASELINES: tuple[str, ...] = ("ewc", "replay", "reptile")
+
+
+def _max_of(stats: Mapping, key: str) -> float | None:
+    """The largest per-seed value of ``stats[key]`` (None where a record predates the key)."""
+    return max(stats[key]["per_seed"]) if key in stats else None
 
 
 def _iv(values: Sequence[float] | np.ndarray, digits: int = 3) -> str:
@@ -95,15 +100,26 @@ def maml_check(cosines: Sequence[float], threshold: float = COSINE_THRESHOLD) ->
     return f"fail: the cosine rises with λ but stays at {cosines[-1]:.3f} < {threshold}"
 
 
-def radius_check(ratios: Sequence[float], band: float = RADIUS_BAND) -> str:
+def radius_check(ratios: Sequence[float], band: float = RADIUS_BAND, max_multiplier: float | None = None,
+                 cap_hits: int | None = None, dual_steps: int | None = None) -> str:
     """pass: on every seed TR-CL's Fisher distance to the anchor at the end of a task, over its radius, lies within
     ``band`` of 1 (the multiplier found per task makes the constraint active and met); fail otherwise (the region
     is not reached, so TR-CL is replay, or the distance ends outside the region). With the projection onto the region
-    (``continual.PROJECT``) the distance cannot end above the radius, so the side that can fail is the lower one."""
+    (``continual.PROJECT``) the distance cannot end above the radius, so the side that can fail is the lower one.
+
+    ``max_multiplier``, ``cap_hits``, ``dual_steps`` (optional): the largest multiplier reached and the number of
+    dual steps, of ``dual_steps``, on which the bound ``continual.DUAL_MAX`` acted; reported in the text (the bound
+    is disclosed, it does not decide the word)."""
     lo, hi = min(ratios), max(ratios)
+    cap = ""
+    if max_multiplier is not None:
+        cap = f"; largest λ {max_multiplier:.4g}"
+        if cap_hits is not None:
+            of = f" of {dual_steps}" if dual_steps is not None else ""
+            cap += f", bound λ ≤ {DUAL_MAX:g} reached on {cap_hits}{of} dual steps"
     if 1 - band <= lo and hi <= 1 + band:
-        return f"pass: distance / radius in [{lo:.3f}, {hi:.3f}], within {band:g} of 1 on every seed"
-    return f"fail: distance / radius in [{lo:.3f}, {hi:.3f}], not within {band:g} of 1 on every seed"
+        return f"pass: distance / radius in [{lo:.3f}, {hi:.3f}], within {band:g} of 1 on every seed{cap}"
+    return f"fail: distance / radius in [{lo:.3f}, {hi:.3f}], not within {band:g} of 1 on every seed{cap}"
 
 
 # --- gates --------------------------------------------------------------------------------------
@@ -260,8 +276,15 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             f"TR-CL, radius {cfg.trust_radius:g}, dual ascent (η = {cfg.dual_lr:g}) and the projection onto the region "
             f"after each Adam step; distance / radius at the end "
             f"of tasks 2..{k}, mean per seed; multiplier λ found, mean over tasks",
-            f"distance / radius {_pm(seq['trcl']['distance_ratio'])}; λ {_pm(seq['trcl']['multiplier'], 1)}",
-            radius_check(seq["trcl"]["distance_ratio"]["per_seed"]), kind="check",
+            f"distance / radius {_pm(seq['trcl']['distance_ratio'])}; λ {_pm(seq['trcl']['multiplier'], 1)}"
+            + (f"; largest λ reached per seed {_pm(seq['trcl']['multiplier_max'], 1)}, at the bound "
+               f"{DUAL_MAX:g} on {seq['trcl']['cap_hits']} of {seq['trcl']['dual_steps']} dual steps "
+               f"({seq['trcl']['cap_hit_tasks']} of {n * (k - 1)} (seed, task) runs)"
+               if "cap_hits" in seq["trcl"] else ""),
+            radius_check(seq["trcl"]["distance_ratio"]["per_seed"],
+                         max_multiplier=_max_of(seq["trcl"], "multiplier_max"), cap_hits=seq["trcl"].get("cap_hits"),
+                         dual_steps=seq["trcl"].get("dual_steps")),
+            kind="check",
         ),
         Claim(
             "there is forgetting to prevent, and replay alone does not prevent it",
