@@ -860,7 +860,7 @@ def test_the_configs_radii_are_the_tuning_tables_picks():
     assert tuple(record["tasks"]) == cfg.tasks  # tuned on the book's task sequence
     assert float("inf") in record["radii"]  # the grid includes no constraint, for both metrics
     table = tuning_table()  # one pick marked, TR-CL's: the control's radius is calibrated, not picked from the grid
-    assert table.count("←") == 1 and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))
+    assert table.count(" ← |") == 1 and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))
 
 
 @pytest.mark.parametrize("order", [("finetune", "replay", "trcl"), ("replay", "ewc", "trcl", "finetune")])
