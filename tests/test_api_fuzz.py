@@ -29,9 +29,6 @@ from .conftest import ROOT
 #: calls recorded for these two functions do not reach the listed inputs), so a listed entry that refuses cleanly is
 #: not a failure; remove an entry when its function is fixed.
 ITEM_FUZZ_PENDING: dict[tuple[str, str], str] = {
-    ("sensory.representations", "prompts"): "an unknown or repeated prompt ends in TypeError (hidden_states is None)",
-    ("sensory.representations", "openings"): "an unknown opening ends in TypeError (hidden_states is None)",
-    ("sensory.representations", "layers"): "layers in decreasing order end in TypeError (hidden_states is None)",
     ("virtualflow.random_scene", "vm_distance"): "a (low, high) range given high first: numpy's 'high - low < 0'",
     ("virtualflow.random_scene", "rt60_range"): "a (low, high) range given high first: numpy's 'high - low < 0'",
 }
