@@ -39,6 +39,7 @@ from explorables.rpkd.claims import (
     control_sentence,
     control_verdict,
     dead_channels_verdict,
+    distill_verdict,
     headroom_verdict,
     learns_verdict,
     logit_sentence,
@@ -464,3 +465,18 @@ def test_headline_has_one_line_per_claim_with_its_verdict():
     assert len(lines) == len(rows) and all(line.endswith(row.verdict) for line, row in zip(lines, rows, strict=True))
     std = _constructed(_arms(), protocol="standard")
     assert len(headline(results, std)) == len(claims(results, std))
+
+
+def test_a_failed_distill_gate_makes_the_protocols_claims_untested():
+    few = _constructed(_arms(kd=0.9, ofa=0.9))  # KD and OFA gain over CE: the gate passes, RPKD reads no
+    std = _constructed(_arms(), protocol="standard")  # nobody gains over CE: no usable room
+    rows = apply_gates(claims(few, std))
+    gates = {r.name: r.outcome for r in rows if r.kind == "gate"}
+    assert gates["distill"] == "pass" and gates["distill_standard"] == "fail" and gates["headroom_standard"] == "pass"
+    standard_rows = [r for r in rows if r.kind == "claim" and "standard protocol" in r.claim]
+    assert len(standard_rows) == 2 and all(r.outcome == "untested" and "distill_standard" in r.verdict
+                                           for r in standard_rows)
+    assert distill_verdict([0.30, 0.31, 0.29]).startswith("pass")
+    assert distill_verdict([0.0, 0.2, 0.1]).startswith("fail")
+    dead = next(r for r in claims(few) if r.claim == "the teacher has no dead channels")
+    assert dead.kind == "check" and dead.outcome == "pass" and "dead channels of 16" in dead.measured

@@ -27,6 +27,7 @@ from .training import ARM_LABELS, CONTROL
 MARGIN = 0.01
 #: gate: the teacher beats a CE student of the student's architecture by this much, at every C and on every seed
 HEADROOM = 0.05
+#: gate ``distill``: the better of KD and OFA gains at least :data:`MARGIN` over CE, mean over C (interval)
 #: gate: a linear probe reads the fine digit from the teacher's own features at the fewest classes at least this well
 TEACHER_INFO = 0.5
 #: check: every arm beats chance (1 / C) by this much on every seed (the students learn at all)
@@ -117,6 +118,16 @@ def headroom_verdict(edges: Mapping[int, Sequence[float]], threshold: float = HE
         return f"pass: the teacher beats CE by ≥ {threshold:.2f} at every C, on every seed"
     return (f"fail: the teacher does not beat CE by {threshold:.2f} on every seed at {', '.join(short)}: "
             "no room for distillation")
+
+
+def distill_verdict(gains: Sequence[float], threshold: float = MARGIN) -> str:
+    """Gate: per seed, the better known distiller's (KD or OFA) accuracy minus CE's, averaged over class counts;
+    pass when its interval lies at or above ``threshold``. Without it, no distillation converts the teacher's
+    headroom into accuracy in this setup, and RPKD's rows could not tell a failure of RPKD from one of the setup."""
+    if gate(gains, threshold) == "pass":
+        return f"pass: logit distillation gains ≥ {threshold:.2f} over CE alone (interval over seeds)"
+    return (f"fail: no known distiller gains {threshold:.2f} over CE alone beyond the seed-to-seed spread: "
+            "this setup gives distillation no usable room")
 
 
 def teacher_info_verdict(values: Sequence[float], threshold: float = TEACHER_INFO) -> str:
@@ -214,6 +225,19 @@ def _headroom_name(results: RPKDResults) -> str:
     return "headroom_standard" if _is_standard(results) else "headroom"
 
 
+def _distill_name(results: RPKDResults) -> str:
+    return "distill_standard" if _is_standard(results) else "distill"
+
+
+def _gates(results: RPKDResults) -> tuple[str, ...]:
+    """The gates a claim of this run depends on: the headroom, and the known distiller's gain when KD or OFA ran."""
+    return (_headroom_name(results),) + ((_distill_name(results),) if _has_any(results, "kd", "ofa") else ())
+
+
+def _has_any(results: RPKDResults, *arms: str) -> bool:
+    return any(a in results.summary["arms"] for a in arms)
+
+
 def learns_check(runs: Sequence[RPKDResults]) -> Claim:
     """Check: every arm of every run learns (above chance on every seed)."""
     margins, worst = {}, []
@@ -251,6 +275,20 @@ def dead_channels_check(results: RPKDResults) -> Claim:
                  f"training image, per C; threshold {DEAD_CHANNELS}",
                  f"dead channels of {n}: " + ", ".join(f"C = {c}: {k}" for c, k in counts.items()),
                  dead_channels_verdict(counts), kind="check")
+
+
+def distill_gate(results: RPKDResults) -> Claim:
+    """Gate: the better of KD and OFA (by mean) gains over CE, averaged over class counts seed by seed."""
+    arms = [a for a in ("kd", "ofa") if _has(results, a)]
+    best = max(arms, key=lambda a: float(pooled(results, a, "ce").mean()))
+    gains = pooled(results, best, "ce")
+    return Claim(
+        f"a known distiller gains over CE alone ({_tag(results)})",
+        "the better of " + " and ".join(ARM_LABELS[a] for a in arms) + " (by mean) minus CE, paired by seed, mean "
+        f"over C; threshold {MARGIN:.2f} (interval)",
+        "; ".join(f"{ARM_LABELS[a]} − CE, mean over C: {_iv(pooled(results, a, 'ce'))}" for a in arms),
+        distill_verdict(gains), kind="gate", name=_distill_name(results),
+    )
 
 
 def teacher_info_gate(results: RPKDResults) -> Claim:
@@ -296,7 +334,7 @@ def comparison_claim(results: RPKDResults, setting: str) -> Claim:
         setting,
         f"C = {low}: " + "; ".join(f"RPKD − {k} {_iv(v)}" for k, v in vs.items())
         + f"; lead at C = {low} minus at C = {high}: {_iv(trend)}",
-        comparison_verdict(vs, trend), gates=(_headroom_name(results),),
+        comparison_verdict(vs, trend), gates=_gates(results),
     )
 
 
@@ -308,7 +346,7 @@ def transfer_claim(results: RPKDResults, claim: str, setting: str) -> Claim:
                 + ", ".join(f"{gain(results, 'rpkd', 'ce', c):+.3f}" for c in grid) + ")")
     if _has(results, "kd"):
         measured += f"; KD − CE: {_iv(pooled(results, 'kd', 'ce'))}"
-    return Claim(claim, setting, measured, transfer_verdict(gains), gates=(_headroom_name(results),))
+    return Claim(claim, setting, measured, transfer_verdict(gains), gates=_gates(results))
 
 
 def control_claim(results: RPKDResults) -> Claim:
@@ -321,7 +359,7 @@ def control_claim(results: RPKDResults) -> Claim:
         + (" (standard protocol)" if _is_standard(results) else "") + "; paired by seed, mean over C",
         f"RPKD − control, mean over C: {_iv(gains)} (per C: "
         + ", ".join(f"{gain(results, 'rpkd', CONTROL, c):+.3f}" for c in grid) + ")",
-        control_verdict(gains), gates=(_headroom_name(results),),
+        control_verdict(gains), gates=_gates(results),
     )
 
 
@@ -342,6 +380,8 @@ def _protocol_claims(results: RPKDResults) -> list[Claim]:
     rows = []
     if _has(results, "ce"):
         rows.append(headroom_gate(results))
+    if _has(results, "ce") and _has_any(results, "kd", "ofa"):
+        rows.append(distill_gate(results))
     if _has(results, "rpkd", "ce") and (_has(results, "kd") or _has(results, "ofa")):
         rows.append(comparison_claim(results, setting))
     if _has(results, "rpkd", "ce"):
@@ -381,6 +421,9 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("dead channels", "check", dead_channels_verdict, DEAD_CHANNELS,
               "dead channels of the teacher's last convolution ≤ threshold at every C",
               {"pass": (({10: 0, 2: 0},), {}), "fail": (({10: 0, 2: 1},), {})}),
+    Criterion("distill", "gate", distill_verdict, MARGIN,
+              "the better of KD and OFA minus CE per seed, mean over C: interval at or above threshold (each protocol "
+              "its own gate)", {"pass": ((_LOW,), {}), "fail": ((_MID,), {})}),
     Criterion("teacher_info", "gate", teacher_info_verdict, TEACHER_INFO,
               "probe accuracy from the teacher's features at the fewest C: interval above threshold",
               {"pass": (([0.9, 0.92, 0.91],), {}), "fail": (([0.9, 0.3, 0.6],), {})}),

@@ -197,7 +197,11 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
         device=device, progress=progress,
     )
     teacher_acc = float(accuracy(teacher, x_test[None], y_test[None])[0])
+    y_train = super_labels(fine_train, n_classes)[None].to(device)
+    train_acc = float(accuracy(teacher, x_train[None], y_train)[0])  # on the transfer set, which it was trained on
     t_logits, t_tokens = teacher_targets(teacher, x_train[None], cfg.grid)
+    # how close the KD target (softmax at T) on the transfer set is to a one-hot label: its mean largest probability
+    soft_max = float(torch.softmax(t_logits[0].detach() / cfg.temperature, dim=-1).max(dim=-1).values.mean())
     with torch.no_grad():  # a last-layer channel (after its ReLU) that is 0 everywhere on the training set is dead
         dead = int((teacher(x_train[None])[1][0] <= 0).all(dim=0).flatten(start_dim=1).all(dim=1).sum())
     prototypes = RandomPrototypes(cfg.n_prototypes, cfg.d_prototype, t_tokens.shape[-1], cfg.seed + 7).to(device)
@@ -218,6 +222,7 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
     probe = {name: float(np.mean(values)) for name, values in probe_seeds.items()}
     return {"teacher_accuracy": teacher_acc, "probe": probe, "probe_per_seed": probe_seeds,
             "dead_channels": dead, "teacher_channels": int(t_tokens.shape[-1]),
+            "teacher_train_accuracy": train_acc, "teacher_soft_max": soft_max,
             "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu()}
 
 
@@ -251,6 +256,8 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
         "probe_per_seed": shared["probe_per_seed"],
         "dead_channels": shared["dead_channels"],
         "teacher_channels": shared["teacher_channels"],
+        "teacher_train_accuracy": shared["teacher_train_accuracy"],
+        "teacher_soft_max": shared["teacher_soft_max"],
         "accuracy": {arm: _stats(acc[a].tolist()) for a, arm in enumerate(cfg.arms)},
     }
     return summary, {"loss": np.asarray(curve)}
