@@ -388,7 +388,7 @@ def test_study_directions_counts_the_base_seeds():
                                         for g in ("+0.10", "-0.05")]),
         row("the pose is better decoded ...", ["grasp success from the mask 0.60 ± 0.1, from its own map 0.70 ± 0.1; "
                                                "gain -0.10 [-0.3, +0.1]"] * 2),
-        row("curriculum transfer ...", ["lead on the mean of the three metrics: n = 16 -0.10 [-0.3, +0.1]",
+        row("the staged curriculum ...", ["lead on the mean of the three metrics: n = 16 -0.10 [-0.3, +0.1]",
                                         "lead on the mean of the three metrics: n = 16 +0.10 [-0.3, +0.1]"]),
     ]}
     text = study_directions(study)
