@@ -37,11 +37,16 @@ def words(results) -> list[tuple[str, str, str]]:
     return [(r.name or r.claim[:40], r.outcome, r.measured) for r in apply_gates(C.claims(results))]
 
 
-for base in map(int, sys.argv[1:]):
-    t0 = time.perf_counter()
-    cfg = replace(X.UniRAPConfig.preset("book"), seed=base, seeds=MEMBERS).validated()
-    res = X.run(cfg)
-    seconds = time.perf_counter() - t0
-    cut = X.UniRAPResults(res.config, dict(first(res.summary, 3), n_seeds=3), res.curves)
-    print(json.dumps({"base": base, "members": list(MEMBERS), "seconds": round(seconds, 1),
-                      "rows5": words(res), "rows3": words(cut)}), flush=True)
+def main() -> None:
+    for base in map(int, sys.argv[1:]):
+        t0 = time.perf_counter()
+        cfg = replace(X.UniRAPConfig.preset("book"), seed=base, seeds=MEMBERS).validated()
+        res = X.run(cfg)
+        seconds = time.perf_counter() - t0
+        cut = X.UniRAPResults(res.config, dict(first(res.summary, 3), n_seeds=3), res.curves)
+        print(json.dumps({"base": base, "members": list(MEMBERS), "seconds": round(seconds, 1),
+                          "rows5": words(res), "rows3": words(cut)}), flush=True)
+
+
+if __name__ == "__main__":  # spawned workers re-import this file
+    main()

@@ -278,8 +278,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
         Claim(
             "one unified decoder performs detection, part-level affordance segmentation and 4-DoF pose together",
             f"{cfg.image_size}-px procedural scenes, {n} instruction-labelled scenes, curriculum; vs three separate "
-            f"task decoders (each started from the same stage-2 decoder; the pose decoder reads its own map through "
-            f"the mask head, whose weights the pose loss does not train, as in the unified arm); "
+            f"task decoders (each started from the same stage-2 decoder; the pose head reads the arm's own predicted "
+            f"mask, with the same stop-gradient as the unified arm); "
             f"{steps}",
             f"unified {_three(cur)}; separate {_three(sep)}; unified minus separate "
             + ", ".join(f"{SHORT[k]} {_iv(d)}" for k, d in diffs.items()),
@@ -430,7 +430,7 @@ _STUDY_ROWS = {"unified": "one unified decoder", "pose": "the pose is better dec
 def study_directions(study: Mapping) -> str:
     """The directions of the means across the base seeds of a seed study (``load_study("unirap")``), read from
     its rows' measured text: unified against separate heads on grasp, the own-map ablation (which reads no
-    mask either) against separate heads on grasp, the mask-read pose against the own-map one, and the
+    mask) against separate heads (which read their own predicted mask) on grasp, the mask-read pose against the own-map one, and the
     curriculum against its control at the fewest labels. Directions of means only, no verdict."""
     import re
 
@@ -455,8 +455,8 @@ def study_directions(study: Mapping) -> str:
     of = lambda v: f"{int(np.sum(v))} of {k}"  # noqa: E731
     span = lambda v: f"{v.min():.2f}–{v.max():.2f}"  # noqa: E731
     return (f"Across the {k} base seeds of the study (means over member seeds): the unified model grasps ahead "
-            f"of separate heads on {of(lead > 0)}; the own-map ablation, which reads no segmentation either, grasps "
-            f"ahead of separate heads on {of(pose[:, 1] > sep)} (grasp {span(pose[:, 1])} against "
+            f"of separate heads on {of(lead > 0)}; the own-map ablation, which reads no mask, grasps "
+            f"ahead of separate heads (which read their own predicted mask) on {of(pose[:, 1] > sep)} (grasp {span(pose[:, 1])} against "
             f"{span(sep)}); the pose read from the mask trails the own-map ablation on {of(pose[:, 0] < pose[:, 1])}; "
             f"and at n = {int(ctl[0, 0])} labelled scenes the curriculum is level with or behind its control on "
             f"{of(ctl[:, 1] <= 0)}.")
