@@ -223,9 +223,9 @@ def mask_weights(logits: torch.Tensor) -> torch.Tensor:
     plain probability gives every background pixel a small weight (0.05 at a logit of -3), and the thousand
     of them pull the centroid and the moments away from the part; squared, that tail is twenty times smaller,
     while every pixel keeps a gradient. Where the pose reads the *segmentation* (``"unified"``, and
-    ``"separate"``'s mask decoder), the forward pass reads ``mask_weights(logits.detach())``: a stop-gradient, so that the pose
-    loss does not reach the mask through its weights ``a(p)`` (with the pose loss flowing into them, the masks
-    came out worse and more uneven across seeds); it still reaches the shared token ``q``, which the pose head
+    ``"separate"``'s mask decoder), the forward pass reads ``mask_weights(logits.detach())``: a stop-gradient, so
+    that the pose loss does not reach the mask through its weights ``a(p)`` (with the pose loss flowing into them,
+    the masks came out worse and more uneven across seeds); it still reaches the shared token ``q``, which the pose head
     reads too, and the pixel features ``F(p)`` it pools, from which the mask is also computed."""
     return torch.sigmoid(logits) ** 2
 
