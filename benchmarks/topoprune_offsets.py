@@ -10,6 +10,10 @@ checks that K = 1 read off the K = 9 run equals a run with K = 1 (two seeds): me
 It times every training and writes, per candidate, every row's word per base seed, the paired intervals, and
 the projected cold page time (under load on a shared 2-core machine: a feasibility bound, not a target).
 
+The rule kept K = 1, so the offsets were taken out of the package again afterwards: this script runs on the
+package as it was at commit de3f644 (``git checkout de3f644 -- src/explorables/topoprune``), where
+``select_by_score`` takes the grid offset and ``TopoPruneConfig.n_offsets`` exists.
+
 Usage: ``python benchmarks/topoprune_offsets.py [--base-seeds 120 121 122 123 124]
 [--out benchmarks/topoprune_offsets.md]``. About two minutes per base seed under load.
 """

@@ -58,15 +58,7 @@ from .persistence import (
     persistence_values,
     topological_scores,
 )
-from .selection import (
-    SELECTIONS,
-    ccs_selection,
-    centre_distance,
-    coverage_offsets,
-    d2_selection,
-    random_selection,
-    select_by_score,
-)
+from .selection import SELECTIONS, ccs_selection, centre_distance, d2_selection, random_selection, select_by_score
 
 METHODS: tuple[str, ...] = ("random", "centre", "d2", "ccs", "radius", "topoprune")
 METHOD_NAMES: dict[str, str] = {
@@ -86,18 +78,18 @@ VIEWS: tuple[str, ...] = ("mlp", "cnn", "mlp_noisy")
 LOWER_RATE_VIEWS: tuple[str, ...] = ("mlp",)  # views trained below the highest rate (no verdict reads them)
 END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
 END_SCORED: tuple[str, ...] = ("radius", "topoprune")  # scored, with the ends also trained
-#: trained by the evenly spaced rule (``topo_selection``), one subset per offset of ``coverage_offsets(n_offsets)``
-GRID_METHODS: tuple[str, ...] = ("radius", "topoprune")
 #: the diagnosis of the first version's score: the scores compared, and the perturbations
 #: one change at a time: each row differs from the one above in one thing (rescaling; displacement ->
-#: value; the layout's k -> TopoPrune's k; layout -> latent features)
-VARIANTS: tuple[str, ...] = ("first", "unscaled", "layout_values", "layout_values_wide", "topoprune")
+#: value; the layout's k -> TopoPrune's k; layout -> latent features; then, after TopoPrune, without the
+#: averaging over memberships: what the averaging adds to the stability)
+VARIANTS: tuple[str, ...] = ("first", "unscaled", "layout_values", "layout_values_wide", "topoprune", "own")
 VARIANT_NAMES: dict[str, str] = {
     "first": "first version: displacement, rescaled neighbourhoods, UMAP layout, layout's k",
     "unscaled": "displacement, neighbourhoods not rescaled, UMAP layout, layout's k",
     "layout_values": "total persistence (a value), UMAP layout, layout's k",
     "layout_values_wide": "total persistence (a value), UMAP layout, TopoPrune's k",
     "topoprune": "total persistence (a value), latent features, TopoPrune's k: TopoPrune now",
+    "own": "the same, own neighbourhood only (not averaged over the neighbourhoods holding a sample)",
 }
 PERTURBATIONS: tuple[str, ...] = ("noise", "umap_seed", "extractor", "jitter", "jitter_large")
 PERTURBATION_NAMES: dict[str, str] = {
@@ -144,9 +136,6 @@ class TopoPruneConfig(ExperimentConfig):
     n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
     n_random_draws: int = param(4, Int(1, 100), "random selection: class-balanced draws per view and rate (accuracy "
                                 "averaged: the reference every method is compared with)")
-    n_offsets: int = param(1, Int(1, 99), "evenly spaced rule (TopoPrune and the control): its accuracy is the mean "
-                           "over this many offsets (j + 1/2)/K of the rank grid, each subset trained (odd: the "
-                           "centre offset, whose kept set is the one measured, is among them)")
     n_inits: int = param(2, Int(1, 100), "initialisations of the MLP trained on each subset at the highest pruning "
                          "rate (accuracy averaged; the other rates train once)")
     paired_inits: bool = param(True, Bool(), "every method's subset trains from the same initialisations (paired "
@@ -313,6 +302,12 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     clean = persistence_scores(feats["clean"], cfg.n_neighbours, h, w)
     rho["topoprune"] = {p: 1.0 if p == "umap_seed" else float(spearmanr(
         clean, persistence_scores(feats[p], cfg.n_neighbours, h, w))[0]) for p in PERTURBATIONS}  # fmt: skip
+
+    def own(points: np.ndarray) -> np.ndarray:  # not averaged over memberships; draws nothing
+        return persistence_scores(points, cfg.n_neighbours, h, w, average=False)
+
+    rho["own"] = {p: 1.0 if p == "umap_seed" else float(spearmanr(own(feats["clean"]), own(feats[p]))[0])
+                  for p in PERTURBATIONS}  # fmt: skip
     # what each perturbation does to the neighbourhoods and their H0 pairs: in the layout with the first
     # version's k (uniform rescaling changes no pair), and in the features with TopoPrune's k
     pairs = {"layout": {p: pair_changes(layouts["clean"], layouts[p], k) for p in PERTURBATIONS},
@@ -342,18 +337,13 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
     # selection rule, rather than the score, decide the accuracy?
     ends = {mode: {m: {} for m in END_SCORED} for mode in END_MODES}
     top = max(cfg.prune_grid)
-    offsets = coverage_offsets(cfg.n_offsets) if cfg.topo_selection == "coverage" else (0.5,)
-    by_offset: dict[str, dict[str, dict[str, list[float]]]] = {v: {m: {} for m in GRID_METHODS} for v in VIEWS}
     for rate in cfg.prune_grid:
         # one batched training per rate. Every verdict reads the highest rate: there every view's methods,
         # random selection's draws and the ends train; at the other rates only the MLP view's methods and
         # draws (the accuracy table and figure). Paired: the c-th initialisation of every member is the
         # same weights, so a difference between two methods at the same c is free of initialisation noise.
         views = VIEWS if rate == top else LOWER_RATE_VIEWS
-        members = [(v, m, kept[v][m][rate]) for v in views for m in METHODS if m not in ("random", *GRID_METHODS)]
-        # the evenly spaced rule: one subset per offset of the rank grid, accuracy their mean (like random's draws)
-        members += [(v, m, select_by_score(scores[v][m], y, rate, cfg.topo_selection, u))
-                    for v in views for m in GRID_METHODS for u in offsets]  # fmt: skip
+        members = [(v, m, kept[v][m][rate]) for v in views for m in METHODS if m != "random"]
         members += [(v, "random", d) for v in views for d in draws[v][rate]]
         if rate == top:
             members += [(mode, m, select_by_score(scores["mlp"][m], y, rate, mode)) for mode in END_MODES
@@ -368,8 +358,6 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
             found.setdefault((where, m), []).append(float(a))
         for (where, m), a in found.items():
             (accuracy[where] if where in VIEWS else ends[where])[m][str(rate)] = float(np.mean(a))
-            if where in VIEWS and m in GRID_METHODS:
-                by_offset[where][m][str(rate)] = a
     full = float(train_on_subsets(split, [np.arange(len(y))], n_steps=cfg.n_train_steps, seed=train_seed,
                                   device=device)[0])  # fmt: skip
     # how far the noise moves the features, next to the neighbourhoods' size (the stability theorem's bound
@@ -383,7 +371,7 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
     }  # fmt: skip
     summary = {
         "n_pool": len(y), "n_test": len(split.y_test), "net_accuracy": net_accuracy,
-        "full_accuracy": full, "accuracy": accuracy, "ends": ends, "accuracy_by_offset": by_offset,
+        "full_accuracy": full, "accuracy": accuracy, "ends": ends,
         "jaccard": {m: {str(r): jaccard(kept["mlp"][m][r], kept["mlp_noisy"][m][r]) for r in cfg.prune_grid}
                     for m in (*METHODS, *KEPT_ONLY)},
         "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
