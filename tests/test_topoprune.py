@@ -613,6 +613,15 @@ def test_offsets_counts_sentence_reads_the_committed_report():
     assert offsets_counts_sentence(report.read_text()).startswith("one offset:")  # the page reads this file
 
 
+def test_the_stability_figure_draws_every_row_of_the_diagnosis():
+    from explorables.topoprune.experiment import VARIANTS
+    from explorables.topoprune.figures import VARIANT_SHORT, stability_figure
+
+    assert set(VARIANT_SHORT) == set(VARIANTS)
+    names = {trace.name for trace in stability_figure(smoke_run("topoprune")).data}
+    assert {VARIANT_SHORT[v] for v in VARIANTS} <= names
+
+
 def test_the_score_without_averaging_is_each_samples_own_neighbourhood_value():
     from explorables.topoprune.persistence import neighbourhood_persistence
 
