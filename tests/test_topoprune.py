@@ -33,8 +33,10 @@ from explorables.topoprune.claims import (
     RANDOM_JACCARD,
     RANK_MARGIN,
     accuracy_verdict,
+    averaging_source,
     control_verdict,
     fragile_gate,
+    offsets_counts_sentence,
     persistence_verdict,
     pooled_reversal,
     robustness_verdict,
@@ -290,8 +292,8 @@ def test_the_diagnosis_leaves_every_other_number_of_the_seed_as_it_was():
         assert on.summary["methods"][key] == off.summary["methods"][key]
     assert "diagnosis" in on.summary["methods"] and "diagnosis" not in off.summary["methods"]
     d = on.summary["methods"]["diagnosis"]
-    assert set(d) == {"first", "unscaled", "layout_values", "layout_values_wide", "topoprune"}
-    assert d["topoprune"]["umap_seed"] == 1.0  # it reads no layout
+    assert set(d) == {"first", "unscaled", "layout_values", "layout_values_wide", "topoprune", "own"}
+    assert d["topoprune"]["umap_seed"] == d["own"]["umap_seed"] == 1.0  # they read no layout
     pairs = on.summary["methods"]["diagnosis_pairs"]
     assert set(pairs) == {"layout", "features"}
     for space in pairs.values():
@@ -582,9 +584,53 @@ def test_verdicts_follow_their_criteria():
     assert "across extractors the control keeps its ranking better" in stability_source(up, down)
     assert "under noise the control keeps its ranking better" in stability_source(down, up)
     assert "under noise the control keeps its ranking as well" in stability_source(tie, up)
-    assert stability_source(tie, down).startswith("the averaging")
-    assert stability_source(down, down).startswith("the averaging")
+    assert stability_source(tie, down).startswith("aggregation over many points")
+    assert stability_source(down, down).startswith("aggregation over many points")
     assert stability_phrase(0.8, 0.30, 0.05).startswith("stable")
+
+
+def test_averaging_source_reads_what_the_averaging_adds():
+    high, low = {"noise": 0.8, "extractor": 0.75}, {"noise": 0.6, "extractor": 0.75}
+    lifted = {"noise": 0.85, "extractor": 0.8}
+    assert "most of the stability is there before any averaging" in averaging_source(high, lifted, 30)
+    assert "30-edge" in averaging_source(high, lifted, 30) and "+0.05 under the noise" in averaging_source(
+        high, lifted, 30)
+    said = averaging_source(low, lifted, 30)
+    assert "falls below the gates' 0.7 under the noise, and" in said  # only where it does
+    assert "lifts the score" in said
+    assert "with or without the averaging" in averaging_source(low, {"noise": 0.65, "extractor": 0.8}, 30)
+
+
+def test_offsets_counts_sentence_reads_the_committed_report():
+    from pathlib import Path
+
+    said = offsets_counts_sentence("| K | a | b | c |\n|---|\n| 1 | 20 | yes | 4 of 4 |\n| 9 | 47 | NO | 3 of 4 |\n")
+    assert said == ("one offset: 4 of 4 claim rows agree on every tuning base seed; 9 offsets: 3 of 4 claim rows "
+                    "agree on every tuning base seed (a gate fails)")
+    with pytest.raises(ValueError, match="summary row"):
+        offsets_counts_sentence("nothing here")
+    report = Path(__file__).parents[1] / "benchmarks" / "topoprune_offsets.md"
+    assert offsets_counts_sentence(report.read_text()).startswith("one offset:")  # the page reads this file
+
+
+def test_the_stability_figure_draws_every_row_of_the_diagnosis():
+    from explorables.topoprune.experiment import VARIANTS
+    from explorables.topoprune.figures import VARIANT_SHORT, stability_figure
+
+    assert set(VARIANT_SHORT) == set(VARIANTS)
+    names = {trace.name for trace in stability_figure(smoke_run("topoprune")).data}
+    assert {VARIANT_SHORT[v] for v in VARIANTS} <= names
+
+
+def test_the_score_without_averaging_is_each_samples_own_neighbourhood_value():
+    from explorables.topoprune.persistence import neighbourhood_persistence
+
+    rng = np.random.default_rng(3)
+    f = rng.standard_normal((40, 3))
+    hoods = neighbourhoods(f, 5)
+    own = persistence_scores(f, 5, average=False)
+    assert np.allclose(own, neighbourhood_persistence(f, hoods))
+    assert not np.allclose(own, persistence_scores(f, 5))
 
 
 def test_the_cifar_code_path_runs_on_a_tiny_fake_cifar(tmp_path):

@@ -451,7 +451,7 @@ def diagnosis_table(results: TopoPruneResults) -> str:
     header = ("score", *(PERTURBATION_NAMES[p] for p in PERTURBATIONS))
     rows = []
     for v in VARIANTS:
-        cells = ["1 (reads no layout)" if v == "topoprune" and p == "umap_seed" else f"{d[v][p]:.2f}"
+        cells = ["1 (reads no layout)" if v in ("topoprune", "own") and p == "umap_seed" else f"{d[v][p]:.2f}"
                  for p in PERTURBATIONS]  # fmt: skip
         rows.append((VARIANT_NAMES[v], *cells))
     return markdown_table(header, rows)
@@ -585,8 +585,9 @@ def stability_source(gain_noise: Sequence[float], gain_extractor: Sequence[float
     """Where the score's stability comes from, in words for the page, from TopoPrune's paired rank
     correlation minus the control's (the averaged kNN radius: same neighbourhoods, same averaging, no
     persistence), per seed, under noise and across extractors: the topology adds stability only when
-    both intervals clear zero; when neither does, the averaging over neighbourhoods is what makes it
-    stable. When only one clears zero, the sentence says what the other reads: the control keeping its
+    both intervals clear zero; when neither does, the stability comes from aggregating over many points
+    (:func:`averaging_source` measures how much of it the averaging over memberships adds). When only one
+    clears zero, the sentence says what the other reads: the control keeping its
     ranking *better* (the interval below zero) or as well (straddling zero)."""
     words = (compare(gain_noise, 0.0), compare(gain_extractor, 0.0))
     where = ("under noise", "across extractors")
@@ -598,8 +599,50 @@ def stability_source(gain_noise: Sequence[float], gain_extractor: Sequence[float
                    else "the control keeps its ranking as well as TopoPrune, within the seeds' spread")
         return (f"the persistence only in part: TopoPrune keeps its ranking better than the control "
                 f"{where[better]} only, while {where[other]} {control}")  # fmt: skip
-    return ("the averaging over neighbourhoods, not the topology: the control, which has no persistence, keeps its "
+    return ("aggregation over many points, not the topology: the control, which has no persistence, keeps its "
             "ranking as well (within the seeds' spread) or better")  # fmt: skip
+
+
+def averaging_source(own: Mapping[str, float], averaged: Mapping[str, float], k: int, level: float = STABLE) -> str:
+    """What the averaging over memberships adds to the score's stability, in words for the page, from the
+    diagnosis (first seed; no verdict reads it): the Spearman of each sample's own neighbourhood's total
+    persistence (``own``) and of TopoPrune's averaged score (``averaged``) with themselves under the
+    feature noise and across extractors, against the gates' ``level``. Three readings: the own value
+    already clears the level on both (the stability comes from the aggregation inside a neighbourhood,
+    a ``k``-edge tree, before any averaging); only the averaged score clears it on both (the averaging
+    lifts it there); or not even the averaged score clears it on both."""
+    keys, where = ("noise", "extractor"), ("under the noise", "across extractors")
+    text = (f"without the averaging over memberships, each sample's own neighbourhood's total persistence keeps "
+            f"a Spearman of {own['noise']:.2f} {where[0]} and {own['extractor']:.2f} {where[1]}, TopoPrune's "
+            f"averaged score {averaged['noise']:.2f} and {averaged['extractor']:.2f} (the diagnosis table's last "
+            f"two rows; first seed, no verdict reads it)")  # fmt: skip
+    adds = ", ".join(f"{averaged[q] - own[q]:+.2f} {w}" for q, w in zip(keys, where, strict=True))
+    if all(own[q] >= level for q in keys):
+        return (f"{text}: most of the stability is there before any averaging, from the aggregation inside each "
+                f"neighbourhood (with H0 only its total persistence is the length of a {k}-edge minimum spanning "
+                f"tree, a sum over many edges), and the averaging adds {adds}")  # fmt: skip
+    if all(averaged[q] >= level for q in keys):
+        below = " and ".join(w for q, w in zip(keys, where, strict=True) if own[q] < level)
+        return (f"{text}: the own value falls below the gates' {level} {below}, and the averaging over "
+                f"memberships (adding {adds}) is what lifts the score to it")  # fmt: skip
+    return f"{text}: the score stays below the gates' {level} with or without the averaging on this seed"
+
+
+def averaging_source_sentence(results: TopoPruneResults) -> str:
+    """:func:`averaging_source` on a run's diagnosis (first seed)."""
+    d = results.summary["methods"]["diagnosis"]
+    return averaging_source(d["own"], d["topoprune"], results.config.n_neighbours)
+
+
+def offsets_counts_sentence(report: str) -> str:
+    """The counts of ``benchmarks/topoprune_offsets.md`` (its summary table: offsets K, projected page
+    seconds, gates, claim rows agreeing on every tuning base seed), in words for the page."""
+    rows = re.findall(r"^\| (\d+) \| \d+ \| (yes|NO) \| (\d+) of (\d+) \|$", report, re.M)
+    if not rows:
+        raise ValueError("report: no summary row '| K | page s | yes/NO | a of n |' found")
+    parts = [f"{'one offset' if k == '1' else f'{k} offsets'}: {a} of {n} claim rows agree on every tuning base "
+             f"seed{'' if gates == 'yes' else ' (a gate fails)'}" for k, gates, a, n in rows]  # fmt: skip
+    return "; ".join(parts)
 
 
 def stability_source_sentence(results: TopoPruneResults) -> str:

@@ -80,14 +80,16 @@ END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / h
 END_SCORED: tuple[str, ...] = ("radius", "topoprune")  # scored, with the ends also trained
 #: the diagnosis of the first version's score: the scores compared, and the perturbations
 #: one change at a time: each row differs from the one above in one thing (rescaling; displacement ->
-#: value; the layout's k -> TopoPrune's k; layout -> latent features)
-VARIANTS: tuple[str, ...] = ("first", "unscaled", "layout_values", "layout_values_wide", "topoprune")
+#: value; the layout's k -> TopoPrune's k; layout -> latent features; then, after TopoPrune, without the
+#: averaging over memberships: what the averaging adds to the stability)
+VARIANTS: tuple[str, ...] = ("first", "unscaled", "layout_values", "layout_values_wide", "topoprune", "own")
 VARIANT_NAMES: dict[str, str] = {
     "first": "first version: displacement, rescaled neighbourhoods, UMAP layout, layout's k",
     "unscaled": "displacement, neighbourhoods not rescaled, UMAP layout, layout's k",
     "layout_values": "total persistence (a value), UMAP layout, layout's k",
     "layout_values_wide": "total persistence (a value), UMAP layout, TopoPrune's k",
     "topoprune": "total persistence (a value), latent features, TopoPrune's k: TopoPrune now",
+    "own": "the same, own neighbourhood only (not averaged over the neighbourhoods holding a sample)",
 }
 PERTURBATIONS: tuple[str, ...] = ("noise", "umap_seed", "extractor", "jitter", "jitter_large")
 PERTURBATION_NAMES: dict[str, str] = {
@@ -300,6 +302,12 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
     clean = persistence_scores(feats["clean"], cfg.n_neighbours, h, w)
     rho["topoprune"] = {p: 1.0 if p == "umap_seed" else float(spearmanr(
         clean, persistence_scores(feats[p], cfg.n_neighbours, h, w))[0]) for p in PERTURBATIONS}  # fmt: skip
+
+    def own(points: np.ndarray) -> np.ndarray:  # not averaged over memberships; draws nothing
+        return persistence_scores(points, cfg.n_neighbours, h, w, average=False)
+
+    rho["own"] = {p: 1.0 if p == "umap_seed" else float(spearmanr(own(feats["clean"]), own(feats[p]))[0])
+                  for p in PERTURBATIONS}  # fmt: skip
     # what each perturbation does to the neighbourhoods and their H0 pairs: in the layout with the first
     # version's k (uniform rescaling changes no pair), and in the features with TopoPrune's k
     pairs = {"layout": {p: pair_changes(layouts["clean"], layouts[p], k) for p in PERTURBATIONS},

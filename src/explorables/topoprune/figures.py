@@ -17,6 +17,7 @@ VARIANT_SHORT = {
     "layout_values": "… total persistence, layout, layout's k",
     "layout_values_wide": "… total persistence, layout, TopoPrune's k",
     "topoprune": "TopoPrune now (total persistence, features)",
+    "own": "… own neighbourhood only, not averaged",
 }
 
 VIEW_TITLES = {"mlp": "MLP features select", "cnn": "CNN features select (transfer)",

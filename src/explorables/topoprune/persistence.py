@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..core.arguments import Array, checked
-from ..core.params import Int, Positive
+from ..core.params import Bool, Int, Positive
 from ..core.threads import one_cpu_thread
 from ..core.validation import check_int, check_positive
 
@@ -287,9 +287,9 @@ def neighbourhood_persistence(
     return total.numpy()
 
 
-@checked(features=_POINTS, n_neighbours=Int(2), max_dimension=Int(0, 1), workers=Int(0, 1024))
+@checked(features=_POINTS, n_neighbours=Int(2), max_dimension=Int(0, 1), workers=Int(0, 1024), average=Bool())
 def persistence_scores(
-    features: np.ndarray, n_neighbours: int = 30, max_dimension: int = 0, workers: int = 1
+    features: np.ndarray, n_neighbours: int = 30, max_dimension: int = 0, workers: int = 1, average: bool = True
 ) -> np.ndarray:
     """TopoPrune's score, eq. (topoprune-stable) (our reconstruction, second version).
 
@@ -299,10 +299,14 @@ def persistence_scores(
     A sample's score is the mean of that value over the neighbourhoods it belongs to (its own and
     those of the samples that count it as a neighbour), as in eq. (topoprune-score). Uses no labels
     and no UMAP layout: the layout is what made the first version unstable (measured in the chapter).
+    ``average=False`` returns each sample's own neighbourhood's value, not averaged (the diagnosis
+    measures what the averaging adds).
     """
     arr = _check_points("features", features)
     hoods = neighbourhoods(arr, n_neighbours)
     values = neighbourhood_persistence.__wrapped__(arr, hoods, max_dimension, workers)
+    if not average:
+        return values
     return _mean_over_memberships(values[:, None].repeat(hoods.shape[1], 1), hoods, arr.shape[0])
 
 
