@@ -789,7 +789,8 @@ def _every(values: Sequence[float], sign: int) -> str:
     k = sum(1 for v in values if v * sign > 0)
     if k == len(values):
         return "on every base seed"
-    return "on no base seed" if k == 0 else f"on {_WORDS.get(k, k)} of {len(values)} base seeds"
+    n = len(values)
+    return "on no base seed" if k == 0 else f"on {_WORDS.get(k, k)} of {_WORDS.get(n, n)} base seed{'s' * (n > 1)}"
 
 
 def _sign_words(gains: Sequence[float]) -> str:
@@ -890,7 +891,7 @@ def _like_for_like_reading(row: Mapping, system: str) -> str:
         f"Jacobian matching, which asks the simulator for Jacobians as the complete regulariser does, reaches a "
         f"{label} of {_span(jac)}; the complete regulariser's is {_span(ratio)} times it (geometric mean over "
         f"members), with the ratio's 95% interval wholly at or below {STABILITY_RATIO:g} "
-        f"{_every([STABILITY_RATIO - h + 1e-12 for h in high], 1)} (no verdict reads this arm)."
+        f"{_every([1 if h <= STABILITY_RATIO else -1 for h in high], 1)} (no verdict reads this arm)."
     )
 
 
