@@ -32,8 +32,6 @@ ITEM_FUZZ_PENDING: dict[tuple[str, str], str] = {
     ("sensory.representations", "prompts"): "an unknown or repeated prompt ends in TypeError (hidden_states is None)",
     ("sensory.representations", "openings"): "an unknown opening ends in TypeError (hidden_states is None)",
     ("sensory.representations", "layers"): "layers in decreasing order end in TypeError (hidden_states is None)",
-    ("virtualflow.random_scene", "vm_distance"): "a (low, high) range given high first: numpy's 'high - low < 0'",
-    ("virtualflow.random_scene", "rt60_range"): "a (low, high) range given high first: numpy's 'high - low < 0'",
 }
 
 #: per package, the calls its own tests recorded in a subprocess of this session (both fuzzes read the one file)
