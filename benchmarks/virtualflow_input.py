@@ -1,6 +1,7 @@
 """A more informative network input for the gate "room" (issue 42, eighteenth pass): candidates run as the package
-runs them, the book preset with one field changed, on tuning bases, every verdict read with the package's ``claims``
-+ ``apply_gates``. Rule: ``benchmarks/virtualflow_input_rule.md`` (committed before this ran).
+runs them, the book preset with one field changed (that field, ``direction_hypotheses``, exists at commit 6204570 of
+``ch/virtualflow18`` only: it was removed when not adopted), on tuning bases, every verdict read with the package's
+``claims`` + ``apply_gates``. Rule: ``benchmarks/virtualflow_input_rule.md`` (committed before this ran).
 
 The process CPU time of ``run`` (this process plus its spawned worker) is recorded for the cost projection.
 

@@ -11,7 +11,6 @@ import torch
 
 from explorables.virtualflow import audio, claims, neural
 from explorables.virtualflow.data import (
-    N_HYPOTHESES,
     bins_to_spec,
     condition_bins,
     make_example,
@@ -20,14 +19,7 @@ from explorables.virtualflow.data import (
     unsupervised_data,
 )
 from explorables.virtualflow.downstream import band_errors, mvdr, si_sdr, stoi
-from explorables.virtualflow.experiment import (
-    VirtualFlowConfig,
-    build_example,
-    head_channels,
-    headline,
-    run,
-    train_models,
-)
+from explorables.virtualflow.experiment import VirtualFlowConfig, build_example, headline, run, train_models
 from explorables.virtualflow.flow import (
     Regressor,
     VelocityNet,
@@ -42,10 +34,8 @@ from explorables.virtualflow.flow import (
 from explorables.virtualflow.pseudo import (
     estimate_azimuth,
     istft,
-    mirror_azimuth,
     plane_wave_delays,
     pseudo_target,
-    residual_azimuth,
     stft,
 )
 from explorables.virtualflow.scenes import SPEED_OF_SOUND, Scene, circular_array, random_scene, simulate
@@ -1244,21 +1234,9 @@ def test_room_tally_counts_the_study_rows():
     with pytest.raises(ValueError, match="room"):
         claims.room_tally({"seeds": base, "rows": []})
     with pytest.raises(ValueError, match="room_mean"):  # a study without the check row (an older one)
-        claims.room_tally(
-            {
-                "seeds": base,
-                "rows": [
-                    {
-                        "kind": "gate",
-                        "name": "room",
-                        "claim": "x",
-                        "verdicts": ["fail"] * 5,
-                        "measured": ["+2.0 dB"] * 5,
-                    },
-                    {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": ["untested"] * 5},
-                ],
-            }
-        )
+        claims.room_tally({"seeds": base, "rows": [
+            {"kind": "gate", "name": "room", "claim": "x", "verdicts": ["fail"] * 5, "measured": ["+2.0 dB"] * 5},
+            {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": ["untested"] * 5}]})
 
 
 def test_room_mean_check_reads_the_mean_alone():
@@ -1456,76 +1434,3 @@ def test_seeds_in_a_worker_process_give_the_serial_numbers_and_resume(tmp_path):
     resumed = run(cfg.replace(processes=2), checkpoint=Checkpointer(tmp_path, resume=True))
     assert resumed.summary["timings"] == parallel.summary["timings"]
     assert repr(_without_timings(resumed.summary)) == repr(_without_timings(serial.summary))
-
-
-def _angle_deg(a: float, b: float) -> float:
-    return float(abs((np.degrees(a - b) + 180) % 360 - 180))
-
-
-def test_mirror_azimuth_is_the_direction_a_two_mic_array_cannot_tell_apart():
-    """The mirror about the first two mics' axis gives those two mics the same delay difference, is its own inverse,
-    and leaves a direction along the axis where it is; a non-(M, 3) array is refused."""
-    mics = circular_array(np.array([2.0, 2.0, 1.5]), 2, 0.05, rotation=0.4)
-    for az in (0.3, 1.2, -2.0, 3.0):
-        m = mirror_azimuth(az, mics)
-        tau, tau_m = plane_wave_delays(mics, mics[0], az), plane_wave_delays(mics, mics[0], m)
-        assert np.isclose(tau[1] - tau[0], tau_m[1] - tau_m[0], atol=1e-15)
-        assert _angle_deg(mirror_azimuth(m, mics), az) < 1e-9
-    assert _angle_deg(mirror_azimuth(0.4, mics), 0.4) < 1e-9
-    with pytest.raises(ValueError, match="real_mics"):
-        mirror_azimuth(0.3, np.zeros((1, 3)))
-
-
-def test_residual_azimuth_finds_the_talker_beside_a_louder_interferer():
-    """Far-field plane waves in the STFT domain, three mics: the lead holds the interferer alone, the speech part the
-    interferer (10 dB louder) and the talker. A steered-response search on the speech part finds the interferer; the
-    residual search (speech covariance less the lead's) finds the talker; the lead and the speech must both be there."""
-    rng = np.random.default_rng(0)
-    nfft, n_frames, first = 256, 120, 40
-    mics = circular_array(np.array([2.0, 2.0, 1.5]), 3, 0.05)
-    freqs = np.fft.rfftfreq(nfft, 1 / FS)
-
-    def wave(az: float, gain: float, frames: int) -> np.ndarray:
-        u = np.array([np.cos(az), np.sin(az), 0.0])
-        s = gain * (rng.standard_normal((len(freqs), frames)) + 1j * rng.standard_normal((len(freqs), frames)))
-        steer = np.exp(1j * 2 * np.pi * freqs[None, :, None] * (mics @ u)[:, None, None] / SPEED_OF_SOUND)
-        return steer * s[None]
-
-    talker, interferer = 2.2, -0.6
-    spec = wave(interferer, np.sqrt(10.0), n_frames)
-    spec[:, :, first:] += wave(talker, 1.0, n_frames - first)
-    spec += 0.01 * (rng.standard_normal(spec.shape) + 1j * rng.standard_normal(spec.shape))
-    plain = estimate_azimuth(spec[:, :, first:], mics, FS, nfft, method="SRP")
-    assert _angle_deg(plain, interferer) < 5
-    assert _angle_deg(residual_azimuth(spec, mics, first, FS, nfft), talker) < 3
-    for bad in (0, n_frames):
-        with pytest.raises(ValueError, match="first"):
-            residual_azimuth(spec, mics, bad, FS, nfft)
-
-
-def test_direction_hypotheses_widen_the_condition_and_the_head_still_starts_at_the_pseudo_target():
-    """With ``direction_hypotheses`` every network reads N_HYPOTHESES aligned channel sets (this frame and its
-    neighbours), the first set is today's condition's, the weights are w then zeros; a head with zero output is the
-    pseudo-target; without it the condition is today's; make_example refuses hypotheses without lead frames."""
-    cfg = VirtualFlowConfig.preset("smoke", seed=3)
-    plain = build_example(cfg, 0, "test", 0)
-    wide_cfg = cfg.replace(direction_hypotheses=True)
-    wide = build_example(wide_cfg, 0, "test", 0)
-    m = cfg.n_mics
-    assert head_channels(cfg) == m and head_channels(wide_cfg) == N_HYPOTHESES * m
-    assert plain.cond.shape[1] == 7 * m + 7 and wide.cond.shape[1] == 7 * N_HYPOTHESES * m + 7
-    np.testing.assert_array_equal(wide.cond[:, : 2 * m], plain.cond[:, : 2 * m])
-    np.testing.assert_array_equal(wide.cond[:, -N_HYPOTHESES * m :][:, :m], plain.cond[:, -m:])
-    assert not wide.cond[:, -(N_HYPOTHESES - 1) * m :].any()
-    np.testing.assert_array_equal(wide.pseudo, plain.pseudo)
-    net = Regressor(head_channels(wide_cfg), wide.cond.shape[1], 8, 1)
-    torch.nn.init.zeros_(net.mlp.out.weight)
-    with torch.no_grad():
-        out = net(torch.from_numpy(wide.cond)).numpy()
-    np.testing.assert_allclose(out, spec_to_bins(wide.pseudo, wide.scale), atol=1e-5)
-    scene = random_scene(
-        np.random.default_rng(5), fs=FS, n_mics=2, array_radius=0.05, vm_distance=(0.2, 0.35), rt60_range=(0.15, 0.25)
-    )
-    sim = simulate(scene, 4000, np.random.default_rng(6), snr_db=0.0, lead_s=0.0, use_espeak=False)
-    with pytest.raises(ValueError, match="lead_s"):
-        make_example(scene, sim, nfft=128, lead_s=0.0, hypotheses=True)

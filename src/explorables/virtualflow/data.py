@@ -22,24 +22,17 @@ import torch
 
 from ..core.arguments import ArgumentError, Array, checked
 from ..core.device import resolve_device
-from ..core.params import Bool, Choice, Float, Int
+from ..core.params import Choice, Float, Int
 from .pseudo import (
     DOA_METHODS,
     MAX_NFFT,
     align_channels,
     estimate_azimuth,
     inverse_distance_weights,
-    mirror_azimuth,
     plane_wave_delays,
-    residual_azimuth,
     stft,
 )
 from .scenes import Scene
-
-#: channel sets of the condition with ``hypotheses=True``: the real channels aligned toward the virtual position for
-#: the estimated direction, its mirror image about the array's axis, the talker's direction with the noise-only
-#: lead's part removed, and that one's mirror (:func:`direction_hypotheses`)
-N_HYPOTHESES = 4
 
 #: the arrays :func:`~.scenes.simulate` returns that :func:`make_example` reads
 SIM_KEYS: tuple[str, ...] = ("real", "real_speech", "vm_speech", "vm_recording")
@@ -126,21 +119,7 @@ def condition_bins(aligned: np.ndarray, weights: np.ndarray, scale: float) -> np
     return np.concatenate([chans, freq, geo], 1).astype(np.float32)
 
 
-def direction_hypotheses(spec_real: np.ndarray, real_mics: np.ndarray, azimuth: float, first: int, fs: int, nfft: int):
-    """The four directions the condition is aligned for with ``hypotheses=True`` (radians): ``azimuth`` (the
-    pseudo-target's), its mirror image about the axis through the first two real mics (a two-mic array cannot tell
-    them apart), the talker's direction found on the speech part's spatial covariance less the noise-only lead's
-    (:func:`~.pseudo.residual_azimuth`: the interferer's part removed), and that one's mirror."""
-    talker = residual_azimuth(spec_real, real_mics, first, fs, nfft)
-    return (
-        azimuth,
-        mirror_azimuth(azimuth, real_mics),
-        talker,
-        mirror_azimuth(talker, real_mics),
-    )
-
-
-@checked(nfft=Int(2, MAX_NFFT), lead_s=Float(0.0), doa_method=Choice(DOA_METHODS), hypotheses=Bool())
+@checked(nfft=Int(2, MAX_NFFT), lead_s=Float(0.0), doa_method=Choice(DOA_METHODS))
 def make_example(
     scene: Scene,
     sim: dict[str, np.ndarray],
@@ -149,7 +128,6 @@ def make_example(
     lead_s: float,
     doa_method: str = "NormMUSIC",
     azimuth: float | None = None,
-    hypotheses: bool = False,
 ) -> Example:
     """The pipeline on one simulated scene (``sim`` from :func:`~.scenes.simulate`).
 
@@ -158,10 +136,7 @@ def make_example(
     the frames after the ``lead_s`` seconds of noise only. When the scene has held-out microphones
     (``sim["aux"]`` non-empty), ``pseudo_train`` is eq. (vf-pseudo) over the real and held-out
     microphones together, its direction found on all of them (or the given ``azimuth``); otherwise
-    it equals ``pseudo``. The condition ``cond`` never reads the held-out microphones. With ``hypotheses``, the
-    condition holds the real channels aligned for the :data:`N_HYPOTHESES` directions of :func:`direction_hypotheses`
-    (the first set is ``aligned``, the geometric weights are ``w`` for it and 0 for the others, so the head still
-    starts at the pseudo-target); it needs noise-only lead frames.
+    it equals ``pseudo``. The condition ``cond`` never reads the held-out microphones.
     """
     missing = [k for k in SIM_KEYS if k not in sim]
     if missing:
@@ -190,21 +165,6 @@ def make_example(
     weights = inverse_distance_weights(scene.real_mics, scene.virtual_mic)
     pseudo = np.tensordot(weights, aligned, axes=1)
     scale = float(np.sqrt(np.mean(np.abs(spec_real) ** 2)) + 1e-12)
-    if hypotheses:
-        if first < 1 or first >= spec_real.shape[2]:
-            raise ArgumentError(
-                f"lead_s must leave noise-only frames before the talker and frames after it for hypotheses=True, "
-                f"got {lead_s}"
-            )
-        sets = [aligned] + [
-            align_channels(spec_real, plane_wave_delays(scene.real_mics, scene.virtual_mic, a), scene.fs, nfft)
-            for a in direction_hypotheses(spec_real, scene.real_mics, az, first, scene.fs, nfft)[1:]
-        ]
-        cond = condition_bins(
-            np.concatenate(sets, 0), np.concatenate([weights, np.zeros((N_HYPOTHESES - 1) * m)]), scale
-        )
-    else:
-        cond = condition_bins(aligned, weights, scale)
     pseudo_train, az_train = pseudo, az
     aux = np.asarray(sim.get("aux", np.zeros((0, sim["real"].shape[1]))))
     if scene.n_aux:
@@ -232,7 +192,7 @@ def make_example(
         pseudo=pseudo,
         pseudo_train=pseudo_train,
         scale=scale,
-        cond=cond,
+        cond=condition_bins(aligned, weights, scale),
         truth=stft(sim["vm_recording"], nfft, hop),
         truth_wave=sim["vm_recording"],
         vm_recording=sim["vm_recording"],

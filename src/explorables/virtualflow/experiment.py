@@ -49,7 +49,6 @@ from ..core.threads import worker_count
 from ..core.verdicts import fmt_pm, mean_sd
 from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
-    N_HYPOTHESES,
     Example,
     bins_to_spec,
     first_speech_frame,
@@ -165,12 +164,6 @@ class VirtualFlowConfig(ExperimentConfig):
         "NormMUSIC", Choice(DOA_METHODS), "pyroomacoustics DOA method for the pseudo-target's direction"
     )
     use_espeak: bool = param(True, Bool(), "speech from espeak-ng when installed (else the harmonic fallback)")
-    direction_hypotheses: bool = param(
-        False,
-        Bool(),
-        "condition every network on the real channels aligned for four directions (the pseudo-target's, the talker's "
-        "with the noise-only lead's part removed, and both mirror images about the array's axis) instead of one",
-    )
     n_train_scenes: int = param(
         32,
         Int(1),
@@ -356,9 +349,7 @@ def build_example(
         use_espeak=cfg.use_espeak,
         corpus=speech_corpus(cfg.data_root) if cfg.data_root else (),
     )
-    return make_example(
-        scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method, hypotheses=cfg.direction_hypotheses
-    )
+    return make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
 
 
 @dataclass(frozen=True)
@@ -413,12 +404,6 @@ class Models:
     loss_after: dict[str, float]  # the same, after training
 
 
-def head_channels(cfg: VirtualFlowConfig) -> int:
-    """Channels the filter-and-sum head (eq. vf-head) mixes: the real mics, times :data:`~.data.N_HYPOTHESES` with
-    ``direction_hypotheses``."""
-    return cfg.n_mics * (N_HYPOTHESES if cfg.direction_hypotheses else 1)
-
-
 def train_models(
     cfg: VirtualFlowConfig,
     train: list[Example],
@@ -436,10 +421,9 @@ def train_models(
     pseudo_x, cond = unsupervised_data(train, device)
     d_cond = cond.shape[1]
     kw = dict(batch_size=cfg.batch_size, lr=cfg.lr)
-    n_channels = head_channels(cfg)
-    flow = VelocityNet(n_channels, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
-    control = Regressor(n_channels, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
-    supervised = Regressor(n_channels, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    flow = VelocityNet(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    control = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
+    supervised = Regressor(cfg.n_mics, d_cond, cfg.d_hidden, cfg.n_layers).to(device)
     truth_x, cond_s = supervised_data(train, device)  # the only place the truth is read in training
     probes = {
         "flow": (flow, pseudo_x, cond),

@@ -131,14 +131,7 @@ class VirtualFlowLab:
                 lead_s=cfg.lead_s,
                 max_order=cfg.max_order,
             )
-            ex = make_example(
-                scene,
-                sim,
-                nfft=cfg.nfft,
-                lead_s=cfg.lead_s,
-                doa_method=cfg.doa_method,
-                hypotheses=cfg.direction_hypotheses,
-            )
+            ex = make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
             x0 = self.torch.randn(ex.cond.shape[0], 2, generator=self.torch.Generator().manual_seed(self.seed))
             name = "reflow" if self.reflow.value else "flow"
             specs = {

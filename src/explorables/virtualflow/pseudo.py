@@ -105,49 +105,6 @@ def estimate_azimuth(
     return float(doa.azimuth_recon[0])
 
 
-def mirror_azimuth(azimuth: float, real_mics: np.ndarray) -> float:
-    """``azimuth`` reflected about the horizontal axis through the first two real mics (radians, in (-pi, pi]): the
-    direction a two-mic array cannot tell from ``azimuth`` (both give the same delay between its mics)."""
-    mics = np.asarray(real_mics, float)
-    if mics.ndim != 2 or mics.shape[0] < 2 or mics.shape[1] not in (2, 3):
-        raise ArgumentError(f"real_mics must have shape (M, 3) or (M, 2) with M >= 2, got {np.shape(real_mics)}")
-    d = mics[1, :2] - mics[0, :2]
-    axis = float(np.arctan2(d[1], d[0]))
-    return float(np.angle(np.exp(1j * (2 * axis - azimuth))))
-
-
-def residual_azimuth(
-    spec_real: np.ndarray,
-    real_mics: np.ndarray,
-    first: int,
-    fs: int,
-    nfft: int,
-    freq_range: tuple[float, float] = (300.0, 3500.0),
-    n_grid: int = 360,
-) -> float:
-    """The talker's azimuth with the interferer's part removed: a steered-response search over ``n_grid`` horizontal
-    directions of ``sum_f Re a_f^H (R_speech(f) - R_lead(f)) a_f``, where ``R_speech`` is the real mics' spatial
-    covariance on the frames from ``first`` on (talker and interferer) and ``R_lead`` on the noise-only frames
-    before it (the interferer and sensor noise), ``a_f`` a plane wave's steering vector; the band ``freq_range`` is
-    clipped to below 0.45 ``fs``. Radians; a two-mic array finds it modulo :func:`mirror_azimuth`."""
-    spec = np.asarray(spec_real)
-    if spec.ndim != 3 or not 1 <= first < spec.shape[2]:
-        raise ArgumentError(f"first must split spec_real's {spec.shape[-1]} frames into lead and speech, got {first}")
-    freqs = np.fft.rfftfreq(nfft, 1 / fs)
-    band = (freqs >= freq_range[0]) & (freqs <= min(freq_range[1], 0.45 * fs))
-    x = spec[:, band, :]
-    lead, speech = x[:, :, :first], x[:, :, first:]
-    diff = np.einsum("mft,nft->fmn", speech, speech.conj()) / speech.shape[2]
-    diff -= np.einsum("mft,nft->fmn", lead, lead.conj()) / lead.shape[2]
-    pos = np.asarray(real_mics, float)[:, :2]
-    pos = pos - pos.mean(0)
-    grid = np.linspace(-np.pi, np.pi, n_grid, endpoint=False)
-    u = np.stack([np.cos(grid), np.sin(grid)], 1)  # (G, 2)
-    steer = np.exp(1j * 2 * np.pi * freqs[band][None, :, None] * (u @ pos.T)[:, None, :] / SPEED_OF_SOUND)  # (G, F, M)
-    power = np.einsum("gfm,fmn,gfn->g", steer.conj(), diff, steer).real
-    return float(grid[int(np.argmax(power))])
-
-
 def true_azimuth(source: np.ndarray, real_mics: np.ndarray) -> float:
     """The azimuth of the talker seen from the array centre (what the geometry says; for tests and plots)."""
     d = np.asarray(source, float)[:2] - np.asarray(real_mics, float)[:, :2].mean(0)
