@@ -26,17 +26,22 @@ from explorables.rpkd.claims import per_seed
 
 OUT = Path(__file__).parent / "rpkd_study_capture.jsonl"
 BEFORE = Path(__file__).parent / "rpkd_study_before.jsonl"
+#: the study with 3 student seeds per run (before ``rpkd_seeds_rule.md``), kept for the before -> after table
+THREE_SEEDS = Path(__file__).parent / "rpkd_study_capture_3seeds.jsonl"
 ARMS = ("ce", "kd", "ofa", "rpkd", "feature_match")
 _run_protocols = rpkd_claims.run_protocols
 
 
 def _capturing(config, out: Path = OUT, **kwargs):
     runs = _run_protocols(config, **kwargs)
-    row = {"seed": config.seed, "student_width": config.student_width}
+    row = {"seed": config.seed, "student_width": config.student_width, "n_seeds": len(config.seeds)}
     for r in runs:
         tag = "standard" if r.config.protocol == "standard" else "few"
         grid = r.summary["class_grid"]
         row["teacher"] = {n: np.asarray(r.summary[f"C={n}"]["teacher_accuracy"]).tolist() for n in grid}
+        row["teacher_extra"] = {n: {k: r.summary[f"C={n}"].get(k) for k in (
+            "dead_channels", "teacher_train_accuracy", "teacher_soft_max")} for n in grid}
+        row["probe_per_seed"] = {n: r.summary[f"C={n}"]["probe_per_seed"] for n in grid}
         row[f"accuracy_{tag}"] = {n: {a: per_seed(r, a, n).tolist() for a in r.config.arms} for n in grid}
     with out.open("a") as f:
         f.write(json.dumps(row) + "\n")
@@ -45,15 +50,17 @@ def _capturing(config, out: Path = OUT, **kwargs):
 
 def summary() -> None:
     print("| protocol | C | width | teacher | CE | KD | OFA | RPKD | control |\n|---|---|---|---|---|---|---|---|---|")
-    rows = [json.loads(line) for p in (BEFORE, OUT) if p.exists() for line in p.read_text().splitlines()]
+    rows = [json.loads(line) for p in (BEFORE, THREE_SEEDS, OUT) if p.exists() for line in p.read_text().splitlines()]
+    for r in rows:
+        r.setdefault("n_seeds", 3)
     for tag in ("standard", "few"):
         for n in ("10", "5", "2"):
-            for w in sorted({r["student_width"] for r in rows}):
-                rs = [r for r in rows if r["student_width"] == w]
+            for w, k in sorted({(r["student_width"], r["n_seeds"]) for r in rows}):
+                rs = [r for r in rows if (r["student_width"], r["n_seeds"]) == (w, k)]
                 cells = [np.array([np.mean(r["teacher"][n]) for r in rs])]
                 cells += [np.array([np.mean(r[f"accuracy_{tag}"][n][a]) for r in rs])
                           if a in rs[0][f"accuracy_{tag}"][n] else None for a in ARMS]
-                print(f"| {tag} | {n} | {w} | " + " | ".join(
+                print(f"| {tag} | {n} | {w} ({k} seeds) | " + " | ".join(
                     "—" if c is None else f"{c.mean():.3f} ± {c.std(ddof=1):.3f}" for c in cells) + " |")
 
 

@@ -38,6 +38,8 @@ from explorables.rpkd.claims import (
     comparison_verdict,
     control_sentence,
     control_verdict,
+    dead_channels_verdict,
+    distill_verdict,
     headroom_verdict,
     learns_verdict,
     logit_sentence,
@@ -233,11 +235,18 @@ def test_verdicts_on_constructed_numbers_reach_every_branch():
     assert teacher_info_verdict([0.9, 0.91, 0.92]).startswith("pass")
     assert teacher_info_verdict([0.3, 0.31, 0.29]).startswith("fail")
     assert learns_verdict({"CE, C = 2": [0.3, 0.04]}).startswith("fail: below chance + 0.05 on some seed: CE, C = 2")
-    assert probe_verdict(up, down).startswith("yes")
-    assert probe_verdict(up, up).startswith("partly")  # richer at few classes, but not more than at many
-    assert probe_verdict(down, down).startswith("no")
-    assert probe_verdict(flat, up).startswith("no")  # no richer target at few classes: the trend does not rescue it
-    assert probe_verdict(noisy, down).startswith("unclear")  # lead within noise: its growth does not count
+    assert probe_verdict(up, down, up).startswith("yes")
+    assert probe_verdict(up, up, up).startswith("partly")  # richer at few classes, but not more than at many
+    # richer than the logits, but not than the same projection without prototypes: partly, naming that part
+    assert probe_verdict(up, down, flat).startswith("partly")
+    assert "unclear: prototypes ≥ the same projection without them" in probe_verdict(up, down, flat)
+    assert "no: prototypes ≥ the same projection without them" in probe_verdict(up, down, down)
+    assert probe_verdict(down, down, up).startswith("no")
+    assert probe_verdict(flat, up, up).startswith("no")  # no richer target at few classes: the rest does not rescue it
+    assert probe_verdict(noisy, down, up).startswith("unclear")  # lead within noise: its growth does not count
+    assert dead_channels_verdict({10: 0, 5: 0, 2: 0}).startswith("pass")
+    assert dead_channels_verdict({10: 1, 5: 0, 2: 3}) == ("fail: more than 0 dead channels in the teacher's last "
+                                                          "convolution at C = 10: 1, C = 2: 3")
     assert comparison_verdict({"KD": up, "OFA": up}, up).startswith("yes")
     assert comparison_verdict({"KD": up, "OFA": down}, up).startswith("partly")
     assert comparison_verdict({"KD": up, "OFA": up}, down).startswith("partly")
@@ -246,7 +255,7 @@ def test_verdicts_on_constructed_numbers_reach_every_branch():
     assert comparison_verdict({"KD": down, "OFA": down}, up).startswith("no")
     # ahead of no rival (behind one, level with the other within noise): the narrowing does not make it partly
     assert comparison_verdict({"KD": [-0.08, 0.0, -0.01], "OFA": down}, up).startswith("unclear")
-    assert probe_verdict(noisy, up).startswith("unclear")
+    assert probe_verdict(noisy, up, up).startswith("unclear")
     assert transfer_verdict(up).startswith("yes") and transfer_verdict(down).startswith("no")
     assert transfer_verdict(noisy).startswith("unclear")
     assert control_verdict(up).startswith("yes") and control_verdict(down).startswith("no")
@@ -308,9 +317,12 @@ def _constructed(acc: dict[str, dict[int, tuple[float, float]]], protocol: str =
     for c in grid:
         lg, pr = probe[c]
         summary[f"C={c}"] = {
-            "teacher_accuracy": teacher, "probe": {"logits": lg, "prototypes": pr, "maps": pr, "teacher_features": pr},
+            "teacher_accuracy": teacher, "dead_channels": 0, "teacher_channels": 16,
+            "probe": {"logits": lg, "prototypes": pr, "maps": pr, "teacher_features": pr, "pooled_projection": pr,
+                      "control_target": pr},
             "probe_per_seed": {"logits": [lg - 0.01, lg, lg + 0.01], "prototypes": [pr - 0.01, pr, pr + 0.02],
-                               "maps": [pr] * 3, "teacher_features": [pr - 0.01, pr, pr + 0.01]},
+                               "maps": [pr] * 3, "teacher_features": [pr - 0.01, pr, pr + 0.01],
+                               "pooled_projection": [pr - 0.01, pr, pr + 0.01], "control_target": [pr] * 3},
             "accuracy": {a: {"mean": v[c][0], "sd": v[c][1],
                              "per_seed": [v[c][0] - v[c][1], v[c][0], v[c][0] + v[c][1]]} for a, v in acc.items()},
         }
@@ -453,3 +465,18 @@ def test_headline_has_one_line_per_claim_with_its_verdict():
     assert len(lines) == len(rows) and all(line.endswith(row.verdict) for line, row in zip(lines, rows, strict=True))
     std = _constructed(_arms(), protocol="standard")
     assert len(headline(results, std)) == len(claims(results, std))
+
+
+def test_a_failed_distill_gate_makes_the_protocols_claims_untested():
+    few = _constructed(_arms(kd=0.9, ofa=0.9))  # KD and OFA gain over CE: the gate passes, RPKD reads no
+    std = _constructed(_arms(), protocol="standard")  # nobody gains over CE: no usable room
+    rows = apply_gates(claims(few, std))
+    gates = {r.name: r.outcome for r in rows if r.kind == "gate"}
+    assert gates["distill"] == "pass" and gates["distill_standard"] == "fail" and gates["headroom_standard"] == "pass"
+    standard_rows = [r for r in rows if r.kind == "claim" and "standard protocol" in r.claim]
+    assert len(standard_rows) == 2 and all(r.outcome == "untested" and "distill_standard" in r.verdict
+                                           for r in standard_rows)
+    assert distill_verdict([0.30, 0.31, 0.29]).startswith("pass")
+    assert distill_verdict([0.0, 0.2, 0.1]).startswith("fail")
+    dead = next(r for r in claims(few) if r.claim == "the teacher has no dead channels")
+    assert dead.kind == "check" and dead.outcome == "pass" and "dead channels of 16" in dead.measured

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import explorables.trust_region_cl.continual as continual
+from explorables.core.arguments import ArgumentError
 from explorables.trust_region_cl import (
     Config,
     Member,
@@ -547,6 +548,108 @@ def test_the_projection_keeps_every_constrained_member_inside_its_region(monkeyp
     assert bool((free.distances[-1, :2] > radii * 1.1).all()), free.distances[-1]
 
 
+def _scipy_projection(y, f, r):
+    """The nearest point of {u : sum f u^2 <= r^2} to y by a general constrained solver (SLSQP), for comparison."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    cons = {"type": "ineq", "fun": lambda x: r**2 - (f * x * x).sum(), "jac": lambda x: -2 * f * x}
+    res = minimize(lambda x: ((x - y) ** 2).sum(), np.zeros_like(y), jac=lambda x: 2 * (x - y), constraints=[cons],
+                   method="SLSQP", options={"ftol": 1e-14, "maxiter": 2000})  # fmt: skip
+    assert res.success or "directional derivative" in res.message, res.message  # converged, or stalled at the optimum
+    return res.x
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_projection_onto_the_region_is_a_constrained_solvers_answer(seed):
+    """The closed form (u_i = y_i / (1 + mu F_i), mu from the one-dimensional equation) against scipy's SLSQP on small
+    inputs: Fisher entries over six orders of magnitude, some exactly 0; rows inside their region, outside, and
+    with radius inf."""
+    g = torch.Generator().manual_seed(seed)
+    m, p = 4, 7
+    y = torch.randn(m, p, generator=g, dtype=torch.float64) * 3
+    f = torch.rand(m, p, generator=g, dtype=torch.float64) * 10.0 ** torch.randint(-3, 4, (m, p), generator=g)
+    f[:, :2] = 0.0  # weights the earlier tasks do not use
+    r = torch.tensor([0.05, 0.3, 1e3, float("inf")], dtype=torch.float64)
+    u = continual.project_onto_region(y, f, r)
+    for i in range(m):
+        expected = _scipy_projection(y[i].numpy(), f[i].numpy(), float(r[i])) if r[i].isfinite() else y[i].numpy()
+        # the nearest point is unique (a strictly convex objective on a convex set): ours is feasible, no further from
+        # y than the solver's (up to the solver's own feasibility slack), and the same point
+        d = float((f[i] * u[i] ** 2).sum().sqrt())
+        assert d <= float(r[i]) * (1 + 1e-12)
+        ours, theirs = float(((u[i] - y[i]) ** 2).sum()), float(((torch.from_numpy(expected) - y[i]) ** 2).sum())
+        assert ours <= theirs * (1 + 1e-6) + 1e-12, (i, ours, theirs)
+        assert float((u[i] - torch.from_numpy(expected)).abs().max()) < 1e-4 * (1 + float(y[i].abs().max())), i
+    assert torch.equal(u[:, :2], y[:, :2])  # F_i = 0: never moved
+    assert torch.equal(u[2:], y[2:])  # inside (or no constraint): returned as it is
+    for i in (0, 1):  # outside: on the boundary
+        assert abs(float((f[i] * u[i] ** 2).sum().sqrt()) / float(r[i]) - 1) < 1e-10
+
+
+def test_the_projection_is_radial_for_an_isotropic_metric_and_checks_its_arguments():
+    """With equal metric entries (the control's) the nearest point is the radial rescaling; float32 in, float32 out."""
+    y = torch.tensor([[3.0, 4.0, 0.0]])
+    u = continual.project_onto_region(y, torch.full((1, 3), 2.0), torch.tensor([1.0]))
+    assert u.dtype == torch.float32
+    assert torch.allclose(u, y / (5.0 * 2.0**0.5), atol=1e-6)
+    with pytest.raises(ArgumentError, match="metric"):
+        continual.project_onto_region(y, -torch.ones(1, 3), torch.tensor([1.0]))
+    with pytest.raises(ArgumentError, match="shape"):
+        continual.project_onto_region(y, torch.ones(1, 2), torch.tensor([1.0]))
+    with pytest.raises(ArgumentError, match="radius"):
+        continual.project_onto_region(y, torch.ones(1, 3), torch.tensor([0.0]))
+
+
+def test_the_projection_in_training_moves_no_weight_without_fisher_information(monkeypatch):
+    """In training, the projection leaves a constrained member's weights with F_i = 0 where Adam put them: here the
+    input weights of the one-hot label of task 2 (free while task 2 is learned: no task-1 loss touches them), which
+    a radial rescaling towards the anchor would shrink. A spy on the projection sees those coordinates among its
+    inputs and returns them unchanged; the member ends inside its region."""
+    tasks = ("gaussians", "moons")
+    net, schedule = Net(2, 3, width=16, depth=2), make_schedule(10)
+    members = [Member("trcl", 0, 1e-3), Member("replay", 0)]
+    calls = []
+    real = continual._project_onto_region
+
+    def spy(y, f, r):
+        u = real(y, f, r)
+        calls.append((y.clone(), f.clone(), u.clone()))
+        return u
+
+    monkeypatch.setattr(continual, "_project_onto_region", spy)
+    rec = continual.train_sequence(
+        init_params(net, [0, 0]), net, schedule, tasks, members, Strengths(), n_seeds=1,
+        eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"), **_TR_COMMON,
+    )  # fmt: skip
+    assert calls, "the tight region never bound"
+    free_seen = 0
+    for y, f, u in calls:
+        zero = f == 0
+        assert torch.equal(u[zero], y[zero])
+        free_seen += int((zero & (y != 0)).sum())
+        assert bool((u[~zero].abs() <= y[~zero].abs() + 1e-12).all())  # constrained coordinates only shrink
+    assert free_seen > 0  # free coordinates that moved were among the projected ones
+    assert float(rec.distances[-1, 0]) <= 1e-3 * (1 + 1e-4)
+
+
+def test_the_dual_bound_is_recorded_where_it_acts(monkeypatch):
+    """The record counts the dual steps on which DUAL_MAX bounded the multiplier and keeps the largest multiplier per
+    task: with a bound of 2 on a tight radius the multiplier reaches the bound and the count is positive; with the
+    book's bound, the count is positive exactly where the largest multiplier is the bound."""
+    members = [Member("trcl", 0, 2e-2), Member("trcl", 0, 1e-3), Member("replay", 0)]
+    rec = _tr_run(members, Strengths())
+    assert rec.multiplier_max.shape == rec.cap_hits.shape == (2, 3)
+    assert bool((rec.multiplier_max >= rec.multipliers).all()) and float(rec.multipliers[1, 0]) > 0
+    assert torch.equal(rec.cap_hits > 0, rec.multiplier_max >= continual.DUAL_MAX)
+    assert int(rec.cap_hits[1, 0]) == 0 < int(rec.cap_hits[1, 1])  # the loose radius never needs it; 1e-3 does
+    assert float(rec.multiplier_max[:, 2].abs().max()) == 0.0  # replay has no multiplier
+    monkeypatch.setattr(continual, "DUAL_MAX", 2.0)
+    capped = _tr_run(members, Strengths())
+    assert float(capped.multiplier_max.max()) == 2.0 and int(capped.cap_hits[1, 0]) > 0
+    assert int(capped.cap_hits[0].sum()) == 0 and int(capped.cap_hits[:, 2].sum()) == 0
+
+
 def test_an_infinite_radius_is_generative_replay_to_the_bit():
     inf = _tr_run([Member("trcl", 0, float("inf"))], Strengths())
     replay = _tr_run([Member("replay", 0)], Strengths())  # one member per run: the same random draws
@@ -746,16 +849,18 @@ def test_the_configs_radii_are_the_tuning_tables_picks():
     cfg = Config.preset("book")
     scores = [record["mean_final_swd"][f"trcl@{r:g}"] for r in record["radii"]]
     assert record["radii"][scores.index(min(scores))] == record["best"]["trcl"] == cfg.trust_radius
-    # the control's radius: the best FINITE radius of the isotropic metric on the same runs (a control must constrain)
+    # the earlier rule's control radius (the best FINITE isotropic radius on the same runs), now replaced by the
+    # calibration of benchmarks/trust_region_cl_control_rule.md (test below)
     finite = [r for r in record["radii"] if r != float("inf")]
     iso = [record["mean_final_swd"][f"trcl_iso@{r:g}"] for r in finite]
-    assert finite[iso.index(min(iso))] == C.control_radius(record) == cfg.iso_radius != float("inf")
+    assert finite[iso.index(min(iso))] == C.control_radius(record) != cfg.iso_radius
     with pytest.raises(ValueError, match="radii"):
         C.control_radius({"radii": [float("inf")], "mean_final_swd": {}})
     assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
     assert tuple(record["tasks"]) == cfg.tasks  # tuned on the book's task sequence
     assert float("inf") in record["radii"]  # the grid includes no constraint, for both metrics
-    assert "←" in tuning_table() and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))
+    table = tuning_table()  # one pick marked, TR-CL's: the control's radius is calibrated, not picked from the grid
+    assert table.count(" ← |") == 1 and "not part of this copy" in tuning_table(TUNING_FILE.with_name("missing.json"))
 
 
 @pytest.mark.parametrize("order", [("finetune", "replay", "trcl"), ("replay", "ewc", "trcl", "finetune")])
@@ -1013,3 +1118,31 @@ def test_the_lab_trains_one_seed_whatever_the_book_presets_seed_count():
     source = inspect.getsource(lab)
     assert "TrustRegionCLConfig" not in source and ".seeds" not in source
     assert "n_seeds=1" in source
+
+
+def test_the_controls_radius_is_the_calibration_rules_pick():
+    """benchmarks/trust_region_cl_control_rule.md: the control's radius cuts generative replay's own update by the same
+    factor in the isotropic metric as TR-CL's radius does in the Fisher metric, r_I = r_F x median(d_I / d_F) over the
+    tuning runs (base seeds 115-119, never 0-4), two significant digits; the record recomputes and the book preset
+    holds it."""
+    import json
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    root = Path(__file__).resolve().parents[1]
+    record = json.loads((root / "benchmarks" / "trust_region_cl_control.json").read_text())
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        from trust_region_cl_control import BASE_SEEDS, calibrated_radius
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    assert sorted(r["base_seed"] for r in record["runs"]) == list(BASE_SEEDS) and min(BASE_SEEDS) >= 115
+    cfg = Config.preset("book")
+    assert record["trust_radius"] == cfg.trust_radius
+    ratios = np.concatenate([np.asarray(r["d_iso"]) / np.asarray(r["d_fisher"]) for r in record["runs"]], axis=None)
+    assert ratios.size == len(BASE_SEEDS) * len(cfg.seeds) * (len(cfg.tasks) - 1)
+    assert abs(record["median_ratio"] - float(np.median(ratios))) < 1e-12
+    assert calibrated_radius(record) == record["iso_radius"] == cfg.iso_radius
+    assert record["median_fisher_over_radius"] > 1  # replay's update leaves TR-CL's region: it binds

@@ -18,7 +18,7 @@ from ..core.tables import Claim, apply_gates
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
 from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
-from .experiment import TEACHER_FEATURES, RPKDConfig, RPKDResults, run_protocols
+from .experiment import CONTROL_TARGET, POOLED, TEACHER_FEATURES, RPKDConfig, RPKDResults, run_protocols
 from .training import ARM_LABELS, CONTROL
 
 # --- thresholds: the one declared place ----------------------------------------------------------------------------
@@ -27,10 +27,13 @@ from .training import ARM_LABELS, CONTROL
 MARGIN = 0.01
 #: gate: the teacher beats a CE student of the student's architecture by this much, at every C and on every seed
 HEADROOM = 0.05
+#: gate ``distill``: the better of KD and OFA gains at least :data:`MARGIN` over CE, mean over C (interval)
 #: gate: a linear probe reads the fine digit from the teacher's own features at the fewest classes at least this well
 TEACHER_INFO = 0.5
 #: check: every arm beats chance (1 / C) by this much on every seed (the students learn at all)
 ABOVE_CHANCE = 0.05
+#: check: dead channels (zero on every training image) allowed in the teacher's last convolution, at every C
+DEAD_CHANNELS = 0
 #: claim: at the fewest classes the prototype target's probe accuracy beats the logits' by at least this
 PROBE_MARGIN = 0.10
 #: claim: RPKD's gain over CE, averaged over class counts seed by seed, is at least this ("transfers")
@@ -117,12 +120,31 @@ def headroom_verdict(edges: Mapping[int, Sequence[float]], threshold: float = HE
             "no room for distillation")
 
 
+def distill_verdict(gains: Sequence[float], threshold: float = MARGIN) -> str:
+    """Gate: per seed, the better known distiller's (KD or OFA) accuracy minus CE's, averaged over class counts;
+    pass when its interval lies at or above ``threshold``. Without it, no distillation converts the teacher's
+    headroom into accuracy in this setup, and RPKD's rows could not tell a failure of RPKD from one of the setup."""
+    if gate(gains, threshold) == "pass":
+        return f"pass: logit distillation gains ≥ {threshold:.2f} over CE alone (interval over seeds)"
+    return (f"fail: no known distiller gains {threshold:.2f} over CE alone beyond the seed-to-seed spread: "
+            "this setup gives distillation no usable room")
+
+
 def teacher_info_verdict(values: Sequence[float], threshold: float = TEACHER_INFO) -> str:
     """Gate: a linear probe reads the fine digit from the teacher's own feature map at the fewest classes
     (per probe split) with an interval above ``threshold``: the information a richer target could carry exists."""
     if gate(values, threshold) == "pass":
         return f"pass: the teacher's features hold the fine digit (interval above {threshold:.2f})"
     return f"fail: the teacher's features do not clearly hold the fine digit (interval not above {threshold:.2f})"
+
+
+def dead_channels_verdict(counts: Mapping[int, int], threshold: int = DEAD_CHANNELS) -> str:
+    """Check: per class count, the teacher's dead last-layer channels (0 at every location of every training
+    image) number at most ``threshold``."""
+    over = [f"C = {c}: {n}" for c, n in counts.items() if n > threshold]
+    if not over:
+        return f"pass: at most {threshold} dead channels in the teacher's last convolution, at every C"
+    return f"fail: more than {threshold} dead channels in the teacher's last convolution at {', '.join(over)}"
 
 
 def _lead_and_trend(lead: Mapping[str, str], trend_name: str, trend: str, what: str) -> str:
@@ -135,14 +157,20 @@ def _lead_and_trend(lead: Mapping[str, str], trend_name: str, trend: str, what: 
     return scope_verdict({**lead, trend_name: trend}, what)
 
 
-def probe_verdict(gap_low: Sequence[float], gap_high: Sequence[float], margin: float = PROBE_MARGIN) -> str:
-    """Per probe split: prototype minus logit probe accuracy at the fewest (``gap_low``) and the most classes.
+def probe_verdict(gap_low: Sequence[float], gap_high: Sequence[float], gap_pooled: Sequence[float],
+                  margin: float = PROBE_MARGIN) -> str:
+    """Per probe split: prototype minus logit probe accuracy at the fewest (``gap_low``) and the most classes,
+    and prototype minus pooled-projection (no prototypes) probe accuracy at the fewest (``gap_pooled``).
     Parts: the gap at the fewest classes is ``>= margin``; it is larger there than at the most classes by
-    ``>= MARGIN``. The first reading no makes the claim no."""
+    ``>= MARGIN``; the prototypes beat the same projection without them by ``>= MARGIN``. The first part
+    reading no makes the claim no (and the others then do not count)."""
     low, high = np.asarray(gap_low, dtype=float), np.asarray(gap_high, dtype=float)
     lead = {f"prototypes ≥ logits + {margin:.2f} at the fewest C": compare(low, margin)}
-    return _lead_and_trend(lead, "gap larger at the fewest C", compare(low - high, MARGIN),
-                           "fine-label information of the prototype target over the logits")
+    what = "fine-label information of the prototype target over the logits"
+    if "yes" not in lead.values():
+        return _lead_and_trend(lead, "gap larger at the fewest C", compare(low - high, MARGIN), what)
+    return scope_verdict({**lead, "gap larger at the fewest C": compare(low - high, MARGIN),
+                          "prototypes ≥ the same projection without them": compare(gap_pooled, MARGIN)}, what)
 
 
 def comparison_verdict(vs: Mapping[str, Sequence[float]], trend: Sequence[float], margin: float = MARGIN) -> str:
@@ -197,6 +225,19 @@ def _headroom_name(results: RPKDResults) -> str:
     return "headroom_standard" if _is_standard(results) else "headroom"
 
 
+def _distill_name(results: RPKDResults) -> str:
+    return "distill_standard" if _is_standard(results) else "distill"
+
+
+def _gates(results: RPKDResults) -> tuple[str, ...]:
+    """The gates a claim of this run depends on: the headroom, and the known distiller's gain when KD or OFA ran."""
+    return (_headroom_name(results),) + ((_distill_name(results),) if _has_any(results, "kd", "ofa") else ())
+
+
+def _has_any(results: RPKDResults, *arms: str) -> bool:
+    return any(a in results.summary["arms"] for a in arms)
+
+
 def learns_check(runs: Sequence[RPKDResults]) -> Claim:
     """Check: every arm of every run learns (above chance on every seed)."""
     margins, worst = {}, []
@@ -224,6 +265,32 @@ def headroom_gate(results: RPKDResults) -> Claim:
     )
 
 
+def dead_channels_check(results: RPKDResults) -> Claim:
+    """Check: the teacher uses every channel of its last convolution (counted on the training set, per C)."""
+    grid = results.summary["class_grid"]
+    counts = {c: int(results.summary[f"C={c}"]["dead_channels"]) for c in grid}
+    n = results.summary[f"C={grid[0]}"]["teacher_channels"]
+    return Claim("the teacher has no dead channels",
+                 "channels of the teacher's last convolution (after its ReLU) that are 0 at every location of every "
+                 f"training image, per C; threshold {DEAD_CHANNELS}",
+                 f"dead channels of {n}: " + ", ".join(f"C = {c}: {k}" for c, k in counts.items()),
+                 dead_channels_verdict(counts), kind="check")
+
+
+def distill_gate(results: RPKDResults) -> Claim:
+    """Gate: the better of KD and OFA (by mean) gains over CE, averaged over class counts seed by seed."""
+    arms = [a for a in ("kd", "ofa") if _has(results, a)]
+    best = max(arms, key=lambda a: float(pooled(results, a, "ce").mean()))
+    gains = pooled(results, best, "ce")
+    return Claim(
+        f"a known distiller gains over CE alone ({_tag(results)})",
+        "the better of " + " and ".join(ARM_LABELS[a] for a in arms) + " (by mean) minus CE, paired by seed, mean "
+        f"over C; threshold {MARGIN:.2f} (interval)",
+        "; ".join(f"{ARM_LABELS[a]} − CE, mean over C: {_iv(pooled(results, a, 'ce'))}" for a in arms),
+        distill_verdict(gains), kind="gate", name=_distill_name(results),
+    )
+
+
 def teacher_info_gate(results: RPKDResults) -> Claim:
     """Gate for the probe claim: the teacher's own features hold the fine digit at the fewest classes."""
     low = min(results.summary["class_grid"])
@@ -241,13 +308,16 @@ def probe_claim(results: RPKDResults) -> Claim:
     grid = results.summary["class_grid"]
     low, high = min(grid), max(grid)
     gap = {c: probe_per_seed(results, "prototypes", c) - probe_per_seed(results, "logits", c) for c in (low, high)}
+    rival = probe_per_seed(results, "prototypes", low) - probe_per_seed(results, POOLED, low)
     s_low = results.summary[f"C={low}"]["probe"]
     return Claim(
         "with few classes, the prototype vocabulary is a richer target than the label space",
-        f"linear probe for the fine digit from each teacher target, C = {low} and {high}, one probe split per seed",
-        f"probe accuracy at C = {low}: prototypes {s_low['prototypes']:.3f}, logits {s_low['logits']:.3f}; "
-        f"gap {_iv(gap[low])} (at C = {high}: {_iv(gap[high])})",
-        probe_verdict(gap[low], gap[high]), gates=("teacher_info",),
+        f"linear probe for the fine digit from each teacher target, C = {low} and {high}, one probe split per seed; "
+        "rival: the pooled projection without prototypes",
+        f"probe accuracy at C = {low}: prototypes {s_low['prototypes']:.3f}, logits {s_low['logits']:.3f}, "
+        f"pooled projection {s_low[POOLED]:.3f}; prototypes − logits {_iv(gap[low])} (at C = {high}: "
+        f"{_iv(gap[high])}); prototypes − pooled projection {_iv(rival)}",
+        probe_verdict(gap[low], gap[high], rival), gates=("teacher_info",),
     )
 
 
@@ -264,7 +334,7 @@ def comparison_claim(results: RPKDResults, setting: str) -> Claim:
         setting,
         f"C = {low}: " + "; ".join(f"RPKD − {k} {_iv(v)}" for k, v in vs.items())
         + f"; lead at C = {low} minus at C = {high}: {_iv(trend)}",
-        comparison_verdict(vs, trend), gates=(_headroom_name(results),),
+        comparison_verdict(vs, trend), gates=_gates(results),
     )
 
 
@@ -276,7 +346,7 @@ def transfer_claim(results: RPKDResults, claim: str, setting: str) -> Claim:
                 + ", ".join(f"{gain(results, 'rpkd', 'ce', c):+.3f}" for c in grid) + ")")
     if _has(results, "kd"):
         measured += f"; KD − CE: {_iv(pooled(results, 'kd', 'ce'))}"
-    return Claim(claim, setting, measured, transfer_verdict(gains), gates=(_headroom_name(results),))
+    return Claim(claim, setting, measured, transfer_verdict(gains), gates=_gates(results))
 
 
 def control_claim(results: RPKDResults) -> Claim:
@@ -289,7 +359,7 @@ def control_claim(results: RPKDResults) -> Claim:
         + (" (standard protocol)" if _is_standard(results) else "") + "; paired by seed, mean over C",
         f"RPKD − control, mean over C: {_iv(gains)} (per C: "
         + ", ".join(f"{gain(results, 'rpkd', CONTROL, c):+.3f}" for c in grid) + ")",
-        control_verdict(gains), gates=(_headroom_name(results),),
+        control_verdict(gains), gates=_gates(results),
     )
 
 
@@ -310,6 +380,8 @@ def _protocol_claims(results: RPKDResults) -> list[Claim]:
     rows = []
     if _has(results, "ce"):
         rows.append(headroom_gate(results))
+    if _has(results, "ce") and _has_any(results, "kd", "ofa"):
+        rows.append(distill_gate(results))
     if _has(results, "rpkd", "ce") and (_has(results, "kd") or _has(results, "ofa")):
         rows.append(comparison_claim(results, setting))
     if _has(results, "rpkd", "ce"):
@@ -323,7 +395,7 @@ def claims(results: RPKDResults, standard: RPKDResults | None = None) -> list[Cl
     standard protocol itself (as the paper preset is) gives its own rows. Rows whose arms were not trained
     are left out."""
     runs = [results] + ([standard] if standard is not None else [])
-    rows = [learns_check(runs), teacher_info_gate(results), probe_claim(results)]
+    rows = [learns_check(runs), dead_channels_check(results), teacher_info_gate(results), probe_claim(results)]
     for r in runs:
         rows += _protocol_claims(r)
     if _has(results, "rpkd", "ce", CONTROL):
@@ -346,14 +418,21 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("headroom", "gate", headroom_verdict, HEADROOM,
               "teacher − CE ≥ threshold on every seed at every class count (both protocols, each its own gate)",
               {"pass": (({10: [0.1, 0.2], 2: [0.06, 0.3]},), {}), "fail": (({10: [0.1, 0.2], 2: [0.04, 0.3]},), {})}),
+    Criterion("dead channels", "check", dead_channels_verdict, DEAD_CHANNELS,
+              "dead channels of the teacher's last convolution ≤ threshold at every C",
+              {"pass": (({10: 0, 2: 0},), {}), "fail": (({10: 0, 2: 1},), {})}),
+    Criterion("distill", "gate", distill_verdict, MARGIN,
+              "the better of KD and OFA minus CE per seed, mean over C: interval at or above threshold (each protocol "
+              "its own gate)", {"pass": ((_LOW,), {}), "fail": ((_MID,), {})}),
     Criterion("teacher_info", "gate", teacher_info_verdict, TEACHER_INFO,
               "probe accuracy from the teacher's features at the fewest C: interval above threshold",
               {"pass": (([0.9, 0.92, 0.91],), {}), "fail": (([0.9, 0.3, 0.6],), {})}),
     Criterion("probe", "claim", probe_verdict, PROBE_MARGIN,
               "prototype − logit probe gap at the fewest C: interval above threshold; and above the gap at the "
-              "most C by MARGIN; no when the first part is no", {
-                  "yes": ((_LOW, _NONE), {}), "no": ((_NONE, _NONE), {}), "unclear": ((_MID, _LOW), {}),
-                  "partly": ((_LOW, _LOW), {})}, scoped=True),
+              "most C by MARGIN; and prototype − pooled projection (no prototypes) at the fewest C above MARGIN; "
+              "no when the first part is no", {
+                  "yes": ((_LOW, _NONE, _LOW), {}), "no": ((_NONE, _NONE, _LOW), {}),
+                  "unclear": ((_MID, _LOW, _LOW), {}), "partly": ((_LOW, _NONE, _HIGH), {})}, scoped=True),
     Criterion("comparison", "claim", comparison_verdict, MARGIN,
               "RPKD − KD and RPKD − OFA at the fewest C, and the growth of RPKD's lead as C shrinks: each interval "
               "against MARGIN; behind every baseline reads no", {
@@ -384,10 +463,13 @@ def accuracy_table(results: RPKDResults) -> str:
 
 def probe_table(results: RPKDResults) -> str:
     """Probe accuracy for the fine digit from each target, per class count (mean ± sd over probe splits;
-    chance 0.1), with the teacher's own features as the reference."""
+    chance 0.1): the logits, RPKD's two targets each beside the same projection without prototypes, and the
+    teacher's own features as the reference."""
     grid = results.summary["class_grid"]
     names = {"logits": "class logits (KD, OFA)", "prototypes": "prototype distribution (RPKD global)",
+             POOLED: "rival: the pooled projection, no prototypes",
              "maps": "prototype activation maps (RPKD feature branch)",
+             CONTROL_TARGET: "rival: the control's target (projected map, no prototypes)",
              TEACHER_FEATURES: "reference: the teacher's feature map itself"}
     rows = [[label, *(fmt_mean_sd(probe_per_seed(results, k, c), 3) for c in grid)] for k, label in names.items()]
     return table(["target", *(f"C = {c}" for c in grid)], rows)

@@ -5,15 +5,19 @@ The images (book scale): scikit-learn's digits, each moved once by a fixed rando
 shifts and the mixer student's fixed 2x2 tokens are not, so that even with every label a CE student
 stays well below the teacher: room for distillation (on the plain digits it did not, see
 ``benchmarks/rpkd_headroom_rule.md``). The mixer student has width 12 (``benchmarks/rpkd_width_rule.md``:
-at width 8 some few-label arm came within 0.05 of chance on two of the five base seeds).
+at width 8 some few-label arm came within 0.05 of chance on two of the five base seeds). Every run has five
+student seeds (``benchmarks/rpkd_seeds_rule.md``: with three, four claim rows read different words on
+different base seeds).
 
 For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
 
 1. **Teacher.** A CNN trained with cross-entropy on the ``C``-class labels of the training split.
 2. **Probe** (the mechanism, apart from student training): linear probes read the teacher's
    targets on the transfer set (``C``-way soft logits; RPKD's ``K``-way prototype distribution and
-   activation maps; and, as the reference, the teacher's own feature map) and predict the fine digit;
-   held-out probe accuracy per target, on one probe split per student seed.
+   activation maps; their rivals without prototypes, the pooled projection and the control's target;
+   and, as the reference, the teacher's own feature map) and predict the fine digit; held-out probe
+   accuracy per target, on one probe split per student seed. Also counted: the teacher's dead channels
+   (last convolution, zero at every location of every training image).
 3. **Distillation.** A heterogeneous student (an MLP-mixer over 2x2-pixel tokens, or a narrow
    CNN) sees the teacher's outputs on every training image (the transfer set) and the labels of
    only ``n_labelled`` of them (``protocol="few_label"``) or of all of them (``"standard"``). Arms:
@@ -60,8 +64,15 @@ from .training import ARMS, CONTROL, LR, WEIGHT, LossWeights, accuracy, teacher_
 DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100")
 #: the probe's reference input: the teacher's feature map itself, the source of every RPKD target
 TEACHER_FEATURES = "teacher_features"
-#: what the probe reads: each distillation target, and the teacher's feature map (the most any target can carry)
-PROBED: tuple[str, ...] = (*TARGETS, TEACHER_FEATURES)
+#: a rival of the prototype distribution: the normalised pooled projection ``normalize(mean_l z_l)``, the input of
+#: RPKD's global branch without the prototypes (log p_k = P_k·ẑ/τ − logsumexp_j P_j·ẑ/τ is affine in it, up to
+#: one scalar shared by every k)
+POOLED = "pooled_projection"
+#: a rival of the activation maps: the control's target, the normalised projected map ``normalize(z_l)`` (L x d)
+CONTROL_TARGET = "control_target"
+#: what the probe reads: each distillation target, the same projection without prototypes (pooled, and the
+#: control's map), and the teacher's feature map (the most any target can carry)
+PROBED: tuple[str, ...] = (*TARGETS, POOLED, CONTROL_TARGET, TEACHER_FEATURES)
 #: "few_label": the student sees ``n_labelled`` labels; "standard": every training label (CE on all of them)
 PROTOCOLS: tuple[str, ...] = ("few_label", "standard")
 
@@ -77,7 +88,7 @@ class RPKDConfig(ExperimentConfig):
     class_grid: tuple[int, ...] = param(
         (10, 5, 2), Tuple(Int(2, 10), distinct=True), "super-class counts C (labels: fine digit mod C)"
     )
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "student seeds (labelled subset, weights, batches)")
+    seeds: tuple[int, ...] = param((0, 1, 2, 3, 4), Seeds(), "student seeds (labelled subset, weights, batches)")
     student: str = param("mixer", Choice(STUDENTS), "student: 'mixer' (2x2-pixel tokens) or 'cnn' (narrow CNN)")
     arms: tuple[str, ...] = param(ARMS, Tuple(Choice(ARMS), distinct=True), "methods trained (and the control)")
     n_test: int = param(497, Int(10), "test images (the rest is the training / transfer split)")
@@ -104,8 +115,8 @@ class RPKDConfig(ExperimentConfig):
     feature_weight: float = param(1.0, WEIGHT, "weight of the control's feature-matching term")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(class_grid=(2,), n_teacher_steps=100, n_student_steps=25, n_test=200, batch_size=24,
-                      n_labelled=20, student_width=8, n_probe=300),
+        "smoke": dict(class_grid=(2,), seeds=(0, 1, 2), n_teacher_steps=100, n_student_steps=25, n_test=200,
+                      batch_size=24, n_labelled=20, student_width=8, n_probe=300),
         "book": {},
         "paper": dict(
             device="auto", dataset="cifar100", protocol="standard", image_size=16, shift=0, n_test=2000,
@@ -188,12 +199,23 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
         device=device, progress=progress,
     )
     teacher_acc = float(accuracy(teacher, x_test[None], y_test[None])[0])
+    y_train = super_labels(fine_train, n_classes)[None].to(device)
+    train_acc = float(accuracy(teacher, x_train[None], y_train)[0])  # on the transfer set, which it was trained on
     t_logits, t_tokens = teacher_targets(teacher, x_train[None], cfg.grid)
+    # how close the KD target (softmax at T) on the transfer set is to a one-hot label: its mean largest probability
+    soft_max = float(torch.softmax(t_logits[0].detach() / cfg.temperature, dim=-1).max(dim=-1).values.mean())
+    with torch.no_grad():  # a last-layer channel (after its ReLU) that is 0 everywhere on the training set is dead
+        dead = int((teacher(x_train[None])[1][0] <= 0).all(dim=0).flatten(start_dim=1).all(dim=1).sum())
     prototypes = RandomPrototypes(cfg.n_prototypes, cfg.d_prototype, t_tokens.shape[-1], cfg.seed + 7).to(device)
 
     # 2. the probe: fine-label information in each target (fine labels reach the probe only)
-    targets = distillation_targets(t_logits[0], prototypes.project_teacher(t_tokens[0]), prototypes.prototypes,
+    z_teacher = prototypes.project_teacher(t_tokens[0])
+    targets = distillation_targets(t_logits[0], z_teacher, prototypes.prototypes,
                                    temperature=cfg.temperature, tau=cfg.tau)
+    # the same projection without prototypes: the global branch's pooled input, and the control's target
+    with torch.no_grad():
+        targets[POOLED] = torch.nn.functional.normalize(z_teacher.mean(dim=1), dim=-1).cpu().numpy()
+        targets[CONTROL_TARGET] = torch.nn.functional.normalize(z_teacher, dim=-1).flatten(start_dim=1).cpu().numpy()
     # the teacher's own feature map (flattened): what any target computed from it could carry at most
     targets[TEACHER_FEATURES] = t_tokens[0].flatten(start_dim=1).cpu().numpy()
     # one probe split per student seed: the interval over seeds reads the probe's split-to-split spread
@@ -201,6 +223,8 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
                           for s in cfg.seeds] for name in PROBED}
     probe = {name: float(np.mean(values)) for name, values in probe_seeds.items()}
     return {"teacher_accuracy": teacher_acc, "probe": probe, "probe_per_seed": probe_seeds,
+            "dead_channels": dead, "teacher_channels": int(t_tokens.shape[-1]),
+            "teacher_train_accuracy": train_acc, "teacher_soft_max": soft_max,
             "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu()}
 
 
@@ -232,6 +256,10 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
         "teacher_accuracy": shared["teacher_accuracy"],
         "probe": shared["probe"],
         "probe_per_seed": shared["probe_per_seed"],
+        "dead_channels": shared["dead_channels"],
+        "teacher_channels": shared["teacher_channels"],
+        "teacher_train_accuracy": shared["teacher_train_accuracy"],
+        "teacher_soft_max": shared["teacher_soft_max"],
         "accuracy": {arm: _stats(acc[a].tolist()) for a, arm in enumerate(cfg.arms)},
     }
     return summary, {"loss": np.asarray(curve)}

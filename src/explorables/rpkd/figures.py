@@ -11,7 +11,8 @@ from .training import ARM_LABELS
 
 #: short bar labels (the control's full name is in the chapter's text)
 SHORT = {"ce": "CE", "kd": "KD", "ofa": "OFA", "rpkd": "RPKD", "rpkd_kd": "RPKD+KD", "feature_match": "control"}
-PROBE_LABELS = {"logits": "class logits (KD, OFA)", "prototypes": "prototype distribution", "maps": "activation maps"}
+PROBE_LABELS = {"logits": "class logits (KD, OFA)", "prototypes": "prototype distribution", "maps": "activation maps",
+                "pooled_projection": "pooled projection, no prototypes"}
 
 
 def explorable_figure(results: RPKDResults) -> go.Figure:
@@ -41,7 +42,8 @@ def explorable_figure(results: RPKDResults) -> go.Figure:
     for i, (key, label) in enumerate(PROBE_LABELS.items()):
         fig.add_trace(go.Scatter(
             x=grid, y=[results.summary[f"C={c}"]["probe"][key] for c in grid], mode="lines+markers", name=label,
-            line=dict(color=[PALETTE["orange"], PALETTE["blue"], PALETTE["green"]][i]),
+            line=dict(color=[PALETTE["orange"], PALETTE["blue"], PALETTE["green"], PALETTE["blue"]][i],
+                      dash="dot" if key == "pooled_projection" else "solid"),
         ), row=1, col=2)
     fig.add_trace(go.Scatter(x=[min(grid), max(grid)], y=[0.1, 0.1], mode="lines", line=REFERENCE_LINE,
                              name="chance (10 digits)"), row=1, col=2)

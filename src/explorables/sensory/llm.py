@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..core.arguments import OfInstance, checked
+from ..core.arguments import ArgumentError, OfInstance, checked
 from ..core.device import resolve_device
-from ..core.params import Choice, Float, Folder, Int, Text, Tuple
+from ..core.params import Bool, Choice, Float, Folder, Int, Rule, Text, Tuple
 from ..core.validation import check_int
 
 MODELS: tuple[str, ...] = ("smollm2-135m", "tiny-random")
@@ -416,11 +417,69 @@ def prefix_cache(lm: LanguageModel, prefixes: list[list[int]]) -> PrefixCache:
     return _prefill(lm.model, [list(q) for q in prefixes], pad, lm.device)
 
 
-@checked(layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096), batch_size=Int(1))
+def _hidden_states_recordable(model: Any) -> None:
+    """Make ``output_hidden_states=True`` return the hidden states of a model that was not built in this process.
+
+    Recent ``transformers`` (5.x) collect hidden states through forward hooks that it installs on a model's first
+    call, for the classes its ``_CAN_RECORD_REGISTRY`` lists; a class is listed only when a model of it is built in
+    the process. A model unpickled in another process (a process pool, a record replayed by the API fuzz) finds
+    its class unlisted, gets no hooks and returns ``hidden_states=None``. This lists the classes of the model's
+    parts, as building them would; older ``transformers`` without the registry need nothing."""
+    try:
+        from transformers.modeling_utils import PreTrainedModel
+        from transformers.utils.output_capturing import _CAN_RECORD_REGISTRY
+    except ImportError:
+        return
+    for part in model.modules():
+        if isinstance(part, PreTrainedModel) and not _CAN_RECORD_REGISTRY.get(part):
+            recordable = getattr(part, "_can_record_outputs", None)
+            if recordable:
+                _CAN_RECORD_REGISTRY[part] = recordable
+
+
+def _hidden(result: Any, layers: tuple[int, ...]) -> torch.Tensor:
+    """The requested layers' hidden states at the last position, ``(L, b, d)`` in float64."""
+    if result.hidden_states is None:
+        raise RuntimeError("the language model returned no hidden states (output_hidden_states=True was ignored)")
+    return torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
+
+
+@dataclass(frozen=True, repr=False)
+class GroupLabels(Rule):
+    """The ``groups`` of :func:`representations`: one label per prompt, each an integer or a string, or a tuple of
+    integers and strings (nested groups), all tuples of one length. How many labels (one per prompt) is checked by
+    the function, which knows the prompts."""
+
+    def check(self, name: str, value: Any) -> tuple:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise ArgumentError(f"{name} must be {self.describe()}, got {type(value).__name__}")
+        depth = None
+        for i, label in enumerate(value):
+            parts = label if isinstance(label, tuple) else (label,)
+            if not parts or any(isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, str, np.integer))
+                                for x in parts):  # fmt: skip
+                raise ArgumentError(f"{name}[{i}] must be an integer or a string, or a non-empty tuple of them "
+                                    f"(nested groups), got {label!r:.60}")  # fmt: skip
+            if depth is not None and len(parts) != depth:
+                raise ArgumentError(f"{name}[{i}] must be a label of the same nesting as {name}[0] "
+                                    f"({depth} level(s)), got {label!r:.60}")  # fmt: skip
+            depth = len(parts)
+        return tuple(value)
+
+    def describe(self) -> str:
+        return "a list of group labels (integers or strings, or tuples of them of one length), one per prompt"
+
+    def bad_values(self) -> list[Any]:
+        return ["groups", [1.5], [True], [(1,), (1, 2)]]
+
+
+@checked(prompts=Tuple(Text(nonempty=True)), layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096),
+         batch_size=Int(1), openings=Tuple(Text()), groups=GroupLabels(), generate=Tuple(Bool()))  # fmt: skip
 @torch.inference_mode()
 def representations(
-    lm: LanguageModel, prompts: list[str], layers: tuple[int, ...], n_new_tokens: int = 0, *, batch_size: int = 64,
-    openings: list[str] | None = None, groups: list[int] | None = None, generate: list[bool] | None = None,
+    lm: LanguageModel, prompts: Sequence[str], layers: tuple[int, ...], n_new_tokens: int = 0, *,
+    batch_size: int = 64, openings: Sequence[str] | None = None,
+    groups: Sequence[int | str | tuple[int | str, ...]] | None = None, generate: Sequence[bool] | None = None,
     prefixes: PrefixCache | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Hidden states of ``prompts`` and of their greedy continuations, eq. (sensory-rep).
@@ -448,25 +507,28 @@ def representations(
     ``prefixes`` (a :class:`PrefixCache` with one row per prompt, whose tokens each prompt's begin
     with) replaces 1 and 2: the prompts continue from it (the live lab's rerun).
     """
+    # the items were checked at the boundary (@checked); what they must agree on is checked here
     if not prompts or any(not isinstance(p, str) or not p.strip() for p in prompts):
-        raise ValueError("prompts must be a non-empty list of non-empty strings")
+        blank = next((i for i, p in enumerate(prompts) if not isinstance(p, str) or not p.strip()), None)
+        raise ArgumentError("prompts must be a non-empty list of strings with some text each"
+                            + ("" if blank is None else f": prompts[{blank}] is {prompts[blank]!r:.40}"))  # fmt: skip
     n = len(prompts)
     if openings is None:
         openings = [""] * n
     if len(openings) != n or any(not isinstance(o, str) for o in openings):
-        raise ValueError(f"openings must be None or one string per prompt ({n}), got {openings!r:.80}")
-    if groups is not None and not isinstance(groups, (list, tuple)):
-        raise ValueError(f"groups must be None or a list of labels, one per prompt, got {groups!r:.80}")
+        raise ArgumentError(f"openings must be None or one string per prompt ({n}), got {openings!r:.80}")
+    if groups is not None and (not isinstance(groups, (list, tuple)) or len(groups) != n):
+        raise ArgumentError(f"groups must be None or one label per prompt ({n}), got {groups!r:.80}")
     keys = [g if isinstance(g, tuple) else (g,) for g in groups or range(n)]
-    if (groups is not None and len(groups) != n) or len({len(k) for k in keys}) != 1 or any(
-        isinstance(x, bool) or not isinstance(x, (int, str, np.integer)) for k in keys for x in k
+    if len({len(k) for k in keys}) != 1 or any(
+        isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, str, np.integer)) for k in keys for x in k
     ):
-        raise ValueError(f"groups must be None or one label (an int, or a tuple of ints or strings of one length: "
-                         f"nested groups) per prompt ({n}), got {groups!r:.80}")
+        raise ArgumentError(f"groups must be None or one label (an int, or a tuple of ints or strings of one length: "
+                            f"nested groups) per prompt ({n}), got {groups!r:.80}")  # fmt: skip
     if generate is None:
         generate = [True] * n
     if len(generate) != n or any(not isinstance(g, (bool, np.bool_)) for g in generate):
-        raise ValueError(f"generate must be None or one bool per prompt ({n}), got {generate!r:.80}")
+        raise ArgumentError(f"generate must be None or one bool per prompt ({n}), got {generate!r:.80}")
     n_new_tokens = check_int("n_new_tokens", n_new_tokens, 0, 4096)
     batch_size = check_int("batch_size", batch_size, 1)
     if prefixes is not None:
@@ -474,10 +536,11 @@ def representations(
             raise ValueError(f"prefixes must be None or a PrefixCache with one row per prompt ({n})")
         batch_size = n  # one chunk: the rows of the cache are the prompts
     if not layers or len(set(layers)) != len(layers):
-        raise ValueError(f"layers must be distinct and non-empty, got {layers!r}")
-    for layer in layers:
-        check_int("layers[i]", layer, 0, lm.n_layers)
+        raise ArgumentError(f"layers must be distinct and non-empty, got {layers!r}")
+    for i, layer in enumerate(layers):  # 0 (the embeddings) to the model's last block
+        check_int(f"layers[{i}]", layer, 0, lm.n_layers)
     model, device = lm.model, lm.device
+    _hidden_states_recordable(model)
     pad = lm.eos_token_id if lm.eos_token_id is not None else 0
     out = np.zeros((n_new_tokens + 1, len(layers), n, lm.d_model))
     texts = [""] * n
@@ -512,7 +575,7 @@ def representations(
                                              state.nxt[index], [rest[j] for j in bucket], pad, hidden=True)  # fmt: skip
                 states.append((result.past_key_values, mask, last))
                 logits.append(result.logits[:, -1])
-                hidden.append(torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double())
+                hidden.append(_hidden(result, layers))
             part = [j for bucket in buckets for j in bucket]
             where = [rows[j] for j in part]
             total = torch.cat(hidden, dim=1)  # (L, b', d)
@@ -530,7 +593,7 @@ def representations(
                 result = model(input_ids=token, attention_mask=mask, position_ids=last, past_key_values=cache,
                                use_cache=True, output_hidden_states=True)  # fmt: skip
                 cache, logit, last = result.past_key_values, result.logits[:, -1], last + 1
-                total += torch.stack([result.hidden_states[layer][:, -1] for layer in layers]).double()
+                total += _hidden(result, layers)
                 out[t, :, where] = (total / (t + 1)).cpu().numpy().transpose(1, 0, 2)
             tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in part]
             for i, row in zip(where, tokens, strict=True):

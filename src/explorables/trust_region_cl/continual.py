@@ -12,10 +12,12 @@ a trust region of fixed radius ``r`` in the diagonal Fisher metric, through its 
 dual-ascent step on the multiplier, eq. (trcl-dual),
 ``lambda <- max(0, lambda + eta max(lambda, 1) clip(d_F^2 / r^2 - 1, -1, 1))``, which starts at 0
 on every task, and reads the distance the Adam step reached; a member that the Adam step took outside its region is
-then projected back onto it in the same metric, ``theta <- theta* + (theta - theta*) r / d_F`` (under Adam's
-normalised steps a larger multiplier buys no pull towards the anchor, so without the projection the dual ascent can
-diverge while the distance stays above the radius: benchmarks/trust_region_cl_radius_rule.md), and the multiplier is
-bounded by ``DUAL_MAX`` (benchmarks/trust_region_cl_radius_rule2.md). So
+then projected back onto it: the nearest point of the region, ``theta* + u`` with ``u_i = (theta_i - theta*_i) /
+(1 + mu F_i)`` and ``mu >= 0`` such that ``d_F = r`` (:func:`project_onto_region`; a weight with ``F_i = 0``, one the
+earlier tasks do not use, is left where the Adam step put it). Under Adam's normalised steps a larger multiplier buys
+no pull towards the anchor, so without the projection the dual ascent can diverge while the distance stays above the
+radius (benchmarks/trust_region_cl_radius_rule.md), and the multiplier is bounded by ``DUAL_MAX``
+(benchmarks/trust_region_cl_radius_rule2.md; how often the bound acts is recorded). So
 ``lambda`` is found per task and member: it stays 0 while the weights are inside the region (an
 infinite radius is exactly generative replay) and grows until the distance sits at the radius.
 The penalty form, eq. (trcl-objective),
@@ -261,15 +263,65 @@ DROP_RECONVERGED = True
 
 #: the multiplier's step is proportional to max(lambda, DUAL_FLOOR): additive near 0, geometric above
 DUAL_FLOOR = 1.0
-#: after each Adam step a constrained member outside its region is projected back onto it in the trust region's
-#: metric (benchmarks/trust_region_cl_radius_rule.md): under Adam's normalised steps a growing multiplier buys no
-#: pull towards the anchor, so without it the dual ascent can diverge while the distance stays above the radius
+#: after each Adam step a constrained member outside its region is projected back onto it, the nearest point of the
+#: region (:func:`project_onto_region`; benchmarks/trust_region_cl_radius_rule.md): under Adam's normalised steps a
+#: growing multiplier buys no pull towards the anchor, so without it the dual ascent can diverge while the distance
+#: stays above the radius
 PROJECT = True
+#: Newton steps of the projection's one-dimensional equation for mu at most (it converges from below in a few)
+PROJECTION_STEPS = 100
 #: the multiplier's upper bound (projected dual ascent onto [0, DUAL_MAX]; inf: unbounded). With the projection
 #: holding the constraint, a larger multiplier buys nothing under Adam's normalised step, and growing it by
 #: x(1 + eta) every step would inflate that step further (its second moment lags), so the dual ascent diverged on a
 #: member whose Adam step kept leaving the region (benchmarks/trust_region_cl_radius_rule2.md; fixed before any run)
 DUAL_MAX = 1e5
+
+
+@checked(displacement=Array("m p"), metric=Array("m p"), radius=Array("m", finite=False))
+def project_onto_region(displacement: torch.Tensor, metric: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+    """The nearest point (Euclidean) of the trust region ``{u : sum_i F_i u_i^2 <= r^2}`` to ``displacement``, per
+    member: rows of ``(M, P)`` displacements ``theta - theta*``, a metric ``F >= 0`` of their shape, radii ``(M,)``
+    (``inf``: no constraint).
+
+    A row inside its region is returned as it is. Outside, the minimiser of ``|u - y|^2`` on the region is
+    ``u_i = y_i / (1 + mu F_i)`` (the stationarity condition of the Lagrangian), with the ``mu > 0`` that puts ``u``
+    on the boundary; so a coordinate with ``F_i = 0`` is never moved (the region does not constrain it), and one
+    with a small ``F_i`` is moved little. ``mu`` solves ``1 / d_F(u(mu)) = 1 / r``, whose left side is concave and
+    increasing in ``mu`` (Moré and Sorensen's secular equation), so Newton's method from ``mu = 0`` rises to the root
+    without overshooting; a last rescaling of the ``F_i > 0`` coordinates puts the row exactly on the boundary.
+    Computed in float64, returned in the input's dtype.
+    """
+    if displacement.shape != metric.shape:
+        raise ArgumentError(f"metric must have the shape of displacement {tuple(displacement.shape)}, "
+                            f"got {tuple(metric.shape)}")  # fmt: skip
+    _check_tensor("radius", radius, displacement.shape[0])
+    if bool((metric < 0).any()) or not bool((radius > 0).all()):
+        raise ArgumentError("metric must hold entries >= 0 and radius values > 0 (a diagonal metric, radii)")
+    return _project_onto_region(displacement, metric, radius)
+
+
+def _project_onto_region(displacement: torch.Tensor, metric: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+    y, f, r = displacement.double(), metric.double(), radius.double()
+    w2 = f * y * y  # F_i y_i^2
+    outside = w2.sum(1) > r * r
+    if not bool(outside.any()):
+        return displacement
+    y, f, w2, r = y[outside], f[outside], w2[outside], r[outside]
+    mu = torch.zeros_like(r)
+    for _ in range(PROJECTION_STEPS):
+        q = 1.0 + mu[:, None] * f
+        h2 = (w2 / q.pow(2)).sum(1)  # d_F(u(mu))^2
+        psi = h2.rsqrt() - 1.0 / r  # < 0 while outside; concave and increasing in mu
+        if bool((psi.abs() * r <= 1e-12).all()):
+            break
+        dpsi = h2.pow(-1.5) * (f * w2 / q.pow(3)).sum(1)
+        mu = mu - psi / dpsi
+    u = y / (1.0 + mu[:, None] * f)
+    h = (f * u * u).sum(1).sqrt()
+    u = torch.where(f > 0, u * (r / h)[:, None], u)  # exactly on the boundary; F_i = 0 coordinates untouched
+    out = displacement.clone()
+    out[outside] = u.to(displacement.dtype)
+    return out
 
 
 @checked(lam=Array("m"), dist2=Array("m"), radius=Array("m", finite=False), lr=Positive())
@@ -363,6 +415,8 @@ class SequenceRecord:
     multipliers: torch.Tensor | None = None  # (n_tasks, M): lambda at the end of each task (fixed or dual)
     distances: torch.Tensor | None = None  # (n_tasks, M): d(theta, theta*) at the end of each task, member's metric
     radii: torch.Tensor | None = None  # (M,): each member's radius (inf: no constraint)
+    multiplier_max: torch.Tensor | None = None  # (n_tasks, M): the largest multiplier reached during each task
+    cap_hits: torch.Tensor | None = None  # (n_tasks, M): steps of each task on which DUAL_MAX bounded the dual step
 
 
 def _per_seed(draws: tuple[torch.Tensor, ...], seed_of: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -494,6 +548,7 @@ def train_sequence(
     fisher = {k: torch.zeros_like(v) for k, v in params.items()}
     anchor = {k: v.detach().clone() for k, v in params.items()}
     samples, losses_after, train_losses, multipliers, distances = [], [], [], [], []
+    multiplier_max, cap_hits = [], []
     buffer_x = buffer_c = None
     switch: dict = {}
     first_task = 0
@@ -508,6 +563,8 @@ def train_sequence(
         train_losses = [v.to(device) for v in saved["train_losses"]]
         multipliers = [v.to(device) for v in saved["multipliers"]]
         distances = [v.to(device) for v in saved["distances"]]
+        multiplier_max = [v.to(device) for v in saved["multiplier_max"]]
+        cap_hits = [v.to(device) for v in saved["cap_hits"]]
         switch = {k: ({n: v.to(device) for n, v in x.items()} if isinstance(x, dict) else x.to(device))
                   for k, x in saved["switch"].items()}  # fmt: skip
         for dg, state in zip(data_gens, saved["data_gens"], strict=True):
@@ -530,6 +587,7 @@ def train_sequence(
         opt = torch.optim.Adam(list(params.values()), lr=lr)
         start = {n: v.detach().clone() for n, v in params.items()}
         lam = fixed.clone()  # the constrained members' multipliers start at 0 on every task, eq. (trcl-dual)
+        lam_max, hits = lam.clone(), torch.zeros(m_count, dtype=torch.long, device=device)
         task_losses = []
         steps = range(n_steps_per_task)
         for step in tqdm(steps, desc=f"task {k + 1}: {name}", leave=False) if progress else steps:
@@ -560,12 +618,20 @@ def train_sequence(
                     with torch.no_grad():
                         dist2 = _squared_distance(params, anchor, metric)
                         outside = constrained & (dist2 > radius.pow(2))
-                        scale = torch.where(outside, radius / dist2.clamp_min(1e-30).sqrt(), torch.ones_like(dist2))
-                        for n, v in params.items():
-                            s = scale.view(-1, *([1] * (v.dim() - 1)))
-                            v.copy_(anchor[n] + s * (v - anchor[n]))
-                step_lam = dual_step(lam, dist2.detach(), radius, strengths.dual_lr).clamp_max(DUAL_MAX)
-                lam = torch.where(constrained, step_lam, lam)
+                        if bool(outside.any()):
+                            rows = torch.nonzero(outside).flatten()
+                            disp = torch.cat([(params[n] - anchor[n])[rows].flatten(1) for n in params], 1)
+                            proj = _project_onto_region(disp, flat({n: metric[n][rows] for n in params}),
+                                                        radius[rows])  # fmt: skip
+                            at = 0
+                            for n, v in params.items():
+                                size = v[0].numel()
+                                v[rows] = anchor[n][rows] + proj[:, at : at + size].view(-1, *v.shape[1:])
+                                at += size
+                raw_lam = dual_step(lam, dist2.detach(), radius, strengths.dual_lr)
+                hits += (constrained & (raw_lam > DUAL_MAX)).long()
+                lam = torch.where(constrained, raw_lam.clamp_max(DUAL_MAX), lam)
+                lam_max = torch.maximum(lam_max, lam)
             task_losses.append(new.detach())
             if (step + 1) % strengths.reptile_every == 0:  # Reptile: move only part of the way
                 with torch.no_grad():
@@ -578,6 +644,8 @@ def train_sequence(
         train_losses.append(torch.stack(task_losses))
         detached = {n: v.detach() for n, v in params.items()}
         multipliers.append(lam.clone())
+        multiplier_max.append(lam_max)
+        cap_hits.append(hits)
         distances.append(_squared_distance(detached, anchor, metric).sqrt())
         # online Fisher of the task just learned, on real data of that task
         xf = torch.stack([sample_task(name, n_fisher, dg) for dg in data_gens]).to(device)[seed_of]
@@ -601,13 +669,13 @@ def train_sequence(
                     "next_task": k + 1, "params": detached, "fisher": fisher, "anchor": anchor,
                     "buffer_x": buffer_x, "buffer_c": buffer_c, "samples": samples, "losses_after": losses_after,
                     "train_losses": train_losses, "switch": switch, "multipliers": multipliers,
-                    "distances": distances,
+                    "distances": distances, "multiplier_max": multiplier_max, "cap_hits": cap_hits,
                     "data_gens": [dg.get_state() for dg in data_gens], "generator": g.get_state(),
                 },
             )  # fmt: skip
     return SequenceRecord(
         samples, losses_after, {n: v.detach() for n, v in params.items()}, switch, torch.stack(train_losses),
-        torch.stack(multipliers), torch.stack(distances), radius,
+        torch.stack(multipliers), torch.stack(distances), radius, torch.stack(multiplier_max), torch.stack(cap_hits),
     )
 
 

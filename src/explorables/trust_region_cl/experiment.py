@@ -91,12 +91,13 @@ class TrustRegionCLConfig(ExperimentConfig):
         "101 over a grid that ends at inf: benchmarks/tune_trust_region_cl.py, data/trust_region_cl_tuning.json)",
     )
     iso_radius: float = param(
-        1.0,
+        0.021,
         Radius(optional=False),
-        "radius of the control's trust region in the isotropic metric (mean Fisher entry), tuned like trust_radius "
-        "on the same runs but over the grid's finite radii only (a control must constrain: "
-        "benchmarks/trust_region_cl_stability_rule.md); inf (no constraint) makes the control generative replay "
-        "itself, its runs are replay's, and its gate then fails",
+        "radius of the control's trust region in the isotropic metric (mean Fisher entry), calibrated to bind as "
+        "strongly as TR-CL's: it keeps the same fraction of generative replay's own update in the isotropic metric "
+        "as trust_radius keeps in the Fisher metric (trust_radius x the median ratio of the two distances on "
+        "replay's runs, tuning base seeds 115-119: benchmarks/trust_region_cl_control_rule.md); inf (no "
+        "constraint) makes the control generative replay itself, its runs are replay's, and its gate then fails",
     )
     dual_lr: float = param(
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
@@ -322,6 +323,13 @@ def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> t
             "multiplier": _stats(record.multipliers[1:, sl].mean(0).cpu().numpy()),
             "multiplier_per_task": record.multipliers[1:, sl].mean(1).cpu().numpy().tolist(),  # tasks 2..K, seed mean
             "distance_ratio": _stats((record.distances[1:, sl] / record.radii[sl]).mean(0).cpu().numpy()),
+            # the dual cap (continual.DUAL_MAX): the largest multiplier reached during tasks 2..K, per seed, and the
+            # number of steps on which the cap bounded the dual step (all seeds and tasks), of n_steps_per_task x
+            # (K - 1) x seeds
+            "multiplier_max": _stats(record.multiplier_max[1:, sl].amax(0).cpu().numpy()),
+            "cap_hits": int(record.cap_hits[1:, sl].sum()),
+            "cap_hit_tasks": int((record.cap_hits[1:, sl] > 0).sum()),
+            "dual_steps": int(cfg.n_steps_per_task * (n_tasks - 1) * setup.n_seeds),
         }
     curves = {
         # first seed of every method (in TRAINED's order; the control's are replay's when its radius is infinite)

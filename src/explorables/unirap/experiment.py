@@ -14,8 +14,8 @@ Three parts, each one batched ensemble (every model trains ``n_steps`` steps of 
 * ``unified`` (phase 2): the curriculum's stage 3 at every count, the control, continued, and the ablation
   ``pose_direct`` (members of architecture ``"pose_direct"`` in the same ensemble): a pose head that reads an
   attention map of its own (the same statistics) in place of the mask, from the stage-2 weights, at ``n_labelled``;
-* ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled`` (the pose
-  decoder reads its own map through the mask head, whose weights it does not train).
+* ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled`` (the pose head
+  reads the mask decoder's predicted mask, stop-gradient, with the pose decoder's token).
 
 Each phase has its own Adam warm-up and decay (peak ``lr``, then ``phase2_lr``), for the curriculum, the control and the
 ablations alike.

@@ -16,12 +16,12 @@ Architectures (``arch``): ``"unified"`` (the above), ``"pose_direct"`` (the same
 head reads the same statistics -- pooled features, centroid, moments, long axis -- of an attention
 map of its own, ``softmax_p <W_p q, F_pixel>``, not of the mask: the ablation removes the
 *segmentation*, not the geometry) and ``"separate"`` (three independent decoders, one interface
-token each, for box, mask and pose; the pose decoder's token reads its own mask,
-``sigmoid(<W_m q_pose, F_pixel>)``, through the shared mask head's weights ``W_m`` and bias, which
-the mask loss trains: in this path they are detached, so that the pose loss does not train the mask
-head of the arm's own segmentation -- the same cut as the unified arm's stop-gradient -- and reaches
-only ``q_pose``, the pose head and the pixel features). The arms differ in the decoders and in the
-map the pose reads, not in which weights of the mask the pose loss trains (none, in any arm). The
+token each, for box, mask and pose; the pose head reads the arm's own *predicted mask*, the mask
+decoder's ``sigmoid(<W_m q_mask, F_pixel>)``, through the same stop-gradient as the unified arm, with
+the pose decoder's token ``q_pose``: a pipeline, segmentation then pose, as a reviewer's fairness fix
+made it, so that "the pose reads a predicted mask" holds in both arms). The arms ``"unified"`` and
+``"separate"`` differ only in one shared decoder against three; the pose loss trains no weight of the
+mask in any arm. The
 forward pass takes the image and the instruction's word ids only; ``pose_mask`` (the positive
 control of the experiment) replaces the mask the pose reads.
 """
@@ -218,26 +218,14 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
 
 
-def _detached(linear: ELinear):
-    """``linear`` applied with its weight and bias detached: the input still gets a gradient, the layer none."""
-
-    def apply(x: torch.Tensor) -> torch.Tensor:
-        shape = x.shape
-        y = torch.baddbmm(linear.bias.detach()[:, None], x.reshape(shape[0], -1, shape[-1]), linear.weight.detach())
-        return y.reshape(*shape[:-1], -1)
-
-    return apply
-
-
 def mask_weights(logits: torch.Tensor) -> torch.Tensor:
     """What the pose head reads of a predicted mask: its probability squared, ``sigmoid(logits) ** 2``. The
     plain probability gives every background pixel a small weight (0.05 at a logit of -3), and the thousand
     of them pull the centroid and the moments away from the part; squared, that tail is twenty times smaller,
-    while every pixel keeps a gradient (a map that covers no pixel can still learn to: the separate arm's pose
-    decoder, whose token ``q_pose`` only the pose loss trains). Where the pose reads the *segmentation*
-    (``"unified"``), the forward pass reads ``mask_weights(logits.detach())``: a stop-gradient, so that the pose
-    loss does not reach the mask through its weights ``a(p)`` (with the pose loss flowing into them, the masks
-    came out worse and more uneven across seeds); it still reaches the shared token ``q``, which the pose head
+    while every pixel keeps a gradient. Where the pose reads the *segmentation* (``"unified"``, and
+    ``"separate"``'s mask decoder), the forward pass reads ``mask_weights(logits.detach())``: a stop-gradient, so
+    that the pose loss does not reach the mask through its weights ``a(p)`` (with the pose loss flowing into them,
+    the masks came out worse and more uneven across seeds); it still reaches the shared token ``q``, which the pose head
     reads too, and the pixel features ``F(p)`` it pools, from which the mask is also computed."""
     return torch.sigmoid(logits) ** 2
 
@@ -375,8 +363,8 @@ class UniRAP(nn.Module):
 
         # the maps <W q, F(p)> of the heads, in one batched product: box, mask (and the pose's own) (B, M, 2-3, S*S)
         heads = [(self.box_embed, q_box), (self.mask_embed, q_mask)]
-        if self.arch != "unified":  # the pose's own map: its attention map, or the separate decoder's mask
-            heads.append((_detached(self.mask_embed) if self.arch == "separate" else self.pose_embed, q_pose))
+        if self.arch in ("pose_direct", "mixed"):  # the ablation's own attention map
+            heads.append((self.pose_embed, q_pose))
         embeds = torch.stack([bm(e(q)) for e, q in heads], 2)
         maps = (embeds @ pixels) * scale
         # box: a detection map over the pixels; its centroid is the box centre, the head adds the size
@@ -395,11 +383,9 @@ class UniRAP(nn.Module):
             if pose_mask.shape != (m, b, size, size):
                 raise ValueError(f"pose_mask must have shape {(m, b, size, size)}, got {tuple(pose_mask.shape)}")
             read = bm(pose_mask.float())
-        elif self.arch == "unified":  # the UAD's pose head reads the segmentation (eq. unirap-pose), stop-gradient
+        else:  # the pose head reads the segmentation (eq. unirap-pose), stop-gradient: the unified decoder's mask,
+            # or, with separate decoders, the mask decoder's predicted mask (the pose decoder adds its token q_pose)
             read = mask_weights(logits.detach())
-        else:  # separate decoders: the pose decoder's token reads its own mask through the shared mask head,
-            # whose weights and bias are detached here (the pose loss trains q_pose, not the arm's mask head)
-            read = mask_weights((maps[:, :, 2] + bias.detach()).reshape(b, m, size, size))
         # the statistics of the detection map and of what the pose reads, in one call: (B, M, 2, ...)
         pooled, geometry = mask_statistics.__wrapped__(torch.stack([det, read], 2), pixels)
         pooled, geometry = bm(pooled), bm(geometry)
