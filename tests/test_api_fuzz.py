@@ -28,10 +28,7 @@ from .conftest import ROOT
 #: first recorded call, and which call comes first depends on what the session ran (in a whole ``make test`` run the
 #: calls recorded for these two functions do not reach the listed inputs), so a listed entry that refuses cleanly is
 #: not a failure; remove an entry when its function is fixed.
-ITEM_FUZZ_PENDING: dict[tuple[str, str], str] = {
-    ("virtualflow.random_scene", "vm_distance"): "a (low, high) range given high first: numpy's 'high - low < 0'",
-    ("virtualflow.random_scene", "rt60_range"): "a (low, high) range given high first: numpy's 'high - low < 0'",
-}
+ITEM_FUZZ_PENDING: dict[tuple[str, str], str] = {}
 
 #: per package, the calls its own tests recorded in a subprocess of this session (both fuzzes read the one file)
 _DUMPS: dict[str, Path] = {}

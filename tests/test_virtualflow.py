@@ -838,6 +838,21 @@ def test_random_scene_geometry_and_a_given_angle_leaves_the_other_draws_alone():
     assert np.isclose(np.arctan2(direction[1], direction[0]), 1.0)
 
 
+def test_random_scene_refuses_a_range_given_high_first_and_takes_a_pinned_one():
+    """``vm_distance`` and ``rt60_range`` are (low, high) ranges: a pair given high first is refused with a
+    ValueError naming the parameter (not numpy's 'high - low < 0'); ``low == high`` pins the value, as the lab and
+    ``relocate`` use it, and draws as before."""
+    kw = dict(fs=FS, n_mics=3, array_radius=0.1)
+    for name, bad, ok in (("vm_distance", (0.25, 0.12), (0.15, 0.3)), ("rt60_range", (0.3, 0.15), (0.12, 0.25))):
+        other = "rt60_range" if name == "vm_distance" else "vm_distance"
+        with pytest.raises(ValueError, match=rf"^{name} must be a \(low, high\) range with low <= high.*high first"):
+            random_scene(np.random.default_rng(4), **kw, **{name: bad, other: ok})
+        with pytest.raises(ValueError, match=rf"^{name} must be"):
+            random_scene(np.random.default_rng(4), **kw, **{name: (0.2,), other: ok})
+    pinned = random_scene(np.random.default_rng(4), **kw, vm_distance=(0.2, 0.2), rt60_range=(0.25, 0.25))
+    assert np.isclose(np.linalg.norm(pinned.virtual_mic - pinned.real_mics.mean(0)), 0.2) and pinned.rt60 == 0.25
+
+
 def test_make_example_builds_the_pseudo_target_and_the_data_split_the_truth_off():
     """make_example's pseudo-target is eq. (vf-pseudo) of its aligned channels; unsupervised_data and
     supervised_data share the condition and differ only in the target (pseudo vs truth), one row per bin."""

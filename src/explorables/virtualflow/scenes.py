@@ -17,7 +17,9 @@ position with :class:`pyroomacoustics.ShoeBox` (wall absorption from the RT60 by
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyroomacoustics as pra
@@ -80,6 +82,25 @@ def check_points_in_room(name: str, points: np.ndarray, room_dim: tuple[float, f
     return pts
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class Range(Tuple):
+    """A ``(low, high)`` pair of items that each follow ``item``, with ``low <= high``: the range a value is drawn
+    from uniformly. ``low == high`` pins the value (the lab and :func:`~.experiment.relocate` place the virtual mic
+    at one distance so); a pair given high first is refused, naming the parameter, before numpy draws from it."""
+
+    min_len: int = 2
+    max_len: int | None = 2
+
+    def check(self, name: str, value: Any) -> tuple:
+        low, high = super().check(name, value)
+        if high < low:
+            raise ValueError(f"{name} must be {self.describe()}, got {(low, high)!r} (high first)")
+        return (low, high)
+
+    def describe(self) -> str:
+        return f"a (low, high) range with low <= high, each {self.item.describe()}"
+
+
 @checked(center=Array("3"), n_mics=Int(1, 16), radius=Float(0.0, 1.0, low_inclusive=False))
 def circular_array(center: np.ndarray, n_mics: int, radius: float, rotation: float = 0.0) -> np.ndarray:
     """``n_mics`` positions on a horizontal circle of ``radius`` around ``center``: ``(n_mics, 3)``."""
@@ -90,8 +111,8 @@ def circular_array(center: np.ndarray, n_mics: int, radius: float, rotation: flo
 @checked(
     n_mics=Int(1, 16),
     array_radius=Float(0.0, 1.0, low_inclusive=False),
-    vm_distance=Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
-    rt60_range=Tuple(Float(0.0, 2.0), min_len=2, max_len=2),
+    vm_distance=Range(Float(0.0, 1.0)),
+    rt60_range=Range(Float(0.0, 2.0)),
     n_aux=Int(0, 16),
     aux_radius=Float(0.0, 1.0, low_inclusive=False),
 )
