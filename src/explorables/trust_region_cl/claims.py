@@ -334,7 +334,7 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             comparison_verdict(steps_adv, STEPS_MARGIN, "re-convergence steps"), gates=("forgetting", "relearning"),
         ),
         Claim(
-            "(our control) the Fisher metric matters: TR-CL beats an isotropic trust region of equal tightness",
+            "(our control) the Fisher metric matters: TR-CL beats the best binding isotropic trust region (tuned)",
             f"{setting}; TR-CL against {METHODS[CONTROL].label}, final SWD, paired by seed",
             f"TR-CL {_pm(seq['trcl']['final_swd'])}; "
             + ("isotropic (radius ∞ = replay's runs)" if aliased else "isotropic")
