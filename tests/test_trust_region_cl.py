@@ -1124,7 +1124,7 @@ def test_the_controls_radius_is_the_calibration_rules_pick():
     """benchmarks/trust_region_cl_control_rule.md: the control's radius cuts generative replay's own update by the same
     factor in the isotropic metric as TR-CL's radius does in the Fisher metric, r_I = r_F x median(d_I / d_F) over the
     tuning runs (base seeds 115-119, never 0-4), two significant digits; the record recomputes and the book preset
-    holds it."""
+    held it until rule 2 (benchmarks/trust_region_cl_control_rule2.md, test below)."""
     import json
     import sys
     from pathlib import Path
@@ -1144,5 +1144,38 @@ def test_the_controls_radius_is_the_calibration_rules_pick():
     ratios = np.concatenate([np.asarray(r["d_iso"]) / np.asarray(r["d_fisher"]) for r in record["runs"]], axis=None)
     assert ratios.size == len(BASE_SEEDS) * len(cfg.seeds) * (len(cfg.tasks) - 1)
     assert abs(record["median_ratio"] - float(np.median(ratios))) < 1e-12
-    assert calibrated_radius(record) == record["iso_radius"] == cfg.iso_radius
+    assert calibrated_radius(record) == record["iso_radius"]  # rule 1's radius (since rule 2, not the preset's)
     assert record["median_fisher_over_radius"] > 1  # replay's update leaves TR-CL's region: it binds
+
+
+def test_the_controls_radius_is_rule_2s_pick():
+    """benchmarks/trust_region_cl_control_rule2.md: the control's radius is, on a fixed grid and fresh tuning base
+    seeds 120-124 (never 0-4), the radius with the lowest mean final SWD among those where the control binds
+    (distance / radius at a task's end >= 0.9, averaged over tasks, inner seeds and base seeds); the record recomputes
+    and the book preset holds it."""
+    import json
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    root = Path(__file__).resolve().parents[1]
+    record = json.loads((root / "benchmarks" / "trust_region_cl_control2.json").read_text())
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        from trust_region_cl_control2 import BASE_SEEDS, BIND, GRID, pick
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    assert sorted(r["base_seed"] for r in record["runs"]) == list(BASE_SEEDS) and min(BASE_SEEDS) >= 120
+    assert tuple(record["grid"]) == GRID and record["bind"] == BIND == 0.9
+    cfg = Config.preset("book")
+    for r in record["runs"]:
+        assert len(r["replay_final_swd"]) == len(cfg.seeds)
+        assert all(len(v["final_swd"]) == len(cfg.seeds) for v in r["radii"].values())
+    best, table = pick(record["runs"])
+    assert best == record["pick"] == cfg.iso_radius
+    assert table[f"{best:g}"]["binds"]
+    for k, v in table.items():  # the pick has the lowest mean final SWD among the binding radii
+        if v["binds"]:
+            assert round(table[f"{best:g}"]["final_swd"], 3) <= round(v["final_swd"], 3)
+        assert abs(v["final_swd"] - np.mean([np.mean(r["radii"][k]["final_swd"]) for r in record["runs"]])) < 1e-12
