@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import gc
 import os
+import resource
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -24,104 +26,157 @@ HTML = ROOT / "_build" / "html"
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
 
 
-#: the background ``jupyter-book build`` (started once collection shows a test that needs the site)
+#: the background ``jupyter-book build``: started before collection when the session runs the whole suite
+#: (``make test``), else once collection shows a test that needs the site
 _BOOK_BUILD: dict = {}
+#: the background ``make student`` build, started as soon as the book build has finished
+_STUDENT_BUILD: dict = {}
+#: the student edition's output folder, set at the end of collection when a collected test asks for it
+_STUDENT_OUT: list[Path] = []
+_BUILD_LOCK = threading.Lock()
+BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
 
 
 def _start_book_build() -> None:
     """Start the session's book build in the background, as ``make book`` does.
 
-    The build executes the chapters one after another, mostly on one core; the tests that do not
-    need the site run meanwhile on the other, so ``make test`` takes about the longer of the two
-    instead of their sum. Chapters execute through jupyter-cache, so an unchanged chapter is not
-    executed again.
+    The build executes the chapters one after another; the tests that do not need the site run
+    meanwhile, so ``make test`` takes about the longer of the two instead of their sum. Chapters
+    execute through jupyter-cache, so an unchanged chapter is not executed again. A thread reaps the
+    build when it ends and starts the student edition at once (:func:`_watch_book_build`).
     """
-    if _BOOK_BUILD:
-        return
-    jb = Path(sys.executable).with_name("jupyter-book")
-    log = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen(
-        [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # its own process group, so that stopping it also stops its kernels
-    )
-    _BOOK_BUILD.update(proc=proc, log=log, started=time.monotonic())
+    with _BUILD_LOCK:
+        if _BOOK_BUILD:
+            return
+        jb = Path(sys.executable).with_name("jupyter-book")
+        log = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen(
+            [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,  # its own process group, so that stopping it also stops its kernels
+        )
+        _BOOK_BUILD.update(proc=proc, log=log, started=time.monotonic(), name="the book build (website)",
+                           done=threading.Event())
+    threading.Thread(target=_watch_book_build, daemon=True, name="book-build-watcher").start()
+
+
+def _watch_book_build() -> None:
+    """Reap the book build when it ends (the only thread that waits for it) and, if the session asks for
+    the student edition, start that build at once: it reuses the book build's execution cache, and runs
+    beside whatever tests are left, not after them."""
+    build = _BOOK_BUILD
+    try:
+        try:
+            _wait_for(build, timeout=BUILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            build["timed_out"] = True
+            _kill(build)
+            _wait_for(build, timeout=120)
+        if build["proc"].returncode == 0 and _STUDENT_OUT and not build.get("stopping"):
+            _start_student_build(_STUDENT_OUT[0])
+    finally:
+        build["done"].set()
+
+
+def _wait_for(build: dict, timeout: float) -> int | None:
+    """Wait for a background build and return its exit code; record its wall time and its CPU seconds
+    (user + system, its chapter kernels included: ``os.wait4`` reports a child with the descendants it
+    waited for). Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds."""
+    proc = build["proc"]
+    deadline = time.monotonic() + timeout
+    while proc.returncode is None:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            build["cpu"] = usage.ru_utime + usage.ru_stime
+            build["wall"] = time.monotonic() - build["started"]
+            break
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        time.sleep(0.2)
+    return proc.returncode
+
+
+def _kill(build: dict) -> None:
+    """Kill a build with the chapter kernels it started (its whole process group)."""
+    proc = build.get("proc")
+    if proc is not None and proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 @pytest.fixture(scope="session")
 def built_book(request, tmp_path_factory) -> Path:
-    """Wait for the session's book build (started in the background) and return ``_build/html``.
-
-    If the session also asks for the student edition (:func:`student_site`), that build starts now,
-    in the background too: it reuses this build's execution cache, and runs while the browser tests load
-    the pages of this one.
-    """
+    """Wait for the session's book build (started in the background) and return ``_build/html``."""
     _start_book_build()
-    proc, log = _BOOK_BUILD["proc"], _BOOK_BUILD["log"]
     waited = time.monotonic()
-    try:
-        returncode = proc.wait(timeout=3600)
-        _BOOK_BUILD.setdefault("timing", (waited - _BOOK_BUILD["started"], time.monotonic() - waited))
-    except subprocess.TimeoutExpired:
-        _stop_book_build()
-        pytest.fail("jupyter-book build did not finish within an hour")
+    if not _BOOK_BUILD["done"].wait(timeout=BUILD_TIMEOUT_S + 300):
+        pytest.fail("jupyter-book build did not end")
+    _BOOK_BUILD.setdefault("timing", (waited - _BOOK_BUILD["started"], time.monotonic() - waited))
+    if _BOOK_BUILD.get("timed_out"):
+        pytest.fail(f"jupyter-book build did not finish within {BUILD_TIMEOUT_S} s")
+    returncode = _BOOK_BUILD["proc"].returncode
     if returncode != 0:
-        log.seek(0)
-        pytest.fail(f"jupyter-book build failed (exit {returncode}):\n{log.read()[-12000:]}")
-    if any("student_site" in getattr(item, "fixturenames", ()) for item in request.session.items):
-        _start_student_build(tmp_path_factory.mktemp("student"))
+        _BOOK_BUILD["log"].seek(0)
+        pytest.fail(f"jupyter-book build failed (exit {returncode}):\n{_BOOK_BUILD['log'].read()[-12000:]}")
+    if _STUDENT_OUT:  # the watcher started it, unless collection ended after the build
+        _start_student_build(_STUDENT_OUT[0])
     return HTML
 
 
-#: the background ``make student`` build (started when :func:`built_book` has finished)
-_STUDENT_BUILD: dict = {}
-
-
 def _start_student_build(out: Path) -> None:
-    if _STUDENT_BUILD:
-        return
-    jb = Path(sys.executable).with_name("jupyter-book")
-    log = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen(
-        [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
-        cwd=ROOT,
-        env={**os.environ, "EXPLORABLES_EDITION": "student"},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    _STUDENT_BUILD.update(proc=proc, log=log, out=out)
+    with _BUILD_LOCK:
+        if _STUDENT_BUILD:
+            return
+        jb = Path(sys.executable).with_name("jupyter-book")
+        log = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen(
+            [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
+            cwd=ROOT,
+            env={**os.environ, "EXPLORABLES_EDITION": "student"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        _STUDENT_BUILD.update(proc=proc, log=log, out=out, started=time.monotonic(),
+                              name="the student edition (chapters from the execution cache)")
 
 
 @pytest.fixture(scope="session")
 def student_site(built_book, tmp_path_factory) -> Path:
     """``make student`` (EXPLORABLES_EDITION=student) after ``built_book`` (the website, the
     instructor edition); it reuses that build's execution cache. Returns its ``_build/html``."""
-    if not _STUDENT_BUILD:  # built_book started it, unless the session collected no test that asks for it
+    if not _STUDENT_BUILD:  # started when the book build ended, unless collection did not ask for it
         _start_student_build(tmp_path_factory.mktemp("student"))
-    proc, log = _STUDENT_BUILD["proc"], _STUDENT_BUILD["log"]
     try:
-        returncode = proc.wait(timeout=1800)
+        returncode = _wait_for(_STUDENT_BUILD, timeout=1800)  # only this (main) thread waits for it
     except subprocess.TimeoutExpired:
         _stop_book_build()
         pytest.fail("the student edition did not finish within 30 minutes")
     if returncode != 0:
-        log.seek(0)
-        pytest.fail(f"student edition failed (exit {returncode}):\n{log.read()[-8000:]}")
+        _STUDENT_BUILD["log"].seek(0)
+        pytest.fail(f"student edition failed (exit {returncode}):\n{_STUDENT_BUILD['log'].read()[-8000:]}")
     return _STUDENT_BUILD["out"] / "_build" / "html"
 
 
 def _stop_book_build() -> None:
-    """Kill an unfinished build with the chapter kernels it started (its whole process group)."""
-    for build in (_BOOK_BUILD, _STUDENT_BUILD):
-        proc = build.get("proc")
-        if proc is not None and proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    """Kill the unfinished builds with the chapter kernels they started, and reap them."""
+    if _BOOK_BUILD:
+        _BOOK_BUILD["stopping"] = True  # the watcher starts no student edition now
+        _kill(_BOOK_BUILD)
+        _BOOK_BUILD["done"].wait(timeout=300)  # the watcher reaps it
+    if _STUDENT_BUILD:
+        _kill(_STUDENT_BUILD)
+        try:
+            _wait_for(_STUDENT_BUILD, timeout=300)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def _needs_the_site(item) -> bool:
@@ -146,10 +201,79 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("book build")
         terminalreporter.write_line(f"the other tests ran for {before:.0f} s beside the background build, "
                                     f"then waited {wait:.0f} s for it to finish")
+    if _CPU["tests"]:
+        terminalreporter.section("CPU seconds (user + system)")
+        for line in cpu_report_lines():
+            terminalreporter.write_line(line)
     if PAGE_WEIGHTS:
         terminalreporter.section("page weights")
         for line in PAGE_WEIGHTS:
             terminalreporter.write_line(line)
+
+
+# --- where make test's CPU goes -----------------------------------------------------------------------
+# Wall times on a shared machine say little; CPU seconds (user + system) add up. Each test's CPU is its
+# own (this process, its threads included) plus that of the subprocesses it waited for (CLI runs,
+# chromium, jupyter kernels); the background builds are counted apart (``_wait_for``).
+
+#: per test: [own CPU, reaped subprocesses' CPU, wall]; and the session's start
+_CPU: dict = {"tests": {}, "start": None}
+
+
+def _cpu_now() -> tuple[float, float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime, time.monotonic()
+
+
+def _builds_cpu() -> float:
+    return sum(build.get("cpu", 0.0) for build in (_BOOK_BUILD, _STUDENT_BUILD))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    before, builds = _cpu_now(), _builds_cpu()
+    yield
+    after = _cpu_now()
+    # a build reaped during this test is not this test's CPU
+    _CPU["tests"][item.nodeid] = (after[0] - before[0], after[1] - before[1] - (_builds_cpu() - builds),
+                                  after[2] - before[2])
+
+
+def pytest_sessionstart(session):
+    _CPU["start"] = _cpu_now()
+    if _whole_suite(session.config):
+        _start_book_build()  # before collection: the build is the longest chain of make test
+
+
+def cpu_report_lines(n: int = 15) -> list[str]:
+    own, children, wall = (b - a for a, b in zip(_CPU["start"], _cpu_now(), strict=True))
+    tests = _CPU["tests"]
+    lines = [f"session: {wall:.0f} s wall, {own + children:.0f} s CPU "
+             f"({own:.0f} s in this process, {children:.0f} s in its subprocesses)"]
+    for build in (_BOOK_BUILD, _STUDENT_BUILD):
+        if "cpu" in build:
+            lines.append(f"  {build['name']}: {build['cpu']:.0f} s CPU in {build['wall']:.0f} s wall")
+    lines.append(f"  the {len(tests)} tests: {sum(t[0] + t[1] for t in tests.values()):.0f} s CPU "
+                 f"({sum(t[0] for t in tests.values()):.0f} s in this process, "
+                 f"{sum(t[1] for t in tests.values()):.0f} s in the subprocesses they waited for)")
+    by_file: dict[str, float] = {}
+    for nodeid, (mine, theirs, _) in tests.items():
+        by_file[nodeid.split("::")[0]] = by_file.get(nodeid.split("::")[0], 0.0) + mine + theirs
+    top = sorted(by_file.items(), key=lambda kv: -kv[1])[:n]
+    lines.append("  by file: " + ", ".join(f"{Path(f).stem} {c:.0f}" for f, c in top))
+    lines.append(f"the {n} tests using the most CPU (s: own + subprocesses, wall):")
+    for nodeid, (mine, theirs, w) in sorted(tests.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[:n]:
+        lines.append(f"  {mine + theirs:6.1f} ({mine:.1f} + {theirs:.1f}), {w:6.1f} wall  {nodeid}")
+    return lines
+
+
+def _whole_suite(config) -> bool:
+    """Whether this session runs the whole suite (``make test``: no paths, markers or keywords given),
+    so that it will collect the tests that need the site."""
+    return (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.markexpr
+            and not config.option.keyword and not config.option.collectonly
+            and not getattr(config.option, "last_failed", False))
 
 
 # The API fuzz (tests/test_api_fuzz.py) replays the valid calls the other tests make: record them
@@ -168,6 +292,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_collection_finish(session):
     if not session.config.option.collectonly and any(_needs_the_site(item) for item in session.items):
+        if any("student_site" in getattr(item, "fixturenames", ()) for item in session.items):
+            _STUDENT_OUT.append(session.config._tmp_path_factory.mktemp("student"))
         _start_book_build()
 
 

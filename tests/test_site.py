@@ -51,6 +51,8 @@ SCREENSHOTS = ROOT / "_build" / "screenshots"
 #: (Chromium then rasterises pages up to about 36,000 px tall: measured, under load, 5-9 s a page against 0.2-0.6 s,
 #: about 40% of the page loads' time). No check reads these pictures: they are for a reader of the test run.
 FULL_SCREENSHOTS = os.environ.get("EXPLORABLES_FULL_SCREENSHOTS") == "1"
+#: desktop pages loading at once in :func:`visits` (their waits for the network to settle overlap)
+DESKTOP_AT_ONCE = 2
 PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, everything it loads (plotly.js included)
 
 
@@ -167,8 +169,8 @@ def site_url(built_book, request):
     wanted = {name for item in request.session.items for name in BACKGROUND if name in item.fixturenames}
     jobs = None
     if wanted and Path(CHROMIUM).exists():
-        jobs = BrowserJobs({name: functools.partial(work, url=url) for name, work in BACKGROUND.items()
-                            if name in wanted})
+        jobs = BrowserJobs({f"{name}-{i}": functools.partial(work, url=url) for name, works in BACKGROUND.items()
+                            if name in wanted for i, work in enumerate(works)})
         _JOBS[url] = jobs
     yield url
     if jobs is not None:
@@ -179,44 +181,40 @@ def site_url(built_book, request):
 
 
 class BrowserJobs:
-    """Browser work whose result is data (no live page), done in order in a thread with a Chromium of
-    its own, beside the main thread's page loads. Playwright's sync API belongs to the thread that
-    started it, so the thread launches its own browser. Both threads mostly wait (for a page's network
-    to settle, for the figures to be fitted, for a tap's effect), so on two cores the two series of
-    loads take about as long as the longer one. A work's exception is raised where its result is asked for.
+    """Browser work whose result is data (no live page), done beside the main thread's page loads,
+    each work in a thread with a Chromium of its own (Playwright's sync API belongs to the thread that
+    started it). The works mostly wait (for a page's network to settle, for the figures to be fitted,
+    for a figure to show whether it moves on its own, for a tap's effect), so on two cores several
+    series of loads take about as long as the longest. A work's exception is raised where its result
+    is asked for.
     """
 
     def __init__(self, works: dict):
         self._done = {name: threading.Event() for name in works}
         self._results: dict[str, tuple[bool, object]] = {}
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(works,), daemon=True, name="site-browser-jobs")
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._run, args=(name, work), daemon=True,
+                                          name=f"site-browser-{name}") for name, work in works.items()]
+        for thread in self._threads:
+            thread.start()
 
-    def _run(self, works: dict) -> None:
+    def _run(self, name: str, work) -> None:
         try:
+            if self._stop.is_set():
+                return
             from playwright.sync_api import sync_playwright
 
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 try:
-                    for name, work in works.items():
-                        if self._stop.is_set():
-                            break
-                        try:
-                            self._results[name] = (True, work(browser))
-                        except BaseException as error:  # raised in the test that asks for it
-                            self._results[name] = (False, error)
-                        self._done[name].set()
+                    self._results[name] = (True, work(browser))
                 finally:
                     browser.close()
-        except BaseException as error:
-            for name in self._done:
-                self._results.setdefault(name, (False, error))
+        except BaseException as error:  # raised in the test that asks for it
+            self._results.setdefault(name, (False, error))
         finally:
-            for name, event in self._done.items():
-                self._results.setdefault(name, (False, RuntimeError(f"{name}: stopped before it ran")))
-                event.set()
+            self._results.setdefault(name, (False, RuntimeError(f"{name}: stopped before it ran")))
+            self._done[name].set()
 
     def result(self, name: str):
         if not self._done[name].wait(timeout=3600):
@@ -227,21 +225,25 @@ class BrowserJobs:
         return value
 
     def finish(self) -> None:
-        """Skip the works not begun (a session stopped early) and wait for the one running."""
+        """Skip the works not begun (a session stopped early) and wait for those running."""
         self._stop.set()
-        self._thread.join(timeout=600)
+        for thread in self._threads:
+            thread.join(timeout=600)
 
 
 #: the running :class:`BrowserJobs` of each served site (one per module, keyed by its URL)
 _JOBS: dict[str, BrowserJobs] = {}
 
 
-def _background(name: str, browser, site_url: str):
-    """The result of the background work ``name`` (:data:`BACKGROUND`), or the work done here if none runs."""
+def _background(name: str, browser, site_url: str) -> list:
+    """The results of the background works of fixture ``name`` (:data:`BACKGROUND`), in order, or the
+    works done here if none runs."""
     jobs = _JOBS.get(site_url)
-    if jobs is None or name not in jobs._done:
-        return BACKGROUND[name](browser, url=site_url)
-    return jobs.result(name)
+    results = []
+    for i, work in enumerate(BACKGROUND[name]):
+        key = f"{name}-{i}"
+        results.append(work(browser, url=site_url) if jobs is None or key not in jobs._done else jobs.result(key))
+    return results
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -272,7 +274,7 @@ def _pages(html_root: Path) -> list[str]:
 class PageVisit:
     """Loads one page, recording what a reader's browser would do."""
 
-    def __init__(self, browser, url: str):
+    def __init__(self, browser, url: str, *, settle: bool = True):
         self.context = browser.new_context(viewport={"width": 1280, "height": 900})
         self.page = self.context.new_page()
         self.external: list[str] = []
@@ -286,9 +288,16 @@ class PageVisit:
         self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
         self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
         # "load" waits for every inline script (plotly draws synchronously while the page parses);
-        # then let late requests (fonts, MathJax) settle.
-        self.page.goto(url, wait_until="load")
+        # then let late requests (fonts, MathJax) settle. With settle=False the navigation only starts:
+        # several pages then load at once, and :meth:`settle` waits for this one.
+        self.page.goto(url, wait_until="commit")
+        if settle:
+            self.settle()
+
+    def settle(self) -> None:
+        self.page.wait_for_load_state("load")
         self.page.wait_for_load_state("networkidle")
+        self.settled = time.monotonic()
 
     def _route(self, route):
         host = urlparse(route.request.url).hostname
@@ -329,15 +338,22 @@ class PageVisit:
 def visits(browser, site_url, built_book):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     out = {}
-    for name in _pages(built_book):
-        visit = PageVisit(browser, f"{site_url}/{name}")
-        # MathJax and the widget manager finish; figure-widths.js and narrow-screens.js run after the figures draw
-        visit.page.wait_for_timeout(600)
+    names = _pages(built_book)
+    for start in range(0, len(names), DESKTOP_AT_ONCE):
+        # the pages of a batch load at once (each in its own renderer), then are checked one by one
+        batch = {name: PageVisit(browser, f"{site_url}/{name}", settle=False)
+                 for name in names[start:start + DESKTOP_AT_ONCE]}
+        for name, visit in batch.items():
+            visit.settle()
+            out[name] = visit
+    for name, visit in out.items():
+        # MathJax and the widget manager finish; figure-widths.js and narrow-screens.js run after the figures
+        # draw: at least 600 ms after the page's network settled
+        visit.page.wait_for_timeout(max(0.0, 600 - 1000 * (time.monotonic() - visit.settled)))
         stem = Path(name).stem
         if stem in CHAPTER_STEMS:  # the desktop half of the fit and figure-text checks, on this same load
             visit.checks = desktop_checks(visit.page, stem)
         visit.page.screenshot(path=SCREENSHOTS / f"{stem}.png", full_page=FULL_SCREENSHOTS)
-        out[name] = visit
     PAGE_WEIGHTS.clear()
     PAGE_WEIGHTS.append("KB: page itself (raw) | all it loads, plotly.js included (raw) | (gzipped)")
     for n, v in out.items():
@@ -804,7 +820,8 @@ def printed_chapters(browser, url: str) -> dict:
 @pytest.fixture(scope="module")
 def printed(browser, site_url) -> dict:
     """:func:`printed_chapters`, loaded in the background browser (:class:`BrowserJobs`)."""
-    return _background("printed", browser, site_url)
+    (found,) = _background("printed", browser, site_url)
+    return found
 
 
 def test_a_printed_chapter_shows_its_folded_boxes_and_no_buttons(printed):
@@ -985,13 +1002,13 @@ def slider_tap_fails(page) -> list[str]:
     return failed
 
 
-def phone_pages(browser, url: str) -> dict[str, dict]:
-    """Every chapter page loaded once on :data:`PHONE`, with :func:`phone_checks` run on it."""
+def phone_pages(browser, url: str, stems: tuple[str, ...] = CHAPTER_STEMS) -> dict[str, dict]:
+    """Each chapter page of ``stems`` loaded once on :data:`PHONE`, with :func:`phone_checks` run on it."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(**PHONE)
     found = {}
     try:
-        for stem in CHAPTER_STEMS:
+        for stem in stems:
             page = open_at_width(context, f"{url}/book/{stem}.html")
             found[stem] = phone_checks(page, stem)
             page.close()
@@ -1003,13 +1020,21 @@ def phone_pages(browser, url: str) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def phone(browser, site_url) -> dict[str, dict]:
     """:func:`phone_pages`, loaded in the background browser (:class:`BrowserJobs`) while the main
-    thread loads the desktop pages (:func:`visits`)."""
-    return _background("phone", browser, site_url)
+    thread loads the desktop pages (:func:`visits`): the chapters in two halves, each in a browser of its own."""
+    found = {}
+    for half in _background("phone", browser, site_url):
+        found.update(half)
+    assert list(found) == list(CHAPTER_STEMS)
+    return found
 
 
-#: the works :class:`BrowserJobs` runs, in this order (the phone's results are asked for first), when a
-#: collected test asks for the fixture of the same name
-BACKGROUND = {"phone": phone_pages, "printed": printed_chapters}
+#: the works :class:`BrowserJobs` runs, each in a thread and a browser of its own, when a collected test
+#: asks for the fixture of the same name (the key)
+BACKGROUND = {
+    "phone": [functools.partial(phone_pages, stems=CHAPTER_STEMS[: len(CHAPTER_STEMS) // 2]),
+              functools.partial(phone_pages, stems=CHAPTER_STEMS[len(CHAPTER_STEMS) // 2:])],
+    "printed": [printed_chapters],
+}
 
 
 def _checks_at(visits, phone, width: int) -> dict[str, dict]:
