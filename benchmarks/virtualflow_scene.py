@@ -46,7 +46,7 @@ def main() -> None:
         for base in args.bases:
             key = f"{cand}/{base}"
             if key not in out:
-                if dt.datetime.now(dt.timezone.utc).time() > DEADLINE:
+                if dt.datetime.now(dt.UTC).time() > DEADLINE:
                     print(f"{key}: past the rule's deadline, the candidate counts as not passed", flush=True)
                     passed = False
                     break
@@ -59,7 +59,7 @@ def main() -> None:
                 out[key] = {
                     "cpu_s": round(cpu, 1),
                     "wall_s": round(wall, 1),
-                    "finished_utc": dt.datetime.now(dt.timezone.utc).strftime("%H:%M:%S"),
+                    "finished_utc": dt.datetime.now(dt.UTC).strftime("%H:%M:%S"),
                     "room_per_seed": [a - b for a, b in zip(sup, pse, strict=True)],
                     "rows": {(r.name or r.claim[:40]): [r.outcome, r.measured[:300]] for r in rows},
                 }
