@@ -1434,3 +1434,66 @@ def test_seeds_in_a_worker_process_give_the_serial_numbers_and_resume(tmp_path):
     resumed = run(cfg.replace(processes=2), checkpoint=Checkpointer(tmp_path, resume=True))
     assert resumed.summary["timings"] == parallel.summary["timings"]
     assert repr(_without_timings(resumed.summary)) == repr(_without_timings(serial.summary))
+
+
+# --- the scene's talker-to-interferer ratio (`snr_range`): what it means, and bad values (issue 42, scene pass) ---
+
+
+@pytest.mark.parametrize("draw", range(6))
+def test_talker_to_interferer_ratio_at_the_real_mics_is_the_drawn_value(draw):
+    """Property over random rooms and levels on both sides of 0 dB: at the real microphones the talker's power on the
+    speech part over the interferer's power is exactly ``snr_db`` (so a positive value makes the talker the louder
+    source there), whatever the room, the array size and the virtual position."""
+    rng = np.random.default_rng(4200 + draw)
+    snr_db = float(rng.uniform(-20.0, 40.0))
+    scene = random_scene(
+        rng, fs=FS, n_mics=int(rng.integers(2, 5)), array_radius=0.05, vm_distance=(0.2, 0.35), rt60_range=(0.15, 0.3)
+    )
+    lead_s = 0.1
+    sim = simulate(scene, 3200, rng, snr_db=snr_db, sensor_snr_db=120.0, lead_s=lead_s, max_order=3, use_espeak=False)
+    lead = round(lead_s * FS)
+    interferer = sim["real"] - sim["real_speech"]  # sensor noise 120 dB down: the interferer's image alone
+    measured = 10 * np.log10(np.mean(sim["real_speech"][:, lead:] ** 2) / np.mean(interferer**2))
+    assert measured == pytest.approx(snr_db, abs=1e-4)
+    assert (measured > 0) == (snr_db > 0)
+
+
+@pytest.mark.parametrize("low, high", [(-10.0, 0.0), (-5.0, 5.0), (1.0, 11.0)])
+def test_every_room_draws_its_ratio_inside_snr_range(low, high, monkeypatch):
+    """Property: every room of every split draws its talker-to-interferer ratio uniformly from the preset's
+    ``snr_range`` (read off what :func:`simulate` is handed), so the range is the scene's setting as stated."""
+    from explorables.virtualflow import experiment
+
+    seen: list[float] = []
+    real_simulate = experiment.simulate
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["snr_db"])
+        return real_simulate(*args, **kwargs)
+
+    monkeypatch.setattr(experiment, "simulate", spy)
+    cfg = VirtualFlowConfig.preset("smoke").replace(snr_range=(low, high), max_order=2, use_espeak=False)
+    for index in range(4):
+        build_example(cfg, 0, "test", index)
+        experiment.gate_room(cfg, 1, index)
+    assert len(seen) == 8 and all(low <= s <= high for s in seen)
+    assert len(set(seen)) == 8  # drawn per room, not one level for all
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ((5.0, -5.0), "strictly increasing"),
+        ((0.0, 0.0), "strictly increasing"),
+        ((-30.0, 0.0), r"snr_range\[0\].*\[-20, 40\]"),
+        ((0.0, 50.0), r"snr_range\[1\].*\[-20, 40\]"),
+        ((0.0, float("nan")), r"snr_range\[1\]"),
+        ((1.0,), "2 to 2 item"),
+        ("loud", "snr_range"),
+    ],
+)
+def test_snr_range_refuses_bad_values_naming_the_setting(bad, match):
+    with pytest.raises(ValueError, match=match):
+        VirtualFlowConfig.preset("book").replace(snr_range=bad)
+    with pytest.raises(ValueError, match="snr_db"):
+        simulate(far_field_scene(0.3), 4000, np.random.default_rng(0), snr_db=-40.0, anechoic=True)
