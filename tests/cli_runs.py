@@ -1,4 +1,12 @@
-"""Helpers for tests that drive ``python -m explorables`` in a subprocess (kill-and-resume checks)."""
+"""Helpers for tests that drive ``python -m explorables`` in a subprocess (kill-and-resume checks).
+
+One SIGKILL-and-resume test per distinct mechanism (each costs two to three full runs in subprocesses):
+killed inside a checkpointed loop (``test_runner.py``, omwu), between parts (``test_tree_search.py``),
+inside a torch model's training (``test_routing.py``), and in the language model's training while the
+other parts run in a spawned worker process (``test_muon.py``). Each chapter's own parts and loops
+resumed from a checkpoint are compared in process (``test_resume_kills.py``, the chapters' own tests:
+e.g. ``test_tomato_mp.py::test_resuming_after_the_first_part_matches_an_uninterrupted_run``).
+"""
 
 from __future__ import annotations
 

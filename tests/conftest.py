@@ -45,22 +45,30 @@ def _start_book_build() -> None:
     execute through jupyter-cache, so an unchanged chapter is not executed again. A thread reaps the
     build when it ends and starts the student edition at once (:func:`_watch_book_build`).
     """
+    if _spawn_build(_BOOK_BUILD, [], name="the book build (website)", done=threading.Event()):
+        threading.Thread(target=_watch_book_build, daemon=True, name="book-build-watcher").start()
+
+
+def _spawn_build(build: dict, extra_args: list[str], *, env: dict | None = None, **fields) -> bool:
+    """Start ``jupyter-book build ROOT *extra_args --warningiserror --keep-going`` in the background, its
+    output in a temporary file, and record it in ``build`` (with ``fields``), unless ``build`` already holds
+    one. Returns whether it started one."""
     with _BUILD_LOCK:
-        if _BOOK_BUILD:
-            return
+        if build:
+            return False
         jb = Path(sys.executable).with_name("jupyter-book")
         log = tempfile.TemporaryFile(mode="w+")
         proc = subprocess.Popen(
-            [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
+            [str(jb), "build", str(ROOT), *extra_args, "--warningiserror", "--keep-going"],
             cwd=ROOT,
+            env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,  # its own process group, so that stopping it also stops its kernels
         )
-        _BOOK_BUILD.update(proc=proc, log=log, started=time.monotonic(), name="the book build (website)",
-                           done=threading.Event())
-    threading.Thread(target=_watch_book_build, daemon=True, name="book-build-watcher").start()
+        build.update(proc=proc, log=log, started=time.monotonic(), **fields)
+        return True
 
 
 def _watch_book_build() -> None:
@@ -130,22 +138,8 @@ def built_book(request, tmp_path_factory) -> Path:
 
 
 def _start_student_build(out: Path) -> None:
-    with _BUILD_LOCK:
-        if _STUDENT_BUILD:
-            return
-        jb = Path(sys.executable).with_name("jupyter-book")
-        log = tempfile.TemporaryFile(mode="w+")
-        proc = subprocess.Popen(
-            [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
-            cwd=ROOT,
-            env={**os.environ, "EXPLORABLES_EDITION": "student"},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        _STUDENT_BUILD.update(proc=proc, log=log, out=out, started=time.monotonic(),
-                              name="the student edition (chapters from the execution cache)")
+    _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env={**os.environ, "EXPLORABLES_EDITION": "student"},
+                 out=out, name="the student edition (chapters from the execution cache)")
 
 
 @pytest.fixture(scope="session")

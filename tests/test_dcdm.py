@@ -467,7 +467,27 @@ def test_gates_and_the_check_follow_their_criteria():
     assert np.allclose(g.mean(0), x.mean(0), atol=0.03) and np.allclose(np.cov(g.T), np.cov(x.T), atol=0.05)
 
 
-def test_paper_path_reads_cifar_from_the_data_root_and_trains_unets(tmp_path):
+def _gaussian_fit_samples_through_the_rows(x: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """The law of :func:`X.gaussian_fit_samples` (the mean and covariance of ``x``) for ``x`` with fewer rows
+    than columns: ``z @ (x - mean) / sqrt(rows - 1)`` has exactly the sample covariance, without the
+    eigendecomposition of the columns' covariance (3,072 x 3,072 for CIFAR, about 60% of the paper-path
+    test's CPU; the real function is checked in ``test_gates_and_the_check_follow_their_criteria``)."""
+    x = np.asarray(x, dtype=np.float64)
+    assert x.ndim == 2 and 2 <= len(x) < x.shape[1]
+    z = np.random.default_rng(seed).standard_normal((n, len(x)))
+    return x.mean(0) + z @ (x - x.mean(0)) / np.sqrt(len(x) - 1)
+
+
+def test_the_gaussian_reference_through_the_rows_has_the_datas_covariance():
+    x = np.random.default_rng(3).normal(size=(5, 8))  # fewer rows than columns, as in the paper-path test
+    for draw in (_gaussian_fit_samples_through_the_rows, X.gaussian_fit_samples):
+        draws = draw(x, 100_000, seed=4)
+        assert draws.shape == (100_000, 8)
+        assert np.allclose(draws.mean(0), x.mean(0), atol=0.03) and np.allclose(np.cov(draws.T), np.cov(x.T), atol=0.06)
+
+
+def test_paper_path_reads_cifar_from_the_data_root_and_trains_unets(tmp_path, monkeypatch):
+    monkeypatch.setattr(X, "gaussian_fit_samples", _gaussian_fit_samples_through_the_rows)
     write_cifar(tmp_path, "cifar10", n_train=120, n_test=24, n_classes=3)
     data = Dt.cifar_data(str(tmp_path), 0, 20, seed=0)
     assert data.x_train.shape == (120, 3072) and data.x_test.shape == (20, 3072)

@@ -38,6 +38,7 @@ the executed notebook for the site's download button.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import sys
@@ -270,6 +271,24 @@ def extract_pyobject(source: str, name: str) -> str:
     return "\n".join(x[indent:] for x in lines)
 
 
+@functools.cache
+def _pybtex_backend(name: str) -> Any:
+    """pybtex's output backend ``name`` (what ``Text.render_as(name)`` renders with), looked up once: each
+    lookup scans every installed package's entry points (40-80 ms in the project's environment), and one
+    chapter renders hundreds of names (it was 85% of the time of ``explorables.colab``)."""
+    from pybtex.plugin import find_plugin
+
+    return find_plugin("pybtex.backends", name)()
+
+
+@functools.cache
+def _pybtex_style() -> Any:
+    """pybtex's ``unsrt`` formatting style, made once (it looks up four plugins when made)."""
+    from pybtex.style.formatting.unsrt import Style
+
+    return Style()
+
+
 class Bibliography:
     """Author-year citations from a BibTeX file, as the site renders them (``author_year``)."""
 
@@ -287,10 +306,10 @@ class Bibliography:
         if entry is None:
             return key
         people = entry.persons.get("author") or entry.persons.get("editor") or []
-        names = [Text.from_latex(" ".join(p.last_names)).render_as("text") for p in people]
+        names = [Text.from_latex(" ".join(p.last_names)).render(_pybtex_backend("text")) for p in people]
         if not names:  # authors unknown (a paper cited by title and venue): its title, as the site does
             title = entry.fields.get("title")
-            return f"*{Text.from_latex(title).render_as('text')}*" if title else key
+            return f"*{Text.from_latex(title).render(_pybtex_backend('text'))}*" if title else key
         if len(names) == 1:
             return names[0]
         if len(names) == 2:
@@ -307,13 +326,11 @@ class Bibliography:
         return "(" + "; ".join(f"{self._authors(k)}, {self._year(k)}" for k in keys) + ")"
 
     def references(self, keys: Iterable[str]) -> str:
-        from pybtex.style.formatting.unsrt import Style
-
         known = sorted({k for k in keys if k in self.entries}, key=lambda k: (self._authors(k), self._year(k)))
         if not known:
             return ""
-        formatted = Style().format_entries([self.entries[k] for k in known])
-        return "\n".join(f"- {' '.join(e.text.render_as('markdown').split())}" for e in formatted)
+        formatted = _pybtex_style().format_entries([self.entries[k] for k in known])
+        return "\n".join(f"- {' '.join(e.text.render(_pybtex_backend('markdown')).split())}" for e in formatted)
 
 
 @dataclass
