@@ -39,6 +39,7 @@ from explorables.topoprune.claims import (
     offsets_counts_sentence,
     persistence_verdict,
     pooled_reversal,
+    power_counts_sentence,
     robustness_verdict,
     room_gate,
     stability_gate,
@@ -611,6 +612,20 @@ def test_offsets_counts_sentence_reads_the_committed_report():
         offsets_counts_sentence("nothing here")
     report = Path(__file__).parents[1] / "benchmarks" / "topoprune_offsets.md"
     assert offsets_counts_sentence(report.read_text()).startswith("one offset:")  # the page reads this file
+
+
+def test_power_counts_sentence_reads_the_committed_report():
+    from pathlib import Path
+
+    said = power_counts_sentence("| n | a | b | c | d | e |\n|---|\n| 12 | 19 | yes | 3 of 4 | no: splits | no |\n"
+                                 "| 24 | 52 | NO | 4 of 4 | yes | yes |\n")
+    assert said == ("12 seeds per run: 3 of 4 claim rows agree on every tuning base seed, page projected at 19 s; "
+                    "24 seeds per run: 4 of 4 claim rows agree on every tuning base seed (a gate fails), page "
+                    "projected at 52 s, meets the rule")
+    with pytest.raises(ValueError, match="summary row"):
+        power_counts_sentence("nothing here")
+    report = Path(__file__).parents[1] / "benchmarks" / "topoprune_power.md"
+    assert power_counts_sentence(report.read_text()).startswith("12 seeds per run:")  # the page reads this file
 
 
 def test_the_stability_figure_draws_every_row_of_the_diagnosis():

@@ -645,6 +645,19 @@ def offsets_counts_sentence(report: str) -> str:
     return "; ".join(parts)
 
 
+def power_counts_sentence(report: str) -> str:
+    """The counts of ``benchmarks/topoprune_power.md`` (its summary table: seeds per run, projected page
+    seconds, gates, claim rows agreeing on every tuning base seed, whether the rule's parts 1-3 are met),
+    in words for the page."""
+    rows = re.findall(r"^\| (\d+) \| (\d+) \| (yes|NO) \| (\d+) of (\d+) \| (yes|no)\b", report, re.M)
+    if not rows:
+        raise ValueError("report: no summary row '| seeds | page s | yes/NO | a of n | yes/no...' found")
+    parts = [f"{n} seeds per run: {a} of {total} claim rows agree on every tuning base seed"
+             f"{'' if gates == 'yes' else ' (a gate fails)'}, page projected at {page} s"
+             f"{', meets the rule' if met == 'yes' else ''}" for n, page, gates, a, total, met in rows]  # fmt: skip
+    return "; ".join(parts)
+
+
 def stability_source_sentence(results: TopoPruneResults) -> str:
     """:func:`stability_source` on a run (per-seed Spearman, TopoPrune minus the control)."""
     m = results.summary["methods"]
