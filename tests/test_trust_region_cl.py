@@ -1031,6 +1031,25 @@ def test_the_book_presets_seed_count_is_the_stability_rules_pick():
     assert len(Config.preset("book").seeds) == rule2["pick"]
 
 
+def _rule_record(name: str, *attributes: str) -> tuple:
+    """A rule's committed record and what its script defines: reads ``benchmarks/<name>.json`` and imports
+    ``benchmarks/<name>.py`` (benchmarks/ on sys.path only for the import), returning the record followed by the
+    script's ``attributes``, in order."""
+    import importlib
+    import json
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    record = json.loads((bench / f"{name}.json").read_text())
+    sys.path.insert(0, str(bench))
+    try:
+        module = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(bench))
+    return (record, *(getattr(module, a) for a in attributes))
+
+
 def _check_candidate_record(record: dict, runs: list, summary_entry: dict) -> float:
     """Shared by the forgetting rules' record tests: one candidate's runs cover the record's tuning base seeds, its
     chance that all inner seeds clear the forgetting gate recomputes from its runs (normal approximation, one
@@ -1125,19 +1144,9 @@ def test_the_controls_radius_is_the_calibration_rules_pick():
     factor in the isotropic metric as TR-CL's radius does in the Fisher metric, r_I = r_F x median(d_I / d_F) over the
     tuning runs (base seeds 115-119, never 0-4), two significant digits; the record recomputes and the book preset
     held it until rule 2 (benchmarks/trust_region_cl_control_rule2.md, test below)."""
-    import json
-    import sys
-    from pathlib import Path
-
     import numpy as np
 
-    root = Path(__file__).resolve().parents[1]
-    record = json.loads((root / "benchmarks" / "trust_region_cl_control.json").read_text())
-    sys.path.insert(0, str(root / "benchmarks"))
-    try:
-        from trust_region_cl_control import BASE_SEEDS, calibrated_radius
-    finally:
-        sys.path.remove(str(root / "benchmarks"))
+    record, BASE_SEEDS, calibrated_radius = _rule_record("trust_region_cl_control", "BASE_SEEDS", "calibrated_radius")
     assert sorted(r["base_seed"] for r in record["runs"]) == list(BASE_SEEDS) and min(BASE_SEEDS) >= 115
     cfg = Config.preset("book")
     assert record["trust_radius"] == cfg.trust_radius
@@ -1153,19 +1162,11 @@ def test_the_controls_radius_is_rule_2s_pick():
     seeds 120-124 (never 0-4), the radius with the lowest mean final SWD among those where the control binds
     (distance / radius at a task's end >= 0.9, averaged over tasks, inner seeds and base seeds); the record recomputes
     and the book preset holds it."""
-    import json
-    import sys
-    from pathlib import Path
-
     import numpy as np
 
-    root = Path(__file__).resolve().parents[1]
-    record = json.loads((root / "benchmarks" / "trust_region_cl_control2.json").read_text())
-    sys.path.insert(0, str(root / "benchmarks"))
-    try:
-        from trust_region_cl_control2 import BASE_SEEDS, BIND, GRID, pick
-    finally:
-        sys.path.remove(str(root / "benchmarks"))
+    record, BASE_SEEDS, BIND, GRID, pick = _rule_record(
+        "trust_region_cl_control2", "BASE_SEEDS", "BIND", "GRID", "pick"
+    )
     assert sorted(r["base_seed"] for r in record["runs"]) == list(BASE_SEEDS) and min(BASE_SEEDS) >= 120
     assert tuple(record["grid"]) == GRID and record["bind"] == BIND == 0.9
     cfg = Config.preset("book")
