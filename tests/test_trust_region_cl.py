@@ -838,8 +838,9 @@ def test_the_perturbation_gives_every_method_of_a_seed_the_same_draw():
     assert perturbed(params, seed_of, n_seeds, 0.0, seed=7) is params
 
 
-def test_the_configs_radii_are_the_tuning_tables_picks():
-    """The book preset's radii come from the committed tuning (tuning base seeds only, one grid for both metrics)."""
+def test_the_width64_radius_tunings_pick_recomputes():
+    """The width-64 radius tuning (tuning base seeds only, one grid for both metrics) recomputes to its pick, the
+    radius the book preset held until the width-32 rule (benchmarks/trust_region_cl_width32_rule.md, test below)."""
     import json
 
     from explorables.trust_region_cl.claims import TUNING_FILE, tuning_table
@@ -847,8 +848,9 @@ def test_the_configs_radii_are_the_tuning_tables_picks():
     record = json.loads(TUNING_FILE.read_text())
     assert set(record["base_seeds"]).isdisjoint(range(5))  # never an evaluation base seed
     cfg = Config.preset("book")
+    (before,) = _rule_record("trust_region_cl_width32", "BEFORE")[1:]
     scores = [record["mean_final_swd"][f"trcl@{r:g}"] for r in record["radii"]]
-    assert record["radii"][scores.index(min(scores))] == record["best"]["trcl"] == cfg.trust_radius
+    assert record["radii"][scores.index(min(scores))] == record["best"]["trcl"] == before["trcl"]
     # the earlier rule's control radius (the best FINITE isotropic radius on the same runs), now replaced by the
     # calibration of benchmarks/trust_region_cl_control_rule.md (test below)
     finite = [r for r in record["radii"] if r != float("inf")]
@@ -930,9 +932,9 @@ def test_an_isotropic_control_of_infinite_radius_is_replays_runs():
         Config.preset("smoke", iso_radius=0.0)
 
 
-def test_the_configs_lambdas_are_the_lambda_tunings_picks():
-    """EWC's and the penalty form's lambda come from the committed lambda tuning (tuning base seeds only, the radius's
-    criterion: lowest mean final SWD over the grid)."""
+def test_the_width64_lambda_tunings_picks_recompute():
+    """The width-64 lambda tuning (tuning base seeds only, the radius's criterion: lowest mean final SWD over the grid)
+    recomputes to its picks, the lambdas the book preset held until the width-32 rule (test below)."""
     import json
 
     from explorables.trust_region_cl.claims import LAMBDA_TUNING_FILE, lambda_tuning_table
@@ -940,9 +942,10 @@ def test_the_configs_lambdas_are_the_lambda_tunings_picks():
     record = json.loads(LAMBDA_TUNING_FILE.read_text())
     assert set(record["base_seeds"]).isdisjoint(range(5))  # never an evaluation base seed
     cfg = Config.preset("book")
-    for arm, field in (("ewc", "ewc_lambda"), ("trcl_penalty", "penalty_lambda")):
+    (before,) = _rule_record("trust_region_cl_width32", "BEFORE")[1:]
+    for arm in ("ewc", "trcl_penalty"):
         scores = [record["mean_final_swd"][f"{arm}@{v:g}"] for v in record["lambdas"]]
-        assert record["lambdas"][scores.index(min(scores))] == record["best"][arm] == getattr(cfg, field)
+        assert record["lambdas"][scores.index(min(scores))] == record["best"][arm] == before[arm]
     assert cfg.n_replay == record["n_replay"] and cfg.n_steps_per_task == record["n_steps_per_task"]
     assert tuple(record["tasks"]) == cfg.tasks
     table = lambda_tuning_table()
@@ -1029,6 +1032,25 @@ def test_the_book_presets_seed_count_is_the_stability_rules_pick():
         "stable_claims"]
     assert rule2["pick"] == (rule2["candidate"] if fits and better else rule2["fallback"])
     assert len(Config.preset("book").seeds) == rule2["pick"]
+
+
+def _rule_record(name: str, *attributes: str) -> tuple:
+    """A rule's committed record and what its script defines: reads ``benchmarks/<name>.json`` and imports
+    ``benchmarks/<name>.py`` (benchmarks/ on sys.path only for the import), returning the record followed by the
+    script's ``attributes``, in order."""
+    import importlib
+    import json
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    record = json.loads((bench / f"{name}.json").read_text())
+    sys.path.insert(0, str(bench))
+    try:
+        module = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(bench))
+    return (record, *(getattr(module, a) for a in attributes))
 
 
 def _check_candidate_record(record: dict, runs: list, summary_entry: dict) -> float:
@@ -1125,22 +1147,12 @@ def test_the_controls_radius_is_the_calibration_rules_pick():
     factor in the isotropic metric as TR-CL's radius does in the Fisher metric, r_I = r_F x median(d_I / d_F) over the
     tuning runs (base seeds 115-119, never 0-4), two significant digits; the record recomputes and the book preset
     held it until rule 2 (benchmarks/trust_region_cl_control_rule2.md, test below)."""
-    import json
-    import sys
-    from pathlib import Path
-
     import numpy as np
 
-    root = Path(__file__).resolve().parents[1]
-    record = json.loads((root / "benchmarks" / "trust_region_cl_control.json").read_text())
-    sys.path.insert(0, str(root / "benchmarks"))
-    try:
-        from trust_region_cl_control import BASE_SEEDS, calibrated_radius
-    finally:
-        sys.path.remove(str(root / "benchmarks"))
+    record, BASE_SEEDS, calibrated_radius = _rule_record("trust_region_cl_control", "BASE_SEEDS", "calibrated_radius")
     assert sorted(r["base_seed"] for r in record["runs"]) == list(BASE_SEEDS) and min(BASE_SEEDS) >= 115
     cfg = Config.preset("book")
-    assert record["trust_radius"] == cfg.trust_radius
+    assert record["trust_radius"] == _rule_record("trust_region_cl_width32", "BEFORE")[1]["trcl"]  # TR-CL's then
     ratios = np.concatenate([np.asarray(r["d_iso"]) / np.asarray(r["d_fisher"]) for r in record["runs"]], axis=None)
     assert ratios.size == len(BASE_SEEDS) * len(cfg.seeds) * (len(cfg.tasks) - 1)
     assert abs(record["median_ratio"] - float(np.median(ratios))) < 1e-12
@@ -1153,19 +1165,11 @@ def test_the_controls_radius_is_rule_2s_pick():
     seeds 120-124 (never 0-4), the radius with the lowest mean final SWD among those where the control binds
     (distance / radius at a task's end >= 0.9, averaged over tasks, inner seeds and base seeds); the record recomputes
     and the book preset holds it."""
-    import json
-    import sys
-    from pathlib import Path
-
     import numpy as np
 
-    root = Path(__file__).resolve().parents[1]
-    record = json.loads((root / "benchmarks" / "trust_region_cl_control2.json").read_text())
-    sys.path.insert(0, str(root / "benchmarks"))
-    try:
-        from trust_region_cl_control2 import BASE_SEEDS, BIND, GRID, pick
-    finally:
-        sys.path.remove(str(root / "benchmarks"))
+    record, BASE_SEEDS, BIND, GRID, pick = _rule_record(
+        "trust_region_cl_control2", "BASE_SEEDS", "BIND", "GRID", "pick"
+    )
     assert sorted(r["base_seed"] for r in record["runs"]) == list(BASE_SEEDS) and min(BASE_SEEDS) >= 120
     assert tuple(record["grid"]) == GRID and record["bind"] == BIND == 0.9
     cfg = Config.preset("book")
@@ -1179,3 +1183,30 @@ def test_the_controls_radius_is_rule_2s_pick():
         if v["binds"]:
             assert round(table[f"{best:g}"]["final_swd"], 3) <= round(v["final_swd"], 3)
         assert abs(v["final_swd"] - np.mean([np.mean(r["radii"][k]["final_swd"]) for r in record["runs"]])) < 1e-12
+
+
+def test_the_book_presets_strengths_are_the_width32_rules_picks():
+    """benchmarks/trust_region_cl_width32_rule.md: on fresh tuning base seeds 125-129 (never 0-4), at the book's width,
+    EWC's lambda, the penalty form's lambda and TR-CL's radius each take the grid value with their own lowest mean
+    final SWD (TR-CL among the radii where it binds); the grids reach past the width-64 picks; the record recomputes
+    and the book preset holds the picks."""
+    record, BASE_SEEDS, ARMS, BEFORE, BIND, kinds, pick = _rule_record(
+        "trust_region_cl_width32", "BASE_SEEDS", "ARMS", "BEFORE", "BIND", "kinds", "pick"
+    )
+    assert min(BASE_SEEDS) >= 125 and sorted(r["base_seed"] for r in record["runs"]) == list(BASE_SEEDS)
+    cfg = Config.preset("book")
+    keys = [k for k, _, _ in kinds()]
+    for r in record["runs"]:
+        assert list(r["kinds"]) == keys
+        assert all(len(v["final_swd"]) == len(cfg.seeds) for v in r["kinds"].values())
+    picks, table = pick(record["runs"])
+    assert picks == record["picks"] and BIND == record["bind"] == 0.9
+    for arm, (method, _, grid, field) in ARMS.items():
+        assert BEFORE[arm] in grid and min(grid) < BEFORE[arm] < max(grid)  # "keep" possible, past the old edge
+        assert getattr(cfg, field) == picks[arm] == record["picks"][arm]
+        ok = [v for v in grid if table[f"{method}@{v:g}"].get("binds", True)]
+        assert picks[arm] in ok
+        best = round(table[f"{method}@{picks[arm]:g}"]["final_swd"], 3)
+        assert all(best <= round(table[f"{method}@{v:g}"]["final_swd"], 3) for v in ok)
+        assert abs(table[f"{method}@{picks[arm]:g}"]["final_swd"] - np.mean(
+            [np.mean(r["kinds"][f"{method}@{picks[arm]:g}"]["final_swd"]) for r in record["runs"]])) < 1e-12

@@ -576,6 +576,38 @@ def lambda_tuning_table(path: Path | str = LAMBDA_TUNING_FILE) -> str:
             + f"\n\n({note}; ← the pick)")
 
 
+#: the committed record of the width-32 retuning (``benchmarks/trust_region_cl_width32.py``, tuning base seeds 125-129;
+#: rule ``benchmarks/trust_region_cl_width32_rule.md``)
+WIDTH32_FILE = TUNING_FILE.parents[1] / "benchmarks" / "trust_region_cl_width32.json"
+
+
+def width32_tuning_table(path: Path | str = WIDTH32_FILE) -> str:
+    """The width-32 retuning, from its committed record: mean final SWD (and forgetting) per grid value for EWC's
+    lambda, the penalty form's lambda and TR-CL's radius (with its distance / radius; a radius that does not bind is
+    excluded), over the tuning base seeds, and each arm's pick."""
+    if not Path(path).is_file():
+        return f"(the tuning record {Path(path).name} is not part of this copy: see the repository's benchmarks/)"
+    record = json.loads(Path(path).read_text())
+    t, picks = record["table"], record["picks"]
+
+    def cell(key: str, value: float | None = None, arm: str | None = None) -> str:
+        ratio = f", d/r {t[key]['distance_ratio']:.2f}" if "distance_ratio" in t[key] else ""
+        binds = "" if t[key].get("binds", True) else ", does not bind"
+        return (f"{t[key]['final_swd']:.3f} ({t[key]['forgetting']:+.3f}{ratio}{binds})"
+                + (" ←" if arm is not None and picks[arm] == value else ""))  # fmt: skip
+
+    rows = [[f"{lam:g}", cell(f"ewc@{lam:g}", lam, "ewc"), cell(f"trcl_penalty@{lam:g}", lam, "trcl_penalty"),
+             f"{r:g}", cell(f"trcl@{r:g}", r, "trcl")]
+            for lam, r in zip(record["lambdas"], record["radii"], strict=True)]  # fmt: skip
+    for ref, label in (("finetune", "fine-tuning (no replay, no penalty)"), ("replay", "generative replay")):
+        rows.append([label, cell(ref), "", "", ""])
+    bases, n_inner = record["base_seeds"], len(record["runs"][0]["kinds"]["replay"]["final_swd"])
+    return (table(["λ", "EWC: final SWD (forgetting)", "EWC penalty + replay", "radius",
+                   "TR-CL: final SWD (forgetting, distance / radius)"], rows)
+            + f"\n\n(tuning base seeds {bases[0]}–{bases[-1]}, {n_inner} "
+            "seeds each, the book preset's width and steps; ← each arm's pick, its own lowest mean final SWD)")
+
+
 def results_table(results: TrustRegionCLResults) -> str:
     """Every method's numbers (mean ± sd over seeds): the table under the claims."""
     seq, rec = results.summary["sequence"]["methods"], results.summary["reconvergence"]["methods"]

@@ -74,7 +74,8 @@ class TrustRegionCLConfig(ExperimentConfig):
         Int(4, 4096),
         "hidden units per layer of the noise predictor (32, less capacity so that a new task overwrites more, with "
         "reference_factor 8: the highest chance of the forgetting gate passing of three candidates on tuning base "
-        "seeds 100-104, benchmarks/trust_region_cl_forgetting_rule2.md; lambda and the radii were tuned at width 64)",
+        "seeds 100-104, benchmarks/trust_region_cl_forgetting_rule2.md; lambda and TR-CL's radius re-tuned at this "
+        "width: benchmarks/trust_region_cl_width32_rule.md)",
     )
     depth: int = param(3, Int(1, 16), "hidden layers of the noise predictor")
     n_diffusion_steps: int = param(40, Int(2, 1000), "DDPM steps T of the linear noise schedule")
@@ -85,10 +86,11 @@ class TrustRegionCLConfig(ExperimentConfig):
     )
     replay_weight: float = param(1.0, Float(0.0, 100.0), "weight beta of the replay loss, eq. (trcl-objective)")
     trust_radius: float = param(
-        0.01,
+        0.003,
         Radius(optional=False),
-        "radius r of TR-CL's trust region in the Fisher metric, eq. (trcl-constraint) (tuned on base seeds 100 and "
-        "101 over a grid that ends at inf: benchmarks/tune_trust_region_cl.py, data/trust_region_cl_tuning.json)",
+        "radius r of TR-CL's trust region in the Fisher metric, eq. (trcl-constraint) (re-tuned at width 32 on tuning "
+        "base seeds 125-129 over 0.0003-0.1, the binding radius with the lowest mean final SWD: "
+        "benchmarks/trust_region_cl_width32_rule.md; was 0.01, tuned at width 64: data/trust_region_cl_tuning.json)",
     )
     iso_radius: float = param(
         0.1,
@@ -103,14 +105,14 @@ class TrustRegionCLConfig(ExperimentConfig):
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
     )
     ewc_lambda: float = param(
-        3000.0,
+        10000.0,
         Float(0.0, 1e9),
-        "strength lambda of EWC's Fisher penalty (tuned on base seeds 100 and 101 over 100, 300, 1000, 3000: "
-        "benchmarks/tune_trust_region_cl.py, data/trust_region_cl_lambda_tuning.json; the grid's largest, so the "
-        "best lambda is not bracketed)",
+        "strength lambda of EWC's Fisher penalty (re-tuned at width 32 on tuning base seeds 125-129 over 300-100000, "
+        "the lowest mean final SWD, inside the grid: benchmarks/trust_region_cl_width32_rule.md; was 3000, the edge "
+        "of the width-64 grid 100-3000: data/trust_region_cl_lambda_tuning.json)",
     )
     penalty_lambda: float = param(
-        3000.0, Float(0.0, 1e9), "strength lambda of the penalty form (EWC's penalty + replay), tuned like ewc_lambda"
+        10000.0, Float(0.0, 1e9), "strength lambda of the penalty form (EWC's penalty + replay), tuned like ewc_lambda"
     )
     reptile_every: int = param(10, Int(1), "Reptile + replay: inner Adam steps between two interpolations")
     reptile_step: float = param(
