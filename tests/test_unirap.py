@@ -391,9 +391,9 @@ def test_study_directions_counts_the_base_seeds():
                                                "gain -0.10 [-0.3, +0.1]"] * 2),
         row("the staged curriculum ...", ["lead on the mean of the three metrics: n = 16 -0.10 [-0.3, +0.1]",
                                         "lead on the mean of the three metrics: n = 16 +0.10 [-0.3, +0.1]"]),
-        row("curriculum transfer ...", [f"curriculum box 0.4 ± 0.1, mIoU 0.3 ± 0.1, grasp 0.2 ± 0.1; no parsing data "
-                                        f"box 0.2 ± 0.1, mIoU 0.1 ± 0.1, grasp 0.1 ± 0.1; lead on the mean of the three "
-                                        f"metrics: n = 16 {g} [-0.1, +0.3]" for g in ("+0.10", "+0.20")]),
+        row("curriculum transfer ...", [f"curriculum box 0.4 ± 0.1, mIoU 0.3 ± 0.1, grasp 0.2 ± 0.1; no parsing "
+                                        f"data box 0.2 ± 0.1, mIoU 0.1 ± 0.1, grasp 0.1 ± 0.1; lead on the mean of "
+                                        f"the three metrics: n = 16 {g} [-0.1, +0.3]" for g in ("+0.10", "+0.20")]),
     ]}
     text = study_directions(study)
     assert "ahead of separate heads on 1 of 2" in text  # unified: one lead, one loss

@@ -32,7 +32,8 @@ from ..core.params import Choice, Float, Int, Probability, Tuple
 from .model import ARCHS, UniRAP, check_outputs
 
 REGIMES: tuple[str, ...] = ("curriculum", "joint", "joint_parsing")
-LABELS = {"curriculum": "unified + curriculum", "joint": "no parsing data: joint training on the instruction scenes alone",
+LABELS = {"curriculum": "unified + curriculum",
+          "joint": "no parsing data: joint training on the instruction scenes alone",
           "joint_parsing": "control: joint on the curriculum's data", "separate": "separate task heads",
           "pose_direct": "pose from its own attention map (no mask)"}
 
