@@ -183,19 +183,20 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
     (stages 1-2, on parsing scenes only, shared by every curriculum model of that seed), then the control
     (joint training on the curriculum's data) at every count of :func:`control_counts`, then the no-parsing arm
     (regime ``"joint"``: joint training on the instruction scenes alone, no parsing scene ever) at the same counts.
-    ``unified`` (phase 2, the rest of the steps): the curriculum's stage 3 at every labelled count, then the control,
-    continued, then the curriculum's stage 3 at ``n_labelled`` with the pose read from its own attention map
-    (architecture ``"pose_direct"``), then the no-parsing arm, continued.
+    ``unified`` (phase 2, the rest of the steps): the curriculum's stage 3 at every labelled count, then the control
+    and the no-parsing arm, continued, then the curriculum's stage 3 at ``n_labelled`` with the pose read from its
+    own attention map (architecture ``"pose_direct"``).
     ``separate``: the curriculum's stage 3 at ``n_labelled`` with three decoders.
     """
     control = [Member("joint_parsing", n, s) for n in control_counts(cfg) for s in cfg.seeds]
-    # the no-parsing arm (the abstract's comparison), last: the other members' rows are those of a run without it
+    # the no-parsing arm (the abstract's comparison) after the control: the rows before it are those of a run without
+    # it, and the pose_direct members stay a contiguous block at the end (their float rounding then does not move)
     bare = [Member("joint", n, s) for n in control_counts(cfg) for s in cfg.seeds]
     if part == "pretrain":
         return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control + bare
     if part == "unified":
         direct = [Member("curriculum", cfg.n_labelled, s, "pose_direct") for s in cfg.seeds]
-        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + direct + bare
+        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + bare + direct
     if part == "separate":
         return [Member("curriculum", cfg.n_labelled, s, "separate") for s in cfg.seeds]
     raise ValueError(f"part must be one of {PARTS}, got {part!r}")
