@@ -301,8 +301,9 @@ def test_every_model_gets_the_same_steps_and_forks_start_where_phase_one_left():
         assert src.seed == m.seed  # a member continues a phase-1 member of its own seed ...
         if m.regime == "curriculum":  # ... the curriculum's shared stages 1-2 ...
             assert src.regime == "curriculum"
-        else:  # ... or the control itself, on the same labelled scenes
-            assert (src.regime, src.n_labelled) == ("joint_parsing", m.n_labelled)
+        else:  # ... or the control (or the no-parsing arm) itself, on the same labelled scenes
+            assert (src.regime, src.n_labelled) == (m.regime, m.n_labelled)
+    assert {m.regime for m in second} == {"curriculum", "joint_parsing", "joint"}
     # phase 1 of the curriculum is parsing scenes only; phase 2 is its stage 3 on instruction scenes
     idx, w = X.member_schedule(cfg, second[0])
     assert (idx[:10] < cfg.n_parsing).all() and (idx[10:] >= cfg.n_parsing).all() and (w[10:] == 1).all()
@@ -390,12 +391,16 @@ def test_study_directions_counts_the_base_seeds():
                                                "gain -0.10 [-0.3, +0.1]"] * 2),
         row("the staged curriculum ...", ["lead on the mean of the three metrics: n = 16 -0.10 [-0.3, +0.1]",
                                         "lead on the mean of the three metrics: n = 16 +0.10 [-0.3, +0.1]"]),
+        row("curriculum transfer ...", [f"curriculum box 0.4 ± 0.1, mIoU 0.3 ± 0.1, grasp 0.2 ± 0.1; no parsing "
+                                        f"data box 0.2 ± 0.1, mIoU 0.1 ± 0.1, grasp 0.1 ± 0.1; lead on the mean of "
+                                        f"the three metrics: n = 16 {g} [-0.1, +0.3]" for g in ("+0.10", "+0.20")]),
     ]}
     text = study_directions(study)
     assert "ahead of separate heads on 1 of 2" in text  # unified: one lead, one loss
     assert "(which read their own predicted mask) on 2 of 2" in text  # own map 0.70 above separate 0.50 on both
     assert "trails the own-map ablation on 2 of 2" in text
     assert "n = 16" in text and "control on 1 of 2" in text
+    assert "ahead of the same model without parsing data on 2 of 2" in text
     with pytest.raises(ValueError, match="lacks the row"):
         study_directions({"rows": study["rows"][:2]})
 
@@ -432,7 +437,7 @@ def test_phase_one_goes_on_from_each_members_start_with_the_lowest_late_training
     _, two = X.train_part(cfg, "pretrain", Checkpointer(None), False)
     members = X.members_of(cfg, "pretrain")
     n = len(members)
-    assert {m.regime for m in members} == {"curriculum", "joint_parsing"} and seen[0].shape[1] == 2 * n
+    assert {m.regime for m in members} == {"curriculum", "joint_parsing", "joint"} and seen[0].shape[1] == 2 * n
     assert len(seen[0]) > X.START_WINDOW
     late = seen[0][-X.START_WINDOW:].mean(0).reshape(2, n)
     assert two["chosen_start"] == late.argmin(0).tolist()
@@ -478,9 +483,9 @@ def test_smoke_run_unified_model_beats_chance_on_all_three_heads(smoke):
     for key in C.METRICS:
         assert unified[key]["mean"] > chance[key], key
     rows = C.claims(smoke)
-    assert [r.kind for r in rows].count("claim") == 3 and [r.kind for r in rows].count("check") == 2
+    assert [r.kind for r in rows].count("claim") == 4 and [r.kind for r in rows].count("check") == 2
     gates = {r.name for r in rows if r.kind == "gate"}
-    assert gates == {"competence", "instruction", "true mask", "labels"}
+    assert gates == {"competence", "instruction", "true mask", "labels", "parsing"}
     assert all(set(r.gates) <= gates for r in rows)
 
 
@@ -533,6 +538,8 @@ def test_gates():
     assert C.true_mask_gate([0.8, 0.85, 0.82]).startswith("pass")
     assert C.true_mask_gate([0.8, 0.85, 0.6]).startswith("fail")  # every seed must reach the bar
     assert C.labels_gate([0.1, 0.09, 0.11]).startswith("pass") and C.labels_gate([0.0, 0.01, 0.02]).startswith("fail")
+    assert C.parsing_gate([0.1, 0.09, 0.11]).startswith("pass")
+    assert C.parsing_gate([0.02, 0.12, 0.20]).startswith("fail")  # mean above 0.05, interval not
 
 
 def _diffs(box, miou, grasp):
@@ -562,6 +569,78 @@ def test_efficiency_verdict_is_decided_per_labelled_count():
     assert text.startswith("partly") and "yes: n = 16" in text and "no: n = 64" in text
     assert C.efficiency_verdict({"n = 16": level, "n = 64": level}).startswith("no")
     assert C.efficiency_verdict({"n = 16": noisy, "n = 64": level}).startswith("unclear")
+
+
+def test_transfer_verdict_is_decided_per_labelled_count_and_never_rewards_a_straddle():
+    ahead, level, noisy = [0.10, 0.12, 0.11], [0.0, 0.005, -0.005], [-0.05, 0.01, 0.20]
+    assert C.transfer_verdict({"n = 16": ahead}).startswith("yes")
+    assert C.transfer_verdict({"n = 16": level}).startswith("no")
+    assert C.transfer_verdict({"n = 16": noisy}).startswith("unclear")
+    text = C.transfer_verdict({"n = 16": ahead, "n = 64": level})
+    assert text.startswith("partly") and "without parsing data" in text
+
+
+def test_the_no_parsing_arm_never_draws_a_parsing_scene():
+    """Property, over many random schedules: a ``joint`` member's batches index only its instruction-labelled scenes
+    (pool rows ``n_parsing + labelled``), at every step and stage, so no parsing loss term ever exists for it; the
+    control, on the same arguments, does draw parsing scenes (the property is not vacuous)."""
+    gen = np.random.default_rng(2026)
+    for _ in range(200):
+        n_steps, batch = int(gen.integers(3, 60)), int(gen.integers(2, 12))
+        n_parsing, n_pool = int(gen.integers(1, 80)), int(gen.integers(1, 40))
+        labelled = gen.permutation(n_pool)[: int(gen.integers(1, n_pool + 1))]
+        f1 = float(gen.uniform(0, 0.5))
+        fractions = (f1, float(gen.uniform(0, 1 - f1)))
+        seed = int(gen.integers(0, 2**31))
+        idx, w = schedule(Member("joint", len(labelled), 0), n_steps, batch, n_parsing, labelled, fractions,
+                          np.random.default_rng(seed))
+        assert np.isin(idx, n_parsing + labelled).all() and (w == 1).all()
+        idx, _ = schedule(Member("joint_parsing", len(labelled), 0), n_steps, batch, n_parsing, labelled, fractions,
+                          np.random.default_rng(seed))
+        assert (idx < n_parsing).any()
+
+
+def test_no_parsing_gradient_ever_reaches_the_no_parsing_arm(monkeypatch):
+    """Replacing every parsing scene (image, query, box, mask) by other values leaves the no-parsing members' trained
+    weights bit-identical through both phases, and changes those of the curriculum and of the control."""
+    from dataclasses import replace
+
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.unirap import experiment as X
+
+    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=10, n_test=12, n_parsing=24, labelled_grid=(8, 16),
+                  n_labelled=16, seeds=(0, 1), stage_fractions=(0.2, 0.2)).validated()
+    parsing, pool, test = X.datasets(cfg)
+    other = dict(make_dataset(24, 777, cfg.image_size, "parsing", 0, 3))  # other scenes, queries, boxes, masks
+    other["images"] = 1 - other["images"]
+    assert all(not np.array_equal(other[k], parsing[k]) for k in X.ARRAYS if k != "grasps")
+
+    def states(data):
+        monkeypatch.setattr(X, "datasets", lambda c: data)
+        _, first = X.train_part(cfg, "pretrain", Checkpointer(None), False)
+        model_states = {}
+        real = X.train
+
+        def spy(model, *a, **k):
+            out = real(model, *a, **k)
+            model_states.update({kk: v.detach().clone() for kk, v in model.state_dict().items()})
+            return out
+
+        monkeypatch.setattr(X, "train", spy)
+        X.train_part(cfg, "unified", Checkpointer(None), False, start=first["state"])
+        monkeypatch.setattr(X, "train", real)
+        return first["state"], model_states
+
+    p1, p2 = states((parsing, pool, test))
+    q1, q2 = states((other, pool, test))
+    for part, a, b in (("pretrain", p1, q1), ("unified", p2, q2)):
+        members = X.members_of(cfg, part)
+        bare = [i for i, m in enumerate(members) if m.regime == "joint"]
+        rest = [i for i, m in enumerate(members) if m.regime != "joint" and m.arch == "unified"]
+        assert len(bare) == 2 and rest
+        for key in a:
+            assert torch.equal(a[key][bare], b[key][bare]), (part, key)
+        assert not torch.equal(a["conv1.weight"][rest], b["conv1.weight"][rest]), part
 
 
 def test_composite_is_the_per_seed_mean_of_the_three_metrics():
@@ -728,8 +807,10 @@ def test_tables_figures_and_claims_of_a_run_with_three_label_counts():
     table = C.efficiency_table(res)
     assert "n = 12" in table and "not run" in table
     claims = C.claims(res)
-    assert len(claims) == 9 and set(C.leads(res)) == {8}
-    assert "the control at n = 8 only" in claims[-1].setting
+    assert len(claims) == 11 and set(C.leads(res)) == set(C.transfer_leads(res)) == {8}
+    assert "the control at n = 8 only" in claims[-2].setting
+    assert claims[-1].gates == ("competence", "labels", "parsing") and "n = 8" in claims[-1].measured
+    assert LABELS["joint"] in table and "(the control) " in C.transfer_sentence(res)
     sentence = C.curve_sentence(res)
     assert all(f" at {n}" in sentence for n in (8, 12, 16)) and "trained at 8 only" in sentence
     figures.all_figures(res)

@@ -4,9 +4,9 @@ An image and an instruction ("grasp the mug by its handle", "something to cut wi
 tool's box, the named part's mask and a 4-DoF grasp on that part come out, from one interface
 token decoded by a Unified Affordance Decoder whose pose head reads the segmentation. Gated first on
 competence (the model does the three tasks), then compared: the staged curriculum (general parsing, then
-interaction) against joint training on the same data (its order, not its transfer), at few instruction-labelled
-scenes; separate task decoders whose pose head reads the mask decoder's predicted mask; and a pose head that reads
-an attention map of its own instead of the mask.
+interaction) against the same model trained without any parsing data (its transfer) and against joint training on
+the same data (its order), at few instruction-labelled scenes; separate task decoders whose pose head reads the
+mask decoder's predicted mask; and a pose head that reads an attention map of its own instead of the mask.
 """
 
 from .experiment import UniRAPConfig, UniRAPResults, run

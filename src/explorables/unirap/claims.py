@@ -39,6 +39,11 @@ TRUE_MASK_GRASP = 0.7
 #: of the three metrics (interval over seeds): labels are scarce at the fewest, so there is room for data
 #: efficiency (it read the control until the book's run stopped training the control at the most labels)
 LABELS_GAIN = 0.05
+#: gate "parsing": the control (the same instruction scenes plus the parsing scenes, mixed) beats the no-parsing arm
+#: (the instruction scenes alone) at the fewest labels by at least this, on the mean of the three metrics (interval
+#: over seeds): parsing data can help at this budget, so the transfer claim has room (it reads the control, never the
+#: curriculum the claim is about; fixed before the arm ran, ``benchmarks/unirap_noparsing_rule.md``)
+PARSING_GAIN = 0.05
 #: claims: the smallest gain that counts (pose, curriculum), and the largest loss that still
 #: reads "not worse" (unified vs separate heads), in metric units
 MARGIN = 0.02
@@ -124,6 +129,14 @@ def true_mask_gate(grasp: Sequence[float], bar: float = TRUE_MASK_GRASP) -> str:
             f" {'on every seed' if word == 'pass' else f'(lowest seed {min(grasp):.2f})'}")
 
 
+def parsing_gate(gain: Sequence[float], threshold: float = PARSING_GAIN) -> str:
+    """pass: the interval of the per-seed gain of the control (instruction plus parsing scenes, mixed) over the
+    no-parsing arm (instruction scenes alone) at the fewest labels (mean of the three metrics) clears ``threshold``;
+    fail otherwise."""
+    word = gate(gain, threshold)
+    return f"{word}: gain {_iv(gain)} {'clears' if word == 'pass' else 'does not clear'} {threshold:.2f}"
+
+
 def labels_gate(gain: Sequence[float], threshold: float = LABELS_GAIN) -> str:
     """pass: the interval of the per-seed gain of the curriculum model from the fewest to the most labels (mean
     of the three metrics) clears ``threshold``; fail otherwise."""
@@ -164,6 +177,16 @@ def efficiency_verdict(leads: Mapping[str, Sequence[float]], margin: float = MAR
                                 f"vs {margin:.2f}")
 
 
+def transfer_verdict(leads: Mapping[str, Sequence[float]], margin: float = MARGIN) -> str:
+    """The per-seed lead of the curriculum over the no-parsing arm (the same model, the same instruction scenes and
+    steps, no parsing scene; mean of the three metrics) at each labelled count of the claim's scope: a count reads
+    yes when its interval clears ``margin``, no when it falls short, unclear otherwise; the claim is
+    :func:`~explorables.core.verdicts.scope_verdict` over the counts (behind at every count: no)."""
+    parts = {n: compare(lead, margin) for n, lead in leads.items()}
+    return scope_verdict(parts, f"curriculum minus training without parsing data, mean of the three metrics, "
+                                f"vs {margin:.2f}")
+
+
 def _examples(yes, no, unclear, partly=None, **kwargs):
     out = {"yes": ((yes,), kwargs), "no": ((no,), kwargs), "unclear": ((unclear,), kwargs)}
     if partly is not None:
@@ -193,6 +216,9 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("true mask", "gate", true_mask_gate, TRUE_MASK_GRASP,
               "every seed: the unified pose head fed the true part mask reaches grasp success >= 0.7",
               _gate_examples([0.8, 0.82, 0.79], [0.8, 0.82, 0.6])),
+    Criterion("parsing", "gate", parsing_gate, PARSING_GAIN,
+              "interval of the control's gain over training without parsing data, at the fewest labels, >= 0.05",
+              _gate_examples(_HI, _LO)),
     Criterion("labels", "gate", labels_gate, LABELS_GAIN,
               "interval of the curriculum model's gain from the fewest to the most labels >= 0.05",
               _gate_examples(_HI, _LO)),
@@ -207,6 +233,12 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("efficiency", "claim", efficiency_verdict, MARGIN,
               "per labelled count with a control (below the largest), interval of curriculum minus joint training on "
               "the same data (mean of metrics) vs 0.02; combined over the counts",
+              _examples({"n = 16": _HI, "n = 64": _HI}, {"n = 16": _BEHIND, "n = 64": _LO},
+                        {"n = 16": _MID, "n = 64": _MID}, {"n = 16": _HI, "n = 64": _LO}),
+              scoped=True),
+    Criterion("transfer", "claim", transfer_verdict, MARGIN,
+              "per labelled count with a no-parsing arm (below the largest), interval of curriculum minus training "
+              "without parsing data (mean of metrics) vs 0.02; combined over the counts",
               _examples({"n = 16": _HI, "n = 64": _HI}, {"n = 16": _BEHIND, "n = 64": _LO},
                         {"n = 16": _MID, "n = 64": _MID}, {"n = 16": _HI, "n = 64": _LO}),
               scoped=True),
@@ -232,6 +264,20 @@ def leads(results: UniRAPResults) -> dict[int, np.ndarray]:
             for n in control_counts(results)}
 
 
+def parsing_gains(results: UniRAPResults) -> dict[int, np.ndarray]:
+    """Per labelled count with a control, the per-seed gain of the control (instruction plus parsing scenes, mixed)
+    over the no-parsing arm (instruction scenes alone), on the mean of the three metrics: what parsing data gives."""
+    return {n: composite(scores(results, "joint_parsing", n)) - composite(scores(results, "joint", n))
+            for n in control_counts(results)}
+
+
+def transfer_leads(results: UniRAPResults) -> dict[int, np.ndarray]:
+    """Per labelled count with a no-parsing arm, the per-seed lead of the curriculum over it (the abstract's
+    comparison: parsing data first, against none), on the mean of the three metrics."""
+    return {n: composite(scores(results, "curriculum", n)) - composite(scores(results, "joint", n))
+            for n in control_counts(results)}
+
+
 def claims(results: UniRAPResults) -> list[Claim]:
     s, cfg = results.summary, results.config
     grid = s["labelled_grid"]
@@ -248,6 +294,10 @@ def claims(results: UniRAPResults) -> list[Claim]:
     pose_gain = per_seed(results, "curriculum", "grasp_success") - per_seed(results, "pose_direct", "grasp_success")
     lead = leads(results)
     few = {f"n = {m}": v for m, v in lead.items() if m < high} or {f"n = {m}": v for m, v in lead.items()}
+    transfer = transfer_leads(results)
+    few_t = {f"n = {m}": v for m, v in transfer.items() if m < high} or {f"n = {m}": v for m, v in transfer.items()}
+    parsing = parsing_gains(results)[low]
+    bare_low, ctl_low = scores(results, "joint", low), scores(results, "joint_parsing", low)
     return [
         Claim("the metrics span chance to perfect", f"{ref['n_test']} held-out scenes: the truth itself, and a "
               "predictor that ignores image and instruction (mean box and grasp, whole-image mask)",
@@ -276,6 +326,11 @@ def claims(results: UniRAPResults) -> list[Claim]:
               "scenes, mean of the three metrics, paired by seed",
               f"{fmt_mean_sd(composite(cur_high))} vs {fmt_mean_sd(composite(cur_low))}; gain {_iv(labels_gain)}",
               labels_gate(labels_gain), kind="gate", name="labels"),
+        Claim("parsing data helps at the fewest labels", f"the control (the same {low} instruction scenes plus "
+              f"{cfg.n_parsing} parsing scenes, mixed) vs the same model on the {low} instruction scenes alone, mean "
+              "of the three metrics, paired by seed",
+              f"{fmt_mean_sd(composite(ctl_low))} vs {fmt_mean_sd(composite(bare_low))}; gain {_iv(parsing)}",
+              parsing_gate(parsing), kind="gate", name="parsing"),
         Claim(
             "one unified decoder performs detection, part-level affordance segmentation and 4-DoF pose together",
             f"{cfg.image_size}-px procedural scenes, {n} instruction-labelled scenes, curriculum; vs three separate "
@@ -304,10 +359,19 @@ def claims(results: UniRAPResults) -> list[Claim]:
                f"{', '.join(str(m) for m in lead)} only, where the claim is read)" if len(lead) < len(grid) - 1
                else "") + "; vs "
             f"joint training on the same scenes (every batch half parsing, half instruction), no stages; {steps}; "
-            "this tests the order, not the abstract's transfer claim (parsing data against none: that arm is not "
-            "built)",
+            "this tests the order, not the abstract's transfer claim (parsing data against none: the next row)",
             "lead on the mean of the three metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in lead.items()),
             efficiency_verdict(few), gates=("competence", "labels"),
+        ),
+        Claim(
+            "curriculum transfer (general parsing, then interaction) improves data efficiency with few instruction "
+            "labels",
+            f"the curriculum ({cfg.n_parsing} parsing scenes, then the instruction scenes) vs the same model trained "
+            f"on the same instruction scenes alone, all three losses from the first step, no parsing scene ever; at "
+            f"n = {', '.join(str(m) for m in transfer)}; {steps}",
+            f"curriculum {_three(cur_low)}; no parsing data {_three(bare_low)}; lead on the mean of the three "
+            "metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in transfer.items()),
+            transfer_verdict(few_t), gates=("competence", "labels", "parsing"),
         ),
     ]
 
@@ -335,11 +399,12 @@ def regime_table(results: UniRAPResults) -> str:
 
 
 def efficiency_table(results: UniRAPResults) -> str:
-    """Each metric against the number of instruction-labelled scenes, the curriculum and its control."""
+    """Each metric against the number of instruction-labelled scenes: the curriculum, its control and the arm
+    without parsing data."""
     grid = results.summary["labelled_grid"]
-    trained = {"curriculum": grid, "joint_parsing": control_counts(results)}
+    trained = {"curriculum": grid, "joint_parsing": control_counts(results), "joint": control_counts(results)}
     rows = [[LABELS[r], SHORT[k], *(_fmt(scores(results, r, n)[k]) if n in trained[r] else "not run" for n in grid)]
-            for k in METRICS for r in ("curriculum", "joint_parsing")]
+            for k in METRICS for r in ("curriculum", "joint_parsing", "joint")]
     return table(["regime", "metric", *(f"n = {n}" for n in grid)], rows)
 
 
@@ -355,6 +420,17 @@ def efficiency_sentence(results: UniRAPResults) -> str:
     said = ", ".join(f"{_iv(v)} at {n}" for n, v in lead.items())
     return (f"Averaged over the three metrics, the curriculum's lead over joint training on the same data is {said} "
             "labelled scenes (mean over seeds [95% interval]).")
+
+
+def transfer_sentence(results: UniRAPResults) -> str:
+    """What parsing data gives at the fewest labels, in words: the curriculum's and the control's gains over the same
+    model trained on the instruction scenes alone, with intervals (no verdict: the claims table gives them)."""
+    low = min(results.summary["labelled_grid"])
+    cur, ctl = transfer_leads(results)[low], parsing_gains(results)[low]
+    bare = composite(scores(results, "joint", low))
+    return (f"Trained on the {low} instruction scenes alone, with no parsing scene, the same model scores "
+            f"{fmt_mean_sd(bare)} on the mean of the three metrics; with the parsing scenes first (the curriculum) it "
+            f"gains {_iv(cur)}, and with them mixed in (the control) {_iv(ctl)} (mean over seeds [95% interval]).")
 
 
 def curve_sentence(results: UniRAPResults) -> str:
@@ -425,14 +501,15 @@ def low_count_sentence(results: UniRAPResults) -> str:
 
 
 _STUDY_ROWS = {"unified": "one unified decoder", "pose": "the pose is better decoded",
-               "efficiency": "the staged curriculum"}
+               "efficiency": "the staged curriculum", "transfer": "curriculum transfer"}
 
 
 def study_directions(study: Mapping) -> str:
     """The directions of the means across the base seeds of a seed study (``load_study("unirap")``), read from
     its rows' measured text: unified against separate heads on grasp, the own-map ablation (which reads no
     mask) against separate heads (which read their own predicted mask) on grasp, the mask-read pose against the
-    own-map one, and the curriculum against its control at the fewest labels. Directions of means only, no verdict."""
+    own-map one, and the curriculum against its control and against the no-parsing arm at the fewest labels.
+    Directions of means only, no verdict."""
     import re
 
     rows = {key: next((r for r in study["rows"] if r["claim"].startswith(start)), None)
@@ -452,6 +529,7 @@ def study_directions(study: Mapping) -> str:
     lead = values("unified", r"unified minus separate .*grasp " + num)[:, 0]
     pose = values("pose", r"from the mask " + num + r" ± [\d.]+, from its own map " + num + r" ±")
     ctl = values("efficiency", r"n = (\d+) " + num)
+    bare = values("transfer", r"n = (\d+) " + num)
     k = len(sep)
     of = lambda v: f"{int(np.sum(v))} of {k}"  # noqa: E731
     span = lambda v: f"{v.min():.2f}–{v.max():.2f}"  # noqa: E731
@@ -461,4 +539,4 @@ def study_directions(study: Mapping) -> str:
             f"(grasp {span(pose[:, 1])} against "
             f"{span(sep)}); the pose read from the mask trails the own-map ablation on {of(pose[:, 0] < pose[:, 1])}; "
             f"and at n = {int(ctl[0, 0])} labelled scenes the curriculum is level with or behind its control on "
-            f"{of(ctl[:, 1] <= 0)}.")
+            f"{of(ctl[:, 1] <= 0)} and ahead of the same model without parsing data on {of(bare[:, 1] > 0)}.")

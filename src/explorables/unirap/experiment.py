@@ -9,11 +9,14 @@ Three parts, each one batched ensemble (every model trains ``n_steps`` steps of 
 
 * ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): the curriculum's stages 1-2 on
   parsing scenes, once per seed (they see no instruction label, so every budget and both ablations start
-  stage 3 from them: a warm start), and the control (joint training on the curriculum's data) at the
-  labelled counts of :func:`control_counts` (the ``n_control_counts`` smallest of ``labelled_grid``);
-* ``unified`` (phase 2): the curriculum's stage 3 at every count, the control, continued, and the ablation
-  ``pose_direct`` (members of architecture ``"pose_direct"`` in the same ensemble): a pose head that reads an
-  attention map of its own (the same statistics) in place of the mask, from the stage-2 weights, at ``n_labelled``;
+  stage 3 from them: a warm start), the control (joint training on the curriculum's data) at the
+  labelled counts of :func:`control_counts` (the ``n_control_counts`` smallest of ``labelled_grid``), and at the
+  same counts the no-parsing arm (regime ``"joint"``: the instruction scenes alone, all three losses from the first
+  step; no parsing scene ever enters its batches: the abstract's comparison for the transfer claim);
+* ``unified`` (phase 2): the curriculum's stage 3 at every count, the control and the no-parsing arm, continued,
+  and the ablation ``pose_direct`` (members of architecture ``"pose_direct"`` in the same ensemble): a pose head
+  that reads an attention map of its own (the same statistics) in place of the mask, from the stage-2 weights, at
+  ``n_labelled``;
 * ``separate``: three task decoders, each a copy of the stage-2 decoder, at ``n_labelled`` (the pose head
   reads the mask decoder's predicted mask, stop-gradient, with the pose decoder's token).
 
@@ -60,8 +63,6 @@ from .scenes import JAW, VOCAB, make_dataset
 from .training import REGIMES, Member, predict, schedule, train
 
 ARRAYS = ("images", "tokens", "boxes", "masks", "grasps")
-#: ``joint`` (without the parsing scenes) is a regime of :func:`~explorables.unirap.training.schedule` that the run
-#: leaves out: it differs from the curriculum in data *and* order
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,9 @@ class UniRAPConfig(ExperimentConfig):
     n_parsing: int = param(600, Int(8), "general-parsing scenes (tool name only: box and whole mask, no instruction)")
     labelled_grid: tuple[int, ...] = param((16, 64, 512), Tuple(Int(4), distinct=True, increasing=True),
                                            "instruction-labelled scene counts of the data-efficiency curves")
-    n_control_counts: int = param(1, Int(1, 100), "the control (joint training on the curriculum's data) runs at "
-                                  "this many of the smallest counts of labelled_grid (never at the largest of two or "
-                                  "more)")
+    n_control_counts: int = param(1, Int(1, 100), "the control (joint training on the curriculum's data) and the "
+                                  "no-parsing arm run at this many of the smallest counts of labelled_grid (never at "
+                                  "the largest of two or more)")
     n_labelled: int = param(512, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(300, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
@@ -180,18 +181,22 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
 
     ``pretrain`` (phase 1, the first ``sum(stage_fractions)`` of the steps): one curriculum member per seed
     (stages 1-2, on parsing scenes only, shared by every curriculum model of that seed), then the control
-    (joint training on the curriculum's data) at every count of :func:`control_counts`. ``unified`` (phase 2, the
-    rest of the steps): the curriculum's stage 3 at every labelled count, then the control, continued, then the
-    curriculum's stage 3 at ``n_labelled`` with the pose read from its own attention map
-    (architecture ``"pose_direct"``).
+    (joint training on the curriculum's data) at every count of :func:`control_counts`, then the no-parsing arm
+    (regime ``"joint"``: joint training on the instruction scenes alone, no parsing scene ever) at the same counts.
+    ``unified`` (phase 2, the rest of the steps): the curriculum's stage 3 at every labelled count, then the control
+    and the no-parsing arm, continued, then the curriculum's stage 3 at ``n_labelled`` with the pose read from its
+    own attention map (architecture ``"pose_direct"``).
     ``separate``: the curriculum's stage 3 at ``n_labelled`` with three decoders.
     """
     control = [Member("joint_parsing", n, s) for n in control_counts(cfg) for s in cfg.seeds]
+    # the no-parsing arm (the abstract's comparison) after the control: the rows before it are those of a run without
+    # it, and the pose_direct members stay a contiguous block at the end (their float rounding then does not move)
+    bare = [Member("joint", n, s) for n in control_counts(cfg) for s in cfg.seeds]
     if part == "pretrain":
-        return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control
+        return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control + bare
     if part == "unified":
         direct = [Member("curriculum", cfg.n_labelled, s, "pose_direct") for s in cfg.seeds]
-        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + direct
+        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + bare + direct
     if part == "separate":
         return [Member("curriculum", cfg.n_labelled, s, "separate") for s in cfg.seeds]
     raise ValueError(f"part must be one of {PARTS}, got {part!r}")
@@ -230,8 +235,8 @@ def _source_rows(cfg: UniRAPConfig, part: str) -> list[int]:
     """For each member of ``part`` (phase 2), the row of the ``pretrain`` ensemble it starts from."""
     first = members_of(cfg, "pretrain")
     pretrained = {m.seed: i for i, m in enumerate(first) if m.regime == "curriculum"}
-    control = {(m.n_labelled, m.seed): i for i, m in enumerate(first) if m.regime == "joint_parsing"}
-    return [pretrained[m.seed] if m.regime == "curriculum" else control[(m.n_labelled, m.seed)]
+    own = {(m.regime, m.n_labelled, m.seed): i for i, m in enumerate(first) if m.regime != "curriculum"}
+    return [pretrained[m.seed] if m.regime == "curriculum" else own[(m.regime, m.n_labelled, m.seed)]
             for m in members_of(cfg, part)]
 
 

@@ -85,8 +85,8 @@ def efficiency_figure(results: UniRAPResults) -> go.Figure:
     chance = results.summary["unified"]["chance"]
     fig = make_subplots(rows=1, cols=3, subplot_titles=[METRIC_LABELS[k] for k in METRICS])
     for col, key in enumerate(METRICS, start=1):
-        for j, regime in enumerate(("curriculum", "joint_parsing")):
-            counts = grid if regime == "curriculum" else control_counts(results)
+        for j, regime in enumerate(("curriculum", "joint_parsing", "joint")):
+            counts = grid if regime == "curriculum" else control_counts(results)  # the no-parsing arm's are the same
             st = [scores(results, regime, n)[key] for n in counts]
             fig.add_trace(go.Scatter(x=counts, y=[s["mean"] for s in st], mode="lines+markers", name=LABELS[regime],
                                      error_y=dict(type="data", array=[s["sd"] for s in st]),

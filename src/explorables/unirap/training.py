@@ -8,7 +8,8 @@ losses depend on the regime and the stage:
 
 * ``curriculum``: stage 1, detection on parsing data; stage 2, + segmentation (parsing data);
   stage 3, box + part mask + pose on the instruction-labelled scenes;
-* ``joint``: all three losses on the instruction-labelled scenes from the first step;
+* ``joint`` (no parsing data: the abstract's comparison for the transfer claim): all three losses on the
+  instruction-labelled scenes from the first step; no parsing scene ever enters its batches;
 * ``joint_parsing`` (control): the curriculum's data without its order: every batch half parsing
   (box + mask), half instruction-labelled (all three losses).
 
@@ -31,7 +32,8 @@ from ..core.params import Choice, Float, Int, Probability, Tuple
 from .model import ARCHS, UniRAP, check_outputs
 
 REGIMES: tuple[str, ...] = ("curriculum", "joint", "joint_parsing")
-LABELS = {"curriculum": "unified + curriculum", "joint": "unified, joint training",
+LABELS = {"curriculum": "unified + curriculum",
+          "joint": "no parsing data: joint training on the instruction scenes alone",
           "joint_parsing": "control: joint on the curriculum's data", "separate": "separate task heads",
           "pose_direct": "pose from its own attention map (no mask)"}
 
