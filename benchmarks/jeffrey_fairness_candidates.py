@@ -6,6 +6,10 @@ class guidance, embedding room), plus the fairness claim's verdict (reported, no
 wall time of the two parts (under load). Writes one JSON line per (candidate, base seed) to
 ``benchmarks/jeffrey_fairness_candidates.jsonl``.
 
+It ran at commit 88358bc, whose package had the ``fair_data`` option (``"thickened"``: the fairness experiment on
+its own model of class-dependently thickened digits); no candidate passed, the rule said keep, and the option was
+removed again, so on later commits this script needs that option back (``git show 88358bc``).
+
 Run: ``PYTHONPATH=src nice -n 5 .venv/bin/python benchmarks/jeffrey_fairness_candidates.py [C1 C2 C3]``.
 """
 

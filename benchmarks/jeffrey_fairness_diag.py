@@ -15,6 +15,7 @@ Run: ``PYTHONPATH=src nice -n 5 .venv/bin/python benchmarks/jeffrey_fairness_dia
 it prints one JSON line per (base seed, inner seed, variant).
 """
 
+# ruff: noqa: B023 (the closures run inside the iteration that defines them)
 from __future__ import annotations
 
 import json
@@ -22,7 +23,6 @@ import math
 import sys
 import time
 
-import numpy as np
 import torch
 
 from explorables.core.checkpoint import Checkpointer
@@ -61,7 +61,6 @@ def main(base_seeds: list[int], inner: tuple[int, ...] = (0, 1, 2)) -> None:
         cfg = JeffreyConfig.preset("book", seed=base)
         t0 = time.time()
         _, models = _image_model(cfg, Checkpointer(None), False)
-        data = I.load_images(cfg.dataset, "", seed=cfg.seed, n_test=cfg.n_test)
         shape = tuple(models["shape"])
         n_classes, n_cells = models["n_classes"], 2 * models["n_classes"]
         schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps)
@@ -71,11 +70,19 @@ def main(base_seeds: list[int], inner: tuple[int, ...] = (0, 1, 2)) -> None:
         den.eval()
         print(json.dumps({"base": base, "image_model_s": round(time.time() - t0, 1)}), flush=True)
         for seed in inner:
-            run_seed, gen = seeded_generator(cfg, seed)
+            _, gen = seeded_generator(cfg, seed)
 
             def draw(n, potential=None, scale=1.0, gen=gen):
-                return D.sample(den, schedule, n, shape, generator=gen, potential=potential,
-                                scale=scale if potential is not None else 0.0, clip=1.0)
+                return D.sample(
+                    den,
+                    schedule,
+                    n,
+                    shape,
+                    generator=gen,
+                    potential=potential,
+                    scale=scale if potential is not None else 0.0,
+                    clip=1.0,
+                )
 
             big_pool = draw(4000)
             pool = big_pool[: cfg.n_ratio_samples]
@@ -90,8 +97,13 @@ def main(base_seeds: list[int], inner: tuple[int, ...] = (0, 1, 2)) -> None:
             def clf_of(x, steps):
                 cells = I.image_cells(emb, x, threshold)
                 c = D.TimeMLP(math.prod(shape), n_cells, cfg.n_diffusion_steps, 128, n_layers=2)
-                D.fit(c, D.classifier_loss(x, cells, schedule, cfg.image_batch_size), n_steps=steps, lr=cfg.lr,
-                      generator=gen)
+                D.fit(
+                    c,
+                    D.classifier_loss(x, cells, schedule, cfg.image_batch_size),
+                    n_steps=steps,
+                    lr=cfg.lr,
+                    generator=gen,
+                )
                 return c.eval()
 
             variants = {

@@ -112,20 +112,6 @@ class JeffreyConfig(ExperimentConfig):
     n_ratio_samples: int = param(1000, Int(20), "unguided samples for the density ratio, the h_t fit and the marginals")
     n_image_samples: int = param(500, Int(20), "samples per method and seed for the Fréchet distances")
     n_fair_samples: int = param(1500, Int(20), "samples per method and seed for digits fairness (20 cells)")
-    fair_data: str = param(
-        "model",
-        Choice(("model", "thickened")),
-        "fairness data: the image model's own samples, or a second model trained on the training images thickened "
-        "with a class-dependent probability (fair_thick_share)",
-    )
-    fair_thick_share: tuple[float, ...] = param(
-        (0.1, 0.9),
-        Tuple(Float(0.0, 1.0), min_len=2, max_len=2),
-        "P(thick | class) of the thickened training set, rising linearly from the first class to the last",
-    )
-    thicken_strength: float = param(
-        0.5, Float(0.0, 1.0, low_inclusive=False), "thickening: ink u -> max(u, strength * maxpool3x3(u))"
-    )
     weight_clip: float = param(20.0, Float(1.0, 1e6), "cap of the density-ratio weights, in multiples of their median")
     ratio_c: float = param(0.1, Positive(), "inverse L2 strength of the density-ratio logistic regression")
 
@@ -588,25 +574,6 @@ def _image_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -
             name="image_model/denoiser",
         )
 
-        fair_model, fair_thick = None, None
-        if cfg.fair_data == "thickened":
-            # the fairness experiment's own unconditional model, trained on the training images with strokes
-            # thickened with a class-dependent probability: the attributes' dependence is in the data
-            fair_gen = torch.Generator().manual_seed(cfg.seed + 7919)
-            fair_train, fair_thick = I.thickened_by_class(
-                train, labels, data.n_classes, cfg.fair_thick_share, fair_gen, cfg.thicken_strength
-            )
-            fair_model = image_denoiser(cfg, tuple(train.shape[1:]), device)
-            D.fit(
-                fair_model,
-                D.denoiser_loss(fair_train, schedule, cfg.image_batch_size),
-                n_steps=cfg.n_image_denoiser_steps,
-                lr=cfg.lr,
-                generator=fair_gen,
-                checkpoint=checkpoint,
-                name="image_model/fair_denoiser",
-            )
-
     def cpu(m: torch.nn.Module) -> dict:
         return {k: v.detach().cpu() for k, v in m.state_dict().items()}
 
@@ -625,12 +592,6 @@ def _image_model(cfg: JeffreyConfig, checkpoint: Checkpointer, progress: bool) -
         "n_classes": data.n_classes,
         "shape": list(train.shape[1:]),
     }
-    if fair_model is not None and fair_thick is not None:
-        curves["fair_denoiser"] = cpu(fair_model)
-        y = labels.cpu()
-        summary["fair_data_thick_by_class"] = [
-            float(fair_thick.cpu()[y == c].double().mean()) for c in range(data.n_classes)
-        ]
     return summary, curves
 
 
@@ -695,11 +656,6 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
         denoiser = image_denoiser(cfg, shape, device)
         denoiser.load_state_dict(models["denoiser"])
         denoiser.eval()
-        fair_denoiser = denoiser  # the fairness experiment's model: the image model, or its own (fair_data)
-        if "fair_denoiser" in models:
-            fair_denoiser = image_denoiser(cfg, shape, device)
-            fair_denoiser.load_state_dict(models["fair_denoiser"])
-            fair_denoiser.eval()
         real_emb = I.embed(emb, train)  # the target q(e): embeddings of the *training* images
         test_emb, test_emb2 = I.embed(emb, test), emb2(test)  # only the metrics see the test images
         for k, seed in enumerate(tqdm(cfg.seeds, desc="image seeds", disable=not progress)):
@@ -711,11 +667,9 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                 continue
             run_seed, gen = seeded_generator(cfg, seed)
 
-            def draw(
-                n: int, potential: D.Potential | None = None, gen: torch.Generator = gen, model: Any = denoiser
-            ) -> torch.Tensor:
+            def draw(n: int, potential: D.Potential | None = None, gen: torch.Generator = gen) -> torch.Tensor:
                 return D.sample(
-                    model,
+                    denoiser,
                     schedule,
                     n,
                     shape,
@@ -743,16 +697,11 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
             # the statistic s(x) = (class, thick): "thick" is ink above the model's median, a threshold fixed here
             threshold = float(I.ink(pool).median())
             pool_cells = I.image_cells(emb, pool, threshold)
-            fair_pool, fair_threshold, fair_pool_cells = pool, threshold, pool_cells
-            if fair_denoiser is not denoiser:  # the fairness model's own pool, median and cells
-                fair_pool = draw(cfg.n_ratio_samples, model=fair_denoiser)
-                fair_threshold = float(I.ink(fair_pool).median())
-                fair_pool_cells = I.image_cells(emb, fair_pool, fair_threshold)
             # c_t(s | x_t) under the model p, as the definition of h_t asks: trained on the model's samples
             clf = D.TimeMLP(math.prod(shape), n_cells, cfg.n_diffusion_steps, 128, n_layers=2).to(device)
             D.fit(
                 clf,
-                D.classifier_loss(fair_pool, fair_pool_cells, schedule, cfg.image_batch_size),
+                D.classifier_loss(pool, pool_cells, schedule, cfg.image_batch_size),
                 n_steps=cfg.n_image_classifier_steps,
                 lr=cfg.lr,
                 generator=gen,
@@ -772,26 +721,23 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
             )
             class_clf.eval()
             n, n_fair = cfg.n_image_samples, cfg.n_fair_samples
-            if fair_denoiser is denoiser:
-                unguided_all = draw(max(n, n_fair))  # the first n for the Fréchet distances, n_fair for fairness
-                unguided, unguided_fair = unguided_all[:n], unguided_all[:n_fair]
-            else:
-                unguided, unguided_fair = draw(n), draw(n_fair, model=fair_denoiser)
+            unguided_all = draw(max(n, n_fair))  # the first n for the Fréchet distances, n_fair for fairness
+            unguided, unguided_fair = unguided_all[:n], unguided_all[:n_fair]
             jeff = draw(n, D.time_potential(h_net, lambda f: f[:, 0]))
             class_marginal = np.bincount(data.train_labels.numpy(), minlength=n_classes) / len(data.train_labels)
             labels = torch.multinomial(torch.as_tensor(class_marginal), n, replacement=True, generator=gen).to(device)
             cg = draw(n, classifier_potential(class_clf, labels))
             # fairness: class independent of thickness
-            p_model = cell_frequencies(fair_pool_cells.cpu(), n_cells)
+            p_model = cell_frequencies(pool_cells.cpu(), n_cells)
             q = supported_target(independent_target(p_model.reshape(n_classes, 2)).ravel(), p_model)
-            fair_j = draw(n_fair, jeffrey_potential(clf, _log_w(q, p_model, device)), model=fair_denoiser)
+            fair_j = draw(n_fair, jeffrey_potential(clf, _log_w(q, p_model, device)))
             # capability control: can guidance with this classifier move the joint at all? Classifier guidance
             # with one cell label y ~ q per sample, the same classifier and scale
             fair_labels = torch.multinomial(torch.as_tensor(q), n_fair, replacement=True, generator=gen).to(device)
-            fair_c = draw(n_fair, classifier_potential(clf, fair_labels), model=fair_denoiser)
+            fair_c = draw(n_fair, classifier_potential(clf, fair_labels))
             # what this classifier allows: its confusion at t = 0 on fresh unguided samples, and the marginals
             # Jeffrey guidance and classifier guidance reach with it (rule.jeffrey_marginal_with)
-            fair_cells = I.image_cells(emb, unguided_fair, fair_threshold)
+            fair_cells = I.image_cells(emb, unguided_fair, threshold)
             confusion = soft_confusion(clf, unguided_fair, fair_cells, n_cells)
             pred_j = jeffrey_marginal_with(p_model, q, confusion)
             pred_c = classifier_guidance_marginal_with(p_model, q, confusion)
@@ -830,8 +776,8 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
                     },
                     "predicted_classifier_tv": tv_distance(pred_c, q),
                     "unguided": _fair_metrics(fair_cells.cpu(), q, n_classes),
-                    "jeffrey": _fair_metrics(I.image_cells(emb, fair_j, fair_threshold).cpu(), q, n_classes),
-                    "classifier": _fair_metrics(I.image_cells(emb, fair_c, fair_threshold).cpu(), q, n_classes),
+                    "jeffrey": _fair_metrics(I.image_cells(emb, fair_j, threshold).cpu(), q, n_classes),
+                    "classifier": _fair_metrics(I.image_cells(emb, fair_c, threshold).cpu(), q, n_classes),
                 },
             }
             seed_curves: dict[str, Any] = {}

@@ -10,8 +10,6 @@
   second, independent embedding of the Fréchet control, trained by another objective (reconstruction).
 * :func:`ink` / :func:`image_cells`: the attributes of the fairness experiment, "thick stroke"
   (mean ink above a threshold) and the predicted class.
-* :func:`thicken` / :func:`thickened_by_class`: the fairness experiment's training set, the images with their
-  strokes thickened with a probability that depends on the class (the attributes' dependence is in the data).
 * :func:`fit_density_ratio`: ``w(e) = q(e) / p(e)`` by logistic regression (scikit-learn) between
   real and generated embeddings, eq. (density-ratio).
 * :class:`UNet`: a small U-Net denoiser for 32x32 images at paper scale.
@@ -196,36 +194,6 @@ class PixelPCA:
 def ink(images: torch.Tensor) -> torch.Tensor:
     """Mean intensity of each image in ``[0, 1]`` (ink for digits: thick strokes have more)."""
     return ((images.flatten(1) + 1) / 2).mean(1)
-
-
-def thicken(images: torch.Tensor, strength: float = 0.5) -> torch.Tensor:
-    """``images`` (``(N, C, H, W)`` in ``[-1, 1]``) with thicker strokes: ink ``u -> max(u, strength ·
-    maxpool3x3(u))`` per channel (each stroke grows by one pixel at ``strength`` of its neighbour's ink)."""
-    if not 0 < strength <= 1:
-        raise ValueError(f"strength must lie in (0, 1] (a share of the neighbour's ink), got {strength}")
-    if images.ndim != 4:
-        raise ValueError(f"images must be (N, C, H, W), got shape {tuple(images.shape)}")
-    u = (images + 1) / 2
-    return torch.maximum(u, strength * F.max_pool2d(u, 3, stride=1, padding=1)) * 2 - 1
-
-
-def thickened_by_class(
-    images: torch.Tensor,
-    labels: torch.Tensor,
-    n_classes: int,
-    share: tuple[float, float],
-    gen: torch.Generator,
-    strength: float = 0.5,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(images', thick)``: each image thickened (:func:`thicken`) with probability ``P(thick | class c)`` rising
-    linearly from ``share[0]`` (class 0) to ``share[1]`` (class ``n_classes - 1``); ``thick`` marks which were."""
-    low, high = share
-    if not (0 <= low <= 1 and 0 <= high <= 1):
-        raise ValueError(f"share must hold two probabilities in [0, 1], got {share}")
-    p = low + (high - low) * labels.double().cpu() / max(n_classes - 1, 1)
-    thick = torch.rand(len(labels), generator=gen, dtype=torch.float64) < p
-    out = torch.where(thick.to(images.device)[:, None, None, None], thicken(images, strength), images)
-    return out, thick.to(labels.device)
 
 
 @torch.no_grad()
