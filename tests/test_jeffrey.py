@@ -674,7 +674,7 @@ def test_fairness_and_toy_sentences_follow_the_verdicts():
     assert "Most of that is the marginals" in drift and "70% of its samples are thick (q: 50%)" in drift
     assert "at least 0.200 from q" in drift and "at TV 0.000 from q's" in drift
     dependent = fair(0.15, 0.2, cg_tv=0.5)  # the same marginals, but a TV of 0.5: mostly the dependence
-    assert "only 0.200 of its TV on them" in dependent and "mutual information 0.180 → 0.050 nats" in dependent
+    assert "account for only 0.200 of that TV" in dependent and "goes from 0.180 to 0.050 nats" in dependent
     # the classifier's confusion allows half the unguided TV (0.25): the loss is along the way
     assert "not what stops it" in fair(0.15, 0.2, predicted=0.1) and "1.0 of the 20 cells" in fair(0.15, 0.2)
     assert "explains Jeffrey's shortfall" in fair(0.15, 0.2, predicted=0.2)  # the classifier is the limit, reached

@@ -638,20 +638,19 @@ def fairness_sentence(results: JeffreyResults) -> str:
             + (
                 f"Most of that is the marginals, which q keeps at the model's: {share:.0%} of its samples are thick"
                 f" (q: {target_share:.0%}) and their class marginal is at TV {class_tv:.3f} from q's, which alone"
-                f" keeps the joint at TV at least {bound:.3f} from q; our thickness splits the model's ink at its"
-                " median, so an ink side effect of guidance moves many samples across it."
+                f" keeps the joint at TV at least {bound:.3f} from q: an ink side effect of guidance moves many"
+                " samples across the median."
                 if bound >= 0.5 * float(np.mean(cg))
-                else f"Its marginals stay near q's ({share:.0%} of its samples are thick, q: {target_share:.0%};"
-                f" class marginal at TV {class_tv:.3f} from q's), which puts only {bound:.3f} of its TV on them:"
-                " the rest is the dependence itself (mutual information"
-                f" {np.mean(seeds_of(ims, 'fairness', 'unguided', 'mutual_information')):.3f} →"
-                f" {np.mean(seeds_of(ims, 'fairness', 'classifier', 'mutual_information')):.3f} nats): guidance does"
-                " not make thickness independent of the class."
+                else f"Its marginals ({share:.0%} of its samples thick, q: {target_share:.0%}; class marginal at TV"
+                f" {class_tv:.3f} from q's) account for only {bound:.3f} of that TV, so they do not explain it;"
+                " its mutual information goes from"
+                f" {np.mean(seeds_of(ims, 'fairness', 'unguided', 'mutual_information')):.3f} to"
+                f" {np.mean(seeds_of(ims, 'fairness', 'classifier', 'mutual_information')):.3f} nats."
             )
             + " Our thickness is a median split of the model's ink, a statistic without a margin; in a diagnosis on"
             " tuning seeds guidance steered the class far better than the thickness, and a model trained on digits"
             " whose strokes were thickened with a class-dependent probability (an attribute with a margin) did not"
-            " room either (benchmarks/jeffrey_fairness_rule.md)." + acc_text
+            " give the room either (benchmarks/jeffrey_fairness_rule.md)." + acc_text
         )
     if outcome == "yes":
         return "Jeffrey guidance makes thickness close to independent of the class on digits, as on the toy." + acc_text
