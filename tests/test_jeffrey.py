@@ -586,7 +586,7 @@ def _image_row(jitter: float, predicted: float = 0.1, **fairness):
     for path, value in fairness.items():
         method, key = path.split("__")
         fair[method][key] = value
-    return {
+    row = {
         "class_tv": {"unguided": 0.17 + jitter, "jeffrey": 0.1, "classifier": 0.09 + jitter},
         "fair_tv_floor": 0.07,
         "frechet": {
@@ -600,8 +600,12 @@ def _image_row(jitter: float, predicted: float = 0.1, **fairness):
             "model_joint": [0.002, 0.098] + [0.05] * 18,
             "predicted_jeffrey": {"tv": predicted + jitter / 100},
             "predicted_classifier_tv": 0.12 + jitter / 100,
+            "target": [0.05] * 20,
         },
     }
+    # classifier guidance's joint: 70% thick (every class 0.03 thin, 0.07 thick: its class marginal is q's)
+    row["fairness"]["classifier"]["joint"] = [0.03, 0.07] * 10
+    return row
 
 
 def _results(toy_rows, image_rows=None):
@@ -638,6 +642,20 @@ def test_claims_rows_have_their_kinds_and_gates_turn_claims_untested():
     assert gated[3] == "fail" and gated[5:] == ["untested"] * 2
 
 
+def test_marginal_drift_bounds_the_joint_tv_from_below():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        j, q = rng.dirichlet(np.ones(20)), rng.dirichlet(np.ones(20))
+        d = C.marginal_drift(j.tolist(), q.tolist())
+        tv = 0.5 * float(np.abs(j - q).sum())
+        assert d["class_tv"] <= tv + 1e-12 and d["thick_tv"] <= tv + 1e-12
+        assert d["thick_share"] == pytest.approx(j[1::2].sum()) and d["target_thick"] == pytest.approx(q[1::2].sum())
+    same = C.marginal_drift([0.1, 0.4, 0.4, 0.1], [0.25, 0.25, 0.25, 0.25])  # dependent, marginals kept
+    assert same["class_tv"] == pytest.approx(0.0) and same["thick_tv"] == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="same number of cells"):
+        C.marginal_drift([0.5, 0.5], [0.25] * 4)
+
+
 def test_fairness_and_toy_sentences_follow_the_verdicts():
     jit = (-1.0, 1.0, -0.5, 0.5)
 
@@ -651,6 +669,12 @@ def test_fairness_and_toy_sentences_follow_the_verdicts():
     assert "not clearly by half" in fair(0.02, 0.2)
     assert "not reproduce" in fair(0.15, 0.2) and "classifier guidance with the same classifier" in fair(0.15, 0.2)
     assert "untested" in fair(0.15, 0.2, cg_tv=0.24)  # classifier guidance cannot move it either
+    # ... and the sentence says how far its marginals alone keep it (70% thick against q's 50%: TV >= 0.2)
+    drift = fair(0.15, 0.2, cg_tv=0.24)  # the marginals put 0.2 of its 0.24 on them
+    assert "Most of that is the marginals" in drift and "70% of its samples are thick (q: 50%)" in drift
+    assert "at least 0.200 from q" in drift and "at TV 0.000 from q's" in drift
+    dependent = fair(0.15, 0.2, cg_tv=0.5)  # the same marginals, but a TV of 0.5: mostly the dependence
+    assert "account for only 0.200 of that TV" in dependent and "goes from 0.180 to 0.050 nats" in dependent
     # the classifier's confusion allows half the unguided TV (0.25): the loss is along the way
     assert "not what stops it" in fair(0.15, 0.2, predicted=0.1) and "1.0 of the 20 cells" in fair(0.15, 0.2)
     assert "explains Jeffrey's shortfall" in fair(0.15, 0.2, predicted=0.2)  # the classifier is the limit, reached
