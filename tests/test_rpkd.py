@@ -480,3 +480,28 @@ def test_a_failed_distill_gate_makes_the_protocols_claims_untested():
     assert distill_verdict([0.0, 0.2, 0.1]).startswith("fail")
     dead = next(r for r in claims(few) if r.claim == "the teacher has no dead channels")
     assert dead.kind == "check" and dead.outcome == "pass" and "dead channels of 16" in dead.measured
+
+
+def test_a_run_killed_inside_the_teacher_and_the_student_loops_resumes_bit_for_bit(tmp_path):
+    """Issue 53: the smoke run (one class count, so one part) once made no save before its part ended, so a kill
+    anywhere lost the whole part (and the all-chapter kill test had no save to kill after). Both training loops
+    now save their state: killed once in the teacher's loop and once in the students', the run resumes to the
+    uninterrupted run's numbers, bit for bit."""
+    from .test_resume_kills import Killed, KillingCheckpointer, _differences, _without_timings
+
+    cfg = RPKDConfig.preset("smoke")
+    recorder = KillingCheckpointer(tmp_path / "whole")
+    whole = run(cfg, checkpoint=recorder)
+    c = cfg.class_grid[0]
+    teacher = [i + 1 for i, name in enumerate(recorder.names) if name == f"C={c}/teacher"]
+    students = [i + 1 for i, name in enumerate(recorder.names) if name == f"C={c}/students"]
+    assert len(teacher) > 2 and len(students) > 2, recorder.names[-3:]
+    folder, done = tmp_path / "killed", 0
+    for kill in (teacher[len(teacher) // 2], students[len(students) // 2]):
+        with pytest.raises(Killed):
+            run(cfg, checkpoint=KillingCheckpointer(folder, kill_after=kill - done, resume=done > 0))
+        done = kill
+        torch.manual_seed(12345)  # whatever the process did before it died
+    resumed = run(cfg, checkpoint=KillingCheckpointer(folder, resume=True))
+    assert _differences(_without_timings(whole.summary), _without_timings(resumed.summary)) == []
+    assert _differences(_without_timings(whole.curves), _without_timings(resumed.curves)) == []

@@ -186,9 +186,11 @@ def _split(cfg: RPKDConfig, task: ImageTask, n_classes: int, device: torch.devic
     return n_labelled, x_train, fine_train, x_test, y_test
 
 
-def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dict[str, Any]:
+def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
+                 checkpoint: Checkpointer | None = None) -> dict[str, Any]:
     """Steps 1 and 2 at ``C = n_classes``: the teacher, its targets and the probe. Nothing here depends on
-    the protocol or the arms, so both protocols' students share it (:func:`run_protocols`)."""
+    the protocol or the arms, so both protocols' students share it (:func:`run_protocols`). The teacher's
+    training loop saves its state in ``checkpoint`` (entry ``C=<n>/teacher``)."""
     device = resolve_device(cfg.device)
     _, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
 
@@ -196,7 +198,7 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
     teacher = train_teachers(
         x_train[None], super_labels(fine_train, n_classes)[None].to(device), n_classes, width=cfg.teacher_width,
         n_steps=cfg.n_teacher_steps, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed + 31 * n_classes,
-        device=device, progress=progress,
+        device=device, progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/teacher",
     )
     teacher_acc = float(accuracy(teacher, x_test[None], y_test[None])[0])
     y_train = super_labels(fine_train, n_classes)[None].to(device)
@@ -228,9 +230,11 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
             "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu()}
 
 
-def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False) -> tuple[dict, dict]:
+def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False,
+                 checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
     """Step 3 at ``C = n_classes``, every arm of ``cfg`` on the teacher of ``shared`` (:func:`teacher_part`
-    of a config with the same data, seeds and teacher): ``(summary, curves)``."""
+    of a config with the same data, seeds and teacher): ``(summary, curves)``. The students' training loop
+    saves its state in ``checkpoint`` (entry ``C=<n>/students``)."""
     device = resolve_device(cfg.device)
     n_labelled, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
     t_logits, t_tokens = shared["t_logits"].to(device), shared["t_tokens"].to(device)
@@ -247,7 +251,7 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
         cfg.student, cfg.arms, images, labels, t_logits[0][order], t_tokens[0][order], prototypes, cfg.weights(),
         width=cfg.student_width, grid=cfg.grid, n_steps=cfg.n_student_steps, batch_size=cfg.batch_size, lr=cfg.lr,
         temperature=cfg.temperature, tau=cfg.tau, ofa_eps=cfg.ofa_eps, seed=cfg.seed + n_classes, device=device,
-        progress=progress,
+        progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/students",
     )
     acc = accuracy(model, x_test[None].expand(n_seeds, *x_test.shape), y_test[None].expand(n_seeds, -1),
                    len(cfg.arms)).reshape(len(cfg.arms), n_seeds)
@@ -265,9 +269,11 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
     return summary, {"loss": np.asarray(curve)}
 
 
-def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> tuple[dict, dict]:
-    """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``."""
-    return student_part(cfg, n_classes, teacher_part(cfg, n_classes, progress), progress)
+def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
+                     checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
+    """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``. Both training loops
+    save their state in ``checkpoint``, so a killed run resumes inside them (``run`` passes its own)."""
+    return student_part(cfg, n_classes, teacher_part(cfg, n_classes, progress, checkpoint), progress, checkpoint)
 
 
 @checked()
@@ -275,7 +281,7 @@ def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = N
         progress: bool = False) -> RPKDResults:
     """Every class count of ``class_grid``, each a checkpointed part named ``C=<n>``."""
     cfg, checkpoint = start_run(RPKDConfig, config, checkpoint)
-    parts = {f"C={c}": (lambda c=c: class_count_part(cfg, c, progress)) for c in cfg.class_grid}
+    parts = {f"C={c}": (lambda c=c: class_count_part(cfg, c, progress, checkpoint)) for c in cfg.class_grid}
     with one_cpu_thread(resolve_device(cfg.device)):  # tiny networks: a second thread only waits (core.threads)
         summary, curves = run_parts_timed(checkpoint, parts, progress)
     return _results(cfg, summary, curves)

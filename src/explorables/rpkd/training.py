@@ -14,6 +14,7 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
+from ..core.checkpoint import Checkpointer
 from ..core.params import Choice, Float, Int, Tuple
 from .losses import (
     GRID,
@@ -91,8 +92,12 @@ class LossWeights:
 def train_teachers(
     images: torch.Tensor, labels: torch.Tensor, n_classes: int, *, width: int, n_steps: int, batch_size: int,
     lr: float, seed: int, device: torch.device | str, progress: bool = False,
+    checkpoint: Checkpointer | None = None, name: str = "teachers",
 ) -> nn.Module:
-    """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE."""
+    """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE.
+
+    The loop state (weights, optimiser, batch sampler, step) is stored under ``name`` with
+    ``checkpoint.maybe_save`` (and once at the end); a resumed run continues from it, to the bit."""
     require_tensors(images=images, labels=labels)
     check_labels("labels", labels, n_classes, unknown=False)
     device = check_device("device", device)
@@ -100,7 +105,13 @@ def train_teachers(
     teacher = make_teacher(n_seeds, n_classes, width, seed, device)
     opt = torch.optim.Adam(teacher.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 1)
-    for _ in tqdm(range(n_steps), desc="teachers", disable=not progress, leave=False):
+
+    def state(step: int) -> dict:
+        return {"model": teacher.state_dict(), "optimizer": opt.state_dict(), "generator": g.get_state(),
+                "step": step}
+
+    start = _resume(checkpoint, name, teacher, opt, {"generator": g})
+    for t in tqdm(range(start, n_steps), desc="teachers", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         x = torch.gather(images, 1, idx[..., None, None, None].expand(-1, -1, *images.shape[2:]))
         logits, _, _ = teacher(x)
@@ -108,8 +119,26 @@ def train_teachers(
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if checkpoint is not None:
+            checkpoint.maybe_save(name, lambda t=t: state(t + 1))
+    if checkpoint is not None and start < n_steps:
+        checkpoint.save(name, state(n_steps))  # the finished teacher: a later kill never retrains it
     teacher.eval()
     return teacher
+
+
+def _resume(checkpoint: Checkpointer | None, name: str, model: nn.Module, opt: torch.optim.Optimizer,
+            generators: dict[str, torch.Generator]) -> int:
+    """Load the loop state stored under ``name`` (if any) into ``model``, ``opt`` and ``generators``;
+    the step to continue from (0 without a state)."""
+    saved = checkpoint.get(name) if checkpoint is not None else None
+    if saved is None:
+        return 0
+    model.load_state_dict(saved["model"])
+    opt.load_state_dict(saved["optimizer"])
+    for key, gen in generators.items():
+        gen.set_state(saved[key])
+    return int(saved["step"])
 
 
 @torch.no_grad()
@@ -186,12 +215,14 @@ def train_students(
     kind: str, arms: tuple[str, ...], images: torch.Tensor, labels: torch.Tensor, teacher_logits: torch.Tensor,
     teacher_tokens: torch.Tensor, prototypes: RandomPrototypes, weights: LossWeights, *, width: int, grid: int,
     n_steps: int, batch_size: int, lr: float, temperature: float, tau: float, ofa_eps: float, seed: int,
-    device: torch.device | str, progress: bool = False,
+    device: torch.device | str, progress: bool = False, checkpoint: Checkpointer | None = None,
+    name: str = "students",
 ) -> tuple[Distiller, list[float]]:
     """All arms x seeds trained side by side. ``images (S, N, 1, H, W)``; ``labels (S, N)`` hold ``-1``
     where the student has no label. With some labels missing, the labelled images join every batch; with
     every label known (the standard protocol) batches are plain random draws. Returns the ensemble (member
-    ``a * S + s``) and the loss curve."""
+    ``a * S + s``) and the loss curve. The loop state is stored under ``name`` with ``checkpoint.maybe_save``;
+    a resumed run continues from it, to the bit."""
     require_tensors(images=images, labels=labels, teacher_logits=teacher_logits, teacher_tokens=teacher_tokens)
     n_classes = teacher_logits.shape[-1]
     if n_classes < 2:
@@ -217,9 +248,17 @@ def train_students(
     weight = weights.matrix(arms, n_seeds).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 2)
-    curve = []
+    curve: list[float] = []
+
+    def state(step: int) -> dict:
+        return {"model": model.state_dict(), "optimizer": opt.state_dict(), "generator": g.get_state(),
+                "step": step, "curve": list(curve)}
+
+    start = _resume(checkpoint, name, model, opt, {"generator": g})
+    if start:
+        curve = [float(v) for v in checkpoint.get(name)["curve"]]
     labelled = torch.nonzero(labels[0] >= 0).flatten()
-    for _ in tqdm(range(n_steps), desc="students", disable=not progress, leave=False):
+    for t in tqdm(range(start, n_steps), desc="students", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         if len(labelled) < n:  # semi-supervised: the few labelled images join every batch
             idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1)
@@ -232,6 +271,8 @@ def train_students(
         loss.backward()
         opt.step()
         curve.append(float(loss.detach()) / weight.shape[0])
+        if checkpoint is not None:
+            checkpoint.maybe_save(name, lambda t=t: state(t + 1))
     model.eval()
     return model, curve
 
