@@ -99,6 +99,9 @@ class RPKDConfig(ExperimentConfig):
     student_width: int = param(12, Int(2, 512), "student width (mixer d_model; CNN channels of the last map)")
     n_teacher_steps: int = param(1500, Int(1), "Adam steps of the teacher")
     n_student_steps: int = param(150, Int(1), "Adam steps of every student arm")
+    standard_augment: int = param(0, Int(0, 8), "standard protocol: every student step sees fresh views, each image "
+                                  "moved by a random offset in [-a, a]^2 pixels, the same view for every arm and the "
+                                  "teacher (whose outputs are computed on it); 0: the transfer set as it is")
     batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
     lr: float = param(1e-2, LR, "Adam learning rate (teacher and students)")
     n_prototypes: int = param(64, Int(2, 65536), "K, the frozen random prototypes")
@@ -165,6 +168,11 @@ def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
                                arms=tuple(a for a in STANDARD_ARMS if a in ARMS))
 
 
+def augment_of(cfg: RPKDConfig) -> int:
+    """The largest offset of the students' fresh views: ``standard_augment`` under the standard protocol, else 0."""
+    return cfg.standard_augment if cfg.protocol == "standard" else 0
+
+
 def labelled_count(cfg: RPKDConfig, n_train: int) -> int:
     """How many training images' labels the student sees: all of them under the standard protocol."""
     return n_train if cfg.protocol == "standard" else cfg.n_labelled
@@ -227,7 +235,8 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
     return {"teacher_accuracy": teacher_acc, "probe": probe, "probe_per_seed": probe_seeds,
             "dead_channels": dead, "teacher_channels": int(t_tokens.shape[-1]),
             "teacher_train_accuracy": train_acc, "teacher_soft_max": soft_max,
-            "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu()}
+            "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu(),
+            "teacher": teacher.cpu()}
 
 
 def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False,
@@ -251,7 +260,8 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
         cfg.student, cfg.arms, images, labels, t_logits[0][order], t_tokens[0][order], prototypes, cfg.weights(),
         width=cfg.student_width, grid=cfg.grid, n_steps=cfg.n_student_steps, batch_size=cfg.batch_size, lr=cfg.lr,
         temperature=cfg.temperature, tau=cfg.tau, ofa_eps=cfg.ofa_eps, seed=cfg.seed + n_classes, device=device,
-        progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/students",
+        progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/students", augment=augment_of(cfg),
+        teacher=shared["teacher"].to(device) if augment_of(cfg) else None,
     )
     acc = accuracy(model, x_test[None].expand(n_seeds, *x_test.shape), y_test[None].expand(n_seeds, -1),
                    len(cfg.arms)).reshape(len(cfg.arms), n_seeds)
