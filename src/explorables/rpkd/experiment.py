@@ -102,6 +102,8 @@ class RPKDConfig(ExperimentConfig):
     standard_augment: int = param(0, Int(0, 8), "standard protocol: every student step sees fresh views, each image "
                                   "moved by a random offset in [-a, a]^2 pixels, the same view for every arm and the "
                                   "teacher (whose outputs are computed on it); 0: the transfer set as it is")
+    standard_steps: int = param(0, Int(0, 10**7), "Adam steps of every student arm in the standard-protocol run the "
+                                "page derives from this config (standard_protocol); 0: n_student_steps")
     batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
     lr: float = param(1e-2, LR, "Adam learning rate (teacher and students)")
     n_prototypes: int = param(64, Int(2, 65536), "K, the frozen random prototypes")
@@ -162,10 +164,11 @@ STANDARD_ARMS: tuple[str, ...] = ("ce", "kd", "ofa", "rpkd")
 def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
     """The usual distillation protocol (and the paper's, as far as its abstract says): the student sees the
     label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
-    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`."""
+    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`; the students' steps ``standard_steps`` (if not 0)."""
     n_train = len(load_task(cfg).fine) - cfg.n_test
     return dataclasses.replace(cfg, protocol="standard", n_labelled=n_train,
-                               arms=tuple(a for a in STANDARD_ARMS if a in ARMS))
+                               arms=tuple(a for a in STANDARD_ARMS if a in ARMS),
+                               n_student_steps=cfg.standard_steps or cfg.n_student_steps)
 
 
 def augment_of(cfg: RPKDConfig) -> int:
