@@ -389,6 +389,9 @@ def test_standard_protocol_field_labels_every_training_image():
     assert labelled_count(RPKDConfig(n_labelled=50), 1300) == 50
     assert RPKDConfig.preset("paper").protocol == "standard"  # the paper's benchmarks are fully labelled
     assert standard_protocol(RPKDConfig.preset("smoke")).protocol == "standard"
+    smoke = RPKDConfig.preset("smoke")  # the standard run's own schedule, when given; the few-label run keeps its own
+    assert standard_protocol(smoke).n_student_steps == smoke.n_student_steps
+    assert standard_protocol(dataclasses.replace(smoke, standard_steps=7)).n_student_steps == 7
 
 
 def test_shifted_digits_are_each_image_moved_by_at_most_the_shift_with_zero_fill():

@@ -7,7 +7,10 @@ stays well below the teacher: room for distillation (on the plain digits it did 
 ``benchmarks/rpkd_headroom_rule.md``). The mixer student has width 12 (``benchmarks/rpkd_width_rule.md``:
 at width 8 some few-label arm came within 0.05 of chance on two of the five base seeds). Every run has five
 student seeds (``benchmarks/rpkd_seeds_rule.md``: with three, four claim rows read different words on
-different base seeds).
+different base seeds). Under the standard protocol the students may see fresh shifted views shared with the
+teacher (``standard_augment``, with ``standard_steps``); the book leaves them off: on tuning seeds the views
+weakened every arm, CE included, and no known distiller then beat CE on every seed
+(``benchmarks/rpkd_consistent_aug_rule.md``, ``rpkd_consistent_aug2_rule.md``).
 
 For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
 
