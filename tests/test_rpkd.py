@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import numpy as np
@@ -49,7 +50,7 @@ from explorables.rpkd.claims import (
     teacher_info_verdict,
     transfer_verdict,
 )
-from explorables.rpkd.data import load_cifar_task, load_digits_task, make_split, shifted_task
+from explorables.rpkd.data import _translate, load_cifar_task, load_digits_task, make_split, shifted_task
 from explorables.rpkd.experiment import (
     STANDARD_ARMS,
     RPKDConfig,
@@ -388,6 +389,9 @@ def test_standard_protocol_field_labels_every_training_image():
     assert labelled_count(RPKDConfig(n_labelled=50), 1300) == 50
     assert RPKDConfig.preset("paper").protocol == "standard"  # the paper's benchmarks are fully labelled
     assert standard_protocol(RPKDConfig.preset("smoke")).protocol == "standard"
+    smoke = RPKDConfig.preset("smoke")  # the standard run's own schedule, when given; the few-label run keeps its own
+    assert standard_protocol(smoke).n_student_steps == smoke.n_student_steps
+    assert standard_protocol(dataclasses.replace(smoke, standard_steps=7)).n_student_steps == 7
 
 
 def test_shifted_digits_are_each_image_moved_by_at_most_the_shift_with_zero_fill():
@@ -480,3 +484,112 @@ def test_a_failed_distill_gate_makes_the_protocols_claims_untested():
     assert distill_verdict([0.0, 0.2, 0.1]).startswith("fail")
     dead = next(r for r in claims(few) if r.claim == "the teacher has no dead channels")
     assert dead.kind == "check" and dead.outcome == "pass" and "dead channels of 16" in dead.measured
+
+
+def test_a_run_killed_inside_the_teacher_and_the_student_loops_resumes_bit_for_bit(tmp_path):
+    """Issue 53: the smoke run (one class count, so one part) once made no save before its part ended, so a kill
+    anywhere lost the whole part (and the all-chapter kill test had no save to kill after). Both training loops
+    now save their state: killed once in the teacher's loop and once in the students', the run resumes to the
+    uninterrupted run's numbers, bit for bit."""
+    from .test_resume_kills import Killed, KillingCheckpointer, _differences, _without_timings
+
+    cfg = RPKDConfig.preset("smoke")
+    recorder = KillingCheckpointer(tmp_path / "whole")
+    whole = run(cfg, checkpoint=recorder)
+    c = cfg.class_grid[0]
+    teacher = [i + 1 for i, name in enumerate(recorder.names) if name == f"C={c}/teacher"]
+    students = [i + 1 for i, name in enumerate(recorder.names) if name == f"C={c}/students"]
+    assert len(teacher) > 2 and len(students) > 2, recorder.names[-3:]
+    folder, done = tmp_path / "killed", 0
+    for kill in (teacher[len(teacher) // 2], students[len(students) // 2]):
+        with pytest.raises(Killed):
+            run(cfg, checkpoint=KillingCheckpointer(folder, kill_after=kill - done, resume=done > 0))
+        done = kill
+        torch.manual_seed(12345)  # whatever the process did before it died
+    resumed = run(cfg, checkpoint=KillingCheckpointer(folder, resume=True))
+    assert _differences(_without_timings(whole.summary), _without_timings(resumed.summary)) == []
+    assert _differences(_without_timings(whole.curves), _without_timings(resumed.curves)) == []
+
+
+def _spy_training(monkeypatch, teacher):
+    """Record, every step of ``train_students``, the members' inputs and targets and the teacher's inputs."""
+    from explorables.rpkd import training
+
+    steps, seen = [], []
+    real = training.member_losses
+
+    def spy(model, prototypes, x, labels, t_logits, t_tokens, **kw):
+        steps.append((x.clone(), labels.clone(), t_logits.clone(), t_tokens.clone()))
+        return real(model, prototypes, x, labels, t_logits, t_tokens, **kw)
+
+    monkeypatch.setattr(training, "member_losses", spy)
+    teacher.register_forward_pre_hook(lambda _, args: seen.append(args[0].clone()))
+    return steps, seen
+
+
+def test_consistent_augmentation_gives_every_arm_and_the_teacher_the_same_fresh_view(monkeypatch):
+    """Beyer et al. (2022): every step draws fresh views (one random offset per seed and image, within the
+    range), every arm of a seed and the teacher see the same one, and the targets are the teacher's on it."""
+    n_seeds, n_arms, a = 2, 3, 1
+    base = torch.rand(1, 1, 8, 8, generator=torch.Generator().manual_seed(0)) + 0.1  # every shift a new picture
+    images = base.expand(n_seeds, 12, 1, 8, 8).contiguous()  # one image: every view's offset can be read off
+    labels = torch.zeros(n_seeds, 12, dtype=torch.long)  # every label known (standard protocol)
+    teacher = make_teacher(1, 2, 4, seed=0)
+    teacher.eval()
+    logits, tokens = teacher_targets(teacher, images[:1], 4)
+    logits, tokens = logits.expand(n_seeds, -1, -1), tokens.expand(n_seeds, -1, -1, -1)
+    protos = RandomPrototypes(8, 4, tokens.shape[-1], seed=1)
+    steps, seen = _spy_training(monkeypatch, teacher)
+    train_students("mixer", ("ce", "kd", "rpkd"), images, labels, logits, tokens, protos, LossWeights(), width=4,
+                   grid=4, n_steps=3, batch_size=16, lr=1e-2, temperature=4.0, tau=0.2, ofa_eps=1.5, seed=0,
+                   device="cpu", augment=a, teacher=teacher)
+    assert len(steps) == 3
+    shifts = {(dy, dx): _translate(base, torch.tensor([[dy, dx]]), a)[0] for dy in (-a, 0, a) for dx in (-a, 0, a)}
+    offsets = []
+    for (x, _, t_logits, t_tokens), view in zip(steps, seen[1:], strict=True):  # seen[0]: the statistics pass
+        x = x.view(n_arms, n_seeds, *x.shape[1:])
+        assert all(torch.equal(x[k], x[0]) for k in range(n_arms))  # every arm of a seed: the same view
+        assert torch.equal(view.view(x[0].shape), x[0])  # the teacher saw exactly the students' views
+        own_logits, own_tokens = teacher_targets(teacher, view, 4, reference=images[:1])  # the transfer set's stats
+        assert torch.allclose(t_logits[:n_seeds].flatten(0, 1), own_logits[0])  # targets: the teacher's on them
+        assert torch.allclose(t_tokens[:n_seeds].flatten(0, 1), own_tokens[0], atol=1e-5)
+        offsets.append([next(k for k, s in shifts.items() if torch.equal(v, s)) for v in x[0].flatten(0, 1)])
+    drawn = {o for step in offsets for o in step}
+    assert len(drawn) > 4 and all(max(map(abs, o)) <= a for o in drawn)  # random offsets within [-a, a]^2
+    assert offsets[0] != offsets[1] != offsets[2]  # fresh every step, not a fixed shifted copy
+    # without augmentation the students see the stored images and the stored targets
+    steps.clear()
+    train_students("mixer", ("ce",), images, labels, logits, tokens, protos, LossWeights(), width=4, grid=4,
+                   n_steps=1, batch_size=16, lr=1e-2, temperature=4.0, tau=0.2, ofa_eps=1.5, seed=0, device="cpu")
+    assert all(torch.equal(v, base[0]) for v in steps[0][0].flatten(0, 1))
+    with pytest.raises(ValueError, match="teacher"):
+        train_students("mixer", ("ce",), images, labels, logits, tokens, protos, LossWeights(), width=4, grid=4,
+                       n_steps=1, batch_size=16, lr=1e-2, temperature=4.0, tau=0.2, ofa_eps=1.5, seed=0,
+                       device="cpu", augment=1)
+    with pytest.raises(ValueError, match="augment"):
+        train_students("mixer", ("ce",), images, labels, logits, tokens, protos, LossWeights(), width=4, grid=4,
+                       n_steps=1, batch_size=16, lr=1e-2, temperature=4.0, tau=0.2, ofa_eps=1.5, seed=0,
+                       device="cpu", augment=9, teacher=teacher)
+
+
+def test_standard_augment_changes_only_the_standard_protocol_and_resumes_bit_for_bit(tmp_path):
+    """The few-label run is the same bit for bit whatever ``standard_augment``; the standard run changes; a
+    standard run with fresh views killed inside its students' loop resumes to the same numbers."""
+    from .test_resume_kills import Killed, KillingCheckpointer, _differences, _without_timings
+
+    small = RPKDConfig.preset("smoke", n_student_steps=6, n_teacher_steps=5)
+    few0, std0 = run_protocols(small, workers=1)
+    few1, std1 = run_protocols(dataclasses.replace(small, standard_augment=1), workers=1)
+    assert _differences(_without_timings(few0.summary), _without_timings(few1.summary)) == []
+    assert std0.summary["C=2"]["accuracy"] != std1.summary["C=2"]["accuracy"]
+    cfg = standard_protocol(dataclasses.replace(small, standard_augment=1))
+    recorder = KillingCheckpointer(tmp_path / "whole")
+    whole = run(cfg, checkpoint=recorder)
+    assert whole.summary["C=2"]["accuracy"] == std1.summary["C=2"]["accuracy"]
+    students = [i + 1 for i, name in enumerate(recorder.names) if name == "C=2/students"]
+    with pytest.raises(Killed):
+        run(cfg, checkpoint=KillingCheckpointer(tmp_path / "killed", kill_after=students[2]))
+    torch.manual_seed(12345)
+    resumed = run(cfg, checkpoint=KillingCheckpointer(tmp_path / "killed", resume=True))
+    assert _differences(_without_timings(whole.summary), _without_timings(resumed.summary)) == []
+    assert _differences(_without_timings(whole.curves), _without_timings(resumed.curves)) == []

@@ -86,11 +86,20 @@ def shifted_task(task: ImageTask, max_shift: int) -> ImageTask:
     n, _, h, w = task.images.shape
     check_int("max_shift", max_shift, 0, min(h, w) - 1)
     offsets = torch.randint(-max_shift, max_shift + 1, (n, 2), generator=torch.Generator().manual_seed(SHIFT_SEED))
-    padded = torch.nn.functional.pad(task.images, (max_shift,) * 4)
-    rows = (max_shift - offsets[:, 0])[:, None] + torch.arange(h)  # output row r reads padded row r + s - dy
-    cols = (max_shift - offsets[:, 1])[:, None] + torch.arange(w)
-    images = padded[torch.arange(n)[:, None, None], 0, rows[:, :, None], cols[:, None, :]].unsqueeze(1)
-    return ImageTask(images=images.contiguous(), fine=task.fine.clone())
+    return ImageTask(images=_translate(task.images, offsets, max_shift), fine=task.fine.clone())
+
+
+def _translate(images: torch.Tensor, offsets: torch.Tensor, max_shift: int) -> torch.Tensor:
+    """Images ``(N, 1, H, W)`` each moved by its own integer offset ``offsets[i] = (dy, dx)`` (entries in
+    ``[-max_shift, max_shift]``), zero fill: pixel ``(r, c)`` of the result is pixel ``(r - dy, c - dx)`` of
+    the input. Unchecked (the callers draw the offsets): :func:`shifted_task` (one fixed data set) and the
+    students' fresh views of every step (``train_students(augment=...)``)."""
+    n, _, h, w = images.shape
+    padded = torch.nn.functional.pad(images, (max_shift,) * 4)
+    rows = (max_shift - offsets[:, 0])[:, None] + torch.arange(h, device=images.device)  # padded row r + s - dy
+    cols = (max_shift - offsets[:, 1])[:, None] + torch.arange(w, device=images.device)
+    idx = torch.arange(n, device=images.device)[:, None, None]
+    return padded[idx, 0, rows[:, :, None], cols[:, None, :]].unsqueeze(1).contiguous()
 
 
 @dataclass

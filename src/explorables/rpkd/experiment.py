@@ -7,7 +7,10 @@ stays well below the teacher: room for distillation (on the plain digits it did 
 ``benchmarks/rpkd_headroom_rule.md``). The mixer student has width 12 (``benchmarks/rpkd_width_rule.md``:
 at width 8 some few-label arm came within 0.05 of chance on two of the five base seeds). Every run has five
 student seeds (``benchmarks/rpkd_seeds_rule.md``: with three, four claim rows read different words on
-different base seeds).
+different base seeds). Under the standard protocol the students may see fresh shifted views shared with the
+teacher (``standard_augment``, with ``standard_steps``); the book leaves them off: on tuning seeds the views
+weakened every arm, CE included, and no known distiller then beat CE on every seed
+(``benchmarks/rpkd_consistent_aug_rule.md``, ``rpkd_consistent_aug2_rule.md``).
 
 For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
 
@@ -99,6 +102,11 @@ class RPKDConfig(ExperimentConfig):
     student_width: int = param(12, Int(2, 512), "student width (mixer d_model; CNN channels of the last map)")
     n_teacher_steps: int = param(1500, Int(1), "Adam steps of the teacher")
     n_student_steps: int = param(150, Int(1), "Adam steps of every student arm")
+    standard_augment: int = param(0, Int(0, 8), "standard protocol: every student step sees fresh views, each image "
+                                  "moved by a random offset in [-a, a]^2 pixels, the same view for every arm and the "
+                                  "teacher (whose outputs are computed on it); 0: the transfer set as it is")
+    standard_steps: int = param(0, Int(0, 10**7), "Adam steps of every student arm in the standard-protocol run the "
+                                "page derives from this config (standard_protocol); 0: n_student_steps")
     batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
     lr: float = param(1e-2, LR, "Adam learning rate (teacher and students)")
     n_prototypes: int = param(64, Int(2, 65536), "K, the frozen random prototypes")
@@ -159,10 +167,16 @@ STANDARD_ARMS: tuple[str, ...] = ("ce", "kd", "ofa", "rpkd")
 def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
     """The usual distillation protocol (and the paper's, as far as its abstract says): the student sees the
     label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
-    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`."""
+    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`; the students' steps ``standard_steps`` (if not 0)."""
     n_train = len(load_task(cfg).fine) - cfg.n_test
     return dataclasses.replace(cfg, protocol="standard", n_labelled=n_train,
-                               arms=tuple(a for a in STANDARD_ARMS if a in ARMS))
+                               arms=tuple(a for a in STANDARD_ARMS if a in ARMS),
+                               n_student_steps=cfg.standard_steps or cfg.n_student_steps)
+
+
+def augment_of(cfg: RPKDConfig) -> int:
+    """The largest offset of the students' fresh views: ``standard_augment`` under the standard protocol, else 0."""
+    return cfg.standard_augment if cfg.protocol == "standard" else 0
 
 
 def labelled_count(cfg: RPKDConfig, n_train: int) -> int:
@@ -186,9 +200,11 @@ def _split(cfg: RPKDConfig, task: ImageTask, n_classes: int, device: torch.devic
     return n_labelled, x_train, fine_train, x_test, y_test
 
 
-def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dict[str, Any]:
+def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
+                 checkpoint: Checkpointer | None = None) -> dict[str, Any]:
     """Steps 1 and 2 at ``C = n_classes``: the teacher, its targets and the probe. Nothing here depends on
-    the protocol or the arms, so both protocols' students share it (:func:`run_protocols`)."""
+    the protocol or the arms, so both protocols' students share it (:func:`run_protocols`). The teacher's
+    training loop saves its state in ``checkpoint`` (entry ``C=<n>/teacher``)."""
     device = resolve_device(cfg.device)
     _, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
 
@@ -196,7 +212,7 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
     teacher = train_teachers(
         x_train[None], super_labels(fine_train, n_classes)[None].to(device), n_classes, width=cfg.teacher_width,
         n_steps=cfg.n_teacher_steps, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed + 31 * n_classes,
-        device=device, progress=progress,
+        device=device, progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/teacher",
     )
     teacher_acc = float(accuracy(teacher, x_test[None], y_test[None])[0])
     y_train = super_labels(fine_train, n_classes)[None].to(device)
@@ -225,12 +241,15 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> dic
     return {"teacher_accuracy": teacher_acc, "probe": probe, "probe_per_seed": probe_seeds,
             "dead_channels": dead, "teacher_channels": int(t_tokens.shape[-1]),
             "teacher_train_accuracy": train_acc, "teacher_soft_max": soft_max,
-            "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu()}
+            "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu(),
+            "teacher": teacher.cpu()}
 
 
-def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False) -> tuple[dict, dict]:
+def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False,
+                 checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
     """Step 3 at ``C = n_classes``, every arm of ``cfg`` on the teacher of ``shared`` (:func:`teacher_part`
-    of a config with the same data, seeds and teacher): ``(summary, curves)``."""
+    of a config with the same data, seeds and teacher): ``(summary, curves)``. The students' training loop
+    saves its state in ``checkpoint`` (entry ``C=<n>/students``)."""
     device = resolve_device(cfg.device)
     n_labelled, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
     t_logits, t_tokens = shared["t_logits"].to(device), shared["t_tokens"].to(device)
@@ -247,7 +266,8 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
         cfg.student, cfg.arms, images, labels, t_logits[0][order], t_tokens[0][order], prototypes, cfg.weights(),
         width=cfg.student_width, grid=cfg.grid, n_steps=cfg.n_student_steps, batch_size=cfg.batch_size, lr=cfg.lr,
         temperature=cfg.temperature, tau=cfg.tau, ofa_eps=cfg.ofa_eps, seed=cfg.seed + n_classes, device=device,
-        progress=progress,
+        progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/students", augment=augment_of(cfg),
+        teacher=shared["teacher"].to(device) if augment_of(cfg) else None,
     )
     acc = accuracy(model, x_test[None].expand(n_seeds, *x_test.shape), y_test[None].expand(n_seeds, -1),
                    len(cfg.arms)).reshape(len(cfg.arms), n_seeds)
@@ -265,9 +285,11 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
     return summary, {"loss": np.asarray(curve)}
 
 
-def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False) -> tuple[dict, dict]:
-    """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``."""
-    return student_part(cfg, n_classes, teacher_part(cfg, n_classes, progress), progress)
+def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
+                     checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
+    """Teacher, probe and every student arm at ``C = n_classes``: ``(summary, curves)``. Both training loops
+    save their state in ``checkpoint``, so a killed run resumes inside them (``run`` passes its own)."""
+    return student_part(cfg, n_classes, teacher_part(cfg, n_classes, progress, checkpoint), progress, checkpoint)
 
 
 @checked()
@@ -275,7 +297,7 @@ def run(config: RPKDConfig | None = None, *, checkpoint: Checkpointer | None = N
         progress: bool = False) -> RPKDResults:
     """Every class count of ``class_grid``, each a checkpointed part named ``C=<n>``."""
     cfg, checkpoint = start_run(RPKDConfig, config, checkpoint)
-    parts = {f"C={c}": (lambda c=c: class_count_part(cfg, c, progress)) for c in cfg.class_grid}
+    parts = {f"C={c}": (lambda c=c: class_count_part(cfg, c, progress, checkpoint)) for c in cfg.class_grid}
     with one_cpu_thread(resolve_device(cfg.device)):  # tiny networks: a second thread only waits (core.threads)
         summary, curves = run_parts_timed(checkpoint, parts, progress)
     return _results(cfg, summary, curves)

@@ -14,7 +14,9 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
+from ..core.checkpoint import Checkpointer
 from ..core.params import Choice, Float, Int, Tuple
+from .data import _translate
 from .losses import (
     GRID,
     OFA_EPS,
@@ -61,6 +63,8 @@ WEIGHT = Float(0.0, 1e4)
 LR = Float(0.0, 10.0, low_inclusive=False)
 #: optimiser steps of one training call
 STEPS = Int(1, 10**7)
+#: the largest offset (pixels) of the students' fresh views (0: no augmentation)
+AUGMENT = Int(0, 8)
 #: images: one channel, at least 2x2 pixels (the CNN max-pools once)
 IMAGES = Array("s n 1 h w", min_size=(("h", 2), ("w", 2)))
 
@@ -91,8 +95,12 @@ class LossWeights:
 def train_teachers(
     images: torch.Tensor, labels: torch.Tensor, n_classes: int, *, width: int, n_steps: int, batch_size: int,
     lr: float, seed: int, device: torch.device | str, progress: bool = False,
+    checkpoint: Checkpointer | None = None, name: str = "teachers",
 ) -> nn.Module:
-    """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE."""
+    """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE.
+
+    The loop state (weights, optimiser, batch sampler, step) is stored under ``name`` with
+    ``checkpoint.maybe_save`` (and once at the end); a resumed run continues from it, to the bit."""
     require_tensors(images=images, labels=labels)
     check_labels("labels", labels, n_classes, unknown=False)
     device = check_device("device", device)
@@ -100,7 +108,13 @@ def train_teachers(
     teacher = make_teacher(n_seeds, n_classes, width, seed, device)
     opt = torch.optim.Adam(teacher.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 1)
-    for _ in tqdm(range(n_steps), desc="teachers", disable=not progress, leave=False):
+
+    def state(step: int) -> dict:
+        return {"model": teacher.state_dict(), "optimizer": opt.state_dict(), "generator": g.get_state(),
+                "step": step}
+
+    start = _resume(checkpoint, name, teacher, opt, {"generator": g})
+    for t in tqdm(range(start, n_steps), desc="teachers", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         x = torch.gather(images, 1, idx[..., None, None, None].expand(-1, -1, *images.shape[2:]))
         logits, _, _ = teacher(x)
@@ -108,8 +122,26 @@ def train_teachers(
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if checkpoint is not None:
+            checkpoint.maybe_save(name, lambda t=t: state(t + 1))
+    if checkpoint is not None and start < n_steps:
+        checkpoint.save(name, state(n_steps))  # the finished teacher: a later kill never retrains it
     teacher.eval()
     return teacher
+
+
+def _resume(checkpoint: Checkpointer | None, name: str, model: nn.Module, opt: torch.optim.Optimizer,
+            generators: dict[str, torch.Generator]) -> int:
+    """Load the loop state stored under ``name`` (if any) into ``model``, ``opt`` and ``generators``;
+    the step to continue from (0 without a state)."""
+    saved = checkpoint.get(name) if checkpoint is not None else None
+    if saved is None:
+        return 0
+    model.load_state_dict(saved["model"])
+    opt.load_state_dict(saved["optimizer"])
+    for key, gen in generators.items():
+        gen.set_state(saved[key])
+    return int(saved["step"])
 
 
 @torch.no_grad()
@@ -180,18 +212,27 @@ def _take(t: torch.Tensor, idx: torch.Tensor, n_arms: int) -> torch.Tensor:
 @checked(
     kind=Choice(STUDENTS), arms=Tuple(Choice(ARMS)), images=IMAGES, labels=Array("s n", integer=True),
     teacher_logits=Array("s n c"), teacher_tokens=Array("s n l e"), width=WIDTH, grid=GRID, n_steps=STEPS,
-    batch_size=Int(1), lr=LR, temperature=TEMPERATURE, tau=TAU, ofa_eps=OFA_EPS, seed=SEED,
+    batch_size=Int(1), lr=LR, temperature=TEMPERATURE, tau=TAU, ofa_eps=OFA_EPS, seed=SEED, augment=AUGMENT,
 )
 def train_students(
     kind: str, arms: tuple[str, ...], images: torch.Tensor, labels: torch.Tensor, teacher_logits: torch.Tensor,
     teacher_tokens: torch.Tensor, prototypes: RandomPrototypes, weights: LossWeights, *, width: int, grid: int,
     n_steps: int, batch_size: int, lr: float, temperature: float, tau: float, ofa_eps: float, seed: int,
-    device: torch.device | str, progress: bool = False,
+    device: torch.device | str, progress: bool = False, checkpoint: Checkpointer | None = None,
+    name: str = "students", augment: int = 0, teacher: nn.Module | None = None,
 ) -> tuple[Distiller, list[float]]:
     """All arms x seeds trained side by side. ``images (S, N, 1, H, W)``; ``labels (S, N)`` hold ``-1``
     where the student has no label. With some labels missing, the labelled images join every batch; with
     every label known (the standard protocol) batches are plain random draws. Returns the ensemble (member
-    ``a * S + s``) and the loss curve."""
+    ``a * S + s``) and the loss curve. The loop state is stored under ``name`` with ``checkpoint.maybe_save``;
+    a resumed run continues from it, to the bit.
+
+    ``augment > 0``: consistent augmentation (Beyer et al., 2022). Every step each batch image is moved by a
+    fresh random offset in ``[-augment, augment]^2`` pixels (zero fill), and every arm of a seed, and the
+    ``teacher`` (a one-member ensemble: the one that gave ``teacher_logits`` and ``teacher_tokens``), see that
+    same view: the teacher's logits and feature map are computed on it, the map standardised with the transfer
+    set's statistics (as :func:`teacher_targets` does), and CE reads the view with its image's label. The
+    precomputed ``teacher_logits`` / ``teacher_tokens`` then only fix the shapes."""
     require_tensors(images=images, labels=labels, teacher_logits=teacher_logits, teacher_tokens=teacher_tokens)
     n_classes = teacher_logits.shape[-1]
     if n_classes < 2:
@@ -209,6 +250,8 @@ def train_students(
         raise ValueError(f"images must be square pictures of side <= 64 (even for the mixer), "
                          f"got shape {tuple(images.shape)}")
     device = check_device("device", device)
+    if augment:
+        view_targets = _view_targets(teacher, images[:1], grid, n_classes, d_teacher, augment)
     n_seeds, n = labels.shape
     n_arms = len(arms)
     student = make_student(kind, n_arms * n_seeds, n_classes, width, seed, images.shape[-1], device)
@@ -217,23 +260,70 @@ def train_students(
     weight = weights.matrix(arms, n_seeds).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 2)
-    curve = []
+    # the views' own generator: the batches are those of the run without augmentation
+    generators = {"generator": g} | ({"augment_generator": torch.Generator().manual_seed(seed + 3)} if augment else {})
+    curve: list[float] = []
+
+    def state(step: int) -> dict:
+        return {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "curve": list(curve),
+                **{key: gen.get_state() for key, gen in generators.items()}}
+
+    start = _resume(checkpoint, name, model, opt, generators)
+    if start:
+        curve = [float(v) for v in checkpoint.get(name)["curve"]]
     labelled = torch.nonzero(labels[0] >= 0).flatten()
-    for _ in tqdm(range(n_steps), desc="students", disable=not progress, leave=False):
+    for step in tqdm(range(start, n_steps), desc="students", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         if len(labelled) < n:  # semi-supervised: the few labelled images join every batch
             idx = torch.cat([labelled.expand(n_seeds, -1), idx], dim=1)
-        terms = member_losses(
-            model, prototypes, *(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens)),
-            grid=grid, temperature=temperature, tau=tau, ofa_eps=ofa_eps,
-        )
+        if augment:  # one fresh view per seed and image, shared by every arm and the teacher
+            views = _take(images, idx, 1)
+            offsets = torch.randint(-augment, augment + 1, (views.shape[0] * views.shape[1], 2),
+                                    generator=generators["augment_generator"]).to(device)
+            views = _translate(views.flatten(0, 1), offsets, augment).view(views.shape)
+            batch = (views, _take(labels, idx, 1), *view_targets(views))
+            batch = tuple(b.repeat(n_arms, *[1] * (b.dim() - 1)) for b in batch)
+        else:
+            batch = tuple(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens))
+        terms = member_losses(model, prototypes, *batch, grid=grid, temperature=temperature, tau=tau,
+                              ofa_eps=ofa_eps)
         loss = (weight * terms).sum()
         opt.zero_grad()
         loss.backward()
         opt.step()
         curve.append(float(loss.detach()) / weight.shape[0])
+        if checkpoint is not None:
+            checkpoint.maybe_save(name, lambda step=step: state(step + 1))
     model.eval()
     return model, curve
+
+
+def _view_targets(teacher: nn.Module | None, transfer: torch.Tensor, grid: int, n_classes: int, d_teacher: int,
+                  augment: int):
+    """For ``train_students(augment=...)``: a function from views ``(S, B, 1, H, W)`` to the teacher's logits
+    ``(S, B, C)`` and its feature map on the common grid ``(S, B, grid^2, c_T)``, standardised with the
+    statistics of the (unshifted) ``transfer`` set ``(1, N, 1, H, W)``, the ones the precomputed targets have."""
+    if teacher is None or not isinstance(teacher, nn.Module):
+        raise ValueError(f"teacher must be the teacher network (a one-member ensemble) when augment = {augment} > 0, "
+                         f"got {type(teacher).__name__}")
+    with torch.no_grad():
+        logits, features, _ = teacher(transfer)
+        tokens = as_tokens.__wrapped__(features, grid)
+    if logits.shape[0] != 1 or logits.shape[-1] != n_classes or tokens.shape[-1] != d_teacher:
+        raise ValueError(f"teacher must be one network with {n_classes} classes and {d_teacher} channels (the "
+                         f"targets' shapes), got {logits.shape[0]} member(s), {logits.shape[-1]} classes, "
+                         f"{tokens.shape[-1]} channels")
+    mean = tokens.mean(dim=(1, 2), keepdim=True)
+    std = tokens.std(dim=(1, 2), keepdim=True).clamp(min=1e-6)
+
+    @torch.no_grad()
+    def targets(views: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        s, b = views.shape[:2]
+        logits, features, _ = teacher(views.reshape(1, s * b, *views.shape[2:]))
+        tokens = (as_tokens.__wrapped__(features, grid) - mean) / std
+        return logits.reshape(s, b, -1), tokens.reshape(s, b, *tokens.shape[2:])
+
+    return targets
 
 
 @torch.no_grad()
