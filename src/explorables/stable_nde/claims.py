@@ -32,7 +32,7 @@ from ..core.tables import Claim, apply_gates
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
 from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, mean_sd, scope_verdict
-from .experiment import CONTROL, SIM_CONTROL, TRAINED, StableNDEResults
+from .experiment import ALIGNMENT_DRAWS, CONTROL, SIM_CONTROL, TRAINED, StableNDEResults
 from .losses import METHOD_LABELS
 
 LABELS = {
@@ -324,7 +324,8 @@ def claims(results: StableNDEResults) -> list[Claim]:
     jac = {n: seed_gains(results, "jacobian", n) for n in systems}
     setting = (
         "cosine with the K-step unrolled gradient minus one-step's, per seed, mean over checkpoints "
-        f"{list(cfg.alignment_steps)}; noise injection judged as rollout-shaped and as isotropic noise"
+        f"{list(cfg.alignment_steps)} and over {ALIGNMENT_DRAWS} draws of {cfg.n_alignment_windows} windows; "
+        "noise injection judged as rollout-shaped and as isotropic noise"
     )
     rows.append(
         Claim(
