@@ -157,6 +157,54 @@ def test_the_runner_never_writes_through_links_and_removes_only_its_own_temporar
     assert all(f.exists() for f in foreign)
 
 
+@pytest.mark.parametrize(
+    "foreign",
+    [{"notes.txt": "mine"}, {"config.json": '{"lr": 0.1}'}, {"results.json": "[1]", "paper.tex": "x"},
+     {"data/": ""}, {"plotly.min.js": "my own"}],
+    ids=["notes", "someone's config.json", "someone's results.json", "a subfolder", "a figure's name"],
+)  # fmt: skip
+def test_an_unmarked_out_holding_foreign_files_is_refused_and_left_untouched(tmp_path, capsys, foreign):
+    """Issue 53: a run wrote config.json, results.json and checkpoint.pt into any existing --out (6 of 6 folders
+    holding someone else's files). A folder without the marker that holds files the runner did not write is
+    refused in one line naming it and the way to mark it; nothing in it changes."""
+    from explorables.cli import OUT_MARKER
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, text in foreign.items():
+        (out / name.rstrip("/")).mkdir() if name.endswith("/") else (out / name).write_text(text)
+    before = sorted(p.name for p in out.iterdir())
+    assert main([*SMOKE, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(out) in err and f"touch {out / OUT_MARKER}" in err, err
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert all((out / n).read_text() == t for n, t in foreign.items() if not n.endswith("/"))
+
+
+def test_a_marked_new_empty_or_earlier_run_folder_is_written(tmp_path, capsys):
+    """The runner marks every --out it uses (one it creates, or an empty one) and writes into a marked one even
+    beside foreign files; a folder of an earlier run (config.json of a chapter, results.json, checkpoint.pt,
+    no marker) is still resumed."""
+    from explorables.cli import OUT_MARKER
+
+    new, empty = tmp_path / "new" / "deeper", tmp_path / "empty"
+    empty.mkdir()
+    for out in (new, empty):
+        assert main([*SMOKE, "--out", str(out)]) == 0
+        assert (out / OUT_MARKER).is_file() and (out / "results.json").is_file()
+    (empty / "notes.txt").write_text("mine")  # a marked folder: the user's own file beside the run's is fine
+    assert main([*SMOKE, "--out", str(empty), "--checkpoint-every", "0"]) == 0
+    assert (empty / "notes.txt").read_text() == "mine"
+    (empty / "notes.txt").unlink()
+    (empty / OUT_MARKER).unlink()  # a run of a version before the marker
+    assert main([*SMOKE, "--out", str(empty), "--resume"]) == 0
+    assert (empty / OUT_MARKER).is_file()
+    (empty / OUT_MARKER).unlink()
+    (empty / "config.json").write_text('{"chapter": "not a chapter"}')
+    assert main([*SMOKE, "--out", str(empty), "--resume"]) == 2
+    assert "config.json" in capsys.readouterr().err
+
+
 def test_a_module_planted_in_the_working_directory_never_runs(tmp_path):
     for name in ("doctest", "inspect", "typing_extensions"):
         (tmp_path / f"{name}.py").write_text("raise SystemExit('PLANTED')\n")

@@ -260,6 +260,11 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     return payload
 
 
+def is_own_temporary(name: str) -> bool:
+    """Whether ``name`` is of the form of :func:`atomic_write_bytes`' temporaries, ``.<name>.<pid>.tmp``."""
+    return _TEMPORARY.match(name) is not None
+
+
 def remove_stale_temporaries(folder: Path) -> list[Path]:
     """Delete the ``.<name>.<pid>.tmp`` files that :func:`atomic_write_bytes` left in ``folder`` when killed.
 
