@@ -179,3 +179,90 @@ def test_the_stand_in_cifar_writer_round_trips_and_never_overwrites(tmp_path):
         D.write_cifar(tmp_path, "imagenet")
     with pytest.raises(ValueError, match="n_train"):
         D.write_cifar(tmp_path / "x", "cifar10", n_train=0)
+
+
+# --- uggrh's paper-scale features (<data_root>/<dataset>.npz) ---------------------------------------
+
+
+def _features(root: Path, **arrays) -> Path:
+    rng = np.random.default_rng(0)
+    sound = {"image": rng.random((12, 6)), "text": rng.random((12, 4)), "labels": np.eye(3)[np.arange(12) % 3]}
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "coco.npz", "wb") as fh:
+        np.savez(fh, **{**sound, **arrays})
+    return root / "coco.npz"
+
+
+def _npz_of(**arrays) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _lying_header() -> bytes:
+    """An npz whose 'image' header declares 8 TB (100000000000 x 10 float64) over a few bytes of data."""
+    import io
+    import zipfile
+
+    header = ("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 10), }".ljust(118) + "\n").encode()
+    npy = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("image.npy", npy + bytes(80))
+        z.writestr("text.npy", npy)
+        z.writestr("labels.npy", npy)
+    return buffer.getvalue()
+
+
+_TWO = np.ones((2, 2))
+#: well-formed files with contents the layout does not allow
+FEATURE_CONTENTS = {
+    "object array": lambda: _npz_of(image=np.array([None, 1], dtype=object), text=_TWO, labels=_TWO),
+    "strings": lambda: _npz_of(image=np.array(["a", "b"]), text=_TWO, labels=_TWO),
+    "complex": lambda: _npz_of(image=np.ones((2, 2), complex), text=_TWO, labels=_TWO),
+    "3-d": lambda: _npz_of(image=np.ones((2, 2, 2)), text=_TWO, labels=_TWO),
+    "rows differ": lambda: _npz_of(image=np.ones((3, 2)), text=_TWO, labels=_TWO),
+    "array missing": lambda: _npz_of(image=_TWO),
+    "NaN": lambda: _npz_of(image=np.full((2, 2), np.nan), text=_TWO, labels=_TWO),
+    "no sample labelled": lambda: _npz_of(image=_TWO, text=_TWO, labels=np.zeros((2, 2))),
+    "a lying header": _lying_header,
+    "a single .npy": lambda: (lambda b: (np.save(b, _TWO), b.getvalue())[1])(__import__("io").BytesIO()),
+}
+
+
+@pytest.mark.parametrize("corruption", [*CORRUPTIONS, *FEATURE_CONTENTS])
+def test_a_damaged_feature_file_is_one_line_naming_it(tmp_path, corruption):
+    """Issue 53: 113 of 128 damaged .npz files gave a zipfile/EOFError traceback before the loader went
+    through core.datasets.open_data_file."""
+    from explorables.uggrh.data import load_features
+
+    path, outside = _features(tmp_path / "root"), tmp_path / "outside.npz"
+    outside.write_bytes(path.read_bytes())
+    if corruption in FEATURE_CONTENTS:
+        path.write_bytes(FEATURE_CONTENTS[corruption]())
+    else:
+        CORRUPTIONS[corruption](path, outside)
+    _refused_in_one_line(lambda: load_features(tmp_path / "root", "coco"), "coco.npz")
+
+
+def test_a_truncated_or_bit_flipped_feature_file_is_refused_or_reads_the_same(tmp_path):
+    """Every truncation is refused; a bit flip is refused (each member carries a CRC-32) unless it hit zip
+    metadata that changes nothing read, and then the arrays are the sound ones."""
+    from explorables.uggrh.data import load_features
+
+    path = _features(tmp_path / "root")
+    sound_bytes, sound = path.read_bytes(), load_features(tmp_path / "root", "coco")
+    for cut in range(0, len(sound_bytes), max(1, len(sound_bytes) // 25)):
+        path.write_bytes(sound_bytes[:cut])
+        _refused_in_one_line(lambda: load_features(tmp_path / "root", "coco"), "coco.npz")
+    for pos in range(0, len(sound_bytes), max(1, len(sound_bytes) // 60)):
+        path.write_bytes(sound_bytes[:pos] + bytes([sound_bytes[pos] ^ 0x08]) + sound_bytes[pos + 1 :])
+        try:
+            data = load_features(tmp_path / "root", "coco")
+        except ValueError as exc:
+            assert "\n" not in str(exc) and "coco.npz" in str(exc)
+        else:
+            for name in ("image", "text", "labels"):
+                np.testing.assert_array_equal(getattr(data, name), getattr(sound, name))

@@ -80,6 +80,63 @@ def test_any_damaged_checkpoint_is_refused_in_one_line_without_waiting(tmp_path,
         assert len(err.splitlines()) == 1 and "--restart" in err
 
 
+def _crafted(payload: dict, case: str):
+    """``payload`` (a sound checkpoint's) with one field replaced as ``case`` says; the field named in the refusal."""
+    import json
+
+    import torch
+
+    entries, rng = payload["entries"], payload["rng"]
+    part = next(k for k in entries if k.startswith("part/"))
+    numpy_state, python_state = json.loads(rng["numpy"]), json.loads(rng["python"])
+    return {
+        "entry values str": ({"entries": {k: "garbage" for k in entries}, "rng": rng}, "entries['run']"),
+        "entry values list": ({"entries": {k: [1, 2, 3] for k in entries}, "rng": rng}, "entries['run']"),
+        "rng torch float": ({"entries": entries, "rng": {**rng, "torch": torch.zeros(3)}}, "rng['torch']"),
+        "rng torch short": ({"entries": entries, "rng": {**rng, "torch": torch.zeros(7, dtype=torch.uint8)}},
+                            "rng['torch']"),
+        "rng numpy keys": ({"entries": entries, "rng": {**rng, "numpy": json.dumps([numpy_state[0], [-1] * 624,
+                                                                                    *numpy_state[2:]])}},
+                           "rng['numpy']"),
+        "rng numpy tensor": ({"entries": entries, "rng": {**rng, "numpy": torch.ones(3)}}, "rng['numpy']"),
+        "rng python gauss": ({"entries": entries, "rng": {**rng, "python": json.dumps([*python_state[:2], "x"])}},
+                             "rng['python']"),
+        "rng cuda": ({"entries": entries, "rng": {**rng, "cuda": "x"}}, "rng['cuda']"),
+        "part without summary": ({"entries": {**entries, part: {"curves": {}, "seconds": 1.0}}, "rng": rng}, part),
+        "part seconds": ({"entries": {**entries, part: {**entries[part], "seconds": "x"}}, "rng": rng}, part),
+        "numpy tag": ({"entries": {**entries, "x": {"__numpy__": "x"}}, "rng": rng}, "entries['x']"),
+        "entry keys": ({"entries": {1: 2, **entries}, "rng": rng}, "entries"),
+        "extra field": ({"entries": entries, "rng": rng, "more": 1}, "entries and rng"),
+    }[case]
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["entry values str", "entry values list", "rng torch float", "rng torch short", "rng numpy keys",
+     "rng numpy tensor", "rng python gauss", "rng cuda", "part without summary", "part seconds", "numpy tag",
+     "entry keys", "extra field"],
+)  # fmt: skip
+def test_a_crafted_checkpoint_with_a_valid_checksum_is_refused_naming_the_field(tmp_path, capsys, case):
+    """Issue 53: the checksum proves a file is the one written, not what it holds; 3 of 7 crafted checkpoints
+    with a valid checksum gave a traceback (AttributeError in Checkpointer.bind, TypeError in
+    torch.set_rng_state). Every one is now one line naming the file and the field, and nothing is written."""
+    from explorables.core.checkpoint import checkpoint_bytes
+
+    _sound_checkpoint(tmp_path / "sound")
+    payload = read_checkpoint(tmp_path / "sound" / Checkpointer.FILENAME)
+    crafted, field = _crafted(payload, case)
+    path = tmp_path / "run" / Checkpointer.FILENAME
+    path.parent.mkdir()
+    path.write_bytes(checkpoint_bytes(crafted))
+    with pytest.raises(ValueError, match="cannot be used"):
+        read_checkpoint(path)
+    capsys.readouterr()
+    assert main([*SMOKE, "--out", str(path.parent), "--resume"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err and field in err and "--restart" in err, err
+    assert not (path.parent / "results.json").exists() and not (path.parent / "config.json").exists()
+
+
 def test_the_runner_never_writes_through_links_and_removes_only_its_own_temporaries(tmp_path, capsys):
     target = tmp_path / "elsewhere.txt"
     target.write_text("keep me")
@@ -98,6 +155,54 @@ def test_the_runner_never_writes_through_links_and_removes_only_its_own_temporar
     ours.write_bytes(b"x")
     assert remove_stale_temporaries(out) == [ours]
     assert all(f.exists() for f in foreign)
+
+
+@pytest.mark.parametrize(
+    "foreign",
+    [{"notes.txt": "mine"}, {"config.json": '{"lr": 0.1}'}, {"results.json": "[1]", "paper.tex": "x"},
+     {"data/": ""}, {"plotly.min.js": "my own"}],
+    ids=["notes", "someone's config.json", "someone's results.json", "a subfolder", "a figure's name"],
+)  # fmt: skip
+def test_an_unmarked_out_holding_foreign_files_is_refused_and_left_untouched(tmp_path, capsys, foreign):
+    """Issue 53: a run wrote config.json, results.json and checkpoint.pt into any existing --out (6 of 6 folders
+    holding someone else's files). A folder without the marker that holds files the runner did not write is
+    refused in one line naming it and the way to mark it; nothing in it changes."""
+    from explorables.cli import OUT_MARKER
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, text in foreign.items():
+        (out / name.rstrip("/")).mkdir() if name.endswith("/") else (out / name).write_text(text)
+    before = sorted(p.name for p in out.iterdir())
+    assert main([*SMOKE, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(out) in err and f"touch {out / OUT_MARKER}" in err, err
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert all((out / n).read_text() == t for n, t in foreign.items() if not n.endswith("/"))
+
+
+def test_a_marked_new_empty_or_earlier_run_folder_is_written(tmp_path, capsys):
+    """The runner marks every --out it uses (one it creates, or an empty one) and writes into a marked one even
+    beside foreign files; a folder of an earlier run (config.json of a chapter, results.json, checkpoint.pt,
+    no marker) is still resumed."""
+    from explorables.cli import OUT_MARKER
+
+    new, empty = tmp_path / "new" / "deeper", tmp_path / "empty"
+    empty.mkdir()
+    for out in (new, empty):
+        assert main([*SMOKE, "--out", str(out)]) == 0
+        assert (out / OUT_MARKER).is_file() and (out / "results.json").is_file()
+    (empty / "notes.txt").write_text("mine")  # a marked folder: the user's own file beside the run's is fine
+    assert main([*SMOKE, "--out", str(empty), "--checkpoint-every", "0"]) == 0
+    assert (empty / "notes.txt").read_text() == "mine"
+    (empty / "notes.txt").unlink()
+    (empty / OUT_MARKER).unlink()  # a run of a version before the marker
+    assert main([*SMOKE, "--out", str(empty), "--resume"]) == 0
+    assert (empty / OUT_MARKER).is_file()
+    (empty / OUT_MARKER).unlink()
+    (empty / "config.json").write_text('{"chapter": "not a chapter"}')
+    assert main([*SMOKE, "--out", str(empty), "--resume"]) == 2
+    assert "config.json" in capsys.readouterr().err
 
 
 def test_a_module_planted_in_the_working_directory_never_runs(tmp_path):

@@ -398,6 +398,67 @@ def test_malformed_pytorch_checkpoints_give_one_clear_error(tmp_path, content):
         load_state_dict(tmp_path)
 
 
+_NOT_A_FILE_SCRIPT = """
+import json, os, sys
+from pathlib import Path
+import torch
+from explorables.routing import survey
+root, out = Path(sys.argv[1]), {}
+for name in ("model.safetensors", "pytorch_model.bin", "config.json"):
+    for kind in ("fifo", "folder", "link to /dev/zero", "oversized"):
+        d = root / f"{name}-{kind}".replace(" ", "_").replace("/", "_")
+        d.mkdir()
+        if name == "config.json":
+            torch.save({"x": torch.zeros(2)}, d / "pytorch_model.bin")
+        p = d / name
+        if kind == "fifo":
+            os.mkfifo(p)
+        elif kind == "folder":
+            p.mkdir()
+        elif kind == "link to /dev/zero":
+            p.symlink_to("/dev/zero")
+        else:
+            p.write_bytes(b"{}" if name == "config.json" else b"x" * 100)
+        limit = "MAX_CONFIG_BYTES" if name == "config.json" else "MAX_CHECKPOINT_BYTES"
+        saved, limits = getattr(survey, limit, None), {"MAX_CONFIG_BYTES": 1, "MAX_CHECKPOINT_BYTES": 99}
+        if kind == "oversized":
+            setattr(survey, limit, limits[limit])
+        try:
+            survey.survey_bert_checkpoint(d)
+            out[f"{name} {kind}"] = "accepted"
+        except ValueError as exc:
+            out[f"{name} {kind}"] = str(exc)
+        except Exception as exc:
+            out[f"{name} {kind}"] = f"TRACEBACK {type(exc).__name__}"
+        if saved is not None:
+            setattr(survey, limit, saved)
+print(json.dumps(out))
+"""
+
+
+def test_a_bert_checkpoint_that_is_not_a_regular_file_is_refused_before_it_is_opened(tmp_path):
+    """Issue 53: a FIFO named model.safetensors hung the run (safetensors blocks holding the GIL, so SIGTERM
+    did not end it); pytorch_model.bin and config.json as FIFOs hung too. Each is refused, in one line naming
+    the file, before it is opened, and so is a file over the stated size limit. The run is a child process,
+    so a hang fails the test (its guard) instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", _NOT_A_FILE_SCRIPT, str(tmp_path)], capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("reading a checkpoint that is not a regular file waited (the child was killed)")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    outcomes = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(outcomes) == 12
+    for case, message in outcomes.items():
+        name, kind = case.split(" ", 1)
+        assert "\n" not in message and name in message, (case, message)
+        expected = "more than" if kind == "oversized" else "not a regular file"
+        assert expected in message, (case, message)
+
+
 def test_bert_survey_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="neither"):
         load_state_dict(tmp_path)

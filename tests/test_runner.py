@@ -129,8 +129,10 @@ def test_two_process_gloo_run_matches_single_process(tmp_path):
     a, b = json.loads((one / "results.json").read_text()), json.loads((two / "results.json").read_text())
     assert b["world_size"] == 2 and b["rank"] == 0  # written by rank 0
     assert abs(a["final_loss"] - b["final_loss"]) <= 1e-10 * a["final_loss"]
+    from explorables.cli import OUT_MARKER
+
     visible = sorted(p.name for p in two.iterdir() if p.name not in (FolderLock.NAME, FolderLock.OWNER))
-    assert visible == ["config.json", "results.json"]
+    assert visible == [OUT_MARKER, "config.json", "results.json"]  # rank 0's files, and the folder's mark
     assert double.stdout.count("wrote ") == 1  # only rank 0 reports and writes
 
 

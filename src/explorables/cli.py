@@ -18,6 +18,7 @@ import json
 import math
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -25,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from .chapters import CHAPTERS, get_chapter
-from .core.checkpoint import Checkpointer, FolderLock, atomic_write_text, remove_stale_temporaries
+from .core.checkpoint import (
+    Checkpointer,
+    FolderLock,
+    atomic_write_text,
+    is_own_temporary,
+    remove_stale_temporaries,
+)
 from .core.config import SCALES
 from .core.device import DEVICE_CHOICES
 from .core.distributed import init_distributed, shutdown
@@ -180,6 +187,50 @@ def check_run_arguments(args: argparse.Namespace, out: Path) -> None:
     if links:
         raise ValueError(f"--out {out} holds symbolic links ({', '.join(links[:3])}); the runner never writes "
                          "through links: remove them or choose another --out")  # fmt: skip
+    marker = out / OUT_MARKER
+    if not _is_regular(marker):
+        ours = _runner_file(out / "config.json")  # results.json is ours only beside a config.json of ours
+        foreign = sorted(p.name for p in out.iterdir() if not (_runner_file(p) or (ours and p.name == "results.json")))
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise ValueError(
+                f"--out {out} is not marked as an explorables output folder and holds files explorables did not "
+                f"write ({shown}); a run writes config.json, results.json, checkpoint.pt and figures there, "
+                "overwriting files of those names: choose a new or empty folder, or, if it is an earlier "
+                f"explorables run, mark it with 'touch {marker}'"
+            )
+        atomic_write_text(marker, MARKER_TEXT)
+
+
+#: the file that marks a folder as an explorables output folder: written into every ``--out`` a run uses
+#: (one it creates, or an empty one); a run refuses a folder without it that holds files it did not write
+OUT_MARKER = ".explorables-run"
+MARKER_TEXT = "an explorables output folder: runs write and overwrite their files here (python -m explorables run)\n"
+#: what the runner writes before its results: an unmarked folder holding only these (and a config.json and
+#: results.json of a run) is an earlier run's
+_RUNNER_NAMES = frozenset({Checkpointer.FILENAME, FolderLock.NAME, FolderLock.OWNER})
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _runner_file(path: Path) -> bool:
+    """Whether ``path`` (in an unmarked ``--out``) is a file a run of explorables writes: one of its own
+    names, one of its temporaries, or a ``config.json`` that names a chapter (a config of someone else's
+    is not ours to overwrite)."""
+    if path.name in _RUNNER_NAMES or is_own_temporary(path.name):
+        return True  # of any type: a damaged checkpoint.pt (a FIFO, a folder) is refused by its reader, naming it
+    if path.name != "config.json" or not _is_regular(path) or os.lstat(path).st_size > 1024**2:
+        return False
+    try:
+        config = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("chapter") in CHAPTERS
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import random
 import re
@@ -142,27 +143,126 @@ def _verified_body(path: Path) -> bytes:
     return body
 
 
+def _is_int(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _check_rng(rng: Any) -> None:
+    """``rng`` has the types and shapes :func:`rng_state` writes, so :func:`set_rng_state` cannot fail on it
+    (``ValueError`` naming the field if not)."""
+    if not isinstance(rng, dict):
+        raise ValueError(f"its field rng must be a dict, got {type(rng).__name__}")
+    extra = sorted(map(str, set(rng) - {"torch", "numpy", "python", "cuda"}))
+    missing = sorted({"torch", "numpy", "python"} - set(rng))
+    if extra or missing:
+        raise ValueError(f"its field rng must hold torch, numpy and python (and cuda), got {sorted(map(str, rng))}")
+    size = torch.get_rng_state().numel()
+    states = {"rng['torch']": rng["torch"]}
+    if "cuda" in rng:
+        if not isinstance(rng["cuda"], (list, tuple)):
+            raise ValueError(f"its field rng['cuda'] must be a list of byte tensors, got {type(rng['cuda']).__name__}")
+        states.update({f"rng['cuda'][{i}]": state for i, state in enumerate(rng["cuda"])})
+    for name, state in states.items():
+        if not (torch.is_tensor(state) and state.dtype == torch.uint8 and state.dim() == 1):
+            got = type(state).__name__
+            if torch.is_tensor(state):
+                got = f"a {state.dtype} tensor of shape {tuple(state.shape)}"
+            raise ValueError(f"its field {name} must be a 1-d uint8 tensor, got {got}")
+        if name == "rng['torch']" and state.numel() != size:
+            raise ValueError(f"its field rng['torch'] must hold {size} bytes, got {state.numel()}")
+    for name in ("numpy", "python"):
+        if not isinstance(rng[name], str):
+            raise ValueError(f"its field rng['{name}'] must be a JSON string, got {type(rng[name]).__name__}")
+        try:
+            state = json.loads(rng[name])
+        except (json.JSONDecodeError, RecursionError):
+            raise ValueError(f"its field rng['{name}'] is not valid JSON") from None
+        if name == "numpy":
+            ok = isinstance(state, list) and len(state) == 5 and state[0] == "MT19937"
+            ok = ok and isinstance(state[1], list) and len(state[1]) == 624
+            ok = ok and all(_is_int(k, 0, 2**32 - 1) for k in state[1]) and _is_int(state[2], 0, 624)
+            ok = ok and _is_int(state[3], 0, 1) and isinstance(state[4], float) and math.isfinite(state[4])
+            what = "the legacy MT19937 state [kind, 624 uint32 keys, pos in [0, 624], has_gauss 0/1, finite float]"
+        else:
+            ok = isinstance(state, list) and len(state) == 3 and state[0] == 3
+            ok = ok and isinstance(state[1], list) and len(state[1]) == 625
+            ok = ok and all(_is_int(k, 0, 2**32 - 1) for k in state[1][:624]) and _is_int(state[1][-1], 0, 624)
+            ok = ok and (state[2] is None or (isinstance(state[2], float) and math.isfinite(state[2])))
+            what = "random.getstate() [3, 624 uint32 words and an index in [0, 624], None or a finite float]"
+        if not ok:
+            raise ValueError(f"its field rng['{name}'] must be {what}")
+
+
+def _check_tags(value: Any, where: str) -> None:
+    """Every numpy tag (``{__numpy__: ...}``) inside ``value`` wraps a tensor (``_unpack`` calls ``.numpy()``)."""
+    if isinstance(value, dict):
+        if set(value) == {_NUMPY_TAG} and not torch.is_tensor(value[_NUMPY_TAG]):
+            inside = type(value[_NUMPY_TAG]).__name__
+            raise ValueError(f"its field {where} is a numpy array without a tensor (a {inside})")
+        for key, item in value.items():
+            _check_tags(item, f"{where}[{key!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_tags(item, f"{where}[{i}]")
+
+
+def check_payload(payload: Any) -> None:
+    """A loaded checkpoint payload has the fields and types this module wrote, else a ``ValueError`` naming
+    the field: exactly ``entries`` (a dict with string keys) and ``rng`` (:func:`_check_rng`); the ``run``
+    entry a dict of settings; each ``part/<name>`` entry a dict with ``summary``, ``curves`` and ``seconds``
+    (a finite number >= 0); numpy arrays stored as tensors. The checksum proves a file is the one written,
+    not that its writer was this code: a crafted file with a valid checksum stops here, not in a traceback.
+    The entries of a chapter's loop state are the chapter's to check."""
+    if not isinstance(payload, dict) or set(payload) != {"entries", "rng"}:
+        got = sorted(map(str, payload)) if isinstance(payload, dict) else type(payload).__name__
+        raise ValueError(f"not a checkpoint written by explorables (its top level must be entries and rng, got {got})")
+    entries = payload["entries"]
+    if not isinstance(entries, dict):
+        raise ValueError(f"its field entries must be a dict, got {type(entries).__name__}")
+    bad = [k for k in entries if not isinstance(k, str)]
+    if bad:
+        raise ValueError(f"its field entries must have string keys, got {bad[0]!r}")
+    run = entries.get("run")
+    if run is not None and not (isinstance(run, dict) and all(isinstance(k, str) for k in run)):
+        raise ValueError(f"its field entries['run'] must be a dict of settings, got {type(run).__name__}")
+    for key, value in entries.items():
+        if not key.startswith("part/"):
+            continue
+        if not isinstance(value, dict) or not {"summary", "curves", "seconds"} <= set(value):
+            got = sorted(map(str, value)) if isinstance(value, dict) else type(value).__name__
+            raise ValueError(f"its field entries[{key!r}] must be a dict of summary, curves and seconds, got {got}")
+        seconds = value["seconds"]
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (0 <= seconds < math.inf):
+            raise ValueError(f"its field entries[{key!r}]['seconds'] must be a finite number >= 0, got {seconds!r}")
+    _check_tags(entries, "entries")
+    _check_rng(payload["rng"])
+
+
 def read_checkpoint(path: Path) -> dict[str, Any]:
     """The checkpoint file's payload, or a ``ValueError`` saying it cannot be used and what to do.
 
     The file's type and checksum are checked first (:func:`_verified_body`); then
-    ``torch.load(weights_only=True)`` rebuilds only tensors and plain containers. Whatever is wrong
-    (empty, truncated, bit-flipped, foreign, a link, a FIFO) becomes one clear line, never a
-    traceback or a wait.
+    ``torch.load(weights_only=True)`` rebuilds only tensors and plain containers, and
+    :func:`check_payload` checks their fields and types. Whatever is wrong (empty, truncated,
+    bit-flipped, foreign, a link, a FIFO, crafted contents behind a valid checksum) becomes one clear
+    line naming the file (and the field), never a traceback or a wait.
     """
     try:
         body = _verified_body(Path(path))
         payload = torch.load(io.BytesIO(body), weights_only=True)
-        if not (isinstance(payload, dict) and isinstance(payload.get("entries"), dict) and "rng" in payload):
-            raise ValueError("not a checkpoint written by explorables")
-        _ = payload["rng"]["torch"], payload["rng"]["numpy"], payload["rng"]["python"]
+        check_payload(payload)
     except Exception as exc:  # any failure to read is the same one line for the user
-        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise ValueError(
             f"the checkpoint {path} cannot be used ({type(exc).__name__}: {reason}); "
             "rerun with --restart to start over (it deletes the checkpoint), or without --resume"
         ) from None
     return payload
+
+
+def is_own_temporary(name: str) -> bool:
+    """Whether ``name`` is of the form of :func:`atomic_write_bytes`' temporaries, ``.<name>.<pid>.tmp``."""
+    return _TEMPORARY.match(name) is not None
 
 
 def remove_stale_temporaries(folder: Path) -> list[Path]:
@@ -251,7 +351,7 @@ class Checkpointer:
         self.seconds_saving = 0.0
         self._last = time.monotonic()
         if resume and self.path is not None and self.path.exists():
-            payload = read_checkpoint(self.path)
+            payload = read_checkpoint(self.path)  # checked: check_payload
             self.entries = _unpack(payload["entries"])
             set_rng_state(payload["rng"])
 

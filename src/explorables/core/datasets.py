@@ -9,7 +9,8 @@ The layouts are torchvision's, so a dataset already on disk for torchvision work
   pickled dictionaries of numpy arrays; we unpickle them with a restricted unpickler that can
   build nothing but numpy arrays and plain containers.
 
-Every file is read through :func:`read_data_file`: it must be a regular file (not a folder, a
+Every file is read through :func:`read_data_file` (or :func:`open_data_file`, for readers that take an
+open handle: uggrh's ``.npz`` features, routing's BERT checkpoints): it must be a regular file (not a folder, a
 FIFO or a device, which could block a read forever), inside the data root once symbolic links are
 resolved, and of bounded size. Whatever is wrong with a file (missing, empty, truncated,
 bit-flipped, of another format, with arrays of the wrong shape or labels out of range) is one
@@ -23,13 +24,16 @@ load with the CPU wheel this project pins.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import pickle
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import torch
@@ -57,38 +61,58 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def read_data_file(path: str | Path, root: str | Path | None = None, max_bytes: int = MAX_DATA_FILE_BYTES) -> bytes:
-    """The bytes of the dataset file ``path``, or a one-line ``ValueError`` saying why not.
+@contextlib.contextmanager
+def open_data_file(
+    path: str | Path, root: str | Path | None = None, max_bytes: int = MAX_DATA_FILE_BYTES, what: str = "dataset file"
+) -> Iterator[BinaryIO]:
+    """An open binary handle on the file ``path`` (a context manager), or a one-line ``ValueError`` saying why not.
 
-    The file must exist, be a regular file (a folder, a FIFO or a device is refused before it is
-    opened, so nothing waits on it), lie inside ``root`` once symbolic links are resolved (when
-    ``root`` is given), and hold at most ``max_bytes``.
+    Every file a paper-scale loader reads goes through here (or :func:`read_data_file`). The file must
+    exist, be a regular file (a folder, a FIFO or a device is refused before it is opened, so nothing
+    waits on it: a FIFO would block an ``open`` for ever, and some readers hold the GIL while they wait,
+    so not even SIGTERM ends the process), lie inside ``root`` once symbolic links are resolved (when
+    ``root`` is given), and hold at most ``max_bytes``. ``what`` names the file in the messages
+    (``"dataset file"``, ``"checkpoint file"``, ...). The handle is checked again after opening (a file
+    swapped for a FIFO between the check and the open is refused, not waited on).
     """
     path = Path(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise ValueError(f"missing dataset file {path}") from None
+        raise ValueError(f"missing {what} {path}") from None
     except OSError as exc:
-        raise ValueError(f"cannot read the dataset file {path} ({_one_line(exc)})") from None
+        raise ValueError(f"cannot read the {what} {path} ({_one_line(exc)})") from None
     if root is not None:
         real, real_root = os.path.realpath(path), os.path.realpath(root)
         if os.path.commonpath([real, real_root]) != real_root:
-            raise ValueError(f"the dataset file {path} is a symbolic link out of the data root {root}; copy it in")
+            raise ValueError(f"the {what} {path} is a symbolic link out of the data root {root}; copy it in")
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"the dataset file {path} is not a regular file (a folder, a FIFO or a device)")
+        raise ValueError(f"the {what} {path} is not a regular file (a folder, a FIFO or a device)")
     if info.st_size > max_bytes:
-        raise ValueError(f"the dataset file {path} holds {info.st_size} bytes, more than the {max_bytes} allowed")
+        raise ValueError(f"the {what} {path} holds {info.st_size} bytes, more than the {max_bytes} allowed")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # swapped since the check
-                raise ValueError("not a regular file")
+        fh = os.fdopen(fd, "rb")
+    except OSError as exc:
+        raise ValueError(f"cannot read the {what} {path} ({_one_line(exc)})") from None
+    with fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # swapped since the check
+            raise ValueError(f"the {what} {path} is not a regular file (a folder, a FIFO or a device)")
+        yield fh
+
+
+def read_data_file(
+    path: str | Path, root: str | Path | None = None, max_bytes: int = MAX_DATA_FILE_BYTES, what: str = "dataset file"
+) -> bytes:
+    """The bytes of the file ``path``, or a one-line ``ValueError`` saying why not (the checks of
+    :func:`open_data_file`: a regular file, inside ``root``, at most ``max_bytes``)."""
+    with open_data_file(path, root, max_bytes, what) as fh:
+        try:
             data = fh.read(max_bytes + 1)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the dataset file {path} ({_one_line(exc)})") from None
+        except OSError as exc:
+            raise ValueError(f"cannot read the {what} {path} ({_one_line(exc)})") from None
     if len(data) > max_bytes:
-        raise ValueError(f"the dataset file {path} holds more than the {max_bytes} bytes allowed")
+        raise ValueError(f"the {what} {path} holds more than the {max_bytes} bytes allowed")
     return data
 
 

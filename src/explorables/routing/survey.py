@@ -21,12 +21,17 @@ import numpy as np
 import torch
 
 from ..core.arguments import checked
+from ..core.datasets import open_data_file, read_data_file
 from ..core.params import Int
 from ..core.validation import check_int
 from .collisions import augmented, fibre_dimension
 from .model import RouteReader
 from .rrt import RRTBatch
 
+#: the largest checkpoint file the BERT survey reads (bytes): BERT-large in float32 is ~1.3 GB
+MAX_CHECKPOINT_BYTES = 8 * 1024**3
+#: the largest ``config.json`` it reads (bytes)
+MAX_CONFIG_BYTES = 1024**2
 _VALUE_KEY = re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.attention\.self\.value\.weight$")
 
 
@@ -73,13 +78,17 @@ def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
     """The tensors of a ``.safetensors`` file, read by the ``safetensors`` library (it checks the
     header, the dtypes and that every tensor's byte range lies inside the file and matches its shape).
 
-    Any malformed file gives a ``ValueError`` naming it, never the library's own exception.
+    The file is first read through :func:`explorables.core.datasets.read_data_file`: a regular file
+    (a FIFO would block safetensors' own open for ever, holding the GIL, so that not even SIGTERM ends the
+    process), of at most :data:`MAX_CHECKPOINT_BYTES`. Any malformed file gives a ``ValueError`` naming
+    it, never the library's own exception.
     """
     from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors.torch import load
 
+    data = read_data_file(path, max_bytes=MAX_CHECKPOINT_BYTES, what="checkpoint file")
     try:
-        return load_file(str(path), device="cpu")
+        return load(data)
     except (SafetensorError, OSError, ValueError, RuntimeError, TypeError, KeyError) as error:
         raise ValueError(f"path {path} is not a readable safetensors file ({type(error).__name__}: {error})") from None
 
@@ -88,34 +97,39 @@ def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
 def load_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     """A checkpoint's state dict: a folder holding ``model.safetensors`` or ``pytorch_model.bin``, or that file.
 
-    ``.bin``/``.pt`` files are read with ``torch.load(weights_only=True)`` (tensors only, no code).
+    ``.bin``/``.pt`` files are read with ``torch.load(weights_only=True)`` (tensors only, no code). Either
+    file must be a regular file of at most :data:`MAX_CHECKPOINT_BYTES` (checked before it is opened:
+    :func:`explorables.core.datasets.open_data_file`), else a one-line ``ValueError`` naming it.
     """
     path = Path(path)
     if path.is_dir():
         for candidate in ("model.safetensors", "pytorch_model.bin"):
-            if (path / candidate).exists():
+            if (path / candidate).exists() or (path / candidate).is_symlink():
                 path = path / candidate
                 break
         else:
             raise ValueError(f"path {path} holds neither model.safetensors nor pytorch_model.bin")
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise ValueError(f"path must name an existing checkpoint (a folder or a file), got {str(path)!r}")
     if path.suffix == ".safetensors":
         return read_safetensors(path)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # EOFError, UnpicklingError, RuntimeError, ...: all mean "not a checkpoint"
-        raise ValueError(f"path {path} is not a readable PyTorch checkpoint ({type(error).__name__})") from None
+    with open_data_file(path, max_bytes=MAX_CHECKPOINT_BYTES, what="checkpoint file") as fh:
+        try:
+            state = torch.load(fh, map_location="cpu", weights_only=True)
+        except Exception as error:  # EOFError, UnpicklingError, RuntimeError, ...: all mean "not a checkpoint"
+            raise ValueError(f"path {path} is not a readable PyTorch checkpoint ({type(error).__name__})") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f"path {path} does not hold a state dict of tensors")
     return state
 
 
 def _config_heads(config: Path) -> int:
-    """``num_attention_heads`` of a checkpoint's ``config.json`` (12 if it does not say)."""
+    """``num_attention_heads`` of a checkpoint's ``config.json`` (12 if it does not say); the file is read
+    through :func:`explorables.core.datasets.read_data_file` (a regular file of at most 1 MiB)."""
+    raw = read_data_file(config, max_bytes=MAX_CONFIG_BYTES, what="config file")
     try:
-        data = json.loads(config.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = json.loads(raw.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"path: {config} is not a readable JSON config ({type(error).__name__})") from None
     heads = data.get("num_attention_heads", 12) if isinstance(data, dict) else None
     if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
@@ -132,11 +146,11 @@ def survey_bert_checkpoint(path: str | Path, heads: int | None = None, sequence_
     """
     path = Path(path)
     n = check_int("sequence_length", sequence_length, minimum=3)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise ValueError(f"path must name an existing checkpoint (a folder or a file), got {str(path)!r}")
     if heads is None:
         config = (path if path.is_dir() else path.parent) / "config.json"
-        heads = _config_heads(config) if config.exists() else 12
+        heads = _config_heads(config) if config.exists() or config.is_symlink() else 12
     heads = check_int("heads", heads)
     state = load_state_dict(path)
     layers = sorted((int(m.group(1)), k) for k in state if (m := _VALUE_KEY.search(k)))

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.arguments import Array, RowsOf, checked
+from ..core.datasets import open_data_file
 from ..core.params import Choice, Float, Int, Probability
 from ..core.validation import check_int
 
@@ -29,6 +30,9 @@ NPZ_LAYOUT = (
 )
 #: the paper-scale datasets :func:`load_features` reads
 FEATURE_DATASETS: tuple[str, ...] = ("mirflickr", "nuswide", "coco")
+#: the largest feature file :func:`load_features` reads, and the most its arrays may hold decompressed (bytes):
+#: NUS-WIDE's 4096-d VGG features for its ~270k images are ~4.4 GB as float32, ~8.8 GB as float64
+MAX_FEATURE_FILE_BYTES = 16 * 1024**3
 #: the largest synthetic tag vocabulary (the text view is 1797 x d_text float64)
 MAX_D_TEXT = 100_000
 
@@ -149,21 +153,74 @@ def digits_with_tags(
     return Modalities(image, text, labels)
 
 
+def _npz_arrays(z, path: Path) -> dict[str, np.ndarray]:
+    """The three layout arrays of an open npz file, each checked from its ``.npy`` header before it is read:
+    real numbers (no objects, strings or complex), and a header whose shape matches the member's size in the
+    archive, so a lying header cannot make numpy allocate more than the file declares (``ValueError`` if not)."""
+    missing = [k for k in ("image", "text", "labels") if k not in z.files]
+    if missing:
+        raise ValueError(f"{path} lacks array(s) {missing}: {NPZ_LAYOUT}")
+    arrays = {}
+    for name in ("image", "text", "labels"):
+        member = z.zip.getinfo(f"{name}.npy")
+        with z.zip.open(member) as fh:
+            version = np.lib.format.read_magic(fh)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"{path}: '{name}' is an .npy of format version {version}, not 1.0 or 2.0")
+            fmt = np.lib.format
+            shape, _fortran, dtype = (fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0)(fh)
+            if dtype.kind not in "biuf" or dtype.hasobject:
+                raise ValueError(f"{path}: '{name}' must hold real numbers, got dtype {dtype}")
+            size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if fh.tell() + size != member.file_size:
+                raise ValueError(f"{path}: '{name}' declares shape {shape} ({size} bytes), but its member holds "
+                                 f"{member.file_size - fh.tell()}: damaged")  # fmt: skip
+        arrays[name] = z[name]
+    return arrays
+
+
 @checked(dataset=Choice(FEATURE_DATASETS))
 def load_features(data_root: str | Path, dataset: str) -> Modalities:
-    """Paper-scale features from ``<data_root>/<dataset>.npz`` (layout: :data:`NPZ_LAYOUT`)."""
+    """Paper-scale features from ``<data_root>/<dataset>.npz`` (layout: :data:`NPZ_LAYOUT`).
+
+    The file is read through :func:`explorables.core.datasets.open_data_file` (a regular file inside
+    ``data_root``, at most :data:`MAX_FEATURE_FILE_BYTES`) with ``allow_pickle=False``, and the arrays it
+    declares may not add up to more than :data:`MAX_FEATURE_FILE_BYTES` once decompressed. Whatever is
+    wrong with it (empty, truncated, bit-flipped: every member carries a CRC-32; not a zip; arrays missing,
+    of the wrong type, shape or size) is one ``ValueError`` naming the file.
+    """
     path = Path(data_root) / f"{dataset}.npz"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise ValueError(f"data_root must hold {path.name}: {NPZ_LAYOUT}; not found: {path}")
-    with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in ("image", "text", "labels") if k not in z.files]
-        if missing:
-            raise ValueError(f"{path} lacks array(s) {missing}: {NPZ_LAYOUT}")
-        image, text, labels = (np.asarray(z[k], dtype=np.float64) for k in ("image", "text", "labels"))
+    with open_data_file(path, data_root, MAX_FEATURE_FILE_BYTES, what="feature file") as fh:
+        try:
+            with np.load(fh, allow_pickle=False) as z:
+                if not isinstance(z, np.lib.npyio.NpzFile):
+                    raise ValueError(f"it holds a single array, not the arrays of {NPZ_LAYOUT}")
+                declared = sum(info.file_size for info in z.zip.infolist())
+                if declared > MAX_FEATURE_FILE_BYTES:
+                    raise ValueError(f"its arrays declare {declared} bytes, more than the {MAX_FEATURE_FILE_BYTES} "
+                                     "allowed")  # fmt: skip
+                arrays = _npz_arrays(z, path)
+        except MemoryError:
+            raise
+        except ValueError as exc:
+            message = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValueError(message if str(path) in message else f"the feature file {path}: {message}") from None
+        except Exception as exc:  # zipfile, zlib and numpy raise many types for a damaged file: one line for all
+            text = str(exc).splitlines()[0][:160] if str(exc).strip() else ""
+            reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            raise ValueError(f"the feature file {path} is damaged or not an .npz file ({reason})") from None
+    image, text, labels = (np.asarray(arrays[k], dtype=np.float64) for k in ("image", "text", "labels"))
     for name, arr in (("image", image), ("text", text), ("labels", labels)):
         if arr.ndim != 2 or not np.all(np.isfinite(arr)):
             raise ValueError(f"{path}: '{name}' must be a finite 2-d array, got shape {arr.shape}")
+    if not image.shape[0] == text.shape[0] == labels.shape[0]:
+        raise ValueError(f"{path}: image, text and labels must have the same number of rows, got "
+                         f"{image.shape[0]}, {text.shape[0]} and {labels.shape[0]}")  # fmt: skip
     keep = labels.sum(1) > 0  # the usual protocol: drop samples without any label
+    if not keep.any():
+        raise ValueError(f"{path}: no sample has a label (every row of 'labels' is zero)")
     return Modalities(image[keep], text[keep], labels[keep])
 
 
