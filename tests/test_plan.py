@@ -347,9 +347,6 @@ BELOW_RECORD: set[str] = {
     # by (5,000 / 1,000)^2 with the measured relaxation; the relaxation itself (1.01 GB, n^2 couplings) is 9% under
     # the record (Run 1, stopped at its limit in the relaxation): what remains is not found on a CPU
     "ucca",
-    # measured at 4 and 8 scenes per member (at 1 and 2 the peak was the step's batch-independent part, and the line
-    # through them gave 19.5 GB) with train()'s float targets resident: 50.6 GB, 0.4% under the record
-    "unirap",
 }
 
 
