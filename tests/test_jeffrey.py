@@ -301,7 +301,7 @@ def test_fit_resumes_to_the_same_weights(tmp_path):
             lr=1e-2,
             generator=torch.Generator().manual_seed(1),
             checkpoint=checkpoint,
-            name="part/model",
+            name="model/denoiser",  # loop state, not a finished part: part/<name> holds summary, curves, seconds
         )
         return model
 
