@@ -1253,6 +1253,38 @@ def test_room_mean_check_reads_the_mean_alone():
         claims.room_mean_check([])
 
 
+def test_the_gate_room_and_the_learning_claim_read_no_downstream(smoke_results):
+    """The gate "room" (supervised minus pseudo-target, SI-SDR against the true virtual signal) and the learning claim
+    it gates read no beamformer: replacing every downstream reading of a result (adaptive MVDR on the test and gate
+    rooms, the fixed layout, STOI) leaves both rows identical, while the downstream gates do move. So no change of the
+    downstream (say the abstract's mask-based neural beamformer) can lift that gate (issue 42, twentieth pass,
+    `benchmarks/virtualflow_downstream_rule.md`)."""
+    from explorables.core.tables import apply_gates
+
+    downstream = ("beam_sisdr/", "beam_stoi/", "gate_beam/", "fixed_sisdr/")
+    rng = np.random.default_rng(0)
+    summary = dict(smoke_results.summary)
+    changed = 0
+    for s in smoke_results.config.seeds:
+        part = dict(summary[f"seed_{s}"])
+        for key in part:
+            if key.startswith(downstream):
+                part[key] = float(rng.uniform(-30.0, 30.0))
+                changed += 1
+        summary[f"seed_{s}"] = part
+    assert changed > 0
+    other = dataclasses.replace(smoke_results, summary=summary)
+
+    def rows(results):
+        return {r.name or r.claim: r for r in apply_gates(claims.claims(results))}
+
+    before, after = rows(smoke_results), rows(other)
+    for key in ("room", claims.LEARNING_CLAIM):
+        assert (before[key].measured, before[key].verdict) == (after[key].measured, after[key].verdict)
+    assert before["physical"].measured != after["physical"].measured
+    assert before["useful"].measured != after["useful"].measured
+
+
 def test_outside_span_removes_fixed_combinations_and_keeps_independent_noise():
     """What a linear beamformer cannot form from the real channels: nothing of a fixed per-frequency combination of
     them (the pseudo-target's kind), nearly all of independent noise; the truth carries all of its own new part."""
