@@ -377,6 +377,85 @@ def test_denoising_loss_per_level_shape_and_pairing():
     assert (b[:, 1] < 0.3).all() and (b[:, 0] > 0.5).all()
 
 
+def test_denoising_loss_per_level_equals_a_brute_force_loop():
+    """The batched per-level error equals, for every member, level and input one by one, the Dirichlet-mean
+    centre m = (alpha / sum alpha) C, x_t = sqrt(abar) x + (1 - sqrt(abar)) m + sqrt(1 - abar) eps written
+    out by hand, and || eps - eps_theta(x_t, t, m) ||^2 / D averaged over the inputs (same noise draws)."""
+    from explorables.dcdm.data import mixture_data
+
+    data = mixture_data(120, 7, 4, 0.25, 1)
+    settings = TrainSettings(4, 8, 12, 16, 1e-2, 0.003, 0.3)
+    models = train_concept_models(
+        data.x_train, settings, lambda: MLPEncoder(2, 4, 8, 1), lambda: MLPDenoiser(2, 12, 8, 1), seeds=(0, 3)
+    )
+    x, steps = data.x_test, [0, 5, 11]
+    got = models.denoising_loss(x, steps, seed=9)
+    gen = torch.Generator().manual_seed(9)
+    eps_of = {t: torch.randn(x.shape, generator=gen) for t in steps}  # one draw per level, shared by the arms
+    for e in range(models.n_members):
+        arm = models.arms[e // len(models.seeds)]
+        enc, den = models.encoder.member(e), models.denoiser.member(e)
+        for j, t in enumerate(steps):
+            ab = float(models.schedule.alpha_bars[t])
+            errors = []
+            for i in range(len(x)):
+                h = enc(x[i])
+                w = h.softmax(-1) if arm == "softmax" else M.concentrations(h) / M.concentrations(h).sum()
+                m = w @ models.centres[e]
+                eps = eps_of[t][i]
+                x_t = ab**0.5 * x[i] + (1 - ab**0.5) * m + (1 - ab) ** 0.5 * eps
+                errors.append(float(((eps - den(x_t, torch.tensor(t), m)) ** 2).mean()))
+            assert abs(float(got[e, j]) - np.mean(errors)) < 1e-5, (arm, t)
+
+
+def test_digit_centres_start_away_from_every_training_image():
+    """On the digits too the concept arms start off the data: no start is a training image, or near one (every
+    start is further from its nearest training image than a typical image is from its nearest neighbour)."""
+    from explorables.dcdm.training import initial_centres
+
+    data = Dt.digits_data(20, 100, 0)
+    x = data.x_train
+    start = initial_centres(x, 10, member_seed(0, 0))
+    nearest = torch.cdist(start, x).min(1).values
+    d = torch.cdist(x, x)
+    d.fill_diagonal_(float("inf"))
+    typical = d.min(1).values.median()
+    assert (nearest > typical).all()
+    # and every start sits nearer the data mean than any training image does
+    assert (start - x.mean(0)).norm(dim=1).max() < (x - x.mean(0)).norm(dim=1).min()
+
+
+def test_data_floors_are_one_draw_per_seed():
+    """One floor per seed index, each from its own draw of training inputs (as many as asked, at most the
+    training set), reproducible from the seed; the mean of the draws is near the held-out data's own floor."""
+    from explorables.dcdm.data import mixture_data
+    from explorables.dcdm.metrics import kernel_bandwidths
+
+    data = mixture_data(800, 200, 6, 0.25, 0)
+    xtr, xte = data.x_train.numpy(), data.x_test.numpy()
+    h = kernel_bandwidths(xte)
+    a = X.data_floors(xtr, xte, h, 3, 400, seed=5)
+    assert len(a) == 3 and len(set(a)) == 3
+    assert a == X.data_floors(xtr, xte, h, 3, 400, seed=5) and a != X.data_floors(xtr, xte, h, 3, 400, seed=6)
+    assert X.data_floors(xtr, xte, h, 2, 10**6, seed=5)[0] == pytest.approx(mmd2(xtr, xte, h))  # capped: all
+    assert abs(np.mean(a)) < 0.01
+
+
+def test_the_quality_rows_subtract_each_seeds_own_floor():
+    """Paired floors: when every seed's scores move with that seed's floor, the per-seed floor cancels the
+    movement (a tight interval), while one floor for all seeds leaves it in the interval; a floor of the wrong
+    length is refused."""
+    floors = np.array([-0.004, 0.0, 0.004])
+    ddpm = floors + 0.010
+    dcdm = floors + 0.0115  # 1.15 x the DDPM's excess: within the 1.25 margin on every seed
+    assert C.quality_verdict(dcdm, ddpm, floors).startswith("yes")
+    assert C.quality_verdict(dcdm, ddpm, 0.0).startswith("unclear")
+    assert C.quality_gate(ddpm, 0.05, floors).startswith("pass")
+    np.testing.assert_allclose(C.quality_margin(ddpm, floors), C.QUALITY_MARGIN * 0.010)
+    with pytest.raises(ValueError, match="one per seed"):
+        C.quality_verdict(dcdm, ddpm, [0.0, 0.0])
+
+
 def test_verdicts_follow_their_criteria():
     hi, lo, mid = [0.80, 0.82, 0.81], [0.30, 0.31, 0.29], [0.2, 0.6, 0.4]
     assert C.discovery_verdict(hi, hi, lo).startswith("yes")

@@ -113,15 +113,29 @@ def classifier_gate(accuracy: float, threshold: float = CLASSIFIER_GATE) -> str:
     return f"{word}: held-out accuracy {accuracy:.3f} {'≥' if word == 'pass' else '<'} {threshold}"
 
 
-def quality_gate(ddpm: Values, gaussian: float, floor: float, fraction: float = QUALITY_GATE) -> str:
-    """Pass when the plain DDPM's excess MMD² over the data floor (per seed) has its interval at or below
-    ``fraction`` x the Gaussian fit's excess: the distance tells a trained generator from the crudest one,
-    and the baseline is good enough that a cost in quality could show."""
-    excess = np.asarray(ddpm, dtype=float) - floor
-    word = gate(excess, fraction * (gaussian - floor), "below")
+def _floors(floor: float | Values, like: Values) -> np.ndarray:
+    """The data floor per seed: one number for every seed, or one per seed (paired with that seed's values)."""
+    f = np.asarray(floor, dtype=float)
+    n = len(np.asarray(like, dtype=float))
+    if f.ndim == 0:
+        return np.full(n, float(f))
+    if f.shape != (n,):
+        raise ValueError(f"floor must be one number or one per seed ({n}), got shape {f.shape}")
+    return f
+
+
+def quality_gate(ddpm: Values, gaussian: float, floor: float | Values, fraction: float = QUALITY_GATE) -> str:
+    """Pass when, per seed, the plain DDPM's excess MMD² over that seed's data floor minus ``fraction`` x the
+    Gaussian fit's excess over the same floor has its interval at or below 0: the distance tells a trained
+    generator from the crudest one, and the baseline is good enough that a cost in quality could show.
+    ``floor`` is one number or one per seed (paired)."""
+    floors = _floors(floor, ddpm)
+    excess = np.asarray(ddpm, dtype=float) - floors
+    d = excess - fraction * (float(gaussian) - floors)
+    word = gate(d, 0.0, "below")
     return (
-        f"{word}: DDPM − floor {_iv(excess, 4, signed=False)} {'≤' if word == 'pass' else 'not clearly ≤'} "
-        f"{fraction:g} × (Gaussian fit − floor) = {fraction * (gaussian - floor):.4f}"
+        f"{word}: (DDPM − floor) − {fraction:g} × (Gaussian fit − floor) = {_iv(d, 4)} "
+        f"{'≤' if word == 'pass' else 'not clearly ≤'} 0 (DDPM − floor {_iv(excess, 4, signed=False)})"
     )
 
 
@@ -176,15 +190,17 @@ def purity_verdict(
     return scope_verdict(parts, "purity of samples per concept, paired by seed")
 
 
-def quality_margin(ddpm: Values, floor: float, fraction: float = QUALITY_MARGIN) -> np.ndarray:
-    """The allowed cost in quality per seed: ``fraction`` x the plain DDPM's own excess MMD² over the data floor."""
-    return fraction * (np.asarray(ddpm, dtype=float) - floor)
+def quality_margin(ddpm: Values, floor: float | Values, fraction: float = QUALITY_MARGIN) -> np.ndarray:
+    """The allowed cost in quality per seed: ``fraction`` x the plain DDPM's own excess MMD² over the data floor
+    (one number, or one per seed)."""
+    return fraction * (np.asarray(ddpm, dtype=float) - _floors(floor, ddpm))
 
 
-def quality_verdict(dcdm_prior: Values, ddpm: Values, floor: float, fraction: float = QUALITY_MARGIN) -> str:
+def quality_verdict(dcdm_prior: Values, ddpm: Values, floor: float | Values, fraction: float = QUALITY_MARGIN) -> str:
     """Input-free generation only: DCDM's concept weights drawn from its own prior ``Dir(alpha_0)`` (no input
-    looked at), against the plain DDPM with the same denoiser, both scored by squared MMD to held-out data.
-    Per seed, the cost is DCDM's MMD² minus the DDPM's minus the allowed margin, ``fraction`` x (DDPM - floor)
+    looked at), against the plain DDPM with the same denoiser, both scored by squared MMD to held-out data and
+    judged against the data floor, paired by seed (``floor``: one per seed, or one number for all). Per seed,
+    the cost is DCDM's excess over the floor minus (1 + ``fraction``) x the DDPM's excess over the same floor
     (the margin scales with the DDPM's own excess, so a DCDM twice as far from the data never passes).
     Yes when the interval of the cost lies at or below 0 (non-inferior); no when its mean is above 0 (worse on
     average than the margin allows, however wide the interval); unclear otherwise."""
@@ -192,7 +208,8 @@ def quality_verdict(dcdm_prior: Values, ddpm: Values, floor: float, fraction: fl
     iv = interval(cost)
     word = "yes" if iv.high <= 0 else "no" if iv.mean > 0 else "unclear"
     return (
-        f"{word}: DCDM (weights from its prior) − DDPM − {fraction:g} × (DDPM − floor) = {_iv(cost, 4)} against 0"
+        f"{word}: (DCDM (weights from its prior) − floor) − {1 + fraction:g} × (DDPM − floor) = {_iv(cost, 4)} "
+        "against 0, paired by seed"
         + {
             "yes": ": no cost in quality beyond the margin",
             "no": ": further from the data than the DDPM by more than the margin",
@@ -264,7 +281,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "gate",
         quality_gate,
         QUALITY_GATE,
-        "interval of (DDPM − floor) MMD² ≤ threshold × (Gaussian fit − floor)",
+        "per seed (paired floor): interval of (DDPM − floor) − threshold × (Gaussian fit − floor) ≤ 0",
         {"pass": (([0.001, 0.0011, 0.0012], 0.01, 0.0), {}), "fail": (([0.008, 0.009, 0.0085], 0.01, 0.0), {})},
     ),
     Criterion(
@@ -314,8 +331,8 @@ CRITERIA: tuple[Criterion, ...] = (
         "claim",
         quality_verdict,
         QUALITY_MARGIN,
-        "input-free samples (weights from the prior): interval of DCDM − DDPM − margin × (DDPM − floor) ≤ 0: yes; "
-        "mean > 0: no",
+        "input-free samples (weights from the prior), per seed (paired floor): interval of (DCDM − floor) − "
+        "(1 + margin) × (DDPM − floor) ≤ 0: yes; mean > 0: no",
         {
             "yes": (([0.0050, 0.0052, 0.0051], [0.005, 0.0051, 0.0052], 0.0), {}),
             "no": (([0.02, 0.021, 0.022], [0.005, 0.0051, 0.0052], 0.0), {}),
@@ -378,6 +395,8 @@ def claims(results: DCDMResults) -> list[Claim]:
         d = a["dcdm"]
         k = cfg.n_mixture_concepts if part == "mixture" else cfg.n_concepts
         setting = f"{name}, K = {k}, {len(cfg.seeds)} seeds"
+        floor = s.get("mmd2_floor_per_seed", s["mmd2_floor"])  # one per seed (paired), or one for all
+        floor_text = _pm(floor, 4) if np.ndim(floor) else f"{float(floor):.4f}"
         g_clusters, g_classifier, g_quality = f"clusters ({name})", f"classifier ({name})", f"quality ({name})"
         gates += [
             Claim(
@@ -401,8 +420,8 @@ def claims(results: DCDMResults) -> list[Claim]:
                 "MMD² tells a trained DDPM from a Gaussian fit",
                 setting + ", MMD² to held-out data",
                 f"DDPM {_pm(a['ddpm']['mmd2_per_seed'], 4)}; Gaussian fit {s['mmd2_gaussian']:.4f}; "
-                f"data floor {s['mmd2_floor']:.4f}",
-                quality_gate(a["ddpm"]["mmd2_per_seed"], s["mmd2_gaussian"], s["mmd2_floor"]),
+                f"data floor {floor_text}",
+                quality_gate(a["ddpm"]["mmd2_per_seed"], s["mmd2_gaussian"], floor),
                 kind="gate",
                 name=g_quality,
             ),
@@ -438,10 +457,10 @@ def claims(results: DCDMResults) -> list[Claim]:
                 "concept discovery does not cost generation quality",
                 setting + ", input-free samples (DCDM's weights from its prior), MMD² to held-out data",
                 f"DCDM {_pm(d['mmd2_prior_per_seed'], 4)}; DDPM {_pm(a['ddpm']['mmd2_prior_per_seed'], 4)}; "
-                f"Gaussian fit {s['mmd2_gaussian']:.4f}; data floor {s['mmd2_floor']:.4f} (a measure, not the "
+                f"Gaussian fit {s['mmd2_gaussian']:.4f}; data floor {floor_text} (a measure, not the "
                 f"evidence: DCDM with weights inferred from training inputs, near reconstruction, "
                 f"{_pm(d['mmd2_per_seed'], 4)})",
-                quality_verdict(d["mmd2_prior_per_seed"], a["ddpm"]["mmd2_prior_per_seed"], s["mmd2_floor"]),
+                quality_verdict(d["mmd2_prior_per_seed"], a["ddpm"]["mmd2_prior_per_seed"], floor),
                 gates=(g_quality,),
             ),
         ]
