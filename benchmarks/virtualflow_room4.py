@@ -24,6 +24,7 @@ from explorables.virtualflow.experiment import VirtualFlowConfig, run
 
 #: candidate -> the book preset's fields it changes
 CANDIDATES = {
+    "C0": {},  # today's book preset: run after the rule's decision, on base 168 only, reported beside (not deciding)
     "C1": {"vm_distance": (0.35, 0.5)},
     "C2": {"vm_distance": (0.35, 0.5), "n_supervised_steps": 1600},
 }

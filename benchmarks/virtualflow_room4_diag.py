@@ -23,7 +23,7 @@ from torch import nn
 from explorables.virtualflow.data import bins_to_spec, first_speech_frame, supervised_data
 from explorables.virtualflow.downstream import si_sdr
 from explorables.virtualflow.experiment import VirtualFlowConfig, build_example, mic_distances, nearest_mic
-from explorables.virtualflow.flow import Regressor, VelocityNet
+from explorables.virtualflow.flow import Regressor
 from explorables.virtualflow.pseudo import istft
 
 
@@ -84,7 +84,7 @@ def main() -> None:
         xt, ct = supervised_data(test, "cpu")
         rec: dict = {}
 
-        def snap(k, net, tag):
+        def snap(k, net, tag, rec=rec, c=c, x=x, ct=ct, xt=xt, test=test, train_rooms=train_rooms):
             with torch.no_grad():
                 rec[f"{tag}@{k}"] = {
                     "train_mse": float((net(c) - x).pow(2).mean()),
@@ -93,24 +93,51 @@ def main() -> None:
                     "train8": room_rows(cfg, net, train_rooms[:8]),
                 }
 
-        _, l800 = train(cfg, x, c, 800, torch.Generator().manual_seed(cfg.seed * 7919 + s), {200, 800},
-                        lambda k, n: snap(k, n, "sched800"))
-        _, l1600 = train(cfg, x, c, 1600, torch.Generator().manual_seed(cfg.seed * 7919 + s), {1600},
-                         lambda k, n: snap(k, n, "sched1600"))
-        res[f"{a.base}/{s}"] = {"snaps": rec, "loss800": [float(np.mean(l800[i:i + 100])) for i in range(0, 800, 100)],
-                                "loss1600": [float(np.mean(l1600[i:i + 200])) for i in range(0, 1600, 200)]}
-        print(f"{a.base}/{s} ({time.perf_counter() - t0:.0f} s) loss800/100 {np.round(res[f'{a.base}/{s}']['loss800'], 3)}")
+        _, l800 = train(
+            cfg,
+            x,
+            c,
+            800,
+            torch.Generator().manual_seed(cfg.seed * 7919 + s),
+            {200, 800},
+            lambda k, n: snap(k, n, "sched800"),
+        )
+        _, l1600 = train(
+            cfg,
+            x,
+            c,
+            1600,
+            torch.Generator().manual_seed(cfg.seed * 7919 + s),
+            {1600},
+            lambda k, n: snap(k, n, "sched1600"),
+        )
+        res[f"{a.base}/{s}"] = {
+            "snaps": rec,
+            "loss800": [float(np.mean(l800[i : i + 100])) for i in range(0, 800, 100)],
+            "loss1600": [float(np.mean(l1600[i : i + 200])) for i in range(0, 1600, 200)],
+        }
+        head = f"{a.base}/{s} ({time.perf_counter() - t0:.0f} s)"
+        print(f"{head} loss800/100 {np.round(res[f'{a.base}/{s}']['loss800'], 3)}")
         for k, r in rec.items():
             t, tr = r["test"], r["train8"]
-            print(f"  {k}: test room {np.mean([q['room'] for q in t]):+.2f} train8 room {np.mean([q['room'] for q in tr]):+.2f}"
-                  f" mse tr/te {r['train_mse']:.3f}/{r['test_mse']:.3f}"
-                  f" | test sup {np.median([q['sup'] for q in t]):+.1f} pse {np.median([q['pse'] for q in t]):+.1f}"
-                  f" near {np.median([q['near'] for q in t]):+.1f} (medians)", flush=True)
+            print(
+                f"  {k}: test room {np.mean([q['room'] for q in t]):+.2f}"
+                f" train8 room {np.mean([q['room'] for q in tr]):+.2f}"
+                f" mse tr/te {r['train_mse']:.3f}/{r['test_mse']:.3f}"
+                f" | test sup {np.median([q['sup'] for q in t]):+.1f} pse {np.median([q['pse'] for q in t]):+.1f}"
+                f" near {np.median([q['near'] for q in t]):+.1f} (medians)",
+                flush=True,
+            )
         t = rec["sched800@800"]["test"]
-        d = np.array([q["d"] for q in t]); rm = np.array([q["room"] for q in t]); ps = np.array([q["pse"] for q in t])
-        print(f"  d range {d.min():.2f}-{d.max():.2f} m; corr(d, room) {np.corrcoef(d, rm)[0, 1]:+.2f};"
-              f" corr(pse, room) {np.corrcoef(ps, rm)[0, 1]:+.2f}; rooms: "
-              + " ".join(f"[{q['d']:.2f} {q['pse']:+.1f}/{q['sup']:+.1f}]" for q in t), flush=True)
+        d = np.array([q["d"] for q in t])
+        rm = np.array([q["room"] for q in t])
+        ps = np.array([q["pse"] for q in t])
+        print(
+            f"  d range {d.min():.2f}-{d.max():.2f} m; corr(d, room) {np.corrcoef(d, rm)[0, 1]:+.2f};"
+            f" corr(pse, room) {np.corrcoef(ps, rm)[0, 1]:+.2f}; rooms: "
+            + " ".join(f"[{q['d']:.2f} {q['pse']:+.1f}/{q['sup']:+.1f}]" for q in t),
+            flush=True,
+        )
         json.dump(res, open(a.out, "w"))
 
 
