@@ -18,8 +18,9 @@ earlier tasks do not use, is left where the Adam step put it). Under Adam's norm
 no pull towards the anchor, so without the projection the dual ascent can diverge while the distance stays above the
 radius (benchmarks/trust_region_cl_radius_rule.md), and the multiplier is bounded by ``DUAL_MAX``
 (benchmarks/trust_region_cl_radius_rule2.md; how often the bound acts is recorded). So
-``lambda`` is found per task and member: it stays 0 while the weights are inside the region (an
-infinite radius is exactly generative replay) and grows until the distance sits at the radius.
+``lambda`` is run per task and member: it stays 0 while the weights are inside the region (an
+infinite radius is exactly generative replay) and grows while the Adam step leaves it; at a tight radius it reaches
+``DUAL_MAX`` on some steps of every task, and the projection, not the multiplier, holds the distance at the radius.
 The penalty form, eq. (trcl-objective),
 
     L_new(theta) + beta * L_replay(theta) + (lambda / 2) * sum_i F_i (theta_i - theta*_i)^2,
@@ -79,7 +80,7 @@ class Method:
     name: str
     label: str
     replay: bool  # generative replay of earlier tasks
-    metric: str  # trust-region metric: "none", "fisher" (diagonal Fisher) or "isotropic" (same trace)
+    metric: str  # trust-region metric: "none", "fisher" (diagonal Fisher) or "isotropic" (same trace and zero set)
     reptile: bool = False  # Reptile interpolation of the weights after every few steps
     penalty: str = "constraint"  # "constraint" (fixed radius, multiplier by dual ascent) or "ewc" (fixed ewc_lambda)
 
@@ -93,7 +94,7 @@ METHODS: dict[str, Method] = {
         Method("reptile", "Reptile + replay", replay=True, metric="none", reptile=True),
         Method("trcl", "trust region (TR-CL)", replay=True, metric="fisher"),
         Method("trcl_penalty", "EWC penalty + replay", replay=True, metric="fisher", penalty="ewc"),
-        Method("trcl_iso", "isotropic trust region (control)", replay=True, metric="isotropic"),
+        Method("trcl_iso", "masked isotropic trust region (control)", replay=True, metric="isotropic"),
     )
 }
 BASELINES: tuple[str, ...] = ("finetune", "ewc", "replay", "reptile")
@@ -217,7 +218,10 @@ def _diagonal_fisher(params: Params, net: Net, schedule: Schedule, x0: torch.Ten
 
 @checked()
 def isotropic_like(fisher: Params) -> Params:
-    """The control's metric: every entry replaced by the member's mean Fisher entry (same trace, no shape)."""
+    """The control's metric, masked isotropic: on every weight where the member's Fisher is > 0, the mean of its
+    Fisher entries over those weights; 0 where the Fisher is 0 (the same trace and the same zero set as the Fisher,
+    none of its values; benchmarks/trust_region_cl_masked_rule.md). The weights the Fisher leaves free (those only
+    the later tasks' label inputs reach) stay free, so the control differs from TR-CL only in the Fisher's values."""
     check_param_dict("fisher", fisher)
     if any(bool((f < 0).any()) for f in fisher.values()):
         raise ArgumentError("fisher must hold entries >= 0 (a diagonal Fisher)")
@@ -226,9 +230,10 @@ def isotropic_like(fisher: Params) -> Params:
 
 def _isotropic_like(fisher: Params) -> Params:
     total = sum(f.flatten(1).sum(1) for f in fisher.values())
-    count = sum(f[0].numel() for f in fisher.values())
-    mean = total / count
-    return {k: mean.view(-1, *([1] * (f.dim() - 1))).expand_as(f).clone() for k, f in fisher.items()}
+    count = sum((f.flatten(1) > 0).sum(1) for f in fisher.values())
+    mean = total / count.clamp_min(1)
+    return {k: torch.where(f > 0, mean.view(-1, *([1] * (f.dim() - 1))).expand_as(f), torch.zeros_like(f))
+            for k, f in fisher.items()}  # fmt: skip
 
 
 @checked(strength=Array("m"))

@@ -1,10 +1,11 @@
 """The chapter's reduced-scale reproduction, one code path for every scale.
 
 For every seed in ``seeds`` and every method (fine-tuning, EWC, generative replay, Reptile with
-replay, the trust-region method, and the control: the trust region with an isotropic metric of
-the same trace), one task-conditioned diffusion model learns ``tasks`` in order. All methods and
-seeds train side by side as members of one ensemble (:mod:`.diffusion`); members with the same
-seed start from the same weights, see the same batches of the current task and share every other
+replay, the trust-region method, and the control: the trust region with a masked isotropic
+metric, the Fisher's mean entry where the Fisher is > 0 and 0 elsewhere, the same trace and zero
+set), one task-conditioned diffusion model learns ``tasks`` in order. All methods and seeds train
+side by side as members of one ensemble (:mod:`.diffusion`); members with the same seed start
+from the same weights, see the same batches of the current task and share every other
 random draw (common random numbers).
 
 Parts:
@@ -93,13 +94,14 @@ class TrustRegionCLConfig(ExperimentConfig):
         "benchmarks/trust_region_cl_width32_rule.md; was 0.01, tuned at width 64: data/trust_region_cl_tuning.json)",
     )
     iso_radius: float = param(
-        0.1,
+        0.001,
         Radius(optional=False),
-        "radius of the control's trust region in the isotropic metric (mean Fisher entry), tuned like TR-CL's: the "
-        "radius with the lowest mean final SWD on the grid 0.005, 0.01, 0.02, 0.05, 0.1, 0.2 among those where the "
-        "control binds (distance / radius at a task's end >= 0.9), tuning base seeds 120-124 "
-        "(benchmarks/trust_region_cl_control_rule2.md; rule 1's calibrated 0.021 bound but was not tuned); inf (no "
-        "constraint) makes the control generative replay itself, its runs are replay's, and its gate then fails",
+        "radius of the control's trust region in the masked isotropic metric (the mean Fisher entry where the Fisher "
+        "is > 0, 0 elsewhere), tuned like TR-CL's: on TR-CL's grid 0.0003-0.1, tuning base seeds 130-134, the radius "
+        "with the lowest mean final SWD among those where the control binds (distance / radius at a task's end >= "
+        "0.9), ties to the looser (benchmarks/trust_region_cl_masked_rule.md; was 0.1 for the unmasked metric, "
+        "control rule 2); inf (no constraint) makes the control generative replay itself, its runs are replay's, and "
+        "its gate then fails",
     )
     dual_lr: float = param(
         0.1, Float(0.0, 1.0, low_inclusive=False), "relative step eta of the multiplier's dual ascent, eq. (trcl-dual)"
