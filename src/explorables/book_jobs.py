@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from contextlib import nullcontext
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -144,7 +145,8 @@ class _Helper:
                 notebook, nb_config, _, path, _ = self.jobs[docname]
                 job = self.folder / f"job{len(self.taken)}.pickle"
                 with job.open("wb") as handle:
-                    pickle.dump((notebook, str(Path(path).parent), nb_config.execution_timeout,
+                    cwd = None if nb_config.execution_in_temp else str(Path(path).parent)  # None: a temporary one
+                    pickle.dump((notebook, cwd, nb_config.execution_timeout,
                                  nb_config.execution_allow_errors), handle)
                 self.proc.stdin.write(f"{job}\n")
                 self.proc.stdin.flush()
@@ -282,8 +284,9 @@ def _serve() -> None:
         with job.open("rb") as handle:
             notebook, cwd, timeout, allow_errors = pickle.load(handle)
         try:
-            result = single_nb_execution(notebook, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
-                                         meta_override=True)
+            with tempfile.TemporaryDirectory() if cwd is None else nullcontext(cwd) as folder:
+                result = single_nb_execution(notebook, cwd=os.path.abspath(folder), timeout=timeout,
+                                             allow_errors=allow_errors, meta_override=True)
             answer = (None, result.time, repr(result.err)) if result.err is not None else (result.nb, result.time, None)
         except Exception as exc:  # a dead kernel, ...: Sphinx executes the chapter itself
             answer = (None, 0.0, repr(exc))
