@@ -28,6 +28,7 @@ install: $(STAMP)
 
 # Both editions and their PDFs. The student edition reuses the website's execution cache; the PDFs
 # are the built pages printed by Debian's Chromium (apt-get install -y chromium), no network.
+# Chapters execute two at a time (explorables.book_jobs; EXPLORABLES_BOOK_JOBS=1 for one at a time).
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 	EXPLORABLES_EDITION=student $(BIN)/jupyter-book build . --path-output _build/student --warningiserror --keep-going

@@ -40,8 +40,9 @@ BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
 def _start_book_build() -> None:
     """Start the session's book build in the background, as ``make book`` does.
 
-    The build executes the chapters one after another; the tests that do not need the site run
-    meanwhile, so ``make test`` takes about the longer of the two instead of their sum. Chapters
+    The build executes two chapters at a time (:mod:`explorables.book_jobs`: a helper process takes
+    them from the end of the reading order); the tests that do not need the site run meanwhile, so
+    ``make test`` takes about the longer of the two instead of their sum. Chapters
     execute through jupyter-cache, so an unchanged chapter is not executed again. A thread reaps the
     build when it ends and starts the student edition at once (:func:`_watch_book_build`).
     """

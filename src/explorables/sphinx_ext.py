@@ -329,6 +329,8 @@ def setup(app: Any) -> dict[str, Any]:
     # book/_static/narrow-screens.js: claims tables as cards below 600 px, verdicts marked; wide formulas scroll
     app.add_js_file("narrow-screens.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
+    # two chapters at a time: a helper process executes chapters into the cache beside Sphinx's own
+    app.setup_extension("explorables.book_jobs")
     app.connect("config-inited", _check_plotly_bundle)
     # after Sphinx's toctree collector numbers figures across the book (it listens at priority 500)
     app.connect("env-get-updated", _number_within_pages, priority=900)
