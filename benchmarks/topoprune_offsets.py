@@ -20,15 +20,14 @@ Usage: ``python benchmarks/topoprune_offsets.py [--base-seeds 120 121 122 123 12
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
 import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from _tuning import cached, claims_table, summary_rows, timed_run, tuning_args, word_sections, write_report
 
 HERE = Path(__file__).parent
 CANDIDATES = (1, 3, 9)
@@ -63,26 +62,14 @@ def candidate_summary(cfg, summary: dict, k: int) -> tuple:
 
 def read_candidate(cfg, summary: dict, k: int) -> list:
     """The claims table (gates applied) of candidate ``k``."""
-    from explorables.core.tables import apply_gates
-    from explorables.topoprune.claims import claims
-    from explorables.topoprune.experiment import TopoPruneResults
-
-    cfg_k, sub = candidate_summary(cfg, summary, k)
-    return apply_gates(claims(TopoPruneResults(cfg_k, sub, {})))
+    return claims_table(*candidate_summary(cfg, summary, k))
 
 
 def main() -> None:
     from explorables.topoprune import experiment
     from explorables.topoprune.experiment import TopoPruneConfig, run
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base-seeds", type=int, nargs="+", default=[120, 121, 122, 123, 124])
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/topoprune_offsets"))
-    parser.add_argument("--out", type=Path, default=HERE / "topoprune_offsets.md")
-    args = parser.parse_args()
-    if min(args.base_seeds) < 100:
-        raise ValueError(f"base-seeds must be >= 100 (0-4 are the seed study's), got {args.base_seeds}")
-    args.cache.mkdir(parents=True, exist_ok=True)
+    args = tuning_args(__doc__, [120, 121, 122, 123, 124], "/tmp/topoprune_offsets", HERE / "topoprune_offsets.md")
     trained = {"members": 0, "seconds": 0.0}
     inner = experiment.train_on_subsets
 
@@ -93,22 +80,18 @@ def main() -> None:
         trained["members"] += len(subsets)
         return out
 
+    def costed_run(cfg) -> dict:  # the run's summary and seconds, and the training cost per member
+        trained.update(members=0, seconds=0.0)
+        record = timed_run(run, cfg)
+        return {**record, "cost": trained["seconds"] / trained["members"]}
+
     experiment.train_on_subsets = timed
     words: dict[int, dict[int, list]] = {k: {} for k in CANDIDATES}
     seconds, per_member = [], []
     check = ""
     for i, base in enumerate(args.base_seeds):
         cfg = TopoPruneConfig.preset("book", seed=base, n_offsets=max(CANDIDATES), diagnose=False, processes=1)
-        cache = args.cache / f"base_{base}.json"
-        if cache.exists():
-            summary, secs, cost = json.loads(cache.read_text()).values()
-        else:
-            trained.update(members=0, seconds=0.0)
-            t = time.perf_counter()
-            summary = run(cfg).summary
-            secs = time.perf_counter() - t
-            cost = trained["seconds"] / trained["members"]
-            cache.write_text(json.dumps({"summary": summary, "seconds": secs, "cost": cost}, default=float))
+        summary, secs, cost = cached(args.cache / f"base_{base}.json", lambda cfg=cfg: costed_run(cfg))
         seconds.append(secs)
         per_member.append(cost)
         if i == 0:  # K = 1 read off the K = 9 run against a run with K = 1 (two seeds)
@@ -138,33 +121,16 @@ def main() -> None:
         "| K | projected page s | gates pass on every base seed | claims agreeing on every base seed |",
         "|---|---|---|---|",
     ]
-    outcome = {}
-    for k, per_base in words.items():
-        rows = list(zip(*per_base.values(), strict=True))
-        gates_ok = all(r.outcome == "pass" for row in rows for r in row if r.kind == "gate")
-        claim_rows = [row for row in rows if row[0].kind == "claim"]
-        agree = sum(len({r.outcome for r in row}) == 1 for row in claim_rows)
-        page = PAGE_S + (k - 1) * EXTRA_PER_OFFSET * cost * n_seeds / 2
-        outcome[k] = (page <= FEASIBLE_S and gates_ok and agree == len(claim_rows), agree, len(claim_rows))
-        lines.append(f"| {k} | {page:.0f} | {'yes' if gates_ok else 'NO'} | {agree} of {len(claim_rows)} |")
+    rows, stats = summary_rows(words, lambda k: PAGE_S + (k - 1) * EXTRA_PER_OFFSET * cost * n_seeds / 2)
+    lines += rows
+    outcome = {k: (page <= FEASIBLE_S and gates_ok and agree == n, agree, n) for k, (page, gates_ok, agree, n) in
+               stats.items()}  # fmt: skip
     chosen = [k for k in CANDIDATES[1:] if outcome[k][0]]
     lines += ["", "Rule's outcome: " + (f"K = {chosen[0]} (the smallest candidate with every gate passing, all "
               f"{outcome[chosen[0]][2]} claim rows agreeing on every tuning base seed and the page feasible)"
               if chosen else "no candidate meets the rule: keep what we have (K = 1)"), ""]  # fmt: skip
-    for k, per_base in words.items():
-        lines += [f"## K = {k}", "", "| row | " + " | ".join(f"base {b}" for b in per_base) + " |",
-                  "|---|" + "---|" * len(per_base)]  # fmt: skip
-        for row in zip(*per_base.values(), strict=True):
-            lines.append(f"| {row[0].kind} {row[0].name}: {row[0].claim[:50]} | "
-                         + " | ".join(r.outcome for r in row) + " |")  # fmt: skip
-        lines.append("")
-        for b, rows in per_base.items():
-            for r in rows:
-                if r.kind == "claim":
-                    lines.append(f"- base {b}, {r.claim[:40]}: {r.verdict[:110]} … measured: …{r.measured[-60:]}")
-        lines.append("")
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines[:12]))
+    lines += word_sections(words, lambda k: f"K = {k}")
+    write_report(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -16,13 +16,12 @@ Usage: ``python benchmarks/topoprune_power.py [--base-seeds 130 131 132 133 134]
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
-import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from _tuning import agreement, seeds_per_run_study, tuning_args, word_sections, write_report
 
 HERE = Path(__file__).parent
 CANDIDATES = (12, 24, 36)
@@ -33,22 +32,11 @@ MUST_DECIDE = ("Robust to noise", "Transfers across")
 _FIRST_IV = re.compile(r"[^;:]{0,60}?[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]")
 
 
-def read_candidate(cfg, summary: dict, n: int) -> list:
-    """The claims table (gates applied) of the first ``n`` seeds of a run's parts."""
-    from explorables.core.tables import apply_gates
-    from explorables.topoprune.claims import claims
-    from explorables.topoprune.experiment import TopoPruneResults, aggregate
-
-    cfg_n = cfg.replace(seeds=tuple(cfg.seeds[:n]))
-    sub = {**summary, "methods": aggregate(cfg_n, [summary[f"seed_{s}"] for s in cfg_n.seeds])}
-    return apply_gates(claims(TopoPruneResults(cfg_n, sub, {})))
-
-
 def judge(per_base: dict, must_decide: tuple[str, ...]) -> tuple[bool, list[str]]:
     """Parts 1-3 of the rule for one candidate: (met, the reasons it is not)."""
     rows = list(zip(*per_base.values(), strict=True))
     why = []
-    if not all(r.outcome == "pass" for row in rows for r in row if r.kind == "gate"):
+    if not agreement(per_base)[0]:
         why.append("a gate fails")
     for row in rows:
         if row[0].kind != "claim":
@@ -61,35 +49,18 @@ def judge(per_base: dict, must_decide: tuple[str, ...]) -> tuple[bool, list[str]
     return not why, why
 
 
-def main() -> None:
-    from explorables.topoprune.experiment import TopoPruneConfig, run
+def first_interval(base: int, r) -> str:
+    """A claim's detail line: its verdict's start and the first interval its measured text gives."""
+    first = _FIRST_IV.search(r.measured)
+    return f"- base {base}, {r.claim[:40]}: {r.verdict[:150]} … first interval measured: " + (
+        first.group(0).strip() if first else "-"
+    )
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base-seeds", type=int, nargs="+", default=[130, 131, 132, 133, 134])
-    parser.add_argument("--seeds", type=int, default=max(CANDIDATES))
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/topoprune_power"))
-    parser.add_argument("--out", type=Path, default=HERE / "topoprune_power.md")
-    args = parser.parse_args()
-    if min(args.base_seeds) < 100:
-        raise ValueError(f"base-seeds must be >= 100 (0-4 are the seed study's), got {args.base_seeds}")
-    args.cache.mkdir(parents=True, exist_ok=True)
-    words: dict[int, dict[int, list]] = {n: {} for n in CANDIDATES if n <= args.seeds}
-    seconds = []
-    for base in args.base_seeds:
-        cfg = TopoPruneConfig.preset("book", seed=base, seeds=tuple(range(args.seeds)), diagnose=False,
-                                     processes=1)  # fmt: skip
-        cache = args.cache / f"base_{base}_{args.seeds}.json"
-        if cache.exists():
-            summary, secs = json.loads(cache.read_text()).values()
-        else:
-            t = time.perf_counter()
-            summary = run(cfg).summary
-            secs = time.perf_counter() - t
-            cache.write_text(json.dumps({"summary": summary, "seconds": secs}, default=float))
-        seconds.append(secs)
-        for n in words:
-            words[n][base] = read_candidate(cfg, summary, n)
-        print(f"base seed {base}: {secs:.0f} s", flush=True)
+
+def main() -> None:
+    args = tuning_args(__doc__, [130, 131, 132, 133, 134], "/tmp/topoprune_power", HERE / "topoprune_power.md",
+                       seeds=max(CANDIDATES))  # fmt: skip
+    words, seconds = seeds_per_run_study(args, CANDIDATES, processes=1)
     per_seed = sorted(seconds)[len(seconds) // 2] / args.seeds / 2  # the book preset splits seeds over 2
     lines = [
         "# TopoPrune: more paired repeats per base seed, on tuning base seeds (decision rule: "
@@ -107,9 +78,7 @@ def main() -> None:
     ]
     met = {}
     for n, per_base in words.items():
-        rows = list(zip(*per_base.values(), strict=True))
-        gates_ok = all(r.outcome == "pass" for row in rows for r in row if r.kind == "gate")
-        agree = sum(len({r.outcome for r in row}) == 1 for row in rows if row[0].kind == "claim")
+        gates_ok, agree, _ = agreement(per_base)
         ok, why = judge(per_base, MUST_DECIDE)
         ok_info, _ = judge(per_base, MUST_DECIDE[:1])
         met[n] = (ok, why)
@@ -121,24 +90,8 @@ def main() -> None:
         f"the cheapest candidate meeting them is {fit[0]} seeds per run; part 4 (cold page ≤ {FEASIBLE_S:.0f} s, "
         f"measured by the notebook test) decides whether it is adopted" if fit else
         "no candidate with more seeds than 12 meets them; the book preset stays at 12 seeds"), ""]  # fmt: skip
-    for n, per_base in words.items():
-        lines += [f"## {n} seeds per run", "", "| row | " + " | ".join(f"base {b}" for b in per_base) + " |",
-                  "|---|" + "---|" * len(per_base)]  # fmt: skip
-        for row in zip(*per_base.values(), strict=True):
-            lines.append(f"| {row[0].kind} {row[0].name}: {row[0].claim[:50]} | "
-                         + " | ".join(r.outcome for r in row) + " |")  # fmt: skip
-        lines.append("")
-        for b, rows in per_base.items():
-            for r in rows:
-                if r.kind == "claim":
-                    first = _FIRST_IV.search(r.measured)
-                    lines.append(
-                        f"- base {b}, {r.claim[:40]}: {r.verdict[:150]} … first interval measured: "
-                        f"{first.group(0).strip() if first else '-'}"
-                    )
-        lines.append("")
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines[:12]))
+    lines += word_sections(words, lambda n: f"{n} seeds per run", first_interval)
+    write_report(args.out, lines)
 
 
 if __name__ == "__main__":

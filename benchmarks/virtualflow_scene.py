@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
-import time
 from pathlib import Path
 
-from virtualflow_input import cpu_seconds
+from _tuning import load_record, record_run, room_text, save_record
 
-from explorables.core.tables import apply_gates
-from explorables.virtualflow import claims as vc
-from explorables.virtualflow.experiment import VirtualFlowConfig, run
+from explorables.virtualflow.experiment import VirtualFlowConfig
 
 #: candidate -> the book preset's fields it changes (scene only: the networks, steps and rooms stay)
 CANDIDATES = {
@@ -40,7 +36,7 @@ def main() -> None:
     args = ap.parse_args()
     if min(args.bases) < 162:
         raise SystemExit("this pass's tuning bases only (>= 162)")
-    out = json.loads(args.out.read_text()) if args.out.exists() else {}
+    out = load_record(args.out)
     for cand in args.cands:
         passed = True
         for base in args.bases:
@@ -51,23 +47,11 @@ def main() -> None:
                     passed = False
                     break
                 cfg = VirtualFlowConfig.preset("book", seed=base).replace(**CANDIDATES[cand])
-                c0, t0 = cpu_seconds(), time.perf_counter()
-                res = run(cfg)
-                cpu, wall = cpu_seconds() - c0, time.perf_counter() - t0
-                rows = apply_gates(vc.claims(res))
-                sup, pse = vc.per_seed(res, "sisdr/supervised"), vc.per_seed(res, "sisdr/pseudo")
-                out[key] = {
-                    "cpu_s": round(cpu, 1),
-                    "wall_s": round(wall, 1),
-                    "finished_utc": dt.datetime.now(dt.UTC).strftime("%H:%M:%S"),
-                    "room_per_seed": [a - b for a, b in zip(sup, pse, strict=True)],
-                    "rows": {(r.name or r.claim[:40]): [r.outcome, r.measured[:300]] for r in rows},
-                }
-                args.out.write_text(json.dumps(out, indent=1) + "\n")
+                out[key] = record_run(cfg, measured_chars=300, stamp=True)[0]
+                save_record(args.out, out)
             r = out[key]["rows"]
             print(
-                f"{key} cpu {out[key]['cpu_s']:.0f} s wall {out[key]['wall_s']:.0f} s room "
-                f"[{', '.join(f'{v:+.2f}' for v in out[key]['room_per_seed'])}]; "
+                f"{key} cpu {out[key]['cpu_s']:.0f} s wall {out[key]['wall_s']:.0f} s room {room_text(out[key])}; "
                 + "; ".join(f"{g} {r[g][0]}" for g in GATES)
                 + " | claims: "
                 + "; ".join(f"{k[:30]} {v[0]}" for k, v in r.items() if k not in GATES),

@@ -243,6 +243,43 @@ def test_cosines_lie_in_minus_one_one_and_are_exact_on_parallel_vectors():
         assert cos.shape == (2,) and bool(((cos >= -1) & (cos <= 1)).all())
 
 
+def test_the_alignment_averages_distinct_draws_and_one_draw_is_the_earlier_single_draw():
+    """ALIGNMENT_DRAWS: the draws are different windows and perturbations, the run's cosine is their mean, and with
+    one draw it is, to the bit, the single draw runs made before the averaging (windows from ``seed + 11``,
+    perturbations from ``seed + 13``)."""
+    from explorables.stable_nde.experiment import (
+        ALIGNMENT_DRAW_OFFSET,
+        ALIGNMENT_DRAWS,
+        _alignment_draws,
+        _draw_mean_cosines,
+    )
+
+    assert ALIGNMENT_DRAWS > 1
+    _, data, model = _pendulum_setup()
+    cfg = Config.preset("smoke", n_alignment_windows=8, horizon=4)
+    seed = 5
+    draws = _alignment_draws(data, cfg, seed)
+    assert len(draws) == ALIGNMENT_DRAWS
+    assert all(not torch.equal(a, b) for a, b in itertools.combinations(draws, 2))  # independent draws
+    (one,) = _alignment_draws(data, cfg, seed, draws=1)
+    before = sample_windows(data, 8, 4, torch.Generator().manual_seed(seed + 11))
+    assert torch.equal(one, before) and torch.equal(draws[0], before)
+    kw = dict(noise_std=cfg.noise_std, weight=cfg.jacobian_weight, jvp_mode=cfg.jvp_mode)
+    single = gradient_cosines(model, before, generator=torch.Generator().manual_seed(seed + 13), **kw)
+    mean_one = _draw_mean_cosines(model, [one], cfg, seed)
+    assert set(mean_one) == set(single)
+    assert all(torch.equal(mean_one[m], single[m]) for m in single)
+    mean = _draw_mean_cosines(model, draws, cfg, seed)
+    each = [
+        gradient_cosines(model, w, generator=torch.Generator().manual_seed(seed + 13 + ALIGNMENT_DRAW_OFFSET * d), **kw)
+        for d, w in enumerate(draws)
+    ]
+    for m in single:
+        assert torch.allclose(mean[m], sum(c[m] for c in each) / len(each), rtol=0, atol=1e-12)
+        assert not torch.equal(each[0][m], each[1][m])  # the draws measure different cosines
+    assert any(not torch.equal(mean[m], single[m]) for m in single)  # so the mean is not draw 0
+
+
 def test_complete_regulariser_aligns_better_with_the_unrolled_gradient_than_one_step():
     """The claimed direction on a seeded Lorenz case (3 members, after 50 one-step Adam steps), with a margin."""
     system = lorenz63(dt=0.02)
@@ -731,8 +768,18 @@ def test_study_reading_reads_its_numbers_from_the_study():
     runs = [_with_chaos(_fake_results(0.5, unrolled_metric=u), {}, {}) for u in (0.5, 0.25)]
     study = _fake_study(runs)
     text = C.study_reading(study, runs[0].config.control_step_factor)
-    assert set(text) == {"lens", "stability", "lorenz", "lorenz_claims"}
+    assert set(text) == {"lens", "stability", "lorenz", "lorenz_claims", "heldout"}
     assert text["lorenz_claims"].startswith("On Lorenz the complete regulariser's $W_1(z)$ is ")
+    assert "leans" not in text["lorenz_claims"]  # no row reads unclear
+    # every arm's held-out loss (the fake runs: unrolled about 0.5, every other arm 1), and what it says of alignment
+    assert "On Lorenz it is 0.51 for unrolled models and 1 for one-step models; rollout-shaped noise 1," in (
+        text["heldout"])
+    assert "the simulator-target control 1." in text["heldout"]
+    # rollout-shaped noise aligns like one-step in the fake runs, the complete regulariser better: not the best, so
+    # no lesson is drawn, though its loss equals one-step's
+    assert "the four cheap losses on no base seed on the pendulum" in text["heldout"]
+    assert "(on a log scale) on every base seed on the pendulum" in text["heldout"]
+    assert "does not predict" not in text["heldout"]
     # one-step's metric is about twice, then about four times the unrolled model's
     ratios = []
     for r in runs:
@@ -750,6 +797,12 @@ def test_study_reading_reads_its_numbers_from_the_study():
     comp = next(r for r in study["rows"] if r["claim"] == C.ALIGNMENT_CLAIM)
     comp["verdicts"][1] = "unclear"  # now mixed over base seeds: the tally follows
     assert "unclear on one base seed" in C.study_reading(study, 2)["lens"]
+    # an unclear simulator-target row says which way it leans, from the means (the regulariser's 0.5 against 1)
+    sim = next(r for r in study["rows"] if r["claim"].startswith(
+        "The complete regulariser is more stable than one-step training on exact simulator targets (lorenz"))
+    sim["verdicts"] = ["unclear"] * len(sim["verdicts"])
+    leaning = C.study_reading(study, 2)["lorenz_claims"]
+    assert "above the control's on no base seed, so the row leans towards yes, for the regulariser" in leaning
     with pytest.raises(ValueError, match="no row"):
         C.study_reading({"rows": []}, 2)
 

@@ -602,30 +602,38 @@ def test_averaging_source_reads_what_the_averaging_adds():
     assert "with or without the averaging" in averaging_source(low, {"noise": 0.65, "extractor": 0.8}, 30)
 
 
-def test_offsets_counts_sentence_reads_the_committed_report():
+@pytest.mark.parametrize(
+    ("sentence", "table", "expected", "report", "start"),
+    [
+        (
+            offsets_counts_sentence,
+            "| K | a | b | c |\n|---|\n| 1 | 20 | yes | 4 of 4 |\n| 9 | 47 | NO | 3 of 4 |\n",
+            "one offset: 4 of 4 claim rows agree on every tuning base seed; 9 offsets: 3 of 4 claim rows agree on "
+            "every tuning base seed (a gate fails)",
+            "topoprune_offsets.md",
+            "one offset:",
+        ),
+        (
+            power_counts_sentence,
+            "| n | a | b | c | d | e |\n|---|\n| 12 | 19 | yes | 3 of 4 | no: splits | no |\n"
+            "| 24 | 52 | NO | 4 of 4 | yes | yes |\n",
+            "12 seeds per run: 3 of 4 claim rows agree on every tuning base seed, page projected at 19 s; 24 seeds "
+            "per run: 4 of 4 claim rows agree on every tuning base seed (a gate fails), page projected at 52 s, "
+            "meets the rule",
+            "topoprune_power.md",
+            "12 seeds per run:",
+        ),
+    ],
+    ids=["offsets", "power"],
+)
+def test_counts_sentence_reads_the_committed_report(sentence, table, expected, report, start):
     from pathlib import Path
 
-    said = offsets_counts_sentence("| K | a | b | c |\n|---|\n| 1 | 20 | yes | 4 of 4 |\n| 9 | 47 | NO | 3 of 4 |\n")
-    assert said == ("one offset: 4 of 4 claim rows agree on every tuning base seed; 9 offsets: 3 of 4 claim rows "
-                    "agree on every tuning base seed (a gate fails)")
+    assert sentence(table) == expected
     with pytest.raises(ValueError, match="summary row"):
-        offsets_counts_sentence("nothing here")
-    report = Path(__file__).parents[1] / "benchmarks" / "topoprune_offsets.md"
-    assert offsets_counts_sentence(report.read_text()).startswith("one offset:")  # the page reads this file
-
-
-def test_power_counts_sentence_reads_the_committed_report():
-    from pathlib import Path
-
-    said = power_counts_sentence("| n | a | b | c | d | e |\n|---|\n| 12 | 19 | yes | 3 of 4 | no: splits | no |\n"
-                                 "| 24 | 52 | NO | 4 of 4 | yes | yes |\n")
-    assert said == ("12 seeds per run: 3 of 4 claim rows agree on every tuning base seed, page projected at 19 s; "
-                    "24 seeds per run: 4 of 4 claim rows agree on every tuning base seed (a gate fails), page "
-                    "projected at 52 s, meets the rule")
-    with pytest.raises(ValueError, match="summary row"):
-        power_counts_sentence("nothing here")
-    report = Path(__file__).parents[1] / "benchmarks" / "topoprune_power.md"
-    assert power_counts_sentence(report.read_text()).startswith("12 seeds per run:")  # the page reads this file
+        sentence("nothing here")
+    committed = Path(__file__).parents[1] / "benchmarks" / report
+    assert sentence(committed.read_text()).startswith(start)  # the page reads this file
 
 
 def test_the_stability_figure_draws_every_row_of_the_diagnosis():

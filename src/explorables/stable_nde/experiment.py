@@ -423,6 +423,39 @@ def _stacked_state(
     return stack_models(parts).state_dict()
 
 
+def _alignment_draws(data: torch.Tensor, cfg: StableNDEConfig, seed: int, draws: int = ALIGNMENT_DRAWS) -> list:
+    """The alignment's ``draws`` independent draws of ``cfg.n_alignment_windows`` windows; draw ``d`` from the
+    generator seeded ``seed + 11 + ALIGNMENT_DRAW_OFFSET * d``, so draw 0 is the single draw of the runs before the
+    averaging."""
+    return [
+        sample_windows(
+            data,
+            cfg.n_alignment_windows,
+            cfg.horizon,
+            torch.Generator().manual_seed(seed + 11 + ALIGNMENT_DRAW_OFFSET * d),
+        )
+        for d in range(draws)
+    ]
+
+
+def _draw_mean_cosines(probe: HybridModel, draws: list, cfg: StableNDEConfig, seed: int) -> dict[str, torch.Tensor]:
+    """Per cheap method, its cosine with the unrolled gradient per member, the mean over the window ``draws``
+    (:func:`_alignment_draws`); draw ``d``'s perturbations from the generator seeded
+    ``seed + 13 + ALIGNMENT_DRAW_OFFSET * d``."""
+    per_draw = [
+        gradient_cosines(
+            probe,
+            windows,
+            noise_std=cfg.noise_std,
+            weight=cfg.jacobian_weight,
+            jvp_mode=cfg.jvp_mode,
+            generator=torch.Generator().manual_seed(seed + 13 + ALIGNMENT_DRAW_OFFSET * d),
+        )
+        for d, windows in enumerate(draws)
+    ]
+    return {m: torch.stack([cos[m] for cos in per_draw]).mean(0) for m in CHEAP_METHODS}
+
+
 def _system_part(
     cfg: StableNDEConfig, index: int, name: str, checkpoint: Checkpointer, progress: bool
 ) -> tuple[dict, dict]:
@@ -450,32 +483,14 @@ def _system_part(
 
     # 2. gradient alignment at snapshots of the one-step run
     # (per member and checkpoint: the mean over ALIGNMENT_DRAWS independent draws of windows and perturbations)
-    draws = [
-        sample_windows(
-            data,
-            cfg.n_alignment_windows,
-            cfg.horizon,
-            torch.Generator().manual_seed(seeds[0] + 11 + ALIGNMENT_DRAW_OFFSET * d),
-        )
-        for d in range(ALIGNMENT_DRAWS)
-    ]
+    draws = _alignment_draws(data, cfg, seeds[0])
     probe = make_model(system, n, width=cfg.width, depth=cfg.depth, seeds=seeds, solver=cfg.solver, device=device)
     cosines: dict[str, list[list[float]]] = {m: [] for m in CHEAP_METHODS}
     for k in cfg.alignment_steps:
         probe.load_state_dict(snapshots[k])
-        per_draw = [
-            gradient_cosines(
-                probe,
-                windows,
-                noise_std=cfg.noise_std,
-                weight=cfg.jacobian_weight,
-                jvp_mode=cfg.jvp_mode,
-                generator=torch.Generator().manual_seed(seeds[0] + 13 + ALIGNMENT_DRAW_OFFSET * d),
-            )
-            for d, windows in enumerate(draws)
-        ]
+        mean = _draw_mean_cosines(probe, draws, cfg, seeds[0])
         for m in CHEAP_METHODS:
-            cosines[m].append([float(c) for c in torch.stack([cos[m] for cos in per_draw]).mean(0)])
+            cosines[m].append([float(c) for c in mean[m]])
     summary["alignment"] = {
         "steps": list(cfg.alignment_steps),
         "horizon": cfg.horizon,
