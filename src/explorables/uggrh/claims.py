@@ -333,7 +333,7 @@ def claims(results: UGGRHResults) -> list[Claim]:
     # the control at 0 % is the baseline itself (every pair is complete), so its drop starts from the baseline's mAP
     control_drop = _diff(part0["baseline"][bits]["mean"]["values"], control)
     rows.append(Claim(
-        "Control: UGGRH falls less than the baseline on the complete pairs only",
+        "More robust than the control: UGGRH falls less than the baseline on the complete pairs only",
         f"drop of mAP from {first:.0%} to {high:.0%} missing, {bits} bits, and the start at {first:.0%}, paired by "
         f"seed; {n_seeds}",
         f"drop UGGRH {fmt_mean_sd(by_bits[bits][1], 3)} vs control {fmt_mean_sd(control_drop, 3)}, difference "
@@ -365,7 +365,8 @@ def claims(results: UGGRHResults) -> list[Claim]:
             "; ".join(f"{r['image_missing_share']:.0%} images missing: UGGRH {_ms(r['uggrh'])} vs baseline "
                       f"{_ms(r['baseline'])}, gain {_iv(_diff(_values(r['uggrh']), _values(r['baseline'])))}, "
                       f"UGGRH minus control {_iv(_diff(_values(r['uggrh']), _values(r['control'])))}"
-                      for r in im["rows"]) + f" (control {_ms(im['rows'][0]['control'])}, the same pairs at every share)",
+                      for r in im["rows"])
+            + f" (control {_ms(im['rows'][0]['control'])}, the same pairs at every share)",
             imbalance_verdict(gains_im), gates=gates,
         ))  # fmt: skip
     return rows
@@ -414,3 +415,32 @@ def ablation_table(results: UGGRHResults) -> str:
     rows += [[METHOD_NAMES[k], _ms(v)] for k, v in ab.items() if isinstance(v, dict)]
     rows.append([METHOD_NAMES["baseline"], _ms(part["baseline"][str(ab["bits"])]["mean"])])
     return markdown_table(("method", f"mAP at {ab['missing_rate']:.0%} missing, {ab['bits']} bits"), rows)
+
+
+def imbalance_table(results: UGGRHResults) -> str:
+    """Markdown: the imbalance sweep (share of the incomplete pairs that lack the image), mean ± sd over seeds, with
+    the paired gain over the mean-fill baseline and UGGRH minus the control (mean [interval over seeds])."""
+    im = results.summary["imbalance"]
+    rows = []
+    for r in im["rows"]:
+        u, b, c = _values(r["uggrh"]), _values(r["baseline"]), _values(r["control"])
+        rows.append([f"{r['image_missing_share']:.0%}", _ms(r["baseline"]), _ms(r["uggrh"]), _ms(r["control"]),
+                     _iv(_diff(u, b)), _iv(_diff(u, c))])  # fmt: skip
+    return markdown_table(("incomplete pairs lacking the image", "mean-fill baseline", "UGGRH", "control",
+                           "UGGRH minus baseline", "UGGRH minus control"), rows)  # fmt: skip
+
+
+def stability_sentence(slug: str = "uggrh") -> str:
+    """From the committed seed study: which gates and claims read the same word on every base seed, and the words
+    of those that do not."""
+    from ..core.seed_study import load_study
+
+    study = load_study(slug)
+    rows = [r for r in study["rows"] if r["kind"] != "check"]
+    same = [r for r in rows if r["agree"]]
+    bases = ", ".join(map(str, study["seeds"]))
+    text = f"On base seeds {bases}, {len(same)} of {len(rows)} gates and claims read the same word on every seed."
+    differ = [r for r in rows if not r["agree"]]
+    if differ:
+        text += " The others: " + "; ".join(f"{r['claim']} ({', '.join(r['verdicts'])})" for r in differ) + "."
+    return text

@@ -62,11 +62,11 @@ class UGGRHConfig(ExperimentConfig):
     )
     n_noise_tags: int = param(3, Int(0), "random tags added to every sample")
     missing_rate_grid: tuple[float, ...] = param(
-        (0.0, 0.35, 0.7), Tuple(Float(0.0, 0.9), increasing=True), "shares of training pairs that lose one modality"
+        (0.0, 0.7), Tuple(Float(0.0, 0.9), increasing=True), "shares of training pairs that lose one modality"
     )
     image_missing_share: float = param(0.5, Probability(), "of the incomplete pairs, the share that loses the image")
     bits_grid: tuple[int, ...] = param((16, 32, 64), Tuple(Int(4, 1024), increasing=True), "code lengths (bits)")
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds of the split, the missing pattern and the networks")
+    seeds: tuple[int, ...] = param((0, 1, 2, 3), Seeds(), "seeds of the split, the missing pattern and the networks")
     n_hidden: int = param(128, Int(4), "hidden units of every MLP (encoders, translators, critics, fusion)")
     n_epochs: int = param(80, Int(1), "full-batch Adam steps of the hash network")
     lr: float = param(5e-3, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (all networks)")
@@ -80,7 +80,7 @@ class UGGRHConfig(ExperimentConfig):
     )
     ablation_bits: int = param(32, Int(4, 1024), "code length of the ablations (must be in bits_grid)")
     imbalance_share_grid: tuple[float, ...] = param(
-        (),
+        (0.0, 0.5, 1.0),
         Tuple(Probability(), min_len=0, increasing=True),
         "image_missing_share values of the imbalance part (at the highest missing rate; empty: skip)",
     )
@@ -100,7 +100,7 @@ class UGGRHConfig(ExperimentConfig):
             device="auto", dataset="mirflickr", n_query=2000, n_train=5000, n_database=0, n_hidden=1024,
             n_epochs=500, n_completion_steps=1000, lr=1e-3, missing_rate_grid=(0.0, 0.1, 0.3, 0.5, 0.7),
             bits_grid=(16, 32, 64, 128), seeds=(0, 1, 2, 3, 4), k_neighbours=20, use_examples=False,
-            imbalance_share_grid=(0.0, 1.0),
+            imbalance_share_grid=(0.0, 0.5, 1.0),
             timing_n_database=1_000_000, timing_n_queries=100,
         ),
     }  # fmt: skip
