@@ -122,6 +122,34 @@ def test_missing_pattern_rate_share_and_nan():
     assert np.isfinite(pairs.image[pairs.has_image]).all()
 
 
+def test_the_share_moves_which_half_is_lost_not_which_pairs_are_incomplete():
+    """The imbalance part relies on it: the same rng gives the same incomplete pairs at every share, so the control
+    (the baseline on the complete pairs) is the same for every share and share 0.5 is the main run's pattern."""
+    x, t = np.random.default_rng(0).random((50, 4)), np.random.default_rng(1).random((50, 3))
+    by_share = {a: make_incomplete(x, t, 0.7, a, rng=np.random.default_rng(5)) for a in (0.0, 0.5, 1.0)}
+    for pairs in by_share.values():
+        assert (pairs.complete == by_share[0.5].complete).all()
+    assert by_share[0.0].has_image.all() and by_share[1.0].has_text.all()
+
+
+def test_imbalance_part_reuses_the_main_run_at_the_default_share_and_carries_the_control():
+    cfg = Config.preset("smoke", missing_rate_grid=(0.0, 0.5), n_epochs=5, n_completion_steps=5, use_examples=False,
+                        timing_n_database=200, timing_n_queries=1, imbalance_share_grid=(0.0, 0.5, 1.0))  # fmt: skip
+    results = run(cfg)
+    s = results.summary
+    rows = {r["image_missing_share"]: r for r in s["imbalance"]["rows"]}
+    assert [r["reused"] for r in rows.values()] == [False, True, False]
+    assert rows[0.5]["uggrh"] == s["missing_50"]["uggrh"]["16"]["mean"]
+    assert rows[0.5]["baseline"] == s["missing_50"]["baseline"]["16"]["mean"]
+    assert all(r["control"] == s["ablations"]["drop_incomplete"] for r in rows.values())
+    assert rows[0.0]["uggrh"]["values"] != rows[1.0]["uggrh"]["values"]
+    table = C.imbalance_table(results)
+    assert len(table.splitlines()) == 2 + 3 and "UGGRH minus control" in table
+    names = [r.claim for r in C.claims(results)]
+    assert "UGGRH is robust to modality imbalance" in names
+    assert any(n.startswith("More robust than the control") for n in names)
+
+
 def test_training_functions_never_receive_labels():
     for fn in (prepare, train_hashing, M.train_completion, M.fill_missing, M.similarity_target):
         params = inspect.signature(fn).parameters

@@ -62,11 +62,11 @@ class UGGRHConfig(ExperimentConfig):
     )
     n_noise_tags: int = param(3, Int(0), "random tags added to every sample")
     missing_rate_grid: tuple[float, ...] = param(
-        (0.0, 0.35, 0.7), Tuple(Float(0.0, 0.9), increasing=True), "shares of training pairs that lose one modality"
+        (0.0, 0.7), Tuple(Float(0.0, 0.9), increasing=True), "shares of training pairs that lose one modality"
     )
     image_missing_share: float = param(0.5, Probability(), "of the incomplete pairs, the share that loses the image")
     bits_grid: tuple[int, ...] = param((16, 32, 64), Tuple(Int(4, 1024), increasing=True), "code lengths (bits)")
-    seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "seeds of the split, the missing pattern and the networks")
+    seeds: tuple[int, ...] = param((0, 1, 2, 3), Seeds(), "seeds of the split, the missing pattern and the networks")
     n_hidden: int = param(128, Int(4), "hidden units of every MLP (encoders, translators, critics, fusion)")
     n_epochs: int = param(80, Int(1), "full-batch Adam steps of the hash network")
     lr: float = param(5e-3, Float(0.0, 1.0, low_inclusive=False), "Adam learning rate (all networks)")
@@ -80,7 +80,7 @@ class UGGRHConfig(ExperimentConfig):
     )
     ablation_bits: int = param(32, Int(4, 1024), "code length of the ablations (must be in bits_grid)")
     imbalance_share_grid: tuple[float, ...] = param(
-        (),
+        (0.0, 0.5, 1.0),
         Tuple(Probability(), min_len=0, increasing=True),
         "image_missing_share values of the imbalance part (at the highest missing rate; empty: skip)",
     )
@@ -100,7 +100,7 @@ class UGGRHConfig(ExperimentConfig):
             device="auto", dataset="mirflickr", n_query=2000, n_train=5000, n_database=0, n_hidden=1024,
             n_epochs=500, n_completion_steps=1000, lr=1e-3, missing_rate_grid=(0.0, 0.1, 0.3, 0.5, 0.7),
             bits_grid=(16, 32, 64, 128), seeds=(0, 1, 2, 3, 4), k_neighbours=20, use_examples=False,
-            imbalance_share_grid=(0.0, 1.0),
+            imbalance_share_grid=(0.0, 0.5, 1.0),
             timing_n_database=1_000_000, timing_n_queries=100,
         ),
     }  # fmt: skip
@@ -288,19 +288,39 @@ def _ablations(cfg: UGGRHConfig, checkpoint: Checkpointer | None = None) -> tupl
     return {"missing_rate": rate, "bits": bits, **{k: _mean_sd(v) for k, v in scores.items()}}, {}
 
 
-def _imbalance(cfg: UGGRHConfig) -> tuple[dict, dict]:
-    """At the highest missing rate and ``ablation_bits``: every incomplete pair lacks the same modality."""
+def _imbalance(cfg: UGGRHConfig, checkpoint: Checkpointer) -> tuple[dict, dict]:
+    """At the highest missing rate and ``ablation_bits``: the share of incomplete pairs that lack the image, swept
+    over ``imbalance_share_grid`` (0: every incomplete pair lacks its text, 1: its image). The incomplete pairs are
+    the same for every share (:func:`make_incomplete` draws them before the share), so the share
+    ``image_missing_share`` is the highest-rate part itself (its values are reused, not retrained) and the control
+    (the baseline on the complete pairs, from ``ablations``) is the same for every share."""
     rate, bits = cfg.missing_rate_grid[-1], cfg.ablation_bits
+    main = checkpoint.get(f"part/{part_name(rate)}")["summary"]
+    control = checkpoint.get("part/ablations")["summary"]["drop_incomplete"]
     rows = []
     for share in cfg.imbalance_share_grid:
-        scores: dict[str, list[float]] = {"baseline": [], "uggrh": []}
-        for seed in cfg.seeds:
+        if share == cfg.image_missing_share:
+            rows.append({"image_missing_share": share, "reused": True, "control": control,
+                         **{m: main[m][str(bits)]["mean"] for m in ("baseline", "uggrh")}})  # fmt: skip
+            continue
+
+        def one_seed(seed: int, share: float = share) -> dict[str, float]:
             train, query, database = load_data(cfg, seed)
             pairs = incomplete(cfg, train, rate, seed, share)
+            out = {}
             for method, modules in (("baseline", None), ("uggrh", ABLATIONS["uggrh"])):
                 r = _fit_eval(cfg, pairs, modules, (bits,), query, database, seed)[bits]
-                scores[method].append(0.5 * (r["i2t"] + r["t2i"]))
-        rows.append({"image_missing_share": share, **{m: _mean_sd(v) for m, v in scores.items()}})
+                out[method] = 0.5 * (r["i2t"] + r["t2i"])
+            return out
+
+        scores: dict[str, list[float]] = {"baseline": [], "uggrh": []}
+        for seed in cfg.seeds:
+            done = _per_seed(checkpoint, f"imbalance/share_{round(share * 1000)}/seed_{seed}",
+                             lambda seed=seed: one_seed(seed))  # fmt: skip
+            for m in scores:
+                scores[m].append(done[m])
+        rows.append({"image_missing_share": share, "reused": False, "control": control,
+                     **{m: _mean_sd(v) for m, v in scores.items()}})  # fmt: skip
     return {"missing_rate": rate, "bits": bits, "rows": rows}, {}
 
 
@@ -327,7 +347,7 @@ def run(
     }
     parts["ablations"] = lambda: _ablations(cfg, checkpoint)
     if cfg.imbalance_share_grid:
-        parts["imbalance"] = lambda: _imbalance(cfg)
+        parts["imbalance"] = lambda: _imbalance(cfg, checkpoint)
     parts["speed"] = lambda: _speed(cfg)
     summary, curves = run_parts_timed(checkpoint, parts, progress)
     return UGGRHResults(cfg, summary, curves)
