@@ -821,9 +821,9 @@ def test_tables_figures_and_claims_of_a_run_with_three_label_counts():
 def test_chunked_training_gives_the_numbers_of_one_ensemble():
     """``member_chunk`` trains a part's members a few rows at a time (the paper preset's memory); members never
     interact, so the same seed gives the same numbers as the whole ensemble at once: every metric of every member,
-    the chosen phase-1 starts and the phase-1 loss curves are identical; the weights (and phase 2's loss) agree to float rounding (a batched
-    product's rounding depends on its batch size: ulps, which Adam turns into up to ~2e-4 on the attention's key and
-    query biases, whose gradient is nearly zero since a softmax ignores them)."""
+    the chosen phase-1 starts and the phase-1 loss curves are identical; the weights (and phase 2's loss) agree to
+    float rounding (a batched product's rounding depends on its batch size: ulps, which Adam turns into up to ~2e-4
+    on the attention's key and query biases, whose gradient is nearly zero since a softmax ignores them)."""
     from dataclasses import replace
 
     cfg = replace(UniRAPConfig.preset("smoke"), n_steps=16, n_test=12, n_parsing=24, labelled_grid=(8, 16),
