@@ -31,6 +31,11 @@ Member seed ``s``, with the base seed ``cfg.seed``, sets a member's initial weig
 regime; :func:`weight_seed`), its labelled subset (the first ``n`` of a seeded permutation of the pool,
 so smaller subsets are nested in larger ones) and its batches. The base seed also draws the scenes.
 
+``arm_seeds`` gives the control and the no-parsing arm further member seeds (after ``seeds``): more members for the
+``parsing`` gate, which compares those two arms; a row that pairs either arm with the curriculum reads ``seeds`` only.
+``member_chunk`` trains each part's ensemble that many rows at a time (:func:`train_chunks`): the paper preset's
+memory is then a chunk's, not the whole ensemble's, and the numbers are the same (members never interact).
+
 Best of ``phase1_starts`` starts: every phase-1 member (the curriculum's and the control's alike) trains phase 1
 from ``phase1_starts`` initialisations on the same batches (start 0: :func:`weight_seed`'s weights), and the start
 with the lowest training loss over phase 1's last :data:`START_WINDOW` steps (its own weighted loss on its own
