@@ -86,7 +86,8 @@ class UniRAPConfig(ExperimentConfig):
     n_labelled: int = param(512, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(300, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
-    arm_seeds: tuple[int, ...] = param((), Seeds(min_len=0),
+    # (3, 4, 5, 6, 7): 8 members per arm for the parsing gate (was none): benchmarks/unirap_members2_rule.md
+    arm_seeds: tuple[int, ...] = param((3, 4, 5, 6, 7), Seeds(min_len=0),
                                        "further member seeds of the control and the no-parsing arm only (after "
                                        "seeds, none of them in seeds): more members for the parsing gate's interval; "
                                        "a row that pairs one of these arms with the curriculum reads seeds only")
@@ -119,14 +120,14 @@ class UniRAPConfig(ExperimentConfig):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
                       phase2_lr=1e-2,
-                      n_shown=3, d_model=16, width=12, seeds=(0,), max_tools=3, processes=1),
+                      n_shown=3, d_model=16, width=12, seeds=(0,), arm_seeds=(), max_tools=3, processes=1),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
                       n_control_counts=3,
                       n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, phase2_lr=3e-3,
                       width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3,
-                      stage_fractions=(0.15, 0.15), member_chunk=35),
+                      stage_fractions=(0.15, 0.15), member_chunk=35, arm_seeds=()),
     }
 
     def cross_checks(self) -> None:
