@@ -816,3 +816,40 @@ def test_tables_figures_and_claims_of_a_run_with_three_label_counts():
     figures.all_figures(res)
     lab = UniRAPLab(res)
     assert len(lab.regime.options) == 3
+
+
+def test_chunked_training_gives_the_numbers_of_one_ensemble():
+    """``member_chunk`` trains a part's members a few rows at a time (the paper preset's memory); members never
+    interact, so the same seed gives the same numbers as the whole ensemble at once: every metric of every member,
+    the chosen phase-1 starts and the phase-1 loss curves are identical; the weights (and phase 2's loss) agree to
+    float rounding (a batched product's rounding depends on its batch size: ulps, which Adam turns into up to ~2e-4
+    on the attention's key and query biases, whose gradient is nearly zero since a softmax ignores them)."""
+    from dataclasses import replace
+
+    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=16, n_test=12, n_parsing=24, labelled_grid=(8, 16),
+                  n_labelled=16, seeds=(0, 1), arm_seeds=(5,), processes=1, stage_fractions=(0.25, 0.25))
+    whole, chunked = run(cfg), run(cfg.replace(member_chunk=3))
+    assert whole.config.member_chunk == 0 and chunked.config.member_chunk == 3
+    drop = ("timings",)
+    a = {k: v for k, v in whole.summary.items() if k not in drop}
+    b = {k: v for k, v in chunked.summary.items() if k not in drop}
+    assert a == b
+    pre_a, pre_b = whole.curves["pretrain"], chunked.curves["pretrain"]
+    assert pre_a["chosen_start"] == pre_b["chosen_start"]
+    np.testing.assert_array_equal(pre_a["loss"], pre_b["loss"])
+    np.testing.assert_allclose(whole.curves["unified"]["loss"], chunked.curves["unified"]["loss"], rtol=1e-5)
+    for key, value in pre_a["state"].items():
+        torch.testing.assert_close(value, pre_b["state"][key], rtol=0, atol=1e-3)
+    # the arms carry the extra seed; the paired claims read the curriculum's seeds only
+    assert len(whole.summary["unified"]["joint"]["8"]["mask_iou"]["per_seed"]) == 3
+    assert len(C.leads(whole)[8]) == len(C.transfer_leads(whole)[8]) == 2 and len(C.parsing_gains(whole)[8]) == 3
+    assert [c.verdict for c in C.claims(whole)] == [c.verdict for c in C.claims(chunked)]
+
+
+def test_arm_seeds_may_not_repeat_a_member_seed():
+    with pytest.raises(ValueError, match="arm_seeds"):
+        UniRAPConfig.preset("smoke").replace(arm_seeds=(0,)).validated()
+    # the book's value (benchmarks/unirap_members2_rule.md); the paper preset and smoke keep every arm at `seeds`
+    assert UniRAPConfig.preset("book").arm_seeds == (3, 4, 5, 6, 7)
+    assert UniRAPConfig.preset("paper").arm_seeds == UniRAPConfig.preset("smoke").arm_seeds == ()
+    assert UniRAPConfig.preset("paper").member_chunk == 35 and UniRAPConfig.preset("book").member_chunk == 0

@@ -199,6 +199,9 @@ def _gate_examples(passing, failing):
 
 
 _HI, _LO, _MID, _BEHIND = (0.30, 0.31, 0.29), (0.0, 0.005, -0.005), (-0.2, 0.1, 0.4), (-0.3, -0.31, -0.29)
+#: the examples of the two claims decided per labelled count (efficiency and transfer: the same verdict shape)
+_PER_COUNT_EXAMPLES = _examples({"n = 16": _HI, "n = 64": _HI}, {"n = 16": _BEHIND, "n = 64": _LO},
+                                {"n = 16": _MID, "n = 64": _MID}, {"n = 16": _HI, "n = 64": _LO})
 _TRUTH, _CHANCE = dict.fromkeys(METRICS, 1.0), {"box_accuracy": 0.09, "mask_iou": 0.03, "grasp_success": 0.03}
 
 CRITERIA: tuple[Criterion, ...] = (
@@ -233,14 +236,12 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("efficiency", "claim", efficiency_verdict, MARGIN,
               "per labelled count with a control (below the largest), interval of curriculum minus joint training on "
               "the same data (mean of metrics) vs 0.02; combined over the counts",
-              _examples({"n = 16": _HI, "n = 64": _HI}, {"n = 16": _BEHIND, "n = 64": _LO},
-                        {"n = 16": _MID, "n = 64": _MID}, {"n = 16": _HI, "n = 64": _LO}),
+              _PER_COUNT_EXAMPLES,
               scoped=True),
     Criterion("transfer", "claim", transfer_verdict, MARGIN,
               "per labelled count with a no-parsing arm (below the largest), interval of curriculum minus training "
               "without parsing data (mean of metrics) vs 0.02; combined over the counts",
-              _examples({"n = 16": _HI, "n = 64": _HI}, {"n = 16": _BEHIND, "n = 64": _LO},
-                        {"n = 16": _MID, "n = 64": _MID}, {"n = 16": _HI, "n = 64": _LO}),
+              _PER_COUNT_EXAMPLES,
               scoped=True),
 )
 
@@ -257,10 +258,17 @@ def control_counts(results: UniRAPResults) -> list[int]:
     return [n for n in results.summary["labelled_grid"] if str(n) in results.summary["unified"]["joint_parsing"]]
 
 
+def paired(results: UniRAPResults, regime: str, n: int) -> np.ndarray:
+    """The mean of the three metrics of ``regime`` at ``n`` for the curriculum's member seeds only (the control and the
+    no-parsing arm may have more members, ``arm_seeds``, after them): the rows a paired difference with the
+    curriculum reads."""
+    return composite(scores(results, regime, n))[: results.summary["n_seeds"]]
+
+
 def leads(results: UniRAPResults) -> dict[int, np.ndarray]:
     """Per labelled count with a control, the per-seed lead of the curriculum over its control (joint training on
     the same data, same steps) on the mean of the three metrics."""
-    return {n: composite(scores(results, "curriculum", n)) - composite(scores(results, "joint_parsing", n))
+    return {n: composite(scores(results, "curriculum", n)) - paired(results, "joint_parsing", n)
             for n in control_counts(results)}
 
 
@@ -274,7 +282,7 @@ def parsing_gains(results: UniRAPResults) -> dict[int, np.ndarray]:
 def transfer_leads(results: UniRAPResults) -> dict[int, np.ndarray]:
     """Per labelled count with a no-parsing arm, the per-seed lead of the curriculum over it (the abstract's
     comparison: parsing data first, against none), on the mean of the three metrics."""
-    return {n: composite(scores(results, "curriculum", n)) - composite(scores(results, "joint", n))
+    return {n: composite(scores(results, "curriculum", n)) - paired(results, "joint", n)
             for n in control_counts(results)}
 
 
@@ -328,7 +336,7 @@ def claims(results: UniRAPResults) -> list[Claim]:
               labels_gate(labels_gain), kind="gate", name="labels"),
         Claim("parsing data helps at the fewest labels", f"the control (the same {low} instruction scenes plus "
               f"{cfg.n_parsing} parsing scenes, mixed) vs the same model on the {low} instruction scenes alone, mean "
-              "of the three metrics, paired by seed",
+              f"of the three metrics, paired by seed ({s.get('n_arm_seeds', n_seeds)} seeds)",
               f"{fmt_mean_sd(composite(ctl_low))} vs {fmt_mean_sd(composite(bare_low))}; gain {_iv(parsing)}",
               parsing_gate(parsing), kind="gate", name="parsing"),
         Claim(

@@ -31,6 +31,11 @@ Member seed ``s``, with the base seed ``cfg.seed``, sets a member's initial weig
 regime; :func:`weight_seed`), its labelled subset (the first ``n`` of a seeded permutation of the pool,
 so smaller subsets are nested in larger ones) and its batches. The base seed also draws the scenes.
 
+``arm_seeds`` gives the control and the no-parsing arm further member seeds (after ``seeds``): more members for the
+``parsing`` gate, which compares those two arms; a row that pairs either arm with the curriculum reads ``seeds`` only.
+``member_chunk`` trains each part's ensemble that many rows at a time (:func:`train_chunks`): the paper preset's
+memory is then a chunk's, not the whole ensemble's, and the numbers are the same (members never interact).
+
 Best of ``phase1_starts`` starts: every phase-1 member (the curriculum's and the control's alike) trains phase 1
 from ``phase1_starts`` initialisations on the same batches (start 0: :func:`weight_seed`'s weights), and the start
 with the lowest training loss over phase 1's last :data:`START_WINDOW` steps (its own weighted loss on its own
@@ -81,6 +86,11 @@ class UniRAPConfig(ExperimentConfig):
     n_labelled: int = param(512, Int(4), "instruction-labelled scenes of the architecture comparison (in the grid)")
     n_test: int = param(300, Int(10), "held-out instruction scenes (their labels only score)")
     seeds: tuple[int, ...] = param((0, 1, 2), Seeds(), "member seeds (weights, labelled subset, batches)")
+    # (3, 4, 5, 6, 7): 8 members per arm for the parsing gate (was none): benchmarks/unirap_members2_rule.md
+    arm_seeds: tuple[int, ...] = param((3, 4, 5, 6, 7), Seeds(min_len=0),
+                                       "further member seeds of the control and the no-parsing arm only (after "
+                                       "seeds, none of them in seeds): more members for the parsing gate's interval; "
+                                       "a row that pairs one of these arms with the curriculum reads seeds only")
     # 400: the eighth pass's candidate, 480 (0 failing tuning models of 80 against 4), met its rule's accuracy terms
     # but not its time term (quiet cold runs 61.5 and 62.8 s against the rule's 55 s ceiling), so the rule keeps 400
     n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
@@ -99,6 +109,10 @@ class UniRAPConfig(ExperimentConfig):
     n_shown: int = param(10, Int(1, 100), "test scenes in the explorable's slider")
     phase1_starts: int = param(2, Int(1, 8), "initialisations per phase-1 member (curriculum and control alike): the "
                                "one with the lowest training loss over phase 1's last steps goes on to phase 2")
+    member_chunk: int = param(0, Int(0, 10**4), "at most this many ensemble rows train at once (0: all): a part "
+                              "trains its members in consecutive chunks (a phase-1 member's starts are rows of their "
+                              "own); members are independent, so the numbers are those of one ensemble, at a "
+                              "fraction of the peak memory")
     processes: int = param(0, Int(0, 64), "processes: with 2 or more the separate-heads arm trains in a spawned "
                            "worker while this one trains the unified ensemble (0: every CPU available); the numbers "
                            "are the same for any count")
@@ -106,14 +120,14 @@ class UniRAPConfig(ExperimentConfig):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
                       phase2_lr=1e-2,
-                      n_shown=3, d_model=16, width=12, seeds=(0,), max_tools=3, processes=1),
+                      n_shown=3, d_model=16, width=12, seeds=(0,), arm_seeds=(), max_tools=3, processes=1),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
                       n_control_counts=3,
                       n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, phase2_lr=3e-3,
                       width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3,
-                      stage_fractions=(0.15, 0.15)),
+                      stage_fractions=(0.15, 0.15), member_chunk=35, arm_seeds=()),
     }
 
     def cross_checks(self) -> None:
@@ -127,6 +141,8 @@ class UniRAPConfig(ExperimentConfig):
         if not 1 <= split < self.n_steps:
             raise ValueError(f"stage_fractions must give stages 1 and 2 at least one step and leave stage 3 some "
                              f"(of n_steps = {self.n_steps}), got {self.stage_fractions}")
+        if set(self.arm_seeds) & set(self.seeds):
+            raise ValueError(f"arm_seeds must not repeat a seed of seeds {self.seeds}, got {self.arm_seeds}")
         if sum(self.stage_fractions) >= 1:
             raise ValueError(f"stage_fractions must sum to < 1 (the last stage needs steps), "
                              f"got {self.stage_fractions}")
@@ -188,10 +204,11 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
     own attention map (architecture ``"pose_direct"``).
     ``separate``: the curriculum's stage 3 at ``n_labelled`` with three decoders.
     """
-    control = [Member("joint_parsing", n, s) for n in control_counts(cfg) for s in cfg.seeds]
+    arms = cfg.seeds + cfg.arm_seeds  # per count, the curriculum's seeds first (the paired rows), then the extra ones
+    control = [Member("joint_parsing", n, s) for n in control_counts(cfg) for s in arms]
     # the no-parsing arm (the abstract's comparison) after the control: the rows before it are those of a run without
     # it, and the pose_direct members stay a contiguous block at the end (their float rounding then does not move)
-    bare = [Member("joint", n, s) for n in control_counts(cfg) for s in cfg.seeds]
+    bare = [Member("joint", n, s) for n in control_counts(cfg) for s in arms]
     if part == "pretrain":
         return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control + bare
     if part == "unified":
@@ -253,6 +270,44 @@ def fork(state: dict[str, torch.Tensor], rows: list[int], arch: str) -> dict[str
     return out
 
 
+def rows_of(state: dict[str, torch.Tensor], n_members: int, rows: slice) -> dict[str, torch.Tensor]:
+    """The state of members ``rows`` (a slice) of an ensemble of ``n_members`` (a parameter with several rows per
+    member, the separate decoders', gives each of those members all its rows)."""
+    out = {}
+    for k, v in state.items():
+        per = v.shape[0] // n_members
+        out[k] = v[rows.start * per: rows.stop * per]
+    return out
+
+
+def train_chunks(cfg: UniRAPConfig, model: UniRAP, seeds: list[int], starts: list[int],
+                 pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
+                 checkpoint: Checkpointer | None, name: str, progress: bool) -> np.ndarray:
+    """:func:`~explorables.unirap.training.train` on ``model``'s members, ``cfg.member_chunk`` rows at a time (0: all
+    at once): each chunk is an ensemble of its own (its own Adam, the same schedule), trained to the end, and its
+    weights go back into ``model``'s rows. Members never interact (per-member losses, clipping and Adam), so this
+    gives the numbers of one ensemble at the peak memory of a chunk. Returns the loss curves ``(T, M)``."""
+    n = model.n_members
+    size = cfg.member_chunk or n
+    if size >= n:
+        return train(model, pool, idx, weights, lr=lr, checkpoint=checkpoint, name=name, progress=progress)
+    device = next(model.parameters()).device
+    state = model.state_dict()
+    curves = []
+    for j, a in enumerate(range(0, n, size)):
+        rows = slice(a, min(a + size, n))
+        sub = make_model(cfg, seeds[rows], model.archs[rows], starts[rows]).to(device)
+        sub.load_state_dict(rows_of(state, n, rows))
+        curves.append(train(sub, pool, idx[:, rows].contiguous(), weights[:, rows].contiguous(), lr=lr,
+                            checkpoint=checkpoint, name=f"{name}/chunk{j}", progress=progress))
+        with torch.no_grad():
+            for key, target in rows_of(state, n, rows).items():
+                target.copy_(sub.state_dict()[key])
+        del sub
+    model.eval()
+    return np.concatenate(curves, 1)
+
+
 def score(cfg: UniRAPConfig, model: UniRAP, members: list[Member], label) -> tuple[dict, dict]:
     """Every member's three metrics on the test scenes, grouped ``{label(m): {str(n): stats}}``, and the
     decoded predictions."""
@@ -297,8 +352,8 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
         model.load_state_dict(fork({k: torch.as_tensor(v).to(device) for k, v in start.items()},
                                    _source_rows(cfg, part), arch))
     lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
-    curve = train(model, pool, idx, weights, lr=lr, checkpoint=checkpoint, name=f"{part}/train",
-                  progress=progress)
+    curve = train_chunks(cfg, model, [m.seed for m in members], starts, pool, idx, weights, lr=lr,
+                         checkpoint=checkpoint, name=f"{part}/train", progress=progress)
     if part == "pretrain":  # each member's start with the lowest training loss over phase 1's last steps
         n = len(members) // cfg.phase1_starts
         late = curve[-min(START_WINDOW, len(curve)):].mean(0).reshape(cfg.phase1_starts, n)
@@ -402,6 +457,7 @@ def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None =
     summary["labelled_grid"] = list(cfg.labelled_grid)
     summary["n_labelled"] = cfg.n_labelled
     summary["n_seeds"] = len(cfg.seeds)
+    summary["n_arm_seeds"] = len(cfg.seeds) + len(cfg.arm_seeds)
     summary["reference"] = reference(cfg)
     return UniRAPResults(cfg, summary, curves)
 
