@@ -307,6 +307,42 @@ def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     return root_label[[find(v) for v in range(len(X))]]
 
 
+def propagate_along(filt: MultiFiltration, X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """Spread the labels of ``seeds`` (-1: unlabelled) over the filtration's own graph, its edges in
+    the order the diagonal line ``t·(1, ..., 1)`` reaches them (the max over coordinates of the
+    edge's grade; ties by Euclidean length).
+
+    The same union-find as :func:`propagate` (two parts join unless both carry a label), but the
+    order is the filtration's: a point joins the core that the diagonal of the filtration connects
+    it to first, so the functions, not only the positions, draw the boundaries (as ToMATo's uphill
+    walk follows f). Points the graph never reaches keep -1.
+    """
+    labels = np.asarray(seeds).copy()
+    if np.all(labels < 0) or len(filt.edges) == 0:
+        return labels
+    e = filt.edges
+    # an edge exists on the diagonal once both endpoints and the edge itself are present
+    enter = np.maximum(filt.edge_grades.max(1), np.maximum(filt.vertex_grades[e[:, 0]].max(1),
+                                                           filt.vertex_grades[e[:, 1]].max(1)))
+    length = np.linalg.norm(X[e[:, 0]] - X[e[:, 1]], axis=1)
+    parent = np.arange(len(labels))
+    root_label = labels.copy()
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in np.lexsort((length, enter)):
+        a, b = find(e[i, 0]), find(e[i, 1])
+        if a == b or (root_label[a] >= 0 and root_label[b] >= 0):
+            continue
+        parent[b] = a
+        root_label[a] = max(root_label[a], root_label[b])
+    return root_label[[find(v) for v in range(len(labels))]]
+
+
 def essential_first(parts: list[Summand]) -> list[Summand]:
     """The summands with the essential ones (never dying) first, each group most prominent first."""
     return [s for s in parts if s.essential] + [s for s in parts if not s.essential]
