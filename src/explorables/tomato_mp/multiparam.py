@@ -16,9 +16,10 @@ Our reconstruction (the paper's body is not public; see the chapter for what is 
 4. **Count**: the essential summands (one per component of the whole graph) plus the summands
    before the largest gap in the sorted prominences of the others; **assignment**: each selected
    summand's generator vertex and its connected component at grade ``b + (s_K / 2)·1`` form a
-   core; the other points reach a core along the Euclidean minimum spanning tree
-   (:func:`propagate`). The assignment is a heuristic of ours (see :func:`assign`): it can
-   return fewer distinct labels than the count ``K``.
+   core; the other points reach a core over the filtration's own graph, its edges in the order
+   the diagonal of the filtration reaches them (:func:`propagate_along`; until issue 50 item 5,
+   the Euclidean minimum spanning tree, :func:`propagate`). The assignment is a heuristic of
+   ours (see :func:`assign`): it can return fewer distinct labels than the count ``K``.
 """
 
 from __future__ import annotations
@@ -241,7 +242,7 @@ class ToMAToMPResult:
 
 def assign(filt: MultiFiltration, X: np.ndarray, selected: list[Summand], scale: float) -> tuple[np.ndarray, list]:
     """Cores of the selected summands at grade ``corner + scale·1``; the other points follow
-    :func:`propagate` (the minimum spanning tree) to a core.
+    :func:`propagate_along` (the filtration's graph in the diagonal's order) to a core.
 
     A heuristic, not a theorem: MMA gives each summand's births and deaths, not the vertex that
     generates it. We take, among the components at the cube's grade that hold no generator of a
@@ -274,7 +275,7 @@ def assign(filt: MultiFiltration, X: np.ndarray, selected: list[Summand], scale:
         cores.append(core)
         better = core[len(core) < size[core]]  # a point in two cores goes to the smaller one
         owner[better], size[better] = c, len(core)
-    return propagate(X, owner), cores
+    return propagate_along(filt, X, owner), cores
 
 
 def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
