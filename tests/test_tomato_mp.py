@@ -334,6 +334,30 @@ def test_propagate_follows_the_minimum_spanning_tree():
     np.testing.assert_array_equal(labels, [0, 0, 0, 1, 1])
 
 
+def test_propagate_along_follows_the_filtration_not_the_euclidean_tree():
+    # four equally spaced points, cores at both ends; f is low at point 1 and high at point 2, so the
+    # diagonal of the (radius, f) filtration reaches the edge (2, 3) before (1, 2): point 2 joins the
+    # right core, while the Euclidean tree (all steps of length 1) hands it to the left one
+    X = np.array([[0.0, 0], [1, 0], [2, 0], [3, 0]])
+    f = np.array([1.0, 0.0, 0.9, 0.95])
+    filt = multiparam.build_filtration(X, f, robust=False, r_max=3.0)
+    seeds = np.array([0, -1, -1, 1])
+    np.testing.assert_array_equal(multiparam.propagate(X, seeds), [0, 0, 0, 1])
+    np.testing.assert_array_equal(multiparam.propagate_along(filt, X, seeds), [0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_propagate_along_keeps_cores_and_labels_every_point(seed):
+    ds, F = data.make_quadrants(80, seed)
+    filt = multiparam.build_filtration(ds.X, F, robust=False)
+    seeds = np.full(80, -1)
+    seeds[[0, 25, 45, 70]] = [0, 1, 2, 3]
+    labels = multiparam.propagate_along(filt, ds.X, seeds)
+    assert np.all(labels >= 0)  # the graph at the connecting radius is connected
+    np.testing.assert_array_equal(labels[[0, 25, 45, 70]], [0, 1, 2, 3])
+    assert np.all(multiparam.propagate_along(filt, ds.X, np.full(80, -1)) == -1)
+
+
 def test_bad_input_gives_clear_errors(blobs):
     ds, f = blobs
     bad = f.copy()

@@ -467,7 +467,7 @@ def clean_blobs_sentence(ari_mp: float, ari_tomato: float) -> str:
     """ToMAToMP against ToMATo on the clean blobs (means over seeds): below by more than 0.02 ARI, or close / ahead."""
     if ari_mp < ari_tomato - CLEAN_GAP:
         return (f" On clean blobs ToMAToMP scores below ToMATo (mean ARI {ari_mp:.2f} against {ari_tomato:.2f}): it "
-                "loses points where the blobs touch, as our assignment through the minimum spanning tree is cruder "
+                "loses points where the blobs touch, as our assignment along the filtration's diagonal is cruder "
                 "than ToMATo's uphill walk.")
     return (f" On clean blobs the two are close or ToMAToMP is ahead (mean ARI {ari_mp:.2f} against "
             f"{ari_tomato:.2f}).")

@@ -16,9 +16,10 @@ Our reconstruction (the paper's body is not public; see the chapter for what is 
 4. **Count**: the essential summands (one per component of the whole graph) plus the summands
    before the largest gap in the sorted prominences of the others; **assignment**: each selected
    summand's generator vertex and its connected component at grade ``b + (s_K / 2)·1`` form a
-   core; the other points reach a core along the Euclidean minimum spanning tree
-   (:func:`propagate`). The assignment is a heuristic of ours (see :func:`assign`): it can
-   return fewer distinct labels than the count ``K``.
+   core; the other points reach a core over the filtration's own graph, its edges in the order
+   the diagonal of the filtration reaches them (:func:`propagate_along`; until issue 50 item 5,
+   the Euclidean minimum spanning tree, :func:`propagate`). The assignment is a heuristic of
+   ours (see :func:`assign`): it can return fewer distinct labels than the count ``K``.
 """
 
 from __future__ import annotations
@@ -241,7 +242,7 @@ class ToMAToMPResult:
 
 def assign(filt: MultiFiltration, X: np.ndarray, selected: list[Summand], scale: float) -> tuple[np.ndarray, list]:
     """Cores of the selected summands at grade ``corner + scale·1``; the other points follow
-    :func:`propagate` (the minimum spanning tree) to a core.
+    :func:`propagate_along` (the filtration's graph in the diagonal's order) to a core.
 
     A heuristic, not a theorem: MMA gives each summand's births and deaths, not the vertex that
     generates it. We take, among the components at the cube's grade that hold no generator of a
@@ -274,7 +275,7 @@ def assign(filt: MultiFiltration, X: np.ndarray, selected: list[Summand], scale:
         cores.append(core)
         better = core[len(core) < size[core]]  # a point in two cores goes to the smaller one
         owner[better], size[better] = c, len(core)
-    return propagate(X, owner), cores
+    return propagate_along(filt, X, owner), cores
 
 
 def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
@@ -305,6 +306,42 @@ def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         parent[b] = a
         root_label[a] = max(root_label[a], root_label[b])
     return root_label[[find(v) for v in range(len(X))]]
+
+
+def propagate_along(filt: MultiFiltration, X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """Spread the labels of ``seeds`` (-1: unlabelled) over the filtration's own graph, its edges in
+    the order the diagonal line ``t·(1, ..., 1)`` reaches them (the max over coordinates of the
+    edge's grade; ties by Euclidean length).
+
+    The same union-find as :func:`propagate` (two parts join unless both carry a label), but the
+    order is the filtration's: a point joins the core that the diagonal of the filtration connects
+    it to first, so the functions, not only the positions, draw the boundaries (as ToMATo's uphill
+    walk follows f). Points the graph never reaches keep -1.
+    """
+    labels = np.asarray(seeds).copy()
+    if np.all(labels < 0) or len(filt.edges) == 0:
+        return labels
+    e = filt.edges
+    # an edge exists on the diagonal once both endpoints and the edge itself are present
+    enter = np.maximum(filt.edge_grades.max(1), np.maximum(filt.vertex_grades[e[:, 0]].max(1),
+                                                           filt.vertex_grades[e[:, 1]].max(1)))
+    length = np.linalg.norm(X[e[:, 0]] - X[e[:, 1]], axis=1)
+    parent = np.arange(len(labels))
+    root_label = labels.copy()
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in np.lexsort((length, enter)):
+        a, b = find(e[i, 0]), find(e[i, 1])
+        if a == b or (root_label[a] >= 0 and root_label[b] >= 0):
+            continue
+        parent[b] = a
+        root_label[a] = max(root_label[a], root_label[b])
+    return root_label[[find(v) for v in range(len(labels))]]
 
 
 def essential_first(parts: list[Summand]) -> list[Summand]:
