@@ -1,5 +1,7 @@
 """Plan of unirap's ``paper`` preset: the three ensembles :func:`train_part` trains (phase 1 ``pretrain``, phase 2
-``unified`` and ``separate``), one Adam step of each on every member at once, and the test-set predictions."""
+``unified`` and ``separate``), one Adam step of each on the largest chunk of ``cfg.member_chunk`` rows that
+:func:`~explorables.unirap.experiment.train_chunks` trains at once (every row when it is 0), with the steps counted
+once per chunk, and the test-set predictions."""
 
 from __future__ import annotations
 
@@ -38,9 +40,14 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
         idx = torch.as_tensor(np.stack([i[row : row + 1] for i, _ in plans], 1)) % STEP_SCENES  # onto the scenes here
         weights = torch.as_tensor(np.stack([w[row : row + 1] for _, w in plans], 1))
         arch = tuple(m.arch for m in members) * starts
-        model = make_model(cfg, [m.seed for m in members] * starts, arch)
+        rows = len(arch)
+        size = min(cfg.member_chunk or rows, rows)  # train_chunks: the largest chunk holds the peak
+        chunks = -(-rows // size)
+        idx, weights, arch = idx[:, :size], weights[:, :size], arch[:size]
+        model = make_model(cfg, ([m.seed for m in members] * starts)[:size], arch)
         lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
-        steps = split if part == "pretrain" else cfg.n_steps - split
+        # every chunk runs the part's whole schedule; a smaller last chunk is counted at the largest one's cost
+        steps = (split if part == "pretrain" else cfg.n_steps - split) * chunks
 
         def step_at(b, model=model, idx=idx, weights=weights, lr=lr):
             i, w = idx[:, :, :b].contiguous(), weights[:, :, :b].contiguous()
@@ -49,7 +56,8 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
         found.append(Part(part, f"one Adam step of {model.n_members} members ({part}) on {cfg.batch_size} scenes "
                           f"each ({size} px)", None, step_at=step_at, batch=cfg.batch_size, small_batches=few,
                           steps=steps, parameters=parameter_count(model), resident_bytes=resident,
-                          note=f"{len(members)} members x {starts} start(s); the batch indices are folded onto "
+                          note=f"{len(members)} members x {starts} start(s) = {rows} rows, trained {size} at a time "
+                          f"({chunks} chunk(s), steps counted per chunk); the batch indices are folded onto "
                           f"{STEP_SCENES} generated scenes of the preset's shape; measured at {few[0]} and {few[1]} "
                           "scenes per member"))
     unified = make_model(cfg, [m.seed for m in members_of(cfg, "unified")], "unified")
