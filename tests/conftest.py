@@ -29,7 +29,8 @@ CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
 #: the background ``jupyter-book build``: started before collection when the session runs the whole suite
 #: (``make test``), else once collection shows a test that needs the site
 _BOOK_BUILD: dict = {}
-#: the background ``make student`` build, started as soon as the book build has finished
+#: the background ``make student`` build, started as soon as the book build has finished; a thread reaps
+#: it when it ends (:func:`_watch_student_build`)
 _STUDENT_BUILD: dict = {}
 #: the student edition's output folder, set at the end of collection when a collected test asks for it
 _STUDENT_OUT: list[Path] = []
@@ -84,10 +85,27 @@ def _watch_book_build() -> None:
             build["timed_out"] = True
             _kill(build)
             _wait_for(build, timeout=120)
+        build["machine"] = _machine_cpu()
         if build["proc"].returncode == 0 and _STUDENT_OUT and not build.get("stopping"):
             _start_student_build(_STUDENT_OUT[0])
     finally:
         build["done"].set()
+
+
+def _machine_cpu() -> tuple[float, float, int] | None:
+    """The whole machine's busy and total core-seconds since boot and its number of cores (``/proc/stat``;
+    None elsewhere). The report's own CPU counts miss what no process of the session reaped (e.g.
+    Chromium's renderers); on a quiet machine these tell whether a phase of ``make test`` was CPU-bound."""
+    try:
+        with open("/proc/stat") as f:
+            lines = f.read().splitlines()
+        ticks = [int(x) for x in lines[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    cores = sum(1 for line in lines if line[:3] == "cpu" and line[3:4].isdigit()) or 1
+    total = sum(ticks[:8])  # user nice system idle iowait irq softirq steal (guest time is inside user)
+    return (total - ticks[3] - ticks[4]) / hz, total / hz, cores
 
 
 def _wait_for(build: dict, timeout: float) -> int | None:
@@ -139,8 +157,26 @@ def built_book(request, tmp_path_factory) -> Path:
 
 
 def _start_student_build(out: Path) -> None:
-    _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env={**os.environ, "EXPLORABLES_EDITION": "student"},
-                 out=out, name="the student edition (chapters from the execution cache)")
+    if _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env={**os.environ, "EXPLORABLES_EDITION": "student"},
+                    out=out, name="the student edition (chapters from the execution cache)", done=threading.Event()):
+        threading.Thread(target=_watch_student_build, daemon=True, name="student-build-watcher").start()
+
+
+def _watch_student_build() -> None:
+    """Reap the student edition when it ends (the only thread that waits for it), so that its wall time
+    in the CPU report is its own, not the time until the first test that needs it (the last of the
+    session) asked for it."""
+    build = _STUDENT_BUILD
+    try:
+        try:
+            _wait_for(build, timeout=1800)
+        except subprocess.TimeoutExpired:
+            build["timed_out"] = True
+            _kill(build)
+            _wait_for(build, timeout=120)
+        build["machine"] = _machine_cpu()
+    finally:
+        build["done"].set()
 
 
 @pytest.fixture(scope="session")
@@ -149,11 +185,11 @@ def student_site(built_book, tmp_path_factory) -> Path:
     instructor edition); it reuses that build's execution cache. Returns its ``_build/html``."""
     if not _STUDENT_BUILD:  # started when the book build ended, unless collection did not ask for it
         _start_student_build(tmp_path_factory.mktemp("student"))
-    try:
-        returncode = _wait_for(_STUDENT_BUILD, timeout=1800)  # only this (main) thread waits for it
-    except subprocess.TimeoutExpired:
-        _stop_book_build()
+    if not _STUDENT_BUILD["done"].wait(timeout=1800 + 300):  # its watcher reaps it
+        pytest.fail("the student edition's build did not end")
+    if _STUDENT_BUILD.get("timed_out"):
         pytest.fail("the student edition did not finish within 30 minutes")
+    returncode = _STUDENT_BUILD["proc"].returncode
     if returncode != 0:
         _STUDENT_BUILD["log"].seek(0)
         pytest.fail(f"student edition failed (exit {returncode}):\n{_STUDENT_BUILD['log'].read()[-8000:]}")
@@ -168,10 +204,7 @@ def _stop_book_build() -> None:
         _BOOK_BUILD["done"].wait(timeout=300)  # the watcher reaps it
     if _STUDENT_BUILD:
         _kill(_STUDENT_BUILD)
-        try:
-            _wait_for(_STUDENT_BUILD, timeout=300)
-        except subprocess.TimeoutExpired:
-            pass
+        _STUDENT_BUILD["done"].wait(timeout=300)  # its watcher reaps it
 
 
 def _needs_the_site(item) -> bool:
@@ -196,6 +229,8 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("book build")
         terminalreporter.write_line(f"the other tests ran for {before:.0f} s beside the background build, "
                                     f"then waited {wait:.0f} s for it to finish")
+        for line in _machine_cpu_lines():
+            terminalreporter.write_line(line)
     if _CPU["tests"]:
         terminalreporter.section("CPU seconds (user + system)")
         for line in cpu_report_lines():
@@ -221,6 +256,24 @@ def _cpu_now() -> tuple[float, float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime, time.monotonic()
 
 
+def _machine_cpu_lines() -> list[str]:
+    """How busy the machine's CPUs were while the website built, and after it (the site tests beside the
+    student edition): busy core-seconds of those there were."""
+    start, built, end = _CPU.get("machine"), _BOOK_BUILD.get("machine"), _machine_cpu()
+    if not (start and built and end):
+        return []
+    cores = end[2]
+    lines = [f"the machine's CPUs (every process, /proc/stat; {cores} cores):"]
+    for phase, a, b in (("while the website built", start, built), ("after it", built, end)):
+        busy, total = b[0] - a[0], b[1] - a[1]
+        lines.append(f"  {phase}: {total / cores:.0f} s, {busy:.0f} of {total:.0f} core-seconds busy "
+                     f"({100 * busy / max(total, 1e-9):.0f}%)")
+    if "wall" in _STUDENT_BUILD:
+        lines.append(f"  the student edition took {_STUDENT_BUILD['wall']:.0f} s of the "
+                     f"{(end[1] - built[1]) / cores:.0f} s after the website")
+    return lines
+
+
 def _builds_cpu() -> float:
     return sum(build.get("cpu", 0.0) for build in (_BOOK_BUILD, _STUDENT_BUILD))
 
@@ -236,7 +289,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_sessionstart(session):
-    _CPU["start"] = _cpu_now()
+    _CPU["start"], _CPU["machine"] = _cpu_now(), _machine_cpu()
     if _whole_suite(session.config):
         _start_book_build()  # before collection: the build is the longest chain of make test
 
