@@ -35,6 +35,11 @@ _STUDENT_BUILD: dict = {}
 #: the student edition's output folder, set at the end of collection when a collected test asks for it
 _STUDENT_OUT: list[Path] = []
 _BUILD_LOCK = threading.Lock()
+#: work on a built edition (``instructor``: the website, or ``student``) that a test module registers
+#: (:func:`register_site_work`) and a collected test asks for through the fixture of the same name: started
+#: in a thread of its own as soon as that edition's build ends, beside the tests still running (the site
+#: phase mostly waits on page loads), and read by :func:`site_work`. name -> its record
+_SITE_WORKS: dict[str, dict] = {}
 BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
 
 
@@ -86,8 +91,10 @@ def _watch_book_build() -> None:
             _kill(build)
             _wait_for(build, timeout=120)
         build["machine"] = _machine_cpu()
-        if build["proc"].returncode == 0 and _STUDENT_OUT and not build.get("stopping"):
-            _start_student_build(_STUDENT_OUT[0])
+        if build["proc"].returncode == 0 and not build.get("stopping"):
+            _start_site_works("instructor", HTML)
+            if _STUDENT_OUT:
+                _start_student_build(_STUDENT_OUT[0])
     finally:
         build["done"].set()
 
@@ -175,8 +182,51 @@ def _watch_student_build() -> None:
             _kill(build)
             _wait_for(build, timeout=120)
         build["machine"] = _machine_cpu()
+        if build["proc"].returncode == 0:
+            _start_site_works("student", build["out"] / "_build" / "html")
     finally:
         build["done"].set()
+
+
+def register_site_work(name: str, edition: str, work) -> None:
+    """Register ``work(html_folder)`` on the built ``edition`` (``instructor`` or ``student``), to start as
+    soon as that edition's build ends when a collected test uses the fixture ``name`` (:func:`site_work`
+    returns its result). Called by test modules at import."""
+    assert edition in ("instructor", "student"), edition
+    _SITE_WORKS.setdefault(name, {"edition": edition, "work": work, "wanted": False, "started": False,
+                                  "done": threading.Event(), "lock": threading.Lock()})
+
+
+def _run_site_work(record: dict, html: Path) -> None:
+    with record["lock"]:
+        if record["started"]:
+            return
+        record["started"] = True
+    try:
+        record["result"] = (True, record["work"](html))
+    except BaseException as error:  # raised in the test that asks for it
+        record["result"] = (False, error)
+    finally:
+        record["done"].set()
+
+
+def _start_site_works(edition: str, html: Path) -> None:
+    for name, record in _SITE_WORKS.items():
+        if record["edition"] == edition and record["wanted"]:
+            threading.Thread(target=_run_site_work, args=(record, html), daemon=True, name=f"site-work-{name}").start()
+
+
+def site_work(name: str, html: Path):
+    """The result of the registered work ``name`` on the built site ``html`` (its edition's build has ended):
+    waits for it if a thread runs it, or runs it here if none started it. Its exception is raised here."""
+    record = _SITE_WORKS[name]
+    _run_site_work(record, html)  # returns at once if a thread has started it
+    if not record["done"].wait(timeout=3600):
+        pytest.fail(f"the site work {name!r} did not finish within an hour")
+    ok, value = record["result"]
+    if not ok:
+        raise value
+    return value
 
 
 @pytest.fixture(scope="session")
@@ -205,6 +255,11 @@ def _stop_book_build() -> None:
     if _STUDENT_BUILD:
         _kill(_STUDENT_BUILD)
         _STUDENT_BUILD["done"].wait(timeout=300)  # its watcher reaps it
+    for record in _SITE_WORKS.values():  # start no more site work; let one that runs end
+        with record["lock"]:
+            running, record["started"] = record["started"], True
+        if running:
+            record["done"].wait(timeout=600)
 
 
 def _needs_the_site(item) -> bool:
@@ -342,6 +397,8 @@ def pytest_collection_finish(session):
     if not session.config.option.collectonly and any(_needs_the_site(item) for item in session.items):
         if any("student_site" in getattr(item, "fixturenames", ()) for item in session.items):
             _STUDENT_OUT.append(session.config._tmp_path_factory.mktemp("student"))
+        for name, record in _SITE_WORKS.items():
+            record["wanted"] = any(name in getattr(item, "fixturenames", ()) for item in session.items)
         _start_book_build()
 
 
