@@ -29,11 +29,17 @@ CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
 #: the background ``jupyter-book build``: started before collection when the session runs the whole suite
 #: (``make test``), else once collection shows a test that needs the site
 _BOOK_BUILD: dict = {}
-#: the background ``make student`` build, started as soon as the book build has finished
+#: the background ``make student`` build, started as soon as the book build has finished; a thread reaps
+#: it when it ends (:func:`_watch_student_build`)
 _STUDENT_BUILD: dict = {}
 #: the student edition's output folder, set at the end of collection when a collected test asks for it
 _STUDENT_OUT: list[Path] = []
 _BUILD_LOCK = threading.Lock()
+#: work on a built edition (``instructor``: the website, or ``student``) that a test module registers
+#: (:func:`register_site_work`) and a collected test asks for through the fixture of the same name: started
+#: in a thread of its own as soon as that edition's build ends, beside the tests still running (the site
+#: phase mostly waits on page loads), and read by :func:`site_work`. name -> its record
+_SITE_WORKS: dict[str, dict] = {}
 BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
 
 
@@ -84,10 +90,29 @@ def _watch_book_build() -> None:
             build["timed_out"] = True
             _kill(build)
             _wait_for(build, timeout=120)
-        if build["proc"].returncode == 0 and _STUDENT_OUT and not build.get("stopping"):
-            _start_student_build(_STUDENT_OUT[0])
+        build["machine"] = _machine_cpu()
+        if build["proc"].returncode == 0 and not build.get("stopping"):
+            _start_site_works("instructor", HTML)
+            if _STUDENT_OUT:
+                _start_student_build(_STUDENT_OUT[0])
     finally:
         build["done"].set()
+
+
+def _machine_cpu() -> tuple[float, float, int] | None:
+    """The whole machine's busy and total core-seconds since boot and its number of cores (``/proc/stat``;
+    None elsewhere). The report's own CPU counts miss what no process of the session reaped (e.g.
+    Chromium's renderers); on a quiet machine these tell whether a phase of ``make test`` was CPU-bound."""
+    try:
+        with open("/proc/stat") as f:
+            lines = f.read().splitlines()
+        ticks = [int(x) for x in lines[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    cores = sum(1 for line in lines if line[:3] == "cpu" and line[3:4].isdigit()) or 1
+    total = sum(ticks[:8])  # user nice system idle iowait irq softirq steal (guest time is inside user)
+    return (total - ticks[3] - ticks[4]) / hz, total / hz, cores
 
 
 def _wait_for(build: dict, timeout: float) -> int | None:
@@ -139,8 +164,69 @@ def built_book(request, tmp_path_factory) -> Path:
 
 
 def _start_student_build(out: Path) -> None:
-    _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env={**os.environ, "EXPLORABLES_EDITION": "student"},
-                 out=out, name="the student edition (chapters from the execution cache)")
+    if _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env={**os.environ, "EXPLORABLES_EDITION": "student"},
+                    out=out, name="the student edition (chapters from the execution cache)", done=threading.Event()):
+        threading.Thread(target=_watch_student_build, daemon=True, name="student-build-watcher").start()
+
+
+def _watch_student_build() -> None:
+    """Reap the student edition when it ends (the only thread that waits for it), so that its wall time
+    in the CPU report is its own, not the time until the first test that needs it (the last of the
+    session) asked for it."""
+    build = _STUDENT_BUILD
+    try:
+        try:
+            _wait_for(build, timeout=1800)
+        except subprocess.TimeoutExpired:
+            build["timed_out"] = True
+            _kill(build)
+            _wait_for(build, timeout=120)
+        build["machine"] = _machine_cpu()
+        if build["proc"].returncode == 0:
+            _start_site_works("student", build["out"] / "_build" / "html")
+    finally:
+        build["done"].set()
+
+
+def register_site_work(name: str, edition: str, work) -> None:
+    """Register ``work(html_folder)`` on the built ``edition`` (``instructor`` or ``student``), to start as
+    soon as that edition's build ends when a collected test uses the fixture ``name`` (:func:`site_work`
+    returns its result). Called by test modules at import."""
+    assert edition in ("instructor", "student"), edition
+    _SITE_WORKS.setdefault(name, {"edition": edition, "work": work, "wanted": False, "started": False,
+                                  "done": threading.Event(), "lock": threading.Lock()})
+
+
+def _run_site_work(record: dict, html: Path) -> None:
+    with record["lock"]:
+        if record["started"]:
+            return
+        record["started"] = True
+    try:
+        record["result"] = (True, record["work"](html))
+    except BaseException as error:  # raised in the test that asks for it
+        record["result"] = (False, error)
+    finally:
+        record["done"].set()
+
+
+def _start_site_works(edition: str, html: Path) -> None:
+    for name, record in _SITE_WORKS.items():
+        if record["edition"] == edition and record["wanted"]:
+            threading.Thread(target=_run_site_work, args=(record, html), daemon=True, name=f"site-work-{name}").start()
+
+
+def site_work(name: str, html: Path):
+    """The result of the registered work ``name`` on the built site ``html`` (its edition's build has ended):
+    waits for it if a thread runs it, or runs it here if none started it. Its exception is raised here."""
+    record = _SITE_WORKS[name]
+    _run_site_work(record, html)  # returns at once if a thread has started it
+    if not record["done"].wait(timeout=3600):
+        pytest.fail(f"the site work {name!r} did not finish within an hour")
+    ok, value = record["result"]
+    if not ok:
+        raise value
+    return value
 
 
 @pytest.fixture(scope="session")
@@ -149,11 +235,11 @@ def student_site(built_book, tmp_path_factory) -> Path:
     instructor edition); it reuses that build's execution cache. Returns its ``_build/html``."""
     if not _STUDENT_BUILD:  # started when the book build ended, unless collection did not ask for it
         _start_student_build(tmp_path_factory.mktemp("student"))
-    try:
-        returncode = _wait_for(_STUDENT_BUILD, timeout=1800)  # only this (main) thread waits for it
-    except subprocess.TimeoutExpired:
-        _stop_book_build()
+    if not _STUDENT_BUILD["done"].wait(timeout=1800 + 300):  # its watcher reaps it
+        pytest.fail("the student edition's build did not end")
+    if _STUDENT_BUILD.get("timed_out"):
         pytest.fail("the student edition did not finish within 30 minutes")
+    returncode = _STUDENT_BUILD["proc"].returncode
     if returncode != 0:
         _STUDENT_BUILD["log"].seek(0)
         pytest.fail(f"student edition failed (exit {returncode}):\n{_STUDENT_BUILD['log'].read()[-8000:]}")
@@ -168,10 +254,12 @@ def _stop_book_build() -> None:
         _BOOK_BUILD["done"].wait(timeout=300)  # the watcher reaps it
     if _STUDENT_BUILD:
         _kill(_STUDENT_BUILD)
-        try:
-            _wait_for(_STUDENT_BUILD, timeout=300)
-        except subprocess.TimeoutExpired:
-            pass
+        _STUDENT_BUILD["done"].wait(timeout=300)  # its watcher reaps it
+    for record in _SITE_WORKS.values():  # start no more site work; let one that runs end
+        with record["lock"]:
+            running, record["started"] = record["started"], True
+        if running:
+            record["done"].wait(timeout=600)
 
 
 def _needs_the_site(item) -> bool:
@@ -196,6 +284,8 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("book build")
         terminalreporter.write_line(f"the other tests ran for {before:.0f} s beside the background build, "
                                     f"then waited {wait:.0f} s for it to finish")
+        for line in _machine_cpu_lines():
+            terminalreporter.write_line(line)
     if _CPU["tests"]:
         terminalreporter.section("CPU seconds (user + system)")
         for line in cpu_report_lines():
@@ -221,6 +311,24 @@ def _cpu_now() -> tuple[float, float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime, time.monotonic()
 
 
+def _machine_cpu_lines() -> list[str]:
+    """How busy the machine's CPUs were while the website built, and after it (the site tests beside the
+    student edition): busy core-seconds of those there were."""
+    start, built, end = _CPU.get("machine"), _BOOK_BUILD.get("machine"), _machine_cpu()
+    if not (start and built and end):
+        return []
+    cores = end[2]
+    lines = [f"the machine's CPUs (every process, /proc/stat; {cores} cores):"]
+    for phase, a, b in (("while the website built", start, built), ("after it", built, end)):
+        busy, total = b[0] - a[0], b[1] - a[1]
+        lines.append(f"  {phase}: {total / cores:.0f} s, {busy:.0f} of {total:.0f} core-seconds busy "
+                     f"({100 * busy / max(total, 1e-9):.0f}%)")
+    if "wall" in _STUDENT_BUILD:
+        lines.append(f"  the student edition took {_STUDENT_BUILD['wall']:.0f} s of the "
+                     f"{(end[1] - built[1]) / cores:.0f} s after the website")
+    return lines
+
+
 def _builds_cpu() -> float:
     return sum(build.get("cpu", 0.0) for build in (_BOOK_BUILD, _STUDENT_BUILD))
 
@@ -236,7 +344,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_sessionstart(session):
-    _CPU["start"] = _cpu_now()
+    _CPU["start"], _CPU["machine"] = _cpu_now(), _machine_cpu()
     if _whole_suite(session.config):
         _start_book_build()  # before collection: the build is the longest chain of make test
 
@@ -289,6 +397,8 @@ def pytest_collection_finish(session):
     if not session.config.option.collectonly and any(_needs_the_site(item) for item in session.items):
         if any("student_site" in getattr(item, "fixturenames", ()) for item in session.items):
             _STUDENT_OUT.append(session.config._tmp_path_factory.mktemp("student"))
+        for name, record in _SITE_WORKS.items():
+            record["wanted"] = any(name in getattr(item, "fixturenames", ()) for item in session.items)
         _start_book_build()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from explorables import teaching
 from explorables.notebooks import Converter
 
-from .conftest import CHAPTERS, ROOT
+from .conftest import CHAPTERS, HTML, ROOT, register_site_work, site_work
 
 GOOD = """
 topic: Causality
@@ -128,13 +129,26 @@ def _longest_chapter_pages(site: Path, pages: list, n: int = 2) -> list:
     return sorted(chapters, key=lambda p: (site / p.path).stat().st_size, reverse=True)[:n]
 
 
-@pytest.mark.book
-def test_both_editions_print_to_pdfs_with_solutions_only_in_the_instructors(built_book, student_site, tmp_path):
-    """``explorables.printing`` (what ``make book`` runs on every page) on the front page and the two
-    longest chapters of each edition: bookmarks in order, every solution of the instructor edition
-    printed open (as many "Solution to" as the pages have solution boxes, so no page is cut short),
-    none in the student edition, the math typeset, and no fold button's text on paper."""
-    pypdf = pytest.importorskip("pypdf")
+#: the PDFs of the printing test (beside the site tests' screenshots)
+PRINTED = ROOT / "_build" / "test-pdfs"
+
+
+def _print_edition(edition: str, site: Path) -> tuple[Path, int]:
+    """``explorables.printing`` on the front page and the two longest chapters of the website (the same
+    pages for either edition) of ``edition``'s built ``site``: the PDF and its number of pages."""
+    from explorables import printing
+
+    pages = printing.book_pages()
+    out = PRINTED / f"{edition}.pdf"
+    return out, printing.print_book(site, out, pages=[pages[0], *_longest_chapter_pages(HTML, pages)])
+
+
+# each edition is printed in the background as soon as it is built (tests/conftest.py), beside the site tests
+for _edition in ("instructor", "student"):
+    register_site_work(f"printed_{_edition}", _edition, functools.partial(_print_edition, _edition))
+
+
+def _chromium_or_skip() -> None:
     from explorables import printing
 
     try:
@@ -143,14 +157,37 @@ def test_both_editions_print_to_pdfs_with_solutions_only_in_the_instructors(buil
         if os.environ.get("CI"):
             pytest.fail(str(error))
         pytest.skip(str(error))
+
+
+@pytest.fixture
+def printed_instructor(built_book):
+    _chromium_or_skip()
+    return site_work("printed_instructor", built_book)
+
+
+@pytest.fixture
+def printed_student(student_site):
+    _chromium_or_skip()
+    return site_work("printed_student", student_site)
+
+
+@pytest.mark.book
+def test_both_editions_print_to_pdfs_with_solutions_only_in_the_instructors(built_book, printed_instructor,
+                                                                            printed_student):
+    """``explorables.printing`` (what ``make book`` runs on every page) on the front page and the two
+    longest chapters of each edition: bookmarks in order, every solution of the instructor edition
+    printed open (as many "Solution to" as the pages have solution boxes, so no page is cut short),
+    none in the student edition, the math typeset, and no fold button's text on paper. Each edition is
+    printed in the background as soon as it is built (``printed_instructor``, ``printed_student``)."""
+    pypdf = pytest.importorskip("pypdf")
+    from explorables import printing
+
     pages = printing.book_pages()
     chapters = _longest_chapter_pages(built_book, pages)
     solutions = sum((built_book / p.path).read_text().count('<div class="solution') for p in chapters)
     assert solutions >= 2
     texts = {}
-    for edition, site in (("instructor", built_book), ("student", student_site)):
-        out = tmp_path / f"{edition}.pdf"
-        n = printing.print_book(site, out, pages=[pages[0], *chapters])
+    for edition, (out, n) in (("instructor", printed_instructor), ("student", printed_student)):
         reader = pypdf.PdfReader(out)
         assert n == len(reader.pages) >= 6
         outline = reader.outline
