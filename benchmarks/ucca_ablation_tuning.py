@@ -26,10 +26,12 @@ def main() -> None:
             times[name], timings[name], rows[name] = time.perf_counter() - t, res.summary["timings"], C.claims(res)
         extra_bc = timings["BW"]["breast_cancer_s"] - timings["current"]["breast_cancer_s"]
         b = times["current"] + extra_bc
-        print(f"== base seed {base} (under load): current {times['current']:.1f} s, BW {times['BW']:.1f} s "
-              f"(ratio {times['BW'] / times['current']:.2f}), B ~{b:.1f} s (ratio {b / times['current']:.2f})")
-        print(f"   parts current {({k: round(v, 1) for k, v in timings['current'].items()})}")
-        print(f"   parts BW      {({k: round(v, 1) for k, v in timings['BW'].items()})}")
+        print(
+            f"== base seed {base} (under load): current {times['current']:.1f} s, BW {times['BW']:.1f} s "
+            f"(ratio {times['BW'] / times['current']:.2f}), B ~{b:.1f} s (ratio {b / times['current']:.2f})"
+        )
+        print(f"   parts current { ({k: round(v, 1) for k, v in timings['current'].items()}) }")
+        print(f"   parts BW      { ({k: round(v, 1) for k, v in timings['BW'].items()}) }")
         for r in rows["BW"]:
             if r.claim.startswith("Ablation"):
                 print(f"   {r.claim[:50]}: {r.verdict[:200]}")
