@@ -508,3 +508,23 @@ def test_the_moving_rows_sentence_names_every_row_whose_word_moves():
     assert "2 row(s)" in text and "“A” (yes, no)" in text and "“C (wine: h)” (no, unclear)" in text
     assert "“B”" not in text and "t(2) = 4.30" in text
     assert "reads the same" in moving_rows_sentence({"rows": [row("B", ["yes", "yes"])]}, [], 3)
+
+
+def test_each_ablation_has_one_row_per_dataset_it_ran_on():
+    """benchmarks/ucca_ablation_rule.md: one row per (ablation, dataset), the dataset named first in the setting,
+    its verdict from that dataset alone, gated by that dataset's signal gate only."""
+    from explorables.ucca import UCCAConfig, run
+    from explorables.ucca.claims import ABLATION_CLAIMS, claims
+    from explorables.ucca.experiment import DATASET_NAMES
+
+    cfg = UCCAConfig.preset(
+        "smoke", datasets=("clustered", "gaussian"), ablation_datasets=("clustered", "gaussian"), seeds=(0, 1),
+        n_train=30, n_test=30, n_restarts=2, n_faq=1, n_alternations=1, n_random_pairings=2, n_identity_checks=2,
+        non_gaussianity_grid=(0.0,),
+    )  # fmt: skip
+    rows = claims(run(cfg))
+    for m, text in ABLATION_CLAIMS.items():
+        mine = [r for r in rows if r.claim == text]
+        assert [r.setting.split(";")[0] for r in mine] == [DATASET_NAMES["clustered"], DATASET_NAMES["gaussian"]]
+        assert [r.gates for r in mine] == [("signal (clustered)",), ("signal (gaussian)",)]
+        assert all(r.measured.startswith("UCCA ") and "ablated" in r.measured for r in mine), m

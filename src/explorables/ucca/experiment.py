@@ -34,7 +34,8 @@ from .method import SOLVERS, ucca
 DATASETS: tuple[str, ...] = ("clustered", "gaussian", "breast_cancer", "digits", "wine")
 #: the book's datasets: digits (oracle ≈ 0.58 at d = 3) cannot carry the signal gate (benchmarks/ucca_gate_rule.md)
 BOOK_DATASETS: tuple[str, ...] = ("clustered", "gaussian", "breast_cancer", "wine")
-#: UCCA with step 2 ablated (issue 50): FAQ off, and FAQ from scipy's own starts
+#: UCCA with step 2 ablated (issue 50): FAQ off, and FAQ from scipy's own starts (on the clustered, breast-cancer
+#: and wine data by default: benchmarks/ucca_ablation_rule.md)
 ABLATIONS: tuple[str, ...] = ("ucca_no_faq", "ucca_scipy_starts")
 METHODS: tuple[str, ...] = (
     "oracle", "ucca", *ABLATIONS, "wasserstein_procrustes", "gromov_wasserstein", "random"
@@ -68,7 +69,7 @@ class UCCAConfig(ExperimentConfig):
         (0, 1, 2), Seeds(), "seeds each dataset is run with (data draw, split, shuffle, restarts)"
     )
     ablation_datasets: tuple[str, ...] = param(
-        ("clustered",), Tuple(Choice(DATASETS), distinct=True),
+        ("clustered", "breast_cancer", "wine"), Tuple(Choice(DATASETS), distinct=True),
         "datasets on which UCCA's step 2 is also run ablated (FAQ off; FAQ from scipy's starts)",
     )
     n_train: int = param(200, Int(10), "samples in each unpaired training view (real data: at most this many)")
