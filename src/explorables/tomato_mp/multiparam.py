@@ -290,7 +290,13 @@ def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     if np.all(labels < 0):
         return labels
     mst = minimum_spanning_tree(squareform(pdist(X))).tocoo()
-    parent = np.arange(len(X))
+    return _join_labelled(labels, mst.row, mst.col, np.argsort(mst.data, kind="stable"))
+
+
+def _join_labelled(labels: np.ndarray, rows: np.ndarray, cols: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Union-find over the edges ``(rows[i], cols[i])`` taken in ``order``: two parts join unless both
+    already carry a label (>= 0); every point ends with its part's label (-1 if none)."""
+    parent = np.arange(len(labels))
     root_label = labels.copy()
 
     def find(x: int) -> int:
@@ -299,13 +305,13 @@ def propagate(X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
             x = parent[x]
         return x
 
-    for i in np.argsort(mst.data, kind="stable"):
-        a, b = find(mst.row[i]), find(mst.col[i])
+    for i in order:
+        a, b = find(rows[i]), find(cols[i])
         if a == b or (root_label[a] >= 0 and root_label[b] >= 0):
             continue
         parent[b] = a
         root_label[a] = max(root_label[a], root_label[b])
-    return root_label[[find(v) for v in range(len(X))]]
+    return root_label[[find(v) for v in range(len(labels))]]
 
 
 def propagate_along(filt: MultiFiltration, X: np.ndarray, seeds: np.ndarray) -> np.ndarray:
@@ -326,22 +332,7 @@ def propagate_along(filt: MultiFiltration, X: np.ndarray, seeds: np.ndarray) -> 
     enter = np.maximum(filt.edge_grades.max(1), np.maximum(filt.vertex_grades[e[:, 0]].max(1),
                                                            filt.vertex_grades[e[:, 1]].max(1)))
     length = np.linalg.norm(X[e[:, 0]] - X[e[:, 1]], axis=1)
-    parent = np.arange(len(labels))
-    root_label = labels.copy()
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i in np.lexsort((length, enter)):
-        a, b = find(e[i, 0]), find(e[i, 1])
-        if a == b or (root_label[a] >= 0 and root_label[b] >= 0):
-            continue
-        parent[b] = a
-        root_label[a] = max(root_label[a], root_label[b])
-    return root_label[[find(v) for v in range(len(labels))]]
+    return _join_labelled(labels, e[:, 0], e[:, 1], np.lexsort((length, enter)))
 
 
 def essential_first(parts: list[Summand]) -> list[Summand]:
