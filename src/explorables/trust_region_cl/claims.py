@@ -36,9 +36,10 @@ STEPS_MARGIN = 5.0
 COSINE_THRESHOLD = 0.9
 #: trained-step cosines (TR-CL against replay) count as different when their interval clears this
 COSINE_MARGIN = 0.05
-#: check: the multiplier found by dual ascent (with the projection onto the region) holds TR-CL's Fisher distance to
-#: its anchor within this relative band of the radius at the end of every task (mean over tasks 2..K, every seed); the
-#: projection keeps the distance <= the radius, so the check's live side is the lower one: the region binds
+#: check: TR-CL's Fisher distance to its anchor ends every task within this relative band of the radius (mean over
+#: tasks 2..K, every seed). The projection onto the region enforces the boundary; the dual-ascent multiplier beside it
+#: ramps up and, at the book's radius, reaches its cap (continual.DUAL_MAX) in every run. The projection keeps the
+#: distance <= the radius, so the check's live side is the lower one: the region binds
 RADIUS_BAND = 0.1
 #: gate "forgetting": on every seed fine-tuning forgets at least this much (SWD) ...
 FORGET_GATE = 0.1
@@ -410,10 +411,10 @@ def penalty_sentence(results: TrustRegionCLResults) -> str:
         f"the constraint's final sample quality ({_pm(methods['trcl']['final_swd'])} against "
         f"{_pm(methods['trcl_penalty']['final_swd'])}) is {words[quality]} the penalty's, and its forgetting "
         f"({_pm(methods['trcl']['forgetting'])} against {_pm(methods['trcl_penalty']['forgetting'])}) "
-        f"{words[forget]} the penalty's. This comparison changes two things at once: the constraint finds its "
-        f"multiplier per task (λ* = {_pm(methods['trcl']['multiplier'], 0)} at the end of a task, mean over tasks), "
-        f"the penalty keeps λ = {results.config.penalty_lambda:g}, so it mixes the form (adaptive against fixed) with "
-        "the strength."
+        f"{words[forget]} the penalty's. This comparison changes two things at once: the constraint adapts its pull "
+        f"per task (a projection onto the region enforces the boundary, and the dual-ascent multiplier beside it "
+        f"ends a task at λ = {_pm(methods['trcl']['multiplier'], 0)}, mean over tasks), the penalty keeps "
+        f"λ = {results.config.penalty_lambda:g}, so it mixes the form (adaptive against fixed) with the strength."
     )
 
 

@@ -40,7 +40,7 @@ class TrustRegionCLLab:
         style, lay = {"description_width": "130px"}, widgets.Layout(width="340px")
         self.n_steps, self.n_samples, self.seed = n_steps_per_task, n_samples, seed
         self.trust = widgets.FloatLogSlider(
-            value=LAB_RADIUS, base=10, min=-2.5, max=0, step=0.25, description="trust radius r", style=style, layout=lay
+            value=LAB_RADIUS, base=10, min=-3, max=0, step=0.25, description="trust radius r", style=style, layout=lay
         )
         self.replay = widgets.FloatSlider(
             value=1.0, min=0.0, max=4.0, step=0.25, description="replay weight β", style=style, layout=lay
