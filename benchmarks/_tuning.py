@@ -211,3 +211,48 @@ def candidate_main(candidates: dict[str, dict], floor: int) -> None:
             + "; ".join(f"{g} {r[g][0]}" for g in ("physical", "useful", "headroom", "curved")),
             flush=True,
         )
+
+
+def ladder_main(candidates: dict[str, dict], gates: tuple[str, ...], floor: int, deadline: dt.time) -> None:
+    """``--cands C… --bases B… --out F``: the candidate ladder of a VirtualFlow rule. Each candidate (the book preset
+    with its fields) runs on the tuning bases (>= ``floor``) in order and stops at its first base with a gate other than
+    pass; the next candidate runs only if every earlier one failed; the first that passes on every base is the pick.
+    A run that would start after ``deadline`` (UTC) counts as not passed. Runs are cached in ``F``."""
+    from explorables.virtualflow.experiment import VirtualFlowConfig
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cands", nargs="+", required=True, choices=sorted(candidates))
+    ap.add_argument("--bases", type=int, nargs="+", required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    if min(args.bases) < floor:
+        raise SystemExit(f"this pass's tuning bases only (>= {floor})")
+    out = load_record(args.out)
+    for cand in args.cands:
+        passed = True
+        for base in args.bases:
+            key = f"{cand}/{base}"
+            if key not in out:
+                if dt.datetime.now(dt.UTC).time() > deadline:
+                    print(f"{key}: past the rule's deadline, the candidate counts as not passed", flush=True)
+                    passed = False
+                    break
+                cfg = VirtualFlowConfig.preset("book", seed=base).replace(**candidates[cand])
+                out[key] = record_run(cfg, measured_chars=300, stamp=True)[0]
+                save_record(args.out, out)
+            r = out[key]["rows"]
+            print(
+                f"{key} cpu {out[key]['cpu_s']:.0f} s wall {out[key]['wall_s']:.0f} s room {room_text(out[key])}; "
+                + "; ".join(f"{g} {r[g][0]}" for g in gates)
+                + " | claims: "
+                + "; ".join(f"{k[:30]} {v[0]}" for k, v in r.items() if k not in gates),
+                flush=True,
+            )
+            if any(r[g][0] != "pass" for g in gates):
+                passed = False
+                break
+        print(f"{cand}: {'PASSES on every base' if passed else 'not passed'}", flush=True)
+        if passed:
+            print(f"Rule picks {cand}: {candidates[cand]}", flush=True)
+            return
+    print("No candidate passes: the rule keeps what we have", flush=True)
