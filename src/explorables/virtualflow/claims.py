@@ -94,7 +94,7 @@ def room_mean_check(supervised_minus_pseudo: Sequence[float]) -> str:
     if mean >= LEARNING_MARGIN:
         return (
             f"pass: the supervised network's mean lead over the pseudo-target ({mean:+.2f} dB) clears "
-            f'{LEARNING_MARGIN:g} dB (the gate "room" itself is decided on the interval)'
+            f"{LEARNING_MARGIN:g} dB (the gate \"room\" itself is decided on the interval)"
         )
     return (
         f"fail: the supervised network's mean lead over the pseudo-target ({mean:+.2f} dB) is below "
