@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from virtualflow_input import cpu_seconds
+from _tuning import cpu_seconds
 
 from explorables.core.tables import apply_gates
 from explorables.virtualflow import claims as vc
