@@ -2,7 +2,8 @@
 before this ran), the book preset with the candidate's fields, run as the package runs them on tuning bases 173-177,
 every verdict read with the package's ``claims`` + ``apply_gates``. A ladder: a candidate stops at its first base with
 a gate other than pass; the next candidate runs only if every earlier one failed; the first that passes on every base
-is the pick (if its projected page time allows).
+is the pick (if its projected page time allows). Its candidates set the config field ``vm_on_axis``, which the
+package had at d13e3bc only (removed when no candidate passed): rerun it against that commit's ``src``.
 
     PYTHONPATH=src nice -n 5 .venv/bin/python benchmarks/virtualflow_room5.py --cands C1 C2 \
         --bases 173 174 175 176 177 --out benchmarks/virtualflow_room5.json
