@@ -172,6 +172,7 @@ def record_run(cfg, measured_chars: int, stamp: bool = False) -> tuple[dict, flo
     if stamp:
         entry["finished_utc"] = dt.datetime.now(dt.UTC).strftime("%H:%M:%S")
     entry["room_per_seed"] = [a - b for a, b in zip(sup, pse, strict=True)]
+    entry["pseudo_per_seed"] = pse
     entry["rows"] = {(r.name or r.claim[:40]): [r.outcome, r.measured[:measured_chars]] for r in rows}
     return entry, cpu, wall
 
@@ -185,6 +186,16 @@ def room_text(entry: dict) -> str:
     return f"[{', '.join(f'{v:+.2f}' for v in entry['room_per_seed'])}]"
 
 
+def _bases_and_out(ap: argparse.ArgumentParser, floor: int) -> argparse.Namespace:
+    """Add ``--bases B… --out F`` to ``ap``, parse, and refuse any base below the pass's tuning ``floor``."""
+    ap.add_argument("--bases", type=int, nargs="+", required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    if min(args.bases) < floor:
+        raise SystemExit(f"this pass's tuning bases only (>= {floor})")
+    return args
+
+
 def candidate_main(candidates: dict[str, dict], floor: int) -> None:
     """``--cand C --bases B… --out F``: run candidate ``C`` (the book preset with its fields) on every tuning base
     (>= ``floor``) not yet in ``F``, record each and print its gates."""
@@ -192,11 +203,7 @@ def candidate_main(candidates: dict[str, dict], floor: int) -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--cand", required=True, choices=sorted(candidates))
-    ap.add_argument("--bases", type=int, nargs="+", required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
-    if min(args.bases) < floor:
-        raise SystemExit(f"this pass's tuning bases only (>= {floor})")
+    args = _bases_and_out(ap, floor)
     out = load_record(args.out)
     for base in args.bases:
         key = f"{args.cand}/{base}"
@@ -222,11 +229,7 @@ def ladder_main(candidates: dict[str, dict], gates: tuple[str, ...], floor: int,
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--cands", nargs="+", required=True, choices=sorted(candidates))
-    ap.add_argument("--bases", type=int, nargs="+", required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
-    if min(args.bases) < floor:
-        raise SystemExit(f"this pass's tuning bases only (>= {floor})")
+    args = _bases_and_out(ap, floor)
     out = load_record(args.out)
     for cand in args.cands:
         passed = True
