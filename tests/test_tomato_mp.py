@@ -11,7 +11,7 @@ from dataclasses import replace
 import gudhi
 import numpy as np
 import pytest
-from sklearn.metrics import adjusted_rand_score
+from sklearn.metrics import adjusted_rand_score, roc_auc_score
 from sklearn.neighbors import KernelDensity
 
 from explorables.core.checkpoint import Checkpointer
@@ -512,6 +512,44 @@ def test_quadrants_are_the_sign_patterns_and_each_function_sees_one_axis():
     for name, kwargs in (("spread", {"spread": 0.0}), ("noise", {"noise": -1.0}), ("n", {"n": 3})):
         with pytest.raises(ValueError, match=name):
             data.make_quadrants(**kwargs)
+
+
+@pytest.mark.parametrize("layout", data.QUADRANT_LAYOUTS)
+def test_quadrant_layouts_keep_labels_and_functions(layout):
+    """Every layout labels a point by its quadrant and measures the same two functions of its position;
+    by symmetry a function's values do not tell apart the two sides it does not see (f: top vs bottom)."""
+    ds, F = data.make_quadrants(4000, seed=5, noise=0.0, layout=layout, spread=1.0)
+    x, y = ds.X[:, 0], ds.X[:, 1]
+    np.testing.assert_array_equal(ds.labels, 2 * (x > 0) + (y > 0))
+    np.testing.assert_allclose(F, np.stack([data.two_bumps(x), data.two_bumps(y)]))
+    assert np.all(np.bincount(ds.labels, minlength=4) > 800)  # four groups of about n / 4
+    for g, other in ((F[0], y > 0), (F[1], x > 0)):  # AUC of f for top vs bottom, of h for right vs left
+        auc = roc_auc_score(other, g)
+        assert abs(auc - 0.5) < 0.03
+    with pytest.raises(ValueError, match="layout"):
+        data.make_quadrants(layout="ring")
+
+
+def _boundary_to_inside(X: np.ndarray, axis: int, half: float = 0.2) -> float:
+    """Points within ``half`` of the quadrant boundary (coordinate 0) over points within ``half`` of a
+    quadrant's middle (coordinate ±1), along one axis: below 1, a density dip on the boundary."""
+    t = X[:, axis]
+    return np.sum(np.abs(t) < half) / (np.sum(np.abs(t - 1) < half) + np.sum(np.abs(t + 1) < half)) * 2
+
+
+def test_quadrant_layouts_density_on_the_boundaries():
+    """The arithmetic of benchmarks/tomato_mp_quadrants_rule.md: the four Gaussian groups (sd 0.6) dip to
+    about half on the boundaries (the geometry can split them); the square is flat there, and the blob
+    is densest there (no gap between the quadrants in the distribution)."""
+    n = 40_000
+    groups = data.make_quadrants(n, seed=1, layout="groups", spread=0.6)[0].X
+    square = data.make_quadrants(n, seed=1, layout="square")[0].X
+    blob = data.make_quadrants(n, seed=1, layout="blob", spread=1.0)[0].X
+    for axis in (0, 1):
+        assert 0.4 < _boundary_to_inside(groups, axis) < 0.6
+        assert 0.9 < _boundary_to_inside(square, axis) < 1.1
+        assert _boundary_to_inside(blob, axis) > 1.4
+    assert np.all(np.abs(square) <= data.SQUARE_HALF_SIDE)
 
 
 def test_each_quadrant_function_alone_has_two_superlevel_bands():

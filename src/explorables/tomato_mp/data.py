@@ -74,14 +74,26 @@ def two_bumps(t: np.ndarray, width: float = 0.5) -> np.ndarray:
     return np.exp(-((t - 1.0) ** 2) / (2 * width**2)) + np.exp(-((t + 1.0) ** 2) / (2 * width**2))
 
 
-@checked(n=Int(8), spread=Positive(), width=Positive(), noise=Float(0.0, 10.0))
+#: point layouts of :func:`make_quadrants`: four Gaussian groups around the quadrant centres, one uniform
+#: square, one Gaussian blob centred at the origin (benchmarks/tomato_mp_quadrants_rule.md)
+QUADRANT_LAYOUTS = ("groups", "square", "blob")
+#: half side of the ``square`` layout: the square [-2, 2]², the bumps' peaks (±1) in the middle of each half
+SQUARE_HALF_SIDE = 2.0
+
+
+@checked(n=Int(8), spread=Positive(), width=Positive(), noise=Float(0.0, 10.0), layout=Choice(QUADRANT_LAYOUTS))
 def make_quadrants(n: int = 200, seed: int = 0, *, spread: float = 0.6, width: float = 0.5,
-                   noise: float = 0.03) -> tuple[Dataset, np.ndarray]:
+                   noise: float = 0.03, layout: str = "groups") -> tuple[Dataset, np.ndarray]:
     """Four clusters that only two functions together separate.
 
-    The points are four Gaussian groups of sd ``spread`` centred at ``(±1, ±1)``
-    (:data:`QUADRANT_CENTRES`); at the default 0.6 they overlap into one cloud. The planted label of a
-    point is its quadrant, the sign pattern ``2 · [x > 0] + [y > 0]``. The two functions are
+    The points (``layout``, :data:`QUADRANT_LAYOUTS`): ``"groups"``, four Gaussian groups of sd
+    ``spread`` centred at ``(±1, ±1)`` (:data:`QUADRANT_CENTRES`; at 0.6 they overlap into one cloud,
+    but its density still dips to about half between the groups, so the geometry can split them);
+    ``"square"``, uniform on ``[-2, 2]²`` (a flat density: no gap or dip anywhere between the
+    quadrants); ``"blob"``, one Gaussian of sd ``spread`` centred at the origin (one density peak,
+    where the quadrants meet). Only ``"groups"`` reads ``spread`` as the groups' sd, ``"blob"`` as the
+    blob's, ``"square"`` not at all. The planted label of a point is its quadrant, the sign pattern
+    ``2 · [x > 0] + [y > 0]``. The two functions are
     measurements on the points, computed from the positions and fresh noise, never from the labels:
     ``f1 = two_bumps(x) + noise · N(0, 1)`` is high on the left and right groups and low on the
     vertical line between them, ``f2`` the same in ``y``. Each splits only one pair of sides: the
@@ -94,9 +106,15 @@ def make_quadrants(n: int = 200, seed: int = 0, *, spread: float = 0.6, width: f
     spread = check_positive("spread", spread)
     width = check_positive("width", width)
     check_in_range("noise", noise, 0.0, 10.0)
+    check_choice("layout", layout, QUADRANT_LAYOUTS)
     rng = np.random.default_rng(seed)
-    group = np.repeat(np.arange(4), -(-n // 4))[:n]
-    X = QUADRANT_CENTRES[group] + spread * rng.normal(size=(n, 2))
+    if layout == "groups":
+        group = np.repeat(np.arange(4), -(-n // 4))[:n]
+        X = QUADRANT_CENTRES[group] + spread * rng.normal(size=(n, 2))
+    elif layout == "square":
+        X = rng.uniform(-SQUARE_HALF_SIDE, SQUARE_HALF_SIDE, size=(n, 2))
+    else:
+        X = spread * rng.normal(size=(n, 2))
     labels = 2 * (X[:, 0] > 0) + (X[:, 1] > 0)
     F = np.stack([two_bumps(X[:, 0], width), two_bumps(X[:, 1], width)]) + noise * rng.normal(size=(2, n))
     return Dataset(name="quadrants", X=X, labels=labels.astype(np.int64)), F

@@ -44,7 +44,7 @@ from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
 from ..core.threads import worker_count
-from .data import DATASETS, corrupt, dtm, log_kde, make_dataset, make_quadrants
+from .data import DATASETS, QUADRANT_LAYOUTS, corrupt, dtm, log_kde, make_dataset, make_quadrants
 from .multiparam import connecting_radius, ranks01, tomato_mp
 from .persistence import tomato
 
@@ -89,6 +89,10 @@ class TomatoMPConfig(ExperimentConfig):
     mp_subsample_size: int = param(400, Int(30), "ToMAToMP runs on a random subsample of at most this many points")
     quadrant_spread: float = param(
         0.6, Positive(), "sd of the four groups of the two-function part (centres (±1, ±1); 0.6: one cloud)"
+    )
+    quadrant_layout: str = param(
+        "groups", Choice(QUADRANT_LAYOUTS),
+        "points of the two-function part: four Gaussian groups, one uniform square, or one Gaussian blob",
     )
     quadrant_noise: float = param(
         0.03, Float(0.0, 10.0), "sd of the noise added to each function of the two-function part (bumps of height 1)"
@@ -336,10 +340,12 @@ def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     (:func:`~.data.make_quadrants`), one sample per seed of ``two_function_seeds``; for reference,
     ToMATo at ``reference_k`` on the diagonal of the bifiltration (``min(rank f, rank h)``, one
     function made by hand from the two) and on the log-KDE (the geometry alone, no function)."""
-    summary: dict[str, Any] = {"spread": cfg.quadrant_spread, "noise": cfg.quadrant_noise, "seeds": []}
+    summary: dict[str, Any] = {"spread": cfg.quadrant_spread, "noise": cfg.quadrant_noise,
+                               "layout": cfg.quadrant_layout, "seeds": []}
     curves: dict[str, Any] = {"seeds": []}
     for seed in (1000 * cfg.seed + t for t in cfg.two_function_seeds):  # a new base seed draws new samples
-        ds, F = make_quadrants(cfg.n_points, seed, spread=cfg.quadrant_spread, noise=cfg.quadrant_noise)
+        ds, F = make_quadrants(cfg.n_points, seed, spread=cfg.quadrant_spread, noise=cfg.quadrant_noise,
+                               layout=cfg.quadrant_layout)
         one: dict[str, Any] = {"seed": seed, "true": len(np.unique(ds.labels))}
         labels: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "F": F}
         for name, G in (("f", F[:1]), ("h", F[1:]), ("f_and_h", F)):
