@@ -436,3 +436,22 @@ def test_uggrh_loss_matches_its_equation_and_vanishes_at_a_perfect_fit():
     assert torch.allclose(M.uggrh_loss(u_i, u_t, u_f, s, 0.5), full, atol=1e-6)
     codes = torch.sign(torch.randn(n, k, generator=gen))
     assert M.uggrh_loss(codes, codes, codes, codes @ codes.T / k, 0.5).item() < 1e-10
+
+
+def test_stability_sentence_counts_gates_and_claims_and_names_each_that_moves():
+    row = {"kind": "claim", "claim": "moves", "verdicts": ["yes", "no", "yes"], "agree": False}
+    study = {
+        "seeds": [0, 1, 2],
+        "rows": [
+            {"kind": "check", "claim": "a check that moves", "verdicts": ["pass", "fail", "pass"], "agree": False},
+            {"kind": "gate", "claim": "steady", "verdicts": ["pass"] * 3, "agree": True},
+            row,
+        ],
+    }
+    text = C.stability_sentence(study)
+    assert text.startswith("Of the 2 gates and claims, 1 read the same word on every base seed (0, 1, 2)")
+    assert "“moves” (yes, no, yes)" in text and "a check" not in text
+    row["verdicts"], row["agree"] = ["yes"] * 3, True
+    assert C.stability_sentence(study).endswith("(0, 1, 2).")
+    committed = C.stability_sentence()  # the chapter's own seed study
+    assert committed.startswith("Of the ") and committed.endswith(".")

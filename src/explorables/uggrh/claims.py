@@ -430,17 +430,17 @@ def imbalance_table(results: UGGRHResults) -> str:
                            "UGGRH minus baseline", "UGGRH minus control"), rows)  # fmt: skip
 
 
-def stability_sentence(slug: str = "uggrh") -> str:
-    """From the committed seed study: which gates and claims read the same word on every base seed, and the words
-    of those that do not."""
-    from ..core.seed_study import load_study
+def stability_sentence(study: dict | None = None) -> str:
+    """Which gates and claims of a seed study read the same word on every base seed, and the words of those that do
+    not (checks are left out). ``study`` defaults to the chapter's committed one (``data/seed_studies/uggrh.json``)."""
+    if study is None:
+        from ..core.seed_study import load_study
 
-    study = load_study(slug)
-    rows = [r for r in study["rows"] if r["kind"] != "check"]
-    same = [r for r in rows if r["agree"]]
-    bases = ", ".join(map(str, study["seeds"]))
-    text = f"On base seeds {bases}, {len(same)} of {len(rows)} gates and claims read the same word on every seed."
-    differ = [r for r in rows if not r["agree"]]
+        study = load_study("uggrh")
+    shown = [r for r in study["rows"] if r["kind"] != "check"]
+    differ = [r for r in shown if not r["agree"]]
+    text = (f"Of the {len(shown)} gates and claims, {len(shown) - len(differ)} read the same word on every base seed "
+            f"({', '.join(map(str, study['seeds']))})")  # fmt: skip
     if differ:
-        text += " The others: " + "; ".join(f"{r['claim']} ({', '.join(r['verdicts'])})" for r in differ) + "."
-    return text
+        text += ": the others read " + "; ".join(f"“{r['claim']}” ({', '.join(r['verdicts'])})" for r in differ)
+    return text + "."
