@@ -259,10 +259,10 @@ def control_counts(results: UniRAPResults) -> list[int]:
 
 
 def paired(results: UniRAPResults, regime: str, n: int) -> np.ndarray:
-    """The mean of the three metrics of ``regime`` at ``n`` for the curriculum's member seeds at ``n`` only (its
-    ``seeds``, then its ``arm_seeds`` where it trains them; the control and the no-parsing arm may have more members,
-    after them): the rows a paired difference with the curriculum reads."""
-    return composite(scores(results, regime, n))[: len(composite(scores(results, "curriculum", n)))]
+    """The mean of the three metrics of ``regime`` at ``n`` for the curriculum's member seeds only (the control and the
+    no-parsing arm may have more members, ``arm_seeds``, after them): the rows a paired difference with the
+    curriculum reads."""
+    return composite(scores(results, regime, n))[: results.summary["n_seeds"]]
 
 
 def leads(results: UniRAPResults) -> dict[int, np.ndarray]:
@@ -297,7 +297,7 @@ def claims(results: UniRAPResults) -> list[Claim]:
     steps = f"{cfg.n_steps} steps for every model, {n_seeds} seeds"
     drop = composite(cur) - composite(shuffled)
     fed = scores(results, "true_mask")
-    labels_gain = composite(cur_high) - composite(cur_low)[:n_seeds]  # paired by the seeds both counts train
+    labels_gain = composite(cur_high) - composite(cur_low)
     diffs = {k: per_seed(results, "curriculum", k) - per_seed(results, "separate", k) for k in METRICS}
     pose_gain = per_seed(results, "curriculum", "grasp_success") - per_seed(results, "pose_direct", "grasp_success")
     lead = leads(results)
@@ -306,8 +306,6 @@ def claims(results: UniRAPResults) -> list[Claim]:
     few_t = {f"n = {m}": v for m, v in transfer.items() if m < high} or {f"n = {m}": v for m, v in transfer.items()}
     parsing = parsing_gains(results)[low]
     bare_low, ctl_low = scores(results, "joint", low), scores(results, "joint_parsing", low)
-    # the rows at the fewest labels pair as many seeds as the curriculum trains there (seeds, then arm_seeds)
-    paired_steps = f"{cfg.n_steps} steps for every model, {len(transfer[low])} seeds paired"
     return [
         Claim("the metrics span chance to perfect", f"{ref['n_test']} held-out scenes: the truth itself, and a "
               "predictor that ignores image and instruction (mean box and grasp, whole-image mask)",
@@ -334,8 +332,7 @@ def claims(results: UniRAPResults) -> list[Claim]:
               true_mask_gate(fed["grasp_success"]["per_seed"]), kind="gate", name="true mask"),
         Claim("instruction labels are scarce at the fewest", f"the curriculum model at {high} vs {low} labelled "
               "scenes, mean of the three metrics, paired by seed",
-              f"{fmt_mean_sd(composite(cur_high))} vs {fmt_mean_sd(composite(cur_low)[:n_seeds])}; gain "
-              f"{_iv(labels_gain)}",
+              f"{fmt_mean_sd(composite(cur_high))} vs {fmt_mean_sd(composite(cur_low))}; gain {_iv(labels_gain)}",
               labels_gate(labels_gain), kind="gate", name="labels"),
         Claim("parsing data helps at the fewest labels", f"the control (the same {low} instruction scenes plus "
               f"{cfg.n_parsing} parsing scenes, mixed) vs the same model on the {low} instruction scenes alone, mean "
@@ -369,9 +366,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
                if len(grid) < 3 else f" (the curriculum at {len(grid)} budgets; the control at n = "
                f"{', '.join(str(m) for m in lead)} only, where the claim is read)" if len(lead) < len(grid) - 1
                else "") + "; vs "
-            f"joint training on the same scenes (every batch half parsing, half instruction), no stages; "
-            f"{paired_steps}; this tests the order, not the abstract's transfer claim (parsing data against none: the "
-            "next row)",
+            f"joint training on the same scenes (every batch half parsing, half instruction), no stages; {steps}; "
+            "this tests the order, not the abstract's transfer claim (parsing data against none: the next row)",
             "lead on the mean of the three metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in lead.items()),
             efficiency_verdict(few), gates=("competence", "labels"),
         ),
@@ -380,7 +376,7 @@ def claims(results: UniRAPResults) -> list[Claim]:
             "labels",
             f"the curriculum ({cfg.n_parsing} parsing scenes, then the instruction scenes) vs the same model trained "
             f"on the same instruction scenes alone, all three losses from the first step, no parsing scene ever; at "
-            f"n = {', '.join(str(m) for m in transfer)}; {paired_steps}",
+            f"n = {', '.join(str(m) for m in transfer)}; {steps}",
             f"curriculum {_three(cur_low)}; no parsing data {_three(bare_low)}; lead on the mean of the three "
             "metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in transfer.items()),
             transfer_verdict(few_t), gates=("competence", "labels", "parsing"),
