@@ -353,14 +353,17 @@ def claims(results: TopoPruneResults) -> list[Claim]:
         accuracy_measured("cnn"), accuracy_verdict(accuracy_gains(results, "cnn", top)),
         gates=("stable", "extractors", "room"),
     ))  # fmt: skip
-    acc = m["accuracy"]["mlp"]
+    acc = m["control_accuracy"]
     control = _values(acc["topoprune"][top]) - _values(acc["radius"][top])
+    k = cfg.n_control_offsets
+    grid = (f"each accuracy the mean over {k} offsets of the evenly spaced rule's rank grid (every other row "
+            "reads the centre offset alone); " if k > 1 and cfg.topo_selection == "coverage" else "")
     rows.append(Claim(
         "Control (ours): the gain comes from the persistence, not from the neighbourhoods' scale and the "
         "selection rule",
         f"same neighbourhoods, same averaging over memberships and same selection, score = mean distance to "
         f"the {cfg.n_neighbours} nearest neighbours in the features (no persistence); pruning "
-        f"{float(top):.0%}; {seeds}",
+        f"{float(top):.0%}; {grid}{seeds}",
         f"TopoPrune {_ms(acc['topoprune'][top])}, control {_ms(acc['radius'][top])}; TopoPrune − control "
         f"{_iv(control)}",
         control_verdict(control), gates=("stable", "room"),
