@@ -113,8 +113,11 @@ def main() -> None:
             cfg_k, sub = candidate(cfg, summary, k)
             words[k][base] = claims_table(cfg_k, sub)
             ivs[k][base] = control_interval(cfg_k, sub)
-        print(f"base seed {base}: {secs:.0f} s, {cost * 1e3:.1f} ms per member; control at K = 1/3/9: "
-              + ", ".join(ivs[k][base].format(3, True) for k in CANDIDATES), flush=True)
+        print(
+            f"base seed {base}: {secs:.0f} s, {cost * 1e3:.1f} ms per member; control at K = 1/3/9: "
+            + ", ".join(ivs[k][base].format(3, True) for k in CANDIDATES),
+            flush=True,
+        )
     cost = float(np.median(per_member))
     n_seeds = len(TopoPruneConfig.preset("book").seeds)
 
@@ -146,8 +149,10 @@ def main() -> None:
         others_same = all(others(per_base[b]) == others(words[1][b]) for b in per_base)
         hw = float(np.median([ivs[k][b].half_width for b in per_base]))
         met[k] = gates_ok and len(set(control)) == 1 and hw <= HALF_WIDTH and others_same and page(k) <= FEASIBLE_S
-        lines.append(f"| {k} | {page(k):.0f} | {'yes' if gates_ok else 'NO'} | {', '.join(control)} | {hw:.4f} | "
-                     f"{'yes' if others_same else 'NO'} | {'yes' if met[k] else 'no'} |")
+        lines.append(
+            f"| {k} | {page(k):.0f} | {'yes' if gates_ok else 'NO'} | {', '.join(control)} | {hw:.4f} | "
+            f"{'yes' if others_same else 'NO'} | {'yes' if met[k] else 'no'} |"
+        )
     chosen = [k for k in CANDIDATES[1:] if met[k]]
     lines += ["", "Rule's outcome: " + (f"K = {chosen[0]} (the smallest candidate meeting parts 1-5)" if chosen
               else "no candidate meets the rule: keep what we have (K = 1)"), "",
