@@ -966,7 +966,7 @@ def test_control_offsets_change_the_control_row_only():
     from explorables.topoprune.claims import claims
     from explorables.topoprune.experiment import TopoPruneConfig, run
 
-    one = run(TopoPruneConfig.preset("smoke"))
+    one = run(TopoPruneConfig.preset("smoke", n_control_offsets=1))
     three = run(TopoPruneConfig.preset("smoke", n_control_offsets=3))
     a, b = one.summary["seed_0"], three.summary["seed_0"]
     assert a["accuracy"] == b["accuracy"] and a["ends"] == b["ends"]  # every other member trains as before

@@ -173,7 +173,10 @@ def robustness_verdict(gains: Mapping[str, Sequence[float]], margin: float = RAN
 
 def control_verdict(gain: Sequence[float], margin: float = ACC_MARGIN) -> str:
     """The persistence is what helps (our control): TopoPrune's paired gain over the same pipeline with
-    the membership-averaged kNN radius as score (no persistence) against ``margin``."""
+    the membership-averaged kNN radius as score (no persistence) against ``margin``. The run gives both
+    accuracies as means over ``n_control_offsets`` offsets of the evenly spaced rule's rank grid (the
+    score's effect at a fixed rule, without the noise of where inside each stratum the grid sits;
+    ``benchmarks/topoprune_control_power_rule.md``)."""
     return f"{compare(gain, margin)}: persistence adds {_iv(gain)} (paired) vs {margin}"
 
 

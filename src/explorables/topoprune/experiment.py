@@ -147,7 +147,7 @@ class TopoPruneConfig(ExperimentConfig):
     n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
     n_random_draws: int = param(4, Int(1, 100), "random selection: class-balanced draws per view and rate (accuracy "
                                 "averaged: the reference every method is compared with)")
-    n_control_offsets: int = param(1, Int(1, 99), "control row only: TopoPrune and the control (MLP features, highest "
+    n_control_offsets: int = param(9, Int(1, 99), "control row only: TopoPrune and the control (MLP features, highest "
                                    "rate) each trained on this many offsets (j + 1/2)/K of the evenly spaced rule's "
                                    "rank grid, the row reading their mean accuracies (odd: the centre offset, every "
                                    "other row's kept set, is among them)")
