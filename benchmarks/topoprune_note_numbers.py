@@ -63,6 +63,7 @@ def accuracy_table(study: dict) -> list[str]:
         own = low.split("its own kept set")[1]  # the control's own kept set at the highest rate
         cells.setdefault((CONTROL, "90%"), []).append(mean_sd(own, "pruning (no verdict reads it):"))
         cells.setdefault((CONTROL + ", control row", "90%"), []).append(mean_sd(ctext, "control"))
+        cells.setdefault(("TopoPrune, control row", "90%"), []).append(mean_sd(ctext, "TopoPrune"))
         cells.setdefault(("full pool", "0%"), []).append(mean_sd(high, "full pool"))
     grid = "offset mean" if "offsets of the evenly spaced rule" in ctrl["setting"] else "centre offset"
     lines = [f"| method | pruning | pooled over {n * len(study['seeds'])} seeds | "
