@@ -34,6 +34,7 @@ from explorables.topoprune.claims import (
     RANK_MARGIN,
     accuracy_verdict,
     averaging_source,
+    control_power_sentence,
     control_verdict,
     fragile_gate,
     offsets_counts_sentence,
@@ -623,8 +624,18 @@ def test_averaging_source_reads_what_the_averaging_adds():
             "topoprune_power.md",
             "12 seeds per run:",
         ),
+        (
+            control_power_sentence,
+            "| K | a | b | c | d | e | f |\n|---|\n| 1 | 19 | yes | unclear, no, unclear | 0.0110 | yes | no |\n"
+            "| 9 | 27 | NO | no, no, no | 0.0030 | yes | yes |\n",
+            "one offset: the control row reads *unclear*, *no*, *unclear* on the 3 tuning base seeds, median "
+            "half-width 0.0110, page projected at 19 s; 9 offsets: the control row reads *no* on all 3 tuning base "
+            "seeds, median half-width 0.0030 (a gate fails), page projected at 27 s, meets the rule",
+            "topoprune_control_power.md",
+            "one offset:",
+        ),
     ],
-    ids=["offsets", "power"],
+    ids=["offsets", "power", "control_power"],
 )
 def test_counts_sentence_reads_the_committed_report(sentence, table, expected, report, start):
     from pathlib import Path
@@ -936,3 +947,35 @@ def test_accuracy_moves_sentence_says_when_no_geometric_method_degrades():
     assert "nothing degrades" in flat and "no geometric method's accuracy drops" in flat
     drop = accuracy_moves_sentence(run_with([-0.05, -0.04, -0.06, -0.05]))
     assert "nothing degrades" not in drop and "distance to class centre drops" in drop
+
+
+def test_the_grid_offset_places_the_evenly_spaced_ranks_inside_each_stratum():
+    from explorables.topoprune.selection import coverage_offsets
+
+    y, scores = np.zeros(100, dtype=int), np.arange(100.0)
+    assert np.array_equal(select_by_score(scores, y, 0.9, "coverage", 0.5), select_by_score(scores, y, 0.9))
+    assert np.array_equal(select_by_score(scores, y, 0.9, "coverage", 0.05), np.arange(0, 100, 10))
+    assert np.array_equal(select_by_score(scores, y, 0.9, "easy", 0.05), np.arange(10))  # read by coverage only
+    with pytest.raises(ValueError, match="offset"):
+        select_by_score(scores, y, 0.9, "coverage", 1.0)
+    assert coverage_offsets(1) == (0.5,)
+    assert set(coverage_offsets(3)) <= set(coverage_offsets(9)) and 0.5 in coverage_offsets(3)
+
+
+def test_control_offsets_change_the_control_row_only():
+    from explorables.topoprune.claims import claims
+    from explorables.topoprune.experiment import TopoPruneConfig, run
+
+    one = run(TopoPruneConfig.preset("smoke", n_control_offsets=1))
+    three = run(TopoPruneConfig.preset("smoke", n_control_offsets=3))
+    a, b = one.summary["seed_0"], three.summary["seed_0"]
+    assert a["accuracy"] == b["accuracy"] and a["ends"] == b["ends"]  # every other member trains as before
+    top = str(max(one.config.prune_grid))
+    for m in ("topoprune", "radius"):
+        assert a["control_by_offset"][m] == [a["accuracy"]["mlp"][m][top]]
+        assert b["control_by_offset"][m][1] == a["accuracy"]["mlp"][m][top]  # the centre offset
+        assert three.summary["methods"]["control_accuracy"][m][top]["mean"] == pytest.approx(
+            np.mean(b["control_by_offset"][m]))
+    rows = {r.claim[:7]: r for r in claims(three)}
+    assert "mean over 3 offsets" in rows["Control"].setting
+    assert "offsets" not in {r.claim[:7]: r for r in claims(one)}["Control"].setting

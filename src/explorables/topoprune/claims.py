@@ -173,7 +173,10 @@ def robustness_verdict(gains: Mapping[str, Sequence[float]], margin: float = RAN
 
 def control_verdict(gain: Sequence[float], margin: float = ACC_MARGIN) -> str:
     """The persistence is what helps (our control): TopoPrune's paired gain over the same pipeline with
-    the membership-averaged kNN radius as score (no persistence) against ``margin``."""
+    the membership-averaged kNN radius as score (no persistence) against ``margin``. The run gives both
+    accuracies as means over ``n_control_offsets`` offsets of the evenly spaced rule's rank grid (the
+    score's effect at a fixed rule, without the noise of where inside each stratum the grid sits;
+    ``benchmarks/topoprune_control_power_rule.md``)."""
     return f"{compare(gain, margin)}: persistence adds {_iv(gain)} (paired) vs {margin}"
 
 
@@ -285,6 +288,9 @@ def claims(results: TopoPruneResults) -> list[Claim]:
             text += (f"; at {float(r):.0%} pruning (no verdict reads it): TopoPrune {_ms(acc['topoprune'][r])}, "
                      + ", ".join(f"{METHOD_NAMES[b]} {_ms(acc[b][r])}" for b in (*BASELINES, "radius"))
                      + f", paired gain over random {_iv(gain)}")  # fmt: skip
+        if view == "mlp":  # the control's own kept set (centre offset) at the verdict's rate: read by no verdict
+            text += (f"; {METHOD_NAMES['radius']}, its own kept set, at {float(top):.0%} pruning (no verdict reads "
+                     f"it): {_ms(acc['radius'][top])}")  # fmt: skip
         return text
 
     acc_mlp = m["accuracy"]["mlp"]
@@ -353,14 +359,17 @@ def claims(results: TopoPruneResults) -> list[Claim]:
         accuracy_measured("cnn"), accuracy_verdict(accuracy_gains(results, "cnn", top)),
         gates=("stable", "extractors", "room"),
     ))  # fmt: skip
-    acc = m["accuracy"]["mlp"]
+    acc = m["control_accuracy"]
     control = _values(acc["topoprune"][top]) - _values(acc["radius"][top])
+    k = cfg.n_control_offsets
+    grid = (f"each accuracy the mean over {k} offsets of the evenly spaced rule's rank grid (every other row "
+            "reads the centre offset alone); " if k > 1 and cfg.topo_selection == "coverage" else "")
     rows.append(Claim(
         "Control (ours): the gain comes from the persistence, not from the neighbourhoods' scale and the "
         "selection rule",
         f"same neighbourhoods, same averaging over memberships and same selection, score = mean distance to "
         f"the {cfg.n_neighbours} nearest neighbours in the features (no persistence); pruning "
-        f"{float(top):.0%}; {seeds}",
+        f"{float(top):.0%}; {grid}{seeds}",
         f"TopoPrune {_ms(acc['topoprune'][top])}, control {_ms(acc['radius'][top])}; TopoPrune − control "
         f"{_iv(control)}",
         control_verdict(control), gates=("stable", "room"),
@@ -655,6 +664,26 @@ def power_counts_sentence(report: str) -> str:
     parts = [f"{n} seeds per run: {a} of {total} claim rows agree on every tuning base seed"
              f"{'' if gates == 'yes' else ' (a gate fails)'}, page projected at {page} s"
              f"{', meets the rule' if met == 'yes' else ''}" for n, page, gates, a, total, met in rows]  # fmt: skip
+    return "; ".join(parts)
+
+
+def control_power_sentence(report: str) -> str:
+    """The counts of ``benchmarks/topoprune_control_power.md`` (its summary table: offsets K of the control
+    comparison, projected page seconds, gates, the control row's words on the tuning base seeds, the median
+    half-width of its interval, other rows as with one offset, whether the rule is met), in words for the page."""
+    rows = re.findall(r"^\| (\d+) \| (\d+) \| (yes|NO) \| ([a-z, ]+) \| (\d\.\d+) \| (yes|NO) \| (yes|no) \|$",
+                      report, re.M)  # fmt: skip
+    if not rows:
+        raise ValueError("report: no summary row '| K | page s | yes/NO | words | half-width | yes/NO | yes/no |'")
+    parts = []
+    for k, page, gates, words, hw, same, met in rows:
+        found = words.split(", ")
+        said = (f"*{found[0]}* on all {len(found)}" if len(set(found)) == 1
+                else ", ".join(f"*{w}*" for w in found) + f" on the {len(found)}")  # fmt: skip
+        parts.append(f"{'one offset' if k == '1' else f'{k} offsets'}: the control row reads {said} tuning base "
+                     f"seeds, median half-width {hw}{'' if gates == 'yes' else ' (a gate fails)'}"
+                     f"{'' if same == 'yes' else ' (another row changes)'}, page projected at {page} s"
+                     f"{', meets the rule' if met == 'yes' else ''}")  # fmt: skip
     return "; ".join(parts)
 
 

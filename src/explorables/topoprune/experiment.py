@@ -58,7 +58,15 @@ from .persistence import (
     persistence_values,
     topological_scores,
 )
-from .selection import SELECTIONS, ccs_selection, centre_distance, d2_selection, random_selection, select_by_score
+from .selection import (
+    SELECTIONS,
+    ccs_selection,
+    centre_distance,
+    coverage_offsets,
+    d2_selection,
+    random_selection,
+    select_by_score,
+)
 
 METHODS: tuple[str, ...] = ("random", "centre", "d2", "ccs", "radius", "topoprune")
 METHOD_NAMES: dict[str, str] = {
@@ -78,6 +86,9 @@ VIEWS: tuple[str, ...] = ("mlp", "cnn", "mlp_noisy")
 LOWER_RATE_VIEWS: tuple[str, ...] = ("mlp",)  # views trained below the highest rate (no verdict reads them)
 END_MODES: tuple[str, ...] = ("easy", "hard")  # the ends of a score: lowest / highest (top-k selection)
 END_SCORED: tuple[str, ...] = ("radius", "topoprune")  # scored, with the ends also trained
+#: the control row's pair: at the highest rate on the MLP features both are also trained on the other grid
+#: offsets of the evenly spaced rule (``n_control_offsets``), and the control row reads their offset means
+CONTROL_PAIR: tuple[str, ...] = ("radius", "topoprune")
 #: the diagnosis of the first version's score: the scores compared, and the perturbations
 #: one change at a time: each row differs from the one above in one thing (rescaling; displacement ->
 #: value; the layout's k -> TopoPrune's k; layout -> latent features; then, after TopoPrune, without the
@@ -136,6 +147,10 @@ class TopoPruneConfig(ExperimentConfig):
     n_train_steps: int = param(100, Int(1), "full-batch Adam steps of the MLP trained on each kept subset")
     n_random_draws: int = param(4, Int(1, 100), "random selection: class-balanced draws per view and rate (accuracy "
                                 "averaged: the reference every method is compared with)")
+    n_control_offsets: int = param(9, Int(1, 99), "control row only: TopoPrune and the control (MLP features, highest "
+                                   "rate) each trained on this many offsets (j + 1/2)/K of the evenly spaced rule's "
+                                   "rank grid, the row reading their mean accuracies (odd: the centre offset, every "
+                                   "other row's kept set, is among them)")
     n_inits: int = param(2, Int(1, 100), "initialisations of the MLP trained on each subset at the highest pruning "
                          "rate (accuracy averaged; the other rates train once)")
     paired_inits: bool = param(True, Bool(), "every method's subset trains from the same initialisations (paired "
@@ -337,6 +352,9 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
     # selection rule, rather than the score, decide the accuracy?
     ends = {mode: {m: {} for m in END_SCORED} for mode in END_MODES}
     top = max(cfg.prune_grid)
+    # the control row's extra grid offsets (every offset but the centre one, which is the method's own kept set)
+    offsets = coverage_offsets(cfg.n_control_offsets) if cfg.topo_selection == "coverage" else (0.5,)
+    extra = [u for u in offsets if u != 0.5]
     for rate in cfg.prune_grid:
         # one batched training per rate. Every verdict reads the highest rate: there every view's methods,
         # random selection's draws and the ends train; at the other rates only the MLP view's methods and
@@ -348,6 +366,9 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         if rate == top:
             members += [(mode, m, select_by_score(scores["mlp"][m], y, rate, mode)) for mode in END_MODES
                         for m in END_SCORED]  # fmt: skip
+            # appended last: every member trains independently, so the ones above keep their numbers
+            members += [(f"offset_{u!r}", m, select_by_score(scores["mlp"][m], y, rate, cfg.topo_selection, u))
+                        for u in extra for m in CONTROL_PAIR]  # fmt: skip
         inits = cfg.n_inits if rate == top else 1
         accs = train_on_subsets(split, [sub for _, _, sub in members] * inits, n_steps=cfg.n_train_steps,
                                 seed=train_seed, device=device,
@@ -357,7 +378,12 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         for (where, m, _), a in zip(members, accs, strict=True):
             found.setdefault((where, m), []).append(float(a))
         for (where, m), a in found.items():
+            if where.startswith("offset_"):
+                continue
             (accuracy[where] if where in VIEWS else ends[where])[m][str(rate)] = float(np.mean(a))
+        if rate == top:  # per offset, in coverage_offsets order (the centre one is the MLP view's own member)
+            control_by_offset = {m: [accuracy["mlp"][m][str(top)] if u == 0.5 else found[(f"offset_{u!r}", m)][0]
+                                     for u in offsets] for m in CONTROL_PAIR}  # fmt: skip
     full = float(train_on_subsets(split, [np.arange(len(y))], n_steps=cfg.n_train_steps, seed=train_seed,
                                   device=device)[0])  # fmt: skip
     # how far the noise moves the features, next to the neighbourhoods' size (the stability theorem's bound
@@ -371,7 +397,7 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
     }  # fmt: skip
     summary = {
         "n_pool": len(y), "n_test": len(split.y_test), "net_accuracy": net_accuracy,
-        "full_accuracy": full, "accuracy": accuracy, "ends": ends,
+        "full_accuracy": full, "accuracy": accuracy, "ends": ends, "control_by_offset": control_by_offset,
         "jaccard": {m: {str(r): jaccard(kept["mlp"][m][r], kept["mlp_noisy"][m][r]) for r in cfg.prune_grid}
                     for m in (*METHODS, *KEPT_ONLY)},
         "spearman_noise": {m: float(spearmanr(scores["mlp"][m], scores["mlp_noisy"][m])[0]) for m in SCORED},
@@ -446,6 +472,9 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
         out["jaccard"][k] = {r: _mean_sd([p["jaccard"][k][r] for p in parts]) for r in rates}
     out["ends"] = {mode: {m: {top: _mean_sd([p["ends"][mode][m][top] for p in parts])}
                           for m in END_SCORED} for mode in END_MODES}  # fmt: skip
+    # the control row's accuracies: per seed the mean over the grid offsets (the centre one alone at K = 1)
+    out["control_accuracy"] = {m: {top: _mean_sd([float(np.mean(p["control_by_offset"][m])) for p in parts])}
+                               for m in CONTROL_PAIR}  # fmt: skip
     out["spearman_control"] = _mean_sd([p["spearman_control"] for p in parts])
     out["noise_geometry"] = {k: _mean_sd([p["noise_geometry"][k] for p in parts]) for k in parts[0]["noise_geometry"]}
     out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}

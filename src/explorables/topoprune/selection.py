@@ -53,18 +53,22 @@ def class_budget(labels: np.ndarray, prune_fraction: float) -> dict[int, int]:
     return {int(c): int(max(1, round((1.0 - rate) * n))) for c, n in zip(classes, counts, strict=True)}
 
 
-@checked(scores=Array("n"), labels=_LABELS, prune_fraction=_RATE, mode=Choice(SELECTIONS))
+@checked(scores=Array("n"), labels=_LABELS, prune_fraction=_RATE, mode=Choice(SELECTIONS),
+         offset=Float(0.0, 1.0, high_inclusive=False))  # fmt: skip
 def select_by_score(
-    scores: np.ndarray, labels: np.ndarray, prune_fraction: float, mode: str = "coverage"
+    scores: np.ndarray, labels: np.ndarray, prune_fraction: float, mode: str = "coverage", offset: float = 0.5
 ) -> np.ndarray:
     """Kept pool indices (sorted), class-balanced, chosen by ``scores`` within each class.
 
     ``easy``: the lowest scores; ``hard``: the highest; ``coverage``: evenly spaced ranks of the
-    class's sorted scores (the kept set spans the whole score range, deterministic stratification).
+    class's sorted scores, ``ranked[floor((i + offset) n / m)]`` for ``i < m`` (the kept set spans the
+    whole score range, deterministic stratification; ``offset`` in [0, 1) places the grid inside each
+    stratum, ½ its centre, the method's own kept set). ``offset`` is read by ``coverage`` only.
     """
     s, y = _check_scores(scores, labels)
     if mode not in SELECTIONS:
         raise ValueError(f"mode must be one of {SELECTIONS}, got {mode!r}")
+    offset = check_in_range("offset", offset, 0.0, 1.0, high_inclusive=False)
     kept = []
     for c, m in class_budget(y, prune_fraction).items():
         members = np.flatnonzero(y == c)
@@ -74,8 +78,16 @@ def select_by_score(
         elif mode == "hard":
             kept.append(ranked[len(ranked) - m :])
         else:
-            kept.append(ranked[((np.arange(m) + 0.5) * len(ranked) / m).astype(int)])
+            kept.append(ranked[((np.arange(m) + offset) * len(ranked) / m).astype(int)])
     return np.sort(np.concatenate(kept))
+
+
+def coverage_offsets(n_offsets: int) -> tuple[float, ...]:
+    """The ``n_offsets`` grid offsets ``(j + ½) / n_offsets`` of the evenly spaced rule, spread evenly over
+    a stratum. With an odd count the centre offset ½ is among them, and the offsets of ``K`` are among
+    those of ``3K`` (1 ⊂ 3 ⊂ 9)."""
+    n_offsets = check_int("n_offsets", n_offsets, 1)
+    return tuple((j + 0.5) / n_offsets for j in range(n_offsets))
 
 
 @checked(labels=_LABELS, prune_fraction=_RATE)
