@@ -15,7 +15,6 @@ composed run.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import sys
@@ -32,9 +31,16 @@ from explorables.rpkd.experiment import RPKDConfig, _results, standard_protocol,
 HERE = Path(__file__).parent
 OUT = HERE / "rpkd_baseline_tuning.jsonl"
 #: run -> ((kd_weight, temperature), (ofa_weight, ofa_eps)); run 1 is today's book preset
-GRID = {1: ((1.0, 4.0), (1.0, 1.5)), 2: ((1.0, 1.0), (1.0, 1.0)), 3: ((1.0, 2.0), (0.5, 1.0)),
-        4: ((1.0, 8.0), (0.5, 1.5)), 5: ((4.0, 1.0), (2.0, 1.0)), 6: ((4.0, 2.0), (2.0, 1.5)),
-        7: ((4.0, 4.0), (4.0, 1.0)), 8: ((4.0, 8.0), (4.0, 1.5))}
+GRID = {
+    1: ((1.0, 4.0), (1.0, 1.5)),
+    2: ((1.0, 1.0), (1.0, 1.0)),
+    3: ((1.0, 2.0), (0.5, 1.0)),
+    4: ((1.0, 8.0), (0.5, 1.5)),
+    5: ((4.0, 1.0), (2.0, 1.0)),
+    6: ((4.0, 2.0), (2.0, 1.5)),
+    7: ((4.0, 4.0), (4.0, 1.0)),
+    8: ((4.0, 8.0), (4.0, 1.5)),
+}
 REFERENCE = GRID[1]
 TIE = 0.005
 ARMS3 = ("ce", "kd", "ofa")
@@ -53,12 +59,20 @@ def one_seed(seed: int) -> list[dict]:
             cfg = dataclasses.replace(std, kd_weight=alpha, temperature=temp, ofa_weight=w, ofa_eps=eps)
             cpu0 = time.process_time()
             parts = {n: student_part(cfg, n, shared[n]) for n in cfg.class_grid}
-            rows.append({
-                "seed": seed, "run": run, "kd": [alpha, temp], "ofa": [w, eps],
-                "cpu_s": round(time.process_time() - cpu0, 1), "teacher_cpu_s": round(teacher_cpu, 1),
-                "teacher_accuracy": {n: s["teacher_accuracy"] for n, (s, _) in parts.items()},
-                "per_seed": {arm: {n: s["accuracy"][arm]["per_seed"] for n, (s, _) in parts.items()} for arm in ARMS3},
-            })
+            rows.append(
+                {
+                    "seed": seed,
+                    "run": run,
+                    "kd": [alpha, temp],
+                    "ofa": [w, eps],
+                    "cpu_s": round(time.process_time() - cpu0, 1),
+                    "teacher_cpu_s": round(teacher_cpu, 1),
+                    "teacher_accuracy": {n: s["teacher_accuracy"] for n, (s, _) in parts.items()},
+                    "per_seed": {
+                        arm: {n: s["accuracy"][arm]["per_seed"] for n, (s, _) in parts.items()} for arm in ARMS3
+                    },
+                }
+            )
             print(seed, run, rows[-1]["cpu_s"], time.strftime("%H:%M:%S"), flush=True)
     return rows
 
@@ -67,8 +81,9 @@ def composed(rows: list[dict], kd_run: int, ofa_run: int):
     """The standard run of one seed with CE, KD of ``kd_run`` and OFA of ``ofa_run`` (a package Results)."""
     by_run = {r["run"]: r for r in rows}
     seed = rows[0]["seed"]
-    cfg = dataclasses.replace(standard_protocol(RPKDConfig.preset("smoke" if seed < 0 else "book", seed=abs(seed),
-                                                                  device="cpu")), arms=ARMS3)
+    cfg = dataclasses.replace(
+        standard_protocol(RPKDConfig.preset("smoke" if seed < 0 else "book", seed=abs(seed), device="cpu")), arms=ARMS3
+    )
     summary = {}
     for n in cfg.class_grid:
         key = str(n) if str(n) in by_run[1]["per_seed"]["ce"] else n
@@ -116,8 +131,13 @@ def summary() -> None:
     scores = {}
     for arm in ("kd", "ofa"):
         i = 0 if arm == "kd" else 1
-        print(f"| {arm.upper()} setting | " + " | ".join(f"seed {s}: mean [low]" for s in sorted(seeds))
-              + " | score (mean of low) |\n|---" * 1 + "|---" * (len(seeds) + 1) + "|")
+        print(
+            f"| {arm.upper()} setting | "
+            + " | ".join(f"seed {s}: mean [low]" for s in sorted(seeds))
+            + " | score (mean of low) |\n|---" * 1
+            + "|---" * (len(seeds) + 1)
+            + "|"
+        )
         scores[arm] = {}
         for run in GRID:
             cells, lows = [], []
@@ -137,13 +157,19 @@ def summary() -> None:
         ok &= all(gates[k].verdict.startswith("pass") for k in ("distill", "learns"))
         for k, g in gates.items():
             print(f"seed {s} {k}: {g.verdict.split(':')[0]} ({g.measured})")
-        for arm, run in (("kd", kd_run), ("ofa", ofa_run)):
-            gains = {n: float(np.mean(res.summary[f'C={n}']['accuracy'][arm]['per_seed'])
-                              - np.mean(res.summary[f'C={n}']['accuracy']['ce']['per_seed'])) for n in (10, 5, 2)
-                     if f"C={n}" in res.summary}
+        for arm in ("kd", "ofa"):
+            gains = {
+                n: float(
+                    np.mean(res.summary[f"C={n}"]["accuracy"][arm]["per_seed"])
+                    - np.mean(res.summary[f"C={n}"]["accuracy"]["ce"]["per_seed"])
+                )
+                for n in (10, 5, 2)
+                if f"C={n}" in res.summary
+            }
             print(f"seed {s} {arm.upper()} − CE per C: " + ", ".join(f"C = {n}: {g:+.3f}" for n, g in gains.items()))
-    print(f"\ndecision: {'ADOPT' if ok and (kd_run, ofa_run) != (1, 1) else 'KEEP'} "
-          f"(every criterion on every seed: {ok})")
+    print(
+        f"\ndecision: {'ADOPT' if ok and (kd_run, ofa_run) != (1, 1) else 'KEEP'} (every criterion on every seed: {ok})"
+    )
 
 
 def main(args: list[str]) -> None:
@@ -157,7 +183,6 @@ def main(args: list[str]) -> None:
                 for row in rows:
                     f.write(json.dumps(row) + "\n")
         else:
-            copy.deepcopy(rows)
             print(composed(rows, 2, 3).summary["C=2"]["accuracy"]["kd"])
 
 
