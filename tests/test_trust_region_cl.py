@@ -1253,3 +1253,30 @@ def test_the_book_presets_strengths_are_the_width32_rules_picks():
         assert all(best <= round(table[f"{method}@{v:g}"]["final_swd"], 3) for v in ok)
         assert abs(table[f"{method}@{picks[arm]:g}"]["final_swd"] - np.mean(
             [np.mean(r["kinds"][f"{method}@{picks[arm]:g}"]["final_swd"]) for r in record["runs"]])) < 1e-12
+
+
+def test_a_hard_freeze_moves_no_weight_the_fisher_reaches_and_learns_through_the_rest():
+    """benchmarks/trust_region_cl_reconv_rule.md, part 2: the freeze arm holds every weight whose Fisher (after the
+    earlier tasks) is > 0 at its anchor, exactly, through the whole of the later tasks; the weights with Fisher 0 (the
+    later tasks' one-hot label inputs) move. Three tasks, so the hold also covers the second task's Fisher. TR-CL of
+    the same seed, at a loose radius, moves the held weights."""
+    tasks = ("gaussians", "moons", "circles")
+    net, schedule = Net(2, 3, width=16, depth=2), make_schedule(10)
+    members = [Member("freeze", 0), Member("trcl", 0, 1.0)]
+    rec = continual.train_sequence(
+        init_params(net, [0, 0]), net, schedule, tasks, members, Strengths(), n_seeds=1,
+        eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"), **_TR_COMMON,
+    )  # fmt: skip
+    anchor, fisher = rec.switch["anchor"], rec.switch["fisher"]  # the state when task 3 starts
+    held = moved_free = moved_held_trcl = 0
+    for k in rec.params:
+        f = fisher[k][0] > 0
+        assert torch.equal(rec.params[k][0][f], anchor[k][0][f]), k  # held to the bit
+        held += int(f.sum())
+        moved_free += int((rec.params[k][0][~f] != anchor[k][0][~f]).sum())
+        g = fisher[k][1] > 0
+        moved_held_trcl += int((rec.params[k][1][g] != anchor[k][1][g]).sum())
+    assert held > 0 and moved_free > 0 and moved_held_trcl > 0
+    assert float(rec.distances[1:, 0].abs().max()) == 0.0  # in its Fisher metric the freeze never leaves the anchor
+    assert float(rec.multipliers[:, 0].abs().max()) == 0.0  # no multiplier
+    assert continual.METHODS["freeze"].replay and continual.METHODS["freeze"].penalty == "freeze"
