@@ -1280,3 +1280,18 @@ def test_a_hard_freeze_moves_no_weight_the_fisher_reaches_and_learns_through_the
     assert float(rec.distances[1:, 0].abs().max()) == 0.0  # in its Fisher metric the freeze never leaves the anchor
     assert float(rec.multipliers[:, 0].abs().max()) == 0.0  # no multiplier
     assert continual.METHODS["freeze"].replay and continual.METHODS["freeze"].penalty == "freeze"
+
+
+def test_the_freeze_sentence_follows_the_numbers():
+    stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
+
+    def fake(trcl, freeze):
+        keys = ("final_swd", "forgetting")
+        return _fake({
+            "sequence": {"methods": {m: {k: stats(v) for k in keys} for m, v in (("trcl", trcl), ("freeze", freeze))}},
+            "reconvergence": {"methods": {m: {"steps": stats([30.0, 31.0, 32.0])} for m in ("trcl", "freeze")}},
+        })  # fmt: skip
+
+    assert "not clearly different from parameter isolation" in C.freeze_sentence(fake([0.2] * 3, [0.21, 0.2, 0.2]))
+    assert "better than parameter isolation" in C.freeze_sentence(fake([0.1] * 3, [0.3, 0.31, 0.3]))
+    assert "worse than parameter isolation" in C.freeze_sentence(fake([0.3, 0.31, 0.3], [0.1] * 3))
