@@ -1295,3 +1295,24 @@ def test_the_freeze_sentence_follows_the_numbers():
     assert "not clearly different from parameter isolation" in C.freeze_sentence(fake([0.2] * 3, [0.21, 0.2, 0.2]))
     assert "better than parameter isolation" in C.freeze_sentence(fake([0.1] * 3, [0.3, 0.31, 0.3]))
     assert "worse than parameter isolation" in C.freeze_sentence(fake([0.3, 0.31, 0.3], [0.1] * 3))
+
+
+def test_repeated_reconvergence_keeps_the_first_draw_and_reports_the_mean():
+    """benchmarks/trust_region_cl_reconv_rule.md: repeat 0 of the re-convergence measurement is the single draw of a
+    run with one repeat, to the bit; a further repeat is a new draw; a member's steps are the mean over repeats and
+    tasks, and the share at step 0 is taken over (repeat, task) runs."""
+    one = run(Config.preset("smoke"))
+    two = run(Config.preset("smoke", reconverge_repeats=2))
+    per = np.asarray(two.curves["reconvergence"]["steps_per_repeat"])  # (R, M, K - 1)
+    assert per.shape[0] == 2 and np.array_equal(per[0], np.asarray(one.curves["reconvergence"]["steps"]))
+    assert not np.array_equal(per[0], per[1])
+    assert np.allclose(two.curves["reconvergence"]["steps"], per.mean(0))
+    n = len(two.config.seeds)
+    rec = two.summary["reconvergence"]
+    assert rec["repeats"] == 2
+    for i, m in enumerate(C.TRAINED):
+        block = per[:, i * n : (i + 1) * n]
+        assert np.allclose(rec["methods"][m]["steps"]["per_seed"], block.mean((0, 2)))
+        assert np.allclose(rec["methods"][m]["fraction_at_start_per_seed"], (block == 0).mean((0, 2)))
+    # the sequence is not re-run: every sequence number is the same
+    assert one.summary["sequence"] == two.summary["sequence"]

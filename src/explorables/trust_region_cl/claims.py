@@ -279,6 +279,7 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
     control_adv = _advantages(results, "sequence", "final_swd", (CONTROL,))[CONTROL]
     aliased = bool(s["sequence"].get("control_is_replay", False))  # the control's tuned radius is ∞: it is replay
     freeze_adv = _advantages(results, "sequence", "final_swd", (FREEZE,))[FREEZE]
+    reps = int(s["reconvergence"].get("repeats", 1))
     return [
         Claim(
             "the MAML reading's limit: as λ grows the trust-region step turns into the one-step update −D⁻¹∇L "
@@ -315,7 +316,8 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
         ),
         Claim(
             "re-convergence measures coming back, not retention",
-            f"share of task runs within {cfg.reconverge_tol:.0%} of the common target (the lowest post-learning "
+            f"share of {'(repeat, task)' if reps > 1 else 'task'} runs within {cfg.reconverge_tol:.0%} of the common "
+            "target (the lowest post-learning "
             "loss over the methods of the seed) before any fine-tuning step; per seed the largest share over TR-CL "
             "and the named baselines",
             ", ".join(f"{METHODS[m].label} {rec[m]['fraction_at_start']:.0%}" for m in ("trcl", *NAMED_BASELINES)),
@@ -348,8 +350,9 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             "recovers early-task performance faster (re-convergence)",
             f"{setting}; fine-tuning steps until a task's held-out loss is within {cfg.reconverge_tol:.0%} of a "
             "common target, the lowest loss any method of the seed had right after the task was learned (at most "
-            f"{cfg.reconverge_max_steps}), mean over tasks 1..{k - 1}; "
-            f"{against}",
+            f"{cfg.reconverge_max_steps}), mean over tasks 1..{k - 1}"
+            + (f" and {reps} repeats of the measurement (a new perturbation and new batches each)" if reps > 1 else "")
+            + f"; {against}",
             _measured(results, "reconvergence", "steps", 1) + "; " + _adv_text(steps_adv),
             comparison_verdict(steps_adv, STEPS_MARGIN, "re-convergence steps"), gates=("forgetting", "relearning"),
         ),
