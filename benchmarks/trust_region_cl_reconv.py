@@ -67,6 +67,7 @@ def decide(runs: list[dict]) -> dict:
 
 def main() -> None:
     done = json.loads(OUT.read_text())["runs"] if OUT.is_file() and "--resume" in sys.argv else []
+    done = [x for x in done if x["base_seed"] in BASE_SEEDS]
     have = {x["base_seed"] for x in done}
     runs = list(done)
     record = {"rule": "benchmarks/trust_region_cl_reconv_rule.md", "candidates": list(CANDIDATES),

@@ -1316,3 +1316,25 @@ def test_repeated_reconvergence_keeps_the_first_draw_and_reports_the_mean():
         assert np.allclose(rec["methods"][m]["fraction_at_start_per_seed"], (block == 0).mean((0, 2)))
     # the sequence is not re-run: every sequence number is the same
     assert one.summary["sequence"] == two.summary["sequence"]
+
+
+def test_the_reconvergence_repeats_are_the_reconv_rules_pick():
+    """benchmarks/trust_region_cl_reconv_rule.md: on fresh tuning base seeds 136-140 (never 0-4), the row's word per
+    candidate recomputes from the record's steps with the unchanged verdict logic, the decision recomputes, and the
+    book preset runs the adopted number of repeats (the smoke preset one)."""
+    record, BASE_SEEDS, CANDIDATES, decide = _rule_record(
+        "trust_region_cl_reconv", "BASE_SEEDS", "CANDIDATES", "decide"
+    )
+    assert [r["base_seed"] for r in record["runs"]] == list(BASE_SEEDS) and min(BASE_SEEDS) >= 136
+    n = len(Config.preset("book").seeds)
+    for r in record["runs"]:
+        for cand, v in r["by_r"].items():
+            assert all(len(s) == n for s in v["steps"].values())
+            steps = {m: np.asarray(s) for m, s in v["steps"].items()}
+            adv = {m: steps[m] - steps["trcl"] for m in C.NAMED_BASELINES}
+            assert comparison_verdict(adv, C.STEPS_MARGIN, "re-convergence steps") == v["verdict"], cand
+    decided = decide(record["runs"])
+    assert decided["adopted"] == record["adopted"] and decided["pick"] == record["pick"]
+    assert tuple(record["candidates"]) == CANDIDATES == (1, 4, 8)
+    assert Config.preset("book").reconverge_repeats == record["adopted"]
+    assert Config.preset("smoke").reconverge_repeats == 1
