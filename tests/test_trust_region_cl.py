@@ -479,7 +479,7 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     from explorables.trust_region_cl.claims import claims
 
     rows = claims(results)
-    assert [r.kind for r in rows].count("check") == 2 and [r.kind for r in rows].count("claim") == 4
+    assert [r.kind for r in rows].count("check") == 2 and [r.kind for r in rows].count("claim") == 5
     assert {r.name for r in rows if r.kind == "gate"} == {"forgetting", "relearning", "fair control"}
     for row in [r for r in rows if r.kind == "claim"][:3]:
         assert "fine-tuning" not in row.verdict and "fine-tuning: reference" in row.setting
@@ -488,7 +488,8 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     # construction
     assert results.summary["sequence"]["control_is_replay"] == (results.config.iso_radius == float("inf"))
     gate_row = next(r for r in rows if r.name == "fair control")
-    control_row = rows[-1]
+    control_row = next(r for r in rows if "zero set" in r.claim)
+    assert "hard freeze" in rows[-1].claim and rows[-1].gates == ("forgetting",)
     assert not results.summary["sequence"]["control_is_replay"]
     assert "by construction" not in gate_row.claim + gate_row.verdict and "distance / radius" in gate_row.measured
     assert "∞" not in control_row.measured
