@@ -479,7 +479,7 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     from explorables.trust_region_cl.claims import claims
 
     rows = claims(results)
-    assert [r.kind for r in rows].count("check") == 2 and [r.kind for r in rows].count("claim") == 4
+    assert [r.kind for r in rows].count("check") == 2 and [r.kind for r in rows].count("claim") == 5
     assert {r.name for r in rows if r.kind == "gate"} == {"forgetting", "relearning", "fair control"}
     for row in [r for r in rows if r.kind == "claim"][:3]:
         assert "fine-tuning" not in row.verdict and "fine-tuning: reference" in row.setting
@@ -488,7 +488,8 @@ def test_smoke_run_fine_tuning_forgets_the_first_task_more_than_trcl():
     # construction
     assert results.summary["sequence"]["control_is_replay"] == (results.config.iso_radius == float("inf"))
     gate_row = next(r for r in rows if r.name == "fair control")
-    control_row = rows[-1]
+    control_row = next(r for r in rows if "zero set" in r.claim)
+    assert "hard freeze" in rows[-1].claim and rows[-1].gates == ("forgetting",)
     assert not results.summary["sequence"]["control_is_replay"]
     assert "by construction" not in gate_row.claim + gate_row.verdict and "distance / radius" in gate_row.measured
     assert "∞" not in control_row.measured
@@ -1253,3 +1254,88 @@ def test_the_book_presets_strengths_are_the_width32_rules_picks():
         assert all(best <= round(table[f"{method}@{v:g}"]["final_swd"], 3) for v in ok)
         assert abs(table[f"{method}@{picks[arm]:g}"]["final_swd"] - np.mean(
             [np.mean(r["kinds"][f"{method}@{picks[arm]:g}"]["final_swd"]) for r in record["runs"]])) < 1e-12
+
+
+def test_a_hard_freeze_moves_no_weight_the_fisher_reaches_and_learns_through_the_rest():
+    """benchmarks/trust_region_cl_reconv_rule.md, part 2: the freeze arm holds every weight whose Fisher (after the
+    earlier tasks) is > 0 at its anchor, exactly, through the whole of the later tasks; the weights with Fisher 0 (the
+    later tasks' one-hot label inputs) move. Three tasks, so the hold also covers the second task's Fisher. TR-CL of
+    the same seed, at a loose radius, moves the held weights."""
+    tasks = ("gaussians", "moons", "circles")
+    net, schedule = Net(2, 3, width=16, depth=2), make_schedule(10)
+    members = [Member("freeze", 0), Member("trcl", 0, 1.0)]
+    rec = continual.train_sequence(
+        init_params(net, [0, 0]), net, schedule, tasks, members, Strengths(), n_seeds=1,
+        eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"), **_TR_COMMON,
+    )  # fmt: skip
+    anchor, fisher = rec.switch["anchor"], rec.switch["fisher"]  # the state when task 3 starts
+    held = moved_free = moved_held_trcl = 0
+    for k in rec.params:
+        f = fisher[k][0] > 0
+        assert torch.equal(rec.params[k][0][f], anchor[k][0][f]), k  # held to the bit
+        held += int(f.sum())
+        moved_free += int((rec.params[k][0][~f] != anchor[k][0][~f]).sum())
+        g = fisher[k][1] > 0
+        moved_held_trcl += int((rec.params[k][1][g] != anchor[k][1][g]).sum())
+    assert held > 0 and moved_free > 0 and moved_held_trcl > 0
+    assert float(rec.distances[1:, 0].abs().max()) == 0.0  # in its Fisher metric the freeze never leaves the anchor
+    assert float(rec.multipliers[:, 0].abs().max()) == 0.0  # no multiplier
+    assert continual.METHODS["freeze"].replay and continual.METHODS["freeze"].penalty == "freeze"
+
+
+def test_the_freeze_sentence_follows_the_numbers():
+    stats = lambda v: {"per_seed": v, "mean": sum(v) / len(v), "sd": 0.0}  # noqa: E731
+
+    def fake(trcl, freeze):
+        keys = ("final_swd", "forgetting")
+        return _fake({
+            "sequence": {"methods": {m: {k: stats(v) for k in keys} for m, v in (("trcl", trcl), ("freeze", freeze))}},
+            "reconvergence": {"methods": {m: {"steps": stats([30.0, 31.0, 32.0])} for m in ("trcl", "freeze")}},
+        })  # fmt: skip
+
+    assert "not clearly different from parameter isolation" in C.freeze_sentence(fake([0.2] * 3, [0.21, 0.2, 0.2]))
+    assert "better than parameter isolation" in C.freeze_sentence(fake([0.1] * 3, [0.3, 0.31, 0.3]))
+    assert "worse than parameter isolation" in C.freeze_sentence(fake([0.3, 0.31, 0.3], [0.1] * 3))
+
+
+def test_repeated_reconvergence_keeps_the_first_draw_and_reports_the_mean():
+    """benchmarks/trust_region_cl_reconv_rule.md: repeat 0 of the re-convergence measurement is the single draw of a
+    run with one repeat, to the bit; a further repeat is a new draw; a member's steps are the mean over repeats and
+    tasks, and the share at step 0 is taken over (repeat, task) runs."""
+    one = run(Config.preset("smoke"))
+    two = run(Config.preset("smoke", reconverge_repeats=2))
+    per = np.asarray(two.curves["reconvergence"]["steps_per_repeat"])  # (R, M, K - 1)
+    assert per.shape[0] == 2 and np.array_equal(per[0], np.asarray(one.curves["reconvergence"]["steps"]))
+    assert not np.array_equal(per[0], per[1])
+    assert np.allclose(two.curves["reconvergence"]["steps"], per.mean(0))
+    n = len(two.config.seeds)
+    rec = two.summary["reconvergence"]
+    assert rec["repeats"] == 2
+    for i, m in enumerate(C.TRAINED):
+        block = per[:, i * n : (i + 1) * n]
+        assert np.allclose(rec["methods"][m]["steps"]["per_seed"], block.mean((0, 2)))
+        assert np.allclose(rec["methods"][m]["fraction_at_start_per_seed"], (block == 0).mean((0, 2)))
+    # the sequence is not re-run: every sequence number is the same
+    assert one.summary["sequence"] == two.summary["sequence"]
+
+
+def test_the_reconvergence_repeats_are_the_reconv_rules_pick():
+    """benchmarks/trust_region_cl_reconv_rule.md: on fresh tuning base seeds 136-140 (never 0-4), the row's word per
+    candidate recomputes from the record's steps with the unchanged verdict logic, the decision recomputes, and the
+    book preset runs the adopted number of repeats (the smoke preset one)."""
+    record, BASE_SEEDS, CANDIDATES, decide = _rule_record(
+        "trust_region_cl_reconv", "BASE_SEEDS", "CANDIDATES", "decide"
+    )
+    assert [r["base_seed"] for r in record["runs"]] == list(BASE_SEEDS) and min(BASE_SEEDS) >= 136
+    n = len(Config.preset("book").seeds)
+    for r in record["runs"]:
+        for cand, v in r["by_r"].items():
+            assert all(len(s) == n for s in v["steps"].values())
+            steps = {m: np.asarray(s) for m, s in v["steps"].items()}
+            adv = {m: steps[m] - steps["trcl"] for m in C.NAMED_BASELINES}
+            assert comparison_verdict(adv, C.STEPS_MARGIN, "re-convergence steps") == v["verdict"], cand
+    decided = decide(record["runs"])
+    assert decided["adopted"] == record["adopted"] and decided["pick"] == record["pick"]
+    assert tuple(record["candidates"]) == CANDIDATES == (1, 4, 8)
+    assert Config.preset("book").reconverge_repeats == record["adopted"]
+    assert Config.preset("smoke").reconverge_repeats == 1

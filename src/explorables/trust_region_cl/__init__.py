@@ -9,6 +9,7 @@ sliced Wasserstein distance (:mod:`.metrics`), the experiment (:mod:`.experiment
 from .continual import (
     BASELINES,
     CONTROL,
+    FREEZE,
     METHODS,
     Member,
     Method,
@@ -30,6 +31,7 @@ Config = TrustRegionCLConfig
 __all__ = [
     "BASELINES",
     "CONTROL",
+    "FREEZE",
     "METHODS",
     "TASKS",
     "TASK_LABELS",

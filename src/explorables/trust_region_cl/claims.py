@@ -23,7 +23,7 @@ from ..core.tables import Claim, checks_table  # noqa: F401 - what the notebook 
 from ..core.tables import claims_table as markdown_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
 from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict, t_multiplier
-from .continual import BASELINES, CONTROL, DUAL_MAX, METHODS
+from .continual import BASELINES, CONTROL, DUAL_MAX, FREEZE, METHODS
 from .experiment import TRAINED, TrustRegionCLResults
 
 # --- thresholds: the one declared place ---------------------------------------------------------
@@ -201,6 +201,16 @@ def control_verdict(advantage: Sequence[float], margin: float = SWD_MARGIN, is_r
     return f"{word}: TR-CL's advantage over {over}, {_iv(advantage)}, {how} {margin}"
 
 
+def freeze_verdict(advantage: Sequence[float], margin: float = SWD_MARGIN) -> str:
+    """TR-CL's trust region does more than parameter isolation: the interval of TR-CL's per-seed advantage in final
+    SWD over the hard freeze (every weight with Fisher > 0 held at its anchor, replay as TR-CL's: its projection at
+    radius 0; benchmarks/trust_region_cl_reconv_rule.md, part 2), against ``margin``: yes (ahead), no (not ahead by
+    the margin: on final quality TR-CL at this radius is no better than freezing), unclear (straddles)."""
+    word = compare(advantage, margin)
+    how = {"yes": "clears", "no": "falls short of", "unclear": "straddles"}[word]
+    return f"{word}: TR-CL's advantage over the hard freeze, {_iv(advantage)}, {how} {margin}"
+
+
 _HI, _LO, _MID = (0.10, 0.11, 0.09), (0.0, 0.01, -0.01), (-0.1, 0.05, 0.2)
 _NAMED = ("ewc", "replay", "reptile")
 
@@ -227,6 +237,9 @@ CRITERIA: tuple[Criterion, ...] = (
                "partly": ((dict(dict.fromkeys(_NAMED, _LO), ewc=_HI), SWD_MARGIN, "x"), {})}, scoped=True),
     Criterion("control", "claim", control_verdict, SWD_MARGIN,
               "interval of isotropic minus TR-CL final SWD vs 0.03",
+              {"yes": ((_HI,), {}), "no": ((_LO,), {}), "unclear": ((_MID,), {})}),
+    Criterion("freeze", "claim", freeze_verdict, SWD_MARGIN,
+              "interval of hard-freeze minus TR-CL final SWD vs 0.03",
               {"yes": ((_HI,), {}), "no": ((_LO,), {}), "unclear": ((_MID,), {})}),
 )
 
@@ -265,6 +278,8 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
     steps_adv = _advantages(results, "reconvergence", "steps")
     control_adv = _advantages(results, "sequence", "final_swd", (CONTROL,))[CONTROL]
     aliased = bool(s["sequence"].get("control_is_replay", False))  # the control's tuned radius is ∞: it is replay
+    freeze_adv = _advantages(results, "sequence", "final_swd", (FREEZE,))[FREEZE]
+    reps = int(s["reconvergence"].get("repeats", 1))
     return [
         Claim(
             "the MAML reading's limit: as λ grows the trust-region step turns into the one-step update −D⁻¹∇L "
@@ -301,7 +316,8 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
         ),
         Claim(
             "re-convergence measures coming back, not retention",
-            f"share of task runs within {cfg.reconverge_tol:.0%} of the common target (the lowest post-learning "
+            f"share of {'(repeat, task)' if reps > 1 else 'task'} runs within {cfg.reconverge_tol:.0%} of the common "
+            "target (the lowest post-learning "
             "loss over the methods of the seed) before any fine-tuning step; per seed the largest share over TR-CL "
             "and the named baselines",
             ", ".join(f"{METHODS[m].label} {rec[m]['fraction_at_start']:.0%}" for m in ("trcl", *NAMED_BASELINES)),
@@ -334,8 +350,9 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             "recovers early-task performance faster (re-convergence)",
             f"{setting}; fine-tuning steps until a task's held-out loss is within {cfg.reconverge_tol:.0%} of a "
             "common target, the lowest loss any method of the seed had right after the task was learned (at most "
-            f"{cfg.reconverge_max_steps}), mean over tasks 1..{k - 1}; "
-            f"{against}",
+            f"{cfg.reconverge_max_steps}), mean over tasks 1..{k - 1}"
+            + (f" and {reps} repeats of the measurement (a new perturbation and new batches each)" if reps > 1 else "")
+            + f"; {against}",
             _measured(results, "reconvergence", "steps", 1) + "; " + _adv_text(steps_adv),
             comparison_verdict(steps_adv, STEPS_MARGIN, "re-convergence steps"), gates=("forgetting", "relearning"),
         ),
@@ -348,7 +365,35 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             + f" {_pm(seq[CONTROL]['final_swd'])}",
             control_verdict(control_adv, is_replay=aliased), gates=("forgetting", "fair control"),
         ),
+        Claim(
+            "(our control) TR-CL's trust region does more than parameter isolation: TR-CL beats a hard freeze of "
+            "every weight the Fisher reaches (held at the anchor from task 2 on; only the Fisher's zero set, the later "
+            "tasks' label inputs, learns; the same replay)",
+            f"{setting}; TR-CL against the hard freeze + replay (TR-CL's projection at radius 0), final SWD, paired "
+            "by seed",
+            f"TR-CL {_pm(seq['trcl']['final_swd'])}; hard freeze {_pm(seq[FREEZE]['final_swd'])} (forgetting "
+            f"{_pm(seq[FREEZE]['forgetting'])}, re-convergence steps {_pm(rec[FREEZE]['steps'], 1)})",
+            freeze_verdict(freeze_adv), gates=("forgetting",),
+        ),
     ]
+
+
+def freeze_sentence(results: TrustRegionCLResults) -> str:
+    """The hard-freeze arm against TR-CL on this page's paired seeds (final SWD, forgetting, re-convergence steps):
+    does TR-CL at the book's radius do more than parameter isolation?"""
+    seq, rec = results.summary["sequence"]["methods"], results.summary["reconvergence"]["methods"]
+    tr, fr = seq["trcl"]["final_swd"]["per_seed"], seq[FREEZE]["final_swd"]["per_seed"]
+    word = {"win": "better than", "tie": "not clearly different from", "loss": "worse than"}[
+        paired_outcome(tr, fr, SWD_MARGIN)]
+    return (
+        "A hard freeze (after each task every weight whose Fisher is > 0 is held at its anchor, so only the later "
+        "tasks' free label weights learn; the same replay; TR-CL's projection at radius 0) ends at final distance "
+        f"{_pm(seq[FREEZE]['final_swd'])} against TR-CL's {_pm(seq['trcl']['final_swd'])} (TR-CL's advantage "
+        f"{_iv(_paired(fr, tr))}), with forgetting {_pm(seq[FREEZE]['forgetting'])} (TR-CL "
+        f"{_pm(seq['trcl']['forgetting'])}) and re-convergence steps {_pm(rec[FREEZE]['steps'], 1)} (TR-CL "
+        f"{_pm(rec['trcl']['steps'], 1)}): on final quality TR-CL is {word} parameter isolation on this page's "
+        f"paired seeds (margin {SWD_MARGIN:g})."
+    )
 
 
 def plasticity_sentence(results: TrustRegionCLResults) -> str:
@@ -631,7 +676,8 @@ def results_table(results: TrustRegionCLResults) -> str:
                 _pm(rec[m]["steps"], 1),
                 _pm(rec[m]["first_task_steps"], 1),
                 str(rec[m]["n_censored"]),
-                _pm(seq[m]["multiplier"], 1) if METHODS[m].metric != "none" else "–",
+                _pm(seq[m]["multiplier"], 1) if METHODS[m].metric != "none" and METHODS[m].penalty != "freeze"
+                else "–",
                 _pm(seq[m]["distance_ratio"]) if METHODS[m].metric != "none" and METHODS[m].penalty == "constraint"
                 else "–",
             ]

@@ -66,7 +66,9 @@ from .tasks import sample_task as _checked_sample_task
 sample_task = _checked_sample_task.__wrapped__
 
 METRICS: tuple[str, ...] = ("none", "fisher", "isotropic")
-PENALTIES: tuple[str, ...] = ("constraint", "ewc")
+#: "freeze": after each Adam step every weight with Fisher > 0 goes back to its anchor (TR-CL's projection at radius 0;
+#: benchmarks/trust_region_cl_reconv_rule.md, part 2)
+PENALTIES: tuple[str, ...] = ("constraint", "ewc", "freeze")
 #: an Adam (or preconditioned) step size: above 1 these small diffusion nets only diverge
 LEARNING_RATE = Float(0.0, 1.0, low_inclusive=False)
 
@@ -82,7 +84,9 @@ class Method:
     replay: bool  # generative replay of earlier tasks
     metric: str  # trust-region metric: "none", "fisher" (diagonal Fisher) or "isotropic" (same trace and zero set)
     reptile: bool = False  # Reptile interpolation of the weights after every few steps
-    penalty: str = "constraint"  # "constraint" (fixed radius, multiplier by dual ascent) or "ewc" (fixed ewc_lambda)
+    # "constraint" (fixed radius, multiplier by dual ascent), "ewc" (fixed ewc_lambda) or "freeze" (weights with Fisher
+    # > 0 held at the anchor: parameter isolation)
+    penalty: str = "constraint"
 
 
 METHODS: dict[str, Method] = {
@@ -95,10 +99,13 @@ METHODS: dict[str, Method] = {
         Method("trcl", "trust region (TR-CL)", replay=True, metric="fisher"),
         Method("trcl_penalty", "EWC penalty + replay", replay=True, metric="fisher", penalty="ewc"),
         Method("trcl_iso", "masked isotropic trust region (control)", replay=True, metric="isotropic"),
+        Method("freeze", "hard freeze + replay (control)", replay=True, metric="fisher", penalty="freeze"),
     )
 }
 BASELINES: tuple[str, ...] = ("finetune", "ewc", "replay", "reptile")
 CONTROL = "trcl_iso"
+#: the second control: parameter isolation, every weight the earlier tasks reach frozen (TR-CL at radius 0)
+FREEZE = "freeze"
 
 
 # ------------------------------------------------------------------------------------------- checks
@@ -546,6 +553,8 @@ def train_sequence(
         device=device,
     )  # fmt: skip
     iso = torch.tensor([me.metric == "isotropic" for me in meths], device=device)
+    frozen = torch.tensor([me.penalty == "freeze" for me in meths], device=device)
+    any_frozen = bool(frozen.any())
     reptile = torch.tensor([me.reptile for me in meths], device=device, dtype=torch.float32)
     data_gens = [torch.Generator().manual_seed(seed * 7919 + 101 * s) for s in range(n_seeds)]
     g = torch.Generator().manual_seed(seed * 7919 + 17)
@@ -589,6 +598,8 @@ def train_sequence(
             n: torch.where(iso.view(-1, *([1] * (f.dim() - 1))), _isotropic_like(fisher)[n], f)
             for n, f in fisher.items()
         }
+        # the freeze members' weights that the earlier tasks reach (Fisher > 0): held at the anchor
+        hold = {n: frozen.view(-1, *([1] * (f.dim() - 1))) & (f > 0) for n, f in fisher.items()} if any_frozen else {}
         opt = torch.optim.Adam(list(params.values()), lr=lr)
         start = {n: v.detach().clone() for n, v in params.items()}
         lam = fixed.clone()  # the constrained members' multipliers start at 0 on every task, eq. (trcl-dual)
@@ -618,6 +629,10 @@ def train_sequence(
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             opt.step()
+            if any_frozen and k > 0:  # parameter isolation: the held weights go back to the anchor
+                with torch.no_grad():
+                    for n, v in params.items():
+                        v.copy_(torch.where(hold[n], anchor[n], v))
             if buffer_x is not None:  # dual ascent on the constrained members' multipliers, eq. (trcl-dual)
                 if PROJECT:  # the distance the Adam step reached, then the projection onto the region
                     with torch.no_grad():

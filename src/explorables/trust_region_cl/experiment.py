@@ -156,6 +156,13 @@ class TrustRegionCLConfig(ExperimentConfig):
         "RMS (the same draw for every method of a seed), so that coming back is measured, not retention",
     )
     reconverge_eval_every: int = param(2, Int(1), "re-convergence: fine-tuning steps between two loss checks")
+    reconverge_repeats: int = param(
+        1,
+        Int(1, 64),
+        "re-convergence: independent repeats of the measurement (a new perturbation and new batches each, the same "
+        "trained weights); a member's steps are the mean over repeats and tasks; repeat 0 is the single draw of "
+        "earlier rounds (benchmarks/trust_region_cl_reconv_rule.md)",
+    )
     maml_lambda_grid: tuple[float, ...] = param(
         (10.0, 100.0, 1000.0, 10000.0),
         Tuple(Positive(), increasing=True),
@@ -370,46 +377,57 @@ def _record_state(record: SequenceRecord) -> dict:
 def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, dict]:
     cfg = setup.cfg
     state = checkpoint.get("trained/record")
-    start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb, cfg.seed + 4_242)
     target = common_target(state["post_loss"], setup.seed_of, setup.n_seeds)  # (M, K): the same bar for every method
-    steps = []
-    for j, name in enumerate(cfg.tasks[:-1]):
-        key = f"reconvergence/{j}"
-        found = checkpoint.get(key)
-        if found is None:
-            found = reconvergence_steps(
-                start,
-                setup.net,
-                setup.schedule,
-                j,
-                name,
-                target[:, j],
-                setup.eval_set,
-                setup.seed_of,
-                n_seeds=setup.n_seeds,
-                tol=cfg.reconverge_tol,
-                max_steps=cfg.reconverge_max_steps,
-                eval_every=cfg.reconverge_eval_every,
-                batch_size=cfg.batch_size,
-                lr=cfg.lr,
-                seed=cfg.seed,
-            )
-            checkpoint.save(key, found)
-        steps.append(found)
-    steps_t = torch.stack(steps, 1)  # (M, K - 1)
-    censored = steps_t > cfg.reconverge_max_steps
-    summary: dict[str, Any] = {"methods": {}}
+    repeats = []
+    for r in range(cfg.reconverge_repeats):
+        # repeat 0 is the single draw of earlier rounds; repeat r > 0 a new perturbation and new batches
+        offset = REPEAT_SEED_STRIDE * r
+        start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb,
+                          cfg.seed + 4_242 + offset)  # fmt: skip
+        steps = []
+        for j, name in enumerate(cfg.tasks[:-1]):
+            key = f"reconvergence/{j}" if r == 0 else f"reconvergence/{r}/{j}"
+            found = checkpoint.get(key)
+            if found is None:
+                found = reconvergence_steps(
+                    start,
+                    setup.net,
+                    setup.schedule,
+                    j,
+                    name,
+                    target[:, j],
+                    setup.eval_set,
+                    setup.seed_of,
+                    n_seeds=setup.n_seeds,
+                    tol=cfg.reconverge_tol,
+                    max_steps=cfg.reconverge_max_steps,
+                    eval_every=cfg.reconverge_eval_every,
+                    batch_size=cfg.batch_size,
+                    lr=cfg.lr,
+                    seed=cfg.seed + offset,
+                )
+                checkpoint.save(key, found)
+            steps.append(found)
+        repeats.append(torch.stack(steps, 1))  # (M, K - 1)
+    runs = torch.stack(repeats, 0)  # (R, M, K - 1)
+    steps_t = runs.mean(0)  # (M, K - 1): the mean over repeats
+    censored = runs > cfg.reconverge_max_steps
+    summary: dict[str, Any] = {"methods": {}, "repeats": cfg.reconverge_repeats}
     for method in TRAINED:
         sl = setup.method_slice(method)
         summary["methods"][method] = {
             "steps": _stats(steps_t[sl].mean(1).cpu().numpy()),
             "first_task_steps": _stats(steps_t[sl, 0].cpu().numpy()),
             "steps_per_task": steps_t[sl].mean(0).cpu().numpy().tolist(),
-            "n_censored": int(censored[sl].sum()),
-            "fraction_at_start": float((steps_t[sl] == 0).float().mean()),
-            "fraction_at_start_per_seed": (steps_t[sl] == 0).float().mean(1).cpu().numpy().tolist(),
+            "n_censored": int(censored[:, sl].sum()),
+            "fraction_at_start": float((runs[:, sl] == 0).float().mean()),
+            "fraction_at_start_per_seed": (runs[:, sl] == 0).float().mean((0, 2)).cpu().numpy().tolist(),
         }
-    return summary, {"steps": steps_t.cpu().numpy()}
+    return summary, {"steps": steps_t.cpu().numpy(), "steps_per_repeat": runs.cpu().numpy()}
+
+
+#: seed offset between two repeats of the re-convergence measurement (repeat 0 keeps the earlier rounds' seeds)
+REPEAT_SEED_STRIDE = 7_919
 
 
 def common_target(post_loss: torch.Tensor, seed_of: torch.Tensor, n_seeds: int) -> torch.Tensor:
