@@ -42,6 +42,23 @@ _BUILD_LOCK = threading.Lock()
 _SITE_WORKS: dict[str, dict] = {}
 BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
 
+# --- make test in two pytest processes ------------------------------------------------------------------
+# The tests that need the built site (``built_book``) wait ~600 s for the website build and then mostly wait
+# on page loads; the other tests are CPU-bound. In one process the site tests could only start when every
+# other test had ended, leaving one core idle while the others finished. ``make test`` (the whole suite)
+# therefore runs the site tests in a second pytest process, started at the session's start: it starts the
+# website build at once, waits for it, and runs the site tests beside the first process's last tests. The
+# first process deselects them and ends with one item that waits for the second and fails with its output
+# if it failed (its summary is printed in a section). ``EXPLORABLES_TEST_SPLIT=0`` runs all in one process.
+
+#: the test files that hold the tests needing the built site (the second process collects only these; the
+#: first checks that the site tests it deselected are exactly those the second process ran)
+SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teaching.py")
+#: ``site`` in the second process
+_PART = os.environ.get("EXPLORABLES_TEST_PART", "")
+#: the second process (started by the first): like a build record, plus the site tests the first deselected
+_SITE_PROCESS: dict = {}
+
 
 def _start_book_build() -> None:
     """Start the session's book build in the background, as ``make book`` does.
@@ -282,8 +299,12 @@ def pytest_terminal_summary(terminalreporter):
     if "timing" in _BOOK_BUILD:  # where make test's time goes: the build beside the other tests, then the wait
         before, wait = _BOOK_BUILD["timing"]
         terminalreporter.section("book build")
-        terminalreporter.write_line(f"the other tests ran for {before:.0f} s beside the background build, "
-                                    f"then waited {wait:.0f} s for it to finish")
+        if _PART == "site":
+            terminalreporter.write_line(f"the site tests waited {before + wait:.0f} s for it (the other tests "
+                                        "ran beside it in the first pytest process)")
+        else:
+            terminalreporter.write_line(f"the other tests ran for {before:.0f} s beside the background build, "
+                                        f"then waited {wait:.0f} s for it to finish")
         for line in _machine_cpu_lines():
             terminalreporter.write_line(line)
     if _CPU["tests"]:
@@ -293,6 +314,12 @@ def pytest_terminal_summary(terminalreporter):
     if PAGE_WEIGHTS:
         terminalreporter.section("page weights")
         for line in PAGE_WEIGHTS:
+            terminalreporter.write_line(line)
+    if _SITE_PROCESS.get("proc") is not None and _SITE_PROCESS["proc"].returncode is not None:
+        terminalreporter.section("the site tests' pytest process (its report from its first section on)")
+        lines = _site_process_output().splitlines()
+        first = next((i for i, line in enumerate(lines) if line.startswith("=") and "session starts" not in line), 0)
+        for line in lines[first:]:
             terminalreporter.write_line(line)
 
 
@@ -330,7 +357,7 @@ def _machine_cpu_lines() -> list[str]:
 
 
 def _builds_cpu() -> float:
-    return sum(build.get("cpu", 0.0) for build in (_BOOK_BUILD, _STUDENT_BUILD))
+    return sum(build.get("cpu", 0.0) for build in (_BOOK_BUILD, _STUDENT_BUILD, _SITE_PROCESS))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -345,8 +372,106 @@ def pytest_runtest_protocol(item, nextitem):
 
 def pytest_sessionstart(session):
     _CPU["start"], _CPU["machine"] = _cpu_now(), _machine_cpu()
-    if _whole_suite(session.config):
+    if _split(session.config):
+        _start_site_process(session.config)  # it starts the book build before its collection
+    elif _whole_suite(session.config) or _PART == "site":
         _start_book_build()  # before collection: the build is the longest chain of make test
+
+
+def _split(config) -> bool:
+    """Whether this is the first of make test's two pytest processes (the whole suite, not turned off)."""
+    return _whole_suite(config) and not _PART and os.environ.get("EXPLORABLES_TEST_SPLIT", "1") != "0"
+
+
+def _start_site_process(config) -> None:
+    """Start the second pytest process (the site tests, :data:`SITE_TEST_FILES`) in the background, its
+    output in a temporary file. Its own session, so that stopping it stops Chromium with it (its builds are
+    sessions of their own, which it stops itself when interrupted)."""
+    basetemp = config._tmp_path_factory.getbasetemp() / "site-process"
+    items = basetemp.parent / "site-process-items.txt"
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *SITE_TEST_FILES],
+        cwd=ROOT,
+        env={**os.environ, "EXPLORABLES_TEST_PART": "site", "EXPLORABLES_API_FUZZ": "0",
+             "EXPLORABLES_SITE_ITEMS": str(items)},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    _SITE_PROCESS.update(proc=proc, log=log, started=time.monotonic(), items=items, deselected=[],
+                         name="the site tests' pytest process (the website build, the student edition and "
+                              "the browser tests included)")
+
+
+def _stop_site_process() -> None:
+    """Stop the second process if it still runs: SIGTERM (:func:`_on_sigterm` there kills its builds and
+    interrupts its session), then SIGKILL to what is left of its process group (Chromium)."""
+    proc = _SITE_PROCESS.get("proc")
+    if proc is None or proc.returncode is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            _wait_for(_SITE_PROCESS, timeout=300)
+        except subprocess.TimeoutExpired:
+            pass
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _wait_for(_SITE_PROCESS, timeout=120)
+
+
+def _on_sigterm(signum, frame) -> None:
+    """In the second process: the first one stops it. Kill the builds (sessions of their own, which the
+    session's end would kill, but a session interrupted before it started does not end) and interrupt."""
+    _kill(_BOOK_BUILD)
+    _kill(_STUDENT_BUILD)
+    raise KeyboardInterrupt
+
+
+if _PART == "site":
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _site_process_output() -> str:
+    log = _SITE_PROCESS["log"]
+    log.seek(0)
+    return log.read()
+
+
+class SiteTestsFailed(Exception):
+    pass
+
+
+class SiteTests(pytest.Item):
+    """The first process's last item: waits for the second (the site tests) and fails if it failed, if it
+    ran other site tests than those this process deselected, or if it did not end."""
+
+    def runtest(self) -> None:
+        try:
+            code = _wait_for(_SITE_PROCESS, timeout=BUILD_TIMEOUT_S + 3600)
+        except subprocess.TimeoutExpired:
+            _stop_site_process()
+            raise SiteTestsFailed("the site tests' pytest process did not end within two hours") from None
+        if code != 0:
+            raise SiteTestsFailed(f"the site tests' pytest process failed (exit {code})")
+        items = _SITE_PROCESS["items"]
+        ran = items.read_text().split("\n") if items.exists() else []
+        expected = _SITE_PROCESS["deselected"]
+        if sorted(ran) != sorted(expected):
+            raise SiteTestsFailed("the site tests' pytest process ran other tests than this one left to it: "
+                                  f"not run there {sorted(set(expected) - set(ran))}, "
+                                  f"not expected {sorted(set(ran) - set(expected))}")
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, SiteTestsFailed):
+            return f"{excinfo.value}; its output ends:\n{_site_process_output()[-12000:]}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, self.name
 
 
 def cpu_report_lines(n: int = 15) -> list[str]:
@@ -354,7 +479,7 @@ def cpu_report_lines(n: int = 15) -> list[str]:
     tests = _CPU["tests"]
     lines = [f"session: {wall:.0f} s wall, {own + children:.0f} s CPU "
              f"({own:.0f} s in this process, {children:.0f} s in its subprocesses)"]
-    for build in (_BOOK_BUILD, _STUDENT_BUILD):
+    for build in (_BOOK_BUILD, _STUDENT_BUILD, _SITE_PROCESS):
         if "cpu" in build:
             lines.append(f"  {build['name']}: {build['cpu']:.0f} s CPU in {build['wall']:.0f} s wall")
     lines.append(f"  the {len(tests)} tests: {sum(t[0] + t[1] for t in tests.values()):.0f} s CPU "
@@ -388,9 +513,23 @@ def pytest_configure(config):
         api_fuzz.RECORDER.install()
 
 
-# The tests that need the built site run last, so that the background build overlaps the rest.
+# The tests that need the built site run last, so that the background build overlaps the rest; in make
+# test they run in a second pytest process (``_split``), and the first ends with the item that waits for it.
 def pytest_collection_modifyitems(session, config, items):
-    items.sort(key=lambda item: (_needs_the_site(item), item.nodeid.startswith("tests/test_api_fuzz.py")))
+    if _split(config) or _PART == "site":
+        site = _PART == "site"
+        gone = [item for item in items if _needs_the_site(item) != site]
+        items[:] = [item for item in items if _needs_the_site(item) == site]
+        if gone:
+            config.hook.pytest_deselected(items=gone)
+        if site and os.environ.get("EXPLORABLES_SITE_ITEMS"):
+            Path(os.environ["EXPLORABLES_SITE_ITEMS"]).write_text("\n".join(item.nodeid for item in items))
+        elif not site:
+            _SITE_PROCESS["deselected"] = [item.nodeid for item in gone]
+            name = "the site tests, in their own pytest process"
+            items.append(SiteTests.from_parent(session, name=name, nodeid=f"tests/conftest.py::{name}"))
+    items.sort(key=lambda item: (isinstance(item, SiteTests), _needs_the_site(item),
+                                 item.nodeid.startswith("tests/test_api_fuzz.py")))
 
 
 def pytest_collection_finish(session):
@@ -403,6 +542,7 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    _stop_site_process()  # if the session ended before its last item waited for it
     _stop_book_build()  # if the session ended before a test waited for the site
     dump = os.environ.get("EXPLORABLES_API_FUZZ_DUMP")
     if dump and api_fuzz.RECORDER is not None:

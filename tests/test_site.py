@@ -54,6 +54,26 @@ FULL_SCREENSHOTS = os.environ.get("EXPLORABLES_FULL_SCREENSHOTS") == "1"
 #: desktop pages loading at once in :func:`visits` (their waits for the network to settle overlap)
 DESKTOP_AT_ONCE = 2
 PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, everything it loads (plotly.js included)
+#: how long a Playwright wait without its own ``timeout=`` may take (Playwright's default is 30 s). In make test
+#: the site tests run beside the other tests (conftest: the second pytest process), and under load a page's
+#: ``load`` event took longer than 30 s (load average ~13 on 2 cores: 15 site tests errored in ``visits``): a
+#: slow page is not a broken one, so this bound only catches a hang (issue 38: no test depends on the
+#: machine's speed).
+PAGE_WAIT_MS = 600_000
+
+
+def _launch(p):
+    """Chromium for the site tests; every context it opens waits up to :data:`PAGE_WAIT_MS` by default."""
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    new_context = browser.new_context
+
+    def patient_context(*args, **kwargs):
+        context = new_context(*args, **kwargs)
+        context.set_default_timeout(PAGE_WAIT_MS)
+        return context
+
+    browser.new_context = patient_context
+    return browser
 
 
 # --- things that need no browser -----------------------------------------------------------------
@@ -205,7 +225,7 @@ class BrowserJobs:
             from playwright.sync_api import sync_playwright
 
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                browser = _launch(p)
                 try:
                     self._results[name] = (True, work(browser))
                 finally:
@@ -261,7 +281,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = _launch(p)
         yield browser
         browser.close()
 
