@@ -949,6 +949,22 @@ def test_accuracy_moves_sentence_says_when_no_geometric_method_degrades():
     assert "nothing degrades" not in drop and "distance to class centre drops" in drop
 
 
+def test_control_room_is_each_offset_mean_minus_random_paired_by_seed_at_the_highest_rate():
+    from types import SimpleNamespace
+
+    from explorables.topoprune.claims import control_room
+
+    random = {"0.7": {"values": [9.0, 9.0, 9.0]}, "0.9": {"values": [0.80, 0.85, 0.90]}}
+    control = {"topoprune": {"0.7": {"values": [9.0] * 3}, "0.9": {"values": [0.81, 0.85, 0.95]}},
+               "radius": {"0.7": {"values": [9.0] * 3}, "0.9": {"values": [0.80, 0.90, 0.88]}}}  # fmt: skip
+    methods = {"accuracy": {"mlp": {"random": random}}, "control_accuracy": control}
+    run = SimpleNamespace(config=SimpleNamespace(prune_grid=(0.7, 0.9)), summary={"methods": methods})
+    room = control_room(run)
+    assert set(room) == {"topoprune", "radius"}
+    np.testing.assert_allclose(room["topoprune"], [0.01, 0.0, 0.05], atol=1e-12)  # seed by seed, not pooled
+    np.testing.assert_allclose(room["radius"], [0.0, 0.05, -0.02], atol=1e-12)  # the lower rate (9.0) is never read
+
+
 def test_the_grid_offset_places_the_evenly_spaced_ranks_inside_each_stratum():
     from explorables.topoprune.selection import coverage_offsets
 
