@@ -995,3 +995,111 @@ def test_control_offsets_change_the_control_row_only():
     rows = {r.claim[:7]: r for r in claims(three)}
     assert "mean over 3 offsets" in rows["Control"].setting
     assert "offsets" not in {r.claim[:7]: r for r in claims(one)}["Control"].setting
+
+
+def test_the_control_rows_page_sentences_reach_every_branch():
+    from explorables.topoprune.claims import (
+        ACC_MARGIN,
+        ROOM_LITTLE,
+        control_reading,
+        grid_placements,
+        offsets_reading,
+        rank_alike_phrase,
+        room_is_little,
+        room_phrase,
+        within_plain,
+    )
+
+    near = {"topoprune": [0.004, 0.006, 0.005], "radius": [0.002, 0.003, 0.004]}
+    far = {"topoprune": [0.03, 0.031, 0.029], "radius": [0.002, 0.003, 0.004]}
+    edge = ROOM_LITTLE * ACC_MARGIN  # the bound itself still counts as little room
+    assert room_is_little(near) and not room_is_little(far)
+    assert room_is_little({"topoprune": [edge] * 3, "radius": [-edge] * 3})
+    assert not room_is_little({"topoprune": [0.0] * 3, "radius": [-0.011] * 3})  # below random counts too
+    with pytest.raises(ValueError, match="keyed"):
+        room_is_little({"topoprune": [0.0]})
+    assert "within about the margin" in room_phrase(near) and "little room" in room_phrase(near)
+    wide = room_phrase(far)
+    assert "within about the margin" not in wide and "+0.030 for TopoPrune" in wide and "for TopoPrune," in wide
+    assert "more than" in wide and "little room" not in wide
+    # the control row's reading follows its own word (compare against the margin), and the room
+    up, level, tie = [0.03, 0.031, 0.029], [0.0, 0.001, -0.001], [-0.01, 0.02, 0.005]
+    assert _control_word(up) == "yes" and _control_word(level) == "no" and _control_word(tie) == "unclear"
+    yes = control_reading(up, near)
+    assert yes.startswith("the control row's *yes*") and "even under a selection rule that leaves little room" in yes
+    assert "leaves room (" in control_reading(up, far)
+    same = control_reading(level, near)
+    assert "*no*" in same and "same accuracy within the margin" in same and "little room" in same
+    assert "not evidence that persistence adds nothing" in same
+    assert "not shown ahead" in control_reading([-0.01, 0.004, -0.003] * 2, near)  # reaches below −margin, not below 0
+    assert "the control beats TopoPrune" in control_reading([-0.03, -0.031, -0.029], near)
+    unclear = control_reading(tie, far)
+    assert "*unclear*" in unclear and "leaves room (" in unclear
+    # the grid's placements: 9 at 90 % pruning take each used sample once and leave part of the pool out
+    labels = np.repeat(np.arange(3), 40)
+    placed = grid_placements(labels, 0.9, 9)
+    assert len(placed) == 9 and all(p.size == 12 for p in placed)
+    once = offsets_reading(placed, labels.size)
+    assert once.startswith("each of them in exactly one placement") and "leave out" in once
+    assert "leave out" not in offsets_reading([np.arange(5), np.arange(5, 10)], 10)  # the whole pool used
+    twice = offsets_reading([np.arange(5), np.arange(3, 8)], 10)
+    assert twice.startswith("some of them in more than one placement") and "more than once" in twice
+    with pytest.raises(ValueError, match="at least one"):
+        offsets_reading([], 10)
+    # the within-class sentence glues the gates' outcomes, never types them
+    lower = {"under noise": (0.70, 0.80), "across extractors": (0.60, 0.65)}
+    passed = within_plain(lower, {"stable": "pass", "extractors": "pass"})
+    assert "less well" in passed and "stable reads pass" in passed and "all the same" in passed
+    failed = within_plain(lower, {"stable": "pass", "extractors": "fail"})
+    assert "extractors fail" in failed and "untested" in failed and "all the same" not in failed
+    higher = within_plain({"under noise": (0.9, 0.8)}, {"stable": "fail", "extractors": "fail"})
+    assert "at least as well" in higher and "pass" not in higher
+    with pytest.raises(ValueError, match="missing"):
+        within_plain(lower, {"stable": "pass"})
+    with pytest.raises(ValueError, match="at least one"):
+        within_plain({}, {"stable": "pass", "extractors": "pass"})
+    assert rank_alike_phrase(0.9).startswith("much as") and rank_alike_phrase(0.5).startswith("only partly")
+
+
+def _control_word(values):
+    from explorables.core.verdicts import compare
+    from explorables.topoprune.claims import ACC_MARGIN
+
+    return compare(values, ACC_MARGIN)
+
+
+def test_averaged_accuracy_sentence_reads_the_room_against_the_accuracy_rows_own_part():
+    from explorables.topoprune.claims import averaged_accuracy_sentence
+
+    def study(room, gain):
+        acc = [f"TopoPrune 0.9 ± 0.01; random 0.89 ± 0.01; TopoPrune − random {g}" for g in gain]
+        ctl = [f"TopoPrune − control +0.001 [-0.002, +0.004]; room this rule leaves, offset mean − random (random's "
+               f"own kept sets, paired): TopoPrune {r}, averaged kNN radius (control) +0.003 [-0.001, +0.007]"
+               for r in room]  # fmt: skip
+        return {"seeds": [0, 1], "rows": [{"claim": "High accuracy at high pruning rates", "measured": acc},
+                                          {"claim": "Control (ours): ...", "measured": ctl}]}  # fmt: skip
+
+    agree = averaged_accuracy_sentence(study(["+0.004 [-0.002, +0.009]", "+0.006 [+0.001, +0.011]"],
+                                             ["+0.010 [+0.001, +0.019]", "+0.004 [-0.004, +0.012]"]))  # fmt: skip
+    assert "*unclear* on all 2 base seeds" in agree and "at or below the one kept set's on 1 of 2" in agree
+    assert "the word it reads now" in agree
+    moved = averaged_accuracy_sentence(study(["+0.004 [-0.002, +0.009]", "+0.010 [+0.006, +0.014]"],
+                                             ["+0.010 [+0.001, +0.019]", "+0.004 [-0.004, +0.012]"]))  # fmt: skip
+    assert "*yes* on base seed 1" in moved and "would change" in moved and "base seed(s) 1" in moved
+    with pytest.raises(ValueError, match="lacks"):
+        averaged_accuracy_sentence({"seeds": [0], "rows": [{"claim": "High accuracy", "measured": ["nothing"]},
+                                                           {"claim": "Control", "measured": ["nothing"]}]})  # fmt: skip
+    with pytest.raises(ValueError, match="needs"):
+        averaged_accuracy_sentence({"seeds": [0], "rows": []})
+
+
+def test_the_control_row_title_says_mean_over_placements_only_when_it_averages():
+    from explorables.topoprune.claims import claims
+
+    run = smoke_run("topoprune")
+    control = next(r for r in claims(run) if r.claim.startswith("Control"))
+    averaged = run.config.n_control_offsets > 1 and run.config.topo_selection == "coverage"
+    assert ("kept sets (mean over the grid's placements) beat" in control.claim) == averaged
+    assert ("kept set beats" in control.claim) == (not averaged)
+    rho = run.summary["methods"]["spearman_control_within"]
+    assert -1.0 <= rho["mean"] <= 1.0 and len(rho["values"]) == len(run.config.seeds)

@@ -176,9 +176,11 @@ def control_verdict(gain: Sequence[float], margin: float = ACC_MARGIN) -> str:
     the membership-averaged kNN radius as score (no persistence) against ``margin``. The run gives both
     accuracies as means over ``n_control_offsets`` offsets of the evenly spaced rule's rank grid
     (``benchmarks/topoprune_control_power_rule.md``). With 9 offsets at 90 % pruning the offsets together use
-    most of every class once, so any stratifying score lands within about the margin of random
-    (:func:`control_room`): a *no* here says the two kept sets give the same accuracy within the margin under
-    a rule that leaves little room, not that persistence adds nothing in general."""
+    most of every class once each, so two scores' offset means differ only in how they split those samples into
+    placements and in which samples they leave out; both scores measured here land close to random selection
+    (:func:`control_room`, read in words by :func:`room_phrase`), and a density-like score may well do the same.
+    Where the room is little, a *no* here says the two kept sets give the same accuracy within the margin under a
+    rule that leaves little room, not that persistence adds nothing in general (:func:`control_reading`)."""
     return f"{compare(gain, margin)}: persistence adds {_iv(gain)} (paired) vs {margin}"
 
 
@@ -237,6 +239,140 @@ def control_room(results: TopoPruneResults) -> dict[str, np.ndarray]:
     m, top = results.summary["methods"], str(max(results.config.prune_grid))
     random = _values(m["accuracy"]["mlp"]["random"][top])
     return {k: _values(m["control_accuracy"][k][top]) - random for k in ("topoprune", "radius")}
+
+
+#: page wording only (no verdict reads it): the control row's rule "leaves little room" when both offset means
+#: minus random selection (:func:`control_room`, means over seeds) are at most this many accuracy margins in size
+ROOM_LITTLE = 2.0
+
+
+def room_is_little(room: Mapping[str, Sequence[float]], margin: float = ACC_MARGIN) -> bool:
+    """Whether both of :func:`control_room`'s per-seed differences (keyed ``topoprune``, ``radius``) have a mean
+    over seeds at most :data:`ROOM_LITTLE` × ``margin`` in size."""
+    margin = check_positive("margin", margin)
+    if set(room) != {"topoprune", "radius"}:
+        raise ValueError(f"room must be keyed 'topoprune' and 'radius', got {sorted(room)!r}")
+    return all(abs(float(np.mean(room[k]))) <= ROOM_LITTLE * margin for k in room)
+
+
+def room_phrase(room: Mapping[str, Sequence[float]], margin: float = ACC_MARGIN) -> str:
+    """Where the control row's two offset means land against random selection, in words for the page, from
+    :func:`control_room`: "within about the margin" when :func:`room_is_little`, which leaves the comparison
+    between the two scores little room; otherwise each mean over seeds, and which exceeds the bound."""
+    if room_is_little(room, margin):
+        return ("both scores measured here land within about the margin of random selection, so the rule leaves "
+                "the comparison between them little room")
+    means = {k: float(np.mean(room[k])) for k in ("topoprune", "radius")}
+    names = {"topoprune": "TopoPrune", "radius": "the control"}
+    far = " and ".join(names[k] for k, v in means.items() if abs(v) > ROOM_LITTLE * margin)
+    return (f"the scores measured here do not both land near random selection: each offset mean minus random "
+            f"selection (mean over seeds) is {means['topoprune']:+.3f} for TopoPrune and {means['radius']:+.3f} "
+            f"for the control, more than {ROOM_LITTLE:g} × the margin in size for {far}, so the rule leaves the "
+            "comparison between them room")  # fmt: skip
+
+
+def control_reading(gain: Sequence[float], room: Mapping[str, Sequence[float]], margin: float = ACC_MARGIN) -> str:
+    """What the control row's word means, in words for the page, from the row's own paired gain (TopoPrune −
+    control, per seed: the row's word is :func:`~explorables.core.verdicts.compare` of it against ``margin``)
+    and the room the rule leaves (:func:`control_room`, :func:`room_is_little`). A *no* whose interval lies
+    within ± ``margin`` is an equivalence; a *no* reaching below −``margin`` says only that TopoPrune is not
+    ahead (the control ahead when the whole interval lies below zero); *unclear* and *yes* as they read."""
+    word, iv = compare(gain, margin), interval(gain)
+    little = room_is_little(room, margin)
+    rule = (" under a selection rule that leaves little room" if little
+            else " under a selection rule that leaves room (at least one offset mean lands away from random)")
+    general = ". It is not evidence that persistence adds nothing in general"
+    if word == "yes":
+        return ("the control row's *yes* means that TopoPrune beats the control by the margin"
+                + (", even under a selection rule that leaves little room" if little else rule)
+                + ". It is a gain of this score over this control at this rule, not a test of persistence in general")
+    if word == "unclear":
+        return ("the control row's *unclear* means that the interval reaches the margin without clearing it: the run "
+                "cannot tell whether TopoPrune beats the control by the margin" + rule + general)  # fmt: skip
+    if iv.low > -margin:
+        said = "TopoPrune and the control give the same accuracy within the margin"
+    elif iv.high < 0:
+        said = "the control beats TopoPrune (the whole interval lies below zero)"
+    else:
+        said = "TopoPrune is not shown ahead of the control by the margin"
+    return f"the control row's *no* means that {said}{rule}{general}"
+
+
+def control_reading_sentence(results: TopoPruneResults) -> str:
+    """:func:`control_reading` on a run: the control row's gain and :func:`control_room`."""
+    room = control_room(results)
+    return control_reading(room["topoprune"] - room["radius"], room)
+
+
+def grid_placements(labels: np.ndarray, prune_fraction: float, n_offsets: int) -> list[np.ndarray]:
+    """The kept pool indices of each of the ``n_offsets`` placements of the evenly spaced grid
+    (:func:`~explorables.topoprune.selection.coverage_offsets`) at ``prune_fraction``. Only ranks matter, so the
+    pool's index serves as the score: every score's placements take the same rank positions."""
+    from .selection import coverage_offsets, select_by_score
+
+    y = np.asarray(labels)
+    return [select_by_score(np.arange(len(y), dtype=float), y, prune_fraction, "coverage", offset=u)
+            for u in coverage_offsets(n_offsets)]  # fmt: skip
+
+
+def offsets_reading(placed: Sequence[np.ndarray], n_pool: int) -> str:
+    """How the grid's placements (:func:`grid_placements`) share the pool, in words for the page, and what that
+    leaves two scores' offset means to differ in: with each sample in one placement at most, only how they split
+    the used samples into placements (and, when the placements leave part of the pool out, which samples they
+    leave out); with some sample in several, also which samples they use more than once."""
+    n_pool = check_int("n_pool", n_pool, 1)
+    if not placed:
+        raise ValueError("placed must hold at least one placement")
+    union = np.unique(np.concatenate([np.asarray(p) for p in placed]))
+    left = " and in which samples they leave out" if union.size < n_pool else ""
+    if union.size == sum(np.asarray(p).size for p in placed):
+        return (f"each of them in exactly one placement, so two scores' offset means differ only in how they split "
+                f"those samples into placements{left}")  # fmt: skip
+    return (f"some of them in more than one placement, so two scores' offset means differ in how they split the "
+            f"samples into placements{left}, and in which samples they use more than once")  # fmt: skip
+
+
+def within_plain(within: Mapping[str, tuple[float, float]], gates: Mapping[str, str]) -> str:
+    """The within-class reversal in one plain sentence for the page: ``within[where]`` is (TopoPrune's, the
+    centre distance's) within-class Spearman, means over seeds (``where`` as in :data:`STABILITY_WHERE`'s
+    values); ``gates`` the outcomes (pass / fail) of the gates ``stable`` and ``extractors``, which read the
+    pooled figure. Where TopoPrune's mean is the lower, says so, and what the gates read."""
+    if not within:
+        raise ValueError("within must name at least one perturbation")
+    missing = {"stable", "extractors"} - set(gates)
+    if missing:
+        raise ValueError(f"gates must give the outcomes of 'stable' and 'extractors', missing {sorted(missing)!r}")
+    lower = [where for where, (t, c) in within.items() if t < c]
+    pairs = "; ".join(f"{where} {t:.2f} against {c:.2f}" for where, (t, c) in within.items())
+    head = "Within classes, which is the ranking the selection reads, TopoPrune's score keeps its ranking "
+    if not lower:
+        return (f"{head}at least as well as the distance to the class centre ({pairs}, TopoPrune first, this run's "
+                "means over seeds)")  # fmt: skip
+    outcomes = f"the gate stable reads {gates['stable']} on it, the gate extractors {gates['extractors']}"
+    both = all(gates[g] == "pass" for g in ("stable", "extractors"))
+    tail = (f"The gates read the pooled figure, which no class-balanced selection reads ({outcomes}), "
+            + ("and gate the transfer row all the same" if both else "so the rows they gate read *untested*"))
+    return (f"{head}less well than the distance to the class centre {' and '.join(lower)} ({pairs}, TopoPrune first, "
+            "this run's means over seeds): the opposite of the abstract's argument that topology is the more "
+            f"stable signal. {tail}")  # fmt: skip
+
+
+def within_plain_sentence(results: TopoPruneResults, rows: Sequence[Claim]) -> str:
+    """:func:`within_plain` on a run and its claims table (:func:`claims`)."""
+    m = results.summary["methods"]
+    within = {where: (m[f"spearman_{key}_within"]["topoprune"]["mean"], m[f"spearman_{key}_within"]["centre"]["mean"])
+              for key, where in STABILITY_WHERE.items()}  # fmt: skip
+    return within_plain(within, {r.name: r.outcome for r in rows if r.kind == "gate"})
+
+
+def rank_alike_phrase(rho_within: float, level: float = STABLE) -> str:
+    """How alike TopoPrune and the control rank the samples within classes, in words for the page, from their
+    within-class Spearman (mean over classes and seeds; :func:`~explorables.topoprune.experiment.
+    within_class_spearman`) against the gates' ``level``: "much as the control does" at or above it."""
+    if rho_within >= level:
+        return f"much as the control does (within-class Spearman {rho_within:.2f}, at least the gates' level {level})"
+    return (f"only partly as the control does (within-class Spearman {rho_within:.2f}, below the gates' level "
+            f"{level})")
 
 
 def accuracy_gains(results: TopoPruneResults, view: str, rate: str) -> dict[str, np.ndarray]:
@@ -376,9 +512,10 @@ def claims(results: TopoPruneResults) -> list[Claim]:
     k = cfg.n_control_offsets
     grid = (f"each accuracy the mean over {k} offsets of the evenly spaced rule's rank grid (every other row "
             "reads the centre offset alone); " if k > 1 and cfg.topo_selection == "coverage" else "")
+    kept = "kept sets (mean over the grid's placements) beat" if grid else "kept set beats"
     rows.append(Claim(
-        "Control (ours): TopoPrune's kept set beats a non-persistence score (the averaged kNN radius) under "
-        "the same selection rule",
+        f"Control (ours): TopoPrune's {kept} a non-persistence score (the averaged kNN radius) under the same "
+        "selection rule",
         f"same neighbourhoods, same averaging over memberships and same selection, score = mean distance to "
         f"the {cfg.n_neighbours} nearest neighbours in the features (no persistence); pruning "
         f"{float(top):.0%}; {grid}{seeds}",
@@ -565,6 +702,52 @@ def study_edge_sentence(study: Mapping, margin: float = ACC_MARGIN) -> str:
             parts.append(f"“{row['claim']}” reads *{row['verdicts'][0]}* on every base seed, but "
                          f"{'; '.join(edges)}: that agreement rests on digits beyond the third decimal.")
     return " ".join(parts)
+
+
+#: TopoPrune's room in the control row's measured text (offset mean − random) and its gain over random in the
+#: accuracy row's (one kept set), as :func:`claims` writes them
+_ROOM_TOPO = re.compile(r"offset mean − random[^:]*: TopoPrune ([+-]\d+\.\d+) \[([+-]\d+\.\d+), ([+-]\d+\.\d+)\]")
+_GAIN_RANDOM = re.compile(r"TopoPrune − random ([+-]\d+\.\d+) \[([+-]\d+\.\d+), ([+-]\d+\.\d+)\]")
+
+
+def _word(low: float, high: float, margin: float) -> str:
+    return "yes" if low >= margin else "no" if high < margin else "unclear"
+
+
+def _words(words: Sequence[str], seeds: Sequence[int]) -> str:
+    if len(set(words)) == 1:
+        return f"*{words[0]}* on all {len(words)} base seeds"
+    return ", ".join(f"*{w}* on base seed {b}" for b, w in zip(seeds, words, strict=True))
+
+
+def averaged_accuracy_sentence(study: Mapping, margin: float = ACC_MARGIN) -> str:
+    """What the accuracy row's part against random selection would read if averaged over the grid's placements
+    like the control row, per base seed of a seed study (:func:`~explorables.core.seed_study.load_study`):
+    TopoPrune's offset mean minus random selection is stored in the control row's measured text (the room,
+    :func:`control_room`), read against ``margin`` as the row reads its one kept set's gain over random (three
+    decimals, as stored). A description in words for the page: no verdict reads it."""
+    margin = check_positive("margin", margin)
+    rows = {name: next((r for r in study["rows"] if r["claim"].startswith(name)), None)
+            for name in ("High accuracy", "Control")}  # fmt: skip
+    if None in rows.values():
+        raise ValueError("the study needs the accuracy row and the control row")
+    room = [_ROOM_TOPO.search(t) for t in rows["Control"]["measured"]]
+    kept = [_GAIN_RANDOM.search(t) for t in rows["High accuracy"]["measured"]]
+    if not all(room) or not all(kept) or len(room) != len(kept):
+        raise ValueError("a measured text lacks TopoPrune's room (control row) or its gain over random (accuracy row)")
+    seeds = list(study["seeds"])
+    averaged = [_word(float(f.group(2)), float(f.group(3)), margin) for f in room]
+    one = [_word(float(f.group(2)), float(f.group(3)), margin) for f in kept]
+    below = sum(float(a.group(1)) <= float(k.group(1)) for a, k in zip(room, kept, strict=True))
+    same = [b for b, a, o in zip(seeds, averaged, one, strict=True) if a == o]
+    text = (f"TopoPrune's offset mean minus random selection (the room in the control row's measured text, what an "
+            f"averaged accuracy row would read against random) reads {_words(averaged, seeds)} against the margin "
+            f"{margin:g}, where the row's own part against random (its one kept set) reads {_words(one, seeds)}; "
+            f"its mean is at or below the one kept set's on {below} of {len(seeds)} base seeds, so ")  # fmt: skip
+    if len(same) == len(seeds):
+        return text + "on these base seeds the averaging would give the accuracy row the word it reads now"
+    other = ", ".join(str(b) for b in seeds if b not in same)
+    return text + f"the averaging would change the accuracy row's part against random on base seed(s) {other}"
 
 
 #: the seeds of one run in a claim's stored ``setting`` text: "...; 12 seed(s)"

@@ -408,6 +408,9 @@ def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
         "spearman_transfer_within": {m: within_class_spearman(scores["mlp"][m], scores["cnn"][m], y)
                                      for m in SCORED},
         "spearman_control": float(spearmanr(scores["mlp"]["topoprune"], scores["mlp"]["radius"])[0]),
+        # TopoPrune against the control within each class (mean over classes): how alike the two rank the samples
+        # a class-balanced selection reads (the pooled figure above also counts the classes' score ranges)
+        "spearman_control_within": within_class_spearman(scores["mlp"]["topoprune"], scores["mlp"]["radius"], y),
         "noise_geometry": noise_geometry,
     }  # fmt: skip
     curves: dict[str, Any] = {}
@@ -476,6 +479,7 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     out["control_accuracy"] = {m: {top: _mean_sd([float(np.mean(p["control_by_offset"][m])) for p in parts])}
                                for m in CONTROL_PAIR}  # fmt: skip
     out["spearman_control"] = _mean_sd([p["spearman_control"] for p in parts])
+    out["spearman_control_within"] = _mean_sd([p["spearman_control_within"] for p in parts])
     out["noise_geometry"] = {k: _mean_sd([p["noise_geometry"][k] for p in parts]) for k in parts[0]["noise_geometry"]}
     out["spearman_noise"] = {m: _mean_sd([p["spearman_noise"][m] for p in parts]) for m in SCORED}
     out["spearman_transfer"] = {m: _mean_sd([p["spearman_transfer"][m] for p in parts]) for m in SCORED}
