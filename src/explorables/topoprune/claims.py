@@ -177,10 +177,11 @@ def control_verdict(gain: Sequence[float], margin: float = ACC_MARGIN) -> str:
     accuracies as means over ``n_control_offsets`` offsets of the evenly spaced rule's rank grid
     (``benchmarks/topoprune_control_power_rule.md``). With 9 offsets at 90 % pruning the offsets together use
     most of every class once each, so two scores' offset means differ only in how they split those samples into
-    placements and in which samples they leave out; both scores measured here land close to random selection
-    (:func:`control_room`, read in words by :func:`room_phrase`), and a density-like score may well do the same.
-    Where the room is little, a *no* here says the two kept sets give the same accuracy within the margin under a
-    rule that leaves little room, not that persistence adds nothing in general (:func:`control_reading`)."""
+    placements and in which samples they leave out. On the committed seed study both scores land close to random
+    selection (:func:`control_room`, in words :func:`room_phrase`); a density-like score may well do the same, one
+    that orders the samples otherwise (along the manifold, say) need not. Where the room is little, a *no* whose
+    interval lies within ± the margin says the two give the same accuracy within the margin under a rule that
+    leaves little room, not that persistence adds nothing in general (:func:`control_reading`)."""
     return f"{compare(gain, margin)}: persistence adds {_iv(gain)} (paired) vs {margin}"
 
 

@@ -203,7 +203,7 @@ def select_all(
     with TopoPrune's rule; ``kept["topoprune_low"]`` and ``kept["radius_low"]`` (not trained either) keep
     the lowest scores of each class, the rule of the centre distance itself: under it the kept set is
     decided by the ranking alone, so the score's stability can show in it (the robustness claim's
-    primary part; under evenly spaced ranks any score's kept set sits near random's).
+    primary part; under evenly spaced ranks the kept sets of the scores measured here sit near random's).
     The third value holds ``cfg.n_random_draws`` random draws per rate; ``kept["random"]`` is the first
     (the one whose overlap is measured), the accuracy of random selection their mean.
     CCS samples inside its strata from its own generator, seeded by ``ccs_seed`` and the rate, not from
