@@ -406,6 +406,34 @@ def test_real_model_loads_offline_deterministic_and_cached(tmp_path, monkeypatch
     assert t1 == t2 and np.all(np.isfinite(r1)) and r1.shape == (3, 3, 1, 576)
 
 
+def test_a_gguf_parsed_once_loads_the_model_and_tokenizer_transformers_own_load_gives():
+    """The load that parses the GGUF file once (and builds gguf's name map once) against transformers' plain
+    load of the same file: every tensor, the config, the vocabulary and a greedy generation are the same."""
+    pytest.importorskip("gguf")
+    import gguf
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from explorables.sensory.llm import GGUF_FILE, _from_pretrained, gguf_folder
+
+    folder = gguf_folder()
+    fast_model, fast_tok = _from_pretrained(folder, gguf_file=GGUF_FILE)
+    assert gguf.GGUFReader.__name__ == "GGUFReader"  # the patch is undone after the load
+    plain_tok = AutoTokenizer.from_pretrained(folder, local_files_only=True, gguf_file=GGUF_FILE)
+    plain_model = AutoModelForCausalLM.from_pretrained(
+        folder, local_files_only=True, gguf_file=GGUF_FILE, dtype=torch.float32
+    ).eval()
+    a, b = fast_model.state_dict(), plain_model.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert fast_model.config.to_dict() == plain_model.config.to_dict()
+    assert fast_tok.get_vocab() == plain_tok.get_vocab() and fast_tok.special_tokens_map == plain_tok.special_tokens_map
+    text = "Describe what you would see. A small red circle making a low, steady buzzing sound."
+    ids = plain_tok(text, return_tensors="pt").input_ids
+    assert torch.equal(fast_tok(text, return_tensors="pt").input_ids, ids)
+    with torch.no_grad():
+        out = [m.generate(ids, max_new_tokens=12, do_sample=False) for m in (fast_model, plain_model)]
+    assert torch.equal(out[0], out[1])
+
+
 # --- verdicts ----------------------------------------------------------------------------------
 
 

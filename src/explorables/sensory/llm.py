@@ -17,13 +17,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import importlib.util
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,9 +183,34 @@ def _from_pretrained(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32, **kwargs)
+    with _gguf_parsed_once() if "gguf_file" in kwargs else contextlib.nullcontext():
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32, **kwargs)
     return model.eval(), tokenizer
+
+
+@contextlib.contextmanager
+def _gguf_parsed_once() -> Iterator[None]:
+    """transformers reads a GGUF file three times (tokenizer, config, weights: ``gguf.GGUFReader`` parses
+    every metadata field in Python each time) and builds gguf's tensor-name map once per submodule (~400
+    times). Within this block each file is parsed once and each map built once; the readers are only read
+    (fields, memory-mapped tensors), so the loaded model and tokenizer are the same."""
+    import gguf
+
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    readers: dict[tuple, Any] = {}
+
+    def read_once(path: Any, *args: Any, **kwargs: Any) -> Any:
+        key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
+        if key not in readers:
+            readers[key] = reader(path, *args, **kwargs)
+        return readers[key]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = read_once, functools.cache(name_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
 
 
 def tiny_random_model(seed: int = 0) -> Any:
