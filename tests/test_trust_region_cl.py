@@ -1339,3 +1339,62 @@ def test_the_reconvergence_repeats_are_the_reconv_rules_pick():
     assert tuple(record["candidates"]) == CANDIDATES == (1, 4, 8)
     assert Config.preset("book").reconverge_repeats == record["adopted"]
     assert Config.preset("smoke").reconverge_repeats == 1
+
+
+def test_relearning_area_and_crossing_steps_on_curves_of_known_shape():
+    """benchmarks/trust_region_cl_relearn_rule.md: on hand-made re-learning curves (checks every 2 steps, steps
+    0..20), the area is the closed form and the crossing the known step. Member 0 falls in a straight line from
+    excess 0.5 at step 0 to the target at step 10 and stays there: area over 20 steps 0.5 * 10 / (2 * 20) = 0.125,
+    over 10 steps 0.25; it is within 2% of the target from step 9.6 (interpolated), first checked there at step 10.
+    Member 1 starts at the target (area 0, steps 0); member 2 stays at excess 0.1 (area 0.1, never back: censored
+    at 22); member 3 dips below the target, which counts as the target (area over 20 steps: the triangle to step 4,
+    0.3 * 4 / 2 / 20 = 0.03)."""
+    from explorables.trust_region_cl.continual import crossing_steps, relearning_area
+
+    steps = torch.arange(0, 21, 2, dtype=torch.float64)
+    target = torch.tensor([2.0, 1.0, 1.0, 4.0], dtype=torch.float64)
+    excess = torch.stack(
+        [
+            (0.5 * (1 - steps / 10)).clamp_min(0),
+            torch.zeros_like(steps),
+            torch.full_like(steps, 0.1),
+            torch.where(steps <= 4, 0.3 * (1 - steps / 4), -0.2),
+        ],
+        1,
+    )
+    curve = target * (1 + excess)  # (11 checks, 4 members)
+    area = relearning_area(curve, target, eval_every=2, window=20)
+    torch.testing.assert_close(area, torch.tensor([0.125, 0.0, 0.1, 0.03], dtype=torch.float64))
+    torch.testing.assert_close(relearning_area(curve, target, eval_every=2, window=10)[:3],
+                               torch.tensor([0.25, 0.0, 0.1], dtype=torch.float64))  # fmt: skip
+    bound = 1.02 * target
+    assert crossing_steps(curve, bound, eval_every=2, interpolate=False).tolist() == [10.0, 0.0, 22.0, 4.0]
+    interp = crossing_steps(curve, bound, eval_every=2, interpolate=True)
+    # member 0: excess 0.02 at step 9.6; member 3: excess 0.3 (1 - s / 4) = 0.02 at s = 4 * 14 / 15
+    torch.testing.assert_close(interp, torch.tensor([9.6, 0.0, 22.0, 4 * 14 / 15], dtype=torch.float64))
+    with pytest.raises(ArgumentError, match="multiple of eval_every"):
+        relearning_area(curve, target, eval_every=2, window=7)
+    with pytest.raises(ArgumentError, match="last step"):
+        relearning_area(curve, target, eval_every=2, window=22)
+
+
+def test_the_relearning_curve_gives_reconvergence_steps_count():
+    """The first check at or below the bound on the whole re-learning curve is the count of reconvergence_steps (the
+    same fine-tuning draws; there members leave once back)."""
+    from explorables.trust_region_cl.continual import crossing_steps, relearning_curve
+
+    tasks = ("gaussians", "moons")
+    net = Net(2, 2, 8, 1, 4)
+    params = init_params(net, [0, 1, 2, 3])
+    eval_set = eval_batch(tasks, 2, 16, 10, 0, "cpu")
+    seed_of = torch.tensor([0, 1, 0, 1])
+    start = per_sample_loss(params, net, SCHEDULE, eval_set["x"][seed_of, 0], torch.zeros(4, 16, dtype=torch.long),
+                            eval_set["t"][seed_of, 0], eval_set["noise"][seed_of, 0]).mean(1)  # fmt: skip
+    target = start * torch.tensor([0.9, 0.7, 0.5, 1.5])
+    kw = dict(n_seeds=2, eval_every=2, batch_size=16, lr=3e-2, seed=0)
+    found = reconvergence_steps(params, net, SCHEDULE, 0, "gaussians", target, eval_set, seed_of, tol=0.01,
+                                max_steps=60, **kw)  # fmt: skip
+    curve = relearning_curve(params, net, SCHEDULE, 0, "gaussians", eval_set, seed_of, n_steps=60, **kw)
+    assert curve.shape == (31, 4)
+    torch.testing.assert_close(curve[0], start)
+    assert torch.equal(crossing_steps(curve, 1.01 * target, eval_every=2, interpolate=False), found)
