@@ -1398,3 +1398,47 @@ def test_the_relearning_curve_gives_reconvergence_steps_count():
     assert curve.shape == (31, 4)
     torch.testing.assert_close(curve[0], start)
     assert torch.equal(crossing_steps(curve, 1.01 * target, eval_every=2, interpolate=False), found)
+
+
+def test_the_relearning_measure_is_the_relearn_rules_pick():
+    """benchmarks/trust_region_cl_relearn_rule.md: on fresh tuning base seeds (141 and on, never 0-4), every
+    candidate's word recomputes from the record's values with the unchanged verdict logic and the candidate's margin,
+    the decision recomputes, and the page judges the row on the pick: the re-learning area over the whole window
+    (A100) or its first half (A50), or the steps (C0, B: the area is then not judged)."""
+    from explorables.trust_region_cl.experiment import RELEARN_WINDOW
+
+    record, CANDIDATES, decide, margin = _rule_record("trust_region_cl_relearn", "CANDIDATES", "decide", "margin")
+    used = [r for r in record["runs"] if r["base_seed"] in record["base_seeds_used"]]
+    assert len(used) == 5 and min(r["base_seed"] for r in record["runs"]) >= 141
+    book = Config.preset("book")
+    for r in used:
+        assert r["c0_equals_page_count"] == 1.0  # the curve's first crossing is the page's count to the bit
+        for cand, v in r["by"].items():
+            vals = {m: np.asarray(x) for m, x in v["values"].items()}
+            assert all(len(x) == len(book.seeds) for x in vals.values())
+            adv = {m: vals[m] - vals["trcl"] for m in C.NAMED_BASELINES}
+            assert v["margin"] == margin(cand, book)
+            assert comparison_verdict(adv, v["margin"], "re-convergence") == v["verdict"], cand
+    decided = decide(used)
+    assert decided["pick"] == record["pick"] and decided["order"] == record["order"]
+    assert tuple(record["candidates"]) == CANDIDATES == ("C0", "B", "A100", "A50")
+    assert record["pick"] in ("A100", "A50")  # what the page's row reads (an area); the code judges an area
+    assert RELEARN_WINDOW == {"A100": 1.0, "A50": 0.5}[record["pick"]]
+
+
+def test_the_reconvergence_part_reports_the_area_of_the_whole_curve():
+    """The re-convergence part's area is relearning_area of the re-learning curve over the window, per member and
+    task, and its steps are the curve's first crossing (reconvergence_steps' count); the row judges the area with the
+    tolerance as margin."""
+    from explorables.trust_region_cl.experiment import relearn_window
+
+    res = run(Config.preset("smoke"))
+    rec = res.summary["reconvergence"]
+    assert rec["window"] == relearn_window(res.config) and rec["window"] % res.config.reconverge_eval_every == 0
+    area = np.asarray(res.curves["reconvergence"]["area"])  # (M, K - 1)
+    n = len(res.config.seeds)
+    assert np.all(area >= 0)
+    for i, m in enumerate(C.TRAINED):
+        assert np.allclose(rec["methods"][m]["area"]["per_seed"], area[i * n : (i + 1) * n].mean(1))
+    row = next(c for c in C.claims(res) if "recovers early-task" in c.claim)
+    assert f"≥ {res.config.reconverge_tol:g}" in row.verdict and "re-learning area" not in row.verdict.split(":")[0]
