@@ -1339,3 +1339,106 @@ def test_the_reconvergence_repeats_are_the_reconv_rules_pick():
     assert tuple(record["candidates"]) == CANDIDATES == (1, 4, 8)
     assert Config.preset("book").reconverge_repeats == record["adopted"]
     assert Config.preset("smoke").reconverge_repeats == 1
+
+
+def test_relearning_area_and_crossing_steps_on_curves_of_known_shape():
+    """benchmarks/trust_region_cl_relearn_rule.md: on hand-made re-learning curves (checks every 2 steps, steps
+    0..20), the area is the closed form and the crossing the known step. Member 0 falls in a straight line from
+    excess 0.5 at step 0 to the target at step 10 and stays there: area over 20 steps 0.5 * 10 / (2 * 20) = 0.125,
+    over 10 steps 0.25; it is within 2% of the target from step 9.6 (interpolated), first checked there at step 10.
+    Member 1 starts at the target (area 0, steps 0); member 2 stays at excess 0.1 (area 0.1, never back: censored
+    at 22); member 3 dips below the target, which counts as the target (area over 20 steps: the triangle to step 4,
+    0.3 * 4 / 2 / 20 = 0.03)."""
+    from explorables.trust_region_cl.continual import crossing_steps, relearning_area
+
+    steps = torch.arange(0, 21, 2, dtype=torch.float64)
+    target = torch.tensor([2.0, 1.0, 1.0, 4.0], dtype=torch.float64)
+    excess = torch.stack(
+        [
+            (0.5 * (1 - steps / 10)).clamp_min(0),
+            torch.zeros_like(steps),
+            torch.full_like(steps, 0.1),
+            torch.where(steps <= 4, 0.3 * (1 - steps / 4), -0.2),
+        ],
+        1,
+    )
+    curve = target * (1 + excess)  # (11 checks, 4 members)
+    area = relearning_area(curve, target, eval_every=2, window=20)
+    torch.testing.assert_close(area, torch.tensor([0.125, 0.0, 0.1, 0.03], dtype=torch.float64))
+    torch.testing.assert_close(relearning_area(curve, target, eval_every=2, window=10)[:3],
+                               torch.tensor([0.25, 0.0, 0.1], dtype=torch.float64))  # fmt: skip
+    bound = 1.02 * target
+    assert crossing_steps(curve, bound, eval_every=2, interpolate=False).tolist() == [10.0, 0.0, 22.0, 4.0]
+    interp = crossing_steps(curve, bound, eval_every=2, interpolate=True)
+    # member 0: excess 0.02 at step 9.6; member 3: excess 0.3 (1 - s / 4) = 0.02 at s = 4 * 14 / 15
+    torch.testing.assert_close(interp, torch.tensor([9.6, 0.0, 22.0, 4 * 14 / 15], dtype=torch.float64))
+    with pytest.raises(ArgumentError, match="multiple of eval_every"):
+        relearning_area(curve, target, eval_every=2, window=7)
+    with pytest.raises(ArgumentError, match="last step"):
+        relearning_area(curve, target, eval_every=2, window=22)
+
+
+def test_the_relearning_curve_gives_reconvergence_steps_count():
+    """The first check at or below the bound on the whole re-learning curve is the count of reconvergence_steps (the
+    same fine-tuning draws; there members leave once back)."""
+    from explorables.trust_region_cl.continual import crossing_steps, relearning_curve
+
+    tasks = ("gaussians", "moons")
+    net = Net(2, 2, 8, 1, 4)
+    params = init_params(net, [0, 1, 2, 3])
+    eval_set = eval_batch(tasks, 2, 16, 10, 0, "cpu")
+    seed_of = torch.tensor([0, 1, 0, 1])
+    start = per_sample_loss(params, net, SCHEDULE, eval_set["x"][seed_of, 0], torch.zeros(4, 16, dtype=torch.long),
+                            eval_set["t"][seed_of, 0], eval_set["noise"][seed_of, 0]).mean(1)  # fmt: skip
+    target = start * torch.tensor([0.9, 0.7, 0.5, 1.5])
+    kw = dict(n_seeds=2, eval_every=2, batch_size=16, lr=3e-2, seed=0)
+    found = reconvergence_steps(params, net, SCHEDULE, 0, "gaussians", target, eval_set, seed_of, tol=0.01,
+                                max_steps=60, **kw)  # fmt: skip
+    curve = relearning_curve(params, net, SCHEDULE, 0, "gaussians", eval_set, seed_of, n_steps=60, **kw)
+    assert curve.shape == (31, 4)
+    torch.testing.assert_close(curve[0], start)
+    assert torch.equal(crossing_steps(curve, 1.01 * target, eval_every=2, interpolate=False), found)
+
+
+def test_the_relearning_measure_is_the_relearn_rules_pick():
+    """benchmarks/trust_region_cl_relearn_rule.md: on fresh tuning base seeds (141 and on, never 0-4), every
+    candidate's word recomputes from the record's values with the unchanged verdict logic and the candidate's margin,
+    the decision recomputes, and the page judges the row on the pick: the re-learning area over the whole window
+    (A100) or its first half (A50), or the steps (C0, B: the area is then not judged)."""
+    from explorables.trust_region_cl.experiment import RELEARN_WINDOW
+
+    record, CANDIDATES, decide, margin = _rule_record("trust_region_cl_relearn", "CANDIDATES", "decide", "margin")
+    used = [r for r in record["runs"] if r["base_seed"] in record["base_seeds_used"]]
+    assert len(used) == 5 and min(r["base_seed"] for r in record["runs"]) >= 141
+    book = Config.preset("book")
+    for r in used:
+        assert r["c0_equals_page_count"] == 1.0  # the curve's first crossing is the page's count to the bit
+        for cand, v in r["by"].items():
+            vals = {m: np.asarray(x) for m, x in v["values"].items()}
+            assert all(len(x) == len(book.seeds) for x in vals.values())
+            adv = {m: vals[m] - vals["trcl"] for m in C.NAMED_BASELINES}
+            assert v["margin"] == margin(cand, book)
+            assert comparison_verdict(adv, v["margin"], "re-convergence") == v["verdict"], cand
+    decided = decide(used)
+    assert decided["pick"] == record["pick"] and decided["order"] == record["order"]
+    assert tuple(record["candidates"]) == CANDIDATES == ("C0", "B", "A100", "A50")
+    assert record["pick"] in ("A100", "A50")  # what the page's row reads (an area); the code judges an area
+    assert RELEARN_WINDOW == {"A100": 1.0, "A50": 0.5}[record["pick"]]
+
+
+def test_the_reconvergence_part_reports_the_area_of_the_whole_curve():
+    """The re-convergence part's area is relearning_area of the re-learning curve over the window, per member and
+    task, and its steps are the curve's first crossing (reconvergence_steps' count); the row judges the area with the
+    tolerance as margin."""
+    from explorables.trust_region_cl.experiment import relearn_window
+
+    res = run(Config.preset("smoke"))
+    rec = res.summary["reconvergence"]
+    assert rec["window"] == relearn_window(res.config) and rec["window"] % res.config.reconverge_eval_every == 0
+    area = np.asarray(res.curves["reconvergence"]["area"])  # (M, K - 1)
+    n = len(res.config.seeds)
+    assert np.all(area >= 0)
+    for i, m in enumerate(C.TRAINED):
+        assert np.allclose(rec["methods"][m]["area"]["per_seed"], area[i * n : (i + 1) * n].mean(1))
+    row = next(c for c in C.claims(res) if "recovers early-task" in c.claim)
+    assert f"≥ {res.config.reconverge_tol:g}" in row.verdict and "re-learning area" not in row.verdict.split(":")[0]

@@ -792,6 +792,107 @@ def reconvergence_steps(
     return found
 
 
+@checked(task_index=Int(0, 10_000), task_name=Choice(TASKS), seed_of=Array("m", integer=True),
+         n_seeds=Int(1, 10_000), n_steps=Int(0, 10**7), eval_every=Int(1, 10**7), batch_size=Int(1, 10**6),
+         lr=LEARNING_RATE)  # fmt: skip
+def relearning_curve(
+    params: Params,
+    net: Net,
+    schedule: Schedule,
+    task_index: int,
+    task_name: str,
+    eval_set: dict,
+    seed_of: torch.Tensor,
+    *,
+    n_seeds: int,
+    n_steps: int,
+    eval_every: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+) -> torch.Tensor:
+    """The re-learning curve: an earlier task's evaluation loss per member at fine-tuning steps 0, ``eval_every``,
+    2 ``eval_every``, ... up to ``n_steps`` (``(n_steps // eval_every + 1, M)``), under the same fine-tuning as
+    :func:`reconvergence_steps` (the same data, diffusion times, noise and Adam), with every member fine-tuned for the
+    whole window (none leaves early), so each curve is whole. :func:`reconvergence_steps`' count is the first check
+    at or below the tolerance bound on this curve (:func:`crossing_steps`)."""
+    members = check_param_dict("params", params, net.shapes())
+    _check_tensor("seed_of", seed_of, members)
+    if int(seed_of.min()) < 0 or int(seed_of.max()) >= n_seeds:
+        raise ArgumentError(f"seed_of must hold seed indices in [0, n_seeds - 1 = {n_seeds - 1}]")
+    if task_dim(task_name) != net.d_data:
+        raise ArgumentError(f"task_name must be a task of net.d_data = {net.d_data} coordinates, got {task_name!r}")
+    if task_index >= net.n_tasks:
+        raise ArgumentError(f"task_index must be < net.n_tasks = {net.n_tasks}, got {task_index}")
+    _check_eval_set(eval_set, net, schedule.n_steps, task_index + 1, n_seeds)
+    check_memory({"the fine-tuning batches' activations (members x batch_size x width x depth)":
+                  32.0 * members * batch_size * (net.d_in + net.width * net.depth)})  # fmt: skip
+    params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    opt = torch.optim.Adam(list(params.values()), lr=lr)
+    # the generators of reconvergence_steps (one per seed index 0..n_seeds - 1), so the two see the same draws
+    data_gens = [torch.Generator().manual_seed(seed * 6007 + 31 * s + task_index) for s in range(n_seeds)]
+    g = torch.Generator().manual_seed(seed * 6007 + 7 + task_index)
+    one_task = {k: v[:, task_index : task_index + 1] for k, v in eval_set.items()}
+
+    def check() -> torch.Tensor:
+        detached = {k: v.detach() for k, v in params.items()}
+        return eval_losses(detached, net, schedule, one_task, seed_of, first_task=task_index)[:, 0]
+
+    curve = [check()]
+    device = params["w0"].device
+    for step in range(1, n_steps - n_steps % eval_every + 1):
+        x0 = torch.stack([sample_task(task_name, batch_size, dg) for dg in data_gens]).to(device)[seed_of]
+        t, noise = _per_seed(draw_t_noise((n_seeds, *x0.shape[1:]), schedule.n_steps, g, device), seed_of)
+        c = torch.full(t.shape, task_index, dtype=torch.long, device=device)
+        loss = _per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1).sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % eval_every == 0:
+            curve.append(check())
+    return torch.stack(curve)
+
+
+@checked(curve=Array("c m", tensor=True), bound=Array("m", tensor=True), eval_every=Int(1, 10**7))
+def crossing_steps(curve: torch.Tensor, bound: torch.Tensor, *, eval_every: int, interpolate: bool) -> torch.Tensor:
+    """Steps until a re-learning curve (:func:`relearning_curve`, ``(C, M)`` at steps 0, ``eval_every``, ...) is first
+    at or below ``bound`` (``(M,)``), per member: 0 if it starts there; ``(C - 1) eval_every + eval_every`` if it never
+    gets there (censored, as :func:`reconvergence_steps`). ``interpolate=False``: the step of the first check at or
+    below the bound (the count of :func:`reconvergence_steps`); ``True``: the step where the straight line between
+    that check and the one before crosses the bound (steps between two checks, not a multiple of ``eval_every``)."""
+    c, m = curve.shape
+    below = curve <= bound
+    hit = below.any(0)
+    first = torch.where(hit, below.float().argmax(0), torch.full((m,), c, device=curve.device))
+    steps = (first * eval_every).to(curve.dtype)
+    if interpolate:
+        inner = hit & (first > 0)
+        i = first.clamp(1, c - 1)
+        before, after = curve[i - 1, torch.arange(m)], curve[i, torch.arange(m)]
+        frac = ((before - bound) / (before - after).clamp_min(torch.finfo(curve.dtype).tiny)).clamp(0, 1)
+        steps = torch.where(inner, ((i - 1).to(curve.dtype) + frac) * eval_every, steps)
+    return steps
+
+
+@checked(curve=Array("c m", tensor=True), target=Array("m", tensor=True), eval_every=Int(1, 10**7),
+         window=Int(1, 10**7))  # fmt: skip
+def relearning_area(curve: torch.Tensor, target: torch.Tensor, *, eval_every: int, window: int) -> torch.Tensor:
+    """The area under the re-learning curve above the target, per member ``(M,)``: the mean over the first ``window``
+    fine-tuning steps of the relative excess loss ``max(0, loss / target - 1)`` (trapezoid rule between the checks of
+    ``curve``, ``(C, M)`` at steps 0, ``eval_every``, ...). 0 for a curve that starts at or below the target; ``e / 2``
+    for one that falls in a straight line from excess ``e`` at step 0 to the target at step ``window`` (and ``e s / (2
+    window)`` if it reaches the target at step ``s <= window`` and stays there). Lower is faster; a loss below the
+    target counts as the target (back is back). ``window`` must be a multiple of ``eval_every`` inside the curve."""
+    if window % eval_every:
+        raise ArgumentError(f"window must be a multiple of eval_every = {eval_every}, got {window}")
+    n = window // eval_every
+    if n + 1 > curve.shape[0]:
+        last = (curve.shape[0] - 1) * eval_every
+        raise ArgumentError(f"window must be <= the curve's last step {last}, got {window}")
+    excess = (curve[: n + 1] / target - 1).clamp_min(0)
+    return (excess[1:] + excess[:-1]).sum(0) / (2 * n)
+
+
 # ---------------------------------------------------------------------------------- the MAML reading
 def flat(p: Params) -> torch.Tensor:
     """Parameters (or gradients) as one vector per member: ``(M, P)``."""

@@ -14,9 +14,11 @@ Parts:
    sliced Wasserstein distance to fresh real samples, and every task's denoising loss on a fixed
    evaluation batch.
 2. ``reconvergence``: from the final weights, perturbed by ``reconverge_perturb`` relative noise,
-   plain fine-tuning on real data of each earlier task until its evaluation loss is back within
-   ``reconverge_tol`` of a common target: the lowest loss any method of that seed had right after the task was
-   learned (so a method that learned less gets no lower bar); the number of steps, per member.
+   plain fine-tuning on real data of each earlier task for ``reconverge_max_steps`` steps, against a common
+   target: the lowest loss any method of that seed had right after the task was learned (so a method that learned
+   less gets no lower bar). Per member: the area under the re-learning curve above the target (the mean relative
+   excess loss over the window, the row's measure: benchmarks/trust_region_cl_relearn_rule.md) and the steps until
+   the loss is back within ``reconverge_tol`` of the target.
 3. ``maml``: the MAML reading, at the last task switch: the trust-region update from the anchor
    at growing strengths, against the one-step inner update (cosines).
 """
@@ -44,9 +46,11 @@ from .continual import (
     Radius,
     SequenceRecord,
     Strengths,
+    crossing_steps,
     eval_batch,
     maml_reading,
-    reconvergence_steps,
+    relearning_area,
+    relearning_curve,
     train_sequence,
     trained_step_cosines,
 )
@@ -223,6 +227,9 @@ class TrustRegionCLConfig(ExperimentConfig):
         check_tasks(self.tasks)
         if len(self.tasks) < 2:
             raise ValueError(f"tasks must hold at least two tasks for continual learning, got {self.tasks!r}")
+        if self.reconverge_eval_every > self.reconverge_max_steps:
+            raise ValueError(f"reconverge_eval_every must be <= reconverge_max_steps = {self.reconverge_max_steps} "
+                             f"(the re-learning curve needs a check after step 0), got {self.reconverge_eval_every}")
         if self.n_replay > self.n_samples:
             raise ValueError(f"n_replay must be <= n_samples = {self.n_samples} (the buffer is taken from the "
                              f"samples), got {self.n_replay}")  # fmt: skip
@@ -378,52 +385,77 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
     cfg = setup.cfg
     state = checkpoint.get("trained/record")
     target = common_target(state["post_loss"], setup.seed_of, setup.n_seeds)  # (M, K): the same bar for every method
-    repeats = []
+    window = relearn_window(cfg)
+    repeats, areas = [], []
     for r in range(cfg.reconverge_repeats):
         # repeat 0 is the single draw of earlier rounds; repeat r > 0 a new perturbation and new batches
         offset = REPEAT_SEED_STRIDE * r
         start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb,
                           cfg.seed + 4_242 + offset)  # fmt: skip
-        steps = []
+        steps, area = [], []
         for j, name in enumerate(cfg.tasks[:-1]):
-            key = f"reconvergence/{j}" if r == 0 else f"reconvergence/{r}/{j}"
+            key = f"relearning/{j}" if r == 0 else f"relearning/{r}/{j}"
             found = checkpoint.get(key)
             if found is None:
-                found = reconvergence_steps(
+                # the whole re-learning curve (benchmarks/trust_region_cl_relearn_rule.md): its first check within
+                # tolerance is the count of reconvergence_steps to the bit, its area above the target the row's measure
+                curve = relearning_curve(
                     start,
                     setup.net,
                     setup.schedule,
                     j,
                     name,
-                    target[:, j],
                     setup.eval_set,
                     setup.seed_of,
                     n_seeds=setup.n_seeds,
-                    tol=cfg.reconverge_tol,
-                    max_steps=cfg.reconverge_max_steps,
+                    n_steps=cfg.reconverge_max_steps,
                     eval_every=cfg.reconverge_eval_every,
                     batch_size=cfg.batch_size,
                     lr=cfg.lr,
                     seed=cfg.seed + offset,
                 )
+                bound = (1 + cfg.reconverge_tol) * target[:, j]
+                found = {
+                    "steps": crossing_steps(curve, bound, eval_every=cfg.reconverge_eval_every, interpolate=False),
+                    "area": relearning_area(curve, target[:, j], eval_every=cfg.reconverge_eval_every, window=window),
+                }
                 checkpoint.save(key, found)
-            steps.append(found)
+            steps.append(found["steps"])
+            area.append(found["area"])
         repeats.append(torch.stack(steps, 1))  # (M, K - 1)
-    runs = torch.stack(repeats, 0)  # (R, M, K - 1)
-    steps_t = runs.mean(0)  # (M, K - 1): the mean over repeats
+        areas.append(torch.stack(area, 1))
+    runs, area_runs = torch.stack(repeats, 0), torch.stack(areas, 0)  # (R, M, K - 1)
+    steps_t, area_t = runs.mean(0), area_runs.mean(0)  # (M, K - 1): the mean over repeats
     censored = runs > cfg.reconverge_max_steps
-    summary: dict[str, Any] = {"methods": {}, "repeats": cfg.reconverge_repeats}
+    summary: dict[str, Any] = {"methods": {}, "repeats": cfg.reconverge_repeats, "window": window}
     for method in TRAINED:
         sl = setup.method_slice(method)
         summary["methods"][method] = {
             "steps": _stats(steps_t[sl].mean(1).cpu().numpy()),
             "first_task_steps": _stats(steps_t[sl, 0].cpu().numpy()),
             "steps_per_task": steps_t[sl].mean(0).cpu().numpy().tolist(),
+            "area": _stats(area_t[sl].mean(1).cpu().numpy()),
+            "first_task_area": _stats(area_t[sl, 0].cpu().numpy()),
+            "area_per_task": area_t[sl].mean(0).cpu().numpy().tolist(),
             "n_censored": int(censored[:, sl].sum()),
             "fraction_at_start": float((runs[:, sl] == 0).float().mean()),
             "fraction_at_start_per_seed": (runs[:, sl] == 0).float().mean((0, 2)).cpu().numpy().tolist(),
         }
-    return summary, {"steps": steps_t.cpu().numpy(), "steps_per_repeat": runs.cpu().numpy()}
+    curves = {"steps": steps_t.cpu().numpy(), "steps_per_repeat": runs.cpu().numpy(), "area": area_t.cpu().numpy()}
+    return summary, curves
+
+
+#: the re-convergence row's measure is the area under the re-learning curve above the common target over the first
+#: ``reconverge_max_steps * RELEARN_WINDOW`` fine-tuning steps (benchmarks/trust_region_cl_relearn_rule.md: candidates
+#: the whole window (1.0) and its first half (0.5), chosen on tuning base seeds 141-145)
+RELEARN_WINDOW = 1.0
+
+
+def relearn_window(cfg: TrustRegionCLConfig) -> int:
+    """Fine-tuning steps the re-learning area averages over: ``RELEARN_WINDOW`` of ``reconverge_max_steps``, rounded
+    down to a multiple of ``reconverge_eval_every`` (at least one check)."""
+    e = cfg.reconverge_eval_every
+    return max(e, int(cfg.reconverge_max_steps * RELEARN_WINDOW) // e * e)  # cross_checks: e <= max_steps
 
 
 #: seed offset between two repeats of the re-convergence measurement (repeat 0 keeps the earlier rounds' seeds)

@@ -113,21 +113,22 @@ def forgetting_figure(results: TrustRegionCLResults) -> go.Figure:
 
 
 def reconvergence_figure(results: TrustRegionCLResults) -> go.Figure:
-    """Fine-tuning steps to get each earlier task back within tolerance, per method (mean ± sd over seeds)."""
+    """The re-learning area per method (mean ± sd over seeds): the held-out loss's relative excess over the common
+    target, averaged over the fine-tuning window and the earlier tasks (lower: back faster)."""
     rec = results.summary["reconvergence"]["methods"]
     fig = go.Figure()
     for m in TRAINED:
         fig.add_trace(
             go.Bar(
                 x=[METHODS[m].label],
-                y=[rec[m]["steps"]["mean"]],
+                y=[rec[m]["area"]["mean"]],
                 name=METHODS[m].label,
                 marker_color=METHOD_COLORS[m],
                 showlegend=False,
-                error_y=dict(type="data", array=[rec[m]["steps"]["sd"]]),
+                error_y=dict(type="data", array=[rec[m]["area"]["sd"]]),
             )
         )
-    fig.update_yaxes(title_text="steps to re-converge")
+    fig.update_yaxes(title_text="re-learning area (loss above target; lower: faster)")
     return style(fig, height=340)
 
 
