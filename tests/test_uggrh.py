@@ -410,6 +410,39 @@ def test_an_interrupted_run_resumes_from_the_last_finished_seed(tmp_path, monkey
     assert not any(k.startswith("missing_50/") for k in resumed_from.entries)  # dropped once the part is done
 
 
+def _same_tree(a, b, where="results"):
+    if isinstance(a, dict):
+        assert set(a) == set(b), where
+        for key in a:
+            _same_tree(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same_tree(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    else:
+        assert a == b, where
+
+
+def test_a_worker_process_gives_the_serial_numbers():
+    """With two processes a spawned worker takes seeds from the end of the task list: every number, the
+    checkpointed seeds and the figures' arrays are those of the serial run."""
+    from explorables.core.checkpoint import Checkpointer
+
+    cfg = Config.preset("smoke", n_epochs=8, n_completion_steps=8, imbalance_share_grid=(0.0, 0.5),
+                        timing_n_database=200, timing_n_queries=1)  # fmt: skip
+    serial = run(cfg.replace(processes=1))
+    shared = run(cfg.replace(processes=2), checkpoint=Checkpointer(None))
+    for results in (serial, shared):
+        results.summary.pop("timings")
+        results.summary["speed"]["retrieval_speed"] = {
+            k: v for k, v in results.summary["speed"]["retrieval_speed"].items() if not k.endswith("_query_s")
+        }
+    _same_tree(serial.summary, shared.summary)
+    _same_tree(serial.curves, shared.curves)
+
+
 def test_config_cross_checks():
     with pytest.raises(ValueError, match="ablation_bits"):
         Config.preset("smoke", ablation_bits=64)

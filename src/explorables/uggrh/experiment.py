@@ -9,20 +9,33 @@ read only there, by :func:`evaluate`.
 Parts: one per missing rate (``missing_0``, ``missing_35``, ...), ``ablations`` (each UGGRH
 module removed, and the control, at the highest missing rate), ``imbalance`` (all missing
 modalities on one side) and ``speed`` (packed Hamming codes against float cosine search).
+
+Every part is a list of per-seed tasks, each a deterministic function of the config and its seed, run on one
+torch and one BLAS thread. With two or more CPUs (``processes``), spawned
+worker processes take the pending tasks from the end of the list while this process works from its start,
+so the numbers are those of the serial run (tested).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..core.arguments import checked
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
+from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Positive, Probability, Seeds, Tuple, param
+from ..core.threads import one_cpu_thread, worker_count
 from .data import NPZ_LAYOUT, IncompletePairs, Modalities, digits_with_tags, load_features, make_incomplete, split
 from .method import HashFunctions, Modules, TrainSettings, prepare, train_hashing
 from .retrieval import map_at_all, search_timing
@@ -88,12 +101,18 @@ class UGGRHConfig(ExperimentConfig):
     timing_n_database: int = param(50_000, Int(100), "database size of the speed comparison")
     timing_d_float: int = param(512, Int(1), "dimension of the float features of the speed comparison")
     timing_n_queries: int = param(20, Int(1), "queries timed in the speed comparison")
+    processes: int = param(
+        0,
+        Int(0, 64),
+        "processes on a CPU: with 2 or more, spawned workers take per-seed tasks from the end of the list while "
+        "this one works from its start (0: every CPU available); the numbers are the same for any count",
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
             n_query=80, n_train=100, n_database=300, n_epochs=30, n_completion_steps=30, n_hidden=64, seeds=(0, 1),
             missing_rate_grid=(0.0, 0.7), bits_grid=(16,), ablation_bits=16, imbalance_share_grid=(),
-            timing_n_database=5_000, timing_n_queries=5,
+            timing_n_database=5_000, timing_n_queries=5, processes=1,
         ),
         "book": {},
         "paper": dict(
@@ -210,40 +229,146 @@ def _mean_sd(values) -> dict[str, Any]:
     return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0, "values": arr.tolist()}
 
 
-def _per_seed(checkpoint: Checkpointer | None, key: str, compute) -> Any:
-    """``compute()``, stored under ``key`` so that a resumed run skips the seeds it already finished."""
-    found = checkpoint.get(key) if checkpoint is not None else None
-    if found is None:
-        found = compute()
-        if checkpoint is not None:
-            checkpoint.save(key, found)
-    return found
+def _missing_seed(cfg: UGGRHConfig, rate: float, i: int, seed: int) -> dict:
+    """Baseline and UGGRH at one missing rate and seed, every code length (the first seed, ``i == 0``, also stores
+    the figures' examples and similarity target at the highest rate)."""
+    train, query, database = load_data(cfg, seed)
+    pairs = incomplete(cfg, train, rate, seed)
+    show = cfg.use_examples and cfg.dataset == "digits" and rate == cfg.missing_rate_grid[-1] and i == 0
+    out: dict[str, Any] = {"curves": {}}
+    for method, modules in (("baseline", None), ("uggrh", ABLATIONS["uggrh"])):
+        res = _fit_eval(cfg, pairs, modules, cfg.bits_grid, query, database, seed, examples=show)
+        out[method] = {str(b): res[b] for b in cfg.bits_grid}
+        if method == "uggrh":
+            out["confidence"] = res["confidence"]
+        if show:
+            out["curves"][method] = {"examples": res["examples"], "target": res["target"]}
+    out["random"] = random_codes_map(query, database, cfg.bits_grid[0], np.random.default_rng([cfg.seed, seed, 3]))
+    return out
 
 
-def _missing_part(cfg: UGGRHConfig, rate: float, checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
+def _ablation_seed(cfg: UGGRHConfig, seed: int) -> dict[str, float]:
+    """At the highest missing rate and ``ablation_bits``: UGGRH without each module, and the control, one seed."""
+    rate, bits = cfg.missing_rate_grid[-1], cfg.ablation_bits
+    out = {}
+    train, query, database = load_data(cfg, seed)
+    pairs = incomplete(cfg, train, rate, seed)
+    for name, modules in ABLATIONS.items():
+        if name != "uggrh":
+            r = _fit_eval(cfg, pairs, modules, (bits,), query, database, seed)[bits]
+            out[name] = 0.5 * (r["i2t"] + r["t2i"])
+    keep = pairs.complete  # the control: the baseline trained on the complete pairs only
+    complete_pairs = IncompletePairs(pairs.image[keep], pairs.text[keep], pairs.has_image[keep], pairs.has_text[keep])
+    r = _fit_eval(cfg, complete_pairs, None, (bits,), query, database, seed)[bits]
+    out["drop_incomplete"] = 0.5 * (r["i2t"] + r["t2i"])
+    return out
+
+
+def _imbalance_seed(cfg: UGGRHConfig, seed: int, share: float) -> dict[str, float]:
+    """Baseline and UGGRH at the highest missing rate and ``ablation_bits`` with ``share`` of the incomplete pairs
+    lacking the image, one seed."""
+    rate, bits = cfg.missing_rate_grid[-1], cfg.ablation_bits
+    train, query, database = load_data(cfg, seed)
+    pairs = incomplete(cfg, train, rate, seed, share)
+    out = {}
+    for method, modules in (("baseline", None), ("uggrh", ABLATIONS["uggrh"])):
+        r = _fit_eval(cfg, pairs, modules, (bits,), query, database, seed)[bits]
+        out[method] = 0.5 * (r["i2t"] + r["t2i"])
+    return out
+
+
+def _imbalance_key(share: float, seed: int) -> str:
+    return f"imbalance/share_{round(share * 1000)}/seed_{seed}"
+
+
+def seed_tasks(cfg: UGGRHConfig) -> dict[str, tuple[str, Callable[..., dict], tuple]]:
+    """Every per-seed task of :func:`run` in the order its parts read them, keyed by its checkpoint entry:
+    ``(part, function, arguments)``; each is a deterministic function of the config and its arguments."""
+    tasks: dict[str, tuple[str, Callable[..., dict], tuple]] = {}
+    for rate in cfg.missing_rate_grid:
+        for i, seed in enumerate(cfg.seeds):
+            tasks[f"{part_name(rate)}/seed_{seed}"] = (part_name(rate), _missing_seed, (cfg, rate, i, seed))
+    for seed in cfg.seeds:
+        tasks[f"ablations/seed_{seed}"] = ("ablations", _ablation_seed, (cfg, seed))
+    for share in cfg.imbalance_share_grid:
+        if share != cfg.image_missing_share:  # that share is the highest-rate part itself
+            for seed in cfg.seeds:
+                tasks[_imbalance_key(share, seed)] = ("imbalance", _imbalance_seed, (cfg, seed, share))
+    return tasks
+
+
+def _compute(function: Callable[..., dict], args: tuple) -> dict:
+    """One task, on one torch and one BLAS thread wherever it runs: its matrices are small, a second thread
+    mostly waits (and spins), and the numbers do not depend on the machine's core count."""
+    with one_cpu_thread(), threadpool_limits(1, user_api="blas"):
+        return function(*args)
+
+
+class SeedTasks:
+    """The per-seed tasks of one run, shared between this process and worker processes.
+
+    ``result(key)`` returns a task's value: from the checkpoint, from a worker, or computed here, and
+    stores it in the checkpoint (so that a resumed run skips it). This process takes pending tasks from the
+    start of the list, in the order the parts read them; each :meth:`feed` thread sends the last pending
+    task to a worker, waits for it (without using a CPU) and takes the next, until none is left.
+    """
+
+    def __init__(self, cfg: UGGRHConfig, checkpoint: Checkpointer) -> None:
+        self.tasks, self.checkpoint = seed_tasks(cfg), checkpoint
+        self.pending = [key for key, (part, _, _) in self.tasks.items()
+                        if checkpoint.get(f"part/{part}") is None and checkpoint.get(key) is None]  # fmt: skip
+        self.running: set[str] = set()
+        self.away: dict[str, Any] = {}  # a worker's value (or its exception), until this process reads it
+        self.stopped = False
+        self.lock = threading.Condition()
+
+    def result(self, key: str) -> Any:
+        found = self.checkpoint.get(key)
+        if found is not None:
+            return found
+        with self.lock:
+            while key in self.running:
+                self.lock.wait()
+            outcome = self.away.pop(key, None)
+            if key in self.pending:
+                self.pending.remove(key)
+        if outcome is None:
+            _, function, args = self.tasks[key]
+            outcome = _compute(function, args)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        self.checkpoint.save(key, outcome)
+        return outcome
+
+    def feed(self, pool: ProcessPoolExecutor) -> None:
+        while True:
+            with self.lock:
+                if self.stopped or not self.pending:
+                    return
+                key = self.pending.pop()
+                self.running.add(key)
+            _, function, args = self.tasks[key]
+            try:
+                outcome = pool.submit(_compute, function, args).result()
+            except BaseException as err:  # handed to this process, which raises it where the part reads the task
+                outcome = err
+            with self.lock:
+                self.running.discard(key)
+                self.away[key] = outcome
+                self.lock.notify_all()
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+
+
+def _missing_part(cfg: UGGRHConfig, rate: float, tasks: SeedTasks) -> tuple[dict, dict]:
     """Baseline and UGGRH at one missing rate: mAP per code length, mean ± sd over seeds (each seed checkpointed)."""
-    last = rate == cfg.missing_rate_grid[-1]
     per: dict[str, dict[int, list[dict]]] = {"baseline": {b: [] for b in cfg.bits_grid},
                                              "uggrh": {b: [] for b in cfg.bits_grid}}  # fmt: skip
     randoms, confidence, curves = [], [], {}
-
-    def one_seed(i: int, seed: int) -> dict:
-        train, query, database = load_data(cfg, seed)
-        pairs = incomplete(cfg, train, rate, seed)
-        show = cfg.use_examples and cfg.dataset == "digits" and last and i == 0
-        out: dict[str, Any] = {"curves": {}}
-        for method, modules in (("baseline", None), ("uggrh", ABLATIONS["uggrh"])):
-            res = _fit_eval(cfg, pairs, modules, cfg.bits_grid, query, database, seed, examples=show)
-            out[method] = {str(b): res[b] for b in cfg.bits_grid}
-            if method == "uggrh":
-                out["confidence"] = res["confidence"]
-            if show:
-                out["curves"][method] = {"examples": res["examples"], "target": res["target"]}
-        out["random"] = random_codes_map(query, database, cfg.bits_grid[0], np.random.default_rng([cfg.seed, seed, 3]))
-        return out
-
-    for i, seed in enumerate(cfg.seeds):
-        done = _per_seed(checkpoint, f"{part_name(rate)}/seed_{seed}", lambda i=i, seed=seed: one_seed(i, seed))
+    for seed in cfg.seeds:
+        done = tasks.result(f"{part_name(rate)}/seed_{seed}")
         for method in per:
             for b in cfg.bits_grid:
                 per[method][b].append(done[method][str(b)])
@@ -260,63 +385,35 @@ def _missing_part(cfg: UGGRHConfig, rate: float, checkpoint: Checkpointer | None
     return summary, curves
 
 
-def _ablations(cfg: UGGRHConfig, checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
+def _ablations(cfg: UGGRHConfig, tasks: SeedTasks) -> tuple[dict, dict]:
     """At the highest missing rate and ``ablation_bits``: UGGRH without each module, and the control."""
-    rate, bits = cfg.missing_rate_grid[-1], cfg.ablation_bits
     scores: dict[str, list[float]] = {name: [] for name in (*ABLATIONS, "drop_incomplete") if name != "uggrh"}
-
-    def one_seed(seed: int) -> dict[str, float]:
-        out = {}
-        train, query, database = load_data(cfg, seed)
-        pairs = incomplete(cfg, train, rate, seed)
-        for name, modules in ABLATIONS.items():
-            if name != "uggrh":
-                r = _fit_eval(cfg, pairs, modules, (bits,), query, database, seed)[bits]
-                out[name] = 0.5 * (r["i2t"] + r["t2i"])
-        keep = pairs.complete  # the control: the baseline trained on the complete pairs only
-        complete_pairs = IncompletePairs(
-            pairs.image[keep], pairs.text[keep], pairs.has_image[keep], pairs.has_text[keep]
-        )
-        r = _fit_eval(cfg, complete_pairs, None, (bits,), query, database, seed)[bits]
-        out["drop_incomplete"] = 0.5 * (r["i2t"] + r["t2i"])
-        return out
-
     for seed in cfg.seeds:
-        done = _per_seed(checkpoint, f"ablations/seed_{seed}", lambda seed=seed: one_seed(seed))
+        done = tasks.result(f"ablations/seed_{seed}")
         for name in scores:
             scores[name].append(done[name])
-    return {"missing_rate": rate, "bits": bits, **{k: _mean_sd(v) for k, v in scores.items()}}, {}
+    summary = {"missing_rate": cfg.missing_rate_grid[-1], "bits": cfg.ablation_bits}
+    return {**summary, **{k: _mean_sd(v) for k, v in scores.items()}}, {}
 
 
-def _imbalance(cfg: UGGRHConfig, checkpoint: Checkpointer) -> tuple[dict, dict]:
+def _imbalance(cfg: UGGRHConfig, tasks: SeedTasks) -> tuple[dict, dict]:
     """At the highest missing rate and ``ablation_bits``: the share of incomplete pairs that lack the image, swept
     over ``imbalance_share_grid`` (0: every incomplete pair lacks its text, 1: its image). The incomplete pairs are
     the same for every share (:func:`make_incomplete` draws them before the share), so the share
     ``image_missing_share`` is the highest-rate part itself (its values are reused, not retrained) and the control
     (the baseline on the complete pairs, from ``ablations``) is the same for every share."""
     rate, bits = cfg.missing_rate_grid[-1], cfg.ablation_bits
-    main = checkpoint.get(f"part/{part_name(rate)}")["summary"]
-    control = checkpoint.get("part/ablations")["summary"]["drop_incomplete"]
+    main = tasks.checkpoint.get(f"part/{part_name(rate)}")["summary"]
+    control = tasks.checkpoint.get("part/ablations")["summary"]["drop_incomplete"]
     rows = []
     for share in cfg.imbalance_share_grid:
         if share == cfg.image_missing_share:
             rows.append({"image_missing_share": share, "reused": True, "control": control,
                          **{m: main[m][str(bits)]["mean"] for m in ("baseline", "uggrh")}})  # fmt: skip
             continue
-
-        def one_seed(seed: int, share: float = share) -> dict[str, float]:
-            train, query, database = load_data(cfg, seed)
-            pairs = incomplete(cfg, train, rate, seed, share)
-            out = {}
-            for method, modules in (("baseline", None), ("uggrh", ABLATIONS["uggrh"])):
-                r = _fit_eval(cfg, pairs, modules, (bits,), query, database, seed)[bits]
-                out[method] = 0.5 * (r["i2t"] + r["t2i"])
-            return out
-
         scores: dict[str, list[float]] = {"baseline": [], "uggrh": []}
         for seed in cfg.seeds:
-            done = _per_seed(checkpoint, f"imbalance/share_{round(share * 1000)}/seed_{seed}",
-                             lambda seed=seed: one_seed(seed))  # fmt: skip
+            done = tasks.result(_imbalance_key(share, seed))
             for m in scores:
                 scores[m].append(done[m])
         rows.append({"image_missing_share": share, "reused": False, "control": control,
@@ -340,16 +437,29 @@ def part_name(rate: float) -> str:
 def run(
     config: UGGRHConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> UGGRHResults:
-    """Run the missing-rate sweep, the ablations with the control, the imbalance part and the speed part."""
+    """Run the missing-rate sweep, the ablations with the control, the imbalance part and the speed part.
+
+    With ``cfg.processes`` (0: every CPU available) of 2 or more and the CPU as device, spawned worker processes
+    take the pending per-seed tasks (:class:`SeedTasks`) from the end of the list while this process works from
+    its start; the parts, their checkpointed seeds and every number are those of the serial run. A part's time
+    includes what this process waited for a worker."""
     cfg, checkpoint = start_run(UGGRHConfig, config, checkpoint)
-    parts: dict[str, Any] = {
-        part_name(r): (lambda r=r: _missing_part(cfg, r, checkpoint)) for r in cfg.missing_rate_grid
-    }
-    parts["ablations"] = lambda: _ablations(cfg, checkpoint)
+    tasks = SeedTasks(cfg, checkpoint)
+    parts: dict[str, Any] = {part_name(r): (lambda r=r: _missing_part(cfg, r, tasks)) for r in cfg.missing_rate_grid}
+    parts["ablations"] = lambda: _ablations(cfg, tasks)
     if cfg.imbalance_share_grid:
-        parts["imbalance"] = lambda: _imbalance(cfg, checkpoint)
+        parts["imbalance"] = lambda: _imbalance(cfg, tasks)
     parts["speed"] = lambda: _speed(cfg)
-    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    workers = worker_count(cfg.processes, len(tasks.pending)) - 1 if resolve_device(cfg.device).type == "cpu" else 0
+    with ExitStack() as stack:
+        if workers > 0:
+            pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=get_context("spawn")))
+            feeders = [threading.Thread(target=tasks.feed, args=(pool,), daemon=True) for _ in range(workers)]
+            stack.callback(lambda: [thread.join() for thread in feeders])
+            stack.callback(tasks.stop)  # first on the way out: no new task; the running ones finish
+            for thread in feeders:
+                thread.start()
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
     return UGGRHResults(cfg, summary, curves)
 
 
