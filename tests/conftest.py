@@ -41,6 +41,16 @@ _BUILD_LOCK = threading.Lock()
 #: phase mostly waits on page loads), and read by :func:`site_work`. name -> its record
 _SITE_WORKS: dict[str, dict] = {}
 BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
+#: the scale the session's website build executes every chapter at (``explorables.sphinx_ext.set_page_scale``):
+#: ``smoke`` unless ``EXPLORABLES_BOOK_SCALE`` says otherwise. ``make test`` checks that every page executes
+#: and builds at the smoke scale; CI (``.ci/run``) then runs the book-marked tests again with
+#: ``EXPLORABLES_BOOK_SCALE=book``, the scale ``make book`` publishes.
+BOOK_SCALE = os.environ.get("EXPLORABLES_BOOK_SCALE", "").strip() or "smoke"
+
+
+def _build_env(**extra: str) -> dict[str, str]:
+    """The environment of the session's builds: this one, at :data:`BOOK_SCALE`."""
+    return {**os.environ, "EXPLORABLES_BOOK_SCALE": BOOK_SCALE, **extra}
 
 # --- make test in two pytest processes ------------------------------------------------------------------
 # The tests that need the built site (``built_book``) wait ~600 s for the website build and then mostly wait
@@ -69,7 +79,8 @@ def _start_book_build() -> None:
     execute through jupyter-cache, so an unchanged chapter is not executed again. A thread reaps the
     build when it ends and starts the student edition at once (:func:`_watch_book_build`).
     """
-    if _spawn_build(_BOOK_BUILD, [], name="the book build (website)", done=threading.Event()):
+    if _spawn_build(_BOOK_BUILD, [], env=_build_env(), name=f"the book build (website, {BOOK_SCALE} scale)",
+                    done=threading.Event()):
         threading.Thread(target=_watch_book_build, daemon=True, name="book-build-watcher").start()
 
 
@@ -181,7 +192,7 @@ def built_book(request, tmp_path_factory) -> Path:
 
 
 def _start_student_build(out: Path) -> None:
-    if _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env={**os.environ, "EXPLORABLES_EDITION": "student"},
+    if _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env=_build_env(EXPLORABLES_EDITION="student"),
                     out=out, name="the student edition (chapters from the execution cache)", done=threading.Event()):
         threading.Thread(target=_watch_student_build, daemon=True, name="student-build-watcher").start()
 
@@ -299,6 +310,7 @@ def pytest_terminal_summary(terminalreporter):
     if "timing" in _BOOK_BUILD:  # where make test's time goes: the build beside the other tests, then the wait
         before, wait = _BOOK_BUILD["timing"]
         terminalreporter.section("book build")
+        terminalreporter.write_line(f"every chapter executed at the {BOOK_SCALE} scale (EXPLORABLES_BOOK_SCALE)")
         if _PART == "site":
             terminalreporter.write_line(f"the site tests waited {before + wait:.0f} s for it (the other tests "
                                         "ran beside it in the first pytest process)")
