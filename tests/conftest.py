@@ -59,11 +59,18 @@ def _build_env(**extra: str) -> dict[str, str]:
 # therefore runs the site tests in a second pytest process, started at the session's start: it starts the
 # website build at once, waits for it, and runs the site tests beside the first process's last tests. The
 # first process deselects them and ends with one item that waits for the second and fails with its output
-# if it failed (its summary is printed in a section). ``EXPLORABLES_TEST_SPLIT=0`` runs all in one process.
+# if it failed (its summary is printed in a section). The second process also runs a few CPU-heavy files that
+# need no site (``SECOND_PROCESS_FILES``) first, beside the build, so that both processes end about together.
+# ``EXPLORABLES_TEST_SPLIT=0`` runs all in one process.
 
-#: the test files that hold the tests needing the built site (the second process collects only these; the
-#: first checks that the site tests it deselected are exactly those the second process ran)
+#: the test files that hold the tests needing the built site (the second process collects these and
+#: :data:`SECOND_PROCESS_FILES`; the first checks that the tests it deselected are exactly those the second ran)
 SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teaching.py")
+#: test files that need no site but run in the second process too, before its site tests (beside the website
+#: build), so that the two processes end together: CPU-heavy files that are no package's own tests (the API fuzz,
+#: in the first process, replays the calls of those) and use no shared smoke run (``tests/smoke_runs.py``)
+SECOND_PROCESS_FILES = ("tests/test_hardening.py", "tests/test_plan.py", "tests/test_resume_kills.py",
+                        "tests/test_runner.py")
 #: ``site`` in the second process
 _PART = os.environ.get("EXPLORABLES_TEST_PART", "")
 #: the second process (started by the first): like a build record, plus the site tests the first deselected
@@ -294,6 +301,12 @@ def _needs_the_site(item) -> bool:
     return "built_book" in getattr(item, "fixturenames", ())
 
 
+def _in_the_second_process(item) -> bool:
+    """Whether make test runs ``item`` in its second pytest process: it needs the site, or its file is one of
+    :data:`SECOND_PROCESS_FILES`."""
+    return _needs_the_site(item) or Path(str(item.path)).relative_to(ROOT).as_posix() in SECOND_PROCESS_FILES
+
+
 #: filled by the browser tests, printed at the end of the session (``pytest_terminal_summary``)
 PAGE_WEIGHTS: list[str] = []
 
@@ -403,7 +416,8 @@ def _start_site_process(config) -> None:
     items = basetemp.parent / "site-process-items.txt"
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *SITE_TEST_FILES],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *SITE_TEST_FILES,
+         *SECOND_PROCESS_FILES],
         cwd=ROOT,
         env={**os.environ, "EXPLORABLES_TEST_PART": "site", "EXPLORABLES_API_FUZZ": "0",
              "EXPLORABLES_SITE_ITEMS": str(items)},
@@ -530,8 +544,8 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(session, config, items):
     if _split(config) or _PART == "site":
         site = _PART == "site"
-        gone = [item for item in items if _needs_the_site(item) != site]
-        items[:] = [item for item in items if _needs_the_site(item) == site]
+        gone = [item for item in items if _in_the_second_process(item) != site]
+        items[:] = [item for item in items if _in_the_second_process(item) == site]
         if gone:
             config.hook.pytest_deselected(items=gone)
         if site and os.environ.get("EXPLORABLES_SITE_ITEMS"):
