@@ -56,7 +56,8 @@ unit: $(STAMP)
 # `SCALE = "book"` line becomes "smoke", explorables.sphinx_ext): it checks that every page executes
 # and builds in a fraction of the book scale's time. `make book` and `make student` execute the book
 # scale (the published site); EXPLORABLES_BOOK_SCALE=book make test builds that one instead, and CI
-# (.ci/run) runs the book-marked tests at the book scale after make test.
+# (.ci/run) runs the book-marked tests at the book scale after make test, and the slow dry paper plans
+# make test skips (tests/test_plan.py SLOW_DRY_PLANS).
 test: lint
 	$(BIN)/python -m pytest
 
