@@ -11,7 +11,8 @@ PORT   ?= 8000
 help:
 	@echo "make book   execute every chapter; build the website (instructor edition), the student edition and both PDFs"
 	@echo "make student  the student edition (no solutions, no instructor notes) into _build/student"
-	@echo "make test   lint, unit tests, execute every chapter, browser tests"
+	@echo "make test   lint, unit tests, execute every chapter at the smoke scale, build the site, browser tests"
+	@echo "            (EXPLORABLES_BOOK_SCALE=book make test: at the book scale, as make book and CI's second step do)"
 	@echo "make lab    JupyterLab on the chapters as notebooks (as Binder and Colab show them)"
 	@echo "make serve  serve _build/html on http://$(HOST):$(PORT)"
 	@echo "make bench  chapter execution time, live-lab latency, kernel speed (benchmarks/README.md)"
@@ -51,6 +52,12 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not book"
 
+# The whole suite. Its website build executes every chapter at the smoke scale (each chapter's
+# `SCALE = "book"` line becomes "smoke", explorables.sphinx_ext): it checks that every page executes
+# and builds in a fraction of the book scale's time. `make book` and `make student` execute the book
+# scale (the published site); EXPLORABLES_BOOK_SCALE=book make test builds that one instead, and CI
+# (.ci/run) runs the book-marked tests at the book scale after make test, and the slow dry paper plans
+# make test skips (tests/test_plan.py SLOW_DRY_PLANS).
 test: lint
 	$(BIN)/python -m pytest
 

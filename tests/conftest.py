@@ -41,6 +41,16 @@ _BUILD_LOCK = threading.Lock()
 #: phase mostly waits on page loads), and read by :func:`site_work`. name -> its record
 _SITE_WORKS: dict[str, dict] = {}
 BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
+#: the scale the session's website build executes every chapter at (``explorables.sphinx_ext.set_page_scale``):
+#: ``smoke`` unless ``EXPLORABLES_BOOK_SCALE`` says otherwise. ``make test`` checks that every page executes
+#: and builds at the smoke scale; CI (``.ci/run``) then runs the book-marked tests again with
+#: ``EXPLORABLES_BOOK_SCALE=book``, the scale ``make book`` publishes.
+BOOK_SCALE = os.environ.get("EXPLORABLES_BOOK_SCALE", "").strip() or "smoke"
+
+
+def _build_env(**extra: str) -> dict[str, str]:
+    """The environment of the session's builds: this one, at :data:`BOOK_SCALE`."""
+    return {**os.environ, "EXPLORABLES_BOOK_SCALE": BOOK_SCALE, **extra}
 
 # --- make test in two pytest processes ------------------------------------------------------------------
 # The tests that need the built site (``built_book``) wait ~600 s for the website build and then mostly wait
@@ -49,11 +59,18 @@ BUILD_TIMEOUT_S = 3600  # a bound that only catches a hung build
 # therefore runs the site tests in a second pytest process, started at the session's start: it starts the
 # website build at once, waits for it, and runs the site tests beside the first process's last tests. The
 # first process deselects them and ends with one item that waits for the second and fails with its output
-# if it failed (its summary is printed in a section). ``EXPLORABLES_TEST_SPLIT=0`` runs all in one process.
+# if it failed (its summary is printed in a section). The second process also runs a few CPU-heavy files that
+# need no site (``SECOND_PROCESS_FILES``) first, beside the build, so that both processes end about together.
+# ``EXPLORABLES_TEST_SPLIT=0`` runs all in one process.
 
-#: the test files that hold the tests needing the built site (the second process collects only these; the
-#: first checks that the site tests it deselected are exactly those the second process ran)
+#: the test files that hold the tests needing the built site (the second process collects these and
+#: :data:`SECOND_PROCESS_FILES`; the first checks that the tests it deselected are exactly those the second ran)
 SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teaching.py")
+#: test files that need no site but run in the second process too, before its site tests (beside the website
+#: build), so that the two processes end together: CPU-heavy files that are no package's own tests (the API fuzz,
+#: in the first process, replays the calls of those) and use no shared smoke run (``tests/smoke_runs.py``)
+SECOND_PROCESS_FILES = ("tests/test_hardening.py", "tests/test_plan.py", "tests/test_resume_kills.py",
+                        "tests/test_runner.py")
 #: ``site`` in the second process
 _PART = os.environ.get("EXPLORABLES_TEST_PART", "")
 #: the second process (started by the first): like a build record, plus the site tests the first deselected
@@ -69,7 +86,8 @@ def _start_book_build() -> None:
     execute through jupyter-cache, so an unchanged chapter is not executed again. A thread reaps the
     build when it ends and starts the student edition at once (:func:`_watch_book_build`).
     """
-    if _spawn_build(_BOOK_BUILD, [], name="the book build (website)", done=threading.Event()):
+    if _spawn_build(_BOOK_BUILD, [], env=_build_env(), name=f"the book build (website, {BOOK_SCALE} scale)",
+                    done=threading.Event()):
         threading.Thread(target=_watch_book_build, daemon=True, name="book-build-watcher").start()
 
 
@@ -181,7 +199,7 @@ def built_book(request, tmp_path_factory) -> Path:
 
 
 def _start_student_build(out: Path) -> None:
-    if _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env={**os.environ, "EXPLORABLES_EDITION": "student"},
+    if _spawn_build(_STUDENT_BUILD, ["--path-output", str(out)], env=_build_env(EXPLORABLES_EDITION="student"),
                     out=out, name="the student edition (chapters from the execution cache)", done=threading.Event()):
         threading.Thread(target=_watch_student_build, daemon=True, name="student-build-watcher").start()
 
@@ -283,6 +301,12 @@ def _needs_the_site(item) -> bool:
     return "built_book" in getattr(item, "fixturenames", ())
 
 
+def _in_the_second_process(item) -> bool:
+    """Whether make test runs ``item`` in its second pytest process: it needs the site, or its file is one of
+    :data:`SECOND_PROCESS_FILES`."""
+    return _needs_the_site(item) or Path(str(item.path)).relative_to(ROOT).as_posix() in SECOND_PROCESS_FILES
+
+
 #: filled by the browser tests, printed at the end of the session (``pytest_terminal_summary``)
 PAGE_WEIGHTS: list[str] = []
 
@@ -299,6 +323,7 @@ def pytest_terminal_summary(terminalreporter):
     if "timing" in _BOOK_BUILD:  # where make test's time goes: the build beside the other tests, then the wait
         before, wait = _BOOK_BUILD["timing"]
         terminalreporter.section("book build")
+        terminalreporter.write_line(f"every chapter executed at the {BOOK_SCALE} scale (EXPLORABLES_BOOK_SCALE)")
         if _PART == "site":
             terminalreporter.write_line(f"the site tests waited {before + wait:.0f} s for it (the other tests "
                                         "ran beside it in the first pytest process)")
@@ -391,7 +416,8 @@ def _start_site_process(config) -> None:
     items = basetemp.parent / "site-process-items.txt"
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *SITE_TEST_FILES],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *SITE_TEST_FILES,
+         *SECOND_PROCESS_FILES],
         cwd=ROOT,
         env={**os.environ, "EXPLORABLES_TEST_PART": "site", "EXPLORABLES_API_FUZZ": "0",
              "EXPLORABLES_SITE_ITEMS": str(items)},
@@ -518,8 +544,8 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(session, config, items):
     if _split(config) or _PART == "site":
         site = _PART == "site"
-        gone = [item for item in items if _needs_the_site(item) != site]
-        items[:] = [item for item in items if _needs_the_site(item) == site]
+        gone = [item for item in items if _in_the_second_process(item) != site]
+        items[:] = [item for item in items if _in_the_second_process(item) == site]
         if gone:
             config.hook.pytest_deselected(items=gone)
         if site and os.environ.get("EXPLORABLES_SITE_ITEMS"):

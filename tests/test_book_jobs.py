@@ -1,6 +1,6 @@
 """Two chapters at a time (``explorables.book_jobs``): on a three-notebook Sphinx project, each notebook
-is executed once, by two processes, into cache records that myst-nb's own lookup finds; a failing
-notebook still fails the build."""
+is executed once, by two processes, into cache records that myst-nb's own lookup finds (the helper executes
+the source as the ``source-read`` handlers leave it, as Sphinx does); a failing notebook still fails the build."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ def _project(tmp_path: Path, failing: str | None = None) -> Path:
     (src / "conf.py").write_text(
         'extensions = ["myst_nb", "explorables.book_jobs"]\n'
         'nb_execution_mode = "cache"\nnb_execution_raise_on_error = True\nexclude_patterns = ["_build"]\n'
+        # a source-read handler (as explorables.sphinx_ext's scale line): both processes execute its result
+        "def setup(app):\n"
+        "    app.connect('source-read', lambda app, docname, source: source.__setitem__(\n"
+        "        0, source[0].replace('output of', 'rewritten output of')))\n"
     )
     (src / "index.md").write_text("# Index\n\n```{toctree}\nnb1\nnb2\nnb3\n```\n")
     for name in ("nb1", "nb2", "nb3"):
@@ -70,14 +74,14 @@ def test_two_processes_execute_each_notebook_once_into_the_cache_myst_nb_reads(t
     assert sorted(name for name, _ in runs) == ["nb1", "nb2", "nb3"]  # each executed once
     assert len({parent for _, parent in runs}) == 2  # by Sphinx's process and by the helper
     for name in ("nb1", "nb2", "nb3"):
-        assert f"output of {name}" in (src / "_build" / "html" / f"{name}.html").read_text()
+        assert f"rewritten output of {name}" in (src / "_build" / "html" / f"{name}.html").read_text()
     # a serial build from scratch on the same cache executes nothing: myst-nb's lookup finds every record
     again = tmp_path / "again"
     shutil.copytree(src, again, ignore=shutil.ignore_patterns("html", "doctrees"))
     done = _build(again, 1, log)
     assert done.returncode == 0, done.stderr[-4000:]
     assert len(_runs(log)) == 3
-    assert "output of nb2" in (again / "_build" / "html" / "nb2.html").read_text()
+    assert "rewritten output of nb2" in (again / "_build" / "html" / "nb2.html").read_text()
 
 
 def test_a_failing_notebook_still_fails_the_build(tmp_path):

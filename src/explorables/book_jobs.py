@@ -14,9 +14,10 @@ The result is the build a serial one gives:
   kernel aliases and per-notebook overrides, :func:`_prepare`) with the call myst-nb makes
   (``single_nb_execution``: the chapter's folder as working directory, the configured timeout and
   ``allow_errors``), and the cache record is written as myst-nb writes it (:func:`_store`).
-* A result is stored only if the notebook myst-nb will read (rebuilt from the source *after* every
-  ``source-read`` handler) has the cache key the helper executed; so the key myst-nb looks up is
-  the one stored, by construction.
+* The helper executes the source Sphinx will read: the file after every ``source-read`` handler
+  (emitted here for each chapter, :func:`_start`). A result is stored only if the notebook myst-nb
+  will read (rebuilt from the source *after* every ``source-read`` handler) has the cache key the
+  helper executed; so the key myst-nb looks up is the one stored, by construction.
 * A chapter the helper could not execute (a failing cell, a dead kernel, a crashed helper) is not
   stored: Sphinx then executes it itself, as it would have anyway, and fails the build the usual
   way (``raise_on_error``). Only then is a chapter executed twice.
@@ -220,6 +221,11 @@ def _start(app: Any, env: Any, docnames: list[str]) -> None:
             text = Path(path).read_text(encoding=app.config.source_encoding)
         except (OSError, UnicodeError):
             continue
+        # the source Sphinx will read: what every ``source-read`` handler makes of the file (e.g.
+        # explorables.sphinx_ext's scale line); ``_take_over`` is one of them and does nothing yet
+        source = [text]
+        app.events.emit("source-read", docname, source)
+        text = source[0]
         prepared = _prepare(env, docname, text)
         if prepared is None:
             continue

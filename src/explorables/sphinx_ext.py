@@ -24,12 +24,16 @@
 * It numbers exercises, equations and other numbered items within each chapter, prefixed with
   the chapter's number (Exercise 3.2, equation (3.1)), as the notebooks do
   (:func:`number_within_pages`); Sphinx alone numbers them across the whole book.
+* ``EXPLORABLES_BOOK_SCALE=smoke`` executes every chapter at the smoke scale (:func:`set_page_scale`):
+  ``make test``'s website build does, to check that every page executes in a fraction of the time;
+  ``make book`` (the published site) and ``make student`` leave it unset and execute the book scale.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -68,6 +72,54 @@ def check_plotly_bundle(static: Path) -> None:
         )
 PACKAGE = Path(__file__).resolve().parent
 CHAPTER_DOC = re.compile(r"^book/\d\d-(?P<slug>\w+)$")
+
+#: the scales a build may execute the chapters at (``EXPLORABLES_BOOK_SCALE``; default ``book``)
+BOOK_SCALES = ("book", "smoke")
+SCALE_ENV = "EXPLORABLES_BOOK_SCALE"
+#: the one line of a chapter's ``parameters`` cell that sets its scale
+SCALE_LINE = re.compile(r'^SCALE = "book"(?=[ \t]*(?:#.*)?$)', re.M)
+_CODE_CELL = re.compile(r"^```\{code-cell\}", re.M)
+
+
+def book_scale() -> str:
+    """The scale the build executes the chapters at: ``EXPLORABLES_BOOK_SCALE`` (default ``book``)."""
+    value = os.environ.get(SCALE_ENV, "book").strip() or "book"
+    if value not in BOOK_SCALES:
+        raise ValueError(f"{SCALE_ENV} must be one of {BOOK_SCALES}, got {value!r}")
+    return value
+
+
+def set_page_scale(text: str, scale: str, name: str = "the chapter") -> str:
+    """The chapter source ``text`` executing at ``scale``: its one ``SCALE = "book"`` line, which must sit in
+    a code cell tagged ``parameters`` (a comment may follow it), becomes ``SCALE = "<scale>"``; nothing else
+    changes. A chapter
+    without exactly one such line, or a scale other than :data:`BOOK_SCALES`, is refused (``ValueError``)."""
+    if scale not in BOOK_SCALES:
+        raise ValueError(f"{SCALE_ENV} must be one of {BOOK_SCALES}, got {scale!r}")
+    found = list(SCALE_LINE.finditer(text))
+    if len(found) != 1:
+        raise ValueError(f'{name}: {len(found)} lines `SCALE = "book"`, expected exactly one (in the cell tagged '
+                         f"parameters), so that {SCALE_ENV}=smoke can execute it at the smoke scale")
+    line = found[0]
+    cells = list(_CODE_CELL.finditer(text, 0, line.start()))
+    cell = text[cells[-1].start():line.start()] if cells else ""
+    body = cell.split("\n", 1)[1] if "\n" in cell else ""
+    options = re.match(r"(?:---\n.*?\n---\n|(?::[^\n]*\n)*)", body, re.S).group(0)
+    if not cells or re.search(r"^```\s*$", body, re.M) or not re.search(r"\bparameters\b", options):
+        raise ValueError(f'{name}: its line `SCALE = "book"` is not in a code cell tagged parameters')
+    if scale == "book":
+        return text
+    return text[:line.start()] + f'SCALE = "{scale}"' + text[line.end():]
+
+
+def _set_scale(app: Any, docname: str, source: list[str]) -> None:
+    """``source-read``: a chapter executes at the build's scale (``explorables_book_scale``)."""
+    if CHAPTER_DOC.match(docname):
+        source[0] = set_page_scale(source[0], app.config.explorables_book_scale, app.env.doc2path(docname))
+
+
+def _read_scale(app: Any, config: Any) -> None:
+    config.explorables_book_scale = book_scale()
 
 # ipywidgets' embedder typesets HTML widgets with the MathJax-2 API (``MathJax.Hub.Queue``);
 # the site runs MathJax 3. This shim forwards those calls so the page logs no error.
@@ -213,7 +265,7 @@ def _point_launch_buttons_at_notebooks(app: Any, pagename: str, templatename: st
 _point_colab_at_ipynb = _point_launch_buttons_at_notebooks  # its first name, when it moved Colab only
 
 
-def _with_outputs(app: Any, source: Path, copied: Any) -> Any:
+def _with_outputs(app: Any, pagename: str, source: Path, copied: Any) -> Any:
     """The executed notebook: ``copied`` if it has outputs, else the jupyter-cache record's.
 
     When a chapter comes from the cache, myst-nb 1.4 writes the notebook it read, before the
@@ -228,8 +280,11 @@ def _with_outputs(app: Any, source: Path, copied: Any) -> Any:
     import jupytext
     from jupyter_cache import get_cache
 
+    text = source.read_text(encoding="utf-8")
+    if CHAPTER_DOC.match(pagename):  # the source the build executed (``_set_scale``)
+        text = set_page_scale(text, app.config.explorables_book_scale, source)
     try:
-        _, merged = get_cache(str(cache_path)).merge_match_into_notebook(jupytext.read(source))
+        _, merged = get_cache(str(cache_path)).merge_match_into_notebook(jupytext.reads(text, fmt=source.suffix[1:]))
     except KeyError:  # no cache record for this version of the chapter
         return copied
     return merged
@@ -283,7 +338,7 @@ def _convert_downloaded_notebook(app: Any, pagename: str, templatename: str, con
     if not target.exists():
         return
     source = Path(app.env.doc2path(pagename))
-    executed = _with_outputs(app, source, nbformat.read(target, as_version=4))
+    executed = _with_outputs(app, pagename, source, nbformat.read(target, as_version=4))
     # myst-nb takes the glued values out of the notebook it writes and keeps them beside it
     glue_file = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.glue.json"
     values = None
@@ -329,6 +384,12 @@ def setup(app: Any) -> dict[str, Any]:
     # book/_static/narrow-screens.js: claims tables as cards below 600 px, verdicts marked; wide formulas scroll
     app.add_js_file("narrow-screens.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
+    # EXPLORABLES_BOOK_SCALE=smoke: every chapter at the smoke scale (make test). An "env" value, so a build at
+    # the other scale reads every page again instead of reusing the doctrees; the execution cache keys each
+    # chapter on its code, the scale line included, so the two scales never share a record.
+    app.add_config_value("explorables_book_scale", "book", "env")
+    app.connect("config-inited", _read_scale)
+    app.connect("source-read", _set_scale, priority=100)  # before book_jobs reads the sources (priority 900)
     # two chapters at a time: a helper process executes chapters into the cache beside Sphinx's own
     app.setup_extension("explorables.book_jobs")
     app.connect("config-inited", _check_plotly_bundle)
