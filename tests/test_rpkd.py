@@ -175,6 +175,34 @@ def test_labels_reach_only_cross_entropy_and_ofa():
     assert [t for t, c in zip(TERMS, changed.tolist(), strict=True) if c] == ["ce", "ofa"]
 
 
+def test_skipping_the_terms_of_weight_zero_changes_no_number():
+    """The training loop computes each term on the members that weigh it: the loss and every gradient are the
+    same, bit for bit, as with every term on every member (one weight 0 too: the lab's beta = 0)."""
+    from explorables.rpkd.training import Distiller
+
+    n_seeds, weights = 2, LossWeights(glob=0.0)
+    weight = weights.matrix(ARMS, n_seeds)
+    members = {t: torch.nonzero(weight[:, j]).flatten() for j, t in enumerate(TERMS)}
+    m = len(ARMS) * n_seeds
+    x = torch.rand(m, 30, 1, 8, 8, generator=torch.Generator().manual_seed(1))
+    labels = (torch.arange(30) % 5).expand(m, -1).clone()
+    labels[:, 10:] = -1
+    t_logits = torch.randn(m, 30, 5, generator=torch.Generator().manual_seed(2))
+    t_tokens = torch.randn(m, 30, 16, 10, generator=torch.Generator().manual_seed(3))
+    protos = RandomPrototypes(12, 6, 10, seed=0)
+    out = []
+    for subset in (None, members):
+        model = Distiller(make_student("mixer", m, 5, 8, seed=0), m, 8, 5, 6, seed=0)
+        terms = member_losses(model, protos, x, labels, t_logits, t_tokens, grid=4, temperature=4.0, tau=0.2,
+                              ofa_eps=1.5, members=subset)
+        loss = (weight * terms).sum()
+        loss.backward()
+        out.append((loss, [p.grad for p in model.parameters()]))
+    (full, full_grads), (skipped, skipped_grads) = out
+    assert torch.equal(full, skipped)
+    assert all(torch.equal(a, b) for a, b in zip(full_grads, skipped_grads, strict=True))
+
+
 def test_probe_information_gap_between_prototypes_and_two_class_logits():
     task = load_digits_task()
     split = make_split(len(task.fine), 297, 50, seed=0)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -48,7 +49,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Int, Seeds, Tuple, param
-from ..core.threads import available_cpus, one_cpu_thread
+from ..core.threads import one_cpu_thread, worker_count
 from ..core.validation import check_int
 from .data import (
     ImageTask,
@@ -201,10 +202,11 @@ def _split(cfg: RPKDConfig, task: ImageTask, n_classes: int, device: torch.devic
 
 
 def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
-                 checkpoint: Checkpointer | None = None) -> dict[str, Any]:
+                 checkpoint: Checkpointer | None = None, probe: bool = True) -> dict[str, Any]:
     """Steps 1 and 2 at ``C = n_classes``: the teacher, its targets and the probe. Nothing here depends on
     the protocol or the arms, so both protocols' students share it (:func:`run_protocols`). The teacher's
-    training loop saves its state in ``checkpoint`` (entry ``C=<n>/teacher``)."""
+    training loop saves its state in ``checkpoint`` (entry ``C=<n>/teacher``). ``probe=False`` leaves the
+    probe out and returns what it reads instead (``"probe_inputs"``, for :func:`probe_part`)."""
     device = resolve_device(cfg.device)
     _, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
 
@@ -234,15 +236,22 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
         targets[CONTROL_TARGET] = torch.nn.functional.normalize(z_teacher, dim=-1).flatten(start_dim=1).cpu().numpy()
     # the teacher's own feature map (flattened): what any target computed from it could carry at most
     targets[TEACHER_FEATURES] = t_tokens[0].flatten(start_dim=1).cpu().numpy()
-    # one probe split per student seed: the interval over seeds reads the probe's split-to-split spread
-    probe_seeds = {name: [probe_accuracy(targets[name], fine_train.numpy(), cfg.seed * 1000 + 17 + s, cfg.n_probe)
-                          for s in cfg.seeds] for name in PROBED}
-    probe = {name: float(np.mean(values)) for name, values in probe_seeds.items()}
-    return {"teacher_accuracy": teacher_acc, "probe": probe, "probe_per_seed": probe_seeds,
+    inputs = {"targets": targets, "fine": fine_train.numpy()}
+    return {"teacher_accuracy": teacher_acc, **(probe_part(cfg, inputs) if probe else {}),
             "dead_channels": dead, "teacher_channels": int(t_tokens.shape[-1]),
             "teacher_train_accuracy": train_acc, "teacher_soft_max": soft_max,
             "t_logits": t_logits.cpu(), "t_tokens": t_tokens.cpu(), "prototypes": prototypes.cpu(),
-            "teacher": teacher.cpu()}
+            "teacher": teacher.cpu(), **({} if probe else {"probe_inputs": inputs})}
+
+
+def probe_part(cfg: RPKDConfig, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Step 2's probes on the targets of :func:`teacher_part` (its ``"probe_inputs"``): ``probe`` (the mean
+    accuracy per target) and ``probe_per_seed``."""
+    # one probe split per student seed: the interval over seeds reads the probe's split-to-split spread
+    probe_seeds = {name: [probe_accuracy(inputs["targets"][name], inputs["fine"], cfg.seed * 1000 + 17 + s,
+                                         cfg.n_probe) for s in cfg.seeds] for name in PROBED}
+    return {"probe": {name: float(np.mean(values)) for name, values in probe_seeds.items()},
+            "probe_per_seed": probe_seeds}
 
 
 def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False,
@@ -250,6 +259,29 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
     """Step 3 at ``C = n_classes``, every arm of ``cfg`` on the teacher of ``shared`` (:func:`teacher_part`
     of a config with the same data, seeds and teacher): ``(summary, curves)``. The students' training loop
     saves its state in ``checkpoint`` (entry ``C=<n>/students``)."""
+    accuracy_stats, curves = students(cfg, n_classes, shared, progress, checkpoint)
+    return _part_summary(n_classes, shared, accuracy_stats), curves
+
+
+def _part_summary(n_classes: int, shared: dict[str, Any], accuracy_stats: dict[str, Any]) -> dict[str, Any]:
+    """A class count's summary: the teacher's and probe's numbers of ``shared``, and the students' accuracy."""
+    return {
+        "n_classes": n_classes,
+        "teacher_accuracy": shared["teacher_accuracy"],
+        "probe": shared["probe"],
+        "probe_per_seed": shared["probe_per_seed"],
+        "dead_channels": shared["dead_channels"],
+        "teacher_channels": shared["teacher_channels"],
+        "teacher_train_accuracy": shared["teacher_train_accuracy"],
+        "teacher_soft_max": shared["teacher_soft_max"],
+        "accuracy": accuracy_stats,
+    }
+
+
+def students(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: bool = False,
+             checkpoint: Checkpointer | None = None) -> tuple[dict, dict]:
+    """The training of :func:`student_part` (the teacher's targets of ``shared`` suffice, no probe):
+    ``(accuracy per arm, curves)``."""
     device = resolve_device(cfg.device)
     n_labelled, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
     t_logits, t_tokens = shared["t_logits"].to(device), shared["t_tokens"].to(device)
@@ -271,18 +303,7 @@ def student_part(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progre
     )
     acc = accuracy(model, x_test[None].expand(n_seeds, *x_test.shape), y_test[None].expand(n_seeds, -1),
                    len(cfg.arms)).reshape(len(cfg.arms), n_seeds)
-    summary = {
-        "n_classes": n_classes,
-        "teacher_accuracy": shared["teacher_accuracy"],
-        "probe": shared["probe"],
-        "probe_per_seed": shared["probe_per_seed"],
-        "dead_channels": shared["dead_channels"],
-        "teacher_channels": shared["teacher_channels"],
-        "teacher_train_accuracy": shared["teacher_train_accuracy"],
-        "teacher_soft_max": shared["teacher_soft_max"],
-        "accuracy": {arm: _stats(acc[a].tolist()) for a, arm in enumerate(cfg.arms)},
-    }
-    return summary, {"loss": np.asarray(curve)}
+    return {arm: _stats(acc[a].tolist()) for a, arm in enumerate(cfg.arms)}, {"loss": np.asarray(curve)}
 
 
 def class_count_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
@@ -316,43 +337,76 @@ def _results(cfg: RPKDConfig, summary: dict[str, Any], curves: dict[str, Any]) -
 def run_protocols(config: RPKDConfig | None = None, *, workers: int = 0) -> tuple[RPKDResults, RPKDResults]:
     """The page's two runs: ``run(config)`` (its protocol) and ``run(standard_protocol(config))``.
 
-    The two protocols share the data, the seeds and so the teacher: each class count's teacher and probe
-    (:func:`teacher_part`) are computed once and both protocols' students (:func:`student_part`) reuse them.
-    Every job runs on one CPU thread (as in :func:`run`) and the jobs go to ``workers`` processes side by
-    side (joblib; 0: one per CPU; 1: one after the other in this process), the teachers first, then the
-    students. The numbers do not depend on ``workers`` and equal :func:`run`'s: each job runs the same
-    code on the same seeds (tested). No checkpoint: for a resumable run, call :func:`run` (the CLI does).
+    The two protocols share the data, the seeds and so the teacher: each class count's teacher
+    (:func:`teacher_part`) is trained once, its probe (:func:`probe_part`) run once, and both protocols'
+    students (:func:`students`) reuse them. Every job runs on one CPU thread (as in :func:`run`) and the jobs
+    go to ``workers`` processes side by side (joblib's; 0: one per CPU; 1: one after the other in this
+    process): a job starts as soon as its teacher is trained and a process is free, the teachers first, then
+    the longest jobs, so that no process waits for another's phase to end. The numbers do not depend on
+    ``workers`` and equal :func:`run`'s: each job runs the same code on the same seeds (tested). No
+    checkpoint: for a resumable run, call :func:`run` (the CLI does).
     """
     workers = check_int("workers", workers, 0)  # 0: one process per CPU
     cfg = (config or RPKDConfig.preset("book")).validated()
     configs = (cfg, standard_protocol(cfg))
     grid = cfg.class_grid
-    shared = _map(_timed(teacher_part), [(cfg, n) for n in grid], workers)
-    teachers = {n: out for n, out in zip(grid, shared, strict=True)}
-    jobs = [(c, n) for c in configs for n in grid]  # the few-label parts (the longest) first
-    done = _map(_timed(student_part), [(c, n, teachers[n][0]) for c, n in jobs], workers)
+
+    def taught(n: int) -> dict[str, Any]:  # what a student job needs of its teacher (no probe inputs)
+        return {k: v for k, v in done["teacher", n][0].items() if k != "probe_inputs"}
+
+    # name: (function, the names it needs, its arguments); in the order of preference (the few-label students,
+    # the longest jobs, before the standard protocol's; the probes, the shortest, last)
+    jobs: dict[tuple, tuple] = {("teacher", n): (teacher_part, (), lambda n=n: (cfg, n, False, None, False))
+                                for n in grid}
+    jobs |= {("students", i, n): (students, (("teacher", n),), lambda c=c, n=n: (c, n, taught(n)))
+             for i, c in enumerate(configs) for n in grid}
+    jobs |= {("probe", n): (probe_part, (("teacher", n),), lambda n=n: (cfg, done["teacher", n][0]["probe_inputs"]))
+             for n in grid}
+    done: dict[tuple, tuple[Any, float]] = {}
+    _run_jobs(jobs, done, worker_count(workers, len(jobs)))
     results = []
-    for c in configs:
-        mine = [(n, out) for (owner, n), out in zip(jobs, done, strict=True) if owner is c]
-        summary = {f"C={n}": part_summary for n, ((part_summary, _), _) in mine}
-        # a part's time: its students plus the shared teacher's (counted in both protocols)
-        summary["timings"] = {f"C={n}_s": seconds + teachers[n][1] for n, (_, seconds) in mine}
-        results.append(_results(c, summary, {f"C={n}": curves for n, ((_, curves), _) in mine}))
+    for i, c in enumerate(configs):
+        summary: dict[str, Any] = {}
+        for n in grid:
+            shared = done["teacher", n][0] | done["probe", n][0]
+            summary[f"C={n}"] = _part_summary(n, shared, done["students", i, n][0][0])
+        # a part's time: its students plus the shared teacher's and probe's (counted in both protocols)
+        summary["timings"] = {f"C={n}_s": sum(done[key][1] for key in (("students", i, n), ("teacher", n),
+                                                                      ("probe", n))) for n in grid}
+        results.append(_results(c, summary, {f"C={n}": done["students", i, n][0][1] for n in grid}))
     return results[0], results[1]
 
 
-def _map(fn, args: list[tuple], workers: int) -> list:
-    """``[fn(*a) for a in args]``, in ``workers`` processes (0: one per CPU) when there is more than one job."""
-    n_jobs = min(len(args), workers or available_cpus())
-    if n_jobs == 1:
-        return [fn(*a) for a in args]
-    from joblib import Parallel, delayed
+def _run_jobs(jobs: dict[tuple, tuple], done: dict[tuple, tuple[Any, float]], workers: int) -> None:
+    """Run every job ``name: (fn, needs, args)`` once the jobs it ``needs`` are in ``done``, each as
+    ``_timed(fn)(*args())``, its output stored in ``done[name]``: in ``workers`` processes (joblib's; 1: here),
+    each free process taking the first ready job in the order of ``jobs``."""
+    pending = dict(jobs)
 
-    return Parallel(n_jobs=n_jobs)(delayed(fn)(*a) for a in args)
+    def ready() -> list[tuple]:
+        return [name for name, (_, needs, _) in pending.items() if all(d in done for d in needs)]
+
+    if workers <= 1:
+        while pending:
+            name = ready()[0]
+            fn, _, args = pending.pop(name)
+            done[name] = _timed(fn)(*args())
+        return
+    from joblib.externals.loky import get_reusable_executor
+
+    pool = get_reusable_executor(max_workers=workers)  # joblib's workers (kept for the next call, as joblib does)
+    running: dict[Future, tuple] = {}
+    while pending or running:
+        for name in ready()[: workers - len(running)]:
+            fn, _, args = pending.pop(name)
+            running[pool.submit(_timed(fn), *args())] = name
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            done[running.pop(future)] = future.result()
 
 
 class _timed:
-    """``fn`` on one CPU thread, returning ``(fn's output, seconds)`` (a class: joblib pickles it)."""
+    """``fn`` on one CPU thread, returning ``(fn's output, seconds)`` (a class: workers receive it pickled)."""
 
     def __init__(self, fn):
         self.fn = fn

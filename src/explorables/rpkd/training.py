@@ -178,27 +178,53 @@ class Distiller(nn.Module):
 def member_losses(
     model: Distiller, prototypes: RandomPrototypes, x: torch.Tensor, labels: torch.Tensor,
     teacher_logits: torch.Tensor, teacher_tokens: torch.Tensor, *, grid: int, temperature: float, tau: float,
-    ofa_eps: float,
+    ofa_eps: float, members: dict[str, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Every term for every member on one batch: ``(M, len(TERMS))``.
 
     ``labels (M, B)`` are ``-1`` where the student has no label; they reach only CE and OFA's mask.
+    ``members`` (optional): per term, the members whose value is computed; the others read 0. The training
+    loop passes the members whose weight of that term is not 0: the rest could change neither the loss nor
+    a gradient, and skipping them leaves every number as it was (each member's value is computed alone).
     """
     logits, z_student, ofa_logits = model(x, grid)
     n_classes = logits.shape[-1]
     mask = F.one_hot(labels.clamp(min=0), n_classes).float() * (labels >= 0)[..., None]
-    z_teacher = prototypes._project_teacher(teacher_tokens)
+
+    def term(names: tuple[str, ...], fn, *tensors: torch.Tensor) -> torch.Tensor:
+        """``fn(*tensors)`` on the members of ``names`` (all of them without ``members``), 0 elsewhere."""
+        if members is None:
+            return fn(*tensors)
+        idx = torch.unique(torch.cat([members[n] for n in names]))
+        if len(idx) == len(logits):
+            return fn(*tensors)
+        out = logits.new_zeros(len(logits))
+        return out if not len(idx) else out.index_copy(0, idx, fn(*(t[idx] for t in tensors)))
+
     # the public losses unchecked (``__wrapped__``): the caller checked their inputs once, not every step
-    glob, maps = rpkd_losses.__wrapped__(z_student, z_teacher, prototypes.prototypes, tau)
-    ofa = ofa_loss.__wrapped__(logits, teacher_logits, mask, ofa_eps) + ofa_loss.__wrapped__(
-        ofa_logits, teacher_logits, mask, ofa_eps)
+    def rpkd(z_s: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        glob, maps = rpkd_losses.__wrapped__(z_s, prototypes._project_teacher(tokens), prototypes.prototypes, tau)
+        return torch.stack([glob, maps], dim=1)
+
+    def ofa(s_logits: torch.Tensor, o_logits: torch.Tensor, t_logits: torch.Tensor, m: torch.Tensor):
+        return ofa_loss.__wrapped__(s_logits, t_logits, m, ofa_eps) + ofa_loss.__wrapped__(o_logits, t_logits, m,
+                                                                                           ofa_eps)
+
+    if members is None:
+        glob_maps = rpkd(z_student, teacher_tokens)
+    else:
+        idx = torch.unique(torch.cat([members["glob"], members["map"]]))
+        glob_maps = logits.new_zeros(len(logits), 2)
+        if len(idx):
+            glob_maps = glob_maps.index_copy(0, idx, rpkd(z_student[idx], teacher_tokens[idx]))
     terms = [
-        _cross_entropy(logits, labels),
-        kd_loss.__wrapped__(logits, teacher_logits, temperature),
-        ofa,
-        glob,
-        maps,
-        feature_match_loss.__wrapped__(z_student, z_teacher),
+        term(("ce",), _cross_entropy, logits, labels),
+        term(("kd",), lambda s, t: kd_loss.__wrapped__(s, t, temperature), logits, teacher_logits),
+        term(("ofa",), ofa, logits, ofa_logits, teacher_logits, mask),
+        glob_maps[:, 0],
+        glob_maps[:, 1],
+        term(("feature",), lambda z, t: feature_match_loss.__wrapped__(z, prototypes._project_teacher(t)), z_student,
+             teacher_tokens),
     ]
     return torch.stack(terms, dim=1)
 
@@ -272,6 +298,8 @@ def train_students(
     if start:
         curve = [float(v) for v in checkpoint.get(name)["curve"]]
     labelled = torch.nonzero(labels[0] >= 0).flatten()
+    # each term on the members that weigh it (a term of weight 0 changes neither the loss nor a gradient)
+    members = {t: torch.nonzero(weight[:, j]).flatten() for j, t in enumerate(TERMS)}
     for step in tqdm(range(start, n_steps), desc="students", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         if len(labelled) < n:  # semi-supervised: the few labelled images join every batch
@@ -286,7 +314,7 @@ def train_students(
         else:
             batch = tuple(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens))
         terms = member_losses(model, prototypes, *batch, grid=grid, temperature=temperature, tau=tau,
-                              ofa_eps=ofa_eps)
+                              ofa_eps=ofa_eps, members=members)
         loss = (weight * terms).sum()
         opt.zero_grad()
         loss.backward()
