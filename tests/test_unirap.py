@@ -469,9 +469,10 @@ def test_phase_one_goes_on_from_each_members_start_with_the_lowest_late_training
     _, two = X.train_part(cfg, "pretrain", Checkpointer(None), False)
     members = X.members_of(cfg, "pretrain")
     n = len(members)
-    assert {m.regime for m in members} == {"curriculum", "joint_parsing", "joint"} and seen[0].shape[1] == 2 * n
-    assert len(seen[0]) > X.START_WINDOW
-    late = seen[0][-X.START_WINDOW:].mean(0).reshape(2, n)
+    curve = np.concatenate(seen, 1)  # the ensemble's chunks (X.chunk_rows), in order
+    assert {m.regime for m in members} == {"curriculum", "joint_parsing", "joint"} and curve.shape[1] == 2 * n
+    assert len(curve) > X.START_WINDOW
+    late = curve[-X.START_WINDOW:].mean(0).reshape(2, n)
     assert two["chosen_start"] == late.argmin(0).tolist()
     _, one = X.train_part(cfg.replace(phase1_starts=1), "pretrain", Checkpointer(None), False)
     w = "conv1.weight"
@@ -649,18 +650,20 @@ def test_no_parsing_gradient_ever_reaches_the_no_parsing_arm(monkeypatch):
 
     def states(data):
         monkeypatch.setattr(X, "datasets", lambda c: data)
+        X.training_pool.cache_clear()  # the training scenes are cached per config: drop the other data's
         _, first = X.train_part(cfg, "pretrain", Checkpointer(None), False)
         model_states = {}
-        real = X.train
+        real = X.train_chunks
 
-        def spy(model, *a, **k):
-            out = real(model, *a, **k)
+        def spy(c, model, *a, **k):  # the whole ensemble once its chunks are trained
+            out = real(c, model, *a, **k)
             model_states.update({kk: v.detach().clone() for kk, v in model.state_dict().items()})
             return out
 
-        monkeypatch.setattr(X, "train", spy)
+        monkeypatch.setattr(X, "train_chunks", spy)
         X.train_part(cfg, "unified", Checkpointer(None), False, start=first["state"])
-        monkeypatch.setattr(X, "train", real)
+        monkeypatch.setattr(X, "train_chunks", real)
+        X.training_pool.cache_clear()
         return first["state"], model_states
 
     p1, p2 = states((parsing, pool, test))
