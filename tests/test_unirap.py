@@ -311,11 +311,17 @@ def test_every_model_gets_the_same_steps_and_forks_start_where_phase_one_left():
         replace(UniRAPConfig.preset("smoke"), n_steps=10, stage_fractions=(0.0, 0.01)).validated()
 
 
-def test_the_separate_arm_in_a_worker_process_gives_the_serial_numbers():
+def test_the_worker_process_gives_the_serial_numbers():
+    """With 2 processes the worker trains the second chunk of phase 1 and of phase 2 and the separate arm: the
+    numbers are those of one process, bit for bit (the same chunks, the same computations)."""
     from dataclasses import replace
 
+    from explorables.unirap import experiment as X
+
     cfg = replace(UniRAPConfig.preset("smoke"), n_steps=12, n_test=12, n_parsing=24, labelled_grid=(8,),
-                  n_labelled=8)
+                  n_labelled=8, seeds=(0, 1))
+    pre, uni = len(X.members_of(cfg, "pretrain")) * cfg.phase1_starts, len(X.members_of(cfg, "unified"))
+    assert len(X.chunk_rows(cfg, pre)) == len(X.chunk_rows(cfg, uni)) == 2  # the worker trains a chunk of each
     serial, parallel = run(cfg.replace(processes=1)), run(cfg.replace(processes=2))
     drop = ("timings",)
     assert {k: v for k, v in serial.summary.items() if k not in drop} == {
@@ -323,6 +329,32 @@ def test_the_separate_arm_in_a_worker_process_gives_the_serial_numbers():
     assert list(serial.summary) == list(parallel.summary)
     for key, value in serial.curves["separate"]["shown"]["separate"].items():
         assert np.array_equal(value, parallel.curves["separate"]["shown"]["separate"][key]), key
+    assert serial.curves["pretrain"]["chosen_start"] == parallel.curves["pretrain"]["chosen_start"]
+    for part in ("pretrain", "unified"):
+        np.testing.assert_array_equal(serial.curves[part]["loss"], parallel.curves[part]["loss"])
+    for key, value in serial.curves["pretrain"]["state"].items():
+        assert torch.equal(value, parallel.curves["pretrain"]["state"][key]), key
+    for name, state in serial.curves["unified"]["lab_models"].items():
+        for key, value in state.items():
+            assert torch.equal(value, parallel.curves["unified"]["lab_models"][name][key]), (name, key)
+
+
+def test_chunks_cover_the_rows_in_even_chunks():
+    """``member_chunk`` 0: two chunks of an even number of rows from SPLIT_ROWS rows on (one below); otherwise
+    ``member_chunk`` rows at a time; the chunks never depend on the process count."""
+    from explorables.unirap import experiment as X
+
+    book = UniRAPConfig.preset("book")
+    for n in range(1, 60):
+        chunks = X.chunk_rows(book, n)
+        assert [i for c in chunks for i in range(c.start, c.stop)] == list(range(n))
+        assert len(chunks) == (1 if n < X.SPLIT_ROWS else 2)
+        if len(chunks) == 2:
+            assert all(c.start % 2 == 0 and c.stop - c.start > 0 for c in chunks)
+            assert chunks[0].stop % 2 == 0 and abs(chunks[0].stop - (n - chunks[0].stop)) <= 3  # halves
+    assert X.chunk_rows(book.replace(member_chunk=3), 7) == [slice(0, 3), slice(3, 6), slice(6, 7)]
+    assert X.chunk_rows(book.replace(processes=1), 38) == X.chunk_rows(book.replace(processes=2), 38)
+    assert X.chunk_rows(book, 38) == [slice(0, 20), slice(20, 38)]
 
 
 def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():
@@ -437,9 +469,10 @@ def test_phase_one_goes_on_from_each_members_start_with_the_lowest_late_training
     _, two = X.train_part(cfg, "pretrain", Checkpointer(None), False)
     members = X.members_of(cfg, "pretrain")
     n = len(members)
-    assert {m.regime for m in members} == {"curriculum", "joint_parsing", "joint"} and seen[0].shape[1] == 2 * n
-    assert len(seen[0]) > X.START_WINDOW
-    late = seen[0][-X.START_WINDOW:].mean(0).reshape(2, n)
+    curve = np.concatenate(seen, 1)  # the ensemble's chunks (X.chunk_rows), in order
+    assert {m.regime for m in members} == {"curriculum", "joint_parsing", "joint"} and curve.shape[1] == 2 * n
+    assert len(curve) > X.START_WINDOW
+    late = curve[-X.START_WINDOW:].mean(0).reshape(2, n)
     assert two["chosen_start"] == late.argmin(0).tolist()
     _, one = X.train_part(cfg.replace(phase1_starts=1), "pretrain", Checkpointer(None), False)
     w = "conv1.weight"
@@ -617,18 +650,20 @@ def test_no_parsing_gradient_ever_reaches_the_no_parsing_arm(monkeypatch):
 
     def states(data):
         monkeypatch.setattr(X, "datasets", lambda c: data)
+        X.training_pool.cache_clear()  # the training scenes are cached per config: drop the other data's
         _, first = X.train_part(cfg, "pretrain", Checkpointer(None), False)
         model_states = {}
-        real = X.train
+        real = X.train_chunks
 
-        def spy(model, *a, **k):
-            out = real(model, *a, **k)
+        def spy(c, model, *a, **k):  # the whole ensemble once its chunks are trained
+            out = real(c, model, *a, **k)
             model_states.update({kk: v.detach().clone() for kk, v in model.state_dict().items()})
             return out
 
-        monkeypatch.setattr(X, "train", spy)
+        monkeypatch.setattr(X, "train_chunks", spy)
         X.train_part(cfg, "unified", Checkpointer(None), False, start=first["state"])
-        monkeypatch.setattr(X, "train", real)
+        monkeypatch.setattr(X, "train_chunks", real)
+        X.training_pool.cache_clear()
         return first["state"], model_states
 
     p1, p2 = states((parsing, pool, test))

@@ -34,7 +34,10 @@ so smaller subsets are nested in larger ones) and its batches. The base seed als
 ``arm_seeds`` gives the control and the no-parsing arm further member seeds (after ``seeds``): more members for the
 ``parsing`` gate, which compares those two arms; a row that pairs either arm with the curriculum reads ``seeds`` only.
 ``member_chunk`` trains each part's ensemble that many rows at a time (:func:`train_chunks`): the paper preset's
-memory is then a chunk's, not the whole ensemble's, and the numbers are the same (members never interact).
+memory is then a chunk's, not the whole ensemble's, and the numbers are the same (members never interact). With
+``member_chunk`` 0 an ensemble of :data:`SPLIT_ROWS` rows or more trains as two chunks of an even number of rows
+(:func:`chunk_rows`), whatever the process count: with ``processes`` of 2 or more the second chunk trains in a worker
+process while this one trains the first, so both CPUs work through phase 1 and phase 2.
 
 Best of ``phase1_starts`` starts: every phase-1 member (the curriculum's and the control's alike) trains phase 1
 from ``phase1_starts`` initialisations on the same batches (start 0: :func:`weight_seed`'s weights), and the start
@@ -46,7 +49,9 @@ went slowly ends phase 1 with a higher loss and starts phase 2 behind (``benchma
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ProcessPoolExecutor
+import math
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -109,13 +114,14 @@ class UniRAPConfig(ExperimentConfig):
     n_shown: int = param(10, Int(1, 100), "test scenes in the explorable's slider")
     phase1_starts: int = param(2, Int(1, 8), "initialisations per phase-1 member (curriculum and control alike): the "
                                "one with the lowest training loss over phase 1's last steps goes on to phase 2")
-    member_chunk: int = param(0, Int(0, 10**4), "at most this many ensemble rows train at once (0: all): a part "
+    member_chunk: int = param(0, Int(0, 10**4), "at most this many ensemble rows train at once (0: an ensemble of "
+                              "8 rows or more in two chunks of an even number of rows, a smaller one whole): a part "
                               "trains its members in consecutive chunks (a phase-1 member's starts are rows of their "
                               "own); members are independent, so the numbers are those of one ensemble, at a "
                               "fraction of the peak memory")
-    processes: int = param(0, Int(0, 64), "processes: with 2 or more the separate-heads arm trains in a spawned "
-                           "worker while this one trains the unified ensemble (0: every CPU available); the numbers "
-                           "are the same for any count")
+    processes: int = param(0, Int(0, 64), "processes: with 2 or more a spawned worker trains the second chunk of "
+                           "each part and the separate-heads arm while this one trains the first chunks (0: every "
+                           "CPU available); the numbers are the same for any count")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
@@ -280,30 +286,88 @@ def rows_of(state: dict[str, torch.Tensor], n_members: int, rows: slice) -> dict
     return out
 
 
+#: with ``member_chunk`` 0, an ensemble of at least this many rows trains as two chunks (:func:`chunk_rows`)
+SPLIT_ROWS = 8
+
+
+def chunk_rows(cfg: UniRAPConfig, n: int) -> list[slice]:
+    """The consecutive chunks of rows in which an ensemble of ``n`` rows trains: ``cfg.member_chunk`` rows at a time,
+    or with ``member_chunk`` 0 two chunks of an even number of rows each (the first ``2 * ceil(n / 4)``) for ``n`` of
+    :data:`SPLIT_ROWS` or more, else one. The chunks depend on the config alone, never on the process count.
+
+    Why even: a batched product's rounding depends on its batch size (see :func:`train_chunks`), but on the book's
+    machine (MKL, AVX-512) a chunk that starts and ends at an even row trains its members bit for bit as the whole
+    ensemble does (measured: the book run's summary is unchanged at base seeds 0 and 117), and odd chunks do not."""
+    if cfg.member_chunk:
+        return [slice(a, min(a + cfg.member_chunk, n)) for a in range(0, n, cfg.member_chunk)]
+    if n < SPLIT_ROWS:
+        return [slice(0, n)]
+    half = 2 * math.ceil(n / 4)
+    return [slice(0, half), slice(half, n)]
+
+
+@functools.lru_cache(maxsize=2)
+def training_pool(cfg: UniRAPConfig) -> dict[str, torch.Tensor]:
+    """The scenes every member trains on, as CPU tensors: the parsing scenes, then the instruction pool (cached;
+    read-only)."""
+    parsing, pool_data, _ = datasets(cfg)
+    return {k: torch.as_tensor(np.concatenate([parsing[k], pool_data[k]])) for k in ARRAYS}
+
+
+def _train_chunk(cfg: UniRAPConfig, seeds: list[int], archs: tuple[str, ...], starts: list[int],
+                 state: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor,
+                 lr: float) -> tuple[dict[str, torch.Tensor], np.ndarray]:
+    """One chunk of :func:`train_chunks` in a worker process (no checkpoint): its trained weights and loss curves."""
+    device = resolve_device(cfg.device)
+    with one_cpu_thread(device):
+        sub = make_model(cfg, seeds, archs, starts).to(device)
+        sub.load_state_dict(state)
+        pool = {k: v.to(device) for k, v in training_pool(cfg).items()}
+        curve = train(sub, pool, idx, weights, lr=lr)
+        return {k: v.detach().cpu() for k, v in sub.state_dict().items()}, curve
+
+
 def train_chunks(cfg: UniRAPConfig, model: UniRAP, seeds: list[int], starts: list[int],
                  pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
-                 checkpoint: Checkpointer | None, name: str, progress: bool) -> np.ndarray:
-    """:func:`~explorables.unirap.training.train` on ``model``'s members, ``cfg.member_chunk`` rows at a time (0: all
-    at once): each chunk is an ensemble of its own (its own Adam, the same schedule), trained to the end, and its
-    weights go back into ``model``'s rows. Members never interact (per-member losses, clipping and Adam), so this
-    gives the numbers of one ensemble at the peak memory of a chunk. Returns the loss curves ``(T, M)``."""
+                 checkpoint: Checkpointer | None, name: str, progress: bool, executor: Executor | None = None,
+                 submitted: Callable[[], None] | None = None) -> np.ndarray:
+    """:func:`~explorables.unirap.training.train` on ``model``'s members in the chunks of :func:`chunk_rows`: each
+    chunk is an ensemble of its own (its own Adam, the same schedule), trained to the end, and its weights go back
+    into ``model``'s rows. Members never interact (per-member losses, clipping and Adam), so this gives the numbers of
+    one ensemble at the peak memory of a chunk (up to a batched product's rounding, which depends on its batch size:
+    ulps, see :func:`chunk_rows`). With an ``executor`` (a worker process) every chunk after the first trains there,
+    without a checkpoint, while this process trains the first; ``submitted`` is called once they are queued (the
+    caller may queue more work behind them). Returns the loss curves ``(T, M)``."""
     n = model.n_members
-    size = cfg.member_chunk or n
-    if size >= n:
+    chunks = chunk_rows(cfg, n)
+    jobs = {}
+    if executor is not None and len(chunks) > 1:
+        state = model.state_dict()
+        jobs = {j: executor.submit(_train_chunk, cfg, seeds[rows], model.archs[rows], starts[rows],
+                                   {k: v.detach().cpu().clone() for k, v in rows_of(state, n, rows).items()},
+                                   idx[:, rows].contiguous(), weights[:, rows].contiguous(), lr)
+                for j, rows in enumerate(chunks) if j > 0}
+    if submitted is not None:
+        submitted()
+    if len(chunks) == 1:
         return train(model, pool, idx, weights, lr=lr, checkpoint=checkpoint, name=name, progress=progress)
     device = next(model.parameters()).device
     state = model.state_dict()
-    curves = []
-    for j, a in enumerate(range(0, n, size)):
-        rows = slice(a, min(a + size, n))
-        sub = make_model(cfg, seeds[rows], model.archs[rows], starts[rows]).to(device)
-        sub.load_state_dict(rows_of(state, n, rows))
-        curves.append(train(sub, pool, idx[:, rows].contiguous(), weights[:, rows].contiguous(), lr=lr,
-                            checkpoint=checkpoint, name=f"{name}/chunk{j}", progress=progress))
+    curves: list[np.ndarray] = []
+    for j, rows in enumerate(chunks):
+        if j in jobs:
+            trained, curve = jobs[j].result()
+        else:
+            sub = make_model(cfg, seeds[rows], model.archs[rows], starts[rows]).to(device)
+            sub.load_state_dict(rows_of(state, n, rows))
+            curve = train(sub, pool, idx[:, rows].contiguous(), weights[:, rows].contiguous(), lr=lr,
+                          checkpoint=checkpoint, name=f"{name}/chunk{j}", progress=progress)
+            trained = sub.state_dict()
+            del sub
         with torch.no_grad():
             for key, target in rows_of(state, n, rows).items():
-                target.copy_(sub.state_dict()[key])
-        del sub
+                target.copy_(trained[key].to(device))
+        curves.append(curve)
     model.eval()
     return np.concatenate(curves, 1)
 
@@ -325,13 +389,15 @@ def score(cfg: UniRAPConfig, model: UniRAP, members: list[Member], label) -> tup
 
 
 def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress: bool,
-               start: dict[str, Any] | None = None) -> tuple[dict, dict]:
+               start: dict[str, Any] | None = None, executor: Executor | None = None,
+               submitted: Callable[[], None] | None = None) -> tuple[dict, dict]:
     """Train the part's ensemble (phase 1 for ``pretrain``, phase 2 from its state for the others) and score
     every phase-2 member on the test scenes: ``(summary, curves)``. A phase-2 part starts from ``start`` (the
-    ``pretrain`` part's state), or else from the state the checkpoint holds."""
+    ``pretrain`` part's state), or else from the state the checkpoint holds. ``executor`` and ``submitted``: see
+    :func:`train_chunks`."""
     device = resolve_device(cfg.device)
-    parsing, pool_data, test = datasets(cfg)
-    pool = {k: torch.as_tensor(np.concatenate([parsing[k], pool_data[k]])).to(device) for k in ARRAYS}
+    _, pool_data, test = datasets(cfg)
+    pool = {k: v.to(device) for k, v in training_pool(cfg).items()}
     members = members_of(cfg, part)
     split = phase_steps(cfg)
     rows = slice(0, split) if part == "pretrain" else slice(split, cfg.n_steps)
@@ -353,7 +419,8 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
                                    _source_rows(cfg, part), arch))
     lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
     curve = train_chunks(cfg, model, [m.seed for m in members], starts, pool, idx, weights, lr=lr,
-                         checkpoint=checkpoint, name=f"{part}/train", progress=progress)
+                         checkpoint=checkpoint, name=f"{part}/train", progress=progress, executor=executor,
+                         submitted=submitted)
     if part == "pretrain":  # each member's start with the lowest training loss over phase 1's last steps
         n = len(members) // cfg.phase1_starts
         late = curve[-min(START_WINDOW, len(curve)):].mean(0).reshape(cfg.phase1_starts, n)
@@ -417,8 +484,8 @@ def reference(cfg: UniRAPConfig) -> dict[str, Any]:
 
 
 def _warm(cfg: UniRAPConfig) -> None:
-    """In a worker, while this process trains phase 1: the imports and the scenes (cached for its part)."""
-    datasets(cfg)
+    """In a worker, while this process starts phase 1: the imports and the scenes (cached for its chunks)."""
+    training_pool(cfg)
 
 
 def _separate(cfg: UniRAPConfig, start: dict[str, Any]) -> tuple[dict, dict]:
@@ -433,9 +500,11 @@ def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None =
     """The three parts (``pretrain``, then ``unified`` and ``separate`` from its state), each
     checkpointed.
 
-    With ``cfg.processes`` (0: every CPU available) of 2 or more and the CPU as device, ``separate`` trains in a
-    spawned worker process (the same deterministic function of the config and phase 1's state wherever it runs)
-    while this process trains ``unified``; its part time is then the time this process waited for it."""
+    With ``cfg.processes`` (0: every CPU available) of 2 or more and the CPU as device, one spawned worker process
+    trains the second chunk of ``pretrain`` and of ``unified`` (:func:`chunk_rows`) while this process trains the
+    first, and then ``separate`` while this process scores ``unified`` (each the same deterministic function of the
+    config and its starting weights wherever it runs); ``separate``'s part time is then the time this process waited
+    for it."""
     cfg, checkpoint = start_run(UniRAPConfig, config, checkpoint)
     device = resolve_device(cfg.device)
     parts = {p: (lambda p=p: train_part(cfg, p, checkpoint, progress)) for p in PARTS}
@@ -444,14 +513,15 @@ def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None =
     with ExitStack() as stack, one_cpu_thread(device):  # small grouped ops: a second thread only waits (core.threads)
         if parallel:
             pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=get_context("spawn")))
-            pool.submit(_warm, cfg)  # starts the worker now: its imports and scenes overlap phase 1
+            pool.submit(_warm, cfg)  # starts the worker now: its imports and scenes overlap phase 1's first steps
             future: list = []
 
-            def unified() -> tuple[dict, dict]:
+            def separate_behind() -> None:  # queued behind unified's worker chunk: it trains while this one scores
                 future.append(pool.submit(_separate, cfg, checkpoint.get("part/pretrain")["curves"]["state"]))
-                return train_part(cfg, "unified", checkpoint, progress)
 
-            parts["unified"] = unified
+            parts["pretrain"] = lambda: train_part(cfg, "pretrain", checkpoint, progress, executor=pool)
+            parts["unified"] = lambda: train_part(cfg, "unified", checkpoint, progress, executor=pool,
+                                                  submitted=separate_behind)
             parts["separate"] = lambda: future[0].result()
         summary, curves = run_parts_timed(checkpoint, parts, progress)
     summary["labelled_grid"] = list(cfg.labelled_grid)
