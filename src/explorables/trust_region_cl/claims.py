@@ -401,6 +401,9 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             f"{against}",
             _measured(results, "reconvergence", "area", 4) + "; " + _adv_text(area_adv, 4)
             + "; " + area_reading(area_adv, rec)
+            + ("; relative excess at step 0 of re-learning, how far the perturbation knocks each method (shown beside "
+               "the area, not judged): " + _measured(results, "reconvergence", "start_excess", 4)
+               if all("start_excess" in rec[m] for m in ("trcl", *BASELINES)) else "")
             + f"; steps to within {cfg.reconverge_tol:.0%} of the target (at most {cfg.reconverge_max_steps}; shown, "
             "not judged): " + _measured(results, "reconvergence", "steps", 1),
             comparison_verdict(area_adv, AREA_MARGIN, "re-convergence area"),
