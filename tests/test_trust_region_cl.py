@@ -1443,6 +1443,9 @@ def test_the_reconvergence_part_reports_the_area_of_the_whole_curve():
     row = next(c for c in C.claims(res) if "recovers early-task" in c.claim)
     assert f"≥ {C.AREA_MARGIN:g}" in row.verdict and "re-learning area" not in row.verdict.split(":")[0]
     assert "every part reads no for any margin above" in row.measured
+    for m in C.TRAINED:  # the step-0 excess (how far the perturbation knocks a member), shown beside the area
+        assert all(v >= 0 for v in rec["methods"][m]["start_excess"]["per_seed"])
+    assert "relative excess at step 0 of re-learning" in row.measured
 
 
 def test_area_reading_says_what_the_word_rests_on():
