@@ -386,13 +386,13 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
     state = checkpoint.get("trained/record")
     target = common_target(state["post_loss"], setup.seed_of, setup.n_seeds)  # (M, K): the same bar for every method
     window = relearn_window(cfg)
-    repeats, areas = [], []
+    repeats, areas, starts = [], [], []
     for r in range(cfg.reconverge_repeats):
         # repeat 0 is the single draw of earlier rounds; repeat r > 0 a new perturbation and new batches
         offset = REPEAT_SEED_STRIDE * r
         start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb,
                           cfg.seed + 4_242 + offset)  # fmt: skip
-        steps, area = [], []
+        steps, area, start_excess = [], [], []
         for j, name in enumerate(cfg.tasks[:-1]):
             key = f"relearning/{j}" if r == 0 else f"relearning/{r}/{j}"
             found = checkpoint.get(key)
@@ -418,14 +418,19 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
                 found = {
                     "steps": crossing_steps(curve, bound, eval_every=cfg.reconverge_eval_every, interpolate=False),
                     "area": relearning_area(curve, target[:, j], eval_every=cfg.reconverge_eval_every, window=window),
+                    # how far the perturbation knocks a member: its relative excess over the target at step 0
+                    "start": (curve[0] / target[:, j] - 1).clamp_min(0),
                 }
                 checkpoint.save(key, found)
             steps.append(found["steps"])
             area.append(found["area"])
+            start_excess.append(found.get("start"))  # None from a checkpoint written before it was recorded
         repeats.append(torch.stack(steps, 1))  # (M, K - 1)
         areas.append(torch.stack(area, 1))
+        starts.append(None if any(v is None for v in start_excess) else torch.stack(start_excess, 1))
     runs, area_runs = torch.stack(repeats, 0), torch.stack(areas, 0)  # (R, M, K - 1)
     steps_t, area_t = runs.mean(0), area_runs.mean(0)  # (M, K - 1): the mean over repeats
+    start_t = None if any(v is None for v in starts) else torch.stack(starts, 0).mean(0)
     censored = runs > cfg.reconverge_max_steps
     summary: dict[str, Any] = {"methods": {}, "repeats": cfg.reconverge_repeats, "window": window}
     for method in TRAINED:
@@ -441,6 +446,8 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
             "fraction_at_start": float((runs[:, sl] == 0).float().mean()),
             "fraction_at_start_per_seed": (runs[:, sl] == 0).float().mean((0, 2)).cpu().numpy().tolist(),
         }
+        if start_t is not None:  # the relative excess at step 0 of re-learning, mean over tasks (shown, not judged)
+            summary["methods"][method]["start_excess"] = _stats(start_t[sl].mean(1).cpu().numpy())
     curves = {"steps": steps_t.cpu().numpy(), "steps_per_repeat": runs.cpu().numpy(), "area": area_t.cpu().numpy()}
     return summary, curves
 
