@@ -885,6 +885,6 @@ def test_arm_seeds_may_not_repeat_a_member_seed():
     with pytest.raises(ValueError, match="arm_seeds"):
         UniRAPConfig.preset("smoke").replace(arm_seeds=(0,)).validated()
     # the book's value (benchmarks/unirap_members2_rule.md); the paper preset and smoke keep every arm at `seeds`
-    assert UniRAPConfig.preset("book").arm_seeds == (3, 4, 5)
+    assert UniRAPConfig.preset("book").arm_seeds == (3, 4, 5, 6, 7)
     assert UniRAPConfig.preset("paper").arm_seeds == UniRAPConfig.preset("smoke").arm_seeds == ()
     assert UniRAPConfig.preset("paper").member_chunk == 35 and UniRAPConfig.preset("book").member_chunk == 0
