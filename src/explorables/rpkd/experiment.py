@@ -392,9 +392,11 @@ def _run_jobs(jobs: dict[tuple, tuple], done: dict[tuple, tuple[Any, float]], wo
             fn, _, args = pending.pop(name)
             done[name] = _timed(fn)(*args())
         return
-    from joblib.externals.loky import get_reusable_executor
+    from joblib.executor import get_memmapping_executor
 
-    pool = get_reusable_executor(max_workers=workers)  # joblib's workers (kept for the next call, as joblib does)
+    # joblib's reusable workers, through joblib's own entry point: loky's get_reusable_executor would replace the
+    # executor joblib.Parallel shares without the state joblib keeps on it (tomato_mp's Parallel then fails)
+    pool = get_memmapping_executor(workers)
     running: dict[Future, tuple] = {}
     while pending or running:
         for name in ready()[: workers - len(running)]:
