@@ -395,8 +395,9 @@ def _run_jobs(jobs: dict[tuple, tuple], done: dict[tuple, tuple[Any, float]], wo
     from joblib.executor import get_memmapping_executor
 
     # joblib's reusable workers, through joblib's own entry point: loky's get_reusable_executor would replace the
-    # executor joblib.Parallel shares without the state joblib keeps on it (tomato_mp's Parallel then fails)
-    pool = get_memmapping_executor(workers)
+    # executor joblib.Parallel shares without the state joblib keeps on it (tomato_mp's Parallel then fails);
+    # max_nbytes=None: arguments are pickled whole, no memory-mapped temporary files to leave behind
+    pool = get_memmapping_executor(workers, max_nbytes=None)
     running: dict[Future, tuple] = {}
     while pending or running:
         for name in ready()[: workers - len(running)]:
