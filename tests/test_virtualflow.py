@@ -1529,3 +1529,40 @@ def test_snr_range_refuses_bad_values_naming_the_setting(bad, match):
         VirtualFlowConfig.preset("book").replace(snr_range=bad)
     with pytest.raises(ValueError, match="snr_db"):
         simulate(far_field_scene(0.3), 4000, np.random.default_rng(0), snr_db=-40.0, anechoic=True)
+
+
+def test_the_spot_on_the_axis_makes_the_pseudo_target_blind_to_the_mirror_image():
+    """``vm_on_axis``: the drawn angle moves to the nearer end of the two real mics' axis (same distance; no other
+    draw moves), and there the plane-wave delays of eq. (vf-delay) are the same for an azimuth and its mirror image
+    about the axis (the pair two mics cannot tell apart); off the axis they differ. An explicit angle is kept; an
+    array of other than two mics is refused (the config refuses it too)."""
+    kw = dict(fs=FS, n_mics=2, array_radius=0.05, vm_distance=(0.2, 0.35), rt60_range=(0.15, 0.25))
+    for s in range(6):
+        free = random_scene(np.random.default_rng(s), **kw)
+        axis = random_scene(np.random.default_rng(s), **kw, vm_on_axis=True)
+        for field in ("room_dim", "rt60", "source", "interferer", "real_mics"):
+            np.testing.assert_array_equal(getattr(free, field), getattr(axis, field))
+        centre = axis.real_mics.mean(0)
+        assert np.linalg.norm(axis.virtual_mic - centre) == pytest.approx(np.linalg.norm(free.virtual_mic - centre))
+        along = axis.real_mics[1] - axis.real_mics[0]
+        assert abs(np.cross(along, axis.virtual_mic - centre)[2]) < 1e-12
+        near = axis.real_mics[np.argmin(np.linalg.norm(axis.real_mics - axis.virtual_mic, axis=1))]
+        free_dir, axis_dir = free.virtual_mic - centre, near - centre
+        assert free_dir @ axis_dir >= -1e-12  # the nearer end
+        theta = np.arctan2(along[1], along[0])
+        for az in np.linspace(-np.pi, np.pi, 7):
+            mirror = 2 * theta - az
+            np.testing.assert_allclose(
+                plane_wave_delays(axis.real_mics, axis.virtual_mic, az),
+                plane_wave_delays(axis.real_mics, axis.virtual_mic, mirror),
+                atol=1e-15,
+            )
+    off = random_scene(np.random.default_rng(0), **kw, vm_angle=theta + np.pi / 2)
+    d = plane_wave_delays(off.real_mics, off.virtual_mic, theta + 0.3)
+    assert np.abs(d - plane_wave_delays(off.real_mics, off.virtual_mic, theta - 0.3)).max() > 1e-4
+    given = random_scene(np.random.default_rng(0), **kw, vm_angle=1.0, vm_on_axis=True)
+    assert np.arctan2(*(given.virtual_mic - given.real_mics.mean(0))[1::-1]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="two-microphone"):
+        random_scene(np.random.default_rng(0), **{**kw, "n_mics": 3}, vm_on_axis=True)
+    with pytest.raises(ValueError, match="vm_on_axis"):
+        VirtualFlowConfig.preset("book").replace(n_mics=3, vm_on_axis=True)
