@@ -150,12 +150,6 @@ class VirtualFlowConfig(ExperimentConfig):
         Tuple(Float(0.0, 1.0), min_len=2, max_len=2, increasing=True),
         "range of the virtual mic's distance from the array centre, metres",
     )
-    vm_on_axis: bool = param(
-        False,
-        Bool(),
-        "the virtual mic on the real array's axis (the drawn angle moved to the nearer end; two real mics only): "
-        "where a two-mic array's direction estimate defines the pseudo-target's delays",
-    )
     rt60_range: tuple[float, ...] = param(
         (0.15, 0.25), Tuple(Float(0.05, 2.0), min_len=2, max_len=2, increasing=True), "range of the rooms' RT60, s"
     )
@@ -294,8 +288,6 @@ class VirtualFlowConfig(ExperimentConfig):
                 f"aux_radius must exceed array_radius ({self.array_radius}) (held-out mics around the real ones), "
                 f"got {self.aux_radius}"
             )
-        if self.vm_on_axis and self.n_mics != 2:
-            raise ValueError(f"vm_on_axis needs n_mics = 2 (a linear real array), got n_mics={self.n_mics}")
         if self.vm_distance[0] <= 0:
             raise ValueError(
                 f"vm_distance must start above 0 (a virtual mic at the array centre), got {self.vm_distance}"
@@ -328,7 +320,6 @@ def _config_scene(cfg: VirtualFlowConfig, rng: np.random.Generator, **overrides:
         array_radius=cfg.array_radius,
         vm_distance=cfg.vm_distance,
         rt60_range=cfg.rt60_range,
-        vm_on_axis=cfg.vm_on_axis,
     )
     return random_scene(rng, **{**settings, **overrides})
 

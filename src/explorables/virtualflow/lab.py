@@ -101,14 +101,14 @@ class VirtualFlowLab:
     def _models(self, n_mics: int) -> Models:
         if n_mics not in self.models:
             self.status.value = f"<small>training small models for {n_mics} real mics …</small>"
-            cfg = self.cfg.replace(n_mics=n_mics, vm_on_axis=self.cfg.vm_on_axis and n_mics == 2)
+            cfg = self.cfg.replace(n_mics=n_mics)
             train = [build_example(cfg, 0, "train", i) for i in range(cfg.n_train_scenes)]
             self.models[n_mics] = train_models(cfg, train, 0, self.torch.device("cpu"))
         return self.models[n_mics]
 
     def rerun(self, _change=None) -> None:
         """Simulate the room with the chosen settings, estimate the VM with every method, beamform, redraw."""
-        cfg = self.cfg.replace(n_mics=self.n_mics.value, vm_on_axis=self.cfg.vm_on_axis and self.n_mics.value == 2)
+        cfg = self.cfg.replace(n_mics=self.n_mics.value)
         with one_cpu_thread():
             models = self._models(cfg.n_mics)
             rng = np.random.default_rng(self.seed + 12_345)

@@ -25,7 +25,7 @@ import numpy as np
 import pyroomacoustics as pra
 
 from ..core.arguments import Array, checked
-from ..core.params import Bool, Float, Int, Positive, Text, Tuple
+from ..core.params import Float, Int, Positive, Text, Tuple
 from ..core.validation import check_in_range
 from .audio import MAX_SAMPLES, babble_noise, check_sample_rate, speech_signal
 
@@ -115,7 +115,6 @@ def circular_array(center: np.ndarray, n_mics: int, radius: float, rotation: flo
     rt60_range=Range(Float(0.0, 2.0)),
     n_aux=Int(0, 16),
     aux_radius=Float(0.0, 1.0, low_inclusive=False),
-    vm_on_axis=Bool(),
 )
 def random_scene(
     rng: np.random.Generator,
@@ -128,7 +127,6 @@ def random_scene(
     vm_angle: float | None = None,
     n_aux: int = 0,
     aux_radius: float = 0.3,
-    vm_on_axis: bool = False,
 ) -> Scene:
     """A random shoebox (4-7 m by 3-6 m by 2.5-3.5 m), RT60 drawn from ``rt60_range``, the array
     somewhere in the middle, the talker 1-2.5 m away, the interferer elsewhere, and the VM at a
@@ -136,21 +134,12 @@ def random_scene(
     that many held-out microphones on a circle of ``aux_radius`` around the same centre, turned so that the
     VM's direction falls midway between two of them: they stand as far from the virtual position as their
     circle allows, so no held-out mic records (nearly) what the VM would (a rotation is still drawn last, so
-    every other draw is the same with or without them). With ``vm_on_axis`` (and no ``vm_angle``), the drawn
-    angle is moved to the nearer end of the real array's axis (two microphones): a two-microphone array measures
-    only the angle of a wave to its axis, and on that axis the plane-wave delays of eq. (vf-delay) need no more;
-    off it they need the full azimuth, which the two mics cannot tell from its mirror image (no new draw: every
-    other draw is the same)."""
+    every other draw is the same with or without them)."""
     fs = check_sample_rate(fs)
     dims = (float(rng.uniform(4, 7)), float(rng.uniform(3, 6)), float(rng.uniform(2.5, 3.5)))
     center = np.array([rng.uniform(1.5, dims[0] - 1.5), rng.uniform(1.5, dims[1] - 1.5), HEIGHT])
     real = circular_array(center, n_mics, array_radius, rotation=float(rng.uniform(0, 2 * np.pi)))
     drawn = float(rng.uniform(0, 2 * np.pi))  # always drawn, so a given angle leaves every later draw unchanged
-    if vm_on_axis and vm_angle is None:
-        if n_mics != 2:
-            raise ValueError(f"vm_on_axis needs a two-microphone (linear) real array, got n_mics={n_mics}")
-        ends = np.arctan2(real[:, 1] - center[1], real[:, 0] - center[0])
-        drawn = float(ends[np.argmin(np.abs(np.angle(np.exp(1j * (ends - drawn)))))])
     angle = drawn if vm_angle is None else float(vm_angle)
     dist = float(rng.uniform(*vm_distance))
     virtual = center + dist * np.array([np.cos(angle), np.sin(angle), 0.0])
