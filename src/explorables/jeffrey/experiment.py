@@ -380,6 +380,45 @@ def _noisy_row(p_model: np.ndarray, q: np.ndarray, m: np.ndarray, jeff: torch.Te
     }
 
 
+def _toy_exact(cfg: JeffreyConfig, schedule: D.NoiseSchedule, gen: torch.Generator, noise: Any) -> dict[str, Any]:
+    """The toy's noisy-classifier check on its exact networks (what eq. (jeffrey-confusion) assumes), and Jeffrey
+    guidance against classifier guidance on them (the theory's equivalence, measured): the analytic score of the
+    mixture and the Bayes classifiers of its cells, clean and of labels flipped at ``cfg.toy_label_noise``.
+
+    The same samplers, sample count and starting noise (``noise()``) as the learned networks. Runs after the learned
+    part of a seed, so the learned numbers keep their random streams.
+    """
+    n, scale, device = cfg.n_toy_samples, cfg.guidance_scale, schedule.betas.device
+    score = Y.ExactNoisePredictor(schedule.alpha_bars)
+    bayes = Y.ExactCellClassifier(schedule.alpha_bars)
+    bayes_noisy = Y.ExactCellClassifier(schedule.alpha_bars, confusion=flip_confusion(Y.N_CELLS, cfg.toy_label_noise))
+
+    def draw(potential: D.Potential | None = None) -> torch.Tensor:
+        return D.sample(score, schedule, n, (2,), generator=noise(), potential=potential, scale=scale).cpu()
+
+    unguided = draw()
+    p_model = cell_frequencies(Y.toy_cells(unguided), Y.N_CELLS)
+    q = supported_target(independent_target(p_model.reshape(2, 2)).ravel(), p_model)
+    exact = Y.sample_jeffrey_target(n, supported_target(q, Y.cell_marginal()), gen)
+    log_w = _log_w(q, p_model, device)
+    labels = torch.multinomial(torch.as_tensor(q), n, replacement=True, generator=gen).to(device)
+    m = soft_confusion(bayes_noisy, unguided.to(device), Y.toy_cells(unguided), Y.N_CELLS)
+
+    def metrics(x: torch.Tensor) -> dict[str, float]:
+        return {"tv": tv_distance(cell_frequencies(Y.toy_cells(x), Y.N_CELLS), q), "mmd2": mmd2(x, exact)}
+
+    return {
+        "model_joint": p_model.tolist(),
+        "target": q.tolist(),
+        "unguided": metrics(unguided),
+        "jeffrey": metrics(draw(jeffrey_potential(bayes, log_w))),
+        "classifier": metrics(draw(classifier_potential(bayes, labels))),
+        "noisy": _noisy_row(
+            p_model, q, m, draw(jeffrey_potential(bayes_noisy, log_w)), draw(classifier_potential(bayes_noisy, labels))
+        ),
+    }
+
+
 def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
     device = resolve_device(cfg.device)
     schedule = D.NoiseSchedule.cosine(cfg.n_diffusion_steps, device)
@@ -500,6 +539,7 @@ def _toy(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress: b
                     "classifier_state": {k2: v.detach().cpu() for k2, v in clf.state_dict().items()},
                 }
                 curves = seed_curves
+            row["exact"] = _toy_exact(cfg, schedule, gen, noise)
             checkpoint.save(name, {"row": row, "curves": seed_curves})
             rows.append(row)
 
