@@ -72,8 +72,7 @@ SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teach
 #: ``test_contract`` computes every chapter's smoke run (``tests/smoke_runs.py``); the nine chapters whose own tests
 #: read it compute it again in the first process (~37 of its ~175 CPU-s), the price of the balance.
 SECOND_PROCESS_FILES = ("tests/test_contract.py", "tests/test_hardening.py", "tests/test_plan.py",
-                        "tests/test_resume_kills.py", "tests/test_runner.py", "tests/test_book_jobs.py",
-                        "tests/test_gpu_smoke.py")
+                        "tests/test_resume_kills.py", "tests/test_runner.py")
 #: ``site`` in the second process
 _PART = os.environ.get("EXPLORABLES_TEST_PART", "")
 #: the second process (started by the first): like a build record, plus the site tests the first deselected
