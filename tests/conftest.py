@@ -67,10 +67,12 @@ def _build_env(**extra: str) -> dict[str, str]:
 #: :data:`SECOND_PROCESS_FILES`; the first checks that the tests it deselected are exactly those the second ran)
 SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teaching.py")
 #: test files that need no site but run in the second process too, before its site tests (beside the website
-#: build), so that the two processes end together: CPU-heavy files that are no package's own tests (the API fuzz,
-#: in the first process, replays the calls of those) and use no shared smoke run (``tests/smoke_runs.py``)
-SECOND_PROCESS_FILES = ("tests/test_hardening.py", "tests/test_plan.py", "tests/test_resume_kills.py",
-                        "tests/test_runner.py")
+#: build), so that the two processes end together (``benchmarks/maketest8_balance.md``): CPU-heavy files that are
+#: no package's own tests (the API fuzz, in the first process, replays the calls of those: ``test_api_fuzz._ran_here``).
+#: ``test_contract`` computes every chapter's smoke run (``tests/smoke_runs.py``); the nine chapters whose own tests
+#: read it compute it again in the first process (~37 of its ~175 CPU-s), the price of the balance.
+SECOND_PROCESS_FILES = ("tests/test_contract.py", "tests/test_hardening.py", "tests/test_plan.py",
+                        "tests/test_resume_kills.py", "tests/test_runner.py")
 #: ``site`` in the second process
 _PART = os.environ.get("EXPLORABLES_TEST_PART", "")
 #: the second process (started by the first): like a build record, plus the site tests the first deselected

@@ -2,8 +2,10 @@
 
 The contract tests (tests/test_contract.py) and the chapters' own tests read the same seeded smoke run;
 it is deterministic (``test_same_seed_gives_identical_summaries`` runs it a second time and compares), so
-one run per session serves them all. Each caller gets its own deep copy: a test that changes what it got
-changes nothing another test reads.
+one run per pytest process serves them all. (``make test`` runs the contract tests in its second pytest process,
+``tests/conftest.py`` SECOND_PROCESS_FILES: there they compute every chapter's run, and the chapters' own tests
+in the first process compute those they read.) Each caller gets its own deep copy: a test that changes what it
+got changes nothing another test reads.
 """
 
 from __future__ import annotations

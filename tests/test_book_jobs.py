@@ -36,29 +36,51 @@ with open(os.environ["BOOK_JOBS_LOG"], "a") as log:
 """
 
 
-def _project(tmp_path: Path, failing: str | None = None) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
+def write_project(src: Path, extensions: list[str], pages: dict[str, str], conf_extra: str = "") -> Path:
+    """A small Sphinx project of MyST notebooks in ``src``: ``pages`` maps each page's docname (``nb1``,
+    ``book/01-toy``) to its body after the jupytext header, in the index's toctree in that order; myst-nb
+    executes through its cache and an error in a cell fails the build. Also used by
+    ``benchmarks/maketest7_scale_switch.py`` (the smoke and the book scale in one output folder)."""
+    src.mkdir(parents=True)
     (src / "conf.py").write_text(
-        'extensions = ["myst_nb", "explorables.book_jobs"]\n'
-        'nb_execution_mode = "cache"\nnb_execution_raise_on_error = True\nexclude_patterns = ["_build"]\n'
-        # a source-read handler (as explorables.sphinx_ext's scale line): both processes execute its result
+        f"extensions = {['myst_nb', *extensions]!r}\n"
+        'nb_execution_mode = "cache"\nnb_execution_raise_on_error = True\nexclude_patterns = ["_build"]\n' + conf_extra
+    )
+    (src / "index.md").write_text("# Index\n\n```{toctree}\n" + "".join(f"{name}\n" for name in pages) + "```\n")
+    for name, body in pages.items():
+        (src / f"{name}.md").parent.mkdir(parents=True, exist_ok=True)
+        (src / f"{name}.md").write_text(HEADER + body)
+    return src
+
+
+def _project(tmp_path: Path, failing: str | None = None) -> Path:
+    # a source-read handler (as explorables.sphinx_ext's scale line): both processes execute its result
+    handler = (
         "def setup(app):\n"
         "    app.connect('source-read', lambda app, docname, source: source.__setitem__(\n"
         "        0, source[0].replace('output of', 'rewritten output of')))\n"
     )
-    (src / "index.md").write_text("# Index\n\n```{toctree}\nnb1\nnb2\nnb3\n```\n")
-    for name in ("nb1", "nb2", "nb3"):
-        extra = "raise RuntimeError('this notebook fails')\n" if name == failing else ""
-        (src / f"{name}.md").write_text(HEADER + CELL.format(name=name, extra=extra))
-    return src
+    pages = {
+        name: CELL.format(name=name, extra="raise RuntimeError('this notebook fails')\n" if name == failing else "")
+        for name in ("nb1", "nb2", "nb3")
+    }
+    return write_project(tmp_path / "src", ["explorables.book_jobs"], pages, handler)
 
 
 def _build(src: Path, jobs: int, log: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "EXPLORABLES_BOOK_JOBS": str(jobs), "BOOK_JOBS_LOG": str(log),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(src / "_build" / "html")],
-                          env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "EXPLORABLES_BOOK_JOBS": str(jobs),
+        "BOOK_JOBS_LOG": str(log),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(src / "_build" / "html")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _runs(log: Path) -> list[tuple[str, int]]:

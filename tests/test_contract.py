@@ -33,7 +33,7 @@ SLUGS = sorted(CHAPTERS)
 
 
 def smoke(slug: str) -> Results:
-    """The chapter's smoke run, computed once per test session (shared with the chapters' own tests)."""
+    """The chapter's smoke run, computed once per pytest process (shared with the chapters' own tests there)."""
     return smoke_run(slug)
 
 
