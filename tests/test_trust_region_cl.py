@@ -5,6 +5,8 @@ smoke direction."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import ot
 import pytest
@@ -1523,3 +1525,31 @@ def test_area_reading_says_what_the_word_rests_on():
     assert "is wider than every difference" in text
     assert "which reaches the margin" in C.area_reading(adv, rec, margin=0.001)
     assert C.AREA_MARGIN == 0.02  # declared before any run (benchmarks/trust_region_cl_relearn_rule.md)
+
+
+def test_the_page_draws_every_study_sentence_from_the_committed_study():
+    """S4 of review s77: the page parses the committed seed study's measured texts. Its fallback, "(the seed
+    study is not part of this copy)", is taken only where data/seed_studies/trust_region_cl.json is missing; with
+    the study present the page's glue cell (run here at smoke scale; the study's numbers do not depend on it) glues
+    every study sentence from the study, and a measured text that no longer parses raises instead of hiding ~30
+    sentences."""
+    import jupytext
+
+    from explorables.core.seed_study import study_path
+
+    if not study_path("trust_region_cl").is_file():
+        pytest.skip("the seed study is not part of this copy")
+    book = Path(__file__).resolve().parents[1] / "book" / "12-trust_region_cl.md"
+    cells = [c.source for c in jupytext.read(book).cells if c.cell_type == "code"]
+    imports = next(c for c in cells if "results = run(config)" in c)
+    glue_cell = next(c for c in cells if 'study_path("trust_region_cl").is_file()' in c)
+    glued: dict = {}
+    ns: dict = {"SCALE": "smoke"}
+    exec(compile(imports, str(book), "exec"), ns)
+    ns["glue"] = lambda name, value, display=True: glued.__setitem__(name, value)
+    exec(compile(glue_cell, str(book), "exec"), ns)
+    study_keys = ("replay_vs_ft", "ewc_forget_range", "rec_margin", "reconv_study", "lesson_reconv", "freeze_study",
+                  "control_study", "cap_study", "stability", "rec_rule")  # fmt: skip
+    assert all(k in glued for k in study_keys), sorted(set(study_keys) - set(glued))
+    fallback = [k for k, v in glued.items() if "seed study is not part of this copy" in str(v)]
+    assert not fallback, fallback
