@@ -425,14 +425,15 @@ def claims(results: TrustRegionCLResults) -> list[Claim]:
             f"{setting}; TR-CL against the hard freeze + replay (TR-CL's projection at radius 0), final SWD, paired "
             "by seed",
             f"TR-CL {_pm(seq['trcl']['final_swd'])}; hard freeze {_pm(seq[FREEZE]['final_swd'])} (forgetting "
-            f"{_pm(seq[FREEZE]['forgetting'])}, re-convergence steps {_pm(rec[FREEZE]['steps'], 1)})",
+            f"{_pm(seq[FREEZE]['forgetting'])}, re-learning area {_pm(rec[FREEZE]['area'], 4)}; TR-CL's "
+            f"{_pm(rec['trcl']['area'], 4)})",
             freeze_verdict(freeze_adv), gates=("forgetting",),
         ),
     ]
 
 
 def freeze_sentence(results: TrustRegionCLResults) -> str:
-    """The hard-freeze arm against TR-CL on this page's paired seeds (final SWD, forgetting, re-convergence steps):
+    """The hard-freeze arm against TR-CL on this page's paired seeds (final SWD, forgetting, re-learning area):
     does TR-CL at the book's radius do more than parameter isolation?"""
     seq, rec = results.summary["sequence"]["methods"], results.summary["reconvergence"]["methods"]
     tr, fr = seq["trcl"]["final_swd"]["per_seed"], seq[FREEZE]["final_swd"]["per_seed"]
@@ -443,8 +444,8 @@ def freeze_sentence(results: TrustRegionCLResults) -> str:
         "tasks' free label weights learn; the same replay; TR-CL's projection at radius 0) ends at final distance "
         f"{_pm(seq[FREEZE]['final_swd'])} against TR-CL's {_pm(seq['trcl']['final_swd'])} (TR-CL's advantage "
         f"{_iv(_paired(fr, tr))}), with forgetting {_pm(seq[FREEZE]['forgetting'])} (TR-CL "
-        f"{_pm(seq['trcl']['forgetting'])}) and re-convergence steps {_pm(rec[FREEZE]['steps'], 1)} (TR-CL "
-        f"{_pm(rec['trcl']['steps'], 1)}): on final quality TR-CL is {word} parameter isolation on this page's "
+        f"{_pm(seq['trcl']['forgetting'])}) and re-learning area {_pm(rec[FREEZE]['area'], 4)} (TR-CL "
+        f"{_pm(rec['trcl']['area'], 4)}): on final quality TR-CL is {word} parameter isolation on this page's "
         f"paired seeds (margin {SWD_MARGIN:g})."
     )
 

@@ -268,10 +268,9 @@ def _squared_distance(params: Params, anchor: Params, metric: Params) -> torch.T
     return sum((metric[k] * (params[k] - anchor[k]).pow(2)).flatten(1).sum(1) for k in params)
 
 
-#: speed-ups that change no number (a test runs both ways and compares to the bit): members with a replay weight of
-#: 0 skip the replay batch's forward pass; a member back within tolerance leaves the re-convergence batch
+#: a speed-up that changes no number (a test runs both ways and compares to the bit): members with a replay weight of
+#: 0 skip the replay batch's forward pass
 SKIP_UNWEIGHTED_REPLAY = True
-DROP_RECONVERGED = True
 
 #: the multiplier's step is proportional to max(lambda, DUAL_FLOOR): additive near 0, geometric above
 DUAL_FLOOR = 1.0
@@ -722,74 +721,23 @@ def reconvergence_steps(
     seed: int,
 ) -> torch.Tensor:
     """Steps of plain fine-tuning on real data of an earlier task until its evaluation loss is back
-    within ``tol`` of ``target`` (its loss right after it was learned), per member.
+    within ``tol`` of ``target`` (its loss right after it was learned), per member: the first check at or below
+    ``(1 + tol) target`` on :func:`relearning_curve`'s curve over ``max_steps`` steps (:func:`crossing_steps`).
 
     Every member is fine-tuned the same way (Adam, no replay, no penalty; members of a seed get the
     same data, diffusion times and noise), so the count measures the starting point each method
-    left behind. A member already within tolerance scores 0; one
-    that never gets there within ``max_steps`` scores ``max_steps + eval_every`` (censored).
+    left behind. A member already within tolerance scores 0; one that never gets there by the last check scores
+    ``(max_steps // eval_every + 1) eval_every`` (censored; ``max_steps + eval_every`` when ``eval_every`` divides
+    ``max_steps``). The tests check this count against an early-exit loop in which members leave once back.
     """
-    check_positive("tol", tol)
-    members = check_param_dict("params", params, net.shapes())
-    _check_tensor("target", target, members)
-    _check_tensor("seed_of", seed_of, members)
-    if int(seed_of.min()) < 0 or int(seed_of.max()) >= n_seeds:
-        raise ArgumentError(f"seed_of must hold seed indices in [0, n_seeds - 1 = {n_seeds - 1}]")
-    if task_dim(task_name) != net.d_data:
-        raise ArgumentError(f"task_name must be a task of net.d_data = {net.d_data} coordinates, got {task_name!r}")
-    if task_index >= net.n_tasks:
-        raise ArgumentError(f"task_index must be < net.n_tasks = {net.n_tasks}, got {task_index}")
-    _check_eval_set(eval_set, net, schedule.n_steps, task_index + 1, n_seeds)
-    check_memory({"the fine-tuning batches' activations (members x batch_size x width x depth)":
-                  32.0 * members * batch_size * (net.d_in + net.width * net.depth)})  # fmt: skip
-    device = params["w0"].device
-    params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
-    opt = torch.optim.Adam(list(params.values()), lr=lr)
-    data_gens = [torch.Generator().manual_seed(seed * 6007 + 31 * s + task_index) for s in range(n_seeds)]
-    g = torch.Generator().manual_seed(seed * 6007 + 7 + task_index)
-    bound = (1 + tol) * target
-    found = torch.full(target.shape, float(max_steps + eval_every), device=device)
-
-    one_task = {k: v[:, task_index : task_index + 1] for k, v in eval_set.items()}  # (S, 1, n, ...)
-
-    # members still fine-tuning: one that is back within tolerance leaves the batch (its count is final), with
-    # the others' weights and Adam moments carried over, so every number is the same as with all members training
-    active = torch.arange(members, device=device)
-
-    def check(step: int) -> None:
-        nonlocal active, params, opt
-        detached = {k: v.detach() for k, v in params.items()}
-        loss = eval_losses(detached, net, schedule, one_task, seed_of[active], first_task=task_index)[:, 0]
-        hit = (loss <= bound[active]) & (found[active] > max_steps)
-        if not bool(hit.any()):
-            return
-        found[active[hit]] = float(step)
-        if not DROP_RECONVERGED:
-            return
-        keep, active = ~hit, active[~hit]
-        old = params
-        params = {k: v.detach()[keep].clone().requires_grad_(True) for k, v in old.items()}
-        moments = opt.state
-        opt = torch.optim.Adam(list(params.values()), lr=lr)
-        for k, v in params.items():
-            if old[k] in moments:  # the Adam state of the members that stay
-                opt.state[v] = {n: (x if n == "step" else x[keep]).clone() for n, x in moments[old[k]].items()}
-
-    check(0)
-    for step in range(1, max_steps + 1):
-        if bool((found <= max_steps).all()):
-            break
-        x0 = torch.stack([sample_task(task_name, batch_size, dg) for dg in data_gens]).to(device)[seed_of[active]]
-        # drawn once per seed for all members (common random numbers), whichever are still fine-tuning
-        t, noise = _per_seed(draw_t_noise((n_seeds, *x0.shape[1:]), schedule.n_steps, g, device), seed_of[active])
-        c = torch.full(t.shape, task_index, dtype=torch.long, device=device)
-        loss = _per_sample_loss(params, net, schedule, x0, c, t, noise).mean(1).sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if step % eval_every == 0:
-            check(step)
-    return found
+    _check_tensor("target", target, check_param_dict("params", params, net.shapes()))
+    curve = relearning_curve(
+        params, net, schedule, task_index, task_name, eval_set, seed_of,
+        n_seeds=n_seeds, n_steps=max_steps, eval_every=eval_every, batch_size=batch_size, lr=lr, seed=seed,
+    )  # fmt: skip
+    big = torch.finfo(curve.dtype).max  # an infinite target is always reached, a NaN one never (as loss <= it says)
+    bound = torch.nan_to_num((1 + tol) * target.to(curve), nan=-big, posinf=big, neginf=-big)
+    return crossing_steps(curve, bound, eval_every=eval_every, interpolate=False)
 
 
 @checked(task_index=Int(0, 10_000), task_name=Choice(TASKS), seed_of=Array("m", integer=True),
@@ -812,8 +760,8 @@ def relearning_curve(
     seed: int,
 ) -> torch.Tensor:
     """The re-learning curve: an earlier task's evaluation loss per member at fine-tuning steps 0, ``eval_every``,
-    2 ``eval_every``, ... up to ``n_steps`` (``(n_steps // eval_every + 1, M)``), under the same fine-tuning as
-    :func:`reconvergence_steps` (the same data, diffusion times, noise and Adam), with every member fine-tuned for the
+    2 ``eval_every``, ... up to ``n_steps`` (``(n_steps // eval_every + 1, M)``): plain fine-tuning (Adam, no replay,
+    no penalty; members of a seed get the same data, diffusion times and noise), with every member fine-tuned for the
     whole window (none leaves early), so each curve is whole. :func:`reconvergence_steps`' count is the first check
     at or below the tolerance bound on this curve (:func:`crossing_steps`)."""
     members = check_param_dict("params", params, net.shapes())
@@ -829,7 +777,7 @@ def relearning_curve(
                   32.0 * members * batch_size * (net.d_in + net.width * net.depth)})  # fmt: skip
     params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
     opt = torch.optim.Adam(list(params.values()), lr=lr)
-    # the generators of reconvergence_steps (one per seed index 0..n_seeds - 1), so the two see the same draws
+    # one data generator per seed index 0..n_seeds - 1 (members of a seed see the same draws)
     data_gens = [torch.Generator().manual_seed(seed * 6007 + 31 * s + task_index) for s in range(n_seeds)]
     g = torch.Generator().manual_seed(seed * 6007 + 7 + task_index)
     one_task = {k: v[:, task_index : task_index + 1] for k, v in eval_set.items()}
@@ -857,7 +805,7 @@ def relearning_curve(
 def crossing_steps(curve: torch.Tensor, bound: torch.Tensor, *, eval_every: int, interpolate: bool) -> torch.Tensor:
     """Steps until a re-learning curve (:func:`relearning_curve`, ``(C, M)`` at steps 0, ``eval_every``, ...) is first
     at or below ``bound`` (``(M,)``), per member: 0 if it starts there; ``(C - 1) eval_every + eval_every`` if it never
-    gets there (censored, as :func:`reconvergence_steps`). ``interpolate=False``: the step of the first check at or
+    gets there (censored). ``interpolate=False``: the step of the first check at or
     below the bound (the count of :func:`reconvergence_steps`); ``True``: the step where the straight line between
     that check and the one before crosses the bound (steps between two checks, not a multiple of ``eval_every``)."""
     c, m = curve.shape
