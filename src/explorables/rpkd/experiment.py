@@ -352,6 +352,9 @@ def _results(cfg: RPKDConfig, summary: dict[str, Any], curves: dict[str, Any]) -
     summary["protocol"] = cfg.protocol
     summary["n_labelled"] = labelled_count(cfg, transfer_size(cfg))
     summary["transfer"] = cfg.transfer
+    summary["n_transfer"] = transfer_size(cfg)
+    n_train = len(load_task(cfg).fine) - cfg.n_test
+    summary["n_teacher"] = n_train - summary["n_transfer"] if cfg.transfer == "disjoint" else n_train
     return RPKDResults(cfg, summary, curves)
 
 
