@@ -5,6 +5,7 @@ The candidates, criteria and decision rule: ``rpkd_teacher_transfer_rule.md`` (c
     PYTHONPATH=src python benchmarks/rpkd_teacher_transfer.py 123 124 125   # appends to rpkd_teacher_transfer.jsonl
     PYTHONPATH=src python benchmarks/rpkd_teacher_transfer.py -1            # a quick test on the smoke preset
     PYTHONPATH=src python benchmarks/rpkd_teacher_transfer.py --summary     # the table and the decision
+    PYTHONPATH=src python benchmarks/rpkd_teacher_transfer.py --only T1 124 125   # one candidate only
 
 Per seed, three runs of the page's ``run_protocols`` (both protocols, ``workers=1``: one process, every job, so
 that ``time.process_time`` counts the page's whole kernel CPU): the reference (the book preset), T1
@@ -29,10 +30,12 @@ CANDIDATES = {"reference": {}, "T1": {"teacher_norm": True},
 ARMS = ("ce", "kd", "ofa", "rpkd", "feature_match")
 
 
-def one_seed(seed: int) -> list[dict]:
+def one_seed(seed: int, only: tuple[str, ...] = tuple(CANDIDATES)) -> list[dict]:
     scale = "smoke" if seed < 0 else "book"
     rows = []
     for name, fields in CANDIDATES.items():
+        if name not in only:
+            continue
         # every field named: the row reads the same whatever the book preset's defaults become
         full = {"teacher_norm": False, "transfer": "shared"} | fields
         cfg = dataclasses.replace(RPKDConfig.preset(scale, seed=abs(seed), device="cpu"), **full).validated()
@@ -93,6 +96,9 @@ def summary() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--summary"]:
         summary()
-    else:
-        for s in map(int, sys.argv[1:]):
-            one_seed(s)
+    else:  # --only NAME[,NAME]: those candidates only
+        args = sys.argv[1:]
+        only = tuple(args[args.index("--only") + 1].split(",")) if "--only" in args else tuple(CANDIDATES)
+        seeds = [a for i, a in enumerate(args) if a != "--only" and (i == 0 or args[i - 1] != "--only")]
+        for s in map(int, seeds):
+            one_seed(s, only)

@@ -14,7 +14,9 @@ weakened every arm, CE included, and no known distiller then beat CE on every se
 
 For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
 
-1. **Teacher.** A CNN trained with cross-entropy on the ``C``-class labels of the training split.
+1. **Teacher.** A CNN trained with cross-entropy on the ``C``-class labels of the training split, with a batch
+   normalisation before its last ReLU (``teacher_norm``; without it some of its last channels died on every base
+   seed: ``benchmarks/rpkd_teacher_transfer_rule.md``).
 2. **Probe** (the mechanism, apart from student training): linear probes read the teacher's
    targets on the transfer set (``C``-way soft logits; RPKD's ``K``-way prototype distribution and
    activation maps; their rivals without prototypes, the pooled projection and the control's target;
@@ -103,7 +105,7 @@ class RPKDConfig(ExperimentConfig):
     protocol: str = param("few_label", Choice(PROTOCOLS),
                           "'few_label' (n_labelled labels) or 'standard' (every training label; n_labelled unused)")
     teacher_width: int = param(8, Int(1, 512), "teacher channels (then twice as many)")
-    teacher_norm: bool = param(False, Bool(), "a batch normalisation before the ReLU of the teacher's last convolution")
+    teacher_norm: bool = param(True, Bool(), "a batch normalisation before the ReLU of the teacher's last convolution")
     transfer: str = param("shared", Choice(TRANSFERS),
                           "'shared': the students' transfer set is the teacher's training set; 'disjoint': the "
                           "training split is halved, the teacher trains on the first half, the students (images, "

@@ -196,7 +196,7 @@ class Mixer(nn.Module):
 
 @checked(n_members=MEMBERS, n_classes=CLASSES, width=WIDTH, seed=SEED, norm=Bool())
 def make_teacher(n_members: int, n_classes: int, width: int, seed: int, device: torch.device | str = "cpu",
-                 norm: bool = False) -> CNN:
+                 norm: bool = True) -> CNN:
     """The CNN teacher ensemble (channels ``width`` then ``2 * width``; ``norm``: batch normalisation before the
     last ReLU)."""
     device = check_device("device", device)

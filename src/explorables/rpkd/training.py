@@ -95,7 +95,7 @@ class LossWeights:
 def train_teachers(
     images: torch.Tensor, labels: torch.Tensor, n_classes: int, *, width: int, n_steps: int, batch_size: int,
     lr: float, seed: int, device: torch.device | str, progress: bool = False,
-    checkpoint: Checkpointer | None = None, name: str = "teachers", norm: bool = False,
+    checkpoint: Checkpointer | None = None, name: str = "teachers", norm: bool = True,
 ) -> nn.Module:
     """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE.
 
