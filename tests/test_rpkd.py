@@ -55,12 +55,15 @@ from explorables.rpkd.experiment import (
     STANDARD_ARMS,
     RPKDConfig,
     RPKDResults,
+    _split,
     labelled_count,
+    load_task,
     run,
     run_protocols,
     standard_protocol,
+    transfer_size,
 )
-from explorables.rpkd.models import EnsembleConv2d, EnsembleLinear
+from explorables.rpkd.models import EnsembleBatchNorm, EnsembleConv2d, EnsembleLinear
 from explorables.rpkd.probe import distillation_targets
 from explorables.rpkd.training import (
     ARMS,
@@ -152,6 +155,53 @@ def test_ensemble_members_are_independent_networks():
     out[1].sum().backward()
     grad = conv.weight.grad.reshape(3, -1).abs().sum(1)
     assert grad[1] > 0 and grad[0] == 0 and grad[2] == 0
+
+
+def test_ensemble_batch_norm_is_one_batch_norm_per_member_and_uses_running_statistics_in_eval():
+    norm = EnsembleBatchNorm(3, 4)
+    with torch.no_grad():
+        norm.weight.copy_(torch.arange(12.0) / 6 + 0.5)
+        norm.bias.copy_(torch.arange(12.0) / 10)
+    x = torch.randn(3, 5, 4, 3, 3, generator=torch.Generator().manual_seed(0)) * 2 + 1
+    out = norm(x)
+    for m in range(3):  # member m: an ordinary batch norm of its own channels, with its own scale and shift
+        ref = torch.nn.BatchNorm2d(4)
+        with torch.no_grad():
+            ref.weight.copy_(norm.weight[4 * m: 4 * m + 4])
+            ref.bias.copy_(norm.bias[4 * m: 4 * m + 4])
+        assert torch.allclose(out[m], ref(x[m]), atol=1e-5)
+        assert torch.allclose(norm.running_mean[4 * m: 4 * m + 4], ref.running_mean, atol=1e-6)
+        ref.eval()
+        norm.eval()
+        assert torch.allclose(norm(x)[m], ref(x[m]), atol=1e-5)  # eval: the running statistics, per member
+        norm.train()
+
+
+def test_the_teacher_norm_leaves_the_teacher_without_it_unchanged_and_keeps_every_channel_alive():
+    x = torch.rand(1, 6, 1, 8, 8, generator=torch.Generator().manual_seed(1))
+    plain, normed = make_teacher(1, 3, 4, seed=0, norm=False), make_teacher(1, 3, 4, seed=0)
+    assert isinstance(plain.norm3, torch.nn.Identity) and isinstance(normed.norm3, EnsembleBatchNorm)
+    for name, p in plain.named_parameters():  # the same seeded draws: the norm adds parameters, takes no draw
+        assert torch.equal(p, dict(normed.named_parameters())[name])
+    _, features, _ = normed(x)  # in training mode, each channel is centred over the batch: none is 0 everywhere
+    assert bool((features > 0).flatten(start_dim=3).any(dim=(1, 3)).all())
+
+
+def test_a_disjoint_transfer_set_is_the_second_half_of_the_same_training_split():
+    cfg = RPKDConfig.preset("smoke")
+    task = load_task(cfg)
+    shared = _split(cfg, task, 2, torch.device("cpu"))
+    cut = dataclasses.replace(cfg, transfer="disjoint")
+    n_labelled, x_tr, fine_tr, x_test, y_test, x_teach, fine_teach = _split(cut, task, 2, torch.device("cpu"))
+    n = len(shared[2])
+    assert torch.equal(x_teach, shared[1][: n // 2]) and torch.equal(x_tr, shared[1][n // 2:])
+    assert torch.equal(fine_teach, shared[2][: n // 2]) and torch.equal(fine_tr, shared[2][n // 2:])
+    assert torch.equal(x_test, shared[3]) and torch.equal(y_test, shared[4])  # the test split is the same
+    assert torch.equal(shared[5], shared[1])  # shared: the teacher trains on the transfer set itself
+    assert n_labelled == cfg.n_labelled and transfer_size(cut) == n - n // 2 == len(fine_tr)
+    assert standard_protocol(cut).n_labelled == n - n // 2  # every label of the (halved) transfer set
+    few, std = run_protocols(dataclasses.replace(cut, class_grid=(2,), seeds=(0, 1)), workers=1)
+    assert std.summary["n_labelled"] == n - n // 2 and few.summary["transfer"] == "disjoint"
 
 
 def test_labels_reach_only_cross_entropy_and_ofa():

@@ -14,7 +14,9 @@ weakened every arm, CE included, and no known distiller then beat CE on every se
 
 For every class count ``C`` in ``class_grid`` (super-classes ``fine mod C``):
 
-1. **Teacher.** A CNN trained with cross-entropy on the ``C``-class labels of the training split.
+1. **Teacher.** A CNN trained with cross-entropy on the ``C``-class labels of the training split, with a batch
+   normalisation before its last ReLU (``teacher_norm``; without it some of its last channels died on every base
+   seed: ``benchmarks/rpkd_teacher_transfer_rule.md``).
 2. **Probe** (the mechanism, apart from student training): linear probes read the teacher's
    targets on the transfer set (``C``-way soft logits; RPKD's ``K``-way prototype distribution and
    activation maps; their rivals without prototypes, the pooled projection and the control's target;
@@ -48,7 +50,7 @@ from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Choice, Int, Seeds, Tuple, param
+from ..core.params import Bool, Choice, Int, Seeds, Tuple, param
 from ..core.threads import one_cpu_thread, worker_count
 from ..core.validation import check_int
 from .data import (
@@ -79,6 +81,9 @@ CONTROL_TARGET = "control_target"
 PROBED: tuple[str, ...] = (*TARGETS, POOLED, CONTROL_TARGET, TEACHER_FEATURES)
 #: "few_label": the student sees ``n_labelled`` labels; "standard": every training label (CE on all of them)
 PROTOCOLS: tuple[str, ...] = ("few_label", "standard")
+#: "shared": the students' transfer set is the teacher's training set; "disjoint": the training split is cut in two
+#: halves, the teacher trains on the first, the students' transfer set (their images and labels) is the second
+TRANSFERS: tuple[str, ...] = ("shared", "disjoint")
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,11 @@ class RPKDConfig(ExperimentConfig):
     protocol: str = param("few_label", Choice(PROTOCOLS),
                           "'few_label' (n_labelled labels) or 'standard' (every training label; n_labelled unused)")
     teacher_width: int = param(8, Int(1, 512), "teacher channels (then twice as many)")
+    teacher_norm: bool = param(True, Bool(), "a batch normalisation before the ReLU of the teacher's last convolution")
+    transfer: str = param("shared", Choice(TRANSFERS),
+                          "'shared': the students' transfer set is the teacher's training set; 'disjoint': the "
+                          "training split is halved, the teacher trains on the first half, the students (images, "
+                          "labels, targets) and the probe use the second")
     student_width: int = param(12, Int(2, 512), "student width (mixer d_model; CNN channels of the last map)")
     n_teacher_steps: int = param(1500, Int(1), "Adam steps of the teacher")
     n_student_steps: int = param(150, Int(1), "Adam steps of every student arm")
@@ -169,8 +179,7 @@ def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
     """The usual distillation protocol (and the paper's, as far as its abstract says): the student sees the
     label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
     seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`; the students' steps ``standard_steps`` (if not 0)."""
-    n_train = len(load_task(cfg).fine) - cfg.n_test
-    return dataclasses.replace(cfg, protocol="standard", n_labelled=n_train,
+    return dataclasses.replace(cfg, protocol="standard", n_labelled=transfer_size(cfg),
                                arms=tuple(a for a in STANDARD_ARMS if a in ARMS),
                                n_student_steps=cfg.standard_steps or cfg.n_student_steps)
 
@@ -178,6 +187,13 @@ def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
 def augment_of(cfg: RPKDConfig) -> int:
     """The largest offset of the students' fresh views: ``standard_augment`` under the standard protocol, else 0."""
     return cfg.standard_augment if cfg.protocol == "standard" else 0
+
+
+def transfer_size(cfg: RPKDConfig) -> int:
+    """The students' transfer set: the training split (every image but the test split), or its second half
+    when ``transfer == "disjoint"``."""
+    n_train = len(load_task(cfg).fine) - cfg.n_test
+    return n_train - n_train // 2 if cfg.transfer == "disjoint" else n_train
 
 
 def labelled_count(cfg: RPKDConfig, n_train: int) -> int:
@@ -191,14 +207,18 @@ def _stats(values: list[float]) -> dict[str, Any]:
 
 
 def _split(cfg: RPKDConfig, task: ImageTask, n_classes: int, device: torch.device) -> tuple:
-    """The base seed's split: ``(n_labelled, x_train, fine_train, x_test, y_test)``. The training split
-    (and so the teacher) does not depend on the protocol: ``n_labelled`` only cuts its first images."""
+    """The base seed's split: ``(n_labelled, x_transfer, fine_transfer, x_test, y_test, x_teacher, fine_teacher)``.
+    The teacher's images (and so the teacher) do not depend on the protocol: ``n_labelled`` only cuts the first
+    images of the transfer set, which is the teacher's training set (``transfer == "shared"``) or the second half
+    of the training split, the teacher's being the first (``"disjoint"``)."""
     n_train = len(task.fine) - cfg.n_test
-    n_labelled = labelled_count(cfg, n_train)
-    base = make_split(len(task.fine), cfg.n_test, n_labelled, cfg.seed)
-    x_train, fine_train = task.images[base.train].to(device), task.fine[base.train]
+    base = make_split(len(task.fine), cfg.n_test, 1, cfg.seed)
+    teach, trans = ((base.train[: n_train // 2], base.train[n_train // 2:]) if cfg.transfer == "disjoint"
+                    else (base.train, base.train))
+    n_labelled = labelled_count(cfg, len(trans))
     x_test, y_test = task.images[base.test].to(device), super_labels(task.fine[base.test], n_classes).to(device)
-    return n_labelled, x_train, fine_train, x_test, y_test
+    return (n_labelled, task.images[trans].to(device), task.fine[trans], x_test, y_test,
+            task.images[teach].to(device), task.fine[teach])
 
 
 def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
@@ -208,22 +228,24 @@ def teacher_part(cfg: RPKDConfig, n_classes: int, progress: bool = False,
     training loop saves its state in ``checkpoint`` (entry ``C=<n>/teacher``). ``probe=False`` leaves the
     probe out and returns what it reads instead (``"probe_inputs"``, for :func:`probe_part`)."""
     device = resolve_device(cfg.device)
-    _, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
+    _, x_train, fine_train, x_test, y_test, x_teach, fine_teach = _split(cfg, load_task(cfg), n_classes, device)
 
-    # 1. the teacher: the C-class labels of every training image
+    # 1. the teacher: the C-class labels of every image of its training set
+    y_teach = super_labels(fine_teach, n_classes)[None].to(device)
     teacher = train_teachers(
-        x_train[None], super_labels(fine_train, n_classes)[None].to(device), n_classes, width=cfg.teacher_width,
+        x_teach[None], y_teach, n_classes, width=cfg.teacher_width,
         n_steps=cfg.n_teacher_steps, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed + 31 * n_classes,
-        device=device, progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/teacher",
+        device=device, progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/teacher", norm=cfg.teacher_norm,
     )
     teacher_acc = float(accuracy(teacher, x_test[None], y_test[None])[0])
     y_train = super_labels(fine_train, n_classes)[None].to(device)
-    train_acc = float(accuracy(teacher, x_train[None], y_train)[0])  # on the transfer set, which it was trained on
+    # on the transfer set (the teacher's own training set when transfer == "shared")
+    train_acc = float(accuracy(teacher, x_train[None], y_train)[0])
     t_logits, t_tokens = teacher_targets(teacher, x_train[None], cfg.grid)
     # how close the KD target (softmax at T) on the transfer set is to a one-hot label: its mean largest probability
     soft_max = float(torch.softmax(t_logits[0].detach() / cfg.temperature, dim=-1).max(dim=-1).values.mean())
-    with torch.no_grad():  # a last-layer channel (after its ReLU) that is 0 everywhere on the training set is dead
-        dead = int((teacher(x_train[None])[1][0] <= 0).all(dim=0).flatten(start_dim=1).all(dim=1).sum())
+    with torch.no_grad():  # a last-layer channel (after its ReLU) that is 0 everywhere on its training set is dead
+        dead = int((teacher(x_teach[None])[1][0] <= 0).all(dim=0).flatten(start_dim=1).all(dim=1).sum())
     prototypes = RandomPrototypes(cfg.n_prototypes, cfg.d_prototype, t_tokens.shape[-1], cfg.seed + 7).to(device)
 
     # 2. the probe: fine-label information in each target (fine labels reach the probe only)
@@ -283,7 +305,7 @@ def students(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: 
     """The training of :func:`student_part` (the teacher's targets of ``shared`` suffice, no probe):
     ``(accuracy per arm, curves)``."""
     device = resolve_device(cfg.device)
-    n_labelled, x_train, fine_train, x_test, y_test = _split(cfg, load_task(cfg), n_classes, device)
+    n_labelled, x_train, fine_train, x_test, y_test, _, _ = _split(cfg, load_task(cfg), n_classes, device)
     t_logits, t_tokens = shared["t_logits"].to(device), shared["t_tokens"].to(device)
     prototypes = shared["prototypes"].to(device)
     n_seeds = len(cfg.seeds)
@@ -330,7 +352,11 @@ def _results(cfg: RPKDConfig, summary: dict[str, Any], curves: dict[str, Any]) -
     summary["arms"] = list(cfg.arms)
     summary["control"] = CONTROL
     summary["protocol"] = cfg.protocol
-    summary["n_labelled"] = labelled_count(cfg, len(load_task(cfg).fine) - cfg.n_test)
+    summary["n_labelled"] = labelled_count(cfg, transfer_size(cfg))
+    summary["transfer"] = cfg.transfer
+    summary["n_transfer"] = transfer_size(cfg)
+    n_train = len(load_task(cfg).fine) - cfg.n_test
+    summary["n_teacher"] = n_train - summary["n_transfer"] if cfg.transfer == "disjoint" else n_train
     return RPKDResults(cfg, summary, curves)
 
 

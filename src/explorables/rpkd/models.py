@@ -27,7 +27,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..core.arguments import checked
-from ..core.params import Choice, Int, Rule
+from ..core.params import Bool, Choice, Int, Rule
 from ..core.resources import check_memory
 
 STUDENTS: tuple[str, ...] = ("mixer", "cnn")
@@ -113,19 +113,43 @@ class EnsembleConv2d(nn.Module):
         return out.reshape(b, m, -1, h, w).permute(1, 0, 2, 3, 4)
 
 
+class EnsembleBatchNorm(nn.Module):
+    """``M`` independent batch normalisations of ``c`` channels, ``(M, B, c, h, w) -> (M, B, c, h, w)``: per member
+    and channel, the statistics of the batch and the locations while training, running statistics (momentum 0.1)
+    in ``eval()`` mode; a learned scale and shift (init 1 and 0)."""
+
+    def __init__(self, n_members: int, channels: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n_members * channels))
+        self.bias = nn.Parameter(torch.zeros(n_members * channels))
+        self.register_buffer("running_mean", torch.zeros(n_members * channels))
+        self.register_buffer("running_var", torch.ones(n_members * channels))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        m, b, c, h, w = x.shape
+        flat = x.permute(1, 0, 2, 3, 4).reshape(b, m * c, h, w)
+        out = F.batch_norm(flat, self.running_mean, self.running_var, self.weight, self.bias, training=self.training,
+                           momentum=0.1, eps=1e-5)
+        return out.reshape(b, m, c, h, w).permute(1, 0, 2, 3, 4)
+
+
 def _pool2(x: torch.Tensor) -> torch.Tensor:
     m, b, c, h, w = x.shape
     return F.max_pool2d(x.reshape(m * b, c, h, w), 2).reshape(m, b, c, h // 2, w // 2)
 
 
 class CNN(nn.Module):
-    """conv(1->c1), conv(c1->c1), max-pool, conv(c1->c2): a ``(c2, H/2, W/2)`` feature map, pooled to logits."""
+    """conv(1->c1), conv(c1->c1), max-pool, conv(c1->c2): a ``(c2, H/2, W/2)`` feature map, pooled to logits.
+    ``norm``: a batch normalisation between the last convolution and its ReLU (the teacher's, so that no channel
+    of its feature map dies: ``benchmarks/rpkd_teacher_transfer_rule.md``)."""
 
-    def __init__(self, n_members: int, n_classes: int, c1: int, c2: int, generator: torch.Generator):
+    def __init__(self, n_members: int, n_classes: int, c1: int, c2: int, generator: torch.Generator,
+                 norm: bool = False):
         super().__init__()
         self.conv1 = EnsembleConv2d(n_members, 1, c1, generator)
         self.conv2 = EnsembleConv2d(n_members, c1, c1, generator)
         self.conv3 = EnsembleConv2d(n_members, c1, c2, generator)
+        self.norm3 = EnsembleBatchNorm(n_members, c2) if norm else nn.Identity()
         self.head = EnsembleLinear(n_members, c2, n_classes, generator)
         self.d_feature = c2
 
@@ -133,7 +157,7 @@ class CNN(nn.Module):
         h = F.relu(self.conv1(x))
         stage1 = h.mean(dim=(-2, -1))
         h = _pool2(F.relu(self.conv2(h)))
-        features = F.relu(self.conv3(h))  # (M, B, c2, h, w)
+        features = F.relu(self.norm3(self.conv3(h)))  # (M, B, c2, h, w)
         return self.head(features.mean(dim=(-2, -1))), features, stage1
 
 
@@ -170,13 +194,15 @@ class Mixer(nn.Module):
         return self.head(h.mean(dim=2)), h, stage1
 
 
-@checked(n_members=MEMBERS, n_classes=CLASSES, width=WIDTH, seed=SEED)
-def make_teacher(n_members: int, n_classes: int, width: int, seed: int, device: torch.device | str = "cpu") -> CNN:
-    """The CNN teacher ensemble (channels ``width`` then ``2 * width``)."""
+@checked(n_members=MEMBERS, n_classes=CLASSES, width=WIDTH, seed=SEED, norm=Bool())
+def make_teacher(n_members: int, n_classes: int, width: int, seed: int, device: torch.device | str = "cpu",
+                 norm: bool = True) -> CNN:
+    """The CNN teacher ensemble (channels ``width`` then ``2 * width``; ``norm``: batch normalisation before the
+    last ReLU)."""
     device = check_device("device", device)
     check_memory({"teacher weights (n_members x width^2)": _weights_bytes(n_members, (1, width, width, 2 * width),
                                                                           n_classes)})
-    return CNN(n_members, n_classes, width, 2 * width, torch.Generator().manual_seed(seed)).to(device)
+    return CNN(n_members, n_classes, width, 2 * width, torch.Generator().manual_seed(seed), norm).to(device)
 
 
 @checked(kind=Choice(STUDENTS), n_members=MEMBERS, n_classes=CLASSES, width=WIDTH, seed=SEED, image_size=Int(2, 64))

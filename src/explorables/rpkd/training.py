@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
 from ..core.checkpoint import Checkpointer
-from ..core.params import Choice, Float, Int, Tuple
+from ..core.params import Bool, Choice, Float, Int, Tuple
 from .data import _translate
 from .losses import (
     GRID,
@@ -91,11 +91,11 @@ class LossWeights:
 
 
 @checked(images=IMAGES, labels=Array("s n", integer=True), n_classes=CLASSES, width=WIDTH, n_steps=STEPS,
-         batch_size=Int(1), lr=LR, seed=SEED)
+         batch_size=Int(1), lr=LR, seed=SEED, norm=Bool())
 def train_teachers(
     images: torch.Tensor, labels: torch.Tensor, n_classes: int, *, width: int, n_steps: int, batch_size: int,
     lr: float, seed: int, device: torch.device | str, progress: bool = False,
-    checkpoint: Checkpointer | None = None, name: str = "teachers",
+    checkpoint: Checkpointer | None = None, name: str = "teachers", norm: bool = True,
 ) -> nn.Module:
     """One CNN teacher per seed (``images (S, N, 1, H, W)``, super-class ``labels (S, N)``), trained with CE.
 
@@ -105,7 +105,7 @@ def train_teachers(
     check_labels("labels", labels, n_classes, unknown=False)
     device = check_device("device", device)
     n_seeds, n = labels.shape
-    teacher = make_teacher(n_seeds, n_classes, width, seed, device)
+    teacher = make_teacher(n_seeds, n_classes, width, seed, device, norm=norm)
     opt = torch.optim.Adam(teacher.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 1)
 
