@@ -20,7 +20,7 @@ from explorables.dcdm import claims as C
 from explorables.dcdm import data as Dt
 from explorables.dcdm import dcdm as M
 from explorables.dcdm import experiment as X
-from explorables.dcdm.metrics import cluster_scores, majority_labels, mmd2, usage_weighted_purity
+from explorables.dcdm.metrics import cluster_scores, majority_labels, mmd2, usage_weighted_purity, variance_ratios
 from explorables.dcdm.networks import Ensemble, MLPDenoiser, MLPEncoder, UNet
 from explorables.dcdm.training import (
     ARMS,
@@ -313,6 +313,32 @@ def test_mmd2_matches_a_brute_force_sum():
     assert hs == pytest.approx((0.5 * median_bandwidth(x), 2.0 * median_bandwidth(x)))
     with pytest.raises(ValueError, match="bandwidth"):
         mmd2(x, y, (0.3, -1.0))
+
+
+def test_variance_ratios_are_one_for_the_data_itself_and_the_scale_squared_for_a_scaled_copy():
+    """A second draw from the reference's own distribution has ratios near 1 on every leading component; a
+    copy scaled by c (and shifted) has exactly c² on every one; the components come largest first."""
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(6, 6))
+    cov = a @ a.T + 0.1 * np.eye(6)
+    reference = rng.multivariate_normal(np.arange(6.0), cov, size=20000)
+    other = rng.multivariate_normal(np.arange(6.0), cov, size=20000)
+    ratios = variance_ratios(other, reference, 4)
+    assert ratios.shape == (4,)
+    np.testing.assert_allclose(ratios, 1.0, atol=0.05)
+    for c in (0.5, 1.3):
+        np.testing.assert_allclose(variance_ratios(c * reference + 7.0, reference), c**2, rtol=1e-10)
+    assert variance_ratios(other, reference, 99).shape == (6,)  # at most the dimension
+    # along a component the sample does not stretch, the ratio stays 1: stretch only the leading direction
+    _, v = np.linalg.eigh(np.cov(reference, rowvar=False))
+    lead = v[:, -1]
+    stretched = reference + 0.5 * np.outer((reference - reference.mean(0)) @ lead, lead)
+    r = variance_ratios(stretched, reference, 3)
+    assert r[0] == pytest.approx(2.25, rel=1e-10) and r[1:] == pytest.approx([1.0, 1.0], rel=1e-10)
+    with pytest.raises(ValueError, match="same D"):
+        variance_ratios(other[:, :3], reference)
+    with pytest.raises(ValueError, match="spread"):
+        variance_ratios(other, np.zeros((10, 6)))
 
 
 def test_multi_bandwidth_mmd_sees_the_modes_the_median_misses():
@@ -616,6 +642,7 @@ def _fake_results(
 
     def arm(nmi, purity, mmd, err=None):
         keys = {"nmi": nmi, "ari": 0.2, "purity": purity, "mmd2": mmd, "mmd2_prior": mmd}
+        keys |= {"var_ratio_min": 0.85, "var_ratio_max": 1.2, "var_ratio_prior_min": 0.8, "var_ratio_prior_max": 1.25}
         if err is not None:
             keys["denoise_mean"] = err
         return {**{k: stat(v) for k, v in keys.items()}, **{f"{k}_per_seed": per(v) for k, v in keys.items()}}
@@ -631,6 +658,8 @@ def _fake_results(
         "untrained": untrained,
         "mmd2_floor": 0.0,
         "mmd2_gaussian": 1.0,
+        "var_ratio_gaussian": {"min": 0.97, "max": 1.04},
+        "var_ratio_components": 10,
         "classifier_test_accuracy": 0.95,
         "noise_levels": [0, 5, 9],
     }
@@ -646,6 +675,16 @@ def test_mechanism_row_and_sentence_follow_the_verdict():
     assert "not clearly better than fixed ones" in C.mechanism_sentence(only_ddpm)
     level = _fake_results(0.75, 0.76, 0.1, 0.1, denoise=(0.5, 0.5, 0.5))
     assert "does not lower the denoising error" in C.mechanism_sentence(level)
+
+
+def test_moments_sentence_quotes_the_ratios_and_explains_only_a_failed_gate():
+    passed = _fake_results(0.75, 0.76, 0.1, 0.1)  # DDPM at 0.1 of the Gaussian fit's excess: the gate passes
+    text = C.moments_sentence(passed, "images")
+    assert "10 leading principal components" in text and "0.85–1.20" in text and "0.80–1.25" in text
+    assert "0.97–1.04" in text and "dcdm_room_rule.md" not in text
+    failed = _fake_results(0.75, 0.76, 0.9, 0.9)  # DDPM as far as the fit: the gate fails
+    text = C.moments_sentence(failed, "images")
+    assert "cannot give the DDPM the edge" in text and "benchmarks/dcdm_room_rule.md" in text
 
 
 def test_sentences_follow_the_verdicts():
@@ -809,5 +848,13 @@ def test_a_tiny_run_scores_every_arm_and_its_headline_quotes_the_summary():
         assert set(results.summary[part]["arms"]) == set(ARMS)
         nmi = results.summary[part]["arms"]["dcdm"]["nmi"]["mean"]
         assert line.startswith(f"{part}: DCDM NMI {nmi:.3f}")
+        d = results.summary[part]
+        assert d["var_ratio_components"] == min(10, 2 if part == "mixture" else cfg.d_pca)
+        for arm in ARMS:
+            for key in ("var_ratio", "var_ratio_prior"):
+                lo, hi = d["arms"][arm][f"{key}_min"]["mean"], d["arms"][arm][f"{key}_max"]["mean"]
+                assert 0 < lo <= hi
+        assert 0 < d["var_ratio_gaussian"]["min"] <= d["var_ratio_gaussian"]["max"]
+    assert "leading principal components" in C.moments_sentence(results, "images")
     with pytest.raises(ValueError, match="results"):
         X.headline(X.DCDMResults(cfg, {"mixture": {}}))

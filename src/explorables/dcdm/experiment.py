@@ -40,6 +40,7 @@ from ..core.threads import one_cpu_thread
 from . import data as Dt
 from . import dcdm as M
 from .metrics import (
+    VARIANCE_COMPONENTS,
     cluster_scores,
     kernel_bandwidths,
     kmeans_assign,
@@ -47,6 +48,7 @@ from .metrics import (
     mean_sd,
     mmd2,
     usage_weighted_purity,
+    variance_ratios,
 )
 from .networks import ConvEncoder, Ensemble, MLPDenoiser, MLPEncoder, UNet
 from .training import (
@@ -186,7 +188,11 @@ def evaluate(
     # data, as many as the input-free samples, so the floor's own estimation noise shows in the seed interval
     floors = data_floors(x_np, x_test, bandwidth, len(models.seeds), 4 * len(x_test), cfg.seed)
     # the quality gate's reference: a Gaussian with the training data's mean and covariance (the crudest generator)
-    gaussian = mmd2(gaussian_fit_samples(x_np, 4 * len(x_test), cfg.seed + 13), x_test, bandwidth)
+    gaussian_samples = gaussian_fit_samples(x_np, 4 * len(x_test), cfg.seed + 13)
+    gaussian = mmd2(gaussian_samples, x_test, bandwidth)
+    # why a generator loses to that fit: its spread along the held-out data's leading principal components,
+    # relative to the data's (the fit copies the training covariance; min and max over the components)
+    gaussian_ratios = variance_ratios(gaussian_samples, x_test, VARIANCE_COMPONENTS)
     # a measure only (not the quality claim's evidence): concept weights inferred from random training inputs;
     # in low dimensions m nearly encodes the input, so these samples are close to reconstructions
     generated = models.sample_like(data.x_train[torch.randperm(len(data.x_train))[: len(x_test)]]).cpu().numpy()
@@ -209,6 +215,9 @@ def evaluate(
         scores["n_used"] = int((usage >= 0.01).sum())
         scores["mmd2"] = mmd2(generated[e], x_test, bandwidth)
         scores["mmd2_prior"] = mmd2(from_prior[e], x_test, bandwidth)
+        for key, sample in (("var_ratio", generated[e]), ("var_ratio_prior", from_prior[e])):
+            ratios = variance_ratios(sample, x_test, VARIANCE_COMPONENTS)
+            scores[f"{key}_min"], scores[f"{key}_max"] = float(ratios.min()), float(ratios.max())
         for j in range(len(levels)):
             scores[f"denoise_{j}"] = float(denoise[e, j])
         scores["denoise_mean"] = float(denoise[e].mean())
@@ -222,6 +231,8 @@ def evaluate(
         "mmd2_floor": float(np.mean(floors)),
         "mmd2_floor_per_seed": [float(f) for f in floors],
         "mmd2_gaussian": gaussian,
+        "var_ratio_gaussian": {"min": float(gaussian_ratios.min()), "max": float(gaussian_ratios.max())},
+        "var_ratio_components": len(gaussian_ratios),
         "noise_levels": [int(t) for t in levels],
         "noise_fractions": [float(1 - models.schedule.alpha_bars[t]) for t in levels],
     }

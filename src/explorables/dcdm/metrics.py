@@ -4,6 +4,8 @@
 * :func:`kmeans_assign`: k-means on the same inputs (``sklearn.cluster.KMeans``).
 * :func:`usage_weighted_purity`: how pure the samples generated for each concept are under a classifier.
 * :func:`mmd2`: the squared maximum mean discrepancy between two samples (a sample-quality distance).
+* :func:`variance_ratios`: a sample's spread along a reference's leading principal components, relative to the
+  reference's (why a generator that errs in second moments loses to a Gaussian fit under :func:`mmd2`).
 * :func:`majority_labels`: the label most inputs of each concept carry (evaluation only).
 """
 
@@ -112,3 +114,27 @@ def mmd2(x: np.ndarray, y: np.ndarray, bandwidth) -> float:
     return float(
         (kxx.sum() - np.trace(kxx)) / (n * (n - 1)) + (kyy.sum() - np.trace(kyy)) / (m * (m - 1)) - 2 * kxy.mean()
     )
+
+
+#: how many leading principal components of the held-out data :func:`variance_ratios` reads in the evaluation
+VARIANCE_COMPONENTS = 10
+
+
+def variance_ratios(x: np.ndarray, reference: np.ndarray, n_components: int | None = None) -> np.ndarray:
+    """The variance of ``x`` along each of the ``n_components`` leading principal directions of ``reference``
+    (all of them when ``None``; at most the dimension), divided by ``reference``'s variance along it (sample
+    variances, each sample about its own mean), largest component first. 1 everywhere for a sample with the
+    reference's covariance; ``c**2`` for ``c`` times a copy of the reference."""
+    x, reference = np.asarray(x, dtype=np.float64), np.asarray(reference, dtype=np.float64)
+    if x.ndim != 2 or reference.ndim != 2 or x.shape[1] != reference.shape[1]:
+        raise ValueError(f"x and reference must be (n, D) with the same D, got {x.shape} and {reference.shape}")
+    if len(x) < 2 or len(reference) < 2:
+        raise ValueError("variance_ratios needs at least two points in each sample")
+    d = reference.shape[1]
+    k = d if n_components is None else min(check_int("n_components", n_components, minimum=1), d)
+    w, v = np.linalg.eigh(np.cov(reference, rowvar=False).reshape(d, d))
+    order = np.argsort(w)[::-1][:k]
+    if not np.all(w[order] > 0):
+        raise ValueError("reference has no spread along one of the requested components")
+    projected = (x - x.mean(0)) @ v[:, order]
+    return projected.var(0, ddof=1) / w[order]
