@@ -355,6 +355,11 @@ def test_chunks_cover_the_rows_in_even_chunks():
     assert X.chunk_rows(book.replace(member_chunk=3), 7) == [slice(0, 3), slice(3, 6), slice(6, 7)]
     assert X.chunk_rows(book.replace(processes=1), 38) == X.chunk_rows(book.replace(processes=2), 38)
     assert X.chunk_rows(book, 38) == [slice(0, 20), slice(20, 38)]
+    # unified: this process takes more (the worker then trains separate); 16/12 is exact too (unirap_parallel.md)
+    assert X.chunk_rows(book, 28, X.UNIFIED_SHARE) == [slice(0, 16), slice(16, 28)]
+    for n in range(X.SPLIT_ROWS, 60):
+        first = X.chunk_rows(book, n, X.UNIFIED_SHARE)[0].stop
+        assert first % 2 == 0 and 2 <= n - first <= n // 2
 
 
 def test_a_fork_starts_as_its_source_and_separate_decoders_as_the_shared_one():

@@ -288,22 +288,32 @@ def rows_of(state: dict[str, torch.Tensor], n_members: int, rows: slice) -> dict
 
 #: with ``member_chunk`` 0, an ensemble of at least this many rows trains as two chunks (:func:`chunk_rows`)
 SPLIT_ROWS = 8
+#: with ``member_chunk`` 0, the first chunk's share of ``unified``'s rows (the book: 16 of 28; ``pretrain`` splits
+#: in halves, 20 + 18): with two processes the worker trains the second chunk and then ``separate`` (3 members of
+#: three decoders) while this process scores ``unified``, so this process takes more of the training. Measured at
+#: base seed 0 (``benchmarks/unirap_balance.md``): halves, 14 + 14, left this process waiting for the worker's chunk
+#: and then for ``separate``
+UNIFIED_SHARE = 4 / 7
 
 
-def chunk_rows(cfg: UniRAPConfig, n: int) -> list[slice]:
+def chunk_rows(cfg: UniRAPConfig, n: int, share: float = 0.5) -> list[slice]:
     """The consecutive chunks of rows in which an ensemble of ``n`` rows trains: ``cfg.member_chunk`` rows at a time,
-    or with ``member_chunk`` 0 two chunks of an even number of rows each (the first ``2 * ceil(n / 4)``) for ``n`` of
-    :data:`SPLIT_ROWS` or more, else one. The chunks depend on the config alone, never on the process count.
+    or with ``member_chunk`` 0 two chunks of an even number of rows each (the first ``2 * ceil(n * share / 2)``:
+    ``2 * ceil(n / 4)`` for halves) for ``n`` of :data:`SPLIT_ROWS` or more, else one. The chunks depend on the config
+    and the part alone (``share``: :data:`UNIFIED_SHARE` for ``unified``), never on the process count.
 
     Why even: a batched product's rounding depends on its batch size (see :func:`train_chunks`), but on the book's
     machine (MKL, AVX-512) a chunk that starts and ends at an even row trains its members bit for bit as the whole
     ensemble does (measured: the book run's summary is unchanged at base seeds 0 and 117), and odd chunks do not."""
     if cfg.member_chunk:
         return [slice(a, min(a + cfg.member_chunk, n)) for a in range(0, n, cfg.member_chunk)]
+    if not 0 < share <= 4 / 7:
+        raise ValueError(f"share must be in (0, 4/7] (two chunks of at least 2 rows from {SPLIT_ROWS} rows), "
+                         f"got {share}")
     if n < SPLIT_ROWS:
         return [slice(0, n)]
-    half = 2 * math.ceil(n / 4)
-    return [slice(0, half), slice(half, n)]
+    first = 2 * math.ceil(n * share / 2)
+    return [slice(0, first), slice(first, n)]
 
 
 @functools.lru_cache(maxsize=2)
@@ -330,16 +340,17 @@ def _train_chunk(cfg: UniRAPConfig, seeds: list[int], archs: tuple[str, ...], st
 def train_chunks(cfg: UniRAPConfig, model: UniRAP, seeds: list[int], starts: list[int],
                  pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
                  checkpoint: Checkpointer | None, name: str, progress: bool, executor: Executor | None = None,
-                 submitted: Callable[[], None] | None = None) -> np.ndarray:
+                 submitted: Callable[[], None] | None = None, share: float = 0.5) -> np.ndarray:
     """:func:`~explorables.unirap.training.train` on ``model``'s members in the chunks of :func:`chunk_rows`: each
     chunk is an ensemble of its own (its own Adam, the same schedule), trained to the end, and its weights go back
     into ``model``'s rows. Members never interact (per-member losses, clipping and Adam), so this gives the numbers of
     one ensemble at the peak memory of a chunk (up to a batched product's rounding, which depends on its batch size:
     ulps, see :func:`chunk_rows`). With an ``executor`` (a worker process) every chunk after the first trains there,
     without a checkpoint, while this process trains the first; ``submitted`` is called once they are queued (the
-    caller may queue more work behind them). Returns the loss curves ``(T, M)``."""
+    caller may queue more work behind them); ``share``: the first chunk's share (:func:`chunk_rows`). Returns the loss
+    curves ``(T, M)``."""
     n = model.n_members
-    chunks = chunk_rows(cfg, n)
+    chunks = chunk_rows(cfg, n, share)
     jobs = {}
     if executor is not None and len(chunks) > 1:
         state = model.state_dict()
@@ -420,7 +431,7 @@ def train_part(cfg: UniRAPConfig, part: str, checkpoint: Checkpointer, progress:
     lr = cfg.lr if part == "pretrain" else cfg.phase2_lr
     curve = train_chunks(cfg, model, [m.seed for m in members], starts, pool, idx, weights, lr=lr,
                          checkpoint=checkpoint, name=f"{part}/train", progress=progress, executor=executor,
-                         submitted=submitted)
+                         submitted=submitted, share=UNIFIED_SHARE if part == "unified" else 0.5)
     if part == "pretrain":  # each member's start with the lowest training loss over phase 1's last steps
         n = len(members) // cfg.phase1_starts
         late = curve[-min(START_WINDOW, len(curve)):].mean(0).reshape(cfg.phase1_starts, n)
