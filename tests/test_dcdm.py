@@ -20,7 +20,14 @@ from explorables.dcdm import claims as C
 from explorables.dcdm import data as Dt
 from explorables.dcdm import dcdm as M
 from explorables.dcdm import experiment as X
-from explorables.dcdm.metrics import cluster_scores, majority_labels, mmd2, usage_weighted_purity, variance_ratios
+from explorables.dcdm.metrics import (
+    cluster_scores,
+    majority_labels,
+    mmd2,
+    principal_axes,
+    usage_weighted_purity,
+    variance_ratios,
+)
 from explorables.dcdm.networks import Ensemble, MLPDenoiser, MLPEncoder, UNet
 from explorables.dcdm.training import (
     ARMS,
@@ -335,6 +342,15 @@ def test_variance_ratios_are_one_for_the_data_itself_and_the_scale_squared_for_a
     stretched = reference + 0.5 * np.outer((reference - reference.mean(0)) @ lead, lead)
     r = variance_ratios(stretched, reference, 3)
     assert r[0] == pytest.approx(2.25, rel=1e-10) and r[1:] == pytest.approx([1.0, 1.0], rel=1e-10)
+    # the axes computed once (a thin SVD) give the same ratios as the eigendecomposition of the covariance
+    w, v = np.linalg.eigh(np.cov(reference, rowvar=False))
+    directions, variances = principal_axes(reference, 3)
+    np.testing.assert_allclose(variances, w[::-1][:3], rtol=1e-10)
+    np.testing.assert_allclose(np.abs(directions.T @ v[:, ::-1][:, :3]), np.eye(3), atol=1e-8)
+    np.testing.assert_array_equal(variance_ratios(other, reference, 3, axes=(directions, variances)),
+                                  variance_ratios(other, reference, 3))
+    with pytest.raises(ValueError, match="spread"):
+        principal_axes(reference[:3], 5)  # three points span at most two directions
     with pytest.raises(ValueError, match="same D"):
         variance_ratios(other[:, :3], reference)
     with pytest.raises(ValueError, match="spread"):

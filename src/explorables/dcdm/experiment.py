@@ -47,6 +47,7 @@ from .metrics import (
     majority_labels,
     mean_sd,
     mmd2,
+    principal_axes,
     usage_weighted_purity,
     variance_ratios,
 )
@@ -192,7 +193,8 @@ def evaluate(
     gaussian = mmd2(gaussian_samples, x_test, bandwidth)
     # why a generator loses to that fit: its spread along the held-out data's leading principal components,
     # relative to the data's (the fit copies the training covariance; min and max over the components)
-    gaussian_ratios = variance_ratios(gaussian_samples, x_test, VARIANCE_COMPONENTS)
+    test_axes = principal_axes(x_test, VARIANCE_COMPONENTS)  # once: an SVD of the held-out data
+    gaussian_ratios = variance_ratios(gaussian_samples, x_test, axes=test_axes)
     # a measure only (not the quality claim's evidence): concept weights inferred from random training inputs;
     # in low dimensions m nearly encodes the input, so these samples are close to reconstructions
     generated = models.sample_like(data.x_train[torch.randperm(len(data.x_train))[: len(x_test)]]).cpu().numpy()
@@ -216,7 +218,7 @@ def evaluate(
         scores["mmd2"] = mmd2(generated[e], x_test, bandwidth)
         scores["mmd2_prior"] = mmd2(from_prior[e], x_test, bandwidth)
         for key, sample in (("var_ratio", generated[e]), ("var_ratio_prior", from_prior[e])):
-            ratios = variance_ratios(sample, x_test, VARIANCE_COMPONENTS)
+            ratios = variance_ratios(sample, x_test, axes=test_axes)
             scores[f"{key}_min"], scores[f"{key}_max"] = float(ratios.min()), float(ratios.max())
         for j in range(len(levels)):
             scores[f"denoise_{j}"] = float(denoise[e, j])

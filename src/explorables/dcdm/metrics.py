@@ -4,6 +4,7 @@
 * :func:`kmeans_assign`: k-means on the same inputs (``sklearn.cluster.KMeans``).
 * :func:`usage_weighted_purity`: how pure the samples generated for each concept are under a classifier.
 * :func:`mmd2`: the squared maximum mean discrepancy between two samples (a sample-quality distance).
+* :func:`principal_axes`: a sample's leading principal directions and its variance along each (a thin SVD).
 * :func:`variance_ratios`: a sample's spread along a reference's leading principal components, relative to the
   reference's (why a generator that errs in second moments loses to a Gaussian fit under :func:`mmd2`).
 * :func:`majority_labels`: the label most inputs of each concept carry (evaluation only).
@@ -120,21 +121,41 @@ def mmd2(x: np.ndarray, y: np.ndarray, bandwidth) -> float:
 VARIANCE_COMPONENTS = 10
 
 
-def variance_ratios(x: np.ndarray, reference: np.ndarray, n_components: int | None = None) -> np.ndarray:
+def principal_axes(reference: np.ndarray, n_components: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n_components`` leading principal directions of ``reference`` (columns of a ``(D, k)`` array; all of
+    them when ``None``, at most the dimension) and its sample variance along each, largest first: a thin SVD of
+    the centred sample, ``X - mean = U S V^T``, variances ``S**2 / (n - 1)``, which costs ``O(n D min(n, D))``
+    instead of an eigendecomposition of the ``D x D`` covariance (images: ``D = 3072``)."""
+    reference = np.asarray(reference, dtype=np.float64)
+    if reference.ndim != 2 or len(reference) < 2:
+        raise ValueError(f"reference must be (n, D) with at least two points, got {reference.shape}")
+    d = reference.shape[1]
+    k = d if n_components is None else min(check_int("n_components", n_components, minimum=1), d)
+    _, singular, vt = np.linalg.svd(reference - reference.mean(0), full_matrices=False)
+    variances = np.zeros(k)
+    variances[: min(k, len(singular))] = singular[:k] ** 2 / (len(reference) - 1)
+    if not np.all(variances > 1e-12 * max(float(variances[0]), 1e-300)):
+        raise ValueError("reference has no spread along one of the requested components")
+    return vt[:k].T, variances
+
+
+def variance_ratios(
+    x: np.ndarray,
+    reference: np.ndarray,
+    n_components: int | None = None,
+    *,
+    axes: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """The variance of ``x`` along each of the ``n_components`` leading principal directions of ``reference``
     (all of them when ``None``; at most the dimension), divided by ``reference``'s variance along it (sample
     variances, each sample about its own mean), largest component first. 1 everywhere for a sample with the
-    reference's covariance; ``c**2`` for ``c`` times a copy of the reference."""
+    reference's covariance; ``c**2`` for ``c`` times a copy of the reference. ``axes``: ``principal_axes(reference,
+    n_components)`` computed once, to compare several samples with one reference."""
     x, reference = np.asarray(x, dtype=np.float64), np.asarray(reference, dtype=np.float64)
     if x.ndim != 2 or reference.ndim != 2 or x.shape[1] != reference.shape[1]:
         raise ValueError(f"x and reference must be (n, D) with the same D, got {x.shape} and {reference.shape}")
     if len(x) < 2 or len(reference) < 2:
         raise ValueError("variance_ratios needs at least two points in each sample")
-    d = reference.shape[1]
-    k = d if n_components is None else min(check_int("n_components", n_components, minimum=1), d)
-    w, v = np.linalg.eigh(np.cov(reference, rowvar=False).reshape(d, d))
-    order = np.argsort(w)[::-1][:k]
-    if not np.all(w[order] > 0):
-        raise ValueError("reference has no spread along one of the requested components")
-    projected = (x - x.mean(0)) @ v[:, order]
-    return projected.var(0, ddof=1) / w[order]
+    directions, variances = principal_axes(reference, n_components) if axes is None else axes
+    projected = (x - x.mean(0)) @ directions
+    return projected.var(0, ddof=1) / variances
