@@ -13,8 +13,10 @@ import numpy as np
 from explorables.tomato_mp import claims as C
 from explorables.tomato_mp.experiment import PARTS, TomatoMPConfig
 
-CANDIDATES = {"A": dict(quadrant_layout="groups", quadrant_spread=0.6),
-              "B": dict(quadrant_layout="groups", quadrant_spread=1.0)}
+CANDIDATES = {
+    "A": dict(quadrant_layout="groups", quadrant_spread=0.6),
+    "B": dict(quadrant_layout="groups", quadrant_spread=1.0),
+}
 seed = int(sys.argv[1])
 for cand in sys.argv[2:]:
     cfg = replace(TomatoMPConfig.preset("book"), seed=seed, **CANDIDATES[cand])

@@ -552,6 +552,37 @@ def test_quadrant_layouts_density_on_the_boundaries():
     assert np.all(np.abs(square) <= data.SQUARE_HALF_SIDE)
 
 
+def _groups_marginal(t: np.ndarray, spread: float) -> np.ndarray:
+    """The density of one coordinate of the four groups: ½ N(-1, s²) + ½ N(1, s²) (the equal-weight
+    mixture at (±1, ±1) factorises, so the density of a point is this in x times this in y)."""
+    return (
+        0.5
+        * (np.exp(-((t - 1) ** 2) / (2 * spread**2)) + np.exp(-((t + 1) ** 2) / (2 * spread**2)))
+        / (spread * np.sqrt(2 * np.pi))
+    )
+
+
+@pytest.mark.parametrize("spread", [1.0, 1.2])
+def test_groups_at_spread_one_are_densest_on_the_boundaries(spread):
+    """benchmarks/tomato_mp_spread_rule.md (not adopted, the page keeps sd 0.6; ``--set quadrant_spread=1.0``
+    draws this): at sd ≥ 1 the groups' one-coordinate density is unimodal with its peak at 0, so along
+    every line parallel to an axis the density is largest on the quadrant boundary and falls off
+    monotonically: no valley between two quadrants for the radius to read (at the page's 0.6 the
+    boundary is a valley). Analytic, then on a large sample."""
+    t = np.linspace(0.0, 4.0, 4001)
+    m = _groups_marginal(t, spread)
+    assert np.all(np.diff(m) <= 1e-15) and np.argmax(m) == 0
+    m06 = _groups_marginal(t, 0.6)
+    assert m06[0] < 0.6 * m06.max()  # the page's design: a valley on the boundary
+    # the density of the points along x given any y is m(x) m(y), so its shape in x does not depend on y
+    X = data.make_quadrants(200_000, seed=2, layout="groups", spread=spread)[0].X
+    for axis in (0, 1):
+        assert _boundary_to_inside(X, axis) > 1.0
+        other = X[:, 1 - axis]
+        for band in (np.abs(other) < 0.3, np.abs(other - 1) < 0.3, np.abs(other + 1.5) < 0.3):
+            assert _boundary_to_inside(X[band], axis) > 0.95  # ~5,000 points near each line: ~2% sampling error
+
+
 def test_each_quadrant_function_alone_has_two_superlevel_bands():
     """An oracle for the gate: with no noise, ToMATo on f alone (k-NN graph) sees two peaks (left,
     right), on the diagonal min(rank f, rank h) four."""
