@@ -70,9 +70,12 @@ SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teach
 #: build), so that the two processes end together (``benchmarks/maketest8_balance.md``): CPU-heavy files that are
 #: no package's own tests (the API fuzz, in the first process, replays the calls of those: ``test_api_fuzz._ran_here``).
 #: ``test_contract`` computes every chapter's smoke run (``tests/smoke_runs.py``); the nine chapters whose own tests
-#: read it compute it again in the first process (~37 of its ~175 CPU-s), the price of the balance.
-SECOND_PROCESS_FILES = ("tests/test_contract.py", "tests/test_hardening.py", "tests/test_plan.py",
-                        "tests/test_resume_kills.py", "tests/test_runner.py")
+#: read it compute it again in the first process (~37 of its ~175 CPU-s), the price of the balance. ``test_book_jobs``
+#: (its Sphinx builds) and the tests of ``test_site`` that need no site (the JupyterLab one) joined them when the first
+#: process was found to be the longer chain (``benchmarks/maketest9_balance.md``); they call no package in process.
+SECOND_PROCESS_FILES = ("tests/test_book_jobs.py", "tests/test_contract.py", "tests/test_hardening.py",
+                        "tests/test_plan.py", "tests/test_resume_kills.py", "tests/test_runner.py",
+                        "tests/test_site.py")
 #: ``site`` in the second process
 _PART = os.environ.get("EXPLORABLES_TEST_PART", "")
 #: the second process (started by the first): like a build record, plus the site tests the first deselected
@@ -418,8 +421,8 @@ def _start_site_process(config) -> None:
     items = basetemp.parent / "site-process-items.txt"
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *SITE_TEST_FILES,
-         *SECOND_PROCESS_FILES],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}",
+         *dict.fromkeys((*SITE_TEST_FILES, *SECOND_PROCESS_FILES))],
         cwd=ROOT,
         env={**os.environ, "EXPLORABLES_TEST_PART": "site", "EXPLORABLES_API_FUZZ": "0",
              "EXPLORABLES_SITE_ITEMS": str(items)},
@@ -549,6 +552,36 @@ def _whole_suite(config) -> bool:
     return (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.markexpr
             and not config.option.keyword and not config.option.collectonly
             and not getattr(config.option, "last_failed", False))
+
+
+# --- make quick ---------------------------------------------------------------------------------------------
+# ``make quick`` runs ``pytest -m "not book and not slow"`` without the API fuzz's call recording: the edit loop's
+# unit tests in a few minutes. ``make test`` runs every test, these included. The ``slow`` marker goes on every
+# test of :data:`QUICK_SKIPPED_FILES` and on the tests listed in ``tests/slow_tests.txt`` (the chapters' own tests
+# that cost the most CPU in ``make test``: how that list was chosen is written at its top).
+
+#: files make quick leaves out whole: the site and its browser tests, the book jobs' builds, the paper plans, the
+#: contract tests (every chapter's smoke run, twice), the API and command-line fuzz, and the runs in subprocesses
+#: that kill, resume and harden the command line
+QUICK_SKIPPED_FILES = ("tests/test_api_fuzz.py", "tests/test_book.py", "tests/test_book_jobs.py",
+                       "tests/test_cli_fuzz.py", "tests/test_contract.py", "tests/test_hardening.py",
+                       "tests/test_plan.py", "tests/test_resume_kills.py", "tests/test_runner.py",
+                       "tests/test_site.py", "tests/test_teaching.py")
+
+
+def _slow_tests() -> frozenset[str]:
+    listed = Path(__file__).with_name("slow_tests.txt")
+    lines = listed.read_text().splitlines() if listed.exists() else []
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+_SLOW_TESTS = _slow_tests()
+
+
+def pytest_itemcollected(item):
+    path = Path(str(item.path)).relative_to(ROOT).as_posix()
+    if path in QUICK_SKIPPED_FILES or item.nodeid in _SLOW_TESTS or item.nodeid.split("[")[0] in _SLOW_TESTS:
+        item.add_marker(pytest.mark.slow)
 
 
 # The API fuzz (tests/test_api_fuzz.py) replays the valid calls the other tests make: record them
