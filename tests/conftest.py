@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import inspect
 import os
 import resource
 import signal
@@ -557,8 +558,9 @@ def _whole_suite(config) -> bool:
 # --- make quick ---------------------------------------------------------------------------------------------
 # ``make quick`` runs ``pytest -m "not book and not slow"`` without the API fuzz's call recording: the edit loop's
 # unit tests in a few minutes. ``make test`` runs every test, these included. The ``slow`` marker goes on every
-# test of :data:`QUICK_SKIPPED_FILES` and on the tests listed in ``tests/slow_tests.txt`` (the chapters' own tests
-# that cost the most CPU in ``make test``: how that list was chosen is written at its top).
+# test of :data:`QUICK_SKIPPED_FILES`, on every test that runs a whole smoke run (:func:`_runs_a_smoke_run`: the
+# contract tests and the site build execute each chapter's) and on the tests listed in ``tests/slow_tests.txt``
+# (the chapters' own tests that cost the most CPU in ``make test``: how that list was chosen is written at its top).
 
 #: files make quick leaves out whole: the site and its browser tests, the book jobs' builds, the paper plans, the
 #: contract tests (every chapter's smoke run, twice), the API and command-line fuzz, and the runs in subprocesses
@@ -578,9 +580,26 @@ def _slow_tests() -> frozenset[str]:
 _SLOW_TESTS = _slow_tests()
 
 
+#: the chapters' module fixtures that compute a whole smoke run (a test using one is slow: it pays the run if first)
+SMOKE_FIXTURES = frozenset({"smoke", "smoke_results"})
+#: in a test's source: it runs a whole smoke run (the shared one, or the preset unchanged)
+_SMOKE_CALLS = ("smoke_run(", '.preset("smoke"))')
+
+
+def _runs_a_smoke_run(item) -> bool:
+    if SMOKE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    try:
+        source = inspect.getsource(item.function)
+    except (AttributeError, OSError, TypeError):
+        return False
+    return any(call in source for call in _SMOKE_CALLS)
+
+
 def pytest_itemcollected(item):
     path = Path(str(item.path)).relative_to(ROOT).as_posix()
-    if path in QUICK_SKIPPED_FILES or item.nodeid in _SLOW_TESTS or item.nodeid.split("[")[0] in _SLOW_TESTS:
+    if (path in QUICK_SKIPPED_FILES or item.nodeid in _SLOW_TESTS or item.nodeid.split("[")[0] in _SLOW_TESTS
+            or _runs_a_smoke_run(item)):
         item.add_marker(pytest.mark.slow)
 
 
