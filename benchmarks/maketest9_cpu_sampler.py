@@ -80,13 +80,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--tag", default="MAKETEST9_TAG=1")
     parser.add_argument("--every", type=float, default=1.0)
+    parser.add_argument("--snapshot-every", type=float, default=60.0, help="write the summary so far this often")
     args = parser.parse_args()
     key, value = args.tag.split("=", 1)
     t0 = time.monotonic()
     procs: dict[tuple[str, int], dict] = {}  # (pid, starttime) -> record
     untagged: set[tuple[str, int]] = set()
-    loads, machine0 = [], _machine()
+    loads, machine0, written = [], _machine(), time.monotonic()
     while Path(f"/proc/{args.pid}").exists():
+        if time.monotonic() - written > args.snapshot_every:  # a summary so far, in case the run is stopped
+            _write(args.out, procs, loads, machine0, t0)
+            written = time.monotonic()
         now = time.monotonic() - t0
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
@@ -104,12 +108,22 @@ def main() -> None:
                     untagged.add(ident)
                     continue
                 cmd = _cmdline(pid)
-                record = procs[ident] = {"pid": pid, "cmd": cmd[:300], "kind": kind(cmd),
-                                         "part": "second" if env.get("EXPLORABLES_TEST_PART") == "site" else "first",
-                                         "first_seen": now, "cpu": 0.0, "ppid": st[2]}
+                record = procs[ident] = {
+                    "pid": pid,
+                    "cmd": cmd[:300],
+                    "kind": kind(cmd),
+                    "part": "second" if env.get("EXPLORABLES_TEST_PART") == "site" else "first",
+                    "first_seen": now,
+                    "cpu": 0.0,
+                    "ppid": st[2],
+                }
             record["cpu"], record["last_seen"] = st[1], now
         loads.append((round(now), Path("/proc/loadavg").read_text().split()[0]))
         time.sleep(args.every)
+    _write(args.out, procs, loads, machine0, t0)
+
+
+def _write(out: Path, procs: dict, loads: list, machine0: tuple[float, float], t0: float) -> None:
     machine1 = _machine()
     by: dict[str, float] = {}
     for record in procs.values():
@@ -122,13 +136,16 @@ def main() -> None:
         "machine_total_core_s": machine1[1] - machine0[1],
         "tagged_cpu_s": sum(r["cpu"] for r in procs.values()),
         "by_part_and_kind": dict(sorted(by.items(), key=lambda kv: -kv[1])),
-        "pytest_processes": [{k: r[k] for k in ("pid", "part", "first_seen", "last_seen", "cpu", "cmd")}
-                             for r in pytests],
-        "largest": sorted(({k: r[k] for k in ("part", "kind", "cpu", "first_seen", "last_seen", "cmd")}
-                           for r in procs.values()), key=lambda r: -r["cpu"])[:40],
+        "pytest_processes": [
+            {k: r[k] for k in ("pid", "part", "first_seen", "last_seen", "cpu", "cmd")} for r in pytests
+        ],
+        "largest": sorted(
+            ({k: r[k] for k in ("part", "kind", "cpu", "first_seen", "last_seen", "cmd")} for r in procs.values()),
+            key=lambda r: -r["cpu"],
+        )[:40],
         "load_average_1min": loads[:: max(1, len(loads) // 120)],
     }
-    args.out.write_text(json.dumps(summary, indent=1))
+    out.write_text(json.dumps(summary, indent=1))
 
 
 def _machine() -> tuple[float, float]:
