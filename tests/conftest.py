@@ -597,6 +597,8 @@ def _runs_a_smoke_run(item) -> bool:
 
 
 def pytest_itemcollected(item):
+    if "slow" not in (item.config.option.markexpr or ""):  # nothing selects by it (make test): spare the look-up
+        return
     path = Path(str(item.path)).relative_to(ROOT).as_posix()
     if (path in QUICK_SKIPPED_FILES or item.nodeid in _SLOW_TESTS or item.nodeid.split("[")[0] in _SLOW_TESTS
             or _runs_a_smoke_run(item)):
