@@ -6,13 +6,15 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: help install book student test lint unit lab serve bench notebooks clean
+.PHONY: help install book student test quick lint unit lab serve bench notebooks clean
 
 help:
 	@echo "make book   execute every chapter; build the website (instructor edition), the student edition and both PDFs"
 	@echo "make student  the student edition (no solutions, no instructor notes) into _build/student"
 	@echo "make test   lint, unit tests, execute every chapter at the smoke scale, build the site, browser tests"
 	@echo "            (EXPLORABLES_BOOK_SCALE=book make test: at the book scale, as make book and CI's second step do)"
+	@echo "make quick  the edit loop (a few minutes): lint and the unit tests, without the site build, the browser,"
+	@echo "            the book jobs, the paper plans, the contract's smoke runs, the fuzz or the slowest tests"
 	@echo "make lab    JupyterLab on the chapters as notebooks (as Binder and Colab show them)"
 	@echo "make serve  serve _build/html on http://$(HOST):$(PORT)"
 	@echo "make bench  chapter execution time, live-lab latency, kernel speed (benchmarks/README.md)"
@@ -60,6 +62,14 @@ unit: $(STAMP)
 # make test skips (tests/test_plan.py SLOW_DRY_PLANS).
 test: lint
 	$(BIN)/python -m pytest
+
+# The edit loop: lint, then the unit tests without the site build and its browser tests, the book jobs, the paper
+# plans, the contract tests' smoke runs, the API and command-line fuzz (and its call recording), the subprocess
+# kill-and-resume runs and the slowest chapter tests (the `slow` marker: tests/conftest.py QUICK_SKIPPED_FILES,
+# tests/slow_tests.txt). make test runs all of them; run it before you push.
+quick: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	EXPLORABLES_API_FUZZ=0 $(BIN)/python -m pytest -m "not book and not slow" -q --durations=10
 
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_DIR      := _build/lab

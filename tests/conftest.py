@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import inspect
 import os
 import resource
 import signal
@@ -70,9 +71,12 @@ SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teach
 #: build), so that the two processes end together (``benchmarks/maketest8_balance.md``): CPU-heavy files that are
 #: no package's own tests (the API fuzz, in the first process, replays the calls of those: ``test_api_fuzz._ran_here``).
 #: ``test_contract`` computes every chapter's smoke run (``tests/smoke_runs.py``); the nine chapters whose own tests
-#: read it compute it again in the first process (~37 of its ~175 CPU-s), the price of the balance.
-SECOND_PROCESS_FILES = ("tests/test_contract.py", "tests/test_hardening.py", "tests/test_plan.py",
-                        "tests/test_resume_kills.py", "tests/test_runner.py")
+#: read it compute it again in the first process (~37 of its ~175 CPU-s), the price of the balance. ``test_book_jobs``
+#: (its Sphinx builds) and the tests of ``test_site`` that need no site (the JupyterLab one) joined them when the first
+#: process was found to be the longer chain (``benchmarks/maketest9_balance.md``); they call no package in process.
+SECOND_PROCESS_FILES = ("tests/test_book_jobs.py", "tests/test_contract.py", "tests/test_hardening.py",
+                        "tests/test_plan.py", "tests/test_resume_kills.py", "tests/test_runner.py",
+                        "tests/test_site.py")
 #: ``site`` in the second process
 _PART = os.environ.get("EXPLORABLES_TEST_PART", "")
 #: the second process (started by the first): like a build record, plus the site tests the first deselected
@@ -418,8 +422,8 @@ def _start_site_process(config) -> None:
     items = basetemp.parent / "site-process-items.txt"
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *SITE_TEST_FILES,
-         *SECOND_PROCESS_FILES],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}",
+         *dict.fromkeys((*SITE_TEST_FILES, *SECOND_PROCESS_FILES))],
         cwd=ROOT,
         env={**os.environ, "EXPLORABLES_TEST_PART": "site", "EXPLORABLES_API_FUZZ": "0",
              "EXPLORABLES_SITE_ITEMS": str(items)},
@@ -429,26 +433,41 @@ def _start_site_process(config) -> None:
         start_new_session=True,
     )
     _SITE_PROCESS.update(proc=proc, log=log, started=time.monotonic(), items=items, deselected=[],
+                         done=threading.Event(),
                          name="the site tests' pytest process (the website build, the student edition and "
                               "the browser tests included)")
+    threading.Thread(target=_watch_site_process, daemon=True, name="site-process-watcher").start()
+
+
+def _watch_site_process() -> None:
+    """Reap the second process when it ends (the only thread that waits for it), so that its wall time in the
+    CPU report is its own, not the time until this process's last item asked for it (``benchmarks/maketest9_*``:
+    the 920 s run reported 903 s for a process that had ended about 130 s earlier)."""
+    try:
+        try:
+            _wait_for(_SITE_PROCESS, timeout=BUILD_TIMEOUT_S + 3600)
+        except subprocess.TimeoutExpired:
+            _SITE_PROCESS["timed_out"] = True
+    finally:
+        _SITE_PROCESS["done"].set()
 
 
 def _stop_site_process() -> None:
     """Stop the second process if it still runs: SIGTERM (:func:`_on_sigterm` there kills its builds and
     interrupts its session), then SIGKILL to what is left of its process group (Chromium)."""
     proc = _SITE_PROCESS.get("proc")
-    if proc is None or proc.returncode is not None:
+    if proc is None or _SITE_PROCESS["done"].is_set():
         return
     try:
         os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            _wait_for(_SITE_PROCESS, timeout=300)
-        except subprocess.TimeoutExpired:
-            pass
+        _SITE_PROCESS["done"].wait(timeout=300)  # its watcher reaps it
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    _wait_for(_SITE_PROCESS, timeout=120)
+    if _SITE_PROCESS.get("timed_out"):  # its watcher gave up waiting: reap it here
+        _wait_for(_SITE_PROCESS, timeout=120)
+    else:
+        _SITE_PROCESS["done"].wait(timeout=120)
 
 
 def _on_sigterm(signum, frame) -> None:
@@ -478,11 +497,11 @@ class SiteTests(pytest.Item):
     ran other site tests than those this process deselected, or if it did not end."""
 
     def runtest(self) -> None:
-        try:
-            code = _wait_for(_SITE_PROCESS, timeout=BUILD_TIMEOUT_S + 3600)
-        except subprocess.TimeoutExpired:
+        _SITE_PROCESS["done"].wait()  # its watcher gives up after BUILD_TIMEOUT_S + 3600 s
+        if _SITE_PROCESS.get("timed_out"):
             _stop_site_process()
-            raise SiteTestsFailed("the site tests' pytest process did not end within two hours") from None
+            raise SiteTestsFailed("the site tests' pytest process did not end within two hours")
+        code = _SITE_PROCESS["proc"].returncode
         if code != 0:
             raise SiteTestsFailed(f"the site tests' pytest process failed (exit {code})")
         items = _SITE_PROCESS["items"]
@@ -510,6 +529,10 @@ def cpu_report_lines(n: int = 15) -> list[str]:
     for build in (_BOOK_BUILD, _STUDENT_BUILD, _SITE_PROCESS):
         if "cpu" in build:
             lines.append(f"  {build['name']}: {build['cpu']:.0f} s CPU in {build['wall']:.0f} s wall")
+    if "wall" in _SITE_PROCESS:  # which of the two processes was make test's longer chain
+        alone = wall - (_SITE_PROCESS["started"] + _SITE_PROCESS["wall"] - _CPU["start"][2])
+        lines.append(f"  this process then ran {alone:.0f} s alone" if alone > 0 else
+                     f"  this process ended {-alone:.0f} s before the site tests' process")
     lines.append(f"  the {len(tests)} tests: {sum(t[0] + t[1] for t in tests.values()):.0f} s CPU "
                  f"({sum(t[0] for t in tests.values()):.0f} s in this process, "
                  f"{sum(t[1] for t in tests.values()):.0f} s in the subprocesses they waited for)")
@@ -530,6 +553,56 @@ def _whole_suite(config) -> bool:
     return (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.markexpr
             and not config.option.keyword and not config.option.collectonly
             and not getattr(config.option, "last_failed", False))
+
+
+# --- make quick ---------------------------------------------------------------------------------------------
+# ``make quick`` runs ``pytest -m "not book and not slow"`` without the API fuzz's call recording: the edit loop's
+# unit tests in a few minutes. ``make test`` runs every test, these included. The ``slow`` marker goes on every
+# test of :data:`QUICK_SKIPPED_FILES`, on every test that runs a whole smoke run (:func:`_runs_a_smoke_run`: the
+# contract tests and the site build execute each chapter's) and on the tests listed in ``tests/slow_tests.txt``
+# (the chapters' own tests that cost the most CPU in ``make test``: how that list was chosen is written at its top).
+
+#: files make quick leaves out whole: the site and its browser tests, the book jobs' builds, the paper plans, the
+#: contract tests (every chapter's smoke run, twice), the API and command-line fuzz, and the runs in subprocesses
+#: that kill, resume and harden the command line
+QUICK_SKIPPED_FILES = ("tests/test_api_fuzz.py", "tests/test_book.py", "tests/test_book_jobs.py",
+                       "tests/test_cli_fuzz.py", "tests/test_contract.py", "tests/test_hardening.py",
+                       "tests/test_plan.py", "tests/test_resume_kills.py", "tests/test_runner.py",
+                       "tests/test_site.py", "tests/test_teaching.py")
+
+
+def _slow_tests() -> frozenset[str]:
+    listed = Path(__file__).with_name("slow_tests.txt")
+    lines = listed.read_text().splitlines() if listed.exists() else []
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+_SLOW_TESTS = _slow_tests()
+
+
+#: the chapters' module fixtures that compute a whole smoke run (a test using one is slow: it pays the run if first)
+SMOKE_FIXTURES = frozenset({"smoke", "smoke_results"})
+#: in a test's source: it runs a whole smoke run (the shared one, or the preset unchanged)
+_SMOKE_CALLS = ("smoke_run(", '.preset("smoke"))')
+
+
+def _runs_a_smoke_run(item) -> bool:
+    if SMOKE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    try:
+        source = inspect.getsource(item.function)
+    except (AttributeError, OSError, TypeError):
+        return False
+    return any(call in source for call in _SMOKE_CALLS)
+
+
+def pytest_itemcollected(item):
+    if "slow" not in (item.config.option.markexpr or ""):  # nothing selects by it (make test): spare the look-up
+        return
+    path = Path(str(item.path)).relative_to(ROOT).as_posix()
+    if (path in QUICK_SKIPPED_FILES or item.nodeid in _SLOW_TESTS or item.nodeid.split("[")[0] in _SLOW_TESTS
+            or _runs_a_smoke_run(item)):
+        item.add_marker(pytest.mark.slow)
 
 
 # The API fuzz (tests/test_api_fuzz.py) replays the valid calls the other tests make: record them
@@ -572,6 +645,11 @@ def pytest_collection_finish(session):
 def pytest_sessionfinish(session, exitstatus):
     _stop_site_process()  # if the session ended before its last item waited for it
     _stop_book_build()  # if the session ended before a test waited for the site
+    cpu_dump = os.environ.get("EXPLORABLES_CPU_DUMP")  # every test's CPU (own, subprocesses) and wall, as JSON
+    if cpu_dump:
+        import json
+
+        Path(f"{cpu_dump}.{_PART or 'first'}.json").write_text(json.dumps(_CPU["tests"], indent=0))
     dump = os.environ.get("EXPLORABLES_API_FUZZ_DUMP")
     if dump and api_fuzz.RECORDER is not None:
         api_fuzz.RECORDER.dump(Path(dump))
