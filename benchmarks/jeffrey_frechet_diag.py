@@ -70,19 +70,37 @@ def main(base: int, n: int = 1500) -> None:
         run_seed, gen = seeded_generator(cfg, seed)
 
         def draw(k: int, g: torch.Generator, potential=None) -> torch.Tensor:
-            return D.sample(den, schedule, k, shape, generator=g, potential=potential,
-                            scale=cfg.guidance_scale if potential is not None else 0.0, clip=1.0)
+            return D.sample(
+                den,
+                schedule,
+                k,
+                shape,
+                generator=g,
+                potential=potential,
+                scale=cfg.guidance_scale if potential is not None else 0.0,
+                clip=1.0,
+            )
 
         pool = draw(cfg.n_ratio_samples, gen)
         ratio = I.fit_density_ratio(real_emb, I.embed(emb, pool), c=cfg.ratio_c, seed=run_seed)
         w = I.normalised_weights(ratio.log_w(I.embed(emb, pool)), cfg.weight_clip)
         h_net = D.TimeMLP(math.prod(shape), 1, cfg.n_diffusion_steps, 128, n_layers=2)
-        D.fit(h_net, D.log_h_loss(pool, torch.as_tensor(w, dtype=torch.float32), schedule, cfg.image_batch_size),
-              n_steps=cfg.n_h_steps, lr=cfg.lr, generator=gen)
+        D.fit(
+            h_net,
+            D.log_h_loss(pool, torch.as_tensor(w, dtype=torch.float32), schedule, cfg.image_batch_size),
+            n_steps=cfg.n_h_steps,
+            lr=cfg.lr,
+            generator=gen,
+        )
         pool_classes = I.image_cells(emb, pool, float(I.ink(pool).median())) // 2
         cc = D.TimeMLP(math.prod(shape), n_classes, cfg.n_diffusion_steps, 128, n_layers=2)
-        D.fit(cc, D.classifier_loss(pool, pool_classes, schedule, cfg.image_batch_size),
-              n_steps=cfg.n_class_classifier_steps, lr=cfg.lr, generator=gen)
+        D.fit(
+            cc,
+            D.classifier_loss(pool, pool_classes, schedule, cfg.image_batch_size),
+            n_steps=cfg.n_class_classifier_steps,
+            lr=cfg.lr,
+            generator=gen,
+        )
         cc.eval()
         labels = torch.multinomial(torch.as_tensor(class_marginal), n, replacement=True, generator=gen)
         pj = D.time_potential(h_net, lambda f: f[:, 0])
@@ -108,8 +126,12 @@ def main(base: int, n: int = 1500) -> None:
 
     out = {"base": base}
     for v in ("ind500", f"ind{n}", "crn500", f"crn{n}"):
-        fr = C.frechet_verdict(get(v, "unguided", "metric"), get(v, "jeffrey", "metric"),
-                               get(v, "unguided", "control"), get(v, "jeffrey", "control"))
+        fr = C.frechet_verdict(
+            get(v, "unguided", "metric"),
+            get(v, "jeffrey", "metric"),
+            get(v, "unguided", "control"),
+            get(v, "jeffrey", "control"),
+        )
         be = C.better_verdict(
             {"target embedding": get(v, "jeffrey", "metric"), "pixel PCA": get(v, "jeffrey", "control")},
             {"target embedding": get(v, "classifier", "metric"), "pixel PCA": get(v, "classifier", "control")},
@@ -119,8 +141,10 @@ def main(base: int, n: int = 1500) -> None:
             cut = 1 - C.FD_CUT if k == "metric" else 1 - C.FD_CUT / 2
             a = interval(np.asarray(get(v, "jeffrey", k)) - cut * np.asarray(get(v, "unguided", k)))
             b = interval(np.asarray(get(v, "classifier", k)) - np.asarray(get(v, "jeffrey", k)))
-            ivs[k] = {"fid_row": [round(a.mean, 3), round(a.low, 3), round(a.high, 3)],
-                      "beyond_row": [round(b.mean, 3), round(b.low, 3), round(b.high, 3)]}
+            ivs[k] = {
+                "fid_row": [round(a.mean, 3), round(a.low, 3), round(a.high, 3)],
+                "beyond_row": [round(b.mean, 3), round(b.low, 3), round(b.high, 3)],
+            }
         out[v] = {"frechet": fr, "better": be, "intervals": ivs}
     out["s"] = round(time.time() - t0, 1)
     print(json.dumps(out), flush=True)
