@@ -12,7 +12,8 @@ It prints one JSON line per guidance seed with the Fréchet distances (target em
 ``control``) of each arm on the first 500 and on all ``N`` samples, and of three disjoint 500-sample blocks of the
 ``ind`` draws (the sample-only noise at a fixed fit), then one line of the two rows' verdicts per variant.
 
-Run: ``PYTHONPATH=src nice -n 5 .venv/bin/python benchmarks/jeffrey_frechet_diag.py BASE [N]``
+Run: ``PYTHONPATH=src nice -n 5 .venv/bin/python benchmarks/jeffrey_frechet_diag.py BASE [N] [ind]`` (``ind``: skip
+the common-random-numbers draws).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ torch.set_num_threads(1)
 CPU = torch.device("cpu")
 
 
-def main(base: int, n: int = 1500) -> None:
+def main(base: int, n: int = 1500, crn: bool = True) -> None:
     t0 = time.time()
     cfg = JeffreyConfig(seed=base)
     _, models = _image_model(cfg, Checkpointer(None), False)
@@ -107,11 +108,12 @@ def main(base: int, n: int = 1500) -> None:
         pc = classifier_potential(cc, labels)
         arms = {
             "ind": {"unguided": draw(n, gen), "jeffrey": draw(n, gen, pj), "classifier": draw(n, gen, pc)},
-            "crn": {
+        }
+        if crn:
+            arms["crn"] = {
                 m: draw(n, torch.Generator().manual_seed(run_seed + 7000), p)
                 for m, p in (("unguided", None), ("jeffrey", pj), ("classifier", pc))
-            },
-        }
+            }
         row = {"seed": seed}
         for v, xs in arms.items():
             row[f"{v}500"] = {m: fd(x[:500]) for m, x in xs.items()}
@@ -125,7 +127,7 @@ def main(base: int, n: int = 1500) -> None:
         return [r[v][m][k] for r in rows]
 
     out = {"base": base}
-    for v in ("ind500", f"ind{n}", "crn500", f"crn{n}"):
+    for v in ("ind500", f"ind{n}", "crn500", f"crn{n}")[: 4 if crn else 2]:
         fr = C.frechet_verdict(
             get(v, "unguided", "metric"),
             get(v, "jeffrey", "metric"),
@@ -151,4 +153,4 @@ def main(base: int, n: int = 1500) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), *(int(a) for a in sys.argv[2:3]))
+    main(int(sys.argv[1]), *(int(a) for a in sys.argv[2:3]), *(a != "ind" for a in sys.argv[3:4]))
