@@ -498,7 +498,7 @@ def claims(results: JeffreyResults) -> list[Claim]:
                 "Targeting an embedding distribution lowers FID",
                 f"{cfg.dataset} ({m['n_train']} train), {cfg.denoiser} DDPM; Fréchet distance in the target "
                 f"classifier's embedding (a stand-in for FID) and in pixel PCA (no labels) to {m['n_test']} "
-                f"held-out images; {n_seeds} seeds",
+                f"held-out images; {cfg.n_image_samples:,} samples per method, {n_seeds} seeds",
                 f"{pm(fd('unguided', 'metric'), 1)} → {pm(fd('jeffrey', 'metric'), 1)}; pixel "
                 f"PCA {pm(fd('unguided', 'control'), 1)} → {pm(fd('jeffrey', 'control'), 1)}",
                 frechet_verdict(
