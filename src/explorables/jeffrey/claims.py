@@ -398,7 +398,8 @@ def claims(results: JeffreyResults) -> list[Claim]:
             kind="check",
         ),
         Claim(
-            "With an imperfect classifier, each guidance reaches the marginal its confusion predicts, not q",
+            "For the exact networks, with an imperfect classifier each guidance reaches the marginal its confusion"
+            " predicts, not q",
             f"toy's exact score and Bayes classifier of labels flipped with probability {cfg.toy_label_noise:g};"
             " prediction from its confusion at t = 0 on unguided samples (Jeffrey: p(s)(Mw)(s)/Z). In brackets,"
             " not checked: the learned networks, for which the t = 0 prediction is approximate",
@@ -497,7 +498,7 @@ def claims(results: JeffreyResults) -> list[Claim]:
                 "Targeting an embedding distribution lowers FID",
                 f"{cfg.dataset} ({m['n_train']} train), {cfg.denoiser} DDPM; Fréchet distance in the target "
                 f"classifier's embedding (a stand-in for FID) and in pixel PCA (no labels) to {m['n_test']} "
-                f"held-out images; {n_seeds} seeds",
+                f"held-out images; {cfg.n_image_samples:,} samples per method, {n_seeds} seeds",
                 f"{pm(fd('unguided', 'metric'), 1)} → {pm(fd('jeffrey', 'metric'), 1)}; pixel "
                 f"PCA {pm(fd('unguided', 'control'), 1)} → {pm(fd('jeffrey', 'control'), 1)}",
                 frechet_verdict(
@@ -745,14 +746,21 @@ def toy_baseline_sentence(results: JeffreyResults) -> str:
     ts = results.summary["toy"]["seeds"]
     names = (("MMD²", "mmd2"), ("TV", "tv"))
 
-    def rel(*where: str) -> dict[str, Any]:
+    def per_seed(*where: str) -> dict[str, np.ndarray]:
+        """(Jeffrey − classifier guidance) / unguided, per seed and number."""
         return {
-            k: interval(
-                _diff(seeds_of(ts, *where, "jeffrey", key), seeds_of(ts, *where, "classifier", key))
-                / seeds_of(ts, *where, "unguided", key)
-            )
+            k: _diff(seeds_of(ts, *where, "jeffrey", key), seeds_of(ts, *where, "classifier", key))
+            / np.asarray(seeds_of(ts, *where, "unguided", key), dtype=float)
             for k, key in names
         }
+
+    def rel(*where: str) -> dict[str, Any]:
+        return {k: interval(v) for k, v in per_seed(*where).items()}
+
+    def counts(*where: str) -> str:
+        """On how many seeds each number agrees within ±EQUIV (the per-seed record)."""
+        got = [f"{int(np.sum(np.abs(v) < EQUIV))} of {len(v)} on {k}" for k, v in per_seed(*where).items()]
+        return f" Seed by seed, the two agree within {EQUIV:g} on {' and '.join(got)}."
 
     def words(ivs: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
         """The numbers whose interval lies inside ±EQUIV, those whose mean does but not the interval (too wide to
@@ -777,7 +785,9 @@ def toy_baseline_sentence(results: JeffreyResults) -> str:
 
     cfg = results.config
     text = said(rel("exact"), "With the toy's exact score and Bayes classifier (the theory's premise)")
+    text += counts("exact")
     text += " " + said(rel(), "With our learned networks")
+    text += counts()
     mmd_j, mmd_c = seeds_of(ts, "jeffrey", "mmd2"), seeds_of(ts, "classifier", "mmd2")
     n_cg = int(np.sum(np.asarray(mmd_c) < np.asarray(mmd_j)))
     ahead = compare(_diff(mmd_j, mmd_c), 0.0)

@@ -110,7 +110,7 @@ class JeffreyConfig(ExperimentConfig):
     )
     n_h_steps: int = param(500, Int(1), "training steps of the log h_t network, eq. (h-logistic)")
     n_ratio_samples: int = param(1000, Int(20), "unguided samples for the density ratio, the h_t fit and the marginals")
-    n_image_samples: int = param(500, Int(20), "samples per method and seed for the Fréchet distances")
+    n_image_samples: int = param(1500, Int(20), "samples per method and seed for the Fréchet distances")
     n_fair_samples: int = param(1500, Int(20), "samples per method and seed for digits fairness (20 cells)")
     weight_clip: float = param(20.0, Float(1.0, 1e6), "cap of the density-ratio weights, in multiples of their median")
     ratio_c: float = param(0.1, Positive(), "inverse L2 strength of the density-ratio logistic regression")

@@ -128,8 +128,8 @@ def joint_target(p_a: float, p_b: float, coupling: float = 0.0) -> np.ndarray:
 # --- the toy's exact networks: its noised score and the Bayes classifier of its cells, in closed form ---------
 def _posterior(x: torch.Tensor, t: int, alpha_bars: torch.Tensor, joint: tuple[float, ...]) -> tuple:
     """Per component ``k`` of the mixture noised to step ``t`` (``x_t = sqrt(abar) x_0 + sqrt(1 - abar) eps``):
-    its responsibility for ``x`` (n, 8), ``x - sqrt(abar) mu_k`` (n, 8, 2), the noised variance, ``sqrt(abar)`` and
-    ``1 - abar`` (float64)."""
+    the log of its responsibility for ``x`` (n, 8), ``x - sqrt(abar) mu_k`` (n, 8, 2), the noised variance,
+    ``sqrt(abar)`` and ``1 - abar`` (float64)."""
     means, weights = _components(np.asarray(joint, dtype=float))
     mu = torch.as_tensor(means, dtype=torch.float64, device=x.device)
     log_pi = torch.log(torch.as_tensor(weights / weights.sum(), dtype=torch.float64, device=x.device))
@@ -137,8 +137,8 @@ def _posterior(x: torch.Tensor, t: int, alpha_bars: torch.Tensor, joint: tuple[f
     a, b2 = ab.sqrt(), 1 - ab
     var = ab * MODE_STD**2 + b2
     d = x.double()[:, None, :] - a * mu[None]
-    r = torch.softmax(log_pi[None] - (d**2).sum(-1) / (2 * var), dim=-1)
-    return r, d, var, a, b2
+    log_r = torch.log_softmax(log_pi[None] - (d**2).sum(-1) / (2 * var), dim=-1)
+    return log_r, d, var, a, b2
 
 
 class ExactNoisePredictor(torch.nn.Module):
@@ -150,8 +150,8 @@ class ExactNoisePredictor(torch.nn.Module):
         self.alpha_bars, self.joint = alpha_bars, tuple(float(v) for v in joint)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        r, d, var, _, b2 = _posterior(x, int(t[0]), self.alpha_bars, self.joint)
-        score = -(r[..., None] * d).sum(1) / var
+        log_r, d, var, _, b2 = _posterior(x, int(t[0]), self.alpha_bars, self.joint)
+        score = -(log_r.exp()[..., None] * d).sum(1) / var
         return (-b2.sqrt() * score).to(x.dtype)
 
 
@@ -161,7 +161,7 @@ class ExactCellClassifier(torch.nn.Module):
     ``c_t(s' | x_t) = sum_s p_t(s | x_t) F[s, s']``.
 
     Given ``x_t`` and a component, ``x_0`` is Gaussian (isotropic), so the chance of each quadrant is a product of
-    two normal tail probabilities."""
+    two normal tail probabilities, computed as log-probabilities (``log_ndtr``) so that far tails do not underflow."""
 
     def __init__(
         self, alpha_bars: torch.Tensor, joint: tuple[float, ...] = TOY_JOINT, confusion: np.ndarray | None = None
@@ -171,16 +171,25 @@ class ExactCellClassifier(torch.nn.Module):
         self.confusion = None if confusion is None else torch.as_tensor(np.asarray(confusion), dtype=torch.float64)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        r, d, var, a, b2 = _posterior(x, int(t[0]), self.alpha_bars, self.joint)
+        log_r, d, var, a, b2 = _posterior(x, int(t[0]), self.alpha_bars, self.joint)
         mean = torch.as_tensor(_components(np.asarray(self.joint))[0], dtype=torch.float64, device=x.device)[None]
         mean = mean + (a * MODE_STD**2 / var) * d  # E[x_0 | x_t, k]
         sd = torch.sqrt(MODE_STD**2 * b2 / var).clamp_min(1e-6)
-        normal = torch.distributions.Normal(
-            torch.tensor(0.0, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64)
+        z = mean / sd
+        # log P(x_i > 0) = log Phi(z_i) and log P(x_i < 0) = log Phi(-z_i) per component, in log space (log_ndtr,
+        # scipy.special.log_ndtr's torch twin, differentiable): far tails keep their value and their gradient
+        up, down = torch.special.log_ndtr(z), torch.special.log_ndtr(-z)
+        log_cells = torch.stack(
+            [
+                down[..., 0] + down[..., 1],
+                down[..., 0] + up[..., 1],
+                up[..., 0] + down[..., 1],
+                up[..., 0] + up[..., 1],
+            ],
+            dim=-1,
         )
-        p1, p2 = normal.cdf(mean[..., 0] / sd), normal.cdf(mean[..., 1] / sd)  # P(x1 > 0), P(x2 > 0) per component
-        cells = torch.stack([(1 - p1) * (1 - p2), (1 - p1) * p2, p1 * (1 - p2), p1 * p2], dim=-1)
-        c = (r[..., None] * cells).sum(1)
-        if self.confusion is not None:
-            c = c @ self.confusion.to(x.device)
-        return torch.log(c.clamp_min(1e-300)).to(x.dtype)
+        log_c = torch.logsumexp(log_r[..., None] + log_cells, dim=1)  # log sum_k r_k P(s | x_t, k)
+        if self.confusion is not None:  # log sum_s c_t(s | x_t) F[s, s']
+            log_f = torch.log(self.confusion.to(x.device))
+            log_c = torch.logsumexp(log_c[..., :, None] + log_f[None], dim=1)
+        return log_c.to(x.dtype)
