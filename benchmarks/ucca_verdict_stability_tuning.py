@@ -35,8 +35,17 @@ with open(out, "a") as f:
                 rows = {"recovery": recovery_verdict(v["ucca"], v["oracle"], v["random"])}
                 for m in ("ucca_no_faq", "ucca_scipy_starts"):
                     rows[m] = baselines_verdict({ds: v["ucca"]}, {ds: {m: v[m]}})
-                rec = {"base": b, "candidate": c, "dataset": ds, "cpu_s": round(time.process_time() - t0, 1),
-                       "words": {k: w.split(":")[0] for k, w in rows.items()}, "verdicts": rows, "values": v}
+                rec = {
+                    "base": b,
+                    "candidate": c,
+                    "dataset": ds,
+                    "cpu_s": round(time.process_time() - t0, 1),
+                    "words": {k: w.split(":")[0] for k, w in rows.items()},
+                    "verdicts": rows,
+                    "values": v,
+                }
                 f.write(json.dumps(rec) + "\n")
                 f.flush()
-                print(b, c, ds, rec["cpu_s"], rec["words"], {m: np.round(x, 2).tolist() for m, x in v.items()}, flush=True)
+                print(
+                    b, c, ds, rec["cpu_s"], rec["words"], {m: np.round(x, 2).tolist() for m, x in v.items()}, flush=True
+                )
