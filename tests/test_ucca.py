@@ -427,6 +427,24 @@ def test_faq_off_is_the_best_ranked_start_then_the_alternation_and_never_runs_fa
     assert all(b >= a - 1e-12 for a, b in zip(fit.objectives, fit.objectives[1:], strict=False))
 
 
+def test_faq_off_from_uccas_top_start_equals_redrawing_the_starts():
+    # the trial's FAQ-off ablation takes UCCA's best-ranked screened start instead of drawing the starts again
+    # from a copy of UCCA's generator: the same pairing and the same fit, without the second screening
+    rng = np.random.default_rng(7)
+    X, Y, _ = unpaired(synthetic_views(60, rng=rng), rng)
+    kw = dict(d=3, n_restarts=6, n_faq=2, n_alternations=3)
+    fit = ucca(X, Y, rng=np.random.default_rng(2), **kw)
+    Xw, Yw = whiten(X, 3), whiten(Y, 3)
+    np.testing.assert_array_equal(fit.top_start, M.ranked_starts(Xw, Yw, 6, np.random.default_rng(2))[0])
+    redrawn = ucca(X, Y, solver="none", rng=np.random.default_rng(2), **kw)
+    reused = ucca(X, Y, solver="none", top_start=fit.top_start, rng=np.random.default_rng(99), **kw)
+    np.testing.assert_array_equal(reused.pairing, redrawn.pairing)
+    np.testing.assert_array_equal(reused.fit.x_weights, redrawn.fit.x_weights)
+    assert ucca(X, Y, starts="scipy", rng=np.random.default_rng(2), **kw).top_start is None
+    with pytest.raises(ValueError, match="top_start is for solver='none'"):
+        ucca(X, Y, top_start=fit.top_start, rng=np.random.default_rng(2), **kw)
+
+
 def test_faq_from_scipys_starts_never_uses_the_rotation_starts(monkeypatch):
     rng = np.random.default_rng(6)
     X, Y, _ = unpaired(synthetic_views(50, rng=rng), rng)
@@ -461,20 +479,26 @@ def test_the_rotation_pipeline_is_unchanged_by_the_ranked_starts_helper():
 
 
 def test_faq_off_and_ucca_screen_the_same_starts_in_a_trial(monkeypatch):
-    """The FAQ-off ablation is paired with UCCA on its starts: the same screened starts, drawn twice."""
-    seen = []
-    real = M.ranked_starts
+    """The FAQ-off ablation is paired with UCCA on its starts: UCCA screens them once and the ablation takes the
+    best-ranked one (the pairing a second screening from a copy of UCCA's generator would give: the test above)."""
+    seen, tops = [], []
+    real, real_ucca = M.ranked_starts, E.ucca
 
     def spy(Xw, Yw, n_restarts, rng):
         out = real(Xw, Yw, n_restarts, rng)
         seen.append(np.array(out))
         return out
 
+    def spy_ucca(*args, **kwargs):
+        tops.append(kwargs.get("top_start"))
+        return real_ucca(*args, **kwargs)
+
     monkeypatch.setattr(M, "ranked_starts", spy)
+    monkeypatch.setattr(E, "ucca", spy_ucca)
     cfg = E.UCCAConfig.preset("smoke", datasets=("clustered",), seeds=(0,), n_random_pairings=2)
     E.trial(cfg, "clustered", 0)
-    assert len(seen) == 2  # UCCA's, then FAQ-off's (scipy's starts draw none)
-    np.testing.assert_array_equal(seen[0], seen[1])
+    assert len(seen) == 1  # UCCA's screening only (scipy's starts draw none; FAQ off reuses UCCA's best)
+    np.testing.assert_array_equal(tops[1], seen[0][0])  # the FAQ-off call (second) got UCCA's best-ranked start
 
 
 def test_the_ablation_rows_stand_alone_and_the_entropic_run_says_what_did_not_run():

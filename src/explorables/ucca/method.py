@@ -54,6 +54,7 @@ class UCCAFit:
     pairings: list[np.ndarray] = field(default_factory=list)  # after step 2, then after each alternation
     objectives: list[float] = field(default_factory=list)  # Σ of the top-k correlations along the way
     restart_objectives: list[float] = field(default_factory=list)  # Σρ² of each FAQ restart
+    top_start: np.ndarray | None = None  # the best-ranked screened start (FAQ solver, rotation starts), else None
 
 
 @checked(Xw=Array("n d"), Yw=Array("m d"))
@@ -130,6 +131,7 @@ def faq_pairing(
     reflect: bool = True,
     starts: str = "rotation",
     rng: np.random.Generator,
+    ranked: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, list[float]]:
     """Approximately maximise ``tr(A P B Pᵀ)`` (eq. ``ucca-qap``) with scipy's FAQ from the best starts.
 
@@ -145,7 +147,7 @@ def faq_pairing(
 
     ``starts="scipy"`` (the ablation of the starts) replaces the screened starts by ``n_faq`` of scipy's own
     random starts (``P0="randomized"``: the barycentre averaged with a random doubly stochastic matrix);
-    ``n_restarts`` is then unused.
+    ``n_restarts`` is then unused. A list passed as ``ranked`` receives the ranked screened starts (best first).
     """
     Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
     n_restarts = check_int("n_restarts", n_restarts, 1)
@@ -173,7 +175,10 @@ def faq_pairing(
         return False
 
     if starts == "rotation":
-        for start in ranked_starts(Xw, Yw, n_restarts, rng)[:n_faq]:
+        screened = ranked_starts(Xw, Yw, n_restarts, rng)
+        if ranked is not None:
+            ranked.extend(screened)
+        for start in screened[:n_faq]:
             search(start)
     else:
         for _ in range(n_faq):
@@ -323,6 +328,7 @@ def ucca(
     reflect: bool = True,
     starts: str = "rotation",
     device: str = "cpu",
+    top_start: np.ndarray | None = None,
     rng: np.random.Generator,
 ) -> UCCAFit:
     """Unpaired CCA: projections of ``X`` (n × p) and ``Y`` (m × q, rows in any order) without pairs.
@@ -334,7 +340,9 @@ def ucca(
     best of the ``n_restarts`` screened starts by eq. ``ucca-qap`` (drawn as ``solver="faq"`` draws them, so a
     generator in the same state gives the same starts), then, with ``reflect``, its sign flips by assignment
     alone (:func:`reflect_by_assignment`), goes to the alternation; ``starts="scipy"`` runs FAQ from scipy's
-    own random starts instead (:func:`faq_pairing`), reflections kept.
+    own random starts instead (:func:`faq_pairing`), reflections kept. ``top_start`` (``solver="none"`` only) is
+    the best-ranked screened start of an earlier fit on the same views (its ``top_start``), used instead of
+    drawing the starts again: the same pairing as redrawing them from a generator in the same state, at no cost.
     """
     X, Y = check_matrix("X", X), check_matrix("Y", Y)
     if X.shape[0] != Y.shape[0]:
@@ -353,13 +361,19 @@ def ucca(
     wx, wy = fit_whitening(X, d, name="X"), fit_whitening(Y, d, name="Y")  # step 1, eq. (ucca-whiten)
     Xw, Yw = wx(X), wy(Y)
     # n × n products of small matrices: one BLAS thread is faster, and on a shared machine far faster
+    if top_start is not None and solver != "none":
+        raise ValueError(f"top_start is for solver='none' (the FAQ-off ablation), got solver={solver!r}")
+    ranked: list[np.ndarray] = []
     with threadpool_limits(1, user_api="blas"):
         if solver == "faq":  # step 2, eq. (ucca-qap)
             start, restarts = faq_pairing(
-                Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, reflect=reflect, starts=starts, rng=rng
+                Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, reflect=reflect, starts=starts, rng=rng, ranked=ranked
             )
         elif solver == "none":  # the ablation: no FAQ; the best-ranked start, its reflections by assignment
-            start = ranked_starts(Xw, Yw, n_restarts, rng)[0]
+            start = (
+                check_permutation(top_start, n, "top_start") if top_start is not None
+                else ranked_starts(Xw, Yw, n_restarts, rng)[0]
+            )  # fmt: skip
             restarts = [_sum_rho2(Xw, Yw, start)]
             if reflect:
                 start = reflect_by_assignment(Xw, Yw, start, restarts)
@@ -369,4 +383,5 @@ def ucca(
         pairings, objectives = refine_pairing(Xw, Yw, start, n_components, n_alternations)  # step 3
     u, s, vt = np.linalg.svd(Xw.T @ Yw[pairings[-1]] / n)  # step 4: the last CCA, on raw coordinates
     fit = CCAFit(wx.matrix @ u[:, :n_components], wy.matrix @ vt[:n_components].T, s[:n_components], wx.mean, wy.mean)
-    return UCCAFit(fit, pairings[-1], qap, pairings, objectives, restarts)
+    top = np.asarray(ranked[0]) if ranked else None
+    return UCCAFit(fit, pairings[-1], qap, pairings, objectives, restarts, top)
