@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pickle
 
@@ -63,7 +64,7 @@ from explorables.rpkd.experiment import (
     standard_protocol,
     transfer_size,
 )
-from explorables.rpkd.models import EnsembleBatchNorm, EnsembleConv2d, EnsembleLinear
+from explorables.rpkd.models import EnsembleBatchNorm, EnsembleConv2d, EnsembleLinear, _pool2
 from explorables.rpkd.probe import distillation_targets
 from explorables.rpkd.training import (
     ARMS,
@@ -185,6 +186,55 @@ def test_the_teacher_norm_leaves_the_teacher_without_it_unchanged_and_keeps_ever
         assert torch.equal(p, dict(normed.named_parameters())[name])
     _, features, _ = normed(x)  # in training mode, each channel is centred over the batch: none is 0 everywhere
     assert bool((features > 0).flatten(start_dim=3).any(dim=(1, 3)).all())
+
+
+def test_a_trained_teacher_is_in_eval_mode_with_the_statistics_of_its_whole_training_set():
+    """``train_teachers`` returns the teacher in ``eval()`` mode, its batch-norm running statistics recomputed in
+    one pass over its training set with its final weights: in eval mode it computes what it computes in training
+    mode on that whole set as one batch (its training accuracy does not depend on stale statistics)."""
+    task = load_digits_task()
+    x, y = task.images[None, :300], super_labels(task.fine[:300], 5)[None]
+    teacher = train_teachers(x.expand(2, -1, -1, -1, -1), y.expand(2, -1), 5, width=4, n_steps=30, batch_size=16,
+                             lr=1e-2, seed=0, device="cpu")
+    assert not any(m.training for m in teacher.modules())
+    with torch.no_grad():
+        h = _pool2(F.relu(teacher.conv2(F.relu(teacher.conv1(x.expand(2, -1, -1, -1, -1))))))
+        pre = teacher.conv3(h)  # (M, N, c, h, w): the batch norm's input
+        mean, var = pre.mean(dim=(1, 3, 4)).flatten(), pre.var(dim=(1, 3, 4), unbiased=True).flatten()
+        assert torch.allclose(teacher.norm3.running_mean, mean, atol=1e-5)
+        assert torch.allclose(teacher.norm3.running_var, var, rtol=1e-4, atol=1e-6)
+        evaluated = teacher(x.expand(2, -1, -1, -1, -1))[0]
+        as_batch = copy.deepcopy(teacher).train()(x.expand(2, -1, -1, -1, -1))[0]
+    assert torch.allclose(evaluated, as_batch, rtol=1e-3, atol=1e-3)  # eval: the unbiased variance
+    assert teacher.norm3.momentum == 0.1  # training mode (a later fine-tuning) keeps the usual momentum
+
+
+def test_the_teacher_is_in_eval_mode_whenever_it_teaches(monkeypatch):
+    """Every target, accuracy and dead-channel count of ``teacher_part``, and the fresh views' targets of the
+    standard protocol, come from the teacher in ``eval()`` mode (running statistics, not the batch's)."""
+    from explorables.rpkd import experiment, models
+
+    modes = []
+    real_forward = models.CNN.forward
+
+    def spy(self, x):
+        modes.append(self.training)
+        return real_forward(self, x)
+
+    cfg = RPKDConfig.preset("smoke", class_grid=(2,), seeds=(0, 1), n_teacher_steps=4, n_student_steps=3)
+    real_train = experiment.train_teachers
+
+    def trained(*args, **kwargs):  # count only the forwards after training: where the teacher teaches
+        teacher = real_train(*args, **kwargs)
+        monkeypatch.setattr(models.CNN, "forward", spy)
+        return teacher
+
+    monkeypatch.setattr(experiment, "train_teachers", trained)
+    shared = experiment.teacher_part(cfg, 2)
+    assert len(modes) >= 4 and not any(modes)  # test and transfer accuracy, targets, dead channels
+    modes.clear()
+    experiment.students(dataclasses.replace(standard_protocol(cfg), standard_augment=1), 2, shared)
+    assert modes and not any(modes)  # the fresh views' targets
 
 
 def test_a_disjoint_transfer_set_is_the_second_half_of_the_same_training_split():
