@@ -48,8 +48,10 @@ from explorables.rpkd.claims import (
     pooled,
     probe_verdict,
     rpkd_kd_sentence,
+    below_ce_sentence,
     teacher_info_verdict,
     transfer_verdict,
+    untested_sentence,
 )
 from explorables.rpkd.data import _translate, load_cifar_task, load_digits_task, make_split, shifted_task
 from explorables.rpkd.experiment import (
@@ -500,6 +502,19 @@ def test_a_failed_headroom_gate_makes_the_comparisons_untested_not_no():
     assert all("headroom_standard" in r.verdict for r in standard_rows)
     assert {r.kind for r in rows.values()} == {"check", "gate", "claim"}
     assert headroom_verdict({10: [HEADROOM - 0.001] * 3}).startswith("fail")
+    sentence = untested_sentence(claims(few, std))  # the page says which rows are untested and why
+    assert sentence.count("standard protocol") >= 3 and "headroom" not in sentence.split("because")[0]
+    assert "the teacher knows more than CE alone teaches (standard protocol)" in sentence
+    assert untested_sentence(claims(few)) == "No claim row is untested in this run: every gate passed."
+
+
+def test_the_page_says_where_rpkd_trails_ce():
+    few = _constructed(_arms(rpkd=0.70))  # RPKD below CE at C = 2 only, beyond the spread
+    std = _constructed({**_arms(), "rpkd": {10: (0.798, 0.005), 2: (0.8, 0.005)}}, protocol="standard")
+    sentence = below_ce_sentence([std, few])
+    assert sentence == ("RPKD is below CE alone (mean over seeds) at C = 10 (standard protocol) and C = 2 (few labels); "
+                        "beyond the seed-to-seed spread at C = 10 (standard protocol) and C = 2 (few labels).")
+    assert below_ce_sentence([_constructed(_arms())]).startswith("RPKD's mean accuracy is not below")
 
 
 def test_claims_of_a_standard_protocol_run_and_of_a_run_without_some_arms():
