@@ -535,6 +535,12 @@ def test_standard_protocol_field_labels_every_training_image():
     smoke = RPKDConfig.preset("smoke")  # the standard run's own schedule, when given; the few-label run keeps its own
     assert standard_protocol(smoke).n_student_steps == smoke.n_student_steps
     assert standard_protocol(dataclasses.replace(smoke, standard_steps=7)).n_student_steps == 7
+    # KD's temperature of the standard run: standard_temperature when given (0: temperature); the few-label run and
+    # the probe (teacher_part reads the config's own temperature) keep theirs
+    assert standard_protocol(smoke).temperature == smoke.temperature
+    assert standard_protocol(dataclasses.replace(smoke, standard_temperature=1.0)).temperature == 1.0
+    with pytest.raises(ValueError, match="standard_temperature"):
+        dataclasses.replace(smoke, standard_temperature=-1.0).validated()
 
 
 def test_shifted_digits_are_each_image_moved_by_at_most_the_shift_with_zero_fill():
