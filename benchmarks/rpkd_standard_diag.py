@@ -51,9 +51,13 @@ def teacher_stats(cfg, n, shared):
         nll = float(torch.nn.functional.cross_entropy(logits, y_te))
         conf, pred = p.max(-1)
         bins = torch.clamp((conf * 10).long(), max=9)
-        ece = float(sum((bins == b).float().mean() * abs(conf[bins == b].mean() - (pred == y_te)[bins == b].float()
-                                                                                    .mean())
-                        for b in range(10) if (bins == b).any()))
+        ece = float(
+            sum(
+                (bins == b).float().mean() * abs(conf[bins == b].mean() - (pred == y_te)[bins == b].float().mean())
+                for b in range(10)
+                if (bins == b).any()
+            )
+        )
         eval_train = float(accuracy(teacher, x_teach[None], y_teach)[0])
         t2 = copy.deepcopy(teacher).train()
         batch_mode = float((t2(x_teach[None])[0].argmax(-1) == y_teach).float().mean())
@@ -67,6 +71,7 @@ def teacher_stats(cfg, n, shared):
             bn.running_var.fill_(1.0)
             h = torch.relu(t2.conv1(x_teach[None]))
             from explorables.rpkd.models import _pool2
+
             h = _pool2(torch.relu(t2.conv2(h)))
             pre = t2.conv3(h)[0]  # (N, c, h, w)
             mean = pre.mean(dim=(0, 2, 3))
@@ -76,9 +81,16 @@ def teacher_stats(cfg, n, shared):
             bn.running_var.copy_(var)
             t2.eval()
             recomputed = float((t2(x_teach[None])[0].argmax(-1) == y_teach).float().mean())
-    return {"test_nll": nll, "ece": ece, "eval_train": eval_train, "batch_mode_train": batch_mode,
-            "recomputed_train": recomputed, "stale_mean_sd": stale, "test": shared["teacher_accuracy"],
-            "soft_max_T4": shared["teacher_soft_max"]}
+    return {
+        "test_nll": nll,
+        "ece": ece,
+        "eval_train": eval_train,
+        "batch_mode_train": batch_mode,
+        "recomputed_train": recomputed,
+        "stale_mean_sd": stale,
+        "test": shared["teacher_accuracy"],
+        "soft_max_T4": shared["teacher_soft_max"],
+    }
 
 
 def student_train_acc(cfg, n, shared):
@@ -98,8 +110,7 @@ def one_seed(seed: int) -> None:
             for steps, temp in SETTINGS:
                 if transfer == "disjoint" and temp == 4.0 and steps == 150:
                     pass
-                cfg = dataclasses.replace(standard_protocol(base), arms=ARMS3, n_student_steps=steps,
-                                          temperature=temp)
+                cfg = dataclasses.replace(standard_protocol(base), arms=ARMS3, n_student_steps=steps, temperature=temp)
                 c0 = time.process_time()
                 parts = {n: ({"accuracy": students(cfg, n, shared[n])[0]}, None) for n in cfg.class_grid}
                 cpu = time.process_time() - c0
@@ -109,14 +120,30 @@ def one_seed(seed: int) -> None:
                 for a in ("kd", "ofa"):
                     iv = interval(pooled(res, a, "ce"))
                     gains[a] = [round(float(iv.mean), 4), round(float(iv.low), 4)]
-                row = {"seed": seed, "transfer": transfer, "steps": steps, "T": temp, "cpu_s": round(cpu, 1),
-                       "acc": acc, "gain_mean_low": gains, "teacher": tstats,
-                       "per_seed": {n: {a: s["accuracy"][a]["per_seed"] for a in ARMS3} for n, (s, _) in
-                                    parts.items()}}
+                row = {
+                    "seed": seed,
+                    "transfer": transfer,
+                    "steps": steps,
+                    "T": temp,
+                    "cpu_s": round(cpu, 1),
+                    "acc": acc,
+                    "gain_mean_low": gains,
+                    "teacher": tstats,
+                    "per_seed": {n: {a: s["accuracy"][a]["per_seed"] for a in ARMS3} for n, (s, _) in parts.items()},
+                }
                 with OUT.open("a") as f:
                     f.write(json.dumps(row) + "\n")
-                print(seed, transfer, steps, temp, round(cpu, 1), json.dumps(acc), gains, time.strftime("%H:%M:%S"),
-                      flush=True)
+                print(
+                    seed,
+                    transfer,
+                    steps,
+                    temp,
+                    round(cpu, 1),
+                    json.dumps(acc),
+                    gains,
+                    time.strftime("%H:%M:%S"),
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

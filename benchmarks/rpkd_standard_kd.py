@@ -25,18 +25,29 @@ from explorables.rpkd.experiment import RPKDConfig, _results, run_protocols, sta
 
 HERE = Path(__file__).parent
 OUT = HERE / "rpkd_standard_kd.jsonl"
-CANDIDATES = {"K1": {"standard_temperature": 1.0, "transfer": "shared"},
-              "K2": {"standard_temperature": 1.0, "transfer": "disjoint"}}
+CANDIDATES = {
+    "K1": {"standard_temperature": 1.0, "transfer": "shared"},
+    "K2": {"standard_temperature": 1.0, "transfer": "disjoint"},
+}
 
 
 def _row(seed, name, fields, cpu, wall, gates, std, few=None):
-    row = {"seed": seed, "candidate": name, "fields": fields, "cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
-           "rows": [{"kind": c.kind, "name": c.name, "claim": c.claim, "verdict": c.verdict, "measured": c.measured}
-                    for c in gates]}
+    row = {
+        "seed": seed,
+        "candidate": name,
+        "fields": fields,
+        "cpu_s": round(cpu, 1),
+        "wall_s": round(wall, 1),
+        "rows": [
+            {"kind": c.kind, "name": c.name, "claim": c.claim, "verdict": c.verdict, "measured": c.measured}
+            for c in gates
+        ],
+    }
     for tag, r in (("standard", std), ("few", few)):
         if r is not None:
-            row[f"accuracy_{tag}"] = {n: {a: per_seed(r, a, n).tolist() for a in r.config.arms}
-                                      for n in r.summary["class_grid"]}
+            row[f"accuracy_{tag}"] = {
+                n: {a: per_seed(r, a, n).tolist() for a in r.config.arms} for n in r.summary["class_grid"]
+            }
     row["teacher"] = {n: std.summary[f"C={n}"]["teacher_accuracy"] for n in std.summary["class_grid"]}
     return row
 
@@ -53,8 +64,7 @@ def one_seed(name: str, seed: int) -> dict:
             for n in cfg.class_grid:
                 shared = teacher_part(cfg, n, probe=False)
                 acc, _ = students(std_cfg, n, shared)
-                summary[f"C={n}"] = {"n_classes": n, "teacher_accuracy": shared["teacher_accuracy"],
-                                     "accuracy": acc}
+                summary[f"C={n}"] = {"n_classes": n, "teacher_accuracy": shared["teacher_accuracy"], "accuracy": acc}
         std = _results(std_cfg, summary, {})
         gates = [distill_gate(std), headroom_gate(std), learns_check([std])]
         few = None
@@ -62,8 +72,9 @@ def one_seed(name: str, seed: int) -> dict:
         few, std = run_protocols(cfg, workers=1)
         gates = claims(few, std)
     row = _row(seed, name, fields, time.process_time() - cpu0, time.perf_counter() - wall0, gates, std, few)
-    print(json.dumps({k: row[k] for k in ("seed", "candidate", "cpu_s", "wall_s")}), time.strftime("%H:%M:%S"),
-          flush=True)
+    print(
+        json.dumps({k: row[k] for k in ("seed", "candidate", "cpu_s", "wall_s")}), time.strftime("%H:%M:%S"), flush=True
+    )
     for g in gates:
         if g.kind in ("gate", "check"):
             print("  ", g.name or g.claim[:40], g.verdict.split(":")[0], "|", g.measured, flush=True)
@@ -86,8 +97,11 @@ def summary() -> None:
     print("| candidate | seed | " + " | ".join(keys) + " | CPU s | wall s |")
     print("|---|---|" + "---|" * (len(keys) + 2))
     for r in rows:
-        print(f"| {r['candidate']} | {r['seed']} | " + " | ".join(_word(r, k) for k in keys)
-              + f" | {r['cpu_s']} | {r['wall_s']} |")
+        print(
+            f"| {r['candidate']} | {r['seed']} | "
+            + " | ".join(_word(r, k) for k in keys)
+            + f" | {r['cpu_s']} | {r['wall_s']} |"
+        )
     for r in rows:
         for g in r["rows"]:
             if g["name"] in ("distill_standard", "headroom_standard", "distill", "headroom"):
