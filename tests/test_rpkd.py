@@ -35,6 +35,7 @@ from explorables.rpkd import (
 from explorables.rpkd.claims import (
     CRITERIA,
     HEADROOM,
+    below_ce_sentence,
     best_logit_arm,
     claims,
     comparison_verdict,
@@ -48,7 +49,6 @@ from explorables.rpkd.claims import (
     pooled,
     probe_verdict,
     rpkd_kd_sentence,
-    below_ce_sentence,
     teacher_info_verdict,
     transfer_verdict,
     untested_sentence,
@@ -512,8 +512,9 @@ def test_the_page_says_where_rpkd_trails_ce():
     few = _constructed(_arms(rpkd=0.70))  # RPKD below CE at C = 2 only, beyond the spread
     std = _constructed({**_arms(), "rpkd": {10: (0.798, 0.005), 2: (0.8, 0.005)}}, protocol="standard")
     sentence = below_ce_sentence([std, few])
-    assert sentence == ("RPKD is below CE alone (mean over seeds) at C = 10 (standard protocol) and C = 2 (few labels); "
-                        "beyond the seed-to-seed spread at C = 10 (standard protocol) and C = 2 (few labels).")
+    assert sentence == ("RPKD is below CE alone (mean over seeds) at C = 10 (standard protocol) and C = 2 "
+                        "(few labels); beyond the seed-to-seed spread at C = 10 (standard protocol) and C = 2 "
+                        "(few labels).")
     assert below_ce_sentence([_constructed(_arms())]).startswith("RPKD's mean accuracy is not below")
 
 
