@@ -7,6 +7,8 @@ protocol and student seed) in ``rpkd_study_capture.jsonl``, then writes the stud
     PYTHONPATH=src python benchmarks/rpkd_study_capture.py
     PYTHONPATH=src python benchmarks/rpkd_study_capture.py --before 8   # the same runs at the old width, no study
     PYTHONPATH=src python benchmarks/rpkd_study_capture.py --summary    # per-arm table, before and after
+    PYTHONPATH=src python benchmarks/rpkd_study_capture.py --out rpkd_study_capture_bnfix.jsonl   # rows elsewhere
+    PYTHONPATH=src python benchmarks/rpkd_study_capture.py --compare A.jsonl B.jsonl   # mean ± sd table, A -> B
 
 ``--before W`` reruns the page's ``run_protocols`` on the base seeds with ``student_width = W`` (the preset
 before ``rpkd_width_rule.md`` decided; run after the decision, it reads nothing back into it) into
@@ -64,6 +66,27 @@ def summary() -> None:
                     "—" if c is None else f"{c.mean():.3f} ± {c.std(ddof=1):.3f}" for c in cells) + " |")
 
 
+def compare(before: Path, after: Path) -> None:
+    """Per protocol and C: teacher and every arm, mean ± sd over base seeds of the per-seed mean, before -> after."""
+    runs = [[json.loads(line) for line in p.read_text().splitlines()] for p in (before, after)]
+    print("| protocol | C | teacher | CE | KD | OFA | RPKD | control |\n|---|---|---|---|---|---|---|---|")
+    for tag in ("standard", "few"):
+        for n in ("10", "5", "2"):
+            cells = []
+            for arm in ("teacher", *ARMS):
+                parts = []
+                for rs in runs:
+                    if arm == "teacher":
+                        v = np.array([np.mean(r["teacher"][n]) for r in rs])
+                    elif arm in rs[0][f"accuracy_{tag}"][n]:
+                        v = np.array([np.mean(r[f"accuracy_{tag}"][n][arm]) for r in rs])
+                    else:
+                        v = None
+                    parts.append("—" if v is None else f"{v.mean():.3f} ± {v.std(ddof=1):.3f}")
+                cells.append(" → ".join(parts))
+            print(f"| {tag} | {n} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     import dataclasses
     import sys
@@ -73,13 +96,20 @@ def main() -> None:
     if "--summary" in sys.argv:
         summary()
         return
+    if "--compare" in sys.argv:
+        i = sys.argv.index("--compare")
+        compare(*(Path(__file__).parent / a for a in sys.argv[i + 1: i + 3]))
+        return
     if "--before" in sys.argv:
         width = int(sys.argv[sys.argv.index("--before") + 1])
         for seed in (0, 1, 2, 3, 4):
             _capturing(dataclasses.replace(RPKDConfig.preset("book", seed=seed), student_width=width), out=BEFORE)
             print("before: base seed", seed, "done", flush=True)
         return
-    rpkd_claims.run_protocols = _capturing
+    if "--out" in sys.argv:  # e.g. rpkd_study_capture_bnfix.jsonl: keep each study's rows apart
+        global OUT
+        OUT = Path(__file__).parent / sys.argv[sys.argv.index("--out") + 1]
+    rpkd_claims.run_protocols = lambda config, **kw: _capturing(config, out=OUT, **kw)
     study = run_study("rpkd", progress=True)
     print(write_study(study))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pickle
 
@@ -34,6 +35,7 @@ from explorables.rpkd import (
 from explorables.rpkd.claims import (
     CRITERIA,
     HEADROOM,
+    below_ce_sentence,
     best_logit_arm,
     claims,
     comparison_verdict,
@@ -49,6 +51,7 @@ from explorables.rpkd.claims import (
     rpkd_kd_sentence,
     teacher_info_verdict,
     transfer_verdict,
+    untested_sentence,
 )
 from explorables.rpkd.data import _translate, load_cifar_task, load_digits_task, make_split, shifted_task
 from explorables.rpkd.experiment import (
@@ -63,7 +66,7 @@ from explorables.rpkd.experiment import (
     standard_protocol,
     transfer_size,
 )
-from explorables.rpkd.models import EnsembleBatchNorm, EnsembleConv2d, EnsembleLinear
+from explorables.rpkd.models import EnsembleBatchNorm, EnsembleConv2d, EnsembleLinear, _pool2
 from explorables.rpkd.probe import distillation_targets
 from explorables.rpkd.training import (
     ARMS,
@@ -185,6 +188,55 @@ def test_the_teacher_norm_leaves_the_teacher_without_it_unchanged_and_keeps_ever
         assert torch.equal(p, dict(normed.named_parameters())[name])
     _, features, _ = normed(x)  # in training mode, each channel is centred over the batch: none is 0 everywhere
     assert bool((features > 0).flatten(start_dim=3).any(dim=(1, 3)).all())
+
+
+def test_a_trained_teacher_is_in_eval_mode_with_the_statistics_of_its_whole_training_set():
+    """``train_teachers`` returns the teacher in ``eval()`` mode, its batch-norm running statistics recomputed in
+    one pass over its training set with its final weights: in eval mode it computes what it computes in training
+    mode on that whole set as one batch (its training accuracy does not depend on stale statistics)."""
+    task = load_digits_task()
+    x, y = task.images[None, :300], super_labels(task.fine[:300], 5)[None]
+    teacher = train_teachers(x.expand(2, -1, -1, -1, -1), y.expand(2, -1), 5, width=4, n_steps=30, batch_size=16,
+                             lr=1e-2, seed=0, device="cpu")
+    assert not any(m.training for m in teacher.modules())
+    with torch.no_grad():
+        h = _pool2(F.relu(teacher.conv2(F.relu(teacher.conv1(x.expand(2, -1, -1, -1, -1))))))
+        pre = teacher.conv3(h)  # (M, N, c, h, w): the batch norm's input
+        mean, var = pre.mean(dim=(1, 3, 4)).flatten(), pre.var(dim=(1, 3, 4), unbiased=True).flatten()
+        assert torch.allclose(teacher.norm3.running_mean, mean, atol=1e-5)
+        assert torch.allclose(teacher.norm3.running_var, var, rtol=1e-4, atol=1e-6)
+        evaluated = teacher(x.expand(2, -1, -1, -1, -1))[0]
+        as_batch = copy.deepcopy(teacher).train()(x.expand(2, -1, -1, -1, -1))[0]
+    assert torch.allclose(evaluated, as_batch, rtol=1e-3, atol=1e-3)  # eval: the unbiased variance
+    assert teacher.norm3.momentum == 0.1  # training mode (a later fine-tuning) keeps the usual momentum
+
+
+def test_the_teacher_is_in_eval_mode_whenever_it_teaches(monkeypatch):
+    """Every target, accuracy and dead-channel count of ``teacher_part``, and the fresh views' targets of the
+    standard protocol, come from the teacher in ``eval()`` mode (running statistics, not the batch's)."""
+    from explorables.rpkd import experiment, models
+
+    modes = []
+    real_forward = models.CNN.forward
+
+    def spy(self, x):
+        modes.append(self.training)
+        return real_forward(self, x)
+
+    cfg = RPKDConfig.preset("smoke", class_grid=(2,), seeds=(0, 1), n_teacher_steps=4, n_student_steps=3)
+    real_train = experiment.train_teachers
+
+    def trained(*args, **kwargs):  # count only the forwards after training: where the teacher teaches
+        teacher = real_train(*args, **kwargs)
+        monkeypatch.setattr(models.CNN, "forward", spy)
+        return teacher
+
+    monkeypatch.setattr(experiment, "train_teachers", trained)
+    shared = experiment.teacher_part(cfg, 2)
+    assert len(modes) >= 4 and not any(modes)  # test and transfer accuracy, targets, dead channels
+    modes.clear()
+    experiment.students(dataclasses.replace(standard_protocol(cfg), standard_augment=1), 2, shared)
+    assert modes and not any(modes)  # the fresh views' targets
 
 
 def test_a_disjoint_transfer_set_is_the_second_half_of_the_same_training_split():
@@ -450,6 +502,20 @@ def test_a_failed_headroom_gate_makes_the_comparisons_untested_not_no():
     assert all("headroom_standard" in r.verdict for r in standard_rows)
     assert {r.kind for r in rows.values()} == {"check", "gate", "claim"}
     assert headroom_verdict({10: [HEADROOM - 0.001] * 3}).startswith("fail")
+    sentence = untested_sentence(claims(few, std))  # the page says which rows are untested and why
+    assert sentence.count("standard protocol") >= 3 and "headroom" not in sentence.split("because")[0]
+    assert "the teacher knows more than CE alone teaches (standard protocol)" in sentence
+    assert untested_sentence(claims(few)) == "No claim row is untested in this run: every gate passed."
+
+
+def test_the_page_says_where_rpkd_trails_ce():
+    few = _constructed(_arms(rpkd=0.70))  # RPKD below CE at C = 2 only, beyond the spread
+    std = _constructed({**_arms(), "rpkd": {10: (0.798, 0.005), 2: (0.8, 0.005)}}, protocol="standard")
+    sentence = below_ce_sentence([std, few])
+    assert sentence == ("RPKD is below CE alone (mean over seeds) at C = 10 (standard protocol) and C = 2 "
+                        "(few labels); beyond the seed-to-seed spread at C = 10 (standard protocol) and C = 2 "
+                        "(few labels).")
+    assert below_ce_sentence([_constructed(_arms())]).startswith("RPKD's mean accuracy is not below")
 
 
 def test_claims_of_a_standard_protocol_run_and_of_a_run_without_some_arms():
@@ -470,6 +536,12 @@ def test_standard_protocol_field_labels_every_training_image():
     smoke = RPKDConfig.preset("smoke")  # the standard run's own schedule, when given; the few-label run keeps its own
     assert standard_protocol(smoke).n_student_steps == smoke.n_student_steps
     assert standard_protocol(dataclasses.replace(smoke, standard_steps=7)).n_student_steps == 7
+    # KD's temperature of the standard run: standard_temperature when given (0: temperature); the few-label run and
+    # the probe (teacher_part reads the config's own temperature) keep theirs
+    assert standard_protocol(smoke).temperature == smoke.temperature
+    assert standard_protocol(dataclasses.replace(smoke, standard_temperature=1.0)).temperature == 1.0
+    with pytest.raises(ValueError, match="standard_temperature"):
+        dataclasses.replace(smoke, standard_temperature=-1.0).validated()
 
 
 def test_shifted_digits_are_each_image_moved_by_at_most_the_shift_with_zero_fill():

@@ -517,3 +517,47 @@ def control_sentence(results: RPKDResults) -> str:
                     "attribute RPKD's transfer to the prototypes rather than to matching features through a "
                     "random projection."),
     }[word]
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def untested_sentence(rows: Sequence[Claim]) -> str:
+    """Which claim rows read "untested" (after :func:`apply_gates`), and which gate made them so, in words."""
+    gated = apply_gates(rows)
+    gates = {r.name: r for r in gated if r.kind == "gate"}
+    untested = [r for r in gated if r.kind == "claim" and r.outcome == "untested"]
+    if not untested:
+        return "No claim row is untested in this run: every gate passed."
+    by_gate: dict[str, list[str]] = {}
+    for r in untested:
+        failed = [g for g in r.gates if g not in gates or gates[g].outcome == "fail"]
+        by_gate.setdefault(" and ".join(failed), []).append(f"“{r.claim}”")
+    parts = []
+    for names, claims_ in by_gate.items():
+        why = "; ".join(f"“{gates[g].claim}” failed ({gates[g].measured})" if g in gates else f"{g} did not run"
+                        for g in names.split(" and "))
+        parts.append(f"{_and(claims_)} {'reads' if len(claims_) == 1 else 'read'} untested because the gate {why}")
+    return "In this run " + "; ".join(parts) + ": without it, a 'no' would be the setup's, not RPKD's."
+
+
+def below_ce_sentence(runs: Sequence[RPKDResults]) -> str:
+    """Where RPKD's mean accuracy is below that of CE alone (per protocol and C), in words, and where that is beyond
+    the seed-to-seed spread (the book's interval rule on the paired difference)."""
+    below, clear = [], []
+    for r in runs:
+        if not _has(r, "rpkd", "ce"):
+            continue
+        cs = [c for c in r.summary["class_grid"] if float(paired(r, "rpkd", "ce", c).mean()) < 0]
+        if cs:
+            where = f"C = {_and([str(c) for c in cs])} ({_tag(r)})"
+            below.append(where)
+            beyond = [c for c in cs if compare(paired(r, "rpkd", "ce", c), 0.0) == "no"]
+            if beyond:
+                clear.append(f"C = {_and([str(c) for c in beyond])} ({_tag(r)})")
+    if not below:
+        return "RPKD's mean accuracy is not below that of CE alone at any class count of either protocol."
+    text = f"RPKD is below CE alone (mean over seeds) at {_and(below)}"
+    return text + (f"; beyond the seed-to-seed spread at {_and(clear)}." if clear else
+                   ", each within the seed-to-seed spread.")

@@ -50,7 +50,7 @@ from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
-from ..core.params import Bool, Choice, Int, Seeds, Tuple, param
+from ..core.params import Bool, Choice, Float, Int, Seeds, Tuple, param
 from ..core.threads import one_cpu_thread, worker_count
 from ..core.validation import check_int
 from .data import (
@@ -118,6 +118,8 @@ class RPKDConfig(ExperimentConfig):
                                   "teacher (whose outputs are computed on it); 0: the transfer set as it is")
     standard_steps: int = param(0, Int(0, 10**7), "Adam steps of every student arm in the standard-protocol run the "
                                 "page derives from this config (standard_protocol); 0: n_student_steps")
+    standard_temperature: float = param(0.0, Float(0.0, 100.0), "T of Hinton KD in the standard-protocol run the "
+                                        "page derives from this config (standard_protocol); 0: temperature")
     batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
     lr: float = param(1e-2, LR, "Adam learning rate (teacher and students)")
     n_prototypes: int = param(64, Int(2, 65536), "K, the frozen random prototypes")
@@ -178,10 +180,12 @@ STANDARD_ARMS: tuple[str, ...] = ("ce", "kd", "ofa", "rpkd")
 def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
     """The usual distillation protocol (and the paper's, as far as its abstract says): the student sees the
     label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
-    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`; the students' steps ``standard_steps`` (if not 0)."""
+    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`; the students' steps ``standard_steps`` and KD's
+    temperature ``standard_temperature`` (each if not 0)."""
     return dataclasses.replace(cfg, protocol="standard", n_labelled=transfer_size(cfg),
                                arms=tuple(a for a in STANDARD_ARMS if a in ARMS),
-                               n_student_steps=cfg.standard_steps or cfg.n_student_steps)
+                               n_student_steps=cfg.standard_steps or cfg.n_student_steps,
+                               temperature=cfg.standard_temperature or cfg.temperature)
 
 
 def augment_of(cfg: RPKDConfig) -> int:

@@ -116,10 +116,12 @@ class EnsembleConv2d(nn.Module):
 class EnsembleBatchNorm(nn.Module):
     """``M`` independent batch normalisations of ``c`` channels, ``(M, B, c, h, w) -> (M, B, c, h, w)``: per member
     and channel, the statistics of the batch and the locations while training, running statistics (momentum 0.1)
-    in ``eval()`` mode; a learned scale and shift (init 1 and 0)."""
+    in ``eval()`` mode; a learned scale and shift (init 1 and 0). ``momentum`` (0.1) is the weight of a batch in
+    the running statistics; 1.0 makes them those of the next batch alone (:func:`recompute_batch_norm`)."""
 
     def __init__(self, n_members: int, channels: int):
         super().__init__()
+        self.momentum = 0.1
         self.weight = nn.Parameter(torch.ones(n_members * channels))
         self.bias = nn.Parameter(torch.zeros(n_members * channels))
         self.register_buffer("running_mean", torch.zeros(n_members * channels))
@@ -129,8 +131,29 @@ class EnsembleBatchNorm(nn.Module):
         m, b, c, h, w = x.shape
         flat = x.permute(1, 0, 2, 3, 4).reshape(b, m * c, h, w)
         out = F.batch_norm(flat, self.running_mean, self.running_var, self.weight, self.bias, training=self.training,
-                           momentum=0.1, eps=1e-5)
+                           momentum=self.momentum, eps=1e-5)
         return out.reshape(b, m, c, h, w).permute(1, 0, 2, 3, 4)
+
+
+@torch.no_grad()
+def recompute_batch_norm(model: nn.Module, images: torch.Tensor) -> None:
+    """Replace the running statistics of every :class:`EnsembleBatchNorm` of ``model`` by those of ``images``
+    (``(M, N, 1, H, W)``, each member its own set) in one pass: the statistics a trained network is evaluated
+    with are then those of its final weights on its whole training set, not a moving average of the last
+    batches, taken while the weights still moved. Leaves ``model`` in ``eval()`` mode; weights are unchanged."""
+    norms = [m for m in model.modules() if isinstance(m, EnsembleBatchNorm)]
+    if not norms:
+        model.eval()
+        return
+    model.train()
+    for m in norms:
+        m.momentum = 1.0
+    try:
+        model(images)
+    finally:
+        for m in norms:
+            m.momentum = 0.1
+        model.eval()
 
 
 def _pool2(x: torch.Tensor) -> torch.Tensor:

@@ -32,7 +32,17 @@ from .losses import (
     require_tensors,
     rpkd_losses,
 )
-from .models import CLASSES, SEED, STUDENTS, WIDTH, EnsembleLinear, check_device, make_student, make_teacher
+from .models import (
+    CLASSES,
+    SEED,
+    STUDENTS,
+    WIDTH,
+    EnsembleLinear,
+    check_device,
+    make_student,
+    make_teacher,
+    recompute_batch_norm,
+)
 
 #: the methods compared, and the control (CE plus feature matching through the same random projection, no prototypes)
 CONTROL = "feature_match"
@@ -126,7 +136,9 @@ def train_teachers(
             checkpoint.maybe_save(name, lambda t=t: state(t + 1))
     if checkpoint is not None and start < n_steps:
         checkpoint.save(name, state(n_steps))  # the finished teacher: a later kill never retrains it
-    teacher.eval()
+    # eval() mode reads running statistics: those of the final weights on the whole training set (one pass), not a
+    # moving average of the last batches, which lagged the weights (benchmarks/rpkd_standard_kd_rule.md)
+    recompute_batch_norm(teacher, images)
     return teacher
 
 
