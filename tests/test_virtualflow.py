@@ -1177,7 +1177,8 @@ def test_room_sentence_follows_the_gate(smoke_results):
         room = [lead + spread * float(z) for z in rng.standard_normal(len(seeds))]
         summary = dict(smoke_results.summary)
         for s, r in zip(seeds, room, strict=True):
-            summary[f"seed_{s}"] = {**summary[f"seed_{s}"], "sisdr/pseudo": -10.0, "sisdr/supervised": -10.0 + r}
+            lead = {"room_sisdr/pseudo": -10.0, "room_sisdr/supervised": -10.0 + r}  # what the gate reads
+            summary[f"seed_{s}"] = {**summary[f"seed_{s}"], **lead}
         said = claims.room_sentence(dataclasses.replace(smoke_results, summary=summary))
         iv = interval(room)
         assert iv.format(2, signed=True) in said
