@@ -1177,7 +1177,8 @@ def test_room_sentence_follows_the_gate(smoke_results):
         room = [lead + spread * float(z) for z in rng.standard_normal(len(seeds))]
         summary = dict(smoke_results.summary)
         for s, r in zip(seeds, room, strict=True):
-            summary[f"seed_{s}"] = {**summary[f"seed_{s}"], "sisdr/pseudo": -10.0, "sisdr/supervised": -10.0 + r}
+            lead = {"room_sisdr/pseudo": -10.0, "room_sisdr/supervised": -10.0 + r}  # what the gate reads
+            summary[f"seed_{s}"] = {**summary[f"seed_{s}"], **lead}
         said = claims.room_sentence(dataclasses.replace(smoke_results, summary=summary))
         iv = interval(room)
         assert iv.format(2, signed=True) in said
@@ -1319,7 +1320,7 @@ def test_outside_span_refuses_bad_input_naming_the_parameter():
         outside_span(np.ones((5, 9), complex), real, 0)
 
 
-def test_gate_rooms_are_seeded_and_count_toward_the_physical_gate_only(smoke_results):
+def test_gate_rooms_are_seeded_and_count_toward_the_physical_and_room_gates(smoke_results):
     from explorables.virtualflow.experiment import gate_room
 
     cfg = smoke_results.config
@@ -1327,6 +1328,9 @@ def test_gate_rooms_are_seeded_and_count_toward_the_physical_gate_only(smoke_res
     np.testing.assert_array_equal(a.real, b.real)
     assert not np.array_equal(a.real, gate_room(cfg, 0, 1).real)
     assert a.spec_real.shape[0] == a.real.shape[0] == cfg.n_mics
+    # through the test rooms' pipeline, from the real mics alone (no held-out mics in a gate room)
+    np.testing.assert_array_equal(a.pseudo_train, a.pseudo)
+    assert a.cond.shape[0] == a.pseudo.size and np.all(np.isfinite(a.cond))
     for seed in cfg.seeds:
         p = smoke_results.summary[f"seed_{seed}"]
         assert p["n_gate_rooms"] == cfg.n_test_scenes + cfg.n_gate_scenes
@@ -1529,3 +1533,21 @@ def test_snr_range_refuses_bad_values_naming_the_setting(bad, match):
         VirtualFlowConfig.preset("book").replace(snr_range=bad)
     with pytest.raises(ValueError, match="snr_db"):
         simulate(far_field_scene(0.3), 4000, np.random.default_rng(0), snr_db=-40.0, anechoic=True)
+
+
+def test_the_gate_room_reads_the_test_and_the_gate_rooms(smoke_results):
+    """The gate "room" reads each seed's supervised-minus-pseudo-target lead over its test rooms AND its gate rooms
+    (a larger room sample than the test rooms alone; ``benchmarks/virtualflow_room_rule8.md``): its values are the
+    ``room_sisdr/`` means, and its row says over how many rooms."""
+    from explorables.core.tables import apply_gates
+
+    cfg = smoke_results.config
+    values = claims.room_values(smoke_results)
+    k = cfg.n_test_scenes + cfg.n_gate_scenes
+    for s, v in zip(cfg.seeds, values, strict=True):
+        p = smoke_results.summary[f"seed_{s}"]
+        assert v == pytest.approx(p["room_sisdr/supervised"] - p["room_sisdr/pseudo"])
+        assert all(np.isfinite(p[f"room_sisdr/{m}"]) for m in ("supervised", "pseudo"))
+    row = next(r for r in apply_gates(claims.claims(smoke_results)) if r.name == "room")
+    assert f"on {k} rooms per seed" in row.setting
+    assert row.measured.startswith(claims._iv(values))

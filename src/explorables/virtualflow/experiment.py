@@ -111,6 +111,8 @@ FIXED_LABELS: dict[str, str] = {
     "empty": "nothing (the slot left empty: zeros)",
     "random": "a random channel",
 }
+#: the estimates the gate "room" compares (supervised minus pseudo-target), on the test rooms and the gate rooms
+ROOM_GATE: tuple[str, ...] = ("supervised", "pseudo")
 #: channel sets of the beamformer's positive control, also run on the extra gate rooms
 GATE_BEAMS: tuple[str, ...] = ("real", "random", "physical")
 BEAM_LABELS: dict[str, str] = {
@@ -185,8 +187,8 @@ class VirtualFlowConfig(ExperimentConfig):
     n_gate_scenes: int = param(
         24,
         Int(0),
-        "more rooms per seed for the beamformer's positive control alone (real mics, + a physical mic, + a random "
-        "channel; no network runs on them)",
+        "more rooms per seed for the beamformer's positive control (real mics, + a physical mic, + a random channel) "
+        'and the gate "room" (the supervised network against the pseudo-target; no network is trained on them)',
     )
     d_hidden: int = param(64, Int(8, 8192), "width of every network")
     n_layers: int = param(2, Int(1, 32), "residual blocks of every network")
@@ -352,20 +354,11 @@ def build_example(
     return make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
 
 
-@dataclass(frozen=True)
-class BeamRoom:
-    """A room for the beamformer's positive control alone: the recordings :func:`beamform` and
-    :func:`beam_score` read (no direction, pseudo-target or condition: no network runs on it)."""
-
-    real: np.ndarray  # (M, N)
-    spec_real: np.ndarray  # (M, F, T)
-    real_speech: np.ndarray  # (M, N): the talker's image at the real mics
-    vm_recording: np.ndarray  # (N,): what a physical mic at the virtual position records
-
-
-def gate_room(cfg: VirtualFlowConfig, seed: int, index: int) -> BeamRoom:
+def gate_room(cfg: VirtualFlowConfig, seed: int, index: int) -> Example:
     """Room ``index`` of the split ``"gate"`` for ``seed``: drawn and simulated as the test rooms are (without
-    held-out microphones, which only the training targets use)."""
+    held-out microphones, which only the training targets use), then through the unsupervised pipeline (direction,
+    pseudo-target, condition) as a test room is: the beamformer's positive control and the gate "room" read it; no
+    network is trained on it."""
     rng = np.random.default_rng(scene_seed(cfg, seed, "gate", index))
     scene = _config_scene(cfg, rng)
     sim = simulate(
@@ -379,7 +372,7 @@ def gate_room(cfg: VirtualFlowConfig, seed: int, index: int) -> BeamRoom:
         use_espeak=cfg.use_espeak,
         corpus=speech_corpus(cfg.data_root) if cfg.data_root else (),
     )
-    return BeamRoom(sim["real"], stft(sim["real"], cfg.nfft, cfg.nfft // 2), sim["real_speech"], sim["vm_recording"])
+    return make_example(scene, sim, nfft=cfg.nfft, lead_s=cfg.lead_s, doa_method=cfg.doa_method)
 
 
 def relocate(cfg: VirtualFlowConfig, seed: int, index: int, distance: float) -> Example:
@@ -511,7 +504,7 @@ def beam_split(cfg: VirtualFlowConfig, n_frames: int) -> int:
 
 
 def beamform(
-    ex: Example | BeamRoom, extra: np.ndarray | None, cfg: VirtualFlowConfig, fit_extra: np.ndarray | None = None
+    ex: Example, extra: np.ndarray | None, cfg: VirtualFlowConfig, fit_extra: np.ndarray | None = None
 ) -> np.ndarray:
     """MVDR output waveform from the real channels, plus ``extra`` (an STFT ``(F, T)``) when given.
 
@@ -539,7 +532,7 @@ def beamform(
     return istft(out, cfg.nfft, hop, ex.real.shape[1])
 
 
-def _slot(channel: np.ndarray, ex: Example | BeamRoom, name: str) -> np.ndarray:
+def _slot(channel: np.ndarray, ex: Example, name: str) -> np.ndarray:
     """``channel`` as one extra STFT channel of ``ex``'s shape ``(F, T)``, with finite values (else a clear error)."""
     arr = np.asarray(channel)
     if arr.shape != ex.spec_real.shape[1:]:
@@ -549,7 +542,7 @@ def _slot(channel: np.ndarray, ex: Example | BeamRoom, name: str) -> np.ndarray:
     return arr
 
 
-def beam_score(ex: Example | BeamRoom, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[float, float]:
+def beam_score(ex: Example, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[float, float]:
     """SI-SDR and STOI of a :func:`beamform` output on the speech part, against the talker's image at the
     reference mic (sample-aligned with the MVDR output, which is distortionless toward it)."""
     start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * (cfg.nfft // 2)
@@ -557,7 +550,7 @@ def beam_score(ex: Example | BeamRoom, out: np.ndarray, cfg: VirtualFlowConfig) 
     return speech_sisdr(out, ref, start), stoi(out[start:], ref[start:], cfg.fs)
 
 
-def random_channel(ex: Example | BeamRoom, rng: np.random.Generator) -> np.ndarray:
+def random_channel(ex: Example, rng: np.random.Generator) -> np.ndarray:
     """An extra STFT channel ``(F, T)`` that carries no information: independent complex Gaussian noise with,
     per frequency, the mean power of the real microphones. A beamformer that gains from it gains from the extra
     dimension alone (finite-sample covariance estimates), not from anything recorded."""
@@ -759,13 +752,21 @@ def evaluate_seed(
     # the fixed layout, on the test rooms (their channels above, the same noise) and n_fixed_scenes more rooms
     for b, values in fixed_layout_rooms(cfg, models, test, device, seed, specs=fixed_specs).items():
         per[f"fixed_sisdr/{b}"] = values
-    # the beamformer's positive control on more rooms (the test rooms and the gate rooms, which no network sees)
+    # the beamformer's positive control on more rooms (the test rooms and the gate rooms, on which no network is
+    # trained), and the gate "room"'s quantity on the same rooms: the supervised network and the real mics'
+    # pseudo-target, SI-SDR against the true virtual signal (a larger room sample per seed than the test rooms alone:
+    # benchmarks/virtualflow_room_rule8.md)
+    room_si = {m: list(per["sisdr/" + m]) for m in ROOM_GATE}
     for j in range(cfg.n_gate_scenes):
         room = gate_room(cfg, seed, j)
         noise = random_channel(room, np.random.default_rng(scene_seed(cfg, seed, "random", cfg.n_test_scenes + j)))
         extras = {"real": None, "physical": stft(room.vm_recording, cfg.nfft, hop), "random": noise}
         for b in GATE_BEAMS:
             gate_beams[b].append(beam_score(room, beamform(room, extras[b], cfg), cfg)[0])
+        n = room.real.shape[1]
+        for m in ROOM_GATE:
+            spec = estimate(models, room, m, n_steps=1, solver=cfg.solver, x0=torch.zeros(0), device=device)
+            room_si[m].append(si_sdr(istft(spec, cfg.nfft, hop, n)[first * hop :], room.truth_wave[first * hop :]))
     summary: dict[str, Any] = {}
     for key, values in per.items():
         arr = np.asarray(values, float)
@@ -773,6 +774,8 @@ def evaluate_seed(
     for b, values in gate_beams.items():
         summary[f"gate_beam/{b}"] = float(np.mean(values))
     summary["n_gate_rooms"] = len(gate_beams["real"])
+    for m, values in room_si.items():
+        summary[f"room_sisdr/{m}"] = float(np.mean(values))
     summary["compute_seconds"] = {m: float(np.mean(v)) for m, v in compute.items()}
     return summary, {k: np.asarray(v, np.float32) for k, v in audio.items()}
 
