@@ -5,12 +5,16 @@ Usage: ``PYTHONPATH=src python benchmarks/tomato_mp_spread2_page.py`` (edits the
 tree for B's run and restores it).
 """
 
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from run import chapter_run  # noqa: E402
+
+# the kernel starts in book/ and inherits this environment: an absolute path, so it imports this checkout
+os.environ["PYTHONPATH"] = str(ROOT / "src")
 
 SRC = ROOT / "src/explorables/tomato_mp/experiment.py"
 FIELD = 'param(\n        {}, Positive(), "sd of the four groups'
