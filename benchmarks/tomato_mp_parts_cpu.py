@@ -1,8 +1,12 @@
-"""CPU seconds of each part of tomato_mp's book preset, in one process (workers = 1), on tuning base seed 111: cost
-only, no verdict read (benchmarks/tomato_mp_spread2.md, last section). Usage: ``PYTHONPATH=src python benchmarks/tomato_mp_parts_cpu.py``."""
+"""CPU seconds of each part of tomato_mp's book preset, in one process (workers = 1), on tuning base seed 111:
+cost only, no verdict read (benchmarks/tomato_mp_spread2.md, last section).
+
+Usage: ``PYTHONPATH=src python benchmarks/tomato_mp_parts_cpu.py``.
+"""
 
 import time
 from dataclasses import replace
+
 from explorables.tomato_mp.experiment import PARTS, TomatoMPConfig
 
 cfg = replace(TomatoMPConfig.preset("book"), seed=111, workers=1)
