@@ -276,6 +276,23 @@ def test_tomato_mp_takes_several_functions(blobs):
     assert res.summands[0].essential
 
 
+def test_a_result_may_hold_an_empty_core(blobs):
+    """assign() gives a summand an empty core when every component is taken (documented); the result's
+    argument check used to refuse that (``cores[3] must not be empty``, seen on tuning base seed 110 at
+    groups' sd 1.0, benchmarks/tomato_mp_spread2.md). Non-integer cores are still refused."""
+    ds, f = blobs
+    res = multiparam.tomato_mp(ds.X, f, robust=False, n_lines=30)
+    empty = np.zeros(0, dtype=np.int64)
+    more = multiparam.ToMAToMPResult(
+        res.labels, res.n_clusters + 1, res.prominences, res.summands, [*res.cores, empty], res.filtration
+    )
+    assert more.n_empty_cores == res.n_empty_cores + 1
+    with pytest.raises(ValueError):
+        multiparam.ToMAToMPResult(
+            res.labels, res.n_clusters, res.prominences, res.summands, [np.array([0.5])], res.filtration
+        )
+
+
 def test_essential_summands_must_come_first():
     def part(prom, essential):
         return multiparam.Summand(np.zeros((1, 2)), np.ones((1, 2)), prom, np.zeros(2), essential)

@@ -37,7 +37,7 @@ from scipy.spatial.distance import pdist, squareform
 from scipy.stats import rankdata
 
 from ..core.arguments import Array, checked
-from ..core.params import Device, Float, Int, Positive, Text, Tuple
+from ..core.params import Device, Float, Int, Positive, Rule, Text, Tuple
 from ..core.validation import check_in_range, check_int, check_positive
 from .data import dtm as distance_to_measure
 from .persistence import largest_gap_count
@@ -217,7 +217,21 @@ def components_at(filt: MultiFiltration, grade: np.ndarray) -> np.ndarray:
     return np.where(present, comp, -1)
 
 
-@checked(labels=Array("n", integer=True), n_clusters=Int(1), prominences=Array("k", nonempty=False))
+class _Cores(Rule):
+    """The cores of :func:`assign`: a list of 1-D integer index arrays, any of which may be empty (a
+    summand that found every component taken gets no core). The default rule of ``list[np.ndarray]``
+    refuses empty arrays, which made that documented case raise instead of returning."""
+
+    def check(self, name: str, value: list) -> list:
+        for i, core in enumerate(value):
+            Array("m", integer=True, nonempty=False).check(f"{name}[{i}]", core)
+        return value
+
+    def describe(self) -> str:
+        return "a list of 1-D integer index arrays (each may be empty)"
+
+
+@checked(labels=Array("n", integer=True), n_clusters=Int(1), prominences=Array("k", nonempty=False), cores=_Cores())
 @dataclass
 class ToMAToMPResult:
     """Labels, the chosen count, the summands and their prominences, and the cores."""
