@@ -834,3 +834,22 @@ def test_sentences_follow_the_numbers():
     assert "clearly worse" in frechet(120, 180)
     assert "reaches" in frechet(8, 100)
     assert "does not close" in frechet(210, 150)
+
+
+def test_the_toy_worker_gives_the_numbers_of_a_serial_run():
+    """The toy's parts in a spawned worker beside the image parts: every number and weight as one after the other."""
+    cfg = JeffreyConfig.preset(
+        "smoke", seeds=(0,), n_toy_denoiser_steps=50, n_image_denoiser_steps=50, n_class_classifier_steps=20
+    )
+    serial, parallel = run(cfg, workers=1), run(cfg, workers=2)
+    assert list(parallel.summary) == list(serial.summary) == ["rule", "toy_model", "toy", "image_model", "images",
+                                                              "timings"]  # fmt: skip
+    for part in ("rule", "toy_model", "toy", "image_model", "images"):
+        assert parallel.summary[part] == serial.summary[part]
+    for curves in ("toy_model", "toy"):
+        a, b = serial.curves[curves], parallel.curves[curves]
+        states = ("denoiser", "classifier_state")
+        for key in (k for k in states if k in a):
+            assert all(torch.equal(a[key][w], b[key][w]) for w in a[key])
+    with pytest.raises(ValueError, match="workers"):
+        run(cfg, workers=-1)

@@ -21,12 +21,18 @@
 
 The pretrained diffusion models are fixed within a run (as in the paper, guidance is applied to a
 given model); the seeds cover everything guidance does: its networks, its density ratio, its samples.
+
+On the CPU with two or more CPUs, the toy's parts (2, 3) run in a spawned worker process beside the image parts
+(4, 5); they share no random state, so the numbers are the same as one after the other (``run(workers=1)``).
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,7 +45,9 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Positive, Seeds, Tuple, param
-from ..core.threads import one_cpu_thread
+from ..core.seeding import seed_everything
+from ..core.threads import one_cpu_thread, worker_count
+from ..core.validation import check_int
 from . import diffusion as D
 from . import images as I
 from . import toy as Y
@@ -860,9 +868,22 @@ def _images(cfg: JeffreyConfig, models: dict, checkpoint: Checkpointer, progress
 
 @checked()
 def run(
-    config: JeffreyConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
+    config: JeffreyConfig | None = None,
+    *,
+    checkpoint: Checkpointer | None = None,
+    progress: bool = False,
+    workers: int = 0,
 ) -> JeffreyResults:
-    """Run the chapter's experiments (see the module docstring); resumable part by part and seed by seed."""
+    """Run the chapter's experiments (see the module docstring); resumable part by part and seed by seed.
+
+    ``workers``: processes (0: every CPU available, :func:`~explorables.core.threads.worker_count`). With 2 or
+    more, the CPU as device, the image parts on and neither toy part in the checkpoint yet, a spawned worker runs
+    the toy's two parts (``toy_model``, ``toy``) while this process runs the image parts. The numbers never
+    depend on it: every part seeds its own random streams and models from ``config`` (the worker starts from the
+    global seeding of a serial run and uses this process's torch thread count), and no part reads another's
+    random state. The worker's parts are stored after the image parts; a worker part's time is the time this
+    process waited for it."""
+    workers = check_int("workers", workers, minimum=0)
     cfg, checkpoint = start_run(JeffreyConfig, config, checkpoint)
     models: dict[str, Any] = {}
 
@@ -884,8 +905,49 @@ def run(
     if cfg.use_images:
         parts["image_model"] = _keep(image_model, models, "image_model")
         parts["images"] = images
-    summary, curves = _run_parts_lazily(checkpoint, parts, models, progress)
-    return JeffreyResults(cfg, summary, curves)
+    order = list(parts)
+    parallel = (
+        cfg.use_images
+        and resolve_device(cfg.device).type == "cpu"
+        and worker_count(workers, 2) > 1
+        and checkpoint.get("part/images") is None
+        and not any(e == f"part/{n}" or e.startswith(f"{n}/") for n in TOY_PARTS for e in checkpoint.entries)
+    )
+    with ExitStack() as stack:
+        if parallel:
+            pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=get_context("spawn")))
+            future = pool.submit(_toy_worker, cfg, torch.get_num_threads())
+
+            def from_worker(name: str) -> Any:
+                def part() -> tuple[dict, dict]:
+                    return future.result()[name]
+
+                return part
+
+            # the image parts here first, the toy's from the worker after them
+            parts = {
+                "rule": parts["rule"],
+                **{n: parts[n] for n in ("image_model", "images")},
+                **{n: from_worker(n) for n in TOY_PARTS},
+            }
+        summary, curves = _run_parts_lazily(checkpoint, parts, models, progress)
+    summary = {k: summary[k] for k in [*order, "timings"]}  # the serial order, whatever ran where
+    summary["timings"] = {f"{k}_s": summary["timings"][f"{k}_s"] for k in order}
+    return JeffreyResults(cfg, summary, {k: curves[k] for k in order})
+
+
+#: the parts a worker process can run beside the image parts (they read nothing the image parts write)
+TOY_PARTS = ("toy_model", "toy")
+
+
+def _toy_worker(cfg: JeffreyConfig, threads: int) -> dict[str, tuple[dict, dict]]:
+    """The toy's two parts in a worker process, on ``threads`` torch threads (the calling process's count), from
+    the global seeding a serial run starts with, and without a checkpoint (the calling process stores the parts)."""
+    torch.set_num_threads(threads)
+    seed_everything(cfg.seed)
+    checkpoint = Checkpointer(None)
+    model = _toy_model(cfg, checkpoint, False)
+    return {"toy_model": model, "toy": _toy(cfg, model[1], checkpoint, False)}
 
 
 def _keep(part: Any, models: dict, name: str) -> Any:
