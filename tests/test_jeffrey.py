@@ -821,12 +821,20 @@ def test_sentences_follow_the_numbers():
     assert "even falls" in cond(0.05)
     assert "distorts" in cond(0.3)
 
-    def frechet(metric_after, control_after):
+    def frechet(metric_after, control_after, classifier_control=None):
         rows = [_image_row(j) for j in jit]
         for r, j in zip(rows, jit, strict=True):
             r["frechet"]["jeffrey"] = {"metric": metric_after + j, "control": control_after + j}
             r["frechet"]["unguided"] = {"metric": 200.0 + j, "control": 150.0 - j}
+            if classifier_control is not None:
+                r["frechet"]["classifier"]["control"] = classifier_control + j
         return C.frechet_sentence(_results([_toy_row()] * 4, rows))
+
+    # classifier guidance, aiming at neither embedding, passing the row's own pixel-PCA part (a 10% cut): the
+    # independent judge's fall is guidance in general; a classifier guidance near the unguided one does not pass it
+    shared = frechet(120, 100, classifier_control=110)
+    assert "passes this row's own pixel-PCA part as well" in shared and "cuts the pixel-PCA distance by 27%" in shared
+    assert "does not clearly pass" in frechet(120, 100, classifier_control=149)
 
     assert "also shows a clear fall" in frechet(120, 100)
     assert "part of the gap" in frechet(120, 100)
