@@ -1,6 +1,8 @@
 """Tuning run of benchmarks/ucca_search_rule.md (ucca9): UCCA's start search, candidates K, B256, B1024.
 
-Usage: ucca_search_tuning.py BASE[,BASE...] OUT.jsonl
+Usage: ucca_search_tuning.py BASE[,BASE...] OUT.jsonl [CANDIDATE,...] [PLAN]
+(round 2, benchmarks/ucca_search2_rule.md: candidates K,B256, plan "r2"; runs at commit 9f067c8 or later while
+``ucca(..., n_candidates=...)`` exists).
 Per (dataset, base seed, inner seed), the book trial's data and generator (as ``experiment.trial`` draws them);
 per candidate, UCCA fitted from a copy of the generator in the same state (K is then the book's UCCA exactly),
 and the FAQ-off ablation on that fit's best-ranked start. The truth is used only to score: the step-2 Σρ² against
@@ -20,9 +22,15 @@ from explorables.ucca.data import unpaired
 from explorables.ucca.method import ucca
 
 CANDIDATES = {"K": 0, "B256": 256, "B1024": 1024}
-PLAN = [("clustered", range(6)), ("breast_cancer", range(6)), ("gaussian", range(2)), ("wine", range(2))]
+PLANS = {
+    "r1": [("clustered", range(6)), ("breast_cancer", range(6)), ("gaussian", range(2)), ("wine", range(2))],
+    "r2": [("breast_cancer", range(6)), ("clustered", range(3)), ("gaussian", range(2))],
+}
 
 bases, out = [int(b) for b in sys.argv[1].split(",")], sys.argv[2]
+if len(sys.argv) > 3:
+    CANDIDATES = {n: CANDIDATES[n] for n in sys.argv[3].split(",")}
+PLAN = PLANS[sys.argv[4] if len(sys.argv) > 4 else "r1"]
 with open(out, "a") as f:
     for ds, inner in PLAN:
         for b in bases:
