@@ -484,8 +484,8 @@ def test_faq_off_and_ucca_screen_the_same_starts_in_a_trial(monkeypatch):
     seen, tops = [], []
     real, real_ucca = M.ranked_starts, E.ucca
 
-    def spy(Xw, Yw, n_restarts, rng):
-        out = real(Xw, Yw, n_restarts, rng)
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
         seen.append(np.array(out))
         return out
 
@@ -552,3 +552,30 @@ def test_each_ablation_has_one_row_per_dataset_it_ran_on():
         assert [r.setting.split(";")[0] for r in mine] == [DATASET_NAMES["clustered"], DATASET_NAMES["gaussian"]]
         assert [r.gates for r in mine] == [("signal (clustered)",), ("signal (gaussian)",)]
         assert all(r.measured.startswith("UCCA ") and "ablated" in r.measured for r in mine), m
+
+
+def test_batch_screened_starts_are_orthogonal_maps_and_ranked_permutations():
+    """n_candidates: rotations screened on a batch of rows (orthogonal maps, best first by the batch's Σρ²), the
+    best n_restarts screened on the full views; 0 leaves the random starts as they were; fewer than n_restarts is
+    refused."""
+    rng = np.random.default_rng(11)
+    Xw, Yw = _whitened_pair(rng, n=80)
+    rotations = M.batch_screened_rotations(Xw, Yw, 20, np.random.default_rng(4))
+    assert len(rotations) == 20
+    for q in rotations:
+        np.testing.assert_allclose(q @ q.T, np.eye(3), atol=1e-10)
+    ranked = M.ranked_starts(Xw, Yw, 5, np.random.default_rng(4), n_candidates=20)
+    assert len(ranked) == 5
+    assert all(np.array_equal(np.sort(p), np.arange(80)) for p in ranked)
+    scores = [float(np.sum((Xw.T @ Yw[p] / 80) ** 2)) for p in ranked]
+    assert scores == sorted(scores, reverse=True)
+    off = M.ranked_starts(Xw, Yw, 5, np.random.default_rng(4), n_candidates=0)
+    for a, b in zip(off, M.ranked_starts(Xw, Yw, 5, np.random.default_rng(4)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="n_candidates"):
+        M.ranked_starts(Xw, Yw, 5, np.random.default_rng(4), n_candidates=3)
+    with pytest.raises(ValueError, match="n_candidates"):
+        E.UCCAConfig(n_restarts=32, n_candidates=8)
+    X, Y, _ = unpaired(synthetic_views(60, rng=rng), rng)
+    fit = ucca(X, Y, d=3, n_restarts=4, n_candidates=16, n_faq=2, rng=np.random.default_rng(1))
+    assert fit.top_start is not None

@@ -56,6 +56,8 @@ def ablation_setting(m: str, cfg) -> str:
             "the same draws as UCCA's" if cfg.solver == "faq"
             else "its own draws, as UCCA's entropic solver starts unscreened"
         )  # fmt: skip
+        if getattr(cfg, "n_candidates", 0):
+            starts = f"the best of {cfg.n_candidates} rotations screened on a batch of rows; {starts}"
         return (f"FAQ off: {cfg.n_restarts} screened starts ({starts}), the best by Σρ², its reflections kept by "
                 "assignment alone (no FAQ runs), the same alternation and scoring")  # fmt: skip
     return (f"{cfg.n_faq} FAQ runs from scipy's P0 = 'randomized' (their own draws, after the baselines), the "

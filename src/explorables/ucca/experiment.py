@@ -84,6 +84,10 @@ class UCCAConfig(ExperimentConfig):
     d_reduced: int = param(3, Int(1), "d: principal directions kept per view before whitening, eq. (ucca-whiten)")
     n_components: int = param(2, Int(1), "k: canonical directions scored (and refined by the alternation)")
     n_restarts: int = param(32, Int(1), "cheap starts (random rotations + Procrustes) ranked by eq. (ucca-qap)")
+    n_candidates: int = param(
+        256, Int(0),
+        "random rotations screened on a batch of 64 rows per view; the best n_restarts become the starts (0: random)",
+    )  # fmt: skip
     n_faq: int = param(4, Int(1), "FAQ runs on eq. (ucca-qap), from the best-ranked starts")
     n_alternations: int = param(10, Int(0), "at most this many rounds of CCA + assignment, eq. (ucca-alternate)")
     solver: str = param(
@@ -110,6 +114,8 @@ class UCCAConfig(ExperimentConfig):
     def cross_checks(self) -> None:
         if self.n_faq > self.n_restarts:
             raise ValueError(f"n_faq must be <= n_restarts ({self.n_restarts}), got {self.n_faq}")
+        if 0 < self.n_candidates < self.n_restarts:
+            raise ValueError(f"n_candidates must be 0 or >= n_restarts ({self.n_restarts}), got {self.n_candidates}")
         if self.n_components > self.d_reduced:
             raise ValueError(f"n_components must be <= d_reduced ({self.d_reduced}), got {self.n_components}")
         if "clustered" in self.datasets or "gaussian" in self.datasets:
@@ -175,8 +181,8 @@ def trial(
     out: dict[str, Any] = {"n_train": n, "n_test": test.X.shape[0]}
     out["oracle"] = score(cca(train.X, train.Y, k, d=d))
     settings = dict(
-        n_components=k, d=d, n_restarts=cfg.n_restarts, n_faq=cfg.n_faq, n_alternations=cfg.n_alternations,
-        device=cfg.device,
+        n_components=k, d=d, n_restarts=cfg.n_restarts, n_candidates=cfg.n_candidates, n_faq=cfg.n_faq,
+        n_alternations=cfg.n_alternations, device=cfg.device,
     )  # fmt: skip
     start_rng = copy.deepcopy(rng)  # the entropic solver's FAQ-off ablation draws its screened starts from this copy
     fit = ucca(X, Y_shuffled, solver=cfg.solver, rng=rng, **settings)

@@ -65,14 +65,17 @@ def rotation_start(Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator) -> 
     ``Q`` (Haar, from scipy) explore the few-dimensional space where the good pairings live; the
     pairing of each is a linear assignment (scipy's ``linear_sum_assignment``).
     """
-    Q = ortho_group.rvs(Xw.shape[1], random_state=rng) if Xw.shape[1] > 1 else np.array([[rng.choice([-1.0, 1.0])]])
-    _, pairing = linear_sum_assignment(Xw @ Q @ Yw.T, maximize=True)
+    _, pairing = linear_sum_assignment(Xw @ _random_rotation(Xw.shape[1], rng) @ Yw.T, maximize=True)
     return pairing
 
 
-def screened_start(Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator, n_steps: int = 5) -> np.ndarray:
-    """A :func:`rotation_start` improved by a few cheap rounds of orthogonal map + assignment (Procrustes)."""
-    pairing = rotation_start(Xw, Yw, rng)
+def _random_rotation(d: int, rng: np.random.Generator) -> np.ndarray:
+    """A Haar-random orthogonal ``d × d`` matrix (scipy's ``ortho_group``; ``±1`` for ``d = 1``)."""
+    return ortho_group.rvs(d, random_state=rng) if d > 1 else np.array([[rng.choice([-1.0, 1.0])]])
+
+
+def _procrustes(Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray, n_steps: int) -> np.ndarray:
+    """At most ``n_steps`` rounds of orthogonal map (Procrustes) + assignment from ``pairing``; stops when stable."""
     for _ in range(n_steps):
         u, _, vt = np.linalg.svd(Xw.T @ Yw[pairing])
         _, new = linear_sum_assignment(Xw @ (u @ vt) @ Yw.T, maximize=True)
@@ -80,6 +83,41 @@ def screened_start(Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator, n_s
             break
         pairing = new
     return pairing
+
+
+def screened_start(
+    Xw: np.ndarray, Yw: np.ndarray, rng: np.random.Generator, n_steps: int = 5, rotation: np.ndarray | None = None
+) -> np.ndarray:
+    """A :func:`rotation_start` improved by a few cheap rounds of orthogonal map + assignment (Procrustes).
+
+    ``rotation`` (d × d orthogonal) replaces the random rotation of the start (then nothing is drawn)."""
+    if rotation is None:
+        pairing = rotation_start(Xw, Yw, rng)
+    else:
+        _, pairing = linear_sum_assignment(Xw @ rotation @ Yw.T, maximize=True)
+    return _procrustes(Xw, Yw, pairing, n_steps)
+
+
+def batch_screened_rotations(
+    Xw: np.ndarray, Yw: np.ndarray, n_candidates: int, rng: np.random.Generator, *, batch: int = 64, n_steps: int = 5
+) -> list[np.ndarray]:
+    """``n_candidates`` random rotations, each screened on one random batch of rows (no pairing information).
+
+    One batch of ``batch`` rows is drawn from each view (different rows: the views are unpaired); each random
+    rotation ``Q`` gets the Procrustes rounds of :func:`screened_start` on the batch only (``batch × batch``
+    assignments, ~100× cheaper than ``n × n``). Returns the rotations those rounds end at, best first by the
+    batch's ``Σρ²`` (eq. ``ucca-qap``): many cheap candidates, of which :func:`ranked_starts` screens the best on
+    the full views.
+    """
+    n, m = Xw.shape[0], min(batch, Xw.shape[0], Yw.shape[0])
+    xs, ys = Xw[rng.choice(n, m, replace=False)], Yw[rng.choice(Yw.shape[0], m, replace=False)]
+    scored = []
+    for _ in range(n_candidates):
+        _, pairing = linear_sum_assignment(xs @ _random_rotation(Xw.shape[1], rng) @ ys.T, maximize=True)
+        pairing = _procrustes(xs, ys, pairing, n_steps)
+        u, _, vt = np.linalg.svd(xs.T @ ys[pairing])
+        scored.append((_sum_rho2(xs, ys, pairing), u @ vt))
+    return [q for _, q in sorted(scored, key=lambda c: c[0], reverse=True)]
 
 
 def reflected_pairings(Xw: np.ndarray, Yw: np.ndarray, pairing: np.ndarray) -> list[np.ndarray]:
@@ -105,10 +143,24 @@ def _sum_rho2(Xw: np.ndarray, Yw: np.ndarray, p: np.ndarray) -> float:
     return float(np.sum((Xw.T @ Yw[p] / Xw.shape[0]) ** 2))
 
 
-@checked(Xw=Array("n d"), Yw=Array("n d"), n_restarts=Int(1, MAX_ITERATIONS))
-def ranked_starts(Xw: np.ndarray, Yw: np.ndarray, n_restarts: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """``n_restarts`` :func:`screened_start` pairings, best first by eq. (ucca-qap) (no pairing information)."""
-    starts = [screened_start(Xw, Yw, rng) for _ in range(n_restarts)]
+@checked(Xw=Array("n d"), Yw=Array("n d"), n_restarts=Int(1, MAX_ITERATIONS), n_candidates=Int(0, MAX_ITERATIONS))
+def ranked_starts(
+    Xw: np.ndarray, Yw: np.ndarray, n_restarts: int, rng: np.random.Generator, n_candidates: int = 0
+) -> list[np.ndarray]:
+    """``n_restarts`` :func:`screened_start` pairings, best first by eq. (ucca-qap) (no pairing information).
+
+    With ``n_candidates`` (0: off; else at least ``n_restarts``), the starts' rotations are not random: they are the
+    best ``n_restarts`` of ``n_candidates`` rotations screened on a batch of rows (:func:`batch_screened_rotations`).
+    """
+    n_restarts = check_int("n_restarts", n_restarts, 1)
+    n_candidates = check_int("n_candidates", n_candidates, 0)
+    if 0 < n_candidates < n_restarts:
+        raise ValueError(f"n_candidates must be 0 or >= n_restarts ({n_restarts}), got {n_candidates}")
+    if n_candidates:
+        rotations = batch_screened_rotations(Xw, Yw, n_candidates, rng)[:n_restarts]
+        starts = [screened_start(Xw, Yw, rng, rotation=q) for q in rotations]
+    else:
+        starts = [screened_start(Xw, Yw, rng) for _ in range(n_restarts)]
     return sorted(starts, key=lambda p: _sum_rho2(Xw, Yw, p), reverse=True)
 
 
@@ -120,12 +172,14 @@ def ranked_starts(Xw: np.ndarray, Yw: np.ndarray, n_restarts: int, rng: np.rando
     maxiter=Int(1, MAX_ITERATIONS),
     reflect=Bool(),
     starts=Choice(STARTS),
+    n_candidates=Int(0, MAX_ITERATIONS),
 )
 def faq_pairing(
     Xw: np.ndarray,
     Yw: np.ndarray,
     *,
     n_restarts: int = 48,
+    n_candidates: int = 0,
     n_faq: int = 5,
     maxiter: int = 30,
     reflect: bool = True,
@@ -148,6 +202,7 @@ def faq_pairing(
     ``starts="scipy"`` (the ablation of the starts) replaces the screened starts by ``n_faq`` of scipy's own
     random starts (``P0="randomized"``: the barycentre averaged with a random doubly stochastic matrix);
     ``n_restarts`` is then unused. A list passed as ``ranked`` receives the ranked screened starts (best first).
+    ``n_candidates`` goes to :func:`ranked_starts` (the starts' rotations pre-screened on a batch of rows).
     """
     Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
     n_restarts = check_int("n_restarts", n_restarts, 1)
@@ -175,7 +230,7 @@ def faq_pairing(
         return False
 
     if starts == "rotation":
-        screened = ranked_starts(Xw, Yw, n_restarts, rng)
+        screened = ranked_starts(Xw, Yw, n_restarts, rng, n_candidates)
         if ranked is not None:
             ranked.extend(screened)
         for start in screened[:n_faq]:
@@ -308,6 +363,7 @@ def refine_pairing(
     n_components=Int(1, MAX_SIZE),
     d=Int(1, MAX_SIZE),
     n_restarts=Int(1, MAX_ITERATIONS),
+    n_candidates=Int(0, MAX_ITERATIONS),
     n_faq=Int(1, MAX_ITERATIONS),
     n_alternations=Int(0, MAX_ITERATIONS),
     solver=Choice(SOLVERS),
@@ -322,6 +378,7 @@ def ucca(
     n_components: int = 2,
     d: int = 5,
     n_restarts: int = 48,
+    n_candidates: int = 0,
     n_faq: int = 5,
     n_alternations: int = 10,
     solver: str = "faq",
@@ -343,6 +400,8 @@ def ucca(
     own random starts instead (:func:`faq_pairing`), reflections kept. ``top_start`` (``solver="none"`` only) is
     the best-ranked screened start of an earlier fit on the same views (its ``top_start``), used instead of
     drawing the starts again: the same pairing as redrawing them from a generator in the same state, at no cost.
+    ``n_candidates`` (FAQ and ``"none"`` solvers, rotation starts; 0: off) pre-screens the starts' rotations on a
+    batch of rows (:func:`ranked_starts`).
     """
     X, Y = check_matrix("X", X), check_matrix("Y", Y)
     if X.shape[0] != Y.shape[0]:
@@ -367,12 +426,13 @@ def ucca(
     with threadpool_limits(1, user_api="blas"):
         if solver == "faq":  # step 2, eq. (ucca-qap)
             start, restarts = faq_pairing(
-                Xw, Yw, n_restarts=n_restarts, n_faq=n_faq, reflect=reflect, starts=starts, rng=rng, ranked=ranked
-            )
+                Xw, Yw, n_restarts=n_restarts, n_candidates=n_candidates, n_faq=n_faq, reflect=reflect,
+                starts=starts, rng=rng, ranked=ranked,
+            )  # fmt: skip
         elif solver == "none":  # the ablation: no FAQ; the best-ranked start, its reflections by assignment
             start = (
                 check_permutation(top_start, n, "top_start") if top_start is not None
-                else ranked_starts(Xw, Yw, n_restarts, rng)[0]
+                else ranked_starts(Xw, Yw, n_restarts, rng, n_candidates)[0]
             )  # fmt: skip
             restarts = [_sum_rho2(Xw, Yw, start)]
             if reflect:
