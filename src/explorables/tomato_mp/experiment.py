@@ -165,8 +165,9 @@ def sweep_workers(workers: int, n_tasks: int, device: str) -> int:
 
 
 def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, robust: bool, r_max_factor: float = 1.0,
-                  seed: int = 0) -> dict[str, Any]:
-    """ToMAToMP on ``X`` (subsampled above ``mp_subsample_size``); labels for every point."""
+                  seed: int = 0, reduce: bool = False) -> dict[str, Any]:
+    """ToMAToMP on ``X`` (subsampled above ``mp_subsample_size``); labels for every point. ``reduce``: the
+    MMA on the graph without its dominated edges (same H0 module; see :func:`~.multiparam.tomato_mp`)."""
     n = len(X)
     F = np.atleast_2d(functions)
     idx = np.arange(n)
@@ -174,7 +175,7 @@ def run_tomato_mp(cfg: TomatoMPConfig, X: np.ndarray, functions: np.ndarray, *, 
         idx = np.sort(np.random.default_rng(seed + 7).choice(n, cfg.mp_subsample_size, replace=False))
     Xs = X[idx]
     res = tomato_mp(Xs, F[:, idx], robust=robust, n_lines=cfg.n_lines, dtm_mass=cfg.dtm_mass_fraction,
-                    r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device)
+                    r_max=connecting_radius(Xs) * r_max_factor, device=cfg.device, reduce=reduce)
     labels = res.labels if len(idx) == n else nearest_labels(X, Xs, res.labels, cfg.device)
     top = res.summands[: min(8, len(res.summands))]
     return {
@@ -339,7 +340,11 @@ def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
     """ToMAToMP with f alone, h alone, and (f, h) at once on the four quadrants
     (:func:`~.data.make_quadrants`), one sample per seed of ``two_function_seeds``; for reference,
     ToMATo at ``reference_k`` on the diagonal of the bifiltration (``min(rank f, rank h)``, one
-    function made by hand from the two) and on the log-KDE (the geometry alone, no function)."""
+    function made by hand from the two) and on the log-KDE (the geometry alone, no function).
+
+    The MMAs here run on the graph without its dominated edges (``reduce``; the same H0 module): the
+    part's cost grew with the groups' spread through the edges (benchmarks/tomato_mp_reduce.md); the
+    labels came out identical to the whole graph's on every tuning sample compared."""
     summary: dict[str, Any] = {"spread": cfg.quadrant_spread, "noise": cfg.quadrant_noise,
                                "layout": cfg.quadrant_layout, "seeds": []}
     curves: dict[str, Any] = {"seeds": []}
@@ -349,7 +354,7 @@ def _two_functions(cfg: TomatoMPConfig) -> tuple[dict, dict]:
         one: dict[str, Any] = {"seed": seed, "true": len(np.unique(ds.labels))}
         labels: dict[str, Any] = {"X": ds.X, "truth": ds.labels, "F": F}
         for name, G in (("f", F[:1]), ("h", F[1:]), ("f_and_h", F)):
-            r = run_tomato_mp(cfg, ds.X, G, robust=False, seed=seed)
+            r = run_tomato_mp(cfg, ds.X, G, robust=False, seed=seed, reduce=True)
             one[name] = {"n_clusters": r["n_clusters"], "n_labels": r["n_labels"], "ari": ari(ds.labels, r["labels"]),
                          "parameters": r["parameters"]}
             labels[name] = r["labels"]
