@@ -34,6 +34,8 @@ for base in map(int, sys.argv[2:]):
     for one_a, one_b, lab_a, lab_b in zip(sa["seeds"], sb["seeds"], ca["seeds"], cb["seeds"], strict=True):
         for name in same:
             same[name] += (one_a[name] == one_b[name]) and bool(np.array_equal(lab_a[name], lab_b[name]))
-    print(f"spread {spread} base seed {base}: CPU whole {ta:.1f} s, reduced {tb:.1f} s ({ta / tb:.1f}x); samples "
-          f"with identical count, ARI and labels (of {len(sa['seeds'])}): {same}; summaries identical: {sa == sb}",
-          flush=True)
+    print(
+        f"spread {spread} base seed {base}: CPU whole {ta:.1f} s, reduced {tb:.1f} s ({ta / tb:.1f}x); samples "
+        f"with identical count, ARI and labels (of {len(sa['seeds'])}): {same}; summaries identical: {sa == sb}",
+        flush=True,
+    )

@@ -49,13 +49,19 @@ for seed in map(int, sys.argv[1:]):
         for one_a, one_b, lab_a, lab_b in zip(ta["seeds"], tb["seeds"], ca["seeds"], cb["seeds"], strict=True):
             for name in same:
                 same[name] += (one_a[name] == one_b[name]) and bool(np.array_equal(lab_a[name], lab_b[name]))
-        print(f"== seed {seed} design {design} (sd {spread}): CPU whole {cpu_a:.1f} s, reduced {cpu_b:.1f} s; "
-              f"identical (of {len(ta['seeds'])}) {same}", flush=True)
+        print(
+            f"== seed {seed} design {design} (sd {spread}): CPU whole {cpu_a:.1f} s, reduced {cpu_b:.1f} s; "
+            f"identical (of {len(ta['seeds'])}) {same}",
+            flush=True,
+        )
         for mode, (tf, _, _) in out.items():
             w = words(tf)
             best = [max(one["f"]["ari"], one["h"]["ari"]) for one in tf["seeds"]]
             n_rec = sum(C.recovers(one["f_and_h"], one["true"]) for one in tf["seeds"])
-            print(f"   {mode:8s}: single recovers on {int(sum(w['alone']))}; best single ARI max {max(best):.3f} "
-                  f"mean {np.mean(best):.3f}; pair ARI mean {np.mean(w['pair']):.4f} {C._iv(w['pair'])} (recovers on "
-                  f"{n_rec}); gain {C._iv(w['gain_values'])}; "
-                  f"gate {w['gate']}; level {w['level']}; gain part {w['gain']}; claim {w['claim']}", flush=True)
+            print(
+                f"   {mode:8s}: single recovers on {int(sum(w['alone']))}; best single ARI max {max(best):.3f} "
+                f"mean {np.mean(best):.3f}; pair ARI mean {np.mean(w['pair']):.4f} {C._iv(w['pair'])} (recovers on "
+                f"{n_rec}); gain {C._iv(w['gain_values'])}; "
+                f"gate {w['gate']}; level {w['level']}; gain part {w['gain']}; claim {w['claim']}",
+                flush=True,
+            )
