@@ -581,16 +581,17 @@ def _groups_marginal(t: np.ndarray, spread: float) -> np.ndarray:
 
 @pytest.mark.parametrize("spread", [1.0, 1.2])
 def test_groups_at_spread_one_are_densest_on_the_boundaries(spread):
-    """benchmarks/tomato_mp_spread_rule.md (not adopted, the page keeps sd 0.6; ``--set quadrant_spread=1.0``
-    draws this): at sd ≥ 1 the groups' one-coordinate density is unimodal with its peak at 0, so along
-    every line parallel to an axis the density is largest on the quadrant boundary and falls off
-    monotonically: no valley between two quadrants for the radius to read (at the page's 0.6 the
-    boundary is a valley). Analytic, then on a large sample."""
+    """The page's design since benchmarks/tomato_mp_rule8_rule.md (first proposed in tomato_mp_spread_rule.md):
+    at sd ≥ 1 the groups' one-coordinate density is unimodal with its peak at 0, so along every line
+    parallel to an axis the density is largest on the quadrant boundary and falls off monotonically: no
+    valley between two quadrants for the radius to read (at the former 0.6 the boundary is a valley).
+    Analytic, then on a large sample; and the config's default is such a spread."""
     t = np.linspace(0.0, 4.0, 4001)
     m = _groups_marginal(t, spread)
     assert np.all(np.diff(m) <= 1e-15) and np.argmax(m) == 0
     m06 = _groups_marginal(t, 0.6)
-    assert m06[0] < 0.6 * m06.max()  # the page's design: a valley on the boundary
+    assert m06[0] < 0.6 * m06.max()  # the former design: a valley on the boundary
+    assert TomatoMPConfig.preset("book").quadrant_spread >= 1.0
     # the density of the points along x given any y is m(x) m(y), so its shape in x does not depend on y
     X = data.make_quadrants(200_000, seed=2, layout="groups", spread=spread)[0].X
     for axis in (0, 1):
