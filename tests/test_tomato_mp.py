@@ -581,16 +581,17 @@ def _groups_marginal(t: np.ndarray, spread: float) -> np.ndarray:
 
 @pytest.mark.parametrize("spread", [1.0, 1.2])
 def test_groups_at_spread_one_are_densest_on_the_boundaries(spread):
-    """benchmarks/tomato_mp_spread_rule.md (not adopted, the page keeps sd 0.6; ``--set quadrant_spread=1.0``
-    draws this): at sd ≥ 1 the groups' one-coordinate density is unimodal with its peak at 0, so along
-    every line parallel to an axis the density is largest on the quadrant boundary and falls off
-    monotonically: no valley between two quadrants for the radius to read (at the page's 0.6 the
-    boundary is a valley). Analytic, then on a large sample."""
+    """The page's design since benchmarks/tomato_mp_rule8_rule.md (first proposed in tomato_mp_spread_rule.md):
+    at sd ≥ 1 the groups' one-coordinate density is unimodal with its peak at 0, so along every line
+    parallel to an axis the density is largest on the quadrant boundary and falls off monotonically: no
+    valley between two quadrants for the radius to read (at the former 0.6 the boundary is a valley).
+    Analytic, then on a large sample; and the config's default is such a spread."""
     t = np.linspace(0.0, 4.0, 4001)
     m = _groups_marginal(t, spread)
     assert np.all(np.diff(m) <= 1e-15) and np.argmax(m) == 0
     m06 = _groups_marginal(t, 0.6)
-    assert m06[0] < 0.6 * m06.max()  # the page's design: a valley on the boundary
+    assert m06[0] < 0.6 * m06.max()  # the former design: a valley on the boundary
+    assert TomatoMPConfig.preset("book").quadrant_spread >= 1.0
     # the density of the points along x given any y is m(x) m(y), so its shape in x does not depend on y
     X = data.make_quadrants(200_000, seed=2, layout="groups", spread=spread)[0].X
     for axis in (0, 1):
@@ -708,3 +709,46 @@ def test_sweep_workers_is_one_process_on_a_gpu(monkeypatch):
 
     monkeypatch.setattr(E, "resolve_device", lambda device: torch.device("cuda"))
     assert E.sweep_workers(0, 25, "cuda") == 1
+
+
+@pytest.mark.parametrize("robust", [False, True])
+def test_dropping_dominated_edges_keeps_the_components_at_every_grade(robust):
+    """drop_dominated_edges removes edges uv with a path u w v of shorter edges whose grades are at most
+    uv's: the components at every grade (hence H0 as a module) stay the same; against a by-hand loop."""
+    ds, F = data.make_quadrants(120, 7, spread=1.0, noise=0.03)
+    filt = multiparam.build_filtration(ds.X, F, robust=robust)
+    small = multiparam.drop_dominated_edges(filt, block=97)
+    assert 0 < len(small.edges) < len(filt.edges) / 2
+    # by hand: an edge goes if some w is strictly closer to both ends and no higher in any function grade
+    E, G, V = filt.edges, filt.edge_grades, filt.vertex_grades
+    radius = {(int(a), int(b)): g[0] for (a, b), g in zip(E, G, strict=True)}
+    radius.update({(b, a): r for (a, b), r in list(radius.items())})
+    kept = [
+        not any(
+            radius.get((int(u), w), np.inf) < g[0] and radius.get((w, int(v)), np.inf) < g[0]
+            and np.all(V[w, 1:] <= g[1:])
+            for w in range(len(V))
+        )
+        for (u, v), g in zip(E, G, strict=True)
+    ]
+    np.testing.assert_array_equal(small.edges, E[np.array(kept)])
+    rng = np.random.default_rng(0)
+    for grade in rng.random((40, filt.num_parameters)):
+        a, b = multiparam.components_at(filt, grade), multiparam.components_at(small, grade)
+        assert len(set(zip(a, b, strict=True))) == len(set(a)) == len(set(b))  # the same partition
+
+
+def test_reduced_mma_gives_the_same_one_function_clustering():
+    """With one function the reduced graph's MMA gives the same count, prominences and labels (as on every
+    tuning sample compared, benchmarks/tomato_mp_reduce.md). With two it can differ (another approximation of
+    the same module): only the whole graph is kept in the result."""
+    ds, F = data.make_quadrants(150, 3, spread=1.0, noise=0.03)
+    for G in (F[:1], F[1:]):
+        a = multiparam.tomato_mp(ds.X, G, robust=False, n_lines=30)
+        b = multiparam.tomato_mp(ds.X, G, robust=False, n_lines=30, reduce=True)
+        assert a.n_clusters == b.n_clusters
+        np.testing.assert_array_equal(a.prominences, b.prominences)
+        np.testing.assert_array_equal(a.labels, b.labels)
+    a = multiparam.tomato_mp(ds.X, F, robust=False, n_lines=30)
+    b = multiparam.tomato_mp(ds.X, F, robust=False, n_lines=30, reduce=True)
+    assert len(b.filtration.edges) == len(a.filtration.edges)  # the result keeps the whole graph
