@@ -23,6 +23,7 @@ from explorables.virtualflow.experiment import VirtualFlowConfig, build_example,
 from explorables.virtualflow.flow import (
     Regressor,
     VelocityNet,
+    _solve,
     cfm_loss,
     evaluations_per_sample,
     mix_channels,
@@ -950,6 +951,24 @@ def test_heun_stays_bounded_on_an_untrained_network():
         heun, euler = sample(net, cond, x0, n, "heun"), sample(net, cond, x0, 2 * n, "euler")
         assert heun.abs().mean() < 3 * x0.abs().mean()
         assert (heun - euler).abs().mean() < x0.abs().mean()
+
+
+@pytest.mark.parametrize("solver", ["euler", "heun"])
+def test_solves_sharing_their_first_evaluation_are_the_plain_solves_bit_for_bit(solver):
+    """Solves from one x0 at several step counts share the first network evaluation v(x0, 0 | c) (the evaluation
+    computes it once): every solve is the plain :func:`sample` bit for bit, and the network is called once less per
+    solve after the first."""
+    torch.manual_seed(1)
+    net = VelocityNet(2, 21, 32, 2)
+    cond, x0 = torch.randn(3000, 21), torch.randn(3000, 2)
+    calls = []
+    net.register_forward_hook(lambda *_: calls.append(1))
+    first: dict = {}
+    shared = {k: _solve(net, cond, x0, k, solver, first) for k in (8, 1, 2)}
+    n_shared = len(calls)
+    for k, x in shared.items():
+        assert torch.equal(x, sample(net, cond, x0, k, solver)), k
+    assert n_shared == sum(evaluations_per_sample(k, solver) for k in (8, 1, 2)) - 2
 
 
 def test_held_out_mics_shape_the_training_target_but_never_the_condition():

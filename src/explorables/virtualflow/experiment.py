@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import itertools
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ from .flow import (
     SOLVERS,
     Regressor,
     VelocityNet,
+    _solve,
     evaluations_per_sample,
     fixed_loss,
     parameter_count,
@@ -474,9 +476,20 @@ def train_models(
 
 
 def estimate(
-    models: Models, ex: Example, method: str, *, n_steps: int, solver: str, x0: torch.Tensor, device: torch.device
+    models: Models,
+    ex: Example,
+    method: str,
+    *,
+    n_steps: int,
+    solver: str,
+    x0: torch.Tensor,
+    device: torch.device,
+    first: dict | None = None,
 ) -> np.ndarray:
-    """The virtual-mic STFT ``(F, T)`` of one estimator on one scene (flows start from the given ``x0``)."""
+    """The virtual-mic STFT ``(F, T)`` of one estimator on one scene (flows start from the given ``x0``).
+
+    ``first`` (flows only; a dict per network, scene and ``x0``): the flow's first network evaluation, shared by
+    its solves at several step counts from the same ``x0`` (:func:`~.flow._solve`; the numbers are the same)."""
     if method == "nearest":
         return ex.spec_real[nearest_mic(ex)]
     if method == "noise":
@@ -490,7 +503,10 @@ def estimate(
         if method in ("supervised", "control"):
             frames = getattr(models, method)(cond)
         elif method in ("flow", "reflow"):
-            frames = sample(getattr(models, method), cond, x0, n_steps, solver)
+            if first is None:
+                frames = sample(getattr(models, method), cond, x0, n_steps, solver)
+            else:
+                frames = _solve(getattr(models, method), cond, x0, n_steps, solver, first)
         else:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return bins_to_spec(frames.cpu().numpy(), ex.scale, ex.truth.shape[0])
@@ -547,7 +563,13 @@ def beam_score(ex: Example, out: np.ndarray, cfg: VirtualFlowConfig) -> tuple[fl
     reference mic (sample-aligned with the MVDR output, which is distortionless toward it)."""
     start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * (cfg.nfft // 2)
     ref = ex.real_speech[0]
-    return speech_sisdr(out, ref, start), stoi(out[start:], ref[start:], cfg.fs)
+    return beam_sisdr(ex, out, cfg), stoi(out[start:], ref[start:], cfg.fs)
+
+
+def beam_sisdr(ex: Example, out: np.ndarray, cfg: VirtualFlowConfig) -> float:
+    """The SI-SDR of :func:`beam_score` alone (what the gate rooms read: their STOI is never read)."""
+    start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * (cfg.nfft // 2)
+    return speech_sisdr(out, ex.real_speech[0], start)
 
 
 def random_channel(ex: Example, rng: np.random.Generator) -> np.ndarray:
@@ -675,13 +697,16 @@ def evaluate_seed(
         n = ex.real.shape[1]
         x0 = torch.randn(ex.cond.shape[0], models.flow.d_frame, generator=gen).to(device)
         specs = {}
+        firsts: dict[str, dict] = {"flow": {}, "reflow": {}}  # each flow's first evaluation from x0, made once
         for m in METHODS:
             steps = 1 if m == "reflow" else cfg.n_sample_steps
             start = time.perf_counter()
             if m == "noise":  # the level-matched channel without information (also the beamformer's control)
                 specs[m] = random_channel(ex, np.random.default_rng(scene_seed(cfg, seed, "random", j)))
             else:
-                specs[m] = estimate(models, ex, m, n_steps=steps, solver=cfg.solver, x0=x0, device=device)
+                specs[m] = estimate(
+                    models, ex, m, n_steps=steps, solver=cfg.solver, x0=x0, device=device, first=firsts.get(m)
+                )
             compute.setdefault(m, []).append((time.perf_counter() - start) / (n / cfg.fs))
             wave = istft(specs[m], cfg.nfft, hop, n)
             add(f"sisdr/{m}", si_sdr(wave[first * hop :], ex.truth_wave[first * hop :]))
@@ -701,9 +726,13 @@ def evaluate_seed(
         # (a solve already made above, from the same x0, is reused: it is the same deterministic ODE solve)
         solved = {("flow", cfg.n_sample_steps): specs["flow"], ("reflow", 1): specs["reflow"]}
 
-        def solve(name: str, k: int, ex: Example = ex, x0: torch.Tensor = x0, solved: dict = solved) -> np.ndarray:
+        def solve(
+            name: str, k: int, ex: Example = ex, x0: torch.Tensor = x0, solved: dict = solved, firsts: dict = firsts
+        ) -> np.ndarray:
             if (name, k) not in solved:
-                solved[name, k] = estimate(models, ex, name, n_steps=k, solver=cfg.solver, x0=x0, device=device)
+                solved[name, k] = estimate(
+                    models, ex, name, n_steps=k, solver=cfg.solver, x0=x0, device=device, first=firsts[name]
+                )
             return solved[name, k]
 
         teacher = solve("flow", cfg.reflow_teacher_steps)
@@ -762,7 +791,7 @@ def evaluate_seed(
         noise = random_channel(room, np.random.default_rng(scene_seed(cfg, seed, "random", cfg.n_test_scenes + j)))
         extras = {"real": None, "physical": stft(room.vm_recording, cfg.nfft, hop), "random": noise}
         for b in GATE_BEAMS:
-            gate_beams[b].append(beam_score(room, beamform(room, extras[b], cfg), cfg)[0])
+            gate_beams[b].append(beam_sisdr(room, beamform(room, extras[b], cfg), cfg))
         n = room.real.shape[1]
         for m in ROOM_GATE:
             spec = estimate(models, room, m, n_steps=1, solver=cfg.solver, x0=torch.zeros(0), device=device)
@@ -806,8 +835,9 @@ def explorable_frames(cfg: VirtualFlowConfig, models: Models, seed: int, device:
         nearest = ex.spec_real[nearest_mic(ex)]
         out[f"{i}/nearest_sisdr"] = score(nearest)
         sis = []
+        shared: dict = {}  # the flow's first evaluation from x0, shared by its step counts
         for k in cfg.steps_grid:
-            spec = estimate(models, ex, "flow", n_steps=k, solver=cfg.solver, x0=x0, device=device)
+            spec = estimate(models, ex, "flow", n_steps=k, solver=cfg.solver, x0=x0, device=device, first=shared)
             out[f"{i}/flow/{k}"] = db(spec)
             sis.append(score(spec))
         out[f"{i}/flow_sisdr"] = sis
@@ -817,22 +847,40 @@ def explorable_frames(cfg: VirtualFlowConfig, models: Models, seed: int, device:
     return out
 
 
-def _seed_part(
-    cfg: VirtualFlowConfig, k: int, seed: int, progress: bool, checkpoint: Checkpointer | None = None
-) -> tuple[dict, dict]:
-    device = resolve_device(cfg.device)
+def _train_part(
+    cfg: VirtualFlowConfig, seed: int, progress: bool = False, checkpoint: Checkpointer | None = None
+) -> tuple[Models, float, int]:
+    """One seed's training rooms simulated and its networks trained: the models, the training's seconds and the
+    number of training bins."""
     train = [build_example(cfg, seed, "train", i) for i in range(cfg.n_train_scenes)]
-    test = [build_example(cfg, seed, "test", i) for i in range(cfg.n_test_scenes)]
     start = time.perf_counter()
-    models = train_models(cfg, train, seed, device, progress, checkpoint)
-    train_seconds = time.perf_counter() - start
+    models = train_models(cfg, train, seed, resolve_device(cfg.device), progress, checkpoint)
+    return models, time.perf_counter() - start, sum(e.cond.shape[0] for e in train)
+
+
+def _seed_part(
+    cfg: VirtualFlowConfig,
+    k: int,
+    seed: int,
+    progress: bool,
+    checkpoint: Checkpointer | None = None,
+    trained: Callable[[], tuple[Models, float, int]] | None = None,
+) -> tuple[dict, dict]:
+    """One seed's part; ``trained``, when given, returns what :func:`_train_part` returns for this seed (trained in
+    a worker process, the same deterministic function of the config and the seed)."""
+    device = resolve_device(cfg.device)
+    if trained is None:
+        models, train_seconds, n_train_bins = _train_part(cfg, seed, progress, checkpoint)
+    test = [build_example(cfg, seed, "test", i) for i in range(cfg.n_test_scenes)]
+    if trained is not None:
+        models, train_seconds, n_train_bins = trained()
     summary, audio = evaluate_seed(cfg, models, test, device, seed)
     summary["train_seconds"] = train_seconds
     summary["loss_before"] = models.loss_before
     summary["loss_after"] = models.loss_after
     summary["n_parameters"] = {"flow": parameter_count(models.flow), "supervised": parameter_count(models.supervised)}
     summary["rt60"] = float(np.mean([e.scene.rt60 for e in test]))
-    summary["flow_epochs"] = cfg.n_train_steps * cfg.batch_size / sum(e.cond.shape[0] for e in train)
+    summary["flow_epochs"] = cfg.n_train_steps * cfg.batch_size / n_train_bins
     # has the flow's loss flattened? mean minibatch loss over the third and the last quarter of its steps
     quarter = max(cfg.n_train_steps // 4, 1)
     summary["flow_loss_q3"] = float(np.mean(models.losses["flow"][-2 * quarter : -quarter] or [np.nan]))
@@ -886,6 +934,12 @@ def _worker_seed_part(cfg: VirtualFlowConfig, k: int, seed: int, threads: int) -
     return _seed_part(cfg, k, seed, False, None)
 
 
+def _worker_train_part(cfg: VirtualFlowConfig, seed: int, threads: int) -> tuple[Models, float, int]:
+    """One seed's :func:`_train_part` in a worker process, on ``threads`` torch threads, without a checkpoint."""
+    torch.set_num_threads(threads)
+    return _train_part(cfg, seed)
+
+
 @checked()
 def run(
     config: VirtualFlowConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
@@ -894,10 +948,13 @@ def run(
 
     With ``cfg.processes`` (0: every CPU available) of 2 or more, the CPU as device and no part in the
     checkpoint yet, a spawned worker process computes the odd-indexed seeds (those with no training state in
-    the checkpoint) while this process computes the others: a part is the same deterministic function of the
-    config and its seed wherever it runs, and the worker uses this process's torch thread count (one thread
-    instead of two changes the last digits). The parts are stored in the same order as serially; a worker
-    part's time is the time this process waited for it (plus the next own part it computed meanwhile)."""
+    the checkpoint) while this process computes the others; when this process has one seed more (an odd count),
+    the worker first simulates that last seed's training rooms and trains its networks (:func:`_train_part`),
+    which this process then evaluates, so that the two processes share the work evenly. A part (and a training)
+    is the same deterministic function of the config and its seed wherever it runs, and the worker uses this
+    process's torch thread count (one thread instead of two changes the last digits). The parts are stored in
+    the same order as serially; a worker part's time is the time this process waited for it (plus the next own
+    part it computed meanwhile)."""
     cfg, checkpoint = start_run(VirtualFlowConfig, config, checkpoint)
     names = [f"seed_{s}" for s in cfg.seeds]
     parts = {
@@ -915,12 +972,22 @@ def run(
         if parallel:
             pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=get_context("spawn")))
             threads = torch.get_num_threads()
+            own = [k for k in range(len(names)) if k not in away]
+            # with more seeds here than there (an odd count), the worker first trains this process's last seed
+            # (its training rooms and networks), which this process then evaluates: the two share the work evenly
+            lent = own[-1] if len(own) > len(away) else None
+            if lent is not None and any(e.startswith(f"{names[lent]}/") for e in checkpoint.entries):
+                lent = None  # its training resumes from the checkpoint, here
+            trained = None if lent is None else pool.submit(_worker_train_part, cfg, cfg.seeds[lent], threads)
             futures: dict[int, Future] = {
                 k: pool.submit(_worker_seed_part, cfg, k, cfg.seeds[k], threads) for k in away
             }
-            own = [k for k in range(len(names)) if k not in futures]
             ahead: dict[int, tuple[dict, dict]] = {}
             serial = dict(parts)
+            if trained is not None:
+                serial[names[lent]] = lambda k=lent: _seed_part(
+                    cfg, k, cfg.seeds[k], progress, checkpoint, trained=trained.result
+                )
 
             def here(k: int) -> tuple[dict, dict]:
                 return ahead.pop(k) if k in ahead else serial[names[k]]()

@@ -315,10 +315,25 @@ def sample(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int,
     ``1 - t = 0``; that step is the explicit midpoint rule instead (also second order, two evaluations,
     the second at ``t = 1 - dt / 2``)."""
     _check_bins(net, cond, x0=x0)
+    return _solve(net, cond, x0, n_steps, solver)
+
+
+@torch.no_grad()
+def _solve(
+    net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int, solver: str, first: dict | None = None
+) -> torch.Tensor:
+    """:func:`sample` without the checks. ``first``, when given, holds the first network evaluation
+    ``v(x0, 0 | c)`` (the same for every step count and solver from the same ``x0``, ``cond`` and network) under
+    ``"v"``: read when there, stored when not (solves from one ``x0`` at several step counts evaluate it once)."""
     x, dt = x0, 1.0 / n_steps
     for k in range(n_steps):
         t = torch.full((x.shape[0],), k * dt, dtype=x.dtype, device=x.device)
-        v = net(x, t, cond)
+        if k == 0 and first is not None:
+            if "v" not in first:
+                first["v"] = net(x, t, cond)
+            v = first["v"]
+        else:
+            v = net(x, t, cond)
         if solver == "heun" and k < n_steps - 1:
             v = 0.5 * (v + net(x + dt * v, t + dt, cond))
         elif solver == "heun":  # the last step: midpoint, never evaluated at t = 1
