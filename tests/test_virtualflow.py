@@ -9,6 +9,7 @@ import pyroomacoustics as pra
 import pytest
 import torch
 
+from explorables.core.verdicts import compare, interval
 from explorables.virtualflow import audio, claims, neural
 from explorables.virtualflow.data import (
     bins_to_spec,
@@ -496,12 +497,15 @@ def test_gates_on_constructed_numbers():
 
 
 def test_verdicts_on_constructed_numbers():
-    # learning: beats the nearest mic and the real mics' pseudo-target (SI-SDR, 1 dB each); the control is not a
-    # part of it any more (a sampler scores below the mean on SI-SDR), it is judged on band energy (magnitude)
+    # learning: beats the real mics' pseudo-target by 1 dB SI-SDR; a copy of the nearest mic is a floor (behind it
+    # no, within noise of it at best unclear, clearing it earns nothing); the control is not a part of it (a sampler
+    # scores below the mean on SI-SDR), it is judged on band energy (magnitude)
     assert claims.learning_verdict(ABOVE, ABOVE).startswith("yes")
-    assert claims.learning_verdict([0.1, -0.1, 0.0], ABOVE).startswith("partly")
+    assert claims.learning_verdict([0.1, -0.1, 0.0], ABOVE).startswith("no")  # clearing the floor earns nothing
+    assert claims.learning_verdict(ABOVE, BELOW).startswith("no")  # behind the floor
     assert claims.learning_verdict(BELOW, BELOW).startswith("no")
-    assert claims.learning_verdict(NOISY, BELOW).startswith("unclear")
+    assert claims.learning_verdict(NOISY, ABOVE).startswith("unclear")
+    assert claims.learning_verdict(ABOVE, NOISY).startswith("unclear")  # within noise of the floor: never yes
     # magnitude: first a copy of the nearest mic and level-matched noise (bin by bin), then energy and bin-by-bin
     # error vs supervised, energy vs regression on the same targets, each 1 dB
     base = (ABOVE, ABOVE)
@@ -1257,6 +1261,41 @@ def test_room_tally_counts_the_study_rows():
         claims.room_tally({"seeds": base, "rows": [
             {"kind": "gate", "name": "room", "claim": "x", "verdicts": ["fail"] * 5, "measured": ["+2.0 dB"] * 5},
             {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": ["untested"] * 5}]})
+
+
+def test_learning_verdict_is_never_kinder_than_both_parts():
+    """The floor can only make the learning row harsher than reading both comparisons as parts of its scope: it reads
+    yes exactly when both intervals clear the margin, never partly, and no whenever either reads no."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        pseudo, nearest = (list(rng.normal(rng.uniform(-2, 4), rng.uniform(0.05, 3), size=5)) for _ in range(2))
+        word = claims.learning_verdict(pseudo, nearest).split(":")[0]
+        parts = {compare(pseudo, claims.LEARNING_MARGIN), compare(nearest, claims.LEARNING_MARGIN)}
+        assert word != "partly"
+        assert (word == "yes") == (parts == {"yes"})
+        if "no" in parts:
+            assert word == "no"
+
+
+def test_learning_room_sentence_reads_its_intervals(smoke_results):
+    """The sentence after the gate "room" gives the flow, the regression control and the sample's penalty as the
+    per-seed intervals of the results, and says the row is near its ceiling exactly when a mean estimator would need
+    to beat the pseudo-target by more than the supervised network does."""
+    said = claims.learning_room_sentence(smoke_results)
+    si = {m: claims.per_seed(smoke_results, f"sisdr/{m}") for m in ("flow", "pseudo", "control", "supervised")}
+    for a, b in (("flow", "pseudo"), ("control", "pseudo"), ("flow", "control")):
+        assert claims._iv(claims._diff(si[a], si[b])) in said
+    needed = claims.LEARNING_MARGIN - interval(claims._diff(si["flow"], si["control"])).mean
+    lead = interval(claims._diff(si["supervised"], si["pseudo"])).mean
+    assert ("can hardly read yes" in said) == (needed >= lead)
+    # move the flow far below the control: the ceiling branch must be taken
+    summary = {k: dict(v) if k.startswith("seed_") else v for k, v in smoke_results.summary.items()}
+    for s in smoke_results.config.seeds:
+        summary[f"seed_{s}"]["sisdr/flow"] = summary[f"seed_{s}"]["sisdr/control"] - 30.0
+    assert "can hardly read yes" in claims.learning_room_sentence(dataclasses.replace(smoke_results, summary=summary))
+    for s in smoke_results.config.seeds:  # and a flow far above it: there is room
+        summary[f"seed_{s}"]["sisdr/flow"] = summary[f"seed_{s}"]["sisdr/control"] + 30.0
+    assert "room for a sampler" in claims.learning_room_sentence(dataclasses.replace(smoke_results, summary=summary))
 
 
 def test_room_mean_check_reads_the_mean_alone():

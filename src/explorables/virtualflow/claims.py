@@ -176,16 +176,27 @@ def compute_check(nfe_reflow: int, nfe_flow: int, nfe_supervised: int) -> str:
 
 
 def learning_verdict(flow_minus_pseudo: Sequence[float], flow_minus_nearest: Sequence[float]) -> str:
-    """SI-SDR against the true VM, per-seed paired differences; two parts of the claim's scope: Virtual-Flow
-    beats the nearest real mic and the real mics' pseudo-target, each by ``LEARNING_MARGIN`` dB on the interval.
+    """SI-SDR against the true VM, per-seed paired differences. The claim: Virtual-Flow beats the real mics'
+    pseudo-target by ``LEARNING_MARGIN`` dB on the interval. A copy of the nearest real mic is a floor, not a part
+    of the claim's scope: behind it (interval below the margin) the row reads no, within noise of it the row reads
+    at best unclear, and clearing it earns nothing, because the pseudo-target, which every network's head starts
+    from (eq. vf-head), clears it without any learning (``benchmarks/virtualflow_learning_floor_rule.md``).
     The flow is not judged against regression on the same pseudo-targets on SI-SDR: a sampler scores below the
     conditional mean on SI-SDR by construction, so that part could only read no; the flow against that
     regression is judged on a distributional measure, the top band's energy, in :func:`magnitude_verdict`."""
-    parts = {
-        "vs the nearest real mic": compare(flow_minus_nearest, LEARNING_MARGIN),
-        "vs the real mics' pseudo-target": compare(flow_minus_pseudo, LEARNING_MARGIN),
-    }
-    return scope_verdict(parts, f"≥ {LEARNING_MARGIN:g} dB SI-SDR above")
+    what = f"≥ {LEARNING_MARGIN:g} dB SI-SDR above the real mics' pseudo-target"
+    floor = compare(flow_minus_nearest, LEARNING_MARGIN)
+    word = compare(flow_minus_pseudo, LEARNING_MARGIN)
+    if floor == "no":
+        return f"no: not {what}: not even {LEARNING_MARGIN:g} dB above a copy of the nearest real mic (the floor)"
+    if floor == "unclear" and word == "yes":
+        return f"unclear: {what}, but within seed noise of the floor, a copy of the nearest real mic"
+    floor_said = "above the floor, a copy of the nearest mic" if floor == "yes" else "within noise of the floor"
+    return {
+        "yes": f"yes: {what} ({floor_said})",
+        "no": f"no: not {what} ({floor_said})",
+        "unclear": f"unclear: whether {what} is within seed noise ({floor_said})",
+    }[word]
 
 
 def magnitude_verdict(
@@ -314,14 +325,12 @@ CRITERIA: tuple[Criterion, ...] = (
         "claim",
         learning_verdict,
         LEARNING_MARGIN,
-        "≥ 1 dB SI-SDR above the nearest mic and the real mics' pseudo-target",
+        "≥ 1 dB SI-SDR above the real mics' pseudo-target (interval); a nearest-mic copy is a floor: behind it no",
         {
             "yes": ((_ABOVE, _ABOVE), {}),
-            "partly": ((_BELOW, _ABOVE), {}),
-            "no": ((_BELOW, _BELOW), {}),
-            "unclear": ((_NOISY, _BELOW), {}),
+            "no": ((_ABOVE, _BELOW), {}),
+            "unclear": ((_NOISY, _ABOVE), {}),
         },
-        scoped=True,
     ),
     Criterion(
         "magnitude",
@@ -904,6 +913,52 @@ def room_sentence(results: VirtualFlowResults) -> str:
     return (
         f"{said} That clears the gate's {LEARNING_MARGIN:g} dB: the input holds more than the pseudo-target, and "
         "the learning claim is compared."
+    )
+
+
+def learning_room_sentence(results: VirtualFlowResults) -> str:
+    """What the learning claim can show once the gate "room" passes: the gate reads the test and gate rooms, the
+    claim the test rooms (the only rooms the flow is sampled on); there, the flow minus the pseudo-target, the
+    regression on the same pseudo-targets (a mean estimator, no ground truth) against the pseudo-target and the
+    supervised network, and the flow against that regression: what a sample pays on SI-SDR. An ideal posterior
+    sampler's squared error is twice the conditional mean's (about 3 dB on SI-SDR where the error dominates),
+    so for a sample to clear the pseudo-target by ``LEARNING_MARGIN`` a mean estimator must clear it by that
+    plus the sample's penalty; the sentence compares that with the supervised network's own lead on those rooms
+    (all intervals over seeds)."""
+    cfg = results.config
+    si = {m: per_seed(results, f"sisdr/{m}") for m in ("flow", "pseudo", "control", "supervised")}
+    flow = _diff(si["flow"], si["pseudo"])
+    control = _diff(si["control"], si["pseudo"])
+    penalty = _diff(si["flow"], si["control"])
+    lead = _diff(si["supervised"], si["pseudo"])
+    needed = LEARNING_MARGIN - interval(penalty).mean
+    word = learning_verdict(flow, _diff(per_seed(results, "sisdr/flow"), per_seed(results, "sisdr/nearest")))
+    rooms = "room" if cfg.n_test_scenes == 1 else "rooms"
+    said = (
+        f'The gate "room" reads {cfg.n_test_scenes + cfg.n_gate_scenes} rooms per seed; the learning claim reads the '
+        f"{cfg.n_test_scenes} test {rooms}, the only ones the flow is sampled on, and there Virtual-Flow minus the "
+        f"real mics' pseudo-target is {_iv(flow)}. The regression trained on the same pseudo-targets (no ground "
+        f"truth; it estimates the mean) minus the pseudo-target is {_iv(control)}, and minus the supervised network "
+        f"trained on the truth {_iv(_diff(si['control'], si['supervised']))}"
+    )
+    if compare(control, LEARNING_MARGIN) == "yes":
+        said += ": learning from the pseudo-targets, without the truth, does add to them here, for a mean estimator."
+    else:
+        said += "."
+    said += (
+        f" A sample pays for its spread on SI-SDR: the flow minus that regression is {_iv(penalty)} (an ideal "
+        "posterior sampler's squared error is twice the conditional mean's). For a sample to clear the "
+        f"pseudo-target by {LEARNING_MARGIN:g} dB, a mean estimator would have to clear it by about {needed:.1f} dB; "
+        f"the supervised network itself leads it by {interval(lead).mean:.1f} dB on these rooms"
+    )
+    if needed >= interval(lead).mean:
+        return (
+            f"{said}, so a yes would need a sampler whose mean beats the network trained on the truth: in this scene "
+            f'the learning row can hardly read yes, whatever the seeds (it reads "{word.split(":")[0]}" here).'
+        )
+    return (
+        f"{said}, so there is room for a sampler to clear the margin "
+        f'(the learning row reads "{word.split(":")[0]}" here).'
     )
 
 
