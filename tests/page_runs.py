@@ -32,6 +32,9 @@ PAGES = sorted(page for page in BOOK.glob("*.md") if "```{code-cell}" in page.re
 #: the build's per-cell bound (``_config.yml`` ``execute: timeout``): it only catches a hang
 TIMEOUT_S = 1200
 
+#: the output types of a figure (``explorables.core.plotting.show``: plotly's bundle, or a matplotlib PNG)
+FIGURE_TYPES = ("application/vnd.plotly.v1+json", "image/png")
+
 #: the chapter page's last cell: whether ``results`` is the smoke preset's run, and its summary
 _RECORD = """\
 import json as _json
@@ -57,7 +60,8 @@ def chapter_page(slug: str) -> str:
 
 def executed_page(stem: str) -> dict[str, Any]:
     """Execute page ``book/<stem>.md`` at the smoke scale on the first call of the process, and return its record:
-    ``seconds`` (wall), and for a chapter ``smoke_preset`` and ``summary``. A page that failed raises its error on
+    ``seconds`` (wall), ``figures`` (outputs that draw one), ``tracebacks`` (printed outputs holding one), and for a
+    chapter ``smoke_preset`` and ``summary``. A page that failed raises its error on
     every call (it is executed once)."""
     if stem not in _RUNS:
         try:
@@ -84,7 +88,13 @@ def _execute(stem: str) -> dict[str, Any]:
     )
     start = time.monotonic()
     client.execute(env={**os.environ, "EXPLORABLES_THREADS": "1"})
-    record: dict[str, Any] = {"seconds": time.monotonic() - start}
+    outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.get("outputs", [])]
+    record: dict[str, Any] = {
+        "seconds": time.monotonic() - start,
+        # what tests/test_book.py checks on the built page: figures drawn, no traceback printed
+        "figures": sum(any(kind in output.get("data", {}) for kind in FIGURE_TYPES) for output in outputs),
+        "tracebacks": sum("Traceback (most recent call last)" in output.get("text", "") for output in outputs),
+    }
     if is_chapter(stem):
         record.update(json.loads(record_path.read_text()))
     return record

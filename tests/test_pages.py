@@ -16,5 +16,7 @@ from .page_runs import PAGES, executed_page, is_chapter
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
 def test_page_executes_at_the_smoke_scale_without_error(page):
     record = executed_page(page.stem)  # raises the failing cell's error (nbclient's CellExecutionError)
+    assert not record["tracebacks"], f"{page.name}: a cell printed a traceback"
     if is_chapter(page.stem):
         assert record["smoke_preset"], f"{page.name}: its run is not the smoke preset at SCALE = 'smoke'"
+        assert record["figures"], f"{page.name}: the page drew no figure"
