@@ -7,7 +7,7 @@ reads it (jupytext's MyST format), executed by nbclient (the executor myst-nb us
 page's folder as working directory, the build's per-cell timeout and no error allowed. A chapter page gets one more
 cell at its end, which records whether its run was the smoke preset and its run's summary
 (``tests/test_contract.py::test_same_seed_gives_identical_summaries`` compares that run with the smoke run of the
-test process). The kernel runs torch on one thread (``EXPLORABLES_THREADS=1``), as the test processes do.
+test process). A first cell sets the kernel's threads as the test processes have them (``_THREADS``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 import jupytext
 import nbformat
+import torch
 from nbclient import NotebookClient
 
 from explorables.sphinx_ext import set_page_scale
@@ -34,6 +35,17 @@ TIMEOUT_S = 1200
 
 #: the output types of a figure (``explorables.core.plotting.show``: plotly's bundle, or a matplotlib PNG)
 FIGURE_TYPES = ("application/vnd.plotly.v1+json", "image/png")
+
+#: the page's first cell: torch and the package imported, and torch's threads set, as tests/conftest.py does in the
+#: test processes (the kernel inherits their environment, so the BLAS libraries get the same thread counts): a run
+#: in the kernel then computes what the same run in a test process computes, to the last bit (with torch on one
+#: thread and the BLAS on the package's count, sensory's CKA values differed in the last digit)
+_THREADS = """\
+import os as _os
+import torch as _torch
+import explorables as _explorables
+_torch.set_num_threads(int(_os.environ["EXPLORABLES_TEST_THREADS"]))
+"""
 
 #: the chapter page's last cell: whether ``results`` is the smoke preset's run, and its summary
 _RECORD = """\
@@ -81,13 +93,14 @@ def _execute(stem: str) -> dict[str, Any]:
         text = set_page_scale(text, "smoke", page.name)
     notebook = jupytext.reads(text, fmt="myst")
     record_path = Path(_OUT.name) / f"{stem}.json"
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(_THREADS))
     if is_chapter(stem):
         notebook.cells.append(nbformat.v4.new_code_cell(_RECORD.format(path=str(record_path))))
     client = NotebookClient(
         notebook, timeout=TIMEOUT_S, allow_errors=False, resources={"metadata": {"path": str(page.parent)}}
     )
     start = time.monotonic()
-    client.execute(env={**os.environ, "EXPLORABLES_THREADS": "1"})
+    client.execute(env={**os.environ, "EXPLORABLES_TEST_THREADS": str(torch.get_num_threads())})
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.get("outputs", [])]
     record: dict[str, Any] = {
         "seconds": time.monotonic() - start,
