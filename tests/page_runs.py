@@ -100,7 +100,13 @@ def _execute(stem: str) -> dict[str, Any]:
         notebook, timeout=TIMEOUT_S, allow_errors=False, resources={"metadata": {"path": str(page.parent)}}
     )
     start = time.monotonic()
-    client.execute(env={**os.environ, "EXPLORABLES_TEST_THREADS": str(torch.get_num_threads())})
+    # the kernel runs in the page's folder: a relative PYTHONPATH (``PYTHONPATH=src`` in a worktree) made absolute, so
+    # that it imports the package the test process imports
+    path = os.pathsep.join(
+        os.path.abspath(entry) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry
+    )
+    env = {**os.environ, "EXPLORABLES_TEST_THREADS": str(torch.get_num_threads()), "PYTHONPATH": path}
+    client.execute(env=env)
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.get("outputs", [])]
     record: dict[str, Any] = {
         "seconds": time.monotonic() - start,
