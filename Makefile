@@ -6,13 +6,15 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: help install book student test quick lint unit lab serve bench notebooks clean
+.PHONY: help install book student test test-site quick lint unit lab serve bench notebooks clean
 
 help:
 	@echo "make book   execute every chapter; build the website (instructor edition), the student edition and both PDFs"
 	@echo "make student  the student edition (no solutions, no instructor notes) into _build/student"
-	@echo "make test   lint, unit tests, execute every chapter at the smoke scale, build the site, browser tests"
-	@echo "            (EXPLORABLES_BOOK_SCALE=book make test: at the book scale, as make book and CI's second step do)"
+	@echo "make test   lint and every test but the site's: unit, property, oracle, resume, contract, fuzz tests, and"
+	@echo "            every page executed from a cold kernel at the smoke scale (no website build, no browser)"
+	@echo "make test-site  build the website and the student edition at the smoke scale, then the browser tests"
+	@echo "            (EXPLORABLES_BOOK_SCALE=book make test-site: at the book scale, as make book and CI's second step do)"
 	@echo "make quick  the edit loop (a few minutes): lint and the unit tests, without the site build, the browser,"
 	@echo "            the book jobs, the paper plans, the contract's smoke runs, the fuzz or the slowest tests"
 	@echo "make lab    JupyterLab on the chapters as notebooks (as Binder and Colab show them)"
@@ -54,14 +56,19 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not book"
 
-# The whole suite. Its website build executes every chapter at the smoke scale (each chapter's
-# `SCALE = "book"` line becomes "smoke", explorables.sphinx_ext): it checks that every page executes
-# and builds in a fraction of the book scale's time. `make book` and `make student` execute the book
-# scale (the published site); EXPLORABLES_BOOK_SCALE=book make test builds that one instead, and CI
-# (.ci/run) runs the book-marked tests at the book scale after make test, and the slow dry paper plans
-# make test skips (tests/test_plan.py SLOW_DRY_PLANS).
+# Every test but those marked `book` (the website build, the student edition and the browser tests: make
+# test-site). It executes every page from a cold kernel at the smoke scale (tests/test_pages.py: each
+# chapter's `SCALE = "book"` line becomes "smoke", as in explorables.sphinx_ext), in two pytest processes
+# (tests/conftest.py). CI (.ci/run) runs make test, then the book-marked tests at the book scale (the
+# site make book publishes) and the slow dry paper plans make test skips (tests/test_plan.py SLOW_DRY_PLANS).
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not book"
+
+# The tests marked `book`: the website build (every chapter executed at the smoke scale, unless
+# EXPLORABLES_BOOK_SCALE=book), the student edition, and the browser tests on them (tests/test_book.py,
+# tests/test_site.py, tests/test_teaching.py). CI's second step runs them at the book scale.
+test-site: $(STAMP)
+	$(BIN)/python -m pytest -m book
 
 # The edit loop: lint, then the unit tests without the site build and its browser tests, the book jobs, the paper
 # plans, the contract tests' smoke runs, the API and command-line fuzz (and its call recording), the subprocess

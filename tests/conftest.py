@@ -54,29 +54,28 @@ def _build_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "EXPLORABLES_BOOK_SCALE": BOOK_SCALE, **extra}
 
 # --- make test in two pytest processes ------------------------------------------------------------------
-# The tests that need the built site (``built_book``) wait ~600 s for the website build and then mostly wait
-# on page loads; the other tests are CPU-bound. In one process the site tests could only start when every
-# other test had ended, leaving one core idle while the others finished. ``make test`` (the whole suite)
-# therefore runs the site tests in a second pytest process, started at the session's start: it starts the
-# website build at once, waits for it, and runs the site tests beside the first process's last tests. The
-# first process deselects them and ends with one item that waits for the second and fails with its output
-# if it failed (its summary is printed in a section). The second process also runs a few CPU-heavy files that
-# need no site (``SECOND_PROCESS_FILES``) first, beside the build, so that both processes end about together.
-# ``EXPLORABLES_TEST_SPLIT=0`` runs all in one process.
+# ``make test`` is ``pytest -m "not book"`` (:data:`MAKE_TEST_MARKS`): every test but the website build, the student
+# edition and the browser tests (marked ``book``; ``make test-site`` and CI's book step run them). Its tests are
+# CPU-bound; on two cores it runs them in two pytest processes: this one starts the second at the session's start
+# (:data:`SECOND_PROCESS_FILES`: every page executed from a cold kernel, the contract tests, the plans, the runs in
+# subprocesses), deselects that one's tests, and ends with one item that waits for the second and fails with its
+# output if it failed (its summary is printed in a section). A plain ``pytest`` (the whole suite, the site tests
+# included) is split the same way, the site tests (``SITE_TEST_FILES``) in the second process: it starts the website
+# build at once, and runs the site tests when it has finished. ``EXPLORABLES_TEST_SPLIT=0`` runs all in one process.
 
 #: the test files that hold the tests needing the built site (the second process collects these and
 #: :data:`SECOND_PROCESS_FILES`; the first checks that the tests it deselected are exactly those the second ran)
 SITE_TEST_FILES = ("tests/test_book.py", "tests/test_site.py", "tests/test_teaching.py")
-#: test files that need no site but run in the second process too, before its site tests (beside the website
-#: build), so that the two processes end together (``benchmarks/maketest8_balance.md``): CPU-heavy files that are
-#: no package's own tests (the API fuzz, in the first process, replays the calls of those: ``test_api_fuzz._ran_here``).
-#: ``test_contract`` computes every chapter's smoke run (``tests/smoke_runs.py``); the nine chapters whose own tests
-#: read it compute it again in the first process (~37 of its ~175 CPU-s), the price of the balance. ``test_book_jobs``
-#: (its Sphinx builds) and the tests of ``test_site`` that need no site (the JupyterLab one) joined them when the first
-#: process was found to be the longer chain (``benchmarks/maketest9_balance.md``); they call no package in process.
-SECOND_PROCESS_FILES = ("tests/test_book_jobs.py", "tests/test_contract.py", "tests/test_hardening.py",
-                        "tests/test_plan.py", "tests/test_resume_kills.py", "tests/test_runner.py",
-                        "tests/test_site.py")
+#: test files that run in the second process, so that the two processes end together (``benchmarks/
+#: maketest10_pages.md``): CPU-heavy files that are no package's own tests (the API fuzz, in the first process,
+#: replays the calls of those: ``test_api_fuzz._ran_here``). ``test_pages`` executes every page in a kernel of its
+#: own (``tests/page_runs.py``); ``test_contract`` computes every chapter's smoke run (``tests/smoke_runs.py``) and
+#: compares it with the page's; the nine chapters whose own tests read the smoke run compute it again in the first
+#: process, the price of the balance. ``test_book_jobs`` (its Sphinx builds) and ``test_site``'s tests that need no
+#: site call no package in process (``benchmarks/maketest9_balance.md``).
+SECOND_PROCESS_FILES = ("tests/test_pages.py", "tests/test_book_jobs.py", "tests/test_contract.py",
+                        "tests/test_hardening.py", "tests/test_plan.py", "tests/test_resume_kills.py",
+                        "tests/test_runner.py", "tests/test_site.py")
 #: ``site`` in the second process
 _PART = os.environ.get("EXPLORABLES_TEST_PART", "")
 #: the second process (started by the first): like a build record, plus the site tests the first deselected
@@ -347,7 +346,7 @@ def pytest_terminal_summary(terminalreporter):
         for line in PAGE_WEIGHTS:
             terminalreporter.write_line(line)
     if _SITE_PROCESS.get("proc") is not None and _SITE_PROCESS["proc"].returncode is not None:
-        terminalreporter.section("the site tests' pytest process (its report from its first section on)")
+        terminalreporter.section("the second pytest process (its report from its first section on)")
         lines = _site_process_output().splitlines()
         first = next((i for i, line in enumerate(lines) if line.startswith("=") and "session starts" not in line), 0)
         for line in lines[first:]:
@@ -405,8 +404,8 @@ def pytest_sessionstart(session):
     _CPU["start"], _CPU["machine"] = _cpu_now(), _machine_cpu()
     if _split(session.config):
         _start_site_process(session.config)  # it starts the book build before its collection
-    elif _whole_suite(session.config) or _PART == "site":
-        _start_book_build()  # before collection: the build is the longest chain of make test
+    elif (_whole_suite(session.config) or _PART == "site") and _site_selected(session.config):
+        _start_book_build()  # before collection: the build is the longest chain of a session that runs the site tests
 
 
 def _split(config) -> bool:
@@ -415,14 +414,15 @@ def _split(config) -> bool:
 
 
 def _start_site_process(config) -> None:
-    """Start the second pytest process (the site tests, :data:`SITE_TEST_FILES`) in the background, its
-    output in a temporary file. Its own session, so that stopping it stops Chromium with it (its builds are
-    sessions of their own, which it stops itself when interrupted)."""
+    """Start the second pytest process (:data:`SECOND_PROCESS_FILES`, and :data:`SITE_TEST_FILES` where the session
+    selects the site tests) in the background, its output in a temporary file. Its own session, so that stopping
+    it stops Chromium with it (its builds are sessions of their own, which it stops itself when interrupted)."""
     basetemp = config._tmp_path_factory.getbasetemp() / "site-process"
     items = basetemp.parent / "site-process-items.txt"
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={basetemp}",
+         *(["-m", config.option.markexpr] if config.option.markexpr else []),
          *dict.fromkeys((*SITE_TEST_FILES, *SECOND_PROCESS_FILES))],
         cwd=ROOT,
         env={**os.environ, "EXPLORABLES_TEST_PART": "site", "EXPLORABLES_API_FUZZ": "0",
@@ -434,8 +434,8 @@ def _start_site_process(config) -> None:
     )
     _SITE_PROCESS.update(proc=proc, log=log, started=time.monotonic(), items=items, deselected=[],
                          done=threading.Event(),
-                         name="the site tests' pytest process (the website build, the student edition and "
-                              "the browser tests included)")
+                         name="the second pytest process (the pages, the contract tests, the plans and the runs in "
+                              "subprocesses; the website build and the browser tests where selected)")
     threading.Thread(target=_watch_site_process, daemon=True, name="site-process-watcher").start()
 
 
@@ -493,22 +493,22 @@ class SiteTestsFailed(Exception):
 
 
 class SiteTests(pytest.Item):
-    """The first process's last item: waits for the second (the site tests) and fails if it failed, if it
-    ran other site tests than those this process deselected, or if it did not end."""
+    """The first process's last item: waits for the second and fails if it failed, if it ran other tests than
+    those this process deselected, or if it did not end."""
 
     def runtest(self) -> None:
         _SITE_PROCESS["done"].wait()  # its watcher gives up after BUILD_TIMEOUT_S + 3600 s
         if _SITE_PROCESS.get("timed_out"):
             _stop_site_process()
-            raise SiteTestsFailed("the site tests' pytest process did not end within two hours")
+            raise SiteTestsFailed("the second pytest process did not end within two hours")
         code = _SITE_PROCESS["proc"].returncode
         if code != 0:
-            raise SiteTestsFailed(f"the site tests' pytest process failed (exit {code})")
+            raise SiteTestsFailed(f"the second pytest process failed (exit {code})")
         items = _SITE_PROCESS["items"]
         ran = items.read_text().split("\n") if items.exists() else []
         expected = _SITE_PROCESS["deselected"]
         if sorted(ran) != sorted(expected):
-            raise SiteTestsFailed("the site tests' pytest process ran other tests than this one left to it: "
+            raise SiteTestsFailed("the second pytest process ran other tests than this one left to it: "
                                   f"not run there {sorted(set(expected) - set(ran))}, "
                                   f"not expected {sorted(set(ran) - set(expected))}")
 
@@ -532,7 +532,7 @@ def cpu_report_lines(n: int = 15) -> list[str]:
     if "wall" in _SITE_PROCESS:  # which of the two processes was make test's longer chain
         alone = wall - (_SITE_PROCESS["started"] + _SITE_PROCESS["wall"] - _CPU["start"][2])
         lines.append(f"  this process then ran {alone:.0f} s alone" if alone > 0 else
-                     f"  this process ended {-alone:.0f} s before the site tests' process")
+                     f"  this process ended {-alone:.0f} s before the second pytest process")
     lines.append(f"  the {len(tests)} tests: {sum(t[0] + t[1] for t in tests.values()):.0f} s CPU "
                  f"({sum(t[0] for t in tests.values()):.0f} s in this process, "
                  f"{sum(t[1] for t in tests.values()):.0f} s in the subprocesses they waited for)")
@@ -548,11 +548,17 @@ def cpu_report_lines(n: int = 15) -> list[str]:
 
 
 def _whole_suite(config) -> bool:
-    """Whether this session runs the whole suite (``make test``: no paths, markers or keywords given),
-    so that it will collect the tests that need the site."""
-    return (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.markexpr
+    """Whether this session runs the whole suite, or all of it but the site tests (``make test``: no paths or keywords
+    given, and no marker expression but :data:`MAKE_TEST_MARKS`): it is then split in two pytest processes."""
+    return (config.args_source == pytest.Config.ArgsSource.TESTPATHS
+            and (config.option.markexpr or "") in ("", MAKE_TEST_MARKS)
             and not config.option.keyword and not config.option.collectonly
             and not getattr(config.option, "last_failed", False))
+
+
+def _site_selected(config) -> bool:
+    """Whether this session may run the tests that need the site (it does not deselect them all, as ``make test``)."""
+    return (config.option.markexpr or "").strip() != MAKE_TEST_MARKS
 
 
 # --- make quick ---------------------------------------------------------------------------------------------
@@ -567,8 +573,8 @@ def _whole_suite(config) -> bool:
 #: that kill, resume and harden the command line
 QUICK_SKIPPED_FILES = ("tests/test_api_fuzz.py", "tests/test_book.py", "tests/test_book_jobs.py",
                        "tests/test_cli_fuzz.py", "tests/test_contract.py", "tests/test_hardening.py",
-                       "tests/test_plan.py", "tests/test_resume_kills.py", "tests/test_runner.py",
-                       "tests/test_site.py", "tests/test_teaching.py")
+                       "tests/test_pages.py", "tests/test_plan.py", "tests/test_resume_kills.py",
+                       "tests/test_runner.py", "tests/test_site.py", "tests/test_teaching.py")
 
 
 def _slow_tests() -> frozenset[str]:
@@ -596,7 +602,17 @@ def _runs_a_smoke_run(item) -> bool:
     return any(call in source for call in _SMOKE_CALLS)
 
 
+#: ``make test``'s marker expression: every test but those marked ``book`` (the website build, the student edition
+#: and the browser tests, which ``make test-site`` and CI's book step run)
+MAKE_TEST_MARKS = "not book"
+#: a test using one of these fixtures needs the built site or a browser: it is marked ``book``
+#: (:func:`pytest_itemcollected`), so that ``make test`` leaves it to ``make test-site``
+BOOK_FIXTURES = frozenset({"built_book", "student_site", "browser"})
+
+
 def pytest_itemcollected(item):
+    if BOOK_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("book"):
+        item.add_marker(pytest.mark.book)
     if "slow" not in (item.config.option.markexpr or ""):  # nothing selects by it (make test): spare the look-up
         return
     path = Path(str(item.path)).relative_to(ROOT).as_posix()
@@ -616,6 +632,7 @@ def pytest_configure(config):
 
 # The tests that need the built site run last, so that the background build overlaps the rest; in make
 # test they run in a second pytest process (``_split``), and the first ends with the item that waits for it.
+@pytest.hookimpl(trylast=True)  # after ``-m`` deselected: each process's list is what it runs
 def pytest_collection_modifyitems(session, config, items):
     if _split(config) or _PART == "site":
         site = _PART == "site"
@@ -627,7 +644,7 @@ def pytest_collection_modifyitems(session, config, items):
             Path(os.environ["EXPLORABLES_SITE_ITEMS"]).write_text("\n".join(item.nodeid for item in items))
         elif not site:
             _SITE_PROCESS["deselected"] = [item.nodeid for item in gone]
-            name = "the site tests, in their own pytest process"
+            name = "the tests of the second pytest process"
             items.append(SiteTests.from_parent(session, name=name, nodeid=f"tests/conftest.py::{name}"))
     items.sort(key=lambda item: (isinstance(item, SiteTests), _needs_the_site(item),
                                  item.nodeid.startswith("tests/test_api_fuzz.py")))

@@ -1,7 +1,7 @@
 """Each chapter's smoke run (``run(Config.preset("smoke"))``), computed once per test session.
 
 The contract tests (tests/test_contract.py) and the chapters' own tests read the same seeded smoke run;
-it is deterministic (``test_same_seed_gives_identical_summaries`` runs it a second time and compares), so
+it is deterministic (``test_same_seed_gives_identical_summaries`` compares it with the chapter page's run), so
 one run per pytest process serves them all. (``make test`` runs the contract tests in its second pytest process,
 ``tests/conftest.py`` SECOND_PROCESS_FILES: there they compute every chapter's run, and the chapters' own tests
 in the first process compute those they read.) Each caller gets its own deep copy: a test that changes what it

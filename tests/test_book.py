@@ -1,9 +1,11 @@
 """The book builds, and every chapter executes without error (a failing cell fails this suite).
 
 One session-wide build (``jupyter-book build``, the same as ``make book``) executes every
-chapter from a cold kernel through jupyter-cache; the per-chapter tests then inspect its output.
-Rebuilding with an unchanged chapter reuses the cache, so ``make book`` then ``make test`` pays
-for execution once.
+chapter from a cold kernel through jupyter-cache; the per-chapter tests (marked ``book``) then inspect
+its output. Rebuilding with an unchanged chapter reuses the cache, so ``make book`` then
+``make test-site`` pays for execution once. ``make test`` builds no website: it runs this file's
+other tests and executes every page itself (``tests/test_pages.py``); ``make test-site`` and CI's
+book step (``.ci/run``) run the build.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ import re
 import pytest
 
 from .conftest import CHAPTERS, ROOT
-
-pytestmark = pytest.mark.book
 
 
 def test_every_chapter_is_in_the_table_of_contents():
@@ -39,6 +39,7 @@ def test_chapters_have_no_outputs_and_a_jupytext_header():
         assert "format_name: myst" in text
 
 
+@pytest.mark.book
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_executed_without_error(built_book, chapter):
     page = built_book / "book" / f"{chapter.stem}.html"

@@ -9,6 +9,10 @@ moved and the figure must change.
 Chromium comes from Debian (``apt-get install chromium``), driven through playwright's Python API
 with ``executable_path``: no browser is downloaded. Without Chromium these tests skip with that
 hint, except under CI (``CI`` set), where they fail.
+
+The tests that need the built site or a browser are marked ``book`` (``tests/conftest.py`` marks every test that
+uses the ``built_book`` or ``browser`` fixture): ``make test-site`` and CI's book step run them; ``make test`` runs
+this file's other tests (the vendored assets, the notebook copies, the references).
 """
 
 from __future__ import annotations
@@ -34,8 +38,6 @@ import pytest
 from explorables import colab
 
 from .conftest import CHAPTERS, PAGE_WEIGHTS, ROOT
-
-pytestmark = pytest.mark.book
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [

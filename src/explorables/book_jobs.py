@@ -1,4 +1,4 @@
-"""Two chapters at a time in the book build (``make book``, ``make test``): a Sphinx extension.
+"""Two chapters at a time in the book build (``make book``, ``make test-site``): a Sphinx extension.
 
 myst-nb executes the chapters one after another while Sphinx reads them (``execute_notebooks:
 cache``), so a cold build keeps one core busy for the sum of the chapters' times. This extension

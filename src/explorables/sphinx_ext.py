@@ -25,7 +25,8 @@
   the chapter's number (Exercise 3.2, equation (3.1)), as the notebooks do
   (:func:`number_within_pages`); Sphinx alone numbers them across the whole book.
 * ``EXPLORABLES_BOOK_SCALE=smoke`` executes every chapter at the smoke scale (:func:`set_page_scale`):
-  ``make test``'s website build does, to check that every page executes in a fraction of the time;
+  ``make test-site``'s website build does (``make test`` executes the pages the same way without a website,
+  ``tests/test_pages.py``), to check that every page executes in a fraction of the time;
   ``make book`` (the published site) and ``make student`` leave it unset and execute the book scale.
 """
 
@@ -384,7 +385,7 @@ def setup(app: Any) -> dict[str, Any]:
     # book/_static/narrow-screens.js: claims tables as cards below 600 px, verdicts marked; wide formulas scroll
     app.add_js_file("narrow-screens.js", loading_method="defer")
     app.connect("env-get-outdated", _rerun_chapters_whose_package_changed)
-    # EXPLORABLES_BOOK_SCALE=smoke: every chapter at the smoke scale (make test). An "env" value, so a build at
+    # EXPLORABLES_BOOK_SCALE=smoke: every chapter at the smoke scale (make test-site). An "env" value, so a build at
     # the other scale reads every page again instead of reusing the doctrees; the execution cache keys each
     # chapter on its code, the scale line included, so the two scales never share a record.
     app.add_config_value("explorables_book_scale", "book", "env")
