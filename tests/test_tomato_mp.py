@@ -738,6 +738,31 @@ def test_dropping_dominated_edges_keeps_the_components_at_every_grade(robust):
         assert len(set(zip(a, b, strict=True))) == len(set(a)) == len(set(b))  # the same partition
 
 
+def test_dropping_dominated_edges_keeps_ties_and_higher_vertices():
+    """Edge cases of the reduction: an equilateral triangle keeps every edge (no side is strictly longer than the
+    other two, so dropping on ties could empty it); a vertex w higher in a function than the edge uv does not
+    replace it (the path u w v enters later); a lower one does; a filtration that is not radius-first and
+    lower-star is refused."""
+    def filtration(vertex_f, edges, radii):
+        V = np.column_stack([np.zeros(len(vertex_f)), vertex_f])
+        E = np.array(edges)
+        G = np.column_stack([radii, np.maximum(V[E[:, 0], 1], V[E[:, 1], 1])])
+        return multiparam.MultiFiltration(V, E, G, ("radius", "f"), float(max(radii)))
+
+    triangle = filtration([0.0, 0.0, 0.0], [(0, 1), (1, 2), (0, 2)], [1.0, 1.0, 1.0])
+    assert len(multiparam.drop_dominated_edges(triangle).edges) == 3
+    # u = 0, v = 1 joined by a long edge; w = 2 closer to both
+    high_w = filtration([0.0, 0.0, 5.0], [(0, 1), (0, 2), (1, 2)], [2.0, 1.0, 1.0])
+    assert len(multiparam.drop_dominated_edges(high_w).edges) == 3  # w enters later than uv: uv stays
+    low_w = filtration([0.0, 0.0, 0.0], [(0, 1), (0, 2), (1, 2)], [2.0, 1.0, 1.0])
+    kept = multiparam.drop_dominated_edges(low_w).edges
+    assert len(kept) == 2 and [0, 1] not in kept.tolist()
+    shifted = multiparam.MultiFiltration(low_w.vertex_grades, low_w.edges, low_w.edge_grades + np.array([0.0, 1.0]),
+                                         low_w.parameters, low_w.r_max)  # edges enter later than their ends
+    with pytest.raises(ValueError, match="lower-star"):
+        multiparam.drop_dominated_edges(shifted)
+
+
 def test_reduced_mma_gives_the_same_one_function_clustering():
     """With one function the reduced graph's MMA gives the same count, prominences and labels (as on every
     tuning sample compared, benchmarks/tomato_mp_reduce.md). With two it can differ (another approximation of

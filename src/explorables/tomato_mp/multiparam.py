@@ -128,11 +128,24 @@ def drop_dominated_edges(filt: MultiFiltration, block: int = 2048) -> MultiFiltr
     by induction present or replaced). On Gaussian groups this leaves ~10 % of the edges; the MMA's
     cost grows with them. The MMA of the smaller graph need not list the same corners: it is an
     approximation whose vineyard follows the complex (see :func:`tomato_mp`, ``reduce``).
+
+    The argument needs the filtrations :func:`build_filtration` makes: the radius coordinate first, every
+    vertex at radius 0, and every edge's other grades the maximum of its ends' (a lower-star filtration
+    in the functions). Then ``uw`` enters at ``(r_uw, max(V_u, V_w)) <= (r_uv, max(V_u, V_v))``. For any
+    other filtration an edge ``uw`` could enter later than its ends and the path could be missing, so
+    such a filtration is refused.
     """
     n, p = filt.vertex_grades.shape
     E, G = filt.edges, filt.edge_grades
     if len(E) == 0:
         return filt
+    V = filt.vertex_grades
+    if np.any(V[:, 0] != 0) or not np.array_equal(G[:, 1:], np.maximum(V[E[:, 0], 1:], V[E[:, 1], 1:])):
+        raise ValueError(
+            "filt must be a radius-first, lower-star filtration (every vertex at radius 0, every edge's other "
+            "grades the maximum of its ends'), as build_filtration makes: for others a dropped edge's path can be "
+            "missing"
+        )
     R = np.full((n, n), np.inf)
     R[E[:, 0], E[:, 1]] = G[:, 0]
     R[E[:, 1], E[:, 0]] = G[:, 0]
