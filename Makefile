@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: help install book student test test-site quick lint unit lab serve bench notebooks clean
+.PHONY: help install book student test test-site quick lint lab serve bench notebooks clean
 
 help:
 	@echo "make book   execute every chapter; build the website (instructor edition), the student edition and both PDFs"
@@ -52,9 +52,6 @@ student: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-
-unit: $(STAMP)
-	$(BIN)/python -m pytest -m "not book"
 
 # Every test but those marked `book` (the website build, the student edition and the browser tests: make
 # test-site). It executes every page from a cold kernel at the smoke scale (tests/test_pages.py: each

@@ -27,8 +27,8 @@ HTML = ROOT / "_build" / "html"
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]-*.md"))
 
 
-#: the background ``jupyter-book build``: started before collection when the session runs the whole suite
-#: (``make test``), else once collection shows a test that needs the site
+#: the background ``jupyter-book build``: started once collection shows a test that needs the site (``make test-site``,
+#: CI's book step; ``make test`` selects none)
 _BOOK_BUILD: dict = {}
 #: the background ``make student`` build, started as soon as the book build has finished; a thread reaps
 #: it when it ends (:func:`_watch_student_build`)
@@ -307,8 +307,8 @@ def _needs_the_site(item) -> bool:
 
 
 def _in_the_second_process(item) -> bool:
-    """Whether make test runs ``item`` in its second pytest process: it needs the site, or its file is one of
-    :data:`SECOND_PROCESS_FILES`."""
+    """Whether a split session runs ``item`` in its second pytest process: it needs the site (never selected by
+    ``make test``, which deselects the ``book`` marker), or its file is one of :data:`SECOND_PROCESS_FILES`."""
     return _needs_the_site(item) or Path(str(item.path)).relative_to(ROOT).as_posix() in SECOND_PROCESS_FILES
 
 

@@ -171,11 +171,23 @@ def test_every_field_refuses_bad_values_naming_the_field(slug, name):
 def test_same_seed_gives_identical_summaries(slug):
     """Two runs of the smoke preset give the same summary: this process's (``smoke``) and the chapter page's, executed
     from a cold kernel at the smoke scale (``tests/page_runs.py``; ``tests/test_pages.py`` checks the page executes and
-    ran the smoke preset). The page's run is the second run, so the chapter runs no third time here."""
+    ran the smoke preset). Both are the first run in their process: a run that changes state another run in the same
+    process reads (a cached array written to) is :func:`test_a_second_run_in_one_process_gives_the_same_summary`'s."""
     page = executed_page(chapter_page(slug))
     assert page["smoke_preset"], f"{slug}: the page's run at SCALE = 'smoke' is not the smoke preset"
     first = without_timings(_jsonable(smoke(slug).summary))
     assert without_timings(page["summary"]) == json.loads(json.dumps(first))
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_second_run_in_one_process_gives_the_same_summary(slug):
+    """A rerun in the process that already ran the smoke preset gives the same summary, as a live lab's rerun in one
+    kernel must: several chapters hand out cached arrays to treat as read-only, and a run that wrote to one would
+    change the next run's numbers (the page comparison above runs each side once per process, so it cannot see that)."""
+    first = without_timings(_jsonable(smoke(slug).summary))
+    module = CHAPTERS[slug].module()
+    again = module.run(module.Config.preset("smoke"))
+    assert without_timings(_jsonable(again.summary)) == first
 
 
 def test_nan_floats_are_refused_as_numbers():

@@ -56,11 +56,11 @@ FULL_SCREENSHOTS = os.environ.get("EXPLORABLES_FULL_SCREENSHOTS") == "1"
 #: desktop pages loading at once in :func:`visits` (their waits for the network to settle overlap)
 DESKTOP_AT_ONCE = 2
 PAGE_BUDGET_BYTES = 3 * 1024 * 1024  # per chapter page, everything it loads (plotly.js included)
-#: how long a Playwright wait without its own ``timeout=`` may take (Playwright's default is 30 s). In make test
-#: the site tests run beside the other tests (conftest: the second pytest process), and under load a page's
-#: ``load`` event took longer than 30 s (load average ~13 on 2 cores: 15 site tests errored in ``visits``): a
-#: slow page is not a broken one, so this bound only catches a hang (issue 38: no test depends on the
-#: machine's speed).
+#: how long a Playwright wait without its own ``timeout=`` may take (Playwright's default is 30 s). When the site
+#: tests ran inside make test, beside the other tests (before issue 38 moved them to make test-site), and under
+#: load a page's ``load`` event took longer than 30 s (load average ~13 on 2 cores: 15 site tests errored in
+#: ``visits``): a slow page is not a broken one, so this bound only catches a hang (issue 38: no test depends on
+#: the machine's speed).
 PAGE_WAIT_MS = 600_000
 
 
