@@ -6,11 +6,13 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
 from explorables.cli import main
 from explorables.omwu import OMWUConfig, run
+from explorables.png_export import write_pngs
 
 
 def test_run_smoke_writes_files_matching_a_direct_call(tmp_path):
@@ -55,6 +57,48 @@ def test_figures_are_written_as_html_and_png(tmp_path):
     if shutil.which("chromium") or shutil.which("google-chrome"):  # kaleido needs a browser
         png = (tmp_path / "explorable.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def _figure():
+    import plotly.graph_objects as go
+
+    return go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 0, 1]))
+
+
+def _dead(pid: int) -> bool:
+    """True once ``pid`` has exited (gone, or a zombie waiting for its new parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_stuck_png_export_is_stopped_with_the_browser_it_started(tmp_path):
+    """kaleido's Chromium once stopped answering and make test waited forever: the export now runs in
+    its own process group, and a caller that has waited its time limit kills the group and goes on."""
+    pidfile = tmp_path / "browser.pid"
+    browser = "[sys.executable, '-c', 'import time; time.sleep(600)']"
+    stuck = (f"import subprocess, sys, time; p = subprocess.Popen({browser});"
+             f" open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(600)")  # fmt: skip
+    names, why_not = write_pngs({"a": _figure()}, tmp_path, timeout_s=5.0, command=[sys.executable, "-c", stuck])
+    assert names == [] and "still running after 5 s" in why_not
+    assert not (tmp_path / "a.png").exists()
+    if pidfile.exists():  # the stand-in browser had started before the limit: it is killed with its parent
+        pid = int(pidfile.read_text())
+        for _ in range(100):
+            if _dead(pid):
+                break
+            time.sleep(0.1)
+        assert _dead(pid)
+
+
+def test_a_failed_png_export_gives_its_last_error_line_and_no_names(tmp_path):
+    names, why_not = write_pngs({"a": _figure()}, tmp_path,
+                                command=[sys.executable, "-c", "import sys; sys.exit('no browser here')"])  # fmt: skip
+    assert (names, why_not) == ([], "no browser here")
+    with pytest.raises(ValueError, match="timeout_s must be > 0"):
+        write_pngs({"a": _figure()}, tmp_path, timeout_s=0)
 
 
 @pytest.mark.parametrize(

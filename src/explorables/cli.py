@@ -36,6 +36,7 @@ from .core.checkpoint import (
 from .core.config import SCALES
 from .core.device import DEVICE_CHOICES
 from .core.distributed import init_distributed, shutdown
+from .png_export import write_pngs
 
 
 def _jsonable(value: Any) -> Any:
@@ -290,22 +291,18 @@ def _run(args: argparse.Namespace, chapter, config, out: Path, info) -> int:
 def write_figures(figures: dict[str, Any], out: Path) -> list[str]:
     """Each figure as standalone HTML (plotly.js written once beside them) and as PNG.
 
-    PNG export (kaleido) drives a Chrome or Chromium installed on the machine; without one the
-    PNGs are skipped with a warning and the HTML files remain.
+    PNG export (kaleido) drives a Chrome or Chromium installed on the machine, in a child process
+    with a time limit (``explorables.png_export``); without a browser, or when the export fails or
+    hangs, the PNGs are skipped with a warning and the HTML files remain.
     """
     names = []
     for name, fig in figures.items():
         fig.write_html(out / f"{name}.html", include_plotlyjs="directory", full_html=True)
         names.append(f"{name}.html")
-    try:
-        import plotly.io as pio
-
-        pio.write_images(list(figures.values()), [out / f"{name}.png" for name in figures], scale=2)
-        names += [f"{name}.png" for name in figures]
-    except Exception as exc:  # kaleido raises several types when no browser is found
-        print(f"explorables: PNG figures skipped ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})",
-              file=sys.stderr)  # fmt: skip
-    return names
+    pngs, why_not = write_pngs(figures, out)
+    if why_not is not None:
+        print(f"explorables: PNG figures skipped ({why_not})", file=sys.stderr)
+    return names + pngs
 
 
 def _print_summary(chapter, args, config, info, elapsed, checkpoint, out, written, module, results) -> None:
