@@ -261,6 +261,19 @@ def test_one_cpu_thread_restores_the_count_even_on_errors():
         assert torch.get_num_threads() == before
 
 
+def test_threads_for_gives_tiny_loops_one_thread():
+    import torch
+
+    from explorables.core.threads import TORCH_GRAIN_SIZE, threads_for
+
+    before = torch.get_num_threads()
+    with threads_for(TORCH_GRAIN_SIZE - 1, "cpu"):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with threads_for(TORCH_GRAIN_SIZE, "cpu"):  # large enough to split: the count as it is
+        assert torch.get_num_threads() == before
+
+
 def test_worker_count_never_exceeds_the_tasks_or_the_cpus(monkeypatch):
     from explorables.core import threads
 

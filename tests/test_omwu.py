@@ -114,6 +114,25 @@ def test_numpy_and_batched_torch_agree(method):
         assert np.abs(traj.log_y[:, b].numpy() - log_y).max() < 1e-12
 
 
+def test_one_thread_for_tiny_games_changes_no_bit(monkeypatch):
+    """simulate runs tiny games on one torch thread (core.threads.threads_for): two give the same bits."""
+    from contextlib import nullcontext
+
+    from explorables.omwu import dynamics
+
+    rng = np.random.default_rng(2)
+    A = np.stack([random_interior_game(4, rng)[0] for _ in range(64)])
+    one = simulate(A, 0.1, 300)
+    before = torch.get_num_threads()
+    monkeypatch.setattr(dynamics, "threads_for", lambda *_: nullcontext())
+    torch.set_num_threads(2)
+    try:
+        two = simulate(A, 0.1, 300)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(one.log_x, two.log_x) and torch.equal(one.log_y, two.log_y)
+
+
 def test_record_every_keeps_first_and_last():
     traj = simulate(matching_pennies(), 0.1, 1003, record_every=100)
     steps = traj.steps.tolist()

@@ -20,7 +20,9 @@ It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless set): torch's OpenMP threads th
 they wait for each other instead of spinning. On a CPU that other programs keep busy, spinning
 threads steal the time the working ones need: on this book's loaded 2-core machine a torch
 chapter ran 2-9x slower with spinning than with sleeping threads (``benchmarks/threads.md``).
-The thread count, hence every number, stays the same. Like the
+The thread count, hence every number, stays the same. A loop of tiny ops pays for it: each
+parallel region then wakes a sleeping thread, which costs more than the op; such a loop runs on one
+thread (:func:`threads_for`). Like the
 thread variables it takes effect only if torch has not started yet, which is the case when a
 notebook's first import is ``explorables`` (the notebook copies' first cell does it) and for the
 kernels the book build starts (they inherit the build's environment).
@@ -162,6 +164,28 @@ def _limit_blas(count: int, forced: bool) -> None:
     for pool in threadpool_info():
         if pool.get("num_threads", 0) > count:
             threadpool_limits({pool["prefix"]: count})
+
+
+#: torch's ``at::internal::GRAIN_SIZE``: below it torch runs an element-wise op on one thread anyway
+TORCH_GRAIN_SIZE = 32_768
+
+
+@contextmanager
+def threads_for(elements: int, device: Any = "cpu") -> Iterator[None]:
+    """One torch thread (:func:`one_cpu_thread`) for a loop over tensors of fewer than
+    :data:`TORCH_GRAIN_SIZE` elements on the CPU; the thread count as it is otherwise.
+
+    In a loop of ops that small the only parallel work is an op that splits a batch over the threads
+    (``bmm``), and with ``OMP_WAIT_POLICY=PASSIVE`` every such region first wakes a sleeping thread:
+    the OMWU kernel on 64 4x4 games ran at 0.15 CPU-s with two threads and 0.10 with one, and at 1.9
+    CPU-s where threads spin (``benchmarks/hot_paths.md``). The ops of such a loop compute each batch
+    entry and each element on one thread either way, so the numbers do not change.
+    """
+    if elements < TORCH_GRAIN_SIZE:
+        with one_cpu_thread(device):
+            yield
+    else:
+        yield
 
 
 @contextmanager

@@ -38,6 +38,7 @@ from ..core.checkpoint import Checkpointer
 from ..core.device import resolve_device
 from ..core.params import Int
 from ..core.resources import check_memory
+from ..core.threads import threads_for
 from ..core.validation import check_choice, check_distribution, check_int, check_matrix, check_positive
 
 Method = Literal["omwu", "mwu"]
@@ -171,7 +172,7 @@ def _as_batch(name: str, value: np.ndarray | torch.Tensor, ndim: int, device: to
     return t
 
 
-@checked(record_every=Int(1))
+@checked(skip_nested=True, record_every=Int(1))  # omwu_step in the loop runs bare: its inputs are checked here
 def simulate(
     A: np.ndarray | torch.Tensor,
     eta: float | np.ndarray | torch.Tensor,
@@ -276,15 +277,16 @@ def simulate(
         }  # fmt: skip
 
     bar = tqdm(total=steps, initial=first - 1, disable=not progress, desc=checkpoint_name, mininterval=1.0)
-    for t in range(first, steps + 1):
-        u, v, grad_x_prev, grad_y_prev = omwu_step.__wrapped__(  # inputs checked above, once
-            A_t, At, u, v, grad_x_prev, grad_y_prev, step_size, optimistic=optimistic
-        )
-        if t % record_every == 0 or t == steps:
-            log_x[k], log_y[k], recorded[k] = u, v, t
-            k += 1
-        if checkpoint is not None and t % 256 == 0:
-            checkpoint.maybe_save(checkpoint_name, lambda t=t: state(t))
-        bar.update()
+    with threads_for(A_t.numel(), dev):  # tiny games: one thread, no sleeping thread to wake each step
+        for t in range(first, steps + 1):
+            u, v, grad_x_prev, grad_y_prev = omwu_step(
+                A_t, At, u, v, grad_x_prev, grad_y_prev, step_size, optimistic=optimistic
+            )
+            if t % record_every == 0 or t == steps:
+                log_x[k], log_y[k], recorded[k] = u, v, t
+                k += 1
+            if checkpoint is not None and t % 256 == 0:
+                checkpoint.maybe_save(checkpoint_name, lambda t=t: state(t))
+            bar.update()
     bar.close()
     return Trajectory(log_x=log_x, log_y=log_y, steps=recorded, A=A_t, eta=eta_t)
