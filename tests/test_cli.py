@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
 import sys
 import time
+import uuid
 
 import pytest
 
@@ -65,32 +67,35 @@ def _figure():
     return go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 0, 1]))
 
 
-def _dead(pid: int) -> bool:
-    """True once ``pid`` has exited (gone, or a zombie waiting for its new parent to reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
+def _alive_with(marker: str) -> list[int]:
+    """Processes (zombies aside) whose command line holds ``marker``."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        with contextlib.suppress(psutil.Error):
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and any(marker in a for a in proc.info["cmdline"] or []):
+                found.append(proc.pid)
+    return found
 
 
 def test_a_stuck_png_export_is_stopped_with_the_browser_it_started(tmp_path):
-    """kaleido's Chromium once stopped answering and make test waited forever: the export now runs in
-    its own process group, and a caller that has waited its time limit kills the group and goes on."""
-    pidfile = tmp_path / "browser.pid"
-    browser = "[sys.executable, '-c', 'import time; time.sleep(600)']"
-    stuck = (f"import subprocess, sys, time; p = subprocess.Popen({browser});"
-             f" open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(600)")  # fmt: skip
+    """kaleido's Chromium once stopped answering and make test waited forever: the export now runs in a child
+    process, and a caller that has waited its time limit kills the child and what it started, then goes on. The
+    stand-in browser starts in a session of its own (as choreographer starts Chromium) and keeps the child's
+    stderr open, so neither a kill of the child's process group nor a wait for the end of a pipe would end it."""
+    marker = f"explorables-stand-in-browser-{uuid.uuid4().hex}"
+    browser = f"[sys.executable, '-c', 'import time; time.sleep(600)', {marker!r}]"
+    stuck = (f"import subprocess, sys, time; subprocess.Popen({browser}, start_new_session=True);"
+             " time.sleep(600)")  # fmt: skip
     names, why_not = write_pngs({"a": _figure()}, tmp_path, timeout_s=5.0, command=[sys.executable, "-c", stuck])
     assert names == [] and "still running after 5 s" in why_not
     assert not (tmp_path / "a.png").exists()
-    if pidfile.exists():  # the stand-in browser had started before the limit: it is killed with its parent
-        pid = int(pidfile.read_text())
-        for _ in range(100):
-            if _dead(pid):
-                break
-            time.sleep(0.1)
-        assert _dead(pid)
+    for _ in range(100):  # SIGKILL is sent before write_pngs returns; the process may take a moment to go
+        if not _alive_with(marker):
+            break
+        time.sleep(0.1)
+    assert _alive_with(marker) == []
 
 
 def test_a_failed_png_export_gives_its_last_error_line_and_no_names(tmp_path):
