@@ -777,3 +777,13 @@ def test_reduced_mma_gives_the_same_one_function_clustering():
     a = multiparam.tomato_mp(ds.X, F, robust=False, n_lines=30)
     b = multiparam.tomato_mp(ds.X, F, robust=False, n_lines=30, reduce=True)
     assert len(b.filtration.edges) == len(a.filtration.edges)  # the result keeps the whole graph
+
+
+def test_book_two_function_samples_follow_the_power_rule():
+    """benchmarks/tomato_mp_power_rule.md: the book preset draws 24 two-function samples per base seed (16 before),
+    a book-preset change only: the paper preset resolves to the field default, and every other part keeps its
+    samples."""
+    book, paper = TomatoMPConfig.preset("book"), TomatoMPConfig.preset("paper")
+    assert book.two_function_seeds == tuple(range(24))
+    assert paper.two_function_seeds == TomatoMPConfig().two_function_seeds == (0, 1, 2)
+    assert book.n_seeds == 8 and book.gate_draws == 8
