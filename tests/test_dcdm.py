@@ -157,6 +157,74 @@ def test_swap_weights_and_intervention_keep_the_input_when_nothing_changes():
         M.intervene(a.expand(2, 2), pi, pi, centres, oracle, schedule, t_edit=10)
 
 
+def test_intervention_pairs_cover_every_other_used_concept_once():
+    """Each input is swapped towards every used concept but its top one (inputs in order, no repeats); the
+    average over these targets is the mean of one uniformly random other concept, so the estimand is kept."""
+    rng = np.random.default_rng(0)
+    top, used = np.array([0, 2, 5, 2]), np.array([0, 2, 3, 5])
+    rows, targets = X.intervention_pairs(top, used, rng)
+    assert rows.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    for i, k in enumerate(top):
+        assert sorted(targets[rows == i].tolist()) == sorted(set(used.tolist()) - {k})
+    # a top concept outside the used ones: every used concept is a target
+    rows, targets = X.intervention_pairs(np.array([1]), used, rng)
+    assert targets.tolist() == used.tolist() and rows.tolist() == [0] * 4
+    # one used concept: the input is "swapped" towards its own top concept (no other exists)
+    rows, targets = X.intervention_pairs(np.array([3, 3]), np.array([3]), rng)
+    assert rows.tolist() == [0, 1] and targets.tolist() == [3, 3]
+
+
+def test_intervention_pairs_draw_at_most_max_targets_distinct_concepts():
+    used = np.arange(20)
+    top = np.array([4, 7, 4])
+    rows, targets = X.intervention_pairs(top, used, np.random.default_rng(1), max_targets=9)
+    assert np.bincount(rows).tolist() == [9, 9, 9]
+    for i, k in enumerate(top):
+        t = targets[rows == i]
+        assert len(set(t.tolist())) == 9 and k not in t and set(t.tolist()) <= set(used.tolist())
+    again = X.intervention_pairs(top, used, np.random.default_rng(1), max_targets=9)
+    assert np.array_equal(again[1], targets)  # seeded: the same draws
+    # at the book's K (10 digit concepts, 6 mixture ones) no draw happens: every other concept, no rng consumed
+    rng = np.random.default_rng(2)
+    state = rng.bit_generator.state
+    X.intervention_pairs(np.array([0, 9]), np.arange(10), rng)
+    assert rng.bit_generator.state == state
+    assert X.INTERVENTION_TARGETS >= 9
+    with pytest.raises(ValueError, match="max_targets"):
+        X.intervention_pairs(top, used, rng, max_targets=0)
+
+
+def test_intervention_scores_use_one_edit_per_input_and_target():
+    """The scorer edits each (input, target) pair once: the classifier sees inputs x targets points per call."""
+    torch.manual_seed(0)
+    n, k, d = 5, 4, 2
+    centres = torch.randn(1, k, d)
+    schedule = M.NoiseSchedule.cosine(10)
+
+    class Denoisers:
+        def member(self, e):
+            return lambda x_t, t, m: torch.zeros_like(x_t)
+
+    class Models:
+        pass
+
+    models = Models()
+    models.denoiser, models.centres, models.schedule = Denoisers(), centres, schedule
+    data = Dt.Dataset.__new__(Dt.Dataset)
+    data.x_test, data.y_train = torch.randn(n, d), np.array([0, 1, 2, 3])
+    weights = torch.softmax(torch.randn(n, k), -1)
+    seen = []
+
+    def classify(x):
+        seen.append(len(x))
+        return np.zeros(len(x), dtype=int)
+
+    usage = np.full(k, 0.25)
+    out = X._intervention_scores(models, 0, data, weights, usage, np.arange(k), classify, 5, np.random.default_rng(0))
+    assert seen[:2] == [n * (k - 1)] * 2
+    assert set(out) == {"intervention_hit", "intervention_base", "intervention_keep"}
+
+
 def test_labels_never_reach_the_training_code():
     """Training functions take inputs and settings, never labels."""
     forbidden = {"y", "labels", "label", "y_train", "targets", "classes", "data"}
@@ -347,8 +415,9 @@ def test_variance_ratios_are_one_for_the_data_itself_and_the_scale_squared_for_a
     directions, variances = principal_axes(reference, 3)
     np.testing.assert_allclose(variances, w[::-1][:3], rtol=1e-10)
     np.testing.assert_allclose(np.abs(directions.T @ v[:, ::-1][:, :3]), np.eye(3), atol=1e-8)
-    np.testing.assert_array_equal(variance_ratios(other, reference, 3, axes=(directions, variances)),
-                                  variance_ratios(other, reference, 3))
+    np.testing.assert_array_equal(
+        variance_ratios(other, reference, 3, axes=(directions, variances)), variance_ratios(other, reference, 3)
+    )
     with pytest.raises(ValueError, match="spread"):
         principal_axes(reference[:3], 5)  # three points span at most two directions
     with pytest.raises(ValueError, match="same D"):
