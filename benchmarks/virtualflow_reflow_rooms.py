@@ -120,7 +120,8 @@ if __name__ == "__main__":
             + "; ".join(
                 f"{c}: SI-SDR part {r[c]['si_interval']} dB {r[c]['si_part']} (seed means "
                 f"{', '.join(f'{v:+.2f}' for v in r[c]['seed_means_si'])}; sd {r[c]['si_sd']:.2f})"
-                + (f", energy {r[c]['energy_interval']} dB {r[c]['energy_part']} -> row {r[c]['word']}" if "word" in r[c] else "")
+                + (f", energy {r[c]['energy_interval']} dB {r[c]['energy_part']} -> row {r[c]['word']}"
+                   if "word" in r[c] else "")
                 for c in ("R0", "R1", "gate_only")
             ),
             flush=True,
