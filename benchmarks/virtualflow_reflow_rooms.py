@@ -1,11 +1,13 @@
-"""The reflow row on more rooms per seed (issue 42, twenty-sixth pass): the candidate of
-``benchmarks/virtualflow_reflow_rooms_rule.md`` (committed before this ran). Per tuning base (>= 192), the package's
-``run()`` on the book preset with ``seed=base`` (the page's code path), read by the package's ``reflow_verdict`` on
-R0 (main's reading: the 12 test rooms) and R1 (the 12 test rooms and the 24 gate rooms); the gate rooms alone beside.
-Then the added CPU of R1 (the gate rooms' flow and reflow solves and their scoring) on base 192's inner seed 0.
+"""The reflow row on more rooms per seed (issue 42, twenty-sixth pass): the candidates of
+``benchmarks/virtualflow_reflow_rooms_rule.md`` (R1: all 24 gate rooms; run at ``ba622f2``'s parent, bases 192-194,
+cost on 2 threads) and ``benchmarks/virtualflow_reflow_rooms_rule2.md`` (R2: the first 12; this version, bases 195-197,
+cost on 1 thread), each committed before its candidate ran. Per tuning base, the package's ``run()`` on the book
+preset with ``seed=base`` (the page's code path), read by the package's ``reflow_verdict`` on R0 (main's reading: the
+12 test rooms) and the candidate (the 12 test rooms and the gate rooms it reads); the gate rooms alone beside. Then the
+candidate's added CPU (the gate rooms' flow and reflow solves and their scoring) on the first base's inner seed 0.
 
-    PYTHONPATH=src nice -n 5 .venv/bin/python benchmarks/virtualflow_reflow_rooms.py --bases 192 193 194 \
-        --out benchmarks/virtualflow_reflow_rooms.json
+    PYTHONPATH=src nice -n 5 .venv/bin/python benchmarks/virtualflow_reflow_rooms.py --bases 195 196 197 \
+        --out benchmarks/virtualflow_reflow_rooms2.json
 """
 
 from __future__ import annotations
@@ -18,16 +20,19 @@ from pathlib import Path
 
 import numpy as np
 
-DEADLINE = dt.time(10, 40)
+DEADLINE = dt.time(10, 37)  # rule 2 (rule 1: 10:40)
 CPU_BOUND = 6.0  # CPU-s for the page's 5 inner seeds
+CAND = "R2"  # rule 2: 12 of the gate rooms (rule 1's R1 read all 24: its record says "R1")
+THREADS = 1  # rule 2 times the cost on one torch thread (rule 1: the page's count, 2)
 
 
 def read(summary: dict, cfg) -> dict:
     from explorables.core.verdicts import compare, interval
     from explorables.virtualflow.claims import MAGNITUDE_MARGIN, REFLOW_TOL, reflow_verdict
+    from explorables.virtualflow.experiment import reflow_gate_rooms
 
     top, k = cfg.n_bands - 1, cfg.n_sample_steps
-    n_test, n_all = cfg.n_test_scenes, cfg.n_test_scenes + cfg.n_gate_scenes
+    n_test, n_all = cfg.n_test_scenes, cfg.n_test_scenes + reflow_gate_rooms(cfg)
     seeds = [summary[f"seed_{s}"] for s in cfg.seeds]
     r0_si = [p["steps/reflow/1"] - p[f"steps/flow/{k}"] for p in seeds]
     r0_en = [abs(p["steps_energy/reflow/1"][top] - p[f"steps_energy/flow/{k}"][top]) for p in seeds]
@@ -36,7 +41,7 @@ def read(summary: dict, cfg) -> dict:
     # the gate rooms alone, from the two means (36-room mean times 36 less the 12 test rooms' sum)
     gate_si = [(n_all * b - n_test * a) / (n_all - n_test) for a, b in zip(r0_si, r1_si, strict=True)]
     out = {}
-    for name, si, en in (("R0", r0_si, r0_en), ("R1", r1_si, r1_en), ("gate_only", gate_si, None)):
+    for name, si, en in (("R0", r0_si, r0_en), (CAND, r1_si, r1_en), ("gate_only", gate_si, None)):
         row = {
             "seed_means_si": [round(v, 3) for v in si],
             "si_interval": interval(si).format(2, signed=True),
@@ -60,16 +65,19 @@ def cost(base: int) -> dict:
         estimate,
         gate_room,
         gate_room_noise,
+        reflow_gate_rooms,
         reflow_row_scores,
         train_models,
     )
+
+    torch.set_num_threads(THREADS)
 
     cfg = VirtualFlowConfig.preset("book", seed=base)
     dev = torch.device("cpu")
     seed = cfg.seeds[0]
     train = [build_example(cfg, seed, "train", i) for i in range(cfg.n_train_scenes)]
     models = train_models(cfg, train, seed, dev)
-    rooms = [gate_room(cfg, seed, j) for j in range(cfg.n_gate_scenes)]
+    rooms = [gate_room(cfg, seed, j) for j in range(reflow_gate_rooms(cfg))]
     t0, w0 = time.process_time(), time.perf_counter()
     for j, room in enumerate(rooms):
         x0 = gate_room_noise(cfg, models, room, seed, j).to(dev)
@@ -93,8 +101,8 @@ if __name__ == "__main__":
     p.add_argument("--bases", type=int, nargs="+", required=True)
     p.add_argument("--out", type=Path, required=True)
     a = p.parse_args()
-    if min(a.bases) < 192:
-        raise SystemExit("this pass's tuning bases only (>= 192)")
+    if min(a.bases) < 195:
+        raise SystemExit("rule 2's tuning bases only (>= 195; 192-194 were rule 1's)")
     from explorables.virtualflow.experiment import VirtualFlowConfig, run
 
     record = json.loads(a.out.read_text()) if a.out.exists() else {}
@@ -122,7 +130,7 @@ if __name__ == "__main__":
                 f"{', '.join(f'{v:+.2f}' for v in r[c]['seed_means_si'])}; sd {r[c]['si_sd']:.2f})"
                 + (f", energy {r[c]['energy_interval']} dB {r[c]['energy_part']} -> row {r[c]['word']}"
                    if "word" in r[c] else "")
-                for c in ("R0", "R1", "gate_only")
+                for c in ("R0", CAND, "gate_only")
             ),
             flush=True,
         )  # fmt: skip
@@ -130,13 +138,13 @@ if __name__ == "__main__":
         record["cost"] = cost(a.bases[0])
         a.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"cost (under load): {record['cost']}", flush=True)
-    done = [record[str(b)]["read"]["R1"] for b in a.bases if str(b) in record]
+    done = [record[str(b)]["read"][CAND] for b in a.bases if str(b) in record]
     words = {r["word"] for r in done}
     decided = all(r["si_part"] != "unclear" for r in done)
     ok = len(done) == len(a.bases) and decided and len(words) == 1
     cheap = record["cost"]["cpu_s_page_estimate"] <= CPU_BOUND
     print(
-        f"R1: words {[r['word'] for r in done]}, SI-SDR part decided on every base: {decided}; "
+        f"{CAND}: words {[r['word'] for r in done]}, SI-SDR part decided on every base: {decided}; "
         f"cost {record['cost']['cpu_s_page_estimate']} CPU-s (bound {CPU_BOUND}): "
         f"{'PASSES' if ok and cheap else 'not passed'}",
         flush=True,

@@ -24,6 +24,7 @@ from .experiment import (
     METHODS,
     VirtualFlowConfig,
     VirtualFlowResults,
+    reflow_gate_rooms,
 )
 
 # --- the criteria's thresholds: the one declared place -------------------------------------------------
@@ -395,18 +396,19 @@ def fixed_rooms(cfg: VirtualFlowConfig) -> str:
 
 def reflow_rooms(cfg: VirtualFlowConfig) -> str:
     """The rooms per seed the reflow row is read on, in words."""
-    if not cfg.n_gate_scenes:
+    n_gate = reflow_gate_rooms(cfg)
+    if not n_gate:
         return f"its {cfg.n_test_scenes} test rooms"
     return (
-        f"{cfg.n_test_scenes + cfg.n_gate_scenes} rooms (its {cfg.n_test_scenes} test rooms and the "
-        f"{cfg.n_gate_scenes} gate rooms no network is trained on)"
+        f"{cfg.n_test_scenes + n_gate} rooms (its {cfg.n_test_scenes} test rooms and {n_gate} of the gate rooms, on "
+        "which no network is trained)"
     )
 
 
 def reflow_row_values(results: VirtualFlowResults) -> tuple[list[float], list[float], list[float]]:
     """The reflow row's per-seed quantities, means over the seed's test rooms and gate rooms (the same solves from one
     noise draw per room, :func:`~explorables.virtualflow.experiment.reflow_row_scores`;
-    ``benchmarks/virtualflow_reflow_rooms_rule.md``): SI-SDR of reflow's one step minus the base flow's
+    ``benchmarks/virtualflow_reflow_rooms_rule2.md``): SI-SDR of reflow's one step minus the base flow's
     ``n_sample_steps``; |top-band energy ratio difference| between them; the same difference signed."""
     cfg = results.config
     top, k = cfg.n_bands - 1, cfg.n_sample_steps
