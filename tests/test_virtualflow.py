@@ -588,20 +588,20 @@ def _with_fixed(
 
 
 def _with_top_band_energy(results, reflow_one_step: float):
-    """``results`` with every seed's top-band energy: the base flow's many steps at -4 dB (± 0.05), reflow's one
-    step at ``reflow_one_step`` dB, and SI-SDR equal for both."""
+    """``results`` with every seed's top-band energy as the reflow row reads it (its test and gate rooms): the base
+    flow's many steps at -4 dB (± 0.05), reflow's one step at ``reflow_one_step`` dB, and SI-SDR equal for both."""
     cfg = results.config
     top = cfg.n_bands - 1
-    many = f"steps_energy/flow/{cfg.n_sample_steps}" if cfg.n_sample_steps in cfg.steps_grid else "energy/flow"
-    many_si = f"steps/flow/{cfg.n_sample_steps}" if cfg.n_sample_steps in cfg.steps_grid else "sisdr/flow"
+    many = f"reflow_row/energy/flow/{cfg.n_sample_steps}"
+    many_si = f"reflow_row/sisdr/flow/{cfg.n_sample_steps}"
     summary = dict(results.summary)
     for i, s in enumerate(cfg.seeds):
         seed = dict(summary[f"seed_{s}"])
-        for key, value in ((many, -4.0 + 0.05 * (-1) ** i), ("steps_energy/reflow/1", reflow_one_step)):
+        for key, value in ((many, -4.0 + 0.05 * (-1) ** i), ("reflow_row/energy/reflow/1", reflow_one_step)):
             bands = list(seed[key])
             bands[top] = value
             seed[key] = bands
-        seed["steps/reflow/1"] = seed[many_si]
+        seed["reflow_row/sisdr/reflow/1"] = seed[many_si]
         summary[f"seed_{s}"] = seed
     return dataclasses.replace(results, summary=summary)  # fmt: skip
 
@@ -1258,9 +1258,21 @@ def test_room_tally_counts_the_study_rows():
     with pytest.raises(ValueError, match="room"):
         claims.room_tally({"seeds": base, "rows": []})
     with pytest.raises(ValueError, match="room_mean"):  # a study without the check row (an older one)
-        claims.room_tally({"seeds": base, "rows": [
-            {"kind": "gate", "name": "room", "claim": "x", "verdicts": ["fail"] * 5, "measured": ["+2.0 dB"] * 5},
-            {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": ["untested"] * 5}]})
+        claims.room_tally(
+            {
+                "seeds": base,
+                "rows": [
+                    {
+                        "kind": "gate",
+                        "name": "room",
+                        "claim": "x",
+                        "verdicts": ["fail"] * 5,
+                        "measured": ["+2.0 dB"] * 5,
+                    },
+                    {"kind": "claim", "name": "", "claim": claims.LEARNING_CLAIM, "verdicts": ["untested"] * 5},
+                ],
+            }
+        )
 
 
 def test_learning_verdict_is_never_kinder_than_both_parts():
@@ -1609,3 +1621,91 @@ def test_the_gate_room_reads_the_test_and_the_gate_rooms(smoke_results):
     row = next(r for r in apply_gates(claims.claims(smoke_results)) if r.name == "room")
     assert f"on {k} rooms per seed" in row.setting
     assert row.measured.startswith(claims._iv(values))
+
+
+def test_the_reflow_row_reads_the_test_rooms_and_the_gate_rooms(monkeypatch):
+    """The reflow row's numbers (base flow at one and ``n_sample_steps`` steps, reflow at one step) are per-seed means
+    over the test rooms and the gate rooms (``benchmarks/virtualflow_reflow_rooms_rule.md``). Without gate rooms they
+    are exactly the test rooms' numbers the rest of the chapter reads (the same solves); with them, the mean of those
+    and of each gate room's own scores (one noise draw per gate room, shared by both networks), and no other number
+    of the seed moves but the gate rooms' own."""
+    from explorables.virtualflow.experiment import (
+        evaluate_seed,
+        gate_room,
+        gate_room_noise,
+        reflow_row_scores,
+        reflow_row_solves,
+    )
+    from explorables.virtualflow.flow import sample as solve_ode
+
+    cfg = VirtualFlowConfig.preset("smoke").replace(seeds=(0,), n_test_scenes=2, n_gate_scenes=2, n_fixed_scenes=0)
+    cpu = torch.device("cpu")
+    models = train_models(cfg, [build_example(cfg, 0, "train", i) for i in range(cfg.n_train_scenes)], 0, cpu)
+    test = [build_example(cfg, 0, "test", i) for i in range(cfg.n_test_scenes)]
+    alone, _ = evaluate_seed(cfg.replace(n_gate_scenes=0), models, test, cpu, 0)
+    both, _ = evaluate_seed(cfg, models, test, cpu, 0)
+    k = cfg.n_sample_steps
+    assert reflow_row_solves(cfg) == (("flow", 1), ("flow", k), ("reflow", 1))
+    assert alone["reflow_row/sisdr/reflow/1"] == alone["steps/reflow/1"] == alone["sisdr/reflow"]
+    assert alone[f"reflow_row/sisdr/flow/{k}"] == alone["sisdr/flow"]
+    assert alone["reflow_row/sisdr/flow/1"] == alone["steps/flow/1"]
+    assert alone["reflow_row/energy/reflow/1"] == alone["steps_energy/reflow/1"] == alone["energy/reflow"]
+    assert alone[f"reflow_row/energy/flow/{k}"] == alone["energy/flow"]
+    gate_keys = ("reflow_row/", "gate_beam/", "room_sisdr/", "n_gate_rooms", "compute_seconds")
+    for key, value in alone.items():
+        if not key.startswith(gate_keys):
+            assert both[key] == value, key
+    # each gate room scored on its own, from its own noise draw (the same for both networks and every call)
+    n_t, n_g = cfg.n_test_scenes, cfg.n_gate_scenes
+    scores = []
+    for j in range(n_g):
+        room = gate_room(cfg, 0, j)
+        x0 = gate_room_noise(cfg, models, room, 0, j)
+        assert torch.equal(x0, gate_room_noise(cfg, models, room, 0, j))
+        cond = torch.from_numpy(room.cond)
+
+        def solved(name, steps, room=room, x0=x0, cond=cond):
+            frames = solve_ode(getattr(models, name), cond, x0, steps, cfg.solver)
+            return bins_to_spec(frames.numpy(), room.scale, room.truth.shape[0])
+
+        scores.append(reflow_row_scores(cfg, room, solved))
+    for key, value in both.items():
+        if key.startswith("reflow_row/"):
+            expected = (n_t * np.asarray(alone[key]) + sum(np.asarray(s[key]) for s in scores)) / (n_t + n_g)
+            np.testing.assert_allclose(value, expected, rtol=1e-9, atol=1e-9, err_msg=key)
+    # only the first REFLOW_GATE_ROOMS gate rooms count (the page's budget), the rest of the seed unchanged
+    from explorables.virtualflow import experiment
+
+    monkeypatch.setattr(experiment, "REFLOW_GATE_ROOMS", 1)
+    assert experiment.reflow_gate_rooms(cfg) == 1
+    first, _ = evaluate_seed(cfg, models, test, cpu, 0)
+    for key, value in first.items():
+        if key.startswith("reflow_row/"):
+            expected = (n_t * np.asarray(alone[key]) + np.asarray(scores[0][key])) / (n_t + 1)
+            np.testing.assert_allclose(value, expected, rtol=1e-9, atol=1e-9, err_msg=key)
+        elif key != "compute_seconds":
+            assert value == both[key], key
+
+
+def test_the_reflow_row_reads_its_rooms_and_says_how_many(smoke_results):
+    """The reflow row decides on :func:`claims.reflow_row_values` (the ``reflow_row/`` means) and says over how
+    many rooms per seed; its sentence reads the same numbers."""
+    from explorables.core.tables import apply_gates
+    from explorables.virtualflow.experiment import reflow_gate_rooms
+
+    cfg = smoke_results.config
+    si, gap, signed = claims.reflow_row_values(smoke_results)
+    k = cfg.n_sample_steps
+    for s, v, g in zip(cfg.seeds, si, gap, strict=True):
+        p = smoke_results.summary[f"seed_{s}"]
+        assert v == pytest.approx(p["reflow_row/sisdr/reflow/1"] - p[f"reflow_row/sisdr/flow/{k}"])
+        top = cfg.n_bands - 1
+        assert g == pytest.approx(abs(p["reflow_row/energy/reflow/1"][top] - p[f"reflow_row/energy/flow/{k}"][top]))
+    assert [abs(x) for x in signed] == gap
+    row = next(r for r in apply_gates(claims.claims(smoke_results)) if r.claim.startswith("Reflow distillation"))
+    n = cfg.n_test_scenes + reflow_gate_rooms(cfg)
+    assert f"mean over {n} rooms" in row.setting
+    assert claims._iv(si) in row.measured
+    if not row.verdict.startswith("untested"):
+        assert row.verdict == claims.reflow_verdict(si, gap)
+    assert f"mean over {n} rooms" in claims.reflow_sentence(smoke_results)

@@ -24,6 +24,7 @@ from .experiment import (
     METHODS,
     VirtualFlowConfig,
     VirtualFlowResults,
+    reflow_gate_rooms,
 )
 
 # --- the criteria's thresholds: the one declared place -------------------------------------------------
@@ -94,7 +95,7 @@ def room_mean_check(supervised_minus_pseudo: Sequence[float]) -> str:
     if mean >= LEARNING_MARGIN:
         return (
             f"pass: the supervised network's mean lead over the pseudo-target ({mean:+.2f} dB) clears "
-            f"{LEARNING_MARGIN:g} dB (the gate \"room\" itself is decided on the interval)"
+            f'{LEARNING_MARGIN:g} dB (the gate "room" itself is decided on the interval)'
         )
     return (
         f"fail: the supervised network's mean lead over the pseudo-target ({mean:+.2f} dB) is below "
@@ -393,6 +394,31 @@ def fixed_rooms(cfg: VirtualFlowConfig) -> str:
     )
 
 
+def reflow_rooms(cfg: VirtualFlowConfig) -> str:
+    """The rooms per seed the reflow row is read on, in words."""
+    n_gate = reflow_gate_rooms(cfg)
+    if not n_gate:
+        return f"its {cfg.n_test_scenes} test rooms"
+    return (
+        f"{cfg.n_test_scenes + n_gate} rooms (its {cfg.n_test_scenes} test rooms and {n_gate} of the gate rooms, on "
+        "which no network is trained)"
+    )
+
+
+def reflow_row_values(results: VirtualFlowResults) -> tuple[list[float], list[float], list[float]]:
+    """The reflow row's per-seed quantities, means over the seed's test rooms and gate rooms (the same solves from one
+    noise draw per room, :func:`~explorables.virtualflow.experiment.reflow_row_scores`;
+    ``benchmarks/virtualflow_reflow_rooms_rule2.md``): SI-SDR of reflow's one step minus the base flow's
+    ``n_sample_steps``; |top-band energy ratio difference| between them; the same difference signed."""
+    cfg = results.config
+    top, k = cfg.n_bands - 1, cfg.n_sample_steps
+    si = _diff(per_seed(results, "reflow_row/sisdr/reflow/1"), per_seed(results, f"reflow_row/sisdr/flow/{k}"))
+    signed = _diff(
+        per_seed(results, "reflow_row/energy/reflow/1", top), per_seed(results, f"reflow_row/energy/flow/{k}", top)
+    )
+    return si, [abs(x) for x in signed], signed
+
+
 def room_values(results: VirtualFlowResults) -> list[float]:
     """The gate "room"'s quantity per seed: SI-SDR of the supervised network minus the real mics' pseudo-target,
     both against the true virtual signal, means over the seed's test rooms and gate rooms (the rooms the gate
@@ -416,7 +442,6 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
     si = {m: a[f"sisdr/{m}"] for m in METHODS}
     top = cfg.n_bands - 1
     k_many = cfg.n_sample_steps
-    many_key = f"steps/flow/{k_many}" if k_many in cfg.steps_grid else "sisdr/flow"
     setting = (
         f"{cfg.n_train_scenes} training and {cfg.n_test_scenes} test rooms per seed, {n} seeds, "
         f"{cfg.n_mics} real mics (+ {cfg.n_aux} held out for the training targets), {cfg.fs // 1000} kHz"
@@ -431,17 +456,15 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
     fix = {b: a[f"fixed_sisdr/{b}"] for b in FIXED_LAYOUT}
     useful = _diff(fixed["supervised"], fixed["empty"])
     headroom = [abs(x) for x in energy["supervised"]]
-    base_many = per_seed(results, many_key)
     curved = per_seed(results, "to_teacher/flow/1")
     energy_gain = _diff(headroom, [abs(x) for x in energy["flow"]])
     magnitude_gain = _diff(magerr["supervised"], magerr["flow"])
     nearest_gain = _diff(magerr["nearest"], magerr["flow"])
     noise_gain = _diff(magerr["noise"], magerr["flow"])
     control_gain = _diff([abs(x) for x in energy["control"]], [abs(x) for x in energy["flow"]])
-    many_energy_key = f"steps_energy/flow/{k_many}" if k_many in cfg.steps_grid else "energy/flow"
-    reflow_energy_gap = [
-        abs(x) for x in _diff(per_seed(results, "steps_energy/reflow/1", top), per_seed(results, many_energy_key, top))
-    ]
+    reflow_si, reflow_energy_gap, _ = reflow_row_values(results)
+    row = {(m, k): f"reflow_row/sisdr/{m}/{k}" for m, k in (("reflow", 1), ("flow", 1), ("flow", k_many))}
+    row_energy = {mk: key.replace("/sisdr/", "/energy/") for mk, key in row.items()}
     note = "mean [95% t-interval] over seeds"
     rows = [
         Claim(
@@ -564,15 +587,17 @@ def claims(results: VirtualFlowResults) -> list[Claim]:
         ),
         Claim(
             "Reflow distillation gives one-step sampling",
-            f"SI-SDR against the truth, Euler steps {list(cfg.steps_grid)}; reflow retrained on "
+            f"SI-SDR against the truth and top-band energy ratio, reflow at 1 Euler step against the base flow at "
+            f"{k_many} from the same noise draw, each seed's mean over {reflow_rooms(cfg)}; reflow retrained on "
             f"{cfg.n_reflow_pairs:,} noise-to-sample pairs",
-            f"SI-SDR: reflow 1 step {_pm(a['steps/reflow/1'])} dB; base 1 step {_pm(a['steps/flow/1'])}; base "
-            f"{k_many} steps {_pm(a[many_key])}; reflow 1 step minus base {k_many} steps "
-            f"{_iv(_diff(per_seed(results, 'steps/reflow/1'), base_many))}; top-band energy ratio: reflow 1 step "
-            f"{_pm(a['steps_energy/reflow/1'], index=top)} dB, base 1 step {_pm(a['steps_energy/flow/1'], index=top)}, "
-            f"base {k_many} steps {_pm(a[many_energy_key], index=top)}; |reflow − base {k_many} steps| "
+            f"SI-SDR: reflow 1 step {_pm(a[row['reflow', 1]])} dB; base 1 step {_pm(a[row['flow', 1]])}; base "
+            f"{k_many} steps {_pm(a[row['flow', k_many]])}; reflow 1 step minus base {k_many} steps "
+            f"{_iv(reflow_si)}; top-band energy ratio: reflow 1 step "
+            f"{_pm(a[row_energy['reflow', 1]], index=top)} dB, base 1 step "
+            f"{_pm(a[row_energy['flow', 1]], index=top)}, base {k_many} steps "
+            f"{_pm(a[row_energy['flow', k_many]], index=top)}; |reflow − base {k_many} steps| "
             f"{interval(reflow_energy_gap).format(2)} dB",
-            reflow_verdict(_diff(per_seed(results, "steps/reflow/1"), base_many), reflow_energy_gap),
+            reflow_verdict(reflow_si, reflow_energy_gap),
             gates=("curved",),
         ),
     ]
@@ -855,22 +880,15 @@ def span_sentence(results: VirtualFlowResults) -> str:
 
 def reflow_sentence(results: VirtualFlowResults) -> str:
     """How to read the reflow row: which of its two parts hold (as :func:`reflow_verdict` decides them)."""
-    cfg = results.config
-    top = cfg.n_bands - 1
-    k_many = cfg.n_sample_steps
-    many_key = f"steps/flow/{k_many}" if k_many in cfg.steps_grid else "sisdr/flow"
-    many_energy_key = f"steps_energy/flow/{k_many}" if k_many in cfg.steps_grid else "energy/flow"
-    si = compare(_diff(per_seed(results, "steps/reflow/1"), per_seed(results, many_key)), -REFLOW_TOL)
-    gap = [
-        abs(x) for x in _diff(per_seed(results, "steps_energy/reflow/1", top), per_seed(results, many_energy_key, top))
-    ]
+    si_diff, gap, signed = reflow_row_values(results)
+    si = compare(si_diff, -REFLOW_TOL)
     energy = compare(gap, MAGNITUDE_MARGIN, "below")
-    signed = _diff(per_seed(results, "steps_energy/reflow/1", top), per_seed(results, many_energy_key, top))
     overshoot = sum(signed) > 0
     said = (
-        f"Reflow's two parts: SI-SDR within {REFLOW_TOL:g} dB of the base flow's many steps reads {si}; top-band "
-        f"energy within {MAGNITUDE_MARGIN:g} dB of theirs reads {energy} (|difference| {interval(gap).format(2)} dB, "
-        "mean [95% t-interval] over seeds)."
+        f"Reflow's two parts, each seed's mean over {reflow_rooms(results.config)}: SI-SDR within {REFLOW_TOL:g} dB "
+        f"of the base flow's many steps reads {si} (reflow's one step minus them {_iv(si_diff)}); top-band energy "
+        f"within {MAGNITUDE_MARGIN:g} dB of theirs reads {energy} (|difference| {interval(gap).format(2)} dB; mean "
+        "[95% t-interval] over seeds)."
     )
     if energy == "no":
         how = (

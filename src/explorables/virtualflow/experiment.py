@@ -311,6 +311,7 @@ def scene_seed(cfg: VirtualFlowConfig, seed: int, split: str, index: int) -> int
         "gate": 9_000_000,
         "fixed": 11_000_000,
         "fixed_random": 13_000_000,
+        "gate_noise": 15_000_000,
     }[split]
     return 1_000_003 * cfg.seed + 10_007 * seed + offset + index
 
@@ -677,6 +678,52 @@ def fixed_layout_rooms(
     return out
 
 
+#: gate rooms per seed the reflow claim's row also reads (the first of the ``n_gate_scenes``): 12 test rooms and 12 of
+#: them give 24 rooms per seed; all 24 cost more network evaluations than the page's time allows
+#: (``benchmarks/virtualflow_reflow_rooms_rule2.md``)
+REFLOW_GATE_ROOMS = 12
+
+
+def reflow_gate_rooms(cfg: VirtualFlowConfig) -> int:
+    """How many of the gate rooms the reflow row reads: ``REFLOW_GATE_ROOMS``, or all of them when fewer."""
+    return min(REFLOW_GATE_ROOMS, cfg.n_gate_scenes)
+
+
+def reflow_row_solves(cfg: VirtualFlowConfig) -> tuple[tuple[str, int], ...]:
+    """The solves the reflow claim's row reads, as ``(network, Euler steps)``: the base flow at one step and at
+    ``n_sample_steps``, and reflow at one step."""
+    return ("flow", 1), ("flow", cfg.n_sample_steps), ("reflow", 1)
+
+
+def reflow_row_scores(cfg: VirtualFlowConfig, ex: Example, solved: Callable[[str, int], np.ndarray]) -> dict:
+    """What the reflow claim's row reads in one room: per solve of :func:`reflow_row_solves` (``solved(name, k)``
+    returns its STFT, every solve from one noise draw), SI-SDR against the true virtual signal on the speech part and
+    the per-band energy ratio (:func:`~.downstream.band_errors`), under ``reflow_row/sisdr/<name>/<k>`` and
+    ``reflow_row/energy/<name>/<k>``. :func:`evaluate_seed` scores the test rooms (the solves it makes anyway) and the
+    first :func:`reflow_gate_rooms` gate rooms with it, so the row's per-seed means are over both
+    (``benchmarks/virtualflow_reflow_rooms_rule2.md``)."""
+    hop = cfg.nfft // 2
+    first = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft)
+    n = ex.real.shape[1]
+    out: dict[str, Any] = {}
+    for name, k in reflow_row_solves(cfg):
+        spec = solved(name, k)
+        out[f"reflow_row/sisdr/{name}/{k}"] = si_sdr(
+            istft(spec, cfg.nfft, hop, n)[first * hop :], ex.truth_wave[first * hop :]
+        )
+        out[f"reflow_row/energy/{name}/{k}"] = band_errors(spec, ex.truth, cfg.fs, cfg.n_bands, first)[
+            "energy_ratio_db"
+        ]
+    return out
+
+
+def gate_room_noise(cfg: VirtualFlowConfig, models: Models, room: Example, seed: int, index: int) -> torch.Tensor:
+    """The flows' starting noise in gate room ``index``: one draw per room from its own generator (the split
+    ``"gate_noise"``), shared by the base flow and reflow, so no other draw of the run moves."""
+    gen = torch.Generator().manual_seed(scene_seed(cfg, seed, "gate_noise", index))
+    return torch.randn(room.cond.shape[0], models.flow.d_frame, generator=gen)
+
+
 def evaluate_seed(
     cfg: VirtualFlowConfig, models: Models, test: list[Example], device: torch.device, seed: int
 ) -> tuple[dict, dict]:
@@ -749,6 +796,8 @@ def evaluate_seed(
                     f"steps_energy/{name}/{k}",
                     band_errors(spec, ex.truth, cfg.fs, cfg.n_bands, first)["energy_ratio_db"],
                 )
+        for key, value in reflow_row_scores(cfg, ex, solve).items():
+            add(key, value)
         # downstream: MVDR with the real mics, or with one extra channel: an estimate, a physical mic there, or a
         # random channel that carries no information (the control every extra channel is measured against)
         # scored on the speech part only (from the first frame after the lead), against the talker's image at the
@@ -796,6 +845,18 @@ def evaluate_seed(
         for m in ROOM_GATE:
             spec = estimate(models, room, m, n_steps=1, solver=cfg.solver, x0=torch.zeros(0), device=device)
             room_si[m].append(si_sdr(istft(spec, cfg.nfft, hop, n)[first * hop :], room.truth_wave[first * hop :]))
+        # the reflow row's solves on the first gate rooms too (one noise draw of its own, shared by both networks):
+        # the row's per-seed means are over the test rooms and these (benchmarks/virtualflow_reflow_rooms_rule2.md)
+        if j >= reflow_gate_rooms(cfg):
+            continue
+        x0 = gate_room_noise(cfg, models, room, seed, j).to(device)
+        firsts = {"flow": {}, "reflow": {}}
+
+        def solve_gate(name: str, k: int, room: Example = room, x0: torch.Tensor = x0, firsts: dict = firsts):
+            return estimate(models, room, name, n_steps=k, solver=cfg.solver, x0=x0, device=device, first=firsts[name])
+
+        for key, value in reflow_row_scores(cfg, room, solve_gate).items():
+            add(key, value)
     summary: dict[str, Any] = {}
     for key, values in per.items():
         arr = np.asarray(values, float)
