@@ -12,7 +12,7 @@ import torch
 from ..core.plan import Part, dry_note, parameter_count
 from ..dcdm import data as Dt
 from ..dcdm import dcdm as M
-from ..dcdm.experiment import _networks, untrained_assignment
+from ..dcdm.experiment import INTERVENTION_TARGETS, _networks, untrained_assignment
 from ..dcdm.networks import MLPDenoiser, MLPEncoder
 from ..dcdm.training import ARMS, CONCEPT_ARMS, TrainSettings, train_concept_models
 
@@ -91,12 +91,14 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
                           note=f"{why}; T = {t} steps, all samples at once; measured at {few[0]} and {few[1]} "
                           "samples per member and extrapolated"))
     n_concept_members = len(CONCEPT_ARMS) * len(cfg.seeds)
-    found.append(Part("interventions", f"one reverse step of one member on {n_edit} edited held-out inputs", None,
-                      step_at=lambda b: reverse_at(b, member=0), batch=n_edit, small_batches=few,
+    n_pairs = n_edit * max(1, min(INTERVENTION_TARGETS, k - 1))  # each input towards up to 9 other used concepts
+    found.append(Part("interventions", f"one reverse step of one member on {n_pairs:,} edited (input, target concept) "
+                      "pairs", None, step_at=lambda b: reverse_at(b, member=0), batch=n_pairs, small_batches=few,
                       steps=n_concept_members * 2 * (t_edit + 1), parameters=one(img_nets) // members,
                       resident_bytes=data_bytes,
                       note=f"{n_concept_members} concept members x 2 (edited, kept) x {t_edit + 1} steps from "
-                      f"t_edit = {t_edit}, one member at a time"))
+                      f"t_edit = {t_edit}, one member at a time; {n_edit} held-out inputs, each towards at most "
+                      f"{INTERVENTION_TARGETS} other used concepts (at most K - 1 = {k - 1})"))
     found.append(Part("untrained assignment", f"the {len(cfg.seeds)} initial encoders on all {n_train:,} training "
                       "images at once (the clusters' control)", None,
                       step_at=lambda b: lambda: untrained_assignment(cfg, img_nets[0], images.x_train[:b]),
