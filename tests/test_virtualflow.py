@@ -1625,7 +1625,7 @@ def test_the_gate_room_reads_the_test_and_the_gate_rooms(smoke_results):
 
 def test_the_reflow_row_reads_the_test_rooms_and_the_gate_rooms(monkeypatch):
     """The reflow row's numbers (base flow at one and ``n_sample_steps`` steps, reflow at one step) are per-seed means
-    over the test rooms and the gate rooms (``benchmarks/virtualflow_reflow_rooms_rule.md``). Without gate rooms they
+    over the test rooms and the gate rooms (``benchmarks/virtualflow_reflow_rooms_rule2.md``). Without gate rooms they
     are exactly the test rooms' numbers the rest of the chapter reads (the same solves); with them, the mean of those
     and of each gate room's own scores (one noise draw per gate room, shared by both networks), and no other number
     of the seed moves but the gate rooms' own."""
