@@ -32,7 +32,9 @@ regime; :func:`weight_seed`), its labelled subset (the first ``n`` of a seeded p
 so smaller subsets are nested in larger ones) and its batches. The base seed also draws the scenes.
 
 ``arm_seeds`` gives the control and the no-parsing arm further member seeds (after ``seeds``): more members for the
-``parsing`` gate, which compares those two arms; a row that pairs either arm with the curriculum reads ``seeds`` only.
+``parsing`` gate, which compares those two arms; ``curriculum_arm_seeds`` gives the curriculum the first few of them at
+the control's counts below ``n_labelled`` (phase 1 and stage 3 there, after every other member): a row that pairs
+either arm with the curriculum reads every curriculum member at the count, seed by seed; every gate reads ``seeds``.
 ``member_chunk`` trains each part's ensemble that many rows at a time (:func:`train_chunks`): the paper preset's
 memory is then a chunk's, not the whole ensemble's, and the numbers are the same (members never interact). With
 ``member_chunk`` 0 an ensemble of :data:`SPLIT_ROWS` rows or more trains as two chunks of an even number of rows
@@ -96,8 +98,9 @@ class UniRAPConfig(ExperimentConfig):
                                        "further member seeds of the control and the no-parsing arm only (after "
                                        "seeds, none of them in seeds): more members for the parsing gate's interval; "
                                        "a row that pairs one of these arms with the curriculum reads seeds only")
-    # 4: the curriculum at n = 16 trains arm seeds 3-6 too (7 staged-vs-mixed pairs): benchmarks/unirap_pairs_rule.md
-    curriculum_arm_seeds: int = param(4, Int(0, 64), "the curriculum at the control's counts below n_labelled also "
+    # 2: the curriculum at n = 16 trains arm seeds 3 and 4 too (5 staged-vs-mixed pairs; the rule's fallback E5: E7, 4,
+    # failed its time term): benchmarks/unirap_pairs_rule.md
+    curriculum_arm_seeds: int = param(2, Int(0, 64), "the curriculum at the control's counts below n_labelled also "
                                       "trains the first this many of arm_seeds (phase 1 and stage 3 at those counts "
                                       "only): more pairs for the rows that pair it with the control or the no-parsing "
                                       "arm; every gate reads seeds only")
@@ -314,7 +317,7 @@ SPLIT_ROWS = 8
 #: three decoders) while this process scores ``unified``, so this process takes more of the training. Measured at
 #: base seed 0 (``benchmarks/unirap_balance.md``): halves, 14 + 14, left this process waiting for the worker's chunk
 #: and then for ``separate``
-UNIFIED_SHARE = 9 / 16  # 16 of 28 rows as 4/7 gave; 18 of the 32 with the curriculum's 4 further members
+UNIFIED_SHARE = 4 / 7  # 18 + 12 of the book's 30 rows (its 2 further curriculum members; 16 + 12 of 28 without)
 
 
 def chunk_rows(cfg: UniRAPConfig, n: int, share: float = 0.5) -> list[slice]:
