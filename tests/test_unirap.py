@@ -893,3 +893,64 @@ def test_arm_seeds_may_not_repeat_a_member_seed():
     assert UniRAPConfig.preset("book").arm_seeds == (3, 4, 5, 6, 7)
     assert UniRAPConfig.preset("paper").arm_seeds == UniRAPConfig.preset("smoke").arm_seeds == ()
     assert UniRAPConfig.preset("paper").member_chunk == 35 and UniRAPConfig.preset("book").member_chunk == 0
+
+
+def test_the_curriculums_further_members_come_last_and_pair_with_the_arms_seeds():
+    """``curriculum_arm_seeds`` (``benchmarks/unirap_pairs_rule.md``): the curriculum at the control's counts below
+    ``n_labelled`` also trains the first k arm seeds: its phase-1 members and its stage-3 members at those counts are
+    appended after every other member (the rows before them keep their layout), each continues its own seed's phase 1,
+    and the k + len(seeds) curriculum members at the count are in the control's member order (seed by seed)."""
+    from explorables.unirap import experiment as X
+
+    book = UniRAPConfig.preset("book")
+    assert book.curriculum_arm_seeds == 2 and X.paired_counts(book) == (16,)
+    assert UniRAPConfig.preset("paper").curriculum_arm_seeds == UniRAPConfig.preset("smoke").curriculum_arm_seeds == 0
+    without = book.replace(curriculum_arm_seeds=0)
+    for part, extra in (("pretrain", [X.Member("curriculum", 512, s) for s in (3, 4)]),
+                        ("unified", [X.Member("curriculum", 16, s) for s in (3, 4)])):
+        assert X.members_of(book, part) == X.members_of(without, part) + extra
+    assert X.members_of(book, "separate") == X.members_of(without, "separate")
+    first, second = X.members_of(book, "pretrain"), X.members_of(book, "unified")
+    for m, r in zip(second, X._source_rows(book, "unified"), strict=True):
+        assert first[r].seed == m.seed and (first[r].regime == "curriculum") == (m.regime == "curriculum")
+    at16 = [m.seed for m in second if m.regime == "curriculum" and m.n_labelled == 16 and m.arch == "unified"]
+    control = [m.seed for m in second if m.regime == "joint_parsing"]
+    assert at16 == [0, 1, 2, 3, 4] and control[: len(at16)] == at16
+    assert [m.seed for m in second if m.regime == "curriculum" and m.n_labelled in (64, 512)] == [0, 1, 2] * 2 + [
+        0, 1, 2]  # n = 64, 512 and the pose_direct pairs: seeds only
+    # both ensembles stay in even chunks (this process takes the 2 further rows of unified: the worker then trains
+    # separate), and 16 of 28 rows without them
+    assert X.chunk_rows(book, 2 * len(first)) == [slice(0, 22), slice(22, 42)]
+    assert X.chunk_rows(book, len(second), X.UNIFIED_SHARE) == [slice(0, 18), slice(18, 30)]
+    assert X.chunk_rows(without, len(X.members_of(without, "unified")), X.UNIFIED_SHARE) == [slice(0, 16),
+                                                                                              slice(16, 28)]
+    with pytest.raises(ValueError, match="curriculum_arm_seeds"):
+        book.replace(curriculum_arm_seeds=6).validated()
+    assert book.replace(curriculum_arm_seeds=5).validated().curriculum_arm_seeds == 5
+    assert X.paired_counts(book.replace(labelled_grid=(16, 512), n_control_counts=2)) == (16,)  # never n_labelled
+
+
+def test_further_curriculum_members_reach_the_paired_rows_only():
+    """A run with a further curriculum member at the fewest labels: the staged-vs-mixed and transfer rows pair every
+    curriculum member there with the control's and the no-parsing arm's member of the same seed; the labels gate (and
+    every gate) reads the curriculum's seeds; the members before it give the numbers of a run without it."""
+    from dataclasses import replace
+
+    cfg = replace(UniRAPConfig.preset("smoke"), n_steps=12, n_test=12, n_parsing=24, labelled_grid=(8, 16),
+                  n_labelled=16, seeds=(0, 1), arm_seeds=(5, 6), processes=1, stage_fractions=(0.25, 0.25))
+    base, more = run(cfg), run(cfg.replace(curriculum_arm_seeds=1))
+    assert more.summary["n_pairs"] == 3 and base.summary["n_pairs"] == 2
+    cur = lambda r: C.composite(C.scores(r, "curriculum", 8))  # noqa: E731
+    assert len(cur(more)) == 3 and len(cur(base)) == 2
+    ctl, bare = C.composite(C.scores(more, "joint_parsing", 8)), C.composite(C.scores(more, "joint", 8))
+    np.testing.assert_array_equal(C.leads(more)[8], cur(more) - ctl[:3])
+    np.testing.assert_array_equal(C.transfer_leads(more)[8], cur(more) - bare[:3])
+    assert len(C.parsing_gains(more)[8]) == 4  # the parsing gate keeps every arm member
+    # the earlier members: the same numbers (the extra rows come last; chunks stay even)
+    np.testing.assert_array_equal(cur(more)[:2], cur(base))
+    for regime, n in (("curriculum", 16), ("joint_parsing", 8), ("joint", 8), ("pose_direct", 16)):
+        assert C.scores(more, regime, n) == C.scores(base, regime, n), regime
+    rows_b, rows_m = C.claims(base), C.claims(more)
+    for a, b in zip(rows_b[:9], rows_m[:9], strict=True):  # every check, gate, and the unified and pose rows
+        assert (a.measured, a.verdict) == (b.measured, b.verdict), a.claim
+    assert "3 pairs at n = 8" in rows_m[-2].setting and "pairs at" not in rows_b[-2].setting

@@ -259,10 +259,17 @@ def control_counts(results: UniRAPResults) -> list[int]:
 
 
 def paired(results: UniRAPResults, regime: str, n: int) -> np.ndarray:
-    """The mean of the three metrics of ``regime`` at ``n`` for the curriculum's member seeds only (the control and the
-    no-parsing arm may have more members, ``arm_seeds``, after them): the rows a paired difference with the
-    curriculum reads."""
-    return composite(scores(results, regime, n))[: results.summary["n_seeds"]]
+    """The mean of the three metrics of ``regime`` at ``n`` for the curriculum's member seeds at ``n`` only (the
+    control and the no-parsing arm may have more members, ``arm_seeds``, after them; the curriculum at ``n`` trains
+    ``seeds`` and then the first ``curriculum_arm_seeds`` of them, in the same order): the rows a paired difference
+    with the curriculum reads."""
+    return composite(scores(results, regime, n))[: len(composite(scores(results, "curriculum", n)))]
+
+
+def own_seeds(st: Mapping[str, Mapping], n_seeds: int) -> dict[str, dict]:
+    """``st`` (per metric ``{"per_seed": [...]}``) cut to its first ``n_seeds`` members: the curriculum's ``seeds``
+    (what every gate reads), without its further members at the fewest labels (``curriculum_arm_seeds``)."""
+    return {k: {"per_seed": list(v["per_seed"][:n_seeds])} for k, v in st.items()}
 
 
 def leads(results: UniRAPResults) -> dict[int, np.ndarray]:
@@ -293,11 +300,12 @@ def claims(results: UniRAPResults) -> list[Claim]:
     chance, ref = s["unified"]["chance"], s["reference"]
     cur, sep, direct = scores(results, "curriculum"), scores(results, "separate"), scores(results, "pose_direct")
     cur_low, cur_high = scores(results, "curriculum", low), scores(results, "curriculum", high)
+    cur_low_own = own_seeds(cur_low, n_seeds)  # the labels gate pairs the curriculum's seeds at both counts
     shuffled = scores(results, "shuffled")
     steps = f"{cfg.n_steps} steps for every model, {n_seeds} seeds"
     drop = composite(cur) - composite(shuffled)
     fed = scores(results, "true_mask")
-    labels_gain = composite(cur_high) - composite(cur_low)
+    labels_gain = composite(cur_high) - composite(cur_low_own)
     diffs = {k: per_seed(results, "curriculum", k) - per_seed(results, "separate", k) for k in METRICS}
     pose_gain = per_seed(results, "curriculum", "grasp_success") - per_seed(results, "pose_direct", "grasp_success")
     lead = leads(results)
@@ -305,6 +313,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
     transfer = transfer_leads(results)
     few_t = {f"n = {m}": v for m, v in transfer.items() if m < high} or {f"n = {m}": v for m, v in transfer.items()}
     parsing = parsing_gains(results)[low]
+    k = len(lead[low])  # the curriculum's members at the fewest labels: seeds, then curriculum_arm_seeds
+    pairs = f" ({k} pairs at n = {low}: the curriculum's further members there)" if k != n_seeds else ""
     bare_low, ctl_low = scores(results, "joint", low), scores(results, "joint_parsing", low)
     return [
         Claim("the metrics span chance to perfect", f"{ref['n_test']} held-out scenes: the truth itself, and a "
@@ -332,7 +342,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
               true_mask_gate(fed["grasp_success"]["per_seed"]), kind="gate", name="true mask"),
         Claim("instruction labels are scarce at the fewest", f"the curriculum model at {high} vs {low} labelled "
               "scenes, mean of the three metrics, paired by seed",
-              f"{fmt_mean_sd(composite(cur_high))} vs {fmt_mean_sd(composite(cur_low))}; gain {_iv(labels_gain)}",
+              f"{fmt_mean_sd(composite(cur_high))} vs {fmt_mean_sd(composite(cur_low_own))}; gain "
+              f"{_iv(labels_gain)}",
               labels_gate(labels_gain), kind="gate", name="labels"),
         Claim("parsing data helps at the fewest labels", f"the control (the same {low} instruction scenes plus "
               f"{cfg.n_parsing} parsing scenes, mixed) vs the same model on the {low} instruction scenes alone, mean "
@@ -366,7 +377,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
                if len(grid) < 3 else f" (the curriculum at {len(grid)} budgets; the control at n = "
                f"{', '.join(str(m) for m in lead)} only, where the claim is read)" if len(lead) < len(grid) - 1
                else "") + "; vs "
-            f"joint training on the same scenes (every batch half parsing, half instruction), no stages; {steps}; "
+            f"joint training on the same scenes (every batch half parsing, half instruction), no stages; {steps}"
+            f"{pairs}; "
             "this tests the order, not the abstract's transfer claim (parsing data against none: the next row)",
             "lead on the mean of the three metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in lead.items()),
             efficiency_verdict(few), gates=("competence", "labels"),
@@ -376,7 +388,7 @@ def claims(results: UniRAPResults) -> list[Claim]:
             "labels",
             f"the curriculum ({cfg.n_parsing} parsing scenes, then the instruction scenes) vs the same model trained "
             f"on the same instruction scenes alone, all three losses from the first step, no parsing scene ever; at "
-            f"n = {', '.join(str(m) for m in transfer)}; {steps}",
+            f"n = {', '.join(str(m) for m in transfer)}; {steps}{pairs}",
             f"curriculum {_three(cur_low)}; no parsing data {_three(bare_low)}; lead on the mean of the three "
             "metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in transfer.items()),
             transfer_verdict(few_t), gates=("competence", "labels", "parsing"),

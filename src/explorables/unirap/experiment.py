@@ -32,7 +32,9 @@ regime; :func:`weight_seed`), its labelled subset (the first ``n`` of a seeded p
 so smaller subsets are nested in larger ones) and its batches. The base seed also draws the scenes.
 
 ``arm_seeds`` gives the control and the no-parsing arm further member seeds (after ``seeds``): more members for the
-``parsing`` gate, which compares those two arms; a row that pairs either arm with the curriculum reads ``seeds`` only.
+``parsing`` gate, which compares those two arms; ``curriculum_arm_seeds`` gives the curriculum the first few of them at
+the control's counts below ``n_labelled`` (phase 1 and stage 3 there, after every other member): a row that pairs
+either arm with the curriculum reads every curriculum member at the count, seed by seed; every gate reads ``seeds``.
 ``member_chunk`` trains each part's ensemble that many rows at a time (:func:`train_chunks`): the paper preset's
 memory is then a chunk's, not the whole ensemble's, and the numbers are the same (members never interact). With
 ``member_chunk`` 0 an ensemble of :data:`SPLIT_ROWS` rows or more trains as two chunks of an even number of rows
@@ -96,6 +98,12 @@ class UniRAPConfig(ExperimentConfig):
                                        "further member seeds of the control and the no-parsing arm only (after "
                                        "seeds, none of them in seeds): more members for the parsing gate's interval; "
                                        "a row that pairs one of these arms with the curriculum reads seeds only")
+    # 2: the curriculum at n = 16 trains arm seeds 3 and 4 too (5 staged-vs-mixed pairs; the rule's fallback E5: E7, 4,
+    # failed its time term): benchmarks/unirap_pairs_rule.md
+    curriculum_arm_seeds: int = param(2, Int(0, 64), "the curriculum at the control's counts below n_labelled also "
+                                      "trains the first this many of arm_seeds (phase 1 and stage 3 at those counts "
+                                      "only): more pairs for the rows that pair it with the control or the no-parsing "
+                                      "arm; every gate reads seeds only")
     # 400: the eighth pass's candidate, 480 (0 failing tuning models of 80 against 4), met its rule's accuracy terms
     # but not its time term (quiet cold runs 61.5 and 62.8 s against the rule's 55 s ceiling), so the rule keeps 400
     n_steps: int = param(400, Int(3), "Adam steps of every member, whatever its regime (equal-steps control)")
@@ -126,14 +134,15 @@ class UniRAPConfig(ExperimentConfig):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(n_parsing=120, labelled_grid=(48,), n_labelled=48, n_test=60, n_steps=250, batch_size=8,
                       phase2_lr=1e-2,
-                      n_shown=3, d_model=16, width=12, seeds=(0,), arm_seeds=(), max_tools=3, processes=1),
+                      n_shown=3, d_model=16, width=12, seeds=(0,), arm_seeds=(), curriculum_arm_seeds=0, max_tools=3,
+                      processes=1),
         "book": {},
         "paper": dict(device="auto", image_size=96, n_parsing=20000, labelled_grid=(100, 400, 1600, 6400),
                       n_control_counts=3,
                       n_labelled=6400, n_test=2000, n_steps=20000, batch_size=64, lr=2e-3, phase2_lr=3e-3,
                       width=48, d_model=192,
                       n_layers=4, n_heads=6, seeds=(0, 1, 2, 3, 4), max_clutter=8, max_tools=3,
-                      stage_fractions=(0.15, 0.15), member_chunk=35, arm_seeds=()),
+                      stage_fractions=(0.15, 0.15), member_chunk=35, arm_seeds=(), curriculum_arm_seeds=0),
     }
 
     def cross_checks(self) -> None:
@@ -149,6 +158,9 @@ class UniRAPConfig(ExperimentConfig):
                              f"(of n_steps = {self.n_steps}), got {self.stage_fractions}")
         if set(self.arm_seeds) & set(self.seeds):
             raise ValueError(f"arm_seeds must not repeat a seed of seeds {self.seeds}, got {self.arm_seeds}")
+        if self.curriculum_arm_seeds > len(self.arm_seeds):
+            raise ValueError(f"curriculum_arm_seeds must be at most the {len(self.arm_seeds)} arm_seeds, "
+                             f"got {self.curriculum_arm_seeds}")
         if sum(self.stage_fractions) >= 1:
             raise ValueError(f"stage_fractions must sum to < 1 (the last stage needs steps), "
                              f"got {self.stage_fractions}")
@@ -215,11 +227,17 @@ def members_of(cfg: UniRAPConfig, part: str) -> list[Member]:
     # the no-parsing arm (the abstract's comparison) after the control: the rows before it are those of a run without
     # it, and the pose_direct members stay a contiguous block at the end (their float rounding then does not move)
     bare = [Member("joint", n, s) for n in control_counts(cfg) for s in arms]
+    # the curriculum's further members (curriculum_arm_seeds) at the end of each ensemble: every row before them is
+    # laid out as in a run without them (benchmarks/unirap_pairs_rule.md)
+    extra = cfg.arm_seeds[: cfg.curriculum_arm_seeds]
     if part == "pretrain":
-        return [Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control + bare
+        return ([Member("curriculum", cfg.n_labelled, s) for s in cfg.seeds] + control + bare
+                + [Member("curriculum", cfg.n_labelled, s) for s in extra])
     if part == "unified":
         direct = [Member("curriculum", cfg.n_labelled, s, "pose_direct") for s in cfg.seeds]
-        return [Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + bare + direct
+        more = [Member("curriculum", n, s) for n in paired_counts(cfg) for s in extra]
+        return ([Member("curriculum", n, s) for n in cfg.labelled_grid for s in cfg.seeds] + control + bare + direct
+                + more)
     if part == "separate":
         return [Member("curriculum", cfg.n_labelled, s, "separate") for s in cfg.seeds]
     raise ValueError(f"part must be one of {PARTS}, got {part!r}")
@@ -233,6 +251,12 @@ def control_counts(cfg: UniRAPConfig) -> tuple[int, ...]:
     grid = cfg.labelled_grid
     below = grid[:-1] if len(grid) > 1 else grid
     return below[: cfg.n_control_counts]
+
+
+def paired_counts(cfg: UniRAPConfig) -> tuple[int, ...]:
+    """The counts of :func:`control_counts` below ``n_labelled``: where the curriculum's further members
+    (``curriculum_arm_seeds``) train stage 3 (never at ``n_labelled``, whose models the gates read on ``seeds``)."""
+    return tuple(n for n in control_counts(cfg) if n < cfg.n_labelled)
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
@@ -293,7 +317,7 @@ SPLIT_ROWS = 8
 #: three decoders) while this process scores ``unified``, so this process takes more of the training. Measured at
 #: base seed 0 (``benchmarks/unirap_balance.md``): halves, 14 + 14, left this process waiting for the worker's chunk
 #: and then for ``separate``
-UNIFIED_SHARE = 4 / 7
+UNIFIED_SHARE = 4 / 7  # 18 + 12 of the book's 30 rows (its 2 further curriculum members; 16 + 12 of 28 without)
 
 
 def chunk_rows(cfg: UniRAPConfig, n: int, share: float = 0.5) -> list[slice]:
@@ -539,6 +563,7 @@ def run(config: UniRAPConfig | None = None, *, checkpoint: Checkpointer | None =
     summary["n_labelled"] = cfg.n_labelled
     summary["n_seeds"] = len(cfg.seeds)
     summary["n_arm_seeds"] = len(cfg.seeds) + len(cfg.arm_seeds)
+    summary["n_pairs"] = len(cfg.seeds) + cfg.curriculum_arm_seeds  # at the counts of paired_counts
     summary["reference"] = reference(cfg)
     return UniRAPResults(cfg, summary, curves)
 
