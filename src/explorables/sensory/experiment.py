@@ -74,8 +74,7 @@ class SensoryConfig(ExperimentConfig):
     n_new_tokens: int = param(12, Int(0, 4096), "greedy continuation length T_max; T = 0..T_max is measured")
     n_control_draws: int = param(24, Int(1, 1000), "draws averaged per seed by each control (stimulus sets for the "
                                  "encoder pair, item shufflings, random features for the CKA reference)")
-    # k = 10 (was 5): adopted by benchmarks/sensory_layers_k_rule.md and its addendum on tuning base seeds 130-134
-    k: int = param(10, Int(1), "neighbours of mutual k-NN alignment, eq. (sensory-mknn)")
+    k: int = param(5, Int(1), "neighbours of mutual k-NN alignment, eq. (sensory-mknn)")
     batch_size: int = param(256, Int(1), "prompts per forward pass (a seed runs 5 x n_stimuli: every cue and the "
                             "opening-only control; keep them in one batch to share each caption's tokens)")
 
