@@ -98,14 +98,16 @@ def games(n: int = 64) -> np.ndarray:
     return np.stack([random_interior_game(4, rng)[0] for _ in range(n)])
 
 
-def omwu_step_loop(repeats: int, steps: int = 2_000) -> dict[str, tuple[float, float]]:
-    A = games()
-    checked = dynamics.omwu_step
+def checked_vs_bare(
+    module: Any, name: str, workload: Callable[[], Any], repeats: int
+) -> dict[str, tuple[float, float]]:
+    """``workload`` with ``module.name`` as shipped, replaced by its unchecked body, and with its checks forced on."""
+    checked = getattr(module, name)
 
     def run(fn: Callable | None) -> Callable[[], Any]:
         def go() -> None:
-            with replaced(dynamics, "omwu_step", fn):
-                simulate(A, 0.1, steps)
+            with replaced(module, name, fn):
+                workload()
 
         return go
 
@@ -117,27 +119,21 @@ def omwu_step_loop(repeats: int, steps: int = 2_000) -> dict[str, tuple[float, f
         },
         repeats,
     )
+
+
+def omwu_step_loop(repeats: int, steps: int = 2_000) -> dict[str, tuple[float, float]]:
+    A = games()
+    return checked_vs_bare(dynamics, "omwu_step", lambda: simulate(A, 0.1, steps), repeats)
 
 
 def centroid_bound_loop(repeats: int) -> dict[str, tuple[float, float]]:
     cfg = TreeSearchConfig.preset("smoke").replace(exhaustive_max_size=7, optimal_max_size=2).validated()
-    checked = ts_search.centroid_bound
 
-    def run(fn: Callable | None) -> Callable[[], Any]:
-        def go() -> None:
-            with nested_checks_skipped(), replaced(ts_experiment, "centroid_bound", fn):
-                ts_experiment._small_trees(cfg)
+    def small_trees() -> None:
+        with nested_checks_skipped():
+            ts_experiment._small_trees(cfg)
 
-        return go
-
-    return interleaved(
-        {
-            "as shipped": run(None),
-            "unchecked body": run(checked.__wrapped__),
-            "checks forced on": run(arguments._ChecksOn(checked)),
-        },
-        repeats,
-    )
+    return checked_vs_bare(ts_experiment, "centroid_bound", small_trees, repeats)
 
 
 def centroid_bound_calls(repeats: int, calls: int = 200_000) -> dict[str, tuple[float, float]]:
