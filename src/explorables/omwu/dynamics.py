@@ -216,7 +216,6 @@ def simulate(
     dev = resolve_device(device)
     check_choice("method", method, METHODS)
     steps = check_int("steps", steps, minimum=1)
-    record_every = check_int("record_every", record_every, minimum=1)
     A_t = _as_batch("A", A, 3, dev)
     if A_t.numel() == 0 or not torch.isfinite(A_t).all():
         raise ValueError(f"A must be non-empty and finite, got shape {tuple(A_t.shape)}")
