@@ -1,10 +1,11 @@
 """rpkd: CE on the original images, distillation terms on fresh views, with a 2 x 2 grid per distiller.
 
-The candidates, grid, seeds, criteria and decision rule: ``rpkd_views_ce_rule.md`` (committed before any run).
+The candidates, grid, seeds, criteria and decision rule: ``rpkd_views_ce_rule.md`` (committed before any run), as
+amended by ``rpkd_views_ce_rule2.md`` (W2 only, two grid points, no C0 on the selection seeds).
 
-    PYTHONPATH=src python benchmarks/rpkd_views_ce.py select 133      # one selection seed (C0 + 2 x 4 grid runs)
+    PYTHONPATH=src python benchmarks/rpkd_views_ce.py select 133      # one selection seed (the grid runs)
     PYTHONPATH=src python benchmarks/rpkd_views_ce.py choose          # grid points from the selection rows
-    PYTHONPATH=src python benchmarks/rpkd_views_ce.py confirm 136     # C0, W1, W2 (waits for the choice file)
+    PYTHONPATH=src python benchmarks/rpkd_views_ce.py confirm 136     # C0, W2 (waits for the choice file)
     PYTHONPATH=src python benchmarks/rpkd_views_ce.py --summary
     PYTHONPATH=src python benchmarks/rpkd_views_ce.py select -1       # a quick test on the smoke preset (no rows)
 
@@ -31,10 +32,12 @@ SELECTION, CONFIRMATION = (133, 134, 135), (136, 137, 138)
 DISTILLERS = ("kd", "ofa", "rpkd")
 #: point i of each distiller's grid: (temperature-like setting, weight); 0 is today's
 GRID = {
-    "kd": [(4.0, 1.0), (4.0, 2.0), (1.0, 1.0), (1.0, 2.0)],
-    "ofa": [(1.5, 1.0), (1.5, 2.0), (1.0, 1.0), (1.0, 2.0)],
-    "rpkd": [(0.2, 1.0), (0.2, 2.0), (0.1, 1.0), (0.1, 2.0)],
+    "kd": [(4.0, 1.0), (1.0, 1.0)],
+    "ofa": [(1.5, 1.0), (1.0, 1.0)],
+    "rpkd": [(0.2, 1.0), (0.1, 1.0)],
 }
+#: the view settings judged (amendment 1, ``rpkd_views_ce_rule2.md``: W1 dropped, two grid points, no C0 in selection)
+AUGMENTS = (2,)
 TIE = 0.005
 
 
@@ -94,9 +97,8 @@ def select(seed: int) -> None:
     assert seed < 0 or seed in SELECTION, "selection seeds only"
     with one_cpu_thread("cpu"):
         shared, tcpu = teachers(seed)
-        run_one(seed, "select", "C0", {}, shared, tcpu, {})
-        for a in (1, 2):
-            for i in range(4):
+        for a in AUGMENTS:
+            for i in range(len(GRID["kd"])):
                 points = dict.fromkeys(DISTILLERS, i)
                 run_one(seed, "select", f"a={a},i={i}", views(a) | fields_of(points), shared, tcpu,
                         {"augment": a, "point": i})
@@ -105,18 +107,18 @@ def select(seed: int) -> None:
 def choose() -> dict:
     rows = [json.loads(line) for line in OUT.open()]
     choice: dict = {}
-    for a in (1, 2):
+    for a in AUGMENTS:
         choice[f"W{a}"] = {}
         for d in DISTILLERS:
             means = []
-            for i in range(4):
+            for i in range(len(GRID[d])):
                 vals = [r["gain_over_ce"][d] for r in rows if r["phase"] == "select" and r.get("augment") == a
                         and r.get("point") == i and r["seed"] in SELECTION]
                 assert sorted(r for r in {r["seed"] for r in rows if r["phase"] == "select" and r.get("augment") == a
                                            and r.get("point") == i}) == list(SELECTION), (a, d, i)
                 means.append(float(np.mean(vals)))
             best = max(means)
-            pick = min(i for i in range(4) if means[i] >= best - TIE)
+            pick = min(i for i in range(len(means)) if means[i] >= best - TIE)
             choice[f"W{a}"][d] = {"point": pick, "means": [round(m, 4) for m in means]}
     CHOICE.write_text(json.dumps(choice, indent=1) + "\n")
     print(json.dumps(choice, indent=1))
@@ -131,8 +133,8 @@ def confirm(seed: int) -> None:
         while seed >= 0 and not CHOICE.exists():
             time.sleep(10)
         choice = json.loads(CHOICE.read_text()) if seed >= 0 else {
-            f"W{a}": {d: {"point": 3} for d in DISTILLERS} for a in (1, 2)}
-        for a in (1, 2):
+            f"W{a}": {d: {"point": 1} for d in DISTILLERS} for a in AUGMENTS}
+        for a in AUGMENTS:
             points = {d: choice[f"W{a}"][d]["point"] for d in DISTILLERS}
             run_one(seed, "confirm", f"W{a}", views(a) | fields_of(points), shared, tcpu,
                     {"augment": a, "points": points})
