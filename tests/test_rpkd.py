@@ -743,3 +743,57 @@ def test_standard_augment_changes_only_the_standard_protocol_and_resumes_bit_for
     resumed = run(cfg, checkpoint=KillingCheckpointer(tmp_path / "killed", resume=True))
     assert _differences(_without_timings(whole.summary), _without_timings(resumed.summary)) == []
     assert _differences(_without_timings(whole.curves), _without_timings(resumed.curves)) == []
+
+
+def test_ce_on_the_originals_keeps_the_ce_arm_and_the_few_label_run_bit_for_bit():
+    """``standard_ce_original`` with views: CE reads the original images, so the standard run's CE arm equals the
+    run without views; the distillers (on the views, with the ``standard_*`` loss settings) change; the few-label
+    run is untouched (``benchmarks/rpkd_views_ce_rule.md``)."""
+    from .test_resume_kills import _differences, _without_timings
+
+    small = RPKDConfig.preset("smoke", n_student_steps=6, n_teacher_steps=5)
+    tuned = dict(standard_augment=2, standard_ce_original=True, standard_temperature=1.0, standard_kd_weight=2.0,
+                 standard_ofa_eps=1.0, standard_ofa_weight=2.0, standard_tau=0.1, standard_glob_weight=2.0,
+                 standard_map_weight=2.0)
+    few0, std0 = run_protocols(small, workers=1)
+    few1, std1 = run_protocols(dataclasses.replace(small, **tuned), workers=1)
+    assert _differences(_without_timings(few0.summary), _without_timings(few1.summary)) == []
+    acc0, acc1 = std0.summary["C=2"]["accuracy"], std1.summary["C=2"]["accuracy"]
+    assert acc1["ce"] == acc0["ce"]
+    assert acc1["ofa"] != acc0["ofa"]  # (after six steps KD still reads the majority class in both)
+    assert not np.array_equal(std1.curves["C=2"]["loss"], std0.curves["C=2"]["loss"])
+    # every term on the views (the older option) changes CE too
+    _, std2 = run_protocols(dataclasses.replace(small, standard_augment=2), workers=1)
+    assert std2.summary["C=2"]["accuracy"]["ce"] != acc0["ce"]
+    # the standard run's loss settings; the few-label config keeps its own (0: inherit)
+    cfg = standard_protocol(dataclasses.replace(small, **tuned))
+    assert (cfg.temperature, cfg.kd_weight, cfg.ofa_eps, cfg.ofa_weight, cfg.tau, cfg.glob_weight,
+            cfg.map_weight) == (1.0, 2.0, 1.0, 2.0, 0.1, 2.0, 2.0)
+    plain = standard_protocol(small)
+    assert (plain.kd_weight, plain.ofa_eps, plain.tau, plain.glob_weight) == (small.kd_weight, small.ofa_eps,
+                                                                              small.tau, small.glob_weight)
+    with pytest.raises(ValueError, match="standard_tau"):
+        dataclasses.replace(small, standard_tau=-1.0).validated()
+
+
+def test_member_losses_with_ce_first_reads_ce_on_the_first_half_only():
+    """``ce_first``: CE of the originals (first half), the other terms of the views (second half); a batch that is
+    not two halves is refused."""
+    from explorables.rpkd.models import make_student
+    from explorables.rpkd.training import Distiller, member_losses
+
+    torch.manual_seed(0)
+    protos = RandomPrototypes(8, 4, 6, 0)
+    model = Distiller(make_student("mixer", 2, 3, 4, 0, 8), 2, 4, 3, 4, 0)
+    originals, views = torch.randn(2, 5, 1, 8, 8), torch.randn(2, 5, 1, 8, 8)
+    labels = torch.randint(3, (2, 5))
+    t_logits, t_tokens = torch.randn(2, 5, 3), torch.randn(2, 5, 16, 6)
+    kw = dict(grid=4, temperature=4.0, tau=0.2, ofa_eps=1.5)
+    both = member_losses(model, protos, torch.cat([originals, views], 1), labels, t_logits, t_tokens, ce_first=True,
+                         **kw)
+    on_originals = member_losses(model, protos, originals, labels, t_logits, t_tokens, **kw)
+    on_views = member_losses(model, protos, views, labels, t_logits, t_tokens, **kw)
+    torch.testing.assert_close(both[:, 0], on_originals[:, 0])
+    torch.testing.assert_close(both[:, 1:], on_views[:, 1:])
+    with pytest.raises(ValueError, match="2 x 5"):
+        member_losses(model, protos, views, labels, t_logits, t_tokens, ce_first=True, **kw)
