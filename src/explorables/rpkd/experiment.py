@@ -120,15 +120,6 @@ class RPKDConfig(ExperimentConfig):
                                 "page derives from this config (standard_protocol); 0: n_student_steps")
     standard_temperature: float = param(0.0, Float(0.0, 100.0), "T of Hinton KD in the standard-protocol run the "
                                         "page derives from this config (standard_protocol); 0: temperature")
-    standard_ce_original: bool = param(False, Bool(), "standard protocol with views (standard_augment): CE reads "
-                                       "the original images and only the distillation terms the views; False: "
-                                       "every term reads the view")
-    standard_kd_weight: float = param(0.0, WEIGHT, "alpha of the standard-protocol run (0: kd_weight)")
-    standard_ofa_weight: float = param(0.0, WEIGHT, "OFA's weight in the standard-protocol run (0: ofa_weight)")
-    standard_ofa_eps: float = param(0.0, Float(0.0, 10.0), "OFA's epsilon in the standard-protocol run (0: ofa_eps)")
-    standard_tau: float = param(0.0, Float(0.0, 10.0), "RPKD's tau in the standard-protocol run (0: tau)")
-    standard_glob_weight: float = param(0.0, WEIGHT, "beta of the standard-protocol run (0: glob_weight)")
-    standard_map_weight: float = param(0.0, WEIGHT, "gamma of the standard-protocol run (0: map_weight)")
     batch_size: int = param(64, Int(1), "transfer images per step (the labelled images are added to every batch)")
     lr: float = param(1e-2, LR, "Adam learning rate (teacher and students)")
     n_prototypes: int = param(64, Int(2, 65536), "K, the frozen random prototypes")
@@ -189,18 +180,12 @@ STANDARD_ARMS: tuple[str, ...] = ("ce", "kd", "ofa", "rpkd")
 def standard_protocol(cfg: RPKDConfig) -> RPKDConfig:
     """The usual distillation protocol (and the paper's, as far as its abstract says): the student sees the
     label of *every* training image, CE on all of them plus each distillation loss. Same data, teacher and
-    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`; the students' steps ``standard_steps``, KD's
-    temperature ``standard_temperature`` and the other ``standard_*`` loss settings (each if not 0)."""
+    seeds as ``cfg``; the arms are :data:`STANDARD_ARMS`; the students' steps ``standard_steps`` and KD's
+    temperature ``standard_temperature`` (each if not 0)."""
     return dataclasses.replace(cfg, protocol="standard", n_labelled=transfer_size(cfg),
                                arms=tuple(a for a in STANDARD_ARMS if a in ARMS),
                                n_student_steps=cfg.standard_steps or cfg.n_student_steps,
-                               temperature=cfg.standard_temperature or cfg.temperature,
-                               kd_weight=cfg.standard_kd_weight or cfg.kd_weight,
-                               ofa_weight=cfg.standard_ofa_weight or cfg.ofa_weight,
-                               ofa_eps=cfg.standard_ofa_eps or cfg.ofa_eps,
-                               tau=cfg.standard_tau or cfg.tau,
-                               glob_weight=cfg.standard_glob_weight or cfg.glob_weight,
-                               map_weight=cfg.standard_map_weight or cfg.map_weight)
+                               temperature=cfg.standard_temperature or cfg.temperature)
 
 
 def augment_of(cfg: RPKDConfig) -> int:
@@ -341,7 +326,6 @@ def students(cfg: RPKDConfig, n_classes: int, shared: dict[str, Any], progress: 
         temperature=cfg.temperature, tau=cfg.tau, ofa_eps=cfg.ofa_eps, seed=cfg.seed + n_classes, device=device,
         progress=progress, checkpoint=checkpoint, name=f"C={n_classes}/students", augment=augment_of(cfg),
         teacher=shared["teacher"].to(device) if augment_of(cfg) else None,
-        ce_original=cfg.standard_ce_original and cfg.protocol == "standard",
     )
     acc = accuracy(model, x_test[None].expand(n_seeds, *x_test.shape), y_test[None].expand(n_seeds, -1),
                    len(cfg.arms)).reshape(len(cfg.arms), n_seeds)

@@ -190,7 +190,7 @@ class Distiller(nn.Module):
 def member_losses(
     model: Distiller, prototypes: RandomPrototypes, x: torch.Tensor, labels: torch.Tensor,
     teacher_logits: torch.Tensor, teacher_tokens: torch.Tensor, *, grid: int, temperature: float, tau: float,
-    ofa_eps: float, members: dict[str, torch.Tensor] | None = None, ce_first: bool = False,
+    ofa_eps: float, members: dict[str, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Every term for every member on one batch: ``(M, len(TERMS))``.
 
@@ -198,19 +198,8 @@ def member_losses(
     ``members`` (optional): per term, the members whose value is computed; the others read 0. The training
     loop passes the members whose weight of that term is not 0: the rest could change neither the loss nor
     a gradient, and skipping them leaves every number as it was (each member's value is computed alone).
-    ``ce_first``: ``x (M, 2B, ...)`` holds two batches of the same ``B`` images and labels, the originals then
-    their views: CE reads the originals, every other term (OFA's mask included) the views, which the teacher's
-    targets belong to (one forward pass: the students normalise per image, so each half's outputs are its own).
     """
     logits, z_student, ofa_logits = model(x, grid)
-    if ce_first:
-        b = labels.shape[1]
-        if x.shape[1] != 2 * b:
-            raise ValueError(f"x must hold 2 x {b} images (originals, then views) with ce_first, got {x.shape[1]}")
-        ce_logits = logits[:, :b]
-        logits, z_student, ofa_logits = logits[:, b:], z_student[:, b:], ofa_logits[:, b:]
-    else:
-        ce_logits = logits
     n_classes = logits.shape[-1]
     mask = F.one_hot(labels.clamp(min=0), n_classes).float() * (labels >= 0)[..., None]
 
@@ -241,7 +230,7 @@ def member_losses(
         if len(idx):
             glob_maps = glob_maps.index_copy(0, idx, rpkd(z_student[idx], teacher_tokens[idx]))
     terms = [
-        term(("ce",), _cross_entropy, ce_logits, labels),
+        term(("ce",), _cross_entropy, logits, labels),
         term(("kd",), lambda s, t: kd_loss.__wrapped__(s, t, temperature), logits, teacher_logits),
         term(("ofa",), ofa, logits, ofa_logits, teacher_logits, mask),
         glob_maps[:, 0],
@@ -262,14 +251,13 @@ def _take(t: torch.Tensor, idx: torch.Tensor, n_arms: int) -> torch.Tensor:
     kind=Choice(STUDENTS), arms=Tuple(Choice(ARMS)), images=IMAGES, labels=Array("s n", integer=True),
     teacher_logits=Array("s n c"), teacher_tokens=Array("s n l e"), width=WIDTH, grid=GRID, n_steps=STEPS,
     batch_size=Int(1), lr=LR, temperature=TEMPERATURE, tau=TAU, ofa_eps=OFA_EPS, seed=SEED, augment=AUGMENT,
-    ce_original=Bool(),
 )
 def train_students(
     kind: str, arms: tuple[str, ...], images: torch.Tensor, labels: torch.Tensor, teacher_logits: torch.Tensor,
     teacher_tokens: torch.Tensor, prototypes: RandomPrototypes, weights: LossWeights, *, width: int, grid: int,
     n_steps: int, batch_size: int, lr: float, temperature: float, tau: float, ofa_eps: float, seed: int,
     device: torch.device | str, progress: bool = False, checkpoint: Checkpointer | None = None,
-    name: str = "students", augment: int = 0, teacher: nn.Module | None = None, ce_original: bool = False,
+    name: str = "students", augment: int = 0, teacher: nn.Module | None = None,
 ) -> tuple[Distiller, list[float]]:
     """All arms x seeds trained side by side. ``images (S, N, 1, H, W)``; ``labels (S, N)`` hold ``-1``
     where the student has no label. With some labels missing, the labelled images join every batch; with
@@ -282,12 +270,7 @@ def train_students(
     ``teacher`` (a one-member ensemble: the one that gave ``teacher_logits`` and ``teacher_tokens``), see that
     same view: the teacher's logits and feature map are computed on it, the map standardised with the transfer
     set's statistics (as :func:`teacher_targets` does), and CE reads the view with its image's label. The
-    precomputed ``teacher_logits`` / ``teacher_tokens`` then only fix the shapes.
-
-    ``ce_original`` (with ``augment > 0``): CE reads the batch's original images instead, and only the
-    distillation terms the views, so the CE arm trains exactly as without augmentation and a distiller's gain
-    over it is the teacher's function off its training images, not a weaker baseline
-    (``benchmarks/rpkd_views_ce_rule.md``)."""
+    precomputed ``teacher_logits`` / ``teacher_tokens`` then only fix the shapes."""
     require_tensors(images=images, labels=labels, teacher_logits=teacher_logits, teacher_tokens=teacher_tokens)
     n_classes = teacher_logits.shape[-1]
     if n_classes < 2:
@@ -338,13 +321,12 @@ def train_students(
             offsets = torch.randint(-augment, augment + 1, (views.shape[0] * views.shape[1], 2),
                                     generator=generators["augment_generator"]).to(device)
             views = _translate(views.flatten(0, 1), offsets, augment).view(views.shape)
-            x = torch.cat([_take(images, idx, 1), views], dim=1) if ce_original else views
-            batch = (x, _take(labels, idx, 1), *view_targets(views))
+            batch = (views, _take(labels, idx, 1), *view_targets(views))
             batch = tuple(b.repeat(n_arms, *[1] * (b.dim() - 1)) for b in batch)
         else:
             batch = tuple(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens))
         terms = member_losses(model, prototypes, *batch, grid=grid, temperature=temperature, tau=tau,
-                              ofa_eps=ofa_eps, members=members, ce_first=bool(augment and ce_original))
+                              ofa_eps=ofa_eps, members=members)
         loss = (weight * terms).sum()
         opt.zero_grad()
         loss.backward()
