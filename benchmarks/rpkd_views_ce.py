@@ -10,6 +10,10 @@ amended by ``rpkd_views_ce_rule2.md`` (W2 only, two grid points, no C0 on the se
     PYTHONPATH=src python benchmarks/rpkd_views_ce.py select -1       # a quick test on the smoke preset (no rows)
 
 Rows are appended to ``rpkd_views_ce.jsonl`` (one per run); the choice is ``rpkd_views_ce_choice.json``.
+
+Nothing was adopted, so the package option this script sets (``standard_ce_original`` and the ``standard_*`` loss
+fields) was taken out again (commit ``c431af8e``): to rerun it, check out ``993c17c4``, where the option and its
+tests live.
 """
 
 from __future__ import annotations
