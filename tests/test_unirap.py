@@ -955,3 +955,14 @@ def test_further_curriculum_members_reach_the_paired_rows_only():
     for a, b in zip(rows_b[:9], rows_m[:9], strict=True):  # every check, gate, and the unified and pose rows
         assert (a.measured, a.verdict) == (b.measured, b.verdict), a.claim
     assert "3 pairs at n = 8" in rows_m[-2].setting and "pairs at" not in rows_b[-2].setting
+    # the member counts come from the summary: n_pairs at the paired count, n_seeds elsewhere
+    assert C.curriculum_members(more, 8) == 3 and C.curriculum_members(more, 16) == 2
+    # every point of the curves averages the curriculum's seeds alone, whatever further members a count has
+    for regime in ("curriculum", "joint_parsing", "joint"):
+        st = C.curve_scores(more, regime, 8)
+        assert all(len(st[k]["per_seed"]) == 2 for k in C.METRICS)
+        first = C.scores(more, regime, 8)["mask_iou"]["per_seed"][:2]
+        np.testing.assert_allclose(st["mask_iou"]["mean"], np.mean(first))
+    assert C.curve_scores(more, "curriculum", 8) == C.curve_scores(base, "curriculum", 8)
+    assert C.efficiency_table(more) == C.efficiency_table(base)
+    assert "over the same 2 member seeds" in C.curve_sentence(more) and "member seeds" not in C.curve_sentence(base)

@@ -258,12 +258,33 @@ def control_counts(results: UniRAPResults) -> list[int]:
     return [n for n in results.summary["labelled_grid"] if str(n) in results.summary["unified"]["joint_parsing"]]
 
 
+def curriculum_members(results: UniRAPResults, n: int) -> int:
+    """How many members the curriculum has at ``n``: ``n_pairs`` (``seeds``, then the first ``curriculum_arm_seeds``
+    of ``arm_seeds``) at the control's counts below ``n_labelled``, ``n_seeds`` elsewhere."""
+    s = results.summary
+    return s["n_pairs"] if n < s["n_labelled"] and n in control_counts(results) else s["n_seeds"]
+
+
 def paired(results: UniRAPResults, regime: str, n: int) -> np.ndarray:
     """The mean of the three metrics of ``regime`` at ``n`` for the curriculum's member seeds at ``n`` only (the
     control and the no-parsing arm may have more members, ``arm_seeds``, after them; the curriculum at ``n`` trains
     ``seeds`` and then the first ``curriculum_arm_seeds`` of them, in the same order): the rows a paired difference
     with the curriculum reads."""
-    return composite(scores(results, regime, n))[: len(composite(scores(results, "curriculum", n)))]
+    return composite(scores(results, regime, n))[: curriculum_members(results, n)]
+
+
+def curve_scores(results: UniRAPResults, regime: str, n: int) -> dict[str, dict]:
+    """Per metric ``{"per_seed", "mean", "sd"}`` of ``regime`` at ``n`` over the curriculum's ``seeds`` only (its
+    first ``n_seeds`` members): the members that every regime has at every count, so that every point of the curves
+    (:func:`efficiency_table`, :func:`curve_sentence`, the efficiency figure) averages the same member seeds; the
+    rows at the fewest labels read more pairs there, and the ``parsing`` gate more members (their own rows say so)."""
+    k = results.summary["n_seeds"]
+    out = {}
+    for key in METRICS:
+        values = np.asarray(scores(results, regime, n)[key]["per_seed"][:k], dtype=float)
+        out[key] = {"per_seed": values.tolist(), "mean": float(values.mean()),
+                    "sd": float(values.std(ddof=1)) if values.size > 1 else 0.0}
+    return out
 
 
 def own_seeds(st: Mapping[str, Mapping], n_seeds: int) -> dict[str, dict]:
@@ -420,10 +441,11 @@ def regime_table(results: UniRAPResults) -> str:
 
 def efficiency_table(results: UniRAPResults) -> str:
     """Each metric against the number of instruction-labelled scenes: the curriculum, its control and the arm
-    without parsing data."""
+    without parsing data, every cell over the curriculum's ``seeds`` (:func:`curve_scores`)."""
     grid = results.summary["labelled_grid"]
     trained = {"curriculum": grid, "joint_parsing": control_counts(results), "joint": control_counts(results)}
-    rows = [[LABELS[r], SHORT[k], *(_fmt(scores(results, r, n)[k]) if n in trained[r] else "not run" for n in grid)]
+    rows = [[LABELS[r], SHORT[k], *(_fmt(curve_scores(results, r, n)[k]) if n in trained[r] else "not run"
+                                    for n in grid)]
             for k in METRICS for r in ("curriculum", "joint_parsing", "joint")]
     return table(["regime", "metric", *(f"n = {n}" for n in grid)], rows)
 
@@ -456,11 +478,14 @@ def transfer_sentence(results: UniRAPResults) -> str:
 def curve_sentence(results: UniRAPResults) -> str:
     """The curriculum's curve in words: the mean of the three metrics (mean ± sd over seeds) at every labelled count,
     and where the control was trained."""
-    grid = results.summary["labelled_grid"]
-    points = ", ".join(f"{fmt_mean_sd(composite(scores(results, 'curriculum', n)))} at {n}" for n in grid)
+    grid, k = results.summary["labelled_grid"], results.summary["n_seeds"]
+    points = ", ".join(f"{fmt_mean_sd(composite(curve_scores(results, 'curriculum', n)))} at {n}" for n in grid)
     ctl = control_counts(results)
-    return (f"On the mean of the three metrics the curriculum model scores {points} instruction-labelled scenes; its "
-            f"control was trained at {', '.join(str(n) for n in ctl)} only.")
+    more = max(curriculum_members(results, n) for n in grid)
+    same = (f" (every point of the curves, here, in the table and in the figure, over the same {k} member seeds; the "
+            f"rows that pair the curriculum with its control read {more} pairs where it has them)") if more > k else ""
+    return (f"On the mean of the three metrics the curriculum model scores {points} instruction-labelled scenes"
+            f"{same}; its control was trained at {', '.join(str(n) for n in ctl)} only.")
 
 
 def competence_sentence(results: UniRAPResults) -> str:

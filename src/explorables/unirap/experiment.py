@@ -97,7 +97,8 @@ class UniRAPConfig(ExperimentConfig):
     arm_seeds: tuple[int, ...] = param((3, 4, 5, 6, 7), Seeds(min_len=0),
                                        "further member seeds of the control and the no-parsing arm only (after "
                                        "seeds, none of them in seeds): more members for the parsing gate's interval; "
-                                       "a row that pairs one of these arms with the curriculum reads seeds only")
+                                       "a row that pairs one of these arms with the curriculum reads the curriculum's "
+                                       "members at the count (seeds, then the first curriculum_arm_seeds of these)")
     # 2: the curriculum at n = 16 trains arm seeds 3 and 4 too (5 staged-vs-mixed pairs; the rule's fallback E5: E7, 4,
     # failed its time term): benchmarks/unirap_pairs_rule.md
     curriculum_arm_seeds: int = param(2, Int(0, 64), "the curriculum at the control's counts below n_labelled also "

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.figures import PALETTE, REFERENCE_LINE, add_frame, color, frame_slider, style
-from .claims import METRIC_LABELS, METRICS, control_counts, scores
+from .claims import METRIC_LABELS, METRICS, control_counts, curve_scores, scores
 from .experiment import UniRAPResults, scene_arrays
 from .metrics import grasp_rectangle
 from .scenes import JAW
@@ -80,14 +80,15 @@ def explorable_figure(results: UniRAPResults) -> go.Figure:
 
 
 def efficiency_figure(results: UniRAPResults) -> go.Figure:
-    """Each metric (mean ± sd over seeds) against the instruction-labelled scene count, per regime."""
+    """Each metric (mean ± sd over the curriculum's ``seeds``, the same members at every count: ``curve_scores``)
+    against the instruction-labelled scene count, per regime."""
     grid = results.summary["labelled_grid"]
     chance = results.summary["unified"]["chance"]
     fig = make_subplots(rows=1, cols=3, subplot_titles=[METRIC_LABELS[k] for k in METRICS])
     for col, key in enumerate(METRICS, start=1):
         for j, regime in enumerate(("curriculum", "joint_parsing", "joint")):
             counts = grid if regime == "curriculum" else control_counts(results)  # the no-parsing arm's are the same
-            st = [scores(results, regime, n)[key] for n in counts]
+            st = [curve_scores(results, regime, n)[key] for n in counts]  # every point: the same member seeds
             fig.add_trace(go.Scatter(x=counts, y=[s["mean"] for s in st], mode="lines+markers", name=LABELS[regime],
                                      error_y=dict(type="data", array=[s["sd"] for s in st]),
                                      line=dict(color=color(j)), showlegend=col == 1, legendgroup=regime),
