@@ -22,6 +22,8 @@ from explorables.chapters import CHAPTERS
 from explorables.core.seed_study import load_study, source_hash
 
 CLAIM_WORDS = ("yes", "partly", "no", "unclear", "untested")
+#: the words that decide a claim: a row reading ``unclear`` (or ``untested``) on every seed agrees, but says nothing
+DEFINITE = ("yes", "partly", "no")
 
 
 def chapter_census(slug: str) -> dict:
@@ -39,15 +41,15 @@ def chapter_census(slug: str) -> dict:
     words = collections.Counter(w for r in claims for w in r["verdicts"])
     out["words"] = {w: words[w] for w in CLAIM_WORDS}
     out["claims_agree"] = sum(len(set(r["verdicts"])) == 1 for r in claims)
+    out["claims_agree_definite"] = sum(len(set(r["verdicts"])) == 1 and r["verdicts"][0] in DEFINITE for r in claims)
     out["claims_untested_everywhere"] = sum(set(r["verdicts"]) == {"untested"} for r in claims)
     return out
 
 
 def markdown(census: list[dict]) -> str:
     head = (
-        "| chapter | fresh | checks | gates pass / fail / vary | claims | claims agreeing on all seeds | "
-        + " / ".join(CLAIM_WORDS)
-        + " (row × seed) |"
+        "| chapter | fresh | checks | gates pass / fail / vary | claims | claims agreeing on all seeds "
+        "(of which on yes / partly / no) | " + " / ".join(CLAIM_WORDS) + " (row × seed) |"
     )
     lines = [head, "|" + "---|" * 7]
     total: collections.Counter = collections.Counter()
@@ -56,22 +58,35 @@ def markdown(census: list[dict]) -> str:
         lines.append(
             f"| {c['slug']} | {'yes' if c['fresh'] else '**stale**'} | {c['checks']} | "
             f"{c['gates_pass']} / {c['gates_fail']} / {c['gates_vary']} | {c['claims']} | "
-            f"{c['claims_agree']} of {c['claims']} | {words} |"
+            f"{c['claims_agree']} of {c['claims']} ({c['claims_agree_definite']}) | {words} |"
         )
-        for key in ("checks", "gates_pass", "gates_fail", "gates_vary", "claims", "claims_agree"):
+        for key in (
+            "checks",
+            "gates_pass",
+            "gates_fail",
+            "gates_vary",
+            "claims",
+            "claims_agree",
+            "claims_agree_definite",
+        ):
             total[key] += c[key]
         for w in CLAIM_WORDS:
             total[w] += c["words"][w]
     words = " / ".join(str(total[w]) for w in CLAIM_WORDS)
     lines.append(
         f"| **book** | | {total['checks']} | {total['gates_pass']} / {total['gates_fail']} / {total['gates_vary']} | "
-        f"{total['claims']} | {total['claims_agree']} of {total['claims']} | {words} |"
+        f"{total['claims']} | {total['claims_agree']} of {total['claims']} ({total['claims_agree_definite']}) | "
+        f"{words} |"
     )
     chapters_agree = sum(c["claims_agree"] == c["claims"] and c["gates_vary"] == 0 for c in census)
+    chapters_definite = sum(
+        c["claims_agree_definite"] == c["claims"] and c["gates_vary"] == 0 and c["gates_fail"] == 0 for c in census
+    )
     lines += [
         "",
         f"Chapters whose every gate and claim reads the same word on all of their study's base seeds: "
-        f"{chapters_agree} of {len(census)}.",
+        f"{chapters_agree} of {len(census)}. Of these, every claim reading one of yes / partly / no (none unclear "
+        f"or untested on every seed) and every gate passing: {chapters_definite} of {len(census)}.",
     ]
     return "\n".join(lines) + "\n"
 
