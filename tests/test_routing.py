@@ -822,3 +822,56 @@ def test_the_one_hop_task_is_the_first_hop_of_the_two_hop_task(monkeypatch):
     single = make_rrt(40, length=cfg.n_tokens, vocab=cfg.vocab_size, hops=1, beta=cfg.beta,
                       head_seed=0, generator=torch.Generator().manual_seed(seen[1][-1][0]))  # fmt: skip
     assert torch.equal(single.label, seen[2][-1][3].alphas[0][:, 0].argmax(1))
+
+
+# --- worker processes ------------------------------------------------------------------------------
+
+
+def _same_tree(a, b, where="results"):
+    """Equal to the bit (NaN equals NaN): dicts, lists, floats, arrays and tensors."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), where
+        for key in a:
+            _same_tree(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same_tree(x, y, f"{where}[{i}]")
+    elif torch.is_tensor(a):
+        assert torch.equal(a, b), where
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    elif isinstance(a, float) and np.isnan(a):
+        assert isinstance(b, float) and np.isnan(b), where
+    else:
+        assert a == b, where
+
+
+def test_a_worker_process_gives_the_serial_numbers():
+    """With two processes a spawned worker takes RRT runs from the end of the list (the last seed's two-hop run
+    at least): every number, curve and the first seed's trained weights are those of the run in one process."""
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.routing.experiment import RRTRuns
+
+    cfg = RoutingConfig.preset("smoke", seeds=(0, 1), n_steps=20, n_train=512, batch_size=64, n_test=100,
+                               n_validation=50, n_collision_trials=1, n_survey_sequences=10,
+                               beta_grid=(1.0,), d_head_grid=(2,))  # fmt: skip
+    assert cfg.processes == 1  # the smoke preset runs in this process
+    runs = RRTRuns(cfg, Checkpointer(None), "cpu")
+    assert runs.pending == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    serial = run(cfg)
+    shared = run(cfg.replace(processes=2))
+    for results in (serial, shared):
+        results.summary.pop("timings")
+    _same_tree(serial.summary, shared.summary)
+    _same_tree(serial.curves, shared.curves)
+    assert set(serial.models) == set(shared.models) == {1, 2}
+    for hops, by_kind in serial.models.items():
+        assert set(by_kind) == set(shared.models[hops])
+        for kind, model in by_kind.items():
+            _same_tree(model.state_dict(), shared.models[hops][kind].state_dict(), f"models/{hops}/{kind}")
+
+
+def test_processes_is_checked():
+    with pytest.raises(ValueError, match="processes"):
+        RoutingConfig.preset("smoke", processes=-1)

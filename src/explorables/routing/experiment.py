@@ -16,7 +16,9 @@
    statistic, ``(m - 1) c_2``, to a position.
    A validation split (never used for training) is reported next to the test split. All of this
    is repeated on every seed of ``seeds`` (new data, reference heads and weights): accuracies are
-   means over seeds, and ``by_seed`` keeps each seed's numbers for the verdicts.
+   means over seeds, and ``by_seed`` keeps each seed's numbers for the verdicts. Every (hops, seed) run is
+   independent: with ``processes`` of 2 or more on a CPU, spawned worker processes take some of them
+   (:class:`RRTRuns`), and every number is that of the serial run.
 3. **Rank survey** of the trained standard models' value matrices.
 4. **Parameter overhead** of RA-FFN, counted on the modules (ours, and a BERT-Base-shaped FFN),
    against BERT-Base's parameter count computed from its shapes (:func:`bert_base_parameters`).
@@ -25,7 +27,11 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,7 +43,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Int, Positive, Seeds, Text, Tuple, param
-from ..core.threads import one_cpu_thread
+from ..core.threads import one_cpu_thread, worker_count
 from .collisions import fibre_dimension, find_collision
 from .model import FFN_KINDS, ROUTINGS, RouteAwareFFN, RouteReader
 from .rrt import make_rrt
@@ -107,6 +113,13 @@ class RoutingConfig(ExperimentConfig):
         "", Text(), "a local Hugging Face BERT folder or weights file: adds the 'bert' rank survey (empty: none)"
     )
     bert_n_tokens: int = param(128, Int(3), "sequence length n at which the BERT survey bounds suppressed dimensions")
+    processes: int = param(
+        0,
+        Int(0, 64),
+        "processes for the RRT runs (one per hop and seed) on a CPU: with 2 or more, spawned workers take runs "
+        "from the end of the list while this process works from its start (0: every CPU this process may use, "
+        "1: all in this process; the numbers do not depend on it)",
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
@@ -117,6 +130,7 @@ class RoutingConfig(ExperimentConfig):
             n_test=1_000,
             n_collision_trials=3,
             n_survey_sequences=20,
+            processes=1,
         ),
         "book": {},
         "paper": dict(
@@ -235,19 +249,93 @@ def run_seed(cfg: RoutingConfig, seed: int) -> int:
     return 1_000 * cfg.seed + seed
 
 
-def _rrt(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict) -> tuple[dict, dict]:
+def _rrt_seed(cfg: RoutingConfig, hops: int, index: int, checkpoint: Checkpointer, device) -> tuple[dict, dict, dict]:
+    """The RRT at ``hops`` on seed ``cfg.seeds[index]``: its summary, curves and trained models (by FFN kind)."""
+    seed = cfg.seeds[index]
+    sub = dataclasses.replace(cfg, seed=run_seed(cfg, seed))  # not re-validated: the seed may exceed 2**32
+    kept: dict = {}
+    summary, curves = _rrt_on(sub, hops, checkpoint, kept, device, tag=f"seed{seed}")
+    return summary, curves, kept[hops]
+
+
+def _rrt_seed_alone(cfg: RoutingConfig, hops: int, index: int) -> tuple[dict, dict, dict]:
+    """:func:`_rrt_seed` in a worker process: one CPU thread (as in this process), an in-memory checkpoint (a
+    stopped run redoes this run); the models come back for the first seed only (the only ones kept)."""
+    device = resolve_device(cfg.device)
+    with one_cpu_thread(device):
+        summary, curves, models = _rrt_seed(cfg, hops, index, Checkpointer(None), device)
+    return summary, curves, models if index == 0 else {}
+
+
+class RRTRuns:
+    """The pending (hops, seed) runs of the RRT parts, shared between this process and worker processes.
+
+    The list is in the order the parts read it (one hop, then two; seeds in order). This process takes runs
+    from its start (:meth:`result`, with the run's checkpoint); each :meth:`feed` thread sends the last pending
+    run to a worker, waits for it (without using a CPU) and takes the next, until none is left. Every draw of a
+    run comes from generators seeded by the config and every run trains on one CPU thread, so a run's numbers
+    do not depend on where it ran.
+    """
+
+    def __init__(self, cfg: RoutingConfig, checkpoint: Checkpointer, device) -> None:
+        self.cfg, self.checkpoint, self.device = cfg, checkpoint, device
+        self.pending = [(hops, i) for hops, part in ((1, "single"), (2, "multi"))
+                        if checkpoint.get(f"part/{part}") is None for i in range(len(cfg.seeds))]  # fmt: skip
+        self.running: set[tuple[int, int]] = set()
+        self.away: dict[tuple[int, int], Any] = {}  # a worker's value (or its exception), until this process reads it
+        self.stopped = False
+        self.lock = threading.Condition()
+
+    def result(self, hops: int, index: int) -> tuple[dict, dict, dict]:
+        key = (hops, index)
+        with self.lock:
+            while key in self.running:
+                self.lock.wait()
+            outcome = self.away.pop(key, None)
+            if key in self.pending:
+                self.pending.remove(key)
+        if outcome is None:
+            return _rrt_seed(self.cfg, hops, index, self.checkpoint, self.device)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def feed(self, pool: ProcessPoolExecutor) -> None:
+        while True:
+            with self.lock:
+                if self.stopped or not self.pending:
+                    return
+                key = self.pending.pop()
+                self.running.add(key)
+            try:
+                outcome = pool.submit(_rrt_seed_alone, self.cfg, *key).result()
+            except BaseException as err:  # handed to this process, which raises it where the part reads the run
+                outcome = err
+            with self.lock:
+                self.running.discard(key)
+                self.away[key] = outcome
+                self.lock.notify_all()
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+
+
+def _rrt(cfg: RoutingConfig, hops: int, checkpoint: Checkpointer, models: dict, runs: RRTRuns | None = None
+         ) -> tuple[dict, dict]:  # fmt: skip
     """The RRT at ``hops`` on every seed of ``cfg.seeds``: numbers pooled (:func:`pool_seeds`); the curves,
-    models and rank survey are the first seed's."""
+    models and rank survey are the first seed's. ``runs``: where the runs come from (``None``: all here)."""
     device = resolve_device(cfg.device)
     per_seed, first_curves = [], {}
     with one_cpu_thread(device):
-        for i, seed in enumerate(cfg.seeds):
-            sub = dataclasses.replace(cfg, seed=run_seed(cfg, seed))  # not re-validated: the seed may exceed 2**32
-            kept: dict = {}
-            summary, curves = _rrt_on(sub, hops, checkpoint, kept, device, tag=f"seed{seed}")
+        for i in range(len(cfg.seeds)):
+            if runs is None:
+                summary, curves, kept = _rrt_seed(cfg, hops, i, checkpoint, device)
+            else:
+                summary, curves, kept = runs.result(hops, i)
             per_seed.append(summary)
             if i == 0:
-                models[hops], first_curves = kept[hops], curves
+                models[hops], first_curves = kept, curves
     return pool_seeds(per_seed, cfg.seeds), first_curves
 
 
@@ -428,18 +516,35 @@ def _overhead(cfg: RoutingConfig) -> tuple[dict, dict]:
 def run(
     config: RoutingConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> RoutingResults:
-    """Run the chapter's experiments; finished parts and each model's training are checkpointed."""
+    """Run the chapter's experiments; finished parts and each model's training are checkpointed.
+
+    With ``cfg.processes`` (0: every CPU available) of 2 or more and the CPU as device, spawned worker processes
+    take RRT runs (one hop count, one seed) from the end of the list while this process works from its start
+    (:class:`RRTRuns`); every number is that of the serial run. A part's time includes what this process waited
+    for a worker, and a stopped worker's run is redone on resume (this process's runs resume mid-training).
+    """
     cfg, checkpoint = start_run(RoutingConfig, config, checkpoint)
+    device = resolve_device(cfg.device)
+    runs = RRTRuns(cfg, checkpoint, device)
     models: dict = {}
     parts = {
         "collisions": lambda: _collisions(cfg),
-        "single": lambda: _rrt(cfg, 1, checkpoint, models),
-        "multi": lambda: _rrt(cfg, 2, checkpoint, models),
+        "single": lambda: _rrt(cfg, 1, checkpoint, models, runs),
+        "multi": lambda: _rrt(cfg, 2, checkpoint, models, runs),
         "overhead": lambda: _overhead(cfg),
     }
     if cfg.bert_checkpoint:
         parts["bert"] = lambda: (survey_bert_checkpoint(cfg.bert_checkpoint, None, cfg.bert_n_tokens), {})
-    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    workers = worker_count(cfg.processes, len(runs.pending)) - 1 if device.type == "cpu" else 0
+    with ExitStack() as stack:
+        if workers > 0:
+            pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=get_context("spawn")))
+            feeders = [threading.Thread(target=runs.feed, args=(pool,), daemon=True) for _ in range(workers)]
+            stack.callback(lambda: [thread.join() for thread in feeders])
+            stack.callback(runs.stop)  # first on the way out: no new run; the running ones finish
+            for thread in feeders:
+                thread.start()
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
     s, m = summary["single"], summary["multi"]
     summary["multi_over_single_gain"] = m["ra_gain"] / s["ra_gain"] if s["ra_gain"] > 0 else float("nan")
     summary["multi_over_single_gain_by_seed"] = [
