@@ -46,7 +46,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Seeds, Tuple, param
-from ..core.threads import worker_count
+from ..core.threads import one_cpu_thread, worker_count
 from ..core.verdicts import fmt_pm, mean_sd
 from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
@@ -225,7 +225,7 @@ class VirtualFlowConfig(ExperimentConfig):
         0,
         Int(0, 64),
         "processes: with 2 or more a spawned worker computes the odd-indexed seeds while this one computes the "
-        "others, each on this process's torch thread count (0: every CPU available); the numbers never depend on it",
+        "others, each on one torch thread (0: every CPU available); the numbers never depend on it",
     )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -1043,8 +1043,8 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
 
 
 def _worker_seed_part(cfg: VirtualFlowConfig, k: int, seed: int, threads: int) -> tuple[dict, dict]:
-    """One seed's part in a worker process, on ``threads`` torch threads (the count the calling process uses:
-    the numbers depend on it) and without a checkpoint (the calling process stores the part)."""
+    """One seed's part in a worker process, on ``threads`` torch threads (the count the calling process uses, one
+    on the CPU: the numbers depend on it) and without a checkpoint (the calling process stores the part)."""
     torch.set_num_threads(threads)
     return _seed_part(cfg, k, seed, False, None)
 
@@ -1066,11 +1066,20 @@ def run(
     the checkpoint) while this process computes the others; when this process has one seed more (an odd count),
     the worker first simulates that last seed's training rooms and trains its networks (:func:`_train_part`),
     which this process then evaluates, so that the two processes share the work evenly. A part (and a training)
-    is the same deterministic function of the config and its seed wherever it runs, and the worker uses this
-    process's torch thread count (one thread instead of two changes the last digits). The parts are stored in
-    the same order as serially; a worker part's time is the time this process waited for it (plus the next own
+    is the same deterministic function of the config and its seed wherever it runs. On the CPU every process
+    computes on one torch thread, in a serial run too (:func:`~explorables.core.threads.one_cpu_thread`): the
+    networks are small, a second thread per process cost about 15% more CPU time on this book's 2-core host with
+    the two processes each running two threads (``benchmarks/virtualflow_threads.md``), and the numbers then do not
+    depend on the host's core count (one thread instead of two changes the last digits only). The parts are stored
+    in the same order as serially; a worker part's time is the time this process waited for it (plus the next own
     part it computed meanwhile)."""
     cfg, checkpoint = start_run(VirtualFlowConfig, config, checkpoint)
+    with one_cpu_thread(resolve_device(cfg.device)):
+        return _run(cfg, checkpoint, progress)
+
+
+def _run(cfg: VirtualFlowConfig, checkpoint: Checkpointer, progress: bool) -> VirtualFlowResults:
+    """:func:`run` after its config and checkpoint are set up, on the thread count it set."""
     names = [f"seed_{s}" for s in cfg.seeds]
     parts = {
         name: (lambda k=k, s=s: _seed_part(cfg, k, s, progress, checkpoint))
