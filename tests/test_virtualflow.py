@@ -1589,6 +1589,36 @@ def test_seeds_in_a_worker_process_give_the_serial_numbers_and_resume(tmp_path):
     assert repr(_without_timings(resumed.summary)) == repr(_without_timings(serial.summary))
 
 
+def test_a_run_computes_on_one_torch_thread_whatever_the_callers_count(monkeypatch):
+    """On the CPU :func:`run` computes every part on one torch thread (the worker process too: it is handed this
+    process's count), so its numbers do not depend on the caller's thread count or the host's cores; the caller's
+    count is restored afterwards."""
+    from explorables.virtualflow import experiment
+
+    cfg = VirtualFlowConfig.preset("smoke").replace(
+        seeds=(0,), n_train_steps=6, n_reflow_steps=3, n_regression_steps=3, n_supervised_steps=3, n_reflow_pairs=300
+    )
+    seen = []
+    part = experiment._seed_part
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return part(*args, **kwargs)
+
+    monkeypatch.setattr(experiment, "_seed_part", spy)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        two = run(cfg)
+        assert torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        one = run(cfg)
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 1]
+    assert repr(_without_timings(two.summary)) == repr(_without_timings(one.summary))
+
+
 # --- the scene's talker-to-interferer ratio (`snr_range`): what it means, and bad values (issue 42, scene pass) ---
 
 
