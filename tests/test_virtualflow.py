@@ -27,6 +27,7 @@ from explorables.virtualflow.flow import (
     _solve,
     cfm_loss,
     evaluations_per_sample,
+    first_velocity,
     mix_channels,
     reflow_pairs,
     sample,
@@ -363,6 +364,50 @@ def test_fixed_scores_on_a_room_match_the_adaptive_beamformer(smoke_room):
     assert len({out[m] for m in FIXED_FILLS}) == 1  # the same channel in the slot scores the same
 
 
+def test_fixed_scores_reuse_the_adaptive_scores_they_equal(smoke_room):
+    """The evaluation passes the adaptive beamformer's scores of "real" and "physical" to the fixed layout (the same
+    computation): given the true values, every fixed-layout score is what it computes itself; a given value is used
+    as it is, not recomputed; any other key is refused."""
+    from explorables.core.arguments import ArgumentError
+    from explorables.virtualflow.experiment import ADAPTIVE_SAME, FIXED_FILLS, fixed_scores, random_channel
+
+    cfg, ex = smoke_room
+    fills = {m: ex.spec_real[i % 2] for i, m in enumerate(FIXED_FILLS)}
+    noise = random_channel(ex, np.random.default_rng(0))
+    own = fixed_scores(cfg, ex, fills, noise)
+    known = {b: own[b] for b in ADAPTIVE_SAME}
+    assert fixed_scores(cfg, ex, fills, noise, known) == own
+    marked = fixed_scores(cfg, ex, fills, noise, {"real": -99.0})
+    assert marked["real"] == -99.0 and {b: v for b, v in marked.items() if b != "real"} == {
+        b: v for b, v in own.items() if b != "real"
+    }
+    with pytest.raises(ArgumentError, match="known"):
+        fixed_scores(cfg, ex, fills, noise, {"flow": 0.0})
+
+
+def test_the_reflow_row_reads_given_scores_instead_of_scoring_again(smoke_room):
+    """:func:`reflow_row_scores` with ``scored`` (the evaluation's scores of solves it already scored) returns what
+    it computes itself from the solves when those scores are :func:`solve_scores` of the same solves."""
+    from explorables.virtualflow.experiment import reflow_row_scores, solve_scores
+
+    cfg, ex = smoke_room
+    rng = np.random.default_rng(3)
+    specs = {}
+
+    def solved(name, k):
+        if (name, k) not in specs:
+            specs[name, k] = ex.pseudo * (1 + 0.1 * rng.standard_normal(ex.pseudo.shape))
+        return specs[name, k]
+
+    own = reflow_row_scores(cfg, ex, solved)
+    given = reflow_row_scores(cfg, ex, solved, lambda name, k: solve_scores(cfg, ex, solved(name, k)))
+    assert given.keys() == own.keys()
+    for key, value in own.items():
+        assert np.array_equal(given[key], value), key
+    marked = reflow_row_scores(cfg, ex, solved, lambda name, k: (float(k), [0.0]))
+    assert marked["reflow_row/sisdr/reflow/1"] == 1.0 and marked["reflow_row/energy/flow/1"] == [0.0]
+
+
 def test_extra_fixed_rooms_leave_the_test_rooms_unchanged(smoke_results):
     """The fixed layout's extra rooms (evaluation only) come after the test rooms: with ``n_fixed_scenes`` rooms
     more, the test rooms' per-room scores are bit-identical to those without, the run's per-seed value is the mean
@@ -388,6 +433,8 @@ def test_extra_fixed_rooms_leave_the_test_rooms_unchanged(smoke_results):
     assert p["fixed_sisdr/real"] == pytest.approx(np.mean(more["real"][: n + cfg.n_fixed_scenes]))
     with pytest.raises(ArgumentError, match="specs"):
         fixed_layout_rooms(cfg, models, test, device, seed, specs=[])
+    with pytest.raises(ArgumentError, match="known"):
+        fixed_layout_rooms(cfg, models, test, device, seed, known=[])
 
 
 def test_n_fixed_scenes_is_validated_by_name():
@@ -967,12 +1014,12 @@ def test_solves_sharing_their_first_evaluation_are_the_plain_solves_bit_for_bit(
     cond, x0 = torch.randn(3000, 21), torch.randn(3000, 2)
     calls = []
     net.register_forward_hook(lambda *_: calls.append(1))
-    first: dict = {}
-    shared = {k: _solve(net, cond, x0, k, solver, first) for k in (8, 1, 2)}
+    v0 = first_velocity(net, cond, x0)
+    shared = {k: _solve(net, cond, x0, k, solver, v0) for k in (8, 1, 2)}
     n_shared = len(calls)
     for k, x in shared.items():
         assert torch.equal(x, sample(net, cond, x0, k, solver)), k
-    assert n_shared == sum(evaluations_per_sample(k, solver) for k in (8, 1, 2)) - 2
+    assert n_shared == sum(evaluations_per_sample(k, solver) for k in (8, 1, 2)) - 3 + 1
 
 
 def test_held_out_mics_shape_the_training_target_but_never_the_condition():
@@ -1540,6 +1587,36 @@ def test_seeds_in_a_worker_process_give_the_serial_numbers_and_resume(tmp_path):
     resumed = run(cfg.replace(processes=2), checkpoint=Checkpointer(tmp_path, resume=True))
     assert resumed.summary["timings"] == parallel.summary["timings"]
     assert repr(_without_timings(resumed.summary)) == repr(_without_timings(serial.summary))
+
+
+def test_a_run_computes_on_one_torch_thread_whatever_the_callers_count(monkeypatch):
+    """On the CPU :func:`run` computes every part on one torch thread (the worker process too: it is handed this
+    process's count), so its numbers do not depend on the caller's thread count or the host's cores; the caller's
+    count is restored afterwards."""
+    from explorables.virtualflow import experiment
+
+    cfg = VirtualFlowConfig.preset("smoke").replace(
+        seeds=(0,), n_train_steps=6, n_reflow_steps=3, n_regression_steps=3, n_supervised_steps=3, n_reflow_pairs=300
+    )
+    seen = []
+    part = experiment._seed_part
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return part(*args, **kwargs)
+
+    monkeypatch.setattr(experiment, "_seed_part", spy)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        two = run(cfg)
+        assert torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        one = run(cfg)
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 1]
+    assert repr(_without_timings(two.summary)) == repr(_without_timings(one.summary))
 
 
 # --- the scene's talker-to-interferer ratio (`snr_range`): what it means, and bad values (issue 42, scene pass) ---

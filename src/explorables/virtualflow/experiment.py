@@ -46,7 +46,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Bool, Choice, Float, Int, Seeds, Tuple, param
-from ..core.threads import worker_count
+from ..core.threads import one_cpu_thread, worker_count
 from ..core.verdicts import fmt_pm, mean_sd
 from .audio import SAMPLE_RATES, source_kind, speech_corpus
 from .data import (
@@ -65,6 +65,7 @@ from .flow import (
     VelocityNet,
     _solve,
     evaluations_per_sample,
+    first_velocity,
     fixed_loss,
     parameter_count,
     reflow_pairs,
@@ -224,7 +225,7 @@ class VirtualFlowConfig(ExperimentConfig):
         0,
         Int(0, 64),
         "processes: with 2 or more a spawned worker computes the odd-indexed seeds while this one computes the "
-        "others, each on this process's torch thread count (0: every CPU available); the numbers never depend on it",
+        "others, each on one torch thread (0: every CPU available); the numbers never depend on it",
     )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -485,12 +486,12 @@ def estimate(
     solver: str,
     x0: torch.Tensor,
     device: torch.device,
-    first: dict | None = None,
+    v0: torch.Tensor | None = None,
 ) -> np.ndarray:
     """The virtual-mic STFT ``(F, T)`` of one estimator on one scene (flows start from the given ``x0``).
 
-    ``first`` (flows only; a dict per network, scene and ``x0``): the flow's first network evaluation, shared by
-    its solves at several step counts from the same ``x0`` (:func:`~.flow._solve`; the numbers are the same)."""
+    ``v0`` (flows only): that flow's first network evaluation from ``x0`` in this scene (:func:`first_velocities`),
+    shared by its solves at several step counts (:func:`~.flow._solve`; the numbers are the same)."""
     if method == "nearest":
         return ex.spec_real[nearest_mic(ex)]
     if method == "noise":
@@ -504,13 +505,22 @@ def estimate(
         if method in ("supervised", "control"):
             frames = getattr(models, method)(cond)
         elif method in ("flow", "reflow"):
-            if first is None:
+            if v0 is None:
                 frames = sample(getattr(models, method), cond, x0, n_steps, solver)
             else:
-                frames = _solve(getattr(models, method), cond, x0, n_steps, solver, first)
+                frames = _solve(getattr(models, method), cond, x0, n_steps, solver, v0)
         else:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return bins_to_spec(frames.cpu().numpy(), ex.scale, ex.truth.shape[0])
+
+
+def first_velocities(
+    models: Models, ex: Example, x0: torch.Tensor, device: torch.device, names: tuple[str, ...] = ("flow", "reflow")
+) -> dict[str, torch.Tensor]:
+    """Each flow's first network evaluation from ``x0`` in scene ``ex`` (:func:`estimate`'s ``v0``), made once for
+    all its solves there."""
+    cond = torch.from_numpy(ex.cond).to(device)
+    return {name: first_velocity(getattr(models, name), cond, x0) for name in names}
 
 
 def beam_split(cfg: VirtualFlowConfig, n_frames: int) -> int:
@@ -618,18 +628,40 @@ def _mean_sd(values: list[float]) -> dict[str, float]:
 FIXED_FILLS: tuple[str, ...] = ("supervised", "flow", "reflow", "control", "nearest")
 
 
-def fixed_scores(cfg: VirtualFlowConfig, ex: Example, fills: dict[str, np.ndarray], noise: np.ndarray) -> dict:
+#: the fixed layout's scores that are the adaptive beamformer's (:func:`fixed_scores`' ``known``)
+ADAPTIVE_SAME: tuple[str, ...] = ("real", "physical")
+
+
+def fixed_scores(
+    cfg: VirtualFlowConfig,
+    ex: Example,
+    fills: dict[str, np.ndarray],
+    noise: np.ndarray,
+    known: dict[str, float] | None = None,
+) -> dict:
     """Output SI-SDR (speech part) of the fixed-layout MVDR in one room: weights fitted once on [real mics, the
     physical mic at the virtual position] and applied unchanged with that mic's slot filled by each of
     ``FIXED_LAYOUT`` (``fills``: the estimators' channels, ``FIXED_FILLS``; ``noise``: the random channel), and
-    ``"real"``: the real mics' own refitted MVDR in the same room (the line every fill-in is read against)."""
+    ``"real"``: the real mics' own refitted MVDR in the same room (the line every fill-in is read against).
+
+    The physical mic in its own calibrated slot *is* the adaptive MVDR with that mic, and ``"real"`` the adaptive
+    MVDR of the real mics (the same computation, the same numbers): ``known``, when given, holds those two scores
+    (``ADAPTIVE_SAME``) already computed by :func:`beam_score` in this room, and they are not computed again."""
     hop = cfg.nfft // 2
     start = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft) * hop
+    known = known or {}
+    if set(known) - set(ADAPTIVE_SAME):
+        raise ArgumentError(f"known may hold only {ADAPTIVE_SAME}, got {sorted(known)}")
     physical = stft(ex.vm_recording, cfg.nfft, hop)
     chans = {**fills, "physical": physical, "empty": np.zeros_like(physical), "random": noise}
-    out = {"real": speech_sisdr(beamform(ex, None, cfg), ex.real_speech[0], start)}
+    out = {"real": known["real"]} if "real" in known else {}
+    if not out:
+        out["real"] = speech_sisdr(beamform(ex, None, cfg), ex.real_speech[0], start)
     for b in FIXED_LAYOUT:
-        out[b] = speech_sisdr(beamform(ex, chans[b], cfg, fit_extra=physical), ex.real_speech[0], start)
+        if b in known:
+            out[b] = known[b]
+        else:
+            out[b] = speech_sisdr(beamform(ex, chans[b], cfg, fit_extra=physical), ex.real_speech[0], start)
     return out
 
 
@@ -640,15 +672,19 @@ def fixed_layout_rooms(
     device: torch.device,
     seed: int,
     specs: list[dict[str, np.ndarray]] | None = None,
+    known: list[dict[str, float]] | None = None,
 ) -> dict[str, list[float]]:
     """:func:`fixed_scores` per room, on the test rooms and then ``cfg.n_fixed_scenes`` more rooms of the split
     ``"fixed"`` (simulated like the test rooms; no network is trained on them). The flows' starting noise comes
     from the generator :func:`evaluate_seed` uses, in the same order (one draw per test room, then one per extra
     room), and each test room's random channel is the one :func:`evaluate_seed` draws, so the test rooms' scores
     are those of the evaluation (``specs``, when given: the test rooms' ``FIXED_FILLS`` channels already computed
-    from those draws). Returns ``{fill: [score per room]}`` with ``"real"`` among the fills."""
+    from those draws; ``known``, when given: the test rooms' adaptive-beamformer scores, :func:`fixed_scores`'
+    ``known``). Returns ``{fill: [score per room]}`` with ``"real"`` among the fills."""
     if specs is not None and len(specs) != len(test):
         raise ArgumentError(f"specs must hold one dict per test room ({len(test)}), got {len(specs)}")
+    if known is not None and len(known) != len(test):
+        raise ArgumentError(f"known must hold one dict per test room ({len(test)}), got {len(known)}")
     gen = torch.Generator().manual_seed(cfg.seed * 104_729 + seed)
     rooms = itertools.chain(test, (build_example(cfg, seed, "fixed", j) for j in range(cfg.n_fixed_scenes)))
     out: dict[str, list[float]] = {}
@@ -673,7 +709,8 @@ def fixed_layout_rooms(
                 )
                 for m in FIXED_FILLS
             }
-        for b, value in fixed_scores(cfg, ex, fills, noise).items():
+        room_known = known[i] if known is not None and i < len(test) else None
+        for b, value in fixed_scores(cfg, ex, fills, noise, room_known).items():
             out.setdefault(b, []).append(value)
     return out
 
@@ -695,26 +732,35 @@ def reflow_row_solves(cfg: VirtualFlowConfig) -> tuple[tuple[str, int], ...]:
     return ("flow", 1), ("flow", cfg.n_sample_steps), ("reflow", 1)
 
 
-def reflow_row_scores(cfg: VirtualFlowConfig, ex: Example, solved: Callable[[str, int], np.ndarray]) -> dict:
+def reflow_row_scores(
+    cfg: VirtualFlowConfig,
+    ex: Example,
+    solved: Callable[[str, int], np.ndarray],
+    scored: Callable[[str, int], tuple[float, Any]] | None = None,
+) -> dict:
     """What the reflow claim's row reads in one room: per solve of :func:`reflow_row_solves` (``solved(name, k)``
     returns its STFT, every solve from one noise draw), SI-SDR against the true virtual signal on the speech part and
     the per-band energy ratio (:func:`~.downstream.band_errors`), under ``reflow_row/sisdr/<name>/<k>`` and
     ``reflow_row/energy/<name>/<k>``. :func:`evaluate_seed` scores the test rooms (the solves it makes anyway) and the
     first :func:`reflow_gate_rooms` gate rooms with it, so the row's per-seed means are over both
-    (``benchmarks/virtualflow_reflow_rooms_rule2.md``)."""
-    hop = cfg.nfft // 2
-    first = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft)
-    n = ex.real.shape[1]
+    (``benchmarks/virtualflow_reflow_rooms_rule2.md``). ``scored(name, k)``, when given, returns that solve's two
+    numbers already computed (:func:`solve_scores` of the same STFT; the test rooms score their solves once)."""
     out: dict[str, Any] = {}
     for name, k in reflow_row_solves(cfg):
-        spec = solved(name, k)
-        out[f"reflow_row/sisdr/{name}/{k}"] = si_sdr(
-            istft(spec, cfg.nfft, hop, n)[first * hop :], ex.truth_wave[first * hop :]
-        )
-        out[f"reflow_row/energy/{name}/{k}"] = band_errors(spec, ex.truth, cfg.fs, cfg.n_bands, first)[
-            "energy_ratio_db"
-        ]
+        sisdr, energy = solve_scores(cfg, ex, solved(name, k)) if scored is None else scored(name, k)
+        out[f"reflow_row/sisdr/{name}/{k}"] = sisdr
+        out[f"reflow_row/energy/{name}/{k}"] = energy
     return out
+
+
+def solve_scores(cfg: VirtualFlowConfig, ex: Example, spec: np.ndarray) -> tuple[float, Any]:
+    """A virtual-mic STFT's SI-SDR against the true virtual signal on the speech part and its per-band energy ratio
+    (:func:`~.downstream.band_errors`), the two numbers the steps curves and the reflow row read."""
+    hop = cfg.nfft // 2
+    first = first_speech_frame(cfg.lead_s, cfg.fs, cfg.nfft)
+    wave = istft(spec, cfg.nfft, hop, ex.real.shape[1])
+    sisdr = si_sdr(wave[first * hop :], ex.truth_wave[first * hop :])
+    return sisdr, band_errors(spec, ex.truth, cfg.fs, cfg.n_bands, first)["energy_ratio_db"]
 
 
 def gate_room_noise(cfg: VirtualFlowConfig, models: Models, room: Example, seed: int, index: int) -> torch.Tensor:
@@ -740,24 +786,28 @@ def evaluate_seed(
     audio: dict[str, np.ndarray] = {}
     gate_beams: dict[str, list[float]] = {}
     fixed_specs: list[dict[str, np.ndarray]] = []
+    fixed_known: list[dict[str, float]] = []  # the adaptive scores the fixed layout reads too (ADAPTIVE_SAME)
     for j, ex in enumerate(test):
         n = ex.real.shape[1]
         x0 = torch.randn(ex.cond.shape[0], models.flow.d_frame, generator=gen).to(device)
         specs = {}
-        firsts: dict[str, dict] = {"flow": {}, "reflow": {}}  # each flow's first evaluation from x0, made once
+        v0: dict[str, torch.Tensor] = {}  # each flow's first evaluation from x0, made once (timed with its solve)
+        scores: dict[tuple[str, int], tuple[float, Any]] = {}  # (SI-SDR, band energy ratios) per solve, made once
         for m in METHODS:
             steps = 1 if m == "reflow" else cfg.n_sample_steps
             start = time.perf_counter()
             if m == "noise":  # the level-matched channel without information (also the beamformer's control)
                 specs[m] = random_channel(ex, np.random.default_rng(scene_seed(cfg, seed, "random", j)))
             else:
-                specs[m] = estimate(
-                    models, ex, m, n_steps=steps, solver=cfg.solver, x0=x0, device=device, first=firsts.get(m)
-                )
+                if m in ("flow", "reflow"):
+                    v0.update(first_velocities(models, ex, x0, device, (m,)))
+                specs[m] = estimate(models, ex, m, n_steps=steps, solver=cfg.solver, x0=x0, device=device, v0=v0.get(m))
             compute.setdefault(m, []).append((time.perf_counter() - start) / (n / cfg.fs))
             wave = istft(specs[m], cfg.nfft, hop, n)
             add(f"sisdr/{m}", si_sdr(wave[first * hop :], ex.truth_wave[first * hop :]))
             bands = band_errors(specs[m], ex.truth, cfg.fs, cfg.n_bands, first)
+            if m in ("flow", "reflow"):  # the steps curves and the reflow row read these two again
+                scores[m, steps] = (per[f"sisdr/{m}"][-1], bands["energy_ratio_db"])
             add(f"nmse/{m}", bands["nmse_db"])
             add(f"energy/{m}", bands["energy_ratio_db"])
             add(f"magerr/{m}", bands["mag_nmse_db"])
@@ -774,29 +824,29 @@ def evaluate_seed(
         solved = {("flow", cfg.n_sample_steps): specs["flow"], ("reflow", 1): specs["reflow"]}
 
         def solve(
-            name: str, k: int, ex: Example = ex, x0: torch.Tensor = x0, solved: dict = solved, firsts: dict = firsts
+            name: str, k: int, ex: Example = ex, x0: torch.Tensor = x0, solved: dict = solved, v0: dict = v0
         ) -> np.ndarray:
             if (name, k) not in solved:
                 solved[name, k] = estimate(
-                    models, ex, name, n_steps=k, solver=cfg.solver, x0=x0, device=device, first=firsts[name]
+                    models, ex, name, n_steps=k, solver=cfg.solver, x0=x0, device=device, v0=v0[name]
                 )
             return solved[name, k]
+
+        def score(name: str, k: int, ex: Example = ex, solve: Callable = solve, scores: dict = scores) -> tuple:
+            if (name, k) not in scores:
+                scores[name, k] = solve_scores(cfg, ex, solve(name, k))
+            return scores[name, k]
 
         teacher = solve("flow", cfg.reflow_teacher_steps)
         for name in ("flow", "reflow"):
             for k in cfg.steps_grid:
                 spec = solve(name, k)
-                add(
-                    f"steps/{name}/{k}",
-                    si_sdr(istft(spec, cfg.nfft, hop, n)[first * hop :], ex.truth_wave[first * hop :]),
-                )
+                sisdr, energy = score(name, k)
+                add(f"steps/{name}/{k}", sisdr)
                 gap = np.mean(np.abs(spec - teacher) ** 2) / np.mean(np.abs(teacher) ** 2)
                 add(f"to_teacher/{name}/{k}", float(10 * np.log10(gap + 1e-20)))
-                add(
-                    f"steps_energy/{name}/{k}",
-                    band_errors(spec, ex.truth, cfg.fs, cfg.n_bands, first)["energy_ratio_db"],
-                )
-        for key, value in reflow_row_scores(cfg, ex, solve).items():
+                add(f"steps_energy/{name}/{k}", energy)
+        for key, value in reflow_row_scores(cfg, ex, solve, score).items():
             add(key, value)
         # downstream: MVDR with the real mics, or with one extra channel: an estimate, a physical mic there, or a
         # random channel that carries no information (the control every extra channel is measured against)
@@ -806,9 +856,13 @@ def evaluate_seed(
         # (the steering vector is cross-fitted: each half of the speech part is filtered with the other half's)
         extras = {"real": None, "physical": stft(ex.vm_recording, cfg.nfft, hop), "random": specs["noise"]}
         add("outside/physical", new_information(extras["physical"], ex.truth, ex.spec_real, first)["outside_db"])
+        known_here: dict[str, float] = {}
+        fixed_known.append(known_here)
         for b in BEAMFORMING:
             out = beamform(ex, extras[b] if b in extras else specs[b], cfg)
             beam_si, beam_st = beam_score(ex, out, cfg)
+            if b in ADAPTIVE_SAME:
+                known_here[b] = beam_si
             add(f"beam_sisdr/{b}", beam_si)
             add(f"beam_stoi/{b}", beam_st)
             if b in GATE_BEAMS:
@@ -828,7 +882,7 @@ def evaluate_seed(
             audio["truth"] = ex.truth_wave
             audio["mic0"] = ex.real[0]
     # the fixed layout, on the test rooms (their channels above, the same noise) and n_fixed_scenes more rooms
-    for b, values in fixed_layout_rooms(cfg, models, test, device, seed, specs=fixed_specs).items():
+    for b, values in fixed_layout_rooms(cfg, models, test, device, seed, fixed_specs, fixed_known).items():
         per[f"fixed_sisdr/{b}"] = values
     # the beamformer's positive control on more rooms (the test rooms and the gate rooms, on which no network is
     # trained), and the gate "room"'s quantity on the same rooms: the supervised network and the real mics'
@@ -850,10 +904,10 @@ def evaluate_seed(
         if j >= reflow_gate_rooms(cfg):
             continue
         x0 = gate_room_noise(cfg, models, room, seed, j).to(device)
-        firsts = {"flow": {}, "reflow": {}}
+        v0_gate = first_velocities(models, room, x0, device)
 
-        def solve_gate(name: str, k: int, room: Example = room, x0: torch.Tensor = x0, firsts: dict = firsts):
-            return estimate(models, room, name, n_steps=k, solver=cfg.solver, x0=x0, device=device, first=firsts[name])
+        def solve_gate(name: str, k: int, room: Example = room, x0: torch.Tensor = x0, v0: dict = v0_gate):
+            return estimate(models, room, name, n_steps=k, solver=cfg.solver, x0=x0, device=device, v0=v0[name])
 
         for key, value in reflow_row_scores(cfg, room, solve_gate).items():
             add(key, value)
@@ -896,9 +950,9 @@ def explorable_frames(cfg: VirtualFlowConfig, models: Models, seed: int, device:
         nearest = ex.spec_real[nearest_mic(ex)]
         out[f"{i}/nearest_sisdr"] = score(nearest)
         sis = []
-        shared: dict = {}  # the flow's first evaluation from x0, shared by its step counts
+        v0 = first_velocities(models, ex, x0, device, ("flow",))["flow"]  # shared by the flow's step counts
         for k in cfg.steps_grid:
-            spec = estimate(models, ex, "flow", n_steps=k, solver=cfg.solver, x0=x0, device=device, first=shared)
+            spec = estimate(models, ex, "flow", n_steps=k, solver=cfg.solver, x0=x0, device=device, v0=v0)
             out[f"{i}/flow/{k}"] = db(spec)
             sis.append(score(spec))
         out[f"{i}/flow_sisdr"] = sis
@@ -989,8 +1043,8 @@ def aggregate(cfg: VirtualFlowConfig, per_seed: list[dict]) -> dict[str, Any]:
 
 
 def _worker_seed_part(cfg: VirtualFlowConfig, k: int, seed: int, threads: int) -> tuple[dict, dict]:
-    """One seed's part in a worker process, on ``threads`` torch threads (the count the calling process uses:
-    the numbers depend on it) and without a checkpoint (the calling process stores the part)."""
+    """One seed's part in a worker process, on ``threads`` torch threads (the count the calling process uses, one
+    on the CPU: the numbers depend on it) and without a checkpoint (the calling process stores the part)."""
     torch.set_num_threads(threads)
     return _seed_part(cfg, k, seed, False, None)
 
@@ -1012,11 +1066,20 @@ def run(
     the checkpoint) while this process computes the others; when this process has one seed more (an odd count),
     the worker first simulates that last seed's training rooms and trains its networks (:func:`_train_part`),
     which this process then evaluates, so that the two processes share the work evenly. A part (and a training)
-    is the same deterministic function of the config and its seed wherever it runs, and the worker uses this
-    process's torch thread count (one thread instead of two changes the last digits). The parts are stored in
-    the same order as serially; a worker part's time is the time this process waited for it (plus the next own
+    is the same deterministic function of the config and its seed wherever it runs. On the CPU every process
+    computes on one torch thread, in a serial run too (:func:`~explorables.core.threads.one_cpu_thread`): the
+    networks are small, a second thread per process cost about 15% more CPU time on this book's 2-core host with
+    the two processes each running two threads (``benchmarks/virtualflow_threads.md``), and the numbers then do not
+    depend on the host's core count (one thread instead of two changes the last digits only). The parts are stored
+    in the same order as serially; a worker part's time is the time this process waited for it (plus the next own
     part it computed meanwhile)."""
     cfg, checkpoint = start_run(VirtualFlowConfig, config, checkpoint)
+    with one_cpu_thread(resolve_device(cfg.device)):
+        return _run(cfg, checkpoint, progress)
+
+
+def _run(cfg: VirtualFlowConfig, checkpoint: Checkpointer, progress: bool) -> VirtualFlowResults:
+    """:func:`run` after its config and checkpoint are set up, on the thread count it set."""
     names = [f"seed_{s}" for s in cfg.seeds]
     parts = {
         name: (lambda k=k, s=s: _seed_part(cfg, k, s, progress, checkpoint))

@@ -320,26 +320,33 @@ def sample(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int,
 
 @torch.no_grad()
 def _solve(
-    net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor, n_steps: int, solver: str, first: dict | None = None
+    net: VelocityNet,
+    cond: torch.Tensor,
+    x0: torch.Tensor,
+    n_steps: int,
+    solver: str,
+    v0: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """:func:`sample` without the checks. ``first``, when given, holds the first network evaluation
-    ``v(x0, 0 | c)`` (the same for every step count and solver from the same ``x0``, ``cond`` and network) under
-    ``"v"``: read when there, stored when not (solves from one ``x0`` at several step counts evaluate it once)."""
+    """:func:`sample` without the checks. ``v0``, when given, is the first network evaluation ``v(x0, 0 | c)``
+    (:func:`first_velocity`: the same for every step count and solver from the same ``x0``, ``cond`` and network,
+    so solves from one ``x0`` at several step counts evaluate it once)."""
     x, dt = x0, 1.0 / n_steps
     for k in range(n_steps):
         t = torch.full((x.shape[0],), k * dt, dtype=x.dtype, device=x.device)
-        if k == 0 and first is not None:
-            if "v" not in first:
-                first["v"] = net(x, t, cond)
-            v = first["v"]
-        else:
-            v = net(x, t, cond)
+        v = v0 if k == 0 and v0 is not None else net(x, t, cond)
         if solver == "heun" and k < n_steps - 1:
             v = 0.5 * (v + net(x + dt * v, t + dt, cond))
         elif solver == "heun":  # the last step: midpoint, never evaluated at t = 1
             v = net(x + 0.5 * dt * v, t + 0.5 * dt, cond)
         x = x + dt * v
     return x
+
+
+@torch.no_grad()
+def first_velocity(net: VelocityNet, cond: torch.Tensor, x0: torch.Tensor) -> torch.Tensor:
+    """``v(x0, 0 | c)``: the first evaluation of every solve from ``x0`` (:func:`_solve`'s ``v0``), computed as the
+    solve computes it."""
+    return net(x0, torch.full((x0.shape[0],), 0.0, dtype=x0.dtype, device=x0.device), cond)
 
 
 def evaluations_per_sample(n_steps: int, solver: str = "euler") -> int:
