@@ -319,13 +319,14 @@ def _project_onto_region(displacement: torch.Tensor, metric: torch.Tensor, radiu
         return displacement
     y, f, w2, r = y[outside], f[outside], w2[outside], r[outside]
     mu = torch.zeros_like(r)
+    fw2, inv_r = f * w2, 1.0 / r  # loop invariants
     for _ in range(PROJECTION_STEPS):
         q = 1.0 + mu[:, None] * f
         h2 = (w2 / q.pow(2)).sum(1)  # d_F(u(mu))^2
-        psi = h2.rsqrt() - 1.0 / r  # < 0 while outside; concave and increasing in mu
+        psi = h2.rsqrt() - inv_r  # < 0 while outside; concave and increasing in mu
         if bool((psi.abs() * r <= 1e-12).all()):
             break
-        dpsi = h2.pow(-1.5) * (f * w2 / q.pow(3)).sum(1)
+        dpsi = h2.pow(-1.5) * (fw2 / q.pow(3)).sum(1)
         mu = mu - psi / dpsi
     u = y / (1.0 + mu[:, None] * f)
     h = (f * u * u).sum(1).sqrt()
@@ -350,6 +351,11 @@ def dual_step(lam: torch.Tensor, dist2: torch.Tensor, radius: torch.Tensor, lr: 
     """
     if bool((lam < 0).any()) or bool((dist2 < 0).any()) or not bool((radius > 0).all()):
         raise ArgumentError("lam and dist2 must be >= 0 and radius > 0 (a multiplier, a squared distance, a radius)")
+    return _dual_step(lam, dist2, radius, lr)
+
+
+def _dual_step(lam: torch.Tensor, dist2: torch.Tensor, radius: torch.Tensor, lr: float) -> torch.Tensor:
+    """:func:`dual_step` without its argument checks (the training loop's every step)."""
     violation = (dist2 / radius.pow(2) - 1.0).clamp(-1.0, 1.0)
     return (lam + lr * lam.clamp_min(DUAL_FLOOR) * violation).clamp_min(0.0)
 
@@ -555,6 +561,7 @@ def train_sequence(
     frozen = torch.tensor([me.penalty == "freeze" for me in meths], device=device)
     any_frozen = bool(frozen.any())
     reptile = torch.tensor([me.reptile for me in meths], device=device, dtype=torch.float32)
+    any_reptile = bool(reptile.any())  # else the interpolation moves no member (r = 0): skipped, the same numbers
     data_gens = [torch.Generator().manual_seed(seed * 7919 + 101 * s) for s in range(n_seeds)]
     g = torch.Generator().manual_seed(seed * 7919 + 17)
     params = {k: v.clone().requires_grad_(True) for k, v in params.items()}
@@ -647,12 +654,12 @@ def train_sequence(
                                 size = v[0].numel()
                                 v[rows] = anchor[n][rows] + proj[:, at : at + size].view(-1, *v.shape[1:])
                                 at += size
-                raw_lam = dual_step(lam, dist2.detach(), radius, strengths.dual_lr)
+                raw_lam = _dual_step(lam, dist2.detach(), radius, strengths.dual_lr)
                 hits += (constrained & (raw_lam > DUAL_MAX)).long()
                 lam = torch.where(constrained, raw_lam.clamp_max(DUAL_MAX), lam)
                 lam_max = torch.maximum(lam_max, lam)
             task_losses.append(new.detach())
-            if (step + 1) % strengths.reptile_every == 0:  # Reptile: move only part of the way
+            if any_reptile and (step + 1) % strengths.reptile_every == 0:  # Reptile: move only part of the way
                 with torch.no_grad():
                     for n, v in params.items():
                         r = reptile.view(-1, *([1] * (v.dim() - 1)))
@@ -670,8 +677,9 @@ def train_sequence(
         xf = torch.stack([sample_task(name, n_fisher, dg) for dg in data_gens]).to(device)[seed_of]
         tf, nf = _per_seed(draw_t_noise((n_seeds, *xf.shape[1:]), schedule.n_steps, g, device), seed_of)
         cf = torch.full(tf.shape, k, dtype=torch.long, device=device)
-        new_fisher = _diagonal_fisher(detached, net, schedule, xf, cf, tf, nf)
-        fisher = {n: strengths.fisher_decay * fisher[n] + new_fisher[n] for n in fisher}
+        if k < len(tasks) - 1:  # the last task's Fisher would anchor no later task: only its draws are made
+            new_fisher = _diagonal_fisher(detached, net, schedule, xf, cf, tf, nf)
+            fisher = {n: strengths.fisher_decay * fisher[n] + new_fisher[n] for n in fisher}
         anchor = {n: v.clone() for n, v in detached.items()}
         # samples of every task so far: evaluation now, replay buffer for the next task
         labels = torch.arange(k + 1, device=device).repeat_interleave(n_samples).expand(m_count, -1).contiguous()

@@ -21,12 +21,21 @@ Parts:
    the loss is back within ``reconverge_tol`` of the target.
 3. ``maml``: the MAML reading, at the last task switch: the trust-region update from the anchor
    at growing strengths, against the one-step inner update (cosines).
+
+With ``processes`` of 2 or more (0: every CPU available) on the CPU, parts 1 and 2 train the members in two groups
+of methods (:data:`GROUPS`), the second in a spawned worker process while this one trains the first; every draw is
+made per seed, not per member, so a member's numbers do not depend on which others train beside it (to the bit at
+the book's eight seeds, where each group's tensors are whole multiples of the vector width; a test compares the two
+ways).
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,7 +47,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Probability, Seeds, Tuple, param
-from ..core.threads import one_cpu_thread
+from ..core.threads import one_cpu_thread, worker_count
 from .continual import (
     CONTROL,
     METHODS,
@@ -180,6 +189,13 @@ class TrustRegionCLConfig(ExperimentConfig):
         0.1, Float(0.0, 100.0, low_inclusive=False), "MAML reading: D = F + damping * mean(F) (keeps D invertible)"
     )
     n_maml: int = param(256, Int(1), "MAML reading: samples in the fixed new-task and replay batches")
+    processes: int = param(
+        0,
+        Int(0, 64),
+        "processes (0: every CPU available; at most two are used, one per method group of GROUPS): with 2 the "
+        "continual sequence and the re-learning curves of the second group run in a spawned worker while this "
+        "process runs the first (CPU only); the numbers are the same (to the bit at the book's eight seeds)",
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
@@ -199,6 +215,7 @@ class TrustRegionCLConfig(ExperimentConfig):
             maml_lambda_grid=(10.0, 10000.0),
             maml_steps=20,
             n_maml=64,
+            processes=1,
         ),
         "book": {},
         "paper": dict(
@@ -244,11 +261,114 @@ def _stats(per_seed: list[float] | np.ndarray) -> dict[str, Any]:
     return {"per_seed": arr.tolist(), "mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0}
 
 
+#: the method groups of a pooled run (``processes`` >= 2), one per process: TR-CL and its control together (the
+#: projection's Newton iterations run over their rows at once), the two methods without replay beside them, four
+#: methods each, so that at the book's eight seeds each group's tensors are whole multiples of the vector width and a
+#: member's numbers are those of the single ensemble to the bit
+GROUPS: tuple[tuple[str, ...], ...] = (
+    ("finetune", "ewc", "trcl", "trcl_iso"),
+    ("replay", "reptile", "trcl_penalty", "freeze"),
+)
+
+
+def _merge(parts: list[torch.Tensor], groups: list[list[int]], dim: int = 0) -> torch.Tensor:
+    """The groups' tensors (members along ``dim``, in the order of ``groups``) as one, in the members' order."""
+    if len(parts) == 1:
+        return parts[0]
+    order = torch.tensor([i for idx in groups for i in idx])
+    return torch.cat(parts, dim).index_select(dim, torch.argsort(order).to(parts[0].device))
+
+
+def _merge_records(records: list[SequenceRecord], groups: list[list[int]]) -> SequenceRecord:
+    """One :class:`SequenceRecord` of every member from the groups' records (the same numbers, members in order)."""
+    if len(records) == 1:
+        return records[0]
+    cat = lambda get, dim=0: _merge([get(r) for r in records], groups, dim)  # noqa: E731
+    tensors = lambda get: {n: cat(lambda r, n=n: get(r)[n]) for n in get(records[0])}  # noqa: E731
+    first = records[0]
+    switch = {}
+    if first.switch:
+        switch = {"anchor": tensors(lambda r: r.switch["anchor"]), "fisher": tensors(lambda r: r.switch["fisher"]),
+                  "buffer_x": cat(lambda r: r.switch["buffer_x"]), "buffer_c": cat(lambda r: r.switch["buffer_c"])}
+    return SequenceRecord(
+        [cat(lambda r, k=k: r.samples[k]) for k in range(len(first.samples))],
+        [cat(lambda r, k=k: r.eval_losses[k]) for k in range(len(first.eval_losses))],
+        tensors(lambda r: r.params), switch, cat(lambda r: r.train_losses, 2), cat(lambda r: r.multipliers, 1),
+        cat(lambda r: r.distances, 1), cat(lambda r: r.radii), cat(lambda r: r.multiplier_max, 1),
+        cat(lambda r: r.cap_hits, 1),
+    )  # fmt: skip
+
+
+def _train_group(setup: _Setup | TrustRegionCLConfig, idx: list[int], progress: bool = False,
+                 checkpoint: Checkpointer | None = None) -> SequenceRecord:  # fmt: skip
+    """The continual sequence of the members ``idx`` of a setup (a config: in a worker process, which makes its own
+    setup without the references), on one CPU thread."""
+    if not isinstance(setup, _Setup):
+        setup = _Setup(setup, swd=False)
+    cfg = setup.cfg
+    with one_cpu_thread(setup.device):
+        members = [setup.members[i] for i in idx]
+        params = init_params(setup.net, [setup.member_seeds[mem.seed_index] for mem in members], setup.device)
+        return train_sequence(
+            params,
+            setup.net,
+            setup.schedule,
+            cfg.tasks,
+            members,
+            setup.strengths(),
+            n_seeds=setup.n_seeds,
+            n_steps_per_task=cfg.n_steps_per_task,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            n_fisher=cfg.n_fisher,
+            n_samples=cfg.n_samples,
+            eval_set=setup.eval_set,
+            seed=cfg.seed,
+            n_replay=cfg.n_replay,
+            progress=progress,
+            checkpoint=checkpoint,
+            checkpoint_name="sequence/train",  # the state at each task switch (dropped once the part is done)
+        )
+
+
+def _relearning_group(setup: _Setup | TrustRegionCLConfig, idx: list[int], start: dict, tasks: list[int],
+                      seed: int) -> list[torch.Tensor]:  # fmt: skip
+    """The re-learning curves (:func:`relearning_curve`) of the earlier tasks ``tasks`` for the members ``idx``, from
+    their perturbed weights ``start`` (those members' rows only); a config: in a worker process, as
+    :func:`_train_group`."""
+    if not isinstance(setup, _Setup):
+        setup = _Setup(setup, swd=False)
+    cfg = setup.cfg
+    seed_of = setup.seed_of[torch.tensor(idx, device=setup.device)]
+    with one_cpu_thread(setup.device):
+        return [
+            relearning_curve(
+                start,
+                setup.net,
+                setup.schedule,
+                j,
+                cfg.tasks[j],
+                setup.eval_set,
+                seed_of,
+                n_seeds=setup.n_seeds,
+                n_steps=cfg.reconverge_max_steps,
+                eval_every=cfg.reconverge_eval_every,
+                batch_size=cfg.batch_size,
+                lr=cfg.lr,
+                seed=seed,
+            )
+            for j in tasks
+        ]
+
+
 class _Setup:
     """Everything the parts share: the net, schedule, members, evaluation batches and real references."""
 
-    def __init__(self, cfg: TrustRegionCLConfig):
-        self.cfg = cfg
+    def __init__(self, cfg: TrustRegionCLConfig, swd: bool = True, pool: ProcessPoolExecutor | None = None):
+        """``swd=False``: without the real references of the sliced Wasserstein distance (a worker that only
+        trains); ``pool``: the worker process that trains the second method group (:data:`GROUPS`), if any."""
+        self.cfg, self.pool = cfg, pool
+        self.early: Future | None = None  # the second group's sequence, submitted before this setup was made
         self.device = resolve_device(cfg.device)
         self.n_seeds = len(cfg.seeds)
         # an isotropic trust region of infinite radius never binds: it IS generative replay, so the control then
@@ -263,6 +383,8 @@ class _Setup:
         self.eval_set = eval_batch(
             cfg.tasks, self.n_seeds, cfg.n_eval, cfg.n_diffusion_steps, cfg.seed + 12_345, self.device
         )
+        if not swd:
+            return
         g = torch.Generator().manual_seed(cfg.seed + 54_321)
         self.directions = random_directions(cfg.n_projections, self.net.d_data, g).to(self.device)
         draw = lambda n: torch.stack(  # noqa: E731 - (S, K, n, d) fresh real samples
@@ -286,6 +408,14 @@ class _Setup:
         i = self.trained.index(method)
         return slice(i * self.n_seeds, (i + 1) * self.n_seeds)
 
+    def groups(self) -> list[list[int]]:
+        """The members (indices into ``members``) of each method group of :data:`GROUPS` that trains any: one group
+        when there is no pool (every member, in order)."""
+        if self.pool is None:
+            return [list(range(len(self.members)))]
+        out = [[i for i, mem in enumerate(self.members) if mem.method in group] for group in GROUPS]
+        return [idx for idx in out if idx]
+
     def strengths(self) -> Strengths:
         c = self.cfg
         return Strengths(c.replay_weight, c.trust_radius, c.iso_radius, c.ewc_lambda, c.reptile_every, c.reptile_step,
@@ -294,28 +424,13 @@ class _Setup:
 
 def _sequence_part(setup: _Setup, checkpoint: Checkpointer, progress: bool) -> tuple[dict, dict]:
     cfg, n_tasks = setup.cfg, len(setup.cfg.tasks)
-    seeds = [setup.member_seeds[mem.seed_index] for mem in setup.members]
-    params = init_params(setup.net, seeds, setup.device)
-    record = train_sequence(
-        params,
-        setup.net,
-        setup.schedule,
-        cfg.tasks,
-        setup.members,
-        setup.strengths(),
-        n_seeds=setup.n_seeds,
-        n_steps_per_task=cfg.n_steps_per_task,
-        batch_size=cfg.batch_size,
-        lr=cfg.lr,
-        n_fisher=cfg.n_fisher,
-        n_samples=cfg.n_samples,
-        eval_set=setup.eval_set,
-        seed=cfg.seed,
-        n_replay=cfg.n_replay,
-        progress=progress,
-        checkpoint=checkpoint,
-        checkpoint_name="sequence/train",  # the state at each task switch (dropped once the part is done)
-    )
+    groups = setup.groups()
+    if len(groups) == 1:  # in this process, resumable at every task switch
+        record = _train_group(setup, groups[0], progress, checkpoint)
+    else:  # the second group in the worker (submitted early by run), the first here; no resume inside the part
+        later = setup.early or setup.pool.submit(_train_group, cfg, groups[1])
+        setup.early = None
+        record = _merge_records([_train_group(setup, groups[0], progress), later.result()], groups)
     checkpoint.save("trained/record", _record_state(record))
     # swd[k][m, j]: after task k, task j <= k
     swd = [setup.swd(record.samples[k], setup.seed_of) for k in range(n_tasks)]
@@ -393,27 +508,25 @@ def _reconvergence_part(setup: _Setup, checkpoint: Checkpointer) -> tuple[dict, 
         start = perturbed(state["params"], setup.seed_of, setup.n_seeds, cfg.reconverge_perturb,
                           cfg.seed + 4_242 + offset)  # fmt: skip
         steps, area, start_excess = [], [], []
-        for j, name in enumerate(cfg.tasks[:-1]):
-            key = f"relearning/{j}" if r == 0 else f"relearning/{r}/{j}"
+        keys = [f"relearning/{j}" if r == 0 else f"relearning/{r}/{j}" for j in range(len(cfg.tasks) - 1)]
+        pending = [j for j, key in enumerate(keys) if checkpoint.get(key) is None]
+        curves: dict[int, torch.Tensor] = {}
+        if pending:
+            # the whole re-learning curves (benchmarks/trust_region_cl_relearn_rule.md): a curve's first check within
+            # tolerance is the count of reconvergence_steps to the bit, its area above the target the row's measure;
+            # with a pool, the second method group's in the worker
+            groups = setup.groups()
+            part = lambda idx, p=start: {k: v[torch.tensor(idx, device=v.device)] for k, v in p.items()}  # noqa: E731
+            later = [setup.pool.submit(_relearning_group, cfg, idx, part(idx), pending, cfg.seed + offset)
+                     for idx in groups[1:]]  # fmt: skip
+            here = _relearning_group(setup, groups[0], part(groups[0]) if len(groups) > 1 else start, pending,
+                                     cfg.seed + offset)  # fmt: skip
+            per_group = [here] + [future.result() for future in later]
+            curves = {j: _merge([c[i] for c in per_group], groups, 1) for i, j in enumerate(pending)}
+        for j, key in enumerate(keys):
             found = checkpoint.get(key)
             if found is None:
-                # the whole re-learning curve (benchmarks/trust_region_cl_relearn_rule.md): its first check within
-                # tolerance is the count of reconvergence_steps to the bit, its area above the target the row's measure
-                curve = relearning_curve(
-                    start,
-                    setup.net,
-                    setup.schedule,
-                    j,
-                    name,
-                    setup.eval_set,
-                    setup.seed_of,
-                    n_seeds=setup.n_seeds,
-                    n_steps=cfg.reconverge_max_steps,
-                    eval_every=cfg.reconverge_eval_every,
-                    batch_size=cfg.batch_size,
-                    lr=cfg.lr,
-                    seed=cfg.seed + offset,
-                )
+                curve = curves[j]
                 bound = (1 + cfg.reconverge_tol) * target[:, j]
                 found = {
                     "steps": crossing_steps(curve, bound, eval_every=cfg.reconverge_eval_every, interpolate=False),
@@ -572,8 +685,16 @@ def run(
     so ``--resume`` skips the finished parts.
     """
     cfg, checkpoint = start_run(TrustRegionCLConfig, config, checkpoint)
-    with one_cpu_thread(resolve_device(cfg.device)):
-        setup = _Setup(cfg)
+    device = resolve_device(cfg.device)
+    pooled = device.type == "cpu" and worker_count(cfg.processes, len(GROUPS)) > 1
+    with ExitStack() as stack, one_cpu_thread(device):
+        pool = early = None
+        if pooled and checkpoint.get("part/reconvergence") is None:  # work left for a worker
+            pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=get_context("spawn")))
+            if checkpoint.get("part/sequence") is None:  # start it now: the worker imports while this process sets up
+                early = pool.submit(_train_group, cfg, _Setup(cfg, swd=False, pool=pool).groups()[1])
+        setup = _Setup(cfg, pool=pool)
+        setup.early = early
         parts = {
             "sequence": lambda: _sequence_part(setup, checkpoint, progress),
             "reconvergence": lambda: _reconvergence_part(setup, checkpoint),

@@ -27,8 +27,9 @@ ORDERS: dict[str, tuple[str, ...]] = {
     "spiral → checkerboard → moons": ("spiral", "checkerboard", "moons"),
 }
 LAB_METHODS: tuple[str, ...] = ("finetune", "trcl")
-#: training steps per task of a rerun (150 until the budget pass: a rerun took up to 1.3 s on a loaded machine)
-LAB_STEPS = 100
+#: training steps per task of a rerun (150 until the budget pass: a rerun took up to 1.3 s on a loaded machine; 100
+#: until the move to the Intel host, where a rerun took 1.1 s quiet, benchmarks/page_times_intel.md)
+LAB_STEPS = 75
 #: the radius slider's start (the lab's tiny model, not the book's tuned radius)
 LAB_RADIUS = 0.01
 
