@@ -129,11 +129,13 @@ def _thread_pools():  # created once, after scikit-learn's neighbour search (and
 
 
 def one_thread():
-    """A context in which every OpenMP and BLAS thread pool of this process (torch's, scikit-learn's,
-    numpy's and scipy's) runs on one thread; the counts before it are restored after it. The experiment
-    runs each seed in it: the seeds are shared between two processes, so a second thread in either
-    only waits for (or takes) the core the other process works on."""
-    return _thread_pools().limit(limits=1)
+    """A context in which every OpenMP and BLAS thread pool loaded in this process (torch's, scikit-learn's,
+    numpy's, scipy's, numba's) runs on one thread; the counts before it are restored after it. The
+    experiment runs each seed in it when processes share the seeds: a second thread in either process
+    would only wait for (or take) the core the other one works on."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)  # looks the pools up now: every library loaded so far
 
 
 def exact_knn(data: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
@@ -147,7 +149,7 @@ def exact_knn(data: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarra
     on any number of threads: the neighbours and distances are the same (tested)."""
     from sklearn.neighbors import NearestNeighbors
 
-    with one_thread() if len(data) <= ONE_THREAD_ROWS else nullcontext():
+    with _thread_pools().limit(limits=1) if len(data) <= ONE_THREAD_ROWS else nullcontext():
         dist, idx = NearestNeighbors(n_neighbors=n_neighbors).fit(data).kneighbors(data)
     return dist, idx
 
