@@ -715,6 +715,30 @@ def test_nearest_others_equal_brute_force_with_duplicates():
         nearest_others(X, 90)
 
 
+def test_exact_knn_on_one_thread_equals_the_threaded_search():
+    """one_thread puts every thread pool (torch's included) on one thread and restores the counts; exact_knn,
+    which searches in it, gives the same indices and distances, bit for bit, as scikit-learn's search on
+    every thread (sizes of the chapter's pools, classes and lab, up to its largest one-thread search)."""
+    from sklearn.neighbors import NearestNeighbors
+    from threadpoolctl import threadpool_info
+
+    from explorables.topoprune.persistence import ONE_THREAD_ROWS, exact_knn, one_thread
+
+    before, torch_threads = [p["num_threads"] for p in threadpool_info()], torch.get_num_threads()
+    with one_thread():
+        assert {p["num_threads"] for p in threadpool_info()} == {1} and torch.get_num_threads() == 1
+    assert [p["num_threads"] for p in threadpool_info()] == before and torch.get_num_threads() == torch_threads
+    rng = np.random.default_rng(5)
+    for n, d, k in ((90, 64, 16), (899, 64, 31), (600, 64, 11), (ONE_THREAD_ROWS, 8, 31)):
+        X = rng.standard_normal((n, d))
+        dist, idx = exact_knn(X, k)
+        ref_dist, ref_idx = NearestNeighbors(n_neighbors=k).fit(X).kneighbors(X)
+        np.testing.assert_array_equal(idx, ref_idx)
+        np.testing.assert_array_equal(dist, ref_dist)
+    assert [p["num_threads"] for p in threadpool_info()] == before
+    assert torch.get_num_threads() == torch_threads
+
+
 def test_umap_reads_the_same_graph_from_the_precomputed_knn():
     """The kNN graph handed to UMAP gives the fuzzy simplicial set UMAP's own exact search builds."""
     import warnings
@@ -735,16 +759,35 @@ def test_umap_reads_the_same_graph_from_the_precomputed_knn():
 
 
 def test_seeds_in_a_worker_process_give_the_same_numbers():
-    """cfg.processes only moves seeds to a spawned worker: every number is the same."""
+    """cfg.processes only moves seeds to a spawned worker and, above 1, runs each seed's thread pools on one
+    thread: every number is the same."""
     from explorables.topoprune import run
-    from explorables.topoprune.experiment import worker_share
 
-    assert worker_share([3, 1, 4, 5, 9, 2, 6]) == [5, 9, 2, 6]
-    assert worker_share([0]) == []
     cfg = TopoPruneConfig.preset("smoke", seeds=(0, 1, 2), diagnose=False)
     one = run(cfg)
     two = run(cfg.replace(processes=2))
     assert one.summary["methods"] == two.summary["methods"]
+    assert all(one.summary[f"seed_{s}"] == two.summary[f"seed_{s}"] for s in cfg.seeds)
+
+
+def test_seed_share_gives_workers_the_last_seeds_and_keeps_the_first():
+    """SeedShare: a worker takes the pending seeds from the back, never the kept first seed; this process
+    runs the others from the front; every seed's part is the one _seed returns wherever it ran."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from explorables.topoprune.experiment import SeedShare, _seed
+
+    cfg = TopoPruneConfig.preset("smoke", seeds=(0, 1, 2, 3), diagnose=False, n_train_steps=5, n_feature_epochs=1)
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:  # a process: torch's state is global
+        share = SeedShare(cfg, [0, 1, 2, 3], pool, 1, keep=0)
+        parts = {s: share.part(s) for s in cfg.seeds}
+    given = share.given()
+    assert 0 not in given and 3 in given and given == list(range(4 - len(given), 4))
+    for s in cfg.seeds:
+        assert parts[s][0] == _seed(cfg, s)[0]
+    alone = SeedShare(cfg, [1, 2], None, 0)
+    assert alone.part(2)[0] == parts[2][0] and alone.given() == []
 
 
 def test_random_reference_is_several_class_balanced_draws():

@@ -21,9 +21,10 @@ summary per method, view and rate (mean ± sd over seeds) is assembled from the 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any, ClassVar
@@ -53,6 +54,7 @@ from .persistence import (
     averaged_knn_radius,
     flag_pairs,
     neighbourhoods,
+    one_thread,
     pair_changes,
     persistence_scores,
     persistence_values,
@@ -331,7 +333,14 @@ def diagnose(cfg: TopoPruneConfig, features: dict[str, np.ndarray], rng: np.rand
 
 
 def _seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
-    """One seed: features, every view's selections, one batched training per rate."""
+    """One seed: features, every view's selections, one batched training per rate. With ``cfg.processes``
+    > 1 every thread pool runs on one thread (:func:`~explorables.topoprune.persistence.one_thread`: the
+    processes share the cores; the numbers are the same, tested)."""
+    with one_thread() if cfg.processes > 1 else nullcontext():
+        return _one_seed(cfg, seed)
+
+
+def _one_seed(cfg: TopoPruneConfig, seed: int) -> tuple[dict, dict]:
     rng = np.random.default_rng([cfg.seed, seed])
     device = resolve_device(cfg.device)
     split = load_split(cfg, rng)
@@ -494,11 +503,62 @@ def aggregate(cfg: TopoPruneConfig, parts: list[dict]) -> dict[str, Any]:
     return out
 
 
-def worker_share(pending: Sequence[int]) -> list[int]:
-    """The seeds a worker process takes while this one runs UMAP's warm-up and the first seed's diagnosis
-    (several seeds' work): two thirds of the pending seeds after the first, the later ones."""
-    rest = list(pending[1:])
-    return rest[len(rest) // 3 :]
+def _warm_up(cfg: TopoPruneConfig) -> float:
+    with one_thread() if cfg.processes > 1 else nullcontext():  # beside the worker process, as the seeds
+        return warm_up_umap()
+
+
+class SeedShare:
+    """The pending seeds shared between this process and ``n_workers`` worker processes as they go.
+
+    This process runs its parts in order, from the front (:meth:`part`); each worker takes the last seed
+    nobody has started, one at a time, until the two meet; ``keep`` (the first seed, with the diagnosis
+    and the curves, after UMAP's warm-up here) is never given away. Whichever runs a seed, it is the
+    same deterministic function of the config: the split changes no number, only who finishes when.
+    """
+
+    def __init__(self, cfg: TopoPruneConfig, pending: Sequence[int], pool: ProcessPoolExecutor | None,
+                 n_workers: int, keep: int | None = None) -> None:  # fmt: skip
+        self.cfg, self.pool, self.keep = cfg, pool, keep
+        self.left = list(pending)  # seeds nobody has started
+        self.futures: dict[int, Future] = {}
+        self.lock = threading.Lock()
+        self.feeders = [threading.Thread(target=self._feed, daemon=True) for _ in range(n_workers if pool else 0)]
+        for feeder in self.feeders:
+            feeder.start()
+
+    def _feed(self) -> None:
+        while True:
+            with self.lock:
+                given = [s for s in self.left if s != self.keep]
+                if not given:
+                    return
+                seed = given[-1]
+                self.left.remove(seed)
+                try:
+                    future = self.futures[seed] = self.pool.submit(_seed, self.cfg, seed)
+                except RuntimeError:  # the pool was shut down: this process stopped early
+                    return
+            if future.exception() is not None:  # waits; the seed's part raises it
+                return
+
+    def part(self, seed: int) -> tuple[dict, dict]:
+        """The seed's ``(summary, curves)``: run here if no worker took it, else the worker's, when it is done."""
+        with self.lock:
+            future = self.futures.get(seed)
+            if future is None:
+                self.left.remove(seed)
+        return _seed(self.cfg, seed) if future is None else future.result()
+
+    def stop(self) -> None:
+        """Give out no more seeds."""
+        with self.lock:
+            self.left.clear()
+
+    def given(self) -> list[int]:
+        """The seeds given to the workers so far."""
+        with self.lock:
+            return sorted(self.futures)
 
 
 @checked()
@@ -507,23 +567,23 @@ def run(
 ) -> TopoPruneResults:
     """The persistence check, then one part per seed; the summary's ``methods`` aggregates the seeds.
 
-    With ``cfg.processes`` > 1, :func:`worker_share` of the seeds not yet in the checkpoint run in worker
-    processes (spawned; each seed is the same deterministic function of the config wherever it runs), and
-    their parts wait for them in order; a worker's part time is then the time this process waited.
+    With ``cfg.processes`` > 1, worker processes (spawned) take the pending seeds from the back while this
+    process runs UMAP's warm-up, the first seed (with the diagnosis) and the next seeds from the front
+    (:class:`SeedShare`); a worker's part time is then the time this process waited for it.
     """
     cfg, checkpoint = start_run(TopoPruneConfig, config, checkpoint)
     parts: dict[str, Any] = {"persistence_check": lambda: _persistence_check(cfg)}
     if cfg.embedder == "umap" and cfg.diagnose:
-        parts["umap_warm_up"] = lambda: ({"first_call_s": warm_up_umap()}, {})
-    parts |= {f"seed_{s}": (lambda s=s: _seed(cfg, s)) for s in cfg.seeds}
+        parts["umap_warm_up"] = lambda: ({"first_call_s": _warm_up(cfg)}, {})
     pending = [s for s in cfg.seeds if checkpoint.get(f"part/seed_{s}") is None]
-    shared = worker_share(pending) if cfg.processes > 1 else []
+    n_workers = min(cfg.processes - 1, len([s for s in pending if s != cfg.seeds[0]]))
     with ExitStack() as stack:
-        if shared:
-            pool = stack.enter_context(ProcessPoolExecutor(min(cfg.processes - 1, len(shared)),
-                                                           mp_context=get_context("spawn")))  # fmt: skip
-            for s in shared:
-                parts[f"seed_{s}"] = pool.submit(_seed, cfg, s).result
+        pool = None
+        if n_workers > 0:
+            pool = stack.enter_context(ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")))
+        share = SeedShare(cfg, pending, pool, n_workers, keep=cfg.seeds[0])
+        stack.callback(share.stop)  # runs before the pool's shutdown: a failed part stops the sharing
+        parts |= {f"seed_{s}": (lambda s=s: share.part(s)) for s in cfg.seeds}
         summary, curves = run_parts_timed(checkpoint, parts, progress)
     summary["methods"] = aggregate(cfg, [summary[f"seed_{s}"] for s in cfg.seeds])
     curves["example"] = curves[f"seed_{cfg.seeds[0]}"]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import cache
 from itertools import repeat
 
 import gudhi
@@ -114,6 +116,44 @@ def total_persistence(points: torch.Tensor, pairs: FlagPairs | None = None) -> t
     return deaths0.sum() + (h1[:, 1] - h1[:, 0]).sum()
 
 
+#: exact_knn searches this many rows or fewer on one thread (the book's pools, classes and lab; not CIFAR's)
+ONE_THREAD_ROWS = 10_000
+
+
+@cache
+def _thread_pools():  # created once, after scikit-learn's neighbour search (and its OpenMP) is loaded
+    from sklearn.neighbors import NearestNeighbors  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def one_thread():
+    """A context in which every OpenMP and BLAS thread pool loaded in this process (torch's, scikit-learn's,
+    numpy's, scipy's, numba's) runs on one thread; the counts before it are restored after it. The
+    experiment runs each seed in it when processes share the seeds: a second thread in either process
+    would only wait for (or take) the core the other one works on."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)  # looks the pools up now: every library loaded so far
+
+
+def exact_knn(data: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's exact neighbour search of every row of ``data`` among the rows (itself included):
+    ``(distances, indices)``, ``(n, n_neighbors)``, nearest first; on one thread (OpenMP and BLAS) for
+    up to :data:`ONE_THREAD_ROWS` rows.
+
+    On the book's few hundred points the search's threads cost far more than they save: on the
+    book's 2-core Intel host, loaded, one class's search took ~45x the CPU time with two spinning
+    threads as with one. Every search is exact and each row's distances are computed the same way
+    on any number of threads: the neighbours and distances are the same (tested)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    with _thread_pools().limit(limits=1) if len(data) <= ONE_THREAD_ROWS else nullcontext():
+        dist, idx = NearestNeighbors(n_neighbors=n_neighbors).fit(data).kneighbors(data)
+    return dist, idx
+
+
 @checked(points=_POINTS, n_neighbours=Int(1))
 def nearest_others(points: np.ndarray, n_neighbours: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k = n_neighbours`` nearest *other* points of every point (Euclidean, scikit-learn's exact
@@ -123,11 +163,9 @@ def nearest_others(points: np.ndarray, n_neighbours: int) -> tuple[np.ndarray, n
     (distance 0) stays a neighbour. Vectorised: one ``k + 1`` search, then each row drops its own index,
     or its farthest entry when a duplicate pushed the point itself out of the ``k + 1``.
     """
-    from sklearn.neighbors import NearestNeighbors
-
     arr = _check_points("points", points)
     k = check_int("n_neighbours", n_neighbours, 1, arr.shape[0] - 1)
-    dist, idx = NearestNeighbors(n_neighbors=k + 1).fit(arr).kneighbors(arr)
+    dist, idx = exact_knn(arr, k + 1)
     keep = idx != np.arange(arr.shape[0])[:, None]
     keep[keep.all(axis=1), -1] = False  # the point itself was not among its k + 1: drop the farthest
     return idx[keep].reshape(-1, k), dist[keep].reshape(-1, k)
