@@ -943,3 +943,85 @@ def test_a_tiny_run_scores_every_arm_and_its_headline_quotes_the_summary():
     assert "leading principal components" in C.moments_sentence(results, "images")
     with pytest.raises(ValueError, match="results"):
         X.headline(X.DCDMResults(cfg, {"mixture": {}}))
+
+
+def _tiny_config(**changes) -> X.DCDMConfig:
+    return X.DCDMConfig.preset(
+        "smoke", seeds=(0, 1), n_diffusion_steps=4, n_modes=3, n_mixture_train=60, n_mixture_concepts=3,
+        n_mixture_steps=6, mixture_d_hidden=8, n_concepts=3, d_pca=4, n_test=30, n_image_train=80, n_image_steps=6,
+        encoder_d_hidden=8, denoiser_d_hidden=8, denoiser_n_layers=1, batch_size=8, n_samples_per_concept=3,
+        n_intervene=4, n_snapshots=2, **changes,
+    )  # fmt: skip
+
+
+def _assert_same_tree(a, b, where="") -> None:
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), where
+        for key in a:
+            _assert_same_tree(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, (list, tuple)) and not all(isinstance(v, (int, float)) for v in a):
+        assert len(a) == len(b), where
+        for i, (u, v) in enumerate(zip(a, b, strict=True)):
+            _assert_same_tree(u, v, f"{where}[{i}]")
+    else:
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=where)
+
+
+def test_the_mixture_run_in_a_worker_process_gives_the_in_process_numbers(monkeypatch):
+    """processes=2: a spawned worker runs the mixture while this process runs the images; every number and
+    curve equals the in-process run's (processes=1), in the same order; only the part times differ."""
+    submitted = []
+
+    class Pool(X.ProcessPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            submitted.append(args[1])
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(X, "ProcessPoolExecutor", Pool)
+    alone = X.run(_tiny_config(processes=1))
+    assert submitted == []
+    shared = X.run(_tiny_config(processes=2))
+    assert submitted == ["mixture"]
+    assert list(shared.summary) == ["mixture", "images", "timings"]
+    assert list(shared.summary["timings"]) == ["mixture_s", "images_s"]
+    _assert_same_tree({k: v for k, v in alone.summary.items() if k != "timings"},
+                      {k: v for k, v in shared.summary.items() if k != "timings"})  # fmt: skip
+    _assert_same_tree(alone.curves, shared.curves)
+
+
+def test_a_resumed_run_with_its_parts_stored_starts_no_worker(tmp_path, monkeypatch):
+    cfg = _tiny_config(processes=2)
+    whole = X.run(cfg, checkpoint=Checkpointer(tmp_path, every_s=0.0))
+    submitted = []
+    monkeypatch.setattr(X, "ProcessPoolExecutor", lambda *a, **k: submitted.append(a))
+    resumed = X.run(cfg, checkpoint=Checkpointer(tmp_path, every_s=0.0, resume=True))
+    assert submitted == []
+    _assert_same_tree(whole.curves, resumed.curves)
+
+
+def test_processes_is_checked():
+    with pytest.raises(ValueError, match="processes"):
+        X.DCDMConfig.preset("smoke", processes=-1).validated()
+
+
+def test_adam_with_foreach_trains_the_per_tensor_loops_models_bit_for_bit(monkeypatch):
+    """The training loop's Adam(foreach=True), one batched update for all parameters, gives the per-tensor
+    loop's parameters bit for bit (torch's CPU default), so the book's numbers do not depend on it."""
+    data = Dt.mixture_data(200, 10, 4, 0.25, seed=0)
+    settings = TrainSettings(3, 25, 10, 16, 5e-3, 0.003, 0.3)
+
+    def train():
+        torch.manual_seed(7)
+        return train_concept_models(
+            data.x_train, settings, lambda: MLPEncoder(2, 3, 8, 2), lambda: MLPDenoiser(2, 10, 8, 2), seeds=(0, 1)
+        )
+
+    batched = train()
+    adam = torch.optim.Adam
+    monkeypatch.setattr(torch.optim, "Adam", lambda params, **kw: adam(params, **{**kw, "foreach": False}))
+    looped = train()
+    assert torch.equal(batched.centres, looped.centres)
+    for a, b in zip([*batched.encoder.parameters(), *batched.denoiser.parameters()],
+                    [*looped.encoder.parameters(), *looped.denoiser.parameters()], strict=True):  # fmt: skip
+        assert torch.equal(a, b)
+    assert batched.losses == looped.losses

@@ -20,11 +20,18 @@ one batched model, then measures, with labels used only here, in the evaluation:
 * interventions: held-out inputs re-generated after swapping their top concept weight with
   each other used concept's (at most :data:`INTERVENTION_TARGETS` per input), scored by how often the
   classifier then gives the new concept's label.
+
+The two experiments share nothing (each seeds torch's global generator and its own generators from the
+config), so with two or more CPUs (``processes``) a spawned worker process runs the mixture while this
+process runs the images; the numbers are those of running them one after the other (``processes=1``).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,7 +44,7 @@ from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
 from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Probability, Seeds, param
-from ..core.threads import one_cpu_thread
+from ..core.threads import one_cpu_thread, worker_count
 from . import data as Dt
 from . import dcdm as M
 from .metrics import (
@@ -99,6 +106,12 @@ class DCDMConfig(ExperimentConfig):
     denoiser_d_hidden: int = param(64, Int(4), "width of the image denoiser (MLP) / base channels (U-Net)")
     denoiser_n_layers: int = param(2, Int(1, 8), "hidden layers of the MLP denoiser")
     network: str = param("mlp", Choice(("mlp", "unet")), "image networks: MLPs, or a CNN encoder with a U-Net")
+    processes: int = param(
+        0,
+        Int(0, 64),
+        "processes on a CPU: with 2 or more, a spawned worker runs the mixture while this one runs the images "
+        "(0: every CPU this process may use; the numbers do not depend on it)",
+    )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(
@@ -526,16 +539,46 @@ def _images(cfg: DCDMConfig, checkpoint: Checkpointer, progress: bool) -> tuple[
 
 
 PHASES = {"mixture": _mixture, "images": _images}
+#: the phase a worker process runs beside the others when ``processes`` allows (it reads nothing they write)
+WORKER_PHASE = "mixture"
+
+
+def _phase_alone(cfg: DCDMConfig, name: str) -> tuple[dict, dict]:
+    """Phase ``name`` in a worker process: an in-memory checkpoint (a stopped run redoes it), no progress bars.
+    The phase seeds torch's global generator and its own generators from the config and runs on one torch thread
+    (as in this process), so its numbers equal the in-process run's."""
+    return PHASES[name](cfg, Checkpointer(None), False)
 
 
 @checked()
 def run(
     config: DCDMConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> DCDMResults:
-    """Run the chapter's experiments (see the module docstring); ``progress`` shows tqdm bars."""
+    """Run the chapter's experiments (see the module docstring); ``progress`` shows tqdm bars.
+
+    On a CPU with ``cfg.processes`` resolving to more than one and both phases pending, a spawned worker runs
+    the mixture (:data:`WORKER_PHASE`) while this process runs the images; the images are then stored first, and
+    the mixture's part time is the time this process waited for it after them. The summary and the curves keep
+    the serial order."""
     cfg, checkpoint = start_run(DCDMConfig, config, checkpoint)
-    parts = {name: (lambda phase=phase: phase(cfg, checkpoint, progress)) for name, phase in PHASES.items()}
-    summary, curves = run_parts_timed(checkpoint, parts, progress)
+    parts: dict[str, Any] = {
+        name: (lambda phase=phase: phase(cfg, checkpoint, progress)) for name, phase in PHASES.items()
+    }
+    pending = [name for name in PHASES if checkpoint.get(f"part/{name}") is None]
+    parallel = (
+        resolve_device(cfg.device).type == "cpu" and WORKER_PHASE in pending and len(pending) > 1
+        and worker_count(cfg.processes, len(pending)) > 1
+    )  # fmt: skip
+    with ExitStack() as stack:
+        if parallel:
+            pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=get_context("spawn")))
+            future = pool.submit(_phase_alone, cfg, WORKER_PHASE)
+            # this process's phases first, then the worker's result
+            parts = {**{n: f for n, f in parts.items() if n != WORKER_PHASE}, WORKER_PHASE: future.result}
+        summary, curves = run_parts_timed(checkpoint, parts, progress)
+    summary = {**{name: summary[name] for name in PHASES}, "timings": summary["timings"]}
+    summary["timings"] = {f"{name}_s": summary["timings"][f"{name}_s"] for name in PHASES}
+    curves = {name: curves[name] for name in PHASES}
     return DCDMResults(cfg, summary, curves)
 
 

@@ -277,7 +277,9 @@ def train_concept_models(
     )
     softmax = models.softmax_mask()
     params = [*encoder.parameters(), *denoiser.parameters(), centres]
-    opt = torch.optim.Adam(params, lr=settings.lr)
+    # foreach: one batched op per update step for all parameters (torch picks it on GPUs, the per-tensor loop on
+    # CPUs); the same arithmetic, so the same numbers bit for bit (tested), in less time on the CPU
+    opt = torch.optim.Adam(params, lr=settings.lr, foreach=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 * (1 + math.cos(math.pi * min(k, n_steps) / n_steps)))
     start = 0
     saved = checkpoint.get(name) if checkpoint is not None and name else None
