@@ -63,6 +63,7 @@ def cost(base: int) -> dict:
         VirtualFlowConfig,
         build_example,
         estimate,
+        first_velocities,
         gate_room,
         gate_room_noise,
         reflow_gate_rooms,
@@ -81,10 +82,10 @@ def cost(base: int) -> dict:
     t0, w0 = time.process_time(), time.perf_counter()
     for j, room in enumerate(rooms):
         x0 = gate_room_noise(cfg, models, room, seed, j).to(dev)
-        firsts = {"flow": {}, "reflow": {}}
+        firsts = first_velocities(models, room, x0, dev)
 
         def solve(name, k, room=room, x0=x0, firsts=firsts):
-            return estimate(models, room, name, n_steps=k, solver=cfg.solver, x0=x0, device=dev, first=firsts[name])
+            return estimate(models, room, name, n_steps=k, solver=cfg.solver, x0=x0, device=dev, v0=firsts[name])
 
         reflow_row_scores(cfg, room, solve)
     cpu, wall = time.process_time() - t0, time.perf_counter() - w0
