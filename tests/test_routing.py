@@ -875,3 +875,28 @@ def test_a_worker_process_gives_the_serial_numbers():
 def test_processes_is_checked():
     with pytest.raises(ValueError, match="processes"):
         RoutingConfig.preset("smoke", processes=-1)
+
+
+def test_a_run_resumed_with_a_worker_gives_the_serial_numbers(tmp_path):
+    """Resumed with the one-hop part stored, the two-hop runs are shared between this process and a worker
+    (``RRTRuns`` then lists only those): every number and curve is that of an uninterrupted run in one process."""
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.routing.experiment import RRTRuns
+
+    cfg = RoutingConfig.preset("smoke", seeds=(0, 1), n_steps=20, n_train=512, batch_size=64, n_test=100,
+                               n_validation=50, n_collision_trials=1, n_survey_sequences=10,
+                               beta_grid=(1.0,), d_head_grid=(2,), processes=2)  # fmt: skip
+    serial = run(cfg.replace(processes=1))
+    run(cfg, checkpoint=Checkpointer(tmp_path, every_s=0))
+    stored = Checkpointer(tmp_path, resume=True)
+    assert stored.get("part/single") is not None
+    later = [k for k in stored.entries if k.startswith(("part/multi", "part/overhead", "multi/"))]
+    assert "part/multi" in later
+    stored.save("run", stored.entries["run"], drop=tuple(later))
+    resumed_ck = Checkpointer(tmp_path, resume=True)
+    assert RRTRuns(cfg, resumed_ck, "cpu").pending == [(2, 0), (2, 1)]
+    resumed = run(cfg, checkpoint=resumed_ck)
+    for results in (serial, resumed):
+        results.summary.pop("timings")
+    _same_tree(serial.summary, resumed.summary)
+    _same_tree(serial.curves, resumed.curves)
