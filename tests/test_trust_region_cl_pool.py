@@ -73,3 +73,16 @@ def test_the_last_tasks_fisher_is_skipped_and_its_draws_still_made(monkeypatch):
         assert torch.equal(a, b)
     for a, b in zip(short.eval_losses, longer.eval_losses[:3], strict=True):
         assert torch.equal(a, b)
+
+
+def test_the_run_stays_in_one_process_where_the_split_would_move_the_last_digits(monkeypatch):
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a worker process was started where the split is not exact")
+
+    monkeypatch.setattr(experiment, "ProcessPoolExecutor", no_pool)
+    eight = Config.preset("smoke", seeds=tuple(range(8)))
+    assert experiment.split_is_exact(eight)
+    assert not experiment.split_is_exact(eight.replace(seeds=(0, 1, 2)))
+    assert not experiment.split_is_exact(eight.replace(iso_radius=float("inf")))
+    cfg = Config.preset("smoke", n_steps_per_task=5, reconverge_max_steps=3, maml_steps=2, processes=2)
+    assert len(cfg.seeds) % 8 and run(cfg).summary  # three seeds: one process, no worker

@@ -23,10 +23,10 @@ Parts:
    at growing strengths, against the one-step inner update (cosines).
 
 With ``processes`` of 2 or more (0: every CPU available) on the CPU, parts 1 and 2 train the members in two groups
-of methods (:data:`GROUPS`), the second in a spawned worker process while this one trains the first; every draw is
-made per seed, not per member, so a member's numbers do not depend on which others train beside it (to the bit at
-the book's eight seeds, where each group's tensors are whole multiples of the vector width; a test compares the two
-ways).
+of methods (:data:`GROUPS`), the second in a spawned worker process while this one trains the first. Every draw is
+made per seed, not per member, and the split is used only where it gives the single ensemble's numbers to the bit
+(:func:`split_is_exact`: the book's eight seeds, the control trained; a test compares the two ways); at other seed
+counts the groups would differ in the last digits, so the run stays in one process.
 """
 
 from __future__ import annotations
@@ -194,7 +194,8 @@ class TrustRegionCLConfig(ExperimentConfig):
         Int(0, 64),
         "processes (0: every CPU available; at most two are used, one per method group of GROUPS): with 2 the "
         "continual sequence and the re-learning curves of the second group run in a spawned worker while this "
-        "process runs the first (CPU only); the numbers are the same (to the bit at the book's eight seeds)",
+        "process runs the first (CPU only, and only where the numbers are the same to the bit: seeds a multiple of "
+        "eight, control trained; otherwise one process)",
     )
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -269,6 +270,14 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("finetune", "ewc", "trcl", "trcl_iso"),
     ("replay", "reptile", "trcl_penalty", "freeze"),
 )
+
+
+def split_is_exact(cfg: TrustRegionCLConfig) -> bool:
+    """Whether the two method groups give the single ensemble's numbers to the bit: the control is trained (each
+    group holds four methods) and the seed count is a multiple of eight (each group's tensors are then whole
+    multiples of the vector width). Elsewhere they differ in the last digits, so :func:`run` trains in one process:
+    a chapter's numbers never depend on how many CPUs the machine has."""
+    return len(cfg.seeds) % 8 == 0 and not math.isinf(cfg.iso_radius)
 
 
 def _merge(parts: list[torch.Tensor], groups: list[list[int]], dim: int = 0) -> torch.Tensor:
@@ -686,7 +695,7 @@ def run(
     """
     cfg, checkpoint = start_run(TrustRegionCLConfig, config, checkpoint)
     device = resolve_device(cfg.device)
-    pooled = device.type == "cpu" and worker_count(cfg.processes, len(GROUPS)) > 1
+    pooled = device.type == "cpu" and worker_count(cfg.processes, len(GROUPS)) > 1 and split_is_exact(cfg)
     with ExitStack() as stack, one_cpu_thread(device):
         pool = early = None
         if pooled and checkpoint.get("part/reconvergence") is None:  # work left for a worker
