@@ -86,3 +86,21 @@ def test_the_run_stays_in_one_process_where_the_split_would_move_the_last_digits
     assert not experiment.split_is_exact(eight.replace(iso_radius=float("inf")))
     cfg = Config.preset("smoke", n_steps_per_task=5, reconverge_max_steps=3, maml_steps=2, processes=2)
     assert len(cfg.seeds) % 8 and run(cfg).summary  # three seeds: one process, no worker
+
+
+def test_a_run_resumed_after_the_sequence_gives_the_pooled_relearning_the_serial_numbers(tmp_path):
+    """Resumed with the continual sequence stored (no early worker job), the re-learning curves are still split
+    between this process and the worker, from the checkpointed state: the numbers are the serial run's to the bit."""
+    from explorables.core.checkpoint import Checkpointer
+
+    cfg = Config.preset("smoke", seeds=tuple(range(8)), n_steps_per_task=20, reconverge_max_steps=10, maml_steps=5,
+                        processes=2)  # fmt: skip
+    serial = run(cfg.replace(processes=1))
+    run(cfg, checkpoint=Checkpointer(tmp_path, every_s=0))
+    stored = Checkpointer(tmp_path, resume=True)
+    later = [k for k in stored.entries if k.startswith(("relearning/", "part/reconvergence", "part/maml"))]
+    assert "part/reconvergence" in later and stored.get("part/sequence") is not None
+    stored.save("run", stored.entries["run"], drop=tuple(later))
+    resumed = run(cfg, checkpoint=Checkpointer(tmp_path, resume=True))
+    _same(serial.summary, resumed.summary)
+    _same(serial.curves, resumed.curves)
