@@ -351,11 +351,6 @@ def dual_step(lam: torch.Tensor, dist2: torch.Tensor, radius: torch.Tensor, lr: 
     """
     if bool((lam < 0).any()) or bool((dist2 < 0).any()) or not bool((radius > 0).all()):
         raise ArgumentError("lam and dist2 must be >= 0 and radius > 0 (a multiplier, a squared distance, a radius)")
-    return _dual_step(lam, dist2, radius, lr)
-
-
-def _dual_step(lam: torch.Tensor, dist2: torch.Tensor, radius: torch.Tensor, lr: float) -> torch.Tensor:
-    """:func:`dual_step` without its argument checks (the training loop's every step)."""
     violation = (dist2 / radius.pow(2) - 1.0).clamp(-1.0, 1.0)
     return (lam + lr * lam.clamp_min(DUAL_FLOOR) * violation).clamp_min(0.0)
 
@@ -654,7 +649,7 @@ def train_sequence(
                                 size = v[0].numel()
                                 v[rows] = anchor[n][rows] + proj[:, at : at + size].view(-1, *v.shape[1:])
                                 at += size
-                raw_lam = _dual_step(lam, dist2.detach(), radius, strengths.dual_lr)
+                raw_lam = dual_step(lam, dist2.detach(), radius, strengths.dual_lr)
                 hits += (constrained & (raw_lam > DUAL_MAX)).long()
                 lam = torch.where(constrained, raw_lam.clamp_max(DUAL_MAX), lam)
                 lam_max = torch.maximum(lam_max, lam)
