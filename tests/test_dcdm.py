@@ -38,6 +38,8 @@ from explorables.dcdm.training import (
     train_concept_models,
 )
 
+from .trees import assert_same_tree
+
 
 def test_forward_process_has_the_stated_mean_and_variance():
     """Monte Carlo: x_t has mean sqrt(abar) x0 + (1 - sqrt(abar)) m and variance 1 - abar, eq. (dcdm-forward)."""
@@ -954,19 +956,6 @@ def _tiny_config(**changes) -> X.DCDMConfig:
     )  # fmt: skip
 
 
-def _assert_same_tree(a, b, where="") -> None:
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and list(a) == list(b), where
-        for key in a:
-            _assert_same_tree(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)) and not all(isinstance(v, (int, float)) for v in a):
-        assert len(a) == len(b), where
-        for i, (u, v) in enumerate(zip(a, b, strict=True)):
-            _assert_same_tree(u, v, f"{where}[{i}]")
-    else:
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=where)
-
-
 def test_the_mixture_run_in_a_worker_process_gives_the_in_process_numbers(monkeypatch):
     """processes=2: a spawned worker runs the mixture while this process runs the images; every number and
     curve equals the in-process run's (processes=1), in the same order; only the part times differ."""
@@ -984,9 +973,9 @@ def test_the_mixture_run_in_a_worker_process_gives_the_in_process_numbers(monkey
     assert submitted == ["mixture"]
     assert list(shared.summary) == ["mixture", "images", "timings"]
     assert list(shared.summary["timings"]) == ["mixture_s", "images_s"]
-    _assert_same_tree({k: v for k, v in alone.summary.items() if k != "timings"},
-                      {k: v for k, v in shared.summary.items() if k != "timings"})  # fmt: skip
-    _assert_same_tree(alone.curves, shared.curves)
+    assert_same_tree({k: v for k, v in alone.summary.items() if k != "timings"},
+                     {k: v for k, v in shared.summary.items() if k != "timings"})  # fmt: skip
+    assert_same_tree(alone.curves, shared.curves, ordered=True)
 
 
 def test_a_resumed_run_with_its_parts_stored_starts_no_worker(tmp_path, monkeypatch):
@@ -996,7 +985,7 @@ def test_a_resumed_run_with_its_parts_stored_starts_no_worker(tmp_path, monkeypa
     monkeypatch.setattr(X, "ProcessPoolExecutor", lambda *a, **k: submitted.append(a))
     resumed = X.run(cfg, checkpoint=Checkpointer(tmp_path, every_s=0.0, resume=True))
     assert submitted == []
-    _assert_same_tree(whole.curves, resumed.curves)
+    assert_same_tree(whole.curves, resumed.curves, ordered=True)
 
 
 def test_processes_is_checked():

@@ -12,7 +12,6 @@ dynamics and of seeds); ``EXPLORABLES_RESUME_ALL=1`` runs all nineteen (about 10
 
 from __future__ import annotations
 
-import math
 import os
 
 import numpy as np
@@ -21,6 +20,9 @@ import torch
 
 from explorables.chapters import CHAPTERS
 from explorables.core.checkpoint import Checkpointer
+
+from .trees import differences as _differences
+from .trees import without_timings as _without_timings
 
 FAST = ("omwu", "virtualflow", "uggrh", "dcdm")
 SLUGS = sorted(CHAPTERS) if os.environ.get("EXPLORABLES_RESUME_ALL") else FAST
@@ -43,35 +45,6 @@ class KillingCheckpointer(Checkpointer):
         self.names.append(name)
         if self.kill_after is not None and len(self.names) >= self.kill_after:
             raise Killed(name)
-
-
-def _differences(a, b, path=""):
-    """Where ``a`` and ``b`` (nested dicts, lists, arrays, numbers) differ; NaN equals NaN."""
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or set(a) != set(b):
-            return [f"{path} (keys)"]
-        return [d for k in a for d in _differences(a[k], b[k], f"{path}/{k}")]
-    if isinstance(a, (list, tuple)):
-        if not isinstance(b, (list, tuple)) or len(a) != len(b):
-            return [f"{path} (length)"]
-        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _differences(x, y, f"{path}[{i}]")]
-    if isinstance(a, (np.ndarray, torch.Tensor)) or isinstance(b, (np.ndarray, torch.Tensor)):
-        x, y = np.asarray(a), np.asarray(b)
-        same = x.shape == y.shape and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc" and y.dtype.kind in "fc")
-        return [] if same else [path]
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return []
-    return [] if a == b else [path]
-
-
-def _without_timings(value):
-    """``value`` without its wall-clock entries (``timings``, ``*_s``, ``*seconds*``), which may differ."""
-    if isinstance(value, dict):
-        kept = {k: v for k, v in value.items() if not (k == "timings" or k.endswith("_s") or "seconds" in k)}
-        return {k: _without_timings(v) for k, v in kept.items()}
-    if isinstance(value, (list, tuple)):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 @pytest.mark.parametrize("slug", SLUGS)

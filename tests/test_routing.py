@@ -48,6 +48,7 @@ from explorables.routing.survey import load_state_dict, read_safetensors
 
 from .cli_runs import cli, kill_mid_run
 from .smoke_runs import smoke_run
+from .trees import assert_same_tree
 
 # --- collisions ----------------------------------------------------------------------------------
 
@@ -827,26 +828,6 @@ def test_the_one_hop_task_is_the_first_hop_of_the_two_hop_task(monkeypatch):
 # --- worker processes ------------------------------------------------------------------------------
 
 
-def _same_tree(a, b, where="results"):
-    """Equal to the bit (NaN equals NaN): dicts, lists, floats, arrays and tensors."""
-    if isinstance(a, dict):
-        assert set(a) == set(b), where
-        for key in a:
-            _same_tree(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same_tree(x, y, f"{where}[{i}]")
-    elif torch.is_tensor(a):
-        assert torch.equal(a, b), where
-    elif isinstance(a, np.ndarray):
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    elif isinstance(a, float) and np.isnan(a):
-        assert isinstance(b, float) and np.isnan(b), where
-    else:
-        assert a == b, where
-
-
 def test_a_worker_process_gives_the_serial_numbers():
     """With two processes a spawned worker takes RRT runs from the end of the list (the last seed's two-hop run
     at least): every number, curve and the first seed's trained weights are those of the run in one process."""
@@ -863,13 +844,13 @@ def test_a_worker_process_gives_the_serial_numbers():
     shared = run(cfg.replace(processes=2))
     for results in (serial, shared):
         results.summary.pop("timings")
-    _same_tree(serial.summary, shared.summary)
-    _same_tree(serial.curves, shared.curves)
+    assert_same_tree(serial.summary, shared.summary)
+    assert_same_tree(serial.curves, shared.curves)
     assert set(serial.models) == set(shared.models) == {1, 2}
     for hops, by_kind in serial.models.items():
         assert set(by_kind) == set(shared.models[hops])
         for kind, model in by_kind.items():
-            _same_tree(model.state_dict(), shared.models[hops][kind].state_dict(), f"models/{hops}/{kind}")
+            assert_same_tree(model.state_dict(), shared.models[hops][kind].state_dict())
 
 
 def test_processes_is_checked():
@@ -898,5 +879,5 @@ def test_a_run_resumed_with_a_worker_gives_the_serial_numbers(tmp_path):
     resumed = run(cfg, checkpoint=resumed_ck)
     for results in (serial, resumed):
         results.summary.pop("timings")
-    _same_tree(serial.summary, resumed.summary)
-    _same_tree(serial.curves, resumed.curves)
+    assert_same_tree(serial.summary, resumed.summary)
+    assert_same_tree(serial.curves, resumed.curves)

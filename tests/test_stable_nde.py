@@ -57,6 +57,8 @@ from explorables.stable_nde.losses import (
 from explorables.stable_nde.metrics import blow_up_step
 from explorables.stable_nde.solvers import step as rk4_step_checked
 
+from .trees import assert_same_tree, without_timings
+
 
 @pytest.fixture(autouse=True)
 def _one_thread():
@@ -860,30 +862,6 @@ def test_the_committed_study_gives_the_page_its_paragraphs():
     }
 
 
-def _without_timings(tree):
-    """A summary or curves tree without the wall-clock entries (they differ between any two runs)."""
-    if isinstance(tree, dict):
-        return {k: _without_timings(v) for k, v in tree.items() if k not in ("timings", "step_cost_seconds")}
-    return tree
-
-
-def _assert_same_tree(a, b, where="results"):
-    if isinstance(a, dict):
-        assert set(a) == set(b), where
-        for key in a:
-            _assert_same_tree(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _assert_same_tree(x, y, f"{where}[{i}]")
-    elif isinstance(a, (np.ndarray, torch.Tensor)):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=where)
-    elif isinstance(a, float) and math.isnan(a):
-        assert isinstance(b, float) and math.isnan(b), where
-    else:
-        assert a == b, where
-
-
 def test_a_system_run_in_a_worker_process_gives_the_in_process_numbers():
     cfg = Config.preset(
         "smoke", n_trajectories=4, trajectory_steps=20, pretrain_steps=5, n_train_steps=4, alignment_steps=(0, 4),
@@ -891,8 +869,8 @@ def test_a_system_run_in_a_worker_process_gives_the_in_process_numbers():
     )  # fmt: skip
     alone = run(cfg.replace(processes=1))
     shared = run(cfg.replace(processes=2))
-    _assert_same_tree(_without_timings(alone.summary), _without_timings(shared.summary))
-    _assert_same_tree(_without_timings(alone.curves), _without_timings(shared.curves))
+    assert_same_tree(without_timings(alone.summary), without_timings(shared.summary))
+    assert_same_tree(without_timings(alone.curves), without_timings(shared.curves))
 
 
 def test_processes_is_checked():

@@ -10,32 +10,14 @@ import explorables.trust_region_cl.experiment as experiment
 from explorables.trust_region_cl import Config, Member, Net, Strengths, init_params, make_schedule, run
 from explorables.trust_region_cl.continual import eval_batch
 
-
-def _flat(x, prefix=""):
-    if isinstance(x, dict):
-        for k, v in x.items():
-            if k != "timings":
-                yield from _flat(v, f"{prefix}/{k}")
-    elif isinstance(x, (list, tuple)):
-        for i, v in enumerate(x):
-            yield from _flat(v, f"{prefix}[{i}]")
-    else:
-        yield prefix, x
-
-
-def _same(a, b) -> None:
-    fa, fb = dict(_flat(a)), dict(_flat(b))
-    assert fa.keys() == fb.keys()
-    for key, value in fa.items():
-        x, y = torch.as_tensor(value), torch.as_tensor(fb[key])
-        assert torch.equal(x.nan_to_num(nan=-1.25), y.nan_to_num(nan=-1.25)), key
+from .trees import assert_same_tree, without_timings
 
 
 def test_pooled_and_in_process_runs_give_the_same_numbers_to_the_bit_at_eight_seeds():
     cfg = Config.preset("smoke", seeds=tuple(range(8)), n_steps_per_task=20, reconverge_max_steps=10, maml_steps=5)
     here, pooled = run(cfg.replace(processes=1)), run(cfg.replace(processes=2))
-    _same(here.summary, pooled.summary)
-    _same(here.curves, pooled.curves)
+    assert_same_tree(without_timings(here.summary), without_timings(pooled.summary))
+    assert_same_tree(without_timings(here.curves), without_timings(pooled.curves))
 
 
 def test_a_pooled_run_splits_the_members_into_the_two_method_groups_and_merges_them_back_in_order():
@@ -102,5 +84,5 @@ def test_a_run_resumed_after_the_sequence_gives_the_pooled_relearning_the_serial
     assert "part/reconvergence" in later and stored.get("part/sequence") is not None
     stored.save("run", stored.entries["run"], drop=tuple(later))
     resumed = run(cfg, checkpoint=Checkpointer(tmp_path, resume=True))
-    _same(serial.summary, resumed.summary)
-    _same(serial.curves, resumed.curves)
+    assert_same_tree(without_timings(serial.summary), without_timings(resumed.summary))
+    assert_same_tree(without_timings(serial.curves), without_timings(resumed.curves))

@@ -37,6 +37,7 @@ from explorables.uggrh.data import load_features
 from explorables.uggrh.experiment import evaluate
 
 from .smoke_runs import smoke_run
+from .trees import assert_same_tree
 
 FAST = TrainSettings(n_hidden=32, n_epochs=15, n_completion_steps=15, k_neighbours=5)
 
@@ -410,21 +411,6 @@ def test_an_interrupted_run_resumes_from_the_last_finished_seed(tmp_path, monkey
     assert not any(k.startswith("missing_50/") for k in resumed_from.entries)  # dropped once the part is done
 
 
-def _same_tree(a, b, where="results"):
-    if isinstance(a, dict):
-        assert set(a) == set(b), where
-        for key in a:
-            _same_tree(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same_tree(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray):
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert a == b, where
-
-
 def test_a_worker_process_gives_the_serial_numbers():
     """With two processes a spawned worker takes seeds from the end of the task list: every number, the
     checkpointed seeds and the figures' arrays are those of the serial run."""
@@ -439,8 +425,8 @@ def test_a_worker_process_gives_the_serial_numbers():
         results.summary["speed"]["retrieval_speed"] = {
             k: v for k, v in results.summary["speed"]["retrieval_speed"].items() if not k.endswith("_query_s")
         }
-    _same_tree(serial.summary, shared.summary)
-    _same_tree(serial.curves, shared.curves)
+    assert_same_tree(serial.summary, shared.summary)
+    assert_same_tree(serial.curves, shared.curves)
 
 
 def test_config_cross_checks():
