@@ -57,11 +57,13 @@ def source_hash(slug: str) -> str:
 
 
 def machine() -> dict[str, Any]:
-    """What computed a study: the CPU, the thread count and the numeric libraries' versions.
+    """What computed a study: the CPU, the CPUs this process may use and the numeric libraries' versions.
 
     Training rounds differently on another CPU (other vector instructions, other BLAS kernels), and
     training amplifies the difference: the same seed gives the same numbers on the same machine,
     not necessarily on another one. A study records where it ran so that a reader can tell.
+    ``torch_threads`` is the calling process's count; a chapter sets its own threads per part and per worker
+    process (often one), so the page states the CPUs, not this count.
     """
     import numpy
     import torch
@@ -159,7 +161,8 @@ def study_table(slug: str, folder: Path | None = None) -> str:
     table = markdown_table(header, rows)
     where = study.get("machine")
     if where:  # studies made before machines were recorded say nothing rather than guess
-        table += (f"\n\nComputed on {where['cpu']} ({where['torch_threads']} torch thread(s), torch {where['torch']}, "
+        # the CPU count, not torch's thread count: the chapters set their own threads per part and per worker
+        table += (f"\n\nComputed on {where['cpu']} ({where['cpus']} CPUs, torch {where['torch']}, "
                   f"numpy {where['numpy']}). On another CPU a trained run rounds differently, so its numbers, "
                   "and a word that sits near its threshold, can differ there.")
     return table
