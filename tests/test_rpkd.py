@@ -743,3 +743,45 @@ def test_standard_augment_changes_only_the_standard_protocol_and_resumes_bit_for
     resumed = run(cfg, checkpoint=KillingCheckpointer(tmp_path / "killed", resume=True))
     assert _differences(_without_timings(whole.summary), _without_timings(resumed.summary)) == []
     assert _differences(_without_timings(whole.curves), _without_timings(resumed.curves)) == []
+
+
+@pytest.mark.parametrize("n_labelled", [20, 300])
+def test_the_teacher_rows_computed_once_give_the_per_step_numbers_bit_for_bit(n_labelled, monkeypatch):
+    """RPKD's and the control's teacher side, computed once over the transfer set (TeacherRows) and gathered per
+    batch, trains every arm to the same loss curve and weights as computing it every step from the batch's tokens;
+    a transfer set too large for the tables (TEACHER_ROWS_BYTES) takes the per-step path."""
+    from explorables.rpkd import training
+
+    task = load_digits_task()
+    split = make_split(len(task.fine), 200, 20, seed=0)
+    x, fine = task.images[split.train][:300], task.fine[split.train][:300]
+    teacher = train_teachers(x[None], super_labels(fine, 3)[None], 3, width=4, n_steps=5, batch_size=16, lr=1e-2,
+                             seed=0, device=torch.device("cpu"))
+    logits, tokens = teacher_targets(teacher, x[None], 4)
+    protos = RandomPrototypes(16, 8, tokens.shape[-1], seed=3)
+    orders = [torch.randperm(300, generator=torch.Generator().manual_seed(s)) for s in range(2)]
+    order = torch.stack(orders)
+    labels = torch.stack([student_labels(fine[o], n_labelled, 3) for o in orders])
+    built = []
+
+    class Counted(training.TeacherRows):
+        def __init__(self, *args):
+            built.append(1)
+            super().__init__(*args)
+
+    monkeypatch.setattr(training, "TeacherRows", Counted)
+
+    def train(rows: bool):
+        return train_students("mixer", ARMS, x[order], labels, logits[0][order], tokens[0][order], protos,
+                              LossWeights(map=0.5), width=6, grid=4, n_steps=6, batch_size=16, lr=1e-2,
+                              temperature=4.0, tau=0.2, ofa_eps=1.5, seed=0, device=torch.device("cpu"),
+                              teacher_rows=rows)
+
+    (per_step, per_step_curve), (gathered, gathered_curve) = train(False), train(True)
+    assert built == [1]
+    assert per_step_curve == gathered_curve
+    assert all(torch.equal(a, b) for a, b in zip(per_step.state_dict().values(), gathered.state_dict().values(),
+                                                 strict=True))
+    monkeypatch.setattr(training, "TEACHER_ROWS_BYTES", 0)
+    _, too_large_curve = train(True)
+    assert built == [1] and too_large_curve == per_step_curve
