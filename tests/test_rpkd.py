@@ -785,3 +785,24 @@ def test_the_teacher_rows_computed_once_give_the_per_step_numbers_bit_for_bit(n_
     monkeypatch.setattr(training, "TEACHER_ROWS_BYTES", 0)
     _, too_large_curve = train(True)
     assert built == [1] and too_large_curve == per_step_curve
+
+
+def test_with_two_workers_this_process_runs_jobs_beside_one_joblib_worker(monkeypatch):
+    """run_protocols' scheduler: this process (already imported) is one of the ``workers`` and starts only
+    ``workers - 1`` joblib processes. ``id(cfg)`` tells where a job ran: here it is the id of this very config,
+    in a worker that of an unpickled copy."""
+    import joblib.executor
+
+    from explorables.rpkd.experiment import _run_jobs
+
+    asked = []
+    real = joblib.executor.get_memmapping_executor
+    monkeypatch.setattr(joblib.executor, "get_memmapping_executor", lambda n, **kw: asked.append(n) or real(n, **kw))
+    cfg = RPKDConfig.preset("smoke")
+    jobs = {("job", i): (id, (), lambda: (cfg,)) for i in range(4)}
+    jobs[("after", 0)] = (id, (("job", 3),), lambda: (cfg,))
+    done: dict = {}
+    _run_jobs(jobs, done, 2)
+    assert asked == [1] and set(done) == set(jobs)
+    where = [done[name][0] == id(cfg) for name in jobs]
+    assert any(where) and not all(where)
