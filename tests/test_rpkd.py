@@ -806,3 +806,34 @@ def test_with_two_workers_this_process_runs_jobs_beside_one_joblib_worker(monkey
     assert asked == [1] and set(done) == set(jobs)
     where = [done[name][0] == id(cfg) for name in jobs]
     assert any(where) and not all(where)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_member_losses_read_the_same_numbers_from_teacher_rows_as_from_the_batch_tokens(skip):
+    """member_losses with the teacher's side gathered from TeacherRows equals computing it from the batch's
+    tokens: every term, the loss and every gradient, with every member computed or only those that weigh a term."""
+    from explorables.rpkd.training import Distiller, TeacherRows, _take
+
+    n_seeds, n, weights = 2, 40, LossWeights(map=0.5)
+    weight = weights.matrix(ARMS, n_seeds)
+    members = {t: torch.nonzero(weight[:, j]).flatten() for j, t in enumerate(TERMS)} if skip else None
+    m = len(ARMS) * n_seeds
+    gen = torch.Generator().manual_seed(4)
+    images = torch.rand(n_seeds, n, 1, 8, 8, generator=gen)
+    labels = torch.randint(5, (n_seeds, n), generator=gen)
+    labels[:, 10:] = -1
+    t_logits, t_tokens = torch.randn(n_seeds, n, 5, generator=gen), torch.randn(n_seeds, n, 16, 10, generator=gen)
+    idx = torch.randint(n, (n_seeds, 12), generator=gen)
+    protos = RandomPrototypes(12, 6, 10, seed=0)
+    batch = [_take(t, idx, len(ARMS)) for t in (images, labels, t_logits, t_tokens)]
+    out = []
+    for rows in (None, TeacherRows(protos, t_tokens, 0.2).batch(idx)):
+        model = Distiller(make_student("mixer", m, 5, 8, seed=0), m, 8, 5, 6, seed=0)
+        terms = member_losses(model, protos, *batch[:3], batch[3] if rows is None else None, grid=4,
+                              temperature=4.0, tau=0.2, ofa_eps=1.5, members=members, teacher_rows=rows)
+        loss = (weight * terms).sum()
+        loss.backward()
+        out.append((terms, [p.grad for p in model.parameters()]))
+    (tokens_terms, tokens_grads), (rows_terms, rows_grads) = out
+    assert torch.equal(tokens_terms, rows_terms) and bool((rows_terms[:, TERMS.index("map")] != 0).any())
+    assert all(torch.equal(a, b) for a, b in zip(tokens_grads, rows_grads, strict=True))
