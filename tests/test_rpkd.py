@@ -743,3 +743,97 @@ def test_standard_augment_changes_only_the_standard_protocol_and_resumes_bit_for
     resumed = run(cfg, checkpoint=KillingCheckpointer(tmp_path / "killed", resume=True))
     assert _differences(_without_timings(whole.summary), _without_timings(resumed.summary)) == []
     assert _differences(_without_timings(whole.curves), _without_timings(resumed.curves)) == []
+
+
+@pytest.mark.parametrize("n_labelled", [20, 300])
+def test_the_teacher_rows_computed_once_give_the_per_step_numbers_bit_for_bit(n_labelled, monkeypatch):
+    """RPKD's and the control's teacher side, computed once over the transfer set (TeacherRows) and gathered per
+    batch, trains every arm to the same loss curve and weights as computing it every step from the batch's tokens;
+    a transfer set too large for the tables (TEACHER_ROWS_BYTES) takes the per-step path."""
+    from explorables.rpkd import training
+
+    task = load_digits_task()
+    split = make_split(len(task.fine), 200, 20, seed=0)
+    x, fine = task.images[split.train][:300], task.fine[split.train][:300]
+    teacher = train_teachers(x[None], super_labels(fine, 3)[None], 3, width=4, n_steps=5, batch_size=16, lr=1e-2,
+                             seed=0, device=torch.device("cpu"))
+    logits, tokens = teacher_targets(teacher, x[None], 4)
+    protos = RandomPrototypes(16, 8, tokens.shape[-1], seed=3)
+    orders = [torch.randperm(300, generator=torch.Generator().manual_seed(s)) for s in range(2)]
+    order = torch.stack(orders)
+    labels = torch.stack([student_labels(fine[o], n_labelled, 3) for o in orders])
+    built = []
+
+    class Counted(training.TeacherRows):
+        def __init__(self, *args):
+            built.append(1)
+            super().__init__(*args)
+
+    monkeypatch.setattr(training, "TeacherRows", Counted)
+
+    def train(rows: bool):
+        return train_students("mixer", ARMS, x[order], labels, logits[0][order], tokens[0][order], protos,
+                              LossWeights(map=0.5), width=6, grid=4, n_steps=6, batch_size=16, lr=1e-2,
+                              temperature=4.0, tau=0.2, ofa_eps=1.5, seed=0, device=torch.device("cpu"),
+                              teacher_rows=rows)
+
+    (per_step, per_step_curve), (gathered, gathered_curve) = train(False), train(True)
+    assert built == [1]
+    assert per_step_curve == gathered_curve
+    assert all(torch.equal(a, b) for a, b in zip(per_step.state_dict().values(), gathered.state_dict().values(),
+                                                 strict=True))
+    monkeypatch.setattr(training, "TEACHER_ROWS_BYTES", 0)
+    _, too_large_curve = train(True)
+    assert built == [1] and too_large_curve == per_step_curve
+
+
+def test_with_two_workers_this_process_runs_jobs_beside_one_joblib_worker(monkeypatch):
+    """run_protocols' scheduler: this process (already imported) is one of the ``workers`` and starts only
+    ``workers - 1`` joblib processes. ``id(cfg)`` tells where a job ran: here it is the id of this very config,
+    in a worker that of an unpickled copy."""
+    import joblib.executor
+
+    from explorables.rpkd.experiment import _run_jobs
+
+    asked = []
+    real = joblib.executor.get_memmapping_executor
+    monkeypatch.setattr(joblib.executor, "get_memmapping_executor", lambda n, **kw: asked.append(n) or real(n, **kw))
+    cfg = RPKDConfig.preset("smoke")
+    jobs = {("job", i): (id, (), lambda: (cfg,)) for i in range(4)}
+    jobs[("after", 0)] = (id, (("job", 3),), lambda: (cfg,))
+    done: dict = {}
+    _run_jobs(jobs, done, 2)
+    assert asked == [1] and set(done) == set(jobs)
+    where = [done[name][0] == id(cfg) for name in jobs]
+    assert any(where) and not all(where)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_member_losses_read_the_same_numbers_from_teacher_rows_as_from_the_batch_tokens(skip):
+    """member_losses with the teacher's side gathered from TeacherRows equals computing it from the batch's
+    tokens: every term, the loss and every gradient, with every member computed or only those that weigh a term."""
+    from explorables.rpkd.training import Distiller, TeacherRows, _take
+
+    n_seeds, n, weights = 2, 40, LossWeights(map=0.5)
+    weight = weights.matrix(ARMS, n_seeds)
+    members = {t: torch.nonzero(weight[:, j]).flatten() for j, t in enumerate(TERMS)} if skip else None
+    m = len(ARMS) * n_seeds
+    gen = torch.Generator().manual_seed(4)
+    images = torch.rand(n_seeds, n, 1, 8, 8, generator=gen)
+    labels = torch.randint(5, (n_seeds, n), generator=gen)
+    labels[:, 10:] = -1
+    t_logits, t_tokens = torch.randn(n_seeds, n, 5, generator=gen), torch.randn(n_seeds, n, 16, 10, generator=gen)
+    idx = torch.randint(n, (n_seeds, 12), generator=gen)
+    protos = RandomPrototypes(12, 6, 10, seed=0)
+    batch = [_take(t, idx, len(ARMS)) for t in (images, labels, t_logits, t_tokens)]
+    out = []
+    for rows in (None, TeacherRows(protos, t_tokens, 0.2).batch(idx)):
+        model = Distiller(make_student("mixer", m, 5, 8, seed=0), m, 8, 5, 6, seed=0)
+        terms = member_losses(model, protos, *batch[:3], batch[3] if rows is None else None, grid=4,
+                              temperature=4.0, tau=0.2, ofa_eps=1.5, members=members, teacher_rows=rows)
+        loss = (weight * terms).sum()
+        loss.backward()
+        out.append((terms, [p.grad for p in model.parameters()]))
+    (tokens_terms, tokens_grads), (rows_terms, rows_grads) = out
+    assert torch.equal(tokens_terms, rows_terms) and bool((rows_terms[:, TERMS.index("map")] != 0).any())
+    assert all(torch.equal(a, b) for a, b in zip(tokens_grads, rows_grads, strict=True))

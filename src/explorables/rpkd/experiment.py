@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -370,10 +370,10 @@ def run_protocols(config: RPKDConfig | None = None, *, workers: int = 0) -> tupl
     The two protocols share the data, the seeds and so the teacher: each class count's teacher
     (:func:`teacher_part`) is trained once, its probe (:func:`probe_part`) run once, and both protocols'
     students (:func:`students`) reuse them. Every job runs on one CPU thread (as in :func:`run`) and the jobs
-    go to ``workers`` processes side by side (joblib's; 0: one per CPU; 1: one after the other in this
-    process): a job starts as soon as its teacher is trained and a process is free, the teachers first, then
-    the longest jobs, so that no process waits for another's phase to end. The numbers do not depend on
-    ``workers`` and equal :func:`run`'s: each job runs the same code on the same seeds (tested). No
+    go to ``workers`` processes side by side (this one and ``workers - 1`` of joblib's; 0: one per CPU; 1: one
+    after the other in this process): a job starts as soon as its teacher is trained and a process is free, the
+    teachers first, then the longest jobs, so that no process waits for another's phase to end. The numbers do
+    not depend on ``workers`` and equal :func:`run`'s: each job runs the same code on the same seeds (tested). No
     checkpoint: for a resumable run, call :func:`run` (the CLI does).
     """
     workers = check_int("workers", workers, 0)  # 0: one process per CPU
@@ -409,8 +409,10 @@ def run_protocols(config: RPKDConfig | None = None, *, workers: int = 0) -> tupl
 
 def _run_jobs(jobs: dict[tuple, tuple], done: dict[tuple, tuple[Any, float]], workers: int) -> None:
     """Run every job ``name: (fn, needs, args)`` once the jobs it ``needs`` are in ``done``, each as
-    ``_timed(fn)(*args())``, its output stored in ``done[name]``: in ``workers`` processes (joblib's; 1: here),
-    each free process taking the first ready job in the order of ``jobs``."""
+    ``_timed(fn)(*args())``, its output stored in ``done[name]``: in ``workers`` processes side by side (1: here,
+    one after the other), each free process taking the first ready job in the order of ``jobs``. This process is
+    one of them (its jobs run on a thread while it hands out the others): it has everything imported already,
+    so only ``workers - 1`` processes start (joblib's), each importing torch and the chapter first."""
     pending = dict(jobs)
 
     def ready() -> list[tuple]:
@@ -427,15 +429,21 @@ def _run_jobs(jobs: dict[tuple, tuple], done: dict[tuple, tuple[Any, float]], wo
     # joblib's reusable workers, through joblib's own entry point: loky's get_reusable_executor would replace the
     # executor joblib.Parallel shares without the state joblib keeps on it (tomato_mp's Parallel then fails);
     # max_nbytes=None: arguments are pickled whole, no memory-mapped temporary files to leave behind
-    pool = get_memmapping_executor(workers, max_nbytes=None)
-    running: dict[Future, tuple] = {}
-    while pending or running:
-        for name in ready()[: workers - len(running)]:
-            fn, _, args = pending.pop(name)
-            running[pool.submit(_timed(fn), *args())] = name
-        finished, _ = wait(running, return_when=FIRST_COMPLETED)
-        for future in finished:
-            done[running.pop(future)] = future.result()
+    pool = get_memmapping_executor(workers - 1, max_nbytes=None)
+    here = ThreadPoolExecutor(1)  # this process's share: one job at a time
+    running: dict[Future, tuple[tuple, bool]] = {}
+    try:
+        while pending or running:
+            free_here = not any(local for _, local in running.values())
+            free = [True] * free_here + [False] * (workers - 1 - sum(not local for _, local in running.values()))
+            for name, local in zip(ready(), free, strict=False):  # this process first: it starts at once
+                fn, _, args = pending.pop(name)
+                running[(here if local else pool).submit(_timed(fn), *args())] = (name, local)
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                done[running.pop(future)[0]] = future.result()
+    finally:
+        here.shutdown(wait=True, cancel_futures=True)
 
 
 class _timed:

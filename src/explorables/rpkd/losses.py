@@ -188,8 +188,17 @@ def rpkd_losses(
     ``z_student``, ``z_teacher``: projected locations ``(M, B, L, d)`` on the same grid.
     """
     require_tensors(z_student=z_student, z_teacher=z_teacher, prototypes=prototypes)
-    glob = kl_rows(_global_distribution(z_teacher, prototypes, tau), _global_distribution(z_student, prototypes, tau))
-    maps = kl_rows(_activation_maps(z_teacher, prototypes, tau), _activation_maps(z_student, prototypes, tau))
+    return _rpkd_losses(z_student, _global_distribution(z_teacher, prototypes, tau),
+                        _activation_maps(z_teacher, prototypes, tau), prototypes, tau)
+
+
+def _rpkd_losses(z_student: torch.Tensor, glob_teacher: torch.Tensor, maps_teacher: torch.Tensor,
+                 prototypes: torch.Tensor, tau: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`rpkd_losses` from the teacher's side already computed: its global distribution ``(M, B, K)``
+    (:func:`global_distribution`) and its activation maps ``(M, B, K, L)`` (:func:`activation_maps`), both
+    log-probabilities (the training loop computes them once over the transfer set and reads each batch's rows)."""
+    glob = kl_rows(glob_teacher, _global_distribution(z_student, prototypes, tau))
+    maps = kl_rows(maps_teacher, _activation_maps(z_student, prototypes, tau))
     return glob.mean(dim=1), maps.mean(dim=(1, 2))
 
 

@@ -23,7 +23,10 @@ from .losses import (
     TAU,
     TEMPERATURE,
     RandomPrototypes,
+    _activation_maps,
     _cross_entropy,
+    _global_distribution,
+    _rpkd_losses,
     as_tokens,
     check_labels,
     feature_match_loss,
@@ -187,10 +190,47 @@ class Distiller(nn.Module):
         return logits, self.projector(as_tokens.__wrapped__(features, grid)), self.ofa_head(stage1)
 
 
+#: the most bytes :class:`TeacherRows` may hold; a larger transfer set (the paper scale) computes the teacher's side
+#: of every batch in the step instead
+TEACHER_ROWS_BYTES = 2**28
+
+
+class TeacherRows:
+    """The teacher's side of RPKD (its projected map ``z_T``, global distribution and activation maps) over the
+    whole transfer set, computed once: the teacher's tokens are fixed, so the training loop reads each batch's
+    rows instead of recomputing them every step for every member (the same numbers: each row is computed alone;
+    tested). ``teacher_tokens (S, N, L, c_T)``; :meth:`batch` sets the batch ``idx (S, B)``; called with a
+    table's name (``"z"``, ``"glob"``, ``"maps"``) and members ``m`` (member ``a * S + s`` reads seed ``s``'s
+    rows), it returns ``(len(m), B, ...)``."""
+
+    def __init__(self, prototypes: RandomPrototypes, teacher_tokens: torch.Tensor, tau: float):
+        with torch.no_grad():
+            z = prototypes._project_teacher(teacher_tokens)
+            self.tables = {"z": z, "glob": _global_distribution(z, prototypes.prototypes, tau),
+                           "maps": _activation_maps(z, prototypes.prototypes, tau)}
+        self.n_seeds = teacher_tokens.shape[0]
+        self.idx: torch.Tensor | None = None
+
+    @staticmethod
+    def nbytes(teacher_tokens: torch.Tensor, prototypes: RandomPrototypes) -> int:
+        """What the tables of ``teacher_tokens`` would hold, in bytes."""
+        s, n, locations, _ = teacher_tokens.shape
+        k, d = prototypes.prototypes.shape
+        return 4 * s * n * (locations * d + k + k * locations)
+
+    def batch(self, idx: torch.Tensor) -> TeacherRows:
+        self.idx = idx
+        return self
+
+    def __call__(self, name: str, members: torch.Tensor) -> torch.Tensor:
+        seeds = members % self.n_seeds
+        return self.tables[name][seeds[:, None], self.idx[seeds]]
+
+
 def member_losses(
     model: Distiller, prototypes: RandomPrototypes, x: torch.Tensor, labels: torch.Tensor,
     teacher_logits: torch.Tensor, teacher_tokens: torch.Tensor, *, grid: int, temperature: float, tau: float,
-    ofa_eps: float, members: dict[str, torch.Tensor] | None = None,
+    ofa_eps: float, members: dict[str, torch.Tensor] | None = None, teacher_rows: TeacherRows | None = None,
 ) -> torch.Tensor:
     """Every term for every member on one batch: ``(M, len(TERMS))``.
 
@@ -198,6 +238,8 @@ def member_losses(
     ``members`` (optional): per term, the members whose value is computed; the others read 0. The training
     loop passes the members whose weight of that term is not 0: the rest could change neither the loss nor
     a gradient, and skipping them leaves every number as it was (each member's value is computed alone).
+    ``teacher_rows`` (optional): the teacher's side of RPKD and of the control, computed once over the transfer
+    set (:class:`TeacherRows`, set to this batch); ``teacher_tokens`` is then not read (the same numbers: tested).
     """
     logits, z_student, ofa_logits = model(x, grid)
     n_classes = logits.shape[-1]
@@ -222,21 +264,33 @@ def member_losses(
         return ofa_loss.__wrapped__(s_logits, t_logits, m, ofa_eps) + ofa_loss.__wrapped__(o_logits, t_logits, m,
                                                                                            ofa_eps)
 
+    def rpkd_rows(idx: torch.Tensor) -> torch.Tensor:  # the teacher's side read from teacher_rows
+        glob, maps = _rpkd_losses(z_student[idx], teacher_rows("glob", idx), teacher_rows("maps", idx),
+                                  prototypes.prototypes, tau)
+        return torch.stack([glob, maps], dim=1)
+
+    every = torch.arange(len(logits), device=logits.device)
     if members is None:
-        glob_maps = rpkd(z_student, teacher_tokens)
+        glob_maps = rpkd(z_student, teacher_tokens) if teacher_rows is None else rpkd_rows(every)
     else:
         idx = torch.unique(torch.cat([members["glob"], members["map"]]))
         glob_maps = logits.new_zeros(len(logits), 2)
         if len(idx):
-            glob_maps = glob_maps.index_copy(0, idx, rpkd(z_student[idx], teacher_tokens[idx]))
+            glob_maps = glob_maps.index_copy(0, idx, rpkd(z_student[idx], teacher_tokens[idx]) if teacher_rows is None
+                                             else rpkd_rows(idx))
+    if teacher_rows is None:
+        feature = term(("feature",), lambda z, t: feature_match_loss.__wrapped__(z, prototypes._project_teacher(t)),
+                       z_student, teacher_tokens)
+    else:  # the members' indices stand in for the teacher's tensor: term() picks those it computes
+        feature = term(("feature",), lambda z, m: feature_match_loss.__wrapped__(z, teacher_rows("z", m)), z_student,
+                       every)
     terms = [
         term(("ce",), _cross_entropy, logits, labels),
         term(("kd",), lambda s, t: kd_loss.__wrapped__(s, t, temperature), logits, teacher_logits),
         term(("ofa",), ofa, logits, ofa_logits, teacher_logits, mask),
         glob_maps[:, 0],
         glob_maps[:, 1],
-        term(("feature",), lambda z, t: feature_match_loss.__wrapped__(z, prototypes._project_teacher(t)), z_student,
-             teacher_tokens),
+        feature,
     ]
     return torch.stack(terms, dim=1)
 
@@ -251,13 +305,14 @@ def _take(t: torch.Tensor, idx: torch.Tensor, n_arms: int) -> torch.Tensor:
     kind=Choice(STUDENTS), arms=Tuple(Choice(ARMS)), images=IMAGES, labels=Array("s n", integer=True),
     teacher_logits=Array("s n c"), teacher_tokens=Array("s n l e"), width=WIDTH, grid=GRID, n_steps=STEPS,
     batch_size=Int(1), lr=LR, temperature=TEMPERATURE, tau=TAU, ofa_eps=OFA_EPS, seed=SEED, augment=AUGMENT,
+    teacher_rows=Bool(),
 )
 def train_students(
     kind: str, arms: tuple[str, ...], images: torch.Tensor, labels: torch.Tensor, teacher_logits: torch.Tensor,
     teacher_tokens: torch.Tensor, prototypes: RandomPrototypes, weights: LossWeights, *, width: int, grid: int,
     n_steps: int, batch_size: int, lr: float, temperature: float, tau: float, ofa_eps: float, seed: int,
     device: torch.device | str, progress: bool = False, checkpoint: Checkpointer | None = None,
-    name: str = "students", augment: int = 0, teacher: nn.Module | None = None,
+    name: str = "students", augment: int = 0, teacher: nn.Module | None = None, teacher_rows: bool = True,
 ) -> tuple[Distiller, list[float]]:
     """All arms x seeds trained side by side. ``images (S, N, 1, H, W)``; ``labels (S, N)`` hold ``-1``
     where the student has no label. With some labels missing, the labelled images join every batch; with
@@ -270,7 +325,11 @@ def train_students(
     ``teacher`` (a one-member ensemble: the one that gave ``teacher_logits`` and ``teacher_tokens``), see that
     same view: the teacher's logits and feature map are computed on it, the map standardised with the transfer
     set's statistics (as :func:`teacher_targets` does), and CE reads the view with its image's label. The
-    precomputed ``teacher_logits`` / ``teacher_tokens`` then only fix the shapes."""
+    precomputed ``teacher_logits`` / ``teacher_tokens`` then only fix the shapes.
+
+    ``teacher_rows`` (without ``augment``): the teacher's side of RPKD and the control is computed once over the
+    transfer set (:class:`TeacherRows`, if it holds at most ``TEACHER_ROWS_BYTES``) and each batch reads its rows;
+    ``False``: computed in every step from the batch's ``teacher_tokens``. The numbers are the same (tested)."""
     require_tensors(images=images, labels=labels, teacher_logits=teacher_logits, teacher_tokens=teacher_tokens)
     n_classes = teacher_logits.shape[-1]
     if n_classes < 2:
@@ -312,6 +371,10 @@ def train_students(
     labelled = torch.nonzero(labels[0] >= 0).flatten()
     # each term on the members that weigh it (a term of weight 0 changes neither the loss nor a gradient)
     members = {t: torch.nonzero(weight[:, j]).flatten() for j, t in enumerate(TERMS)}
+    rows = None
+    if (not augment and teacher_rows and any(len(members[t]) for t in ("glob", "map", "feature"))
+            and TeacherRows.nbytes(teacher_tokens, prototypes) <= TEACHER_ROWS_BYTES):
+        rows = TeacherRows(prototypes, teacher_tokens, tau)
     for step in tqdm(range(start, n_steps), desc="students", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         if len(labelled) < n:  # semi-supervised: the few labelled images join every batch
@@ -323,10 +386,12 @@ def train_students(
             views = _translate(views.flatten(0, 1), offsets, augment).view(views.shape)
             batch = (views, _take(labels, idx, 1), *view_targets(views))
             batch = tuple(b.repeat(n_arms, *[1] * (b.dim() - 1)) for b in batch)
+        elif rows is not None:  # the teacher's side of RPKD and the control read from the precomputed rows
+            batch = (*(_take(t, idx, n_arms) for t in (images, labels, teacher_logits)), None)
         else:
             batch = tuple(_take(t, idx, n_arms) for t in (images, labels, teacher_logits, teacher_tokens))
         terms = member_losses(model, prototypes, *batch, grid=grid, temperature=temperature, tau=tau,
-                              ofa_eps=ofa_eps, members=members)
+                              ofa_eps=ofa_eps, members=members, teacher_rows=None if rows is None else rows.batch(idx))
         loss = (weight * terms).sum()
         opt.zero_grad()
         loss.backward()
