@@ -47,7 +47,7 @@ def walk(a, b, path: str, out: list) -> None:
     elif isinstance(a, (list, tuple)) and not (a and isinstance(a[0], (int, float))):
         if len(a) != len(b):
             out.append((path + " len", False, float("nan")))
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):  # a length mismatch is reported above
             walk(x, y, f"{path}[{i}]", out)
     elif isinstance(a, torch.Tensor):
         eq = a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b))
@@ -68,6 +68,9 @@ def walk(a, b, path: str, out: list) -> None:
 def do_compare(args: argparse.Namespace) -> None:
     a, b = torch.load(args.a, weights_only=False), torch.load(args.b, weights_only=False)
     out: list = []
+    # the parts' wall seconds are the only values that may differ (timings, not numbers): shown, not compared
+    timings = [a["summary"].pop("timings", None), b["summary"].pop("timings", None)]
+    print(f"part timings (wall s, not compared): {timings[0]} vs {timings[1]}")
     walk(a["summary"], b["summary"], "summary", out)
     walk(a["curves"], b["curves"], "curves", out)
     bad = [o for o in out if not o[1]]
@@ -75,6 +78,11 @@ def do_compare(args: argparse.Namespace) -> None:
           f"{len(bad)} differ")
     largest = max((o[2] for o in out if o[2] == o[2]), default=0.0)
     print(f"largest absolute difference: {largest:.3g}")
+    kinds: dict[str, int] = {}
+    for path, _, _ in out:
+        top = "/".join(path.split("/")[:3])
+        kinds[top] = kinds.get(top, 0) + 1
+    print("leaves per part: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     for path, _, diff in bad[:40]:
         print(f"  differs: {path} (max |diff| {diff:.3g})")
     sys.exit(1 if bad else 0)
