@@ -965,4 +965,25 @@ def test_further_curriculum_members_reach_the_paired_rows_only():
         np.testing.assert_allclose(st["mask_iou"]["mean"], np.mean(first))
     assert C.curve_scores(more, "curriculum", 8) == C.curve_scores(base, "curriculum", 8)
     assert C.efficiency_table(more) == C.efficiency_table(base)
-    assert "over the same 2 member seeds" in C.curve_sentence(more) and "member seeds" not in C.curve_sentence(base)
+    # the sentence says what the curves read whenever some rows read more members: further curriculum members
+    # (more), or further members of the control and the no-parsing arm alone (base: arm_seeds, no curriculum_arm_seeds)
+    assert "over the same 2 member seeds" in C.curve_sentence(more) and "3 pairs" in C.curve_sentence(more)
+    assert "over the same 2 member seeds" in C.curve_sentence(base) and "pairs" not in C.curve_sentence(base)
+    assert all("gate reads the control and the arm without parsing data over 4 members" in C.curve_sentence(r)
+               for r in (base, more))
+    # the transfer row shows both arms over the members its lead pairs
+    assert "(the same 3 member seeds)" in rows_m[-1].measured and "(the same 2 member seeds)" in rows_b[-1].measured
+    # the curves figure plots curve_scores (the curriculum's seeds), not the arms' means over all their members
+    from explorables.unirap import figures
+    from explorables.unirap.training import LABELS
+
+    fig = figures.efficiency_figure(more)
+    for col, key in enumerate(C.METRICS):
+        axis = "x" if col == 0 else f"x{col + 1}"
+        for regime in ("curriculum", "joint_parsing", "joint"):
+            trace = next(t for t in fig.data if t.name == LABELS[regime] and t.xaxis == axis)
+            st = [C.curve_scores(more, regime, n) for n in trace.x]
+            assert list(trace.y) == [x[key]["mean"] for x in st], (regime, key)
+            assert list(trace.error_y.array) == [x[key]["sd"] for x in st], (regime, key)
+    all_members = C.composite(C.scores(more, "joint", 8)).mean()  # over 4 members: the figure must not show it
+    assert all_members != C.composite(C.curve_scores(more, "joint", 8)).mean()

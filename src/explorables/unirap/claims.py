@@ -9,13 +9,14 @@ batches, the same for every regime, so differences are paired by seed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..core.tables import Claim, checks_table, claims_table  # noqa: F401 - what the notebook imports
 from ..core.tables import markdown_table as table
-from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, scope_verdict
+from ..core.verdicts import Criterion, compare, fmt_mean_sd, gate, interval, mean_sd, scope_verdict
 from .experiment import UniRAPResults
 from .training import LABELS
 
@@ -262,7 +263,7 @@ def curriculum_members(results: UniRAPResults, n: int) -> int:
     """How many members the curriculum has at ``n``: ``n_pairs`` (``seeds``, then the first ``curriculum_arm_seeds``
     of ``arm_seeds``) at the control's counts below ``n_labelled``, ``n_seeds`` elsewhere."""
     s = results.summary
-    return s["n_pairs"] if n < s["n_labelled"] and n in control_counts(results) else s["n_seeds"]
+    return s.get("n_pairs", s["n_seeds"]) if n < s["n_labelled"] and n in control_counts(results) else s["n_seeds"]
 
 
 def paired(results: UniRAPResults, regime: str, n: int) -> np.ndarray:
@@ -281,9 +282,9 @@ def curve_scores(results: UniRAPResults, regime: str, n: int) -> dict[str, dict]
     k = results.summary["n_seeds"]
     out = {}
     for key in METRICS:
-        values = np.asarray(scores(results, regime, n)[key]["per_seed"][:k], dtype=float)
-        out[key] = {"per_seed": values.tolist(), "mean": float(values.mean()),
-                    "sd": float(values.std(ddof=1)) if values.size > 1 else 0.0}
+        values = [float(v) for v in scores(results, regime, n)[key]["per_seed"][:k]]
+        mean, sd = mean_sd(values)  # the sample sd (ddof 1), NaN for one member: as the summary's, 0.0 then
+        out[key] = {"per_seed": values, "mean": mean, "sd": 0.0 if math.isnan(sd) else sd}
     return out
 
 
@@ -337,6 +338,9 @@ def claims(results: UniRAPResults) -> list[Claim]:
     k = len(lead[low])  # the curriculum's members at the fewest labels: seeds, then curriculum_arm_seeds
     pairs = f" ({k} pairs at n = {low}: the curriculum's further members there)" if k != n_seeds else ""
     bare_low, ctl_low = scores(results, "joint", low), scores(results, "joint_parsing", low)
+    # the transfer row shows both arms over the members its lead pairs (the curriculum's k at the count), not the
+    # no-parsing arm's further members, which only the parsing gate reads
+    bare_paired = own_seeds(bare_low, curriculum_members(results, low))
     return [
         Claim("the metrics span chance to perfect", f"{ref['n_test']} held-out scenes: the truth itself, and a "
               "predictor that ignores image and instruction (mean box and grasp, whole-image mask)",
@@ -410,7 +414,8 @@ def claims(results: UniRAPResults) -> list[Claim]:
             f"the curriculum ({cfg.n_parsing} parsing scenes, then the instruction scenes) vs the same model trained "
             f"on the same instruction scenes alone, all three losses from the first step, no parsing scene ever; at "
             f"n = {', '.join(str(m) for m in transfer)}; {steps}{pairs}",
-            f"curriculum {_three(cur_low)}; no parsing data {_three(bare_low)}; lead on the mean of the three "
+            f"curriculum {_three(cur_low)}; no parsing data {_three(bare_paired)} (the same {len(lead[low])} member "
+            f"seeds); lead on the mean of the three "
             "metrics: " + ", ".join(f"n = {m} {_iv(v)}" for m, v in transfer.items()),
             transfer_verdict(few_t), gates=("competence", "labels", "parsing"),
         ),
@@ -450,11 +455,6 @@ def efficiency_table(results: UniRAPResults) -> str:
     return table(["regime", "metric", *(f"n = {n}" for n in grid)], rows)
 
 
-def gap(results: UniRAPResults, a: str, b: str, metric: str, n: int | None = None) -> float:
-    """Mean of ``metric`` of regime ``a`` minus that of ``b`` at ``n`` labelled scenes."""
-    return scores(results, a, n)[metric]["mean"] - scores(results, b, n)[metric]["mean"]
-
-
 def efficiency_sentence(results: UniRAPResults) -> str:
     """The curriculum's lead over its control at every labelled count, with intervals (no verdict: the claims
     table gives it)."""
@@ -477,13 +477,18 @@ def transfer_sentence(results: UniRAPResults) -> str:
 
 def curve_sentence(results: UniRAPResults) -> str:
     """The curriculum's curve in words: the mean of the three metrics (mean ± sd over seeds) at every labelled count,
-    and where the control was trained."""
+    and where the control was trained; where the curriculum (``curriculum_arm_seeds``) or only the control and the
+    no-parsing arm (``arm_seeds``) have further members, it says that the curves read the curriculum's seeds alone."""
     grid, k = results.summary["labelled_grid"], results.summary["n_seeds"]
     points = ", ".join(f"{fmt_mean_sd(composite(curve_scores(results, 'curriculum', n)))} at {n}" for n in grid)
     ctl = control_counts(results)
     more = max(curriculum_members(results, n) for n in grid)
-    same = (f" (every point of the curves, here, in the table and in the figure, over the same {k} member seeds; the "
-            f"rows that pair the curriculum with its control read {more} pairs where it has them)") if more > k else ""
+    n_arm = results.summary.get("n_arm_seeds", k)
+    others = ([f"the rows that pair the curriculum with its control read {more} pairs where it has them"]
+              if more > k else []) + ([f"the `parsing` gate reads the control and the arm without parsing data over "
+                                       f"{n_arm} members"] if n_arm > k else [])
+    same = (f" (every point of the curves, here, in the table and in the figure, over the same {k} member seeds; "
+            f"{'; '.join(others)})") if others else ""
     return (f"On the mean of the three metrics the curriculum model scores {points} instruction-labelled scenes"
             f"{same}; its control was trained at {', '.join(str(n) for n in ctl)} only.")
 

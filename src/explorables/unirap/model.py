@@ -65,6 +65,58 @@ def _zeros(n: int, shape: tuple[int, ...]) -> nn.Parameter:
     return nn.Parameter(torch.zeros((n, *shape)))
 
 
+class _Unfold(torch.autograd.Function):
+    """``F.unfold(t, k, padding=padding, stride=stride)`` (dilation 1) as one strided copy of the (padded) input:
+    on a CPU, PyTorch's im2col is several times slower for these small images (the 3 x 3 pixel convolution at full
+    resolution above all). Its gradient is ``F.unfold``'s own, ``F.fold`` (col2im) with the same arguments, so
+    values and gradients are ``F.unfold``'s to the bit (a copy moves values and adds none)."""
+
+    @staticmethod
+    def forward(ctx, t: torch.Tensor, k: int, padding: int, stride: int) -> torch.Tensor:
+        n, c, h, w = t.shape
+        ctx.geometry = (h, w), k, padding, stride
+        tp = F.pad(t, (padding,) * 4) if padding else t
+        h_out, w_out = (h + 2 * padding - k) // stride + 1, (w + 2 * padding - k) // stride + 1
+        s = tp.stride()
+        # (n, c, ki, kj, i, j) -> tp[n, c, i * stride + ki, j * stride + kj]: F.unfold's channel order (c, ki, kj)
+        view = tp.as_strided((n, c, k, k, h_out, w_out), (s[0], s[1], s[2], s[3], s[2] * stride, s[3] * stride))
+        return view.reshape(n, c * k * k, h_out * w_out)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        size, k, padding, stride = ctx.geometry
+        return F.fold(grad, size, k, padding=padding, stride=stride), None, None, None
+
+
+def unfold(t: torch.Tensor, k: int, padding: int, stride: int) -> torch.Tensor:
+    """``F.unfold(t, k, padding=padding, stride=stride)`` of a 4-d ``t``, the same numbers and gradient, faster on a
+    CPU (:class:`_Unfold`)."""
+    return _Unfold.apply(t, k, padding, stride)
+
+
+class _AddContext(torch.autograd.Function):
+    """``local (B, C, g, 4, g, 4) + context[:, :, :, None, :, None]`` (``context`` (B, C, g, g): each image token's
+    context added to its 4 x 4 pixels), with the context widened along the rows first: the broadcast over two
+    axes of four is a slow loop on a CPU. The sums are the same additions, and the gradient is the one autograd
+    gives the broadcast (``sum_to``: a sum over the two broadcast axes, kept), so the numbers are the same to
+    the bit."""
+
+    @staticmethod
+    def forward(ctx, local: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        b, c, g = context.shape[:3]
+        wide = context.repeat_interleave(4, -1)[:, :, :, None, :]  # (B, C, g, 1, 4 g)
+        out = torch.empty_like(local)
+        torch.add(local.reshape(b, c, g, 4, 4 * g), wide, out=out.view(b, c, g, 4, 4 * g))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        # autograd's sum_to, grad.sum((3, 5), keepdim=True), as two sums: the same additions in the same order
+        # (tests/test_unirap_speed.py checks it against autograd's), a third faster
+        b, c, g = grad.shape[:3]
+        return grad, grad.sum(5, keepdim=True).sum(3, keepdim=True).view(b, c, g, g)
+
+
 class EConv(nn.Module):
     """A convolution per member, on the batch-first layout ``(B, M * C_in, H, W) -> (B, M * C_out, H', W')``
     (grouped by member: no copies between layers)."""
@@ -88,13 +140,13 @@ class EConv(nn.Module):
         def columns(t: torch.Tensor, c: int) -> torch.Tensor:  # (N, c * k * k, H_out * W_out)
             if k == 1 and self.stride == 1 and self.padding == 0:
                 return t.reshape(t.shape[0], c, h * w)
-            return F.unfold(t, k, padding=self.padding, stride=self.stride)
+            return unfold(t, k, self.padding, self.stride)
 
         bias = self.bias[..., None]
         if shared is not None:
             bias = bias + self.weight[:, :, c_x:].flatten(2) @ columns(shared[None], shared.shape[0])[0]
         y = torch.matmul(self.weight[:, :, :c_x].flatten(2), columns(x, m * c_x).reshape(b, m, c_x * k * k, -1))
-        return (y + bias).reshape(b, m * c_out, h_out, w_out)
+        return y.add_(bias).reshape(b, m * c_out, h_out, w_out)  # in place: the product's output, read by no gradient
 
 
 class ELinear(nn.Module):
@@ -190,6 +242,25 @@ class Head(nn.Module):
         return self.l2(F.relu(self.l1(x)))
 
 
+class _Pool(torch.autograd.Function):
+    """``a @ features.transpose(-1, -2)``: ``a`` (..., K, P) weights, ``features`` (..., D, P) -> (..., K, D), the
+    same product; the features' gradient is computed as ``grad^T @ a`` (..., D, P) in the features' own layout, not
+    as autograd's ``(a^T @ grad)^T``, whose transposed layout costs a copy and a strided sum where it meets the
+    maps' gradient (each element is the same sum of K products in the same order)."""
+
+    @staticmethod
+    def forward(ctx, a: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(a, features)
+        return a @ features.transpose(-1, -2)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        a, features = ctx.saved_tensors
+        grad_a = grad @ features if ctx.needs_input_grad[0] else None
+        grad_f = grad.transpose(-1, -2) @ a if ctx.needs_input_grad[1] else None
+        return grad_a, grad_f
+
+
 @checked(prob=Array("... h w"), features=Array("... d hw"))
 def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
@@ -214,7 +285,7 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     dx, dy = xs - cx[..., None], ys - cy[..., None]
     moments = torch.stack([(a * dx * dx).sum(-1), (a * dy * dy).sum(-1), (a * dx * dy).sum(-1)], -1) * 20  # Sigma
     # f, the mask-weighted features, as a matrix product (a single map: one row)
-    pooled = a @ features.transpose(-1, -2) if several else (a[..., None, :] @ features.transpose(-1, -2))[..., 0, :]
+    pooled = _Pool.apply(a, features) if several else (a[..., None, :] @ features.transpose(-1, -2))[..., 0, :]
     return pooled, torch.cat([torch.stack([cx, cy], -1), moments], -1)
 
 
@@ -334,7 +405,7 @@ class UniRAP(nn.Module):
         image_tokens = f.reshape(b, m, -1, g * g).permute(1, 0, 3, 2) + self.pos[:, None]
         ctx = self.pix_tok(f)  # each token's context, added to its 4 x 4 pixels (nearest upsampling)
         local = self.pix_mid(F.relu(self.pix_low(x, coords)))
-        pixels = F.leaky_relu(local.reshape(b, -1, g, 4, g, 4) + ctx[:, :, :, None, :, None], PIXEL_SLOPE)
+        pixels = F.leaky_relu(_AddContext.apply(local.reshape(b, -1, g, 4, g, 4), ctx), PIXEL_SLOPE)
         pixels = pixels.reshape(b, m, -1, h * w)
         idx = torch.arange(m, device=tokens.device)[:, None, None]
         words = self.words[idx, tokens] + self.word_pos[:, None, : tokens.shape[-1]]
