@@ -30,7 +30,7 @@ from explorables.notebooks import find_pyobject
 
 ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = re.compile(r"```\{literalinclude\}\s+(\S+)\s*\n((?::[^\n]*\n)*)")
-CHECKERS = re.compile(r"^_?check|^_tensor$")
+CHECKERS = re.compile(r"^_?check|^_?require_|^_tensor$")
 
 
 @dataclass

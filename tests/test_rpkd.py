@@ -837,3 +837,28 @@ def test_member_losses_read_the_same_numbers_from_teacher_rows_as_from_the_batch
     (tokens_terms, tokens_grads), (rows_terms, rows_grads) = out
     assert torch.equal(tokens_terms, rows_terms) and bool((rows_terms[:, TERMS.index("map")] != 0).any())
     assert all(torch.equal(a, b) for a, b in zip(tokens_grads, rows_grads, strict=True))
+
+
+def test_a_worker_error_reaches_the_caller_without_waiting_for_the_job_running_here():
+    """_run_jobs with two workers: the first job runs on this process's thread and blocks until released; the
+    second, in the joblib worker, raises. The error must come back while the first is still blocked (the thread is
+    a daemon: the interpreter does not wait for it either)."""
+    import operator
+    import threading
+
+    from explorables.rpkd.experiment import _run_jobs
+
+    cfg = RPKDConfig.preset("smoke")
+    release, finished = threading.Event(), threading.Event()
+
+    def slow(c):
+        release.wait(60)  # a scheduler that waits for this job gets it back only after 60 s, and then finished
+        finished.set()
+
+    jobs = {("slow", 0): (slow, (), lambda: (cfg,)), ("fails", 0): (operator.truediv, (), lambda: (cfg, 0))}
+    try:
+        with pytest.raises(TypeError):
+            _run_jobs(jobs, {}, 2)
+        assert not finished.is_set()  # the error came back while the job here was still running
+    finally:
+        release.set()

@@ -37,8 +37,10 @@ and the test split are drawn once from the base seed (one teacher per class coun
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -430,20 +432,33 @@ def _run_jobs(jobs: dict[tuple, tuple], done: dict[tuple, tuple[Any, float]], wo
     # executor joblib.Parallel shares without the state joblib keeps on it (tomato_mp's Parallel then fails);
     # max_nbytes=None: arguments are pickled whole, no memory-mapped temporary files to leave behind
     pool = get_memmapping_executor(workers - 1, max_nbytes=None)
-    here = ThreadPoolExecutor(1)  # this process's share: one job at a time
     running: dict[Future, tuple[tuple, bool]] = {}
-    try:
-        while pending or running:
-            free_here = not any(local for _, local in running.values())
-            free = [True] * free_here + [False] * (workers - 1 - sum(not local for _, local in running.values()))
-            for name, local in zip(ready(), free, strict=False):  # this process first: it starts at once
-                fn, _, args = pending.pop(name)
-                running[(here if local else pool).submit(_timed(fn), *args())] = (name, local)
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                done[running.pop(future)[0]] = future.result()
-    finally:
-        here.shutdown(wait=True, cancel_futures=True)
+    while pending or running:
+        free_here = not any(local for _, local in running.values())
+        free = [True] * free_here + [False] * (workers - 1 - sum(not local for _, local in running.values()))
+        for name, local in zip(ready(), free, strict=False):  # this process first: it starts at once
+            fn, _, args = pending.pop(name)
+            running[(_start_here if local else pool.submit)(_timed(fn), *args())] = (name, local)
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            done[running.pop(future)[0]] = future.result()
+
+
+def _start_here(fn: Callable[..., Any], *args: Any) -> Future:
+    """``fn(*args)`` on a daemon thread of this process, as a future: a worker's error or an interrupt reaches the
+    caller at once instead of waiting for the job running here (which finishes in the background), and the
+    interpreter does not wait for it at exit."""
+    future: Future = Future()
+
+    def target() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    threading.Thread(target=target, name="rpkd-job", daemon=True).start()
+    return future
 
 
 class _timed:

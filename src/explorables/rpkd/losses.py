@@ -154,6 +154,7 @@ def prototype_scores(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -> t
 
 
 def _prototype_scores(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -> torch.Tensor:
+    """Eq. (rpkd-scores): each location's cosine with every prototype, over the temperature."""
     return F.normalize(z, dim=-1) @ prototypes.T / tau
 
 
@@ -165,6 +166,7 @@ def global_distribution(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -
 
 
 def _global_distribution(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -> torch.Tensor:
+    """Eq. (rpkd-global): the pooled feature's distribution over the prototypes (log-probabilities)."""
     return F.log_softmax(_prototype_scores(z.mean(dim=-2), prototypes, tau), dim=-1)
 
 
@@ -176,6 +178,7 @@ def activation_maps(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -> to
 
 
 def _activation_maps(z: torch.Tensor, prototypes: torch.Tensor, tau: float) -> torch.Tensor:
+    """Eq. (rpkd-map): each prototype's distribution over the locations (log-probabilities)."""
     return F.log_softmax(_prototype_scores(z, prototypes, tau).transpose(-1, -2), dim=-1)
 
 
