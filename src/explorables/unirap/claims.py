@@ -469,10 +469,12 @@ def transfer_sentence(results: UniRAPResults) -> str:
     model trained on the instruction scenes alone, with intervals (no verdict: the claims table gives them)."""
     low = min(results.summary["labelled_grid"])
     cur, ctl = transfer_leads(results)[low], parsing_gains(results)[low]
-    bare = composite(scores(results, "joint", low))
+    bare = paired(results, "joint", low)  # the members the curriculum's lead is paired with, as the transfer row
     return (f"Trained on the {low} instruction scenes alone, with no parsing scene, the same model scores "
-            f"{fmt_mean_sd(bare)} on the mean of the three metrics; with the parsing scenes first (the curriculum) it "
-            f"gains {_iv(cur)}, and with them mixed in (the control) {_iv(ctl)} (mean over seeds [95% interval]).")
+            f"{fmt_mean_sd(bare)} on the mean of the three metrics (its {len(bare)} members paired with the "
+            f"curriculum's); with the parsing scenes first (the curriculum) it gains {_iv(cur)} over those "
+            f"{len(cur)} pairs, and with them mixed in (the control) {_iv(ctl)} over {len(ctl)} pairs (mean over "
+            "seeds [95% interval]).")
 
 
 def curve_sentence(results: UniRAPResults) -> str:

@@ -98,8 +98,9 @@ class _AddContext(torch.autograd.Function):
     """``local (B, C, g, 4, g, 4) + context[:, :, :, None, :, None]`` (``context`` (B, C, g, g): each image token's
     context added to its 4 x 4 pixels), with the context widened along the rows first: the broadcast over two
     axes of four is a slow loop on a CPU. The sums are the same additions, and the gradient is the one autograd
-    gives the broadcast (``sum_to``: a sum over the two broadcast axes, kept), so the numbers are the same to
-    the bit."""
+    gives the broadcast (``sum_to``: a sum over the two broadcast axes, kept): on this book's CPU and for the
+    contiguous gradient the model passes, the same numbers to the bit (``tests/test_unirap_kernels.py``); for another
+    gradient layout or another device, the same to rounding."""
 
     @staticmethod
     def forward(ctx, local: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
@@ -112,7 +113,7 @@ class _AddContext(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         # autograd's sum_to, grad.sum((3, 5), keepdim=True), as two sums: the same additions in the same order
-        # (tests/test_unirap_speed.py checks it against autograd's), a third faster
+        # for the contiguous gradient the model passes (tests/test_unirap_kernels.py), a third faster
         b, c, g = grad.shape[:3]
         return grad, grad.sum(5, keepdim=True).sum(3, keepdim=True).view(b, c, g, g)
 
