@@ -851,6 +851,9 @@ def test_tables_figures_and_claims_of_a_run_with_three_label_counts():
     assert "the control at n = 8 only" in claims[-2].setting
     assert claims[-1].gates == ("competence", "labels", "parsing") and "n = 8" in claims[-1].measured
     assert LABELS["joint"] in table and "(the control) " in C.transfer_sentence(res)
+    bare = C.paired(res, "joint", 8)  # the sentence's no-parsing score is over the transfer row's paired members
+    said = C.transfer_sentence(res)
+    assert f"scores {C.fmt_mean_sd(bare)} " in said and f"its {len(bare)} members" in said
     sentence = C.curve_sentence(res)
     assert all(f" at {n}" in sentence for n in (8, 12, 16)) and "trained at 8 only" in sentence
     figures.all_figures(res)
