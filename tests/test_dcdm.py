@@ -1014,3 +1014,13 @@ def test_adam_with_foreach_trains_the_per_tensor_loops_models_bit_for_bit(monkey
                     [*looped.encoder.parameters(), *looped.denoiser.parameters()], strict=True):  # fmt: skip
         assert torch.equal(a, b)
     assert batched.losses == looped.losses
+
+
+def test_dcdm_clamps_the_cosine_schedule_at_its_own_max_beta():
+    """dcdm's schedule (core.diffusion's, with MAX_BETA 0.5 by default) keeps the last reverse step's division by
+    sqrt(alpha) small; the book page and every call site rely on the default."""
+    assert M.MAX_BETA == 0.5
+    assert float(M.NoiseSchedule.cosine(10).betas.max()) == pytest.approx(0.5)
+    assert isinstance(M.NoiseSchedule.cosine(10), M.NoiseSchedule)
+    with pytest.raises(ValueError, match="n_steps"):
+        M.NoiseSchedule.cosine(0)

@@ -275,7 +275,7 @@ def test_sampler_refuses_bad_input():
     with pytest.raises(ValueError, match="scale"):
         D.sample(den, schedule, 3, (2,), generator=torch.Generator(), scale=-1.0)
     with pytest.raises(ValueError, match="n_steps"):
-        D.NoiseSchedule.cosine(1)
+        D.NoiseSchedule.cosine(0)  # core.diffusion's schedule: one step at least (the config asks for two)
 
 
 def test_fit_resumes_to_the_same_weights(tmp_path):
@@ -861,3 +861,8 @@ def test_the_toy_worker_gives_the_numbers_of_a_serial_run():
             assert all(torch.equal(a[key][w], b[key][w]) for w in a[key])
     with pytest.raises(ValueError, match="workers"):
         run(cfg, workers=-1)
+
+
+def test_jeffrey_uses_the_cosine_schedule_of_nichol_and_dhariwal():
+    """Betas clamped at 0.999 (the paper's schedule), not dcdm's 0.5."""
+    assert float(D.NoiseSchedule.cosine(10).betas.max()) == pytest.approx(0.999)

@@ -297,3 +297,118 @@ def test_readme_and_contributing_list_every_registered_chapter():
     for slug in CHAPTERS:
         assert f"`{slug}`" in readme, f"README.md does not list {slug}"
         assert f"`{slug}`" in contributing, f"CONTRIBUTING.md does not list {slug}"
+
+
+# --- core.checkpoint.LoopState and core.diffusion ------------------------------------------------------
+
+
+def _toy_loop(checkpoint, n_steps: int, stop_after: int | None = None):
+    """A loop that uses every kind of state LoopState keeps: a module, Adam, a scheduler, a free tensor, two own
+    generators and torch's global generator. Returns its final state (or ``None`` if stopped)."""
+    import torch
+
+    from explorables.core.checkpoint import LoopState
+
+    torch.manual_seed(7)
+    net = torch.nn.Linear(3, 2)
+    centre = torch.zeros(2, requires_grad=True)
+    opt = torch.optim.Adam([*net.parameters(), centre], lr=0.05)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 3, 0.5)
+    gens = [torch.Generator().manual_seed(1), torch.Generator().manual_seed(2)]
+    loop = LoopState(checkpoint, "toy/loop", modules={"net": net}, optimizers={"opt": opt}, schedulers={"sched": sched},
+                     tensors={"centre": centre}, generators=gens, global_rng=True)  # fmt: skip
+    start, extra = loop.restore()
+    losses = list(extra.get("losses", []))
+    for step in range(start, n_steps):
+        x = torch.randn(4, 3, generator=gens[0]) + torch.randn(4, 3, generator=gens[1]) + torch.randn(4, 3)
+        loss = (net(x) - centre).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+        loop.save(step + 1, {"losses": losses}, final=step + 1 == stop_after)
+        if step + 1 == stop_after:
+            return None
+    return {"net": net.state_dict(), "centre": centre.detach(), "gens": [g.get_state() for g in gens],
+            "global": torch.get_rng_state(), "losses": losses, "lr": sched.get_last_lr()}  # fmt: skip
+
+
+def test_a_loop_state_resumes_a_loop_to_the_bit(tmp_path):
+    from .trees import assert_same_tree
+
+    whole = _toy_loop(Checkpointer(None), 10)
+    stopped = Checkpointer(tmp_path)
+    assert _toy_loop(stopped, 10, stop_after=4) is None
+    assert stopped.get("toy/loop")["step"] == 4
+    resumed = _toy_loop(Checkpointer(tmp_path, resume=True), 10)
+    assert_same_tree(whole, resumed)
+    # the state is what makes it so: resuming with the step but fresh generators gives other numbers
+    fresh = Checkpointer(tmp_path, resume=True)
+    fresh.entries["toy/loop"]["generators"] = {k: g for k, g in zip(("0", "1"), whole["gens"], strict=True)}
+    assert _toy_loop(fresh, 10)["losses"] != whole["losses"]
+
+
+def test_a_stored_loop_state_is_a_copy_and_a_foreign_one_is_refused_before_anything_loads(tmp_path):
+    import torch
+
+    from explorables.core.checkpoint import LoopState
+
+    net = torch.nn.Linear(2, 2)
+    opt = torch.optim.Adam(net.parameters(), lr=0.1)
+    net(torch.ones(1, 2)).sum().backward()
+    opt.step()
+    checkpoint = Checkpointer(None)
+    loop = LoopState(checkpoint, "loop", modules={"net": net}, optimizers={"opt": opt}, generators=[torch.Generator()])
+    loop.save(1, {"losses": [1.0]}, final=True)
+    stored = checkpoint.get("loop")
+    moment = stored["optimizers"]["opt"]["state"][0]["exp_avg"].clone()
+    opt.step()  # the live optimiser moves on; the stored state must not
+    assert torch.equal(stored["optimizers"]["opt"]["state"][0]["exp_avg"], moment)
+    old_layout = {"model": net.state_dict(), "optimizer": opt.state_dict(), "step": 1}  # a closure's entry of old
+    two_generators = {"0": torch.Generator().get_state(), "1": torch.Generator().get_state()}
+    foreign = [(old_layout, "not a loop state"), ({**stored, "generators": two_generators}, "generators"),
+               ({**stored, "step": -1}, "step"), ({**stored, "rng": {"torch": 1}}, "global random state")]
+    for entry, words in foreign:
+        checkpoint.entries["loop"] = entry
+        before = net.weight.detach().clone()
+        with pytest.raises(ValueError, match=f"(?s){words}.*--restart"):
+            loop.restore()
+        assert torch.equal(net.weight, before)
+    with pytest.raises(TypeError, match="extra"):
+        loop.state(2, [1.0])
+
+
+def test_a_loop_state_without_a_checkpoint_or_name_keeps_nothing(tmp_path):
+    import torch
+
+    from explorables.core.checkpoint import LoopState
+
+    net = torch.nn.Linear(2, 2)
+    for checkpoint, name in ((None, "loop"), (Checkpointer(tmp_path), ""), (Checkpointer(tmp_path), None)):
+        loop = LoopState(checkpoint, name, modules={"net": net})
+        assert loop.restore() == (0, {})
+        loop.save(3, {"x": 1}, final=True)
+    assert not (tmp_path / Checkpointer.FILENAME).exists()
+    throttled = Checkpointer(tmp_path, every_s=3600.0)
+    LoopState(throttled, "loop", modules={"net": net}).save(1, lambda: pytest.fail("made while throttled"))
+    assert throttled.get("loop") is None
+
+
+def test_the_cosine_schedule_and_step_features_have_their_closed_forms():
+    import torch
+
+    from explorables.core.diffusion import NoiseSchedule, time_features
+
+    s = NoiseSchedule.cosine(40, max_beta=0.999)
+    f = lambda u: math.cos((u + 0.008) / 1.008 * math.pi / 2) ** 2  # noqa: E731
+    closed = torch.tensor([f((t + 1) / 40) / f(0) for t in range(39)], dtype=torch.float64)  # the last beta clamps
+    assert torch.allclose(s.alpha_bars[:39].double(), closed, atol=1e-6)
+    assert torch.allclose(s.alphas, 1 - s.betas) and float(s.betas.max()) == pytest.approx(0.999)
+    assert float(NoiseSchedule.cosine(40, max_beta=0.5).betas.max()) == pytest.approx(0.5)
+    x0, eps, t = torch.randn(5, 3), torch.randn(5, 3), torch.tensor([0, 3, 9, 20, 39])
+    ab = s.alpha_bars[t][:, None]
+    assert torch.allclose(s.noise(x0, t, eps), ab.sqrt() * x0 + (1 - ab).sqrt() * eps)
+    feats = time_features(torch.tensor([0, 10]), 40, d=6)
+    assert feats.shape == (2, 6) and torch.equal(feats[0], torch.tensor([0.0, 0, 0, 1, 1, 1]))
+    assert math.isclose(float(feats[1, 2]), math.sin(0.25 * 200.0), abs_tol=1e-5)

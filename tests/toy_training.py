@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from explorables.core.checkpoint import Checkpointer
+from explorables.core.checkpoint import Checkpointer, LoopState
 from explorables.core.config import ExperimentConfig
 from explorables.core.distributed import all_reduce_mean, init_distributed, shard
 
@@ -51,12 +51,8 @@ def run(config: ToyConfig, *, checkpoint: Checkpointer | None = None, progress: 
     torch.manual_seed(config.seed)
     model = torch.nn.Linear(config.features, 1, dtype=torch.float64).to(info.device)
     optimiser = torch.optim.SGD(model.parameters(), lr=config.lr)
-    start = 0
-    saved = checkpoint.get("train") if checkpoint is not None else None
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        optimiser.load_state_dict(saved["optimiser"])
-        start = saved["step"]
+    loop = LoopState(checkpoint, "train", modules={"model": model}, optimizers={"optimiser": optimiser})
+    start, _ = loop.restore()
     # equal shares, so DDP's average of the shares' gradients is the full-batch gradient
     device_ids = [info.device.index] if info.device.type == "cuda" else None
     net = DistributedDataParallel(model, device_ids=device_ids) if info.distributed else model
@@ -66,11 +62,7 @@ def run(config: ToyConfig, *, checkpoint: Checkpointer | None = None, progress: 
         loss = torch.nn.functional.mse_loss(net(X[mine]), y[mine])
         loss.backward()
         optimiser.step()
-        if checkpoint is not None:
-            checkpoint.maybe_save(
-                "train",
-                lambda step=step: {"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step + 1},
-            )
+        loop.save(step + 1)
     with torch.no_grad():
         final = all_reduce_mean(torch.nn.functional.mse_loss(model(X[mine]), y[mine]).detach(), info)
     return ToyResults(summary={"final_loss": float(final), "world_size": info.world_size, "rank": info.rank})

@@ -17,6 +17,7 @@ as tensors and come back as numpy arrays.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
@@ -27,6 +28,7 @@ import re
 import socket
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -424,3 +426,126 @@ def run_parts(
                 print(f"  {name}: {done['seconds']:.1f} s", flush=True)
         summary[name], curves[name], timings[f"{name}_s"] = done["summary"], done["curves"], done["seconds"]
     return summary, curves, timings
+
+
+def _cpu_copy(value: Any) -> Any:
+    """A copy of ``value`` (tensors, containers of them, plain values) that shares no tensor with it, on the CPU."""
+    if torch.is_tensor(value):
+        return value.detach().to("cpu", copy=True)
+    if isinstance(value, dict):
+        return {k: _cpu_copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cpu_copy(v) for v in value)
+    return copy.deepcopy(value)
+
+
+class LoopState:
+    """The resumable state of one training loop, kept under one checkpoint entry.
+
+    A loop names what it changes as it runs: ``modules`` (their ``state_dict``), ``optimizers`` and learning-rate
+    ``schedulers`` (theirs), ``tensors`` outside any module (e.g. learned centres, restored in place), its own
+    ``generators`` (a mapping, or a sequence for one generator per ensemble member) and, with ``global_rng``, torch's,
+    numpy's and Python's global random states (:func:`rng_state`). :meth:`restore` loads a stored state into all of
+    them and returns the step to continue from and the loop's own ``extra`` values (losses so far, snapshots);
+    :meth:`save` stores them, throttled by the checkpointer's ``every_s``, or at once with ``final``. A resumed loop
+    then continues to the bit. Without a checkpointer or a name both do nothing (``restore`` returns ``0, {}``).
+    """
+
+    def __init__(
+        self,
+        checkpoint: Checkpointer | None,
+        name: str | None,
+        *,
+        modules: dict[str, torch.nn.Module] | None = None,
+        optimizers: dict[str, torch.optim.Optimizer] | None = None,
+        schedulers: dict[str, Any] | None = None,
+        tensors: dict[str, torch.Tensor] | None = None,
+        generators: dict[str, torch.Generator] | list[torch.Generator] | tuple[torch.Generator, ...] | None = None,
+        global_rng: bool = False,
+    ) -> None:
+        self.checkpoint = checkpoint if name else None
+        self.name = name or ""
+        self.modules, self.optimizers = modules or {}, optimizers or {}
+        self.schedulers, self.tensors = schedulers or {}, tensors or {}
+        gens = generators or {}
+        self.generators = dict(gens) if isinstance(gens, dict) else {str(i): g for i, g in enumerate(gens)}
+        self.global_rng = global_rng
+
+    def restore(self) -> tuple[int, dict[str, Any]]:
+        """Load the stored state (if any) into the loop's objects: ``(step to continue from, extra values)``. An entry
+        that does not hold exactly this loop's objects (written by another version, or damaged) is refused with a
+        ``ValueError`` before anything is loaded."""
+        saved = self.checkpoint.get(self.name) if self.checkpoint is not None else None
+        if saved is None:
+            return 0, {}
+        self._check(saved)
+        for key, module in self.modules.items():
+            module.load_state_dict(saved["modules"][key])
+        for key, opt in self.optimizers.items():
+            opt.load_state_dict(saved["optimizers"][key])
+        for key, sched in self.schedulers.items():
+            sched.load_state_dict(saved["schedulers"][key])
+        with torch.no_grad():
+            for key, tensor in self.tensors.items():
+                tensor.copy_(saved["tensors"][key])
+        for key, gen in self.generators.items():
+            gen.set_state(saved["generators"][key])
+        if self.global_rng:
+            set_rng_state(saved["rng"])
+        return int(saved["step"]), dict(saved["extra"] or {})
+
+    def _check(self, saved: Any) -> None:
+        expected = {"modules": self.modules, "optimizers": self.optimizers, "schedulers": self.schedulers,
+                    "tensors": self.tensors, "generators": self.generators}  # fmt: skip
+        problem = None
+        if not isinstance(saved, dict) or set(saved) != {*expected, "rng", "step", "extra"}:
+            keys = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
+            problem = f"it holds {keys}, not a loop state"
+        else:
+            for kind, objects in expected.items():
+                if not isinstance(saved[kind], dict) or set(saved[kind]) != set(objects):
+                    found = sorted(saved[kind]) if isinstance(saved[kind], dict) else saved[kind]
+                    problem = f"its {kind} are {found}, this loop's {sorted(objects)}"
+                    break
+            if problem is None and (saved["rng"] is None) == self.global_rng:
+                problem = "it was saved with" + ("out" if self.global_rng else "") + " the global random state"
+            if problem is None and not (isinstance(saved["step"], int) and saved["step"] >= 0):
+                problem = f"its step is {saved['step']!r}"
+            if problem is None and not (saved["extra"] is None or isinstance(saved["extra"], dict)):
+                problem = f"its extra values are a {type(saved['extra']).__name__}, not a dict"
+        if problem is not None:
+            raise ValueError(f"the checkpoint's loop state {self.name!r} does not fit this loop ({problem}): it was "
+                             "written by another version of explorables or is damaged; rerun with --restart")
+
+    def state(self, step: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The entry :meth:`save` stores: a copy of every object's state now, ``step`` and ``extra`` (a dict)."""
+        if not (extra is None or isinstance(extra, dict)):
+            raise TypeError(f"extra must be a dict of the loop's own values (or None), got {type(extra).__name__}")
+        # copies on the CPU: a stored entry must not follow the live objects (Adam's moments change in place), or a
+        # later write of the file could pair this step's weights with another step's optimiser state; loading puts
+        # each value back on its object's device
+        return {
+            "modules": {k: _cpu_copy(m.state_dict()) for k, m in self.modules.items()},
+            "optimizers": {k: _cpu_copy(opt.state_dict()) for k, opt in self.optimizers.items()},
+            "schedulers": {k: _cpu_copy(sched.state_dict()) for k, sched in self.schedulers.items()},
+            "tensors": {k: _cpu_copy(t) for k, t in self.tensors.items()},
+            "generators": {k: gen.get_state() for k, gen in self.generators.items()},
+            "rng": rng_state() if self.global_rng else None,
+            "step": int(step),
+            "extra": extra,
+        }
+
+    def save(self, step: int, extra: dict[str, Any] | Callable[[], dict[str, Any]] | None = None, *,
+             final: bool = False) -> None:  # fmt: skip
+        """Store the state after ``step`` steps (throttled; at once with ``final``). ``extra``: the loop's own values,
+        or a function that makes them (called only when the state is stored)."""
+        if self.checkpoint is None:
+            return
+
+        def make() -> dict[str, Any]:
+            return self.state(step, extra() if callable(extra) else extra)
+
+        if final:
+            self.checkpoint.save(self.name, make())
+        else:
+            self.checkpoint.maybe_save(self.name, make)

@@ -32,7 +32,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from ..core.arguments import Array, OfInstance, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
 from ..core.resources import check_memory
 from ..core.validation import check_choice, check_int, check_positive
@@ -306,14 +306,8 @@ def fit(
     gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]
     rows = torch.arange(m, device=x.device).unsqueeze(1)
     onehot = nn.functional.one_hot(env, n_envs).to(x.dtype)
-    start = 0
-    saved = checkpoint.get(name) if checkpoint is not None and name else None
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        for gen, state in zip(gens, saved["generators"], strict=True):
-            gen.set_state(state)
-        start = int(saved["step"])
+    loop = LoopState(checkpoint, name, modules={"model": model}, optimizers={"optimizer": opt}, generators=gens)
+    start, _ = loop.restore()
     for step in tqdm(range(start, n_steps), desc="VAEs", disable=not progress, initial=start, total=n_steps):
         rate, slope, model.obs_std = schedule(step, n_steps, lr, obs_std, obs_std_start, warmup, cosine)
         model.encoder.slope = model.decoder.slope = slope
@@ -328,17 +322,7 @@ def fit(
         opt.step()
         if callback is not None and (step + 1) % 100 == 0:
             callback(step + 1, model)
-        if checkpoint is not None and name:
-            checkpoint.maybe_save(
-                name,
-                lambda step=step: {
-                    "model": model.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "generators": [gen.get_state() for gen in gens],
-                    "step": step + 1,
-                    "extra": None if extra_state is None else extra_state(),
-                },
-            )
+        loop.save(step + 1, extra_state)
     _, model.encoder.slope, model.obs_std = schedule(n_steps, n_steps, lr, obs_std, obs_std_start, warmup, cosine)
     model.decoder.slope = model.encoder.slope
     if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):

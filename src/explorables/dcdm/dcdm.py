@@ -20,15 +20,14 @@ models side by side with a leading "member" dimension). Random draws use torch's
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 from torch.distributions import Dirichlet
 
+from ..core import diffusion
 from ..core.arguments import ArgumentError, Array, checked
-from ..core.params import Float, Int, Positive
+from ..core.params import Int, Positive
 from ..core.validation import check_int, check_positive
 
 #: a noise predictor ``(x_t, t, m) -> eps_hat`` with the shapes of ``x_t``
@@ -37,7 +36,7 @@ Denoiser = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 #: concentrations are ``exp`` of the encoder's outputs, clamped to this range (stable Dirichlet gradients)
 LOG_ALPHA_RANGE = (-3.0, 5.0)
 #: the most diffusion steps a schedule takes (beyond it ``abar_1`` rounds to 1 in float32)
-MAX_DIFFUSION_STEPS = 100_000
+MAX_DIFFUSION_STEPS = diffusion.MAX_DIFFUSION_STEPS
 
 
 def _tensor(name: str, value: object) -> torch.Tensor:
@@ -93,50 +92,22 @@ def _check_number_or_tensor(name: str, value: torch.Tensor | float, minimum: flo
         raise ArgumentError(f"{name} must be {'>' if strict else '>='} {minimum:g}, got {value!r}"[:200])
 
 
-@checked(
-    betas=Array("t", tensor=True, above=0.0, below=1.0),
-    alphas=Array("t", tensor=True, above=0.0, below=1.0),
-    alpha_bars=Array("t", tensor=True, above=0.0, below=1.0),
-)
-@dataclass
-class NoiseSchedule:
-    """DDPM's discrete schedule (cosine, Nichol and Dhariwal 2021): ``betas``, ``alphas``, ``alpha_bars``.
+#: dcdm clamps the cosine schedule's betas lower than Nichol and Dhariwal's 0.999: with few steps the last reverse
+#: step would divide by ``sqrt(1 - 0.999)`` and multiply the denoiser's error by 30; 0.5 keeps ``abar_T`` near 0
+#: (``< 0.01`` for ``T >= 20``) without that
+MAX_BETA = 0.5
 
-    Three tensors of shape ``(T,)``: ``betas`` in ``(0, 1)``, ``alphas = 1 - betas`` in ``(0, 1)`` and
-    ``alpha_bars`` (their running product) in ``(0, 1)``; the sampler divides by ``sqrt(alphas)`` and by
-    ``sqrt(1 - alpha_bars)``.
-    """
 
-    betas: torch.Tensor
-    alphas: torch.Tensor
-    alpha_bars: torch.Tensor
+class NoiseSchedule(diffusion.NoiseSchedule):
+    """DDPM's discrete schedule (:class:`explorables.core.diffusion.NoiseSchedule`), by default with the cosine
+    schedule's betas clamped at :data:`MAX_BETA`."""
 
     @classmethod
-    @checked(
-        n_steps=Int(1, MAX_DIFFUSION_STEPS),
-        offset=Positive(),
-        max_beta=Float(0.0, 1.0, low_inclusive=False, high_inclusive=False),
-    )
     def cosine(
-        cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008, max_beta: float = 0.5
+        cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008, max_beta: float = MAX_BETA
     ) -> NoiseSchedule:
-        """The cosine schedule with ``beta_t <= max_beta``: Nichol and Dhariwal clamp at 0.999, but with
-        few steps the last reverse step then divides by ``sqrt(1 - 0.999)`` and multiplies the
-        denoiser's error by 30; 0.5 keeps ``abar_T`` near 0 (``< 0.01`` for ``T >= 20``) without that."""
-        n_steps = check_int("n_steps", n_steps, minimum=1)
-        try:
-            device = torch.device(device)
-        except (RuntimeError, TypeError, ValueError):
-            raise ArgumentError(f"device must be a torch device or its name ('cpu', 'cuda'), got {device!r}") from None
-        s = torch.arange(n_steps + 1, dtype=torch.float64) / n_steps
-        f = torch.cos((s + offset) / (1 + offset) * math.pi / 2) ** 2
-        betas = (1 - f[1:] / f[:-1]).clamp(max=max_beta)
-        alphas = 1 - betas
-        return cls(betas.float().to(device), alphas.float().to(device), torch.cumprod(alphas, 0).float().to(device))
-
-    @property
-    def n_steps(self) -> int:
-        return len(self.betas)
+        """:meth:`explorables.core.diffusion.NoiseSchedule.cosine` with ``max_beta`` :data:`MAX_BETA`."""
+        return super().cosine(n_steps, device, offset, max_beta)
 
 
 def _bcast(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:

@@ -12,19 +12,13 @@ more than one.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-
-def time_features(t: torch.Tensor, n_steps: int, d: int = 16) -> torch.Tensor:
-    """Sinusoidal features of the step ``t`` (as in DDPM), shape ``(*t.shape, d)``."""
-    freqs = torch.exp(torch.linspace(0, math.log(200.0), d // 2, device=t.device))
-    angle = (t.float() / n_steps)[..., None] * freqs
-    return torch.cat([angle.sin(), angle.cos()], dim=-1)
+from ..core.diffusion import time_features
 
 
 def mlp(d_in: int, d_out: int, d_hidden: int, n_layers: int) -> nn.Sequential:

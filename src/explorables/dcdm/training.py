@@ -28,7 +28,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core.arguments import DEFAULT_INT_MAX, ArgumentError, Array, OfInstance, checked
-from ..core.checkpoint import Checkpointer, rng_state, set_rng_state
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Bool, Choice, Float, Int, Positive, Text, Tuple
 from ..core.validation import check_int, check_positive
 from . import dcdm as M
@@ -281,18 +281,13 @@ def train_concept_models(
     # CPUs); the same arithmetic, so the same numbers bit for bit (tested), in less time on the CPU
     opt = torch.optim.Adam(params, lr=settings.lr, foreach=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 * (1 + math.cos(math.pi * min(k, n_steps) / n_steps)))
-    start = 0
-    saved = checkpoint.get(name) if checkpoint is not None and name else None
-    if saved is not None:
-        encoder.load_state_dict(saved["encoder"])
-        denoiser.load_state_dict(saved["denoiser"])
-        with torch.no_grad():
-            centres.copy_(saved["centres"])
-        opt.load_state_dict(saved["optimizer"])
-        sched.load_state_dict(saved["scheduler"])
-        start, models.losses = int(saved["step"]), [list(v) for v in saved["losses"]]
-        models.snapshots = list(saved.get("snapshots", []))
-        set_rng_state(saved["rng"])  # the loop draws batches, times and noise from the global state
+    # the loop draws batches, times and noise from the global random state: it is part of the loop's state
+    loop = LoopState(checkpoint, name, modules={"encoder": encoder, "denoiser": denoiser}, tensors={"centres": centres},
+                     optimizers={"optimizer": opt}, schedulers={"scheduler": sched}, global_rng=True)  # fmt: skip
+    start, extra = loop.restore()
+    if start:
+        models.losses = [list(v) for v in extra["losses"]]
+        models.snapshots = list(extra.get("snapshots", []))
     snapshot_steps = set(snapshot_steps)
     for step in tqdm(range(start, n_steps + 1), disable=not progress, desc=name or "train"):
         if step in snapshot_steps and on_snapshot is not None:
@@ -313,21 +308,7 @@ def train_concept_models(
         sched.step()
         if step % 50 == 0:
             models.losses.append([float(v) for v in loss.detach().cpu()])
-        if checkpoint is not None and name:
-            checkpoint.maybe_save(
-                name,
-                lambda step=step: {
-                    "encoder": encoder.state_dict(),
-                    "denoiser": denoiser.state_dict(),
-                    "centres": centres.detach().clone(),
-                    "optimizer": opt.state_dict(),
-                    "scheduler": sched.state_dict(),
-                    "step": step + 1,
-                    "losses": models.losses,
-                    "snapshots": models.snapshots,
-                    "rng": rng_state(),
-                },
-            )
+        loop.save(step + 1, {"losses": models.losses, "snapshots": models.snapshots})
     models.centres = centres.detach()
     return models
 

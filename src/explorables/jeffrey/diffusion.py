@@ -15,22 +15,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from ..core.arguments import ArgumentError, Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
+from ..core.diffusion import MAX_DIFFUSION_STEPS, NoiseSchedule, time_features
 from ..core.params import Float, Int, Positive, Tuple
 from ..core.resources import check_memory
 from ..core.validation import check_in_range, check_int, check_positive
 
 #: a guidance potential: ``(x_t, t) -> log h_t(x_t)`` per sample (shape ``(n,)``)
 Potential = Callable[[torch.Tensor, int], torch.Tensor]
-#: the most diffusion steps a schedule takes (beyond it ``abar_1`` rounds to 1 in float32)
-MAX_DIFFUSION_STEPS = 100_000
 #: the largest guidance scale the sampler takes
 MAX_SCALE = 1e3
 
@@ -40,65 +38,6 @@ def _tensor(name: str, value: object) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         raise ArgumentError(f"{name} must be a torch tensor, got {type(value).__name__}")
     return value
-
-
-@checked(
-    betas=Array("t", tensor=True, above=0.0, below=1.0),
-    alphas=Array("t", tensor=True, above=0.0, below=1.0),
-    alpha_bars=Array("t", tensor=True, above=0.0, below=1.0),
-)
-@dataclass
-class NoiseSchedule:
-    """DDPM's discrete forward process with the cosine schedule of Nichol and Dhariwal (2021).
-
-    Three float tensors of shape ``(T,)`` with entries in ``(0, 1)``: ``betas``, ``alphas = 1 - betas``
-    and their running product ``alpha_bars`` (the sampler divides by ``sqrt(alphas)`` and ``sqrt(1 - alpha_bars)``).
-    """
-
-    betas: torch.Tensor
-    alphas: torch.Tensor
-    alpha_bars: torch.Tensor
-
-    @classmethod
-    @checked(n_steps=Int(2, MAX_DIFFUSION_STEPS), offset=Positive())
-    def cosine(cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008) -> NoiseSchedule:
-        n_steps = check_int("n_steps", n_steps, minimum=2)
-        try:
-            device = torch.device(device)
-        except (RuntimeError, TypeError, ValueError):
-            raise ArgumentError(f"device must be a torch device or its name ('cpu', 'cuda'), got {device!r}") from None
-        s = torch.arange(n_steps + 1, dtype=torch.float64) / n_steps
-        f = torch.cos((s + offset) / (1 + offset) * math.pi / 2) ** 2
-        betas = (1 - f[1:] / f[:-1]).clamp(max=0.999)
-        alphas = 1 - betas
-        return cls(betas.float().to(device), alphas.float().to(device), torch.cumprod(alphas, 0).float().to(device))
-
-    @property
-    def n_steps(self) -> int:
-        return len(self.betas)
-
-    @checked(x0=Array(tensor=True), t=Array("b", integer=True, tensor=True), eps=Array(tensor=True))
-    def noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-        """``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps`` for a batch of steps ``t`` (one per row of ``x0``; ``eps``
-        has the shape of ``x0``). The training loop calls :meth:`_noise`, the same map without the checks."""
-        if x0.ndim == 0 or len(x0) != len(t):
-            raise ArgumentError(f"x0 must have one row per step of t ({len(t)} rows), got shape {tuple(x0.shape)}")
-        if eps.shape != x0.shape:
-            raise ArgumentError(f"eps must have the shape of x0, {tuple(x0.shape)}, got {tuple(eps.shape)}")
-        if bool((t < 0).any()) or bool((t >= self.n_steps).any()):
-            raise ArgumentError(f"t must hold diffusion steps in [0, {self.n_steps - 1}]")
-        return self._noise(x0, t, eps)
-
-    def _noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-        ab = self.alpha_bars[t].view(-1, *([1] * (x0.ndim - 1)))
-        return ab.sqrt() * x0 + (1 - ab).sqrt() * eps
-
-
-def time_features(t: torch.Tensor, n_steps: int, d: int = 16) -> torch.Tensor:
-    """Sinusoidal features of the step ``t`` (as in Transformers and DDPM), shape ``(n, d)``."""
-    freqs = torch.exp(torch.linspace(0, math.log(200.0), d // 2, device=t.device))
-    angle = (t.float() / n_steps)[:, None] * freqs[None, :]
-    return torch.cat([angle.sin(), angle.cos()], dim=1)
 
 
 @checked(
@@ -163,14 +102,10 @@ def fit(
     fused = all(p.device.type in ("cpu", "cuda") for p in params)
     opt = torch.optim.Adam(params, lr=lr, fused=fused)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 * (1 + math.cos(math.pi * min(k, n_steps) / n_steps)))
-    start, losses = 0, []
-    saved = checkpoint.get(name) if checkpoint is not None and name else None
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        sched.load_state_dict(saved["scheduler"])
-        generator.set_state(saved["generator"])
-        start, losses = int(saved["step"]), list(saved["losses"])
+    loop = LoopState(checkpoint, name, modules={"model": model}, optimizers={"optimizer": opt},
+                     schedulers={"scheduler": sched}, generators={"generator": generator})  # fmt: skip
+    start, extra = loop.restore()
+    losses = list(extra.get("losses", []))
     model.train()
     for step in range(start, n_steps):
         loss = batch_loss(model, generator)
@@ -180,18 +115,7 @@ def fit(
         sched.step()
         if step % 50 == 0:
             losses.append(float(loss.detach()))
-        if checkpoint is not None and name:
-            checkpoint.maybe_save(
-                name,
-                lambda step=step: {
-                    "model": model.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "scheduler": sched.state_dict(),
-                    "generator": generator.get_state(),
-                    "step": step + 1,
-                    "losses": losses,
-                },
-            )
+        loop.save(step + 1, {"losses": losses})
     model.eval()
     return losses
 

@@ -27,8 +27,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..core.datasets import ImageFolder, load_cifar
+from ..core.diffusion import time_features
 from ..core.validation import check_choice, check_int, check_positive
-from .diffusion import time_features
 
 DATASETS = ("digits", "cifar10", "image_folder")
 

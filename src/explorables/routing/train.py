@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ..core.arguments import checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Float, Int, Text
 from ..core.validation import check_int
 from .model import N_STATS, RouteReader, routing_statistics
@@ -110,13 +110,10 @@ def train_model(
     batch = check_int("batch", batch, maximum=len(train))
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
-    start, rec_steps, rec_loss = 0, [], []
-    saved = checkpoint.get(name) if checkpoint is not None else None
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        gen.set_state(saved["generator"])
-        start, rec_steps, rec_loss = saved["step"], list(saved["steps"]), list(saved["loss"])
+    loop = LoopState(checkpoint, name, modules={"model": model}, optimizers={"optimizer": opt},
+                     generators={"generator": gen})  # fmt: skip
+    start, saved = loop.restore()
+    rec_steps, rec_loss = list(saved.get("steps", [])), list(saved.get("loss", []))
     running = 0.0
     for step in range(start, steps):
         idx = torch.randint(len(train), (batch,), generator=gen).to(train.label.device)
@@ -130,17 +127,6 @@ def train_model(
             rec_steps.append(step + 1)
             rec_loss.append(running / (record_every if (step + 1) % record_every == 0 else (step + 1) % record_every))
             running = 0.0
-            if checkpoint is not None:
-                checkpoint.maybe_save(
-                    name,
-                    lambda step=step: {
-                        "model": model.state_dict(),
-                        "optimizer": opt.state_dict(),
-                        "generator": gen.get_state(),
-                        "step": step + 1,
-                        "steps": rec_steps,
-                        "loss": rec_loss,
-                    },
-                )
+            loop.save(step + 1, {"steps": rec_steps, "loss": rec_loss})
     n_params = sum(p.numel() for p in model.parameters())
     return TrainedModel(model.kind, model, accuracy(model, test), n_params, rec_steps, rec_loss)

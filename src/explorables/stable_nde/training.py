@@ -19,7 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Bool, Choice, Float, Int, Positive, Text
 from ..core.validation import check_choice, check_int
 from .losses import (
@@ -147,13 +147,11 @@ def train(
     record = TrainRecord(method)
     start, seconds = 0, 0.0
     bank: Batch | None = None
-    saved = checkpoint.get(name) if checkpoint is not None else None
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        gen.set_state(saved["generator"])
-        noise_gen.set_state(saved["noise_generator"])
-        start, seconds, record.losses = saved["step"], saved["seconds"], list(saved["losses"])
+    loop = LoopState(checkpoint, name, modules={"model": model}, optimizers={"optimizer": opt},
+                     generators={"generator": gen, "noise_generator": noise_gen})  # fmt: skip
+    start, saved = loop.restore()
+    if start:
+        seconds, record.losses = saved["seconds"], list(saved["losses"])
         record.snapshots = {int(k): v for k, v in saved["snapshots"].items()}
         bank = None if saved["bank"] is None else Batch(*saved["bank"])
     n_pairs_windows = max(1, batch_size // horizon)
@@ -189,21 +187,12 @@ def train(
         opt.step()
         seconds += time.process_time() - tic
         record.losses.append(float(loss.detach()) / model.n_members)
-        if checkpoint is not None:
-            checkpoint.maybe_save(
-                name,
-                lambda step=step, seconds=seconds, bank=bank: {
-                    "model": model.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "generator": gen.get_state(),
-                    "noise_generator": noise_gen.get_state(),
-                    "step": step + 1,
-                    "seconds": seconds,
-                    "losses": record.losses,
-                    "snapshots": {str(k): v for k, v in record.snapshots.items()},
-                    "bank": None if bank is None else [bank.x, bank.y, bank.delta],
-                },
-            )
+        loop.save(step + 1, lambda seconds=seconds, bank=bank: {
+            "seconds": seconds,
+            "losses": record.losses,
+            "snapshots": {str(k): v for k, v in record.snapshots.items()},
+            "bank": None if bank is None else [bank.x, bank.y, bank.delta],
+        })  # fmt: skip
     if n_steps in snapshot_steps:
         record.snapshots[n_steps] = {k: v.detach().clone() for k, v in model.state_dict().items()}
     record.seconds_per_step = seconds / max(n_steps, 1)

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from ..core.arguments import ArgumentError, Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Choice, Float, Int
 
 SOLVERS: tuple[str, ...] = ("euler", "heun")
@@ -204,7 +204,7 @@ def train_flow(
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
     dev = target.device
-    start, losses = _resume(checkpoint, name, net, opt, sched, generator)
+    loop, start, losses = _loop_state(checkpoint, name, net, opt, sched, generator)
     for step in range(start, n_steps):
         idx = torch.randint(0, target.shape[0], (batch_size,), generator=generator).to(dev)
         noise = (
@@ -220,43 +220,24 @@ def train_flow(
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
-        _save(checkpoint, name, net, opt, sched, generator, step + 1, losses, final=step + 1 == n_steps)
+        _save(loop, step + 1, losses, n_steps)
         if on_step is not None:
             on_step(step)
     return losses
 
 
-def _resume(checkpoint, name, net, opt, sched, generator) -> tuple[int, list[float]]:
-    """The step and losses a training loop resumes from (``0, []`` without a stored state), its state restored."""
-    saved = checkpoint.get(name) if checkpoint is not None and name else None
-    if saved is None:
-        return 0, []
-    net.load_state_dict(saved["net"])
-    opt.load_state_dict(saved["optimizer"])
-    sched.load_state_dict(saved["scheduler"])
-    generator.set_state(saved["generator"])
-    return int(saved["step"]), [float(v) for v in saved["losses"]]
+def _loop_state(checkpoint, name, net, opt, sched, generator) -> tuple[LoopState, int, list[float]]:
+    """The loop's :class:`~explorables.core.checkpoint.LoopState` and the step and losses it resumes from (``0, []``
+    without a stored state), its state restored."""
+    loop = LoopState(checkpoint, name, modules={"net": net}, optimizers={"optimizer": opt},
+                     schedulers={"scheduler": sched}, generators={"generator": generator})  # fmt: skip
+    start, extra = loop.restore()
+    return loop, start, [float(v) for v in extra.get("losses", [])]
 
 
-def _save(checkpoint, name, net, opt, sched, generator, step: int, losses: list[float], *, final: bool) -> None:
-    """Store a training loop's state under ``name``: throttled during the loop, always at its end."""
-    if checkpoint is None or not name:
-        return
-
-    def state() -> dict:
-        return {
-            "net": {k: v.detach().clone() for k, v in net.state_dict().items()},
-            "optimizer": opt.state_dict(),
-            "scheduler": sched.state_dict(),
-            "generator": generator.get_state(),
-            "step": step,
-            "losses": torch.tensor(losses, dtype=torch.float64),
-        }
-
-    if final:
-        checkpoint.save(name, state())
-    else:
-        checkpoint.maybe_save(name, state)
+def _save(loop: LoopState, step: int, losses: list[float], n_steps: int) -> None:
+    """Store the loop's state after ``step`` steps: throttled during the loop, always at its end."""
+    loop.save(step, lambda: {"losses": torch.tensor(losses, dtype=torch.float64)}, final=step == n_steps)
 
 
 @torch.no_grad()
@@ -292,7 +273,7 @@ def train_regression(
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
     dev = target.device
-    start, losses = _resume(checkpoint, name, net, opt, sched, generator)
+    loop, start, losses = _loop_state(checkpoint, name, net, opt, sched, generator)
     for step in range(start, n_steps):
         idx = torch.randint(0, target.shape[0], (batch_size,), generator=generator).to(dev)
         loss = (net(cond[idx]) - target[idx]).pow(2).mean()
@@ -302,7 +283,7 @@ def train_regression(
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
-        _save(checkpoint, name, net, opt, sched, generator, step + 1, losses, final=step + 1 == n_steps)
+        _save(loop, step + 1, losses, n_steps)
     return losses
 
 
