@@ -40,7 +40,7 @@ class NoiseSchedule:
     @checked(
         n_steps=Int(1, MAX_DIFFUSION_STEPS),
         offset=Positive(),
-        max_beta=Float(0.0, 1.0, low_inclusive=False, high_inclusive=False),
+        max_beta=Float(1e-6, 0.9999),  # a clamp the float32 betas keep inside (0, 1)
     )
     def cosine(
         cls, n_steps: int, device: str | torch.device = "cpu", offset: float = 0.008, max_beta: float = 0.999
