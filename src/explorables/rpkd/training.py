@@ -14,7 +14,7 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Bool, Choice, Float, Int, Tuple
 from .data import _translate
 from .losses import (
@@ -122,11 +122,9 @@ def train_teachers(
     opt = torch.optim.Adam(teacher.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 1)
 
-    def state(step: int) -> dict:
-        return {"model": teacher.state_dict(), "optimizer": opt.state_dict(), "generator": g.get_state(),
-                "step": step}
-
-    start = _resume(checkpoint, name, teacher, opt, {"generator": g})
+    loop = LoopState(checkpoint, name, modules={"model": teacher}, optimizers={"optimizer": opt},
+                     generators={"generator": g})  # fmt: skip
+    start, _ = loop.restore()
     for t in tqdm(range(start, n_steps), desc="teachers", disable=not progress, leave=False):
         idx = torch.randint(n, (n_seeds, min(batch_size, n)), generator=g).to(device)
         x = torch.gather(images, 1, idx[..., None, None, None].expand(-1, -1, *images.shape[2:]))
@@ -135,28 +133,13 @@ def train_teachers(
         opt.zero_grad()
         loss.backward()
         opt.step()
-        if checkpoint is not None:
-            checkpoint.maybe_save(name, lambda t=t: state(t + 1))
-    if checkpoint is not None and start < n_steps:
-        checkpoint.save(name, state(n_steps))  # the finished teacher: a later kill never retrains it
+        loop.save(t + 1)
+    if start < n_steps:
+        loop.save(n_steps, final=True)  # the finished teacher: a later kill never retrains it
     # eval() mode reads running statistics: those of the final weights on the whole training set (one pass), not a
     # moving average of the last batches, which lagged the weights (benchmarks/rpkd_standard_kd_rule.md)
     recompute_batch_norm(teacher, images)
     return teacher
-
-
-def _resume(checkpoint: Checkpointer | None, name: str, model: nn.Module, opt: torch.optim.Optimizer,
-            generators: dict[str, torch.Generator]) -> int:
-    """Load the loop state stored under ``name`` (if any) into ``model``, ``opt`` and ``generators``;
-    the step to continue from (0 without a state)."""
-    saved = checkpoint.get(name) if checkpoint is not None else None
-    if saved is None:
-        return 0
-    model.load_state_dict(saved["model"])
-    opt.load_state_dict(saved["optimizer"])
-    for key, gen in generators.items():
-        gen.set_state(saved[key])
-    return int(saved["step"])
 
 
 @torch.no_grad()
@@ -361,13 +344,10 @@ def train_students(
     generators = {"generator": g} | ({"augment_generator": torch.Generator().manual_seed(seed + 3)} if augment else {})
     curve: list[float] = []
 
-    def state(step: int) -> dict:
-        return {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "curve": list(curve),
-                **{key: gen.get_state() for key, gen in generators.items()}}
-
-    start = _resume(checkpoint, name, model, opt, generators)
+    loop = LoopState(checkpoint, name, modules={"model": model}, optimizers={"optimizer": opt}, generators=generators)
+    start, saved = loop.restore()
     if start:
-        curve = [float(v) for v in checkpoint.get(name)["curve"]]
+        curve = [float(v) for v in saved["curve"]]
     labelled = torch.nonzero(labels[0] >= 0).flatten()
     # each term on the members that weigh it (a term of weight 0 changes neither the loss nor a gradient)
     members = {t: torch.nonzero(weight[:, j]).flatten() for j, t in enumerate(TERMS)}
@@ -397,8 +377,7 @@ def train_students(
         loss.backward()
         opt.step()
         curve.append(float(loss.detach()) / weight.shape[0])
-        if checkpoint is not None:
-            checkpoint.maybe_save(name, lambda step=step: state(step + 1))
+        loop.save(step + 1, lambda: {"curve": list(curve)})
     model.eval()
     return model, curve
 

@@ -27,7 +27,7 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Choice, Float, Int, Probability, Tuple
 from .model import ARCHS, UniRAP, check_outputs
 
@@ -155,14 +155,11 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, (t + 1) / 20) * (1 - 0.8 * t / n_steps))
     tgt = targets(pool, model.image_size)
     curve = np.zeros((n_steps, model.n_members), np.float32)
-    start = 0
-    saved = checkpoint.get(name) if checkpoint is not None else None
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        sched.load_state_dict(saved["scheduler"])
-        curve[: saved["step"]] = saved["curve"][: saved["step"]]
-        start = saved["step"]
+    loop = LoopState(checkpoint, name, modules={"model": model}, optimizers={"optimizer": opt},
+                     schedulers={"scheduler": sched})  # fmt: skip
+    start, saved = loop.restore()
+    if start:
+        curve[:start] = saved["curve"][:start]
     model.train()
     for t in tqdm(range(start, n_steps), disable=not progress, desc=name, leave=False):
         batch = idx[t].to(device)
@@ -177,9 +174,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
         opt.step()
         sched.step()
         curve[t] = member_loss.detach().cpu().numpy()
-        if checkpoint is not None:
-            checkpoint.maybe_save(name, lambda t=t: {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                                     "scheduler": sched.state_dict(), "step": t + 1, "curve": curve})
+        loop.save(t + 1, lambda: {"curve": curve.copy()})
     model.eval()
     return curve
 
