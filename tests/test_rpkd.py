@@ -109,14 +109,20 @@ def test_ofa_matches_its_formula_with_a_label():
     assert torch.allclose(ofa_loss(s, t, y, 1.5), expected.reshape(1))
 
 
-def test_prototypes_are_frozen_and_unchanged_by_training():
+def _tiny_distillation(n_classes: int, teacher_steps: int):
+    """300 digits, a width-4 teacher of ``n_classes`` super-classes trained ``teacher_steps`` steps, its targets on
+    a 4 x 4 grid and 16 random prototypes: the set-up of the small training tests."""
     task = load_digits_task()
     split = make_split(len(task.fine), 200, 20, seed=0)
     x, fine = task.images[split.train][:300], task.fine[split.train][:300]
-    teacher = train_teachers(x[None], super_labels(fine, 2)[None], 2, width=4, n_steps=3, batch_size=16, lr=1e-2,
-                             seed=0, device=torch.device("cpu"))
+    teacher = train_teachers(x[None], super_labels(fine, n_classes)[None], n_classes, width=4, n_steps=teacher_steps,
+                             batch_size=16, lr=1e-2, seed=0, device=torch.device("cpu"))  # fmt: skip
     logits, tokens = teacher_targets(teacher, x[None], 4)
-    protos = RandomPrototypes(16, 8, tokens.shape[-1], seed=3)
+    return x, fine, logits, tokens, RandomPrototypes(16, 8, tokens.shape[-1], seed=3)
+
+
+def test_prototypes_are_frozen_and_unchanged_by_training():
+    x, fine, logits, tokens, protos = _tiny_distillation(2, 3)
     before = {k: v.clone() for k, v in protos.state_dict().items()}
     assert list(protos.parameters()) == []  # buffers, not parameters: no optimizer can see them
     model, _ = train_students("mixer", ("rpkd",), x[None], student_labels(fine, 20, 2)[None], logits, tokens, protos,
@@ -752,13 +758,7 @@ def test_the_teacher_rows_computed_once_give_the_per_step_numbers_bit_for_bit(n_
     a transfer set too large for the tables (TEACHER_ROWS_BYTES) takes the per-step path."""
     from explorables.rpkd import training
 
-    task = load_digits_task()
-    split = make_split(len(task.fine), 200, 20, seed=0)
-    x, fine = task.images[split.train][:300], task.fine[split.train][:300]
-    teacher = train_teachers(x[None], super_labels(fine, 3)[None], 3, width=4, n_steps=5, batch_size=16, lr=1e-2,
-                             seed=0, device=torch.device("cpu"))
-    logits, tokens = teacher_targets(teacher, x[None], 4)
-    protos = RandomPrototypes(16, 8, tokens.shape[-1], seed=3)
+    x, fine, logits, tokens, protos = _tiny_distillation(3, 5)
     orders = [torch.randperm(300, generator=torch.Generator().manual_seed(s)) for s in range(2)]
     order = torch.stack(orders)
     labels = torch.stack([student_labels(fine[o], n_labelled, 3) for o in orders])
