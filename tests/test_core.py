@@ -132,7 +132,7 @@ def test_checked_refuses_by_hint_rule_and_default_naming_the_parameter():
     with pytest.raises(TypeError, match="note"):  # a wrong type is a TypeError and a ValueError at once
         f(x, y, 3, note=3)
     assert issubclass(ArgumentError, TypeError) and issubclass(ArgumentError, ValueError)
-    assert f.__wrapped__(x, y, -5) == -5  # the unchecked function, for a loop that has checked once
+    assert f.__wrapped__(x, y, -5) == -5  # functools.wraps keeps the unchecked function (tools and tests use it)
 
 
 def test_checked_skip_nested_skips_the_callees_checks_only_inside_its_body():
@@ -559,3 +559,24 @@ def test_log_axes_label_powers_of_ten_and_other_axes_are_left_alone():
     assert out.layout.yaxis.exponentformat == "power" and out.layout.yaxis2.exponentformat == "e"
     assert out.layout.yaxis3.exponentformat is None and out.layout.xaxis.exponentformat is None
     assert fig.layout.yaxis.exponentformat is None  # the caller's figure is not changed
+
+#: chapters whose package code still calls a checked function's ``__wrapped__`` (issue 38 item 1: a loop that has
+#: checked its inputs runs inside a ``skip_nested`` body instead). The set only shrinks; each of these chapters'
+#: seed studies must be rerun when its sites go.
+WRAPPED_CALLS_LEFT = frozenset({
+    "crl", "muon", "omwu", "routing", "rpkd", "sensory", "stable_nde", "tomato_mp", "topoprune", "trac",
+    "tree_search", "trust_region_cl", "ucca", "uggrh", "unirap", "virtualflow",
+})
+
+
+def test_package_code_does_not_call_wrapped_functions():
+    """Issue 38 item 1: no ``fn.__wrapped__`` in a chapter's package, apart from the chapters still listed."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "src" / "explorables"
+    use = re.compile(r"\.__wrapped__\b")
+    found = {path.relative_to(root).parts[0] for path in root.rglob("*.py")
+             if path.relative_to(root).parts[0] not in ("core",) and use.search(path.read_text())}
+    assert found <= WRAPPED_CALLS_LEFT, f"new __wrapped__ calls in {sorted(found - WRAPPED_CALLS_LEFT)}"
+    assert found == WRAPPED_CALLS_LEFT, f"no __wrapped__ call left in {sorted(WRAPPED_CALLS_LEFT - found)}: unlist them"

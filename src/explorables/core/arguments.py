@@ -18,8 +18,9 @@ Before the function runs, each argument is checked
 
 Every error names the parameter and what it accepts, so bad input never becomes a traceback from
 deep inside numpy or torch, nor a silent NaN. Rules normalise values (``3.0`` becomes ``3``),
-and the function receives the normalised ones. ``fn.__wrapped__`` is the unchecked function, for
-a hot inner loop that has already checked its inputs.
+and the function receives the normalised ones. ``fn.__wrapped__`` is the unchecked function (as
+:func:`functools.wraps` sets it) for tools and tests; package code does not call it: a loop that
+has checked its inputs runs inside a ``skip_nested`` body instead (below).
 
 **Check once, at the boundary** (scikit-learn's ``prefer_skip_nested_validation``): a function
 declared ``@checked(skip_nested=True, ...)`` runs its body with the checks of every other checked
