@@ -91,10 +91,10 @@ class CauseSet:
         return {c.variables for c in self.causes}
 
 
-@checked()
+@checked(skip_nested=True)  # parse_formula runs bare: outcome is checked here
 def parse_outcome(model: SCM, outcome: str) -> Formula:
     """The event φ as a formula over endogenous variables (e.g. ``"BS"`` or ``"Y == 0"``)."""
-    phi = parse_formula.__wrapped__(outcome, "outcome")
+    phi = parse_formula(outcome, "outcome")
     unknown = sorted(phi.names - set(model.formulas))
     if unknown:
         raise ValueError(f"outcome {outcome!r} uses {unknown}, which are not endogenous variables of the model")
@@ -115,7 +115,7 @@ def candidates_of(model: SCM, phi: Formula, ancestors_only: bool) -> list[str]:
 # --- the independent checker (scalar interpreter, literal definition) --------------------------
 
 
-@checked()
+@checked(skip_nested=True)  # parse_outcome runs bare: its arguments are checked here
 def ac2_witness(
     model: SCM, context: Mapping[str, int], variables: Iterable[str], outcome: str
 ) -> tuple[dict[str, int], dict[str, int]] | None:
@@ -124,7 +124,7 @@ def ac2_witness(
     Literal search over every W⃗ ⊆ candidates ∖ X⃗ and every x⃗′ ∈ ∏ dom(X), by the scalar
     interpreter (independent of the batched evaluator the enumerators use).
     """
-    phi = parse_outcome.__wrapped__(model, outcome)
+    phi = parse_outcome(model, outcome)
     actual = model.evaluate(context)
     X = _check_variables(model, phi, variables)
     rest = [v for v in candidates_of(model, phi, False) if v not in X]
@@ -139,18 +139,17 @@ def ac2_witness(
     return None
 
 
-@checked()
+@checked(skip_nested=True)  # parse_outcome and ac2_witness run bare: their arguments are checked here
 def is_actual_cause(model: SCM, context: Mapping[str, int], variables: Iterable[str], outcome: str) -> bool:
     """Whether X⃗ = (actual values of ``variables``) is an actual cause of ``outcome`` (AC1–AC3)."""
-    phi = parse_outcome.__wrapped__(model, outcome)
+    phi = parse_outcome(model, outcome)
     X = _check_variables(model, phi, variables)
     if not X or not phi({**context, **model.evaluate(context)}):  # AC1
         return False
-    witness = ac2_witness.__wrapped__  # the arguments are checked above, once
-    if witness(model, context, X, outcome) is None:  # AC2(a^m)
+    if ac2_witness(model, context, X, outcome) is None:  # AC2(a^m)
         return False
     return not any(  # AC3: no strict non-empty subset satisfies AC2 (AC1 holds for every subset)
-        witness(model, context, sub, outcome) is not None
+        ac2_witness(model, context, sub, outcome) is not None
         for size in range(1, len(X))
         for sub in itertools.combinations(X, size)
     )
@@ -215,7 +214,7 @@ def _cause_from(
 
 
 def _setup(model: SCM, context: Mapping[str, int], outcome: str):
-    phi = parse_outcome.__wrapped__(model, outcome)
+    phi = parse_outcome(model, outcome)
     context = model.check_context(context)
     actual = model.evaluate(context)
     return phi, context, actual, bool(phi({**context, **actual}))
@@ -358,7 +357,7 @@ def _first_failing(model, context, phi, actual, X, rest, alts):
     return alt, [v for j, v in enumerate(rest) if rows[b, j]]
 
 
-@checked()
+@checked(skip_nested=True)  # parse_outcome runs bare
 def but_for_causes(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """Single variables whose change alone (W⃗ = ∅) falsifies φ: counterfactual dependence.
 
@@ -384,4 +383,4 @@ def but_for_causes(model: SCM, context: Mapping[str, int], outcome: str) -> Caus
 @checked(skip_nested=True)  # evaluate_batch in its loop runs bare
 def first_cause(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """The first minimal cause a size-ordered search finds (what single-cause solvers return)."""
-    return pruned_search.__wrapped__(model, context, outcome, first_only=True)  # arguments checked above
+    return pruned_search(model, context, outcome, first_only=True)

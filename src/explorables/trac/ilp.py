@@ -204,10 +204,10 @@ def _solve(prog: _Program, allowed_flip: Iterable[str], extra: list, node_limit:
     return _Solution("optimal", [a for a in prog.cands if z[prog.f[a]]], [a for a in prog.cands if z[prog.h[a]]], nodes)
 
 
-@checked()
+@checked(skip_nested=True)  # ilp_enumerate runs bare: its arguments are checked here
 def ilp_minimal_cause(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """One minimal (smallest) actual cause of ``outcome`` by optimisation, or none (inference mode)."""
-    return ilp_enumerate.__wrapped__(model, context, outcome, max_causes=1)
+    return ilp_enumerate(model, context, outcome, max_causes=1)
 
 
 @checked()
@@ -221,7 +221,7 @@ class CheckResult:
     contingency: frozenset[str] = frozenset()
 
 
-@checked()
+@checked(skip_nested=True)  # parse_outcome runs bare
 def ilp_check(model: SCM, context: Mapping[str, int], variables: Iterable[str], outcome: str) -> CheckResult:
     """Check AC1–AC3 for X⃗ = (actual values of ``variables``) with one integer program (checking mode).
 
@@ -265,7 +265,7 @@ class Enumeration:
     max_nodes: int = 0  # the most nodes one solve explored (1: every solve ended at the root node)
 
 
-@checked(max_causes=Int(1, 10**9), max_solves=Int(1, 10**9), node_limit=Int(1, 10**9))
+@checked(skip_nested=True, max_causes=Int(1, 10**9), max_solves=Int(1, 10**9), node_limit=Int(1, 10**9))
 def ilp_enumerate(
     model: SCM,
     context: Mapping[str, int],

@@ -70,7 +70,7 @@ def context_distribution(
     return out
 
 
-@checked(value=Int(-128, 127))
+@checked(skip_nested=True, value=Int(-128, 127))  # responsibility runs bare; a method passed in runs checked
 def blame(
     model: SCM,
     variable: str,
@@ -94,5 +94,4 @@ def blame(
     if value not in model.domains[variable]:
         raise ValueError(f"value must be in the domain {model.domains[variable]} of {variable}, got {value!r}")
     forced = model.intervened({variable: value})
-    degree = responsibility.__wrapped__  # its arguments are made here
-    return float(sum(p * degree(method(forced, ctx, outcome), [variable])[variable] for ctx, p in contexts))
+    return float(sum(p * responsibility(method(forced, ctx, outcome), [variable])[variable] for ctx, p in contexts))

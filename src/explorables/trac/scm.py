@@ -194,7 +194,7 @@ def _vectorised(node: ast.expr, env: Mapping[str, Any]) -> Any:
 BATCH = OfInstance("_check_batch", "a 2-D array with one column per endogenous variable")
 
 
-@checked()
+@checked(skip_nested=True)  # parse_formula and parents run bare in the constructor
 class SCM:
     """A recursive structural causal model over finite domains (Boolean by default).
 
@@ -237,7 +237,7 @@ class SCM:
         for v, src in equations.items():
             if not isinstance(v, str) or not v.isidentifier():
                 raise ValueError(f"variable names must be identifiers, got {v!r}")
-            self.formulas[v] = parse_formula.__wrapped__(src, f"equation for {v}")  # names the equation
+            self.formulas[v] = parse_formula(src, f"equation for {v}")  # names the equation
         graph = nx.DiGraph()
         graph.add_nodes_from(self.exogenous, exogenous=True)
         graph.add_nodes_from(self.formulas, exogenous=False)

@@ -176,6 +176,7 @@ def witness_map(model: SCM, context: Mapping[str, int], outcome: str, *, max_nod
     return reduced
 
 
+@checked(skip_nested=True)  # parse_outcome and trac run bare: their arguments are checked here
 def witness_target_table(model: SCM, context: Mapping[str, int], outcome: str, max_rows: int = 64) -> str:
     """The witness target of a small model as a Markdown table: each ¬φ configuration of the
     ancestors, the variables it must flip (N) and hold (S), and whether N is a cause."""
@@ -185,7 +186,7 @@ def witness_target_table(model: SCM, context: Mapping[str, int], outcome: str, m
     cands = candidates_of(model, phi, ancestors_only=True)
     if not holds:
         return f"({outcome} is false in the actual world: no causes)"
-    causes = trac.__wrapped__(model, context, outcome).sets
+    causes = trac(model, context, outcome).sets
     radices = [len(model.domains[v]) for v in cands]
     rows = []
     for codes, n_mask, s_mask, _, _ in witness_worlds(model, context, phi, actual, cands, 1 << 16):

@@ -237,19 +237,20 @@ def _run_all(tree: Tree, D: SpineDecomposition, target: int, prediction: int) ->
         def ask(v: int) -> int:
             return tree.step(v, target)
 
-        # the unchecked searches: tree, D and the vertices are the experiment's own, called many times
+        # called from skip_nested bodies (run, measure_tree): the searches skip their checks
         if alg == "centroid":
-            q = centroid_search.__wrapped__(tree, ask)
+            q = centroid_search(tree, ask)
         elif alg == "spine":
-            q = spine_search.__wrapped__(tree, D, prediction, ask)
+            q = spine_search(tree, D, prediction, ask)
         else:
-            q = robust_search.__wrapped__(tree, D, prediction, ask)
+            q = robust_search(tree, D, prediction, ask)
         if q[-1] != target:
             raise RuntimeError(f"{alg} search ended at {q[-1]}, not at the target {target}")
         out[alg] = len(q)
     return out
 
 
+@checked_args(skip_nested=True, etas=Tuple(Int(0)))  # the searches, bounds and draws in its loop skip their checks
 def measure_tree(
     tree: Tree,
     etas: tuple[int, ...],
@@ -273,7 +274,7 @@ def measure_tree(
         while len(counts["spine"]) < per_eta and tries < 20 * per_eta:
             tries += 1
             t = int(rng.integers(tree.n))
-            p = random_vertex_at_distance.__wrapped__(tree, t, eta, rng, heights)
+            p = random_vertex_at_distance(tree, t, eta, rng, heights)
             if p < 0:
                 continue
             res = _run_all(tree, D, t, p)
@@ -438,7 +439,7 @@ def _dendrogram_control(tree: Tree, D: SpineDecomposition, targets: list[int], r
     heights = branch_heights(tree)
     spine, centroid = [], []
     for t in targets:
-        p = random_vertex_at_distance.__wrapped__(tree, t, CONTROL_ETA, rng, heights)
+        p = random_vertex_at_distance(tree, t, CONTROL_ETA, rng, heights)
         if p < 0:
             continue
         res = _run_all(tree, D, t, p)

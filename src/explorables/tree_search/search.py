@@ -252,11 +252,11 @@ def robust_search(
     one needs at most ``budget`` queries."""
     check_decomposition(tree, decomposition)
     mem = ask if isinstance(ask, Memory) else Memory(ask)
-    budget = centroid_bound.__wrapped__(tree.n) if budget is None else budget
+    budget = centroid_bound(tree.n) if budget is None else budget
     try:
         return _spine_search(tree, decomposition, prediction, mem, budget)
     except _Budget:
-        return centroid_search.__wrapped__(tree, mem)
+        return centroid_search(tree, mem)
 
 
 @checked()
