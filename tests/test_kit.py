@@ -395,6 +395,65 @@ def test_a_loop_state_without_a_checkpoint_or_name_keeps_nothing(tmp_path):
     assert throttled.get("loop") is None
 
 
+def _switching_loop(checkpoint, n_steps: int, switch_at: int, stop_after: int | None = None, start_state=None):
+    """A loop whose optimisers change at ``switch_at``: SGD with momentum on the weight and Adam on the bias, then
+    Adam on both. Returns its final state and its state at the top of step ``switch_at`` (``None`` if stopped)."""
+    import torch
+
+    from explorables.core.checkpoint import LoopState
+
+    torch.manual_seed(3)
+    net = torch.nn.Linear(3, 2)
+    gen = torch.Generator().manual_seed(5)
+
+    def optimisers(step: int) -> dict:
+        if step <= switch_at:  # a state stored at the top of step switch_at still holds the first stage's set
+            return {"sgd": torch.optim.SGD([net.weight], lr=0.1, momentum=0.9),
+                    "adam": torch.optim.Adam([net.bias], lr=0.05)}  # fmt: skip
+        return {"adam": torch.optim.Adam(net.parameters(), lr=0.01)}
+
+    loop = LoopState(checkpoint, "switch/loop", modules={"net": net}, optimizers=optimisers, generators={"g": gen})
+    start, extra = loop.restore(start_state)
+    losses, handover = list(extra.get("losses", [])), None
+    for step in range(start, n_steps):
+        if step == switch_at:
+            handover = loop.state(step, {"losses": list(losses)})
+            loop.optimizers = {"adam": torch.optim.Adam(net.parameters(), lr=0.01)}
+        loss = net(torch.randn(4, 3, generator=gen)).pow(2).mean()
+        for opt in loop.optimizers.values():
+            opt.zero_grad()
+        loss.backward()
+        for opt in loop.optimizers.values():
+            opt.step()
+        losses.append(float(loss.detach()))
+        loop.save(step + 1, {"losses": losses}, final=step + 1 == stop_after)
+        if step + 1 == stop_after:
+            return None
+    return {"net": net.state_dict(), "losses": losses, "optimisers": sorted(loop.optimizers)}, handover
+
+
+def test_a_loop_state_whose_optimisers_change_resumes_on_either_side_of_the_switch_to_the_bit(tmp_path):
+    from .trees import assert_same_tree
+
+    whole, handover = _switching_loop(Checkpointer(None), 10, switch_at=4)
+    assert whole["optimisers"] == ["adam"] and sorted(handover["optimizers"]) == ["adam", "sgd"]
+    for stop in (2, 4, 7):  # before the switch, at it (stored with the first stage's set), after it
+        folder = tmp_path / str(stop)
+        stopped = Checkpointer(folder)
+        assert _switching_loop(stopped, 10, switch_at=4, stop_after=stop) is None
+        stored = stopped.get("switch/loop")
+        assert stored["step"] == stop and sorted(stored["optimizers"]) == (["adam"] if stop > 4 else ["adam", "sgd"])
+        assert_same_tree(whole, _switching_loop(Checkpointer(folder, resume=True), 10, switch_at=4)[0])
+    # a hand-over state: another loop continues from the state this one had at the top of its switch step
+    assert_same_tree(whole, _switching_loop(Checkpointer(None), 10, switch_at=4, start_state=handover)[0])
+    stored = Checkpointer(tmp_path / "7", resume=True)  # the checkpoint's entry wins over a default state
+    assert_same_tree(whole, _switching_loop(stored, 10, switch_at=4, start_state=handover)[0])
+    # a state of one stage is refused where the step says the other
+    stored.entries["switch/loop"] = {**handover, "step": 6}
+    with pytest.raises(ValueError, match=r"(?s)optimizers.*--restart"):
+        _switching_loop(stored, 10, switch_at=4)
+
+
 def test_the_cosine_schedule_and_step_features_have_their_closed_forms():
     import torch
 

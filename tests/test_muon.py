@@ -652,6 +652,31 @@ def test_the_lm_switch_arm_continues_the_muon_run_to_the_bit(tmp_path):
     assert train(text, "muon_then_adamw", seed=3, checkpoint=resumed, **kw) == alone["muon_then_adamw"]
 
 
+def test_an_lm_run_killed_before_at_or_after_its_optimiser_switch_resumes_to_the_bit(tmp_path):
+    """The switch run's optimisers change at its hand-over step (Muon + AdamW, then AdamW): a run stopped right after
+    a stored state, before the switch, at it (stored before the switch happens) or after it, resumes to the bit."""
+    from explorables.core.checkpoint import Checkpointer
+    from explorables.muon.lm import train
+
+    text, kw = _small_lm()
+    kw = dict(kw, eval_every=5)  # states stored at steps 5, 10, ...; the hand-over is at step 15
+    whole = train(text, "muon_then_adamw", seed=3, **kw)
+    for stop, stage in ((10, ["adamw", "muon"]), (15, ["adamw", "muon"]), (20, ["adamw"])):
+
+        class Killed(Checkpointer):
+            def save(self, name, value, *, drop=(), stop=stop):
+                super().save(name, value, drop=drop)
+                if value["step"] == stop:
+                    raise KeyboardInterrupt
+
+        folder = tmp_path / str(stop)
+        with pytest.raises(KeyboardInterrupt):
+            train(text, "muon_then_adamw", seed=3, checkpoint=Killed(folder, every_s=0.0), **kw)
+        resumed = Checkpointer(folder, resume=True)
+        assert sorted(resumed.get("lm/muon_then_adamw/3")["optimizers"]) == stage
+        assert train(text, "muon_then_adamw", seed=3, checkpoint=resumed, **kw) == whole
+
+
 def test_lm_curve_off_keeps_the_training_and_the_final_loss():
     from explorables.muon.lm import train
 
@@ -734,9 +759,10 @@ def test_lm_decayed_arm_starts_from_the_same_weights_and_runs_its_schedule(tmp_p
     text, kw = _small_lm()
     args = (kw["steps"], 0.5, kw["batch"], kw["context"], kw["d_model"], 2, 3e-3, 0.02, 10, 5, "cpu", None)
     starts = {s: _train(text, s, *args, keep={0: None}, decayed_lr=0.04)[1][0] for s in ("muon", "muon_cosine")}
-    a, b = (starts[s]["model"] for s in ("muon", "muon_cosine"))
+    a, b = (starts[s]["modules"]["model"] for s in ("muon", "muon_cosine"))
     assert all(torch.equal(a[k], b[k]) for k in a)  # the same initial weights
-    assert torch.equal(starts["muon"]["generator"], starts["muon_cosine"]["generator"])  # and the same batches
+    a, b = (starts[s]["generators"]["batches"] for s in ("muon", "muon_cosine"))
+    assert torch.equal(a, b)  # and the same batches
     # one step at the schedule's first factor (1) is constant Muon's step
     one = dict(kw, steps=1, eval_every=1)
     c, m = train(text, "muon_cosine", seed=5, **one), train(text, "muon", seed=5, **one)
@@ -746,8 +772,9 @@ def test_lm_decayed_arm_starts_from_the_same_weights_and_runs_its_schedule(tmp_p
     ckpt.bind({"test": 2})
     run_ = train(text, "muon_cosine", seed=5, checkpoint=ckpt, decayed_lr=0.04, **kw)
     last = ckpt.get("lm/muon_cosine/5")
-    assert last["step"] == kw["steps"] and last["val"] == run_.val_loss
-    assert last["optimizers"][0]["param_groups"][0]["lr"] == muon_step_sizes("muon_cosine", kw["steps"], 0.02, 0.04)[-1]
+    assert last["step"] == kw["steps"] and last["extra"]["val"] == run_.val_loss
+    lr = last["optimizers"]["muon"]["param_groups"][0]["lr"]
+    assert lr == muon_step_sizes("muon_cosine", kw["steps"], 0.02, 0.04)[-1]
     assert len(run_.val_loss) == len(run_.steps) == kw["steps"] // kw["eval_every"]
 
 

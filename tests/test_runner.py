@@ -13,7 +13,14 @@ import pytest
 import torch
 from PIL import Image
 
-from explorables.core.checkpoint import Checkpointer, FolderLock, atomic_write_text, checkpoint_bytes, read_checkpoint
+from explorables.core.checkpoint import (
+    Checkpointer,
+    FolderLock,
+    LoopState,
+    atomic_write_text,
+    checkpoint_bytes,
+    read_checkpoint,
+)
 from explorables.core.datasets import ImageFolder, load_cifar, write_cifar
 from explorables.omwu import OMWUConfig, run
 
@@ -82,7 +89,7 @@ def test_kill_and_resume_matches_an_uninterrupted_run(tmp_path):
     # killed inside a loop, not between parts
     saved = kill_mid_run(args, interrupted, ready=lambda entries: any("/loop/" in k for k in entries))
     loops = [v for k, v in saved.items() if "/loop/" in k]
-    assert loops and 0 < loops[0]["t"] < loops[0]["steps"], "the checkpoint should hold a loop in progress"
+    assert loops and 0 < loops[0]["step"] < loops[0]["extra"]["steps"], "the checkpoint should hold a loop in progress"
 
     resumed = _cli(*args, "--out", str(interrupted), "--resume")
     assert resumed.returncode == 0, resumed.stderr
@@ -97,7 +104,8 @@ def test_resuming_a_different_run_is_refused(tmp_path):
     assert any(k.startswith("part/") for k in ck["entries"])
     # a checkpoint holding a loop of another length must not be silently reused
     bad = Checkpointer(tmp_path, resume=True)
-    bad.entries = {"bottleneck/loop/bottleneck": {"steps": 1, "shape": [1, 2, 2], "record_every": 1}}
+    other = LoopState(None, "").state(256, {"steps": 1, "shape": [1, 2, 2], "record_every": 1})
+    bad.entries = {"bottleneck/loop/bottleneck": other}
     with pytest.raises(ValueError, match="different run"):
         run(OMWUConfig.preset("smoke"), checkpoint=bad)
 

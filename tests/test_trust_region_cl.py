@@ -743,7 +743,7 @@ def test_an_interrupted_sequence_resumes_from_the_last_task_switch_to_the_bit(tm
     with pytest.raises(KeyboardInterrupt):
         train(checkpoint=Checkpointer(tmp_path, every_s=0.0), checkpoint_name="sequence/train", on_step=stop)
     resumed_from = Checkpointer(tmp_path, resume=True)
-    assert resumed_from.get("sequence/train")["next_task"] == 2
+    assert resumed_from.get("sequence/train")["step"] == 2  # the next task
     resumed = train(checkpoint=resumed_from, checkpoint_name="sequence/train")
     for k in full.params:
         assert torch.equal(full.params[k], resumed.params[k])

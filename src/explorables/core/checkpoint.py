@@ -449,6 +449,12 @@ class LoopState:
     them and returns the step to continue from and the loop's own ``extra`` values (losses so far, snapshots);
     :meth:`save` stores them, throttled by the checkpointer's ``every_s``, or at once with ``final``. A resumed loop
     then continues to the bit. Without a checkpointer or a name both do nothing (``restore`` returns ``0, {}``).
+
+    A loop whose set of optimisers changes as it runs (one optimiser until a switch step, another after) gives
+    ``optimizers`` as a function of the step: ``optimizers(step)`` builds the set a loop continuing at ``step`` uses.
+    :meth:`restore` calls it with the stored step (0 when none) and keeps the result as ``loop.optimizers``, into
+    which it loads the stored states; the loop replaces ``loop.optimizers`` when it switches, and :meth:`save` stores
+    the set it holds then.
     """
 
     def __init__(
@@ -457,7 +463,7 @@ class LoopState:
         name: str | None,
         *,
         modules: dict[str, torch.nn.Module] | None = None,
-        optimizers: dict[str, torch.optim.Optimizer] | None = None,
+        optimizers: dict[str, torch.optim.Optimizer] | Callable[[int], dict[str, torch.optim.Optimizer]] | None = None,
         schedulers: dict[str, Any] | None = None,
         tensors: dict[str, torch.Tensor] | None = None,
         generators: dict[str, torch.Generator] | list[torch.Generator] | tuple[torch.Generator, ...] | None = None,
@@ -465,17 +471,25 @@ class LoopState:
     ) -> None:
         self.checkpoint = checkpoint if name else None
         self.name = name or ""
-        self.modules, self.optimizers = modules or {}, optimizers or {}
+        self.build_optimizers = optimizers if callable(optimizers) else None
+        self.modules = modules or {}
+        self.optimizers: dict[str, torch.optim.Optimizer] = {} if callable(optimizers) else optimizers or {}
         self.schedulers, self.tensors = schedulers or {}, tensors or {}
         gens = generators or {}
         self.generators = dict(gens) if isinstance(gens, dict) else {str(i): g for i, g in enumerate(gens)}
         self.global_rng = global_rng
 
-    def restore(self) -> tuple[int, dict[str, Any]]:
-        """Load the stored state (if any) into the loop's objects: ``(step to continue from, extra values)``. An entry
-        that does not hold exactly this loop's objects (written by another version, or damaged) is refused with a
-        ``ValueError`` before anything is loaded."""
+    def restore(self, default: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+        """Load the stored state (if any; else ``default``, a :meth:`state` of this loop's objects, e.g. the hand-over
+        state of a loop that ran its first steps) into the loop's objects: ``(step to continue from, extra values)``.
+        An entry that does not hold exactly this loop's objects (written by another version, or damaged) is refused
+        with a ``ValueError`` before anything is loaded."""
         saved = self.checkpoint.get(self.name) if self.checkpoint is not None else None
+        if saved is None:
+            saved = default
+        if self.build_optimizers is not None:  # the set the loop uses from the stored step on
+            step = saved.get("step") if isinstance(saved, dict) else None
+            self.optimizers = self.build_optimizers(step if isinstance(step, int) and step >= 0 else 0)
         if saved is None:
             return 0, {}
         self._check(saved)

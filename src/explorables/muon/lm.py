@@ -13,7 +13,6 @@ in every schedule.
 
 from __future__ import annotations
 
-import copy
 import importlib
 import inspect
 import math
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
 from .optim import Muon
 from .optimizers import lr_factors
@@ -280,23 +279,21 @@ def _train(
     model = CharTransformer(len(vocab), d_model, layers, context=context).to(device)
     switch_at = math.floor(switch_fraction * steps) if schedule == "muon_then_adamw" else steps
     gen = torch.Generator().manual_seed(seed)
-    record, start = LMRun(schedule), 0
+    record = LMRun(schedule)
     name = f"lm/{schedule}/{seed}"  # inside the experiment's "lm" part: dropped once the part is done
-    saved = checkpoint.get(name) if checkpoint is not None else None
-    if saved is None:
-        saved = start_state
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        gen.set_state(saved["generator"])
-        start = saved["step"]
-        record = LMRun(schedule, list(saved["steps"]), list(saved["train"]), list(saved["val"]))
-    # the stage the run was in when it was saved (a switch happens at the top of step switch_at)
-    muon_stage = len(saved["optimizers"]) == 2 if saved is not None else start < switch_at
     first_lr = muon_lr if step_sizes is None else step_sizes[0]
-    optimizers = _optimizers(model, schedule, adamw_lr, first_lr, muon_stage=muon_stage)
-    if saved is not None:
-        for opt, state in zip(optimizers, saved["optimizers"], strict=True):
-            opt.load_state_dict(state)
+
+    def optimizers_at(step: int) -> dict[str, torch.optim.Optimizer]:
+        # the set a run continuing at ``step`` uses: the switch happens at the top of step switch_at, so a state
+        # stored at that step still holds the first stage's optimisers
+        opts = _optimizers(model, schedule, adamw_lr, first_lr, muon_stage=step <= switch_at)
+        return dict(zip(("muon", "adamw") if len(opts) == 2 else ("adamw",), opts, strict=True))
+
+    loop = LoopState(checkpoint, name, modules={"model": model}, optimizers=optimizers_at, generators={"batches": gen})
+    start, saved = loop.restore(start_state)
+    if saved:
+        record = LMRun(schedule, list(saved["steps"]), list(saved["train"]), list(saved["val"]))
+    optimizers = list(loop.optimizers.values())
     offsets = torch.arange(context)
     val_starts = held_out_windows(len(val_data), context)
 
@@ -315,27 +312,20 @@ def _train(
             total += nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten(), reduction="sum").item()
         return total / (len(val_starts) * context)
 
-    def state_now(step: int) -> dict:
-        return {
-            "model": model.state_dict(),
-            "generator": gen.get_state(),
-            "step": step,
-            "optimizers": [o.state_dict() for o in optimizers],
-            "steps": record.steps,
-            "train": record.train_loss,
-            "val": record.val_loss,
-        }
+    def records() -> dict:  # copies: training goes on adding to the records
+        return {"steps": list(record.steps), "train": list(record.train_loss), "val": list(record.val_loss)}
 
     kept: dict[int, dict] = {}
     keep = keep or {}
     for step in range(start, steps):
-        if step in keep:  # a copy: training goes on changing the weights and the records
-            kept[step] = copy.deepcopy(state_now(step))
+        if step in keep:  # a copy of every state (LoopState.state copies): training goes on changing them
+            kept[step] = loop.state(step, records())
             keep_as = keep[step]
             if checkpoint is not None and keep_as is not None and checkpoint.get(keep_as) is None:
                 checkpoint.save(keep_as, kept[step])  # a resumed run continues the hand-over from here
         if step == switch_at:  # the second stage: AdamW on every parameter
-            optimizers = _optimizers(model, schedule, adamw_lr, muon_lr, muon_stage=False)
+            loop.optimizers = {"adamw": _optimizers(model, schedule, adamw_lr, muon_lr, muon_stage=False)[0]}
+            optimizers = list(loop.optimizers.values())
         if step_sizes is not None:  # the decayed schedule's Muon step (optimizers[0] is Muon)
             optimizers[0].param_groups[0]["lr"] = step_sizes[step]
         x, y = batch_of(train_data, torch.randint(len(train_data) - context - 1, (batch,), generator=gen))
@@ -350,6 +340,5 @@ def _train(
                 record.steps.append(step + 1)
                 record.train_loss.append(loss.item())
                 record.val_loss.append(held_out_loss())
-            if checkpoint is not None:
-                checkpoint.maybe_save(name, lambda step=step: state_now(step + 1))
+            loop.save(step + 1, records)
     return record, kept

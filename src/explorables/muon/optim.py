@@ -67,7 +67,7 @@ class Muon(torch.optim.Optimizer):
                 )
 
     @torch.no_grad()
-    @checked()
+    @checked(skip_nested=True)  # newton_schulz runs bare: its arguments were checked at construction
     def step(self, closure: Callable[[], torch.Tensor] | None = None):
         """One Muon update of every matrix with a gradient; ``closure`` (optional) recomputes the loss."""
         loss = None if closure is None else closure()
@@ -80,7 +80,7 @@ class Muon(torch.optim.Optimizer):
                 buf = state.setdefault("momentum_buffer", torch.zeros_like(p))
                 buf.lerp_(p.grad, 1 - mu)
                 direction = p.grad.lerp(buf, mu) if group["nesterov"] else buf
-                update = newton_schulz.__wrapped__(  # the step's arguments were checked at construction
+                update = newton_schulz(
                     direction, steps=group["ns_steps"], coefficients=NS_COEFFICIENTS, dtype=self.ns_dtype
                 )
                 scale = math.sqrt(max(1.0, p.shape[0] / p.shape[1]))

@@ -145,7 +145,7 @@ def optimize(
     check_choice("schedule", schedule, SCHEDULES)
     if schedule != "constant" and method != "muon":
         raise ValueError(f"schedule={schedule!r} applies to method='muon' only, got method={method!r}")
-    lrs = muon_lr * lr_factors.__wrapped__(schedule, steps)
+    lrs = muon_lr * lr_factors(schedule, steps)
     check_memory({"the run's iterates (steps x m x n, float64)": 2.0 * (steps + 1) * problem.W0.numel() * 8})
     with one_cpu_thread():
         records = _optimize(problem, method, steps, lrs, gd_lr, momentum, switch_step, ns_steps, adam_lr)
@@ -197,18 +197,12 @@ def _iterate(
                 direction = (1 - momentum) * G + momentum * buf
             else:  # the same numbers: 0 * buf + 1 * G is G exactly
                 direction = G
-            step = _orthogonalize(direction, ns_steps)
+            step = newton_schulz(direction, steps=ns_steps)  # checks skipped: every caller is skip_nested
             W = W - float(muon_lrs[t]) * step
         else:
             W = W - gd_lr * G
         Ws.append(W)
     return Ws
-
-
-def _orthogonalize(direction: torch.Tensor, ns_steps: int) -> torch.Tensor:
-    """:func:`newton_schulz` on a finite matrix without its argument checks (checked once per run: an
-    overflowing run is caught on its records), the same operations in the same order."""
-    return newton_schulz.__wrapped__(direction, steps=ns_steps)
 
 
 def _records(problem: SensingProblem, Ws: list[torch.Tensor]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -243,7 +237,7 @@ def switch_sweep(
     switch_steps = tuple(int(s) for s in switch_steps)
     if not switch_steps or any(not (0 <= s <= steps) for s in switch_steps):
         raise ValueError(f"switch_steps must be a non-empty tuple of steps in [0, steps = {steps}], got {switch_steps}")
-    lrs = muon_lr * lr_factors.__wrapped__("constant", steps)
+    lrs = muon_lr * lr_factors("constant", steps)
     check_memory({"the run's iterates (steps x m x n, float64)": 2.0 * (steps + 1) * problem.W0.numel() * 8})
     finals = []
     with one_cpu_thread():
@@ -281,7 +275,7 @@ def muon_and_switch(
     muon_lr, gd_lr = check_positive("muon_lr", muon_lr), check_positive("gd_lr", gd_lr)
     momentum = check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
     switch_step = check_int("switch_step", switch_step, minimum=0, maximum=steps)
-    lrs = muon_lr * lr_factors.__wrapped__("constant", steps)
+    lrs = muon_lr * lr_factors("constant", steps)
     check_memory({"the runs' iterates (steps x m x n, float64)": 4.0 * (steps + 1) * problem.W0.numel() * 8})
     with one_cpu_thread():
         muon = _iterate(problem, "muon", problem.W0.clone(), 0, steps, lrs, gd_lr, momentum, None, 5, 0.01)

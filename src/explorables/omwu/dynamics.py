@@ -34,7 +34,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core.arguments import Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.device import resolve_device
 from ..core.params import Int
 from ..core.resources import check_memory
@@ -259,18 +259,20 @@ def simulate(
     grad_x_prev = torch.bmm(A_t, v.exp().unsqueeze(-1)).squeeze(-1)  # g_{-1} = g_0
     grad_y_prev = torch.bmm(At, u.exp().unsqueeze(-1)).squeeze(-1)
 
-    saved = checkpoint.get(checkpoint_name) if checkpoint is not None else None
-    if saved is not None:
+    # the loop's state is its iterates, the previous gradients and the records so far (the loop's own values)
+    loop = LoopState(checkpoint, checkpoint_name)
+    done, saved = loop.restore()
+    if saved:
         if (saved["steps"], saved["shape"], saved["record_every"]) != (steps, [B, n, m], record_every):
             raise ValueError(f"checkpoint entry {checkpoint_name!r} belongs to a different run; start without --resume")
-        k, first = saved["k"], saved["t"] + 1
+        k, first = saved["k"], done + 1
         u, v = saved["u"].to(dev), saved["v"].to(dev)
         grad_x_prev, grad_y_prev = saved["grad_x_prev"].to(dev), saved["grad_y_prev"].to(dev)
         log_x[:k], log_y[:k], recorded[:k] = saved["log_x"].to(dev), saved["log_y"].to(dev), saved["recorded"]
 
-    def state(t: int) -> dict:
+    def state() -> dict:
         return {
-            "t": t, "k": k, "steps": steps, "shape": [B, n, m], "record_every": record_every,
+            "k": k, "steps": steps, "shape": [B, n, m], "record_every": record_every,
             "u": u, "v": v, "grad_x_prev": grad_x_prev, "grad_y_prev": grad_y_prev,
             "log_x": log_x[:k].clone(), "log_y": log_y[:k].clone(), "recorded": recorded[:k].clone(),
         }  # fmt: skip
@@ -284,8 +286,8 @@ def simulate(
             if t % record_every == 0 or t == steps:
                 log_x[k], log_y[k], recorded[k] = u, v, t
                 k += 1
-            if checkpoint is not None and t % 256 == 0:
-                checkpoint.maybe_save(checkpoint_name, lambda t=t: state(t))
+            if t % 256 == 0:
+                loop.save(t, state)
             bar.update()
     bar.close()
     return Trajectory(log_x=log_x, log_y=log_y, steps=recorded, A=A_t, eta=eta_t)

@@ -42,7 +42,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core.arguments import ArgumentError, Array, checked
-from ..core.checkpoint import Checkpointer
+from ..core.checkpoint import Checkpointer, LoopState
 from ..core.params import Bool, Choice, Float, Int, Positive, Rule, Text
 from ..core.resources import check_memory
 from ..core.validation import check_choice, check_in_range, check_int, check_positive
@@ -58,12 +58,7 @@ from .diffusion import (
     check_param_dict,
     draw_t_noise,
 )
-from .tasks import TASKS, check_tasks, task_dim
-from .tasks import sample_task as _checked_sample_task
-
-#: the task sampler without its argument checks: the training loops call it on every batch, with a task and a
-#: batch size checked once per call of :func:`train_sequence` (a module attribute, so a test can spy on it)
-sample_task = _checked_sample_task.__wrapped__
+from .tasks import TASKS, check_tasks, sample_task, task_dim
 
 METRICS: tuple[str, ...] = ("none", "fisher", "isotropic")
 #: "freeze": after each Adam step every weight with Fisher > 0 goes back to its anchor (TR-CL's projection at radius 0;
@@ -467,8 +462,9 @@ def eval_losses(
     return losses.view(m, k, n).mean(-1)
 
 
-@checked(n_seeds=Int(1, 10_000), n_steps_per_task=Int(1, 10**7), batch_size=Int(1, 10**6), lr=LEARNING_RATE,
-         n_fisher=Int(1, 10**6), n_samples=Int(1, 10**6), n_replay=Int(1, 10**6), progress=Bool(),
+# skip_nested: sample_task and dual_step in the loop run bare (the task, batch sizes and members are checked here)
+@checked(skip_nested=True, n_seeds=Int(1, 10_000), n_steps_per_task=Int(1, 10**7), batch_size=Int(1, 10**6),
+         lr=LEARNING_RATE, n_fisher=Int(1, 10**6), n_samples=Int(1, 10**6), n_replay=Int(1, 10**6), progress=Bool(),
          checkpoint_name=Text())  # fmt: skip
 def train_sequence(
     params: Params,
@@ -566,11 +562,11 @@ def train_sequence(
     multiplier_max, cap_hits = [], []
     buffer_x = buffer_c = None
     switch: dict = {}
-    first_task = 0
-    saved = checkpoint.get(checkpoint_name) if checkpoint is not None and checkpoint_name else None
-    if saved is not None:  # resume after the last finished task
-        first_task = int(saved["next_task"])
-        params = {n: v.to(device).clone().requires_grad_(True) for n, v in saved["params"].items()}
+    # the state at a task switch: the weights (restored in place), the generators, and the rest as extra values
+    loop = LoopState(checkpoint, checkpoint_name, tensors=params,
+                     generators={**{f"data/{s}": dg for s, dg in enumerate(data_gens)}, "draws": g})  # fmt: skip
+    first_task, saved = loop.restore()
+    if first_task:  # resume after the last finished task
         fisher, anchor = ({n: v.to(device) for n, v in saved[key].items()} for key in ("fisher", "anchor"))
         buffer_x, buffer_c = saved["buffer_x"].to(device), saved["buffer_c"].to(device)
         samples = [v.to(device) for v in saved["samples"]]
@@ -582,9 +578,6 @@ def train_sequence(
         cap_hits = [v.to(device) for v in saved["cap_hits"]]
         switch = {k: ({n: v.to(device) for n, v in x.items()} if isinstance(x, dict) else x.to(device))
                   for k, x in saved["switch"].items()}  # fmt: skip
-        for dg, state in zip(data_gens, saved["data_gens"], strict=True):
-            dg.set_state(state)
-        g.set_state(saved["generator"])
     for k, name in enumerate(tasks):
         if k < first_task:
             continue
@@ -684,16 +677,16 @@ def train_sequence(
         buffer_x = samples[-1][:, :, :keep].reshape(m_count, (k + 1) * keep, -1)
         buffer_c = labels.view(m_count, k + 1, n_samples)[:, :, :keep].reshape(m_count, -1)
         losses_after.append(eval_losses(detached, net, schedule, eval_set, seed_of))
-        if checkpoint is not None and checkpoint_name and k < len(tasks) - 1:
-            checkpoint.save(
-                checkpoint_name,
+        if k < len(tasks) - 1:
+            loop.save(
+                k + 1,
                 {
-                    "next_task": k + 1, "params": detached, "fisher": fisher, "anchor": anchor,
-                    "buffer_x": buffer_x, "buffer_c": buffer_c, "samples": samples, "losses_after": losses_after,
-                    "train_losses": train_losses, "switch": switch, "multipliers": multipliers,
-                    "distances": distances, "multiplier_max": multiplier_max, "cap_hits": cap_hits,
-                    "data_gens": [dg.get_state() for dg in data_gens], "generator": g.get_state(),
+                    "fisher": fisher, "anchor": anchor, "buffer_x": buffer_x, "buffer_c": buffer_c, "samples": samples,
+                    "losses_after": losses_after, "train_losses": train_losses, "switch": switch,
+                    "multipliers": multipliers, "distances": distances, "multiplier_max": multiplier_max,
+                    "cap_hits": cap_hits,
                 },
+                final=True,
             )  # fmt: skip
     return SequenceRecord(
         samples, losses_after, {n: v.detach() for n, v in params.items()}, switch, torch.stack(train_losses),
@@ -743,7 +736,8 @@ def reconvergence_steps(
     return crossing_steps(curve, bound, eval_every=eval_every, interpolate=False)
 
 
-@checked(task_index=Int(0, 10_000), task_name=Choice(TASKS), seed_of=Array("m", integer=True),
+# skip_nested: sample_task in the loop runs bare (its task and batch size are checked here)
+@checked(skip_nested=True, task_index=Int(0, 10_000), task_name=Choice(TASKS), seed_of=Array("m", integer=True),
          n_seeds=Int(1, 10_000), n_steps=Int(0, 10**7), eval_every=Int(1, 10**7), batch_size=Int(1, 10**6),
          lr=LEARNING_RATE)  # fmt: skip
 def relearning_curve(
