@@ -23,7 +23,7 @@ from .examples import Example, classic_examples
 from .ilp import CheckResult, Enumeration, ilp_check, ilp_enumerate, ilp_minimal_cause
 from .responsibility import blame, context_distribution, responsibility
 from .scm import SCM, parse_formula, random_boolean_scm
-from .trac import trac, witness_map
+from .trac import trac, witness_map, witness_target_table
 
 __all__ = [
     "SCM",
@@ -51,6 +51,7 @@ __all__ = [
     "responsibility",
     "trac",
     "witness_map",
+    "witness_target_table",
 ]
 
 from .experiment import TracConfig, TracResults, headline, run

@@ -357,7 +357,7 @@ def _first_failing(model, context, phi, actual, X, rest, alts):
     return alt, [v for j, v in enumerate(rest) if rows[b, j]]
 
 
-@checked(skip_nested=True)  # parse_outcome runs bare
+@checked(skip_nested=True)  # parse_outcome and its helpers' Cause, CauseSet and model calls run bare
 def but_for_causes(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """Single variables whose change alone (W⃗ = ∅) falsifies φ: counterfactual dependence.
 
@@ -380,7 +380,7 @@ def but_for_causes(model: SCM, context: Mapping[str, int], outcome: str) -> Caus
     return CauseSet(outcome, True, causes, tuple(cands), "but-for", evaluations)
 
 
-@checked(skip_nested=True)  # evaluate_batch in its loop runs bare
+@checked(skip_nested=True)  # pruned_search runs bare: its arguments are checked here
 def first_cause(model: SCM, context: Mapping[str, int], outcome: str) -> CauseSet:
     """The first minimal cause a size-ordered search finds (what single-cause solvers return)."""
     return pruned_search(model, context, outcome, first_only=True)

@@ -94,4 +94,10 @@ def blame(
     if value not in model.domains[variable]:
         raise ValueError(f"value must be in the domain {model.domains[variable]} of {variable}, got {value!r}")
     forced = model.intervened({variable: value})
-    return float(sum(p * responsibility(method(forced, ctx, outcome), [variable])[variable] for ctx, p in contexts))
+    total_blame = 0.0
+    for ctx, p in contexts:
+        causes = method(forced, ctx, outcome)
+        if not isinstance(causes, CauseSet):  # a reader's method: its result is checked before it is used
+            raise TypeError(f"method must return a CauseSet, got {type(causes).__name__}")
+        total_blame += p * responsibility(causes, [variable])[variable]
+    return float(total_blame)

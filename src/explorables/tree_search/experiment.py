@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import networkx as nx
@@ -253,15 +254,16 @@ def _run_all(tree: Tree, D: SpineDecomposition, target: int, prediction: int) ->
 @checked_args(skip_nested=True, etas=Tuple(Int(0)))  # the searches, bounds and draws in its loop skip their checks
 def measure_tree(
     tree: Tree,
-    etas: tuple[int, ...],
+    etas: Sequence[int],
     per_eta: int,
     rng: np.random.Generator,
     D: SpineDecomposition | None = None,
 ) -> dict[str, Any]:
     """Queries of every algorithm against random targets with a prediction at each distance ``eta``.
 
-    Per ``eta``: mean and worst queries of each algorithm over ``per_eta`` targets (fewer if no vertex
-    is that far), and counts of searches above :func:`spine_bound` or :func:`robust_bound`.
+    Per ``eta`` (a tuple or list of at least one distance): mean and worst queries of each algorithm over
+    ``per_eta`` targets (fewer if no vertex is that far), and counts of searches above :func:`spine_bound` or
+    :func:`robust_bound`.
     """
     D = spine_decomposition(tree) if D is None else D
     heights = branch_heights(tree)

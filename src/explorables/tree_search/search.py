@@ -307,18 +307,12 @@ def optimal_worst_case(tree: Tree) -> int:
 def queries_for(
     tree: Tree, algorithm: str, target: int, prediction: int = 0, decomposition: SpineDecomposition | None = None
 ) -> list[int]:
-    """Run one algorithm (``"centroid"``, ``"spine"`` or ``"robust"``) against a target."""
+    """Run one algorithm (``"centroid"``, ``"spine"`` or ``"robust"``) against a target; the searches and the
+    oracle's ``tree.step`` run bare (their arguments are checked here)."""
     target = tree._check_vertex("target", target)
     prediction = tree._check_vertex("prediction", prediction)
     if decomposition is not None:
         check_decomposition(tree, decomposition)
-    return _queries_for(tree, algorithm, target, prediction, decomposition)
-
-
-def _queries_for(
-    tree: Tree, algorithm: str, target: int, prediction: int, decomposition: SpineDecomposition | None
-) -> list[int]:
-    """:func:`queries_for` on checked arguments (the unchecked searches, for loops over many pairs)."""
 
     def ask(v: int) -> int:
         return tree.step(v, target)
@@ -329,17 +323,17 @@ def _queries_for(
         raise ValueError(f"decomposition must be given: algorithm {algorithm!r} needs a spine decomposition")
     if algorithm == "spine":
         return spine_search(tree, decomposition, prediction, ask)
-    if algorithm == "robust":
-        return robust_search(tree, decomposition, prediction, ask)
-    raise ValueError(f"algorithm must be one of 'centroid', 'spine', 'robust', got {algorithm!r}")
+    return robust_search(tree, decomposition, prediction, ask)
 
 
+@checked(skip_nested=True, algorithm=Choice(("centroid", "spine", "robust")))
 def all_pairs_counts(tree: Tree, decomposition: SpineDecomposition, algorithm: str) -> np.ndarray:
-    """``counts[t, p]``: queries of ``algorithm`` for every target ``t`` and prediction ``p``."""
-    queries_for(tree, algorithm, 0, 0, decomposition)  # checks the arguments once
+    """``counts[t, p]``: queries of ``algorithm`` for every target ``t`` and prediction ``p`` (the decomposition is
+    checked once, here; the n^2 searches in the loop run bare)."""
+    check_decomposition(tree, decomposition)
     counts = np.zeros((tree.n, tree.n), dtype=np.int64)
     for t, p in ((t, p) for t in range(tree.n) for p in range(tree.n)):
-        counts[t, p] = len(_queries_for(tree, algorithm, t, p, decomposition))
+        counts[t, p] = len(queries_for(tree, algorithm, t, p, decomposition))
     return counts
 
 
