@@ -29,8 +29,8 @@ vertices), ``"smoke"`` what the tests execute, and ``"paper"`` trees of a millio
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import networkx as nx
