@@ -452,6 +452,33 @@ def test_a_loop_state_whose_optimisers_change_resumes_on_either_side_of_the_swit
     stored.entries["switch/loop"] = {**handover, "step": 6}
     with pytest.raises(ValueError, match=r"(?s)optimizers.*--restart"):
         _switching_loop(stored, 10, switch_at=4)
+    # a default that does not fit is the calling code's error: no checkpoint to blame, no --restart to suggest
+    with pytest.raises(ValueError, match="default state") as refused:
+        _switching_loop(Checkpointer(None), 10, switch_at=4, start_state={**handover, "step": 6})
+    assert "--restart" not in str(refused.value)
+
+
+def test_a_loop_state_stores_a_snapshot_of_its_extra_values_and_builds_its_optimisers_first(tmp_path):
+    import torch
+
+    from explorables.core.checkpoint import LoopState
+
+    net = torch.nn.Linear(2, 1)
+    checkpoint = Checkpointer(tmp_path)
+    loop = LoopState(checkpoint, "loop", modules={"net": net})
+    losses, kept = [0.5], {"t": torch.zeros(2)}
+    loop.save(1, {"losses": losses, "kept": kept}, final=True)
+    losses.append(0.25)  # the loop goes on changing its own values after the save
+    kept["t"] += 1
+    stored = checkpoint.get("loop")["extra"]
+    assert stored["losses"] == [0.5] and torch.equal(stored["kept"]["t"], torch.zeros(2))
+    # optimisers as a function of the step exist only after restore() built them
+    staged = LoopState(checkpoint, "staged", modules={"net": net},
+                       optimizers=lambda step: {"sgd": torch.optim.SGD(net.parameters(), lr=0.1)})
+    with pytest.raises(RuntimeError, match="restore"):
+        staged.state(0)
+    assert staged.restore() == (0, {}) and sorted(staged.optimizers) == ["sgd"]
+    assert sorted(staged.state(0)["optimizers"]) == ["sgd"]
 
 
 def test_the_cosine_schedule_and_step_features_have_their_closed_forms():

@@ -428,14 +428,15 @@ def run_parts(
     return summary, curves, timings
 
 
-def _cpu_copy(value: Any) -> Any:
-    """A copy of ``value`` (tensors, containers of them, plain values) that shares no tensor with it, on the CPU."""
+def _cpu_copy(value: Any, *, cpu: bool = True) -> Any:
+    """A copy of ``value`` (tensors, containers of them, plain values) that shares no tensor or container with it, on
+    the CPU (with ``cpu=False``: each tensor stays on its device)."""
     if torch.is_tensor(value):
-        return value.detach().to("cpu", copy=True)
+        return value.detach().to("cpu", copy=True) if cpu else value.detach().clone()
     if isinstance(value, dict):
-        return {k: _cpu_copy(v) for k, v in value.items()}
+        return {k: _cpu_copy(v, cpu=cpu) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_cpu_copy(v) for v in value)
+        return type(value)(_cpu_copy(v, cpu=cpu) for v in value)
     return copy.deepcopy(value)
 
 
@@ -448,13 +449,14 @@ class LoopState:
     numpy's and Python's global random states (:func:`rng_state`). :meth:`restore` loads a stored state into all of
     them and returns the step to continue from and the loop's own ``extra`` values (losses so far, snapshots);
     :meth:`save` stores them, throttled by the checkpointer's ``every_s``, or at once with ``final``. A resumed loop
-    then continues to the bit. Without a checkpointer or a name both do nothing (``restore`` returns ``0, {}``).
+    then continues to the bit. Without a checkpointer or a name, :meth:`save` does nothing and :meth:`restore` loads
+    only its ``default`` (``0, {}`` without one).
 
     A loop whose set of optimisers changes as it runs (one optimiser until a switch step, another after) gives
     ``optimizers`` as a function of the step: ``optimizers(step)`` builds the set a loop continuing at ``step`` uses.
     :meth:`restore` calls it with the stored step (0 when none) and keeps the result as ``loop.optimizers``, into
     which it loads the stored states; the loop replaces ``loop.optimizers`` when it switches, and :meth:`save` stores
-    the set it holds then.
+    the set it holds then. Such a loop calls :meth:`restore` before :meth:`state` or :meth:`save`.
     """
 
     def __init__(
@@ -485,14 +487,16 @@ class LoopState:
         An entry that does not hold exactly this loop's objects (written by another version, or damaged) is refused
         with a ``ValueError`` before anything is loaded."""
         saved = self.checkpoint.get(self.name) if self.checkpoint is not None else None
+        from_default = saved is None and default is not None
         if saved is None:
             saved = default
         if self.build_optimizers is not None:  # the set the loop uses from the stored step on
             step = saved.get("step") if isinstance(saved, dict) else None
             self.optimizers = self.build_optimizers(step if isinstance(step, int) and step >= 0 else 0)
+            self.build_optimizers = None  # built: state() and save() store this set (or the one the loop switches to)
         if saved is None:
             return 0, {}
-        self._check(saved)
+        self._check(saved, from_default)
         for key, module in self.modules.items():
             module.load_state_dict(saved["modules"][key])
         for key, opt in self.optimizers.items():
@@ -508,7 +512,7 @@ class LoopState:
             set_rng_state(saved["rng"])
         return int(saved["step"]), dict(saved["extra"] or {})
 
-    def _check(self, saved: Any) -> None:
+    def _check(self, saved: Any, from_default: bool = False) -> None:
         expected = {"modules": self.modules, "optimizers": self.optimizers, "schedulers": self.schedulers,
                     "tensors": self.tensors, "generators": self.generators}  # fmt: skip
         problem = None
@@ -527,6 +531,8 @@ class LoopState:
                 problem = f"its step is {saved['step']!r}"
             if problem is None and not (saved["extra"] is None or isinstance(saved["extra"], dict)):
                 problem = f"its extra values are a {type(saved['extra']).__name__}, not a dict"
+        if problem is not None and from_default:  # the calling code's own hand-over state: a bug there, not a file's
+            raise ValueError(f"the default state given to restore {self.name!r} does not fit this loop ({problem})")
         if problem is not None:
             raise ValueError(f"the checkpoint's loop state {self.name!r} does not fit this loop ({problem}): it was "
                              "written by another version of explorables or is damaged; rerun with --restart")
@@ -535,6 +541,9 @@ class LoopState:
         """The entry :meth:`save` stores: a copy of every object's state now, ``step`` and ``extra`` (a dict)."""
         if not (extra is None or isinstance(extra, dict)):
             raise TypeError(f"extra must be a dict of the loop's own values (or None), got {type(extra).__name__}")
+        if self.build_optimizers is not None:
+            raise RuntimeError("LoopState.state: a loop whose optimisers are a function of the step calls restore() "
+                               "first (it builds them)")
         # copies on the CPU: a stored entry must not follow the live objects (Adam's moments change in place), or a
         # later write of the file could pair this step's weights with another step's optimiser state; loading puts
         # each value back on its object's device
@@ -546,7 +555,9 @@ class LoopState:
             "generators": {k: gen.get_state() for k, gen in self.generators.items()},
             "rng": rng_state() if self.global_rng else None,
             "step": int(step),
-            "extra": extra,
+            # a copy too: a loop keeps appending to its lists after a save, and a later write of the file must not
+            # pair this step with the longer lists (each tensor stays on its device: the loop gets it back as it was)
+            "extra": None if extra is None else _cpu_copy(extra, cpu=False),
         }
 
     def save(self, step: int, extra: dict[str, Any] | Callable[[], dict[str, Any]] | None = None, *,
