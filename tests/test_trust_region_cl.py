@@ -212,6 +212,28 @@ def test_a_sequence_is_seeded_and_records_every_task():
     assert not torch.equal(a.params["w0"], c.params["w0"])
 
 
+def test_a_diverged_sequence_stops_with_a_clear_error(monkeypatch):
+    """The steps run with their checks skipped (train_sequence checks once, at the boundary), so a loss that is no
+    longer finite is caught once per task instead of flowing into the multipliers and records."""
+    tasks = ("gaussians", "moons")
+    net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
+    real = continual._per_sample_loss
+    calls = {"n": 0}
+
+    def diverging(*args, **kwargs):  # finite on the first task's steps, NaN from the second task on
+        calls["n"] += 1
+        loss = real(*args, **kwargs)
+        return loss if calls["n"] <= 4 else loss * float("nan")
+
+    monkeypatch.setattr(continual, "_per_sample_loss", diverging)
+    with pytest.raises(FloatingPointError, match=r"diverged on task 1 \('moons'\)"):
+        continual.train_sequence(
+            init_params(net, [0]), net, schedule, tasks, [Member("finetune", 0)], Strengths(), n_seeds=1,
+            n_steps_per_task=4, batch_size=8, lr=1e-2, n_fisher=4, n_samples=5,
+            eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"), seed=0,
+        )  # fmt: skip
+
+
 def test_sampling_with_a_zero_network_is_the_gaussian_recursion():
     """With eps_theta = 0 the sampler divides by sqrt(1 - beta) and adds sqrt(beta) noise at every step but the
     last, from N(0, 1): the variance of the samples follows that recursion exactly."""

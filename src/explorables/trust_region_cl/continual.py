@@ -656,6 +656,9 @@ def train_sequence(
             if on_step is not None:
                 on_step(k, step)
         train_losses.append(torch.stack(task_losses))
+        if not bool(torch.isfinite(train_losses[-1]).all()):  # once per task: the steps' own checks run bare
+            raise FloatingPointError(f"training diverged on task {k} ({name!r}): a member's loss is not finite; "
+                                     "lower lr or the strengths")
         detached = {n: v.detach() for n, v in params.items()}
         multipliers.append(lam.clone())
         multiplier_max.append(lam_max)
