@@ -231,7 +231,7 @@ def summand_prominence(births: np.ndarray, deaths: np.ndarray) -> tuple[float, n
     return float(max(side[i, j], 0.0)), B[i]
 
 
-@checked()
+@checked(skip_nested=True)  # summand_prominence and Summand run bare on the corners made here
 def summands(module: PyModule_f64) -> list[Summand]:
     """The summands of an MMA module, with their prominences, most prominent first."""
     if not isinstance(module, PyModule_f64):
@@ -244,7 +244,7 @@ def summands(module: PyModule_f64) -> list[Summand]:
             continue
         deaths = np.minimum(raw_deaths, 1.0)
         essential = bool(raw_deaths.size and np.any(np.all(np.isposinf(np.atleast_2d(raw_deaths)), axis=1)))
-        prom, corner = summand_prominence.__wrapped__(births, deaths)
+        prom, corner = summand_prominence(births, deaths)
         out.append(Summand(births, deaths, prom, corner, essential))
     out.sort(key=lambda s: -s.prominence)
     return out

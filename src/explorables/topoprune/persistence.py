@@ -106,13 +106,13 @@ def persistence_values(points: torch.Tensor, pairs: FlagPairs) -> tuple[torch.Te
     return deaths0, torch.stack([births1, deaths1], dim=-1)
 
 
-@checked(points=_POINTS)
+@checked(skip_nested=True, points=_POINTS)  # flag_pairs and persistence_values run bare on the checked points
 def total_persistence(points: torch.Tensor, pairs: FlagPairs | None = None) -> torch.Tensor:
     """The local loss of eq. (topoprune-loss): the summed lifetimes of the finite H0 and H1 classes."""
     _check_tensor_points(points, pairs)
     if pairs is None:
-        pairs = flag_pairs.__wrapped__(points.detach().cpu().numpy())  # points checked above
-    deaths0, h1 = persistence_values.__wrapped__(points, pairs)  # checked above
+        pairs = flag_pairs(points.detach().cpu().numpy())
+    deaths0, h1 = persistence_values(points, pairs)
     return deaths0.sum() + (h1[:, 1] - h1[:, 0]).sum()
 
 
@@ -171,12 +171,12 @@ def nearest_others(points: np.ndarray, n_neighbours: int) -> tuple[np.ndarray, n
     return idx[keep].reshape(-1, k), dist[keep].reshape(-1, k)
 
 
-@checked(Z=_POINTS, n_neighbours=Int(2))
+@checked(skip_nested=True, Z=_POINTS, n_neighbours=Int(2))  # nearest_others runs bare on the checked cloud
 def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
     """``(n, k + 1)`` indices: each sample followed by its ``k`` nearest neighbours in ``Z`` (Euclidean)."""
     arr = _check_points("Z", Z)
     k = check_int("n_neighbours", n_neighbours, 2, arr.shape[0] - 1)
-    rest, _ = nearest_others.__wrapped__(arr, k)  # checked above
+    rest, _ = nearest_others(arr, k)
     return np.concatenate([np.arange(arr.shape[0])[:, None], rest], axis=1)
 
 
@@ -213,7 +213,7 @@ def mst_pairs(clouds: np.ndarray) -> np.ndarray:
     return edges
 
 
-@checked(points=_POINTS, moved=_POINTS, n_neighbours=Int(2))
+@checked(skip_nested=True, points=_POINTS, moved=_POINTS, n_neighbours=Int(2))  # neighbourhoods, mst_pairs run bare
 def pair_changes(points: np.ndarray, moved: np.ndarray, n_neighbours: int) -> dict[str, float]:
     """How much a perturbation changes the neighbourhoods and their H0 persistence pairs.
 
@@ -233,8 +233,8 @@ def pair_changes(points: np.ndarray, moved: np.ndarray, n_neighbours: int) -> di
     n = a.shape[0]
 
     def hoods_and_pairs(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        hoods = neighbourhoods.__wrapped__(arr, k)
-        local = mst_pairs.__wrapped__(arr[hoods] - arr[hoods[:, :1]])  # (n, k, 2) indices into the hood
+        hoods = neighbourhoods(arr, k)
+        local = mst_pairs(arr[hoods] - arr[hoods[:, :1]])  # (n, k, 2) indices into the hood
         ends = np.take_along_axis(hoods[:, None, :], local.reshape(n, 1, -1), axis=2).reshape(n, k, 2)
         return hoods, ends.min(-1) * n + ends.max(-1)  # each pair as one code of its two samples
 
@@ -251,6 +251,7 @@ def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[tuple[np.ndarra
     return [_pair_arrays(np.asarray(cloud, dtype=np.float64), max_dimension) for cloud in clouds]
 
 
+@checked(skip_nested=True)  # mst_pairs runs bare on the clouds checked here
 def batched_pairs(
     clouds: np.ndarray, max_dimension: int = 1, workers: int = 1
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -264,7 +265,7 @@ def batched_pairs(
     """
     workers = check_int("workers", workers, 0) or os.cpu_count() or 1
     if max_dimension == 0:  # H0 only: the minimum spanning trees, all clouds at once (no gudhi, no workers)
-        edges = mst_pairs.__wrapped__(np.asarray(clouds))
+        edges = mst_pairs(np.asarray(clouds))
         index = np.repeat(np.arange(len(edges)), edges.shape[1])[:, None]
         return torch.as_tensor(np.c_[index, edges.reshape(-1, 2)]), torch.zeros((0, 5), dtype=torch.int64)
     if workers > 1 and len(clouds) >= 8 * workers:
@@ -296,8 +297,8 @@ def local_clouds(Z: np.ndarray, hoods: np.ndarray) -> np.ndarray:
     return clouds / np.where(radius > 0, radius, 1.0)[:, None, None]
 
 
-@checked(points=_POINTS, hoods=Array("m k", integer=True, min_size=(("k", 2),)), max_dimension=Int(0, 1),
-         workers=Int(0, 1024))  # fmt: skip
+@checked(skip_nested=True, points=_POINTS, hoods=Array("m k", integer=True, min_size=(("k", 2),)),
+         max_dimension=Int(0, 1), workers=Int(0, 1024))  # fmt: skip
 def neighbourhood_persistence(
     points: np.ndarray, hoods: np.ndarray, max_dimension: int = 0, workers: int = 1
 ) -> np.ndarray:
@@ -325,7 +326,8 @@ def neighbourhood_persistence(
     return total.numpy()
 
 
-@checked(features=_POINTS, n_neighbours=Int(2), max_dimension=Int(0, 1), workers=Int(0, 1024), average=Bool())
+@checked(skip_nested=True, features=_POINTS, n_neighbours=Int(2), max_dimension=Int(0, 1), workers=Int(0, 1024),
+         average=Bool())  # fmt: skip
 def persistence_scores(
     features: np.ndarray, n_neighbours: int = 30, max_dimension: int = 0, workers: int = 1, average: bool = True
 ) -> np.ndarray:
@@ -342,7 +344,7 @@ def persistence_scores(
     """
     arr = _check_points("features", features)
     hoods = neighbourhoods(arr, n_neighbours)
-    values = neighbourhood_persistence.__wrapped__(arr, hoods, max_dimension, workers)
+    values = neighbourhood_persistence(arr, hoods, max_dimension, workers)
     if not average:
         return values
     return _mean_over_memberships(values[:, None].repeat(hoods.shape[1], 1), hoods, arr.shape[0])
@@ -369,7 +371,8 @@ def _mean_over_memberships(per_member: np.ndarray, hoods: np.ndarray, n: int) ->
     return total / count
 
 
-@checked(Z=_POINTS, n_steps=Int(1, 10_000), lr=Positive(), max_dimension=Int(0, 1), workers=Int(0, 1024))
+@checked(skip_nested=True, Z=_POINTS, n_steps=Int(1, 10_000), lr=Positive(), max_dimension=Int(0, 1),
+         workers=Int(0, 1024))  # fmt: skip
 def topological_scores(
     Z: np.ndarray, n_neighbours: int = 15, n_steps: int = 3, lr: float = 0.05, max_dimension: int = 1,
     workers: int = 1, rescale: bool = True,

@@ -86,10 +86,10 @@ def fit_whitening(X: np.ndarray, d: int, *, name: str = "X") -> Whitening:
     return Whitening(mean=mean, matrix=(vt[:d].T * signs) / np.sqrt(var))
 
 
-@checked(X=Array("n p"), d=Int(1, MAX_SIZE), name=Text(nonempty=True))
+@checked(skip_nested=True, X=Array("n p"), d=Int(1, MAX_SIZE), name=Text(nonempty=True))  # fit_whitening runs bare
 def whiten(X: np.ndarray, d: int, *, name: str = "X") -> np.ndarray:
     """``X̃``: ``X`` centred, reduced to ``d`` principal directions and whitened (eq. ``ucca-whiten``)."""
-    return fit_whitening.__wrapped__(X, d, name=name)(X)  # arguments checked above
+    return fit_whitening(X, d, name=name)(X)
 
 
 def _check_views(X: np.ndarray, Y: np.ndarray, same_n: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -99,7 +99,7 @@ def _check_views(X: np.ndarray, Y: np.ndarray, same_n: bool = True) -> tuple[np.
     return X, Y
 
 
-@checked(X=Array("n p"), Y=Array("m q"), n_components=Int(1, MAX_SIZE), d=Int(1, MAX_SIZE))
+@checked(skip_nested=True, X=Array("n p"), Y=Array("m q"), n_components=Int(1, MAX_SIZE), d=Int(1, MAX_SIZE))
 def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None) -> CCAFit:
     """Classical CCA of paired views (row ``i`` of ``X`` goes with row ``i`` of ``Y``).
 
@@ -114,7 +114,7 @@ def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None
     else:
         d_x = d_y = check_int("d", d, 1, min(X.shape[1], Y.shape[1], n - 1))
     n_components = check_int("n_components", n_components, 1, min(d_x, d_y))
-    wx, wy = fit_whitening.__wrapped__(X, d_x, name="X"), fit_whitening.__wrapped__(Y, d_y, name="Y")
+    wx, wy = fit_whitening(X, d_x, name="X"), fit_whitening(Y, d_y, name="Y")  # bare: the views are checked above
     u, s, vt = np.linalg.svd(wx(X).T @ wy(Y) / n)
     k = n_components
     return CCAFit(
