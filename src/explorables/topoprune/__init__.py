@@ -12,6 +12,7 @@ from .models import add_feature_noise, digits_split, extract_features, train_fea
 from .persistence import (
     FlagPairs,
     averaged_knn_radius,
+    batched_pairs,
     flag_pairs,
     local_clouds,
     mst_pairs,
@@ -43,6 +44,7 @@ __all__ = [
     "TopoPruneResults",
     "add_feature_noise",
     "averaged_knn_radius",
+    "batched_pairs",
     "ccs_selection",
     "centre_distance",
     "class_budget",

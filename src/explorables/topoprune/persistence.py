@@ -251,7 +251,7 @@ def _chunk_pairs(clouds: np.ndarray, max_dimension: int) -> list[tuple[np.ndarra
     return [_pair_arrays(np.asarray(cloud, dtype=np.float64), max_dimension) for cloud in clouds]
 
 
-@checked(skip_nested=True)  # mst_pairs runs bare on the clouds checked here
+@checked(skip_nested=True, clouds=Array("c m d"), max_dimension=Int(0, 1), workers=Int(0, 1024))  # mst_pairs runs bare
 def batched_pairs(
     clouds: np.ndarray, max_dimension: int = 1, workers: int = 1
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -263,7 +263,7 @@ def batched_pairs(
     With ``max_dimension`` 0 the H0 pairs come from :func:`mst_pairs` (no gudhi: the same death values,
     tested against gudhi) and ``h1`` is empty.
     """
-    workers = check_int("workers", workers, 0) or os.cpu_count() or 1
+    workers = workers or os.cpu_count() or 1
     if max_dimension == 0:  # H0 only: the minimum spanning trees, all clouds at once (no gudhi, no workers)
         edges = mst_pairs(np.asarray(clouds))
         index = np.repeat(np.arange(len(edges)), edges.shape[1])[:, None]
@@ -371,8 +371,8 @@ def _mean_over_memberships(per_member: np.ndarray, hoods: np.ndarray, n: int) ->
     return total / count
 
 
-@checked(skip_nested=True, Z=_POINTS, n_steps=Int(1, 10_000), lr=Positive(), max_dimension=Int(0, 1),
-         workers=Int(0, 1024))  # fmt: skip
+@checked(skip_nested=True, Z=_POINTS, n_neighbours=Int(2), n_steps=Int(1, 10_000), lr=Positive(),
+         max_dimension=Int(0, 1), workers=Int(0, 1024))  # fmt: skip
 def topological_scores(
     Z: np.ndarray, n_neighbours: int = 15, n_steps: int = 3, lr: float = 0.05, max_dimension: int = 1,
     workers: int = 1, rescale: bool = True,
