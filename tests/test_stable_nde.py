@@ -21,7 +21,6 @@ from explorables.stable_nde import (
     complete_loss,
     cosine_rows,
     energy_drift,
-    euler_step,
     gradient_cosines,
     headline,
     histogram_distance,
@@ -35,7 +34,6 @@ from explorables.stable_nde import (
     noise_loss,
     one_step_loss,
     pendulum,
-    rk4_step,
     rollout,
     run,
     sample_windows,
@@ -55,6 +53,7 @@ from explorables.stable_nde.losses import (
     rollout_errors,
 )
 from explorables.stable_nde.metrics import blow_up_step
+from explorables.stable_nde.solvers import _euler_step, _rk4_step
 from explorables.stable_nde.solvers import step as rk4_step_checked
 
 from .trees import assert_same_tree, without_timings
@@ -98,9 +97,9 @@ def test_one_steps_on_a_linear_ode_are_their_taylor_polynomials():
     def field(z):
         return lam * z
 
-    assert torch.allclose(euler_step(field, x, h), (1 + h * lam) * x, rtol=1e-14)
+    assert torch.allclose(_euler_step(field, x, h), (1 + h * lam) * x, rtol=1e-14)
     taylor = sum((h * lam) ** k / math.factorial(k) for k in range(5))
-    assert torch.allclose(rk4_step(field, x, h), taylor * x, rtol=1e-13)
+    assert torch.allclose(_rk4_step(field, x, h), taylor * x, rtol=1e-13)
 
 
 def test_make_system_builds_the_named_system_with_its_arguments():

@@ -121,7 +121,7 @@ class RouteAwareFFN(nn.Module):
         per_head = {"standard": 0, "route_aware": N_STATS, "oracle": positions}[kind]
         return per_head * heads * d_ff
 
-    @checked(alpha=Array("... m", tensor=True))
+    @checked(skip_nested=True, alpha=Array("... m", tensor=True))  # routing_statistics in the body runs bare
     def side_input(self, alpha: torch.Tensor) -> torch.Tensor | None:
         """What the FFN sees of ``alpha`` (shape ``(..., H, m)``, finite): shape ``(..., side_dim)``, or ``None``: the
         four statistics per head (RA-FFN) or ``m alpha`` (the oracle, so that uniform attention reads 1).
@@ -136,9 +136,10 @@ class RouteAwareFFN(nn.Module):
             raise ValueError(f"alpha must have shape (..., heads={self.heads}, m), got {tuple(alpha.shape)}")
         if self.kind == "oracle" and alpha.shape[-1] != self.positions:
             raise ValueError(f"alpha must have m={self.positions} positions for this oracle FFN, got {alpha.shape[-1]}")
-        # alpha's shape was checked here; its values come from a softmax or a checked batch (no per-call scan)
+        # alpha's shape was checked here; its values come from a softmax or a checked batch. Called from a
+        # skip_nested boundary (train_model, accuracy, side_input) routing_statistics runs bare (no per-call scan)
         if self.kind == "route_aware":
-            side = routing_statistics.__wrapped__(alpha)
+            side = routing_statistics(alpha)
         else:
             # the oracle reads m alpha: the same information, at the scale (about 1 per input) that U's default
             # initialisation expects. Unscaled, soft weights over many positions (about 1/m each) reach the FFN

@@ -46,7 +46,7 @@ class TrainedModel:
     loss: list[float] = field(default_factory=list)
 
 
-@checked(batch=Int(1, 2**31))
+@checked(skip_nested=True, batch=Int(1, 2**31))  # the model's routing_statistics in the loop runs bare
 @torch.no_grad()
 def accuracy(model: RouteReader, data: RRTBatch, batch: int = 4096) -> float:
     """Fraction of ``data`` whose predicted source position equals the label."""
@@ -79,6 +79,7 @@ def rounding_accuracy(data: RRTBatch, statistic: int = 3) -> float:
 
 
 @checked(
+    skip_nested=True,  # the model's routing_statistics in the training loop runs bare
     steps=Int(1, MAX_STEPS),
     batch=Int(1),
     lr=Float(0, 1, low_inclusive=False),

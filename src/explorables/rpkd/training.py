@@ -37,6 +37,7 @@ from .losses import (
 )
 from .models import (
     CLASSES,
+    MEMBERS,
     SEED,
     STUDENTS,
     WIDTH,
@@ -170,7 +171,7 @@ class Distiller(nn.Module):
 
     def forward(self, x: torch.Tensor, grid: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         logits, features, stage1 = self.student(x)
-        return logits, self.projector(as_tokens.__wrapped__(features, grid)), self.ofa_head(stage1)
+        return logits, self.projector(as_tokens(features, grid)), self.ofa_head(stage1)
 
 
 #: the most bytes :class:`TeacherRows` may hold; a larger transfer set (the paper scale) computes the teacher's side
@@ -238,14 +239,13 @@ def member_losses(
         out = logits.new_zeros(len(logits))
         return out if not len(idx) else out.index_copy(0, idx, fn(*(t[idx] for t in tensors)))
 
-    # the public losses unchecked (``__wrapped__``): the caller checked their inputs once, not every step
+    # the public losses run bare inside train_students (skip_nested): it checked their inputs once, not every step
     def rpkd(z_s: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-        glob, maps = rpkd_losses.__wrapped__(z_s, prototypes._project_teacher(tokens), prototypes.prototypes, tau)
+        glob, maps = rpkd_losses(z_s, prototypes._project_teacher(tokens), prototypes.prototypes, tau)
         return torch.stack([glob, maps], dim=1)
 
     def ofa(s_logits: torch.Tensor, o_logits: torch.Tensor, t_logits: torch.Tensor, m: torch.Tensor):
-        return ofa_loss.__wrapped__(s_logits, t_logits, m, ofa_eps) + ofa_loss.__wrapped__(o_logits, t_logits, m,
-                                                                                           ofa_eps)
+        return ofa_loss(s_logits, t_logits, m, ofa_eps) + ofa_loss(o_logits, t_logits, m, ofa_eps)
 
     def rpkd_rows(idx: torch.Tensor) -> torch.Tensor:  # the teacher's side read from teacher_rows
         glob, maps = _rpkd_losses(z_student[idx], teacher_rows("glob", idx), teacher_rows("maps", idx),
@@ -262,14 +262,14 @@ def member_losses(
             glob_maps = glob_maps.index_copy(0, idx, rpkd(z_student[idx], teacher_tokens[idx]) if teacher_rows is None
                                              else rpkd_rows(idx))
     if teacher_rows is None:
-        feature = term(("feature",), lambda z, t: feature_match_loss.__wrapped__(z, prototypes._project_teacher(t)),
+        feature = term(("feature",), lambda z, t: feature_match_loss(z, prototypes._project_teacher(t)),
                        z_student, teacher_tokens)
     else:  # the members' indices stand in for the teacher's tensor: term() picks those it computes
-        feature = term(("feature",), lambda z, m: feature_match_loss.__wrapped__(z, teacher_rows("z", m)), z_student,
+        feature = term(("feature",), lambda z, m: feature_match_loss(z, teacher_rows("z", m)), z_student,
                        every)
     terms = [
         term(("ce",), _cross_entropy, logits, labels),
-        term(("kd",), lambda s, t: kd_loss.__wrapped__(s, t, temperature), logits, teacher_logits),
+        term(("kd",), lambda s, t: kd_loss(s, t, temperature), logits, teacher_logits),
         term(("ofa",), ofa, logits, ofa_logits, teacher_logits, mask),
         glob_maps[:, 0],
         glob_maps[:, 1],
@@ -284,7 +284,8 @@ def _take(t: torch.Tensor, idx: torch.Tensor, n_arms: int) -> torch.Tensor:
     return picked.repeat(n_arms, *[1] * (t.dim() - 1))
 
 
-@checked(
+@checked(  # the losses, the student's and teacher's maps (as_tokens) and make_student run bare in the body
+    skip_nested=True,
     kind=Choice(STUDENTS), arms=Tuple(Choice(ARMS)), images=IMAGES, labels=Array("s n", integer=True),
     teacher_logits=Array("s n c"), teacher_tokens=Array("s n l e"), width=WIDTH, grid=GRID, n_steps=STEPS,
     batch_size=Int(1), lr=LR, temperature=TEMPERATURE, tau=TAU, ofa_eps=OFA_EPS, seed=SEED, augment=AUGMENT,
@@ -317,6 +318,7 @@ def train_students(
     n_classes = teacher_logits.shape[-1]
     if n_classes < 2:
         raise ValueError(f"teacher_logits must have >= 2 classes (last axis), got shape {tuple(teacher_logits.shape)}")
+    CLASSES.check("the classes of teacher_logits (last axis)", n_classes)  # make_student's rule: it runs bare
     check_labels("labels", labels, n_classes)
     if teacher_tokens.shape[2] != grid * grid:
         raise ValueError(f"teacher_tokens must hold grid^2 = {grid * grid} locations (axis 2), "
@@ -334,6 +336,7 @@ def train_students(
         view_targets = _view_targets(teacher, images[:1], grid, n_classes, d_teacher, augment)
     n_seeds, n = labels.shape
     n_arms = len(arms)
+    MEMBERS.check("the members (len(arms) x seeds)", n_arms * n_seeds)  # make_student's rule: it runs bare
     student = make_student(kind, n_arms * n_seeds, n_classes, width, seed, images.shape[-1], device)
     d_stage1 = student.conv1.weight.shape[0] // (n_arms * n_seeds) if kind == "cnn" else width
     model = Distiller(student, n_arms * n_seeds, d_stage1, n_classes, prototypes.prototypes.shape[1], seed).to(device)
@@ -392,7 +395,7 @@ def _view_targets(teacher: nn.Module | None, transfer: torch.Tensor, grid: int, 
                          f"got {type(teacher).__name__}")
     with torch.no_grad():
         logits, features, _ = teacher(transfer)
-        tokens = as_tokens.__wrapped__(features, grid)
+        tokens = as_tokens(features, grid)
     if logits.shape[0] != 1 or logits.shape[-1] != n_classes or tokens.shape[-1] != d_teacher:
         raise ValueError(f"teacher must be one network with {n_classes} classes and {d_teacher} channels (the "
                          f"targets' shapes), got {logits.shape[0]} member(s), {logits.shape[-1]} classes, "
@@ -404,7 +407,7 @@ def _view_targets(teacher: nn.Module | None, transfer: torch.Tensor, grid: int, 
     def targets(views: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         s, b = views.shape[:2]
         logits, features, _ = teacher(views.reshape(1, s * b, *views.shape[2:]))
-        tokens = (as_tokens.__wrapped__(features, grid) - mean) / std
+        tokens = (as_tokens(features, grid) - mean) / std
         return logits.reshape(s, b, -1), tokens.reshape(s, b, *tokens.shape[2:])
 
     return targets

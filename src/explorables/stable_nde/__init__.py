@@ -21,7 +21,7 @@ from .losses import (
 )
 from .metrics import blow_up_step, energy_drift, histogram_distance, lyapunov_exponent
 from .models import EnsembleCNN, EnsembleMLP, HybridModel, make_model, stack_models
-from .solvers import euler_step, integrate, rk4_step, rollout
+from .solvers import integrate, rollout
 from .systems import System, kuramoto_sivashinsky, lorenz63, make_system, pendulum
 from .training import cosine_rows, gradient_cosines, sample_windows, train
 
@@ -41,7 +41,6 @@ __all__ = [
     "complete_loss",
     "cosine_rows",
     "energy_drift",
-    "euler_step",
     "gradient_cosines",
     "headline",
     "histogram_distance",
@@ -55,7 +54,6 @@ __all__ = [
     "noise_loss",
     "one_step_loss",
     "pendulum",
-    "rk4_step",
     "rollout",
     "rollout_errors",
     "run",

@@ -194,7 +194,7 @@ def noise_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: torc
     """Eq. (nde-noise): ``|Phi_theta(x + delta) - y|^2``, a perturbed input with the *clean* target."""
     _check_states("x", x, model)
     _check_states("delta", delta, model)
-    return _one_step_loss(model, x + delta, y)
+    return one_step_loss(model, x + delta, y)  # runs bare: this body skips nested checks
 
 
 @checked(
@@ -245,16 +245,6 @@ def complete_loss(model: HybridModel, x: torch.Tensor, y: torch.Tensor, delta: t
     return squared_error(model, perturbed - linearised_target)  # |r_theta + (J_theta - J) delta|^2, eq. (nde-complete)
 
 
-# the unchecked losses, for the training loop (its batches are made by the package; a diverging model's
-# rollout errors may be non-finite, which the loss then reports rather than refuses)
-_one_step_loss = one_step_loss.__wrapped__
-_unrolled_loss = unrolled_loss.__wrapped__
-_noise_loss = noise_loss.__wrapped__
-_jacobian_loss = jacobian_loss.__wrapped__
-_complete_loss = complete_loss.__wrapped__
-_rollout_errors = rollout_errors.__wrapped__
-
-
 @dataclass
 class Batch:
     """What one loss evaluation sees: pairs ``(x, y)``, perturbations ``delta`` and, for the unrolled loss, windows."""
@@ -274,6 +264,9 @@ def pairs_from_windows(windows: torch.Tensor, errors: torch.Tensor | None = None
     return Batch(x, y, delta, windows)
 
 
+# the losses in the body run bare (skip_nested): a training loop's batches are made by the package, and a
+# diverging model's rollout errors may be non-finite, which the loss then reports rather than refuses
+@checked(skip_nested=True, method=Choice(METHODS), noise_std=Float(0.0), weight=Float(0.0), jvp_mode=Choice(JVP_MODES))
 def method_loss(
     method: str,
     model: HybridModel,
@@ -298,17 +291,17 @@ def method_loss(
     if method == "unrolled":
         if batch.windows is None:
             raise ValueError("the unrolled loss needs batch.windows")
-        return _unrolled_loss(model, batch.windows)
+        return unrolled_loss(model, batch.windows)
     if method == "one_step":
-        return _one_step_loss(model, batch.x, batch.y)
+        return one_step_loss(model, batch.x, batch.y)
     if method == "noise_rollout":
-        return _noise_loss(model, batch.x, batch.y, batch.delta)
+        return noise_loss(model, batch.x, batch.y, batch.delta)
     if method == "complete":
-        return _complete_loss(model, batch.x, batch.y, batch.delta)
+        return complete_loss(model, batch.x, batch.y, batch.delta)
     gaussian = torch.randn(batch.x.shape, generator=generator, dtype=batch.x.dtype).to(batch.x.device)
     if method == "noise_iso":
-        return _noise_loss(model, batch.x, batch.y, noise_std * model.scale * gaussian)
-    return _jacobian_loss(model, batch.x, batch.y, model.scale * gaussian, weight, jvp_mode)
+        return noise_loss(model, batch.x, batch.y, noise_std * model.scale * gaussian)
+    return jacobian_loss(model, batch.x, batch.y, model.scale * gaussian, weight, jvp_mode)
 
 
 def check_horizon(horizon: int, n_steps: int) -> int:

@@ -28,10 +28,10 @@ from .losses import (
     METHODS,
     Batch,
     _check_windows,
-    _rollout_errors,
-    _unrolled_loss,
     method_loss,
     pairs_from_windows,
+    rollout_errors,
+    unrolled_loss,
 )
 from .models import HybridModel
 from .solvers import check_fits
@@ -165,12 +165,12 @@ def train(
                 group["lr"] = lr * (1.0 - step / n_steps)
         if method == "unrolled":
             batch = Batch(*(None,) * 3, windows=_sample_windows(data, n_pairs_windows, horizon, gen))
-            loss = _unrolled_loss(model, batch.windows)
+            loss = unrolled_loss(model, batch.windows)
         else:
             if method in ROLLOUT_SHAPED:
                 if bank is None or step % refresh_every == 0:  # refresh the bank of rollout errors
                     windows = _sample_windows(data, n_pairs_windows, horizon, gen)
-                    bank = pairs_from_windows(windows, _rollout_errors(model, windows))
+                    bank = pairs_from_windows(windows, rollout_errors(model, windows))
                 pick = torch.randint(bank.x.shape[1], (batch_size,), generator=gen).to(data.device)
                 batch = Batch(bank.x[:, pick], bank.y[:, pick], bank.delta[:, pick])
             else:
@@ -236,8 +236,8 @@ def gradient_cosines(
     def grad_of(loss: torch.Tensor) -> torch.Tensor:
         return model._member_vectors(list(torch.autograd.grad(loss, params)))
 
-    reference = grad_of(_unrolled_loss(model, windows))
-    batch = pairs_from_windows(windows, _rollout_errors(model, windows))
+    reference = grad_of(unrolled_loss(model, windows))
+    batch = pairs_from_windows(windows, rollout_errors(model, windows))
     out = {}
     for method in methods:
         loss = method_loss(

@@ -277,6 +277,11 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     if not several and prob.dim() != features.dim():
         raise ValueError(f"prob must have one axis fewer than features (one map) or one more (several maps), got "
                          f"shapes {tuple(prob.shape)} and {tuple(features.shape)}")
+    try:  # the leading axes (...) of the two must broadcast
+        torch.broadcast_shapes(prob.shape[: -3 if several else -2], features.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"prob and features must have the same leading axes (...), got shapes {tuple(prob.shape)} "
+                         f"and {tuple(features.shape)}") from None
     ys, xs = torch.meshgrid((torch.arange(h, device=prob.device) + 0.5) / h,
                             (torch.arange(w, device=prob.device) + 0.5) / w, indexing="ij")
     a = prob.flatten(-2)
@@ -459,7 +464,7 @@ class UniRAP(nn.Module):
             # or, with separate decoders, the mask decoder's predicted mask (the pose decoder adds its token q_pose)
             read = mask_weights(logits.detach())
         # the statistics of the detection map and of what the pose reads, in one call: (B, M, 2, ...)
-        pooled, geometry = mask_statistics.__wrapped__(torch.stack([det, read], 2), pixels)
+        pooled, geometry = mask_statistics(torch.stack([det, read], 2), pixels)
         pooled, geometry = bm(pooled), bm(geometry)
         out = self.box_head(torch.cat([q_box, pooled[:, :, 0], geometry[:, :, 0]], -1))
         box = torch.cat([geometry[..., 0, :2] + 0.2 * torch.tanh(out[..., :2]), torch.sigmoid(out[..., 2:])], -1)

@@ -135,7 +135,9 @@ def clip_members(model: UniRAP, max_norm: float) -> torch.Tensor:
     return norms
 
 
-@checked(idx=Array("t m b", integer=True), weights=Array("t m b 3"), lr=Float(0, 1, low_inclusive=False))
+@checked(  # the model's mask_statistics and losses in the training loop run bare
+    skip_nested=True, idx=Array("t m b", integer=True), weights=Array("t m b 3"), lr=Float(0, 1, low_inclusive=False)
+)
 def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weights: torch.Tensor, *, lr: float,
           checkpoint: Checkpointer | None = None, name: str = "train", progress: bool = False) -> np.ndarray:
     """Adam on every member at once: member ``m`` at step ``t`` trains on ``pool[idx[t, m]]`` with the loss
@@ -164,7 +166,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
     for t in tqdm(range(start, n_steps), disable=not progress, desc=name, leave=False):
         batch = idx[t].to(device)
         out = model(pool["images"][batch], pool["tokens"][batch])
-        per = losses.__wrapped__(out, {k: v[batch] for k, v in tgt.items()})
+        per = losses(out, {k: v[batch] for k, v in tgt.items()})
         w = weights[t].to(device)
         member_loss = ((per * w).sum(-1)).mean(-1)
         loss = member_loss.sum()  # a sum over members: each member's gradient is its own
@@ -179,6 +181,7 @@ def train(model: UniRAP, pool: dict[str, torch.Tensor], idx: torch.Tensor, weigh
     return curve
 
 
+@checked(skip_nested=True, chunk=Int(1, 10**7))  # the model's mask_statistics in the loop runs bare
 @torch.no_grad()
 def predict(model: UniRAP, images: torch.Tensor, tokens: torch.Tensor, chunk: int = 100,
             pose_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
