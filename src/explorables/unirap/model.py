@@ -262,14 +262,9 @@ class _Pool(torch.autograd.Function):
         return grad_a, grad_f
 
 
-@checked(prob=Array("... h w"), features=Array("... d hw"))
-def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
-    (..., D, h*w) -> the mask-weighted features (..., D) and the geometry (..., 5): the centroid
-    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose).
-
-    Several maps of the same features at once: ``prob`` (..., K, h, w) with ``features`` (..., D, h*w)
-    (``prob`` one axis longer) give (..., K, D) and (..., K, 5)."""
+def _check_mask_shapes(prob: torch.Tensor, features: torch.Tensor) -> bool:
+    """:func:`mask_statistics`' shape rules that its ``Array`` rules cannot state (h*w columns, one axis fewer or
+    one more, leading axes that broadcast); returns whether ``prob`` holds several maps."""
     h, w = prob.shape[-2:]
     if features.shape[-1] != h * w:
         raise ValueError(f"features must have h*w = {h * w} columns (from prob's shape), got {features.shape[-1]}")
@@ -282,6 +277,19 @@ def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.T
     except RuntimeError:
         raise ValueError(f"prob and features must have the same leading axes (...), got shapes {tuple(prob.shape)} "
                          f"and {tuple(features.shape)}") from None
+    return several
+
+
+@checked(prob=Array("... h w"), features=Array("... d hw"))
+def mask_statistics(prob: torch.Tensor, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the pose head reads from the mask: ``prob`` (..., h, w) in [0, 1] and ``features``
+    (..., D, h*w) -> the mask-weighted features (..., D) and the geometry (..., 5): the centroid
+    (x, y in [0, 1]) and the second moments (xx, yy, xy, times 20), eq. (unirap-pose).
+
+    Several maps of the same features at once: ``prob`` (..., K, h, w) with ``features`` (..., D, h*w)
+    (``prob`` one axis longer) give (..., K, D) and (..., K, 5)."""
+    several = _check_mask_shapes(prob, features)  # one map, or several maps of the same features
+    h, w = prob.shape[-2:]
     ys, xs = torch.meshgrid((torch.arange(h, device=prob.device) + 0.5) / h,
                             (torch.arange(w, device=prob.device) + 0.5) / w, indexing="ij")
     a = prob.flatten(-2)
