@@ -31,6 +31,7 @@ import time
 import numpy as np
 import torch
 
+from explorables.core.arguments import checked
 from explorables.stable_nde.claims import reference_gate, stability_gate
 from explorables.stable_nde.experiment import (
     ROLLOUT_OFFSET,
@@ -39,7 +40,7 @@ from explorables.stable_nde.experiment import (
     make_data,
     member_seeds,
 )
-from explorables.stable_nde.losses import _unrolled_loss, heldout_unrolled_error
+from explorables.stable_nde.losses import heldout_unrolled_error, unrolled_loss
 from explorables.stable_nde.metrics import blow_up_step, histogram_distance, lyapunov_exponent
 from explorables.stable_nde.models import make_model, stack_models
 from explorables.stable_nde.solvers import rollout
@@ -60,6 +61,7 @@ def k_schedule(variant: dict, step: int, n_steps: int) -> int:
     return k
 
 
+@checked(skip_nested=True)
 def train_unrolled(model, data, variant, cfg, data_seed):
     n_steps = variant.get("steps", cfg.n_train_steps)
     lr = variant.get("lr", cfg.lr)
@@ -73,7 +75,7 @@ def train_unrolled(model, data, variant, cfg, data_seed):
         k = k_schedule(variant, step, n_steps)
         nw = variant.get("windows", max(1, cfg.batch_size // k))
         windows = _sample_windows(data, nw, k, gen)
-        loss = _unrolled_loss(model, windows)
+        loss = unrolled_loss(model, windows)  # its checks skipped: this loop is a skip_nested boundary
         opt.zero_grad()
         loss.backward()
         opt.step()
