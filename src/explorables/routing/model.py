@@ -137,7 +137,8 @@ class RouteAwareFFN(nn.Module):
         if self.kind == "oracle" and alpha.shape[-1] != self.positions:
             raise ValueError(f"alpha must have m={self.positions} positions for this oracle FFN, got {alpha.shape[-1]}")
         # alpha's shape was checked here; its values come from a softmax or a checked batch. Called from a
-        # skip_nested boundary (train_model, accuracy, side_input) routing_statistics runs bare (no per-call scan)
+        # skip_nested boundary (train_model, accuracy, side_input) routing_statistics runs bare (no per-call scan);
+        # in a forward pass a reader calls directly it checks alpha once per layer (a NaN weight is refused there)
         if self.kind == "route_aware":
             side = routing_statistics(alpha)
         else:

@@ -316,8 +316,6 @@ def train_students(
     ``False``: computed in every step from the batch's ``teacher_tokens``. The numbers are the same (tested)."""
     require_tensors(images=images, labels=labels, teacher_logits=teacher_logits, teacher_tokens=teacher_tokens)
     n_classes = teacher_logits.shape[-1]
-    if n_classes < 2:
-        raise ValueError(f"teacher_logits must have >= 2 classes (last axis), got shape {tuple(teacher_logits.shape)}")
     CLASSES.check("the classes of teacher_logits (last axis)", n_classes)  # make_student's rule: it runs bare
     check_labels("labels", labels, n_classes)
     if teacher_tokens.shape[2] != grid * grid:

@@ -286,8 +286,6 @@ def method_loss(
     ``lambda`` by ``sigma^2`` (with ``sigma = 0.05`` the term vanished next to the one-step loss).
     Unit probes make it an unbiased estimate of ``lambda |J_theta - J|_F^2`` in normalised units.
     """
-    check_choice("method", method, METHODS)
-    noise_std = check_in_range("noise_std", noise_std, 0.0, float("inf"))
     if method == "unrolled":
         if batch.windows is None:
             raise ValueError("the unrolled loss needs batch.windows")
