@@ -262,7 +262,7 @@ class Recorder:
             return recorder._recording(qualname, fn, args, kwargs)
 
         wrapper.__explorables_fuzz_original__ = fn  # type: ignore[attr-defined]
-        # ``fn.__wrapped__`` stays the unchecked function a package's hot loop calls
+        # ``fn.__wrapped__`` stays the unchecked function (for tools; package code runs bare in skip_nested bodies)
         wrapper.__wrapped__ = getattr(fn, "__wrapped__", fn)  # type: ignore[attr-defined]
         module_names = {f"explorables.{package}", getattr(fn, "__module__", "")}
         for module_name in module_names:

@@ -472,6 +472,9 @@ def test_a_loop_state_stores_a_snapshot_of_its_extra_values_and_builds_its_optim
     kept["t"] += 1
     stored = checkpoint.get("loop")["extra"]
     assert stored["losses"] == [0.5] and torch.equal(stored["kept"]["t"], torch.zeros(2))
+    _, restored = LoopState(checkpoint, "loop", modules={"net": net}).restore()
+    restored["losses"].append(0.125)  # a resumed loop goes on appending: the stored entry stays as it was
+    assert checkpoint.get("loop")["extra"]["losses"] == [0.5]
     # optimisers as a function of the step exist only after restore() built them
     staged = LoopState(checkpoint, "staged", modules={"net": net},
                        optimizers=lambda step: {"sgd": torch.optim.SGD(net.parameters(), lr=0.1)})

@@ -250,6 +250,9 @@ def test_blame_rejects_a_bad_distribution():
         blame(ex.model, "L", 1, "FF", [({"U_L": 1, "U_MD": 1}, 0.5)])
     with pytest.raises(ValueError, match="prior"):
         context_distribution(ex.model, {"U_L": 1.5})
+    ctxs = context_distribution(ex.model, {"U_MD": 0.5})
+    with pytest.raises(TypeError, match="method must return a CauseSet"):  # a reader's method, checked before use
+        blame(ex.model, "L", 1, "FF", ctxs, lambda model, context, outcome: [["L"]])
 
 
 # --- models and their validation ------------------------------------------------------------------

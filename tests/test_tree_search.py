@@ -655,6 +655,8 @@ def test_dense_crossover_scan_reads_every_eta_and_undoes_the_power_of_two_artefa
     assert "AST bisect" in cross and f"directory {cfg.directory_package}" in cross
     grid = measure_tree(synthetic_tree("path", 2000), cfg.eta_grid, 6, np.random.default_rng(0))
     assert wins_up_to(grid) >= 32  # the artefact the dense scan removes
+    as_list = measure_tree(synthetic_tree("path", 2000), list(cfg.eta_grid), 6, np.random.default_rng(0))
+    assert as_list == grid  # a list of etas is the same request as a tuple
     assert max(dense_wins_up_to(path)) < 32 and min(path["losses"]) >= 16
 
 

@@ -474,6 +474,7 @@ class LoopState:
         self.checkpoint = checkpoint if name else None
         self.name = name or ""
         self.build_optimizers = optimizers if callable(optimizers) else None
+        self._built = False  # whether restore() has built the optimisers (when they are a function of the step)
         self.modules = modules or {}
         self.optimizers: dict[str, torch.optim.Optimizer] = {} if callable(optimizers) else optimizers or {}
         self.schedulers, self.tensors = schedulers or {}, tensors or {}
@@ -493,7 +494,7 @@ class LoopState:
         if self.build_optimizers is not None:  # the set the loop uses from the stored step on
             step = saved.get("step") if isinstance(saved, dict) else None
             self.optimizers = self.build_optimizers(step if isinstance(step, int) and step >= 0 else 0)
-            self.build_optimizers = None  # built: state() and save() store this set (or the one the loop switches to)
+            self._built = True  # state() and save() store this set (or the one the loop switches to)
         if saved is None:
             return 0, {}
         self._check(saved, from_default)
@@ -510,7 +511,8 @@ class LoopState:
             gen.set_state(saved["generators"][key])
         if self.global_rng:
             set_rng_state(saved["rng"])
-        return int(saved["step"]), dict(saved["extra"] or {})
+        # a copy: a loop that appends to a restored list must not grow the stored entry (tensors keep their device)
+        return int(saved["step"]), _cpu_copy(dict(saved["extra"] or {}), cpu=False)
 
     def _check(self, saved: Any, from_default: bool = False) -> None:
         expected = {"modules": self.modules, "optimizers": self.optimizers, "schedulers": self.schedulers,
@@ -541,7 +543,7 @@ class LoopState:
         """The entry :meth:`save` stores: a copy of every object's state now, ``step`` and ``extra`` (a dict)."""
         if not (extra is None or isinstance(extra, dict)):
             raise TypeError(f"extra must be a dict of the loop's own values (or None), got {type(extra).__name__}")
-        if self.build_optimizers is not None:
+        if self.build_optimizers is not None and not self._built:
             raise RuntimeError("LoopState.state: a loop whose optimisers are a function of the step calls restore() "
                                "first (it builds them)")
         # copies on the CPU: a stored entry must not follow the live objects (Adam's moments change in place), or a
