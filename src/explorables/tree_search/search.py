@@ -326,20 +326,8 @@ def queries_for(
     return robust_search(tree, decomposition, prediction, ask)
 
 
-@checked(skip_nested=True, algorithm=Choice(("centroid", "spine", "robust")))
-def all_pairs_counts(tree: Tree, decomposition: SpineDecomposition, algorithm: str) -> np.ndarray:
-    """``counts[t, p]``: queries of ``algorithm`` for every target ``t`` and prediction ``p`` (the decomposition is
-    checked once, here; the n^2 searches in the loop run bare)."""
-    check_decomposition(tree, decomposition)
-    counts = np.zeros((tree.n, tree.n), dtype=np.int64)
-    for t, p in ((t, p) for t in range(tree.n) for p in range(tree.n)):
-        counts[t, p] = len(queries_for(tree, algorithm, t, p, decomposition))
-    return counts
-
-
 __all__ = [
     "Memory",
-    "all_pairs_counts",
     "candidate_mask",
     "centroid_bound",
     "centroid_search",
