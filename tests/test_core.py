@@ -659,19 +659,46 @@ def test_benchmark_scripts_import_only_names_the_package_has():
     import: ruff cannot see a missing name in another module, and no test runs the scripts."""
     import ast
     import importlib
+    import types
     from pathlib import Path
+
+    def has(module: types.ModuleType, name: str) -> bool:
+        if hasattr(module, name):
+            return True
+        try:  # a submodule: `from explorables.x import y` with y a module
+            importlib.import_module(f"{module.__name__}.{name}")
+        except ImportError:
+            return False
+        return True
 
     missing = []
     for path in sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        modules: dict[str, types.ModuleType] = {}  # local names bound to a package module
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("explorables") and alias.asname:
+                        modules[alias.asname] = importlib.import_module(alias.name)
             if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("explorables")):
                 continue
             module = importlib.import_module(node.module)
             for alias in node.names:
-                if alias.name == "*" or hasattr(module, alias.name):
+                if alias.name == "*":
                     continue
-                try:  # a submodule: `from explorables.x import y` with y a module
-                    importlib.import_module(f"{node.module}.{alias.name}")
-                except ImportError:
+                if not has(module, alias.name):
                     missing.append(f"{path.name}: {node.module}.{alias.name}")
+                elif isinstance(value := getattr(module, alias.name, None), types.ModuleType):
+                    modules[alias.asname or alias.name] = value
+        read = [  # `D._name` read on an imported module (not one the script sets itself): the name must be there
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+        ]
+        stored = {(node.value.id, node.attr) for node in read if isinstance(node.ctx, ast.Store)}
+        for node in read:
+            if isinstance(node.ctx, ast.Load) and (node.value.id, node.attr) not in stored:
+                module = modules[node.value.id]
+                if not has(module, node.attr):
+                    missing.append(f"{path.name}: {module.__name__}.{node.attr}")
     assert missing == []
