@@ -21,7 +21,7 @@ from explorables.sensory import claims as C
 from explorables.sensory import experiment as E
 from explorables.sensory.alignment import chance_level, knn_indices, linear_cka, mutual_knn_alignment
 from explorables.sensory.encoders import audio_features, vision_features
-from explorables.sensory.llm import common_prefix_length, load_language_model, representations, tiny_random_model
+from explorables.sensory.llm import _common_prefix_length, load_language_model, representations, tiny_random_model
 from explorables.sensory.stimuli import (
     COLOURS,
     CUES,
@@ -165,7 +165,7 @@ def test_shared_prefix_batches_equal_prompts_run_one_by_one(tiny):
     st = sample_stimuli(6, np.random.default_rng(8))
     prompts = [f"Here is an object. {prompt(c, 'see')}" for c in captions(st, 1)]
     openings = [opening("see")] * len(prompts)
-    assert common_prefix_length([tiny.encode(p, o) for p, o in zip(prompts, openings, strict=True)]) > 5
+    assert _common_prefix_length([tiny.encode(p, o) for p, o in zip(prompts, openings, strict=True)]) > 5
     batched, texts_b = representations(tiny, prompts, (0, 1, 2), 3, batch_size=6, openings=openings)
     single, texts_s = representations(tiny, prompts, (0, 1, 2), 3, batch_size=1, openings=openings)
     np.testing.assert_allclose(batched, single, atol=1e-4)
@@ -288,7 +288,7 @@ def test_the_named_cues_mirror_each_other_and_an_echo_of_them_counts_for_neither
         words = [w.strip(".,") for w in CUES[sense].split()]
         assert sense in words and other in words and words.index(sense) < words.index(other)
         assert dominant_sense(CUES[sense]) == "neither"
-    shared = common_prefix_length([[ord(c) for c in CUES["see"]], [ord(c) for c in CUES["hear"]]])
+    shared = _common_prefix_length([[ord(c) for c in CUES["see"]], [ord(c) for c in CUES["hear"]]])
     assert shared >= len("Describe only what you would ")
 
 

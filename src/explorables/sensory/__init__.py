@@ -9,7 +9,7 @@ its representations (:mod:`.llm`), the experiment (:mod:`.experiment`), its clai
 from .alignment import chance_level, knn_indices, linear_cka, mutual_knn_alignment, normalise
 from .encoders import audio_features, random_cnn, vision_features
 from .experiment import ENCODERS, SensoryConfig, SensoryResults, cell, headline, run
-from .llm import LanguageModel, common_prefix_length, default_cache_dir, load_language_model, representations
+from .llm import LanguageModel, default_cache_dir, load_language_model, representations
 from .stimuli import (
     CUES,
     PHRASINGS,
@@ -38,7 +38,6 @@ __all__ = [
     "captions",
     "cell",
     "chance_level",
-    "common_prefix_length",
     "default_cache_dir",
     "headline",
     "knn_indices",

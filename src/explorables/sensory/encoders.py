@@ -49,11 +49,11 @@ def random_cnn(seed: int = VISION_SEED, width: int = 32) -> nn.Module:
     return net.eval()
 
 
-@checked()
+@checked(skip_nested=True)  # render_image, resolve_device and random_cnn run bare: stimuli and device checked here
 def vision_features(stimuli: Stimuli, *, device: str | torch.device = "cpu") -> np.ndarray:
     """``(n, 256)``: average- and max-pooled maps of :func:`random_cnn` on each item's picture."""
     device = resolve_device(device)
-    images = np.stack([render_image.__wrapped__(stimuli, i) for i in range(stimuli.n)])  # (n, H, W, 3)
+    images = np.stack([render_image(stimuli, i) for i in range(stimuli.n)])  # (n, H, W, 3)
     x = torch.as_tensor(images, dtype=torch.float32, device=device).permute(0, 3, 1, 2) - 0.5
     net = random_cnn().to(device)
     with torch.no_grad():
@@ -66,7 +66,7 @@ def _band_edges(n_bands: int, low: float = 60.0, high: float = SAMPLE_RATE / 2) 
     return np.geomspace(low, high, n_bands + 1)
 
 
-@checked(n_bands=Int(1, 1024), n_modulation=Int(1, 1024))
+@checked(skip_nested=True, n_bands=Int(1, 1024), n_modulation=Int(1, 1024))  # synth_sound in its loop runs bare
 def audio_features(stimuli: Stimuli, n_bands: int = 24, n_modulation: int = 16) -> np.ndarray:
     """``(n, n_bands + n_modulation)``: log band powers and the envelope's modulation spectrum, standardised.
 
@@ -77,7 +77,7 @@ def audio_features(stimuli: Stimuli, n_bands: int = 24, n_modulation: int = 16) 
     rows = []
     masks: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}  # per wave length: the window and the bands' bins
     for i in range(stimuli.n):
-        wave = synth_sound.__wrapped__(stimuli, i)
+        wave = synth_sound(stimuli, i)
         if wave.size not in masks:
             freqs = np.fft.rfftfreq(wave.size, 1 / SAMPLE_RATE)
             masks[wave.size] = (np.hanning(wave.size),

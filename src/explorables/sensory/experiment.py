@@ -134,8 +134,8 @@ def _bag_of_words(texts: list[str]) -> np.ndarray:
 def _random_cka(n: int, widths: tuple[int, int], draws: int, rng: np.random.Generator) -> float:
     """Mean linear CKA of independent Gaussian features of ``n`` rows and the given widths: CKA's level for
     unrelated spaces of these sizes (far above 0 when the widths are not small against ``n``)."""
-    return float(np.mean([linear_cka.__wrapped__(rng.standard_normal((n, widths[0])),
-                                                 rng.standard_normal((n, widths[1]))) for _ in range(draws)]))
+    return float(np.mean([linear_cka(rng.standard_normal((n, widths[0])), rng.standard_normal((n, widths[1])))
+                          for _ in range(draws)]))
 
 
 def _centred_gram(x: np.ndarray) -> np.ndarray:
@@ -193,26 +193,27 @@ def seed_alignment(cfg: SensoryConfig, lm: Any, seed: int, phrasing: int) -> dic
         gen = (reps[tmax] * (tmax + 1) - reps[0]) / tmax if tmax > 0 else None  # mean over generated tokens only
         for e, name in enumerate(ENCODERS):
             feats = encoders[name]
-            # the metrics unchecked (``__wrapped__``) in this loop: their bodies still check shapes and finiteness
+            # inside run (a skip_nested boundary) the metrics in these loops run bare: their arguments are arrays made
+            # here; their bodies still check shapes and finiteness (a direct call of seed_alignment checks each call)
             for t in range(cfg.n_new_tokens + 1):
                 for li in range(len(cfg.layer_grid)):
-                    mknn[c, e, t, li] = mutual_knn_alignment.__wrapped__(reps[t, li], feats, k)
+                    mknn[c, e, t, li] = mutual_knn_alignment(reps[t, li], feats, k)
             for j, t in enumerate((0, cfg.n_new_tokens)):
                 for li in range(len(cfg.layer_grid)):
-                    cka[c, e, j, li] = linear_cka.__wrapped__(reps[t, li], feats)
+                    cka[c, e, j, li] = linear_cka(reps[t, li], feats)
                     cka_shuffled[c, e, j, li] = _shuffled_cka(reps[t, li], feats, perms)
             if gen is not None:
                 for li in range(len(cfg.layer_grid)):
-                    mknn_gen[c, e, li] = mutual_knn_alignment.__wrapped__(gen[li], feats, k)
+                    mknn_gen[c, e, li] = mutual_knn_alignment(gen[li], feats, k)
             # the pairing broken (items shuffled, several shufflings averaged): chance for mutual k-NN, and CKA's level
-            shuffled[c, e] = [mutual_knn_alignment.__wrapped__(reps[0, -1][p], feats, k) for p in perms]
+            shuffled[c, e] = [mutual_knn_alignment(reps[0, -1][p], feats, k) for p in perms]
     # the "opening only" control: "Describe it." with the answer opened by "I see" / "I hear"; T = 0 only
     opening_only = np.zeros((len(OPENING_ONLY), len(ENCODERS), len(cfg.layer_grid)))
     for o in range(len(OPENING_ONLY)):
         reps0 = all_reps[:1, :, (len(cfg.cues) + o) * n : (len(cfg.cues) + o + 1) * n]
         for e, name in enumerate(ENCODERS):
             for li in range(len(cfg.layer_grid)):
-                opening_only[o, e, li] = mutual_knn_alignment.__wrapped__(reps0[0, li], encoders[name], k)
+                opening_only[o, e, li] = mutual_knn_alignment(reps0[0, li], encoders[name], k)
     bow = _bag_of_words(texts)
     attrs = {m: attribute_features(stimuli, m) for m in ("visual", "auditory")}
     # the two encoders on fresh stimulus sets too (their level is a property of the encoders, not of this draw)
@@ -301,7 +302,7 @@ def _alignment(cfg: SensoryConfig, checkpoint: Checkpointer | None = None) -> tu
     return summary, {"mknn": mknn, "cka": cka}
 
 
-@checked()
+@checked(skip_nested=True)  # the metrics, encoders and model calls in its loops run bare: its config is checked
 def run(
     config: SensoryConfig | None = None, *, checkpoint: Checkpointer | None = None, progress: bool = False
 ) -> SensoryResults:

@@ -20,7 +20,7 @@ from ..core.labs import canvas_png, interactions
 from .alignment import chance_level, mutual_knn_alignment
 from .encoders import audio_features, vision_features
 from .experiment import ENCODERS
-from .llm import LanguageModel, PrefixCache, common_prefix_length, load_language_model, prefix_cache, representations
+from .llm import LanguageModel, PrefixCache, _common_prefix_length, load_language_model, prefix_cache, representations
 from .stimuli import captions, opening, prompt, sample_stimuli
 
 N_ITEMS = 12  # 12, not 16: the cue now follows the caption, so a rerun runs every caption again (rerun <= 1 s)
@@ -30,8 +30,8 @@ COLOURS = {"none": PALETTE["grey"], "see": PALETTE["blue"], "hear": PALETTE["ora
 
 def caption_prefixes(lm: LanguageModel, texts: list[str]) -> PrefixCache:
     """Each caption's chat tokens up to the end of the caption (what every cue's prompt begins with), run once."""
-    return prefix_cache(lm, [lm.encode(prompt(t, "none"))[: common_prefix_length([lm.encode(prompt(t, "none")),
-                                                                                 lm.encode(t)])] for t in texts])
+    return prefix_cache(lm, [lm.encode(prompt(t, "none"))[: _common_prefix_length([lm.encode(prompt(t, "none")),
+                                                                                  lm.encode(t)])] for t in texts])
 
 
 def cue_representations(

@@ -267,9 +267,9 @@ def load_language_model(
     return lm
 
 
-@checked()
-def common_prefix_length(sequences: list[list[int]]) -> int:
-    """Length of the longest prefix shared by every token sequence (at least one sequence)."""
+def _common_prefix_length(sequences: list[list[int]]) -> int:
+    """Length of the longest prefix shared by every token sequence (at least one sequence): the package's own
+    helper for sharing the cached forward passes (its callers pass token-id lists they made)."""
     if not sequences or any(not isinstance(q, (list, tuple)) for q in sequences):
         raise ValueError(f"sequences must be a non-empty list of token-id lists, got {sequences!r:.80}")
     n = min(len(q) for q in sequences)
@@ -401,7 +401,7 @@ def _grow(model: Any, state: PrefixCache, index: list[int], segments: list[list[
 
 def _prefill(model: Any, prefixes: list[list[int]], pad: int, device: str) -> PrefixCache:
     """Run ``prefixes``: the tokens they all share once (one row), then each row's own tokens, batched."""
-    shared = common_prefix_length.__wrapped__(prefixes)
+    shared = _common_prefix_length(prefixes)
     root = _root(model, prefixes[0][:shared], device)
     if all(len(q) == shared for q in prefixes) and len(prefixes) == 1:
         return root
@@ -412,14 +412,14 @@ def _prefill_groups(model: Any, chunk: list[list[int]], keys: list[tuple], pad: 
                     device: str) -> tuple[PrefixCache, list[int]]:  # fmt: skip
     """The prefix all rows share, then, level by level of the group ``keys``, what the rows of each group share:
     each run once. Every row keeps >= 1 token of its own. Returns the last level's cache and each row's row in it."""
-    shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
+    shared = min(_common_prefix_length(chunk), min(len(c) for c in chunk) - 1)
     state, node_of = _root(model, chunk[0][:shared], device), [0] * len(chunk)
     for level in range(1, len(keys[0]) + 1):
         labels = list(dict.fromkeys(key[:level] for key in keys))
         members = {g: [j for j, key in enumerate(keys) if key[:level] == g] for g in labels}
         parent = [node_of[members[g][0]] for g in labels]
         length = [len(state.ids[p]) if len(members[g]) == 1 else
-                  max(len(state.ids[p]), min(common_prefix_length.__wrapped__([chunk[j] for j in members[g]]),
+                  max(len(state.ids[p]), min(_common_prefix_length([chunk[j] for j in members[g]]),
                                              min(len(chunk[j]) for j in members[g]) - 1))
                   for g, p in zip(labels, parent, strict=True)]  # fmt: skip
         if all(n == len(state.ids[p]) for n, p in zip(length, parent, strict=True)):
@@ -583,7 +583,7 @@ def representations(
             # 1. the prefix every row shares, and 2. what the rows of each group share after it (level by level
             # of nested groups; >= 1 own token left per row): each run once
             if groups is None:
-                shared = min(common_prefix_length.__wrapped__(chunk), min(len(c) for c in chunk) - 1)
+                shared = min(_common_prefix_length(chunk), min(len(c) for c in chunk) - 1)
                 state, row_of = _root(model, chunk[0][:shared], device), [0] * b
             else:
                 state, row_of = _prefill_groups(model, chunk, [keys[i] for i in rows], pad, device)
