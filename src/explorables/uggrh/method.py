@@ -449,7 +449,7 @@ def prepare(
     return Prepared(img, txt, target, neighbours, mean_i, mean_t, conf)
 
 
-@checked(n_bits=Int(1, 4096))
+@checked(n_bits=Int(1, 4096), skip_nested=True)
 def train_hashing(
     prepared: Prepared,
     n_bits: int,
@@ -469,7 +469,7 @@ def train_hashing(
             z_i, z_t = net.image_encoder(prepared.image), net.text_encoder(prepared.text)
             u_f = None if modules is None else net._unified(z_i, z_t, prepared.neighbours)
             ramp = min(1.0, 2.0 * epoch / settings.n_epochs)  # unified codes are noise at first: ramp their pull
-            loss = uggrh_loss.__wrapped__(  # inputs are the network's own: no per-epoch checks
+            loss = uggrh_loss(  # inside this boundary: the network's own tensors, not checked per epoch
                 torch.tanh(z_i), torch.tanh(z_t), u_f, prepared.target, ramp * settings.quantization_weight
             )
             opt.zero_grad()
