@@ -110,20 +110,35 @@ def test_checked_refuses_by_hint_rule_and_default_naming_the_parameter():
     from explorables.core.params import Int
 
     @checked(steps=Int(1, 100), x=Array("b n"), y=Array("b m"))
-    def f(x: np.ndarray, y: np.ndarray, steps: int, eta: float = 0.1, kind: Literal["a", "b"] = "a",
-          flag: bool = True, note: str | None = None) -> int:
+    def f(
+        x: np.ndarray,
+        y: np.ndarray,
+        steps: int,
+        eta: float = 0.1,
+        kind: Literal["a", "b"] = "a",
+        flag: bool = True,
+        note: str | None = None,
+    ) -> int:
         return steps
 
     x, y = np.ones((2, 3)), np.ones((2, 5))
     assert f(x, y, 3.0) == 3 and isinstance(f(x, y, 3.0), int)  # a rule normalises what the body sees
     assert f(x.tolist(), y, 3) == 3  # an Array rule takes nested lists too
     bad = [
-        ({"steps": 0}, "steps"), ({"steps": 2.5}, "steps"), ({"steps": "3"}, "steps"),
-        ({"eta": float("nan")}, "eta"), ({"eta": "0.1"}, "eta"), ({"kind": "c"}, "kind"),
-        ({"flag": "yes"}, "flag"), ({"note": 3}, "note"),
+        ({"steps": 0}, "steps"),
+        ({"steps": 2.5}, "steps"),
+        ({"steps": "3"}, "steps"),
+        ({"eta": float("nan")}, "eta"),
+        ({"eta": "0.1"}, "eta"),
+        ({"kind": "c"}, "kind"),
+        ({"flag": "yes"}, "flag"),
+        ({"note": 3}, "note"),
         ({"x": np.ones((3, 3))}, "y"),  # b = 3 from x, but y has 2 rows
-        ({"x": np.ones(3)}, "x"), ({"x": np.full((2, 3), np.nan)}, "x"), ({"x": np.ones((2, 0))}, "x"),
-        ({"x": "array"}, "x"), ({"x": None}, "x"),
+        ({"x": np.ones(3)}, "x"),
+        ({"x": np.full((2, 3), np.nan)}, "x"),
+        ({"x": np.ones((2, 0))}, "x"),
+        ({"x": "array"}, "x"),
+        ({"x": None}, "x"),
     ]
     for change, name in bad:
         kwargs = {"x": x, "y": y, "steps": 3, **change}
@@ -133,6 +148,57 @@ def test_checked_refuses_by_hint_rule_and_default_naming_the_parameter():
         f(x, y, 3, note=3)
     assert issubclass(ArgumentError, TypeError) and issubclass(ArgumentError, ValueError)
     assert f.__wrapped__(x, y, -5) == -5  # functools.wraps keeps the unchecked function (tools and tests use it)
+
+
+def test_a_relation_checks_what_no_single_rule_can_and_is_skipped_with_the_rules():
+    from explorables.core.arguments import ArgumentError, checked
+    from explorables.core.params import Int
+
+    calls = []
+
+    def steps_below_length(t: int, length: int = 4) -> None:
+        calls.append((t, length))
+        if t >= length:
+            raise ArgumentError(f"t must be a step in [0, {length}), got {t}")
+
+    @checked(t=Int(0), relation=steps_below_length)
+    def step(x: float, t: int, length: int = 4) -> float:
+        return x * t
+
+    assert step(2.0, 3) == 6.0 and calls[-1] == (3, 4)  # the default of an omitted argument reaches the relation
+    with pytest.raises(ValueError, match=r"t must be a step in \[0, 4\), got 4"):
+        step(1.0, 4)
+    with pytest.raises(ValueError, match="t must be an integer"):
+        step(1.0, -1)  # the rules run first: the relation sees checked values only
+    assert calls[-1] == (4, 4)
+    assert step(1.0, 5, length=6) == 5.0
+
+    @checked(skip_nested=True)
+    def boundary() -> float:
+        return step(1.0, 9)  # nested: rules and relation both skipped
+
+    n = len(calls)
+    assert boundary() == 9.0 and len(calls) == n
+
+    class Walk:
+        def __init__(self, length: int) -> None:
+            self.length = length
+
+        def _below(self, t: int) -> None:
+            if t >= self.length:
+                raise ArgumentError(f"t must be below {self.length}")
+
+        @checked(relation=lambda self, t: self._below(t))
+        def at(self, t: int) -> int:
+            return t
+
+    assert Walk(3).at(2) == 2
+    with pytest.raises(ValueError, match="t must be below 3"):
+        Walk(3).at(3)
+    with pytest.raises(TypeError, match=r"reads parameter\(s\) \['n'\]"):
+        checked(relation=lambda n: None)(lambda x: x)
+    with pytest.raises(TypeError, match="relation must be a function"):
+        checked(relation=3)
 
 
 def test_checked_skip_nested_skips_the_callees_checks_only_inside_its_body():
@@ -560,12 +626,16 @@ def test_log_axes_label_powers_of_ten_and_other_axes_are_left_alone():
     assert out.layout.yaxis3.exponentformat is None and out.layout.xaxis.exponentformat is None
     assert fig.layout.yaxis.exponentformat is None  # the caller's figure is not changed
 
+
 #: chapters whose package code still calls a checked function's ``__wrapped__`` (issue 38 item 1: a loop that has
 #: checked its inputs runs inside a ``skip_nested`` body instead). The set only shrinks; each of these chapters'
 #: seed studies must be rerun when its sites go.
-WRAPPED_CALLS_LEFT = frozenset({
-    "sensory", "uggrh",
-})
+WRAPPED_CALLS_LEFT = frozenset(
+    {
+        "sensory",
+        "uggrh",
+    }
+)
 
 
 def test_package_code_does_not_call_wrapped_functions():
@@ -575,8 +645,11 @@ def test_package_code_does_not_call_wrapped_functions():
 
     root = Path(__file__).resolve().parents[1] / "src" / "explorables"
     use = re.compile(r"\.__wrapped__\b")
-    found = {path.relative_to(root).parts[0] for path in root.rglob("*.py")
-             if path.relative_to(root).parts[0] not in ("core",) and use.search(path.read_text())}
+    found = {
+        path.relative_to(root).parts[0]
+        for path in root.rglob("*.py")
+        if path.relative_to(root).parts[0] not in ("core",) and use.search(path.read_text())
+    }
     assert found <= WRAPPED_CALLS_LEFT, f"new __wrapped__ calls in {sorted(found - WRAPPED_CALLS_LEFT)}"
     assert found == WRAPPED_CALLS_LEFT, f"no __wrapped__ call left in {sorted(WRAPPED_CALLS_LEFT - found)}: unlist them"
 

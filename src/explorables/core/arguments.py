@@ -32,6 +32,11 @@ leaves its callees' checks on (a body that passes a reader's value on unchecked 
 A function, bound method or partial handed to a ``skip_nested`` call (an oracle's ``ask``, a callback)
 is the reader's code and runs with checks back on.
 
+**What no single rule can say** (a step below the length of a schedule passed beside it, two arrays that must
+broadcast) is a ``relation``: ``@checked(t=Array(integer=True), relation=_steps_in_schedule)`` calls
+``_steps_in_schedule(t, schedule)`` after the rules and skips it with them, so the body holds the method only
+and needs no unchecked twin for its loops.
+
 This is the ``@validate_params`` decorator of scikit-learn and the runtime shape checks of
 jaxtyping, at the size this book needs; ``tests/test_api_fuzz.py`` holds every public callable
 to it.
@@ -74,14 +79,14 @@ DEFAULT_INT_MAX = 2**32 - 1
 class Array(Rule):
     """A numpy array or torch tensor (or, for numpy, a nested list of numbers) of a given shape.
 
-        ``shape`` names the axes: ``"b n"`` is 2-D; a name used by several parameters of one call
-        must have one size (``x: "b n"`` and ``A: "k n m"`` share ``n``); an integer fixes a size;
-        ``_`` is any size; a leading ``...`` allows any number of leading axes. ``shape=None`` checks
-        no shape. ``finite`` refuses NaN and infinities (float data); ``finite=False`` allows
-        infinities (``log 0``) but still refuses NaN unless ``allow_nan``. ``nonempty`` refuses an axis
-        of size 0, ``min_size`` names a smallest size per axis name, ``integer`` asks for an integer
-        dtype, ``at_most`` bounds the values from above (log-probabilities: ``at_most=0``),
-        ``above``/``below`` bound them strictly, ``tensor`` asks for a torch tensor.
+    ``shape`` names the axes: ``"b n"`` is 2-D; a name used by several parameters of one call
+    must have one size (``x: "b n"`` and ``A: "k n m"`` share ``n``); an integer fixes a size;
+    ``_`` is any size; a leading ``...`` allows any number of leading axes. ``shape=None`` checks
+    no shape. ``finite`` refuses NaN and infinities (float data); ``finite=False`` allows
+    infinities (``log 0``) but still refuses NaN unless ``allow_nan``. ``nonempty`` refuses an axis
+    of size 0, ``min_size`` names a smallest size per axis name, ``integer`` asks for an integer
+    dtype, ``at_most`` bounds the values from above (log-probabilities: ``at_most=0``),
+    ``above``/``below`` bound them strictly, ``tensor`` asks for a torch tensor.
     """
 
     shape: str | None = None
@@ -277,24 +282,34 @@ class _ChecksOn:
             _SKIPPING.reset(token)
 
 
-def checked(*, skip_nested: bool = False, **rules: Rule) -> Callable[[F], F]:
+def checked(
+    *, skip_nested: bool = False, relation: Callable[..., None] | None = None, **rules: Rule
+) -> Callable[[F], F]:
     """Check a function's arguments (or a class's constructor's) before it runs; see the module doc.
 
     ``rules`` maps parameter names to a :class:`~explorables.core.params.Rule` or an
     :class:`Array`; every other parameter gets its type-hint check and default rule.
     ``skip_nested=True``: the checked calls made while the body runs skip their checks (the body
     passes on only values it checked or made).
+    ``relation``: a check of what no single parameter's rule can say (a step index below the length of the
+    schedule that is another argument). It is called after the rules with the checked arguments its own
+    parameters name (``self`` included, for a method), raises :class:`ArgumentError` naming the parameter,
+    and is skipped with the rules inside a ``skip_nested`` body: the function's body stays the method.
     """
     for key, rule in rules.items():
         if not isinstance(rule, Rule):
             raise TypeError(f"checked: the rule for {key!r} must be a Rule (Int, Float, Array, ...), got {rule!r}")
+    if relation is not None and not callable(relation):
+        raise TypeError(f"checked: relation must be a function of the checked arguments, got {relation!r}")
 
     def decorate(target: F) -> F:
         if inspect.isclass(target):
             init = target.__init__
-            target.__init__ = _checked_function(init, rules, owner=target, skip_nested=skip_nested)  # type: ignore[misc]
+            target.__init__ = _checked_function(  # type: ignore[misc]
+                init, rules, owner=target, skip_nested=skip_nested, relation=relation
+            )
             return target
-        return _checked_function(target, rules, skip_nested=skip_nested)  # type: ignore[return-value]
+        return _checked_function(target, rules, skip_nested=skip_nested, relation=relation)  # type: ignore[return-value]
 
     return decorate
 
@@ -314,12 +329,22 @@ def _container_only(hint: Any) -> Any:
 
 
 def _checked_function(
-    fn: Callable, rules: dict[str, Rule], owner: type | None = None, skip_nested: bool = False
+    fn: Callable,
+    rules: dict[str, Rule],
+    owner: type | None = None,
+    skip_nested: bool = False,
+    relation: Callable[..., None] | None = None,
 ) -> Callable:
     signature = inspect.signature(fn)
     unknown = sorted(set(rules) - set(signature.parameters))
     if unknown:
         raise TypeError(f"checked: {fn.__qualname__} has no parameter(s) {unknown}")
+    related: tuple[str, ...] = ()
+    if relation is not None:
+        related = tuple(inspect.signature(relation).parameters)
+        unknown = sorted(set(related) - set(signature.parameters))
+        if unknown:
+            raise TypeError(f"checked: the relation of {fn.__qualname__} reads parameter(s) {unknown} it does not have")
     plan: list[tuple[str, Any, Rule | None]] | None = None
 
     def make_plan() -> list[tuple[str, Any, Rule | None]]:
@@ -368,6 +393,8 @@ def _checked_function(
                 arguments[pname] = rule.check_for(next(iter(arguments.values())), pname, value)
             else:
                 arguments[pname] = rule.check(pname, value)
+        if relation is not None:
+            relation(**{p: arguments.get(p, signature.parameters[p].default) for p in related})
         if not skip_nested:
             return fn(*bound.args, **bound.kwargs)
         for pname, value in arguments.items():  # the reader's callbacks run checked, as at top level
@@ -380,6 +407,7 @@ def _checked_function(
             _restore_checks(token)
 
     wrapper.__explorables_rules__ = rules  # type: ignore[attr-defined]
+    wrapper.__explorables_relation__ = relation  # type: ignore[attr-defined]
     wrapper.__explorables_skip_nested__ = skip_nested  # type: ignore[attr-defined]
     return wrapper
 
