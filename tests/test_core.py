@@ -630,12 +630,7 @@ def test_log_axes_label_powers_of_ten_and_other_axes_are_left_alone():
 #: chapters whose package code still calls a checked function's ``__wrapped__`` (issue 38 item 1: a loop that has
 #: checked its inputs runs inside a ``skip_nested`` body instead). The set only shrinks; each of these chapters'
 #: seed studies must be rerun when its sites go.
-WRAPPED_CALLS_LEFT = frozenset(
-    {
-        "sensory",
-        "uggrh",
-    }
-)
+WRAPPED_CALLS_LEFT = frozenset({"sensory"})
 
 
 def test_package_code_does_not_call_wrapped_functions():

@@ -242,7 +242,8 @@ def test_unified_codes_lie_in_the_open_cube_and_refuse_a_neighbour_out_of_range(
     neighbours = torch.tensor([[i, (i + 1) % 6] for i in range(6)])
     u = net.unified(z_image, z_text, neighbours)
     assert u.shape == (6, 4) and bool((u.abs() < 1).all())  # tanh: relaxed codes in (-1, 1)
-    torch.testing.assert_close(u, net._unified(z_image, z_text, neighbours))  # the loop's unchecked path agrees
+    with pytest.raises(ValueError, match=r"\bz_text must have shape \(n, b\) with b = 4"):
+        net.unified(z_image, z_text[:, :3], neighbours)
     with pytest.raises(ValueError, match=r"\bneighbours must hold row indices in \[0, 5\]"):
         net.unified(z_image, z_text, neighbours + 1)
     with pytest.raises(ValueError, match=r"\bz_image must have shape \(n, n_bits=4\)"):

@@ -39,13 +39,6 @@ EPS = 1e-8
 MAX_WIDTH = 2**17
 
 
-def _tensors(**values: torch.Tensor | None) -> None:
-    """A ``TypeError`` naming the first argument that is neither a torch tensor nor ``None``."""
-    for name, value in values.items():
-        if value is not None and not isinstance(value, torch.Tensor):
-            raise ArgumentError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-
-
 def _same_device(**values: torch.Tensor | None) -> None:
     """A ``ValueError`` naming an argument whose tensor is on another device than the first one."""
     device = None
@@ -132,16 +125,8 @@ class Completion:
     text_critic: nn.Module
 
 
-@checked(image=Array("n d_image"), text=Array("n d_text"), complete=Array("n"))
-def train_completion(
-    image: torch.Tensor, text: torch.Tensor, complete: torch.Tensor, settings: TrainSettings
-) -> Completion:
-    """Train ``G_i->t``, ``G_t->i`` and the critics ``D_i``, ``D_t`` on the complete pairs, eq. (completion-loss).
-
-    ``image``/``text``: centred, mean-filled features (float tensors); only the rows where the boolean
-    tensor ``complete`` is true are read, and there must be at least 2 of them.
-    """
-    _tensors(image=image, text=text, complete=complete)
+def _completion_inputs(image: torch.Tensor, text: torch.Tensor, complete: torch.Tensor) -> None:
+    """:func:`train_completion`'s relation: one device, float features of one dtype, at least 2 complete pairs."""
     _same_device(image=image, text=text, complete=complete)
     for name, value in (("image", image), ("text", text)):
         if not value.is_floating_point():
@@ -152,6 +137,22 @@ def train_completion(
         raise ArgumentError(f"complete must be a boolean tensor (True: both modalities observed), got {complete.dtype}")
     if int(complete.sum()) < 2:
         raise ArgumentError(f"complete must mark at least 2 complete pairs to train on, got {int(complete.sum())}")
+
+
+@checked(
+    image=Array("n d_image", tensor=True),
+    text=Array("n d_text", tensor=True),
+    complete=Array("n", tensor=True),
+    relation=_completion_inputs,
+)
+def train_completion(
+    image: torch.Tensor, text: torch.Tensor, complete: torch.Tensor, settings: TrainSettings
+) -> Completion:
+    """Train ``G_i->t``, ``G_t->i`` and the critics ``D_i``, ``D_t`` on the complete pairs, eq. (completion-loss).
+
+    ``image``/``text``: centred, mean-filled features (float tensors); only the rows where the boolean
+    tensor ``complete`` is true are read, and there must be at least 2 of them.
+    """
     x, t = image[complete], text[complete]
     h = settings.n_hidden
     dev = x.device  # the networks live on the inputs' device (a CUDA run found them left on the CPU)
@@ -207,14 +208,29 @@ def complete_views(
 # ---------------------------------------------------------------- 2. similarity target
 
 
+def _target_inputs(
+    image: torch.Tensor,
+    text: torch.Tensor,
+    c_image: torch.Tensor | None,
+    c_text: torch.Tensor | None,
+    image_as_text: torch.Tensor | None,
+) -> None:
+    """:func:`similarity_target`'s relation: one device, confidences in ``[0, 1]``."""
+    _same_device(image=image, text=text, c_image=c_image, c_text=c_text, image_as_text=image_as_text)
+    for name, value in (("c_image", c_image), ("c_text", c_text)):
+        if value is not None and not bool(((value >= 0) & (value <= 1)).all()):
+            raise ArgumentError(f"{name} must hold confidences in [0, 1]")
+
+
 @checked(
-    image=Array("n d_image"),
-    text=Array("n d_text"),
-    c_image=Array("n"),
-    c_text=Array("n"),
-    image_as_text=Array("n d_text"),
+    image=Array("n d_image", tensor=True),
+    text=Array("n d_text", tensor=True),
+    c_image=Array("n", tensor=True),
+    c_text=Array("n", tensor=True),
+    image_as_text=Array("n d_text", tensor=True),
     eta=Probability(),
     scale=Positive(),
+    relation=_target_inputs,
 )
 def similarity_target(
     image: torch.Tensor,
@@ -231,11 +247,6 @@ def similarity_target(
     With no confidences (all 1) and no matching signal this is DJSRH's joint similarity
     ``(S_I + S_T) / 2`` of the baseline. Confidences lie in ``[0, 1]``; ``eta`` in ``[0, 1]``.
     """
-    _tensors(image=image, text=text, c_image=c_image, c_text=c_text, image_as_text=image_as_text)
-    _same_device(image=image, text=text, c_image=c_image, c_text=c_text, image_as_text=image_as_text)
-    for name, value in (("c_image", c_image), ("c_text", c_text)):
-        if value is not None and not bool(((value >= 0) & (value <= 1)).all()):
-            raise ArgumentError(f"{name} must hold confidences in [0, 1]")
     n = image.shape[0]
     ones = torch.ones(n, device=image.device)
     c_i = ones if c_image is None else c_image
@@ -303,22 +314,23 @@ class HashNet(nn.Module):
         if modules is not None and modules.use_fusion:
             self.fusion = _mlp(2 * n_bits, n_hidden, n_bits)
 
-    @checked(
-        z_image=Array("n b", tensor=True),
-        z_text=Array("n b", tensor=True),
-        neighbours=Array("n k", integer=True, tensor=True),
-    )
-    def unified(self, z_image: torch.Tensor, z_text: torch.Tensor, neighbours: torch.Tensor) -> torch.Tensor:
-        """Relaxed unified codes of the training samples: attention over the graph, then fusion. ``z_image`` and
-        ``z_text`` are the ``(n, n_bits)`` outputs of the two encoders, ``neighbours`` the ``(n, k)`` row indices of
-        each sample's graph neighbours (itself included). The training loop calls :meth:`_unified` (no checks)."""
+    def _codes_and_graph(self, z_image: torch.Tensor, neighbours: torch.Tensor) -> None:
+        """:meth:`unified`'s relation: codes of this net's width, neighbours that are rows of ``z_image``."""
         if z_image.shape[1] != self.n_bits:
             raise ArgumentError(f"z_image must have shape (n, n_bits={self.n_bits}), got {tuple(z_image.shape)}")
         if bool((neighbours < 0).any()) or bool((neighbours >= len(z_image)).any()):
             raise ArgumentError(f"neighbours must hold row indices in [0, {len(z_image) - 1}]")
-        return self._unified(z_image, z_text, neighbours)
 
-    def _unified(self, z_image: torch.Tensor, z_text: torch.Tensor, neighbours: torch.Tensor) -> torch.Tensor:
+    @checked(
+        z_image=Array("n b", tensor=True),
+        z_text=Array("n b", tensor=True),
+        neighbours=Array("n k", integer=True, tensor=True),
+        relation=_codes_and_graph,
+    )
+    def unified(self, z_image: torch.Tensor, z_text: torch.Tensor, neighbours: torch.Tensor) -> torch.Tensor:
+        """Relaxed unified codes of the training samples: attention over the graph, then fusion. ``z_image`` and
+        ``z_text`` are the ``(n, n_bits)`` outputs of the two encoders, ``neighbours`` the ``(n, k)`` row indices of
+        each sample's graph neighbours (itself included)."""
         h = torch.cat([z_image, z_text], dim=1)
         if self.uses.use_graph_attention:
             h = self.attention(h, neighbours, torch.tanh(0.5 * (z_image + z_text)))
@@ -327,12 +339,21 @@ class HashNet(nn.Module):
         return torch.tanh(0.5 * (h[:, : self.n_bits] + h[:, self.n_bits :]))
 
 
+def _loss_inputs(u_image: torch.Tensor, u_text: torch.Tensor, u_unified: torch.Tensor | None, s: torch.Tensor) -> None:
+    """:func:`uggrh_loss`'s relation: one device and the float dtype of ``s``."""
+    _same_device(u_image=u_image, u_text=u_text, u_unified=u_unified, s=s)
+    for name, value in (("u_image", u_image), ("u_text", u_text), ("u_unified", u_unified), ("s", s)):
+        if value is not None and value.dtype != s.dtype:
+            raise ArgumentError(f"{name} must have the float dtype of s ({s.dtype}), got {value.dtype}")
+
+
 @checked(
-    u_image=Array("n n_bits"),
-    u_text=Array("n n_bits"),
-    u_unified=Array("n n_bits"),
-    s=Array("n n"),
+    u_image=Array("n n_bits", tensor=True),
+    u_text=Array("n n_bits", tensor=True),
+    u_unified=Array("n n_bits", tensor=True),
+    s=Array("n n", tensor=True),
     quantization_weight=Float(0.0),
+    relation=_loss_inputs,
 )
 def uggrh_loss(
     u_image: torch.Tensor,
@@ -345,11 +366,6 @@ def uggrh_loss(
 
     With ``u_unified = None`` it is the baseline's DJSRH-style loss (intra- and cross-modal terms only).
     """
-    _tensors(u_image=u_image, u_text=u_text, u_unified=u_unified, s=s)
-    _same_device(u_image=u_image, u_text=u_text, u_unified=u_unified, s=s)
-    for name, value in (("u_image", u_image), ("u_text", u_text), ("u_unified", u_unified), ("s", s)):
-        if value is not None and value.dtype != s.dtype:
-            raise ArgumentError(f"{name} must have the float dtype of s ({s.dtype}), got {value.dtype}")
     k = u_image.shape[1]
 
     def reconstruction(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -449,7 +465,7 @@ def prepare(
     return Prepared(img, txt, target, neighbours, mean_i, mean_t, conf)
 
 
-@checked(n_bits=Int(1, 4096))
+@checked(n_bits=Int(1, 4096), skip_nested=True)
 def train_hashing(
     prepared: Prepared,
     n_bits: int,
@@ -467,9 +483,9 @@ def train_hashing(
         opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
         for epoch in range(settings.n_epochs):
             z_i, z_t = net.image_encoder(prepared.image), net.text_encoder(prepared.text)
-            u_f = None if modules is None else net._unified(z_i, z_t, prepared.neighbours)
+            u_f = None if modules is None else net.unified(z_i, z_t, prepared.neighbours)
             ramp = min(1.0, 2.0 * epoch / settings.n_epochs)  # unified codes are noise at first: ramp their pull
-            loss = uggrh_loss.__wrapped__(  # inputs are the network's own: no per-epoch checks
+            loss = uggrh_loss(  # inside this boundary: the network's own tensors, not checked per epoch
                 torch.tanh(z_i), torch.tanh(z_t), u_f, prepared.target, ramp * settings.quantization_weight
             )
             opt.zero_grad()
