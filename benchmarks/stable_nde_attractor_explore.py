@@ -15,9 +15,8 @@ from scipy.stats import wasserstein_distance as w1
 from explorables.stable_nde.claims import reference_gate, stability_gate
 from explorables.stable_nde.experiment import ROLLOUT_OFFSET, StableNDEConfig, build_system, make_data, member_seeds
 from explorables.stable_nde.losses import heldout_unrolled_error
-from explorables.stable_nde.metrics import blow_up_step
+from explorables.stable_nde.metrics import blow_up_step, rollout
 from explorables.stable_nde.models import make_model, stack_models
-from explorables.stable_nde.solvers import rollout
 from explorables.stable_nde.training import train
 
 torch.set_num_threads(1)
@@ -60,8 +59,8 @@ def run(b, over):
     x0 = system.trajectories(cfg.n_rollouts, 1, torch.Generator().manual_seed(seeds[0] + ROLLOUT_OFFSET))[:, 0]
     joint = stack_models([models["one_step"], models["unrolled"]])
     T = cfg.rollout_steps
-    traj = rollout(joint.step, x0.expand(joint.n_members, -1, -1).contiguous(), T)
-    truth = rollout(system.true_step, x0, T)
+    traj = rollout(joint, x0.expand(joint.n_members, -1, -1).contiguous(), T)
+    truth = rollout(system, x0, T)
     blown = (blow_up_step(traj, system.blow_up_radius) <= T).double().mean(-1).view(2, n)
     held = system.trajectories_per_seed(
         cfg.n_alignment_windows, cfg.horizon, [torch.Generator().manual_seed(500_000 + s) for s in seeds]

@@ -41,9 +41,8 @@ from explorables.stable_nde.experiment import (
     member_seeds,
 )
 from explorables.stable_nde.losses import heldout_unrolled_error, unrolled_loss
-from explorables.stable_nde.metrics import blow_up_step, histogram_distance, lyapunov_exponent
+from explorables.stable_nde.metrics import blow_up_step, histogram_distance, lyapunov_exponent, rollout
 from explorables.stable_nde.models import make_model, stack_models
-from explorables.stable_nde.solvers import rollout
 from explorables.stable_nde.training import _sample_windows, train
 
 torch.set_num_threads(1)
@@ -128,8 +127,8 @@ def run_one(base_seed: int, variant: dict) -> dict:
     )[:, 0]
     joint = stack_models([models[m] for m in methods])
     states = x0.expand(joint.n_members, -1, -1).contiguous()
-    traj = rollout(joint.step, states, rollout_steps)
-    truth = rollout(system.true_step, x0, rollout_steps)
+    traj = rollout(joint, states, rollout_steps)
+    truth = rollout(system, x0, rollout_steps)
     first_bad = blow_up_step(traj, system.blow_up_radius)
     blown = (first_bad <= rollout_steps).double().mean(-1).view(len(methods), n)
     heldout = system.trajectories_per_seed(
@@ -146,7 +145,7 @@ def run_one(base_seed: int, variant: dict) -> dict:
     out = {"base_seed": base_seed, "variant": variant, "z_floor": z_floor, "t_pretrain": t_pre, "secs": secs}
     n_lyap = cfg.n_lyapunov
     lyap = lyapunov_exponent(
-        joint.step, states[:, :n_lyap].contiguous(), cfg.lyapunov_steps, system.dt, n_transient=burn,
+        joint, states[:, :n_lyap].contiguous(), cfg.lyapunov_steps, system.dt, n_transient=burn,
         generator=torch.Generator().manual_seed(seeds[0] + 19),
     ).view(len(methods), n, n_lyap)
     for i, m in enumerate(methods):
@@ -164,7 +163,7 @@ def run_one(base_seed: int, variant: dict) -> dict:
             "lyap": lyap[i].nanmean(-1).tolist(),
         }
     lyap_true = lyapunov_exponent(
-        system.true_step, x0[:n_lyap], cfg.lyapunov_steps, system.dt, n_transient=burn,
+        system, x0[:n_lyap], cfg.lyapunov_steps, system.dt, n_transient=burn,
         generator=torch.Generator().manual_seed(seeds[0] + 19),
     )
     out["truth"] = {"zmean": float(z_true.mean()), "zsd": float(z_true.std()), "lyap": float(lyap_true.mean())}
@@ -212,7 +211,7 @@ def run_rule(base_seeds: list[int]) -> bool:
     lam = []
     for j in range(10):
         x0 = system.trajectories(32, 1, torch.Generator().manual_seed(900_000 + j))[:, 0]
-        lam.append(float(lyapunov_exponent(system.true_step, x0, cfg.lyapunov_steps, system.dt, n_transient=burn,
+        lam.append(float(lyapunov_exponent(system, x0, cfg.lyapunov_steps, system.dt, n_transient=burn,
                                            generator=torch.Generator().manual_seed(900_100 + j)).mean()))
     eps = float(np.std(lam, ddof=1))
     print(f"# true-system lambda over 10 draws: {np.round(lam, 3).tolist()} mean {np.mean(lam):.3f} "

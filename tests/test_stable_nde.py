@@ -116,7 +116,7 @@ def test_make_system_builds_the_named_system_with_its_arguments():
 def test_the_truth_conserves_the_pendulum_energy():
     system = pendulum(dt=0.2)
     x0 = system.trajectories(8, 1, torch.Generator().manual_seed(0))[:, 0]
-    traj = rollout(system.true_step, x0, 1000)
+    traj = rollout(system, x0, 1000)
     h = system.energy(traj)
     assert (h - h[0]).abs().max() < 1e-4
 
@@ -361,7 +361,7 @@ def test_lyapunov_exponent_of_a_linear_map_and_of_lorenz():
     system = lorenz63(dt=0.02)
     x0 = system.trajectories(4, 1, torch.Generator().manual_seed(0))[:, 0]
     est = lyapunov_exponent(
-        system.true_step, x0, 2000, system.dt, n_transient=100, generator=torch.Generator().manual_seed(0)
+        system, x0, 2000, system.dt, n_transient=100, generator=torch.Generator().manual_seed(0)
     )
     assert 0.6 < float(est.mean()) < 1.2  # the literature value is about 0.906
 
@@ -394,19 +394,21 @@ def test_blow_up_step_finds_the_first_escape():
 
 def test_a_rollout_that_blows_up_keeps_its_non_finite_states_and_a_step_refuses_them():
     """Issue 53: the one-step methods refuse a non-finite state at the boundary, naming it; inside a rollout (and the
-    Lyapunov estimate) they run unchecked, so a rollout that blows up returns, and blow_up_step marks the escape."""
+    Lyapunov estimate) of the model or system they run unchecked, so a rollout that blows up returns, and blow_up_step
+    marks the escape. Issue 38: the rollout is the boundary (skip_nested), nothing is unwrapped: a bound step method
+    is refused with a pointer to pass the model itself, and a function of the reader's runs checked, as its code."""
     from explorables.core.arguments import ArgumentError
 
     system = pendulum(dt=0.2)
     model = make_model(system, 2, width=8)
     x0 = torch.tensor([[[0.1, 0.0], [1e308, 1e308]]] * 2, dtype=torch.float64)  # row 1 overflows at once
-    traj = rollout(model.step, x0, 5)
+    traj = rollout(model, x0, 5)
     assert bool(torch.isfinite(traj[:, :, 0]).all()) and not bool(torch.isfinite(traj[1:, :, 1]).all())
     first = blow_up_step(traj, system.blow_up_radius)
     assert bool((first[:, 0] == 6).all()) and bool((first[:, 1] <= 1).all())  # row 0 never escapes, row 1 at once
-    truth = rollout(system.true_step, x0[0], 5)
+    truth = rollout(system, x0[0], 5)
     assert not bool(torch.isfinite(truth[1:, 1]).all())
-    lyap = lyapunov_exponent(model.step, x0, 3, system.dt)
+    lyap = lyapunov_exponent(model, x0, 3, system.dt)
     assert bool(torch.isfinite(lyap[:, 0]).all()) and bool(torch.isnan(lyap[:, 1]).all())
     x = traj[2, :, :1]  # finite states
     assert model.residual(x).shape == x.shape
@@ -416,6 +418,17 @@ def test_a_rollout_that_blows_up_keeps_its_non_finite_states_and_a_step_refuses_
             step(traj[2])
     with pytest.raises(ArgumentError, match="x"):
         system.step_with(model.residual, traj[2])
+    for call in (lambda: rollout(model.step, x0, 5), lambda: lyapunov_exponent(model.step, x0, 3, system.dt)):
+        with pytest.raises(ArgumentError, match="dynamics must be the model itself"):
+            call()
+    true_step = system.true_step
+    for call in (lambda: rollout(true_step, x0[0], 5), lambda: lyapunov_exponent(true_step, x0[0], 3, 1)):
+        with pytest.raises(ArgumentError, match="dynamics must be the system itself"):
+            call()
+    with pytest.raises(ArgumentError, match=r"\bx\b.*finite"):  # the reader's function calls the model's step checked
+        rollout(lambda x: model.step(x), x0, 5)
+    finite = x0[:, :1]  # on finite states the reader's function gives the model's rollout, to the bit
+    assert torch.equal(rollout(lambda x: model.step(x), finite, 5), rollout(model, finite, 5))
 
 
 def test_smoke_run_on_kuramoto_sivashinsky_uses_the_same_code_path():

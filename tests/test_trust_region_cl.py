@@ -234,6 +234,41 @@ def test_a_diverged_sequence_stops_with_a_clear_error(monkeypatch):
         )  # fmt: skip
 
 
+@pytest.mark.parametrize(("task", "name"), [(0, "gaussians"), (1, "moons")])
+def test_weights_that_turn_nan_on_a_tasks_last_step_stop_on_that_task_before_its_state_is_saved(
+    monkeypatch, tmp_path, task, name
+):
+    """A step's loss is computed before its update, so weights that the last step of a task turns NaN leave every loss
+    of that task finite: the weights are checked too, and the error names the task where it happened (the last task
+    as well) before the task's state is saved."""
+    from explorables.core.checkpoint import Checkpointer
+
+    tasks = ("gaussians", "moons")
+    net, schedule = Net(2, 2, width=8, depth=1), make_schedule(10)
+    steps, calls = 4, {"n": 0}
+
+    class NaNOnLastStep(torch.optim.Adam):  # the update of the last step of ``task`` turns one weight NaN
+        def step(self, closure=None):
+            out = super().step(closure)
+            calls["n"] += 1
+            if calls["n"] == steps * (task + 1):
+                with torch.no_grad():
+                    self.param_groups[0]["params"][0][0, 0] = float("nan")
+            return out
+
+    monkeypatch.setattr(continual.torch.optim, "Adam", NaNOnLastStep)
+    checkpoint = Checkpointer(tmp_path, every_s=0.0)
+    with pytest.raises(FloatingPointError, match=rf"diverged on task {task} \('{name}'\): a member's weights are not"):
+        continual.train_sequence(
+            init_params(net, [0]), net, schedule, tasks, [Member("finetune", 0)], Strengths(), n_seeds=1,
+            n_steps_per_task=steps, batch_size=8, lr=1e-2, n_fisher=4, n_samples=5,
+            eval_set=eval_batch(tasks, 1, 4, 10, 0, "cpu"), seed=0, checkpoint=checkpoint, checkpoint_name="seq",
+        )  # fmt: skip
+    assert calls["n"] == steps * (task + 1)  # stopped on that task
+    saved = checkpoint.get("seq")  # the state after task 0 is saved only when task 0 trained cleanly (task 1: last)
+    assert saved is None if task == 0 else (saved["step"] == 1 and bool(torch.isfinite(saved["tensors"]["w0"]).all()))
+
+
 def test_sampling_with_a_zero_network_is_the_gaussian_recursion():
     """With eps_theta = 0 the sampler divides by sqrt(1 - beta) and adds sqrt(beta) noise at every step but the
     last, from N(0, 1): the variance of the samples follows that recursion exactly."""

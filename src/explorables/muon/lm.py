@@ -285,7 +285,7 @@ def _train(
 
     def optimizers_at(step: int) -> dict[str, torch.optim.Optimizer]:
         # the set a run continuing at ``step`` uses: the switch happens at the top of step switch_at, so a state
-        # stored at that step still holds the first stage's optimisers
+        # stored at that step still holds the first stage's optimisers; the switch builds the second stage's here too
         opts = _optimizers(model, schedule, adamw_lr, first_lr, muon_stage=step <= switch_at)
         return dict(zip(("muon", "adamw") if len(opts) == 2 else ("adamw",), opts, strict=True))
 
@@ -323,8 +323,8 @@ def _train(
             keep_as = keep[step]
             if checkpoint is not None and keep_as is not None and checkpoint.get(keep_as) is None:
                 checkpoint.save(keep_as, kept[step])  # a resumed run continues the hand-over from here
-        if step == switch_at:  # the second stage: AdamW on every parameter
-            loop.optimizers = {"adamw": _optimizers(model, schedule, adamw_lr, muon_lr, muon_stage=False)[0]}
+        if step == switch_at:  # the second stage: AdamW on every parameter, the set a run continuing after it uses
+            loop.optimizers = optimizers_at(step + 1)
             optimizers = list(loop.optimizers.values())
         if step_sizes is not None:  # the decayed schedule's Muon step (optimizers[0] is Muon)
             optimizers[0].param_groups[0]["lr"] = step_sizes[step]

@@ -112,9 +112,9 @@ def parts(cfg, *, dry: bool = False) -> tuple[list[Part], str, str]:
 
             def lyap_loop(k, joint=joint, states=states, system=system, x0=x0, n_lyap=n_lyap):
                 def run():
-                    lyapunov_exponent(joint.step, states[:, :n_lyap].contiguous(), k, system.dt,
+                    lyapunov_exponent(joint, states[:, :n_lyap].contiguous(), k, system.dt,
                                       generator=torch.Generator().manual_seed(19))
-                    return lyapunov_exponent(system.true_step, x0[:n_lyap], k, system.dt,
+                    return lyapunov_exponent(system, x0[:n_lyap], k, system.dt,
                                              generator=torch.Generator().manual_seed(19))
                 return run
 

@@ -121,24 +121,22 @@ class RouteAwareFFN(nn.Module):
         per_head = {"standard": 0, "route_aware": N_STATS, "oracle": positions}[kind]
         return per_head * heads * d_ff
 
-    @checked(skip_nested=True, alpha=Array("... m", tensor=True))  # routing_statistics in the body runs bare
+    @checked(skip_nested=True, alpha=Array("... h m", tensor=True, min_size=(("m", 2),)))
     def side_input(self, alpha: torch.Tensor) -> torch.Tensor | None:
         """What the FFN sees of ``alpha`` (shape ``(..., H, m)``, finite): shape ``(..., side_dim)``, or ``None``: the
-        four statistics per head (RA-FFN) or ``m alpha`` (the oracle, so that uniform attention reads 1).
-        :meth:`forward` calls :meth:`_side_input`, which checks the shape only."""
-        return self._side_input(alpha)
-
-    def _side_input(self, alpha: torch.Tensor) -> torch.Tensor | None:
+        four statistics per head (RA-FFN) or ``m alpha`` (the oracle, so that uniform attention reads 1)."""
         if self.kind == "standard":
             return None
-        _check_alpha(alpha)
-        if alpha.ndim < 2 or alpha.shape[-2] != self.heads:
+        # the rule checked that alpha is a finite tensor of shape (..., h, m >= 2); the dtype and the sizes this FFN
+        # was built for are checked here. Inside a skip_nested boundary (train_model, accuracy) the rule is skipped:
+        # alpha then comes from a softmax or a checked batch. Either way routing_statistics below runs bare (this is
+        # a skip_nested body), so a forward pass a reader calls directly scans alpha once per layer, in the rule.
+        if not alpha.is_floating_point():
+            raise ValueError(f"alpha must have a floating dtype, got {alpha.dtype}")
+        if alpha.shape[-2] != self.heads:
             raise ValueError(f"alpha must have shape (..., heads={self.heads}, m), got {tuple(alpha.shape)}")
         if self.kind == "oracle" and alpha.shape[-1] != self.positions:
             raise ValueError(f"alpha must have m={self.positions} positions for this oracle FFN, got {alpha.shape[-1]}")
-        # alpha's shape was checked here; its values come from a softmax or a checked batch. Called from a
-        # skip_nested boundary (train_model, accuracy, side_input) routing_statistics runs bare (no per-call scan);
-        # in a forward pass a reader calls directly it checks alpha once per layer (a NaN weight is refused there)
         if self.kind == "route_aware":
             side = routing_statistics(alpha)
         else:
@@ -156,7 +154,7 @@ class RouteAwareFFN(nn.Module):
         if self.route is not None:
             if alpha is None:
                 raise ValueError(f"alpha is required by a {self.kind!r} FFN")
-            hidden = hidden + self.route(self._side_input(alpha))  # + U r(alpha): 4 statistics per head
+            hidden = hidden + self.route(self.side_input(alpha))  # + U r(alpha): 4 statistics per head
         return self.down(nn.functional.gelu(hidden))  # W_2 GELU(.) + b_2
 
 

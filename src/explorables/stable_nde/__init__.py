@@ -19,9 +19,9 @@ from .losses import (
     true_jvp,
     unrolled_loss,
 )
-from .metrics import blow_up_step, energy_drift, histogram_distance, lyapunov_exponent
+from .metrics import blow_up_step, energy_drift, histogram_distance, lyapunov_exponent, rollout
 from .models import EnsembleCNN, EnsembleMLP, HybridModel, make_model, stack_models
-from .solvers import integrate, rollout
+from .solvers import integrate
 from .systems import System, kuramoto_sivashinsky, lorenz63, make_system, pendulum
 from .training import cosine_rows, gradient_cosines, sample_windows, train
 

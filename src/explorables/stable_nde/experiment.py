@@ -50,9 +50,8 @@ from ..core.experiment import Results, run_parts_timed, start_run
 from ..core.params import Choice, Float, Int, Positive, Seeds, Tuple, param
 from ..core.threads import one_cpu_thread, worker_count
 from .losses import CHEAP_METHODS, METHODS, heldout_unrolled_error
-from .metrics import blow_up_step, energy_drift, energy_half_life, histogram_distance, lyapunov_exponent
+from .metrics import blow_up_step, energy_drift, energy_half_life, histogram_distance, lyapunov_exponent, rollout
 from .models import HybridModel, make_model, stack_models
-from .solvers import rollout
 from .systems import SYSTEMS, System, make_system
 from .training import gradient_cosines, sample_windows, train
 
@@ -505,8 +504,8 @@ def _system_part(
     )[:, 0]
     joint = stack_models([models[m] for m in TRAINED])
     states = x0.expand(joint.n_members, -1, -1).contiguous()
-    traj = rollout(joint.step, states, cfg.rollout_steps)  # (T + 1, methods * S, B, d)
-    truth = rollout(system.true_step, x0, cfg.rollout_steps)  # (T + 1, B, d)
+    traj = rollout(joint, states, cfg.rollout_steps)  # (T + 1, methods * S, B, d)
+    truth = rollout(system, x0, cfg.rollout_steps)  # (T + 1, B, d)
     first_bad = blow_up_step(traj, system.blow_up_radius)  # (methods * S, B)
     blown = (first_bad <= cfg.rollout_steps).double().mean(-1).view(len(TRAINED), n)
     # validation: the K-step loss on held-out windows (new trajectories per seed), per method and seed
@@ -542,7 +541,7 @@ def _system_part(
             truth_summary["z_floor"] = histogram_distance(z_true[:, :half], z_true[:, half : 2 * half])
         n_lyap = min(cfg.n_lyapunov, cfg.n_rollouts)
         lyap = lyapunov_exponent(
-            joint.step,
+            joint,
             states[:, :n_lyap].contiguous(),
             cfg.lyapunov_steps,
             system.dt,
@@ -552,7 +551,7 @@ def _system_part(
         lyap = torch.where(first_bad[:, :n_lyap] <= cfg.rollout_steps, torch.nan, lyap)  # blown up: no estimate
         lyap = lyap.view(len(TRAINED), n, n_lyap)
         lyap_true = lyapunov_exponent(
-            system.true_step,
+            system,
             x0[:n_lyap],
             cfg.lyapunov_steps,
             system.dt,

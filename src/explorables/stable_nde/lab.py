@@ -18,9 +18,8 @@ from ..core.figures import PALETTE
 from ..core.labs import canvas_png, interactions
 from ..core.threads import one_cpu_thread
 from .losses import METHOD_LABELS, METHODS
-from .metrics import blow_up_step
+from .metrics import blow_up_step, rollout
 from .models import make_model
-from .solvers import rollout
 from .systems import pendulum
 from .training import gradient_cosines, sample_windows, train
 
@@ -35,7 +34,7 @@ class StableNDELab:
         with one_cpu_thread():
             self.data = self.system.trajectories(24, 80, torch.Generator().manual_seed(seed)).unsqueeze(0)
             self.x0 = self.system.trajectories(n_curves, 1, torch.Generator().manual_seed(seed + 1))[:, 0]
-            self.truth = rollout(self.system.true_step, self.x0, rollout_steps).numpy()
+            self.truth = rollout(self.system, self.x0, rollout_steps).numpy()
         self.method = widgets.Dropdown(
             options=[(METHOD_LABELS[m], m) for m in METHODS],
             value="complete",
@@ -97,7 +96,7 @@ class StableNDELab:
                 **opts,
             )
             after = gradient_cosines(model, windows, methods=cheap, **opts) if cheap else {}
-            traj = rollout(model.step, self.x0.unsqueeze(0), self.rollout_steps)[:, 0]
+            traj = rollout(model, self.x0.unsqueeze(0), self.rollout_steps)[:, 0]
             self.blow = blow_up_step(traj, self.system.blow_up_radius).numpy()
             self.traj = traj.numpy()
             h = self.system.energy(traj)

@@ -1,17 +1,93 @@
-"""Long-rollout stability: blow-ups, energy drift, the invariant measure and the largest Lyapunov exponent."""
+"""Rollouts and long-rollout stability: blow-ups, energy drift, the invariant measure and the largest Lyapunov exponent.
+
+A rollout (:func:`rollout`, :func:`lyapunov_exponent`) steps a hybrid model (:meth:`.HybridModel.step`), a system's
+truth (:meth:`.System.true_step`) or a one-step map of the reader's. It is the boundary of "check once": it checks its
+initial states, and its body calls the model's or system's checked step with the checks off (``skip_nested``), so a
+state that blows up later is kept for the metrics to count, never refused, and no step pays for a check. A one-step
+function the reader hands in is the reader's code and runs with checks on.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
 from scipy.stats import wasserstein_distance
 
-from ..core.arguments import Array, checked
-from ..core.params import Int, Positive
-from .solvers import check_states_fit, loop_map
+from ..core.arguments import ArgumentError, Array, checked
+from ..core.params import Int, Positive, Rule
+from .models import HybridModel
+from .solvers import _as_tensor, check_fits
+from .systems import System
+
+#: what a rollout steps: a hybrid model, a system (its truth) or a one-step map ``x -> Phi(x)`` of the reader's
+Dynamics = HybridModel | System | Callable[[torch.Tensor], torch.Tensor]
+
+
+class _DynamicsRule(Rule):
+    """A model or system is handed in itself, not as its bound step method: a bound method is the reader's code and
+    would run checked at every step, refusing the first state that blows up."""
+
+    def check(self, name: str, value: Any) -> Any:
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, (HybridModel, System)):
+            kind = "model" if isinstance(owner, HybridModel) else "system"
+            raise ArgumentError(f"{name} must be the {kind} itself, not its method {getattr(value, '__name__', '')!r}: "
+                                f"pass the {kind} (its steps then run unchecked, so a blow-up is kept and counted)")
+        return value
+
+    def describe(self) -> str:
+        return "a HybridModel, a System (its truth) or a one-step function x -> Phi(x)"
+
+    def bad_values(self) -> list[Any]:
+        return [None, 3, "step"]
+
+
+def _step_of(dynamics: Dynamics) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The one-step map a rollout's loop calls: the model's step, the system's true step or the reader's map."""
+    if isinstance(dynamics, HybridModel):
+        return dynamics.step
+    if isinstance(dynamics, System):
+        return dynamics.true_step
+    return dynamics
+
+
+def _check_states_fit(name: str, x: torch.Tensor, dynamics: Dynamics) -> None:
+    """States ``x`` fit a model or system: the last axis is the system's ``dim`` (and, for an ensemble model, ``x``
+    is ``(n_members, batch, dim)``). A reader's one-step map says nothing of its states: nothing is checked."""
+    system = dynamics.system if isinstance(dynamics, HybridModel) else dynamics
+    if isinstance(dynamics, HybridModel) and (x.ndim != 3 or x.shape[0] != dynamics.n_members):
+        raise ValueError(f"{name} must have shape (n_members={dynamics.n_members}, batch, dim={system.dim}), "
+                         f"got {tuple(x.shape)}")
+    if isinstance(system, System) and x.shape[-1] != system.dim:
+        raise ValueError(f"{name} must have shape (..., dim={system.dim}) for the system {system.name!r}, "
+                         f"got {tuple(x.shape)}")
+
+
+@checked(skip_nested=True, dynamics=_DynamicsRule(), x0=Array("... d"), n_steps=Int(0, 10**8))
+def rollout(dynamics: Dynamics, x0: torch.Tensor | np.ndarray, n_steps: int) -> torch.Tensor:
+    """``x0, Phi(x0), Phi^2(x0), ...``: shape ``(n_steps + 1, *x0.shape)`` (no gradient kept).
+
+    ``dynamics`` is a :class:`.HybridModel` (``Phi`` its step), a :class:`.System` (its truth) or a one-step function.
+    Non-finite states stay non-finite: a blow-up is something the stability metrics count, not an error
+    (the initial states ``x0`` must be finite). A model's or system's step runs unchecked in the loop (this is a
+    ``skip_nested`` boundary), so a state that blows up is kept, never refused; a function of the reader's runs
+    as it would on its own, checks on.
+    """
+    x0 = _as_tensor(x0)
+    _check_states_fit("x0", x0, dynamics)
+    check_fits({"the rollout (n_steps + 1) x x0.numel()": (n_steps + 1) * x0.numel() * x0.element_size()})
+    out = torch.empty((n_steps + 1, *x0.shape), dtype=x0.dtype, device=x0.device)
+    out[0] = x0
+    x, one_step = x0, _step_of(dynamics)
+    with torch.no_grad():
+        for t in range(n_steps):
+            x = one_step(x)
+            out[t + 1] = x
+    return out
 
 
 def _trajectories(trajectories: torch.Tensor | np.ndarray) -> torch.Tensor:
@@ -115,9 +191,17 @@ def _numpy(values: np.ndarray | torch.Tensor) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-@checked(x0=Array("... d"), n_steps=Int(1, 10**8), dt=Positive(), n_transient=Int(0, 10**8), d0=Positive())
+@checked(
+    skip_nested=True,
+    dynamics=_DynamicsRule(),
+    x0=Array("... d"),
+    n_steps=Int(1, 10**8),
+    dt=Positive(),
+    n_transient=Int(0, 10**8),
+    d0=Positive(),
+)
 def lyapunov_exponent(
-    one_step: Callable[[torch.Tensor], torch.Tensor],
+    dynamics: Dynamics,
     x0: torch.Tensor | np.ndarray,
     n_steps: int,
     dt: float,
@@ -131,16 +215,17 @@ def lyapunov_exponent(
     A companion starts ``d0`` away along a random direction; after each step the separation's
     log-growth is accumulated and the companion is pulled back to distance ``d0``.
     ``lambda = sum_t log(|d_t| / d0) / (n_steps dt)`` after ``n_transient`` steps. NaN where a
-    trajectory is not finite. ``x0``: ``(S, B, d)`` for an ensemble step.
+    trajectory is not finite. ``x0``: ``(S, B, d)`` for an ensemble model. ``dynamics`` as in :func:`rollout`: a
+    model's or system's step runs unchecked in the loop, so a trajectory that blows up gives NaN.
     """
     x0 = torch.as_tensor(x0)
     if not x0.is_floating_point():
         x0 = x0.to(torch.float64)
-    check_states_fit("x0", x0, one_step)
+    _check_states_fit("x0", x0, dynamics)
     direction = torch.randn(x0.shape, generator=generator, dtype=x0.dtype).to(x0.device)
     direction = direction / direction.norm(dim=-1, keepdim=True)
     x, y = x0, x0 + d0 * direction
-    one_step = loop_map(one_step)  # a checked one-step method runs unchecked: a trajectory that blows up gives NaN
+    one_step = _step_of(dynamics)
     total = torch.zeros(x0.shape[:-1], dtype=x0.dtype, device=x0.device)
     with torch.no_grad():
         for t in range(n_transient + n_steps):

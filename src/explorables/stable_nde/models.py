@@ -204,7 +204,7 @@ class HybridModel(nn.Module):
     @checked(x=_STATES)
     def step(self, x: torch.Tensor) -> torch.Tensor:
         """One step of the hybrid model from finite states ``x`` ``(n_members, batch, dim)``. A state that is not
-        finite is refused here; inside :func:`.solvers.rollout` the steps run unchecked, so a rollout that blows up
+        finite is refused here; inside :func:`.metrics.rollout` the steps run unchecked, so a rollout that blows up
         keeps its non-finite states and the stability metrics count them. Losses and loops call :meth:`_step`."""
         return self._step(self._check_states("x", x))
 

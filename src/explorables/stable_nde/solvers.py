@@ -1,4 +1,4 @@
-"""Explicit one-step solvers in torch, and rollouts.
+"""Explicit one-step solvers in torch (rollouts of a model or system: :mod:`.metrics`).
 
 A *one-step map* ``Phi(x) = x + dt * increment(f, x)`` turns a vector field ``f`` into the discrete
 dynamics the chapter trains and rolls out, eq. (nde-step). The solvers are the textbook explicit
@@ -13,8 +13,6 @@ integrates the nonlinear (partly learned) term.
 
 from __future__ import annotations
 
-import inspect
-import types
 from collections.abc import Callable
 
 import numpy as np
@@ -112,53 +110,3 @@ def check_fits(estimate: dict[str, float]) -> None:
     """:func:`~explorables.core.resources.check_memory`, skipped for an estimate under :data:`SMALL_BYTES`."""
     if sum(estimate.values()) > SMALL_BYTES:
         check_memory(estimate)
-
-
-def check_states_fit(name: str, x: torch.Tensor, one_step: Callable) -> None:
-    """States ``x`` fit a one-step map that is a system's or a hybrid model's method: the last axis is the
-    system's ``dim`` (and, for an ensemble model, ``x`` is ``(n_members, batch, dim)``)."""
-    owner = getattr(one_step, "__self__", None)
-    system = getattr(owner, "system", owner)
-    dim = getattr(system, "dim", None)
-    members = getattr(owner, "n_members", None)
-    if isinstance(members, int) and isinstance(dim, int) and (x.ndim != 3 or x.shape[0] != members):
-        raise ValueError(f"{name} must have shape (n_members={members}, batch, dim={dim}), got {tuple(x.shape)}")
-    if isinstance(dim, int) and x.shape[-1] != dim:
-        label = getattr(system, "name", type(system).__name__)
-        raise ValueError(f"{name} must have shape (..., dim={dim}) for the system {label!r}, got {tuple(x.shape)}")
-
-
-def loop_map(one_step: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The map a rollout's loop calls: ``one_step`` itself, or, when it is one of the package's checked one-step
-    methods (:meth:`.HybridModel.step`, :meth:`.System.true_step`), that method without its checks. They refuse
-    a non-finite state at the boundary; inside a rollout the first states were checked once, and a state that
-    blows up later is what the stability metrics count, not an error (and no step pays for a check)."""
-    fn = getattr(one_step, "__func__", None)
-    owner = getattr(one_step, "__self__", None)
-    if owner is None or not hasattr(fn, "__explorables_rules__"):
-        return one_step
-    # every checked layer off (a recording wrapper of the test suite may sit on top of the checked one)
-    return types.MethodType(inspect.unwrap(fn, stop=lambda f: not hasattr(f, "__explorables_rules__")), owner)
-
-
-@checked(x0=Array("... d"), n_steps=Int(0, 10**8))
-def rollout(
-    one_step: Callable[[torch.Tensor], torch.Tensor], x0: torch.Tensor | np.ndarray, n_steps: int
-) -> torch.Tensor:
-    """``x0, Phi(x0), Phi^2(x0), ...``: shape ``(n_steps + 1, *x0.shape)`` (no gradient kept).
-
-    Non-finite states stay non-finite: a blow-up is something the stability metrics count, not an error
-    (the initial states ``x0`` must be finite). A checked one-step method runs unchecked in the loop
-    (:func:`loop_map`), so a state that blows up is kept, never refused.
-    """
-    x0 = _as_tensor(x0)
-    check_states_fit("x0", x0, one_step)
-    check_fits({"the rollout (n_steps + 1) x x0.numel()": (n_steps + 1) * x0.numel() * x0.element_size()})
-    out = torch.empty((n_steps + 1, *x0.shape), dtype=x0.dtype, device=x0.device)
-    out[0] = x0
-    x, one_step = x0, loop_map(one_step)
-    with torch.no_grad():
-        for t in range(n_steps):
-            x = one_step(x)
-            out[t + 1] = x
-    return out

@@ -147,7 +147,7 @@ class System:
 
         ODE systems: ``solver`` (RK4 or Euler) on ``f_known + residual``. KS: integrating-factor
         RK4 with the exact linear part and ``residual`` (in physical space) as the nonlinear term. ``x``
-        ``(..., dim)`` holds finite states (a rollout's later states may blow up: :func:`.solvers.rollout` runs the
+        ``(..., dim)`` holds finite states (a rollout's later states may blow up: :func:`.metrics.rollout` runs the
         steps unchecked); ``dt`` in ``(0, self.dt]``. The package's loops call :meth:`_step_with` (no checks).
         """
         self._check_state("x", x)

@@ -656,8 +656,12 @@ def train_sequence(
             if on_step is not None:
                 on_step(k, step)
         train_losses.append(torch.stack(task_losses))
-        if not bool(torch.isfinite(train_losses[-1]).all()):  # once per task: the steps' own checks run bare
-            raise FloatingPointError(f"training diverged on task {k} ({name!r}): a member's loss is not finite; "
+        # once per task (the steps' own checks run bare), before anything of the task is measured or saved: its
+        # losses, and the weights, which the last step's update changed after its loss was computed
+        losses_finite = bool(torch.isfinite(train_losses[-1]).all())
+        if not (losses_finite and all(bool(torch.isfinite(v).all()) for v in params.values())):
+            what = "loss is" if not losses_finite else "weights are"
+            raise FloatingPointError(f"training diverged on task {k} ({name!r}): a member's {what} not finite; "
                                      "lower lr or the strengths")
         detached = {n: v.detach() for n, v in params.items()}
         multipliers.append(lam.clone())
