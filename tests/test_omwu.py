@@ -567,7 +567,7 @@ def test_prior_shape_on_hard_game_follows_its_formula(delta):
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda: error_bound_constant_2x2(rock_paper_scissors()), r"\bA must be a 2x2"),
+        (lambda: error_bound_constant_2x2(rock_paper_scissors()), r"\bA must have shape \(2, 2\)"),
         (lambda: error_bound_constant_2x2(np.array([[0.0, 1.0], [1.0, 2.0]])), r"\bA must have an interior"),
         (lambda: prior_rate_shape(hard_game(0.1), 0.0), "eta"),
     ],

@@ -39,13 +39,6 @@ LOG_ALPHA_RANGE = (-3.0, 5.0)
 MAX_DIFFUSION_STEPS = diffusion.MAX_DIFFUSION_STEPS
 
 
-def _tensor(name: str, value: object) -> torch.Tensor:
-    """``value`` if it is a torch tensor (an ``Array`` rule also lets numpy arrays through)."""
-    if not isinstance(value, torch.Tensor):
-        raise ArgumentError(f"{name} must be a torch tensor, got {type(value).__name__}")
-    return value
-
-
 def _check_shape(name: str, value: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
     if tuple(value.shape) != tuple(shape):
         raise ArgumentError(f"{name} must have shape {tuple(shape)} ({what}), got {tuple(value.shape)}")
@@ -62,7 +55,6 @@ def _check_prefix(name: str, value: torch.Tensor, like: torch.Tensor, like_name:
 
 def _check_steps(name: str, t: torch.Tensor, lead: tuple[int, ...], schedule: NoiseSchedule) -> None:
     """``t``: integer steps in ``[0, T)``, one per row (shape ``lead``) or one for all (0-d)."""
-    _tensor(name, t)
     if t.ndim and tuple(t.shape) != tuple(lead):
         raise ArgumentError(
             f"{name} must have shape () or x0's leading axes {tuple(lead)} (one step per row of x0), "
@@ -116,8 +108,6 @@ def _bcast(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 def _check_forward(x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule: NoiseSchedule) -> None:
-    _tensor("x0", x0)
-    _tensor("m", m)
     try:
         fits = torch.broadcast_shapes(tuple(m.shape), tuple(x0.shape)) == tuple(x0.shape)
     except RuntimeError:
@@ -127,14 +117,7 @@ def _check_forward(x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule:
     _check_steps("t", t, tuple(x0.shape[:-1]), schedule)
 
 
-def _forward_mean_std(
-    x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule: NoiseSchedule
-) -> tuple[torch.Tensor, torch.Tensor]:
-    ab = _bcast(schedule.alpha_bars[t], x0)
-    return ab.sqrt() * x0 + (1 - ab.sqrt()) * m, (1 - ab).sqrt().expand_as(x0)
-
-
-@checked(x0=Array("... d"), m=Array("... d"), t=Array(integer=True))
+@checked(x0=Array("... d", tensor=True), m=Array("... d", tensor=True), t=Array(integer=True, tensor=True))
 def forward_mean_std(
     x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule: NoiseSchedule
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -144,17 +127,17 @@ def forward_mean_std(
     (shape ``x0.shape[:-1]``) or one for all (0-d).
     """
     _check_forward(x0, m, t, schedule)
-    return _forward_mean_std(x0, m, t, schedule)
+    ab = _bcast(schedule.alpha_bars[t], x0)
+    return ab.sqrt() * x0 + (1 - ab.sqrt()) * m, (1 - ab).sqrt().expand_as(x0)
 
 
-def _forward_sample(
-    x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, eps: torch.Tensor, schedule: NoiseSchedule
-) -> torch.Tensor:
-    mean, std = _forward_mean_std(x0, m, t, schedule)
-    return mean + std * eps
-
-
-@checked(x0=Array("... d"), m=Array("... d"), t=Array(integer=True), eps=Array("... d"))
+@checked(
+    skip_nested=True,  # forward_mean_std checks x0, m and t against each other and the schedule
+    x0=Array("... d", tensor=True),
+    m=Array("... d", tensor=True),
+    t=Array(integer=True, tensor=True),
+    eps=Array("... d", tensor=True),
+)
 def forward_sample(
     x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, eps: torch.Tensor, schedule: NoiseSchedule
 ) -> torch.Tensor:
@@ -162,19 +145,15 @@ def forward_sample(
 
     Shapes as in :func:`forward_mean_std`; the noise ``eps`` has the shape of ``x0``.
     """
-    _check_forward(x0, m, t, schedule)
-    _check_shape("eps", _tensor("eps", eps), tuple(x0.shape), "the shape of x0")
-    return _forward_sample(x0, m, t, eps, schedule)
+    _check_shape("eps", eps, tuple(x0.shape), "the shape of x0")
+    mean, std = forward_mean_std(x0, m, t, schedule)
+    return mean + std * eps
 
 
-def _concentrations(encoder_out: torch.Tensor) -> torch.Tensor:
-    return encoder_out.clamp(*LOG_ALPHA_RANGE).exp()
-
-
-@checked(encoder_out=Array("... k"))
+@checked(encoder_out=Array("... k", tensor=True))
 def concentrations(encoder_out: torch.Tensor) -> torch.Tensor:
     """The Dirichlet concentrations ``alpha(x_0) = exp(h)`` of the encoder's outputs ``h`` ``(..., K)`` (clamped)."""
-    return _concentrations(_tensor("encoder_out", encoder_out))
+    return encoder_out.clamp(*LOG_ALPHA_RANGE).exp()
 
 
 def _dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Tensor:
@@ -189,7 +168,7 @@ def _dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Ten
     )
 
 
-@checked(alpha=Array("... k"))
+@checked(alpha=Array("... k", tensor=True, above=0.0))
 def dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Tensor:
     """``KL(Dir(alpha) || Dir(prior))`` in closed form over the last axis, eq. (dir-kl).
 
@@ -197,8 +176,6 @@ def dirichlet_kl(alpha: torch.Tensor, prior: torch.Tensor | float) -> torch.Tens
     with ``a_0 = sum a_k`` and ``b_0 = sum b_k``; ``alpha`` ``(..., K)`` and ``prior`` hold concentrations
     ``> 0``; ``prior`` may be a number (a symmetric prior) or a tensor that broadcasts to ``alpha``.
     """
-    _tensor("alpha", alpha)
-    _check_number_or_tensor("alpha", alpha, 0.0, strict=True)
     if isinstance(prior, torch.Tensor):
         try:
             fits = torch.broadcast_shapes(tuple(prior.shape), tuple(alpha.shape)) == tuple(alpha.shape)
@@ -219,47 +196,25 @@ def _check_softmax(softmax: torch.Tensor | bool, encoder_out: torch.Tensor) -> N
         _check_prefix("softmax", softmax, encoder_out, "encoder_out")
 
 
-def _concept_weights(encoder_out: torch.Tensor, softmax: torch.Tensor | bool = False) -> torch.Tensor:
-    alpha = _concentrations(encoder_out)
+@checked(skip_nested=True, encoder_out=Array("... k", tensor=True))
+def concept_weights(encoder_out: torch.Tensor, softmax: torch.Tensor | bool = False) -> torch.Tensor:
+    """Concept weights ``pi``: a reparameterised draw from ``Dir(alpha(x_0))`` (gradients flow through
+    ``rsample``), or, for the softmax ablation, the deterministic ``softmax(h)``. ``softmax`` may be a
+    boolean per leading index (one per ensemble member)."""
+    _check_softmax(softmax, encoder_out)
+    alpha = concentrations(encoder_out)
     pi = Dirichlet(alpha).rsample() if alpha.shape[-1] > 1 else torch.ones_like(alpha)
     soft = torch.as_tensor(softmax, device=pi.device)
     return torch.where(_bcast(soft, pi), encoder_out.softmax(-1), pi) if soft.any() else pi
 
 
-@checked(encoder_out=Array("... k"))
-def concept_weights(encoder_out: torch.Tensor, softmax: torch.Tensor | bool = False) -> torch.Tensor:
-    """Concept weights ``pi``: a reparameterised draw from ``Dir(alpha(x_0))`` (gradients flow through
-    ``rsample``), or, for the softmax ablation, the deterministic ``softmax(h)``. ``softmax`` may be a
-    boolean per leading index (one per ensemble member)."""
-    _tensor("encoder_out", encoder_out)
-    _check_softmax(softmax, encoder_out)
-    return _concept_weights(encoder_out, softmax)
-
-
-def _dcdm_loss(
-    x0: torch.Tensor,
-    encoder_out: torch.Tensor,
-    centres: torch.Tensor,
-    denoiser: Denoiser,
-    schedule: NoiseSchedule,
-    *,
-    beta: torch.Tensor | float,
-    prior: float,
-    softmax: torch.Tensor | bool = False,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    pi = _concept_weights(encoder_out, softmax)  # pi ~ Dir(alpha(x_0)), reparameterised
-    m = pi @ centres  # m = sum_k pi_k c_k, the weighted centre
-    t = torch.randint(schedule.n_steps, x0.shape[:-1], device=x0.device)  # t ~ U{0, ..., T-1}
-    eps = torch.randn_like(x0)  # eps ~ N(0, I)
-    x_t = _forward_sample(x0, m, t, eps, schedule)  # eq. (dcdm-forward): the mean is shifted toward m
-    reconstruction = ((eps - denoiser(x_t, t, m)) ** 2).mean(-1)  # || eps - eps_theta(x_t, t, m) ||^2 / D
-    kl = _dirichlet_kl(_concentrations(encoder_out), prior)  # KL(Dir(alpha(x_0)) || Dir(alpha_0)), eq. (dir-kl)
-    beta = _bcast(torch.as_tensor(beta, device=x0.device, dtype=x0.dtype), kl)
-    loss = (reconstruction + beta * kl).mean(-1)
-    return loss, {"reconstruction": reconstruction.mean(-1), "kl": kl.mean(-1)}
-
-
-@checked(x0=Array("... b d"), encoder_out=Array("... b k"), centres=Array("... k d"), prior=Positive())
+@checked(
+    skip_nested=True,  # the loss's own steps are checked here: a training loop's calls run bare
+    x0=Array("... b d", tensor=True),
+    encoder_out=Array("... b k", tensor=True),
+    centres=Array("... k d", tensor=True),
+    prior=Positive(),
+)
 def dcdm_loss(
     x0: torch.Tensor,
     encoder_out: torch.Tensor,
@@ -276,9 +231,6 @@ def dcdm_loss(
     Shapes: ``x0 (..., B, D)``, ``encoder_out (..., B, K)``, ``centres (..., K, D)``; ``beta >= 0`` a number
     or one per leading index; ``prior > 0``. The loss averages over the batch ``B``.
     """
-    _tensor("x0", x0)
-    _tensor("encoder_out", encoder_out)
-    _tensor("centres", centres)
     _check_shape("encoder_out", encoder_out, (*x0.shape[:-1], encoder_out.shape[-1]), "x0's leading axes, then K")
     if _centre_shape("encoder_out", encoder_out, centres) != tuple(x0.shape):
         raise ArgumentError(
@@ -289,14 +241,22 @@ def dcdm_loss(
         _check_prefix("beta", beta, x0, "x0")
     _check_number_or_tensor("beta", beta, 0.0, strict=False)
     _check_softmax(softmax, encoder_out)
-    return _dcdm_loss(x0, encoder_out, centres, denoiser, schedule, beta=beta, prior=prior, softmax=softmax)
+    pi = concept_weights(encoder_out, softmax)  # pi ~ Dir(alpha(x_0)), reparameterised
+    m = pi @ centres  # m = sum_k pi_k c_k, the weighted centre
+    t = torch.randint(schedule.n_steps, x0.shape[:-1], device=x0.device)  # t ~ U{0, ..., T-1}
+    eps = torch.randn_like(x0)  # eps ~ N(0, I)
+    x_t = forward_sample(x0, m, t, eps, schedule)  # eq. (dcdm-forward): the mean is shifted toward m
+    reconstruction = ((eps - denoiser(x_t, t, m)) ** 2).mean(-1)  # || eps - eps_theta(x_t, t, m) ||^2 / D
+    kl = _dirichlet_kl(concentrations(encoder_out), prior)  # KL(Dir(alpha(x_0)) || Dir(alpha_0)), eq. (dir-kl)
+    beta = _bcast(torch.as_tensor(beta, device=x0.device, dtype=x0.dtype), kl)
+    loss = (reconstruction + beta * kl).mean(-1)
+    return loss, {"reconstruction": reconstruction.mean(-1), "kl": kl.mean(-1)}
 
 
-@checked(x0=Array("... b d"))
+@checked(x0=Array("... b d", tensor=True))
 def ddpm_loss(x0: torch.Tensor, denoiser: Denoiser, schedule: NoiseSchedule) -> torch.Tensor:
     """Plain DDPM's simple loss ``E || eps - eps_theta(x_t, t) ||^2 / D`` (``m = 0``) on ``x0 (..., B, D)``,
     for comparison."""
-    _tensor("x0", x0)
     t = torch.randint(schedule.n_steps, x0.shape[:-1], device=x0.device)
     eps = torch.randn_like(x0)
     ab = _bcast(schedule.alpha_bars[t], x0)
@@ -305,30 +265,9 @@ def ddpm_loss(x0: torch.Tensor, denoiser: Denoiser, schedule: NoiseSchedule) -> 
 
 
 @torch.no_grad()
-def _reverse_process(
-    denoiser: Denoiser,
-    schedule: NoiseSchedule,
-    m: torch.Tensor,
-    *,
-    x_start: torch.Tensor | None = None,
-    t_start: int | None = None,
-    noise: Callable[[tuple[int, ...]], torch.Tensor] | None = None,
-) -> torch.Tensor:
-    draw = noise or (lambda shape: torch.randn(shape, device=m.device))
-    t_start = schedule.n_steps - 1 if t_start is None else t_start
-    y = draw(tuple(m.shape)) if x_start is None else x_start - m
-    for t in range(t_start, -1, -1):
-        tt = torch.full(m.shape[:-1], t, device=m.device, dtype=torch.long)
-        eps = denoiser(y + m, tt, m)
-        beta, alpha, ab = schedule.betas[t], schedule.alphas[t], schedule.alpha_bars[t]
-        y = (y - beta / (1 - ab).sqrt() * eps) / alpha.sqrt()
-        if t > 0:
-            sigma = (beta * (1 - schedule.alpha_bars[t - 1]) / (1 - ab)).sqrt()  # DDPM's posterior std
-            y = y + sigma * draw(tuple(m.shape))
-    return y + m
-
-
-@checked(m=Array("... b d"), x_start=Array("... b d"), t_start=Int(0, MAX_DIFFUSION_STEPS - 1))
+@checked(
+    m=Array("... b d", tensor=True), x_start=Array("... b d", tensor=True), t_start=Int(0, MAX_DIFFUSION_STEPS - 1)
+)
 def reverse_process(
     denoiser: Denoiser,
     schedule: NoiseSchedule,
@@ -344,19 +283,30 @@ def reverse_process(
     ``x = y + m``. Starts from ``x_T ~ N(m, I)``, or from ``x_start`` (the shape of ``m``) at step
     ``t_start`` in ``[0, T)`` (interventions). ``noise(shape)`` draws the Gaussians (default ``torch.randn``).
     """
-    _tensor("m", m)
     if x_start is not None:
-        _check_shape("x_start", _tensor("x_start", x_start), tuple(m.shape), "the shape of m")
+        _check_shape("x_start", x_start, tuple(m.shape), "the shape of m")
     if t_start is not None:
         check_int("t_start", t_start, 0, schedule.n_steps - 1)
-    return _reverse_process(denoiser, schedule, m, x_start=x_start, t_start=t_start, noise=noise)
+    draw = noise or (lambda shape: torch.randn(shape, device=m.device))
+    t_start = schedule.n_steps - 1 if t_start is None else t_start
+    y = draw(tuple(m.shape)) if x_start is None else x_start - m
+    for t in range(t_start, -1, -1):
+        tt = torch.full(m.shape[:-1], t, device=m.device, dtype=torch.long)
+        eps = denoiser(y + m, tt, m)
+        beta, alpha, ab = schedule.betas[t], schedule.alphas[t], schedule.alpha_bars[t]
+        y = (y - beta / (1 - ab).sqrt() * eps) / alpha.sqrt()
+        if t > 0:
+            sigma = (beta * (1 - schedule.alpha_bars[t - 1]) / (1 - ab)).sqrt()  # DDPM's posterior std
+            y = y + sigma * draw(tuple(m.shape))
+    return y + m
 
 
 @checked(
-    x0=Array("... b d"),
-    pi=Array("... b k"),
-    pi_new=Array("... b k"),
-    centres=Array("... k d"),
+    skip_nested=True,  # the forward draw and the reverse process get checked values and run bare
+    x0=Array("... b d", tensor=True),
+    pi=Array("... b k", tensor=True),
+    pi_new=Array("... b k", tensor=True),
+    centres=Array("... k d", tensor=True),
     t_edit=Int(0, MAX_DIFFUSION_STEPS - 1),
 )
 def intervene(
@@ -375,8 +325,6 @@ def intervene(
     ``m' = pi' C`` (``x'_t = x_t + (1 - sqrt(abar_t)) (m' - m)``, the same noise under the new concept's
     forward process), and the reverse process runs from there with ``m'``.
     """
-    for name, value in (("x0", x0), ("pi", pi), ("pi_new", pi_new), ("centres", centres)):
-        _tensor(name, value)
     t_edit = check_int("t_edit", t_edit, 0, schedule.n_steps - 1)
     _check_shape("pi_new", pi_new, tuple(pi.shape), "the shape of pi")
     if _centre_shape("pi", pi, centres) != tuple(x0.shape):
@@ -386,17 +334,16 @@ def intervene(
         )
     m, m_new = pi @ centres, pi_new @ centres
     t = torch.full(x0.shape[:-1], t_edit, device=x0.device, dtype=torch.long)
-    x_t = _forward_sample(x0, m, t, torch.randn_like(x0), schedule)
+    x_t = forward_sample(x0, m, t, torch.randn_like(x0), schedule)
     x_t = x_t + (1 - schedule.alpha_bars[t_edit].sqrt()) * (m_new - m)
-    return _reverse_process(denoiser, schedule, m_new, x_start=x_t, t_start=t_edit)
+    return reverse_process(denoiser, schedule, m_new, x_start=x_t, t_start=t_edit)
 
 
-@checked(pi=Array("... k"), target=Array(integer=True))
+@checked(pi=Array("... k", tensor=True), target=Array(integer=True, tensor=True))
 def swap_weights(pi: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """``pi`` ``(..., K)`` with the weight of its top concept and of concept ``target`` exchanged (per row);
     ``target`` holds one concept in ``[0, K)`` per row (shape ``pi.shape[:-1]``)."""
-    _tensor("pi", pi)
-    _check_shape("target", _tensor("target", target), tuple(pi.shape[:-1]), "one concept per row of pi")
+    _check_shape("target", target, tuple(pi.shape[:-1]), "one concept per row of pi")
     if int(target.min()) < 0 or int(target.max()) >= pi.shape[-1]:
         raise ArgumentError(
             f"target must hold concepts in [0, {pi.shape[-1] - 1}], got [{int(target.min())}, {int(target.max())}]"

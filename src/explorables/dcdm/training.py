@@ -180,7 +180,7 @@ class ConceptModels:
         for j, t in enumerate(steps):
             eps = torch.randn(x.shape, generator=gen).to(x.device).expand_as(m)
             tt = torch.full(m.shape[:-1], t, dtype=torch.long, device=x.device)
-            x_t = M._forward_sample(x.expand_as(m), m, tt, eps, self.schedule)
+            x_t = M.forward_sample(x.expand_as(m), m, tt, eps, self.schedule)
             out[:, j] = ((eps - self.denoiser(x_t, tt, m)) ** 2).mean(-1).mean(-1)
         return out
 
@@ -197,7 +197,7 @@ class ConceptModels:
         return M.reverse_process(self.denoiser, self.schedule, pi @ self.centres, noise=generator_noise(seed, device))
 
 
-@checked(x_train=Array("n d"), n_concepts=Int(1, 10_000), seed=Int(0, DEFAULT_INT_MAX), noise=Positive())
+@checked(x_train=Array("n d", tensor=True), n_concepts=Int(1, 10_000), seed=Int(0, DEFAULT_INT_MAX), noise=Positive())
 def initial_centres(x_train: torch.Tensor, n_concepts: int, seed: int, noise: float = CENTRE_NOISE) -> torch.Tensor:
     """Where the centres of every concept arm start, ``(K, D)``: the data mean plus Gaussian noise of ``noise``
     times each coordinate's standard deviation (own generator, seeded by ``seed``).
@@ -205,8 +205,6 @@ def initial_centres(x_train: torch.Tensor, n_concepts: int, seed: int, noise: fl
     Not at training inputs: centres started at random inputs are exemplars already, so an arm that keeps
     them fixed conditions every sample on a real input and cannot show what learning the centres adds.
     From near the mean, a centre says little about an input until training moves it."""
-    if not isinstance(x_train, torch.Tensor):
-        raise ArgumentError(f"x_train must be a torch tensor, got {type(x_train).__name__}")
     z = torch.randn(n_concepts, x_train.shape[1], generator=torch.Generator().manual_seed(int(seed)))
     x = x_train.detach().float()
     return (x.mean(0) + noise * x.std(0) * z.to(x.device)).to(x_train.dtype)
@@ -218,7 +216,8 @@ def member_seed(base_seed: int, seed: int) -> int:
 
 
 @checked(
-    x_train=Array("n d"),
+    skip_nested=True,  # the training steps' loss gets checked or made values and runs bare
+    x_train=Array("n d", tensor=True),
     seeds=Tuple(Int(0, DEFAULT_INT_MAX), distinct=True),
     base_seed=Int(0, DEFAULT_INT_MAX),
     arms=Tuple(Choice(ARMS), distinct=True),
@@ -250,8 +249,6 @@ def train_concept_models(
     random state it draws from and the snapshots taken so far, so a resumed run ends as the uninterrupted
     one, bit for bit.
     """
-    if not isinstance(x_train, torch.Tensor):
-        raise ArgumentError(f"x_train must be a torch tensor, got {type(x_train).__name__}")
     unknown = sorted(set(arms) - set(ARMS))
     if unknown:
         raise ValueError(f"arms must be among {ARMS}, got {unknown}")
@@ -299,7 +296,7 @@ def train_concept_models(
         idx = torch.randint(len(x_train), (models.n_members, settings.batch_size), device=device)
         x0 = x_train[idx]
         c = torch.where(learn[:, None, None], centres, centres.detach())
-        loss, _ = M._dcdm_loss(  # the inputs are checked: no per-step argument checks
+        loss, _ = M.dcdm_loss(  # a nested checked call: no per-step argument checks
             x0, encoder(x0), c, denoiser, models.schedule, beta=beta, prior=settings.prior, softmax=softmax
         )
         opt.zero_grad(set_to_none=True)

@@ -62,7 +62,6 @@ def omwu_numpy(
     """
     A = check_matrix("A", A)
     eta = check_positive("eta", eta)
-    steps = check_int("steps", steps, minimum=1)
     check_choice("method", method, METHODS)
     n, m = A.shape
     x0 = np.full(n, 1.0 / n) if x0 is None else check_distribution("x0", x0, n)

@@ -8,7 +8,6 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ..core.arguments import Array, checked
-from ..core.validation import check_matrix
 
 
 @checked(x=Array("n"), y=Array("m"))
@@ -35,7 +34,7 @@ def solve_nash(A: np.ndarray) -> NashEquilibrium:
     :math:`A y \ge z \mathbf 1`, :math:`\mathbf 1^T y = 1`, :math:`y \ge 0`. By the minimax
     theorem both optimal values equal the value of the game.
     """
-    A = check_matrix("A", A)
+    A = np.asarray(A, dtype=np.float64)
     n, m = A.shape
     # Row player: variables (x_1..x_n, w); minimise w.
     c = np.r_[np.zeros(n), 1.0]

@@ -101,7 +101,6 @@ def random_interior_game(
     the uniform distribution so that every coordinate is at least ``min_prob / n``... which keeps
     the game's condition (and hence the convergence rate) away from the degenerate boundary.
     """
-    n = check_int("n", n, minimum=2)
     min_prob = check_in_range("min_prob", min_prob, 0.0, 1.0, low_inclusive=False)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(check_int("rng", rng, minimum=0))
     x_star = (1 - min_prob) * gen.dirichlet(np.ones(n)) + min_prob / n

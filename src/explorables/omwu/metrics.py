@@ -130,12 +130,6 @@ def fit_linear_rate(values: np.ndarray, steps: np.ndarray, tail: float = 0.5, fl
     round-off (values near ``1e-16``) out of the fit.
     """
     values, steps = np.asarray(values, dtype=np.float64), np.asarray(steps, dtype=np.float64)
-    if not 0 < tail <= 1:
-        raise ValueError(f"tail must lie in (0, 1], got {tail!r}")
-    if values.ndim != 1 or values.shape != steps.shape:
-        raise ValueError(f"values and steps must be 1-D of equal length, got {values.shape} and {steps.shape}")
-    if not np.isfinite(values).all() or not np.isfinite(steps).all():
-        raise ValueError("values and steps must be finite (a NaN or inf would silently drop out of the fit)")
     above = np.nonzero(values > floor)[0]
     if above.size < 4:
         raise ValueError(f"need at least four values above floor={floor:g} to fit a rate")

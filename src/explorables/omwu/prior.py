@@ -22,11 +22,10 @@ import numpy as np
 
 from ..core.arguments import Array, checked
 from ..core.params import Positive
-from ..core.validation import check_matrix
 from .equilibrium import solve_nash
 
 
-@checked(A=Array("n m"))
+@checked(A=Array("2 2"))
 def error_bound_constant_2x2(A: np.ndarray) -> float:
     r"""The largest :math:`c` with :math:`\mathrm{gap}(x, y) \ge c\,(\lVert x-x^*\rVert_1 + \lVert y-y^*\rVert_1)`.
 
@@ -36,9 +35,7 @@ def error_bound_constant_2x2(A: np.ndarray) -> float:
     and :math:`b = A_{\cdot 2} - A_{\cdot 1}`,
     :math:`c = \tfrac12 \min(\max_j a_j, -\min_j a_j, \max_i b_i, -\min_i b_i)`.
     """
-    A = check_matrix("A", A)
-    if A.shape != (2, 2):
-        raise ValueError(f"A must be a 2x2 game, got shape {A.shape}")
+    A = np.asarray(A, dtype=np.float64)
     if not solve_nash(A).is_interior:
         raise ValueError("A must have an interior equilibrium (the error-bound constant is defined around it)")
     a = A[1] - A[0]
@@ -54,7 +51,7 @@ def prior_rate_shape(A: np.ndarray, eta: float) -> float:
     :func:`error_bound_constant_2x2`. The universal constant in front is unknown, so only ratios and
     exponents of this shape are meaningful.
     """
-    A = check_matrix("A", A)
+    A = np.asarray(A, dtype=np.float64)
     nash = solve_nash(A)
     xi = float(min(nash.x.min(), nash.y.min()))
     return float(eta) ** 2 * xi * error_bound_constant_2x2(A) ** 2
