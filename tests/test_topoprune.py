@@ -509,7 +509,7 @@ def test_bad_rates_are_refused(rate):
 
 def test_bad_shapes_are_refused():
     y = _labels()
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match=r"labels must have shape \(n\) with n = 119 \(from scores\)"):
         select_by_score(np.zeros(len(y) - 1), y, 0.5)
     with pytest.raises(ValueError, match="scores"):
         select_by_score(np.zeros((len(y), 2)), y, 0.5)

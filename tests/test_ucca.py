@@ -235,9 +235,9 @@ def test_the_truth_started_diagnosis_never_feeds_back_into_any_method(monkeypatc
 
 def test_mismatched_sample_counts_are_refused():
     rng = np.random.default_rng(8)
-    with pytest.raises(ValueError, match="same number of samples"):
+    with pytest.raises(ValueError, match=r"Y must have shape \(n, q\) with n = 50 \(from X\)"):
         ucca(rng.standard_normal((50, 4)), rng.standard_normal((49, 4)), rng=rng)
-    with pytest.raises(ValueError, match="same number of rows"):
+    with pytest.raises(ValueError, match=r"Y must have shape \(n, q\) with n = 50 \(from X\)"):
         cca(rng.standard_normal((50, 4)), rng.standard_normal((49, 4)), 1)
 
 

@@ -12,7 +12,7 @@ from ..core.params import Int
 from ..core.validation import check_int
 
 
-@checked(features=Array("n d"), n_epochs=Int(1, 100_000))
+@checked(features=Array("n d", min_size=(("n", 10),)), n_epochs=Int(1, 100_000))
 def umap_embedding(
     features: np.ndarray, *, d_embed: int = 2, n_neighbours: int = 15, n_epochs: int = 100, seed: int = 0
 ) -> np.ndarray:
@@ -25,11 +25,8 @@ def umap_embedding(
     distance function once per pair from Python.
     """
     f = np.asarray(features, dtype=np.float64)
-    if f.ndim != 2 or f.shape[0] < 10:
-        raise ValueError(f"features must be a 2-D array of at least 10 samples, got shape {f.shape}")
     d_embed = check_int("d_embed", d_embed, 1, f.shape[1])
     n_neighbours = check_int("n_neighbours", n_neighbours, 2, f.shape[0] - 1)
-    n_epochs = check_int("n_epochs", n_epochs, 1)
     import torch
     import umap  # imported here: numba compiles on first use (seconds)
 

@@ -24,7 +24,7 @@ import torch
 from ..core.arguments import Array, checked
 from ..core.params import Bool, Int, Positive
 from ..core.threads import one_cpu_thread
-from ..core.validation import check_int, check_positive
+from ..core.validation import check_int
 
 #: a point cloud: at least two points of at least one coordinate
 _POINTS = Array("n d", min_size=(("n", 2),))
@@ -49,15 +49,6 @@ class FlagPairs:
                 raise ValueError(f"{name} must hold point indices >= 0, got {int(value.min())}")
 
 
-def _check_points(name: str, points: np.ndarray) -> np.ndarray:
-    arr = np.asarray(points, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
-        raise ValueError(f"{name} must be a 2-D array of at least 2 points, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must hold finite coordinates")
-    return arr
-
-
 def _check_tensor_points(points: torch.Tensor, pairs: FlagPairs | None) -> None:
     """``points`` a float tensor (it is differentiated), and every index of ``pairs`` one of its points."""
     if not isinstance(points, torch.Tensor) or not points.is_floating_point():
@@ -76,8 +67,7 @@ def flag_pairs(points: np.ndarray, max_dimension: int = 1) -> FlagPairs:
 
     ``max_dimension`` 0 gives H0 only, 1 gives H0 and H1 (triangles are added to the complex).
     """
-    arr = _check_points("points", points)
-    max_dimension = check_int("max_dimension", max_dimension, 0, 1)
+    arr = np.asarray(points, dtype=np.float64)
     h0, h1 = _pair_arrays(arr, max_dimension)
     return FlagPairs(h0=h0, h1=h1)
 
@@ -163,7 +153,7 @@ def nearest_others(points: np.ndarray, n_neighbours: int) -> tuple[np.ndarray, n
     (distance 0) stays a neighbour. Vectorised: one ``k + 1`` search, then each row drops its own index,
     or its farthest entry when a duplicate pushed the point itself out of the ``k + 1``.
     """
-    arr = _check_points("points", points)
+    arr = np.asarray(points, dtype=np.float64)
     k = check_int("n_neighbours", n_neighbours, 1, arr.shape[0] - 1)
     dist, idx = exact_knn(arr, k + 1)
     keep = idx != np.arange(arr.shape[0])[:, None]
@@ -174,7 +164,7 @@ def nearest_others(points: np.ndarray, n_neighbours: int) -> tuple[np.ndarray, n
 @checked(skip_nested=True, Z=_POINTS, n_neighbours=Int(2))  # nearest_others runs bare on the checked cloud
 def neighbourhoods(Z: np.ndarray, n_neighbours: int) -> np.ndarray:
     """``(n, k + 1)`` indices: each sample followed by its ``k`` nearest neighbours in ``Z`` (Euclidean)."""
-    arr = _check_points("Z", Z)
+    arr = np.asarray(Z, dtype=np.float64)
     k = check_int("n_neighbours", n_neighbours, 2, arr.shape[0] - 1)
     rest, _ = nearest_others(arr, k)
     return np.concatenate([np.arange(arr.shape[0])[:, None], rest], axis=1)
@@ -226,9 +216,7 @@ def pair_changes(points: np.ndarray, moved: np.ndarray, n_neighbours: int) -> di
     pairs) and ``changed`` (share of neighbourhoods with at least one pair not kept). Edges of equal length
     can be swapped by a tie; continuous data has none.
     """
-    a, b = _check_points("points", points), _check_points("moved", moved)
-    if a.shape != b.shape:
-        raise ValueError(f"moved must have the shape of points {a.shape}, got {b.shape}")
+    a, b = np.asarray(points, dtype=np.float64), np.asarray(moved, dtype=np.float64)
     k = check_int("n_neighbours", n_neighbours, 2, a.shape[0] - 1)
     n = a.shape[0]
 
@@ -308,12 +296,11 @@ def neighbourhood_persistence(
     A value of the diagram, not of its pairs: moving every point by at most ``eps`` moves each finite H0
     death by at most ``2 eps`` (the stability theorem), so the H0 part moves by at most ``2 eps k``.
     """
-    arr = _check_points("points", points)
+    arr = np.asarray(points, dtype=np.float64)
     hoods = np.asarray(hoods)
     if hoods.min() < 0 or hoods.max() >= arr.shape[0]:
         raise ValueError(f"hoods must hold row indices of points in [0, {arr.shape[0] - 1}], "
                          f"got {hoods.min()}..{hoods.max()}")  # fmt: skip
-    max_dimension = check_int("max_dimension", max_dimension, 0, 1)
     clouds = arr[hoods] - arr[hoods[:, :1]]
     h0, h1 = batched_pairs(clouds, max_dimension, workers)
     with one_cpu_thread():
@@ -342,7 +329,7 @@ def persistence_scores(
     ``average=False`` returns each sample's own neighbourhood's value, not averaged (the diagnosis
     measures what the averaging adds).
     """
-    arr = _check_points("features", features)
+    arr = np.asarray(features, dtype=np.float64)
     hoods = neighbourhoods(arr, n_neighbours)
     values = neighbourhood_persistence(arr, hoods, max_dimension, workers)
     if not average:
@@ -356,7 +343,7 @@ def averaged_knn_radius(features: np.ndarray, n_neighbours: int = 30) -> np.ndar
     nearest neighbours (the kNN radius, no persistence), averaged over the neighbourhoods a sample
     belongs to exactly as :func:`persistence_scores` averages the total persistence. Same
     neighbourhoods, same averaging: only the value of each neighbourhood differs."""
-    arr = _check_points("features", features)
+    arr = np.asarray(features, dtype=np.float64)
     n_neighbours = check_int("n_neighbours", n_neighbours, 2, arr.shape[0] - 1)
     hoods = neighbourhoods(arr, n_neighbours)
     radius = np.linalg.norm(arr[hoods[:, 1:]] - arr[hoods[:, :1]], axis=-1).mean(1)
@@ -388,9 +375,7 @@ def topological_scores(
     ``False`` keeps the embedding's scale, for the chapter's measurement of what made it unstable).
     Measured unstable (rank correlation with itself under feature noise near zero); kept to show why.
     """
-    arr = _check_points("Z", Z)
-    n_steps = check_int("n_steps", n_steps, 1)
-    lr = check_positive("lr", lr)
+    arr = np.asarray(Z, dtype=np.float64)
     hoods = neighbourhoods(arr, n_neighbours)
     clouds = local_clouds(arr, hoods) if rescale else arr[hoods] - arr[hoods[:, :1]]
     with one_cpu_thread():  # (n, k + 1, k + 1) distances: small blocks, one thread is faster

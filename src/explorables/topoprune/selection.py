@@ -12,48 +12,24 @@ import numpy as np
 
 from ..core.arguments import Array, checked
 from ..core.params import Choice, Float, Int, Probability
-from ..core.validation import check_in_range, check_int
+from ..core.validation import check_int
 
 SELECTIONS: tuple[str, ...] = ("coverage", "easy", "hard")
 
-#: the rules shared by the selections (labels' length against scores/features is checked inside, by name)
+#: the rules shared by the selections: labels alone, and labels with one entry per score or feature row (``n``)
 _LABELS = Array("m", integer=True)
+_LABELS_N = Array("n", integer=True)
 _RATE = Probability(open_low=True, open_high=True)
-
-
-def check_rate(prune_fraction: float) -> float:
-    """A pruning rate must lie strictly between 0 and 1 (the fraction of the pool removed)."""
-    return check_in_range("prune_fraction", prune_fraction, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-
-
-def _check_labels(labels: np.ndarray, n: int | None = None, name: str = "scores") -> np.ndarray:
-    arr = np.asarray(labels)
-    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"labels must be a non-empty 1-D integer array, got shape {arr.shape}, dtype {arr.dtype}")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} and labels must have the same length, got {n} and {arr.shape[0]}")
-    return arr
-
-
-def _check_scores(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(scores, dtype=np.float64)
-    if s.ndim != 1:
-        raise ValueError(f"scores must be a 1-D array, got shape {s.shape}")
-    if not np.all(np.isfinite(s)):
-        raise ValueError("scores must be finite")
-    return s, _check_labels(labels, s.shape[0])
 
 
 @checked(labels=_LABELS, prune_fraction=_RATE)
 def class_budget(labels: np.ndarray, prune_fraction: float) -> dict[int, int]:
     """Samples kept per class: ``round((1 - prune_fraction) * n_c)``, at least one, eq. (topoprune-budget)."""
-    rate = check_rate(prune_fraction)
-    labels = _check_labels(labels)
-    classes, counts = np.unique(labels, return_counts=True)
-    return {int(c): int(max(1, round((1.0 - rate) * n))) for c, n in zip(classes, counts, strict=True)}
+    classes, counts = np.unique(np.asarray(labels), return_counts=True)
+    return {int(c): int(max(1, round((1.0 - prune_fraction) * n))) for c, n in zip(classes, counts, strict=True)}
 
 
-@checked(scores=Array("n"), labels=_LABELS, prune_fraction=_RATE, mode=Choice(SELECTIONS),
+@checked(scores=Array("n"), labels=_LABELS_N, prune_fraction=_RATE, mode=Choice(SELECTIONS),
          offset=Float(0.0, 1.0, high_inclusive=False))  # fmt: skip
 def select_by_score(
     scores: np.ndarray, labels: np.ndarray, prune_fraction: float, mode: str = "coverage", offset: float = 0.5
@@ -65,10 +41,7 @@ def select_by_score(
     whole score range, deterministic stratification; ``offset`` in [0, 1) places the grid inside each
     stratum, ½ its centre, the method's own kept set). ``offset`` is read by ``coverage`` only.
     """
-    s, y = _check_scores(scores, labels)
-    if mode not in SELECTIONS:
-        raise ValueError(f"mode must be one of {SELECTIONS}, got {mode!r}")
-    offset = check_in_range("offset", offset, 0.0, 1.0, high_inclusive=False)
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels)
     kept = []
     for c, m in class_budget(y, prune_fraction).items():
         members = np.flatnonzero(y == c)
@@ -93,19 +66,16 @@ def coverage_offsets(n_offsets: int) -> tuple[float, ...]:
 @checked(labels=_LABELS, prune_fraction=_RATE)
 def random_selection(labels: np.ndarray, prune_fraction: float, rng: np.random.Generator) -> np.ndarray:
     """Class-balanced uniform random subset."""
-    y = _check_labels(labels)
+    y = np.asarray(labels)
     return np.sort(np.concatenate([
         rng.choice(np.flatnonzero(y == c), size=m, replace=False) for c, m in class_budget(y, prune_fraction).items()
     ]))  # fmt: skip
 
 
-@checked(features=Array("n d"), labels=_LABELS)
+@checked(features=Array("n d"), labels=_LABELS_N)
 def centre_distance(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Distance of each sample to its class's mean feature vector (an extrinsic, Euclidean score)."""
-    f = np.asarray(features, dtype=np.float64)
-    if f.ndim != 2:
-        raise ValueError(f"features must be a 2-D array (samples × features), got shape {f.shape}")
-    y = _check_labels(labels, f.shape[0], "features")
+    f, y = np.asarray(features, dtype=np.float64), np.asarray(labels)
     out = np.empty(len(y))
     for c in np.unique(y):
         members = y == c
@@ -113,7 +83,7 @@ def centre_distance(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
-@checked(scores=Array("n"), labels=_LABELS, prune_fraction=_RATE, n_strata=Int(1, 10**6),
+@checked(scores=Array("n"), labels=_LABELS_N, prune_fraction=_RATE, n_strata=Int(1, 10**6),
          hard_cutoff=Float(0.0, 1.0, high_inclusive=False))  # fmt: skip
 def ccs_selection(
     scores: np.ndarray, labels: np.ndarray, prune_fraction: float, rng: np.random.Generator,
@@ -125,9 +95,7 @@ def ccs_selection(
     into ``n_strata`` equal-width strata, and share the class budget over the strata, smallest
     stratum first (a stratum gives what it has, the rest goes on); sample uniformly inside each.
     """
-    s, y = _check_scores(scores, labels)
-    n_strata = check_int("n_strata", n_strata, 1)
-    hard_cutoff = check_in_range("hard_cutoff", hard_cutoff, 0.0, 1.0, high_inclusive=False)
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels)
     kept = []
     for c, m in class_budget(y, prune_fraction).items():
         members = np.flatnonzero(y == c)
@@ -145,7 +113,7 @@ def ccs_selection(
     return np.sort(np.concatenate(kept))
 
 
-@checked(skip_nested=True, features=Array("n d"), labels=_LABELS, prune_fraction=_RATE, n_neighbours=Int(1, 10**6),
+@checked(skip_nested=True, features=Array("n d"), labels=_LABELS_N, prune_fraction=_RATE, n_neighbours=Int(1, 10**6),
          gamma=Float(0.0))  # fmt: skip
 def d2_selection(
     features: np.ndarray, labels: np.ndarray, prune_fraction: float, *, n_neighbours: int = 10, gamma: float = 1.0,

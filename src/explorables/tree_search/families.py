@@ -29,7 +29,7 @@ import numpy as np
 from ..core.arguments import checked
 from ..core.params import Choice, Int
 from ..core.resources import check_memory
-from ..core.validation import check_choice, check_int
+from ..core.validation import check_int
 from .tree import Tree
 
 SYNTHETIC = ("path", "caterpillar", "spider", "complete binary", "random recursive")
@@ -90,8 +90,6 @@ BYTES_PER_VERTEX = 400
 @checked(family=Choice(SYNTHETIC), n=Int(3))
 def synthetic_tree(family: str, n: int, seed: int = 0) -> Tree:
     """One of :data:`SYNTHETIC` with about ``n`` vertices (complete binary: the largest <= n)."""
-    check_choice("family", family, SYNTHETIC)
-    n = check_int("n", n, minimum=3)
     check_memory({f"synthetic_tree n = {n:,} vertices (about {BYTES_PER_VERTEX} bytes each)": BYTES_PER_VERTEX * n})
     if family == "path":
         parents = path_parents(n)
@@ -113,8 +111,6 @@ def synthetic_size(family: str, n: int) -> int:
     Every family has exactly ``n`` vertices except the complete binary tree, which has the largest
     size ``2^(h+1) - 1 <= n`` (524,287 for ``n = 10^6``).
     """
-    check_choice("family", family, SYNTHETIC)
-    n = check_int("n", n, minimum=3)
     return 2 ** int(np.log2(n + 1)) - 1 if family == "complete binary" else n
 
 
@@ -187,7 +183,6 @@ def directory_tree(package: str = "numpy", max_vertices: int = 5000) -> Tree:
 
     ``__pycache__`` folders are skipped; the walk stops after ``max_vertices`` entries.
     """
-    max_vertices = check_int("max_vertices", max_vertices, minimum=2)
     root = package_directory(package)
     parents, labels = [-1], [package]
     where = {str(root): 0}
@@ -257,7 +252,6 @@ REAL = ("AST json.decoder", "AST argparse", "directory numpy", "digits dendrogra
 @checked(name=Choice(REAL), size=Int(2))
 def real_tree(name: str, size: int = 2000) -> Tree:
     """One of the real trees in :data:`REAL` (``size`` caps the directory walk / dendrogram size)."""
-    check_choice("name", name, REAL)
     if name.startswith("AST "):
         return ast_tree(name.split(" ", 1)[1])
     if name == "directory numpy":

@@ -37,7 +37,6 @@ class Tree:
     """
 
     def __init__(self, n: int, edges: np.ndarray, labels: Sequence[Hashable] | None = None, root: int = 0):
-        n = check_int("n", n, minimum=1)
         edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
         if len(edges) != n - 1:
             raise ValueError(f"edges must hold exactly n - 1 = {n - 1} edges (a tree), got {len(edges)}")

@@ -64,18 +64,16 @@ class CCAFit:
         return (X - self.x_mean) @ self.x_weights, (Y - self.y_mean) @ self.y_weights
 
 
-@checked(X=Array("n p"), d=Int(1, MAX_SIZE), name=Text(nonempty=True))
+@checked(X=Array("n p", min_size=(("n", 2),)), d=Int(1, MAX_SIZE), name=Text(nonempty=True))
 def fit_whitening(X: np.ndarray, d: int, *, name: str = "X") -> Whitening:
     """Centre ``X``, keep its top ``d`` principal directions and scale them to unit variance.
 
     Implements eq. ``ucca-whiten``: ``X̃ = (X − x̄) V_d Λ_d^{-1/2}``, so that ``X̃ᵀX̃ / n = I_d``.
     Needs ``d <= min(p, n − 1)`` and a view of rank at least ``d``.
     """
-    X = check_matrix(name, X)
+    X = np.asarray(X, dtype=np.float64)
     n, p = X.shape
-    d = check_int("d", d, 1, min(p, n - 1) if n > 1 else 1)
-    if n < 2:
-        raise ValueError(f"{name} must have at least 2 rows, got {n}")
+    d = check_int("d", d, 1, min(p, n - 1))
     mean = X.mean(axis=0)
     _, s, vt = np.linalg.svd(X - mean, full_matrices=False)
     var = s[:d] ** 2 / n
@@ -86,20 +84,14 @@ def fit_whitening(X: np.ndarray, d: int, *, name: str = "X") -> Whitening:
     return Whitening(mean=mean, matrix=(vt[:d].T * signs) / np.sqrt(var))
 
 
-@checked(skip_nested=True, X=Array("n p"), d=Int(1, MAX_SIZE), name=Text(nonempty=True))  # fit_whitening runs bare
+# fit_whitening runs bare
+@checked(skip_nested=True, X=Array("n p", min_size=(("n", 2),)), d=Int(1, MAX_SIZE), name=Text(nonempty=True))
 def whiten(X: np.ndarray, d: int, *, name: str = "X") -> np.ndarray:
     """``X̃``: ``X`` centred, reduced to ``d`` principal directions and whitened (eq. ``ucca-whiten``)."""
     return fit_whitening(X, d, name=name)(X)
 
 
-def _check_views(X: np.ndarray, Y: np.ndarray, same_n: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    X, Y = check_matrix("X", X), check_matrix("Y", Y)
-    if same_n and X.shape[0] != Y.shape[0]:
-        raise ValueError(f"X and Y must have the same number of rows (samples), got {X.shape[0]} and {Y.shape[0]}")
-    return X, Y
-
-
-@checked(skip_nested=True, X=Array("n p"), Y=Array("m q"), n_components=Int(1, MAX_SIZE), d=Int(1, MAX_SIZE))
+@checked(skip_nested=True, X=Array("n p"), Y=Array("n q"), n_components=Int(1, MAX_SIZE), d=Int(1, MAX_SIZE))
 def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None) -> CCAFit:
     """Classical CCA of paired views (row ``i`` of ``X`` goes with row ``i`` of ``Y``).
 
@@ -107,7 +99,7 @@ def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None
     when ``d`` is ``None``; then the SVD of ``X̃ᵀỸ / n`` gives the canonical correlations and
     directions (eq. ``ucca-cca``). Returns weights that act on the *centred raw* views.
     """
-    X, Y = _check_views(X, Y)
+    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     n = X.shape[0]
     if d is None:
         d_x, d_y = min(X.shape[1], n - 1), min(Y.shape[1], n - 1)
@@ -126,13 +118,13 @@ def cca(X: np.ndarray, Y: np.ndarray, n_components: int, *, d: int | None = None
     )
 
 
-@checked(X=Array("n p"), Y=Array("m q"))
+@checked(X=Array("n p"), Y=Array("n q"))
 def variate_correlations(fit: CCAFit, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Pearson correlation of each pair of canonical variates on paired data ``(X, Y)``.
 
     This is how every method is scored: on the **true** pairing, usually of held-out samples.
     """
-    X, Y = _check_views(X, Y)
+    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     if X.shape[1] != fit.x_weights.shape[0] or Y.shape[1] != fit.y_weights.shape[0]:
         raise ValueError(
             f"X and Y must have the fit's {fit.x_weights.shape[0]} and {fit.y_weights.shape[0]} columns, "
@@ -156,27 +148,23 @@ def check_permutation(perm: np.ndarray, n: int, name: str = "perm") -> np.ndarra
     return perm
 
 
-@checked(Xw=Array("n p"), Yw=Array("m q"), perm=Array("n"))
+@checked(Xw=Array("n p"), Yw=Array("n q"), perm=Array("n"))
 def sum_squared_correlations(Xw: np.ndarray, Yw: np.ndarray, perm: np.ndarray) -> float:
     """``Σ_i ρ_i²`` of whitened views paired by ``perm`` (row ``i`` of ``Xw`` with row ``perm[i]`` of ``Yw``).
 
     The left side of eq. ``ucca-qap``: the squared Frobenius norm of ``X̃ᵀ P Ỹ / n``.
     """
-    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
-    if Xw.shape[0] != Yw.shape[0]:
-        raise ValueError(f"Xw and Yw must have the same number of rows, got {Xw.shape[0]} and {Yw.shape[0]}")
+    Xw, Yw = np.asarray(Xw, dtype=np.float64), np.asarray(Yw, dtype=np.float64)
     perm = check_permutation(perm, Xw.shape[0])
     return float(np.sum((Xw.T @ Yw[perm] / Xw.shape[0]) ** 2))
 
 
-@checked(A=Array("n m"), B=Array("k l"), perm=Array("_"))
+@checked(A=Array("n n"), B=Array("n n"), perm=Array("_"))
 def qap_objective(A: np.ndarray, B: np.ndarray, perm: np.ndarray) -> float:
     """Koopmans–Beckmann objective ``tr(Aᵀ P B Pᵀ) = Σ_ij A_ij B_perm(i)perm(j)`` (scipy's convention).
 
     The right side of eq. ``ucca-qap`` (times ``n²``) with ``A = X̃X̃ᵀ`` and ``B = ỸỸᵀ``.
     """
-    A, B = check_matrix("A", A), check_matrix("B", B)
-    if A.shape != B.shape or A.shape[0] != A.shape[1]:
-        raise ValueError(f"A and B must be square matrices of the same shape, got {A.shape} and {B.shape}")
+    A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
     perm = check_permutation(perm, A.shape[0])
     return float(np.sum(A * B[np.ix_(perm, perm)]))

@@ -102,9 +102,6 @@ def synthetic_views(
     """
     if n * (d_latent + d_x + d_y) > MAX_NUMBERS:
         raise ValueError(f"n x (d_latent + d_x + d_y) must be at most {MAX_NUMBERS:.0e} numbers, got n={n}")
-    d_x = check_int("d_x", d_x, 1)
-    d_y = check_int("d_y", d_y, 1)
-    noise = check_in_range("noise", noise, 0.0, 100.0)
     z, labels = shared_latent(
         n, d_latent, latent=latent, non_gaussianity=non_gaussianity, n_clusters=n_clusters, rng=rng
     )

@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits
 from ..core.arguments import Array, checked
 from ..core.device import resolve_device
 from ..core.params import Bool, Choice, Device, Int, Positive
-from ..core.validation import check_choice, check_int, check_matrix, check_positive
+from ..core.validation import check_int
 from .cca import MAX_SIZE, CCAFit, check_permutation, fit_whitening
 
 SOLVERS: tuple[str, ...] = ("faq", "entropic", "none")
@@ -152,8 +152,6 @@ def ranked_starts(
     With ``n_candidates`` (0: off; else at least ``n_restarts``), the starts' rotations are not random: they are the
     best ``n_restarts`` of ``n_candidates`` rotations screened on a batch of rows (:func:`batch_screened_rotations`).
     """
-    n_restarts = check_int("n_restarts", n_restarts, 1)
-    n_candidates = check_int("n_candidates", n_candidates, 0)
     if 0 < n_candidates < n_restarts:
         raise ValueError(f"n_candidates must be 0 or >= n_restarts ({n_restarts}), got {n_candidates}")
     if n_candidates:
@@ -204,13 +202,9 @@ def faq_pairing(
     ``n_restarts`` is then unused. A list passed as ``ranked`` receives the ranked screened starts (best first).
     ``n_candidates`` goes to :func:`ranked_starts` (the starts' rotations pre-screened on a batch of rows).
     """
-    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
-    n_restarts = check_int("n_restarts", n_restarts, 1)
-    n_faq = check_int("n_faq", n_faq, 1)
+    Xw, Yw = np.asarray(Xw, dtype=np.float64), np.asarray(Yw, dtype=np.float64)
     n = Xw.shape[0]
     A, B = Xw @ Xw.T, Yw @ Yw.T
-
-    starts = check_choice("starts", starts, STARTS)
 
     def objective(p: np.ndarray) -> float:
         return _sum_rho2(Xw, Yw, p)
@@ -276,11 +270,7 @@ def entropic_pairing(
     (:func:`reflected_pairings`, eq. ``ucca-reflect``) replace it while one scores higher (assignments
     only: no FAQ at this ``n``). Returns it and every restart's ``Σρ²``.
     """
-    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
-    n_restarts = check_int("n_restarts", n_restarts, 1)
-    epsilon = check_positive("epsilon", epsilon)
-    n_outer = check_int("n_outer", n_outer, 1)
-    n_sinkhorn = check_int("n_sinkhorn", n_sinkhorn, 1)
+    Xw, Yw = np.asarray(Xw, dtype=np.float64), np.asarray(Yw, dtype=np.float64)
     dev = resolve_device(device)
     n = Xw.shape[0]
     x = torch.as_tensor(Xw, dtype=torch.float64, device=dev)
@@ -322,7 +312,7 @@ def reflect_by_assignment(Xw: np.ndarray, Yw: np.ndarray, best: np.ndarray, scor
 
 @checked(
     Xw=Array("n d"),
-    Yw=Array("m e"),
+    Yw=Array("n e"),
     pairing=Array("_"),
     n_components=Int(1, MAX_SIZE),
     n_alternations=Int(0, MAX_ITERATIONS),
@@ -337,10 +327,8 @@ def refine_pairing(
     over pairings for fixed directions. So it never decreases; it stops when the pairing is stable.
     Returns the pairings (the start, then one per alternation) and the objective after each CCA.
     """
-    Xw, Yw = check_matrix("Xw", Xw), check_matrix("Yw", Yw)
+    Xw, Yw = np.asarray(Xw, dtype=np.float64), np.asarray(Yw, dtype=np.float64)
     n = Xw.shape[0]
-    if Yw.shape[0] != n:
-        raise ValueError(f"Xw and Yw must have the same number of rows, got {n} and {Yw.shape[0]}")
     pairing = check_permutation(pairing, n, "pairing")
     n_components = check_int("n_components", n_components, 1, min(Xw.shape[1], Yw.shape[1]))
     pairings, objectives = [np.asarray(pairing)], []
@@ -358,8 +346,8 @@ def refine_pairing(
 
 
 @checked(
-    X=Array("n p"),
-    Y=Array("m q"),
+    X=Array("n p", min_size=(("n", 2),)),
+    Y=Array("n q"),
     n_components=Int(1, MAX_SIZE),
     d=Int(1, MAX_SIZE),
     n_restarts=Int(1, MAX_ITERATIONS),
@@ -403,20 +391,10 @@ def ucca(
     ``n_candidates`` (FAQ and ``"none"`` solvers, rotation starts; 0: off) pre-screens the starts' rotations on a
     batch of rows (:func:`ranked_starts`).
     """
-    X, Y = check_matrix("X", X), check_matrix("Y", Y)
-    if X.shape[0] != Y.shape[0]:
-        raise ValueError(
-            "X and Y must hold the same number of samples (rows) for a one-to-one pairing, "
-            f"got {X.shape[0]} and {Y.shape[0]}"
-        )
+    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     n = X.shape[0]
-    d_max = min(X.shape[1], Y.shape[1], n - 1)
-    if d_max < 1:
-        raise ValueError(f"X and Y need at least 2 samples, got n={n}")
-    d = check_int("d", d, 1, d_max)
+    d = check_int("d", d, 1, min(X.shape[1], Y.shape[1], n - 1))
     n_components = check_int("n_components", n_components, 1, d)
-    n_alternations = check_int("n_alternations", n_alternations, 0)
-    solver = check_choice("solver", solver, SOLVERS)
     wx, wy = fit_whitening(X, d, name="X"), fit_whitening(Y, d, name="Y")  # step 1, eq. (ucca-whiten)
     Xw, Yw = wx(X), wy(Y)
     # n × n products of small matrices: one BLAS thread is faster, and on a shared machine far faster

@@ -56,8 +56,6 @@ def band_errors(
     if first_frame >= np.shape(reference)[1]:
         raise ArgumentError(f"first_frame must be below the {np.shape(reference)[1]} frames, got {first_frame}")
     est, ref = np.asarray(estimate)[:, first_frame:], np.asarray(reference)[:, first_frame:]
-    if est.shape != ref.shape:
-        raise ValueError(f"estimate and reference must have the same shape, got {est.shape} and {ref.shape}")
     freqs = np.linspace(0, fs / 2, ref.shape[0])
     edges = band_edges(fs, n_bands)
     nmse, ratio, mag = [], [], []
@@ -112,10 +110,6 @@ def mvdr(
     empty) without refitting. ``fit=None`` (the default) fits on ``spec`` itself, the adaptive beamformer.
     """
     spec = np.asarray(spec)
-    if spec.ndim != 3 or spec.shape[0] < 1:
-        raise ValueError(f"spec must have shape (C >= 1, F, T), got {spec.shape}")
-    if fit is not None and np.shape(fit) != spec.shape:
-        raise ArgumentError(f"fit must have the shape of spec {spec.shape}, got {np.shape(fit)}")
     c, _f, t = spec.shape
     if not 1 <= n_noise_frames < t:
         raise ValueError(f"n_noise_frames must lie in [1, {t - 1}], got {n_noise_frames}")
@@ -123,8 +117,6 @@ def mvdr(
         raise ValueError(f"ref must lie in [0, {c - 1}], got {ref}")
     if steer_split is not None and not 2 <= steer_split <= t - 3:
         raise ValueError(f"steer_split must lie in [2, {t - 3}], got {steer_split}")
-    if reference is not None and np.shape(reference) != spec.shape[1:]:
-        raise ValueError(f"reference must have the shape of one channel {spec.shape[1:]}, got {np.shape(reference)}")
     x = spec.transpose(1, 0, 2)  # (F, C, T): the channels the weights are applied to
     x_fit = x if fit is None else np.asarray(fit).transpose(1, 0, 2)  # the channels the weights are fitted on
     noise = x_fit[:, :, :n_noise_frames]
@@ -177,8 +169,6 @@ def outside_span(channel: np.ndarray, real: np.ndarray, first_frame: int = 0) ->
     ``first_frame`` on, ``(F, T - first_frame)``. A per-frequency linear beamformer (MVDR included) can already form
     any fixed combination of the real channels, so this residual is all that an extra channel can add to it."""
     chan, real = np.asarray(channel), np.asarray(real)
-    if real.shape[1:] != chan.shape:
-        raise ArgumentError(f"real must hold channels of the channel's shape {chan.shape}, got {real.shape}")
     if not 0 <= first_frame < chan.shape[1] - real.shape[0]:
         raise ArgumentError(
             f"first_frame must leave more frames than the {real.shape[0]} real channels (below "

@@ -43,8 +43,8 @@ def mask_features(spec: np.ndarray, context: int = CONTEXT, n_noise_frames: int 
     per channel after the first: cos and sin of its phase difference to channel 0; then the frame's neighbours
     (edge frames repeated), and the bin's frequency in [0, 1]."""
     spec = np.asarray(spec)
-    if not np.iscomplexobj(spec) or spec.shape[0] < 1:
-        raise ArgumentError(f"spec must be a complex STFT (C >= 1, F, T), got {spec.dtype} {spec.shape}")
+    if not np.iscomplexobj(spec):
+        raise ArgumentError(f"spec must be a complex STFT (C, F, T), got {spec.dtype} {spec.shape}")
     c, f, t = spec.shape
     logp = 10 * np.log10(np.abs(spec) ** 2 + 1e-10)
     logp = (logp - logp[0].mean()) / 20
@@ -71,8 +71,6 @@ def n_features(n_channels: int, context: int = CONTEXT, noise: bool = False) -> 
 @checked(speech=Array("f t"), noise=Array("f t"))
 def ideal_mask(speech: np.ndarray, noise: np.ndarray) -> np.ndarray:
     """The ideal ratio mask ``|S|^2 / (|S|^2 + |N|^2)`` in [0, 1], ``(F, T)``: the mask network's target."""
-    if np.shape(speech) != np.shape(noise):
-        raise ArgumentError(f"speech and noise must have the same shape, got {np.shape(speech)} and {np.shape(noise)}")
     ps, pn = np.abs(speech) ** 2, np.abs(noise) ** 2
     return ps / np.maximum(ps + pn, 1e-20)
 
@@ -155,9 +153,9 @@ def mask_mvdr(spec: np.ndarray, mask: np.ndarray, ref: int = 0, loading: float =
     of ``Phi_n``'s mean diagonal added), ``w = Phi_n^-1 Phi_s u_ref / tr(Phi_n^-1 Phi_s)``. With one channel the
     weight is 1 (the reference channel unchanged)."""
     spec, mask = np.asarray(spec), np.asarray(mask, float)
-    c, f, t = spec.shape
-    if mask.shape != (f, t) or np.any(mask < 0) or np.any(mask > 1):
-        raise ArgumentError(f"mask must have shape {(f, t)} with values in [0, 1], got {mask.shape}")
+    c = spec.shape[0]
+    if np.any(mask < 0) or np.any(mask > 1):
+        raise ArgumentError("mask must hold values in [0, 1]")
     if not 0 <= ref < c:
         raise ArgumentError(f"ref must lie in [0, {c - 1}], got {ref}")
     x = spec.transpose(1, 0, 2)  # (F, C, T)
