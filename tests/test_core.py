@@ -201,6 +201,25 @@ def test_a_relation_checks_what_no_single_rule_can_and_is_skipped_with_the_rules
         checked(relation=3)
 
 
+def test_a_package_callable_runs_bare_in_a_skip_nested_body_and_a_readers_function_checked():
+    from explorables.core.arguments import checked, package_callable
+    from explorables.core.params import Int
+
+    @checked(n=Int(1, 10))
+    def inner(n: int) -> int:
+        return n
+
+    @checked(skip_nested=True)
+    def loop(step) -> int:
+        return step(0)
+
+    with pytest.raises(ValueError, match="n must be an integer in"):
+        loop(lambda n: inner(n))  # the reader's callback runs checked
+    assert loop(package_callable(lambda n: inner(n))) == 0  # the package's own closure runs bare
+    with pytest.raises(ValueError, match="n must be an integer in"):
+        package_callable(lambda n: inner(n))(0)  # outside a skip_nested body the mark changes nothing
+
+
 def test_checked_skip_nested_skips_the_callees_checks_only_inside_its_body():
     import threading
 

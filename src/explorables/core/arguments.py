@@ -30,7 +30,8 @@ checked when a reader calls them and cost nothing inside the method. The switch 
 on another thread still checks. Without ``skip_nested`` a function checks its own arguments and
 leaves its callees' checks on (a body that passes a reader's value on unchecked relies on them).
 A function, bound method or partial handed to a ``skip_nested`` call (an oracle's ``ask``, a callback)
-is the reader's code and runs with checks back on.
+is the reader's code and runs with checks back on; one the package builds for its own loop (a batch loss, a
+sampler's potential) is marked :func:`package_callable` and runs bare.
 
 **What no single rule can say** (a step below the length of a schedule passed beside it, two arrays that must
 broadcast) is a ``relation``: ``@checked(t=Array(integer=True), relation=_steps_in_schedule)`` calls
@@ -261,8 +262,19 @@ def _restore_checks(token: contextvars.Token) -> None:
 
 
 def _is_reader_callable(value: Any) -> bool:
-    """A plain function, lambda, bound method or partial: code a caller hands in (an oracle's ``ask``, a callback)."""
+    """A plain function, lambda, bound method or partial: code a caller hands in (an oracle's ``ask``, a callback),
+    unless the package made it (:func:`package_callable`)."""
+    if getattr(value, "__explorables_package__", False):
+        return False
     return isinstance(value, (types.FunctionType, types.MethodType, functools.partial))
+
+
+def package_callable(fn: F) -> F:
+    """Mark a function the package itself builds and hands to a ``skip_nested`` boundary (a training loop's batch
+    loss, a sampler's potential): the boundary runs it bare, like its own body, instead of as a reader's callback
+    with checks back on. Returns ``fn``. A reader's function handed in the same place stays checked."""
+    fn.__explorables_package__ = True  # type: ignore[attr-defined]
+    return fn
 
 
 class _ChecksOn:
