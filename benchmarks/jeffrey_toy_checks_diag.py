@@ -83,7 +83,7 @@ def main(base: int, exact_score: bool, inner: tuple[int, ...] = (0, 1, 2), n: in
         # how sharp each noisy classifier is along the way: mean top probability on forward-noised unguided samples
         sharp = {}
         for t in (0, 5, 10, 20, 30, 40):
-            xt = sch._noise(
+            xt = sch.noise(
                 ung, torch.full((n,), t), torch.randn(ung.shape, generator=torch.Generator().manual_seed(1))
             )
             with torch.no_grad():

@@ -62,19 +62,24 @@ class NoiseSchedule:
     def n_steps(self) -> int:
         return len(self.betas)
 
-    @checked(x0=Array(tensor=True), t=Array("b", integer=True, tensor=True), eps=Array(tensor=True))
-    def noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-        """``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps`` for a batch of steps ``t`` (one per row of ``x0``; ``eps``
-        has the shape of ``x0``). A training loop calls :meth:`_noise`, the same map without the checks."""
+    def _rows_and_steps(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> None:
+        """:meth:`noise`'s relation: one row of ``x0`` per step, ``eps`` of ``x0``'s shape, steps in ``[0, T)``."""
         if x0.ndim == 0 or len(x0) != len(t):
             raise ArgumentError(f"x0 must have one row per step of t ({len(t)} rows), got shape {tuple(x0.shape)}")
         if eps.shape != x0.shape:
             raise ArgumentError(f"eps must have the shape of x0, {tuple(x0.shape)}, got {tuple(eps.shape)}")
         if bool((t < 0).any()) or bool((t >= self.n_steps).any()):
             raise ArgumentError(f"t must hold diffusion steps in [0, {self.n_steps - 1}]")
-        return self._noise(x0, t, eps)
 
-    def _noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+    @checked(
+        x0=Array(tensor=True),
+        t=Array("b", integer=True, tensor=True),
+        eps=Array(tensor=True),
+        relation=_rows_and_steps,
+    )
+    def noise(self, x0: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+        """``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps`` for a batch of steps ``t`` (one per row of ``x0``; ``eps``
+        has the shape of ``x0``). Checked at the boundary; a training loop inside a ``skip_nested`` one runs it bare."""
         ab = self.alpha_bars[t].view(-1, *([1] * (x0.ndim - 1)))
         return ab.sqrt() * x0 + (1 - ab).sqrt() * eps
 

@@ -20,24 +20,17 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..core.arguments import ArgumentError, Array, checked
+from ..core.arguments import ArgumentError, Array, checked, package_callable
 from ..core.checkpoint import Checkpointer, LoopState
 from ..core.diffusion import MAX_DIFFUSION_STEPS, NoiseSchedule, time_features
 from ..core.params import Float, Int, Positive, Tuple
 from ..core.resources import check_memory
-from ..core.validation import check_in_range, check_int, check_positive
+from ..core.validation import check_int
 
 #: a guidance potential: ``(x_t, t) -> log h_t(x_t)`` per sample (shape ``(n,)``)
 Potential = Callable[[torch.Tensor, int], torch.Tensor]
 #: the largest guidance scale the sampler takes
 MAX_SCALE = 1e3
-
-
-def _tensor(name: str, value: object) -> torch.Tensor:
-    """``value`` if it is a torch tensor (an ``Array`` rule also lets numpy arrays through)."""
-    if not isinstance(value, torch.Tensor):
-        raise ArgumentError(f"{name} must be a torch tensor, got {type(value).__name__}")
-    return value
 
 
 @checked(
@@ -79,6 +72,7 @@ class TimeMLP(nn.Module):
         return self.net(torch.cat([x, self.time_table[t]], dim=1))
 
 
+@checked(skip_nested=True, n_steps=Int(1), lr=Positive())
 def fit(
     model: nn.Module,
     batch_loss: Callable[[nn.Module, torch.Generator], torch.Tensor],
@@ -93,10 +87,9 @@ def fit(
 
     Resumable: with a ``checkpoint`` the loop stores the model, the optimiser, the generator and
     the step under ``name`` (throttled), and a resumed run continues from there. Returns the
-    loss every 50 steps.
+    loss every 50 steps. The package's batch losses (:func:`denoiser_loss`, ...) run bare in the loop; a reader's
+    ``batch_loss`` runs checked.
     """
-    n_steps = check_int("n_steps", n_steps, minimum=1)
-    check_positive("lr", lr)
     params = list(model.parameters())
     # fused Adam (one kernel for all parameters) where torch has it: about a fifth faster on our small networks
     fused = all(p.device.type in ("cpu", "cuda") for p in params)
@@ -126,12 +119,13 @@ def _batch(data: torch.Tensor, batch_size: int, schedule: NoiseSchedule, gen: to
     idx = torch.randint(len(data), (batch_size,), generator=gen).to(device)
     t = torch.randint(schedule.n_steps, (batch_size,), generator=gen).to(device)
     eps = torch.randn((batch_size, *data.shape[1:]), generator=gen).to(device)
-    return idx, t, eps, schedule._noise(data[idx], t, eps)
+    return idx, t, eps, schedule.noise(data[idx], t, eps)
 
 
 def denoiser_loss(data: torch.Tensor, schedule: NoiseSchedule, batch_size: int):
     """DDPM's simple loss ``|| eps - eps_theta(x_t, t) ||^2`` on random batches of ``data``."""
 
+    @package_callable  # fit runs it bare: its tensors are the package's own
     def loss(model: nn.Module, gen: torch.Generator) -> torch.Tensor:
         _, t, eps, x_t = _batch(data, batch_size, schedule, gen)
         return F.mse_loss(model(x_t, t), eps.flatten(1))
@@ -142,6 +136,7 @@ def denoiser_loss(data: torch.Tensor, schedule: NoiseSchedule, batch_size: int):
 def classifier_loss(data: torch.Tensor, labels: torch.Tensor, schedule: NoiseSchedule, batch_size: int):
     """Cross-entropy of a time-dependent classifier ``c_t(s | x_t)`` on noised ``data`` with labels ``s(x_0)``."""
 
+    @package_callable  # fit runs it bare: its tensors are the package's own
     def loss(model: nn.Module, gen: torch.Generator) -> torch.Tensor:
         idx, t, _, x_t = _batch(data, batch_size, schedule, gen)
         return F.cross_entropy(model(x_t, t), labels[idx])
@@ -157,6 +152,7 @@ def log_h_loss(data: torch.Tensor, weights: torch.Tensor, schedule: NoiseSchedul
     ``sigmoid(f) = h / (1 + h)``.
     """
 
+    @package_callable  # fit runs it bare: its tensors are the package's own
     def loss(model: nn.Module, gen: torch.Generator) -> torch.Tensor:
         idx, t, _, x_t = _batch(data, batch_size, schedule, gen)
         f = model(x_t, t)[:, 0]
@@ -165,40 +161,36 @@ def log_h_loss(data: torch.Tensor, weights: torch.Tensor, schedule: NoiseSchedul
     return loss
 
 
-def _jeffrey_log_h(logits: torch.Tensor, log_w: torch.Tensor) -> torch.Tensor:
-    return torch.logsumexp(logits + log_w, dim=-1) - torch.logsumexp(logits, dim=-1)
+def _log_weights(log_w: torch.Tensor) -> None:
+    """:func:`jeffrey_log_h`'s relation: log weights below ``+inf``, at least one finite."""
+    if bool((log_w == math.inf).any()) or not bool(torch.isfinite(log_w).any()):
+        raise ArgumentError("log_w must hold log weights < inf, at least one of them finite (w > 0 somewhere)")
 
 
-@checked(logits=Array("... s"), log_w=Array("s", finite=False))
+@checked(logits=Array("... s", tensor=True), log_w=Array("s", finite=False, tensor=True), relation=_log_weights)
 def jeffrey_log_h(logits: torch.Tensor, log_w: torch.Tensor) -> torch.Tensor:
     """``log h_t(x_t) = log sum_s c_t(s | x_t) w(s)`` from a classifier's logits, eq. (jeffrey-discrete).
 
     ``logits`` is ``(..., S)``, ``log_w`` ``(S,)``; ``log_w`` may hold ``-inf`` where the target puts no mass
     (``w = 0``), but not ``+inf`` and not only ``-inf``.
     """
-    _tensor("logits", logits)
-    _tensor("log_w", log_w)
-    if bool((log_w == math.inf).any()) or not bool(torch.isfinite(log_w).any()):
-        raise ArgumentError("log_w must hold log weights < inf, at least one of them finite (w > 0 somewhere)")
     # c_t(s | x_t) = softmax(logits)_s, so log sum_s c_t(s|x_t) w(s) = LSE(logits + log w) - LSE(logits)
-    return _jeffrey_log_h(logits, log_w)
+    return torch.logsumexp(logits + log_w, dim=-1) - torch.logsumexp(logits, dim=-1)
 
 
-def _classifier_log_prob(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    return torch.log_softmax(logits, dim=-1).gather(1, labels[:, None])[:, 0]
+def _labels_of_logits(logits: torch.Tensor, labels: torch.Tensor) -> None:
+    """:func:`classifier_log_prob`'s relation: each label one of the logits' classes."""
+    if int(labels.min()) < 0 or int(labels.max()) >= logits.shape[1]:
+        raise ArgumentError(f"labels must lie in [0, {logits.shape[1] - 1}] (one class of logits per sample)")
 
 
-@checked(logits=Array("n s"), labels=Array("n", integer=True))
+@checked(logits=Array("n s", tensor=True), labels=Array("n", integer=True, tensor=True), relation=_labels_of_logits)
 def classifier_log_prob(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """``log c_t(y | x_t)`` for one label per sample: plain classifier guidance's potential, eq. (cg-eps).
 
     ``logits`` is ``(n, S)``, ``labels`` ``(n,)`` integers in ``[0, S)``.
     """
-    _tensor("logits", logits)
-    _tensor("labels", labels)
-    if int(labels.min()) < 0 or int(labels.max()) >= logits.shape[1]:
-        raise ArgumentError(f"labels must lie in [0, {logits.shape[1] - 1}] (one class of logits per sample)")
-    return _classifier_log_prob(logits, labels)
+    return torch.log_softmax(logits, dim=-1).gather(1, labels[:, None])[:, 0]
 
 
 def group_logits(logits: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
@@ -209,20 +201,19 @@ def group_logits(logits: torch.Tensor, groups: torch.Tensor, n_groups: int) -> t
     return out
 
 
-def _guided_epsilon(
-    eps: torch.Tensor, x_t: torch.Tensor, t: int, schedule: NoiseSchedule, potential: Potential, scale: float
-) -> torch.Tensor:
-    with torch.enable_grad():
-        x = x_t.detach().requires_grad_(True)
-        (grad,) = torch.autograd.grad(potential(x, t).sum(), x)  # grad_x log h_t(x_t), one row per sample
-    return eps - scale * (1 - schedule.alpha_bars[t]).sqrt() * grad
+def _guidance_inputs(eps: torch.Tensor, x_t: torch.Tensor, t: int, schedule: NoiseSchedule) -> None:
+    """:func:`guided_epsilon`'s relation: ``eps`` of ``x_t``'s shape ``(n, ...)``, ``t`` a step of ``schedule``."""
+    if tuple(eps.shape) != tuple(x_t.shape) or x_t.ndim == 0:
+        raise ArgumentError(f"eps must have the shape of x_t {tuple(x_t.shape)} (n, ...), got {tuple(eps.shape)}")
+    check_int("t", t, 0, schedule.n_steps - 1)
 
 
 @checked(
-    eps=Array(),
-    x_t=Array(),
+    eps=Array(tensor=True),
+    x_t=Array(tensor=True),
     t=Int(0, MAX_DIFFUSION_STEPS - 1),
     scale=Float(0.0, MAX_SCALE),
+    relation=_guidance_inputs,
 )
 def guided_epsilon(
     eps: torch.Tensor, x_t: torch.Tensor, t: int, schedule: NoiseSchedule, potential: Potential, scale: float
@@ -234,20 +225,16 @@ def guided_epsilon(
     ``eps`` and ``x_t`` are ``(n, ...)``; ``t`` is a step in ``[0, T)``; ``scale`` in ``[0, 1000]``;
     ``potential(x, t)`` returns one value per sample, ``(n,)``.
     """
-    _tensor("x_t", x_t)
-    if tuple(_tensor("eps", eps).shape) != tuple(x_t.shape) or x_t.ndim == 0:
-        raise ArgumentError(f"eps must have the shape of x_t {tuple(x_t.shape)} (n, ...), got {tuple(eps.shape)}")
-    check_int("t", t, 0, schedule.n_steps - 1)
     with torch.enable_grad():
         x = x_t.detach().requires_grad_(True)
         value = potential(x, t)
-        if not isinstance(value, torch.Tensor) or tuple(value.shape) != (len(x),):
+        if not isinstance(value, torch.Tensor) or tuple(value.shape) != (len(x),):  # the potential may be a reader's
             raise ArgumentError(f"potential must return a tensor of shape ({len(x)},) (one value per sample)")
         (grad,) = torch.autograd.grad(value.sum(), x)  # grad_x log h_t(x_t), one row per sample
     return eps - scale * (1 - schedule.alpha_bars[t]).sqrt() * grad
 
 
-@checked(n=Int(1, 10**8), shape=Tuple(Int(1, 10**7)), scale=Float(0.0, MAX_SCALE), clip=Positive())
+@checked(skip_nested=True, n=Int(1, 10**8), shape=Tuple(Int(1, 10**7)), scale=Float(0.0, MAX_SCALE), clip=Positive())
 @torch.no_grad()
 def sample(
     denoiser: nn.Module,
@@ -265,8 +252,6 @@ def sample(
     ``clip`` clamps the final samples to ``[-clip, clip]`` (images live in ``[-1, 1]``); ``scale`` lies in
     ``[0, 1000]``.
     """
-    n = check_int("n", n, minimum=1)
-    scale = check_in_range("scale", scale, 0.0, MAX_SCALE)
     check_memory({"samples and their noise (n x prod(shape))": 4.0 * 4 * n * math.prod(shape)})
     device = schedule.betas.device
     x = torch.randn((n, *shape), generator=generator).to(device)
@@ -274,7 +259,7 @@ def sample(
         tt = torch.full((n,), t, device=device, dtype=torch.long)
         eps = denoiser(x, tt).view_as(x)
         if potential is not None and scale > 0:
-            eps = _guided_epsilon(eps, x, t, schedule, potential, scale)  # inputs checked: no per-step checks
+            eps = guided_epsilon(eps, x, t, schedule, potential, scale)  # bare here: sample checked its inputs
         beta, alpha, ab = schedule.betas[t], schedule.alphas[t], schedule.alpha_bars[t]
         mean = (x - beta / (1 - ab).sqrt() * eps) / alpha.sqrt()
         if t > 0:

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..core.arguments import ArgumentError, checked
+from ..core.arguments import ArgumentError, checked, package_callable
 from ..core.checkpoint import Checkpointer
 from ..core.config import ExperimentConfig
 from ..core.device import resolve_device
@@ -338,12 +338,13 @@ def toy_classifier(cfg: JeffreyConfig, state: dict | None, device: torch.device)
 
 def jeffrey_potential(classifier: torch.nn.Module, log_w: torch.Tensor) -> D.Potential:
     """``log h_t`` of eq. (jeffrey-discrete) from a time-dependent classifier and ``log w``."""
-    return D.time_potential(classifier, lambda logits: D._jeffrey_log_h(logits, log_w))  # hot: unchecked
+    # the package's own potential: the sampler runs it (and jeffrey_log_h in it) bare, once per step
+    return package_callable(D.time_potential(classifier, lambda logits: D.jeffrey_log_h(logits, log_w)))
 
 
 def classifier_potential(classifier: torch.nn.Module, labels: torch.Tensor) -> D.Potential:
     """``log c_t(y | x_t)`` with one label per sample: plain classifier guidance, eq. (cg-eps)."""
-    return D.time_potential(classifier, lambda logits: D._classifier_log_prob(logits, labels))  # hot: unchecked
+    return package_callable(D.time_potential(classifier, lambda logits: D.classifier_log_prob(logits, labels)))
 
 
 def _log_w(target: np.ndarray, marginal: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -683,7 +684,7 @@ def noisy_accuracy(
         t = min(round(level * schedule.n_steps), schedule.n_steps - 1)
         tt = torch.full((len(x0),), t, dtype=torch.long, device=x0.device)
         eps = torch.randn(x0.shape, generator=gen).to(x0.device)
-        x_t = schedule._noise(x0, tt, eps) if t > 0 else x0
+        x_t = schedule.noise(x0, tt, eps) if t > 0 else x0
         pred = classifier(x_t, tt).argmax(1)
         out[str(t)] = float((pred == cells.to(pred.device)).float().mean())
     return out
