@@ -157,28 +157,15 @@ class ReferenceHeads:
             if bool((value < 0).any()) or bool((value >= self.vocab).any()):
                 raise ArgumentError(f"{name} must hold symbols in [0, {self.vocab - 1}] (vocab = {self.vocab})")
 
-    @checked(keys=_SYMBOLS, pointers=_SYMBOLS)
-    def tokens(self, keys: torch.Tensor, pointers: torch.Tensor) -> torch.Tensor:
-        """Token representations ``r_j = e_key(k_j) + e_ptr(p_j) + e_pos(j)``, shape ``(B, length, width)``."""
+    def _keys_and_pointers(self, keys: torch.Tensor, pointers: torch.Tensor) -> None:
+        """:meth:`tokens`' relation: symbols of this head's vocabulary, ``length`` positions."""
         self._check_symbols(keys=keys, pointers=pointers)
-        return self._tokens(keys, pointers)
 
-    def _tokens(self, keys: torch.Tensor, pointers: torch.Tensor) -> torch.Tensor:
-        return self.e_key[keys] + self.e_ptr[pointers] + self.e_pos
-
-    @checked(
-        query_vec=Array("b w", tensor=True),
-        keys=_SYMBOLS,
-        pointers=_SYMBOLS,
-        hop=Int(0, 1),
-        tokens=Array("b m w", tensor=True),
-    )
-    def scores(
+    def _score_inputs(
         self, query_vec: torch.Tensor, keys: torch.Tensor, pointers: torch.Tensor, hop: int,
-        tokens: torch.Tensor | None = None,
-    ) -> torch.Tensor:  # fmt: skip
-        """Standardised scores ``z(u, r)`` of hop ``hop`` (0-based), shape ``(B, length)``; ``tokens``: the
-        representations of :meth:`tokens` when already at hand. :meth:`route` calls :meth:`_scores` (no checks)."""
+        tokens: torch.Tensor | None,
+    ) -> None:  # fmt: skip
+        """:meth:`scores`' relation: this head's symbols, width, hops and token shape."""
         self._check_symbols(keys=keys, pointers=pointers)
         if query_vec.shape[1] != self.width:
             raise ArgumentError(f"query_vec must have shape (B, width={self.width}), got {tuple(query_vec.shape)}")
@@ -186,25 +173,50 @@ class ReferenceHeads:
             raise ArgumentError(f"hop must be a hop index in [0, {self.hops - 1}], got {hop}")
         if tokens is not None and tuple(tokens.shape[1:]) != (self.length, self.width):
             raise ArgumentError(f"tokens must have shape (B, {self.length}, {self.width}), got {tuple(tokens.shape)}")
-        return self._scores(query_vec, keys, pointers, hop, tokens)
 
-    def _scores(
+    def _route_inputs(self, keys: torch.Tensor, pointers: torch.Tensor, query: torch.Tensor) -> None:
+        """:meth:`route`'s relation: this head's symbols and ``length`` positions."""
+        self._check_symbols(keys=keys, pointers=pointers, query=query)
+
+    @checked(keys=_SYMBOLS, pointers=_SYMBOLS, relation=_keys_and_pointers)
+    def tokens(self, keys: torch.Tensor, pointers: torch.Tensor) -> torch.Tensor:
+        """Token representations ``r_j = e_key(k_j) + e_ptr(p_j) + e_pos(j)``, shape ``(B, length, width)``."""
+        return self.e_key[keys] + self.e_ptr[pointers] + self.e_pos
+
+    @checked(
+        skip_nested=True,
+        query_vec=Array("b w", tensor=True),
+        keys=_SYMBOLS,
+        pointers=_SYMBOLS,
+        hop=Int(0, 1),
+        tokens=Array("b m w", tensor=True),
+        relation=_score_inputs,
+    )
+    def scores(
         self, query_vec: torch.Tensor, keys: torch.Tensor, pointers: torch.Tensor, hop: int,
         tokens: torch.Tensor | None = None,
     ) -> torch.Tensor:  # fmt: skip
-        r = self._tokens(keys, pointers) if tokens is None else tokens
+        """Standardised scores ``z(u, r)`` of hop ``hop`` (0-based), shape ``(B, length)``; ``tokens``: the
+        representations of :meth:`tokens` when already at hand."""
+        r = self.tokens(keys, pointers) if tokens is None else tokens
         z = torch.einsum("bd,de,bje->bj", query_vec, self.W[hop], r)
         return (z - z.mean(1, keepdim=True)) / z.std(1, keepdim=True).clamp_min(1e-12)
 
-    @checked(keys=_SYMBOLS, pointers=_SYMBOLS, query=Array("b", integer=True, tensor=True), beta=Positive())
+    @checked(
+        skip_nested=True,
+        keys=_SYMBOLS,
+        pointers=_SYMBOLS,
+        query=Array("b", integer=True, tensor=True),
+        beta=Positive(),
+        relation=_route_inputs,
+    )
     def route(self, keys: torch.Tensor, pointers: torch.Tensor, query: torch.Tensor, beta: float) -> list[torch.Tensor]:
         """The weights of every hop, each of shape ``(B, length)`` (float64)."""
-        self._check_symbols(keys=keys, pointers=pointers, query=query)
         u = self.e_key[query]
-        r = self._tokens(keys, pointers)  # once for every hop
+        r = self.tokens(keys, pointers)  # once for every hop
         alphas = []
         for hop in range(self.hops):
-            alpha = torch.softmax(beta * self._scores(u, keys, pointers, hop, r), dim=1)
+            alpha = torch.softmax(beta * self.scores(u, keys, pointers, hop, r), dim=1)
             alphas.append(alpha)
             # what the hop retrieved, relative to the average pointer: without the centring, soft weights
             # retrieve nearly the mean pointer every time, and a nearly constant query can make one position
