@@ -54,13 +54,23 @@ class Package:
     body_checks: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, where, parameter)
 
 
-def _checked_call(decorator: ast.expr) -> ast.Call | None:
+def _checked_call(decorator: ast.expr, names: frozenset[str] = frozenset({"checked"})) -> ast.Call | None:
+    """The ``@checked(...)`` call of a decorator (under any name the module imported it as), else ``None``."""
     if isinstance(decorator, ast.Call):
         func = decorator.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name == "checked":
+        if name in names:
             return decorator
     return None
+
+
+def _checked_names(tree: ast.Module) -> frozenset[str]:
+    """``checked`` and the names a module imports it as (``from ..core.arguments import checked as checked_args``)."""
+    names = {"checked"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names |= {alias.asname for alias in node.names if alias.name == "checked" and alias.asname}
+    return frozenset(names)
 
 
 def _rule_kind(value: ast.expr) -> tuple[str, bool]:
@@ -123,6 +133,7 @@ def census(src: Path = SRC) -> dict[str, Package]:
         name = relative.parts[0] if len(relative.parts) > 1 else "(top level)"
         package = packages.setdefault(name, Package(name))
         tree = ast.parse(path.read_text())
+        checked_names = _checked_names(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr == "__wrapped__":
                 package.wrapped.append(f"{relative}:{node.lineno}")
@@ -132,12 +143,13 @@ def census(src: Path = SRC) -> dict[str, Package]:
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue
             for decorator in node.decorator_list:
-                call = _checked_call(decorator)
+                call = _checked_call(decorator, checked_names)
                 if call is None:
                     continue
                 package.checked += 1
                 keywords = {k.arg: k.value for k in call.keywords if k.arg}
                 skip = keywords.pop("skip_nested", None)
+                keywords.pop("relation", None)  # a check of several arguments, not a parameter's rule
                 package.skip_nested += isinstance(skip, ast.Constant) and skip.value is True
                 package.no_rule += not keywords
                 rules = {k: _rule_kind(v) for k, v in keywords.items()}

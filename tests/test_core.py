@@ -199,6 +199,8 @@ def test_a_relation_checks_what_no_single_rule_can_and_is_skipped_with_the_rules
         checked(relation=lambda n: None)(lambda x: x)
     with pytest.raises(TypeError, match="relation must be a function"):
         checked(relation=3)
+    with pytest.raises(TypeError, match=r"must name the parameters it reads, not take \*args"):
+        checked(relation=lambda **kwargs: None)(lambda x: x)
 
 
 def test_a_package_callable_runs_bare_in_a_skip_nested_body_and_a_readers_function_checked():

@@ -475,3 +475,19 @@ def test_stability_sentence_counts_gates_and_claims_and_names_each_that_moves():
     assert C.stability_sentence(study).endswith("(0, 1, 2).")
     committed = C.stability_sentence()  # the chapter's own seed study
     assert committed.startswith("Of the ") and committed.endswith(".")
+
+
+def test_the_relations_refuse_what_no_single_rule_can():
+    """uggrh's relations (checked after the rules): confidences in [0, 1], at least two complete pairs, one dtype."""
+    image, text = torch.randn(6, 5), torch.randn(6, 7)
+    with pytest.raises(ValueError, match=r"\bc_image must hold confidences in \[0, 1\]"):
+        M.similarity_target(image, text, c_image=torch.full((6,), 1.5))
+    complete = torch.zeros(6, dtype=torch.bool)
+    complete[0] = True
+    with pytest.raises(ValueError, match=r"\bcomplete must mark at least 2 complete pairs"):
+        M.train_completion(image, text, complete, M.TrainSettings())
+    with pytest.raises(ValueError, match=r"\btext must have the dtype of image"):
+        M.train_completion(image, text.double(), complete | True, M.TrainSettings())
+    u = torch.tanh(torch.randn(6, 4))
+    with pytest.raises(ValueError, match=r"\bu_text must have the float dtype of s"):
+        M.uggrh_loss(u, u.double(), None, torch.eye(6), 0.1)

@@ -305,8 +305,10 @@ def checked(
     passes on only values it checked or made).
     ``relation``: a check of what no single parameter's rule can say (a step index below the length of the
     schedule that is another argument). It is called after the rules with the checked arguments its own
-    parameters name (``self`` included, for a method), raises :class:`ArgumentError` naming the parameter,
-    and is skipped with the rules inside a ``skip_nested`` body: the function's body stays the method.
+    parameters name (``self`` included, for a method; on a class, the instance before ``__init__`` ran, so a
+    class's relation reads only the arguments), raises :class:`ArgumentError` naming the parameter, returns
+    nothing (it cannot normalise: that is a rule's job), and is skipped with the rules inside a
+    ``skip_nested`` body: the function's body stays the method.
     """
     for key, rule in rules.items():
         if not isinstance(rule, Rule):
@@ -353,6 +355,12 @@ def _checked_function(
         raise TypeError(f"checked: {fn.__qualname__} has no parameter(s) {unknown}")
     related: tuple[str, ...] = ()
     if relation is not None:
+        kinds = {p.kind for p in inspect.signature(relation).parameters.values()}
+        if kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
+            raise TypeError(
+                f"checked: the relation of {fn.__qualname__} must name the parameters it reads, "
+                "not take *args or **kwargs"
+            )
         related = tuple(inspect.signature(relation).parameters)
         unknown = sorted(set(related) - set(signature.parameters))
         if unknown:
