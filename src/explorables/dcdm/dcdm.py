@@ -117,7 +117,12 @@ def _check_forward(x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule:
     _check_steps("t", t, tuple(x0.shape[:-1]), schedule)
 
 
-@checked(x0=Array("... d", tensor=True), m=Array("... d", tensor=True), t=Array(integer=True, tensor=True))
+@checked(
+    x0=Array("... d", tensor=True),
+    m=Array("... d", tensor=True),
+    t=Array(integer=True, tensor=True),
+    relation=_check_forward,
+)
 def forward_mean_std(
     x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, schedule: NoiseSchedule
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -126,17 +131,25 @@ def forward_mean_std(
     ``x0`` is ``(..., D)``, ``m`` broadcasts to it, ``t`` holds integer steps in ``[0, T)``: one per row
     (shape ``x0.shape[:-1]``) or one for all (0-d).
     """
-    _check_forward(x0, m, t, schedule)
     ab = _bcast(schedule.alpha_bars[t], x0)
     return ab.sqrt() * x0 + (1 - ab.sqrt()) * m, (1 - ab).sqrt().expand_as(x0)
 
 
+def _sample_inputs(
+    x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, eps: torch.Tensor, schedule: NoiseSchedule
+) -> None:
+    """:func:`forward_sample`'s relation: :func:`forward_mean_std`'s, and ``eps`` of ``x0``'s shape."""
+    _check_shape("eps", eps, tuple(x0.shape), "the shape of x0")
+    _check_forward(x0, m, t, schedule)
+
+
 @checked(
-    skip_nested=True,  # forward_mean_std checks x0, m and t against each other and the schedule
+    skip_nested=True,  # forward_mean_std runs bare: this relation checked x0, m and t against the schedule
     x0=Array("... d", tensor=True),
     m=Array("... d", tensor=True),
     t=Array(integer=True, tensor=True),
     eps=Array("... d", tensor=True),
+    relation=_sample_inputs,
 )
 def forward_sample(
     x0: torch.Tensor, m: torch.Tensor, t: torch.Tensor, eps: torch.Tensor, schedule: NoiseSchedule
@@ -145,7 +158,6 @@ def forward_sample(
 
     Shapes as in :func:`forward_mean_std`; the noise ``eps`` has the shape of ``x0``.
     """
-    _check_shape("eps", eps, tuple(x0.shape), "the shape of x0")
     mean, std = forward_mean_std(x0, m, t, schedule)
     return mean + std * eps
 
@@ -208,12 +220,34 @@ def concept_weights(encoder_out: torch.Tensor, softmax: torch.Tensor | bool = Fa
     return torch.where(_bcast(soft, pi), encoder_out.softmax(-1), pi) if soft.any() else pi
 
 
+def _loss_inputs(
+    x0: torch.Tensor,
+    encoder_out: torch.Tensor,
+    centres: torch.Tensor,
+    beta: torch.Tensor | float,
+    softmax: torch.Tensor | bool,
+) -> None:
+    """:func:`dcdm_loss`'s relation: the leading axes of ``x0``, ``encoder_out``, ``centres`` and ``beta`` agree;
+    ``beta >= 0``; ``softmax`` fits ``encoder_out``."""
+    _check_shape("encoder_out", encoder_out, (*x0.shape[:-1], encoder_out.shape[-1]), "x0's leading axes, then K")
+    if _centre_shape("encoder_out", encoder_out, centres) != tuple(x0.shape):
+        raise ArgumentError(
+            f"centres (shape {tuple(centres.shape)}) must have leading axes that broadcast to those of "
+            f"x0 {tuple(x0.shape[:-2])}"
+        )
+    if isinstance(beta, torch.Tensor):
+        _check_prefix("beta", beta, x0, "x0")
+    _check_number_or_tensor("beta", beta, 0.0, strict=False)
+    _check_softmax(softmax, encoder_out)
+
+
 @checked(
     skip_nested=True,  # the loss's own steps are checked here: a training loop's calls run bare
     x0=Array("... b d", tensor=True),
     encoder_out=Array("... b k", tensor=True),
     centres=Array("... k d", tensor=True),
     prior=Positive(),
+    relation=_loss_inputs,
 )
 def dcdm_loss(
     x0: torch.Tensor,
@@ -231,16 +265,6 @@ def dcdm_loss(
     Shapes: ``x0 (..., B, D)``, ``encoder_out (..., B, K)``, ``centres (..., K, D)``; ``beta >= 0`` a number
     or one per leading index; ``prior > 0``. The loss averages over the batch ``B``.
     """
-    _check_shape("encoder_out", encoder_out, (*x0.shape[:-1], encoder_out.shape[-1]), "x0's leading axes, then K")
-    if _centre_shape("encoder_out", encoder_out, centres) != tuple(x0.shape):
-        raise ArgumentError(
-            f"centres (shape {tuple(centres.shape)}) must have leading axes that broadcast to those of "
-            f"x0 {tuple(x0.shape[:-2])}"
-        )
-    if isinstance(beta, torch.Tensor):
-        _check_prefix("beta", beta, x0, "x0")
-    _check_number_or_tensor("beta", beta, 0.0, strict=False)
-    _check_softmax(softmax, encoder_out)
     pi = concept_weights(encoder_out, softmax)  # pi ~ Dir(alpha(x_0)), reparameterised
     m = pi @ centres  # m = sum_k pi_k c_k, the weighted centre
     t = torch.randint(schedule.n_steps, x0.shape[:-1], device=x0.device)  # t ~ U{0, ..., T-1}
@@ -264,9 +288,20 @@ def ddpm_loss(x0: torch.Tensor, denoiser: Denoiser, schedule: NoiseSchedule) -> 
     return ((eps - denoiser(x_t, t, torch.zeros_like(x0))) ** 2).mean(-1).mean(-1)
 
 
+def _start_inputs(schedule: NoiseSchedule, m: torch.Tensor, x_start: torch.Tensor | None, t_start: int | None) -> None:
+    """:func:`reverse_process`'s relation: ``x_start`` of ``m``'s shape, ``t_start`` a step of ``schedule``."""
+    if x_start is not None:
+        _check_shape("x_start", x_start, tuple(m.shape), "the shape of m")
+    if t_start is not None:
+        check_int("t_start", t_start, 0, schedule.n_steps - 1)
+
+
 @torch.no_grad()
 @checked(
-    m=Array("... b d", tensor=True), x_start=Array("... b d", tensor=True), t_start=Int(0, MAX_DIFFUSION_STEPS - 1)
+    m=Array("... b d", tensor=True),
+    x_start=Array("... b d", tensor=True),
+    t_start=Int(0, MAX_DIFFUSION_STEPS - 1),
+    relation=_start_inputs,
 )
 def reverse_process(
     denoiser: Denoiser,
@@ -283,10 +318,6 @@ def reverse_process(
     ``x = y + m``. Starts from ``x_T ~ N(m, I)``, or from ``x_start`` (the shape of ``m``) at step
     ``t_start`` in ``[0, T)`` (interventions). ``noise(shape)`` draws the Gaussians (default ``torch.randn``).
     """
-    if x_start is not None:
-        _check_shape("x_start", x_start, tuple(m.shape), "the shape of m")
-    if t_start is not None:
-        check_int("t_start", t_start, 0, schedule.n_steps - 1)
     draw = noise or (lambda shape: torch.randn(shape, device=m.device))
     t_start = schedule.n_steps - 1 if t_start is None else t_start
     y = draw(tuple(m.shape)) if x_start is None else x_start - m

@@ -296,7 +296,7 @@ def train_concept_models(
         idx = torch.randint(len(x_train), (models.n_members, settings.batch_size), device=device)
         x0 = x_train[idx]
         c = torch.where(learn[:, None, None], centres, centres.detach())
-        loss, _ = M.dcdm_loss(  # a nested checked call: no per-step argument checks
+        loss, _ = M.dcdm_loss(  # nested in a skip_nested boundary: its rules and relation are skipped per step
             x0, encoder(x0), c, denoiser, models.schedule, beta=beta, prior=settings.prior, softmax=softmax
         )
         opt.zero_grad(set_to_none=True)
