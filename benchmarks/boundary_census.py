@@ -5,8 +5,8 @@ Reads every ``.py`` file under ``src/explorables`` (by the syntax tree, not by t
 - ``@checked`` uses, those with ``skip_nested=True`` and those that declare no rule (``@checked()``: the type
   hints and default rules only);
 - **bypasses**: ``<fn>.__wrapped__`` and ``inspect.unwrap`` in package code (core's own tooling aside);
-- **twins**: a checked function whose body, its checks aside, is one ``return _<its name>(...)`` (the method is
-  in a private copy that internal callers use unchecked);
+- **twins**: a checked function ``f`` whose body calls a private ``_f`` (the method, or part of it, is in a private
+  copy that internal callers use unchecked);
 - **body checks on a declared parameter**: a statement of a checked function's body that only checks (a ``raise``,
   an ``if`` that only raises, a call of a ``check``/``_check`` helper; the classifier of ``quoted_code.py``) and
   reads a parameter the decorator gives an explicit rule. Each is sorted by what it reads:
@@ -111,12 +111,10 @@ def _function(package: Package, fn: ast.FunctionDef, where: str, rules: dict[str
     body = list(fn.body)
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
         body = body[1:]
-    method = [s for s in body if not _is_validation(s)]
-    if len(method) == 1 and isinstance(method[0], ast.Return) and isinstance(method[0].value, ast.Call):
-        func = method[0].value.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-        if called == f"_{fn.name}":
-            package.twins.append(where)
+    calls = [node.func for stmt in body for node in ast.walk(stmt) if isinstance(node, ast.Call)]
+    names = {f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "" for f in calls}
+    if f"_{fn.name}" in names:  # the method lives in a private copy that the checked function (and loops) call
+        package.twins.append(where)
     for stmt in body:
         if not _is_validation(stmt):
             continue

@@ -55,6 +55,7 @@ import os
 import re
 import types
 import typing
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -261,19 +262,27 @@ def _restore_checks(token: contextvars.Token) -> None:
     _SKIPPING.reset(token)
 
 
+#: the functions :func:`package_callable` marked: the objects themselves, so that a reader's function that wraps one
+#: (``functools.wraps`` copies attributes) or a method bound from one is not taken for the package's
+_PACKAGE_CALLABLES: weakref.WeakSet = weakref.WeakSet()
+
+
 def _is_reader_callable(value: Any) -> bool:
     """A plain function, lambda, bound method or partial: code a caller hands in (an oracle's ``ask``, a callback),
     unless the package made it (:func:`package_callable`)."""
-    if getattr(value, "__explorables_package__", False):
+    if not isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
         return False
-    return isinstance(value, (types.FunctionType, types.MethodType, functools.partial))
+    return not (isinstance(value, types.FunctionType) and value in _PACKAGE_CALLABLES)
 
 
 def package_callable(fn: F) -> F:
     """Mark a function the package itself builds and hands to a ``skip_nested`` boundary (a training loop's batch
     loss, a sampler's potential): the boundary runs it bare, like its own body, instead of as a reader's callback
-    with checks back on. Returns ``fn``. A reader's function handed in the same place stays checked."""
-    fn.__explorables_package__ = True  # type: ignore[attr-defined]
+    with checks back on. Returns ``fn``. A reader's function handed in the same place stays checked, also one that
+    wraps a marked function. (A callable *object* is not a function: a boundary runs it bare, as before.)"""
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"package_callable marks a function the package builds, got {type(fn).__name__}")
+    _PACKAGE_CALLABLES.add(fn)
     return fn
 
 
