@@ -194,8 +194,8 @@ def _grouped_equals_one_by_one(lm, texts: list[str], layers: tuple[int, ...], n_
     openings = [opening(o) for _, o in variants for _ in texts]
     generate = [v < 3 for v in range(len(variants)) for _ in texts]
     decoded: list[list[int]] = []  # the generated token ids, as representations decodes them (rows in order)
-    real_decode = lm._decode  # what representations calls on the ids it generated (decode checks, then calls it)
-    monkeypatch.setattr(lm, "_decode", lambda ids: (decoded.append(list(ids)), real_decode(ids))[1])
+    real_decode = lm.decode  # what representations calls on the ids it generated (bare inside it)
+    monkeypatch.setattr(lm, "decode", lambda ids: (decoded.append(list(ids)), real_decode(ids))[1])
     reps, conts = representations(lm, prompts, layers, n_new, openings=openings,
                                   groups=[(i, v) for v, _ in variants for i in range(len(texts))], generate=generate)
     monkeypatch.undo()

@@ -36,35 +36,30 @@ def _paired(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> tuple[np.
 @checked(features=Array("n d"))
 def normalise(features: np.ndarray) -> np.ndarray:
     """Centre the columns, then scale every row to unit length (a zero row stays zero)."""
-    return _normalise(features)
-
-
-def _normalise(features: np.ndarray) -> np.ndarray:
     x = np.asarray(features, dtype=np.float64)
     x = x - x.mean(axis=0, keepdims=True)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return x / np.where(norms > 0, norms, 1.0)
 
 
-@checked(features=Array("n d", min_size=(("n", 3),)), k=Int(1))
+def _k_below_items(features: np.ndarray, k: int) -> None:
+    """:func:`knn_indices`' relation: ``1 <= k <= n - 2`` (another item besides the neighbours and the item)."""
+    check_int("k", k, 1, np.shape(features)[0] - 2)
+
+
+@checked(skip_nested=True, features=Array("n d", min_size=(("n", 3),)), k=Int(1), relation=_k_below_items)
 def knn_indices(features: np.ndarray, k: int) -> np.ndarray:
     """``(n, k)``: each item's ``k`` nearest other items by cosine similarity after centring (``1 <= k <= n - 2``).
 
     Ties are broken by the lower index (a stable sort), so equal inputs give equal neighbourhoods.
     """
-    return _knn_indices(features, k)
-
-
-def _knn_indices(features: np.ndarray, k: int) -> np.ndarray:
-    x = _normalise(features)
-    n = x.shape[0]
-    k = check_int("k", k, 1, n - 2)
+    x = normalise(features)
     sim = x @ x.T
     np.fill_diagonal(sim, -np.inf)  # an item is not its own neighbour
     return np.argsort(-sim, axis=1, kind="stable")[:, :k]
 
 
-@checked(features_a=FEATURES_A, features_b=FEATURES_B, k=Int(1))
+@checked(skip_nested=True, features_a=FEATURES_A, features_b=FEATURES_B, k=Int(1))
 def mutual_knn_alignment(features_a: np.ndarray, features_b: np.ndarray, k: int = 5) -> float:
     """Mutual k-NN alignment, eq. (sensory-mknn): mean over items of |N_A(i) ∩ N_B(i)| / k.
 
@@ -75,7 +70,7 @@ def mutual_knn_alignment(features_a: np.ndarray, features_b: np.ndarray, k: int 
     a, b = _paired("features_a", features_a, "features_b", features_b)
     n = a.shape[0]
     k = check_int("k", k, 1, n - 2)
-    na, nb = _knn_indices(a, k), _knn_indices(b, k)
+    na, nb = knn_indices(a, k), knn_indices(b, k)
     hits = np.zeros((n, n), dtype=bool)
     hits[np.arange(n)[:, None], na] = True
     overlap = hits[np.arange(n)[:, None], nb].sum(axis=1)  # |N_A(i) ∩ N_B(i)|

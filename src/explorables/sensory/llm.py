@@ -88,11 +88,7 @@ class LanguageModel:
     @checked()
     def encode(self, prompt: str, opening: str = "") -> list[int]:
         """Token ids of one user message, in the model's chat format when it has one, then the first words
-        ``opening`` of the model's answer (its generation continues from them). The package's own loops call
-        :meth:`_encode` (their prompts are the package's)."""
-        return self._encode(prompt, opening)
-
-    def _encode(self, prompt: str, opening: str = "") -> list[int]:
+        ``opening`` of the model's answer (its generation continues from them)."""
         if self.tokenizer is None:
             return [256, *list(prompt.encode("utf-8"))[:200], 257, *list(opening.encode("utf-8"))[:64]]
         if getattr(self.tokenizer, "chat_template", None):
@@ -118,10 +114,8 @@ class LanguageModel:
 
     @checked(ids=OfInstance("_check_ids", "a list of token ids in [0, vocab_size)"))
     def decode(self, ids: list[int]) -> str:
-        """The text of the token ids ``ids``; :func:`representations` calls :meth:`_decode` on ids the model made."""
-        return self._decode(ids)
-
-    def _decode(self, ids: list[int]) -> str:
+        """The text of the token ids ``ids`` (checked here; :func:`representations` decodes the ids its model made
+        bare)."""
         if self.tokenizer is None:
             return bytes(i for i in ids if i < 256).decode("utf-8", errors="replace")
         return self.tokenizer.decode(ids, skip_special_tokens=True)
@@ -500,8 +494,9 @@ class GroupLabels(Rule):
         return ["groups", [1.5], [True], [(1,), (1, 2)]]
 
 
-@checked(prompts=Tuple(Text(nonempty=True)), layers=Tuple(Int(0, 10**4), distinct=True), n_new_tokens=Int(0, 4096),
-         batch_size=Int(1), openings=Tuple(Text()), groups=GroupLabels(), generate=Tuple(Bool()))  # fmt: skip
+@checked(skip_nested=True, prompts=Tuple(Text(nonempty=True)), layers=Tuple(Int(0, 10**4), distinct=True),
+         n_new_tokens=Int(0, 4096), batch_size=Int(1), openings=Tuple(Text()), groups=GroupLabels(),
+         generate=Tuple(Bool()))  # fmt: skip
 @torch.inference_mode()
 def representations(
     lm: LanguageModel, prompts: Sequence[str], layers: tuple[int, ...], n_new_tokens: int = 0, *,
@@ -573,7 +568,7 @@ def representations(
     texts = [""] * n
     for start in range(0, n, batch_size):
         rows = list(range(start, min(start + batch_size, n)))
-        chunk = [lm._encode(prompts[i], openings[i]) for i in rows]
+        chunk = [lm.encode(prompts[i], openings[i]) for i in rows]
         b = len(chunk)
         if prefixes is not None:
             state, row_of = prefixes, list(range(b))
@@ -624,5 +619,5 @@ def representations(
                 out[t, :, where] = (total / (t + 1)).cpu().numpy().transpose(1, 0, 2)
             tokens = torch.cat(generated, dim=1).tolist() if generated else [[] for _ in part]
             for i, row in zip(where, tokens, strict=True):
-                texts[i] = lm._decode(row)
+                texts[i] = lm.decode(row)
     return out, texts
