@@ -546,22 +546,23 @@ def test_the_benchmark_measures_its_own_checkout(monkeypatch, tmp_path):
     assert entries == [str(root / "src"), str(tmp_path / "src"), str(tmp_path / "other")]
 
 
-def _quoted_code_module():
+def _benchmark_module(name: str):
+    """``benchmarks/<name>.py`` imported as a module (the benchmarks are scripts, not a package)."""
     import importlib.util
     import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "quoted_code.py"
-    spec = importlib.util.spec_from_file_location("quoted_code", path)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("quoted_code", module)  # dataclasses look their module up there
+    sys.modules.setdefault(name, module)  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
 def test_quoted_code_counts_method_validation_and_wrappers():
     """The classifier of benchmarks/quoted_code.py on a constructed module with known counts."""
-    quoted = _quoted_code_module()
+    quoted = _benchmark_module("quoted_code")
     source = '''
 def _step(x):
     return x + 1
@@ -592,7 +593,7 @@ def body(x):
 
 def test_no_page_quotes_a_checking_wrapper():
     """Issue 38: a page shows the function that holds the equations, not a wrapper around it."""
-    wrappers = [f"{q.page}: {q.name}" for q in _quoted_code_module().quoted_functions() if q.wrapper]
+    wrappers = [f"{q.page}: {q.name}" for q in _benchmark_module("quoted_code").quoted_functions() if q.wrapper]
     assert wrappers == []
 
 
@@ -660,19 +661,6 @@ def test_log_axes_label_powers_of_ten_and_other_axes_are_left_alone():
     assert fig.layout.yaxis.exponentformat is None  # the caller's figure is not changed
 
 
-def _boundary_census_module():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "boundary_census.py"
-    spec = importlib.util.spec_from_file_location("boundary_census", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("boundary_census", module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 #: issue 38 item 1, "no twins, no bypasses": the checked/unchecked twins left per package (a checked ``f`` whose body
 #: calls a private ``_f``), and the packages still unwrapping a checked method with ``inspect.unwrap``.
 #: Both only shrink: a package that loses one must be updated here (its seed study is rerun with the change).
@@ -684,7 +672,7 @@ UNWRAP_LEFT: frozenset[str] = frozenset()
 def test_package_code_has_no_wrapped_calls_no_unwrapping_and_no_new_twins():
     """No ``fn.__wrapped__`` in package code (a loop that has checked its inputs runs inside a ``skip_nested`` body
     instead), ``inspect.unwrap`` only where still listed, and no twin beyond :data:`TWINS_LEFT`."""
-    packages = _boundary_census_module().census()
+    packages = _benchmark_module("boundary_census").census()
     assert {name: p.wrapped for name, p in packages.items() if p.wrapped} == {}
     unwrap = {name for name, p in packages.items() if p.unwrap}
     assert unwrap <= UNWRAP_LEFT, f"inspect.unwrap in {sorted(unwrap - UNWRAP_LEFT)}"
@@ -695,7 +683,7 @@ def test_package_code_has_no_wrapped_calls_no_unwrapping_and_no_new_twins():
 
 def test_boundary_census_finds_bypasses_twins_and_repeated_rules(tmp_path):
     """The census of benchmarks/boundary_census.py on a constructed package with known counts."""
-    census = _boundary_census_module()
+    census = _benchmark_module("boundary_census")
     package = tmp_path / "toy"
     package.mkdir()
     (package / "m.py").write_text('''
