@@ -21,10 +21,6 @@ def _bins(n: int, points: int = MAX_POINTS) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, min(points, n)).astype(int))
 
 
-def _thin(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    return values[idx]
-
-
 def _bin_min(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Minimum over each bin ``[idx[k], idx[k+1])`` so dips survive down-sampling."""
     return np.minimum.reduceat(values, idx)
